@@ -1,0 +1,171 @@
+package topology
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Kind is a topology kind.
+type Kind string
+
+const (
+	Single   Kind = "single"   // one primary, no replicas
+	Async    Kind = "async"    // one source, N-1 asynchronous replicas, GTID auto-positioning
+	SemiSync Kind = "semisync" // like async, the source waits for replica acknowledgements
+	Group    Kind = "group"    // MySQL Group Replication
+	Galera   Kind = "galera"   // Galera (MariaDB Galera Cluster, PXC)
+)
+
+// Kinds lists the kinds habench can deploy today.
+var Kinds = []Kind{Single, Async, SemiSync}
+
+// Role is a node's part in a topology.
+type Role string
+
+const (
+	RoleSource    Role = "source"    // async/semi-sync source, or the single primary
+	RoleReplica   Role = "replica"   // async/semi-sync replica
+	RolePrimary   Role = "primary"   // GR primary
+	RoleSecondary Role = "secondary" // GR secondary
+	RoleNode      Role = "node"      // Galera node (every node writable)
+)
+
+// Writable reports whether the role accepts writes.
+func (r Role) Writable() bool {
+	return r == RoleSource || r == RolePrimary || r == RoleNode
+}
+
+// FieldError is bad input: the field (as the user spelled it), the value, and why.
+// Its message is one line: `field "kind": value "ring": want one of single, async, semisync`.
+type FieldError struct {
+	Field  string
+	Value  any
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%s %q: %s", e.Field, fmt.Sprint(e.Value), e.Reason)
+}
+
+// InstallKind says where a topology's server binaries come from.
+type InstallKind string
+
+const (
+	InstallSystem  InstallKind = "system"  // binaries from the host's packages (/usr/sbin)
+	InstallBasedir InstallKind = "basedir" // an unpacked tarball: BASEDIR/bin/mysqld
+	InstallRootfs  InstallKind = "rootfs"  // a root filesystem, servers run with chroot
+)
+
+// Installation names where the binaries are. Path is the basedir or rootfs directory
+// (empty for system).
+type Installation struct {
+	Kind InstallKind `json:"kind" yaml:"kind"`
+	Path string      `json:"path,omitempty" yaml:"path,omitempty"`
+}
+
+// SemiSyncOptions configure semi-synchronous replication.
+type SemiSyncOptions struct {
+	// WaitPoint is AFTER_SYNC (default, lossless) or AFTER_COMMIT.
+	WaitPoint string `json:"wait_point" yaml:"wait_point"`
+	// Timeout before the source falls back to async (default 10s; server unit is ms).
+	Timeout time.Duration `json:"timeout" yaml:"timeout"`
+	// WaitForReplicas is how many acknowledgements a commit waits for (default 1;
+	// MySQL only: MariaDB always waits for one).
+	WaitForReplicas int `json:"wait_for_replicas" yaml:"wait_for_replicas"`
+}
+
+// Spec is what a user asks to deploy. Pure data; Validate checks it.
+type Spec struct {
+	Name         string          `json:"name" yaml:"name"`
+	Kind         Kind            `json:"kind" yaml:"kind"`
+	Nodes        int             `json:"nodes" yaml:"nodes"`
+	Flavor       Flavor          `json:"flavor" yaml:"flavor"`
+	Installation Installation    `json:"installation" yaml:"installation"`
+	SemiSync     SemiSyncOptions `json:"semisync" yaml:"semisync"`
+	// Options are server variables written to every node's option file ("innodb_buffer_pool_size": "256M").
+	Options map[string]string `json:"options,omitempty" yaml:"options,omitempty"`
+}
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,11}$`)
+
+// MaxNodes is the largest node count a sandbox accepts.
+const MaxNodes = 9
+
+// Defaults fills zero fields with their defaults: 1 node for single, 3 otherwise;
+// installation system for MariaDB, rootfs for MySQL; semi-sync AFTER_SYNC, 10s, 1 replica.
+func (s *Spec) Defaults() {
+	if s.Nodes == 0 && s.Kind == Single {
+		s.Nodes = 1
+	}
+	if s.Installation.Kind == "" {
+		if s.Flavor == MySQL {
+			s.Installation.Kind = InstallRootfs
+		} else {
+			s.Installation.Kind = InstallSystem
+		}
+	}
+	if s.SemiSync.WaitPoint == "" {
+		s.SemiSync.WaitPoint = "AFTER_SYNC"
+	}
+	if s.SemiSync.Timeout == 0 {
+		s.SemiSync.Timeout = 10 * time.Second
+	}
+	if s.SemiSync.WaitForReplicas == 0 {
+		s.SemiSync.WaitForReplicas = 1
+	}
+}
+
+// Validate checks the spec and returns a *FieldError naming the first bad field.
+func (s *Spec) Validate() error {
+	if !nameRE.MatchString(s.Name) {
+		return &FieldError{"name", s.Name, "want 1-12 characters, lower-case letters and digits, starting with a letter"}
+	}
+	known := false
+	for _, k := range Kinds {
+		known = known || k == s.Kind
+	}
+	if !known {
+		return &FieldError{"kind", s.Kind, "want one of single, async, semisync"}
+	}
+	if _, err := ParseFlavor(string(s.Flavor)); err != nil || (s.Flavor != MySQL && s.Flavor != MariaDB) {
+		return &FieldError{"flavor", s.Flavor, "want mysql or mariadb for a sandbox"}
+	}
+	switch {
+	case s.Nodes < 1 || s.Nodes > MaxNodes:
+		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("want 1 to %d", MaxNodes)}
+	case s.Kind == Single && s.Nodes != 1:
+		return &FieldError{"nodes", s.Nodes, "a single topology has exactly 1 node"}
+	case (s.Kind == Async || s.Kind == SemiSync) && s.Nodes < 2:
+		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("%s needs a source and at least 1 replica (2 or more)", s.Kind)}
+	}
+	switch s.Installation.Kind {
+	case InstallSystem:
+	case InstallBasedir, InstallRootfs:
+		if s.Installation.Path == "" {
+			return &FieldError{"installation.path", "", fmt.Sprintf("a %s installation needs a path", s.Installation.Kind)}
+		}
+	default:
+		return &FieldError{"installation.kind", s.Installation.Kind, "want system, basedir or rootfs"}
+	}
+	if s.Kind == SemiSync {
+		if s.SemiSync.WaitPoint != "AFTER_SYNC" && s.SemiSync.WaitPoint != "AFTER_COMMIT" {
+			return &FieldError{"semisync.wait_point", s.SemiSync.WaitPoint, "want AFTER_SYNC or AFTER_COMMIT"}
+		}
+		if s.SemiSync.Timeout < time.Millisecond {
+			return &FieldError{"semisync.timeout", s.SemiSync.Timeout, "want at least 1ms"}
+		}
+		if s.SemiSync.WaitForReplicas < 1 || s.SemiSync.WaitForReplicas > s.Nodes-1 {
+			return &FieldError{"semisync.wait_for_replicas", s.SemiSync.WaitForReplicas, fmt.Sprintf("want 1 to %d (the number of replicas)", s.Nodes-1)}
+		}
+		if s.Flavor == MariaDB && s.SemiSync.WaitForReplicas != 1 {
+			return &FieldError{"semisync.wait_for_replicas", s.SemiSync.WaitForReplicas, "MariaDB always waits for exactly 1 replica"}
+		}
+	}
+	for k := range s.Options {
+		if !regexp.MustCompile(`^[a-z0-9_.-]+$`).MatchString(k) {
+			return &FieldError{"options", k, "not a server variable name"}
+		}
+	}
+	return nil
+}
