@@ -1,0 +1,142 @@
+// Package testserver starts throwaway MariaDB servers from the system install on
+// 127.0.0.1 for package tests that need a real server but not a whole topology.
+// Every server is killed and its directory removed by t.Cleanup, also when the test fails.
+package testserver
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Server is a running MariaDB test server. User root, no password, TCP on Host:Port.
+type Server struct {
+	Host   string
+	Port   int
+	Socket string
+	Dir    string
+	cmd    *exec.Cmd
+}
+
+// DSN returns a go-sql-driver DSN for database db (may be "") as root over TCP.
+func (s *Server) DSN(db string) string {
+	c := mysql.NewConfig()
+	c.User = "root"
+	c.Net = "tcp"
+	c.Addr = net.JoinHostPort(s.Host, strconv.Itoa(s.Port))
+	c.DBName = db
+	c.InterpolateParams = true
+	return c.FormatDSN()
+}
+
+// Open returns a *sql.DB as root, closed at cleanup.
+func (s *Server) Open(t testing.TB, db string) *sql.DB {
+	t.Helper()
+	d, err := sql.Open("mysql", s.DSN(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// Available reports why the system MariaDB cannot be used ("" when it can).
+func Available() string {
+	for _, b := range []string{"/usr/sbin/mariadbd", "/usr/bin/mariadb-install-db"} {
+		if _, err := os.Stat(b); err != nil {
+			return b + " missing (apt-get install mariadb-server)"
+		}
+	}
+	return ""
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// StartMariaDB initialises a datadir and starts mariadbd with the given extra
+// "--name=value" options, waits until it accepts connections (at most 60 s), and
+// registers cleanup. It skips the test when MariaDB is not installed and fails it
+// when the server does not come up.
+func StartMariaDB(t testing.TB, extra ...string) *Server {
+	t.Helper()
+	if why := Available(); why != "" {
+		t.Skip(why)
+	}
+	dir, err := os.MkdirTemp("", "hbtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	data := filepath.Join(dir, "data")
+	inst := exec.Command("/usr/bin/mariadb-install-db", "--no-defaults", "--datadir="+data,
+		"--auth-root-authentication-method=normal", "--skip-test-db", "--user=root",
+		"--skip-name-resolve", "--innodb-log-file-size=16M")
+	if out, err := inst.CombinedOutput(); err != nil {
+		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
+	}
+	s := &Server{Host: "127.0.0.1", Port: FreePort(t), Socket: filepath.Join(dir, "mysqld.sock"), Dir: dir}
+	args := []string{"--no-defaults", "--datadir=" + data, "--user=root",
+		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(s.Port), "--socket=" + s.Socket,
+		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--log-error=" + filepath.Join(dir, "error.log"),
+		"--skip-name-resolve", "--innodb-log-file-size=16M", "--innodb-buffer-pool-size=64M",
+		"--max-connections=500", "--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0"}
+	args = append(args, extra...)
+	s.cmd = exec.Command("/usr/sbin/mariadbd", args...)
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	db, err := sql.Open("mysql", s.DSN(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for {
+		if err := db.PingContext(ctx); err == nil {
+			return s
+		}
+		select {
+		case <-ctx.Done():
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("mariadbd on port %d did not accept connections in 60s:\n%s", s.Port, log)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Exec runs statements on db and fails the test on the first error.
+func Exec(t testing.TB, db *sql.DB, stmts ...string) {
+	t.Helper()
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// String returns "127.0.0.1:PORT".
+func (s *Server) String() string { return fmt.Sprintf("%s:%d", s.Host, s.Port) }
