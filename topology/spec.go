@@ -87,7 +87,7 @@ type Spec struct {
 	Options map[string]string `json:"options,omitempty" yaml:"options,omitempty"`
 }
 
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,11}$`)
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,9}$`)
 
 // MaxNodes is the largest node count a sandbox accepts.
 const MaxNodes = 9
@@ -119,7 +119,7 @@ func (s *Spec) Defaults() {
 // Validate checks the spec and returns a *FieldError naming the first bad field.
 func (s *Spec) Validate() error {
 	if !nameRE.MatchString(s.Name) {
-		return &FieldError{"name", s.Name, "want 1-12 characters, lower-case letters and digits, starting with a letter"}
+		return &FieldError{"name", s.Name, "want 1-10 characters, lower-case letters and digits, starting with a letter"}
 	}
 	known := false
 	for _, k := range Kinds {

@@ -1,0 +1,213 @@
+// Package cluster deploys and manages the servers a benchmark runs against. A Cluster is
+// the persistent description (state.json) of a topology's nodes: name, role, addresses,
+// sockets and, for sandboxes, processes, directories and network namespaces. The Sandbox
+// provider deploys real local servers; the state file lets `habench destroy` clean up
+// even after habench itself was killed.
+package cluster
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/habench/habench/topology"
+)
+
+// Node is one server of a cluster.
+type Node struct {
+	Name     string        `json:"name"`
+	Role     topology.Role `json:"role"`
+	ServerID int           `json:"server_id"`
+	// Host and Port are the TCP address clients and other nodes use.
+	Host string `json:"host"`
+	Port int    `json:"port"`
+	// Socket is the host path of the server's unix socket (admin connections as root).
+	Socket string `json:"socket,omitempty"`
+	// Dir is the host path of the node's directory (option file, datadir, logs).
+	Dir string `json:"dir,omitempty"`
+	// ServerDir is Dir as the server sees it (differs under chroot).
+	ServerDir string `json:"server_dir,omitempty"`
+	// Netns is the node's network namespace ("" in loopback mode).
+	Netns string `json:"netns,omitempty"`
+	// PID and StartTicks identify the server process (StartTicks from /proc/PID/stat
+	// field 22, so a reused PID is never mistaken for our server).
+	PID        int    `json:"pid,omitempty"`
+	StartTicks uint64 `json:"start_ticks,omitempty"`
+}
+
+// Addr returns "host:port".
+func (n *Node) Addr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.Port)) }
+
+// Cluster is a deployed topology.
+type Cluster struct {
+	Name      string                `json:"name"`
+	Provider  string                `json:"provider"` // "sandbox"
+	Spec      topology.Spec         `json:"spec"`
+	Binaries  *Binaries             `json:"binaries,omitempty"`
+	Network   string                `json:"network"`          // NetNamespaces or NetLoopback
+	SubnetIdx int                   `json:"subnet,omitempty"` // 10.233.<SubnetIdx>.0/24 in netns mode
+	User      string                `json:"user"`
+	Password  string                `json:"password"`
+	Nodes     []*Node               `json:"nodes"`
+	State     string                `json:"state"` // "deploying", "ready", "failed"
+	Created   time.Time             `json:"created"`
+	Caps      topology.Capabilities `json:"-"`
+
+	path string // state.json on disk
+}
+
+// Node returns the node called name, or nil.
+func (c *Cluster) Node(name string) *Node {
+	for _, n := range c.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// Writer returns the first writable node (the source or primary).
+func (c *Cluster) Writer() *Node {
+	for _, n := range c.Nodes {
+		if n.Role.Writable() {
+			return n
+		}
+	}
+	return c.Nodes[0]
+}
+
+// Capabilities returns the capability table entry of the cluster's servers.
+func (c *Cluster) Capabilities() topology.Capabilities {
+	if c.Binaries != nil {
+		return c.Binaries.Caps()
+	}
+	return topology.CapabilitiesFor(c.Spec.Flavor, topology.Version{})
+}
+
+// AdminDSN is a go-sql-driver DSN for root over the node's unix socket (no network).
+func (c *Cluster) AdminDSN(n *Node) string {
+	cfg := mysql.NewConfig()
+	cfg.User = "root"
+	cfg.Net = "unix"
+	cfg.Addr = n.Socket
+	cfg.Timeout = 5 * time.Second
+	cfg.InterpolateParams = true
+	return cfg.FormatDSN()
+}
+
+// BenchDSN is a DSN for the benchmark user over TCP through the guarded dialer.
+func (c *Cluster) BenchDSN(n *Node, db string) string {
+	RegisterGuardedDialer()
+	cfg := mysql.NewConfig()
+	cfg.User = c.User
+	cfg.Passwd = c.Password
+	cfg.Net = GuardedNet
+	cfg.Addr = n.Addr()
+	cfg.DBName = db
+	cfg.Timeout = 10 * time.Second
+	return cfg.FormatDSN()
+}
+
+// OpenAdmin opens a small pool to node n as root over its socket.
+func (c *Cluster) OpenAdmin(n *Node) (*sql.DB, error) {
+	db, err := sql.Open("mysql", c.AdminDSN(n))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(4)
+	db.SetConnMaxIdleTime(time.Minute)
+	return db, nil
+}
+
+// save writes the state file atomically.
+func (c *Cluster) save() error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := c.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, c.path)
+}
+
+// ErrNotFound is returned by Load for an unknown cluster name.
+var ErrNotFound = errors.New("no such cluster")
+
+// loadState reads a state file.
+func loadState(path string) (*Cluster, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{path: path}
+	if err := json.Unmarshal(b, c); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c.Caps = c.Capabilities()
+	return c, nil
+}
+
+// Ping waits until node n accepts an admin connection or ctx ends.
+func (c *Cluster) Ping(ctx context.Context, n *Node) error {
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var last error
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		last = db.PingContext(pctx)
+		cancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %s: not accepting connections: %w", n.Name, last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// DefaultStateDir is $HABENCH_STATE_DIR, else /var/lib/habench for root, else
+// $XDG_STATE_HOME/habench (~/.local/state/habench).
+func DefaultStateDir() string {
+	if d := os.Getenv("HABENCH_STATE_DIR"); d != "" {
+		return d
+	}
+	if os.Geteuid() == 0 {
+		return "/var/lib/habench"
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "habench")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".local", "state", "habench")
+}
+
+// DefaultCacheDir holds caches shared by all state directories (initialised datadir
+// templates): $HABENCH_CACHE_DIR, else /var/cache/habench for root, else ~/.cache/habench.
+func DefaultCacheDir() string {
+	if d := os.Getenv("HABENCH_CACHE_DIR"); d != "" {
+		return d
+	}
+	if os.Geteuid() == 0 {
+		return "/var/cache/habench"
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "habench-cache")
+	}
+	return filepath.Join(d, "habench")
+}

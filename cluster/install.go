@@ -1,0 +1,135 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/habench/habench/topology"
+)
+
+// DefaultRootfs is where `make rootfs` (scripts/mysql-rootfs.sh) builds the MySQL root filesystem.
+const DefaultRootfs = "/var/cache/habench/rootfs/mysql-sid"
+
+// Binaries are a resolved Installation: which server binary runs, its version, and
+// how to run it (chroot into Root for a root filesystem). Paths are as the server sees them.
+type Binaries struct {
+	Installation topology.Installation `json:"installation"`
+	Flavor       topology.Flavor       `json:"flavor"`
+	Version      topology.Version      `json:"version"`
+	VersionText  string                `json:"version_text"` // `mysqld --version` as printed
+	Root         string                `json:"root,omitempty"`
+	Server       string                `json:"server"`
+	InstallDB    string                `json:"install_db,omitempty"`
+	Basedir      string                `json:"basedir,omitempty"`
+}
+
+// Caps returns the capability set of these binaries.
+func (b *Binaries) Caps() topology.Capabilities {
+	return topology.CapabilitiesFor(b.Flavor, b.Version)
+}
+
+// HostPath maps a path as seen by the server to the host's path (prefixing Root).
+func (b *Binaries) HostPath(p string) string {
+	if b.Root == "" {
+		return p
+	}
+	return filepath.Join(b.Root, p)
+}
+
+// Command builds the command that runs bin (a path as the server sees it) with args,
+// inside network namespace netns when not empty (nsenter) and chrooted into Root when set.
+func (b *Binaries) Command(netns, bin string, args ...string) *exec.Cmd {
+	var argv []string
+	if netns != "" {
+		argv = append(argv, "nsenter", "--net="+filepath.Join("/run/netns", netns), "--")
+	}
+	if b.Root != "" {
+		argv = append(argv, "chroot", b.Root)
+	}
+	argv = append(argv, bin)
+	argv = append(argv, args...)
+	return exec.Command(argv[0], argv[1:]...)
+}
+
+// ResolveInstallation finds the server binary of flavor f in inst and reads its version.
+// Errors are *topology.FieldError naming installation.path (or flavor) and the value,
+// e.g. when the root filesystem has not been built.
+func ResolveInstallation(ctx context.Context, inst topology.Installation, f topology.Flavor) (*Binaries, error) {
+	b := &Binaries{Installation: inst, Flavor: f}
+	var candidates []string
+	switch inst.Kind {
+	case topology.InstallSystem:
+		candidates = []string{"/usr/sbin/mariadbd", "/usr/sbin/mysqld"}
+		if f == topology.MySQL {
+			candidates = []string{"/usr/sbin/mysqld"}
+		}
+	case topology.InstallRootfs:
+		b.Root = inst.Path
+		if fi, err := os.Stat(inst.Path); err != nil || !fi.IsDir() {
+			hint := ""
+			if inst.Path == DefaultRootfs {
+				hint = " (build it with `make rootfs`)"
+			}
+			return nil, &topology.FieldError{Field: "installation.path", Value: inst.Path, Reason: "no root filesystem there" + hint}
+		}
+		candidates = []string{"/usr/sbin/mariadbd", "/usr/sbin/mysqld"}
+		if f == topology.MySQL {
+			candidates = []string{"/usr/sbin/mysqld"}
+		}
+	case topology.InstallBasedir:
+		b.Basedir = inst.Path
+		candidates = []string{filepath.Join(inst.Path, "bin", "mariadbd"), filepath.Join(inst.Path, "bin", "mysqld")}
+	default:
+		return nil, &topology.FieldError{Field: "installation.kind", Value: inst.Kind, Reason: "want system, basedir or rootfs"}
+	}
+	for _, c := range candidates {
+		if fi, err := os.Stat(b.HostPath(c)); err == nil && !fi.IsDir() {
+			b.Server = c
+			break
+		}
+	}
+	if b.Server == "" {
+		where := inst.Path
+		if inst.Kind == topology.InstallSystem {
+			where = "/usr/sbin"
+			if f == topology.MariaDB {
+				return nil, &topology.FieldError{Field: "installation", Value: "system", Reason: "no mariadbd in /usr/sbin (apt-get install mariadb-server galera-4)"}
+			}
+		}
+		return nil, &topology.FieldError{Field: "installation.path", Value: where, Reason: fmt.Sprintf("no %s server binary (looked for %s)", f, strings.Join(candidates, ", "))}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cmd := b.Command("", b.Server, "--version")
+	out, err := exec.CommandContext(cctx, cmd.Path, cmd.Args[1:]...).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%s --version: %w: %s", b.HostPath(b.Server), err, strings.TrimSpace(string(out)))
+	}
+	b.VersionText = strings.TrimSpace(string(out))
+	if b.Version, err = topology.ParseVersion(strings.TrimPrefix(b.VersionText, b.Server)); err != nil {
+		return nil, fmt.Errorf("%s --version: %w", b.Server, err)
+	}
+	isMaria := strings.Contains(b.VersionText, "MariaDB")
+	if isMaria != (f == topology.MariaDB) {
+		return nil, &topology.FieldError{Field: "flavor", Value: f, Reason: fmt.Sprintf("the installation holds %q", b.VersionText)}
+	}
+	if f == topology.MariaDB {
+		caps := b.Caps()
+		dir := filepath.Dir(filepath.Dir(b.Server)) // /usr
+		for _, c := range []string{filepath.Join(dir, "bin", caps.InstallDBBinary), filepath.Join(dir, "scripts", caps.InstallDBBinary)} {
+			if _, err := os.Stat(b.HostPath(c)); err == nil {
+				b.InstallDB = c
+				break
+			}
+		}
+		if b.InstallDB == "" {
+			return nil, &topology.FieldError{Field: "installation.path", Value: inst.Path, Reason: "no " + caps.InstallDBBinary + " beside " + b.Server}
+		}
+	}
+	return b, nil
+}

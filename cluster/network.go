@@ -1,0 +1,260 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+)
+
+// Network modes of a sandbox.
+const (
+	NetNamespaces = "netns"    // one network namespace per node on a private bridge (root only)
+	NetLoopback   = "loopback" // every node on 127.0.0.1 with its own port
+)
+
+// Subnet is the address block sandboxes take /24s from: cluster i gets 10.233.i.0/24, the
+// bridge .1, node k .(10+k). Addresses exist only inside namespaces habench creates.
+const subnetPrefix = "10.233."
+
+// NetNamespacesUsable says why one-namespace-per-node networking is not usable here ("" if it is).
+func NetNamespacesUsable() string {
+	if os.Geteuid() != 0 {
+		return "not root: network namespaces need CAP_NET_ADMIN"
+	}
+	if _, err := os.Stat("/usr/bin/nsenter"); err != nil {
+		return "nsenter missing (apt-get install util-linux)"
+	}
+	return ""
+}
+
+// bridgeName, vethName and netnsName derive interface names (<= 15 bytes) from the
+// cluster name (<= 10 bytes) and node index.
+func bridgeName(cluster string) string         { return "hb-" + cluster }
+func vethName(cluster string, i int) string    { return fmt.Sprintf("hb%sn%d", cluster, i) }
+func netnsName(cluster, node string) string    { return "hb-" + cluster + "-" + node }
+func peerTmpName(cluster string, i int) string { return fmt.Sprintf("hp%sn%d", cluster, i) }
+
+// setupBridge creates the cluster's bridge with address 10.233.<idx>.1/24 and brings it up.
+func setupBridge(cluster string, idx int) error {
+	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: bridgeName(cluster)}}
+	if err := netlink.LinkAdd(br); err != nil {
+		return fmt.Errorf("create bridge %s: %w", br.Name, err)
+	}
+	addr, _ := netlink.ParseAddr(fmt.Sprintf("%s%d.1/24", subnetPrefix, idx))
+	if err := netlink.AddrAdd(br, addr); err != nil {
+		return fmt.Errorf("address bridge %s: %w", br.Name, err)
+	}
+	return netlink.LinkSetUp(br)
+}
+
+// nodeAddress returns 10.233.<idx>.<10+i>.
+func nodeAddress(idx, i int) string { return fmt.Sprintf("%s%d.%d", subnetPrefix, idx, 10+i) }
+
+// createNetns creates the named namespace without leaving the calling thread in it.
+func createNetns(name string) (err error) {
+	runtime.LockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	defer orig.Close()
+	ns, err := netns.NewNamed(name)
+	if err != nil {
+		netns.Set(orig)
+		runtime.UnlockOSThread()
+		return fmt.Errorf("create network namespace %s: %w", name, err)
+	}
+	ns.Close()
+	if err := netns.Set(orig); err != nil {
+		// Leave the thread locked: the runtime discards it when the goroutine ends.
+		return fmt.Errorf("return from namespace %s: %w", name, err)
+	}
+	runtime.UnlockOSThread()
+	return nil
+}
+
+// setupNode creates node i's namespace, a veth pair with one end on the bridge and the
+// other as eth0 inside the namespace at addr/24, and brings lo and eth0 up.
+func setupNode(cluster, node string, i int, addr string) error {
+	nsName := netnsName(cluster, node)
+	if err := createNetns(nsName); err != nil {
+		return err
+	}
+	ns, err := netns.GetFromName(nsName)
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	br, err := netlink.LinkByName(bridgeName(cluster))
+	if err != nil {
+		return fmt.Errorf("bridge %s: %w", bridgeName(cluster), err)
+	}
+	veth := &netlink.Veth{
+		LinkAttrs: netlink.LinkAttrs{Name: vethName(cluster, i), MasterIndex: br.Attrs().Index},
+		PeerName:  peerTmpName(cluster, i),
+	}
+	if err := netlink.LinkAdd(veth); err != nil {
+		return fmt.Errorf("create veth %s: %w", veth.Name, err)
+	}
+	peer, err := netlink.LinkByName(veth.PeerName)
+	if err != nil {
+		return err
+	}
+	if err := netlink.LinkSetNsFd(peer, int(ns)); err != nil {
+		return fmt.Errorf("move %s into %s: %w", veth.PeerName, nsName, err)
+	}
+	if err := netlink.LinkSetUp(veth); err != nil {
+		return err
+	}
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	p, err := h.LinkByName(veth.PeerName)
+	if err != nil {
+		return err
+	}
+	if err := h.LinkSetName(p, "eth0"); err != nil {
+		return err
+	}
+	a, _ := netlink.ParseAddr(addr + "/24")
+	if err := h.AddrAdd(p, a); err != nil {
+		return err
+	}
+	if err := h.LinkSetUp(p); err != nil {
+		return err
+	}
+	lo, err := h.LinkByName("lo")
+	if err != nil {
+		return err
+	}
+	return h.LinkSetUp(lo)
+}
+
+// teardownNetwork removes the cluster's namespaces, veths and bridge; missing ones are fine.
+func teardownNetwork(cluster string, nodes []string) error {
+	var errs []error
+	for i, n := range nodes {
+		if l, err := netlink.LinkByName(vethName(cluster, i+1)); err == nil {
+			if err := netlink.LinkDel(l); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		name := netnsName(cluster, n)
+		if _, err := os.Stat(filepath.Join("/run/netns", name)); err == nil {
+			if err := netns.DeleteNamed(name); err != nil {
+				errs = append(errs, fmt.Errorf("delete namespace %s: %w", name, err))
+			}
+		}
+	}
+	if l, err := netlink.LinkByName(bridgeName(cluster)); err == nil {
+		if err := netlink.LinkDel(l); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// leftoverNetwork lists namespaces and links of cluster that still exist.
+func leftoverNetwork(cluster string) []string {
+	var left []string
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "hb-"+cluster+"-") {
+			left = append(left, "netns "+e.Name())
+		}
+	}
+	links, _ := netlink.LinkList()
+	for _, l := range links {
+		n := l.Attrs().Name
+		if n == bridgeName(cluster) || strings.HasPrefix(n, "hb"+cluster+"n") {
+			left = append(left, "link "+n)
+		}
+	}
+	return left
+}
+
+// CheckDestination refuses to send traffic anywhere but loopback or an address that the
+// kernel routes through one of habench's own bridges (hb-*): the guard that keeps a
+// misconfigured or half-removed sandbox from sending packets to a real network.
+func CheckDestination(host string) error {
+	ip := net.ParseIP(host)
+	if ip == nil {
+		ips, err := net.LookupIP(host)
+		if err != nil || len(ips) == 0 {
+			return fmt.Errorf("destination %q: cannot resolve", host)
+		}
+		ip = ips[0]
+	}
+	if ip.IsLoopback() {
+		return nil
+	}
+	routes, err := netlink.RouteGet(ip)
+	if err != nil || len(routes) == 0 {
+		return fmt.Errorf("destination %s: no route: %v", ip, err)
+	}
+	l, err := netlink.LinkByIndex(routes[0].LinkIndex)
+	if err != nil {
+		return fmt.Errorf("destination %s: %w", ip, err)
+	}
+	if !strings.HasPrefix(l.Attrs().Name, "hb-") || routes[0].Gw != nil {
+		return fmt.Errorf("destination %s: routed via %s, not a habench sandbox bridge; refusing to connect", ip, l.Attrs().Name)
+	}
+	return nil
+}
+
+// GuardedNet is the go-sql-driver network name whose dialer applies CheckDestination
+// before every TCP connect. Use it in DSNs for sandbox nodes.
+const GuardedNet = "habench-guarded"
+
+var registerOnce sync.Once
+
+// RegisterGuardedDialer registers GuardedNet with go-sql-driver (idempotent).
+func RegisterGuardedDialer() {
+	registerOnce.Do(func() {
+		mysql.RegisterDialContext(GuardedNet, GuardedDial)
+	})
+}
+
+// GuardedDial dials TCP addr ("host:port") after CheckDestination.
+func GuardedDial(ctx context.Context, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckDestination(host); err != nil {
+		return nil, err
+	}
+	d := net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	return c, nil
+}
+
+// portFree reports whether host:port can be bound now (loopback mode's "port in use" check).
+func portFree(host string, port int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(port)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}

@@ -1,0 +1,703 @@
+package cluster
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/habench/habench/topology"
+)
+
+// Sandbox deploys topologies as local server processes. With root and Network "auto" or
+// NetNamespaces, each node runs in its own network namespace on a private bridge with its
+// own address (so links between nodes can be impaired); otherwise every node listens on
+// 127.0.0.1 at BasePort+i. Everything lives under StateDir/clusters/NAME (and the same
+// path inside a root filesystem for chrooted servers).
+type Sandbox struct {
+	StateDir string
+	Network  string // "auto" (default), NetNamespaces or NetLoopback
+	BasePort int    // loopback mode: node i listens on BasePort+i-1 (default 23306)
+	// ReadyTimeout bounds each readiness wait (server accepting connections, replica
+	// threads running); default 90s.
+	ReadyTimeout time.Duration
+	Log          *slog.Logger
+}
+
+func (s *Sandbox) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
+
+func (s *Sandbox) clustersDir() string { return filepath.Join(s.StateDir, "clusters") }
+func (s *Sandbox) clusterDir(name string) string {
+	return filepath.Join(s.clustersDir(), name)
+}
+
+// Load reads cluster name's state file. ErrNotFound if there is none.
+func (s *Sandbox) Load(name string) (*Cluster, error) {
+	c, err := loadState(filepath.Join(s.clusterDir(name), "state.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("cluster %q: %w (see `habench status`)", name, ErrNotFound)
+	}
+	return c, err
+}
+
+// List returns every cluster with a state file, sorted by name.
+func (s *Sandbox) List() ([]*Cluster, error) {
+	entries, err := os.ReadDir(s.clustersDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*Cluster
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		c, err := loadState(filepath.Join(s.clustersDir(), e.Name(), "state.json"))
+		if err != nil {
+			// A directory without state (crash before the first save): still ours to clean.
+			c = &Cluster{Name: e.Name(), path: filepath.Join(s.clustersDir(), e.Name(), "state.json"), State: "unknown"}
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Deploy creates the directories, network and processes of spec, bootstraps replication
+// and waits until the topology is healthy. spec is defaulted and validated first; errors
+// in it are *topology.FieldError. On any failure everything created is removed again.
+func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, err error) {
+	spec.Defaults()
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if s.ReadyTimeout == 0 {
+		s.ReadyTimeout = 90 * time.Second
+	}
+	mode := s.Network
+	switch mode {
+	case "", "auto":
+		mode = NetLoopback
+		if NetNamespacesUsable() == "" {
+			mode = NetNamespaces
+		}
+	case NetNamespaces:
+		if why := NetNamespacesUsable(); why != "" {
+			return nil, &topology.FieldError{Field: "network", Value: mode, Reason: why}
+		}
+	case NetLoopback:
+	default:
+		return nil, &topology.FieldError{Field: "network", Value: mode, Reason: "want auto, netns or loopback"}
+	}
+	bins, err := ResolveInstallation(ctx, spec.Installation, spec.Flavor)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(s.clustersDir(), 0o755); err != nil {
+		return nil, err
+	}
+	unlock, err := lockFile(filepath.Join(s.clustersDir(), ".lock"))
+	if err != nil {
+		return nil, err
+	}
+	c, err = s.allocate(spec, bins, mode)
+	unlock()
+	if err != nil {
+		return nil, err
+	}
+	log := s.log().With("cluster", c.Name)
+	defer func() {
+		if err != nil {
+			log.Warn("deploy failed, removing what was created", "err", err)
+			cctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			if derr := s.destroy(cctx, c); derr != nil {
+				err = errors.Join(err, fmt.Errorf("cleanup after failed deploy: %w", derr))
+			}
+			c = nil
+		}
+	}()
+	start := time.Now()
+	if mode == NetNamespaces {
+		if err := setupBridge(c.Name, c.SubnetIdx); err != nil {
+			return c, err
+		}
+		for i, n := range c.Nodes {
+			if err := setupNode(c.Name, n.Name, i+1, n.Host); err != nil {
+				return c, err
+			}
+		}
+	}
+	caps := bins.Caps()
+	plan, err := topology.BuildPlan(spec, caps, func(node string) (string, int) {
+		n := c.Node(node)
+		return n.Host, n.Port
+	})
+	if err != nil {
+		return c, err
+	}
+	tmpl, err := s.template(ctx, bins)
+	if err != nil {
+		return c, err
+	}
+	for i, n := range c.Nodes {
+		if err := s.prepareNode(c, n, plan.Nodes[i], tmpl); err != nil {
+			return c, fmt.Errorf("node %s: %w", n.Name, err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(c.Nodes))
+	for i, n := range c.Nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.startNode(ctx, c, n)
+		}()
+	}
+	wg.Wait()
+	if err := c.save(); err != nil {
+		return c, err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, err
+	}
+	log.Info("servers up", "elapsed", time.Since(start).Round(time.Millisecond))
+	if err := s.runPlan(ctx, c, plan); err != nil {
+		return c, err
+	}
+	c.State = "ready"
+	if err := c.save(); err != nil {
+		return c, err
+	}
+	log.Info("deployed", "kind", spec.Kind, "nodes", len(c.Nodes), "network", mode, "elapsed", time.Since(start).Round(time.Millisecond))
+	return c, nil
+}
+
+// allocate reserves the name, subnet or ports, and writes the first state file, so that
+// from here on destroy can find every resource deploy creates.
+func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cluster, error) {
+	dir := s.clusterDir(spec.Name)
+	if _, err := os.Stat(dir); err == nil {
+		return nil, &topology.FieldError{Field: "name", Value: spec.Name, Reason: fmt.Sprintf("a cluster with this name exists (habench destroy %s)", spec.Name)}
+	}
+	existing, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{
+		Name: spec.Name, Provider: "sandbox", Spec: spec, Binaries: bins, Network: mode,
+		User: topology.BenchUser, Password: topology.BenchPassword, State: "deploying",
+		Created: time.Now().UTC(), path: filepath.Join(dir, "state.json"),
+	}
+	if mode == NetNamespaces {
+		if left := leftoverNetwork(spec.Name); len(left) > 0 {
+			return nil, &topology.FieldError{Field: "name", Value: spec.Name, Reason: "network objects of that name exist: " + strings.Join(left, ", ")}
+		}
+		used := map[int]bool{}
+		for _, e := range existing {
+			used[e.SubnetIdx] = true
+		}
+		for i := 1; i < 250 && c.SubnetIdx == 0; i++ {
+			if !used[i] && CheckDestination(nodeAddress(i, 1)) != nil && !subnetOnHost(i) {
+				c.SubnetIdx = i
+			}
+		}
+		if c.SubnetIdx == 0 {
+			return nil, fmt.Errorf("no free 10.233.x.0/24 subnet for a new sandbox")
+		}
+	} else {
+		base := s.BasePort
+		if base == 0 {
+			base = 23306
+		}
+		taken := map[int]string{}
+		for _, e := range existing {
+			for _, n := range e.Nodes {
+				if e.Network == NetLoopback {
+					taken[n.Port] = e.Name
+				}
+			}
+		}
+		for i := 0; i < spec.Nodes; i++ {
+			p := base + i
+			if other, ok := taken[p]; ok {
+				return nil, &topology.FieldError{Field: "port", Value: p, Reason: "already used by sandbox " + other}
+			}
+			if !portFree("127.0.0.1", p) {
+				return nil, &topology.FieldError{Field: "port", Value: p, Reason: "already in use on 127.0.0.1"}
+			}
+		}
+	}
+	serverBase := s.serverClusterDir(bins, spec.Name)
+	for i := 1; i <= spec.Nodes; i++ {
+		name := topology.NodeName(i)
+		serverDir := filepath.Join(serverBase, name)
+		n := &Node{Name: name, ServerID: i, ServerDir: serverDir, Dir: bins.HostPath(serverDir)}
+		n.Socket = filepath.Join(n.Dir, "mysqld.sock")
+		if len(n.Socket) > 100 {
+			return nil, &topology.FieldError{Field: "state-dir", Value: s.StateDir, Reason: fmt.Sprintf("socket path %s is longer than the 100 bytes a unix socket allows; choose a shorter state directory", n.Socket)}
+		}
+		if mode == NetNamespaces {
+			n.Host, n.Port, n.Netns = nodeAddress(c.SubnetIdx, i), 3306, netnsName(spec.Name, name)
+		} else {
+			base := s.BasePort
+			if base == 0 {
+				base = 23306
+			}
+			n.Host, n.Port = "127.0.0.1", base+i-1
+		}
+		c.Nodes = append(c.Nodes, n)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := c.save(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return c, nil
+}
+
+// serverClusterDir is the cluster's directory as the servers see it: under the state
+// directory for host installations; inside a root filesystem a short path
+// /habench/<hash of the state dir>/<cluster>, so socket paths stay under the unix limit.
+func (s *Sandbox) serverClusterDir(bins *Binaries, name string) string {
+	if bins == nil || bins.Root == "" {
+		return s.clusterDir(name)
+	}
+	h := fnv.New32a()
+	h.Write([]byte(s.StateDir))
+	return fmt.Sprintf("/habench/%08x/%s", h.Sum32(), name)
+}
+
+// subnetOnHost reports whether 10.233.idx.0/24 is configured on any interface already.
+func subnetOnHost(idx int) bool {
+	out, _ := exec.Command("ip", "-o", "addr").Output()
+	return strings.Contains(string(out), fmt.Sprintf(" %s%d.", subnetPrefix, idx))
+}
+
+// template returns the host path of an initialised datadir for bins, creating it once
+// (cached per installation and version; copying it is much faster than initialising).
+// Templates live under DefaultCacheDir()/templates, or /habench/templates inside a root
+// filesystem; `make clean-cache` removes them.
+func (s *Sandbox) template(ctx context.Context, bins *Binaries) (string, error) {
+	base := filepath.Join(DefaultCacheDir(), "templates")
+	if bins.Root != "" {
+		base = "/habench/templates"
+	}
+	server := filepath.Join(base, fmt.Sprintf("%s-%s-%s", bins.Flavor, bins.Version, strings.ReplaceAll(strings.Trim(bins.Server, "/"), "/", "_")))
+	host := bins.HostPath(server)
+	if _, err := os.Stat(filepath.Join(host, "ready")); err == nil {
+		return host, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
+		return "", err
+	}
+	unlock, err := lockFile(host + ".lock")
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(filepath.Join(host, "ready")); err == nil {
+		return host, nil
+	}
+	os.RemoveAll(host)
+	if err := os.MkdirAll(host, 0o755); err != nil {
+		return "", err
+	}
+	cnf := fmt.Sprintf("[mysqld]\nuser=root\ndatadir=%s/data\nlog-error=%s/init.log\nsocket=%s/init.sock\nskip-networking\n", server, server, server)
+	if bins.Flavor != topology.MariaDB {
+		cnf += fmt.Sprintf("secure-file-priv=%s\nmysqlx=OFF\n", server)
+	}
+	if err := os.WriteFile(filepath.Join(host, "init.cnf"), []byte(cnf), 0o644); err != nil {
+		return "", err
+	}
+	var cmd *exec.Cmd
+	defaults := "--defaults-file=" + filepath.Join(server, "init.cnf")
+	if bins.Flavor == topology.MariaDB {
+		cmd = bins.Command("", bins.InstallDB, defaults, "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve")
+	} else {
+		cmd = bins.Command("", bins.Server, defaults, "--initialize-insecure")
+	}
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(cctx, cmd.Path, cmd.Args[1:]...).CombinedOutput()
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(host, "init.log"))
+		return "", fmt.Errorf("initialise datadir: %w\n%s\n%s", err, out, tail(string(log), 20))
+	}
+	// Per-server identity must not be shared between nodes.
+	os.Remove(filepath.Join(host, "data", "auto.cnf"))
+	if err := os.WriteFile(filepath.Join(host, "ready"), nil, 0o644); err != nil {
+		return "", err
+	}
+	return host, nil
+}
+
+// prepareNode copies the template datadir and writes the node's option file.
+func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl string) error {
+	if err := os.MkdirAll(filepath.Join(n.Dir, "tmp"), 0o755); err != nil {
+		return err
+	}
+	if out, err := exec.Command("cp", "-a", filepath.Join(tmpl, "data"), filepath.Join(n.Dir, "data")).CombinedOutput(); err != nil {
+		return fmt.Errorf("copy datadir: %v: %s", err, out)
+	}
+	n.Role = np.Role
+	n.ServerID = np.ServerID
+	d := n.ServerDir
+	opts := []topology.Option{
+		{Name: "user", Value: "root"},
+		{Name: "datadir", Value: d + "/data"},
+		{Name: "socket", Value: d + "/mysqld.sock"},
+		{Name: "pid_file", Value: d + "/mysqld.pid"},
+		{Name: "log_error", Value: d + "/error.log"},
+		{Name: "tmpdir", Value: d + "/tmp"},
+		{Name: "port", Value: strconv.Itoa(n.Port)},
+		{Name: "bind_address", Value: n.Host},
+		{Name: "report_host", Value: n.Host},
+		{Name: "report_port", Value: strconv.Itoa(n.Port)},
+		{Name: "max_connections", Value: "1000"},
+	}
+	if c.Binaries.Flavor != topology.MariaDB {
+		opts = append(opts, topology.Option{Name: "secure_file_priv", Value: d + "/tmp"}, topology.Option{Name: "mysqlx", Value: "OFF"})
+	}
+	opts = append(opts, np.Options...)
+	var b strings.Builder
+	b.WriteString("# written by habench for " + c.Name + "/" + n.Name + "\n[mysqld]\n")
+	for _, o := range opts {
+		if o.Value == "" {
+			fmt.Fprintf(&b, "%s\n", o.Name)
+		} else {
+			fmt.Fprintf(&b, "%s=%s\n", o.Name, o.Value)
+		}
+	}
+	return os.WriteFile(filepath.Join(n.Dir, "my.cnf"), []byte(b.String()), 0o644)
+}
+
+// startNode starts n's server in its own session (it outlives habench), records its PID,
+// and waits until it accepts connections on its socket.
+func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node) error {
+	os.Remove(n.Socket)
+	cmd := c.Binaries.Command(n.Netns, c.Binaries.Server, "--defaults-file="+filepath.Join(n.ServerDir, "my.cnf"))
+	out, err := os.OpenFile(filepath.Join(n.Dir, "mysqld.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("node %s: start %s: %w", n.Name, c.Binaries.Server, err)
+	}
+	n.PID = cmd.Process.Pid
+	n.StartTicks, _ = procStartTicks(n.PID)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	rctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
+	defer cancel()
+	pctx, pcancel := context.WithCancel(rctx)
+	defer pcancel()
+	ready := make(chan error, 1)
+	go func() { ready <- c.Ping(pctx, n) }()
+	select {
+	case err := <-ready:
+		if err != nil {
+			return fmt.Errorf("%w\n%s", err, tail(readFile(filepath.Join(n.Dir, "error.log")), 15))
+		}
+		return nil
+	case werr := <-exited:
+		pcancel()
+		return fmt.Errorf("node %s: server exited during start (%v); error log:\n%s", n.Name, werr, tail(readFile(filepath.Join(n.Dir, "error.log")), 15))
+	}
+}
+
+// runPlan executes the bootstrap steps in order over the admin sockets.
+func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) error {
+	caps := c.Binaries.Caps()
+	for _, st := range plan.Steps {
+		n := c.Node(st.Node)
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			defer db.Close()
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				return fmt.Errorf("node %s: %w", n.Name, err)
+			}
+			defer conn.Close()
+			for _, q := range st.SQL {
+				if _, err := conn.ExecContext(ctx, q); err != nil {
+					return fmt.Errorf("node %s: %s: %s: %w", n.Name, st.Desc, redact(q), err)
+				}
+			}
+			wctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
+			defer cancel()
+			switch st.Wait {
+			case topology.WaitReplicaRunning:
+				return waitReplicaRunning(wctx, db, caps, n.Name)
+			case topology.WaitSemiSyncReady:
+				return waitSemiSyncClients(wctx, db, caps, c.Spec.SemiSync.WaitForReplicas, n.Name)
+			}
+			return nil
+		}()
+		if err != nil {
+			return err
+		}
+		s.log().Debug("step done", "node", n.Name, "step", st.Desc)
+	}
+	return nil
+}
+
+// ReplicaStatus reads SHOW REPLICA|SLAVE STATUS into a column->value map (nil, nil when
+// the node is not a replica).
+func ReplicaStatus(ctx context.Context, db *sql.DB, caps topology.Capabilities) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, caps.ShowReplicaStatus())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	if !rows.Next() {
+		return nil, rows.Err()
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, len(cols))
+	for i, c := range cols {
+		m[c] = vals[i].String
+	}
+	return m, rows.Err()
+}
+
+func waitReplicaRunning(ctx context.Context, db *sql.DB, caps topology.Capabilities, node string) error {
+	var last map[string]string
+	for {
+		st, err := ReplicaStatus(ctx, db, caps)
+		if err == nil && st != nil {
+			last = st
+			if st[caps.ReplicaStatusColumn("io_running")] == "Yes" && st[caps.ReplicaStatusColumn("sql_running")] == "Yes" {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %s: replica threads not running (io=%q sql=%q io_error=%q sql_error=%q)", node,
+				last[caps.ReplicaStatusColumn("io_running")], last[caps.ReplicaStatusColumn("sql_running")],
+				last[caps.ReplicaStatusColumn("last_io_error")], last[caps.ReplicaStatusColumn("last_sql_error")])
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func waitSemiSyncClients(ctx context.Context, db *sql.DB, caps topology.Capabilities, want int, node string) error {
+	v := caps.SemiSyncNames()
+	var name string
+	var n int
+	for {
+		err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+v.StatusPrefix+"clients'").Scan(&name, &n)
+		if err == nil && n >= want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %s: %d semi-sync replicas connected, want %d (last error: %v)", node, n, want, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Destroy stops cluster name's servers and removes its processes, namespaces, links and
+// directories. It works from the state file alone, also after habench was killed.
+func (s *Sandbox) Destroy(ctx context.Context, name string) error {
+	c, err := s.Load(name)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			// Directory without a readable state (crash): clean what we can by name.
+			if _, serr := os.Stat(s.clusterDir(name)); serr == nil {
+				return s.destroy(ctx, &Cluster{Name: name, path: filepath.Join(s.clusterDir(name), "state.json")})
+			}
+		}
+		return err
+	}
+	return s.destroy(ctx, c)
+}
+
+// DestroyAll destroys every cluster in the state directory.
+func (s *Sandbox) DestroyAll(ctx context.Context) error {
+	cs, err := s.List()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range cs {
+		errs = append(errs, s.destroy(ctx, c))
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
+	errs := make([]error, len(c.Nodes)+3)
+	var wg sync.WaitGroup
+	for i, n := range c.Nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = stopProcess(n, 20*time.Second)
+		}()
+	}
+	wg.Wait()
+	// Servers whose PID never reached the state file.
+	for _, n := range c.Nodes {
+		for _, pid := range processesUnder(n.ServerDir) {
+			signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
+		}
+	}
+	for _, pid := range processesUnder(s.clusterDir(c.Name)) {
+		signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
+	}
+	var names []string
+	for _, n := range c.Nodes {
+		names = append(names, n.Name)
+	}
+	if os.Geteuid() == 0 {
+		if len(names) == 0 {
+			for i := 1; i <= topology.MaxNodes; i++ {
+				names = append(names, topology.NodeName(i))
+			}
+		}
+		if err := teardownNetwork(c.Name, names); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Binaries != nil && c.Binaries.Root != "" {
+		for _, pid := range processesUnder(s.serverClusterDir(c.Binaries, c.Name)) {
+			signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
+		}
+		if err := os.RemoveAll(c.Binaries.HostPath(s.serverClusterDir(c.Binaries, c.Name))); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := os.RemoveAll(s.clusterDir(c.Name)); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// stopProcess shuts node n's server down: SIGTERM, then SIGKILL after grace.
+func stopProcess(n *Node, grace time.Duration) error {
+	if !ourProcess(n.PID, n.StartTicks) {
+		return nil
+	}
+	if signalAndWait(n.PID, n.StartTicks, syscall.SIGTERM, grace) {
+		return nil
+	}
+	if signalAndWait(n.PID, n.StartTicks, syscall.SIGKILL, 5*time.Second) {
+		return nil
+	}
+	return fmt.Errorf("node %s: pid %d survived SIGKILL", n.Name, n.PID)
+}
+
+// StopNode shuts node's server down cleanly (SIGTERM, up to 60 s).
+func (s *Sandbox) StopNode(c *Cluster, node string) error {
+	n := c.Node(node)
+	if n == nil {
+		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
+	}
+	return stopProcess(n, 60*time.Second)
+}
+
+// KillNode kills node's server with SIGKILL (a crash).
+func (s *Sandbox) KillNode(c *Cluster, node string) error {
+	n := c.Node(node)
+	if n == nil {
+		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
+	}
+	signalAndWait(n.PID, n.StartTicks, syscall.SIGKILL, 10*time.Second)
+	return nil
+}
+
+// StartNode starts a stopped node again and waits until it accepts connections.
+func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error {
+	n := c.Node(node)
+	if n == nil {
+		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
+	}
+	if ourProcess(n.PID, n.StartTicks) {
+		return nil
+	}
+	if s.ReadyTimeout == 0 {
+		s.ReadyTimeout = 90 * time.Second
+	}
+	err := s.startNode(ctx, c, n)
+	if serr := c.save(); serr != nil {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// Running reports whether node n's recorded server process is alive.
+func (n *Node) Running() bool { return ourProcess(n.PID, n.StartTicks) }
+
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+func readFile(p string) string { b, _ := os.ReadFile(p); return string(b) }
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// redact hides passwords in SQL for error messages.
+func redact(q string) string {
+	for _, k := range []string{"PASSWORD=", "IDENTIFIED BY "} {
+		if i := strings.Index(q, k); i >= 0 {
+			j := strings.IndexAny(q[i+len(k)+1:], "'")
+			if j >= 0 {
+				q = q[:i+len(k)] + "'***'" + q[i+len(k)+j+2:]
+			}
+		}
+	}
+	return q
+}

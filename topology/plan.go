@@ -1,0 +1,117 @@
+package topology
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Option is one server option as written in an option file: name=value ("" value
+// writes a bare flag). Names use underscores.
+type Option struct {
+	Name, Value string
+}
+
+// NodePlan is one node of a planned topology: its name (n1, n2, ...), role, server_id
+// and the topology's server options (the provider adds datadir, socket, port, address).
+type NodePlan struct {
+	Name     string
+	Role     Role
+	ServerID int
+	Options  []Option
+}
+
+// Wait is a condition a bootstrap step waits for after its SQL has run.
+type Wait string
+
+const (
+	WaitNone           Wait = ""
+	WaitReplicaRunning Wait = "replica-running"  // replica IO and SQL threads both running
+	WaitSemiSyncReady  Wait = "semisync-clients" // source counts >= wait_for_replicas semi-sync replicas
+)
+
+// Step is one ordered bootstrap action: SQL to run on a node (over the admin socket,
+// in order, with sql_log_bin as the statements set it), then a condition to wait for.
+type Step struct {
+	Node string
+	Desc string
+	SQL  []string
+	Wait Wait
+}
+
+// Plan is what a provider executes to bring a topology up: per-node options, then Steps in order.
+type Plan struct {
+	Nodes []NodePlan
+	Steps []Step
+}
+
+// Addr tells a plan where a node will listen (host as seen by the other nodes, and port).
+type Addr func(node string) (host string, port int)
+
+// Sandbox credentials created on every node by the bootstrap (not binlogged).
+const (
+	BenchUser     = "habench" // all privileges, used by workloads and samplers over TCP
+	BenchPassword = "habench"
+	ReplUser      = "repl" // REPLICATION SLAVE, used by replicas to connect to the source
+	ReplPassword  = "repl"
+)
+
+// NodeName returns the name of node i (1-based): n1, n2, ...
+func NodeName(i int) string { return "n" + strconv.Itoa(i) }
+
+// BuildPlan returns the plan for spec on servers with capabilities caps. The spec must
+// already be validated (Spec.Validate); BuildPlan errors on kinds it cannot plan.
+func BuildPlan(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
+	switch spec.Kind {
+	case Single:
+		return planSingle(spec, caps), nil
+	case Async:
+		return planAsync(spec, caps, addr), nil
+	case SemiSync:
+		return planSemiSync(spec, caps, addr), nil
+	}
+	return Plan{}, &FieldError{"kind", spec.Kind, "habench cannot deploy this kind yet"}
+}
+
+// baseOptions are the options every node of every kind gets: a binary log with GTIDs,
+// row format, and the user's own options last (so they win).
+func baseOptions(spec Spec, caps Capabilities, serverID int) []Option {
+	o := []Option{
+		{"server_id", strconv.Itoa(serverID)},
+		{"log_bin", "binlog"},
+		{"relay_log", "relay"},
+		{"binlog_format", "ROW"},
+		{caps.LogReplicaUpdates(), "ON"},
+		{"skip_name_resolve", "ON"},
+	}
+	if caps.GTIDKind == "mysql" {
+		o = append(o, Option{"gtid_mode", "ON"}, Option{"enforce_gtid_consistency", "ON"})
+	} else {
+		o = append(o, Option{"gtid_strict_mode", "ON"}, Option{"gtid_domain_id", "0"})
+	}
+	return o
+}
+
+// userOptions returns spec.Options in a stable (sorted) order.
+func userOptions(spec Spec) []Option {
+	var o []Option
+	for _, k := range sortedKeys(spec.Options) {
+		o = append(o, Option{k, spec.Options[k]})
+	}
+	return o
+}
+
+// usersSQL creates the sandbox users without writing them to the binary log, so every
+// node starts with the same empty GTID history.
+func usersSQL(caps Capabilities) []string {
+	return []string{
+		"SET SESSION sql_log_bin=0",
+		fmt.Sprintf("CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s'", BenchUser, BenchPassword),
+		fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO '%s'@'%%' WITH GRANT OPTION", BenchUser),
+		fmt.Sprintf("CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s'", ReplUser, ReplPassword),
+		fmt.Sprintf("GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '%s'@'%%'", ReplUser),
+		"SET SESSION sql_log_bin=1",
+	}
+}
+
+func msString(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

@@ -1,0 +1,39 @@
+package topology
+
+import "strconv"
+
+// planSemiSync: like async, with semi-synchronous acknowledgement. The source waits at
+// WaitPoint (AFTER_SYNC by default) for WaitForReplicas acks, up to Timeout before
+// falling back to asynchronous. MySQL loads semisync_source/semisync_replica plugins
+// (semisync_master/semisync_slave before 8.0.26); MariaDB >= 10.3.3 has it built in.
+// Plugin variables are written with the loose- prefix and read back after start.
+func planSemiSync(spec Spec, caps Capabilities, addr Addr) Plan {
+	v := caps.SemiSyncNames()
+	var src, rep []Option
+	if v.SourceLibrary != "" {
+		// Every node loads both plugins so a replica can be promoted later.
+		lib := v.SourceLibrary + ";" + v.ReplicaLibrary
+		src = append(src, Option{"plugin_load_add", lib})
+		rep = append(rep, Option{"plugin_load_add", lib})
+	}
+	loose := func(name string) string {
+		if v.SourceLibrary != "" {
+			return "loose_" + name
+		}
+		return name
+	}
+	src = append(src,
+		Option{loose(v.SourceEnabled), "ON"},
+		Option{loose(v.Timeout), msString(spec.SemiSync.Timeout)},
+	)
+	if v.WaitPoint != "" {
+		src = append(src, Option{loose(v.WaitPoint), spec.SemiSync.WaitPoint})
+	}
+	if v.WaitCount != "" {
+		src = append(src, Option{loose(v.WaitCount), strconv.Itoa(spec.SemiSync.WaitForReplicas)})
+	}
+	rep = append(rep, Option{loose(v.ReplicaEnabled), "ON"})
+	p := planReplicated(spec, caps, addr, src, rep)
+	p.Steps = append(p.Steps, Step{Node: p.Nodes[0].Name, Desc: "wait for semi-sync replicas", Wait: WaitSemiSyncReady})
+	return p
+}
