@@ -1,0 +1,180 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/topology"
+	"github.com/spf13/cobra"
+)
+
+type deployOpts struct {
+	file        string
+	name        string
+	kind        string
+	nodes       int
+	flavor      string
+	install     string
+	network     string
+	basePort    int
+	options     []string
+	ssWaitPoint string
+	ssTimeout   time.Duration
+	ssReplicas  int
+}
+
+// specFromFlags builds a Spec from deploy flags or the -f file. Errors are usage errors.
+func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
+	if o.file != "" {
+		for _, f := range []string{"name", "kind", "nodes", "flavor", "installation", "option"} {
+			if cmd.Flags().Changed(f) {
+				return topology.Spec{}, usagef("--%s: not allowed with -f (put it in %s)", f, o.file)
+			}
+		}
+		b, err := os.ReadFile(o.file)
+		if err != nil {
+			return topology.Spec{}, usageError{fmt.Errorf("-f %q: %w", o.file, err)}
+		}
+		s, err := topology.ParseSpecYAML(b)
+		if err != nil {
+			return s, usageError{fmt.Errorf("-f %q: %w", o.file, err)}
+		}
+		return s, nil
+	}
+	f, err := topology.ParseFlavor(o.flavor)
+	if err != nil {
+		return topology.Spec{}, &topology.FieldError{Field: "--flavor", Value: o.flavor, Reason: "want mysql or mariadb"}
+	}
+	s := topology.Spec{Name: o.name, Kind: topology.Kind(o.kind), Nodes: o.nodes, Flavor: f}
+	if o.install != "" {
+		inst, err := parseInstallation(o.install)
+		if err != nil {
+			return s, err
+		}
+		s.Installation = inst
+	}
+	if cmd.Flags().Changed("nodes") && o.nodes < 1 {
+		return s, &topology.FieldError{Field: "--nodes", Value: o.nodes, Reason: fmt.Sprintf("want 1 to %d", topology.MaxNodes)}
+	}
+	if s.Nodes == 0 && s.Kind != topology.Single {
+		s.Nodes = 3
+	}
+	for _, kv := range o.options {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return s, &topology.FieldError{Field: "--option", Value: kv, Reason: "want name=value"}
+		}
+		if s.Options == nil {
+			s.Options = map[string]string{}
+		}
+		s.Options[strings.ReplaceAll(k, "-", "_")] = v
+	}
+	s.SemiSync = topology.SemiSyncOptions{WaitPoint: strings.ToUpper(o.ssWaitPoint), Timeout: o.ssTimeout, WaitForReplicas: o.ssReplicas}
+	s.Defaults()
+	if s.Installation.Kind == topology.InstallRootfs && s.Installation.Path == "" {
+		s.Installation.Path = cluster.DefaultRootfs
+	}
+	return s, nil
+}
+
+// parseInstallation reads "system", "rootfs[:PATH]" or "basedir:PATH".
+func parseInstallation(v string) (topology.Installation, error) {
+	kind, path, _ := strings.Cut(v, ":")
+	switch topology.InstallKind(kind) {
+	case topology.InstallSystem:
+		return topology.Installation{Kind: topology.InstallSystem}, nil
+	case topology.InstallRootfs:
+		if path == "" {
+			path = cluster.DefaultRootfs
+		}
+		return topology.Installation{Kind: topology.InstallRootfs, Path: path}, nil
+	case topology.InstallBasedir:
+		if path == "" {
+			return topology.Installation{}, &topology.FieldError{Field: "--installation", Value: v, Reason: "basedir needs a path: basedir:/opt/mysql-8.0.36"}
+		}
+		return topology.Installation{Kind: topology.InstallBasedir, Path: path}, nil
+	}
+	return topology.Installation{}, &topology.FieldError{Field: "--installation", Value: v, Reason: "want system, rootfs[:PATH] or basedir:PATH"}
+}
+
+func newDeployCmd(g *globalOpts) *cobra.Command {
+	o := &deployOpts{}
+	cmd := &cobra.Command{
+		Use:   "deploy",
+		Short: "Deploy a local sandbox topology (real servers) and wait until it is healthy",
+		Example: `  habench deploy --name t1 --kind async --nodes 3 --flavor mariadb
+  habench deploy --name g1 --kind semisync --nodes 3 --flavor mysql --installation rootfs
+  habench deploy -f topology.yaml`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec, err := o.spec(cmd)
+			if err != nil {
+				return err
+			}
+			sb := g.sandbox()
+			sb.Network = o.network
+			sb.BasePort = o.basePort
+			start := time.Now()
+			c, err := sb.Deploy(cmd.Context(), spec)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "deployed %s: %s, %d nodes, %s in %.1fs\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, time.Since(start).Seconds())
+			printNodes(cmd.OutOrStdout(), c, nil)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.file, "file", "f", "", "topology YAML file (instead of the flags below)")
+	f.StringVar(&o.name, "name", "", "cluster name: 1-10 lower-case letters and digits")
+	f.StringVar(&o.kind, "kind", "async", "single, async or semisync")
+	f.IntVar(&o.nodes, "nodes", 0, "number of nodes (default 1 for single, 3 otherwise)")
+	f.StringVar(&o.flavor, "flavor", "mariadb", "mariadb or mysql")
+	f.StringVar(&o.install, "installation", "", "system, rootfs[:PATH] or basedir:PATH (default: system for mariadb, rootfs:"+cluster.DefaultRootfs+" for mysql)")
+	f.StringVar(&o.network, "network", "auto", "auto (netns when root), netns or loopback")
+	f.IntVar(&o.basePort, "base-port", 23306, "loopback network: first node's port")
+	f.StringArrayVar(&o.options, "option", nil, "server option name=value for every node (repeatable)")
+	f.StringVar(&o.ssWaitPoint, "semisync-wait-point", "AFTER_SYNC", "semisync: AFTER_SYNC or AFTER_COMMIT")
+	f.DurationVar(&o.ssTimeout, "semisync-timeout", 10*time.Second, "semisync: how long the source waits for an ack before falling back to async")
+	f.IntVar(&o.ssReplicas, "semisync-wait-for-replicas", 1, "semisync: acknowledgements each commit waits for (MySQL only)")
+	return cmd
+}
+
+func newDestroyCmd(g *globalOpts) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "destroy [NAME]",
+		Short: "Stop a sandbox's servers and remove its processes, namespaces and directories",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if all && len(args) > 0 {
+				return usagef("destroy: give a NAME or --all, not both")
+			}
+			if !all && len(args) != 1 {
+				return usagef("destroy: want a cluster NAME or --all")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sb := g.sandbox()
+			ctx := cmd.Context()
+			if all {
+				cs, _ := sb.List()
+				if err := sb.DestroyAll(ctx); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "destroyed %d cluster(s)\n", len(cs))
+				return nil
+			}
+			if err := sb.Destroy(ctx, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "destroyed %s\n", args[0])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "destroy every cluster in the state directory")
+	return cmd
+}

@@ -1,0 +1,61 @@
+// Command habench benchmarks MySQL high-availability topologies side by side: it deploys
+// a topology, runs sysbench-compatible workloads, samples every node's lag and flow
+// control each second, and writes results and reports.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/habench/habench/topology"
+)
+
+// version is set with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() { os.Exit(run()) }
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the experiment or an operation failed
+	exitUsage   = 2 // bad input: flags, arguments, spec fields
+)
+
+// usageError marks bad input (exit code 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+func run() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		// A second signal forces exit; cleanup has had its chance.
+		<-ctx.Done()
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		<-ch
+		fmt.Fprintln(os.Stderr, "habench: second signal, exiting without cleanup")
+		os.Exit(130)
+	}()
+	root := newRootCmd()
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(os.Stderr, "habench: error:", err)
+	var fe *topology.FieldError
+	var ue usageError
+	if errors.As(err, &fe) || errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitFailure
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/experiment"
+	"github.com/spf13/cobra"
+)
+
+// globalOpts are the flags every command shares.
+type globalOpts struct {
+	stateDir string
+	logLevel string
+	log      *slog.Logger
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globalOpts{}
+	root := &cobra.Command{
+		Use:           "habench",
+		Short:         "Benchmark MySQL HA topologies side by side",
+		Long:          "habench deploys MySQL/MariaDB topologies (single, async, semi-sync), runs sysbench-compatible OLTP workloads,\nsamples every node's lag and replication health each second, and writes results and reports.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			var lvl slog.Level
+			if err := lvl.UnmarshalText([]byte(g.logLevel)); err != nil {
+				return usagef("--log-level %q: want debug, info, warn or error", g.logLevel)
+			}
+			g.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+			experiment.Version = version
+			return nil
+		},
+	}
+	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", cluster.DefaultStateDir(), "where sandbox state, datadirs and logs live (env HABENCH_STATE_DIR)")
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "debug, info, warn or error")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath())}
+	})
+	root.AddCommand(newVersionCmd(), newDeployCmd(g), newDestroyCmd(g), newStatusCmd(g), newDoctorCmd(g),
+		newSysbenchCmd(g), newRunCmd(g))
+	return root
+}
+
+func (g *globalOpts) sandbox() *cluster.Sandbox {
+	return &cluster.Sandbox{StateDir: g.stateDir, Log: g.log}
+}
+
+// exactArgs is cobra.ExactArgs with a usage error.
+func exactArgs(n int, names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s: want %d argument(s) (%s), got %d: %q", cmd.CommandPath(), n, strings.Join(names, ", "), len(args), args)
+		}
+		return nil
+	}
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print habench's version",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprintf(cmd.OutOrStdout(), "habench %s\n", version)
+			return nil
+		},
+	}
+}

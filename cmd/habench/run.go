@@ -1,0 +1,57 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/habench/habench/experiment"
+	"github.com/spf13/cobra"
+)
+
+func newRunCmd(g *globalOpts) *cobra.Command {
+	var results string
+	var keep, dry bool
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO.yaml",
+		Short: "Run a whole experiment from a scenario file: deploy, prepare, run, sample, report, destroy",
+		Example: `  habench run scenarios/quick.yaml
+  habench run scenarios/quick.yaml --results /tmp/results`,
+		Args: exactArgs(1, "SCENARIO.yaml"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := os.ReadFile(args[0])
+			if err != nil {
+				return usageError{fmt.Errorf("scenario %q: %w", args[0], err)}
+			}
+			s, err := experiment.ParseScenario(b)
+			if err != nil {
+				return usageError{fmt.Errorf("scenario %q: %w", args[0], err)}
+			}
+			out := cmd.OutOrStdout()
+			if dry {
+				fmt.Fprintf(out, "scenario %s: %d topologies, workload %s\n", s.Name, len(s.Topologies), s.Workload.Test)
+				for i, t := range s.Topologies {
+					fmt.Fprintf(out, "  %d. %s: %s, %d nodes, %s (%s)\n", i+1, t.Name, t.Kind, t.Nodes, t.Flavor, t.Installation.Kind)
+				}
+				return nil
+			}
+			r := &experiment.ScenarioRun{Scenario: s, Sandbox: g.sandbox(), ResultsDir: results, Stdout: out, Log: g.log, CommandLine: os.Args, Keep: keep}
+			dir, rows, err := r.Run(cmd.Context())
+			if len(rows) > 0 {
+				fmt.Fprintln(out)
+				experiment.PrintComparison(out, rows)
+			}
+			if dir != "" {
+				fmt.Fprintf(out, "\nresults: %s\n", dir)
+			}
+			if errors.Is(err, cmd.Context().Err()) && err != nil {
+				return fmt.Errorf("interrupted: %w", err)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&results, "results", "results", "directory that receives the run directory")
+	cmd.Flags().BoolVar(&keep, "keep", false, "leave the clusters running afterwards (habench destroy NAME removes them)")
+	cmd.Flags().BoolVar(&dry, "dry-run", false, "print the plan and exit")
+	return cmd
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/netem"
+	"github.com/habench/habench/topology"
+	"github.com/spf13/cobra"
+)
+
+func newStatusCmd(g *globalOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status [NAME]",
+		Short: "List sandboxes, or show one: nodes, roles, addresses, replication health",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("status: want at most one cluster NAME, got %q", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sb := g.sandbox()
+			w := cmd.OutOrStdout()
+			if len(args) == 0 {
+				cs, err := sb.List()
+				if err != nil {
+					return err
+				}
+				if len(cs) == 0 {
+					fmt.Fprintln(w, "no clusters in", g.stateDir)
+					return nil
+				}
+				tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+				fmt.Fprintln(tw, "NAME\tKIND\tNODES\tFLAVOR\tVERSION\tNETWORK\tSTATE")
+				for _, c := range cs {
+					ver := ""
+					if c.Binaries != nil {
+						ver = c.Binaries.Version.String()
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Spec.Flavor, ver, c.Network, c.State)
+				}
+				return tw.Flush()
+			}
+			c, err := sb.Load(args[0])
+			if err != nil {
+				if errors.Is(err, cluster.ErrNotFound) {
+					return &topology.FieldError{Field: "name", Value: args[0], Reason: "no such cluster (habench status lists them)"}
+				}
+				return err
+			}
+			fmt.Fprintf(w, "%s: %s, %d nodes, %s, network %s, state %s\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, c.Network, c.State)
+			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+			defer cancel()
+			health := map[string]string{}
+			caps := c.Capabilities()
+			for _, n := range c.Nodes {
+				health[n.Name] = nodeHealth(ctx, c, n, caps)
+			}
+			printNodes(w, c, health)
+			return nil
+		},
+	}
+}
+
+// nodeHealth is a short replication health text for a node.
+func nodeHealth(ctx context.Context, c *cluster.Cluster, n *cluster.Node, caps topology.Capabilities) string {
+	if !n.Running() {
+		return "server not running"
+	}
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return err.Error()
+	}
+	defer db.Close()
+	if err := db.PingContext(ctx); err != nil {
+		return "not accepting connections: " + err.Error()
+	}
+	if n.Role != topology.RoleReplica {
+		return "ok"
+	}
+	st, err := cluster.ReplicaStatus(ctx, db, caps)
+	if err != nil {
+		return err.Error()
+	}
+	if st == nil {
+		return "not replicating"
+	}
+	s := fmt.Sprintf("io=%s sql=%s behind=%ss", st[caps.ReplicaStatusColumn("io_running")], st[caps.ReplicaStatusColumn("sql_running")], orNull(st[caps.ReplicaStatusColumn("seconds_behind")]))
+	if e := st[caps.ReplicaStatusColumn("last_io_error")] + st[caps.ReplicaStatusColumn("last_sql_error")]; e != "" {
+		s += " error=" + e
+	}
+	return s
+}
+
+func orNull(s string) string {
+	if s == "" {
+		return "NULL"
+	}
+	return s
+}
+
+func printNodes(w io.Writer, c *cluster.Cluster, health map[string]string) {
+	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+	hdr := "NODE\tROLE\tADDRESS\tSOCKET\tPID"
+	if health != nil {
+		hdr += "\tHEALTH"
+	}
+	fmt.Fprintln(tw, hdr)
+	for _, n := range c.Nodes {
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%d", n.Name, n.Role, n.Addr(), n.Socket, n.PID)
+		if health != nil {
+			line += "\t" + health[n.Name]
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+}
+
+func newDoctorCmd(g *globalOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Say which server installations, network modes and netem backends are usable here, and why not",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w := cmd.OutOrStdout()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+			fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL")
+			row := func(check string, err error, ok string) {
+				if err != nil {
+					fmt.Fprintf(tw, "%s\tno\t%s\n", check, err)
+				} else {
+					fmt.Fprintf(tw, "%s\tyes\t%s\n", check, ok)
+				}
+			}
+			for _, t := range []struct {
+				name   string
+				inst   topology.Installation
+				flavor topology.Flavor
+			}{
+				{"mariadb (system)", topology.Installation{Kind: topology.InstallSystem}, topology.MariaDB},
+				{"mysql (rootfs " + cluster.DefaultRootfs + ")", topology.Installation{Kind: topology.InstallRootfs, Path: cluster.DefaultRootfs}, topology.MySQL},
+			} {
+				b, err := cluster.ResolveInstallation(ctx, t.inst, t.flavor)
+				if err == nil {
+					row(t.name, nil, b.VersionText)
+				} else {
+					row(t.name, err, "")
+				}
+			}
+			_, err := os.Stat("/usr/lib/galera/libgalera_smm.so")
+			row("galera-4 provider", err, "/usr/lib/galera/libgalera_smm.so")
+			if p, err := exec.LookPath("sysbench"); err == nil {
+				out, _ := exec.CommandContext(ctx, p, "--version").Output()
+				row("sysbench (reference)", nil, strings.TrimSpace(string(out)))
+			} else {
+				row("sysbench (reference)", errors.New("not installed (apt-get install sysbench): only the compatibility tests need it"), "")
+			}
+			if why := cluster.NetNamespacesUsable(); why != "" {
+				row("network: netns per node", errors.New(why), "")
+			} else {
+				row("network: netns per node", nil, "one namespace per node on a private bridge")
+			}
+			row("network: loopback", nil, "every node on 127.0.0.1, own port")
+			row("netem: kernel (sch_netem via netlink)", netem.KernelAvailable(), "netem qdiscs can be attached")
+			row("netem: userspace link", netem.UserspaceAvailable(), "")
+			if st, err := os.Stat(g.stateDir); err == nil && st.IsDir() {
+				row("state directory", nil, g.stateDir)
+			} else {
+				row("state directory", nil, g.stateDir+" (created on first deploy)")
+			}
+			_ = filepath.Join
+			return tw.Flush()
+		},
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/topology"
+	"github.com/habench/habench/workload"
+	"github.com/spf13/cobra"
+)
+
+type sysbenchOpts struct {
+	wl      workload.Options
+	conn    workload.ConnFlags
+	cluster string
+	results string
+	nodes   []string
+}
+
+func newSysbenchCmd(g *globalOpts) *cobra.Command {
+	o := &sysbenchOpts{wl: workload.DefaultOptions(), conn: workload.DefaultConnFlags()}
+	cmd := &cobra.Command{
+		Use:   "sysbench TESTNAME prepare|run|cleanup",
+		Short: "sysbench-compatible OLTP workloads: same options, same output, against a sandbox or any server",
+		Long: "Runs sysbench's OLTP tests (" + strings.Join(workload.Names(), ", ") + ")\n" +
+			"with sysbench's option names and defaults and its output format.\n" +
+			"With --cluster NAME it targets a habench sandbox (its writable nodes), samples every node each second\n" +
+			"and, with --results DIR, writes manifest.json, intervals.csv, samples.csv, summary.json and report.md.\n" +
+			"Without --cluster it connects like sysbench: --mysql-host, --mysql-port, --mysql-user, ...",
+		Example: `  habench sysbench oltp_read_write prepare --cluster t1 --tables 4 --table-size 10000
+  habench sysbench oltp_read_write run --cluster t1 --threads 8 --time 30 --report-interval 1 --results out/
+  habench sysbench oltp_read_only run --mysql-host 127.0.0.1 --mysql-port 3306 --mysql-user sbtest --threads 4`,
+		Args: exactArgs(2, "TESTNAME", "prepare|run|cleanup"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd, g, args[0], args[1])
+		},
+	}
+	f := cmd.Flags()
+	workload.BindFlags(f, &o.wl)
+	workload.BindConnFlags(f, &o.conn)
+	f.StringVar(&o.cluster, "cluster", "", "run against this habench sandbox (instead of --mysql-host/--mysql-port/--mysql-user/--mysql-password/--mysql-socket)")
+	f.StringVar(&o.results, "results", "", "run: write a results directory under this directory")
+	f.StringSliceVar(&o.nodes, "nodes", nil, "with --cluster: nodes the workers connect to, round-robin (default: the writable nodes)")
+	return cmd
+}
+
+func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command string) error {
+	wl, err := workload.Lookup(test)
+	if err != nil {
+		return usageError{err}
+	}
+	switch command {
+	case "prepare", "run", "cleanup":
+	default:
+		return usagef("command %q: want prepare, run or cleanup", command)
+	}
+	if err := o.wl.Validate(); err != nil {
+		return usageError{err}
+	}
+	if o.results != "" && command != "run" {
+		return usagef("--results %q: only for run", o.results)
+	}
+	var c *cluster.Cluster
+	var target workload.Target
+	if o.cluster != "" {
+		for _, fl := range []string{"mysql-host", "mysql-port", "mysql-user", "mysql-password", "mysql-socket"} {
+			if cmd.Flags().Changed(fl) {
+				return usagef("--%s: not allowed with --cluster %s (the cluster knows its addresses and users)", fl, o.cluster)
+			}
+		}
+		c, err = g.sandbox().Load(o.cluster)
+		if err != nil {
+			if errors.Is(err, cluster.ErrNotFound) {
+				return &topology.FieldError{Field: "--cluster", Value: o.cluster, Reason: "no such cluster (habench status lists them)"}
+			}
+			return err
+		}
+		if target, err = clusterTarget(c, o.conn.DB, o.nodes); err != nil {
+			return err
+		}
+	} else {
+		if target, err = o.conn.Target(); err != nil {
+			return usageError{err}
+		}
+	}
+	ctx := cmd.Context()
+	out := cmd.OutOrStdout()
+	switch command {
+	case "prepare":
+		fmt.Fprintf(out, "habench %s (sysbench 1.0.20 compatible)\n\n", version)
+		return wl.Prepare(ctx, target, o.wl, out)
+	case "cleanup":
+		fmt.Fprintf(out, "habench %s (sysbench 1.0.20 compatible)\n\n", version)
+		return wl.Cleanup(ctx, target, o.wl, out)
+	}
+	b := &experiment.Bench{
+		Workload: wl, Options: o.wl, Target: target, Cluster: c, ResultsDir: o.results,
+		Stdout: out, Log: g.log, CommandLine: os.Args,
+	}
+	res, err := b.Run(ctx)
+	if res != nil && res.Dir != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "results: %s\n", res.Dir)
+	}
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("interrupted: %w", err)
+	}
+	return err
+}
+
+// clusterTarget makes a workload target of cluster c's nodes (default: the writable
+// ones), connecting as the sandbox's benchmark user through the guarded dialer.
+func clusterTarget(c *cluster.Cluster, db string, only []string) (workload.Target, error) {
+	t := workload.Target{User: c.User, Password: c.Password, DB: db,
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return cluster.GuardedDial(ctx, addr)
+		}}
+	for _, name := range only {
+		n := c.Node(name)
+		if n == nil {
+			return t, &topology.FieldError{Field: "--nodes", Value: name, Reason: "no such node in " + c.Name}
+		}
+		t.Endpoints = append(t.Endpoints, workload.Endpoint{Name: n.Name, Host: n.Host, Port: n.Port})
+	}
+	if len(only) == 0 {
+		for _, n := range c.Nodes {
+			if n.Role.Writable() {
+				t.Endpoints = append(t.Endpoints, workload.Endpoint{Name: n.Name, Host: n.Host, Port: n.Port})
+			}
+		}
+	}
+	return t, nil
+}

@@ -1,0 +1,494 @@
+package experiment
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/topology"
+	"github.com/habench/habench/workload"
+)
+
+// Version is habench's version, recorded in every manifest (set by main from ldflags).
+var Version = "0.1.0-dev"
+
+// Bench is one workload run against a target, with sampling and a results directory.
+type Bench struct {
+	Workload workload.Workload
+	Options  workload.Options
+	Target   workload.Target
+	// Cluster, when set, is sampled (every node, once per SampleInterval) and inspected.
+	Cluster *cluster.Cluster
+	// ResultsDir is the parent of the run directory; "" writes no results.
+	ResultsDir string
+	// Label names the run directory (default: cluster or first endpoint, and the workload).
+	Label string
+	// Stdout receives sysbench-format output (header, interval lines, summary); may be nil.
+	Stdout io.Writer
+	Log    *slog.Logger
+	// CommandLine is recorded in the manifest.
+	CommandLine []string
+	// SampleInterval defaults to 1s.
+	SampleInterval time.Duration
+	// OnInterval and OnSamples, when set, see every interval and every tick's samples
+	// (live metrics).
+	OnInterval func(workload.Interval)
+	OnSamples  func([]sampler.Sample)
+	// CatchUpTimeout bounds the wait for replicas to apply everything after the run
+	// before the consistency check (default 120s).
+	CatchUpTimeout time.Duration
+	// Extra is merged into the manifest under "extra" (scenario name, sweep cell, ...).
+	Extra map[string]any
+}
+
+// Outcome is what a Bench produced.
+type Outcome struct {
+	Dir     string
+	Result  *workload.Result
+	Summary *Summary
+}
+
+// NodeInfo is one node as recorded in the manifest: identity, role, version and the key
+// variables read back from the server before the run.
+type NodeInfo struct {
+	Name      string            `json:"name"`
+	Role      string            `json:"role"`
+	Address   string            `json:"address"`
+	Version   string            `json:"version"`
+	Variables map[string]string `json:"variables"`
+}
+
+// Manifest is manifest.json: everything needed to know what ran and under which settings.
+type Manifest struct {
+	Habench     map[string]string `json:"habench"`
+	CommandLine []string          `json:"command_line"`
+	Started     time.Time         `json:"started"`
+	Finished    time.Time         `json:"finished"`
+	Host        map[string]any    `json:"host"`
+	Workload    map[string]any    `json:"workload"`
+	Topology    *topology.Spec    `json:"topology,omitempty"`
+	Cluster     map[string]any    `json:"cluster,omitempty"`
+	Binaries    *cluster.Binaries `json:"binaries,omitempty"`
+	Nodes       []NodeInfo        `json:"nodes"`
+	Links       map[string]any    `json:"links"`
+	Samplers    []string          `json:"samplers,omitempty"`
+	Extra       map[string]any    `json:"extra,omitempty"`
+}
+
+// NodeLag summarises one node's samples over the run.
+type NodeLag struct {
+	Node          string  `json:"node"`
+	Role          string  `json:"role"`
+	LagMaxS       float64 `json:"lag_max_s"`
+	LagAvgS       float64 `json:"lag_avg_s"`
+	BacklogMaxTrx float64 `json:"backlog_max_trx"`
+	Samples       int     `json:"samples"`
+	// GTIDPosition is the node's executed set after the run and catch-up.
+	GTIDPosition string `json:"gtid_position,omitempty"`
+}
+
+// Summary is summary.json.
+type Summary struct {
+	Workload       string                            `json:"workload"`
+	Threads        int                               `json:"threads"`
+	TimeS          float64                           `json:"time_s"`
+	TPS            float64                           `json:"tps"`
+	QPS            float64                           `json:"qps"`
+	Transactions   int64                             `json:"transactions"`
+	Reads          int64                             `json:"reads"`
+	Writes         int64                             `json:"writes"`
+	Others         int64                             `json:"others"`
+	IgnoredErrors  int64                             `json:"ignored_errors"`
+	Reconnects     int64                             `json:"reconnects"`
+	LatencyMs      map[string]float64                `json:"latency_ms"`
+	ErrorsByCode   map[string]int64                  `json:"errors_by_code,omitempty"`
+	PerEndpoint    map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
+	Nodes          []NodeLag                         `json:"nodes,omitempty"`
+	ReplicasCaught *bool                             `json:"replicas_consistent,omitempty"`
+	RandType       string                            `json:"rand_type"`
+	PSMode         string                            `json:"db_ps_mode"`
+	Error          string                            `json:"error,omitempty"`
+}
+
+func (b *Bench) log() *slog.Logger {
+	if b.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return b.Log
+}
+
+// Run executes the bench: inspect, start samplers, run the workload, stop samplers, wait
+// for replicas to catch up, check consistency, write results. The workload's own error
+// (or ctx's) is returned after the results are written.
+func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
+	started := time.Now().UTC()
+	out := &Outcome{}
+	var res *Results
+	if b.ResultsDir != "" {
+		label := b.Label
+		if label == "" {
+			who := b.Target.Endpoints[0].Label()
+			if b.Cluster != nil {
+				who = b.Cluster.Name
+			}
+			label = sanitize(who) + "-" + b.Workload.Name()
+		}
+		var err error
+		if res, err = NewResults(filepath.Join(b.ResultsDir, RunDirName(label, started))); err != nil {
+			return nil, err
+		}
+		out.Dir = res.Dir
+		defer res.Close()
+	}
+
+	// Admin pools to every node, for inspection and sampling.
+	nodes, closeNodes, err := b.openNodes()
+	if err != nil {
+		return nil, err
+	}
+	defer closeNodes()
+
+	man := b.manifest(ctx, started, nodes)
+
+	// Samplers for the run's duration.
+	var runner *sampler.Runner
+	sctx, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	var swg sync.WaitGroup
+	var samplerErr error
+	var allSamples []sampler.Sample
+	var smu sync.Mutex
+	if b.Cluster != nil && len(nodes) > 0 {
+		kind := b.Cluster.Spec.Kind
+		samplers := sampler.Default(kind)
+		for _, s := range samplers {
+			man.Samplers = append(man.Samplers, s.Name())
+		}
+		runner = sampler.NewRunner(sampler.Config{Interval: b.SampleInterval, Logger: b.log(), Kind: kind}, nodes, samplers)
+		swg.Add(1)
+		go func() {
+			defer swg.Done()
+			samplerErr = runner.Run(sctx, func(ss []sampler.Sample) {
+				smu.Lock()
+				allSamples = append(allSamples, ss...)
+				smu.Unlock()
+				if res != nil {
+					res.Samples(ss)
+				}
+				if b.OnSamples != nil {
+					b.OnSamples(ss)
+				}
+			})
+		}()
+	}
+
+	if b.Stdout != nil {
+		workload.PrintHeader(b.Stdout, b.Options, Version)
+	}
+	rep := workload.ReporterFunc(func(iv workload.Interval) {
+		if b.Stdout != nil {
+			workload.PrintInterval(b.Stdout, iv, b.Options)
+		}
+		if res != nil {
+			res.Interval(iv)
+		}
+		if b.OnInterval != nil {
+			b.OnInterval(iv)
+		}
+	})
+	result, runErr := b.Workload.Run(ctx, b.Target, b.Options, rep)
+	out.Result = result
+	if result != nil && b.Stdout != nil {
+		workload.PrintSummary(b.Stdout, result, b.Options)
+	}
+
+	// Let replicas catch up while still sampling, so the samples show the drain.
+	var positions map[string]string
+	consistent := (*bool)(nil)
+	if b.Cluster != nil && len(nodes) > 1 {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.catchUp())
+		positions, err = waitConsistent(cctx, b.Cluster, nodes)
+		cancel()
+		ok := err == nil
+		consistent = &ok
+		if err != nil {
+			b.log().Warn("replicas did not catch up", "err", err)
+		}
+	}
+	if runner != nil {
+		// One more tick after catch-up so the last samples show the settled state.
+		time.Sleep(b.sampleInterval())
+	}
+	stopSampling()
+	swg.Wait()
+	if samplerErr != nil {
+		b.log().Warn("sampling failed", "err", samplerErr)
+	}
+
+	sum := b.summary(result, runErr, nodes, allSamples, positions)
+	sum.ReplicasCaught = consistent
+	out.Summary = sum
+	man.Finished = time.Now().UTC()
+	if res != nil {
+		var werr []error
+		werr = append(werr, res.WriteJSON("manifest.json", man))
+		werr = append(werr, res.WriteJSON("summary.json", sum))
+		werr = append(werr, res.WriteFile("report.md", Report(man, sum)))
+		if vars := b.allVariables(ctx, nodes); vars != nil {
+			werr = append(werr, res.WriteJSON("variables.json", vars))
+		}
+		if err := errors.Join(werr...); err != nil {
+			return out, err
+		}
+	}
+	if runErr != nil {
+		return out, runErr
+	}
+	if consistent != nil && !*consistent {
+		return out, fmt.Errorf("replicas did not converge to the source's GTID position within %v: %v", b.catchUp(), positions)
+	}
+	return out, nil
+}
+
+func (b *Bench) catchUp() time.Duration {
+	if b.CatchUpTimeout > 0 {
+		return b.CatchUpTimeout
+	}
+	return 120 * time.Second
+}
+
+func (b *Bench) sampleInterval() time.Duration {
+	if b.SampleInterval > 0 {
+		return b.SampleInterval
+	}
+	return time.Second
+}
+
+// openNodes opens an admin pool per cluster node (root over the unix socket), or one
+// pool per endpoint with the workload's credentials when there is no cluster.
+func (b *Bench) openNodes() ([]sampler.Node, func(), error) {
+	var nodes []sampler.Node
+	closeAll := func() {
+		for _, n := range nodes {
+			n.DB.Close()
+		}
+	}
+	if b.Cluster != nil {
+		caps := b.Cluster.Capabilities()
+		for _, n := range b.Cluster.Nodes {
+			db, err := b.Cluster.OpenAdmin(n)
+			if err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+			nodes = append(nodes, sampler.Node{Name: n.Name, Role: n.Role, Caps: caps, DB: db})
+		}
+		return nodes, closeAll, nil
+	}
+	for i, e := range b.Target.Endpoints {
+		db, err := sql.Open("mysql", endpointDSN(b.Target, e))
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		db.SetMaxOpenConns(2)
+		role := topology.RoleSource
+		if i > 0 {
+			role = ""
+		}
+		nodes = append(nodes, sampler.Node{Name: e.Label(), Role: role, DB: db})
+	}
+	return nodes, closeAll, nil
+}
+
+func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler.Node) *Manifest {
+	host, _ := os.Hostname()
+	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	m := &Manifest{
+		Habench:     map[string]string{"version": Version, "go": runtime.Version()},
+		CommandLine: b.CommandLine,
+		Started:     started,
+		Host:        map[string]any{"hostname": host, "kernel": strings.TrimSpace(string(kernel)), "cpus": runtime.NumCPU()},
+		Workload: map[string]any{"name": b.Workload.Name(), "options": b.Options,
+			"sysbench_compatible": "1.0.20", "rand_type": b.Options.RandType, "db_ps_mode": b.Options.PSMode},
+		Extra: b.Extra,
+		Links: map[string]any{"impairments": []any{}},
+	}
+	if mix, err := workload.StatementMix(b.Workload.Name(), b.Options); err == nil {
+		m.Workload["statement_mix"] = mix
+	}
+	var endpoints []string
+	for _, e := range b.Target.Endpoints {
+		endpoints = append(endpoints, e.Label())
+	}
+	m.Workload["endpoints"] = endpoints
+	if c := b.Cluster; c != nil {
+		m.Topology = &c.Spec
+		m.Binaries = c.Binaries
+		m.Cluster = map[string]any{"name": c.Name, "provider": c.Provider, "network": c.Network}
+		m.Links["network"] = c.Network
+		if c.Network == cluster.NetNamespaces {
+			m.Links["description"] = fmt.Sprintf("one network namespace per node on bridge hb-%s, 10.233.%d.0/24, no impairment", c.Name, c.SubnetIdx)
+		} else {
+			m.Links["description"] = "all nodes on 127.0.0.1, no impairment"
+		}
+	}
+	for _, n := range nodes {
+		info := NodeInfo{Name: n.Name, Role: string(n.Role)}
+		if b.Cluster != nil {
+			if cn := b.Cluster.Node(n.Name); cn != nil {
+				info.Address = cn.Addr()
+			}
+		} else {
+			info.Address = n.Name
+		}
+		vars, err := ReadVariables(ctx, n.DB)
+		if err != nil {
+			b.log().Warn("cannot read variables", "node", n.Name, "err", err)
+			info.Variables = map[string]string{"error": err.Error()}
+		} else {
+			var extra []string
+			if b.Cluster != nil {
+				for k := range b.Cluster.Spec.Options {
+					extra = append(extra, k)
+				}
+			}
+			info.Variables = pick(vars, keyVariables, extra...)
+			info.Version = vars["version"]
+		}
+		m.Nodes = append(m.Nodes, info)
+	}
+	return m
+}
+
+func (b *Bench) allVariables(ctx context.Context, nodes []sampler.Node) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, n := range nodes {
+		if v, err := ReadVariables(ctx, n.DB); err == nil {
+			out[n.Name] = v
+		}
+	}
+	return out
+}
+
+// waitConsistent waits until every node's GTID position equals the writer's, and returns
+// the positions. Error when ctx ends first.
+func waitConsistent(ctx context.Context, c *cluster.Cluster, nodes []sampler.Node) (map[string]string, error) {
+	mariadb := c.Capabilities().GTIDKind == "mariadb"
+	writer := c.Writer().Name
+	var pos map[string]string
+	for {
+		pos = map[string]string{}
+		var errs []error
+		for _, n := range nodes {
+			p, err := GTIDPosition(ctx, n.DB, mariadb)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
+			}
+			pos[n.Name] = p
+		}
+		same := len(errs) == 0
+		for _, p := range pos {
+			same = same && p == pos[writer]
+		}
+		if same {
+			return pos, nil
+		}
+		select {
+		case <-ctx.Done():
+			return pos, fmt.Errorf("GTID positions differ: %v %v", pos, errors.Join(errs...))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, samples []sampler.Sample, pos map[string]string) *Summary {
+	s := &Summary{Workload: b.Workload.Name(), Threads: b.Options.Threads, RandType: b.Options.RandType, PSMode: b.Options.PSMode}
+	if runErr != nil {
+		s.Error = runErr.Error()
+	}
+	if r != nil {
+		s.TimeS = r.TotalTime.Seconds()
+		s.TPS, s.QPS = r.TPS(), r.QPS()
+		s.Transactions, s.Reads, s.Writes, s.Others = r.Transactions, r.Reads, r.Writes, r.Others
+		s.IgnoredErrors, s.Reconnects = r.IgnoredErrors, r.Reconnects
+		s.LatencyMs = map[string]float64{"min": r.LatencyMin, "avg": r.LatencyAvg, "max": r.LatencyMax,
+			"p50": r.LatencyP50, "p95": r.LatencyP95, "p99": r.LatencyP99, "sum": r.LatencySum}
+		if len(r.ErrorsByCode) > 0 {
+			s.ErrorsByCode = map[string]int64{}
+			for k, v := range r.ErrorsByCode {
+				s.ErrorsByCode[fmt.Sprint(k)] = v
+			}
+		}
+		s.PerEndpoint = r.PerEndpoint
+		s.RandType, s.PSMode = r.RandType, r.PSMode
+	}
+	byNode := map[string]*NodeLag{}
+	for _, n := range nodes {
+		byNode[n.Name] = &NodeLag{Node: n.Name, Role: string(n.Role), GTIDPosition: pos[n.Name]}
+	}
+	lagSum := map[string]float64{}
+	for _, sm := range samples {
+		nl := byNode[sm.Node]
+		if nl == nil {
+			continue
+		}
+		switch sm.Metric {
+		case "lag_s":
+			nl.Samples++
+			lagSum[sm.Node] += sm.Value
+			if sm.Value > nl.LagMaxS {
+				nl.LagMaxS = sm.Value
+			}
+		case "backlog_trx":
+			if sm.Value > nl.BacklogMaxTrx {
+				nl.BacklogMaxTrx = sm.Value
+			}
+		}
+	}
+	for _, n := range nodes {
+		nl := byNode[n.Name]
+		if nl.Samples > 0 {
+			nl.LagAvgS = lagSum[n.Name] / float64(nl.Samples)
+		}
+		s.Nodes = append(s.Nodes, *nl)
+	}
+	sort.SliceStable(s.Nodes, func(i, j int) bool { return s.Nodes[i].Node < s.Nodes[j].Node })
+	return s
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// endpointDSN is a DSN for e with the target's credentials (no database selected).
+func endpointDSN(t workload.Target, e workload.Endpoint) string {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd = t.User, t.Password
+	cfg.Timeout = 10 * time.Second
+	if e.Socket != "" {
+		cfg.Net, cfg.Addr = "unix", e.Socket
+	} else {
+		cfg.Net, cfg.Addr = "tcp", fmt.Sprintf("%s:%d", e.Host, e.Port)
+	}
+	return cfg.FormatDSN()
+}

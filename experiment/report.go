@@ -1,0 +1,101 @@
+package experiment
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Report renders report.md: what ran, on which servers and settings, the results, and
+// per-node lag. Numbers come from the manifest and the summary only.
+func Report(m *Manifest, s *Summary) string {
+	var b strings.Builder
+	title := fmt.Sprint(m.Workload["name"])
+	if m.Topology != nil {
+		title = fmt.Sprintf("%s on %s (%s, %d nodes, %s)", title, m.Topology.Name, m.Topology.Kind, m.Topology.Nodes, m.Topology.Flavor)
+	}
+	fmt.Fprintf(&b, "# %s\n\n", title)
+	fmt.Fprintf(&b, "- habench %s, started %s, finished %s\n", m.Habench["version"], m.Started.Format("2006-01-02 15:04:05 UTC"), m.Finished.Format("15:04:05 UTC"))
+	fmt.Fprintf(&b, "- command: `%s`\n", strings.Join(m.CommandLine, " "))
+	if m.Binaries != nil {
+		fmt.Fprintf(&b, "- servers: %s (%s installation)\n", m.Binaries.VersionText, m.Binaries.Installation.Kind)
+	}
+	if d, ok := m.Links["description"]; ok {
+		fmt.Fprintf(&b, "- links: %v\n", d)
+	}
+	fmt.Fprintf(&b, "- workload: %v, %d threads, rand-type %s, db-ps-mode %s\n", m.Workload["name"], s.Threads, s.RandType, s.PSMode)
+	if s.Error != "" {
+		fmt.Fprintf(&b, "- **run ended with an error:** %s\n", s.Error)
+	}
+	b.WriteString("\n## Throughput and latency\n\n")
+	b.WriteString("| TPS | QPS | reads | writes | other | lat avg ms | p50 ms | p95 ms | p99 ms | max ms | ignored errors | reconnects |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	l := s.LatencyMs
+	fmt.Fprintf(&b, "| %.2f | %.2f | %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %d |\n",
+		s.TPS, s.QPS, s.Reads, s.Writes, s.Others, l["avg"], l["p50"], l["p95"], l["p99"], l["max"], s.IgnoredErrors, s.Reconnects)
+	if s.Transactions > 0 {
+		fmt.Fprintf(&b, "\nPer transaction: %.2f reads / %.2f writes / %.2f other.\n",
+			float64(s.Reads)/float64(s.Transactions), float64(s.Writes)/float64(s.Transactions), float64(s.Others)/float64(s.Transactions))
+	}
+	if len(s.ErrorsByCode) > 0 {
+		b.WriteString("\nIgnored errors by code: ")
+		var ks []string
+		for k, v := range s.ErrorsByCode {
+			ks = append(ks, fmt.Sprintf("%s: %d", k, v))
+		}
+		sort.Strings(ks)
+		b.WriteString(strings.Join(ks, ", ") + "\n")
+	}
+	if len(s.Nodes) > 0 {
+		b.WriteString("\n## Nodes: visibility lag and backlog\n\n")
+		b.WriteString("| node | role | version | lag max s | lag avg s | backlog max trx | samples |\n|---|---|---|---|---|---|---|\n")
+		ver := map[string]string{}
+		for _, n := range m.Nodes {
+			ver[n.Name] = n.Version
+		}
+		for _, n := range s.Nodes {
+			fmt.Fprintf(&b, "| %s | %s | %s | %.3f | %.3f | %.0f | %d |\n", n.Node, n.Role, ver[n.Node], n.LagMaxS, n.LagAvgS, n.BacklogMaxTrx, n.Samples)
+		}
+		if s.ReplicasCaught != nil {
+			if *s.ReplicasCaught {
+				b.WriteString("\nAfter the run every replica's executed GTID set equals the source's.\n")
+			} else {
+				b.WriteString("\n**After the run the replicas' GTID sets still differ from the source's.**\n")
+			}
+		}
+	}
+	if len(m.Nodes) > 0 {
+		b.WriteString("\n## Settings in effect (read back from each server)\n\n")
+		names := map[string]bool{}
+		for _, n := range m.Nodes {
+			for k := range n.Variables {
+				names[k] = true
+			}
+		}
+		var keys []string
+		for k := range names {
+			if k != "version_comment" && k != "server_uuid" && k != "hostname" {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		b.WriteString("| variable |")
+		for _, n := range m.Nodes {
+			b.WriteString(" " + n.Name + " |")
+		}
+		b.WriteString("\n|---|")
+		for range m.Nodes {
+			b.WriteString("---|")
+		}
+		b.WriteString("\n")
+		for _, k := range keys {
+			fmt.Fprintf(&b, "| %s |", k)
+			for _, n := range m.Nodes {
+				fmt.Fprintf(&b, " %s |", n.Variables[k])
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("\nFiles: manifest.json, summary.json, intervals.csv (one row per report interval), samples.csv (elapsed_s,node,metric,value), variables.json.\n")
+	return b.String()
+}

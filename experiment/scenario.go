@@ -1,0 +1,268 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/topology"
+	"github.com/habench/habench/workload"
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+)
+
+// Scenario is a whole experiment in one file: topologies to deploy one after the other
+// and the workload to run on each, with sysbench's option names.
+type Scenario struct {
+	Name        string           `yaml:"name"`
+	Description string           `yaml:"description"`
+	Network     string           `yaml:"network"` // auto (default), netns, loopback
+	Topologies  []topology.Spec  `yaml:"topologies"`
+	Workload    ScenarioWorkload `yaml:"workload"`
+	// Baseline names the topology the comparison's percentages refer to (default: the first).
+	Baseline string `yaml:"baseline"`
+
+	options workload.Options
+}
+
+// ScenarioWorkload is the workload part of a scenario: the test name and sysbench options
+// by their sysbench names ("table-size: 10000", "time: 30", "report-interval: 1").
+type ScenarioWorkload struct {
+	Test    string         `yaml:"test"`
+	Options map[string]any `yaml:"options"`
+}
+
+// ParseScenario decodes and validates a scenario. Unknown keys are errors naming the line;
+// workload options go through the same parser as the command line, so they fail the same way.
+func ParseScenario(b []byte) (*Scenario, error) {
+	var s Scenario
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("empty scenario")
+		}
+		return nil, fmt.Errorf("%s", strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "), "\n  ", "; "))
+	}
+	if len(s.Topologies) == 0 {
+		return nil, &topology.FieldError{Field: "topologies", Value: "", Reason: "want at least one topology"}
+	}
+	seen := map[string]bool{}
+	for i := range s.Topologies {
+		t := &s.Topologies[i]
+		if t.Nodes == 0 && t.Kind != topology.Single {
+			t.Nodes = 3
+		}
+		t.Defaults()
+		if t.Installation.Kind == topology.InstallRootfs && t.Installation.Path == "" {
+			t.Installation.Path = cluster.DefaultRootfs
+		}
+		if err := t.Validate(); err != nil {
+			return nil, fmt.Errorf("topologies[%d]: %w", i, err)
+		}
+		if seen[t.Name] {
+			return nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].name", i), Value: t.Name, Reason: "used twice"}
+		}
+		seen[t.Name] = true
+	}
+	if s.Baseline != "" && !seen[s.Baseline] {
+		return nil, &topology.FieldError{Field: "baseline", Value: s.Baseline, Reason: "not one of the topologies' names"}
+	}
+	if _, err := workload.Lookup(s.Workload.Test); err != nil {
+		return nil, &topology.FieldError{Field: "workload.test", Value: s.Workload.Test, Reason: err.Error()}
+	}
+	s.options = workload.DefaultOptions()
+	fs := pflag.NewFlagSet("scenario", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	workload.BindFlags(fs, &s.options)
+	keys := make([]string, 0, len(s.Workload.Options))
+	for k := range s.Workload.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := fmt.Sprint(s.Workload.Options[k])
+		if err := fs.Set(k, v); err != nil {
+			return nil, &topology.FieldError{Field: "workload.options." + k, Value: v, Reason: err.Error()}
+		}
+	}
+	if err := s.options.Validate(); err != nil {
+		return nil, fmt.Errorf("workload.options: %w", err)
+	}
+	return &s, nil
+}
+
+// Options returns the parsed workload options.
+func (s *Scenario) Options() workload.Options { return s.options }
+
+// ScenarioRun runs a scenario: for each topology deploy, prepare, run with sampling,
+// destroy; then a comparison table. Every deployed cluster is destroyed also on error
+// or interrupt.
+type ScenarioRun struct {
+	Scenario    *Scenario
+	Sandbox     *cluster.Sandbox
+	ResultsDir  string // parent directory; the run gets <time>-<scenario name> inside
+	Stdout      io.Writer
+	Log         *slog.Logger
+	CommandLine []string
+	// Keep leaves the clusters running after the run (for inspection).
+	Keep bool
+}
+
+// Row is one topology's line in the comparison.
+type Row struct {
+	Topology   string   `json:"topology"`
+	Kind       string   `json:"kind"`
+	Flavor     string   `json:"flavor"`
+	Version    string   `json:"version"`
+	Dir        string   `json:"dir"`
+	Summary    *Summary `json:"summary"`
+	TPSvsBase  float64  `json:"tps_vs_baseline_pct"`
+	LatVsBase  float64  `json:"latency_vs_baseline_pct"`
+	MaxLagS    float64  `json:"max_replica_lag_s"`
+	DeploySecs float64  `json:"deploy_s"`
+}
+
+// Run executes the scenario and returns the run directory and comparison rows.
+func (r *ScenarioRun) Run(ctx context.Context) (string, []Row, error) {
+	s := r.Scenario
+	dir := filepath.Join(r.ResultsDir, RunDirName(sanitize(s.Name), time.Now()))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	out := r.Stdout
+	if out == nil {
+		out = io.Discard
+	}
+	var rows []Row
+	for _, spec := range s.Topologies {
+		if ctx.Err() != nil {
+			break
+		}
+		row, err := r.one(ctx, spec, dir, out)
+		if row != nil {
+			rows = append(rows, *row)
+		}
+		if err != nil {
+			r.finish(dir, rows)
+			return dir, rows, fmt.Errorf("topology %s: %w", spec.Name, err)
+		}
+	}
+	r.finish(dir, rows)
+	return dir, rows, ctx.Err()
+}
+
+func (r *ScenarioRun) one(ctx context.Context, spec topology.Spec, dir string, out io.Writer) (row *Row, err error) {
+	fmt.Fprintf(out, "\n=== %s: deploying %s, %d nodes, %s\n", spec.Name, spec.Kind, spec.Nodes, spec.Flavor)
+	sb := *r.Sandbox
+	sb.Network = r.Scenario.Network
+	t0 := time.Now()
+	c, err := sb.Deploy(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	deploySecs := time.Since(t0).Seconds()
+	if !r.Keep {
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if derr := sb.Destroy(cctx, c.Name); derr != nil {
+				err = errors.Join(err, fmt.Errorf("destroy %s: %w", c.Name, derr))
+			}
+		}()
+	}
+	fmt.Fprintf(out, "deployed in %.1fs: %s\n", deploySecs, c.Binaries.VersionText)
+	wl, _ := workload.Lookup(r.Scenario.Workload.Test)
+	opts := r.Scenario.options
+	var endpoints []workload.Endpoint
+	for _, n := range c.Nodes {
+		if n.Role.Writable() {
+			endpoints = append(endpoints, workload.Endpoint{Name: n.Name, Host: n.Host, Port: n.Port})
+		}
+	}
+	target := workload.Target{Endpoints: endpoints, User: c.User, Password: c.Password, DB: "sbtest",
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return cluster.GuardedDial(ctx, addr)
+		}}
+	if err := wl.Prepare(ctx, target, opts, out); err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	b := &Bench{Workload: wl, Options: opts, Target: target, Cluster: c, ResultsDir: dir, Label: spec.Name,
+		Stdout: out, Log: r.Log, CommandLine: r.CommandLine,
+		Extra: map[string]any{"scenario": r.Scenario.Name, "topology": spec.Name}}
+	res, err := b.Run(ctx)
+	if res == nil || res.Summary == nil {
+		return nil, err
+	}
+	row = &Row{Topology: spec.Name, Kind: string(spec.Kind), Flavor: string(spec.Flavor), Version: c.Binaries.Version.String(),
+		Dir: res.Dir, Summary: res.Summary, DeploySecs: deploySecs}
+	for _, n := range res.Summary.Nodes {
+		if n.LagMaxS > row.MaxLagS {
+			row.MaxLagS = n.LagMaxS
+		}
+	}
+	fmt.Fprintf(out, "results: %s\n", res.Dir)
+	return row, err
+}
+
+// finish computes baseline percentages and writes comparison.md and comparison.json.
+func (r *ScenarioRun) finish(dir string, rows []Row) {
+	if len(rows) == 0 {
+		return
+	}
+	base := rows[0]
+	for _, row := range rows {
+		if row.Topology == r.Scenario.Baseline {
+			base = row
+		}
+	}
+	for i := range rows {
+		if base.Summary.TPS > 0 {
+			rows[i].TPSvsBase = 100 * rows[i].Summary.TPS / base.Summary.TPS
+		}
+		if l := base.Summary.LatencyMs["avg"]; l > 0 {
+			rows[i].LatVsBase = 100 * rows[i].Summary.LatencyMs["avg"] / l
+		}
+	}
+	res := &Results{Dir: dir}
+	res.WriteJSON("comparison.json", rows)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n%s\n\nBaseline: %s. Workload: %s.\n\n", r.Scenario.Name, strings.TrimSpace(r.Scenario.Description), base.Topology, r.Scenario.Workload.Test)
+	b.WriteString(ComparisonTable(rows))
+	res.WriteFile("comparison.md", b.String())
+}
+
+// ComparisonTable renders rows as a Markdown table (S1's shape: TPS, latency, % of baseline, lag).
+func ComparisonTable(rows []Row) string {
+	var b strings.Builder
+	b.WriteString("| topology | kind | flavor | version | TPS | QPS | avg ms | p95 ms | p99 ms | TPS vs base | latency vs base | max replica lag s |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		l := r.Summary.LatencyMs
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f%% | %.1f%% | %.3f |\n",
+			r.Topology, r.Kind, r.Flavor, r.Version, r.Summary.TPS, r.Summary.QPS, l["avg"], l["p95"], l["p99"], r.TPSvsBase, r.LatVsBase, r.MaxLagS)
+	}
+	return b.String()
+}
+
+// PrintComparison writes the comparison as an aligned text table.
+func PrintComparison(w io.Writer, rows []Row) {
+	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "topology\tkind\tTPS\tavg ms\tp95 ms\tTPS vs base\tlat vs base\tmax lag s\t")
+	for _, r := range rows {
+		l := r.Summary.LatencyMs
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%.1f%%\t%.1f%%\t%.3f\t\n", r.Topology, r.Kind, r.Summary.TPS, l["avg"], l["p95"], r.TPSvsBase, r.LatVsBase, r.MaxLagS)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,63 @@
+// Package netem impairs the links between a sandbox's nodes: delay, jitter, loss, rate and
+// partitions. This file holds the capability probes; the kernel backend (netem qdiscs via
+// netlink) and the userspace link are tracked in issue 4.
+package netem
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+)
+
+// KernelAvailable reports whether a netem qdisc can be attached here: it creates a
+// throwaway network namespace, adds netem to its loopback through netlink, and removes
+// both. nil means usable; the error says why not (not root, or no sch_netem in the kernel).
+func KernelAvailable() error {
+	if os.Geteuid() != 0 {
+		return errors.New("not root: netem qdiscs need CAP_NET_ADMIN")
+	}
+	runtime.LockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	defer orig.Close()
+	ns, err := netns.New() // switches this thread into the new namespace
+	if err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("create probe namespace: %w", err)
+	}
+	defer ns.Close()
+	if err := netns.Set(orig); err != nil {
+		return fmt.Errorf("leave probe namespace: %w", err) // thread stays locked and is discarded
+	}
+	runtime.UnlockOSThread()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	lo, err := h.LinkByName("lo")
+	if err != nil {
+		return err
+	}
+	if err := h.LinkSetUp(lo); err != nil {
+		return err
+	}
+	q := netlink.NewNetem(netlink.QdiscAttrs{LinkIndex: lo.Attrs().Index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
+		netlink.NetemQdiscAttrs{Latency: 1000})
+	if err := h.QdiscAdd(q); err != nil {
+		return fmt.Errorf("kernel has no usable sch_netem (adding a netem qdisc failed: %v); the userspace link is needed", err)
+	}
+	return nil
+}
+
+// UserspaceAvailable reports whether the userspace delay link can run here.
+func UserspaceAvailable() error {
+	return errors.New("not implemented yet (issue 4)")
+}
