@@ -1,0 +1,187 @@
+package workload
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// insertBatch is the number of rows per multi-row INSERT in Prepare.
+const insertBatch = 1000
+
+// lockedWriter serialises whole lines from parallel loaders.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) printf(format string, args ...any) {
+	if l.w == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, format, args...)
+}
+
+// CreateTableSQL returns the CREATE TABLE statement of table n for o (sysbench's
+// schema: id, k, c CHAR(120), pad CHAR(60), PRIMARY KEY (id)).
+func CreateTableSQL(n int, o Options) string {
+	idDef := "INTEGER NOT NULL AUTO_INCREMENT"
+	if !o.AutoInc {
+		idDef = "INTEGER NOT NULL"
+	}
+	return fmt.Sprintf("CREATE TABLE sbtest%d(id %s, k INTEGER DEFAULT '0' NOT NULL, "+
+		"c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE=%s",
+		n, idDef, o.MysqlEngine)
+}
+
+func (w *oltp) Prepare(ctx context.Context, t Target, o Options, out io.Writer) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	rows := o.TableSize
+	if w.spec.name == "oltp_insert" && !o.AutoInc {
+		// Like sysbench: oltp_insert without auto-inc inserts ids from a unique
+		// random sequence, which could collide with preloaded ids.
+		rows = 0
+	}
+	s := newSession(t)
+	defer s.close()
+	ep := t.Endpoints[0]
+
+	root, err := s.open(ep, "", false)
+	if err != nil {
+		return err
+	}
+	_, err = root.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(t.DB))
+	root.Close()
+	if err != nil {
+		return fmt.Errorf("prepare on %s: CREATE DATABASE %s: %w", ep.Label(), t.DB, err)
+	}
+
+	db, err := s.open(ep, t.DB, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	par := min(o.Threads, o.Tables)
+	db.SetMaxOpenConns(par)
+	db.SetMaxIdleConns(par)
+	lw := &lockedWriter{w: out}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	seed := seedOf(&o)
+	errs := make([]error, par)
+	var wg sync.WaitGroup
+	for th := 0; th < par; th++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g := newRandGen(&o, seed, uint64(th)+0x9e3779b97f4a7c15)
+			for n := th + 1; n <= o.Tables; n += par {
+				if err := createTable(ctx, db, n, rows, &o, g, lw); err != nil {
+					errs[th] = fmt.Errorf("prepare on %s: %w", ep.Label(), err)
+					cancel()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+func createTable(ctx context.Context, db *sql.DB, n, rows int, o *Options, g *randGen, lw *lockedWriter) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	lw.printf("Creating table 'sbtest%d'...\n", n)
+	if _, err := conn.ExecContext(ctx, CreateTableSQL(n, *o)); err != nil {
+		return fmt.Errorf("creating table sbtest%d: %w", n, err)
+	}
+	if rows > 0 {
+		lw.printf("Inserting %d records into 'sbtest%d'\n", rows, n)
+	}
+	head := fmt.Sprintf("INSERT INTO sbtest%d (id, k, c, pad) VALUES ", n)
+	buf := make([]byte, 0, len(head)+insertBatch*200)
+	var cbuf, pbuf []byte
+	for start := 1; start <= rows; start += insertBatch {
+		end := min(start+insertBatch-1, rows)
+		buf = append(buf[:0], head...)
+		for id := start; id <= end; id++ {
+			if id > start {
+				buf = append(buf, ',')
+			}
+			cbuf = g.fillString(cbuf, cTemplate)
+			pbuf = g.fillString(pbuf, padTemplate)
+			buf = append(buf, '(')
+			buf = strconv.AppendInt(buf, int64(id), 10)
+			buf = append(buf, ',')
+			buf = strconv.AppendUint(buf, uint64(g.def(1, uint32(o.TableSize))), 10)
+			buf = append(buf, ",'"...)
+			buf = append(buf, cbuf...)
+			buf = append(buf, "','"...)
+			buf = append(buf, pbuf...)
+			buf = append(buf, "')"...)
+		}
+		if _, err := conn.ExecContext(ctx, string(buf)); err != nil {
+			return fmt.Errorf("inserting rows %d..%d into sbtest%d: %w", start, end, n, err)
+		}
+	}
+	if o.CreateSecondary {
+		lw.printf("Creating a secondary index on 'sbtest%d'...\n", n)
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE INDEX k_%d ON sbtest%d(k)", n, n)); err != nil {
+			return fmt.Errorf("creating index k_%d: %w", n, err)
+		}
+	}
+	return nil
+}
+
+func (w *oltp) Cleanup(ctx context.Context, t Target, o Options, out io.Writer) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	if o.Tables < 1 {
+		return fmt.Errorf("--tables %q: want an integer >= 1", strconv.Itoa(o.Tables))
+	}
+	s := newSession(t)
+	defer s.close()
+	ep := t.Endpoints[0]
+	db, err := s.open(ep, t.DB, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	lw := &lockedWriter{w: out}
+	for n := 1; n <= o.Tables; n++ {
+		lw.printf("Dropping table 'sbtest%d'...\n", n)
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("DROP TABLE IF EXISTS sbtest%d", n)); err != nil {
+			return fmt.Errorf("cleanup on %s: dropping sbtest%d: %w", ep.Label(), n, err)
+		}
+	}
+	return nil
+}
+
+// seedOf returns the base seed: RandSeed, or the current time when it is 0.
+func seedOf(o *Options) uint64 {
+	if o.RandSeed != 0 {
+		return uint64(o.RandSeed)
+	}
+	return uint64(time.Now().UnixNano())
+}

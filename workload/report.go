@@ -1,0 +1,122 @@
+package workload
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// SysbenchVersion is the sysbench release whose output layout habench reproduces.
+const SysbenchVersion = "1.0.20"
+
+// PrintHeader writes sysbench's run header, from the version line to
+// "Threads started!" and its blank line:
+//
+//	habench VERSION (sysbench 1.0.20 compatible)
+//
+//	Running the test with following options:
+//	Number of threads: 4
+//	Target transaction rate: 200/sec            (only with --rate)
+//	Report intermediate results every 1 second(s) (only with --report-interval)
+//	Initializing random number generator from current time
+//	...
+//	Threads started!
+func PrintHeader(w io.Writer, o Options, version string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "habench %s (sysbench %s compatible)\n\n", version, SysbenchVersion)
+	b.WriteString("Running the test with following options:\n")
+	fmt.Fprintf(&b, "Number of threads: %d\n", o.Threads)
+	if o.Rate > 0 {
+		fmt.Fprintf(&b, "Target transaction rate: %d/sec\n", o.Rate)
+	}
+	if o.ReportInterval > 0 {
+		fmt.Fprintf(&b, "Report intermediate results every %s second(s)\n", secs(o.ReportInterval))
+	}
+	if o.RandSeed != 0 {
+		fmt.Fprintf(&b, "Initializing random number generator from seed (%d).\n\n", o.RandSeed)
+	} else {
+		b.WriteString("Initializing random number generator from current time\n\n")
+	}
+	b.WriteString("\n")
+	b.WriteString("Initializing worker threads...\n\n")
+	if o.Warmup > 0 {
+		fmt.Fprintf(&b, "Warming up for %s seconds...\n\n", secs(o.Warmup))
+	}
+	b.WriteString("Threads started!\n\n")
+	io.WriteString(w, b.String())
+}
+
+// pctLabel formats a percentile the way sysbench's %u does, keeping
+// fractional percentiles (99.9) readable.
+func pctLabel(p float64) string {
+	if p == math.Trunc(p) {
+		return strconv.Itoa(int(p))
+	}
+	return strconv.FormatFloat(p, 'f', -1, 64)
+}
+
+// PrintInterval writes one interval report in sysbench 1.0.20's layout:
+//
+//	[ 10s ] thds: 16 tps: 1164.17 qps: 23298.56 (r/w/o: 16311.12/4657.49/2329.95) lat (ms,95%): 20.37 err/s: 0.00 reconn/s: 0.00
+//
+// followed, with --rate, by "[ 10s ] queue length: X, concurrency: Y".
+func PrintInterval(w io.Writer, iv Interval, o Options) {
+	t := iv.Elapsed.Seconds()
+	s := fmt.Sprintf("[ %.0fs ] thds: %d tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) lat (ms,%s%%): %4.2f err/s: %4.2f reconn/s: %4.2f\n",
+		t, iv.Threads, iv.TPS, iv.QPS, iv.ReadsPerSec, iv.WritesPerSec, iv.OthersPerSec,
+		pctLabel(o.Percentile), iv.LatencyPct, iv.ErrPerSec, iv.ReconnPerSec)
+	if o.Rate > 0 {
+		s += fmt.Sprintf("[ %.0fs ] queue length: %d, concurrency: %d\n", t, iv.QueueLength, iv.Concurrency)
+	}
+	io.WriteString(w, s)
+}
+
+// PrintSummary writes sysbench 1.0.20's final report, from "SQL statistics:"
+// to the blank line after "Threads fairness:", with the same labels, column
+// positions and units (latencies in ms, total and execution time in s).
+func PrintSummary(w io.Writer, r *Result, o Options) {
+	var b strings.Builder
+	secs := r.TotalTime.Seconds()
+	ps := func(n int64) float64 {
+		if secs <= 0 {
+			return 0
+		}
+		return float64(n) / secs
+	}
+	b.WriteString("SQL statistics:\n")
+	b.WriteString("    queries performed:\n")
+	fmt.Fprintf(&b, "        read:                            %d\n", r.Reads)
+	fmt.Fprintf(&b, "        write:                           %d\n", r.Writes)
+	fmt.Fprintf(&b, "        other:                           %d\n", r.Others)
+	fmt.Fprintf(&b, "        total:                           %d\n", r.Queries)
+	fmt.Fprintf(&b, "    transactions:                        %-6d (%.2f per sec.)\n", r.Transactions, ps(r.Transactions))
+	fmt.Fprintf(&b, "    queries:                             %-6d (%.2f per sec.)\n", r.Queries, ps(r.Queries))
+	fmt.Fprintf(&b, "    ignored errors:                      %-6d (%.2f per sec.)\n", r.IgnoredErrors, ps(r.IgnoredErrors))
+	fmt.Fprintf(&b, "    reconnects:                          %-6d (%.2f per sec.)\n", r.Reconnects, ps(r.Reconnects))
+	b.WriteString("\n")
+	b.WriteString("General statistics:\n")
+	fmt.Fprintf(&b, "    total time:                          %.4fs\n", secs)
+	fmt.Fprintf(&b, "    total number of events:              %d\n", r.Transactions)
+	b.WriteString("\n")
+	b.WriteString("Latency (ms):\n")
+	fmt.Fprintf(&b, "         min: %39.2f\n", r.LatencyMin)
+	fmt.Fprintf(&b, "         avg: %39.2f\n", r.LatencyAvg)
+	fmt.Fprintf(&b, "         max: %39.2f\n", r.LatencyMax)
+	if o.Percentile > 0 {
+		// sysbench: "        %3dth percentile: %27.2f"; a wider label
+		// (fractional percentile) narrows the value so it ends in the same column.
+		lbl := fmt.Sprintf("%3s", pctLabel(o.Percentile))
+		fmt.Fprintf(&b, "        %sth percentile: %*.2f\n", lbl, max(27-(len(lbl)-3), 1), r.LatencyPct)
+	} else {
+		b.WriteString("         percentile stats:               disabled\n")
+	}
+	fmt.Fprintf(&b, "         sum: %39.2f\n", r.LatencySum)
+	b.WriteString("\n")
+	b.WriteString("Threads fairness:\n")
+	fmt.Fprintf(&b, "    events (avg/stddev):           %.4f/%3.2f\n", r.EventsAvg, r.EventsStddev)
+	fmt.Fprintf(&b, "    execution time (avg/stddev):   %.4f/%3.2f\n", r.ExecTimeAvg, r.ExecTimeStddev)
+	b.WriteString("\n")
+	io.WriteString(w, b.String())
+}

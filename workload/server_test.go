@@ -1,0 +1,467 @@
+package workload
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/internal/testserver"
+)
+
+// serverTarget is a Target for s as root on database db.
+func serverTarget(s *testserver.Server, db string) Target {
+	return Target{
+		Endpoints: []Endpoint{{Name: "n1", Host: s.Host, Port: s.Port}},
+		User:      "root", DB: db,
+	}
+}
+
+func mustLookup(t *testing.T, name string) Workload {
+	t.Helper()
+	w, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func globalStatus(t *testing.T, db *sql.DB) map[string]int64 {
+	t.Helper()
+	rows, err := db.Query("SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Com\\_%'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	m := map[string]int64{}
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		m[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func delta(before, after map[string]int64, keys ...string) int64 {
+	var n int64
+	for _, k := range keys {
+		n += after[k] - before[k]
+	}
+	return n
+}
+
+func runOpts(threads int, d time.Duration) Options {
+	o := DefaultOptions()
+	o.Tables, o.TableSize, o.Threads, o.Time = 2, 10000, threads, d
+	return o
+}
+
+// TestServer runs the real-server tests against one throwaway MariaDB started
+// with Galera's auto-increment trap (increment 3, offset 2) and a 1 s lock
+// wait timeout.
+func TestServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-server tests skipped in -short mode")
+	}
+	s := testserver.StartMariaDB(t, "--auto-increment-increment=3", "--auto-increment-offset=2",
+		"--innodb-lock-wait-timeout=1")
+	admin := s.Open(t, "")
+	admin.SetMaxOpenConns(4)
+	tg := serverTarget(s, "sbtest")
+	rw := mustLookup(t, "oltp_read_write")
+
+	t.Run("prepare", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		o := runOpts(2, 0)
+		var out bytes.Buffer
+		if err := rw.Prepare(ctx, tg, o, &out); err != nil {
+			t.Fatalf("prepare: %v\n%s", err, out.String())
+		}
+		for n := 1; n <= o.Tables; n++ {
+			for _, line := range []string{
+				fmt.Sprintf("Creating table 'sbtest%d'...\n", n),
+				fmt.Sprintf("Inserting 10000 records into 'sbtest%d'\n", n),
+				fmt.Sprintf("Creating a secondary index on 'sbtest%d'...\n", n),
+			} {
+				if !strings.Contains(out.String(), line) {
+					t.Errorf("prepare output lacks %q:\n%s", line, out.String())
+				}
+			}
+			var cnt, minID, maxID, distinct, kOut int64
+			q := fmt.Sprintf("SELECT COUNT(*), MIN(id), MAX(id), COUNT(DISTINCT id), SUM(k < 1 OR k > 10000) FROM sbtest.sbtest%d", n)
+			if err := admin.QueryRow(q).Scan(&cnt, &minID, &maxID, &distinct, &kOut); err != nil {
+				t.Fatal(err)
+			}
+			if cnt != 10000 || minID != 1 || maxID != 10000 || distinct != 10000 {
+				t.Errorf("sbtest%d: count=%d min=%d max=%d distinct=%d, want ids exactly 1..10000 (auto-increment trap)", n, cnt, minID, maxID, distinct)
+			}
+			if kOut != 0 {
+				t.Errorf("sbtest%d: %d rows with k outside [1,10000]", n, kOut)
+			}
+			var idx string
+			err := admin.QueryRow("SELECT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA='sbtest' AND TABLE_NAME=? AND COLUMN_NAME='k'",
+				fmt.Sprintf("sbtest%d", n)).Scan(&idx)
+			if err != nil || idx != fmt.Sprintf("k_%d", n) {
+				t.Errorf("sbtest%d: secondary index = %q, %v; want k_%d", n, idx, err, n)
+			}
+			var tbl, ddl string
+			if err := admin.QueryRow(fmt.Sprintf("SHOW CREATE TABLE sbtest.sbtest%d", n)).Scan(&tbl, &ddl); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"`id` int(11) NOT NULL AUTO_INCREMENT", "`k` int(11) NOT NULL DEFAULT 0",
+				"`c` char(120) NOT NULL DEFAULT ''", "`pad` char(60) NOT NULL DEFAULT ''", "PRIMARY KEY (`id`)", "ENGINE=InnoDB"} {
+				if !strings.Contains(ddl, want) {
+					t.Errorf("sbtest%d DDL lacks %q:\n%s", n, want, ddl)
+				}
+			}
+		}
+		cRE := regexp.MustCompile(`^(\d{11}-){9}\d{11}$`)
+		padRE := regexp.MustCompile(`^(\d{11}-){4}\d{11}$`)
+		rows, err := admin.Query("SELECT c, pad FROM sbtest.sbtest1 WHERE id IN (1, 777, 10000)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c, pad string
+			if err := rows.Scan(&c, &pad); err != nil {
+				t.Fatal(err)
+			}
+			if !cRE.MatchString(c) || !padRE.MatchString(pad) {
+				t.Errorf("row data c=%q pad=%q does not match sysbench's templates", c, pad)
+			}
+		}
+		// Preparing again fails like sysbench (the table exists).
+		if err := rw.Prepare(ctx, tg, o, nil); err == nil || !strings.Contains(err.Error(), "1050") {
+			t.Errorf("second prepare: err = %v, want table-exists error 1050", err)
+		}
+	})
+
+	t.Run("run_disable_matches_server_counters", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		o := runOpts(4, 2*time.Second)
+		o.PSMode = PSDisable
+		o.ReportInterval = time.Second
+		var ivs []Interval
+		var mu sync.Mutex
+		before := globalStatus(t, admin)
+		res, err := rw.Run(ctx, tg, o, ReporterFunc(func(iv Interval) {
+			mu.Lock()
+			ivs = append(ivs, iv)
+			mu.Unlock()
+		}))
+		after := globalStatus(t, admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("trx=%d reads=%d writes=%d others=%d errors=%d tps=%.1f p95=%.2fms", res.Transactions, res.Reads, res.Writes, res.Others, res.IgnoredErrors, res.TPS(), res.LatencyP95)
+		checkMix(t, res, 14, 4, 2)
+		e := res.IgnoredErrors // each ignored error may add one failed statement and one ROLLBACK
+		checkNear(t, "Com_select", delta(before, after, "Com_select"), res.Reads, e)
+		checkNear(t, "Com_update+Com_delete+Com_insert", delta(before, after, "Com_update", "Com_delete", "Com_insert"), res.Writes, e)
+		checkNear(t, "Com_begin", delta(before, after, "Com_begin"), res.Transactions, e)
+		checkNear(t, "Com_commit", delta(before, after, "Com_commit"), res.Transactions, 0)
+		if n := delta(before, after, "Com_stmt_prepare"); n != 0 {
+			t.Errorf("Com_stmt_prepare delta = %d in disable mode, want 0", n)
+		}
+		if len(ivs) < 1 || len(ivs) > 3 {
+			t.Errorf("got %d interval reports in a 2 s run with 1 s interval", len(ivs))
+		}
+		var ivTrx int64
+		for _, iv := range ivs {
+			ivTrx += iv.Transactions
+			if iv.Threads != 4 || iv.TPS <= 0 || iv.LatencyPct <= 0 || iv.PerEndpoint["n1"].Transactions != iv.Transactions {
+				t.Errorf("odd interval %+v", iv)
+			}
+		}
+		if ivTrx > res.Transactions {
+			t.Errorf("intervals sum to %d transactions, more than the run's %d", ivTrx, res.Transactions)
+		}
+		if res.TotalTime < 2*time.Second || res.TotalTime > 3*time.Second {
+			t.Errorf("total time %v for --time=2", res.TotalTime)
+		}
+		if res.PerEndpoint["n1"].Transactions != res.Transactions || res.Histogram.TotalCount() != res.Transactions {
+			t.Errorf("per-endpoint %+v / histogram count %d disagree with %d transactions", res.PerEndpoint, res.Histogram.TotalCount(), res.Transactions)
+		}
+		if !(res.LatencyMin > 0 && res.LatencyMin <= res.LatencyAvg && res.LatencyAvg <= res.LatencyMax && res.LatencyPct <= res.LatencyMax) {
+			t.Errorf("latencies min=%v avg=%v max=%v pct=%v", res.LatencyMin, res.LatencyAvg, res.LatencyMax, res.LatencyPct)
+		}
+		if res.EventsAvg*4 != float64(res.Transactions) || res.ExecTimeAvg < 1.5 {
+			t.Errorf("fairness events avg %v exec avg %v", res.EventsAvg, res.ExecTimeAvg)
+		}
+	})
+
+	t.Run("run_auto_uses_server_side_prepares", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		o := runOpts(4, 2*time.Second)
+		before := globalStatus(t, admin)
+		res, err := rw.Run(ctx, tg, o, nil)
+		after := globalStatus(t, admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkMix(t, res, 14, 4, 2)
+		// 9 statements per table (point, 4 ranges, 2 updates, delete, insert)
+		// prepared once per worker connection.
+		if n := delta(before, after, "Com_stmt_prepare"); n != int64(9*o.Tables*o.Threads) {
+			t.Errorf("Com_stmt_prepare delta = %d, want %d", n, 9*o.Tables*o.Threads)
+		}
+		e := res.IgnoredErrors
+		checkNear(t, "Com_stmt_execute", delta(before, after, "Com_stmt_execute"), res.Reads+res.Writes, e)
+		checkNear(t, "Com_begin", delta(before, after, "Com_begin"), res.Transactions, e)
+		checkNear(t, "Com_commit", delta(before, after, "Com_commit"), res.Transactions, 0)
+		if n := delta(before, after, "Com_stmt_close"); n != int64(9*o.Tables*o.Threads) {
+			t.Errorf("Com_stmt_close delta = %d, want %d (statements closed at the end)", n, 9*o.Tables*o.Threads)
+		}
+	})
+
+	t.Run("other_workloads", func(t *testing.T) {
+		for _, c := range []struct {
+			name    string
+			r, w, o int64
+		}{
+			{"oltp_read_only", 14, 0, 2}, {"oltp_write_only", 0, 4, 2}, {"oltp_point_select", 1, 0, 0},
+			{"oltp_update_index", 0, 1, 0}, {"oltp_update_non_index", 0, 1, 0}, {"oltp_insert", 0, 1, 0},
+		} {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			o := runOpts(2, 0)
+			o.Events = 200
+			res, err := mustLookup(t, c.name).Run(ctx, tg, o, nil)
+			cancel()
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if res.Transactions != 200 {
+				t.Errorf("%s: --events=200 ran %d events", c.name, res.Transactions)
+			}
+			t.Logf("%s: %d events r/w/o %d/%d/%d", c.name, res.Transactions, res.Reads, res.Writes, res.Others)
+			checkMix(t, res, c.r, c.w, c.o)
+		}
+	})
+
+	t.Run("ignored_lock_wait_timeout_is_retried", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		release := holdAllRows(t, admin, 1500*time.Millisecond)
+		defer release()
+		o := runOpts(1, 3*time.Second)
+		o.Tables = 1
+		res, err := mustLookup(t, "oltp_update_index").Run(ctx, tg, o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ErrorsByCode[1205] < 1 || res.IgnoredErrors != res.ErrorsByCode[1205] || res.PerEndpoint["n1"].Errors != res.IgnoredErrors {
+			t.Errorf("ignored errors %d, by code %v, per endpoint %+v: want 1205 counted", res.IgnoredErrors, res.ErrorsByCode, res.PerEndpoint)
+		}
+		if res.Transactions < 1 {
+			t.Errorf("no transaction completed after the lock was released")
+		}
+		// The retried event's latency includes the lock waits.
+		if res.LatencyMax < 1000 {
+			t.Errorf("max latency %.1f ms, want >= 1000 ms (retried event includes the waits)", res.LatencyMax)
+		}
+	})
+
+	t.Run("unignored_error_ends_run", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		release := holdAllRows(t, admin, 1500*time.Millisecond)
+		defer release()
+		o := runOpts(1, 3*time.Second)
+		o.Tables = 1
+		o.IgnoreErrors = nil
+		res, err := mustLookup(t, "oltp_update_index").Run(ctx, tg, o, nil)
+		var se *StatementError
+		if !errors.As(err, &se) || se.Code != 1205 || se.Statement != "UPDATE sbtest1 SET k=k+1 WHERE id=?" || se.Endpoint != "n1" {
+			t.Fatalf("err = %v, want a StatementError for 1205 on the UPDATE", err)
+		}
+		if !strings.Contains(err.Error(), "1205") || !strings.Contains(err.Error(), "UPDATE sbtest1 SET k=k+1") {
+			t.Errorf("error text %q does not name the statement and code", err)
+		}
+		if res == nil || res.TotalTime <= 0 {
+			t.Errorf("want the partial result with the error, got %+v", res)
+		}
+	})
+
+	t.Run("kill_connection_reconnects", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		o := runOpts(2, 3*time.Second)
+		killed := make(chan int64, 1)
+		go func() {
+			time.Sleep(800 * time.Millisecond)
+			var id int64
+			err := admin.QueryRowContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE DB='sbtest' AND ID <> CONNECTION_ID() ORDER BY ID LIMIT 1").Scan(&id)
+			if err == nil {
+				_, err = admin.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id))
+			}
+			if err != nil {
+				t.Errorf("killing a worker: %v", err)
+			}
+			killed <- id
+		}()
+		res, err := rw.Run(ctx, tg, o, nil)
+		<-killed
+		if err != nil {
+			t.Fatalf("run after KILL: %v", err)
+		}
+		if res.Reconnects < 1 || res.PerEndpoint["n1"].Reconnects != res.Reconnects {
+			t.Errorf("reconnects = %d (per endpoint %+v), want >= 1 after KILL", res.Reconnects, res.PerEndpoint)
+		}
+		if res.Transactions < 10 {
+			t.Errorf("only %d transactions", res.Transactions)
+		}
+	})
+
+	t.Run("cancel_returns_partial_result", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(700*time.Millisecond, cancel)
+		o := runOpts(2, 10*time.Second)
+		start := time.Now()
+		res, err := rw.Run(ctx, tg, o, nil)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if time.Since(start) > 3*time.Second || res == nil || res.Transactions == 0 {
+			t.Errorf("cancel took %v, result %+v", time.Since(start), res)
+		}
+	})
+
+	t.Run("rate_and_warmup", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		o := runOpts(2, 2*time.Second)
+		o.Rate = 100
+		o.Warmup = 500 * time.Millisecond
+		o.ReportInterval = time.Second
+		var ivs []Interval
+		res, err := rw.Run(ctx, tg, o, ReporterFunc(func(iv Interval) { ivs = append(ivs, iv) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A Poisson process of 100/s over 2 s: 200 +- 3 sigma (42).
+		if res.Transactions < 140 || res.Transactions > 260 {
+			t.Errorf("--rate=100 for 2 s ran %d transactions", res.Transactions)
+		}
+		if res.TotalTime < 2*time.Second || res.TotalTime > 2500*time.Millisecond {
+			t.Errorf("measured time %v, want about 2 s (warmup excluded)", res.TotalTime)
+		}
+		var out bytes.Buffer
+		for _, iv := range ivs {
+			PrintInterval(&out, iv, o)
+		}
+		if !regexp.MustCompile(`(?m)^\[ 1s \] queue length: \d+, concurrency: \d+$`).Match(out.Bytes()) {
+			t.Errorf("rate interval output lacks the queue line:\n%s", out.String())
+		}
+	})
+
+	t.Run("cleanup", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var out bytes.Buffer
+		if err := rw.Cleanup(ctx, tg, runOpts(1, 0), &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != "Dropping table 'sbtest1'...\nDropping table 'sbtest2'...\n" {
+			t.Errorf("cleanup output %q", out.String())
+		}
+		var n int
+		if err := admin.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'").Scan(&n); err != nil || n != 0 {
+			t.Errorf("%d tables left after cleanup (%v)", n, err)
+		}
+	})
+
+	t.Run("prepare_without_auto_inc_and_index", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		o := runOpts(1, 0)
+		o.Tables, o.TableSize, o.AutoInc, o.CreateSecondary = 1, 100, false, false
+		tg2 := serverTarget(s, "other_db")
+		if err := rw.Prepare(ctx, tg2, o, nil); err != nil {
+			t.Fatal(err)
+		}
+		var tbl, ddl string
+		if err := admin.QueryRow("SHOW CREATE TABLE other_db.sbtest1").Scan(&tbl, &ddl); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(ddl, "AUTO_INCREMENT") || strings.Contains(ddl, "KEY `k_1`") {
+			t.Errorf("auto-inc off / no secondary DDL:\n%s", ddl)
+		}
+		var maxID int
+		if err := admin.QueryRow("SELECT MAX(id) FROM other_db.sbtest1").Scan(&maxID); err != nil || maxID != 100 {
+			t.Errorf("max id %d (%v)", maxID, err)
+		}
+	})
+}
+
+// checkMix checks the statement counts of a run without errors exactly, and
+// bounds them when ignored errors or reconnects restarted transactions.
+func checkMix(t *testing.T, res *Result, r, w, o int64) {
+	t.Helper()
+	if res.Transactions == 0 {
+		t.Fatalf("no transactions")
+	}
+	n := res.Transactions
+	if res.IgnoredErrors == 0 && res.Reconnects == 0 {
+		if res.Reads != r*n || res.Writes != w*n || res.Others != o*n {
+			t.Errorf("r/w/o = %d/%d/%d for %d transactions, want %d/%d/%d", res.Reads, res.Writes, res.Others, n, r*n, w*n, o*n)
+		}
+	} else {
+		m := n + res.IgnoredErrors + res.Reconnects
+		if res.Reads < r*n || res.Reads > r*m || res.Writes < w*n || res.Writes > w*m {
+			t.Errorf("r/w/o = %d/%d/%d for %d transactions and %d retries", res.Reads, res.Writes, res.Others, n, m-n)
+		}
+	}
+	if res.Queries != res.Reads+res.Writes+res.Others {
+		t.Errorf("queries %d != r+w+o", res.Queries)
+	}
+}
+
+func checkNear(t *testing.T, what string, got, want, slack int64) {
+	t.Helper()
+	if got < want || got > want+slack {
+		t.Errorf("server %s delta = %d, habench counted %d (slack %d)", what, got, want, slack)
+	} else {
+		t.Logf("server %s delta = %d, habench %d", what, got, want)
+	}
+}
+
+// holdAllRows locks every row of sbtest.sbtest1 in a transaction for d and
+// returns a func that waits for the release.
+func holdAllRows(t *testing.T, db *sql.DB, d time.Duration) func() {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "SELECT id FROM sbtest.sbtest1 FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(d)
+		conn.ExecContext(ctx, "COMMIT")
+		conn.Close()
+	}()
+	return func() { <-done }
+}

@@ -1,0 +1,220 @@
+package workload
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram geometry: microseconds from 1 us to 1 hour, 3 significant digits.
+// Longer latencies are recorded as 1 hour.
+const (
+	histLowest  = 1
+	histHighest = int64(time.Hour / time.Microsecond)
+	histSigFigs = 3
+)
+
+// NewHistogram returns an empty latency histogram with the geometry Run uses
+// (microseconds, 1 us .. 1 h, 3 significant digits).
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(histLowest, histHighest, histSigFigs)
+}
+
+// Reporter receives interval statistics. Interval is called from a single
+// goroutine, in order, every Options.ReportInterval of measured time.
+type Reporter interface {
+	Interval(iv Interval)
+}
+
+// ReporterFunc adapts a function to Reporter.
+type ReporterFunc func(Interval)
+
+// Interval calls f(iv).
+func (f ReporterFunc) Interval(iv Interval) { f(iv) }
+
+// EndpointStats are the counts of one endpoint (summed over the workers
+// connected to it) within an interval or a whole run.
+type EndpointStats struct {
+	// Transactions are completed events.
+	Transactions int64
+	// Queries are statements counted as read, write or other.
+	Queries int64
+	// Errors are ignored errors (the transaction was rolled back and retried).
+	Errors int64
+	// Reconnects are re-established connections after a lost connection.
+	Reconnects int64
+}
+
+// Interval is one interval report, what sysbench prints in a
+// "[ 10s ] thds: ..." line plus more. Rates are per second of the interval's
+// actual length; latencies are in milliseconds.
+type Interval struct {
+	// Elapsed is the measured time since the start of the run (after warmup)
+	// at the end of this interval; Length is the interval's actual length.
+	Elapsed, Length time.Duration
+	// Threads is the number of workers still running.
+	Threads int
+	// TPS, QPS and the per-class rates are per second.
+	TPS, QPS, ReadsPerSec, WritesPerSec, OthersPerSec, ErrPerSec, ReconnPerSec float64
+	// LatencyPct is the latency at Options.Percentile in ms (0 when no event
+	// completed or the percentile is off).
+	LatencyPct float64
+	// LatencyP50, LatencyP95, LatencyP99, LatencyMax and LatencyAvg are in ms.
+	LatencyP50, LatencyP95, LatencyP99, LatencyMax, LatencyAvg float64
+	// Counts within the interval.
+	Transactions, Reads, Writes, Others, Errors, Reconnects int64
+	// QueueLength is the number of queued events and Concurrency the number of
+	// events in progress (only with Options.Rate > 0).
+	QueueLength, Concurrency int
+	// PerEndpoint holds the interval's counts by Endpoint label.
+	PerEndpoint map[string]EndpointStats
+	// ErrorsByCode counts the interval's ignored errors by MySQL error code.
+	ErrorsByCode map[uint16]int64
+}
+
+// Result is the whole measured run (after warmup): what sysbench's final
+// summary prints, plus more. Latencies are in milliseconds.
+type Result struct {
+	// Workload is the test name; Threads the number of workers.
+	Workload string
+	Threads  int
+	// Counts of statements by sysbench's classes: a statement returning rows
+	// is a read, one changing rows is a write, anything else (BEGIN, COMMIT, a
+	// DML changing no row) is other. Queries = Reads + Writes + Others.
+	Reads, Writes, Others, Queries int64
+	// Transactions are completed events.
+	Transactions int64
+	// IgnoredErrors are errors in the ignore list (transaction retried).
+	IgnoredErrors int64
+	// Reconnects are re-established connections.
+	Reconnects int64
+	// TotalTime is the measured wall time (sysbench's "total time").
+	TotalTime time.Duration
+	// LatencyMin, LatencyAvg, LatencyMax and LatencySum are exact (ms);
+	// LatencyPct is at Percentile, from Histogram (ms).
+	LatencyMin, LatencyAvg, LatencyMax, LatencyPct, LatencySum float64
+	// Percentile is Options.Percentile.
+	Percentile float64
+	// LatencyP50, LatencyP95, LatencyP99 come from Histogram (ms).
+	LatencyP50, LatencyP95, LatencyP99 float64
+	// EventsAvg and EventsStddev are events per thread; ExecTimeAvg and
+	// ExecTimeStddev are seconds of event execution per thread (sysbench's
+	// "Threads fairness").
+	EventsAvg, EventsStddev, ExecTimeAvg, ExecTimeStddev float64
+	// Histogram holds every event latency in microseconds.
+	Histogram *hdrhistogram.Histogram
+	// PerEndpoint holds the run's counts by Endpoint label.
+	PerEndpoint map[string]EndpointStats
+	// ErrorsByCode counts ignored errors by MySQL error code.
+	ErrorsByCode map[uint16]int64
+	// RandType and PSMode record the distribution and statement mode used.
+	RandType, PSMode string
+}
+
+// TPS returns transactions per second of TotalTime.
+func (r *Result) TPS() float64 { return perSec(r.Transactions, r.TotalTime) }
+
+// QPS returns queries per second of TotalTime.
+func (r *Result) QPS() float64 { return perSec(r.Queries, r.TotalTime) }
+
+func perSec(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// counts are the counters one worker accumulates between harvests.
+type counts struct {
+	events, reads, writes, others, errors, reconnects int64
+	latSum, latMin, latMax                            int64 // ns; latMin 0 = none yet
+}
+
+func (c *counts) add(o *counts) {
+	c.events += o.events
+	c.reads += o.reads
+	c.writes += o.writes
+	c.others += o.others
+	c.errors += o.errors
+	c.reconnects += o.reconnects
+	c.latSum += o.latSum
+	if o.latMin > 0 && (c.latMin == 0 || o.latMin < c.latMin) {
+		c.latMin = o.latMin
+	}
+	c.latMax = max(c.latMax, o.latMax)
+}
+
+// workerStats is what one worker shares with the harvester. Only its own
+// worker and the (single) harvester take mu: there is no lock shared between
+// workers, and the harvester holds it only to swap pointers and copy counters.
+type workerStats struct {
+	mu       sync.Mutex
+	c        counts
+	byCode   map[uint16]int64
+	hist     *hdrhistogram.Histogram
+	endpoint string
+}
+
+// snapshot is the harvest of one worker.
+type snapshot struct {
+	c      counts
+	byCode map[uint16]int64
+	hist   *hdrhistogram.Histogram
+}
+
+// harvest takes the worker's counters and histogram since the previous
+// harvest, leaving it fresh ones; spare is the empty histogram to swap in.
+func (s *workerStats) harvest(spare *hdrhistogram.Histogram) snapshot {
+	s.mu.Lock()
+	sn := snapshot{c: s.c, byCode: s.byCode, hist: s.hist}
+	s.c = counts{}
+	s.byCode = nil
+	s.hist = spare
+	s.mu.Unlock()
+	return sn
+}
+
+// record adds one finished event (or a failed attempt when lat < 0) with the
+// statement counts in ev.
+func (s *workerStats) record(ev *counts, lat time.Duration, code uint16) {
+	s.mu.Lock()
+	s.c.reads += ev.reads
+	s.c.writes += ev.writes
+	s.c.others += ev.others
+	s.c.errors += ev.errors
+	s.c.reconnects += ev.reconnects
+	if code != 0 {
+		if s.byCode == nil {
+			s.byCode = make(map[uint16]int64)
+		}
+		s.byCode[code]++
+	}
+	if lat >= 0 {
+		ns := max(int64(lat), 1)
+		s.c.events++
+		s.c.latSum += ns
+		if s.c.latMin == 0 || ns < s.c.latMin {
+			s.c.latMin = ns
+		}
+		s.c.latMax = max(s.c.latMax, ns)
+		us := min(ns/1000, histHighest)
+		_ = s.hist.RecordValue(us)
+	}
+	s.mu.Unlock()
+	*ev = counts{}
+}
+
+// ms converts a histogram value (us) to milliseconds.
+func usToMs(v int64) float64 { return float64(v) / 1000 }
+
+func nsToMs(v int64) float64 { return float64(v) / 1e6 }
+
+// pctMs returns the latency at percentile p (0..100) in ms, clamped to maxNs.
+func pctMs(h *hdrhistogram.Histogram, p float64, maxNs int64) float64 {
+	if h.TotalCount() == 0 || p <= 0 {
+		return 0
+	}
+	return math.Min(usToMs(h.ValueAtPercentile(p)), nsToMs(maxNs))
+}
