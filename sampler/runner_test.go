@@ -1,0 +1,252 @@
+package sampler
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/topology"
+)
+
+// fakeSampler is a test sampler: it returns the metric "<name>_ok" = 1, or misbehaves.
+type fakeSampler struct {
+	name  string
+	mode  string // "ok", "err", "hang" (ignores ctx until release closes), "slow" (honours ctx), "panic"
+	only  string // if set, supports only this node
+	calls atomic.Int64
+
+	release chan struct{}
+}
+
+func (f *fakeSampler) Name() string         { return f.name }
+func (f *fakeSampler) Supports(n Node) bool { return f.only == "" || n.Name == f.only }
+func (f *fakeSampler) Sample(ctx context.Context, t *Tick, n Node) ([]Sample, error) {
+	f.calls.Add(1)
+	switch f.mode {
+	case "err":
+		return []Sample{{Metric: f.name + "_partial", Value: 2}}, errors.New("boom")
+	case "hang":
+		<-f.release
+		return []Sample{{Metric: f.name + "_late", Value: 1}}, nil
+	case "slow":
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Hour):
+		}
+	case "panic":
+		panic("sampler bug")
+	}
+	return []Sample{{Metric: f.name + "_ok", Value: 1}}, nil
+}
+
+// collect runs r for d and returns the ticks handed to the sink.
+func collect(t *testing.T, r *Runner, d time.Duration) [][]Sample {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var mu sync.Mutex
+	var ticks [][]Sample
+	err := r.Run(ctx, func(s []Sample) {
+		mu.Lock()
+		ticks = append(ticks, s)
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return ticks
+}
+
+// value finds node/metric in one tick's samples.
+func value(tick []Sample, node, metric string) (float64, bool) {
+	for _, s := range tick {
+		if s.Node == node && s.Metric == metric {
+			return s.Value, true
+		}
+	}
+	return 0, false
+}
+
+func TestRunnerIsolatesFailingSamplers(t *testing.T) {
+	hang := &fakeSampler{name: "hang", mode: "hang", release: make(chan struct{})}
+	t.Cleanup(func() { close(hang.release) })
+	good := &fakeSampler{name: "good", mode: "ok"}
+	samplers := []Sampler{
+		&fakeSampler{name: "bad", mode: "err"},
+		hang,
+		&fakeSampler{name: "slow", mode: "slow"},
+		&fakeSampler{name: "panicky", mode: "panic"},
+		good,
+		&fakeSampler{name: "onlyb", mode: "ok", only: "b"},
+	}
+	nodes := []Node{{Name: "a", Role: topology.RoleSource}, {Name: "b", Role: topology.RoleReplica}}
+	var logs bytes.Buffer
+	cfg := Config{Interval: 150 * time.Millisecond, Timeout: 60 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	r := NewRunner(cfg, nodes, samplers)
+
+	start := time.Now()
+	ticks := collect(t, r, 1575*time.Millisecond)
+	if len(ticks) < 8 || len(ticks) > 11 {
+		t.Fatalf("%d ticks in 1.575s at 150ms, want 8-11: a hanging sampler must not delay ticks", len(ticks))
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Fatalf("Run took %v to return after its context ended", time.Since(start))
+	}
+	for i, tick := range ticks {
+		k := float64(i + 1)
+		for _, n := range []string{"a", "b"} {
+			if v, ok := value(tick, n, "good_ok"); !ok || v != 1 {
+				t.Fatalf("tick %d node %s: good sampler's sample missing: %v", i, n, tick)
+			}
+			// bad errors every tick; its partial samples are kept.
+			if v, _ := value(tick, n, "sampler_errors_bad"); v != k {
+				t.Fatalf("tick %d node %s: sampler_errors_bad = %v, want %v", i, n, v, k)
+			}
+			if _, ok := value(tick, n, "bad_partial"); !ok {
+				t.Fatalf("tick %d node %s: samples returned with an error were dropped", i, n)
+			}
+			// hang times out on the first tick and is still running on every later one.
+			if v, _ := value(tick, n, "sampler_errors_hang"); v != k {
+				t.Fatalf("tick %d node %s: sampler_errors_hang = %v, want %v", i, n, v, k)
+			}
+			if v, _ := value(tick, n, "sampler_errors_slow"); v != k {
+				t.Fatalf("tick %d node %s: sampler_errors_slow = %v, want %v", i, n, v, k)
+			}
+			if v, _ := value(tick, n, "sampler_errors_panicky"); v != k {
+				t.Fatalf("tick %d node %s: sampler_errors_panicky = %v, want %v", i, n, v, k)
+			}
+			if v, _ := value(tick, n, "sampler_errors_good"); v != 0 {
+				t.Fatalf("tick %d node %s: sampler_errors_good = %v, want 0", i, n, v)
+			}
+			if v, _ := value(tick, n, "sampler_errors"); v != 4*k {
+				t.Fatalf("tick %d node %s: sampler_errors = %v, want %v", i, n, v, 4*k)
+			}
+		}
+		if _, ok := value(tick, "a", "onlyb_ok"); ok {
+			t.Fatalf("tick %d: sampler ran on a node it does not support", i)
+		}
+		if _, ok := value(tick, "a", "sampler_errors_onlyb"); ok {
+			t.Fatalf("tick %d: error counter for an unsupported node", i)
+		}
+		if _, ok := value(tick, "b", "onlyb_ok"); !ok {
+			t.Fatalf("tick %d: onlyb missing on b", i)
+		}
+		for _, s := range tick {
+			if s.Elapsed <= 0 || s.Node == "" {
+				t.Fatalf("tick %d: sample without elapsed/node: %+v", i, s)
+			}
+		}
+		if i > 0 && tick[0].Elapsed <= ticks[i-1][0].Elapsed {
+			t.Fatalf("elapsed not increasing: %v then %v", ticks[i-1][0].Elapsed, tick[0].Elapsed)
+		}
+	}
+	if n := hang.calls.Load(); n != 2 { // one per node; never re-launched while hung
+		t.Fatalf("hanging sampler called %d times, want 2 (not re-launched while in flight)", n)
+	}
+	if n := good.calls.Load(); n != int64(2*len(ticks)) && n != int64(2*len(ticks)+2) {
+		t.Fatalf("good sampler called %d times for %d ticks", n, len(ticks))
+	}
+	latest := r.Latest()
+	if latest["b"]["good_ok"] != 1 || latest["a"]["sampler_errors_bad"] != float64(len(ticks)) {
+		t.Fatalf("Latest = %v", latest)
+	}
+	latest["a"]["good_ok"] = 99 // a copy
+	if r.Latest()["a"]["good_ok"] != 1 {
+		t.Fatal("Latest returned the runner's own map")
+	}
+	// One warning per failing (sampler,node) streak, not one per tick.
+	if n := strings.Count(logs.String(), `level=WARN msg="sampler failed" sampler=bad node=a`); n != 1 {
+		t.Fatalf("%d warnings for bad on a, want 1:\n%s", n, logs.String())
+	}
+}
+
+type failingStarter struct{ fakeSampler }
+
+func (f *failingStarter) Start(context.Context, Config, []Node) (func(), error) {
+	return nil, errors.New("cannot create table")
+}
+
+func TestRunnerSetupError(t *testing.T) {
+	r := NewRunner(Config{Interval: 10 * time.Millisecond}, []Node{{Name: "a"}},
+		[]Sampler{&failingStarter{fakeSampler{name: "fs"}}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	called := false
+	err := r.Run(ctx, func([]Sample) { called = true })
+	if err == nil || !strings.Contains(err.Error(), "cannot create table") {
+		t.Fatalf("Run = %v, want the setup error", err)
+	}
+	if called {
+		t.Fatal("sink called after a setup error")
+	}
+}
+
+func TestTickOnce(t *testing.T) {
+	tk := NewTick(time.Now(), time.Second, nil)
+	var calls atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := tk.Once(context.Background(), "k", func() (any, error) {
+				calls.Add(1)
+				time.Sleep(20 * time.Millisecond)
+				return 42, nil
+			})
+			if err != nil || v.(int) != 42 {
+				t.Errorf("Once = %v, %v", v, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if calls.Load() != 1 {
+		t.Fatalf("fn called %d times, want 1", calls.Load())
+	}
+	// A waiter gives up with its own context.
+	block := make(chan struct{})
+	go tk.Once(context.Background(), "slow", func() (any, error) { <-block; return 1, nil })
+	time.Sleep(10 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := tk.Once(ctx, "slow", func() (any, error) { return 2, nil }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("waiter: err %v, want deadline exceeded", err)
+	}
+	close(block)
+}
+
+func TestDefault(t *testing.T) {
+	names := func(k topology.Kind) string {
+		var s []string
+		for _, x := range Default(k) {
+			s = append(s, x.Name())
+		}
+		return strings.Join(s, ",")
+	}
+	for k, want := range map[topology.Kind]string{
+		topology.Single: "heartbeat", topology.Async: "heartbeat,gtid,replica",
+		topology.SemiSync: "heartbeat,gtid,replica,semisync", topology.Galera: "heartbeat",
+	} {
+		if got := names(k); got != want {
+			t.Errorf("Default(%s) = %s, want %s", k, got, want)
+		}
+	}
+	// Every documented metric name is unique.
+	seen := map[string]bool{}
+	for _, m := range Metrics {
+		if seen[m.Name] || m.Unit == "" || m.Source == "" {
+			t.Errorf("Metrics: duplicate or undocumented %+v", m)
+		}
+		seen[m.Name] = true
+	}
+}
