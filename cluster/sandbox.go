@@ -114,12 +114,18 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	if err := os.MkdirAll(s.clustersDir(), 0o755); err != nil {
 		return nil, err
 	}
-	unlock, err := lockFile(filepath.Join(s.clustersDir(), ".lock"))
+	// One machine-wide lock covers choosing names, subnets and ports and creating the
+	// network, so sandboxes of different state directories never collide.
+	unlock, err := lockFile(globalLockPath())
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if unlock != nil {
+			unlock()
+		}
+	}()
 	c, err = s.allocate(spec, bins, mode)
-	unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +152,8 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 			}
 		}
 	}
+	unlock()
+	unlock = nil
 	caps := bins.Caps()
 	plan, err := topology.BuildPlan(spec, caps, func(node string) (string, int) {
 		n := c.Node(node)
@@ -666,6 +674,14 @@ func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error 
 
 // Running reports whether node n's recorded server process is alive.
 func (n *Node) Running() bool { return ourProcess(n.PID, n.StartTicks) }
+
+// globalLockPath is the machine-wide allocation lock (/run/habench.lock as root).
+func globalLockPath() string {
+	if os.Geteuid() == 0 {
+		return "/run/habench.lock"
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("habench-%d.lock", os.Geteuid()))
+}
 
 func lockFile(path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what habench's sandboxes and tests need on Debian/Ubuntu, as root, idempotently:
+# MariaDB 10.11 + galera-4 + sysbench (reference) + rsync from apt, iproute2/util-linux for
+# namespaces, debootstrap, and the MySQL root filesystem (scripts/mysql-rootfs.sh).
+# The packaged MariaDB service is not started (habench runs its own servers).
+set -euo pipefail
+pkgs="mariadb-server mariadb-client galera-4 sysbench rsync debootstrap iproute2 util-linux procps"
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" != 0 ]; then echo "deps: missing:$missing (run as root)" >&2; exit 1; fi
+  echo "deps: installing$missing"
+  # Keep the package's own mariadb service from starting on port 3306.
+  had_policy=0; [ -e /usr/sbin/policy-rc.d ] && had_policy=1
+  [ $had_policy = 1 ] || { printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; }
+  trap '[ $had_policy = 1 ] || rm -f /usr/sbin/policy-rc.d' EXIT
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq $missing >/dev/null
+fi
+"$(dirname "$0")/mysql-rootfs.sh" "${HABENCH_ROOTFS:-/var/cache/habench/rootfs/mysql-sid}"
