@@ -717,3 +717,34 @@ func redact(q string) string {
 	}
 	return q
 }
+
+// Leftovers lists what of cluster c still exists on this machine: live processes under
+// its directories, network namespaces and links of its name, and its directories. Empty
+// after a successful Destroy.
+func Leftovers(s *Sandbox, c *Cluster) []string {
+	var left []string
+	dirs := []string{s.clusterDir(c.Name)}
+	if c.Binaries != nil && c.Binaries.Root != "" {
+		dirs = append(dirs, c.Binaries.HostPath(s.serverClusterDir(c.Binaries, c.Name)))
+		for _, pid := range processesUnder(s.serverClusterDir(c.Binaries, c.Name)) {
+			left = append(left, fmt.Sprintf("process %d", pid))
+		}
+	}
+	for _, pid := range processesUnder(s.clusterDir(c.Name)) {
+		left = append(left, fmt.Sprintf("process %d", pid))
+	}
+	for _, n := range c.Nodes {
+		if n.Running() {
+			left = append(left, fmt.Sprintf("node %s pid %d", n.Name, n.PID))
+		}
+	}
+	if os.Geteuid() == 0 {
+		left = append(left, leftoverNetwork(c.Name)...)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err == nil {
+			left = append(left, "directory "+d)
+		}
+	}
+	return left
+}

@@ -1,59 +1,26 @@
-package cluster
+package cluster_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/topology"
 )
 
-// requireServers skips when the flavor's binaries are missing, unless
-// HABENCH_REQUIRE_SERVERS=1 (CI), where a missing server is a failure.
-func requireServers(t *testing.T, f topology.Flavor) topology.Installation {
-	t.Helper()
-	inst := topology.Installation{Kind: topology.InstallSystem}
-	path := "/usr/sbin/mariadbd"
-	if f == topology.MySQL {
-		inst = topology.Installation{Kind: topology.InstallRootfs, Path: DefaultRootfs}
-		path = filepath.Join(DefaultRootfs, "usr/sbin/mysqld")
-	}
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("HABENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatalf("%s missing and HABENCH_REQUIRE_SERVERS=1", path)
-		}
-		t.Skipf("%s missing: install with `make deps`", path)
-	}
-	return inst
-}
-
-func newSandbox(t *testing.T) *Sandbox {
-	t.Helper()
-	dir := t.TempDir()
-	s := &Sandbox{StateDir: dir, ReadyTimeout: 60 * time.Second}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		if err := s.DestroyAll(ctx); err != nil {
-			t.Errorf("destroy: %v", err)
-		}
-	})
-	return s
-}
-
+// TestDeployAsyncReplicates deploys 3-node async replication on both flavors, proves a
+// write on the source reaches every replica, and that destroy leaves nothing behind.
 func TestDeployAsyncReplicates(t *testing.T) {
 	for _, f := range []topology.Flavor{topology.MariaDB, topology.MySQL} {
 		t.Run(string(f), func(t *testing.T) {
-			inst := requireServers(t, f)
-			s := newSandbox(t)
+			s := testenv.Sandbox(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			spec := topology.Spec{Name: "ta" + string(f[:2]), Kind: topology.Async, Nodes: 3, Flavor: f, Installation: inst}
 			start := time.Now()
-			c, err := s.Deploy(ctx, spec)
+			c, err := s.Deploy(ctx, testenv.Spec(t, "ca"+string(f[:2]), topology.Async, 3, f))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,25 +49,53 @@ func TestDeployAsyncReplicates(t *testing.T) {
 				}
 				db.Close()
 			}
-			// Destroy leaves nothing.
-			dir := s.clusterDir(c.Name)
 			if err := s.Destroy(ctx, c.Name); err != nil {
 				t.Fatal(err)
 			}
-			for _, n := range c.Nodes {
-				if n.Running() {
-					t.Errorf("node %s pid %d still running after destroy", n.Name, n.PID)
-				}
-			}
-			if left := leftoverNetwork(c.Name); len(left) > 0 {
-				t.Errorf("left behind: %s", strings.Join(left, ", "))
-			}
-			if _, err := os.Stat(dir); err == nil {
-				t.Errorf("%s still exists", dir)
-			}
-			if _, err := os.Stat(c.Nodes[0].Dir); err == nil {
-				t.Errorf("%s still exists", c.Nodes[0].Dir)
+			if left := cluster.Leftovers(s, c); len(left) > 0 {
+				t.Fatalf("left behind after destroy: %s", strings.Join(left, ", "))
 			}
 		})
+	}
+}
+
+// TestDeployFailureRollsBack makes the bootstrap fail (a server option the server
+// rejects) and checks the failed deploy removed everything it had created.
+func TestDeployFailureRollsBack(t *testing.T) {
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	spec := testenv.Spec(t, "crb", topology.Async, 2, topology.MariaDB)
+	spec.Options = map[string]string{"no_such_server_variable": "1"}
+	s.ReadyTimeout = 20 * time.Second
+	c, err := s.Deploy(ctx, spec)
+	if err == nil {
+		t.Fatalf("deploy with a bad server option succeeded: %+v", c)
+	}
+	if !strings.Contains(err.Error(), "no_such_server_variable") && !strings.Contains(err.Error(), "exited") {
+		t.Errorf("error does not say why: %v", err)
+	}
+	if cs, _ := s.List(); len(cs) != 0 {
+		t.Errorf("state left after failed deploy: %d clusters", len(cs))
+	}
+	if left := cluster.Leftovers(s, &cluster.Cluster{Name: "crb", Nodes: []*cluster.Node{{Name: "n1"}, {Name: "n2"}}}); len(left) > 0 {
+		t.Errorf("left behind: %s", strings.Join(left, ", "))
+	}
+}
+
+// TestLoopbackPortInUse: a loopback sandbox refuses a base port that is taken, creating nothing.
+func TestLoopbackPortInUse(t *testing.T) {
+	s := testenv.Sandbox(t)
+	s.Network = cluster.NetLoopback
+	ln, port := listen(t)
+	defer ln.Close()
+	s.BasePort = port
+	_, err := s.Deploy(context.Background(), testenv.Spec(t, "cpt", topology.Single, 1, topology.MariaDB))
+	var fe *topology.FieldError
+	if !asFieldError(err, &fe) || fe.Field != "port" {
+		t.Fatalf("want a port FieldError, got %v", err)
+	}
+	if cs, _ := s.List(); len(cs) != 0 {
+		t.Errorf("state left after refused deploy")
 	}
 }

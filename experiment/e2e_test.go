@@ -1,0 +1,272 @@
+package experiment_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/csv"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/topology"
+	"github.com/habench/habench/workload"
+)
+
+var flavors = []topology.Flavor{topology.MariaDB, topology.MySQL}
+
+func target(c *cluster.Cluster) workload.Target {
+	t := workload.Target{User: c.User, Password: c.Password, DB: "sbtest",
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) { return cluster.GuardedDial(ctx, addr) }}
+	w := c.Writer()
+	t.Endpoints = []workload.Endpoint{{Name: w.Name, Host: w.Host, Port: w.Port}}
+	return t
+}
+
+func smallOptions(threads int, d time.Duration) workload.Options {
+	o := workload.DefaultOptions()
+	o.Tables, o.TableSize, o.Threads, o.Time, o.ReportInterval = 2, 2000, threads, d, time.Second
+	return o
+}
+
+func comCounters(t *testing.T, db *sql.DB) map[string]int64 {
+	t.Helper()
+	rows, err := db.Query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select','Com_update','Com_insert','Com_delete','Com_begin','Com_commit')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	m := map[string]int64{}
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		m[strings.ToLower(k)] = v
+	}
+	return m
+}
+
+// TestStatementMixMatchesServerCounters: oltp_read_write's summary counts are exactly
+// 14/4/2 per transaction, and the source's own Com_* deltas agree statement for statement
+// (text protocol, so every statement is one Com_ increment), on both flavors.
+func TestStatementMixMatchesServerCounters(t *testing.T) {
+	for _, f := range flavors {
+		t.Run(string(f), func(t *testing.T) {
+			s := testenv.Sandbox(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			c, err := s.Deploy(ctx, testenv.Spec(t, "em"+string(f[:2]), topology.Async, 2, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wl, _ := workload.Lookup("oltp_read_write")
+			o := smallOptions(4, 3*time.Second)
+			o.PSMode = workload.PSDisable
+			tg := target(c)
+			if err := wl.Prepare(ctx, tg, o, os.Stderr); err != nil {
+				t.Fatal(err)
+			}
+			admin, err := c.OpenAdmin(c.Writer())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer admin.Close()
+			before := comCounters(t, admin)
+			r, err := wl.Run(ctx, tg, o, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := comCounters(t, admin)
+			d := func(k string) int64 { return after[k] - before[k] }
+			if r.Transactions == 0 {
+				t.Fatal("no transactions")
+			}
+			if r.Reads != 14*r.Transactions || r.Writes != 4*r.Transactions || r.Others != 2*r.Transactions {
+				t.Errorf("mix: %d trx, r/w/o %d/%d/%d, want 14/4/2 per trx", r.Transactions, r.Reads, r.Writes, r.Others)
+			}
+			// Our SHOW GLOBAL STATUS is not a Com_select; nothing else runs on the source.
+			if got := d("com_select"); got != r.Reads {
+				t.Errorf("Com_select delta %d, workload reads %d", got, r.Reads)
+			}
+			if got := d("com_update") + d("com_insert") + d("com_delete"); got != r.Writes {
+				t.Errorf("Com_update+insert+delete delta %d, workload writes %d", got, r.Writes)
+			}
+			if d("com_update") != 2*r.Transactions || d("com_insert") != r.Transactions || d("com_delete") != r.Transactions {
+				t.Errorf("per-statement deltas update %d insert %d delete %d for %d trx", d("com_update"), d("com_insert"), d("com_delete"), r.Transactions)
+			}
+			if got := d("com_begin") + d("com_commit"); got != r.Others {
+				t.Errorf("Com_begin+Com_commit delta %d, workload other %d", got, r.Others)
+			}
+			t.Logf("%s: %d trx, Com deltas %v", f, r.Transactions, map[string]int64{"select": d("com_select"), "update": d("com_update"), "insert": d("com_insert"), "delete": d("com_delete"), "begin": d("com_begin"), "commit": d("com_commit")})
+		})
+	}
+}
+
+// TestStoppedApplierShowsLagThenRecovers: during a write load, stopping a replica's SQL
+// (applier) thread makes the sampled lag and backlog rise; after restarting it they fall
+// back to zero, and after the run every replica's GTID set equals the source's.
+func TestStoppedApplierShowsLagThenRecovers(t *testing.T) {
+	for _, f := range flavors {
+		t.Run(string(f), func(t *testing.T) {
+			s := testenv.Sandbox(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			c, err := s.Deploy(ctx, testenv.Spec(t, "el"+string(f[:2]), topology.Async, 2, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wl, _ := workload.Lookup("oltp_write_only")
+			o := smallOptions(2, 12*time.Second)
+			tg := target(c)
+			if err := wl.Prepare(ctx, tg, o, os.Stderr); err != nil {
+				t.Fatal(err)
+			}
+			replica := c.Nodes[1]
+			radmin, err := c.OpenAdmin(replica)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer radmin.Close()
+			caps := c.Capabilities()
+			var mu sync.Mutex
+			series := map[string][]sampler.Sample{}
+			go func() {
+				time.Sleep(3 * time.Second)
+				if _, err := radmin.ExecContext(ctx, caps.StopReplica("SQL_THREAD")); err != nil {
+					t.Errorf("stop applier: %v", err)
+				}
+				time.Sleep(4 * time.Second)
+				if _, err := radmin.ExecContext(ctx, caps.StartReplicaThread("SQL_THREAD")); err != nil {
+					t.Errorf("start applier: %v", err)
+				}
+			}()
+			dir := t.TempDir()
+			b := &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: dir,
+				OnSamples: func(ss []sampler.Sample) {
+					mu.Lock()
+					defer mu.Unlock()
+					for _, x := range ss {
+						if x.Node == replica.Name {
+							series[x.Metric] = append(series[x.Metric], x)
+						}
+					}
+				}}
+			out, err := b.Run(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			lag, backlog, sqlRun := series["lag_s"], series["backlog_trx"], series["sql_running"]
+			if len(lag) < 8 || len(backlog) < 8 {
+				t.Fatalf("too few samples: lag %d backlog %d", len(lag), len(backlog))
+			}
+			maxOf := func(ss []sampler.Sample, from, to time.Duration) float64 {
+				m := -1.0
+				for _, x := range ss {
+					if x.Elapsed >= from && x.Elapsed <= to && x.Value > m {
+						m = x.Value
+					}
+				}
+				return m
+			}
+			// Stopped from ~3s to ~7s: lag must reach at least 2 s and backlog be non-zero there.
+			if m := maxOf(lag, 4*time.Second, 8*time.Second); m < 2 {
+				t.Errorf("lag while the applier was stopped peaked at %.2fs, want >= 2s; series %v", m, lag)
+			}
+			if m := maxOf(backlog, 4*time.Second, 8*time.Second); m < 10 {
+				t.Errorf("backlog while stopped peaked at %.0f trx, want >= 10; series %v", m, backlog)
+			}
+			if m := maxOf(sqlRun, 0, 12*time.Second); m != 1 {
+				t.Errorf("sql_running never 1: %v", sqlRun)
+			}
+			sawStopped := false
+			for _, x := range sqlRun {
+				sawStopped = sawStopped || x.Value == 0
+			}
+			if !sawStopped {
+				t.Errorf("sql_running never sampled as 0: %v", sqlRun)
+			}
+			// Recovered: the last samples (after the run and catch-up) are zero.
+			if last := lag[len(lag)-1]; last.Value != 0 {
+				t.Errorf("final lag %.3fs, want 0", last.Value)
+			}
+			if last := backlog[len(backlog)-1]; last.Value != 0 {
+				t.Errorf("final backlog %.0f, want 0", last.Value)
+			}
+			t.Logf("%s replica lag_s: %v", f, values(lag))
+			t.Logf("%s replica backlog_trx: %v", f, values(backlog))
+			if out.Summary.ReplicasCaught == nil || !*out.Summary.ReplicasCaught {
+				t.Errorf("replicas not consistent after the run: %+v", out.Summary.Nodes)
+			}
+			pos := map[string]string{}
+			for _, n := range out.Summary.Nodes {
+				pos[n.Node] = n.GTIDPosition
+			}
+			if pos["n1"] == "" || pos["n1"] != pos["n2"] {
+				t.Errorf("GTID positions differ: %v", pos)
+			}
+			checkResultsDir(t, out.Dir, out.Summary)
+		})
+	}
+}
+
+// checkResultsDir: every file exists, CSVs have their headers and rows, the manifest
+// carries versions and read-back variables of every node.
+func checkResultsDir(t *testing.T, dir string, sum *experiment.Summary) {
+	t.Helper()
+	for _, f := range []string{"manifest.json", "summary.json", "intervals.csv", "samples.csv", "report.md", "variables.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("results: %v", err)
+		}
+	}
+	var m experiment.Manifest
+	b, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("manifest.json: %v", err)
+	}
+	if len(m.Nodes) == 0 {
+		t.Fatal("manifest has no nodes")
+	}
+	for _, n := range m.Nodes {
+		if n.Version == "" || n.Variables["log_bin"] == "" || n.Variables["server_id"] == "" {
+			t.Errorf("manifest node %s lacks version or variables: %+v", n.Name, n)
+		}
+	}
+	if m.Binaries == nil || m.Binaries.Version.IsZero() {
+		t.Error("manifest lacks the binaries' version")
+	}
+	f, _ := os.Open(filepath.Join(dir, "intervals.csv"))
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(rows) < 3 || rows[0][0] != "elapsed_s" {
+		t.Errorf("intervals.csv: %d rows, err %v", len(rows), err)
+	}
+	var trx int64
+	for _, r := range rows[1:] {
+		n, _ := strconv.ParseInt(r[14], 10, 64)
+		trx += n
+	}
+	if trx == 0 || trx > sum.Transactions {
+		t.Errorf("intervals.csv transactions %d, summary %d", trx, sum.Transactions)
+	}
+}
+
+func values(ss []sampler.Sample) []string {
+	var out []string
+	for _, x := range ss {
+		out = append(out, strconv.FormatFloat(x.Elapsed.Seconds(), 'f', 0, 64)+"s="+strconv.FormatFloat(x.Value, 'f', 1, 64))
+	}
+	return out
+}

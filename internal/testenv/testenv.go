@@ -1,0 +1,69 @@
+// Package testenv gives real-server tests their sandboxes: it skips a test when the
+// server binaries are missing (or fails it when HABENCH_REQUIRE_SERVERS=1, as in
+// `make test` and CI), and destroys every cluster a test deployed, also when it fails.
+package testenv
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/topology"
+)
+
+// Installation returns the installation tests use for flavor f (system MariaDB, the
+// default MySQL root filesystem), skipping or failing the test when it is missing.
+func Installation(t testing.TB, f topology.Flavor) topology.Installation {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("real-server test skipped in -short mode")
+	}
+	inst := topology.Installation{Kind: topology.InstallSystem}
+	path := "/usr/sbin/mariadbd"
+	if f == topology.MySQL {
+		inst = topology.Installation{Kind: topology.InstallRootfs, Path: cluster.DefaultRootfs}
+		path = filepath.Join(cluster.DefaultRootfs, "usr/sbin/mysqld")
+	}
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("HABENCH_REQUIRE_SERVERS") == "1" {
+			t.Fatalf("%s missing and HABENCH_REQUIRE_SERVERS=1 (run `make deps`)", path)
+		}
+		t.Skipf("%s missing: install with `make deps`", path)
+	}
+	return inst
+}
+
+// Sandbox returns a sandbox with a fresh state directory whose clusters are all
+// destroyed at cleanup; cleanup also fails the test if anything is left behind.
+func Sandbox(t testing.TB) *cluster.Sandbox {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "hbs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &cluster.Sandbox{StateDir: dir, ReadyTimeout: 90 * time.Second}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cs, _ := s.List()
+		if err := s.DestroyAll(ctx); err != nil {
+			t.Errorf("destroy: %v", err)
+		}
+		for _, c := range cs {
+			if left := cluster.Leftovers(s, c); len(left) > 0 {
+				t.Errorf("cluster %s left behind: %s", c.Name, strings.Join(left, ", "))
+			}
+		}
+		os.RemoveAll(dir)
+	})
+	return s
+}
+
+// Spec returns a spec for a test cluster with the flavor's test installation.
+func Spec(t testing.TB, name string, kind topology.Kind, nodes int, f topology.Flavor) topology.Spec {
+	return topology.Spec{Name: name, Kind: kind, Nodes: nodes, Flavor: f, Installation: Installation(t, f)}
+}
