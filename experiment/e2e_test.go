@@ -26,7 +26,9 @@ var flavors = []topology.Flavor{topology.MariaDB, topology.MySQL}
 
 func target(c *cluster.Cluster) workload.Target {
 	t := workload.Target{User: c.User, Password: c.Password, DB: "sbtest",
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) { return cluster.GuardedDial(ctx, addr) }}
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return cluster.GuardedDial(ctx, addr)
+		}}
 	w := c.Writer()
 	t.Endpoints = []workload.Endpoint{{Name: w.Name, Host: w.Host, Port: w.Port}}
 	return t
