@@ -1,0 +1,296 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/topology"
+)
+
+var habenchBin string
+
+// TestMain builds the habench binary once; the CLI tests run it as a user would.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hbbin-")
+	if err != nil {
+		panic(err)
+	}
+	habenchBin = filepath.Join(dir, "habench")
+	out, err := exec.Command("go", "build", "-o", habenchBin, ".").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// habench runs the binary with HABENCH_STATE_DIR=state, bounded by 5 minutes.
+func habench(t *testing.T, state string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, habenchBin, args...)
+	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	r := result{stdout: o.String(), stderr: e.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("habench %v: %v", args, err)
+	}
+	return r
+}
+
+func stateDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "hbcli-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		habench(t, d, "destroy", "--all")
+		os.RemoveAll(d)
+	})
+	return d
+}
+
+// noClusters fails when the state directory holds any cluster, or the names left any
+// namespace, link or process.
+func noClusters(t *testing.T, state string, names ...string) {
+	t.Helper()
+	s := &cluster.Sandbox{StateDir: state}
+	if cs, _ := s.List(); len(cs) != 0 {
+		t.Errorf("clusters left in %s: %d", state, len(cs))
+	}
+	for _, n := range names {
+		c := &cluster.Cluster{Name: n}
+		for i := 1; i <= 3; i++ {
+			c.Nodes = append(c.Nodes, &cluster.Node{Name: topology.NodeName(i)})
+		}
+		if left := cluster.Leftovers(s, c); len(left) > 0 {
+			t.Errorf("%s left behind: %s", n, strings.Join(left, ", "))
+		}
+	}
+	if out, _ := exec.Command("pgrep", "-f", state).Output(); len(out) > 0 {
+		t.Errorf("processes under %s still running: %s", state, out)
+	}
+}
+
+// TestBadInput: each bad input gives exit code 2 and one error line naming the field and
+// the value, and leaves nothing behind.
+func TestBadInput(t *testing.T) {
+	state := stateDir(t)
+	cases := []struct {
+		name string
+		args []string
+		want []string // substrings of the error line
+	}{
+		{"unknown kind", []string{"deploy", "--name", "bk1", "--kind", "ring"}, []string{"kind", `"ring"`}},
+		{"zero nodes", []string{"deploy", "--name", "bk2", "--kind", "async", "--nodes", "0"}, []string{"--nodes", `"0"`}},
+		{"negative nodes", []string{"deploy", "--name", "bk2", "--kind", "async", "--nodes", "-3"}, []string{"--nodes", `"-3"`}},
+		{"too many nodes", []string{"deploy", "--name", "bk2", "--kind", "async", "--nodes", "12"}, []string{"nodes", `"12"`}},
+		{"bad name", []string{"deploy", "--name", "Bad_Name", "--kind", "single"}, []string{"name", `"Bad_Name"`}},
+		{"unknown flavor", []string{"deploy", "--name", "bk3", "--flavor", "oracle"}, []string{"--flavor", `"oracle"`}},
+		{"bad network", []string{"deploy", "--name", "bk3", "--network", "wifi"}, []string{"network", `"wifi"`}},
+		{"missing binaries", []string{"deploy", "--name", "bk4", "--flavor", "mysql", "--installation", "rootfs:/nonexistent/rootfs"}, []string{"installation.path", `"/nonexistent/rootfs"`}},
+		{"bad semisync wait point", []string{"deploy", "--name", "bk5", "--kind", "semisync", "--semisync-wait-point", "later"}, []string{"semisync.wait_point", `"LATER"`}},
+		{"unknown flag", []string{"deploy", "--name", "bk6", "--colour", "red"}, []string{"unknown flag", "--colour"}},
+		{"negative threads", []string{"sysbench", "oltp_read_write", "run", "--threads", "-1", "--mysql-host", "127.0.0.1"}, []string{"--threads", `"-1"`}},
+		{"unknown rand type", []string{"sysbench", "oltp_read_write", "run", "--rand-type", "lumpy", "--mysql-host", "127.0.0.1"}, []string{"--rand-type", `"lumpy"`}},
+		{"unknown ps mode", []string{"sysbench", "oltp_read_write", "run", "--db-ps-mode", "sometimes"}, []string{"--db-ps-mode", `"sometimes"`}},
+		{"unknown test", []string{"sysbench", "oltp_everything", "run"}, []string{"oltp_everything"}},
+		{"unknown command", []string{"sysbench", "oltp_read_write", "warmup"}, []string{"command", `"warmup"`}},
+		{"unknown cluster", []string{"sysbench", "oltp_read_write", "run", "--cluster", "nope"}, []string{"--cluster", `"nope"`}},
+		{"cluster and host", []string{"sysbench", "oltp_read_write", "run", "--cluster", "x", "--mysql-host", "127.0.0.1"}, []string{"--mysql-host"}},
+		{"missing scenario", []string{"run", "/nonexistent.yaml"}, []string{"/nonexistent.yaml"}},
+		{"destroy without name", []string{"destroy"}, []string{"NAME"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := habench(t, state, c.args...)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2; stderr %q", r.code, r.stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if len(lines) != 1 {
+				t.Errorf("want one error line, got %d: %q", len(lines), r.stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("error %q does not name %s", r.stderr, w)
+				}
+			}
+		})
+	}
+	noClusters(t, state, "bk1", "bk2", "bk3", "bk4", "bk5", "bk6")
+}
+
+// TestBadScenario: a scenario with an unknown key fails with its line number, exit 2.
+func TestBadScenario(t *testing.T) {
+	state := stateDir(t)
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(f, []byte("name: x\ntopologies:\n  - name: a\n    kind: single\n    flavor: mariadb\n    nodez: 3\nworkload:\n  test: oltp_read_write\n"), 0o644)
+	r := habench(t, state, "run", f)
+	if r.code != 2 || !strings.Contains(r.stderr, "line 6") || !strings.Contains(r.stderr, "nodez") {
+		t.Errorf("exit %d stderr %q, want 2 and line 6 naming nodez", r.code, r.stderr)
+	}
+	os.WriteFile(f, []byte("name: x\ntopologies:\n  - name: a\n    kind: single\n    flavor: mariadb\nworkload:\n  test: oltp_read_write\n  options:\n    threads: -4\n"), 0o644)
+	r = habench(t, state, "run", f)
+	if r.code != 2 || !strings.Contains(r.stderr, "threads") || !strings.Contains(r.stderr, "-4") {
+		t.Errorf("exit %d stderr %q, want 2 naming threads and -4", r.code, r.stderr)
+	}
+	noClusters(t, state)
+}
+
+// TestNameAndPortInUse: deploying a name that exists, or onto a taken loopback port, is
+// refused with exit 2, and the existing cluster is left intact.
+func TestNameAndPortInUse(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	state := stateDir(t)
+	r := habench(t, state, "deploy", "--name", "cu1", "--kind", "single", "--flavor", "mariadb")
+	if r.code != 0 {
+		t.Fatalf("deploy: exit %d: %s", r.code, r.stderr)
+	}
+	r = habench(t, state, "deploy", "--name", "cu1", "--kind", "async", "--nodes", "2", "--flavor", "mariadb")
+	if r.code != 2 || !strings.Contains(r.stderr, `name "cu1"`) {
+		t.Errorf("second deploy of cu1: exit %d stderr %q", r.code, r.stderr)
+	}
+	st := habench(t, state, "status", "cu1")
+	if st.code != 0 || !strings.Contains(st.stdout, " ok") {
+		t.Errorf("existing cluster damaged by the refused deploy: %d %s %s", st.code, st.stdout, st.stderr)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	r = habench(t, state, "deploy", "--name", "cu2", "--kind", "single", "--network", "loopback", "--base-port", strconv.Itoa(port))
+	if r.code != 2 || !strings.Contains(r.stderr, "port") || !strings.Contains(r.stderr, strconv.Itoa(port)) {
+		t.Errorf("deploy on a used port: exit %d stderr %q", r.code, r.stderr)
+	}
+	if r := habench(t, state, "destroy", "cu1"); r.code != 0 {
+		t.Fatalf("destroy: %d %s", r.code, r.stderr)
+	}
+	noClusters(t, state, "cu1", "cu2")
+}
+
+// TestSysbenchFlow runs the issue's command sequence on a real async sandbox: deploy,
+// status, prepare, run with results, cleanup, destroy; sysbench-format output; nothing left.
+func TestSysbenchFlow(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	state := stateDir(t)
+	must := func(args ...string) result {
+		t.Helper()
+		r := habench(t, state, args...)
+		if r.code != 0 {
+			t.Fatalf("habench %v: exit %d\n%s\n%s", args, r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	must("deploy", "--name", "cf1", "--kind", "async", "--nodes", "3", "--flavor", "mariadb")
+	st := must("status", "cf1")
+	if strings.Count(st.stdout, "io=Yes sql=Yes") != 2 {
+		t.Errorf("status does not show two healthy replicas:\n%s", st.stdout)
+	}
+	must("sysbench", "oltp_read_write", "prepare", "--cluster", "cf1", "--tables", "2", "--table_size", "1000")
+	results := t.TempDir()
+	run := must("sysbench", "oltp_read_write", "run", "--cluster", "cf1", "--threads", "2", "--time", "3", "--report-interval", "1", "--results", results)
+	for _, w := range []string{"[ 1s ] thds: 2 tps:", "SQL statistics:", "transactions:", "95th percentile:", "Threads fairness:"} {
+		if !strings.Contains(run.stdout, w) {
+			t.Errorf("run output lacks %q", w)
+		}
+	}
+	if !strings.Contains(run.stderr, "results: "+results) {
+		t.Errorf("run does not print the results path: %q", run.stderr)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(results, "*", "report.md"))
+	if len(dirs) != 1 {
+		t.Fatalf("want one report.md, got %v", dirs)
+	}
+	rep, _ := os.ReadFile(dirs[0])
+	if !strings.Contains(string(rep), "| n2 | replica |") || !strings.Contains(string(rep), "every replica's executed GTID set equals the source's") {
+		t.Errorf("report lacks per-replica lag or the consistency line:\n%s", rep)
+	}
+	must("sysbench", "oltp_read_write", "cleanup", "--cluster", "cf1", "--tables", "2")
+	must("destroy", "cf1")
+	noClusters(t, state, "cf1")
+}
+
+// TestDestroyAllAfterKill9: habench is killed with SIGKILL in the middle of a scenario
+// run; its servers survive it, and `destroy --all` removes every process, namespace and
+// directory from the state file alone.
+func TestDestroyAllAfterKill9(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	state := stateDir(t)
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(f, []byte(`name: kill
+topologies:
+  - name: ck1
+    kind: async
+    nodes: 3
+    flavor: mariadb
+workload:
+  test: oltp_read_write
+  options: {tables: 1, table-size: 1000, threads: 2, time: 60, report-interval: 1}
+`), 0o644)
+	cmd := exec.Command(habenchBin, "run", f, "--results", t.TempDir())
+	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the run phase has started (interval lines appear).
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(out.String(), "[ 2s ]") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("run did not start within 2 minutes:\n%s", out.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	s := &cluster.Sandbox{StateDir: state}
+	c, err := s.Load("ck1")
+	if err != nil {
+		t.Fatalf("state after kill -9: %v", err)
+	}
+	alive := 0
+	for _, n := range c.Nodes {
+		if n.Running() {
+			alive++
+		}
+	}
+	if alive != 3 {
+		t.Errorf("%d of 3 servers alive after habench was killed (the test needs them alive to mean anything)", alive)
+	}
+	r := habench(t, state, "destroy", "--all")
+	if r.code != 0 {
+		t.Fatalf("destroy --all: %d %s", r.code, r.stderr)
+	}
+	noClusters(t, state, "ck1")
+}
