@@ -29,7 +29,7 @@ test: deps build
 
 # Pure unit tests only (no servers, no root).
 unit:
-	HABENCH_UNIT_ONLY=1 $(GO) test -count=1 -short ./...
+	$(GO) test -count=1 -short ./...
 
 demo: deps build
 	./$(BIN) run scenarios/quick.yaml --results results

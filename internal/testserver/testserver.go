@@ -77,7 +77,13 @@ func FreePort(t testing.TB) int {
 // when the server does not come up.
 func StartMariaDB(t testing.TB, extra ...string) *Server {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("real-server test skipped in -short mode")
+	}
 	if why := Available(); why != "" {
+		if os.Getenv("HABENCH_REQUIRE_SERVERS") == "1" {
+			t.Fatalf("%s and HABENCH_REQUIRE_SERVERS=1", why)
+		}
 		t.Skip(why)
 	}
 	dir, err := os.MkdirTemp("", "hbtest-")
