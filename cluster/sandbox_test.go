@@ -99,3 +99,66 @@ func TestLoopbackPortInUse(t *testing.T) {
 		t.Errorf("state left after refused deploy")
 	}
 }
+
+// TestDeploySemiSync: semi-sync comes up with the source's status ON, the configured wait
+// point and timeout read back from the server, and every replica acknowledging.
+func TestDeploySemiSync(t *testing.T) {
+	for _, f := range []topology.Flavor{topology.MariaDB, topology.MySQL} {
+		t.Run(string(f), func(t *testing.T) {
+			s := testenv.Sandbox(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			spec := testenv.Spec(t, "cs"+string(f[:2]), topology.SemiSync, 3, f)
+			spec.SemiSync = topology.SemiSyncOptions{WaitPoint: "AFTER_COMMIT", Timeout: 2500 * time.Millisecond, WaitForReplicas: 1}
+			c, err := s.Deploy(ctx, spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := c.Capabilities().SemiSyncNames()
+			db, _ := c.OpenAdmin(c.Nodes[0])
+			defer db.Close()
+			var k, status, clients, wp, timeout string
+			if err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+names.StatusPrefix+"status'").Scan(&k, &status); err != nil || status != "ON" {
+				t.Errorf("%sstatus = %q (%v)", names.StatusPrefix, status, err)
+			}
+			if err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+names.StatusPrefix+"clients'").Scan(&k, &clients); err != nil || clients != "2" {
+				t.Errorf("%sclients = %q (%v), want 2", names.StatusPrefix, clients, err)
+			}
+			if err := db.QueryRowContext(ctx, "SELECT @@GLOBAL."+names.WaitPoint+", @@GLOBAL."+names.Timeout).Scan(&wp, &timeout); err != nil || wp != "AFTER_COMMIT" || timeout != "2500" {
+				t.Errorf("wait point %q timeout %q (%v), want AFTER_COMMIT and 2500", wp, timeout, err)
+			}
+		})
+	}
+}
+
+// TestDeployLoopback: without namespaces every node listens on 127.0.0.1 at its own port,
+// and replication works over loopback.
+func TestDeployLoopback(t *testing.T) {
+	s := testenv.Sandbox(t)
+	s.Network = cluster.NetLoopback
+	ln, port := listen(t)
+	ln.Close()
+	s.BasePort = port
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := s.Deploy(ctx, testenv.Spec(t, "clo", topology.Async, 2, topology.MariaDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Nodes[0].Host != "127.0.0.1" || c.Nodes[1].Port != port+1 || c.Nodes[0].Netns != "" {
+		t.Errorf("nodes %+v %+v", c.Nodes[0], c.Nodes[1])
+	}
+}
+
+// TestGuardedDialRefusesForeignAddresses: the dialer refuses anything that is not loopback
+// or behind a habench bridge, before any packet is sent.
+func TestGuardedDialRefusesForeignAddresses(t *testing.T) {
+	for _, h := range []string{"192.0.2.10", "10.1.2.3", "8.8.8.8"} {
+		if err := cluster.CheckDestination(h); err == nil {
+			t.Errorf("CheckDestination(%s) allowed a foreign address", h)
+		}
+	}
+	if err := cluster.CheckDestination("127.0.0.1"); err != nil {
+		t.Errorf("loopback refused: %v", err)
+	}
+}

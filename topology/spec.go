@@ -87,7 +87,10 @@ type Spec struct {
 	Options map[string]string `json:"options,omitempty" yaml:"options,omitempty"`
 }
 
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,9}$`)
+var (
+	nameRE   = regexp.MustCompile(`^[a-z][a-z0-9]{0,9}$`)
+	optionRE = regexp.MustCompile(`^[a-z0-9_.-]+$`)
+)
 
 // MaxNodes is the largest node count a sandbox accepts.
 const MaxNodes = 9
@@ -163,7 +166,7 @@ func (s *Spec) Validate() error {
 		}
 	}
 	for k := range s.Options {
-		if !regexp.MustCompile(`^[a-z0-9_.-]+$`).MatchString(k) {
+		if !optionRE.MatchString(k) {
 			return &FieldError{"options", k, "not a server variable name"}
 		}
 	}
