@@ -83,7 +83,11 @@ func ResolveInstallation(ctx context.Context, inst topology.Installation, f topo
 		}
 	case topology.InstallBasedir:
 		b.Basedir = inst.Path
-		candidates = []string{filepath.Join(inst.Path, "bin", "mariadbd"), filepath.Join(inst.Path, "bin", "mysqld")}
+		candidates = []string{filepath.Join(inst.Path, "bin", "mariadbd"), filepath.Join(inst.Path, "sbin", "mariadbd"),
+			filepath.Join(inst.Path, "bin", "mysqld"), filepath.Join(inst.Path, "sbin", "mysqld")}
+		if f != topology.MariaDB {
+			candidates = candidates[2:]
+		}
 	default:
 		return nil, &topology.FieldError{Field: "installation.kind", Value: inst.Kind, Reason: "want system, basedir or rootfs"}
 	}
@@ -120,8 +124,8 @@ func ResolveInstallation(ctx context.Context, inst topology.Installation, f topo
 	}
 	if f == topology.MariaDB {
 		caps := b.Caps()
-		dir := filepath.Dir(filepath.Dir(b.Server)) // /usr
-		for _, c := range []string{filepath.Join(dir, "bin", caps.InstallDBBinary), filepath.Join(dir, "scripts", caps.InstallDBBinary)} {
+		dir := filepath.Dir(filepath.Dir(b.Server)) // /usr, or the basedir
+		for _, c := range []string{filepath.Join(dir, "bin", caps.InstallDBBinary), filepath.Join(dir, "scripts", caps.InstallDBBinary), "/usr/bin/" + caps.InstallDBBinary} {
 			if _, err := os.Stat(b.HostPath(c)); err == nil {
 				b.InstallDB = c
 				break

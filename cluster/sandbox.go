@@ -335,6 +335,9 @@ func (s *Sandbox) template(ctx context.Context, bins *Binaries) (string, error) 
 	if bins.Flavor != topology.MariaDB {
 		cnf += fmt.Sprintf("secure-file-priv=%s\nmysqlx=OFF\n", server)
 	}
+	if bins.Basedir != "" {
+		cnf += "basedir=" + bins.Basedir + "\n"
+	}
 	if err := os.WriteFile(filepath.Join(host, "init.cnf"), []byte(cnf), 0o644); err != nil {
 		return "", err
 	}
@@ -383,6 +386,9 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 		{Name: "report_host", Value: n.Host},
 		{Name: "report_port", Value: strconv.Itoa(n.Port)},
 		{Name: "max_connections", Value: "1000"},
+	}
+	if c.Binaries.Basedir != "" {
+		opts = append(opts, topology.Option{Name: "basedir", Value: c.Binaries.Basedir})
 	}
 	if c.Binaries.Flavor != topology.MariaDB {
 		opts = append(opts, topology.Option{Name: "secure_file_priv", Value: d + "/tmp"}, topology.Option{Name: "mysqlx", Value: "OFF"})

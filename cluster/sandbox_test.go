@@ -2,6 +2,8 @@ package cluster_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -160,5 +162,45 @@ func TestGuardedDialRefusesForeignAddresses(t *testing.T) {
 	}
 	if err := cluster.CheckDestination("127.0.0.1"); err != nil {
 		t.Errorf("loopback refused: %v", err)
+	}
+}
+
+// TestDeployFromBasedir: an installation given as a basedir (the layout of an unpacked
+// tarball: BASEDIR/bin, BASEDIR/sbin, BASEDIR/share) deploys and reports its version. The
+// basedir is assembled from the system MariaDB's files with symlinks.
+func TestDeployFromBasedir(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	b := t.TempDir()
+	for _, d := range []string{"bin", "sbin"} {
+		if err := os.MkdirAll(filepath.Join(b, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{"sbin/mariadbd": "/usr/sbin/mariadbd", "share": "/usr/share", "lib": "/usr/lib"}
+	for _, f := range []string{"my_print_defaults", "mariadb-install-db", "resolveip", "mariadb"} {
+		links["bin/"+f] = "/usr/bin/" + f
+	}
+	for l, target := range links {
+		if err := os.Symlink(target, filepath.Join(b, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	spec := topology.Spec{Name: "cbd", Kind: topology.Single, Nodes: 1, Flavor: topology.MariaDB,
+		Installation: topology.Installation{Kind: topology.InstallBasedir, Path: b}}
+	c, err := s.Deploy(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Binaries.Basedir != b || c.Binaries.Version.Major != 10 {
+		t.Errorf("binaries %+v", c.Binaries)
+	}
+	db, _ := c.OpenAdmin(c.Nodes[0])
+	defer db.Close()
+	var basedir string
+	if err := db.QueryRowContext(ctx, "SELECT @@basedir").Scan(&basedir); err != nil || strings.TrimSuffix(basedir, "/") != b {
+		t.Errorf("@@basedir = %q (%v), want %s", basedir, err, b)
 	}
 }
