@@ -15,6 +15,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/internal/testserver"
 	"github.com/habench/habench/topology"
 )
 
@@ -293,4 +294,68 @@ workload:
 		t.Fatalf("destroy --all: %d %s", r.code, r.stderr)
 	}
 	noClusters(t, state, "ck1")
+}
+
+// TestSysbenchAgainstPlainServer: with sysbench's own connection flags habench works
+// against any server (here a throwaway MariaDB on 127.0.0.1), prepare to cleanup.
+func TestSysbenchAgainstPlainServer(t *testing.T) {
+	srv := testserver.StartMariaDB(t)
+	state := stateDir(t)
+	conn := []string{"--mysql-host", "127.0.0.1", "--mysql-port", strconv.Itoa(srv.Port), "--mysql-user", "root", "--mysql-db", "plain"}
+	for _, step := range [][]string{
+		{"prepare", "--tables", "1", "--table-size", "500"},
+		{"run", "--tables", "1", "--table-size", "500", "--threads", "2", "--time", "2", "--results", t.TempDir()},
+		{"cleanup", "--tables", "1"},
+	} {
+		args := append(append([]string{"sysbench", "oltp_read_only", step[0]}, conn...), step[1:]...)
+		r := habench(t, state, args...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, r.code, r.stdout, r.stderr)
+		}
+		if step[0] == "run" && !strings.Contains(r.stdout, "transactions:") {
+			t.Errorf("run output:\n%s", r.stdout)
+		}
+	}
+	var n int
+	srv.Open(t, "").QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='plain'").Scan(&n)
+	if n != 0 {
+		t.Errorf("cleanup left %d tables", n)
+	}
+}
+
+// TestRunScenario runs a small scenario across both flavors and kinds and checks the
+// comparison it writes.
+func TestRunScenario(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	testenv.Installation(t, topology.MySQL)
+	state := stateDir(t)
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(f, []byte(`name: mini
+baseline: rsingle
+topologies:
+  - {name: rsingle, kind: single, flavor: mariadb}
+  - {name: rsemi, kind: semisync, nodes: 2, flavor: mysql}
+workload:
+  test: oltp_read_write
+  options: {tables: 1, table-size: 1000, threads: 2, time: 3, report-interval: 1}
+`), 0o644)
+	results := t.TempDir()
+	r := habench(t, state, "run", f, "--results", results)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	cmp, err := filepath.Glob(filepath.Join(results, "*-mini", "comparison.md"))
+	if err != nil || len(cmp) != 1 {
+		t.Fatalf("comparison.md: %v %v", cmp, err)
+	}
+	b, _ := os.ReadFile(cmp[0])
+	for _, w := range []string{"| rsingle | single | mariadb | 10.", "| rsemi | semisync | mysql | 9.", "100.0%"} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("comparison lacks %q:\n%s", w, b)
+		}
+	}
+	if !strings.Contains(r.stdout, "results: "+filepath.Dir(cmp[0])) {
+		t.Errorf("run does not print the results path")
+	}
+	noClusters(t, state, "rsingle", "rsemi")
 }
