@@ -3,8 +3,10 @@ package workload
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -52,23 +54,54 @@ type runner struct {
 	hv harvester
 }
 
-// worker is one connection and its event loop. Everything but st is private
-// to the worker goroutine.
+// driverConn is what the workers need of the driver's connection.
+type driverConn interface {
+	driver.Conn
+	driver.ConnPrepareContext
+	driver.QueryerContext
+	driver.ExecerContext
+}
+
+// driverStmt is what the workers need of a server-side prepared statement.
+type driverStmt interface {
+	driver.Stmt
+	driver.StmtExecContext
+	driver.StmtQueryContext
+}
+
+// worker is one connection and its event loop. Everything but st and slot is
+// private to the worker goroutine.
+//
+// The worker owns a dedicated *sql.Conn and runs each event inside
+// conn.Raw on the driver connection: statements are prepared once per
+// connection with the driver's PrepareContext (server-side COM_STMT_PREPARE),
+// BEGIN/COMMIT are plain COM_QUERYs, and statements run with a
+// non-cancellable context, which spares the driver's per-statement context
+// watcher and database/sql's per-Rows goroutine (about a third of the
+// client's CPU on a small machine). Cancellation instead closes the socket
+// (connSlot.kill), which fails a blocked statement at once.
 type worker struct {
 	id    int
 	r     *runner
 	ep    Endpoint
 	label string
 	db    *sql.DB
+	slot  *connSlot
 	conn  *sql.Conn
-	stmts [][numStmtKinds]*sql.Stmt // [table-1][kind], ps mode
-	texts [][numStmtKinds]string    // [table-1][kind]
+	dc    driverConn
+	stmts [][numStmtKinds]driverStmt // [table-1][kind], ps mode
+	texts [][numStmtKinds]string     // [table-1][kind]
+	dest  [numStmtKinds][]driver.Value
+	nv    [4]driver.NamedValue
 	g     *randGen
 	st    *workerStats
 	ev    counts // statement counts of the current attempt
 	cbuf  []byte
 	pbuf  []byte
 }
+
+// qctx is the context statements run with: not cancellable (see worker).
+var qctx = context.Background()
 
 func (w *oltp) Run(ctx context.Context, t Target, o Options, rep Reporter) (*Result, error) {
 	if err := o.Validate(); err != nil {
@@ -88,10 +121,6 @@ func (w *oltp) Run(ctx context.Context, t Target, o Options, rep Reporter) (*Res
 	r.sess = newSession(t)
 	defer r.sess.close()
 
-	perEp := make([]int, len(t.Endpoints))
-	for i := 0; i < o.Threads; i++ {
-		perEp[i%len(t.Endpoints)]++
-	}
 	for _, ep := range t.Endpoints {
 		db, err := r.sess.open(ep, t.DB, !r.ps)
 		if err != nil {
@@ -100,8 +129,10 @@ func (w *oltp) Run(ctx context.Context, t Target, o Options, rep Reporter) (*Res
 		}
 		r.dbs = append(r.dbs, db)
 	}
-	for i, db := range r.dbs {
-		db.SetMaxIdleConns(perEp[i] + 2)
+	for _, db := range r.dbs {
+		// No idle pool: a closed worker connection is really closed, and a
+		// reconnect really dials (recording the socket in the worker's slot).
+		db.SetMaxIdleConns(0)
 	}
 
 	seed := seedOf(&o)
@@ -111,8 +142,9 @@ func (w *oltp) Run(ctx context.Context, t Target, o Options, rep Reporter) (*Res
 		ep := t.Endpoints[i%len(t.Endpoints)]
 		wk := &worker{
 			id: i, r: r, ep: ep, label: ep.Label(), db: r.dbs[i%len(r.dbs)],
-			g:  newRandGen(&o, seed, uint64(i)+1),
-			st: &workerStats{hist: NewHistogram(), endpoint: ep.Label()},
+			g:    newRandGen(&o, seed, uint64(i)+1),
+			slot: &connSlot{},
+			st:   &workerStats{hist: NewHistogram(), endpoint: ep.Label()},
 		}
 		wk.texts = make([][numStmtKinds]string, o.Tables)
 		for tb := range wk.texts {
@@ -149,7 +181,12 @@ func (w *oltp) Run(ctx context.Context, t Target, o Options, rep Reporter) (*Res
 	if o.Rate > 0 {
 		r.queue = make(chan struct{}, maxQueueLen)
 	}
-	stopCtx := context.AfterFunc(ctx, r.stop)
+	stopCtx := context.AfterFunc(ctx, func() {
+		r.stop()
+		for _, wk := range r.workers {
+			wk.slot.kill()
+		}
+	})
 	defer stopCtx()
 
 	r.running.Store(int32(len(r.workers)))
@@ -325,7 +362,10 @@ func (w *worker) aborting(ctx context.Context) bool {
 func (w *worker) eventWithRetry(ctx context.Context) error {
 	r := w.r
 	for attempt := 0; ; attempt++ {
-		err := w.event(ctx)
+		err := errConnMissing
+		if w.conn != nil {
+			err = w.conn.Raw(w.rawEvent)
+		}
 		if err == nil {
 			return nil
 		}
@@ -379,35 +419,53 @@ func (w *worker) rollback(ctx context.Context) (lost bool) {
 	if w.conn == nil {
 		return true
 	}
-	_, err := w.conn.ExecContext(ctx, "ROLLBACK")
+	err := w.conn.Raw(func(dc any) error {
+		_, err := dc.(driverConn).ExecContext(qctx, "ROLLBACK", nil)
+		return err
+	})
 	return isConnLost(err)
 }
 
 // connect opens the worker's connection and prepares its statements.
 func (w *worker) connect(ctx context.Context) error {
-	conn, err := w.db.Conn(ctx)
+	conn, err := w.db.Conn(context.WithValue(ctx, slotKey{}, w.slot))
 	if err != nil {
 		return fmt.Errorf("connecting to %s: %w", w.label, err)
 	}
 	w.conn = conn
-	if !w.r.ps {
-		return nil
-	}
-	if w.stmts == nil {
-		w.stmts = make([][numStmtKinds]*sql.Stmt, w.r.o.Tables)
-	}
-	for tb := range w.stmts {
-		for _, k := range w.r.kinds {
-			st, err := conn.PrepareContext(ctx, w.texts[tb][k])
-			if err != nil {
-				w.closeConn()
-				return &StatementError{Workload: w.r.spec.name, Endpoint: w.label,
-					Statement: "PREPARE " + w.texts[tb][k], Code: codeOf(err), Err: err}
-			}
-			w.stmts[tb][k] = st
+	err = conn.Raw(func(dci any) error {
+		dc, ok := dci.(driverConn)
+		if !ok {
+			return fmt.Errorf("driver connection %T lacks context methods", dci)
 		}
+		w.dc = dc
+		if !w.r.ps {
+			return nil
+		}
+		if w.stmts == nil {
+			w.stmts = make([][numStmtKinds]driverStmt, w.r.o.Tables)
+		}
+		for tb := range w.stmts {
+			for _, k := range w.r.kinds {
+				st, err := dc.PrepareContext(ctx, w.texts[tb][k])
+				if err != nil {
+					return &StatementError{Workload: w.r.spec.name, Endpoint: w.label,
+						Statement: "PREPARE " + w.texts[tb][k], Code: codeOf(err), Err: err}
+				}
+				ds, ok := st.(driverStmt)
+				if !ok {
+					st.Close()
+					return fmt.Errorf("driver statement %T lacks context methods", st)
+				}
+				w.stmts[tb][k] = ds
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		w.closeConn()
 	}
-	return nil
+	return err
 }
 
 func codeOf(err error) uint16 {
@@ -416,18 +474,22 @@ func codeOf(err error) uint16 {
 }
 
 func (w *worker) closeConn() {
-	for tb := range w.stmts {
-		for k, st := range w.stmts[tb] {
-			if st != nil {
-				st.Close()
-				w.stmts[tb][k] = nil
+	if w.conn == nil {
+		return
+	}
+	w.conn.Raw(func(any) error {
+		for tb := range w.stmts {
+			for k, st := range w.stmts[tb] {
+				if st != nil {
+					st.Close()
+					w.stmts[tb][k] = nil
+				}
 			}
 		}
-	}
-	if w.conn != nil {
-		w.conn.Close()
-		w.conn = nil
-	}
+		return nil
+	})
+	w.conn.Close()
+	w.conn, w.dc = nil, nil
 }
 
 // reconnect replaces a lost connection, retrying (1 ms doubling to 50 ms)
@@ -469,12 +531,12 @@ func (w *worker) table() int { return int(w.g.uniform(1, uint32(w.r.o.Tables))) 
 // rowID picks a row id with the configured distribution (sysbench's get_id).
 func (w *worker) rowID() int64 { return int64(w.g.def(1, uint32(w.r.o.TableSize))) }
 
+// rawEvent runs one event on the driver connection (inside conn.Raw).
+func (w *worker) rawEvent(any) error { return w.event(qctx) }
+
 // event runs one transaction of the workload's deck.
 func (w *worker) event(ctx context.Context) error {
 	r := w.r
-	if w.conn == nil {
-		return errConnMissing
-	}
 	if r.trx {
 		if err := w.plain(ctx, "BEGIN"); err != nil {
 			return err
@@ -548,21 +610,39 @@ func (w *worker) event(ctx context.Context) error {
 
 var errConnMissing = fmt.Errorf("no connection: %w", sql.ErrConnDone)
 
+// args fills the worker's reusable argument slice.
+func (w *worker) args(vals ...driver.Value) []driver.NamedValue {
+	for i, v := range vals {
+		w.nv[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return w.nv[:len(vals)]
+}
+
 // read runs a statement that returns rows and drains them (a "read").
-func (w *worker) read(ctx context.Context, tb int, k stmtKind, args ...any) error {
-	var rows *sql.Rows
+func (w *worker) read(ctx context.Context, tb int, k stmtKind, vals ...driver.Value) error {
+	var rows driver.Rows
 	var err error
 	if w.r.ps {
-		rows, err = w.stmts[tb][k].QueryContext(ctx, args...)
+		rows, err = w.stmts[tb][k].QueryContext(ctx, w.args(vals...))
 	} else {
-		rows, err = w.conn.QueryContext(ctx, w.texts[tb][k], args...)
+		rows, err = w.dc.QueryContext(ctx, w.texts[tb][k], w.args(vals...))
 	}
 	if err != nil {
 		return w.stmtErr(tb, k, err)
 	}
-	for rows.Next() {
+	dest := w.dest[k]
+	if dest == nil {
+		dest = make([]driver.Value, len(rows.Columns()))
+		w.dest[k] = dest
 	}
-	err = rows.Err()
+	for {
+		if err = rows.Next(dest); err != nil {
+			break
+		}
+	}
+	if err == io.EOF {
+		err = nil
+	}
 	if cerr := rows.Close(); err == nil {
 		err = cerr
 	}
@@ -574,13 +654,13 @@ func (w *worker) read(ctx context.Context, tb int, k stmtKind, args ...any) erro
 }
 
 // write runs a DML statement: a "write" when it changed rows, else "other".
-func (w *worker) write(ctx context.Context, tb int, k stmtKind, args ...any) error {
-	var res sql.Result
+func (w *worker) write(ctx context.Context, tb int, k stmtKind, vals ...driver.Value) error {
+	var res driver.Result
 	var err error
 	if w.r.ps {
-		res, err = w.stmts[tb][k].ExecContext(ctx, args...)
+		res, err = w.stmts[tb][k].ExecContext(ctx, w.args(vals...))
 	} else {
-		res, err = w.conn.ExecContext(ctx, w.texts[tb][k], args...)
+		res, err = w.dc.ExecContext(ctx, w.texts[tb][k], w.args(vals...))
 	}
 	if err != nil {
 		return w.stmtErr(tb, k, err)
@@ -589,7 +669,7 @@ func (w *worker) write(ctx context.Context, tb int, k stmtKind, args ...any) err
 	return nil
 }
 
-func (w *worker) countExec(res sql.Result) {
+func (w *worker) countExec(res driver.Result) {
 	if n, err := res.RowsAffected(); err == nil && n > 0 {
 		w.ev.writes++
 	} else {
@@ -599,7 +679,7 @@ func (w *worker) countExec(res sql.Result) {
 
 // plain runs a statement without parameters over the text protocol.
 func (w *worker) plain(ctx context.Context, q string) error {
-	res, err := w.conn.ExecContext(ctx, q)
+	res, err := w.dc.ExecContext(ctx, q, nil)
 	if err != nil {
 		return &StatementError{Workload: w.r.spec.name, Endpoint: w.label, Statement: q, Code: codeOf(err), Err: err}
 	}

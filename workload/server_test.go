@@ -342,6 +342,42 @@ func TestServer(t *testing.T) {
 		}
 	})
 
+	t.Run("cancel_unblocks_hung_statement", func(t *testing.T) {
+		// A global read lock makes every write wait (lock_wait_timeout is a
+		// day): only closing the sockets can stop the run in time.
+		ctx := context.Background()
+		lock, err := admin.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lock.Close()
+		if _, err := lock.ExecContext(ctx, "FLUSH TABLES WITH READ LOCK"); err != nil {
+			t.Fatal(err)
+		}
+		defer lock.ExecContext(ctx, "UNLOCK TABLES")
+		rctx, cancel := context.WithCancel(ctx)
+		time.AfterFunc(500*time.Millisecond, cancel)
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() {
+			_, err := mustLookup(t, "oltp_update_index").Run(rctx, tg, runOpts(2, 10*time.Second), nil)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("err = %v, want context.Canceled", err)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("cancel took %v", d)
+			}
+		case <-time.After(5 * time.Second):
+			lock.ExecContext(ctx, "UNLOCK TABLES")
+			<-done
+			t.Fatal("Run did not return within 5 s of cancel while a statement was blocked")
+		}
+	})
+
 	t.Run("rate_and_warmup", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

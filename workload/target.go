@@ -8,7 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -48,9 +48,11 @@ type Target struct {
 	// User, Password and DB are the credentials and the database (created by
 	// Prepare if missing).
 	User, Password, DB string
-	// Dial, when set, is registered with mysql.RegisterDialContext under a
-	// unique network name for the duration of a call, and used for the TCP
-	// endpoints (for example to route through a userspace link).
+	// Dial, when set, dials the TCP endpoints (network "tcp", addr
+	// "host:port"), for example to route through a userspace link. It is
+	// given to the driver as the connector's Config.DialFunc, which has the
+	// effect of a network registered with mysql.RegisterDialContext without
+	// touching the driver's global registry.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
@@ -70,29 +72,65 @@ func (t Target) Validate() error {
 	return nil
 }
 
-var dialSeq atomic.Int64
-
-// session holds the per-call driver registrations of a Target.
+// session opens pools for one Prepare/Run/Cleanup call. Every connection is
+// dialled by session.dial (Config.DialFunc: no global driver registration),
+// which uses Target.Dial for TCP when set and records the net.Conn in the
+// connSlot carried by the dial context, so that a run can close a worker's
+// socket to abandon a hung statement.
 type session struct {
-	t       Target
-	dialNet string
+	t Target
 }
 
-func newSession(t Target) *session {
-	s := &session{t: t}
-	if t.Dial != nil {
-		s.dialNet = fmt.Sprintf("habench-dial-%d", dialSeq.Add(1))
-		mysql.RegisterDialContext(s.dialNet, func(ctx context.Context, addr string) (net.Conn, error) {
-			return t.Dial(ctx, "tcp", addr)
-		})
-	}
-	return s
+func newSession(t Target) *session { return &session{t: t} }
+
+func (s *session) close() {}
+
+// slotKey is the context key of the *connSlot a dial records its conn in.
+type slotKey struct{}
+
+// connSlot holds a worker's current socket.
+type connSlot struct {
+	mu     sync.Mutex
+	c      net.Conn
+	killed bool
 }
 
-func (s *session) close() {
-	if s.dialNet != "" {
-		mysql.DeregisterDialContext(s.dialNet)
+func (sl *connSlot) set(c net.Conn) {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.killed {
+		c.Close()
 	}
+	sl.c = c
+}
+
+// kill closes the current socket and every later one: statements blocked on
+// it fail at once.
+func (sl *connSlot) kill() {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	sl.killed = true
+	if sl.c != nil {
+		sl.c.Close()
+	}
+}
+
+func (s *session) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var c net.Conn
+	var err error
+	if network == "tcp" && s.t.Dial != nil {
+		c, err = s.t.Dial(ctx, network, addr)
+	} else {
+		var d net.Dialer
+		c, err = d.DialContext(ctx, network, addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if sl, ok := ctx.Value(slotKey{}).(*connSlot); ok {
+		sl.set(c)
+	}
+	return c, nil
 }
 
 // open returns a pool for one endpoint and database db ("" = none).
@@ -103,12 +141,10 @@ func (s *session) open(e Endpoint, db string, interpolate bool) (*sql.DB, error)
 	c.DBName = db
 	c.InterpolateParams = interpolate
 	c.Timeout = 10 * time.Second
-	switch {
-	case e.Socket != "":
+	c.DialFunc = s.dial
+	if e.Socket != "" {
 		c.Net, c.Addr = "unix", e.Socket
-	case s.dialNet != "":
-		c.Net, c.Addr = s.dialNet, e.addr()
-	default:
+	} else {
 		c.Net, c.Addr = "tcp", e.addr()
 	}
 	conn, err := mysql.NewConnector(c)
