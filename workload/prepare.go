@@ -80,7 +80,10 @@ func (w *oltp) Prepare(ctx context.Context, t Target, o Options, out io.Writer) 
 	defer cancel()
 
 	seed := seedOf(&o)
-	errs := make([]error, par)
+	var (
+		errOnce  sync.Once
+		firstErr error
+	)
 	var wg sync.WaitGroup
 	for th := 0; th < par; th++ {
 		wg.Add(1)
@@ -89,7 +92,8 @@ func (w *oltp) Prepare(ctx context.Context, t Target, o Options, out io.Writer) 
 			g := newRandGen(&o, seed, uint64(th)+0x9e3779b97f4a7c15)
 			for n := th + 1; n <= o.Tables; n += par {
 				if err := createTable(ctx, db, n, rows, &o, g, lw); err != nil {
-					errs[th] = fmt.Errorf("prepare on %s: %w", ep.Label(), err)
+					// The first failure is the cause; the others are its cancellation.
+					errOnce.Do(func() { firstErr = fmt.Errorf("prepare on %s: %w", ep.Label(), err) })
 					cancel()
 					return
 				}
@@ -97,10 +101,8 @@ func (w *oltp) Prepare(ctx context.Context, t Target, o Options, out io.Writer) 
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+	if firstErr != nil {
+		return firstErr
 	}
 	return ctx.Err()
 }
