@@ -25,6 +25,7 @@ type StatementError struct {
 	Err error
 }
 
+// Error names the workload, statement, endpoint and MySQL error code.
 func (e *StatementError) Error() string {
 	if e.Code != 0 {
 		return fmt.Sprintf("%s: statement %q on %s failed with MySQL error %d: %v", e.Workload, e.Statement, e.Endpoint, e.Code, e.Err)
@@ -32,6 +33,7 @@ func (e *StatementError) Error() string {
 	return fmt.Sprintf("%s: statement %q on %s failed: %v", e.Workload, e.Statement, e.Endpoint, e.Err)
 }
 
+// Unwrap returns the driver error (a *mysql.MySQLError for server errors).
 func (e *StatementError) Unwrap() error { return e.Err }
 
 // errQueueFull is sysbench's fatal error when --rate outruns the workers.

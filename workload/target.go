@@ -142,6 +142,9 @@ func (s *session) open(e Endpoint, db string, interpolate bool) (*sql.DB, error)
 	c.InterpolateParams = interpolate
 	c.Timeout = 10 * time.Second
 	c.DialFunc = s.dial
+	// Lost connections are counted as reconnects; the driver's own log lines
+	// ("unexpected EOF") would only interleave with the sysbench-format output.
+	c.Logger = quietLogger{}
 	if e.Socket != "" {
 		c.Net, c.Addr = "unix", e.Socket
 	} else {
@@ -153,6 +156,11 @@ func (s *session) open(e Endpoint, db string, interpolate bool) (*sql.DB, error)
 	}
 	return sql.OpenDB(conn), nil
 }
+
+// quietLogger discards the driver's log lines.
+type quietLogger struct{}
+
+func (quietLogger) Print(...any) {}
 
 // quoteIdent quotes a MySQL identifier with backticks.
 func quoteIdent(s string) string {
