@@ -184,9 +184,11 @@ func TestServer(t *testing.T) {
 			t.Errorf("got %d interval reports in a 2 s run with 1 s interval", len(ivs))
 		}
 		var ivTrx int64
-		for _, iv := range ivs {
+		for i, iv := range ivs {
 			ivTrx += iv.Transactions
-			if iv.Threads != 4 || iv.TPS <= 0 || iv.LatencyPct <= 0 || iv.PerEndpoint["n1"].Transactions != iv.Transactions {
+			// The report due at the time limit may see the workers leaving.
+			thdsOK := iv.Threads == 4 || (i == len(ivs)-1 && iv.Threads <= 4)
+			if !thdsOK || iv.TPS <= 0 || iv.LatencyPct <= 0 || iv.PerEndpoint["n1"].Transactions != iv.Transactions {
 				t.Errorf("odd interval %+v", iv)
 			}
 		}
