@@ -101,3 +101,65 @@ func TestSysbenchCompatibility(t *testing.T) {
 		}
 	})
 }
+
+// distLua prints, for 200000 draws of sysbench.rand.default(1, 10000), the
+// share of each tenth of the range and of the central 1% (4951..5050).
+const distLua = `
+function event()
+  local n, c = 200000, 0
+  local dec = {0,0,0,0,0,0,0,0,0,0}
+  for i = 1, n do
+    local v = sysbench.rand.default(1, 10000)
+    local d = math.floor((v - 1) / 1000) + 1
+    dec[d] = dec[d] + 1
+    if v >= 4951 and v <= 5050 then c = c + 1 end
+  end
+  local s = ""
+  for i = 1, 10 do s = s .. string.format("%.4f ", dec[i] / n) end
+  print("dist " .. s .. string.format("%.4f", c / n))
+end
+`
+
+// TestDistributionsMatchSysbench draws from sysbench 1.0.20's own generators
+// (through a Lua script) and from ours, and compares the shares per tenth of
+// the range and of the central 1%.
+func TestDistributionsMatchSysbench(t *testing.T) {
+	needSysbench(t)
+	script := t.TempDir() + "/dist.lua"
+	if err := os.WriteFile(script, []byte(distLua), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// sysbench 1.0.20 has no zipfian.
+	for _, dist := range []string{RandUniform, RandSpecial, RandGaussian, RandPareto} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		out := runSysbench(t, ctx, "--rand-type="+dist, "--events=1", "--threads=1", script, "run")
+		cancel()
+		var sb []float64
+		for _, l := range strings.Split(out, "\n") {
+			if f, ok := strings.CutPrefix(l, "dist "); ok {
+				for _, x := range strings.Fields(f) {
+					sb = append(sb, atof(t, x))
+				}
+			}
+		}
+		if len(sb) != 11 {
+			t.Fatalf("%s: sysbench printed %v:\n%s", dist, sb, out)
+		}
+		g := testGen(t, dist)
+		const n = 200000
+		ours := make([]float64, 11)
+		for i := 0; i < n; i++ {
+			v := g.def(1, 10000)
+			ours[(v-1)/1000] += 1.0 / n
+			if v >= 4951 && v <= 5050 {
+				ours[10] += 1.0 / n
+			}
+		}
+		for i := range sb {
+			if d := ours[i] - sb[i]; d > 0.01 || d < -0.01 {
+				t.Errorf("%s: share %d is %.4f here, %.4f in sysbench\nours     %.4f\nsysbench %.4f", dist, i, ours[i], sb[i], ours, sb)
+				break
+			}
+		}
+	}
+}
