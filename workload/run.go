@@ -769,6 +769,7 @@ func (r *runner) interval(start time.Time) Interval {
 		Transactions: c.events, Reads: c.reads, Writes: c.writes, Others: c.others,
 		Errors: c.errors, Reconnects: c.reconnects,
 		PerEndpoint: perEp, ErrorsByCode: byCode,
+		Histogram: h.Clone(),
 	}
 	iv.TPS = perSec(c.events, length)
 	iv.QPS = perSec(c.reads+c.writes+c.others, length)

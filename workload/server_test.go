@@ -188,8 +188,9 @@ func TestServer(t *testing.T) {
 			ivTrx += iv.Transactions
 			// The report due at the time limit may see the workers leaving.
 			thdsOK := iv.Threads == 4 || (i == len(ivs)-1 && iv.Threads <= 4)
-			if !thdsOK || iv.TPS <= 0 || iv.LatencyPct <= 0 || iv.PerEndpoint["n1"].Transactions != iv.Transactions {
-				t.Errorf("odd interval %+v", iv)
+			if !thdsOK || iv.TPS <= 0 || iv.LatencyPct <= 0 || iv.PerEndpoint["n1"].Transactions != iv.Transactions ||
+				iv.Histogram.TotalCount() != iv.Transactions {
+				t.Errorf("odd interval %d: threads=%d tps=%.1f pct=%.2f trx=%d per-endpoint=%v hist=%d", i, iv.Threads, iv.TPS, iv.LatencyPct, iv.Transactions, iv.PerEndpoint, iv.Histogram.TotalCount())
 			}
 		}
 		if ivTrx > res.Transactions {

@@ -72,6 +72,9 @@ type Interval struct {
 	PerEndpoint map[string]EndpointStats
 	// ErrorsByCode counts the interval's ignored errors by MySQL error code.
 	ErrorsByCode map[uint16]int64
+	// Histogram holds the interval's event latencies in microseconds (a copy
+	// the receiver may keep).
+	Histogram *hdrhistogram.Histogram
 }
 
 // Result is the whole measured run (after warmup): what sysbench's final
