@@ -132,7 +132,7 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	log := s.log().With("cluster", c.Name)
 	defer func() {
 		if err != nil {
-			log.Warn("deploy failed, removing what was created", "err", err)
+			log.Info("deploy failed, removing what was created")
 			cctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			if derr := s.destroy(cctx, c); derr != nil {
@@ -434,12 +434,12 @@ func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node) error {
 	select {
 	case err := <-ready:
 		if err != nil {
-			return fmt.Errorf("%w\n%s", err, tail(readFile(filepath.Join(n.Dir, "error.log")), 15))
+			return fmt.Errorf("%w; %s", err, errorLines(readFile(filepath.Join(n.Dir, "error.log"))))
 		}
 		return nil
 	case werr := <-exited:
 		pcancel()
-		return fmt.Errorf("node %s: server exited during start (%v); error log:\n%s", n.Name, werr, tail(readFile(filepath.Join(n.Dir, "error.log")), 15))
+		return fmt.Errorf("node %s: server exited during start (%v): %s", n.Name, werr, errorLines(readFile(filepath.Join(n.Dir, "error.log"))))
 	}
 }
 
@@ -616,9 +616,11 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 		for _, pid := range processesUnder(s.serverClusterDir(c.Binaries, c.Name)) {
 			signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
 		}
-		if err := os.RemoveAll(c.Binaries.HostPath(s.serverClusterDir(c.Binaries, c.Name))); err != nil {
+		dir := c.Binaries.HostPath(s.serverClusterDir(c.Binaries, c.Name))
+		if err := os.RemoveAll(dir); err != nil {
 			errs = append(errs, err)
 		}
+		os.Remove(filepath.Dir(dir)) // the state directory's folder in the rootfs, when empty
 	}
 	if err := os.RemoveAll(s.clusterDir(c.Name)); err != nil {
 		errs = append(errs, err)
@@ -699,6 +701,27 @@ func lockFile(path string) (func(), error) {
 		return nil, err
 	}
 	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+// errorLines returns the [ERROR] lines of a server error log joined by "; " (the last
+// five), or its last three lines when it has none: one readable line for an error message.
+func errorLines(log string) string {
+	var errs []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "[ERROR]") {
+			if i := strings.Index(l, "[ERROR]"); i >= 0 {
+				l = l[i:]
+			}
+			errs = append(errs, strings.TrimSpace(l))
+		}
+	}
+	if len(errs) == 0 {
+		return strings.ReplaceAll(tail(log, 3), "\n", "; ")
+	}
+	if len(errs) > 5 {
+		errs = errs[len(errs)-5:]
+	}
+	return strings.Join(errs, "; ")
 }
 
 func readFile(p string) string { b, _ := os.ReadFile(p); return string(b) }

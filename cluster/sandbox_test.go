@@ -170,6 +170,7 @@ func TestGuardedDialRefusesForeignAddresses(t *testing.T) {
 // basedir is assembled from the system MariaDB's files with symlinks.
 func TestDeployFromBasedir(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
+	t.Setenv("HABENCH_CACHE_DIR", t.TempDir()) // this basedir's template is never reused
 	b := t.TempDir()
 	for _, d := range []string{"bin", "sbin"} {
 		if err := os.MkdirAll(filepath.Join(b, d), 0o755); err != nil {

@@ -100,6 +100,20 @@ type NodeLag struct {
 	GTIDPosition string `json:"gtid_position,omitempty"`
 }
 
+// SemiSyncSummary sums the source's semi-sync samples over the run.
+type SemiSyncSummary struct {
+	Node string `json:"node"`
+	// YesTx and NoTx are commits acknowledged by a replica / committed without an ack
+	// (after a timeout, asynchronously), summed from per-second deltas.
+	YesTx float64 `json:"yes_tx"`
+	NoTx  float64 `json:"no_tx"`
+	// SecondsOff counts samples in which semi-sync was OFF (fallen back to async).
+	SecondsOff int `json:"seconds_off"`
+	// AvgWaitUs is the average time a commit waited for its acknowledgement, in
+	// microseconds: per-second averages weighted by that second's acknowledged commits.
+	AvgWaitUs float64 `json:"avg_wait_us"`
+}
+
 // Summary is summary.json.
 type Summary struct {
 	Workload       string                            `json:"workload"`
@@ -117,6 +131,8 @@ type Summary struct {
 	ErrorsByCode   map[string]int64                  `json:"errors_by_code,omitempty"`
 	PerEndpoint    map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
 	Nodes          []NodeLag                         `json:"nodes,omitempty"`
+	SemiSync       *SemiSyncSummary                  `json:"semisync,omitempty"`
+	DataCheck      string                            `json:"data_check,omitempty"`
 	ReplicasCaught *bool                             `json:"replicas_consistent,omitempty"`
 	RandType       string                            `json:"rand_type"`
 	PSMode         string                            `json:"db_ps_mode"`
@@ -162,6 +178,13 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	defer closeNodes()
 
 	man := b.manifest(ctx, started, nodes)
+	dataCheck := b.checkData(ctx, nodes)
+	if dataCheck != "" {
+		b.log().Warn("prepared data does not match the options", "check", dataCheck)
+		if b.Stdout != nil {
+			fmt.Fprintf(b.Stdout, "WARNING: %s\n", dataCheck)
+		}
+	}
 
 	// Samplers for the run's duration.
 	var runner *sampler.Runner
@@ -240,6 +263,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 
 	sum := b.summary(result, runErr, nodes, allSamples, positions)
 	sum.ReplicasCaught = consistent
+	sum.DataCheck = dataCheck
 	out.Summary = sum
 	man.Finished = time.Now().UTC()
 	if res != nil {
@@ -322,7 +346,7 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 		CommandLine: b.CommandLine,
 		Started:     started,
 		Host:        map[string]any{"hostname": host, "kernel": strings.TrimSpace(string(kernel)), "cpus": runtime.NumCPU()},
-		Workload: map[string]any{"name": b.Workload.Name(), "options": b.Options,
+		Workload: map[string]any{"name": b.Workload.Name(), "options": workload.OptionValues(b.Options),
 			"sysbench_compatible": "1.0.20", "rand_type": b.Options.RandType, "db_ps_mode": b.Options.PSMode},
 		Extra: b.Extra,
 		Links: map[string]any{"impairments": []any{}},
@@ -441,6 +465,40 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 		byNode[n.Name] = &NodeLag{Node: n.Name, Role: string(n.Role), GTIDPosition: pos[n.Name]}
 	}
 	lagSum := map[string]float64{}
+	var ss SemiSyncSummary
+	var waitWeighted float64
+	semisyncSeen := false
+	for _, sm := range samples {
+		switch sm.Metric {
+		case "semisync_on":
+			semisyncSeen, ss.Node = true, sm.Node
+			if sm.Value == 0 {
+				ss.SecondsOff++
+			}
+		case "semisync_yes_tx":
+			ss.YesTx += sm.Value
+		case "semisync_no_tx":
+			ss.NoTx += sm.Value
+		}
+	}
+	// Weight each second's average wait by that second's acknowledged commits.
+	yes := map[time.Duration]float64{}
+	for _, sm := range samples {
+		if sm.Metric == "semisync_yes_tx" {
+			yes[sm.Elapsed] = sm.Value
+		}
+	}
+	for _, sm := range samples {
+		if sm.Metric == "semisync_interval_avg_wait_us" {
+			waitWeighted += sm.Value * yes[sm.Elapsed]
+		}
+	}
+	if semisyncSeen {
+		if ss.YesTx > 0 {
+			ss.AvgWaitUs = waitWeighted / ss.YesTx
+		}
+		s.SemiSync = &ss
+	}
 	for _, sm := range samples {
 		nl := byNode[sm.Node]
 		if nl == nil {
@@ -491,4 +549,35 @@ func endpointDSN(t workload.Target, e workload.Endpoint) string {
 		cfg.Net, cfg.Addr = "tcp", fmt.Sprintf("%s:%d", e.Host, e.Port)
 	}
 	return cfg.FormatDSN()
+}
+
+// checkData compares the prepared tables with the options (--tables, --table-size) on the
+// first node: a run with other options than prepare silently runs another workload (ids
+// missing, writes that touch no row). Returns "" when they match, else what differs.
+func (b *Bench) checkData(ctx context.Context, nodes []sampler.Node) string {
+	if len(nodes) == 0 {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	db := nodes[0].DB
+	var tables int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=? AND TABLE_NAME REGEXP '^sbtest[0-9]+$'", b.Target.DB).Scan(&tables); err != nil {
+		return ""
+	}
+	if tables == 0 {
+		return fmt.Sprintf("database %s has no sbtest tables: run prepare first", b.Target.DB)
+	}
+	var msgs []string
+	if tables != b.Options.Tables {
+		msgs = append(msgs, fmt.Sprintf("%d sbtest tables prepared, --tables %d", tables, b.Options.Tables))
+	}
+	var maxID sql.NullInt64
+	if err := db.QueryRowContext(ctx, fmt.Sprintf("SELECT MAX(id) FROM `%s`.sbtest1", strings.ReplaceAll(b.Target.DB, "`", "``"))).Scan(&maxID); err == nil && maxID.Valid && maxID.Int64 != int64(b.Options.TableSize) {
+		msgs = append(msgs, fmt.Sprintf("sbtest1 holds ids up to %d, --table-size %d", maxID.Int64, b.Options.TableSize))
+	}
+	if len(msgs) == 0 {
+		return ""
+	}
+	return strings.Join(msgs, "; ") + " (give run the same --tables and --table-size as prepare)"
 }

@@ -12,7 +12,7 @@ func Report(m *Manifest, s *Summary) string {
 	var b strings.Builder
 	title := fmt.Sprint(m.Workload["name"])
 	if m.Topology != nil {
-		title = fmt.Sprintf("%s on %s (%s, %d nodes, %s)", title, m.Topology.Name, m.Topology.Kind, m.Topology.Nodes, m.Topology.Flavor)
+		title = fmt.Sprintf("%s on %s (%s, %s, %s)", title, m.Topology.Name, m.Topology.Kind, Plural(m.Topology.Nodes, "node"), m.Topology.Flavor)
 	}
 	fmt.Fprintf(&b, "# %s\n\n", title)
 	fmt.Fprintf(&b, "- habench %s, started %s, finished %s\n", m.Habench["version"], m.Started.Format("2006-01-02 15:04:05 UTC"), m.Finished.Format("15:04:05 UTC"))
@@ -23,7 +23,11 @@ func Report(m *Manifest, s *Summary) string {
 	if d, ok := m.Links["description"]; ok {
 		fmt.Fprintf(&b, "- links: %v\n", d)
 	}
-	fmt.Fprintf(&b, "- workload: %v, %d threads, rand-type %s, db-ps-mode %s\n", m.Workload["name"], s.Threads, s.RandType, s.PSMode)
+	opts, _ := m.Workload["options"].(map[string]string)
+	fmt.Fprintf(&b, "- workload: %v, %d threads, %s tables x %s rows, time %ss, rand-type %s, db-ps-mode %s\n", m.Workload["name"], s.Threads, opts["tables"], opts["table-size"], opts["time"], s.RandType, s.PSMode)
+	if s.DataCheck != "" {
+		fmt.Fprintf(&b, "- **warning:** %s\n", s.DataCheck)
+	}
 	if s.Error != "" {
 		fmt.Fprintf(&b, "- **run ended with an error:** %s\n", s.Error)
 	}
@@ -64,6 +68,12 @@ func Report(m *Manifest, s *Summary) string {
 			}
 		}
 	}
+	if ss := s.SemiSync; ss != nil {
+		fmt.Fprintf(&b, "\n## Semi-sync on %s\n\n", ss.Node)
+		b.WriteString("| acknowledged commits (yes_tx) | unacknowledged (no_tx) | seconds OFF (async fallback) | avg ack wait us |\n|---|---|---|---|\n")
+		fmt.Fprintf(&b, "| %.0f | %.0f | %d | %.0f |\n", ss.YesTx, ss.NoTx, ss.SecondsOff, ss.AvgWaitUs)
+		b.WriteString("\nyes_tx also counts habench's heartbeat writes (10 per second).\n")
+	}
 	if len(m.Nodes) > 0 {
 		b.WriteString("\n## Settings in effect (read back from each server)\n\n")
 		names := map[string]bool{}
@@ -98,4 +108,12 @@ func Report(m *Manifest, s *Summary) string {
 	}
 	b.WriteString("\nFiles: manifest.json, summary.json, intervals.csv (one row per report interval), samples.csv (elapsed_s,node,metric,value), variables.json.\n")
 	return b.String()
+}
+
+// Plural renders "1 node", "3 nodes".
+func Plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

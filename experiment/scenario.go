@@ -53,7 +53,7 @@ func ParseScenario(b []byte) (*Scenario, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("empty scenario")
 		}
-		return nil, fmt.Errorf("%s", strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "), "\n  ", "; "))
+		return nil, fmt.Errorf("%s", topology.YAMLError(err))
 	}
 	if len(s.Topologies) == 0 {
 		return nil, &topology.FieldError{Field: "topologies", Value: "", Reason: "want at least one topology"}
@@ -132,6 +132,8 @@ type Row struct {
 	LatVsBase  float64  `json:"latency_vs_baseline_pct"`
 	MaxLagS    float64  `json:"max_replica_lag_s"`
 	DeploySecs float64  `json:"deploy_s"`
+	// Error is why this topology's run did not complete (interrupted, failed), "" if it did.
+	Error string `json:"error,omitempty"`
 }
 
 // Run executes the scenario and returns the run directory and comparison rows.
@@ -164,7 +166,7 @@ func (r *ScenarioRun) Run(ctx context.Context) (string, []Row, error) {
 }
 
 func (r *ScenarioRun) one(ctx context.Context, spec topology.Spec, dir string, out io.Writer) (row *Row, err error) {
-	fmt.Fprintf(out, "\n=== %s: deploying %s, %d nodes, %s\n", spec.Name, spec.Kind, spec.Nodes, spec.Flavor)
+	fmt.Fprintf(out, "\n=== %s: deploying %s, %s, %s\n", spec.Name, spec.Kind, Plural(spec.Nodes, "node"), spec.Flavor)
 	sb := *r.Sandbox
 	sb.Network = r.Scenario.Network
 	t0 := time.Now()
@@ -207,6 +209,9 @@ func (r *ScenarioRun) one(ctx context.Context, spec topology.Spec, dir string, o
 	}
 	row = &Row{Topology: spec.Name, Kind: string(spec.Kind), Flavor: string(spec.Flavor), Version: c.Binaries.Version.String(),
 		Dir: res.Dir, Summary: res.Summary, DeploySecs: deploySecs}
+	if err != nil {
+		row.Error = err.Error()
+	}
 	for _, n := range res.Summary.Nodes {
 		if n.LagMaxS > row.MaxLagS {
 			row.MaxLagS = n.LagMaxS
@@ -238,8 +243,24 @@ func (r *ScenarioRun) finish(dir string, rows []Row) {
 	res := &Results{Dir: dir}
 	res.WriteJSON("comparison.json", rows)
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n%s\n\nBaseline: %s. Workload: %s.\n\n", r.Scenario.Name, strings.TrimSpace(r.Scenario.Description), base.Topology, r.Scenario.Workload.Test)
+	fmt.Fprintf(&b, "# %s\n\n", r.Scenario.Name)
+	if d := strings.TrimSpace(r.Scenario.Description); d != "" {
+		b.WriteString(d + "\n\n")
+	}
+	fmt.Fprintf(&b, "Baseline: %s. Workload: %s.\n\n", base.Topology, r.Scenario.Workload.Test)
 	b.WriteString(ComparisonTable(rows))
+	ran := map[string]bool{}
+	for _, row := range rows {
+		ran[row.Topology] = true
+		if row.Error != "" {
+			fmt.Fprintf(&b, "\n**%s did not complete:** %s (its numbers cover only the part that ran).\n", row.Topology, row.Error)
+		}
+	}
+	for _, t := range r.Scenario.Topologies {
+		if !ran[t.Name] {
+			fmt.Fprintf(&b, "\n**%s was not run** (the scenario stopped before it).\n", t.Name)
+		}
+	}
 	res.WriteFile("comparison.md", b.String())
 }
 
@@ -250,8 +271,12 @@ func ComparisonTable(rows []Row) string {
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		l := r.Summary.LatencyMs
+		name := r.Topology
+		if r.Error != "" {
+			name += " (incomplete)"
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f%% | %.1f%% | %.3f |\n",
-			r.Topology, r.Kind, r.Flavor, r.Version, r.Summary.TPS, r.Summary.QPS, l["avg"], l["p95"], l["p99"], r.TPSvsBase, r.LatVsBase, r.MaxLagS)
+			name, r.Kind, r.Flavor, r.Version, r.Summary.TPS, r.Summary.QPS, l["avg"], l["p95"], l["p99"], r.TPSvsBase, r.LatVsBase, r.MaxLagS)
 	}
 	return b.String()
 }

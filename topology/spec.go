@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"time"
@@ -73,6 +74,32 @@ type SemiSyncOptions struct {
 	// WaitForReplicas is how many acknowledgements a commit waits for (default 1;
 	// MySQL only: MariaDB always waits for one).
 	WaitForReplicas int `json:"wait_for_replicas" yaml:"wait_for_replicas"`
+}
+
+// semiSyncJSON is SemiSyncOptions with the timeout as a Go duration string ("10s").
+type semiSyncJSON struct {
+	WaitPoint       string `json:"wait_point"`
+	Timeout         string `json:"timeout"`
+	WaitForReplicas int    `json:"wait_for_replicas"`
+}
+
+// MarshalJSON writes the timeout as "10s", not nanoseconds.
+func (o SemiSyncOptions) MarshalJSON() ([]byte, error) {
+	return json.Marshal(semiSyncJSON{o.WaitPoint, o.Timeout.String(), o.WaitForReplicas})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (o *SemiSyncOptions) UnmarshalJSON(b []byte) error {
+	var j semiSyncJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	d, err := time.ParseDuration(j.Timeout)
+	if err != nil && j.Timeout != "" {
+		return fmt.Errorf("semisync.timeout %q: %w", j.Timeout, err)
+	}
+	*o = SemiSyncOptions{WaitPoint: j.WaitPoint, Timeout: d, WaitForReplicas: j.WaitForReplicas}
+	return nil
 }
 
 // Spec is what a user asks to deploy. Pure data; Validate checks it.

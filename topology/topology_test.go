@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -244,5 +245,28 @@ func TestParseSpecYAML(t *testing.T) {
 	_, err = ParseSpecYAML([]byte("name: y1\nkind: async\nnodse: 3\n"))
 	if err == nil || !strings.Contains(err.Error(), "line 3") || !strings.Contains(err.Error(), "nodse") {
 		t.Errorf("unknown key error %v, want line 3 naming nodse", err)
+	}
+}
+
+func TestYAMLErrorsInUserTerms(t *testing.T) {
+	_, err := ParseSpecYAML([]byte("name: y1\nflavour: mysql\n"))
+	if err == nil || !strings.Contains(err.Error(), `line 2: unknown key "flavour"`) || strings.Contains(err.Error(), "topology.Spec") {
+		t.Errorf("unknown key: %v", err)
+	}
+	_, err = ParseSpecYAML([]byte("name: y1\nsemisync:\n  timeout: 10\n"))
+	if err == nil || !strings.Contains(err.Error(), "want a duration like 10s") || strings.Contains(err.Error(), "time.Duration") {
+		t.Errorf("bad duration: %v", err)
+	}
+}
+
+func TestSemiSyncJSONRoundTrip(t *testing.T) {
+	in := SemiSyncOptions{WaitPoint: "AFTER_SYNC", Timeout: 2500 * time.Millisecond, WaitForReplicas: 2}
+	b, err := json.Marshal(in)
+	if err != nil || !strings.Contains(string(b), `"timeout":"2.5s"`) {
+		t.Fatalf("marshal: %s %v", b, err)
+	}
+	var out SemiSyncOptions
+	if err := json.Unmarshal(b, &out); err != nil || out != in {
+		t.Errorf("round trip: %+v %v", out, err)
 	}
 }

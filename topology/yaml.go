@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -21,7 +20,7 @@ func ParseSpecYAML(b []byte) (Spec, error) {
 		if errors.Is(err, io.EOF) {
 			return s, fmt.Errorf("empty topology file")
 		}
-		return s, fmt.Errorf("%s", strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "), "\n  ", "; "))
+		return s, fmt.Errorf("%s", YAMLError(err))
 	}
 	s.Defaults()
 	return s, nil

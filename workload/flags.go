@@ -324,3 +324,14 @@ func (v *portsValue) Set(s string) error {
 }
 
 func (v *portsValue) Type() string { return "list" }
+
+// OptionValues renders o as sysbench option names and values, exactly as BindFlags would
+// print and parse them ("time": "10", "table-size": "10000"): for manifests and reports.
+func OptionValues(o Options) map[string]string {
+	fs := pflag.NewFlagSet("values", pflag.ContinueOnError)
+	c := o
+	BindFlags(fs, &c)
+	m := map[string]string{}
+	fs.VisitAll(func(f *pflag.Flag) { m[f.Name] = f.Value.String() })
+	return m
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -43,6 +44,9 @@ func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 			return s, usageError{fmt.Errorf("-f %q: %w", o.file, err)}
 		}
 		return s, nil
+	}
+	if o.name == "" {
+		return topology.Spec{}, usagef("--name: required (1-10 lower-case letters and digits), or give -f FILE")
 	}
 	f, err := topology.ParseFlavor(o.flavor)
 	if err != nil {
@@ -106,7 +110,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 		Use:   "deploy",
 		Short: "Deploy a local sandbox topology (real servers) and wait until it is healthy",
 		Example: `  habench deploy --name t1 --kind async --nodes 3 --flavor mariadb
-  habench deploy --name g1 --kind semisync --nodes 3 --flavor mysql --installation rootfs
+  habench deploy --name s1 --kind semisync --nodes 3 --flavor mysql --installation rootfs
   habench deploy -f topology.yaml`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -122,7 +126,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deployed %s: %s, %d nodes, %s in %.1fs\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, time.Since(start).Seconds())
+			fmt.Fprintf(cmd.OutOrStdout(), "deployed %s: %s, %d node(s), %s in %.1fs\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, time.Since(start).Seconds())
 			printNodes(cmd.OutOrStdout(), c, nil)
 			return nil
 		},
@@ -169,6 +173,9 @@ func newDestroyCmd(g *globalOpts) *cobra.Command {
 				return nil
 			}
 			if err := sb.Destroy(ctx, args[0]); err != nil {
+				if errors.Is(err, cluster.ErrNotFound) {
+					return &topology.FieldError{Field: "name", Value: args[0], Reason: "no such cluster (habench status lists them)"}
+				}
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "destroyed %s\n", args[0])

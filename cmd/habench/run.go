@@ -29,9 +29,11 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			if dry {
-				fmt.Fprintf(out, "scenario %s: %d topologies, workload %s\n", s.Name, len(s.Topologies), s.Workload.Test)
+				o := s.Options()
+				fmt.Fprintf(out, "scenario %s: %s, workload %s: %d threads, %d tables x %d rows, %v per topology\n",
+					s.Name, experiment.Plural(len(s.Topologies), "topology"), s.Workload.Test, o.Threads, o.Tables, o.TableSize, o.Time)
 				for i, t := range s.Topologies {
-					fmt.Fprintf(out, "  %d. %s: %s, %d nodes, %s (%s)\n", i+1, t.Name, t.Kind, t.Nodes, t.Flavor, t.Installation.Kind)
+					fmt.Fprintf(out, "  %d. %s: %s, %s, %s (%s installation)\n", i+1, t.Name, t.Kind, experiment.Plural(t.Nodes, "node"), t.Flavor, t.Installation.Kind)
 				}
 				return nil
 			}

@@ -58,7 +58,8 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 				}
 				return err
 			}
-			fmt.Fprintf(w, "%s: %s, %d nodes, %s, network %s, state %s\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, c.Network, c.State)
+			fmt.Fprintf(w, "%s: %s, %d node(s), %s, network %s, state %s\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, c.Network, c.State)
+			fmt.Fprintf(w, "connect: user %s password %s over TCP, or root (no password) over a node's socket: mariadb -S DIR/mysqld.sock -uroot\n", c.User, c.Password)
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
 			health := map[string]string{}
@@ -86,6 +87,13 @@ func nodeHealth(ctx context.Context, c *cluster.Cluster, n *cluster.Node, caps t
 		return "not accepting connections: " + err.Error()
 	}
 	if n.Role != topology.RoleReplica {
+		if c.Spec.Kind == topology.SemiSync {
+			v := caps.SemiSyncNames()
+			var k, status, clients string
+			db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+v.StatusPrefix+"status'").Scan(&k, &status)
+			db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+v.StatusPrefix+"clients'").Scan(&k, &clients)
+			return fmt.Sprintf("ok, semi-sync %s with %s replica(s) acknowledging", orNull(status), orNull(clients))
+		}
 		return "ok"
 	}
 	st, err := cluster.ReplicaStatus(ctx, db, caps)
@@ -111,13 +119,13 @@ func orNull(s string) string {
 
 func printNodes(w io.Writer, c *cluster.Cluster, health map[string]string) {
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
-	hdr := "NODE\tROLE\tADDRESS\tSOCKET\tPID"
+	hdr := "NODE\tROLE\tADDRESS\tPID\tDIR (my.cnf, error.log, mysqld.sock)"
 	if health != nil {
 		hdr += "\tHEALTH"
 	}
 	fmt.Fprintln(tw, hdr)
 	for _, n := range c.Nodes {
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%d", n.Name, n.Role, n.Addr(), n.Socket, n.PID)
+		line := fmt.Sprintf("%s\t%s\t%s\t%d\t%s", n.Name, n.Role, n.Addr(), n.PID, n.Dir)
 		if health != nil {
 			line += "\t" + health[n.Name]
 		}
