@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultRootfs is where `make rootfs` (scripts/mysql-rootfs.sh) builds the MySQL root filesystem.
-const DefaultRootfs = "/var/cache/habench/rootfs/mysql-sid"
+const DefaultRootfs = topology.DefaultRootfs
 
 // Binaries are a resolved Installation: which server binary runs, its version, and
 // how to run it (chroot into Root for a root filesystem). Paths are as the server sees them.

@@ -7,9 +7,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -144,28 +146,68 @@ func setupNode(cluster, node string, i int, addr string) error {
 	return h.LinkSetUp(lo)
 }
 
-// teardownNetwork removes the cluster's namespaces, veths and bridge; missing ones are fine.
-func teardownNetwork(cluster string, nodes []string) error {
+// teardownNetwork removes the cluster's namespaces, veths and bridge; missing ones are
+// fine. With onlyOrphans, a namespace in which any process still runs is left alone, and
+// so is the bridge while any interface is attached to it.
+func teardownNetwork(cluster string, nodes []string, onlyOrphans bool) error {
 	var errs []error
 	for i, n := range nodes {
+		name := netnsName(cluster, n)
+		_, statErr := os.Stat(filepath.Join("/run/netns", name))
+		if onlyOrphans && statErr == nil && netnsInUse(name) {
+			continue
+		}
 		if l, err := netlink.LinkByName(vethName(cluster, i+1)); err == nil {
 			if err := netlink.LinkDel(l); err != nil {
 				errs = append(errs, err)
 			}
 		}
-		name := netnsName(cluster, n)
-		if _, err := os.Stat(filepath.Join("/run/netns", name)); err == nil {
+		if statErr == nil {
 			if err := netns.DeleteNamed(name); err != nil {
 				errs = append(errs, fmt.Errorf("delete namespace %s: %w", name, err))
 			}
 		}
 	}
 	if l, err := netlink.LinkByName(bridgeName(cluster)); err == nil {
+		if onlyOrphans && bridgeHasPorts(l) {
+			return errors.Join(errs...)
+		}
 		if err := netlink.LinkDel(l); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// netnsInUse reports whether any process runs in the named network namespace.
+func netnsInUse(name string) bool {
+	var want syscall.Stat_t
+	if err := syscall.Stat(filepath.Join("/run/netns", name), &want); err != nil {
+		return false
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		var st syscall.Stat_t
+		if syscall.Stat(filepath.Join("/proc", e.Name(), "ns", "net"), &st) == nil && st.Ino == want.Ino && st.Dev == want.Dev {
+			return true
+		}
+	}
+	return false
+}
+
+// bridgeHasPorts reports whether any link is enslaved to bridge br.
+func bridgeHasPorts(br netlink.Link) bool {
+	links, _ := netlink.LinkList()
+	for _, l := range links {
+		if l.Attrs().MasterIndex == br.Attrs().Index {
+			return true
+		}
+	}
+	return false
+}
+
+func vethRE(cluster string) *regexp.Regexp {
+	return regexp.MustCompile("^hb" + regexp.QuoteMeta(cluster) + "n[0-9]+$")
 }
 
 // leftoverNetwork lists namespaces and links of cluster that still exist.
@@ -180,7 +222,7 @@ func leftoverNetwork(cluster string) []string {
 	links, _ := netlink.LinkList()
 	for _, l := range links {
 		n := l.Attrs().Name
-		if n == bridgeName(cluster) || strings.HasPrefix(n, "hb"+cluster+"n") {
+		if n == bridgeName(cluster) || vethRE(cluster).MatchString(n) {
 			left = append(left, "link "+n)
 		}
 	}

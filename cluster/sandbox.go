@@ -42,13 +42,27 @@ func (s *Sandbox) log() *slog.Logger {
 	return s.Log
 }
 
-func (s *Sandbox) clustersDir() string { return filepath.Join(s.StateDir, "clusters") }
+// stateDir is StateDir made absolute (a relative one would change meaning with the
+// working directory, and paths in option files and process command lines must be absolute).
+func (s *Sandbox) stateDir() string {
+	d, err := filepath.Abs(s.StateDir)
+	if err != nil {
+		return s.StateDir
+	}
+	return d
+}
+
+func (s *Sandbox) clustersDir() string { return filepath.Join(s.stateDir(), "clusters") }
 func (s *Sandbox) clusterDir(name string) string {
 	return filepath.Join(s.clustersDir(), name)
 }
 
-// Load reads cluster name's state file. ErrNotFound if there is none.
+// Load reads cluster name's state file. ErrNotFound if there is none; a *FieldError if
+// name is not a valid cluster name (so it can never address a path outside the state dir).
 func (s *Sandbox) Load(name string) (*Cluster, error) {
+	if err := topology.ValidName(name); err != nil {
+		return nil, err
+	}
 	c, err := loadState(filepath.Join(s.clusterDir(name), "state.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("cluster %q: %w (see `habench status`)", name, ErrNotFound)
@@ -152,8 +166,12 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 			}
 		}
 	}
-	unlock()
-	unlock = nil
+	if mode == NetNamespaces {
+		// Addresses are now taken; loopback ports are only taken once the servers bind,
+		// so loopback deploys keep the lock until then.
+		unlock()
+		unlock = nil
+	}
 	caps := bins.Caps()
 	plan, err := topology.BuildPlan(spec, caps, func(node string) (string, int) {
 		n := c.Node(node)
@@ -181,6 +199,10 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 		}()
 	}
 	wg.Wait()
+	if unlock != nil {
+		unlock()
+		unlock = nil
+	}
 	if err := c.save(); err != nil {
 		return c, err
 	}
@@ -235,6 +257,9 @@ func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cl
 		base := s.BasePort
 		if base == 0 {
 			base = 23306
+		}
+		if base < 1024 || base+spec.Nodes-1 > 65535 {
+			return nil, &topology.FieldError{Field: "base-port", Value: base, Reason: fmt.Sprintf("want 1024 to %d for %d node(s)", 65536-spec.Nodes, spec.Nodes)}
 		}
 		taken := map[int]string{}
 		for _, e := range existing {
@@ -292,7 +317,7 @@ func (s *Sandbox) serverClusterDir(bins *Binaries, name string) string {
 		return s.clusterDir(name)
 	}
 	h := fnv.New32a()
-	h.Write([]byte(s.StateDir))
+	h.Write([]byte(s.stateDir()))
 	return fmt.Sprintf("/habench/%08x/%s", h.Sum32(), name)
 }
 
@@ -518,8 +543,17 @@ func waitReplicaRunning(ctx context.Context, db *sql.DB, caps topology.Capabilit
 		st, err := ReplicaStatus(ctx, db, caps)
 		if err == nil && st != nil {
 			last = st
-			if st[caps.ReplicaStatusColumn("io_running")] == "Yes" && st[caps.ReplicaStatusColumn("sql_running")] == "Yes" {
+			io, sqlr := st[caps.ReplicaStatusColumn("io_running")], st[caps.ReplicaStatusColumn("sql_running")]
+			if io == "Yes" && sqlr == "Yes" {
 				return nil
+			}
+			// A thread that stopped with an error will not recover by waiting
+			// ("Connecting" is a retry in progress and may).
+			if e := st[caps.ReplicaStatusColumn("last_io_error")]; io == "No" && e != "" {
+				return fmt.Errorf("node %s: replica receiver stopped: %s", node, e)
+			}
+			if e := st[caps.ReplicaStatusColumn("last_sql_error")]; sqlr == "No" && e != "" {
+				return fmt.Errorf("node %s: replica applier stopped: %s", node, e)
 			}
 		}
 		select {
@@ -550,17 +584,21 @@ func waitSemiSyncClients(ctx context.Context, db *sql.DB, caps topology.Capabili
 }
 
 // Destroy stops cluster name's servers and removes its processes, namespaces, links and
-// directories. It works from the state file alone, also after habench was killed.
+// directories. It works from the state file alone, also after habench was killed, and by
+// name when the state file is missing or unreadable.
 func (s *Sandbox) Destroy(ctx context.Context, name string) error {
 	c, err := s.Load(name)
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			// Directory without a readable state (crash): clean what we can by name.
-			if _, serr := os.Stat(s.clusterDir(name)); serr == nil {
-				return s.destroy(ctx, &Cluster{Name: name, path: filepath.Join(s.clusterDir(name), "state.json")})
-			}
+		var fe *topology.FieldError
+		if errors.As(err, &fe) {
+			return err
 		}
-		return err
+		if _, serr := os.Stat(s.clusterDir(name)); serr != nil {
+			return err
+		}
+		// A directory without a readable state (crash, corruption): clean what we can by name.
+		s.log().Warn("state unreadable, destroying by name", "cluster", name, "err", err)
+		c = &Cluster{Name: name, Network: "unknown", path: filepath.Join(s.clusterDir(name), "state.json")}
 	}
 	return s.destroy(ctx, c)
 }
@@ -573,52 +611,69 @@ func (s *Sandbox) DestroyAll(ctx context.Context) error {
 	}
 	var errs []error
 	for _, c := range cs {
+		if c.State == "unknown" {
+			c.Network = "unknown"
+		}
 		errs = append(errs, s.destroy(ctx, c))
 	}
 	return errors.Join(errs...)
 }
 
+// destroy kills the servers (SIGKILL: their data is deleted anyway, and a clean shutdown
+// of a MySQL source with connected replicas takes about 10 s), then removes the network
+// and the directories.
 func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
-	errs := make([]error, len(c.Nodes)+3)
+	var errs []error
+	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for i, n := range c.Nodes {
+	for _, n := range c.Nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = stopProcess(n, 20*time.Second)
+			if !signalAndWait(n.PID, n.StartTicks, syscall.SIGKILL, 10*time.Second) {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("node %s: pid %d survived SIGKILL", n.Name, n.PID))
+				mu.Unlock()
+			}
 		}()
 	}
 	wg.Wait()
-	// Servers whose PID never reached the state file.
-	for _, n := range c.Nodes {
-		for _, pid := range processesUnder(n.ServerDir) {
+	// Servers whose PID never reached the state file, found by their option file path:
+	// under the state dir, and under /habench/<hash>/<name> inside a root filesystem
+	// (that path does not depend on the state file).
+	for _, dir := range []string{s.clusterDir(c.Name), s.serverClusterDir(&Binaries{Root: "-"}, c.Name)} {
+		for _, pid := range processesUnder(dir) {
 			signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
 		}
 	}
-	for _, pid := range processesUnder(s.clusterDir(c.Name)) {
-		signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
-	}
-	var names []string
-	for _, n := range c.Nodes {
-		names = append(names, n.Name)
-	}
-	if os.Geteuid() == 0 {
+	if os.Geteuid() == 0 && c.Network != NetLoopback {
+		var names []string
+		for _, n := range c.Nodes {
+			names = append(names, n.Name)
+		}
+		// Without a state file, namespaces are only removed when no process lives in them:
+		// another state directory may own a cluster of the same name.
+		onlyOrphans := c.Network != NetNamespaces
 		if len(names) == 0 {
 			for i := 1; i <= topology.MaxNodes; i++ {
 				names = append(names, topology.NodeName(i))
 			}
 		}
-		if err := teardownNetwork(c.Name, names); err != nil {
+		if err := teardownNetwork(c.Name, names, onlyOrphans); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	roots := []string{DefaultRootfs}
 	if c.Binaries != nil && c.Binaries.Root != "" {
-		for _, pid := range processesUnder(s.serverClusterDir(c.Binaries, c.Name)) {
-			signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
-		}
-		dir := c.Binaries.HostPath(s.serverClusterDir(c.Binaries, c.Name))
-		if err := os.RemoveAll(dir); err != nil {
-			errs = append(errs, err)
+		roots = []string{c.Binaries.Root}
+	}
+	for _, root := range roots {
+		b := &Binaries{Root: root}
+		dir := b.HostPath(s.serverClusterDir(b, c.Name))
+		if _, err := os.Stat(dir); err == nil {
+			if err := os.RemoveAll(dir); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		os.Remove(filepath.Dir(dir)) // the state directory's folder in the rootfs, when empty
 	}

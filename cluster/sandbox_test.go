@@ -22,7 +22,7 @@ func TestDeployAsyncReplicates(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			start := time.Now()
-			c, err := s.Deploy(ctx, testenv.Spec(t, "ca"+string(f[:2]), topology.Async, 3, f))
+			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("ca"+string(f[:2])), topology.Async, 3, f))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func TestDeployFailureRollsBack(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	spec := testenv.Spec(t, "crb", topology.Async, 2, topology.MariaDB)
+	spec := testenv.Spec(t, testenv.Name("crb"), topology.Async, 2, topology.MariaDB)
 	spec.Options = map[string]string{"no_such_server_variable": "1"}
 	s.ReadyTimeout = 20 * time.Second
 	c, err := s.Deploy(ctx, spec)
@@ -80,7 +80,7 @@ func TestDeployFailureRollsBack(t *testing.T) {
 	if cs, _ := s.List(); len(cs) != 0 {
 		t.Errorf("state left after failed deploy: %d clusters", len(cs))
 	}
-	if left := cluster.Leftovers(s, &cluster.Cluster{Name: "crb", Nodes: []*cluster.Node{{Name: "n1"}, {Name: "n2"}}}); len(left) > 0 {
+	if left := cluster.Leftovers(s, &cluster.Cluster{Name: testenv.Name("crb"), Nodes: []*cluster.Node{{Name: "n1"}, {Name: "n2"}}}); len(left) > 0 {
 		t.Errorf("left behind: %s", strings.Join(left, ", "))
 	}
 }
@@ -92,7 +92,7 @@ func TestLoopbackPortInUse(t *testing.T) {
 	ln, port := listen(t)
 	defer ln.Close()
 	s.BasePort = port
-	_, err := s.Deploy(context.Background(), testenv.Spec(t, "cpt", topology.Single, 1, topology.MariaDB))
+	_, err := s.Deploy(context.Background(), testenv.Spec(t, testenv.Name("cpt"), topology.Single, 1, topology.MariaDB))
 	var fe *topology.FieldError
 	if !asFieldError(err, &fe) || fe.Field != "port" {
 		t.Fatalf("want a port FieldError, got %v", err)
@@ -110,7 +110,7 @@ func TestDeploySemiSync(t *testing.T) {
 			s := testenv.Sandbox(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			spec := testenv.Spec(t, "cs"+string(f[:2]), topology.SemiSync, 3, f)
+			spec := testenv.Spec(t, testenv.Name("cs"+string(f[:2])), topology.SemiSync, 3, f)
 			spec.SemiSync = topology.SemiSyncOptions{WaitPoint: "AFTER_COMMIT", Timeout: 2500 * time.Millisecond, WaitForReplicas: 1}
 			c, err := s.Deploy(ctx, spec)
 			if err != nil {
@@ -143,7 +143,7 @@ func TestDeployLoopback(t *testing.T) {
 	s.BasePort = port
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, "clo", topology.Async, 2, topology.MariaDB))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("clo"), topology.Async, 2, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestDeployFromBasedir(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	spec := topology.Spec{Name: "cbd", Kind: topology.Single, Nodes: 1, Flavor: topology.MariaDB,
+	spec := topology.Spec{Name: testenv.Name("cbd"), Kind: topology.Single, Nodes: 1, Flavor: topology.MariaDB,
 		Installation: topology.Installation{Kind: topology.InstallBasedir, Path: b}}
 	c, err := s.Deploy(ctx, spec)
 	if err != nil {
@@ -203,5 +203,60 @@ func TestDeployFromBasedir(t *testing.T) {
 	var basedir string
 	if err := db.QueryRowContext(ctx, "SELECT @@basedir").Scan(&basedir); err != nil || strings.TrimSuffix(basedir, "/") != b {
 		t.Errorf("@@basedir = %q (%v), want %s", basedir, err, b)
+	}
+}
+
+// TestLoopbackDestroySparesNamesakes: namespaces are machine-wide, cluster names are per
+// state directory. Destroying a loopback cluster must not touch a namespace cluster of the
+// same name in another state directory.
+func TestLoopbackDestroySparesNamesakes(t *testing.T) {
+	if cluster.NetNamespacesUsable() != "" {
+		t.Skip(cluster.NetNamespacesUsable())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	name := testenv.Name("cns")
+	a := testenv.Sandbox(t)
+	ca, err := a.Deploy(ctx, testenv.Spec(t, name, topology.Single, 1, topology.MariaDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := testenv.Sandbox(t)
+	b.Network = cluster.NetLoopback
+	ln, port := listen(t)
+	ln.Close()
+	b.BasePort = port
+	if _, err := b.Deploy(ctx, testenv.Spec(t, name, topology.Single, 1, topology.MariaDB)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Destroy(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	if err := ca.Ping(ctx, ca.Nodes[0]); err != nil || len(cluster.Leftovers(a, ca)) == 0 {
+		t.Fatalf("the namespace cluster was damaged by destroying its loopback namesake: %v", err)
+	}
+	if err := cluster.CheckDestination(ca.Nodes[0].Host); err != nil {
+		t.Fatalf("the namespace cluster's network is gone: %v", err)
+	}
+}
+
+// TestDestroyWithCorruptState: a MySQL (chroot) cluster whose state file is unreadable is
+// still destroyed by name: its servers found by their option-file paths inside the rootfs.
+func TestDestroyWithCorruptState(t *testing.T) {
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("ccs"), topology.Single, 1, topology.MySQL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.StateDir, "clusters", c.Name, "state.json"), []byte("{trunc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Destroy(ctx, c.Name); err != nil {
+		t.Fatalf("destroy with a corrupt state file: %v", err)
+	}
+	if left := cluster.Leftovers(s, c); len(left) > 0 {
+		t.Fatalf("left behind: %s", strings.Join(left, ", "))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -85,17 +86,23 @@ type Manifest struct {
 	Nodes       []NodeInfo        `json:"nodes"`
 	Links       map[string]any    `json:"links"`
 	Samplers    []string          `json:"samplers,omitempty"`
-	Extra       map[string]any    `json:"extra,omitempty"`
+	// IntervalsOffsetS is where intervals.csv's elapsed_s=0 (start of measurement, after
+	// connecting and warmup) lies on samples.csv's clock (sampling starts first), in seconds.
+	IntervalsOffsetS float64        `json:"intervals_offset_s"`
+	Extra            map[string]any `json:"extra,omitempty"`
 }
 
-// NodeLag summarises one node's samples over the run.
+// NodeLag summarises one node's samples over the run. Lag fields are null when the node
+// produced no lag sample (unreachable, sampler failing): never a misleading 0.
 type NodeLag struct {
-	Node          string  `json:"node"`
-	Role          string  `json:"role"`
-	LagMaxS       float64 `json:"lag_max_s"`
-	LagAvgS       float64 `json:"lag_avg_s"`
-	BacklogMaxTrx float64 `json:"backlog_max_trx"`
-	Samples       int     `json:"samples"`
+	Node          string   `json:"node"`
+	Role          string   `json:"role"`
+	LagMaxS       *float64 `json:"lag_max_s"`
+	LagAvgS       *float64 `json:"lag_avg_s"`
+	BacklogMaxTrx *float64 `json:"backlog_max_trx"`
+	Samples       int      `json:"samples"`
+	// SamplerErrors is the node's cumulative sampler error count at the end of the run.
+	SamplerErrors float64 `json:"sampler_errors"`
 	// GTIDPosition is the node's executed set after the run and catch-up.
 	GTIDPosition string `json:"gtid_position,omitempty"`
 }
@@ -148,8 +155,15 @@ func (b *Bench) log() *slog.Logger {
 
 // Run executes the bench: inspect, start samplers, run the workload, stop samplers, wait
 // for replicas to catch up, check consistency, write results. The workload's own error
-// (or ctx's) is returned after the results are written.
+// (or ctx's) is returned after the results are written. Results are written also when ctx
+// is cancelled (interrupt): the post-run reads use a fresh, bounded context.
 func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
+	if err := b.Target.Validate(); err != nil {
+		return nil, err
+	}
+	if b.Cluster != nil && b.Cluster.State != "ready" {
+		return nil, fmt.Errorf("cluster %s is %q, not ready (destroy and deploy it again)", b.Cluster.Name, b.Cluster.State)
+	}
 	started := time.Now().UTC()
 	out := &Outcome{}
 	var res *Results
@@ -169,6 +183,10 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		out.Dir = res.Dir
 		defer res.Close()
 	}
+	// After the run, reads and writes must work even if ctx was cancelled.
+	post := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	}
 
 	// Admin pools to every node, for inspection and sampling.
 	nodes, closeNodes, err := b.openNodes()
@@ -178,6 +196,12 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	defer closeNodes()
 
 	man := b.manifest(ctx, started, nodes)
+	if res != nil {
+		// Written now and again at the end, so even a killed run says what it was.
+		if err := res.WriteJSON("manifest.json", man); err != nil {
+			return nil, err
+		}
+	}
 	dataCheck := b.checkData(ctx, nodes)
 	if dataCheck != "" {
 		b.log().Warn("prepared data does not match the options", "check", dataCheck)
@@ -186,14 +210,15 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		}
 	}
 
-	// Samplers for the run's duration.
+	// Samplers for the run's duration. sampleStart is time zero of samples.csv.
 	var runner *sampler.Runner
-	sctx, stopSampling := context.WithCancel(ctx)
+	sctx, stopSampling := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSampling()
 	var swg sync.WaitGroup
 	var samplerErr error
 	var allSamples []sampler.Sample
 	var smu sync.Mutex
+	sampleStart := time.Now()
 	if b.Cluster != nil && len(nodes) > 0 {
 		kind := b.Cluster.Spec.Kind
 		samplers := sampler.Default(kind)
@@ -218,11 +243,23 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		}()
 	}
 
+	// intervals.csv wants rows even when the user asked for no interval lines.
+	opts := b.Options
+	printIntervals := opts.ReportInterval > 0
+	if !printIntervals && (res != nil || b.OnInterval != nil) {
+		opts.ReportInterval = time.Second
+	}
 	if b.Stdout != nil {
 		workload.PrintHeader(b.Stdout, b.Options, Version)
 	}
+	var offsetOnce sync.Once
 	rep := workload.ReporterFunc(func(iv workload.Interval) {
-		if b.Stdout != nil {
+		offsetOnce.Do(func() {
+			// Where intervals.csv's zero (start of measurement, after warmup) lies on
+			// samples.csv's clock.
+			man.IntervalsOffsetS = time.Since(sampleStart).Seconds() - iv.Elapsed.Seconds()
+		})
+		if b.Stdout != nil && printIntervals {
 			workload.PrintInterval(b.Stdout, iv, b.Options)
 		}
 		if res != nil {
@@ -232,17 +269,18 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 			b.OnInterval(iv)
 		}
 	})
-	result, runErr := b.Workload.Run(ctx, b.Target, b.Options, rep)
+	result, runErr := b.Workload.Run(ctx, b.Target, opts, rep)
 	out.Result = result
 	if result != nil && b.Stdout != nil {
 		workload.PrintSummary(b.Stdout, result, b.Options)
 	}
 
-	// Let replicas catch up while still sampling, so the samples show the drain.
+	// Let replicas catch up while still sampling, so the samples show the drain. An
+	// interrupt (ctx) ends the wait early; the results are still written.
 	var positions map[string]string
 	consistent := (*bool)(nil)
-	if b.Cluster != nil && len(nodes) > 1 {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.catchUp())
+	if b.Cluster != nil && len(nodes) > 1 && ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(ctx, b.catchUp())
 		positions, err = waitConsistent(cctx, b.Cluster, nodes)
 		cancel()
 		ok := err == nil
@@ -251,7 +289,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 			b.log().Warn("replicas did not catch up", "err", err)
 		}
 	}
-	if runner != nil {
+	if runner != nil && ctx.Err() == nil {
 		// One more tick after catch-up so the last samples show the settled state.
 		time.Sleep(b.sampleInterval())
 	}
@@ -267,11 +305,13 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	out.Summary = sum
 	man.Finished = time.Now().UTC()
 	if res != nil {
+		pctx, cancel := post()
+		defer cancel()
 		var werr []error
 		werr = append(werr, res.WriteJSON("manifest.json", man))
 		werr = append(werr, res.WriteJSON("summary.json", sum))
 		werr = append(werr, res.WriteFile("report.md", Report(man, sum)))
-		if vars := b.allVariables(ctx, nodes); vars != nil {
+		if vars := b.allVariables(pctx, nodes); vars != nil {
 			werr = append(werr, res.WriteJSON("variables.json", vars))
 		}
 		if err := errors.Join(werr...); err != nil {
@@ -280,6 +320,9 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	}
 	if runErr != nil {
 		return out, runErr
+	}
+	if ctx.Err() != nil {
+		return out, ctx.Err()
 	}
 	if consistent != nil && !*consistent {
 		return out, fmt.Errorf("replicas did not converge to the source's GTID position within %v: %v", b.catchUp(), positions)
@@ -409,18 +452,29 @@ func (b *Bench) allVariables(ctx context.Context, nodes []sampler.Node) map[stri
 }
 
 // waitConsistent waits until every node's GTID position equals the writer's, and returns
-// the positions. Error when ctx ends first.
+// the positions. Error when ctx ends first, or at once when a node stays unreachable for
+// 3 s (a dead server never catches up).
 func waitConsistent(ctx context.Context, c *cluster.Cluster, nodes []sampler.Node) (map[string]string, error) {
 	mariadb := c.Capabilities().GTIDKind == "mariadb"
 	writer := c.Writer().Name
 	var pos map[string]string
+	failingSince := map[string]time.Time{}
 	for {
 		pos = map[string]string{}
 		var errs []error
 		for _, n := range nodes {
-			p, err := GTIDPosition(ctx, n.DB, mariadb)
+			qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			p, err := GTIDPosition(qctx, n.DB, mariadb)
+			cancel()
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
+				if failingSince[n.Name].IsZero() {
+					failingSince[n.Name] = time.Now()
+				} else if time.Since(failingSince[n.Name]) > 3*time.Second && ctx.Err() == nil {
+					return pos, fmt.Errorf("node %s unreachable, cannot check it caught up: %w", n.Name, err)
+				}
+			} else {
+				delete(failingSince, n.Name)
 			}
 			pos[n.Name] = p
 		}
@@ -465,39 +519,10 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 		byNode[n.Name] = &NodeLag{Node: n.Name, Role: string(n.Role), GTIDPosition: pos[n.Name]}
 	}
 	lagSum := map[string]float64{}
-	var ss SemiSyncSummary
-	var waitWeighted float64
-	semisyncSeen := false
-	for _, sm := range samples {
-		switch sm.Metric {
-		case "semisync_on":
-			semisyncSeen, ss.Node = true, sm.Node
-			if sm.Value == 0 {
-				ss.SecondsOff++
-			}
-		case "semisync_yes_tx":
-			ss.YesTx += sm.Value
-		case "semisync_no_tx":
-			ss.NoTx += sm.Value
+	maxp := func(p **float64, v float64) {
+		if *p == nil || v > **p {
+			*p = &v
 		}
-	}
-	// Weight each second's average wait by that second's acknowledged commits.
-	yes := map[time.Duration]float64{}
-	for _, sm := range samples {
-		if sm.Metric == "semisync_yes_tx" {
-			yes[sm.Elapsed] = sm.Value
-		}
-	}
-	for _, sm := range samples {
-		if sm.Metric == "semisync_interval_avg_wait_us" {
-			waitWeighted += sm.Value * yes[sm.Elapsed]
-		}
-	}
-	if semisyncSeen {
-		if ss.YesTx > 0 {
-			ss.AvgWaitUs = waitWeighted / ss.YesTx
-		}
-		s.SemiSync = &ss
 	}
 	for _, sm := range samples {
 		nl := byNode[sm.Node]
@@ -508,19 +533,18 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 		case "lag_s":
 			nl.Samples++
 			lagSum[sm.Node] += sm.Value
-			if sm.Value > nl.LagMaxS {
-				nl.LagMaxS = sm.Value
-			}
+			maxp(&nl.LagMaxS, sm.Value)
 		case "backlog_trx":
-			if sm.Value > nl.BacklogMaxTrx {
-				nl.BacklogMaxTrx = sm.Value
-			}
+			maxp(&nl.BacklogMaxTrx, sm.Value)
+		case "sampler_errors":
+			nl.SamplerErrors = sm.Value
 		}
 	}
 	for _, n := range nodes {
 		nl := byNode[n.Name]
 		if nl.Samples > 0 {
-			nl.LagAvgS = lagSum[n.Name] / float64(nl.Samples)
+			avg := lagSum[n.Name] / float64(nl.Samples)
+			nl.LagAvgS = &avg
 		}
 		s.Nodes = append(s.Nodes, *nl)
 	}
@@ -580,4 +604,29 @@ func (b *Bench) checkData(ctx context.Context, nodes []sampler.Node) string {
 		return ""
 	}
 	return strings.Join(msgs, "; ") + " (give run the same --tables and --table-size as prepare)"
+}
+
+// ClusterTarget makes a workload target of cluster c's nodes (default: the writable ones,
+// round-robin), connecting as the sandbox's benchmark user through the guarded dialer.
+// Error (*topology.FieldError on "--nodes") for a node name the cluster lacks.
+func ClusterTarget(c *cluster.Cluster, db string, only []string) (workload.Target, error) {
+	t := workload.Target{User: c.User, Password: c.Password, DB: db,
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return cluster.GuardedDial(ctx, addr)
+		}}
+	for _, name := range only {
+		n := c.Node(name)
+		if n == nil {
+			return t, &topology.FieldError{Field: "--nodes", Value: name, Reason: "no such node in " + c.Name}
+		}
+		t.Endpoints = append(t.Endpoints, workload.Endpoint{Name: n.Name, Host: n.Host, Port: n.Port})
+	}
+	if len(only) == 0 {
+		for _, n := range c.Nodes {
+			if n.Role.Writable() {
+				t.Endpoints = append(t.Endpoints, workload.Endpoint{Name: n.Name, Host: n.Host, Port: n.Port})
+			}
+		}
+	}
+	return t, nil
 }

@@ -68,7 +68,7 @@ func TestStatementMixMatchesServerCounters(t *testing.T) {
 			s := testenv.Sandbox(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			c, err := s.Deploy(ctx, testenv.Spec(t, "em"+string(f[:2]), topology.Async, 2, f))
+			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("em"+string(f[:2])), topology.Async, 2, f))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +124,7 @@ func TestStoppedApplierShowsLagThenRecovers(t *testing.T) {
 			s := testenv.Sandbox(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			c, err := s.Deploy(ctx, testenv.Spec(t, "el"+string(f[:2]), topology.Async, 2, f))
+			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("el"+string(f[:2])), topology.Async, 2, f))
 			if err != nil {
 				t.Fatal(err)
 			}

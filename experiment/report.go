@@ -52,14 +52,15 @@ func Report(m *Manifest, s *Summary) string {
 	}
 	if len(s.Nodes) > 0 {
 		b.WriteString("\n## Nodes: visibility lag and backlog\n\n")
-		b.WriteString("| node | role | version | lag max s | lag avg s | backlog max trx | samples |\n|---|---|---|---|---|---|---|\n")
+		b.WriteString("| node | role | version | lag max s | lag avg s | backlog max trx | lag samples | sampler errors |\n|---|---|---|---|---|---|---|---|\n")
 		ver := map[string]string{}
 		for _, n := range m.Nodes {
 			ver[n.Name] = n.Version
 		}
 		for _, n := range s.Nodes {
-			fmt.Fprintf(&b, "| %s | %s | %s | %.3f | %.3f | %.0f | %d |\n", n.Node, n.Role, ver[n.Node], n.LagMaxS, n.LagAvgS, n.BacklogMaxTrx, n.Samples)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %.0f |\n", n.Node, n.Role, ver[n.Node], fmtOpt(n.LagMaxS, "%.3f"), fmtOpt(n.LagAvgS, "%.3f"), fmtOpt(n.BacklogMaxTrx, "%.0f"), n.Samples, n.SamplerErrors)
 		}
+		b.WriteString("\nlag = visibility lag of a heartbeat row the source writes every 100 ms (0 = the node shows the newest one); backlog = transactions committed on the source and not yet applied on the node (includes the heartbeat's 10 writes per second). n/a = no sample (node unreachable or sampler failing).\n")
 		if s.ReplicasCaught != nil {
 			if *s.ReplicasCaught {
 				b.WriteString("\nAfter the run every replica's executed GTID set equals the source's.\n")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -61,13 +60,7 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	seen := map[string]bool{}
 	for i := range s.Topologies {
 		t := &s.Topologies[i]
-		if t.Nodes == 0 && t.Kind != topology.Single {
-			t.Nodes = 3
-		}
 		t.Defaults()
-		if t.Installation.Kind == topology.InstallRootfs && t.Installation.Path == "" {
-			t.Installation.Path = cluster.DefaultRootfs
-		}
 		if err := t.Validate(); err != nil {
 			return nil, fmt.Errorf("topologies[%d]: %w", i, err)
 		}
@@ -75,6 +68,11 @@ func ParseScenario(b []byte) (*Scenario, error) {
 			return nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].name", i), Value: t.Name, Reason: "used twice"}
 		}
 		seen[t.Name] = true
+	}
+	switch s.Network {
+	case "", "auto", cluster.NetNamespaces, cluster.NetLoopback:
+	default:
+		return nil, &topology.FieldError{Field: "network", Value: s.Network, Reason: "want auto, netns or loopback"}
 	}
 	if s.Baseline != "" && !seen[s.Baseline] {
 		return nil, &topology.FieldError{Field: "baseline", Value: s.Baseline, Reason: "not one of the topologies' names"}
@@ -130,7 +128,7 @@ type Row struct {
 	Summary    *Summary `json:"summary"`
 	TPSvsBase  float64  `json:"tps_vs_baseline_pct"`
 	LatVsBase  float64  `json:"latency_vs_baseline_pct"`
-	MaxLagS    float64  `json:"max_replica_lag_s"`
+	MaxLagS    *float64 `json:"max_replica_lag_s"` // null without replicas or lag samples
 	DeploySecs float64  `json:"deploy_s"`
 	// Error is why this topology's run did not complete (interrupted, failed), "" if it did.
 	Error string `json:"error,omitempty"`
@@ -139,6 +137,15 @@ type Row struct {
 // Run executes the scenario and returns the run directory and comparison rows.
 func (r *ScenarioRun) Run(ctx context.Context) (string, []Row, error) {
 	s := r.Scenario
+	// Pre-flight: every installation resolves before anything is deployed or written.
+	for i, t := range s.Topologies {
+		if _, err := cluster.ResolveInstallation(ctx, t.Installation, t.Flavor); err != nil {
+			return "", nil, fmt.Errorf("topologies[%d] (%s): %w", i, t.Name, err)
+		}
+		if _, err := r.Sandbox.Load(t.Name); err == nil {
+			return "", nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].name", i), Value: t.Name, Reason: "a cluster with this name exists (habench destroy " + t.Name + ")"}
+		}
+	}
 	dir := filepath.Join(r.ResultsDir, RunDirName(sanitize(s.Name), time.Now()))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", nil, err
@@ -187,16 +194,10 @@ func (r *ScenarioRun) one(ctx context.Context, spec topology.Spec, dir string, o
 	fmt.Fprintf(out, "deployed in %.1fs: %s\n", deploySecs, c.Binaries.VersionText)
 	wl, _ := workload.Lookup(r.Scenario.Workload.Test)
 	opts := r.Scenario.options
-	var endpoints []workload.Endpoint
-	for _, n := range c.Nodes {
-		if n.Role.Writable() {
-			endpoints = append(endpoints, workload.Endpoint{Name: n.Name, Host: n.Host, Port: n.Port})
-		}
+	target, err := ClusterTarget(c, "sbtest", nil)
+	if err != nil {
+		return nil, err
 	}
-	target := workload.Target{Endpoints: endpoints, User: c.User, Password: c.Password, DB: "sbtest",
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return cluster.GuardedDial(ctx, addr)
-		}}
 	if err := wl.Prepare(ctx, target, opts, out); err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
@@ -213,7 +214,7 @@ func (r *ScenarioRun) one(ctx context.Context, spec topology.Spec, dir string, o
 		row.Error = err.Error()
 	}
 	for _, n := range res.Summary.Nodes {
-		if n.LagMaxS > row.MaxLagS {
+		if n.Role == string(topology.RoleReplica) && n.LagMaxS != nil && (row.MaxLagS == nil || *n.LagMaxS > *row.MaxLagS) {
 			row.MaxLagS = n.LagMaxS
 		}
 	}
@@ -227,10 +228,18 @@ func (r *ScenarioRun) finish(dir string, rows []Row) {
 		return
 	}
 	base := rows[0]
+	baseNote := ""
+	found := false
 	for _, row := range rows {
 		if row.Topology == r.Scenario.Baseline {
-			base = row
+			base, found = row, true
 		}
+	}
+	if r.Scenario.Baseline != "" && !found {
+		baseNote = fmt.Sprintf(" (the configured baseline %s did not run)", r.Scenario.Baseline)
+	}
+	if base.Error != "" {
+		baseNote += " (the baseline itself is incomplete)"
 	}
 	for i := range rows {
 		if base.Summary.TPS > 0 {
@@ -247,7 +256,7 @@ func (r *ScenarioRun) finish(dir string, rows []Row) {
 	if d := strings.TrimSpace(r.Scenario.Description); d != "" {
 		b.WriteString(d + "\n\n")
 	}
-	fmt.Fprintf(&b, "Baseline: %s. Workload: %s.\n\n", base.Topology, r.Scenario.Workload.Test)
+	fmt.Fprintf(&b, "Baseline: %s%s. Workload: %s.\n\n", base.Topology, baseNote, r.Scenario.Workload.Test)
 	b.WriteString(ComparisonTable(rows))
 	ran := map[string]bool{}
 	for _, row := range rows {
@@ -275,8 +284,8 @@ func ComparisonTable(rows []Row) string {
 		if r.Error != "" {
 			name += " (incomplete)"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f%% | %.1f%% | %.3f |\n",
-			name, r.Kind, r.Flavor, r.Version, r.Summary.TPS, r.Summary.QPS, l["avg"], l["p95"], l["p99"], r.TPSvsBase, r.LatVsBase, r.MaxLagS)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f%% | %.1f%% | %s |\n",
+			name, r.Kind, r.Flavor, r.Version, r.Summary.TPS, r.Summary.QPS, l["avg"], l["p95"], l["p99"], r.TPSvsBase, r.LatVsBase, fmtOpt(r.MaxLagS, "%.3f"))
 	}
 	return b.String()
 }
@@ -284,10 +293,18 @@ func ComparisonTable(rows []Row) string {
 // PrintComparison writes the comparison as an aligned text table.
 func PrintComparison(w io.Writer, rows []Row) {
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "topology\tkind\tTPS\tavg ms\tp95 ms\tTPS vs base\tlat vs base\tmax lag s\t")
+	fmt.Fprintln(tw, "topology\tkind\tTPS\tavg ms\tp95 ms\tTPS vs base\tlat vs base\tmax replica lag s\t")
 	for _, r := range rows {
 		l := r.Summary.LatencyMs
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%.1f%%\t%.1f%%\t%.3f\t\n", r.Topology, r.Kind, r.Summary.TPS, l["avg"], l["p95"], r.TPSvsBase, r.LatVsBase, r.MaxLagS)
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%.1f%%\t%.1f%%\t%s\t\n", r.Topology, r.Kind, r.Summary.TPS, l["avg"], l["p95"], r.TPSvsBase, r.LatVsBase, fmtOpt(r.MaxLagS, "%.3f"))
 	}
 	tw.Flush()
+}
+
+// fmtOpt formats *v with format, or "n/a" when v is nil.
+func fmtOpt(v *float64, format string) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf(format, *v)
 }

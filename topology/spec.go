@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -119,14 +120,25 @@ var (
 	optionRE = regexp.MustCompile(`^[a-z0-9_.-]+$`)
 )
 
+// DefaultRootfs is where `make rootfs` (scripts/mysql-rootfs.sh) builds the MySQL root
+// filesystem, and the path a rootfs installation without one uses.
+const DefaultRootfs = "/var/cache/habench/rootfs/mysql-sid"
+
 // MaxNodes is the largest node count a sandbox accepts.
 const MaxNodes = 9
 
-// Defaults fills zero fields with their defaults: 1 node for single, 3 otherwise;
+// Defaults fills zero fields with their defaults: 1 node for single, 3 otherwise; the
+// flavor's canonical name (MySQL -> mysql);
 // installation system for MariaDB, rootfs for MySQL; semi-sync AFTER_SYNC, 10s, 1 replica.
 func (s *Spec) Defaults() {
-	if s.Nodes == 0 && s.Kind == Single {
-		s.Nodes = 1
+	if s.Nodes == 0 {
+		s.Nodes = 3
+		if s.Kind == Single {
+			s.Nodes = 1
+		}
+	}
+	if f, err := ParseFlavor(string(s.Flavor)); err == nil {
+		s.Flavor = f
 	}
 	if s.Installation.Kind == "" {
 		if s.Flavor == MySQL {
@@ -134,6 +146,9 @@ func (s *Spec) Defaults() {
 		} else {
 			s.Installation.Kind = InstallSystem
 		}
+	}
+	if s.Installation.Kind == InstallRootfs && s.Installation.Path == "" {
+		s.Installation.Path = DefaultRootfs
 	}
 	if s.SemiSync.WaitPoint == "" {
 		s.SemiSync.WaitPoint = "AFTER_SYNC"
@@ -146,10 +161,29 @@ func (s *Spec) Defaults() {
 	}
 }
 
+// reservedOptions are the server options a sandbox sets itself: overriding them would
+// break addressing, identity or replication.
+var reservedOptions = map[string]bool{
+	"server_id": true, "port": true, "socket": true, "datadir": true, "bind_address": true,
+	"pid_file": true, "log_error": true, "user": true, "tmpdir": true, "basedir": true,
+	"report_host": true, "report_port": true, "log_bin": true, "relay_log": true,
+	"gtid_mode": true, "enforce_gtid_consistency": true, "gtid_domain_id": true,
+	"secure_file_priv": true, "mysqlx": true, "skip_networking": true,
+}
+
+// ValidName checks a cluster name: 1-10 lower-case letters and digits, starting with a
+// letter (it becomes part of interface, namespace and directory names). *FieldError if not.
+func ValidName(name string) error {
+	if !nameRE.MatchString(name) {
+		return &FieldError{"name", name, "want 1-10 characters, lower-case letters and digits, starting with a letter"}
+	}
+	return nil
+}
+
 // Validate checks the spec and returns a *FieldError naming the first bad field.
 func (s *Spec) Validate() error {
-	if !nameRE.MatchString(s.Name) {
-		return &FieldError{"name", s.Name, "want 1-10 characters, lower-case letters and digits, starting with a letter"}
+	if err := ValidName(s.Name); err != nil {
+		return err
 	}
 	known := false
 	for _, k := range Kinds {
@@ -195,6 +229,9 @@ func (s *Spec) Validate() error {
 	for k := range s.Options {
 		if !optionRE.MatchString(k) {
 			return &FieldError{"options", k, "not a server variable name"}
+		}
+		if reservedOptions[strings.TrimPrefix(strings.ReplaceAll(k, "-", "_"), "loose_")] {
+			return &FieldError{"options", k, "set by habench for every sandbox node (addresses, paths, identity, GTIDs); not overridable"}
 		}
 	}
 	return nil

@@ -270,3 +270,19 @@ func TestSemiSyncJSONRoundTrip(t *testing.T) {
 		t.Errorf("round trip: %+v %v", out, err)
 	}
 }
+
+func TestReservedOptionsRefused(t *testing.T) {
+	for _, k := range []string{"server_id", "server-id", "port", "datadir", "bind_address", "loose_gtid_mode"} {
+		s := validSpec()
+		s.Options = map[string]string{k: "7"}
+		var fe *FieldError
+		if err := s.Validate(); !errors.As(err, &fe) || fe.Field != "options" {
+			t.Errorf("option %s accepted: %v", k, err)
+		}
+	}
+	s := validSpec()
+	s.Options = map[string]string{"innodb_buffer_pool_size": "256M", "sync_binlog": "0"}
+	if err := s.Validate(); err != nil {
+		t.Errorf("ordinary options refused: %v", err)
+	}
+}

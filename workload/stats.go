@@ -38,13 +38,13 @@ func (f ReporterFunc) Interval(iv Interval) { f(iv) }
 // connected to it) within an interval or a whole run.
 type EndpointStats struct {
 	// Transactions are completed events.
-	Transactions int64
+	Transactions int64 `json:"transactions"`
 	// Queries are statements counted as read, write or other.
-	Queries int64
+	Queries int64 `json:"queries"`
 	// Errors are ignored errors (the transaction was rolled back and retried).
-	Errors int64
+	Errors int64 `json:"errors"`
 	// Reconnects are re-established connections after a lost connection.
-	Reconnects int64
+	Reconnects int64 `json:"reconnects"`
 }
 
 // Interval is one interval report, what sysbench prints in a

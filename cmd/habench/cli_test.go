@@ -169,15 +169,16 @@ func TestBadScenario(t *testing.T) {
 func TestNameAndPortInUse(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
-	r := habench(t, state, "deploy", "--name", "cu1", "--kind", "single", "--flavor", "mariadb")
+	cu1, cu2 := testenv.Name("cu1"), testenv.Name("cu2")
+	r := habench(t, state, "deploy", "--name", cu1, "--kind", "single", "--flavor", "mariadb")
 	if r.code != 0 {
 		t.Fatalf("deploy: exit %d: %s", r.code, r.stderr)
 	}
-	r = habench(t, state, "deploy", "--name", "cu1", "--kind", "async", "--nodes", "2", "--flavor", "mariadb")
-	if r.code != 2 || !strings.Contains(r.stderr, `name "cu1"`) {
+	r = habench(t, state, "deploy", "--name", cu1, "--kind", "async", "--nodes", "2", "--flavor", "mariadb")
+	if r.code != 2 || !strings.Contains(r.stderr, `name "`+cu1+`"`) {
 		t.Errorf("second deploy of cu1: exit %d stderr %q", r.code, r.stderr)
 	}
-	st := habench(t, state, "status", "cu1")
+	st := habench(t, state, "status", cu1)
 	if st.code != 0 || !strings.Contains(st.stdout, " ok") {
 		t.Errorf("existing cluster damaged by the refused deploy: %d %s %s", st.code, st.stdout, st.stderr)
 	}
@@ -187,14 +188,14 @@ func TestNameAndPortInUse(t *testing.T) {
 	}
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
-	r = habench(t, state, "deploy", "--name", "cu2", "--kind", "single", "--network", "loopback", "--base-port", strconv.Itoa(port))
+	r = habench(t, state, "deploy", "--name", cu2, "--kind", "single", "--network", "loopback", "--base-port", strconv.Itoa(port))
 	if r.code != 2 || !strings.Contains(r.stderr, "port") || !strings.Contains(r.stderr, strconv.Itoa(port)) {
 		t.Errorf("deploy on a used port: exit %d stderr %q", r.code, r.stderr)
 	}
-	if r := habench(t, state, "destroy", "cu1"); r.code != 0 {
+	if r := habench(t, state, "destroy", cu1); r.code != 0 {
 		t.Fatalf("destroy: %d %s", r.code, r.stderr)
 	}
-	noClusters(t, state, "cu1", "cu2")
+	noClusters(t, state, cu1, cu2)
 }
 
 // TestSysbenchFlow runs the issue's command sequence on a real async sandbox: deploy,
@@ -210,14 +211,15 @@ func TestSysbenchFlow(t *testing.T) {
 		}
 		return r
 	}
-	must("deploy", "--name", "cf1", "--kind", "async", "--nodes", "3", "--flavor", "mariadb")
-	st := must("status", "cf1")
+	cf1 := testenv.Name("cf1")
+	must("deploy", "--name", cf1, "--kind", "async", "--nodes", "3", "--flavor", "mariadb")
+	st := must("status", cf1)
 	if strings.Count(st.stdout, "io=Yes sql=Yes") != 2 {
 		t.Errorf("status does not show two healthy replicas:\n%s", st.stdout)
 	}
-	must("sysbench", "oltp_read_write", "prepare", "--cluster", "cf1", "--tables", "2", "--table_size", "1000")
+	must("sysbench", "oltp_read_write", "prepare", "--cluster", cf1, "--tables", "2", "--table_size", "1000")
 	results := t.TempDir()
-	run := must("sysbench", "oltp_read_write", "run", "--cluster", "cf1", "--threads", "2", "--time", "3", "--report-interval", "1", "--results", results)
+	run := must("sysbench", "oltp_read_write", "run", "--cluster", cf1, "--threads", "2", "--time", "3", "--report-interval", "1", "--results", results)
 	for _, w := range []string{"[ 1s ] thds: 2 tps:", "SQL statistics:", "transactions:", "95th percentile:", "Threads fairness:"} {
 		if !strings.Contains(run.stdout, w) {
 			t.Errorf("run output lacks %q", w)
@@ -234,9 +236,9 @@ func TestSysbenchFlow(t *testing.T) {
 	if !strings.Contains(string(rep), "| n2 | replica |") || !strings.Contains(string(rep), "every replica's executed GTID set equals the source's") {
 		t.Errorf("report lacks per-replica lag or the consistency line:\n%s", rep)
 	}
-	must("sysbench", "oltp_read_write", "cleanup", "--cluster", "cf1", "--tables", "2")
-	must("destroy", "cf1")
-	noClusters(t, state, "cf1")
+	must("sysbench", "oltp_read_write", "cleanup", "--cluster", cf1, "--tables", "2")
+	must("destroy", cf1)
+	noClusters(t, state, cf1)
 }
 
 // TestDestroyAllAfterKill9: habench is killed with SIGKILL in the middle of a scenario
@@ -246,9 +248,10 @@ func TestDestroyAllAfterKill9(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
 	f := filepath.Join(t.TempDir(), "s.yaml")
+	ck1 := testenv.Name("ck1")
 	os.WriteFile(f, []byte(`name: kill
 topologies:
-  - name: ck1
+  - name: `+ck1+`
     kind: async
     nodes: 3
     flavor: mariadb
@@ -276,7 +279,7 @@ workload:
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	s := &cluster.Sandbox{StateDir: state}
-	c, err := s.Load("ck1")
+	c, err := s.Load(ck1)
 	if err != nil {
 		t.Fatalf("state after kill -9: %v", err)
 	}
@@ -293,7 +296,7 @@ workload:
 	if r.code != 0 {
 		t.Fatalf("destroy --all: %d %s", r.code, r.stderr)
 	}
-	noClusters(t, state, "ck1")
+	noClusters(t, state, ck1)
 }
 
 // TestSysbenchAgainstPlainServer: with sysbench's own connection flags habench works
@@ -330,11 +333,12 @@ func TestRunScenario(t *testing.T) {
 	testenv.Installation(t, topology.MySQL)
 	state := stateDir(t)
 	f := filepath.Join(t.TempDir(), "s.yaml")
+	rsingle, rsemi := testenv.Name("rsingle"), testenv.Name("rsemi")
 	os.WriteFile(f, []byte(`name: mini
-baseline: rsingle
+baseline: `+rsingle+`
 topologies:
-  - {name: rsingle, kind: single, flavor: mariadb}
-  - {name: rsemi, kind: semisync, nodes: 2, flavor: mysql}
+  - {name: `+rsingle+`, kind: single, flavor: mariadb}
+  - {name: `+rsemi+`, kind: semisync, nodes: 2, flavor: mysql}
 workload:
   test: oltp_read_write
   options: {tables: 1, table-size: 1000, threads: 2, time: 3, report-interval: 1}
@@ -349,7 +353,7 @@ workload:
 		t.Fatalf("comparison.md: %v %v", cmp, err)
 	}
 	b, _ := os.ReadFile(cmp[0])
-	for _, w := range []string{"| rsingle | single | mariadb | 10.", "| rsemi | semisync | mysql | 9.", "100.0%"} {
+	for _, w := range []string{"| " + rsingle + " | single | mariadb | 10.", "| " + rsemi + " | semisync | mysql | 9.", "100.0%"} {
 		if !strings.Contains(string(b), w) {
 			t.Errorf("comparison lacks %q:\n%s", w, b)
 		}
@@ -357,5 +361,44 @@ workload:
 	if !strings.Contains(r.stdout, "results: "+filepath.Dir(cmp[0])) {
 		t.Errorf("run does not print the results path")
 	}
-	noClusters(t, state, "rsingle", "rsemi")
+	noClusters(t, state, rsingle, rsemi)
+}
+
+// TestDestroyRefusesPathsAndBadNames: destroy takes cluster names only; a path-like or
+// empty name is bad input (exit 2) and deletes nothing.
+func TestDestroyRefusesPathsAndBadNames(t *testing.T) {
+	state := stateDir(t)
+	victim := filepath.Join(filepath.Dir(state), filepath.Base(state)+"-victim")
+	os.MkdirAll(filepath.Join(victim, "sub"), 0o755)
+	defer os.RemoveAll(victim)
+	os.MkdirAll(filepath.Join(state, "clusters"), 0o755)
+	for _, name := range []string{"../../" + filepath.Base(victim), "", "..", "a/b"} {
+		r := habench(t, state, "destroy", name)
+		if r.code != 2 || !strings.Contains(r.stderr, "name") {
+			t.Errorf("destroy %q: exit %d %q, want 2 naming the name", name, r.code, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(victim, "sub")); err != nil {
+		t.Fatalf("destroy deleted a directory outside the state dir: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(state, "clusters")); err != nil {
+		t.Fatalf("destroy \"\" removed the clusters directory: %v", err)
+	}
+}
+
+// TestNotReadyClusterRefused: a cluster whose deploy never finished (habench killed) is
+// refused by sysbench with exit 2 instead of being used half-built.
+func TestNotReadyClusterRefused(t *testing.T) {
+	state := stateDir(t)
+	name := testenv.Name("cnr")
+	dir := filepath.Join(state, "clusters", name)
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "state.json"), []byte(`{"name":"`+name+`","provider":"sandbox","state":"deploying","nodes":[{"name":"n1"}]}`), 0o644)
+	r := habench(t, state, "sysbench", "oltp_read_write", "run", "--cluster", name, "--time", "1")
+	if r.code != 2 || !strings.Contains(r.stderr, "deploying") || strings.Contains(r.stderr, "panic") {
+		t.Errorf("exit %d stderr %q, want 2 saying the cluster is deploying", r.code, r.stderr)
+	}
+	if r := habench(t, state, "destroy", name); r.code != 0 {
+		t.Errorf("destroy of the half-deployed cluster: %d %s", r.code, r.stderr)
+	}
 }

@@ -63,9 +63,6 @@ func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 	if cmd.Flags().Changed("nodes") && o.nodes < 1 {
 		return s, &topology.FieldError{Field: "--nodes", Value: o.nodes, Reason: fmt.Sprintf("want 1 to %d", topology.MaxNodes)}
 	}
-	if s.Nodes == 0 && s.Kind != topology.Single {
-		s.Nodes = 3
-	}
 	for _, kv := range o.options {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
@@ -76,11 +73,14 @@ func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 		}
 		s.Options[strings.ReplaceAll(k, "-", "_")] = v
 	}
+	if o.ssTimeout <= 0 {
+		return s, &topology.FieldError{Field: "--semisync-timeout", Value: o.ssTimeout, Reason: "want a positive duration, e.g. 10s"}
+	}
+	if o.ssReplicas < 1 {
+		return s, &topology.FieldError{Field: "--semisync-wait-for-replicas", Value: o.ssReplicas, Reason: "want 1 or more"}
+	}
 	s.SemiSync = topology.SemiSyncOptions{WaitPoint: strings.ToUpper(o.ssWaitPoint), Timeout: o.ssTimeout, WaitForReplicas: o.ssReplicas}
 	s.Defaults()
-	if s.Installation.Kind == topology.InstallRootfs && s.Installation.Path == "" {
-		s.Installation.Path = cluster.DefaultRootfs
-	}
 	return s, nil
 }
 

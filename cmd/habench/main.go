@@ -51,6 +51,9 @@ func run() int {
 	if err == nil {
 		return exitOK
 	}
+	if ctx.Err() != nil && !errors.Is(err, context.Canceled) {
+		err = fmt.Errorf("interrupted: %w", err)
+	}
 	fmt.Fprintln(os.Stderr, "habench: error:", err)
 	var fe *topology.FieldError
 	var ue usageError

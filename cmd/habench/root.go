@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/habench/habench/cluster"
@@ -32,6 +33,11 @@ func newRootCmd() *cobra.Command {
 				return usagef("--log-level %q: want debug, info, warn or error", g.logLevel)
 			}
 			g.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+			abs, err := filepath.Abs(g.stateDir)
+			if err != nil {
+				return usagef("--state-dir %q: %v", g.stateDir, err)
+			}
+			g.stateDir = abs
 			experiment.Version = version
 			return nil
 		},

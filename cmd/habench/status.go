@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -188,7 +187,6 @@ func newDoctorCmd(g *globalOpts) *cobra.Command {
 			} else {
 				row("state directory", nil, g.stateDir+" (created on first deploy)")
 			}
-			_ = filepath.Join
 			return tw.Flush()
 		},
 	}

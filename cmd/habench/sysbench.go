@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
@@ -21,6 +21,7 @@ type sysbenchOpts struct {
 	cluster string
 	results string
 	nodes   []string
+	catchUp time.Duration
 }
 
 func newSysbenchCmd(g *globalOpts) *cobra.Command {
@@ -47,6 +48,7 @@ func newSysbenchCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&o.cluster, "cluster", "", "run against this habench sandbox (instead of --mysql-host/--mysql-port/--mysql-user/--mysql-password/--mysql-socket)")
 	f.StringVar(&o.results, "results", "", "run: write a results directory under this directory")
 	f.StringSliceVar(&o.nodes, "nodes", nil, "with --cluster: nodes the workers connect to, round-robin (default: the writable nodes)")
+	f.DurationVar(&o.catchUp, "catch-up-timeout", 2*time.Minute, "with --cluster: after the run, how long to wait for replicas to apply everything before checking GTID sets")
 	return cmd
 }
 
@@ -81,7 +83,10 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 			}
 			return err
 		}
-		if target, err = clusterTarget(c, o.conn.DB, o.nodes); err != nil {
+		if c.State != "ready" {
+			return &topology.FieldError{Field: "--cluster", Value: o.cluster, Reason: fmt.Sprintf("state %s, not ready (habench destroy %s, then deploy again)", c.State, o.cluster)}
+		}
+		if target, err = experiment.ClusterTarget(c, o.conn.DB, o.nodes); err != nil {
 			return err
 		}
 	} else {
@@ -101,7 +106,7 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 	}
 	b := &experiment.Bench{
 		Workload: wl, Options: o.wl, Target: target, Cluster: c, ResultsDir: o.results,
-		Stdout: out, Log: g.log, CommandLine: os.Args,
+		Stdout: out, Log: g.log, CommandLine: os.Args, CatchUpTimeout: o.catchUp,
 	}
 	res, err := b.Run(ctx)
 	if res != nil && res.Dir != "" {
@@ -111,28 +116,4 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		return fmt.Errorf("interrupted: %w", err)
 	}
 	return err
-}
-
-// clusterTarget makes a workload target of cluster c's nodes (default: the writable
-// ones), connecting as the sandbox's benchmark user through the guarded dialer.
-func clusterTarget(c *cluster.Cluster, db string, only []string) (workload.Target, error) {
-	t := workload.Target{User: c.User, Password: c.Password, DB: db,
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return cluster.GuardedDial(ctx, addr)
-		}}
-	for _, name := range only {
-		n := c.Node(name)
-		if n == nil {
-			return t, &topology.FieldError{Field: "--nodes", Value: name, Reason: "no such node in " + c.Name}
-		}
-		t.Endpoints = append(t.Endpoints, workload.Endpoint{Name: n.Name, Host: n.Host, Port: n.Port})
-	}
-	if len(only) == 0 {
-		for _, n := range c.Nodes {
-			if n.Role.Writable() {
-				t.Endpoints = append(t.Endpoints, workload.Endpoint{Name: n.Name, Host: n.Host, Port: n.Port})
-			}
-		}
-	}
-	return t, nil
 }

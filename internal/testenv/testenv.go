@@ -67,3 +67,15 @@ func Sandbox(t testing.TB) *cluster.Sandbox {
 func Spec(t testing.TB, name string, kind topology.Kind, nodes int, f topology.Flavor) topology.Spec {
 	return topology.Spec{Name: name, Kind: kind, Nodes: nodes, Flavor: f, Installation: Installation(t, f)}
 }
+
+// suffix makes this test process's cluster names unique on the machine: namespaces and
+// bridges are machine-wide, and two `make test` runs (two checkouts) may overlap.
+var suffix = func() string {
+	const digits = "abcdefghijklmnopqrstuvwxyz0123456789"
+	n := (os.Getpid()*7919 + int(time.Now().UnixNano()%1000003)) % (36 * 36 * 36)
+	return string([]byte{digits[n/1296%36], digits[n/36%36], digits[n%36]})
+}()
+
+// Name returns prefix (at most 7 characters, starting with a letter) plus a 3-character
+// suffix unique to this test process: a valid cluster name that no concurrent run uses.
+func Name(prefix string) string { return prefix + suffix }
