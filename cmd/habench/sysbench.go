@@ -33,9 +33,10 @@ func newSysbenchCmd(g *globalOpts) *cobra.Command {
 			"with sysbench's option names and defaults and its output format.\n" +
 			"With --cluster NAME it targets a habench sandbox (its writable nodes), samples every node each second\n" +
 			"and, with --results DIR, writes manifest.json, intervals.csv, samples.csv, summary.json and report.md.\n" +
-			"Without --cluster it connects like sysbench: --mysql-host, --mysql-port, --mysql-user, ...",
+			"Without --cluster it connects like sysbench: --mysql-host, --mysql-port, --mysql-user, ...\n" +
+			"As with sysbench, give run and cleanup the same --tables and --table-size as prepare (run warns when they differ).",
 		Example: `  habench sysbench oltp_read_write prepare --cluster t1 --tables 4 --table-size 10000
-  habench sysbench oltp_read_write run --cluster t1 --threads 8 --time 30 --report-interval 1 --results out/
+  habench sysbench oltp_read_write run --cluster t1 --tables 4 --table-size 10000 --threads 8 --time 30 --report-interval 1 --results out/
   habench sysbench oltp_read_only run --mysql-host 127.0.0.1 --mysql-port 3306 --mysql-user sbtest --threads 4`,
 		Args: exactArgs(2, "TESTNAME", "prepare|run|cleanup"),
 		RunE: func(cmd *cobra.Command, args []string) error {
