@@ -356,7 +356,7 @@ func (s *Sandbox) template(ctx context.Context, bins *Binaries) (string, error) 
 	if err := os.MkdirAll(host, 0o755); err != nil {
 		return "", err
 	}
-	cnf := fmt.Sprintf("[mysqld]\nuser=root\ndatadir=%s/data\nlog-error=%s/init.log\nsocket=%s/init.sock\nskip-networking\n", server, server, server)
+	cnf := fmt.Sprintf("[mysqld]\n%sdatadir=%s/data\nlog-error=%s/init.log\nsocket=%s/init.sock\nskip-networking\n", userLine(), server, server, server)
 	if bins.Flavor != topology.MariaDB {
 		cnf += fmt.Sprintf("secure-file-priv=%s\nmysqlx=OFF\n", server)
 	}
@@ -399,8 +399,12 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 	n.Role = np.Role
 	n.ServerID = np.ServerID
 	d := n.ServerDir
-	opts := []topology.Option{
-		{Name: "user", Value: "root"},
+	var opts []topology.Option
+	if os.Geteuid() == 0 {
+		// As root the servers must be told to stay root; otherwise they run as the caller.
+		opts = append(opts, topology.Option{Name: "user", Value: "root"})
+	}
+	opts = append(opts, []topology.Option{
 		{Name: "datadir", Value: d + "/data"},
 		{Name: "socket", Value: d + "/mysqld.sock"},
 		{Name: "pid_file", Value: d + "/mysqld.pid"},
@@ -411,7 +415,7 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 		{Name: "report_host", Value: n.Host},
 		{Name: "report_port", Value: strconv.Itoa(n.Port)},
 		{Name: "max_connections", Value: "1000"},
-	}
+	}...)
 	if c.Binaries.Basedir != "" {
 		opts = append(opts, topology.Option{Name: "basedir", Value: c.Binaries.Basedir})
 	}
@@ -756,6 +760,15 @@ func lockFile(path string) (func(), error) {
 		return nil, err
 	}
 	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+// userLine is "user=root\n" when habench runs as root (mysqld refuses to run as root
+// without it), else "" (the server runs as the calling user).
+func userLine() string {
+	if os.Geteuid() == 0 {
+		return "user=root\n"
+	}
+	return ""
 }
 
 // errorLines returns the [ERROR] lines of a server error log joined by "; " (the last

@@ -402,3 +402,64 @@ func TestNotReadyClusterRefused(t *testing.T) {
 		t.Errorf("destroy of the half-deployed cluster: %d %s", r.code, r.stderr)
 	}
 }
+
+// TestNonRootUsesLoopback runs habench as an unprivileged user (nobody): it cannot create
+// namespaces, so the sandbox falls back to loopback ports and replication still works.
+func TestNonRootUsesLoopback(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to an unprivileged user")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv (util-linux) missing")
+	}
+	dir, err := os.MkdirTemp("", "hbnonroot-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o777)
+	bin := filepath.Join(dir, "habench")
+	b, _ := os.ReadFile(habenchBin)
+	os.WriteFile(bin, b, 0o755)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	name := testenv.Name("cnb")
+	run := func(args ...string) result {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		argv := append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "env", "HOME=" + dir,
+			"HABENCH_STATE_DIR=" + filepath.Join(dir, "state"), "HABENCH_CACHE_DIR=" + filepath.Join(dir, "cache"), bin}, args...)
+		cmd := exec.CommandContext(ctx, "setpriv", argv...)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		r := result{stdout: o.String(), stderr: e.String()}
+		if ee, ok := err.(*exec.ExitError); ok {
+			r.code = ee.ExitCode()
+		}
+		return r
+	}
+	defer run("destroy", "--all")
+	r := run("deploy", "--name", name, "--kind", "async", "--nodes", "2", "--base-port", strconv.Itoa(port))
+	if r.code != 0 {
+		t.Fatalf("deploy as nobody: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "127.0.0.1:"+strconv.Itoa(port+1)) {
+		t.Errorf("non-root deploy is not on loopback ports:\n%s", r.stdout)
+	}
+	st := run("status", name)
+	if !strings.Contains(st.stdout, "io=Yes sql=Yes") {
+		t.Errorf("replica not healthy:\n%s%s", st.stdout, st.stderr)
+	}
+	if r := run("destroy", name); r.code != 0 {
+		t.Errorf("destroy as nobody: %d %s", r.code, r.stderr)
+	}
+	if out, _ := exec.Command("pgrep", "-f", dir).Output(); len(out) > 0 {
+		t.Errorf("processes left: %s", out)
+	}
+}
