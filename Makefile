@@ -40,7 +40,7 @@ lint:
 
 # Benchmarks: habench's workload engine against sysbench 1.0.20 on the same server, same run.
 bench: deps build
-	HABENCH_BENCH=1 $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./workload/
+	$(GO) test -tags bench -count=1 -run '^$$' -bench OltpReadWriteVsSysbench -benchtime 1x ./workload/
 
 clean:
 	rm -rf bin
