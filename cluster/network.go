@@ -8,13 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/habench/habench/internal/nsutil"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
@@ -64,27 +64,12 @@ func setupBridge(cluster string, idx int) error {
 func nodeAddress(idx, i int) string { return fmt.Sprintf("%s%d.%d", subnetPrefix, idx, 10+i) }
 
 // createNetns creates the named namespace without leaving the calling thread in it.
-func createNetns(name string) (err error) {
-	runtime.LockOSThread()
-	orig, err := netns.Get()
+func createNetns(name string) error {
+	ns, err := nsutil.New(name)
 	if err != nil {
-		runtime.UnlockOSThread()
 		return err
 	}
-	defer orig.Close()
-	ns, err := netns.NewNamed(name)
-	if err != nil {
-		netns.Set(orig)
-		runtime.UnlockOSThread()
-		return fmt.Errorf("create network namespace %s: %w", name, err)
-	}
-	ns.Close()
-	if err := netns.Set(orig); err != nil {
-		// Leave the thread locked: the runtime discards it when the goroutine ends.
-		return fmt.Errorf("return from namespace %s: %w", name, err)
-	}
-	runtime.UnlockOSThread()
-	return nil
+	return ns.Close()
 }
 
 // setupNode creates node i's namespace, a veth pair with one end on the bridge and the

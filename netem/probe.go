@@ -7,10 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 
+	"github.com/habench/habench/internal/nsutil"
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 )
 
 // KernelAvailable reports whether a netem qdisc can be attached here: it creates a
@@ -20,23 +19,11 @@ func KernelAvailable() error {
 	if os.Geteuid() != 0 {
 		return errors.New("not root: netem qdiscs need CAP_NET_ADMIN")
 	}
-	runtime.LockOSThread()
-	orig, err := netns.Get()
+	ns, err := nsutil.New("")
 	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer orig.Close()
-	ns, err := netns.New() // switches this thread into the new namespace
-	if err != nil {
-		runtime.UnlockOSThread()
 		return fmt.Errorf("create probe namespace: %w", err)
 	}
 	defer ns.Close()
-	if err := netns.Set(orig); err != nil {
-		return fmt.Errorf("leave probe namespace: %w", err) // thread stays locked and is discarded
-	}
-	runtime.UnlockOSThread()
 	h, err := netlink.NewHandleAt(ns)
 	if err != nil {
 		return err
