@@ -58,9 +58,10 @@ func signalAndWait(pid int, ticks uint64, sig syscall.Signal, d time.Duration) b
 	return !ourProcess(pid, ticks)
 }
 
-// processesUnder returns the PIDs of live processes whose command line mentions dir:
-// servers started with --defaults-file under a cluster directory. It finds servers
-// whose PID never reached the state file (habench killed between start and save).
+// processesUnder returns the PIDs of live servers started with --defaults-file=<dir>/...:
+// servers whose PID never reached the state file (habench killed between start and save).
+// Only that exact argument counts, so a client or `tail -f` naming a file in the
+// directory is never mistaken for a server.
 func processesUnder(dir string) []int {
 	var pids []int
 	if dir == "" {
@@ -77,9 +78,12 @@ func processesUnder(dir string) []int {
 		if err != nil {
 			continue
 		}
-		if bytes.Contains(cmd, []byte(dir+"/")) {
-			if _, alive := procStartTicks(pid); alive {
-				pids = append(pids, pid)
+		for _, arg := range bytes.Split(cmd, []byte{0}) {
+			if bytes.HasPrefix(arg, []byte("--defaults-file="+dir+"/")) {
+				if _, alive := procStartTicks(pid); alive {
+					pids = append(pids, pid)
+				}
+				break
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -146,7 +147,7 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	log := s.log().With("cluster", c.Name)
 	defer func() {
 		if err != nil {
-			log.Info("deploy failed, removing what was created")
+			log.Debug("deploy failed, removing what was created", "err", err)
 			cctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			if derr := s.destroy(cctx, c); derr != nil {
@@ -205,6 +206,12 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	}
 	if err := c.save(); err != nil {
 		return c, err
+	}
+	for _, e := range errs {
+		var fe *topology.FieldError
+		if errors.As(e, &fe) {
+			return c, fe // the same bad option on every node: say it once
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return c, err
@@ -468,7 +475,11 @@ func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node) error {
 		return nil
 	case werr := <-exited:
 		pcancel()
-		return fmt.Errorf("node %s: server exited during start (%v): %s", n.Name, werr, errorLines(readFile(filepath.Join(n.Dir, "error.log"))))
+		log := readFile(filepath.Join(n.Dir, "error.log"))
+		if fe := optionError(log); fe != nil {
+			return fe
+		}
+		return fmt.Errorf("node %s: server exited during start (%v): %s", n.Name, werr, errorLines(log))
 	}
 }
 
@@ -760,6 +771,23 @@ func lockFile(path string) (func(), error) {
 		return nil, err
 	}
 	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+var (
+	unknownVarRE = regexp.MustCompile(`unknown (?:variable|option) '-*([^'=]+)(?:=([^']*))?'`)
+	badValueRE   = regexp.MustCompile(`Error while setting value '([^']*)' to '([^']+)'`)
+)
+
+// optionError turns a server's refusal of a user option (found in its error log) into bad
+// input: *topology.FieldError naming the option and the value. nil when the log has none.
+func optionError(log string) *topology.FieldError {
+	if m := unknownVarRE.FindStringSubmatch(log); m != nil {
+		return &topology.FieldError{Field: "options", Value: strings.ReplaceAll(m[1], "-", "_"), Reason: "the server does not know this variable"}
+	}
+	if m := badValueRE.FindStringSubmatch(log); m != nil {
+		return &topology.FieldError{Field: "options." + strings.ReplaceAll(m[2], "-", "_"), Value: m[1], Reason: "the server refused this value"}
+	}
+	return nil
 }
 
 // userLine is "user=root\n" when habench runs as root (mysqld refuses to run as root

@@ -87,7 +87,9 @@ type Manifest struct {
 	Links       map[string]any    `json:"links"`
 	Samplers    []string          `json:"samplers,omitempty"`
 	// IntervalsOffsetS is where intervals.csv's elapsed_s=0 (start of measurement, after
-	// connecting and warmup) lies on samples.csv's clock (sampling starts first), in seconds.
+	// connecting and warmup) lies on samples.csv's clock, in seconds. Both clocks start in
+	// Bench.Run: samples.csv's just before the samplers start, intervals.csv's when the
+	// workload's measurement starts.
 	IntervalsOffsetS float64        `json:"intervals_offset_s"`
 	Extra            map[string]any `json:"extra,omitempty"`
 }
@@ -218,6 +220,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	var samplerErr error
 	var allSamples []sampler.Sample
 	var smu sync.Mutex
+	var lastTick time.Duration // start of the newest tick delivered, on the samples clock
 	sampleStart := time.Now()
 	if b.Cluster != nil && len(nodes) > 0 {
 		kind := b.Cluster.Spec.Kind
@@ -225,13 +228,16 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		for _, s := range samplers {
 			man.Samplers = append(man.Samplers, s.Name())
 		}
-		runner = sampler.NewRunner(sampler.Config{Interval: b.SampleInterval, Logger: b.log(), Kind: kind}, nodes, samplers)
+		runner = sampler.NewRunner(sampler.Config{Interval: b.SampleInterval, Logger: b.log(), Kind: kind, Epoch: sampleStart}, nodes, samplers)
 		swg.Add(1)
 		go func() {
 			defer swg.Done()
 			samplerErr = runner.Run(sctx, func(ss []sampler.Sample) {
 				smu.Lock()
 				allSamples = append(allSamples, ss...)
+				if len(ss) > 0 && ss[0].Elapsed > lastTick {
+					lastTick = ss[0].Elapsed
+				}
 				smu.Unlock()
 				if res != nil {
 					res.Samples(ss)
@@ -278,20 +284,33 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	// Let replicas catch up while still sampling, so the samples show the drain. An
 	// interrupt (ctx) ends the wait early; the results are still written.
 	var positions map[string]string
-	consistent := (*bool)(nil)
+	consistent := (*bool)(nil) // nil: not checked (no replicas, or interrupted)
 	if b.Cluster != nil && len(nodes) > 1 && ctx.Err() == nil {
 		cctx, cancel := context.WithTimeout(ctx, b.catchUp())
 		positions, err = waitConsistent(cctx, b.Cluster, nodes)
 		cancel()
 		ok := err == nil
-		consistent = &ok
-		if err != nil {
+		if ctx.Err() == nil {
+			consistent = &ok
+		}
+		if err != nil && ctx.Err() == nil {
 			b.log().Warn("replicas did not catch up", "err", err)
 		}
 	}
 	if runner != nil && ctx.Err() == nil {
-		// One more tick after catch-up so the last samples show the settled state.
-		time.Sleep(b.sampleInterval())
+		// Wait for one tick that began after catch-up, so the last samples show the
+		// settled state (bounded: a hung sampler must not hold the run).
+		settled := time.Since(sampleStart)
+		deadline := time.Now().Add(3 * b.sampleInterval())
+		for time.Now().Before(deadline) && ctx.Err() == nil {
+			smu.Lock()
+			done := lastTick >= settled
+			smu.Unlock()
+			if done {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	stopSampling()
 	swg.Wait()
@@ -514,6 +533,7 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 		s.PerEndpoint = r.PerEndpoint
 		s.RandType, s.PSMode = r.RandType, r.PSMode
 	}
+	s.SemiSync = semiSyncSummary(samples)
 	byNode := map[string]*NodeLag{}
 	for _, n := range nodes {
 		byNode[n.Name] = &NodeLag{Node: n.Name, Role: string(n.Role), GTIDPosition: pos[n.Name]}
@@ -596,9 +616,12 @@ func (b *Bench) checkData(ctx context.Context, nodes []sampler.Node) string {
 	if tables != b.Options.Tables {
 		msgs = append(msgs, fmt.Sprintf("%d sbtest tables prepared, --tables %d", tables, b.Options.Tables))
 	}
-	var maxID sql.NullInt64
-	if err := db.QueryRowContext(ctx, fmt.Sprintf("SELECT MAX(id) FROM `%s`.sbtest1", strings.ReplaceAll(b.Target.DB, "`", "``"))).Scan(&maxID); err == nil && maxID.Valid && maxID.Int64 != int64(b.Options.TableSize) {
-		msgs = append(msgs, fmt.Sprintf("sbtest1 holds ids up to %d, --table-size %d", maxID.Int64, b.Options.TableSize))
+	// Prepare wrote ids 1..table-size; oltp_insert may have added more above. Only a
+	// missing id = --table-size means run would address rows that do not exist.
+	var found int
+	q := fmt.Sprintf("SELECT COUNT(*) FROM `%s`.sbtest1 WHERE id = ?", strings.ReplaceAll(b.Target.DB, "`", "``"))
+	if err := db.QueryRowContext(ctx, q, b.Options.TableSize).Scan(&found); err == nil && found == 0 {
+		msgs = append(msgs, fmt.Sprintf("sbtest1 has no row with id %d (--table-size %d is larger than what was prepared)", b.Options.TableSize, b.Options.TableSize))
 	}
 	if len(msgs) == 0 {
 		return ""
@@ -629,4 +652,39 @@ func ClusterTarget(c *cluster.Cluster, db string, only []string) (workload.Targe
 		}
 	}
 	return t, nil
+}
+
+// semiSyncSummary sums the source's semi-sync samples (nil when there are none).
+func semiSyncSummary(samples []sampler.Sample) *SemiSyncSummary {
+	var ss SemiSyncSummary
+	seen := false
+	yes := map[time.Duration]float64{}
+	for _, sm := range samples {
+		switch sm.Metric {
+		case "semisync_on":
+			seen, ss.Node = true, sm.Node
+			if sm.Value == 0 {
+				ss.SecondsOff++
+			}
+		case "semisync_yes_tx":
+			ss.YesTx += sm.Value
+			yes[sm.Elapsed] = sm.Value
+		case "semisync_no_tx":
+			ss.NoTx += sm.Value
+		}
+	}
+	if !seen {
+		return nil
+	}
+	// Weight each second's average wait by that second's acknowledged commits.
+	var weighted float64
+	for _, sm := range samples {
+		if sm.Metric == "semisync_interval_avg_wait_us" {
+			weighted += sm.Value * yes[sm.Elapsed]
+		}
+	}
+	if ss.YesTx > 0 {
+		ss.AvgWaitUs = weighted / ss.YesTx
+	}
+	return &ss
 }

@@ -155,6 +155,7 @@ func (r *ScenarioRun) Run(ctx context.Context) (string, []Row, error) {
 		out = io.Discard
 	}
 	var rows []Row
+	defer os.Remove(dir) // only if nothing was written (interrupted during the first deploy)
 	for _, spec := range s.Topologies {
 		if ctx.Err() != nil {
 			break

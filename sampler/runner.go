@@ -26,6 +26,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Kind selects Default(Kind) when NewRunner is given no samplers.
 	Kind topology.Kind
+	// Epoch is time zero of Sample.Elapsed; zero means "when the first tick's timer starts"
+	// (after the samplers' Start, which may block, e.g. heartbeat DDL behind a stalled
+	// semi-sync source). Set it to line samples up with another clock.
+	Epoch time.Time
 }
 
 func (c Config) withDefaults() Config {
@@ -121,7 +125,10 @@ func (r *Runner) Run(ctx context.Context, sink func([]Sample)) error {
 		}
 	}
 
-	start := time.Now()
+	start := r.cfg.Epoch
+	if start.IsZero() {
+		start = time.Now()
+	}
 	ticker := time.NewTicker(r.cfg.Interval)
 	defer ticker.Stop()
 	for {

@@ -35,7 +35,8 @@ type Node struct {
 }
 
 // Sample is one value in long form, written as the CSV row `elapsed_s,node,metric,value`.
-// Elapsed is the time since Runner.Run started, taken when the tick began; Metric is one of
+// Elapsed is the time from Config.Epoch (default: when ticking started, after the samplers'
+// Start) to when the tick began; Metric is one of
 // the names in Metrics; Value is in the metric's unit. Samplers fill Metric and Value only:
 // the Runner sets Elapsed and Node.
 type Sample struct {

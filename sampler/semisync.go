@@ -22,7 +22,8 @@ import (
 //	                             average ack wait during the last tick, µs (0 without waits; omitted
 //	                             if the server lacks these variables)
 //
-// Deltas are 0 on a node's first tick, and when a counter went down (server restart) the
+// Deltas count from the baseline read in Start (before the workload; without Start they
+// are 0 on a node's first tick), and when a counter went down (server restart) the
 // delta is the new value. On replicas: semisync_replica_on, 1 if Caps.SemiSyncNames().ReplicaStatus
 // (Rpl_semi_sync_replica_status | Rpl_semi_sync_slave_status) is ON.
 //
@@ -129,4 +130,24 @@ func (s *SemiSync) sourceSamples(node, prefix string, st map[string]string) ([]S
 		out = append(out, Sample{Metric: "semisync_interval_avg_wait_us", Value: avg})
 	}
 	return out, nil
+}
+
+// Start reads the writable nodes' counters as the baseline for the first tick's deltas, so
+// the commits before the first tick are not lost from the totals. A node whose counters
+// cannot be read yet is skipped (its first tick then reports 0 deltas); Start never fails.
+func (s *SemiSync) Start(ctx context.Context, cfg Config, nodes []Node) (func(), error) {
+	for _, n := range nodes {
+		if !n.Role.Writable() {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, cfg.withDefaults().Timeout)
+		prefix := n.Caps.SemiSyncNames().StatusPrefix
+		st, err := globalStatus(cctx, n.DB, prefix+"%")
+		cancel()
+		if err != nil {
+			continue
+		}
+		s.sourceSamples(n.Name, prefix, st) // records the baseline; samples discarded
+	}
+	return nil, nil
 }

@@ -226,7 +226,10 @@ func (s *Spec) Validate() error {
 			return &FieldError{"semisync.wait_for_replicas", s.SemiSync.WaitForReplicas, "MariaDB always waits for exactly 1 replica"}
 		}
 	}
-	for k := range s.Options {
+	for k, v := range s.Options {
+		if strings.ContainsAny(v, "\n\r\x00") {
+			return &FieldError{"options." + k, v, "a value must be one line"}
+		}
 		if !optionRE.MatchString(k) {
 			return &FieldError{"options", k, "not a server variable name"}
 		}

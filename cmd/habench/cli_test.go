@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -126,6 +128,10 @@ func TestBadInput(t *testing.T) {
 		{"cluster and host", []string{"sysbench", "oltp_read_write", "run", "--cluster", "x", "--mysql-host", "127.0.0.1"}, []string{"--mysql-host"}},
 		{"missing scenario", []string{"run", "/nonexistent.yaml"}, []string{"/nonexistent.yaml"}},
 		{"destroy without name", []string{"destroy"}, []string{"NAME"}},
+		{"multi-line option value", []string{"deploy", "--name", "bk7", "--option", "sync_binlog=1\nserver_id=1"}, []string{"options.sync_binlog"}},
+		{"reserved option", []string{"deploy", "--name", "bk7", "--option", "server_id=7"}, []string{"options", `"server_id"`}},
+		{"zero semisync timeout", []string{"deploy", "--name", "bk7", "--kind", "semisync", "--semisync-timeout", "0s"}, []string{"--semisync-timeout", `"0s"`}},
+		{"bad base port", []string{"deploy", "--name", "bk7", "--network", "loopback", "--base-port", "70000"}, []string{"base-port", `"70000"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -144,7 +150,7 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	noClusters(t, state, "bk1", "bk2", "bk3", "bk4", "bk5", "bk6")
+	noClusters(t, state, "bk1", "bk2", "bk3", "bk4", "bk5", "bk6", "bk7")
 }
 
 // TestBadScenario: a scenario with an unknown key fails with its line number, exit 2.
@@ -181,6 +187,13 @@ func TestNameAndPortInUse(t *testing.T) {
 	st := habench(t, state, "status", cu1)
 	if st.code != 0 || !strings.Contains(st.stdout, " ok") {
 		t.Errorf("existing cluster damaged by the refused deploy: %d %s %s", st.code, st.stdout, st.stderr)
+	}
+	// The server itself refuses an option: bad input, said once, nothing left.
+	for opt, want := range map[string]string{"no_such_variable=1": `options "no_such_variable"`, "innodb_buffer_pool_size=lots": `options.innodb_buffer_pool_size "lots"`} {
+		r = habench(t, state, "deploy", "--name", cu2, "--kind", "async", "--nodes", "2", "--option", opt)
+		if r.code != 2 || !strings.Contains(r.stderr, want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("--option %s: exit %d stderr %q, want 2 and one line with %s", opt, r.code, r.stderr, want)
+		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -236,8 +249,41 @@ func TestSysbenchFlow(t *testing.T) {
 	if !strings.Contains(string(rep), "| n2 | replica |") || !strings.Contains(string(rep), "every replica's executed GTID set equals the source's") {
 		t.Errorf("report lacks per-replica lag or the consistency line:\n%s", rep)
 	}
+	var sum struct {
+		ReplicasConsistent *bool `json:"replicas_consistent"`
+		Nodes              []struct {
+			Node         string   `json:"node"`
+			LagMaxS      *float64 `json:"lag_max_s"`
+			GTIDPosition string   `json:"gtid_position"`
+		} `json:"nodes"`
+	}
+	sb, _ := os.ReadFile(filepath.Join(filepath.Dir(dirs[0]), "summary.json"))
+	if err := json.Unmarshal(sb, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.ReplicasConsistent == nil || !*sum.ReplicasConsistent || len(sum.Nodes) != 3 {
+		t.Errorf("summary.json: replicas_consistent %v, %d nodes", sum.ReplicasConsistent, len(sum.Nodes))
+	}
+	for _, n := range sum.Nodes {
+		if n.LagMaxS == nil || n.GTIDPosition == "" || n.GTIDPosition != sum.Nodes[0].GTIDPosition {
+			t.Errorf("node %s: lag %v, GTID position %q vs n1 %q", n.Node, n.LagMaxS, n.GTIDPosition, sum.Nodes[0].GTIDPosition)
+		}
+	}
 	must("sysbench", "oltp_read_write", "cleanup", "--cluster", cf1, "--tables", "2")
+	// A user's process that merely names a file in the cluster's directory (a client on
+	// its socket, tail -f of its error log) must survive destroy.
+	bystander := exec.Command("sh", "-c", "sleep 60", filepath.Join(state, "clusters", cf1, "n1", "error.log"))
+	if err := bystander.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { bystander.Process.Kill(); bystander.Wait() }()
 	must("destroy", cf1)
+	// Our own child: a killed one would be a zombie until Wait, so read its state.
+	if st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", bystander.Process.Pid)); len(st) == 0 || strings.Contains(string(st), ") Z ") {
+		t.Errorf("destroy killed a bystander process naming the cluster directory: %q", st)
+	}
+	bystander.Process.Kill()
+	bystander.Wait()
 	noClusters(t, state, cf1)
 }
 
@@ -360,6 +406,24 @@ workload:
 	}
 	if !strings.Contains(r.stdout, "results: "+filepath.Dir(cmp[0])) {
 		t.Errorf("run does not print the results path")
+	}
+	semi, _ := filepath.Glob(filepath.Join(filepath.Dir(cmp[0]), "*-"+rsemi, "summary.json"))
+	if len(semi) != 1 {
+		t.Fatalf("semi-sync run's summary.json: %v", semi)
+	}
+	var ss struct {
+		Transactions int64 `json:"transactions"`
+		SemiSync     *struct {
+			YesTx      float64 `json:"yes_tx"`
+			NoTx       float64 `json:"no_tx"`
+			SecondsOff int     `json:"seconds_off"`
+		} `json:"semisync"`
+	}
+	b, _ = os.ReadFile(semi[0])
+	json.Unmarshal(b, &ss)
+	// Every transaction was acknowledged (plus heartbeat writes), none fell back to async.
+	if ss.SemiSync == nil || ss.SemiSync.YesTx < float64(ss.Transactions) || ss.SemiSync.NoTx != 0 || ss.SemiSync.SecondsOff != 0 {
+		t.Errorf("semi-sync summary %+v for %d transactions", ss.SemiSync, ss.Transactions)
 	}
 	noClusters(t, state, rsingle, rsemi)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/habench/habench/topology"
@@ -24,6 +25,9 @@ const (
 	exitOK      = 0
 	exitFailure = 1 // the experiment or an operation failed
 	exitUsage   = 2 // bad input: flags, arguments, spec fields
+	// exitInterrupted follows the shell convention for SIGINT (128+2); whatever was
+	// deployed by the interrupted command has been removed, results so far are written.
+	exitInterrupted = 130
 )
 
 // usageError marks bad input (exit code 2).
@@ -51,10 +55,13 @@ func run() int {
 	if err == nil {
 		return exitOK
 	}
-	if ctx.Err() != nil && !errors.Is(err, context.Canceled) {
-		err = fmt.Errorf("interrupted: %w", err)
+	// One line, whatever the error: joined per-node errors are separated by "; ".
+	msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+	if ctx.Err() != nil {
+		fmt.Fprintln(os.Stderr, "habench: interrupted:", msg)
+		return exitInterrupted
 	}
-	fmt.Fprintln(os.Stderr, "habench: error:", err)
+	fmt.Fprintln(os.Stderr, "habench: error:", msg)
 	var fe *topology.FieldError
 	var ue usageError
 	if errors.As(err, &fe) || errors.As(err, &ue) {

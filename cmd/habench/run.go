@@ -43,7 +43,7 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 				fmt.Fprintln(out)
 				experiment.PrintComparison(out, rows)
 			}
-			if dir != "" {
+			if _, serr := os.Stat(dir); dir != "" && serr == nil {
 				fmt.Fprintf(out, "\nresults: %s\n", dir)
 			}
 			if errors.Is(err, cmd.Context().Err()) && err != nil {

@@ -62,58 +62,13 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
 			health := map[string]string{}
-			caps := c.Capabilities()
 			for _, n := range c.Nodes {
-				health[n.Name] = nodeHealth(ctx, c, n, caps)
+				health[n.Name] = c.Health(ctx, n)
 			}
 			printNodes(w, c, health)
 			return nil
 		},
 	}
-}
-
-// nodeHealth is a short replication health text for a node.
-func nodeHealth(ctx context.Context, c *cluster.Cluster, n *cluster.Node, caps topology.Capabilities) string {
-	if !n.Running() {
-		return "server not running"
-	}
-	db, err := c.OpenAdmin(n)
-	if err != nil {
-		return err.Error()
-	}
-	defer db.Close()
-	if err := db.PingContext(ctx); err != nil {
-		return "not accepting connections: " + err.Error()
-	}
-	if n.Role != topology.RoleReplica {
-		if c.Spec.Kind == topology.SemiSync {
-			v := caps.SemiSyncNames()
-			var k, status, clients string
-			db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+v.StatusPrefix+"status'").Scan(&k, &status)
-			db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+v.StatusPrefix+"clients'").Scan(&k, &clients)
-			return fmt.Sprintf("ok, semi-sync %s with %s replica(s) acknowledging", orNull(status), orNull(clients))
-		}
-		return "ok"
-	}
-	st, err := cluster.ReplicaStatus(ctx, db, caps)
-	if err != nil {
-		return err.Error()
-	}
-	if st == nil {
-		return "not replicating"
-	}
-	s := fmt.Sprintf("io=%s sql=%s behind=%ss", st[caps.ReplicaStatusColumn("io_running")], st[caps.ReplicaStatusColumn("sql_running")], orNull(st[caps.ReplicaStatusColumn("seconds_behind")]))
-	if e := st[caps.ReplicaStatusColumn("last_io_error")] + st[caps.ReplicaStatusColumn("last_sql_error")]; e != "" {
-		s += " error=" + e
-	}
-	return s
-}
-
-func orNull(s string) string {
-	if s == "" {
-		return "NULL"
-	}
-	return s
 }
 
 func printNodes(w io.Writer, c *cluster.Cluster, health map[string]string) {
