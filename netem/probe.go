@@ -1,6 +1,7 @@
 // Package netem impairs the links between a sandbox's nodes: delay, jitter, loss, rate and
-// partitions. This file holds the capability probes; the kernel backend (netem qdiscs via
-// netlink) and the userspace link are tracked in issue 4.
+// partitions. Impairments are one-way per
+// directed link (see Impairment). Two backends: kernel netem qdiscs (conversion in
+// kernel.go) and, where the kernel has no sch_netem, the userspace link (userspace.go).
 package netem
 
 import (
@@ -42,9 +43,4 @@ func KernelAvailable() error {
 		return fmt.Errorf("kernel has no usable sch_netem (adding a netem qdisc failed: %v); the userspace link is needed", err)
 	}
 	return nil
-}
-
-// UserspaceAvailable reports whether the userspace delay link can run here.
-func UserspaceAvailable() error {
-	return errors.New("not implemented yet (issue 4)")
 }
