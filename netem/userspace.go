@@ -58,6 +58,8 @@ type Userspace struct {
 	q   packetHeap
 	seq uint64
 
+	late lateness // how late packets were written, against their due time
+
 	efd       int // eventfd waking the delivery thread
 	stop      atomic.Bool
 	readers   sync.WaitGroup
@@ -388,6 +390,24 @@ func (u *Userspace) wake() {
 	unix.Write(u.efd, one)
 }
 
+// spinWindow is how close to a packet's due time the delivery thread stops sleeping and
+// spins: on this 2-core VM a ppoll/nanosleep wake-up is 20-100 us late (more for longer
+// sleeps), so it wakes early (wakeEarly) and spins the rest, at most spinWindow per wake.
+const spinWindow = 40 * time.Microsecond
+
+// wakeEarly is how much before the due time a sleep of d should end: measured wake-up
+// lateness grows with the sleep (about 35 us at 0.6 ms, 90 us at 5 ms), plus spinWindow.
+func wakeEarly(d time.Duration) time.Duration {
+	e := spinWindow + 30*time.Microsecond + d/50
+	if e > 300*time.Microsecond {
+		e = 300 * time.Microsecond
+	}
+	if e > d {
+		e = d
+	}
+	return e
+}
+
 // deliver runs on its own OS thread with a 1 ns timer slack and writes due packets.
 func (u *Userspace) deliver() {
 	defer close(u.delivDone)
@@ -401,14 +421,18 @@ func (u *Userspace) deliver() {
 		u.mu.Lock()
 		for len(u.q) > 0 {
 			d := time.Until(u.q[0].due)
-			if d > 0 {
-				wait = d
+			if d > spinWindow {
+				wait = d - wakeEarly(d)
 				break
+			}
+			if d > 0 {
+				continue // spin the last microseconds: a sleep would overshoot them
 			}
 			p := heap.Pop(&u.q).(packet)
 			u.mu.Unlock()
 			if _, err := u.tuns[p.to].Write(p.b); err == nil {
 				u.stats[p.from*n+p.to].fwd.Add(1)
+				u.late.record(-d)
 			}
 			u.mu.Lock()
 		}
@@ -453,4 +477,31 @@ func (u *Userspace) closeTuns() error {
 
 func netlinkIPNet(a netip.Addr) *net.IPNet {
 	return &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(a.BitLen(), a.BitLen())}
+}
+
+// lateness accumulates how late delayed packets were delivered.
+type lateness struct {
+	sum, count, max atomic.Int64 // nanoseconds, packets, nanoseconds
+}
+
+func (l *lateness) record(d time.Duration) {
+	l.sum.Add(int64(d))
+	l.count.Add(1)
+	for {
+		m := l.max.Load()
+		if int64(d) <= m || l.max.CompareAndSwap(m, int64(d)) {
+			return
+		}
+	}
+}
+
+// Lateness returns the mean and maximum time by which delayed packets were delivered
+// after their due time (the scheduling error of the delivery thread), and how many
+// delayed packets that covers. Packets forwarded without delay are not counted.
+func (u *Userspace) Lateness() (mean, max time.Duration, packets int64) {
+	c := u.late.count.Load()
+	if c == 0 {
+		return 0, 0, 0
+	}
+	return time.Duration(u.late.sum.Load() / c), time.Duration(u.late.max.Load()), c
 }
