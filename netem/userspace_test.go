@@ -3,7 +3,9 @@ package netem
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"os"
 	"runtime"
@@ -255,5 +257,144 @@ func TestUserspaceErrorsLeaveNothing(t *testing.T) {
 	}
 	if _, err := os.Stat("/run/netns/" + eps[0].Netns); err != nil {
 		t.Errorf("namespace gone: %v", err)
+	}
+}
+
+// udpPair opens a UDP receiver on to's address and a sender from from's namespace.
+func udpPair(t *testing.T, from, to Endpoint) (send *net.UDPConn, recv *net.UDPConn) {
+	t.Helper()
+	err := InNetns(to.Netns, func() error {
+		var err error
+		recv, err = net.ListenUDP("udp4", &net.UDPAddr{IP: to.Addr.AsSlice()})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { recv.Close() })
+	err = InNetns(from.Netns, func() error {
+		var err error
+		send, err = net.DialUDP("udp4", &net.UDPAddr{IP: from.Addr.AsSlice()}, recv.LocalAddr().(*net.UDPAddr))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { send.Close() })
+	return send, recv
+}
+
+func TestUserspaceLossFractionAndJitter(t *testing.T) {
+	eps := testNet(t, 2)
+	spec, _ := NewSpec(names(eps))
+	spec.SetLink("n1", "n2", Impairment{Loss: 0.3})
+	spec.SetLink("n2", "n1", Impairment{Delay: 2 * time.Millisecond, Jitter: time.Millisecond})
+	u, err := NewUserspace(eps, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { u.Close() })
+
+	send, recv := udpPair(t, eps[0], eps[1])
+	const n = 2000
+	counted := make(chan int, 1)
+	go func() {
+		got := 0
+		buf := make([]byte, 16)
+		for {
+			recv.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+			if _, err := recv.Read(buf); err != nil {
+				counted <- got
+				return
+			}
+			got++
+		}
+	}()
+	for i := 0; i < n; i++ {
+		if _, err := send.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 49 {
+			time.Sleep(time.Millisecond) // stay below the receiver's socket buffer
+		}
+	}
+	got := <-counted
+	t.Logf("loss 30%% n1->n2: %d of %d datagrams arrived; stats %v", got, n, u.Stats())
+	if frac := 1 - float64(got)/n; frac < 0.25 || frac > 0.35 {
+		t.Errorf("loss 30%%: measured %.3f", frac)
+	}
+
+	// Uniform jitter 2ms±1ms one-way n2->n1 (n1->n2 no delay): handshake RTT in ~[1ms, 3ms]
+	// plus overhead, and spread, not a constant.
+	spec.SetLink("n1", "n2", Impairment{})
+	if err := u.Update(spec); err != nil {
+		t.Fatal(err)
+	}
+	r := measure(t, eps, spec, 60)[0]
+	if r.Requested != 2*time.Millisecond || r.Samples != 60 {
+		t.Fatalf("%+v", r)
+	}
+	if r.Min < 900*time.Microsecond || r.Median < 1500*time.Microsecond || r.Median > 3500*time.Microsecond || r.P99-r.Min < 800*time.Microsecond {
+		t.Errorf("jitter 2ms±1ms: min %v median %v p99 %v; want min>=0.9ms, median 1.5-3.5ms, spread >= 0.8ms", r.Min, r.Median, r.P99)
+	}
+}
+
+func TestUserspaceRate(t *testing.T) {
+	eps := testNet(t, 2)
+	spec, _ := NewSpec(names(eps))
+	rate, _ := ParseRate("8mbit") // 1 000 000 B/s
+	spec.SetLink("n1", "n2", Impairment{Rate: rate})
+	u, err := NewUserspace(eps, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { u.Close() })
+	var ln net.Listener
+	if err := InNetns(eps[1].Netns, func() error {
+		var err error
+		ln, err = net.Listen("tcp4", net.JoinHostPort(eps[1].Addr.String(), "0"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const size = 1 << 20
+	done := make(chan time.Time, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			done <- time.Time{}
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		io.Copy(io.Discard, c)
+		done <- time.Now()
+	}()
+	var start time.Time
+	err = InNetns(eps[0].Netns, func() error {
+		d := net.Dialer{Timeout: 5 * time.Second}
+		c, err := d.Dial("tcp4", ln.Addr().String())
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		start = time.Now()
+		_, err = c.Write(make([]byte, size))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := <-done
+	if end.IsZero() {
+		t.Fatal("accept failed")
+	}
+	el := end.Sub(start)
+	bps := float64(size) / el.Seconds()
+	t.Logf("rate 8mbit (1e6 B/s) n1->n2: 1 MiB in %v = %.0f B/s; stats %v", el, bps, u.Stats())
+	if bps < 0.7e6 || bps > 1.1e6 {
+		t.Errorf("achieved %.0f B/s, want 0.7-1.1e6 (headers count against the rate)", bps)
 	}
 }
