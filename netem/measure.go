@@ -116,3 +116,23 @@ func MeasureRTT(ctx context.Context, eps []Endpoint, spec *Spec, samples int, ti
 	}
 	return out, nil
 }
+
+// ApplyUserspace attaches the userspace link to eps with spec, then measures the achieved
+// round trip of every directed pair (samples handshakes each, at most timeout per
+// handshake) so the caller can store requested against achieved. On error the link is
+// closed and nil returned.
+func ApplyUserspace(ctx context.Context, eps []Endpoint, spec *Spec, samples int, timeout time.Duration) (*Userspace, []LinkRTT, error) {
+	u, err := NewUserspace(eps, spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	rtts, err := MeasureRTT(ctx, eps, spec, samples, timeout)
+	if err == nil {
+		err = u.Err()
+	}
+	if err != nil {
+		u.Close()
+		return nil, nil, fmt.Errorf("measure after apply: %w", err)
+	}
+	return u, rtts, nil
+}

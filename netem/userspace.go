@@ -60,6 +60,9 @@ type Userspace struct {
 
 	late lateness // how late packets were written, against their due time
 
+	errMu sync.Mutex
+	err   error // first reader failure; that node's packets are no longer forwarded
+
 	efd       int // eventfd waking the delivery thread
 	stop      atomic.Bool
 	readers   sync.WaitGroup
@@ -328,10 +331,10 @@ func (u *Userspace) read(i int) {
 	for {
 		m, err := u.tuns[i].Read(buf)
 		if err != nil {
-			if u.stop.Load() || errors.Is(err, os.ErrClosed) {
-				return
+			if !u.stop.Load() && !errors.Is(err, os.ErrClosed) {
+				u.fail(fmt.Errorf("read %s in %s: %w", TunName, u.eps[i].Netns, err))
 			}
-			continue
+			return
 		}
 		pkt := buf[:m]
 		if m < 20 || pkt[0]>>4 != 4 {
@@ -425,8 +428,13 @@ func (u *Userspace) deliver() {
 				wait = d - wakeEarly(d)
 				break
 			}
-			if d > 0 {
-				continue // spin the last microseconds: a sleep would overshoot them
+			if d > 0 { // spin the last microseconds, unlocked: a sleep would overshoot them
+				due := u.q[0].due
+				u.mu.Unlock()
+				for time.Until(due) > 0 {
+				}
+				u.mu.Lock()
+				continue
 			}
 			p := heap.Pop(&u.q).(packet)
 			u.mu.Unlock()
@@ -504,4 +512,20 @@ func (u *Userspace) Lateness() (mean, max time.Duration, packets int64) {
 		return 0, 0, 0
 	}
 	return time.Duration(u.late.sum.Load() / c), time.Duration(u.late.max.Load()), c
+}
+
+func (u *Userspace) fail(err error) {
+	u.errMu.Lock()
+	defer u.errMu.Unlock()
+	if u.err == nil {
+		u.err = err
+	}
+}
+
+// Err returns the first failure of a reader (for instance a TUN device deleted by someone
+// else), after which that node's outgoing packets to other nodes are lost; nil if none.
+func (u *Userspace) Err() error {
+	u.errMu.Lock()
+	defer u.errMu.Unlock()
+	return u.err
 }

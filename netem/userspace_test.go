@@ -398,3 +398,63 @@ func TestUserspaceRate(t *testing.T) {
 		t.Errorf("achieved %.0f B/s, want 0.7-1.1e6 (headers count against the rate)", bps)
 	}
 }
+
+// TestUserspaceCloseUnderTraffic closes the link while datagrams are queued and flowing:
+// Close must return promptly, leave no TUN or route, and report no reader failure.
+func TestUserspaceCloseUnderTraffic(t *testing.T) {
+	eps := testNet(t, 2)
+	goroutines := runtime.NumGoroutine()
+	spec, _ := NewSpec(names(eps))
+	spec.SetNode("n1", Impairment{Delay: 5 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	u, rtts, err := ApplyUserspace(ctx, eps, spec, 5, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { u.Close() })
+	if len(rtts) != 2 || rtts[0].Requested != 5*time.Millisecond || rtts[0].Samples != 5 {
+		t.Fatalf("measurements: %+v", rtts)
+	}
+	send, _ := udpPair(t, eps[0], eps[1])
+	stop := make(chan struct{})
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			send.Write(make([]byte, 1000))
+			time.Sleep(20 * time.Microsecond)
+		}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	t0 := time.Now()
+	if err := u.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	took := time.Since(t0)
+	close(stop)
+	<-sent
+	if took > time.Second {
+		t.Errorf("Close under traffic took %v", took)
+	}
+	if err := u.Err(); err != nil {
+		t.Errorf("reader failure reported after a clean Close: %v", err)
+	}
+	if left := tunState(t, eps); len(left) != 0 {
+		t.Errorf("Close left %v", left)
+	}
+	send.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > goroutines {
+		t.Errorf("%d goroutines after Close, %d before", g, goroutines)
+	}
+	t.Logf("Close under traffic took %v; stats %v", took, u.Stats())
+}
