@@ -117,10 +117,54 @@ func MeasureRTT(ctx context.Context, eps []Endpoint, spec *Spec, samples int, ti
 	return out, nil
 }
 
-// ApplyUserspace attaches the userspace link to eps with spec, then measures the achieved
-// round trip of every directed pair (samples handshakes each, at most timeout per
-// handshake) so the caller can store requested against achieved. On error the link is
-// closed and nil returned.
+// Backend is an applied set of impairments: kernel qdiscs (*Kernel) or the userspace link
+// (*Userspace). Update replaces the impairments; Close removes everything and must run on
+// every path, including errors and signals.
+type Backend interface {
+	Update(spec *Spec) error
+	Close() error
+}
+
+// Backend names, as Apply reports them.
+const (
+	BackendKernel    = "kernel"
+	BackendUserspace = "userspace"
+)
+
+// Apply attaches spec to eps with kernel netem where the kernel has it (KernelAvailable)
+// and the userspace link otherwise, then measures the achieved round trip of every
+// directed pair (samples handshakes each, at most timeout per handshake) so the caller can
+// store requested against achieved. It returns the backend, its name and the
+// measurements; on error nothing is left applied.
+func Apply(ctx context.Context, eps []Endpoint, spec *Spec, samples int, timeout time.Duration) (Backend, string, []LinkRTT, error) {
+	var b Backend
+	name := BackendKernel
+	if KernelAvailable() == nil {
+		k, err := NewKernel(eps, spec)
+		if err != nil {
+			return nil, name, nil, err
+		}
+		b = k
+	} else {
+		name = BackendUserspace
+		u, err := NewUserspace(eps, spec)
+		if err != nil {
+			return nil, name, nil, err
+		}
+		b = u
+	}
+	rtts, err := MeasureRTT(ctx, eps, spec, samples, timeout)
+	if u, ok := b.(*Userspace); ok && err == nil {
+		err = u.Err()
+	}
+	if err != nil {
+		b.Close()
+		return nil, name, nil, fmt.Errorf("measure after apply (%s): %w", name, err)
+	}
+	return b, name, rtts, nil
+}
+
+// ApplyUserspace is Apply forced to the userspace link.
 func ApplyUserspace(ctx context.Context, eps []Endpoint, spec *Spec, samples int, timeout time.Duration) (*Userspace, []LinkRTT, error) {
 	u, err := NewUserspace(eps, spec)
 	if err != nil {

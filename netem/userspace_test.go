@@ -458,3 +458,35 @@ func TestUserspaceCloseUnderTraffic(t *testing.T) {
 	}
 	t.Logf("Close under traffic took %v; stats %v", took, u.Stats())
 }
+
+// TestApplyChoosesBackend: Apply picks the kernel where sch_netem exists, else the
+// userspace link, and returns requested-vs-achieved round trips.
+func TestApplyChoosesBackend(t *testing.T) {
+	eps := testNet(t, 2)
+	spec, _ := NewSpec(names(eps))
+	spec.SetLink("n1", "n2", Impairment{Delay: 600 * time.Microsecond})
+	spec.SetLink("n2", "n1", Impairment{Delay: 600 * time.Microsecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	b, name, rtts, err := Apply(ctx, eps, spec, 30, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	want := BackendUserspace
+	if KernelAvailable() == nil {
+		want = BackendKernel
+	}
+	if name != want {
+		t.Errorf("backend %s, want %s", name, want)
+	}
+	for _, r := range rtts {
+		t.Logf("%s (%s): requested RTT %v, achieved median %v p99 %v", r.Link, name, r.Requested, r.Median, r.P99)
+		if r.Requested != 1200*time.Microsecond || r.Median < 1100*time.Microsecond || r.Median > 2500*time.Microsecond {
+			t.Errorf("%s: requested %v achieved median %v; want 1.2ms and 1.1-2.5ms", r.Link, r.Requested, r.Median)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Error(err)
+	}
+}
