@@ -68,11 +68,26 @@ func NetemAttrs(imp Impairment) (netlink.NetemQdiscAttrs, error) {
 type Kernel struct {
 	eps     []Endpoint
 	touched []bool // a root qdisc of ours may exist in eps[i]'s namespace
+	// leaf builds the per-link leaf qdisc; netemLeaf except in tests on kernels
+	// without sch_netem, which check the htb/class/filter structure with another leaf.
+	leaf func(netlink.QdiscAttrs, Impairment) (netlink.Qdisc, error)
+}
+
+func netemLeaf(a netlink.QdiscAttrs, imp Impairment) (netlink.Qdisc, error) {
+	attrs, err := NetemAttrs(imp)
+	if err != nil {
+		return nil, err
+	}
+	return netlink.NewNetem(a, attrs), nil
 }
 
 // NewKernel applies spec to eps with kernel qdiscs. On error nothing is left behind.
 func NewKernel(eps []Endpoint, spec *Spec) (*Kernel, error) {
-	k := &Kernel{eps: eps, touched: make([]bool, len(eps))}
+	return newKernel(eps, spec, netemLeaf)
+}
+
+func newKernel(eps []Endpoint, spec *Spec, leaf func(netlink.QdiscAttrs, Impairment) (netlink.Qdisc, error)) (*Kernel, error) {
+	k := &Kernel{eps: eps, touched: make([]bool, len(eps)), leaf: leaf}
 	if err := k.Update(spec); err != nil {
 		k.Close()
 		return nil, err
@@ -163,17 +178,16 @@ func (k *Kernel) apply(i int, spec *Spec) error {
 	for _, j := range links {
 		to := k.eps[j]
 		imp := spec.Get(k.eps[i].Name, to.Name)
-		attrs, err := NetemAttrs(imp)
-		if err != nil {
-			return fmt.Errorf("link %s->%s: %w", k.eps[i].Name, to.Name, err)
-		}
 		classID := netlink.MakeHandle(1, uint16(j+1))
 		cls := netlink.NewHtbClass(netlink.ClassAttrs{LinkIndex: idx, Parent: netlink.MakeHandle(1, 0), Handle: classID},
 			netlink.HtbClassAttrs{Rate: 1 << 31, Ceil: 1 << 31}) // ~17 Gbit/s: shaping is netem's job
 		if err := h.ClassAdd(cls); err != nil {
 			return fmt.Errorf("htb class for %s->%s: %w", k.eps[i].Name, to.Name, err)
 		}
-		leaf := netlink.NewNetem(netlink.QdiscAttrs{LinkIndex: idx, Parent: classID, Handle: netlink.MakeHandle(uint16(j+10), 0)}, attrs)
+		leaf, err := k.leaf(netlink.QdiscAttrs{LinkIndex: idx, Parent: classID, Handle: netlink.MakeHandle(uint16(j+10), 0)}, imp)
+		if err != nil {
+			return fmt.Errorf("link %s->%s: %w", k.eps[i].Name, to.Name, err)
+		}
 		if err := h.QdiscAdd(leaf); err != nil {
 			return fmt.Errorf("netem for %s->%s (%v): %w", k.eps[i].Name, to.Name, imp, err)
 		}

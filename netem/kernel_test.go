@@ -102,3 +102,52 @@ func TestKernelBackend(t *testing.T) {
 		t.Errorf("Close left %v", left)
 	}
 }
+
+// TestKernelStructure checks, on any kernel with htb and u32, that the kernel backend's
+// classification works: with a tbf leaf standing in for netem (which this test does not
+// need), traffic to n2 lands in n1's class for n2 and nothing is left after Close.
+func TestKernelStructure(t *testing.T) {
+	eps := testNet(t, 2)
+	spec, _ := NewSpec(names(eps))
+	spec.SetLink("n1", "n2", Impairment{Delay: time.Millisecond})
+	tbf := func(a netlink.QdiscAttrs, _ Impairment) (netlink.Qdisc, error) {
+		return &netlink.Tbf{QdiscAttrs: a, Rate: 1 << 30, Limit: 1 << 20, Buffer: 1 << 20}, nil
+	}
+	k, err := newKernel(eps, spec, tbf)
+	if err != nil {
+		t.Skipf("htb/u32/tbf unusable here: %v", err)
+	}
+	t.Cleanup(func() { k.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := MeasureRTT(ctx, eps, spec, 10, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	h, l, err := k.handle(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	classes, err := h.ClassList(l, netlink.MakeHandle(1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkts uint32
+	for _, c := range classes {
+		if c.Attrs().Handle == netlink.MakeHandle(1, 2) && c.Attrs().Statistics != nil {
+			pkts = c.Attrs().Statistics.Basic.Packets
+		}
+	}
+	if pkts < 10 {
+		t.Errorf("class 1:2 (n1->n2) saw %d packets, want the >= 10 handshakes' SYNs", pkts)
+	}
+	if q := rootQdiscs(t, eps[1:]); len(q) != 0 {
+		t.Errorf("n2 has no impaired link but got %v", q)
+	}
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := rootQdiscs(t, eps); len(left) != 0 {
+		t.Errorf("Close left %v", left)
+	}
+}
