@@ -11,7 +11,7 @@ TESTENV  := HABENCH_REQUIRE_SERVERS=1
 # Packages run one at a time: real-server tests share 2 cores.
 TESTFLAGS ?= -count=1 -p 1 -timeout 45m
 
-.PHONY: all build deps rootfs test unit demo lint bench clean clean-cache
+.PHONY: all build deps rootfs test unit demo lint bench bench-netem clean clean-cache
 
 all: build
 
@@ -41,6 +41,10 @@ lint:
 # Benchmarks: habench's workload engine against sysbench 1.0.20 on the same server, same run.
 bench: deps build
 	$(GO) test -tags bench -count=1 -run '^$$' -bench OltpReadWriteVsSysbench -benchtime 1x ./workload/
+
+# Link impairment: added RTT at 0.6 ms and 5 ms one-way, and throughput, of the userspace link (root).
+bench-netem:
+	$(GO) test -tags bench -count=1 -run '^$$' -bench Userspace -benchtime 1x ./netem/
 
 clean:
 	rm -rf bin
