@@ -23,8 +23,8 @@ import (
 // when the test fails. It skips when not root.
 func testNet(t testing.TB, k int) []Endpoint {
 	t.Helper()
-	if err := UserspaceAvailable(); err != nil {
-		t.Skipf("userspace link unusable: %v", err)
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the test namespaces, bridge and veths need CAP_NET_ADMIN")
 	}
 	r := fmt.Sprintf("%05d", rand.IntN(100000))
 	x := 1 + rand.IntN(250)
