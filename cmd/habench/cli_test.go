@@ -49,10 +49,17 @@ type result struct {
 // habench runs the binary with HABENCH_STATE_DIR=state, bounded by 5 minutes.
 func habench(t *testing.T, state string, args ...string) result {
 	t.Helper()
+	return execute(t, append([]string{habenchBin}, args...), "HABENCH_STATE_DIR="+state)
+}
+
+// execute runs argv with extra environment entries, bounded by 5 minutes, and returns
+// its exit code and output; it fails the test only when the command cannot run at all.
+func execute(t *testing.T, argv []string, env ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, habenchBin, args...)
-	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
@@ -60,7 +67,7 @@ func habench(t *testing.T, state string, args ...string) result {
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("habench %v: %v", args, err)
+		t.Fatalf("%v: %v", argv, err)
 	}
 	return r
 }
@@ -494,19 +501,8 @@ func TestNonRootUsesLoopback(t *testing.T) {
 	ln.Close()
 	name := testenv.Name("cnb")
 	run := func(args ...string) result {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		argv := append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "env", "HOME=" + dir,
-			"HABENCH_STATE_DIR=" + filepath.Join(dir, "state"), "HABENCH_CACHE_DIR=" + filepath.Join(dir, "cache"), bin}, args...)
-		cmd := exec.CommandContext(ctx, "setpriv", argv...)
-		var o, e bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &o, &e
-		err := cmd.Run()
-		r := result{stdout: o.String(), stderr: e.String()}
-		if ee, ok := err.(*exec.ExitError); ok {
-			r.code = ee.ExitCode()
-		}
-		return r
+		return execute(t, append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "HOME=" + dir,
+			"HABENCH_STATE_DIR=" + filepath.Join(dir, "state"), "HABENCH_CACHE_DIR=" + filepath.Join(dir, "cache"), bin}, args...))
 	}
 	defer run("destroy", "--all")
 	r := run("deploy", "--name", name, "--kind", "async", "--nodes", "2", "--base-port", strconv.Itoa(port))
