@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/netem"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
@@ -53,6 +54,10 @@ type Bench struct {
 	CatchUpTimeout time.Duration
 	// Extra is merged into the manifest under "extra" (scenario name, sweep cell, ...).
 	Extra map[string]any
+	// Links, when set, are applied between the cluster's nodes for the run (kernel netem or
+	// the userspace link) and removed afterwards; requested and achieved round trips go to
+	// manifest.json. Needs a cluster in network namespaces.
+	Links *netem.Spec
 }
 
 // Outcome is what a Bench produced.
@@ -202,6 +207,28 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		// Written now and again at the end, so even a killed run says what it was.
 		if err := res.WriteJSON("manifest.json", man); err != nil {
 			return nil, err
+		}
+	}
+	if b.Links != nil {
+		if b.Cluster == nil {
+			return nil, fmt.Errorf("links need a habench cluster (--cluster)")
+		}
+		backend, rep, err := applyLinks(ctx, b.Cluster, b.Links)
+		if err != nil {
+			return nil, fmt.Errorf("apply links: %w", err)
+		}
+		defer backend.Close()
+		man.Links["impairment"] = rep
+		for _, w := range rep.Warnings {
+			b.log().Warn("link differs from the request by more than 10%", "detail", w)
+			if b.Stdout != nil {
+				fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+			}
+		}
+		if res != nil {
+			if err := res.WriteJSON("manifest.json", man); err != nil {
+				return nil, err
+			}
 		}
 	}
 	dataCheck := b.checkData(ctx, nodes)
@@ -411,7 +438,7 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 		Workload: map[string]any{"name": b.Workload.Name(), "options": workload.OptionValues(b.Options),
 			"sysbench_compatible": "1.0.20", "rand_type": b.Options.RandType, "db_ps_mode": b.Options.PSMode},
 		Extra: b.Extra,
-		Links: map[string]any{"impairments": []any{}},
+		Links: map[string]any{"impairment": "none"},
 	}
 	if mix, err := workload.StatementMix(b.Workload.Name(), b.Options); err == nil {
 		m.Workload["statement_mix"] = mix
@@ -427,7 +454,7 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 		m.Cluster = map[string]any{"name": c.Name, "provider": c.Provider, "network": c.Network}
 		m.Links["network"] = c.Network
 		if c.Network == cluster.NetNamespaces {
-			m.Links["description"] = fmt.Sprintf("one network namespace per node on bridge hb-%s, 10.233.%d.0/24, no impairment", c.Name, c.SubnetIdx)
+			m.Links["description"] = fmt.Sprintf("one network namespace per node on bridge hb-%s, 10.233.%d.0/24", c.Name, c.SubnetIdx)
 		} else {
 			m.Links["description"] = "all nodes on 127.0.0.1, no impairment"
 		}

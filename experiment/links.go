@@ -1,8 +1,12 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"net/netip"
+	"sort"
+	"time"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
@@ -24,4 +28,89 @@ func LinkEndpoints(c *cluster.Cluster) ([]netem.Endpoint, error) {
 		eps = append(eps, netem.Endpoint{Name: n.Name, Netns: n.Netns, Addr: a})
 	}
 	return eps, nil
+}
+
+// LinkReport is what manifest.json records of the links: the backend, the one-way
+// impairment of every directed link, and per pair the round trip measured over the plain
+// bridge before applying (base), the round trip requested (sum of both directions' delays)
+// and the one achieved after applying, all in milliseconds (TCP handshakes from inside the
+// namespaces, median and p99).
+type LinkReport struct {
+	Backend  string            `json:"backend"`
+	Links    map[string]string `json:"links"` // "n1->n2": "delay 600us"
+	RTT      []LinkRTTReport   `json:"rtt"`
+	Warnings []string          `json:"warnings,omitempty"`
+}
+
+// LinkRTTReport is one directed pair's round trips in milliseconds.
+type LinkRTTReport struct {
+	Link         string  `json:"link"`
+	BaseMs       float64 `json:"base_ms"`
+	RequestedMs  float64 `json:"requested_ms"`
+	AchievedMs   float64 `json:"achieved_median_ms"`
+	AchievedP99  float64 `json:"achieved_p99_ms"`
+	AddedMs      float64 `json:"added_ms"` // achieved - base
+	Samples      int     `json:"samples"`
+	FailedProbes int     `json:"failed"`
+}
+
+// UniformLinks is a spec with the same one-way impairment on every directed link between
+// the cluster's nodes.
+func UniformLinks(c *cluster.Cluster, imp netem.Impairment) (*netem.Spec, error) {
+	var names []string
+	for _, n := range c.Nodes {
+		names = append(names, n.Name)
+	}
+	spec, err := netem.NewSpec(names)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if err := spec.SetNode(n, imp); err != nil {
+			return nil, err
+		}
+	}
+	return spec, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// applyLinks measures the plain round trips, applies spec (kernel netem where available,
+// else the userspace link), measures again, and reports requested against achieved. A pair
+// whose added round trip is more than 10% (and 50 us) away from the request gets a warning.
+// The returned backend must be closed by the caller; on error nothing is left applied.
+func applyLinks(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (netem.Backend, *LinkReport, error) {
+	eps, err := LinkEndpoints(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	base, err := netem.MeasureRTT(ctx, eps, nil, 10, 2*time.Second)
+	if err != nil {
+		return nil, nil, fmt.Errorf("measure links before applying: %w", err)
+	}
+	b, name, rtts, err := netem.Apply(ctx, eps, spec, 20, 3*time.Second)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep := &LinkReport{Backend: name, Links: map[string]string{}}
+	for l, imp := range spec.Links {
+		rep.Links[l.String()] = imp.String()
+	}
+	baseBy := map[netem.Link]time.Duration{}
+	for _, r := range base {
+		baseBy[r.Link] = r.Median
+	}
+	for _, r := range rtts {
+		lr := LinkRTTReport{Link: r.Link.String(), BaseMs: ms(baseBy[r.Link]), RequestedMs: ms(r.Requested),
+			AchievedMs: ms(r.Median), AchievedP99: ms(r.P99), Samples: r.Samples, FailedProbes: r.Failed}
+		lr.AddedMs = lr.AchievedMs - lr.BaseMs
+		rep.RTT = append(rep.RTT, lr)
+		if diff := math.Abs(lr.AddedMs - lr.RequestedMs); r.Samples > 0 && diff > 0.05 && diff > 0.1*lr.RequestedMs {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: requested round trip +%.3f ms, achieved +%.3f ms (median %.3f ms over a %.3f ms base)",
+				lr.Link, lr.RequestedMs, lr.AddedMs, lr.AchievedMs, lr.BaseMs))
+		}
+	}
+	sort.Slice(rep.RTT, func(i, j int) bool { return rep.RTT[i].Link < rep.RTT[j].Link })
+	sort.Strings(rep.Warnings)
+	return b, rep, nil
 }

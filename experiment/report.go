@@ -23,6 +23,23 @@ func Report(m *Manifest, s *Summary) string {
 	if d, ok := m.Links["description"]; ok {
 		fmt.Fprintf(&b, "- links: %v\n", d)
 	}
+	if lr, ok := m.Links["impairment"].(*LinkReport); ok {
+		fmt.Fprintf(&b, "- link impairment (%s backend, one-way per directed link): ", lr.Backend)
+		var ls []string
+		for l, imp := range lr.Links {
+			ls = append(ls, l+" "+imp)
+		}
+		sort.Strings(ls)
+		b.WriteString(strings.Join(ls, ", ") + "\n")
+		b.WriteString("\n| link | base RTT ms | requested +ms | achieved median ms | achieved p99 ms | added ms |\n|---|---|---|---|---|---|\n")
+		for _, r := range lr.RTT {
+			fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f |\n", r.Link, r.BaseMs, r.RequestedMs, r.AchievedMs, r.AchievedP99, r.AddedMs)
+		}
+		for _, w := range lr.Warnings {
+			fmt.Fprintf(&b, "\n**warning:** %s\n", w)
+		}
+		b.WriteString("\n")
+	}
 	opts, _ := m.Workload["options"].(map[string]string)
 	fmt.Fprintf(&b, "- workload: %v, %d threads, %s tables x %s rows, time %ss, rand-type %s, db-ps-mode %s\n", m.Workload["name"], s.Threads, opts["tables"], opts["table-size"], opts["time"], s.RandType, s.PSMode)
 	if s.DataCheck != "" {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/netem"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"github.com/spf13/pflag"
@@ -31,8 +32,13 @@ type Scenario struct {
 	Workload    ScenarioWorkload `yaml:"workload"`
 	// Baseline names the topology the comparison's percentages refer to (default: the first).
 	Baseline string `yaml:"baseline"`
+	// Links is a one-way impairment applied to every directed link between the nodes of
+	// each multi-node topology for its run ("0.6ms", "delay 5ms jitter 1ms loss 0.1%").
+	// Round trip = twice the delay. Needs network namespaces (root).
+	Links string `yaml:"links"`
 
 	options workload.Options
+	links   netem.Impairment
 }
 
 // ScenarioWorkload is the workload part of a scenario: the test name and sysbench options
@@ -73,6 +79,16 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	case "", "auto", cluster.NetNamespaces, cluster.NetLoopback:
 	default:
 		return nil, &topology.FieldError{Field: "network", Value: s.Network, Reason: "want auto, netns or loopback"}
+	}
+	if s.Links != "" {
+		imp, err := netem.ParseImpairment(s.Links)
+		if err != nil {
+			return nil, &topology.FieldError{Field: "links", Value: s.Links, Reason: err.Error()}
+		}
+		if s.Network == cluster.NetLoopback {
+			return nil, &topology.FieldError{Field: "links", Value: s.Links, Reason: "impairing links needs network netns (nodes on loopback share one interface)"}
+		}
+		s.links = imp
 	}
 	if s.Baseline != "" && !seen[s.Baseline] {
 		return nil, &topology.FieldError{Field: "baseline", Value: s.Baseline, Reason: "not one of the topologies' names"}
@@ -205,6 +221,11 @@ func (r *ScenarioRun) one(ctx context.Context, spec topology.Spec, dir string, o
 	b := &Bench{Workload: wl, Options: opts, Target: target, Cluster: c, ResultsDir: dir, Label: spec.Name,
 		Stdout: out, Log: r.Log, CommandLine: r.CommandLine,
 		Extra: map[string]any{"scenario": r.Scenario.Name, "topology": spec.Name}}
+	if !r.Scenario.links.IsZero() && len(c.Nodes) > 1 {
+		if b.Links, err = UniformLinks(c, r.Scenario.links); err != nil {
+			return nil, err
+		}
+	}
 	res, err := b.Run(ctx)
 	if res == nil || res.Summary == nil {
 		return nil, err
@@ -257,7 +278,11 @@ func (r *ScenarioRun) finish(dir string, rows []Row) {
 	if d := strings.TrimSpace(r.Scenario.Description); d != "" {
 		b.WriteString(d + "\n\n")
 	}
-	fmt.Fprintf(&b, "Baseline: %s%s. Workload: %s.\n\n", base.Topology, baseNote, r.Scenario.Workload.Test)
+	fmt.Fprintf(&b, "Baseline: %s%s. Workload: %s.", base.Topology, baseNote, r.Scenario.Workload.Test)
+	if r.Scenario.Links != "" {
+		fmt.Fprintf(&b, " Links between nodes: %s one-way on every directed link (requested and achieved round trips in each run's manifest.json).", r.Scenario.links)
+	}
+	b.WriteString("\n\n")
 	b.WriteString(ComparisonTable(rows))
 	ran := map[string]bool{}
 	for _, row := range rows {

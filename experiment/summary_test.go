@@ -98,6 +98,8 @@ func TestParseScenarioErrors(t *testing.T) {
 		base + "  options: {colour: red}\n":                   "workload.options.colour",
 		strings.Replace(base, "oltp_read_write", "oltp_x", 1): `workload.test "oltp_x"`,
 		base + "extra: 1\n":                                   `unknown key "extra"`,
+		base + "links: 5\n":                                   `links "5"`,
+		base + "links: 1ms\nnetwork: loopback\n":              `links "1ms"`,
 		"name: x\nworkload: {test: oltp_read_write}\n":        "topologies",
 	} {
 		_, err := ParseScenario([]byte(in))

@@ -135,6 +135,8 @@ func TestBadInput(t *testing.T) {
 		{"cluster and host", []string{"sysbench", "oltp_read_write", "run", "--cluster", "x", "--mysql-host", "127.0.0.1"}, []string{"--mysql-host"}},
 		{"missing scenario", []string{"run", "/nonexistent.yaml"}, []string{"/nonexistent.yaml"}},
 		{"destroy without name", []string{"destroy"}, []string{"NAME"}},
+		{"links without cluster", []string{"sysbench", "oltp_read_write", "run", "--links", "1ms"}, []string{"--links", `"1ms"`}},
+		{"links on prepare", []string{"sysbench", "oltp_read_write", "prepare", "--links", "1ms"}, []string{"--links", "only for run"}},
 		{"multi-line option value", []string{"deploy", "--name", "bk7", "--option", "sync_binlog=1\nserver_id=1"}, []string{"options.sync_binlog"}},
 		{"reserved option", []string{"deploy", "--name", "bk7", "--option", "server_id=7"}, []string{"options", `"server_id"`}},
 		{"zero semisync timeout", []string{"deploy", "--name", "bk7", "--kind", "semisync", "--semisync-timeout", "0s"}, []string{"--semisync-timeout", `"0s"`}},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/netem"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"github.com/spf13/cobra"
@@ -22,6 +23,7 @@ type sysbenchOpts struct {
 	results string
 	nodes   []string
 	catchUp time.Duration
+	links   string
 }
 
 func newSysbenchCmd(g *globalOpts) *cobra.Command {
@@ -49,6 +51,7 @@ func newSysbenchCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&o.cluster, "cluster", "", "run against this habench sandbox (instead of --mysql-host/--mysql-port/--mysql-user/--mysql-password/--mysql-socket)")
 	f.StringVar(&o.results, "results", "", "run: write a results directory under this directory")
 	f.StringSliceVar(&o.nodes, "nodes", nil, "with --cluster: nodes the workers connect to, round-robin (default: the writable nodes)")
+	f.StringVar(&o.links, "links", "", "with --cluster (netns): one-way impairment on every directed link between nodes during the run, e.g. \"0.6ms\" or \"delay 5ms jitter 1ms loss 0.1%\" (round trip = twice the delay)")
 	f.DurationVar(&o.catchUp, "catch-up-timeout", 2*time.Minute, "with --cluster: after the run, how long to wait for replicas to apply everything before checking GTID sets")
 	return cmd
 }
@@ -68,6 +71,9 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 	}
 	if o.results != "" && command != "run" {
 		return usagef("--results %q: only for run", o.results)
+	}
+	if o.links != "" && command != "run" {
+		return usagef("--links %q: only for run", o.links)
 	}
 	var c *cluster.Cluster
 	var target workload.Target
@@ -105,9 +111,25 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		fmt.Fprintf(out, "habench %s (sysbench 1.0.20 compatible)\n\n", version)
 		return wl.Cleanup(ctx, target, o.wl, out)
 	}
+	var links *netem.Spec
+	if o.links != "" {
+		if c == nil {
+			return usagef("--links %q: needs --cluster", o.links)
+		}
+		imp, err := netem.ParseImpairment(o.links)
+		if err != nil {
+			return &topology.FieldError{Field: "--links", Value: o.links, Reason: err.Error()}
+		}
+		if c.Network != "netns" {
+			return &topology.FieldError{Field: "--links", Value: o.links, Reason: "cluster " + c.Name + " runs on loopback; impairing links needs a netns sandbox (root)"}
+		}
+		if links, err = experiment.UniformLinks(c, imp); err != nil {
+			return err
+		}
+	}
 	b := &experiment.Bench{
 		Workload: wl, Options: o.wl, Target: target, Cluster: c, ResultsDir: o.results,
-		Stdout: out, Log: g.log, CommandLine: os.Args, CatchUpTimeout: o.catchUp,
+		Stdout: out, Log: g.log, CommandLine: os.Args, CatchUpTimeout: o.catchUp, Links: links,
 	}
 	res, err := b.Run(ctx)
 	if res != nil && res.Dir != "" {
