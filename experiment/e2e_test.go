@@ -2,7 +2,6 @@ package experiment_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"net"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/internal/testserver"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/topology"
@@ -40,25 +39,6 @@ func smallOptions(threads int, d time.Duration) workload.Options {
 	o := workload.DefaultOptions()
 	o.Tables, o.TableSize, o.Threads, o.Time, o.ReportInterval = 2, 2000, threads, d, time.Second
 	return o
-}
-
-func comCounters(t *testing.T, db *sql.DB) map[string]int64 {
-	t.Helper()
-	rows, err := db.Query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select','Com_update','Com_insert','Com_delete','Com_begin','Com_commit')")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	m := map[string]int64{}
-	for rows.Next() {
-		var k string
-		var v int64
-		if err := rows.Scan(&k, &v); err != nil {
-			t.Fatal(err)
-		}
-		m[strings.ToLower(k)] = v
-	}
-	return m
 }
 
 // TestStatementMixMatchesServerCounters: oltp_read_write's summary counts are exactly
@@ -86,12 +66,12 @@ func TestStatementMixMatchesServerCounters(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer admin.Close()
-			before := comCounters(t, admin)
+			before := testserver.ComCounters(t, admin)
 			r, err := wl.Run(ctx, tg, o, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			after := comCounters(t, admin)
+			after := testserver.ComCounters(t, admin)
 			d := func(k string) int64 { return after[k] - before[k] }
 			if r.Transactions == 0 {
 				t.Fatal("no transactions")
@@ -100,19 +80,19 @@ func TestStatementMixMatchesServerCounters(t *testing.T) {
 				t.Errorf("mix: %d trx, r/w/o %d/%d/%d, want 14/4/2 per trx", r.Transactions, r.Reads, r.Writes, r.Others)
 			}
 			// Our SHOW GLOBAL STATUS is not a Com_select; nothing else runs on the source.
-			if got := d("com_select"); got != r.Reads {
+			if got := d("Com_select"); got != r.Reads {
 				t.Errorf("Com_select delta %d, workload reads %d", got, r.Reads)
 			}
-			if got := d("com_update") + d("com_insert") + d("com_delete"); got != r.Writes {
+			if got := d("Com_update") + d("Com_insert") + d("Com_delete"); got != r.Writes {
 				t.Errorf("Com_update+insert+delete delta %d, workload writes %d", got, r.Writes)
 			}
-			if d("com_update") != 2*r.Transactions || d("com_insert") != r.Transactions || d("com_delete") != r.Transactions {
-				t.Errorf("per-statement deltas update %d insert %d delete %d for %d trx", d("com_update"), d("com_insert"), d("com_delete"), r.Transactions)
+			if d("Com_update") != 2*r.Transactions || d("Com_insert") != r.Transactions || d("Com_delete") != r.Transactions {
+				t.Errorf("per-statement deltas update %d insert %d delete %d for %d trx", d("Com_update"), d("Com_insert"), d("Com_delete"), r.Transactions)
 			}
-			if got := d("com_begin") + d("com_commit"); got != r.Others {
+			if got := d("Com_begin") + d("Com_commit"); got != r.Others {
 				t.Errorf("Com_begin+Com_commit delta %d, workload other %d", got, r.Others)
 			}
-			t.Logf("%s: %d trx, Com deltas %v", f, r.Transactions, map[string]int64{"select": d("com_select"), "update": d("com_update"), "insert": d("com_insert"), "delete": d("com_delete"), "begin": d("com_begin"), "commit": d("com_commit")})
+			t.Logf("%s: %d trx, Com deltas %v", f, r.Transactions, map[string]int64{"select": d("Com_select"), "update": d("Com_update"), "insert": d("Com_insert"), "delete": d("Com_delete"), "begin": d("Com_begin"), "commit": d("Com_commit")})
 		})
 	}
 }

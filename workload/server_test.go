@@ -34,28 +34,6 @@ func mustLookup(t *testing.T, name string) Workload {
 	return w
 }
 
-func globalStatus(t *testing.T, db *sql.DB) map[string]int64 {
-	t.Helper()
-	rows, err := db.Query("SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Com\\_%'")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	m := map[string]int64{}
-	for rows.Next() {
-		var k string
-		var v int64
-		if err := rows.Scan(&k, &v); err != nil {
-			t.Fatal(err)
-		}
-		m[k] = v
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 func delta(before, after map[string]int64, keys ...string) int64 {
 	var n int64
 	for _, k := range keys {
@@ -160,13 +138,13 @@ func TestServer(t *testing.T) {
 		o.ReportInterval = time.Second
 		var ivs []Interval
 		var mu sync.Mutex
-		before := globalStatus(t, admin)
+		before := testserver.ComCounters(t, admin)
 		res, err := rw.Run(ctx, tg, o, ReporterFunc(func(iv Interval) {
 			mu.Lock()
 			ivs = append(ivs, iv)
 			mu.Unlock()
 		}))
-		after := globalStatus(t, admin)
+		after := testserver.ComCounters(t, admin)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,9 +192,9 @@ func TestServer(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		o := runOpts(4, 2*time.Second)
-		before := globalStatus(t, admin)
+		before := testserver.ComCounters(t, admin)
 		res, err := rw.Run(ctx, tg, o, nil)
-		after := globalStatus(t, admin)
+		after := testserver.ComCounters(t, admin)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +213,7 @@ func TestServer(t *testing.T) {
 		want := int64(9 * o.Tables * o.Threads)
 		for deadline := time.Now().Add(3 * time.Second); delta(before, after, "Com_stmt_close") < want && time.Now().Before(deadline); {
 			time.Sleep(50 * time.Millisecond)
-			after = globalStatus(t, admin)
+			after = testserver.ComCounters(t, admin)
 		}
 		if n := delta(before, after, "Com_stmt_close"); n != want {
 			t.Errorf("Com_stmt_close delta = %d, want %d (statements closed at the end)", n, want)

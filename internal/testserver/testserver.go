@@ -146,3 +146,27 @@ func Exec(t testing.TB, db *sql.DB, stmts ...string) {
 
 // String returns "127.0.0.1:PORT".
 func (s *Server) String() string { return fmt.Sprintf("%s:%d", s.Host, s.Port) }
+
+// ComCounters returns the server's global statement counters (SHOW GLOBAL STATUS
+// Com_*), keyed as the server names them ("Com_select"), for before/after deltas.
+func ComCounters(t testing.TB, db *sql.DB) map[string]int64 {
+	t.Helper()
+	rows, err := db.Query("SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Com\\_%'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	m := map[string]int64{}
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		m[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
