@@ -4,8 +4,6 @@ package netem
 
 import (
 	"context"
-	"io"
-	"net"
 	"testing"
 	"time"
 )
@@ -68,45 +66,12 @@ func BenchmarkUserspaceThroughput(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { u.Close() })
-	var ln net.Listener
-	if err := InNetns(eps[1].Netns, func() error {
-		var err error
-		ln, err = net.Listen("tcp4", net.JoinHostPort(eps[1].Addr.String(), "0"))
-		return err
-	}); err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
 	const size = 32 << 20
 	for i := 0; i < b.N; i++ {
-		done := make(chan time.Time, 1)
-		go func() {
-			c, err := ln.Accept()
-			if err != nil {
-				done <- time.Time{}
-				return
-			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(time.Minute))
-			io.Copy(io.Discard, c)
-			done <- time.Now()
-		}()
-		var start time.Time
-		err := InNetns(eps[0].Netns, func() error {
-			c, err := net.DialTimeout("tcp4", ln.Addr().String(), 5*time.Second)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(time.Minute))
-			start = time.Now()
-			_, err = c.Write(make([]byte, size))
-			return err
-		})
+		el, err := bulkTransfer(eps[0], eps[1], size, time.Minute)
 		if err != nil {
 			b.Fatal(err)
 		}
-		end := <-done
-		b.ReportMetric(float64(size)/end.Sub(start).Seconds()/1e6, "MB/s")
+		b.ReportMetric(float64(size)/el.Seconds()/1e6, "MB/s")
 	}
 }

@@ -349,49 +349,11 @@ func TestUserspaceRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { u.Close() })
-	var ln net.Listener
-	if err := InNetns(eps[1].Netns, func() error {
-		var err error
-		ln, err = net.Listen("tcp4", net.JoinHostPort(eps[1].Addr.String(), "0"))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	const size = 1 << 20
-	done := make(chan time.Time, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			done <- time.Time{}
-			return
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(20 * time.Second))
-		io.Copy(io.Discard, c)
-		done <- time.Now()
-	}()
-	var start time.Time
-	err = InNetns(eps[0].Netns, func() error {
-		d := net.Dialer{Timeout: 5 * time.Second}
-		c, err := d.Dial("tcp4", ln.Addr().String())
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(20 * time.Second))
-		start = time.Now()
-		_, err = c.Write(make([]byte, size))
-		return err
-	})
+	el, err := bulkTransfer(eps[0], eps[1], size, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	end := <-done
-	if end.IsZero() {
-		t.Fatal("accept failed")
-	}
-	el := end.Sub(start)
 	bps := float64(size) / el.Seconds()
 	t.Logf("rate 8mbit (1e6 B/s) n1->n2: 1 MiB in %v = %.0f B/s; stats %v", el, bps, u.Stats())
 	if bps < 0.7e6 || bps > 1.1e6 {
@@ -489,4 +451,51 @@ func TestApplyChoosesBackend(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Error(err)
 	}
+}
+
+// bulkTransfer sends size bytes over TCP from a socket in from's namespace to a listener
+// in to's namespace and returns the time from the first write until the receiver has read
+// everything. Each side is bounded by limit.
+func bulkTransfer(from, to Endpoint, size int, limit time.Duration) (time.Duration, error) {
+	var ln net.Listener
+	if err := InNetns(to.Netns, func() error {
+		var err error
+		ln, err = net.Listen("tcp4", net.JoinHostPort(to.Addr.String(), "0"))
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	done := make(chan time.Time, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			done <- time.Time{}
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(limit))
+		io.Copy(io.Discard, c)
+		done <- time.Now()
+	}()
+	var start time.Time
+	err := InNetns(from.Netns, func() error {
+		c, err := net.DialTimeout("tcp4", ln.Addr().String(), 5*time.Second)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(limit))
+		start = time.Now()
+		_, err = c.Write(make([]byte, size))
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	end := <-done
+	if end.IsZero() {
+		return 0, fmt.Errorf("accept failed")
+	}
+	return end.Sub(start), nil
 }
