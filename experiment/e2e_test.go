@@ -182,12 +182,15 @@ func TestStoppedApplierShowsLagThenRecovers(t *testing.T) {
 			if !sawStopped {
 				t.Errorf("sql_running never sampled as 0: %v", sqlRun)
 			}
-			// Recovered: the last samples (after the run and catch-up) are zero.
-			if last := lag[len(lag)-1]; last.Value != 0 {
-				t.Errorf("final lag %.3fs, want 0", last.Value)
+			// Recovered: the last samples (one tick after catch-up) are back near zero. Not
+			// exactly zero: the heartbeat writer goes on committing every 100 ms, so one or
+			// two of its transactions can be in flight at the sampling instant (CI saw a
+			// final backlog of 1). Exact convergence is checked below on the GTID sets.
+			if last := lag[len(lag)-1]; last.Value > 0.5 {
+				t.Errorf("final lag %.3fs, want <= 0.5s (caught up but for heartbeats in flight)", last.Value)
 			}
-			if last := backlog[len(backlog)-1]; last.Value != 0 {
-				t.Errorf("final backlog %.0f, want 0", last.Value)
+			if last := backlog[len(backlog)-1]; last.Value > 2 {
+				t.Errorf("final backlog %.0f trx, want <= 2 (heartbeats in flight)", last.Value)
 			}
 			t.Logf("%s replica lag_s: %v", f, values(lag))
 			t.Logf("%s replica backlog_trx: %v", f, values(backlog))
