@@ -64,6 +64,15 @@ type Cluster struct {
 	path string // state.json on disk
 }
 
+// Dir returns the cluster's directory in the state directory (state.json, logs, links.json);
+// "" for a cluster that was never saved.
+func (c *Cluster) Dir() string {
+	if c.path == "" {
+		return ""
+	}
+	return filepath.Dir(c.path)
+}
+
 // Node returns the node called name, or nil.
 func (c *Cluster) Node(name string) *Node {
 	for _, n := range c.Nodes {

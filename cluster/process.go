@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -63,10 +64,29 @@ func signalAndWait(pid int, ticks uint64, sig syscall.Signal, d time.Duration) b
 // Only that exact argument counts, so a client or `tail -f` naming a file in the
 // directory is never mistaken for a server.
 func processesUnder(dir string) []int {
-	var pids []int
 	if dir == "" {
 		return nil
 	}
+	return processesWithArg("--defaults-file=" + dir + "/")
+}
+
+// LinkStateArg is the argument that marks a cluster's detached link process (`habench
+// netem serve ... --link-state=<cluster dir>/links.json`): destroy and `netem clear` find
+// the process by it even when its PID was never recorded.
+const LinkStateArg = "--link-state="
+
+// LinkProcesses returns the PIDs of live link processes of cluster c (see LinkStateArg).
+func LinkProcesses(c *Cluster) []int {
+	if c.path == "" {
+		return nil
+	}
+	return processesWithArg(LinkStateArg + filepath.Dir(c.path) + "/")
+}
+
+// processesWithArg returns the live processes (other than this one) with an argument
+// starting with prefix.
+func processesWithArg(prefix string) []int {
+	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	self := os.Getpid()
 	for _, e := range entries {
@@ -79,7 +99,7 @@ func processesUnder(dir string) []int {
 			continue
 		}
 		for _, arg := range bytes.Split(cmd, []byte{0}) {
-			if bytes.HasPrefix(arg, []byte("--defaults-file="+dir+"/")) {
+			if bytes.HasPrefix(arg, []byte(prefix)) {
 				if _, alive := procStartTicks(pid); alive {
 					pids = append(pids, pid)
 				}
@@ -88,4 +108,21 @@ func processesUnder(dir string) []int {
 		}
 	}
 	return pids
+}
+
+// ProcessStartTicks returns pid's start time in clock ticks since boot (/proc/PID/stat
+// field 22), which with the PID identifies a process; false if pid is not running.
+func ProcessStartTicks(pid int) (uint64, bool) { return procStartTicks(pid) }
+
+// ProcessAlive reports whether pid is running and (ticks != 0) is the process that had
+// start time ticks: a reused PID is never taken for it.
+func ProcessAlive(pid int, ticks uint64) bool { return ourProcess(pid, ticks) }
+
+// Terminate stops the process pid/ticks: SIGTERM, SIGKILL after grace; nil if it is gone
+// (or was never running), an error if it survives SIGKILL for 5 s.
+func Terminate(pid int, ticks uint64, grace time.Duration) error {
+	if signalAndWait(pid, ticks, syscall.SIGTERM, grace) || signalAndWait(pid, ticks, syscall.SIGKILL, 5*time.Second) {
+		return nil
+	}
+	return fmt.Errorf("pid %d survived SIGKILL", pid)
 }

@@ -652,6 +652,15 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 			}
 		}()
 	}
+	// The detached link process (`habench netem apply`, userspace backend) holds TUN
+	// devices in the nodes' namespaces: it goes first.
+	for _, pid := range LinkProcesses(c) {
+		if err := Terminate(pid, 0, 3*time.Second); err != nil {
+			mu.Lock()
+			errs = append(errs, fmt.Errorf("link process: %w", err))
+			mu.Unlock()
+		}
+	}
 	wg.Wait()
 	// Servers whose PID never reached the state file, found by their option file path:
 	// under the state dir, and under /habench/<hash>/<name> inside a root filesystem
@@ -857,6 +866,9 @@ func Leftovers(s *Sandbox, c *Cluster) []string {
 	}
 	for _, pid := range processesUnder(s.clusterDir(c.Name)) {
 		left = append(left, fmt.Sprintf("process %d", pid))
+	}
+	for _, pid := range processesWithArg(LinkStateArg + s.clusterDir(c.Name) + "/") {
+		left = append(left, fmt.Sprintf("link process %d", pid))
 	}
 	for _, n := range c.Nodes {
 		if n.Running() {

@@ -171,6 +171,27 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	if b.Cluster != nil && b.Cluster.State != "ready" {
 		return nil, fmt.Errorf("cluster %s is %q, not ready (destroy and deploy it again)", b.Cluster.Name, b.Cluster.State)
 	}
+	// Impairments applied with `habench netem apply` stay for the run; they are part of
+	// what is measured, and --links cannot be added on top.
+	var standing *StandingLinks
+	if b.Cluster != nil {
+		st, err := ReadStanding(b.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case st == nil:
+		case b.Links != nil:
+			return nil, &topology.FieldError{Field: "links", Value: strings.Join(b.Links.Describe(), ", "),
+				Reason: fmt.Sprintf("cluster %s already has impairments from `habench netem apply %s`: run without links, or remove those first with `habench netem clear %s`",
+					b.Cluster.Name, st.Request.String(), b.Cluster.Name)}
+		case !st.Alive() || st.Report == nil:
+			return nil, fmt.Errorf("cluster %s: the impairments of `habench netem apply %s` are not in effect (link process gone, or apply did not finish): run `habench netem clear %s`",
+				b.Cluster.Name, st.Request.String(), b.Cluster.Name)
+		default:
+			standing = st
+		}
+	}
 	started := time.Now().UTC()
 	out := &Outcome{}
 	var res *Results
@@ -207,6 +228,14 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		// Written now and again at the end, so even a killed run says what it was.
 		if err := res.WriteJSON("manifest.json", man); err != nil {
 			return nil, err
+		}
+	}
+	if standing != nil {
+		man.Links["impairment"] = standing.Report
+		if res != nil {
+			if err := res.WriteJSON("manifest.json", man); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if b.Links != nil {

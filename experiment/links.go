@@ -36,13 +36,20 @@ func LinkEndpoints(c *cluster.Cluster) ([]netem.Endpoint, error) {
 // and the one achieved after applying, all in milliseconds (TCP handshakes from inside the
 // namespaces, median and p99).
 type LinkReport struct {
-	Backend  string            `json:"backend"`
-	Links    map[string]string `json:"links"` // "n1->n2": "delay 600us"
-	RTT      []LinkRTTReport   `json:"rtt"`
-	Warnings []string          `json:"warnings,omitempty"`
+	Backend string            `json:"backend"`
+	Links   map[string]string `json:"links"` // "n1->n2": "delay 600us"
+	// Request is the request in `habench netem apply` form ("--all 0.6ms").
+	Request string `json:"request,omitempty"`
+	// AppliedBy is "run" (applied for this run and removed after it) or "netem apply"
+	// (standing impairments of the cluster, applied before the run by another command).
+	AppliedBy string          `json:"applied_by,omitempty"`
+	Applied   time.Time       `json:"applied,omitempty"`
+	RTT       []LinkRTTReport `json:"rtt"`
+	Warnings  []string        `json:"warnings,omitempty"`
 }
 
-// LinkRTTReport is one directed pair's round trips in milliseconds.
+// LinkRTTReport is one directed pair's round trips in milliseconds. A partitioned pair has
+// no achieved values: Samples 0 and Failed > 0 are the proof that it is cut.
 type LinkRTTReport struct {
 	Link         string  `json:"link"`
 	BaseMs       float64 `json:"base_ms"`
@@ -52,6 +59,7 @@ type LinkRTTReport struct {
 	AddedMs      float64 `json:"added_ms"` // achieved - base
 	Samples      int     `json:"samples"`
 	FailedProbes int     `json:"failed"`
+	Partitioned  bool    `json:"partitioned,omitempty"`
 }
 
 // UniformLinks is a spec with the same one-way impairment on every directed link between
@@ -92,7 +100,17 @@ func applyLinks(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (nete
 	if err != nil {
 		return nil, nil, err
 	}
-	rep := &LinkReport{Backend: name, Links: map[string]string{}}
+	rep := linkReport(name, spec, base, rtts)
+	rep.AppliedBy = "run"
+	rep.Applied = time.Now().UTC()
+	return b, rep, nil
+}
+
+// linkReport puts requested and achieved round trips side by side (see LinkReport) and
+// warns about pairs more than 10% (and 50 us) away from the request, partitioned pairs
+// that answered, and unpartitioned pairs that did not.
+func linkReport(backend string, spec *netem.Spec, base, rtts []netem.LinkRTT) *LinkReport {
+	rep := &LinkReport{Backend: backend, Links: map[string]string{}}
 	for l, imp := range spec.Links {
 		rep.Links[l.String()] = imp.String()
 	}
@@ -102,15 +120,26 @@ func applyLinks(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (nete
 	}
 	for _, r := range rtts {
 		lr := LinkRTTReport{Link: r.Link.String(), BaseMs: ms(baseBy[r.Link]), RequestedMs: ms(r.Requested),
-			AchievedMs: ms(r.Median), AchievedP99: ms(r.P99), Samples: r.Samples, FailedProbes: r.Failed}
-		lr.AddedMs = lr.AchievedMs - lr.BaseMs
-		rep.RTT = append(rep.RTT, lr)
-		if diff := math.Abs(lr.AddedMs - lr.RequestedMs); r.Samples > 0 && diff > 0.05 && diff > 0.1*lr.RequestedMs {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: requested round trip +%.3f ms, achieved +%.3f ms (median %.3f ms over a %.3f ms base)",
-				lr.Link, lr.RequestedMs, lr.AddedMs, lr.AchievedMs, lr.BaseMs))
+			AchievedMs: ms(r.Median), AchievedP99: ms(r.P99), Samples: r.Samples, FailedProbes: r.Failed,
+			Partitioned: spec.Partitioned(r.Link.From, r.Link.To)}
+		switch {
+		case lr.Partitioned:
+			lr.RequestedMs = 0
+			if r.Samples > 0 {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: partitioned, but %d of %d probes got through", lr.Link, r.Samples, r.Samples+r.Failed))
+			}
+		case r.Samples == 0:
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: no probe got through (%d failed) although the link is not partitioned", lr.Link, r.Failed))
+		default:
+			lr.AddedMs = lr.AchievedMs - lr.BaseMs
+			if diff := math.Abs(lr.AddedMs - lr.RequestedMs); diff > 0.05 && diff > 0.1*lr.RequestedMs {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: requested round trip +%.3f ms, achieved +%.3f ms (median %.3f ms over a %.3f ms base)",
+					lr.Link, lr.RequestedMs, lr.AddedMs, lr.AchievedMs, lr.BaseMs))
+			}
 		}
+		rep.RTT = append(rep.RTT, lr)
 	}
 	sort.Slice(rep.RTT, func(i, j int) bool { return rep.RTT[i].Link < rep.RTT[j].Link })
 	sort.Strings(rep.Warnings)
-	return b, rep, nil
+	return rep
 }

@@ -24,7 +24,11 @@ func Report(m *Manifest, s *Summary) string {
 		fmt.Fprintf(&b, "- links: %v\n", d)
 	}
 	if lr, ok := m.Links["impairment"].(*LinkReport); ok {
-		fmt.Fprintf(&b, "- link impairment (%s backend, one-way per directed link): ", lr.Backend)
+		by := ""
+		if lr.AppliedBy == "netem apply" {
+			by = fmt.Sprintf(", applied before the run by `habench netem apply %s`", lr.Request)
+		}
+		fmt.Fprintf(&b, "- link impairment (%s backend%s, one-way per directed link): ", lr.Backend, by)
 		var ls []string
 		for l, imp := range lr.Links {
 			ls = append(ls, l+" "+imp)
@@ -33,6 +37,10 @@ func Report(m *Manifest, s *Summary) string {
 		b.WriteString(strings.Join(ls, ", ") + "\n")
 		b.WriteString("\n| link | base RTT ms | requested +ms | achieved median ms | achieved p99 ms | added ms |\n|---|---|---|---|---|---|\n")
 		for _, r := range lr.RTT {
+			if r.Partitioned {
+				fmt.Fprintf(&b, "| %s | %.3f | partition | %d of %d probes failed | | |\n", r.Link, r.BaseMs, r.FailedProbes, r.FailedProbes+r.Samples)
+				continue
+			}
 			fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f |\n", r.Link, r.BaseMs, r.RequestedMs, r.AchievedMs, r.AchievedP99, r.AddedMs)
 		}
 		for _, w := range lr.Warnings {

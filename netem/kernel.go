@@ -221,6 +221,17 @@ func clearRoot(h *netlink.Handle, l netlink.Link) error {
 	return nil
 }
 
+// ClearKernel removes habench's root qdisc (htb) from every endpoint's interface, whoever
+// applied it: `netem clear` after a crash, from the state file. Endpoints without one are
+// fine; a missing namespace is an error.
+func ClearKernel(eps []Endpoint) error {
+	k := &Kernel{eps: eps, touched: make([]bool, len(eps))}
+	for i := range k.touched {
+		k.touched[i] = true
+	}
+	return k.Close()
+}
+
 // Close removes the qdiscs NewKernel or Update added. It is safe to call more than once.
 func (k *Kernel) Close() error {
 	var errs []error

@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/netem"
+	"github.com/habench/habench/topology"
+	"github.com/spf13/cobra"
+)
+
+const impairmentHelp = `An IMPAIRMENT is ONE-WAY, on one directed link: "0.6ms" (delay), or key/value pairs
+"delay 5ms jitter 1ms distribution normal loss 0.1% rate 100mbit", or "partition".
+A round trip A->B->A costs delay(A->B) + delay(B->A): --all 0.6ms gives a 1.2 ms round trip.
+The fields apply from the general to the specific, each overriding the previous link by link:
+--all, --groups, --node, --link, --partition.`
+
+func newNetemCmd(g *globalOpts) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "netem",
+		Short: "Impair the links between a sandbox's nodes: delay, jitter, loss, rate, partitions",
+		Long: "Latency, loss and partitions between the nodes of a sandbox deployed with network netns.\n" +
+			"Kernel netem qdiscs (through netlink) where the kernel has sch_netem, else habench's userspace link\n" +
+			"(a TUN device per node namespace, forwarded by a detached `habench netem serve` process).\n" +
+			"Impairments stay until `habench netem clear` or `habench destroy`; every run on the cluster\n" +
+			"records them in its manifest.json.\n\n" + impairmentHelp,
+	}
+	cmd.AddCommand(newNetemApplyCmd(g), newNetemShowCmd(g), newNetemClearCmd(g), newNetemServeCmd(g))
+	return cmd
+}
+
+type netemApplyOpts struct {
+	cluster   string
+	all       string
+	groups    string
+	nodes     []string
+	links     []string
+	partition []string
+}
+
+// request turns the flags into a netem.Request; errors name the flag and the value.
+func (o *netemApplyOpts) request() (netem.Request, error) {
+	r := netem.Request{All: o.all, Groups: o.groups, Partition: o.partition}
+	for _, kv := range o.nodes {
+		n, imp, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(n) == "" {
+			return r, usagef("--node %q: want NODE=IMPAIRMENT, e.g. n3=5ms", kv)
+		}
+		if r.Node == nil {
+			r.Node = map[string]string{}
+		}
+		if _, dup := r.Node[strings.TrimSpace(n)]; dup {
+			return r, usagef("--node %q: node %s given twice", kv, n)
+		}
+		r.Node[strings.TrimSpace(n)] = imp
+	}
+	for _, kv := range o.links {
+		l, imp, ok := strings.Cut(kv, "=")
+		if !ok || !strings.Contains(l, "->") {
+			return r, usagef("--link %q: want FROM->TO=IMPAIRMENT, e.g. n1->n2=5ms", kv)
+		}
+		l = strings.ReplaceAll(l, " ", "")
+		if r.Link == nil {
+			r.Link = map[string]string{}
+		}
+		if _, dup := r.Link[l]; dup {
+			return r, usagef("--link %q: link %s given twice", kv, l)
+		}
+		r.Link[l] = imp
+	}
+	if r.IsZero() {
+		return r, usagef("netem apply: nothing to apply: give --all, --groups, --node, --link or --partition (to remove impairments: habench netem clear NAME)")
+	}
+	return r, nil
+}
+
+func newNetemApplyCmd(g *globalOpts) *cobra.Command {
+	o := &netemApplyOpts{}
+	cmd := &cobra.Command{
+		Use:   "apply --cluster NAME [--all IMPAIRMENT] [--groups SPEC] [--node N=IMPAIRMENT]... [--link A->B=IMPAIRMENT]... [--partition N]...",
+		Short: "Replace a sandbox's link impairments, measure the achieved round trips, keep them until clear",
+		Long: "Replaces the cluster's impairments (none left from before), measures every directed pair's round trip\n" +
+			"before and after (TCP handshakes from inside the node namespaces), prints requested against achieved\n" +
+			"and warns when they differ by more than 10%.\n\n" + impairmentHelp,
+		Example: `  habench netem apply --cluster t1 --all 0.6ms                     # 1.2 ms round trip between every pair
+  habench netem apply --cluster t1 --groups "dc1: [n1,n2], dc2: [n3]; intra 0.1ms, inter 5ms"
+  habench netem apply --cluster t1 --all 1ms --link "n1->n3=delay 20ms loss 1%"
+  habench netem apply --cluster t1 --partition n3                  # cut n3 off, both directions`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.cluster == "" {
+				return usagef("netem apply: --cluster NAME is required")
+			}
+			req, err := o.request()
+			if err != nil {
+				return err
+			}
+			c, err := loadCluster(g, o.cluster)
+			if err != nil {
+				return err
+			}
+			if c.Network != cluster.NetNamespaces {
+				return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("network %s: impairing links needs a cluster deployed with --network netns (as root)", c.Network)}
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			lp := experiment.LinkProcess{Exe: exe, Args: []string{"netem", "serve", "--state-dir", g.stateDir, "--log-level", g.logLevel, c.Name}}
+			st, err := experiment.ApplyStanding(cmd.Context(), c, req, lp)
+			if err != nil {
+				var re *netem.RequestError
+				if errors.As(err, &re) {
+					return usageError{err}
+				}
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%s: applied %s (%s backend", c.Name, req.String(), st.Backend)
+			if st.Backend == netem.BackendUserspace {
+				fmt.Fprintf(w, ", link process %d, log %s/links.log", st.PID, c.Dir())
+			}
+			fmt.Fprintln(w, ")")
+			printLinkReport(w, st.Report)
+			if n := len(st.Report.Warnings); n > 0 {
+				g.log.Warn("achieved round trips differ from the request by more than 10%", "pairs", n)
+			}
+			fmt.Fprintf(w, "kept until: habench netem clear %s (or habench destroy %s)\n", c.Name, c.Name)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.cluster, "cluster", "", "the sandbox (deployed with --network netns)")
+	f.StringVar(&o.all, "all", "", "IMPAIRMENT on every directed link")
+	f.StringVar(&o.groups, "groups", "", "groups and their one-way impairments: \"dc1: [n1,n2], dc2: [n3]; intra 0.1ms, inter 5ms\"")
+	f.StringArrayVar(&o.nodes, "node", nil, "NODE=IMPAIRMENT on every link leaving NODE (repeatable)")
+	f.StringArrayVar(&o.links, "link", nil, "FROM->TO=IMPAIRMENT on one directed link (repeatable)")
+	f.StringArrayVar(&o.partition, "partition", nil, "cut NODE off from every other node, both directions (repeatable)")
+	return cmd
+}
+
+func newNetemShowCmd(g *globalOpts) *cobra.Command {
+	var measure bool
+	cmd := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Show a sandbox's link impairments: request, backend, link process, requested and achieved round trips",
+		Args:  exactArgs(1, "NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := loadCluster(g, args[0])
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			st, err := experiment.ReadStanding(c)
+			if err != nil {
+				return err
+			}
+			if st == nil {
+				fmt.Fprintf(w, "%s: no impairments (network %s)\n", c.Name, c.Network)
+				if left := experiment.LinkLeftovers(c); len(left) > 0 {
+					return fmt.Errorf("%s: no impairments recorded, but found %s: run habench netem clear %s", c.Name, strings.Join(left, ", "), c.Name)
+				}
+				return nil
+			}
+			fmt.Fprintf(w, "%s: %s, %s backend, applied %s\n", c.Name, st.Request.String(), st.Backend, st.Applied.Format(time.RFC3339))
+			if st.Backend == netem.BackendUserspace {
+				state := "running"
+				if !st.Alive() {
+					state = "NOT RUNNING: the impairments are not in effect; run habench netem clear " + c.Name
+				}
+				fmt.Fprintf(w, "link process %d: %s (log %s/links.log)\n", st.PID, state, c.Dir())
+			}
+			if st.Report == nil {
+				return fmt.Errorf("%s: `netem apply` did not finish (no measurement recorded): run habench netem clear %s", c.Name, c.Name)
+			}
+			printLinkReport(w, st.Report)
+			if measure {
+				eps, err := experiment.LinkEndpoints(c)
+				if err != nil {
+					return err
+				}
+				spec, err := st.Request.Build(nodeNames(c))
+				if err != nil {
+					return err
+				}
+				ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
+				defer cancel()
+				rtts, err := netem.MeasureRTT(ctx, eps, spec, 20, 3*time.Second)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(w, "measured now:")
+				tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+				fmt.Fprintln(tw, "LINK\tREQUESTED RTT ms\tACHIEVED median ms\tp99 ms\tFAILED PROBES")
+				for _, r := range rtts {
+					fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%d/%d\n", r.Link, ms(r.Requested), ms(r.Median), ms(r.P99), r.Failed, r.Failed+r.Samples)
+				}
+				tw.Flush()
+			}
+			if !st.Alive() {
+				return fmt.Errorf("%s: link process %d is not running: run habench netem clear %s", c.Name, st.PID, c.Name)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&measure, "measure", false, "also measure every directed pair's round trip now")
+	return cmd
+}
+
+func newNetemClearCmd(g *globalOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:   "clear NAME",
+		Short: "Remove a sandbox's link impairments (idempotent; also after a crash)",
+		Args:  exactArgs(1, "NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := loadCluster(g, args[0])
+			if err != nil {
+				return err
+			}
+			st, _ := experiment.ReadStanding(c)
+			if err := experiment.ClearStanding(c); err != nil {
+				return err
+			}
+			if left := experiment.LinkLeftovers(c); len(left) > 0 {
+				return fmt.Errorf("%s: still present after clear: %s", c.Name, strings.Join(left, ", "))
+			}
+			if st == nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: no impairments\n", c.Name)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: cleared %s (%s backend)\n", c.Name, st.Request.String(), st.Backend)
+			}
+			return nil
+		},
+	}
+}
+
+// newNetemServeCmd is the detached link process `netem apply` starts for the userspace
+// backend; not for direct use.
+func newNetemServeCmd(g *globalOpts) *cobra.Command {
+	var linkState string
+	cmd := &cobra.Command{
+		Use:    "serve NAME --link-state=PATH",
+		Short:  "The userspace link process (started by netem apply)",
+		Hidden: true,
+		Args:   exactArgs(1, "NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ready := os.NewFile(3, "ready")
+			if ready == nil {
+				ready = os.Stdout
+			}
+			c, err := loadCluster(g, args[0])
+			if err != nil {
+				fmt.Fprintln(ready, err)
+				return err
+			}
+			if want := c.Dir() + "/" + experiment.StandingLinksFile; linkState != want {
+				err := usagef("--link-state %q: want %q", linkState, want)
+				fmt.Fprintln(ready, err)
+				return err
+			}
+			return experiment.ServeStanding(cmd.Context(), c, ready)
+		},
+	}
+	cmd.Flags().StringVar(&linkState, strings.TrimSuffix(strings.TrimPrefix(cluster.LinkStateArg, "--"), "="), "", "the cluster's links.json (marks the process as this cluster's)")
+	return cmd
+}
+
+func loadCluster(g *globalOpts, name string) (*cluster.Cluster, error) {
+	c, err := g.sandbox().Load(name)
+	if err != nil {
+		if errors.Is(err, cluster.ErrNotFound) {
+			return nil, &topology.FieldError{Field: "cluster", Value: name, Reason: "no such cluster (habench status lists them)"}
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// printLinkReport prints requested against achieved round trips per directed pair and
+// the warnings.
+func printLinkReport(w io.Writer, r *experiment.LinkReport) {
+	if r == nil {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "LINK\tIMPAIRMENT (one-way)\tBASE RTT ms\tREQUESTED +ms\tACHIEVED median ms\tp99 ms\tADDED ms")
+	for _, x := range r.RTT {
+		imp := r.Links[x.Link]
+		if imp == "" {
+			imp = "none"
+		}
+		if x.Partitioned {
+			fmt.Fprintf(tw, "%s\t%s\t%.3f\tpartition\t%d of %d probes failed\t\t\n", x.Link, imp, x.BaseMs, x.FailedProbes, x.FailedProbes+x.Samples)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n", x.Link, imp, x.BaseMs, x.RequestedMs, x.AchievedMs, x.AchievedP99, x.AddedMs)
+	}
+	tw.Flush()
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(w, "WARNING: achieved differs from requested: %s\n", wn)
+	}
+}
+
+func nodeNames(c *cluster.Cluster) []string {
+	var names []string
+	for _, n := range c.Nodes {
+		names = append(names, n.Name)
+	}
+	return names
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

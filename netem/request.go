@@ -1,0 +1,195 @@
+package netem
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Request is how a user asks for impairments, on the command line (`habench netem apply
+// --all/--groups/--node/--link/--partition`) and in scenario files (`links:`). Every value
+// is ONE-WAY, in ParseImpairment's form ("0.6ms", "delay 5ms jitter 1ms loss 0.1%"). Build
+// applies the fields from the general to the specific, each overriding the previous link
+// by link: All, Groups, Node, Link, Partition.
+type Request struct {
+	// All is the impairment of every directed link.
+	All string `yaml:"all,omitempty" json:"all,omitempty"`
+	// Groups is the group form "dc1: [n1,n2], dc2: [n3]; intra 0.1ms, inter 5ms" (ParseGroups).
+	Groups string `yaml:"groups,omitempty" json:"groups,omitempty"`
+	// Node maps a node to the impairment of every link leaving it (its egress).
+	Node map[string]string `yaml:"node,omitempty" json:"node,omitempty"`
+	// Link maps a directed link "n1->n2" to its impairment (n2->n1 is not touched).
+	Link map[string]string `yaml:"link,omitempty" json:"link,omitempty"`
+	// Partition cuts each listed node off from every other node, both directions.
+	Partition []string `yaml:"partition,omitempty" json:"partition,omitempty"`
+}
+
+// RequestError is a Request field that cannot be built: Field is the request's field as
+// the user wrote it ("all", "node.n1", "link.n1->n2", "partition"), Value its value.
+type RequestError struct {
+	Field, Value string
+	Err          error
+}
+
+func (e *RequestError) Error() string {
+	return fmt.Sprintf("%s %q: %v", e.Field, e.Value, e.Err)
+}
+
+func (e *RequestError) Unwrap() error { return e.Err }
+
+// IsZero reports whether the request asks for nothing.
+func (r Request) IsZero() bool {
+	return r.All == "" && r.Groups == "" && len(r.Node) == 0 && len(r.Link) == 0 && len(r.Partition) == 0
+}
+
+// UnmarshalYAML accepts a plain string as short for `all:` (the form scenario files had
+// first: `links: 0.6ms`) or the mapping with the fields above; unknown keys are errors.
+func (r *Request) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		var s string
+		if err := n.Decode(&s); err != nil {
+			return err
+		}
+		*r = Request{All: s}
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: links: want an impairment (\"0.6ms\") or a mapping with all, groups, node, link, partition", n.Line)
+	}
+	type plain Request
+	var p plain
+	known := map[string]bool{"all": true, "groups": true, "node": true, "link": true, "partition": true}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i].Value; !known[k] {
+			return fmt.Errorf("line %d: links: unknown key %q (want all, groups, node, link, partition)", n.Content[i].Line, k)
+		}
+	}
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*r = Request(p)
+	return nil
+}
+
+// Build turns the request into a Spec over nodes. Errors (*RequestError) name the field
+// and value: an unparsable impairment, an unknown node, a malformed link "A->B", a node in
+// two groups or in none.
+func (r Request) Build(nodes []string) (*Spec, error) {
+	s, err := NewSpec(nodes)
+	if err != nil {
+		return nil, err
+	}
+	if r.All != "" {
+		imp, err := ParseImpairment(r.All)
+		if err != nil {
+			return nil, &RequestError{"all", r.All, err}
+		}
+		for _, n := range nodes {
+			if err := s.SetNode(n, imp); err != nil {
+				return nil, &RequestError{"all", r.All, err}
+			}
+		}
+	}
+	if r.Groups != "" {
+		if err := s.ParseGroups(r.Groups); err != nil {
+			return nil, &RequestError{"groups", r.Groups, err}
+		}
+	}
+	for _, n := range sortedKeys(r.Node) {
+		imp, err := ParseImpairment(r.Node[n])
+		if err == nil {
+			err = s.SetNode(n, imp)
+		}
+		if err != nil {
+			return nil, &RequestError{"node." + n, r.Node[n], err}
+		}
+	}
+	for _, l := range sortedKeys(r.Link) {
+		from, to, ok := strings.Cut(l, "->")
+		from, to = strings.TrimSpace(from), strings.TrimSpace(to)
+		if !ok || from == "" || to == "" {
+			return nil, &RequestError{"link", l, fmt.Errorf("want FROM->TO, e.g. n1->n2")}
+		}
+		imp, err := ParseImpairment(r.Link[l])
+		if err == nil {
+			err = s.SetLink(from, to, imp)
+		}
+		if err != nil {
+			return nil, &RequestError{"link." + l, r.Link[l], err}
+		}
+	}
+	for _, n := range r.Partition {
+		if err := s.known(n); err != nil {
+			return nil, &RequestError{"partition", n, err}
+		}
+		for _, o := range nodes {
+			if o != n {
+				s.set(Link{n, o}, Impairment{Partition: true})
+				s.set(Link{o, n}, Impairment{Partition: true})
+			}
+		}
+	}
+	return s, nil
+}
+
+// String renders the request in the command line's form, fields in Build's order:
+// "--all 0.6ms --node n1=5ms --link n1->n2=partition --partition n3".
+func (r Request) String() string {
+	var parts []string
+	q := func(s string) string {
+		if strings.ContainsAny(s, " ;,[]") {
+			return fmt.Sprintf("%q", s)
+		}
+		return s
+	}
+	if r.All != "" {
+		parts = append(parts, "--all "+q(r.All))
+	}
+	if r.Groups != "" {
+		parts = append(parts, "--groups "+q(r.Groups))
+	}
+	for _, n := range sortedKeys(r.Node) {
+		parts = append(parts, "--node "+q(n+"="+r.Node[n]))
+	}
+	for _, l := range sortedKeys(r.Link) {
+		parts = append(parts, "--link "+q(l+"="+r.Link[l]))
+	}
+	for _, n := range r.Partition {
+		parts = append(parts, "--partition "+n)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ")
+}
+
+// Partitioned reports whether the spec cuts the pair a, b in either direction.
+func (s *Spec) Partitioned(a, b string) bool {
+	return s != nil && (s.Get(a, b).Partition || s.Get(b, a).Partition)
+}
+
+// Describe lists the spec's impaired links, one "n1->n2: delay 600us" per entry, sorted;
+// "none" when every link is perfect.
+func (s *Spec) Describe() []string {
+	if s == nil || len(s.Links) == 0 {
+		return []string{"none"}
+	}
+	var out []string
+	for l, imp := range s.Links {
+		out = append(out, l.String()+": "+imp.String())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}

@@ -1,0 +1,113 @@
+package netem
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func TestRequestBuildOrder(t *testing.T) {
+	r := Request{
+		All:       "1ms",
+		Groups:    "dc1: [n1,n2], dc2: [n3,n4]; intra 100us, inter 5ms",
+		Node:      map[string]string{"n2": "delay 2ms loss 1%"},
+		Link:      map[string]string{"n1->n2": "600us"},
+		Partition: []string{"n4"},
+	}
+	s, err := r.Build([]string{"n1", "n2", "n3", "n4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[Link]Impairment{
+		{"n1", "n2"}: {Delay: 600 * time.Microsecond},           // link beats groups
+		{"n2", "n1"}: {Delay: 2 * time.Millisecond, Loss: 0.01}, // node beats groups
+		{"n2", "n3"}: {Delay: 2 * time.Millisecond, Loss: 0.01},
+		{"n1", "n3"}: {Delay: 5 * time.Millisecond}, // groups: inter beats all
+		{"n3", "n1"}: {Delay: 5 * time.Millisecond},
+		{"n3", "n2"}: {Delay: 5 * time.Millisecond},
+		{"n4", "n1"}: {Partition: true}, // partition beats everything, both directions
+		{"n1", "n4"}: {Partition: true},
+		{"n2", "n4"}: {Partition: true},
+		{"n3", "n4"}: {Partition: true},
+		{"n4", "n3"}: {Partition: true},
+	}
+	for l, w := range want {
+		if got := s.Get(l.From, l.To); got != w {
+			t.Errorf("%s = %v, want %v", l, got, w)
+		}
+	}
+	if !s.Partitioned("n1", "n4") || !s.Partitioned("n4", "n2") || s.Partitioned("n1", "n2") {
+		t.Errorf("Partitioned wrong: %v", s.Describe())
+	}
+	if got := s.RequestedRTT("n1", "n2"); got != 2600*time.Microsecond {
+		t.Errorf("RequestedRTT(n1,n2) = %v, want 2.6ms", got)
+	}
+}
+
+func TestRequestErrorsNameFieldAndValue(t *testing.T) {
+	nodes := []string{"n1", "n2", "n3"}
+	for _, c := range []struct {
+		r          Request
+		field, val string
+		reason     string
+	}{
+		{Request{All: "5"}, "all", "5", "unit"},
+		{Request{Groups: "dc1: [n1]; intra 1ms"}, "groups", "dc1: [n1]; intra 1ms", "in no group"},
+		{Request{Node: map[string]string{"n9": "1ms"}}, "node.n9", "1ms", "not in this sandbox"},
+		{Request{Node: map[string]string{"n1": "loss 150%"}}, "node.n1", "loss 150%", "loss"},
+		{Request{Link: map[string]string{"n1-n2": "1ms"}}, "link", "n1-n2", "FROM->TO"},
+		{Request{Link: map[string]string{"n1->n1": "1ms"}}, "link.n1->n1", "1ms", "itself"},
+		{Request{Link: map[string]string{"n1->n2": "delay"}}, "link.n1->n2", "delay", "want e.g. 600us"},
+		{Request{Link: map[string]string{"n1->n2": "delay 1ms jitter"}}, "link.n1->n2", "delay 1ms jitter", "needs a value"},
+		{Request{Partition: []string{"n7"}}, "partition", "n7", "not in this sandbox"},
+	} {
+		_, err := c.r.Build(nodes)
+		var re *RequestError
+		if !errors.As(err, &re) {
+			t.Errorf("%+v: error %v, want a RequestError", c.r, err)
+			continue
+		}
+		if re.Field != c.field || re.Value != c.val || !strings.Contains(err.Error(), c.reason) {
+			t.Errorf("%+v: got field %q value %q error %q; want field %q value %q reason %q", c.r, re.Field, re.Value, err, c.field, c.val, c.reason)
+		}
+	}
+}
+
+func TestRequestYAML(t *testing.T) {
+	var short struct {
+		Links Request `yaml:"links"`
+	}
+	if err := yaml.Unmarshal([]byte("links: 0.6ms\n"), &short); err != nil {
+		t.Fatal(err)
+	}
+	if short.Links.All != "0.6ms" || short.Links.String() != "--all 0.6ms" {
+		t.Errorf("short form: %+v (%s)", short.Links, short.Links.String())
+	}
+	var long struct {
+		Links Request `yaml:"links"`
+	}
+	src := "links:\n  groups: \"dc1: [n1, n2], dc2: [n3]; inter 5ms\"\n  link:\n    n1->n3: partition\n  partition: [n2]\n"
+	if err := yaml.Unmarshal([]byte(src), &long); err != nil {
+		t.Fatal(err)
+	}
+	if long.Links.Link["n1->n3"] != "partition" || len(long.Links.Partition) != 1 || long.Links.Groups == "" {
+		t.Errorf("mapping form: %+v", long.Links)
+	}
+	s, err := long.Links.Build([]string{"n1", "n2", "n3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Get("n1", "n3").Partition || s.Get("n3", "n1").Delay != 5*time.Millisecond {
+		t.Errorf("built: %v", s.Describe())
+	}
+	var bad struct {
+		Links Request `yaml:"links"`
+	}
+	err = yaml.Unmarshal([]byte("links:\n  al: 1ms\n"), &bad)
+	if err == nil || !strings.Contains(err.Error(), `unknown key "al"`) || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("unknown key: err %v, want it named with its line", err)
+	}
+}
