@@ -32,13 +32,14 @@ type Scenario struct {
 	Workload    ScenarioWorkload `yaml:"workload"`
 	// Baseline names the topology the comparison's percentages refer to (default: the first).
 	Baseline string `yaml:"baseline"`
-	// Links is a one-way impairment applied to every directed link between the nodes of
-	// each multi-node topology for its run ("0.6ms", "delay 5ms jitter 1ms loss 0.1%").
-	// Round trip = twice the delay. Needs network namespaces (root).
-	Links string `yaml:"links"`
+	// Links are the one-way impairments between the nodes of each multi-node topology
+	// during its run: an impairment for every directed link ("0.6ms", "delay 5ms jitter
+	// 1ms loss 0.1%"; round trip = twice the delay), or a mapping with all, groups, node,
+	// link and partition as in `habench netem apply` (netem.Request). Needs network
+	// namespaces (root).
+	Links netem.Request `yaml:"links"`
 
 	options workload.Options
-	links   netem.Impairment
 }
 
 // ScenarioWorkload is the workload part of a scenario: the test name and sysbench options
@@ -80,15 +81,41 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	default:
 		return nil, &topology.FieldError{Field: "network", Value: s.Network, Reason: "want auto, netns or loopback"}
 	}
-	if s.Links != "" {
-		imp, err := netem.ParseImpairment(s.Links)
-		if err != nil {
-			return nil, &topology.FieldError{Field: "links", Value: s.Links, Reason: err.Error()}
-		}
+	if !s.Links.IsZero() {
 		if s.Network == cluster.NetLoopback {
-			return nil, &topology.FieldError{Field: "links", Value: s.Links, Reason: "impairing links needs network netns (nodes on loopback share one interface)"}
+			v := s.Links.String()
+			if (netem.Request{All: s.Links.All}).String() == v {
+				v = s.Links.All
+			}
+			return nil, &topology.FieldError{Field: "links", Value: v, Reason: "impairing links needs network netns (nodes on loopback share one interface)"}
 		}
-		s.links = imp
+		// Checked against every multi-node topology's node names now, not after the first
+		// deploy (against n1, n2 when there is none, so the values are still checked).
+		sizes := map[string]int{}
+		for _, t := range s.Topologies {
+			if t.Nodes > 1 {
+				sizes[t.Name] = t.Nodes
+			}
+		}
+		if len(sizes) == 0 {
+			sizes[s.Topologies[0].Name] = 2
+		}
+		for _, t := range s.Topologies {
+			if sizes[t.Name] == 0 {
+				continue
+			}
+			var names []string
+			for i := 1; i <= sizes[t.Name]; i++ {
+				names = append(names, topology.NodeName(i))
+			}
+			if _, err := s.Links.Build(names); err != nil {
+				var re *netem.RequestError
+				if errors.As(err, &re) {
+					return nil, &topology.FieldError{Field: "links." + re.Field, Value: re.Value, Reason: fmt.Sprintf("topology %s: %v", t.Name, re.Err)}
+				}
+				return nil, &topology.FieldError{Field: "links", Value: s.Links.String(), Reason: err.Error()}
+			}
+		}
 	}
 	if s.Baseline != "" && !seen[s.Baseline] {
 		return nil, &topology.FieldError{Field: "baseline", Value: s.Baseline, Reason: "not one of the topologies' names"}
@@ -221,8 +248,8 @@ func (r *ScenarioRun) one(ctx context.Context, spec topology.Spec, dir string, o
 	b := &Bench{Workload: wl, Options: opts, Target: target, Cluster: c, ResultsDir: dir, Label: spec.Name,
 		Stdout: out, Log: r.Log, CommandLine: r.CommandLine,
 		Extra: map[string]any{"scenario": r.Scenario.Name, "topology": spec.Name}}
-	if !r.Scenario.links.IsZero() && len(c.Nodes) > 1 {
-		if b.Links, err = UniformLinks(c, r.Scenario.links); err != nil {
+	if !r.Scenario.Links.IsZero() && len(c.Nodes) > 1 {
+		if b.Links, err = r.Scenario.Links.Build(nodeNames(c)); err != nil {
 			return nil, err
 		}
 	}
@@ -279,8 +306,8 @@ func (r *ScenarioRun) finish(dir string, rows []Row) {
 		b.WriteString(d + "\n\n")
 	}
 	fmt.Fprintf(&b, "Baseline: %s%s. Workload: %s.", base.Topology, baseNote, r.Scenario.Workload.Test)
-	if r.Scenario.Links != "" {
-		fmt.Fprintf(&b, " Links between nodes: %s one-way on every directed link (requested and achieved round trips in each run's manifest.json).", r.Scenario.links)
+	if !r.Scenario.Links.IsZero() {
+		fmt.Fprintf(&b, " Links between nodes (one-way, as `habench netem apply %s`; requested and achieved round trips in each run's manifest.json).", r.Scenario.Links.String())
 	}
 	b.WriteString("\n\n")
 	b.WriteString(ComparisonTable(rows))

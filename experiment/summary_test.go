@@ -88,6 +88,7 @@ func TestReportAndComparison(t *testing.T) {
 
 func TestParseScenarioErrors(t *testing.T) {
 	base := "name: x\ntopologies:\n  - {name: a, kind: single, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
+	base3 := strings.Replace(base, "kind: single", "kind: async, nodes: 3", 1)
 	if _, err := ParseScenario([]byte(base)); err != nil {
 		t.Fatalf("valid scenario: %v", err)
 	}
@@ -98,7 +99,10 @@ func TestParseScenarioErrors(t *testing.T) {
 		base + "  options: {colour: red}\n":                   "workload.options.colour",
 		strings.Replace(base, "oltp_read_write", "oltp_x", 1): `workload.test "oltp_x"`,
 		base + "extra: 1\n":                                   `unknown key "extra"`,
-		base + "links: 5\n":                                   `links "5"`,
+		base + "links: 5\n":                                   `links.all "5"`,
+		base3 + "links: {link: {n1->n9: 1ms}}\n":              `links.link.n1->n9 "1ms"`,
+		base3 + "links: {partition: [n4]}\n":                  `links.partition "n4"`,
+		base3 + "links:\n  nodes: {n1: 1ms}\n":                `line 7: links: unknown key "nodes"`,
 		base + "links: 1ms\nnetwork: loopback\n":              `links "1ms"`,
 		"name: x\nworkload: {test: oltp_read_write}\n":        "topologies",
 	} {

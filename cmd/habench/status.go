@@ -136,7 +136,7 @@ func newDoctorCmd(g *globalOpts) *cobra.Command {
 			}
 			row("network: loopback", nil, "every node on 127.0.0.1, own port")
 			row("netem: kernel (sch_netem via netlink)", netem.KernelAvailable(), "netem qdiscs can be attached")
-			row("netem: userspace link", netem.UserspaceAvailable(), "TUN per node namespace; used by sysbench run --links and scenario links")
+			row("netem: userspace link", netem.UserspaceAvailable(), "TUN per node namespace; used by netem apply, sysbench run --links and scenario links when the kernel has no sch_netem")
 			if st, err := os.Stat(g.stateDir); err == nil && st.IsDir() {
 				row("state directory", nil, g.stateDir)
 			} else {
