@@ -125,6 +125,12 @@ func ApplyStanding(ctx context.Context, c *cluster.Cluster, req netem.Request, l
 	if err := clearStanding(c, eps); err != nil {
 		return nil, fmt.Errorf("clear the previous impairments: %w", err)
 	}
+	// What is left now is not ours to replace: a run with --links in progress.
+	for _, e := range eps {
+		if found, err := netem.Residue(e); err != nil || len(found) > 0 {
+			return nil, fmt.Errorf("node %s already has link impairments (%s%v): is a run with --links going on? Wait for it to end", e.Name, strings.Join(found, ", "), errOrEmpty(err))
+		}
+	}
 	base, err := netem.MeasureRTT(ctx, eps, nil, 10, 2*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("measure links before applying: %w", err)
@@ -346,6 +352,13 @@ func LinkLeftovers(c *cluster.Cluster) []string {
 		}
 	}
 	return left
+}
+
+func errOrEmpty(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 func nodeNames(c *cluster.Cluster) []string {

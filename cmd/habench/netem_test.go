@@ -279,6 +279,13 @@ func TestRunLinksInterrupted(t *testing.T) {
 	if found, _ := netem.Residue(eps[0]); len(found) == 0 {
 		t.Fatalf("no link device during the run: the test proves nothing")
 	}
+	// netem apply must not take over (or tear down) the run's link.
+	if r := habench(t, state, "netem", "apply", "--cluster", name, "--all", "3ms"); r.code != 1 || !strings.Contains(r.stderr, "--links") {
+		t.Errorf("netem apply during a run with --links: %d %s", r.code, r.stderr)
+	}
+	if found, _ := netem.Residue(eps[0]); len(found) == 0 {
+		t.Errorf("the run's link is gone after the refused netem apply")
+	}
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
