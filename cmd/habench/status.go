@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
@@ -66,6 +67,17 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 				health[n.Name] = c.Health(ctx, n)
 			}
 			printNodes(w, c, health)
+			if st, err := experiment.ReadStanding(c); err != nil {
+				fmt.Fprintf(w, "links: unreadable record (%v): habench netem clear %s\n", err, c.Name)
+			} else if st != nil {
+				state := "in effect"
+				if !st.Alive() {
+					state = "NOT in effect, link process gone: habench netem clear " + c.Name
+				}
+				fmt.Fprintf(w, "links: %s (%s backend, %s; habench netem show %s)\n", st.Request.String(), st.Backend, state, c.Name)
+			} else if c.Network == cluster.NetNamespaces {
+				fmt.Fprintln(w, "links: no impairments")
+			}
 			return nil
 		},
 	}
