@@ -137,6 +137,9 @@ func TestNetemApplyShowClear(t *testing.T) {
 	if r := habench(t, state, "netem", "show", name); r.code != 0 || !strings.Contains(r.stdout, "running") {
 		t.Errorf("show: %d %s %s", r.code, r.stdout, r.stderr)
 	}
+	if r := habench(t, state, "status", name); !strings.Contains(r.stdout, "links: --all 1ms --link n1->n3=4ms (userspace backend, in effect") {
+		t.Errorf("status does not show the links: %s", r.stdout)
+	}
 
 	// A run on the cluster records the standing impairments; --links on top is refused.
 	results := t.TempDir()
