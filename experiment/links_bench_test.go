@@ -535,7 +535,10 @@ func startSysbenchLoad(ctx context.Context, c *cluster.Cluster, o workload.Optio
 // added median), added-p99-us (worst link's p99 minus its baseline median),
 // err-median-pct and err-p99-pct (relative to the request; targets |5%| and |25%|),
 // worst-link-err-median-pct, late-mean-us (mean lateness of delayed packets,
-// Userspace.Lateness).
+// Userspace.Lateness). Logged besides: the plain bridge's RTT under the same load, a
+// 1 us one-way diagnostic (the cost of the delay queue and delivery thread themselves),
+// and where the time goes (run-queue waits, Go scheduling latencies, the delivery
+// thread's waits and CPU).
 func BenchmarkLinkRTTUnderLoad(b *testing.B) {
 	threads := benchEnvInt("HABENCH_BENCH_THREADS", 8)
 	samples := benchEnvInt("HABENCH_BENCH_SAMPLES", 200)
@@ -647,6 +650,31 @@ func rttUnderLoad(ctx context.Context, b *testing.B, c *cluster.Cluster, eps []n
 	}
 	if err := errors.Join(u0.Err(), u0.Close()); err != nil {
 		b.Fatal(err)
+	}
+
+	// Diagnostic: 1 us one-way sends every packet through the delay queue and the delivery
+	// thread with next to no delay. What it adds over the baseline is the cost of that path
+	// (delivery lateness, and the reader and the probe waking up colder than in the
+	// back-to-back zero-delay path), not of the requested delay.
+	if tiny, err := experiment.UniformLinks(c, netem.Impairment{Delay: time.Microsecond}); err == nil {
+		u1, err := netem.NewUserspace(eps, tiny)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { u1.Close() })
+		t0, s0, sDB = phase()
+		sleep(b, 2*time.Second)
+		var added []time.Duration
+		for _, r := range measure(b, "one-way 1µs (delivery path, no real delay)", tiny, t0, s0, sDB) {
+			added = append(added, r.Median-base[r.Link])
+		}
+		mean, maxLate, pk := u1.Lateness()
+		if err := errors.Join(u1.Err(), u1.Close()); err != nil {
+			b.Fatal(err)
+		}
+		slices.Sort(added)
+		b.Logf("one-way 1µs: added median %v (links %v): the delivery path's own cost per round trip; delivery lateness mean %v max %v over %d packets",
+			((added[len(added)/2] + added[(len(added)-1)/2]) / 2).Round(time.Microsecond), roundAll(added), mean.Round(time.Microsecond), maxLate.Round(time.Microsecond), pk)
 	}
 
 	for _, oneWay := range []time.Duration{600 * time.Microsecond, 5 * time.Millisecond} {
