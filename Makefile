@@ -42,9 +42,14 @@ lint:
 bench: deps build
 	$(GO) test -tags bench -count=1 -run '^$$' -bench OltpReadWriteVsSysbench -benchtime 1x ./workload/
 
-# Link impairment: added RTT at 0.6 ms and 5 ms one-way, and throughput, of the userspace link (root).
+# Link impairment, userspace link (root): added RTT at 0.6 ms and 5 ms one-way and bulk
+# throughput between two namespaces; then on 3-node MariaDB semi-sync sandboxes the TPS at
+# zero delay against the plain bridge (A/B/A/B) and the added RTT under an oltp_read_write
+# load (habench's engine, then sysbench). About 3 minutes. -v: the logs of benchmarks with
+# sub-benchmarks (baselines, diagnostics) are printed only with it.
 bench-netem:
 	$(GO) test -tags bench -count=1 -run '^$$' -bench Userspace -benchtime 1x ./netem/
+	$(TESTENV) $(GO) test -tags bench -count=1 -timeout 15m -v -run '^$$' -bench 'LinkZeroDelayTPS|LinkRTTUnderLoad' -benchtime 1x ./experiment/
 
 clean:
 	rm -rf bin
