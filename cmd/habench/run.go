@@ -35,6 +35,9 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 				for i, t := range s.Topologies {
 					fmt.Fprintf(out, "  %d. %s: %s, %s, %s (%s installation)\n", i+1, t.Name, t.Kind, experiment.Plural(t.Nodes, "node"), t.Flavor, t.Installation.Kind)
 				}
+				if !s.Links.IsZero() {
+					fmt.Fprintf(out, "links between the nodes of each multi-node topology (one-way): %s\n", s.Links.String())
+				}
 				return nil
 			}
 			r := &experiment.ScenarioRun{Scenario: s, Sandbox: g.sandbox(), ResultsDir: results, Stdout: out, Log: g.log, CommandLine: os.Args, Keep: keep}
