@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -174,22 +176,30 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	// Impairments applied with `habench netem apply` stay for the run; they are part of
 	// what is measured, and --links cannot be added on top.
 	var standing *StandingLinks
+	var standingPID int
 	if b.Cluster != nil {
 		st, err := ReadStanding(b.Cluster)
 		if err != nil {
 			return nil, err
 		}
 		switch {
+		case st == nil && b.Links == nil && RunLinksActive(b.Cluster):
+			// Another run's links are on the cluster now; this run would measure them
+			// without recording them.
+			return nil, fmt.Errorf("cluster %s: another run with links is going on; wait for it to end", b.Cluster.Name)
 		case st == nil:
+		case ApplyInProgress(b.Cluster):
+			return nil, fmt.Errorf("cluster %s: `habench netem apply` is in progress; run again when it has finished", b.Cluster.Name)
 		case b.Links != nil:
 			return nil, &topology.FieldError{Field: "links", Value: strings.Join(b.Links.Describe(), ", "),
 				Reason: fmt.Sprintf("cluster %s already has impairments from `habench netem apply %s`: run without links, or remove those first with `habench netem clear %s`",
 					b.Cluster.Name, st.Request.String(), b.Cluster.Name)}
-		case !st.Alive() || st.Report == nil:
+		case !st.Alive(b.Cluster) || st.Report == nil:
 			return nil, fmt.Errorf("cluster %s: the impairments of `habench netem apply %s` are not in effect (link process gone, or apply did not finish): run `habench netem clear %s`",
 				b.Cluster.Name, st.Request.String(), b.Cluster.Name)
 		default:
 			standing = st
+			standingPID = st.LinkPID(b.Cluster)
 		}
 	}
 	started := time.Now().UTC()
@@ -242,6 +252,11 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		if b.Cluster == nil {
 			return nil, fmt.Errorf("links need a habench cluster (--cluster)")
 		}
+		unlock, err := lockRunLinks(b.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
 		backend, rep, err := applyLinks(ctx, b.Cluster, b.Links)
 		if err != nil {
 			return nil, fmt.Errorf("apply links: %w", err)
@@ -341,9 +356,26 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	// interrupt (ctx) ends the wait early; the results are still written.
 	var positions map[string]string
 	consistent := (*bool)(nil) // nil: not checked (no replicas, or interrupted)
-	if b.Cluster != nil && len(nodes) > 1 && ctx.Err() == nil {
+	// Nodes the links cut off from the writer cannot catch up: not waited for.
+	reachable := nodes
+	if spec := b.effectiveLinks(standing); spec != nil && b.Cluster != nil {
+		reachable = nil
+		w := b.Cluster.Writer().Name
+		for _, n := range nodes {
+			if n.Name != w && spec.Cut(w, n.Name) {
+				msg := fmt.Sprintf("node %s is cut off from %s by the links: its catch-up and GTID set are not checked", n.Name, w)
+				b.log().Warn(msg)
+				if b.Stdout != nil {
+					fmt.Fprintf(b.Stdout, "WARNING: %s\n", msg)
+				}
+				continue
+			}
+			reachable = append(reachable, n)
+		}
+	}
+	if b.Cluster != nil && len(reachable) > 1 && ctx.Err() == nil {
 		cctx, cancel := context.WithTimeout(ctx, b.catchUp())
-		positions, err = waitConsistent(cctx, b.Cluster, nodes)
+		positions, err = waitConsistent(cctx, b.Cluster, reachable)
 		cancel()
 		ok := err == nil
 		if ctx.Err() == nil {
@@ -374,6 +406,10 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		b.log().Warn("sampling failed", "err", samplerErr)
 	}
 
+	// Standing impairments must have held for the whole run.
+	if standing != nil && standing.Backend == netem.BackendUserspace && standing.LinkPID(b.Cluster) != standingPID && runErr == nil {
+		runErr = fmt.Errorf("the link process of `habench netem apply` (pid %d) ended during the run: the impairments were not in effect for all of it", standingPID)
+	}
 	sum := b.summary(result, runErr, nodes, allSamples, positions)
 	sum.ReplicasCaught = consistent
 	sum.DataCheck = dataCheck
@@ -400,9 +436,27 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		return out, ctx.Err()
 	}
 	if consistent != nil && !*consistent {
-		return out, fmt.Errorf("replicas did not converge to the source's GTID position within %v: %v", b.catchUp(), positions)
+		var ps []string
+		for _, n := range slices.Sorted(maps.Keys(positions)) {
+			ps = append(ps, fmt.Sprintf("%s at %q", n, positions[n]))
+		}
+		return out, fmt.Errorf("replicas did not converge to the source's GTID position within %v: %s", b.catchUp(), strings.Join(ps, ", "))
 	}
 	return out, nil
+}
+
+// effectiveLinks is the spec of the impairments during the run: the run's own, or the
+// standing ones (nil: none).
+func (b *Bench) effectiveLinks(standing *StandingLinks) *netem.Spec {
+	if b.Links != nil {
+		return b.Links
+	}
+	if standing != nil && b.Cluster != nil {
+		if spec, err := standing.Request.Build(nodeNames(b.Cluster)); err == nil {
+			return spec
+		}
+	}
+	return nil
 }
 
 func (b *Bench) catchUp() time.Duration {

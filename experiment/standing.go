@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -37,14 +38,29 @@ type StandingLinks struct {
 	Report     *LinkReport `json:"report,omitempty"` // nil until measured
 }
 
+// LinkPID returns the PID of cluster c's running link process for this record: the
+// recorded one if it is still that process and carries c's cluster.LinkStateArg, else
+// (record written before the PID, by an apply that crashed) any process with that
+// argument; 0 if none runs.
+func (s *StandingLinks) LinkPID(c *cluster.Cluster) int {
+	live := cluster.LinkProcesses(c)
+	if s.PID > 0 && s.StartTicks != 0 && cluster.ProcessAlive(s.PID, s.StartTicks) && slices.Contains(live, s.PID) {
+		return s.PID
+	}
+	if len(live) > 0 {
+		return live[0]
+	}
+	return 0
+}
+
 // Alive reports whether the impairments are in effect as far as processes go: always for
-// the kernel backend (qdiscs need no process), and for the userspace one while the
-// recorded link process runs.
-func (s *StandingLinks) Alive() bool {
+// the kernel backend (qdiscs need no process), and for the userspace one while a link
+// process of the cluster runs (LinkPID).
+func (s *StandingLinks) Alive(c *cluster.Cluster) bool {
 	if s.Backend == netem.BackendKernel {
 		return true
 	}
-	return s.PID > 0 && cluster.ProcessAlive(s.PID, s.StartTicks)
+	return s.LinkPID(c) > 0
 }
 
 func standingPath(c *cluster.Cluster) string { return filepath.Join(c.Dir(), StandingLinksFile) }
@@ -81,17 +97,75 @@ func writeStanding(c *cluster.Cluster, s *StandingLinks) error {
 	return os.Rename(tmp, standingPath(c))
 }
 
-// lockStanding serialises apply and clear on one cluster (flock on links.lock).
-func lockStanding(c *cluster.Cluster) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(c.Dir(), "links.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+// Lock files in the cluster's directory. flock locks die with their process, so a held
+// lock always means a live holder.
+const (
+	standingLock = "links.lock"     // held by netem apply and clear while they work
+	runLinksLock = "links-run.lock" // held by a run with its own links (--links, scenario links)
+)
+
+// flock takes lock name in c's directory (exclusive; blocking unless nonBlock). With
+// nonBlock, a lock held elsewhere returns (nil, nil).
+func flock(c *cluster.Cluster, name string, nonBlock bool) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(c.Dir(), name), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	how := unix.LOCK_EX
+	if nonBlock {
+		how |= unix.LOCK_NB
+	}
+	if err := unix.Flock(int(f.Fd()), how); err != nil {
 		f.Close()
+		if nonBlock && errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, nil
+		}
 		return nil, err
 	}
 	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+}
+
+// lockStanding serialises apply and clear on one cluster.
+func lockStanding(c *cluster.Cluster) (func(), error) { return flock(c, standingLock, false) }
+
+// held reports whether lock name of c is held by a live process right now.
+func held(c *cluster.Cluster, name string) bool {
+	if c.Dir() == "" {
+		return false
+	}
+	unlock, err := flock(c, name, true)
+	if err != nil || unlock == nil {
+		return err == nil
+	}
+	unlock()
+	return false
+}
+
+// ApplyInProgress reports whether a `netem apply` or `netem clear` is working on c now.
+func ApplyInProgress(c *cluster.Cluster) bool { return held(c, standingLock) }
+
+// RunLinksActive reports whether a run with its own links (--links, scenario links) is
+// going on on c now: its impairments end with it.
+func RunLinksActive(c *cluster.Cluster) bool { return held(c, runLinksLock) }
+
+// lockRunLinks marks c as impaired by this run until the returned func is called. Error:
+// standing impairments are being applied, or another run holds links on c.
+func lockRunLinks(c *cluster.Cluster) (func(), error) {
+	if c.Dir() == "" {
+		return func() {}, nil
+	}
+	unlock, err := flock(c, runLinksLock, true)
+	if err != nil {
+		return nil, err
+	}
+	if unlock == nil {
+		return nil, fmt.Errorf("cluster %s: another run with links is going on", c.Name)
+	}
+	if ApplyInProgress(c) {
+		unlock()
+		return nil, fmt.Errorf("cluster %s: a `habench netem apply` is in progress", c.Name)
+	}
+	return unlock, nil
 }
 
 // LinkProcess is how ApplyStanding starts the detached link process: Exe with Args, to
@@ -113,6 +187,9 @@ func ApplyStanding(ctx context.Context, c *cluster.Cluster, req netem.Request, l
 	if err != nil {
 		return nil, err
 	}
+	if len(eps) < 2 {
+		return nil, &netem.RequestError{Field: "cluster", Value: c.Name, Err: fmt.Errorf("has %d node(s): there is no link between nodes to impair", len(eps))}
+	}
 	spec, err := req.Build(nodeNames(c))
 	if err != nil {
 		return nil, err
@@ -122,13 +199,15 @@ func ApplyStanding(ctx context.Context, c *cluster.Cluster, req netem.Request, l
 		return nil, err
 	}
 	defer unlock()
+	if RunLinksActive(c) {
+		return nil, fmt.Errorf("cluster %s: a run with --links (or scenario links) is going on; its impairments end with it, apply after it", c.Name)
+	}
 	if err := clearStanding(c, eps); err != nil {
 		return nil, fmt.Errorf("clear the previous impairments: %w", err)
 	}
-	// What is left now is not ours to replace: a run with --links in progress.
 	for _, e := range eps {
 		if found, err := netem.Residue(e); err != nil || len(found) > 0 {
-			return nil, fmt.Errorf("node %s already has link impairments (%s%v): is a run with --links going on? Wait for it to end", e.Name, strings.Join(found, ", "), errOrEmpty(err))
+			return nil, fmt.Errorf("node %s: impairments left that clear could not remove (%s%s)", e.Name, strings.Join(found, ", "), errOrEmpty(err))
 		}
 	}
 	base, err := netem.MeasureRTT(ctx, eps, nil, 10, 2*time.Second)
@@ -168,8 +247,8 @@ func ApplyStanding(ctx context.Context, c *cluster.Cluster, req netem.Request, l
 	if err != nil {
 		return nil, fmt.Errorf("measure after apply (%s): %w", st.Backend, err)
 	}
-	if !st.Alive() {
-		return nil, fmt.Errorf("link process %d exited: %s", st.PID, lastLines(filepath.Join(c.Dir(), "links.log"), 3))
+	if !st.Alive(c) {
+		return nil, fmt.Errorf("link process %d died while measuring: %s", st.PID, lastLines(filepath.Join(c.Dir(), "links.log"), 3))
 	}
 	st.Report = linkReport(st.Backend, spec, base, rtts)
 	st.Report.Request = req.String()
@@ -244,8 +323,11 @@ func ServeStanding(ctx context.Context, c *cluster.Cluster, ready io.WriteCloser
 		return err
 	}
 	st, err := ReadStanding(c)
-	if err != nil || st == nil {
-		return fail(fmt.Errorf("no link request recorded for cluster %s (%v)", c.Name, err))
+	if err != nil {
+		return fail(err)
+	}
+	if st == nil {
+		return fail(fmt.Errorf("no link request recorded for cluster %s", c.Name))
 	}
 	eps, err := LinkEndpoints(c)
 	if err != nil {
@@ -292,6 +374,9 @@ func ClearStanding(c *cluster.Cluster) error {
 		return err
 	}
 	defer unlock()
+	if RunLinksActive(c) {
+		return fmt.Errorf("cluster %s: a run with --links (or scenario links) is going on; its impairments end with it (interrupt it to end them now)", c.Name)
+	}
 	var eps []netem.Endpoint
 	if c.Network == cluster.NetNamespaces {
 		eps, _ = LinkEndpoints(c)
@@ -299,24 +384,30 @@ func ClearStanding(c *cluster.Cluster) error {
 	return clearStanding(c, eps)
 }
 
+// clearStanding stops c's link processes, removes habench's qdiscs left on the nodes'
+// interfaces (standing kernel impairments, or a crashed run's), and deletes the record.
+// The caller holds the standing lock and has checked that no run holds links.
 func clearStanding(c *cluster.Cluster, eps []netem.Endpoint) error {
-	st, rerr := ReadStanding(c)
 	var errs []error
-	if st != nil && st.PID > 0 {
-		if err := cluster.Terminate(st.PID, st.StartTicks, 5*time.Second); err != nil {
-			errs = append(errs, fmt.Errorf("link process: %w", err))
-		}
-	}
+	// Only processes that carry this cluster's --link-state argument are signalled: a
+	// PID from the record alone could be anything by now.
 	for _, pid := range cluster.LinkProcesses(c) {
 		if err := cluster.Terminate(pid, 0, 5*time.Second); err != nil {
 			errs = append(errs, fmt.Errorf("link process: %w", err))
 		}
 	}
-	// Qdiscs: when the record says kernel, or when it is unreadable and the kernel could
-	// have been used.
-	if len(eps) > 0 && ((st != nil && st.Backend == netem.BackendKernel) || (rerr != nil && netem.KernelAvailable() == nil)) {
-		if err := netem.ClearKernel(eps); err != nil {
-			errs = append(errs, fmt.Errorf("remove qdiscs: %w", err))
+	for _, e := range eps {
+		found, err := netem.Residue(e)
+		if err != nil {
+			continue // a namespace that is gone holds nothing
+		}
+		for _, f := range found {
+			if strings.HasPrefix(f, "qdisc ") {
+				if err := netem.ClearKernel([]netem.Endpoint{e}); err != nil {
+					errs = append(errs, fmt.Errorf("%s: remove qdiscs: %w", e.Name, err))
+				}
+				break
+			}
 		}
 	}
 	if len(errs) == 0 {
@@ -343,10 +434,7 @@ func LinkLeftovers(c *cluster.Cluster) []string {
 		return append(left, err.Error())
 	}
 	for _, e := range eps {
-		found, err := netem.Residue(e)
-		if err != nil {
-			left = append(left, fmt.Sprintf("%s: %v", e.Name, err))
-		}
+		found, _ := netem.Residue(e) // a namespace that is gone holds nothing
 		for _, f := range found {
 			left = append(left, e.Name+": "+f)
 		}

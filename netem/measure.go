@@ -31,7 +31,8 @@ type LinkRTT struct {
 // inside To's namespace and times each handshake (SYN From->To, SYN-ACK To->From: one
 // round trip). Each handshake waits at most timeout; a link whose first 3 handshakes
 // all fail is reported blocked (Samples 0, Failed 3) without further tries. spec (nil: none)
-// gives Requested; a pair it partitions (either direction) gets 3 tries of at most 300 ms.
+// gives Requested and shapes the probing (probePlan): a cut pair gets 3 short tries, a slow
+// or lossy one fewer, longer ones.
 // It sends traffic only to the endpoints' own addresses. Errors: a namespace or listener
 // that cannot be set up, or ctx ending.
 func MeasureRTT(ctx context.Context, eps []Endpoint, spec *Spec, samples int, timeout time.Duration) ([]LinkRTT, error) {
@@ -72,11 +73,7 @@ func MeasureRTT(ctx context.Context, eps []Endpoint, spec *Spec, samples int, ti
 				r.Requested = spec.RequestedRTT(a.Name, b.Name)
 			}
 			var rtts []time.Duration
-			// A pair the spec partitions only needs to prove it is cut: a few short tries.
-			n, to := samples, timeout
-			if spec.Partitioned(a.Name, b.Name) {
-				n, to = blockedAfter, min(timeout, 300*time.Millisecond)
-			}
+			n, to := probePlan(spec, a.Name, b.Name, samples, timeout)
 			err := InNetns(a.Netns, func() error {
 				for k := 0; k < n; k++ {
 					if err := ctx.Err(); err != nil {
@@ -121,6 +118,31 @@ func MeasureRTT(ctx context.Context, eps []Endpoint, spec *Spec, samples int, ti
 		return nil, errors.New("fewer than two endpoints: no link to measure")
 	}
 	return out, nil
+}
+
+// probePlan returns how many handshakes to try on the pair a, b and how long each may
+// take, given the spec (nil: none):
+//   - cut (partition or 100% loss either way): 3 tries of at most 300 ms, to prove it;
+//   - otherwise each try may take the requested round trip plus twice both jitters plus
+//     timeout, and the tries are capped so a pair takes about 5 s of round trips (at least 3);
+//   - lossy (loss either way): at most 5 tries, since a lost SYN costs a 1 s retransmission.
+func probePlan(spec *Spec, a, b string, samples int, timeout time.Duration) (int, time.Duration) {
+	if spec == nil {
+		return samples, timeout
+	}
+	if spec.Cut(a, b) {
+		return blockedAfter, min(timeout, 300*time.Millisecond)
+	}
+	ab, ba := spec.Get(a, b), spec.Get(b, a)
+	rtt := ab.Delay + ba.Delay + 2*(ab.Jitter+ba.Jitter)
+	n, to := samples, timeout+rtt
+	if rtt > 0 {
+		n = min(n, max(blockedAfter, int(5*time.Second/rtt)))
+	}
+	if ab.Loss > 0 || ba.Loss > 0 {
+		n = min(n, 5)
+	}
+	return n, to
 }
 
 // Backend is an applied set of impairments: kernel qdiscs (*Kernel) or the userspace link

@@ -75,8 +75,9 @@ func (r *Request) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // Build turns the request into a Spec over nodes. Errors (*RequestError) name the field
-// and value: an unparsable impairment, an unknown node, a malformed link "A->B", a node in
-// two groups or in none.
+// and value: an unparsable or empty impairment, an unknown node, a malformed link "A->B",
+// a node in two groups or in none, a node partitioned twice, a request that impairs no
+// link at all.
 func (r Request) Build(nodes []string) (*Spec, error) {
 	s, err := NewSpec(nodes)
 	if err != nil {
@@ -99,6 +100,9 @@ func (r Request) Build(nodes []string) (*Spec, error) {
 		}
 	}
 	for _, n := range sortedKeys(r.Node) {
+		if strings.TrimSpace(r.Node[n]) == "" {
+			return nil, &RequestError{"node." + n, r.Node[n], fmt.Errorf("empty impairment")}
+		}
 		imp, err := ParseImpairment(r.Node[n])
 		if err == nil {
 			err = s.SetNode(n, imp)
@@ -113,6 +117,9 @@ func (r Request) Build(nodes []string) (*Spec, error) {
 		if !ok || from == "" || to == "" {
 			return nil, &RequestError{"link", l, fmt.Errorf("want FROM->TO, e.g. n1->n2")}
 		}
+		if strings.TrimSpace(r.Link[l]) == "" {
+			return nil, &RequestError{"link." + l, r.Link[l], fmt.Errorf("empty impairment")}
+		}
 		imp, err := ParseImpairment(r.Link[l])
 		if err == nil {
 			err = s.SetLink(from, to, imp)
@@ -121,9 +128,12 @@ func (r Request) Build(nodes []string) (*Spec, error) {
 			return nil, &RequestError{"link." + l, r.Link[l], err}
 		}
 	}
-	for _, n := range r.Partition {
+	for i, n := range r.Partition {
 		if err := s.known(n); err != nil {
 			return nil, &RequestError{"partition", n, err}
+		}
+		if slices.Contains(r.Partition[:i], n) {
+			return nil, &RequestError{"partition", n, fmt.Errorf("listed twice")}
 		}
 		for _, o := range nodes {
 			if o != n {
@@ -131,6 +141,9 @@ func (r Request) Build(nodes []string) (*Spec, error) {
 				s.set(Link{o, n}, Impairment{Partition: true})
 			}
 		}
+	}
+	if len(s.Links) == 0 {
+		return nil, &RequestError{"links", r.String(), fmt.Errorf("impairs no link (every value is zero): to remove impairments, clear them")}
 	}
 	return s, nil
 }
@@ -166,9 +179,20 @@ func (r Request) String() string {
 	return strings.Join(parts, " ")
 }
 
-// Partitioned reports whether the spec cuts the pair a, b in either direction.
+// Partitioned reports whether the spec partitions the pair a, b in either direction.
 func (s *Spec) Partitioned(a, b string) bool {
 	return s != nil && (s.Get(a, b).Partition || s.Get(b, a).Partition)
+}
+
+// Cut reports whether no packet gets through between a and b in one direction or the
+// other: a partition or 100% loss. A handshake needs both directions.
+func (s *Spec) Cut(a, b string) bool {
+	return s.Partitioned(a, b) || (s != nil && (s.Get(a, b).Loss >= 1 || s.Get(b, a).Loss >= 1))
+}
+
+// Lossy reports whether the pair a, b loses some packets (not all) in either direction.
+func (s *Spec) Lossy(a, b string) bool {
+	return s != nil && !s.Cut(a, b) && (s.Get(a, b).Loss > 0 || s.Get(b, a).Loss > 0)
 }
 
 // Describe lists the spec's impaired links, one "n1->n2: delay 600us" per entry, sorted;

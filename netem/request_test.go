@@ -63,6 +63,13 @@ func TestRequestErrorsNameFieldAndValue(t *testing.T) {
 		{Request{Link: map[string]string{"n1->n2": "delay"}}, "link.n1->n2", "delay", "want e.g. 600us"},
 		{Request{Link: map[string]string{"n1->n2": "delay 1ms jitter"}}, "link.n1->n2", "delay 1ms jitter", "needs a value"},
 		{Request{Partition: []string{"n7"}}, "partition", "n7", "not in this sandbox"},
+		{Request{Partition: []string{"n2", "n2"}}, "partition", "n2", "listed twice"},
+		{Request{Node: map[string]string{"n1": " "}}, "node.n1", " ", "empty impairment"},
+		{Request{Link: map[string]string{"n1->n2": ""}}, "link.n1->n2", "", "empty impairment"},
+		{Request{All: "0"}, "links", "--all 0", "impairs no link"},
+		{Request{All: "none"}, "links", "--all none", "impairs no link"},
+		{Request{Groups: "dc1: [n1,n2,n3]; inter 2ms"}, "groups", "dc1: [n1,n2,n3]; inter 2ms", "only one group"},
+		{Request{Groups: "a: [n1], b: [n2,n3]; inter 2ms, inter 3ms"}, "groups", "a: [n1], b: [n2,n3]; inter 2ms, inter 3ms", "inter given twice"},
 	} {
 		_, err := c.r.Build(nodes)
 		var re *RequestError

@@ -17,6 +17,10 @@ const (
 	DistNormal  = "normal"  // delay normal with mean Delay and standard deviation Jitter, clipped at 0
 )
 
+// MaxDelay bounds a one-way delay or jitter: beyond it, handshakes and replication time
+// out and nothing sensible is measured.
+const MaxDelay = 10 * time.Second
+
 // Impairment is what happens to packets on one directed link (A->B). All values are
 // ONE-WAY: a round trip A->B->A costs Delay(A->B) + Delay(B->A). The zero value is a
 // perfect link.
@@ -45,15 +49,22 @@ func (imp Impairment) Validate() error {
 	if imp.Delay < 0 {
 		errs = append(errs, fmt.Errorf("delay %v: must not be negative", imp.Delay))
 	}
-	if imp.Delay > time.Minute {
-		errs = append(errs, fmt.Errorf("delay %v: more than a minute is not a network", imp.Delay))
+	if imp.Delay > MaxDelay {
+		errs = append(errs, fmt.Errorf("delay %v: more than %v one-way is not a network", imp.Delay, MaxDelay))
 	}
 	if imp.Jitter < 0 {
 		errs = append(errs, fmt.Errorf("jitter %v: must not be negative", imp.Jitter))
 	}
-	if imp.Jitter > time.Minute {
-		errs = append(errs, fmt.Errorf("jitter %v: more than a minute is not a network", imp.Jitter))
+	if imp.Jitter > MaxDelay {
+		errs = append(errs, fmt.Errorf("jitter %v: more than %v is not a network", imp.Jitter, MaxDelay))
 	}
+	if imp.Jitter > 0 && imp.Delay == 0 {
+		errs = append(errs, fmt.Errorf("jitter %v: needs a delay to vary around (as in tc: delay 5ms jitter 1ms)", imp.Jitter))
+	}
+	if imp.Distribution != "" && imp.Jitter == 0 {
+		errs = append(errs, fmt.Errorf("distribution %q: needs a jitter", imp.Distribution))
+	}
+
 	switch imp.Distribution {
 	case "", DistUniform, DistNormal:
 	default:
@@ -72,10 +83,10 @@ func (imp Impairment) String() string {
 	}
 	var parts []string
 	if imp.Delay != 0 {
-		parts = append(parts, "delay "+imp.Delay.String())
+		parts = append(parts, "delay "+FormatDuration(imp.Delay))
 	}
 	if imp.Jitter != 0 {
-		parts = append(parts, "jitter "+imp.Jitter.String())
+		parts = append(parts, "jitter "+FormatDuration(imp.Jitter))
 	}
 	if imp.Distribution != "" {
 		parts = append(parts, "distribution "+imp.Distribution)
@@ -90,6 +101,21 @@ func (imp Impairment) String() string {
 		return "none"
 	}
 	return strings.Join(parts, " ")
+}
+
+// FormatDuration renders d in ParseDuration's form with ASCII units: "600us", "1.5ms",
+// "5ms", "2s".
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0"
+	case d < time.Millisecond:
+		return strconv.FormatInt(d.Microseconds(), 10) + "us"
+	case d < time.Second:
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64) + "ms"
+	default:
+		return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+	}
 }
 
 // ParseDuration reads a delay or jitter with microsecond resolution: "600us", "600µs",
@@ -116,8 +142,9 @@ func ParseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// ParseLoss reads a loss probability as a percent ("1%", "0.5%") or a fraction ("0.01"),
-// returning the fraction in [0,1].
+// ParseLoss reads a loss probability as a percent ("1%", "0.5%") or a fraction below 1
+// ("0.01"), returning the fraction in [0,1]. A bare number of 1 or more is refused: tc
+// reads "loss 1" as 1%, a fraction of 1 would be 100%.
 func ParseLoss(s string) (float64, error) {
 	s = strings.TrimSpace(s)
 	pct := strings.HasSuffix(s, "%")
@@ -127,6 +154,9 @@ func ParseLoss(s string) (float64, error) {
 	}
 	if pct {
 		v /= 100
+	} else if v >= 1 {
+		// tc reads a bare "loss 1" as 1%; a fraction of 1 would be 100%: refuse the guess.
+		return 0, fmt.Errorf("loss %q: ambiguous, write a percent (%s%%) or a fraction below 1", s, s)
 	}
 	if v < 0 || v > 1 {
 		return 0, fmt.Errorf("loss %q: must lie between 0 and 100%%", s)
@@ -148,7 +178,7 @@ var rateUnits = []struct {
 
 // ParseRate reads a rate limit in tc's units and returns bytes per second: "10mbit"
 // (10 000 000 bits/s = 1 250 000 B/s), "1gbit", "500kbit", "2mbps" (bytes), or a bare
-// number of bytes per second. "0" means unlimited.
+// number of bytes per second. 0 is refused (leave the rate out for unlimited).
 func ParseRate(s string) (uint64, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	num, mult := s, 1.0
@@ -166,7 +196,10 @@ func ParseRate(s string) (uint64, error) {
 	if b > math.MaxUint64/2 {
 		return 0, fmt.Errorf("rate %q: too large", s)
 	}
-	if v > 0 && b < 1 {
+	if v == 0 {
+		return 0, fmt.Errorf("rate %q: a rate of 0 would stop the link (leave rate out for unlimited, or use partition)", s)
+	}
+	if b < 1 {
 		return 0, fmt.Errorf("rate %q: below one byte per second", s)
 	}
 	return uint64(b), nil
@@ -187,13 +220,26 @@ func ParseImpairment(s string) (Impairment, error) {
 		imp.Delay = d
 		return imp, nil
 	}
+	seen := map[string]bool{}
 	for i := 0; i < len(f); i++ {
 		key := f[i]
+		if key == "latency" {
+			key = "delay"
+		} else if key == "dist" {
+			key = "distribution"
+		}
+		if seen[key] {
+			return imp, fmt.Errorf("impairment %q: %s given twice", s, key)
+		}
+		seen[key] = true
 		if key == "partition" {
 			imp.Partition = true
 			continue
 		}
 		if key == "none" {
+			if len(f) > 1 {
+				return imp, fmt.Errorf("impairment %q: none takes nothing else", s)
+			}
 			continue
 		}
 		if i+1 >= len(f) {
@@ -203,11 +249,11 @@ func ParseImpairment(s string) (Impairment, error) {
 		i++
 		var err error
 		switch key {
-		case "delay", "latency":
+		case "delay":
 			imp.Delay, err = ParseDuration(val)
 		case "jitter":
 			imp.Jitter, err = ParseDuration(val)
-		case "distribution", "dist":
+		case "distribution":
 			imp.Distribution = val
 		case "loss":
 			imp.Loss, err = ParseLoss(val)
@@ -219,6 +265,9 @@ func ParseImpairment(s string) (Impairment, error) {
 		if err != nil {
 			return imp, fmt.Errorf("impairment %q: %w", s, err)
 		}
+	}
+	if imp.Partition && len(f) > 1 {
+		return imp, fmt.Errorf("impairment %q: partition drops every packet, it takes no delay, jitter, loss or rate", s)
 	}
 	if err := imp.Validate(); err != nil {
 		return imp, fmt.Errorf("impairment %q: %w", s, err)
@@ -354,7 +403,7 @@ func (s *Spec) SetGroups(groups map[string][]string, intra, inter Impairment) er
 func (s *Spec) ParseGroups(text string) error {
 	groupPart, impPart, ok := strings.Cut(text, ";")
 	if !ok {
-		return fmt.Errorf("groups %q: want \"g1: [n1,n2], g2: [n3]; intra 0.1ms, inter 5ms\"", text)
+		return fmt.Errorf("want \"g1: [n1,n2], g2: [n3]; intra 0.1ms, inter 5ms\"")
 	}
 	groups := map[string][]string{}
 	rest := strings.TrimSpace(groupPart)
@@ -363,11 +412,11 @@ func (s *Spec) ParseGroups(text string) error {
 		name = strings.TrimSpace(name)
 		after = strings.TrimSpace(after)
 		if !ok || name == "" || !strings.HasPrefix(after, "[") {
-			return fmt.Errorf("groups %q: want NAME: [NODE,...] at %q", text, rest)
+			return fmt.Errorf("want NAME: [NODE,...] at %q", rest)
 		}
 		list, tail, ok := strings.Cut(after[1:], "]")
 		if !ok {
-			return fmt.Errorf("groups %q: missing ] after group %s", text, name)
+			return fmt.Errorf("missing ] after group %s", name)
 		}
 		if _, dup := groups[name]; dup {
 			return fmt.Errorf("group %q: defined twice", name)
@@ -386,24 +435,32 @@ func (s *Spec) ParseGroups(text string) error {
 		rest = strings.TrimSpace(rest)
 	}
 	var intra, inter Impairment
+	seen := map[string]bool{}
 	for _, clause := range strings.Split(impPart, ",") {
 		clause = strings.TrimSpace(clause)
 		if clause == "" {
 			continue
 		}
 		kind, val, _ := strings.Cut(clause, " ")
+		if kind != "intra" && kind != "inter" {
+			return fmt.Errorf("clause %q must start with intra or inter", clause)
+		}
+		if seen[kind] {
+			return fmt.Errorf("%s given twice", kind)
+		}
+		seen[kind] = true
 		imp, err := ParseImpairment(val)
 		if err != nil {
-			return fmt.Errorf("groups %s: %w", kind, err)
+			return fmt.Errorf("%s: %w", kind, err)
 		}
-		switch kind {
-		case "intra":
+		if kind == "intra" {
 			intra = imp
-		case "inter":
+		} else {
 			inter = imp
-		default:
-			return fmt.Errorf("groups %q: clause %q must start with intra or inter", text, clause)
 		}
+	}
+	if len(groups) < 2 && !inter.IsZero() {
+		return fmt.Errorf("inter: only one group, there is no link between groups")
 	}
 	return s.SetGroups(groups, intra, inter)
 }

@@ -25,14 +25,14 @@ func TestParseDuration(t *testing.T) {
 }
 
 func TestParseLoss(t *testing.T) {
-	good := map[string]float64{"1%": 0.01, "0.01": 0.01, "100%": 1, "0": 0, "0.5%": 0.005, "1": 1}
+	good := map[string]float64{"1%": 0.01, "0.01": 0.01, "100%": 1, "0": 0, "0.5%": 0.005, "0.999": 0.999}
 	for in, want := range good {
 		got, err := ParseLoss(in)
 		if err != nil || got < want-1e-12 || got > want+1e-12 {
 			t.Errorf("ParseLoss(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"101%", "-1%", "2", "x", "NaN"} {
+	for _, in := range []string{"101%", "-1%", "2", "1", "x", "NaN"} {
 		if _, err := ParseLoss(in); err == nil || !strings.Contains(err.Error(), in) {
 			t.Errorf("ParseLoss(%q): want an error naming the value, got %v", in, err)
 		}
@@ -40,14 +40,14 @@ func TestParseLoss(t *testing.T) {
 }
 
 func TestParseRate(t *testing.T) {
-	good := map[string]uint64{"10mbit": 1250000, "1gbit": 125000000, "500kbit": 62500, "2mbps": 2000000, "1000": 1000, "0": 0, "8bit": 1}
+	good := map[string]uint64{"10mbit": 1250000, "1gbit": 125000000, "500kbit": 62500, "2mbps": 2000000, "1000": 1000, "8bit": 1}
 	for in, want := range good {
 		got, err := ParseRate(in)
 		if err != nil || got != want {
 			t.Errorf("ParseRate(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"fast", "-1mbit", "1bit", "mbit"} {
+	for _, in := range []string{"fast", "-1mbit", "1bit", "mbit", "0", "0mbit"} {
 		if _, err := ParseRate(in); err == nil || !strings.Contains(err.Error(), "rate") {
 			t.Errorf("ParseRate(%q): want an error, got %v", in, err)
 		}
@@ -66,6 +66,9 @@ func TestParseImpairment(t *testing.T) {
 	if imp, err := ParseImpairment("partition"); err != nil || !imp.Partition {
 		t.Errorf("partition: %+v %v", imp, err)
 	}
+	if got := (Impairment{Delay: 600 * time.Microsecond, Jitter: 1500 * time.Microsecond}).String(); got != "delay 600us jitter 1.5ms" {
+		t.Errorf("String() = %q, want ASCII units", got)
+	}
 	if imp, err := ParseImpairment(want.String()); err != nil || imp != want {
 		t.Errorf("String round trip %q: %+v %v", want.String(), imp, err)
 	}
@@ -76,6 +79,13 @@ func TestParseImpairment(t *testing.T) {
 		"loss 200%":              "200%",
 		"distribution pareto":    `"pareto"`,
 		"delay 5ms jitter 1.5us": "1.5us",
+		"delay 1ms delay 2ms":    "delay given twice",
+		"latency 1ms delay 2ms":  "delay given twice",
+		"partition loss 1%":      "partition drops every packet",
+		"jitter 1ms":             "needs a delay",
+		"none delay 1ms":         "none takes nothing else",
+		"delay 11s":              "not a network",
+		"delay 1ms loss 1":       "ambiguous",
 	} {
 		if _, err := ParseImpairment(in); err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("ParseImpairment(%q) = %v; want an error containing %s", in, err, field)

@@ -15,6 +15,7 @@ import (
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 )
 
 const impairmentHelp = `An IMPAIRMENT is ONE-WAY, on one directed link: "0.6ms" (delay), or key/value pairs
@@ -57,10 +58,11 @@ func (o *netemApplyOpts) request() (netem.Request, error) {
 		if r.Node == nil {
 			r.Node = map[string]string{}
 		}
-		if _, dup := r.Node[strings.TrimSpace(n)]; dup {
+		n = strings.TrimSpace(n)
+		if _, dup := r.Node[n]; dup {
 			return r, usagef("--node %q: node %s given twice", kv, n)
 		}
-		r.Node[strings.TrimSpace(n)] = imp
+		r.Node[n] = imp
 	}
 	for _, kv := range o.links {
 		l, imp, ok := strings.Cut(kv, "=")
@@ -106,6 +108,9 @@ func newNetemApplyCmd(g *globalOpts) *cobra.Command {
 			c, err := loadCluster(g, o.cluster)
 			if err != nil {
 				return err
+			}
+			if len(c.Nodes) < 2 {
+				return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("has %d node: there is no link between nodes to impair", len(c.Nodes))}
 			}
 			if c.Network != cluster.NetNamespaces {
 				return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("network %s: impairing links needs a cluster deployed with --network netns (as root)", c.Network)}
@@ -159,35 +164,43 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 				return err
 			}
 			w := cmd.OutOrStdout()
+			if experiment.ApplyInProgress(c) {
+				fmt.Fprintf(w, "%s: a `habench netem apply` (or clear) is in progress; show again when it has finished\n", c.Name)
+				return nil
+			}
 			st, err := experiment.ReadStanding(c)
 			if err != nil {
-				return err
+				return fmt.Errorf("%w: run habench netem clear %s", err, c.Name)
 			}
+			var spec *netem.Spec
 			if st == nil {
+				if experiment.RunLinksActive(c) {
+					fmt.Fprintf(w, "%s: impaired by a run with --links (or scenario links) in progress; the impairments end with it (see its manifest.json)\n", c.Name)
+					return nil
+				}
 				fmt.Fprintf(w, "%s: no impairments (network %s)\n", c.Name, c.Network)
 				if left := experiment.LinkLeftovers(c); len(left) > 0 {
 					return fmt.Errorf("%s: no impairments recorded, but found %s: run habench netem clear %s", c.Name, strings.Join(left, ", "), c.Name)
 				}
-				return nil
-			}
-			fmt.Fprintf(w, "%s: %s, %s backend, applied %s\n", c.Name, st.Request.String(), st.Backend, st.Applied.Format(time.RFC3339))
-			if st.Backend == netem.BackendUserspace {
-				state := "running"
-				if !st.Alive() {
-					state = "NOT RUNNING: the impairments are not in effect; run habench netem clear " + c.Name
+			} else {
+				fmt.Fprintf(w, "%s: %s, %s backend, applied %s\n", c.Name, st.Request.String(), st.Backend, st.Applied.Format(time.RFC3339))
+				if st.Backend == netem.BackendUserspace {
+					if pid := st.LinkPID(c); pid > 0 {
+						fmt.Fprintf(w, "link process %d: running (log %s/links.log)\n", pid, c.Dir())
+					} else {
+						fmt.Fprintf(w, "link process: NOT RUNNING, the impairments are not in effect (log %s/links.log); run habench netem clear %s\n", c.Dir(), c.Name)
+					}
 				}
-				fmt.Fprintf(w, "link process %d: %s (log %s/links.log)\n", st.PID, state, c.Dir())
-			}
-			if st.Report == nil {
-				return fmt.Errorf("%s: `netem apply` did not finish (no measurement recorded): run habench netem clear %s", c.Name, c.Name)
-			}
-			printLinkReport(w, st.Report)
-			if measure {
-				eps, err := experiment.LinkEndpoints(c)
-				if err != nil {
+				if st.Report == nil {
+					return fmt.Errorf("%s: `netem apply` did not finish (no measurement recorded): run habench netem clear %s", c.Name, c.Name)
+				}
+				printLinkReport(w, st.Report)
+				if spec, err = st.Request.Build(nodeNames(c)); err != nil {
 					return err
 				}
-				spec, err := st.Request.Build(nodeNames(c))
+			}
+			if measure && c.Network == cluster.NetNamespaces && len(c.Nodes) > 1 {
+				eps, err := experiment.LinkEndpoints(c)
 				if err != nil {
 					return err
 				}
@@ -205,8 +218,8 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 				}
 				tw.Flush()
 			}
-			if !st.Alive() {
-				return fmt.Errorf("%s: link process %d is not running: run habench netem clear %s", c.Name, st.PID, c.Name)
+			if st != nil && !st.Alive(c) {
+				return fmt.Errorf("%s: the link process is not running: run habench netem clear %s", c.Name, c.Name)
 			}
 			return nil
 		},
@@ -225,16 +238,19 @@ func newNetemClearCmd(g *globalOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, _ := experiment.ReadStanding(c)
+			st, rerr := experiment.ReadStanding(c)
 			if err := experiment.ClearStanding(c); err != nil {
 				return err
 			}
 			if left := experiment.LinkLeftovers(c); len(left) > 0 {
 				return fmt.Errorf("%s: still present after clear: %s", c.Name, strings.Join(left, ", "))
 			}
-			if st == nil {
+			switch {
+			case rerr != nil:
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: cleared (the record was unreadable: %v)\n", c.Name, rerr)
+			case st == nil:
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: no impairments\n", c.Name)
-			} else {
+			default:
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: cleared %s (%s backend)\n", c.Name, st.Request.String(), st.Backend)
 			}
 			return nil
@@ -252,9 +268,9 @@ func newNetemServeCmd(g *globalOpts) *cobra.Command {
 		Hidden: true,
 		Args:   exactArgs(1, "NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ready := os.NewFile(3, "ready")
-			if ready == nil {
-				ready = os.Stdout
+			var ready *os.File = os.Stdout
+			if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err == nil {
+				ready = os.NewFile(3, "ready") // the pipe netem apply passes
 			}
 			c, err := loadCluster(g, args[0])
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,6 +81,10 @@ func TestNetemApplyShowClear(t *testing.T) {
 	state := stateDir(t)
 	name := testenv.Name("nt")
 	c := netemCluster(t, state, name)
+	single := testenv.Name("ns")
+	if r := habench(t, state, "deploy", "--name", single, "--kind", "single", "--flavor", "mariadb", "--network", "netns"); r.code != 0 {
+		t.Fatalf("deploy single: %s", r.stderr)
+	}
 
 	for _, bad := range []struct {
 		args []string
@@ -91,7 +96,11 @@ func TestNetemApplyShowClear(t *testing.T) {
 		{[]string{"netem", "apply", "--cluster", name, "--node", "n9=1ms"}, []string{"node.n9", `"n9"`}},
 		{[]string{"netem", "apply", "--cluster", name, "--link", "n1-n2=1ms"}, []string{"--link", `"n1-n2=1ms"`}},
 		{[]string{"netem", "apply", "--cluster", name, "--link", "n1->n2=loss 200%"}, []string{"link.n1->n2", "loss"}},
-		{[]string{"netem", "apply", "--cluster", name, "--groups", "dc1: [n1]; inter 5ms"}, []string{"groups", "in no group"}},
+		{[]string{"netem", "apply", "--cluster", name, "--groups", "dc1: [n1], dc2: [n2]; inter 5ms"}, []string{"groups", "in no group"}},
+		{[]string{"netem", "apply", "--cluster", name, "--all", "loss 1"}, []string{"all", "ambiguous"}},
+		{[]string{"netem", "apply", "--cluster", name, "--all", "0ms"}, []string{"impairs no link"}},
+		{[]string{"netem", "apply", "--cluster", name, "--partition", "n1", "--partition", "n1"}, []string{"partition", "listed twice"}},
+		{[]string{"netem", "apply", "--cluster", single, "--all", "1ms"}, []string{"cluster", single, "no link between nodes"}},
 		{[]string{"netem", "apply", "--cluster", "nosuch", "--all", "1ms"}, []string{"cluster", `"nosuch"`}},
 		{[]string{"netem", "show", "nosuch"}, []string{"cluster", `"nosuch"`}},
 	} {
@@ -185,6 +194,58 @@ func TestNetemApplyShowClear(t *testing.T) {
 		t.Errorf("after clear n1->n3 median %v, base %v", now["n1->n3"].Median, base["n1->n3"].Median)
 	}
 
+	// A record naming a process that is not a link process: clear must not signal it.
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sleeper.Process.Kill()
+	bogus := fmt.Sprintf(`{"cluster":%q,"request":{"all":"1ms"},"backend":"userspace","pid":%d,"applied":"2026-01-01T00:00:00Z"}`, name, sleeper.Process.Pid)
+	if err := os.WriteFile(filepath.Join(c.Dir(), experiment.StandingLinksFile), []byte(bogus), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := habench(t, state, "netem", "show", name); r.code != 1 || !strings.Contains(r.stdout, "NOT RUNNING") {
+		t.Errorf("show with a record naming a foreign process: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := habench(t, state, "netem", "clear", name); r.code != 0 {
+		t.Errorf("clear: %d %s", r.code, r.stderr)
+	}
+	if sleeper.ProcessState != nil || syscall.Kill(sleeper.Process.Pid, 0) != nil {
+		t.Errorf("netem clear signalled pid %d, which is not a link process", sleeper.Process.Pid)
+	}
+
+	// A crashed kernel-backend run leaves an htb root qdisc and no record: clear removes it.
+	if out, err := exec.Command("ip", "netns", "exec", c.Nodes[0].Netns, "tc", "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb").CombinedOutput(); err != nil {
+		t.Fatalf("simulate a crashed run's qdisc: %v %s", err, out)
+	}
+	if r := habench(t, state, "netem", "show", name); r.code != 1 || !strings.Contains(r.stderr, "qdisc htb") {
+		t.Errorf("show with a leftover qdisc: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := habench(t, state, "netem", "clear", name); r.code != 0 {
+		t.Errorf("clear of a leftover qdisc: %d %s", r.code, r.stderr)
+	}
+	noLinkLeftovers(t, c)
+
+	// The link process ends during a run: the run fails and says so.
+	if r := habench(t, state, "netem", "apply", "--cluster", name, "--all", "500us"); r.code != 0 {
+		t.Fatalf("apply: %d %s", r.code, r.stderr)
+	}
+	run := exec.Command(habenchBin, "sysbench", "oltp_point_select", "run", "--cluster", name, "--tables", "1", "--table-size", "500", "--time", "4")
+	run.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
+	var runErr syncBuffer
+	run.Stderr = &runErr
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	for _, pid := range cluster.LinkProcesses(c) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if err := run.Wait(); err == nil || !strings.Contains(runErr.String(), "ended during the run") {
+		t.Errorf("run whose link process died: %v %s", err, runErr.String())
+	}
+	habench(t, state, "netem", "clear", name)
+
 	// Partition: n3 unreachable both ways, n1<->n2 fine.
 	r = habench(t, state, "netem", "apply", "--cluster", name, "--partition", "n3")
 	if r.code != 0 || !strings.Contains(r.stdout, "3 of 3 probes failed") {
@@ -194,11 +255,18 @@ func TestNetemApplyShowClear(t *testing.T) {
 	if now["n1->n3"].Samples != 0 || now["n1->n2"].Samples == 0 {
 		t.Errorf("partition n3: n1->n3 %+v, n1->n2 %+v", now["n1->n3"], now["n1->n2"])
 	}
+	// A run on the partitioned cluster ends promptly (n3 cannot catch up: not waited for).
+	t0 := time.Now()
+	r = habench(t, state, "sysbench", "oltp_point_select", "run", "--cluster", name, "--tables", "1", "--table-size", "500", "--time", "2")
+	if r.code != 0 || !strings.Contains(r.stdout, "n3 is cut off") || time.Since(t0) > 45*time.Second {
+		t.Errorf("run with n3 partitioned: exit %d after %v: %s %s", r.code, time.Since(t0), r.stdout, r.stderr)
+	}
 	// destroy with the link process running removes it too.
 	if r := habench(t, state, "destroy", name); r.code != 0 {
 		t.Fatalf("destroy: %d %s", r.code, r.stderr)
 	}
-	noClusters(t, state, name)
+	habench(t, state, "destroy", single)
+	noClusters(t, state, name, single)
 }
 
 // TestNetemApplyInterrupted: SIGINT while `netem apply` is measuring (its link process
@@ -282,9 +350,16 @@ func TestRunLinksInterrupted(t *testing.T) {
 	if found, _ := netem.Residue(eps[0]); len(found) == 0 {
 		t.Fatalf("no link device during the run: the test proves nothing")
 	}
-	// netem apply must not take over (or tear down) the run's link.
-	if r := habench(t, state, "netem", "apply", "--cluster", name, "--all", "3ms"); r.code != 1 || !strings.Contains(r.stderr, "--links") {
+	// netem apply and clear must not take over (or tear down) the run's link; show and
+	// status say whose it is.
+	if r := habench(t, state, "netem", "apply", "--cluster", name, "--all", "3ms"); r.code != 1 || !strings.Contains(r.stderr, "run with --links") {
 		t.Errorf("netem apply during a run with --links: %d %s", r.code, r.stderr)
+	}
+	if r := habench(t, state, "netem", "clear", name); r.code != 1 || !strings.Contains(r.stderr, "run with --links") {
+		t.Errorf("netem clear during a run with --links: %d %s", r.code, r.stderr)
+	}
+	if r := habench(t, state, "netem", "show", name); r.code != 0 || !strings.Contains(r.stdout, "run with --links") {
+		t.Errorf("netem show during a run with --links: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	if found, _ := netem.Residue(eps[0]); len(found) == 0 {
 		t.Errorf("the run's link is gone after the refused netem apply")

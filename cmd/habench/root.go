@@ -59,6 +59,9 @@ func (g *globalOpts) sandbox() *cluster.Sandbox {
 // exactArgs is cobra.ExactArgs with a usage error.
 func exactArgs(n int, names ...string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
+		if n == 0 && len(args) > 0 {
+			return usagef("%s: takes no arguments, got %q", cmd.CommandPath(), args)
+		}
 		if len(args) != n {
 			return usagef("%s: want %d argument(s) (%s), got %d: %q", cmd.CommandPath(), n, strings.Join(names, ", "), len(args), args)
 		}

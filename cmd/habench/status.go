@@ -71,10 +71,14 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 				fmt.Fprintf(w, "links: unreadable record (%v): habench netem clear %s\n", err, c.Name)
 			} else if st != nil {
 				state := "in effect"
-				if !st.Alive() {
+				if experiment.ApplyInProgress(c) {
+					state = "netem apply in progress"
+				} else if !st.Alive(c) {
 					state = "NOT in effect, link process gone: habench netem clear " + c.Name
 				}
 				fmt.Fprintf(w, "links: %s (%s backend, %s; habench netem show %s)\n", st.Request.String(), st.Backend, state, c.Name)
+			} else if experiment.RunLinksActive(c) {
+				fmt.Fprintln(w, "links: impaired by a run with --links in progress")
 			} else if c.Network == cluster.NetNamespaces {
 				fmt.Fprintln(w, "links: no impairments")
 			}
