@@ -499,3 +499,72 @@ func bulkTransfer(from, to Endpoint, size int, limit time.Duration) (time.Durati
 	}
 	return end.Sub(start), nil
 }
+
+func TestPacketQueueOrder(t *testing.T) {
+	var q packetQueue
+	var seq uint64
+	for range 2000 {
+		seq++
+		q.push(packet{due: int64(rand.IntN(50)), seq: seq})
+		if rand.IntN(3) == 0 { // interleave pops with pushes
+			q.pop()
+		}
+	}
+	prev := packet{due: -1}
+	for len(q) > 0 {
+		p := q.pop()
+		if p.due < prev.due || (p.due == prev.due && p.seq < prev.seq) {
+			t.Fatalf("popped (due %d, seq %d) after (due %d, seq %d)", p.due, p.seq, prev.due, prev.seq)
+		}
+		prev = p
+	}
+}
+
+func TestWakeEstimatorQuantile(t *testing.T) {
+	w := newWakeEstimator()
+	wait := int64(600 * time.Microsecond)
+	// Wake-ups late by 10-110 us, uniformly: the 90th percentile is 100 us.
+	var sum int64
+	for i := range 6000 {
+		w.observe(wait, int64(10*time.Microsecond)+rand.Int64N(int64(100*time.Microsecond)))
+		if i >= 1000 {
+			sum += w.est[wakeBucket(wait)]
+		}
+	}
+	if e := time.Duration(sum / 5000); e < 90*time.Microsecond || e > 110*time.Microsecond {
+		t.Errorf("estimate %v on average, want about 100us", e)
+	}
+	if m := time.Duration(w.margin(wait)); m > maxSpin {
+		t.Errorf("margin %v above maxSpin", m)
+	}
+	// Huge lateness (a stalled machine) never makes the margin exceed maxSpin.
+	for range 100 {
+		w.observe(wait, int64(50*time.Millisecond))
+	}
+	if m := time.Duration(w.margin(wait)); m != maxSpin {
+		t.Errorf("margin %v after stalls, want maxSpin %v", m, maxSpin)
+	}
+	// Other buckets are untouched.
+	if w.est[wakeBucket(int64(5*time.Millisecond))] != newWakeEstimator().est[wakeBucket(int64(5*time.Millisecond))] {
+		t.Error("a 5ms sample changed")
+	}
+}
+
+func TestSpinBudgetBound(t *testing.T) {
+	// A thread that would spin all the time gets at most spinShare of the time, after the
+	// initial burst.
+	b := spinBudget{tokens: int64(spinBurst)}
+	var now, spun int64
+	for now < int64(time.Second) {
+		now += int64(10 * time.Microsecond) // sleeps
+		allowed := max(b.refill(now), 0)
+		s := min(allowed, int64(100*time.Microsecond))
+		now += s
+		b.refill(now)
+		b.tokens -= s
+		spun += s
+	}
+	if share := float64(spun-int64(spinBurst)) / float64(now); share > spinShare*1.01 {
+		t.Errorf("spun %.3f of the time, budget %.2f", share, spinShare)
+	}
+}
