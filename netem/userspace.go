@@ -48,10 +48,12 @@ type LinkStats struct {
 // impairments with Update, always Close.
 //
 // One OS thread moves all packets: a goroutine locked to it for its whole life (the
-// thread exits with it), named hbnetem (/proc/PID/task/TID/comm), with a 1 ns timer
-// slack. It sleeps in ppoll on all TUN devices at once, so a packet is picked up by the
-// thread the kernel wakes, without a detour through the Go netpoller, and is timestamped
-// as it is read: its delay runs from there. It is then written to its destination at once (no delay) or queued. For the
+// thread exits with it), named hbnetem (/proc/PID/task/TID/comm), with a 1 ns timer slack
+// and, where permitted, SCHED_FIFO at a low priority (see Realtime), so that on a busy
+// machine it does not wait behind the workload for a CPU. It sleeps in ppoll on all TUN
+// devices at once, so a packet is picked up by the thread the kernel wakes, without a
+// detour through the Go netpoller, and is timestamped as it is read: its delay runs from
+// there. It is then written to its destination at once (no delay) or queued. For the
 // head of the queue the thread sleeps until a margin before the due time, learnt from how
 // late its own wake-ups have been, then spins on the clock (within a CPU budget), still
 // polling the devices. One thread rather than one per device: a thread blocked in a
@@ -72,6 +74,8 @@ type Userspace struct {
 
 	wakeFd    int // eventfd waking the link thread (Close)
 	stop      atomic.Bool
+	rtWant    bool        // try SCHED_FIFO
+	rt        atomic.Bool // the link thread runs SCHED_FIFO
 	ready     chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
@@ -185,8 +189,8 @@ func InNetns(name string, fn func() error) error {
 
 // NewUserspace creates the TUN devices and routes for eps and starts forwarding with the
 // impairments of spec (nil: none). Every endpoint needs a distinct IPv4 address and an
-// existing namespace. On error nothing is left behind. The link thread is running when
-// it returns.
+// existing namespace. On error nothing is left behind. The link thread is running (and
+// Realtime tells its scheduling) when it returns.
 func NewUserspace(eps []Endpoint, spec *Spec) (*Userspace, error) {
 	if err := UserspaceAvailable(); err != nil {
 		return nil, err
@@ -197,6 +201,7 @@ func NewUserspace(eps []Endpoint, spec *Spec) (*Userspace, error) {
 		byIP:   map[[4]byte]int{},
 		stats:  make([]linkCounters, n*n),
 		wakeFd: -1,
+		rtWant: os.Getenv(EnvUserspaceRT) != "0",
 		ready:  make(chan struct{}),
 		done:   make(chan struct{}),
 		buf:    make([]byte, 65536),
@@ -234,11 +239,34 @@ func NewUserspace(eps []Endpoint, spec *Spec) (*Userspace, error) {
 	return u, nil
 }
 
+// EnvUserspaceRT set to 0 keeps the userspace link's thread in the normal scheduling class
+// (no SCHED_FIFO attempt): for comparisons, or where a real-time thread is unwanted.
+const EnvUserspaceRT = "HABENCH_NETEM_RT"
+
+// linkPrio is the SCHED_FIFO priority (1-99) of the link thread when permitted: low, but
+// above every normal thread.
+const linkPrio = 10
+
+// Realtime reports whether the link's thread runs SCHED_FIFO. False where that is not
+// permitted (not root, no real-time runtime for the cgroup) or disabled with
+// HABENCH_NETEM_RT=0: the link works the same, with more scheduling delay on a busy
+// machine.
+func (u *Userspace) Realtime() bool { return u.rt.Load() }
+
+// schedParam is struct sched_param.
+type schedParam struct{ priority int32 }
+
+const (
+	schedOther       = 0
+	schedFIFO        = 1
+	schedResetOnFork = 0x40000000 // threads this one creates start as SCHED_OTHER
+)
+
 // setupThread prepares the calling OS thread, which must stay locked to its goroutine
-// until that exits: its name and a 1 ns timer slack (a sleep ends when asked, not up to
-// 50 us later). The returned function puts the thread back as it was; call it before
-// the goroutine exits. (Go ends a locked thread with its goroutine, except the main
-// thread, which it parks forever instead.)
+// until that exits: its name, a 1 ns timer slack (a sleep ends when asked, not up to
+// 50 us later), and SCHED_FIFO if wanted and permitted. The returned function puts the
+// thread back as it was; call it before the goroutine exits. (Go ends a locked thread
+// with its goroutine, except the main thread, which it parks forever instead.)
 func (u *Userspace) setupThread() (restore func()) {
 	var oldName [16]byte
 	syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_GET_NAME, uintptr(unsafe.Pointer(&oldName[0])), 0)
@@ -246,7 +274,17 @@ func (u *Userspace) setupThread() (restore func()) {
 	name := []byte("hbnetem\x00")
 	syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0)
 	syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, 1, 0)
+	tid := uintptr(unix.Gettid())
+	if u.rtWant {
+		sp := &schedParam{priority: linkPrio}
+		_, _, e := syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, tid, schedFIFO|schedResetOnFork, uintptr(unsafe.Pointer(sp)))
+		u.rt.Store(e == 0)
+	}
 	return func() {
+		if u.rt.Load() {
+			sp := &schedParam{}
+			syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, tid, schedOther, uintptr(unsafe.Pointer(sp)))
+		}
 		syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, oldSlack, 0)
 		syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_NAME, uintptr(unsafe.Pointer(&oldName[0])), 0)
 	}

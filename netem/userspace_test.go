@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -566,5 +567,68 @@ func TestSpinBudgetBound(t *testing.T) {
 	}
 	if share := float64(spun-int64(spinBurst)) / float64(now); share > spinShare*1.01 {
 		t.Errorf("spun %.3f of the time, budget %.2f", share, spinShare)
+	}
+}
+
+// linkThread returns the tid and scheduling policy (from /proc/self/task/TID/stat) of the
+// link thread, "" if there is none.
+func linkThread(t *testing.T) (tid string, policy int) {
+	t.Helper()
+	tasks, _ := os.ReadDir("/proc/self/task")
+	for _, e := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + e.Name() + "/comm")
+		if err != nil || strings.TrimSpace(string(b)) != "hbnetem" {
+			continue
+		}
+		st, err := os.ReadFile("/proc/self/task/" + e.Name() + "/stat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Fields after the ")" that ends comm; policy is field 41 of stat.
+		f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+		p, _ := strconv.Atoi(f[41-3])
+		return e.Name(), p
+	}
+	return "", 0
+}
+
+// TestUserspaceRealtime: the link's one thread is named, runs SCHED_FIFO exactly when
+// Realtime says so (as root it should), not with HABENCH_NETEM_RT=0, and is gone after
+// Close.
+func TestUserspaceRealtime(t *testing.T) {
+	eps := testNet(t, 2)
+	for _, env := range []string{"", "0"} {
+		t.Setenv(EnvUserspaceRT, env)
+		u, err := NewUserspace(eps, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tid, policy := linkThread(t)
+		t.Logf("%s=%q: link thread %s, policy %d, Realtime %v", EnvUserspaceRT, env, tid, policy, u.Realtime())
+		if tid == "" {
+			t.Fatal("no thread named hbnetem")
+		}
+		if u.Realtime() != (policy == schedFIFO) {
+			t.Errorf("Realtime %v, thread policy %d", u.Realtime(), policy)
+		}
+		if env == "0" && u.Realtime() {
+			t.Error("SCHED_FIFO despite HABENCH_NETEM_RT=0")
+		}
+		if env == "" && os.Geteuid() == 0 && !u.Realtime() {
+			t.Log("root, yet no SCHED_FIFO (no real-time runtime for this cgroup?)")
+		}
+		if err := u.Close(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for time.Now().Before(deadline) {
+			if tid, _ = linkThread(t); tid == "" {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if tid != "" {
+			t.Errorf("link thread %s still there after Close", tid)
+		}
 	}
 }
