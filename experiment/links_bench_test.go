@@ -187,7 +187,7 @@ func BenchmarkLinkZeroDelayTPS(b *testing.B) {
 					for _, x := range rtts {
 						meds = append(meds, fmt.Sprintf("%s %v", x.Link, x.Median.Round(time.Microsecond)))
 					}
-					linkNote = "; link RTT medians idle " + strings.Join(meds, ", ")
+					linkNote = "; link RTT medians idle " + strings.Join(meds, ", ") + realtimeNote(u)
 				}
 				cpu0, s0, sDB := readCPU(), readSched(os.Getpid()), readSched(serverPIDs(c)...)
 				bench := &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, CatchUpTimeout: time.Minute}
@@ -316,14 +316,20 @@ func serverPIDs(c *cluster.Cluster) []int {
 }
 
 // deliveryThread finds the userspace link's delivery thread among this process's threads:
-// the only one that sleeps in ppoll (syscall 271 on amd64; the Go runtime itself uses
-// epoll_pwait, futex and nanosleep). "" when not found (another architecture, or it never
-// slept while we looked).
+// by name (hbnetem: the link's one thread, which reads and delivers), else the only
+// thread that sleeps in ppoll (syscall 271 on amd64; the Go runtime itself uses
+// epoll_pwait, futex and nanosleep). "" when not found.
 func deliveryThread() string {
+	dir := fmt.Sprintf("/proc/%d/task", os.Getpid())
+	tasks, _ := os.ReadDir(dir)
+	for _, t := range tasks {
+		if b, err := os.ReadFile(dir + "/" + t.Name() + "/comm"); err == nil && strings.TrimSpace(string(b)) == "hbnetem" {
+			return t.Name()
+		}
+	}
 	if runtime.GOARCH != "amd64" {
 		return ""
 	}
-	dir := fmt.Sprintf("/proc/%d/task", os.Getpid())
 	for range 50 {
 		tasks, _ := os.ReadDir(dir)
 		for _, t := range tasks {
@@ -727,8 +733,8 @@ func rttUnderLoad(ctx context.Context, b *testing.B, c *cluster.Cluster, eps []n
 			b.ReportMetric(pct(worstP99-req), "err-p99-pct")
 			b.ReportMetric(pct(worstErr), "worst-link-err-median-pct")
 			b.ReportMetric(us(mean), "late-mean-us")
-			b.Logf("one-way %v: requested RTT %v, added median %v (links %v), worst p99 +%v; delivery lateness mean %v max %v over %d packets",
-				oneWay, req, med.Round(time.Microsecond), roundAll(added), worstP99.Round(time.Microsecond), mean.Round(time.Microsecond), maxLate.Round(time.Microsecond), pk)
+			b.Logf("one-way %v: requested RTT %v, added median %v (links %v), worst p99 +%v; delivery lateness mean %v max %v over %d packets%s",
+				oneWay, req, med.Round(time.Microsecond), roundAll(added), worstP99.Round(time.Microsecond), mean.Round(time.Microsecond), maxLate.Round(time.Microsecond), pk, realtimeNote(u))
 			if e := math.Abs(pct(med - req)); e > 5 {
 				b.Logf("MISSED: median error %.1f%% > 5%%", e)
 			}
@@ -737,6 +743,14 @@ func rttUnderLoad(ctx context.Context, b *testing.B, c *cluster.Cluster, eps []n
 			}
 		})
 	}
+}
+
+// realtimeNote tells whether the link's thread runs SCHED_FIFO (links that say).
+func realtimeNote(u any) string {
+	if rt, ok := u.(interface{ Realtime() bool }); ok {
+		return fmt.Sprintf("; link thread SCHED_FIFO %v", rt.Realtime())
+	}
+	return ""
 }
 
 func roundAll(ds []time.Duration) []time.Duration {

@@ -1,7 +1,6 @@
 package netem
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -12,7 +11,9 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -43,32 +44,51 @@ type LinkStats struct {
 // namespace it creates TUN device hbnetem0 and routes every OTHER endpoint's address
 // (/32) through it with the endpoint's own address as source, so node-to-node IPv4 goes
 // through this process while traffic to anything else (clients on the bridge) is
-// untouched. One reader goroutine per TUN applies the impairment of the directed link and
-// queues the packet; one dedicated OS thread (timer slack 1 ns, ppoll) writes it to the
-// destination's TUN when due. Delays are one-way per directed link. Create with
-// NewUserspace, change impairments with Update, always Close.
+// untouched. Delays are one-way per directed link. Create with NewUserspace, change
+// impairments with Update, always Close.
+//
+// One OS thread moves all packets: a goroutine locked to it for its whole life (the
+// thread exits with it), named hbnetem (/proc/PID/task/TID/comm), with a 1 ns timer slack
+// and, where permitted, SCHED_FIFO at a low priority (see Realtime), so that on a busy
+// machine it does not wait behind the workload for a CPU. It sleeps in ppoll on all TUN
+// devices at once, so a packet is picked up by the thread the kernel wakes, without a
+// detour through the Go netpoller, and is timestamped as it is read: its delay runs from
+// there. It is then written to its destination at once (no delay) or queued. For the
+// head of the queue the thread sleeps until a margin before the due time, learnt from how
+// late its own wake-ups have been, then spins on the clock (within a CPU budget), still
+// polling the devices. One thread rather than one per device: a thread blocked in a
+// system call keeps its Go P until the runtime's monitor takes it back, and with
+// GOMAXPROCS 2 a few such threads can leave the rest of the process without a P for
+// milliseconds.
 type Userspace struct {
 	eps   []Endpoint
 	byIP  map[[4]byte]int
-	tuns  []*os.File
+	fds   []int // TUN devices, O_NONBLOCK; closed only after the link thread exited
 	table atomic.Pointer[linkTable]
 	stats []linkCounters // [from*n+to]
-
-	mu  sync.Mutex
-	q   packetHeap
-	seq uint64
 
 	late lateness // how late packets were written, against their due time
 
 	errMu sync.Mutex
-	err   error // first reader failure; that node's packets are no longer forwarded
+	err   error // first failure to read a device; that node's packets are no longer forwarded
 
-	efd       int // eventfd waking the delivery thread
+	wakeFd    int // eventfd waking the link thread (Close)
 	stop      atomic.Bool
-	readers   sync.WaitGroup
-	delivDone chan struct{}
+	rtWant    bool        // try SCHED_FIFO
+	rt        atomic.Bool // the link thread runs SCHED_FIFO
+	ready     chan struct{}
+	done      chan struct{}
 	closeOnce sync.Once
 	closeErr  error
+
+	// Owned by the link thread.
+	epoch time.Time     // origin of the nanosecond times (monotonic clock)
+	pfd   []unix.PollFd // the TUN devices, then wakeFd
+	buf   []byte
+	q     packetQueue
+	seq   uint64
+	free  [][]byte // recycled packet buffers (pktBufSize)
+	busy  []int64  // [from*n+to]: when that rate-limited link is free again
 }
 
 type linkCounters struct{ fwd, drop atomic.Uint64 }
@@ -76,28 +96,57 @@ type linkCounters struct{ fwd, drop atomic.Uint64 }
 type linkTable struct{ imp []Impairment } // [from*n+to]
 
 type packet struct {
-	due      time.Time
+	due      int64 // ns since Userspace.epoch
 	seq      uint64
 	from, to int
 	b        []byte
 }
 
-type packetHeap []packet
+// packetQueue is a min-heap on (due, seq), typed so that push and pop do not allocate.
+type packetQueue []packet
 
-func (h packetHeap) Len() int { return len(h) }
-func (h packetHeap) Less(i, j int) bool {
-	if h[i].due.Equal(h[j].due) {
+func (h packetQueue) less(i, j int) bool {
+	if h[i].due == h[j].due {
 		return h[i].seq < h[j].seq
 	}
-	return h[i].due.Before(h[j].due)
+	return h[i].due < h[j].due
 }
-func (h packetHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *packetHeap) Push(x any)   { *h = append(*h, x.(packet)) }
-func (h *packetHeap) Pop() any {
-	old := *h
-	p := old[len(old)-1]
-	old[len(old)-1] = packet{}
-	*h = old[:len(old)-1]
+
+func (h *packetQueue) push(p packet) {
+	*h = append(*h, p)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !q.less(i, parent) {
+			break
+		}
+		q[i], q[parent] = q[parent], q[i]
+		i = parent
+	}
+}
+
+func (h *packetQueue) pop() packet {
+	q := *h
+	p := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q[last] = packet{}
+	q = q[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(q) && q.less(l, m) {
+			m = l
+		}
+		if r < len(q) && q.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
 	return p
 }
 
@@ -140,17 +189,23 @@ func InNetns(name string, fn func() error) error {
 
 // NewUserspace creates the TUN devices and routes for eps and starts forwarding with the
 // impairments of spec (nil: none). Every endpoint needs a distinct IPv4 address and an
-// existing namespace. On error nothing is left behind.
+// existing namespace. On error nothing is left behind. The link thread is running (and
+// Realtime tells its scheduling) when it returns.
 func NewUserspace(eps []Endpoint, spec *Spec) (*Userspace, error) {
 	if err := UserspaceAvailable(); err != nil {
 		return nil, err
 	}
+	n := len(eps)
 	u := &Userspace{
-		eps:       eps,
-		byIP:      map[[4]byte]int{},
-		stats:     make([]linkCounters, len(eps)*len(eps)),
-		efd:       -1,
-		delivDone: make(chan struct{}),
+		eps:    eps,
+		byIP:   map[[4]byte]int{},
+		stats:  make([]linkCounters, n*n),
+		wakeFd: -1,
+		rtWant: os.Getenv(EnvUserspaceRT) != "0",
+		ready:  make(chan struct{}),
+		done:   make(chan struct{}),
+		buf:    make([]byte, 65536),
+		busy:   make([]int64, n*n),
 	}
 	for i, e := range eps {
 		if !e.Addr.Is4() {
@@ -168,27 +223,77 @@ func NewUserspace(eps []Endpoint, spec *Spec) (*Userspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
-	u.efd = efd
+	u.wakeFd = efd
 	for i := range eps {
-		f, err := u.attach(i)
+		fd, err := u.attach(i)
 		if err != nil {
-			u.closeTuns()
-			unix.Close(efd)
+			u.closeFds()
 			return nil, err
 		}
-		u.tuns = append(u.tuns, f)
+		u.fds = append(u.fds, fd)
+		u.pfd = append(u.pfd, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 	}
-	go u.deliver()
-	for i := range eps {
-		u.readers.Add(1)
-		go u.read(i)
-	}
+	u.pfd = append(u.pfd, unix.PollFd{Fd: int32(efd), Events: unix.POLLIN})
+	go u.run()
+	<-u.ready
 	return u, nil
 }
 
+// EnvUserspaceRT set to 0 keeps the userspace link's thread in the normal scheduling class
+// (no SCHED_FIFO attempt): for comparisons, or where a real-time thread is unwanted.
+const EnvUserspaceRT = "HABENCH_NETEM_RT"
+
+// linkPrio is the SCHED_FIFO priority (1-99) of the link thread when permitted: low, but
+// above every normal thread.
+const linkPrio = 10
+
+// Realtime reports whether the link's thread runs SCHED_FIFO. False where that is not
+// permitted (not root, no real-time runtime for the cgroup) or disabled with
+// HABENCH_NETEM_RT=0: the link works the same, with more scheduling delay on a busy
+// machine.
+func (u *Userspace) Realtime() bool { return u.rt.Load() }
+
+// schedParam is struct sched_param.
+type schedParam struct{ priority int32 }
+
+const (
+	schedOther       = 0
+	schedFIFO        = 1
+	schedResetOnFork = 0x40000000 // threads this one creates start as SCHED_OTHER
+)
+
+// setupThread prepares the calling OS thread, which must stay locked to its goroutine
+// until that exits: its name, a 1 ns timer slack (a sleep ends when asked, not up to
+// 50 us later), and SCHED_FIFO if wanted and permitted. The returned function puts the
+// thread back as it was; call it before the goroutine exits. (Go ends a locked thread
+// with its goroutine, except the main thread, which it parks forever instead.)
+func (u *Userspace) setupThread() (restore func()) {
+	var oldName [16]byte
+	syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_GET_NAME, uintptr(unsafe.Pointer(&oldName[0])), 0)
+	oldSlack, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_GET_TIMERSLACK, 0, 0)
+	name := []byte("hbnetem\x00")
+	syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0)
+	syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, 1, 0)
+	tid := uintptr(unix.Gettid())
+	if u.rtWant {
+		sp := &schedParam{priority: linkPrio}
+		_, _, e := syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, tid, schedFIFO|schedResetOnFork, uintptr(unsafe.Pointer(sp)))
+		u.rt.Store(e == 0)
+	}
+	return func() {
+		if u.rt.Load() {
+			sp := &schedParam{}
+			syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, tid, schedOther, uintptr(unsafe.Pointer(sp)))
+		}
+		syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, oldSlack, 0)
+		syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_NAME, uintptr(unsafe.Pointer(&oldName[0])), 0)
+	}
+}
+
 // attach creates the TUN device in endpoint i's namespace, brings it up with
-// rp_filter 0, and routes the other endpoints' addresses through it.
-func (u *Userspace) attach(i int) (*os.File, error) {
+// rp_filter 0, and routes the other endpoints' addresses through it. It returns the
+// device's file descriptor (O_NONBLOCK).
+func (u *Userspace) attach(i int) (int, error) {
 	e := u.eps[i]
 	var fd = -1
 	err := InNetns(e.Netns, func() error {
@@ -218,14 +323,13 @@ func (u *Userspace) attach(i int) (*os.File, error) {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
-		return nil, fmt.Errorf("endpoint %s: %w", e.Name, err)
+		return -1, fmt.Errorf("endpoint %s: %w", e.Name, err)
 	}
-	f := os.NewFile(uintptr(fd), TunName+"@"+e.Netns)
 	if err := u.route(i); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("endpoint %s: %w", e.Name, err)
+		unix.Close(fd)
+		return -1, fmt.Errorf("endpoint %s: %w", e.Name, err)
 	}
-	return f, nil
+	return fd, nil
 }
 
 func (u *Userspace) route(i int) error {
@@ -322,136 +426,294 @@ func sampleDelay(imp Impairment) time.Duration {
 	return time.Duration(math.Max(d, 0))
 }
 
-// read forwards the packets node i sends to other nodes.
-func (u *Userspace) read(i int) {
-	defer u.readers.Done()
-	n := len(u.eps)
-	busy := make([]time.Time, n) // when each outgoing rate-limited link is free again
-	buf := make([]byte, 65536)
-	for {
-		m, err := u.tuns[i].Read(buf)
-		if err != nil {
-			if !u.stop.Load() && !errors.Is(err, os.ErrClosed) {
-				u.fail(fmt.Errorf("read %s in %s: %w", TunName, u.eps[i].Netns, err))
+// now is the link thread's clock: nanoseconds since u.epoch, monotonic.
+func (u *Userspace) now() int64 { return int64(time.Since(u.epoch)) }
+
+const (
+	// readBatch is how many packets the thread reads from one device before it turns to
+	// the other devices and the queue.
+	readBatch = 64
+	// pktBufSize is the size of the recycled packet buffers (TUN MTU 1500, and some).
+	pktBufSize = 2048
+)
+
+// Delivery timing. The thread sleeps until a margin before the head packet is due, then
+// spins on the clock. A sleep ends late by a few microseconds when the CPU was busy and by
+// 50-300 us when the (virtual) CPU had gone idle, and a thread that first needs a Go P
+// back can be later still. So the margin is learnt, per time to the due time
+// (wakeBuckets): a running estimate of the 90th percentile of how late the thread's own
+// wake-ups were, plus spinPad. Spinning is bounded: at most maxSpin at a time and at most spinShare of one
+// CPU over time (a token bucket of spinBurst; a real-time thread must not spin
+// unbounded). Without budget the thread sleeps to the due time and is late by its wake-up.
+const (
+	spinPad   = 5 * time.Microsecond
+	spinPoll  = 5 * time.Microsecond // how often a spin polls the devices
+	maxSpin   = 400 * time.Microsecond
+	spinShare = 0.15
+	spinBurst = 2 * time.Millisecond
+)
+
+// wakeBuckets are the upper bounds of the times to the due time that share an estimate.
+var wakeBuckets = [...]time.Duration{50 * time.Microsecond, 200 * time.Microsecond, 800 * time.Microsecond, 3200 * time.Microsecond, math.MaxInt64}
+
+// wakeEstimator tracks, per bucket of time to the due time, the 90th percentile of how
+// late a sleep ended: up 9 steps on a sample above the estimate, down 1 below it.
+type wakeEstimator struct{ est [len(wakeBuckets)]int64 }
+
+func newWakeEstimator() *wakeEstimator {
+	w := &wakeEstimator{}
+	for i := range w.est {
+		w.est[i] = int64(20*time.Microsecond) << i // a start, learnt within tens of wake-ups
+	}
+	return w
+}
+
+func wakeBucket(wait int64) int {
+	for i, b := range wakeBuckets {
+		if wait < int64(b) {
+			return i
+		}
+	}
+	return len(wakeBuckets) - 1
+}
+
+// margin is how long before a due time wait ns away the thread should wake up.
+func (w *wakeEstimator) margin(wait int64) int64 {
+	return min(w.est[wakeBucket(wait)]+int64(spinPad), int64(maxSpin))
+}
+
+// observe records that a sleep toward a due time wait ns away ended late ns late.
+func (w *wakeEstimator) observe(wait, late int64) {
+	e := &w.est[wakeBucket(wait)]
+	step := max(*e/64, int64(250*time.Nanosecond))
+	if late > *e {
+		*e = min(*e+9*step, int64(maxSpin))
+	} else {
+		*e = max(*e-step, 0)
+	}
+}
+
+// spinBudget is a token bucket of spinning time, in ns.
+type spinBudget struct{ tokens, last int64 }
+
+func (b *spinBudget) refill(now int64) int64 {
+	b.tokens = min(b.tokens+int64(float64(now-b.last)*spinShare), int64(spinBurst))
+	b.last = now
+	return b.tokens
+}
+
+// run is the link thread.
+func (u *Userspace) run() {
+	defer close(u.done)
+	runtime.LockOSThread() // no Unlock: the thread exits with this goroutine
+	restore := u.setupThread()
+	defer restore()
+	u.epoch = time.Now()
+	close(u.ready)
+	est := newWakeEstimator()
+	budget := spinBudget{tokens: int64(spinBurst), last: u.now()}
+	for !u.stop.Load() {
+		u.deliverDue()
+		if u.readReady() {
+			continue // reading stopped early: deliver what is due, then read on
+		}
+		if len(u.q) == 0 {
+			u.poll(-1)
+			continue
+		}
+		now := u.now()
+		wait := u.q[0].due - now
+		if wait <= 0 {
+			continue
+		}
+		m := max(min(est.margin(wait), budget.refill(now)), 0)
+		if wait > m {
+			timedOut, late := u.poll(wait - m)
+			if !timedOut {
+				continue // a packet arrived, or Close
 			}
+			est.observe(wait, late)
+		}
+		u.spin(&budget)
+	}
+}
+
+// poll sleeps in ppoll on the devices and the wake eventfd for at most d ns (d < 0: no
+// limit), leaving the devices' readiness in u.pfd. It reports whether the timeout expired
+// with nothing to read and, if so, how much later than asked the thread woke (ns).
+func (u *Userspace) poll(d int64) (timedOut bool, late int64) {
+	var ts *unix.Timespec
+	if d >= 0 {
+		t := unix.NsecToTimespec(d)
+		ts = &t
+	}
+	start := u.now()
+	k, err := unix.Ppoll(u.pfd, ts, nil)
+	switch {
+	case err != nil: // EINTR
+		for i := range u.pfd {
+			u.pfd[i].Revents = 0
+		}
+		return false, 0
+	case k == 0:
+		return d >= 0, u.now() - start - d
+	}
+	if w := &u.pfd[len(u.pfd)-1]; w.Revents != 0 {
+		var b [8]byte
+		unix.Read(u.wakeFd, b[:])
+		w.Revents = 0
+	}
+	return false, 0
+}
+
+// spin waits on the clock until the head of the queue is due, at most maxSpin, and polls
+// the devices every spinPoll meanwhile, so that a packet arriving now is stamped now.
+func (u *Userspace) spin(b *spinBudget) {
+	t0 := u.now()
+	t, polled := t0, t0
+	for len(u.q) > 0 && t < u.q[0].due && t-t0 < int64(maxSpin) && !u.stop.Load() {
+		if t-polled >= int64(spinPoll) {
+			if k, _ := unix.Ppoll(u.pfd[:len(u.fds)], &unix.Timespec{}, nil); k > 0 {
+				u.readReady()
+			}
+			polled = u.now()
+		}
+		t = u.now()
+	}
+	b.refill(t)
+	b.tokens -= t - t0
+}
+
+// readReady reads the devices the last poll found readable and reports whether one of
+// them may hold more: it stops at readBatch packets per device, and as soon as the head
+// of the queue is due.
+func (u *Userspace) readReady() (more bool) {
+	for i := range u.fds {
+		ev := u.pfd[i].Revents
+		if ev == 0 {
+			continue
+		}
+		u.pfd[i].Revents = 0
+		k, full, err := u.pull(i)
+		if err == nil && k == 0 && ev&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
+			err = fmt.Errorf("poll events %#x", ev)
+		}
+		if err != nil {
+			u.disable(i, err)
+			continue
+		}
+		if full {
+			u.pfd[i].Revents = unix.POLLIN
+			more = true
+		}
+		if len(u.q) > 0 && u.q[0].due <= u.now() {
+			return more
+		}
+	}
+	return more
+}
+
+// disable stops reading node i's device after a failure (for instance the TUN deleted by
+// someone else): its packets to other nodes are lost from now on, and Err reports it.
+func (u *Userspace) disable(i int, err error) {
+	if !u.stop.Load() {
+		u.fail(fmt.Errorf("read %s in %s: %w", TunName, u.eps[i].Netns, err))
+	}
+	u.pfd[i].Fd = -1 // ppoll ignores it
+	u.pfd[i].Revents = 0
+}
+
+// pull reads node i's device and forwards or queues each packet, timestamped right after
+// its read, until the device is empty (full false) or it has read readBatch packets or
+// the head of the queue is due (full true: there may be more). k is how many it read.
+func (u *Userspace) pull(i int) (k int, full bool, err error) {
+	for k < readBatch {
+		m, err := unix.Read(u.fds[i], u.buf)
+		now := u.now()
+		switch err {
+		case nil:
+		case unix.EAGAIN:
+			return k, false, nil
+		case unix.EINTR:
+			continue
+		default:
+			return k, false, err
+		}
+		k++
+		u.ingest(i, u.buf[:m], now)
+		if len(u.q) > 0 && u.q[0].due <= now {
+			break
+		}
+	}
+	return k, true, nil
+}
+
+// ingest applies the impairment of the directed link a packet from node i goes over:
+// drop it, write it to its destination now, or queue it with its due time. now is when
+// the packet was read.
+func (u *Userspace) ingest(i int, pkt []byte, now int64) {
+	if len(pkt) < 20 || pkt[0]>>4 != 4 {
+		return // not IPv4
+	}
+	j, ok := u.byIP[[4]byte(pkt[16:20])]
+	if !ok || j == i {
+		return
+	}
+	n := len(u.eps)
+	c := &u.stats[i*n+j]
+	imp := u.table.Load().imp[i*n+j]
+	if imp.Partition || (imp.Loss > 0 && rand.Float64() < imp.Loss) {
+		c.drop.Add(1)
+		return
+	}
+	due := now
+	if imp.Rate > 0 {
+		busy := &u.busy[i*n+j]
+		start := max(*busy, now)
+		limit := int64(float64(queueLimitPackets*1500) / float64(imp.Rate) * 1e9)
+		if start-now > limit {
+			c.drop.Add(1)
 			return
 		}
-		pkt := buf[:m]
-		if m < 20 || pkt[0]>>4 != 4 {
-			continue // not IPv4
-		}
-		j, ok := u.byIP[[4]byte(pkt[16:20])]
-		if !ok || j == i {
-			continue
-		}
-		c := &u.stats[i*n+j]
-		imp := u.table.Load().imp[i*n+j]
-		if imp.Partition || (imp.Loss > 0 && rand.Float64() < imp.Loss) {
-			c.drop.Add(1)
-			continue
-		}
-		now := time.Now()
-		due := now
-		if imp.Rate > 0 {
-			start := busy[j]
-			if start.Before(now) {
-				start = now
-			}
-			limit := time.Duration(float64(queueLimitPackets*1500) / float64(imp.Rate) * float64(time.Second))
-			if start.Sub(now) > limit {
-				c.drop.Add(1)
-				continue
-			}
-			busy[j] = start.Add(time.Duration(float64(m) / float64(imp.Rate) * float64(time.Second)))
-			due = busy[j]
-		}
-		due = due.Add(sampleDelay(imp))
-		if !due.After(now) {
-			if _, err := u.tuns[j].Write(pkt); err == nil {
-				c.fwd.Add(1)
-			}
-			continue
-		}
-		u.push(packet{due: due, from: i, to: j, b: append([]byte(nil), pkt...)})
+		*busy = start + int64(float64(len(pkt))/float64(imp.Rate)*1e9)
+		due = *busy
 	}
-}
-
-func (u *Userspace) push(p packet) {
-	u.mu.Lock()
+	due += int64(sampleDelay(imp))
+	if due <= now {
+		if _, err := unix.Write(u.fds[j], pkt); err == nil {
+			c.fwd.Add(1)
+		}
+		return
+	}
+	var b []byte
+	switch {
+	case len(pkt) > pktBufSize:
+		b = make([]byte, len(pkt))
+	case len(u.free) > 0:
+		b = u.free[len(u.free)-1]
+		u.free = u.free[:len(u.free)-1]
+	default:
+		b = make([]byte, pktBufSize)
+	}
 	u.seq++
-	p.seq = u.seq
-	heap.Push(&u.q, p)
-	head := u.q[0].seq == p.seq
-	u.mu.Unlock()
-	if head {
-		u.wake()
-	}
+	u.q.push(packet{due: due, seq: u.seq, from: i, to: j, b: b[:copy(b[:cap(b)], pkt)]})
 }
 
-func (u *Userspace) wake() {
-	one := []byte{1, 0, 0, 0, 0, 0, 0, 0}
-	unix.Write(u.efd, one)
-}
-
-// spinWindow is how close to a packet's due time the delivery thread stops sleeping and
-// spins: on this 2-core VM a ppoll/nanosleep wake-up is 20-100 us late (more for longer
-// sleeps), so it wakes early (wakeEarly) and spins the rest, at most spinWindow per wake.
-const spinWindow = 40 * time.Microsecond
-
-// wakeEarly is how much before the due time a sleep of d should end: measured wake-up
-// lateness grows with the sleep (about 35 us at 0.6 ms, 90 us at 5 ms), plus spinWindow.
-func wakeEarly(d time.Duration) time.Duration {
-	e := spinWindow + 30*time.Microsecond + d/50
-	if e > 300*time.Microsecond {
-		e = 300 * time.Microsecond
-	}
-	if e > d {
-		e = d
-	}
-	return e
-}
-
-// deliver runs on its own OS thread with a 1 ns timer slack and writes due packets.
-func (u *Userspace) deliver() {
-	defer close(u.delivDone)
-	runtime.LockOSThread() // no Unlock: the slack setting dies with the thread
-	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+// deliverDue writes every queued packet that is due.
+func (u *Userspace) deliverDue() {
 	n := len(u.eps)
-	pfd := []unix.PollFd{{Fd: int32(u.efd), Events: unix.POLLIN}}
-	var drain [8]byte
-	for !u.stop.Load() {
-		wait := time.Duration(-1)
-		u.mu.Lock()
-		for len(u.q) > 0 {
-			d := time.Until(u.q[0].due)
-			if d > spinWindow {
-				wait = d - wakeEarly(d)
-				break
-			}
-			if d > 0 { // spin the last microseconds, unlocked: a sleep would overshoot them
-				due := u.q[0].due
-				u.mu.Unlock()
-				for time.Until(due) > 0 {
-				}
-				u.mu.Lock()
-				continue
-			}
-			p := heap.Pop(&u.q).(packet)
-			u.mu.Unlock()
-			if _, err := u.tuns[p.to].Write(p.b); err == nil {
-				u.stats[p.from*n+p.to].fwd.Add(1)
-				u.late.record(-d)
-			}
-			u.mu.Lock()
+	for len(u.q) > 0 {
+		now := u.now()
+		if u.q[0].due > now {
+			return
 		}
-		u.mu.Unlock()
-		var ts *unix.Timespec
-		if wait >= 0 {
-			t := unix.NsecToTimespec(int64(wait))
-			ts = &t
+		p := u.q.pop()
+		if _, err := unix.Write(u.fds[p.to], p.b); err == nil {
+			u.stats[p.from*n+p.to].fwd.Add(1)
+			u.late.record(time.Duration(now - p.due))
 		}
-		if k, _ := unix.Ppoll(pfd, ts, nil); k > 0 {
-			unix.Read(u.efd, drain[:])
+		if cap(p.b) == pktBufSize && len(u.free) < queueLimitPackets {
+			u.free = append(u.free, p.b)
 		}
 	}
 }
@@ -461,24 +723,28 @@ func (u *Userspace) deliver() {
 func (u *Userspace) Close() error {
 	u.closeOnce.Do(func() {
 		u.stop.Store(true)
-		u.wake()
-		<-u.delivDone
-		u.closeErr = u.closeTuns()
-		u.readers.Wait()
-		unix.Close(u.efd)
-		u.mu.Lock()
-		u.q = nil
-		u.mu.Unlock()
+		one := []byte{1, 0, 0, 0, 0, 0, 0, 0}
+		unix.Write(u.wakeFd, one)
+		<-u.done
+		u.closeErr = u.closeFds()
+		u.q, u.free = nil, nil
 	})
 	return u.closeErr
 }
 
-func (u *Userspace) closeTuns() error {
+// closeFds closes the TUN devices (which deletes them: they are not persistent) and the
+// eventfd. The link thread must not be running.
+func (u *Userspace) closeFds() error {
 	var errs []error
-	for _, f := range u.tuns {
-		if err := f.Close(); err != nil {
-			errs = append(errs, err)
+	for i, fd := range u.fds {
+		if err := unix.Close(fd); err != nil {
+			errs = append(errs, fmt.Errorf("close %s in %s: %w", TunName, u.eps[i].Netns, err))
 		}
+	}
+	u.fds = nil
+	if u.wakeFd >= 0 {
+		unix.Close(u.wakeFd)
+		u.wakeFd = -1
 	}
 	return errors.Join(errs...)
 }

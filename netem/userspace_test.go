@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -498,4 +499,136 @@ func bulkTransfer(from, to Endpoint, size int, limit time.Duration) (time.Durati
 		return 0, fmt.Errorf("accept failed")
 	}
 	return end.Sub(start), nil
+}
+
+func TestPacketQueueOrder(t *testing.T) {
+	var q packetQueue
+	var seq uint64
+	for range 2000 {
+		seq++
+		q.push(packet{due: int64(rand.IntN(50)), seq: seq})
+		if rand.IntN(3) == 0 { // interleave pops with pushes
+			q.pop()
+		}
+	}
+	prev := packet{due: -1}
+	for len(q) > 0 {
+		p := q.pop()
+		if p.due < prev.due || (p.due == prev.due && p.seq < prev.seq) {
+			t.Fatalf("popped (due %d, seq %d) after (due %d, seq %d)", p.due, p.seq, prev.due, prev.seq)
+		}
+		prev = p
+	}
+}
+
+func TestWakeEstimatorQuantile(t *testing.T) {
+	w := newWakeEstimator()
+	wait := int64(600 * time.Microsecond)
+	// Wake-ups late by 10-110 us, uniformly: the 90th percentile is 100 us.
+	var sum int64
+	for i := range 6000 {
+		w.observe(wait, int64(10*time.Microsecond)+rand.Int64N(int64(100*time.Microsecond)))
+		if i >= 1000 {
+			sum += w.est[wakeBucket(wait)]
+		}
+	}
+	if e := time.Duration(sum / 5000); e < 90*time.Microsecond || e > 110*time.Microsecond {
+		t.Errorf("estimate %v on average, want about 100us", e)
+	}
+	if m := time.Duration(w.margin(wait)); m > maxSpin {
+		t.Errorf("margin %v above maxSpin", m)
+	}
+	// Huge lateness (a stalled machine) never makes the margin exceed maxSpin.
+	for range 100 {
+		w.observe(wait, int64(50*time.Millisecond))
+	}
+	if m := time.Duration(w.margin(wait)); m != maxSpin {
+		t.Errorf("margin %v after stalls, want maxSpin %v", m, maxSpin)
+	}
+	// Other buckets are untouched.
+	if w.est[wakeBucket(int64(5*time.Millisecond))] != newWakeEstimator().est[wakeBucket(int64(5*time.Millisecond))] {
+		t.Error("a 5ms sample changed")
+	}
+}
+
+func TestSpinBudgetBound(t *testing.T) {
+	// A thread that would spin all the time gets at most spinShare of the time, after the
+	// initial burst.
+	b := spinBudget{tokens: int64(spinBurst)}
+	var now, spun int64
+	for now < int64(time.Second) {
+		now += int64(10 * time.Microsecond) // sleeps
+		allowed := max(b.refill(now), 0)
+		s := min(allowed, int64(100*time.Microsecond))
+		now += s
+		b.refill(now)
+		b.tokens -= s
+		spun += s
+	}
+	if share := float64(spun-int64(spinBurst)) / float64(now); share > spinShare*1.01 {
+		t.Errorf("spun %.3f of the time, budget %.2f", share, spinShare)
+	}
+}
+
+// linkThread returns the tid and scheduling policy (from /proc/self/task/TID/stat) of the
+// link thread, "" if there is none.
+func linkThread(t *testing.T) (tid string, policy int) {
+	t.Helper()
+	tasks, _ := os.ReadDir("/proc/self/task")
+	for _, e := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + e.Name() + "/comm")
+		if err != nil || strings.TrimSpace(string(b)) != "hbnetem" {
+			continue
+		}
+		st, err := os.ReadFile("/proc/self/task/" + e.Name() + "/stat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Fields after the ")" that ends comm; policy is field 41 of stat.
+		f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+		p, _ := strconv.Atoi(f[41-3])
+		return e.Name(), p
+	}
+	return "", 0
+}
+
+// TestUserspaceRealtime: the link's one thread is named, runs SCHED_FIFO exactly when
+// Realtime says so (as root it should), not with HABENCH_NETEM_RT=0, and is gone after
+// Close.
+func TestUserspaceRealtime(t *testing.T) {
+	eps := testNet(t, 2)
+	for _, env := range []string{"", "0"} {
+		t.Setenv(EnvUserspaceRT, env)
+		u, err := NewUserspace(eps, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tid, policy := linkThread(t)
+		t.Logf("%s=%q: link thread %s, policy %d, Realtime %v", EnvUserspaceRT, env, tid, policy, u.Realtime())
+		if tid == "" {
+			t.Fatal("no thread named hbnetem")
+		}
+		if u.Realtime() != (policy == schedFIFO) {
+			t.Errorf("Realtime %v, thread policy %d", u.Realtime(), policy)
+		}
+		if env == "0" && u.Realtime() {
+			t.Error("SCHED_FIFO despite HABENCH_NETEM_RT=0")
+		}
+		if env == "" && os.Geteuid() == 0 && !u.Realtime() {
+			t.Log("root, yet no SCHED_FIFO (no real-time runtime for this cgroup?)")
+		}
+		if err := u.Close(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for time.Now().Before(deadline) {
+			if tid, _ = linkThread(t); tid == "" {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if tid != "" {
+			t.Errorf("link thread %s still there after Close", tid)
+		}
+	}
 }
