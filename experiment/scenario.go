@@ -249,7 +249,7 @@ func (r *ScenarioRun) one(ctx context.Context, spec topology.Spec, dir string, o
 		Stdout: out, Log: r.Log, CommandLine: r.CommandLine,
 		Extra: map[string]any{"scenario": r.Scenario.Name, "topology": spec.Name}}
 	if !r.Scenario.Links.IsZero() && len(c.Nodes) > 1 {
-		if b.Links, err = r.Scenario.Links.Build(nodeNames(c)); err != nil {
+		if b.Links, err = r.Scenario.Links.Build(NodeNames(c)); err != nil {
 			return nil, err
 		}
 	}

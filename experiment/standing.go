@@ -190,7 +190,7 @@ func ApplyStanding(ctx context.Context, c *cluster.Cluster, req netem.Request, l
 	if len(eps) < 2 {
 		return nil, &netem.RequestError{Field: "cluster", Value: c.Name, Err: fmt.Errorf("has %d node(s): there is no link between nodes to impair", len(eps))}
 	}
-	spec, err := req.Build(nodeNames(c))
+	spec, err := req.Build(NodeNames(c))
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +333,7 @@ func ServeStanding(ctx context.Context, c *cluster.Cluster, ready io.WriteCloser
 	if err != nil {
 		return fail(err)
 	}
-	spec, err := st.Request.Build(nodeNames(c))
+	spec, err := st.Request.Build(NodeNames(c))
 	if err != nil {
 		return fail(err)
 	}
@@ -449,7 +449,8 @@ func errOrEmpty(err error) string {
 	return err.Error()
 }
 
-func nodeNames(c *cluster.Cluster) []string {
+// NodeNames returns the names of c's nodes in order (n1, n2, ...).
+func NodeNames(c *cluster.Cluster) []string {
 	var names []string
 	for _, n := range c.Nodes {
 		names = append(names, n.Name)

@@ -2,6 +2,7 @@ package netem
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -99,7 +100,7 @@ func (r Request) Build(nodes []string) (*Spec, error) {
 			return nil, &RequestError{"groups", r.Groups, err}
 		}
 	}
-	for _, n := range sortedKeys(r.Node) {
+	for _, n := range slices.Sorted(maps.Keys(r.Node)) {
 		if strings.TrimSpace(r.Node[n]) == "" {
 			return nil, &RequestError{"node." + n, r.Node[n], fmt.Errorf("empty impairment")}
 		}
@@ -111,7 +112,7 @@ func (r Request) Build(nodes []string) (*Spec, error) {
 			return nil, &RequestError{"node." + n, r.Node[n], err}
 		}
 	}
-	for _, l := range sortedKeys(r.Link) {
+	for _, l := range slices.Sorted(maps.Keys(r.Link)) {
 		from, to, ok := strings.Cut(l, "->")
 		from, to = strings.TrimSpace(from), strings.TrimSpace(to)
 		if !ok || from == "" || to == "" {
@@ -164,10 +165,10 @@ func (r Request) String() string {
 	if r.Groups != "" {
 		parts = append(parts, "--groups "+q(r.Groups))
 	}
-	for _, n := range sortedKeys(r.Node) {
+	for _, n := range slices.Sorted(maps.Keys(r.Node)) {
 		parts = append(parts, "--node "+q(n+"="+r.Node[n]))
 	}
-	for _, l := range sortedKeys(r.Link) {
+	for _, l := range slices.Sorted(maps.Keys(r.Link)) {
 		parts = append(parts, "--link "+q(l+"="+r.Link[l]))
 	}
 	for _, n := range r.Partition {
@@ -207,13 +208,4 @@ func (s *Spec) Describe() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }

@@ -195,7 +195,7 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 					return fmt.Errorf("%s: `netem apply` did not finish (no measurement recorded): run habench netem clear %s", c.Name, c.Name)
 				}
 				printLinkReport(w, st.Report)
-				if spec, err = st.Request.Build(nodeNames(c)); err != nil {
+				if spec, err = st.Request.Build(experiment.NodeNames(c)); err != nil {
 					return err
 				}
 			}
@@ -323,14 +323,6 @@ func printLinkReport(w io.Writer, r *experiment.LinkReport) {
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "WARNING: achieved differs from requested: %s\n", wn)
 	}
-}
-
-func nodeNames(c *cluster.Cluster) []string {
-	var names []string
-	for _, n := range c.Nodes {
-		names = append(names, n.Name)
-	}
-	return names
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
