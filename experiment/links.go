@@ -42,10 +42,13 @@ type LinkReport struct {
 	Request string `json:"request,omitempty"`
 	// AppliedBy is "run" (applied for this run and removed after it) or "netem apply"
 	// (standing impairments of the cluster, applied before the run by another command).
-	AppliedBy string          `json:"applied_by,omitempty"`
-	Applied   time.Time       `json:"applied,omitempty"`
-	RTT       []LinkRTTReport `json:"rtt"`
-	Warnings  []string        `json:"warnings,omitempty"`
+	AppliedBy string `json:"applied_by,omitempty"`
+	// LinkThread is the userspace link thread's scheduling class: "SCHED_FIFO" (real-time,
+	// the default where permitted) or "SCHED_OTHER" (not permitted, or HABENCH_NETEM_RT=0).
+	LinkThread string          `json:"link_thread,omitempty"`
+	Applied    time.Time       `json:"applied,omitempty"`
+	RTT        []LinkRTTReport `json:"rtt"`
+	Warnings   []string        `json:"warnings,omitempty"`
 }
 
 // LinkRTTReport is one directed pair's round trips in milliseconds. A partitioned pair has
@@ -109,6 +112,9 @@ func applyLinks(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (nete
 	}
 	rep := linkReport(name, spec, base, rtts)
 	rep.AppliedBy = "run"
+	if u, ok := b.(*netem.Userspace); ok {
+		rep.LinkThread = schedName(u.Realtime())
+	}
 	rep.Applied = time.Now().UTC()
 	return b, rep, nil
 }
@@ -159,4 +165,11 @@ func linkReport(backend string, spec *netem.Spec, base, rtts []netem.LinkRTT) *L
 	sort.Slice(rep.RTT, func(i, j int) bool { return rep.RTT[i].Link < rep.RTT[j].Link })
 	sort.Strings(rep.Warnings)
 	return rep
+}
+
+func schedName(realtime bool) string {
+	if realtime {
+		return "SCHED_FIFO"
+	}
+	return "SCHED_OTHER"
 }

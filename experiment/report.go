@@ -28,6 +28,9 @@ func Report(m *Manifest, s *Summary) string {
 		if lr.AppliedBy == "netem apply" {
 			by = fmt.Sprintf(", applied before the run by `habench netem apply %s`", lr.Request)
 		}
+		if lr.LinkThread != "" {
+			by += ", link thread " + lr.LinkThread
+		}
 		fmt.Fprintf(&b, "- link impairment (%s backend%s, one-way per directed link): ", lr.Backend, by)
 		var ls []string
 		for l, imp := range lr.Links {

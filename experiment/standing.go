@@ -36,6 +36,8 @@ type StandingLinks struct {
 	StartTicks uint64      `json:"start_ticks,omitempty"`
 	Applied    time.Time   `json:"applied"`
 	Report     *LinkReport `json:"report,omitempty"` // nil until measured
+
+	linkThread string // what the link process said of its thread's scheduling class
 }
 
 // LinkPID returns the PID of cluster c's running link process for this record: the
@@ -251,6 +253,7 @@ func ApplyStanding(ctx context.Context, c *cluster.Cluster, req netem.Request, l
 		return nil, fmt.Errorf("link process %d died while measuring: %s", st.PID, lastLines(filepath.Join(c.Dir(), "links.log"), 3))
 	}
 	st.Report = linkReport(st.Backend, spec, base, rtts)
+	st.Report.LinkThread = st.linkThread
 	st.Report.Request = req.String()
 	st.Report.AppliedBy = "netem apply"
 	st.Report.Applied = st.Applied
@@ -298,7 +301,8 @@ func startLinkProcess(ctx context.Context, c *cluster.Cluster, st *StandingLinks
 	}()
 	select {
 	case l := <-ch:
-		if l.s == "ready" {
+		if sched, ok := strings.CutPrefix(l.s, "ready "); ok {
+			st.linkThread = sched
 			return nil
 		}
 		if l.s == "" && l.err != nil {
@@ -342,7 +346,7 @@ func ServeStanding(ctx context.Context, c *cluster.Cluster, ready io.WriteCloser
 		return fail(err)
 	}
 	defer u.Close()
-	fmt.Fprintln(ready, "ready")
+	fmt.Fprintln(ready, "ready "+schedName(u.Realtime()))
 	ready.Close()
 	fmt.Fprintf(os.Stderr, "%s link for cluster %s: %s\n", time.Now().UTC().Format(time.RFC3339), c.Name, strings.Join(spec.Describe(), ", "))
 	tick := time.NewTicker(time.Second)

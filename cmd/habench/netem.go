@@ -131,7 +131,7 @@ func newNetemApplyCmd(g *globalOpts) *cobra.Command {
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%s: applied %s (%s backend", c.Name, req.String(), st.Backend)
 			if st.Backend == netem.BackendUserspace {
-				fmt.Fprintf(w, ", link process %d, log %s/links.log", st.PID, c.Dir())
+				fmt.Fprintf(w, ", link process %d, thread %s, log %s/links.log", st.PID, st.Report.LinkThread, c.Dir())
 			}
 			fmt.Fprintln(w, ")")
 			printLinkReport(w, st.Report)

@@ -143,6 +143,9 @@ func TestNetemApplyShowClear(t *testing.T) {
 	if st.Backend != netem.BackendUserspace || st.PID == 0 || st.Report == nil || len(st.Report.RTT) != 6 {
 		t.Fatalf("record: %s", b)
 	}
+	if lt := st.Report.LinkThread; lt != "SCHED_FIFO" && lt != "SCHED_OTHER" {
+		t.Errorf("record: link thread scheduling class %q not recorded", lt)
+	}
 	if r := habench(t, state, "netem", "show", name); r.code != 0 || !strings.Contains(r.stdout, "running") {
 		t.Errorf("show: %d %s %s", r.code, r.stdout, r.stderr)
 	}
