@@ -389,9 +389,14 @@ func TestRunScenario(t *testing.T) {
 	state := stateDir(t)
 	f := filepath.Join(t.TempDir(), "s.yaml")
 	rsingle, rsemi := testenv.Name("rsingle"), testenv.Name("rsemi")
+	// As root (nodes in namespaces) the scenario also impairs one direction of one link.
+	links := ""
+	if os.Geteuid() == 0 {
+		links = "links:\n  link: {n1->n2: 2ms}\n"
+	}
 	os.WriteFile(f, []byte(`name: mini
 baseline: `+rsingle+`
-topologies:
+`+links+`topologies:
   - {name: `+rsingle+`, kind: single, flavor: mariadb}
   - {name: `+rsemi+`, kind: semisync, nodes: 2, flavor: mysql}
 workload:
@@ -433,6 +438,33 @@ workload:
 	// Every transaction was acknowledged (plus heartbeat writes), none fell back to async.
 	if ss.SemiSync == nil || ss.SemiSync.YesTx < float64(ss.Transactions) || ss.SemiSync.NoTx != 0 || ss.SemiSync.SecondsOff != 0 {
 		t.Errorf("semi-sync summary %+v for %d transactions", ss.SemiSync, ss.Transactions)
+	}
+	if links != "" {
+		var m struct {
+			Links struct {
+				Impairment struct {
+					Links map[string]string `json:"links"`
+					RTT   []struct {
+						Link        string  `json:"link"`
+						RequestedMs float64 `json:"requested_ms"`
+						AddedMs     float64 `json:"added_ms"`
+					} `json:"rtt"`
+				} `json:"impairment"`
+			} `json:"links"`
+		}
+		b, _ = os.ReadFile(filepath.Join(filepath.Dir(semi[0]), "manifest.json"))
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		imp := m.Links.Impairment
+		if len(imp.Links) != 1 || imp.Links["n1->n2"] != "delay 2ms" || len(imp.RTT) != 2 {
+			t.Fatalf("scenario links in the manifest: %+v", imp)
+		}
+		for _, r := range imp.RTT {
+			if r.RequestedMs != 2 || r.AddedMs < 1.6 || r.AddedMs > 4 {
+				t.Errorf("%s: requested +%.3f ms, added %.3f ms; want +2 ms (one direction delayed)", r.Link, r.RequestedMs, r.AddedMs)
+			}
+		}
 	}
 	noClusters(t, state, rsingle, rsemi)
 }
