@@ -89,6 +89,7 @@ type Userspace struct {
 	seq   uint64
 	free  [][]byte // recycled packet buffers (pktBufSize)
 	busy  []int64  // [from*n+to]: when that rate-limited link is free again
+	rr    int      // the device readReady starts with
 }
 
 type linkCounters struct{ fwd, drop atomic.Uint64 }
@@ -550,9 +551,14 @@ func (u *Userspace) poll(d int64) (timedOut bool, late int64) {
 	start := u.now()
 	k, err := unix.Ppoll(u.pfd, ts, nil)
 	switch {
-	case err != nil: // EINTR
+	case err != nil:
 		for i := range u.pfd {
 			u.pfd[i].Revents = 0
+		}
+		if err != unix.EINTR {
+			// Not expected; never retry at once in a loop at real-time priority.
+			u.fail(fmt.Errorf("ppoll: %w", err))
+			time.Sleep(10 * time.Millisecond)
 		}
 		return false, 0
 	case k == 0:
@@ -588,7 +594,12 @@ func (u *Userspace) spin(b *spinBudget) {
 // them may hold more: it stops at readBatch packets per device, and as soon as the head
 // of the queue is due.
 func (u *Userspace) readReady() (more bool) {
-	for i := range u.fds {
+	// Round robin: a device that never drains must not always be read first.
+	nd := len(u.fds)
+	first := u.rr
+	u.rr = (u.rr + 1) % max(nd, 1)
+	for k := range nd {
+		i := (first + k) % nd
 		ev := u.pfd[i].Revents
 		if ev == 0 {
 			continue
@@ -669,9 +680,12 @@ func (u *Userspace) ingest(i int, pkt []byte, now int64) {
 	due := now
 	if imp.Rate > 0 {
 		busy := &u.busy[i*n+j]
-		start := max(*busy, now)
 		limit := int64(float64(queueLimitPackets*1500) / float64(imp.Rate) * 1e9)
-		if start-now > limit {
+		// A backlog left by a slower rate before an Update must not drop everything at
+		// the new rate: it is capped at what the current rate can hold.
+		*busy = min(*busy, now+limit)
+		start := max(*busy, now)
+		if start-now >= limit {
 			c.drop.Add(1)
 			return
 		}

@@ -362,6 +362,59 @@ func TestUserspaceRate(t *testing.T) {
 	}
 }
 
+// TestUserspaceRateUpdate: a backlog built up at a slow rate must not make the link drop
+// everything after an Update to a fast one (the backlog is capped at the new rate's).
+func TestUserspaceRateUpdate(t *testing.T) {
+	eps := testNet(t, 2)
+	spec, _ := NewSpec(names(eps))
+	slow, _ := ParseRate("80kbit") // 10 000 B/s: a 1.5 MB backlog would last 150 s
+	spec.SetLink("n1", "n2", Impairment{Rate: slow})
+	u, err := NewUserspace(eps, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { u.Close() })
+	send, recv := udpPair(t, eps[0], eps[1])
+	payload := make([]byte, 1000)
+	for range 1500 { // ~1.5 MB: fills the slow link's backlog
+		send.Write(payload)
+	}
+	fast, _ := ParseRate("1gbit")
+	spec2, _ := NewSpec(names(eps))
+	spec2.SetLink("n1", "n2", Impairment{Rate: fast})
+	if err := u.Update(spec2); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	// Drain what the slow link still lets through, then count fresh datagrams.
+	recv.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	buf := make([]byte, 2048)
+	for {
+		if _, err := recv.Read(buf); err != nil {
+			break
+		}
+	}
+	marker := []byte("fresh")
+	for range 50 {
+		send.Write(marker)
+		time.Sleep(time.Millisecond)
+	}
+	got := 0
+	recv.SetReadDeadline(time.Now().Add(2 * time.Second))
+	for got < 50 {
+		n, err := recv.Read(buf)
+		if err != nil {
+			break
+		}
+		if string(buf[:n]) == "fresh" {
+			got++
+		}
+	}
+	if got < 45 {
+		t.Errorf("after raising the rate, %d of 50 fresh datagrams arrived within 2 s; stats %v", got, u.Stats())
+	}
+}
+
 // TestUserspaceCloseUnderTraffic closes the link while datagrams are queued and flowing:
 // Close must return promptly, leave no TUN or route, and report no reader failure.
 func TestUserspaceCloseUnderTraffic(t *testing.T) {
