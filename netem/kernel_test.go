@@ -40,27 +40,6 @@ func TestNetemAttrs(t *testing.T) {
 	}
 }
 
-// rootQdiscs lists the htb root qdiscs in the endpoints' namespaces.
-func rootQdiscs(t *testing.T, eps []Endpoint) []string {
-	t.Helper()
-	k := &Kernel{eps: eps}
-	var out []string
-	for i := range eps {
-		h, l, err := k.handle(i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		qs, _ := h.QdiscList(l)
-		for _, q := range qs {
-			if q.Type() == "htb" || q.Type() == "netem" {
-				out = append(out, eps[i].Netns+": "+q.Type())
-			}
-		}
-		h.Close()
-	}
-	return out
-}
-
 // TestKernelBackend applies 1 ms one-way each way with kernel qdiscs and measures the
 // round trip. Where the kernel has no sch_netem it checks only that the failed apply
 // (htb root and class succeed, the netem leaf fails) leaves no qdisc, then skips.
@@ -74,7 +53,7 @@ func TestKernelBackend(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "netem for n1->n2") {
 			t.Errorf("NewKernel without sch_netem: %v", err)
 		}
-		if left := rootQdiscs(t, eps); len(left) != 0 {
+		if left := tunState(t, eps); len(left) != 0 {
 			t.Errorf("failed apply left %v", left)
 		}
 		t.Skipf("kernel netem unusable here (%v); checked only that a failed apply cleans up", kerr)
@@ -98,7 +77,7 @@ func TestKernelBackend(t *testing.T) {
 	if err := k.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if left := rootQdiscs(t, eps); len(left) != 0 {
+	if left := tunState(t, eps); len(left) != 0 {
 		t.Errorf("Close left %v", left)
 	}
 }
@@ -141,13 +120,13 @@ func TestKernelStructure(t *testing.T) {
 	if pkts < 10 {
 		t.Errorf("class 1:2 (n1->n2) saw %d packets, want the >= 10 handshakes' SYNs", pkts)
 	}
-	if q := rootQdiscs(t, eps[1:]); len(q) != 0 {
+	if q := tunState(t, eps[1:]); len(q) != 0 {
 		t.Errorf("n2 has no impaired link but got %v", q)
 	}
 	if err := k.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if left := rootQdiscs(t, eps); len(left) != 0 {
+	if left := tunState(t, eps); len(left) != 0 {
 		t.Errorf("Close left %v", left)
 	}
 }

@@ -131,32 +131,19 @@ func measure(t *testing.T, eps []Endpoint, spec *Spec, samples int) []LinkRTT {
 	return res
 }
 
-// tunState lists what the userspace link leaves in the namespaces: TUN devices and routes.
+// tunState (also for the kernel backend) lists what the links left in the namespaces (Residue of every endpoint,
+// prefixed with its namespace): TUN devices, /32 routes, htb or netem qdiscs.
 func tunState(t *testing.T, eps []Endpoint) []string {
 	t.Helper()
 	var left []string
 	for _, e := range eps {
-		ns, err := netns.GetFromName(e.Netns)
+		found, err := Residue(e)
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := netlink.NewHandleAt(ns)
-		ns.Close()
-		if err != nil {
-			t.Fatal(err)
+		for _, f := range found {
+			left = append(left, e.Netns+": "+f)
 		}
-		if l, err := h.LinkByName(TunName); err == nil {
-			left = append(left, e.Netns+": link "+l.Attrs().Name)
-		}
-		routes, _ := h.RouteList(nil, netlink.FAMILY_V4)
-		for _, r := range routes {
-			if r.Dst != nil && r.Dst.IP.To4() != nil {
-				if ones, _ := r.Dst.Mask.Size(); ones == 32 {
-					left = append(left, e.Netns+": route "+r.Dst.String())
-				}
-			}
-		}
-		h.Close()
 	}
 	return left
 }

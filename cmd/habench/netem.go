@@ -214,7 +214,7 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 				fmt.Fprintln(tw, "LINK\tREQUESTED RTT ms\tACHIEVED median ms\tp99 ms\tFAILED PROBES")
 				for _, r := range rtts {
-					fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%d/%d\n", r.Link, ms(r.Requested), ms(r.Median), ms(r.P99), r.Failed, r.Failed+r.Samples)
+					fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%d/%d\n", r.Link, r.Requested.Seconds()*1000, r.Median.Seconds()*1000, r.P99.Seconds()*1000, r.Failed, r.Failed+r.Samples)
 				}
 				tw.Flush()
 			}
@@ -324,5 +324,3 @@ func printLinkReport(w io.Writer, r *experiment.LinkReport) {
 		fmt.Fprintf(w, "WARNING: achieved differs from requested: %s\n", wn)
 	}
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
