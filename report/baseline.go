@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -84,11 +85,46 @@ type Row struct {
 	IsBaseline                  bool
 }
 
-// Rows computes the comparison rows against base (which may be nil).
+// Group is a sweep cell's axis values other than topology and repeat (manifest extra
+// "axes"), as "name=value ..." sorted by name; "" outside sweeps. Runs of one group
+// differ only in their topology (and repeat).
+func (r *Run) Group() string {
+	axes, ok := r.Manifest.Extra["axes"].(map[string]any)
+	if !ok {
+		return ""
+	}
+	var kv []string
+	for k, v := range axes {
+		if k != "topology" && k != "repeat" {
+			kv = append(kv, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, " ")
+}
+
+// baselineFor is the run r is compared with: in a sweep, the baseline topology's run of
+// r's group (the same cell values but the topology); otherwise base itself. nil when
+// the group has no run of the baseline topology.
+func (res *Results) baselineFor(r, base *Run) *Run {
+	if base == nil || base.Group() == "" || r.Group() == base.Group() && r.Topology == base.Topology {
+		return base
+	}
+	for _, c := range res.Runs {
+		if c.Topology == base.Topology && c.Group() == r.Group() {
+			return c
+		}
+	}
+	return nil
+}
+
+// Rows computes the comparison rows against base (which may be nil). In a sweep each
+// run is compared with the baseline topology's run of its own group (see Group).
 func (res *Results) Rows(base *Run) []Row {
 	var out []Row
 	for _, r := range res.Runs {
-		row := Row{Run: r, IsBaseline: r == base}
+		b := res.baselineFor(r, base)
+		row := Row{Run: r, IsBaseline: r == b}
 		if s := r.Summary; s != nil {
 			row.TPS, row.QPS = s.TPS, s.QPS
 			row.AvgMs, row.P95Ms, row.P99Ms, row.MaxMs = s.LatencyMs["avg"], s.LatencyMs["p95"], s.LatencyMs["p99"], s.LatencyMs["max"]
@@ -98,16 +134,16 @@ func (res *Results) Rows(base *Run) []Row {
 			row.MaxLagS = &m
 		}
 		row.TPSMean, row.TPSMin, row.TPSMax, row.TPSCV, _ = r.TPSStats()
-		if base != nil && base.Summary != nil {
+		if b != nil && b.Summary != nil {
 			pct := func(v, b float64) *float64 {
 				if p, ok := Pct(v, b); ok {
 					return &p
 				}
 				return nil
 			}
-			row.TPSPct = pct(row.TPS, base.Summary.TPS)
-			row.AvgPct = pct(row.AvgMs, base.Summary.LatencyMs["avg"])
-			row.P95Pct = pct(row.P95Ms, base.Summary.LatencyMs["p95"])
+			row.TPSPct = pct(row.TPS, b.Summary.TPS)
+			row.AvgPct = pct(row.AvgMs, b.Summary.LatencyMs["avg"])
+			row.P95Pct = pct(row.P95Ms, b.Summary.LatencyMs["p95"])
 		}
 		out = append(out, row)
 	}

@@ -48,6 +48,9 @@ type Results struct {
 	Runs []*Run
 	// Sweep is the sweep's points (KindSweep only).
 	Sweep []SweepPoint
+	// Missing lists comparison.json rows whose run directory has no manifest.json (a
+	// run killed before it wrote one, a directory removed): reported, not drawn.
+	Missing []string
 }
 
 // Run is one run directory, loaded.
@@ -276,6 +279,10 @@ func (res *Results) loadComparison() error {
 		d := filepath.Join(res.Dir, filepath.Base(row.Dir))
 		if !exists(filepath.Join(d, "manifest.json")) && exists(filepath.Join(row.Dir, "manifest.json")) {
 			d = row.Dir
+		}
+		if !exists(filepath.Join(d, "manifest.json")) {
+			res.Missing = append(res.Missing, fmt.Sprintf("%s (%s: no manifest.json)", row.Topology, d))
+			continue
 		}
 		r, err := LoadRun(d)
 		if err != nil {

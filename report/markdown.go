@@ -26,7 +26,11 @@ func markdown(pg page) string {
 		fmt.Fprintf(&b, "- workload: %s\n", pg.Workload)
 	}
 	if pg.Multi {
-		fmt.Fprintf(&b, "- baseline: **%s** (%s); percentages are of the baseline's value (100%% = same)\n", pg.Baseline, pg.BaselineWhy)
+		fmt.Fprintf(&b, "- baseline: **%s** (%s); percentages are of the baseline's value (100%% = same)", pg.Baseline, pg.BaselineWhy)
+		if len(pg.Sweep) > 0 {
+			b.WriteString(", in a sweep of the baseline topology's cell with the same axis values")
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n## Comparison\n\n")
 	b.WriteString("| topology | kind | flavor | version | TPS | QPS | avg ms | p95 ms | p99 ms | TPS vs base | avg latency vs base | p95 vs base | max lag s | interval TPS min / max | interval TPS CV |\n")
@@ -42,6 +46,9 @@ func markdown(pg page) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %s | %.1f / %.1f | %.1f%% |\n",
 			name, r.Run.Kind(), r.Run.Flavor(), r.Run.Version(), r.TPS, r.QPS, r.AvgMs, r.P95Ms, r.P99Ms,
 			fmtPct(r.TPSPct), fmtPct(r.AvgPct), fmtPct(r.P95Pct), fmtOpt(r.MaxLagS, "%.3f"), r.TPSMin, r.TPSMax, 100*r.TPSCV)
+	}
+	for _, m := range pg.Missing {
+		fmt.Fprintf(&b, "\n**not loaded:** %s\n", m)
 	}
 	b.WriteString("\nmax lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter).\n")
 	if len(pg.Sweep) > 0 {

@@ -33,6 +33,9 @@ type Rendered struct {
 	Baseline, BaselineWhy string
 }
 
+// maxBars is the most runs drawn as comparison bars.
+const maxBars = 16
+
 // page is the HTML template's data.
 type page struct {
 	Title, Kind, Dir, Generated string
@@ -46,6 +49,7 @@ type page struct {
 	Settings                    varTable
 	Runs                        []runView
 	Multi                       bool
+	Missing                     []string
 }
 
 // Render renders res as HTML, Markdown and CSV. Error when the baseline is unknown
@@ -61,18 +65,24 @@ func Render(res *Results, o Options) (*Rendered, error) {
 	}
 	rows := res.Rows(base)
 	pg := page{Title: res.Name, Kind: res.Kind, Dir: res.Dir, Generated: now().UTC().Format("2006-01-02 15:04:05 UTC"),
-		BaselineWhy: why, Rows: rows, Sweep: res.Sweep, Multi: len(res.Runs) > 1}
+		BaselineWhy: why, Rows: rows, Sweep: res.Sweep, Multi: len(res.Runs) > 1, Missing: res.Missing}
 	if base != nil {
 		pg.Baseline = base.Name
+		if base.Group() != "" {
+			pg.Baseline = base.Topology // each group has its own baseline run
+		}
 		pg.Workload = workloadLine(base)
 	}
 	pg.Servers, pg.Habench = versions(res.Runs)
 	out := &Rendered{Baseline: pg.Baseline, BaselineWhy: why}
 	if len(rows) > 1 {
-		if pg.Bars, err = ComparisonCharts(rows); err != nil {
-			return nil, err
+		// Bars for a readable number of runs; a larger sweep has its curves.
+		if len(rows) <= maxBars {
+			if pg.Bars, err = ComparisonCharts(rows); err != nil {
+				return nil, err
+			}
+			out.Charts = append(out.Charts, pg.Bars...)
 		}
-		out.Charts = append(out.Charts, pg.Bars...)
 		pg.Settings = settingsAcross(res.Runs, true)
 	}
 	if len(res.Sweep) > 0 {
@@ -244,7 +254,7 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 {{- if .Habench}} habench {{range $i, $s := .Habench}}{{if $i}}, {{end}}{{$s}}{{end}}.{{end}}</p>
 {{- if .Workload}}<p>Workload: {{.Workload}}.</p>{{end}}
 {{- if .Multi}}
-<p>Baseline: <b>{{.Baseline}}</b> ({{.BaselineWhy}}); percentages are of the baseline's value (100% = same).</p>
+<p>Baseline: <b>{{.Baseline}}</b> ({{.BaselineWhy}}); percentages are of the baseline's value (100% = same){{if .Sweep}}, in a sweep of the baseline topology's cell with the same axis values{{end}}.</p>
 {{- end}}
 
 <h2 id="comparison">{{if .Multi}}Comparison{{else}}Throughput and latency{{end}}</h2>
@@ -255,6 +265,7 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 <td>{{f2 .TPS}}</td><td>{{f2 .QPS}}</td><td>{{f2 .AvgMs}}</td><td>{{f2 .P95Ms}}</td><td>{{f2 .P99Ms}}</td><td>{{f2 .MaxMs}}</td>{{if $.Multi}}<td>{{pct .TPSPct}}</td><td>{{pct .AvgPct}}</td><td>{{pct .P95Pct}}</td>{{end}}<td>{{opt .MaxLagS}}</td><td>{{f1 .TPSMin}} / {{f1 .TPSMax}}</td><td>{{cv .TPSCV}}</td><td>{{.IgnoredErrors}}</td></tr>
 {{- end}}
 </table>
+{{- range .Missing}}<p class="warn"><b>not loaded:</b> {{.}}</p>{{end}}
 <p class="note">Latencies over the whole run (HdrHistogram); max lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter).</p>
 <div class="bars">
 {{- range .Bars}}

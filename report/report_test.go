@@ -171,6 +171,17 @@ func TestLoadRunAndBadInput(t *testing.T) {
 		t.Errorf("a killed run must still render: %v", err)
 	}
 
+	// A scenario whose run directory went missing still renders, and says so.
+	d = copyTree(t, quick)
+	os.RemoveAll(filepath.Join(d, filepath.Base(runDir(t, "qasync"))))
+	sres, err := Load(d)
+	if err != nil || len(sres.Runs) != 2 || len(sres.Missing) != 1 || !strings.HasPrefix(sres.Missing[0], "qasync (") {
+		t.Fatalf("missing run: %v, %d runs, missing %v", err, len(sres.Runs), sres.Missing)
+	}
+	if out, err := Render(sres, Options{}); err != nil || !bytes.Contains(out.Markdown, []byte("**not loaded:** qasync")) {
+		t.Errorf("missing run not reported: %v", err)
+	}
+
 	// A non-numeric cell is an error naming the row and column.
 	d = copyTree(t, runDir(t, "qsingle"))
 	os.WriteFile(filepath.Join(d, "intervals.csv"), []byte("elapsed_s,tps\n1.0,abc\n"), 0o644)
@@ -535,5 +546,38 @@ func TestCompare(t *testing.T) {
 		if d.Change == nil || *d.Change != 0 || d.Verdict() != "same" {
 			t.Errorf("identical runs: %s change %v %q", d.Metric, fmtChange(d.Change), d.Verdict())
 		}
+	}
+}
+
+// TestSweepGroupBaseline: in a sweep every cell is compared with the baseline topology's
+// cell of the same axis values.
+func TestSweepGroupBaseline(t *testing.T) {
+	res := &Results{Kind: KindSweep}
+	tps := map[string]float64{"a threads=1": 100, "a threads=2": 180, "b threads=1": 50, "b threads=2": 120}
+	for _, top := range []string{"a", "b"} {
+		for _, th := range []string{"1", "2"} {
+			name := top + " threads=" + th
+			res.Runs = append(res.Runs, &Run{Name: name, Topology: top, Cell: "threads=" + th,
+				Manifest: Manifest{Topology: map[string]any{"name": top, "kind": "async"},
+					Extra: map[string]any{"baseline": "a", "axes": map[string]any{"topology": top, "threads": th}}},
+				Summary: &Summary{TPS: tps[name], LatencyMs: map[string]float64{"avg": 1, "p95": 2}}})
+		}
+	}
+	base, why, err := res.Baseline("")
+	if err != nil || base.Topology != "a" || why != "the scenario's baseline" {
+		t.Fatalf("baseline %v %q %v", base, why, err)
+	}
+	for _, r := range res.Rows(base) {
+		ref := tps["a "+r.Run.Cell]
+		if r.TPSPct == nil || *r.TPSPct != 100*r.TPS/ref || r.IsBaseline != (r.Run.Topology == "a") {
+			t.Errorf("%s: TPS vs base %s, want %.1f%% of %v; baseline %v", r.Run.Name, fmtPct(r.TPSPct), 100*r.TPS/ref, ref, r.IsBaseline)
+		}
+	}
+	out, err := Render(res, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out.HTML, []byte("Baseline: <b>a</b>")) {
+		t.Error("sweep baseline not named by its topology")
 	}
 }
