@@ -58,6 +58,7 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 func newLegend() plot.Legend {
 	l := plot.NewLegend()
 	l.TextStyle.Font = sans(9)
+	l.Padding = vg.Points(2.5) // between entries: 9 pt rows otherwise touch
 	l.Top = true
 	l.Left = true
 	return l
