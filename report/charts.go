@@ -357,8 +357,8 @@ func runPanels(r *Run) ([]panel, float64) {
 	for _, s := range r.Samples {
 		xmax = max(xmax, s.ElapsedS)
 		c := Classify(s.Metric)
-		if c == ClassOther {
-			continue
+		if c == ClassOther || math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+			continue // a non-finite value has no place on a chart (plotter refuses it)
 		}
 		if by[c] == nil {
 			by[c] = map[string]map[string]plotter.XYs{}

@@ -313,6 +313,11 @@ func TestRunPanels(t *testing.T) {
 				Sample{ElapsedS: float64(i), Node: n, Metric: "galera_fc_paused_fraction", Value: 0.25})
 		}
 	}
+	semi.Samples = append(semi.Samples, Sample{ElapsedS: 4, Node: "n3", Metric: "lag_s", Value: math.NaN()},
+		Sample{ElapsedS: 4, Node: "n3", Metric: "backlog_trx", Value: math.Inf(1)})
+	if _, ok, err := RunChart(semi); err != nil || !ok {
+		t.Errorf("non-finite samples break the chart: %v", err)
+	}
 	panels, _ = runPanels(semi)
 	if len(panels) != 5 || panels[4].title != Panels[2].Title || !panels[4].fraction {
 		t.Fatalf("with paused samples: %d panels", len(panels))

@@ -191,3 +191,27 @@ poll:
 	must("destroy", name)
 	noClusters(t, state, name)
 }
+
+// TestMetricsAddrBadInput: a malformed or busy --metrics-addr, or one on a command that
+// runs no workload, is bad input (exit 2) before anything is deployed.
+func TestMetricsAddrBadInput(t *testing.T) {
+	state := stateDir(t)
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(f, []byte("name: rpbad\ntopologies:\n  - {name: rpbad, kind: single, flavor: mariadb}\nworkload: {test: oltp_read_write}\n"), 0o644)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, args := range [][]string{
+		{"run", f, "--metrics-addr", "9099"},
+		{"run", f, "--metrics-addr", busy.Addr().String()},
+		{"sysbench", "oltp_read_write", "prepare", "--metrics-addr", "127.0.0.1:0"},
+	} {
+		r := habench(t, state, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "--metrics-addr") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line naming --metrics-addr", args, r.code, r.stderr)
+		}
+	}
+	noClusters(t, state, "rpbad")
+}
