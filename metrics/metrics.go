@@ -35,6 +35,7 @@ const (
 	NodeBacklog     = "habench_node_backlog_transactions"
 	NodeQueue       = "habench_node_queue_transactions"
 	NodePaused      = "habench_node_flow_control_paused_ratio"
+	NodeThrottle    = "habench_node_flow_control_throttle"
 	NodeSample      = "habench_node_sample"
 	RunInfo         = "habench_run_info"
 	RunActive       = "habench_run_active"
@@ -65,9 +66,9 @@ type Metrics struct {
 	intervalLatency          *prometheus.GaugeVec
 	threads                  prometheus.Gauge
 
-	nodeLag, nodeBacklog, nodeQueue, nodePaused, nodeSample *prometheus.GaugeVec
-	runInfo                                                 *prometheus.GaugeVec
-	runActive                                               prometheus.Gauge
+	nodeLag, nodeBacklog, nodeQueue, nodePaused, nodeThrottle, nodeSample *prometheus.GaugeVec
+	runInfo                                                               *prometheus.GaugeVec
+	runActive                                                             prometheus.Gauge
 
 	mu       sync.Mutex
 	lastTick map[sampleKey]bool // series set by the previous tick
@@ -100,13 +101,15 @@ func New() *Metrics {
 		Help: "Transactions waiting in a node's queue (certifier, applier, Galera receive queue), label queue = the sampler metric name."}, []string{"node", "queue"})
 	m.nodePaused = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NodePaused,
 		Help: "Fraction (0..1) of the last sampling second the node was paused or throttled by flow control, label metric = the sampler metric name."}, []string{"node", "metric"})
+	m.nodeThrottle = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NodeThrottle,
+		Help: "Group Replication flow control other than a fraction: average sessions throttled over the last second (gr_fc_throttled_sessions_avg) or the inferred 0/1 throttle (gr_fc_throttle_inferred), label metric = the sampler metric name."}, []string{"node", "metric"})
 	m.nodeSample = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NodeSample,
 		Help: "Every per-node sample of the last tick as in samples.csv (unit per metric: see habench's README)."}, []string{"node", "metric"})
 	m.runInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: RunInfo,
 		Help: "1 for the run in progress or last run: scenario, topology, kind, flavor, workload and sweep cell."}, []string{"scenario", "topology", "kind", "flavor", "workload", "cell"})
 	m.runActive = prometheus.NewGauge(prometheus.GaugeOpts{Name: RunActive, Help: "1 while a workload run is in progress, else 0."})
 	m.reg.MustRegister(m.transactions, m.reconnects, m.queries, m.errors, m.latency, m.intervalTPS, m.intervalQPS,
-		m.intervalLatency, m.threads, m.nodeLag, m.nodeBacklog, m.nodeQueue, m.nodePaused, m.nodeSample, m.runInfo, m.runActive)
+		m.intervalLatency, m.threads, m.nodeLag, m.nodeBacklog, m.nodeQueue, m.nodePaused, m.nodeThrottle, m.nodeSample, m.runInfo, m.runActive)
 	return m
 }
 
@@ -118,7 +121,7 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 func (m *Metrics) StartRun(r Run) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, v := range []*prometheus.GaugeVec{m.nodeLag, m.nodeBacklog, m.nodeQueue, m.nodePaused, m.nodeSample, m.intervalLatency, m.runInfo} {
+	for _, v := range []*prometheus.GaugeVec{m.nodeLag, m.nodeBacklog, m.nodeQueue, m.nodePaused, m.nodeThrottle, m.nodeSample, m.intervalLatency, m.runInfo} {
 		v.Reset()
 	}
 	m.lastTick = map[sampleKey]bool{}
@@ -161,8 +164,8 @@ func (m *Metrics) ObserveInterval(iv workload.Interval) {
 
 // ObserveSamples sets the per-node gauges from one tick's samples: every sample in
 // habench_node_sample, lag_s in habench_node_lag_seconds, backlog_trx in
-// habench_node_backlog_transactions, queues and paused fractions (report.Classify) in
-// their gauges. Series the tick no longer carries (a node that stopped answering) are
+// habench_node_backlog_transactions, queues, paused fractions and throttling
+// (report.Classify) in their gauges. Series the tick no longer carries (a node that stopped answering) are
 // removed, so a stale value never shows as current.
 func (m *Metrics) ObserveSamples(ss []sampler.Sample) {
 	m.mu.Lock()
@@ -192,6 +195,8 @@ func (m *Metrics) set(k sampleKey, v float64) {
 		m.nodeQueue.WithLabelValues(k.node, k.metric).Set(v)
 	case report.Classify(k.metric) == report.ClassPaused:
 		m.nodePaused.WithLabelValues(k.node, k.metric).Set(v)
+	case report.Classify(k.metric) == report.ClassThrottle:
+		m.nodeThrottle.WithLabelValues(k.node, k.metric).Set(v)
 	}
 }
 
@@ -206,6 +211,8 @@ func (m *Metrics) remove(k sampleKey) {
 		m.nodeQueue.DeleteLabelValues(k.node, k.metric)
 	case report.Classify(k.metric) == report.ClassPaused:
 		m.nodePaused.DeleteLabelValues(k.node, k.metric)
+	case report.Classify(k.metric) == report.ClassThrottle:
+		m.nodeThrottle.DeleteLabelValues(k.node, k.metric)
 	}
 }
 

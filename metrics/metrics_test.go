@@ -136,8 +136,8 @@ func TestSamplesToNodeGauges(t *testing.T) {
 	m.StartRun(Run{Scenario: "s", Topology: "t1", Kind: "galera", Flavor: "mariadb", Workload: "oltp_read_write", Cell: "threads=8"})
 	m.ObserveSamples(tick(time.Second, map[[2]string]float64{
 		{"n1", "lag_s"}: 0, {"n2", "lag_s"}: 0.25, {"n3", "lag_s"}: 1.5,
-		{"n2", "backlog_trx"}: 7, {"n2", "wsrep_local_recv_queue"}: 12, {"n3", "galera_fc_paused_fraction"}: 0.4,
-		{"n1", "sampler_errors"}: 0,
+		{"n2", "backlog_trx"}: 7, {"n2", "galera_recv_queue"}: 12, {"n3", "galera_fc_paused_fraction"}: 0.4,
+		{"n1", "sampler_errors"}: 0, {"n3", "gr_fc_throttled_sessions_avg"}: 2.5,
 	}))
 	f := gather(t, m)
 	for _, c := range []struct {
@@ -146,7 +146,8 @@ func TestSamplesToNodeGauges(t *testing.T) {
 		want   float64
 	}{
 		{NodeLag, []string{"node=n2"}, 0.25}, {NodeLag, []string{"node=n3"}, 1.5}, {NodeBacklog, []string{"node=n2"}, 7},
-		{NodeQueue, []string{"node=n2", "queue=wsrep_local_recv_queue"}, 12},
+		{NodeQueue, []string{"node=n2", "queue=galera_recv_queue"}, 12},
+		{NodeThrottle, []string{"metric=gr_fc_throttled_sessions_avg", "node=n3"}, 2.5},
 		{NodePaused, []string{"metric=galera_fc_paused_fraction", "node=n3"}, 0.4},
 		{NodeSample, []string{"metric=sampler_errors", "node=n1"}, 0},
 		{RunInfo, []string{"cell=threads=8", "flavor=mariadb", "kind=galera", "scenario=s", "topology=t1", "workload=oltp_read_write"}, 1},
@@ -156,13 +157,13 @@ func TestSamplesToNodeGauges(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
-	if n := len(f[NodeSample].GetMetric()); n != 7 {
-		t.Errorf("%d habench_node_sample series, want one per sample (7)", n)
+	if n := len(f[NodeSample].GetMetric()); n != 8 {
+		t.Errorf("%d habench_node_sample series, want one per sample (8)", n)
 	}
 	// n3 stops answering: its series disappear instead of showing stale values.
 	m.ObserveSamples(tick(2*time.Second, map[[2]string]float64{{"n1", "lag_s"}: 0, {"n2", "lag_s"}: 0.5}))
 	f = gather(t, m)
-	if !math.IsNaN(value(f[NodeLag], "node=n3")) || value(f[NodeLag], "node=n2") != 0.5 || f[NodeQueue] != nil || f[NodePaused] != nil {
+	if !math.IsNaN(value(f[NodeLag], "node=n3")) || value(f[NodeLag], "node=n2") != 0.5 || f[NodeQueue] != nil || f[NodePaused] != nil || f[NodeThrottle] != nil {
 		t.Errorf("after n3 went silent: lag series %d, queue %v, paused %v", len(f[NodeLag].GetMetric()), f[NodeQueue], f[NodePaused])
 	}
 	// The next run starts clean; counters keep counting.
@@ -276,7 +277,7 @@ func TestGrafanaDashboard(t *testing.T) {
 	h.RecordValue(1000)
 	m.ObserveInterval(workload.Interval{Transactions: 1, Histogram: h, ErrorsByCode: map[uint16]int64{1213: 1}})
 	m.ObserveSamples(tick(time.Second, map[[2]string]float64{{"n1", "lag_s"}: 0, {"n2", "backlog_trx"}: 1,
-		{"n2", "gr_applier_queue"}: 1, {"n2", "gr_flow_control_paused_fraction"}: 0.1}))
+		{"n2", "gr_applier_queue_trx"}: 1, {"n2", "galera_fc_paused_fraction"}: 0.1, {"n2", "gr_fc_throttled_sessions_avg"}: 1}))
 	produced := map[string]bool{}
 	for name, f := range gather(t, m) {
 		produced[name] = true
@@ -314,7 +315,7 @@ func TestGrafanaDashboard(t *testing.T) {
 	}
 	// Every named metric is on the dashboard.
 	for _, n := range []string{Transactions, Queries, Errors, Reconnects, Latency, IntervalTPS, IntervalLatency, Threads,
-		NodeLag, NodeBacklog, NodeQueue, NodePaused, RunInfo, RunActive} {
+		NodeLag, NodeBacklog, NodeQueue, NodePaused, NodeThrottle, RunInfo, RunActive} {
 		if !used[n] {
 			t.Errorf("%s is not on the dashboard", n)
 		}

@@ -17,6 +17,9 @@ const (
 	// ClassPaused: a fraction (0..1) of the tick the node spent paused or throttled by
 	// flow control (paused-fraction panel).
 	ClassPaused Class = "paused"
+	// ClassThrottle: flow control measured otherwise than as a fraction: Group
+	// Replication's average number of throttled sessions, or its inferred 0/1 throttle.
+	ClassThrottle Class = "throttle"
 	// ClassOther: anything else (kept in samples.csv and the generic live gauge only).
 	ClassOther Class = ""
 )
@@ -38,6 +41,7 @@ var Panels = []Panel{
 	{Class: ClassLag, Title: "visibility lag per node (heartbeat)", YLabel: "lag s"},
 	{Class: ClassQueue, Title: "backlog and queues per node", YLabel: "transactions"},
 	{Class: ClassPaused, Title: "flow control: fraction of each second paused", YLabel: "paused fraction", Fraction: true},
+	{Class: ClassThrottle, Title: "flow control: sessions throttled (avg per second; inferred 0/1)", YLabel: "sessions"},
 }
 
 // Metric names by class, as the samplers write them (sampler.Metrics). Names not listed
@@ -51,16 +55,20 @@ var (
 	// QueueMetrics go on the queue panel.
 	QueueMetrics = []string{"backlog_trx",
 		// Group Replication (performance_schema.replication_group_member_stats)
-		"gr_certifier_queue", "gr_applier_queue", "gr_transactions_in_queue", "gr_remote_applier_queue",
+		"gr_certifier_queue_trx", "gr_applier_queue_trx",
 		// Galera (wsrep_local_recv_queue, wsrep_local_send_queue)
-		"wsrep_local_recv_queue", "wsrep_local_send_queue", "galera_recv_queue", "galera_send_queue"}
+		"galera_recv_queue", "galera_send_queue"}
 	// PausedMetrics go on the paused-fraction panel.
-	PausedMetrics = []string{"galera_fc_paused_fraction", "wsrep_flow_control_paused_fraction",
-		"gr_flow_control_paused_fraction", "gr_flow_control_throttle_fraction"}
+	PausedMetrics = []string{"galera_fc_paused_fraction"}
+	// ThrottleMetrics go on the throttle panel: Group Replication's flow control, measured
+	// by the flow-control stats component (MySQL 9.7+), or inferred from the queues and
+	// thresholds without it.
+	ThrottleMetrics = []string{"gr_fc_throttled_sessions_avg", "gr_fc_throttle_inferred"}
 )
 
 // Classify says which panel a sampled metric belongs on. The rule, for samplers to
-// follow: a name in LagMetrics, QueueMetrics or PausedMetrics is that class; otherwise a
+// follow: a name in LagMetrics, QueueMetrics, PausedMetrics or ThrottleMetrics is that
+// class; otherwise a
 // name ending in "_fraction" that mentions "paused", "throttle" or "flow_control" is
 // ClassPaused (a value in 0..1 per tick); a name containing "queue" (transactions
 // waiting) is ClassQueue; everything else is ClassOther. Error counters
@@ -73,6 +81,8 @@ func Classify(metric string) Class {
 		return ClassQueue
 	case slices.Contains(PausedMetrics, metric):
 		return ClassPaused
+	case slices.Contains(ThrottleMetrics, metric):
+		return ClassThrottle
 	case strings.HasPrefix(metric, "sampler_errors"):
 		return ClassOther
 	case strings.HasSuffix(metric, "_fraction") &&

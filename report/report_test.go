@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -255,9 +256,12 @@ func TestRowsPercentages(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	for metric, want := range map[string]Class{
-		"lag_s": ClassLag, "backlog_trx": ClassQueue, "gr_applier_queue": ClassQueue, "wsrep_local_recv_queue": ClassQueue,
-		"gr_certifier_queue_trx": ClassQueue, "galera_fc_paused_fraction": ClassPaused, "gr_flow_control_throttled_fraction": ClassPaused,
-		"wsrep_flow_control_paused_fraction": ClassPaused, "seconds_behind_source": ClassOther, "applier_lag_s": ClassOther,
+		"lag_s": ClassLag, "backlog_trx": ClassQueue, "gr_applier_queue_trx": ClassQueue, "gr_certifier_queue_trx": ClassQueue,
+		"galera_recv_queue": ClassQueue, "galera_send_queue": ClassQueue, "wsrep_local_recv_queue": ClassQueue,
+		"galera_fc_paused_fraction": ClassPaused, "gr_flow_control_throttled_fraction": ClassPaused,
+		"wsrep_flow_control_paused_fraction": ClassPaused, "gr_fc_throttled_sessions_avg": ClassThrottle,
+		"gr_fc_throttle_inferred": ClassThrottle, "gr_fc_throttle_time_s": ClassOther, "gr_fc_throttle_count": ClassOther,
+		"seconds_behind_source": ClassOther, "applier_lag_s": ClassOther,
 		"sampler_errors_queue": ClassOther, "semisync_on": ClassOther, "cpu_fraction": ClassOther,
 	} {
 		if got := Classify(metric); got != want {
@@ -321,6 +325,11 @@ func TestRunPanels(t *testing.T) {
 	panels, _ = runPanels(semi)
 	if len(panels) != 5 || panels[4].title != Panels[2].Title || !panels[4].fraction {
 		t.Fatalf("with paused samples: %d panels", len(panels))
+	}
+	gr := *semi
+	gr.Samples = append(slices.Clone(semi.Samples), Sample{ElapsedS: 2, Node: "n2", Metric: "gr_fc_throttled_sessions_avg", Value: 1.5})
+	if p, _ := runPanels(&gr); len(p) != 6 || p[5].title != Panels[3].Title || p[5].fraction || p[5].lines[0].label != "n2" {
+		t.Errorf("with GR throttle samples: %d panels", len(p))
 	}
 	var ql []string
 	for _, s := range panels[3].lines {

@@ -17,7 +17,8 @@ type fact struct{ K, V string }
 type nodeStats struct {
 	Node, Role, Version, Address string
 	LagMax, LagAvg, BacklogMax   string
-	// Queues: "metric max" per queue metric; Paused: "metric avg/max".
+	// Queues: "metric max" per queue metric; Paused: "metric avg/max" per paused or
+	// throttle metric.
 	Queues, Paused string
 	Samples        int
 	SamplerErrors  string
@@ -200,7 +201,7 @@ func nodeTable(r *Run) []nodeStats {
 	by := map[string]map[string]*acc{} // node -> metric -> acc
 	for _, s := range r.Samples {
 		c := Classify(s.Metric)
-		if c != ClassQueue && c != ClassPaused {
+		if c != ClassQueue && c != ClassPaused && c != ClassThrottle {
 			continue
 		}
 		if math.IsNaN(s.Value) {
@@ -249,7 +250,7 @@ func nodeTable(r *Run) []nodeStats {
 				if m != "backlog_trx" {
 					qs = append(qs, fmt.Sprintf("%s max %.0f", m, a.max))
 				}
-			case ClassPaused:
+			case ClassPaused, ClassThrottle:
 				ps = append(ps, fmt.Sprintf("%s avg %.3f, max %.3f", m, a.sum/float64(a.n), a.max))
 			}
 		}
