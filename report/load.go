@@ -95,8 +95,31 @@ type Manifest struct {
 	Samplers         []string                   `json:"samplers"`
 	IntervalsOffsetS float64                    `json:"intervals_offset_s"`
 	Extra            map[string]any             `json:"extra"`
+	// Knobs are the run's runtime knobs (manifest "knobs"), nil without knobs.
+	Knobs *Knobs `json:"knobs"`
 	// Other holds top-level keys not listed above, raw.
 	Other map[string]json.RawMessage `json:"-"`
+}
+
+// Knobs is manifest.json's "knobs": the settings requested for the run and, per node,
+// the value before, the value in effect (read back) and after the run the restored one.
+type Knobs struct {
+	Requested []string `json:"requested"`
+	Keep      bool     `json:"keep"`
+	Nodes     []struct {
+		Node      string  `json:"node"`
+		Knob      string  `json:"knob"`
+		Variable  string  `json:"variable"`
+		Method    string  `json:"method"`
+		Requested string  `json:"requested"`
+		Before    string  `json:"before"`
+		Effective string  `json:"effective"`
+		Matches   bool    `json:"matches"`
+		Restored  *string `json:"restored"`
+		Note      string  `json:"note"`
+	} `json:"nodes"`
+	Restored *bool    `json:"restored"`
+	Notes    []string `json:"notes"`
 }
 
 // ManifestWorkload is manifest.json's workload: the test, its sysbench options (by
@@ -337,7 +360,7 @@ func LoadRun(dir string) (*Run, error) {
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(b, &all); err == nil {
 		for _, k := range []string{"habench", "command_line", "started", "finished", "host", "workload", "topology",
-			"cluster", "binaries", "nodes", "links", "samplers", "intervals_offset_s", "extra"} {
+			"cluster", "binaries", "nodes", "links", "samplers", "intervals_offset_s", "extra", "knobs"} {
 			delete(all, k)
 		}
 		if len(all) > 0 {

@@ -95,6 +95,17 @@ func markdown(pg page) string {
 					mdEscape(n.Queues), mdEscape(n.Paused), n.Samples, n.SamplerErrors)
 			}
 		}
+		if k := rv.Knobs; k != nil && len(k.Nodes) > 0 {
+			b.WriteString("\n| node | knob | variable | method | requested | before | in effect | after the run |\n|---|---|---|---|---|---|---|---|\n")
+			for _, n := range k.Nodes {
+				after := "not restored"
+				if n.Restored != nil {
+					after = *n.Restored
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", n.Node, mdEscape(n.Knob), mdEscape(n.Variable), n.Method,
+					mdEscape(n.Requested), mdEscape(n.Before), mdEscape(n.Effective), mdEscape(after))
+			}
+		}
 		if len(rv.Requested) > 0 {
 			b.WriteString("\nServer options requested by the topology: ")
 			var kv []string

@@ -39,7 +39,7 @@ type Panel struct {
 // Panels are the per-node panels in the order they are drawn.
 var Panels = []Panel{
 	{Class: ClassLag, Title: "visibility lag per node (heartbeat)", YLabel: "lag s"},
-	{Class: ClassQueue, Title: "backlog and queues per node", YLabel: "transactions"},
+	{Class: ClassQueue, Title: "backlog and queues per node", YLabel: "transactions, writesets"},
 	{Class: ClassPaused, Title: "flow control: fraction of each second paused", YLabel: "paused fraction", Fraction: true},
 	{Class: ClassThrottle, Title: "flow control: sessions throttled (avg per second; inferred 0/1)", YLabel: "sessions"},
 }

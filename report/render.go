@@ -325,6 +325,16 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 {{- end}}
 </table>
 <p class="note">n/a: not applicable (backlog on the source) or no sample (node unreachable, sampler failing: see sampler errors).</p>
+{{- with .Knobs}}
+<h3>Knobs (set for the run, read back{{if .Keep}}, kept afterwards{{end}})</h3>
+<table>
+<tr><th class="l">node</th><th class="l">knob</th><th class="l">variable</th><th class="l">method</th><th class="l">requested</th><th class="l">before</th><th class="l">in effect</th><th class="l">after the run</th><th class="l">note</th></tr>
+{{- range .Nodes}}
+<tr{{if not .Matches}} class="differ"{{end}}><td class="l">{{.Node}}</td><td class="l">{{.Knob}}</td><td class="l">{{.Variable}}</td><td class="l">{{.Method}}</td><td class="l">{{.Requested}}</td><td class="l">{{.Before}}</td><td class="l">{{.Effective}}</td><td class="l">{{with .Restored}}{{.}}{{else}}not restored{{end}}</td><td class="l">{{.Note}}</td></tr>
+{{- end}}
+</table>
+{{- range .Notes}}<p class="note">{{.}}</p>{{end}}
+{{- end}}
 {{- if .Requested}}
 <h3>Server options requested by the topology</h3>
 <table>{{range .Requested}}<tr><td class="l">{{.K}}</td><td class="l">{{.V}}</td></tr>{{end}}</table>

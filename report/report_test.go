@@ -595,3 +595,35 @@ func TestSweepGroupBaseline(t *testing.T) {
 		t.Error("sweep baseline not named by its topology")
 	}
 }
+
+// TestKnobsAndOtherManifestKeys: the knobs section of a newer manifest is shown as a table
+// with a warning where the server adjusted the value; unknown keys are shown as they are.
+func TestKnobsAndOtherManifestKeys(t *testing.T) {
+	d := copyTree(t, runDir(t, "qasync"))
+	var m map[string]any
+	json.Unmarshal(mustRead(t, filepath.Join(d, "manifest.json")), &m)
+	m["knobs"] = map[string]any{"requested": []string{"innodb_io_capacity=150"}, "keep": false, "restored": true,
+		"nodes": []map[string]any{{"node": "n1", "knob": "innodb_io_capacity", "variable": "innodb_io_capacity", "method": "runtime",
+			"requested": "150", "before": "200", "effective": "100", "matches": false, "restored": "200"}}}
+	m["future_section"] = map[string]any{"answer": 42}
+	b, _ := json.Marshal(m)
+	os.WriteFile(filepath.Join(d, "manifest.json"), b, 0o644)
+	res, err := Load(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Render(res, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(out.HTML)
+	for _, w := range []string{"knob innodb_io_capacity on n1: requested 150, the server runs with 100", "<td class=\"l\">runtime</td>",
+		"future_section (manifest.json)", "&#34;answer&#34;: 42"} {
+		if !strings.Contains(h, w) {
+			t.Errorf("report.html lacks %q", w)
+		}
+	}
+	if strings.Contains(h, "knobs (manifest.json)") {
+		t.Error("knobs shown raw as well as in their table")
+	}
+}

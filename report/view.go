@@ -50,6 +50,7 @@ type runView struct {
 	Impairment *LinkImpairment
 	Vars       varTable
 	Requested  []fact
+	Knobs      *Knobs
 	Other      []fact
 	Row        Row
 }
@@ -170,6 +171,17 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 	}
 	if r.Error != "" {
 		v.Warnings = append(v.Warnings, "the run did not complete: "+r.Error+" (its numbers cover only the part that ran)")
+	}
+	if k := m.Knobs; k != nil {
+		v.Knobs = k
+		for _, n := range k.Nodes {
+			if !n.Matches {
+				v.Warnings = append(v.Warnings, fmt.Sprintf("knob %s on %s: requested %s, the server runs with %s", n.Knob, n.Node, n.Requested, n.Effective))
+			}
+		}
+		if k.Restored != nil && !*k.Restored {
+			v.Warnings = append(v.Warnings, "knobs: a value read back after the run differs from its value before (not restored)")
+		}
 	}
 	v.Nodes = nodeTable(r)
 	v.Vars = nodeVars(r)
