@@ -191,7 +191,14 @@ type Summary struct {
 	ReplicasCaught *bool              `json:"replicas_consistent"`
 	DataCheck      string             `json:"data_check"`
 	Error          string             `json:"error"`
+	// Other holds sections this package does not know (semisync, group, galera, ...), raw.
+	Other map[string]json.RawMessage `json:"-"`
 }
+
+// summaryKnown are the summary.json keys Summary decodes or leaves out on purpose.
+var summaryKnown = []string{"workload", "threads", "time_s", "tps", "qps", "transactions", "reads", "writes", "others",
+	"ignored_errors", "reconnects", "latency_ms", "errors_by_code", "per_endpoint", "nodes", "data_check",
+	"replicas_consistent", "rand_type", "db_ps_mode", "error"}
 
 // NodeSummary is one node's lag summary; nil pointers mean no sample (never 0).
 type NodeSummary struct {
@@ -372,6 +379,15 @@ func LoadRun(dir string) (*Run, error) {
 		r.Summary = &Summary{}
 		if err := json.Unmarshal(b, r.Summary); err != nil {
 			return nil, &LoadError{Path: spath, Reason: err.Error()}
+		}
+		var all map[string]json.RawMessage
+		if json.Unmarshal(b, &all) == nil {
+			for _, k := range summaryKnown {
+				delete(all, k)
+			}
+			if len(all) > 0 {
+				r.Summary.Other = all
+			}
 		}
 		r.Error = r.Summary.Error
 	} else if errors.Is(err, fs.ErrNotExist) {

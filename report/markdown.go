@@ -114,8 +114,19 @@ func markdown(pg page) string {
 			}
 			b.WriteString(strings.Join(kv, ", ") + "\n")
 		}
-		for _, o := range rv.Other {
-			fmt.Fprintf(&b, "\n%s (manifest.json):\n\n```json\n%s\n```\n", o.K, o.V)
+		for _, sec := range rv.Sections {
+			fmt.Fprintf(&b, "\n%s:\n\n", sec.Title)
+			if len(sec.Cols) == 0 {
+				fmt.Fprintf(&b, "```json\n%s\n```\n", sec.JSON)
+				continue
+			}
+			b.WriteString("| " + strings.Join(sec.Cols, " | ") + " |\n|" + strings.Repeat("---|", len(sec.Cols)) + "\n")
+			for _, row := range sec.Rows {
+				for i := range row {
+					row[i] = mdEscape(row[i])
+				}
+				b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+			}
 		}
 		fmt.Fprintf(&b, "\nFiles: `%s` (settings read back from every node in its report.md and manifest.json).\n", rv.Run.Dir)
 	}

@@ -349,8 +349,16 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 </table>
 </details>
 {{- end}}
-{{- range .Other}}
-<details><summary>{{.K}} (manifest.json)</summary><pre>{{.V}}</pre></details>
+{{- range .Sections}}
+<h3>{{.Title}}</h3>
+{{- if .Cols}}
+<table>
+<tr>{{range .Cols}}<th class="l">{{.}}</th>{{end}}</tr>
+{{- range .Rows}}
+<tr>{{range .}}<td class="l">{{.}}</td>{{end}}</tr>
+{{- end}}
+</table>
+{{- else}}<details><summary>as recorded</summary><pre>{{.JSON}}</pre></details>{{end}}
 {{- end}}
 <p class="note">Files: <code>{{.Run.Dir}}</code>: manifest.json, summary.json, intervals.csv, samples.csv, variables.json, report.md.</p>
 {{- end}}

@@ -618,12 +618,38 @@ func TestKnobsAndOtherManifestKeys(t *testing.T) {
 	}
 	h := string(out.HTML)
 	for _, w := range []string{"knob innodb_io_capacity on n1: requested 150, the server runs with 100", "<td class=\"l\">runtime</td>",
-		"future_section (manifest.json)", "&#34;answer&#34;: 42"} {
+		"future_section (manifest.json)", "<td class=\"l\">answer</td><td class=\"l\">42</td>"} {
 		if !strings.Contains(h, w) {
 			t.Errorf("report.html lacks %q", w)
 		}
 	}
 	if strings.Contains(h, "knobs (manifest.json)") {
 		t.Error("knobs shown raw as well as in their table")
+	}
+}
+
+// TestSummarySections: summary sections of other topologies (semisync, group, galera)
+// are shown as tables: an object as field/value, a list of objects as rows.
+func TestSummarySections(t *testing.T) {
+	d := copyTree(t, runDir(t, "qsemi"))
+	var m map[string]any
+	json.Unmarshal(mustRead(t, filepath.Join(d, "summary.json")), &m)
+	m["galera"] = []map[string]any{{"node": "n2", "fc_paused_avg": 0.25, "bf_aborts": 3}, {"node": "n1", "fc_paused_avg": 0.5}}
+	b, _ := json.Marshal(m)
+	os.WriteFile(filepath.Join(d, "summary.json"), b, 0o644)
+	res, err := Load(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Render(res, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(out.Markdown)
+	for _, w := range []string{"galera (summary.json):", "| node | bf_aborts | fc_paused_avg |", "| n2 | 3 | 0.25 |", "| n1 | n/a | 0.5 |",
+		"semisync (summary.json):", "| seconds_off | 0 |"} {
+		if !strings.Contains(md, w) {
+			t.Errorf("markdown lacks %q", w)
+		}
 	}
 }

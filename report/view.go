@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -51,8 +52,93 @@ type runView struct {
 	Vars       varTable
 	Requested  []fact
 	Knobs      *Knobs
-	Other      []fact
-	Row        Row
+	// Sections are summary.json's and manifest.json's sections this package does not
+	// know, as tables where they are flat.
+	Sections []section
+	Row      Row
+}
+
+// section is an unknown results section: a table when it is an object of scalars or a
+// list of such objects, else its JSON.
+type section struct {
+	Title string
+	Cols  []string
+	Rows  [][]string
+	JSON  string
+}
+
+func scalar(v any) (string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return "n/a", true
+	case string:
+		return x, true
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	case bool:
+		return strconv.FormatBool(x), true
+	}
+	return "", false
+}
+
+func newSection(title string, raw json.RawMessage) section {
+	sec := section{Title: title}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		sec.JSON = string(raw)
+		return sec
+	}
+	flat := func(m map[string]any) bool {
+		for _, x := range m {
+			if _, ok := scalar(x); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if flat(x) {
+			sec.Cols = []string{"field", "value"}
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				val, _ := scalar(x[k])
+				sec.Rows = append(sec.Rows, []string{k, val})
+			}
+			return sec
+		}
+	case []any:
+		keys := map[string]bool{}
+		ok := len(x) > 0
+		for _, e := range x {
+			m, isMap := e.(map[string]any)
+			if !isMap || !flat(m) {
+				ok = false
+				break
+			}
+			for k := range m {
+				keys[k] = true
+			}
+		}
+		if ok {
+			sec.Cols = slices.Sorted(maps.Keys(keys))
+			if slices.Contains(sec.Cols, "node") { // the node first
+				sec.Cols = append([]string{"node"}, slices.DeleteFunc(sec.Cols, func(c string) bool { return c == "node" })...)
+			}
+			for _, e := range x {
+				m := e.(map[string]any)
+				var row []string
+				for _, c := range sec.Cols {
+					val, _ := scalar(m[c])
+					row = append(row, val)
+				}
+				sec.Rows = append(sec.Rows, row)
+			}
+			return sec
+		}
+	}
+	pb, _ := json.MarshalIndent(v, "", "  ")
+	sec.JSON = string(pb)
+	return sec
 }
 
 func workloadLine(r *Run) string {
@@ -190,15 +276,13 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 			v.Requested = append(v.Requested, fact{k, fmt.Sprint(opts[k])})
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(m.Other)) {
-		var x any
-		b := []byte(m.Other[k])
-		if json.Unmarshal(b, &x) == nil {
-			if pb, err := json.MarshalIndent(x, "", "  "); err == nil {
-				b = pb
-			}
+	if r.Summary != nil {
+		for _, k := range slices.Sorted(maps.Keys(r.Summary.Other)) {
+			v.Sections = append(v.Sections, newSection(k+" (summary.json)", r.Summary.Other[k]))
 		}
-		v.Other = append(v.Other, fact{k, string(b)})
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Other)) {
+		v.Sections = append(v.Sections, newSection(k+" (manifest.json)", m.Other[k]))
 	}
 	return v
 }
