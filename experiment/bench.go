@@ -21,6 +21,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
@@ -427,6 +428,10 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		}
 		if err := errors.Join(werr...); err != nil {
 			return out, err
+		}
+		// report.html and report.csv beside report.md; a run is not failed by its charts.
+		if _, err := report.Write(res.Dir, report.Options{}); err != nil {
+			b.log().Warn("cannot render report.html", "dir", res.Dir, "err", err)
 		}
 	}
 	if runErr != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"github.com/spf13/pflag"
@@ -159,6 +160,10 @@ type ScenarioRun struct {
 	CommandLine []string
 	// Keep leaves the clusters running after the run (for inspection).
 	Keep bool
+	// BenchHook, when set, is called with each topology's Bench just before it runs (to
+	// attach live metrics to OnInterval/OnSamples); the function it returns, if not nil,
+	// is called when that run has ended.
+	BenchHook func(b *Bench) (done func())
 }
 
 // Row is one topology's line in the comparison.
@@ -248,9 +253,17 @@ func (r *ScenarioRun) one(ctx context.Context, spec topology.Spec, dir string, o
 	b := &Bench{Workload: wl, Options: opts, Target: target, Cluster: c, ResultsDir: dir, Label: spec.Name,
 		Stdout: out, Log: r.Log, CommandLine: r.CommandLine,
 		Extra: map[string]any{"scenario": r.Scenario.Name, "topology": spec.Name}}
+	if r.Scenario.Baseline != "" {
+		b.Extra["baseline"] = r.Scenario.Baseline // for `habench report`
+	}
 	if !r.Scenario.Links.IsZero() && len(c.Nodes) > 1 {
 		if b.Links, err = r.Scenario.Links.Build(NodeNames(c)); err != nil {
 			return nil, err
+		}
+	}
+	if r.BenchHook != nil {
+		if done := r.BenchHook(b); done != nil {
+			defer done()
 		}
 	}
 	res, err := b.Run(ctx)
@@ -324,6 +337,11 @@ func (r *ScenarioRun) finish(dir string, rows []Row) {
 		}
 	}
 	res.WriteFile("comparison.md", b.String())
+	// report.html, report.md and report.csv over all runs (baseline from the manifests'
+	// extra.baseline, else the single primary).
+	if _, err := report.Write(dir, report.Options{}); err != nil && r.Log != nil {
+		r.Log.Warn("cannot render the scenario's report", "dir", dir, "err", err)
+	}
 }
 
 // ComparisonTable renders rows as a Markdown table (S1's shape: TPS, latency, % of baseline, lag).

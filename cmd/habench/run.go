@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/habench/habench/experiment"
 	"github.com/spf13/cobra"
 )
 
 func newRunCmd(g *globalOpts) *cobra.Command {
-	var results string
+	var results, metricsAddr string
 	var keep, dry bool
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml",
@@ -41,6 +42,14 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 				return nil
 			}
 			r := &experiment.ScenarioRun{Scenario: s, Sandbox: g.sandbox(), ResultsDir: results, Stdout: out, Log: g.log, CommandLine: os.Args, Keep: keep}
+			m, stopMetrics, err := liveMetrics(metricsAddr, out)
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
+			if m != nil {
+				r.BenchHook = func(b *experiment.Bench) func() { return attachMetrics(m, b) }
+			}
 			dir, rows, err := r.Run(cmd.Context())
 			if len(rows) > 0 {
 				fmt.Fprintln(out)
@@ -48,6 +57,9 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 			}
 			if _, serr := os.Stat(dir); dir != "" && serr == nil {
 				fmt.Fprintf(out, "\nresults: %s\n", dir)
+				if _, serr := os.Stat(filepath.Join(dir, "report.html")); serr == nil {
+					fmt.Fprintf(out, "report: %s\n", filepath.Join(dir, "report.html"))
+				}
 			}
 			if errors.Is(err, cmd.Context().Err()) && err != nil {
 				return fmt.Errorf("interrupted: %w", err)
@@ -58,5 +70,6 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 	cmd.Flags().StringVar(&results, "results", "results", "directory that receives the run directory")
 	cmd.Flags().BoolVar(&keep, "keep", false, "leave the clusters running afterwards (habench destroy NAME removes them)")
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "print the plan and exit")
+	addMetricsFlag(cmd, &metricsAddr)
 	return cmd
 }
