@@ -220,6 +220,15 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	if err := s.runPlan(ctx, c, plan); err != nil {
 		return c, err
 	}
+	if spec.Kind == topology.Group {
+		// The roles recorded are the ones the members report, not the plan's.
+		if err := c.syncGroupRoles(ctx); err != nil {
+			return c, err
+		}
+		if err := c.checkFlowControlComponent(ctx); err != nil {
+			return c, err
+		}
+	}
 	c.State = "ready"
 	if err := c.save(); err != nil {
 		return c, err
@@ -500,7 +509,7 @@ func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) e
 			}
 			defer conn.Close()
 			for _, q := range st.SQL {
-				if _, err := conn.ExecContext(ctx, q); err != nil {
+				if _, err := conn.ExecContext(ctx, q); err != nil && !ignoredError(err, st.IgnoreErrors) {
 					return fmt.Errorf("node %s: %s: %s: %w", n.Name, st.Desc, redact(q), err)
 				}
 			}
@@ -511,6 +520,8 @@ func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) e
 				return waitReplicaRunning(wctx, db, caps, n.Name)
 			case topology.WaitSemiSyncReady:
 				return waitSemiSyncClients(wctx, db, caps, c.Spec.SemiSync.WaitForReplicas, n.Name)
+			case topology.WaitGroupOnline:
+				return waitGroupOnline(wctx, db, n.Name)
 			}
 			return nil
 		}()
