@@ -318,6 +318,14 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 				}
 			})
 		}()
+		// The samplers' baselines (counters for deltas) are read before the workload
+		// starts, so the deltas cover all of it. Bounded: a stalled setup (heartbeat DDL
+		// behind a stalled source) must not hold the run.
+		select {
+		case <-runner.Started():
+		case <-ctx.Done():
+		case <-time.After(20 * time.Second):
+		}
 	}
 
 	// intervals.csv wants rows even when the user asked for no interval lines.
