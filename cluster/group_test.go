@@ -157,3 +157,33 @@ func TestGroupDeployAndSwitchMode(t *testing.T) {
 		t.Errorf("unknown mode: %v, want a FieldError on group.mode", err)
 	}
 }
+
+// TestBackgroundStepFailureEndsWait: a Background step whose statement fails ends its wait
+// at once with that statement's error (reported once), instead of waiting out the
+// readiness timeout. Runs on a single MariaDB node, where the group wait can never be met.
+func TestBackgroundStepFailureEndsWait(t *testing.T) {
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("cbg"), topology.Single, 1, topology.MariaDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := topology.Plan{Steps: []topology.Step{{
+		Node: "n1", Desc: "failing background step", Background: true, Wait: topology.WaitGroupOnline,
+		SQL: []string{"DO SLEEP(0.3)", "SELECT no_such_function_hb()"},
+	}}}
+	t0 := time.Now()
+	err = s.RunPlan(ctx, c, plan)
+	if err == nil || !strings.Contains(err.Error(), "no_such_function_hb") || strings.Count(err.Error(), "Error 1305") != 1 {
+		t.Fatalf("RunPlan = %v, want the statement's error once", err)
+	}
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("the failing statement ended the wait after %v", d)
+	}
+	// A background step without the group wait is refused.
+	plan.Steps[0].Wait = topology.WaitReplicaRunning
+	if err := s.RunPlan(ctx, c, plan); err == nil {
+		t.Error("background step with a replica wait accepted")
+	}
+}

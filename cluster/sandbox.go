@@ -493,9 +493,17 @@ func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node) error {
 }
 
 // runPlan executes the bootstrap steps in order over the admin sockets.
-func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) error {
+func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) (rerr error) {
 	caps := c.Binaries.Caps()
+	var bg background
+	defer func() { rerr = errors.Join(rerr, bg.wait()) }()
 	for _, st := range plan.Steps {
+		if st.Background {
+			if err := s.startBackground(ctx, c, st, &bg); err != nil {
+				return err
+			}
+			continue
+		}
 		n := c.Node(st.Node)
 		db, err := c.OpenAdmin(n)
 		if err != nil {

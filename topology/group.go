@@ -67,8 +67,10 @@ func GroupPort(sqlPort int) int {
 // MASTER ... FOR CHANNEL by capability), and where Capabilities.GRFlowControlStats install
 // component_group_replication_flow_control_stats (an already installed component counts as
 // done). Then n1 runs group_replication_bootstrap_group=ON, START GROUP_REPLICATION,
-// bootstrap_group=OFF, and each joiner START GROUP_REPLICATION; each of these waits until
-// the member is ONLINE (WaitGroupOnline).
+// bootstrap_group=OFF, and each joiner START GROUP_REPLICATION, one member at a time:
+// each of these steps waits until the member is ONLINE (WaitGroupOnline). They are
+// Background steps: START GROUP_REPLICATION returns about 1 s after the member is ONLINE
+// (MySQL 9.7.4), and the next member need not wait for that.
 func planGroup(spec Spec, caps Capabilities, addr Addr) Plan {
 	multi := spec.Group.Mode == GroupMultiPrimary
 	var seeds []string
@@ -107,10 +109,11 @@ func planGroup(spec Spec, caps Capabilities, addr Addr) Plan {
 			"START GROUP_REPLICATION",
 			"SET GLOBAL group_replication_bootstrap_group=OFF",
 		},
-		Wait: WaitGroupOnline,
+		Wait:       WaitGroupOnline,
+		Background: true,
 	})
 	for _, n := range p.Nodes[1:] {
-		p.Steps = append(p.Steps, Step{Node: n.Name, Desc: "join the group", SQL: []string{"START GROUP_REPLICATION"}, Wait: WaitGroupOnline})
+		p.Steps = append(p.Steps, Step{Node: n.Name, Desc: "join the group", SQL: []string{"START GROUP_REPLICATION"}, Wait: WaitGroupOnline, Background: true})
 	}
 	return p
 }

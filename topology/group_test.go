@@ -197,6 +197,11 @@ func TestGroupPlanSteps(t *testing.T) {
 		for _, st := range p.Steps {
 			if st.Wait == WaitGroupOnline {
 				tail = append(tail, st.Node+":"+strings.Join(st.SQL, ";"))
+				if !st.Background {
+					t.Errorf("%s: START GROUP_REPLICATION step not in the background: %+v", mode, st)
+				}
+			} else if st.Background {
+				t.Errorf("%s: setup step in the background: %+v", mode, st)
 			}
 			if st.Desc == "install the flow-control stats component" && (len(st.IgnoreErrors) != 1 || st.IgnoreErrors[0] != 3529) {
 				t.Errorf("component step not idempotent: %+v", st)

@@ -43,6 +43,12 @@ type Step struct {
 	// IgnoreErrors are server error numbers that count as success for this step's
 	// statements (an idempotent step: e.g. INSTALL COMPONENT of an installed component).
 	IgnoreErrors []uint16
+	// Background: the statements run on their own connection while Wait is polled, and
+	// the next step starts as soon as Wait is met; the provider collects the statements'
+	// errors before the plan ends (a failing statement also ends its Wait at once). For
+	// statements that return well after their effect is visible: START GROUP_REPLICATION
+	// returns about 1 s after the member is ONLINE. Needs a Wait.
+	Background bool
 }
 
 // Plan is what a provider executes to bring a topology up: per-node options, then Steps in order.
