@@ -293,6 +293,9 @@ func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cl
 			if !portFree("127.0.0.1", p) {
 				return nil, &topology.FieldError{Field: "port", Value: p, Reason: "already in use on 127.0.0.1"}
 			}
+			if gp := topology.GroupPort(p); spec.Kind == topology.Group && !portFree("127.0.0.1", gp) {
+				return nil, &topology.FieldError{Field: "port", Value: gp, Reason: fmt.Sprintf("group communication port of the node on %d already in use on 127.0.0.1", p)}
+			}
 		}
 	}
 	serverBase := s.serverClusterDir(bins, spec.Name)
