@@ -148,6 +148,7 @@ type Summary struct {
 	PerEndpoint    map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
 	Nodes          []NodeLag                         `json:"nodes,omitempty"`
 	SemiSync       *SemiSyncSummary                  `json:"semisync,omitempty"`
+	Group          []GroupMemberSummary              `json:"group,omitempty"`
 	DataCheck      string                            `json:"data_check,omitempty"`
 	ReplicasCaught *bool                             `json:"replicas_consistent,omitempty"`
 	RandType       string                            `json:"rand_type"`
@@ -652,6 +653,7 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 		s.RandType, s.PSMode = r.RandType, r.PSMode
 	}
 	s.SemiSync = semiSyncSummary(samples)
+	s.Group = groupSummary(nodes, samples)
 	byNode := map[string]*NodeLag{}
 	for _, n := range nodes {
 		byNode[n.Name] = &NodeLag{Node: n.Name, Role: string(n.Role), GTIDPosition: pos[n.Name]}

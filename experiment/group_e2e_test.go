@@ -3,6 +3,8 @@ package experiment_test
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -172,6 +174,9 @@ func TestGroupFlowControlThrottles(t *testing.T) {
 	if sum(count) == 0 || sum(secs) == 0 || maxv(benchL.get("n1", "gr_fc_throttled_sessions_avg")) == 0 {
 		t.Errorf("thresholds 1: the primary was never throttled (count %v, time %v)", count, secs)
 	}
+	if g := outL.Summary.Group; len(g) == 0 || g[0].ThrottledTrx == nil || *g[0].ThrottledTrx != sum(count) {
+		t.Errorf("summary group %+v, want n1 throttled %v", g, sum(count))
+	}
 	inferred := 0.0
 	for _, n := range c.Nodes {
 		inferred += sum(infL.get(n.Name, "gr_fc_throttle_inferred"))
@@ -258,5 +263,20 @@ func TestGroupMultiPrimaryConflicts(t *testing.T) {
 	}
 	if sm.ReplicasCaught == nil || !*sm.ReplicasCaught {
 		t.Error("members did not converge")
+	}
+	// summary.json and report.md carry the same per-member totals; the manifest the mode
+	// read back from the servers.
+	if len(sm.Group) != 3 || sm.Group[2].Node != "n3" || sm.Group[2].LocalRollbacks != 0 || sm.Group[0].Conflicts != rolledBack || sm.Group[0].ThrottledTrx == nil {
+		t.Errorf("summary group %+v", sm.Group)
+	}
+	// Heartbeat on a multi-primary group: written on the first primary, read everywhere.
+	if len(log.get("n1", "heartbeat_write_age_s")) == 0 || len(log.get("n3", "lag_s")) == 0 || len(log.get("n3", "backlog_trx")) == 0 {
+		t.Errorf("heartbeat/gtid samples missing: n1 write age %v, n3 lag %v backlog %v", log.get("n1", "heartbeat_write_age_s"), log.get("n3", "lag_s"), log.get("n3", "backlog_trx"))
+	}
+	checkResultsDir(t, out.Dir, sm)
+	rep, _ := os.ReadFile(filepath.Join(out.Dir, "report.md"))
+	man, _ := os.ReadFile(filepath.Join(out.Dir, "manifest.json"))
+	if !strings.Contains(string(rep), "## Group Replication") || !strings.Contains(string(man), `"group_replication_single_primary_mode": "OFF"`) {
+		t.Errorf("report.md lacks the group section or manifest.json the mode read back:\n%s", rep)
 	}
 }
