@@ -149,6 +149,7 @@ type Summary struct {
 	PerEndpoint    map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
 	Nodes          []NodeLag                         `json:"nodes,omitempty"`
 	SemiSync       *SemiSyncSummary                  `json:"semisync,omitempty"`
+	Group          []GroupMemberSummary              `json:"group,omitempty"`
 	DataCheck      string                            `json:"data_check,omitempty"`
 	ReplicasCaught *bool                             `json:"replicas_consistent,omitempty"`
 	RandType       string                            `json:"rand_type"`
@@ -319,6 +320,14 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 				}
 			})
 		}()
+		// The samplers' baselines (counters for deltas) are read before the workload
+		// starts, so the deltas cover all of it. Bounded: a stalled setup (heartbeat DDL
+		// behind a stalled source) must not hold the run.
+		select {
+		case <-runner.Started():
+		case <-ctx.Done():
+		case <-time.After(20 * time.Second):
+		}
 	}
 
 	// intervals.csv wants rows even when the user asked for no interval lines.
@@ -649,6 +658,7 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 		s.RandType, s.PSMode = r.RandType, r.PSMode
 	}
 	s.SemiSync = semiSyncSummary(samples)
+	s.Group = groupSummary(nodes, samples)
 	byNode := map[string]*NodeLag{}
 	for _, n := range nodes {
 		byNode[n.Name] = &NodeLag{Node: n.Name, Role: string(n.Role), GTIDPosition: pos[n.Name]}

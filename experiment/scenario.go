@@ -276,7 +276,7 @@ func (r *ScenarioRun) one(ctx context.Context, spec topology.Spec, dir string, o
 		row.Error = err.Error()
 	}
 	for _, n := range res.Summary.Nodes {
-		if n.Role == string(topology.RoleReplica) && n.LagMaxS != nil && (row.MaxLagS == nil || *n.LagMaxS > *row.MaxLagS) {
+		if (n.Role == string(topology.RoleReplica) || n.Role == string(topology.RoleSecondary)) && n.LagMaxS != nil && (row.MaxLagS == nil || *n.LagMaxS > *row.MaxLagS) {
 			row.MaxLagS = n.LagMaxS
 		}
 	}
