@@ -311,7 +311,7 @@ func Apply(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSett
 		if !e.Matches {
 			note := fmt.Sprintf("the server took %s, not %s", v, e.t.Value)
 			if e.t.WaitResize {
-				note += " (buffer pool sizes are rounded to a multiple of innodb_buffer_pool_chunk_size * innodb_buffer_pool_instances)"
+				note += " (InnoDB rounds buffer pool sizes to its chunk granularity; MySQL: a multiple of innodb_buffer_pool_chunk_size * innodb_buffer_pool_instances)"
 			}
 			e.Note = joinNote(e.Note, note)
 		}
@@ -416,6 +416,7 @@ func (a *Applied) restore(ctx context.Context, readBack bool) error {
 			errs = append(errs, fmt.Errorf("node %s: restoring its option file: %w", n.Name, err))
 			continue
 		}
+		a.dropDB(n)
 		if err := a.opt.Restarter.RestartNode(ctx, a.c, n.Name); err != nil {
 			errs = append(errs, fmt.Errorf("node %s: restart with its original option file: %w", n.Name, err))
 			continue
@@ -475,6 +476,14 @@ func (a *Applied) db(n *cluster.Node) (*sql.DB, error) {
 	}
 	a.dbs[n.Name] = db
 	return db, nil
+}
+
+// dropDB closes node n's pool before a restart (its connections die with the server).
+func (a *Applied) dropDB(n *cluster.Node) {
+	if db, ok := a.dbs[n.Name]; ok {
+		db.Close()
+		delete(a.dbs, n.Name)
+	}
 }
 
 func (a *Applied) closeDBs() {
@@ -684,6 +693,7 @@ func (a *Applied) restartWith(ctx context.Context, n *cluster.Node) error {
 		}
 	}
 	a.opt.log().Info("restarting node for read-only knobs", "cluster", a.c.Name, "node", n.Name, "variables", strings.Join(names, ","))
+	a.dropDB(n)
 	if err := a.opt.Restarter.RestartNode(ctx, a.c, n.Name); err != nil {
 		return &topology.FieldError{Field: "--set", Value: strings.Join(names, ","), Reason: fmt.Sprintf("node %s did not come back with it in its option file: %v", n.Name, err)}
 	}
