@@ -197,7 +197,9 @@ func Resolve(k topology.KnobSetting, caps topology.Capabilities) (Target, error)
 
 // resolve is Resolve; without checkValue the value is not looked at (knob show).
 func resolve(k topology.KnobSetting, caps topology.Capabilities, checkValue bool) (Target, error) {
-	bad := func(reason string) error { return &topology.FieldError{Field: "--set", Value: k.String(), Reason: reason} }
+	bad := func(reason string) error {
+		return &topology.FieldError{Field: "--set", Value: k.String(), Reason: reason}
+	}
 	t := Target{Knob: k.Name, Value: k.Value}
 	if e, ok := Lookup(k.Name); ok {
 		if e.check != nil && checkValue {
