@@ -46,7 +46,7 @@ func (k KnobSetting) AppliesTo(node string) bool {
 
 // ParseKnob reads "[NODES:]NAME=VALUE": NODES a comma list of node names (n1, n2, ...),
 // NAME a variable name ("sync_binlog", "innodb-buffer-pool-size", "gcs.fc_limit"), VALUE
-// anything on one line (may be empty only when quoted as ”). Errors are *FieldError with
+// anything on one line (an empty value is written as two single quotes). Errors are *FieldError with
 // field "--set" naming the whole argument.
 func ParseKnob(s string) (KnobSetting, error) {
 	key, value, ok := strings.Cut(s, "=")
