@@ -93,7 +93,9 @@ func SetOptionLines(content string, opts []topology.Option) string {
 		}
 	}
 	if len(add) > 0 {
-		add = append([]string{KnobsMarker}, add...)
+		if !strings.Contains(content, KnobsMarker) {
+			add = append([]string{KnobsMarker}, add...)
+		}
 		if lastMysqld < 0 {
 			lines = append(append(lines, "[mysqld]"), add...)
 		} else {

@@ -675,7 +675,7 @@ func (a *Applied) restartWith(ctx context.Context, n *cluster.Node) error {
 	var names []string
 	for _, e := range a.entries {
 		if e.node == n && e.t.Method == MethodRestart {
-			opts = append(opts, topology.Option{Name: e.t.Variable, Value: e.t.Value})
+			opts = append(opts, topology.Option{Name: optionName(e.t.Variable), Value: e.t.Value})
 			names = append(names, e.t.Variable)
 		}
 	}
@@ -719,7 +719,7 @@ func (a *Applied) persist() error {
 				}
 			case MethodRestart:
 			default:
-				opts = append(opts, topology.Option{Name: e.t.Variable, Value: e.t.Value})
+				opts = append(opts, topology.Option{Name: optionName(e.t.Variable), Value: e.t.Value})
 			}
 		}
 		if len(opts) == 0 && len(provider) == 0 {
@@ -743,6 +743,16 @@ func (a *Applied) persist() error {
 	}
 	a.notes = append(a.notes, "also written into the nodes' option files (kept across restarts)")
 	return nil
+}
+
+// optionName is how a variable is written into an option file: plugin variables
+// (group_replication_*, rpl_semi_sync_*) with the loose_ prefix, so a server started
+// before its plugin is loaded does not refuse to start.
+func optionName(v string) string {
+	if strings.HasPrefix(v, "group_replication_") || strings.HasPrefix(v, "rpl_semi_sync_") {
+		return "loose_" + v
+	}
+	return v
 }
 
 // knobError turns a server error for e into a clear error naming the knob, node and value.
