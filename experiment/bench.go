@@ -108,7 +108,7 @@ type Manifest struct {
 	// connecting and warmup) lies on samples.csv's clock, in seconds. Both clocks start in
 	// Bench.Run: samples.csv's just before the samplers start, intervals.csv's when the
 	// workload's measurement starts.
-	IntervalsOffsetS float64        `json:"intervals_offset_s"`
+	IntervalsOffsetS float64 `json:"intervals_offset_s"`
 	// Knobs are the runtime knobs of the run: per node requested, before, effective and,
 	// after the run, restored (see knob.Report).
 	Knobs *knob.Report   `json:"knobs,omitempty"`
