@@ -1,11 +1,16 @@
 package cluster_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/topology"
 )
 
@@ -119,5 +124,105 @@ func TestSetOptionLines(t *testing.T) {
 	}
 	if _, ok := cluster.OptionLineValue("[client]\nb=2\n", "b"); ok {
 		t.Errorf("a [client] line counted as a server option")
+	}
+}
+
+// TestRegisterDiscoversAndRefuses registers the servers of sandboxes as existing clusters
+// (TCP DSNs for the benchmark user): a MySQL 9.7 semi-sync pair in namespaces, discovered
+// as semisync with the sandbox's roles and semi-sync settings, and a MariaDB single node
+// on loopback. Node stop/kill/start/restart and option files are refused on the existing
+// cluster; destroying it forgets the registration and leaves the servers running.
+func TestRegisterDiscoversAndRefuses(t *testing.T) {
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	spec := testenv.Spec(t, testenv.Name("knm"), topology.SemiSync, 2, topology.MySQL)
+	sbx, err := s.Deploy(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dsns []string
+	for _, n := range sbx.Nodes {
+		dsns = append(dsns, fmt.Sprintf("%s:%s@tcp(%s)/", sbx.User, sbx.Password, n.Addr()))
+	}
+	ex, err := s.Register(ctx, topology.Spec{Name: testenv.Name("knxm"), Kind: topology.SemiSync, Flavor: topology.MySQL, ExistingSpec: topology.ExistingSpec{DSNs: dsns}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Spec.Kind != topology.SemiSync || ex.Provider != topology.ProviderExisting || ex.Network != cluster.NetExisting {
+		t.Errorf("registered %s provider %s network %s", ex.Spec.Kind, ex.Provider, ex.Network)
+	}
+	for i, n := range ex.Nodes {
+		if n.Role != sbx.Nodes[i].Role || n.Addr() != sbx.Nodes[i].Addr() || n.ServerID != sbx.Nodes[i].ServerID {
+			t.Errorf("node %s: %s %s id %d, sandbox has %s %s id %d", n.Name, n.Role, n.Addr(), n.ServerID, sbx.Nodes[i].Role, sbx.Nodes[i].Addr(), sbx.Nodes[i].ServerID)
+		}
+	}
+	if ss := ex.Spec.SemiSync; ss.Timeout != sbx.Spec.SemiSync.Timeout || ss.WaitPoint != "AFTER_SYNC" || ss.WaitForReplicas != 1 {
+		t.Errorf("discovered semi-sync %+v", ss)
+	}
+	if v := ex.Capabilities().Version; v != sbx.Binaries.Version {
+		t.Errorf("version %s, sandbox %s", v, sbx.Binaries.Version)
+	}
+	// Loaded back from state.json: same, and health works over TCP.
+	ld, err := s.Load(ex.Name)
+	if err != nil || !ld.Existing() || ld.Password != sbx.Password || len(ld.Nodes) != 2 {
+		t.Fatalf("load: %+v %v", ld, err)
+	}
+	if h := ld.Health(ctx, ld.Nodes[1]); !strings.HasPrefix(h, "io=Yes sql=Yes") {
+		t.Errorf("health of the existing replica: %s", h)
+	}
+	if h := ld.Health(ctx, ld.Nodes[0]); !strings.Contains(h, "semi-sync ON with 1") {
+		t.Errorf("health of the existing source: %s", h)
+	}
+	refused := map[string]error{
+		"stop":    s.StopNode(ld, "n2"),
+		"kill":    s.KillNode(ld, "n2"),
+		"start":   s.StartNode(ctx, ld, "n2"),
+		"restart": s.RestartNode(ctx, ld, "n2"),
+	}
+	_, refused["option file"] = ld.ReadOptionFile(ld.Nodes[0])
+	for what, err := range refused {
+		var fe *topology.FieldError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "existing cluster") {
+			t.Errorf("%s on an existing cluster: %v, want a refusal", what, err)
+		}
+	}
+	pids := []int{sbx.Nodes[0].PID, sbx.Nodes[1].PID}
+	if err := s.Destroy(ctx, ex.Name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(ex.Name); !errors.Is(err, cluster.ErrNotFound) {
+		t.Errorf("registration still there: %v", err)
+	}
+	for i, n := range sbx.Nodes {
+		if !n.Running() || n.PID != pids[i] {
+			t.Errorf("sandbox node %s not running after forgetting the existing cluster", n.Name)
+		}
+		if h := sbx.Health(ctx, n); h != "ok, semi-sync ON with 1 replica(s) acknowledging" && !strings.HasPrefix(h, "io=Yes sql=Yes") {
+			t.Errorf("sandbox node %s after forgetting: %s", n.Name, h)
+		}
+	}
+	// A loopback MariaDB single node, registered through 127.0.0.1.
+	s.Network = cluster.NetLoopback
+	s.BasePort = 24306 + os.Getpid()%1000
+	one, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("knl"), topology.Single, 1, topology.MariaDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex1, err := s.Register(ctx, topology.Spec{Name: testenv.Name("knxl"), ExistingSpec: topology.ExistingSpec{
+		DSNs: []string{fmt.Sprintf("tcp(127.0.0.1:%d)/", one.Nodes[0].Port)}, User: one.User, Password: one.Password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex1.Spec.Kind != topology.Single || ex1.Spec.Flavor != topology.MariaDB || ex1.Nodes[0].Role != topology.RoleSource {
+		t.Errorf("loopback single: %s %s %s", ex1.Spec.Kind, ex1.Spec.Flavor, ex1.Nodes[0].Role)
+	}
+	// The same server twice, and a name taken, are bad input.
+	d := fmt.Sprintf("tcp(127.0.0.1:%d)/", one.Nodes[0].Port)
+	if _, err := s.Register(ctx, topology.Spec{Name: testenv.Name("knxd"), ExistingSpec: topology.ExistingSpec{DSNs: []string{d, "tcp(localhost:" + fmt.Sprint(one.Nodes[0].Port) + ")/"}, User: "habench", Password: "habench"}}); err == nil {
+		t.Errorf("the same server twice was registered")
+	}
+	if _, err := s.Register(ctx, topology.Spec{Name: ex1.Name, ExistingSpec: topology.ExistingSpec{DSNs: []string{d}, User: "habench", Password: "habench"}}); err == nil {
+		t.Errorf("a taken name was registered again")
 	}
 }

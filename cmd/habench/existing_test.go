@@ -1,0 +1,255 @@
+package main
+
+import (
+	"database/sql"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/topology"
+)
+
+// runDir returns the one run directory under parent.
+func runDir(t *testing.T, parent string) string {
+	t.Helper()
+	es, err := os.ReadDir(parent)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("%s: %v entries, err %v", parent, len(es), err)
+	}
+	return filepath.Join(parent, es[0].Name())
+}
+
+// sampledNodes returns, per metric, the nodes that have samples in samples.csv.
+func sampledNodes(t *testing.T, dir string) map[string][]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "samples.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string][]string{}
+	for _, r := range rows[1:] {
+		if !slices.Contains(m[r[2]], r[1]) {
+			m[r[2]] = append(m[r[2]], r[1])
+			sort.Strings(m[r[2]])
+		}
+	}
+	return m
+}
+
+// shape is the set of key paths of a JSON document (map keys; list elements as []).
+func shape(v any, prefix string, out map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			out[prefix+"."+k] = true
+			shape(e, prefix+"."+k, out)
+		}
+	case []any:
+		for _, e := range x {
+			shape(e, prefix+"[]", out)
+		}
+	}
+}
+
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestExistingClusterLikeSandbox (acceptance 4 of issue 3): deploy a MariaDB async sandbox
+// of 3 nodes, register the same servers as an existing cluster through TCP DSNs for the
+// benchmark user, and run the same `habench sysbench oltp_read_write run` on both: the
+// discovered roles equal the sandbox's, both results have samples for every node and
+// summaries of the same shape. Knobs through the existing cluster are set, read back and
+// restored (checked on the servers over the sandbox's own sockets); read-only knobs, link
+// impairment and --links are refused on it. Destroying the existing cluster only forgets
+// it: the servers keep running; then the sandbox is destroyed.
+func TestExistingClusterLikeSandbox(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	state := stateDir(t)
+	sbName, exName := testenv.Name("kns"), testenv.Name("knx")
+	must := func(args ...string) result {
+		t.Helper()
+		r := habench(t, state, args...)
+		if r.code != 0 {
+			t.Fatalf("habench %s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	must("deploy", "--name", sbName, "--kind", "async", "--nodes", "3", "--flavor", "mariadb")
+	s := &cluster.Sandbox{StateDir: state}
+	sbx, err := s.Load(sbName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"register", "--name", exName, "--user", sbx.User, "--password", sbx.Password}
+	for _, n := range sbx.Nodes {
+		args = append(args, "--dsn", fmt.Sprintf("tcp(%s)/", n.Addr()))
+	}
+	r := must(args...)
+	if !strings.Contains(r.stdout, "registered existing cluster "+exName+": async, 3 node(s)") {
+		t.Errorf("register output:\n%s", r.stdout)
+	}
+	ex, err := s.Load(exName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Spec.Kind != sbx.Spec.Kind || len(ex.Nodes) != len(sbx.Nodes) {
+		t.Fatalf("discovered %s with %d nodes, sandbox %s with %d", ex.Spec.Kind, len(ex.Nodes), sbx.Spec.Kind, len(sbx.Nodes))
+	}
+	for i, n := range ex.Nodes {
+		if n.Role != sbx.Nodes[i].Role || n.Addr() != sbx.Nodes[i].Addr() {
+			t.Errorf("node %s discovered %s at %s, sandbox %s at %s", n.Name, n.Role, n.Addr(), sbx.Nodes[i].Role, sbx.Nodes[i].Addr())
+		}
+	}
+	if st := must("status", exName); !strings.Contains(st.stdout, "existing cluster") || strings.Count(st.stdout, "io=Yes sql=Yes") != 2 {
+		t.Errorf("status of the existing cluster:\n%s", st.stdout)
+	}
+
+	opts := []string{"--tables", "2", "--table-size", "1000"}
+	must(append([]string{"sysbench", "oltp_read_write", "prepare", "--cluster", sbName}, opts...)...)
+	dirs := map[string]string{}
+	for _, name := range []string{sbName, exName} {
+		dirs[name] = filepath.Join(t.TempDir(), name)
+		must(append([]string{"sysbench", "oltp_read_write", "run", "--cluster", name, "--threads", "2", "--time", "5", "--report-interval", "1", "--results", dirs[name]}, opts...)...)
+	}
+	shapes := map[string]map[string]bool{}
+	for name, parent := range dirs {
+		d := runDir(t, parent)
+		sampled := sampledNodes(t, d)
+		for _, metric := range []string{"lag_s", "heartbeat_seq_behind", "sampler_errors"} {
+			if !reflect.DeepEqual(sampled[metric], []string{"n1", "n2", "n3"}) {
+				t.Errorf("%s: %s sampled on %v, want every node", name, metric, sampled[metric])
+			}
+		}
+		for _, metric := range []string{"backlog_trx", "io_running", "sql_running"} {
+			if !reflect.DeepEqual(sampled[metric], []string{"n2", "n3"}) {
+				t.Errorf("%s: %s sampled on %v, want the replicas", name, metric, sampled[metric])
+			}
+		}
+		sum := readJSON(t, filepath.Join(d, "summary.json"))
+		if sum["tps"].(float64) <= 0 || sum["replicas_consistent"] != true || len(sum["nodes"].([]any)) != 3 {
+			t.Errorf("%s: summary tps %v consistent %v nodes %d", name, sum["tps"], sum["replicas_consistent"], len(sum["nodes"].([]any)))
+		}
+		shapes[name] = map[string]bool{}
+		shape(sum, "", shapes[name])
+		t.Logf("%s: %.1f TPS, p95 %.2f ms, %d summary keys, sampled %d metrics", name, sum["tps"], sum["latency_ms"].(map[string]any)["p95"], len(shapes[name]), len(sampled))
+		man := readJSON(t, filepath.Join(d, "manifest.json"))
+		if p := man["cluster"].(map[string]any)["provider"]; (name == exName) != (p == topology.ProviderExisting) {
+			t.Errorf("%s: manifest provider %v", name, p)
+		}
+		for _, n := range man["nodes"].([]any) {
+			if v := n.(map[string]any)["variables"].(map[string]any)["version"]; !strings.Contains(fmt.Sprint(v), "MariaDB") {
+				t.Errorf("%s: node variables not read back: %v", name, n)
+			}
+		}
+	}
+	if !reflect.DeepEqual(shapes[sbName], shapes[exName]) {
+		t.Errorf("summary shapes differ:\nsandbox %v\nexisting %v", shapes[sbName], shapes[exName])
+	}
+
+	// Knobs through the existing cluster: set, read back, restored. Checked independently
+	// on the servers over the sandbox's admin sockets.
+	read := func(node int, v string) string {
+		db, err := sql.Open("mysql", sbx.AdminDSN(sbx.Nodes[node]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var s string
+		if err := db.QueryRow("SELECT @@GLOBAL." + v).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := []string{read(0, "sync_binlog"), read(1, "max_connections"), read(1, "slave_parallel_threads")}
+	kdir := filepath.Join(t.TempDir(), "knobs")
+	r = must(append([]string{"sysbench", "oltp_read_write", "run", "--cluster", exName, "--threads", "2", "--time", "2", "--results", kdir,
+		"--set", "sync_binlog=7", "--set", "n2:max_connections=77", "--set", "n2:parallel_workers=2"}, opts...)...)
+	if !strings.Contains(r.stdout, "knobs (restored after the run):") || !strings.Contains(r.stdout, "n2    max_connections=77") {
+		t.Errorf("run output does not show the knobs:\n%s", r.stdout)
+	}
+	man := readJSON(t, filepath.Join(runDir(t, kdir), "manifest.json"))
+	knobs, _ := man["knobs"].(map[string]any)
+	if knobs == nil || knobs["restored"] != true {
+		t.Fatalf("manifest knobs: %v", knobs)
+	}
+	entries := knobs["nodes"].([]any)
+	if len(entries) != 5 {
+		t.Errorf("%d knob entries, want sync_binlog x3 + 2 on n2", len(entries))
+	}
+	for _, e := range entries {
+		m := e.(map[string]any)
+		if m["matches"] != true || m["restored"] != m["before"] {
+			t.Errorf("knob entry %v", m)
+		}
+		if m["variable"] == "sync_binlog" && m["effective"] != "7" {
+			t.Errorf("sync_binlog effective %v", m["effective"])
+		}
+	}
+	after := []string{read(0, "sync_binlog"), read(1, "max_connections"), read(1, "slave_parallel_threads")}
+	if !reflect.DeepEqual(after, before) {
+		t.Errorf("values after the run %v, before %v", after, before)
+	}
+	if _, err := os.Stat(filepath.Join(state, "clusters", exName, "knobs-pending.json")); !os.IsNotExist(err) {
+		t.Errorf("pending knob record left: %v", err)
+	}
+
+	// Refusals on the existing cluster, each one clear error line, exit 2, nothing changed.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"knob", "set", exName, "back_log=100"}, "does not restart the servers of existing cluster"},
+		{[]string{"knob", "set", exName, "sync_binlog=3", "no_such_variable_x=1"}, "ER 1193"},
+		{[]string{"netem", "apply", "--cluster", exName, "--all", "1ms"}, "existing cluster"},
+		{append([]string{"sysbench", "oltp_read_write", "run", "--cluster", exName, "--time", "1", "--links", "1ms"}, opts...), "existing cluster"},
+	} {
+		r := habench(t, state, c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("habench %s: exit %d, stderr %q; want exit 2 and one line with %q", strings.Join(c.args, " "), r.code, r.stderr, c.want)
+		}
+	}
+	if v := read(0, "sync_binlog"); v != before[0] {
+		t.Errorf("sync_binlog %s after refused knobs, was %s", v, before[0])
+	}
+
+	// Forgetting the existing cluster leaves the servers running.
+	r = must("destroy", exName)
+	if !strings.Contains(r.stdout, "forgot existing cluster "+exName) || !strings.Contains(r.stdout, "not touched") {
+		t.Errorf("destroy output: %s", r.stdout)
+	}
+	sbx, _ = s.Load(sbName)
+	for _, n := range sbx.Nodes {
+		if !n.Running() {
+			t.Errorf("sandbox node %s stopped when the existing cluster was forgotten", n.Name)
+		}
+	}
+	if st := must("status", sbName); strings.Count(st.stdout, "io=Yes sql=Yes") != 2 {
+		t.Errorf("sandbox after forgetting:\n%s", st.stdout)
+	}
+	must("destroy", sbName)
+	noClusters(t, state, sbName)
+}
