@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"
@@ -252,4 +255,104 @@ func TestExistingClusterLikeSandbox(t *testing.T) {
 	}
 	must("destroy", sbName)
 	noClusters(t, state, sbName)
+}
+
+// TestKnobsRestoredAfterInterrupt: a run with --set (a runtime knob, and a read-only one
+// that restarts n2) interrupted with SIGINT exits 130 with every value and n2's option
+// file restored; while it runs, knob set on the same cluster is refused and status says
+// a run holds knobs. Killed with SIGKILL instead, the run leaves knobs-pending.json and
+// `habench knob restore` puts the values back.
+func TestKnobsRestoredAfterInterrupt(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	state := stateDir(t)
+	name := testenv.Name("kni")
+	if r := habench(t, state, "deploy", "--name", name, "--kind", "async", "--nodes", "2", "--flavor", "mariadb"); r.code != 0 {
+		t.Fatalf("deploy: %s", r.stderr)
+	}
+	opts := []string{"--tables", "1", "--table-size", "500"}
+	if r := habench(t, state, append([]string{"sysbench", "oltp_read_write", "prepare", "--cluster", name}, opts...)...); r.code != 0 {
+		t.Fatalf("prepare: %s", r.stderr)
+	}
+	s := &cluster.Sandbox{StateDir: state}
+	c, err := s.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(node int, v string) string {
+		db, err := sql.Open("mysql", c.AdminDSN(c.Nodes[node]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var s string
+		if err := db.QueryRow("SELECT @@GLOBAL." + v).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	state0 := func() []string { return []string{read(0, "sync_binlog"), read(1, "sync_binlog"), read(1, "back_log")} }
+	before := state0()
+	cnf0, _ := c.ReadOptionFile(c.Nodes[1])
+	pending := filepath.Join(c.Dir(), "knobs-pending.json")
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(habenchBin, append([]string{"sysbench", "oltp_read_write", "run", "--cluster", name, "--time", "60", "--report-interval", "1",
+				"--set", "sync_binlog=7", "--set", "n2:back_log=77"}, opts...)...)
+			cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
+			var out syncBuffer
+			cmd.Stdout = &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(time.Minute)
+			for !strings.Contains(out.String(), "[ 2s ]") {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					cmd.Wait()
+					t.Fatalf("run did not start: %s", out.String())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if got := state0(); !reflect.DeepEqual(got, []string{"7", "7", "77"}) {
+				t.Errorf("during the run: sync_binlog n1, n2, back_log n2 = %v", got)
+			}
+			if r := habench(t, state, "knob", "set", name, "sync_binlog=2"); r.code == 0 || !strings.Contains(r.stderr, "holds knobs") {
+				t.Errorf("knob set during a run with knobs: exit %d %s", r.code, r.stderr)
+			}
+			if r := habench(t, state, "status", name); !strings.Contains(r.stdout, "holds knobs") {
+				t.Errorf("status during the run does not say a run holds knobs:\n%s", r.stdout)
+			}
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			ee, _ := err.(*exec.ExitError)
+			if sig == syscall.SIGINT {
+				if ee == nil || ee.ExitCode() != 130 {
+					t.Errorf("exit %v after SIGINT, want 130", err)
+				}
+			} else {
+				if _, err := os.Stat(pending); err != nil {
+					t.Fatalf("no pending record after kill -9: %v", err)
+				}
+				if r := habench(t, state, "status", name); !strings.Contains(r.stdout, "habench knob restore "+name) {
+					t.Errorf("status after kill -9 does not point at knob restore:\n%s", r.stdout)
+				}
+				r := habench(t, state, "knob", "restore", name)
+				if r.code != 0 || !strings.Contains(r.stdout, "RESTORED") {
+					t.Fatalf("knob restore: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+				}
+			}
+			if got := state0(); !reflect.DeepEqual(got, before) {
+				t.Errorf("after %s: %v, before %v", sig, got, before)
+			}
+			if cnf, _ := c.ReadOptionFile(c.Nodes[1]); cnf != cnf0 {
+				t.Errorf("n2 option file not restored after %s:\n%s", sig, cnf)
+			}
+			if _, err := os.Stat(pending); !os.IsNotExist(err) {
+				t.Errorf("pending record left after %s: %v", sig, err)
+			}
+			if r := habench(t, state, "status", name); r.code != 0 || strings.Count(r.stdout, "io=Yes sql=Yes") != 1 {
+				t.Errorf("status after %s:\n%s%s", sig, r.stdout, r.stderr)
+			}
+		})
+	}
 }
