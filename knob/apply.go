@@ -147,7 +147,7 @@ func Plan(c *cluster.Cluster, settings []topology.KnobSetting) (map[string][]Tar
 			}
 			for _, name := range k.Nodes {
 				if c.Node(name) == nil {
-					return nil, &topology.FieldError{Field: "--set", Value: k.String(), Reason: fmt.Sprintf("cluster %s has no node %s (nodes: %s)", c.Name, name, strings.Join(nodeNames(c), ", "))}
+					return nil, &topology.FieldError{Field: "knob", Value: k.String(), Reason: fmt.Sprintf("cluster %s has no node %s (nodes: %s)", c.Name, name, strings.Join(nodeNames(c), ", "))}
 				}
 			}
 			t, err := Resolve(k, caps)
@@ -160,7 +160,7 @@ func Plan(c *cluster.Cluster, settings []topology.KnobSetting) (map[string][]Tar
 				}
 				key := n.Name + "\x00" + t.ID()
 				if prev, ok := owner[key]; ok && (len(prev.Nodes) == 0) == general {
-					return nil, &topology.FieldError{Field: "--set", Value: k.String(), Reason: fmt.Sprintf("%s on %s is already set by %s", t.Label(), n.Name, prev.String())}
+					return nil, &topology.FieldError{Field: "knob", Value: k.String(), Reason: fmt.Sprintf("%s on %s is already set by %s", t.Label(), n.Name, prev.String())}
 				}
 				owner[key] = k
 				ts := out[n.Name]
@@ -221,14 +221,14 @@ func Apply(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSett
 		}
 		if e.t.Method == MethodGroupMode {
 			if SwitchGroupMode == nil {
-				return nil, &topology.FieldError{Field: "--set", Value: e.t.Knob + "=" + e.t.Value, Reason: "group_replication_mode needs the Group Replication provider's cluster.SwitchGroupMode, not wired into this build yet"}
+				return nil, &topology.FieldError{Field: "knob", Value: e.t.Knob + "=" + e.t.Value, Reason: "group_replication_mode needs the Group Replication provider's cluster.SwitchGroupMode, not wired into this build yet"}
 			}
 			if !slices.ContainsFunc(a.entries, func(x *entry) bool { return x.first && x.t.Method == MethodGroupMode }) {
 				e.first = true
 			}
 		}
 		if e.t.Method == MethodApplierRestart && c.Spec.Kind == topology.Group {
-			return nil, &topology.FieldError{Field: "--set", Value: e.t.Knob + "=" + e.t.Value, Reason: "on Group Replication the applier parallelism takes effect only at START GROUP_REPLICATION, which habench does not do for a knob"}
+			return nil, &topology.FieldError{Field: "knob", Value: e.t.Knob + "=" + e.t.Value, Reason: "on Group Replication the applier parallelism takes effect only at START GROUP_REPLICATION, which habench does not do for a knob"}
 		}
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		e.Before, _, err = read(rctx, db, e.t)
@@ -263,7 +263,7 @@ func Apply(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSett
 				} else {
 					why += "restarting nodes is not possible here"
 				}
-				return a, &topology.FieldError{Field: "--set", Value: e.t.Knob + "=" + e.t.Value, Reason: why}
+				return a, &topology.FieldError{Field: "knob", Value: e.t.Knob + "=" + e.t.Value, Reason: why}
 			}
 			e.t.Method, e.Method = MethodRestart, MethodRestart
 			restart[e.Node] = true
@@ -346,7 +346,7 @@ func Check(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSett
 				return nil, err
 			}
 			if t.Method == MethodGroupMode && SwitchGroupMode == nil {
-				return nil, &topology.FieldError{Field: "--set", Value: t.Knob + "=" + t.Value, Reason: "group_replication_mode needs the Group Replication provider's cluster.SwitchGroupMode, not wired into this build yet"}
+				return nil, &topology.FieldError{Field: "knob", Value: t.Knob + "=" + t.Value, Reason: "group_replication_mode needs the Group Replication provider's cluster.SwitchGroupMode, not wired into this build yet"}
 			}
 			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			e.Before, _, err = read(rctx, db, t)
@@ -695,7 +695,7 @@ func (a *Applied) restartWith(ctx context.Context, n *cluster.Node) error {
 	a.opt.log().Info("restarting node for read-only knobs", "cluster", a.c.Name, "node", n.Name, "variables", strings.Join(names, ","))
 	a.dropDB(n)
 	if err := a.opt.Restarter.RestartNode(ctx, a.c, n.Name); err != nil {
-		return &topology.FieldError{Field: "--set", Value: strings.Join(names, ","), Reason: fmt.Sprintf("node %s did not come back with it in its option file: %v", n.Name, err)}
+		return &topology.FieldError{Field: "knob", Value: strings.Join(names, ","), Reason: fmt.Sprintf("node %s did not come back with it in its option file: %v", n.Name, err)}
 	}
 	return nil
 }
@@ -761,9 +761,9 @@ func knobError(c *cluster.Cluster, e *entry, err error) error {
 	var me *mysql.MySQLError
 	switch {
 	case errors.Is(err, errNoProvider):
-		return &topology.FieldError{Field: "--set", Value: kv, Reason: fmt.Sprintf("node %s: %v", e.Node, err)}
+		return &topology.FieldError{Field: "knob", Value: kv, Reason: fmt.Sprintf("node %s: %v", e.Node, err)}
 	case errors.Is(err, errNoProviderKey):
-		return &topology.FieldError{Field: "--set", Value: kv, Reason: fmt.Sprintf("node %s: the Galera provider has no option %s (see SELECT @@wsrep_provider_options)", e.Node, e.t.Key)}
+		return &topology.FieldError{Field: "knob", Value: kv, Reason: fmt.Sprintf("node %s: the Galera provider has no option %s (see SELECT @@wsrep_provider_options)", e.Node, e.t.Key)}
 	case errors.As(err, &me):
 		switch me.Number {
 		case 1193:
@@ -771,13 +771,13 @@ func knobError(c *cluster.Cluster, e *entry, err error) error {
 			if strings.HasPrefix(e.t.Variable, "group_replication_") {
 				hint = " (is the group_replication plugin loaded?)"
 			}
-			return &topology.FieldError{Field: "--set", Value: kv, Reason: fmt.Sprintf("node %s (%s): unknown system variable %s (ER 1193)%s; nothing was changed", e.Node, c.Capabilities().Flavor, e.t.Variable, hint)}
+			return &topology.FieldError{Field: "knob", Value: kv, Reason: fmt.Sprintf("node %s (%s): unknown system variable %s (ER 1193)%s; nothing was changed", e.Node, c.Capabilities().Flavor, e.t.Variable, hint)}
 		case 1231, 1232, 1210:
-			return &topology.FieldError{Field: "--set", Value: kv, Reason: fmt.Sprintf("node %s refused the value: %s (ER %d); nothing was changed", e.Node, me.Message, me.Number)}
+			return &topology.FieldError{Field: "knob", Value: kv, Reason: fmt.Sprintf("node %s refused the value: %s (ER %d); nothing was changed", e.Node, me.Message, me.Number)}
 		case 1227, 1044, 1045:
 			return fmt.Errorf("knob %s: node %s: %s (ER %d): the user needs SYSTEM_VARIABLES_ADMIN or SUPER", kv, e.Node, me.Message, me.Number)
 		case 1238:
-			return &topology.FieldError{Field: "--set", Value: kv, Reason: fmt.Sprintf("node %s: %s (ER 1238)", e.Node, me.Message)}
+			return &topology.FieldError{Field: "knob", Value: kv, Reason: fmt.Sprintf("node %s: %s (ER 1238)", e.Node, me.Message)}
 		}
 	}
 	return fmt.Errorf("knob %s: node %s: %w", kv, e.Node, err)

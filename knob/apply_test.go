@@ -273,11 +273,13 @@ func TestKeepPersistsToOptionFile(t *testing.T) {
 	equalMaps(t, "after restart", snapshot(t, c, "sync_binlog", "max_connections"), map[string]string{"n1.sync_binlog": "9", "n1.max_connections": "123"})
 }
 
-// galeraSpec is a one-node Galera cluster deployed as a single sandbox with wsrep options
-// (enough for provider options and applier threads; the Galera topology kind comes from
-// its own provider).
-func galeraSpec(t *testing.T, name string) topology.Spec {
-	spec := testenv.Spec(t, name, topology.Single, 1, topology.MariaDB)
+// deployGalera deploys a one-node Galera cluster: a MariaDB single sandbox whose option
+// file then gets the wsrep options, restarted and waited for until Synced (enough for
+// provider options and applier threads; the Galera topology kind comes from its own
+// provider). Bootstrapping with the options from the start races the sandbox's user
+// creation against the node becoming ready (ER 1047).
+func deployGalera(ctx context.Context, t *testing.T, s *cluster.Sandbox, name string) *cluster.Cluster {
+	t.Helper()
 	const provider = "/usr/lib/galera/libgalera_smm.so"
 	if _, err := os.Stat(provider); err != nil {
 		if os.Getenv("HABENCH_REQUIRE_SERVERS") == "1" {
@@ -285,9 +287,37 @@ func galeraSpec(t *testing.T, name string) topology.Spec {
 		}
 		t.Skipf("%s missing (apt-get install galera-4)", provider)
 	}
-	spec.Options = map[string]string{"wsrep_on": "ON", "wsrep_provider": provider, "wsrep_cluster_address": "gcomm://",
-		"wsrep_cluster_name": name, "innodb_autoinc_lock_mode": "2"}
-	return spec
+	c, err := s.Deploy(ctx, testenv.Spec(t, name, topology.Single, 1, topology.MariaDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Nodes[0]
+	cnf, err := c.ReadOptionFile(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cnf = cluster.SetOptionLines(cnf, []topology.Option{{Name: "wsrep_on", Value: "ON"}, {Name: "wsrep_provider", Value: provider},
+		{Name: "wsrep_cluster_address", Value: "gcomm://"}, {Name: "wsrep_cluster_name", Value: name}, {Name: "innodb_autoinc_lock_mode", Value: "2"}})
+	if err := c.WriteOptionFile(n, cnf); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RestartNode(ctx, c, n.Name); err != nil {
+		t.Fatal(err)
+	}
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var k, v string
+		if db.QueryRow("SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'").Scan(&k, &v) == nil && v == "Synced" {
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("one-node Galera not Synced after 30s (%q)", v)
+		}
+	}
 }
 
 // TestProviderOptions: gcs.fc_limit and gcs.fc_factor go through wsrep_provider_options,
@@ -299,10 +329,7 @@ func TestProviderOptions(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, galeraSpec(t, testenv.Name("kng")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := deployGalera(ctx, t, s, testenv.Name("kng"))
 	n1 := c.Nodes[0]
 	fullBefore := global(t, c, n1, "wsrep_provider_options")
 	threadsBefore := global(t, c, n1, "wsrep_slave_threads")

@@ -189,7 +189,7 @@ var (
 
 // Resolve maps a setting to its Target on servers with caps: catalog names and aliases to
 // the flavor's variable and method, dotted names to provider options, anything else to a
-// plain SET GLOBAL. Errors (*topology.FieldError, field "--set" with the setting) for a
+// plain SET GLOBAL. Errors (*topology.FieldError, field "knob" with the setting) for a
 // value the catalog knows is wrong or a provider value that cannot be written safely.
 func Resolve(k topology.KnobSetting, caps topology.Capabilities) (Target, error) {
 	return resolve(k, caps, true)
@@ -198,7 +198,7 @@ func Resolve(k topology.KnobSetting, caps topology.Capabilities) (Target, error)
 // resolve is Resolve; without checkValue the value is not looked at (knob show).
 func resolve(k topology.KnobSetting, caps topology.Capabilities, checkValue bool) (Target, error) {
 	bad := func(reason string) error {
-		return &topology.FieldError{Field: "--set", Value: k.String(), Reason: reason}
+		return &topology.FieldError{Field: "knob", Value: k.String(), Reason: reason}
 	}
 	t := Target{Knob: k.Name, Value: k.Value}
 	if e, ok := Lookup(k.Name); ok {

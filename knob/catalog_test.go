@@ -86,8 +86,8 @@ func TestResolveRefusesBadValues(t *testing.T) {
 	} {
 		_, err := Resolve(mustKnob(t, s), maria1011)
 		var fe *topology.FieldError
-		if !errors.As(err, &fe) || fe.Field != "--set" || !strings.Contains(err.Error(), s) {
-			t.Errorf("Resolve(%s) = %v, want a --set FieldError naming it", s, err)
+		if !errors.As(err, &fe) || fe.Field != "knob" || !strings.Contains(err.Error(), s) {
+			t.Errorf("Resolve(%s) = %v, want a knob FieldError naming it", s, err)
 		}
 	}
 }

@@ -131,7 +131,7 @@ func CheckKnobs(ks []KnobSetting) error {
 		for _, sc := range scopes {
 			key := sc + "\x00" + k.Name
 			if prev, ok := seen[key]; ok {
-				return &FieldError{"--set", k.String(), fmt.Sprintf("%s is already set by %s", k.Name, prev.String())}
+				return &FieldError{"knob", k.String(), fmt.Sprintf("%s is already set by %s", k.Name, prev.String())}
 			}
 			seen[key] = k
 		}
