@@ -198,13 +198,8 @@ func Apply(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSett
 	if err != nil {
 		return nil, err
 	}
-	ap := &Applied{c: c, opt: opt, req: settings, dbs: map[string]*sql.DB{}, optionFiles: map[string]string{}}
+	ap := newApplied(c, opt, settings, plan)
 	a = ap
-	for _, n := range c.Nodes {
-		for _, t := range plan[n.Name] {
-			a.entries = append(a.entries, &entry{node: n, t: t, NodeValue: NodeValue{Node: n.Name, Knob: t.Knob, Variable: t.Label(), Method: t.Method, Requested: t.Value}})
-		}
-	}
 	defer func() {
 		if err != nil || opt.Keep {
 			ap.closeDBs()
@@ -214,28 +209,8 @@ func Apply(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSett
 		}
 	}()
 	// Phase 1: read every current value; an unknown variable fails here, before any change.
-	for _, e := range a.entries {
-		db, err := a.db(e.node)
-		if err != nil {
-			return nil, err
-		}
-		if e.t.Method == MethodGroupMode {
-			if SwitchGroupMode == nil {
-				return nil, &topology.FieldError{Field: "knob", Value: e.t.Knob + "=" + e.t.Value, Reason: "group_replication_mode needs the Group Replication provider's cluster.SwitchGroupMode, not wired into this build yet"}
-			}
-			if !slices.ContainsFunc(a.entries, func(x *entry) bool { return x.first && x.t.Method == MethodGroupMode }) {
-				e.first = true
-			}
-		}
-		if e.t.Method == MethodApplierRestart && c.Spec.Kind == topology.Group {
-			return nil, &topology.FieldError{Field: "knob", Value: e.t.Knob + "=" + e.t.Value, Reason: "on Group Replication the applier parallelism takes effect only at START GROUP_REPLICATION, which habench does not do for a knob"}
-		}
-		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		e.Before, _, err = read(rctx, db, e.t)
-		cancel()
-		if err != nil {
-			return nil, knobError(c, e, err)
-		}
+	if err := a.readPhase(ctx); err != nil {
+		return nil, err
 	}
 	if !opt.Keep {
 		if err := a.writePending(true); err != nil {
@@ -335,29 +310,52 @@ func Check(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSett
 	if err != nil {
 		return nil, err
 	}
-	a := &Applied{c: c, dbs: map[string]*sql.DB{}}
+	a := newApplied(c, Options{}, settings, plan)
 	defer a.closeDBs()
-	var out []NodeValue
+	if err := a.readPhase(ctx); err != nil {
+		return nil, err
+	}
+	return a.Values(), nil
+}
+
+func newApplied(c *cluster.Cluster, opt Options, settings []topology.KnobSetting, plan map[string][]Target) *Applied {
+	a := &Applied{c: c, opt: opt, req: settings, dbs: map[string]*sql.DB{}, optionFiles: map[string]string{}}
 	for _, n := range c.Nodes {
 		for _, t := range plan[n.Name] {
-			e := &entry{node: n, t: t, NodeValue: NodeValue{Node: n.Name, Knob: t.Knob, Variable: t.Label(), Method: t.Method, Requested: t.Value}}
-			db, err := a.db(n)
-			if err != nil {
-				return nil, err
-			}
-			if t.Method == MethodGroupMode && SwitchGroupMode == nil {
-				return nil, &topology.FieldError{Field: "knob", Value: t.Knob + "=" + t.Value, Reason: "group_replication_mode needs the Group Replication provider's cluster.SwitchGroupMode, not wired into this build yet"}
-			}
-			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			e.Before, _, err = read(rctx, db, t)
-			cancel()
-			if err != nil {
-				return nil, knobError(c, e, err)
-			}
-			out = append(out, e.NodeValue)
+			a.entries = append(a.entries, &entry{node: n, t: t, NodeValue: NodeValue{Node: n.Name, Knob: t.Knob, Variable: t.Label(), Method: t.Method, Requested: t.Value}})
 		}
 	}
-	return out, nil
+	return a
+}
+
+// readPhase reads every entry's current value into Before and refuses what cannot be
+// applied (an unknown variable or provider option, group mode without SwitchGroupMode,
+// the applier parallelism on a group), changing nothing.
+func (a *Applied) readPhase(ctx context.Context) error {
+	for _, e := range a.entries {
+		db, err := a.db(e.node)
+		if err != nil {
+			return err
+		}
+		if e.t.Method == MethodGroupMode {
+			if SwitchGroupMode == nil {
+				return &topology.FieldError{Field: "knob", Value: e.t.Knob + "=" + e.t.Value, Reason: "group_replication_mode needs the Group Replication provider's cluster.SwitchGroupMode, not wired into this build yet"}
+			}
+			if !slices.ContainsFunc(a.entries, func(x *entry) bool { return x.first && x.t.Method == MethodGroupMode }) {
+				e.first = true
+			}
+		}
+		if e.t.Method == MethodApplierRestart && a.c.Spec.Kind == topology.Group {
+			return &topology.FieldError{Field: "knob", Value: e.t.Knob + "=" + e.t.Value, Reason: "on Group Replication the applier parallelism takes effect only at START GROUP_REPLICATION, which habench does not do for a knob"}
+		}
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		e.Before, _, err = read(rctx, db, e.t)
+		cancel()
+		if err != nil {
+			return knobError(a.c, e, err)
+		}
+	}
+	return nil
 }
 
 // Values returns every node's knob values (as Apply recorded them; Restored after Restore).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,10 +199,16 @@ func TestUnknownVariableChangesNothing(t *testing.T) {
 // that node survive the restart; Restore puts the original option file back, restarts,
 // and every value is as before. Replication is running again after each restart.
 func TestReadOnlyKnobRestartsSandbox(t *testing.T) {
+	for _, f := range []topology.Flavor{topology.MariaDB, topology.MySQL} {
+		t.Run(string(f), func(t *testing.T) { testReadOnlyKnobRestartsSandbox(t, f) })
+	}
+}
+
+func testReadOnlyKnobRestartsSandbox(t *testing.T, f topology.Flavor) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("knr"), topology.Async, 2, topology.MariaDB))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("knr"+string(f[:2])), topology.Async, 2, f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,6 +246,7 @@ func TestReadOnlyKnobRestartsSandbox(t *testing.T) {
 	if h := c.Health(ctx, n2); !strings.HasPrefix(h, "io=Yes sql=Yes") {
 		t.Errorf("n2 after restart: %s", h)
 	}
+	t0 := time.Now()
 	if err := a.Restore(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -249,6 +257,7 @@ func TestReadOnlyKnobRestartsSandbox(t *testing.T) {
 	if h := c.Health(ctx, n2); !strings.HasPrefix(h, "io=Yes sql=Yes") {
 		t.Errorf("n2 after restore: %s", h)
 	}
+	t.Logf("%s: restore with a restart of n2 took %v", f, time.Since(t0).Round(time.Millisecond))
 }
 
 // TestKeepPersistsToOptionFile: knob set (Keep) leaves values in place and writes them into
@@ -380,6 +389,29 @@ func TestProviderOptions(t *testing.T) {
 	if got := global(t, c, n1, "wsrep_slave_threads"); got != threadsBefore {
 		t.Errorf("wsrep_slave_threads after restore %s, want %s", got, threadsBefore)
 	}
+	// The same server registered as an existing cluster: discovered as a Galera node, and
+	// provider options work through it the same way.
+	ex, err := s.Register(ctx, topology.Spec{Name: testenv.Name("knxg"), ExistingSpec: topology.ExistingSpec{
+		DSNs: []string{"tcp(" + n1.Addr() + ")/"}, User: c.User, Password: c.Password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Spec.Kind != topology.Galera || ex.Nodes[0].Role != topology.RoleNode {
+		t.Errorf("discovered %s, role %s; want galera, node", ex.Spec.Kind, ex.Nodes[0].Role)
+	}
+	ea, err := knob.Apply(ctx, ex, settings(t, "gcs.fc_limit=48", "wsrep_applier_threads=3"), knob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := topology.ProviderOptionValue(global(t, c, n1, "wsrep_provider_options"), "gcs.fc_limit"); v != "48" {
+		t.Errorf("through the existing cluster: gcs.fc_limit = %s", v)
+	}
+	if err := ea.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := topology.ProviderOptionValue(global(t, c, n1, "wsrep_provider_options"), "gcs.fc_limit"); v != "16" || global(t, c, n1, "wsrep_slave_threads") != threadsBefore {
+		t.Errorf("through the existing cluster, after restore: gcs.fc_limit = %s", v)
+	}
 	// Kept: merged into the option file, so a restart keeps it.
 	if _, err := knob.Apply(ctx, c, settings(t, "gcs.fc_limit=40"), knob.Options{Keep: true, Restarter: s}); err != nil {
 		t.Fatal(err)
@@ -394,4 +426,64 @@ func TestProviderOptions(t *testing.T) {
 	if v, _ := topology.ProviderOptionValue(global(t, c, n1, "wsrep_provider_options"), "gcs.fc_limit"); v != "40" {
 		t.Errorf("gcs.fc_limit after restart = %s, want 40 from the option file", v)
 	}
+}
+
+// TestGroupMemberKnobs: a one-node Group Replication group (MySQL 9.7, bootstrapped by
+// hand on a single sandbox) registered as an existing cluster is discovered as group with
+// a primary; the flow control knobs are set through it, read back and restored;
+// group_replication_mode is refused while cluster.SwitchGroupMode is not wired, and the
+// applier parallelism on a group, both before anything changes.
+func TestGroupMemberKnobs(t *testing.T) {
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	spec := testenv.Spec(t, testenv.Name("kngr"), topology.Single, 1, topology.MySQL)
+	spec.Options = map[string]string{"plugin_load_add": "group_replication.so"}
+	c, err := s.Deploy(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Nodes[0]
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		"SET GLOBAL group_replication_group_name = 'aaaaaaaa-1111-2222-3333-" + fmt.Sprintf("%012d", os.Getpid()) + "'",
+		fmt.Sprintf("SET GLOBAL group_replication_local_address = '%s:%d'", n.Host, n.Port+10000),
+		"SET GLOBAL group_replication_bootstrap_group = ON", "START GROUP_REPLICATION", "SET GLOBAL group_replication_bootstrap_group = OFF",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	ex, err := s.Register(ctx, topology.Spec{Name: testenv.Name("knxr"), ExistingSpec: topology.ExistingSpec{
+		DSNs: []string{"tcp(" + n.Addr() + ")/"}, User: c.User, Password: c.Password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Spec.Kind != topology.Group || ex.Nodes[0].Role != topology.RolePrimary {
+		t.Fatalf("discovered %s, role %s; want group, primary", ex.Spec.Kind, ex.Nodes[0].Role)
+	}
+	vars := []string{"group_replication_flow_control_applier_threshold", "group_replication_flow_control_certifier_threshold", "group_replication_flow_control_mode"}
+	before := snapshot(t, c, vars...)
+	for _, bad := range [][]string{{"gr_fc_applier_threshold=1000", "group_replication_mode=multi-primary"}, {"gr_fc_applier_threshold=1000", "replica_parallel_workers=4"}} {
+		if _, err := knob.Apply(ctx, ex, settings(t, bad...), knob.Options{}); err == nil {
+			t.Errorf("%v applied", bad)
+		} else {
+			t.Logf("refused: %v", err)
+		}
+		equalMaps(t, "after a refused knob", snapshot(t, c, vars...), before)
+	}
+	a, err := knob.Apply(ctx, ex, settings(t, "gr_fc_applier_threshold=250000", "group_replication_flow_control_certifier_threshold=250000", "group_replication_flow_control_mode=DISABLED"), knob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalMaps(t, "applied", snapshot(t, c, vars...), map[string]string{"n1.group_replication_flow_control_applier_threshold": "250000",
+		"n1.group_replication_flow_control_certifier_threshold": "250000", "n1.group_replication_flow_control_mode": "DISABLED"})
+	if err := a.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	equalMaps(t, "restored", snapshot(t, c, vars...), before)
 }
