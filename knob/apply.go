@@ -432,6 +432,12 @@ func (a *Applied) restore(ctx context.Context, readBack bool) error {
 			continue
 		}
 		if err := a.set(ctx, e, e.Before); err != nil {
+			if isErr(err, 1238) {
+				// Read only at runtime: never changed at runtime either (a run killed
+				// between the refusal and its restart left it recorded as a SET GLOBAL).
+				e.changed = false
+				continue
+			}
 			errs = append(errs, fmt.Errorf("node %s: setting %s back to %s: %w", e.Node, e.t.Label(), e.Before, err))
 			continue
 		}

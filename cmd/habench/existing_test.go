@@ -356,3 +356,39 @@ func TestKnobsRestoredAfterInterrupt(t *testing.T) {
 		})
 	}
 }
+
+// TestKnobAndRegisterBadInput: malformed knobs and registrations are exit 2 with one line
+// naming the field and value, before anything is contacted or written.
+func TestKnobAndRegisterBadInput(t *testing.T) {
+	state := stateDir(t)
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"sysbench", "oltp_read_write", "run", "--cluster", "knzz", "--set", "sync_binlog"}, []string{"--set", `"sync_binlog"`, "NAME=VALUE"}},
+		{[]string{"sysbench", "oltp_read_write", "run", "--set", "sync_binlog=1"}, []string{"--set", "needs --cluster"}},
+		{[]string{"sysbench", "oltp_read_write", "prepare", "--cluster", "knzz", "--set", "sync_binlog=1"}, []string{"--set", "only for run"}},
+		{[]string{"sysbench", "oltp_read_write", "run", "--cluster", "knzz", "--set", "sync_binlog=1", "--set", "sync-binlog=0"}, []string{"already set by sync_binlog=1"}},
+		{[]string{"knob", "set", "knzz", "x9:sync_binlog=1"}, []string{"--set", `node "x9"`}},
+		{[]string{"knob", "set", "knzz", "sync_binlog=1"}, []string{`cluster "knzz"`, "no such cluster"}},
+		{[]string{"knob", "set", "knzz"}, []string{"want CLUSTER and at least one NAME=VALUE"}},
+		{[]string{"register", "--name", "knzz", "--dsn", "u:secretpw@tcp(192.0.2.10:3306)/"}, []string{"dsns[0]", "this machine's network rule"}},
+		{[]string{"register", "--name", "knzz", "--dsn", "u:secretpw@tcp(db.example.com:3306)/"}, []string{"dsns[0]", "resolves no names"}},
+		{[]string{"register", "--name", "knzz"}, []string{"dsns", "need"}},
+		{[]string{"register", "--dsn", "tcp(127.0.0.1:1)/"}, []string{"--name"}},
+		{[]string{"register", "--name", "knzz", "--kind", "ring", "--dsn", "tcp(127.0.0.1:1)/"}, []string{`kind "ring"`}},
+	} {
+		r := habench(t, state, c.args...)
+		line := strings.TrimSpace(r.stderr)
+		ok := r.code == 2 && !strings.Contains(line, "\n") && !strings.Contains(line, "secretpw")
+		for _, w := range c.want {
+			ok = ok && strings.Contains(line, w)
+		}
+		if !ok {
+			t.Errorf("habench %s: exit %d, stderr %q; want exit 2, one line with %q", strings.Join(c.args, " "), r.code, line, c.want)
+		}
+	}
+	if cs, _ := (&cluster.Sandbox{StateDir: state}).List(); len(cs) != 0 {
+		t.Errorf("bad input left %d cluster(s)", len(cs))
+	}
+}
