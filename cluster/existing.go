@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -509,9 +508,4 @@ func (s *Sandbox) forget(c *Cluster) error {
 		return fmt.Errorf("cluster %s is a sandbox, not an existing cluster", c.Name)
 	}
 	return os.RemoveAll(s.clusterDir(c.Name))
-}
-
-// hasRole reports whether any node has one of roles.
-func (c *Cluster) hasRole(roles ...topology.Role) bool {
-	return slices.ContainsFunc(c.Nodes, func(n *Node) bool { return slices.Contains(roles, n.Role) })
 }
