@@ -83,6 +83,12 @@ func ParseScenario(b []byte) (*Scenario, error) {
 		return nil, &topology.FieldError{Field: "network", Value: s.Network, Reason: "want auto, netns or loopback"}
 	}
 	if !s.Links.IsZero() {
+		for i, t := range s.Topologies {
+			if t.IsExisting() {
+				return nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].provider", i), Value: t.Provider,
+					Reason: "links need the network namespaces of a habench sandbox; an existing cluster's network is not habench's"}
+			}
+		}
 		if s.Network == cluster.NetLoopback {
 			v := s.Links.String()
 			if (netem.Request{All: s.Links.All}).String() == v {
@@ -187,8 +193,20 @@ func (r *ScenarioRun) Run(ctx context.Context) (string, []Row, error) {
 	s := r.Scenario
 	// Pre-flight: every installation resolves before anything is deployed or written.
 	for i, t := range s.Topologies {
-		if _, err := cluster.ResolveInstallation(ctx, t.Installation, t.Flavor); err != nil {
-			return "", nil, fmt.Errorf("topologies[%d] (%s): %w", i, t.Name, err)
+		if t.IsExisting() && t.Cluster != "" {
+			c, err := r.Sandbox.Load(t.Cluster)
+			if err != nil {
+				return "", nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].cluster", i), Value: t.Cluster, Reason: "no such cluster (habench register it first, or give dsns)"}
+			}
+			if c.State != "ready" {
+				return "", nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].cluster", i), Value: t.Cluster, Reason: "state " + c.State + ", not ready"}
+			}
+			continue
+		}
+		if !t.IsExisting() {
+			if _, err := cluster.ResolveInstallation(ctx, t.Installation, t.Flavor); err != nil {
+				return "", nil, fmt.Errorf("topologies[%d] (%s): %w", i, t.Name, err)
+			}
 		}
 		if _, err := r.Sandbox.Load(t.Name); err == nil {
 			return "", nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].name", i), Value: t.Name, Reason: "a cluster with this name exists (habench destroy " + t.Name + ")"}
@@ -222,11 +240,41 @@ func (r *ScenarioRun) Run(ctx context.Context) (string, []Row, error) {
 }
 
 func (r *ScenarioRun) one(ctx context.Context, spec topology.Spec, dir string, out io.Writer) (row *Row, err error) {
-	fmt.Fprintf(out, "\n=== %s: deploying %s, %s, %s\n", spec.Name, spec.Kind, Plural(spec.Nodes, "node"), spec.Flavor)
 	sb := *r.Sandbox
 	sb.Network = r.Scenario.Network
+	var c *cluster.Cluster
+	var runKnobs []topology.KnobSetting
 	t0 := time.Now()
-	c, err := sb.Deploy(ctx, spec)
+	switch {
+	case spec.IsExisting() && spec.Cluster != "":
+		// A cluster of the state directory (registered, or a sandbox deployed before):
+		// never deployed nor destroyed here; the row's knobs go on top of its own.
+		if c, err = sb.Load(spec.Cluster); err != nil {
+			return nil, err
+		}
+		if runKnobs, err = topology.KnobsFromMap(spec.Knobs); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(out, "\n=== %s: cluster %s (%s, %s, %s %s, provider %s)\n", spec.Name, c.Name, c.Spec.Kind, Plural(len(c.Nodes), "node"), c.Spec.Flavor, c.Binaries.Version, c.Provider)
+	case spec.IsExisting():
+		fmt.Fprintf(out, "\n=== %s: registering existing cluster (%s)\n", spec.Name, Plural(len(spec.DSNs), "node"))
+		if c, err = sb.Register(ctx, spec); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(out, "discovered %s, %s, %s\n", c.Spec.Kind, Plural(len(c.Nodes), "node"), c.Binaries.VersionText)
+		if !r.Keep {
+			defer func() {
+				if derr := sb.Destroy(context.WithoutCancel(ctx), c.Name); derr != nil {
+					err = errors.Join(err, fmt.Errorf("forget %s: %w", c.Name, derr))
+				}
+			}()
+		}
+	}
+	if c != nil {
+		return r.bench(ctx, spec, c, runKnobs, 0, dir, out, true)
+	}
+	fmt.Fprintf(out, "\n=== %s: deploying %s, %s, %s\n", spec.Name, spec.Kind, Plural(spec.Nodes, "node"), spec.Flavor)
+	c, err = sb.Deploy(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -241,6 +289,12 @@ func (r *ScenarioRun) one(ctx context.Context, spec topology.Spec, dir string, o
 		}()
 	}
 	fmt.Fprintf(out, "deployed in %.1fs: %s\n", deploySecs, c.Binaries.VersionText)
+	return r.bench(ctx, spec, c, nil, deploySecs, dir, out, false)
+}
+
+// bench prepares, runs and reports one topology on cluster c. A cluster habench does not
+// destroy afterwards (existing, or given by name) gets its sbtest tables cleaned up.
+func (r *ScenarioRun) bench(ctx context.Context, spec topology.Spec, c *cluster.Cluster, knobs []topology.KnobSetting, deploySecs float64, dir string, out io.Writer, cleanup bool) (row *Row, err error) {
 	wl, _ := workload.Lookup(r.Scenario.Workload.Test)
 	opts := r.Scenario.options
 	target, err := ClusterTarget(c, "sbtest", nil)
@@ -248,10 +302,22 @@ func (r *ScenarioRun) one(ctx context.Context, spec topology.Spec, dir string, o
 		return nil, err
 	}
 	if err := wl.Prepare(ctx, target, opts, out); err != nil {
+		if cleanup {
+			return nil, fmt.Errorf("prepare: %w (the scenario prepares its own tables on cluster %s and removes them afterwards; remove leftovers with habench sysbench %s cleanup --cluster %s --tables N)", err, c.Name, r.Scenario.Workload.Test, c.Name)
+		}
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
+	if cleanup {
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+			defer cancel()
+			if cerr := wl.Cleanup(cctx, target, opts, io.Discard); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("cleanup on %s: %w", c.Name, cerr))
+			}
+		}()
+	}
 	b := &Bench{Workload: wl, Options: opts, Target: target, Cluster: c, ResultsDir: dir, Label: spec.Name,
-		Stdout: out, Log: r.Log, CommandLine: r.CommandLine,
+		Stdout: out, Log: r.Log, CommandLine: r.CommandLine, Knobs: knobs, Restarter: r.Sandbox,
 		Extra: map[string]any{"scenario": r.Scenario.Name, "topology": spec.Name}}
 	if r.Scenario.Baseline != "" {
 		b.Extra["baseline"] = r.Scenario.Baseline // for `habench report`
@@ -270,7 +336,7 @@ func (r *ScenarioRun) one(ctx context.Context, spec topology.Spec, dir string, o
 	if res == nil || res.Summary == nil {
 		return nil, err
 	}
-	row = &Row{Topology: spec.Name, Kind: string(spec.Kind), Flavor: string(spec.Flavor), Version: c.Binaries.Version.String(),
+	row = &Row{Topology: spec.Name, Kind: string(c.Spec.Kind), Flavor: string(c.Spec.Flavor), Version: c.Binaries.Version.String(),
 		Dir: res.Dir, Summary: res.Summary, DeploySecs: deploySecs}
 	if err != nil {
 		row.Error = err.Error()

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
 )
 
@@ -34,7 +36,22 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 				fmt.Fprintf(out, "scenario %s: %s, workload %s: %d threads, %d tables x %d rows, %v per topology\n",
 					s.Name, experiment.Plural(len(s.Topologies), "topology"), s.Workload.Test, o.Threads, o.Tables, o.TableSize, o.Time)
 				for i, t := range s.Topologies {
-					fmt.Fprintf(out, "  %d. %s: %s, %s, %s (%s installation)\n", i+1, t.Name, t.Kind, experiment.Plural(t.Nodes, "node"), t.Flavor, t.Installation.Kind)
+					switch {
+					case t.IsExisting() && t.Cluster != "":
+						fmt.Fprintf(out, "  %d. %s: cluster %s of the state directory (never deployed nor destroyed by the run)\n", i+1, t.Name, t.Cluster)
+					case t.IsExisting():
+						fmt.Fprintf(out, "  %d. %s: existing cluster, %s (registered for the run; kind and flavor discovered)\n", i+1, t.Name, experiment.Plural(len(t.DSNs), "node"))
+					default:
+						fmt.Fprintf(out, "  %d. %s: %s, %s, %s (%s installation)\n", i+1, t.Name, t.Kind, experiment.Plural(t.Nodes, "node"), t.Flavor, t.Installation.Kind)
+					}
+					if len(t.Knobs) > 0 {
+						ks, _ := topology.KnobsFromMap(t.Knobs)
+						var kv []string
+						for _, k := range ks {
+							kv = append(kv, k.String())
+						}
+						fmt.Fprintf(out, "     knobs for the run: %s\n", strings.Join(kv, " "))
+					}
 				}
 				if !s.Links.IsZero() {
 					fmt.Fprintf(out, "links between the nodes of each multi-node topology (one-way): %s\n", s.Links.String())
