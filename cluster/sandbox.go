@@ -126,6 +126,11 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	if err != nil {
 		return nil, err
 	}
+	if spec.Kind == topology.Galera {
+		if err := checkGaleraInstallation(bins, spec); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(s.clustersDir(), 0o755); err != nil {
 		return nil, err
 	}
@@ -190,9 +195,16 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 			return c, fmt.Errorf("node %s: %w", n.Name, err)
 		}
 	}
+	// Nodes no plan step starts start together now (every kind but galera); the others
+	// start one by one in runPlan.
 	var wg sync.WaitGroup
 	errs := make([]error, len(c.Nodes))
+	stepStarts := false
 	for i, n := range c.Nodes {
+		if plan.StartedBySteps(n.Name) {
+			stepStarts = true
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -200,7 +212,7 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 		}()
 	}
 	wg.Wait()
-	if unlock != nil {
+	if unlock != nil && !stepStarts {
 		unlock()
 		unlock = nil
 	}
@@ -219,6 +231,10 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	log.Info("servers up", "elapsed", time.Since(start).Round(time.Millisecond))
 	if err := s.runPlan(ctx, c, plan); err != nil {
 		return c, err
+	}
+	if unlock != nil {
+		unlock()
+		unlock = nil
 	}
 	c.State = "ready"
 	if err := c.save(); err != nil {
@@ -400,7 +416,11 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 	if err := os.MkdirAll(filepath.Join(n.Dir, "tmp"), 0o755); err != nil {
 		return err
 	}
-	if out, err := exec.Command("cp", "-a", filepath.Join(tmpl, "data"), filepath.Join(n.Dir, "data")).CombinedOutput(); err != nil {
+	if np.EmptyDatadir {
+		if err := os.Mkdir(filepath.Join(n.Dir, "data"), 0o700); err != nil {
+			return err
+		}
+	} else if out, err := exec.Command("cp", "-a", filepath.Join(tmpl, "data"), filepath.Join(n.Dir, "data")).CombinedOutput(); err != nil {
 		return fmt.Errorf("copy datadir: %v: %s", err, out)
 	}
 	n.Role = np.Role
@@ -430,6 +450,11 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 		opts = append(opts, topology.Option{Name: "secure_file_priv", Value: d + "/tmp"}, topology.Option{Name: "mysqlx", Value: "OFF"})
 	}
 	opts = append(opts, np.Options...)
+	if c.Spec.Kind == topology.Galera {
+		if err := prepareGaleraNode(c, n); err != nil {
+			return err
+		}
+	}
 	var b strings.Builder
 	b.WriteString("# written by habench for " + c.Name + "/" + n.Name + "\n[mysqld]\n")
 	for _, o := range opts {
@@ -443,10 +468,11 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 }
 
 // startNode starts n's server in its own session (it outlives habench), records its PID,
-// and waits until it accepts connections on its socket.
-func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node) error {
+// and waits until it accepts connections on its socket. extra are server arguments for this
+// start only (after --defaults-file).
+func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...string) error {
 	os.Remove(n.Socket)
-	cmd := c.Binaries.Command(n.Netns, c.Binaries.Server, "--defaults-file="+filepath.Join(n.ServerDir, "my.cnf"))
+	cmd := c.Binaries.Command(n.Netns, c.Binaries.Server, append([]string{"--defaults-file=" + filepath.Join(n.ServerDir, "my.cnf")}, extra...)...)
 	out, err := os.OpenFile(filepath.Join(n.Dir, "mysqld.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -454,6 +480,9 @@ func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node) error {
 	defer out.Close()
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if c.Spec.Kind == topology.Galera {
+		cmd.Env = galeraEnv(c, n)
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("node %s: start %s: %w", n.Name, c.Binaries.Server, err)
 	}
@@ -488,6 +517,12 @@ func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) e
 	caps := c.Binaries.Caps()
 	for _, st := range plan.Steps {
 		n := c.Node(st.Node)
+		if st.Start {
+			if err := s.startStepNode(ctx, c, plan, n); err != nil {
+				return err
+			}
+			s.log().Debug("server up", "node", n.Name, "step", st.Desc)
+		}
 		db, err := c.OpenAdmin(n)
 		if err != nil {
 			return err
@@ -511,6 +546,8 @@ func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) e
 				return waitReplicaRunning(wctx, db, caps, n.Name)
 			case topology.WaitSemiSyncReady:
 				return waitSemiSyncClients(wctx, db, caps, c.Spec.SemiSync.WaitForReplicas, n.Name)
+			case topology.WaitSynced:
+				return waitSynced(wctx, db, n, st.ClusterSize)
 			}
 			return nil
 		}()
@@ -520,6 +557,22 @@ func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) e
 		s.log().Debug("step done", "node", n.Name, "step", st.Desc)
 	}
 	return nil
+}
+
+// startStepNode starts node n for a plan step (with its plan's StartArgs) and records its
+// PID in the state file at once. A server that refuses an option is a *topology.FieldError.
+func (s *Sandbox) startStepNode(ctx context.Context, c *Cluster, plan topology.Plan, n *Node) error {
+	var args []string
+	for _, np := range plan.Nodes {
+		if np.Name == n.Name {
+			args = np.StartArgs
+		}
+	}
+	err := s.startNode(ctx, c, n, args...)
+	if serr := c.save(); serr != nil {
+		return errors.Join(err, serr)
+	}
+	return err
 }
 
 // ReplicaStatus reads SHOW REPLICA|SLAVE STATUS into a column->value map (nil, nil when
@@ -668,6 +721,19 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 	for _, dir := range []string{s.clusterDir(c.Name), s.serverClusterDir(&Binaries{Root: "-"}, c.Name)} {
 		for _, pid := range processesUnder(dir) {
 			signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
+		}
+		// Galera state transfer helpers (rsync daemon) outlive a killed server.
+		for _, pid := range sstHelpers(dir) {
+			signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
+		}
+	}
+	if os.Geteuid() == 0 && c.Network == NetNamespaces {
+		// Whatever still runs in the cluster's own namespaces (children of a killed
+		// server: SST scripts, rsync) would keep them alive after teardown.
+		for _, n := range c.Nodes {
+			for _, pid := range processesInNetns(netnsName(c.Name, n.Name)) {
+				signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
+			}
 		}
 	}
 	if os.Geteuid() == 0 && c.Network != NetLoopback {
@@ -866,6 +932,11 @@ func Leftovers(s *Sandbox, c *Cluster) []string {
 	}
 	for _, pid := range processesUnder(s.clusterDir(c.Name)) {
 		left = append(left, fmt.Sprintf("process %d", pid))
+	}
+	for _, dir := range []string{s.clusterDir(c.Name), s.serverClusterDir(&Binaries{Root: "-"}, c.Name)} {
+		for _, pid := range sstHelpers(dir) {
+			left = append(left, fmt.Sprintf("state transfer process %d", pid))
+		}
 	}
 	for _, pid := range processesWithArg(LinkStateArg + s.clusterDir(c.Name) + "/") {
 		left = append(left, fmt.Sprintf("link process %d", pid))

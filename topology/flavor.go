@@ -91,6 +91,13 @@ type Capabilities struct {
 	// WsrepApplierThreads: wsrep_applier_threads (MariaDB >= 10.6.0, PXC >= 8.0.26);
 	// before: wsrep_slave_threads.
 	WsrepApplierThreads bool
+	// PXCStrictMode: pxc_strict_mode exists (PXC >= 5.7; default ENFORCING refuses, among
+	// others, tables without a primary key and LOCK TABLES).
+	PXCStrictMode bool
+	// WsrepProvider is the Galera provider library (libgalera_smm.so) as the server sees it:
+	// a fact of the installation, not of the version. CapabilitiesFor leaves it empty; the
+	// provider that resolved the installation fills it in ("" when none was found).
+	WsrepProvider string
 }
 
 // CapabilitiesFor returns the capability set of flavor f at version v. An unknown or zero
@@ -138,6 +145,7 @@ func CapabilitiesFor(f Flavor, v Version) Capabilities {
 		c.GRFlowControlStats = f == MySQL && v.AtLeast(V(9, 7, 0))
 		c.Galera = f == PXC
 		c.WsrepApplierThreads = f == PXC && v.AtLeast(V(8, 0, 26))
+		c.PXCStrictMode = f == PXC && v.AtLeast(V(5, 7, 0))
 	}
 	return c
 }

@@ -19,6 +19,13 @@ type NodePlan struct {
 	Role     Role
 	ServerID int
 	Options  []Option
+	// StartArgs are extra server arguments for the node's first start only, never written
+	// to its option file (so a later restart runs without them): Galera's
+	// --wsrep-new-cluster on the bootstrap node.
+	StartArgs []string
+	// EmptyDatadir: the node gets all its data by state transfer (a Galera joiner), so
+	// the provider starts it with an empty datadir instead of an initialised one.
+	EmptyDatadir bool
 }
 
 // Wait is a condition a bootstrap step waits for after its SQL has run.
@@ -28,6 +35,9 @@ const (
 	WaitNone           Wait = ""
 	WaitReplicaRunning Wait = "replica-running"  // replica IO and SQL threads both running
 	WaitSemiSyncReady  Wait = "semisync-clients" // source counts >= wait_for_replicas semi-sync replicas
+	// WaitSynced: Galera node Synced (wsrep_local_state_comment), in a Primary component
+	// (wsrep_cluster_status), wsrep_ready ON, and wsrep_cluster_size >= Step.ClusterSize.
+	WaitSynced Wait = "galera-synced"
 )
 
 // Step is one ordered bootstrap action: SQL to run on a node (over the admin socket,
@@ -35,8 +45,24 @@ const (
 type Step struct {
 	Node string
 	Desc string
-	SQL  []string
-	Wait Wait
+	// Start makes the step start the node's server first (with NodePlan.StartArgs) and wait
+	// until it accepts connections. Nodes that no step starts are started together before
+	// the first step; nodes started by steps start one after the other, in step order.
+	Start bool
+	SQL   []string
+	Wait  Wait
+	// ClusterSize is the wsrep_cluster_size WaitSynced waits for (at least).
+	ClusterSize int
+}
+
+// StartedBySteps reports whether a step of the plan starts node (Step.Start).
+func (p Plan) StartedBySteps(node string) bool {
+	for _, st := range p.Steps {
+		if st.Start && st.Node == node {
+			return true
+		}
+	}
+	return false
 }
 
 // Plan is what a provider executes to bring a topology up: per-node options, then Steps in order.
@@ -69,6 +95,8 @@ func BuildPlan(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 		return planAsync(spec, caps, addr), nil
 	case SemiSync:
 		return planSemiSync(spec, caps, addr), nil
+	case Galera:
+		return planGalera(spec, caps, addr)
 	}
 	return Plan{}, &FieldError{"kind", spec.Kind, "habench cannot deploy this kind yet"}
 }
