@@ -234,3 +234,15 @@ func processesInNetns(name string) []int {
 	}
 	return pids
 }
+
+// waitRejoined waits (ReadyTimeout) until restarted Galera node n is Synced again.
+func (s *Sandbox) waitRejoined(ctx context.Context, c *Cluster, n *Node) error {
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	wctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
+	defer cancel()
+	return waitSynced(wctx, db, n, 1)
+}

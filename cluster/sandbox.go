@@ -806,7 +806,8 @@ func (s *Sandbox) KillNode(c *Cluster, node string) error {
 	return nil
 }
 
-// StartNode starts a stopped node again and waits until it accepts connections.
+// StartNode starts a stopped node again and waits until it accepts connections; a Galera
+// node also until it has rejoined (Synced in a Primary component, after IST or SST).
 func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error {
 	n := c.Node(node)
 	if n == nil {
@@ -821,6 +822,9 @@ func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error 
 	err := s.startNode(ctx, c, n)
 	if serr := c.save(); serr != nil {
 		err = errors.Join(err, serr)
+	}
+	if err == nil && c.Spec.Kind == topology.Galera {
+		err = s.waitRejoined(ctx, c, n)
 	}
 	return err
 }
