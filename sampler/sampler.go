@@ -151,7 +151,8 @@ func onceTyped[T any](ctx context.Context, t *Tick, key string, fn func() (T, er
 //	single:   heartbeat
 //	async:    heartbeat, gtid, replica
 //	semisync: heartbeat, gtid, replica, semisync
-//	group, galera (and unknown kinds): heartbeat, until their samplers are added.
+//	galera:   heartbeat, galera
+//	group (and unknown kinds): heartbeat, until their samplers are added.
 //
 // Each call returns new instances (samplers hold per-run state).
 func Default(kind topology.Kind) []Sampler {
@@ -160,6 +161,8 @@ func Default(kind topology.Kind) []Sampler {
 		return []Sampler{NewHeartbeat(), NewGTID(), NewReplica()}
 	case topology.SemiSync:
 		return []Sampler{NewHeartbeat(), NewGTID(), NewReplica(), NewSemiSync()}
+	case topology.Galera:
+		return []Sampler{NewHeartbeat(), NewGalera()}
 	default:
 		return []Sampler{NewHeartbeat()}
 	}
