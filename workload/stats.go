@@ -45,6 +45,9 @@ type EndpointStats struct {
 	Errors int64 `json:"errors"`
 	// Reconnects are re-established connections after a lost connection.
 	Reconnects int64 `json:"reconnects"`
+	// ErrorsByCode counts the endpoint's ignored errors by MySQL error code (nil when none),
+	// e.g. 1213 for deadlocks and Galera certification conflicts.
+	ErrorsByCode map[uint16]int64 `json:"errors_by_code,omitempty"`
 }
 
 // Interval is one interval report, what sysbench prints in a
