@@ -88,8 +88,10 @@ type Capabilities struct {
 	GRFlowControlStats bool
 	// Galera: the server is built with wsrep (MariaDB >= 10.1 with galera-4 installed, PXC).
 	Galera bool
-	// WsrepApplierThreads: wsrep_applier_threads (MariaDB >= 10.6.0, PXC >= 8.0.26);
-	// before: wsrep_slave_threads.
+	// WsrepApplierThreads: wsrep_applier_threads (Codership's MySQL-wsrep and PXC >= 8.0.26);
+	// before, and on MariaDB: wsrep_slave_threads (MariaDB 10.11.19 refuses
+	// wsrep_applier_threads as an unknown variable; MariaDB's documentation lists only
+	// wsrep_slave_threads up to 11.4).
 	WsrepApplierThreads bool
 	// PXCStrictMode: pxc_strict_mode exists (PXC >= 5.7; default ENFORCING refuses, among
 	// others, tables without a primary key and LOCK TABLES).
@@ -127,7 +129,6 @@ func CapabilitiesFor(f Flavor, v Version) Capabilities {
 		c.SemiSyncBuiltin = v.AtLeast(V(10, 3, 3))
 		c.SemiSyncWaitPoint = v.AtLeast(V(10, 3, 3))
 		c.Galera = v.AtLeast(V(10, 1, 0))
-		c.WsrepApplierThreads = v.AtLeast(V(10, 6, 0))
 	case f.mysqlLike():
 		c.ServerBinary = "mysqld"
 		c.SourceTerms = v.AtLeast(V(8, 0, 23))

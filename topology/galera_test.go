@@ -74,7 +74,7 @@ func opt(n NodePlan, name string) (string, bool) {
 
 func TestGaleraPlan(t *testing.T) {
 	s := galeraSpec()
-	s.Options = map[string]string{"wsrep_provider_options": "gcs.fc_limit=1", "wsrep_slave_threads": "4", "sync_binlog": "0"}
+	s.Options = map[string]string{"wsrep_provider_options": "gcs.fc_limit=1", "wsrep_applier_threads": "4", "sync_binlog": "0"}
 	caps := CapabilitiesFor(MariaDB, V(10, 11, 19))
 	caps.WsrepProvider = "/opt/galera/libgalera_smm.so"
 	p, err := BuildPlan(s, caps, addrs)
@@ -96,16 +96,17 @@ func TestGaleraPlan(t *testing.T) {
 			"wsrep_sst_receive_address": host + ":4444", "binlog_format": "ROW", "innodb_autoinc_lock_mode": "2",
 			"default_storage_engine": "InnoDB", "log_slave_updates": "ON", "wsrep_gtid_mode": "ON",
 			"wsrep_gtid_domain_id": strconv.Itoa(WsrepGTIDDomain("g1")), "gtid_domain_id": n.Name[1:], "sync_binlog": "0",
-			// MariaDB >= 10.6 names the applier threads wsrep_applier_threads.
-			"wsrep_applier_threads":  "4",
+			// MariaDB names the applier threads wsrep_slave_threads (a user's
+			// wsrep_applier_threads is renamed).
+			"wsrep_slave_threads":    "4",
 			"wsrep_provider_options": `"gmcast.listen_addr=tcp://` + host + `:4567;ist.recv_addr=` + host + `:4568;gcs.fc_limit=1"`,
 		} {
 			if v, _ := opt(n, name); v != want {
 				t.Errorf("%s: %s = %q, want %q", n.Name, name, v, want)
 			}
 		}
-		if _, ok := opt(n, "wsrep_slave_threads"); ok {
-			t.Errorf("%s: wsrep_slave_threads written for MariaDB 10.11", n.Name)
+		if _, ok := opt(n, "wsrep_applier_threads"); ok {
+			t.Errorf("%s: wsrep_applier_threads written for MariaDB 10.11", n.Name)
 		}
 		if i == 0 != slices.Contains(n.StartArgs, "--wsrep-new-cluster") {
 			t.Errorf("%s start args %v", n.Name, n.StartArgs)
@@ -157,13 +158,14 @@ func TestGaleraPlan(t *testing.T) {
 		t.Errorf("user join period: steps %d, n2 start args %v", len(p.Steps), p.Nodes[1].StartArgs)
 	}
 
-	// MariaDB 10.5: wsrep_slave_threads; mariabackup SST gets credentials.
-	s.Options = map[string]string{"wsrep_applier_threads": "8"}
+	// PXC 8.0.26+: wsrep_applier_threads; mariabackup SST gets credentials.
+	s.Options = map[string]string{"wsrep_slave_threads": "8"}
 	s.Galera.SST = SSTMariabackup
-	p, _ = BuildPlan(s, CapabilitiesFor(MariaDB, V(10, 5, 9)), addrs)
-	if v, _ := opt(p.Nodes[1], "wsrep_slave_threads"); v != "8" {
-		t.Errorf("10.5 applier threads: %q", v)
+	p, _ = BuildPlan(s, CapabilitiesFor(PXC, V(8, 0, 36)), addrs)
+	if v, _ := opt(p.Nodes[1], "wsrep_applier_threads"); v != "8" {
+		t.Errorf("PXC 8.0.36 applier threads: %q", v)
 	}
+	p, _ = BuildPlan(s, CapabilitiesFor(MariaDB, V(10, 5, 9)), addrs)
 	if v, _ := opt(p.Nodes[1], "wsrep_provider"); v != DefaultWsrepProvider {
 		t.Errorf("default provider %q", v)
 	}
