@@ -737,15 +737,20 @@ func (b *Bench) checkData(ctx context.Context, nodes []sampler.Node) string {
 	// missing id = --table-size means run would address rows that do not exist.
 	var found int
 	q := fmt.Sprintf("SELECT COUNT(*) FROM `%s`.sbtest1 WHERE id = ?", strings.ReplaceAll(b.Target.DB, "`", "``"))
-	if err := db.QueryRowContext(ctx, q, b.Options.TableSize).Scan(&found); err == nil && found == 0 {
-		msgs = append(msgs, fmt.Sprintf("sbtest1 has no row with id %d (--table-size %d is larger than what was prepared)", b.Options.TableSize, b.Options.TableSize))
-	} else if msg := sparseIDs(ctx, db, b.Target.DB, b.Options.TableSize); msg != "" {
-		msgs = append(msgs, msg)
+	sparse := sparseIDs(ctx, db, b.Target.DB, b.Options.TableSize)
+	if sparse == "" {
+		if err := db.QueryRowContext(ctx, q, b.Options.TableSize).Scan(&found); err == nil && found == 0 {
+			msgs = append(msgs, fmt.Sprintf("sbtest1 has no row with id %d (--table-size %d is larger than what was prepared)", b.Options.TableSize, b.Options.TableSize))
+		}
 	}
-	if len(msgs) == 0 {
-		return ""
+	var out []string
+	if len(msgs) > 0 {
+		out = append(out, strings.Join(msgs, "; ")+" (give run the same --tables and --table-size as prepare)")
 	}
-	return strings.Join(msgs, "; ") + " (give run the same --tables and --table-size as prepare)"
+	if sparse != "" {
+		out = append(out, sparse)
+	}
+	return strings.Join(out, "; ")
 }
 
 // ClusterTarget makes a workload target of cluster c's nodes (default: the writable ones,

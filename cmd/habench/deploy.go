@@ -25,12 +25,13 @@ type deployOpts struct {
 	ssWaitPoint string
 	ssTimeout   time.Duration
 	ssReplicas  int
+	galeraSST   string
 }
 
 // specFromFlags builds a Spec from deploy flags or the -f file. Errors are usage errors.
 func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 	if o.file != "" {
-		for _, f := range []string{"name", "kind", "nodes", "flavor", "installation", "option"} {
+		for _, f := range []string{"name", "kind", "nodes", "flavor", "installation", "option", "galera-sst"} {
 			if cmd.Flags().Changed(f) {
 				return topology.Spec{}, usagef("--%s: not allowed with -f (put it in %s)", f, o.file)
 			}
@@ -80,6 +81,9 @@ func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 		return s, &topology.FieldError{Field: "--semisync-wait-for-replicas", Value: o.ssReplicas, Reason: "want 1 or more"}
 	}
 	s.SemiSync = topology.SemiSyncOptions{WaitPoint: strings.ToUpper(o.ssWaitPoint), Timeout: o.ssTimeout, WaitForReplicas: o.ssReplicas}
+	if cmd.Flags().Changed("galera-sst") {
+		s.Galera.SST = o.galeraSST
+	}
 	s.Defaults()
 	return s, nil
 }
@@ -111,6 +115,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 		Short: "Deploy a local sandbox topology (real servers) and wait until it is healthy",
 		Example: `  habench deploy --name t1 --kind async --nodes 3 --flavor mariadb
   habench deploy --name s1 --kind semisync --nodes 3 --flavor mysql --installation rootfs
+  habench deploy --name g1 --kind galera --nodes 3 --flavor mariadb --option wsrep_provider_options="gcs.fc_limit=64" 
   habench deploy -f topology.yaml`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -134,8 +139,8 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "file", "f", "", "topology YAML file (instead of the flags below)")
 	f.StringVar(&o.name, "name", "", "cluster name: 1-10 lower-case letters and digits")
-	f.StringVar(&o.kind, "kind", "async", "single, async or semisync")
-	f.IntVar(&o.nodes, "nodes", 0, "number of nodes (default 1 for single, 3 otherwise)")
+	f.StringVar(&o.kind, "kind", "async", "single, async, semisync or galera")
+	f.IntVar(&o.nodes, "nodes", 0, "number of nodes (default 1 for single, 3 otherwise; galera 3 to 9)")
 	f.StringVar(&o.flavor, "flavor", "mariadb", "mariadb or mysql")
 	f.StringVar(&o.install, "installation", "", "system, rootfs[:PATH] or basedir:PATH (default: system for mariadb, rootfs:"+cluster.DefaultRootfs+" for mysql)")
 	f.StringVar(&o.network, "network", "auto", "auto (netns when root), netns or loopback")
@@ -144,6 +149,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&o.ssWaitPoint, "semisync-wait-point", "AFTER_SYNC", "semisync: AFTER_SYNC or AFTER_COMMIT")
 	f.DurationVar(&o.ssTimeout, "semisync-timeout", 10*time.Second, "semisync: how long the source waits for an ack before falling back to async")
 	f.IntVar(&o.ssReplicas, "semisync-wait-for-replicas", 1, "semisync: acknowledgements each commit waits for (MySQL only)")
+	f.StringVar(&o.galeraSST, "galera-sst", "rsync", "galera: state snapshot transfer method for joiners, rsync or mariabackup")
 	return cmd
 }
 
