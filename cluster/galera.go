@@ -38,6 +38,9 @@ func checkGaleraInstallation(bins *Binaries, spec topology.Spec) error {
 	if bins.findTool(tool) == "" {
 		return &topology.FieldError{Field: "galera.sst", Value: spec.Galera.SST, Reason: fmt.Sprintf("no %s in the installation (%s): apt-get install %s", tool, where, pkg)}
 	}
+	if spec.Galera.SST == topology.SSTMariabackup && bins.findTool("socat") == "" && bins.findTool("nc") == "" {
+		return &topology.FieldError{Field: "galera.sst", Value: spec.Galera.SST, Reason: fmt.Sprintf("mariabackup SST streams with socat (or nc): neither is in the installation (%s): apt-get install socat", where)}
+	}
 	return nil
 }
 

@@ -258,3 +258,34 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestGaleraMariabackupSST: joiners receive their snapshot by mariabackup (galera.sst) with
+// the donor's credentials habench sets (wsrep_sst_auth root without a password over the
+// socket), and the whole cluster reaches Synced.
+func TestGaleraMariabackupSST(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/mariabackup"); err != nil && os.Getenv("HABENCH_REQUIRE_SERVERS") != "1" {
+		t.Skip("mariabackup not installed (apt-get install mariadb-backup)")
+	}
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	spec := testenv.Spec(t, testenv.Name("gam"), topology.Galera, 3, topology.MariaDB)
+	spec.Galera.SST = topology.SSTMariabackup
+	start := time.Now()
+	c, err := s.Deploy(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("galera x3 with mariabackup SST Synced in %v", time.Since(start).Round(time.Millisecond))
+	for _, n := range c.Nodes {
+		if g := galeraStatus(t, c, n); !g.Synced() || g.ClusterSize != 3 {
+			t.Errorf("node %s: %s", n.Name, g)
+		}
+	}
+	for _, n := range c.Nodes[1:] {
+		log, _ := os.ReadFile(filepath.Join(n.Dir, "error.log"))
+		if !strings.Contains(string(log), "wsrep_sst_mariabackup --role 'joiner'") || !strings.Contains(string(log), "SST received") {
+			t.Errorf("node %s did not join by mariabackup SST:\n%s", n.Name, grepLines(string(log), "SST"))
+		}
+	}
+}
