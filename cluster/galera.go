@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -248,4 +249,24 @@ func (s *Sandbox) waitRejoined(ctx context.Context, c *Cluster, n *Node) error {
 	wctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
 	defer cancel()
 	return waitSynced(wctx, db, n, 1)
+}
+
+// galeraCommand is the command that starts Galera node n's server with args. For a root
+// filesystem it runs in a private mount namespace with /proc mounted inside the root: the
+// SST scripts check their helpers with ps and find sockets with ss, and both need /proc.
+// The mount lives and dies with the server's mount namespace, so nothing is left mounted.
+// The server keeps the PID of the command (every step execs).
+func galeraCommand(c *Cluster, n *Node, args ...string) *exec.Cmd {
+	b := c.Binaries
+	if b.Root == "" {
+		return b.Command(n.Netns, b.Server, args...)
+	}
+	var argv []string
+	if n.Netns != "" {
+		argv = append(argv, "nsenter", "--net="+filepath.Join("/run/netns", n.Netns), "--")
+	}
+	argv = append(argv, "unshare", "--mount", "--propagation", "private", "--",
+		"sh", "-c", `mount -t proc proc "$0/proc" && exec chroot "$0" "$@"`, b.Root, b.Server)
+	argv = append(argv, args...)
+	return exec.Command(argv[0], argv[1:]...)
 }

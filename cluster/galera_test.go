@@ -289,3 +289,51 @@ func TestGaleraMariabackupSST(t *testing.T) {
 		}
 	}
 }
+
+// TestGaleraRootfsMariaDB deploys Galera from the optional root filesystem with Debian sid's
+// MariaDB (`make rootfs-mariadb`; skipped without it, also under HABENCH_REQUIRE_SERVERS):
+// the servers run chrooted with /proc in a private mount namespace (the SST scripts need
+// it), the deploy-only join period is restored through the provider's system variable
+// (MariaDB 11), and destroy leaves no mount behind.
+func TestGaleraRootfsMariaDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-server test skipped in -short mode")
+	}
+	root := cluster.DefaultMariaDBRootfs
+	if _, err := os.Stat(filepath.Join(root, "usr/sbin/mariadbd")); err != nil {
+		t.Skipf("%s not built (make rootfs-mariadb)", root)
+	}
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	spec := topology.Spec{Name: testenv.Name("gar"), Kind: topology.Galera, Nodes: 3, Flavor: topology.MariaDB,
+		Installation: topology.Installation{Kind: topology.InstallRootfs, Path: root}}
+	start := time.Now()
+	c, err := s.Deploy(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: galera x3 Synced in %v", c.Binaries.VersionText, time.Since(start).Round(time.Millisecond))
+	for _, n := range c.Nodes {
+		if g := galeraStatus(t, c, n); !g.Synced() || g.ClusterSize != 3 {
+			t.Errorf("node %s: %s", n.Name, g)
+		}
+		db, _ := c.OpenAdmin(n)
+		var period string
+		err := db.QueryRowContext(ctx, "SELECT @@wsrep_provider_evs_join_retrans_period").Scan(&period)
+		db.Close()
+		if f, _ := strconv.ParseFloat(period, 64); c.Capabilities().WsrepProviderPlugin && (err != nil || f != 1) {
+			t.Errorf("node %s: join period %q (%v), want the default 1 s back", n.Name, period, err)
+		}
+	}
+	if err := s.Destroy(ctx, c.Name); err != nil {
+		t.Fatal(err)
+	}
+	if left := cluster.Leftovers(s, c); len(left) > 0 {
+		t.Errorf("left behind: %s", strings.Join(left, ", "))
+	}
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	if strings.Contains(string(mounts), root+"/proc") {
+		t.Errorf("/proc still mounted in %s", root)
+	}
+}

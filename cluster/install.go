@@ -15,6 +15,10 @@ import (
 // DefaultRootfs is where `make rootfs` (scripts/mysql-rootfs.sh) builds the MySQL root filesystem.
 const DefaultRootfs = topology.DefaultRootfs
 
+// DefaultMariaDBRootfs is where `make rootfs-mariadb` (scripts/mariadb-rootfs.sh) builds
+// Debian sid's MariaDB and galera-4.
+const DefaultMariaDBRootfs = topology.DefaultMariaDBRootfs
+
 // Binaries are a resolved Installation: which server binary runs, its version, and
 // how to run it (chroot into Root for a root filesystem). Paths are as the server sees them.
 type Binaries struct {
@@ -79,6 +83,9 @@ func ResolveInstallation(ctx context.Context, inst topology.Installation, f topo
 			hint := ""
 			if inst.Path == DefaultRootfs {
 				hint = " (build it with `make rootfs`)"
+			}
+			if inst.Path == DefaultMariaDBRootfs {
+				hint = " (build it with `make rootfs-mariadb`)"
 			}
 			return nil, &topology.FieldError{Field: "installation.path", Value: inst.Path, Reason: "no root filesystem there" + hint}
 		}

@@ -472,7 +472,11 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 // start only (after --defaults-file).
 func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...string) error {
 	os.Remove(n.Socket)
-	cmd := c.Binaries.Command(n.Netns, c.Binaries.Server, append([]string{"--defaults-file=" + filepath.Join(n.ServerDir, "my.cnf")}, extra...)...)
+	args := append([]string{"--defaults-file=" + filepath.Join(n.ServerDir, "my.cnf")}, extra...)
+	cmd := c.Binaries.Command(n.Netns, c.Binaries.Server, args...)
+	if c.Spec.Kind == topology.Galera {
+		cmd = galeraCommand(c, n, args...)
+	}
 	out, err := os.OpenFile(filepath.Join(n.Dir, "mysqld.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -753,7 +757,7 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 			errs = append(errs, err)
 		}
 	}
-	roots := []string{DefaultRootfs}
+	roots := []string{DefaultRootfs, DefaultMariaDBRootfs}
 	if c.Binaries != nil && c.Binaries.Root != "" {
 		roots = []string{c.Binaries.Root}
 	}

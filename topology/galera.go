@@ -299,7 +299,7 @@ func planGalera(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 	if !hasProviderOption(mustParse(userProviderOptions(spec)), joinRetransKey) {
 		for _, n := range p.Nodes {
 			p.Steps = append(p.Steps, Step{Node: n.Name, Desc: "restore " + joinRetransKey,
-				SQL: []string{fmt.Sprintf("SET GLOBAL wsrep_provider_options='%s=%s'", joinRetransKey, defaultJoinRetrans)}})
+				SQL: []string{caps.SetProviderOption(joinRetransKey, defaultJoinRetrans)}})
 		}
 	}
 	return p, nil

@@ -147,6 +147,16 @@ func TestGaleraPlan(t *testing.T) {
 	if last := p.Steps[6].SQL; len(last) != 1 || last[0] != "SET GLOBAL wsrep_provider_options='evs.join_retrans_period=PT1S'" {
 		t.Errorf("restore SQL %v", last)
 	}
+	// MariaDB 11 (provider options as system variables) restores it another way.
+	if p11, _ := BuildPlan(s, CapabilitiesFor(MariaDB, V(11, 8, 9)), addrs); p11.Steps[6].SQL[0] != "SET GLOBAL wsrep_provider_evs_join_retrans_period=1" {
+		t.Errorf("11.8 restore SQL %v", p11.Steps[6].SQL)
+	}
+	if got := CapabilitiesFor(MariaDB, V(11, 8, 9)).SetProviderOption("gcs.fc_limit", "64"); got != "SET GLOBAL wsrep_provider_gcs_fc_limit=64" {
+		t.Errorf("11.8 fc_limit: %s", got)
+	}
+	if got := CapabilitiesFor(MariaDB, V(11, 8, 9)).SetProviderOption("gmcast.isolate", "yes"); got != "SET GLOBAL wsrep_provider_gmcast_isolate='yes'" {
+		t.Errorf("11.8 string option: %s", got)
+	}
 	if strings.Contains(strings.Join(p.Steps[1].SQL, ";"), "sql_log_bin=0") {
 		t.Errorf("galera users must replicate: %v", p.Steps[1].SQL)
 	}

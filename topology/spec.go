@@ -126,6 +126,11 @@ var (
 // filesystem, and the path a rootfs installation without one uses.
 const DefaultRootfs = "/var/cache/habench/rootfs/mysql-sid"
 
+// DefaultMariaDBRootfs is where `make rootfs-mariadb` (scripts/mariadb-rootfs.sh) builds a
+// root filesystem with Debian sid's MariaDB and galera-4, the path a MariaDB rootfs
+// installation without one uses.
+const DefaultMariaDBRootfs = "/var/cache/habench/rootfs/mariadb-sid"
+
 // MaxNodes is the largest node count a sandbox accepts.
 const MaxNodes = 9
 
@@ -151,6 +156,9 @@ func (s *Spec) Defaults() {
 	}
 	if s.Installation.Kind == InstallRootfs && s.Installation.Path == "" {
 		s.Installation.Path = DefaultRootfs
+		if s.Flavor == MariaDB {
+			s.Installation.Path = DefaultMariaDBRootfs
+		}
 	}
 	if s.SemiSync.WaitPoint == "" {
 		s.SemiSync.WaitPoint = "AFTER_SYNC"

@@ -95,9 +95,7 @@ func parseInstallation(v string) (topology.Installation, error) {
 	case topology.InstallSystem:
 		return topology.Installation{Kind: topology.InstallSystem}, nil
 	case topology.InstallRootfs:
-		if path == "" {
-			path = cluster.DefaultRootfs
-		}
+		// Without a path Spec.Defaults picks the flavor's root filesystem.
 		return topology.Installation{Kind: topology.InstallRootfs, Path: path}, nil
 	case topology.InstallBasedir:
 		if path == "" {
@@ -142,7 +140,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&o.kind, "kind", "async", "single, async, semisync or galera")
 	f.IntVar(&o.nodes, "nodes", 0, "number of nodes (default 1 for single, 3 otherwise; galera 3 to 9)")
 	f.StringVar(&o.flavor, "flavor", "mariadb", "mariadb or mysql")
-	f.StringVar(&o.install, "installation", "", "system, rootfs[:PATH] or basedir:PATH (default: system for mariadb, rootfs:"+cluster.DefaultRootfs+" for mysql)")
+	f.StringVar(&o.install, "installation", "", "system, rootfs[:PATH] or basedir:PATH (default: system for mariadb, rootfs:"+cluster.DefaultRootfs+" for mysql; rootfs without a path for mariadb: "+cluster.DefaultMariaDBRootfs+")")
 	f.StringVar(&o.network, "network", "auto", "auto (netns when root), netns or loopback")
 	f.IntVar(&o.basePort, "base-port", 23306, "loopback network: first node's port")
 	f.StringArrayVar(&o.options, "option", nil, "server option name=value for every node (repeatable)")
