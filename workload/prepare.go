@@ -107,17 +107,17 @@ func (w *oltp) Prepare(ctx context.Context, t Target, o Options, out io.Writer) 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if note := IDSpaceNote(ctx, db, rows); note != "" {
+	if note := idSpaceNote(ctx, db, rows); note != "" {
 		lw.printf("NOTE: %s\n", note)
 	}
 	return nil
 }
 
-// IDSpaceNote says, when the server steps auto-increment values (auto_increment_increment
+// idSpaceNote says, when the server steps auto-increment values (auto_increment_increment
 // > 1, as Galera's wsrep_auto_increment_control sets it to the cluster size), that Prepare
 // wrote explicit ids 1..rows anyway, so the id space the run addresses is dense; "" when the
 // increment is 1, no rows were loaded, or it cannot be read.
-func IDSpaceNote(ctx context.Context, db *sql.DB, rows int) string {
+func idSpaceNote(ctx context.Context, db *sql.DB, rows int) string {
 	var inc int
 	if rows == 0 || db.QueryRowContext(ctx, "SELECT @@auto_increment_increment").Scan(&inc) != nil || inc <= 1 {
 		return ""
