@@ -217,22 +217,34 @@ func sstHelpers(dir string) []int {
 	})
 }
 
-// processesInNetns returns the live processes in the named network namespace.
+// processesInNetns returns the live processes that run entirely in the named network
+// namespace: every thread of theirs is in it. A process with only some threads there (a
+// Go program measuring from inside on a locked thread: habench itself, a test, the
+// userspace link) is not one of them; /proc/PID/ns/net alone would name it whenever that
+// thread is its main thread.
 func processesInNetns(name string) []int {
 	var want syscall.Stat_t
 	if err := syscall.Stat(filepath.Join("/run/netns", name), &want); err != nil {
 		return nil
+	}
+	in := func(nsPath string) bool {
+		var st syscall.Stat_t
+		return syscall.Stat(nsPath, &st) == nil && st.Ino == want.Ino && st.Dev == want.Dev
 	}
 	var pids []int
 	self := os.Getpid()
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
+		if err != nil || pid == self || !in(filepath.Join("/proc", e.Name(), "ns", "net")) {
 			continue
 		}
-		var st syscall.Stat_t
-		if syscall.Stat(filepath.Join("/proc", e.Name(), "ns", "net"), &st) == nil && st.Ino == want.Ino && st.Dev == want.Dev {
+		tasks, err := os.ReadDir(filepath.Join("/proc", e.Name(), "task"))
+		all := err == nil && len(tasks) > 0
+		for _, t := range tasks {
+			all = all && in(filepath.Join("/proc", e.Name(), "task", t.Name(), "ns", "net"))
+		}
+		if all {
 			pids = append(pids, pid)
 		}
 	}
