@@ -119,17 +119,36 @@ func printNodes(w io.Writer, c *cluster.Cluster, health map[string]string) {
 	tw.Flush()
 }
 
-// printGroup prints a group's name, mode and how many members say they are ONLINE, as the
-// members report it (HEALTH has each member's state and role).
+// printGroup prints a group's name, mode and how many members are ONLINE: ONLINE in their
+// own row and in the view of a majority of the members that could be read, so a member cut
+// off from the others (ONLINE in its own view, UNREACHABLE in everyone else's) does not
+// count (HEALTH has each member's state, role and view).
 func printGroup(ctx context.Context, w io.Writer, c *cluster.Cluster) {
 	ms, err := c.GroupMembers(ctx)
 	if err != nil {
 		fmt.Fprintf(w, "group: %s, members unreadable: %v\n", topology.GroupName(c.Name), err)
 		return
 	}
+	var views []cluster.GroupView
+	for _, n := range c.Nodes {
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			continue
+		}
+		if v, err := c.ReadGroupView(ctx, db); err == nil {
+			views = append(views, v)
+		}
+		db.Close()
+	}
 	online, primaries := 0, []string{}
 	for _, m := range ms {
-		if m.State == "ONLINE" {
+		seen := 0
+		for _, v := range views {
+			if r, ok := v.Lookup(m.Node); ok && r.State == "ONLINE" {
+				seen++
+			}
+		}
+		if m.State == "ONLINE" && 2*seen > len(views) {
 			online++
 		}
 		if m.Role == "PRIMARY" {
