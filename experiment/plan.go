@@ -339,7 +339,9 @@ func (p *Plan) expand() error {
 			p.Deployments = append(p.Deployments, dep)
 		}
 		c.Deployment = dep
-		if !c.Links.IsZero() && dep.Spec.Nodes < 2 {
+		// A links value on a single node: the cell would repeat the links-none cell. (The
+		// scenario-wide links: leave single-node topologies unimpaired, as without a sweep.)
+		if c.Values["links"] != "" && !c.Links.IsZero() && dep.Spec.Nodes < 2 {
 			c.Skip = fmt.Sprintf("topology %s has 1 node: no links to impair (the same run as links none)", c.Topology)
 		}
 		c.Estimate = p.EstimateCell(c)
@@ -429,7 +431,7 @@ func (p *Plan) EstimateCell(c *Cell) time.Duration {
 		return 0
 	}
 	d := c.Options.Warmup + c.Options.Time + EstimatePerCell
-	if !c.Links.IsZero() {
+	if !c.Links.IsZero() && c.Deployment.Spec.Nodes > 1 {
 		d += EstimateLinks
 	}
 	if p.Policy.Restart {
@@ -500,11 +502,11 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 	for _, a := range p.Axes {
 		name := a.Name
 		if v := a.Variables(); len(v) > 1 {
-			sep := ", "
 			if a.Slash {
-				sep = "/"
+				name += " (" + strings.Join(v, "/") + ")"
+			} else {
+				name += " (" + strings.Join(v, ", ") + ": each)"
 			}
-			name += " (" + strings.Join(v, sep) + ")"
 		}
 		axes = append(axes, fmt.Sprintf("%s [%s]", name, strings.Join(a.Labels(), ", ")))
 	}

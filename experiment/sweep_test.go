@@ -126,6 +126,15 @@ func TestSweepWithoutSweepSection(t *testing.T) {
 	if len(p.Cells) != 3 || len(p.Deployments) != 3 || p.Cells[2].Topology != "qsemi" || p.Cells[0].Options.Time != 20*time.Second {
 		t.Errorf("quick plan: %d cells, %d deployments", len(p.Cells), len(p.Deployments))
 	}
+	// Scenario-wide links leave a single node unimpaired (it runs, not skipped).
+	p, err = mustParse(t, string(b)+"links: 1ms
+").Plan("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Cells[0]; c.Skip != "" || c.Estimate != 23*time.Second || p.Cells[1].Estimate != 27*time.Second {
+		t.Errorf("single node with scenario links: skip %q, estimate %v; async %v", c.Skip, c.Estimate, p.Cells[1].Estimate)
+	}
 }
 
 func TestSweepSettingsAxes(t *testing.T) {
