@@ -127,8 +127,7 @@ func TestSweepWithoutSweepSection(t *testing.T) {
 		t.Errorf("quick plan: %d cells, %d deployments", len(p.Cells), len(p.Deployments))
 	}
 	// Scenario-wide links leave a single node unimpaired (it runs, not skipped).
-	p, err = mustParse(t, string(b)+"links: 1ms
-").Plan("")
+	p, err = mustParse(t, string(b)+"links: 1ms\n").Plan("")
 	if err != nil {
 		t.Fatal(err)
 	}
