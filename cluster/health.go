@@ -23,6 +23,9 @@ func (c *Cluster) Health(ctx context.Context, n *Node) string {
 	if err := db.PingContext(ctx); err != nil {
 		return "not accepting connections: " + err.Error()
 	}
+	if c.Spec.Kind == topology.Group {
+		return groupHealth(ctx, db, n)
+	}
 	if n.Role != topology.RoleReplica {
 		if c.Spec.Kind == topology.SemiSync {
 			v := caps.SemiSyncNames()

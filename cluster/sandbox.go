@@ -220,6 +220,15 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	if err := s.runPlan(ctx, c, plan); err != nil {
 		return c, err
 	}
+	if spec.Kind == topology.Group {
+		// The roles recorded are the ones the members report, not the plan's.
+		if err := c.syncGroupRoles(ctx); err != nil {
+			return c, err
+		}
+		if err := c.checkFlowControlComponent(ctx); err != nil {
+			return c, err
+		}
+	}
 	c.State = "ready"
 	if err := c.save(); err != nil {
 		return c, err
@@ -283,6 +292,9 @@ func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cl
 			}
 			if !portFree("127.0.0.1", p) {
 				return nil, &topology.FieldError{Field: "port", Value: p, Reason: "already in use on 127.0.0.1"}
+			}
+			if gp := topology.GroupPort(p); spec.Kind == topology.Group && !portFree("127.0.0.1", gp) {
+				return nil, &topology.FieldError{Field: "port", Value: gp, Reason: fmt.Sprintf("group communication port of the node on %d already in use on 127.0.0.1", p)}
 			}
 		}
 	}
@@ -484,9 +496,17 @@ func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node) error {
 }
 
 // runPlan executes the bootstrap steps in order over the admin sockets.
-func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) error {
+func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) (rerr error) {
 	caps := c.Binaries.Caps()
+	var bg background
+	defer func() { rerr = errors.Join(rerr, bg.wait()) }()
 	for _, st := range plan.Steps {
+		if st.Background {
+			if err := s.startBackground(ctx, c, st, &bg); err != nil {
+				return err
+			}
+			continue
+		}
 		n := c.Node(st.Node)
 		db, err := c.OpenAdmin(n)
 		if err != nil {
@@ -500,7 +520,7 @@ func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) e
 			}
 			defer conn.Close()
 			for _, q := range st.SQL {
-				if _, err := conn.ExecContext(ctx, q); err != nil {
+				if _, err := conn.ExecContext(ctx, q); err != nil && !ignoredError(err, st.IgnoreErrors) {
 					return fmt.Errorf("node %s: %s: %s: %w", n.Name, st.Desc, redact(q), err)
 				}
 			}
@@ -511,6 +531,8 @@ func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) e
 				return waitReplicaRunning(wctx, db, caps, n.Name)
 			case topology.WaitSemiSyncReady:
 				return waitSemiSyncClients(wctx, db, caps, c.Spec.SemiSync.WaitForReplicas, n.Name)
+			case topology.WaitGroupOnline:
+				return waitGroupOnline(wctx, db, n.Name)
 			}
 			return nil
 		}()

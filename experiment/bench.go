@@ -21,6 +21,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
@@ -148,6 +149,7 @@ type Summary struct {
 	PerEndpoint    map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
 	Nodes          []NodeLag                         `json:"nodes,omitempty"`
 	SemiSync       *SemiSyncSummary                  `json:"semisync,omitempty"`
+	Group          []GroupMemberSummary              `json:"group,omitempty"`
 	DataCheck      string                            `json:"data_check,omitempty"`
 	ReplicasCaught *bool                             `json:"replicas_consistent,omitempty"`
 	RandType       string                            `json:"rand_type"`
@@ -318,6 +320,14 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 				}
 			})
 		}()
+		// The samplers' baselines (counters for deltas) are read before the workload
+		// starts, so the deltas cover all of it. Bounded: a stalled setup (heartbeat DDL
+		// behind a stalled source) must not hold the run.
+		select {
+		case <-runner.Started():
+		case <-ctx.Done():
+		case <-time.After(20 * time.Second):
+		}
 	}
 
 	// intervals.csv wants rows even when the user asked for no interval lines.
@@ -427,6 +437,10 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		}
 		if err := errors.Join(werr...); err != nil {
 			return out, err
+		}
+		// report.html and report.csv beside report.md; a run is not failed by its charts.
+		if _, err := report.Write(res.Dir, report.Options{}); err != nil {
+			b.log().Warn("cannot render report.html", "dir", res.Dir, "err", err)
 		}
 	}
 	if runErr != nil {
@@ -644,6 +658,7 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 		s.RandType, s.PSMode = r.RandType, r.PSMode
 	}
 	s.SemiSync = semiSyncSummary(samples)
+	s.Group = groupSummary(nodes, samples)
 	byNode := map[string]*NodeLag{}
 	for _, n := range nodes {
 		byNode[n.Name] = &NodeLag{Node: n.Name, Role: string(n.Role), GTIDPosition: pos[n.Name]}

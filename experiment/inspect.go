@@ -31,6 +31,11 @@ var keyVariables = []string{
 	"rpl_semi_sync_master_enabled", "rpl_semi_sync_master_timeout", "rpl_semi_sync_master_wait_point",
 	"rpl_semi_sync_master_wait_for_slave_count", "rpl_semi_sync_slave_enabled",
 	"auto_increment_increment", "auto_increment_offset",
+	"group_replication_group_name", "group_replication_single_primary_mode",
+	"group_replication_enforce_update_everywhere_checks", "group_replication_consistency",
+	"group_replication_flow_control_mode", "group_replication_flow_control_certifier_threshold",
+	"group_replication_flow_control_applier_threshold", "group_replication_flow_control_period",
+	"group_replication_paxos_single_leader", "group_replication_communication_stack",
 }
 
 // ReadVariables returns every global variable of the server behind db (SHOW GLOBAL

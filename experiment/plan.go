@@ -66,6 +66,8 @@ type Cell struct {
 	Repeat        int
 	// Skip says why the cell is not run ("" = it runs).
 	Skip string
+	// Note says how the cell differs from what its values ask for ("" = it does not).
+	Note string
 	// Estimate is the cell's estimated wall time (EstimateCell).
 	Estimate time.Duration
 }
@@ -339,10 +341,10 @@ func (p *Plan) expand() error {
 			p.Deployments = append(p.Deployments, dep)
 		}
 		c.Deployment = dep
-		// A links value on a single node: the cell would repeat the links-none cell. (The
-		// scenario-wide links: leave single-node topologies unimpaired, as without a sweep.)
+		// A links value on a single node runs without links (its links-none configuration
+		// again), so the group of that links value has its baseline run.
 		if c.Values["links"] != "" && !c.Links.IsZero() && dep.Spec.Nodes < 2 {
-			c.Skip = fmt.Sprintf("topology %s has 1 node: no links to impair (the same run as links none)", c.Topology)
+			c.Note = fmt.Sprintf("topology %s has 1 node: runs without links", c.Topology)
 		}
 		c.Estimate = p.EstimateCell(c)
 		dep.Cells = append(dep.Cells, c)
@@ -539,6 +541,9 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 				line += "  done (not run again)"
 			default:
 				line += "  ~" + FormatDuration(c.Estimate)
+				if c.Note != "" {
+					line += " (" + c.Note + ")"
+				}
 				if st := status[c.Index]; st != "" && st != StatusPending {
 					line += " (" + st + " before: runs again)"
 				}

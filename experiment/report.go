@@ -103,6 +103,9 @@ func Report(m *Manifest, s *Summary) string {
 		fmt.Fprintf(&b, "| %.0f | %.0f | %d | %.0f |\n", ss.YesTx, ss.NoTx, ss.SecondsOff, ss.AvgWaitUs)
 		b.WriteString("\nyes_tx also counts habench's heartbeat writes (10 per second).\n")
 	}
+	if len(s.Group) > 0 {
+		b.WriteString(groupReport(s.Group))
+	}
 	if len(m.Nodes) > 0 {
 		b.WriteString("\n## Settings in effect (read back from each server)\n\n")
 		names := map[string]bool{}

@@ -193,6 +193,10 @@ type ScenarioRun struct {
 	Progress *Progress
 	// OnCell, when set, sees each cell's record after it ran (tests, live views).
 	OnCell func(CellRecord)
+	// BenchHook, when set, is called with each topology's Bench just before it runs (to
+	// attach live metrics to OnInterval/OnSamples); the function it returns, if not nil,
+	// is called when that run has ended.
+	BenchHook func(b *Bench) (done func())
 }
 
 // Row is one run's line in the comparison: a topology, in a sweep one cell.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/topology"
 )
 
@@ -147,7 +148,7 @@ sweep:
 			t.Error(err)
 		}
 	}
-	var pts []experiment.SweepPoint
+	var pts []report.SweepPoint
 	b, _ := os.ReadFile(filepath.Join(dir, "sweep_points.json"))
 	json.Unmarshal(b, &pts)
 	if len(pts) != 16 || pts[0].Axis != "sync_binlog" || pts[0].Value != "0" || pts[1].Axis != "threads" {

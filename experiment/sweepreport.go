@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/habench/habench/report"
 )
 
 // finish writes comparison.json/.md, sweep.md and sweep_points.json from sweep.json's
@@ -21,7 +23,11 @@ func (sw *sweepRun) finish() []Row {
 	}
 	res.WriteFile("sweep.md", sw.sweepMarkdown())
 	if pts := sw.points(); len(pts) > 0 {
-		res.WriteJSON(SweepPointsFile, pts)
+		report.WriteSweepPoints(sw.dir, pts)
+	}
+	// report.html, report.md, report.csv (and sweep.csv with the curves) over all runs.
+	if _, err := report.Write(sw.dir, report.Options{}); err != nil && sw.r.Log != nil {
+		sw.r.Log.Warn("cannot render the scenario's report", "dir", sw.dir, "err", err)
 	}
 	return rows
 }
@@ -59,11 +65,9 @@ func (sw *sweepRun) cellSummary(rec *CellRecord) *Summary {
 
 // rows are the comparison rows: every cell that ran (in cell order), grouped by the
 // non-topology axes, with percentages against the baseline topology's mean in the group.
-// A cell skipped because its topology has no links shows its links-none run instead.
 func (sw *sweepRun) rows() []Row {
 	p := sw.plan
 	var rows []Row
-	byCell := map[int]*Row{}
 	for i := range sw.file.Cells {
 		rec := &sw.file.Cells[i]
 		if rec.Dir == "" || rec.Status == StatusPending {
@@ -78,38 +82,17 @@ func (sw *sweepRun) rows() []Row {
 				row.Error = "did not finish (" + rec.Status + ")"
 			}
 		}
+		var notes []string
 		if rec.Repeat > 0 && len(p.axis(AxisRepeat).Values) > 1 {
-			row.Note = fmt.Sprintf("repeat %d", rec.Repeat)
+			notes = append(notes, fmt.Sprintf("repeat %d", rec.Repeat))
 		}
+		if l := rec.Axes["links"]; l != "" && l != "none" && rec.Links == "none" {
+			notes = append(notes, "1 node, no links")
+		}
+		row.Note = strings.Join(notes, ", ")
 		rows = append(rows, row)
-		byCell[rec.Index] = &rows[len(rows)-1]
 	}
-	// Stand-ins for links cells of single-node topologies.
-	var out []Row
-	for _, c := range p.Cells {
-		if r := byCell[c.Index]; r != nil {
-			out = append(out, *r)
-			continue
-		}
-		if c.Skip == "" || c.Links.IsZero() {
-			continue
-		}
-		for _, o := range p.Cells {
-			same := o.Links.IsZero() && o.Topology == c.Topology
-			for k, v := range c.Values {
-				if k != "links" && o.Values[k] != v {
-					same = false
-				}
-			}
-			if r := byCell[o.Index]; same && r != nil {
-				st := *r
-				st.group, st.Axes = p.groupOf(c.Values)
-				st.Note = "1 node: the links none run"
-				out = append(out, st)
-				break
-			}
-		}
-	}
+	out := rows
 	if len(out) == 0 {
 		return nil
 	}
@@ -278,10 +261,10 @@ func durOf(d *Duration) string {
 	return FormatDuration(time.Duration(*d))
 }
 
-// points are the sweep curves' points (report.SweepPoint): for every cell that ran and
+// points are the sweep curves' points (report.SweepPoint, in sweep_points.json): for every cell that ran and
 // every axis with more than one value (but topology and repeat), the value in effect
 // (read back for option and knob axes), TPS and p95, the other varying axes as Fixed.
-func (sw *sweepRun) points() []SweepPoint {
+func (sw *sweepRun) points() []report.SweepPoint {
 	p := sw.plan
 	var varying []*Axis
 	for _, a := range p.Axes {
@@ -289,7 +272,7 @@ func (sw *sweepRun) points() []SweepPoint {
 			varying = append(varying, a)
 		}
 	}
-	var pts []SweepPoint
+	var pts []report.SweepPoint
 	for _, rec := range sw.file.Cells {
 		if rec.Dir == "" || (rec.Status != StatusDone && rec.Status != StatusFailed) {
 			continue
@@ -298,7 +281,7 @@ func (sw *sweepRun) points() []SweepPoint {
 			if a.Kind == AxisRepeat {
 				continue
 			}
-			pt := SweepPoint{Topology: rec.Topology, Axis: pointAxis(a), TPS: rec.TPS, Dir: rec.Dir}
+			pt := report.SweepPoint{Topology: rec.Topology, Axis: pointAxis(a), TPS: rec.TPS, Dir: rec.Dir}
 			if rec.LatencyMs != nil {
 				pt.P95Ms = rec.LatencyMs.P95
 			}
@@ -311,7 +294,7 @@ func (sw *sweepRun) points() []SweepPoint {
 			case AxisThreads:
 				pt.Value = strconv.Itoa(rec.Threads)
 			case AxisLinks:
-				pt.Value = rec.Links
+				pt.Value = rec.Axes[a.Name] // requested: a single node runs without links
 			case AxisTest:
 				pt.Value = rec.Test
 			}

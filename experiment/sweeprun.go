@@ -129,23 +129,6 @@ type CellRecord struct {
 	MaxReplicaLagS *float64     `json:"max_replica_lag_s,omitempty"`
 }
 
-// SweepPoint is one point of a sweep curve, the shape of the report package's
-// sweep_points.json (report.SweepPoint): the topology (line), the swept axis, its value
-// as read back, TPS and p95. The integrator replaces this copy with report.SweepPoint.
-type SweepPoint struct {
-	Topology string            `json:"topology"`
-	Axis     string            `json:"axis"`
-	Value    string            `json:"value"`
-	TPS      float64           `json:"tps"`
-	P95Ms    float64           `json:"p95_ms"`
-	Fixed    map[string]string `json:"fixed,omitempty"`
-	Dir      string            `json:"dir,omitempty"`
-	Error    string            `json:"error,omitempty"`
-}
-
-// SweepPointsFile is where the curves' points go (report.SweepFile).
-const SweepPointsFile = "sweep_points.json"
-
 // ReadSweepFile reads dir/sweep.json.
 func ReadSweepFile(dir string) (*SweepFile, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
@@ -663,6 +646,16 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 			return err
 		}
 	}
+	if cell.Note != "" {
+		rec.Warnings = append(rec.Warnings, cell.Note)
+		b.Extra["note"] = cell.Note
+		rec.Links = "none"
+	}
+	if sw.r.BenchHook != nil {
+		if done := sw.r.BenchHook(b); done != nil {
+			defer done()
+		}
+	}
 	res, err := b.Run(ctx)
 	if res != nil && res.Dir != "" {
 		rec.Dir, _ = filepath.Rel(sw.dir, res.Dir)
@@ -696,7 +689,7 @@ func fillRecord(rec *CellRecord, s *Summary) {
 func maxReplicaLag(s *Summary) *float64 {
 	var m *float64
 	for _, n := range s.Nodes {
-		if n.Role != string(topology.RoleSource) && n.Role != string(topology.RolePrimary) && n.LagMaxS != nil && (m == nil || *n.LagMaxS > *m) {
+		if (n.Role == string(topology.RoleReplica) || n.Role == string(topology.RoleSecondary)) && n.LagMaxS != nil && (m == nil || *n.LagMaxS > *m) {
 			m = n.LagMaxS
 		}
 	}

@@ -23,9 +23,16 @@ import (
 // TunName is the TUN device the userspace link creates in every node's namespace.
 const TunName = "hbnetem0"
 
-// queueLimitPackets is the backlog a rate-limited link holds before it drops, in packets
-// of the link's MTU (netem's default limit is 1000 packets too).
+// queueLimitPackets is how many packets one directed link holds queued (delayed, or
+// waiting for a rate limit) before it drops new ones, like netem's default qdisc limit of
+// 1000 packets; for a rate-limited link the backlog is also capped at 1000 full-size
+// (1500-byte) packets' worth of time at that rate.
 const queueLimitPackets = 1000
+
+// ethernetHeader is added to each IP packet's length when it is charged against a rate
+// limit: a TUN device sees bare IP packets, while netem on a veth counts the Ethernet
+// frame (skb->len including the 14-byte header), and the two backends should agree.
+const ethernetHeader = 14
 
 // Endpoint is one node as the userspace link sees it.
 type Endpoint struct {
@@ -37,7 +44,10 @@ type Endpoint struct {
 // LinkStats counts the packets of one directed link since the link was created.
 type LinkStats struct {
 	Forwarded uint64 // written to the destination node
-	Dropped   uint64 // lost by Loss, Partition or a full rate-limit backlog
+	// Dropped counts packets lost on purpose (Loss, Partition), to a full queue
+	// (queueLimitPackets, or a full rate-limit backlog) or to a failed write to the
+	// destination's TUN device.
+	Dropped uint64
 }
 
 // Userspace is the link emulator for kernels without sch_netem. In each endpoint's
@@ -87,9 +97,12 @@ type Userspace struct {
 	buf   []byte
 	q     packetQueue
 	seq   uint64
-	free  [][]byte // recycled packet buffers (pktBufSize)
-	busy  []int64  // [from*n+to]: when that rate-limited link is free again
-	rr    int      // the device readReady starts with
+	free  [][]byte   // recycled packet buffers (pktBufSize)
+	busy  []int64    // [from*n+to]: when that rate-limited link is free again
+	inq   []int      // [from*n+to]: packets of that link in q queued under the current table
+	seen  *linkTable // the table inq counts for; an Update starts the counts afresh
+	gen   uint64     // incremented with every new table seen
+	rr    int        // the device readReady starts with
 }
 
 type linkCounters struct{ fwd, drop atomic.Uint64 }
@@ -99,6 +112,7 @@ type linkTable struct{ imp []Impairment } // [from*n+to]
 type packet struct {
 	due      int64 // ns since Userspace.epoch
 	seq      uint64
+	gen      uint64 // Userspace.gen when queued
 	from, to int
 	b        []byte
 }
@@ -207,6 +221,7 @@ func NewUserspace(eps []Endpoint, spec *Spec) (*Userspace, error) {
 		done:   make(chan struct{}),
 		buf:    make([]byte, 65536),
 		busy:   make([]int64, n*n),
+		inq:    make([]int, n*n),
 	}
 	for i, e := range eps {
 		if !e.Addr.Is4() {
@@ -672,8 +687,19 @@ func (u *Userspace) ingest(i int, pkt []byte, now int64) {
 	}
 	n := len(u.eps)
 	c := &u.stats[i*n+j]
-	imp := u.table.Load().imp[i*n+j]
+	tbl := u.table.Load()
+	if tbl != u.seen {
+		// After an Update, packets queued under the old impairments keep their due
+		// times but no longer count against the new limits (as the rate backlog is capped).
+		u.seen, u.gen = tbl, u.gen+1
+		clear(u.inq)
+	}
+	imp := tbl.imp[i*n+j]
 	if imp.Partition || (imp.Loss > 0 && rand.Float64() < imp.Loss) {
+		c.drop.Add(1)
+		return
+	}
+	if u.inq[i*n+j] >= queueLimitPackets {
 		c.drop.Add(1)
 		return
 	}
@@ -689,13 +715,15 @@ func (u *Userspace) ingest(i int, pkt []byte, now int64) {
 			c.drop.Add(1)
 			return
 		}
-		*busy = start + int64(float64(len(pkt))/float64(imp.Rate)*1e9)
+		*busy = start + int64(float64(len(pkt)+ethernetHeader)/float64(imp.Rate)*1e9)
 		due = *busy
 	}
 	due += int64(sampleDelay(imp))
 	if due <= now {
 		if _, err := unix.Write(u.fds[j], pkt); err == nil {
 			c.fwd.Add(1)
+		} else {
+			c.drop.Add(1)
 		}
 		return
 	}
@@ -710,7 +738,8 @@ func (u *Userspace) ingest(i int, pkt []byte, now int64) {
 		b = make([]byte, pktBufSize)
 	}
 	u.seq++
-	u.q.push(packet{due: due, seq: u.seq, from: i, to: j, b: b[:copy(b[:cap(b)], pkt)]})
+	u.inq[i*n+j]++
+	u.q.push(packet{due: due, seq: u.seq, gen: u.gen, from: i, to: j, b: b[:copy(b[:cap(b)], pkt)]})
 }
 
 // deliverDue writes every queued packet that is due.
@@ -722,9 +751,14 @@ func (u *Userspace) deliverDue() {
 			return
 		}
 		p := u.q.pop()
+		if p.gen == u.gen {
+			u.inq[p.from*n+p.to]--
+		}
 		if _, err := unix.Write(u.fds[p.to], p.b); err == nil {
 			u.stats[p.from*n+p.to].fwd.Add(1)
 			u.late.record(time.Duration(now - p.due))
+		} else {
+			u.stats[p.from*n+p.to].drop.Add(1)
 		}
 		if cap(p.b) == pktBufSize && len(u.free) < queueLimitPackets {
 			u.free = append(u.free, p.b)

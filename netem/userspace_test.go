@@ -672,3 +672,47 @@ func TestUserspaceRealtime(t *testing.T) {
 		}
 	}
 }
+
+// TestUserspaceQueueLimit: a delay-only link holds at most queueLimitPackets packets, like
+// netem's default limit; the rest are dropped and counted, and nothing is lost silently.
+func TestUserspaceQueueLimit(t *testing.T) {
+	eps := testNet(t, 2)
+	spec, _ := NewSpec(names(eps))
+	spec.SetLink("n1", "n2", Impairment{Delay: time.Second})
+	u, err := NewUserspace(eps, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { u.Close() })
+	send, _ := udpPair(t, eps[0], eps[1])
+	const n = 1500
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		if _, err := send.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 49 {
+			time.Sleep(time.Millisecond) // let the link thread keep up with the TUN queue
+		}
+	}
+	if el := time.Since(start); el > 500*time.Millisecond {
+		t.Skipf("sending took %v: the queue drained while sending, the limit cannot be seen", el)
+	}
+	l := Link{From: "n1", To: "n2"}
+	var st LinkStats
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		st = u.Stats()[l]
+		if st.Forwarded+st.Dropped >= n {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("1s delay, %d datagrams at once: %+v", n, st)
+	if st.Forwarded+st.Dropped != n {
+		t.Errorf("forwarded %d + dropped %d != %d sent: packets unaccounted for", st.Forwarded, st.Dropped, n)
+	}
+	if st.Forwarded > queueLimitPackets || st.Dropped < n-queueLimitPackets-50 {
+		t.Errorf("forwarded %d, dropped %d; want at most %d queued, the rest dropped", st.Forwarded, st.Dropped, queueLimitPackets)
+	}
+}

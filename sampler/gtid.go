@@ -22,6 +22,11 @@ import (
 // source between the two reads, never count ones the replica has. The heartbeat's own writes
 // are transactions too and are counted. Supports replicas (role replica) whose GTIDKind is
 // known; errors when the run has no writable node or source and replica differ in GTID kind.
+//
+// Group Replication: the "source" is the first primary (the heartbeat's writer), and every
+// other member (secondaries; in multi-primary mode the other primaries) gets backlog_trx =
+// what that primary has executed and the member has not; the first primary itself gets no
+// sample.
 type GTID struct{}
 
 // NewGTID returns the GTID backlog sampler.
@@ -30,9 +35,10 @@ func NewGTID() *GTID { return &GTID{} }
 // Name is "gtid".
 func (*GTID) Name() string { return "gtid" }
 
-// Supports replicas with a known GTID kind.
+// Supports replicas and Group Replication members with a known GTID kind.
 func (*GTID) Supports(n Node) bool {
-	return n.Role == topology.RoleReplica && (n.Caps.GTIDKind == "mysql" || n.Caps.GTIDKind == "mariadb")
+	member := n.Role == topology.RoleReplica || n.Role == topology.RoleSecondary || n.Role == topology.RolePrimary
+	return member && (n.Caps.GTIDKind == "mysql" || n.Caps.GTIDKind == "mariadb")
 }
 
 // Sample returns backlog_trx for replica n. See GTID for sources and errors.
@@ -40,6 +46,9 @@ func (*GTID) Sample(ctx context.Context, t *Tick, n Node) ([]Sample, error) {
 	src, ok := t.Source()
 	if !ok {
 		return nil, errNoSource
+	}
+	if src.Name == n.Name {
+		return nil, nil // the group's first primary: the reference itself
 	}
 	if src.Caps.GTIDKind != n.Caps.GTIDKind {
 		return nil, fmt.Errorf("source %s has GTID kind %q, replica %q", src.Name, src.Caps.GTIDKind, n.Caps.GTIDKind)

@@ -67,7 +67,17 @@ type Runner struct {
 
 	mu     sync.RWMutex
 	latest map[string]map[string]float64
+
+	started     chan struct{} // closed when Run has finished the samplers' Start (or gave up)
+	startedOnce sync.Once
 }
+
+// Started is closed once Run has called every sampler's Start (baselines read, heartbeat
+// writer running), or Run returned before that. A caller that starts a workload after it
+// gets deltas (semi-sync, group counters) that cover the whole workload.
+func (r *Runner) Started() <-chan struct{} { return r.started }
+
+func (r *Runner) markStarted() { r.startedOnce.Do(func() { close(r.started) }) }
 
 // NewRunner prepares a Runner; it does no I/O. With no samplers it uses Default(cfg.Kind).
 // Nodes are sampled in the given order (the order of samples in each tick).
@@ -76,7 +86,7 @@ func NewRunner(cfg Config, nodes []Node, samplers []Sampler) *Runner {
 	if len(samplers) == 0 {
 		samplers = Default(cfg.Kind)
 	}
-	r := &Runner{cfg: cfg, nodes: nodes, samplers: samplers, latest: map[string]map[string]float64{}}
+	r := &Runner{cfg: cfg, nodes: nodes, samplers: samplers, latest: map[string]map[string]float64{}, started: make(chan struct{})}
 	for _, n := range nodes {
 		for _, s := range samplers {
 			r.pairs = append(r.pairs, &pair{s: s, n: n, log: cfg.Logger.With("sampler", s.Name(), "node", n.Name)})
@@ -102,6 +112,7 @@ type result struct {
 // to sink), and an error only when setup fails (for example the heartbeat table cannot be
 // created). A Runner runs once.
 func (r *Runner) Run(ctx context.Context, sink func([]Sample)) error {
+	defer r.markStarted()
 	var stops []func()
 	defer func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -125,6 +136,7 @@ func (r *Runner) Run(ctx context.Context, sink func([]Sample)) error {
 		}
 	}
 
+	r.markStarted()
 	start := r.cfg.Epoch
 	if start.IsZero() {
 		start = time.Now()

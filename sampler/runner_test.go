@@ -236,6 +236,7 @@ func TestDefault(t *testing.T) {
 	for k, want := range map[topology.Kind]string{
 		topology.Single: "heartbeat", topology.Async: "heartbeat,gtid,replica",
 		topology.SemiSync: "heartbeat,gtid,replica,semisync", topology.Galera: "heartbeat",
+		topology.Group: "heartbeat,gtid,group",
 	} {
 		if got := names(k); got != want {
 			t.Errorf("Default(%s) = %s, want %s", k, got, want)
@@ -248,5 +249,49 @@ func TestDefault(t *testing.T) {
 			t.Errorf("Metrics: duplicate or undocumented %+v", m)
 		}
 		seen[m.Name] = true
+	}
+}
+
+// blockingStarter's Start returns when release is closed.
+type blockingStarter struct {
+	fakeSampler
+	release chan struct{}
+}
+
+func (b *blockingStarter) Start(ctx context.Context, _ Config, _ []Node) (func(), error) {
+	<-b.release
+	return nil, nil
+}
+
+// TestRunnerStarted: Started closes only after every Start returned (a workload started
+// after it is covered by the baselines), and also when setup fails.
+func TestRunnerStarted(t *testing.T) {
+	b := &blockingStarter{fakeSampler: fakeSampler{name: "b"}, release: make(chan struct{})}
+	r := NewRunner(Config{Interval: 20 * time.Millisecond}, []Node{{Name: "n1"}}, []Sampler{b})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, nil) }()
+	select {
+	case <-r.Started():
+		t.Fatal("Started closed while Start was still running")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(b.release)
+	select {
+	case <-r.Started():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Started not closed after Start returned")
+	}
+	cancel()
+	<-done
+
+	f := NewRunner(Config{Interval: 20 * time.Millisecond}, []Node{{Name: "n1"}}, []Sampler{&failingStarter{fakeSampler{name: "f"}}})
+	if err := f.Run(context.Background(), nil); err == nil {
+		t.Fatal("failing setup: no error")
+	}
+	select {
+	case <-f.Started():
+	default:
+		t.Error("Started not closed after a failed setup")
 	}
 }

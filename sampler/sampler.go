@@ -1,7 +1,8 @@
 // Package sampler samples, once per interval and per node, the numbers that say how far
 // behind each node of an HA topology is and whether its replication is healthy: a
-// heartbeat visibility lag for every topology, the GTID backlog, replica thread state and
-// semi-synchronous replication counters.
+// heartbeat visibility lag for every topology, the GTID backlog, replica thread state,
+// semi-synchronous replication counters and Group Replication queues, certification and
+// flow control.
 //
 // It is modelled on mysqld_exporter's Scraper: one file per source, each Sampler has a
 // Name, says whether it Supports a node and Samples it under its own timeout. One failing or
@@ -151,7 +152,8 @@ func onceTyped[T any](ctx context.Context, t *Tick, key string, fn func() (T, er
 //	single:   heartbeat
 //	async:    heartbeat, gtid, replica
 //	semisync: heartbeat, gtid, replica, semisync
-//	group, galera (and unknown kinds): heartbeat, until their samplers are added.
+//	group:    heartbeat, gtid, group
+//	galera (and unknown kinds): heartbeat, until their samplers are added.
 //
 // Each call returns new instances (samplers hold per-run state).
 func Default(kind topology.Kind) []Sampler {
@@ -160,6 +162,8 @@ func Default(kind topology.Kind) []Sampler {
 		return []Sampler{NewHeartbeat(), NewGTID(), NewReplica()}
 	case topology.SemiSync:
 		return []Sampler{NewHeartbeat(), NewGTID(), NewReplica(), NewSemiSync()}
+	case topology.Group:
+		return []Sampler{NewHeartbeat(), NewGTID(), NewGroup()}
 	default:
 		return []Sampler{NewHeartbeat()}
 	}

@@ -4,7 +4,7 @@
 # namespaces, debootstrap, and the MySQL root filesystem (scripts/mysql-rootfs.sh).
 # The packaged MariaDB service is not started (habench runs its own servers).
 set -euo pipefail
-pkgs="mariadb-server mariadb-client galera-4 sysbench rsync debootstrap iproute2 util-linux procps"
+pkgs="mariadb-server mariadb-client galera-4 sysbench rsync debootstrap iproute2 util-linux procps chromium"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -83,6 +83,19 @@ type Capabilities struct {
 
 	// GroupReplication: the group_replication plugin ships (MySQL/Percona >= 5.7.17).
 	GroupReplication bool
+	// GRNeedsChecksumNone: Group Replication refuses binlog_checksum other than NONE before
+	// MySQL 8.0.21.
+	GRNeedsChecksumNone bool
+	// GRNeedsLegacyRepos: before MySQL 8.0.2 Group Replication needs
+	// transaction_write_set_extraction=XXHASH64 and master_info_repository /
+	// relay_log_info_repository=TABLE set explicitly (the defaults from 8.0.2 on).
+	GRNeedsLegacyRepos bool
+	// GRStreamPrivilege: the GROUP_REPLICATION_STREAM privilege exists (MySQL >= 8.0.27, with
+	// group_replication_communication_stack).
+	GRStreamPrivilege bool
+	// GRSwitchMode: the functions group_replication_switch_to_multi_primary_mode() and
+	// group_replication_switch_to_single_primary_mode([uuid]) exist (MySQL >= 8.0.13).
+	GRSwitchMode bool
 	// GRFlowControlStats: component_group_replication_flow_control_stats and its
 	// Gr_flow_control_throttle_* status variables (MySQL community >= 9.7.0; see DESIGN.md).
 	GRFlowControlStats bool
@@ -135,6 +148,10 @@ func CapabilitiesFor(f Flavor, v Version) Capabilities {
 		c.SemiSyncWaitCount = v.AtLeast(V(5, 7, 3))
 		c.SemiSyncWaitPoint = v.AtLeast(V(5, 7, 2))
 		c.GroupReplication = v.AtLeast(V(5, 7, 17))
+		c.GRNeedsChecksumNone = c.GroupReplication && !v.AtLeast(V(8, 0, 21))
+		c.GRNeedsLegacyRepos = c.GroupReplication && !v.AtLeast(V(8, 0, 2))
+		c.GRStreamPrivilege = v.AtLeast(V(8, 0, 27))
+		c.GRSwitchMode = v.AtLeast(V(8, 0, 13))
 		c.GRFlowControlStats = f == MySQL && v.AtLeast(V(9, 7, 0))
 		c.Galera = f == PXC
 		c.WsrepApplierThreads = f == PXC && v.AtLeast(V(8, 0, 26))

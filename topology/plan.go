@@ -28,6 +28,9 @@ const (
 	WaitNone           Wait = ""
 	WaitReplicaRunning Wait = "replica-running"  // replica IO and SQL threads both running
 	WaitSemiSyncReady  Wait = "semisync-clients" // source counts >= wait_for_replicas semi-sync replicas
+	// WaitGroupOnline: the node's own row in performance_schema.replication_group_members
+	// (MEMBER_ID = @@server_uuid) says MEMBER_STATE ONLINE (Group Replication).
+	WaitGroupOnline Wait = "group-online"
 )
 
 // Step is one ordered bootstrap action: SQL to run on a node (over the admin socket,
@@ -37,6 +40,15 @@ type Step struct {
 	Desc string
 	SQL  []string
 	Wait Wait
+	// IgnoreErrors are server error numbers that count as success for this step's
+	// statements (an idempotent step: e.g. INSTALL COMPONENT of an installed component).
+	IgnoreErrors []uint16
+	// Background: the statements run on their own connection while Wait is polled, and
+	// the next step starts as soon as Wait is met; the provider collects the statements'
+	// errors before the plan ends (a failing statement also ends its Wait at once). For
+	// statements that return well after their effect is visible: START GROUP_REPLICATION
+	// returns about 1 s after the member is ONLINE. Needs a Wait.
+	Background bool
 }
 
 // Plan is what a provider executes to bring a topology up: per-node options, then Steps in order.
@@ -69,6 +81,11 @@ func BuildPlan(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 		return planAsync(spec, caps, addr), nil
 	case SemiSync:
 		return planSemiSync(spec, caps, addr), nil
+	case Group:
+		if !caps.GroupReplication {
+			return Plan{}, &FieldError{"kind", spec.Kind, fmt.Sprintf("%s %s has no Group Replication plugin", caps.Flavor, caps.Version)}
+		}
+		return planGroup(spec, caps, addr), nil
 	}
 	return Plan{}, &FieldError{"kind", spec.Kind, "habench cannot deploy this kind yet"}
 }

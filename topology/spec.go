@@ -20,7 +20,7 @@ const (
 )
 
 // Kinds lists the kinds habench can deploy today.
-var Kinds = []Kind{Single, Async, SemiSync}
+var Kinds = []Kind{Single, Async, SemiSync, Group}
 
 // Role is a node's part in a topology.
 type Role string
@@ -111,6 +111,8 @@ type Spec struct {
 	Flavor       Flavor          `json:"flavor" yaml:"flavor"`
 	Installation Installation    `json:"installation" yaml:"installation"`
 	SemiSync     SemiSyncOptions `json:"semisync" yaml:"semisync"`
+	// Group configures kind group (Group Replication); ignored by other kinds.
+	Group GroupOptions `json:"group,omitzero" yaml:"group,omitempty"`
 	// Options are server variables written to every node's option file ("innodb_buffer_pool_size": "256M").
 	Options map[string]string `json:"options,omitempty" yaml:"options,omitempty"`
 }
@@ -129,7 +131,8 @@ const MaxNodes = 9
 
 // Defaults fills zero fields with their defaults: 1 node for single, 3 otherwise; the
 // flavor's canonical name (MySQL -> mysql);
-// installation system for MariaDB, rootfs for MySQL; semi-sync AFTER_SYNC, 10s, 1 replica.
+// installation system for MariaDB, rootfs for MySQL; semi-sync AFTER_SYNC, 10s, 1 replica;
+// group mode single-primary (kind group only).
 func (s *Spec) Defaults() {
 	if s.Nodes == 0 {
 		s.Nodes = 3
@@ -158,6 +161,9 @@ func (s *Spec) Defaults() {
 	}
 	if s.SemiSync.WaitForReplicas == 0 {
 		s.SemiSync.WaitForReplicas = 1
+	}
+	if s.Kind == Group && s.Group.Mode == "" {
+		s.Group.Mode = GroupSinglePrimary
 	}
 }
 
@@ -190,9 +196,18 @@ func (s *Spec) Validate() error {
 		known = known || k == s.Kind
 	}
 	if !known {
-		return &FieldError{"kind", s.Kind, "want one of single, async, semisync"}
+		names := make([]string, len(Kinds))
+		for i, k := range Kinds {
+			names[i] = string(k)
+		}
+		return &FieldError{"kind", s.Kind, "want one of " + strings.Join(names, ", ")}
 	}
-	if _, err := ParseFlavor(string(s.Flavor)); err != nil || (s.Flavor != MySQL && s.Flavor != MariaDB) {
+	if s.Kind == Group {
+		if err := s.validateGroup(); err != nil {
+			return err
+		}
+	}
+	if _, err := ParseFlavor(string(s.Flavor)); err != nil || (s.Flavor != MySQL && s.Flavor != MariaDB && !(s.Kind == Group && s.Flavor == Percona)) {
 		return &FieldError{"flavor", s.Flavor, "want mysql or mariadb for a sandbox"}
 	}
 	switch {

@@ -841,6 +841,7 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 		e.Queries += sn.c.reads + sn.c.writes + sn.c.others
 		e.Errors += sn.c.errors
 		e.Reconnects += sn.c.reconnects
+		addCodes(&e.ErrorsByCode, sn.byCode)
 		perEp[wk.label] = e
 		for code, n := range sn.byCode {
 			byCode[code] += n
@@ -855,6 +856,7 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 			t.Queries += v.Queries
 			t.Errors += v.Errors
 			t.Reconnects += v.Reconnects
+			addCodes(&t.ErrorsByCode, v.ErrorsByCode)
 			h.perEp[k] = t
 		}
 		for k, v := range byCode {

@@ -288,7 +288,8 @@ func TestServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.ErrorsByCode[1205] < 1 || res.IgnoredErrors != res.ErrorsByCode[1205] || res.PerEndpoint["n1"].Errors != res.IgnoredErrors {
+		if res.ErrorsByCode[1205] < 1 || res.IgnoredErrors != res.ErrorsByCode[1205] || res.PerEndpoint["n1"].Errors != res.IgnoredErrors ||
+			res.PerEndpoint["n1"].ErrorsByCode[1205] != res.ErrorsByCode[1205] {
 			t.Errorf("ignored errors %d, by code %v, per endpoint %+v: want 1205 counted", res.IgnoredErrors, res.ErrorsByCode, res.PerEndpoint)
 		}
 		if res.Transactions < 1 {

@@ -45,6 +45,19 @@ type EndpointStats struct {
 	Errors int64 `json:"errors"`
 	// Reconnects are re-established connections after a lost connection.
 	Reconnects int64 `json:"reconnects"`
+	// ErrorsByCode counts the ignored errors by MySQL error code (nil when none), e.g.
+	// the certification failures of a multi-primary group per member (3101, 1180, 1213).
+	ErrorsByCode map[uint16]int64 `json:"errors_by_code,omitempty"`
+}
+
+// addCodes adds counts by error code into *m, allocating it when needed.
+func addCodes(m *map[uint16]int64, codes map[uint16]int64) {
+	for code, n := range codes {
+		if *m == nil {
+			*m = map[uint16]int64{}
+		}
+		(*m)[code] += n
+	}
 }
 
 // Interval is one interval report, what sysbench prints in a

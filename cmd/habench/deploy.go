@@ -25,12 +25,13 @@ type deployOpts struct {
 	ssWaitPoint string
 	ssTimeout   time.Duration
 	ssReplicas  int
+	groupMode   string
 }
 
 // specFromFlags builds a Spec from deploy flags or the -f file. Errors are usage errors.
 func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 	if o.file != "" {
-		for _, f := range []string{"name", "kind", "nodes", "flavor", "installation", "option"} {
+		for _, f := range []string{"name", "kind", "nodes", "flavor", "installation", "option", "group-mode"} {
 			if cmd.Flags().Changed(f) {
 				return topology.Spec{}, usagef("--%s: not allowed with -f (put it in %s)", f, o.file)
 			}
@@ -80,6 +81,15 @@ func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 		return s, &topology.FieldError{Field: "--semisync-wait-for-replicas", Value: o.ssReplicas, Reason: "want 1 or more"}
 	}
 	s.SemiSync = topology.SemiSyncOptions{WaitPoint: strings.ToUpper(o.ssWaitPoint), Timeout: o.ssTimeout, WaitForReplicas: o.ssReplicas}
+	if cmd.Flags().Changed("group-mode") {
+		if s.Kind != topology.Group {
+			return s, &topology.FieldError{Field: "--group-mode", Value: o.groupMode, Reason: "only for --kind group"}
+		}
+		s.Group.Mode = strings.ToLower(o.groupMode)
+		if s.Group.Mode != topology.GroupSinglePrimary && s.Group.Mode != topology.GroupMultiPrimary {
+			return s, &topology.FieldError{Field: "--group-mode", Value: o.groupMode, Reason: "want single-primary or multi-primary"}
+		}
+	}
 	s.Defaults()
 	return s, nil
 }
@@ -111,6 +121,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 		Short: "Deploy a local sandbox topology (real servers) and wait until it is healthy",
 		Example: `  habench deploy --name t1 --kind async --nodes 3 --flavor mariadb
   habench deploy --name s1 --kind semisync --nodes 3 --flavor mysql --installation rootfs
+  habench deploy --name g1 --kind group --nodes 3 --flavor mysql --group-mode multi-primary
   habench deploy -f topology.yaml`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -134,7 +145,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "file", "f", "", "topology YAML file (instead of the flags below)")
 	f.StringVar(&o.name, "name", "", "cluster name: 1-10 lower-case letters and digits")
-	f.StringVar(&o.kind, "kind", "async", "single, async or semisync")
+	f.StringVar(&o.kind, "kind", "async", "single, async, semisync or group (MySQL Group Replication)")
 	f.IntVar(&o.nodes, "nodes", 0, "number of nodes (default 1 for single, 3 otherwise)")
 	f.StringVar(&o.flavor, "flavor", "mariadb", "mariadb or mysql")
 	f.StringVar(&o.install, "installation", "", "system, rootfs[:PATH] or basedir:PATH (default: system for mariadb, rootfs:"+cluster.DefaultRootfs+" for mysql)")
@@ -144,6 +155,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&o.ssWaitPoint, "semisync-wait-point", "AFTER_SYNC", "semisync: AFTER_SYNC or AFTER_COMMIT")
 	f.DurationVar(&o.ssTimeout, "semisync-timeout", 10*time.Second, "semisync: how long the source waits for an ack before falling back to async")
 	f.IntVar(&o.ssReplicas, "semisync-wait-for-replicas", 1, "semisync: acknowledgements each commit waits for (MySQL only)")
+	f.StringVar(&o.groupMode, "group-mode", topology.GroupSinglePrimary, "group: single-primary or multi-primary")
 	return cmd
 }
 

@@ -3,13 +3,14 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/habench/habench/experiment"
 	"github.com/spf13/cobra"
 )
 
 func newRunCmd(g *globalOpts) *cobra.Command {
-	var results, scale, resume string
+	var results, scale, resume, metricsAddr string
 	var keep, dry, quiet bool
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml",
@@ -60,6 +61,14 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
 			}
 			r := &experiment.ScenarioRun{Scenario: s, Sandbox: g.sandbox(), ResultsDir: results, Stdout: out, Log: g.log,
 				CommandLine: os.Args, Keep: keep, Scale: scale, ResumeDir: resume, Progress: experiment.NewProgress(os.Stderr, quiet)}
+			m, stopMetrics, err := liveMetrics(metricsAddr, out)
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
+			if m != nil {
+				r.BenchHook = func(b *experiment.Bench) func() { return attachMetrics(m, b) }
+			}
 			dir, rows, err := r.Run(cmd.Context())
 			if len(rows) > 0 {
 				fmt.Fprintln(out)
@@ -67,6 +76,9 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
 			}
 			if _, serr := os.Stat(dir); dir != "" && serr == nil {
 				fmt.Fprintf(out, "\nresults: %s\n", dir)
+				if _, serr := os.Stat(filepath.Join(dir, "report.html")); serr == nil {
+					fmt.Fprintf(out, "report: %s\n", filepath.Join(dir, "report.html"))
+				}
 			}
 			return err
 		},
@@ -77,5 +89,6 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
 	cmd.Flags().StringVar(&scale, "scale", "", "small, medium or full: the scenario's size profile (default full: the file as written)")
 	cmd.Flags().StringVar(&resume, "resume", "", "complete the interrupted run in this directory: run only its cells that are not done")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress line on stderr")
+	addMetricsFlag(cmd, &metricsAddr)
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ type sysbenchOpts struct {
 	nodes   []string
 	catchUp time.Duration
 	links   string
+	metrics string
 }
 
 func newSysbenchCmd(g *globalOpts) *cobra.Command {
@@ -52,6 +54,7 @@ func newSysbenchCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&o.results, "results", "", "run: write a results directory under this directory")
 	f.StringSliceVar(&o.nodes, "nodes", nil, "with --cluster: nodes the workers connect to, round-robin (default: the writable nodes)")
 	f.StringVar(&o.links, "links", "", "with --cluster (netns): one-way impairment on every directed link between nodes during the run, e.g. \"0.6ms\" or \"delay 5ms jitter 1ms loss 0.1%\" (round trip = twice the delay)")
+	addMetricsFlag(cmd, &o.metrics)
 	f.DurationVar(&o.catchUp, "catch-up-timeout", 2*time.Minute, "with --cluster: after the run, how long to wait for replicas to apply everything before checking GTID sets")
 	return cmd
 }
@@ -74,6 +77,9 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 	}
 	if o.links != "" && command != "run" {
 		return usagef("--links %q: only for run", o.links)
+	}
+	if o.metrics != "" && command != "run" {
+		return usagef("--metrics-addr %q: only for run", o.metrics)
 	}
 	var c *cluster.Cluster
 	var target workload.Target
@@ -131,9 +137,20 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		Workload: wl, Options: o.wl, Target: target, Cluster: c, ResultsDir: o.results,
 		Stdout: out, Log: g.log, CommandLine: os.Args, CatchUpTimeout: o.catchUp, Links: links,
 	}
+	m, stopMetrics, err := liveMetrics(o.metrics, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	if done := attachMetrics(m, b); done != nil {
+		defer done()
+	}
 	res, err := b.Run(ctx)
 	if res != nil && res.Dir != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "results: %s\n", res.Dir)
+		if _, serr := os.Stat(filepath.Join(res.Dir, "report.html")); serr == nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "report: %s\n", filepath.Join(res.Dir, "report.html"))
+		}
 	}
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("interrupted: %w", err)

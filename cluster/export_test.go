@@ -1,0 +1,12 @@
+package cluster
+
+import (
+	"context"
+
+	"github.com/habench/habench/topology"
+)
+
+// RunPlan exposes runPlan to the package's external tests.
+func (s *Sandbox) RunPlan(ctx context.Context, c *Cluster, plan topology.Plan) error {
+	return s.runPlan(ctx, c, plan)
+}

@@ -1,0 +1,336 @@
+package cluster
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/habench/habench/topology"
+)
+
+// GroupMember is one Group Replication member as it sees itself: its own row of
+// performance_schema.replication_group_members (MEMBER_ID = @@server_uuid).
+type GroupMember struct {
+	Node     string // habench node name (n1, ...)
+	MemberID string // @@server_uuid
+	// State is MEMBER_STATE: ONLINE, RECOVERING, OFFLINE, ERROR or UNREACHABLE; OFFLINE
+	// also when the member has no row (Group Replication stopped).
+	State string
+	// Role is MEMBER_ROLE: PRIMARY or SECONDARY ("" while not ONLINE).
+	Role string
+	// SinglePrimary is @@group_replication_single_primary_mode.
+	SinglePrimary bool
+}
+
+// memberQuery reads a member's own row; a member without a row is OFFLINE.
+const memberQuery = `SELECT @@server_uuid, COALESCE(m.MEMBER_STATE, 'OFFLINE'), COALESCE(m.MEMBER_ROLE, ''),
+ @@GLOBAL.group_replication_single_primary_mode
+ FROM (SELECT 1) AS one LEFT JOIN performance_schema.replication_group_members AS m ON m.MEMBER_ID = @@server_uuid`
+
+// ReadGroupMember reads node's own Group Replication state over db (an admin pool to that
+// node). Error when the query fails (server down, plugin not loaded).
+func ReadGroupMember(ctx context.Context, db *sql.DB, node string) (GroupMember, error) {
+	m := GroupMember{Node: node}
+	var single int
+	if err := db.QueryRowContext(ctx, memberQuery).Scan(&m.MemberID, &m.State, &m.Role, &single); err != nil {
+		return m, fmt.Errorf("node %s: group member state: %w", node, err)
+	}
+	m.SinglePrimary = single == 1
+	return m, nil
+}
+
+// GroupMembers reads every node's own Group Replication state, in node order. Error if any
+// node cannot be read.
+func (c *Cluster) GroupMembers(ctx context.Context) ([]GroupMember, error) {
+	var out []GroupMember
+	for _, n := range c.Nodes {
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			return nil, err
+		}
+		m, err := ReadGroupMember(ctx, db, n.Name)
+		db.Close()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// groupRole maps MEMBER_ROLE to a habench role.
+func groupRole(memberRole string) (topology.Role, bool) {
+	switch memberRole {
+	case "PRIMARY":
+		return topology.RolePrimary, true
+	case "SECONDARY":
+		return topology.RoleSecondary, true
+	}
+	return "", false
+}
+
+// syncGroupRoles reads every member's MEMBER_ROLE back and records it as the node's role
+// (and the group mode in the spec), then saves the state file. Error if a member is not
+// ONLINE, has no role, or the members disagree on the mode.
+func (c *Cluster) syncGroupRoles(ctx context.Context) error {
+	ms, err := c.GroupMembers(ctx)
+	if err != nil {
+		return err
+	}
+	for i, m := range ms {
+		if m.State != "ONLINE" {
+			return fmt.Errorf("node %s: group member is %s, want ONLINE", m.Node, m.State)
+		}
+		r, ok := groupRole(m.Role)
+		if !ok {
+			return fmt.Errorf("node %s: group member role %q", m.Node, m.Role)
+		}
+		if m.SinglePrimary != ms[0].SinglePrimary {
+			return fmt.Errorf("node %s: group_replication_single_primary_mode differs from %s's", m.Node, ms[0].Node)
+		}
+		c.Nodes[i].Role = r
+	}
+	c.Spec.Group.Mode = topology.GroupMultiPrimary
+	if ms[0].SinglePrimary {
+		c.Spec.Group.Mode = topology.GroupSinglePrimary
+	}
+	return c.save()
+}
+
+// checkFlowControlComponent verifies, where the servers have the flow-control stats
+// component (Capabilities.GRFlowControlStats), that every member shows its
+// Gr_flow_control_throttle_count status variable: the install step tolerates error 3529,
+// which also means "cannot load". Error naming the first member without it.
+func (c *Cluster) checkFlowControlComponent(ctx context.Context) error {
+	if !c.Capabilities().GRFlowControlStats {
+		return nil
+	}
+	for _, n := range c.Nodes {
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			return err
+		}
+		var name, val string
+		err = db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Gr_flow_control_throttle_count'").Scan(&name, &val)
+		db.Close()
+		if err != nil {
+			return fmt.Errorf("node %s: %s not loaded (no Gr_flow_control_throttle_count status): %w", n.Name, topology.GRFlowControlComponent, err)
+		}
+	}
+	return nil
+}
+
+// waitGroupOnline waits until node's own member row says ONLINE. Error when ctx ends first
+// or the member reaches ERROR (or, after having joined, OFFLINE): it will not get ONLINE by
+// waiting.
+func waitGroupOnline(ctx context.Context, db *sql.DB, node string) error {
+	var last GroupMember
+	var lastErr error
+	seen := false
+	for {
+		m, err := ReadGroupMember(ctx, db, node)
+		lastErr = err
+		if err == nil {
+			last = m
+			switch m.State {
+			case "ONLINE":
+				return nil
+			case "ERROR":
+				return fmt.Errorf("node %s: group member in ERROR state (see its error.log)", node)
+			case "RECOVERING", "UNREACHABLE":
+				seen = true
+			case "OFFLINE":
+				if seen {
+					return fmt.Errorf("node %s: group member went OFFLINE while joining (see its error.log)", node)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %s: group member %s, not ONLINE (last error: %v)", node, last.State, lastErr)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// SwitchGroupMode switches a deployed Group Replication cluster to mode (topology.GroupSinglePrimary
+// or topology.GroupMultiPrimary) at runtime, with the server's own group actions:
+//
+//	multi-primary:  SELECT group_replication_switch_to_multi_primary_mode()
+//	single-primary: SELECT group_replication_switch_to_single_primary_mode('<uuid>'), the new
+//	                primary being c.Writer() (the first writable node: n1 after a
+//	                multi-primary deploy)
+//
+// run on that node over its admin socket; the functions return when every member has
+// changed mode. Then every member's MEMBER_ROLE and group_replication_single_primary_mode
+// are read back: the nodes' roles and Spec.Group.Mode in state.json are what the servers
+// report, never what was asked. Switching to the mode the group is in changes nothing (but
+// still reads the roles back). Errors: *topology.FieldError for another kind or an unknown
+// mode; an error when the servers lack the functions (before MySQL 8.0.13), when a member
+// is not ONLINE, or when the group action fails (then the roles read back, if readable,
+// are saved all the same).
+func SwitchGroupMode(ctx context.Context, c *Cluster, mode string) error {
+	if c.Spec.Kind != topology.Group {
+		return &topology.FieldError{Field: "kind", Value: c.Spec.Kind, Reason: "the group mode applies to kind group only"}
+	}
+	if mode != topology.GroupSinglePrimary && mode != topology.GroupMultiPrimary {
+		return &topology.FieldError{Field: "group.mode", Value: mode, Reason: "want single-primary or multi-primary"}
+	}
+	if !c.Capabilities().GRSwitchMode {
+		return fmt.Errorf("cluster %s: %s %s cannot switch the group mode at runtime (MySQL 8.0.13+)", c.Name, c.Spec.Flavor, c.Capabilities().Version)
+	}
+	ms, err := c.GroupMembers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.State != "ONLINE" {
+			return fmt.Errorf("node %s: group member is %s; every member must be ONLINE to switch the mode", m.Node, m.State)
+		}
+	}
+	if ms[0].SinglePrimary == (mode == topology.GroupSinglePrimary) {
+		return c.syncGroupRoles(ctx)
+	}
+	w := c.Writer()
+	db, err := c.OpenAdmin(w)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	q := "SELECT group_replication_switch_to_multi_primary_mode()"
+	if mode == topology.GroupSinglePrimary {
+		var uuid string
+		for _, m := range ms {
+			if m.Node == w.Name {
+				uuid = m.MemberID
+			}
+		}
+		q = "SELECT group_replication_switch_to_single_primary_mode('" + strings.ReplaceAll(uuid, "'", "") + "')"
+	}
+	var msg sql.NullString
+	aerr := db.QueryRowContext(ctx, q).Scan(&msg)
+	if aerr != nil {
+		aerr = fmt.Errorf("node %s: %s: %w", w.Name, q, aerr)
+	}
+	if err := c.syncGroupRoles(ctx); err != nil {
+		return errors.Join(aerr, err)
+	}
+	if aerr != nil {
+		return aerr
+	}
+	if c.Spec.Group.Mode != mode {
+		return fmt.Errorf("cluster %s: %s reported %q but the members say %s", c.Name, q, msg.String, c.Spec.Group.Mode)
+	}
+	return nil
+}
+
+// groupHealth is Health for a group member: its state and role as it reports them, and a
+// note when the role differs from the one recorded in the state file.
+func groupHealth(ctx context.Context, db *sql.DB, n *Node) string {
+	m, err := ReadGroupMember(ctx, db, n.Name)
+	if err != nil {
+		return err.Error()
+	}
+	s := "group " + m.State
+	if m.Role != "" {
+		s += " " + m.Role
+	}
+	if r, ok := groupRole(m.Role); ok && r != n.Role {
+		s += fmt.Sprintf(" (state.json says %s)", n.Role)
+	}
+	return s
+}
+
+// ignoredError reports whether err is a server error whose number is in codes.
+func ignoredError(err error, codes []uint16) bool {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	return slices.Contains(codes, me.Number)
+}
+
+// background tracks the statements of Background steps still running.
+type background struct {
+	steps []*bgStep
+}
+
+type bgStep struct {
+	done     chan error
+	reported bool // its error was already returned by startBackground
+}
+
+// stmtError is a background statement's failure, as the cause of its wait's context.
+type stmtError struct{ error }
+
+// wait waits for every background step's statements and joins the errors not reported yet.
+func (b *background) wait() error {
+	var errs []error
+	for _, st := range b.steps {
+		if err := <-st.done; !st.reported {
+			errs = append(errs, err)
+		}
+	}
+	b.steps = nil
+	return errors.Join(errs...)
+}
+
+// startBackground runs st's statements on their own connection in a goroutine (see
+// topology.Step.Background) and waits for st.Wait (only topology.WaitGroupOnline), ending
+// the wait early with the statements' error when they fail.
+func (s *Sandbox) startBackground(ctx context.Context, c *Cluster, st topology.Step, bg *background) error {
+	n := c.Node(st.Node)
+	if st.Wait != topology.WaitGroupOnline {
+		return fmt.Errorf("node %s: %s: a background step needs wait %q, not %q", n.Name, st.Desc, topology.WaitGroupOnline, st.Wait)
+	}
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	step := &bgStep{done: make(chan error, 1)}
+	bg.steps = append(bg.steps, step)
+	go func() {
+		var err error
+		for _, q := range st.SQL {
+			// ctx, not wctx: the statement must go on after the wait is over.
+			if _, e := conn.ExecContext(ctx, q); e != nil && !ignoredError(e, st.IgnoreErrors) {
+				err = fmt.Errorf("node %s: %s: %s: %w", n.Name, st.Desc, redact(q), e)
+				cancel(stmtError{err})
+				break
+			}
+		}
+		conn.Close()
+		db.Close()
+		step.done <- err
+	}()
+	tctx, tcancel := context.WithTimeout(wctx, s.ReadyTimeout)
+	defer tcancel()
+	wdb, err := c.OpenAdmin(n)
+	if err != nil {
+		return err
+	}
+	defer wdb.Close()
+	if err := waitGroupOnline(tctx, wdb, n.Name); err != nil {
+		var se stmtError
+		if errors.As(context.Cause(wctx), &se) {
+			step.reported = true
+			return se.error
+		}
+		return err
+	}
+	s.log().Debug("step done (statements still running)", "node", n.Name, "step", st.Desc)
+	return nil
+}

@@ -1,0 +1,229 @@
+// Package metrics exposes a run's numbers live, in Prometheus' text format, while it is in
+// progress: throughput and errors from the workload's report intervals, latency as a
+// histogram in seconds built from each interval's HdrHistogram, and every node's sampled
+// lag, backlog, queues and flow-control paused fraction. It uses its own registry (never
+// the global one), so only habench_* metrics are served.
+//
+// Feed it from experiment.Bench's hooks: StartRun when a run (a topology, a sweep cell)
+// begins, ObserveInterval from OnInterval, ObserveSamples from OnSamples, EndRun when the
+// run is over. Serve exposes /metrics over HTTP.
+package metrics
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/habench/habench/report"
+	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/workload"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metric names, a contract with grafana/habench-dashboard.json.
+const (
+	Transactions    = "habench_transactions_total"
+	Queries         = "habench_queries_total"
+	Errors          = "habench_errors_total"
+	Reconnects      = "habench_reconnects_total"
+	Latency         = "habench_latency_seconds"
+	IntervalTPS     = "habench_interval_tps"
+	IntervalQPS     = "habench_interval_qps"
+	IntervalLatency = "habench_interval_latency_seconds"
+	Threads         = "habench_threads"
+	NodeLag         = "habench_node_lag_seconds"
+	NodeBacklog     = "habench_node_backlog_transactions"
+	NodeQueue       = "habench_node_queue_transactions"
+	NodePaused      = "habench_node_flow_control_paused_ratio"
+	NodeThrottle    = "habench_node_flow_control_throttle"
+	NodeSample      = "habench_node_sample"
+	RunInfo         = "habench_run_info"
+	RunActive       = "habench_run_active"
+)
+
+// LatencyBuckets are the upper bounds (seconds) of habench_latency_seconds.
+var LatencyBuckets = []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10}
+
+// Run describes the run in progress, shown as labels of habench_run_info.
+type Run struct {
+	Scenario string // scenario name, "" for `habench sysbench run`
+	Topology string // topology (cluster) name
+	Kind     string // single, async, semisync, group, galera
+	Flavor   string // mariadb, mysql
+	Workload string // oltp_read_write, ...
+	// Cell names the sweep cell ("threads=16"), "" outside sweeps.
+	Cell string
+}
+
+// Metrics holds the registry and every habench_* collector.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	transactions, reconnects prometheus.Counter
+	queries, errors          *prometheus.CounterVec
+	latency                  *latencyHistogram
+	intervalTPS, intervalQPS prometheus.Gauge
+	intervalLatency          *prometheus.GaugeVec
+	threads                  prometheus.Gauge
+
+	nodeLag, nodeBacklog, nodeQueue, nodePaused, nodeThrottle, nodeSample *prometheus.GaugeVec
+	runInfo                                                               *prometheus.GaugeVec
+	runActive                                                             prometheus.Gauge
+
+	mu       sync.Mutex
+	lastTick map[sampleKey]bool // series set by the previous tick
+}
+
+type sampleKey struct{ node, metric string }
+
+// New returns Metrics with a fresh registry holding all habench_* collectors.
+func New() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), lastTick: map[sampleKey]bool{}}
+	m.transactions = prometheus.NewCounter(prometheus.CounterOpts{Name: Transactions,
+		Help: "Transactions (sysbench events) completed, summed over report intervals (the last partial interval of a run is not included)."})
+	m.reconnects = prometheus.NewCounter(prometheus.CounterOpts{Name: Reconnects, Help: "Connections re-established by the workload after a lost connection."})
+	m.queries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Queries,
+		Help: "Statements executed, by sysbench class: read (returned rows), write (changed rows), other (BEGIN, COMMIT, no-op DML)."}, []string{"type"})
+	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Errors,
+		Help: "Ignored errors (transaction rolled back and retried, --mysql-ignore-errors) by MySQL error code."}, []string{"code"})
+	m.latency = newLatencyHistogram(prometheus.NewDesc(Latency,
+		"Transaction (event) latency in seconds: every event of every report interval, from the interval's HdrHistogram (3 significant digits).", nil, nil), LatencyBuckets)
+	m.intervalTPS = prometheus.NewGauge(prometheus.GaugeOpts{Name: IntervalTPS, Help: "Transactions per second over the last report interval."})
+	m.intervalQPS = prometheus.NewGauge(prometheus.GaugeOpts{Name: IntervalQPS, Help: "Queries per second over the last report interval."})
+	m.intervalLatency = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: IntervalLatency,
+		Help: "Latency in seconds over the last report interval: stat avg, p50, p95, p99 (HdrHistogram) or max."}, []string{"stat"})
+	m.threads = prometheus.NewGauge(prometheus.GaugeOpts{Name: Threads, Help: "Workload threads running."})
+	m.nodeLag = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NodeLag,
+		Help: "Visibility lag in seconds: age of the oldest heartbeat row the node has not shown yet (0 when it shows the newest), sampled once per second (sampler metric lag_s)."}, []string{"node"})
+	m.nodeBacklog = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NodeBacklog,
+		Help: "Transactions committed on the source and not yet applied on the replica (GTID sets; sampler metric backlog_trx)."}, []string{"node"})
+	m.nodeQueue = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NodeQueue,
+		Help: "Transactions waiting in a node's queue (certifier, applier, Galera receive queue), label queue = the sampler metric name."}, []string{"node", "queue"})
+	m.nodePaused = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NodePaused,
+		Help: "Fraction (0..1) of the last sampling second the node was paused or throttled by flow control, label metric = the sampler metric name."}, []string{"node", "metric"})
+	m.nodeThrottle = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NodeThrottle,
+		Help: "Group Replication flow control other than a fraction: average sessions throttled over the last second (gr_fc_throttled_sessions_avg) or the inferred 0/1 throttle (gr_fc_throttle_inferred), label metric = the sampler metric name."}, []string{"node", "metric"})
+	m.nodeSample = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NodeSample,
+		Help: "Every per-node sample of the last tick as in samples.csv (unit per metric: see habench's README)."}, []string{"node", "metric"})
+	m.runInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: RunInfo,
+		Help: "1 for the run in progress or last run: scenario, topology, kind, flavor, workload and sweep cell."}, []string{"scenario", "topology", "kind", "flavor", "workload", "cell"})
+	m.runActive = prometheus.NewGauge(prometheus.GaugeOpts{Name: RunActive, Help: "1 while a workload run is in progress, else 0."})
+	m.reg.MustRegister(m.transactions, m.reconnects, m.queries, m.errors, m.latency, m.intervalTPS, m.intervalQPS,
+		m.intervalLatency, m.threads, m.nodeLag, m.nodeBacklog, m.nodeQueue, m.nodePaused, m.nodeThrottle, m.nodeSample, m.runInfo, m.runActive)
+	return m
+}
+
+// Registry is the registry to serve (or gather in tests).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// StartRun marks a run as in progress: habench_run_info gets r's labels, per-node and
+// per-interval gauges of the previous run are removed (counters keep counting).
+func (m *Metrics) StartRun(r Run) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, v := range []*prometheus.GaugeVec{m.nodeLag, m.nodeBacklog, m.nodeQueue, m.nodePaused, m.nodeThrottle, m.nodeSample, m.intervalLatency, m.runInfo} {
+		v.Reset()
+	}
+	m.lastTick = map[sampleKey]bool{}
+	m.intervalTPS.Set(0)
+	m.intervalQPS.Set(0)
+	m.threads.Set(0)
+	m.runInfo.WithLabelValues(r.Scenario, r.Topology, r.Kind, r.Flavor, r.Workload, r.Cell).Set(1)
+	m.runActive.Set(1)
+}
+
+// EndRun marks the run as over (habench_run_active 0, habench_threads 0); its last
+// values stay until the next StartRun.
+func (m *Metrics) EndRun() {
+	m.runActive.Set(0)
+	m.threads.Set(0)
+}
+
+// ObserveInterval adds one report interval: counters, the latency histogram (every event
+// of the interval) and the interval gauges.
+func (m *Metrics) ObserveInterval(iv workload.Interval) {
+	m.transactions.Add(float64(iv.Transactions))
+	m.reconnects.Add(float64(iv.Reconnects))
+	m.queries.WithLabelValues("read").Add(float64(iv.Reads))
+	m.queries.WithLabelValues("write").Add(float64(iv.Writes))
+	m.queries.WithLabelValues("other").Add(float64(iv.Others))
+	for code, n := range iv.ErrorsByCode {
+		m.errors.WithLabelValues(strconv.Itoa(int(code))).Add(float64(n))
+	}
+	if iv.Histogram != nil {
+		// The exact sum of the interval's latencies: avg (ms) x events.
+		m.latency.add(iv.Histogram, iv.LatencyAvg*float64(iv.Transactions)/1000)
+	}
+	m.intervalTPS.Set(iv.TPS)
+	m.intervalQPS.Set(iv.QPS)
+	m.threads.Set(float64(iv.Threads))
+	for stat, ms := range map[string]float64{"avg": iv.LatencyAvg, "p50": iv.LatencyP50, "p95": iv.LatencyP95, "p99": iv.LatencyP99, "max": iv.LatencyMax} {
+		m.intervalLatency.WithLabelValues(stat).Set(ms / 1000)
+	}
+}
+
+// ObserveSamples sets the per-node gauges from one tick's samples: every sample in
+// habench_node_sample, lag_s in habench_node_lag_seconds, backlog_trx in
+// habench_node_backlog_transactions, queues, paused fractions and throttling
+// (report.Classify) in their gauges. Series the tick no longer carries (a node that stopped answering) are
+// removed, so a stale value never shows as current.
+func (m *Metrics) ObserveSamples(ss []sampler.Sample) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := map[sampleKey]bool{}
+	for _, s := range ss {
+		k := sampleKey{s.Node, s.Metric}
+		now[k] = true
+		m.set(k, s.Value)
+	}
+	for k := range m.lastTick {
+		if !now[k] {
+			m.remove(k)
+		}
+	}
+	m.lastTick = now
+}
+
+func (m *Metrics) set(k sampleKey, v float64) {
+	m.nodeSample.WithLabelValues(k.node, k.metric).Set(v)
+	switch {
+	case k.metric == "lag_s":
+		m.nodeLag.WithLabelValues(k.node).Set(v)
+	case k.metric == "backlog_trx":
+		m.nodeBacklog.WithLabelValues(k.node).Set(v)
+	case report.Classify(k.metric) == report.ClassQueue:
+		m.nodeQueue.WithLabelValues(k.node, k.metric).Set(v)
+	case report.Classify(k.metric) == report.ClassPaused:
+		m.nodePaused.WithLabelValues(k.node, k.metric).Set(v)
+	case report.Classify(k.metric) == report.ClassThrottle:
+		m.nodeThrottle.WithLabelValues(k.node, k.metric).Set(v)
+	}
+}
+
+func (m *Metrics) remove(k sampleKey) {
+	m.nodeSample.DeleteLabelValues(k.node, k.metric)
+	switch {
+	case k.metric == "lag_s":
+		m.nodeLag.DeleteLabelValues(k.node)
+	case k.metric == "backlog_trx":
+		m.nodeBacklog.DeleteLabelValues(k.node)
+	case report.Classify(k.metric) == report.ClassQueue:
+		m.nodeQueue.DeleteLabelValues(k.node, k.metric)
+	case report.Classify(k.metric) == report.ClassPaused:
+		m.nodePaused.DeleteLabelValues(k.node, k.metric)
+	case report.Classify(k.metric) == report.ClassThrottle:
+		m.nodeThrottle.DeleteLabelValues(k.node, k.metric)
+	}
+}
+
+// String is for logs.
+func (r Run) String() string {
+	s := r.Topology
+	if r.Cell != "" {
+		s += " " + r.Cell
+	}
+	if r.Scenario != "" {
+		s = fmt.Sprintf("%s/%s", r.Scenario, s)
+	}
+	return s
+}

@@ -1,0 +1,165 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// BaselineError is a --baseline that names no run of the results.
+type BaselineError struct {
+	Value string
+	Names []string
+}
+
+func (e *BaselineError) Error() string {
+	return fmt.Sprintf("--baseline %q: not one of the runs (%s)", e.Value, strings.Join(e.Names, ", "))
+}
+
+// Baseline picks the run the percentages refer to and says why:
+//   - requested, when not empty (a run's Name or its Topology; error if none matches);
+//   - else the baseline the scenario configured (manifest extra "baseline");
+//   - else the first single primary (topology kind "single");
+//   - else the first run.
+//
+// nil without runs.
+func (res *Results) Baseline(requested string) (*Run, string, error) {
+	if len(res.Runs) == 0 {
+		return nil, "", nil
+	}
+	if requested != "" {
+		for _, r := range res.Runs {
+			if r.Name == requested {
+				return r, "chosen with --baseline", nil
+			}
+		}
+		for _, r := range res.Runs {
+			if r.Topology == requested {
+				return r, "chosen with --baseline", nil
+			}
+		}
+		var names []string
+		for _, r := range res.Runs {
+			names = append(names, r.Name)
+		}
+		return nil, "", &BaselineError{Value: requested, Names: names}
+	}
+	for _, r := range res.Runs {
+		if b, _ := r.Manifest.Extra["baseline"].(string); b != "" {
+			for _, c := range res.Runs {
+				if c.Topology == b || c.Name == b {
+					return c, "the scenario's baseline", nil
+				}
+			}
+			break
+		}
+	}
+	for _, r := range res.Runs {
+		if r.Kind() == "single" {
+			return r, "the single primary (default)", nil
+		}
+	}
+	return res.Runs[0], "the first run (no single primary ran)", nil
+}
+
+// Pct is 100*v/base, and false when base is 0 (no percentage).
+func Pct(v, base float64) (float64, bool) {
+	if base == 0 {
+		return 0, false
+	}
+	return 100 * v / base, true
+}
+
+// Row is one run's line in the comparison table (report.csv, report.md, report.html).
+// Latencies in ms; percentages relative to the baseline (100 = same), nil when the
+// baseline's value is 0 or missing.
+type Row struct {
+	Run                         *Run
+	TPS, QPS                    float64
+	AvgMs, P95Ms, P99Ms, MaxMs  float64
+	TPSPct, AvgPct, P95Pct      *float64
+	MaxLagS                     *float64
+	TPSMean, TPSMin, TPSMax     float64
+	TPSCV                       float64 // per-interval TPS stddev/mean
+	IgnoredErrors, Transactions int64
+	IsBaseline                  bool
+}
+
+// Group is a sweep cell's axis values other than topology and repeat (manifest extra
+// "axes"), as "name=value ..." sorted by name; "" outside sweeps. Runs of one group
+// differ only in their topology (and repeat).
+func (r *Run) Group() string {
+	axes, ok := r.Manifest.Extra["axes"].(map[string]any)
+	if !ok {
+		return ""
+	}
+	var kv []string
+	for k, v := range axes {
+		if k != "topology" && k != "repeat" {
+			kv = append(kv, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, " ")
+}
+
+// baselineFor is the run r is compared with: in a sweep, the baseline topology's run of
+// r's group (the same cell values but the topology); otherwise base itself. nil when
+// the group has no run of the baseline topology.
+func (res *Results) baselineFor(r, base *Run) *Run {
+	if base == nil || base.Group() == "" || r.Group() == base.Group() && r.Topology == base.Topology {
+		return base
+	}
+	for _, c := range res.Runs {
+		if c.Topology == base.Topology && c.Group() == r.Group() {
+			return c
+		}
+	}
+	return nil
+}
+
+// Rows computes the comparison rows against base (which may be nil). In a sweep each
+// run is compared with the baseline topology's run of its own group (see Group).
+func (res *Results) Rows(base *Run) []Row {
+	var out []Row
+	for _, r := range res.Runs {
+		b := res.baselineFor(r, base)
+		row := Row{Run: r, IsBaseline: r == b}
+		if s := r.Summary; s != nil {
+			row.TPS, row.QPS = s.TPS, s.QPS
+			row.AvgMs, row.P95Ms, row.P99Ms, row.MaxMs = s.LatencyMs["avg"], s.LatencyMs["p95"], s.LatencyMs["p99"], s.LatencyMs["max"]
+			row.IgnoredErrors, row.Transactions = s.IgnoredErrors, s.Transactions
+		}
+		if m, ok := r.MaxLagS(); ok {
+			row.MaxLagS = &m
+		}
+		row.TPSMean, row.TPSMin, row.TPSMax, row.TPSCV, _ = r.TPSStats()
+		if b != nil && b.Summary != nil {
+			pct := func(v, b float64) *float64 {
+				if p, ok := Pct(v, b); ok {
+					return &p
+				}
+				return nil
+			}
+			row.TPSPct = pct(row.TPS, b.Summary.TPS)
+			row.AvgPct = pct(row.AvgMs, b.Summary.LatencyMs["avg"])
+			row.P95Pct = pct(row.P95Ms, b.Summary.LatencyMs["p95"])
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+func fmtPct(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", *p)
+}
+
+func fmtOpt(p *float64, format string) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf(format, *p)
+}

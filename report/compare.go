@@ -1,0 +1,258 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"gonum.org/v1/plot/plotter"
+)
+
+// Comparison is a before/after comparison of two results directories: runs paired by
+// name (a single run against a single run is always paired).
+type Comparison struct {
+	Before, After *Results
+	Pairs         []Pair
+	// OnlyBefore and OnlyAfter name runs without a partner.
+	OnlyBefore, OnlyAfter []string
+}
+
+// Pair is one run before and after, and its metrics.
+type Pair struct {
+	Name          string
+	Before, After *Run
+	Metrics       []Delta
+}
+
+// Delta is one metric before and after. Values are nil when the run lacks them (no
+// summary, no lag samples); Change is (after-before)/before in percent: 0 when they are
+// equal, nil when either is missing or before is 0 and after is not.
+type Delta struct {
+	Metric string
+	Unit   string
+	// HigherIsBetter: TPS and QPS; latencies and lag are better lower.
+	HigherIsBetter bool
+	Before, After  *float64
+	Change         *float64
+}
+
+// Verdict is "better", "worse" or "same" (|change| < 1%), "" without a change.
+func (d Delta) Verdict() string {
+	if d.Change == nil {
+		return ""
+	}
+	c := *d.Change
+	switch {
+	case c > -1 && c < 1:
+		return "same"
+	case (c > 0) == d.HigherIsBetter:
+		return "better"
+	}
+	return "worse"
+}
+
+func runMetrics(r *Run) map[string]*float64 {
+	out := map[string]*float64{}
+	if r.Summary != nil {
+		v := func(x float64) *float64 { return &x }
+		out["TPS"], out["QPS"] = v(r.Summary.TPS), v(r.Summary.QPS)
+		for _, k := range []string{"avg", "p95", "p99", "max"} {
+			if x, ok := r.Summary.LatencyMs[k]; ok {
+				out["latency "+k] = v(x)
+			}
+		}
+	}
+	if m, ok := r.MaxLagS(); ok {
+		out["max lag"] = &m
+	}
+	return out
+}
+
+// compareMetrics lists the compared metrics in order.
+var compareMetrics = []struct {
+	name, unit string
+	higher     bool
+}{
+	{"TPS", "1/s", true}, {"QPS", "1/s", true},
+	{"latency avg", "ms", false}, {"latency p95", "ms", false}, {"latency p99", "ms", false}, {"latency max", "ms", false},
+	{"max lag", "s", false},
+}
+
+// Compare pairs before's and after's runs by name (or the one run of each) and computes
+// the change of TPS, QPS, latency avg/p95/p99/max and the maximum lag.
+func Compare(before, after *Results) *Comparison {
+	c := &Comparison{Before: before, After: after}
+	pair := func(a, b *Run) {
+		p := Pair{Name: a.Name, Before: a, After: b}
+		if a.Name != b.Name {
+			p.Name = a.Name + " / " + b.Name
+		}
+		ma, mb := runMetrics(a), runMetrics(b)
+		for _, m := range compareMetrics {
+			d := Delta{Metric: m.name, Unit: m.unit, HigherIsBetter: m.higher, Before: ma[m.name], After: mb[m.name]}
+			switch {
+			case d.Before == nil || d.After == nil:
+			case *d.Before == *d.After:
+				d.Change = new(float64)
+			case *d.Before != 0:
+				ch := 100 * (*d.After - *d.Before) / *d.Before
+				d.Change = &ch
+			}
+			p.Metrics = append(p.Metrics, d)
+		}
+		c.Pairs = append(c.Pairs, p)
+	}
+	if len(before.Runs) == 1 && len(after.Runs) == 1 {
+		pair(before.Runs[0], after.Runs[0])
+		return c
+	}
+	byName := map[string]*Run{}
+	for _, r := range after.Runs {
+		byName[r.Name] = r
+	}
+	used := map[string]bool{}
+	for _, a := range before.Runs {
+		if b, ok := byName[a.Name]; ok {
+			pair(a, b)
+			used[a.Name] = true
+		} else {
+			c.OnlyBefore = append(c.OnlyBefore, a.Name)
+		}
+	}
+	for _, b := range after.Runs {
+		if !used[b.Name] {
+			c.OnlyAfter = append(c.OnlyAfter, b.Name)
+		}
+	}
+	return c
+}
+
+func fmtVal(p *float64, unit string) string {
+	if p == nil {
+		return "n/a"
+	}
+	switch unit {
+	case "s":
+		return strconv.FormatFloat(*p, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(*p, 'f', 2, 64)
+}
+
+func fmtChange(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
+}
+
+// WriteText prints the comparison as an aligned table.
+func (c *Comparison) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "before: %s\nafter:  %s\n\n", c.Before.Dir, c.After.Dir)
+	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "run\tmetric\tbefore\tafter\tchange\t")
+	for _, p := range c.Pairs {
+		for i, d := range p.Metrics {
+			name := ""
+			if i == 0 {
+				name = p.Name
+			}
+			fmt.Fprintf(tw, "%s\t%s (%s)\t%s\t%s\t%s %s\t\n", name, d.Metric, d.Unit, fmtVal(d.Before, d.Unit), fmtVal(d.After, d.Unit), fmtChange(d.Change), d.Verdict())
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range c.OnlyBefore {
+		fmt.Fprintf(w, "only before: %s\n", n)
+	}
+	for _, n := range c.OnlyAfter {
+		fmt.Fprintf(w, "only after: %s\n", n)
+	}
+	return nil
+}
+
+// HTML renders the comparison as a self-contained page: the table, and per pair the
+// TPS and p95 per report interval of both runs on one time axis (seconds since the
+// start of measurement).
+func (c *Comparison) HTML(now time.Time) ([]byte, error) {
+	type pairView struct {
+		Pair
+		Chart *Chart
+	}
+	var pvs []pairView
+	for _, p := range c.Pairs {
+		pv := pairView{Pair: p}
+		var panels []panel
+		xmax := 1.0
+		tpsP := panel{title: "TPS per report interval", ylabel: "TPS"}
+		latP := panel{title: "p95 latency per report interval", ylabel: "ms"}
+		for i, r := range []*Run{p.Before, p.After} {
+			label := []string{"before", "after"}[i]
+			var tps, lat plotter.XYs
+			if len(r.Intervals) > 0 {
+				tps = append(tps, plotter.XY{X: 0, Y: r.Intervals[0].TPS})
+				lat = append(lat, plotter.XY{X: 0, Y: r.Intervals[0].LatP95Ms})
+			}
+			for _, iv := range r.Intervals {
+				tps = append(tps, plotter.XY{X: iv.ElapsedS, Y: iv.TPS})
+				lat = append(lat, plotter.XY{X: iv.ElapsedS, Y: iv.LatP95Ms})
+				xmax = max(xmax, iv.ElapsedS)
+			}
+			tpsP.lines = append(tpsP.lines, series{label: label, xys: tps, step: true, color: i, dash: i == 0})
+			latP.lines = append(latP.lines, series{label: label, xys: lat, step: true, color: i, dash: i == 0})
+		}
+		panels = append(panels, tpsP, latP)
+		ch, err := timeSeriesChart(p.Name, "time s (from the start of measurement)", panels, xmax)
+		if err != nil {
+			return nil, err
+		}
+		pv.Chart = &ch
+		pvs = append(pvs, pv)
+	}
+	var b bytes.Buffer
+	err := compareTemplate.Execute(&b, map[string]any{"C": c, "Pairs": pvs, "Generated": now.UTC().Format("2006-01-02 15:04:05 UTC")})
+	return b.Bytes(), err
+}
+
+var compareTemplate = template.Must(template.New("compare").Funcs(template.FuncMap{
+	"val":    fmtVal,
+	"change": fmtChange,
+	"svg":    func(s string) template.HTML { return template.HTML(s) },
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>habench compare</title>
+<style>
+body { font-family: 'Liberation Sans', Arial, Helvetica, sans-serif; margin: 1.5em auto; max-width: 1000px; color: #222; padding: 0 1em; }
+table { border-collapse: collapse; margin: .6em 0; font-size: .9em; }
+th, td { border: 1px solid #ccc; padding: .2em .5em; text-align: right; } th { background: #f3f3f3; } .l { text-align: left; }
+.better { color: #066a06; } .worse { color: #a40000; } .chart svg { max-width: 100%; height: auto; display: block; }
+.note { color: #555; font-size: .85em; }
+</style>
+</head>
+<body>
+<h1>habench compare</h1>
+<p class="note">before: <code>{{.C.Before.Dir}}</code>, after: <code>{{.C.After.Dir}}</code>; rendered {{.Generated}}.</p>
+<table>
+<tr><th class="l">run</th><th class="l">metric</th><th>before</th><th>after</th><th>change</th><th class="l"></th></tr>
+{{- range .Pairs}}{{$p := .}}
+{{- range $i, $d := .Metrics}}
+<tr><td class="l">{{if not $i}}{{$p.Name}}{{end}}</td><td class="l">{{$d.Metric}} ({{$d.Unit}})</td><td>{{val $d.Before $d.Unit}}</td><td>{{val $d.After $d.Unit}}</td><td>{{change $d.Change}}</td><td class="l {{$d.Verdict}}">{{$d.Verdict}}</td></tr>
+{{- end}}
+{{- end}}
+</table>
+{{- range .C.OnlyBefore}}<p>only before: {{.}}</p>{{end}}
+{{- range .C.OnlyAfter}}<p>only after: {{.}}</p>{{end}}
+{{- range .Pairs}}
+<h2>{{.Name}}</h2>
+{{- with .Chart}}<div class="chart" title="{{.Title}}">{{svg .SVG}}</div>{{end}}
+<p class="note">Before dashed, after solid; time from the start of measurement.</p>
+{{- end}}
+</body>
+</html>
+`))

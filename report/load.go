@@ -1,0 +1,639 @@
+// Package report renders habench results directories for people: a self-contained HTML
+// file with inline SVG charts (gonum.org/v1/plot, vgsvg backend; no JavaScript, nothing
+// fetched), Markdown and CSV. It reads only the files a run writes (manifest.json,
+// summary.json, intervals.csv, samples.csv; comparison.json for a scenario;
+// sweep_points.json for a sweep), so it renders results of any habench version that
+// wrote those files, and it imports nothing of experiment (experiment calls it).
+//
+// Three kinds of directory load:
+//   - a run directory (manifest.json): one topology, one workload run;
+//   - a scenario directory (comparison.json, or subdirectories holding manifest.json):
+//     several runs compared against a baseline;
+//   - a sweep directory (sweep_points.json, see SweepPoint): a scenario whose runs are
+//     the cells of a grid, plus curves of TPS and p95 against the swept value.
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kinds of results directory.
+const (
+	KindRun      = "run"
+	KindScenario = "scenario"
+	KindSweep    = "sweep"
+)
+
+// Results is a loaded results directory: one run, a scenario's runs, or a sweep's cells.
+type Results struct {
+	// Dir is the directory as given to Load.
+	Dir string
+	// Kind is KindRun, KindScenario or KindSweep.
+	Kind string
+	// Name is the scenario's name (manifest extra "scenario"), else the directory's base name.
+	Name string
+	// Runs in the order they ran (comparison.json's order, else by start time).
+	Runs []*Run
+	// Sweep is the sweep's points (KindSweep only).
+	Sweep []SweepPoint
+	// Missing lists comparison.json rows whose run directory has no manifest.json (a
+	// run killed before it wrote one, a directory removed): reported, not drawn.
+	Missing []string
+}
+
+// Run is one run directory, loaded.
+type Run struct {
+	// Name is the topology's name (manifest topology.name), else extra "topology", else
+	// the directory's base name. With Cell set (a sweep), Name is "<topology> <cell>".
+	Name string
+	// Topology is the topology's name alone ("" for a run without a cluster).
+	Topology string
+	// Cell names the sweep cell (manifest extra "cell"), "" outside sweeps.
+	Cell string
+	Dir  string
+	// Manifest is manifest.json.
+	Manifest Manifest
+	// Summary is summary.json; nil when the run did not get to write it (killed).
+	Summary *Summary
+	// Intervals are intervals.csv's rows (elapsed_s on the workload's clock).
+	Intervals []Interval
+	// Samples are samples.csv's rows (elapsed_s on the samplers' clock).
+	Samples []Sample
+	// Error says why the run is incomplete ("" when it completed): summary.json's error,
+	// comparison.json's row error, or a missing summary.
+	Error string
+	// DeploySecs is the deploy time from comparison.json (0 when unknown).
+	DeploySecs float64
+}
+
+// Manifest is the part of manifest.json the report shows. Unknown top-level keys (from
+// newer habench versions, e.g. knobs) are kept in Other and shown as they are.
+type Manifest struct {
+	Habench          map[string]string          `json:"habench"`
+	CommandLine      []string                   `json:"command_line"`
+	Started          time.Time                  `json:"started"`
+	Finished         time.Time                  `json:"finished"`
+	Host             map[string]any             `json:"host"`
+	Workload         ManifestWorkload           `json:"workload"`
+	Topology         map[string]any             `json:"topology"`
+	Cluster          map[string]any             `json:"cluster"`
+	Binaries         *Binaries                  `json:"binaries"`
+	Nodes            []Node                     `json:"nodes"`
+	Links            map[string]json.RawMessage `json:"links"`
+	Samplers         []string                   `json:"samplers"`
+	IntervalsOffsetS float64                    `json:"intervals_offset_s"`
+	Extra            map[string]any             `json:"extra"`
+	// Knobs are the run's runtime knobs (manifest "knobs"), nil without knobs.
+	Knobs *Knobs `json:"knobs"`
+	// Other holds top-level keys not listed above, raw.
+	Other map[string]json.RawMessage `json:"-"`
+}
+
+// Knobs is manifest.json's "knobs": the settings requested for the run and, per node,
+// the value before, the value in effect (read back) and after the run the restored one.
+type Knobs struct {
+	Requested []string `json:"requested"`
+	Keep      bool     `json:"keep"`
+	Nodes     []struct {
+		Node      string  `json:"node"`
+		Knob      string  `json:"knob"`
+		Variable  string  `json:"variable"`
+		Method    string  `json:"method"`
+		Requested string  `json:"requested"`
+		Before    string  `json:"before"`
+		Effective string  `json:"effective"`
+		Matches   bool    `json:"matches"`
+		Restored  *string `json:"restored"`
+		Note      string  `json:"note"`
+	} `json:"nodes"`
+	Restored *bool    `json:"restored"`
+	Notes    []string `json:"notes"`
+}
+
+// ManifestWorkload is manifest.json's workload: the test, its sysbench options (by
+// sysbench name, as strings) and the endpoints the workers used.
+type ManifestWorkload struct {
+	Name      string            `json:"name"`
+	Options   map[string]string `json:"options"`
+	RandType  string            `json:"rand_type"`
+	PSMode    string            `json:"db_ps_mode"`
+	Endpoints []string          `json:"endpoints"`
+}
+
+// Binaries are the server binaries that ran.
+type Binaries struct {
+	Flavor       string         `json:"flavor"`
+	Version      string         `json:"version"`
+	VersionText  string         `json:"version_text"`
+	Installation map[string]any `json:"installation"`
+}
+
+// Node is one node in the manifest: role, address, version and the server variables
+// read back from it before the run.
+type Node struct {
+	Name      string            `json:"name"`
+	Role      string            `json:"role"`
+	Address   string            `json:"address"`
+	Version   string            `json:"version"`
+	Variables map[string]string `json:"variables"`
+}
+
+// LinkImpairment is manifest links.impairment when links were impaired: the backend,
+// the one-way impairment per directed link and the measured round trips (ms).
+type LinkImpairment struct {
+	Backend    string            `json:"backend"`
+	Links      map[string]string `json:"links"`
+	Request    string            `json:"request"`
+	AppliedBy  string            `json:"applied_by"`
+	LinkThread string            `json:"link_thread"`
+	RTT        []struct {
+		Link         string  `json:"link"`
+		BaseMs       float64 `json:"base_ms"`
+		RequestedMs  float64 `json:"requested_ms"`
+		AchievedMs   float64 `json:"achieved_median_ms"`
+		AchievedP99  float64 `json:"achieved_p99_ms"`
+		AddedMs      float64 `json:"added_ms"`
+		FailedProbes int     `json:"failed"`
+		Samples      int     `json:"samples"`
+		Partitioned  bool    `json:"partitioned"`
+	} `json:"rtt"`
+	Warnings []string `json:"warnings"`
+}
+
+// Summary is the part of summary.json the report shows. Latencies in milliseconds.
+type Summary struct {
+	Workload       string             `json:"workload"`
+	Threads        int                `json:"threads"`
+	TimeS          float64            `json:"time_s"`
+	TPS            float64            `json:"tps"`
+	QPS            float64            `json:"qps"`
+	Transactions   int64              `json:"transactions"`
+	Reads          int64              `json:"reads"`
+	Writes         int64              `json:"writes"`
+	Others         int64              `json:"others"`
+	IgnoredErrors  int64              `json:"ignored_errors"`
+	Reconnects     int64              `json:"reconnects"`
+	LatencyMs      map[string]float64 `json:"latency_ms"`
+	ErrorsByCode   map[string]int64   `json:"errors_by_code"`
+	Nodes          []NodeSummary      `json:"nodes"`
+	ReplicasCaught *bool              `json:"replicas_consistent"`
+	DataCheck      string             `json:"data_check"`
+	Error          string             `json:"error"`
+	// Other holds sections this package does not know (semisync, group, galera, ...), raw.
+	Other map[string]json.RawMessage `json:"-"`
+}
+
+// summaryKnown are the summary.json keys Summary decodes or leaves out on purpose.
+var summaryKnown = []string{"workload", "threads", "time_s", "tps", "qps", "transactions", "reads", "writes", "others",
+	"ignored_errors", "reconnects", "latency_ms", "errors_by_code", "per_endpoint", "nodes", "data_check",
+	"replicas_consistent", "rand_type", "db_ps_mode", "error"}
+
+// NodeSummary is one node's lag summary; nil pointers mean no sample (never 0).
+type NodeSummary struct {
+	Node          string   `json:"node"`
+	Role          string   `json:"role"`
+	LagMaxS       *float64 `json:"lag_max_s"`
+	LagAvgS       *float64 `json:"lag_avg_s"`
+	BacklogMaxTrx *float64 `json:"backlog_max_trx"`
+	Samples       int      `json:"samples"`
+	SamplerErrors float64  `json:"sampler_errors"`
+}
+
+// Interval is one row of intervals.csv: rates per second, latencies in ms. ElapsedS is
+// the end of the interval on the workload's clock (Manifest.IntervalsOffsetS moves it
+// onto the samples' clock).
+type Interval struct {
+	ElapsedS, Threads, TPS, QPS, ErrPS               float64
+	LatAvgMs, LatP50Ms, LatP95Ms, LatP99Ms, LatMaxMs float64
+}
+
+// Sample is one row of samples.csv: the value of a node's metric at ElapsedS on the
+// samples' clock, in the metric's unit (sampler.Metrics).
+type Sample struct {
+	ElapsedS float64
+	Node     string
+	Metric   string
+	Value    float64
+}
+
+// LoadError is a directory that is not a habench results directory, or a file in it
+// that cannot be read.
+type LoadError struct {
+	Path   string
+	Reason string
+}
+
+func (e *LoadError) Error() string { return fmt.Sprintf("results %q: %s", e.Path, e.Reason) }
+
+// Load reads a results directory: a run (manifest.json), a sweep (sweep_points.json) or
+// a scenario (comparison.json, or subdirectories with manifest.json). Error
+// (*LoadError) when dir is none of these or a file is malformed; a run whose
+// summary.json is missing loads with Error set (it was interrupted).
+func Load(dir string) (*Results, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, &LoadError{Path: dir, Reason: err.Error()}
+	}
+	if !st.IsDir() {
+		return nil, &LoadError{Path: dir, Reason: "not a directory"}
+	}
+	if exists(filepath.Join(dir, "manifest.json")) {
+		r, err := LoadRun(dir)
+		if err != nil {
+			return nil, err
+		}
+		return &Results{Dir: dir, Kind: KindRun, Name: r.Name, Runs: []*Run{r}}, nil
+	}
+	res := &Results{Dir: dir, Kind: KindScenario, Name: filepath.Base(filepath.Clean(dir))}
+	if exists(filepath.Join(dir, SweepFile)) {
+		pts, err := ReadSweepPoints(dir)
+		if err != nil {
+			return nil, err
+		}
+		res.Kind, res.Sweep = KindSweep, pts
+	}
+	if exists(filepath.Join(dir, "comparison.json")) {
+		if err := res.loadComparison(); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := res.loadSubdirs(); err != nil {
+			return nil, err
+		}
+	}
+	if len(res.Runs) == 0 && len(res.Sweep) == 0 {
+		return nil, &LoadError{Path: dir, Reason: "no manifest.json, comparison.json, " + SweepFile + " or run directories: not a habench results directory"}
+	}
+	for _, r := range res.Runs {
+		if s, ok := r.Manifest.Extra["scenario"].(string); ok && s != "" {
+			res.Name = s
+			break
+		}
+	}
+	return res, nil
+}
+
+// comparisonRow is the part of a comparison.json row the loader needs.
+type comparisonRow struct {
+	Topology   string  `json:"topology"`
+	Dir        string  `json:"dir"`
+	DeploySecs float64 `json:"deploy_s"`
+	Error      string  `json:"error"`
+}
+
+func (res *Results) loadComparison() error {
+	path := filepath.Join(res.Dir, "comparison.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return &LoadError{Path: path, Reason: err.Error()}
+	}
+	var rows []comparisonRow
+	if err := json.Unmarshal(b, &rows); err != nil {
+		return &LoadError{Path: path, Reason: err.Error()}
+	}
+	for _, row := range rows {
+		// The row's dir is relative to where the scenario ran; the run directory is
+		// inside the scenario directory under the same base name.
+		d := filepath.Join(res.Dir, filepath.Base(row.Dir))
+		if !exists(filepath.Join(d, "manifest.json")) && exists(filepath.Join(row.Dir, "manifest.json")) {
+			d = row.Dir
+		}
+		if !exists(filepath.Join(d, "manifest.json")) {
+			res.Missing = append(res.Missing, fmt.Sprintf("%s (%s: no manifest.json)", row.Topology, d))
+			continue
+		}
+		r, err := LoadRun(d)
+		if err != nil {
+			return err
+		}
+		r.DeploySecs = row.DeploySecs
+		if row.Error != "" && r.Error == "" {
+			r.Error = row.Error
+		}
+		res.Runs = append(res.Runs, r)
+	}
+	return nil
+}
+
+func (res *Results) loadSubdirs() error {
+	ents, err := os.ReadDir(res.Dir)
+	if err != nil {
+		return &LoadError{Path: res.Dir, Reason: err.Error()}
+	}
+	for _, e := range ents {
+		d := filepath.Join(res.Dir, e.Name())
+		if !e.IsDir() {
+			continue
+		}
+		if !exists(filepath.Join(d, "manifest.json")) {
+			continue
+		}
+		r, err := LoadRun(d)
+		if err != nil {
+			return err
+		}
+		res.Runs = append(res.Runs, r)
+	}
+	sort.SliceStable(res.Runs, func(i, j int) bool {
+		return res.Runs[i].Manifest.Started.Before(res.Runs[j].Manifest.Started)
+	})
+	return nil
+}
+
+// LoadRun reads one run directory. manifest.json is required; summary.json,
+// intervals.csv and samples.csv are read when present.
+func LoadRun(dir string) (*Run, error) {
+	r := &Run{Dir: dir}
+	mpath := filepath.Join(dir, "manifest.json")
+	b, err := os.ReadFile(mpath)
+	if err != nil {
+		return nil, &LoadError{Path: mpath, Reason: err.Error()}
+	}
+	if err := json.Unmarshal(b, &r.Manifest); err != nil {
+		return nil, &LoadError{Path: mpath, Reason: err.Error()}
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err == nil {
+		for _, k := range []string{"habench", "command_line", "started", "finished", "host", "workload", "topology",
+			"cluster", "binaries", "nodes", "links", "samplers", "intervals_offset_s", "extra", "knobs"} {
+			delete(all, k)
+		}
+		if len(all) > 0 {
+			r.Manifest.Other = all
+		}
+	}
+	spath := filepath.Join(dir, "summary.json")
+	if b, err := os.ReadFile(spath); err == nil {
+		r.Summary = &Summary{}
+		if err := json.Unmarshal(b, r.Summary); err != nil {
+			return nil, &LoadError{Path: spath, Reason: err.Error()}
+		}
+		var all map[string]json.RawMessage
+		if json.Unmarshal(b, &all) == nil {
+			for _, k := range summaryKnown {
+				delete(all, k)
+			}
+			if len(all) > 0 {
+				r.Summary.Other = all
+			}
+		}
+		r.Error = r.Summary.Error
+	} else if errors.Is(err, fs.ErrNotExist) {
+		r.Error = "no summary.json (the run did not finish)"
+	} else {
+		return nil, &LoadError{Path: spath, Reason: err.Error()}
+	}
+	if r.Intervals, err = readIntervals(filepath.Join(dir, "intervals.csv")); err != nil {
+		return nil, err
+	}
+	if r.Samples, err = readSamples(filepath.Join(dir, "samples.csv")); err != nil {
+		return nil, err
+	}
+	r.Topology, _ = r.Manifest.Topology["name"].(string)
+	if r.Topology == "" {
+		r.Topology, _ = r.Manifest.Extra["topology"].(string)
+	}
+	r.Cell, _ = r.Manifest.Extra["cell"].(string)
+	r.Name = r.Topology
+	if r.Name == "" {
+		r.Name = filepath.Base(filepath.Clean(dir))
+	}
+	if r.Cell != "" {
+		r.Name += " " + r.Cell
+	}
+	return r, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// readCSV reads a CSV file with a header into rows of column name -> value. A missing
+// file is no rows; a truncated last line (a killed run) is dropped.
+func readCSV(path string) ([]string, [][]string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, &LoadError{Path: path, Reason: err.Error()}
+	}
+	defer f.Close()
+	cr := csv.NewReader(f)
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, &LoadError{Path: path, Reason: err.Error()}
+	}
+	var rows [][]string
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, &LoadError{Path: path, Reason: err.Error()}
+		}
+		if len(rec) != len(header) {
+			continue // a row cut short by a killed run
+		}
+		rows = append(rows, rec)
+	}
+	return header, rows, nil
+}
+
+func readIntervals(path string) ([]Interval, error) {
+	header, rows, err := readCSV(path)
+	if err != nil || header == nil {
+		return nil, err
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	if _, ok := col["elapsed_s"]; !ok {
+		return nil, &LoadError{Path: path, Reason: "no elapsed_s column"}
+	}
+	var out []Interval
+	for n, rec := range rows {
+		var iv Interval
+		var perr error
+		get := func(name string, dst *float64) {
+			i, ok := col[name]
+			if !ok || perr != nil {
+				return
+			}
+			v, err := strconv.ParseFloat(rec[i], 64)
+			if err != nil {
+				perr = &LoadError{Path: path, Reason: fmt.Sprintf("row %d, %s %q: not a number", n+2, name, rec[i])}
+			}
+			*dst = v
+		}
+		get("elapsed_s", &iv.ElapsedS)
+		get("threads", &iv.Threads)
+		get("tps", &iv.TPS)
+		get("qps", &iv.QPS)
+		get("err_ps", &iv.ErrPS)
+		get("lat_avg_ms", &iv.LatAvgMs)
+		get("lat_p50_ms", &iv.LatP50Ms)
+		get("lat_p95_ms", &iv.LatP95Ms)
+		get("lat_p99_ms", &iv.LatP99Ms)
+		get("lat_max_ms", &iv.LatMaxMs)
+		if perr != nil {
+			return nil, perr
+		}
+		out = append(out, iv)
+	}
+	return out, nil
+}
+
+func readSamples(path string) ([]Sample, error) {
+	header, rows, err := readCSV(path)
+	if err != nil || header == nil {
+		return nil, err
+	}
+	if strings.Join(header, ",") != "elapsed_s,node,metric,value" {
+		return nil, &LoadError{Path: path, Reason: fmt.Sprintf("header %q, want elapsed_s,node,metric,value", strings.Join(header, ","))}
+	}
+	out := make([]Sample, 0, len(rows))
+	for n, rec := range rows {
+		e, err1 := strconv.ParseFloat(rec[0], 64)
+		v, err2 := strconv.ParseFloat(rec[3], 64)
+		if err1 != nil || err2 != nil {
+			return nil, &LoadError{Path: path, Reason: fmt.Sprintf("row %d: %q: not numbers", n+2, strings.Join(rec, ","))}
+		}
+		out = append(out, Sample{ElapsedS: e, Node: rec[1], Metric: rec[2], Value: v})
+	}
+	return out, nil
+}
+
+// Kind is the topology kind from the manifest ("single", "async", ...), "" if none.
+func (r *Run) Kind() string { s, _ := r.Manifest.Topology["kind"].(string); return s }
+
+// Flavor is the server flavor ("mariadb", "mysql"), "" if unknown.
+func (r *Run) Flavor() string {
+	if r.Manifest.Binaries != nil && r.Manifest.Binaries.Flavor != "" {
+		return r.Manifest.Binaries.Flavor
+	}
+	s, _ := r.Manifest.Topology["flavor"].(string)
+	return s
+}
+
+// Version is the server version ("10.11.19"), else the first node's version string.
+func (r *Run) Version() string {
+	if r.Manifest.Binaries != nil && r.Manifest.Binaries.Version != "" {
+		return r.Manifest.Binaries.Version
+	}
+	if len(r.Manifest.Nodes) > 0 {
+		return r.Manifest.Nodes[0].Version
+	}
+	return ""
+}
+
+// Latency returns the run's latency statistic ("avg", "p95", "p99", "max", ...) in ms,
+// and false when there is no summary.
+func (r *Run) Latency(stat string) (float64, bool) {
+	if r.Summary == nil {
+		return 0, false
+	}
+	v, ok := r.Summary.LatencyMs[stat]
+	return v, ok
+}
+
+// MaxLagS is the largest visibility lag any node showed (summary.json), false when no
+// node has a lag sample.
+func (r *Run) MaxLagS() (float64, bool) {
+	if r.Summary == nil {
+		return 0, false
+	}
+	found, m := false, 0.0
+	for _, n := range r.Summary.Nodes {
+		if n.LagMaxS != nil && (!found || *n.LagMaxS > m) {
+			found, m = true, *n.LagMaxS
+		}
+	}
+	return m, found
+}
+
+// Impairment decodes manifest links.impairment: nil when the links were not impaired
+// ("none") or the field is absent.
+func (r *Run) Impairment() *LinkImpairment {
+	raw, ok := r.Manifest.Links["impairment"]
+	if !ok {
+		return nil
+	}
+	var li LinkImpairment
+	if err := json.Unmarshal(raw, &li); err != nil || li.Backend == "" {
+		return nil
+	}
+	return &li
+}
+
+// LinkDescription is manifest links.description and network ("" when absent).
+func (r *Run) LinkDescription() string {
+	var d string
+	if raw, ok := r.Manifest.Links["description"]; ok {
+		_ = json.Unmarshal(raw, &d)
+	}
+	return d
+}
+
+// NodeNames lists the nodes of the run: the manifest's, then any others seen in samples.
+func (r *Run) NodeNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range r.Manifest.Nodes {
+		if !seen[n.Name] {
+			seen[n.Name] = true
+			out = append(out, n.Name)
+		}
+	}
+	var extra []string
+	for _, s := range r.Samples {
+		if !seen[s.Node] {
+			seen[s.Node] = true
+			extra = append(extra, s.Node)
+		}
+	}
+	sort.Strings(extra)
+	return append(out, extra...)
+}
+
+// TPSStats are the per-interval TPS's mean, minimum, maximum and coefficient of
+// variation (stddev/mean, 0..): the jitter a TPS-over-time chart shows. ok is false
+// without intervals.
+func (r *Run) TPSStats() (mean, lo, hi, cv float64, ok bool) {
+	if len(r.Intervals) == 0 {
+		return 0, 0, 0, 0, false
+	}
+	lo, hi = r.Intervals[0].TPS, r.Intervals[0].TPS
+	for _, iv := range r.Intervals {
+		mean += iv.TPS
+		lo, hi = min(lo, iv.TPS), max(hi, iv.TPS)
+	}
+	mean /= float64(len(r.Intervals))
+	var ss float64
+	for _, iv := range r.Intervals {
+		ss += (iv.TPS - mean) * (iv.TPS - mean)
+	}
+	if mean > 0 {
+		cv = math.Sqrt(ss/float64(len(r.Intervals))) / mean
+	}
+	return mean, lo, hi, cv, true
+}

@@ -1,0 +1,153 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// mdEscape keeps table cells in one cell.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// markdown renders the page as Markdown: the same tables as the HTML, without charts
+// (they are in report.html).
+func markdown(pg page) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# habench report: %s\n\n", pg.Title)
+	fmt.Fprintf(&b, "%s results in `%s`, rendered %s. Charts: report.html.\n\n", pg.Kind, pg.Dir, pg.Generated)
+	if len(pg.Servers) > 0 {
+		fmt.Fprintf(&b, "- servers: %s\n", strings.Join(pg.Servers, "; "))
+	}
+	if len(pg.Habench) > 0 {
+		fmt.Fprintf(&b, "- habench: %s\n", strings.Join(pg.Habench, ", "))
+	}
+	if pg.Workload != "" {
+		fmt.Fprintf(&b, "- workload: %s\n", pg.Workload)
+	}
+	if pg.Multi {
+		fmt.Fprintf(&b, "- baseline: **%s** (%s); percentages are of the baseline's value (100%% = same)", pg.Baseline, pg.BaselineWhy)
+		if len(pg.Sweep) > 0 {
+			b.WriteString(", in a sweep of the baseline topology's cell with the same axis values")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n## Comparison\n\n")
+	b.WriteString("| topology | kind | flavor | version | TPS | QPS | avg ms | p95 ms | p99 ms | TPS vs base | avg latency vs base | p95 vs base | max lag s | interval TPS min / max | interval TPS CV |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range pg.Rows {
+		name := mdEscape(r.Run.Name)
+		if r.IsBaseline {
+			name = "**" + name + "** (baseline)"
+		}
+		if r.Run.Error != "" {
+			name += " (incomplete)"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %s | %.1f / %.1f | %.1f%% |\n",
+			name, r.Run.Kind(), r.Run.Flavor(), r.Run.Version(), r.TPS, r.QPS, r.AvgMs, r.P95Ms, r.P99Ms,
+			fmtPct(r.TPSPct), fmtPct(r.AvgPct), fmtPct(r.P95Pct), fmtOpt(r.MaxLagS, "%.3f"), r.TPSMin, r.TPSMax, 100*r.TPSCV)
+	}
+	for _, m := range pg.Missing {
+		fmt.Fprintf(&b, "\n**not loaded:** %s\n", m)
+	}
+	b.WriteString("\nmax lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter).\n")
+	if len(pg.Sweep) > 0 {
+		b.WriteString("\n## Sweep\n\n| topology | axis | value (read back) | other axes | TPS | p95 ms | error |\n|---|---|---|---|---|---|---|\n")
+		for _, p := range pg.Sweep {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %s |\n", mdEscape(p.Topology), mdEscape(p.Axis), mdEscape(p.Value),
+				mdEscape(fixedString(p.Fixed)), p.TPS, p.P95Ms, mdEscape(p.Error))
+		}
+	}
+	if len(pg.Settings.Cols) > 0 {
+		b.WriteString("\n## Settings that differ between runs\n\nRead back from each run's first node (the writer) before the run.")
+		if pg.Settings.Same > 0 {
+			fmt.Fprintf(&b, " %d other variables are equal in every run.", pg.Settings.Same)
+		}
+		b.WriteString("\n\n")
+		if len(pg.Settings.Rows) == 0 {
+			b.WriteString("None: every run had the same settings.\n")
+		} else {
+			writeVarTable(&b, pg.Settings)
+		}
+	}
+	for _, rv := range pg.Runs {
+		fmt.Fprintf(&b, "\n## %s\n\n", rv.Heading)
+		for _, f := range rv.Facts {
+			fmt.Fprintf(&b, "- %s: %s\n", f.K, mdEscape(f.V))
+		}
+		for _, w := range rv.Warnings {
+			fmt.Fprintf(&b, "- **warning:** %s\n", w)
+		}
+		if li := rv.Impairment; li != nil && len(li.RTT) > 0 {
+			b.WriteString("\n| link | base RTT ms | requested +ms | achieved median ms | achieved p99 ms | added ms |\n|---|---|---|---|---|---|\n")
+			for _, r := range li.RTT {
+				if r.Partitioned {
+					fmt.Fprintf(&b, "| %s | %.3f | partition | %d probes failed | | |\n", r.Link, r.BaseMs, r.FailedProbes)
+					continue
+				}
+				fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f |\n", r.Link, r.BaseMs, r.RequestedMs, r.AchievedMs, r.AchievedP99, r.AddedMs)
+			}
+		}
+		if len(rv.Nodes) > 0 {
+			b.WriteString("\n| node | role | version | lag max s | lag avg s | backlog max trx | queues | flow control paused | lag samples | sampler errors |\n|---|---|---|---|---|---|---|---|---|---|\n")
+			for _, n := range rv.Nodes {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", n.Node, n.Role, n.Version, n.LagMax, n.LagAvg, n.BacklogMax,
+					mdEscape(n.Queues), mdEscape(n.Paused), n.Samples, n.SamplerErrors)
+			}
+		}
+		if k := rv.Knobs; k != nil && len(k.Nodes) > 0 {
+			b.WriteString("\n| node | knob | variable | method | requested | before | in effect | after the run |\n|---|---|---|---|---|---|---|---|\n")
+			for _, n := range k.Nodes {
+				after := "not restored"
+				if n.Restored != nil {
+					after = *n.Restored
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", n.Node, mdEscape(n.Knob), mdEscape(n.Variable), n.Method,
+					mdEscape(n.Requested), mdEscape(n.Before), mdEscape(n.Effective), mdEscape(after))
+			}
+		}
+		if len(rv.Requested) > 0 {
+			b.WriteString("\nServer options requested by the topology: ")
+			var kv []string
+			for _, f := range rv.Requested {
+				kv = append(kv, "`"+f.K+"="+f.V+"`")
+			}
+			b.WriteString(strings.Join(kv, ", ") + "\n")
+		}
+		for _, sec := range rv.Sections {
+			fmt.Fprintf(&b, "\n%s:\n\n", sec.Title)
+			if len(sec.Cols) == 0 {
+				fmt.Fprintf(&b, "```json\n%s\n```\n", sec.JSON)
+				continue
+			}
+			b.WriteString("| " + strings.Join(sec.Cols, " | ") + " |\n|" + strings.Repeat("---|", len(sec.Cols)) + "\n")
+			for _, row := range sec.Rows {
+				for i := range row {
+					row[i] = mdEscape(row[i])
+				}
+				b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+			}
+		}
+		fmt.Fprintf(&b, "\nFiles: `%s` (settings read back from every node in its report.md and manifest.json).\n", rv.Run.Dir)
+	}
+	return b.String()
+}
+
+func writeVarTable(b *strings.Builder, t varTable) {
+	b.WriteString("| variable |")
+	for _, c := range t.Cols {
+		b.WriteString(" " + mdEscape(c) + " |")
+	}
+	b.WriteString("\n|---|")
+	for range t.Cols {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, r := range t.Rows {
+		fmt.Fprintf(b, "| %s |", r.Name)
+		for _, v := range r.Values {
+			b.WriteString(" " + mdEscape(v) + " |")
+		}
+		b.WriteString("\n")
+	}
+}

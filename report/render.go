@@ -1,0 +1,377 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options configure rendering.
+type Options struct {
+	// Baseline names the run the percentages refer to (a topology name); "" picks the
+	// default (see Results.Baseline).
+	Baseline string
+	// Now stamps the report (default time.Now).
+	Now func() time.Time
+}
+
+// Rendered is a report in its three forms.
+type Rendered struct {
+	HTML, Markdown, CSV []byte
+	// SweepCSV is sweep.csv (sweeps only).
+	SweepCSV []byte
+	// Charts are the charts inlined in HTML, in page order.
+	Charts []Chart
+	// Baseline is the chosen baseline run ("" without runs) and why it was chosen.
+	Baseline, BaselineWhy string
+}
+
+// maxBars is the most runs drawn as comparison bars.
+const maxBars = 16
+
+// page is the HTML template's data.
+type page struct {
+	Title, Kind, Dir, Generated string
+	Baseline, BaselineWhy       string
+	Workload                    string
+	Servers, Habench            []string
+	Rows                        []Row
+	Bars                        []Chart
+	SweepCharts                 []Chart
+	Sweep                       []SweepPoint
+	Settings                    varTable
+	Runs                        []runView
+	Multi                       bool
+	Missing                     []string
+}
+
+// Render renders res as HTML, Markdown and CSV. Error when the baseline is unknown
+// (*BaselineError) or a chart cannot be drawn.
+func Render(res *Results, o Options) (*Rendered, error) {
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	base, why, err := res.Baseline(o.Baseline)
+	if err != nil {
+		return nil, err
+	}
+	rows := res.Rows(base)
+	pg := page{Title: res.Name, Kind: res.Kind, Dir: res.Dir, Generated: now().UTC().Format("2006-01-02 15:04:05 UTC"),
+		BaselineWhy: why, Rows: rows, Sweep: res.Sweep, Multi: len(res.Runs) > 1, Missing: res.Missing}
+	if base != nil {
+		pg.Baseline = base.Name
+		if base.Group() != "" {
+			pg.Baseline = base.Topology // each group has its own baseline run
+		}
+		pg.Workload = workloadLine(base)
+	}
+	pg.Servers, pg.Habench = versions(res.Runs)
+	out := &Rendered{Baseline: pg.Baseline, BaselineWhy: why}
+	if len(rows) > 1 {
+		// Bars for a readable number of runs; a larger sweep has its curves.
+		if len(rows) <= maxBars {
+			if pg.Bars, err = ComparisonCharts(rows); err != nil {
+				return nil, err
+			}
+			out.Charts = append(out.Charts, pg.Bars...)
+		}
+		pg.Settings = settingsAcross(res.Runs, true)
+	}
+	if len(res.Sweep) > 0 {
+		if pg.SweepCharts, err = SweepCharts(res.Sweep); err != nil {
+			return nil, err
+		}
+		out.Charts = append(out.Charts, pg.SweepCharts...)
+	}
+	for i, r := range res.Runs {
+		c, ok, err := RunChart(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Name, err)
+		}
+		var cp *Chart
+		if ok {
+			cp = &c
+			out.Charts = append(out.Charts, c)
+		}
+		pg.Runs = append(pg.Runs, newRunView(r, rows[i], cp, i))
+	}
+	var hb bytes.Buffer
+	if err := htmlTemplate.Execute(&hb, pg); err != nil {
+		return nil, err
+	}
+	out.HTML = hb.Bytes()
+	out.Markdown = []byte(markdown(pg))
+	out.CSV = runsCSV(rows)
+	if len(res.Sweep) > 0 {
+		out.SweepCSV = sweepCSV(res.Sweep)
+	}
+	return out, nil
+}
+
+// Write loads dir, renders it and writes report.html and report.csv into it, plus
+// report.md for a scenario or sweep (a run directory's report.md is the run's own and
+// is left alone) and sweep.csv for a sweep. It returns the paths written.
+func Write(dir string, o Options) ([]string, error) {
+	res, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := Render(res, o)
+	if err != nil {
+		return nil, err
+	}
+	files := []struct {
+		name string
+		b    []byte
+	}{{"report.html", r.HTML}, {"report.csv", r.CSV}}
+	if res.Kind != KindRun {
+		files = append(files, struct {
+			name string
+			b    []byte
+		}{"report.md", r.Markdown})
+	}
+	if r.SweepCSV != nil {
+		files = append(files, struct {
+			name string
+			b    []byte
+		}{"sweep.csv", r.SweepCSV})
+	}
+	var paths []string
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, f.b, 0o644); err != nil {
+			return paths, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// CSVColumns is the header of report.csv: one row per run. Latencies in ms, rates per
+// second, percentages of the baseline (empty when there is none), lag in seconds
+// (empty without lag samples); tps_interval_* describe the per-interval TPS (jitter).
+var CSVColumns = []string{"name", "topology", "cell", "kind", "flavor", "version", "workload", "threads",
+	"tps", "qps", "lat_avg_ms", "lat_p95_ms", "lat_p99_ms", "lat_max_ms",
+	"tps_vs_baseline_pct", "lat_avg_vs_baseline_pct", "lat_p95_vs_baseline_pct", "max_lag_s",
+	"tps_interval_min", "tps_interval_max", "tps_interval_cv", "transactions", "ignored_errors",
+	"baseline", "error", "dir"}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+func optNum(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return num(*p)
+}
+
+func runsCSV(rows []Row) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(CSVColumns)
+	for _, r := range rows {
+		threads := ""
+		if r.Run.Summary != nil {
+			threads = strconv.Itoa(r.Run.Summary.Threads)
+		}
+		w.Write([]string{r.Run.Name, r.Run.Topology, r.Run.Cell, r.Run.Kind(), r.Run.Flavor(), r.Run.Version(),
+			r.Run.Manifest.Workload.Name, threads,
+			num(r.TPS), num(r.QPS), num(r.AvgMs), num(r.P95Ms), num(r.P99Ms), num(r.MaxMs),
+			optNum(r.TPSPct), optNum(r.AvgPct), optNum(r.P95Pct), optNum(r.MaxLagS),
+			num(r.TPSMin), num(r.TPSMax), num(r.TPSCV), strconv.FormatInt(r.Transactions, 10), strconv.FormatInt(r.IgnoredErrors, 10),
+			strconv.FormatBool(r.IsBaseline), r.Run.Error, r.Run.Dir})
+	}
+	w.Flush()
+	return b.Bytes()
+}
+
+// SweepCSVColumns is the header of sweep.csv: one row per sweep point.
+var SweepCSVColumns = []string{"topology", "axis", "value", "fixed", "tps", "p95_ms", "error", "dir"}
+
+func fixedString(f map[string]string) string {
+	var kv []string
+	for k, v := range f {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, " ")
+}
+
+func sweepCSV(pts []SweepPoint) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(SweepCSVColumns)
+	for _, p := range pts {
+		w.Write([]string{p.Topology, p.Axis, p.Value, fixedString(p.Fixed), num(p.TPS), num(p.P95Ms), p.Error, p.Dir})
+	}
+	w.Flush()
+	return b.Bytes()
+}
+
+var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"f1":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"f2":     func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+	"pct":    fmtPct,
+	"opt":    func(p *float64) string { return fmtOpt(p, "%.3f") },
+	"svg":    func(s string) template.HTML { return template.HTML(s) }, // generated by vgsvg, text escaped there
+	"cv":     func(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) + "%" },
+	"fixed":  fixedString,
+	"anchor": anchor,
+}).Parse(htmlSource))
+
+const htmlSource = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>habench report: {{.Title}}</title>
+<style>
+body { font-family: 'Liberation Sans', Arial, Helvetica, sans-serif; margin: 1.5em auto; max-width: 1200px; color: #222; padding: 0 1em; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ccc; } h3 { font-size: 1.05em; }
+table { border-collapse: collapse; margin: .6em 0; font-size: .9em; }
+th, td { border: 1px solid #ccc; padding: .2em .5em; text-align: right; }
+th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+tr.base td { font-weight: bold; } tr.differ td { background: #fff6d6; }
+.chart { margin: .8em 0; } .chart svg { max-width: 100%; height: auto; display: block; }
+.warn { color: #a40000; } dl.facts { display: grid; grid-template-columns: max-content auto; gap: .15em 1em; font-size: .9em; }
+dl.facts dt { font-weight: bold; } dl.facts dd { margin: 0; word-break: break-word; }
+pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
+.note { color: #555; font-size: .85em; }
+.bars { display: flex; flex-wrap: wrap; gap: 1em; }
+</style>
+</head>
+<body>
+<h1>habench report: {{.Title}}</h1>
+<p class="note">{{.Kind}} results in <code>{{.Dir}}</code>, rendered {{.Generated}}.
+{{- if .Servers}} Servers: {{range $i, $s := .Servers}}{{if $i}}; {{end}}{{$s}}{{end}}.{{end}}
+{{- if .Habench}} habench {{range $i, $s := .Habench}}{{if $i}}, {{end}}{{$s}}{{end}}.{{end}}</p>
+{{- if .Workload}}<p>Workload: {{.Workload}}.</p>{{end}}
+{{- if .Multi}}
+<p>Baseline: <b>{{.Baseline}}</b> ({{.BaselineWhy}}); percentages are of the baseline's value (100% = same){{if .Sweep}}, in a sweep of the baseline topology's cell with the same axis values{{end}}.</p>
+{{- end}}
+
+<h2 id="comparison">{{if .Multi}}Comparison{{else}}Throughput and latency{{end}}</h2>
+<table>
+<tr><th class="l">topology</th><th class="l">kind</th><th class="l">flavor</th><th class="l">version</th><th>TPS</th><th>QPS</th><th>avg ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th>{{if .Multi}}<th>TPS vs base</th><th>avg latency vs base</th><th>p95 vs base</th>{{end}}<th>max lag s</th><th>interval TPS min / max</th><th>interval TPS CV</th><th>ignored errors</th></tr>
+{{- range .Rows}}
+<tr{{if and $.Multi .IsBaseline}} class="base"{{end}}><td class="l"><a href="#{{anchor .Run.Name}}">{{.Run.Name}}</a>{{if .Run.Error}} <span class="warn">(incomplete)</span>{{end}}</td><td class="l">{{.Run.Kind}}</td><td class="l">{{.Run.Flavor}}</td><td class="l">{{.Run.Version}}</td>
+<td>{{f2 .TPS}}</td><td>{{f2 .QPS}}</td><td>{{f2 .AvgMs}}</td><td>{{f2 .P95Ms}}</td><td>{{f2 .P99Ms}}</td><td>{{f2 .MaxMs}}</td>{{if $.Multi}}<td>{{pct .TPSPct}}</td><td>{{pct .AvgPct}}</td><td>{{pct .P95Pct}}</td>{{end}}<td>{{opt .MaxLagS}}</td><td>{{f1 .TPSMin}} / {{f1 .TPSMax}}</td><td>{{cv .TPSCV}}</td><td>{{.IgnoredErrors}}</td></tr>
+{{- end}}
+</table>
+{{- range .Missing}}<p class="warn"><b>not loaded:</b> {{.}}</p>{{end}}
+<p class="note">Latencies over the whole run (HdrHistogram); max lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter).</p>
+<div class="bars">
+{{- range .Bars}}
+<div class="chart" title="{{.Title}}">{{svg .SVG}}</div>
+{{- end}}
+</div>
+
+{{- if .Sweep}}
+<h2 id="sweep">Sweep</h2>
+{{- range .SweepCharts}}
+<div class="chart" title="{{.Title}}">{{svg .SVG}}</div>
+{{- end}}
+<table>
+<tr><th class="l">topology</th><th class="l">axis</th><th class="l">value (read back)</th><th class="l">other axes</th><th>TPS</th><th>p95 ms</th><th class="l">error</th></tr>
+{{- range .Sweep}}
+<tr><td class="l">{{.Topology}}</td><td class="l">{{.Axis}}</td><td class="l">{{.Value}}</td><td class="l">{{fixed .Fixed}}</td><td>{{f2 .TPS}}</td><td>{{f2 .P95Ms}}</td><td class="l">{{.Error}}</td></tr>
+{{- end}}
+</table>
+{{- end}}
+
+{{- if .Settings.Cols}}
+<h2 id="settings">Settings that differ between runs</h2>
+<p class="note">Read back from each run's first node (the writer) before the run.{{if .Settings.Same}} {{.Settings.Same}} other variables are equal in every run.{{end}}</p>
+{{- if .Settings.Rows}}
+<table>
+<tr><th class="l">variable</th>{{range .Settings.Cols}}<th class="l">{{.}}</th>{{end}}</tr>
+{{- range .Settings.Rows}}
+<tr><td class="l">{{.Name}}</td>{{range .Values}}<td class="l">{{.}}</td>{{end}}</tr>
+{{- end}}
+</table>
+{{- else}}<p>None: every run had the same settings.</p>{{end}}
+{{- end}}
+
+{{- range .Runs}}
+<h2 id="{{anchor .Run.Name}}">{{.Heading}}</h2>
+<dl class="facts">
+{{- range .Facts}}<dt>{{.K}}</dt><dd>{{.V}}</dd>{{end}}
+</dl>
+{{- range .Warnings}}<p class="warn"><b>warning:</b> {{.}}</p>{{end}}
+{{- with .Impairment}}
+<table>
+<tr><th class="l">link</th><th>base RTT ms</th><th>requested +ms</th><th>achieved median ms</th><th>achieved p99 ms</th><th>added ms</th></tr>
+{{- range .RTT}}
+<tr><td class="l">{{.Link}}</td>{{if .Partitioned}}<td>{{.BaseMs}}</td><td class="l" colspan="4">partition: {{.FailedProbes}} probes failed</td>{{else}}<td>{{f2 .BaseMs}}</td><td>{{f2 .RequestedMs}}</td><td>{{f2 .AchievedMs}}</td><td>{{f2 .AchievedP99}}</td><td>{{f2 .AddedMs}}</td>{{end}}</tr>
+{{- end}}
+</table>
+{{- end}}
+{{- with .Chart}}
+<div class="chart" title="{{.Title}}">{{svg .SVG}}</div>
+<p class="note">TPS and latency per report interval (intervals.csv, moved onto the samples' clock by intervals_offset_s); per-node lines from samples.csv, once per second, including the catch-up after the workload stopped.</p>
+{{- end}}
+<h3>Nodes</h3>
+<table>
+<tr><th class="l">node</th><th class="l">role</th><th class="l">version</th><th class="l">address</th><th>lag max s</th><th>lag avg s</th><th>backlog max trx</th><th class="l">queues</th><th class="l">flow control paused</th><th>lag samples</th><th>sampler errors</th></tr>
+{{- range .Nodes}}
+<tr><td class="l">{{.Node}}</td><td class="l">{{.Role}}</td><td class="l">{{.Version}}</td><td class="l">{{.Address}}</td><td>{{.LagMax}}</td><td>{{.LagAvg}}</td><td>{{.BacklogMax}}</td><td class="l">{{.Queues}}</td><td class="l">{{.Paused}}</td><td>{{.Samples}}</td><td>{{.SamplerErrors}}</td></tr>
+{{- end}}
+</table>
+<p class="note">n/a: not applicable (backlog on the source) or no sample (node unreachable, sampler failing: see sampler errors).</p>
+{{- with .Knobs}}
+<h3>Knobs (set for the run, read back{{if .Keep}}, kept afterwards{{end}})</h3>
+<table>
+<tr><th class="l">node</th><th class="l">knob</th><th class="l">variable</th><th class="l">method</th><th class="l">requested</th><th class="l">before</th><th class="l">in effect</th><th class="l">after the run</th><th class="l">note</th></tr>
+{{- range .Nodes}}
+<tr{{if not .Matches}} class="differ"{{end}}><td class="l">{{.Node}}</td><td class="l">{{.Knob}}</td><td class="l">{{.Variable}}</td><td class="l">{{.Method}}</td><td class="l">{{.Requested}}</td><td class="l">{{.Before}}</td><td class="l">{{.Effective}}</td><td class="l">{{with .Restored}}{{.}}{{else}}not restored{{end}}</td><td class="l">{{.Note}}</td></tr>
+{{- end}}
+</table>
+{{- range .Notes}}<p class="note">{{.}}</p>{{end}}
+{{- end}}
+{{- if .Requested}}
+<h3>Server options requested by the topology</h3>
+<table>{{range .Requested}}<tr><td class="l">{{.K}}</td><td class="l">{{.V}}</td></tr>{{end}}</table>
+{{- end}}
+{{- if .Vars.Rows}}
+<details><summary>Settings in effect, read back from each server ({{len .Vars.Rows}} variables; rows that differ between nodes highlighted)</summary>
+<table>
+<tr><th class="l">variable</th>{{range .Vars.Cols}}<th class="l">{{.}}</th>{{end}}</tr>
+{{- range .Vars.Rows}}
+<tr{{if .Differ}} class="differ"{{end}}><td class="l">{{.Name}}</td>{{range .Values}}<td class="l">{{.}}</td>{{end}}</tr>
+{{- end}}
+</table>
+</details>
+{{- end}}
+{{- range .Sections}}
+<h3>{{.Title}}</h3>
+{{- if .Cols}}
+<table>
+<tr>{{range .Cols}}<th class="l">{{.}}</th>{{end}}</tr>
+{{- range .Rows}}
+<tr>{{range .}}<td class="l">{{.}}</td>{{end}}</tr>
+{{- end}}
+</table>
+{{- else}}<details><summary>as recorded</summary><pre>{{.JSON}}</pre></details>{{end}}
+{{- end}}
+<p class="note">Files: <code>{{.Run.Dir}}</code>: manifest.json, summary.json, intervals.csv, samples.csv, variables.json, report.md.</p>
+{{- end}}
+</body>
+</html>
+`
+
+// anchor is an HTML id for a run's section.
+func anchor(name string) string {
+	return "run-" + strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '-'
+	}, name)
+}

@@ -1,0 +1,444 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// fact is one "key: value" line about a run.
+type fact struct{ K, V string }
+
+// nodeStats is one node's line: lag from summary.json, the rest from samples.csv.
+type nodeStats struct {
+	Node, Role, Version, Address string
+	LagMax, LagAvg, BacklogMax   string
+	// Queues: "metric max" per queue metric; Paused: "metric avg/max" per paused or
+	// throttle metric.
+	Queues, Paused string
+	Samples        int
+	SamplerErrors  string
+}
+
+// varTable is variables (rows) by column (nodes, or runs).
+type varTable struct {
+	Cols []string
+	Rows []varRow
+	// Same counts variables equal in every column that were left out.
+	Same int
+}
+
+type varRow struct {
+	Name   string
+	Values []string
+	Differ bool
+}
+
+// runView is what the HTML and Markdown show for one run.
+type runView struct {
+	Run        *Run
+	ID         string
+	Heading    string
+	Facts      []fact
+	Warnings   []string
+	Chart      *Chart
+	Nodes      []nodeStats
+	Impairment *LinkImpairment
+	Vars       varTable
+	Requested  []fact
+	Knobs      *Knobs
+	// Sections are summary.json's and manifest.json's sections this package does not
+	// know, as tables where they are flat.
+	Sections []section
+	Row      Row
+}
+
+// section is an unknown results section: a table when it is an object of scalars or a
+// list of such objects, else its JSON.
+type section struct {
+	Title string
+	Cols  []string
+	Rows  [][]string
+	JSON  string
+}
+
+func scalar(v any) (string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return "n/a", true
+	case string:
+		return x, true
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	case bool:
+		return strconv.FormatBool(x), true
+	}
+	return "", false
+}
+
+func newSection(title string, raw json.RawMessage) section {
+	sec := section{Title: title}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		sec.JSON = string(raw)
+		return sec
+	}
+	flat := func(m map[string]any) bool {
+		for _, x := range m {
+			if _, ok := scalar(x); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if flat(x) {
+			sec.Cols = []string{"field", "value"}
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				val, _ := scalar(x[k])
+				sec.Rows = append(sec.Rows, []string{k, val})
+			}
+			return sec
+		}
+	case []any:
+		keys := map[string]bool{}
+		ok := len(x) > 0
+		for _, e := range x {
+			m, isMap := e.(map[string]any)
+			if !isMap || !flat(m) {
+				ok = false
+				break
+			}
+			for k := range m {
+				keys[k] = true
+			}
+		}
+		if ok {
+			sec.Cols = slices.Sorted(maps.Keys(keys))
+			if slices.Contains(sec.Cols, "node") { // the node first
+				sec.Cols = append([]string{"node"}, slices.DeleteFunc(sec.Cols, func(c string) bool { return c == "node" })...)
+			}
+			for _, e := range x {
+				m := e.(map[string]any)
+				var row []string
+				for _, c := range sec.Cols {
+					val, _ := scalar(m[c])
+					row = append(row, val)
+				}
+				sec.Rows = append(sec.Rows, row)
+			}
+			return sec
+		}
+	}
+	pb, _ := json.MarshalIndent(v, "", "  ")
+	sec.JSON = string(pb)
+	return sec
+}
+
+func workloadLine(r *Run) string {
+	w := r.Manifest.Workload
+	o := w.Options
+	if w.Name == "" {
+		return ""
+	}
+	s := fmt.Sprintf("%s, %s threads, %s tables x %s rows, %s s", w.Name, o["threads"], o["tables"], o["table-size"], o["time"])
+	if ri := o["report-interval"]; ri != "" && ri != "0" {
+		s += ", report interval " + ri + " s"
+	}
+	if w.RandType != "" {
+		s += ", rand-type " + w.RandType
+	}
+	if w.PSMode != "" {
+		s += ", db-ps-mode " + w.PSMode
+	}
+	return s
+}
+
+func topologyLine(r *Run) string {
+	t := r.Manifest.Topology
+	if t == nil {
+		return ""
+	}
+	s := fmt.Sprint(t["kind"])
+	if n, ok := t["nodes"].(float64); ok {
+		s += ", " + plural(int(n), "node")
+	}
+	s += ", " + r.Flavor()
+	if v := r.Version(); v != "" {
+		s += " " + v
+	}
+	if ss, ok := t["semisync"].(map[string]any); ok && t["kind"] == "semisync" {
+		s += fmt.Sprintf(", semi-sync %v, timeout %v", ss["wait_point"], ss["timeout"])
+	}
+	return s
+}
+
+func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
+	v := runView{Run: r, ID: fmt.Sprintf("run-%d", idx+1), Heading: r.Name, Chart: chart, Row: row, Impairment: r.Impairment()}
+	m := &r.Manifest
+	add := func(k, val string) {
+		if val != "" {
+			v.Facts = append(v.Facts, fact{k, val})
+		}
+	}
+	add("topology", topologyLine(r))
+	if m.Binaries != nil {
+		inst, _ := m.Binaries.Installation["kind"].(string)
+		if p, _ := m.Binaries.Installation["path"].(string); p != "" {
+			inst += " " + p
+		}
+		add("servers", strings.TrimSpace(m.Binaries.VersionText+" ("+inst+" installation)"))
+	}
+	add("workload", workloadLine(r))
+	if len(m.Workload.Endpoints) > 0 {
+		add("workers connect to", strings.Join(m.Workload.Endpoints, ", "))
+	}
+	add("links", r.LinkDescription())
+	if li := v.Impairment; li != nil {
+		var ls []string
+		for _, l := range slices.Sorted(maps.Keys(li.Links)) {
+			ls = append(ls, l+" "+li.Links[l])
+		}
+		desc := fmt.Sprintf("%s backend, one-way per directed link: %s", li.Backend, strings.Join(ls, ", "))
+		if li.AppliedBy == "netem apply" {
+			desc += fmt.Sprintf(" (standing, `habench netem apply %s`)", li.Request)
+		}
+		if li.LinkThread != "" {
+			desc += ", link thread " + li.LinkThread
+		}
+		add("link impairment", desc)
+		v.Warnings = append(v.Warnings, li.Warnings...)
+	} else if len(m.Links) > 0 {
+		add("link impairment", "none")
+	}
+	if !m.Started.IsZero() {
+		add("ran", fmt.Sprintf("%s to %s (UTC)", m.Started.UTC().Format("2006-01-02 15:04:05"), m.Finished.UTC().Format("15:04:05")))
+	}
+	if r.DeploySecs > 0 {
+		add("deployed in", fmt.Sprintf("%.1f s", r.DeploySecs))
+	}
+	if hv := m.Habench["version"]; hv != "" {
+		add("habench", hv+" ("+m.Habench["go"]+")")
+	}
+	if h := m.Host; h != nil {
+		add("host", fmt.Sprintf("%v, %v CPUs, kernel %v", h["hostname"], h["cpus"], h["kernel"]))
+	}
+	add("command", strings.Join(m.CommandLine, " "))
+	if len(m.Samplers) > 0 {
+		add("samplers", strings.Join(m.Samplers, ", "))
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Extra)) {
+		add("extra."+k, fmt.Sprint(m.Extra[k]))
+	}
+	if s := r.Summary; s != nil {
+		if s.DataCheck != "" {
+			v.Warnings = append(v.Warnings, s.DataCheck)
+		}
+		if s.ReplicasCaught != nil {
+			if *s.ReplicasCaught {
+				add("after the run", "every replica's executed GTID set equals the source's")
+			} else {
+				v.Warnings = append(v.Warnings, "after the run the replicas' GTID sets still differ from the source's")
+			}
+		}
+		if len(s.ErrorsByCode) > 0 {
+			var es []string
+			for _, k := range slices.Sorted(maps.Keys(s.ErrorsByCode)) {
+				es = append(es, fmt.Sprintf("%s: %d", k, s.ErrorsByCode[k]))
+			}
+			add("ignored errors by code", strings.Join(es, ", "))
+		}
+	}
+	if r.Error != "" {
+		v.Warnings = append(v.Warnings, "the run did not complete: "+r.Error+" (its numbers cover only the part that ran)")
+	}
+	if k := m.Knobs; k != nil {
+		v.Knobs = k
+		for _, n := range k.Nodes {
+			if !n.Matches {
+				v.Warnings = append(v.Warnings, fmt.Sprintf("knob %s on %s: requested %s, the server runs with %s", n.Knob, n.Node, n.Requested, n.Effective))
+			}
+		}
+		if k.Restored != nil && !*k.Restored {
+			v.Warnings = append(v.Warnings, "knobs: a value read back after the run differs from its value before (not restored)")
+		}
+	}
+	v.Nodes = nodeTable(r)
+	v.Vars = nodeVars(r)
+	if opts, ok := r.Manifest.Topology["options"].(map[string]any); ok {
+		for _, k := range slices.Sorted(maps.Keys(opts)) {
+			v.Requested = append(v.Requested, fact{k, fmt.Sprint(opts[k])})
+		}
+	}
+	if r.Summary != nil {
+		for _, k := range slices.Sorted(maps.Keys(r.Summary.Other)) {
+			v.Sections = append(v.Sections, newSection(k+" (summary.json)", r.Summary.Other[k]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Other)) {
+		v.Sections = append(v.Sections, newSection(k+" (manifest.json)", m.Other[k]))
+	}
+	return v
+}
+
+// nodeTable summarises each node: lag from summary.json (n/a without samples), queue
+// maxima and paused-fraction averages from samples.csv (by Classify).
+func nodeTable(r *Run) []nodeStats {
+	type acc struct {
+		max, sum float64
+		n        int
+	}
+	by := map[string]map[string]*acc{} // node -> metric -> acc
+	for _, s := range r.Samples {
+		c := Classify(s.Metric)
+		if c != ClassQueue && c != ClassPaused && c != ClassThrottle {
+			continue
+		}
+		if math.IsNaN(s.Value) {
+			continue
+		}
+		if by[s.Node] == nil {
+			by[s.Node] = map[string]*acc{}
+		}
+		a := by[s.Node][s.Metric]
+		if a == nil {
+			a = &acc{max: s.Value}
+			by[s.Node][s.Metric] = a
+		}
+		a.max = max(a.max, s.Value)
+		a.sum += s.Value
+		a.n++
+	}
+	sum := map[string]NodeSummary{}
+	if r.Summary != nil {
+		for _, n := range r.Summary.Nodes {
+			sum[n.Node] = n
+		}
+	}
+	info := map[string]Node{}
+	for _, n := range r.Manifest.Nodes {
+		info[n.Name] = n
+	}
+	var out []nodeStats
+	for _, name := range r.NodeNames() {
+		ns := nodeStats{Node: name, Role: info[name].Role, Version: info[name].Version, Address: info[name].Address,
+			LagMax: "n/a", LagAvg: "n/a", BacklogMax: "n/a", SamplerErrors: "n/a"}
+		if s, ok := sum[name]; ok {
+			if ns.Role == "" {
+				ns.Role = s.Role
+			}
+			ns.LagMax, ns.LagAvg = fmtOpt(s.LagMaxS, "%.3f"), fmtOpt(s.LagAvgS, "%.3f")
+			ns.BacklogMax = fmtOpt(s.BacklogMaxTrx, "%.0f")
+			ns.Samples = s.Samples
+			ns.SamplerErrors = fmt.Sprintf("%.0f", s.SamplerErrors)
+		}
+		var qs, ps []string
+		for _, m := range slices.Sorted(maps.Keys(by[name])) {
+			a := by[name][m]
+			switch Classify(m) {
+			case ClassQueue:
+				if m != "backlog_trx" {
+					qs = append(qs, fmt.Sprintf("%s max %.0f", m, a.max))
+				}
+			case ClassPaused, ClassThrottle:
+				ps = append(ps, fmt.Sprintf("%s avg %.3f, max %.3f", m, a.sum/float64(a.n), a.max))
+			}
+		}
+		ns.Queues, ns.Paused = strings.Join(qs, "; "), strings.Join(ps, "; ")
+		out = append(out, ns)
+	}
+	return out
+}
+
+// hiddenVars are identities, not settings.
+var hiddenVars = map[string]bool{"version_comment": true, "server_uuid": true, "hostname": true}
+
+// nodeVars is the run's settings read back, variable by node.
+func nodeVars(r *Run) varTable {
+	var t varTable
+	names := map[string]bool{}
+	for _, n := range r.Manifest.Nodes {
+		t.Cols = append(t.Cols, n.Name)
+		for k := range n.Variables {
+			if !hiddenVars[k] {
+				names[k] = true
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(names)) {
+		row := varRow{Name: k}
+		for i, n := range r.Manifest.Nodes {
+			row.Values = append(row.Values, n.Variables[k])
+			row.Differ = row.Differ || (i > 0 && n.Variables[k] != row.Values[0])
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// settingsAcross compares the first node's (the writer's) settings read back across
+// runs; onlyDiffer leaves out variables equal in all runs (counted in Same). Identity
+// variables (server_id, port, version) are left out.
+func settingsAcross(runs []*Run, onlyDiffer bool) varTable {
+	var t varTable
+	names := map[string]bool{}
+	for _, r := range runs {
+		t.Cols = append(t.Cols, r.Name)
+		if len(r.Manifest.Nodes) == 0 {
+			continue
+		}
+		for k := range r.Manifest.Nodes[0].Variables {
+			if !hiddenVars[k] && k != "server_id" && k != "port" && k != "version" {
+				names[k] = true
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(names)) {
+		row := varRow{Name: k}
+		for i, r := range runs {
+			val := "n/a"
+			if len(r.Manifest.Nodes) > 0 {
+				if x, ok := r.Manifest.Nodes[0].Variables[k]; ok {
+					val = x
+				}
+			}
+			row.Values = append(row.Values, val)
+			row.Differ = row.Differ || (i > 0 && val != row.Values[0])
+		}
+		if onlyDiffer && !row.Differ {
+			t.Same++
+			continue
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// versions lists the distinct server versions and habench versions of the runs.
+func versions(runs []*Run) (servers, habench []string) {
+	s, h := map[string]bool{}, map[string]bool{}
+	for _, r := range runs {
+		if r.Manifest.Binaries != nil && r.Manifest.Binaries.VersionText != "" {
+			s[r.Manifest.Binaries.VersionText] = true
+		}
+		if v := r.Manifest.Habench["version"]; v != "" {
+			h[v] = true
+		}
+	}
+	servers, habench = slices.Sorted(maps.Keys(s)), slices.Sorted(maps.Keys(h))
+	sort.Strings(servers)
+	return servers, habench
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

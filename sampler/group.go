@@ -1,0 +1,323 @@
+package sampler
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/habench/habench/topology"
+)
+
+// Group samples MySQL Group Replication on every member, once per tick, from the member's
+// own view of itself (MySQL/Percona 8.0.2+):
+//
+//	performance_schema.replication_group_members     its own row (MEMBER_ID = @@server_uuid)
+//	performance_schema.replication_group_member_stats its own row (MEMBER_ID = @@server_uuid)
+//
+// Metrics, per member:
+//
+//	gr_member_state        MEMBER_STATE as a number: 0 OFFLINE (also: no row, Group
+//	                       Replication stopped), 1 ONLINE, 2 RECOVERING, 3 UNREACHABLE, 4 ERROR
+//	gr_member_role         MEMBER_ROLE as a number: 0 none (not ONLINE), 1 PRIMARY, 2 SECONDARY
+//	gr_member_changes      how often (state, role) changed since the baseline (Start, else
+//	                       the node's first tick): a counter
+//	gr_certifier_queue_trx COUNT_TRANSACTIONS_IN_QUEUE: transactions waiting for conflict
+//	                       detection (certification)
+//	gr_applier_queue_trx   COUNT_TRANSACTIONS_REMOTE_IN_APPLIER_QUEUE: certified remote
+//	                       transactions waiting to be applied
+//	gr_conflicts_trx       delta of COUNT_CONFLICTS_DETECTED (transactions that failed
+//	                       certification) since the previous tick
+//	gr_checked_trx         delta of COUNT_TRANSACTIONS_CHECKED (certified, local and remote)
+//	gr_remote_applied_trx  delta of COUNT_TRANSACTIONS_REMOTE_APPLIED
+//	gr_local_rollback_trx  delta of COUNT_TRANSACTIONS_LOCAL_ROLLBACK (local transactions
+//	                       rolled back after failing certification)
+//
+// Flow control, where the member has component_group_replication_flow_control_stats
+// (MySQL community 9.7+, installed by the sandbox; found by its status variables, read with
+// SHOW GLOBAL STATUS LIKE 'Gr\_flow\_control\_throttle\_%'). The component has exactly
+// these four (MySQL 9.7.4):
+//
+//	Gr_flow_control_throttle_count                   transactions this member held back
+//	                                                 (throttled) since the member started GR
+//	Gr_flow_control_throttle_time_sum                total time those transactions waited, µs
+//	                                                 (summed over transactions)
+//	Gr_flow_control_throttle_active_count            sessions being throttled right now
+//	Gr_flow_control_throttle_last_throttle_timestamp when the last transaction was throttled
+//	                                                 (text; not sampled)
+//
+// All four reset on bootstrap, join, rejoin and restart (a counter that went down gives the
+// new value as its delta). They grow on the members that write: the throttle holds commits
+// on the writer, whichever member's queue caused it. Sampled as
+//
+//	gr_fc_throttle_count         delta of Gr_flow_control_throttle_count: transactions throttled
+//	gr_fc_throttle_time_s        delta of Gr_flow_control_throttle_time_sum, in seconds
+//	gr_fc_throttle_active        Gr_flow_control_throttle_active_count
+//	gr_fc_throttled_sessions_avg gr_fc_throttle_time_s / seconds since the previous read: the
+//	                             average number of sessions held by flow control over the
+//	                             interval (0 = none; 1 = one session's worth of waiting, e.g.
+//	                             4 sessions throttled a quarter of the time)
+//
+// Where the component is absent (before 9.7, Percona, or not installed), flow control is
+// inferred instead, labelled so in its name:
+//
+//	gr_fc_throttle_inferred 1 when group_replication_flow_control_mode is QUOTA and this
+//	                        member's certifier queue exceeds
+//	                        group_replication_flow_control_certifier_threshold or its applier
+//	                        queue exceeds ..._applier_threshold, else 0. These are the
+//	                        conditions under which Group Replication limits every writer's
+//	                        quota in the next flow-control period; the member's queues are
+//	                        sampled once per tick, not when the group exchanges its stats
+//	                        (every group_replication_flow_control_period), so a short
+//	                        excursion can be missed or seen without throttling following.
+//
+// Mode and thresholds are read in Start (after the topology's options took effect; SET
+// GLOBAL during a run is not seen) or on a node's first tick. Infer forces the inferred
+// metric also where the component exists (to compare both).
+//
+// Supports primaries and secondaries (the roles of kind group) of MySQL-like servers with
+// Group Replication. Sample errors when the queries fail (plugin not loaded) or a counter is
+// not a number; the member's state is sampled even when it has no stats row (OFFLINE).
+type Group struct {
+	// Infer emits gr_fc_throttle_inferred also on members that have the flow-control stats
+	// component.
+	Infer bool
+
+	now func() time.Time
+
+	mu    sync.Mutex
+	nodes map[string]*groupNode
+}
+
+// groupNode is the per-member state of the Group sampler.
+type groupNode struct {
+	fc        *fcSettings // nil until read
+	prev      map[string]float64
+	prevAt    time.Time
+	stateRole string // last "state/role"
+	changes   float64
+}
+
+// fcSettings are the flow-control settings that decide throttling.
+type fcSettings struct {
+	mode               string
+	certifier, applier float64
+}
+
+// NewGroup returns the Group Replication sampler.
+func NewGroup() *Group { return &Group{now: time.Now, nodes: map[string]*groupNode{}} }
+
+// Name is "group".
+func (*Group) Name() string { return "group" }
+
+// Supports Group Replication members (roles primary and secondary) of MySQL-like servers.
+func (*Group) Supports(n Node) bool {
+	return (n.Role == topology.RolePrimary || n.Role == topology.RoleSecondary) && n.Caps.GroupReplication
+}
+
+// memberStatsQuery reads a member's own state, role and certification counters in one row.
+const memberStatsQuery = `SELECT COALESCE(m.MEMBER_STATE, 'OFFLINE'), COALESCE(m.MEMBER_ROLE, ''),
+ s.COUNT_TRANSACTIONS_IN_QUEUE, s.COUNT_TRANSACTIONS_REMOTE_IN_APPLIER_QUEUE,
+ s.COUNT_CONFLICTS_DETECTED, s.COUNT_TRANSACTIONS_CHECKED,
+ s.COUNT_TRANSACTIONS_REMOTE_APPLIED, s.COUNT_TRANSACTIONS_LOCAL_ROLLBACK
+ FROM (SELECT 1) AS one
+ LEFT JOIN performance_schema.replication_group_members AS m ON m.MEMBER_ID = @@server_uuid
+ LEFT JOIN performance_schema.replication_group_member_stats AS s ON s.MEMBER_ID = @@server_uuid`
+
+// fcStatusPrefix is the prefix of the flow-control stats component's counters.
+const fcStatusPrefix = "Gr_flow_control_throttle_"
+
+// groupRead is one read of a member.
+type groupRead struct {
+	state, role string
+	hasStats    bool
+	counters    map[string]float64 // cumulative: conflicts, checked, applied, rollback, fc_count, fc_time_us
+	certQueue   float64
+	applQueue   float64
+	hasFC       bool
+	fcActive    float64
+	at          time.Time
+}
+
+// read queries member n once.
+func (g *Group) read(ctx context.Context, n Node) (groupRead, error) {
+	r := groupRead{counters: map[string]float64{}}
+	var q, aq, conf, chk, appl, rb sql.NullInt64
+	if err := n.DB.QueryRowContext(ctx, memberStatsQuery).Scan(&r.state, &r.role, &q, &aq, &conf, &chk, &appl, &rb); err != nil {
+		return r, err
+	}
+	r.at = g.now()
+	if q.Valid {
+		r.hasStats = true
+		r.certQueue, r.applQueue = float64(q.Int64), float64(aq.Int64)
+		r.counters["conflicts"] = float64(conf.Int64)
+		r.counters["checked"] = float64(chk.Int64)
+		r.counters["applied"] = float64(appl.Int64)
+		r.counters["rollback"] = float64(rb.Int64)
+	}
+	st, err := globalStatus(ctx, n.DB, fcStatusPrefix+"%")
+	if err != nil {
+		return r, err
+	}
+	if _, ok := st[fcStatusPrefix+"count"]; ok {
+		r.hasFC = true
+		for k, name := range map[string]string{"fc_count": "count", "fc_time_us": "time_sum"} {
+			f, err := parseFloat(fcStatusPrefix+name, st[fcStatusPrefix+name])
+			if err != nil {
+				return r, err
+			}
+			r.counters[k] = f
+		}
+		a, err := parseFloat(fcStatusPrefix+"active_count", st[fcStatusPrefix+"active_count"])
+		if err != nil {
+			return r, err
+		}
+		r.fcActive = a
+	}
+	return r, nil
+}
+
+// readFC reads the flow-control mode and thresholds of member n.
+func readFC(ctx context.Context, n Node) (*fcSettings, error) {
+	var fc fcSettings
+	err := n.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.group_replication_flow_control_mode, "+
+		"@@GLOBAL.group_replication_flow_control_certifier_threshold, @@GLOBAL.group_replication_flow_control_applier_threshold").
+		Scan(&fc.mode, &fc.certifier, &fc.applier)
+	if err != nil {
+		return nil, fmt.Errorf("flow-control settings: %w", err)
+	}
+	fc.mode = strings.ToUpper(fc.mode)
+	return &fc, nil
+}
+
+// memberStateCode and memberRoleCode are the numeric encodings of gr_member_state and
+// gr_member_role.
+var (
+	memberStateCode = map[string]float64{"OFFLINE": 0, "ONLINE": 1, "RECOVERING": 2, "UNREACHABLE": 3, "ERROR": 4}
+	memberRoleCode  = map[string]float64{"": 0, "PRIMARY": 1, "SECONDARY": 2}
+)
+
+// Start reads every member's flow-control settings and counters as the baseline for the
+// first tick's deltas. A member that cannot be read is skipped (its first tick reads the
+// settings and reports 0 deltas); Start never fails.
+func (g *Group) Start(ctx context.Context, cfg Config, nodes []Node) (func(), error) {
+	cfg = cfg.withDefaults()
+	for _, n := range nodes {
+		if !g.Supports(n) {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+		fc, err := readFC(cctx, n)
+		if err == nil {
+			var r groupRead
+			if r, err = g.read(cctx, n); err == nil {
+				g.mu.Lock()
+				gn := g.node(n.Name)
+				gn.fc = fc
+				gn.prev, gn.prevAt, gn.stateRole = r.counters, r.at, r.state+"/"+r.role
+				g.mu.Unlock()
+			}
+		}
+		cancel()
+		if err != nil {
+			cfg.Logger.Warn("group sampler: no baseline", "node", n.Name, "err", err)
+		}
+	}
+	return nil, nil
+}
+
+// node returns the state of member name, creating it; g.mu must be held.
+func (g *Group) node(name string) *groupNode {
+	gn := g.nodes[name]
+	if gn == nil {
+		gn = &groupNode{}
+		g.nodes[name] = gn
+	}
+	return gn
+}
+
+// Sample reads member n and returns the metrics described on Group.
+func (g *Group) Sample(ctx context.Context, _ *Tick, n Node) ([]Sample, error) {
+	g.mu.Lock()
+	needFC := g.node(n.Name).fc == nil
+	g.mu.Unlock()
+	var fc *fcSettings
+	if needFC {
+		var err error
+		if fc, err = readFC(ctx, n); err != nil {
+			return nil, err
+		}
+	}
+	r, err := g.read(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gn := g.node(n.Name)
+	if fc != nil {
+		gn.fc = fc
+	}
+	sr := r.state + "/" + r.role
+	if gn.stateRole != "" && sr != gn.stateRole {
+		gn.changes++
+	}
+	gn.stateRole = sr
+	prev, prevAt := gn.prev, gn.prevAt
+	gn.prev, gn.prevAt = r.counters, r.at
+	delta := func(k string) float64 {
+		cur, ok := r.counters[k]
+		p, seen := prev[k]
+		if !ok || !seen {
+			return 0
+		}
+		if d := cur - p; d >= 0 {
+			return d
+		}
+		return cur // reset (rejoin, restart)
+	}
+	state, ok := memberStateCode[r.state]
+	if !ok {
+		return nil, fmt.Errorf("unknown MEMBER_STATE %q", r.state)
+	}
+	out := []Sample{
+		{Metric: "gr_member_state", Value: state},
+		{Metric: "gr_member_role", Value: memberRoleCode[r.role]},
+		{Metric: "gr_member_changes", Value: gn.changes},
+	}
+	if r.hasStats {
+		out = append(out,
+			Sample{Metric: "gr_certifier_queue_trx", Value: r.certQueue},
+			Sample{Metric: "gr_applier_queue_trx", Value: r.applQueue},
+			Sample{Metric: "gr_conflicts_trx", Value: delta("conflicts")},
+			Sample{Metric: "gr_checked_trx", Value: delta("checked")},
+			Sample{Metric: "gr_remote_applied_trx", Value: delta("applied")},
+			Sample{Metric: "gr_local_rollback_trx", Value: delta("rollback")},
+		)
+	}
+	if r.hasFC {
+		t := delta("fc_time_us") / 1e6
+		avg := 0.0
+		if _, seen := prev["fc_time_us"]; seen {
+			if d := r.at.Sub(prevAt).Seconds(); d > 0 {
+				avg = t / d
+			}
+		}
+		out = append(out,
+			Sample{Metric: "gr_fc_throttle_count", Value: delta("fc_count")},
+			Sample{Metric: "gr_fc_throttle_time_s", Value: t},
+			Sample{Metric: "gr_fc_throttle_active", Value: r.fcActive},
+			Sample{Metric: "gr_fc_throttled_sessions_avg", Value: avg},
+		)
+	}
+	if (!r.hasFC || g.Infer) && r.hasStats && gn.fc != nil {
+		inferred := 0.0
+		if gn.fc.mode == "QUOTA" && (r.certQueue > gn.fc.certifier || r.applQueue > gn.fc.applier) {
+			inferred = 1
+		}
+		out = append(out, Sample{Metric: "gr_fc_throttle_inferred", Value: inferred})
+	}
+	return out, nil
+}
