@@ -49,7 +49,7 @@ func (n *Node) Addr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.Po
 // Cluster is a deployed topology.
 type Cluster struct {
 	Name      string                `json:"name"`
-	Provider  string                `json:"provider"` // "sandbox"
+	Provider  string                `json:"provider"` // "sandbox" or "existing" (topology.Provider*)
 	Spec      topology.Spec         `json:"spec"`
 	Binaries  *Binaries             `json:"binaries,omitempty"`
 	Network   string                `json:"network"`          // NetNamespaces or NetLoopback
@@ -101,8 +101,13 @@ func (c *Cluster) Capabilities() topology.Capabilities {
 	return topology.CapabilitiesFor(c.Spec.Flavor, topology.Version{})
 }
 
-// AdminDSN is a go-sql-driver DSN for root over the node's unix socket (no network).
+// AdminDSN is a go-sql-driver DSN for root over the node's unix socket (no network); for
+// an existing cluster, the registered user over TCP through the guarded dialer (habench
+// has no other access to servers it does not run).
 func (c *Cluster) AdminDSN(n *Node) string {
+	if c.Existing() {
+		return existingDSN(n.Host, n.Port, c.User, c.Password)
+	}
 	cfg := mysql.NewConfig()
 	cfg.User = "root"
 	cfg.Net = "unix"
@@ -125,7 +130,7 @@ func (c *Cluster) BenchDSN(n *Node, db string) string {
 	return cfg.FormatDSN()
 }
 
-// OpenAdmin opens a small pool to node n as root over its socket.
+// OpenAdmin opens a small pool to node n as root over its socket (existing clusters: see AdminDSN).
 func (c *Cluster) OpenAdmin(n *Node) (*sql.DB, error) {
 	db, err := sql.Open("mysql", c.AdminDSN(n))
 	if err != nil {

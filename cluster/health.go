@@ -12,7 +12,7 @@ import (
 // replica threads, Seconds_Behind and last errors from SHOW REPLICA|SLAVE STATUS.
 func (c *Cluster) Health(ctx context.Context, n *Node) string {
 	caps := c.Capabilities()
-	if !n.Running() {
+	if !c.Existing() && !n.Running() {
 		return "server not running"
 	}
 	db, err := c.OpenAdmin(n)

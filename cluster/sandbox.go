@@ -622,7 +622,8 @@ func waitSemiSyncClients(ctx context.Context, db *sql.DB, caps topology.Capabili
 
 // Destroy stops cluster name's servers and removes its processes, namespaces, links and
 // directories. It works from the state file alone, also after habench was killed, and by
-// name when the state file is missing or unreadable.
+// name when the state file is missing or unreadable. For an existing cluster it only
+// forgets the registration: its servers are not touched.
 func (s *Sandbox) Destroy(ctx context.Context, name string) error {
 	c, err := s.Load(name)
 	if err != nil {
@@ -637,6 +638,9 @@ func (s *Sandbox) Destroy(ctx context.Context, name string) error {
 		s.log().Warn("state unreadable, destroying by name", "cluster", name, "err", err)
 		c = &Cluster{Name: name, Network: "unknown", path: filepath.Join(s.clusterDir(name), "state.json")}
 	}
+	if c.Existing() {
+		return s.forget(c)
+	}
 	return s.destroy(ctx, c)
 }
 
@@ -650,6 +654,10 @@ func (s *Sandbox) DestroyAll(ctx context.Context) error {
 	for _, c := range cs {
 		if c.State == "unknown" {
 			c.Network = "unknown"
+		}
+		if c.Existing() {
+			errs = append(errs, s.forget(c))
+			continue
 		}
 		errs = append(errs, s.destroy(ctx, c))
 	}
@@ -745,6 +753,9 @@ func stopProcess(n *Node, grace time.Duration) error {
 
 // StopNode shuts node's server down cleanly (SIGTERM, up to 60 s).
 func (s *Sandbox) StopNode(c *Cluster, node string) error {
+	if err := c.RefuseExisting(fmt.Sprintf("%s node %s", "stop", node)); err != nil {
+		return err
+	}
 	n := c.Node(node)
 	if n == nil {
 		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
@@ -754,6 +765,9 @@ func (s *Sandbox) StopNode(c *Cluster, node string) error {
 
 // KillNode kills node's server with SIGKILL (a crash).
 func (s *Sandbox) KillNode(c *Cluster, node string) error {
+	if err := c.RefuseExisting(fmt.Sprintf("%s node %s", "kill", node)); err != nil {
+		return err
+	}
 	n := c.Node(node)
 	if n == nil {
 		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
@@ -764,6 +778,9 @@ func (s *Sandbox) KillNode(c *Cluster, node string) error {
 
 // StartNode starts a stopped node again and waits until it accepts connections.
 func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error {
+	if err := c.RefuseExisting("start node " + node); err != nil {
+		return err
+	}
 	n := c.Node(node)
 	if n == nil {
 		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}

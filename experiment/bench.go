@@ -20,6 +20,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/knob"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
@@ -61,6 +62,16 @@ type Bench struct {
 	// the userspace link) and removed afterwards; requested and achieved round trips go to
 	// manifest.json. Needs a cluster in network namespaces.
 	Links *netem.Spec
+	// Knobs are set for the run on the cluster's nodes (after the cluster's own
+	// Spec.Knobs, overriding them for the same scope), read back into manifest.json and
+	// restored after the run, also on error or interrupt, unless KeepKnobs (see package knob).
+	Knobs     []topology.KnobSetting
+	KeepKnobs bool
+	// Restarter restarts sandbox nodes for knobs that are read only at runtime (nil: such
+	// knobs are refused).
+	Restarter knob.Restarter
+
+	knobVariables []string // server variables the knobs touched, recorded with the key variables
 }
 
 // Outcome is what a Bench produced.
@@ -98,8 +109,11 @@ type Manifest struct {
 	// connecting and warmup) lies on samples.csv's clock, in seconds. Both clocks start in
 	// Bench.Run: samples.csv's just before the samplers start, intervals.csv's when the
 	// workload's measurement starts.
-	IntervalsOffsetS float64        `json:"intervals_offset_s"`
-	Extra            map[string]any `json:"extra,omitempty"`
+	IntervalsOffsetS float64 `json:"intervals_offset_s"`
+	// Knobs are the runtime knobs of the run: per node requested, before, effective and,
+	// after the run, restored (see knob.Report).
+	Knobs *knob.Report   `json:"knobs,omitempty"`
+	Extra map[string]any `json:"extra,omitempty"`
 }
 
 // NodeLag summarises one node's samples over the run. Lag fields are null when the node
@@ -204,6 +218,29 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 			standingPID = st.LinkPID(b.Cluster)
 		}
 	}
+	// Knobs go on before anything is written, and come off after the run (restoreKnobs,
+	// also deferred for early returns; on a fresh context after an interrupt).
+	applied, err := b.applyKnobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var knobOnce sync.Once
+	var knobErr error
+	restoreKnobs := func() error {
+		knobOnce.Do(func() {
+			if applied == nil || b.KeepKnobs {
+				return
+			}
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+			defer cancel()
+			if knobErr = applied.Restore(rctx); knobErr != nil {
+				knobErr = fmt.Errorf("knobs not restored: %w (habench knob restore %s)", knobErr, b.Cluster.Name)
+				b.log().Error("knobs not restored", "err", knobErr)
+			}
+		})
+		return knobErr
+	}
+	defer restoreKnobs()
 	started := time.Now().UTC()
 	out := &Outcome{}
 	var res *Results
@@ -236,6 +273,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	defer closeNodes()
 
 	man := b.manifest(ctx, started, nodes)
+	man.Knobs = applied.Report()
 	if res != nil {
 		// Written now and again at the end, so even a killed run says what it was.
 		if err := res.WriteJSON("manifest.json", man); err != nil {
@@ -415,6 +453,10 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	if samplerErr != nil {
 		b.log().Warn("sampling failed", "err", samplerErr)
 	}
+	if err := restoreKnobs(); err != nil && runErr == nil {
+		runErr = err
+	}
+	man.Knobs = applied.Report()
 
 	// Standing impairments must have held for the whole run.
 	if standing != nil && standing.Backend == netem.BackendUserspace && standing.LinkPID(b.Cluster) != standingPID && runErr == nil {
@@ -550,7 +592,9 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 		m.Binaries = c.Binaries
 		m.Cluster = map[string]any{"name": c.Name, "provider": c.Provider, "network": c.Network}
 		m.Links["network"] = c.Network
-		if c.Network == cluster.NetNamespaces {
+		if c.Existing() {
+			m.Links["description"] = "existing cluster: its network is not habench's, no impairment"
+		} else if c.Network == cluster.NetNamespaces {
 			m.Links["description"] = fmt.Sprintf("one network namespace per node on bridge hb-%s, 10.233.%d.0/24", c.Name, c.SubnetIdx)
 		} else {
 			m.Links["description"] = "all nodes on 127.0.0.1, no impairment"
@@ -576,6 +620,7 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 					extra = append(extra, k)
 				}
 			}
+			extra = append(extra, b.knobVariables...)
 			info.Variables = pick(vars, keyVariables, extra...)
 			info.Version = vars["version"]
 		}
@@ -812,4 +857,46 @@ func semiSyncSummary(samples []sampler.Sample) *SemiSyncSummary {
 		ss.AvgWaitUs = weighted / ss.YesTx
 	}
 	return &ss
+}
+
+// applyKnobs sets the cluster's own knobs and the run's (see Bench.Knobs) and prints
+// what each node took. nil, nil when there are none.
+func (b *Bench) applyKnobs(ctx context.Context) (*knob.Applied, error) {
+	var settings []topology.KnobSetting
+	if b.Cluster != nil && len(b.Cluster.Spec.Knobs) > 0 {
+		own, err := topology.KnobsFromMap(b.Cluster.Spec.Knobs)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", b.Cluster.Name, err)
+		}
+		settings = own
+	}
+	settings = knob.Merge(settings, b.Knobs)
+	if len(settings) == 0 {
+		return nil, nil
+	}
+	if b.Cluster == nil {
+		return nil, &topology.FieldError{Field: "--set", Value: settings[0].String(), Reason: "knobs need a habench cluster (--cluster)"}
+	}
+	a, err := knob.Apply(ctx, b.Cluster, settings, knob.Options{Keep: b.KeepKnobs, Restarter: b.Restarter, Log: b.log()})
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range a.Values() {
+		if v.Method != knob.MethodProvider && v.Method != knob.MethodGroupMode && !slices.Contains(b.knobVariables, v.Variable) {
+			b.knobVariables = append(b.knobVariables, v.Variable)
+		}
+	}
+	if b.Stdout != nil {
+		when := "restored after the run"
+		if b.KeepKnobs {
+			when = "kept after the run"
+		}
+		fmt.Fprintf(b.Stdout, "knobs (%s):\n", when)
+		knob.PrintValues(b.Stdout, a.Values(), false)
+		for _, n := range a.Notes() {
+			fmt.Fprintf(b.Stdout, "note: %s\n", n)
+		}
+		fmt.Fprintln(b.Stdout)
+	}
+	return a, nil
 }

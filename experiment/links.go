@@ -13,9 +13,13 @@ import (
 )
 
 // LinkEndpoints returns the userspace-link endpoints of a sandbox deployed with one network
-// namespace per node. Errors: a loopback-mode cluster (its nodes share 127.0.0.1, there is
-// no link to impair) or a node without an IPv4 host address.
+// namespace per node. Errors: an existing cluster (its network is not habench's), a
+// loopback-mode cluster (its nodes share 127.0.0.1, there is no link to impair) or a node
+// without an IPv4 host address.
 func LinkEndpoints(c *cluster.Cluster) ([]netem.Endpoint, error) {
+	if err := c.RefuseExisting("impair links (that needs the network namespaces of a habench sandbox)"); err != nil {
+		return nil, err
+	}
 	if c.Network != cluster.NetNamespaces {
 		return nil, fmt.Errorf("cluster %s: network %q: impairments need network %q", c.Name, c.Network, cluster.NetNamespaces)
 	}

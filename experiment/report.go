@@ -18,7 +18,11 @@ func Report(m *Manifest, s *Summary) string {
 	fmt.Fprintf(&b, "- habench %s, started %s, finished %s\n", m.Habench["version"], m.Started.Format("2006-01-02 15:04:05 UTC"), m.Finished.Format("15:04:05 UTC"))
 	fmt.Fprintf(&b, "- command: `%s`\n", strings.Join(m.CommandLine, " "))
 	if m.Binaries != nil {
-		fmt.Fprintf(&b, "- servers: %s (%s installation)\n", m.Binaries.VersionText, m.Binaries.Installation.Kind)
+		if m.Topology != nil && m.Topology.IsExisting() {
+			fmt.Fprintf(&b, "- servers: %s (existing cluster, not deployed by habench)\n", m.Binaries.VersionText)
+		} else {
+			fmt.Fprintf(&b, "- servers: %s (%s installation)\n", m.Binaries.VersionText, m.Binaries.Installation.Kind)
+		}
 	}
 	if d, ok := m.Links["description"]; ok {
 		fmt.Fprintf(&b, "- links: %v\n", d)
@@ -105,6 +109,9 @@ func Report(m *Manifest, s *Summary) string {
 	}
 	if len(s.Group) > 0 {
 		b.WriteString(groupReport(s.Group))
+	}
+	if k := m.Knobs; k != nil {
+		b.WriteString(knobsSection(k))
 	}
 	if len(m.Nodes) > 0 {
 		b.WriteString("\n## Settings in effect (read back from each server)\n\n")

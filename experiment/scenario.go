@@ -87,6 +87,12 @@ func ParseScenario(b []byte) (*Scenario, error) {
 		return nil, &topology.FieldError{Field: "network", Value: s.Network, Reason: "want auto, netns or loopback"}
 	}
 	if !s.Links.IsZero() {
+		for i, t := range s.Topologies {
+			if t.IsExisting() {
+				return nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].provider", i), Value: t.Provider,
+					Reason: "links need the network namespaces of a habench sandbox; an existing cluster's network is not habench's"}
+			}
+		}
 		if s.Network == cluster.NetLoopback {
 			v := s.Links.String()
 			if (netem.Request{All: s.Links.All}).String() == v {

@@ -101,8 +101,10 @@ type Capabilities struct {
 	GRFlowControlStats bool
 	// Galera: the server is built with wsrep (MariaDB >= 10.1 with galera-4 installed, PXC).
 	Galera bool
-	// WsrepApplierThreads: wsrep_applier_threads (MariaDB >= 10.6.0, PXC >= 8.0.26);
-	// before: wsrep_slave_threads.
+	// WsrepApplierThreads: wsrep_applier_threads (PXC >= 8.0.26, MySQL-wsrep >= 8.0.26);
+	// before, and on MariaDB: wsrep_slave_threads (MariaDB 10.11.19 answers
+	// `SELECT @@wsrep_applier_threads` with ER 1193 unknown variable; MariaDB's
+	// documentation lists only wsrep_slave_threads, through 11.4).
 	WsrepApplierThreads bool
 }
 
@@ -133,7 +135,6 @@ func CapabilitiesFor(f Flavor, v Version) Capabilities {
 		c.SemiSyncBuiltin = v.AtLeast(V(10, 3, 3))
 		c.SemiSyncWaitPoint = v.AtLeast(V(10, 3, 3))
 		c.Galera = v.AtLeast(V(10, 1, 0))
-		c.WsrepApplierThreads = v.AtLeast(V(10, 6, 0))
 	case f.mysqlLike():
 		c.ServerBinary = "mysqld"
 		c.SourceTerms = v.AtLeast(V(8, 0, 23))

@@ -115,6 +115,15 @@ type Spec struct {
 	Group GroupOptions `json:"group,omitzero" yaml:"group,omitempty"`
 	// Options are server variables written to every node's option file ("innodb_buffer_pool_size": "256M").
 	Options map[string]string `json:"options,omitempty" yaml:"options,omitempty"`
+	// Knobs are runtime knobs ("[NODES:]NAME": VALUE, see KnobSetting and package knob):
+	// set with SET GLOBAL before a run, read back from every node, restored after it.
+	Knobs map[string]string `json:"knobs,omitempty" yaml:"knobs,omitempty"`
+
+	// Provider is "sandbox" (default: habench deploys local servers) or "existing"
+	// (servers someone else runs; see ExistingSpec and existing.go).
+	Provider string `json:"provider,omitempty" yaml:"provider,omitempty"`
+	// ExistingSpec: where an existing cluster's servers are (provider existing only).
+	ExistingSpec `yaml:",inline"`
 }
 
 var (
@@ -134,6 +143,10 @@ const MaxNodes = 9
 // installation system for MariaDB, rootfs for MySQL; semi-sync AFTER_SYNC, 10s, 1 replica;
 // group mode single-primary (kind group only).
 func (s *Spec) Defaults() {
+	if s.Provider == ProviderExisting {
+		s.existingDefaults()
+		return
+	}
 	if s.Nodes == 0 {
 		s.Nodes = 3
 		if s.Kind == Single {
@@ -189,6 +202,19 @@ func ValidName(name string) error {
 // Validate checks the spec and returns a *FieldError naming the first bad field.
 func (s *Spec) Validate() error {
 	if err := ValidName(s.Name); err != nil {
+		return err
+	}
+	switch s.Provider {
+	case "", ProviderSandbox:
+	case ProviderExisting:
+		return s.validateExisting()
+	default:
+		return &FieldError{"provider", s.Provider, "want sandbox or existing"}
+	}
+	if err := s.validateSandboxOnly(); err != nil {
+		return err
+	}
+	if _, err := KnobsFromMap(s.Knobs); err != nil {
 		return err
 	}
 	known := false

@@ -54,8 +54,8 @@ func TestCapabilityBoundaries(t *testing.T) {
 		{MariaDB, V(10, 5, 0), func(c Capabilities) bool { return c.ReplicaStatements }, false, "MariaDB START SLAVE before 10.5.1"},
 		{MariaDB, V(10, 5, 1), func(c Capabilities) bool { return c.ReplicaStatements }, true, "MariaDB START REPLICA from 10.5.1"},
 		{MariaDB, V(10, 11, 0), func(c Capabilities) bool { return c.SemiSyncBuiltin && !c.SemiSyncWaitCount }, true, "MariaDB semi-sync built in, no wait count"},
-		{MariaDB, V(10, 5, 0), func(c Capabilities) bool { return c.WsrepApplierThreads }, false, "wsrep_slave_threads before 10.6"},
-		{MariaDB, V(10, 6, 0), func(c Capabilities) bool { return c.WsrepApplierThreads }, true, "wsrep_applier_threads from 10.6"},
+		{MariaDB, V(10, 5, 0), func(c Capabilities) bool { return c.WsrepApplierThreads }, false, "wsrep_slave_threads on MariaDB"},
+		{MariaDB, V(10, 11, 19), func(c Capabilities) bool { return c.WsrepApplierThreads }, false, "wsrep_slave_threads on MariaDB 10.11 (wsrep_applier_threads: ER 1193)"},
 		{PXC, V(8, 0, 25), func(c Capabilities) bool { return c.WsrepApplierThreads }, false, "PXC wsrep_slave_threads before 8.0.26"},
 		{PXC, V(8, 0, 26), func(c Capabilities) bool { return c.WsrepApplierThreads && c.Galera }, true, "PXC wsrep_applier_threads from 8.0.26"},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -119,6 +120,9 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "deploy",
 		Short: "Deploy a local sandbox topology (real servers) and wait until it is healthy",
+		Long: "Deploys a local sandbox topology (real servers) and waits until it is healthy.\n" +
+			"A file with provider: existing registers an existing cluster instead (as habench register -f).\n" +
+			"knobs: in the file are checked against the servers now and set for every run on the cluster.",
 		Example: `  habench deploy --name t1 --kind async --nodes 3 --flavor mariadb
   habench deploy --name s1 --kind semisync --nodes 3 --flavor mysql --installation rootfs
   habench deploy --name g1 --kind group --nodes 3 --flavor mysql --group-mode multi-primary
@@ -129,6 +133,9 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if spec.IsExisting() {
+				return registerExisting(cmd, g, spec)
+			}
 			sb := g.sandbox()
 			sb.Network = o.network
 			sb.BasePort = o.basePort
@@ -136,6 +143,9 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 			c, err := sb.Deploy(cmd.Context(), spec)
 			if err != nil {
 				return err
+			}
+			if err := checkSpecKnobs(cmd.Context(), c); err != nil {
+				return errors.Join(err, sb.Destroy(context.WithoutCancel(cmd.Context()), c.Name))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "deployed %s: %s, %d node(s), %s in %.1fs\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, time.Since(start).Seconds())
 			printNodes(cmd.OutOrStdout(), c, nil)
@@ -163,7 +173,7 @@ func newDestroyCmd(g *globalOpts) *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{
 		Use:   "destroy [NAME]",
-		Short: "Stop a sandbox's servers and remove its processes, namespaces and directories",
+		Short: "Stop a sandbox's servers and remove its processes, namespaces and directories (an existing cluster: forget it)",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if all && len(args) > 0 {
 				return usagef("destroy: give a NAME or --all, not both")
@@ -181,7 +191,24 @@ func newDestroyCmd(g *globalOpts) *cobra.Command {
 				if err := sb.DestroyAll(ctx); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "destroyed %d cluster(s)\n", len(cs))
+				existing := 0
+				for _, c := range cs {
+					if c.Existing() {
+						existing++
+					}
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "destroyed %d cluster(s)", len(cs)-existing)
+				if existing > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), ", forgot %d existing cluster(s) (their servers were not touched)", existing)
+				}
+				fmt.Fprintln(cmd.OutOrStdout())
+				return nil
+			}
+			if c, err := sb.Load(args[0]); err == nil && c.Existing() {
+				if err := sb.Destroy(ctx, args[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "forgot existing cluster %s: only its registration was removed; its servers were not touched and keep running\n", args[0])
 				return nil
 			}
 			if err := sb.Destroy(ctx, args[0]); err != nil {

@@ -109,6 +109,9 @@ func newNetemApplyCmd(g *globalOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := c.RefuseExisting("impair links (that needs the network namespaces of a habench sandbox)"); err != nil {
+				return err
+			}
 			if len(c.Nodes) < 2 {
 				return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("has %d node: there is no link between nodes to impair", len(c.Nodes))}
 			}

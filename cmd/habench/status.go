@@ -13,6 +13,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/knob"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
@@ -58,8 +59,13 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 				}
 				return err
 			}
-			fmt.Fprintf(w, "%s: %s, %d node(s), %s, network %s, state %s\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, c.Network, c.State)
-			fmt.Fprintf(w, "connect: user %s password %s over TCP, or root (no password) over a node's socket: mariadb -S DIR/mysqld.sock -uroot\n", c.User, c.Password)
+			if c.Existing() {
+				fmt.Fprintf(w, "%s: existing cluster (registered; habench does not deploy, restart or stop its servers), %s, %d node(s), %s, state %s\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, c.State)
+				fmt.Fprintf(w, "connect: user %s over TCP (habench destroy %s only forgets the registration)\n", c.User, c.Name)
+			} else {
+				fmt.Fprintf(w, "%s: %s, %d node(s), %s, network %s, state %s\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, c.Network, c.State)
+				fmt.Fprintf(w, "connect: user %s password %s over TCP, or root (no password) over a node's socket: mariadb -S DIR/mysqld.sock -uroot\n", c.User, c.Password)
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
 			health := map[string]string{}
@@ -69,6 +75,9 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 			printNodes(w, c, health)
 			if c.Spec.Kind == topology.Group {
 				printGroup(ctx, w, c)
+			}
+			if p := knob.Pending(c); p != "" {
+				fmt.Fprintf(w, "knobs: %s\n", p)
 			}
 			if st, err := experiment.ReadStanding(c); err != nil {
 				fmt.Fprintf(w, "links: unreadable record (%v): habench netem clear %s\n", err, c.Name)
@@ -99,6 +108,9 @@ func printNodes(w io.Writer, c *cluster.Cluster, health map[string]string) {
 	fmt.Fprintln(tw, hdr)
 	for _, n := range c.Nodes {
 		line := fmt.Sprintf("%s\t%s\t%s\t%d\t%s", n.Name, n.Role, n.Addr(), n.PID, n.Dir)
+		if c.Existing() {
+			line = fmt.Sprintf("%s\t%s\t%s\t-\t- (existing)", n.Name, n.Role, n.Addr())
+		}
 		if health != nil {
 			line += "\t" + health[n.Name]
 		}

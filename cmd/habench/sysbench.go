@@ -26,6 +26,8 @@ type sysbenchOpts struct {
 	catchUp time.Duration
 	links   string
 	metrics string
+	knobs   []string
+	keep    bool
 }
 
 func newSysbenchCmd(g *globalOpts) *cobra.Command {
@@ -50,11 +52,13 @@ func newSysbenchCmd(g *globalOpts) *cobra.Command {
 	f := cmd.Flags()
 	workload.BindFlags(f, &o.wl)
 	workload.BindConnFlags(f, &o.conn)
-	f.StringVar(&o.cluster, "cluster", "", "run against this habench sandbox (instead of --mysql-host/--mysql-port/--mysql-user/--mysql-password/--mysql-socket)")
+	f.StringVar(&o.cluster, "cluster", "", "run against this habench sandbox or registered existing cluster (instead of --mysql-host/--mysql-port/--mysql-user/--mysql-password/--mysql-socket)")
 	f.StringVar(&o.results, "results", "", "run: write a results directory under this directory")
 	f.StringSliceVar(&o.nodes, "nodes", nil, "with --cluster: nodes the workers connect to, round-robin (default: the writable nodes)")
 	f.StringVar(&o.links, "links", "", "with --cluster (netns): one-way impairment on every directed link between nodes during the run, e.g. \"0.6ms\" or \"delay 5ms jitter 1ms loss 0.1%\" (round trip = twice the delay)")
 	addMetricsFlag(cmd, &o.metrics)
+	f.StringArrayVar(&o.knobs, "set", nil, "with --cluster, run: knob [NODES:]NAME=VALUE set for the run, read back from every node, restored after it (repeatable; see habench knob --help)")
+	f.BoolVar(&o.keep, "keep-knobs", false, "with --set: leave the values in place after the run")
 	f.DurationVar(&o.catchUp, "catch-up-timeout", 2*time.Minute, "with --cluster: after the run, how long to wait for replicas to apply everything before checking GTID sets")
 	return cmd
 }
@@ -80,6 +84,16 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 	}
 	if o.metrics != "" && command != "run" {
 		return usagef("--metrics-addr %q: only for run", o.metrics)
+	}
+	knobs, err := parseKnobArgs(o.knobs)
+	if err != nil {
+		return err
+	}
+	if len(knobs) > 0 && command != "run" {
+		return usagef("--set %q: only for run", o.knobs[0])
+	}
+	if len(knobs) > 0 && o.cluster == "" {
+		return usagef("--set %q: needs --cluster (habench restores what it set only on clusters it knows)", o.knobs[0])
 	}
 	var c *cluster.Cluster
 	var target workload.Target
@@ -126,6 +140,9 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		if err != nil {
 			return &topology.FieldError{Field: "--links", Value: o.links, Reason: err.Error()}
 		}
+		if err := c.RefuseExisting("impair links (that needs the network namespaces of a habench sandbox)"); err != nil {
+			return err
+		}
 		if c.Network != "netns" {
 			return &topology.FieldError{Field: "--links", Value: o.links, Reason: "cluster " + c.Name + " runs on loopback; impairing links needs a netns sandbox (root)"}
 		}
@@ -136,6 +153,7 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 	b := &experiment.Bench{
 		Workload: wl, Options: o.wl, Target: target, Cluster: c, ResultsDir: o.results,
 		Stdout: out, Log: g.log, CommandLine: os.Args, CatchUpTimeout: o.catchUp, Links: links,
+		Knobs: knobs, KeepKnobs: o.keep, Restarter: g.sandbox(),
 	}
 	m, stopMetrics, err := liveMetrics(o.metrics, cmd.ErrOrStderr())
 	if err != nil {

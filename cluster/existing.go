@@ -1,0 +1,511 @@
+package cluster
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/habench/habench/topology"
+)
+
+// An existing cluster is one habench did not deploy: its servers run elsewhere (for this
+// build: on this machine's loopback or in a habench sandbox's namespaces, see
+// CheckExistingHost) and habench only connects to them. Its state.json has Provider
+// "existing" and Network NetExisting; its nodes have a role, host and port but no socket,
+// directory, namespace or process. habench never deploys, restarts, stops or destroys
+// those servers: Destroy only forgets the registration, node start/stop/kill and link
+// impairments are refused, and knobs are limited to what SET GLOBAL can change.
+
+// NetExisting is the Network of an existing cluster: habench manages none of its links.
+const NetExisting = "existing"
+
+// Existing reports whether c is an existing cluster (registered, not deployed by habench).
+func (c *Cluster) Existing() bool { return c.Provider == topology.ProviderExisting }
+
+// RefuseExisting returns, for an existing cluster, the *topology.FieldError that says what
+// habench will not do to it ("stop node n2") and why; nil for a sandbox.
+func (c *Cluster) RefuseExisting(what string) error {
+	if !c.Existing() {
+		return nil
+	}
+	return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf(
+		"an existing cluster (registered with habench register, not deployed by habench): habench does not %s on servers it does not run", what)}
+}
+
+// ExistingNode is one parsed DSN of an existing cluster.
+type ExistingNode struct {
+	Host     string
+	Port     int
+	User     string
+	Password string
+}
+
+// ParseExistingDSN reads one node DSN, "user:password@tcp(host:port)/" or
+// "tcp(host:port)/" (user and password then come from the defaults), go-sql-driver's
+// syntax. Only TCP; the host must be an IP address or "localhost" (habench resolves no
+// names: see CheckExistingHost); port default 3306. Errors are *topology.FieldError on field,
+// with the password hidden in the value.
+func ParseExistingDSN(field, dsn, user, password string) (ExistingNode, error) {
+	shown := RedactDSN(dsn)
+	cfg, err := mysql.ParseDSN(strings.TrimSpace(dsn))
+	if err != nil {
+		return ExistingNode{}, &topology.FieldError{Field: field, Value: shown, Reason: "want user:password@tcp(host:port)/ or tcp(host:port)/: " + err.Error()}
+	}
+	if cfg.Net != "tcp" {
+		return ExistingNode{}, &topology.FieldError{Field: field, Value: shown, Reason: fmt.Sprintf("network %q: want tcp(host:port)", cfg.Net)}
+	}
+	host, portS, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		host, portS = cfg.Addr, "3306"
+	}
+	port, err := strconv.Atoi(portS)
+	if err != nil || port < 1 || port > 65535 {
+		return ExistingNode{}, &topology.FieldError{Field: field, Value: shown, Reason: fmt.Sprintf("port %q: want 1 to 65535", portS)}
+	}
+	if host == "localhost" {
+		host = "127.0.0.1"
+	}
+	n := ExistingNode{Host: host, Port: port, User: cfg.User, Password: cfg.Passwd}
+	if n.User == "" {
+		n.User, n.Password = user, password
+	}
+	if n.User == "" {
+		return n, &topology.FieldError{Field: field, Value: shown, Reason: "no user: write user:password@tcp(host:port)/ or give user (and password) for all nodes"}
+	}
+	if err := CheckExistingHost(host); err != nil {
+		return n, &topology.FieldError{Field: field, Value: shown, Reason: err.Error()}
+	}
+	return n, nil
+}
+
+// CheckExistingHost enforces this machine's network rule for existing clusters: habench
+// connects only to 127.0.0.0/8 (and ::1) or to addresses routed through one of its own
+// sandbox bridges (hb-*), i.e. servers in network namespaces habench created here. Host
+// must be an IP address: names are refused before any lookup (no DNS traffic). There is
+// no switch to lift the rule in this build.
+func CheckExistingHost(host string) error {
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return fmt.Errorf("host %q: want an IP address (127.0.0.1, or a habench sandbox node's 10.233.x.y); habench resolves no names", host)
+	}
+	if err := CheckDestination(ip.String()); err != nil {
+		return fmt.Errorf("host %s: habench only connects to 127.0.0.0/8 or to the network namespaces of its own sandboxes on this machine (this machine's network rule): %v", ip, err)
+	}
+	return nil
+}
+
+// RedactDSN hides the password of a DSN ("u:***@tcp(...)/").
+func RedactDSN(dsn string) string {
+	at := strings.LastIndex(dsn, "@")
+	if at < 0 {
+		return dsn
+	}
+	if colon := strings.Index(dsn[:at], ":"); colon >= 0 {
+		return dsn[:colon] + ":***" + dsn[at:]
+	}
+	return dsn
+}
+
+// NodeFacts is what discovery reads from one server.
+type NodeFacts struct {
+	Version        string // SELECT VERSION()
+	VersionComment string // @@version_comment
+	Flavor         topology.Flavor
+	Ver            topology.Version
+	ServerID       int
+	Identity       string // @@hostname:@@port:@@datadir, to spot one server given twice
+	ReadOnly       bool
+
+	// Replica: the node has an asynchronous replication channel (not Group Replication's).
+	Replica         bool
+	SourceServerID  int
+	SourceHost      string
+	SourcePort      int
+	IORunning       string
+	SQLRunning      string
+	SemiSyncSource  bool // rpl_semi_sync_{source,master}_enabled = ON
+	SemiSyncReplica bool // rpl_semi_sync_{replica,slave}_enabled = ON
+	SemiSync        topology.SemiSyncOptions
+
+	// Group Replication (performance_schema.replication_group_members, own row).
+	GRState, GRRole string
+	GRSinglePrimary bool
+
+	// Galera: wsrep_on = ON and a provider connected.
+	Galera            bool
+	GaleraClusterSize int
+	GaleraState       string // wsrep_local_state_comment
+	GaleraStatus      string // wsrep_cluster_status
+	GaleraUUID        string // wsrep_cluster_state_uuid
+}
+
+// FlavorOf infers the flavor from VERSION() and @@version_comment: MariaDB when the
+// version says so, Percona XtraDB Cluster / Percona Server by comment, else MySQL.
+func FlavorOf(version, comment string) topology.Flavor {
+	c := strings.ToLower(comment)
+	switch {
+	case strings.Contains(strings.ToLower(version), "mariadb") || strings.Contains(c, "mariadb"):
+		return topology.MariaDB
+	case strings.Contains(c, "xtradb cluster"):
+		return topology.PXC
+	case strings.Contains(c, "percona"):
+		return topology.Percona
+	}
+	return topology.MySQL
+}
+
+// Discover reads node facts from db: version and flavor, server id, read_only, its
+// replication channel (SHOW REPLICA|SLAVE STATUS without Group Replication's channels),
+// semi-sync variables, its Group Replication member row, and wsrep status. Errors only
+// when the server cannot be queried at all.
+func Discover(ctx context.Context, db *sql.DB) (*NodeFacts, error) {
+	f := &NodeFacts{}
+	var host, datadir string
+	var port int
+	var ro sql.NullString
+	if err := db.QueryRowContext(ctx, "SELECT VERSION(), @@version_comment, @@server_id, @@hostname, @@port, @@datadir, @@read_only").
+		Scan(&f.Version, &f.VersionComment, &f.ServerID, &host, &port, &datadir, &ro); err != nil {
+		return nil, err
+	}
+	f.ReadOnly = ro.String == "1" || strings.EqualFold(ro.String, "ON")
+	f.Identity = fmt.Sprintf("%s:%d:%s", host, port, datadir)
+	f.Flavor = FlavorOf(f.Version, f.VersionComment)
+	v, err := topology.ParseVersion(f.Version)
+	if err != nil {
+		return nil, err
+	}
+	f.Ver = v
+	caps := topology.CapabilitiesFor(f.Flavor, v)
+	vars, err := showMap(ctx, db, "SHOW GLOBAL VARIABLES WHERE Variable_name LIKE 'rpl\\_semi\\_sync\\_%' OR Variable_name IN ('wsrep_on', 'group_replication_single_primary_mode')")
+	if err != nil {
+		return nil, err
+	}
+	sv := caps.SemiSyncNames()
+	f.SemiSyncSource = strings.EqualFold(vars[sv.SourceEnabled], "ON")
+	f.SemiSyncReplica = strings.EqualFold(vars[sv.ReplicaEnabled], "ON")
+	if f.SemiSyncSource {
+		f.SemiSync.WaitPoint = strings.ToUpper(vars[sv.WaitPoint])
+		if ms, err := strconv.Atoi(vars[sv.Timeout]); err == nil {
+			f.SemiSync.Timeout = time.Duration(ms) * time.Millisecond
+		}
+		f.SemiSync.WaitForReplicas = 1
+		if n, err := strconv.Atoi(vars[sv.WaitCount]); err == nil && sv.WaitCount != "" {
+			f.SemiSync.WaitForReplicas = n
+		}
+	}
+	f.GRSinglePrimary = strings.EqualFold(vars["group_replication_single_primary_mode"], "ON")
+	if strings.EqualFold(vars["wsrep_on"], "ON") {
+		st, err := showMap(ctx, db, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_cluster_size', 'wsrep_local_state_comment', 'wsrep_cluster_status', 'wsrep_cluster_state_uuid')")
+		if err != nil {
+			return nil, err
+		}
+		f.GaleraClusterSize, _ = strconv.Atoi(st["wsrep_cluster_size"])
+		f.GaleraState, f.GaleraStatus, f.GaleraUUID = st["wsrep_local_state_comment"], st["wsrep_cluster_status"], st["wsrep_cluster_state_uuid"]
+		f.Galera = f.GaleraClusterSize > 0
+	}
+	if f.Flavor != topology.MariaDB && caps.GroupReplication {
+		// The table exists without the plugin (empty); a member has its own row.
+		err := db.QueryRowContext(ctx, "SELECT MEMBER_STATE, MEMBER_ROLE FROM performance_schema.replication_group_members WHERE MEMBER_ID = @@server_uuid").Scan(&f.GRState, &f.GRRole)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("performance_schema.replication_group_members: %w", err)
+		}
+	}
+	if err := f.readReplica(ctx, db, caps); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// readReplica fills the replica fields from the first replication channel that is not
+// Group Replication's.
+func (f *NodeFacts) readReplica(ctx context.Context, db *sql.DB, caps topology.Capabilities) error {
+	rows, err := db.QueryContext(ctx, caps.ShowReplicaStatus())
+	if err != nil {
+		return fmt.Errorf("%s: %w", caps.ShowReplicaStatus(), err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		m := map[string]string{}
+		for i, c := range cols {
+			m[c] = vals[i].String
+		}
+		if strings.HasPrefix(m["Channel_Name"], "group_replication_") {
+			continue
+		}
+		f.Replica = true
+		pick := func(names ...string) string {
+			for _, n := range names {
+				if v, ok := m[n]; ok {
+					return v
+				}
+			}
+			return ""
+		}
+		f.SourceHost = pick("Source_Host", "Master_Host")
+		f.SourcePort, _ = strconv.Atoi(pick("Source_Port", "Master_Port"))
+		f.SourceServerID, _ = strconv.Atoi(pick("Source_Server_Id", "Master_Server_Id"))
+		f.IORunning = m[caps.ReplicaStatusColumn("io_running")]
+		f.SQLRunning = m[caps.ReplicaStatusColumn("sql_running")]
+		break
+	}
+	return rows.Err()
+}
+
+func showMap(ctx context.Context, db *sql.DB, q string) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", q, err)
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var k string
+		var v sql.NullString
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		m[strings.ToLower(k)] = v.String
+	}
+	return m, rows.Err()
+}
+
+// existingDSN is a go-sql-driver DSN for an existing node through the guarded dialer.
+func existingDSN(host string, port int, user, password string) string {
+	RegisterGuardedDialer()
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd = user, password
+	cfg.Net = GuardedNet
+	cfg.Addr = net.JoinHostPort(host, strconv.Itoa(port))
+	cfg.Timeout = 5 * time.Second
+	cfg.ReadTimeout = 30 * time.Second
+	cfg.InterpolateParams = true
+	return cfg.FormatDSN()
+}
+
+// InferTopology derives the kind and each node's role from the facts of every node (in
+// node order; addrs are the host:port each node was reached at). Galera when every node
+// is a connected wsrep node of one cluster; group when every node is an ONLINE Group
+// Replication member; otherwise one source (the only node that replicates from nobody)
+// with replicas whose source is one of the nodes (semisync when the source has semi-sync
+// enabled), or single for one node. Errors say which node breaks the picture.
+func InferTopology(facts []*NodeFacts, addrs []string) (topology.Kind, []topology.Role, error) {
+	roles := make([]topology.Role, len(facts))
+	name := func(i int) string { return topology.NodeName(i + 1) }
+	count := func(p func(*NodeFacts) bool) int {
+		n := 0
+		for _, f := range facts {
+			if p(f) {
+				n++
+			}
+		}
+		return n
+	}
+	if g := count(func(f *NodeFacts) bool { return f.Galera }); g > 0 {
+		for i, f := range facts {
+			if !f.Galera {
+				return "", nil, fmt.Errorf("node %s is not a Galera node while others are (mixed topologies are not supported)", name(i))
+			}
+			if f.GaleraUUID != facts[0].GaleraUUID {
+				return "", nil, fmt.Errorf("node %s is in Galera cluster %s, node n1 in %s", name(i), f.GaleraUUID, facts[0].GaleraUUID)
+			}
+			if f.GaleraStatus != "Primary" {
+				return "", nil, fmt.Errorf("node %s: wsrep_cluster_status %s, want Primary", name(i), f.GaleraStatus)
+			}
+			roles[i] = topology.RoleNode
+		}
+		return topology.Galera, roles, nil
+	}
+	if g := count(func(f *NodeFacts) bool { return f.GRState != "" }); g > 0 {
+		for i, f := range facts {
+			switch {
+			case f.GRState == "":
+				return "", nil, fmt.Errorf("node %s is not a Group Replication member while others are", name(i))
+			case f.GRState != "ONLINE":
+				return "", nil, fmt.Errorf("node %s: Group Replication member state %s, want ONLINE", name(i), f.GRState)
+			case f.GRRole == "PRIMARY":
+				roles[i] = topology.RolePrimary
+			default:
+				roles[i] = topology.RoleSecondary
+			}
+		}
+		return topology.Group, roles, nil
+	}
+	var writers []int
+	for i, f := range facts {
+		if !f.Replica {
+			writers = append(writers, i)
+			roles[i] = topology.RoleSource
+			continue
+		}
+		roles[i] = topology.RoleReplica
+		src := -1
+		for j, o := range facts {
+			if j != i && f.SourceServerID != 0 && o.ServerID == f.SourceServerID {
+				src = j
+			}
+		}
+		if src < 0 {
+			for j := range facts {
+				if j != i && addrs[j] == net.JoinHostPort(f.SourceHost, strconv.Itoa(f.SourcePort)) {
+					src = j
+				}
+			}
+		}
+		if src < 0 {
+			return "", nil, fmt.Errorf("node %s replicates from %s:%d (server_id %d), which is none of the given nodes: give every node of the topology", name(i), f.SourceHost, f.SourcePort, f.SourceServerID)
+		}
+	}
+	switch {
+	case len(writers) == 0:
+		return "", nil, fmt.Errorf("every node is a replica (circular replication is not supported)")
+	case len(writers) > 1:
+		var ns []string
+		for _, w := range writers {
+			ns = append(ns, name(w))
+		}
+		return "", nil, fmt.Errorf("nodes %s replicate from nobody: one topology has one source (register unrelated servers as separate clusters)", strings.Join(ns, ", "))
+	case len(facts) == 1:
+		return topology.Single, roles, nil
+	case facts[writers[0]].SemiSyncSource:
+		return topology.SemiSync, roles, nil
+	}
+	return topology.Async, roles, nil
+}
+
+// Register records an existing cluster: spec (provider existing, with dsns) names the
+// nodes; habench connects to each (only where CheckExistingHost allows), discovers its
+// flavor, version and role, infers the kind (see InferTopology), checks the spec's kind
+// and flavor hints against what it found, and writes state.json under the state
+// directory. Nothing is deployed, started or changed on the servers. Errors on bad input
+// are *topology.FieldError (name taken, bad DSN, host not allowed, hint mismatch).
+func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, error) {
+	spec.Provider = topology.ProviderExisting
+	spec.Defaults()
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if len(spec.DSNs) == 0 {
+		return nil, &topology.FieldError{Field: "dsns", Value: spec.Cluster, Reason: "register needs the nodes' dsns (cluster: refers to a cluster already registered)"}
+	}
+	var nodes []ExistingNode
+	for i, d := range spec.DSNs {
+		n, err := ParseExistingDSN(fmt.Sprintf("dsns[%d]", i), d, spec.User, spec.Password)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && (n.User != nodes[0].User || n.Password != nodes[0].Password) {
+			return nil, &topology.FieldError{Field: fmt.Sprintf("dsns[%d]", i), Value: RedactDSN(d), Reason: "every node needs the same user and password (workers connect to any node)"}
+		}
+		for j, o := range nodes {
+			if o.Host == n.Host && o.Port == n.Port {
+				return nil, &topology.FieldError{Field: fmt.Sprintf("dsns[%d]", i), Value: RedactDSN(d), Reason: fmt.Sprintf("the same address as dsns[%d]", j)}
+			}
+		}
+		nodes = append(nodes, n)
+	}
+	dir := s.clusterDir(spec.Name)
+	if _, err := os.Stat(dir); err == nil {
+		return nil, &topology.FieldError{Field: "name", Value: spec.Name, Reason: fmt.Sprintf("a cluster with this name exists (habench destroy %s)", spec.Name)}
+	}
+	facts := make([]*NodeFacts, len(nodes))
+	addrs := make([]string, len(nodes))
+	for i, n := range nodes {
+		addrs[i] = net.JoinHostPort(n.Host, strconv.Itoa(n.Port))
+		db, err := sql.Open("mysql", existingDSN(n.Host, n.Port, n.User, n.Password))
+		if err != nil {
+			return nil, err
+		}
+		dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		facts[i], err = Discover(dctx, db)
+		cancel()
+		db.Close()
+		if err != nil {
+			return nil, fmt.Errorf("node %s (%s): %w", topology.NodeName(i+1), addrs[i], err)
+		}
+		for j := range i {
+			if facts[j].Identity == facts[i].Identity {
+				return nil, &topology.FieldError{Field: fmt.Sprintf("dsns[%d]", i), Value: addrs[i], Reason: fmt.Sprintf("the same server as dsns[%d] (%s)", j, addrs[j])}
+			}
+		}
+		if facts[i].Flavor != facts[0].Flavor {
+			return nil, fmt.Errorf("node %s is %s %s, node n1 %s %s: one cluster has one flavor", topology.NodeName(i+1), facts[i].Flavor, facts[i].Version, facts[0].Flavor, facts[0].Version)
+		}
+	}
+	kind, roles, err := InferTopology(facts, addrs)
+	if err != nil {
+		return nil, fmt.Errorf("discovering %s: %w", spec.Name, err)
+	}
+	if spec.Kind != "" && spec.Kind != kind {
+		return nil, &topology.FieldError{Field: "kind", Value: spec.Kind, Reason: fmt.Sprintf("the servers form a %s topology (%s)", kind, describeRoles(roles))}
+	}
+	if spec.Flavor != "" && spec.Flavor != facts[0].Flavor {
+		return nil, &topology.FieldError{Field: "flavor", Value: spec.Flavor, Reason: fmt.Sprintf("the servers are %s (%s)", facts[0].Flavor, facts[0].Version)}
+	}
+	// Capabilities follow the oldest version in the cluster.
+	oldest := facts[0]
+	for _, f := range facts {
+		if f.Ver.Compare(oldest.Ver) < 0 {
+			oldest = f
+		}
+	}
+	c := &Cluster{
+		Name: spec.Name, Provider: topology.ProviderExisting, Network: NetExisting,
+		User: nodes[0].User, Password: nodes[0].Password, State: "ready", Created: time.Now().UTC(),
+		Binaries: &Binaries{Flavor: oldest.Flavor, Version: oldest.Ver, VersionText: oldest.Version + " (" + oldest.VersionComment + ")"},
+		path:     filepath.Join(dir, "state.json"),
+	}
+	c.Spec = topology.Spec{Name: spec.Name, Provider: topology.ProviderExisting, Kind: kind, Nodes: len(nodes),
+		Flavor: oldest.Flavor, Knobs: spec.Knobs, ExistingSpec: topology.ExistingSpec{User: c.User}}
+	for i, n := range nodes {
+		c.Nodes = append(c.Nodes, &Node{Name: topology.NodeName(i + 1), Role: roles[i], ServerID: facts[i].ServerID, Host: n.Host, Port: n.Port})
+		if roles[i] == topology.RoleSource && kind == topology.SemiSync {
+			c.Spec.SemiSync = facts[i].SemiSync
+		}
+	}
+	c.Caps = c.Capabilities()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := c.save(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s.log().Info("registered existing cluster", "cluster", c.Name, "kind", kind, "nodes", len(c.Nodes), "roles", describeRoles(roles))
+	return c, nil
+}
+
+func describeRoles(roles []topology.Role) string {
+	var s []string
+	for i, r := range roles {
+		s = append(s, topology.NodeName(i+1)+" "+string(r))
+	}
+	return strings.Join(s, ", ")
+}
+
+// forget removes an existing cluster's registration (its state directory) and nothing else.
+func (s *Sandbox) forget(c *Cluster) error {
+	if !c.Existing() {
+		return fmt.Errorf("cluster %s is a sandbox, not an existing cluster", c.Name)
+	}
+	return os.RemoveAll(s.clusterDir(c.Name))
+}

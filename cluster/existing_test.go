@@ -1,0 +1,228 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/topology"
+)
+
+func TestParseExistingDSN(t *testing.T) {
+	n, err := cluster.ParseExistingDSN("dsns[0]", "bench:s3cret@tcp(127.0.0.1:23306)/", "", "")
+	if err != nil || n != (cluster.ExistingNode{Host: "127.0.0.1", Port: 23306, User: "bench", Password: "s3cret"}) {
+		t.Fatalf("%+v %v", n, err)
+	}
+	n, err = cluster.ParseExistingDSN("dsns[1]", "tcp(localhost)/", "habench", "pw")
+	if err != nil || n != (cluster.ExistingNode{Host: "127.0.0.1", Port: 3306, User: "habench", Password: "pw"}) {
+		t.Fatalf("defaults: %+v %v", n, err)
+	}
+	for _, c := range []struct{ dsn, want string }{
+		{"u:secretpw@tcp(192.0.2.10:3306)/", "this machine's network rule"},
+		{"u:secretpw@tcp(db.example.com:3306)/", "resolves no names"},
+		{"u:secretpw@unix(/tmp/x.sock)/", "want tcp"},
+		{"tcp(127.0.0.1:3306)/", "no user"},
+		{"u:secretpw@tcp(127.0.0.1:99999)/", "port"},
+		{"u:secretpw@nonsense", "want user:password@tcp"},
+	} {
+		_, err := cluster.ParseExistingDSN("dsns[2]", c.dsn, "", "")
+		var fe *topology.FieldError
+		if !errors.As(err, &fe) || fe.Field != "dsns[2]" || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a dsns[2] FieldError with %q", c.dsn, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "secretpw") {
+			t.Errorf("%s: the error shows the password: %v", c.dsn, err)
+		}
+	}
+}
+
+func TestInferTopology(t *testing.T) {
+	addrs := []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}
+	src := &cluster.NodeFacts{ServerID: 1}
+	rep := func(id, from int) *cluster.NodeFacts {
+		return &cluster.NodeFacts{ServerID: id, Replica: true, SourceServerID: from}
+	}
+	k, roles, err := cluster.InferTopology([]*cluster.NodeFacts{src, rep(2, 1), rep(3, 1)}, addrs)
+	if err != nil || k != topology.Async || roles[0] != topology.RoleSource || roles[1] != topology.RoleReplica || roles[2] != topology.RoleReplica {
+		t.Errorf("async: %s %v %v", k, roles, err)
+	}
+	// Replicas listed first; the source found by server_id wherever it is.
+	k, roles, err = cluster.InferTopology([]*cluster.NodeFacts{rep(2, 9), rep(3, 9), {ServerID: 9, SemiSyncSource: true}}, addrs)
+	if err != nil || k != topology.SemiSync || roles[2] != topology.RoleSource {
+		t.Errorf("semisync: %s %v %v", k, roles, err)
+	}
+	// Source matched by address when the replica has not seen its server_id yet.
+	k, _, err = cluster.InferTopology([]*cluster.NodeFacts{src, {ServerID: 2, Replica: true, SourceHost: "127.0.0.1", SourcePort: 1}}, addrs)
+	if err != nil || k != topology.Async {
+		t.Errorf("by address: %s %v", k, err)
+	}
+	if k, _, err := cluster.InferTopology([]*cluster.NodeFacts{src}, addrs); err != nil || k != topology.Single {
+		t.Errorf("single: %s %v", k, err)
+	}
+	gal := func(uuid string) *cluster.NodeFacts {
+		return &cluster.NodeFacts{Galera: true, GaleraClusterSize: 3, GaleraStatus: "Primary", GaleraUUID: uuid}
+	}
+	k, roles, err = cluster.InferTopology([]*cluster.NodeFacts{gal("u"), gal("u"), gal("u")}, addrs)
+	if err != nil || k != topology.Galera || roles[1] != topology.RoleNode {
+		t.Errorf("galera: %s %v %v", k, roles, err)
+	}
+	gr := func(role string) *cluster.NodeFacts { return &cluster.NodeFacts{GRState: "ONLINE", GRRole: role} }
+	k, roles, err = cluster.InferTopology([]*cluster.NodeFacts{gr("SECONDARY"), gr("PRIMARY"), gr("SECONDARY")}, addrs)
+	if err != nil || k != topology.Group || roles[1] != topology.RolePrimary || roles[0] != topology.RoleSecondary {
+		t.Errorf("group: %s %v %v", k, roles, err)
+	}
+	for name, facts := range map[string][]*cluster.NodeFacts{
+		"two sources":        {src, {ServerID: 2}},
+		"unknown source":     {src, rep(2, 7)},
+		"galera mixed":       {gal("u"), src},
+		"galera two":         {gal("u"), gal("v")},
+		"group not online":   {gr("PRIMARY"), {GRState: "RECOVERING"}},
+		"circular":           {rep(1, 2), rep(2, 1)},
+		"galera non-primary": {{Galera: true, GaleraClusterSize: 1, GaleraStatus: "non-Primary"}},
+	} {
+		if _, _, err := cluster.InferTopology(facts, addrs); err == nil {
+			t.Errorf("%s: inferred a topology", name)
+		}
+	}
+}
+
+func TestFlavorOf(t *testing.T) {
+	for _, c := range []struct {
+		v, comment string
+		want       topology.Flavor
+	}{
+		{"10.11.19-MariaDB-0+deb12u1-log", "Debian 12", topology.MariaDB},
+		{"9.7.4-2", "(Debian)", topology.MySQL},
+		{"8.0.35-27.1", "Percona XtraDB Cluster (GPL), Release rel27, Revision 2f8eed6, WSREP version 26.1.4.3", topology.PXC},
+		{"8.0.36-28", "Percona Server (GPL), Release 28", topology.Percona},
+	} {
+		if got := cluster.FlavorOf(c.v, c.comment); got != c.want {
+			t.Errorf("FlavorOf(%q, %q) = %s, want %s", c.v, c.comment, got, c.want)
+		}
+	}
+}
+
+func TestSetOptionLines(t *testing.T) {
+	in := "# written by habench\n[mysqld]\nuser=root\nsync-binlog=1\nloose_rpl_semi_sync_master_enabled=ON\n"
+	got := cluster.SetOptionLines(in, []topology.Option{{Name: "sync_binlog", Value: "0"}, {Name: "back_log", Value: "100"}, {Name: "rpl_semi_sync_master_enabled", Value: "OFF"}})
+	want := "# written by habench\n[mysqld]\nuser=root\nsync-binlog=0\nloose_rpl_semi_sync_master_enabled=OFF\n" + cluster.KnobsMarker + "\nback_log=100\n"
+	if got != want {
+		t.Errorf("SetOptionLines:\n%s\nwant\n%s", got, want)
+	}
+	if v, ok := cluster.OptionLineValue(got, "back-log"); !ok || v != "100" {
+		t.Errorf("OptionLineValue back_log = %q %v", v, ok)
+	}
+	other := cluster.SetOptionLines("[mysqld]\na=1\n[client]\nuser=x\n", []topology.Option{{Name: "b", Value: "2"}})
+	if other != "[mysqld]\na=1\n"+cluster.KnobsMarker+"\nb=2\n[client]\nuser=x\n" {
+		t.Errorf("insert before the next section:\n%s", other)
+	}
+	if _, ok := cluster.OptionLineValue("[client]\nb=2\n", "b"); ok {
+		t.Errorf("a [client] line counted as a server option")
+	}
+}
+
+// TestRegisterDiscoversAndRefuses registers the servers of sandboxes as existing clusters
+// (TCP DSNs for the benchmark user): a MySQL 9.7 semi-sync pair in namespaces, discovered
+// as semisync with the sandbox's roles and semi-sync settings, and a MariaDB single node
+// on loopback. Node stop/kill/start/restart and option files are refused on the existing
+// cluster; destroying it forgets the registration and leaves the servers running.
+func TestRegisterDiscoversAndRefuses(t *testing.T) {
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	spec := testenv.Spec(t, testenv.Name("knm"), topology.SemiSync, 2, topology.MySQL)
+	sbx, err := s.Deploy(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dsns []string
+	for _, n := range sbx.Nodes {
+		dsns = append(dsns, fmt.Sprintf("%s:%s@tcp(%s)/", sbx.User, sbx.Password, n.Addr()))
+	}
+	ex, err := s.Register(ctx, topology.Spec{Name: testenv.Name("knxm"), Kind: topology.SemiSync, Flavor: topology.MySQL, ExistingSpec: topology.ExistingSpec{DSNs: dsns}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Spec.Kind != topology.SemiSync || ex.Provider != topology.ProviderExisting || ex.Network != cluster.NetExisting {
+		t.Errorf("registered %s provider %s network %s", ex.Spec.Kind, ex.Provider, ex.Network)
+	}
+	for i, n := range ex.Nodes {
+		if n.Role != sbx.Nodes[i].Role || n.Addr() != sbx.Nodes[i].Addr() || n.ServerID != sbx.Nodes[i].ServerID {
+			t.Errorf("node %s: %s %s id %d, sandbox has %s %s id %d", n.Name, n.Role, n.Addr(), n.ServerID, sbx.Nodes[i].Role, sbx.Nodes[i].Addr(), sbx.Nodes[i].ServerID)
+		}
+	}
+	if ss := ex.Spec.SemiSync; ss.Timeout != sbx.Spec.SemiSync.Timeout || ss.WaitPoint != "AFTER_SYNC" || ss.WaitForReplicas != 1 {
+		t.Errorf("discovered semi-sync %+v", ss)
+	}
+	if v := ex.Capabilities().Version; v != sbx.Binaries.Version {
+		t.Errorf("version %s, sandbox %s", v, sbx.Binaries.Version)
+	}
+	// Loaded back from state.json: same, and health works over TCP.
+	ld, err := s.Load(ex.Name)
+	if err != nil || !ld.Existing() || ld.Password != sbx.Password || len(ld.Nodes) != 2 {
+		t.Fatalf("load: %+v %v", ld, err)
+	}
+	if h := ld.Health(ctx, ld.Nodes[1]); !strings.HasPrefix(h, "io=Yes sql=Yes") {
+		t.Errorf("health of the existing replica: %s", h)
+	}
+	if h := ld.Health(ctx, ld.Nodes[0]); !strings.Contains(h, "semi-sync ON with 1") {
+		t.Errorf("health of the existing source: %s", h)
+	}
+	refused := map[string]error{
+		"stop":    s.StopNode(ld, "n2"),
+		"kill":    s.KillNode(ld, "n2"),
+		"start":   s.StartNode(ctx, ld, "n2"),
+		"restart": s.RestartNode(ctx, ld, "n2"),
+	}
+	_, refused["option file"] = ld.ReadOptionFile(ld.Nodes[0])
+	for what, err := range refused {
+		var fe *topology.FieldError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "existing cluster") {
+			t.Errorf("%s on an existing cluster: %v, want a refusal", what, err)
+		}
+	}
+	pids := []int{sbx.Nodes[0].PID, sbx.Nodes[1].PID}
+	if err := s.Destroy(ctx, ex.Name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(ex.Name); !errors.Is(err, cluster.ErrNotFound) {
+		t.Errorf("registration still there: %v", err)
+	}
+	for i, n := range sbx.Nodes {
+		if !n.Running() || n.PID != pids[i] {
+			t.Errorf("sandbox node %s not running after forgetting the existing cluster", n.Name)
+		}
+		if h := sbx.Health(ctx, n); h != "ok, semi-sync ON with 1 replica(s) acknowledging" && !strings.HasPrefix(h, "io=Yes sql=Yes") {
+			t.Errorf("sandbox node %s after forgetting: %s", n.Name, h)
+		}
+	}
+	// A loopback MariaDB single node, registered through 127.0.0.1.
+	s.Network = cluster.NetLoopback
+	s.BasePort = 24306 + os.Getpid()%1000
+	one, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("knl"), topology.Single, 1, topology.MariaDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex1, err := s.Register(ctx, topology.Spec{Name: testenv.Name("knxl"), ExistingSpec: topology.ExistingSpec{
+		DSNs: []string{fmt.Sprintf("tcp(127.0.0.1:%d)/", one.Nodes[0].Port)}, User: one.User, Password: one.Password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex1.Spec.Kind != topology.Single || ex1.Spec.Flavor != topology.MariaDB || ex1.Nodes[0].Role != topology.RoleSource {
+		t.Errorf("loopback single: %s %s %s", ex1.Spec.Kind, ex1.Spec.Flavor, ex1.Nodes[0].Role)
+	}
+	// The same server twice, and a name taken, are bad input.
+	d := fmt.Sprintf("tcp(127.0.0.1:%d)/", one.Nodes[0].Port)
+	if _, err := s.Register(ctx, topology.Spec{Name: testenv.Name("knxd"), ExistingSpec: topology.ExistingSpec{DSNs: []string{d, "tcp(localhost:" + fmt.Sprint(one.Nodes[0].Port) + ")/"}, User: "habench", Password: "habench"}}); err == nil {
+		t.Errorf("the same server twice was registered")
+	}
+	if _, err := s.Register(ctx, topology.Spec{Name: ex1.Name, ExistingSpec: topology.ExistingSpec{DSNs: []string{d}, User: "habench", Password: "habench"}}); err == nil {
+		t.Errorf("a taken name was registered again")
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/knob"
+	"github.com/habench/habench/topology"
+	"github.com/spf13/cobra"
+)
+
+type registerOpts struct {
+	file     string
+	name     string
+	dsns     []string
+	user     string
+	password string
+	kind     string
+	flavor   string
+}
+
+func (o *registerOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
+	var s topology.Spec
+	if o.file != "" {
+		for _, f := range []string{"dsn", "user", "password", "kind", "flavor"} {
+			if cmd.Flags().Changed(f) {
+				return s, usagef("--%s: not allowed with -f (put it in %s)", f, o.file)
+			}
+		}
+		b, err := os.ReadFile(o.file)
+		if err != nil {
+			return s, usageError{fmt.Errorf("-f %q: %w", o.file, err)}
+		}
+		if s, err = topology.ParseSpecYAML(b); err != nil {
+			return s, usageError{fmt.Errorf("-f %q: %w", o.file, err)}
+		}
+		if s.Provider != "" && !s.IsExisting() {
+			return s, &topology.FieldError{Field: "provider", Value: s.Provider, Reason: "register takes provider: existing (habench deploy deploys sandboxes)"}
+		}
+		if o.name != "" {
+			s.Name = o.name
+		}
+	} else {
+		s = topology.Spec{Name: o.name, Kind: topology.Kind(o.kind), Flavor: topology.Flavor(o.flavor),
+			ExistingSpec: topology.ExistingSpec{DSNs: o.dsns, User: o.user, Password: o.password}}
+	}
+	if s.Name == "" {
+		return s, usagef("--name: required (1-10 lower-case letters and digits), or name: in the file")
+	}
+	s.Provider = topology.ProviderExisting
+	s.Defaults()
+	return s, nil
+}
+
+func newRegisterCmd(g *globalOpts) *cobra.Command {
+	o := &registerOpts{}
+	cmd := &cobra.Command{
+		Use:   "register --name NAME (-f existing.yaml | --dsn DSN...)",
+		Short: "Register an existing cluster (servers habench did not deploy): connect, discover roles, never change them",
+		Long: `Registers servers someone else runs as a cluster habench can benchmark: habench connects to
+each node (a go-sql-driver DSN, user:password@tcp(host:port)/, or tcp(host:port)/ with --user and
+--password for all), discovers flavor, version and role (async/semi-sync source or replica, Group
+Replication primary/secondary, Galera node), infers the kind, and stores the registration like a
+sandbox's state. habench sysbench --cluster NAME and scenarios then work as on a sandbox. habench
+never deploys, restarts, stops or destroys these servers: destroy NAME only forgets the
+registration; node start/stop, link impairment and read-only knobs are refused; runtime knobs
+are restored after each run.
+
+This machine's network rule: the hosts must be IP addresses on 127.0.0.0/8 or inside the network
+namespaces of habench's own sandboxes here (no names, no other addresses).
+
+File (habench deploy -f accepts it too):
+  name: prod1
+  provider: existing
+  dsns: ["tcp(127.0.0.1:3306)/", "tcp(127.0.0.1:3307)/"]
+  user: habench
+  password: secret
+  kind: async        # optional hint, checked against what is discovered
+  flavor: mariadb    # optional hint
+  knobs: {sync_binlog: 1}   # optional: set for every run on it, restored after`,
+		Example: `  habench register --name ex1 --dsn 'habench:habench@tcp(127.0.0.1:23306)/' --dsn 'habench:habench@tcp(127.0.0.1:23307)/'
+  habench register -f existing.yaml`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec, err := o.spec(cmd)
+			if err != nil {
+				return err
+			}
+			return registerExisting(cmd, g, spec)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.file, "file", "f", "", "existing-cluster YAML file (see above)")
+	f.StringVar(&o.name, "name", "", "cluster name: 1-10 lower-case letters and digits")
+	f.StringArrayVar(&o.dsns, "dsn", nil, "a node: user:password@tcp(host:port)/ or tcp(host:port)/ (repeatable, in node order n1, n2, ...)")
+	f.StringVar(&o.user, "user", "", "user for DSNs without one")
+	f.StringVar(&o.password, "password", "", "password for DSNs without a user")
+	f.StringVar(&o.kind, "kind", "", "hint: single, async, semisync, group or galera (checked against what is discovered)")
+	f.StringVar(&o.flavor, "flavor", "", "hint: mysql, mariadb, percona or pxc")
+	return cmd
+}
+
+// registerExisting registers spec, checks its knobs against the servers (forgetting the
+// registration again when they are wrong), and prints the discovered nodes.
+func registerExisting(cmd *cobra.Command, g *globalOpts, spec topology.Spec) error {
+	sb := g.sandbox()
+	start := time.Now()
+	c, err := sb.Register(cmd.Context(), spec)
+	if err != nil {
+		return err
+	}
+	if err := checkSpecKnobs(cmd.Context(), c); err != nil {
+		return errors.Join(err, sb.Destroy(context.WithoutCancel(cmd.Context()), c.Name))
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "registered existing cluster %s: %s, %d node(s), %s, discovered in %.1fs (habench will not deploy, restart or stop these servers)\n",
+		c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, time.Since(start).Seconds())
+	printNodes(w, c, nil)
+	return nil
+}
+
+// checkSpecKnobs reads the cluster's own knobs on its servers without changing anything,
+// so an unknown variable fails at deploy/register time rather than at the first run.
+func checkSpecKnobs(ctx context.Context, c *cluster.Cluster) error {
+	if len(c.Spec.Knobs) == 0 {
+		return nil
+	}
+	ks, err := topology.KnobsFromMap(c.Spec.Knobs)
+	if err != nil {
+		return err
+	}
+	_, err = knob.Check(ctx, c, ks)
+	return err
+}

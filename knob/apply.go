@@ -1,0 +1,983 @@
+package knob
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/topology"
+)
+
+// SwitchGroupMode switches a Group Replication cluster to "single-primary" or
+// "multi-primary" and returns when every member is ONLINE in the new mode, with the roles
+// read back into the cluster's state (cluster.SwitchGroupMode). A variable so tests can
+// replace it; when nil, group_replication_mode is refused before anything is changed.
+var SwitchGroupMode = cluster.SwitchGroupMode
+
+// Restarter restarts a sandbox node so it rereads its option file (cluster.Sandbox).
+type Restarter interface {
+	RestartNode(ctx context.Context, c *cluster.Cluster, node string) error
+}
+
+// Options tune Apply.
+type Options struct {
+	// Keep leaves the values in place (habench knob set); on a sandbox they are also
+	// written into the nodes' option files so that restarts keep them. Without Keep the
+	// caller must call Restore (habench runs do, also on error and interrupt).
+	Keep bool
+	// Restarter restarts sandbox nodes for knobs the server refuses at runtime (read only).
+	// Nil: such knobs are refused.
+	Restarter Restarter
+	Log       *slog.Logger
+}
+
+// NodeValue is one knob on one node, as manifest.json records it. Values are the
+// server's own text (SELECT @@GLOBAL.var; for provider options the key's value parsed
+// from wsrep_provider_options; for group_replication_mode single-primary/multi-primary).
+type NodeValue struct {
+	Node      string `json:"node"`
+	Knob      string `json:"knob"`     // as requested (alias or name)
+	Variable  string `json:"variable"` // server variable, or the wsrep_provider_options key
+	Method    Method `json:"method"`
+	Requested string `json:"requested"`
+	Before    string `json:"before"`
+	Effective string `json:"effective"`
+	// Matches: Effective equals Requested up to spelling (ON = 1, 256M = 268435456).
+	// False means the server adjusted the value (rounded, truncated, capped): Effective is
+	// what the run used.
+	Matches bool `json:"matches"`
+	// Restored is the value read back after Restore (nil: not restored, e.g. kept).
+	Restored *string `json:"restored,omitempty"`
+	// ProviderOptions is the whole wsrep_provider_options string read back after setting
+	// (provider options only).
+	ProviderOptions string `json:"provider_options,omitempty"`
+	Note            string `json:"note,omitempty"`
+}
+
+// Report is the "knobs" object of manifest.json.
+type Report struct {
+	// Requested are the settings as given ("wsrep_slave_threads=8", "n2:sync_binlog=0").
+	Requested []string `json:"requested"`
+	// Keep: the values were left in place after the run.
+	Keep  bool        `json:"keep"`
+	Nodes []NodeValue `json:"nodes"`
+	// Restored: every value read back after the run equals its value before (nil: not
+	// restored).
+	Restored *bool    `json:"restored,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+}
+
+// Applied is the result of Apply: what was changed where, and how to undo it.
+type Applied struct {
+	c       *cluster.Cluster
+	opt     Options
+	req     []topology.KnobSetting
+	entries []*entry
+	dbs     map[string]*sql.DB
+	// optionFiles holds the original option file of every node restarted for a knob.
+	optionFiles map[string]string
+	pendingPath string
+	notes       []string
+	restored    *bool
+}
+
+type entry struct {
+	NodeValue
+	node    *cluster.Node
+	t       Target
+	changed bool // set on the server, to undo
+	first   bool // group mode: the entry that switches the group
+}
+
+// PendingFile is the name, in the cluster's directory, of the record of values a run
+// changed and has not restored yet.
+const PendingFile = "knobs-pending.json"
+
+type pendingRecord struct {
+	Cluster     string            `json:"cluster"`
+	PID         int               `json:"pid"`
+	Started     time.Time         `json:"started"`
+	Requested   []string          `json:"requested"`
+	Entries     []pendingEntry    `json:"entries"`
+	OptionFiles map[string]string `json:"option_files,omitempty"`
+}
+
+type pendingEntry struct {
+	Node    string `json:"node"`
+	Knob    string `json:"knob"`
+	Target  Target `json:"target"`
+	Before  string `json:"before"`
+	Changed bool   `json:"changed"`
+}
+
+func (o Options) log() *slog.Logger {
+	if o.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Log
+}
+
+// Plan resolves settings for every node of c: node lists checked against the cluster, a
+// setting for named nodes overriding one for every node, names mapped by the cluster's
+// capabilities. Errors are *topology.FieldError naming the setting.
+func Plan(c *cluster.Cluster, settings []topology.KnobSetting) (map[string][]Target, error) {
+	if err := topology.CheckKnobs(settings); err != nil {
+		return nil, err
+	}
+	caps := c.Capabilities()
+	out := map[string][]Target{}
+	owner := map[string]topology.KnobSetting{} // node + target ID -> setting
+	for _, general := range []bool{true, false} {
+		for _, k := range settings {
+			if (len(k.Nodes) == 0) != general {
+				continue
+			}
+			for _, name := range k.Nodes {
+				if c.Node(name) == nil {
+					return nil, &topology.FieldError{Field: "knob", Value: k.String(), Reason: fmt.Sprintf("cluster %s has no node %s (nodes: %s)", c.Name, name, strings.Join(nodeNames(c), ", "))}
+				}
+			}
+			t, err := Resolve(k, caps)
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range c.Nodes {
+				if !k.AppliesTo(n.Name) {
+					continue
+				}
+				key := n.Name + "\x00" + t.ID()
+				if prev, ok := owner[key]; ok && (len(prev.Nodes) == 0) == general {
+					return nil, &topology.FieldError{Field: "knob", Value: k.String(), Reason: fmt.Sprintf("%s on %s is already set by %s", t.Label(), n.Name, prev.String())}
+				}
+				owner[key] = k
+				ts := out[n.Name]
+				if i := slices.IndexFunc(ts, func(x Target) bool { return x.ID() == t.ID() }); i >= 0 {
+					ts[i] = t // a setting for this node overrides one for every node
+				} else {
+					ts = append(ts, t)
+				}
+				out[n.Name] = ts
+			}
+		}
+	}
+	return out, nil
+}
+
+func nodeNames(c *cluster.Cluster) []string {
+	var s []string
+	for _, n := range c.Nodes {
+		s = append(s, n.Name)
+	}
+	return s
+}
+
+// Apply sets settings on c's nodes (see the package comment for the phases) and returns
+// what it did. On error nothing stays changed (what was set is rolled back; the error
+// says if that failed too). Errors on bad input are *topology.FieldError naming the
+// setting: unknown variable (ER 1193) or provider option, a value the server refuses, a
+// read-only variable on an existing cluster (or without a Restarter), a node the cluster
+// lacks. Without opt.Keep the caller must call Restore.
+func Apply(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSetting, opt Options) (a *Applied, err error) {
+	if len(settings) == 0 {
+		return &Applied{c: c, opt: opt}, nil
+	}
+	plan, err := Plan(c, settings)
+	if err != nil {
+		return nil, err
+	}
+	ap := newApplied(c, opt, settings, plan)
+	a = ap
+	defer func() {
+		if err != nil || opt.Keep {
+			ap.closeDBs()
+		}
+		if err != nil {
+			a = nil
+		}
+	}()
+	// Phase 1: read every current value; an unknown variable fails here, before any change.
+	if err := a.readPhase(ctx); err != nil {
+		return nil, err
+	}
+	if !opt.Keep {
+		if err := a.writePending(true); err != nil {
+			return nil, err
+		}
+	} else if p := pendingHolder(c); p != "" {
+		return nil, fmt.Errorf("cluster %s: %s", c.Name, p)
+	}
+	defer func() {
+		if err != nil {
+			if rerr := ap.restore(context.WithoutCancel(ctx), false); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("rolling back: %w (habench knob restore %s)", rerr, c.Name))
+			}
+		}
+	}()
+	// Phase 2: set in order; read-only variables go to the restart phase (sandbox only).
+	restart := map[string]bool{}
+	for _, e := range a.entries {
+		err := a.set(ctx, e, e.t.Value)
+		if isErr(err, 1238) && strings.Contains(err.Error(), "read only") {
+			if c.Existing() || opt.Restarter == nil {
+				why := fmt.Sprintf("%s is read only at runtime (the server needs it in its option file and a restart); ", e.t.Variable)
+				if c.Existing() {
+					why += fmt.Sprintf("habench does not restart the servers of existing cluster %s: set it in their configuration yourself", c.Name)
+				} else {
+					why += "restarting nodes is not possible here"
+				}
+				return a, &topology.FieldError{Field: "knob", Value: e.t.Knob + "=" + e.t.Value, Reason: why}
+			}
+			e.t.Method, e.Method = MethodRestart, MethodRestart
+			restart[e.Node] = true
+			continue
+		}
+		if err != nil {
+			return a, knobError(c, e, err)
+		}
+	}
+	// Phase 3: option file and restart for read-only knobs, node by node; a restart resets
+	// what SET GLOBAL changed on that node, so those are set again.
+	for _, n := range c.Nodes {
+		if !restart[n.Name] {
+			continue
+		}
+		if err := a.restartWith(ctx, n); err != nil {
+			return a, err
+		}
+		for _, e := range a.entries {
+			if e.node == n && e.changed && e.t.Method != MethodRestart && e.t.Method != MethodGroupMode {
+				if err := a.set(ctx, e, e.t.Value); err != nil {
+					return a, knobError(c, e, err)
+				}
+			}
+		}
+	}
+	if opt.Keep && !c.Existing() {
+		if err := a.persist(); err != nil {
+			return a, err
+		}
+	}
+	// Phase 4: read back what every node took.
+	for _, e := range a.entries {
+		db, _ := a.db(e.node)
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		v, full, err := read(rctx, db, e.t)
+		cancel()
+		if err != nil {
+			return a, fmt.Errorf("node %s: reading back %s: %w", e.Node, e.t.Label(), err)
+		}
+		e.Effective, e.Matches = v, Same(e.t.Value, v)
+		if e.t.Method == MethodProvider {
+			e.ProviderOptions = full
+		}
+		if !e.Matches {
+			note := fmt.Sprintf("the server took %s, not %s", v, e.t.Value)
+			if e.t.WaitResize {
+				note += " (InnoDB rounds buffer pool sizes to its chunk granularity; MySQL: a multiple of innodb_buffer_pool_chunk_size * innodb_buffer_pool_instances)"
+			}
+			e.Note = joinNote(e.Note, note)
+		}
+	}
+	if !opt.Keep {
+		if err := a.writePending(false); err != nil {
+			return a, err
+		}
+	}
+	if c.Existing() && opt.Keep {
+		a.notes = append(a.notes, "runtime only: a restart of these servers returns them to their configured values")
+	}
+	return a, nil
+}
+
+// Check resolves settings and reads every current value without changing anything: an
+// unknown variable or provider option, a bad value or a missing node fails as Apply would
+// fail before its first change. Returns the values per node (Before filled).
+func Check(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSetting) ([]NodeValue, error) {
+	plan, err := Plan(c, settings)
+	if err != nil {
+		return nil, err
+	}
+	a := newApplied(c, Options{}, settings, plan)
+	defer a.closeDBs()
+	if err := a.readPhase(ctx); err != nil {
+		return nil, err
+	}
+	return a.Values(), nil
+}
+
+func newApplied(c *cluster.Cluster, opt Options, settings []topology.KnobSetting, plan map[string][]Target) *Applied {
+	a := &Applied{c: c, opt: opt, req: settings, dbs: map[string]*sql.DB{}, optionFiles: map[string]string{}}
+	for _, n := range c.Nodes {
+		for _, t := range plan[n.Name] {
+			a.entries = append(a.entries, &entry{node: n, t: t, NodeValue: NodeValue{Node: n.Name, Knob: t.Knob, Variable: t.Label(), Method: t.Method, Requested: t.Value}})
+		}
+	}
+	return a
+}
+
+// readPhase reads every entry's current value into Before and refuses what cannot be
+// applied (an unknown variable or provider option, group mode without SwitchGroupMode,
+// the applier parallelism on a group), changing nothing.
+func (a *Applied) readPhase(ctx context.Context) error {
+	for _, e := range a.entries {
+		db, err := a.db(e.node)
+		if err != nil {
+			return err
+		}
+		if e.t.Method == MethodGroupMode {
+			if SwitchGroupMode == nil {
+				return &topology.FieldError{Field: "knob", Value: e.t.Knob + "=" + e.t.Value, Reason: "group_replication_mode needs the Group Replication provider's cluster.SwitchGroupMode, not wired into this build yet"}
+			}
+			if !slices.ContainsFunc(a.entries, func(x *entry) bool { return x.first && x.t.Method == MethodGroupMode }) {
+				e.first = true
+			}
+		}
+		if e.t.Method == MethodApplierRestart && a.c.Spec.Kind == topology.Group {
+			return &topology.FieldError{Field: "knob", Value: e.t.Knob + "=" + e.t.Value, Reason: "on Group Replication the applier parallelism takes effect only at START GROUP_REPLICATION, which habench does not do for a knob"}
+		}
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		e.Before, _, err = read(rctx, db, e.t)
+		cancel()
+		if err != nil {
+			return knobError(a.c, e, err)
+		}
+	}
+	return nil
+}
+
+// Values returns every node's knob values (as Apply recorded them; Restored after Restore).
+func (a *Applied) Values() []NodeValue {
+	var out []NodeValue
+	for _, e := range a.entries {
+		out = append(out, e.NodeValue)
+	}
+	return out
+}
+
+// Report is what manifest.json records.
+func (a *Applied) Report() *Report {
+	if a == nil || len(a.req) == 0 {
+		return nil
+	}
+	r := &Report{Keep: a.opt.Keep, Nodes: a.Values(), Restored: a.restored, Notes: a.notes}
+	for _, k := range a.req {
+		r.Requested = append(r.Requested, k.String())
+	}
+	return r
+}
+
+// Notes are remarks for the user (runtime only on an existing cluster, ...).
+func (a *Applied) Notes() []string { return a.notes }
+
+// Restore sets every changed knob back to its value before Apply (option files restored
+// and nodes restarted for read-only knobs, first), reads every value back into Restored,
+// and removes the pending record. Error when a value could not be set back or reads
+// back different from before (the pending record then stays: habench knob restore).
+func (a *Applied) Restore(ctx context.Context) error {
+	if a == nil || len(a.entries) == 0 {
+		return nil
+	}
+	defer a.closeDBs()
+	if err := a.restore(ctx, true); err != nil {
+		f := false
+		a.restored = &f
+		return err
+	}
+	t := true
+	a.restored = &t
+	a.removePending()
+	return nil
+}
+
+// restore undoes the changed entries; with readBack, records and checks Restored.
+func (a *Applied) restore(ctx context.Context, readBack bool) error {
+	var errs []error
+	for _, n := range a.c.Nodes {
+		orig, ok := a.optionFiles[n.Name]
+		if !ok {
+			continue
+		}
+		if err := a.c.WriteOptionFile(n, orig); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: restoring its option file: %w", n.Name, err))
+			continue
+		}
+		a.dropDB(n)
+		if err := a.opt.Restarter.RestartNode(ctx, a.c, n.Name); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: restart with its original option file: %w", n.Name, err))
+			continue
+		}
+		delete(a.optionFiles, n.Name)
+		for _, e := range a.entries {
+			if e.node == n && e.t.Method == MethodRestart {
+				e.changed = false
+			}
+		}
+	}
+	for i := len(a.entries) - 1; i >= 0; i-- {
+		e := a.entries[i]
+		if !e.changed || e.t.Method == MethodRestart {
+			continue
+		}
+		if err := a.set(ctx, e, e.Before); err != nil {
+			if isErr(err, 1238) {
+				// Read only at runtime: never changed at runtime either (a run killed
+				// between the refusal and its restart left it recorded as a SET GLOBAL).
+				e.changed = false
+				continue
+			}
+			errs = append(errs, fmt.Errorf("node %s: setting %s back to %s: %w", e.Node, e.t.Label(), e.Before, err))
+			continue
+		}
+		e.changed = false
+	}
+	if readBack {
+		for _, e := range a.entries {
+			db, err := a.db(e.node)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			v, _, err := read(rctx, db, e.t)
+			cancel()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("node %s: reading %s after restoring: %w", e.Node, e.t.Label(), err))
+				continue
+			}
+			e.Restored = &v
+			if !Same(e.Before, v) {
+				errs = append(errs, fmt.Errorf("node %s: %s is %s after restoring, was %s", e.Node, e.t.Label(), v, e.Before))
+			}
+		}
+	}
+	if len(errs) == 0 {
+		a.removePending()
+	}
+	return errors.Join(errs...)
+}
+
+// db returns the node's admin pool (opened on first use).
+func (a *Applied) db(n *cluster.Node) (*sql.DB, error) {
+	if db, ok := a.dbs[n.Name]; ok {
+		return db, nil
+	}
+	db, err := a.c.OpenAdmin(n)
+	if err != nil {
+		return nil, err
+	}
+	a.dbs[n.Name] = db
+	return db, nil
+}
+
+// dropDB closes node n's pool before a restart (its connections die with the server).
+func (a *Applied) dropDB(n *cluster.Node) {
+	if db, ok := a.dbs[n.Name]; ok {
+		db.Close()
+		delete(a.dbs, n.Name)
+	}
+}
+
+func (a *Applied) closeDBs() {
+	for k, db := range a.dbs {
+		db.Close()
+		delete(a.dbs, k)
+	}
+}
+
+// read returns the target's current value on the server behind db (and, for provider
+// options, the whole wsrep_provider_options string).
+func read(ctx context.Context, db *sql.DB, t Target) (string, string, error) {
+	if !varRE.MatchString(t.Variable) {
+		return "", "", fmt.Errorf("%q is not a variable name", t.Variable)
+	}
+	var v sql.NullString
+	if err := db.QueryRowContext(ctx, "SELECT @@GLOBAL."+t.Variable).Scan(&v); err != nil {
+		return "", "", err
+	}
+	switch t.Method {
+	case MethodProvider:
+		if strings.TrimSpace(v.String) == "" {
+			return "", "", errNoProvider
+		}
+		val, ok := topology.ProviderOptionValue(v.String, t.Key)
+		if !ok {
+			return "", v.String, errNoProviderKey
+		}
+		return val, v.String, nil
+	case MethodGroupMode:
+		if Same("ON", v.String) {
+			return "single-primary", "", nil
+		}
+		return "multi-primary", "", nil
+	}
+	if !v.Valid {
+		return "NULL", "", nil
+	}
+	return v.String, "", nil
+}
+
+var (
+	errNoProvider    = errors.New("no Galera provider loaded (wsrep_provider_options is empty)")
+	errNoProviderKey = errors.New("the Galera provider has no such option")
+)
+
+// set applies value on e's node (and marks e changed).
+func (a *Applied) set(ctx context.Context, e *entry, value string) error {
+	db, err := a.db(e.node)
+	if err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	switch e.t.Method {
+	case MethodGroupMode:
+		if e.first {
+			cur, _, err := read(sctx, db, e.t)
+			if err != nil {
+				return err
+			}
+			if cur != strings.ToLower(value) {
+				if err := SwitchGroupMode(sctx, a.c, strings.ToLower(value)); err != nil {
+					return err
+				}
+			}
+		}
+	case MethodProvider:
+		q := "SET GLOBAL wsrep_provider_options = " + SQLLiteral(e.t.Key+"="+value)
+		if _, err := db.ExecContext(sctx, q); err != nil {
+			return err
+		}
+	case MethodApplierRestart:
+		caps := a.c.Capabilities()
+		st, err := cluster.ReplicaStatus(sctx, db, caps)
+		if err != nil {
+			return err
+		}
+		if st == nil {
+			_, err := db.ExecContext(sctx, "SET GLOBAL "+e.t.Variable+" = "+SQLLiteral(value))
+			return a.mark(e, err)
+		}
+		conn, err := db.Conn(sctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(sctx, caps.StopReplica("SQL_THREAD")); err != nil {
+			return err
+		}
+		_, serr := conn.ExecContext(sctx, "SET GLOBAL "+e.t.Variable+" = "+SQLLiteral(value))
+		if _, err := conn.ExecContext(sctx, caps.StartReplicaThread("SQL_THREAD")); err != nil {
+			return errors.Join(serr, err)
+		}
+		if err := waitApplier(sctx, db, caps); err != nil {
+			return errors.Join(serr, err)
+		}
+		e.Note = "replica SQL (applier) thread stopped and started again around the change"
+		return a.mark(e, serr)
+	default:
+		if _, err := db.ExecContext(sctx, "SET GLOBAL "+e.t.Variable+" = "+SQLLiteral(value)); err != nil {
+			return err
+		}
+		if e.t.WaitResize {
+			if err := waitResize(sctx, db); err != nil {
+				e.changed = true
+				return err
+			}
+		}
+	}
+	e.changed = true
+	return nil
+}
+
+func (a *Applied) mark(e *entry, err error) error {
+	if err == nil {
+		e.changed = true
+	}
+	return err
+}
+
+// waitApplier waits until the replica's SQL thread runs again.
+func waitApplier(ctx context.Context, db *sql.DB, caps topology.Capabilities) error {
+	var last string
+	for {
+		st, err := cluster.ReplicaStatus(ctx, db, caps)
+		if err == nil && st != nil {
+			last = st[caps.ReplicaStatusColumn("sql_running")]
+			if last == "Yes" {
+				return nil
+			}
+			if e := st[caps.ReplicaStatusColumn("last_sql_error")]; e != "" {
+				return fmt.Errorf("replica SQL thread did not start again: %s", e)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("replica SQL thread not running after the change (%q)", last)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// waitResize waits until InnoDB reports no buffer pool resize in progress:
+// Innodb_buffer_pool_resize_status_code 0 (MySQL >= 8.0.31; 7 is a failed resize), or an
+// empty or "Completed ..." Innodb_buffer_pool_resize_status.
+func waitResize(ctx context.Context, db *sql.DB) error {
+	var last string
+	for {
+		rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb\\_buffer\\_pool\\_resize\\_status%'")
+		if err == nil {
+			st := map[string]string{}
+			for rows.Next() {
+				var k, v string
+				if rows.Scan(&k, &v) == nil {
+					st[strings.ToLower(k)] = v
+				}
+			}
+			rows.Close()
+			last = st["innodb_buffer_pool_resize_status"]
+			code, hasCode := st["innodb_buffer_pool_resize_status_code"]
+			switch {
+			case hasCode && code == "0":
+				return nil
+			case hasCode && code == "7":
+				return fmt.Errorf("buffer pool resize failed: %s", last)
+			case !hasCode && (last == "" || strings.Contains(strings.ToLower(last), "complete")):
+				return nil
+			case !hasCode && strings.Contains(strings.ToLower(last), "fail"):
+				return fmt.Errorf("buffer pool resize failed: %s", last)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("buffer pool resize still in progress: %q", last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// restartWith writes node n's read-only knobs into its option file and restarts it; on
+// failure the original file is put back and the node started again.
+func (a *Applied) restartWith(ctx context.Context, n *cluster.Node) error {
+	orig, err := a.c.ReadOptionFile(n)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	var opts []topology.Option
+	var names []string
+	for _, e := range a.entries {
+		if e.node == n && e.t.Method == MethodRestart {
+			opts = append(opts, topology.Option{Name: optionName(e.t.Variable), Value: e.t.Value})
+			names = append(names, e.t.Variable)
+		}
+	}
+	a.optionFiles[n.Name] = orig
+	if err := a.writePending(false); err != nil {
+		return err
+	}
+	if err := a.c.WriteOptionFile(n, cluster.SetOptionLines(orig, opts)); err != nil {
+		return fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	for _, e := range a.entries {
+		if e.node == n && e.t.Method == MethodRestart {
+			e.changed = true
+			e.Note = "read only at runtime: written into the node's option file, node restarted"
+		}
+	}
+	a.opt.log().Info("restarting node for read-only knobs", "cluster", a.c.Name, "node", n.Name, "variables", strings.Join(names, ","))
+	a.dropDB(n)
+	if err := a.opt.Restarter.RestartNode(ctx, a.c, n.Name); err != nil {
+		return &topology.FieldError{Field: "knob", Value: strings.Join(names, ","), Reason: fmt.Sprintf("node %s did not come back with it in its option file: %v", n.Name, err)}
+	}
+	return nil
+}
+
+// persist writes kept knobs into the sandbox nodes' option files (knob set), so that a
+// node restart keeps them. Group mode is not persisted (a note says so).
+func (a *Applied) persist() error {
+	for _, n := range a.c.Nodes {
+		var opts []topology.Option
+		var provider []topology.ProviderOption
+		for _, e := range a.entries {
+			if e.node != n {
+				continue
+			}
+			switch e.t.Method {
+			case MethodProvider:
+				provider = append(provider, topology.ProviderOption{Key: e.t.Key, Value: e.t.Value})
+			case MethodGroupMode:
+				if e.first {
+					a.notes = append(a.notes, "group_replication_mode is not written into option files: a restarted member starts in its configured mode")
+				}
+			case MethodRestart:
+			default:
+				opts = append(opts, topology.Option{Name: optionName(e.t.Variable), Value: e.t.Value})
+			}
+		}
+		if len(opts) == 0 && len(provider) == 0 {
+			continue
+		}
+		content, err := a.c.ReadOptionFile(n)
+		if err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		if len(provider) > 0 {
+			cur, _ := cluster.OptionLineValue(content, "wsrep_provider_options")
+			merged, err := topology.MergeProviderOptions(strings.Trim(cur, `"'`), provider)
+			if err != nil {
+				return fmt.Errorf("node %s: option file: %w", n.Name, err)
+			}
+			opts = append(opts, topology.Option{Name: "wsrep_provider_options", Value: `"` + merged + `"`})
+		}
+		if err := a.c.WriteOptionFile(n, cluster.SetOptionLines(content, opts)); err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+	}
+	a.notes = append(a.notes, "also written into the nodes' option files (kept across restarts)")
+	return nil
+}
+
+// optionName is how a variable is written into an option file: plugin variables
+// (group_replication_*, rpl_semi_sync_*) with the loose_ prefix, so a server started
+// before its plugin is loaded does not refuse to start.
+func optionName(v string) string {
+	if strings.HasPrefix(v, "group_replication_") || strings.HasPrefix(v, "rpl_semi_sync_") {
+		return "loose_" + v
+	}
+	return v
+}
+
+// knobError turns a server error for e into a clear error naming the knob, node and value.
+func knobError(c *cluster.Cluster, e *entry, err error) error {
+	kv := e.t.Knob + "=" + e.t.Value
+	var me *mysql.MySQLError
+	switch {
+	case errors.Is(err, errNoProvider):
+		return &topology.FieldError{Field: "knob", Value: kv, Reason: fmt.Sprintf("node %s: %v", e.Node, err)}
+	case errors.Is(err, errNoProviderKey):
+		return &topology.FieldError{Field: "knob", Value: kv, Reason: fmt.Sprintf("node %s: the Galera provider has no option %s (see SELECT @@wsrep_provider_options)", e.Node, e.t.Key)}
+	case errors.As(err, &me):
+		switch me.Number {
+		case 1193:
+			hint := ""
+			if strings.HasPrefix(e.t.Variable, "group_replication_") {
+				hint = " (is the group_replication plugin loaded?)"
+			}
+			return &topology.FieldError{Field: "knob", Value: kv, Reason: fmt.Sprintf("node %s (%s): unknown system variable %s (ER 1193)%s; nothing was changed", e.Node, c.Capabilities().Flavor, e.t.Variable, hint)}
+		case 1231, 1232, 1210:
+			return &topology.FieldError{Field: "knob", Value: kv, Reason: fmt.Sprintf("node %s refused the value: %s (ER %d); nothing was changed", e.Node, me.Message, me.Number)}
+		case 1227, 1044, 1045:
+			return fmt.Errorf("knob %s: node %s: %s (ER %d): the user needs SYSTEM_VARIABLES_ADMIN or SUPER", kv, e.Node, me.Message, me.Number)
+		case 1238:
+			return &topology.FieldError{Field: "knob", Value: kv, Reason: fmt.Sprintf("node %s: %s (ER 1238)", e.Node, me.Message)}
+		}
+	}
+	return fmt.Errorf("knob %s: node %s: %w", kv, e.Node, err)
+}
+
+func isErr(err error, number uint16) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == number
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// pendingPath is the cluster's pending record ("" for a cluster never saved).
+func pendingPath(c *cluster.Cluster) string {
+	if c.Dir() == "" {
+		return ""
+	}
+	return filepath.Join(c.Dir(), PendingFile)
+}
+
+// pendingHolder says who holds knobs on c ("" when nobody).
+func pendingHolder(c *cluster.Cluster) string {
+	p := pendingPath(c)
+	if p == "" {
+		return ""
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	var r pendingRecord
+	if json.Unmarshal(b, &r) != nil {
+		return fmt.Sprintf("an unreadable %s: habench knob restore %s", p, c.Name)
+	}
+	if r.PID > 0 && processAlive(r.PID) {
+		return fmt.Sprintf("a run (pid %d, started %s) holds knobs %s on it; wait for it to end", r.PID, r.Started.Format(time.RFC3339), strings.Join(r.Requested, " "))
+	}
+	return fmt.Sprintf("an interrupted run (pid %d) left knobs %s changed: habench knob restore %s", r.PID, strings.Join(r.Requested, " "), c.Name)
+}
+
+func processAlive(pid int) bool {
+	_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
+	return err == nil && pid != os.Getpid()
+}
+
+// writePending records the previous values; create makes the file exclusively (the lock
+// that keeps two runs from changing knobs on one cluster at once).
+func (a *Applied) writePending(create bool) error {
+	p := pendingPath(a.c)
+	if p == "" {
+		return nil
+	}
+	r := pendingRecord{Cluster: a.c.Name, PID: os.Getpid(), Started: time.Now().UTC(), OptionFiles: a.optionFiles}
+	for _, k := range a.req {
+		r.Requested = append(r.Requested, k.String())
+	}
+	for _, e := range a.entries {
+		r.Entries = append(r.Entries, pendingEntry{Node: e.Node, Knob: e.Knob, Target: e.t, Before: e.Before, Changed: true})
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if create {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			if h := pendingHolder(a.c); h != "" {
+				return fmt.Errorf("cluster %s: %s", a.c.Name, h)
+			}
+			return fmt.Errorf("cluster %s: %s exists", a.c.Name, p)
+		}
+		if err != nil {
+			return err
+		}
+		a.pendingPath = p
+		_, err = f.Write(b)
+		return errors.Join(err, f.Close())
+	}
+	if a.pendingPath == "" {
+		return nil
+	}
+	if err := os.WriteFile(p+".tmp", b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(p+".tmp", p)
+}
+
+func (a *Applied) removePending() {
+	if a.pendingPath != "" {
+		os.Remove(a.pendingPath)
+		a.pendingPath = ""
+	}
+}
+
+// Pending reports what an interrupted run left changed on c ("" when nothing).
+func Pending(c *cluster.Cluster) string { return pendingHolder(c) }
+
+// RestorePending restores the values an interrupted run recorded in the cluster's pending
+// record (habench knob restore). Refused while that run is still alive. Returns the
+// restored values; nil, nil when there is nothing to restore.
+func RestorePending(ctx context.Context, c *cluster.Cluster, opt Options) ([]NodeValue, error) {
+	p := pendingPath(c)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) || p == "" {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r pendingRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if r.PID > 0 && processAlive(r.PID) {
+		return nil, fmt.Errorf("cluster %s: %s", c.Name, pendingHolder(c))
+	}
+	a := &Applied{c: c, opt: opt, dbs: map[string]*sql.DB{}, optionFiles: map[string]string{}, pendingPath: p}
+	for node, content := range r.OptionFiles {
+		a.optionFiles[node] = content
+	}
+	if len(a.optionFiles) > 0 && opt.Restarter == nil {
+		return nil, fmt.Errorf("cluster %s: restoring option files needs node restarts", c.Name)
+	}
+	groupSwitch := false
+	for _, pe := range r.Entries {
+		n := c.Node(pe.Node)
+		if n == nil {
+			continue
+		}
+		e := &entry{node: n, t: pe.Target, changed: pe.Changed,
+			NodeValue: NodeValue{Node: pe.Node, Knob: pe.Knob, Variable: pe.Target.Label(), Method: pe.Target.Method, Requested: pe.Target.Value, Before: pe.Before}}
+		if pe.Target.Method == MethodGroupMode && !groupSwitch {
+			if SwitchGroupMode == nil {
+				return nil, fmt.Errorf("cluster %s: restoring group_replication_mode needs cluster.SwitchGroupMode, not wired into this build", c.Name)
+			}
+			e.first, groupSwitch = true, true
+		}
+		a.entries = append(a.entries, e)
+	}
+	err = a.Restore(ctx)
+	return a.Values(), err
+}
+
+// Show reads knobs (names as for --set, without values) on every node of c. Without names,
+// every catalog knob that exists on these servers (unknown ones skipped). Unknown
+// variables named explicitly read as "(unknown)".
+func Show(ctx context.Context, c *cluster.Cluster, names []string) ([]NodeValue, error) {
+	caps := c.Capabilities()
+	explicit := len(names) > 0
+	if !explicit {
+		for _, e := range Catalog {
+			names = append(names, e.Name)
+		}
+	}
+	a := &Applied{c: c, dbs: map[string]*sql.DB{}}
+	defer a.closeDBs()
+	var out []NodeValue
+	for _, name := range names {
+		k, err := topology.ParseKnobEntry(name, "x")
+		if err != nil {
+			return nil, &topology.FieldError{Field: "NAME", Value: name, Reason: "not a knob name"}
+		}
+		t, err := resolve(topology.KnobSetting{Name: k.Name}, caps, false)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range c.Nodes {
+			if len(k.Nodes) > 0 && !k.AppliesTo(n.Name) {
+				continue
+			}
+			db, err := a.db(n)
+			if err != nil {
+				return nil, err
+			}
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			v, _, err := read(rctx, db, t)
+			cancel()
+			if err != nil {
+				if !explicit {
+					continue
+				}
+				v = "(unknown: " + shortErr(err) + ")"
+			}
+			out = append(out, NodeValue{Node: n.Name, Knob: name, Variable: t.Label(), Method: t.Method, Effective: v})
+		}
+	}
+	return out, nil
+}
+
+func shortErr(err error) string {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return fmt.Sprintf("ER %d", me.Number)
+	}
+	return err.Error()
+}
