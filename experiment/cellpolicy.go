@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -36,13 +35,16 @@ func DropCaches() error {
 }
 
 // RestartCluster stops every server of c cleanly and starts it again, then waits until the
-// topology is healthy: replicas stopped first and the source last, the source started
-// first and the replicas after it (so they reconnect at once instead of after the connect
-// retry), then every replica's receiver and applier running and, for semi-sync, the
-// source's acknowledging replicas connected. Kinds single, async and semisync only (a
-// Group Replication or Galera restart needs the kind's own rejoin); error otherwise.
-// Runtime (SET GLOBAL) settings are gone afterwards: the option files' values apply.
+// topology is whole (cluster.WaitTopologyReady: replicas' threads running, a semi-sync
+// source's acknowledging replicas connected): replicas stopped first and the source last,
+// the source started first and the replicas after it, so they reconnect at once instead of
+// after the connect retry. Kinds single, async and semisync of a sandbox only (a Group
+// Replication or Galera restart needs the kind's own rejoin); error otherwise. Runtime
+// (SET GLOBAL) settings are gone afterwards: the option files' values apply.
 func RestartCluster(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster) error {
+	if err := c.RefuseExisting("restart"); err != nil {
+		return err
+	}
 	if !restartable(c.Spec.Kind) {
 		return fmt.Errorf("restarting a %s topology is not supported", c.Spec.Kind)
 	}
@@ -67,58 +69,7 @@ func RestartCluster(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster
 			return err
 		}
 	}
-	return waitHealthy(ctx, c, 90*time.Second)
-}
-
-// waitHealthy waits until every replica's threads run and a semi-sync source has its
-// acknowledging replicas, bounded by timeout.
-func waitHealthy(ctx context.Context, c *cluster.Cluster, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	caps := c.Capabilities()
-	for _, n := range c.Nodes {
-		db, err := c.OpenAdmin(n)
-		if err != nil {
-			return err
-		}
-		err = func() error {
-			defer db.Close()
-			var last string
-			for {
-				ok := false
-				switch {
-				case n.Role == topology.RoleReplica:
-					st, err := cluster.ReplicaStatus(ctx, db, caps)
-					if err == nil && st != nil {
-						io, sqlr := st[caps.ReplicaStatusColumn("io_running")], st[caps.ReplicaStatusColumn("sql_running")]
-						ok = io == "Yes" && sqlr == "Yes"
-						last = fmt.Sprintf("io=%s sql=%s %s", io, sqlr, st[caps.ReplicaStatusColumn("last_io_error")]+st[caps.ReplicaStatusColumn("last_sql_error")])
-					} else {
-						last = fmt.Sprint(err)
-					}
-				case c.Spec.Kind == topology.SemiSync:
-					v := caps.SemiSyncNames()
-					var name string
-					var clients int
-					err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+v.StatusPrefix+"clients'").Scan(&name, &clients)
-					ok = err == nil && clients >= c.Spec.SemiSync.WaitForReplicas
-					last = fmt.Sprintf("%d semi-sync replicas connected (%v)", clients, err)
-				default:
-					ok = db.PingContext(ctx) == nil
-				}
-				if ok {
-					return nil
-				}
-				select {
-				case <-ctx.Done():
-					return errors.New("node " + n.Name + " not healthy after restart: " + last)
-				case <-time.After(100 * time.Millisecond):
-				}
-			}
-		}()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return cluster.WaitTopologyReady(wctx, c)
 }

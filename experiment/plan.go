@@ -326,7 +326,17 @@ func (p *Plan) expand() error {
 					}
 				}
 			}
-			if err := sp.Validate(); err != nil {
+			if sp.IsExisting() {
+				for _, so := range c.ServerOptions {
+					return &topology.FieldError{Field: "sweep." + so.Axis, Value: c.Values[so.Axis], Reason: fmt.Sprintf("topology %s is an existing cluster: habench cannot deploy it with another option (use a knob axis)", sp.Name)}
+				}
+				if p.Policy.Restart {
+					return &topology.FieldError{Field: "cell.restart", Value: "true", Reason: fmt.Sprintf("topology %s is an existing cluster: habench does not restart its servers", sp.Name)}
+				}
+				if c.Values["links"] != "" && !c.Links.IsZero() {
+					return &topology.FieldError{Field: "sweep.links", Value: c.Values["links"], Reason: fmt.Sprintf("topology %s is an existing cluster: links need the network namespaces of a habench sandbox", sp.Name)}
+				}
+			} else if err := sp.Validate(); err != nil {
 				return fmt.Errorf("topology %s with %s: %w", sp.Name, key, err)
 			}
 			if p.Policy.Restart && !restartable(sp.Kind) {
@@ -386,10 +396,13 @@ var (
 )
 
 // EstimateDeploy is the deploy time of spec: MariaDB 0.5 s + 0.6 s per node (galera
-// 3 s + 3 s per node), MySQL 1 s + 2.5 s per node (group 5 s + 3 s per node).
+// 3 s + 3 s per node), MySQL 1 s + 2.5 s per node (group 5 s + 3 s per node); 1 s to load
+// or register an existing cluster.
 func EstimateDeploy(spec topology.Spec) time.Duration {
 	n := time.Duration(spec.Nodes)
 	switch {
+	case spec.IsExisting():
+		return time.Second
 	case spec.Kind == topology.Galera:
 		return 3*time.Second + n*3*time.Second
 	case spec.Kind == topology.Group:
@@ -527,9 +540,27 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 		prep := ""
 		if p.Policy.Prepare == PrepareReuse {
 			prep = ", prepare ~" + FormatDuration(d.Prepare)
+			if sp.IsExisting() {
+				prep = ": prepare ~" + FormatDuration(d.Prepare)
+			}
 		}
-		fmt.Fprintf(w, "\ndeployment %d: %s (%s, %s, %s, %s installation%s): deploy ~%s%s\n", d.Index, sp.Name, sp.Kind,
-			Plural(sp.Nodes, "node"), sp.Flavor, inst, extra, FormatDuration(d.Deploy), prep)
+		switch {
+		case sp.IsExisting() && sp.Cluster != "":
+			fmt.Fprintf(w, "\ndeployment %d: %s (cluster %s of the state directory: never deployed nor destroyed by the run)%s\n", d.Index, sp.Name, sp.Cluster, prep)
+		case sp.IsExisting():
+			fmt.Fprintf(w, "\ndeployment %d: %s (existing cluster, %s: registered for the run, kind and flavor discovered)%s\n", d.Index, sp.Name, Plural(len(sp.DSNs), "node"), prep)
+		default:
+			fmt.Fprintf(w, "\ndeployment %d: %s (%s, %s, %s, %s installation%s): deploy ~%s%s\n", d.Index, sp.Name, sp.Kind,
+				Plural(sp.Nodes, "node"), sp.Flavor, inst, extra, FormatDuration(d.Deploy), prep)
+		}
+		if len(sp.Knobs) > 0 {
+			ks, _ := topology.KnobsFromMap(sp.Knobs)
+			var kv []string
+			for _, k := range ks {
+				kv = append(kv, k.String())
+			}
+			fmt.Fprintf(w, "  knobs for every run: %s\n", strings.Join(kv, " "))
+		}
 		for _, c := range d.Cells {
 			line := fmt.Sprintf("  cell %*d  %s", len(fmt.Sprint(len(p.Cells))), c.Index, p.Label(c))
 			switch {

@@ -107,10 +107,7 @@ func (s *Sweep) Axis(name string) *Axis {
 	return nil
 }
 
-var (
-	knobNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
-	labelRE    = regexp.MustCompile(`^[a-z0-9_.-]+$`)
-)
+var labelRE = regexp.MustCompile(`^[a-z0-9_.-]+$`)
 
 // lineError is a FieldError at a line of the scenario file.
 func lineError(line int, field string, value any, reason string) error {
@@ -241,15 +238,20 @@ func decodeLinksAxis(a *Axis, v *yaml.Node, field string) error {
 // `knob.LABEL: [{var1: v, var2: w}, ...]` (several variables per value).
 func decodeSettingsAxis(a *Axis, v *yaml.Node, field string) error {
 	suffix := a.Name[strings.Index(a.Name, ".")+1:]
-	checkName := func(line int, name string) error {
-		ok := knobNameRE.MatchString(name)
+	// checkName checks a variable name; knobs as package knob reads them (lower case, "_"
+	// for "-", dots for Galera provider options, aliases), for every node.
+	checkName := func(line int, name string) (string, error) {
 		if a.Kind == AxisOption {
-			ok = labelRE.MatchString(name)
+			if !labelRE.MatchString(name) {
+				return name, lineError(line, field, name, "not a server variable name")
+			}
+			return name, nil
 		}
-		if !ok {
-			return lineError(line, field, name, "not a server variable name")
+		k, err := topology.ParseKnobEntry(name, "x")
+		if err != nil || len(k.Nodes) > 0 || strings.Contains(name, ":") {
+			return name, lineError(line, field, name, "not a variable name (a knob axis sets every node: no NODES: prefix)")
 		}
-		return nil
+		return k.Name, nil
 	}
 	items := []*yaml.Node{v}
 	if v.Kind == yaml.SequenceNode {
@@ -258,10 +260,11 @@ func decodeSettingsAxis(a *Axis, v *yaml.Node, field string) error {
 	for _, it := range items {
 		switch it.Kind {
 		case yaml.ScalarNode:
-			if err := checkName(a.Line, suffix); err != nil {
+			name, err := checkName(a.Line, suffix)
+			if err != nil {
 				return err
 			}
-			a.Values = append(a.Values, AxisValue{Label: it.Value, Settings: []Setting{{suffix, it.Value}}, Line: it.Line})
+			a.Values = append(a.Values, AxisValue{Label: it.Value, Settings: []Setting{{name, it.Value}}, Line: it.Line})
 		case yaml.MappingNode:
 			if !labelRE.MatchString(suffix) {
 				return lineError(a.Line, field, suffix, "want a label of lower-case letters, digits, _ . -")
@@ -270,18 +273,19 @@ func decodeSettingsAxis(a *Axis, v *yaml.Node, field string) error {
 			av.Line = it.Line
 			for j := 0; j+1 < len(it.Content); j += 2 {
 				kn, vn := it.Content[j], it.Content[j+1]
-				if err := checkName(kn.Line, kn.Value); err != nil {
+				name, err := checkName(kn.Line, kn.Value)
+				if err != nil {
 					return err
 				}
 				if vn.Kind != yaml.ScalarNode || vn.Value == "" {
 					return lineError(vn.Line, field+"."+kn.Value, vn.Value, "want a plain value")
 				}
 				for _, s := range av.Settings {
-					if s.Name == kn.Value {
+					if s.Name == name {
 						return lineError(kn.Line, field, kn.Value, "variable given twice in one value")
 					}
 				}
-				av.Settings = append(av.Settings, Setting{kn.Value, vn.Value})
+				av.Settings = append(av.Settings, Setting{name, vn.Value})
 			}
 			if len(av.Settings) == 0 {
 				return lineError(it.Line, field, "{}", "want at least one variable")

@@ -143,7 +143,7 @@ sweep:
 	if len(rows) != 8 || rows[4].Topology != async || rows[4].TPSvsBase <= 0 {
 		t.Errorf("comparison rows %d: %+v", len(rows), rows)
 	}
-	for _, name := range []string{"comparison.md", "comparison.json", "sweep.md", "sweep_points.json", "scenario.yaml"} {
+	for _, name := range []string{"comparison.md", "comparison.json", "sweep.md", "sweep_points.json", "scenario.yaml", "report.html", "sweep.csv"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Error(err)
 		}

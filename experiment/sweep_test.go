@@ -161,6 +161,14 @@ func TestSweepSettingsAxes(t *testing.T) {
 	if len(p.Cells) != 4 || len(p.Cells[3].Knobs) != 2 || len(p.Cells[3].Knobs[0].Settings) != 2 {
 		t.Errorf("cells %d, last knobs %+v", len(p.Cells), p.Cells[3].Knobs)
 	}
+	// Knob names as package knob reads them; provider options with dots.
+	p2, err := mustParse(t, base+"  knob.Innodb-Flush-Log-At-Trx-Commit: [1]\n  knob.gcs.fc_limit: [16, 64]\n").Plan("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := p2.Cells[1].Knobs; len(k) != 2 || k[0].Settings[0].Name != "innodb_flush_log_at_trx_commit" || k[1].Settings[0] != (Setting{"gcs.fc_limit", "64"}) {
+		t.Errorf("knob names %+v", k)
+	}
 	// Read back labelled like the axis.
 	rb := map[string]map[string]string{"sync_binlog": {"n1": "0", "n2": "0"}, "innodb_flush_log_at_trx_commit": {"n1": "2", "n2": "2"},
 		"a_threshold": {"n1": "250000"}, "b_threshold": {"n1": "250000"}}
@@ -183,13 +191,7 @@ func TestSweepSettingsAxes(t *testing.T) {
 	}
 }
 
-func TestSQLValueAndSameValue(t *testing.T) {
-	for in, want := range map[string]string{"1": "1", "-2.5": "-2.5", "128M": "134217728", "1g": "1073741824", "on": "ON",
-		"Default": "DEFAULT", "AFTER_SYNC": "'AFTER_SYNC'", "a'b": `'a\'b'`} {
-		if got := SQLValue(in); got != want {
-			t.Errorf("SQLValue(%q) = %s, want %s", in, got, want)
-		}
-	}
+func TestSameValue(t *testing.T) {
 	for _, c := range []struct {
 		a, b string
 		same bool
@@ -206,23 +208,26 @@ func TestSQLValueAndSameValue(t *testing.T) {
 func TestSweepParseErrors(t *testing.T) {
 	base := "name: x\ntopologies:\n  - {name: a, kind: single, flavor: mariadb}\n  - {name: b, kind: async, nodes: 2, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
 	for in, want := range map[string]string{
-		base + "sweep:\n  colour: [red]\n":                                                   `line 8: sweep "colour": unknown axis`,
-		base + "sweep:\n  threads: [1, 0]\n":                                                 `line 8: sweep.threads "0": want whole numbers >= 1`,
-		base + "sweep:\n  threads: [4, 4]\n":                                                 `sweep.threads "4": value given twice`,
-		base + "sweep:\n  threads: []\n":                                                     `sweep.threads "": want at least one value`,
-		base + "sweep:\n  threads: [1]\n  threads: [2]\n":                                    `line 9: sweep.threads "": axis given twice`,
-		base + "sweep:\n  repeats: 0\n":                                                      `sweep.repeats "0": want a whole number >= 1`,
-		base + "sweep:\n  topology: [a, zz]\n":                                               `line 8: sweep.topology "zz": not one of the topologies' names`,
-		base + "sweep:\n  test: [oltp_x]\n":                                                  `sweep.test "oltp_x"`,
-		base + "sweep:\n  knob.Sync-Binlog: [0]\n":                                           `sweep.knob.Sync-Binlog "Sync-Binlog": not a server variable name`,
-		base + "sweep:\n  knob.d:\n    - {a: 1, b: 1}\n    - {a: 0}\n":                       `line 10: sweep.knob.d "a=0": every value must set the same variables`,
-		base + "sweep:\n  knob.d: [[1]]\n":                                                   `sweep.knob.d "": want a list of values`,
-		base + "sweep:\n  links: [none, 5]\n":                                                `links.all "5"`,
-		base + "sweep:\n  links: [{link: {n1->n9: 1ms}}]\n":                                  `line 8: sweep.links.link.n1->n9 "1ms": topology b`,
-		base + "sweep:\n  links: [{nodes: 1}]\n":                                             `line 8: links: unknown key "nodes"`,
-		base + "links: 1ms\nsweep:\n  links: [none, 1ms]\n":                                  `sweep.links "": the scenario also has links:`,
-		base + "network: loopback\nsweep:\n  links: [1ms]\n":                                 `sweep.links "1ms": impairing links needs network netns`,
-		base + "sweep:\n  option.server_id: [5]\n":                                           `options "server_id": set by habench`,
+		base + "sweep:\n  colour: [red]\n":                             `line 8: sweep "colour": unknown axis`,
+		base + "sweep:\n  threads: [1, 0]\n":                           `line 8: sweep.threads "0": want whole numbers >= 1`,
+		base + "sweep:\n  threads: [4, 4]\n":                           `sweep.threads "4": value given twice`,
+		base + "sweep:\n  threads: []\n":                               `sweep.threads "": want at least one value`,
+		base + "sweep:\n  threads: [1]\n  threads: [2]\n":              `line 9: sweep.threads "": axis given twice`,
+		base + "sweep:\n  repeats: 0\n":                                `sweep.repeats "0": want a whole number >= 1`,
+		base + "sweep:\n  topology: [a, zz]\n":                         `line 8: sweep.topology "zz": not one of the topologies' names`,
+		base + "sweep:\n  test: [oltp_x]\n":                            `sweep.test "oltp_x"`,
+		base + "sweep:\n  knob.sync+binlog: [0]\n":                     `sweep.knob.sync+binlog "sync+binlog": not a variable name`,
+		base + "sweep:\n  knob.d: [{\"n2:sync_binlog\": 1}]\n":         `sweep.knob.d "n2:sync_binlog": not a variable name (a knob axis sets every node`,
+		base + "sweep:\n  knob.d:\n    - {a: 1, b: 1}\n    - {a: 0}\n": `line 10: sweep.knob.d "a=0": every value must set the same variables`,
+		base + "sweep:\n  knob.d: [[1]]\n":                             `sweep.knob.d "": want a list of values`,
+		base + "sweep:\n  links: [none, 5]\n":                          `links.all "5"`,
+		base + "sweep:\n  links: [{link: {n1->n9: 1ms}}]\n":            `line 8: sweep.links.link.n1->n9 "1ms": topology b`,
+		base + "sweep:\n  links: [{nodes: 1}]\n":                       `line 8: links: unknown key "nodes"`,
+		base + "links: 1ms\nsweep:\n  links: [none, 1ms]\n":            `sweep.links "": the scenario also has links:`,
+		base + "network: loopback\nsweep:\n  links: [1ms]\n":           `sweep.links "1ms": impairing links needs network netns`,
+		base + "sweep:\n  option.server_id: [5]\n":                     `options "server_id": set by habench`,
+		"name: x\ntopologies:\n  - {provider: existing, cluster: prod}\nworkload: {test: oltp_read_write}\nsweep:\n  option.sync_binlog: [0]\n": `sweep.option.sync_binlog "0": topology prod is an existing cluster`,
+		"name: x\ntopologies:\n  - {provider: existing, cluster: prod}\nworkload: {test: oltp_read_write}\ncell: {restart: true}\n":             `cell.restart "true": topology prod is an existing cluster`,
 		base + "sweep:\n  topology: [b]\nbaseline: a\n":                                      `baseline "a": not in sweep.topology`,
 		base + "sweep: [threads]\n":                                                          `line 7: sweep "": want a mapping of axes`,
 		base + "cell:\n  prepare: sometimes\n":                                               `cell.prepare "sometimes": want reuse or reprepare`,

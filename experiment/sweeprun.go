@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/knob"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
@@ -272,8 +273,19 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		if !slices.ContainsFunc(d.Cells, torun) {
 			continue
 		}
-		if _, err := cluster.ResolveInstallation(ctx, d.Spec.Installation, d.Spec.Flavor); err != nil {
-			return "", nil, fmt.Errorf("topology %s: %w", d.Spec.Name, err)
+		if sp := d.Spec; sp.IsExisting() && sp.Cluster != "" {
+			c, err := r.Sandbox.Load(sp.Cluster)
+			if err != nil {
+				return "", nil, &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "no such cluster (habench register it first, or give dsns)"}
+			}
+			if c.State != "ready" {
+				return "", nil, &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "state " + c.State + ", not ready"}
+			}
+			continue
+		} else if !sp.IsExisting() {
+			if _, err := cluster.ResolveInstallation(ctx, sp.Installation, sp.Flavor); err != nil {
+				return "", nil, fmt.Errorf("topology %s: %w", sp.Name, err)
+			}
 		}
 		if _, err := r.Sandbox.Load(d.Spec.Name); err == nil {
 			return "", nil, &topology.FieldError{Field: "topologies.name", Value: d.Spec.Name, Reason: "a cluster with this name exists (habench destroy " + d.Spec.Name + ")"}
@@ -452,7 +464,20 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 	sb := *r.Sandbox
 	sb.Network = r.Scenario.Network
 	t0 := time.Now()
-	c, err := sb.Deploy(ctx, sp)
+	var c *cluster.Cluster
+	var runKnobs []topology.KnobSetting
+	switch {
+	case sp.IsExisting() && sp.Cluster != "":
+		// A cluster of the state directory (registered, or deployed before): never deployed
+		// nor destroyed here; the row's knobs go on top of its own.
+		if c, err = sb.Load(sp.Cluster); err == nil {
+			runKnobs, err = topology.KnobsFromMap(sp.Knobs)
+		}
+	case sp.IsExisting():
+		c, err = sb.Register(ctx, sp)
+	default:
+		c, err = sb.Deploy(ctx, sp)
+	}
 	deployS := time.Since(t0).Seconds()
 	if err != nil {
 		msg := "deploy: " + err.Error()
@@ -471,7 +496,9 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 		return nil
 	}
 	keep := r.Keep && sw.lastDeploymentOf(d)
-	if !keep {
+	if !keep && !(sp.IsExisting() && sp.Cluster != "") {
+		// Destroy a deployed sandbox; forget a cluster registered for the run (its servers
+		// are someone else's and keep running).
 		defer func() {
 			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
@@ -480,12 +507,31 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 			}
 		}()
 	}
-	fmt.Fprintf(sw.out, "deployed in %.1fs: %s\n", deployS, c.Binaries.VersionText)
+	cs := &cellState{sb: &sb, c: c, deployS: deployS, knobs: runKnobs}
+	if sp.IsExisting() {
+		// habench's tables on someone else's cluster are removed after the cells.
+		defer func() {
+			if !cs.prepared {
+				return
+			}
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+			defer cancel()
+			wl, _ := workload.Lookup(r.Scenario.Workload.Test)
+			if target, terr := ClusterTarget(c, "sbtest", nil); terr == nil {
+				if cerr := wl.Cleanup(cctx, target, sw.plan.Options, io.Discard); cerr != nil {
+					err = errors.Join(err, fmt.Errorf("cleanup on %s: %w", c.Name, cerr))
+				}
+			}
+		}()
+		fmt.Fprintf(sw.out, "cluster %s: %s, %s, %s\n", c.Name, c.Spec.Kind, Plural(len(c.Nodes), "node"), c.Binaries.VersionText)
+	}
+	if !sp.IsExisting() {
+		fmt.Fprintf(sw.out, "deployed in %.1fs: %s\n", deployS, c.Binaries.VersionText)
+	}
 	sw.estDone += d.Deploy
 	if sw.plan.Policy.Prepare == PrepareReuse {
 		sw.estDone += d.Prepare
 	}
-	cs := &cellState{sb: &sb, c: c, deployS: deployS}
 	for _, cell := range cells {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -515,6 +561,8 @@ type cellState struct {
 	c        *cluster.Cluster
 	deployS  float64
 	prepared bool
+	// knobs are an existing cluster row's own knobs (a deployed sandbox has them in its spec).
+	knobs []topology.KnobSetting
 }
 
 // cell runs one cell and records it; errors end up in the record.
@@ -528,7 +576,7 @@ func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *Cell) {
 		rec.PreviousDirs = append(rec.PreviousDirs, rec.Dir)
 	}
 	now := start.UTC()
-	*rec = CellRecord{Index: rec.Index, Axes: rec.Axes, Topology: rec.Topology, Kind: rec.Kind, Flavor: rec.Flavor,
+	*rec = CellRecord{Index: rec.Index, Axes: rec.Axes, Topology: rec.Topology, Kind: string(cs.c.Spec.Kind), Flavor: string(cs.c.Spec.Flavor),
 		Version: cs.c.Binaries.Version.String(), Test: rec.Test, Threads: rec.Threads, Links: rec.Links, Repeat: rec.Repeat,
 		Requested: rec.Requested, PreviousDirs: rec.PreviousDirs, Status: StatusRunning, Started: &now, DeployS: cs.deployS}
 	sw.inv.CellsRun = append(sw.inv.CellsRun, cell.Index)
@@ -591,18 +639,14 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 			return fmt.Errorf("after prepare: %w", err)
 		}
 	}
-	// Knobs, then what every node reports for the swept variables.
+	// Option axes: what every node reports now. Knob axes are set by the run (package
+	// knob: SET GLOBAL, read back, restored afterwards) and read from its manifest.
 	rec.ReadBack = map[string]map[string]string{}
-	var knobs []Setting
+	var knobs []topology.KnobSetting
 	for _, k := range cell.Knobs {
-		knobs = append(knobs, k.Settings...)
-	}
-	if len(knobs) > 0 {
-		rb, err := ApplyKnobs(ctx, c, knobs)
-		if err != nil {
-			return fmt.Errorf("knobs: %w", err)
+		for _, st := range k.Settings {
+			knobs = append(knobs, topology.KnobSetting{Name: st.Name, Value: st.Value})
 		}
-		maps.Copy(rec.ReadBack, rb)
 	}
 	var optNames []string
 	for _, o := range cell.ServerOptions {
@@ -617,28 +661,44 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 		}
 		maps.Copy(rec.ReadBack, rb)
 	}
-	if len(rec.ReadBack) == 0 {
-		rec.ReadBack = nil
-	}
-	rec.Values = map[string]string{}
-	for _, as := range append(slices.Clone(cell.ServerOptions), cell.Knobs...) {
-		v, warns := readBackValue(p.axisNamed(as.Axis), as.Settings, rec.ReadBack)
-		rec.Values[as.Axis] = v
-		for _, w := range warns {
-			rec.Warnings = append(rec.Warnings, as.Axis+": "+w)
-			fmt.Fprintf(sw.out, "WARNING: %s: %s\n", as.Axis, w)
+	// values fills the swept values from rec.ReadBack (after the run for knobs).
+	values := func(ran bool) {
+		rec.Values = map[string]string{}
+		for _, as := range append(slices.Clone(cell.ServerOptions), cell.Knobs...) {
+			if !ran && rec.ReadBack[as.Settings[0].Name] == nil {
+				continue // the run failed before its knobs were set
+			}
+			v, warns := readBackValue(p.axisNamed(as.Axis), as.Settings, rec.ReadBack)
+			rec.Values[as.Axis] = v
+			for _, w := range warns {
+				rec.Warnings = append(rec.Warnings, as.Axis+": "+w)
+				fmt.Fprintf(sw.out, "WARNING: %s: %s\n", as.Axis, w)
+			}
 		}
-	}
-	if len(rec.Values) == 0 {
-		rec.Values = nil
+		if len(rec.ReadBack) == 0 {
+			rec.ReadBack = nil
+		}
+		if len(rec.Values) == 0 {
+			rec.Values = nil
+		}
 	}
 
 	b := &Bench{Workload: wl, Options: cell.Options, Target: target, Cluster: c, ResultsDir: sw.dir,
 		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
-		Extra: map[string]any{"scenario": p.Scenario.Name, "topology": cell.Topology, "baseline": p.baseline(),
-			"cell": cellName(p, cell), "cell_index": cell.Index, "axes": cell.Values, "scale": p.Scale}}
+		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb,
+		Extra: map[string]any{"scenario": p.Scenario.Name, "topology": cell.Topology,
+			"cell_index": cell.Index, "axes": cell.Values, "scale": p.Scale}}
+	if p.Scenario.Baseline != "" {
+		b.Extra["baseline"] = p.Scenario.Baseline // for `habench report`
+	}
+	if len(p.Axes) > 1 {
+		// Reports name a sweep's runs "<topology> <cell>"; without a sweep, by topology.
+		b.Extra["cell"] = cellName(p, cell)
+	}
 	if rec.Requested != nil {
 		b.Extra["requested"] = rec.Requested
+	}
+	if len(optNames) > 0 {
 		b.Extra["read_back"] = rec.ReadBack
 	}
 	if !cell.Links.IsZero() && len(c.Nodes) > 1 {
@@ -659,11 +719,37 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 	res, err := b.Run(ctx)
 	if res != nil && res.Dir != "" {
 		rec.Dir, _ = filepath.Rel(sw.dir, res.Dir)
+		if len(knobs) > 0 {
+			knobsReadBack(filepath.Join(res.Dir, "manifest.json"), knobs, rec.ReadBack)
+		}
 	}
+	values(err == nil)
 	if res != nil && res.Summary != nil {
 		fillRecord(rec, res.Summary)
 	}
 	return err
+}
+
+// knobsReadBack adds to rb what the run's manifest says each node had in effect for the
+// knobs (knobs.nodes[].effective, read back by package knob after setting them).
+func knobsReadBack(manifest string, knobs []topology.KnobSetting, rb map[string]map[string]string) {
+	var m struct {
+		Knobs *knob.Report `json:"knobs"`
+	}
+	b, err := os.ReadFile(manifest)
+	if err != nil || json.Unmarshal(b, &m) != nil || m.Knobs == nil {
+		return
+	}
+	for _, v := range m.Knobs.Nodes {
+		for _, k := range knobs {
+			if v.Knob == k.Name {
+				if rb[k.Name] == nil {
+					rb[k.Name] = map[string]string{}
+				}
+				rb[k.Name][v.Node] = v.Effective
+			}
+		}
+	}
 }
 
 // cellName names a cell for reports (manifest extra "cell"): "c3 links=0.6ms threads=16",
