@@ -386,7 +386,7 @@ func restartable(k topology.Kind) bool {
 var (
 	// EstimatePerCell is what every cell adds to warmup + time: inspection, catch-up
 	// wait, final reads and results.
-	EstimatePerCell = 3 * time.Second
+	EstimatePerCell = 2 * time.Second
 	// EstimateLinks is the round-trip probing before and after applying links.
 	EstimateLinks = 4 * time.Second
 	// EstimateDropCaches is sync + drop_caches.
@@ -429,13 +429,13 @@ func EstimatePrepare(spec topology.Spec, o workload.Options) time.Duration {
 	return time.Second + time.Duration(float64(o.Tables)*float64(o.TableSize)/rate*float64(time.Second))
 }
 
-// EstimateRestart is a restart of every node: 3 s per node on MariaDB, 5 s per node on
+// EstimateRestart is a restart of every node: 1.5 s per node on MariaDB, 3 s per node on
 // MySQL (clean shutdown, start, replicas reconnected).
 func EstimateRestart(spec topology.Spec) time.Duration {
 	if spec.Flavor == topology.MariaDB {
-		return time.Duration(spec.Nodes) * 3 * time.Second
+		return time.Duration(spec.Nodes) * 1500 * time.Millisecond
 	}
-	return time.Duration(spec.Nodes) * 5 * time.Second
+	return time.Duration(spec.Nodes) * 3 * time.Second
 }
 
 // EstimateCell is a cell's wall time: warmup + time + EstimatePerCell, plus EstimateLinks
@@ -594,7 +594,7 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 	fmt.Fprintf(w, "; estimated %s (deploy, prepare, destroy %s; cells %s)\n", FormatDuration(total), FormatDuration(deploys), FormatDuration(cells))
 	fmt.Fprintf(w, "estimate: per deployment deploy (MariaDB 0.5s + 0.6s/node, MySQL 1s + 2.5s/node, galera 3s + 3s/node, group 5s + 3s/node)"+
 		" + prepare (rows at 120k/s MariaDB, 30k/s MySQL; 25k/s and 12k/s with replicas) + destroy 1s;"+
-		" per cell warmup + time + %v, + %v with links, + restart 3s/node MariaDB 5s/node MySQL, + %v drop caches, + cleanup and prepare with reprepare\n",
+		" per cell warmup + time + %v, + %v with links, + restart 1.5s/node MariaDB 3s/node MySQL, + %v drop caches, + cleanup and prepare with reprepare\n",
 		EstimatePerCell, EstimateLinks, EstimateDropCaches)
 }
 

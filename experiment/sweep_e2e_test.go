@@ -215,3 +215,84 @@ cell: {prepare: reprepare, restart: true, warmup: 1s, drop_caches: ` + map[bool]
 	}
 	t.Logf("drop_caches %v, cells %.1fs and %.1fs", drop, f.Cells[0].WallS, f.Cells[1].WallS)
 }
+
+// TestSweepOnExistingCluster: a sweep over a cluster of the state directory (provider
+// existing) sets its knob axis with package knob on every node, reads it back, leaves the
+// cluster running with its settings restored and its sbtest tables removed.
+func TestSweepOnExistingCluster(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	sb := testenv.Sandbox(t)
+	name := testenv.Name("swe")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := sb.Deploy(ctx, testenv.Spec(t, name, topology.Async, 2, topology.MariaDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := experiment.ReadGlobals(ctx, c, []string{"max_connections", "sync_binlog"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := `name: swexisting
+topologies:
+  - {provider: existing, cluster: ` + name + `, knobs: {max_connections: 333}}
+workload:
+  test: oltp_read_write
+  options: {tables: 1, table-size: 1000, time: 2, threads: 2}
+sweep:
+  knob.sync_binlog: [1, 0]
+`
+	s, err := experiment.ParseScenario([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, _, err := (&experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir()}).Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := experiment.ReadSweepFile(dir)
+	for _, cell := range f.Cells {
+		want := cell.Axes["knob.sync_binlog"]
+		if cell.Status != experiment.StatusDone || cell.Values["knob.sync_binlog"] != want || len(cell.ReadBack["sync_binlog"]) != 2 || cell.Kind != "async" {
+			t.Errorf("cell %d: %s %s, values %v, read back %v, kind %s", cell.Index, cell.Status, cell.Error, cell.Values, cell.ReadBack, cell.Kind)
+		}
+		var m struct {
+			Nodes []struct {
+				Variables map[string]string `json:"variables"`
+			} `json:"nodes"`
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, cell.Dir, "manifest.json"))
+		json.Unmarshal(b, &m)
+		for i, n := range m.Nodes {
+			if n.Variables["max_connections"] != "333" || n.Variables["sync_binlog"] != want {
+				t.Errorf("cell %d node %d ran with max_connections %s sync_binlog %s", cell.Index, i+1, n.Variables["max_connections"], n.Variables["sync_binlog"])
+			}
+		}
+	}
+	// Still there, as it was, without habench's tables.
+	cl, err := sb.Load(name)
+	if err != nil || cl.State != "ready" {
+		t.Fatalf("existing cluster after the sweep: %v", err)
+	}
+	after, err := experiment.ReadGlobals(ctx, cl, []string{"max_connections", "sync_binlog"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v, nodes := range before {
+		for n, val := range nodes {
+			if after[v][n] != val {
+				t.Errorf("%s on %s: %s before the sweep, %s after", v, n, val, after[v][n])
+			}
+		}
+	}
+	db, err := cl.OpenAdmin(cl.Nodes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var tables int
+	db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'").Scan(&tables)
+	if tables != 0 {
+		t.Errorf("%d sbtest tables left on the existing cluster", tables)
+	}
+}

@@ -106,7 +106,7 @@ func TestSweepGridOrder(t *testing.T) {
 		}
 		if c.Note != "" {
 			noted++
-			if c.Topology != "a" || c.Values["links"] != "0.6ms" || !strings.Contains(c.Note, "runs without links") || c.Estimate != 10*time.Second {
+			if c.Topology != "a" || c.Values["links"] != "0.6ms" || !strings.Contains(c.Note, "runs without links") || c.Estimate != 9*time.Second {
 				t.Errorf("cell %d: %v %s, estimate %v", c.Index, c.Values, c.Note, c.Estimate)
 			}
 		}
@@ -134,7 +134,7 @@ func TestSweepWithoutSweepSection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := p.Cells[0]; c.Skip != "" || c.Estimate != 23*time.Second || p.Cells[1].Estimate != 27*time.Second {
+	if c := p.Cells[0]; c.Skip != "" || c.Estimate != 22*time.Second || p.Cells[1].Estimate != 26*time.Second {
 		t.Errorf("single node with scenario links: skip %q, estimate %v; async %v", c.Skip, c.Estimate, p.Cells[1].Estimate)
 	}
 }
@@ -327,8 +327,8 @@ cell: {warmup: 2s, restart: true, drop_caches: true}
 	if a.Prepare != time.Second+200*time.Millisecond || b.Prepare != 3*time.Second {
 		t.Errorf("prepare estimates %v %v", a.Prepare, b.Prepare)
 	}
-	// b, links 0.6ms: warmup 2 + time 10 + 3 + links 4 + restart 3 nodes x 5 s + drop 1.
-	if c := p.Cells[6]; c.Estimate != 35*time.Second {
+	// b, links 0.6ms: warmup 2 + time 10 + 2 + links 4 + restart 3 nodes x 3 s + drop 1.
+	if c := p.Cells[6]; c.Estimate != 28*time.Second {
 		t.Errorf("cell 7 estimate %v", c.Estimate)
 	}
 	total, deploys, cells := p.Estimate(nil)
@@ -350,9 +350,9 @@ cell: {warmup: 2s, restart: true, drop_caches: true}
 		"cell policy: prepare reuse, restart yes, drop caches yes",
 		"deployment 2: b (async, 3 nodes, mysql, rootfs /var/cache/habench/rootfs/mysql-sid installation): deploy ~9s, prepare ~3s",
 		"cell 1  topology=a links=none threads=1  done (not run again)",
-		"cell 3  topology=a links=0.6ms threads=1  ~19s (topology a has 1 node: runs without links)",
-		"cell 5  topology=b links=none threads=1  ~31s (failed before: runs again)",
-		"cell 8  topology=b links=0.6ms threads=4  ~35s",
+		"cell 3  topology=a links=0.6ms threads=1  ~17s (topology a has 1 node: runs without links)",
+		"cell 5  topology=b links=none threads=1  ~24s (failed before: runs again)",
+		"cell 8  topology=b links=0.6ms threads=4  ~28s",
 		"8 cells in 2 deployments, 1 done already; estimated",
 		"estimate: per deployment deploy (MariaDB 0.5s + 0.6s/node",
 	} {
