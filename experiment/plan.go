@@ -64,8 +64,6 @@ type Cell struct {
 	// ServerOptions are the deploy-time option axes' settings (already in the deployment's spec).
 	ServerOptions []AxisSettings
 	Repeat        int
-	// Skip says why the cell is not run ("" = it runs).
-	Skip string
 	// Note says how the cell differs from what its values ask for ("" = it does not).
 	Note string
 	// Estimate is the cell's estimated wall time (EstimateCell).
@@ -442,9 +440,6 @@ func EstimateRestart(spec topology.Spec) time.Duration {
 // with links, a restart, EstimateDropCaches, and a cleanup + prepare with reprepare.
 // Events-limited runs (time 0) count only the overheads.
 func (p *Plan) EstimateCell(c *Cell) time.Duration {
-	if c.Skip != "" {
-		return 0
-	}
 	d := c.Options.Warmup + c.Options.Time + EstimatePerCell
 	if !c.Links.IsZero() && c.Deployment.Spec.Nodes > 1 {
 		d += EstimateLinks
@@ -468,7 +463,7 @@ func (p *Plan) Estimate(run func(*Cell) bool) (total, deploys, cells time.Durati
 	for _, d := range p.Deployments {
 		any := false
 		for _, c := range d.Cells {
-			if c.Skip == "" && (run == nil || run(c)) {
+			if run == nil || run(c) {
 				any = true
 				cells += c.Estimate
 			}
@@ -526,7 +521,7 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 		axes = append(axes, fmt.Sprintf("%s [%s]", name, strings.Join(a.Labels(), ", ")))
 	}
 	fmt.Fprintf(w, "axes (outermost first): %s\n", strings.Join(axes, " x "))
-	skipped, done := 0, 0
+	done := 0
 	for _, d := range p.Deployments {
 		sp := d.Spec
 		inst := string(sp.Installation.Kind)
@@ -564,9 +559,6 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 		for _, c := range d.Cells {
 			line := fmt.Sprintf("  cell %*d  %s", len(fmt.Sprint(len(p.Cells))), c.Index, p.Label(c))
 			switch {
-			case c.Skip != "":
-				skipped++
-				line += "  skipped: " + c.Skip
 			case status[c.Index] == StatusDone:
 				done++
 				line += "  done (not run again)"
@@ -585,9 +577,6 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 	torun := func(c *Cell) bool { return status[c.Index] != StatusDone }
 	total, deploys, cells := p.Estimate(torun)
 	fmt.Fprintf(w, "\n%s in %s", Plural(len(p.Cells), "cell"), Plural(len(p.Deployments), "deployment"))
-	if skipped > 0 {
-		fmt.Fprintf(w, ", %d skipped", skipped)
-	}
 	if done > 0 {
 		fmt.Fprintf(w, ", %d done already", done)
 	}

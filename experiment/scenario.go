@@ -223,8 +223,8 @@ type Row struct {
 	DeploySecs float64           `json:"deploy_s"`
 	// Error is why this topology's run did not complete (interrupted, failed), "" if it did.
 	Error string `json:"error,omitempty"`
-	// Note says when the row stands in for a cell that was skipped (a single node in a
-	// links group: the same run as links none).
+	// Note qualifies the row: "repeat 2", "1 node, no links" (a single node in a links
+	// group runs without links).
 	Note string `json:"note,omitempty"`
 
 	group string

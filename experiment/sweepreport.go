@@ -215,8 +215,8 @@ func (sw *sweepRun) sweepMarkdown() string {
 		counts[c.Status]++
 	}
 	fmt.Fprintf(&b, "# %s: sweep\n\n", f.Scenario)
-	fmt.Fprintf(&b, "Scale %s, workload %s, %s: %d done, %d failed, %d skipped, %d not run. Cell policy: prepare %s, restart %s, drop caches %s, warmup %v (excluded).\n\n",
-		f.Scale, f.Workload, Plural(len(f.Cells), "cell"), counts[StatusDone], counts[StatusFailed], counts[StatusSkipped], counts[StatusPending]+counts[StatusRunning],
+	fmt.Fprintf(&b, "Scale %s, workload %s, %s: %d done, %d failed, %d not run. Cell policy: prepare %s, restart %s, drop caches %s, warmup %v (excluded).\n\n",
+		f.Scale, f.Workload, Plural(len(f.Cells), "cell"), counts[StatusDone], counts[StatusFailed], counts[StatusPending]+counts[StatusRunning],
 		f.Policy.Prepare, yesNo(f.Policy.Restart), yesNo(f.Policy.DropCaches), durOf(f.Policy.Warmup))
 	b.WriteString("| cell |")
 	sep := "|---|"
@@ -245,7 +245,7 @@ func (sw *sweepRun) sweepMarkdown() string {
 		if c.LatencyMs != nil {
 			lat = *c.LatencyMs
 		}
-		if c.Status == StatusSkipped || c.Dir == "" {
+		if c.Dir == "" {
 			fmt.Fprintf(&b, " %s | %s | | | | | | |\n", strings.Join(rb, " "), status)
 			continue
 		}

@@ -29,7 +29,6 @@ const (
 	StatusRunning = "running" // started; stays so only when habench was killed during it
 	StatusDone    = "done"
 	StatusFailed  = "failed" // error or interrupted: Error says which
-	StatusSkipped = "skipped"
 )
 
 // SweepFormat is the layout version of sweep.json.
@@ -163,7 +162,7 @@ func ScenarioSHA256(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// newSweepFile is the record of a fresh run of plan: every cell pending or skipped.
+// newSweepFile is the record of a fresh run of plan: every cell pending.
 func newSweepFile(p *Plan, raw []byte) *SweepFile {
 	s := p.Scenario
 	f := &SweepFile{Format: SweepFormat, Scenario: s.Name, Description: strings.TrimSpace(s.Description),
@@ -183,9 +182,6 @@ func newSweepFile(p *Plan, raw []byte) *SweepFile {
 				}
 				rec.Requested[st.Name] = st.Value
 			}
-		}
-		if c.Skip != "" {
-			rec.Status, rec.Error = StatusSkipped, c.Skip
 		}
 		f.Cells = append(f.Cells, rec)
 	}
@@ -259,14 +255,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		}
 	}
 	torun := func(c *Cell) bool {
-		if c.Skip != "" {
-			return false
-		}
-		if file == nil {
-			return true
-		}
-		st := file.Cells[c.Index-1].Status
-		return st != StatusDone && st != StatusSkipped
+		return file == nil || file.Cells[c.Index-1].Status != StatusDone
 	}
 	// Pre-flight, before anything is deployed or written.
 	for _, d := range plan.Deployments {
