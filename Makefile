@@ -11,7 +11,7 @@ TESTENV  := HABENCH_REQUIRE_SERVERS=1
 # Packages run one at a time: real-server tests share 2 cores.
 TESTFLAGS ?= -count=1 -p 1 -timeout 45m
 
-.PHONY: all build deps rootfs test unit demo lint bench bench-netem clean clean-cache
+.PHONY: all build deps rootfs rootfs-mariadb test unit demo lint bench bench-netem clean clean-cache
 
 all: build
 
@@ -23,6 +23,11 @@ deps:
 
 rootfs:
 	bash scripts/mysql-rootfs.sh
+
+# Optional: Debian sid's MariaDB (11.8) + galera-4 for version comparisons (~2.5 min, 730 MB;
+# not part of deps or test). Use it with installation: {kind: rootfs} and flavor mariadb.
+rootfs-mariadb:
+	bash scripts/mariadb-rootfs.sh
 
 test: deps build
 	$(TESTENV) $(GO) test $(TESTFLAGS) ./...
@@ -55,4 +60,4 @@ clean:
 	rm -rf bin
 
 clean-cache:
-	rm -rf /var/cache/habench/templates /var/cache/habench/rootfs/mysql-sid/habench/templates
+	rm -rf /var/cache/habench/templates /var/cache/habench/rootfs/mysql-sid/habench/templates /var/cache/habench/rootfs/mariadb-sid/habench/templates

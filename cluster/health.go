@@ -8,6 +8,7 @@ import (
 )
 
 // Health is a one-line health text for node n: "server not running", connection errors,
+// on a Galera node its wsrep state, cluster status and size (GaleraStatus.String),
 // "ok" (with semi-sync status and acknowledging replicas on a semi-sync source), or the
 // replica threads, Seconds_Behind and last errors from SHOW REPLICA|SLAVE STATUS.
 func (c *Cluster) Health(ctx context.Context, n *Node) string {
@@ -25,6 +26,13 @@ func (c *Cluster) Health(ctx context.Context, n *Node) string {
 	}
 	if c.Spec.Kind == topology.Group {
 		return groupHealth(ctx, db, n)
+	}
+	if c.Spec.Kind == topology.Galera {
+		g, err := ReadGaleraStatus(ctx, db)
+		if err != nil {
+			return err.Error()
+		}
+		return g.String()
 	}
 	if n.Role != topology.RoleReplica {
 		if c.Spec.Kind == topology.SemiSync {

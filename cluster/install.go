@@ -15,6 +15,10 @@ import (
 // DefaultRootfs is where `make rootfs` (scripts/mysql-rootfs.sh) builds the MySQL root filesystem.
 const DefaultRootfs = topology.DefaultRootfs
 
+// DefaultMariaDBRootfs is where `make rootfs-mariadb` (scripts/mariadb-rootfs.sh) builds
+// Debian sid's MariaDB and galera-4.
+const DefaultMariaDBRootfs = topology.DefaultMariaDBRootfs
+
 // Binaries are a resolved Installation: which server binary runs, its version, and
 // how to run it (chroot into Root for a root filesystem). Paths are as the server sees them.
 type Binaries struct {
@@ -26,11 +30,16 @@ type Binaries struct {
 	Server       string                `json:"server"`
 	InstallDB    string                `json:"install_db,omitempty"`
 	Basedir      string                `json:"basedir,omitempty"`
+	// WsrepProvider is the Galera provider library as the server sees it ("" when the
+	// installation has none).
+	WsrepProvider string `json:"wsrep_provider,omitempty"`
 }
 
-// Caps returns the capability set of these binaries.
+// Caps returns the capability set of these binaries (with the installation's Galera provider).
 func (b *Binaries) Caps() topology.Capabilities {
-	return topology.CapabilitiesFor(b.Flavor, b.Version)
+	c := topology.CapabilitiesFor(b.Flavor, b.Version)
+	c.WsrepProvider = b.WsrepProvider
+	return c
 }
 
 // HostPath maps a path as seen by the server to the host's path (prefixing Root).
@@ -74,6 +83,9 @@ func ResolveInstallation(ctx context.Context, inst topology.Installation, f topo
 			hint := ""
 			if inst.Path == DefaultRootfs {
 				hint = " (build it with `make rootfs`)"
+			}
+			if inst.Path == DefaultMariaDBRootfs {
+				hint = " (build it with `make rootfs-mariadb`)"
 			}
 			return nil, &topology.FieldError{Field: "installation.path", Value: inst.Path, Reason: "no root filesystem there" + hint}
 		}
@@ -135,5 +147,25 @@ func ResolveInstallation(ctx context.Context, inst topology.Installation, f topo
 			return nil, &topology.FieldError{Field: "installation.path", Value: inst.Path, Reason: "no " + caps.InstallDBBinary + " beside " + b.Server}
 		}
 	}
+	b.WsrepProvider = b.findWsrepProvider()
 	return b, nil
+}
+
+// findWsrepProvider looks for libgalera_smm.so where Debian's galera-4 (/usr/lib/galera),
+// RPM packages (/usr/lib64/galera-4, /usr/lib64/galera) and tarballs (BASEDIR/lib) put
+// it; "" when there is none. The path is as the server sees it.
+func (b *Binaries) findWsrepProvider() string {
+	var cands []string
+	if b.Basedir != "" {
+		cands = append(cands, filepath.Join(b.Basedir, "lib", "libgalera_smm.so"), filepath.Join(b.Basedir, "lib", "galera", "libgalera_smm.so"),
+			filepath.Join(b.Basedir, "lib64", "libgalera_smm.so"))
+	}
+	cands = append(cands, topology.DefaultWsrepProvider, "/usr/lib/galera-4/libgalera_smm.so", "/usr/lib/galera4/libgalera_smm.so",
+		"/usr/lib64/galera-4/libgalera_smm.so", "/usr/lib64/galera/libgalera_smm.so", "/usr/lib/libgalera_smm.so")
+	for _, c := range cands {
+		if fi, err := os.Stat(b.HostPath(c)); err == nil && !fi.IsDir() {
+			return c
+		}
+	}
+	return ""
 }

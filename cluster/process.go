@@ -86,6 +86,12 @@ func LinkProcesses(c *Cluster) []int {
 // processesWithArg returns the live processes (other than this one) with an argument
 // starting with prefix.
 func processesWithArg(prefix string) []int {
+	return processesWithArgFunc(func(arg []byte) bool { return bytes.HasPrefix(arg, []byte(prefix)) })
+}
+
+// processesWithArgFunc returns the live processes (other than this one) with an argument
+// for which match is true.
+func processesWithArgFunc(match func(arg []byte) bool) []int {
 	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	self := os.Getpid()
@@ -99,7 +105,7 @@ func processesWithArg(prefix string) []int {
 			continue
 		}
 		for _, arg := range bytes.Split(cmd, []byte{0}) {
-			if bytes.HasPrefix(arg, []byte(prefix)) {
+			if match(arg) {
 				if _, alive := procStartTicks(pid); alive {
 					pids = append(pids, pid)
 				}

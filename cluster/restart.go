@@ -174,6 +174,8 @@ func WaitTopologyReady(ctx context.Context, c *Cluster) error {
 			err = waitReplicaRunning(ctx, db, caps, n.Name)
 		case n.Role == topology.RoleSource && c.Spec.Kind == topology.SemiSync:
 			err = waitSemiSyncClients(ctx, db, caps, max(1, c.Spec.SemiSync.WaitForReplicas), n.Name)
+		case c.Spec.Kind == topology.Galera:
+			err = waitSynced(ctx, db, n, len(c.Nodes))
 		}
 		db.Close()
 		if err != nil {

@@ -126,6 +126,11 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	if err != nil {
 		return nil, err
 	}
+	if spec.Kind == topology.Galera {
+		if err := checkGaleraInstallation(bins, spec); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(s.clustersDir(), 0o755); err != nil {
 		return nil, err
 	}
@@ -190,9 +195,16 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 			return c, fmt.Errorf("node %s: %w", n.Name, err)
 		}
 	}
+	// Nodes no plan step starts start together now (every kind but galera); the others
+	// start one by one in runPlan.
 	var wg sync.WaitGroup
 	errs := make([]error, len(c.Nodes))
+	stepStarts := false
 	for i, n := range c.Nodes {
+		if plan.StartedBySteps(n.Name) {
+			stepStarts = true
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -200,7 +212,7 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 		}()
 	}
 	wg.Wait()
-	if unlock != nil {
+	if unlock != nil && !stepStarts {
 		unlock()
 		unlock = nil
 	}
@@ -228,6 +240,10 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 		if err := c.checkFlowControlComponent(ctx); err != nil {
 			return c, err
 		}
+	}
+	if unlock != nil {
+		unlock()
+		unlock = nil
 	}
 	c.State = "ready"
 	if err := c.save(); err != nil {
@@ -412,7 +428,11 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 	if err := os.MkdirAll(filepath.Join(n.Dir, "tmp"), 0o755); err != nil {
 		return err
 	}
-	if out, err := exec.Command("cp", "-a", filepath.Join(tmpl, "data"), filepath.Join(n.Dir, "data")).CombinedOutput(); err != nil {
+	if np.EmptyDatadir {
+		if err := os.Mkdir(filepath.Join(n.Dir, "data"), 0o700); err != nil {
+			return err
+		}
+	} else if out, err := exec.Command("cp", "-a", filepath.Join(tmpl, "data"), filepath.Join(n.Dir, "data")).CombinedOutput(); err != nil {
 		return fmt.Errorf("copy datadir: %v: %s", err, out)
 	}
 	n.Role = np.Role
@@ -442,6 +462,11 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 		opts = append(opts, topology.Option{Name: "secure_file_priv", Value: d + "/tmp"}, topology.Option{Name: "mysqlx", Value: "OFF"})
 	}
 	opts = append(opts, np.Options...)
+	if c.Spec.Kind == topology.Galera {
+		if err := prepareGaleraNode(c, n); err != nil {
+			return err
+		}
+	}
 	var b strings.Builder
 	b.WriteString("# written by habench for " + c.Name + "/" + n.Name + "\n[mysqld]\n")
 	for _, o := range opts {
@@ -455,10 +480,15 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 }
 
 // startNode starts n's server in its own session (it outlives habench), records its PID,
-// and waits until it accepts connections on its socket.
-func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node) error {
+// and waits until it accepts connections on its socket. extra are server arguments for this
+// start only (after --defaults-file).
+func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...string) error {
 	os.Remove(n.Socket)
-	cmd := c.Binaries.Command(n.Netns, c.Binaries.Server, "--defaults-file="+filepath.Join(n.ServerDir, "my.cnf"))
+	args := append([]string{"--defaults-file=" + filepath.Join(n.ServerDir, "my.cnf")}, extra...)
+	cmd := c.Binaries.Command(n.Netns, c.Binaries.Server, args...)
+	if c.Spec.Kind == topology.Galera {
+		cmd = galeraCommand(c, n, args...)
+	}
 	out, err := os.OpenFile(filepath.Join(n.Dir, "mysqld.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -466,6 +496,9 @@ func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node) error {
 	defer out.Close()
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if c.Spec.Kind == topology.Galera {
+		cmd.Env = galeraEnv(c, n)
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("node %s: start %s: %w", n.Name, c.Binaries.Server, err)
 	}
@@ -508,6 +541,12 @@ func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) (
 			continue
 		}
 		n := c.Node(st.Node)
+		if st.Start {
+			if err := s.startStepNode(ctx, c, plan, n); err != nil {
+				return err
+			}
+			s.log().Debug("server up", "node", n.Name, "step", st.Desc)
+		}
 		db, err := c.OpenAdmin(n)
 		if err != nil {
 			return err
@@ -533,6 +572,8 @@ func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) (
 				return waitSemiSyncClients(wctx, db, caps, c.Spec.SemiSync.WaitForReplicas, n.Name)
 			case topology.WaitGroupOnline:
 				return waitGroupOnline(wctx, db, n.Name)
+			case topology.WaitSynced:
+				return waitSynced(wctx, db, n, st.ClusterSize)
 			}
 			return nil
 		}()
@@ -542,6 +583,22 @@ func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) (
 		s.log().Debug("step done", "node", n.Name, "step", st.Desc)
 	}
 	return nil
+}
+
+// startStepNode starts node n for a plan step (with its plan's StartArgs) and records its
+// PID in the state file at once. A server that refuses an option is a *topology.FieldError.
+func (s *Sandbox) startStepNode(ctx context.Context, c *Cluster, plan topology.Plan, n *Node) error {
+	var args []string
+	for _, np := range plan.Nodes {
+		if np.Name == n.Name {
+			args = np.StartArgs
+		}
+	}
+	err := s.startNode(ctx, c, n, args...)
+	if serr := c.save(); serr != nil {
+		return errors.Join(err, serr)
+	}
+	return err
 }
 
 // ReplicaStatus reads SHOW REPLICA|SLAVE STATUS into a column->value map (nil, nil when
@@ -699,6 +756,19 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 		for _, pid := range processesUnder(dir) {
 			signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
 		}
+		// Galera state transfer helpers (rsync daemon) outlive a killed server.
+		for _, pid := range sstHelpers(dir) {
+			signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
+		}
+	}
+	if os.Geteuid() == 0 && c.Network == NetNamespaces {
+		// Whatever still runs in the cluster's own namespaces (children of a killed
+		// server: SST scripts, rsync) would keep them alive after teardown.
+		for _, n := range c.Nodes {
+			for _, pid := range processesInNetns(netnsName(c.Name, n.Name)) {
+				signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
+			}
+		}
 	}
 	if os.Geteuid() == 0 && c.Network != NetLoopback {
 		var names []string
@@ -717,7 +787,7 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 			errs = append(errs, err)
 		}
 	}
-	roots := []string{DefaultRootfs}
+	roots := []string{DefaultRootfs, DefaultMariaDBRootfs}
 	if c.Binaries != nil && c.Binaries.Root != "" {
 		roots = []string{c.Binaries.Root}
 	}
@@ -776,7 +846,8 @@ func (s *Sandbox) KillNode(c *Cluster, node string) error {
 	return nil
 }
 
-// StartNode starts a stopped node again and waits until it accepts connections.
+// StartNode starts a stopped node again and waits until it accepts connections; a Galera
+// node also until it has rejoined (Synced in a Primary component, after IST or SST).
 func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error {
 	if err := c.RefuseExisting("start node " + node); err != nil {
 		return err
@@ -794,6 +865,9 @@ func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error 
 	err := s.startNode(ctx, c, n)
 	if serr := c.save(); serr != nil {
 		err = errors.Join(err, serr)
+	}
+	if err == nil && c.Spec.Kind == topology.Galera {
+		err = s.waitRejoined(ctx, c, n)
 	}
 	return err
 }
@@ -905,6 +979,11 @@ func Leftovers(s *Sandbox, c *Cluster) []string {
 	}
 	for _, pid := range processesUnder(s.clusterDir(c.Name)) {
 		left = append(left, fmt.Sprintf("process %d", pid))
+	}
+	for _, dir := range []string{s.clusterDir(c.Name), s.serverClusterDir(&Binaries{Root: "-"}, c.Name)} {
+		for _, pid := range sstHelpers(dir) {
+			left = append(left, fmt.Sprintf("state transfer process %d", pid))
+		}
 	}
 	for _, pid := range processesWithArg(LinkStateArg + s.clusterDir(c.Name) + "/") {
 		left = append(left, fmt.Sprintf("link process %d", pid))

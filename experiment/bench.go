@@ -164,6 +164,7 @@ type Summary struct {
 	Nodes          []NodeLag                         `json:"nodes,omitempty"`
 	SemiSync       *SemiSyncSummary                  `json:"semisync,omitempty"`
 	Group          []GroupMemberSummary              `json:"group,omitempty"`
+	Galera         []GaleraNodeSummary               `json:"galera,omitempty"`
 	DataCheck      string                            `json:"data_check,omitempty"`
 	ReplicasCaught *bool                             `json:"replicas_consistent,omitempty"`
 	RandType       string                            `json:"rand_type"`
@@ -622,9 +623,15 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 			}
 			extra = append(extra, b.knobVariables...)
 			info.Variables = pick(vars, keyVariables, extra...)
+			if b.Cluster != nil && b.Cluster.Spec.Kind == topology.Galera {
+				galeraVariables(info.Variables, vars, &b.Cluster.Spec)
+			}
 			info.Version = vars["version"]
 		}
 		m.Nodes = append(m.Nodes, info)
+	}
+	if note := idSpaceNote(m.Nodes, b.Options.TableSize); note != "" {
+		m.Workload["id_space"] = note
 	}
 	return m
 }
@@ -643,7 +650,6 @@ func (b *Bench) allVariables(ctx context.Context, nodes []sampler.Node) map[stri
 // the positions. Error when ctx ends first, or at once when a node stays unreachable for
 // 3 s (a dead server never catches up).
 func waitConsistent(ctx context.Context, c *cluster.Cluster, nodes []sampler.Node) (map[string]string, error) {
-	mariadb := c.Capabilities().GTIDKind == "mariadb"
 	writer := c.Writer().Name
 	var pos map[string]string
 	failingSince := map[string]time.Time{}
@@ -652,7 +658,7 @@ func waitConsistent(ctx context.Context, c *cluster.Cluster, nodes []sampler.Nod
 		var errs []error
 		for _, n := range nodes {
 			qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			p, err := GTIDPosition(qctx, n.DB, mariadb)
+			p, err := consistencyPosition(qctx, c, n.DB)
 			cancel()
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
@@ -704,6 +710,7 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 	}
 	s.SemiSync = semiSyncSummary(samples)
 	s.Group = groupSummary(nodes, samples)
+	s.Galera = galeraSummary(samples)
 	byNode := map[string]*NodeLag{}
 	for _, n := range nodes {
 		byNode[n.Name] = &NodeLag{Node: n.Name, Role: string(n.Role), GTIDPosition: pos[n.Name]}
@@ -790,13 +797,20 @@ func (b *Bench) checkData(ctx context.Context, nodes []sampler.Node) string {
 	// missing id = --table-size means run would address rows that do not exist.
 	var found int
 	q := fmt.Sprintf("SELECT COUNT(*) FROM `%s`.sbtest1 WHERE id = ?", strings.ReplaceAll(b.Target.DB, "`", "``"))
-	if err := db.QueryRowContext(ctx, q, b.Options.TableSize).Scan(&found); err == nil && found == 0 {
-		msgs = append(msgs, fmt.Sprintf("sbtest1 has no row with id %d (--table-size %d is larger than what was prepared)", b.Options.TableSize, b.Options.TableSize))
+	sparse := sparseIDs(ctx, db, b.Target.DB, b.Options.TableSize)
+	if sparse == "" {
+		if err := db.QueryRowContext(ctx, q, b.Options.TableSize).Scan(&found); err == nil && found == 0 {
+			msgs = append(msgs, fmt.Sprintf("sbtest1 has no row with id %d (--table-size %d is larger than what was prepared)", b.Options.TableSize, b.Options.TableSize))
+		}
 	}
-	if len(msgs) == 0 {
-		return ""
+	var out []string
+	if len(msgs) > 0 {
+		out = append(out, strings.Join(msgs, "; ")+" (give run the same --tables and --table-size as prepare)")
 	}
-	return strings.Join(msgs, "; ") + " (give run the same --tables and --table-size as prepare)"
+	if sparse != "" {
+		out = append(out, sparse)
+	}
+	return strings.Join(out, "; ")
 }
 
 // ClusterTarget makes a workload target of cluster c's nodes (default: the writable ones,

@@ -57,6 +57,9 @@ func Report(m *Manifest, s *Summary) string {
 	}
 	opts, _ := m.Workload["options"].(map[string]string)
 	fmt.Fprintf(&b, "- workload: %v, %d threads, %s tables x %s rows, time %ss, rand-type %s, db-ps-mode %s\n", m.Workload["name"], s.Threads, opts["tables"], opts["table-size"], opts["time"], s.RandType, s.PSMode)
+	if note, ok := m.Workload["id_space"].(string); ok {
+		fmt.Fprintf(&b, "- note: %s\n", note)
+	}
 	if s.DataCheck != "" {
 		fmt.Fprintf(&b, "- **warning:** %s\n", s.DataCheck)
 	}
@@ -113,6 +116,7 @@ func Report(m *Manifest, s *Summary) string {
 	if k := m.Knobs; k != nil {
 		b.WriteString(knobsSection(k))
 	}
+	b.WriteString(galeraReport(s.Galera))
 	if len(m.Nodes) > 0 {
 		b.WriteString("\n## Settings in effect (read back from each server)\n\n")
 		names := map[string]bool{}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/topology"
-	"go.yaml.in/yaml/v3"
 )
 
 const gridScenario = `name: grid
@@ -441,8 +440,7 @@ func TestNewSweepFileRecords(t *testing.T) {
 }
 
 // TestShippedScenarios: every file in scenarios/ parses, expands at every scale, and its
-// small scale is estimated to take minutes. Files with kinds this build cannot deploy yet
-// are skipped.
+// small scale is estimated to take minutes.
 func TestShippedScenarios(t *testing.T) {
 	files, _ := filepath.Glob("../scenarios/*.yaml")
 	if len(files) < 8 {
@@ -453,20 +451,6 @@ func TestShippedScenarios(t *testing.T) {
 			b, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
-			}
-			var kinds struct {
-				Topologies []struct {
-					Kind topology.Kind `yaml:"kind"`
-				} `yaml:"topologies"`
-			}
-			if err := yaml.Unmarshal(b, &kinds); err != nil {
-				t.Fatal(err)
-			}
-			for _, tk := range kinds.Topologies {
-				if !slices.Contains(topology.Kinds, tk.Kind) {
-					// Removed by the integrator once kinds group and galera are merged.
-					t.Skipf("kind %q is not in topology.Kinds on this branch (added by the Group Replication / Galera branches)", tk.Kind)
-				}
 			}
 			s, err := ParseScenario(b)
 			if err != nil {

@@ -733,7 +733,7 @@ func (a *Applied) persist() error {
 		}
 		if len(provider) > 0 {
 			cur, _ := cluster.OptionLineValue(content, "wsrep_provider_options")
-			merged, err := topology.MergeProviderOptions(strings.Trim(cur, `"'`), provider)
+			merged, err := topology.MergeProviderOptionString(strings.Trim(cur, `"'`), provider)
 			if err != nil {
 				return fmt.Errorf("node %s: option file: %w", n.Name, err)
 			}

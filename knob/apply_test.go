@@ -347,8 +347,8 @@ func TestProviderOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	fullAfter := global(t, c, n1, "wsrep_provider_options")
-	before, _ := topology.ParseProviderOptions(fullBefore)
-	after, _ := topology.ParseProviderOptions(fullAfter)
+	before, _ := topology.ParseShownProviderOptions(fullBefore)
+	after, _ := topology.ParseShownProviderOptions(fullAfter)
 	if len(before) < 20 || len(after) != len(before) {
 		t.Fatalf("provider options: %d keys before, %d after", len(before), len(after))
 	}
@@ -377,7 +377,7 @@ func TestProviderOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Galera shows a restored 1.0 as 1: every key is back, up to the spelling of numbers.
-	restored, _ := topology.ParseProviderOptions(global(t, c, n1, "wsrep_provider_options"))
+	restored, _ := topology.ParseShownProviderOptions(global(t, c, n1, "wsrep_provider_options"))
 	if len(restored) != len(before) {
 		t.Fatalf("%d keys after restore, %d before", len(restored), len(before))
 	}

@@ -4,7 +4,7 @@ package sampler
 // and where the value comes from.
 type MetricInfo struct {
 	Name    string // metric name as in Sample.Metric; a contract
-	Unit    string // "s", "us", "transactions", "seqs", "bool" (0/1), "count", "errors", "code" (an enumeration), "sessions"
+	Unit    string // "s", "us", "transactions", "seqs", "bool" (0/1), "count", "errors", "code" (an enumeration), "sessions", "fraction" (0..1), "writesets", "state"
 	Sampler string // the Sampler's Name, or "runner"
 	Nodes   string // which nodes carry it
 	Kind    string // "gauge", "delta" (per tick) or "counter" (cumulative since the run started)
@@ -74,8 +74,32 @@ var Metrics = []MetricInfo{
 		"gr_fc_throttle_time_s / seconds since the previous read: average number of sessions held by flow control"},
 	{"gr_fc_throttle_inferred", "bool", "group", "group members without the flow-control stats component", "gauge",
 		"inferred, not measured: 1 when group_replication_flow_control_mode is QUOTA and the member's certifier or applier queue exceeds group_replication_flow_control_certifier_threshold / _applier_threshold (read at the start)"},
+	{"galera_fc_paused_fraction", "fraction", "galera", "Galera nodes", "gauge",
+		"delta of wsrep_flow_control_paused_ns / wall time between the node's reads: share of the interval replication was paused by flow control, 0..1 (omitted on a first read without baseline)"},
+	{"galera_fc_sent", "count", "galera", "Galera nodes", "delta",
+		"delta of wsrep_flow_control_sent: flow-control pause requests the node sent"},
+	{"galera_fc_recv", "count", "galera", "Galera nodes", "delta",
+		"delta of wsrep_flow_control_recv: flow-control pause requests the node received (its own included)"},
+	{"galera_recv_queue", "writesets", "galera", "Galera nodes", "gauge",
+		"wsrep_local_recv_queue: write sets received and not yet applied"},
+	{"galera_send_queue", "writesets", "galera", "Galera nodes", "gauge",
+		"wsrep_local_send_queue: write sets waiting to be sent"},
+	{"galera_cert_failures", "transactions", "galera", "Galera nodes", "delta",
+		"delta of wsrep_local_cert_failures: local transactions that failed certification"},
+	{"galera_bf_aborts", "transactions", "galera", "Galera nodes", "delta",
+		"delta of wsrep_local_bf_aborts: local transactions aborted by an applied write set"},
+	{"galera_last_committed_gap", "seqs", "galera", "Galera nodes", "gauge",
+		"max over the run's Galera nodes of wsrep_last_committed minus the node's, all read at once per tick"},
+	{"galera_cluster_size", "count", "galera", "Galera nodes", "gauge",
+		"wsrep_cluster_size: nodes in the node's component"},
+	{"galera_primary", "bool", "galera", "Galera nodes", "gauge",
+		"wsrep_cluster_status = Primary"},
+	{"galera_local_state", "state", "galera", "Galera nodes", "gauge",
+		"wsrep_local_state: 1 Joining, 2 Donor/Desynced, 3 Joined, 4 Synced (0 Undefined)"},
+	{"galera_ready", "bool", "galera", "Galera nodes", "gauge",
+		"wsrep_ready = ON (the node accepts queries)"},
 	{"sampler_errors", "errors", "runner", "every node", "counter",
 		"failed, timed-out or still-running sampler calls on the node since the run started, all samplers"},
 	{"sampler_errors_<name>", "errors", "runner", "every node the sampler supports", "counter",
-		"the same for sampler <name> (heartbeat, gtid, replica, semisync, group)"},
+		"the same for sampler <name> (heartbeat, gtid, replica, semisync, group, galera)"},
 }

@@ -235,7 +235,7 @@ func TestDefault(t *testing.T) {
 	}
 	for k, want := range map[topology.Kind]string{
 		topology.Single: "heartbeat", topology.Async: "heartbeat,gtid,replica",
-		topology.SemiSync: "heartbeat,gtid,replica,semisync", topology.Galera: "heartbeat",
+		topology.SemiSync: "heartbeat,gtid,replica,semisync", topology.Galera: "heartbeat,galera",
 		topology.Group: "heartbeat,gtid,group",
 	} {
 		if got := names(k); got != want {

@@ -153,7 +153,8 @@ func onceTyped[T any](ctx context.Context, t *Tick, key string, fn func() (T, er
 //	async:    heartbeat, gtid, replica
 //	semisync: heartbeat, gtid, replica, semisync
 //	group:    heartbeat, gtid, group
-//	galera (and unknown kinds): heartbeat, until their samplers are added.
+//	galera:   heartbeat, galera
+//	unknown kinds: heartbeat.
 //
 // Each call returns new instances (samplers hold per-run state).
 func Default(kind topology.Kind) []Sampler {
@@ -164,6 +165,8 @@ func Default(kind topology.Kind) []Sampler {
 		return []Sampler{NewHeartbeat(), NewGTID(), NewReplica(), NewSemiSync()}
 	case topology.Group:
 		return []Sampler{NewHeartbeat(), NewGTID(), NewGroup()}
+	case topology.Galera:
+		return []Sampler{NewHeartbeat(), NewGalera()}
 	default:
 		return []Sampler{NewHeartbeat()}
 	}

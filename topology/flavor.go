@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -106,6 +107,18 @@ type Capabilities struct {
 	// `SELECT @@wsrep_applier_threads` with ER 1193 unknown variable; MariaDB's
 	// documentation lists only wsrep_slave_threads, through 11.4).
 	WsrepApplierThreads bool
+	// WsrepProviderPlugin: MariaDB >= 11.0 loads the provider's options as system variables
+	// wsrep_provider_<option, dots as underscores> (MDEV-22570; on by default in 11.8.9,
+	// checked), and refuses SET GLOBAL wsrep_provider_options while that plugin is loaded.
+	// Option files and the command line still take wsrep_provider_options.
+	WsrepProviderPlugin bool
+	// PXCStrictMode: pxc_strict_mode exists (PXC >= 5.7; default ENFORCING refuses, among
+	// others, tables without a primary key and LOCK TABLES).
+	PXCStrictMode bool
+	// WsrepProvider is the Galera provider library (libgalera_smm.so) as the server sees it:
+	// a fact of the installation, not of the version. CapabilitiesFor leaves it empty; the
+	// provider that resolved the installation fills it in ("" when none was found).
+	WsrepProvider string
 }
 
 // CapabilitiesFor returns the capability set of flavor f at version v. An unknown or zero
@@ -135,6 +148,7 @@ func CapabilitiesFor(f Flavor, v Version) Capabilities {
 		c.SemiSyncBuiltin = v.AtLeast(V(10, 3, 3))
 		c.SemiSyncWaitPoint = v.AtLeast(V(10, 3, 3))
 		c.Galera = v.AtLeast(V(10, 1, 0))
+		c.WsrepProviderPlugin = v.AtLeast(V(11, 0, 0))
 	case f.mysqlLike():
 		c.ServerBinary = "mysqld"
 		c.SourceTerms = v.AtLeast(V(8, 0, 23))
@@ -156,6 +170,7 @@ func CapabilitiesFor(f Flavor, v Version) Capabilities {
 		c.GRFlowControlStats = f == MySQL && v.AtLeast(V(9, 7, 0))
 		c.Galera = f == PXC
 		c.WsrepApplierThreads = f == PXC && v.AtLeast(V(8, 0, 26))
+		c.PXCStrictMode = f == PXC && v.AtLeast(V(5, 7, 0))
 	}
 	return c
 }
@@ -295,6 +310,25 @@ func (c Capabilities) ParallelWorkersVar() string {
 		return "replica_parallel_workers"
 	}
 	return "slave_parallel_workers"
+}
+
+// SetProviderOption renders the statement that changes Galera provider option key (as in
+// wsrep_provider_options: "evs.join_retrans_period") at run time: SET GLOBAL
+// wsrep_provider_options='key=value', or with WsrepProviderPlugin SET GLOBAL
+// wsrep_provider_<key>=value where a duration value in the provider's ISO 8601 form (PT1S,
+// PT0.5S) becomes seconds and anything else a quoted string unless it is a number.
+func (c Capabilities) SetProviderOption(key, value string) string {
+	if !c.WsrepProviderPlugin {
+		return fmt.Sprintf("SET GLOBAL wsrep_provider_options=%s", quoteString(key+"="+value))
+	}
+	v := value
+	if secs, ok := strings.CutPrefix(value, "PT"); ok && strings.HasSuffix(secs, "S") {
+		v = strings.TrimSuffix(secs, "S")
+	}
+	if _, err := strconv.ParseFloat(v, 64); err != nil {
+		v = quoteString(value)
+	}
+	return fmt.Sprintf("SET GLOBAL wsrep_provider_%s=%s", strings.ReplaceAll(key, ".", "_"), v)
 }
 
 // WsrepApplierThreadsVar is wsrep_applier_threads or wsrep_slave_threads.

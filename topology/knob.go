@@ -139,14 +139,12 @@ func CheckKnobs(ks []KnobSetting) error {
 	return nil
 }
 
-// ProviderOption is one key = value of Galera's wsrep_provider_options.
-type ProviderOption struct{ Key, Value string }
-
-// ParseProviderOptions splits a wsrep_provider_options string ("base_port = 4567;
+// ParseShownProviderOptions splits a wsrep_provider_options string ("base_port = 4567;
 // gcs.fc_limit = 16; ...", as the server shows it, or "gcs.fc_limit=16;gcs.fc_factor=0.5"
 // as a user writes it) into its options, in order, with spaces trimmed. Empty parts are
-// skipped; a part without "=" is an error.
-func ParseProviderOptions(s string) ([]ProviderOption, error) {
+// skipped; a part without "=" is an error. Lenient, unlike ParseProviderOptions (for what a
+// user writes): values may be empty or contain spaces, as the server shows some.
+func ParseShownProviderOptions(s string) ([]ProviderOption, error) {
 	var out []ProviderOption
 	for _, part := range strings.Split(s, ";") {
 		part = strings.TrimSpace(part)
@@ -165,7 +163,7 @@ func ParseProviderOptions(s string) ([]ProviderOption, error) {
 // ProviderOptionValue returns key's value in a wsrep_provider_options string and whether
 // it is there.
 func ProviderOptionValue(s, key string) (string, bool) {
-	opts, err := ParseProviderOptions(s)
+	opts, err := ParseShownProviderOptions(s)
 	if err != nil {
 		return "", false
 	}
@@ -177,12 +175,12 @@ func ProviderOptionValue(s, key string) (string, bool) {
 	return "", false
 }
 
-// MergeProviderOptions returns current with the keys of changes replaced (in place) or
+// MergeProviderOptionString returns current with the keys of changes replaced (in place) or
 // appended (in the order given), rendered "k1=v1;k2=v2" (no spaces): what an option file's
 // wsrep_provider_options line must hold so that only those keys change, since the option
 // file line, unlike SET GLOBAL, replaces the whole set. Error if current cannot be parsed.
-func MergeProviderOptions(current string, changes []ProviderOption) (string, error) {
-	opts, err := ParseProviderOptions(current)
+func MergeProviderOptionString(current string, changes []ProviderOption) (string, error) {
+	opts, err := ParseShownProviderOptions(current)
 	if err != nil {
 		return "", err
 	}

@@ -80,9 +80,9 @@ func TestKnobsFromMapAndCheck(t *testing.T) {
 
 func TestProviderOptionsParseAndMerge(t *testing.T) {
 	server := "base_dir = /var/lib/mysql/; base_port = 4567; gcs.fc_debug = 0; gcs.fc_factor = 1.0; gcs.fc_limit = 16; gcs.fc_master_slave = no; repl.causal_read_timeout = PT30S"
-	opts, err := ParseProviderOptions(server)
+	opts, err := ParseShownProviderOptions(server)
 	if err != nil || len(opts) != 7 || opts[4] != (ProviderOption{"gcs.fc_limit", "16"}) {
-		t.Fatalf("ParseProviderOptions = %v, %v", opts, err)
+		t.Fatalf("ParseShownProviderOptions = %v, %v", opts, err)
 	}
 	if v, ok := ProviderOptionValue(server, "gcs.fc_factor"); !ok || v != "1.0" {
 		t.Errorf("gcs.fc_factor = %q %v", v, ok)
@@ -90,7 +90,7 @@ func TestProviderOptionsParseAndMerge(t *testing.T) {
 	if _, ok := ProviderOptionValue(server, "gcs.fc"); ok {
 		t.Errorf("prefix matched a key")
 	}
-	merged, err := MergeProviderOptions(server, []ProviderOption{{"gcs.fc_limit", "64"}, {"gcache.size", "256M"}})
+	merged, err := MergeProviderOptionString(server, []ProviderOption{{"gcs.fc_limit", "64"}, {"gcache.size", "256M"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,10 +98,10 @@ func TestProviderOptionsParseAndMerge(t *testing.T) {
 	if merged != want {
 		t.Errorf("merge:\n got %s\nwant %s", merged, want)
 	}
-	if m, _ := MergeProviderOptions("", []ProviderOption{{"gcs.fc_limit", "8"}}); m != "gcs.fc_limit=8" {
+	if m, _ := MergeProviderOptionString("", []ProviderOption{{"gcs.fc_limit", "8"}}); m != "gcs.fc_limit=8" {
 		t.Errorf("merge into empty: %q", m)
 	}
-	if _, err := ParseProviderOptions("gcs.fc_limit"); err == nil {
+	if _, err := ParseShownProviderOptions("gcs.fc_limit"); err == nil {
 		t.Errorf("a part without = parsed")
 	}
 }

@@ -19,6 +19,13 @@ type NodePlan struct {
 	Role     Role
 	ServerID int
 	Options  []Option
+	// StartArgs are extra server arguments for the node's first start only, never written
+	// to its option file (so a later restart runs without them): Galera's
+	// --wsrep-new-cluster on the bootstrap node.
+	StartArgs []string
+	// EmptyDatadir: the node gets all its data by state transfer (a Galera joiner), so
+	// the provider starts it with an empty datadir instead of an initialised one.
+	EmptyDatadir bool
 }
 
 // Wait is a condition a bootstrap step waits for after its SQL has run.
@@ -31,6 +38,9 @@ const (
 	// WaitGroupOnline: the node's own row in performance_schema.replication_group_members
 	// (MEMBER_ID = @@server_uuid) says MEMBER_STATE ONLINE (Group Replication).
 	WaitGroupOnline Wait = "group-online"
+	// WaitSynced: Galera node Synced (wsrep_local_state_comment), in a Primary component
+	// (wsrep_cluster_status), wsrep_ready ON, and wsrep_cluster_size >= Step.ClusterSize.
+	WaitSynced Wait = "galera-synced"
 )
 
 // Step is one ordered bootstrap action: SQL to run on a node (over the admin socket,
@@ -38,8 +48,12 @@ const (
 type Step struct {
 	Node string
 	Desc string
-	SQL  []string
-	Wait Wait
+	// Start makes the step start the node's server first (with NodePlan.StartArgs) and wait
+	// until it accepts connections. Nodes that no step starts are started together before
+	// the first step; nodes started by steps start one after the other, in step order.
+	Start bool
+	SQL   []string
+	Wait  Wait
 	// IgnoreErrors are server error numbers that count as success for this step's
 	// statements (an idempotent step: e.g. INSTALL COMPONENT of an installed component).
 	IgnoreErrors []uint16
@@ -49,6 +63,18 @@ type Step struct {
 	// statements that return well after their effect is visible: START GROUP_REPLICATION
 	// returns about 1 s after the member is ONLINE. Needs a Wait.
 	Background bool
+	// ClusterSize is the wsrep_cluster_size WaitSynced waits for (at least).
+	ClusterSize int
+}
+
+// StartedBySteps reports whether a step of the plan starts node (Step.Start).
+func (p Plan) StartedBySteps(node string) bool {
+	for _, st := range p.Steps {
+		if st.Start && st.Node == node {
+			return true
+		}
+	}
+	return false
 }
 
 // Plan is what a provider executes to bring a topology up: per-node options, then Steps in order.
@@ -86,6 +112,8 @@ func BuildPlan(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 			return Plan{}, &FieldError{"kind", spec.Kind, fmt.Sprintf("%s %s has no Group Replication plugin", caps.Flavor, caps.Version)}
 		}
 		return planGroup(spec, caps, addr), nil
+	case Galera:
+		return planGalera(spec, caps, addr)
 	}
 	return Plan{}, &FieldError{"kind", spec.Kind, "habench cannot deploy this kind yet"}
 }

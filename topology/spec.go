@@ -20,7 +20,7 @@ const (
 )
 
 // Kinds lists the kinds habench can deploy today.
-var Kinds = []Kind{Single, Async, SemiSync, Group}
+var Kinds = []Kind{Single, Async, SemiSync, Group, Galera}
 
 // Role is a node's part in a topology.
 type Role string
@@ -113,6 +113,8 @@ type Spec struct {
 	SemiSync     SemiSyncOptions `json:"semisync" yaml:"semisync"`
 	// Group configures kind group (Group Replication); ignored by other kinds.
 	Group GroupOptions `json:"group,omitzero" yaml:"group,omitempty"`
+	// Galera configures kind galera (state transfer method).
+	Galera GaleraOptions `json:"galera,omitzero" yaml:"galera,omitempty"`
 	// Options are server variables written to every node's option file ("innodb_buffer_pool_size": "256M").
 	Options map[string]string `json:"options,omitempty" yaml:"options,omitempty"`
 	// Knobs are runtime knobs ("[NODES:]NAME": VALUE, see KnobSetting and package knob):
@@ -134,6 +136,11 @@ var (
 // DefaultRootfs is where `make rootfs` (scripts/mysql-rootfs.sh) builds the MySQL root
 // filesystem, and the path a rootfs installation without one uses.
 const DefaultRootfs = "/var/cache/habench/rootfs/mysql-sid"
+
+// DefaultMariaDBRootfs is where `make rootfs-mariadb` (scripts/mariadb-rootfs.sh) builds a
+// root filesystem with Debian sid's MariaDB and galera-4, the path a MariaDB rootfs
+// installation without one uses.
+const DefaultMariaDBRootfs = "/var/cache/habench/rootfs/mariadb-sid"
 
 // MaxNodes is the largest node count a sandbox accepts.
 const MaxNodes = 9
@@ -165,6 +172,9 @@ func (s *Spec) Defaults() {
 	}
 	if s.Installation.Kind == InstallRootfs && s.Installation.Path == "" {
 		s.Installation.Path = DefaultRootfs
+		if s.Flavor == MariaDB {
+			s.Installation.Path = DefaultMariaDBRootfs
+		}
 	}
 	if s.SemiSync.WaitPoint == "" {
 		s.SemiSync.WaitPoint = "AFTER_SYNC"
@@ -177,6 +187,9 @@ func (s *Spec) Defaults() {
 	}
 	if s.Kind == Group && s.Group.Mode == "" {
 		s.Group.Mode = GroupSinglePrimary
+	}
+	if s.Kind == Galera && s.Galera.SST == "" {
+		s.Galera.SST = SSTRsync
 	}
 }
 
@@ -222,11 +235,7 @@ func (s *Spec) Validate() error {
 		known = known || k == s.Kind
 	}
 	if !known {
-		names := make([]string, len(Kinds))
-		for i, k := range Kinds {
-			names[i] = string(k)
-		}
-		return &FieldError{"kind", s.Kind, "want one of " + strings.Join(names, ", ")}
+		return &FieldError{"kind", s.Kind, "want one of " + kindList()}
 	}
 	if s.Kind == Group {
 		if err := s.validateGroup(); err != nil {
@@ -243,6 +252,8 @@ func (s *Spec) Validate() error {
 		return &FieldError{"nodes", s.Nodes, "a single topology has exactly 1 node"}
 	case (s.Kind == Async || s.Kind == SemiSync) && s.Nodes < 2:
 		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("%s needs a source and at least 1 replica (2 or more)", s.Kind)}
+	case s.Kind == Galera && s.Nodes < GaleraMinNodes:
+		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("galera needs %d to %d nodes (with fewer, losing one node loses quorum)", GaleraMinNodes, MaxNodes)}
 	}
 	switch s.Installation.Kind {
 	case InstallSystem:
@@ -267,6 +278,9 @@ func (s *Spec) Validate() error {
 			return &FieldError{"semisync.wait_for_replicas", s.SemiSync.WaitForReplicas, "MariaDB always waits for exactly 1 replica"}
 		}
 	}
+	if err := s.validateGalera(); err != nil {
+		return err
+	}
 	for k, v := range s.Options {
 		if strings.ContainsAny(v, "\n\r\x00") {
 			return &FieldError{"options." + k, v, "a value must be one line"}
@@ -277,6 +291,41 @@ func (s *Spec) Validate() error {
 		if reservedOptions[strings.TrimPrefix(strings.ReplaceAll(k, "-", "_"), "loose_")] {
 			return &FieldError{"options", k, "set by habench for every sandbox node (addresses, paths, identity, GTIDs); not overridable"}
 		}
+	}
+	return nil
+}
+
+// kindList is "single, async, semisync, galera": the deployable kinds for messages.
+func kindList() string {
+	var k []string
+	for _, x := range Kinds {
+		k = append(k, string(x))
+	}
+	return strings.Join(k, ", ")
+}
+
+// validateGalera checks the galera fields and the options the Galera plan owns; nil for
+// other kinds (whose galera field must stay empty).
+func (s *Spec) validateGalera() error {
+	if s.Kind != Galera {
+		if s.Galera != (GaleraOptions{}) {
+			return &FieldError{"galera.sst", s.Galera.SST, "only for kind galera"}
+		}
+		return nil
+	}
+	if s.Flavor != MariaDB {
+		return &FieldError{"flavor", s.Flavor, "a galera sandbox needs mariadb (MariaDB Galera Cluster); PXC is not deployable yet"}
+	}
+	if s.Galera.SST != SSTRsync && s.Galera.SST != SSTMariabackup {
+		return &FieldError{"galera.sst", s.Galera.SST, "want rsync or mariabackup"}
+	}
+	for k := range s.Options {
+		if why, ok := galeraReserved[normOption(k)]; ok {
+			return &FieldError{"options", k, "set by habench for every galera node (addresses, identity, GTID domains, SST)" + why + "; not overridable"}
+		}
+	}
+	if _, err := ParseProviderOptions(userProviderOptions(*s)); err != nil {
+		return err
 	}
 	return nil
 }

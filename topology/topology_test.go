@@ -229,8 +229,8 @@ func TestPlans(t *testing.T) {
 	if len(p.Nodes) != 1 || len(p.Steps) != 1 {
 		t.Errorf("single plan %+v", p)
 	}
-	if _, err := BuildPlan(Spec{Kind: Galera}, ma, addrs); err == nil {
-		t.Error("BuildPlan accepted galera (not plannable yet)")
+	if _, err := BuildPlan(Spec{Kind: "ring"}, ma, addrs); err == nil {
+		t.Error("BuildPlan accepted an unknown kind")
 	}
 }
 

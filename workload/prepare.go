@@ -104,7 +104,26 @@ func (w *oltp) Prepare(ctx context.Context, t Target, o Options, out io.Writer) 
 	if firstErr != nil {
 		return firstErr
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if note := idSpaceNote(ctx, db, rows); note != "" {
+		lw.printf("NOTE: %s\n", note)
+	}
+	return nil
+}
+
+// idSpaceNote says, when the server steps auto-increment values (auto_increment_increment
+// > 1, as Galera's wsrep_auto_increment_control sets it to the cluster size), that Prepare
+// wrote explicit ids 1..rows anyway, so the id space the run addresses is dense; "" when the
+// increment is 1, no rows were loaded, or it cannot be read.
+func idSpaceNote(ctx context.Context, db *sql.DB, rows int) string {
+	var inc int
+	if rows == 0 || db.QueryRowContext(ctx, "SELECT @@auto_increment_increment").Scan(&inc) != nil || inc <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("auto_increment_increment is %d on this server (Galera steps it by the cluster size); "+
+		"prepare inserted explicit ids 1..%d, so the id space is dense (sysbench itself needs --auto_inc=off here)", inc, rows)
 }
 
 func createTable(ctx context.Context, db *sql.DB, n, rows int, o *Options, g *randGen, lw *lockedWriter) error {

@@ -841,11 +841,14 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 		e.Queries += sn.c.reads + sn.c.writes + sn.c.others
 		e.Errors += sn.c.errors
 		e.Reconnects += sn.c.reconnects
-		addCodes(&e.ErrorsByCode, sn.byCode)
-		perEp[wk.label] = e
 		for code, n := range sn.byCode {
 			byCode[code] += n
+			if e.ErrorsByCode == nil {
+				e.ErrorsByCode = map[uint16]int64{}
+			}
+			e.ErrorsByCode[code] += n
 		}
+		perEp[wk.label] = e
 	}
 	if keep {
 		h.total.add(&c)

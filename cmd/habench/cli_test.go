@@ -141,6 +141,11 @@ func TestBadInput(t *testing.T) {
 		{"reserved option", []string{"deploy", "--name", "bk7", "--option", "server_id=7"}, []string{"options", `"server_id"`}},
 		{"zero semisync timeout", []string{"deploy", "--name", "bk7", "--kind", "semisync", "--semisync-timeout", "0s"}, []string{"--semisync-timeout", `"0s"`}},
 		{"bad base port", []string{"deploy", "--name", "bk7", "--network", "loopback", "--base-port", "70000"}, []string{"base-port", `"70000"`}},
+		{"galera with 2 nodes", []string{"deploy", "--name", "gabk1", "--kind", "galera", "--nodes", "2"}, []string{"nodes", `"2"`, "galera"}},
+		{"galera on mysql", []string{"deploy", "--name", "gabk1", "--kind", "galera", "--flavor", "mysql"}, []string{"flavor", `"mysql"`}},
+		{"malformed provider options", []string{"deploy", "--name", "gabk1", "--kind", "galera", "--option", "wsrep_provider_options=gcs.fc_limit"}, []string{"options.wsrep_provider_options", `"gcs.fc_limit"`}},
+		{"bad sst", []string{"deploy", "--name", "gabk1", "--kind", "galera", "--galera-sst", "xtrabackup"}, []string{"galera.sst", `"xtrabackup"`}},
+		{"reserved galera option", []string{"deploy", "--name", "gabk1", "--kind", "galera", "--option", "wsrep_cluster_address=gcomm://"}, []string{"options", `"wsrep_cluster_address"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -159,7 +164,7 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	noClusters(t, state, "bk1", "bk2", "bk3", "bk4", "bk5", "bk6", "bk7")
+	noClusters(t, state, "bk1", "bk2", "bk3", "bk4", "bk5", "bk6", "bk7", "gabk1")
 }
 
 // TestBadScenario: a scenario with an unknown key fails with its line number, exit 2.

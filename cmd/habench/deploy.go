@@ -27,12 +27,13 @@ type deployOpts struct {
 	ssTimeout   time.Duration
 	ssReplicas  int
 	groupMode   string
+	galeraSST   string
 }
 
 // specFromFlags builds a Spec from deploy flags or the -f file. Errors are usage errors.
 func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 	if o.file != "" {
-		for _, f := range []string{"name", "kind", "nodes", "flavor", "installation", "option", "group-mode"} {
+		for _, f := range []string{"name", "kind", "nodes", "flavor", "installation", "option", "group-mode", "galera-sst"} {
 			if cmd.Flags().Changed(f) {
 				return topology.Spec{}, usagef("--%s: not allowed with -f (put it in %s)", f, o.file)
 			}
@@ -91,6 +92,9 @@ func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 			return s, &topology.FieldError{Field: "--group-mode", Value: o.groupMode, Reason: "want single-primary or multi-primary"}
 		}
 	}
+	if cmd.Flags().Changed("galera-sst") {
+		s.Galera.SST = o.galeraSST
+	}
 	s.Defaults()
 	return s, nil
 }
@@ -102,9 +106,7 @@ func parseInstallation(v string) (topology.Installation, error) {
 	case topology.InstallSystem:
 		return topology.Installation{Kind: topology.InstallSystem}, nil
 	case topology.InstallRootfs:
-		if path == "" {
-			path = cluster.DefaultRootfs
-		}
+		// Without a path Spec.Defaults picks the flavor's root filesystem.
 		return topology.Installation{Kind: topology.InstallRootfs, Path: path}, nil
 	case topology.InstallBasedir:
 		if path == "" {
@@ -126,6 +128,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 		Example: `  habench deploy --name t1 --kind async --nodes 3 --flavor mariadb
   habench deploy --name s1 --kind semisync --nodes 3 --flavor mysql --installation rootfs
   habench deploy --name g1 --kind group --nodes 3 --flavor mysql --group-mode multi-primary
+  habench deploy --name g1 --kind galera --nodes 3 --flavor mariadb --option wsrep_provider_options="gcs.fc_limit=64" 
   habench deploy -f topology.yaml`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -155,10 +158,10 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "file", "f", "", "topology YAML file (instead of the flags below)")
 	f.StringVar(&o.name, "name", "", "cluster name: 1-10 lower-case letters and digits")
-	f.StringVar(&o.kind, "kind", "async", "single, async, semisync or group (MySQL Group Replication)")
-	f.IntVar(&o.nodes, "nodes", 0, "number of nodes (default 1 for single, 3 otherwise)")
+	f.StringVar(&o.kind, "kind", "async", "single, async, semisync, group (MySQL Group Replication) or galera (MariaDB Galera Cluster)")
+	f.IntVar(&o.nodes, "nodes", 0, "number of nodes (default 1 for single, 3 otherwise; group and galera 3 to 9)")
 	f.StringVar(&o.flavor, "flavor", "mariadb", "mariadb or mysql")
-	f.StringVar(&o.install, "installation", "", "system, rootfs[:PATH] or basedir:PATH (default: system for mariadb, rootfs:"+cluster.DefaultRootfs+" for mysql)")
+	f.StringVar(&o.install, "installation", "", "system, rootfs[:PATH] or basedir:PATH (default: system for mariadb, rootfs:"+cluster.DefaultRootfs+" for mysql; rootfs without a path for mariadb: "+cluster.DefaultMariaDBRootfs+")")
 	f.StringVar(&o.network, "network", "auto", "auto (netns when root), netns or loopback")
 	f.IntVar(&o.basePort, "base-port", 23306, "loopback network: first node's port")
 	f.StringArrayVar(&o.options, "option", nil, "server option name=value for every node (repeatable)")
@@ -166,6 +169,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	f.DurationVar(&o.ssTimeout, "semisync-timeout", 10*time.Second, "semisync: how long the source waits for an ack before falling back to async")
 	f.IntVar(&o.ssReplicas, "semisync-wait-for-replicas", 1, "semisync: acknowledgements each commit waits for (MySQL only)")
 	f.StringVar(&o.groupMode, "group-mode", topology.GroupSinglePrimary, "group: single-primary or multi-primary")
+	f.StringVar(&o.galeraSST, "galera-sst", "rsync", "galera: state snapshot transfer method for joiners, rsync or mariabackup")
 	return cmd
 }
 

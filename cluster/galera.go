@@ -1,0 +1,284 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/habench/habench/topology"
+)
+
+// checkGaleraInstallation says, before anything is created, why bins cannot run a Galera
+// sandbox of spec: a server built without wsrep, no provider library, no SST script or tool.
+// Errors are *topology.FieldError naming what to install.
+func checkGaleraInstallation(bins *Binaries, spec topology.Spec) error {
+	where := bins.Installation.Path
+	if bins.Installation.Kind == topology.InstallSystem {
+		where = "system"
+	}
+	if !bins.Caps().Galera {
+		return &topology.FieldError{Field: "installation", Value: where, Reason: bins.VersionText + " has no Galera (wsrep) support"}
+	}
+	if bins.WsrepProvider == "" {
+		return &topology.FieldError{Field: "installation", Value: where, Reason: "no Galera provider libgalera_smm.so (apt-get install galera-4)"}
+	}
+	script := "wsrep_sst_" + spec.Galera.SST
+	tool := map[string]string{topology.SSTRsync: "rsync", topology.SSTMariabackup: "mariabackup"}[spec.Galera.SST]
+	pkg := map[string]string{topology.SSTRsync: "rsync", topology.SSTMariabackup: "mariadb-backup"}[spec.Galera.SST]
+	if bins.findTool(script) == "" {
+		return &topology.FieldError{Field: "galera.sst", Value: spec.Galera.SST, Reason: fmt.Sprintf("no %s script in the installation (%s)", script, where)}
+	}
+	if bins.findTool(tool) == "" {
+		return &topology.FieldError{Field: "galera.sst", Value: spec.Galera.SST, Reason: fmt.Sprintf("no %s in the installation (%s): apt-get install %s", tool, where, pkg)}
+	}
+	if spec.Galera.SST == topology.SSTMariabackup && bins.findTool("socat") == "" && bins.findTool("nc") == "" {
+		return &topology.FieldError{Field: "galera.sst", Value: spec.Galera.SST, Reason: fmt.Sprintf("mariabackup SST streams with socat (or nc): neither is in the installation (%s): apt-get install socat", where)}
+	}
+	return nil
+}
+
+// findTool returns the path (as the server sees it) of program name in the installation's
+// bin directories, or "".
+func (b *Binaries) findTool(name string) string {
+	var dirs []string
+	if b.Basedir != "" {
+		dirs = append(dirs, filepath.Join(b.Basedir, "bin"), filepath.Join(b.Basedir, "scripts"))
+	}
+	dirs = append(dirs, filepath.Dir(b.Server), "/usr/bin", "/usr/local/bin", "/bin")
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(b.HostPath(p)); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// GaleraStatus is a Galera node's own view of its membership, from SHOW GLOBAL STATUS.
+type GaleraStatus struct {
+	// State is wsrep_local_state_comment: Joining, Donor/Desynced, Joined, Synced, ...
+	State string
+	// ClusterStatus is wsrep_cluster_status: Primary, Non-Primary or Disconnected.
+	ClusterStatus string
+	// ClusterSize is wsrep_cluster_size: nodes in the node's component.
+	ClusterSize int
+	// Ready is wsrep_ready: the node accepts queries.
+	Ready bool
+	// LastCommitted is wsrep_last_committed: the seqno of the last write set applied.
+	LastCommitted int64
+}
+
+// Synced reports whether the node is Synced in a Primary component and ready.
+func (g GaleraStatus) Synced() bool {
+	return g.State == "Synced" && g.ClusterStatus == "Primary" && g.Ready
+}
+
+func (g GaleraStatus) String() string {
+	ready := "ready"
+	if !g.Ready {
+		ready = "not ready"
+	}
+	return fmt.Sprintf("%s, %s, cluster size %d, %s, last committed %d", orNull(g.State), orNull(g.ClusterStatus), g.ClusterSize, ready, g.LastCommitted)
+}
+
+// ReadGaleraStatus reads the node's wsrep status variables. Error if the query fails or
+// the server has no wsrep status (not a Galera node).
+func ReadGaleraStatus(ctx context.Context, db *sql.DB) (GaleraStatus, error) {
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state_comment', 'wsrep_cluster_status', 'wsrep_cluster_size', 'wsrep_ready', 'wsrep_last_committed')")
+	if err != nil {
+		return GaleraStatus{}, err
+	}
+	defer rows.Close()
+	var g GaleraStatus
+	seen := 0
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return g, err
+		}
+		seen++
+		switch k {
+		case "wsrep_local_state_comment":
+			g.State = v
+		case "wsrep_cluster_status":
+			g.ClusterStatus = v
+		case "wsrep_cluster_size":
+			g.ClusterSize, _ = strconv.Atoi(v)
+		case "wsrep_ready":
+			g.Ready = v == "ON"
+		case "wsrep_last_committed":
+			g.LastCommitted, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return g, err
+	}
+	if seen == 0 {
+		return g, fmt.Errorf("no wsrep status variables: not a Galera node")
+	}
+	return g, nil
+}
+
+// waitSynced polls node n until it is Synced in a Primary component of at least size
+// nodes (GaleraStatus.Synced). Error when ctx ends first or the server process exits
+// (a failed state transfer ends the joiner), with the last status and the error log's errors.
+func waitSynced(ctx context.Context, db *sql.DB, n *Node, size int) error {
+	var last GaleraStatus
+	var lastErr error
+	for {
+		g, err := ReadGaleraStatus(ctx, db)
+		if err == nil {
+			last, lastErr = g, nil
+			if g.Synced() && g.ClusterSize >= size {
+				return nil
+			}
+		} else {
+			lastErr = err
+		}
+		if n.PID != 0 && !n.Running() {
+			return fmt.Errorf("node %s: server exited while joining the cluster: %s", n.Name, errorLines(readFile(filepath.Join(n.Dir, "error.log"))))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %s: not Synced in a Primary component of %d node(s): %s (last error: %v); %s", n.Name, size, last, lastErr,
+				errorLines(readFile(filepath.Join(n.Dir, "error.log"))))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// rsyncWrapper is written to a Galera node's bin directory, which comes first on its
+// server's PATH. wsrep_sst_rsync starts the joiner's rsync daemon without uid/gid, and an
+// rsync daemon started by root then handles transfers as nobody, who cannot write the
+// root-owned datadir, so every rsync SST fails when the servers run as root (MDEV-40688).
+// The wrapper keeps the daemon's privileges; every other rsync call passes through.
+const rsyncWrapper = `#!/bin/sh
+# written by habench: keep root for wsrep_sst_rsync's joiner daemon (MDEV-40688)
+for a in "$@"; do
+  if [ "$a" = "--daemon" ]; then exec %[1]s "$@" --dparam=uid=0 --dparam=gid=0; fi
+done
+exec %[1]s "$@"
+`
+
+// prepareGaleraNode writes what a Galera node needs besides its option file: as root, the
+// rsync wrapper (see rsyncWrapper) in DIR/bin.
+func prepareGaleraNode(c *Cluster, n *Node) error {
+	if os.Geteuid() != 0 || c.Spec.Galera.SST != topology.SSTRsync {
+		return nil
+	}
+	rsync := c.Binaries.findTool("rsync")
+	if rsync == "" {
+		return fmt.Errorf("no rsync in the installation")
+	}
+	if err := os.MkdirAll(filepath.Join(n.Dir, "bin"), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(n.Dir, "bin", "rsync"), []byte(fmt.Sprintf(rsyncWrapper, rsync)), 0o755)
+}
+
+// galeraEnv is the environment of a Galera node's server: PATH starts with the node's bin
+// directory (as the server sees it), so its SST scripts find the rsync wrapper. mariadbd
+// prepends "<basedir>/" + "/bin" (/usr//bin) to PATH unless PATH already contains that
+// string (wsrep_prepend_PATH), which would put the real rsync first: PATH holds it, after
+// the node's bin directory.
+func galeraEnv(c *Cluster, n *Node) []string {
+	home := "/usr"
+	if c.Binaries != nil && c.Binaries.Basedir != "" {
+		home = strings.TrimRight(c.Binaries.Basedir, "/")
+	}
+	path := []string{filepath.Join(n.ServerDir, "bin"), home + "//bin", "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
+	env := []string{"PATH=" + strings.Join(path, ":")}
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "PATH=") {
+			env = append(env, e)
+		}
+	}
+	return env
+}
+
+// sstHelpers returns the live state transfer helpers of the nodes under dir that do not
+// carry --defaults-file=dir/... (processesUnder finds the SST scripts by it): the joiner's
+// rsync daemon, found by its --config DIR/<node>/data/rsync_sst.conf.
+func sstHelpers(dir string) []int {
+	if dir == "" {
+		return nil
+	}
+	prefix := []byte(dir + "/")
+	return processesWithArgFunc(func(arg []byte) bool {
+		return bytes.HasPrefix(arg, prefix) && bytes.HasSuffix(arg, []byte("/rsync_sst.conf"))
+	})
+}
+
+// processesInNetns returns the live processes that run entirely in the named network
+// namespace: every thread of theirs is in it. A process with only some threads there (a
+// Go program measuring from inside on a locked thread: habench itself, a test, the
+// userspace link) is not one of them; /proc/PID/ns/net alone would name it whenever that
+// thread is its main thread.
+func processesInNetns(name string) []int {
+	var want syscall.Stat_t
+	if err := syscall.Stat(filepath.Join("/run/netns", name), &want); err != nil {
+		return nil
+	}
+	in := func(nsPath string) bool {
+		var st syscall.Stat_t
+		return syscall.Stat(nsPath, &st) == nil && st.Ino == want.Ino && st.Dev == want.Dev
+	}
+	var pids []int
+	self := os.Getpid()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self || !in(filepath.Join("/proc", e.Name(), "ns", "net")) {
+			continue
+		}
+		tasks, err := os.ReadDir(filepath.Join("/proc", e.Name(), "task"))
+		all := err == nil && len(tasks) > 0
+		for _, t := range tasks {
+			all = all && in(filepath.Join("/proc", e.Name(), "task", t.Name(), "ns", "net"))
+		}
+		if all {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// waitRejoined waits (ReadyTimeout) until restarted Galera node n is Synced again.
+func (s *Sandbox) waitRejoined(ctx context.Context, c *Cluster, n *Node) error {
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	wctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
+	defer cancel()
+	return waitSynced(wctx, db, n, 1)
+}
+
+// galeraCommand is the command that starts Galera node n's server with args. For a root
+// filesystem it runs in a private mount namespace with /proc mounted inside the root: the
+// SST scripts check their helpers with ps and find sockets with ss, and both need /proc.
+// The mount lives and dies with the server's mount namespace, so nothing is left mounted.
+// The server keeps the PID of the command (every step execs).
+func galeraCommand(c *Cluster, n *Node, args ...string) *exec.Cmd {
+	b := c.Binaries
+	if b.Root == "" {
+		return b.Command(n.Netns, b.Server, args...)
+	}
+	var argv []string
+	if n.Netns != "" {
+		argv = append(argv, "nsenter", "--net="+filepath.Join("/run/netns", n.Netns), "--")
+	}
+	argv = append(argv, "unshare", "--mount", "--propagation", "private", "--",
+		"sh", "-c", `mount -t proc proc "$0/proc" && exec chroot "$0" "$@"`, b.Root, b.Server)
+	argv = append(argv, args...)
+	return exec.Command(argv[0], argv[1:]...)
+}
