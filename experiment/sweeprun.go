@@ -761,10 +761,19 @@ func fillRecord(rec *CellRecord, s *Summary) {
 	rec.MaxReplicaLagS = maxReplicaLag(s)
 }
 
+// maxReplicaLag is the largest heartbeat lag of any node but the heartbeat's writer (the
+// first writable node): replicas, group secondaries, the other primaries of a multi-primary
+// group and the other Galera nodes. nil when there is no such node with lag samples.
 func maxReplicaLag(s *Summary) *float64 {
 	var m *float64
+	writer := ""
 	for _, n := range s.Nodes {
-		if (n.Role == string(topology.RoleReplica) || n.Role == string(topology.RoleSecondary)) && n.LagMaxS != nil && (m == nil || *n.LagMaxS > *m) {
+		if writer == "" && topology.Role(n.Role).Writable() {
+			writer = n.Node
+		}
+	}
+	for _, n := range s.Nodes {
+		if n.Node != writer && n.LagMaxS != nil && (m == nil || *n.LagMaxS > *m) {
 			m = n.LagMaxS
 		}
 	}

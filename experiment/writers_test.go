@@ -39,3 +39,18 @@ func TestMultiWriterIgnore(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxReplicaLagSkipsOnlyTheHeartbeatWriter(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	galera := &Summary{Nodes: []NodeLag{{Node: "n1", Role: "node", LagMaxS: f(0)}, {Node: "n2", Role: "node", LagMaxS: f(0.4)}, {Node: "n3", Role: "node", LagMaxS: f(0.2)}}}
+	if m := maxReplicaLag(galera); m == nil || *m != 0.4 {
+		t.Errorf("galera: max lag %v, want 0.4 (n2; n1 writes the heartbeat)", m)
+	}
+	async := &Summary{Nodes: []NodeLag{{Node: "n1", Role: "source", LagMaxS: f(9)}, {Node: "n2", Role: "replica", LagMaxS: f(0.1)}, {Node: "n3", Role: "replica"}}}
+	if m := maxReplicaLag(async); m == nil || *m != 0.1 {
+		t.Errorf("async: max lag %v, want 0.1 (the source's own lag does not count)", m)
+	}
+	if m := maxReplicaLag(&Summary{Nodes: []NodeLag{{Node: "n1", Role: "source", LagMaxS: f(0)}}}); m != nil {
+		t.Errorf("single: max lag %v, want nil", *m)
+	}
+}
