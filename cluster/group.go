@@ -334,3 +334,176 @@ func (s *Sandbox) startBackground(ctx context.Context, c *Cluster, st topology.S
 	s.log().Debug("step done (statements still running)", "node", n.Name, "step", st.Desc)
 	return nil
 }
+
+// rejoinGroup brings sandbox member n back into its group after its server started
+// (StartNode, RestartNode): members run with group_replication_start_on_boot=OFF (see
+// topology.planGroup), so a started member would otherwise stay OFFLINE, out of the group.
+// It runs START GROUP_REPLICATION on n, or, when no other running member is ONLINE (the
+// whole group was stopped), bootstraps the group again from n
+// (group_replication_bootstrap_group ON around START GROUP_REPLICATION). A member that was
+// killed may still be listed as UNREACHABLE until the group expels it
+// (group_replication_member_expel_timeout, 5 s by default) and is refused meanwhile, so a
+// failed START is retried until s.ReadyTimeout. Then it waits until n is ONLINE and records
+// the roles the members report (refreshGroupRoles). Errors name the node and carry the
+// last server error.
+func (s *Sandbox) rejoinGroup(ctx context.Context, c *Cluster, n *Node) error {
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	wctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
+	defer cancel()
+	m, err := ReadGroupMember(wctx, db, n.Name)
+	if err != nil {
+		return err
+	}
+	if m.State != "ONLINE" {
+		bootstrap := !c.anyOtherOnline(wctx, n)
+		var lastErr error
+		for {
+			if lastErr = startGroupReplication(wctx, db, bootstrap); lastErr == nil {
+				break
+			}
+			s.log().Debug("START GROUP_REPLICATION failed, retrying", "cluster", c.Name, "node", n.Name, "err", lastErr)
+			select {
+			case <-wctx.Done():
+				return fmt.Errorf("node %s: rejoining the group: %w", n.Name, lastErr)
+			case <-time.After(time.Second):
+			}
+		}
+		if err := waitGroupOnline(wctx, db, n.Name); err != nil {
+			return err
+		}
+		s.log().Info("member rejoined the group", "cluster", c.Name, "node", n.Name, "bootstrap", bootstrap)
+	}
+	return c.refreshGroupRoles(wctx)
+}
+
+// startGroupReplication runs START GROUP_REPLICATION on one connection of db, between
+// group_replication_bootstrap_group ON and OFF when bootstrap. After a failure it stops
+// Group Replication again (a member left in ERROR would refuse the next START).
+func startGroupReplication(ctx context.Context, db *sql.DB, bootstrap bool) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if bootstrap {
+		if _, err := conn.ExecContext(ctx, "SET GLOBAL group_replication_bootstrap_group=ON"); err != nil {
+			return err
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "SET GLOBAL group_replication_bootstrap_group=OFF")
+	}
+	if _, err := conn.ExecContext(ctx, "START GROUP_REPLICATION"); err != nil {
+		conn.ExecContext(context.WithoutCancel(ctx), "STOP GROUP_REPLICATION")
+		return err
+	}
+	return nil
+}
+
+// anyOtherOnline reports whether a running member other than n says it is ONLINE.
+func (c *Cluster) anyOtherOnline(ctx context.Context, n *Node) bool {
+	for _, o := range c.Nodes {
+		if o == n || !o.Running() {
+			continue
+		}
+		db, err := c.OpenAdmin(o)
+		if err != nil {
+			continue
+		}
+		m, err := ReadGroupMember(ctx, db, o.Name)
+		db.Close()
+		if err == nil && m.State == "ONLINE" {
+			return true
+		}
+	}
+	return false
+}
+
+// refreshGroupRoles records the MEMBER_ROLE of every member that is running and ONLINE
+// (and the group mode) in the state file. Members that are down or not ONLINE keep their
+// recorded role, except that in single-primary mode only the member the group calls
+// PRIMARY is recorded as primary, so Writer() never names a stopped former primary.
+// Unlike syncGroupRoles it does not need every member ONLINE.
+func (c *Cluster) refreshGroupRoles(ctx context.Context) error {
+	var primary *Node
+	single, known := false, false
+	for _, n := range c.Nodes {
+		if !n.Running() {
+			continue
+		}
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			return err
+		}
+		m, err := ReadGroupMember(ctx, db, n.Name)
+		db.Close()
+		if err != nil || m.State != "ONLINE" {
+			continue
+		}
+		if r, ok := groupRole(m.Role); ok {
+			n.Role = r
+			if r == topology.RolePrimary {
+				primary = n
+			}
+		}
+		single, known = m.SinglePrimary, true
+	}
+	if !known {
+		return fmt.Errorf("cluster %s: no member is ONLINE", c.Name)
+	}
+	c.Spec.Group.Mode = topology.GroupMultiPrimary
+	if single {
+		c.Spec.Group.Mode = topology.GroupSinglePrimary
+		if primary != nil {
+			for _, n := range c.Nodes {
+				if n != primary {
+					n.Role = topology.RoleSecondary
+				}
+			}
+		}
+	}
+	return c.save()
+}
+
+// keepGroupPrimary is called by RestartNode before it stops node: when node is the
+// primary of a single-primary group, the group elects another primary while it is down;
+// the returned function (run after the node rejoined) makes it the primary again with
+// group_replication_set_as_primary(), so a restart (for a knob, say) does not move the
+// writes to another member behind the workload's back. A no-op function otherwise, and
+// where the server lacks the function (before MySQL 8.0.13).
+func (c *Cluster) keepGroupPrimary(ctx context.Context, node string) func(context.Context) error {
+	noop := func(context.Context) error { return nil }
+	n := c.Node(node)
+	if c.Spec.Kind != topology.Group || n == nil || !c.Capabilities().GRSwitchMode {
+		return noop
+	}
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return noop
+	}
+	m, err := ReadGroupMember(ctx, db, n.Name)
+	db.Close()
+	if err != nil || !m.SinglePrimary || m.Role != "PRIMARY" {
+		return noop
+	}
+	return func(ctx context.Context) error {
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		cur, err := ReadGroupMember(ctx, db, n.Name)
+		if err != nil {
+			return err
+		}
+		if cur.Role != "PRIMARY" {
+			var msg sql.NullString
+			if err := db.QueryRowContext(ctx, "SELECT group_replication_set_as_primary(?)", m.MemberID).Scan(&msg); err != nil {
+				return fmt.Errorf("node %s: making it the primary again: %w", n.Name, err)
+			}
+		}
+		return c.refreshGroupRoles(ctx)
+	}
+}

@@ -776,7 +776,8 @@ func (s *Sandbox) KillNode(c *Cluster, node string) error {
 	return nil
 }
 
-// StartNode starts a stopped node again and waits until it accepts connections.
+// StartNode starts a stopped node again and waits until it accepts connections; a Group
+// Replication member also until it is ONLINE in its group again (see rejoinGroup).
 func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error {
 	if err := c.RefuseExisting("start node " + node); err != nil {
 		return err
@@ -792,6 +793,9 @@ func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error 
 		s.ReadyTimeout = 90 * time.Second
 	}
 	err := s.startNode(ctx, c, n)
+	if err == nil && c.Spec.Kind == topology.Group {
+		err = s.rejoinGroup(ctx, c, n) // start_on_boot is OFF: habench rejoins the member
+	}
 	if serr := c.save(); serr != nil {
 		err = errors.Join(err, serr)
 	}
