@@ -26,11 +26,13 @@ type GroupMember struct {
 	Role string
 	// SinglePrimary is @@group_replication_single_primary_mode.
 	SinglePrimary bool
+	// GroupName is @@group_replication_group_name ("" when unset).
+	GroupName string
 }
 
 // memberQuery reads a member's own row; a member without a row is OFFLINE.
 const memberQuery = `SELECT @@server_uuid, COALESCE(m.MEMBER_STATE, 'OFFLINE'), COALESCE(m.MEMBER_ROLE, ''),
- @@GLOBAL.group_replication_single_primary_mode
+ @@GLOBAL.group_replication_single_primary_mode, COALESCE(@@GLOBAL.group_replication_group_name, '')
  FROM (SELECT 1) AS one LEFT JOIN performance_schema.replication_group_members AS m ON m.MEMBER_ID = @@server_uuid`
 
 // ReadGroupMember reads node's own Group Replication state over db (an admin pool to that
@@ -38,7 +40,7 @@ const memberQuery = `SELECT @@server_uuid, COALESCE(m.MEMBER_STATE, 'OFFLINE'), 
 func ReadGroupMember(ctx context.Context, db *sql.DB, node string) (GroupMember, error) {
 	m := GroupMember{Node: node}
 	var single int
-	if err := db.QueryRowContext(ctx, memberQuery).Scan(&m.MemberID, &m.State, &m.Role, &single); err != nil {
+	if err := db.QueryRowContext(ctx, memberQuery).Scan(&m.MemberID, &m.State, &m.Role, &single, &m.GroupName); err != nil {
 		return m, fmt.Errorf("node %s: group member state: %w", node, err)
 	}
 	m.SinglePrimary = single == 1
@@ -176,6 +178,14 @@ func waitGroupOnline(ctx context.Context, db *sql.DB, node string) error {
 // is not ONLINE, or when the group action fails (then the roles read back, if readable,
 // are saved all the same).
 func SwitchGroupMode(ctx context.Context, c *Cluster, mode string) error {
+	return SwitchGroupModeTo(ctx, c, mode, "")
+}
+
+// SwitchGroupModeTo is SwitchGroupMode with the member a switch to single-primary makes the
+// primary: node primary ("" = c.Writer()), so that switching back restores the primary the
+// group had (after a multi-primary phase every member is writable and c.Writer() is n1).
+// Ignored for multi-primary. *topology.FieldError for a node the cluster lacks.
+func SwitchGroupModeTo(ctx context.Context, c *Cluster, mode, primary string) error {
 	if c.Spec.Kind != topology.Group {
 		return &topology.FieldError{Field: "kind", Value: c.Spec.Kind, Reason: "the group mode applies to kind group only"}
 	}
@@ -198,6 +208,11 @@ func SwitchGroupMode(ctx context.Context, c *Cluster, mode string) error {
 		return c.syncGroupRoles(ctx)
 	}
 	w := c.Writer()
+	if primary != "" {
+		if w = c.Node(primary); w == nil {
+			return &topology.FieldError{Field: "primary", Value: primary, Reason: "no such node in " + c.Name}
+		}
+	}
 	db, err := c.OpenAdmin(w)
 	if err != nil {
 		return err
@@ -228,6 +243,68 @@ func SwitchGroupMode(ctx context.Context, c *Cluster, mode string) error {
 		return fmt.Errorf("cluster %s: %s reported %q but the members say %s", c.Name, q, msg.String, c.Spec.Group.Mode)
 	}
 	return nil
+}
+
+// GroupStatus is a one-line summary of a Group Replication cluster as its members report
+// it: the group name (@@group_replication_group_name, the servers' own, also for an
+// existing cluster), the mode, how many members say they are ONLINE and which are
+// PRIMARY, then each member that is not ONLINE or cannot be read, with its state or why:
+//
+//	group 77b6...: single-primary mode, 2/3 members ONLINE, primary n1; n2 not running
+func (c *Cluster) GroupStatus(ctx context.Context) string {
+	var name, mode string
+	var primaries, others []string
+	online := 0
+	for _, n := range c.Nodes {
+		if !c.Existing() && !n.Running() {
+			others = append(others, n.Name+" not running")
+			continue
+		}
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			others = append(others, n.Name+" "+err.Error())
+			continue
+		}
+		m, err := ReadGroupMember(ctx, db, n.Name)
+		db.Close()
+		if err != nil {
+			others = append(others, "unreadable: "+err.Error())
+			continue
+		}
+		if name == "" {
+			name = m.GroupName
+		} else if m.GroupName != name {
+			others = append(others, fmt.Sprintf("%s in another group %s", n.Name, m.GroupName))
+		}
+		if mode == "" {
+			mode = topology.GroupMultiPrimary
+			if m.SinglePrimary {
+				mode = topology.GroupSinglePrimary
+			}
+		}
+		if m.State != "ONLINE" {
+			others = append(others, n.Name+" "+m.State)
+			continue
+		}
+		online++
+		if m.Role == "PRIMARY" {
+			primaries = append(primaries, n.Name)
+		}
+	}
+	if name == "" {
+		name = "(unknown)"
+	}
+	if mode == "" {
+		mode = "unknown"
+	}
+	if len(primaries) == 0 {
+		primaries = []string{"none"}
+	}
+	s := fmt.Sprintf("group %s: %s mode, %d/%d members ONLINE, primary %s", name, mode, online, len(c.Nodes), strings.Join(primaries, ","))
+	if len(others) > 0 {
+		s += "; " + strings.Join(others, "; ")
+	}
+	return s
 }
 
 // groupHealth is Health for a group member: its state and role as it reports them, and a

@@ -11,6 +11,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/knob"
 	"github.com/habench/habench/topology"
 )
 
@@ -248,6 +249,10 @@ func TestGroupMemberRestartRejoins(t *testing.T) {
 	if h := c.Health(ctx, c.Node("n3")); h != "server not running" {
 		t.Errorf("n3 health after StopNode: %q", h)
 	}
+	want := fmt.Sprintf("group %s: single-primary mode, 2/3 members ONLINE, primary n1; n3 not running", topology.GroupName(c.Name))
+	if got := c.GroupStatus(ctx); got != want {
+		t.Errorf("GroupStatus with n3 stopped:\n got %q\nwant %q", got, want)
+	}
 	if err := s.StartNode(ctx, c, "n3"); err != nil {
 		t.Fatal(err)
 	}
@@ -266,5 +271,26 @@ func TestGroupMemberRestartRejoins(t *testing.T) {
 	if st := memberState(t, ctx, c, "n2"); st != "ONLINE SECONDARY" {
 		t.Errorf("n2 after KillNode+StartNode: %s, want ONLINE SECONDARY", st)
 	}
-	checkRoles(t, ctx, s, c.Name, single, topology.GroupSinglePrimary)
+	c = checkRoles(t, ctx, s, c.Name, single, topology.GroupSinglePrimary)
+
+	// The group_replication_mode knob on a group whose primary is n2 (not the first node):
+	// multi-primary for the run, then back to single-primary with n2 the primary again.
+	if err := cluster.SwitchGroupModeTo(ctx, c, topology.GroupMultiPrimary, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.SwitchGroupModeTo(ctx, c, topology.GroupSinglePrimary, "n2"); err != nil {
+		t.Fatal(err)
+	}
+	n2primary := map[string]topology.Role{"n1": topology.RoleSecondary, "n2": topology.RolePrimary, "n3": topology.RoleSecondary}
+	c = checkRoles(t, ctx, s, c.Name, n2primary, topology.GroupSinglePrimary)
+	ks := []topology.KnobSetting{{Name: "group_replication_mode", Value: "multi-primary"}}
+	a, err := knob.Apply(ctx, c, ks, knob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRoles(t, ctx, s, c.Name, map[string]topology.Role{"n1": topology.RolePrimary, "n2": topology.RolePrimary, "n3": topology.RolePrimary}, topology.GroupMultiPrimary)
+	if err := a.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkRoles(t, ctx, s, c.Name, n2primary, topology.GroupSinglePrimary)
 }

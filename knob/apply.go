@@ -19,11 +19,12 @@ import (
 	"github.com/habench/habench/topology"
 )
 
-// SwitchGroupMode switches a Group Replication cluster to "single-primary" or
-// "multi-primary" and returns when every member is ONLINE in the new mode, with the roles
-// read back into the cluster's state (cluster.SwitchGroupMode). A variable so tests can
-// replace it; when nil, group_replication_mode is refused before anything is changed.
-var SwitchGroupMode = cluster.SwitchGroupMode
+// SwitchGroupMode switches a Group Replication cluster to "single-primary" (with node
+// primary as the primary; "" = the cluster's writer) or "multi-primary" and returns when
+// every member is ONLINE in the new mode, with the roles read back into the cluster's state
+// (cluster.SwitchGroupModeTo). A variable so tests can replace it; when nil,
+// group_replication_mode is refused before anything is changed.
+var SwitchGroupMode = cluster.SwitchGroupModeTo
 
 // Restarter restarts a sandbox node so it rereads its option file (cluster.Sandbox).
 type Restarter interface {
@@ -98,6 +99,9 @@ type entry struct {
 	t       Target
 	changed bool // set on the server, to undo
 	first   bool // group mode: the entry that switches the group
+	// primary (group mode, first entry): the node that was PRIMARY of the single-primary
+	// group before, made the primary again when the mode is set back.
+	primary string
 }
 
 // PendingFile is the name, in the cluster's directory, of the record of values a run
@@ -119,6 +123,8 @@ type pendingEntry struct {
 	Target  Target `json:"target"`
 	Before  string `json:"before"`
 	Changed bool   `json:"changed"`
+	// Primary: group mode, the single-primary group's primary before (see entry.primary).
+	Primary string `json:"primary,omitempty"`
 }
 
 func (o Options) log() *slog.Logger {
@@ -341,6 +347,15 @@ func (a *Applied) readPhase(ctx context.Context) error {
 			}
 			if !slices.ContainsFunc(a.entries, func(x *entry) bool { return x.first && x.t.Method == MethodGroupMode }) {
 				e.first = true
+				ms, err := a.c.GroupMembers(ctx)
+				if err != nil {
+					return fmt.Errorf("knob %s: %w", e.t.Knob+"="+e.t.Value, err)
+				}
+				for _, m := range ms {
+					if m.SinglePrimary && m.Role == "PRIMARY" {
+						e.primary = m.Node
+					}
+				}
 			}
 		}
 		if e.t.Method == MethodApplierRestart && a.c.Spec.Kind == topology.Group {
@@ -548,7 +563,11 @@ func (a *Applied) set(ctx context.Context, e *entry, value string) error {
 				return err
 			}
 			if cur != strings.ToLower(value) {
-				if err := SwitchGroupMode(sctx, a.c, strings.ToLower(value)); err != nil {
+				primary := ""
+				if value == e.Before {
+					primary = e.primary // setting it back: the primary it had
+				}
+				if err := SwitchGroupMode(sctx, a.c, strings.ToLower(value), primary); err != nil {
 					return err
 				}
 			}
@@ -842,7 +861,7 @@ func (a *Applied) writePending(create bool) error {
 		r.Requested = append(r.Requested, k.String())
 	}
 	for _, e := range a.entries {
-		r.Entries = append(r.Entries, pendingEntry{Node: e.Node, Knob: e.Knob, Target: e.t, Before: e.Before, Changed: true})
+		r.Entries = append(r.Entries, pendingEntry{Node: e.Node, Knob: e.Knob, Target: e.t, Before: e.Before, Changed: true, Primary: e.primary})
 	}
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -914,7 +933,7 @@ func RestorePending(ctx context.Context, c *cluster.Cluster, opt Options) ([]Nod
 		if n == nil {
 			continue
 		}
-		e := &entry{node: n, t: pe.Target, changed: pe.Changed,
+		e := &entry{node: n, t: pe.Target, changed: pe.Changed, primary: pe.Primary,
 			NodeValue: NodeValue{Node: pe.Node, Knob: pe.Knob, Variable: pe.Target.Label(), Method: pe.Target.Method, Requested: pe.Target.Value, Before: pe.Before}}
 		if pe.Target.Method == MethodGroupMode && !groupSwitch {
 			if SwitchGroupMode == nil {
