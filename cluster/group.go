@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -384,7 +385,8 @@ func (s *Sandbox) startBackground(ctx context.Context, c *Cluster, st topology.S
 		for _, q := range st.SQL {
 			// ctx, not wctx: the statement must go on after the wait is over.
 			if _, e := conn.ExecContext(ctx, q); e != nil && !ignoredError(e, st.IgnoreErrors) {
-				err = fmt.Errorf("node %s: %s: %s: %w", n.Name, st.Desc, redact(q), e)
+				// The server's own reason is in its error log ("see more details on error log").
+				err = fmt.Errorf("node %s: %s: %s: %w; error log: %s", n.Name, st.Desc, redact(q), e, errorLines(readFile(filepath.Join(n.Dir, "error.log"))))
 				cancel(stmtError{err})
 				break
 			}
