@@ -496,3 +496,44 @@ func TestGroupMemberKnobs(t *testing.T) {
 	}
 	equalMaps(t, "restored", snapshot(t, c, vars...), before)
 }
+
+// TestQuotedValueStaysOneValue: a knob value is one string literal whatever the server's
+// sql_mode. With NO_BACKSLASH_ESCAPES in effect (an existing server may run with it), a
+// value holding \' must not end the literal early and set another variable: here it would
+// set max_connections=7. The value is taken whole (with its backslash doubled in that
+// mode, which the read-back reports as not matching), max_connections is untouched, and
+// Restore puts init_connect back.
+func TestQuotedValueStaysOneValue(t *testing.T) {
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("rvkq"), topology.Single, 1, topology.MariaDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Nodes[0]
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "SET GLOBAL sql_mode = CONCAT(@@GLOBAL.sql_mode, ',NO_BACKSLASH_ESCAPES')"); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, c, "max_connections", "init_connect")
+	value := `x\', GLOBAL max_connections=7 -- `
+	a, err := knob.Apply(ctx, c, []topology.KnobSetting{{Name: "init_connect", Value: value}}, knob.Options{})
+	if err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if v := global(t, c, n, "max_connections"); v != before["n1.max_connections"] {
+		t.Errorf("max_connections = %s, was %s: the value escaped its literal", v, before["n1.max_connections"])
+	}
+	if v := global(t, c, n, "init_connect"); !strings.Contains(v, "GLOBAL max_connections=7 --") {
+		t.Errorf("init_connect = %q, want the whole value %q", v, value)
+	}
+	if err := a.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	equalMaps(t, "restored", snapshot(t, c, "max_connections", "init_connect"), before)
+}
