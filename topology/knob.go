@@ -177,7 +177,8 @@ func ProviderOptionValue(s, key string) (string, bool) {
 	return "", false
 }
 
-// MergeProviderOptions returns current with the keys of changes replaced (in place) or
+// MergeProviderOptions returns current with the keys of changes replaced (in place; later
+// repeats of such a key, which would win, dropped) or
 // appended (in the order given), rendered "k1=v1;k2=v2" (no spaces): what an option file's
 // wsrep_provider_options line must hold so that only those keys change, since the option
 // file line, unlike SET GLOBAL, replaces the whole set. Error if current cannot be parsed.
@@ -190,6 +191,8 @@ func MergeProviderOptions(current string, changes []ProviderOption) (string, err
 		i := slices.IndexFunc(opts, func(o ProviderOption) bool { return o.Key == c.Key })
 		if i >= 0 {
 			opts[i].Value = c.Value
+			// A key given twice in current: the later one would win over the change.
+			opts = slices.Concat(opts[:i+1], slices.DeleteFunc(slices.Clone(opts[i+1:]), func(o ProviderOption) bool { return o.Key == c.Key }))
 		} else {
 			opts = append(opts, c)
 		}
