@@ -104,7 +104,7 @@ func TestProviderOptionsParseAndMerge(t *testing.T) {
 	if m, _ := MergeProviderOptions("gcs.fc_limit=16; gcache.size=1G; gcs.fc_limit=32", []ProviderOption{{"gcs.fc_limit", "64"}}); m != "gcs.fc_limit=64;gcache.size=1G" {
 		t.Errorf("merge into a line with the key twice: %q", m)
 	}
-		if _, err := ParseProviderOptions("gcs.fc_limit"); err == nil {
+	if _, err := ParseProviderOptions("gcs.fc_limit"); err == nil {
 		t.Errorf("a part without = parsed")
 	}
 }
