@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -109,8 +108,11 @@ type entry struct {
 const PendingFile = "knobs-pending.json"
 
 type pendingRecord struct {
-	Cluster     string            `json:"cluster"`
-	PID         int               `json:"pid"`
+	Cluster string `json:"cluster"`
+	PID     int    `json:"pid"`
+	// StartTicks is the run's process start time (cluster.ProcessStartTicks): with PID it
+	// identifies the run, so a PID reused after kill -9 is not taken for it.
+	StartTicks  uint64            `json:"start_ticks,omitempty"`
 	Started     time.Time         `json:"started"`
 	Requested   []string          `json:"requested"`
 	Entries     []pendingEntry    `json:"entries"`
@@ -838,15 +840,16 @@ func pendingHolder(c *cluster.Cluster) string {
 	if json.Unmarshal(b, &r) != nil {
 		return fmt.Sprintf("an unreadable %s: habench knob restore %s", p, c.Name)
 	}
-	if r.PID > 0 && processAlive(r.PID) {
+	if r.PID > 0 && processAlive(r.PID, r.StartTicks) {
 		return fmt.Sprintf("a run (pid %d, started %s) holds knobs %s on it; wait for it to end", r.PID, r.Started.Format(time.RFC3339), strings.Join(r.Requested, " "))
 	}
 	return fmt.Sprintf("an interrupted run (pid %d) left knobs %s changed: habench knob restore %s", r.PID, strings.Join(r.Requested, " "), c.Name)
 }
 
-func processAlive(pid int) bool {
-	_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
-	return err == nil && pid != os.Getpid()
+// processAlive reports whether the run pid (started at ticks, when recorded) is alive
+// and is not this process.
+func processAlive(pid int, ticks uint64) bool {
+	return pid != os.Getpid() && cluster.ProcessAlive(pid, ticks)
 }
 
 // writePending records the previous values; create makes the file exclusively (the lock
@@ -857,6 +860,7 @@ func (a *Applied) writePending(create bool) error {
 		return nil
 	}
 	r := pendingRecord{Cluster: a.c.Name, PID: os.Getpid(), Started: time.Now().UTC(), OptionFiles: a.optionFiles}
+	r.StartTicks, _ = cluster.ProcessStartTicks(r.PID)
 	for _, k := range a.req {
 		r.Requested = append(r.Requested, k.String())
 	}
@@ -917,7 +921,7 @@ func RestorePending(ctx context.Context, c *cluster.Cluster, opt Options) ([]Nod
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	if r.PID > 0 && processAlive(r.PID) {
+	if r.PID > 0 && processAlive(r.PID, r.StartTicks) {
 		return nil, fmt.Errorf("cluster %s: %s", c.Name, pendingHolder(c))
 	}
 	a := &Applied{c: c, opt: opt, dbs: map[string]*sql.DB{}, optionFiles: map[string]string{}, pendingPath: p}
