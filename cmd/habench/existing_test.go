@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -432,5 +433,30 @@ func TestForgetRefusedWithPendingKnobs(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("registration left: %v", err)
+	}
+}
+
+// TestDriverLinesStayOffStderr: a server that drops the connection makes go-sql-driver
+// log "[mysql] ... unexpected EOF" on its own line; the command's stderr is still the one
+// error line (the driver's line goes to the debug log).
+func TestDriverLinesStayOffStderr(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	r := habench(t, stateDir(t), "register", "--name", "rvdl", "--dsn", "u:p@tcp("+ln.Addr().String()+")/")
+	line := strings.TrimSpace(r.stderr)
+	if r.code != 1 || strings.Contains(line, "\n") || !strings.HasPrefix(line, "habench: error: node n1") {
+		t.Errorf("register against a server that hangs up: exit %d, stderr %q; want exit 1 and one error line", r.code, r.stderr)
 	}
 }
