@@ -417,8 +417,8 @@ func (s *Sandbox) startBackground(ctx context.Context, c *Cluster, st topology.S
 // rejoinGroup brings sandbox member n back into its group after its server started
 // (StartNode, RestartNode): members run with group_replication_start_on_boot=OFF (see
 // topology.planGroup), so a started member would otherwise stay OFFLINE, out of the group.
-// It runs START GROUP_REPLICATION on n, or, when no other running member is ONLINE (the
-// whole group was stopped), bootstraps the group again from n
+// It runs START GROUP_REPLICATION on n, or, when every other member is stopped or says it
+// is not ONLINE (the whole group was stopped), bootstraps the group again from n
 // (group_replication_bootstrap_group ON around START GROUP_REPLICATION). A member that was
 // killed may still be listed as UNREACHABLE until the group expels it
 // (group_replication_member_expel_timeout, 5 s by default) and is refused meanwhile, so a
@@ -481,7 +481,9 @@ func startGroupReplication(ctx context.Context, db *sql.DB, bootstrap bool) erro
 	return nil
 }
 
-// anyOtherOnline reports whether a running member other than n says it is ONLINE.
+// anyOtherOnline reports whether a running member other than n says it is ONLINE, or
+// cannot be read (it may be ONLINE: bootstrapping beside it would form a second group of
+// the same name).
 func (c *Cluster) anyOtherOnline(ctx context.Context, n *Node) bool {
 	for _, o := range c.Nodes {
 		if o == n || !o.Running() {
@@ -489,11 +491,11 @@ func (c *Cluster) anyOtherOnline(ctx context.Context, n *Node) bool {
 		}
 		db, err := c.OpenAdmin(o)
 		if err != nil {
-			continue
+			return true
 		}
 		m, err := ReadGroupMember(ctx, db, o.Name)
 		db.Close()
-		if err == nil && m.State == "ONLINE" {
+		if err != nil || m.State == "ONLINE" {
 			return true
 		}
 	}
