@@ -209,7 +209,9 @@ func memberState(t *testing.T, ctx context.Context, c *cluster.Cluster, node str
 // group by habench. RestartNode of a secondary and of the primary (as a knob that needs a
 // restart does) leaves every member ONLINE, the primary where it was, and state.json's
 // roles equal to the servers'; StartNode after StopNode and after KillNode (the group may
-// still list the killed member as UNREACHABLE) rejoins the member.
+// still list the killed member as UNREACHABLE) rejoins the member; after the whole group
+// was stopped, the first member started bootstraps it again. The group_replication_mode
+// knob, restored, puts back the primary the group had.
 func TestGroupMemberRestartRejoins(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -292,5 +294,21 @@ func TestGroupMemberRestartRejoins(t *testing.T) {
 	if err := a.Restore(ctx); err != nil {
 		t.Fatal(err)
 	}
-	checkRoles(t, ctx, s, c.Name, n2primary, topology.GroupSinglePrimary)
+	c = checkRoles(t, ctx, s, c.Name, n2primary, topology.GroupSinglePrimary)
+
+	// The whole group stopped: the first member started bootstraps it again (it becomes
+	// the primary), the others join it.
+	for _, n := range []string{"n1", "n2", "n3"} {
+		if err := s.StopNode(c, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 = time.Now()
+	for _, n := range []string{"n3", "n1", "n2"} {
+		if err := s.StartNode(ctx, c, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("whole group stopped, started again (n3 bootstraps): %v", time.Since(t0).Round(time.Millisecond))
+	checkRoles(t, ctx, s, c.Name, map[string]topology.Role{"n1": topology.RoleSecondary, "n2": topology.RoleSecondary, "n3": topology.RolePrimary}, topology.GroupSinglePrimary)
 }
