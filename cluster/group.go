@@ -439,6 +439,11 @@ func (s *Sandbox) rejoinGroup(ctx context.Context, c *Cluster, n *Node) error {
 	}
 	if m.State != "ONLINE" {
 		bootstrap := !c.anyOtherOnline(wctx, n)
+		if !bootstrap {
+			// A killed member stays in the group's view (UNREACHABLE) until it is expelled;
+			// a START before that fails only after a join timeout of its own.
+			c.waitExpelled(wctx, n, m.MemberID)
+		}
 		var lastErr error
 		for {
 			if lastErr = startGroupReplication(wctx, db, bootstrap); lastErr == nil {
@@ -457,6 +462,36 @@ func (s *Sandbox) rejoinGroup(ctx context.Context, c *Cluster, n *Node) error {
 		s.log().Info("member rejoined the group", "cluster", c.Name, "node", n.Name, "bootstrap", bootstrap)
 	}
 	return c.refreshGroupRoles(wctx)
+}
+
+// waitExpelled waits until no other running member lists member uuid (node n's previous
+// incarnation) in performance_schema.replication_group_members, or ctx ends. Best effort:
+// an unreadable member is skipped.
+func (c *Cluster) waitExpelled(ctx context.Context, n *Node, uuid string) {
+	for {
+		listed := false
+		for _, o := range c.Nodes {
+			if o == n || !o.Running() {
+				continue
+			}
+			db, err := c.OpenAdmin(o)
+			if err != nil {
+				continue
+			}
+			var k int
+			err = db.QueryRowContext(ctx, "SELECT COUNT(*) FROM performance_schema.replication_group_members WHERE MEMBER_ID = ?", uuid).Scan(&k)
+			db.Close()
+			listed = listed || (err == nil && k > 0)
+		}
+		if !listed {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // startGroupReplication runs START GROUP_REPLICATION on one connection of db, between
