@@ -74,7 +74,7 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 			}
 			printNodes(w, c, health)
 			if c.Spec.Kind == topology.Group {
-				printGroup(ctx, w, c)
+				fmt.Fprintln(w, c.GroupStatus(ctx))
 			}
 			if p := knob.Pending(c); p != "" {
 				fmt.Fprintf(w, "knobs: %s\n", p)
@@ -117,30 +117,6 @@ func printNodes(w io.Writer, c *cluster.Cluster, health map[string]string) {
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
-}
-
-// printGroup prints a group's name, mode and how many members say they are ONLINE, as the
-// members report it (HEALTH has each member's state and role).
-func printGroup(ctx context.Context, w io.Writer, c *cluster.Cluster) {
-	ms, err := c.GroupMembers(ctx)
-	if err != nil {
-		fmt.Fprintf(w, "group: %s, members unreadable: %v\n", topology.GroupName(c.Name), err)
-		return
-	}
-	online, primaries := 0, []string{}
-	for _, m := range ms {
-		if m.State == "ONLINE" {
-			online++
-		}
-		if m.Role == "PRIMARY" {
-			primaries = append(primaries, m.Node)
-		}
-	}
-	mode := topology.GroupMultiPrimary
-	if len(ms) > 0 && ms[0].SinglePrimary {
-		mode = topology.GroupSinglePrimary
-	}
-	fmt.Fprintf(w, "group: %s, %s mode, %d/%d members ONLINE, primary: %s\n", topology.GroupName(c.Name), mode, online, len(ms), strings.Join(primaries, ","))
 }
 
 func newDoctorCmd(g *globalOpts) *cobra.Command {
