@@ -138,6 +138,7 @@ type NodeFacts struct {
 	// Group Replication (performance_schema.replication_group_members, own row).
 	GRState, GRRole string
 	GRSinglePrimary bool
+	GRGroupName     string // @@group_replication_group_name
 
 	// Galera: wsrep_on = ON and a provider connected.
 	Galera            bool
@@ -184,7 +185,7 @@ func Discover(ctx context.Context, db *sql.DB) (*NodeFacts, error) {
 	}
 	f.Ver = v
 	caps := topology.CapabilitiesFor(f.Flavor, v)
-	vars, err := showMap(ctx, db, "SHOW GLOBAL VARIABLES WHERE Variable_name LIKE 'rpl\\_semi\\_sync\\_%' OR Variable_name IN ('wsrep_on', 'group_replication_single_primary_mode')")
+	vars, err := showMap(ctx, db, "SHOW GLOBAL VARIABLES WHERE Variable_name LIKE 'rpl\\_semi\\_sync\\_%' OR Variable_name IN ('wsrep_on', 'group_replication_single_primary_mode', 'group_replication_group_name')")
 	if err != nil {
 		return nil, err
 	}
@@ -202,6 +203,7 @@ func Discover(ctx context.Context, db *sql.DB) (*NodeFacts, error) {
 		}
 	}
 	f.GRSinglePrimary = strings.EqualFold(vars["group_replication_single_primary_mode"], "ON")
+	f.GRGroupName = vars["group_replication_group_name"]
 	if strings.EqualFold(vars["wsrep_on"], "ON") {
 		st, err := showMap(ctx, db, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_cluster_size', 'wsrep_local_state_comment', 'wsrep_cluster_status', 'wsrep_cluster_state_uuid')")
 		if err != nil {
@@ -305,7 +307,7 @@ func existingDSN(host string, port int, user, password string) string {
 // InferTopology derives the kind and each node's role from the facts of every node (in
 // node order; addrs are the host:port each node was reached at). Galera when every node
 // is a connected wsrep node of one cluster; group when every node is an ONLINE Group
-// Replication member; otherwise one source (the only node that replicates from nobody)
+// Replication member of one group (same group_replication_group_name); otherwise one source (the only node that replicates from nobody)
 // with replicas whose source is one of the nodes (semisync when the source has semi-sync
 // enabled), or single for one node. Errors say which node breaks the picture.
 func InferTopology(facts []*NodeFacts, addrs []string) (topology.Kind, []topology.Role, error) {
@@ -342,6 +344,10 @@ func InferTopology(facts []*NodeFacts, addrs []string) (topology.Kind, []topolog
 				return "", nil, fmt.Errorf("node %s is not a Group Replication member while others are", name(i))
 			case f.GRState != "ONLINE":
 				return "", nil, fmt.Errorf("node %s: Group Replication member state %s, want ONLINE", name(i), f.GRState)
+			case f.GRGroupName != facts[0].GRGroupName:
+				return "", nil, fmt.Errorf("node %s is in group %s, node n1 in group %s (register each group as its own cluster)", name(i), f.GRGroupName, facts[0].GRGroupName)
+			case f.GRSinglePrimary != facts[0].GRSinglePrimary:
+				return "", nil, fmt.Errorf("node %s: group_replication_single_primary_mode differs from n1's", name(i))
 			case f.GRRole == "PRIMARY":
 				roles[i] = topology.RolePrimary
 			default:
@@ -476,6 +482,12 @@ func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, e
 	}
 	c.Spec = topology.Spec{Name: spec.Name, Provider: topology.ProviderExisting, Kind: kind, Nodes: len(nodes),
 		Flavor: oldest.Flavor, Knobs: spec.Knobs, ExistingSpec: topology.ExistingSpec{User: c.User}}
+	if kind == topology.Group {
+		c.Spec.Group.Mode = topology.GroupMultiPrimary
+		if facts[0].GRSinglePrimary {
+			c.Spec.Group.Mode = topology.GroupSinglePrimary
+		}
+	}
 	for i, n := range nodes {
 		c.Nodes = append(c.Nodes, &Node{Name: topology.NodeName(i + 1), Role: roles[i], ServerID: facts[i].ServerID, Host: n.Host, Port: n.Port})
 		if roles[i] == topology.RoleSource && kind == topology.SemiSync {

@@ -83,6 +83,7 @@ func TestInferTopology(t *testing.T) {
 		"galera mixed":       {gal("u"), src},
 		"galera two":         {gal("u"), gal("v")},
 		"group not online":   {gr("PRIMARY"), {GRState: "RECOVERING"}},
+		"two groups":         {gr("PRIMARY"), {GRState: "ONLINE", GRRole: "PRIMARY", GRGroupName: "other"}},
 		"circular":           {rep(1, 2), rep(2, 1)},
 		"galera non-primary": {{Galera: true, GaleraClusterSize: 1, GaleraStatus: "non-Primary"}},
 	} {

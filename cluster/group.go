@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -26,11 +27,13 @@ type GroupMember struct {
 	Role string
 	// SinglePrimary is @@group_replication_single_primary_mode.
 	SinglePrimary bool
+	// GroupName is @@group_replication_group_name ("" when unset).
+	GroupName string
 }
 
 // memberQuery reads a member's own row; a member without a row is OFFLINE.
 const memberQuery = `SELECT @@server_uuid, COALESCE(m.MEMBER_STATE, 'OFFLINE'), COALESCE(m.MEMBER_ROLE, ''),
- @@GLOBAL.group_replication_single_primary_mode
+ @@GLOBAL.group_replication_single_primary_mode, COALESCE(@@GLOBAL.group_replication_group_name, '')
  FROM (SELECT 1) AS one LEFT JOIN performance_schema.replication_group_members AS m ON m.MEMBER_ID = @@server_uuid`
 
 // ReadGroupMember reads node's own Group Replication state over db (an admin pool to that
@@ -38,7 +41,7 @@ const memberQuery = `SELECT @@server_uuid, COALESCE(m.MEMBER_STATE, 'OFFLINE'), 
 func ReadGroupMember(ctx context.Context, db *sql.DB, node string) (GroupMember, error) {
 	m := GroupMember{Node: node}
 	var single int
-	if err := db.QueryRowContext(ctx, memberQuery).Scan(&m.MemberID, &m.State, &m.Role, &single); err != nil {
+	if err := db.QueryRowContext(ctx, memberQuery).Scan(&m.MemberID, &m.State, &m.Role, &single, &m.GroupName); err != nil {
 		return m, fmt.Errorf("node %s: group member state: %w", node, err)
 	}
 	m.SinglePrimary = single == 1
@@ -176,6 +179,14 @@ func waitGroupOnline(ctx context.Context, db *sql.DB, node string) error {
 // is not ONLINE, or when the group action fails (then the roles read back, if readable,
 // are saved all the same).
 func SwitchGroupMode(ctx context.Context, c *Cluster, mode string) error {
+	return SwitchGroupModeTo(ctx, c, mode, "")
+}
+
+// SwitchGroupModeTo is SwitchGroupMode with the member a switch to single-primary makes the
+// primary: node primary ("" = c.Writer()), so that switching back restores the primary the
+// group had (after a multi-primary phase every member is writable and c.Writer() is n1).
+// Ignored for multi-primary. *topology.FieldError for a node the cluster lacks.
+func SwitchGroupModeTo(ctx context.Context, c *Cluster, mode, primary string) error {
 	if c.Spec.Kind != topology.Group {
 		return &topology.FieldError{Field: "kind", Value: c.Spec.Kind, Reason: "the group mode applies to kind group only"}
 	}
@@ -198,6 +209,11 @@ func SwitchGroupMode(ctx context.Context, c *Cluster, mode string) error {
 		return c.syncGroupRoles(ctx)
 	}
 	w := c.Writer()
+	if primary != "" {
+		if w = c.Node(primary); w == nil {
+			return &topology.FieldError{Field: "primary", Value: primary, Reason: "no such node in " + c.Name}
+		}
+	}
 	db, err := c.OpenAdmin(w)
 	if err != nil {
 		return err
@@ -228,6 +244,75 @@ func SwitchGroupMode(ctx context.Context, c *Cluster, mode string) error {
 		return fmt.Errorf("cluster %s: %s reported %q but the members say %s", c.Name, q, msg.String, c.Spec.Group.Mode)
 	}
 	return nil
+}
+
+// GroupStatus is a one-line summary of a Group Replication cluster as its members report
+// it: the group name (@@group_replication_group_name, the servers' own, also for an
+// existing cluster), the mode, how many members say they are ONLINE and which are
+// PRIMARY, then each member that is not ONLINE or cannot be read, with its state or why.
+// A member counts as ONLINE when its own row says so and so do the views of a majority of
+// the readable members (a member cut off from the others stays ONLINE in its own row):
+//
+//	group 77b6...: single-primary mode, 2/3 members ONLINE, primary n1; n2 not running
+func (c *Cluster) GroupStatus(ctx context.Context) string {
+	var name, mode string
+	var primaries, others []string
+	online := 0
+	cutOff := c.onlineOnlyInOwnView(ctx)
+	for _, n := range c.Nodes {
+		if !c.Existing() && !n.Running() {
+			others = append(others, n.Name+" not running")
+			continue
+		}
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			others = append(others, n.Name+" "+err.Error())
+			continue
+		}
+		m, err := ReadGroupMember(ctx, db, n.Name)
+		db.Close()
+		if err != nil {
+			others = append(others, "unreadable: "+err.Error())
+			continue
+		}
+		if name == "" {
+			name = m.GroupName
+		} else if m.GroupName != name {
+			others = append(others, fmt.Sprintf("%s in another group %s", n.Name, m.GroupName))
+		}
+		if mode == "" {
+			mode = topology.GroupMultiPrimary
+			if m.SinglePrimary {
+				mode = topology.GroupSinglePrimary
+			}
+		}
+		if m.State != "ONLINE" {
+			others = append(others, n.Name+" "+m.State)
+			continue
+		}
+		if why, ok := cutOff[n.Name]; ok {
+			others = append(others, n.Name+" ONLINE only in its own view ("+why+")")
+			continue
+		}
+		online++
+		if m.Role == "PRIMARY" {
+			primaries = append(primaries, n.Name)
+		}
+	}
+	if name == "" {
+		name = "(unknown)"
+	}
+	if mode == "" {
+		mode = "unknown"
+	}
+	if len(primaries) == 0 {
+		primaries = []string{"none"}
+	}
+	s := fmt.Sprintf("group %s: %s mode, %d/%d members ONLINE, primary %s", name, mode, online, len(c.Nodes), strings.Join(primaries, ","))
+	if len(others) > 0 {
+		s += "; " + strings.Join(others, "; ")
+	}
+	return s
 }
 
 // groupHealth is Health for a group member: its state and role as it reports them, and a
@@ -307,7 +392,8 @@ func (s *Sandbox) startBackground(ctx context.Context, c *Cluster, st topology.S
 		for _, q := range st.SQL {
 			// ctx, not wctx: the statement must go on after the wait is over.
 			if _, e := conn.ExecContext(ctx, q); e != nil && !ignoredError(e, st.IgnoreErrors) {
-				err = fmt.Errorf("node %s: %s: %s: %w", n.Name, st.Desc, redact(q), e)
+				// The server's own reason is in its error log ("see more details on error log").
+				err = fmt.Errorf("node %s: %s: %s: %w; error log: %s", n.Name, st.Desc, redact(q), e, errorLines(readFile(filepath.Join(n.Dir, "error.log"))))
 				cancel(stmtError{err})
 				break
 			}
@@ -333,4 +419,214 @@ func (s *Sandbox) startBackground(ctx context.Context, c *Cluster, st topology.S
 	}
 	s.log().Debug("step done (statements still running)", "node", n.Name, "step", st.Desc)
 	return nil
+}
+
+// rejoinGroup brings sandbox member n back into its group after its server started
+// (StartNode, RestartNode): members run with group_replication_start_on_boot=OFF (see
+// topology.planGroup), so a started member would otherwise stay OFFLINE, out of the group.
+// It runs START GROUP_REPLICATION on n, or, when every other member is stopped or says it
+// is not ONLINE (the whole group was stopped), bootstraps the group again from n
+// (group_replication_bootstrap_group ON around START GROUP_REPLICATION). A member that was
+// killed may still be listed as UNREACHABLE until the group expels it
+// (group_replication_member_expel_timeout, 5 s by default) and is refused meanwhile, so a
+// failed START is retried until s.ReadyTimeout. Then it waits until n is ONLINE and records
+// the roles the members report (refreshGroupRoles). Errors name the node and carry the
+// last server error.
+func (s *Sandbox) rejoinGroup(ctx context.Context, c *Cluster, n *Node) error {
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	wctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
+	defer cancel()
+	m, err := ReadGroupMember(wctx, db, n.Name)
+	if err != nil {
+		return err
+	}
+	if m.State != "ONLINE" {
+		bootstrap := !c.anyOtherOnline(wctx, n)
+		if !bootstrap {
+			// A killed member stays in the group's view (UNREACHABLE) until it is expelled;
+			// a START before that fails only after a join timeout of its own.
+			c.waitExpelled(wctx, n, m.MemberID)
+		}
+		var lastErr error
+		for {
+			if lastErr = startGroupReplication(wctx, db, bootstrap); lastErr == nil {
+				break
+			}
+			s.log().Debug("START GROUP_REPLICATION failed, retrying", "cluster", c.Name, "node", n.Name, "err", lastErr)
+			select {
+			case <-wctx.Done():
+				return fmt.Errorf("node %s: rejoining the group: %w", n.Name, lastErr)
+			case <-time.After(time.Second):
+			}
+		}
+		if err := waitGroupOnline(wctx, db, n.Name); err != nil {
+			return err
+		}
+		s.log().Info("member rejoined the group", "cluster", c.Name, "node", n.Name, "bootstrap", bootstrap)
+	}
+	return c.refreshGroupRoles(wctx)
+}
+
+// waitExpelled waits until no other running member lists member uuid (node n's previous
+// incarnation) in performance_schema.replication_group_members, or ctx ends. Best effort:
+// an unreadable member is skipped.
+func (c *Cluster) waitExpelled(ctx context.Context, n *Node, uuid string) {
+	for {
+		listed := false
+		for _, o := range c.Nodes {
+			if o == n || !o.Running() {
+				continue
+			}
+			db, err := c.OpenAdmin(o)
+			if err != nil {
+				continue
+			}
+			var k int
+			err = db.QueryRowContext(ctx, "SELECT COUNT(*) FROM performance_schema.replication_group_members WHERE MEMBER_ID = ?", uuid).Scan(&k)
+			db.Close()
+			listed = listed || (err == nil && k > 0)
+		}
+		if !listed {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// startGroupReplication runs START GROUP_REPLICATION on one connection of db, between
+// group_replication_bootstrap_group ON and OFF when bootstrap. After a failure it stops
+// Group Replication again (a member left in ERROR would refuse the next START).
+func startGroupReplication(ctx context.Context, db *sql.DB, bootstrap bool) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if bootstrap {
+		if _, err := conn.ExecContext(ctx, "SET GLOBAL group_replication_bootstrap_group=ON"); err != nil {
+			return err
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "SET GLOBAL group_replication_bootstrap_group=OFF")
+	}
+	if _, err := conn.ExecContext(ctx, "START GROUP_REPLICATION"); err != nil {
+		conn.ExecContext(context.WithoutCancel(ctx), "STOP GROUP_REPLICATION")
+		return err
+	}
+	return nil
+}
+
+// anyOtherOnline reports whether a running member other than n says it is ONLINE, or
+// cannot be read (it may be ONLINE: bootstrapping beside it would form a second group of
+// the same name).
+func (c *Cluster) anyOtherOnline(ctx context.Context, n *Node) bool {
+	for _, o := range c.Nodes {
+		if o == n || !o.Running() {
+			continue
+		}
+		db, err := c.OpenAdmin(o)
+		if err != nil {
+			return true
+		}
+		m, err := ReadGroupMember(ctx, db, o.Name)
+		db.Close()
+		if err != nil || m.State == "ONLINE" {
+			return true
+		}
+	}
+	return false
+}
+
+// refreshGroupRoles records the MEMBER_ROLE of every member that is running and ONLINE
+// (and the group mode) in the state file. Members that are down or not ONLINE keep their
+// recorded role, except that in single-primary mode only the member the group calls
+// PRIMARY is recorded as primary, so Writer() never names a stopped former primary.
+// Unlike syncGroupRoles it does not need every member ONLINE.
+func (c *Cluster) refreshGroupRoles(ctx context.Context) error {
+	var primary *Node
+	single, known := false, false
+	for _, n := range c.Nodes {
+		if !n.Running() {
+			continue
+		}
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			return err
+		}
+		m, err := ReadGroupMember(ctx, db, n.Name)
+		db.Close()
+		if err != nil || m.State != "ONLINE" {
+			continue
+		}
+		if r, ok := groupRole(m.Role); ok {
+			n.Role = r
+			if r == topology.RolePrimary {
+				primary = n
+			}
+		}
+		single, known = m.SinglePrimary, true
+	}
+	if !known {
+		return fmt.Errorf("cluster %s: no member is ONLINE", c.Name)
+	}
+	c.Spec.Group.Mode = topology.GroupMultiPrimary
+	if single {
+		c.Spec.Group.Mode = topology.GroupSinglePrimary
+		if primary != nil {
+			for _, n := range c.Nodes {
+				if n != primary {
+					n.Role = topology.RoleSecondary
+				}
+			}
+		}
+	}
+	return c.save()
+}
+
+// keepGroupPrimary is called by RestartNode before it stops node: when node is the
+// primary of a single-primary group, the group elects another primary while it is down;
+// the returned function (run after the node rejoined) makes it the primary again with
+// group_replication_set_as_primary(), so a restart (for a knob, say) does not move the
+// writes to another member behind the workload's back. A no-op function otherwise, and
+// where the server lacks the function (before MySQL 8.0.13).
+func (c *Cluster) keepGroupPrimary(ctx context.Context, node string) func(context.Context) error {
+	noop := func(context.Context) error { return nil }
+	n := c.Node(node)
+	if c.Spec.Kind != topology.Group || n == nil || !c.Capabilities().GRSwitchMode {
+		return noop
+	}
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return noop
+	}
+	m, err := ReadGroupMember(ctx, db, n.Name)
+	db.Close()
+	if err != nil || !m.SinglePrimary || m.Role != "PRIMARY" {
+		return noop
+	}
+	return func(ctx context.Context) error {
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		cur, err := ReadGroupMember(ctx, db, n.Name)
+		if err != nil {
+			return err
+		}
+		if cur.Role != "PRIMARY" {
+			var msg sql.NullString
+			if err := db.QueryRowContext(ctx, "SELECT group_replication_set_as_primary(?)", m.MemberID).Scan(&msg); err != nil {
+				return fmt.Errorf("node %s: making it the primary again: %w", n.Name, err)
+			}
+		}
+		return c.refreshGroupRoles(ctx)
+	}
 }

@@ -13,8 +13,10 @@ type GroupViewMember struct {
 	// Node is the habench node name whose address is MEMBER_HOST:MEMBER_PORT (matched by
 	// port alone when the host differs), else "MEMBER_HOST:MEMBER_PORT".
 	Node string
-	Host string
-	Port int
+	// MemberID is MEMBER_ID, the member's @@server_uuid.
+	MemberID string
+	Host     string
+	Port     int
 	// State is MEMBER_STATE: ONLINE, RECOVERING, UNREACHABLE, OFFLINE or ERROR.
 	State string
 	// Role is MEMBER_ROLE ("" when the server leaves it empty).
@@ -31,7 +33,7 @@ type GroupView []GroupViewMember
 // the rows by c's node addresses. Error when the query fails (server down, plugin not
 // loaded).
 func (c *Cluster) ReadGroupView(ctx context.Context, db *sql.DB) (GroupView, error) {
-	rows, err := db.QueryContext(ctx, `SELECT COALESCE(MEMBER_HOST, ''), COALESCE(MEMBER_PORT, 0), COALESCE(MEMBER_STATE, ''), COALESCE(MEMBER_ROLE, '')
+	rows, err := db.QueryContext(ctx, `SELECT COALESCE(MEMBER_ID, ''), COALESCE(MEMBER_HOST, ''), COALESCE(MEMBER_PORT, 0), COALESCE(MEMBER_STATE, ''), COALESCE(MEMBER_ROLE, '')
  FROM performance_schema.replication_group_members ORDER BY MEMBER_HOST, MEMBER_PORT`)
 	if err != nil {
 		return nil, err
@@ -40,7 +42,7 @@ func (c *Cluster) ReadGroupView(ctx context.Context, db *sql.DB) (GroupView, err
 	var v GroupView
 	for rows.Next() {
 		var m GroupViewMember
-		if err := rows.Scan(&m.Host, &m.Port, &m.State, &m.Role); err != nil {
+		if err := rows.Scan(&m.MemberID, &m.Host, &m.Port, &m.State, &m.Role); err != nil {
 			return nil, err
 		}
 		m.Node = c.nodeAt(m.Host, m.Port)
@@ -119,9 +121,15 @@ func (v GroupView) Note(c *Cluster, self string) string {
 	for _, s := range states {
 		parts = append(parts, fmt.Sprintf("sees %s %s", strings.Join(byState[s], ","), s))
 	}
+	// Nodes missing from the view, when every row is one of c's nodes (an existing
+	// cluster's members may report other addresses than its DSNs: then nothing is said).
 	var missing []string
+	matched := true
+	for _, m := range v {
+		matched = matched && c.Node(m.Node) != nil
+	}
 	for _, n := range c.Nodes {
-		if _, ok := v.Lookup(n.Name); !ok {
+		if _, ok := v.Lookup(n.Name); !ok && matched {
 			missing = append(missing, n.Name)
 		}
 	}
@@ -132,4 +140,72 @@ func (v GroupView) Note(c *Cluster, self string) string {
 		parts = append(parts, "no majority: updates blocked")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// onlineOnlyInOwnView returns, for each member that a majority of the readable members'
+// views do not list as ONLINE, the members that see it otherwise ("n1,n2 UNREACHABLE").
+// A member cut off from the others stays ONLINE in its own row; this is how GroupStatus
+// tells. Members that cannot be read are left out of the vote.
+func (c *Cluster) onlineOnlyInOwnView(ctx context.Context) map[string]string {
+	var views []GroupView
+	var viewers []string
+	byUUID := map[string]string{}
+	for _, n := range c.Nodes {
+		if !c.Existing() && !n.Running() {
+			continue
+		}
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			continue
+		}
+		if m, err := ReadGroupMember(ctx, db, n.Name); err == nil {
+			byUUID[m.MemberID] = n.Name
+		}
+		if v, err := c.ReadGroupView(ctx, db); err == nil {
+			views, viewers = append(views, v), append(viewers, n.Name)
+		}
+		db.Close()
+	}
+	// Rows named by the members' own server_uuid where known (addresses may differ from
+	// an existing cluster's DSNs).
+	for _, v := range views {
+		for i := range v {
+			if name, ok := byUUID[v[i].MemberID]; ok {
+				v[i].Node = name
+			}
+		}
+	}
+	out := map[string]string{}
+	for _, n := range c.Nodes {
+		seen := 0
+		byState := map[string][]string{}
+		var states []string
+		for i, v := range views {
+			r, ok := v.Lookup(n.Name)
+			switch {
+			case ok && r.State == "ONLINE":
+				seen++
+				continue
+			case !ok:
+				r.State = "absent"
+			}
+			if byState[r.State] == nil {
+				states = append(states, r.State)
+			}
+			byState[r.State] = append(byState[r.State], viewers[i])
+		}
+		if len(views) == 0 || 2*seen > len(views) {
+			continue
+		}
+		var parts []string
+		for _, st := range states {
+			if st == "absent" {
+				parts = append(parts, "not in the view of "+strings.Join(byState[st], ","))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s for %s", st, strings.Join(byState[st], ",")))
+			}
+		}
+		out[n.Name] = strings.Join(parts, ", ")
+	}
+	return out
 }

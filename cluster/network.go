@@ -217,14 +217,16 @@ func leftoverNetwork(cluster string) []string {
 // CheckDestination refuses to send traffic anywhere but loopback or an address that the
 // kernel routes through one of habench's own bridges (hb-*): the guard that keeps a
 // misconfigured or half-removed sandbox from sending packets to a real network.
+//
+// host must be an IP address (or "localhost"): a name is refused without a lookup, since
+// resolving it would itself send a DNS query to the resolver, which need not be local.
 func CheckDestination(host string) error {
+	if host == "localhost" {
+		return nil
+	}
 	ip := net.ParseIP(host)
 	if ip == nil {
-		ips, err := net.LookupIP(host)
-		if err != nil || len(ips) == 0 {
-			return fmt.Errorf("destination %q: cannot resolve", host)
-		}
-		ip = ips[0]
+		return fmt.Errorf("destination %q: not an IP address (habench resolves no names)", host)
 	}
 	if ip.IsLoopback() {
 		return nil
@@ -258,9 +260,12 @@ func RegisterGuardedDialer() {
 
 // GuardedDial dials TCP addr ("host:port") after CheckDestination.
 func GuardedDial(ctx context.Context, addr string) (net.Conn, error) {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
+	}
+	if host == "localhost" {
+		addr = net.JoinHostPort("127.0.0.1", port) // no lookup at all
 	}
 	if err := CheckDestination(host); err != nil {
 		return nil, err

@@ -127,7 +127,9 @@ func (c *Cluster) WriteOptionFile(n *Node, content string) error {
 }
 
 // RestartNode stops sandbox node's server cleanly, starts it again (it rereads its option
-// file) and waits until the topology is whole again (WaitTopologyReady). Values set with
+// file) and waits until the topology is whole again (WaitTopologyReady); a Group
+// Replication member rejoins its group (StartNode) and, if it was the primary of a
+// single-primary group, is made the primary again. Values set with
 // SET GLOBAL and not in the option file are lost, as with any restart. Refused for an
 // existing cluster. Errors name the node and carry the server's error log lines.
 func (s *Sandbox) RestartNode(ctx context.Context, c *Cluster, node string) error {
@@ -135,6 +137,7 @@ func (s *Sandbox) RestartNode(ctx context.Context, c *Cluster, node string) erro
 		return err
 	}
 	start := time.Now()
+	primaryAgain := c.keepGroupPrimary(ctx, node)
 	if err := s.StopNode(c, node); err != nil {
 		return err
 	}
@@ -149,14 +152,18 @@ func (s *Sandbox) RestartNode(ctx context.Context, c *Cluster, node string) erro
 	if err := WaitTopologyReady(wctx, c); err != nil {
 		return fmt.Errorf("after restarting %s: %w", node, err)
 	}
+	if err := primaryAgain(wctx); err != nil {
+		return fmt.Errorf("after restarting %s: %w", node, err)
+	}
 	s.log().Info("node restarted", "cluster", c.Name, "node", node, "elapsed", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
 // WaitTopologyReady waits until every node accepts connections and the topology's own
 // condition holds again: every replica's receiver and applier threads running, and on a
-// semi-sync source the configured number of acknowledging replicas. Kinds without a
-// condition here (group, galera until their providers add one) only wait for connections.
+// semi-sync source the configured number of acknowledging replicas; every Group
+// Replication member ONLINE. Kinds without a condition here (galera until its provider
+// adds one) only wait for connections.
 func WaitTopologyReady(ctx context.Context, c *Cluster) error {
 	caps := c.Capabilities()
 	for _, n := range c.Nodes {
@@ -176,6 +183,8 @@ func WaitTopologyReady(ctx context.Context, c *Cluster) error {
 			err = waitSemiSyncClients(ctx, db, caps, max(1, c.Spec.SemiSync.WaitForReplicas), n.Name)
 		case c.Spec.Kind == topology.Galera:
 			err = waitSynced(ctx, db, n, len(c.Nodes))
+		case c.Spec.Kind == topology.Group:
+			err = waitGroupOnline(ctx, db, n.Name)
 		}
 		db.Close()
 		if err != nil {

@@ -847,7 +847,8 @@ func (s *Sandbox) KillNode(c *Cluster, node string) error {
 }
 
 // StartNode starts a stopped node again and waits until it accepts connections; a Galera
-// node also until it has rejoined (Synced in a Primary component, after IST or SST).
+// node also until it has rejoined (Synced in a Primary component, after IST or SST), a Group
+// Replication member until it is ONLINE in its group again (see rejoinGroup).
 func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error {
 	if err := c.RefuseExisting("start node " + node); err != nil {
 		return err
@@ -863,6 +864,9 @@ func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error 
 		s.ReadyTimeout = 90 * time.Second
 	}
 	err := s.startNode(ctx, c, n)
+	if err == nil && c.Spec.Kind == topology.Group {
+		err = s.rejoinGroup(ctx, c, n) // start_on_boot is OFF: habench rejoins the member
+	}
 	if serr := c.save(); serr != nil {
 		err = errors.Join(err, serr)
 	}

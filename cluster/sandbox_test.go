@@ -153,15 +153,20 @@ func TestDeployLoopback(t *testing.T) {
 }
 
 // TestGuardedDialRefusesForeignAddresses: the dialer refuses anything that is not loopback
-// or behind a habench bridge, before any packet is sent.
+// or behind a habench bridge, before any packet is sent (names without a DNS query).
 func TestGuardedDialRefusesForeignAddresses(t *testing.T) {
-	for _, h := range []string{"192.0.2.10", "10.1.2.3", "8.8.8.8"} {
+	for _, h := range []string{"192.0.2.10", "10.1.2.3", "8.8.8.8", "db.invalid"} {
 		if err := cluster.CheckDestination(h); err == nil {
 			t.Errorf("CheckDestination(%s) allowed a foreign address", h)
 		}
 	}
 	if err := cluster.CheckDestination("127.0.0.1"); err != nil {
 		t.Errorf("loopback refused: %v", err)
+	}
+	// A name is refused before any lookup: resolving it would query the (non-local) DNS
+	// resolver.
+	if err := cluster.CheckDestination("db.invalid"); err == nil || !strings.Contains(err.Error(), "resolves no names") {
+		t.Errorf("a name: %v, want a refusal without lookup", err)
 	}
 }
 

@@ -62,6 +62,8 @@ type Bench struct {
 	// the userspace link) and removed afterwards; requested and achieved round trips go to
 	// manifest.json. Needs a cluster in network namespaces.
 	Links *netem.Spec
+
+	ignoreNote string // why the ignore list was extended for several writers (multiWriterIgnore)
 	// Knobs are set for the run on the cluster's nodes (after the cluster's own
 	// Spec.Knobs, overriding them for the same scope), read back into manifest.json and
 	// restored after the run, also on error or interrupt, unless KeepKnobs (see package knob).
@@ -193,6 +195,14 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	}
 	if b.Cluster != nil && b.Cluster.State != "ready" {
 		return nil, fmt.Errorf("cluster %s is %q, not ready (destroy and deploy it again)", b.Cluster.Name, b.Cluster.State)
+	}
+	if b.Cluster != nil {
+		if note := multiWriterIgnore(b.Cluster.Spec.Kind, len(b.Target.Endpoints), &b.Options); note != "" {
+			b.ignoreNote = note
+			if b.Stdout != nil {
+				fmt.Fprintf(b.Stdout, "NOTE: %s\n", note)
+			}
+		}
 	}
 	// Impairments applied with `habench netem apply` stay for the run; they are part of
 	// what is measured, and --links cannot be added on top.
@@ -634,6 +644,9 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 			info.Version = vars["version"]
 		}
 		m.Nodes = append(m.Nodes, info)
+	}
+	if b.ignoreNote != "" {
+		m.Workload["ignore_errors_note"] = b.ignoreNote
 	}
 	if note := idSpaceNote(m.Nodes, b.Options.TableSize); note != "" {
 		m.Workload["id_space"] = note

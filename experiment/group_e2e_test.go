@@ -2,6 +2,7 @@ package experiment_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -278,5 +279,68 @@ func TestGroupMultiPrimaryConflicts(t *testing.T) {
 	man, _ := os.ReadFile(filepath.Join(out.Dir, "manifest.json"))
 	if !strings.Contains(string(rep), "## Group Replication") || !strings.Contains(string(man), `"group_replication_single_primary_mode": "OFF"`) {
 		t.Errorf("report.md lacks the group section or manifest.json the mode read back:\n%s", rep)
+	}
+}
+
+// TestGroupInferredThrottleUsesWritersThresholds: Group Replication decides on each writer,
+// with the writer's own group_replication_flow_control_*_threshold, whether another
+// member's queues (from its stats messages) call for throttling. With the thresholds at 1
+// on the secondaries only, the primary is never throttled (measured by the flow-control
+// stats component), so the inferred metric must not claim throttling on the secondaries
+// either; with the thresholds at 1 on the primary only, the primary is throttled and the
+// inferred metric sees the secondaries' queues over the primary's thresholds.
+func TestGroupInferredThrottleUsesWritersThresholds(t *testing.T) {
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("rvinf"), topology.Group, 3, topology.MySQL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, _ := workload.Lookup("oltp_write_only")
+	tg := target(c)
+	if err := wl.Prepare(ctx, tg, smallOptions(8, 0), os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+	nodes := groupNodes(t, c)
+	setThresholds := func(v map[string]int) {
+		for _, n := range nodes {
+			q := fmt.Sprintf("SET GLOBAL group_replication_flow_control_certifier_threshold=%d, GLOBAL group_replication_flow_control_applier_threshold=%d", v[n.Name], v[n.Name])
+			if _, err := n.DB.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run := func(label string) (*sampleLog, *sampleLog) {
+		b := &experiment.Bench{Workload: wl, Options: smallOptions(8, 8*time.Second), Target: tg, Cluster: c, ResultsDir: t.TempDir(), Label: label}
+		_, bench, inferred := benchWithInference(t, ctx, b, nodes)
+		return bench, inferred
+	}
+
+	setThresholds(map[string]int{"n1": 25000, "n2": 1, "n3": 1})
+	bench, inf := run("secondaries-1")
+	queue := max(maxv(bench.get("n2", "gr_applier_queue_trx")), maxv(bench.get("n3", "gr_applier_queue_trx")))
+	t.Logf("thresholds 1 on the secondaries: n1 throttled %v; secondaries' applier queue max %v; inferred n1 %v n2 %v n3 %v", sum(bench.get("n1", "gr_fc_throttle_count")), queue,
+		sum(inf.get("n1", "gr_fc_throttle_inferred")), sum(inf.get("n2", "gr_fc_throttle_inferred")), sum(inf.get("n3", "gr_fc_throttle_inferred")))
+	if v := sum(bench.get("n1", "gr_fc_throttle_count")); v != 0 {
+		t.Errorf("thresholds 1 on the secondaries only: the primary was throttled %v times (the writer's thresholds decide)", v)
+	}
+	for _, n := range c.Nodes {
+		if v := sum(inf.get(n.Name, "gr_fc_throttle_inferred")); v != 0 {
+			t.Errorf("thresholds 1 on the secondaries only: %s inferred throttling in %v samples; measured none", n.Name, v)
+		}
+	}
+
+	setThresholds(map[string]int{"n1": 1, "n2": 25000, "n3": 25000})
+	bench, inf = run("primary-1")
+	throttled := sum(bench.get("n1", "gr_fc_throttle_count"))
+	secondaries := sum(inf.get("n2", "gr_fc_throttle_inferred")) + sum(inf.get("n3", "gr_fc_throttle_inferred"))
+	t.Logf("thresholds 1 on the primary: n1 throttled %v; inferred n1 %v n2 %v n3 %v", throttled,
+		sum(inf.get("n1", "gr_fc_throttle_inferred")), sum(inf.get("n2", "gr_fc_throttle_inferred")), sum(inf.get("n3", "gr_fc_throttle_inferred")))
+	if throttled == 0 {
+		t.Errorf("thresholds 1 on the primary: never throttled")
+	}
+	if secondaries == 0 {
+		t.Errorf("thresholds 1 on the primary, which was throttled: no inferred throttling from the secondaries' queues")
 	}
 }

@@ -7,16 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
-	"github.com/habench/habench/report"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"github.com/spf13/pflag"
@@ -39,8 +36,15 @@ type Scenario struct {
 	// link and partition as in `habench netem apply` (netem.Request). Needs network
 	// namespaces (root).
 	Links netem.Request `yaml:"links"`
+	// Sweep is the grid of cells (see Sweep); without it every topology is one cell.
+	Sweep *Sweep `yaml:"sweep"`
+	// Cell is the per-cell policy: prepare reuse|reprepare, restart, drop_caches, warmup.
+	Cell CellPolicy `yaml:"cell"`
+	// Scales are the file's own small and medium profiles (see Plan and ScaleCaps).
+	Scales Scales `yaml:"scales"`
 
 	options workload.Options
+	raw     []byte
 }
 
 // ScenarioWorkload is the workload part of a scenario: the test name and sysbench options
@@ -148,15 +152,35 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	if err := s.options.Validate(); err != nil {
 		return nil, fmt.Errorf("workload.options: %w", err)
 	}
+	switch s.Cell.Prepare {
+	case "", PrepareReuse, PrepareReprepare:
+	default:
+		return nil, &topology.FieldError{Field: "cell.prepare", Value: s.Cell.Prepare, Reason: "want reuse or reprepare"}
+	}
+	s.raw = slices.Clone(b)
+	// Every scale must expand, whichever one is run.
+	for _, sc := range ScaleNames() {
+		if _, err := s.Plan(sc); err != nil {
+			if sc != ScaleFull {
+				return nil, fmt.Errorf("scale %s: %w", sc, err)
+			}
+			return nil, err
+		}
+	}
 	return &s, nil
 }
+
+// Raw returns the scenario file's bytes as parsed.
+func (s *Scenario) Raw() []byte { return s.raw }
 
 // Options returns the parsed workload options.
 func (s *Scenario) Options() workload.Options { return s.options }
 
-// ScenarioRun runs a scenario: for each topology deploy, prepare, run with sampling,
-// destroy; then a comparison table. Every deployed cluster is destroyed also on error
-// or interrupt.
+// ScenarioRun runs a scenario: the cells of its plan (every topology once without a
+// sweep), deployment by deployment: deploy, prepare, the cells (restart, drop caches,
+// knobs, run with sampling), destroy; then sweep.json, sweep.md, comparison.md/json and
+// the sweep's curve points. Every deployed cluster is destroyed also on error or
+// interrupt.
 type ScenarioRun struct {
 	Scenario    *Scenario
 	Sandbox     *cluster.Sandbox
@@ -166,248 +190,52 @@ type ScenarioRun struct {
 	CommandLine []string
 	// Keep leaves the clusters running after the run (for inspection).
 	Keep bool
+	// Scale is small, medium or full ("": full, or the resumed directory's scale).
+	Scale string
+	// ResumeDir, when set, is a sweep directory to complete: only its cells that are not
+	// done run, and results are added to it. The scenario file must be the one it ran.
+	ResumeDir string
+	// Progress, when set, shows the progress line (cell i of n, ETA).
+	Progress *Progress
+	// OnCell, when set, sees each cell's record after it ran (tests, live views).
+	OnCell func(CellRecord)
 	// BenchHook, when set, is called with each topology's Bench just before it runs (to
 	// attach live metrics to OnInterval/OnSamples); the function it returns, if not nil,
 	// is called when that run has ended.
 	BenchHook func(b *Bench) (done func())
 }
 
-// Row is one topology's line in the comparison.
+// Row is one run's line in the comparison: a topology, in a sweep one cell.
 type Row struct {
-	Topology   string   `json:"topology"`
-	Kind       string   `json:"kind"`
-	Flavor     string   `json:"flavor"`
-	Version    string   `json:"version"`
-	Dir        string   `json:"dir"`
-	Summary    *Summary `json:"summary"`
-	TPSvsBase  float64  `json:"tps_vs_baseline_pct"`
-	LatVsBase  float64  `json:"latency_vs_baseline_pct"`
-	MaxLagS    *float64 `json:"max_replica_lag_s"` // null without replicas or lag samples
-	DeploySecs float64  `json:"deploy_s"`
+	Topology string `json:"topology"`
+	// Cell is the sweep cell's index (1-based); Axes its other axes' values (the group
+	// whose rows are compared with each other), absent without a sweep.
+	Cell       int               `json:"cell,omitempty"`
+	Axes       map[string]string `json:"axes,omitempty"`
+	Kind       string            `json:"kind"`
+	Flavor     string            `json:"flavor"`
+	Version    string            `json:"version"`
+	Dir        string            `json:"dir"`
+	Summary    *Summary          `json:"summary"`
+	TPSvsBase  float64           `json:"tps_vs_baseline_pct"`
+	LatVsBase  float64           `json:"latency_vs_baseline_pct"`
+	MaxLagS    *float64          `json:"max_replica_lag_s"` // null without replicas or lag samples
+	DeploySecs float64           `json:"deploy_s"`
 	// Error is why this topology's run did not complete (interrupted, failed), "" if it did.
 	Error string `json:"error,omitempty"`
+	// Note qualifies the row: "repeat 2", "1 node, no links" (a single node in a links
+	// group runs without links).
+	Note string `json:"note,omitempty"`
+
+	group string
 }
 
-// Run executes the scenario and returns the run directory and comparison rows.
+// Run executes the scenario (see ScenarioRun) and returns the results directory and the
+// comparison rows. Errors: bad input (*topology.FieldError: resume of another file,
+// drop_caches without root, a cluster name in use), a missing installation, an
+// interrupt (ctx's error), or how many cells failed.
 func (r *ScenarioRun) Run(ctx context.Context) (string, []Row, error) {
-	s := r.Scenario
-	// Pre-flight: every installation resolves before anything is deployed or written.
-	for i, t := range s.Topologies {
-		if t.IsExisting() && t.Cluster != "" {
-			c, err := r.Sandbox.Load(t.Cluster)
-			if err != nil {
-				return "", nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].cluster", i), Value: t.Cluster, Reason: "no such cluster (habench register it first, or give dsns)"}
-			}
-			if c.State != "ready" {
-				return "", nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].cluster", i), Value: t.Cluster, Reason: "state " + c.State + ", not ready"}
-			}
-			continue
-		}
-		if !t.IsExisting() {
-			if _, err := cluster.ResolveInstallation(ctx, t.Installation, t.Flavor); err != nil {
-				return "", nil, fmt.Errorf("topologies[%d] (%s): %w", i, t.Name, err)
-			}
-		}
-		if _, err := r.Sandbox.Load(t.Name); err == nil {
-			return "", nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].name", i), Value: t.Name, Reason: "a cluster with this name exists (habench destroy " + t.Name + ")"}
-		}
-	}
-	dir := filepath.Join(r.ResultsDir, RunDirName(sanitize(s.Name), time.Now()))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", nil, err
-	}
-	out := r.Stdout
-	if out == nil {
-		out = io.Discard
-	}
-	var rows []Row
-	defer os.Remove(dir) // only if nothing was written (interrupted during the first deploy)
-	for _, spec := range s.Topologies {
-		if ctx.Err() != nil {
-			break
-		}
-		row, err := r.one(ctx, spec, dir, out)
-		if row != nil {
-			rows = append(rows, *row)
-		}
-		if err != nil {
-			r.finish(dir, rows)
-			return dir, rows, fmt.Errorf("topology %s: %w", spec.Name, err)
-		}
-	}
-	r.finish(dir, rows)
-	return dir, rows, ctx.Err()
-}
-
-func (r *ScenarioRun) one(ctx context.Context, spec topology.Spec, dir string, out io.Writer) (row *Row, err error) {
-	sb := *r.Sandbox
-	sb.Network = r.Scenario.Network
-	var c *cluster.Cluster
-	var runKnobs []topology.KnobSetting
-	t0 := time.Now()
-	switch {
-	case spec.IsExisting() && spec.Cluster != "":
-		// A cluster of the state directory (registered, or a sandbox deployed before):
-		// never deployed nor destroyed here; the row's knobs go on top of its own.
-		if c, err = sb.Load(spec.Cluster); err != nil {
-			return nil, err
-		}
-		if runKnobs, err = topology.KnobsFromMap(spec.Knobs); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(out, "\n=== %s: cluster %s (%s, %s, %s %s, provider %s)\n", spec.Name, c.Name, c.Spec.Kind, Plural(len(c.Nodes), "node"), c.Spec.Flavor, c.Binaries.Version, c.Provider)
-	case spec.IsExisting():
-		fmt.Fprintf(out, "\n=== %s: registering existing cluster (%s)\n", spec.Name, Plural(len(spec.DSNs), "node"))
-		if c, err = sb.Register(ctx, spec); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(out, "discovered %s, %s, %s\n", c.Spec.Kind, Plural(len(c.Nodes), "node"), c.Binaries.VersionText)
-		if !r.Keep {
-			defer func() {
-				if derr := sb.Destroy(context.WithoutCancel(ctx), c.Name); derr != nil {
-					err = errors.Join(err, fmt.Errorf("forget %s: %w", c.Name, derr))
-				}
-			}()
-		}
-	}
-	if c != nil {
-		return r.bench(ctx, spec, c, runKnobs, 0, dir, out, true)
-	}
-	fmt.Fprintf(out, "\n=== %s: deploying %s, %s, %s\n", spec.Name, spec.Kind, Plural(spec.Nodes, "node"), spec.Flavor)
-	c, err = sb.Deploy(ctx, spec)
-	if err != nil {
-		return nil, err
-	}
-	deploySecs := time.Since(t0).Seconds()
-	if !r.Keep {
-		defer func() {
-			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			if derr := sb.Destroy(cctx, c.Name); derr != nil {
-				err = errors.Join(err, fmt.Errorf("destroy %s: %w", c.Name, derr))
-			}
-		}()
-	}
-	fmt.Fprintf(out, "deployed in %.1fs: %s\n", deploySecs, c.Binaries.VersionText)
-	return r.bench(ctx, spec, c, nil, deploySecs, dir, out, false)
-}
-
-// bench prepares, runs and reports one topology on cluster c. A cluster habench does not
-// destroy afterwards (existing, or given by name) gets its sbtest tables cleaned up.
-func (r *ScenarioRun) bench(ctx context.Context, spec topology.Spec, c *cluster.Cluster, knobs []topology.KnobSetting, deploySecs float64, dir string, out io.Writer, cleanup bool) (row *Row, err error) {
-	wl, _ := workload.Lookup(r.Scenario.Workload.Test)
-	opts := r.Scenario.options
-	target, err := ClusterTarget(c, "sbtest", nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := wl.Prepare(ctx, target, opts, out); err != nil {
-		if cleanup {
-			return nil, fmt.Errorf("prepare: %w (the scenario prepares its own tables on cluster %s and removes them afterwards; remove leftovers with habench sysbench %s cleanup --cluster %s --tables N)", err, c.Name, r.Scenario.Workload.Test, c.Name)
-		}
-		return nil, fmt.Errorf("prepare: %w", err)
-	}
-	if cleanup {
-		defer func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-			defer cancel()
-			if cerr := wl.Cleanup(cctx, target, opts, io.Discard); cerr != nil {
-				err = errors.Join(err, fmt.Errorf("cleanup on %s: %w", c.Name, cerr))
-			}
-		}()
-	}
-	b := &Bench{Workload: wl, Options: opts, Target: target, Cluster: c, ResultsDir: dir, Label: spec.Name,
-		Stdout: out, Log: r.Log, CommandLine: r.CommandLine, Knobs: knobs, Restarter: r.Sandbox,
-		Extra: map[string]any{"scenario": r.Scenario.Name, "topology": spec.Name}}
-	if r.Scenario.Baseline != "" {
-		b.Extra["baseline"] = r.Scenario.Baseline // for `habench report`
-	}
-	if !r.Scenario.Links.IsZero() && len(c.Nodes) > 1 {
-		if b.Links, err = r.Scenario.Links.Build(NodeNames(c)); err != nil {
-			return nil, err
-		}
-	}
-	if r.BenchHook != nil {
-		if done := r.BenchHook(b); done != nil {
-			defer done()
-		}
-	}
-	res, err := b.Run(ctx)
-	if res == nil || res.Summary == nil {
-		return nil, err
-	}
-	row = &Row{Topology: spec.Name, Kind: string(c.Spec.Kind), Flavor: string(c.Spec.Flavor), Version: c.Binaries.Version.String(),
-		Dir: res.Dir, Summary: res.Summary, DeploySecs: deploySecs}
-	if err != nil {
-		row.Error = err.Error()
-	}
-	for _, n := range res.Summary.Nodes {
-		if (n.Role == string(topology.RoleReplica) || n.Role == string(topology.RoleSecondary)) && n.LagMaxS != nil && (row.MaxLagS == nil || *n.LagMaxS > *row.MaxLagS) {
-			row.MaxLagS = n.LagMaxS
-		}
-	}
-	fmt.Fprintf(out, "results: %s\n", res.Dir)
-	return row, err
-}
-
-// finish computes baseline percentages and writes comparison.md and comparison.json.
-func (r *ScenarioRun) finish(dir string, rows []Row) {
-	if len(rows) == 0 {
-		return
-	}
-	base := rows[0]
-	baseNote := ""
-	found := false
-	for _, row := range rows {
-		if row.Topology == r.Scenario.Baseline {
-			base, found = row, true
-		}
-	}
-	if r.Scenario.Baseline != "" && !found {
-		baseNote = fmt.Sprintf(" (the configured baseline %s did not run)", r.Scenario.Baseline)
-	}
-	if base.Error != "" {
-		baseNote += " (the baseline itself is incomplete)"
-	}
-	for i := range rows {
-		if base.Summary.TPS > 0 {
-			rows[i].TPSvsBase = 100 * rows[i].Summary.TPS / base.Summary.TPS
-		}
-		if l := base.Summary.LatencyMs["avg"]; l > 0 {
-			rows[i].LatVsBase = 100 * rows[i].Summary.LatencyMs["avg"] / l
-		}
-	}
-	res := &Results{Dir: dir}
-	res.WriteJSON("comparison.json", rows)
-	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", r.Scenario.Name)
-	if d := strings.TrimSpace(r.Scenario.Description); d != "" {
-		b.WriteString(d + "\n\n")
-	}
-	fmt.Fprintf(&b, "Baseline: %s%s. Workload: %s.", base.Topology, baseNote, r.Scenario.Workload.Test)
-	if !r.Scenario.Links.IsZero() {
-		fmt.Fprintf(&b, " Links between nodes (one-way, as `habench netem apply %s`; requested and achieved round trips in each run's manifest.json).", r.Scenario.Links.String())
-	}
-	b.WriteString("\n\n")
-	b.WriteString(ComparisonTable(rows))
-	ran := map[string]bool{}
-	for _, row := range rows {
-		ran[row.Topology] = true
-		if row.Error != "" {
-			fmt.Fprintf(&b, "\n**%s did not complete:** %s (its numbers cover only the part that ran).\n", row.Topology, row.Error)
-		}
-	}
-	for _, t := range r.Scenario.Topologies {
-		if !ran[t.Name] {
-			fmt.Fprintf(&b, "\n**%s was not run** (the scenario stopped before it).\n", t.Name)
-		}
-	}
-	res.WriteFile("comparison.md", b.String())
-	// report.html, report.md and report.csv over all runs (baseline from the manifests'
-	// extra.baseline, else the single primary).
-	if _, err := report.Write(dir, report.Options{}); err != nil && r.Log != nil {
-		r.Log.Warn("cannot render the scenario's report", "dir", dir, "err", err)
-	}
+	return r.runSweep(ctx)
 }
 
 // ComparisonTable renders rows as a Markdown table (S1's shape: TPS, latency, % of baseline, lag).
@@ -418,6 +246,9 @@ func ComparisonTable(rows []Row) string {
 	for _, r := range rows {
 		l := r.Summary.LatencyMs
 		name := r.Topology
+		if r.Note != "" {
+			name += " (" + r.Note + ")"
+		}
 		if r.Error != "" {
 			name += " (incomplete)"
 		}
@@ -427,13 +258,30 @@ func ComparisonTable(rows []Row) string {
 	return b.String()
 }
 
-// PrintComparison writes the comparison as an aligned text table.
+// PrintComparison writes the comparison as an aligned text table (with the sweep group
+// of each row when there are several).
 func PrintComparison(w io.Writer, rows []Row) {
+	groups := false
+	for _, r := range rows {
+		groups = groups || r.group != ""
+	}
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "topology\tkind\tTPS\tavg ms\tp95 ms\tTPS vs base\tlat vs base\tmax replica lag s\t")
+	head := "topology\tkind\tTPS\tavg ms\tp95 ms\tTPS vs base\tlat vs base\tmax replica lag s\t"
+	if groups {
+		head = "cell\t" + head + "axes\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range rows {
 		l := r.Summary.LatencyMs
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%.1f%%\t%.1f%%\t%s\t\n", r.Topology, r.Kind, r.Summary.TPS, l["avg"], l["p95"], r.TPSvsBase, r.LatVsBase, fmtOpt(r.MaxLagS, "%.3f"))
+		name := r.Topology
+		if r.Note != "" {
+			name += " (" + r.Note + ")"
+		}
+		line := fmt.Sprintf("%s\t%s\t%.2f\t%.2f\t%.2f\t%.1f%%\t%.1f%%\t%s\t", name, r.Kind, r.Summary.TPS, l["avg"], l["p95"], r.TPSvsBase, r.LatVsBase, fmtOpt(r.MaxLagS, "%.3f"))
+		if groups {
+			line = fmt.Sprintf("%d\t%s%s\t", r.Cell, line, r.group)
+		}
+		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
 }

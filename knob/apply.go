@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,11 +18,12 @@ import (
 	"github.com/habench/habench/topology"
 )
 
-// SwitchGroupMode switches a Group Replication cluster to "single-primary" or
-// "multi-primary" and returns when every member is ONLINE in the new mode, with the roles
-// read back into the cluster's state (cluster.SwitchGroupMode). A variable so tests can
-// replace it; when nil, group_replication_mode is refused before anything is changed.
-var SwitchGroupMode = cluster.SwitchGroupMode
+// SwitchGroupMode switches a Group Replication cluster to "single-primary" (with node
+// primary as the primary; "" = the cluster's writer) or "multi-primary" and returns when
+// every member is ONLINE in the new mode, with the roles read back into the cluster's state
+// (cluster.SwitchGroupModeTo). A variable so tests can replace it; when nil,
+// group_replication_mode is refused before anything is changed.
+var SwitchGroupMode = cluster.SwitchGroupModeTo
 
 // Restarter restarts a sandbox node so it rereads its option file (cluster.Sandbox).
 type Restarter interface {
@@ -98,6 +98,9 @@ type entry struct {
 	t       Target
 	changed bool // set on the server, to undo
 	first   bool // group mode: the entry that switches the group
+	// primary (group mode, first entry): the node that was PRIMARY of the single-primary
+	// group before, made the primary again when the mode is set back.
+	primary string
 }
 
 // PendingFile is the name, in the cluster's directory, of the record of values a run
@@ -105,8 +108,11 @@ type entry struct {
 const PendingFile = "knobs-pending.json"
 
 type pendingRecord struct {
-	Cluster     string            `json:"cluster"`
-	PID         int               `json:"pid"`
+	Cluster string `json:"cluster"`
+	PID     int    `json:"pid"`
+	// StartTicks is the run's process start time (cluster.ProcessStartTicks): with PID it
+	// identifies the run, so a PID reused after kill -9 is not taken for it.
+	StartTicks  uint64            `json:"start_ticks,omitempty"`
 	Started     time.Time         `json:"started"`
 	Requested   []string          `json:"requested"`
 	Entries     []pendingEntry    `json:"entries"`
@@ -119,6 +125,8 @@ type pendingEntry struct {
 	Target  Target `json:"target"`
 	Before  string `json:"before"`
 	Changed bool   `json:"changed"`
+	// Primary: group mode, the single-primary group's primary before (see entry.primary).
+	Primary string `json:"primary,omitempty"`
 }
 
 func (o Options) log() *slog.Logger {
@@ -341,6 +349,15 @@ func (a *Applied) readPhase(ctx context.Context) error {
 			}
 			if !slices.ContainsFunc(a.entries, func(x *entry) bool { return x.first && x.t.Method == MethodGroupMode }) {
 				e.first = true
+				ms, err := a.c.GroupMembers(ctx)
+				if err != nil {
+					return fmt.Errorf("knob %s: %w", e.t.Knob+"="+e.t.Value, err)
+				}
+				for _, m := range ms {
+					if m.SinglePrimary && m.Role == "PRIMARY" {
+						e.primary = m.Node
+					}
+				}
 			}
 		}
 		if e.t.Method == MethodApplierRestart && a.c.Spec.Kind == topology.Group {
@@ -548,7 +565,11 @@ func (a *Applied) set(ctx context.Context, e *entry, value string) error {
 				return err
 			}
 			if cur != strings.ToLower(value) {
-				if err := SwitchGroupMode(sctx, a.c, strings.ToLower(value)); err != nil {
+				primary := ""
+				if value == e.Before {
+					primary = e.primary // setting it back: the primary it had
+				}
+				if err := SwitchGroupMode(sctx, a.c, strings.ToLower(value), primary); err != nil {
 					return err
 				}
 			}
@@ -819,15 +840,16 @@ func pendingHolder(c *cluster.Cluster) string {
 	if json.Unmarshal(b, &r) != nil {
 		return fmt.Sprintf("an unreadable %s: habench knob restore %s", p, c.Name)
 	}
-	if r.PID > 0 && processAlive(r.PID) {
+	if r.PID > 0 && processAlive(r.PID, r.StartTicks) {
 		return fmt.Sprintf("a run (pid %d, started %s) holds knobs %s on it; wait for it to end", r.PID, r.Started.Format(time.RFC3339), strings.Join(r.Requested, " "))
 	}
 	return fmt.Sprintf("an interrupted run (pid %d) left knobs %s changed: habench knob restore %s", r.PID, strings.Join(r.Requested, " "), c.Name)
 }
 
-func processAlive(pid int) bool {
-	_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
-	return err == nil && pid != os.Getpid()
+// processAlive reports whether the run pid (started at ticks, when recorded) is alive
+// and is not this process.
+func processAlive(pid int, ticks uint64) bool {
+	return pid != os.Getpid() && cluster.ProcessAlive(pid, ticks)
 }
 
 // writePending records the previous values; create makes the file exclusively (the lock
@@ -838,11 +860,12 @@ func (a *Applied) writePending(create bool) error {
 		return nil
 	}
 	r := pendingRecord{Cluster: a.c.Name, PID: os.Getpid(), Started: time.Now().UTC(), OptionFiles: a.optionFiles}
+	r.StartTicks, _ = cluster.ProcessStartTicks(r.PID)
 	for _, k := range a.req {
 		r.Requested = append(r.Requested, k.String())
 	}
 	for _, e := range a.entries {
-		r.Entries = append(r.Entries, pendingEntry{Node: e.Node, Knob: e.Knob, Target: e.t, Before: e.Before, Changed: true})
+		r.Entries = append(r.Entries, pendingEntry{Node: e.Node, Knob: e.Knob, Target: e.t, Before: e.Before, Changed: true, Primary: e.primary})
 	}
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -898,7 +921,7 @@ func RestorePending(ctx context.Context, c *cluster.Cluster, opt Options) ([]Nod
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	if r.PID > 0 && processAlive(r.PID) {
+	if r.PID > 0 && processAlive(r.PID, r.StartTicks) {
 		return nil, fmt.Errorf("cluster %s: %s", c.Name, pendingHolder(c))
 	}
 	a := &Applied{c: c, opt: opt, dbs: map[string]*sql.DB{}, optionFiles: map[string]string{}, pendingPath: p}
@@ -914,7 +937,7 @@ func RestorePending(ctx context.Context, c *cluster.Cluster, opt Options) ([]Nod
 		if n == nil {
 			continue
 		}
-		e := &entry{node: n, t: pe.Target, changed: pe.Changed,
+		e := &entry{node: n, t: pe.Target, changed: pe.Changed, primary: pe.Primary,
 			NodeValue: NodeValue{Node: pe.Node, Knob: pe.Knob, Variable: pe.Target.Label(), Method: pe.Target.Method, Requested: pe.Target.Value, Before: pe.Before}}
 		if pe.Target.Method == MethodGroupMode && !groupSwitch {
 			if SwitchGroupMode == nil {

@@ -430,9 +430,10 @@ func TestProviderOptions(t *testing.T) {
 
 // TestGroupMemberKnobs: a one-node Group Replication group (MySQL 9.7, bootstrapped by
 // hand on a single sandbox) registered as an existing cluster is discovered as group with
-// a primary; the flow control knobs are set through it, read back and restored;
-// group_replication_mode is refused while cluster.SwitchGroupMode is not wired, and the
-// applier parallelism on a group, both before anything changes.
+// a primary, in single-primary mode, and GroupStatus shows the group's own name; the flow
+// control knobs and group_replication_mode are set through it, read back and restored;
+// group_replication_mode with a node list and the applier parallelism on a group are
+// refused before anything changes.
 func TestGroupMemberKnobs(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -449,8 +450,9 @@ func TestGroupMemberKnobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	groupName := "aaaaaaaa-1111-2222-3333-" + fmt.Sprintf("%012d", os.Getpid())
 	for _, q := range []string{
-		"SET GLOBAL group_replication_group_name = 'aaaaaaaa-1111-2222-3333-" + fmt.Sprintf("%012d", os.Getpid()) + "'",
+		"SET GLOBAL group_replication_group_name = '" + groupName + "'",
 		fmt.Sprintf("SET GLOBAL group_replication_local_address = '%s:%d'", n.Host, n.Port+10000),
 		"SET GLOBAL group_replication_bootstrap_group = ON", "START GROUP_REPLICATION", "SET GLOBAL group_replication_bootstrap_group = OFF",
 	} {
@@ -463,12 +465,16 @@ func TestGroupMemberKnobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ex.Spec.Kind != topology.Group || ex.Nodes[0].Role != topology.RolePrimary {
-		t.Fatalf("discovered %s, role %s; want group, primary", ex.Spec.Kind, ex.Nodes[0].Role)
+	if ex.Spec.Kind != topology.Group || ex.Nodes[0].Role != topology.RolePrimary || ex.Spec.Group.Mode != topology.GroupSinglePrimary {
+		t.Fatalf("discovered %s, role %s, mode %q; want group, primary, single-primary", ex.Spec.Kind, ex.Nodes[0].Role, ex.Spec.Group.Mode)
+	}
+	// The group's own name, not one derived from the registration's name.
+	if got, want := ex.GroupStatus(ctx), "group "+groupName+": single-primary mode, 1/1 members ONLINE, primary n1"; got != want {
+		t.Errorf("GroupStatus of the existing group:\n got %q\nwant %q", got, want)
 	}
 	vars := []string{"group_replication_flow_control_applier_threshold", "group_replication_flow_control_certifier_threshold", "group_replication_flow_control_mode"}
 	before := snapshot(t, c, vars...)
-	for _, bad := range [][]string{{"gr_fc_applier_threshold=1000", "group_replication_mode=multi-primary"}, {"gr_fc_applier_threshold=1000", "replica_parallel_workers=4"}} {
+	for _, bad := range [][]string{{"gr_fc_applier_threshold=1000", "n1:group_replication_mode=multi-primary"}, {"gr_fc_applier_threshold=1000", "replica_parallel_workers=4"}} {
 		if _, err := knob.Apply(ctx, ex, settings(t, bad...), knob.Options{}); err == nil {
 			t.Errorf("%v applied", bad)
 		} else {
@@ -476,14 +482,58 @@ func TestGroupMemberKnobs(t *testing.T) {
 		}
 		equalMaps(t, "after a refused knob", snapshot(t, c, vars...), before)
 	}
-	a, err := knob.Apply(ctx, ex, settings(t, "gr_fc_applier_threshold=250000", "group_replication_flow_control_certifier_threshold=250000", "group_replication_flow_control_mode=DISABLED"), knob.Options{})
+	vars = append(vars, "group_replication_single_primary_mode")
+	before = snapshot(t, c, vars...)
+	a, err := knob.Apply(ctx, ex, settings(t, "gr_fc_applier_threshold=250000", "group_replication_flow_control_certifier_threshold=250000", "group_replication_flow_control_mode=DISABLED", "group_replication_mode=multi-primary"), knob.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	equalMaps(t, "applied", snapshot(t, c, vars...), map[string]string{"n1.group_replication_flow_control_applier_threshold": "250000",
-		"n1.group_replication_flow_control_certifier_threshold": "250000", "n1.group_replication_flow_control_mode": "DISABLED"})
+		"n1.group_replication_flow_control_certifier_threshold": "250000", "n1.group_replication_flow_control_mode": "DISABLED",
+		"n1.group_replication_single_primary_mode": "0"})
 	if err := a.Restore(ctx); err != nil {
 		t.Fatal(err)
 	}
 	equalMaps(t, "restored", snapshot(t, c, vars...), before)
+}
+
+// TestQuotedValueStaysOneValue: a knob value is one string literal whatever the server's
+// sql_mode. With NO_BACKSLASH_ESCAPES in effect (an existing server may run with it), a
+// value holding \' must not end the literal early and set another variable: here it would
+// set max_connections=7. The value is taken whole (with its backslash doubled in that
+// mode, which the read-back reports as not matching), max_connections is untouched, and
+// Restore puts init_connect back.
+func TestQuotedValueStaysOneValue(t *testing.T) {
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("rvkq"), topology.Single, 1, topology.MariaDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Nodes[0]
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "SET GLOBAL sql_mode = CONCAT(@@GLOBAL.sql_mode, ',NO_BACKSLASH_ESCAPES')"); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, c, "max_connections", "init_connect")
+	value := `x\', GLOBAL max_connections=7 -- `
+	a, err := knob.Apply(ctx, c, []topology.KnobSetting{{Name: "init_connect", Value: value}}, knob.Options{})
+	if err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if v := global(t, c, n, "max_connections"); v != before["n1.max_connections"] {
+		t.Errorf("max_connections = %s, was %s: the value escaped its literal", v, before["n1.max_connections"])
+	}
+	if v := global(t, c, n, "init_connect"); !strings.Contains(v, "GLOBAL max_connections=7 --") {
+		t.Errorf("init_connect = %q, want the whole value %q", v, value)
+	}
+	if err := a.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	equalMaps(t, "restored", snapshot(t, c, "max_connections", "init_connect"), before)
 }

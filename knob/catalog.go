@@ -233,7 +233,10 @@ func resolve(k topology.KnobSetting, caps topology.Capabilities, checkValue bool
 
 // SQLLiteral renders a value for SET GLOBAL: integers and decimals bare, sizes with a K,
 // M, G or T suffix as bytes (SET GLOBAL takes no suffix; option files do), DEFAULT bare,
-// anything else as a quoted string ('ON', 'QUOTA').
+// anything else as a quoted string ('ON', 'QUOTA'). A single quote is written twice and a
+// backslash escaped (\\): the literal ends where it should also when the server runs with
+// sql_mode NO_BACKSLASH_ESCAPES (there a backslash arrives doubled, which the read-back
+// reports as a value the server changed, never as another statement).
 func SQLLiteral(v string) string {
 	if numRE.MatchString(v) {
 		return v
@@ -244,7 +247,7 @@ func SQLLiteral(v string) string {
 	if strings.EqualFold(v, "DEFAULT") {
 		return "DEFAULT"
 	}
-	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
+	r := strings.NewReplacer(`\`, `\\`, `'`, `''`)
 	return "'" + r.Replace(v) + "'"
 }
 

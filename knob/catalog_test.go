@@ -95,7 +95,7 @@ func TestResolveRefusesBadValues(t *testing.T) {
 func TestSQLLiteral(t *testing.T) {
 	for in, want := range map[string]string{
 		"0": "0", "250000": "250000", "0.5": "0.5", "-1": "-1", "256M": "268435456", "1g": "1073741824", "64K": "65536",
-		"ON": "'ON'", "QUOTA": "'QUOTA'", "default": "DEFAULT", "it's": `'it\'s'`, `a\b`: `'a\\b'`, "": "''",
+		"ON": "'ON'", "QUOTA": "'QUOTA'", "default": "DEFAULT", "it's": `'it''s'`, `x\', y=1 -- `: `'x\\'', y=1 -- '`, `a\b`: `'a\\b'`, "": "''",
 		"gcs.fc_limit=16": "'gcs.fc_limit=16'",
 	} {
 		if got := SQLLiteral(in); got != want {

@@ -227,8 +227,21 @@ func barChart(title, ylabel string, labels []string, values []float64, format st
 	p.Y.Min = 0
 	p.Y.Max = max(ymax*1.15, 1)
 	p.NominalX(labels...)
-	width := vg.Length(max(4.0, 1.1*float64(len(labels))+1.5)) * vg.Inch
-	svg, err := svgOf(min(width, 9.5*vg.Inch), 3*vg.Inch, func(dc draw.Canvas) { p.Draw(dc) })
+	width := min(vg.Length(max(4.0, 1.1*float64(len(labels))+1.5))*vg.Inch, 9.5*vg.Inch)
+	height := 3 * vg.Inch
+	// Labels wider than their bar's slot (about 5.5 pt per character at this size) are
+	// turned 30 degrees so they do not run into each other; the chart grows to hold them.
+	longest := 0
+	for _, l := range labels {
+		longest = max(longest, len(l))
+	}
+	if slot := float64(width) / float64(max(1, len(labels))); float64(longest)*5.5 > slot {
+		p.X.Tick.Label.Rotation = math.Pi / 6
+		p.X.Tick.Label.XAlign = text.XRight
+		p.X.Tick.Label.YAlign = text.YTop
+		height += vg.Points(float64(longest) * 5.5 * 0.5)
+	}
+	svg, err := svgOf(width, height, func(dc draw.Canvas) { p.Draw(dc) })
 	return Chart{Title: title, SVG: svg, Series: len(values)}, err
 }
 
@@ -419,8 +432,8 @@ func ComparisonCharts(rows []Row) ([]Chart, error) {
 		labels = append(labels, r.Run.Name)
 		tps = append(tps, r.TPS)
 		p95 = append(p95, r.P95Ms)
-		if r.IsBaseline {
-			hl = i
+		if r.IsBaseline && hl < 0 {
+			hl = i // the first baseline run (a sweep has one per cell of the baseline topology)
 		}
 	}
 	a, err := barChart("TPS per topology (baseline outlined)", "TPS", labels, tps, "%.0f", hl)

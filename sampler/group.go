@@ -75,18 +75,26 @@ import (
 // Where the component is absent (before 9.7, Percona, or not installed), flow control is
 // inferred instead, labelled so in its name:
 //
-//	gr_fc_throttle_inferred 1 when group_replication_flow_control_mode is QUOTA and this
-//	                        member's certifier queue exceeds
-//	                        group_replication_flow_control_certifier_threshold or its applier
-//	                        queue exceeds ..._applier_threshold, else 0. These are the
-//	                        conditions under which Group Replication limits every writer's
-//	                        quota in the next flow-control period; the member's queues are
-//	                        sampled once per tick, not when the group exchanges its stats
+//	gr_fc_throttle_inferred 1 when this member's group_replication_flow_control_mode is QUOTA
+//	                        and its certifier queue exceeds the certifier threshold or its
+//	                        applier queue the applier threshold of a writer (a member with a
+//	                        writable role: the primary, every member in multi-primary mode)
+//	                        whose mode is QUOTA too, else 0. Each writer decides with its own
+//	                        group_replication_flow_control_*_threshold whether the queues
+//	                        the others report call for limiting its commits in the next
+//	                        period, so the lowest writer thresholds are the ones compared
+//	                        (measured on MySQL 9.7.4: thresholds 1 on the secondaries only
+//	                        never throttled the primary; 1 on the primary only did); the
+//	                        member's own thresholds when no writer's were read. In
+//	                        multi-primary mode a writable member that does not write does
+//	                        not throttle anyone, yet its thresholds count here. The queues
+//	                        are sampled once per tick, not when the group exchanges its stats
 //	                        (every group_replication_flow_control_period), so a short
 //	                        excursion can be missed or seen without throttling following.
 //
-// Mode and thresholds are read in Start (after the topology's options took effect; SET
-// GLOBAL during a run is not seen) or on a node's first tick. Infer forces the inferred
+// Mode and thresholds are read in Start, on every member (after the topology's options and
+// the run's knobs took effect; SET GLOBAL during a run is not seen), or on a member's first
+// tick. Infer forces the inferred
 // metric also where the component exists (to compare both).
 //
 // Supports primaries and secondaries (the roles of kind group) of MySQL-like servers with
@@ -106,6 +114,7 @@ type Group struct {
 // groupNode is the per-member state of the Group sampler.
 type groupNode struct {
 	fc        *fcSettings // nil until read
+	writer    bool        // a writable role (its thresholds decide throttling)
 	prev      map[string]float64
 	prevAt    time.Time
 	stateRole string // last "state/role"
@@ -235,7 +244,7 @@ func (g *Group) Start(ctx context.Context, cfg Config, nodes []Node) (func(), er
 			if r, err = g.read(cctx, n); err == nil {
 				g.mu.Lock()
 				gn := g.node(n.Name)
-				gn.fc = fc
+				gn.fc, gn.writer = fc, n.Role.Writable()
 				gn.prev, gn.prevAt, gn.stateRole = r.counters, r.at, r.state+"/"+r.role
 				g.mu.Unlock()
 			}
@@ -280,6 +289,7 @@ func (g *Group) Sample(ctx context.Context, _ *Tick, n Node) ([]Sample, error) {
 	if fc != nil {
 		gn.fc = fc
 	}
+	gn.writer = n.Role.Writable()
 	sr := r.state + "/" + r.role
 	if gn.stateRole != "" && sr != gn.stateRole {
 		gn.changes++
@@ -338,10 +348,36 @@ func (g *Group) Sample(ctx context.Context, _ *Tick, n Node) ([]Sample, error) {
 	}
 	if (!r.hasFC || g.Infer) && r.hasStats && gn.fc != nil {
 		inferred := 0.0
-		if gn.fc.mode == "QUOTA" && (r.certQueue > gn.fc.certifier || r.applQueue > gn.fc.applier) {
+		if cert, appl, ok := g.writerThresholds(gn); gn.fc.mode == "QUOTA" && ok && (r.certQueue > cert || r.applQueue > appl) {
 			inferred = 1
 		}
 		out = append(out, Sample{Metric: "gr_fc_throttle_inferred", Value: inferred})
 	}
 	return out, nil
+}
+
+// writerThresholds returns the lowest certifier and applier thresholds among the writers
+// whose flow-control mode is QUOTA (see gr_fc_throttle_inferred), and false when writers'
+// settings are known but none is in QUOTA mode (no writer throttles). Without any writer's
+// settings, member gn's own. g.mu must be held.
+func (g *Group) writerThresholds(gn *groupNode) (cert, appl float64, ok bool) {
+	known := false
+	for _, w := range g.nodes {
+		if !w.writer || w.fc == nil {
+			continue
+		}
+		known = true
+		if w.fc.mode != "QUOTA" {
+			continue
+		}
+		if !ok {
+			cert, appl, ok = w.fc.certifier, w.fc.applier, true
+			continue
+		}
+		cert, appl = min(cert, w.fc.certifier), min(appl, w.fc.applier)
+	}
+	if !known {
+		return gn.fc.certifier, gn.fc.applier, true
+	}
+	return cert, appl, ok
 }

@@ -81,7 +81,7 @@ var Metrics = []MetricInfo{
 	{"gr_fc_throttled_sessions_avg", "sessions", "group", "group members with the flow-control stats component", "gauge",
 		"gr_fc_throttle_time_s / seconds since the previous read: average number of sessions held by flow control"},
 	{"gr_fc_throttle_inferred", "bool", "group", "group members without the flow-control stats component", "gauge",
-		"inferred, not measured: 1 when group_replication_flow_control_mode is QUOTA and the member's certifier or applier queue exceeds group_replication_flow_control_certifier_threshold / _applier_threshold (read at the start)"},
+		"inferred, not measured: 1 when the member's group_replication_flow_control_mode is QUOTA and its certifier or applier queue exceeds the lowest group_replication_flow_control_certifier_threshold / _applier_threshold of the writable members in QUOTA mode (each writer throttles by its own thresholds; read at the start)"},
 	{"galera_fc_paused_fraction", "fraction", "galera", "Galera nodes", "gauge",
 		"delta of wsrep_flow_control_paused_ns / wall time between the node's reads: share of the interval replication was paused by flow control, 0..1 (omitted on a first read without baseline)"},
 	{"galera_fc_sent", "count", "galera", "Galera nodes", "delta",

@@ -212,9 +212,15 @@ func (s *Spec) validateGroup() error {
 	default:
 		return &FieldError{"group.mode", s.Group.Mode, "want single-primary or multi-primary"}
 	}
-	for k := range s.Options {
+	for k, v := range s.Options {
 		name := strings.TrimPrefix(strings.ReplaceAll(k, "-", "_"), "loose_")
 		switch name {
+		case "group_replication_communication_stack":
+			if !strings.EqualFold(strings.TrimSpace(v), "XCOM") {
+				// The MYSQL stack talks over the SQL port: group_replication_local_address
+				// and group_seeds would have to name SQL ports, not the XCom port habench sets.
+				return &FieldError{"options." + k, v, "habench sets group_replication_local_address and group_seeds for the XCOM stack; the MYSQL communication stack is not supported"}
+			}
 		case "group_replication_single_primary_mode", "group_replication_enforce_update_everywhere_checks":
 			return &FieldError{"options", k, "set by group.mode (single-primary or multi-primary)"}
 		case "group_replication_group_name", "group_replication_local_address", "group_replication_group_seeds",

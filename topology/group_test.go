@@ -74,6 +74,7 @@ func TestValidateGroup(t *testing.T) {
 		{func(s *Spec) { s.Group.Mode = "ring" }, "group.mode", "single-primary or multi-primary"},
 		{func(s *Spec) { s.Options = map[string]string{"loose-group_replication_single_primary_mode": "OFF"} }, "options", "group.mode"},
 		{func(s *Spec) { s.Options = map[string]string{"group_replication_group_seeds": "x"} }, "options", "not overridable"},
+		{func(s *Spec) { s.Options = map[string]string{"group-replication-communication-stack": "mysql"} }, "options.group-replication-communication-stack", "MYSQL communication stack"},
 	}
 	for i, c := range cases {
 		s := groupSpec("")
@@ -83,6 +84,11 @@ func TestValidateGroup(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(fe.Reason, c.reason) {
 			t.Errorf("case %d: got %v, want a FieldError on %s saying %q", i, err, c.field, c.reason)
 		}
+	}
+	s = groupSpec("")
+	s.Options = map[string]string{"group_replication_communication_stack": "XCOM"}
+	if err := s.Validate(); err != nil {
+		t.Errorf("communication stack XCOM refused: %v", err)
 	}
 	// Other kinds still refuse percona (no sandbox support outside group).
 	a := Spec{Name: "a", Kind: Async, Nodes: 2, Flavor: Percona}

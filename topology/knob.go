@@ -118,12 +118,44 @@ func KnobsFromMap(m map[string]string) ([]KnobSetting, error) {
 	return out, CheckKnobs(out)
 }
 
-// CheckKnobs refuses the same knob given twice for the same scope: twice for every node,
-// or twice for one node. (A setting for every node plus one for a named node is fine: the
-// named node's wins there.)
+// reservedKnobs are Group Replication variables habench sets on every member: changing
+// them at runtime (or, read only, through an option file and a restart) would change the
+// group's identity or addresses, or bootstrap a second group on a restart.
+var reservedKnobs = map[string]string{
+	"group_replication_group_name":                       "the group's identity",
+	"group_replication_local_address":                    "the member's group address",
+	"group_replication_group_seeds":                      "the members' group addresses",
+	"group_replication_start_on_boot":                    "habench starts Group Replication itself after a restart",
+	"group_replication_bootstrap_group":                  "a restart with it ON would bootstrap a second group",
+	"group_replication_single_primary_mode":              "use the group_replication_mode knob (single-primary or multi-primary)",
+	"group_replication_enforce_update_everywhere_checks": "use the group_replication_mode knob (single-primary or multi-primary)",
+}
+
+// ReservedKnob says why a variable may not be a knob ("" when it may): the server options a
+// sandbox sets for identity, addresses, paths and GTIDs (as for options:), and the Group
+// Replication variables habench sets on every member. Setting them for a run would break
+// the topology habench measures (a changed server_id or port, another group name), and on
+// an existing cluster they are not habench's to change.
+func ReservedKnob(name string) string {
+	name = strings.TrimPrefix(strings.ReplaceAll(strings.ToLower(name), "-", "_"), "loose_")
+	if reservedOptions[name] {
+		return "set by habench for every node (addresses, paths, identity, GTIDs); not a knob"
+	}
+	if why, ok := reservedKnobs[name]; ok {
+		return "set by habench for every group member (" + why + "); not a knob"
+	}
+	return ""
+}
+
+// CheckKnobs refuses a reserved variable (ReservedKnob) and the same knob given twice for
+// the same scope: twice for every node, or twice for one node. (A setting for every node
+// plus one for a named node is fine: the named node's wins there.)
 func CheckKnobs(ks []KnobSetting) error {
 	seen := map[string]KnobSetting{}
 	for _, k := range ks {
+		if why := ReservedKnob(k.Name); why != "" {
+			return &FieldError{"knob", k.String(), why}
+		}
 		scopes := k.Nodes
 		if len(scopes) == 0 {
 			scopes = []string{"*"}
@@ -175,7 +207,8 @@ func ProviderOptionValue(s, key string) (string, bool) {
 	return "", false
 }
 
-// MergeProviderOptionString returns current with the keys of changes replaced (in place) or
+// MergeProviderOptionString returns current with the keys of changes replaced (in place; later
+// repeats of such a key, which would win, dropped) or
 // appended (in the order given), rendered "k1=v1;k2=v2" (no spaces): what an option file's
 // wsrep_provider_options line must hold so that only those keys change, since the option
 // file line, unlike SET GLOBAL, replaces the whole set. Error if current cannot be parsed.
@@ -188,6 +221,8 @@ func MergeProviderOptionString(current string, changes []ProviderOption) (string
 		i := slices.IndexFunc(opts, func(o ProviderOption) bool { return o.Key == c.Key })
 		if i >= 0 {
 			opts[i].Value = c.Value
+			// A key given twice in current: the later one would win over the change.
+			opts = slices.Concat(opts[:i+1], slices.DeleteFunc(slices.Clone(opts[i+1:]), func(o ProviderOption) bool { return o.Key == c.Key }))
 		} else {
 			opts = append(opts, c)
 		}

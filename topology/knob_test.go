@@ -76,6 +76,24 @@ func TestKnobsFromMapAndCheck(t *testing.T) {
 	if _, err := KnobsFromMap(map[string]string{"n2:bad name": "1"}); err == nil || !strings.Contains(err.Error(), "knobs.n2:bad name") {
 		t.Errorf("bad key: %v", err)
 	}
+	// Variables habench sets for the topology are not knobs (SET GLOBAL server_id works at
+	// runtime; port, being read only, would go into the option file and restart the node
+	// on another port; a restart with group_replication_bootstrap_group ON forms a second
+	// group).
+	for _, s := range []string{"server_id=9", "n2:port=3307", "loose-gtid-mode=OFF", "group_replication_group_name=aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa",
+		"n3:group_replication_bootstrap_group=ON", "group_replication_single_primary_mode=OFF"} {
+		k, err := ParseKnob(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fe *FieldError
+		if err := CheckKnobs([]KnobSetting{k}); !errors.As(err, &fe) || fe.Field != "knob" || !strings.Contains(fe.Reason, "not a knob") {
+			t.Errorf("CheckKnobs(%s) = %v, want a knob FieldError saying it is not a knob", s, err)
+		}
+	}
+	if err := CheckKnobs([]KnobSetting{{Name: "group_replication_member_weight", Value: "70"}}); err != nil {
+		t.Errorf("an ordinary GR variable refused: %v", err)
+	}
 }
 
 func TestProviderOptionsParseAndMerge(t *testing.T) {
@@ -100,6 +118,9 @@ func TestProviderOptionsParseAndMerge(t *testing.T) {
 	}
 	if m, _ := MergeProviderOptionString("", []ProviderOption{{"gcs.fc_limit", "8"}}); m != "gcs.fc_limit=8" {
 		t.Errorf("merge into empty: %q", m)
+	}
+	if m, _ := MergeProviderOptionString("gcs.fc_limit=16; gcache.size=1G; gcs.fc_limit=32", []ProviderOption{{"gcs.fc_limit", "64"}}); m != "gcs.fc_limit=64;gcache.size=1G" {
+		t.Errorf("merge into a line with the key twice: %q", m)
 	}
 	if _, err := ParseShownProviderOptions("gcs.fc_limit"); err == nil {
 		t.Errorf("a part without = parsed")

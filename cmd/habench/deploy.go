@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/knob"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
 )
@@ -192,6 +193,11 @@ func newDestroyCmd(g *globalOpts) *cobra.Command {
 			ctx := cmd.Context()
 			if all {
 				cs, _ := sb.List()
+				for _, c := range cs {
+					if err := refuseForgetWithKnobs(c); err != nil {
+						return err
+					}
+				}
 				if err := sb.DestroyAll(ctx); err != nil {
 					return err
 				}
@@ -209,6 +215,9 @@ func newDestroyCmd(g *globalOpts) *cobra.Command {
 				return nil
 			}
 			if c, err := sb.Load(args[0]); err == nil && c.Existing() {
+				if err := refuseForgetWithKnobs(c); err != nil {
+					return err
+				}
 				if err := sb.Destroy(ctx, args[0]); err != nil {
 					return err
 				}
@@ -227,4 +236,18 @@ func newDestroyCmd(g *globalOpts) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "destroy every cluster in the state directory")
 	return cmd
+}
+
+// refuseForgetWithKnobs refuses to forget an existing cluster while knobs a run changed on
+// its servers are not restored (knobs-pending.json, see package knob): forgetting would
+// delete the only record of the values before, and the servers, which habench does not
+// destroy, would keep the run's values. A sandbox is destroyed with its servers: nil.
+func refuseForgetWithKnobs(c *cluster.Cluster) error {
+	if !c.Existing() {
+		return nil
+	}
+	if p := knob.Pending(c); p != "" {
+		return &topology.FieldError{Field: "name", Value: c.Name, Reason: "existing cluster not forgotten: " + p}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/knob"
 	"github.com/habench/habench/topology"
 )
 
@@ -390,5 +392,71 @@ func TestKnobAndRegisterBadInput(t *testing.T) {
 	}
 	if cs, _ := (&cluster.Sandbox{StateDir: state}).List(); len(cs) != 0 {
 		t.Errorf("bad input left %d cluster(s)", len(cs))
+	}
+}
+
+// TestForgetRefusedWithPendingKnobs: destroy (forget) of an existing cluster whose servers
+// still carry a run's knobs (knobs-pending.json left by an interrupted run) is refused,
+// alone and with --all, and the record stays so that knob restore can still put the values
+// back; once the record is gone, destroy forgets the cluster. No server is needed: the
+// registration is written as register writes it.
+func TestForgetRefusedWithPendingKnobs(t *testing.T) {
+	state := stateDir(t)
+	dir := filepath.Join(state, "clusters", "rvfk")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st := `{"name":"rvfk","provider":"existing","network":"existing","state":"ready","user":"u",
+ "spec":{"name":"rvfk","provider":"existing","kind":"single","nodes":1,"flavor":"mariadb"},
+ "binaries":{"flavor":"mariadb","version":"10.11.19","version_text":"10.11.19-MariaDB"},
+ "nodes":[{"name":"n1","role":"source","host":"127.0.0.1","port":1}]}`
+	pending := filepath.Join(dir, knob.PendingFile)
+	for p, b := range map[string]string{filepath.Join(dir, "state.json"): st,
+		pending: `{"cluster":"rvfk","pid":0,"requested":["sync_binlog=0"],"entries":[{"node":"n1","knob":"sync_binlog","target":{"Knob":"sync_binlog","Variable":"sync_binlog","Method":"set_global","Value":"0"},"before":"1","changed":true}]}`} {
+		if err := os.WriteFile(p, []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"destroy", "rvfk"}, {"destroy", "--all"}} {
+		r := habench(t, state, args...)
+		line := strings.TrimSpace(r.stderr)
+		if r.code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, `name "rvfk"`) || !strings.Contains(line, "habench knob restore rvfk") {
+			t.Errorf("habench %s: exit %d, stderr %q; want exit 2 naming the cluster and knob restore", strings.Join(args, " "), r.code, line)
+		}
+		if _, err := os.Stat(pending); err != nil {
+			t.Fatalf("after %v: %v", args, err)
+		}
+	}
+	os.Remove(pending)
+	if r := habench(t, state, "destroy", "rvfk"); r.code != 0 || !strings.Contains(r.stdout, "forgot existing cluster rvfk") {
+		t.Errorf("destroy without pending knobs: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("registration left: %v", err)
+	}
+}
+
+// TestDriverLinesStayOffStderr: a server that drops the connection makes go-sql-driver
+// log "[mysql] ... unexpected EOF" on its own line; the command's stderr is still the one
+// error line (the driver's line goes to the debug log).
+func TestDriverLinesStayOffStderr(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	r := habench(t, stateDir(t), "register", "--name", "rvdl", "--dsn", "u:p@tcp("+ln.Addr().String()+")/")
+	line := strings.TrimSpace(r.stderr)
+	if r.code != 1 || strings.Contains(line, "\n") || !strings.HasPrefix(line, "habench: error: node n1") {
+		t.Errorf("register against a server that hangs up: exit %d, stderr %q; want exit 1 and one error line", r.code, r.stderr)
 	}
 }

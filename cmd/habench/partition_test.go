@@ -382,7 +382,8 @@ func TestPartitionGroup(t *testing.T) {
 		return true
 	}
 	statusShows := func(s string) bool {
-		return statusLine(s, "n1", "sees n3 UNREACHABLE") || statusLine(s, "n1", "n3 not in its view")
+		return (statusLine(s, "n1", "sees n3 UNREACHABLE") || statusLine(s, "n1", "n3 not in its view")) &&
+			strings.Contains(s, "2/3 members ONLINE") && strings.Contains(s, "n3 ONLINE only in its own view")
 	}
 	t.Run("within expel timeout", func(t *testing.T) {
 		p := runWithPartition(t, state, name, 10*time.Second, statusShows, "--set", "group_replication_member_expel_timeout=30")

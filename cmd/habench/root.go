@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
 	"github.com/spf13/cobra"
@@ -33,6 +34,9 @@ func newRootCmd() *cobra.Command {
 				return usagef("--log-level %q: want debug, info, warn or error", g.logLevel)
 			}
 			g.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+			// The driver prints lost connections ("packets.go:58 unexpected EOF") on its own
+			// stderr lines; the error that follows says the same in habench's one line.
+			mysql.SetLogger(driverLog{g.log})
 			abs, err := filepath.Abs(g.stateDir)
 			if err != nil {
 				return usagef("--state-dir %q: %v", g.stateDir, err)
@@ -79,4 +83,11 @@ func newVersionCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// driverLog sends go-sql-driver's log lines to habench's logger at debug level.
+type driverLog struct{ l *slog.Logger }
+
+func (d driverLog) Print(v ...any) {
+	d.l.Debug("mysql driver", "msg", strings.TrimSpace(fmt.Sprint(v...)))
 }

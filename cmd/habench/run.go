@@ -1,25 +1,30 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/habench/habench/experiment"
-	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
 )
 
 func newRunCmd(g *globalOpts) *cobra.Command {
-	var results, metricsAddr string
-	var keep, dry bool
+	var results, scale, resume, metricsAddr string
+	var keep, dry, quiet bool
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml",
 		Short: "Run a whole experiment from a scenario file: deploy, prepare, run, sample, report, destroy",
+		Long: `Run a scenario: its topologies, or the cells of its sweep grid, each deployed, prepared, run with
+sampling and destroyed; results go to one directory with a run directory per cell, sweep.json,
+sweep.md and comparison.md. --scale picks the file's small or medium profile (default: the
+file as written, full size). --resume DIR completes an interrupted run in DIR: only the cells
+not done run again. A progress line (cell i of n, ETA) goes to stderr: rewritten in place on
+a terminal, one line per cell otherwise; --quiet turns it off.`,
 		Example: `  habench run scenarios/quick.yaml
-  habench run scenarios/quick.yaml --results /tmp/results`,
+  habench run scenarios/s1-topologies.yaml --scale small --dry-run
+  habench run scenarios/s1-topologies.yaml --scale small --results /tmp/results
+  habench run scenarios/s1-topologies.yaml --resume /tmp/results/20261130-101500-s1-topologies`,
 		Args: exactArgs(1, "SCENARIO.yaml"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := os.ReadFile(args[0])
@@ -32,33 +37,30 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			if dry {
-				o := s.Options()
-				fmt.Fprintf(out, "scenario %s: %s, workload %s: %d threads, %d tables x %d rows, %v per topology\n",
-					s.Name, experiment.Plural(len(s.Topologies), "topology"), s.Workload.Test, o.Threads, o.Tables, o.TableSize, o.Time)
-				for i, t := range s.Topologies {
-					switch {
-					case t.IsExisting() && t.Cluster != "":
-						fmt.Fprintf(out, "  %d. %s: cluster %s of the state directory (never deployed nor destroyed by the run)\n", i+1, t.Name, t.Cluster)
-					case t.IsExisting():
-						fmt.Fprintf(out, "  %d. %s: existing cluster, %s (registered for the run; kind and flavor discovered)\n", i+1, t.Name, experiment.Plural(len(t.DSNs), "node"))
-					default:
-						fmt.Fprintf(out, "  %d. %s: %s, %s, %s (%s installation)\n", i+1, t.Name, t.Kind, experiment.Plural(t.Nodes, "node"), t.Flavor, t.Installation.Kind)
+				var status map[int]string
+				sc := scale
+				if resume != "" {
+					f, err := experiment.ReadSweepFile(resume)
+					if err != nil {
+						return usagef("--resume %q: not a sweep directory: %v", resume, err)
 					}
-					if len(t.Knobs) > 0 {
-						ks, _ := topology.KnobsFromMap(t.Knobs)
-						var kv []string
-						for _, k := range ks {
-							kv = append(kv, k.String())
-						}
-						fmt.Fprintf(out, "     knobs for the run: %s\n", strings.Join(kv, " "))
+					if sc == "" {
+						sc = f.Scale
+					}
+					status = map[int]string{}
+					for _, c := range f.Cells {
+						status[c.Index] = c.Status
 					}
 				}
-				if !s.Links.IsZero() {
-					fmt.Fprintf(out, "links between the nodes of each multi-node topology (one-way): %s\n", s.Links.String())
+				p, err := s.Plan(sc)
+				if err != nil {
+					return usageError{err}
 				}
+				p.Print(out, status)
 				return nil
 			}
-			r := &experiment.ScenarioRun{Scenario: s, Sandbox: g.sandbox(), ResultsDir: results, Stdout: out, Log: g.log, CommandLine: os.Args, Keep: keep}
+			r := &experiment.ScenarioRun{Scenario: s, Sandbox: g.sandbox(), ResultsDir: results, Stdout: out, Log: g.log,
+				CommandLine: os.Args, Keep: keep, Scale: scale, ResumeDir: resume, Progress: experiment.NewProgress(os.Stderr, quiet)}
 			m, stopMetrics, err := liveMetrics(metricsAddr, out)
 			if err != nil {
 				return err
@@ -78,15 +80,15 @@ func newRunCmd(g *globalOpts) *cobra.Command {
 					fmt.Fprintf(out, "report: %s\n", filepath.Join(dir, "report.html"))
 				}
 			}
-			if errors.Is(err, cmd.Context().Err()) && err != nil {
-				return fmt.Errorf("interrupted: %w", err)
-			}
 			return err
 		},
 	}
 	cmd.Flags().StringVar(&results, "results", "results", "directory that receives the run directory")
 	cmd.Flags().BoolVar(&keep, "keep", false, "leave the clusters running afterwards (habench destroy NAME removes them)")
-	cmd.Flags().BoolVar(&dry, "dry-run", false, "print the plan and exit")
+	cmd.Flags().BoolVar(&dry, "dry-run", false, "print the plan (every cell, counts, estimated time) and exit")
+	cmd.Flags().StringVar(&scale, "scale", "", "small, medium or full: the scenario's size profile (default full: the file as written)")
+	cmd.Flags().StringVar(&resume, "resume", "", "complete the interrupted run in this directory: run only its cells that are not done")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress line on stderr")
 	addMetricsFlag(cmd, &metricsAddr)
 	return cmd
 }

@@ -74,7 +74,7 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 			}
 			printNodes(w, c, health)
 			if c.Spec.Kind == topology.Group {
-				printGroup(ctx, w, c)
+				fmt.Fprintln(w, c.GroupStatus(ctx))
 			}
 			if p := knob.Pending(c); p != "" {
 				fmt.Fprintf(w, "knobs: %s\n", p)
@@ -117,49 +117,6 @@ func printNodes(w io.Writer, c *cluster.Cluster, health map[string]string) {
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
-}
-
-// printGroup prints a group's name, mode and how many members are ONLINE: ONLINE in their
-// own row and in the view of a majority of the members that could be read, so a member cut
-// off from the others (ONLINE in its own view, UNREACHABLE in everyone else's) does not
-// count (HEALTH has each member's state, role and view).
-func printGroup(ctx context.Context, w io.Writer, c *cluster.Cluster) {
-	ms, err := c.GroupMembers(ctx)
-	if err != nil {
-		fmt.Fprintf(w, "group: %s, members unreadable: %v\n", topology.GroupName(c.Name), err)
-		return
-	}
-	var views []cluster.GroupView
-	for _, n := range c.Nodes {
-		db, err := c.OpenAdmin(n)
-		if err != nil {
-			continue
-		}
-		if v, err := c.ReadGroupView(ctx, db); err == nil {
-			views = append(views, v)
-		}
-		db.Close()
-	}
-	online, primaries := 0, []string{}
-	for _, m := range ms {
-		seen := 0
-		for _, v := range views {
-			if r, ok := v.Lookup(m.Node); ok && r.State == "ONLINE" {
-				seen++
-			}
-		}
-		if m.State == "ONLINE" && 2*seen > len(views) {
-			online++
-		}
-		if m.Role == "PRIMARY" {
-			primaries = append(primaries, m.Node)
-		}
-	}
-	mode := topology.GroupMultiPrimary
-	if len(ms) > 0 && ms[0].SinglePrimary {
-		mode = topology.GroupSinglePrimary
-	}
-	fmt.Fprintf(w, "group: %s, %s mode, %d/%d members ONLINE, primary: %s\n", topology.GroupName(c.Name), mode, online, len(ms), strings.Join(primaries, ","))
 }
 
 func newDoctorCmd(g *globalOpts) *cobra.Command {

@@ -1,0 +1,75 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/topology"
+	"golang.org/x/sys/unix"
+)
+
+const dropCachesPath = "/proc/sys/vm/drop_caches"
+
+// CheckDropCaches says why the OS page cache cannot be dropped here (nil when it can):
+// it needs root and a writable /proc/sys/vm/drop_caches (not in every container).
+func CheckDropCaches() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("dropping the OS page cache needs root (%s); run as root or set cell.drop_caches: false", dropCachesPath)
+	}
+	f, err := os.OpenFile(dropCachesPath, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("cannot open %s for writing: %v (set cell.drop_caches: false)", dropCachesPath, err)
+	}
+	return f.Close()
+}
+
+// DropCaches flushes dirty pages (sync) and drops the page cache, dentries and inodes
+// (echo 3 > /proc/sys/vm/drop_caches). Root only.
+func DropCaches() error {
+	unix.Sync()
+	return os.WriteFile(dropCachesPath, []byte("3\n"), 0)
+}
+
+// RestartCluster stops every server of c cleanly and starts it again, then waits until the
+// topology is whole (cluster.WaitTopologyReady: replicas' threads running, a semi-sync
+// source's acknowledging replicas connected): replicas stopped first and the source last,
+// the source started first and the replicas after it, so they reconnect at once instead of
+// after the connect retry. Kinds single, async and semisync of a sandbox only (a Group
+// Replication or Galera restart needs the kind's own rejoin); error otherwise. Runtime
+// (SET GLOBAL) settings are gone afterwards: the option files' values apply.
+func RestartCluster(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster) error {
+	if err := c.RefuseExisting("restart"); err != nil {
+		return err
+	}
+	if !restartable(c.Spec.Kind) {
+		return fmt.Errorf("restarting a %s topology is not supported", c.Spec.Kind)
+	}
+	var order []*cluster.Node // stop order: replicas, then the source
+	for _, n := range c.Nodes {
+		if n.Role == topology.RoleReplica {
+			order = append(order, n)
+		}
+	}
+	for _, n := range c.Nodes {
+		if n.Role != topology.RoleReplica {
+			order = append(order, n)
+		}
+	}
+	for _, n := range order {
+		if err := sb.StopNode(c, n.Name); err != nil {
+			return err
+		}
+	}
+	for _, n := range slices.Backward(order) {
+		if err := sb.StartNode(ctx, c, n.Name); err != nil {
+			return err
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	return cluster.WaitTopologyReady(wctx, c)
+}

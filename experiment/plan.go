@@ -1,0 +1,595 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/netem"
+	"github.com/habench/habench/topology"
+	"github.com/habench/habench/workload"
+	"github.com/spf13/pflag"
+)
+
+// Plan is a scenario expanded for one scale: the effective workload options, the axes in
+// expansion order, every cell of the grid, and the deployments the cells share.
+type Plan struct {
+	Scenario *Scenario
+	Scale    string
+	// Options are the workload options every cell starts from (scaled).
+	Options workload.Options
+	// Policy is the effective cell policy (warmup scaled).
+	Policy CellPolicy
+	// Axes are the grid's axes in expansion order (outermost first). The topology axis is
+	// always there; the others only when the sweep names them.
+	Axes        []*Axis
+	Cells       []*Cell
+	Deployments []*Deployment
+}
+
+// Deployment is one deployed cluster the plan's cells run on, in order: a topology with
+// the option axes' values merged into its options.
+type Deployment struct {
+	Index int
+	Spec  topology.Spec
+	// Options are the option axes' values of this deployment, by axis name.
+	Options map[string]string
+	Cells   []*Cell
+	// Deploy and Prepare are the estimated deploy time and one prepare (see EstimateDeploy,
+	// EstimatePrepare).
+	Deploy, Prepare time.Duration
+
+	key string
+}
+
+// Cell is one point of the grid: what to run, on which deployment.
+type Cell struct {
+	// Index is 1-based, in grid order.
+	Index      int
+	Deployment *Deployment
+	// Values are the requested value labels by axis name ("topology": "async",
+	// "threads": "16", "knob.sync_binlog": "1").
+	Values   map[string]string
+	Topology string
+	Test     string
+	Options  workload.Options
+	Links    netem.Request
+	// Knobs are the runtime variables to SET GLOBAL on every node before the run, by axis.
+	Knobs []AxisSettings
+	// ServerOptions are the deploy-time option axes' settings (already in the deployment's spec).
+	ServerOptions []AxisSettings
+	Repeat        int
+	// Note says how the cell differs from what its values ask for ("" = it does not).
+	Note string
+	// Estimate is the cell's estimated wall time (EstimateCell).
+	Estimate time.Duration
+}
+
+// AxisSettings are the variables one option or knob axis sets in a cell.
+type AxisSettings struct {
+	Axis     string    `json:"axis"`
+	Settings []Setting `json:"settings"`
+}
+
+// Label is "topology=async links=0.6ms threads=16": the cell's axis values in plan order.
+func (p *Plan) Label(c *Cell) string {
+	var parts []string
+	for _, a := range p.Axes {
+		parts = append(parts, a.Name+"="+c.Values[a.Name])
+	}
+	return strings.Join(parts, " ")
+}
+
+// Plan expands the scenario for scale (small, medium or full; "" is full): applies
+// ScaleCaps and the file's own profile, checks every axis value against the scenario, and
+// builds the cells in expansion order (topology, option.*, knob.*, links, test, threads,
+// repeat; the option and knob axes among themselves in the file's order), so a deployment
+// serves a contiguous run of cells. Errors are *topology.FieldError (with the file line
+// where known).
+func (s *Scenario) Plan(scale string) (*Plan, error) {
+	if scale == "" {
+		scale = ScaleFull
+	}
+	var prof *ScaleProfile
+	switch scale {
+	case ScaleSmall:
+		prof = s.Scales.Small
+	case ScaleMedium:
+		prof = s.Scales.Medium
+	case ScaleFull:
+	default:
+		return nil, &topology.FieldError{Field: "--scale", Value: scale, Reason: "want small, medium or full"}
+	}
+	field := func(f string) string {
+		if prof != nil {
+			return "scales." + scale + "." + f
+		}
+		return f
+	}
+	p := &Plan{Scenario: s, Scale: scale, Options: s.options, Policy: s.Cell}
+	if p.Policy.Prepare == "" {
+		p.Policy.Prepare = PrepareReuse
+	}
+	if p.Policy.Warmup != nil {
+		p.Options.Warmup = time.Duration(*p.Policy.Warmup)
+	}
+	cp, capped := ScaleCaps[scale]
+	o := &p.Options
+	if capped {
+		o.Tables = min(o.Tables, cp.Tables)
+		o.TableSize = min(o.TableSize, cp.TableSize)
+		o.Threads = min(o.Threads, cp.Threads)
+		if o.Time > cp.Time || (o.Time == 0 && o.Events == 0) {
+			o.Time = cp.Time
+		}
+		o.Warmup = min(o.Warmup, cp.Warmup)
+	}
+	if prof != nil {
+		fs := pflag.NewFlagSet("scale", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		workload.BindFlags(fs, o)
+		for _, k := range slices.Sorted(maps.Keys(prof.Workload)) {
+			v := fmt.Sprint(prof.Workload[k])
+			if err := fs.Set(k, v); err != nil {
+				return nil, &topology.FieldError{Field: field("workload." + k), Value: v, Reason: err.Error()}
+			}
+		}
+		if prof.Cell != nil && prof.Cell.Warmup != nil {
+			o.Warmup = time.Duration(*prof.Cell.Warmup)
+		}
+	}
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", field("workload"), err)
+	}
+	w := Duration(o.Warmup)
+	p.Policy.Warmup = &w
+
+	// Axes: the file's, replaced by the profile's, capped.
+	axes := map[string]*Axis{}
+	var names []string
+	if s.Sweep != nil {
+		for _, a := range s.Sweep.Axes {
+			c := *a
+			c.Values = slices.Clone(a.Values)
+			axes[a.Name] = &c
+			names = append(names, a.Name)
+		}
+	}
+	if capped {
+		if a := axes["threads"]; a != nil {
+			var vals []AxisValue
+			for _, v := range a.Values {
+				if v.Int > cp.Threads {
+					v = AxisValue{Label: fmt.Sprint(cp.Threads), Int: cp.Threads, Line: v.Line}
+				}
+				if !slices.ContainsFunc(vals, func(x AxisValue) bool { return x.Int == v.Int }) {
+					vals = append(vals, v)
+				}
+			}
+			a.Values = vals
+		}
+		if a := axes["repeat"]; a != nil && len(a.Values) > cp.Repeats {
+			a.Values = a.Values[:cp.Repeats]
+		}
+	}
+	if prof != nil && prof.Sweep != nil {
+		for _, a := range prof.Sweep.Axes {
+			if axes[a.Name] == nil && a.Kind != AxisRepeat {
+				return nil, lineError(a.Line, "scales."+scale+".sweep."+a.Name, "", "not an axis of the scenario's sweep (a profile can only change an axis' values)")
+			}
+			if axes[a.Name] == nil {
+				names = append(names, a.Name)
+			} else if !slices.Equal(a.Variables(), axes[a.Name].Variables()) {
+				return nil, lineError(a.Line, "scales."+scale+".sweep."+a.Name, strings.Join(a.Variables(), ","), "must set the same variables as the sweep's axis ("+strings.Join(axes[a.Name].Variables(), ",")+")")
+			}
+			c := *a
+			axes[a.Name] = &c
+		}
+	}
+	if err := s.checkAxes(p, axes); err != nil {
+		return nil, err
+	}
+	if axes["topology"] == nil {
+		a := &Axis{Name: "topology", Kind: AxisTopology}
+		for _, t := range s.Topologies {
+			a.Values = append(a.Values, AxisValue{Label: t.Name})
+		}
+		axes["topology"] = a
+		names = append(names, "topology")
+	}
+	for _, k := range axisOrder {
+		for _, n := range names {
+			if axes[n].Kind == k {
+				p.Axes = append(p.Axes, axes[n])
+			}
+		}
+	}
+	if err := p.expand(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// checkAxes checks every axis value against the scenario: topology names, test names,
+// links against each topology's nodes, option values in a deployable spec.
+func (s *Scenario) checkAxes(p *Plan, axes map[string]*Axis) error {
+	names := map[string]bool{}
+	for _, t := range s.Topologies {
+		names[t.Name] = true
+	}
+	if a := axes["links"]; a != nil && !s.Links.IsZero() {
+		return lineError(a.Line, "sweep.links", "", "the scenario also has links: (applied to every cell); give the impairments in one place")
+	}
+	if s.Workload.Options["warmup-time"] != nil || s.Workload.Options["warmup_time"] != nil {
+		if s.Cell.Warmup != nil {
+			return &topology.FieldError{Field: "cell.warmup", Value: time.Duration(*s.Cell.Warmup).String(), Reason: "workload.options.warmup-time is set too; give the warmup in one place"}
+		}
+	}
+	for _, a := range axes {
+		field := "sweep." + a.Name
+		for _, v := range a.Values {
+			switch a.Kind {
+			case AxisTopology:
+				if !names[v.Label] {
+					return lineError(v.Line, field, v.Label, "not one of the topologies' names")
+				}
+			case AxisTest:
+				if _, err := workload.Lookup(v.Label); err != nil {
+					return lineError(v.Line, field, v.Label, err.Error())
+				}
+			case AxisLinks:
+				if v.Links.IsZero() {
+					continue
+				}
+				if s.Network == cluster.NetLoopback {
+					return lineError(v.Line, field, v.Label, "impairing links needs network netns (nodes on loopback share one interface)")
+				}
+				for _, t := range s.Topologies {
+					if t.Nodes < 2 {
+						continue
+					}
+					var nodes []string
+					for i := 1; i <= t.Nodes; i++ {
+						nodes = append(nodes, topology.NodeName(i))
+					}
+					if _, err := v.Links.Build(nodes); err != nil {
+						var re *netem.RequestError
+						if errors.As(err, &re) {
+							return lineError(v.Line, field+"."+re.Field, re.Value, fmt.Sprintf("topology %s: %v", t.Name, re.Err))
+						}
+						return lineError(v.Line, field, v.Label, err.Error())
+					}
+				}
+			}
+		}
+	}
+	if s.Baseline != "" {
+		if a := axes["topology"]; a != nil && !slices.Contains(a.Labels(), s.Baseline) {
+			return &topology.FieldError{Field: "baseline", Value: s.Baseline, Reason: "not in sweep.topology"}
+		}
+	}
+	return nil
+}
+
+// expand builds the cells (cross product in p.Axes order) and the deployments.
+func (p *Plan) expand() error {
+	s := p.Scenario
+	spec := map[string]topology.Spec{}
+	for _, t := range s.Topologies {
+		spec[t.Name] = t
+	}
+	idx := make([]int, len(p.Axes))
+	var dep *Deployment
+	for {
+		c := &Cell{Index: len(p.Cells) + 1, Values: map[string]string{}, Test: s.Workload.Test, Options: p.Options, Links: s.Links}
+		depKey := []string{}
+		for i, a := range p.Axes {
+			v := a.Values[idx[i]]
+			c.Values[a.Name] = v.Label
+			switch a.Kind {
+			case AxisTopology:
+				c.Topology = v.Label
+				depKey = append(depKey, v.Label)
+			case AxisOption:
+				c.ServerOptions = append(c.ServerOptions, AxisSettings{a.Name, v.Settings})
+				depKey = append(depKey, a.Name+"="+v.Label)
+			case AxisKnob:
+				c.Knobs = append(c.Knobs, AxisSettings{a.Name, v.Settings})
+			case AxisLinks:
+				c.Links = v.Links
+			case AxisTest:
+				c.Test = v.Label
+			case AxisThreads:
+				c.Options.Threads = v.Int
+			case AxisRepeat:
+				c.Repeat = v.Int
+			}
+		}
+		key := strings.Join(depKey, " ")
+		if dep == nil || dep.key != key {
+			sp := spec[c.Topology]
+			if len(c.ServerOptions) > 0 {
+				sp.Options = maps.Clone(sp.Options)
+				if sp.Options == nil {
+					sp.Options = map[string]string{}
+				}
+				for _, so := range c.ServerOptions {
+					for _, st := range so.Settings {
+						sp.Options[st.Name] = st.Value
+					}
+				}
+			}
+			if sp.IsExisting() {
+				for _, so := range c.ServerOptions {
+					return &topology.FieldError{Field: "sweep." + so.Axis, Value: c.Values[so.Axis], Reason: fmt.Sprintf("topology %s is an existing cluster: habench cannot deploy it with another option (use a knob axis)", sp.Name)}
+				}
+				if p.Policy.Restart {
+					return &topology.FieldError{Field: "cell.restart", Value: "true", Reason: fmt.Sprintf("topology %s is an existing cluster: habench does not restart its servers", sp.Name)}
+				}
+				if c.Values["links"] != "" && !c.Links.IsZero() {
+					return &topology.FieldError{Field: "sweep.links", Value: c.Values["links"], Reason: fmt.Sprintf("topology %s is an existing cluster: links need the network namespaces of a habench sandbox", sp.Name)}
+				}
+			} else if err := sp.Validate(); err != nil {
+				return fmt.Errorf("topology %s with %s: %w", sp.Name, key, err)
+			}
+			if p.Policy.Restart && !restartable(sp.Kind) {
+				return &topology.FieldError{Field: "cell.restart", Value: "true", Reason: fmt.Sprintf("topology %s: restarting servers between cells is supported for kinds single, async and semisync, not %s", sp.Name, sp.Kind)}
+			}
+			dep = &Deployment{Index: len(p.Deployments) + 1, Spec: sp, Options: map[string]string{}, key: key}
+			for _, so := range c.ServerOptions {
+				dep.Options[so.Axis] = c.Values[so.Axis]
+			}
+			dep.Deploy = EstimateDeploy(sp)
+			dep.Prepare = EstimatePrepare(sp, p.Options)
+			p.Deployments = append(p.Deployments, dep)
+		}
+		c.Deployment = dep
+		// A links value on a single node runs without links (its links-none configuration
+		// again), so the group of that links value has its baseline run.
+		if c.Values["links"] != "" && !c.Links.IsZero() && dep.Spec.Nodes < 2 {
+			c.Note = fmt.Sprintf("topology %s has 1 node: runs without links", c.Topology)
+		}
+		c.Estimate = p.EstimateCell(c)
+		dep.Cells = append(dep.Cells, c)
+		p.Cells = append(p.Cells, c)
+		// Next index, innermost axis fastest.
+		i := len(idx) - 1
+		for ; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < len(p.Axes[i].Values) {
+				break
+			}
+			idx[i] = 0
+		}
+		if i < 0 {
+			return nil
+		}
+	}
+}
+
+func restartable(k topology.Kind) bool {
+	return k == topology.Single || k == topology.Async || k == topology.SemiSync
+}
+
+// The estimate model. Deploy, prepare and per-cell overheads were measured on the 2-core
+// development VM (MariaDB 10.11 system packages, MySQL 9.7 in the root filesystem, network
+// namespaces); Group Replication and Galera from DESIGN.md's measurements. They are
+// rough on purpose: the progress line rescales the remaining estimate by how the finished
+// part compared with its estimate.
+var (
+	// EstimatePerCell is what every cell adds to warmup + time: inspection, catch-up
+	// wait, final reads and results.
+	EstimatePerCell = 2 * time.Second
+	// EstimateLinks is the round-trip probing before and after applying links.
+	EstimateLinks = 4 * time.Second
+	// EstimateDropCaches is sync + drop_caches.
+	EstimateDropCaches = time.Second
+	// EstimateDestroy is one cluster's destroy.
+	EstimateDestroy = time.Second
+)
+
+// EstimateDeploy is the deploy time of spec: MariaDB 0.5 s + 0.6 s per node (galera
+// 3 s + 3 s per node), MySQL 1 s + 2.5 s per node (group 5 s + 3 s per node); 1 s to load
+// or register an existing cluster.
+func EstimateDeploy(spec topology.Spec) time.Duration {
+	n := time.Duration(spec.Nodes)
+	switch {
+	case spec.IsExisting():
+		return time.Second
+	case spec.Kind == topology.Galera:
+		return 3*time.Second + n*3*time.Second
+	case spec.Kind == topology.Group:
+		return 5*time.Second + n*3*time.Second
+	case spec.Flavor == topology.MariaDB:
+		return 500*time.Millisecond + n*600*time.Millisecond
+	}
+	return time.Second + n*2500*time.Millisecond
+}
+
+// EstimatePrepare is one prepare of o's tables: 1 s + rows at 120k rows/s (MariaDB, one
+// node), 25k rows/s (MariaDB with replicas applying on the same machine), 30k rows/s
+// (MySQL, one node), 12k rows/s (MySQL with replicas).
+func EstimatePrepare(spec topology.Spec, o workload.Options) time.Duration {
+	rate := 30000.0
+	switch {
+	case spec.Flavor == topology.MariaDB && spec.Nodes == 1:
+		rate = 120000
+	case spec.Flavor == topology.MariaDB:
+		rate = 25000
+	case spec.Nodes > 1:
+		rate = 12000
+	}
+	return time.Second + time.Duration(float64(o.Tables)*float64(o.TableSize)/rate*float64(time.Second))
+}
+
+// EstimateRestart is a restart of every node: 1.5 s per node on MariaDB, 3 s per node on
+// MySQL (clean shutdown, start, replicas reconnected).
+func EstimateRestart(spec topology.Spec) time.Duration {
+	if spec.Flavor == topology.MariaDB {
+		return time.Duration(spec.Nodes) * 1500 * time.Millisecond
+	}
+	return time.Duration(spec.Nodes) * 3 * time.Second
+}
+
+// EstimateCell is a cell's wall time: warmup + time + EstimatePerCell, plus EstimateLinks
+// with links, a restart, EstimateDropCaches, and a cleanup + prepare with reprepare.
+// Events-limited runs (time 0) count only the overheads.
+func (p *Plan) EstimateCell(c *Cell) time.Duration {
+	d := c.Options.Warmup + c.Options.Time + EstimatePerCell
+	if !c.Links.IsZero() && c.Deployment.Spec.Nodes > 1 {
+		d += EstimateLinks
+	}
+	if p.Policy.Restart {
+		d += EstimateRestart(c.Deployment.Spec)
+	}
+	if p.Policy.DropCaches {
+		d += EstimateDropCaches
+	}
+	if p.Policy.Prepare == PrepareReprepare {
+		d += time.Second + c.Deployment.Prepare
+	}
+	return d
+}
+
+// Estimate is the estimated wall time of the cells run (all when run is nil): the
+// deployments that have a cell to run (deploy, one prepare with reuse, destroy) and
+// those cells.
+func (p *Plan) Estimate(run func(*Cell) bool) (total, deploys, cells time.Duration) {
+	for _, d := range p.Deployments {
+		any := false
+		for _, c := range d.Cells {
+			if run == nil || run(c) {
+				any = true
+				cells += c.Estimate
+			}
+		}
+		if any {
+			deploys += d.Deploy + EstimateDestroy
+			if p.Policy.Prepare == PrepareReuse {
+				deploys += d.Prepare
+			}
+		}
+	}
+	return deploys + cells, deploys, cells
+}
+
+// FormatDuration renders d rounded to seconds, "4m10s", "1h2m0s", "12s".
+func FormatDuration(d time.Duration) string {
+	return d.Round(time.Second).String()
+}
+
+// Print writes the plan for --dry-run: the workload, the policy, the axes, each
+// deployment with its cells (axis values, estimate, skip reason, and with status the
+// state recorded in a results directory), the counts and the estimated time with how it
+// was computed.
+func (p *Plan) Print(w io.Writer, status map[int]string) {
+	s := p.Scenario
+	o := p.Options
+	fmt.Fprintf(w, "scenario %s (scale %s): %s\n", s.Name, p.Scale, Plural(len(p.Axes[0].Values), "topology"))
+	if d := strings.TrimSpace(s.Description); d != "" {
+		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(d, "\n", "\n  "))
+	}
+	run := fmt.Sprintf("%v per cell", o.Time)
+	if o.Time == 0 {
+		run = fmt.Sprintf("%d events per cell", o.Events)
+	}
+	threads := fmt.Sprintf("%d threads, ", o.Threads)
+	if p.axis(AxisThreads).Name != "" {
+		threads = ""
+	}
+	fmt.Fprintf(w, "workload %s: %d tables x %d rows, %s%s, warmup %v (excluded from results), report interval %v\n",
+		s.Workload.Test, o.Tables, o.TableSize, threads, run, o.Warmup, o.ReportInterval)
+	fmt.Fprintf(w, "cell policy: prepare %s, restart %s, drop caches %s\n", p.Policy.Prepare, yesNo(p.Policy.Restart), yesNo(p.Policy.DropCaches))
+	if !s.Links.IsZero() {
+		fmt.Fprintf(w, "links between the nodes of each multi-node topology (one-way), every cell: %s\n", s.Links.String())
+	}
+	var axes []string
+	for _, a := range p.Axes {
+		name := a.Name
+		if v := a.Variables(); len(v) > 1 {
+			if a.Slash {
+				name += " (" + strings.Join(v, "/") + ")"
+			} else {
+				name += " (" + strings.Join(v, ", ") + ": each)"
+			}
+		}
+		axes = append(axes, fmt.Sprintf("%s [%s]", name, strings.Join(a.Labels(), ", ")))
+	}
+	fmt.Fprintf(w, "axes (outermost first): %s\n", strings.Join(axes, " x "))
+	done := 0
+	for _, d := range p.Deployments {
+		sp := d.Spec
+		inst := string(sp.Installation.Kind)
+		if sp.Installation.Path != "" {
+			inst += " " + sp.Installation.Path
+		}
+		extra := ""
+		for _, k := range slices.Sorted(maps.Keys(d.Options)) {
+			extra += ", " + k + "=" + d.Options[k]
+		}
+		prep := ""
+		if p.Policy.Prepare == PrepareReuse {
+			prep = ", prepare ~" + FormatDuration(d.Prepare)
+			if sp.IsExisting() {
+				prep = ": prepare ~" + FormatDuration(d.Prepare)
+			}
+		}
+		switch {
+		case sp.IsExisting() && sp.Cluster != "":
+			fmt.Fprintf(w, "\ndeployment %d: %s (cluster %s of the state directory: never deployed nor destroyed by the run)%s\n", d.Index, sp.Name, sp.Cluster, prep)
+		case sp.IsExisting():
+			fmt.Fprintf(w, "\ndeployment %d: %s (existing cluster, %s: registered for the run, kind and flavor discovered)%s\n", d.Index, sp.Name, Plural(len(sp.DSNs), "node"), prep)
+		default:
+			fmt.Fprintf(w, "\ndeployment %d: %s (%s, %s, %s, %s installation%s): deploy ~%s%s\n", d.Index, sp.Name, sp.Kind,
+				Plural(sp.Nodes, "node"), sp.Flavor, inst, extra, FormatDuration(d.Deploy), prep)
+		}
+		if len(sp.Knobs) > 0 {
+			ks, _ := topology.KnobsFromMap(sp.Knobs)
+			var kv []string
+			for _, k := range ks {
+				kv = append(kv, k.String())
+			}
+			fmt.Fprintf(w, "  knobs for every run: %s\n", strings.Join(kv, " "))
+		}
+		for _, c := range d.Cells {
+			line := fmt.Sprintf("  cell %*d  %s", len(fmt.Sprint(len(p.Cells))), c.Index, p.Label(c))
+			switch {
+			case status[c.Index] == StatusDone:
+				done++
+				line += "  done (not run again)"
+			default:
+				line += "  ~" + FormatDuration(c.Estimate)
+				if c.Note != "" {
+					line += " (" + c.Note + ")"
+				}
+				if st := status[c.Index]; st != "" && st != StatusPending {
+					line += " (" + st + " before: runs again)"
+				}
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	torun := func(c *Cell) bool { return status[c.Index] != StatusDone }
+	total, deploys, cells := p.Estimate(torun)
+	fmt.Fprintf(w, "\n%s in %s", Plural(len(p.Cells), "cell"), Plural(len(p.Deployments), "deployment"))
+	if done > 0 {
+		fmt.Fprintf(w, ", %d done already", done)
+	}
+	fmt.Fprintf(w, "; estimated %s (deploy, prepare, destroy %s; cells %s)\n", FormatDuration(total), FormatDuration(deploys), FormatDuration(cells))
+	fmt.Fprintf(w, "estimate: per deployment deploy (MariaDB 0.5s + 0.6s/node, MySQL 1s + 2.5s/node, galera 3s + 3s/node, group 5s + 3s/node)"+
+		" + prepare (rows at 120k/s MariaDB, 30k/s MySQL; 25k/s and 12k/s with replicas) + destroy 1s;"+
+		" per cell warmup + time + %v, + %v with links, + restart 1.5s/node MariaDB 3s/node MySQL, + %v drop caches, + cleanup and prepare with reprepare\n",
+		EstimatePerCell, EstimateLinks, EstimateDropCaches)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

@@ -1,0 +1,851 @@
+package experiment
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/knob"
+	"github.com/habench/habench/netem"
+	"github.com/habench/habench/topology"
+	"github.com/habench/habench/workload"
+	"golang.org/x/sys/unix"
+)
+
+// Cell statuses in sweep.json.
+const (
+	StatusPending = "pending" // not run yet
+	StatusRunning = "running" // started; stays so only when habench was killed during it
+	StatusDone    = "done"
+	StatusFailed  = "failed" // error or interrupted: Error says which
+)
+
+// SweepFormat is the layout version of sweep.json.
+const SweepFormat = 1
+
+// SweepFile is sweep.json, the record of a scenario run: what the grid is and, per cell,
+// what was requested, what the servers reported, where the results are and the headline
+// numbers. It is rewritten after every cell, so an interrupted sweep can be resumed.
+type SweepFile struct {
+	Format      int    `json:"format"`
+	Scenario    string `json:"scenario"`
+	Description string `json:"description,omitempty"`
+	// ScenarioFile is the copy of the scenario file in this directory; ScenarioSHA256 its
+	// hash, which --resume checks.
+	ScenarioFile   string `json:"scenario_file"`
+	ScenarioSHA256 string `json:"scenario_sha256"`
+	Scale          string `json:"scale"`
+	Workload       string `json:"workload"`
+	Baseline       string `json:"baseline"`
+	// WorkloadOptions are the scaled sysbench options every cell starts from (threads and
+	// test may be axes).
+	WorkloadOptions map[string]string `json:"workload_options"`
+	Policy          CellPolicy        `json:"cell_policy"`
+	Axes            []SweepAxis       `json:"axes"`
+	Invocations     []Invocation      `json:"invocations"`
+	Cells           []CellRecord      `json:"cells"`
+}
+
+// SweepAxis is one axis in sweep.json, in expansion order.
+type SweepAxis struct {
+	Name   string   `json:"name"`
+	Kind   AxisKind `json:"kind"`
+	Values []string `json:"values"`
+	// Variables are the server variables each value of an option or knob axis sets.
+	Variables []string `json:"variables,omitempty"`
+}
+
+// Invocation is one `habench run` (or --resume) that worked on the directory.
+type Invocation struct {
+	Started     time.Time  `json:"started"`
+	Finished    *time.Time `json:"finished,omitempty"`
+	CommandLine []string   `json:"command_line,omitempty"`
+	Resume      bool       `json:"resume"`
+	CellsRun    []int      `json:"cells_run"`
+	Error       string     `json:"error,omitempty"`
+}
+
+// CellLatency is a cell's latency in milliseconds.
+type CellLatency struct {
+	Avg float64 `json:"avg"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+// CellRecord is one cell in sweep.json.
+type CellRecord struct {
+	Index int `json:"index"`
+	// Axes are the requested values by axis name, as in the scenario file.
+	Axes     map[string]string `json:"axes"`
+	Topology string            `json:"topology"`
+	Kind     string            `json:"kind"`
+	Flavor   string            `json:"flavor"`
+	// Version is the server version that ran (from the deployed binaries).
+	Version string `json:"version,omitempty"`
+	Test    string `json:"test"`
+	Threads int    `json:"threads"`
+	// Links is "none" or the impairment in `habench netem apply` form.
+	Links  string `json:"links"`
+	Repeat int    `json:"repeat,omitempty"`
+	// Requested are the option and knob axes' variables and requested values.
+	Requested map[string]string `json:"requested,omitempty"`
+	// ReadBack is what every node reported for those variables before the run:
+	// variable -> node -> value.
+	ReadBack map[string]map[string]string `json:"read_back,omitempty"`
+	// Values are the option and knob axes' values as read back (the swept value of the
+	// cell): the nodes' common value, "var=value,..." for several variables, or
+	// "n1=..,n2=.." when the nodes differ.
+	Values   map[string]string `json:"values,omitempty"`
+	Status   string            `json:"status"`
+	Error    string            `json:"error,omitempty"`
+	Warnings []string          `json:"warnings,omitempty"`
+	// Dir is the cell's run directory, relative to the sweep directory.
+	Dir          string     `json:"dir,omitempty"`
+	PreviousDirs []string   `json:"previous_dirs,omitempty"`
+	Started      *time.Time `json:"started,omitempty"`
+	Finished     *time.Time `json:"finished,omitempty"`
+	// WallS is the cell's wall time (restart, prepare, knobs, run, catch-up) in seconds;
+	// DeployS the deploy time of its deployment.
+	WallS   float64 `json:"wall_s,omitempty"`
+	DeployS float64 `json:"deploy_s,omitempty"`
+	// Headline numbers from the run's summary.json.
+	TPS            float64      `json:"tps"`
+	QPS            float64      `json:"qps"`
+	LatencyMs      *CellLatency `json:"latency_ms,omitempty"`
+	Transactions   int64        `json:"transactions"`
+	IgnoredErrors  int64        `json:"ignored_errors"`
+	MaxReplicaLagS *float64     `json:"max_replica_lag_s,omitempty"`
+}
+
+// ReadSweepFile reads dir/sweep.json.
+func ReadSweepFile(dir string) (*SweepFile, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		return nil, err
+	}
+	var f SweepFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "sweep.json"), err)
+	}
+	return &f, nil
+}
+
+// writeJSONAtomic writes v to path through a temporary file and a rename, so a crash
+// never leaves half a sweep.json.
+func writeJSONAtomic(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// ScenarioSHA256 is the hex SHA-256 of a scenario file's bytes.
+func ScenarioSHA256(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// newSweepFile is the record of a fresh run of plan: every cell pending.
+func newSweepFile(p *Plan, raw []byte) *SweepFile {
+	s := p.Scenario
+	f := &SweepFile{Format: SweepFormat, Scenario: s.Name, Description: strings.TrimSpace(s.Description),
+		ScenarioFile: "scenario.yaml", ScenarioSHA256: ScenarioSHA256(raw), Scale: p.Scale,
+		Workload: s.Workload.Test, Baseline: p.baseline(), WorkloadOptions: workload.OptionValues(p.Options), Policy: p.Policy}
+	for _, a := range p.Axes {
+		f.Axes = append(f.Axes, SweepAxis{Name: a.Name, Kind: a.Kind, Values: a.Labels(), Variables: a.Variables()})
+	}
+	for _, c := range p.Cells {
+		sp := c.Deployment.Spec
+		rec := CellRecord{Index: c.Index, Axes: c.Values, Topology: c.Topology, Kind: string(sp.Kind), Flavor: string(sp.Flavor),
+			Test: c.Test, Threads: c.Options.Threads, Links: linksLabel(c.Links), Repeat: c.Repeat, Status: StatusPending}
+		for _, as := range append(slices.Clone(c.ServerOptions), c.Knobs...) {
+			for _, st := range as.Settings {
+				if rec.Requested == nil {
+					rec.Requested = map[string]string{}
+				}
+				rec.Requested[st.Name] = st.Value
+			}
+		}
+		f.Cells = append(f.Cells, rec)
+	}
+	return f
+}
+
+func linksLabel(r netem.Request) string {
+	if r.IsZero() {
+		return "none"
+	}
+	if (netem.Request{All: r.All}).String() == r.String() {
+		return r.All
+	}
+	return r.String()
+}
+
+// baseline is the topology the comparison refers to: the scenario's, else the first of
+// the topology axis.
+func (p *Plan) baseline() string {
+	if p.Scenario.Baseline != "" {
+		return p.Scenario.Baseline
+	}
+	return p.Axes[0].Values[0].Label
+}
+
+// matches checks that a sweep.json describes the same grid as plan (same file, same
+// scale, same habench grid rules).
+func (f *SweepFile) matches(p *Plan) error {
+	if len(f.Cells) != len(p.Cells) {
+		return fmt.Errorf("sweep.json has %d cells, the scenario at scale %s has %d", len(f.Cells), p.Scale, len(p.Cells))
+	}
+	for i, c := range p.Cells {
+		if !maps.Equal(f.Cells[i].Axes, c.Values) || f.Cells[i].Index != c.Index {
+			return fmt.Errorf("cell %d is %v in sweep.json, %v in the scenario", c.Index, f.Cells[i].Axes, c.Values)
+		}
+	}
+	return nil
+}
+
+// runSweep is ScenarioRun.Run: see there.
+func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
+	s := r.Scenario
+	var file *SweepFile
+	var dir string
+	scale := r.Scale
+	if r.ResumeDir != "" {
+		var err error
+		dir = r.ResumeDir
+		if file, err = ReadSweepFile(dir); err != nil {
+			return "", nil, &topology.FieldError{Field: "--resume", Value: dir, Reason: "not a sweep directory: " + err.Error()}
+		}
+		if sum := ScenarioSHA256(s.raw); sum != file.ScenarioSHA256 {
+			return "", nil, &topology.FieldError{Field: "--resume", Value: dir, Reason: fmt.Sprintf(
+				"it was run with another scenario file (sha256 %.12s, this one %.12s); resume with its copy: habench run %s --resume %s",
+				file.ScenarioSHA256, sum, filepath.Join(dir, file.ScenarioFile), dir)}
+		}
+		if scale == "" {
+			scale = file.Scale
+		}
+		if scale != file.Scale {
+			return "", nil, &topology.FieldError{Field: "--scale", Value: scale, Reason: fmt.Sprintf("%s was run at scale %s; resume at the same scale", dir, file.Scale)}
+		}
+	}
+	plan, err := s.Plan(scale)
+	if err != nil {
+		return "", nil, err
+	}
+	if file != nil {
+		if err := file.matches(plan); err != nil {
+			return "", nil, &topology.FieldError{Field: "--resume", Value: dir, Reason: err.Error()}
+		}
+	}
+	torun := func(c *Cell) bool {
+		return file == nil || file.Cells[c.Index-1].Status != StatusDone
+	}
+	// Pre-flight, before anything is deployed or written.
+	for _, d := range plan.Deployments {
+		if !slices.ContainsFunc(d.Cells, torun) {
+			continue
+		}
+		if sp := d.Spec; sp.IsExisting() && sp.Cluster != "" {
+			c, err := r.Sandbox.Load(sp.Cluster)
+			if err != nil {
+				return "", nil, &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "no such cluster (habench register it first, or give dsns)"}
+			}
+			if c.State != "ready" {
+				return "", nil, &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "state " + c.State + ", not ready"}
+			}
+			continue
+		} else if !sp.IsExisting() {
+			if _, err := cluster.ResolveInstallation(ctx, sp.Installation, sp.Flavor); err != nil {
+				return "", nil, fmt.Errorf("topology %s: %w", sp.Name, err)
+			}
+		}
+		if _, err := r.Sandbox.Load(d.Spec.Name); err == nil {
+			return "", nil, &topology.FieldError{Field: "topologies.name", Value: d.Spec.Name, Reason: "a cluster with this name exists (habench destroy " + d.Spec.Name + ")"}
+		}
+	}
+	if plan.Policy.DropCaches {
+		if err := CheckDropCaches(); err != nil {
+			return "", nil, &topology.FieldError{Field: "cell.drop_caches", Value: "true", Reason: err.Error()}
+		}
+	}
+	if file == nil {
+		dir = filepath.Join(r.ResultsDir, RunDirName(sanitize(s.Name), time.Now()))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "scenario.yaml"), s.raw, 0o644); err != nil {
+			return "", nil, err
+		}
+		file = newSweepFile(plan, s.raw)
+	}
+	unlock, err := lockSweep(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	defer unlock()
+	inv := Invocation{Started: time.Now().UTC(), CommandLine: r.CommandLine, Resume: r.ResumeDir != "", CellsRun: []int{}}
+	file.Invocations = append(file.Invocations, inv)
+	sw := &sweepRun{r: r, plan: plan, file: file, dir: dir, inv: &file.Invocations[len(file.Invocations)-1], torun: torun, t0: time.Now()}
+	if err := sw.save(); err != nil {
+		return dir, nil, err
+	}
+	out := r.Stdout
+	if out == nil {
+		out = io.Discard
+	}
+	sw.out = r.Progress.Wrap(out)
+	total, _, _ := plan.Estimate(torun)
+	n := 0
+	for _, c := range plan.Cells {
+		if torun(c) {
+			n++
+		}
+	}
+	sw.ntodo = n
+	fmt.Fprintf(sw.out, "scenario %s (scale %s): %s to run of %d, estimated %s; results in %s\n", s.Name, plan.Scale, Plural(n, "cell"), len(plan.Cells), FormatDuration(total), dir)
+
+	var runErr error
+	for _, d := range plan.Deployments {
+		if ctx.Err() != nil {
+			break
+		}
+		if !slices.ContainsFunc(d.Cells, torun) {
+			continue
+		}
+		if err := sw.deployment(ctx, d); err != nil {
+			runErr = err
+			break
+		}
+	}
+	r.Progress.Close()
+	if runErr == nil {
+		runErr = ctx.Err()
+	}
+	rows := sw.finish()
+	now := time.Now().UTC()
+	sw.inv.Finished = &now
+	failed := 0
+	for _, c := range file.Cells {
+		if c.Status == StatusFailed {
+			failed++
+		}
+	}
+	if runErr == nil && failed > 0 {
+		runErr = fmt.Errorf("%d of %d cells failed (sweep.json says why; habench run FILE --resume %s runs them again)", failed, len(file.Cells), dir)
+	}
+	if runErr != nil {
+		sw.inv.Error = runErr.Error()
+	}
+	if err := sw.save(); err != nil && runErr == nil {
+		runErr = err
+	}
+	return dir, rows, runErr
+}
+
+// lockSweep takes an exclusive lock on dir/sweep.lock: one run per sweep directory.
+func lockSweep(dir string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, "sweep.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: another habench run is working on this sweep directory", dir)
+	}
+	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+}
+
+// sweepRun is the state of one invocation.
+type sweepRun struct {
+	r     *ScenarioRun
+	plan  *Plan
+	file  *SweepFile
+	dir   string
+	inv   *Invocation
+	out   io.Writer
+	torun func(*Cell) bool
+	ntodo int
+	ndone int
+	t0    time.Time
+	// estDone is the estimate of the work finished so far (ETA calibration).
+	estDone time.Duration
+}
+
+func (sw *sweepRun) save() error {
+	return writeJSONAtomic(filepath.Join(sw.dir, "sweep.json"), sw.file)
+}
+
+func (sw *sweepRun) rec(c *Cell) *CellRecord { return &sw.file.Cells[c.Index-1] }
+
+// eta is the estimated time left: the estimate of what remains (current cell's remaining
+// estimate, then the rest), scaled by how long the finished work took against its estimate.
+func (sw *sweepRun) eta(cur *Cell, curStart time.Time, pendingDeploy bool) time.Duration {
+	var rest time.Duration
+	started := false
+	for _, d := range sw.plan.Deployments {
+		anyLeft := false
+		for _, c := range d.Cells {
+			if c == cur {
+				started = true
+				if left := c.Estimate - time.Since(curStart); left > 0 {
+					rest += left
+				}
+				continue
+			}
+			if started && sw.torun(c) && sw.rec(c).Status != StatusDone {
+				rest += c.Estimate
+				anyLeft = true
+			}
+		}
+		if started && anyLeft && d != cur.Deployment {
+			rest += d.Deploy + EstimateDestroy
+			if sw.plan.Policy.Prepare == PrepareReuse {
+				rest += d.Prepare
+			}
+		}
+		if d == cur.Deployment && pendingDeploy {
+			rest += d.Deploy + d.Prepare
+		}
+	}
+	factor := 1.0
+	if sw.estDone > 30*time.Second {
+		factor = min(max(float64(time.Since(sw.t0))/float64(sw.estDone), 0.5), 4)
+	}
+	return time.Duration(float64(rest) * factor)
+}
+
+// deployment deploys d, runs its cells that are to run, and destroys it. Cells that fail
+// are recorded and the next cells still run; the error returned stops the sweep
+// (interrupt, or a deploy failure that was an interrupt).
+func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
+	r := sw.r
+	var cells []*Cell
+	for _, c := range d.Cells {
+		if sw.torun(c) {
+			cells = append(cells, c)
+		}
+	}
+	first := cells[0]
+	r.Progress.Status(fmt.Sprintf("cell %d/%d %s: deploying", sw.ndone+1, sw.ntodo, sw.plan.Label(first)), func() time.Duration { return sw.eta(first, time.Now(), true) })
+	sp := d.Spec
+	fmt.Fprintf(sw.out, "\n=== deployment %d/%d: %s, %s, %s, %s", d.Index, len(sw.plan.Deployments), sp.Name, sp.Kind, Plural(sp.Nodes, "node"), sp.Flavor)
+	for _, k := range slices.Sorted(maps.Keys(d.Options)) {
+		fmt.Fprintf(sw.out, ", %s=%s", k, d.Options[k])
+	}
+	fmt.Fprintln(sw.out)
+	sb := *r.Sandbox
+	sb.Network = r.Scenario.Network
+	t0 := time.Now()
+	var c *cluster.Cluster
+	var runKnobs []topology.KnobSetting
+	switch {
+	case sp.IsExisting() && sp.Cluster != "":
+		// A cluster of the state directory (registered, or deployed before): never deployed
+		// nor destroyed here; the row's knobs go on top of its own.
+		if c, err = sb.Load(sp.Cluster); err == nil {
+			runKnobs, err = topology.KnobsFromMap(sp.Knobs)
+		}
+	case sp.IsExisting():
+		c, err = sb.Register(ctx, sp)
+	default:
+		c, err = sb.Deploy(ctx, sp)
+	}
+	deployS := time.Since(t0).Seconds()
+	if err != nil {
+		msg := "deploy: " + err.Error()
+		for _, cell := range cells {
+			rec := sw.rec(cell)
+			if ctx.Err() != nil {
+				break
+			}
+			rec.Status, rec.Error = StatusFailed, msg
+		}
+		sw.save()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		fmt.Fprintf(sw.out, "deploy failed: %v\n", err)
+		return nil
+	}
+	keep := r.Keep && sw.lastDeploymentOf(d)
+	if !keep && !(sp.IsExisting() && sp.Cluster != "") {
+		// Destroy a deployed sandbox; forget a cluster registered for the run (its servers
+		// are someone else's and keep running).
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if derr := sb.Destroy(cctx, c.Name); derr != nil {
+				err = errors.Join(err, fmt.Errorf("destroy %s: %w", c.Name, derr))
+			}
+		}()
+	}
+	cs := &cellState{sb: &sb, c: c, deployS: deployS, knobs: runKnobs}
+	if sp.IsExisting() {
+		// habench's tables on someone else's cluster are removed after the cells.
+		defer func() {
+			if !cs.prepared {
+				return
+			}
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+			defer cancel()
+			wl, _ := workload.Lookup(r.Scenario.Workload.Test)
+			if target, terr := ClusterTarget(c, "sbtest", nil); terr == nil {
+				if cerr := wl.Cleanup(cctx, target, sw.plan.Options, io.Discard); cerr != nil {
+					err = errors.Join(err, fmt.Errorf("cleanup on %s: %w", c.Name, cerr))
+				}
+			}
+		}()
+		fmt.Fprintf(sw.out, "cluster %s: %s, %s, %s\n", c.Name, c.Spec.Kind, Plural(len(c.Nodes), "node"), c.Binaries.VersionText)
+	}
+	if !sp.IsExisting() {
+		fmt.Fprintf(sw.out, "deployed in %.1fs: %s\n", deployS, c.Binaries.VersionText)
+	}
+	sw.estDone += d.Deploy
+	if sw.plan.Policy.Prepare == PrepareReuse {
+		sw.estDone += d.Prepare
+	}
+	for _, cell := range cells {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		sw.cell(ctx, cs, cell)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// lastDeploymentOf reports whether d is the last deployment of its topology with a cell
+// to run (--keep keeps that one: names are unique while a cluster lives).
+func (sw *sweepRun) lastDeploymentOf(d *Deployment) bool {
+	for _, o := range sw.plan.Deployments[d.Index:] {
+		if o.Spec.Name == d.Spec.Name && slices.ContainsFunc(o.Cells, sw.torun) {
+			return false
+		}
+	}
+	return true
+}
+
+// cellState is what cells of one deployment share.
+type cellState struct {
+	sb       *cluster.Sandbox
+	c        *cluster.Cluster
+	deployS  float64
+	prepared bool
+	// knobs are an existing cluster row's own knobs (a deployed sandbox has them in its spec).
+	knobs []topology.KnobSetting
+}
+
+// cell runs one cell and records it; errors end up in the record.
+func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *Cell) {
+	rec := sw.rec(cell)
+	start := time.Now()
+	sw.ndone++
+	sw.r.Progress.Cell(fmt.Sprintf("cell %d/%d %s", sw.ndone, sw.ntodo, sw.plan.Label(cell)), func() time.Duration { return sw.eta(cell, start, false) })
+	fmt.Fprintf(sw.out, "\n--- cell %d/%d (%d of this run): %s\n", cell.Index, len(sw.plan.Cells), sw.ndone, sw.plan.Label(cell))
+	if rec.Dir != "" {
+		rec.PreviousDirs = append(rec.PreviousDirs, rec.Dir)
+	}
+	now := start.UTC()
+	*rec = CellRecord{Index: rec.Index, Axes: rec.Axes, Topology: rec.Topology, Kind: string(cs.c.Spec.Kind), Flavor: string(cs.c.Spec.Flavor),
+		Version: cs.c.Binaries.Version.String(), Test: rec.Test, Threads: rec.Threads, Links: rec.Links, Repeat: rec.Repeat,
+		Requested: rec.Requested, PreviousDirs: rec.PreviousDirs, Status: StatusRunning, Started: &now, DeployS: cs.deployS}
+	sw.inv.CellsRun = append(sw.inv.CellsRun, cell.Index)
+	sw.save()
+	err := sw.runCell(ctx, cs, cell, rec)
+	fin := time.Now().UTC()
+	rec.Finished = &fin
+	rec.WallS = fin.Sub(start).Seconds()
+	switch {
+	case err == nil:
+		rec.Status = StatusDone
+	case ctx.Err() != nil:
+		rec.Status, rec.Error = StatusFailed, "interrupted: "+err.Error()
+	default:
+		rec.Status, rec.Error = StatusFailed, err.Error()
+		fmt.Fprintf(sw.out, "cell %d failed: %v\n", cell.Index, err)
+	}
+	sw.estDone += cell.Estimate
+	sw.save()
+	if sw.r.OnCell != nil {
+		sw.r.OnCell(*rec)
+	}
+}
+
+// runCell: restart, drop caches, prepare, knobs, run.
+func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec *CellRecord) error {
+	p := sw.plan
+	c := cs.c
+	if p.Policy.Restart {
+		fmt.Fprintf(sw.out, "restarting %s\n", Plural(len(c.Nodes), "server"))
+		if err := RestartCluster(ctx, cs.sb, c); err != nil {
+			return fmt.Errorf("restart: %w", err)
+		}
+	}
+	if p.Policy.DropCaches {
+		if err := DropCaches(); err != nil {
+			return fmt.Errorf("drop caches: %w", err)
+		}
+	}
+	wl, err := workload.Lookup(cell.Test)
+	if err != nil {
+		return err
+	}
+	target, err := ClusterTarget(c, "sbtest", nil)
+	if err != nil {
+		return err
+	}
+	if p.Policy.Prepare == PrepareReprepare && cs.prepared {
+		if err := wl.Cleanup(ctx, target, cell.Options, sw.out); err != nil {
+			return fmt.Errorf("cleanup: %w", err)
+		}
+		cs.prepared = false
+	}
+	if !cs.prepared {
+		if err := wl.Prepare(ctx, target, cell.Options, sw.out); err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		cs.prepared = true
+		if err := waitReplicas(ctx, c, 5*time.Minute); err != nil {
+			return fmt.Errorf("after prepare: %w", err)
+		}
+	}
+	// Option axes: what every node reports now. Knob axes are set by the run (package
+	// knob: SET GLOBAL, read back, restored afterwards) and read from its manifest.
+	rec.ReadBack = map[string]map[string]string{}
+	var knobs []topology.KnobSetting
+	for _, k := range cell.Knobs {
+		for _, st := range k.Settings {
+			knobs = append(knobs, topology.KnobSetting{Name: st.Name, Value: st.Value})
+		}
+	}
+	var optNames []string
+	for _, o := range cell.ServerOptions {
+		for _, st := range o.Settings {
+			optNames = append(optNames, st.Name)
+		}
+	}
+	if len(optNames) > 0 {
+		rb, err := ReadGlobals(ctx, c, optNames)
+		if err != nil {
+			return fmt.Errorf("read back options: %w", err)
+		}
+		maps.Copy(rec.ReadBack, rb)
+	}
+	// values fills the swept values from rec.ReadBack (after the run for knobs).
+	values := func(ran bool) {
+		rec.Values = map[string]string{}
+		for _, as := range append(slices.Clone(cell.ServerOptions), cell.Knobs...) {
+			if !ran && rec.ReadBack[as.Settings[0].Name] == nil {
+				continue // the run failed before its knobs were set
+			}
+			v, warns := readBackValue(p.axisNamed(as.Axis), as.Settings, rec.ReadBack)
+			rec.Values[as.Axis] = v
+			for _, w := range warns {
+				rec.Warnings = append(rec.Warnings, as.Axis+": "+w)
+				fmt.Fprintf(sw.out, "WARNING: %s: %s\n", as.Axis, w)
+			}
+		}
+		if len(rec.ReadBack) == 0 {
+			rec.ReadBack = nil
+		}
+		if len(rec.Values) == 0 {
+			rec.Values = nil
+		}
+	}
+
+	b := &Bench{Workload: wl, Options: cell.Options, Target: target, Cluster: c, ResultsDir: sw.dir,
+		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
+		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb,
+		Extra: map[string]any{"scenario": p.Scenario.Name, "topology": cell.Topology,
+			"cell_index": cell.Index, "axes": cell.Values, "scale": p.Scale}}
+	if p.Scenario.Baseline != "" {
+		b.Extra["baseline"] = p.Scenario.Baseline // for `habench report`
+	}
+	if len(p.Axes) > 1 {
+		// Reports name a sweep's runs "<topology> <cell>"; without a sweep, by topology.
+		b.Extra["cell"] = cellName(p, cell)
+	}
+	if rec.Requested != nil {
+		b.Extra["requested"] = rec.Requested
+	}
+	if len(optNames) > 0 {
+		b.Extra["read_back"] = rec.ReadBack
+	}
+	if !cell.Links.IsZero() && len(c.Nodes) > 1 {
+		if b.Links, err = cell.Links.Build(NodeNames(c)); err != nil {
+			return err
+		}
+	}
+	if cell.Note != "" {
+		rec.Warnings = append(rec.Warnings, cell.Note)
+		b.Extra["note"] = cell.Note
+		rec.Links = "none"
+	}
+	if sw.r.BenchHook != nil {
+		if done := sw.r.BenchHook(b); done != nil {
+			defer done()
+		}
+	}
+	res, err := b.Run(ctx)
+	if res != nil && res.Dir != "" {
+		rec.Dir, _ = filepath.Rel(sw.dir, res.Dir)
+		if len(knobs) > 0 {
+			knobsReadBack(filepath.Join(res.Dir, "manifest.json"), knobs, rec.ReadBack)
+		}
+	}
+	values(err == nil)
+	if res != nil && res.Summary != nil {
+		fillRecord(rec, res.Summary)
+	}
+	return err
+}
+
+// knobsReadBack adds to rb what the run's manifest says each node had in effect for the
+// knobs (knobs.nodes[].effective, read back by package knob after setting them).
+func knobsReadBack(manifest string, knobs []topology.KnobSetting, rb map[string]map[string]string) {
+	var m struct {
+		Knobs *knob.Report `json:"knobs"`
+	}
+	b, err := os.ReadFile(manifest)
+	if err != nil || json.Unmarshal(b, &m) != nil || m.Knobs == nil {
+		return
+	}
+	for _, v := range m.Knobs.Nodes {
+		for _, k := range knobs {
+			if v.Knob == k.Name {
+				if rb[k.Name] == nil {
+					rb[k.Name] = map[string]string{}
+				}
+				rb[k.Name][v.Node] = v.Effective
+			}
+		}
+	}
+}
+
+// cellName names a cell for reports (manifest extra "cell"): "c3 links=0.6ms threads=16",
+// the axes other than the topology.
+func cellName(p *Plan, c *Cell) string {
+	parts := []string{fmt.Sprintf("c%d", c.Index)}
+	for _, a := range p.Axes {
+		if a.Kind != AxisTopology {
+			parts = append(parts, a.Name+"="+c.Values[a.Name])
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func fillRecord(rec *CellRecord, s *Summary) {
+	rec.TPS, rec.QPS, rec.Transactions, rec.IgnoredErrors = s.TPS, s.QPS, s.Transactions, s.IgnoredErrors
+	if s.LatencyMs != nil {
+		rec.LatencyMs = &CellLatency{Avg: s.LatencyMs["avg"], P95: s.LatencyMs["p95"], P99: s.LatencyMs["p99"], Max: s.LatencyMs["max"]}
+	}
+	rec.MaxReplicaLagS = maxReplicaLag(s)
+}
+
+// maxReplicaLag is the largest heartbeat lag of any node but the heartbeat's writer (the
+// first writable node): replicas, group secondaries, the other primaries of a multi-primary
+// group and the other Galera nodes. nil when there is no such node with lag samples.
+func maxReplicaLag(s *Summary) *float64 {
+	var m *float64
+	writer := ""
+	for _, n := range s.Nodes {
+		if writer == "" && topology.Role(n.Role).Writable() {
+			writer = n.Node
+		}
+	}
+	for _, n := range s.Nodes {
+		if n.Node != writer && n.LagMaxS != nil && (m == nil || *n.LagMaxS > *m) {
+			m = n.LagMaxS
+		}
+	}
+	return m
+}
+
+// readBackValue is an axis' value as read back, labelled like the axis' values: for each
+// variable the nodes' common value (or "n1=a;n2=b" when they differ), one value when the
+// axis' values set all their variables alike ("25000", when they also read back alike),
+// else joined by "/" in the axis' order ("1/1"); with a warning per variable whose value
+// differs from the request or between nodes.
+func readBackValue(a *Axis, settings []Setting, rb map[string]map[string]string) (string, []string) {
+	var parts, warns []string
+	for _, st := range settings {
+		byNode := rb[st.Name]
+		var vals []string
+		for _, n := range slices.Sorted(maps.Keys(byNode)) {
+			if !slices.Contains(vals, byNode[n]) {
+				vals = append(vals, byNode[n])
+			}
+		}
+		v := ""
+		switch len(vals) {
+		case 0:
+			v = "?"
+			warns = append(warns, fmt.Sprintf("%s was not read back", st.Name))
+		case 1:
+			v = vals[0]
+			if !SameValue(st.Value, v) {
+				warns = append(warns, fmt.Sprintf("%s: requested %s, the servers report %s", st.Name, st.Value, v))
+			}
+		default:
+			var nv []string
+			for _, n := range slices.Sorted(maps.Keys(byNode)) {
+				nv = append(nv, n+"="+byNode[n])
+			}
+			v = strings.Join(nv, ";")
+			warns = append(warns, fmt.Sprintf("%s: requested %s, the nodes differ: %s", st.Name, st.Value, v))
+		}
+		parts = append(parts, v)
+	}
+	if a != nil && !a.Slash && len(parts) > 1 {
+		same := true
+		for _, p := range parts {
+			same = same && p == parts[0]
+		}
+		if same {
+			return parts[0], warns
+		}
+		var kv []string
+		for i, st := range settings {
+			kv = append(kv, st.Name+"="+parts[i])
+		}
+		return strings.Join(kv, ","), warns
+	}
+	return strings.Join(parts, "/"), warns
+}
+
+// waitReplicas waits until every node of c has applied everything the writer has (GTID
+// positions equal), bounded by timeout; nil at once for a single node.
+func waitReplicas(ctx context.Context, c *cluster.Cluster, timeout time.Duration) error {
+	if len(c.Nodes) < 2 {
+		return nil
+	}
+	b := &Bench{Cluster: c}
+	nodes, closeNodes, err := b.openNodes()
+	if err != nil {
+		return err
+	}
+	defer closeNodes()
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, err = waitConsistent(wctx, c, nodes)
+	return err
+}

@@ -1,0 +1,56 @@
+package experiment
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/habench/habench/topology"
+	"github.com/habench/habench/workload"
+)
+
+func TestMultiWriterIgnore(t *testing.T) {
+	def := func() workload.Options {
+		o := workload.DefaultOptions()
+		return o
+	}
+	o := def()
+	note := multiWriterIgnore(topology.Group, 2, &o)
+	if want := []uint16{1213, 1020, 1205, 3101, 1180}; !slices.Equal(o.IgnoreErrors, want) || !strings.Contains(note, "1213,1020,1205,3101,1180") {
+		t.Errorf("two writers on a group: ignore %v, note %q; want %v and a note naming them", o.IgnoreErrors, note, want)
+	}
+	if !slices.Equal(workload.DefaultIgnoreErrors, []uint16{1213, 1020, 1205}) {
+		t.Errorf("the default list was modified: %v", workload.DefaultIgnoreErrors)
+	}
+	for _, c := range []struct {
+		kind    topology.Kind
+		writers int
+		ignore  []uint16
+	}{
+		{topology.Group, 1, workload.DefaultIgnoreErrors},
+		{topology.Galera, 3, workload.DefaultIgnoreErrors},
+		{topology.Async, 2, workload.DefaultIgnoreErrors},
+		{topology.Group, 3, []uint16{1213}},
+	} {
+		o := def()
+		o.IgnoreErrors = slices.Clone(c.ignore)
+		if note := multiWriterIgnore(c.kind, c.writers, &o); note != "" || !slices.Equal(o.IgnoreErrors, c.ignore) {
+			t.Errorf("%s, %d writers, ignore %v: changed to %v (note %q); want unchanged", c.kind, c.writers, c.ignore, o.IgnoreErrors, note)
+		}
+	}
+}
+
+func TestMaxReplicaLagSkipsOnlyTheHeartbeatWriter(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	galera := &Summary{Nodes: []NodeLag{{Node: "n1", Role: "node", LagMaxS: f(0)}, {Node: "n2", Role: "node", LagMaxS: f(0.4)}, {Node: "n3", Role: "node", LagMaxS: f(0.2)}}}
+	if m := maxReplicaLag(galera); m == nil || *m != 0.4 {
+		t.Errorf("galera: max lag %v, want 0.4 (n2; n1 writes the heartbeat)", m)
+	}
+	async := &Summary{Nodes: []NodeLag{{Node: "n1", Role: "source", LagMaxS: f(9)}, {Node: "n2", Role: "replica", LagMaxS: f(0.1)}, {Node: "n3", Role: "replica"}}}
+	if m := maxReplicaLag(async); m == nil || *m != 0.1 {
+		t.Errorf("async: max lag %v, want 0.1 (the source's own lag does not count)", m)
+	}
+	if m := maxReplicaLag(&Summary{Nodes: []NodeLag{{Node: "n1", Role: "source", LagMaxS: f(0)}}}); m != nil {
+		t.Errorf("single: max lag %v, want nil", *m)
+	}
+}
