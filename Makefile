@@ -11,7 +11,7 @@ TESTENV  := HABENCH_REQUIRE_SERVERS=1
 # Packages run one at a time: real-server tests share 2 cores.
 TESTFLAGS ?= -count=1 -p 1 -timeout 45m
 
-.PHONY: all build deps rootfs rootfs-mariadb test unit demo lint bench bench-netem clean clean-cache
+.PHONY: all build deps rootfs rootfs-mariadb test unit demo lint bench bench-netem bench-deploy clean clean-cache
 
 all: build
 
@@ -55,6 +55,13 @@ bench: deps build
 bench-netem:
 	$(GO) test -tags bench -count=1 -run '^$$' -bench Userspace -benchtime 1x ./netem/
 	$(TESTENV) $(GO) test -tags bench -count=1 -timeout 15m -v -run '^$$' -bench 'LinkZeroDelayTPS|LinkRTTUnderLoad' -benchtime 1x ./experiment/
+
+# Deploy time (root): 3-node group (MySQL 9.7), Galera (MariaDB) and async (both), from
+# nothing to ONLINE / Synced / replicating, DEPLOY_ROUNDS times each (default 3), with
+# per-phase times from the sandbox's log and the load average. About 3 minutes.
+DEPLOY_ROUNDS ?= 3
+bench-deploy:
+	$(TESTENV) $(GO) test -tags bench -count=1 -timeout 30m -v -run '^$$' -bench 'Deploy' -benchtime $(DEPLOY_ROUNDS)x ./cluster/
 
 clean:
 	rm -rf bin

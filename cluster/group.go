@@ -249,13 +249,16 @@ func SwitchGroupModeTo(ctx context.Context, c *Cluster, mode, primary string) er
 // GroupStatus is a one-line summary of a Group Replication cluster as its members report
 // it: the group name (@@group_replication_group_name, the servers' own, also for an
 // existing cluster), the mode, how many members say they are ONLINE and which are
-// PRIMARY, then each member that is not ONLINE or cannot be read, with its state or why:
+// PRIMARY, then each member that is not ONLINE or cannot be read, with its state or why.
+// A member counts as ONLINE when its own row says so and so do the views of a majority of
+// the readable members (a member cut off from the others stays ONLINE in its own row):
 //
 //	group 77b6...: single-primary mode, 2/3 members ONLINE, primary n1; n2 not running
 func (c *Cluster) GroupStatus(ctx context.Context) string {
 	var name, mode string
 	var primaries, others []string
 	online := 0
+	cutOff := c.onlineOnlyInOwnView(ctx)
 	for _, n := range c.Nodes {
 		if !c.Existing() && !n.Running() {
 			others = append(others, n.Name+" not running")
@@ -285,6 +288,10 @@ func (c *Cluster) GroupStatus(ctx context.Context) string {
 		}
 		if m.State != "ONLINE" {
 			others = append(others, n.Name+" "+m.State)
+			continue
+		}
+		if why, ok := cutOff[n.Name]; ok {
+			others = append(others, n.Name+" ONLINE only in its own view ("+why+")")
 			continue
 		}
 		online++

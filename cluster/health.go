@@ -8,6 +8,8 @@ import (
 )
 
 // Health is a one-line health text for node n: "server not running", connection errors,
+// on a group member its state and role and, where its view of the group is not every
+// node ONLINE, what it sees (GroupView.Note: "sees n3 UNREACHABLE"),
 // on a Galera node its wsrep state, cluster status and size (GaleraStatus.String),
 // "ok" (with semi-sync status and acknowledging replicas on a semi-sync source), or the
 // replica threads, Seconds_Behind and last errors from SHOW REPLICA|SLAVE STATUS.
@@ -25,7 +27,13 @@ func (c *Cluster) Health(ctx context.Context, n *Node) string {
 		return "not accepting connections: " + err.Error()
 	}
 	if c.Spec.Kind == topology.Group {
-		return groupHealth(ctx, db, n)
+		h := groupHealth(ctx, db, n)
+		if v, err := c.ReadGroupView(ctx, db); err == nil {
+			if note := v.Note(c, n.Name); note != "" {
+				h += "; " + note
+			}
+		}
+		return h
 	}
 	if c.Spec.Kind == topology.Galera {
 		g, err := ReadGaleraStatus(ctx, db)

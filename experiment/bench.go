@@ -112,6 +112,10 @@ type Manifest struct {
 	// Bench.Run: samples.csv's just before the samplers start, intervals.csv's when the
 	// workload's measurement starts.
 	IntervalsOffsetS float64 `json:"intervals_offset_s"`
+	// SamplesStarted is samples.csv's time zero on the wall clock (UTC), to line samples up
+	// with events outside the run (a partition applied by another command, a node
+	// killed); zero when nothing was sampled.
+	SamplesStarted time.Time `json:"samples_started,omitzero"`
 	// Knobs are the runtime knobs of the run: per node requested, before, effective and,
 	// after the run, restored (see knob.Report).
 	Knobs *knob.Report   `json:"knobs,omitempty"`
@@ -345,6 +349,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	var lastTick time.Duration // start of the newest tick delivered, on the samples clock
 	sampleStart := time.Now()
 	if b.Cluster != nil && len(nodes) > 0 {
+		man.SamplesStarted = sampleStart.UTC()
 		kind := b.Cluster.Spec.Kind
 		samplers := sampler.Default(kind)
 		for _, s := range samplers {

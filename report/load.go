@@ -94,6 +94,7 @@ type Manifest struct {
 	Links            map[string]json.RawMessage `json:"links"`
 	Samplers         []string                   `json:"samplers"`
 	IntervalsOffsetS float64                    `json:"intervals_offset_s"`
+	SamplesStarted   time.Time                  `json:"samples_started"`
 	Extra            map[string]any             `json:"extra"`
 	// Knobs are the run's runtime knobs (manifest "knobs"), nil without knobs.
 	Knobs *Knobs `json:"knobs"`
@@ -367,7 +368,7 @@ func LoadRun(dir string) (*Run, error) {
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(b, &all); err == nil {
 		for _, k := range []string{"habench", "command_line", "started", "finished", "host", "workload", "topology",
-			"cluster", "binaries", "nodes", "links", "samplers", "intervals_offset_s", "extra", "knobs"} {
+			"cluster", "binaries", "nodes", "links", "samplers", "intervals_offset_s", "samples_started", "extra", "knobs"} {
 			delete(all, k)
 		}
 		if len(all) > 0 {

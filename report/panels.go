@@ -20,6 +20,10 @@ const (
 	// ClassThrottle: flow control measured otherwise than as a fraction: Group
 	// Replication's average number of throttled sessions, or its inferred 0/1 throttle.
 	ClassThrottle Class = "throttle"
+	// ClassMembership: how many nodes a node sees in its group or component: Galera's
+	// component size, Group Replication's members ONLINE and UNREACHABLE in each member's
+	// view (membership panel; a partition shows as a step).
+	ClassMembership Class = "membership"
 	// ClassOther: anything else (kept in samples.csv and the generic live gauge only).
 	ClassOther Class = ""
 )
@@ -42,6 +46,7 @@ var Panels = []Panel{
 	{Class: ClassQueue, Title: "backlog and queues per node", YLabel: "transactions, writesets"},
 	{Class: ClassPaused, Title: "flow control: fraction of each second paused", YLabel: "paused fraction", Fraction: true},
 	{Class: ClassThrottle, Title: "flow control: sessions throttled (avg per second; inferred 0/1)", YLabel: "sessions"},
+	{Class: ClassMembership, Title: "membership as each node sees it (Galera component size; group members ONLINE, UNREACHABLE)", YLabel: "nodes"},
 }
 
 // Metric names by class, as the samplers write them (sampler.Metrics). Names not listed
@@ -64,11 +69,14 @@ var (
 	// by the flow-control stats component (MySQL 9.7+), or inferred from the queues and
 	// thresholds without it.
 	ThrottleMetrics = []string{"gr_fc_throttled_sessions_avg", "gr_fc_throttle_inferred"}
+	// MembershipMetrics go on the membership panel: the nodes each node sees (a partition
+	// or an expelled member shows as a step down, UNREACHABLE members as a step up).
+	MembershipMetrics = []string{"galera_cluster_size", "gr_members_online", "gr_members_unreachable"}
 )
 
 // Classify says which panel a sampled metric belongs on. The rule, for samplers to
-// follow: a name in LagMetrics, QueueMetrics, PausedMetrics or ThrottleMetrics is that
-// class; otherwise a
+// follow: a name in LagMetrics, QueueMetrics, PausedMetrics, ThrottleMetrics or
+// MembershipMetrics is that class; otherwise a
 // name ending in "_fraction" that mentions "paused", "throttle" or "flow_control" is
 // ClassPaused (a value in 0..1 per tick); a name containing "queue" (transactions
 // waiting) is ClassQueue; everything else is ClassOther. Error counters
@@ -83,6 +91,8 @@ func Classify(metric string) Class {
 		return ClassPaused
 	case slices.Contains(ThrottleMetrics, metric):
 		return ClassThrottle
+	case slices.Contains(MembershipMetrics, metric):
+		return ClassMembership
 	case strings.HasPrefix(metric, "sampler_errors"):
 		return ClassOther
 	case strings.HasSuffix(metric, "_fraction") &&

@@ -263,6 +263,8 @@ func TestClassify(t *testing.T) {
 		"gr_fc_throttle_inferred": ClassThrottle, "gr_fc_throttle_time_s": ClassOther, "gr_fc_throttle_count": ClassOther,
 		"seconds_behind_source": ClassOther, "applier_lag_s": ClassOther,
 		"sampler_errors_queue": ClassOther, "semisync_on": ClassOther, "cpu_fraction": ClassOther,
+		"galera_cluster_size": ClassMembership, "gr_members_online": ClassMembership, "gr_members_unreachable": ClassMembership,
+		"gr_members_total": ClassOther, "gr_members_recovering": ClassOther, "gr_member_state": ClassOther,
 	} {
 		if got := Classify(metric); got != want {
 			t.Errorf("Classify(%q) = %q, want %q", metric, got, want)
@@ -330,6 +332,12 @@ func TestRunPanels(t *testing.T) {
 	gr.Samples = append(slices.Clone(semi.Samples), Sample{ElapsedS: 2, Node: "n2", Metric: "gr_fc_throttled_sessions_avg", Value: 1.5})
 	if p, _ := runPanels(&gr); len(p) != 6 || p[5].title != Panels[3].Title || p[5].fraction || p[5].lines[0].label != "n2" {
 		t.Errorf("with GR throttle samples: %d panels", len(p))
+	}
+	// Membership last: a member's view of the group, two metrics labelled by name.
+	gr.Samples = append(gr.Samples, Sample{ElapsedS: 2, Node: "n1", Metric: "gr_members_online", Value: 2},
+		Sample{ElapsedS: 2, Node: "n1", Metric: "gr_members_unreachable", Value: 1})
+	if p, _ := runPanels(&gr); len(p) != 7 || p[6].title != Panels[4].Title || len(p[6].lines) != 2 || p[6].lines[1].label != "n1 gr_members_unreachable" {
+		t.Errorf("with GR membership samples: %d panels", len(p))
 	}
 	var ql []string
 	for _, s := range panels[3].lines {

@@ -35,7 +35,7 @@ import (
 //	galera_primary             1 if wsrep_cluster_status is Primary, else 0 (Non-Primary,
 //	                           Disconnected)
 //	galera_local_state         wsrep_local_state: 1 Joining, 2 Donor/Desynced, 3 Joined,
-//	                           4 Synced (0 Undefined; 5 Error on some versions)
+//	                           4 Synced (0 Initialized: e.g. in a non-Primary component; 5 Error on some versions)
 //	galera_ready               1 if wsrep_ready is ON (the node accepts queries), else 0
 //
 // Deltas count from the baseline read in Start (before the workload); without one a node's

@@ -12,9 +12,10 @@ import (
 )
 
 // Group samples MySQL Group Replication on every member, once per tick, from the member's
-// own view of itself (MySQL/Percona 8.0.2+):
+// own view (MySQL/Percona 8.0.2+), in one query:
 //
-//	performance_schema.replication_group_members     its own row (MEMBER_ID = @@server_uuid)
+//	performance_schema.replication_group_members     its own row (MEMBER_ID = @@server_uuid),
+//	                                                 and all rows counted by MEMBER_STATE
 //	performance_schema.replication_group_member_stats its own row (MEMBER_ID = @@server_uuid)
 //
 // Metrics, per member:
@@ -24,6 +25,17 @@ import (
 //	gr_member_role         MEMBER_ROLE as a number: 0 none (not ONLINE), 1 PRIMARY, 2 SECONDARY
 //	gr_member_changes      how often (state, role) changed since the baseline (Start, else
 //	                       the node's first tick): a counter
+//	gr_members_total       rows of the member's replication_group_members: the members in
+//	                       its view of the group (itself included; 1 while it is OFFLINE or
+//	                       in ERROR, as it then lists only itself)
+//	gr_members_online      of those, how many are ONLINE in its view (itself included)
+//	gr_members_recovering  how many are RECOVERING (joining, distributed recovery)
+//	gr_members_unreachable how many are UNREACHABLE: the member has not heard from them for
+//	                       about 5 s (a suspicion); a member cut off from the others sees
+//	                       all of them UNREACHABLE while its own row stays ONLINE, so its
+//	                       gr_member_state alone does not show a partition. Members the
+//	                       majority expelled (group_replication_member_expel_timeout after
+//	                       the suspicion) leave the majority's view: gr_members_total drops.
 //	gr_certifier_queue_trx COUNT_TRANSACTIONS_IN_QUEUE: transactions waiting for conflict
 //	                       detection (certification)
 //	gr_applier_queue_trx   COUNT_TRANSACTIONS_REMOTE_IN_APPLIER_QUEUE: certified remote
@@ -126,12 +138,16 @@ func (*Group) Supports(n Node) bool {
 	return (n.Role == topology.RolePrimary || n.Role == topology.RoleSecondary) && n.Caps.GroupReplication
 }
 
-// memberStatsQuery reads a member's own state, role and certification counters in one row.
+// memberStatsQuery reads a member's own state, role and certification counters, and how
+// many members it sees in each state, in one row.
 const memberStatsQuery = `SELECT COALESCE(m.MEMBER_STATE, 'OFFLINE'), COALESCE(m.MEMBER_ROLE, ''),
  s.COUNT_TRANSACTIONS_IN_QUEUE, s.COUNT_TRANSACTIONS_REMOTE_IN_APPLIER_QUEUE,
  s.COUNT_CONFLICTS_DETECTED, s.COUNT_TRANSACTIONS_CHECKED,
- s.COUNT_TRANSACTIONS_REMOTE_APPLIED, s.COUNT_TRANSACTIONS_LOCAL_ROLLBACK
- FROM (SELECT 1) AS one
+ s.COUNT_TRANSACTIONS_REMOTE_APPLIED, s.COUNT_TRANSACTIONS_LOCAL_ROLLBACK,
+ v.total, v.online, v.recovering, v.unreachable
+ FROM (SELECT COUNT(*) AS total, COALESCE(SUM(MEMBER_STATE = 'ONLINE'), 0) AS online,
+   COALESCE(SUM(MEMBER_STATE = 'RECOVERING'), 0) AS recovering, COALESCE(SUM(MEMBER_STATE = 'UNREACHABLE'), 0) AS unreachable
+   FROM performance_schema.replication_group_members) AS v
  LEFT JOIN performance_schema.replication_group_members AS m ON m.MEMBER_ID = @@server_uuid
  LEFT JOIN performance_schema.replication_group_member_stats AS s ON s.MEMBER_ID = @@server_uuid`
 
@@ -147,14 +163,18 @@ type groupRead struct {
 	applQueue   float64
 	hasFC       bool
 	fcActive    float64
-	at          time.Time
+	// view counts the rows of the member's replication_group_members: total, ONLINE,
+	// RECOVERING, UNREACHABLE.
+	view [4]float64
+	at   time.Time
 }
 
 // read queries member n once.
 func (g *Group) read(ctx context.Context, n Node) (groupRead, error) {
 	r := groupRead{counters: map[string]float64{}}
 	var q, aq, conf, chk, appl, rb sql.NullInt64
-	if err := n.DB.QueryRowContext(ctx, memberStatsQuery).Scan(&r.state, &r.role, &q, &aq, &conf, &chk, &appl, &rb); err != nil {
+	if err := n.DB.QueryRowContext(ctx, memberStatsQuery).Scan(&r.state, &r.role, &q, &aq, &conf, &chk, &appl, &rb,
+		&r.view[0], &r.view[1], &r.view[2], &r.view[3]); err != nil {
 		return r, err
 	}
 	r.at = g.now()
@@ -296,6 +316,10 @@ func (g *Group) Sample(ctx context.Context, _ *Tick, n Node) ([]Sample, error) {
 		{Metric: "gr_member_state", Value: state},
 		{Metric: "gr_member_role", Value: memberRoleCode[r.role]},
 		{Metric: "gr_member_changes", Value: gn.changes},
+		{Metric: "gr_members_total", Value: r.view[0]},
+		{Metric: "gr_members_online", Value: r.view[1]},
+		{Metric: "gr_members_recovering", Value: r.view[2]},
+		{Metric: "gr_members_unreachable", Value: r.view[3]},
 	}
 	if r.hasStats {
 		out = append(out,
