@@ -230,7 +230,22 @@ func SwitchGroupModeTo(ctx context.Context, c *Cluster, mode, primary string) er
 		q = "SELECT group_replication_switch_to_single_primary_mode('" + strings.ReplaceAll(uuid, "'", "") + "')"
 	}
 	var msg sql.NullString
-	aerr := db.QueryRowContext(ctx, q).Scan(&msg)
+	// A configuration change still finishing on some member (the previous switch returns
+	// before every member has completed it) refuses a new one with error 3910
+	// ER_GRP_RPL_UDF_ERROR "already a configuration action being executed": retry for up to 30 s.
+	var aerr error
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		aerr = db.QueryRowContext(ctx, q).Scan(&msg)
+		var me *mysql.MySQLError
+		if aerr == nil || !errors.As(aerr, &me) || me.Number != 3910 || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 	if aerr != nil {
 		aerr = fmt.Errorf("node %s: %s: %w", w.Name, q, aerr)
 	}
