@@ -107,6 +107,9 @@ type Manifest struct {
 	Nodes       []NodeInfo        `json:"nodes"`
 	Links       map[string]any    `json:"links"`
 	Samplers    []string          `json:"samplers,omitempty"`
+	// Warnings are what the run found wrong with its own setup: deploy-time options the
+	// servers do not run with (optionMismatches).
+	Warnings []string `json:"warnings,omitempty"`
 	// IntervalsOffsetS is where intervals.csv's elapsed_s=0 (start of measurement, after
 	// connecting and warmup) lies on samples.csv's clock, in seconds. Both clocks start in
 	// Bench.Run: samples.csv's just before the samplers start, intervals.csv's when the
@@ -288,6 +291,15 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	defer closeNodes()
 
 	man := b.manifest(ctx, started, nodes)
+	if b.Cluster != nil {
+		for _, w := range optionMismatches(b.Cluster.Spec.Options, man.Nodes) {
+			man.Warnings = append(man.Warnings, w)
+			b.log().Warn("server option not in effect as requested", "detail", w)
+			if b.Stdout != nil {
+				fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+			}
+		}
+	}
 	man.Knobs = applied.Report()
 	if res != nil {
 		// Written now and again at the end, so even a killed run says what it was.

@@ -15,6 +15,9 @@ func Report(m *Manifest, s *Summary) string {
 		title = fmt.Sprintf("%s on %s (%s, %s, %s)", title, m.Topology.Name, m.Topology.Kind, Plural(m.Topology.Nodes, "node"), m.Topology.Flavor)
 	}
 	fmt.Fprintf(&b, "# %s\n\n", title)
+	for _, w := range m.Warnings {
+		fmt.Fprintf(&b, "**WARNING: %s**\n\n", w)
+	}
 	fmt.Fprintf(&b, "- habench %s, started %s, finished %s\n", m.Habench["version"], m.Started.Format("2006-01-02 15:04:05 UTC"), m.Finished.Format("15:04:05 UTC"))
 	fmt.Fprintf(&b, "- command: `%s`\n", strings.Join(m.CommandLine, " "))
 	if m.Binaries != nil {

@@ -112,7 +112,7 @@ var Catalog = func() []Entry {
 		Entry{Name: "gcs.fc_factor", Aliases: []string{"fc_factor"}, Method: MethodProvider,
 			Doc: "Galera flow control: resume when the queue falls below fc_factor * fc_limit (0.0-1.0); a wsrep_provider_options key", check: floatRange(0, 1)},
 		Entry{Name: "sync_binlog", Method: MethodSetGlobal, Doc: "binary log fsync every N commit groups (0 = the OS decides, 1 = every commit)", check: intRange(0, math.MaxUint32)},
-		Entry{Name: "innodb_flush_log_at_trx_commit", Method: MethodSetGlobal, Doc: "redo log flush: 1 every commit, 2 write at commit + flush each second, 0 each second", check: oneOf("0", "1", "2")},
+		Entry{Name: "innodb_flush_log_at_trx_commit", Method: MethodSetGlobal, Doc: "redo log flush: 1 every commit, 2 write at commit + flush each second, 0 each second; 3 (MariaDB only, like 1)", check: oneOf("0", "1", "2", "3")},
 		Entry{Name: "innodb_buffer_pool_size", Method: MethodSetGlobal, waitResize: true,
 			Doc:   "InnoDB buffer pool (bytes, or with K/M/G); resized online in chunks: habench waits for the resize and records the size the server settled on",
 			check: size},

@@ -81,7 +81,7 @@ func TestResolveAliasesByCapability(t *testing.T) {
 func TestResolveRefusesBadValues(t *testing.T) {
 	for _, s := range []string{
 		"group_replication_mode=ring", "n2:group_replication_mode=multi-primary", "wsrep_slave_threads=0",
-		"gcs.fc_factor=1.5", "fc_limit=abc", "innodb_flush_log_at_trx_commit=3", "innodb_buffer_pool_size=lots",
+		"gcs.fc_factor=1.5", "fc_limit=abc", "innodb_flush_log_at_trx_commit=4", "innodb_buffer_pool_size=lots",
 		"gcs.fc_limit=16;gcache.size=1G", "evs.x=a'b", "parallel_workers=-1",
 	} {
 		_, err := Resolve(mustKnob(t, s), maria1011)
