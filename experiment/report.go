@@ -98,12 +98,12 @@ func Report(m *Manifest, s *Summary) string {
 		for _, n := range s.Nodes {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %.0f |\n", n.Node, n.Role, ver[n.Node], fmtOpt(n.LagMaxS, "%.3f"), fmtOpt(n.LagAvgS, "%.3f"), fmtOpt(n.BacklogMaxTrx, "%.0f"), n.Samples, n.SamplerErrors)
 		}
-		b.WriteString("\nlag = visibility lag of a heartbeat row the source writes every 100 ms (0 = the node shows the newest one); backlog = transactions committed on the source and not yet applied on the node (includes the heartbeat's 10 writes per second). n/a = not applicable (e.g. backlog on the source) or no sample (node unreachable, sampler failing: see sampler errors).\n")
+		b.WriteString("\nlag = visibility lag of a heartbeat row the writer (the source, primary, or first Galera node) writes every 100 ms (0 = the node shows the newest one); backlog = transactions committed on the writer and not yet applied on the node (includes the heartbeat's 10 writes per second). n/a = not applicable (e.g. backlog on the writer) or no sample (node unreachable, sampler failing: see sampler errors).\n")
 		if s.ReplicasCaught != nil {
 			if *s.ReplicasCaught {
-				b.WriteString("\nAfter the run every replica's executed GTID set equals the source's.\n")
+				b.WriteString("\nAfter the run every node's executed GTID set equals the writer's (gtid_binlog_pos on Galera).\n")
 			} else {
-				b.WriteString("\n**After the run the replicas' GTID sets still differ from the source's.**\n")
+				b.WriteString("\n**After the run some nodes' GTID sets still differ from the writer's.**\n")
 			}
 		}
 	}

@@ -73,7 +73,7 @@ func TestReportAndComparison(t *testing.T) {
 		SemiSync: &SemiSyncSummary{Node: "n1", YesTx: 9, NoTx: 1, SecondsOff: 1}, ReplicasCaught: &ok, DataCheck: "mismatch here"}
 	r := Report(m, s)
 	for _, w := range []string{"(semisync, 1 node, mariadb)", "2 tables x 1000 rows", "14.00 reads / 4.00 writes / 2.00 other",
-		"| n1 | source | 10.11 | n/a |", "| 2.500 |", "## Semi-sync on n1", "| 9 | 1 | 1 |", "every replica's executed GTID set equals", "**warning:** mismatch here", "| sync_binlog | 0 |"} {
+		"| n1 | source | 10.11 | n/a |", "| 2.500 |", "## Semi-sync on n1", "| 9 | 1 | 1 |", "every node's executed GTID set equals the writer's", "**warning:** mismatch here", "| sync_binlog | 0 |"} {
 		if !strings.Contains(r, w) {
 			t.Errorf("report lacks %q:\n%s", w, r)
 		}

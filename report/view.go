@@ -242,9 +242,9 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 		}
 		if s.ReplicasCaught != nil {
 			if *s.ReplicasCaught {
-				add("after the run", "every replica's executed GTID set equals the source's")
+				add("after the run", "every node's executed GTID set equals the writer's")
 			} else {
-				v.Warnings = append(v.Warnings, "after the run the replicas' GTID sets still differ from the source's")
+				v.Warnings = append(v.Warnings, "after the run some nodes' GTID sets still differ from the writer's")
 			}
 		}
 		if len(s.ErrorsByCode) > 0 {

@@ -260,7 +260,7 @@ func TestSysbenchFlow(t *testing.T) {
 		t.Fatalf("want one report.md, got %v", dirs)
 	}
 	rep, _ := os.ReadFile(dirs[0])
-	if !strings.Contains(string(rep), "| n2 | replica |") || !strings.Contains(string(rep), "every replica's executed GTID set equals the source's") {
+	if !strings.Contains(string(rep), "| n2 | replica |") || !strings.Contains(string(rep), "every node's executed GTID set equals the writer's") {
 		t.Errorf("report lacks per-replica lag or the consistency line:\n%s", rep)
 	}
 	var sum struct {

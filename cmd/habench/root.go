@@ -25,7 +25,7 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "habench",
 		Short:         "Benchmark MySQL HA topologies side by side",
-		Long:          "habench deploys MySQL/MariaDB topologies (single, async, semi-sync, Group Replication), runs sysbench-compatible OLTP workloads,\nsamples every node's lag and replication health each second, and writes results and reports.",
+		Long:          "habench deploys MySQL/MariaDB topologies (single, async, semi-sync, Group Replication, Galera), runs sysbench-compatible OLTP workloads,\nsamples every node's lag and replication health each second, and writes results and reports.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
