@@ -213,11 +213,24 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				// The base round trip over the plain bridge was measured by apply; the added
+				// round trip now is the median now minus that base (the request is an added one).
+				base := map[string]float64{}
+				if st != nil && st.Report != nil {
+					for _, r := range st.Report.RTT {
+						base[r.Link] = r.BaseMs
+					}
+				}
 				fmt.Fprintln(w, "measured now:")
 				tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
-				fmt.Fprintln(tw, "LINK\tREQUESTED RTT ms\tACHIEVED median ms\tp99 ms\tFAILED PROBES")
+				fmt.Fprintln(tw, "LINK\tREQUESTED added RTT ms\tBASE ms (at apply)\tmedian ms\tADDED ms\tp99 ms\tFAILED PROBES")
 				for _, r := range rtts {
-					fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%d/%d\n", r.Link, r.Requested.Seconds()*1000, r.Median.Seconds()*1000, r.P99.Seconds()*1000, r.Failed, r.Failed+r.Samples)
+					med := r.Median.Seconds() * 1000
+					b, added := "n/a", "n/a"
+					if v, ok := base[r.Link.String()]; ok && r.Samples > 0 {
+						b, added = fmt.Sprintf("%.3f", v), fmt.Sprintf("%+.3f", med-v)
+					}
+					fmt.Fprintf(tw, "%s\t%.3f\t%s\t%.3f\t%s\t%.3f\t%d/%d\n", r.Link, r.Requested.Seconds()*1000, b, med, added, r.P99.Seconds()*1000, r.Failed, r.Failed+r.Samples)
 				}
 				tw.Flush()
 			}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -148,6 +149,27 @@ func TestNetemApplyShowClear(t *testing.T) {
 	}
 	if r := habench(t, state, "netem", "show", name); r.code != 0 || !strings.Contains(r.stdout, "running") {
 		t.Errorf("show: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	// show --measure: the added round trip now (median now - base at apply) is what was asked.
+	if r := habench(t, state, "netem", "show", name, "--measure"); r.code != 0 || !strings.Contains(r.stdout, "ADDED ms") {
+		t.Errorf("show --measure: %d %s %s", r.code, r.stdout, r.stderr)
+	} else {
+		for link, want := range map[string][2]float64{"n1->n3": {4.5, 7}, "n1->n2": {1.5, 3.5}} {
+			found := false
+			for _, line := range strings.Split(r.stdout[strings.Index(r.stdout, "measured now:"):], "\n") {
+				f := strings.Fields(line)
+				if len(f) == 7 && f[0] == link {
+					found = true
+					added, err := strconv.ParseFloat(strings.TrimPrefix(f[4], "+"), 64)
+					if err != nil || added < want[0] || added > want[1] {
+						t.Errorf("show --measure %s: added %q ms, want %.1f-%.1f: %s", link, f[4], want[0], want[1], line)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("show --measure: no row for %s:\n%s", link, r.stdout)
+			}
+		}
 	}
 	if r := habench(t, state, "status", name); !strings.Contains(r.stdout, "links: --all 1ms --link n1->n3=4ms (userspace backend, in effect") {
 		t.Errorf("status does not show the links: %s", r.stdout)
