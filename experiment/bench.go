@@ -676,9 +676,11 @@ func (b *Bench) allVariables(ctx context.Context, nodes []sampler.Node) map[stri
 	return out
 }
 
-// waitConsistent waits until every node's GTID position equals the writer's, and returns
-// the positions. Error when ctx ends first, or at once when a node stays unreachable for
-// 3 s (a dead server never catches up).
+// waitConsistent waits until every node's GTID position equals the writer's and, in a
+// group, every node is an ONLINE member (a member still RECOVERING can already have the
+// writer's GTID set while it applies its cached transactions); it returns the positions.
+// Error when ctx ends first, or at once when a node stays unreachable for 3 s (a dead
+// server never catches up).
 func waitConsistent(ctx context.Context, c *cluster.Cluster, nodes []sampler.Node) (map[string]string, error) {
 	writer := c.Writer().Name
 	var pos map[string]string
@@ -686,9 +688,16 @@ func waitConsistent(ctx context.Context, c *cluster.Cluster, nodes []sampler.Nod
 	for {
 		pos = map[string]string{}
 		var errs []error
+		notOnline := map[string]string{}
 		for _, n := range nodes {
 			qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			p, err := consistencyPosition(qctx, c, n.DB)
+			if err == nil && c.Spec.Kind == topology.Group {
+				var st string
+				if st, err = groupMemberState(qctx, n.DB); err == nil && st != "ONLINE" {
+					notOnline[n.Name] = st
+				}
+			}
 			cancel()
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
@@ -706,11 +715,14 @@ func waitConsistent(ctx context.Context, c *cluster.Cluster, nodes []sampler.Nod
 		for _, p := range pos {
 			same = same && p == pos[writer]
 		}
-		if same {
+		if same && len(notOnline) == 0 {
 			return pos, nil
 		}
 		select {
 		case <-ctx.Done():
+			if same {
+				return pos, fmt.Errorf("GTID positions equal but members not ONLINE: %v", notOnline)
+			}
 			return pos, fmt.Errorf("GTID positions differ: %v %v", pos, errors.Join(errs...))
 		case <-time.After(200 * time.Millisecond):
 		}
