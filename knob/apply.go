@@ -952,8 +952,10 @@ func RestorePending(ctx context.Context, c *cluster.Cluster, opt Options) ([]Nod
 }
 
 // Show reads knobs (names as for --set, without values) on every node of c. Without names,
-// every catalog knob that exists on these servers (unknown ones skipped). Unknown
-// variables named explicitly read as "(unknown)".
+// every catalog knob that exists on these servers (unknown ones skipped). A variable named
+// explicitly that a node cannot read shows as "(unknown: ER n)" for that node; when no node
+// can read it, the values are still returned together with a *topology.FieldError naming it
+// (joined, one per such name).
 func Show(ctx context.Context, c *cluster.Cluster, names []string) ([]NodeValue, error) {
 	caps := c.Capabilities()
 	explicit := len(names) > 0
@@ -965,6 +967,7 @@ func Show(ctx context.Context, c *cluster.Cluster, names []string) ([]NodeValue,
 	a := &Applied{c: c, dbs: map[string]*sql.DB{}}
 	defer a.closeDBs()
 	var out []NodeValue
+	var unknown []error
 	for _, name := range names {
 		k, err := topology.ParseKnobEntry(name, "x")
 		if err != nil {
@@ -974,6 +977,7 @@ func Show(ctx context.Context, c *cluster.Cluster, names []string) ([]NodeValue,
 		if err != nil {
 			return nil, err
 		}
+		read1, failed := 0, ""
 		for _, n := range c.Nodes {
 			if len(k.Nodes) > 0 && !k.AppliesTo(n.Name) {
 				continue
@@ -989,12 +993,18 @@ func Show(ctx context.Context, c *cluster.Cluster, names []string) ([]NodeValue,
 				if !explicit {
 					continue
 				}
-				v = "(unknown: " + shortErr(err) + ")"
+				failed = shortErr(err)
+				v = "(unknown: " + failed + ")"
+			} else {
+				read1++
 			}
 			out = append(out, NodeValue{Node: n.Name, Knob: name, Variable: t.Label(), Method: t.Method, Effective: v})
 		}
+		if explicit && read1 == 0 && failed != "" {
+			unknown = append(unknown, &topology.FieldError{Field: "NAME", Value: name, Reason: "no node could read it (" + failed + ")"})
+		}
 	}
-	return out, nil
+	return out, errors.Join(unknown...)
 }
 
 func shortErr(err error) string {

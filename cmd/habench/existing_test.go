@@ -229,6 +229,7 @@ func TestExistingClusterLikeSandbox(t *testing.T) {
 	}{
 		{[]string{"knob", "set", exName, "back_log=100"}, "does not restart the servers of existing cluster"},
 		{[]string{"knob", "set", exName, "sync_binlog=3", "no_such_variable_x=1"}, "ER 1193"},
+		{[]string{"knob", "show", exName, "sync_binlog", "no_such_variable_x"}, `NAME "no_such_variable_x": no node could read it (ER 1193)`},
 		{[]string{"netem", "apply", "--cluster", exName, "--all", "1ms"}, "existing cluster"},
 		{append([]string{"sysbench", "oltp_read_write", "run", "--cluster", exName, "--time", "1", "--links", "1ms"}, opts...), "existing cluster"},
 	} {
@@ -239,6 +240,9 @@ func TestExistingClusterLikeSandbox(t *testing.T) {
 	}
 	if v := read(0, "sync_binlog"); v != before[0] {
 		t.Errorf("sync_binlog %s after refused knobs, was %s", v, before[0])
+	}
+	if r := must("knob", "show", exName, "sync_binlog"); strings.Count(r.stdout, "sync_binlog") < 3 || !strings.Contains(r.stdout, "n1  ") {
+		t.Errorf("knob show sync_binlog: want a row per node:\n%s", r.stdout)
 	}
 
 	// Forgetting the existing cluster leaves the servers running.

@@ -101,14 +101,13 @@ func newKnobShowCmd(g *globalOpts) *cobra.Command {
 				return err
 			}
 			vals, err := knob.Show(cmd.Context(), c, args[1:])
-			if err != nil {
-				return err
+			if len(vals) > 0 {
+				knob.PrintShow(cmd.OutOrStdout(), vals)
 			}
-			knob.PrintShow(cmd.OutOrStdout(), vals)
 			if p := knob.Pending(c); p != "" {
 				fmt.Fprintf(cmd.OutOrStdout(), "note: %s\n", p)
 			}
-			return nil
+			return err
 		},
 	}
 }
