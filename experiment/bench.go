@@ -108,8 +108,11 @@ type Manifest struct {
 	Links       map[string]any    `json:"links"`
 	Samplers    []string          `json:"samplers,omitempty"`
 	// Warnings are what the run found wrong with its own setup: deploy-time options the
-	// servers do not run with (optionMismatches).
+	// servers do not run with (optionMismatches), links changed during the run.
 	Warnings []string `json:"warnings,omitempty"`
+	// LinkChanges are the standing links applied or cleared by other commands while the
+	// run went on (nil: none).
+	LinkChanges []LinkChange `json:"link_changes,omitempty"`
 	// IntervalsOffsetS is where intervals.csv's elapsed_s=0 (start of measurement, after
 	// connecting and warmup) lies on samples.csv's clock, in seconds. Both clocks start in
 	// Bench.Run: samples.csv's just before the samplers start, intervals.csv's when the
@@ -360,6 +363,11 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	var smu sync.Mutex
 	var lastTick time.Duration // start of the newest tick delivered, on the samples clock
 	sampleStart := time.Now()
+	// Standing links applied or cleared by another command during the run are recorded.
+	var links *linkWatch
+	if b.Cluster != nil && b.Cluster.Dir() != "" {
+		links = watchLinks(sctx, b.Cluster, sampleStart, standing)
+	}
 	if b.Cluster != nil && len(nodes) > 0 {
 		man.SamplesStarted = sampleStart.UTC()
 		kind := b.Cluster.Spec.Kind
@@ -480,6 +488,20 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	swg.Wait()
 	if samplerErr != nil {
 		b.log().Warn("sampling failed", "err", samplerErr)
+	}
+	if links != nil {
+		changes, err := links.result()
+		if err != nil {
+			b.log().Warn("cannot read the cluster's standing links record", "err", err)
+		}
+		man.LinkChanges = changes
+		if w := linkChangeWarning(changes); w != "" {
+			man.Warnings = append(man.Warnings, w)
+			b.log().Warn("links changed during the run", "changes", len(changes))
+			if b.Stdout != nil {
+				fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+			}
+		}
 	}
 	if err := restoreKnobs(); err != nil && runErr == nil {
 		runErr = err

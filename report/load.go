@@ -98,6 +98,9 @@ type Manifest struct {
 	Extra            map[string]any             `json:"extra"`
 	// Knobs are the run's runtime knobs (manifest "knobs"), nil without knobs.
 	Knobs *Knobs `json:"knobs"`
+	// Warnings are the run's own (manifest "warnings"): deploy-time options the servers do
+	// not run with, standing links applied or cleared during the run.
+	Warnings []string `json:"warnings"`
 	// Other holds top-level keys not listed above, raw.
 	Other map[string]json.RawMessage `json:"-"`
 }
@@ -368,7 +371,7 @@ func LoadRun(dir string) (*Run, error) {
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(b, &all); err == nil {
 		for _, k := range []string{"habench", "command_line", "started", "finished", "host", "workload", "topology",
-			"cluster", "binaries", "nodes", "links", "samplers", "intervals_offset_s", "samples_started", "extra", "knobs"} {
+			"cluster", "binaries", "nodes", "links", "samplers", "intervals_offset_s", "samples_started", "extra", "knobs", "warnings"} {
 			delete(all, k)
 		}
 		if len(all) > 0 {

@@ -614,6 +614,8 @@ func TestKnobsAndOtherManifestKeys(t *testing.T) {
 		"nodes": []map[string]any{{"node": "n1", "knob": "innodb_io_capacity", "variable": "innodb_io_capacity", "method": "runtime",
 			"requested": "150", "before": "200", "effective": "100", "matches": false, "restored": "200"}}}
 	m["future_section"] = map[string]any{"answer": 42}
+	m["warnings"] = []string{"the cluster's links changed during the run: applied `--partition n3` at 3.1 s"}
+	m["link_changes"] = []map[string]any{{"at_s": 3.1, "event": "applied", "request": "--partition n3"}}
 	b, _ := json.Marshal(m)
 	os.WriteFile(filepath.Join(d, "manifest.json"), b, 0o644)
 	res, err := Load(d)
@@ -626,13 +628,18 @@ func TestKnobsAndOtherManifestKeys(t *testing.T) {
 	}
 	h := string(out.HTML)
 	for _, w := range []string{"knob innodb_io_capacity on n1: requested 150, the server runs with 100", "<td class=\"l\">runtime</td>",
-		"future_section (manifest.json)", "<td class=\"l\">answer</td><td class=\"l\">42</td>"} {
+		"future_section (manifest.json)", "<td class=\"l\">answer</td><td class=\"l\">42</td>",
+		"<b>warning:</b> the cluster&#39;s links changed during the run: applied `--partition n3` at 3.1 s",
+		"link_changes (manifest.json)", "<td class=\"l\">--partition n3</td>"} {
 		if !strings.Contains(h, w) {
 			t.Errorf("report.html lacks %q", w)
 		}
 	}
-	if strings.Contains(h, "knobs (manifest.json)") {
-		t.Error("knobs shown raw as well as in their table")
+	if strings.Contains(h, "knobs (manifest.json)") || strings.Contains(h, "warnings (manifest.json)") {
+		t.Error("knobs or warnings shown raw as well as in their own place")
+	}
+	if !strings.Contains(string(out.Markdown), "- **warning:** the cluster's links changed during the run") {
+		t.Errorf("report.md lacks the run's warning:\n%s", out.Markdown)
 	}
 }
 

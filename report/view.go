@@ -258,6 +258,8 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 	if r.Error != "" {
 		v.Warnings = append(v.Warnings, "the run did not complete: "+r.Error+" (its numbers cover only the part that ran)")
 	}
+	// The run's own warnings: server options not in effect, links changed during the run.
+	v.Warnings = append(v.Warnings, m.Warnings...)
 	if k := m.Knobs; k != nil {
 		v.Knobs = k
 		for _, n := range k.Nodes {

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -176,8 +177,10 @@ func runWithPartition(t *testing.T, state, name string, hold time.Duration, stat
 	}
 	pr.dir = filepath.Dir(dirs[0])
 	var man struct {
-		SamplesStarted   time.Time `json:"samples_started"`
-		IntervalsOffsetS float64   `json:"intervals_offset_s"`
+		SamplesStarted   time.Time               `json:"samples_started"`
+		IntervalsOffsetS float64                 `json:"intervals_offset_s"`
+		LinkChanges      []experiment.LinkChange `json:"link_changes"`
+		Warnings         []string                `json:"warnings"`
 	}
 	var sum struct {
 		Consistent *bool `json:"replicas_consistent"`
@@ -193,6 +196,16 @@ func runWithPartition(t *testing.T, state, name string, hold time.Duration, stat
 	pr.consistent = sum.Consistent != nil && *sum.Consistent
 	on := func(x time.Time) float64 { return x.Sub(man.SamplesStarted).Seconds() }
 	pr.applied, pr.clearIssued, pr.cleared = on(applied), on(clearAt), on(clearedAt)
+	// The run records the partition another command applied and cleared while it went on.
+	lc := man.LinkChanges
+	if len(lc) != 2 || lc[0].Event != "applied" || lc[0].Request != "--partition n3" || math.Abs(lc[0].AtS-pr.applied) > 0.01 ||
+		lc[1].Event != "cleared" || lc[1].Request != "--partition n3" || lc[1].AtS < pr.clearIssued || lc[1].AtS > pr.cleared+0.5 {
+		t.Errorf("manifest link_changes %+v: want applied --partition n3 at %.2f s, cleared between %.2f and %.2f s", lc, pr.applied, pr.clearIssued, pr.cleared+0.5)
+	}
+	if !slices.ContainsFunc(man.Warnings, func(w string) bool { return strings.Contains(w, "links changed during the run") }) ||
+		!strings.Contains(pr.stdout, "WARNING: the cluster's links changed during the run") {
+		t.Errorf("no warning that the links changed during the run: manifest %q", man.Warnings)
+	}
 	pr.intervalsOffset = man.IntervalsOffsetS
 	pr.ticks = readTicks(t, pr.dir)
 	f, err := os.Open(filepath.Join(pr.dir, "intervals.csv"))
