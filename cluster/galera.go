@@ -282,3 +282,63 @@ func galeraCommand(c *Cluster, n *Node, args ...string) *exec.Cmd {
 	argv = append(argv, args...)
 	return exec.Command(argv[0], argv[1:]...)
 }
+
+// galeraStartArgs returns the extra server arguments for starting Galera node n: none
+// while another node of c runs (n joins it by IST or SST), else --wsrep-new-cluster, n
+// bootstrapping a new Primary component. Bootstrapping is only safe from a node that has
+// every committed write set, so it is allowed only when n's grastate.dat says
+// safe_to_bootstrap: 1 (Galera writes that on the last node of a cluster to stop cleanly).
+// Error (naming the node to start first) otherwise, e.g. after every node crashed.
+func galeraStartArgs(c *Cluster, n *Node) ([]string, error) {
+	for _, o := range c.Nodes {
+		if o != n && o.Running() {
+			return nil, nil
+		}
+	}
+	safe, seqno, err := readGrastate(n)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: no other node of %s runs, so it would bootstrap the cluster, but its grastate.dat is unreadable: %w", n.Name, c.Name, err)
+	}
+	if safe {
+		return []string{"--wsrep-new-cluster"}, nil
+	}
+	var others []string
+	for _, o := range c.Nodes {
+		if o == n {
+			continue
+		}
+		if s, q, err := readGrastate(o); err == nil {
+			if s {
+				return nil, fmt.Errorf("node %s: no other node of %s runs and %s stopped last (grastate.dat safe_to_bootstrap: 1): start %s first", n.Name, c.Name, o.Name, o.Name)
+			}
+			others = append(others, fmt.Sprintf("%s seqno %d", o.Name, q))
+		}
+	}
+	return nil, fmt.Errorf("node %s: no other node of %s runs and no node is marked safe to bootstrap (grastate.dat safe_to_bootstrap: 0 on all; after a crash): %s seqno %d, %s; bootstrap by hand from the node with the highest seqno (set safe_to_bootstrap: 1 in its grastate.dat)",
+		n.Name, c.Name, n.Name, seqno, strings.Join(others, ", "))
+}
+
+// readGrastate reads safe_to_bootstrap and seqno from node n's datadir/grastate.dat
+// (seqno -1 while the node runs or after a crash).
+func readGrastate(n *Node) (safe bool, seqno int64, err error) {
+	b, err := os.ReadFile(filepath.Join(n.Dir, "data", "grastate.dat"))
+	if err != nil {
+		return false, 0, err
+	}
+	seqno = -1
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "safe_to_bootstrap":
+			safe = strings.TrimSpace(v) == "1"
+		case "seqno":
+			if q, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+				seqno = q
+			}
+		}
+	}
+	return safe, seqno, nil
+}

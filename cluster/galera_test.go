@@ -156,9 +156,44 @@ func TestGaleraDeployWriteRestart(t *testing.T) {
 		t.Errorf("n3 did not rejoin by IST alone; its log since the restart:\n%s", grepLines(restart, "SST"))
 	}
 	db3, _ := c.OpenAdmin(n3)
-	defer db3.Close()
 	if err := db3.QueryRowContext(ctx, "SELECT v FROM probe.t WHERE id=2").Scan(&v); err != nil || v != 2 {
 		t.Errorf("n3 lacks the row written while it was down: %v", err)
+	}
+	db3.Close()
+
+	// The whole cluster stopped, n1 last (its grastate.dat says safe_to_bootstrap: 1). A
+	// node that did not stop last refuses to bootstrap and names n1; n1 bootstraps a new
+	// Primary component and the others join it.
+	for _, db := range dbs {
+		db.Close()
+	}
+	for _, n := range []string{"n2", "n3", "n1"} {
+		if err := s.StopNode(c, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.StartNode(ctx, c, "n2"); err == nil || !strings.Contains(err.Error(), "start n1 first") {
+		t.Fatalf("n2 started first after n1 stopped last: %v, want a refusal naming n1", err)
+	}
+	if c.Node("n2").Running() {
+		t.Fatal("n2 runs after its refused start")
+	}
+	t0 := time.Now()
+	for _, n := range []string{"n1", "n2", "n3"} {
+		if err := s.StartNode(ctx, c, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("whole cluster stopped, started again (n1 bootstraps): %v", time.Since(t0).Round(time.Millisecond))
+	for _, n := range c.Nodes {
+		if g := galeraStatus(t, c, n); !g.Synced() || g.ClusterSize != 3 {
+			t.Errorf("node %s after the full restart: %s", n.Name, g)
+		}
+	}
+	db2, _ := c.OpenAdmin(c.Node("n2"))
+	defer db2.Close()
+	if err := db2.QueryRowContext(ctx, "SELECT COUNT(*) FROM probe.t").Scan(&v); err != nil || v != 2 {
+		t.Errorf("n2 after the full restart: %d rows (%v), want 2", v, err)
 	}
 
 	if err := s.Destroy(ctx, c.Name); err != nil {

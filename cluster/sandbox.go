@@ -848,7 +848,9 @@ func (s *Sandbox) KillNode(c *Cluster, node string) error {
 
 // StartNode starts a stopped node again and waits until it accepts connections; a Galera
 // node also until it has rejoined (Synced in a Primary component, after IST or SST), a Group
-// Replication member until it is ONLINE in its group again (see rejoinGroup).
+// Replication member until it is ONLINE in its group again (see rejoinGroup). When no other
+// node runs, a group member bootstraps the group again and a Galera node bootstraps a new
+// Primary component, the latter only if it stopped last (see galeraStartArgs).
 func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error {
 	if err := c.RefuseExisting("start node " + node); err != nil {
 		return err
@@ -863,7 +865,14 @@ func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error 
 	if s.ReadyTimeout == 0 {
 		s.ReadyTimeout = 90 * time.Second
 	}
-	err := s.startNode(ctx, c, n)
+	var extra []string
+	if c.Spec.Kind == topology.Galera {
+		var err error
+		if extra, err = galeraStartArgs(c, n); err != nil {
+			return err
+		}
+	}
+	err := s.startNode(ctx, c, n, extra...)
 	if err == nil && c.Spec.Kind == topology.Group {
 		err = s.rejoinGroup(ctx, c, n) // start_on_boot is OFF: habench rejoins the member
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/topology"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,11 +35,13 @@ func DropCaches() error {
 
 // RestartCluster stops every server of c cleanly and starts it again, then waits until the
 // topology is whole (cluster.WaitTopologyReady: replicas' threads running, a semi-sync
-// source's acknowledging replicas connected): replicas stopped first and the source last,
-// the source started first and the replicas after it, so they reconnect at once instead of
-// after the connect retry. Kinds single, async and semisync of a sandbox only (a Group
-// Replication or Galera restart needs the kind's own rejoin); error otherwise. Runtime
-// (SET GLOBAL) settings are gone afterwards: the option files' values apply.
+// source's acknowledging replicas connected, every group member ONLINE, every Galera node
+// Synced). The writer (source, primary, first Galera node) stops last and starts first:
+// replicas reconnect at once instead of after the connect retry, the group's primary
+// bootstraps the group again (so it stays the primary) and the Galera node that stopped
+// last (safe_to_bootstrap) bootstraps the new Primary component, the others joining by
+// IST. Sandboxes only; error for existing clusters. Runtime (SET GLOBAL) settings are gone
+// afterwards: the option files' values apply.
 func RestartCluster(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster) error {
 	if err := c.RefuseExisting("restart"); err != nil {
 		return err
@@ -48,17 +49,14 @@ func RestartCluster(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster
 	if !restartable(c.Spec.Kind) {
 		return fmt.Errorf("restarting a %s topology is not supported", c.Spec.Kind)
 	}
-	var order []*cluster.Node // stop order: replicas, then the source
+	w := c.Writer()
+	var order []*cluster.Node // stop order: the others, then the writer
 	for _, n := range c.Nodes {
-		if n.Role == topology.RoleReplica {
+		if n != w {
 			order = append(order, n)
 		}
 	}
-	for _, n := range c.Nodes {
-		if n.Role != topology.RoleReplica {
-			order = append(order, n)
-		}
-	}
+	order = append(order, w)
 	for _, n := range order {
 		if err := sb.StopNode(c, n.Name); err != nil {
 			return err

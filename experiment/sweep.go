@@ -358,8 +358,8 @@ const (
 type CellPolicy struct {
 	// Prepare is reuse (default) or reprepare.
 	Prepare PreparePolicy `yaml:"prepare" json:"prepare"`
-	// Restart stops and starts every server before each cell (sources last down, first
-	// up). Single, async and semi-sync topologies only.
+	// Restart stops and starts every server before each cell (the writer last down, first
+	// up; see RestartCluster). Sandboxes only.
 	Restart bool `yaml:"restart" json:"restart"`
 	// DropCaches writes 3 to /proc/sys/vm/drop_caches before each cell (root only).
 	DropCaches bool `yaml:"drop_caches" json:"drop_caches"`

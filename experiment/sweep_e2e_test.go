@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -156,17 +157,36 @@ sweep:
 	}
 }
 
-// TestSweepCellPolicy: with restart, reprepare and (as root) drop_caches, every cell runs on
-// freshly started servers (new PIDs), the async replica is replicating again after each
-// restart, and the data is prepared again: the run's replicas converge.
+// TestSweepCellPolicy: a 2-cell sweep with restart, reprepare and (as root) drop_caches
+// runs every cell on freshly started servers (new PIDs), the topology is whole again after
+// each restart (the async replica replicating, every group member ONLINE with n1 still the
+// primary, every Galera node Synced after n1 bootstrapped the component), and the data is
+// prepared again: the run's nodes converge.
 func TestSweepCellPolicy(t *testing.T) {
-	testenv.Installation(t, topology.MariaDB)
+	for _, tc := range []struct {
+		prefix string
+		kind   topology.Kind
+		nodes  int
+		flavor topology.Flavor
+	}{
+		{"swp", topology.Async, 2, topology.MariaDB},
+		{"swq", topology.Group, 3, topology.MySQL},
+		{"swr", topology.Galera, 3, topology.MariaDB},
+	} {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			sweepCellPolicy(t, tc.prefix, tc.kind, tc.nodes, tc.flavor)
+		})
+	}
+}
+
+func sweepCellPolicy(t *testing.T, prefix string, kind topology.Kind, nodes int, flavor topology.Flavor) {
+	testenv.Installation(t, flavor)
 	sb := testenv.Sandbox(t)
-	name := testenv.Name("swp")
+	name := testenv.Name(prefix)
 	drop := os.Geteuid() == 0 && experiment.CheckDropCaches() == nil
 	y := `name: swpolicy
 topologies:
-  - {name: ` + name + `, kind: async, nodes: 2, flavor: mariadb}
+  - {name: ` + name + `, kind: ` + string(kind) + `, nodes: ` + strconv.Itoa(nodes) + `, flavor: ` + string(flavor) + `}
 workload:
   test: oltp_write_only
   options: {tables: 1, table-size: 1000, time: 2}
@@ -190,6 +210,9 @@ cell: {prepare: reprepare, restart: true, warmup: 1s, drop_caches: ` + map[bool]
 		for _, n := range cl.Nodes {
 			pids[c.Index] = append(pids[c.Index], n.PID)
 		}
+		if w := cl.Writer().Name; w != "n1" {
+			t.Errorf("cell %d: the writer is %s after the restart, want n1", c.Index, w)
+		}
 	}}
 	dir, _, err := r.Run(ctx)
 	if err != nil {
@@ -207,8 +230,14 @@ cell: {prepare: reprepare, restart: true, warmup: 1s, drop_caches: ` + map[bool]
 			t.Errorf("cell %d: replicas consistent %v, data check %q", c.Index, sum.ReplicasCaught, sum.DataCheck)
 		}
 	}
-	if len(pids[1]) != 2 || len(pids[2]) != 2 || pids[1][0] == pids[2][0] || pids[1][1] == pids[2][1] {
-		t.Errorf("server PIDs per cell %v: want new servers in every cell", pids)
+	if len(pids[1]) != nodes || len(pids[2]) != nodes {
+		t.Fatalf("server PIDs per cell %v", pids)
+	}
+	for i := range nodes {
+		if pids[1][i] == pids[2][i] {
+			t.Errorf("server PIDs per cell %v: want new servers in every cell", pids)
+			break
+		}
 	}
 	if !f.Policy.Restart || f.Policy.Prepare != experiment.PrepareReprepare || f.Policy.DropCaches != drop {
 		t.Errorf("policy recorded %+v", f.Policy)
