@@ -65,7 +65,19 @@ func linkBenchCluster(ctx context.Context, b *testing.B, prefix string, threads 
 	s := testenv.Sandbox(b)
 	s.Network = cluster.NetNamespaces
 	t0 := time.Now()
-	c, err := s.Deploy(ctx, testenv.Spec(b, testenv.Name(prefix), topology.SemiSync, 3, topology.MariaDB))
+	// HABENCH_BENCH_KIND picks the cluster: semisync (default, MariaDB), galera (MariaDB) or
+	// group (MySQL 9.7).
+	kind, flavor := topology.SemiSync, topology.MariaDB
+	switch k := os.Getenv("HABENCH_BENCH_KIND"); k {
+	case "", "semisync":
+	case "galera":
+		kind = topology.Galera
+	case "group":
+		kind, flavor = topology.Group, topology.MySQL
+	default:
+		b.Fatalf("HABENCH_BENCH_KIND %q: want semisync, galera or group", k)
+	}
+	c, err := s.Deploy(ctx, testenv.Spec(b, testenv.Name(prefix), kind, 3, flavor))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -86,8 +98,8 @@ func linkBenchCluster(ctx context.Context, b *testing.B, prefix string, threads 
 	if err := wl.Prepare(ctx, tg, o, nil); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("cluster %s (%s semi-sync, %d nodes, bridge hb-%s) deployed and prepared (%d x %d rows) in %v",
-		c.Name, c.Spec.Flavor, len(c.Nodes), c.Name, o.Tables, o.TableSize, time.Since(t0).Round(time.Second))
+	b.Logf("cluster %s (%s %s, %d nodes, bridge hb-%s) deployed and prepared (%d x %d rows) in %v",
+		c.Name, c.Spec.Flavor, c.Spec.Kind, len(c.Nodes), c.Name, o.Tables, o.TableSize, time.Since(t0).Round(time.Second))
 	return c, eps, wl, tg, o
 }
 
@@ -137,7 +149,7 @@ func (m cpuMeter) since(start cpuMeter) (selfCores, machineBusy float64) {
 }
 
 // BenchmarkLinkZeroDelayTPS measures what the userspace link costs at zero delay: on one
-// 3-node semi-sync cluster it alternates oltp_read_write runs over the plain bridge (A)
+// 3-node semi-sync cluster (HABENCH_BENCH_KIND=galera or group for those) it alternates oltp_read_write runs over the plain bridge (A)
 // and through the userspace link with no impairment (B), A/B/A/B, so drift (another job
 // on the machine, the buffer pool, purge) hits both alike. The client talks to the source
 // over the bridge in both; what goes through the link in B is node-to-node traffic
@@ -224,6 +236,13 @@ func BenchmarkLinkZeroDelayTPS(b *testing.B) {
 				}
 				ss := sum.SemiSync
 				semi := "no semi-sync samples"
+				if len(sum.Galera) > 0 {
+					var ps []string
+					for _, g := range sum.Galera {
+						ps = append(ps, fmt.Sprintf("%s %.3f", g.Node, g.PausedAvg))
+					}
+					semi = "Galera flow-control paused fraction " + strings.Join(ps, ", ")
+				}
 				if ss != nil {
 					tot[mode].ackWait += ss.AvgWaitUs * ss.YesTx
 					tot[mode].ackTx += ss.YesTx
