@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -230,6 +231,9 @@ func TestServe(t *testing.T) {
 
 var metricName = regexp.MustCompile(`\bhabench_[a-z_]+`)
 
+// sampleFilter finds the sample names a query selects with metric=~"a|b" or metric="a".
+var sampleFilter = regexp.MustCompile(`metric=~?"([a-z0-9_|]+)"`)
+
 // TestGrafanaDashboard: the shipped dashboard is valid dashboard JSON and every metric
 // its queries use is one this package produces (fed with every kind of input).
 func TestGrafanaDashboard(t *testing.T) {
@@ -301,6 +305,14 @@ func TestGrafanaDashboard(t *testing.T) {
 			t.Errorf("panel %q: datasource %+v, %d targets", p.Title, p.Datasource, len(p.Targets))
 		}
 		for _, tg := range p.Targets {
+			// Sample names a habench_node_sample query selects must be ones the samplers emit.
+			for _, m := range sampleFilter.FindAllStringSubmatch(tg.Expr, -1) {
+				for _, name := range strings.Split(m[1], "|") {
+					if !slices.ContainsFunc(sampler.Metrics, func(mi sampler.MetricInfo) bool { return mi.Name == name }) {
+						t.Errorf("panel %q: metric=%q is not a sample name (sampler.Metrics)", p.Title, name)
+					}
+				}
+			}
 			names := metricName.FindAllString(tg.Expr, -1)
 			if len(names) == 0 {
 				t.Errorf("panel %q: query %q uses no habench metric", p.Title, tg.Expr)
@@ -315,7 +327,7 @@ func TestGrafanaDashboard(t *testing.T) {
 	}
 	// Every named metric is on the dashboard.
 	for _, n := range []string{Transactions, Queries, Errors, Reconnects, Latency, IntervalTPS, IntervalLatency, Threads,
-		NodeLag, NodeBacklog, NodeQueue, NodePaused, NodeThrottle, RunInfo, RunActive} {
+		NodeLag, NodeBacklog, NodeQueue, NodePaused, NodeThrottle, NodeSample, RunInfo, RunActive} {
 		if !used[n] {
 			t.Errorf("%s is not on the dashboard", n)
 		}
