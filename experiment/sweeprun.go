@@ -686,15 +686,7 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 	b := &Bench{Workload: wl, Options: cell.Options, Target: target, Cluster: c, ResultsDir: sw.dir,
 		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
 		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb,
-		Extra: map[string]any{"scenario": p.Scenario.Name, "topology": cell.Topology,
-			"cell_index": cell.Index, "axes": cell.Values, "scale": p.Scale}}
-	if p.Scenario.Baseline != "" {
-		b.Extra["baseline"] = p.Scenario.Baseline // for `habench report`
-	}
-	if len(p.Axes) > 1 {
-		// Reports name a sweep's runs "<topology> <cell>"; without a sweep, by topology.
-		b.Extra["cell"] = cellName(p, cell)
-	}
+		Extra: cellExtra(p, cell)}
 	if rec.Requested != nil {
 		b.Extra["requested"] = rec.Requested
 	}
@@ -754,6 +746,20 @@ func knobsReadBack(manifest string, knobs []topology.KnobSetting, rb map[string]
 
 // cellName names a cell for reports (manifest extra "cell"): "c3 links=0.6ms threads=16",
 // the axes other than the topology.
+// cellExtra is a cell's manifest "extra": scenario, topology, cell index, axis values,
+// scale, the baseline topology (the scenario's baseline:, else the first topology: the
+// one comparison.md and sweep.json use, so `habench report` picks the same one) and, for
+// a sweep, the cell's name.
+func cellExtra(p *Plan, cell *Cell) map[string]any {
+	e := map[string]any{"scenario": p.Scenario.Name, "topology": cell.Topology,
+		"cell_index": cell.Index, "axes": cell.Values, "scale": p.Scale, "baseline": p.baseline()}
+	if len(p.Axes) > 1 {
+		// Reports name a sweep's runs "<topology> <cell>"; without a sweep, by topology.
+		e["cell"] = cellName(p, cell)
+	}
+	return e
+}
+
 func cellName(p *Plan, c *Cell) string {
 	parts := []string{fmt.Sprintf("c%d", c.Index)}
 	for _, a := range p.Axes {
