@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/topology"
 )
 
@@ -506,5 +507,29 @@ func TestProgressLine(t *testing.T) {
 	nilp.Close()
 	if NewProgress(os.Stderr, true) != nil {
 		t.Error("--quiet must give no progress")
+	}
+}
+
+// TestCellExtraBaseline: without baseline: the first topology is the baseline of
+// comparison.md and sweep.json; every cell's manifest records it, so the report (which
+// otherwise prefers the first single primary) picks the same run.
+func TestCellExtraBaseline(t *testing.T) {
+	y := "name: b\ntopologies:\n  - {name: ba, kind: async, nodes: 2, flavor: mariadb}\n  - {name: bs, kind: single, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
+	for _, c := range []struct{ yaml, want string }{{y, "ba"}, {y + "baseline: bs\n", "bs"}} {
+		p, err := mustParse(t, c.yaml).Plan("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := &report.Results{}
+		for i := range p.Cells {
+			e := cellExtra(p, p.Cells[i])
+			if e["baseline"] != c.want || e["topology"] != p.Cells[i].Topology {
+				t.Errorf("cell %d extra %v, want baseline %s", p.Cells[i].Index, e, c.want)
+			}
+			res.Runs = append(res.Runs, &report.Run{Name: p.Cells[i].Topology, Topology: p.Cells[i].Topology, Manifest: report.Manifest{Extra: e}})
+		}
+		if b, why, err := res.Baseline(""); err != nil || b == nil || b.Name != c.want || p.baseline() != c.want {
+			t.Errorf("report baseline %v (%s, %v), plan baseline %s, want %s", b, why, err, p.baseline(), c.want)
+		}
 	}
 }

@@ -221,20 +221,20 @@ func (f *SweepFile) matches(p *Plan) error {
 	return nil
 }
 
-// runSweep is ScenarioRun.Run: see there.
-func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
-	s := r.Scenario
+// ResumePlan is the plan at scale ("" = full, or the directory's scale when resuming) and,
+// when dir is not "", the sweep.json of the directory being resumed, checked the way
+// `habench run --resume` checks it before anything is deployed: dir must hold a sweep.json
+// written with this very scenario file (same SHA-256), at the same scale, with the same
+// grid. Errors are *topology.FieldError naming --resume or --scale (bad input).
+func (s *Scenario) ResumePlan(dir, scale string) (*Plan, *SweepFile, error) {
 	var file *SweepFile
-	var dir string
-	scale := r.Scale
-	if r.ResumeDir != "" {
+	if dir != "" {
 		var err error
-		dir = r.ResumeDir
 		if file, err = ReadSweepFile(dir); err != nil {
-			return "", nil, &topology.FieldError{Field: "--resume", Value: dir, Reason: "not a sweep directory: " + err.Error()}
+			return nil, nil, &topology.FieldError{Field: "--resume", Value: dir, Reason: "not a sweep directory: " + err.Error()}
 		}
 		if sum := ScenarioSHA256(s.raw); sum != file.ScenarioSHA256 {
-			return "", nil, &topology.FieldError{Field: "--resume", Value: dir, Reason: fmt.Sprintf(
+			return nil, nil, &topology.FieldError{Field: "--resume", Value: dir, Reason: fmt.Sprintf(
 				"it was run with another scenario file (sha256 %.12s, this one %.12s); resume with its copy: habench run %s --resume %s",
 				file.ScenarioSHA256, sum, filepath.Join(dir, file.ScenarioFile), dir)}
 		}
@@ -242,17 +242,28 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 			scale = file.Scale
 		}
 		if scale != file.Scale {
-			return "", nil, &topology.FieldError{Field: "--scale", Value: scale, Reason: fmt.Sprintf("%s was run at scale %s; resume at the same scale", dir, file.Scale)}
+			return nil, nil, &topology.FieldError{Field: "--scale", Value: scale, Reason: fmt.Sprintf("%s was run at scale %s; resume at the same scale", dir, file.Scale)}
 		}
 	}
 	plan, err := s.Plan(scale)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	if file != nil {
 		if err := file.matches(plan); err != nil {
-			return "", nil, &topology.FieldError{Field: "--resume", Value: dir, Reason: err.Error()}
+			return nil, nil, &topology.FieldError{Field: "--resume", Value: dir, Reason: err.Error()}
 		}
+	}
+	return plan, file, nil
+}
+
+// runSweep is ScenarioRun.Run: see there.
+func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
+	s := r.Scenario
+	dir := r.ResumeDir
+	plan, file, err := s.ResumePlan(dir, r.Scale)
+	if err != nil {
+		return "", nil, err
 	}
 	torun := func(c *Cell) bool {
 		return file == nil || file.Cells[c.Index-1].Status != StatusDone
@@ -675,15 +686,7 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 	b := &Bench{Workload: wl, Options: cell.Options, Target: target, Cluster: c, ResultsDir: sw.dir,
 		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
 		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb,
-		Extra: map[string]any{"scenario": p.Scenario.Name, "topology": cell.Topology,
-			"cell_index": cell.Index, "axes": cell.Values, "scale": p.Scale}}
-	if p.Scenario.Baseline != "" {
-		b.Extra["baseline"] = p.Scenario.Baseline // for `habench report`
-	}
-	if len(p.Axes) > 1 {
-		// Reports name a sweep's runs "<topology> <cell>"; without a sweep, by topology.
-		b.Extra["cell"] = cellName(p, cell)
-	}
+		Extra: cellExtra(p, cell)}
 	if rec.Requested != nil {
 		b.Extra["requested"] = rec.Requested
 	}
@@ -743,6 +746,20 @@ func knobsReadBack(manifest string, knobs []topology.KnobSetting, rb map[string]
 
 // cellName names a cell for reports (manifest extra "cell"): "c3 links=0.6ms threads=16",
 // the axes other than the topology.
+// cellExtra is a cell's manifest "extra": scenario, topology, cell index, axis values,
+// scale, the baseline topology (the scenario's baseline:, else the first topology: the
+// one comparison.md and sweep.json use, so `habench report` picks the same one) and, for
+// a sweep, the cell's name.
+func cellExtra(p *Plan, cell *Cell) map[string]any {
+	e := map[string]any{"scenario": p.Scenario.Name, "topology": cell.Topology,
+		"cell_index": cell.Index, "axes": cell.Values, "scale": p.Scale, "baseline": p.baseline()}
+	if len(p.Axes) > 1 {
+		// Reports name a sweep's runs "<topology> <cell>"; without a sweep, by topology.
+		e["cell"] = cellName(p, cell)
+	}
+	return e
+}
+
 func cellName(p *Plan, c *Cell) string {
 	parts := []string{fmt.Sprintf("c%d", c.Index)}
 	for _, a := range p.Axes {

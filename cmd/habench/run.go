@@ -37,24 +37,18 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
 			}
 			out := cmd.OutOrStdout()
 			if dry {
+				// The same checks as the run itself: another scenario file, another scale
+				// or another grid is exit 2 here too.
+				p, f, err := s.ResumePlan(resume, scale)
+				if err != nil {
+					return usageError{err}
+				}
 				var status map[int]string
-				sc := scale
-				if resume != "" {
-					f, err := experiment.ReadSweepFile(resume)
-					if err != nil {
-						return usagef("--resume %q: not a sweep directory: %v", resume, err)
-					}
-					if sc == "" {
-						sc = f.Scale
-					}
+				if f != nil {
 					status = map[int]string{}
 					for _, c := range f.Cells {
 						status[c.Index] = c.Status
 					}
-				}
-				p, err := s.Plan(sc)
-				if err != nil {
-					return usageError{err}
 				}
 				p.Print(out, status)
 				return nil
