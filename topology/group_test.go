@@ -90,6 +90,13 @@ func TestValidateGroup(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Errorf("communication stack XCOM refused: %v", err)
 	}
+	// A group: section on another kind is an error, like galera: (not silently ignored).
+	g := Spec{Name: "a", Kind: Async, Nodes: 2, Flavor: MySQL, Group: GroupOptions{Mode: GroupMultiPrimary}}
+	g.Defaults()
+	var fe *FieldError
+	if err := g.Validate(); !errors.As(err, &fe) || fe.Field != "group.mode" || fe.Reason != "only for kind group" {
+		t.Errorf("async with group.mode: %v, want a FieldError on group.mode", err)
+	}
 	// Other kinds still refuse percona (no sandbox support outside group).
 	a := Spec{Name: "a", Kind: Async, Nodes: 2, Flavor: Percona}
 	a.Defaults()

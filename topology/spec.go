@@ -241,6 +241,8 @@ func (s *Spec) Validate() error {
 		if err := s.validateGroup(); err != nil {
 			return err
 		}
+	} else if s.Group != (GroupOptions{}) {
+		return &FieldError{"group.mode", s.Group.Mode, "only for kind group"}
 	}
 	if _, err := ParseFlavor(string(s.Flavor)); err != nil || (s.Flavor != MySQL && s.Flavor != MariaDB && !(s.Kind == Group && s.Flavor == Percona)) {
 		return &FieldError{"flavor", s.Flavor, "want mysql or mariadb for a sandbox"}
