@@ -952,7 +952,8 @@ func RestorePending(ctx context.Context, c *cluster.Cluster, opt Options) ([]Nod
 }
 
 // Show reads knobs (names as for --set, without values) on every node of c. Without names,
-// every catalog knob that exists on these servers (unknown ones skipped). A variable named
+// every catalog knob of the cluster's kind that exists on these servers (unknown ones
+// skipped). A variable named
 // explicitly that a node cannot read shows as "(unknown: ER n)" for that node; when no node
 // can read it, the values are still returned together with a *topology.FieldError naming it
 // (joined, one per such name).
@@ -961,7 +962,9 @@ func Show(ctx context.Context, c *cluster.Cluster, names []string) ([]NodeValue,
 	explicit := len(names) > 0
 	if !explicit {
 		for _, e := range Catalog {
-			names = append(names, e.Name)
+			if catalogKindApplies(e.Name, c.Spec.Kind) {
+				names = append(names, e.Name)
+			}
 		}
 	}
 	a := &Applied{c: c, dbs: map[string]*sql.DB{}}
@@ -1005,6 +1008,18 @@ func Show(ctx context.Context, c *cluster.Cluster, names []string) ([]NodeValue,
 		}
 	}
 	return out, errors.Join(unknown...)
+}
+
+// catalogKindApplies: Group Replication knobs are shown for groups only and Galera ones
+// (wsrep_*, gcs.*) for Galera only; MariaDB has the wsrep variables on every server.
+func catalogKindApplies(name string, k topology.Kind) bool {
+	switch {
+	case strings.HasPrefix(name, "group_replication_"):
+		return k == topology.Group
+	case strings.HasPrefix(name, "wsrep_"), strings.HasPrefix(name, "gcs."):
+		return k == topology.Galera
+	}
+	return true
 }
 
 func shortErr(err error) string {

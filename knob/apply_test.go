@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,21 @@ func TestApplyReadBackRestore(t *testing.T) {
 			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("kna"+string(f[:2])), topology.Async, 2, f))
 			if err != nil {
 				t.Fatal(err)
+			}
+			// knob show without names: the catalog knobs of an async cluster, not the wsrep
+			// variables every MariaDB server has, nor Group Replication's.
+			shown, err := knob.Show(ctx, c, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, v := range shown {
+				names = append(names, v.Knob)
+			}
+			if !slices.Contains(names, "sync_binlog") || slices.ContainsFunc(names, func(n string) bool {
+				return strings.HasPrefix(n, "wsrep_") || strings.HasPrefix(n, "gcs.") || strings.HasPrefix(n, "group_replication_")
+			}) {
+				t.Errorf("knob show on async %s: %v", f, names)
 			}
 			workers := c.Capabilities().ParallelWorkersVar()
 			vars := []string{"sync_binlog", "innodb_flush_log_at_trx_commit", "innodb_buffer_pool_size", workers, "max_connections"}
