@@ -95,6 +95,26 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 	if len(knobs) > 0 && o.cluster == "" {
 		return usagef("--set %q: needs --cluster (habench restores what it set only on clusters it knows)", o.knobs[0])
 	}
+	if o.cluster == "" {
+		// Flags that only mean something for a cluster habench knows would be ignored.
+		if len(o.nodes) > 0 {
+			return usagef("--nodes %q: needs --cluster (without it, --mysql-host and --mysql-port choose the servers)", strings.Join(o.nodes, ","))
+		}
+		if cmd.Flags().Changed("catch-up-timeout") {
+			return usagef("--catch-up-timeout %q: needs --cluster (it waits for a cluster's replicas)", o.catchUp)
+		}
+	}
+	if o.keep && len(knobs) == 0 {
+		return usagef("--keep-knobs: needs --set (it keeps the values --set gives)")
+	}
+	if o.catchUp <= 0 {
+		return usagef("--catch-up-timeout %q: want a duration > 0, e.g. 2m", o.catchUp)
+	}
+	if o.results != "" {
+		if fi, err := os.Stat(o.results); err == nil && !fi.IsDir() {
+			return usagef("--results %q: not a directory", o.results)
+		}
+	}
 	var c *cluster.Cluster
 	var target workload.Target
 	if o.cluster != "" {
