@@ -213,7 +213,9 @@ func TestNameAndPortInUse(t *testing.T) {
 		t.Errorf("existing cluster damaged by the refused deploy: %d %s %s", st.code, st.stdout, st.stderr)
 	}
 	// The server itself refuses an option: bad input, said once, nothing left.
-	for opt, want := range map[string]string{"no_such_variable=1": `options "no_such_variable"`, "innodb_buffer_pool_size=lots": `options.innodb_buffer_pool_size "lots"`} {
+	for opt, want := range map[string]string{"no_such_variable=1": `options "no_such_variable"`, "innodb_buffer_pool_size=lots": `options.innodb_buffer_pool_size "lots"`,
+		// refused while parsing options, before error.log is open: on the server's stderr
+		"sync_binlog=-5": `options.sync_binlog "-5"`} {
 		r = habench(t, state, "deploy", "--name", cu2, "--kind", "async", "--nodes", "2", "--option", opt)
 		if r.code != 2 || !strings.Contains(r.stderr, want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("--option %s: exit %d stderr %q, want 2 and one line with %s", opt, r.code, r.stderr, want)
