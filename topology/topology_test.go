@@ -146,6 +146,8 @@ func TestValidate(t *testing.T) {
 		{func(s *Spec) { s.Kind = SemiSync; s.SemiSync.WaitForReplicas = 3 }, "semisync.wait_for_replicas"},
 		{func(s *Spec) { s.Kind = SemiSync; s.SemiSync.WaitForReplicas = 2 }, "semisync.wait_for_replicas"}, // MariaDB waits for 1
 		{func(s *Spec) { s.Options = map[string]string{"bad name;": "1"} }, "options"},
+		{func(s *Spec) { s.Knobs = map[string]string{"n4:sync_binlog": "0"} }, "knob"}, // 3 nodes
+		{func(s *Spec) { s.Kind = Single; s.Nodes = 1; s.Knobs = map[string]string{"n1,n2:sync_binlog": "0"} }, "knob"},
 	}
 	for i, c := range cases {
 		s := validSpec()
