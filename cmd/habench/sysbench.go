@@ -110,10 +110,8 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 	if o.catchUp <= 0 {
 		return usagef("--catch-up-timeout %q: want a duration > 0, e.g. 2m", o.catchUp)
 	}
-	if o.results != "" {
-		if fi, err := os.Stat(o.results); err == nil && !fi.IsDir() {
-			return usagef("--results %q: not a directory", o.results)
-		}
+	if err := checkResultsDir(o.results); err != nil {
+		return err
 	}
 	var c *cluster.Cluster
 	var target workload.Target
@@ -194,4 +192,16 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		return fmt.Errorf("interrupted: %w", err)
 	}
 	return err
+}
+
+// checkResultsDir refuses a --results path that exists and is not a directory (a
+// results directory could not be made under it); "" and paths still to be made are fine.
+func checkResultsDir(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		return usagef("--results %q: not a directory", path)
+	}
+	return nil
 }
