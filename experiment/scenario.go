@@ -158,8 +158,9 @@ func ParseScenario(b []byte) (*Scenario, error) {
 		return nil, &topology.FieldError{Field: "cell.prepare", Value: s.Cell.Prepare, Reason: "want reuse or reprepare"}
 	}
 	s.raw = slices.Clone(b)
-	// Every scale must expand, whichever one is run.
-	for _, sc := range ScaleNames() {
+	// Every scale must expand, whichever one is run; the file as written first, so that
+	// its own errors are not reported as a scale's.
+	for _, sc := range []string{ScaleFull, ScaleSmall, ScaleMedium} {
 		if _, err := s.Plan(sc); err != nil {
 			if sc != ScaleFull {
 				return nil, fmt.Errorf("scale %s: %w", sc, err)

@@ -246,6 +246,12 @@ func TestSweepParseErrors(t *testing.T) {
 			t.Errorf("%q:\n got %v\nwant it to contain %s", in, err, want)
 		}
 	}
+	// An error of the file as written is reported as such, not as a scale profile's.
+	for _, in := range []string{base + "sweep:\n  topology: [zz]\n", base + "sweep:\n  links: [none, 5]\n", base + "sweep:\n  test: [oltp_x]\n"} {
+		if _, err := ParseScenario([]byte(in)); err == nil || strings.HasPrefix(err.Error(), "scale ") {
+			t.Errorf("%q: got %v, want an error without a scale prefix", in, err)
+		}
+	}
 }
 
 // TestScaleProfiles: small and medium cap the file's sizes (ScaleCaps), the file's own
