@@ -259,6 +259,18 @@ func TestYAMLErrorsInUserTerms(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "want a duration like 10s") || strings.Contains(err.Error(), "time.Duration") {
 		t.Errorf("bad duration: %v", err)
 	}
+	for in, want := range map[string]string{
+		"name: y1\nknobs: {sync_binlog: [1]}\n": "line 2: a list: want a single value",
+		"name: y1\noptions: [sync_binlog]\n":    "line 2: a list: want a mapping of name: value",
+		"name: y1\nkind: [single]\n":            "line 2: a list: want a kind (single, async",
+		"name: y1\ninstallation: system\n":      "line 2: value system: want a mapping with kind and path",
+		"vm\n":                                  "line 1: value vm: want a topology (a mapping",
+	} {
+		_, err := ParseSpecYAML([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "!!") {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
 }
 
 func TestSemiSyncJSONRoundTrip(t *testing.T) {
