@@ -142,6 +142,7 @@ func TestBadInput(t *testing.T) {
 		{"keep-knobs without set", []string{"sysbench", "oltp_read_write", "run", "--keep-knobs", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--keep-knobs", "needs --set"}},
 		{"results is a file", []string{"sysbench", "oltp_read_write", "run", "--results", "/etc/hostname", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--results", `"/etc/hostname"`, "not a directory"}},
 		{"run results is a file", []string{"run", "../../scenarios/quick.yaml", "--results", "/etc/hostname"}, []string{"--results", `"/etc/hostname"`, "not a directory"}},
+		{"netem apply with the cluster as argument", []string{"netem", "apply", "bk8", "--all", "1ms"}, []string{`"bk8"`, "--cluster bk8"}},
 		{"links on prepare", []string{"sysbench", "oltp_read_write", "prepare", "--links", "1ms"}, []string{"--links", "only for run"}},
 		{"multi-line option value", []string{"deploy", "--name", "bk7", "--option", "sync_binlog=1\nserver_id=1"}, []string{"options.sync_binlog"}},
 		{"reserved option", []string{"deploy", "--name", "bk7", "--option", "server_id=7"}, []string{"options", `"server_id"`}},
