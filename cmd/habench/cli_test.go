@@ -214,6 +214,11 @@ func TestNameAndPortInUse(t *testing.T) {
 	if st.code != 0 || !strings.Contains(st.stdout, " ok") {
 		t.Errorf("existing cluster damaged by the refused deploy: %d %s %s", st.code, st.stdout, st.stderr)
 	}
+	// --links on a 1-node cluster: no link to impair (netns as root; loopback otherwise).
+	r = habench(t, state, "sysbench", "oltp_read_write", "run", "--cluster", cu1, "--links", "1ms", "--time", "1")
+	if r.code != 2 || !strings.Contains(r.stderr, `--links "1ms"`) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Errorf("--links on a 1-node cluster: exit %d stderr %q, want 2 and one line naming --links", r.code, r.stderr)
+	}
 	// The server itself refuses an option: bad input, said once, nothing left.
 	for opt, want := range map[string]string{"no_such_variable=1": `options "no_such_variable"`, "innodb_buffer_pool_size=lots": `options.innodb_buffer_pool_size "lots"`,
 		// refused while parsing options, before error.log is open: on the server's stderr

@@ -164,6 +164,9 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		if c.Network != "netns" {
 			return &topology.FieldError{Field: "--links", Value: o.links, Reason: "cluster " + c.Name + " runs on loopback; impairing links needs a netns sandbox (root)"}
 		}
+		if len(c.Nodes) < 2 {
+			return &topology.FieldError{Field: "--links", Value: o.links, Reason: fmt.Sprintf("cluster %s has %d node: there is no link between nodes to impair", c.Name, len(c.Nodes))}
+		}
 		if links, err = experiment.UniformLinks(c, imp); err != nil {
 			return err
 		}
