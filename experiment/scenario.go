@@ -76,6 +76,13 @@ func ParseScenario(b []byte) (*Scenario, error) {
 		if err := t.Validate(); err != nil {
 			return nil, fmt.Errorf("topologies[%d]: %w", i, err)
 		}
+		if t.IsExisting() {
+			// dsns registered for the run: bad ones (syntax, or outside this machine's
+			// network rule) are bad input now, not a failed cell after the run has begun.
+			if _, err := cluster.ExistingNodes(*t); err != nil {
+				return nil, fmt.Errorf("topologies[%d]: %w", i, err)
+			}
+		}
 		if seen[t.Name] {
 			return nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].name", i), Value: t.Name, Reason: "used twice"}
 		}
