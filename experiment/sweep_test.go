@@ -235,6 +235,8 @@ func TestSweepParseErrors(t *testing.T) {
 		base + "cell:\n  warmup: soon\n":                                                     `line 8: duration "soon": want a duration like 10s`,
 		base + "cell:\n  drop_cache: true\n":                                                 `line 8: unknown key "drop_cache"`,
 		base + "  options: {warmup-time: 3}\ncell: {warmup: 2s}\n":                           `cell.warmup "2s": workload.options.warmup-time is set too`,
+		base + "  options: {time: 0}\n":                                                      `workload.time "0": with events 0 a cell would never end`,
+		base + "  options: {time: 10}\nscales:\n  medium: {workload: {time: 0}}\n":           `scales.medium.workload.time "0": with events 0`,
 		base + "scales:\n  tiny: {}\n":                                                       `line 8: unknown key "tiny"`,
 		base + "scales:\n  small: {workload: {threads: 0}}\n":                                `scale small: scales.small.workload: --threads "0"`,
 		base + "scales:\n  small: {workload: {colour: 1}}\n":                                 `scales.small.workload.colour "1"`,
