@@ -140,6 +140,7 @@ func TestBadInput(t *testing.T) {
 		{"catch-up timeout without cluster", []string{"sysbench", "oltp_read_write", "run", "--catch-up-timeout", "5m", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--catch-up-timeout", `"5m0s"`, "needs --cluster"}},
 		{"negative catch-up timeout", []string{"sysbench", "oltp_read_write", "run", "--cluster", "x", "--catch-up-timeout", "-1s"}, []string{"--catch-up-timeout", `"-1s"`}},
 		{"keep-knobs without set", []string{"sysbench", "oltp_read_write", "run", "--keep-knobs", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--keep-knobs", "needs --set"}},
+		{"keep-knobs on prepare", []string{"sysbench", "oltp_read_write", "prepare", "--keep-knobs", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--keep-knobs", "needs --set"}},
 		{"results is a file", []string{"sysbench", "oltp_read_write", "run", "--results", "/etc/hostname", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--results", `"/etc/hostname"`, "not a directory"}},
 		{"run results is a file", []string{"run", "../../scenarios/quick.yaml", "--results", "/etc/hostname"}, []string{"--results", `"/etc/hostname"`, "not a directory"}},
 		{"netem apply with the cluster as argument", []string{"netem", "apply", "bk8", "--all", "1ms"}, []string{`"bk8"`, "--cluster bk8"}},

@@ -104,9 +104,6 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 			return usagef("--catch-up-timeout %q: needs --cluster (it waits for a cluster's replicas)", o.catchUp)
 		}
 	}
-	if o.keep && len(knobs) == 0 {
-		return usagef("--keep-knobs: needs --set (it keeps the values --set gives)")
-	}
 	if o.catchUp <= 0 {
 		return usagef("--catch-up-timeout %q: want a duration > 0, e.g. 2m", o.catchUp)
 	}
@@ -138,6 +135,9 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		if target, err = o.conn.Target(); err != nil {
 			return usageError{err}
 		}
+	}
+	if o.keep && len(knobs) == 0 && (c == nil || len(c.Spec.Knobs) == 0) {
+		return usagef("--keep-knobs: needs --set, or a cluster with knobs: (it keeps the values they set)")
 	}
 	ctx := cmd.Context()
 	out := cmd.OutOrStdout()
