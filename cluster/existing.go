@@ -404,15 +404,10 @@ func InferTopology(facts []*NodeFacts, addrs []string) (topology.Kind, []topolog
 // and flavor hints against what it found, and writes state.json under the state
 // directory. Nothing is deployed, started or changed on the servers. Errors on bad input
 // are *topology.FieldError (name taken, bad DSN, host not allowed, hint mismatch).
-func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, error) {
-	spec.Provider = topology.ProviderExisting
-	spec.Defaults()
-	if err := spec.Validate(); err != nil {
-		return nil, err
-	}
-	if len(spec.DSNs) == 0 {
-		return nil, &topology.FieldError{Field: "dsns", Value: spec.Cluster, Reason: "register needs the nodes' dsns (cluster: refers to a cluster already registered)"}
-	}
+// ExistingNodes checks an existing spec's dsns without connecting (syntax, TCP, IP
+// addresses within this machine's network rule, one user and password for all, no address
+// twice) and returns the nodes. Errors are *topology.FieldError on "dsns[i]".
+func ExistingNodes(spec topology.Spec) ([]ExistingNode, error) {
 	var nodes []ExistingNode
 	for i, d := range spec.DSNs {
 		n, err := ParseExistingDSN(fmt.Sprintf("dsns[%d]", i), d, spec.User, spec.Password)
@@ -428,6 +423,22 @@ func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, e
 			}
 		}
 		nodes = append(nodes, n)
+	}
+	return nodes, nil
+}
+
+func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, error) {
+	spec.Provider = topology.ProviderExisting
+	spec.Defaults()
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if len(spec.DSNs) == 0 {
+		return nil, &topology.FieldError{Field: "dsns", Value: spec.Cluster, Reason: "register needs the nodes' dsns (cluster: refers to a cluster already registered)"}
+	}
+	nodes, err := ExistingNodes(spec)
+	if err != nil {
+		return nil, err
 	}
 	dir := s.clusterDir(spec.Name)
 	if _, err := os.Stat(dir); err == nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -494,6 +495,9 @@ func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...s
 		return err
 	}
 	defer out.Close()
+	// The server reports options it refuses while parsing them, before it opens
+	// error.log, on stderr: remember where this start's output begins.
+	outStart, _ := out.Seek(0, io.SeekEnd)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if c.Spec.Kind == topology.Galera {
@@ -520,7 +524,7 @@ func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...s
 		return nil
 	case werr := <-exited:
 		pcancel()
-		log := readFile(filepath.Join(n.Dir, "error.log"))
+		log := readFile(filepath.Join(n.Dir, "error.log")) + readFrom(filepath.Join(n.Dir, "mysqld.out"), outStart)
 		if fe := optionError(log); fe != nil {
 			return fe
 		}
@@ -956,6 +960,20 @@ func errorLines(log string) string {
 }
 
 func readFile(p string) string { b, _ := os.ReadFile(p); return string(b) }
+
+// readFrom returns file p from byte offset off on ("" when it cannot be read).
+func readFrom(p string, off int64) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(f)
+	return string(b)
+}
 
 func tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

@@ -36,14 +36,16 @@ workload: {test: oltp_read_write}
 	}
 	base := "name: x\nworkload: {test: oltp_read_write}\ntopologies:\n"
 	for in, want := range map[string]string{
-		base + "  - {name: a, kind: single, flavor: mariadb, knobs: {\"n1;x\": 1}}\n":     `topologies[0]: knobs.n1;x`,
-		base + "  - {name: a, kind: single, flavor: mariadb, knobs: {sync_binlog: ''}}\n": "empty value",
-		base + "  - {name: e, provider: existing}\n":                                      "dsns",
-		base + "  - {provider: existing, cluster: r, dsns: [x]}\n":                        "give cluster or dsns",
-		base + "  - {provider: existing, cluster: r, options: {a: 1}}\n":                  "options",
-		base + "  - {provider: existing, cluster: r}\nlinks: 1ms\n":                       "topologies[0].provider",
-		base + "  - {name: a, kind: single, flavor: mariadb, dsns: [x]}\n":                "only with provider: existing",
-		base + "  - {name: a, kind: single, flavor: mariadb, provider: cloud}\n":          `provider "cloud"`,
+		base + "  - {name: a, kind: single, flavor: mariadb, knobs: {\"n1;x\": 1}}\n":        `topologies[0]: knobs.n1;x`,
+		base + "  - {name: a, kind: single, flavor: mariadb, knobs: {sync_binlog: ''}}\n":    "empty value",
+		base + "  - {name: e, provider: existing}\n":                                         "dsns",
+		base + "  - {provider: existing, cluster: r, dsns: [x]}\n":                           "give cluster or dsns",
+		base + "  - {provider: existing, cluster: r, options: {a: 1}}\n":                     "options",
+		base + "  - {provider: existing, cluster: r}\nlinks: 1ms\n":                          "topologies[0].provider",
+		base + "  - {name: a, kind: single, flavor: mariadb, dsns: [x]}\n":                   "only with provider: existing",
+		base + "  - {name: a, kind: single, flavor: mariadb, provider: cloud}\n":             `provider "cloud"`,
+		base + "  - {name: e, provider: existing, dsns: [garbage]}\n":                        `topologies[0]: dsns[0] "garbage"`,
+		base + "  - {name: e, provider: existing, dsns: [\"u:pw@tcp(192.0.2.10:3306)/\"]}\n": `topologies[0]: dsns[0] "u:***@tcp(192.0.2.10:3306)/": host 192.0.2.10: habench only connects to 127.0.0.0/8`,
 	} {
 		_, err := ParseScenario([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {

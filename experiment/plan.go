@@ -146,6 +146,10 @@ func (s *Scenario) Plan(scale string) (*Plan, error) {
 	if err := o.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", field("workload"), err)
 	}
+	if o.Time == 0 && o.Events == 0 {
+		// sysbench runs until interrupted; a scenario's cells must end for the next to run.
+		return nil, &topology.FieldError{Field: field("workload.time"), Value: "0", Reason: "with events 0 a cell would never end: give time > 0 or events > 0"}
+	}
 	w := Duration(o.Warmup)
 	p.Policy.Warmup = &w
 

@@ -76,6 +76,13 @@ func ParseScenario(b []byte) (*Scenario, error) {
 		if err := t.Validate(); err != nil {
 			return nil, fmt.Errorf("topologies[%d]: %w", i, err)
 		}
+		if t.IsExisting() {
+			// dsns registered for the run: bad ones (syntax, or outside this machine's
+			// network rule) are bad input now, not a failed cell after the run has begun.
+			if _, err := cluster.ExistingNodes(*t); err != nil {
+				return nil, fmt.Errorf("topologies[%d]: %w", i, err)
+			}
+		}
 		if seen[t.Name] {
 			return nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].name", i), Value: t.Name, Reason: "used twice"}
 		}
@@ -158,8 +165,9 @@ func ParseScenario(b []byte) (*Scenario, error) {
 		return nil, &topology.FieldError{Field: "cell.prepare", Value: s.Cell.Prepare, Reason: "want reuse or reprepare"}
 	}
 	s.raw = slices.Clone(b)
-	// Every scale must expand, whichever one is run.
-	for _, sc := range ScaleNames() {
+	// Every scale must expand, whichever one is run; the file as written first, so that
+	// its own errors are not reported as a scale's.
+	for _, sc := range []string{ScaleFull, ScaleSmall, ScaleMedium} {
 		if _, err := s.Plan(sc); err != nil {
 			if sc != ScaleFull {
 				return nil, fmt.Errorf("scale %s: %w", sc, err)

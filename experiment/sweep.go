@@ -264,6 +264,9 @@ func decodeSettingsAxis(a *Axis, v *yaml.Node, field string) error {
 			if err != nil {
 				return err
 			}
+			if it.Value == "" {
+				return lineError(it.Line, field, it.Value, "want a list of plain values, e.g. [0, 1], or of mappings variable: value")
+			}
 			a.Values = append(a.Values, AxisValue{Label: it.Value, Settings: []Setting{{name, it.Value}}, Line: it.Line})
 		case yaml.MappingNode:
 			if !labelRE.MatchString(suffix) {
@@ -294,6 +297,9 @@ func decodeSettingsAxis(a *Axis, v *yaml.Node, field string) error {
 		default:
 			return lineError(it.Line, field, "", "want a list of values, or of mappings variable: value")
 		}
+	}
+	if len(a.Values) == 0 {
+		return nil // the caller says: want at least one value
 	}
 	// Several-variable values must all set the same variables, so cells differ only in values.
 	for _, av := range a.Values[1:] {

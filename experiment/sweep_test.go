@@ -216,6 +216,10 @@ func TestSweepParseErrors(t *testing.T) {
 		base + "sweep:\n  knob.sync+binlog: [0]\n":                     `sweep.knob.sync+binlog "sync+binlog": not a variable name`,
 		base + "sweep:\n  knob.d: [{\"n2:sync_binlog\": 1}]\n":         `sweep.knob.d "n2:sync_binlog": not a variable name (a knob axis sets every node`,
 		base + "sweep:\n  knob.d:\n    - {a: 1, b: 1}\n    - {a: 0}\n": `line 10: sweep.knob.d "a=0": every value must set the same variables`,
+		base + "sweep:\n  knob.sync_binlog: []\n":                      `line 8: sweep.knob.sync_binlog "": want at least one value`,
+		base + "sweep:\n  option.sync_binlog: []\n":                    `line 8: sweep.option.sync_binlog "": want at least one value`,
+		base + "sweep:\n  knob.sync_binlog:\n":                         `line 8: sweep.knob.sync_binlog "": want a list of plain values`,
+		base + "sweep:\n  knob.sync_binlog: [1, \"\"]\n":               `line 8: sweep.knob.sync_binlog "": want a list of plain values`,
 		base + "sweep:\n  knob.d: [[1]]\n":                             `sweep.knob.d "": want a list of values`,
 		base + "sweep:\n  links: [none, 5]\n":                          `links.all "5"`,
 		base + "sweep:\n  links: [{link: {n1->n9: 1ms}}]\n":            `line 8: sweep.links.link.n1->n9 "1ms": topology b`,
@@ -232,6 +236,8 @@ func TestSweepParseErrors(t *testing.T) {
 		base + "cell:\n  warmup: soon\n":                                                     `line 8: duration "soon": want a duration like 10s`,
 		base + "cell:\n  drop_cache: true\n":                                                 `line 8: unknown key "drop_cache"`,
 		base + "  options: {warmup-time: 3}\ncell: {warmup: 2s}\n":                           `cell.warmup "2s": workload.options.warmup-time is set too`,
+		base + "  options: {time: 0}\n":                                                      `workload.time "0": with events 0 a cell would never end`,
+		base + "  options: {time: 10}\nscales:\n  medium: {workload: {time: 0}}\n":           `scales.medium.workload.time "0": with events 0`,
 		base + "scales:\n  tiny: {}\n":                                                       `line 8: unknown key "tiny"`,
 		base + "scales:\n  small: {workload: {threads: 0}}\n":                                `scale small: scales.small.workload: --threads "0"`,
 		base + "scales:\n  small: {workload: {colour: 1}}\n":                                 `scales.small.workload.colour "1"`,
@@ -241,6 +247,12 @@ func TestSweepParseErrors(t *testing.T) {
 		_, err := ParseScenario([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q:\n got %v\nwant it to contain %s", in, err, want)
+		}
+	}
+	// An error of the file as written is reported as such, not as a scale profile's.
+	for _, in := range []string{base + "sweep:\n  topology: [zz]\n", base + "sweep:\n  links: [none, 5]\n", base + "sweep:\n  test: [oltp_x]\n"} {
+		if _, err := ParseScenario([]byte(in)); err == nil || strings.HasPrefix(err.Error(), "scale ") {
+			t.Errorf("%q: got %v, want an error without a scale prefix", in, err)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -227,7 +228,8 @@ func (s *Spec) Validate() error {
 	if err := s.validateSandboxOnly(); err != nil {
 		return err
 	}
-	if _, err := KnobsFromMap(s.Knobs); err != nil {
+	knobs, err := KnobsFromMap(s.Knobs)
+	if err != nil {
 		return err
 	}
 	known := false
@@ -256,6 +258,17 @@ func (s *Spec) Validate() error {
 		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("%s needs a source and at least 1 replica (2 or more)", s.Kind)}
 	case s.Kind == Galera && s.Nodes < GaleraMinNodes:
 		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("galera needs %d to %d nodes (with fewer, losing one node loses quorum)", GaleraMinNodes, MaxNodes)}
+	}
+	for _, k := range knobs {
+		for _, n := range k.Nodes {
+			if i, _ := strconv.Atoi(strings.TrimPrefix(n, "n")); i > s.Nodes {
+				have := "n1"
+				if s.Nodes > 1 {
+					have += " to " + NodeName(s.Nodes)
+				}
+				return &FieldError{"knob", k.String(), fmt.Sprintf("no node %s (the topology's nodes: %s)", n, have)}
+			}
+		}
 	}
 	switch s.Installation.Kind {
 	case InstallSystem:

@@ -146,6 +146,8 @@ func TestValidate(t *testing.T) {
 		{func(s *Spec) { s.Kind = SemiSync; s.SemiSync.WaitForReplicas = 3 }, "semisync.wait_for_replicas"},
 		{func(s *Spec) { s.Kind = SemiSync; s.SemiSync.WaitForReplicas = 2 }, "semisync.wait_for_replicas"}, // MariaDB waits for 1
 		{func(s *Spec) { s.Options = map[string]string{"bad name;": "1"} }, "options"},
+		{func(s *Spec) { s.Knobs = map[string]string{"n4:sync_binlog": "0"} }, "knob"}, // 3 nodes
+		{func(s *Spec) { s.Kind = Single; s.Nodes = 1; s.Knobs = map[string]string{"n1,n2:sync_binlog": "0"} }, "knob"},
 	}
 	for i, c := range cases {
 		s := validSpec()
@@ -256,6 +258,18 @@ func TestYAMLErrorsInUserTerms(t *testing.T) {
 	_, err = ParseSpecYAML([]byte("name: y1\nsemisync:\n  timeout: 10\n"))
 	if err == nil || !strings.Contains(err.Error(), "want a duration like 10s") || strings.Contains(err.Error(), "time.Duration") {
 		t.Errorf("bad duration: %v", err)
+	}
+	for in, want := range map[string]string{
+		"name: y1\nknobs: {sync_binlog: [1]}\n": "line 2: a list: want a single value",
+		"name: y1\noptions: [sync_binlog]\n":    "line 2: a list: want a mapping of name: value",
+		"name: y1\nkind: [single]\n":            "line 2: a list: want a kind (single, async",
+		"name: y1\ninstallation: system\n":      "line 2: value system: want a mapping with kind and path",
+		"vm\n":                                  "line 1: value vm: want a topology (a mapping",
+	} {
+		_, err := ParseSpecYAML([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "!!") {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -170,6 +171,18 @@ func DefaultOptions() Options {
 	}
 }
 
+// Upper limits of Options checked by Validate.
+const (
+	// MaxThreads is the largest --threads: one connection per worker, and
+	// MySQL's and MariaDB's max_connections cannot exceed 100000.
+	MaxThreads = 100000
+	// MaxTables is the largest --tables (every worker holds its statements for
+	// every table).
+	MaxTables = 100000
+	// MaxTableSize is the largest --table-size: sbtest.id is a signed 32-bit INTEGER.
+	MaxTableSize = math.MaxInt32
+)
+
 var engineRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
 // RandTypes lists the accepted Options.RandType values.
@@ -191,9 +204,14 @@ func (o Options) Validate() error {
 			bad(flag, itoa(v), fmt.Sprintf("an integer >= %d", min))
 		}
 	}
-	minInt("tables", o.Tables, 1)
-	minInt("table-size", o.TableSize, 1)
-	minInt("threads", o.Threads, 1)
+	rangeInt := func(flag string, v, min, max int, why string) {
+		if v < min || v > max {
+			bad(flag, itoa(v), fmt.Sprintf("an integer in [%d,%d] (%s)", min, max, why))
+		}
+	}
+	rangeInt("tables", o.Tables, 1, MaxTables, "each worker keeps its statements for every table")
+	rangeInt("table-size", o.TableSize, 1, MaxTableSize, "sbtest.id is a signed INTEGER")
+	rangeInt("threads", o.Threads, 1, MaxThreads, "one connection per thread; MySQL's max_connections stops at 100000")
 	if o.Time < 0 {
 		bad("time", secs(o.Time), "a number of seconds >= 0 (0 = no limit)")
 	}

@@ -34,8 +34,11 @@ func TestValidateNamesFlagAndValue(t *testing.T) {
 		mod  func(*Options)
 		want string
 	}{
-		{func(o *Options) { o.Threads = -1 }, `--threads "-1": want an integer >= 1`},
+		{func(o *Options) { o.Threads = -1 }, `--threads "-1": want an integer in [1,100000]`},
 		{func(o *Options) { o.Threads = 0 }, `--threads "0"`},
+		{func(o *Options) { o.Threads = 99999999999999 }, `--threads "99999999999999": want an integer in [1,100000]`},
+		{func(o *Options) { o.Tables = 1 << 40 }, `--tables "1099511627776"`},
+		{func(o *Options) { o.TableSize = 3000000000 }, `--table-size "3000000000": want an integer in [1,2147483647]`},
 		{func(o *Options) { o.Tables = 0 }, `--tables "0"`},
 		{func(o *Options) { o.TableSize = -5 }, `--table-size "-5"`},
 		{func(o *Options) { o.Time = -2 * time.Second }, `--time "-2"`},

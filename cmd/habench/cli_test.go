@@ -136,10 +136,23 @@ func TestBadInput(t *testing.T) {
 		{"missing scenario", []string{"run", "/nonexistent.yaml"}, []string{"/nonexistent.yaml"}},
 		{"destroy without name", []string{"destroy"}, []string{"NAME"}},
 		{"links without cluster", []string{"sysbench", "oltp_read_write", "run", "--links", "1ms"}, []string{"--links", `"1ms"`}},
+		{"nodes without cluster", []string{"sysbench", "oltp_read_write", "run", "--nodes", "n2", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--nodes", `"n2"`, "needs --cluster"}},
+		{"catch-up timeout without cluster", []string{"sysbench", "oltp_read_write", "run", "--catch-up-timeout", "5m", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--catch-up-timeout", `"5m0s"`, "needs --cluster"}},
+		{"negative catch-up timeout", []string{"sysbench", "oltp_read_write", "run", "--cluster", "x", "--catch-up-timeout", "-1s"}, []string{"--catch-up-timeout", `"-1s"`}},
+		{"keep-knobs without set", []string{"sysbench", "oltp_read_write", "run", "--keep-knobs", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--keep-knobs", "needs --set"}},
+		{"keep-knobs on prepare", []string{"sysbench", "oltp_read_write", "prepare", "--keep-knobs", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--keep-knobs", "needs --set"}},
+		{"results is a file", []string{"sysbench", "oltp_read_write", "run", "--results", "/etc/hostname", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--results", `"/etc/hostname"`, "not a directory"}},
+		{"run results is a file", []string{"run", "../../scenarios/quick.yaml", "--results", "/etc/hostname"}, []string{"--results", `"/etc/hostname"`, "not a directory"}},
+		{"netem apply with the cluster as argument", []string{"netem", "apply", "bk8", "--all", "1ms"}, []string{`"bk8"`, "--cluster bk8"}},
 		{"links on prepare", []string{"sysbench", "oltp_read_write", "prepare", "--links", "1ms"}, []string{"--links", "only for run"}},
 		{"multi-line option value", []string{"deploy", "--name", "bk7", "--option", "sync_binlog=1\nserver_id=1"}, []string{"options.sync_binlog"}},
 		{"reserved option", []string{"deploy", "--name", "bk7", "--option", "server_id=7"}, []string{"options", `"server_id"`}},
 		{"zero semisync timeout", []string{"deploy", "--name", "bk7", "--kind", "semisync", "--semisync-timeout", "0s"}, []string{"--semisync-timeout", `"0s"`}},
+		{"duplicate option", []string{"deploy", "--name", "bk7", "--kind", "single", "--option", "innodb_buffer_pool_size=256M", "--option", "innodb-buffer-pool-size=1G"}, []string{"--option", `"innodb-buffer-pool-size=1G"`, "already set by innodb_buffer_pool_size=256M"}},
+		{"semisync flag on async", []string{"deploy", "--name", "bk7", "--kind", "async", "--semisync-timeout", "5s"}, []string{"--semisync-timeout", `"5s"`, "only for --kind semisync"}},
+		{"semisync flag with file", []string{"deploy", "-f", "/nonexistent.yaml", "--semisync-wait-point", "AFTER_COMMIT"}, []string{"--semisync-wait-point", "not allowed with -f"}},
+		{"system installation with path", []string{"deploy", "--name", "bk7", "--kind", "single", "--installation", "system:/opt/x"}, []string{"--installation", `"system:/opt/x"`, "no path"}},
+		{"base port on netns", []string{"deploy", "--name", "bk7", "--kind", "single", "--network", "netns", "--base-port", "4000"}, []string{"--base-port", `"4000"`, "loopback"}},
 		{"bad base port", []string{"deploy", "--name", "bk7", "--network", "loopback", "--base-port", "70000"}, []string{"base-port", `"70000"`}},
 		{"galera with 2 nodes", []string{"deploy", "--name", "gabk1", "--kind", "galera", "--nodes", "2"}, []string{"nodes", `"2"`, "galera"}},
 		{"galera on mysql", []string{"deploy", "--name", "gabk1", "--kind", "galera", "--flavor", "mysql"}, []string{"flavor", `"mysql"`}},
@@ -202,8 +215,15 @@ func TestNameAndPortInUse(t *testing.T) {
 	if st.code != 0 || !strings.Contains(st.stdout, " ok") {
 		t.Errorf("existing cluster damaged by the refused deploy: %d %s %s", st.code, st.stdout, st.stderr)
 	}
+	// --links on a 1-node cluster: no link to impair (netns as root; loopback otherwise).
+	r = habench(t, state, "sysbench", "oltp_read_write", "run", "--cluster", cu1, "--links", "1ms", "--time", "1")
+	if r.code != 2 || !strings.Contains(r.stderr, `--links "1ms"`) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Errorf("--links on a 1-node cluster: exit %d stderr %q, want 2 and one line naming --links", r.code, r.stderr)
+	}
 	// The server itself refuses an option: bad input, said once, nothing left.
-	for opt, want := range map[string]string{"no_such_variable=1": `options "no_such_variable"`, "innodb_buffer_pool_size=lots": `options.innodb_buffer_pool_size "lots"`} {
+	for opt, want := range map[string]string{"no_such_variable=1": `options "no_such_variable"`, "innodb_buffer_pool_size=lots": `options.innodb_buffer_pool_size "lots"`,
+		// refused while parsing options, before error.log is open: on the server's stderr
+		"sync_binlog=-5": `options.sync_binlog "-5"`} {
 		r = habench(t, state, "deploy", "--name", cu2, "--kind", "async", "--nodes", "2", "--option", opt)
 		if r.code != 2 || !strings.Contains(r.stderr, want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("--option %s: exit %d stderr %q, want 2 and one line with %s", opt, r.code, r.stderr, want)

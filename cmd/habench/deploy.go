@@ -34,7 +34,8 @@ type deployOpts struct {
 // specFromFlags builds a Spec from deploy flags or the -f file. Errors are usage errors.
 func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 	if o.file != "" {
-		for _, f := range []string{"name", "kind", "nodes", "flavor", "installation", "option", "group-mode", "galera-sst"} {
+		for _, f := range []string{"name", "kind", "nodes", "flavor", "installation", "option", "group-mode", "galera-sst",
+			"semisync-wait-point", "semisync-timeout", "semisync-wait-for-replicas"} {
 			if cmd.Flags().Changed(f) {
 				return topology.Spec{}, usagef("--%s: not allowed with -f (put it in %s)", f, o.file)
 			}
@@ -67,15 +68,28 @@ func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 	if cmd.Flags().Changed("nodes") && o.nodes < 1 {
 		return s, &topology.FieldError{Field: "--nodes", Value: o.nodes, Reason: fmt.Sprintf("want 1 to %d", topology.MaxNodes)}
 	}
+	given := map[string]string{} // option name -> the --option that set it
 	for _, kv := range o.options {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return s, &topology.FieldError{Field: "--option", Value: kv, Reason: "want name=value"}
 		}
+		k = strings.ReplaceAll(k, "-", "_")
+		if prev, dup := given[k]; dup {
+			return s, &topology.FieldError{Field: "--option", Value: kv, Reason: "already set by " + prev}
+		}
+		given[k] = kv
 		if s.Options == nil {
 			s.Options = map[string]string{}
 		}
-		s.Options[strings.ReplaceAll(k, "-", "_")] = v
+		s.Options[k] = v
+	}
+	if s.Kind != topology.SemiSync {
+		for _, fl := range []string{"semisync-wait-point", "semisync-timeout", "semisync-wait-for-replicas"} {
+			if f := cmd.Flags().Lookup(fl); f.Changed {
+				return s, &topology.FieldError{Field: "--" + fl, Value: f.Value.String(), Reason: "only for --kind semisync"}
+			}
+		}
 	}
 	if o.ssTimeout <= 0 {
 		return s, &topology.FieldError{Field: "--semisync-timeout", Value: o.ssTimeout, Reason: "want a positive duration, e.g. 10s"}
@@ -105,6 +119,9 @@ func parseInstallation(v string) (topology.Installation, error) {
 	kind, path, _ := strings.Cut(v, ":")
 	switch topology.InstallKind(kind) {
 	case topology.InstallSystem:
+		if path != "" {
+			return topology.Installation{}, &topology.FieldError{Field: "--installation", Value: v, Reason: "system takes no path (the server on the PATH); for a directory use rootfs:PATH or basedir:PATH"}
+		}
 		return topology.Installation{Kind: topology.InstallSystem}, nil
 	case topology.InstallRootfs:
 		// Without a path Spec.Defaults picks the flavor's root filesystem.
@@ -139,6 +156,9 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 			}
 			if spec.IsExisting() {
 				return registerExisting(cmd, g, spec)
+			}
+			if o.network == cluster.NetNamespaces && cmd.Flags().Changed("base-port") {
+				return &topology.FieldError{Field: "--base-port", Value: o.basePort, Reason: "only for --network loopback (netns nodes all listen on 3306 at their own address)"}
 			}
 			sb := g.sandbox()
 			sb.Network = o.network

@@ -96,7 +96,13 @@ func newNetemApplyCmd(g *globalOpts) *cobra.Command {
   habench netem apply --cluster t1 --groups "dc1: [n1,n2], dc2: [n3]; intra 0.1ms, inter 5ms"
   habench netem apply --cluster t1 --all 1ms --link "n1->n3=delay 20ms loss 1%"
   habench netem apply --cluster t1 --partition n3                  # cut n3 off, both directions`,
-		Args: exactArgs(0),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && o.cluster == "" {
+				// netem show and clear take the cluster as an argument; apply takes --cluster.
+				return usagef("%s: takes no arguments, got %q (give the cluster as --cluster %s)", cmd.CommandPath(), args, args[0])
+			}
+			return exactArgs(0)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.cluster == "" {
 				return usagef("netem apply: --cluster NAME is required")

@@ -35,6 +35,9 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
 			if err != nil {
 				return usageError{fmt.Errorf("scenario %q: %w", args[0], err)}
 			}
+			if err := checkResultsDir(results); err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
 			if dry {
 				// The same checks as the run itself: another scenario file, another scale

@@ -95,6 +95,21 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 	if len(knobs) > 0 && o.cluster == "" {
 		return usagef("--set %q: needs --cluster (habench restores what it set only on clusters it knows)", o.knobs[0])
 	}
+	if o.cluster == "" {
+		// Flags that only mean something for a cluster habench knows would be ignored.
+		if len(o.nodes) > 0 {
+			return usagef("--nodes %q: needs --cluster (without it, --mysql-host and --mysql-port choose the servers)", strings.Join(o.nodes, ","))
+		}
+		if cmd.Flags().Changed("catch-up-timeout") {
+			return usagef("--catch-up-timeout %q: needs --cluster (it waits for a cluster's replicas)", o.catchUp)
+		}
+	}
+	if o.catchUp <= 0 {
+		return usagef("--catch-up-timeout %q: want a duration > 0, e.g. 2m", o.catchUp)
+	}
+	if err := checkResultsDir(o.results); err != nil {
+		return err
+	}
 	var c *cluster.Cluster
 	var target workload.Target
 	if o.cluster != "" {
@@ -121,6 +136,9 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 			return usageError{err}
 		}
 	}
+	if o.keep && len(knobs) == 0 && (c == nil || len(c.Spec.Knobs) == 0) {
+		return usagef("--keep-knobs: needs --set, or a cluster with knobs: (it keeps the values they set)")
+	}
 	ctx := cmd.Context()
 	out := cmd.OutOrStdout()
 	switch command {
@@ -145,6 +163,9 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		}
 		if c.Network != "netns" {
 			return &topology.FieldError{Field: "--links", Value: o.links, Reason: "cluster " + c.Name + " runs on loopback; impairing links needs a netns sandbox (root)"}
+		}
+		if len(c.Nodes) < 2 {
+			return &topology.FieldError{Field: "--links", Value: o.links, Reason: fmt.Sprintf("cluster %s has %d node: there is no link between nodes to impair", c.Name, len(c.Nodes))}
 		}
 		if links, err = experiment.UniformLinks(c, imp); err != nil {
 			return err
@@ -174,4 +195,16 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		return fmt.Errorf("interrupted: %w", err)
 	}
 	return err
+}
+
+// checkResultsDir refuses a --results path that exists and is not a directory (a
+// results directory could not be made under it); "" and paths still to be made are fine.
+func checkResultsDir(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		return usagef("--results %q: not a directory", path)
+	}
+	return nil
 }
