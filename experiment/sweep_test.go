@@ -522,12 +522,18 @@ func TestProgressLine(t *testing.T) {
 	}
 }
 
-// TestCellExtraBaseline: without baseline: the first topology is the baseline of
-// comparison.md and sweep.json; every cell's manifest records it, so the report (which
-// otherwise prefers the first single primary) picks the same run.
+// TestCellExtraBaseline: without baseline: the first single primary is the baseline of
+// comparison.md and sweep.json (issue 5: default the single primary), else the first
+// topology; every cell's manifest records it and why, so the report picks the same run
+// and says why.
 func TestCellExtraBaseline(t *testing.T) {
 	y := "name: b\ntopologies:\n  - {name: ba, kind: async, nodes: 2, flavor: mariadb}\n  - {name: bs, kind: single, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
-	for _, c := range []struct{ yaml, want string }{{y, "ba"}, {y + "baseline: bs\n", "bs"}} {
+	noSingle := "name: b\ntopologies:\n  - {name: ba, kind: async, nodes: 2, flavor: mariadb}\n  - {name: bb, kind: semisync, nodes: 2, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
+	for _, c := range []struct{ yaml, want, why string }{
+		{y, "bs", "the single primary (default)"},
+		{y + "baseline: ba\n", "ba", "the scenario's baseline"},
+		{noSingle, "ba", "the first topology (no single primary)"},
+	} {
 		p, err := mustParse(t, c.yaml).Plan("")
 		if err != nil {
 			t.Fatal(err)
@@ -535,12 +541,12 @@ func TestCellExtraBaseline(t *testing.T) {
 		res := &report.Results{}
 		for i := range p.Cells {
 			e := cellExtra(p, p.Cells[i])
-			if e["baseline"] != c.want || e["topology"] != p.Cells[i].Topology {
-				t.Errorf("cell %d extra %v, want baseline %s", p.Cells[i].Index, e, c.want)
+			if e["baseline"] != c.want || e["baseline_why"] != c.why || e["topology"] != p.Cells[i].Topology {
+				t.Errorf("cell %d extra %v, want baseline %s (%s)", p.Cells[i].Index, e, c.want, c.why)
 			}
 			res.Runs = append(res.Runs, &report.Run{Name: p.Cells[i].Topology, Topology: p.Cells[i].Topology, Manifest: report.Manifest{Extra: e}})
 		}
-		if b, why, err := res.Baseline(""); err != nil || b == nil || b.Name != c.want || p.baseline() != c.want {
+		if b, why, err := res.Baseline(""); err != nil || b == nil || b.Name != c.want || why != c.why || p.baseline() != c.want {
 			t.Errorf("report baseline %v (%s, %v), plan baseline %s, want %s", b, why, err, p.baseline(), c.want)
 		}
 	}

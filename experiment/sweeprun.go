@@ -198,13 +198,25 @@ func linksLabel(r netem.Request) string {
 	return r.String()
 }
 
-// baseline is the topology the comparison refers to: the scenario's, else the first of
-// the topology axis.
+// baseline is the topology the comparison's percentages refer to: the scenario's
+// baseline:, else the first single primary among its topologies (issue 5's default, and
+// what `habench report` picks for runs outside a scenario), else its first topology.
 func (p *Plan) baseline() string {
+	b, _ := p.baselineWhy()
+	return b
+}
+
+// baselineWhy is baseline and why it was chosen, in report.Baseline's words.
+func (p *Plan) baselineWhy() (string, string) {
 	if p.Scenario.Baseline != "" {
-		return p.Scenario.Baseline
+		return p.Scenario.Baseline, "the scenario's baseline"
 	}
-	return p.Axes[0].Values[0].Label
+	for _, t := range p.Scenario.Topologies {
+		if t.Kind == topology.Single && slices.ContainsFunc(p.Axes[0].Values, func(v AxisValue) bool { return v.Label == t.Name }) {
+			return t.Name, "the single primary (default)"
+		}
+	}
+	return p.Axes[0].Values[0].Label, "the first topology (no single primary)"
 }
 
 // matches checks that a sweep.json describes the same grid as plan (same file, same
@@ -744,15 +756,13 @@ func knobsReadBack(manifest string, knobs []topology.KnobSetting, rb map[string]
 	}
 }
 
-// cellName names a cell for reports (manifest extra "cell"): "c3 links=0.6ms threads=16",
-// the axes other than the topology.
 // cellExtra is a cell's manifest "extra": scenario, topology, cell index, axis values,
-// scale, the baseline topology (the scenario's baseline:, else the first topology: the
-// one comparison.md and sweep.json use, so `habench report` picks the same one) and, for
-// a sweep, the cell's name.
+// scale, the baseline topology (Plan.baseline: the one comparison.md and sweep.json use,
+// so `habench report` picks the same one) and, for a sweep, the cell's name.
 func cellExtra(p *Plan, cell *Cell) map[string]any {
 	e := map[string]any{"scenario": p.Scenario.Name, "topology": cell.Topology,
-		"cell_index": cell.Index, "axes": cell.Values, "scale": p.Scale, "baseline": p.baseline()}
+		"cell_index": cell.Index, "axes": cell.Values, "scale": p.Scale}
+	e["baseline"], e["baseline_why"] = p.baselineWhy()
 	if len(p.Axes) > 1 {
 		// Reports name a sweep's runs "<topology> <cell>"; without a sweep, by topology.
 		e["cell"] = cellName(p, cell)
@@ -760,6 +770,8 @@ func cellExtra(p *Plan, cell *Cell) map[string]any {
 	return e
 }
 
+// cellName names a cell for reports (manifest extra "cell"): "c3 links=0.6ms threads=16",
+// the axes other than the topology.
 func cellName(p *Plan, c *Cell) string {
 	parts := []string{fmt.Sprintf("c%d", c.Index)}
 	for _, a := range p.Axes {

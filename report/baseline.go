@@ -46,9 +46,13 @@ func (res *Results) Baseline(requested string) (*Run, string, error) {
 	}
 	for _, r := range res.Runs {
 		if b, _ := r.Manifest.Extra["baseline"].(string); b != "" {
+			why, _ := r.Manifest.Extra["baseline_why"].(string)
+			if why == "" {
+				why = "the scenario's baseline"
+			}
 			for _, c := range res.Runs {
 				if c.Topology == b || c.Name == b {
-					return c, "the scenario's baseline", nil
+					return c, why, nil
 				}
 			}
 			break
