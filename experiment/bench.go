@@ -440,6 +440,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	// interrupt (ctx) ends the wait early; the results are still written.
 	var positions map[string]string
 	consistent := (*bool)(nil) // nil: not checked (no replicas, or interrupted)
+	var consistErr error       // why not, when consistent is false
 	// Nodes the links cut off from the writer cannot catch up: not waited for.
 	reachable := nodes
 	if spec := b.effectiveLinks(standing); spec != nil && b.Cluster != nil {
@@ -461,6 +462,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		cctx, cancel := context.WithTimeout(ctx, b.catchUp())
 		positions, err = waitConsistent(cctx, b.Cluster, reachable)
 		cancel()
+		consistErr = err
 		ok := err == nil
 		if ctx.Err() == nil {
 			consistent = &ok
@@ -540,6 +542,10 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	}
 	if ctx.Err() != nil {
 		return out, ctx.Err()
+	}
+	var no *notOnlineError
+	if consistent != nil && !*consistent && errors.As(consistErr, &no) {
+		return out, fmt.Errorf("group members not ONLINE %v after the run: %w", b.catchUp(), no)
 	}
 	if consistent != nil && !*consistent {
 		var ps []string
@@ -698,6 +704,18 @@ func (b *Bench) allVariables(ctx context.Context, nodes []sampler.Node) map[stri
 	return out
 }
 
+// notOnlineError: the GTID sets are equal but these group members (node -> MEMBER_STATE)
+// are not ONLINE.
+type notOnlineError struct{ states map[string]string }
+
+func (e *notOnlineError) Error() string {
+	var ps []string
+	for _, n := range slices.Sorted(maps.Keys(e.states)) {
+		ps = append(ps, n+" "+e.states[n])
+	}
+	return "GTID sets equal, but " + strings.Join(ps, ", ")
+}
+
 // waitConsistent waits until every node's GTID position equals the writer's and, in a
 // group, every node is an ONLINE member (a member still RECOVERING can already have the
 // writer's GTID set while it applies its cached transactions); it returns the positions.
@@ -715,9 +733,9 @@ func waitConsistent(ctx context.Context, c *cluster.Cluster, nodes []sampler.Nod
 			qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			p, err := consistencyPosition(qctx, c, n.DB)
 			if err == nil && c.Spec.Kind == topology.Group {
-				var st string
-				if st, err = groupMemberState(qctx, n.DB); err == nil && st != "ONLINE" {
-					notOnline[n.Name] = st
+				var m cluster.GroupMember
+				if m, err = cluster.ReadGroupMember(qctx, n.DB, n.Name); err == nil && m.State != "ONLINE" {
+					notOnline[n.Name] = m.State
 				}
 			}
 			cancel()
@@ -743,7 +761,7 @@ func waitConsistent(ctx context.Context, c *cluster.Cluster, nodes []sampler.Nod
 		select {
 		case <-ctx.Done():
 			if same {
-				return pos, fmt.Errorf("GTID positions equal but members not ONLINE: %v", notOnline)
+				return pos, &notOnlineError{notOnline}
 			}
 			return pos, fmt.Errorf("GTID positions differ: %v %v", pos, errors.Join(errs...))
 		case <-time.After(200 * time.Millisecond):

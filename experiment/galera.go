@@ -3,7 +3,6 @@ package experiment
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -80,18 +79,6 @@ func idSpaceNote(nodes []NodeInfo, tableSize int) string {
 		}
 	}
 	return ""
-}
-
-// groupMemberState is the node's own MEMBER_STATE (ONLINE, RECOVERING, ERROR, ...) from
-// performance_schema.replication_group_members, OFFLINE when it has no row (Group
-// Replication stopped).
-func groupMemberState(ctx context.Context, db *sql.DB) (string, error) {
-	st := "OFFLINE"
-	err := db.QueryRowContext(ctx, "SELECT MEMBER_STATE FROM performance_schema.replication_group_members WHERE MEMBER_ID = @@server_uuid").Scan(&st)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "OFFLINE", nil
-	}
-	return st, err
 }
 
 // consistencyPosition is what waitConsistent compares between nodes: the GTID position
