@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/topology"
 )
 
@@ -224,4 +225,14 @@ func DefaultCacheDir() string {
 		return filepath.Join(os.TempDir(), "habench-cache")
 	}
 	return filepath.Join(d, "habench")
+}
+
+// Host returns access to the machine node n runs on: this machine (inside the node's
+// network namespace, if any) for a sandbox; nil for an existing cluster's node that has
+// no host access configured (work that needs the host is then skipped or refused).
+func (c *Cluster) Host(n *Node) host.Host {
+	if c.Existing() {
+		return nil
+	}
+	return host.Local{Netns: n.Netns}
 }
