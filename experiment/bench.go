@@ -643,6 +643,13 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 		endpoints = append(endpoints, e.Label())
 	}
 	m.Workload["endpoints"] = endpoints
+	if len(b.Target.ReadEndpoints) > 0 {
+		var rd []string
+		for _, e := range b.Target.ReadEndpoints {
+			rd = append(rd, e.Label())
+		}
+		m.Workload["read_endpoints"] = rd
+	}
 	if c := b.Cluster; c != nil {
 		m.Topology = &c.Spec
 		m.Binaries = c.Binaries
@@ -918,6 +925,27 @@ func ClusterTarget(c *cluster.Cluster, db string, only []string) (workload.Targe
 		}
 	}
 	return t, nil
+}
+
+// WithReadNodes sets t's read endpoints (workload.Target.ReadEndpoints) to cluster c's
+// nodes called names: the read-only statements go there, the writes stay on t's
+// endpoints, and every event that changed a row is checked for read-your-writes on its
+// read node. Error (*topology.FieldError on "--read-nodes") for a node name the cluster
+// lacks or one given twice.
+func WithReadNodes(c *cluster.Cluster, t *workload.Target, names []string) error {
+	seen := map[string]bool{}
+	for _, name := range names {
+		n := c.Node(name)
+		if n == nil {
+			return &topology.FieldError{Field: "--read-nodes", Value: name, Reason: "no such node in " + c.Name}
+		}
+		if seen[name] {
+			return &topology.FieldError{Field: "--read-nodes", Value: name, Reason: "given twice"}
+		}
+		seen[name] = true
+		t.ReadEndpoints = append(t.ReadEndpoints, workload.Endpoint{Name: n.Name, Host: n.Host, Port: n.Port})
+	}
+	return nil
 }
 
 // semiSyncSummary sums the source's semi-sync samples (nil when there are none).
