@@ -113,6 +113,9 @@ type Manifest struct {
 	// LinkChanges are the standing links applied or cleared by other commands while the
 	// run went on (nil: none).
 	LinkChanges []LinkChange `json:"link_changes,omitempty"`
+	// Faults are the faults `habench fault` injected into the cluster during the run
+	// (times on samples.csv's clock).
+	Faults []RunFault `json:"faults,omitempty"`
 	// IntervalsOffsetS is where intervals.csv's elapsed_s=0 (start of measurement, after
 	// connecting and warmup) lies on samples.csv's clock, in seconds. Both clocks start in
 	// Bench.Run: samples.csv's just before the samplers start, intervals.csv's when the
@@ -500,6 +503,16 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		if w := linkChangeWarning(changes); w != "" {
 			man.Warnings = append(man.Warnings, w)
 			b.log().Warn("links changed during the run", "changes", len(changes))
+			if b.Stdout != nil {
+				fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+			}
+		}
+	}
+	if b.Cluster != nil {
+		man.Faults = faultsDuring(b.Cluster, sampleStart, started, time.Now())
+		if w := faultWarning(man.Faults); w != "" {
+			man.Warnings = append(man.Warnings, w)
+			b.log().Warn("faults during the run", "faults", len(man.Faults))
 			if b.Stdout != nil {
 				fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
 			}
