@@ -182,9 +182,12 @@ type Summary struct {
 	Galera         []GaleraNodeSummary               `json:"galera,omitempty"`
 	DataCheck      string                            `json:"data_check,omitempty"`
 	ReplicasCaught *bool                             `json:"replicas_consistent,omitempty"`
-	RandType       string                            `json:"rand_type"`
-	PSMode         string                            `json:"db_ps_mode"`
-	Error          string                            `json:"error,omitempty"`
+	// Convergence is the check after the catch-up: per node converged, behind, diverged
+	// (with the tables whose CHECKSUM TABLE differs) or down (nil when not checked).
+	Convergence *Convergence `json:"convergence,omitempty"`
+	RandType    string       `json:"rand_type"`
+	PSMode      string       `json:"db_ps_mode"`
+	Error       string       `json:"error,omitempty"`
 }
 
 func (b *Bench) log() *slog.Logger {
@@ -461,17 +464,22 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 			reachable = append(reachable, n)
 		}
 	}
+	var conv *Convergence
 	if b.Cluster != nil && len(reachable) > 1 && ctx.Err() == nil {
-		cctx, cancel := context.WithTimeout(ctx, b.catchUp())
-		positions, err = waitConsistent(cctx, b.Cluster, reachable)
-		cancel()
-		consistErr = err
-		ok := err == nil
+		conv = checkConvergence(ctx, b.Cluster, reachable, b.Target.DB, b.Options.Tables, b.catchUp())
+		positions = conv.Positions()
+		ok := conv.OK()
 		if ctx.Err() == nil {
 			consistent = &ok
 		}
-		if err != nil && ctx.Err() == nil {
-			b.log().Warn("replicas did not catch up", "err", err)
+		if !ok && ctx.Err() == nil {
+			consistErr = errors.New(conv.Problems(b.Cluster.Spec.Kind, nil))
+			b.log().Warn("nodes did not converge", "problems", consistErr)
+			w := "convergence after the run: " + consistErr.Error()
+			man.Warnings = append(man.Warnings, w)
+			if b.Stdout != nil {
+				fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+			}
 		}
 	}
 	if runner != nil && ctx.Err() == nil {
@@ -529,6 +537,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	}
 	sum := b.summary(result, runErr, nodes, allSamples, positions)
 	sum.ReplicasCaught = consistent
+	sum.Convergence = conv
 	sum.DataCheck = dataCheck
 	out.Summary = sum
 	man.Finished = time.Now().UTC()
@@ -556,16 +565,12 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	if ctx.Err() != nil {
 		return out, ctx.Err()
 	}
-	var no *notOnlineError
-	if consistent != nil && !*consistent && errors.As(consistErr, &no) {
-		return out, fmt.Errorf("group members not ONLINE %v after the run: %w", b.catchUp(), no)
-	}
-	if consistent != nil && !*consistent {
-		var ps []string
-		for _, n := range slices.Sorted(maps.Keys(positions)) {
-			ps = append(ps, fmt.Sprintf("%s at %q", n, positions[n]))
+	if conv != nil && !conv.OK() {
+		// A node a fault of the run took down (and did not bring back) is expected down.
+		down := faultedDown(man.Faults)
+		if p := conv.Problems(b.Cluster.Spec.Kind, down); p != "" {
+			return out, fmt.Errorf("the nodes did not converge after the run (catch-up up to %v): %s", b.catchUp(), p)
 		}
-		return out, fmt.Errorf("replicas did not converge to the source's GTID position within %v: %s", b.catchUp(), strings.Join(ps, ", "))
 	}
 	return out, nil
 }

@@ -94,3 +94,21 @@ func faultWarning(faults []RunFault) string {
 	}
 	return fmt.Sprintf("faults were injected during the run (habench fault): %s; its numbers include them (samples.csv's clock)", strings.Join(parts, ", "))
 }
+
+// faultedDown returns the nodes that a kill or stop among faults left down (no later
+// start or restart of the same node).
+func faultedDown(faults []RunFault) map[string]bool {
+	down := map[string]bool{}
+	for _, f := range faults {
+		if f.Error != "" {
+			continue
+		}
+		switch f.Action {
+		case "kill", "stop":
+			down[f.Node] = true
+		case "start", "restart":
+			delete(down, f.Node)
+		}
+	}
+	return down
+}

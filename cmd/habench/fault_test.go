@@ -142,3 +142,118 @@ func TestFaultPromote(t *testing.T) {
 	must("destroy", name)
 	noClusters(t, state, name)
 }
+
+// TestConvergenceDivergedAndDown: after a run the nodes are compared by GTID position and
+// CHECKSUM TABLE. A replica whose rows were changed behind replication's back (with
+// sql_log_bin=0) is "diverged" with the table named, and the run fails saying so; a
+// replica killed before the run is "down" at once (not after the catch-up timeout), and a
+// run that killed it itself (habench fault) only warns.
+func TestConvergenceDivergedAndDown(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	state := stateDir(t)
+	name := testenv.Name("cv1")
+	must := func(args ...string) result {
+		t.Helper()
+		r := habench(t, state, args...)
+		if r.code != 0 {
+			t.Fatalf("habench %v: exit %d\n%s\n%s", args, r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	must("deploy", "--name", name, "--kind", "async", "--nodes", "3", "--flavor", "mariadb")
+	must("sysbench", "oltp_read_only", "prepare", "--cluster", name, "--tables", "2", "--table-size", "1000")
+	sb := &cluster.Sandbox{StateDir: state}
+	c, err := sb.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := c.OpenAdmin(c.Node("n2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for n := 0; n != 1000 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		db.QueryRow("SELECT COUNT(*) FROM sbtest.sbtest2").Scan(&n)
+	}
+	conn, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"SET SESSION sql_log_bin=0", "UPDATE sbtest.sbtest2 SET k=k+1 WHERE id=5"} {
+		if _, err := conn.ExecContext(t.Context(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close()
+
+	type conv struct {
+		Convergence *struct {
+			Writer string
+			Nodes  []struct {
+				Node, State, Reason string
+				Tables              []string
+			}
+		} `json:"convergence"`
+	}
+	readConv := func(dir string) map[string]string {
+		t.Helper()
+		sums, _ := filepath.Glob(filepath.Join(dir, "*", "summary.json"))
+		if len(sums) != 1 {
+			t.Fatalf("want one summary.json in %s, got %v", dir, sums)
+		}
+		b, _ := os.ReadFile(sums[0])
+		var s conv
+		if err := json.Unmarshal(b, &s); err != nil || s.Convergence == nil {
+			t.Fatalf("summary.json convergence: %v\n%s", err, b)
+		}
+		m := map[string]string{}
+		for _, n := range s.Convergence.Nodes {
+			m[n.Node] = n.State + " " + strings.Join(n.Tables, ",")
+		}
+		return m
+	}
+	res := t.TempDir()
+	r := habench(t, state, "sysbench", "oltp_read_only", "run", "--cluster", name, "--tables", "2", "--table-size", "1000", "--threads", "1", "--time", "1", "--results", res)
+	if r.code != 1 || !strings.Contains(r.stderr, "replica n2 has the writer's GTID position but different rows in sbtest2") {
+		t.Errorf("run on a diverged replica: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if got := readConv(res); got["n2"] != "diverged sbtest2" || got["n3"] != "converged " || got["n1"] != "converged " {
+		t.Errorf("convergence: %v", got)
+	}
+
+	// Put n2 right again (same statement backwards), kill n3: "down" within seconds.
+	conn, _ = db.Conn(t.Context())
+	conn.ExecContext(t.Context(), "SET SESSION sql_log_bin=0")
+	conn.ExecContext(t.Context(), "UPDATE sbtest.sbtest2 SET k=k-1 WHERE id=5")
+	conn.Close()
+	must("fault", "kill", "n3", "--cluster", name)
+	res2 := t.TempDir()
+	start := time.Now()
+	r = habench(t, state, "sysbench", "oltp_read_only", "run", "--cluster", name, "--tables", "2", "--table-size", "1000", "--threads", "1", "--time", "1", "--results", res2)
+	if took := time.Since(start); r.code != 1 || !strings.Contains(r.stderr, "replica n3 is down") || took > 60*time.Second {
+		t.Errorf("run with n3 killed before it: exit %d after %v, stderr %q", r.code, took, r.stderr)
+	}
+	if got := readConv(res2); !strings.HasPrefix(got["n3"], "down") || got["n2"] != "converged " {
+		t.Errorf("convergence with n3 down: %v", got)
+	}
+
+	// A fault of the run's own time: n3 killed during it is expected down, a warning.
+	must("fault", "start", "n3", "--cluster", name)
+	res3 := t.TempDir()
+	done := make(chan result, 1)
+	go func() {
+		done <- habench(t, state, "sysbench", "oltp_read_only", "run", "--cluster", name, "--tables", "2", "--table-size", "1000", "--threads", "1", "--time", "4", "--results", res3)
+	}()
+	time.Sleep(2 * time.Second)
+	must("fault", "kill", "n3", "--cluster", name)
+	r = <-done
+	if r.code != 0 || !strings.Contains(r.stdout, "WARNING: faults were injected during the run (habench fault): kill n3 at") {
+		t.Errorf("run with n3 killed during it by habench fault: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	if got := readConv(res3); !strings.HasPrefix(got["n3"], "down") {
+		t.Errorf("convergence after the fault: %v", got)
+	}
+	must("destroy", name)
+	noClusters(t, state, name)
+}
