@@ -69,6 +69,10 @@ type Bench struct {
 	// restored after the run, also on error or interrupt, unless KeepKnobs (see package knob).
 	Knobs     []topology.KnobSetting
 	KeepKnobs bool
+	// Faults are injected by Injector at their times after the workload starts (nil
+	// Injector: none); each is recorded in the cluster's faults log and the manifest.
+	Faults   []FaultEvent
+	Injector *Injector
 	// Restarter restarts sandbox nodes for knobs that are read only at runtime (nil: such
 	// knobs are refused).
 	Restarter knob.Restarter
@@ -436,7 +440,23 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 			b.OnInterval(iv)
 		}
 	})
+	fctx, stopFaults := context.WithCancel(ctx)
+	var fwg sync.WaitGroup
+	if len(b.Faults) > 0 && b.Injector != nil && b.Cluster != nil {
+		fwg.Add(1)
+		go func() {
+			defer fwg.Done()
+			scheduleFaults(fctx, b.Injector, b.Cluster, b.Faults, time.Now(), func(err error) {
+				b.log().Warn("fault not injected", "err", err)
+				if b.Stdout != nil {
+					fmt.Fprintf(b.Stdout, "WARNING: %s\n", err)
+				}
+			})
+		}()
+	}
 	result, runErr := b.Workload.Run(ctx, b.Target, opts, rep)
+	stopFaults()
+	fwg.Wait()
 	out.Result = result
 	if result != nil && b.Stdout != nil {
 		workload.PrintSummary(b.Stdout, result, b.Options)

@@ -42,6 +42,9 @@ type Scenario struct {
 	Cell CellPolicy `yaml:"cell"`
 	// Scales are the file's own small and medium profiles (see Plan and ScaleCaps).
 	Scales Scales `yaml:"scales"`
+	// Faults are injected into every cell's cluster at their times after the workload
+	// starts (warm-up included), e.g. [{at: 10s, action: kill, node: writer}].
+	Faults []FaultEvent `yaml:"faults"`
 
 	options workload.Options
 	raw     []byte
@@ -159,6 +162,9 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	if err := s.options.Validate(); err != nil {
 		return nil, fmt.Errorf("workload.options: %w", err)
 	}
+	if err := validateFaults(s.Faults, s.Topologies, s.Network, s.options.Warmup+s.options.Time); err != nil {
+		return nil, err
+	}
 	switch s.Cell.Prepare {
 	case "", PrepareReuse, PrepareReprepare:
 	default:
@@ -203,6 +209,9 @@ type ScenarioRun struct {
 	// ResumeDir, when set, is a sweep directory to complete: only its cells that are not
 	// done run, and results are added to it. The scenario file must be the one it ran.
 	ResumeDir string
+	// Injector, when set, injects the scenario's faults (its Links start the link process
+	// of partitions); without it faults other than partitions still work.
+	Injector *Injector
 	// Progress, when set, shows the progress line (cell i of n, ETA).
 	Progress *Progress
 	// OnCell, when set, sees each cell's record after it ran (tests, live views).

@@ -699,6 +699,14 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
 		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb,
 		Extra: cellExtra(p, cell)}
+	if fs := sw.r.Scenario.Faults; len(fs) > 0 {
+		in := Injector{Sandbox: cs.sb}
+		if sw.r.Injector != nil {
+			in = *sw.r.Injector
+			in.Sandbox = cs.sb
+		}
+		b.Faults, b.Injector = fs, &in
+	}
 	if rec.Requested != nil {
 		b.Extra["requested"] = rec.Requested
 	}

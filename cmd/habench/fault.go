@@ -7,15 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
-	"github.com/habench/habench/netem"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
 )
 
 // faultActions are the actions of habench fault, in help order.
-var faultActions = []string{"kill", "stop", "start", "restart", "partition", "heal", "promote"}
+var faultActions = experiment.FaultActions
 
 func newFaultCmd(g *globalOpts) *cobra.Command {
 	var name string
@@ -57,63 +55,24 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.RefuseExisting("inject faults (habench does it on its own sandboxes)"); err != nil {
+			in, err := injector(g)
+			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			n, err := c.CurrentWriter(ctx, node)
-			if err != nil {
-				return usageError{err}
-			}
-			sb := g.sandbox()
-			at := time.Now()
-			pid := n.PID
-			detail := ""
-			switch action {
-			case "kill":
-				err = sb.KillNode(c, n.Name)
-			case "stop":
-				err = sb.StopNode(c, n.Name)
-			case "start":
-				if err = sb.StartNode(ctx, c, n.Name); err == nil {
-					err = c.RejoinAsReplica(ctx, n.Name)
-				}
-			case "restart":
-				if err = sb.StopNode(c, n.Name); err == nil {
-					if err = sb.StartNode(ctx, c, n.Name); err == nil {
-						err = c.RejoinAsReplica(ctx, n.Name)
-					}
-				}
-			case "partition", "heal":
-				err = partitionFault(cmd, g, c, n.Name, action)
-			case "promote":
-				var rep *cluster.PromoteReport
-				rep, err = sb.Promote(ctx, c, n.Name, catchUp)
-				if rep != nil {
-					detail = fmt.Sprintf(" (old source %s %s; repointed %s", rep.OldSource, map[bool]string{true: "up, caught up first", false: "down: what it had not sent is lost"}[rep.OldSourceUp],
-						strings.Join(rep.Repointed, ","))
-					if len(rep.Down) > 0 {
-						detail += "; down, repointed when started: " + strings.Join(rep.Down, ",")
-					}
-					detail += ")"
-				}
-			}
-			rec := experiment.FaultRecord{At: at.UTC(), Action: action, Node: n.Name, PID: pid, Took: time.Since(at).Seconds()}
-			if err != nil {
-				rec.Error = err.Error()
-			}
-			if lerr := experiment.AppendFault(c, rec); lerr != nil {
-				err = errors.Join(err, lerr)
-			}
+			in.CatchUp = catchUp
+			rec, detail, err := in.Inject(cmd.Context(), c, action, node)
 			if err != nil {
 				var fe *topology.FieldError
 				if errors.As(err, &fe) {
 					return usageError{err}
 				}
-				return fmt.Errorf("fault %s %s: %w", action, n.Name, err)
+				return fmt.Errorf("fault %s %s: %w", action, rec.Node, err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s %s at %s, took %.2fs%s\n", c.Name, pastTense(action), n.Name,
-				at.UTC().Format("15:04:05.000"), time.Since(at).Seconds(), detail)
+			if detail != "" {
+				detail = " (" + detail + ")"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s %s at %s, took %.2fs%s\n", c.Name, pastTense(action), rec.Node,
+				rec.At.Format("15:04:05.000"), rec.Took, detail)
 			return nil
 		},
 	}
@@ -146,33 +105,13 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// partitionFault applies (partition) or removes (heal) a standing partition of node.
-// Partition refuses a cluster that has other impairments (heal would remove them too).
-func partitionFault(cmd *cobra.Command, g *globalOpts, c *cluster.Cluster, node, action string) error {
-	if c.Network != cluster.NetNamespaces {
-		return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("network %s: partitions need a cluster deployed with --network netns (as root)", c.Network)}
-	}
-	st, err := experiment.ReadStanding(c)
-	if err != nil {
-		return err
-	}
-	if action == "heal" {
-		if st == nil {
-			return nil
-		}
-		if len(st.Request.Partition) != 1 || st.Request.Partition[0] != node || st.Request.All != "" || st.Request.Groups != "" || len(st.Request.Node) > 0 || len(st.Request.Link) > 0 {
-			return &topology.FieldError{Field: "node", Value: node, Reason: fmt.Sprintf("the cluster's impairments are `%s`, not a partition of %s: use habench netem clear %s", st.Request.String(), node, c.Name)}
-		}
-		return experiment.ClearStanding(c)
-	}
-	if st != nil {
-		return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("has impairments already (`%s`): habench netem clear %s first", st.Request.String(), c.Name)}
-	}
+// injector is the fault injector of habench's sandboxes, with the link process that
+// netem apply starts for partitions.
+func injector(g *globalOpts) (*experiment.Injector, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	lp := experiment.LinkProcess{Exe: exe, Args: []string{"netem", "serve", "--state-dir", g.stateDir, "--log-level", g.logLevel, c.Name}}
-	_, err = experiment.ApplyStanding(cmd.Context(), c, netem.Request{Partition: []string{node}}, lp)
-	return err
+	return &experiment.Injector{Sandbox: g.sandbox(), Links: experiment.LinkProcess{Exe: exe,
+		Args: []string{"netem", "serve", "--state-dir", g.stateDir, "--log-level", g.logLevel}}}, nil
 }

@@ -257,3 +257,69 @@ func TestConvergenceDivergedAndDown(t *testing.T) {
 	must("destroy", name)
 	noClusters(t, state, name)
 }
+
+// TestScenarioFaults: a scenario's faults: schedule kills a replica 1 s into the workload
+// and starts it 3 s in; the run completes, its manifest lists both faults on the samples
+// clock in order, the output warns, and the convergence check finds the restarted replica
+// caught up with the same rows.
+func TestScenarioFaults(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	state := stateDir(t)
+	name := testenv.Name("sf1")
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(f, []byte("name: sf\ntopologies:\n  - {name: "+name+", kind: async, nodes: 3, flavor: mariadb}\n"+
+		"workload:\n  test: oltp_read_write\n  options: {tables: 2, table-size: 1000, threads: 2, time: 6}\n"+
+		"faults:\n  - {at: 1s, action: kill, node: n3}\n  - {at: 3s, action: start, node: n3}\n"), 0o644)
+	res := t.TempDir()
+	r := habench(t, state, "run", f, "--results", res, "--quiet")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "WARNING: faults were injected during the run (habench fault): kill n3 at ") {
+		t.Errorf("no fault warning:\n%s", r.stdout)
+	}
+	mans, _ := filepath.Glob(filepath.Join(res, "*", "*", "manifest.json"))
+	sums, _ := filepath.Glob(filepath.Join(res, "*", "*", "summary.json"))
+	if len(mans) != 1 || len(sums) != 1 {
+		t.Fatalf("want one cell, got %v %v", mans, sums)
+	}
+	var man struct {
+		Faults []struct {
+			AtS    float64 `json:"at_s"`
+			Action string  `json:"action"`
+			Node   string  `json:"node"`
+			Error  string  `json:"error"`
+		} `json:"faults"`
+		IntervalsOffsetS float64 `json:"intervals_offset_s"`
+	}
+	b, _ := os.ReadFile(mans[0])
+	if err := json.Unmarshal(b, &man); err != nil {
+		t.Fatal(err)
+	}
+	if len(man.Faults) != 2 || man.Faults[0].Action != "kill" || man.Faults[1].Action != "start" || man.Faults[0].Error != "" || man.Faults[1].Error != "" {
+		t.Fatalf("manifest faults: %+v", man.Faults)
+	}
+	// On the samples clock: the workload starts at intervals_offset_s.
+	if d := man.Faults[0].AtS - man.IntervalsOffsetS; d < 0.8 || d > 2 {
+		t.Errorf("kill at %.2fs, workload at %.2fs: want about 1 s after it", man.Faults[0].AtS, man.IntervalsOffsetS)
+	}
+	if man.Faults[1].AtS-man.Faults[0].AtS < 1.5 {
+		t.Errorf("start %.2fs after the kill, want about 2 s", man.Faults[1].AtS-man.Faults[0].AtS)
+	}
+	var sum struct {
+		Convergence struct {
+			Nodes []struct{ Node, State string }
+		}
+	}
+	b, _ = os.ReadFile(sums[0])
+	json.Unmarshal(b, &sum)
+	for _, n := range sum.Convergence.Nodes {
+		if n.State != "converged" {
+			t.Errorf("node %s %s after the restart, want converged", n.Node, n.State)
+		}
+	}
+	if len(sum.Convergence.Nodes) != 3 {
+		t.Errorf("convergence of %d nodes", len(sum.Convergence.Nodes))
+	}
+	noClusters(t, state, name)
+}
