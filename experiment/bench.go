@@ -565,14 +565,16 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		pctx, cancel := post()
 		defer cancel()
 		var werr []error
+		man.CommandLine = RedactArgs(man.CommandLine)
 		werr = append(werr, res.WriteJSON("manifest.json", man))
 		werr = append(werr, res.WriteJSON("summary.json", sum))
 		werr = append(werr, res.WriteFile("report.md", Report(man, sum)))
 		if vars := b.allVariables(pctx, nodes); vars != nil {
 			werr = append(werr, res.WriteJSON("variables.json", vars))
 		}
+		werr = append(werr, res.Close())
 		if err := errors.Join(werr...); err != nil {
-			return out, err
+			return out, fmt.Errorf("results %s: %w", res.Dir, err)
 		}
 		// report.html and report.csv beside report.md; a run is not failed by its charts.
 		if _, err := report.Write(res.Dir, report.Options{}); err != nil {
@@ -665,7 +667,7 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	m := &Manifest{
 		Habench:     map[string]string{"version": Version, "go": runtime.Version()},
-		CommandLine: b.CommandLine,
+		CommandLine: RedactArgs(b.CommandLine),
 		Started:     started,
 		Host:        map[string]any{"hostname": host, "kernel": strings.TrimSpace(string(kernel)), "cpus": runtime.NumCPU()},
 		Workload: map[string]any{"name": b.Workload.Name(), "options": workload.OptionValues(b.Options),

@@ -147,7 +147,7 @@ func Write(dir string, o Options) ([]string, error) {
 	var paths []string
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
-		if err := os.WriteFile(p, f.b, 0o644); err != nil {
+		if err := os.WriteFile(p, f.b, 0o640); err != nil {
 			return paths, err
 		}
 		paths = append(paths, p)
