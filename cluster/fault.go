@@ -141,6 +141,11 @@ func (s *Sandbox) Promote(ctx context.Context, c *Cluster, node string, catchUp 
 	} else if err := c.catchUpFromPeers(ctx, nr, ndb, catchUp); err != nil {
 		return nil, err
 	}
+	// Everything the new source received (its relay log: with semi-sync AFTER_SYNC, the
+	// commits the old source acknowledged) is applied before replication is reset.
+	if err := drainRelayLog(ctx, ndb, caps, catchUp); err != nil {
+		return nil, fmt.Errorf("node %s: applying its relay log before the promotion: %w", nr.Name, err)
+	}
 	v := caps.SemiSyncNames()
 	semi := c.Spec.Kind == topology.SemiSync
 	promote := []string{caps.StopReplica(""), resetReplicaAll(caps)}
@@ -307,6 +312,25 @@ func (c *Cluster) catchUpFromPeers(ctx context.Context, nr *Node, ndb *sql.DB, c
 	caps := c.Capabilities()
 	ctx, cancel := context.WithTimeout(ctx, catchUp)
 	defer cancel()
+	// Freeze what every replica has received (bytes still on their way from the dead
+	// source are not waited for), then compare what each has applied.
+	for _, p := range c.Nodes {
+		if p.Role != topology.RoleReplica || !p.Running() {
+			continue
+		}
+		pdb, err := c.OpenAdmin(p)
+		if err != nil {
+			return err
+		}
+		_, err = pdb.ExecContext(ctx, caps.StopReplica("IO_THREAD"))
+		pdb.Close()
+		if err != nil {
+			return fmt.Errorf("node %s: stopping its receiver: %w", p.Name, err)
+		}
+	}
+	if err := drainRelayLog(ctx, ndb, caps, catchUp); err != nil {
+		return fmt.Errorf("node %s: applying its relay log: %w", nr.Name, err)
+	}
 	for _, p := range c.Nodes {
 		if p == nr || p.Role != topology.RoleReplica || !p.Running() {
 			continue
@@ -315,7 +339,12 @@ func (c *Cluster) catchUpFromPeers(ctx context.Context, nr *Node, ndb *sql.DB, c
 		if err != nil {
 			return err
 		}
-		pos, err := gtidPosition(ctx, pdb, caps)
+		// What the peer received but has not applied yet counts too.
+		err = drainRelayLog(ctx, pdb, caps, catchUp)
+		var pos string
+		if err == nil {
+			pos, err = gtidPosition(ctx, pdb, caps)
+		}
 		pdb.Close()
 		if err != nil {
 			return fmt.Errorf("node %s: %w", p.Name, err)
@@ -377,4 +406,21 @@ func waitGTID(ctx context.Context, db *sql.DB, caps topology.Capabilities, pos s
 			return ctx.Err()
 		}
 	}
+}
+
+// drainRelayLog waits (up to timeout) until the replica has applied every transaction
+// its receiver got: MySQL's Retrieved_Gtid_Set, MariaDB's Gtid_IO_Pos.
+func drainRelayLog(ctx context.Context, db *sql.DB, caps topology.Capabilities, timeout time.Duration) error {
+	st, err := ReplicaStatus(ctx, db, caps)
+	if err != nil || st == nil {
+		return err
+	}
+	col := "Retrieved_Gtid_Set"
+	if caps.GTIDKind == "mariadb" {
+		col = "Gtid_IO_Pos"
+	}
+	got := strings.ReplaceAll(st[col], "\n", "")
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return waitGTID(wctx, db, caps, got)
 }

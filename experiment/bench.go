@@ -73,6 +73,11 @@ type Bench struct {
 	// Injector: none); each is recorded in the cluster's faults log and the manifest.
 	Faults   []FaultEvent
 	Injector *Injector
+	// Probe runs the probe writer during the workload (needs Injector for the sandbox):
+	// a numbered commit every ProbeInterval (0: 5 ms) on the current writer; after the
+	// catch-up the acknowledged ones missing on the writer are counted (Summary.Probe).
+	Probe         bool
+	ProbeInterval time.Duration
 	// Restarter restarts sandbox nodes for knobs that are read only at runtime (nil: such
 	// knobs are refused).
 	Restarter knob.Restarter
@@ -189,9 +194,11 @@ type Summary struct {
 	// Convergence is the check after the catch-up: per node converged, behind, diverged
 	// (with the tables whose CHECKSUM TABLE differs) or down (nil when not checked).
 	Convergence *Convergence `json:"convergence,omitempty"`
-	RandType    string       `json:"rand_type"`
-	PSMode      string       `json:"db_ps_mode"`
-	Error       string       `json:"error,omitempty"`
+	// Probe is the probe writer's count of lost acknowledged commits (nil without it).
+	Probe    *ProbeSummary `json:"probe,omitempty"`
+	RandType string        `json:"rand_type"`
+	PSMode   string        `json:"db_ps_mode"`
+	Error    string        `json:"error,omitempty"`
 }
 
 func (b *Bench) log() *slog.Logger {
@@ -442,6 +449,23 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	})
 	fctx, stopFaults := context.WithCancel(ctx)
 	var fwg sync.WaitGroup
+	var pr *probe
+	if b.Probe && b.Injector != nil && b.Cluster != nil {
+		iv := b.ProbeInterval
+		if iv <= 0 {
+			iv = 5 * time.Millisecond
+		}
+		var perr error
+		if pr, perr = startProbe(ctx, b.Injector.Sandbox, b.Cluster, b.Target.DB, iv); perr != nil {
+			stopFaults()
+			return out, perr
+		}
+		fwg.Add(1)
+		go func() {
+			defer fwg.Done()
+			pr.run(fctx)
+		}()
+	}
 	if len(b.Faults) > 0 && b.Injector != nil && b.Cluster != nil {
 		fwg.Add(1)
 		go func() {
@@ -558,6 +582,17 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	sum := b.summary(result, runErr, nodes, allSamples, positions)
 	sum.ReplicasCaught = consistent
 	sum.Convergence = conv
+	if pr != nil {
+		pctx, cancel := post()
+		sum.Probe = pr.check(pctx)
+		cancel()
+		if w := probeWarning(sum.Probe); w != "" {
+			man.Warnings = append(man.Warnings, w)
+			if b.Stdout != nil {
+				fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+			}
+		}
+	}
 	sum.DataCheck = dataCheck
 	out.Summary = sum
 	man.Finished = time.Now().UTC()

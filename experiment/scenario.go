@@ -45,6 +45,9 @@ type Scenario struct {
 	// Faults are injected into every cell's cluster at their times after the workload
 	// starts (warm-up included), e.g. [{at: 10s, action: kill, node: writer}].
 	Faults []FaultEvent `yaml:"faults"`
+	// Probe runs the probe writer in every cell (lost acknowledged commits); default: on
+	// when the scenario has faults.
+	Probe *bool `yaml:"probe"`
 
 	options workload.Options
 	raw     []byte

@@ -707,6 +707,12 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 		}
 		b.Faults, b.Injector = fs, &in
 	}
+	if pb := sw.r.Scenario.Probe; (pb == nil && len(sw.r.Scenario.Faults) > 0) || (pb != nil && *pb) {
+		if b.Injector == nil {
+			b.Injector = &Injector{Sandbox: cs.sb}
+		}
+		b.Probe = true
+	}
 	if rec.Requested != nil {
 		b.Extra["requested"] = rec.Requested
 	}

@@ -323,3 +323,55 @@ func TestScenarioFaults(t *testing.T) {
 	}
 	noClusters(t, state, name)
 }
+
+// TestDurabilityFailoverScenario runs the shipped scenarios/durability-failover.yaml: the
+// source of an async and of a semi-sync AFTER_SYNC topology (no timeout fallback) is
+// killed mid-run under 1 Mbit/s links and n2 is promoted. The probe writer finds
+// acknowledged commits lost on async and none on semi-sync; n2 and n3 converge.
+func TestDurabilityFailoverScenario(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	state := stateDir(t)
+	res := t.TempDir()
+	r := habench(t, state, "run", "../../scenarios/durability-failover.yaml", "--results", res, "--quiet")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	type sum struct {
+		Probe *struct {
+			Acknowledged     int64  `json:"acknowledged"`
+			LostAcknowledged int64  `json:"lost_acknowledged_commits"`
+			CheckedOn        string `json:"checked_on"`
+		} `json:"probe"`
+		Convergence struct{ Nodes []struct{ Node, State string } }
+	}
+	read := func(cell string) sum {
+		t.Helper()
+		fs, _ := filepath.Glob(filepath.Join(res, "*", "*-"+cell, "summary.json"))
+		if len(fs) != 1 {
+			t.Fatalf("cell %s: summary.json files %v", cell, fs)
+		}
+		b, _ := os.ReadFile(fs[0])
+		var s sum
+		if err := json.Unmarshal(b, &s); err != nil || s.Probe == nil {
+			t.Fatalf("cell %s: no probe in summary.json (%v)", cell, err)
+		}
+		for _, n := range s.Convergence.Nodes {
+			if n.Node != "n1" && n.State != "converged" {
+				t.Errorf("cell %s: %s %s after the promotion", cell, n.Node, n.State)
+			}
+		}
+		return s
+	}
+	as, ss := read("dfasync"), read("dfsemi")
+	t.Logf("async: %d of %d acknowledged commits lost; semi-sync: %d of %d", as.Probe.LostAcknowledged, as.Probe.Acknowledged, ss.Probe.LostAcknowledged, ss.Probe.Acknowledged)
+	if as.Probe.LostAcknowledged == 0 || as.Probe.CheckedOn != "n2" {
+		t.Errorf("async: %+v, want acknowledged commits lost on n2", *as.Probe)
+	}
+	if ss.Probe.LostAcknowledged != 0 || ss.Probe.Acknowledged == 0 || ss.Probe.CheckedOn != "n2" {
+		t.Errorf("semi-sync AFTER_SYNC without fallback: %+v, want none lost", *ss.Probe)
+	}
+	if strings.Contains(r.stdout, "(failed)") {
+		t.Errorf("a fault failed:\n%s", r.stdout)
+	}
+	noClusters(t, state, "dfasync", "dfsemi")
+}
