@@ -342,7 +342,9 @@ func TestDurabilityFailoverScenario(t *testing.T) {
 			LostAcknowledged int64  `json:"lost_acknowledged_commits"`
 			CheckedOn        string `json:"checked_on"`
 		} `json:"probe"`
-		Convergence struct{ Nodes []struct{ Node, State string } }
+		Convergence struct {
+			Nodes []struct{ Node, State string }
+		}
 	}
 	read := func(cell string) sum {
 		t.Helper()
