@@ -32,9 +32,9 @@ type HostSummary struct {
 	CPUBusyMax  *float64 `json:"cpu_busy_max"`
 	IOWaitMean  *float64 `json:"cpu_iowait_mean"`
 	StealMean   *float64 `json:"cpu_steal_mean"`
-	// RunQueueMean and RunQueueMax are procs_running (runnable threads, the reader included).
-	RunQueueMean *float64 `json:"run_queue_mean"`
-	RunQueueMax  *float64 `json:"run_queue_max"`
+	// ProcsRunningMean and ProcsRunningMax are procs_running (runnable threads, the reader included).
+	ProcsRunningMean *float64 `json:"procs_running_mean"`
+	ProcsRunningMax  *float64 `json:"procs_running_max"`
 	// DiskRead/WriteMean and NetRx/TxMean are bytes per second (net: the host's own
 	// interfaces, for nodes without a namespace of their own).
 	DiskReadMean  *float64 `json:"disk_read_bytes_ps_mean"`
@@ -143,7 +143,7 @@ func hostSummary(hosts []HostInfo, samples []sampler.Sample, from, to time.Durat
 		hs.Samples = len(busy)
 		hs.CPUBusyMean, hs.CPUBusyMax = mean(sampler.MetricHostCPUBusy), mx(sampler.MetricHostCPUBusy)
 		hs.IOWaitMean, hs.StealMean = mean(sampler.MetricHostCPUIOWait), mean(sampler.MetricHostCPUSteal)
-		hs.RunQueueMean, hs.RunQueueMax = mean(sampler.MetricHostRunQueue), mx(sampler.MetricHostRunQueue)
+		hs.ProcsRunningMean, hs.ProcsRunningMax = mean(sampler.MetricHostProcsRunning), mx(sampler.MetricHostProcsRunning)
 		hs.DiskReadMean, hs.DiskWriteMean = mean(sampler.MetricHostDiskRead), mean(sampler.MetricHostDiskWrite)
 		hs.NetRxMean, hs.NetTxMean = mean(sampler.MetricNetRx), mean(sampler.MetricNetTx)
 		hs.CPUSaturated, hs.SaturatedShare = sampler.CPUSaturated(busy)
@@ -198,7 +198,7 @@ func hostReport(hs []HostSummary) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s / %s | %s / %s | %s | %s |\n", h.Host, strings.Join(h.Nodes, ", "), h.CPUs,
 			pct(h.CPUBusyMean), pct(h.CPUBusyMax), pct(h.IOWaitMean), pct(h.StealMean),
-			fmtOpt(h.RunQueueMean, "%.1f"), fmtOpt(h.RunQueueMax, "%.0f"), mbps(h.DiskReadMean), mbps(h.DiskWriteMean), strings.Join(srv, ", "), sat)
+			fmtOpt(h.ProcsRunningMean, "%.1f"), fmtOpt(h.ProcsRunningMax, "%.0f"), mbps(h.DiskReadMean), mbps(h.DiskWriteMean), strings.Join(srv, ", "), sat)
 	}
 	fmt.Fprintf(&b, "\nbusy = share of all the host's CPU time neither idle nor waiting for I/O (/proc/stat; steal counts as busy). CPU-saturated = busy >= %.0f%% in at least %.0f%% of the measured seconds: the workload, the servers and anything else on the host wanted more CPU than there was. Sandbox nodes share this machine: its numbers are counted once, not per node.\n",
 		sampler.CPUSaturatedBusy*100, sampler.CPUSaturatedShare*100)

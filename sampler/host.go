@@ -26,9 +26,9 @@ const (
 	// MetricHostCPUSteal is the fraction (0..1) of all CPUs' time the hypervisor ran
 	// something else (/proc/stat steal); it is part of MetricHostCPUBusy.
 	MetricHostCPUSteal = "host_cpu_steal_fraction"
-	// MetricHostRunQueue is /proc/stat procs_running at the read: runnable threads,
+	// MetricHostProcsRunning is /proc/stat procs_running at the read: runnable threads,
 	// the reading one included.
-	MetricHostRunQueue = "host_run_queue"
+	MetricHostProcsRunning = "host_procs_running"
 	// MetricHostCPUs is the number of CPUs in /proc/stat (cpuN lines).
 	MetricHostCPUs = "host_cpus"
 	// MetricHostDiskRead and MetricHostDiskWrite are bytes per second read from / written
@@ -92,7 +92,7 @@ const userHZ = 100
 //	host_cpu_busy_fraction    1 - (idle+iowait)/total of the deltas of /proc/stat's cpu line
 //	host_cpu_iowait_fraction  iowait/total
 //	host_cpu_steal_fraction   steal/total
-//	host_run_queue            procs_running (the reader included)
+//	host_procs_running            procs_running (the reader included)
 //	host_cpus                 cpuN lines of /proc/stat
 //	host_disk_read_bytes_ps   delta of sectors read x 512 / seconds, whole disks only
 //	host_disk_write_bytes_ps  the same for sectors written
@@ -219,7 +219,7 @@ func (h *Host) machine(ctx context.Context, n Node) ([]Sample, error) {
 	} else if st, err := ParseProcStat(b); err != nil {
 		errs = append(errs, fmt.Errorf("%s: /proc/stat: %w", hn, err))
 	} else {
-		out = append(out, Sample{Metric: MetricHostRunQueue, Value: float64(st.ProcsRunning)},
+		out = append(out, Sample{Metric: MetricHostProcsRunning, Value: float64(st.ProcsRunning)},
 			Sample{Metric: MetricHostCPUs, Value: float64(st.CPUs)})
 		c := st.CPU
 		if d, _, ok := h.delta(hn+" cpu", time.Now(), []uint64{c.Busy(), c.Idle, c.IOWait, c.Steal}); ok {

@@ -217,13 +217,13 @@ func TestHostSamplerDeltas(t *testing.T) {
 	}
 	got := byNodeMetric(all)
 	exact := map[string]float64{
-		"host:h1 " + MetricHostCPUBusy:   0.6,
-		"host:h1 " + MetricHostCPUIOWait: 0.1,
-		"host:h1 " + MetricHostCPUSteal:  0.1,
-		"host:h1 " + MetricHostRunQueue:  3,
-		"host:h1 " + MetricHostCPUs:      2,
-		"n2 " + MetricServerCPU:          0,
-		"n2 " + MetricNetRx:              0,
+		"host:h1 " + MetricHostCPUBusy:      0.6,
+		"host:h1 " + MetricHostCPUIOWait:    0.1,
+		"host:h1 " + MetricHostCPUSteal:     0.1,
+		"host:h1 " + MetricHostProcsRunning: 3,
+		"host:h1 " + MetricHostCPUs:         2,
+		"n2 " + MetricServerCPU:             0,
+		"n2 " + MetricNetRx:                 0,
 	}
 	for k, v := range exact {
 		if g, ok := got[k]; !ok || math.Abs(g-v) > 1e-9 {

@@ -112,7 +112,7 @@ var Metrics = []MetricInfo{
 		"delta iowait / delta total of /proc/stat's cpu line"},
 	{MetricHostCPUSteal, "fraction", "host", "host:<name>", "gauge",
 		"delta steal / delta total of /proc/stat's cpu line (time the hypervisor ran something else)"},
-	{MetricHostRunQueue, "count", "host", "host:<name>", "gauge",
+	{MetricHostProcsRunning, "count", "host", "host:<name>", "gauge",
 		"/proc/stat procs_running: runnable threads at the read, the reader included"},
 	{MetricHostCPUs, "count", "host", "host:<name>", "gauge",
 		"cpuN lines of /proc/stat"},
