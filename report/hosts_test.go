@@ -32,6 +32,9 @@ func TestHostsInReport(t *testing.T) {
 		f, _ := os.OpenFile(filepath.Join(dir, "samples.csv"), os.O_APPEND|os.O_WRONLY, 0)
 		for i := 1; i <= 3; i++ {
 			fmt.Fprintf(f, "%d.000,host:local,%s,%.3f\n%d.000,n1,%s,0.8\n", i, sampler.MetricHostCPUBusy, busy, i, sampler.MetricServerCPU)
+			if run == "qasync" {
+				fmt.Fprintf(f, "%d.000,host:local,%s,0.01\n", i, sampler.MetricHostCPUIOWait)
+			}
 		}
 		f.Close()
 	}
@@ -76,8 +79,8 @@ func TestHostsInReport(t *testing.T) {
 			t.Errorf("report.csv %s: host_cpu_busy_mean, cpu_bound = %q, want %q", name, got, want)
 		}
 	}
-	// The async run's chart: a host CPU panel with one line (the host, once) and a
-	// mysqld panel with n1's line.
+	// The async run's chart: a host CPU panel with the host's lines once (busy solid,
+	// iowait dashed) and a mysqld panel with n1's line.
 	var async *Run
 	for _, r := range res.Runs {
 		if r.Topology == "qasync" {
@@ -90,7 +93,7 @@ func TestHostsInReport(t *testing.T) {
 		switch p.title {
 		case Panels[5].Title:
 			found++
-			if len(p.lines) != 1 || p.lines[0].label != "host:local" || !p.fraction {
+			if len(p.lines) != 2 || p.lines[0].label != "host:local busy" || p.lines[1].label != "host:local iowait" || !p.lines[1].dash || !p.fraction {
 				t.Errorf("host CPU panel lines %+v", p.lines)
 			}
 		case Panels[6].Title:

@@ -45,6 +45,9 @@ type Panel struct {
 	YLabel string
 	// Fraction panels have their Y axis fixed to 0..1.
 	Fraction bool
+	// MetricLabel, when set, names a metric in the legend of a panel with several
+	// metrics (default: the metric's name).
+	MetricLabel func(metric string) string
 }
 
 // Panels are the per-node panels in the order they are drawn.
@@ -54,7 +57,8 @@ var Panels = []Panel{
 	{Class: ClassPaused, Title: "flow control: fraction of each second paused", YLabel: "paused fraction", Fraction: true},
 	{Class: ClassThrottle, Title: "flow control: sessions throttled (avg per second; inferred 0/1)", YLabel: "sessions"},
 	{Class: ClassMembership, Title: "membership as each node sees it (Galera component size; group members ONLINE, UNREACHABLE)", YLabel: "nodes"},
-	{Class: ClassHostCPU, Title: "host CPU: busy (solid), iowait and steal (dashed), share of all CPUs, once per host", YLabel: "CPU fraction", Fraction: true},
+	{Class: ClassHostCPU, Title: "host CPU: busy (solid), iowait and steal (dashed), share of all CPUs, once per host", YLabel: "CPU fraction", Fraction: true,
+		MetricLabel: func(m string) string { return strings.TrimSuffix(strings.TrimPrefix(m, "host_cpu_"), "_fraction") }},
 	{Class: ClassServerCPU, Title: "mysqld CPU per node (1 = one core)", YLabel: "cores"},
 }
 
