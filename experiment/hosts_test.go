@@ -86,12 +86,12 @@ func TestComparisonTableBusiestHost(t *testing.T) {
 	none := &Summary{TPS: 50, LatencyMs: map[string]float64{}}
 	md := ComparisonTable([]Row{{Topology: "gr", Summary: bound}, {Topology: "async", Summary: quiet}, {Topology: "ext", Summary: none}})
 	for _, want := range []string{"| busiest host CPU mean / max |", "| db1 97% / 100% CPU-bound |", "| local 30% / 60% |", "| n/a |",
-		"**CPU-bound:** gr: its busiest host"} {
+		"**CPU-bound:** gr: the run's busiest host"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("comparison table lacks %q:\n%s", want, md)
 		}
 	}
-	if strings.Contains(md, "async: its") || strings.Contains(md, "local 30% / 60% CPU-bound") {
+	if strings.Contains(md, "async: the run") || strings.Contains(md, "local 30% / 60% CPU-bound") {
 		t.Errorf("quiet row called CPU-bound:\n%s", md)
 	}
 }

@@ -274,7 +274,7 @@ func ComparisonTable(rows []Row) string {
 			name, r.Kind, r.Flavor, r.Version, r.Summary.TPS, r.Summary.QPS, l["avg"], l["p95"], l["p99"], r.TPSvsBase, r.LatVsBase, fmtOpt(r.MaxLagS, "%.3f"), busiestHostCell(r.Summary))
 	}
 	if bound := cpuBoundRows(rows); bound != "" {
-		fmt.Fprintf(&b, "\n**CPU-bound:** %s: its busiest host was CPU-saturated (busy >= %.0f%% in at least %.0f%% of the measured seconds), so those numbers measure the host's CPU as much as the topology.\n",
+		fmt.Fprintf(&b, "\n**CPU-bound:** %s: the run's busiest host was CPU-saturated (busy >= %.0f%% in at least %.0f%% of the measured seconds), so these numbers measure the host's CPU as much as the topology.\n",
 			bound, sampler.CPUSaturatedBusy*100, sampler.CPUSaturatedShare*100)
 	}
 	return b.String()
