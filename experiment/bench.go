@@ -657,7 +657,7 @@ func (b *Bench) openNodes() ([]sampler.Node, func(), error) {
 			}
 			sn := sampler.Node{Name: n.Name, Role: n.Role, Caps: caps, DB: db}
 			if h := b.Cluster.Host(n); h != nil {
-				sn.Host, sn.HostName = h, hostName(b.Cluster, n)
+				sn.Host, sn.HostName = h, hostName(b.Cluster, h)
 				if !b.Cluster.Existing() {
 					sn.Netns, sn.PID, sn.StartTicks = n.Netns, n.PID, n.StartTicks
 				}

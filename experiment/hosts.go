@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/sampler"
 )
 
@@ -49,14 +50,11 @@ type HostSummary struct {
 	ServerCPU map[string]float64 `json:"mysqld_cpu_cores_mean,omitempty"`
 }
 
-// hostName is the name node n's machine-wide samples carry: "local" for a sandbox (all
-// sandbox nodes share this machine), the host's own name otherwise ("" without access).
-func hostName(c *cluster.Cluster, n *cluster.Node) string {
-	h := c.Host(n)
-	switch {
-	case h == nil:
-		return ""
-	case !c.Existing():
+// hostName is the name the machine-wide samples of a node of c on host h carry: "local"
+// for a sandbox (all sandbox nodes share this machine, whatever namespace each is in),
+// else the host's own name (nodes whose hosts have the same name are one machine).
+func hostName(c *cluster.Cluster, h host.Host) string {
+	if !c.Existing() {
 		return "local"
 	}
 	return h.Name()
