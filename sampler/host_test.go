@@ -337,8 +337,18 @@ func TestHostSamplerLocal(t *testing.T) {
 		t.Errorf("cpus %v, want %d", v, runtime.NumCPU())
 	}
 	// The spinning thread alone is about one core; on a shared machine other processes take
-	// much of it (0.3 cores measured with other tests running), so only "clearly above 0".
-	if v := last["me "+MetricServerCPU]; v < 0.05 || v > float64(runtime.NumCPU())+0.2 {
-		t.Errorf("own CPU %v cores, want between 0.05 and %d", v, runtime.NumCPU())
+	// most of it (0.3 cores at load 8, 0.02 in one 300 ms tick at load 18), so only: some CPU
+	// in some tick, never more than the machine has. The exact arithmetic is
+	// TestHostSamplerDeltas'.
+	most := 0.0
+	for _, tk := range ticks {
+		v, ok := byNodeMetric(tk)["me "+MetricServerCPU]
+		if ok && (v < 0 || v > float64(runtime.NumCPU())+0.2) {
+			t.Errorf("own CPU %v cores, want 0..%d", v, runtime.NumCPU())
+		}
+		most = max(most, v)
+	}
+	if most <= 0 {
+		t.Errorf("a spinning thread's process showed no CPU in %d ticks", len(ticks))
 	}
 }
