@@ -659,7 +659,9 @@ func (b *Bench) openNodes() ([]sampler.Node, func(), error) {
 			if h := b.Cluster.Host(n); h != nil {
 				sn.Host, sn.HostName = h, hostName(b.Cluster, h)
 				if !b.Cluster.Existing() {
+					c, name := b.Cluster, n.Name
 					sn.Netns, sn.PID, sn.StartTicks = n.Netns, n.PID, n.StartTicks
+					sn.Server = func() (int, uint64, error) { return c.ServerProcess(name) }
 				}
 			}
 			nodes = append(nodes, sn)

@@ -240,3 +240,81 @@ func mustReadFile(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// TestHostMetricsFollowRestartedServer: a replica's server restarted in the middle of a
+// run (as `habench fault restart` does, through the state file) keeps its mysqld CPU
+// series: samples from its new process after the restart, not errors until the end.
+func TestHostMetricsFollowRestartedServer(t *testing.T) {
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("hmr"), topology.Async, 2, topology.MariaDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, _ := workload.Lookup("oltp_read_only")
+	o := smallOptions(2, 10*time.Second)
+	o.ReportInterval = 0
+	tg := target(c)
+	if err := wl.Prepare(ctx, tg, o, os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+	oldPID := c.Node("n2").PID
+	var restartedAt, readyAt time.Duration
+	var rerr error
+	done := make(chan struct{})
+	var b *experiment.Bench
+	started := time.Now()
+	go func() {
+		defer close(done)
+		time.Sleep(3 * time.Second)
+		restartedAt = time.Since(started)
+		rerr = s.RestartNode(ctx, c, "n2")
+		readyAt = time.Since(started)
+	}()
+	b = &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: t.TempDir()}
+	out, err := b.Run(ctx)
+	<-done
+	if rerr != nil {
+		t.Fatalf("restart n2: %v", rerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	newPID := c.Node("n2").PID
+	if newPID == oldPID {
+		t.Fatalf("n2 kept pid %d", oldPID)
+	}
+	var man experiment.Manifest
+	json.Unmarshal(mustReadFile(t, filepath.Join(out.Dir, "manifest.json")), &man)
+	offset := man.SamplesStarted.Sub(started).Seconds() // samples clock = wall - offset
+	f, _ := os.Open(filepath.Join(out.Dir, "samples.csv"))
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after int
+	var errs float64
+	for _, r := range rows[1:] {
+		at, _ := strconv.ParseFloat(r[0], 64)
+		wall := at + offset
+		switch {
+		case r[1] == "n2" && r[2] == sampler.MetricServerCPU && wall < restartedAt.Seconds():
+			before++
+		case r[1] == "n2" && r[2] == sampler.MetricServerCPU && wall > readyAt.Seconds()+1:
+			after++
+		case r[1] == "n2" && r[2] == "sampler_errors_host":
+			v, _ := strconv.ParseFloat(r[3], 64)
+			errs = max(errs, v)
+		}
+	}
+	t.Logf("n2 pid %d -> %d, restart %.1f-%.1f s after the start; mysqld CPU samples before %d, after %d; host sampler errors on n2 %v",
+		oldPID, newPID, restartedAt.Seconds(), readyAt.Seconds(), before, after, errs)
+	if before == 0 || after < 2 {
+		t.Errorf("n2 mysqld CPU samples: %d before the restart, %d after it (want some before and >= 2 after)", before, after)
+	}
+	if stopped := readyAt - restartedAt; errs > stopped.Seconds()+2 {
+		t.Errorf("n2: %v host sampler errors for a restart of %v (the new process was not followed)", errs, stopped)
+	}
+}

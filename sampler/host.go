@@ -103,7 +103,8 @@ const userHZ = 100
 // Machine-wide metrics (host_* and, for nodes without a namespace of their own, net_*)
 // are read once per tick per distinct Node.HostName, by the first node of the tick on that
 // host, and emitted under HostNode(HostName). net_* of a node with its own network namespace
-// (Node.Netns, Node.PID) and mysqld_cpu_cores (Node.PID) are the node's.
+// (Node.Netns, Node.PID) and mysqld_cpu_cores (Node.PID, or Node.Server's answer on each
+// read) are the node's; a new server process starts a new baseline.
 //
 // Deltas count from the baseline read in Start; a value without a baseline (the first
 // read after a failed one) is left out, never reported as 0. A counter that went down
@@ -156,6 +157,13 @@ func (h *Host) Sample(ctx context.Context, t *Tick, n Node) ([]Sample, error) {
 		if err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if n.Server != nil {
+		pid, ticks, err := n.Server()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("node %s: server process: %w", n.Name, err))
+		}
+		n.PID, n.StartTicks = pid, ticks
 	}
 	if n.PID > 0 {
 		s, err := h.server(ctx, n)

@@ -352,3 +352,55 @@ func TestHostSamplerLocal(t *testing.T) {
 		t.Errorf("a spinning thread's process showed no CPU in %d ticks", len(ticks))
 	}
 }
+
+// A server restarted during the run (Node.Server answers with its new process) keeps
+// being sampled from a fresh baseline: one tick without a value, then its CPU again.
+func TestHostSamplerFollowsRestartedServer(t *testing.T) {
+	fh := &fileHost{files: map[string]string{
+		"/proc/stat": procStat(1, 1, 1, 1, 1), "/proc/diskstats": "", "/proc/net/dev": netDev(0, 0),
+		"/proc/42/stat": pidStat(0, 0, 777),
+	}}
+	var mu sync.Mutex
+	pid, start := 42, uint64(777)
+	n := Node{Name: "n1", Host: fh, Server: func() (int, uint64, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return pid, start, nil
+	}}
+	h := NewHost()
+	h.Start(context.Background(), Config{}, []Node{n})
+	cpu := func() (float64, bool, error) {
+		ss, err := h.Sample(context.Background(), NewTick(time.Now(), time.Second, []Node{n}), n)
+		for _, s := range ss {
+			if s.Metric == MetricServerCPU {
+				return s.Value, true, err
+			}
+		}
+		return 0, false, err
+	}
+	time.Sleep(100 * time.Millisecond)
+	fh.set("/proc/42/stat", pidStat(5, 5, 777))
+	if v, ok, err := cpu(); !ok || v <= 0 || err != nil {
+		t.Fatalf("before the restart: %v %v %v", v, ok, err)
+	}
+	// Restarted: pid 42 is gone, the server is pid 50 now.
+	mu.Lock()
+	pid, start = 50, 999
+	mu.Unlock()
+	fh.set("/proc/50/stat", pidStat(1, 1, 999))
+	if _, ok, err := cpu(); ok || err != nil {
+		t.Errorf("first read of the new process: value %v, err %v; want no value (new baseline), no error", ok, err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	fh.set("/proc/50/stat", pidStat(11, 1, 999))
+	if v, ok, err := cpu(); !ok || v <= 0 || err != nil {
+		t.Errorf("after the restart: %v %v %v", v, ok, err)
+	}
+	// No server recorded (stopped): no value, no error from the server part.
+	mu.Lock()
+	pid = 0
+	mu.Unlock()
+	if _, ok, err := cpu(); ok || err != nil {
+		t.Errorf("no server: value %v err %v", ok, err)
+	}
+}

@@ -35,7 +35,9 @@ import (
 // machine in samples (machine-wide values go under HostNode(HostName); nodes with the same
 // HostName share one machine, "" means "local"); Netns is the node's own network namespace
 // on it ("" when it shares the host's); PID and StartTicks (field 22 of /proc/PID/stat)
-// identify the node's server process on the host (0 when unknown).
+// identify the node's server process on the host (0 when unknown). Server, when set, is
+// asked for the current PID and StartTicks on every read instead (a server restarted
+// during the run, e.g. by `habench fault restart`, keeps being sampled; PID 0: no server).
 type Node struct {
 	Name string
 	Role topology.Role
@@ -47,6 +49,7 @@ type Node struct {
 	Netns      string
 	PID        int
 	StartTicks uint64
+	Server     func() (pid int, startTicks uint64, err error)
 }
 
 // Sample is one value in long form, written as the CSV row `elapsed_s,node,metric,value`.
