@@ -116,6 +116,9 @@ type Manifest struct {
 	Nodes       []NodeInfo        `json:"nodes"`
 	Links       map[string]any    `json:"links"`
 	Samplers    []string          `json:"samplers,omitempty"`
+	// Hosts are the machines the nodes ran on, each with its nodes: samples.csv carries
+	// each host's machine-wide metrics once, under node "host:<name>".
+	Hosts []HostInfo `json:"hosts,omitempty"`
 	// Warnings are what the run found wrong with its own setup: deploy-time options the
 	// servers do not run with (optionMismatches), links changed during the run.
 	Warnings []string `json:"warnings,omitempty"`
@@ -189,6 +192,7 @@ type Summary struct {
 	SemiSync       *SemiSyncSummary                  `json:"semisync,omitempty"`
 	Group          []GroupMemberSummary              `json:"group,omitempty"`
 	Galera         []GaleraNodeSummary               `json:"galera,omitempty"`
+	Hosts          []HostSummary                     `json:"hosts,omitempty"`
 	DataCheck      string                            `json:"data_check,omitempty"`
 	ReplicasCaught *bool                             `json:"replicas_consistent,omitempty"`
 	// Convergence is the check after the catch-up: per node converged, behind, diverged
@@ -392,6 +396,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		for _, s := range samplers {
 			man.Samplers = append(man.Samplers, s.Name())
 		}
+		man.Hosts = hostInfos(nodes)
 		runner = sampler.NewRunner(sampler.Config{Interval: b.SampleInterval, Logger: b.log(), Kind: kind, Epoch: sampleStart}, nodes, samplers)
 		swg.Add(1)
 		go func() {
@@ -594,6 +599,16 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		}
 	}
 	sum.DataCheck = dataCheck
+	// Host CPU over the measured part only (not the catch-up, not warmup).
+	from := time.Duration(man.IntervalsOffsetS * float64(time.Second))
+	sum.Hosts = hostSummary(man.Hosts, allSamples, from, from+time.Duration(sum.TimeS*float64(time.Second)))
+	for _, w := range cpuSaturationWarnings(sum.Hosts) {
+		man.Warnings = append(man.Warnings, w)
+		b.log().Warn("host CPU-saturated", "detail", w)
+		if b.Stdout != nil {
+			fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+		}
+	}
 	out.Summary = sum
 	man.Finished = time.Now().UTC()
 	if res != nil {
@@ -677,7 +692,16 @@ func (b *Bench) openNodes() ([]sampler.Node, func(), error) {
 				closeAll()
 				return nil, nil, err
 			}
-			nodes = append(nodes, sampler.Node{Name: n.Name, Role: n.Role, Caps: caps, DB: db})
+			sn := sampler.Node{Name: n.Name, Role: n.Role, Caps: caps, DB: db}
+			if h := b.Cluster.Host(n); h != nil {
+				sn.Host, sn.HostName = h, hostName(b.Cluster, h)
+				if !b.Cluster.Existing() {
+					c, name := b.Cluster, n.Name
+					sn.Netns, sn.PID, sn.StartTicks = n.Netns, n.PID, n.StartTicks
+					sn.Server = func() (int, uint64, error) { return c.ServerProcess(name) }
+				}
+			}
+			nodes = append(nodes, sn)
 		}
 		return nodes, closeAll, nil
 	}

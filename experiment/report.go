@@ -88,6 +88,7 @@ func Report(m *Manifest, s *Summary) string {
 		sort.Strings(ks)
 		b.WriteString(strings.Join(ks, ", ") + "\n")
 	}
+	b.WriteString(hostReport(s.Hosts))
 	if len(s.Nodes) > 0 {
 		b.WriteString("\n## Nodes: visibility lag and backlog\n\n")
 		b.WriteString("| node | role | version | lag max s | lag avg s | backlog max trx | lag samples | sampler errors |\n|---|---|---|---|---|---|---|---|\n")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"github.com/spf13/pflag"
@@ -261,8 +262,8 @@ func (r *ScenarioRun) Run(ctx context.Context) (string, []Row, error) {
 // ComparisonTable renders rows as a Markdown table (S1's shape: TPS, latency, % of baseline, lag).
 func ComparisonTable(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| topology | kind | flavor | version | TPS | QPS | avg ms | p95 ms | p99 ms | TPS vs base | latency vs base | max replica lag s |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| topology | kind | flavor | version | TPS | QPS | avg ms | p95 ms | p99 ms | TPS vs base | latency vs base | max replica lag s | busiest host CPU mean / max |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		l := r.Summary.LatencyMs
 		name := r.Topology
@@ -272,8 +273,12 @@ func ComparisonTable(rows []Row) string {
 		if r.Error != "" {
 			name += " (incomplete)"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f%% | %.1f%% | %s |\n",
-			name, r.Kind, r.Flavor, r.Version, r.Summary.TPS, r.Summary.QPS, l["avg"], l["p95"], l["p99"], r.TPSvsBase, r.LatVsBase, fmtOpt(r.MaxLagS, "%.3f"))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f%% | %.1f%% | %s | %s |\n",
+			name, r.Kind, r.Flavor, r.Version, r.Summary.TPS, r.Summary.QPS, l["avg"], l["p95"], l["p99"], r.TPSvsBase, r.LatVsBase, fmtOpt(r.MaxLagS, "%.3f"), busiestHostCell(r.Summary))
+	}
+	if bound := cpuBoundRows(rows); bound != "" {
+		fmt.Fprintf(&b, "\n**CPU-bound:** %s: the run's busiest host was CPU-saturated (busy >= %.0f%% in at least %.0f%% of the measured seconds), so these numbers measure the host's CPU as much as the topology.\n",
+			bound, sampler.CPUSaturatedBusy*100, sampler.CPUSaturatedShare*100)
 	}
 	return b.String()
 }
@@ -286,7 +291,7 @@ func PrintComparison(w io.Writer, rows []Row) {
 		groups = groups || r.group != ""
 	}
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', tabwriter.AlignRight)
-	head := "topology\tkind\tTPS\tavg ms\tp95 ms\tTPS vs base\tlat vs base\tmax replica lag s\t"
+	head := "topology\tkind\tTPS\tavg ms\tp95 ms\tTPS vs base\tlat vs base\tmax replica lag s\tbusiest host CPU\t"
 	if groups {
 		head = "cell\t" + head + "axes\t"
 	}
@@ -297,7 +302,7 @@ func PrintComparison(w io.Writer, rows []Row) {
 		if r.Note != "" {
 			name += " (" + r.Note + ")"
 		}
-		line := fmt.Sprintf("%s\t%s\t%.2f\t%.2f\t%.2f\t%.1f%%\t%.1f%%\t%s\t", name, r.Kind, r.Summary.TPS, l["avg"], l["p95"], r.TPSvsBase, r.LatVsBase, fmtOpt(r.MaxLagS, "%.3f"))
+		line := fmt.Sprintf("%s\t%s\t%.2f\t%.2f\t%.2f\t%.1f%%\t%.1f%%\t%s\t%s\t", name, r.Kind, r.Summary.TPS, l["avg"], l["p95"], r.TPSvsBase, r.LatVsBase, fmtOpt(r.MaxLagS, "%.3f"), busiestHostCell(r.Summary))
 		if groups {
 			line = fmt.Sprintf("%d\t%s%s\t", r.Cell, line, r.group)
 		}

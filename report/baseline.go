@@ -87,6 +87,10 @@ type Row struct {
 	TPSCV                       float64 // per-interval TPS stddev/mean
 	IgnoredErrors, Transactions int64
 	IsBaseline                  bool
+	// HostBusyMean and HostBusyMax are the busiest host's CPU busy fraction (0..1) over
+	// the measured part (nil without host samples); CPUBound says it was CPU-saturated.
+	HostBusyMean, HostBusyMax *float64
+	CPUBound                  bool
 }
 
 // Group is a sweep cell's axis values other than topology and repeat (manifest extra
@@ -138,6 +142,9 @@ func (res *Results) Rows(base *Run) []Row {
 			row.MaxLagS = &m
 		}
 		row.TPSMean, row.TPSMin, row.TPSMax, row.TPSCV, _ = r.TPSStats()
+		if h := r.BusiestHost(); h != nil {
+			row.HostBusyMean, row.HostBusyMax, row.CPUBound = h.CPUBusyMean, h.CPUBusyMax, h.CPUSaturated
+		}
 		if b != nil && b.Summary != nil {
 			pct := func(v, b float64) *float64 {
 				if p, ok := Pct(v, b); ok {
