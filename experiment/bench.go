@@ -159,29 +159,31 @@ type SemiSyncSummary struct {
 
 // Summary is summary.json.
 type Summary struct {
-	Workload       string                            `json:"workload"`
-	Threads        int                               `json:"threads"`
-	TimeS          float64                           `json:"time_s"`
-	TPS            float64                           `json:"tps"`
-	QPS            float64                           `json:"qps"`
-	Transactions   int64                             `json:"transactions"`
-	Reads          int64                             `json:"reads"`
-	Writes         int64                             `json:"writes"`
-	Others         int64                             `json:"others"`
-	IgnoredErrors  int64                             `json:"ignored_errors"`
-	Reconnects     int64                             `json:"reconnects"`
-	LatencyMs      map[string]float64                `json:"latency_ms"`
-	ErrorsByCode   map[string]int64                  `json:"errors_by_code,omitempty"`
-	PerEndpoint    map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
-	Nodes          []NodeLag                         `json:"nodes,omitempty"`
-	SemiSync       *SemiSyncSummary                  `json:"semisync,omitempty"`
-	Group          []GroupMemberSummary              `json:"group,omitempty"`
-	Galera         []GaleraNodeSummary               `json:"galera,omitempty"`
-	DataCheck      string                            `json:"data_check,omitempty"`
-	ReplicasCaught *bool                             `json:"replicas_consistent,omitempty"`
-	RandType       string                            `json:"rand_type"`
-	PSMode         string                            `json:"db_ps_mode"`
-	Error          string                            `json:"error,omitempty"`
+	Workload      string                            `json:"workload"`
+	Threads       int                               `json:"threads"`
+	TimeS         float64                           `json:"time_s"`
+	TPS           float64                           `json:"tps"`
+	QPS           float64                           `json:"qps"`
+	Transactions  int64                             `json:"transactions"`
+	Reads         int64                             `json:"reads"`
+	Writes        int64                             `json:"writes"`
+	Others        int64                             `json:"others"`
+	IgnoredErrors int64                             `json:"ignored_errors"`
+	Reconnects    int64                             `json:"reconnects"`
+	LatencyMs     map[string]float64                `json:"latency_ms"`
+	ErrorsByCode  map[string]int64                  `json:"errors_by_code,omitempty"`
+	PerEndpoint   map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
+	// Outages are the windows during which a node's workers could not commit (nil: none).
+	Outages        []OutageSummary      `json:"outages,omitempty"`
+	Nodes          []NodeLag            `json:"nodes,omitempty"`
+	SemiSync       *SemiSyncSummary     `json:"semisync,omitempty"`
+	Group          []GroupMemberSummary `json:"group,omitempty"`
+	Galera         []GaleraNodeSummary  `json:"galera,omitempty"`
+	DataCheck      string               `json:"data_check,omitempty"`
+	ReplicasCaught *bool                `json:"replicas_consistent,omitempty"`
+	RandType       string               `json:"rand_type"`
+	PSMode         string               `json:"db_ps_mode"`
+	Error          string               `json:"error,omitempty"`
 }
 
 func (b *Bench) log() *slog.Logger {
@@ -411,10 +413,21 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		opts.ReportInterval = time.Second
 	}
 	if b.Stdout != nil {
-		workload.PrintHeader(b.Stdout, b.Options, Version)
+		workload.PrintHeaderStart(b.Stdout, b.Options, Version)
 	}
 	var offsetOnce sync.Once
-	rep := workload.ReporterFunc(func(iv workload.Interval) {
+	var psNote string
+	rep := benchReporter{note: func(msg string) {
+		psNote = msg
+		if b.Stdout != nil {
+			fmt.Fprintf(b.Stdout, "NOTE: %s\n\n", msg)
+		}
+	}, started: func() {
+		if b.Stdout != nil {
+			workload.PrintThreadsStarted(b.Stdout, b.Options)
+		}
+	}}
+	rep.interval = func(iv workload.Interval) {
 		offsetOnce.Do(func() {
 			// Where intervals.csv's zero (start of measurement, after warmup) lies on
 			// samples.csv's clock.
@@ -429,11 +442,20 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		if b.OnInterval != nil {
 			b.OnInterval(iv)
 		}
-	})
+	}
 	result, runErr := b.Workload.Run(ctx, b.Target, opts, rep)
 	out.Result = result
 	if result != nil && b.Stdout != nil {
+		// Outages first, so that they are seen before the numbers they spoil.
+		workload.PrintOutages(b.Stdout, result)
 		workload.PrintSummary(b.Stdout, result, b.Options)
+	}
+	if psNote != "" {
+		man.Workload["db_ps_mode_note"] = psNote
+	}
+	for _, w := range outageWarnings(result) {
+		man.Warnings = append(man.Warnings, w)
+		b.log().Warn("outage", "detail", w)
 	}
 
 	// Let replicas catch up while still sampling, so the samples show the drain. An
@@ -517,6 +539,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	sum := b.summary(result, runErr, nodes, allSamples, positions)
 	sum.ReplicasCaught = consistent
 	sum.DataCheck = dataCheck
+	sum.Outages = outageSummaries(result)
 	out.Summary = sum
 	man.Finished = time.Now().UTC()
 	if res != nil {
