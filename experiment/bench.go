@@ -204,6 +204,11 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	if b.Cluster != nil && b.Cluster.State != "ready" {
 		return nil, fmt.Errorf("cluster %s is %q, not ready (destroy and deploy it again)", b.Cluster.Name, b.Cluster.State)
 	}
+	// Every endpoint answers before anything is read, set or written (sysbench's first
+	// FATAL line otherwise comes after a page of warnings about the same dead server).
+	if err := workload.Reachable(ctx, b.Target); err != nil {
+		return nil, err
+	}
 	if b.Cluster != nil {
 		if note := multiWriterIgnore(b.Cluster.Spec.Kind, len(b.Target.Endpoints), &b.Options); note != "" {
 			b.ignoreNote = note
@@ -455,7 +460,9 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	}
 	for _, w := range outageWarnings(result) {
 		man.Warnings = append(man.Warnings, w)
-		b.log().Warn("outage", "detail", w)
+		if b.Stdout == nil { // else printed above, before the summary
+			b.log().Warn("outage", "detail", w)
+		}
 	}
 
 	// Let replicas catch up while still sampling, so the samples show the drain. An

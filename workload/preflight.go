@@ -82,6 +82,32 @@ func preflight(ctx context.Context, sess *session, t Target, o Options, stmts in
 	return "", false, nil
 }
 
+// Reachable connects once to every endpoint of t (with its credentials and database) and
+// returns nil, or the first failure as sysbench reports it: "unable to connect to MySQL
+// server on host 'H', port P, aborting...: error 2003: Can't connect to MySQL server on
+// 'H' (111)" (prefixed with the endpoint's name when it has one; the error unwraps to a
+// *ConnError or *mysql.MySQLError). Run does the same in its pre-flight; a caller that
+// does work before Run (reading the servers' variables) checks first with Reachable.
+func Reachable(ctx context.Context, t Target) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	sess := newSession(t)
+	defer sess.close()
+	for _, ep := range t.Endpoints {
+		pool, err := sess.open(ep, t.DB, true)
+		if err != nil {
+			return err
+		}
+		err = pool.PingContext(ctx)
+		pool.Close()
+		if err != nil {
+			return unableToConnect(ep, connectError(ep, err))
+		}
+	}
+	return nil
+}
+
 // readLimits connects to ep once and reads its limits; the connection is closed again.
 func readLimits(ctx context.Context, sess *session, ep Endpoint, db string) (serverLimits, error) {
 	var lim serverLimits
@@ -138,7 +164,7 @@ func unableToConnect(ep Endpoint, err error) error {
 		where = fmt.Sprintf("socket '%s'", ep.Socket)
 	}
 	prefix := ""
-	if ep.Name != "" {
+	if ep.Name != "" && ep.Name != ep.addr() {
 		prefix = ep.Name + ": "
 	}
 	detail := err.Error()
