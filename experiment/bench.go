@@ -302,7 +302,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 
 	man := b.manifest(ctx, started, nodes)
 	if b.Cluster != nil {
-		for _, w := range optionMismatches(b.Cluster.Spec.Options, man.Nodes) {
+		for _, w := range optionMismatches(requestedOptions(b.Cluster), man.Nodes) {
 			man.Warnings = append(man.Warnings, w)
 			b.log().Warn("server option not in effect as requested", "detail", w)
 			if b.Stdout != nil {
@@ -677,6 +677,13 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 		m.Topology = &c.Spec
 		m.Binaries = c.Binaries
 		m.Cluster = map[string]any{"name": c.Name, "provider": c.Provider, "network": c.Network}
+		if !c.Existing() {
+			so := map[string]string{}
+			for _, o := range cluster.SandboxServerOptions {
+				so[o.Name] = o.Value
+			}
+			m.Cluster["sandbox_options"] = so
+		}
 		m.Links["network"] = c.Network
 		if c.Existing() {
 			m.Links["description"] = "existing cluster: its network is not habench's, no impairment"

@@ -85,6 +85,29 @@ func TestNodeKilledMidRunIsAnOutage(t *testing.T) {
 		ot.EndS < backAt.Seconds()-0.5 || ot.EndS > backAt.Seconds()+3 || ot.FailedAttempts < 2 {
 		t.Errorf("outage %+v, want n2 from the kill at %v to just after the restart at %v", ot, killedAt, backAt)
 	}
+	var man struct {
+		Cluster struct {
+			SandboxOptions map[string]string `json:"sandbox_options"`
+		} `json:"cluster"`
+		Nodes []struct {
+			Variables map[string]string `json:"variables"`
+		} `json:"nodes"`
+		Warnings []string `json:"warnings"`
+	}
+	raw, err = os.ReadFile(filepath.Join(out.Dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &man); err != nil {
+		t.Fatal(err)
+	}
+	if len(man.Warnings) != 1 || !strings.HasPrefix(man.Warnings[0], "outage: n2 could not commit from ") {
+		t.Errorf("manifest warnings %q, want n2's outage", man.Warnings)
+	}
+	// habench's own sandbox option is recorded and read back.
+	if man.Cluster.SandboxOptions["max_connections"] != "1000" || len(man.Nodes) != 2 || man.Nodes[0].Variables["max_connections"] != "1000" {
+		t.Errorf("manifest sandbox_options %v, nodes %+v: want max_connections 1000 recorded and read back", man.Cluster.SandboxOptions, man.Nodes)
+	}
 	md, _ := os.ReadFile(filepath.Join(out.Dir, "report.md"))
 	top := string(md)
 	if i := strings.Index(top, "\n- habench "); i > 0 {
