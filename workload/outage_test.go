@@ -81,7 +81,9 @@ func TestServerKilled(t *testing.T) {
 	t.Run("default_fails_like_sysbench", func(t *testing.T) {
 		o := o
 		o.Time = 10 * time.Second
-		time.AfterFunc(time.Second, func() { s.Kill(t) })
+		killed := make(chan struct{})
+		time.AfterFunc(time.Second, func() { s.Kill(t); close(killed) })
+		defer func() { <-killed; s.Restart(t) }()
 		start := time.Now()
 		res, err := rw.Run(ctx, tg, o, nil)
 		var se *StatementError
@@ -101,7 +103,6 @@ func TestServerKilled(t *testing.T) {
 		if st := res.Outages[0].Start; st < 900*time.Millisecond || st > 2*time.Second {
 			t.Errorf("outage starts at %v, want near the kill at 1 s", st)
 		}
-		s.Restart(t)
 	})
 
 	t.Run("ignored_reconnects_and_records_the_outage", func(t *testing.T) {
@@ -167,7 +168,9 @@ func TestServerKilled(t *testing.T) {
 		o := o
 		o.Time = 3 * time.Second
 		o.IgnoreErrors = lostIgnored()
-		time.AfterFunc(time.Second, func() { s.Kill(t) })
+		killed := make(chan struct{})
+		time.AfterFunc(time.Second, func() { s.Kill(t); close(killed) })
+		defer func() { <-killed; s.Restart(t) }()
 		res, err := rw.Run(ctx, tg, o, nil)
 		var lost *EndpointLostError
 		if !errors.As(err, &lost) || len(lost.Outages) != 1 || lost.Outages[0].Endpoint != "n1" || !lost.Outages[0].Open {
@@ -177,7 +180,6 @@ func TestServerKilled(t *testing.T) {
 		if res == nil || res.ErrorsByCode[2003] < 1 || len(res.Outages) != 1 {
 			t.Errorf("result %+v: want 2003 counted and the outage", res)
 		}
-		s.Restart(t)
 	})
 }
 
