@@ -19,10 +19,12 @@ const MinOutage = time.Second
 
 // Outage is a window during which the workers of one endpoint could not commit: it opens at
 // the first failed attempt (a statement, a reconnect or a prepare) after the endpoint's last
-// commit, and closes at the endpoint's next commit, by any of its workers. Windows shorter
-// than MinOutage are not outages; a window still open when the run ends is reported (Open)
-// when it lasted MinOutage or its failures include a connection failure (the endpoint was
-// lost).
+// commit, or, when its workers' statements hang without failing (a stall: a Galera cluster
+// waiting to evict a dead node, a global read lock), at the endpoint's last commit once no
+// worker busy on it has committed for MinOutage; it closes at the endpoint's next commit, by
+// any of its workers. Windows shorter than MinOutage are not outages; a window still open
+// when the run ends is reported (Open) when it lasted MinOutage or its failures include a
+// connection failure (the endpoint was lost).
 type Outage struct {
 	// Endpoint is the endpoint's label (Endpoint.Label), a node name on a cluster.
 	Endpoint string
@@ -34,8 +36,9 @@ type Outage struct {
 	StartedAt time.Time
 	// Open is true when the endpoint had not committed again by the end of the run.
 	Open bool
-	// Failures counts the failed attempts in the window; Codes counts them by MySQL error
-	// code (client codes 2002/2003/2006/2013 for connection failures).
+	// Failures counts the failed attempts in the window (0 for a stall without errors);
+	// Codes counts them by MySQL error code (client codes 2002/2003/2006/2013 for
+	// connection failures).
 	Failures int64
 	Codes    map[uint16]int64
 }
@@ -50,6 +53,10 @@ func (o Outage) String() string {
 	span := fmt.Sprintf("from %.2f s to %.2f s of the run", o.Start.Seconds(), o.End.Seconds())
 	if o.Open {
 		span = fmt.Sprintf("from %.2f s of the run to its end at %.2f s, still down", o.Start.Seconds(), o.End.Seconds())
+	}
+	if o.Failures == 0 {
+		return fmt.Sprintf("%s could not commit %s (%.2f s; no failed attempt: its statements hung)",
+			o.Endpoint, span, o.Duration().Seconds())
 	}
 	return fmt.Sprintf("%s could not commit %s (%.2f s; failed attempts: %s)",
 		o.Endpoint, span, o.Duration().Seconds(), codeCounts(o.Codes))
@@ -105,6 +112,24 @@ func (t *outageTracker) failed(now time.Time, code uint16) {
 	t.fails++
 	t.codes[code]++
 	t.mu.Unlock()
+}
+
+// stalled opens a window at from (no commit since then while a worker was busy) unless
+// one is open. moved reports whether the endpoint committed after from: it is asked after
+// the window is marked open, so that a commit racing with the watchdog is either seen
+// here (no window) or closes the window itself (committed sees down).
+func (t *outageTracker) stalled(from time.Time, moved func() bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.open {
+		return
+	}
+	t.open, t.start, t.fails, t.codes = true, from, 0, map[uint16]int64{}
+	t.down.Store(true)
+	if moved() {
+		t.open = false
+		t.down.Store(false)
+	}
 }
 
 func (t *outageTracker) committed(now time.Time) {
@@ -186,4 +211,53 @@ func openOutages(all []Outage) error {
 		return nil
 	}
 	return &EndpointLostError{Outages: open}
+}
+
+// stallCheck is how often watchStalls looks at the workers.
+const stallCheck = 100 * time.Millisecond
+
+// watchStalls opens an outage window for an endpoint whose busy workers have not committed
+// for MinOutage (see Outage), from its last commit (or the start of the oldest event in
+// progress, when its workers were idle in between), until the run stops.
+func (r *runner) watchStalls() {
+	byTrk := map[*outageTracker][]*worker{}
+	for _, wk := range r.workers {
+		byTrk[wk.trk] = append(byTrk[wk.trk], wk)
+	}
+	t0 := r.t0.UnixNano()
+	lastCommit := func(ws []*worker) int64 {
+		last := t0
+		for _, wk := range ws {
+			last = max(last, wk.lastCommit.Load())
+		}
+		return last
+	}
+	tk := time.NewTicker(stallCheck)
+	defer tk.Stop()
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-tk.C:
+		}
+		now := time.Now().UnixNano()
+		for trk, ws := range byTrk {
+			if trk.down.Load() {
+				continue
+			}
+			var busy int64
+			for _, wk := range ws {
+				if b := wk.busySince.Load(); b != 0 && (busy == 0 || b < busy) {
+					busy = b
+				}
+			}
+			if busy == 0 {
+				continue
+			}
+			from := max(lastCommit(ws), busy)
+			if now-from >= int64(MinOutage) {
+				trk.stalled(time.Unix(0, from), func() bool { return lastCommit(ws) > from })
+			}
+		}
+	}
 }

@@ -164,6 +164,45 @@ func TestServerKilled(t *testing.T) {
 		}
 	})
 
+	t.Run("stall_without_errors_is_an_outage", func(t *testing.T) {
+		// A global read lock from 1 s to 3 s: the writes hang without failing.
+		admin := s.Open(t, "")
+		lock, err := admin.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lock.Close()
+		oo := o
+		oo.Time = 4 * time.Second
+		t0 := time.Now()
+		var locked, unlocked time.Duration
+		done := make(chan struct{})
+		time.AfterFunc(time.Second, func() {
+			defer close(done)
+			if _, err := lock.ExecContext(ctx, "FLUSH TABLES WITH READ LOCK"); err != nil {
+				t.Errorf("FTWRL: %v", err)
+			}
+			locked = time.Since(t0)
+			time.Sleep(2 * time.Second)
+			lock.ExecContext(ctx, "UNLOCK TABLES")
+			unlocked = time.Since(t0)
+		})
+		res, err := rw.Run(ctx, tg, oo, nil)
+		<-done
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Outages) != 1 {
+			t.Fatalf("outages %v, want one (the stall)", res.Outages)
+		}
+		ot := res.Outages[0]
+		t.Logf("locked at %v, unlocked at %v: %s", locked, unlocked, ot)
+		if ot.Endpoint != "n1" || ot.Open || ot.Failures != 0 || ot.Start < locked-500*time.Millisecond || ot.Start > locked+100*time.Millisecond ||
+			ot.End < unlocked-100*time.Millisecond || ot.End > unlocked+time.Second || !strings.Contains(ot.String(), "no failed attempt") {
+			t.Errorf("outage %+v (%s), want n1 stalled from the lock at %v to the unlock at %v, no failures", ot, ot, locked, unlocked)
+		}
+	})
+
 	t.Run("ignored_not_restarted_is_an_error", func(t *testing.T) {
 		o := o
 		o.Time = 3 * time.Second

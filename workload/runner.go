@@ -69,6 +69,11 @@ type worker struct {
 	events eventer
 	st     *workerStats
 	trk    *outageTracker // the endpoint's
+
+	// For stall detection (watchStalls), written by the worker, read by the watchdog:
+	// the wall time (UnixNano) of its last commit, and of the start of the event in
+	// progress (0 between events).
+	lastCommit, busySince atomic.Int64
 }
 
 // runEvents is the generic runner behind every workload's Run: o.Threads workers
@@ -200,6 +205,7 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	if r.queue != nil {
 		go r.generate()
 	}
+	go r.watchStalls()
 	coordDone := make(chan struct{})
 	go func() {
 		defer close(coordDone)
@@ -345,6 +351,7 @@ func (w *worker) loop(ctx context.Context) {
 	defer r.running.Add(-1)
 	for r.more() {
 		start := time.Now()
+		w.busySince.Store(start.UnixNano())
 		err := w.eventWithRetry(ctx)
 		if r.queue != nil {
 			r.concurrency.Add(-1)
@@ -358,6 +365,8 @@ func (w *worker) loop(ctx context.Context) {
 		}
 		now := time.Now()
 		w.st.record(&w.c.ev, now.Sub(start), 0)
+		w.lastCommit.Store(now.UnixNano())
+		w.busySince.Store(0)
 		w.trk.committed(now)
 	}
 }
