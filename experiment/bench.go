@@ -174,27 +174,29 @@ type SemiSyncSummary struct {
 
 // Summary is summary.json.
 type Summary struct {
-	Workload       string                            `json:"workload"`
-	Threads        int                               `json:"threads"`
-	TimeS          float64                           `json:"time_s"`
-	TPS            float64                           `json:"tps"`
-	QPS            float64                           `json:"qps"`
-	Transactions   int64                             `json:"transactions"`
-	Reads          int64                             `json:"reads"`
-	Writes         int64                             `json:"writes"`
-	Others         int64                             `json:"others"`
-	IgnoredErrors  int64                             `json:"ignored_errors"`
-	Reconnects     int64                             `json:"reconnects"`
-	LatencyMs      map[string]float64                `json:"latency_ms"`
-	ErrorsByCode   map[string]int64                  `json:"errors_by_code,omitempty"`
-	PerEndpoint    map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
-	Nodes          []NodeLag                         `json:"nodes,omitempty"`
-	SemiSync       *SemiSyncSummary                  `json:"semisync,omitempty"`
-	Group          []GroupMemberSummary              `json:"group,omitempty"`
-	Galera         []GaleraNodeSummary               `json:"galera,omitempty"`
-	Hosts          []HostSummary                     `json:"hosts,omitempty"`
-	DataCheck      string                            `json:"data_check,omitempty"`
-	ReplicasCaught *bool                             `json:"replicas_consistent,omitempty"`
+	Workload      string                            `json:"workload"`
+	Threads       int                               `json:"threads"`
+	TimeS         float64                           `json:"time_s"`
+	TPS           float64                           `json:"tps"`
+	QPS           float64                           `json:"qps"`
+	Transactions  int64                             `json:"transactions"`
+	Reads         int64                             `json:"reads"`
+	Writes        int64                             `json:"writes"`
+	Others        int64                             `json:"others"`
+	IgnoredErrors int64                             `json:"ignored_errors"`
+	Reconnects    int64                             `json:"reconnects"`
+	LatencyMs     map[string]float64                `json:"latency_ms"`
+	ErrorsByCode  map[string]int64                  `json:"errors_by_code,omitempty"`
+	PerEndpoint   map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
+	// Outages are the windows during which a node's workers could not commit (nil: none).
+	Outages        []OutageSummary      `json:"outages,omitempty"`
+	Nodes          []NodeLag            `json:"nodes,omitempty"`
+	SemiSync       *SemiSyncSummary     `json:"semisync,omitempty"`
+	Group          []GroupMemberSummary `json:"group,omitempty"`
+	Galera         []GaleraNodeSummary  `json:"galera,omitempty"`
+	Hosts          []HostSummary        `json:"hosts,omitempty"`
+	DataCheck      string               `json:"data_check,omitempty"`
+	ReplicasCaught *bool                `json:"replicas_consistent,omitempty"`
 	// Convergence is the check after the catch-up: per node converged, behind, diverged
 	// (with the tables whose CHECKSUM TABLE differs) or down (nil when not checked).
 	Convergence *Convergence `json:"convergence,omitempty"`
@@ -222,6 +224,11 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	}
 	if b.Cluster != nil && b.Cluster.State != "ready" {
 		return nil, fmt.Errorf("cluster %s is %q, not ready (destroy and deploy it again)", b.Cluster.Name, b.Cluster.State)
+	}
+	// Every endpoint answers before anything is read, set or written (sysbench's first
+	// FATAL line otherwise comes after a page of warnings about the same dead server).
+	if err := workload.Reachable(ctx, b.Target); err != nil {
+		return nil, err
 	}
 	if b.Cluster != nil {
 		if note := multiWriterIgnore(b.Cluster.Spec.Kind, len(b.Target.Endpoints), &b.Options); note != "" {
@@ -316,7 +323,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 
 	man := b.manifest(ctx, started, nodes)
 	if b.Cluster != nil {
-		for _, w := range optionMismatches(b.Cluster.Spec.Options, man.Nodes) {
+		for _, w := range optionMismatches(requestedOptions(b.Cluster), man.Nodes) {
 			man.Warnings = append(man.Warnings, w)
 			b.log().Warn("server option not in effect as requested", "detail", w)
 			if b.Stdout != nil {
@@ -433,10 +440,21 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		opts.ReportInterval = time.Second
 	}
 	if b.Stdout != nil {
-		workload.PrintHeader(b.Stdout, b.Options, Version)
+		workload.PrintHeaderStart(b.Stdout, b.Options, Version)
 	}
 	var offsetOnce sync.Once
-	rep := workload.ReporterFunc(func(iv workload.Interval) {
+	var psNote string
+	rep := benchReporter{note: func(msg string) {
+		psNote = msg
+		if b.Stdout != nil {
+			fmt.Fprintf(b.Stdout, "NOTE: %s\n\n", msg)
+		}
+	}, started: func() {
+		if b.Stdout != nil {
+			workload.PrintThreadsStarted(b.Stdout, b.Options)
+		}
+	}}
+	rep.interval = func(iv workload.Interval) {
 		offsetOnce.Do(func() {
 			// Where intervals.csv's zero (start of measurement, after warmup) lies on
 			// samples.csv's clock.
@@ -451,7 +469,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		if b.OnInterval != nil {
 			b.OnInterval(iv)
 		}
-	})
+	}
 	fctx, stopFaults := context.WithCancel(ctx)
 	var fwg sync.WaitGroup
 	var pr *probe
@@ -488,7 +506,18 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	fwg.Wait()
 	out.Result = result
 	if result != nil && b.Stdout != nil {
+		// Outages first, so that they are seen before the numbers they spoil.
+		workload.PrintOutages(b.Stdout, result)
 		workload.PrintSummary(b.Stdout, result, b.Options)
+	}
+	if psNote != "" {
+		man.Workload["db_ps_mode_note"] = psNote
+	}
+	for _, w := range outageWarnings(result) {
+		man.Warnings = append(man.Warnings, w)
+		if b.Stdout == nil { // else printed above, before the summary
+			b.log().Warn("outage", "detail", w)
+		}
 	}
 
 	// Let replicas catch up while still sampling, so the samples show the drain. An
@@ -609,6 +638,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 			fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
 		}
 	}
+	sum.Outages = outageSummaries(result)
 	out.Summary = sum
 	man.Finished = time.Now().UTC()
 	if res != nil {
@@ -753,6 +783,13 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 		m.Topology = &c.Spec
 		m.Binaries = c.Binaries
 		m.Cluster = map[string]any{"name": c.Name, "provider": c.Provider, "network": c.Network}
+		if !c.Existing() {
+			so := map[string]string{}
+			for _, o := range cluster.SandboxServerOptions {
+				so[o.Name] = o.Value
+			}
+			m.Cluster["sandbox_options"] = so
+		}
 		m.Links["network"] = c.Network
 		if c.Existing() {
 			m.Links["description"] = "existing cluster: its network is not habench's, no impairment"

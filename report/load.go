@@ -202,6 +202,9 @@ type Summary struct {
 	ReplicasCaught *bool              `json:"replicas_consistent"`
 	DataCheck      string             `json:"data_check"`
 	Error          string             `json:"error"`
+	// Outages are the windows during which a node's workers could not commit
+	// (summary.json "outages"; see experiment.OutageSummary).
+	Outages []Outage `json:"outages"`
 	// Other holds sections this package does not know (semisync, group, galera, ...), raw.
 	Other map[string]json.RawMessage `json:"-"`
 }
@@ -209,7 +212,19 @@ type Summary struct {
 // summaryKnown are the summary.json keys Summary decodes or leaves out on purpose.
 var summaryKnown = []string{"workload", "threads", "time_s", "tps", "qps", "transactions", "reads", "writes", "others",
 	"ignored_errors", "reconnects", "latency_ms", "errors_by_code", "per_endpoint", "nodes", "hosts", "data_check",
-	"replicas_consistent", "rand_type", "db_ps_mode", "error"}
+	"replicas_consistent", "rand_type", "db_ps_mode", "error", "outages"}
+
+// Outage is one entry of summary.json's "outages": node, start and end on the run's clock
+// (seconds since the start of measurement), whether it was still open at the end, and
+// the WARNING text habench printed for it.
+type Outage struct {
+	Node      string  `json:"node"`
+	StartS    float64 `json:"start_s"`
+	EndS      float64 `json:"end_s"`
+	DurationS float64 `json:"duration_s"`
+	Open      bool    `json:"open"`
+	Text      string  `json:"text"`
+}
 
 // NodeSummary is one node's lag summary; nil pointers mean no sample (never 0).
 type NodeSummary struct {

@@ -15,6 +15,9 @@ func mdEscape(s string) string {
 func markdown(pg page) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# habench report: %s\n\n", pg.Title)
+	for _, a := range pg.Alerts {
+		fmt.Fprintf(&b, "**WARNING: %s**\n\n", a)
+	}
 	fmt.Fprintf(&b, "%s results in `%s`, rendered %s. Charts: report.html.\n\n", pg.Kind, pg.Dir, pg.Generated)
 	if len(pg.Servers) > 0 {
 		fmt.Fprintf(&b, "- servers: %s\n", strings.Join(pg.Servers, "; "))

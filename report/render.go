@@ -50,6 +50,8 @@ type page struct {
 	Runs                        []runView
 	Multi                       bool
 	Missing                     []string
+	// Alerts are shown first: the outages of every run (a node that could not commit).
+	Alerts []string
 }
 
 // Render renders res as HTML, Markdown and CSV. Error when the baseline is unknown
@@ -102,6 +104,18 @@ func Render(res *Results, o Options) (*Rendered, error) {
 			out.Charts = append(out.Charts, c)
 		}
 		pg.Runs = append(pg.Runs, newRunView(r, rows[i], cp, i))
+		if r.Summary != nil {
+			for _, o := range r.Summary.Outages {
+				a := o.Text
+				if a == "" {
+					a = fmt.Sprintf("%s could not commit from %.2f s to %.2f s of the run (%.2f s)", o.Node, o.StartS, o.EndS, o.DurationS)
+				}
+				if pg.Multi {
+					a = r.Name + ": " + a
+				}
+				pg.Alerts = append(pg.Alerts, "outage: "+a)
+			}
+		}
 	}
 	var hb bytes.Buffer
 	if err := htmlTemplate.Execute(&hb, pg); err != nil {
@@ -254,6 +268,9 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 </head>
 <body>
 <h1>habench report: {{.Title}}</h1>
+{{- range .Alerts}}
+<p class="warn"><b>WARNING:</b> {{.}}</p>
+{{- end}}
 <p class="note">{{.Kind}} results in <code>{{.Dir}}</code>, rendered {{.Generated}}.
 {{- if .Servers}} Servers: {{range $i, $s := .Servers}}{{if $i}}; {{end}}{{$s}}{{end}}.{{end}}
 {{- if .Habench}} habench {{range $i, $s := .Habench}}{{if $i}}, {{end}}{{$s}}{{end}}.{{end}}</p>

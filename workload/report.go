@@ -14,7 +14,8 @@ import (
 const SysbenchVersion = "1.0.20"
 
 // PrintHeader writes sysbench's run header, from the version line to
-// "Threads started!" and its blank line:
+// "Threads started!" and its blank line: PrintHeaderStart and PrintThreadsStarted,
+// for a caller that prints nothing in between.
 //
 //	habench VERSION (sysbench 1.0.20 compatible)
 //
@@ -26,6 +27,13 @@ const SysbenchVersion = "1.0.20"
 //	...
 //	Threads started!
 func PrintHeader(w io.Writer, o Options, version string) {
+	PrintHeaderStart(w, o, version)
+	PrintThreadsStarted(w, o)
+}
+
+// PrintHeaderStart writes the header up to "Initializing worker threads..." and its
+// blank line: what sysbench prints before it connects its workers.
+func PrintHeaderStart(w io.Writer, o Options, version string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "habench %s (sysbench %s compatible)\n\n", version, SysbenchVersion)
 	b.WriteString("Running the test with following options:\n")
@@ -43,6 +51,14 @@ func PrintHeader(w io.Writer, o Options, version string) {
 	}
 	b.WriteString("\n")
 	b.WriteString("Initializing worker threads...\n\n")
+	io.WriteString(w, b.String())
+}
+
+// PrintThreadsStarted writes the rest of the header, "Warming up for N seconds..."
+// (with a warm-up) and "Threads started!": what sysbench prints once every worker has
+// connected (see StartReporter.Started).
+func PrintThreadsStarted(w io.Writer, o Options) {
+	var b strings.Builder
 	if o.Warmup > 0 {
 		fmt.Fprintf(&b, "Warming up for %s seconds...\n\n", secs(o.Warmup))
 	}

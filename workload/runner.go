@@ -41,8 +41,11 @@ type runner struct {
 	queue       chan struct{} // --rate event queue
 	concurrency atomic.Int32
 
-	errMu sync.Mutex
-	err   error
+	errMu    sync.Mutex
+	err      error
+	moreErrs map[uint16]int // fatal errors after the first, by code (see fail)
+
+	outages map[string]*outageTracker // by endpoint label
 
 	hv harvester
 }
@@ -65,7 +68,13 @@ type worker struct {
 	c      Conn
 	events eventer
 	st     *workerStats
-	rd     *readSide // nil without Target.ReadEndpoints
+	rd     *readSide      // nil without Target.ReadEndpoints
+	trk    *outageTracker // the endpoint's
+
+	// For stall detection (watchStalls), written by the worker, read by the watchdog:
+	// the wall time (UnixNano) of its last commit, and of the start of the event in
+	// progress (0 between events).
+	lastCommit, busySince atomic.Int64
 }
 
 // runEvents is the generic runner behind every workload's Run: o.Threads workers
@@ -90,6 +99,21 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	r.sess = newSession(t)
 	defer r.sess.close()
 
+	// Pre-flight (preflight.go): every endpoint reachable, the run fits its limits.
+	sr, _ := rep.(StartReporter)
+	texts := src.statements()
+	note, fallback, err := preflight(ctx, r.sess, t, o, countStatements(texts))
+	if err != nil {
+		return nil, err
+	}
+	if fallback {
+		r.ps = false
+		r.o.PSMode = PSDisable
+		if sr != nil {
+			sr.Note(note)
+		}
+	}
+
 	for _, ep := range t.Endpoints {
 		db, err := r.sess.open(ep, t.DB, !r.ps)
 		if err != nil {
@@ -104,7 +128,6 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 		db.SetMaxIdleConns(0)
 	}
 
-	texts := src.statements()
 	var readTexts []string
 	var rdbs []*sql.DB
 	if len(t.ReadEndpoints) > 0 {
@@ -128,15 +151,22 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 		}
 		r.dbs = append(r.dbs, rdbs...) // closed with the others
 	}
+	r.outages = map[string]*outageTracker{}
 	r.workers = make([]*worker, o.Threads)
 	for i := range r.workers {
 		ep := t.Endpoints[i%len(t.Endpoints)]
+		trk := r.outages[ep.Label()]
+		if trk == nil {
+			trk = &outageTracker{label: ep.Label()}
+			r.outages[ep.Label()] = trk
+		}
 		r.workers[i] = &worker{
 			id: i, r: r, ep: ep, label: ep.Label(), db: r.dbs[i%len(t.Endpoints)],
 			c:      Conn{ps: r.ps, texts: texts, workload: name, label: ep.Label()},
 			events: src.newEvents(i),
 			slot:   &connSlot{},
 			st:     &workerStats{hist: NewHistogram(), endpoint: ep.Label()},
+			trk:    trk,
 		}
 		if len(rdbs) > 0 {
 			rep := t.ReadEndpoints[i%len(rdbs)]
@@ -158,7 +188,7 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(initErrs...); err != nil {
+	if err := groupErrors(initErrs); err != nil {
 		r.closeAll()
 		return nil, fmt.Errorf("%s: initializing workers: %w", name, err)
 	}
@@ -183,6 +213,9 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	})
 	defer stopCtx()
 
+	if sr != nil {
+		sr.Started()
+	}
 	r.running.Store(int32(len(r.workers)))
 	r.t0 = time.Now()
 	if r.limit > 0 {
@@ -205,6 +238,7 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	if r.queue != nil {
 		go r.generate()
 	}
+	go r.watchStalls()
 	coordDone := make(chan struct{})
 	go func() {
 		defer close(coordDone)
@@ -216,12 +250,19 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	<-coordDone
 
 	res := r.result(end)
+	res.Outages = r.outageList(end)
+	if fallback {
+		res.PSFallback = note
+	}
 	r.closeAll()
 	if err := r.firstErr(); err != nil {
 		return res, err
 	}
 	if err := ctx.Err(); err != nil {
 		return res, err
+	}
+	if lost := openOutages(res.Outages); lost != nil {
+		return res, lost
 	}
 	return res, nil
 }
@@ -237,19 +278,37 @@ func (r *runner) stopping() bool {
 	}
 }
 
+// fail records a fatal error and stops the run. The first error is the run's; the
+// workers that fail after it (at the same moment, usually the same way) are counted by
+// code and named in one clause of the run's error (see firstErr).
 func (r *runner) fail(err error) {
 	r.errMu.Lock()
 	if r.err == nil {
 		r.err = err
+	} else {
+		if r.moreErrs == nil {
+			r.moreErrs = map[uint16]int{}
+		}
+		r.moreErrs[codeOf(err)]++
 	}
 	r.errMu.Unlock()
 	r.stop()
 }
 
+// firstErr returns the run's fatal error (nil when none), with the count of the other
+// workers that failed as well.
 func (r *runner) firstErr() error {
 	r.errMu.Lock()
 	defer r.errMu.Unlock()
-	return r.err
+	if r.err == nil || len(r.moreErrs) == 0 {
+		return r.err
+	}
+	n, codes := 0, map[uint16]int64{}
+	for c, k := range r.moreErrs {
+		n += k
+		codes[c] = int64(k)
+	}
+	return &sharedError{err: r.err, more: n, detail: "error codes " + codeCounts(codes)}
 }
 
 func (r *runner) closeAll() {
@@ -325,6 +384,7 @@ func (w *worker) loop(ctx context.Context) {
 	defer r.running.Add(-1)
 	for r.more() {
 		start := time.Now()
+		w.busySince.Store(start.UnixNano())
 		err := w.eventWithRetry(ctx)
 		if r.queue != nil {
 			r.concurrency.Add(-1)
@@ -336,7 +396,11 @@ func (w *worker) loop(ctx context.Context) {
 			}
 			return
 		}
-		w.st.record(&w.c.ev, time.Since(start), 0)
+		now := time.Now()
+		w.st.record(&w.c.ev, now.Sub(start), 0)
+		w.lastCommit.Store(now.UnixNano())
+		w.busySince.Store(0)
+		w.trk.committed(now)
 	}
 }
 
@@ -348,11 +412,13 @@ func (w *worker) aborting(ctx context.Context) bool {
 		(r.limit > 0 && time.Since(r.t0) >= r.limit)
 }
 
-// eventWithRetry runs one event, retrying it after ignored errors (with a
-// ROLLBACK) and lost connections (after reconnecting), like sysbench's
-// restart_event. After the third consecutive failure it backs off
-// exponentially from 1 ms up to 100 ms so that a persistent ignored error
-// does not spin.
+// eventWithRetry runs one event, retrying it like sysbench's check_error and
+// restart_event: every failed attempt is counted (by code, see failed); an error whose code
+// is not in the ignore list ends the run, whatever it is (a lost connection too, 2013 or
+// 2006, as in sysbench); an ignored one is rolled back and the event retried, after
+// reconnecting when the connection is gone (2002/2003/2006/2013, 1053, 1927, ...). After the
+// third consecutive failure it backs off exponentially from 1 ms up to 100 ms so that a
+// persistent ignored error does not spin.
 func (w *worker) eventWithRetry(ctx context.Context) error {
 	r := w.r
 	for attempt := 0; ; attempt++ {
@@ -366,26 +432,18 @@ func (w *worker) eventWithRetry(ctx context.Context) error {
 		if w.aborting(ctx) {
 			return errAborted
 		}
-		switch code, isServer := mysqlCode(err); {
-		case isConnLost(err):
-			w.st.record(&w.c.ev, -1, 0)
+		code, lost := errorCode(err)
+		w.failed(code)
+		if code == 0 || !r.o.ignores(code) {
+			return err
+		}
+		if lost || w.rollback(ctx) {
+			// Gone, or the rollback found it gone.
 			if err := w.reconnect(ctx); err != nil {
 				return err
 			}
 			w.c.ev.reconnects++
 			w.st.record(&w.c.ev, -1, 0)
-		case isServer && r.o.ignores(code):
-			if w.rollback(ctx) {
-				// The rollback found the connection gone.
-				if err := w.reconnect(ctx); err != nil {
-					return err
-				}
-				w.c.ev.reconnects++
-			}
-			w.c.ev.errors++
-			w.st.record(&w.c.ev, -1, code)
-		default:
-			return err
 		}
 		if attempt >= 2 {
 			d := time.Millisecond << min(attempt-2, 7)
@@ -394,6 +452,14 @@ func (w *worker) eventWithRetry(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// failed counts one failed attempt with MySQL error code (0: none), with the statements
+// it ran (w.c.ev), and opens the endpoint's outage window if none is open.
+func (w *worker) failed(code uint16) {
+	w.c.ev.errors++
+	w.st.record(&w.c.ev, -1, code)
+	w.trk.failed(time.Now(), code)
 }
 
 // sleep waits d unless the run stops; false when it stopped.
@@ -424,7 +490,7 @@ func (w *worker) rollback(ctx context.Context) (lost bool) {
 func (w *worker) connect(ctx context.Context) error {
 	conn, err := w.db.Conn(context.WithValue(ctx, slotKey{}, w.slot))
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", w.label, err)
+		return fmt.Errorf("connecting to %s: %w", w.label, connectError(w.ep, err))
 	}
 	w.conn = conn
 	err = conn.Raw(func(dci any) error {
@@ -445,7 +511,7 @@ func (w *worker) connect(ctx context.Context) error {
 }
 
 func codeOf(err error) uint16 {
-	c, _ := mysqlCode(err)
+	c, _ := errorCode(err)
 	return c
 }
 
@@ -462,9 +528,13 @@ func (w *worker) closeConn() {
 	w.conn, w.c.dc = nil, nil
 }
 
-// reconnect replaces a lost connection, retrying (1 ms doubling to 50 ms)
-// while the failure is a connection error or an ignored server error, until
-// it succeeds or the run stops.
+// reconnect replaces a lost connection, retrying (1 ms doubling to 50 ms) until it
+// succeeds or the run stops. Every failed connect is counted (failed). Like sysbench's
+// mysql_drv_reconnect it keeps trying while the server cannot be reached (2002, 2003,
+// 2006, 2013 and the server's connection-gone codes), and also while the failure's code
+// is ignored (1040 too many connections, 1047 Galera not ready, ... when in the list);
+// any other error (1045 access denied, an unignored 1461 at prepare) ends the run, where
+// sysbench would retry forever.
 func (w *worker) reconnect(ctx context.Context) error {
 	w.closeConn()
 	backoff := time.Millisecond
@@ -476,11 +546,12 @@ func (w *worker) reconnect(ctx context.Context) error {
 		if err == nil {
 			return nil
 		}
-		code, isServer := mysqlCode(err)
-		if !isConnLost(err) && !(isServer && w.r.o.ignores(code)) {
-			if w.aborting(ctx) {
-				return errAborted
-			}
+		if w.aborting(ctx) {
+			return errAborted
+		}
+		code, _ := errorCode(err)
+		w.failed(code)
+		if code == 0 || !(isClientCode(code) || connGoneCodes[code] || w.r.o.ignores(code)) {
 			return err
 		}
 		if !w.sleep(ctx, backoff) {

@@ -41,7 +41,9 @@ type EndpointStats struct {
 	Transactions int64 `json:"transactions"`
 	// Queries are statements counted as read, write or other.
 	Queries int64 `json:"queries"`
-	// Errors are ignored errors (the transaction was rolled back and retried).
+	// Errors are failed attempts: statements whose error was ignored (the transaction was
+	// rolled back and retried), lost connections and failed reconnects, and the error that
+	// ended the run.
 	Errors int64 `json:"errors"`
 	// Reconnects are re-established connections after a lost connection.
 	Reconnects int64 `json:"reconnects"`
@@ -50,8 +52,10 @@ type EndpointStats struct {
 	// commit; their Queries are the reads it served.
 	ReadChecks int64 `json:"read_checks,omitempty"`
 	StaleReads int64 `json:"stale_reads,omitempty"`
-	// ErrorsByCode counts the ignored errors by MySQL error code (nil when none), e.g.
-	// the certification failures of a multi-primary group per member (3101, 1180, 1213).
+	// ErrorsByCode counts the failed attempts by MySQL error code (nil when none): the
+	// server's codes, e.g. the certification failures of a multi-primary group per member
+	// (3101, 1180, 1213), and the client codes of connection failures (2002 socket, 2003
+	// TCP connect, 2006 gone away, 2013 lost during a statement).
 	ErrorsByCode map[uint16]int64 `json:"errors_by_code,omitempty"`
 }
 
@@ -88,7 +92,8 @@ type Interval struct {
 	QueueLength, Concurrency int
 	// PerEndpoint holds the interval's counts by Endpoint label.
 	PerEndpoint map[string]EndpointStats
-	// ErrorsByCode counts the interval's ignored errors by MySQL error code.
+	// ErrorsByCode counts the interval's failed attempts by MySQL error code (see
+	// EndpointStats.ErrorsByCode).
 	ErrorsByCode map[uint16]int64
 	// Histogram holds the interval's event latencies in microseconds (a copy
 	// the receiver may keep).
@@ -107,7 +112,8 @@ type Result struct {
 	Reads, Writes, Others, Queries int64
 	// Transactions are completed events.
 	Transactions int64
-	// IgnoredErrors are errors in the ignore list (transaction retried).
+	// IgnoredErrors are failed attempts (sysbench's "ignored errors"): errors in the ignore
+	// list (transaction retried), failed reconnects, and the error that ended the run.
 	IgnoredErrors int64
 	// Reconnects are re-established connections.
 	Reconnects int64
@@ -128,8 +134,14 @@ type Result struct {
 	Histogram *hdrhistogram.Histogram
 	// PerEndpoint holds the run's counts by Endpoint label.
 	PerEndpoint map[string]EndpointStats
-	// ErrorsByCode counts ignored errors by MySQL error code.
+	// ErrorsByCode counts failed attempts by MySQL error code (see EndpointStats).
 	ErrorsByCode map[uint16]int64
+	// Outages are the windows during which an endpoint's workers could not commit (see
+	// Outage), in order of Start; nil when there was none.
+	Outages []Outage
+	// PSFallback is set when pre-flight found that the prepared statements would not fit
+	// (max_prepared_stmt_count) and the run used client-side statements instead: the NOTE.
+	PSFallback string
 	// RandType and PSMode record the distribution and statement mode used.
 	RandType, PSMode string
 	// ReadNodes are the labels of Target.ReadEndpoints (nil without read nodes); their

@@ -26,6 +26,7 @@ type Server struct {
 	Socket string
 	Dir    string
 	cmd    *exec.Cmd
+	args   []string
 }
 
 // DSN returns a go-sql-driver DSN for database db (may be "") as root over TCP.
@@ -104,16 +105,43 @@ func StartMariaDB(t testing.TB, extra ...string) *Server {
 		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--log-error=" + filepath.Join(dir, "error.log"),
 		"--skip-name-resolve", "--innodb-log-file-size=16M", "--innodb-buffer-pool-size=64M",
 		"--max-connections=500", "--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0"}
-	args = append(args, extra...)
-	s.cmd = exec.Command("/usr/sbin/mariadbd", args...)
+	s.args = append(args, extra...)
+	t.Cleanup(func() { s.Kill(t) })
+	s.start(t)
+	return s
+}
+
+// Kill kills the server with SIGKILL (kill -9) and waits for it to exit; a no-op when it
+// is not running.
+func (s *Server) Kill(t testing.TB) {
+	t.Helper()
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Restart starts a killed server again on the same port and datadir and waits until it
+// accepts connections (at most 60 s: InnoDB recovers first).
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	if s.cmd != nil {
+		t.Fatalf("mariadbd on port %d is still running", s.Port)
+	}
+	s.start(t)
+}
+
+// start starts mariadbd with s.args and waits until it accepts connections.
+func (s *Server) start(t testing.TB) {
+	t.Helper()
+	dir := s.Dir
+	s.cmd = exec.Command("/usr/sbin/mariadbd", s.args...)
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
-	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	db, err := sql.Open("mysql", s.DSN(""))
@@ -123,7 +151,7 @@ func StartMariaDB(t testing.TB, extra ...string) *Server {
 	defer db.Close()
 	for {
 		if err := db.PingContext(ctx); err == nil {
-			return s
+			return
 		}
 		select {
 		case <-ctx.Done():
