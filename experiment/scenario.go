@@ -14,6 +14,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/stats"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"github.com/spf13/pflag"
@@ -218,22 +219,33 @@ type Row struct {
 	Topology string `json:"topology"`
 	// Cell is the sweep cell's index (1-based); Axes its other axes' values (the group
 	// whose rows are compared with each other), absent without a sweep.
-	Cell       int               `json:"cell,omitempty"`
-	Axes       map[string]string `json:"axes,omitempty"`
-	Kind       string            `json:"kind"`
-	Flavor     string            `json:"flavor"`
-	Version    string            `json:"version"`
-	Dir        string            `json:"dir"`
-	Summary    *Summary          `json:"summary"`
-	TPSvsBase  float64           `json:"tps_vs_baseline_pct"`
-	LatVsBase  float64           `json:"latency_vs_baseline_pct"`
-	MaxLagS    *float64          `json:"max_replica_lag_s"` // null without replicas or lag samples
-	DeploySecs float64           `json:"deploy_s"`
+	Cell    int               `json:"cell,omitempty"`
+	Axes    map[string]string `json:"axes,omitempty"`
+	Kind    string            `json:"kind"`
+	Flavor  string            `json:"flavor"`
+	Version string            `json:"version"`
+	Dir     string            `json:"dir"`
+	Summary *Summary          `json:"summary"`
+	// TPSvsBase and LatVsBase are percentages of the baseline topology's value in the
+	// same group (100 = same; 0 without a baseline), of the point's means (see Stats).
+	TPSvsBase  float64  `json:"tps_vs_baseline_pct"`
+	LatVsBase  float64  `json:"latency_vs_baseline_pct"`
+	MaxLagS    *float64 `json:"max_replica_lag_s"` // null without replicas or lag samples
+	DeploySecs float64  `json:"deploy_s"`
 	// Error is why this topology's run did not complete (interrupted, failed), "" if it did.
 	Error string `json:"error,omitempty"`
 	// Note qualifies the row: "repeat 2", "1 node, no links" (a single node in a links
 	// group runs without links).
 	Note string `json:"note,omitempty"`
+	// Stats is the row's point of the grid (its cell and the cell's repeats): TPS and
+	// latency as mean, min-max, 95% CI, and the changes against the baseline and along
+	// each axis. TPSvsBase and LatVsBase are the point's (mean against mean), the same on
+	// every repeat's row.
+	Stats *stats.Cell `json:"cell_stats,omitempty"`
+	// ReusedFrom is set on the row of a cell that was not run because it cannot differ
+	// from the cell of this group (a single node under a links axis): Dir is empty, Stats
+	// are that cell's.
+	ReusedFrom string `json:"reused_from,omitempty"`
 
 	group string
 }
@@ -246,52 +258,197 @@ func (r *ScenarioRun) Run(ctx context.Context) (string, []Row, error) {
 	return r.runSweep(ctx)
 }
 
-// ComparisonTable renders rows as a Markdown table (S1's shape: TPS, latency, % of baseline, lag).
+// point is one point of the comparison: a cell and its repeats' rows.
+type point struct {
+	c    *stats.Cell
+	rows []Row
+}
+
+// points groups rows by their point (Row.Stats), in the rows' order; a row without
+// Stats is a point of its own (its own numbers, no percentages).
+func points(rows []Row) []point {
+	var out []point
+	idx := map[*stats.Cell]int{}
+	for _, r := range rows {
+		c := r.Stats
+		if c == nil {
+			var s Summary
+			if r.Summary != nil {
+				s = *r.Summary
+			}
+			c = &stats.Cell{Topology: r.Topology, TPS: stats.Of([]float64{s.TPS}), QPS: stats.Of([]float64{s.QPS}),
+				AvgMs: stats.Of([]float64{s.LatencyMs["avg"]}), P95Ms: stats.Of([]float64{s.LatencyMs["p95"]}), P99Ms: stats.Of([]float64{s.LatencyMs["p99"]})}
+		} else if i, ok := idx[c]; ok {
+			out[i].rows = append(out[i].rows, r)
+			continue
+		}
+		idx[c] = len(out)
+		out = append(out, point{c: c, rows: []Row{r}})
+	}
+	return out
+}
+
+// name is the point's topology with what qualifies it (reused, incomplete, 1 node).
+func (pt point) name() string {
+	r := pt.rows[0]
+	name := r.Topology
+	var notes []string
+	switch {
+	case r.ReusedFrom != "":
+		notes = append(notes, r.Note)
+	case strings.Contains(r.Note, "1 node, no links"):
+		notes = append(notes, "1 node, no links")
+	}
+	failed := 0
+	for _, x := range pt.rows {
+		if x.Error != "" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d runs incomplete, left out", failed, len(pt.rows)))
+	}
+	if len(notes) > 0 {
+		name += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return name
+}
+
+func (pt point) maxLag() *float64 {
+	var m *float64
+	for _, r := range pt.rows {
+		if r.MaxLagS != nil && (m == nil || *r.MaxLagS > *m) {
+			m = r.MaxLagS
+		}
+	}
+	return m
+}
+
+func changeOfBase(c *stats.Change) string {
+	if c == nil {
+		return "n/a"
+	}
+	return c.OfBase()
+}
+
+// alongAxes are the axes the points have changes along (those with several values).
+func alongAxes(pts []point) []string {
+	for _, pt := range pts {
+		if len(pt.c.Along) > 0 {
+			var out []string
+			for _, a := range pt.c.Along {
+				out = append(out, a.Axis)
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+func alongText(c *stats.Cell, axis string) string {
+	a := c.AlongAxis(axis)
+	if a == nil || (!a.TPS.OK && a.TPS.Verdict == "") {
+		return "n/a"
+	}
+	if a.TPS.Verdict == stats.Reference {
+		return "ref"
+	}
+	return a.TPS.Signed()
+}
+
+// ciText is "1200.0-1260.1", or "n/a (1 run)".
+func ciText(s stats.Sample) string {
+	if !s.HasCI() {
+		return fmt.Sprintf("n/a (%d run)", s.N)
+	}
+	return fmt.Sprintf("%.1f-%.1f", *s.CILo, *s.CIHi)
+}
+
+// StatsNote explains the comparison's figures: means over repeats, the CI, the rule for
+// "within noise", and when there is a single repeat per cell that there is no CI.
+func StatsNote(rows []Row) string {
+	maxN := 0
+	for _, pt := range points(rows) {
+		maxN = max(maxN, pt.c.TPS.N)
+	}
+	s := "TPS and latencies are the mean over a cell's repeats (warm-up excluded); 95% CI: Student t over the repeats." +
+		" vs base: the baseline topology's cell with the same axis values; vs AXIS: the change from the axis' reference value (ref), the other axes the same." +
+		" \"within noise\": the 95% CI of the difference of the two means (Welch) includes 0; without it the difference is outside the noise."
+	if maxN < 2 {
+		s += " One repeat per cell: no confidence intervals, so no difference can be told from noise (give the sweep repeats: 3)."
+	}
+	return s
+}
+
+// ComparisonTable renders rows as a Markdown table, one line per point (a cell and its
+// repeats): TPS mean, min-max and 95% CI, latency means, % of the baseline, the change
+// along each axis, the largest replica lag of the repeats.
 func ComparisonTable(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| topology | kind | flavor | version | TPS | QPS | avg ms | p95 ms | p99 ms | TPS vs base | latency vs base | max replica lag s |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, r := range rows {
-		l := r.Summary.LatencyMs
-		name := r.Topology
-		if r.Note != "" {
-			name += " (" + r.Note + ")"
+	pts := points(rows)
+	along := alongAxes(pts)
+	b.WriteString("| topology | kind | flavor | version | runs | TPS | TPS min-max | TPS 95% CI | QPS | avg ms | p95 ms | p99 ms | TPS vs base | latency vs base |")
+	for _, a := range along {
+		b.WriteString(" TPS vs " + a + " |")
+	}
+	b.WriteString(" max replica lag s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + strings.Repeat("---|", len(along)) + "---|\n")
+	for _, pt := range pts {
+		r, c := pt.rows[0], pt.c
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %.1f-%.1f | %s | %.2f | %.2f | %.2f | %.2f | %s | %s |",
+			pt.name(), r.Kind, r.Flavor, r.Version, c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max, ciText(c.TPS),
+			c.QPS.Mean, c.AvgMs.Mean, c.P95Ms.Mean, c.P99Ms.Mean, changeOfBase(c.VsBase), changeOfBase(c.LatVsBase))
+		for _, a := range along {
+			b.WriteString(" " + alongText(c, a) + " |")
 		}
-		if r.Error != "" {
-			name += " (incomplete)"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f%% | %.1f%% | %s |\n",
-			name, r.Kind, r.Flavor, r.Version, r.Summary.TPS, r.Summary.QPS, l["avg"], l["p95"], l["p99"], r.TPSvsBase, r.LatVsBase, fmtOpt(r.MaxLagS, "%.3f"))
+		fmt.Fprintf(&b, " %s |\n", fmtOpt(pt.maxLag(), "%.3f"))
 	}
 	return b.String()
 }
 
-// PrintComparison writes the comparison as an aligned text table (with the sweep group
-// of each row when there are several).
+// PrintComparison writes the comparison as an aligned text table, one line per point
+// (a cell and its repeats; the sweep group of each when there are several), then
+// StatsNote.
 func PrintComparison(w io.Writer, rows []Row) {
 	groups := false
 	for _, r := range rows {
 		groups = groups || r.group != ""
 	}
+	pts := points(rows)
+	along := alongAxes(pts)
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', tabwriter.AlignRight)
-	head := "topology\tkind\tTPS\tavg ms\tp95 ms\tTPS vs base\tlat vs base\tmax replica lag s\t"
+	head := "topology\tkind\truns\tTPS\tTPS min-max\tTPS 95% CI\tavg ms\tp95 ms\tTPS vs base\tlat vs base\t"
+	for _, a := range along {
+		head += "TPS vs " + a + "\t"
+	}
+	head += "max replica lag s\t"
 	if groups {
-		head = "cell\t" + head + "axes\t"
+		head = "cells\t" + head + "axes\t"
 	}
 	fmt.Fprintln(tw, head)
-	for _, r := range rows {
-		l := r.Summary.LatencyMs
-		name := r.Topology
-		if r.Note != "" {
-			name += " (" + r.Note + ")"
+	for _, pt := range pts {
+		c := pt.c
+		line := fmt.Sprintf("%s\t%s\t%d\t%.2f\t%.1f-%.1f\t%s\t%.2f\t%.2f\t%s\t%s\t", pt.name(), pt.rows[0].Kind, c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max,
+			ciText(c.TPS), c.AvgMs.Mean, c.P95Ms.Mean, changeOfBase(c.VsBase), changeOfBase(c.LatVsBase))
+		for _, a := range along {
+			line += alongText(c, a) + "\t"
 		}
-		line := fmt.Sprintf("%s\t%s\t%.2f\t%.2f\t%.2f\t%.1f%%\t%.1f%%\t%s\t", name, r.Kind, r.Summary.TPS, l["avg"], l["p95"], r.TPSvsBase, r.LatVsBase, fmtOpt(r.MaxLagS, "%.3f"))
+		line += fmtOpt(pt.maxLag(), "%.3f") + "\t"
 		if groups {
-			line = fmt.Sprintf("%d\t%s%s\t", r.Cell, line, r.group)
+			var idx []string
+			for _, r := range pt.rows {
+				if r.Cell > 0 {
+					idx = append(idx, fmt.Sprint(r.Cell))
+				}
+			}
+			if len(idx) == 0 {
+				idx = []string{"-"}
+			}
+			line = fmt.Sprintf("%s\t%s%s\t", strings.Join(idx, ","), line, pt.rows[0].group)
 		}
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
+	fmt.Fprintln(w, StatsNote(rows))
 }
 
 // fmtOpt formats *v with format, or "n/a" when v is nil.

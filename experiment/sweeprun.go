@@ -18,6 +18,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/knob"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/stats"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"golang.org/x/sys/unix"
@@ -29,6 +30,7 @@ const (
 	StatusRunning = "running" // started; stays so only when habench was killed during it
 	StatusDone    = "done"
 	StatusFailed  = "failed" // error or interrupted: Error says which
+	StatusReused  = "reused" // not run: it cannot differ from cell ReusedFrom, whose runs stand for it
 )
 
 // SweepFormat is the layout version of sweep.json.
@@ -55,6 +57,10 @@ type SweepFile struct {
 	Axes            []SweepAxis       `json:"axes"`
 	Invocations     []Invocation      `json:"invocations"`
 	Cells           []CellRecord      `json:"cells"`
+	// Summary is, per point of the grid (a cell and its repeats), TPS and latency as
+	// mean, min-max and 95% CI over the repeats, against the baseline topology and along
+	// each axis (stats.Cell); written when the sweep ends, from the cells that ran.
+	Summary []*stats.Cell `json:"cell_summaries,omitempty"`
 }
 
 // SweepAxis is one axis in sweep.json, in expansion order.
@@ -64,6 +70,11 @@ type SweepAxis struct {
 	Values []string `json:"values"`
 	// Variables are the server variables each value of an option or knob axis sets.
 	Variables []string `json:"variables,omitempty"`
+	// Reference is the value the axis' changes are against (the first unless the
+	// scenario names one); Inert the topologies the axis cannot change (links on a single
+	// node), whose cells for the other values are not run.
+	Reference string   `json:"reference,omitempty"`
+	Inert     []string `json:"inert_for,omitempty"`
 }
 
 // Invocation is one `habench run` (or --resume) that worked on the directory.
@@ -107,10 +118,12 @@ type CellRecord struct {
 	// Values are the option and knob axes' values as read back (the swept value of the
 	// cell): the nodes' common value, "var=value,..." for several variables, or
 	// "n1=..,n2=.." when the nodes differ.
-	Values   map[string]string `json:"values,omitempty"`
-	Status   string            `json:"status"`
-	Error    string            `json:"error,omitempty"`
-	Warnings []string          `json:"warnings,omitempty"`
+	Values map[string]string `json:"values,omitempty"`
+	Status string            `json:"status"`
+	// ReusedFrom is, with status reused, the index of the cell whose runs stand for this one.
+	ReusedFrom int      `json:"reused_from,omitempty"`
+	Error      string   `json:"error,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
 	// Dir is the cell's run directory, relative to the sweep directory.
 	Dir          string     `json:"dir,omitempty"`
 	PreviousDirs []string   `json:"previous_dirs,omitempty"`
@@ -169,12 +182,15 @@ func newSweepFile(p *Plan, raw []byte) *SweepFile {
 		ScenarioFile: "scenario.yaml", ScenarioSHA256: ScenarioSHA256(raw), Scale: p.Scale,
 		Workload: s.Workload.Test, Baseline: p.baseline(), WorkloadOptions: workload.OptionValues(p.Options), Policy: p.Policy}
 	for _, a := range p.Axes {
-		f.Axes = append(f.Axes, SweepAxis{Name: a.Name, Kind: a.Kind, Values: a.Labels(), Variables: a.Variables()})
+		f.Axes = append(f.Axes, SweepAxis{Name: a.Name, Kind: a.Kind, Values: a.Labels(), Variables: a.Variables(), Reference: a.Reference, Inert: p.inert(a)})
 	}
 	for _, c := range p.Cells {
 		sp := c.Deployment.Spec
 		rec := CellRecord{Index: c.Index, Axes: c.Values, Topology: c.Topology, Kind: string(sp.Kind), Flavor: string(sp.Flavor),
 			Test: c.Test, Threads: c.Options.Threads, Links: linksLabel(c.Links), Repeat: c.Repeat, Status: StatusPending}
+		if c.Reuse != nil {
+			rec.Status, rec.ReusedFrom, rec.Links = StatusReused, c.Reuse.Index, "none"
+		}
 		for _, as := range append(slices.Clone(c.ServerOptions), c.Knobs...) {
 			for _, st := range as.Settings {
 				if rec.Requested == nil {
@@ -186,6 +202,20 @@ func newSweepFile(p *Plan, raw []byte) *SweepFile {
 		f.Cells = append(f.Cells, rec)
 	}
 	return f
+}
+
+// inert lists the topologies axis a cannot change: a links axis on a single node.
+func (p *Plan) inert(a *Axis) []string {
+	if a.Kind != AxisLinks {
+		return nil
+	}
+	var out []string
+	for _, d := range p.Deployments {
+		if d.Spec.Nodes < 2 && !slices.Contains(out, d.Spec.Name) {
+			out = append(out, d.Spec.Name)
+		}
+	}
+	return out
 }
 
 func linksLabel(r netem.Request) string {
@@ -278,7 +308,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		return "", nil, err
 	}
 	torun := func(c *Cell) bool {
-		return file == nil || file.Cells[c.Index-1].Status != StatusDone
+		return c.Reuse == nil && (file == nil || file.Cells[c.Index-1].Status != StatusDone)
 	}
 	// Pre-flight, before anything is deployed or written.
 	for _, d := range plan.Deployments {

@@ -27,6 +27,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/habench/habench/stats"
 )
 
 // Kinds of results directory.
@@ -51,6 +53,9 @@ type Results struct {
 	// Missing lists comparison.json rows whose run directory has no manifest.json (a
 	// run killed before it wrote one, a directory removed): reported, not drawn.
 	Missing []string
+	// Axes are a sweep's axes but topology and repeat (sweep.json's, else from the runs'
+	// manifests), which Cells groups and compares the runs by; nil outside sweeps.
+	Axes []stats.Axis
 }
 
 // Run is one run directory, loaded.
@@ -286,6 +291,9 @@ func Load(dir string) (*Results, error) {
 			break
 		}
 	}
+	if err := res.loadAxes(); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
@@ -295,6 +303,8 @@ type comparisonRow struct {
 	Dir        string  `json:"dir"`
 	DeploySecs float64 `json:"deploy_s"`
 	Error      string  `json:"error"`
+	// ReusedFrom: a cell not run (its group's runs stand for it); no directory of its own.
+	ReusedFrom string `json:"reused_from"`
 }
 
 func (res *Results) loadComparison() error {
@@ -308,6 +318,9 @@ func (res *Results) loadComparison() error {
 		return &LoadError{Path: path, Reason: err.Error()}
 	}
 	for _, row := range rows {
+		if row.ReusedFrom != "" {
+			continue
+		}
 		// The row's dir is relative to where the scenario ran; the run directory is
 		// inside the scenario directory under the same base name.
 		d := filepath.Join(res.Dir, filepath.Base(row.Dir))

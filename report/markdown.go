@@ -51,11 +51,22 @@ func markdown(pg page) string {
 		fmt.Fprintf(&b, "\n**not loaded:** %s\n", m)
 	}
 	b.WriteString("\nmax lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter).\n")
+	if pg.CellsMD != "" {
+		b.WriteString("\n## Cells: repeats summarised\n\n" + pg.CellsMD)
+	}
 	if len(pg.Sweep) > 0 {
-		b.WriteString("\n## Sweep\n\n| topology | axis | value (read back) | other axes | TPS | p95 ms | error |\n|---|---|---|---|---|---|---|\n")
+		b.WriteString("\n## Sweep\n\n| topology | axis | value (read back) | other axes | runs | TPS (mean) | TPS 95% CI | p95 ms | TPS vs reference | error |\n|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, p := range pg.Sweep {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %s |\n", mdEscape(p.Topology), mdEscape(p.Axis), mdEscape(p.Value),
-				mdEscape(fixedString(p.Fixed)), p.TPS, p.P95Ms, mdEscape(p.Error))
+			v := p.Value
+			if p.ReusedFrom != "" {
+				v += " (not run: the runs of " + p.ReusedFrom + ")"
+			}
+			ref := p.VsRef
+			if p.Reference != "" {
+				ref += " (vs " + p.Reference + ")"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %s | %.2f | %s | %s |\n", mdEscape(p.Topology), mdEscape(p.Axis), mdEscape(v),
+				mdEscape(fixedString(p.Fixed)), p.N, p.TPS, ciRange(p), p.P95Ms, mdEscape(ref), mdEscape(p.Error))
 		}
 	}
 	if len(pg.Settings.Cols) > 0 {
