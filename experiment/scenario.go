@@ -387,16 +387,16 @@ func ComparisonTable(rows []Row) string {
 	var b strings.Builder
 	pts := points(rows)
 	along := alongAxes(pts)
-	b.WriteString("| topology | kind | flavor | version | runs | TPS | TPS min-max | TPS 95% CI | QPS | avg ms | p95 ms | p99 ms | TPS vs base | latency vs base |")
+	b.WriteString("| topology | kind | flavor | version | runs | TPS | TPS min-max | TPS 95% CI | QPS | avg ms | p95 ms | p99 ms | TPS vs base | latency vs base | p95 vs base |")
 	for _, a := range along {
 		b.WriteString(" TPS vs " + a + " |")
 	}
-	b.WriteString(" max replica lag s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + strings.Repeat("---|", len(along)) + "---|\n")
+	b.WriteString(" max replica lag s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + strings.Repeat("---|", len(along)) + "---|\n")
 	for _, pt := range pts {
 		r, c := pt.rows[0], pt.c
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %.1f-%.1f | %s | %.2f | %.2f | %.2f | %.2f | %s | %s |",
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %.1f-%.1f | %s | %.2f | %.2f | %.2f | %.2f | %s | %s | %s |",
 			pt.name(), r.Kind, r.Flavor, r.Version, c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max, ciText(c.TPS),
-			c.QPS.Mean, c.AvgMs.Mean, c.P95Ms.Mean, c.P99Ms.Mean, changeOfBase(c.VsBase), changeOfBase(c.LatVsBase))
+			c.QPS.Mean, c.AvgMs.Mean, c.P95Ms.Mean, c.P99Ms.Mean, changeOfBase(c.VsBase), changeOfBase(c.LatVsBase), changeOfBase(c.P95VsBase))
 		for _, a := range along {
 			b.WriteString(" " + alongText(c, a) + " |")
 		}
@@ -416,7 +416,7 @@ func PrintComparison(w io.Writer, rows []Row) {
 	pts := points(rows)
 	along := alongAxes(pts)
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', tabwriter.AlignRight)
-	head := "topology\tkind\truns\tTPS\tTPS min-max\tTPS 95% CI\tavg ms\tp95 ms\tTPS vs base\tlat vs base\t"
+	head := "topology\tkind\truns\tTPS\tTPS min-max\tTPS 95% CI\tavg ms\tp95 ms\tTPS vs base\tlat vs base\tp95 vs base\t"
 	for _, a := range along {
 		head += "TPS vs " + a + "\t"
 	}
@@ -427,8 +427,8 @@ func PrintComparison(w io.Writer, rows []Row) {
 	fmt.Fprintln(tw, head)
 	for _, pt := range pts {
 		c := pt.c
-		line := fmt.Sprintf("%s\t%s\t%d\t%.2f\t%.1f-%.1f\t%s\t%.2f\t%.2f\t%s\t%s\t", pt.name(), pt.rows[0].Kind, c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max,
-			ciText(c.TPS), c.AvgMs.Mean, c.P95Ms.Mean, changeOfBase(c.VsBase), changeOfBase(c.LatVsBase))
+		line := fmt.Sprintf("%s\t%s\t%d\t%.2f\t%.1f-%.1f\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t", pt.name(), pt.rows[0].Kind, c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max,
+			ciText(c.TPS), c.AvgMs.Mean, c.P95Ms.Mean, changeOfBase(c.VsBase), changeOfBase(c.LatVsBase), changeOfBase(c.P95VsBase))
 		for _, a := range along {
 			line += alongText(c, a) + "\t"
 		}
