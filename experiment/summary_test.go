@@ -124,3 +124,24 @@ func TestPlural(t *testing.T) {
 		t.Errorf("Plural(1) = %q", got)
 	}
 }
+
+// TestSummaryExcludesWarmup: the lag and backlog figures (and the semi-sync, group and
+// Galera summaries, from the same samples) cover the samples from
+// the start of measurement on (warm-up excluded, as TPS); without a start, every sample.
+func TestSummaryExcludesWarmup(t *testing.T) {
+	wl, _ := workload.Lookup("oltp_read_write")
+	b := &Bench{Workload: wl, Options: workload.DefaultOptions()}
+	nodes := []sampler.Node{{Name: "n1", Role: topology.RoleSource}, {Name: "n2", Role: topology.RoleReplica}}
+	samples := []sampler.Sample{
+		smp(1, "n2", "lag_s", 9), smp(1, "n2", "backlog_trx", 5000), // warm-up
+		smp(3, "n2", "lag_s", 1), smp(4, "n2", "lag_s", 2), smp(3, "n2", "backlog_trx", 30),
+	}
+	s := b.summary(nil, nil, nodes, measuredSamples(samples, 2.5), nil)
+	n2 := s.Nodes[1]
+	if n2.LagMaxS == nil || *n2.LagMaxS != 2 || *n2.LagAvgS != 1.5 || n2.Samples != 2 || *n2.BacklogMaxTrx != 30 {
+		t.Errorf("measured window: %+v", n2)
+	}
+	if all := measuredSamples(samples, 0); len(all) != len(samples) {
+		t.Errorf("no start of measurement: %d samples, want all %d", len(all), len(samples))
+	}
+}

@@ -200,6 +200,9 @@ type Summary struct {
 	ReplicasCaught *bool              `json:"replicas_consistent"`
 	DataCheck      string             `json:"data_check"`
 	Error          string             `json:"error"`
+	// SamplesWindow is which samples the node figures cover (the measured window, warm-up
+	// excluded); "" in runs of older versions, whose figures cover every sample.
+	SamplesWindow string `json:"samples_window"`
 	// Other holds sections this package does not know (semisync, group, galera, ...), raw.
 	Other map[string]json.RawMessage `json:"-"`
 }
@@ -207,7 +210,7 @@ type Summary struct {
 // summaryKnown are the summary.json keys Summary decodes or leaves out on purpose.
 var summaryKnown = []string{"workload", "threads", "time_s", "tps", "qps", "transactions", "reads", "writes", "others",
 	"ignored_errors", "reconnects", "latency_ms", "errors_by_code", "per_endpoint", "nodes", "data_check",
-	"replicas_consistent", "rand_type", "db_ps_mode", "error"}
+	"replicas_consistent", "rand_type", "db_ps_mode", "error", "samples_window"}
 
 // NodeSummary is one node's lag summary; nil pointers mean no sample (never 0).
 type NodeSummary struct {

@@ -105,6 +105,7 @@ func markdown(pg page) string {
 				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", n.Node, n.Role, n.Version, n.LagMax, n.LagAvg, n.BacklogMax,
 					mdEscape(n.Queues), mdEscape(n.Paused), n.Samples, n.SamplerErrors)
 			}
+			b.WriteString("\n" + rv.NodeWindow + "\n")
 		}
 		if k := rv.Knobs; k != nil && len(k.Nodes) > 0 {
 			b.WriteString("\n| node | knob | variable | method | requested | before | in effect | after the run |\n|---|---|---|---|---|---|---|---|\n")

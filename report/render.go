@@ -358,7 +358,7 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 <tr><td class="l">{{.Node}}</td><td class="l">{{.Role}}</td><td class="l">{{.Version}}</td><td class="l">{{.Address}}</td><td>{{.LagMax}}</td><td>{{.LagAvg}}</td><td>{{.BacklogMax}}</td><td class="l">{{.Queues}}</td><td class="l">{{.Paused}}</td><td>{{.Samples}}</td><td>{{.SamplerErrors}}</td></tr>
 {{- end}}
 </table>
-<p class="note">n/a: not applicable (backlog on the writer) or no sample (node unreachable, sampler failing: see sampler errors).</p>
+<p class="note">{{.NodeWindow}} n/a: not applicable (backlog on the writer) or no sample (node unreachable, sampler failing: see sampler errors).</p>
 {{- with .Knobs}}
 <h3>Knobs (set for the run, read back{{if .Keep}}, kept afterwards{{end}})</h3>
 <table>
