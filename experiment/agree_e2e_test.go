@@ -118,3 +118,44 @@ cell: {warmup: 1s}
 	}
 	t.Logf("terminal:\n%s", term.String())
 }
+
+// TestWorkloadNodesOnServers: workload.nodes sends a read-only load to an async replica
+// (the writable source still gets the prepare): the run's manifest lists the replica as
+// the workers' only endpoint, and the run reads there.
+func TestWorkloadNodesOnServers(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	sb := testenv.Sandbox(t)
+	async := testenv.Name("swqn")
+	y := `name: swnodes
+topologies:
+  - {name: ` + async + `, kind: async, nodes: 2, flavor: mariadb}
+workload:
+  test: oltp_read_only
+  nodes: [n2]
+  options: {tables: 1, table-size: 500, threads: 1, time: 2}
+`
+	s, err := ParseScenario([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r := &ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir()}
+	_, rows, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Workload struct {
+			Endpoints []string `json:"endpoints"`
+		} `json:"workload"`
+	}
+	b, err := os.ReadFile(filepath.Join(rows[0].Dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal(b, &m)
+	if len(m.Workload.Endpoints) != 1 || !strings.Contains(m.Workload.Endpoints[0], "n2") || rows[0].Summary.TPS <= 0 {
+		t.Errorf("endpoints %v, TPS %v", m.Workload.Endpoints, rows[0].Summary.TPS)
+	}
+}

@@ -289,3 +289,36 @@ func TestSweepReferenceErrors(t *testing.T) {
 		t.Errorf("threads reference %q", a.Reference)
 	}
 }
+
+// TestWorkloadNodes: workload.nodes, for every topology or per topology, is checked
+// against the topologies' node names when the file is parsed, and the plan prints it.
+func TestWorkloadNodes(t *testing.T) {
+	head := "name: x\ntopologies:\n  - {name: g, kind: galera, nodes: 3, flavor: mariadb}\n  - {name: a, kind: async, nodes: 2, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
+	for in, want := range map[string]string{
+		"  nodes: [n3]\n":          `line 7: workload.nodes "n3": topology a has no such node (its nodes are n1..n2)`,
+		"  nodes: {g: [n1, n1]}\n": `workload.nodes.g "n1": node given twice`,
+		"  nodes: {b: [n1]}\n":     `line 7: workload.nodes "b": not one of the topologies' names`,
+		"  nodes: {g: [n4]}\n":     `line 7: workload.nodes.g "n4": topology g has no such node (its nodes are n1..n3)`,
+		"  options: {nodes: n1}\n": `workload.options.nodes "n1": the workers' nodes are workload.nodes`,
+		"  nodes: [{n1: x}]\n":     `workload.nodes`,
+	} {
+		_, err := ParseScenario([]byte(head + in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+	s := mustParse(t, head+"  nodes: {g: [n1]}\n")
+	if !slices.Equal(s.Workload.Nodes.For("g"), []string{"n1"}) || s.Workload.Nodes.For("a") != nil {
+		t.Errorf("per topology: %+v", s.Workload.Nodes)
+	}
+	if s := mustParse(t, head+"  nodes: [n2, n1]\n"); !slices.Equal(s.Workload.Nodes.For("a"), []string{"n2", "n1"}) {
+		t.Errorf("for every topology: %+v", s.Workload.Nodes)
+	}
+	p, _ := s.Plan("")
+	var out bytes.Buffer
+	p.Print(&out, nil)
+	if !strings.Contains(out.String(), "deployment 1: g (galera, 3 nodes") || !strings.Contains(out.String(), "  workers connect to n1 (workload.nodes); prepare on the writable nodes\n") ||
+		strings.Count(out.String(), "workers connect to") != 1 {
+		t.Errorf("plan:\n%s", out.String())
+	}
+}

@@ -633,6 +633,9 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 			}
 			fmt.Fprintf(w, "  knobs for every run: %s\n", strings.Join(kv, " "))
 		}
+		if nodes := s.Workload.Nodes.For(sp.Name); len(nodes) > 0 {
+			fmt.Fprintf(w, "  workers connect to %s (workload.nodes); prepare on the writable nodes\n", strings.Join(nodes, ", "))
+		}
 		for _, c := range d.Cells {
 			line := fmt.Sprintf("  cell %*d  %s", len(fmt.Sprint(len(p.Cells))), c.Index, p.Label(c))
 			switch {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -53,6 +54,60 @@ type Scenario struct {
 type ScenarioWorkload struct {
 	Test    string         `yaml:"test"`
 	Options map[string]any `yaml:"options"`
+	// Nodes are the nodes the workers connect to, round-robin (as `habench sysbench
+	// --nodes`; default: the writable nodes): a list for every topology ([n1]), or a
+	// mapping of topology name to list ({galera3: [n1], group3: [n1, n2]}, the others the
+	// default). Checked against each topology's node names when the file is parsed.
+	// Prepare and cleanup always use the writable nodes.
+	Nodes WorkloadNodes `yaml:"nodes"`
+}
+
+// WorkloadNodes is workload.nodes: All for every topology, or ByTopology per topology.
+type WorkloadNodes struct {
+	All        []string
+	ByTopology map[string][]string
+	Line       int
+}
+
+// UnmarshalYAML reads a list of node names or a mapping of topology name to such a list.
+func (w *WorkloadNodes) UnmarshalYAML(n *yaml.Node) error {
+	w.Line = n.Line
+	list := func(v *yaml.Node, field string) ([]string, error) {
+		var out []string
+		if err := eachScalar(v, field, func(it *yaml.Node) error {
+			if slices.Contains(out, it.Value) {
+				return lineError(it.Line, field, it.Value, "node given twice")
+			}
+			out = append(out, it.Value)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	if n.Kind == yaml.MappingNode {
+		w.ByTopology = map[string][]string{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			l, err := list(v, "workload.nodes."+k.Value)
+			if err != nil {
+				return err
+			}
+			w.ByTopology[k.Value] = l
+		}
+		return nil
+	}
+	var err error
+	w.All, err = list(n, "workload.nodes")
+	return err
+}
+
+// For is the nodes the workers of topology use (nil: the writable nodes).
+func (w WorkloadNodes) For(topology string) []string {
+	if w.ByTopology != nil {
+		return w.ByTopology[topology]
+	}
+	return w.All
 }
 
 // ParseScenario decodes and validates a scenario. Unknown keys are errors naming the line;
@@ -136,6 +191,9 @@ func ParseScenario(b []byte) (*Scenario, error) {
 			}
 		}
 	}
+	if err := s.checkWorkloadNodes(seen); err != nil {
+		return nil, err
+	}
 	if s.Baseline != "" && !seen[s.Baseline] {
 		return nil, &topology.FieldError{Field: "baseline", Value: s.Baseline, Reason: "not one of the topologies' names"}
 	}
@@ -153,6 +211,9 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := fmt.Sprint(s.Workload.Options[k])
+		if k == "nodes" {
+			return nil, &topology.FieldError{Field: "workload.options.nodes", Value: v, Reason: "the workers' nodes are workload.nodes (a list, or a mapping of topology name to list), next to workload.options"}
+		}
 		if err := fs.Set(k, v); err != nil {
 			return nil, &topology.FieldError{Field: "workload.options." + k, Value: v, Reason: err.Error()}
 		}
@@ -177,6 +238,41 @@ func ParseScenario(b []byte) (*Scenario, error) {
 		}
 	}
 	return &s, nil
+}
+
+// checkWorkloadNodes checks workload.nodes against each topology's node names (n1..nN
+// for a sandbox or a dsns: list; a cluster: of the state directory is checked when it is
+// loaded).
+func (s *Scenario) checkWorkloadNodes(topologies map[string]bool) error {
+	w := s.Workload.Nodes
+	for _, t := range slices.Sorted(maps.Keys(w.ByTopology)) {
+		if !topologies[t] {
+			return lineError(w.Line, "workload.nodes", t, "not one of the topologies' names")
+		}
+	}
+	for _, t := range s.Topologies {
+		nodes, field := w.For(t.Name), "workload.nodes"
+		if w.ByTopology != nil {
+			field += "." + t.Name
+		}
+		size := t.Nodes
+		if t.IsExisting() {
+			if t.Cluster != "" {
+				continue
+			}
+			size = len(t.DSNs)
+		}
+		for _, n := range nodes {
+			found := false
+			for i := 1; i <= size; i++ {
+				found = found || topology.NodeName(i) == n
+			}
+			if !found {
+				return lineError(w.Line, field, n, fmt.Sprintf("topology %s has no such node (its nodes are n1..n%d)", t.Name, size))
+			}
+		}
+	}
+	return nil
 }
 
 // Raw returns the scenario file's bytes as parsed.

@@ -662,9 +662,14 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 	if err != nil {
 		return err
 	}
+	// Prepare and cleanup on the writable nodes; the run's workers on workload.nodes.
 	target, err := ClusterTarget(c, "sbtest", nil)
 	if err != nil {
 		return err
+	}
+	runTarget, err := ClusterTarget(c, "sbtest", p.Scenario.Workload.Nodes.For(cell.Topology))
+	if err != nil {
+		return &topology.FieldError{Field: "workload.nodes", Value: strings.Join(p.Scenario.Workload.Nodes.For(cell.Topology), ","), Reason: err.Error()}
 	}
 	if p.Policy.Prepare == PrepareReprepare && cs.prepared {
 		if err := wl.Cleanup(ctx, target, cell.Options, sw.out); err != nil {
@@ -725,7 +730,7 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 		}
 	}
 
-	b := &Bench{Workload: wl, Options: cell.Options, Target: target, Cluster: c, ResultsDir: sw.dir,
+	b := &Bench{Workload: wl, Options: cell.Options, Target: runTarget, Cluster: c, ResultsDir: sw.dir,
 		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
 		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb,
 		Extra: cellExtra(p, cell)}
