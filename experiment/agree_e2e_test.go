@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/stats"
 	"github.com/habench/habench/topology"
@@ -157,5 +158,77 @@ workload:
 	json.Unmarshal(b, &m)
 	if len(m.Workload.Endpoints) != 1 || !strings.Contains(m.Workload.Endpoints[0], "n2") || rows[0].Summary.TPS <= 0 {
 		t.Errorf("endpoints %v, TPS %v", m.Workload.Endpoints, rows[0].Summary.TPS)
+	}
+}
+
+// TestLinksSamePathControlOnServers: a links sweep (none, 0.6ms) on a MariaDB single
+// primary and a 2-node async with the userspace link: the async none cell runs through
+// the link at zero delay (its manifest records the link, sweep.json the link's cost), the
+// single primary runs once (its 0.6ms cell reuses it), and comparison.md and report.md
+// say so with the cost next to the numbers.
+func TestLinksSamePathControlOnServers(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	if why := cluster.NetNamespacesUsable(); why != "" {
+		t.Skip(why)
+	}
+	if !userspaceLinks() {
+		t.Skip("kernel netem is available: the links go through the plain bridge path")
+	}
+	sb := testenv.Sandbox(t)
+	single, async := testenv.Name("swls"), testenv.Name("swla")
+	y := `name: swlinks
+network: netns
+topologies:
+  - {name: ` + single + `, kind: single, flavor: mariadb}
+  - {name: ` + async + `, kind: async, nodes: 2, flavor: mariadb}
+workload:
+  test: oltp_read_write
+  options: {tables: 1, table-size: 500, threads: 2, time: 2}
+sweep:
+  links: [none, 0.6ms]
+`
+	s, err := ParseScenario([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	r := &ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir()}
+	dir, _, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadSweepFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range f.Cells {
+		switch {
+		case c.Topology == single && c.Axes["links"] == "0.6ms":
+			if c.Status != StatusReused || c.ReusedFrom != 1 || c.Dir != "" {
+				t.Errorf("single 0.6ms cell %+v: want reused from cell 1, not run", c)
+			}
+		case c.Topology == async && c.Axes["links"] == "none":
+			if c.LinksControl == "" || c.LinkAddedMs == nil || *c.LinkAddedMs < -1 || *c.LinkAddedMs > 5 {
+				t.Errorf("async none cell: control %q, added %v", c.LinksControl, c.LinkAddedMs)
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, c.Dir, "manifest.json"))
+			if !strings.Contains(string(b), `"backend": "userspace"`) {
+				t.Errorf("async none cell did not go through the userspace link:\n%s", b)
+			}
+		default:
+			if c.Status != StatusDone || c.LinksControl != "" {
+				t.Errorf("cell %d %+v", c.Index, c)
+			}
+		}
+	}
+	for _, name := range []string{"comparison.md", "report.md"} {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		if !strings.Contains(string(b), "same path: the userspace link at zero delay, its cost ") || !strings.Contains(string(b), "not run") {
+			t.Errorf("%s does not name the same-path control and its cost, or the reused cell:\n%s", name, b)
+		}
+		if name == "comparison.md" {
+			t.Logf("comparison.md:\n%s", b)
+		}
 	}
 }

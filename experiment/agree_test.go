@@ -322,3 +322,40 @@ func TestWorkloadNodes(t *testing.T) {
 		t.Errorf("plan:\n%s", out.String())
 	}
 }
+
+// TestSamePathControlPlan: in a links axis with a delay, a multi-node topology's none
+// cell is the same-path control (bridge and a single node are not); none is the axis'
+// default reference; the dry run says so.
+func TestSamePathControlPlan(t *testing.T) {
+	s := mustParse(t, "name: x\ntopologies:\n  - {name: a, kind: single, flavor: mariadb}\n  - {name: b, kind: async, nodes: 2, flavor: mariadb}\n"+
+		"workload:\n  test: oltp_read_write\nsweep:\n  links: [bridge, none, 0.6ms]\n")
+	p, err := s.Plan("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ctl []string
+	for _, c := range p.Cells {
+		if p.SamePathControl(c) {
+			ctl = append(ctl, p.Label(c))
+		}
+	}
+	if !slices.Equal(ctl, []string{"topology=b links=none"}) || p.axisNamed("links").Reference != "none" {
+		t.Errorf("controls %v, reference %q", ctl, p.axisNamed("links").Reference)
+	}
+	var out bytes.Buffer
+	p.Print(&out, nil)
+	for _, w := range []string{"links [bridge, none, 0.6ms] (changes against none)", "topology=b links=none  ~12s (same-path control: with the userspace link, zero delay through it)",
+		"topology=a links=none  not run: reuses cell 1", "topology=b links=bridge  ~12s\n"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("dry run lacks %q:\n%s", w, out.String())
+		}
+	}
+	// Without a delay there is nothing to control for.
+	s = mustParse(t, "name: x\ntopologies:\n  - {name: b, kind: async, nodes: 2, flavor: mariadb}\nworkload:\n  test: oltp_read_write\nsweep:\n  links: [bridge, none]\n")
+	p, _ = s.Plan("")
+	for _, c := range p.Cells {
+		if p.SamePathControl(c) {
+			t.Errorf("cell %s is a control without a delayed cell", p.Label(c))
+		}
+	}
+}

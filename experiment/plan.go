@@ -232,6 +232,9 @@ func (s *Scenario) Plan(scale string) (*Plan, error) {
 	for _, a := range axes {
 		if a.Reference == "" && len(a.Values) > 0 {
 			a.Reference = a.Values[0].Label
+			if a.Kind == AxisLinks && slices.Contains(a.Labels(), "none") {
+				a.Reference = "none" // the same-path control
+			}
 		}
 	}
 	if axes["topology"] == nil {
@@ -260,6 +263,17 @@ func profSweep(p *ScaleProfile) *Sweep {
 		return nil
 	}
 	return p.Sweep
+}
+
+// SamePathControl reports whether cell is the zero-delay control of a links axis: its
+// links value is none, the axis has a delay, and the cell's topology has links. With the
+// userspace link (no kernel netem here), such a cell runs through the link at zero delay.
+func (p *Plan) SamePathControl(c *Cell) bool {
+	a := p.axis(AxisLinks)
+	if a.Name == "" || c.Values[a.Name] != "none" || c.Deployment.Spec.Nodes < 2 {
+		return false
+	}
+	return slices.ContainsFunc(a.Values, func(v AxisValue) bool { return !v.Links.IsZero() })
 }
 
 // checkAxes checks every axis value against the scenario: topology names, test names,
@@ -648,6 +662,9 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 				line += "  ~" + FormatDuration(c.Estimate)
 				if c.Note != "" {
 					line += " (" + c.Note + ")"
+				}
+				if p.SamePathControl(c) {
+					line += " (same-path control: with the userspace link, zero delay through it)"
 				}
 				if st := status[c.Index]; st != "" && st != StatusPending {
 					line += " (" + st + " before: runs again)"

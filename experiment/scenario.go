@@ -342,6 +342,9 @@ type Row struct {
 	// from the cell of this group (a single node under a links axis): Dir is empty, Stats
 	// are that cell's.
 	ReusedFrom string `json:"reused_from,omitempty"`
+	// LinksControl and LinkAddedMs are the cell record's (a same-path control cell).
+	LinksControl string   `json:"links_control,omitempty"`
+	LinkAddedMs  *float64 `json:"link_added_rtt_ms,omitempty"`
 
 	group string
 }
@@ -395,6 +398,9 @@ func (pt point) name() string {
 	case strings.Contains(r.Note, "1 node, no links"):
 		notes = append(notes, "1 node, no links")
 	}
+	if r.LinksControl != "" {
+		notes = append(notes, controlNote(pt.rows))
+	}
 	failed := 0
 	for _, x := range pt.rows {
 		if x.Error != "" {
@@ -408,6 +414,23 @@ func (pt point) name() string {
 		name += " (" + strings.Join(notes, "; ") + ")"
 	}
 	return name
+}
+
+// controlNote is "same path: the userspace link at zero delay, its cost +0.085 ms round
+// trip" (the median over the rows' runs of the round trip the link added).
+func controlNote(rows []Row) string {
+	var added []float64
+	for _, r := range rows {
+		if r.LinkAddedMs != nil {
+			added = append(added, *r.LinkAddedMs)
+		}
+	}
+	s := rows[0].LinksControl
+	if len(added) > 0 {
+		slices.Sort(added)
+		s += fmt.Sprintf(", its cost %+.3f ms round trip", added[len(added)/2])
+	}
+	return s
 }
 
 func (pt point) maxLag() *float64 {

@@ -228,7 +228,13 @@ func eachScalar(v *yaml.Node, field string, f func(*yaml.Node) error) error {
 	return nil
 }
 
-// decodeLinksAxis reads `links: [none, 0.6ms, {groups: ...}]`.
+// LinksBridge is the links value of the plain bridge: no delay and no link process. "none"
+// is no delay too, but in a links axis with delays and the userspace link (no kernel
+// netem) it runs through that link at zero delay: the same path as the delayed cells, so
+// their difference is the delay alone (the same-path control; see Plan).
+const LinksBridge = "bridge"
+
+// decodeLinksAxis reads `links: [none, 0.6ms, {groups: ...}]` (and bridge).
 func decodeLinksAxis(a *Axis, v *yaml.Node, field string) error {
 	items := []*yaml.Node{v}
 	if v.Kind == yaml.SequenceNode {
@@ -236,8 +242,8 @@ func decodeLinksAxis(a *Axis, v *yaml.Node, field string) error {
 	}
 	for _, it := range items {
 		var r netem.Request
-		if it.Kind == yaml.ScalarNode && strings.EqualFold(it.Value, "none") {
-			a.Values = append(a.Values, AxisValue{Label: "none", Line: it.Line})
+		if it.Kind == yaml.ScalarNode && (strings.EqualFold(it.Value, "none") || strings.EqualFold(it.Value, LinksBridge)) {
+			a.Values = append(a.Values, AxisValue{Label: strings.ToLower(it.Value), Line: it.Line})
 			continue
 		}
 		if err := r.UnmarshalYAML(it); err != nil {

@@ -363,7 +363,7 @@ cell: {warmup: 2s, restart: true, drop_caches: true}
 		"deployment 2: b (async, 3 nodes, mysql, rootfs /var/cache/habench/rootfs/mysql-sid installation): deploy ~9s, prepare ~3s",
 		"cell 1  topology=a links=none threads=1  done (not run again)",
 		"cell 3  topology=a links=0.6ms threads=1  not run: reuses cell 1 (a has 1 node, no links)",
-		"cell 5  topology=b links=none threads=1  ~24s (failed before: runs again)",
+		"cell 5  topology=b links=none threads=1  ~24s (same-path control: with the userspace link, zero delay through it) (failed before: runs again)",
 		"cell 8  topology=b links=0.6ms threads=4  ~28s",
 		"8 cells in 2 deployments (2 not run: they reuse a cell that cannot differ), 1 done already; estimated",
 		"estimate: per deployment deploy (MariaDB 0.5s + 0.6s/node",

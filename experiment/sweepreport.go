@@ -93,7 +93,7 @@ func (sw *sweepRun) rows() []Row {
 		_, ax := p.groupOf(rec.Axes)
 		row := Row{Topology: rec.Topology, Cell: rec.Index, Axes: ax, Kind: rec.Kind, Flavor: rec.Flavor, Version: rec.Version,
 			Dir: filepath.Join(sw.dir, rec.Dir), Summary: sw.cellSummary(rec), MaxLagS: rec.MaxReplicaLagS, DeploySecs: rec.DeployS,
-			group: stats.GroupOf(axes, rec.Axes)}
+			group: stats.GroupOf(axes, rec.Axes), LinksControl: rec.LinksControl, LinkAddedMs: rec.LinkAddedMs}
 		if rec.Status != StatusDone {
 			row.Error = rec.Error
 			if row.Error == "" {
@@ -199,6 +199,12 @@ func (sw *sweepRun) comparisonMarkdown(rows []Row) string {
 	}
 	if p.axis(AxisLinks).Name != "" {
 		b.WriteString(" Links are one-way delays between every pair of nodes (round trip twice that); requested and achieved round trips are in each run's manifest.json.")
+		for _, r := range rows {
+			if r.LinksControl != "" {
+				b.WriteString(" The links=none cells of multi-node topologies ran through the userspace link at zero delay, the path the delayed cells take, so a change along links is the delay's alone; the link's own cost (the round trip it added to the plain bridge) is given with them. `links: [bridge, ...]` adds a cell on the plain bridge.")
+				break
+			}
+		}
 	}
 	b.WriteString("\n")
 	var groups []string

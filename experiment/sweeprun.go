@@ -120,6 +120,12 @@ type CellRecord struct {
 	// "n1=..,n2=.." when the nodes differ.
 	Values map[string]string `json:"values,omitempty"`
 	Status string            `json:"status"`
+	// LinksControl is set on a links=none cell run through the userspace link at zero
+	// delay (the same path as the delayed cells); LinkAddedMs is the round trip the cell's
+	// link added to the plain bridge, median over the node pairs, in ms (for the control:
+	// the link's own cost).
+	LinksControl string   `json:"links_control,omitempty"`
+	LinkAddedMs  *float64 `json:"link_added_rtt_ms,omitempty"`
 	// ReusedFrom is, with status reused, the index of the cell whose runs stand for this one.
 	ReusedFrom int      `json:"reused_from,omitempty"`
 	Error      string   `json:"error,omitempty"`
@@ -745,6 +751,15 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 			return err
 		}
 	}
+	if p.SamePathControl(cell) && userspaceLinks() {
+		// The delayed cells go through the userspace link: so does this one, at zero delay,
+		// so that the difference is the delay and not the link's own cost.
+		if b.Links, err = netem.NewSpec(NodeNames(c)); err != nil {
+			return err
+		}
+		rec.LinksControl = "same path: the userspace link at zero delay"
+		b.Extra["links_control"] = rec.LinksControl
+	}
 	if cell.Note != "" {
 		rec.Warnings = append(rec.Warnings, cell.Note)
 		b.Extra["note"] = cell.Note
@@ -766,7 +781,43 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 	if res != nil && res.Summary != nil {
 		fillRecord(rec, res.Summary)
 	}
+	if res != nil && res.Dir != "" && b.Links != nil {
+		rec.LinkAddedMs = linkAdded(filepath.Join(res.Dir, "manifest.json"))
+	}
 	return err
+}
+
+// userspaceLinks reports whether links are impaired with the userspace link here (no
+// kernel netem): what netem.Apply chooses. A variable so that tests can choose.
+var userspaceLinks = func() bool { return netem.KernelAvailable() != nil }
+
+// linkAdded is the median over the node pairs of the round trip the run's links added
+// to the plain bridge (manifest links.impairment.rtt[].added_ms), nil without one.
+func linkAdded(manifest string) *float64 {
+	var m struct {
+		Links struct {
+			Impairment *LinkReport `json:"impairment"`
+		} `json:"links"`
+	}
+	b, err := os.ReadFile(manifest)
+	if err != nil || json.Unmarshal(b, &m) != nil || m.Links.Impairment == nil {
+		return nil
+	}
+	var added []float64
+	for _, r := range m.Links.Impairment.RTT {
+		if !r.Partitioned && !r.Lossy && r.Samples > 0 {
+			added = append(added, r.AddedMs)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	slices.Sort(added)
+	med := added[len(added)/2]
+	if len(added)%2 == 0 {
+		med = (added[len(added)/2-1] + added[len(added)/2]) / 2
+	}
+	return &med
 }
 
 // knobsReadBack adds to rb what the run's manifest says each node had in effect for the

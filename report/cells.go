@@ -148,8 +148,38 @@ type cellView struct {
 	CI    string
 }
 
+// controlNote is, for a cell whose runs went through the links at zero delay (manifest
+// extra "links_control"), that and the round trip the link added to the plain bridge
+// (median over the runs of the median over the node pairs); "" otherwise.
+func controlNote(runs []*Run) string {
+	note := ""
+	var added []float64
+	for _, r := range runs {
+		if s, _ := r.Manifest.Extra["links_control"].(string); s != "" {
+			note = s
+			if li := r.Impairment(); li != nil {
+				var a []float64
+				for _, x := range li.RTT {
+					if !x.Partitioned && x.Samples > 0 {
+						a = append(a, x.AddedMs)
+					}
+				}
+				if len(a) > 0 {
+					slices.Sort(a)
+					added = append(added, a[len(a)/2])
+				}
+			}
+		}
+	}
+	if note != "" && len(added) > 0 {
+		slices.Sort(added)
+		note += fmt.Sprintf(", its cost %+.3f ms round trip", added[len(added)/2])
+	}
+	return note
+}
+
 // cellViews are the cells for the tables, and the axes with changes (column heads).
-func cellViews(cells []*stats.Cell) ([]cellView, []string) {
+func (res *Results) cellViews(cells []*stats.Cell) ([]cellView, []string) {
 	var along []string
 	for _, c := range cells {
 		if len(c.Along) > 0 {
@@ -167,6 +197,15 @@ func cellViews(cells []*stats.Cell) ([]cellView, []string) {
 		}
 		if c.ReusedFrom != "" {
 			v.Name += " (not run: 1 node, no links; the runs of " + c.ReusedFrom + ")"
+		}
+		var runs []*Run
+		for _, r := range res.Runs {
+			if slices.Contains(c.Runs, r.id()) {
+				runs = append(runs, r)
+			}
+		}
+		if n := controlNote(runs); n != "" && c.ReusedFrom == "" {
+			v.Name += " (" + n + ")"
 		}
 		if c.Failed > 0 {
 			v.Name += fmt.Sprintf(" (%d incomplete runs left out)", c.Failed)
@@ -213,9 +252,9 @@ func cellsNote(cells []*stats.Cell) string {
 }
 
 // cellsMarkdown is the cells table in Markdown.
-func cellsMarkdown(cells []*stats.Cell) string {
+func (res *Results) cellsMarkdown(cells []*stats.Cell) string {
 	var b strings.Builder
-	vs, along := cellViews(cells)
+	vs, along := res.cellViews(cells)
 	b.WriteString("| cell | runs | TPS | TPS min-max | TPS 95% CI | avg ms | p95 ms | TPS vs base | avg latency vs base | p95 vs base |")
 	for _, a := range along {
 		b.WriteString(" TPS vs " + mdEscape(a) + " |")

@@ -81,8 +81,8 @@ func Render(res *Results, o Options) (*Rendered, error) {
 	}
 	pg.Servers, pg.Habench = versions(res.Runs)
 	if cells := res.Cells(base); len(res.Runs) > 1 {
-		pg.Cells, pg.CellAxes = cellViews(cells)
-		pg.CellsMD, pg.CellsNote = cellsMarkdown(cells), cellsNote(cells)
+		pg.Cells, pg.CellAxes = res.cellViews(cells)
+		pg.CellsMD, pg.CellsNote = res.cellsMarkdown(cells), cellsNote(cells)
 	}
 	out := &Rendered{Baseline: pg.Baseline, BaselineWhy: why}
 	if len(rows) > 1 {
