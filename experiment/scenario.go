@@ -304,6 +304,9 @@ type ScenarioRun struct {
 	Progress *Progress
 	// OnCell, when set, sees each cell's record after it ran (tests, live views).
 	OnCell func(CellRecord)
+	// LiveNodes prints a line per report interval with every node's lag, backlog, queues
+	// and flow control (LiveNodes), for clusters; off by default (the sysbench layout).
+	LiveNodes bool
 	// BenchHook, when set, is called with each topology's Bench just before it runs (to
 	// attach live metrics to OnInterval/OnSamples); the function it returns, if not nil,
 	// is called when that run has ended.

@@ -765,6 +765,9 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 		b.Extra["note"] = cell.Note
 		rec.Links = "none"
 	}
+	if sw.r.LiveNodes {
+		(&LiveNodes{W: sw.out}).Attach(b)
+	}
 	if sw.r.BenchHook != nil {
 		if done := sw.r.BenchHook(b); done != nil {
 			defer done()
