@@ -2,8 +2,9 @@
 // file with inline SVG charts (gonum.org/v1/plot, vgsvg backend; no JavaScript, nothing
 // fetched), Markdown and CSV. It reads only the files a run writes (manifest.json,
 // summary.json, intervals.csv, samples.csv; comparison.json for a scenario;
-// sweep_points.json for a sweep), so it renders results of any habench version that
-// wrote those files, and it imports nothing of experiment (experiment calls it).
+// sweep_points.json and sweep.json's axes for a sweep), so it renders results of any
+// habench version that wrote those files, and it imports nothing of experiment
+// (experiment calls it). Its percentages come from package stats, as the sweep's own.
 //
 // Three kinds of directory load:
 //   - a run directory (manifest.json): one topology, one workload run;

@@ -50,7 +50,11 @@ func markdown(pg page) string {
 	for _, m := range pg.Missing {
 		fmt.Fprintf(&b, "\n**not loaded:** %s\n", m)
 	}
-	b.WriteString("\nmax lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter).\n")
+	b.WriteString("\nmax lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter).")
+	if pg.CellsMD != "" {
+		b.WriteString(" The vs base percentages are each run's cell's (the mean of its repeats against the baseline's mean: see the cells table), the same on every repeat.")
+	}
+	b.WriteString("\n")
 	if pg.CellsMD != "" {
 		b.WriteString("\n## Cells: repeats summarised\n\n" + pg.CellsMD)
 	}

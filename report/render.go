@@ -300,7 +300,7 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 </table>
 <p class="note">{{.CellsNote}}</p>
 {{- end}}
-<p class="note">Latencies over the whole run (HdrHistogram); max lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter).</p>
+<p class="note">Latencies over the whole run (HdrHistogram); max lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter).{{if .Cells}} The vs base percentages are each run's cell's (the mean of its repeats against the baseline's mean: see the cells table), the same on every repeat.{{end}}</p>
 <div class="bars">
 {{- range .Bars}}
 <div class="chart" title="{{.Title}}">{{svg .SVG}}</div>
