@@ -69,6 +69,15 @@ type Bench struct {
 	// restored after the run, also on error or interrupt, unless KeepKnobs (see package knob).
 	Knobs     []topology.KnobSetting
 	KeepKnobs bool
+	// Faults are injected by Injector at their times after the workload starts (nil
+	// Injector: none); each is recorded in the cluster's faults log and the manifest.
+	Faults   []FaultEvent
+	Injector *Injector
+	// Probe runs the probe writer during the workload (needs Injector for the sandbox):
+	// a numbered commit every ProbeInterval (0: 5 ms) on the current writer; after the
+	// catch-up the acknowledged ones missing on the writer are counted (Summary.Probe).
+	Probe         bool
+	ProbeInterval time.Duration
 	// Restarter restarts sandbox nodes for knobs that are read only at runtime (nil: such
 	// knobs are refused).
 	Restarter knob.Restarter
@@ -107,12 +116,18 @@ type Manifest struct {
 	Nodes       []NodeInfo        `json:"nodes"`
 	Links       map[string]any    `json:"links"`
 	Samplers    []string          `json:"samplers,omitempty"`
+	// Hosts are the machines the nodes ran on, each with its nodes: samples.csv carries
+	// each host's machine-wide metrics once, under node "host:<name>".
+	Hosts []HostInfo `json:"hosts,omitempty"`
 	// Warnings are what the run found wrong with its own setup: deploy-time options the
 	// servers do not run with (optionMismatches), links changed during the run.
 	Warnings []string `json:"warnings,omitempty"`
 	// LinkChanges are the standing links applied or cleared by other commands while the
 	// run went on (nil: none).
 	LinkChanges []LinkChange `json:"link_changes,omitempty"`
+	// Faults are the faults `habench fault` injected into the cluster during the run
+	// (times on samples.csv's clock).
+	Faults []RunFault `json:"faults,omitempty"`
 	// IntervalsOffsetS is where intervals.csv's elapsed_s=0 (start of measurement, after
 	// connecting and warmup) lies on samples.csv's clock, in seconds. Both clocks start in
 	// Bench.Run: samples.csv's just before the samplers start, intervals.csv's when the
@@ -177,11 +192,17 @@ type Summary struct {
 	SemiSync       *SemiSyncSummary                  `json:"semisync,omitempty"`
 	Group          []GroupMemberSummary              `json:"group,omitempty"`
 	Galera         []GaleraNodeSummary               `json:"galera,omitempty"`
+	Hosts          []HostSummary                     `json:"hosts,omitempty"`
 	DataCheck      string                            `json:"data_check,omitempty"`
 	ReplicasCaught *bool                             `json:"replicas_consistent,omitempty"`
-	RandType       string                            `json:"rand_type"`
-	PSMode         string                            `json:"db_ps_mode"`
-	Error          string                            `json:"error,omitempty"`
+	// Convergence is the check after the catch-up: per node converged, behind, diverged
+	// (with the tables whose CHECKSUM TABLE differs) or down (nil when not checked).
+	Convergence *Convergence `json:"convergence,omitempty"`
+	// Probe is the probe writer's count of lost acknowledged commits (nil without it).
+	Probe    *ProbeSummary `json:"probe,omitempty"`
+	RandType string        `json:"rand_type"`
+	PSMode   string        `json:"db_ps_mode"`
+	Error    string        `json:"error,omitempty"`
 	// SamplesWindow says which samples Nodes (lag, backlog), SemiSync, Group and Galera
 	// (queues, flow control) cover: the measured window, warm-up excluded, as TPS and
 	// latency ("" when nothing was measured: every sample).
@@ -379,6 +400,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		for _, s := range samplers {
 			man.Samplers = append(man.Samplers, s.Name())
 		}
+		man.Hosts = hostInfos(nodes)
 		runner = sampler.NewRunner(sampler.Config{Interval: b.SampleInterval, Logger: b.log(), Kind: kind, Epoch: sampleStart}, nodes, samplers)
 		swg.Add(1)
 		go func() {
@@ -434,7 +456,40 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 			b.OnInterval(iv)
 		}
 	})
+	fctx, stopFaults := context.WithCancel(ctx)
+	var fwg sync.WaitGroup
+	var pr *probe
+	if b.Probe && b.Injector != nil && b.Cluster != nil {
+		iv := b.ProbeInterval
+		if iv <= 0 {
+			iv = 5 * time.Millisecond
+		}
+		var perr error
+		if pr, perr = startProbe(ctx, b.Injector.Sandbox, b.Cluster, b.Target.DB, iv); perr != nil {
+			stopFaults()
+			return out, perr
+		}
+		fwg.Add(1)
+		go func() {
+			defer fwg.Done()
+			pr.run(fctx)
+		}()
+	}
+	if len(b.Faults) > 0 && b.Injector != nil && b.Cluster != nil {
+		fwg.Add(1)
+		go func() {
+			defer fwg.Done()
+			scheduleFaults(fctx, b.Injector, b.Cluster, b.Faults, time.Now(), func(err error) {
+				b.log().Warn("fault not injected", "err", err)
+				if b.Stdout != nil {
+					fmt.Fprintf(b.Stdout, "WARNING: %s\n", err)
+				}
+			})
+		}()
+	}
 	result, runErr := b.Workload.Run(ctx, b.Target, opts, rep)
+	stopFaults()
+	fwg.Wait()
 	out.Result = result
 	if result != nil && b.Stdout != nil {
 		workload.PrintSummary(b.Stdout, result, b.Options)
@@ -462,17 +517,22 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 			reachable = append(reachable, n)
 		}
 	}
+	var conv *Convergence
 	if b.Cluster != nil && len(reachable) > 1 && ctx.Err() == nil {
-		cctx, cancel := context.WithTimeout(ctx, b.catchUp())
-		positions, err = waitConsistent(cctx, b.Cluster, reachable)
-		cancel()
-		consistErr = err
-		ok := err == nil
+		conv = checkConvergence(ctx, b.Cluster, reachable, b.Target.DB, b.Options.Tables, b.catchUp())
+		positions = conv.Positions()
+		ok := conv.OK()
 		if ctx.Err() == nil {
 			consistent = &ok
 		}
-		if err != nil && ctx.Err() == nil {
-			b.log().Warn("replicas did not catch up", "err", err)
+		if !ok && ctx.Err() == nil {
+			consistErr = errors.New(conv.Problems(b.Cluster.Spec.Kind, nil))
+			b.log().Warn("nodes did not converge", "problems", consistErr)
+			w := "convergence after the run: " + consistErr.Error()
+			man.Warnings = append(man.Warnings, w)
+			if b.Stdout != nil {
+				fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+			}
 		}
 	}
 	if runner != nil && ctx.Err() == nil {
@@ -509,6 +569,16 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 			}
 		}
 	}
+	if b.Cluster != nil {
+		man.Faults = faultsDuring(b.Cluster, sampleStart, started, time.Now())
+		if w := faultWarning(man.Faults); w != "" {
+			man.Warnings = append(man.Warnings, w)
+			b.log().Warn("faults during the run", "faults", len(man.Faults))
+			if b.Stdout != nil {
+				fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+			}
+		}
+	}
 	if err := restoreKnobs(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -525,21 +595,45 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		sum.SamplesWindow = fmt.Sprintf("from the start of measurement (%.1f s on samples.csv's clock, after connecting and the warm-up) to the end of the catch-up", man.IntervalsOffsetS)
 	}
 	sum.ReplicasCaught = consistent
+	sum.Convergence = conv
+	if pr != nil {
+		pctx, cancel := post()
+		sum.Probe = pr.check(pctx)
+		cancel()
+		if w := probeWarning(sum.Probe); w != "" {
+			man.Warnings = append(man.Warnings, w)
+			if b.Stdout != nil {
+				fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+			}
+		}
+	}
 	sum.DataCheck = dataCheck
+	// Host CPU over the measured part only (not the catch-up, not warmup).
+	from := time.Duration(man.IntervalsOffsetS * float64(time.Second))
+	sum.Hosts = hostSummary(man.Hosts, allSamples, from, from+time.Duration(sum.TimeS*float64(time.Second)))
+	for _, w := range cpuSaturationWarnings(sum.Hosts) {
+		man.Warnings = append(man.Warnings, w)
+		b.log().Warn("host CPU-saturated", "detail", w)
+		if b.Stdout != nil {
+			fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+		}
+	}
 	out.Summary = sum
 	man.Finished = time.Now().UTC()
 	if res != nil {
 		pctx, cancel := post()
 		defer cancel()
 		var werr []error
+		man.CommandLine = RedactArgs(man.CommandLine)
 		werr = append(werr, res.WriteJSON("manifest.json", man))
 		werr = append(werr, res.WriteJSON("summary.json", sum))
 		werr = append(werr, res.WriteFile("report.md", Report(man, sum)))
 		if vars := b.allVariables(pctx, nodes); vars != nil {
 			werr = append(werr, res.WriteJSON("variables.json", vars))
 		}
+		werr = append(werr, res.Close())
 		if err := errors.Join(werr...); err != nil {
-			return out, err
+			return out, fmt.Errorf("results %s: %w", res.Dir, err)
 		}
 		// report.html and report.csv beside report.md; a run is not failed by its charts.
 		if _, err := report.Write(res.Dir, report.Options{}); err != nil {
@@ -552,16 +646,12 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	if ctx.Err() != nil {
 		return out, ctx.Err()
 	}
-	var no *notOnlineError
-	if consistent != nil && !*consistent && errors.As(consistErr, &no) {
-		return out, fmt.Errorf("group members not ONLINE %v after the run: %w", b.catchUp(), no)
-	}
-	if consistent != nil && !*consistent {
-		var ps []string
-		for _, n := range slices.Sorted(maps.Keys(positions)) {
-			ps = append(ps, fmt.Sprintf("%s at %q", n, positions[n]))
+	if conv != nil && !conv.OK() {
+		// A node a fault of the run took down (and did not bring back) is expected down.
+		down := faultedDown(man.Faults)
+		if p := conv.Problems(b.Cluster.Spec.Kind, down); p != "" {
+			return out, fmt.Errorf("the nodes did not converge after the run (catch-up up to %v): %s", b.catchUp(), p)
 		}
-		return out, fmt.Errorf("replicas did not converge to the source's GTID position within %v: %s", b.catchUp(), strings.Join(ps, ", "))
 	}
 	return out, nil
 }
@@ -611,7 +701,16 @@ func (b *Bench) openNodes() ([]sampler.Node, func(), error) {
 				closeAll()
 				return nil, nil, err
 			}
-			nodes = append(nodes, sampler.Node{Name: n.Name, Role: n.Role, Caps: caps, DB: db})
+			sn := sampler.Node{Name: n.Name, Role: n.Role, Caps: caps, DB: db}
+			if h := b.Cluster.Host(n); h != nil {
+				sn.Host, sn.HostName = h, hostName(b.Cluster, h)
+				if !b.Cluster.Existing() {
+					c, name := b.Cluster, n.Name
+					sn.Netns, sn.PID, sn.StartTicks = n.Netns, n.PID, n.StartTicks
+					sn.Server = func() (int, uint64, error) { return c.ServerProcess(name) }
+				}
+			}
+			nodes = append(nodes, sn)
 		}
 		return nodes, closeAll, nil
 	}
@@ -636,7 +735,7 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	m := &Manifest{
 		Habench:     map[string]string{"version": Version, "go": runtime.Version()},
-		CommandLine: b.CommandLine,
+		CommandLine: RedactArgs(b.CommandLine),
 		Started:     started,
 		Host:        map[string]any{"hostname": host, "kernel": strings.TrimSpace(string(kernel)), "cpus": runtime.NumCPU()},
 		Workload: map[string]any{"name": b.Workload.Name(), "options": workload.OptionValues(b.Options),
@@ -652,6 +751,13 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 		endpoints = append(endpoints, e.Label())
 	}
 	m.Workload["endpoints"] = endpoints
+	if len(b.Target.ReadEndpoints) > 0 {
+		var rd []string
+		for _, e := range b.Target.ReadEndpoints {
+			rd = append(rd, e.Label())
+		}
+		m.Workload["read_endpoints"] = rd
+	}
 	if c := b.Cluster; c != nil {
 		m.Topology = &c.Spec
 		m.Binaries = c.Binaries
@@ -943,6 +1049,27 @@ func ClusterTarget(c *cluster.Cluster, db string, only []string) (workload.Targe
 		}
 	}
 	return t, nil
+}
+
+// WithReadNodes sets t's read endpoints (workload.Target.ReadEndpoints) to cluster c's
+// nodes called names: the read-only statements go there, the writes stay on t's
+// endpoints, and every event that changed a row is checked for read-your-writes on its
+// read node. Error (*topology.FieldError on "--read-nodes") for a node name the cluster
+// lacks or one given twice.
+func WithReadNodes(c *cluster.Cluster, t *workload.Target, names []string) error {
+	seen := map[string]bool{}
+	for _, name := range names {
+		n := c.Node(name)
+		if n == nil {
+			return &topology.FieldError{Field: "--read-nodes", Value: name, Reason: "no such node in " + c.Name}
+		}
+		if seen[name] {
+			return &topology.FieldError{Field: "--read-nodes", Value: name, Reason: "given twice"}
+		}
+		seen[name] = true
+		t.ReadEndpoints = append(t.ReadEndpoints, workload.Endpoint{Name: n.Name, Host: n.Host, Port: n.Port})
+	}
+	return nil
 }
 
 // semiSyncSummary sums the source's semi-sync samples (nil when there are none).

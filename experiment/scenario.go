@@ -15,6 +15,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/stats"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
@@ -44,6 +45,12 @@ type Scenario struct {
 	Cell CellPolicy `yaml:"cell"`
 	// Scales are the file's own small and medium profiles (see Plan and ScaleCaps).
 	Scales Scales `yaml:"scales"`
+	// Faults are injected into every cell's cluster at their times after the workload
+	// starts (warm-up included), e.g. [{at: 10s, action: kill, node: writer}].
+	Faults []FaultEvent `yaml:"faults"`
+	// Probe runs the probe writer in every cell (lost acknowledged commits); default: on
+	// when the scenario has faults.
+	Probe *bool `yaml:"probe"`
 
 	options workload.Options
 	raw     []byte
@@ -221,6 +228,9 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	if err := s.options.Validate(); err != nil {
 		return nil, fmt.Errorf("workload.options: %w", err)
 	}
+	if err := validateFaults(s.Faults, s.Topologies, s.Network, s.options.Warmup+s.options.Time); err != nil {
+		return nil, err
+	}
 	switch s.Cell.Prepare {
 	case "", PrepareReuse, PrepareReprepare:
 	default:
@@ -300,6 +310,9 @@ type ScenarioRun struct {
 	// ResumeDir, when set, is a sweep directory to complete: only its cells that are not
 	// done run, and results are added to it. The scenario file must be the one it ran.
 	ResumeDir string
+	// Injector, when set, injects the scenario's faults (its Links start the link process
+	// of partitions); without it faults other than partitions still work.
+	Injector *Injector
 	// Progress, when set, shows the progress line (cell i of n, ETA).
 	Progress *Progress
 	// OnCell, when set, sees each cell's record after it ran (tests, live views).
@@ -436,6 +449,24 @@ func controlNote(rows []Row) string {
 	return s
 }
 
+// hostCPU is the busiest host's CPU of the point's busiest run ("n/a" without host samples).
+func (pt point) hostCPU() string {
+	var best *Summary
+	bestBusy := -1.0
+	for _, r := range pt.rows {
+		if r.Summary == nil {
+			continue
+		}
+		if h := r.Summary.BusiestHost(); h != nil && h.CPUBusyMean != nil && *h.CPUBusyMean > bestBusy {
+			best, bestBusy = r.Summary, *h.CPUBusyMean
+		}
+	}
+	if best == nil {
+		return "n/a"
+	}
+	return busiestHostCell(best)
+}
+
 func (pt point) maxLag() *float64 {
 	var m *float64
 	for _, r := range pt.rows {
@@ -513,7 +544,7 @@ func ComparisonTable(rows []Row) string {
 	for _, a := range along {
 		b.WriteString(" TPS vs " + a + " |")
 	}
-	b.WriteString(" max replica lag s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + strings.Repeat("---|", len(along)) + "---|\n")
+	b.WriteString(" max replica lag s | busiest host CPU mean / max |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + strings.Repeat("---|", len(along)) + "---|---|\n")
 	for _, pt := range pts {
 		r, c := pt.rows[0], pt.c
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %.1f-%.1f | %s | %.2f | %.2f | %.2f | %.2f | %s | %s | %s |",
@@ -522,7 +553,17 @@ func ComparisonTable(rows []Row) string {
 		for _, a := range along {
 			b.WriteString(" " + alongText(c, a) + " |")
 		}
-		fmt.Fprintf(&b, " %s |\n", fmtOpt(pt.maxLag(), "%.3f"))
+		fmt.Fprintf(&b, " %s | %s |\n", fmtOpt(pt.maxLag(), "%.3f"), pt.hostCPU())
+	}
+	var ran []Row
+	for _, r := range rows {
+		if r.ReusedFrom == "" && r.Summary != nil {
+			ran = append(ran, r)
+		}
+	}
+	if bound := cpuBoundRows(ran); bound != "" {
+		fmt.Fprintf(&b, "\n**CPU-bound:** %s: the run's busiest host was CPU-saturated (busy >= %.0f%% in at least %.0f%% of the measured seconds), so these numbers measure the host's CPU as much as the topology.\n",
+			bound, sampler.CPUSaturatedBusy*100, sampler.CPUSaturatedShare*100)
 	}
 	return b.String()
 }
@@ -542,7 +583,7 @@ func PrintComparison(w io.Writer, rows []Row) {
 	for _, a := range along {
 		head += "TPS vs " + a + "\t"
 	}
-	head += "max replica lag s\t"
+	head += "max replica lag s\tbusiest host CPU\t"
 	if groups {
 		head = "cells\t" + head + "axes\t"
 	}
@@ -554,7 +595,7 @@ func PrintComparison(w io.Writer, rows []Row) {
 		for _, a := range along {
 			line += alongText(c, a) + "\t"
 		}
-		line += fmtOpt(pt.maxLag(), "%.3f") + "\t"
+		line += fmtOpt(pt.maxLag(), "%.3f") + "\t" + pt.hostCPU() + "\t"
 		if groups {
 			var idx []string
 			for _, r := range pt.rows {

@@ -169,7 +169,7 @@ func writeJSONAtomic(path string, v any) error {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o640); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
@@ -346,10 +346,10 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	}
 	if file == nil {
 		dir = filepath.Join(r.ResultsDir, RunDirName(sanitize(s.Name), time.Now()))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return "", nil, err
 		}
-		if err := os.WriteFile(filepath.Join(dir, "scenario.yaml"), s.raw, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte(RedactText(string(s.raw))), 0o640); err != nil {
 			return "", nil, err
 		}
 		file = newSweepFile(plan, s.raw)
@@ -359,7 +359,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		return "", nil, err
 	}
 	defer unlock()
-	inv := Invocation{Started: time.Now().UTC(), CommandLine: r.CommandLine, Resume: r.ResumeDir != "", CellsRun: []int{}}
+	inv := Invocation{Started: time.Now().UTC(), CommandLine: RedactArgs(r.CommandLine), Resume: r.ResumeDir != "", CellsRun: []int{}}
 	file.Invocations = append(file.Invocations, inv)
 	sw := &sweepRun{r: r, plan: plan, file: file, dir: dir, inv: &file.Invocations[len(file.Invocations)-1], torun: torun, t0: time.Now()}
 	if err := sw.save(); err != nil {
@@ -420,7 +420,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 
 // lockSweep takes an exclusive lock on dir/sweep.lock: one run per sweep directory.
 func lockSweep(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, "sweep.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, "sweep.lock"), os.O_CREATE|os.O_RDWR, 0o640)
 	if err != nil {
 		return nil, err
 	}
@@ -740,6 +740,20 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
 		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb,
 		Extra: cellExtra(p, cell)}
+	if fs := sw.r.Scenario.Faults; len(fs) > 0 {
+		in := Injector{Sandbox: cs.sb}
+		if sw.r.Injector != nil {
+			in = *sw.r.Injector
+			in.Sandbox = cs.sb
+		}
+		b.Faults, b.Injector = fs, &in
+	}
+	if pb := sw.r.Scenario.Probe; (pb == nil && len(sw.r.Scenario.Faults) > 0) || (pb != nil && *pb) {
+		if b.Injector == nil {
+			b.Injector = &Injector{Sandbox: cs.sb}
+		}
+		b.Probe = true
+	}
 	if rec.Requested != nil {
 		b.Extra["requested"] = rec.Requested
 	}

@@ -89,6 +89,10 @@ type Row struct {
 	TPSCV                       float64 // per-interval TPS stddev/mean
 	IgnoredErrors, Transactions int64
 	IsBaseline                  bool
+	// HostBusyMean and HostBusyMax are the busiest host's CPU busy fraction (0..1) over
+	// the measured part (nil without host samples); CPUBound says it was CPU-saturated.
+	HostBusyMean, HostBusyMax *float64
+	CPUBound                  bool
 	// Cell is the run's cell (its repeats summarised); the percentages are the cell's.
 	Cell *stats.Cell
 }
@@ -130,6 +134,9 @@ func (res *Results) Rows(base *Run) []Row {
 			row.MaxLagS = &m
 		}
 		row.TPSMean, row.TPSMin, row.TPSMax, row.TPSCV, _ = r.TPSStats()
+		if h := r.BusiestHost(); h != nil {
+			row.HostBusyMean, row.HostBusyMax, row.CPUBound = h.CPUBusyMean, h.CPUBusyMax, h.CPUSaturated
+		}
 		if c != nil {
 			row.IsBaseline = c.IsBase
 			pct := func(ch *stats.Change) *float64 {

@@ -429,7 +429,11 @@ func runPanels(r *Run) ([]panel, float64) {
 				}
 				label := node
 				if len(names) > 1 {
-					label = node + " " + metric
+					name := metric
+					if pn.MetricLabel != nil {
+						name = pn.MetricLabel(metric)
+					}
+					label = node + " " + name
 				}
 				p.lines = append(p.lines, series{label: label, xys: xys, color: nodeIdx[node], dash: mi > 0})
 			}

@@ -87,21 +87,27 @@ type Run struct {
 // Manifest is the part of manifest.json the report shows. Unknown top-level keys (from
 // newer habench versions, e.g. knobs) are kept in Other and shown as they are.
 type Manifest struct {
-	Habench          map[string]string          `json:"habench"`
-	CommandLine      []string                   `json:"command_line"`
-	Started          time.Time                  `json:"started"`
-	Finished         time.Time                  `json:"finished"`
-	Host             map[string]any             `json:"host"`
-	Workload         ManifestWorkload           `json:"workload"`
-	Topology         map[string]any             `json:"topology"`
-	Cluster          map[string]any             `json:"cluster"`
-	Binaries         *Binaries                  `json:"binaries"`
-	Nodes            []Node                     `json:"nodes"`
-	Links            map[string]json.RawMessage `json:"links"`
-	Samplers         []string                   `json:"samplers"`
-	IntervalsOffsetS float64                    `json:"intervals_offset_s"`
-	SamplesStarted   time.Time                  `json:"samples_started"`
-	Extra            map[string]any             `json:"extra"`
+	Habench     map[string]string          `json:"habench"`
+	CommandLine []string                   `json:"command_line"`
+	Started     time.Time                  `json:"started"`
+	Finished    time.Time                  `json:"finished"`
+	Host        map[string]any             `json:"host"`
+	Workload    ManifestWorkload           `json:"workload"`
+	Topology    map[string]any             `json:"topology"`
+	Cluster     map[string]any             `json:"cluster"`
+	Binaries    *Binaries                  `json:"binaries"`
+	Nodes       []Node                     `json:"nodes"`
+	Links       map[string]json.RawMessage `json:"links"`
+	Samplers    []string                   `json:"samplers"`
+	// Hosts are the machines the nodes ran on (manifest "hosts"): samples.csv holds each
+	// one's machine-wide metrics under node "host:<name>".
+	Hosts []struct {
+		Name  string   `json:"name"`
+		Nodes []string `json:"nodes"`
+	} `json:"hosts"`
+	IntervalsOffsetS float64        `json:"intervals_offset_s"`
+	SamplesStarted   time.Time      `json:"samples_started"`
+	Extra            map[string]any `json:"extra"`
 	// Knobs are the run's runtime knobs (manifest "knobs"), nil without knobs.
 	Knobs *Knobs `json:"knobs"`
 	// Warnings are the run's own (manifest "warnings"): deploy-time options the servers do
@@ -198,6 +204,7 @@ type Summary struct {
 	LatencyMs      map[string]float64 `json:"latency_ms"`
 	ErrorsByCode   map[string]int64   `json:"errors_by_code"`
 	Nodes          []NodeSummary      `json:"nodes"`
+	Hosts          []HostSummary      `json:"hosts"`
 	ReplicasCaught *bool              `json:"replicas_consistent"`
 	DataCheck      string             `json:"data_check"`
 	Error          string             `json:"error"`
@@ -210,7 +217,7 @@ type Summary struct {
 
 // summaryKnown are the summary.json keys Summary decodes or leaves out on purpose.
 var summaryKnown = []string{"workload", "threads", "time_s", "tps", "qps", "transactions", "reads", "writes", "others",
-	"ignored_errors", "reconnects", "latency_ms", "errors_by_code", "per_endpoint", "nodes", "data_check",
+	"ignored_errors", "reconnects", "latency_ms", "errors_by_code", "per_endpoint", "nodes", "hosts", "data_check",
 	"replicas_consistent", "rand_type", "db_ps_mode", "error", "samples_window"}
 
 // NodeSummary is one node's lag summary; nil pointers mean no sample (never 0).
@@ -388,7 +395,7 @@ func LoadRun(dir string) (*Run, error) {
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(b, &all); err == nil {
 		for _, k := range []string{"habench", "command_line", "started", "finished", "host", "workload", "topology",
-			"cluster", "binaries", "nodes", "links", "samplers", "intervals_offset_s", "samples_started", "extra", "knobs", "warnings"} {
+			"cluster", "binaries", "nodes", "links", "samplers", "hosts", "intervals_offset_s", "samples_started", "extra", "knobs", "warnings"} {
 			delete(all, k)
 		}
 		if len(all) > 0 {

@@ -67,7 +67,7 @@ func WriteSweepPoints(dir string, points []SweepPoint) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, SweepFile), append(b, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(dir, SweepFile), append(b, '\n'), 0o640)
 }
 
 // ReadSweepPoints reads dir/sweep_points.json. Error (*LoadError) when it is missing or

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/habench/habench/sampler"
 )
 
 // fact is one "key: value" line about a run.
@@ -48,6 +50,7 @@ type runView struct {
 	Warnings []string
 	Chart    *Chart
 	Nodes    []nodeStats
+	Hosts    []hostStats
 	// NodeWindow says which samples the node figures cover.
 	NodeWindow string
 	Impairment *LinkImpairment
@@ -275,6 +278,7 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 	}
 	v.Nodes = nodeTable(r)
 	v.NodeWindow = nodeWindow(r)
+	v.Hosts = hostTable(r)
 	v.Vars = nodeVars(r)
 	if opts, ok := r.Manifest.Topology["options"].(map[string]any); ok {
 		for _, k := range slices.Sorted(maps.Keys(opts)) {
@@ -360,6 +364,9 @@ func nodeTable(r *Run) []nodeStats {
 	}
 	var out []nodeStats
 	for _, name := range r.NodeNames() {
+		if sampler.IsHostNode(name) {
+			continue // a host's machine-wide samples: the Hosts table
+		}
 		ns := nodeStats{Node: name, Role: info[name].Role, Version: info[name].Version, Address: info[name].Address,
 			LagMax: "n/a", LagAvg: "n/a", BacklogMax: "n/a", SamplerErrors: "n/a"}
 		if s, ok := sum[name]; ok {

@@ -45,6 +45,9 @@ type Conn struct {
 	ev       counts // statement counts of the current attempt
 	workload string
 	label    string
+	// rd, when set, is the worker's read connection (Target.ReadEndpoints): Read runs
+	// there, counted in ev.rdQueries as well as ev.reads.
+	rd *Conn
 }
 
 // prepare prepares every non-empty statement text on dc (ps mode only).
@@ -100,6 +103,23 @@ func (c *Conn) stmtErr(i int, err error) error {
 // Read runs statement i, which returns rows, with vals (at most 8) and drains the rows:
 // a read. The error is a *StatementError.
 func (c *Conn) Read(i int, vals ...driver.Value) error {
+	if c.rd != nil {
+		if err := c.rd.drain(i, vals); err != nil {
+			return err
+		}
+		c.ev.reads++
+		c.ev.rdQueries++
+		return nil
+	}
+	if err := c.drain(i, vals); err != nil {
+		return err
+	}
+	c.ev.reads++
+	return nil
+}
+
+// drain runs statement i with vals and reads every row, counting nothing.
+func (c *Conn) drain(i int, vals []driver.Value) error {
 	var rows driver.Rows
 	var err error
 	if c.ps {
@@ -132,7 +152,6 @@ func (c *Conn) Read(i int, vals ...driver.Value) error {
 	if err != nil {
 		return c.stmtErr(i, err)
 	}
-	c.ev.reads++
 	return nil
 }
 

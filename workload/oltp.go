@@ -218,8 +218,16 @@ func (w *oltp) Run(ctx context.Context, t Target, o Options, rep Reporter) (*Res
 		deck:   w.spec.deck(&o),
 		unique: newUniqueSeq(uint32(seed), uint32(seed>>32)),
 	}
+	kinds := w.spec.stmtKinds(&o)
+	if len(t.ReadEndpoints) > 0 {
+		// Read-your-writes checks read rows back with the point SELECT.
+		src.checkRYW = true
+		if !slices.Contains(kinds, stPointSelect) {
+			kinds = append(kinds, stPointSelect)
+		}
+	}
 	src.texts = make([]string, o.Tables*int(numStmtKinds))
-	for _, k := range w.spec.stmtKinds(&o) {
+	for _, k := range kinds {
 		for tb := 0; tb < o.Tables; tb++ {
 			src.texts[src.stmt(tb, k)] = fmt.Sprintf(stmtTemplates[k], tb+1)
 		}
@@ -236,6 +244,19 @@ type oltpSource struct {
 	deck   []group
 	texts  []string
 	unique *uniqueSeq // oltp_insert's ids without auto-inc, shared by the workers
+	// checkRYW: read nodes are in use; each event that set a row's c reads it back there.
+	checkRYW bool
+}
+
+// readStatements implements readSource: the SELECTs of statements().
+func (s *oltpSource) readStatements() []string {
+	rd := make([]string, len(s.texts))
+	for i, text := range s.texts {
+		if stmtIsRead[i%int(numStmtKinds)] {
+			rd[i] = text
+		}
+	}
+	return rd
 }
 
 func (s *oltpSource) stmt(tb int, k stmtKind) int { return tb*int(numStmtKinds) + int(k) }
@@ -252,6 +273,18 @@ type oltpEvents struct {
 	g          *randGen
 	cbuf, pbuf []byte
 	q          []byte
+	// The row whose c this event set last (for the read-your-writes check): statement
+	// index of its table's point SELECT, its id and the value.
+	rywStmt int
+	rywID   int64
+	rywC    []byte
+}
+
+// wrote remembers that this event set sbtest(tb+1).c = c for id.
+func (e *oltpEvents) wrote(tb int, id int64, c []byte) {
+	if e.s.checkRYW {
+		e.rywStmt, e.rywID, e.rywC = e.s.stmt(tb, stPointSelect), id, append(e.rywC[:0], c...)
+	}
 }
 
 // table picks a table index (0-based) uniformly, like sysbench's get_table_num.
@@ -262,6 +295,17 @@ func (e *oltpEvents) rowID() int64 { return int64(e.g.def(1, uint32(e.s.o.TableS
 
 // event runs one transaction of the workload's deck (sysbench's oltp_common.lua).
 func (e *oltpEvents) event(c *Conn) error {
+	e.rywID = 0
+	if err := e.statements(c); err != nil {
+		return err
+	}
+	if e.rywID != 0 {
+		return c.checkReadYourWrite(e.rywStmt, e.rywID, e.rywC)
+	}
+	return nil
+}
+
+func (e *oltpEvents) statements(c *Conn) error {
 	s := e.s
 	if s.trx {
 		if err := c.Plain("BEGIN"); err != nil {
@@ -297,12 +341,15 @@ func (e *oltpEvents) event(c *Conn) error {
 				}
 			}
 		case gNonIndexUpdates:
-			st := s.stmt(e.table(), stNonIndexUpdate)
+			tb := e.table()
+			st := s.stmt(tb, stNonIndexUpdate)
 			for i := 0; i < gr.n; i++ {
 				e.cbuf = e.g.fillString(e.cbuf, cTemplate)
-				if err := c.Write(st, string(e.cbuf), e.rowID()); err != nil {
+				id := e.rowID()
+				if err := c.Write(st, string(e.cbuf), id); err != nil {
 					return err
 				}
+				e.wrote(tb, id, e.cbuf)
 			}
 		case gDeleteInserts:
 			tb := e.table()
@@ -317,6 +364,7 @@ func (e *oltpEvents) event(c *Conn) error {
 				if err := c.Write(ins, id, k, string(e.cbuf), string(e.pbuf)); err != nil {
 					return err
 				}
+				e.wrote(tb, id, e.cbuf)
 			}
 		case gDelete:
 			if err := c.Write(s.stmt(e.table(), stDelete), e.rowID()); err != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -118,5 +120,29 @@ func PrintSummary(w io.Writer, r *Result, o Options) {
 	fmt.Fprintf(&b, "    events (avg/stddev):           %.4f/%3.2f\n", r.EventsAvg, r.EventsStddev)
 	fmt.Fprintf(&b, "    execution time (avg/stddev):   %.4f/%3.2f\n", r.ExecTimeAvg, r.ExecTimeStddev)
 	b.WriteString("\n")
+	printReadChecks(&b, r)
 	io.WriteString(w, b.String())
+}
+
+// printReadChecks adds habench's read-node block (not sysbench's) when reads went to
+// read endpoints: per read node, the reads it served and the read-your-writes checks,
+// e.g. "    n2: reads 112000, read-your-writes checks 8000, stale 412 (5.15%)".
+func printReadChecks(b *strings.Builder, r *Result) {
+	if len(r.ReadNodes) == 0 {
+		return
+	}
+	names := slices.Clone(r.ReadNodes)
+	sort.Strings(names)
+	names = slices.Compact(names)
+	b.WriteString("Read nodes (reads sent to them; a stale read missed the worker's own last commit):\n")
+	for _, name := range names {
+		e := r.PerEndpoint[name]
+		if e.ReadChecks == 0 {
+			fmt.Fprintf(b, "    %s: reads %d, read-your-writes checks 0 (no event changed a row)\n", name, e.Queries)
+			continue
+		}
+		fmt.Fprintf(b, "    %s: reads %d, read-your-writes checks %d, stale %d (%.2f%%)\n",
+			name, e.Queries, e.ReadChecks, e.StaleReads, 100*float64(e.StaleReads)/float64(e.ReadChecks))
+	}
+	b.WriteString("\n")
 }

@@ -65,6 +65,7 @@ type worker struct {
 	c      Conn
 	events eventer
 	st     *workerStats
+	rd     *readSide // nil without Target.ReadEndpoints
 }
 
 // runEvents is the generic runner behind every workload's Run: o.Threads workers
@@ -104,15 +105,44 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	}
 
 	texts := src.statements()
+	var readTexts []string
+	var rdbs []*sql.DB
+	if len(t.ReadEndpoints) > 0 {
+		rsrc, ok := src.(readSource)
+		if !ok {
+			r.closeAll()
+			return nil, fmt.Errorf("%s: read nodes: this workload has no read-only statements to send to them", name)
+		}
+		readTexts = rsrc.readStatements()
+		for _, ep := range t.ReadEndpoints {
+			db, err := r.sess.open(ep, t.DB, !r.ps)
+			if err != nil {
+				r.closeAll()
+				for _, d := range rdbs {
+					d.Close()
+				}
+				return nil, err
+			}
+			db.SetMaxIdleConns(0)
+			rdbs = append(rdbs, db)
+		}
+		r.dbs = append(r.dbs, rdbs...) // closed with the others
+	}
 	r.workers = make([]*worker, o.Threads)
 	for i := range r.workers {
 		ep := t.Endpoints[i%len(t.Endpoints)]
 		r.workers[i] = &worker{
-			id: i, r: r, ep: ep, label: ep.Label(), db: r.dbs[i%len(r.dbs)],
+			id: i, r: r, ep: ep, label: ep.Label(), db: r.dbs[i%len(t.Endpoints)],
 			c:      Conn{ps: r.ps, texts: texts, workload: name, label: ep.Label()},
 			events: src.newEvents(i),
 			slot:   &connSlot{},
 			st:     &workerStats{hist: NewHistogram(), endpoint: ep.Label()},
+		}
+		if len(rdbs) > 0 {
+			rep := t.ReadEndpoints[i%len(rdbs)]
+			wk := r.workers[i]
+			wk.rd = &readSide{ep: rep, label: rep.Label(), db: rdbs[i%len(rdbs)], slot: &connSlot{}}
+			wk.c.rd = &Conn{ps: r.ps, texts: readTexts, workload: name, label: rep.Label()}
 		}
 	}
 
@@ -146,6 +176,9 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 		r.stop()
 		for _, wk := range r.workers {
 			wk.slot.kill()
+			if wk.rd != nil {
+				wk.rd.slot.kill()
+			}
 		}
 	})
 	defer stopCtx()
@@ -402,6 +435,9 @@ func (w *worker) connect(ctx context.Context) error {
 		w.c.dc = dc
 		return w.c.prepare(ctx)
 	})
+	if err == nil && w.rd != nil {
+		err = w.connectRead(ctx)
+	}
 	if err != nil {
 		w.closeConn()
 	}
@@ -414,6 +450,7 @@ func codeOf(err error) uint16 {
 }
 
 func (w *worker) closeConn() {
+	w.closeRead()
 	if w.conn == nil {
 		return
 	}
@@ -564,6 +601,9 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 	byCode = map[uint16]int64{}
 	for _, wk := range r.workers {
 		perEp[wk.label] = perEp[wk.label] // every endpoint appears, even idle
+		if wk.rd != nil {
+			perEp[wk.rd.label] = perEp[wk.rd.label]
+		}
 	}
 	for i, wk := range r.workers {
 		sn := wk.st.harvest(h.spare)
@@ -577,9 +617,16 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 		}
 		c.add(&sn.c)
 		h.perWorker[i].add(&sn.c)
+		if wk.rd != nil {
+			re := perEp[wk.rd.label]
+			re.Queries += sn.c.rdQueries
+			re.ReadChecks += sn.c.rdChecks
+			re.StaleReads += sn.c.rdStale
+			perEp[wk.rd.label] = re
+		}
 		e := perEp[wk.label]
 		e.Transactions += sn.c.events
-		e.Queries += sn.c.reads + sn.c.writes + sn.c.others
+		e.Queries += sn.c.reads + sn.c.writes + sn.c.others - sn.c.rdQueries
 		e.Errors += sn.c.errors
 		e.Reconnects += sn.c.reconnects
 		for code, n := range sn.byCode {
@@ -600,6 +647,8 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 			t.Queries += v.Queries
 			t.Errors += v.Errors
 			t.Reconnects += v.Reconnects
+			t.ReadChecks += v.ReadChecks
+			t.StaleReads += v.StaleReads
 			addCodes(&t.ErrorsByCode, v.ErrorsByCode)
 			h.perEp[k] = t
 		}
@@ -624,6 +673,9 @@ func (r *runner) result(end time.Time) *Result {
 		Percentile: r.o.Percentile,
 		Histogram:  r.hv.totalHist, PerEndpoint: r.hv.perEp, ErrorsByCode: r.hv.byCode,
 		RandType: r.o.RandType, PSMode: r.o.PSMode,
+	}
+	for _, ep := range r.t.ReadEndpoints {
+		res.ReadNodes = append(res.ReadNodes, ep.Label())
 	}
 	if measured {
 		res.TotalTime = end.Sub(start)

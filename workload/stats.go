@@ -45,6 +45,11 @@ type EndpointStats struct {
 	Errors int64 `json:"errors"`
 	// Reconnects are re-established connections after a lost connection.
 	Reconnects int64 `json:"reconnects"`
+	// ReadChecks and StaleReads are, for a read endpoint (Target.ReadEndpoints), the
+	// read-your-writes checks made on it and those that missed the worker's own last
+	// commit; their Queries are the reads it served.
+	ReadChecks int64 `json:"read_checks,omitempty"`
+	StaleReads int64 `json:"stale_reads,omitempty"`
 	// ErrorsByCode counts the ignored errors by MySQL error code (nil when none), e.g.
 	// the certification failures of a multi-primary group per member (3101, 1180, 1213).
 	ErrorsByCode map[uint16]int64 `json:"errors_by_code,omitempty"`
@@ -127,6 +132,9 @@ type Result struct {
 	ErrorsByCode map[uint16]int64
 	// RandType and PSMode record the distribution and statement mode used.
 	RandType, PSMode string
+	// ReadNodes are the labels of Target.ReadEndpoints (nil without read nodes); their
+	// reads and read-your-writes checks are in PerEndpoint.
+	ReadNodes []string
 }
 
 // TPS returns transactions per second of TotalTime.
@@ -145,7 +153,10 @@ func perSec(n int64, d time.Duration) float64 {
 // counts are the counters one worker accumulates between harvests.
 type counts struct {
 	events, reads, writes, others, errors, reconnects int64
-	latSum, latMin, latMax                            int64 // ns; latMin 0 = none yet
+	// rdQueries, rdChecks and rdStale are the reads served by the worker's read
+	// endpoint, its read-your-writes checks and the stale ones among them.
+	rdQueries, rdChecks, rdStale int64
+	latSum, latMin, latMax       int64 // ns; latMin 0 = none yet
 }
 
 func (c *counts) add(o *counts) {
@@ -155,6 +166,9 @@ func (c *counts) add(o *counts) {
 	c.others += o.others
 	c.errors += o.errors
 	c.reconnects += o.reconnects
+	c.rdQueries += o.rdQueries
+	c.rdChecks += o.rdChecks
+	c.rdStale += o.rdStale
 	c.latSum += o.latSum
 	if o.latMin > 0 && (c.latMin == 0 || o.latMin < c.latMin) {
 		c.latMin = o.latMin
@@ -201,6 +215,9 @@ func (s *workerStats) record(ev *counts, lat time.Duration, code uint16) {
 	s.c.others += ev.others
 	s.c.errors += ev.errors
 	s.c.reconnects += ev.reconnects
+	s.c.rdQueries += ev.rdQueries
+	s.c.rdChecks += ev.rdChecks
+	s.c.rdStale += ev.rdStale
 	if code != 0 {
 		if s.byCode == nil {
 			s.byCode = make(map[uint16]int64)

@@ -12,9 +12,10 @@ type Workload interface {
 	// Name is the sysbench test name, e.g. "oltp_read_write".
 	Name() string
 	// Prepare creates the database if missing and tables sbtest1..Tables on
-	// Endpoints[0], loads ids 1..TableSize with explicit ids in multi-row
-	// INSERTs (using up to Threads connections, one table per connection at a
-	// time) and creates index k_N after the load, printing sysbench's progress
+	// Endpoints[0], loads ids 1..TableSize with explicit ids by LOAD DATA LOCAL
+	// INFILE of generated rows (multi-row INSERTs where the server's local_infile
+	// is OFF, after a NOTE), using up to Threads connections, one table per
+	// connection at a time, and creates index k_N after the load, printing sysbench's progress
 	// lines to out ("Creating table 'sbtest1'...", "Inserting 10000 records into
 	// 'sbtest1'", "Creating a secondary index on 'sbtest1'...").
 	Prepare(ctx context.Context, t Target, o Options, out io.Writer) error

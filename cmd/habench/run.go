@@ -58,6 +58,9 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
 			}
 			r := &experiment.ScenarioRun{Scenario: s, Sandbox: g.sandbox(), ResultsDir: results, Stdout: out, Log: g.log,
 				CommandLine: os.Args, Keep: keep, Scale: scale, ResumeDir: resume, Progress: experiment.NewProgress(os.Stderr, quiet), LiveNodes: liveNodes}
+			if in, err := injector(g); err == nil {
+				r.Injector = in
+			}
 			m, stopMetrics, err := liveMetrics(metricsAddr, out)
 			if err != nil {
 				return err
