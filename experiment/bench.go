@@ -205,6 +205,10 @@ type Summary struct {
 	RandType string        `json:"rand_type"`
 	PSMode   string        `json:"db_ps_mode"`
 	Error    string        `json:"error,omitempty"`
+	// SamplesWindow says which samples Nodes (lag, backlog), SemiSync, Group and Galera
+	// (queues, flow control) cover: the measured window, warm-up excluded, as TPS and
+	// latency ("" when nothing was measured: every sample).
+	SamplesWindow string `json:"samples_window,omitempty"`
 }
 
 func (b *Bench) log() *slog.Logger {
@@ -613,7 +617,12 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	if standing != nil && standing.Backend == netem.BackendUserspace && standing.LinkPID(b.Cluster) != standingPID && runErr == nil {
 		runErr = fmt.Errorf("the link process of `habench netem apply` (pid %d) ended during the run: the impairments were not in effect for all of it", standingPID)
 	}
-	sum := b.summary(result, runErr, nodes, allSamples, positions)
+	// Every figure of the summary covers the measured window: the samples from the start
+	// of measurement (after connecting and the warm-up) to the end of the catch-up.
+	sum := b.summary(result, runErr, nodes, measuredSamples(allSamples, man.IntervalsOffsetS), positions)
+	if man.IntervalsOffsetS > 0 {
+		sum.SamplesWindow = fmt.Sprintf("from the start of measurement (%.1f s on samples.csv's clock, after connecting and the warm-up) to the end of the catch-up", man.IntervalsOffsetS)
+	}
 	sum.ReplicasCaught = consistent
 	sum.Convergence = conv
 	if pr != nil {
@@ -910,6 +919,22 @@ func waitConsistent(ctx context.Context, c *cluster.Cluster, nodes []sampler.Nod
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// measuredSamples are the samples at or after fromS seconds on samples.csv's clock (the
+// start of measurement); all of them when fromS is not positive (no interval was reported).
+func measuredSamples(samples []sampler.Sample, fromS float64) []sampler.Sample {
+	if fromS <= 0 {
+		return samples
+	}
+	from := time.Duration(fromS * float64(time.Second))
+	out := make([]sampler.Sample, 0, len(samples))
+	for _, sm := range samples {
+		if sm.Elapsed >= from {
+			out = append(out, sm)
+		}
+	}
+	return out
 }
 
 func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, samples []sampler.Sample, pos map[string]string) *Summary {

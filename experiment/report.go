@@ -100,6 +100,9 @@ func Report(m *Manifest, s *Summary) string {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %.0f |\n", n.Node, n.Role, ver[n.Node], fmtOpt(n.LagMaxS, "%.3f"), fmtOpt(n.LagAvgS, "%.3f"), fmtOpt(n.BacklogMaxTrx, "%.0f"), n.Samples, n.SamplerErrors)
 		}
 		b.WriteString("\nlag = visibility lag of a heartbeat row the writer (the source, primary, or first Galera node) writes every 100 ms (0 = the node shows the newest one); backlog = transactions committed on the writer and not yet applied on the node (includes the heartbeat's 10 writes per second). n/a = not applicable (e.g. backlog on the writer) or no sample (node unreachable, sampler failing: see sampler errors).\n")
+		if s.SamplesWindow != "" {
+			b.WriteString("\nThese figures, and the semi-sync, group and Galera ones below, cover the samples " + s.SamplesWindow + " (the warm-up excluded, as TPS and latency).\n")
+		}
 		if cv := s.Convergence; cv != nil {
 			if cv.OK() {
 				fmt.Fprintf(&b, "\nAfter the run every node's executed GTID set equals the writer's (gtid_binlog_pos on Galera), and CHECKSUM TABLE of the %d benchmark tables agrees on every node.\n", cv.CheckedTables)

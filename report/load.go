@@ -2,8 +2,9 @@
 // file with inline SVG charts (gonum.org/v1/plot, vgsvg backend; no JavaScript, nothing
 // fetched), Markdown and CSV. It reads only the files a run writes (manifest.json,
 // summary.json, intervals.csv, samples.csv; comparison.json for a scenario;
-// sweep_points.json for a sweep), so it renders results of any habench version that
-// wrote those files, and it imports nothing of experiment (experiment calls it).
+// sweep_points.json and sweep.json's axes for a sweep), so it renders results of any
+// habench version that wrote those files, and it imports nothing of experiment
+// (experiment calls it). Its percentages come from package stats, as the sweep's own.
 //
 // Three kinds of directory load:
 //   - a run directory (manifest.json): one topology, one workload run;
@@ -27,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/habench/habench/stats"
 )
 
 // Kinds of results directory.
@@ -51,6 +54,9 @@ type Results struct {
 	// Missing lists comparison.json rows whose run directory has no manifest.json (a
 	// run killed before it wrote one, a directory removed): reported, not drawn.
 	Missing []string
+	// Axes are a sweep's axes but topology and repeat (sweep.json's, else from the runs'
+	// manifests), which Cells groups and compares the runs by; nil outside sweeps.
+	Axes []stats.Axis
 }
 
 // Run is one run directory, loaded.
@@ -205,6 +211,9 @@ type Summary struct {
 	// Outages are the windows during which a node's workers could not commit
 	// (summary.json "outages"; see experiment.OutageSummary).
 	Outages []Outage `json:"outages"`
+	// SamplesWindow is which samples the node figures cover (the measured window, warm-up
+	// excluded); "" in runs of older versions, whose figures cover every sample.
+	SamplesWindow string `json:"samples_window"`
 	// Other holds sections this package does not know (semisync, group, galera, ...), raw.
 	Other map[string]json.RawMessage `json:"-"`
 }
@@ -212,7 +221,7 @@ type Summary struct {
 // summaryKnown are the summary.json keys Summary decodes or leaves out on purpose.
 var summaryKnown = []string{"workload", "threads", "time_s", "tps", "qps", "transactions", "reads", "writes", "others",
 	"ignored_errors", "reconnects", "latency_ms", "errors_by_code", "per_endpoint", "nodes", "hosts", "data_check",
-	"replicas_consistent", "rand_type", "db_ps_mode", "error", "outages"}
+	"replicas_consistent", "rand_type", "db_ps_mode", "error", "outages", "samples_window"}
 
 // Outage is one entry of summary.json's "outages": node, start and end on the run's clock
 // (seconds since the start of measurement), whether it was still open at the end, and
@@ -308,6 +317,9 @@ func Load(dir string) (*Results, error) {
 			break
 		}
 	}
+	if err := res.loadAxes(); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
@@ -317,6 +329,8 @@ type comparisonRow struct {
 	Dir        string  `json:"dir"`
 	DeploySecs float64 `json:"deploy_s"`
 	Error      string  `json:"error"`
+	// ReusedFrom: a cell not run (its group's runs stand for it); no directory of its own.
+	ReusedFrom string `json:"reused_from"`
 }
 
 func (res *Results) loadComparison() error {
@@ -330,6 +344,9 @@ func (res *Results) loadComparison() error {
 		return &LoadError{Path: path, Reason: err.Error()}
 	}
 	for _, row := range rows {
+		if row.ReusedFrom != "" {
+			continue
+		}
 		// The row's dir is relative to where the scenario ran; the run directory is
 		// inside the scenario directory under the same base name.
 		d := filepath.Join(res.Dir, filepath.Base(row.Dir))

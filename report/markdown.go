@@ -57,12 +57,27 @@ func markdown(pg page) string {
 	for _, m := range pg.Missing {
 		fmt.Fprintf(&b, "\n**not loaded:** %s\n", m)
 	}
-	b.WriteString("\nmax lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter); busiest host CPU = the mean and largest CPU busy share of the run's busiest host while the workload was measured, CPU-bound when it was CPU-saturated.\n")
+	b.WriteString("\nmax lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter); busiest host CPU = the mean and largest CPU busy share of the run's busiest host while the workload was measured, CPU-bound when it was CPU-saturated.")
+	if pg.CellsMD != "" {
+		b.WriteString(" The vs base percentages are each run's cell's (the mean of its repeats against the baseline's mean: see the cells table), the same on every repeat.")
+	}
+	b.WriteString("\n")
+	if pg.CellsMD != "" {
+		b.WriteString("\n## Cells: repeats summarised\n\n" + pg.CellsMD)
+	}
 	if len(pg.Sweep) > 0 {
-		b.WriteString("\n## Sweep\n\n| topology | axis | value (read back) | other axes | TPS | p95 ms | error |\n|---|---|---|---|---|---|---|\n")
+		b.WriteString("\n## Sweep\n\n| topology | axis | value (read back) | other axes | runs | TPS (mean) | TPS 95% CI | p95 ms | TPS vs reference | error |\n|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, p := range pg.Sweep {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %s |\n", mdEscape(p.Topology), mdEscape(p.Axis), mdEscape(p.Value),
-				mdEscape(fixedString(p.Fixed)), p.TPS, p.P95Ms, mdEscape(p.Error))
+			v := p.Value
+			if p.ReusedFrom != "" {
+				v += " (not run: the runs of " + p.ReusedFrom + ")"
+			}
+			ref := p.VsRef
+			if p.Reference != "" {
+				ref += " (vs " + p.Reference + ")"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %s | %.2f | %s | %s |\n", mdEscape(p.Topology), mdEscape(p.Axis), mdEscape(v),
+				mdEscape(fixedString(p.Fixed)), p.N, p.TPS, ciRange(p), p.P95Ms, mdEscape(ref), mdEscape(p.Error))
 		}
 	}
 	if len(pg.Settings.Cols) > 0 {
@@ -101,6 +116,7 @@ func markdown(pg page) string {
 				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", n.Node, n.Role, n.Version, n.LagMax, n.LagAvg, n.BacklogMax,
 					mdEscape(n.Queues), mdEscape(n.Paused), n.Samples, n.SamplerErrors)
 			}
+			b.WriteString("\n" + rv.NodeWindow + "\n")
 		}
 		if len(rv.Hosts) > 0 {
 			b.WriteString("\n| host | nodes | CPUs | CPU busy mean | busy max | iowait | steal | run queue mean / max | disk read / write MB/s | mysqld CPU cores (mean) | CPU-saturated |\n|---|---|---|---|---|---|---|---|---|---|---|\n")

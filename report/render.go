@@ -52,6 +52,12 @@ type page struct {
 	Missing                     []string
 	// Alerts are shown first: the outages of every run (a node that could not commit).
 	Alerts []string
+	// Cells are the runs grouped into cells (repeats summarised), CellAxes the axes the
+	// cells have changes along, CellsMD their Markdown table, CellsNote what they mean.
+	Cells     []cellView
+	CellAxes  []string
+	CellsMD   string
+	CellsNote string
 }
 
 // Render renders res as HTML, Markdown and CSV. Error when the baseline is unknown
@@ -76,6 +82,10 @@ func Render(res *Results, o Options) (*Rendered, error) {
 		pg.Workload = workloadLine(base)
 	}
 	pg.Servers, pg.Habench = versions(res.Runs)
+	if cells := res.Cells(base); len(res.Runs) > 1 {
+		pg.Cells, pg.CellAxes = res.cellViews(cells)
+		pg.CellsMD, pg.CellsNote = res.cellsMarkdown(cells), cellsNote(cells)
+	}
 	out := &Rendered{Baseline: pg.Baseline, BaselineWhy: why}
 	if len(rows) > 1 {
 		// Bars for a readable number of runs; a larger sweep has its curves.
@@ -211,7 +221,10 @@ func runsCSV(rows []Row) []byte {
 }
 
 // SweepCSVColumns is the header of sweep.csv: one row per sweep point.
-var SweepCSVColumns = []string{"topology", "axis", "value", "fixed", "tps", "p95_ms", "error", "dir"}
+// tps is the mean over the point's runs (n), tps_ci95_lo/hi the 95% CI of the mean (empty
+// with one run), vs_reference_pct the percentage of the axis reference's mean.
+var SweepCSVColumns = []string{"topology", "axis", "value", "fixed", "n", "tps", "tps_min", "tps_max", "tps_ci95_lo", "tps_ci95_hi",
+	"p95_ms", "reference", "vs_reference_pct", "vs_reference", "reused_from", "error", "dir"}
 
 func fixedString(f map[string]string) string {
 	var kv []string
@@ -222,12 +235,21 @@ func fixedString(f map[string]string) string {
 	return strings.Join(kv, " ")
 }
 
+// ciRange is a sweep point's TPS 95% CI, "n/a" without one.
+func ciRange(p SweepPoint) string {
+	if p.TPSCILo == nil || p.TPSCIHi == nil {
+		return "n/a"
+	}
+	return strconv.FormatFloat(*p.TPSCILo, 'f', 1, 64) + "-" + strconv.FormatFloat(*p.TPSCIHi, 'f', 1, 64)
+}
+
 func sweepCSV(pts []SweepPoint) []byte {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	w.Write(SweepCSVColumns)
 	for _, p := range pts {
-		w.Write([]string{p.Topology, p.Axis, p.Value, fixedString(p.Fixed), num(p.TPS), num(p.P95Ms), p.Error, p.Dir})
+		w.Write([]string{p.Topology, p.Axis, p.Value, fixedString(p.Fixed), strconv.Itoa(p.N), num(p.TPS), num(p.TPSMin), num(p.TPSMax),
+			optNum(p.TPSCILo), optNum(p.TPSCIHi), num(p.P95Ms), p.Reference, optNum(p.VsRefPct), p.VsRef, p.ReusedFrom, p.Error, p.Dir})
 	}
 	w.Flush()
 	return b.Bytes()
@@ -244,6 +266,8 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"cv":        func(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) + "%" },
 	"fixed":     fixedString,
 	"anchor":    anchor,
+	"change":    changeText,
+	"ci":        ciRange,
 }).Parse(htmlSource))
 
 const htmlSource = `<!DOCTYPE html>
@@ -288,7 +312,17 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 {{- end}}
 </table>
 {{- range .Missing}}<p class="warn"><b>not loaded:</b> {{.}}</p>{{end}}
-<p class="note">Latencies over the whole run (HdrHistogram); max lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter); busiest host CPU = the mean and largest CPU busy share of the run's busiest host while the workload was measured, CPU-bound when it was CPU-saturated (see the run's Hosts table).</p>
+{{- if .Cells}}
+<h2 id="cells">Cells: repeats summarised</h2>
+<table>
+<tr><th class="l">cell</th><th>runs</th><th>TPS</th><th>TPS min-max</th><th>TPS 95% CI</th><th>avg ms</th><th>p95 ms</th><th>TPS vs base</th><th>avg latency vs base</th><th>p95 vs base</th>{{range .CellAxes}}<th>TPS vs {{.}}</th>{{end}}</tr>
+{{- range .Cells}}
+<tr{{if .C.IsBase}} class="base"{{end}}><td class="l">{{.Name}}</td><td>{{.C.TPS.N}}</td><td>{{f2 .C.TPS.Mean}}</td><td>{{f1 .C.TPS.Min}}-{{f1 .C.TPS.Max}}</td><td>{{.CI}}</td><td>{{f2 .C.AvgMs.Mean}}</td><td>{{f2 .C.P95Ms.Mean}}</td><td>{{change .C.VsBase}}</td><td>{{change .C.LatVsBase}}</td><td>{{change .C.P95VsBase}}</td>{{range .Along}}<td>{{.}}</td>{{end}}</tr>
+{{- end}}
+</table>
+<p class="note">{{.CellsNote}}</p>
+{{- end}}
+<p class="note">Latencies over the whole run (HdrHistogram); max lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter); busiest host CPU = the mean and largest CPU busy share of the run's busiest host while the workload was measured, CPU-bound when it was CPU-saturated (see the run's Hosts table).{{if .Cells}} The vs base percentages are each run's cell's (the mean of its repeats against the baseline's mean: see the cells table), the same on every repeat.{{end}}</p>
 <div class="bars">
 {{- range .Bars}}
 <div class="chart" title="{{.Title}}">{{svg .SVG}}</div>
@@ -301,9 +335,9 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 <div class="chart" title="{{.Title}}">{{svg .SVG}}</div>
 {{- end}}
 <table>
-<tr><th class="l">topology</th><th class="l">axis</th><th class="l">value (read back)</th><th class="l">other axes</th><th>TPS</th><th>p95 ms</th><th class="l">error</th></tr>
+<tr><th class="l">topology</th><th class="l">axis</th><th class="l">value (read back)</th><th class="l">other axes</th><th>runs</th><th>TPS (mean)</th><th>TPS 95% CI</th><th>p95 ms</th><th class="l">TPS vs reference</th><th class="l">error</th></tr>
 {{- range .Sweep}}
-<tr><td class="l">{{.Topology}}</td><td class="l">{{.Axis}}</td><td class="l">{{.Value}}</td><td class="l">{{fixed .Fixed}}</td><td>{{f2 .TPS}}</td><td>{{f2 .P95Ms}}</td><td class="l">{{.Error}}</td></tr>
+<tr><td class="l">{{.Topology}}</td><td class="l">{{.Axis}}</td><td class="l">{{.Value}}{{if .ReusedFrom}} (not run: the runs of {{.ReusedFrom}}){{end}}</td><td class="l">{{fixed .Fixed}}</td><td>{{.N}}</td><td>{{f2 .TPS}}</td><td>{{ci .}}</td><td>{{f2 .P95Ms}}</td><td class="l">{{.VsRef}}{{if .Reference}} (vs {{.Reference}}){{end}}</td><td class="l">{{.Error}}</td></tr>
 {{- end}}
 </table>
 {{- end}}
@@ -346,7 +380,7 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 <tr><td class="l">{{.Node}}</td><td class="l">{{.Role}}</td><td class="l">{{.Version}}</td><td class="l">{{.Address}}</td><td>{{.LagMax}}</td><td>{{.LagAvg}}</td><td>{{.BacklogMax}}</td><td class="l">{{.Queues}}</td><td class="l">{{.Paused}}</td><td>{{.Samples}}</td><td>{{.SamplerErrors}}</td></tr>
 {{- end}}
 </table>
-<p class="note">n/a: not applicable (backlog on the writer) or no sample (node unreachable, sampler failing: see sampler errors).</p>
+<p class="note">{{.NodeWindow}} n/a: not applicable (backlog on the writer) or no sample (node unreachable, sampler failing: see sampler errors).</p>
 {{- if .Hosts}}
 <h3>Hosts</h3>
 <table>

@@ -30,6 +30,7 @@ type sysbenchOpts struct {
 	metrics   string
 	knobs     []string
 	keep      bool
+	liveNodes bool
 }
 
 func newSysbenchCmd(g *globalOpts) *cobra.Command {
@@ -62,6 +63,7 @@ func newSysbenchCmd(g *globalOpts) *cobra.Command {
 	addMetricsFlag(cmd, &o.metrics)
 	f.StringArrayVar(&o.knobs, "set", nil, "with --cluster, run: knob [NODES:]NAME=VALUE set for the run, read back from every node, restored after it (repeatable; see habench knob --help)")
 	f.BoolVar(&o.keep, "keep-knobs", false, "with --set: leave the values in place after the run")
+	f.BoolVar(&o.liveNodes, "live-nodes", false, "with --cluster, run: after each report interval, a line with every node's lag, backlog, queues and flow control")
 	f.DurationVar(&o.catchUp, "catch-up-timeout", 2*time.Minute, "with --cluster: after the run, how long to wait for replicas to apply everything before checking GTID sets")
 	return cmd
 }
@@ -193,6 +195,9 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		return err
 	}
 	defer stopMetrics()
+	if o.liveNodes {
+		(&experiment.LiveNodes{W: out}).Attach(b)
+	}
 	if done := attachMetrics(m, b); done != nil {
 		defer done()
 	}
