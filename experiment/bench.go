@@ -781,6 +781,9 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 		endpoints = append(endpoints, e.Label())
 	}
 	m.Workload["endpoints"] = endpoints
+	if b.Target.Follow != nil {
+		m.Workload["writer"] = WriterAuto
+	}
 	if len(b.Target.ReadEndpoints) > 0 {
 		var rd []string
 		for _, e := range b.Target.ReadEndpoints {

@@ -45,7 +45,10 @@ type runner struct {
 	err      error
 	moreErrs map[uint16]int // fatal errors after the first, by code (see fail)
 
-	outages map[string]*outageTracker // by endpoint label
+	outages map[string]*outageTracker // by endpoint label ("writer" with Target.Follow)
+
+	poolMu sync.Mutex
+	pools  map[string]*sql.DB // by endpoint label, for following workers (Target.Follow)
 
 	hv harvester
 }
@@ -155,10 +158,14 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	r.workers = make([]*worker, o.Threads)
 	for i := range r.workers {
 		ep := t.Endpoints[i%len(t.Endpoints)]
-		trk := r.outages[ep.Label()]
+		key := ep.Label()
+		if t.Follow != nil {
+			key = WriterLabel
+		}
+		trk := r.outages[key]
 		if trk == nil {
-			trk = &outageTracker{label: ep.Label()}
-			r.outages[ep.Label()] = trk
+			trk = &outageTracker{label: key}
+			r.outages[key] = trk
 		}
 		r.workers[i] = &worker{
 			id: i, r: r, ep: ep, label: ep.Label(), db: r.dbs[i%len(t.Endpoints)],
@@ -434,9 +441,11 @@ func (w *worker) eventWithRetry(ctx context.Context) error {
 		}
 		code, lost := errorCode(err)
 		w.failed(code)
-		if code == 0 || !r.o.ignores(code) {
+		follow := r.t.Follow != nil && (lost || readOnlyCodes[code])
+		if code == 0 || !(r.o.ignores(code) || follow) {
 			return err
 		}
+		lost = lost || follow
 		if lost || w.rollback(ctx) {
 			// Gone, or the rollback found it gone.
 			if err := w.reconnect(ctx); err != nil {
@@ -542,6 +551,13 @@ func (w *worker) reconnect(ctx context.Context) error {
 		if w.aborting(ctx) {
 			return errAborted
 		}
+		if w.r.t.Follow != nil {
+			if ep, ferr := w.r.t.Follow(ctx); ferr == nil && ep.Label() != w.label {
+				if err := w.moveTo(ep); err != nil {
+					return err
+				}
+			}
+		}
 		err := w.connect(ctx)
 		if err == nil {
 			return nil
@@ -551,7 +567,7 @@ func (w *worker) reconnect(ctx context.Context) error {
 		}
 		code, _ := errorCode(err)
 		w.failed(code)
-		if code == 0 || !(isClientCode(code) || connGoneCodes[code] || w.r.o.ignores(code)) {
+		if code == 0 || !(isClientCode(code) || connGoneCodes[code] || w.r.o.ignores(code) || (w.r.t.Follow != nil && readOnlyCodes[code])) {
 			return err
 		}
 		if !w.sleep(ctx, backoff) {
@@ -559,6 +575,43 @@ func (w *worker) reconnect(ctx context.Context) error {
 		}
 		backoff = min(backoff*2, 50*time.Millisecond)
 	}
+}
+
+// WriterLabel is the outage label of workers that follow the writer (Target.Follow).
+const WriterLabel = "writer"
+
+// readOnlyCodes are the refusals of a node that no longer takes writes: 1290
+// (--read-only / --super-read-only), 1792 (read-only transaction), 3100 (a Group
+// Replication member that left the group refuses commits).
+var readOnlyCodes = map[uint16]bool{1290: true, 1792: true, 3100: true}
+
+// moveTo points a following worker at ep (its pool opened on first use); the counts
+// from now on are ep's.
+func (w *worker) moveTo(ep Endpoint) error {
+	r := w.r
+	r.poolMu.Lock()
+	if r.pools == nil {
+		r.pools = map[string]*sql.DB{}
+		for i, e := range r.t.Endpoints {
+			r.pools[e.Label()] = r.dbs[i]
+		}
+	}
+	db := r.pools[ep.Label()]
+	if db == nil {
+		var err error
+		if db, err = r.sess.open(ep, r.t.DB, !r.ps); err != nil {
+			r.poolMu.Unlock()
+			return err
+		}
+		db.SetMaxIdleConns(0)
+		r.pools[ep.Label()] = db
+		r.dbs = append(r.dbs, db) // closed with the others
+	}
+	r.poolMu.Unlock()
+	w.ep, w.label, w.db = ep, ep.Label(), db
+	w.c.label = ep.Label()
+	w.st.switchTo(ep.Label())
+	return nil
 }
 
 // rawEvent runs one event on the driver connection (inside conn.Raw).
@@ -670,11 +723,28 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 	h.ivHist.Reset()
 	perEp = map[string]EndpointStats{}
 	byCode = map[uint16]int64{}
+	for _, ep := range r.t.Endpoints {
+		perEp[ep.Label()] = perEp[ep.Label()] // every endpoint appears, even idle
+	}
 	for _, wk := range r.workers {
-		perEp[wk.label] = perEp[wk.label] // every endpoint appears, even idle
 		if wk.rd != nil {
 			perEp[wk.rd.label] = perEp[wk.rd.label]
 		}
+	}
+	addEp := func(label string, sc *counts, codes map[uint16]int64) {
+		e := perEp[label]
+		e.Transactions += sc.events
+		e.Queries += sc.reads + sc.writes + sc.others - sc.rdQueries
+		e.Errors += sc.errors
+		e.Reconnects += sc.reconnects
+		for code, n := range codes {
+			byCode[code] += n
+			if e.ErrorsByCode == nil {
+				e.ErrorsByCode = map[uint16]int64{}
+			}
+			e.ErrorsByCode[code] += n
+		}
+		perEp[label] = e
 	}
 	for i, wk := range r.workers {
 		sn := wk.st.harvest(h.spare)
@@ -686,6 +756,10 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 		if !keep {
 			continue
 		}
+		for label, cr := range sn.carry {
+			sn.c.add(&cr.c) // the worker's totals; the endpoint's share below
+			addEp(label, &cr.c, cr.byCode)
+		}
 		c.add(&sn.c)
 		h.perWorker[i].add(&sn.c)
 		if wk.rd != nil {
@@ -695,19 +769,10 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 			re.StaleReads += sn.c.rdStale
 			perEp[wk.rd.label] = re
 		}
-		e := perEp[wk.label]
-		e.Transactions += sn.c.events
-		e.Queries += sn.c.reads + sn.c.writes + sn.c.others - sn.c.rdQueries
-		e.Errors += sn.c.errors
-		e.Reconnects += sn.c.reconnects
-		for code, n := range sn.byCode {
-			byCode[code] += n
-			if e.ErrorsByCode == nil {
-				e.ErrorsByCode = map[uint16]int64{}
-			}
-			e.ErrorsByCode[code] += n
+		for _, cr := range sn.carry {
+			sn.c.sub(&cr.c)
 		}
-		perEp[wk.label] = e
+		addEp(sn.endpoint, &sn.c, sn.byCode)
 	}
 	if keep {
 		h.total.add(&c)

@@ -171,6 +171,20 @@ type counts struct {
 	latSum, latMin, latMax       int64 // ns; latMin 0 = none yet
 }
 
+// sub takes o's additive counters off c (not the latency extremes).
+func (c *counts) sub(o *counts) {
+	c.events -= o.events
+	c.reads -= o.reads
+	c.writes -= o.writes
+	c.others -= o.others
+	c.errors -= o.errors
+	c.reconnects -= o.reconnects
+	c.rdQueries -= o.rdQueries
+	c.rdChecks -= o.rdChecks
+	c.rdStale -= o.rdStale
+	c.latSum -= o.latSum
+}
+
 func (c *counts) add(o *counts) {
 	c.events += o.events
 	c.reads += o.reads
@@ -197,25 +211,57 @@ type workerStats struct {
 	byCode   map[uint16]int64
 	hist     *hdrhistogram.Histogram
 	endpoint string
+	carry    map[string]*carried // see switchTo
 }
 
-// snapshot is the harvest of one worker.
+// snapshot is the harvest of one worker: c and byCode were counted on endpoint, carry
+// on the endpoints the worker left since the previous harvest (Target.Follow).
 type snapshot struct {
+	c        counts
+	byCode   map[uint16]int64
+	hist     *hdrhistogram.Histogram
+	endpoint string
+	carry    map[string]*carried
+}
+
+// carried are the counts of an endpoint a following worker left.
+type carried struct {
 	c      counts
 	byCode map[uint16]int64
-	hist   *hdrhistogram.Histogram
 }
 
 // harvest takes the worker's counters and histogram since the previous
 // harvest, leaving it fresh ones; spare is the empty histogram to swap in.
 func (s *workerStats) harvest(spare *hdrhistogram.Histogram) snapshot {
 	s.mu.Lock()
-	sn := snapshot{c: s.c, byCode: s.byCode, hist: s.hist}
+	sn := snapshot{c: s.c, byCode: s.byCode, hist: s.hist, endpoint: s.endpoint, carry: s.carry}
 	s.c = counts{}
 	s.byCode = nil
+	s.carry = nil
 	s.hist = spare
 	s.mu.Unlock()
 	return sn
+}
+
+// switchTo makes label the endpoint of the counts recorded from now on; what was counted
+// on the previous one since the last harvest is kept for it.
+func (s *workerStats) switchTo(label string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if label == s.endpoint {
+		return
+	}
+	if s.carry == nil {
+		s.carry = map[string]*carried{}
+	}
+	cr := s.carry[s.endpoint]
+	if cr == nil {
+		cr = &carried{}
+		s.carry[s.endpoint] = cr
+	}
+	cr.c.add(&s.c)
+	addCodes(&cr.byCode, s.byCode)
+	s.c, s.byCode, s.endpoint = counts{}, nil, label
 }
 
 // record adds one finished event (or a failed attempt when lat < 0) with the
