@@ -39,7 +39,9 @@ func BindFlags(fs *pflag.FlagSet, o *Options) {
 	fs.Float64Var(&o.RandParetoH, "rand-pareto-h", o.RandParetoH, "shape parameter for the Pareto distribution")
 	fs.Float64Var(&o.RandZipfianExp, "rand-zipfian-exp", o.RandZipfianExp, "shape parameter (exponent, theta) for the Zipfian distribution")
 	fs.StringVar(&o.PSMode, "db-ps-mode", o.PSMode, "prepared statements usage mode {auto, disable}")
-	fs.Float64Var(&o.Percentile, "percentile", o.Percentile, "percentile to calculate in latency statistics (1-100); 0 disables it")
+	fs.Var(percentileValue{o}, "percentile", "percentile to calculate in latency statistics (1-100); 0 disables it. "+
+		"habench: several, e.g. 95,99,99.9 (interval lines show the first, the summary each)")
+	boolFlag(fs, &o.Histogram, "histogram", "print latency histogram in report")
 	fs.IntVar(&o.RangeSize, "range-size", o.RangeSize, "range size for range SELECT queries")
 	fs.IntVar(&o.PointSelects, "point-selects", o.PointSelects, "number of point SELECT queries per transaction")
 	fs.IntVar(&o.SimpleRanges, "simple-ranges", o.SimpleRanges, "number of simple range SELECT queries per transaction")
@@ -257,6 +259,43 @@ func ParseIgnoreErrors(s string) (codes []uint16, all bool, err error) {
 		codes = append(codes, uint16(n))
 	}
 	return codes, false, nil
+}
+
+// percentileValue parses --percentile: one number (sysbench) or a comma list (habench).
+type percentileValue struct{ o *Options }
+
+func (v percentileValue) String() string {
+	if v.o == nil {
+		return ""
+	}
+	return percentileList(*v.o)
+}
+
+func (v percentileValue) Set(s string) error {
+	var ps []float64
+	for _, f := range strings.Split(s, ",") {
+		p, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || math.IsNaN(p) {
+			return fmt.Errorf("want a number in [0,100], or several separated by commas (95,99,99.9)")
+		}
+		ps = append(ps, p)
+	}
+	v.o.Percentile, v.o.ExtraPercentiles = ps[0], nil
+	if len(ps) > 1 {
+		v.o.ExtraPercentiles = ps[1:]
+	}
+	return nil
+}
+
+func (v percentileValue) Type() string { return "list" }
+
+// percentileList renders Percentile and ExtraPercentiles as --percentile takes them.
+func percentileList(o Options) string {
+	s := []string{ftoa(o.Percentile)}
+	for _, p := range o.ExtraPercentiles {
+		s = append(s, ftoa(p))
+	}
+	return strings.Join(s, ",")
 }
 
 // listValue is a comma-separated string list flag; setting it replaces the default.

@@ -109,19 +109,70 @@ func PrintSummary(w io.Writer, r *Result, o Options) {
 	if o.Percentile > 0 {
 		// sysbench: "        %3dth percentile: %27.2f"; a wider label
 		// (fractional percentile) narrows the value so it ends in the same column.
-		lbl := fmt.Sprintf("%3s", pctLabel(o.Percentile))
-		fmt.Fprintf(&b, "        %sth percentile: %*.2f\n", lbl, max(27-(len(lbl)-3), 1), r.LatencyPct)
+		pctLine(&b, o.Percentile, r.LatencyPct)
+		for i, p := range o.ExtraPercentiles {
+			if i < len(r.ExtraLatencyPct) {
+				pctLine(&b, p, r.ExtraLatencyPct[i])
+			}
+		}
 	} else {
 		b.WriteString("         percentile stats:               disabled\n")
 	}
 	fmt.Fprintf(&b, "         sum: %39.2f\n", r.LatencySum)
 	b.WriteString("\n")
+	if r.Rate != nil {
+		printServiceLine(&b, r, o)
+	}
 	b.WriteString("Threads fairness:\n")
 	fmt.Fprintf(&b, "    events (avg/stddev):           %.4f/%3.2f\n", r.EventsAvg, r.EventsStddev)
 	fmt.Fprintf(&b, "    execution time (avg/stddev):   %.4f/%3.2f\n", r.ExecTimeAvg, r.ExecTimeStddev)
 	b.WriteString("\n")
 	printReadChecks(&b, r)
+	if r.Rate != nil {
+		printRateTail(&b, r)
+	}
 	io.WriteString(w, b.String())
+}
+
+// pctLine prints one "        95th percentile:      ..." line of the latency block.
+func pctLine(b *strings.Builder, p, ms float64) {
+	lbl := fmt.Sprintf("%3s", pctLabel(p))
+	fmt.Fprintf(b, "        %sth percentile: %*.2f\n", lbl, max(27-(len(lbl)-3), 1), ms)
+}
+
+// printServiceLine is habench's line after sysbench's latency block under --rate:
+//
+//	Service time (ms, without the time queued): avg: 1.23 95th percentile: 2.34 max: 12.00
+//
+// Under --rate the latencies above run from each event's scheduled arrival (so time
+// spent queued behind a slow server counts, as in sysbench); the service time runs from
+// when a thread began the event.
+func printServiceLine(b *strings.Builder, r *Result, o Options) {
+	rr := r.Rate
+	fmt.Fprintf(b, "Service time (ms, without the time queued): avg: %.2f", rr.ServiceAvg)
+	if o.Percentile > 0 {
+		fmt.Fprintf(b, " %sth percentile: %.2f", pctLabel(o.Percentile), rr.ServicePct)
+	}
+	fmt.Fprintf(b, " max: %.2f\n\n", rr.ServiceMax)
+}
+
+// printRateTail is habench's end of a --rate summary, after "Threads fairness:":
+//
+//	Rate (habench): target 200/sec, 1002 arrivals, 0 still queued at the end, longest queue wait 0.004 s
+//	NOTE: 12 arrivals of the warm-up were dropped at its end (...)      (when any)
+//	WARNING: the target rate was not met: ...                           (see RateResult.Met)
+func printRateTail(b *strings.Builder, r *Result) {
+	rr := r.Rate
+	fmt.Fprintf(b, "Rate (habench): target %d/sec, %d arrivals, %d still queued at the end, longest queue wait %.3f s\n",
+		rr.Target, rr.Arrivals, rr.Backlog, rr.MaxBacklogAge.Seconds())
+	if rr.WarmupDropped > 0 || rr.WarmupUnmeasured > 0 {
+		fmt.Fprintf(b, "NOTE: the warm-up's backlog was not carried into the measured run: %d arrivals queued during it were dropped, "+
+			"%d events of its arrivals running at its end were not measured\n", rr.WarmupDropped, rr.WarmupUnmeasured)
+	}
+	if w := rr.Warning(r.TPS()); w != "" {
+		fmt.Fprintf(b, "WARNING: %s\n", w)
+	}
+	b.WriteString("\n")
 }
 
 // printReadChecks adds habench's read-node block (not sysbench's) when reads went to
