@@ -191,6 +191,7 @@ type Summary struct {
 	Convergence *Convergence `json:"convergence,omitempty"`
 	RandType    string       `json:"rand_type"`
 	PSMode      string       `json:"db_ps_mode"`
+	Rate        *RateSummary `json:"rate,omitempty"`
 	Error       string       `json:"error,omitempty"`
 }
 
@@ -828,6 +829,8 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 		s.IgnoredErrors, s.Reconnects = r.IgnoredErrors, r.Reconnects
 		s.LatencyMs = map[string]float64{"min": r.LatencyMin, "avg": r.LatencyAvg, "max": r.LatencyMax,
 			"p50": r.LatencyP50, "p95": r.LatencyP95, "p99": r.LatencyP99, "sum": r.LatencySum}
+		addPercentiles(s.LatencyMs, b.Options, r)
+		s.Rate = rateSummary(r)
 		if len(r.ErrorsByCode) > 0 {
 			s.ErrorsByCode = map[string]int64{}
 			for k, v := range r.ErrorsByCode {
