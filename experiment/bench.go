@@ -53,6 +53,9 @@ type Bench struct {
 	// (live metrics).
 	OnInterval func(workload.Interval)
 	OnSamples  func([]sampler.Sample)
+	// OnLive, when set, gets the run's live counters just before the workers start
+	// (live metrics that move as transactions complete).
+	OnLive func(*workload.Live)
 	// CatchUpTimeout bounds the wait for replicas to apply everything after the run
 	// before the consistency check (default 120s).
 	CatchUpTimeout time.Duration
@@ -455,7 +458,11 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 			})
 		}()
 	}
-	result, runErr := b.Workload.Run(ctx, b.Target, opts, rep)
+	var reporter workload.Reporter = rep
+	if b.OnLive != nil {
+		reporter = workload.WithLive(rep, b.OnLive)
+	}
+	result, runErr := b.Workload.Run(ctx, b.Target, opts, reporter)
 	stopFaults()
 	fwg.Wait()
 	out.Result = result
