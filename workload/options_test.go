@@ -197,7 +197,7 @@ func optionsEqual(a, b Options) bool {
 
 func TestLookupAndNames(t *testing.T) {
 	names := Names()
-	want := []string{"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select",
+	want := []string{"bulk_insert", "oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select",
 		"oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete"}
 	if !slices.Equal(names, want) {
 		t.Errorf("Names() = %v", names)

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // SysbenchVersion is the sysbench release whose output layout habench reproduces.
@@ -77,8 +79,14 @@ func PrintInterval(w io.Writer, iv Interval, o Options) {
 
 // PrintSummary writes sysbench 1.0.20's final report, from "SQL statistics:"
 // to the blank line after "Threads fairness:", with the same labels, column
-// positions and units (latencies in ms, total and execution time in s).
+// positions and units (latencies in ms, total and execution time in s). With
+// o.Histogram it is preceded by the latency histogram (PrintHistogram), as in
+// sysbench. Under --rate, habench adds a service time line after the latency block
+// and its rate lines (and any WARNING) at the end.
 func PrintSummary(w io.Writer, r *Result, o Options) {
+	if o.Histogram {
+		PrintHistogram(w, r.Histogram)
+	}
 	var b strings.Builder
 	secs := r.TotalTime.Seconds()
 	ps := func(n int64) float64 {
@@ -196,4 +204,62 @@ func printReadChecks(b *strings.Builder, r *Result) {
 			name, e.Queries, e.ReadChecks, e.StaleReads, 100*float64(e.StaleReads)/float64(e.ReadChecks))
 	}
 	b.WriteString("\n")
+}
+
+// sysbench's latency histogram: 1024 logarithmic buckets from 0.001 ms to 100000 ms
+// (sysbench.c's sb_histogram_init(&sb_latency_histogram, 1024, 0.001, 100000)).
+const (
+	sbHistSize = 1024
+	sbHistMin  = 0.001
+	sbHistMax  = 100000.0
+)
+
+// PrintHistogram writes h (latencies in microseconds, as Result.Histogram holds them)
+// in sysbench's --histogram layout (sb_histogram_print), re-bucketed into sysbench's
+// 1024 logarithmic buckets from 0.001 to 100000 ms:
+//
+//	Latency histogram (values are in milliseconds)
+//	       value  ------------- distribution ------------- count
+//	       0.219 |**************************************** 1153
+//	       0.223 |*********                                262
+//	 (a line holding one space)
+//
+// Each line is a non-empty bucket: its value (ms, "%12.3f"), a bar of up to 40 '*'
+// scaled to the largest bucket, and the count. Nothing but the title and the closing
+// line is written when h is empty (as sysbench).
+func PrintHistogram(w io.Writer, h *hdrhistogram.Histogram) {
+	var b strings.Builder
+	b.WriteString("Latency histogram (values are in milliseconds)\n")
+	deduct := math.Log(sbHistMin)
+	mult := (sbHistSize - 1) / (math.Log(sbHistMax) - deduct)
+	var counts [sbHistSize]int64
+	var maxcnt int64
+	if h != nil {
+		for _, bar := range h.Distribution() {
+			if bar.Count == 0 {
+				continue
+			}
+			ms := float64(bar.From+bar.To) / 2 / 1000
+			i := 0
+			if ms > 0 {
+				i = int(math.Floor((math.Log(ms)-deduct)*mult + 0.5))
+			}
+			i = min(max(i, 0), sbHistSize-1)
+			counts[i] += bar.Count
+			maxcnt = max(maxcnt, counts[i])
+		}
+	}
+	if maxcnt > 0 {
+		b.WriteString("       value  ------------- distribution ------------- count\n")
+		const stars = "****************************************"
+		for i, n := range counts {
+			if n == 0 {
+				continue
+			}
+			width := int(math.Floor(float64(n)*40/float64(maxcnt) + 0.5))
+			fmt.Fprintf(&b, "%12.3f |%-40s %d\n", math.Exp(float64(i)/mult+deduct), stars[:width], n)
+		}
+	}
+	b.WriteString(" \n")
+	io.WriteString(w, b.String())
 }

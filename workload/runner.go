@@ -294,6 +294,7 @@ func (w *worker) loop(ctx context.Context) {
 	for {
 		arrival, ok := r.more()
 		if !ok {
+			w.finish(ctx)
 			return
 		}
 		start := time.Now()
@@ -314,6 +315,20 @@ func (w *worker) loop(ctx context.Context) {
 		}
 		end := time.Now()
 		w.st.recordEvent(&w.c.ev, end.Sub(arrival), end.Sub(start))
+	}
+}
+
+// finish gives the worker's events their last word when the run ends normally (see
+// eventFinisher); a failure ends the run with it.
+func (w *worker) finish(ctx context.Context) {
+	f, ok := w.events.(eventFinisher)
+	if !ok || w.conn == nil || ctx.Err() != nil || w.r.firstErr() != nil {
+		return
+	}
+	err := w.conn.Raw(func(any) error { return f.finish(&w.c) })
+	w.st.record(&w.c.ev, -1, 0)
+	if err != nil {
+		w.r.fail(err)
 	}
 }
 
