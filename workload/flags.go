@@ -17,7 +17,8 @@ func NormalizeFlagName(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 	return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
 }
 
-// BindFlags registers sysbench's run/prepare option names on fs, bound to o;
+// BindFlags registers sysbench's run/prepare option names on fs, bound to o (sysbench
+// 1.0.20's options unless the usage says "sysbench 1.1's option" or "habench:");
 // the current values of o are the defaults (pass DefaultOptions()). Durations
 // are given in seconds as sysbench does (--time=60); Go durations ("1m30s")
 // are accepted too. Booleans accept on/off, true/false, yes/no, 1/0 and a bare
@@ -54,8 +55,10 @@ func BindFlags(fs *pflag.FlagSet, o *Options) {
 	boolFlag(fs, &o.RangeSelects, "range-selects", "enable/disable all range SELECT queries")
 	boolFlag(fs, &o.SkipTrx, "skip-trx", "don't start explicit transactions and execute all queries in the AUTOCOMMIT mode")
 	fs.Var(ignoreErrorsValue{o}, "mysql-ignore-errors", "list of MySQL error codes to ignore (roll back, count, retry the transaction), or 'all' or 'none'")
-	fs.IntVar(&o.Rate, "rate", o.Rate, "average transactions rate (0 = unlimited)")
-	fs.Var(secondsValue{&o.Warmup}, "warmup-time", "run events for this many seconds with statistics disabled before the measured run")
+	fs.IntVar(&o.Rate, "rate", o.Rate, "average transactions rate (0 = unlimited). habench: latency counts from each event's scheduled arrival, "+
+		"as in sysbench; the service time is reported apart, and a WARNING says when the run ended over 1 s behind")
+	fs.Var(secondsValue{&o.Warmup}, "warmup-time", "run events for this many seconds with statistics disabled before the measured run "+
+		"(sysbench 1.1's option; sysbench 1.0.20 refuses it)")
 	boolFlag(fs, &o.CreateSecondary, "create-secondary", "create a secondary index on k in addition to the PRIMARY KEY")
 	boolFlag(fs, &o.AutoInc, "auto-inc", "declare id AUTO_INCREMENT (schema only: prepare always inserts explicit ids 1..table-size)")
 	fs.StringVar(&o.MysqlEngine, "mysql-storage-engine", o.MysqlEngine, "storage engine")
