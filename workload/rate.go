@@ -168,7 +168,7 @@ func (r *runner) take() (time.Time, bool) {
 		select {
 		case ns := <-rs.queue:
 			rs.deq.Add(1)
-			if ns < rs.warmupNs && !r.warming.Load() {
+			if ns < rs.warmupNs && time.Since(r.t0) >= r.warmup {
 				rs.dropped.Add(1)
 				continue
 			}
@@ -185,10 +185,12 @@ func (r *runner) take() (time.Time, bool) {
 	}
 }
 
-// warmupArrival reports whether an event with intended start arr that ended after the
-// warm-up belongs to the warm-up (and so is not measured), counting it.
+// warmupArrival reports whether an event with intended start arr that ends now, after
+// the warm-up, belongs to the warm-up (and so is not measured), counting it. An event that
+// ends before the warm-up's end is recorded as usual: the warm-up's statistics, harvested
+// after its end, are discarded with it.
 func (r *runner) warmupArrival(arr time.Time) bool {
-	if r.rt == nil || r.warmup == 0 || arr.Sub(r.t0) >= r.warmup || r.warming.Load() {
+	if r.rt == nil || r.warmup == 0 || arr.Sub(r.t0) >= r.warmup || time.Since(r.t0) < r.warmup {
 		return false
 	}
 	r.rt.unmeasured.Add(1)
