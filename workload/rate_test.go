@@ -146,6 +146,9 @@ func TestRate(t *testing.T) {
 		if res.Rate == nil || res.Rate.Met {
 			t.Fatalf("--rate 5000 on 1 thread of oltp_read_write: Met should be false: %+v", res.Rate)
 		}
+		if !regexp.MustCompile(`(?m)^\[ [23]s \] behind --rate: the oldest queued arrival has waited \d+\.\d{3} s, \d+ queued; \d+ arrived, \d+ done in this interval$`).MatchString(log.out.String()) {
+			t.Errorf("intervals lack the behind --rate line:\n%s", log.out.String())
+		}
 		if !strings.Contains(sum.String(), "WARNING: the target rate was not met") {
 			t.Errorf("summary lacks the WARNING:\n%s", sum.String())
 		}

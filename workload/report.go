@@ -65,7 +65,11 @@ func pctLabel(p float64) string {
 //
 //	[ 10s ] thds: 16 tps: 1164.17 qps: 23298.56 (r/w/o: 16311.12/4657.49/2329.95) lat (ms,95%): 20.37 err/s: 0.00 reconn/s: 0.00
 //
-// followed, with --rate, by "[ 10s ] queue length: X, concurrency: Y".
+// followed, with --rate, by "[ 10s ] queue length: X, concurrency: Y" and, only while
+// the run is more than RateBehind behind its target (habench's line; a run that keeps up
+// prints exactly sysbench's lines):
+//
+//	[ 10s ] behind --rate: the oldest queued arrival has waited 3.012 s, 151 queued; 50 arrived, 0 done in this interval
 func PrintInterval(w io.Writer, iv Interval, o Options) {
 	t := iv.Elapsed.Seconds()
 	s := fmt.Sprintf("[ %.0fs ] thds: %d tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) lat (ms,%s%%): %4.2f err/s: %4.2f reconn/s: %4.2f\n",
@@ -73,6 +77,10 @@ func PrintInterval(w io.Writer, iv Interval, o Options) {
 		pctLabel(o.Percentile), iv.LatencyPct, iv.ErrPerSec, iv.ReconnPerSec)
 	if o.Rate > 0 {
 		s += fmt.Sprintf("[ %.0fs ] queue length: %d, concurrency: %d\n", t, iv.QueueLength, iv.Concurrency)
+		if ri := iv.Rate; ri != nil && ri.BacklogAge > RateBehind {
+			s += fmt.Sprintf("[ %.0fs ] behind --rate: the oldest queued arrival has waited %.3f s, %d queued; %d arrived, %d done in this interval\n",
+				t, ri.BacklogAge.Seconds(), iv.QueueLength, ri.Arrivals, iv.Transactions)
+		}
 	}
 	io.WriteString(w, s)
 }
