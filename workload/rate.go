@@ -120,7 +120,7 @@ func newRateState(o *Options) *rateState {
 
 // generate is sysbench's event generator for --rate: exponentially distributed
 // inter-arrival times (a Poisson process of Rate events/s) from t0, each arrival queued
-// with its intended start. A full queue ends the run with errQueueFull.
+// with its intended start. A full queue ends the run at once with errQueueFull.
 func (r *runner) generate() {
 	rs := r.rt
 	g := rand.New(rand.NewPCG(seedOf(&r.o), 0x5eed))
@@ -153,7 +153,12 @@ func (r *runner) generate() {
 		case <-r.done:
 			return
 		default:
+			// Fatal at once, like sysbench: events blocked on a stalled server are
+			// abandoned (their sockets closed), not waited for.
 			r.fail(errQueueFull)
+			for _, wk := range r.workers {
+				wk.slot.kill()
+			}
 			return
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -171,6 +172,27 @@ func TestRate(t *testing.T) {
 		}
 		if res.LatencyP95 < 500 {
 			t.Errorf("latency p95 %.2f ms: the queueing must count", res.LatencyP95)
+		}
+	})
+
+	t.Run("queue_overflow_is_fatal", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		ro := o
+		ro.Threads, ro.Rate, ro.Time = 1, 400000, 5*time.Second
+		// Every write waits for the lock: 131072 arrivals queue up in well under 5 s.
+		wait := globalReadLock(t, admin, 0, 3*time.Second)
+		time.Sleep(200 * time.Millisecond)
+		start := time.Now()
+		_, err := upd.Run(ctx, tg, ro, nil)
+		d := time.Since(start)
+		wait()
+		if !errors.Is(err, errQueueFull) {
+			t.Fatalf("--rate 400000 against a locked server: %v, want the queue-full error", err)
+		}
+		t.Logf("after %s: %v", d.Round(time.Millisecond), err)
+		if d > 2500*time.Millisecond {
+			t.Errorf("the run ended %s after it started, when the lock (3 s) was released: want it to end as the queue filled", d)
 		}
 	})
 
