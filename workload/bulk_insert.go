@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -147,6 +148,12 @@ func (e *bulkEvents) flush(c *Conn) error {
 		return nil
 	}
 	if err := c.Plain(string(e.buf)); err != nil {
+		var se *StatementError
+		if errors.As(err, &se) {
+			// Not 512 KiB of values in an error line.
+			first := e.next - int64(e.rows) + 1
+			se.Statement = fmt.Sprintf("%s(%d,%d),... (%d rows, %d bytes)", e.head, first, first, e.rows, len(e.buf))
+		}
 		return err
 	}
 	e.rows = 0

@@ -186,6 +186,8 @@ func TestBulkInsert(t *testing.T) {
 		var se *StatementError
 		if !errors.As(err, &se) || se.Code != 1062 {
 			t.Errorf("habench run on filled tables: %v, want duplicate key 1062 (sysbench fails the same way)", err)
+		} else if !regexp.MustCompile(`^INSERT INTO sbtest[12] VALUES\(1,1\),\.\.\. \(\d+ rows, \d+ bytes\)$`).MatchString(se.Statement) || len(err.Error()) > 400 {
+			t.Errorf("the error quotes %d bytes of statement: %.300s", len(err.Error()), err)
 		}
 		// On sysbench's freshly prepared tables habench runs.
 		sb(ctx, "cleanup")
