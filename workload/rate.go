@@ -158,6 +158,9 @@ func (r *runner) generate() {
 			r.fail(errQueueFull)
 			for _, wk := range r.workers {
 				wk.slot.kill()
+				if wk.rd != nil {
+					wk.rd.slot.kill()
+				}
 			}
 			return
 		}
