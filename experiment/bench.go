@@ -469,6 +469,13 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	if result != nil && b.Stdout != nil {
 		workload.PrintSummary(b.Stdout, result, b.Options)
 	}
+	if result != nil && result.Rate != nil {
+		// The summary printed it; the manifest and report.md say it at the top.
+		if w := result.Rate.Warning(result.TPS()); w != "" {
+			man.Warnings = append(man.Warnings, w)
+			b.log().Warn("target rate not met", "rate", result.Rate.Target, "backlog", result.Rate.Backlog)
+		}
+	}
 
 	// Let replicas catch up while still sampling, so the samples show the drain. An
 	// interrupt (ctx) ends the wait early; the results are still written.
