@@ -267,8 +267,9 @@ func (r *runner) closeAll() {
 }
 
 // more is sysbench's sb_more_events: false when the run must end for this
-// worker. It returns the event's intended start: with --rate it blocks until an
-// arrival is queued and returns its scheduled time, else now.
+// worker. With --rate it blocks until an arrival is queued and returns the
+// arrival's scheduled time (the event's intended start); without, the zero time
+// (the event starts when the worker begins it).
 func (r *runner) more() (time.Time, bool) {
 	if r.stopping() {
 		return time.Time{}, false
@@ -282,7 +283,7 @@ func (r *runner) more() (time.Time, bool) {
 	if r.rt != nil {
 		return r.take()
 	}
-	return time.Now(), true
+	return time.Time{}, true
 }
 
 // loop runs events until more() says stop. An event's latency runs from its
@@ -298,6 +299,9 @@ func (w *worker) loop(ctx context.Context) {
 			return
 		}
 		start := time.Now()
+		if arrival.IsZero() {
+			arrival = start
+		}
 		err := w.eventWithRetry(ctx)
 		if r.rt != nil {
 			r.rt.conc.Add(-1)
