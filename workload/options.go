@@ -1,7 +1,8 @@
 // Package workload is habench's sysbench-compatible OLTP engine: the sbtest
-// schema and data (prepare), the oltp_* event mixes of sysbench 1.0.20 (run),
-// cleanup, and sysbench's text report layout (header, interval lines, final
-// summary).
+// schema and data (prepare), the oltp_* event mixes and bulk_insert of sysbench
+// 1.0.20 (run), cleanup, and sysbench's text report layout (header, interval lines,
+// --histogram, final summary). Under --rate arrivals are open-loop (rate.go); live
+// counters of a run in progress are read through Live (live.go).
 //
 // It knows nothing about topologies: a Target is a list of endpoints that
 // workers connect to round-robin, exactly like sysbench's --mysql-host list.
@@ -9,7 +10,7 @@
 // Statistics are kept per worker (no lock shared between workers in the hot
 // path) and merged by one harvesting goroutine at report intervals and at the
 // end. Latencies go into HdrHistograms in microseconds with 3 significant
-// digits.
+// digits (so --histogram's resolution is 1 us where sysbench's is finer).
 package workload
 
 import (

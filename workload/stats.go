@@ -83,8 +83,9 @@ type Interval struct {
 	LatencyP50, LatencyP95, LatencyP99, LatencyMax, LatencyAvg float64
 	// Counts within the interval.
 	Transactions, Reads, Writes, Others, Errors, Reconnects int64
-	// QueueLength is the number of queued events and Concurrency the number of
-	// events in progress (only with Options.Rate > 0).
+	// QueueLength is the number of queued arrivals of the measured part (sysbench's
+	// "queue length"; warm-up arrivals still queued, to be dropped, are not counted)
+	// and Concurrency the number of events in progress (only with Options.Rate > 0).
 	QueueLength, Concurrency int
 	// PerEndpoint holds the interval's counts by Endpoint label.
 	PerEndpoint map[string]EndpointStats
