@@ -32,13 +32,15 @@ func BindFlags(fs *pflag.FlagSet, o *Options) {
 	fs.Var(secondsValue{&o.Time}, "time", "limit for total execution time in seconds (0 = no limit)")
 	fs.Int64Var(&o.Events, "events", o.Events, "limit for total number of events (0 = no limit)")
 	fs.Var(secondsValue{&o.ReportInterval}, "report-interval", "periodically report intermediate statistics with this interval in seconds (0 = off)")
-	fs.StringVar(&o.RandType, "rand-type", o.RandType, "random numbers distribution {uniform, gaussian, special, pareto, zipfian}")
+	fs.StringVar(&o.RandType, "rand-type", o.RandType, "random numbers distribution {uniform, gaussian, special, pareto, zipfian} "+
+		"(zipfian and the default uniform are sysbench 1.1's; 1.0.20 defaults to special)")
 	fs.Int64Var(&o.RandSeed, "rand-seed", o.RandSeed, "seed for random number generators (0 = current time)")
 	fs.IntVar(&o.RandSpecIter, "rand-spec-iter", o.RandSpecIter, "number of iterations for the special and gaussian distributions")
 	fs.IntVar(&o.RandSpecPct, "rand-spec-pct", o.RandSpecPct, "percentage of the entire range where 'special' values will fall in the special distribution")
 	fs.IntVar(&o.RandSpecRes, "rand-spec-res", o.RandSpecRes, "percentage of 'special' values to use for the special distribution")
 	fs.Float64Var(&o.RandParetoH, "rand-pareto-h", o.RandParetoH, "shape parameter for the Pareto distribution")
-	fs.Float64Var(&o.RandZipfianExp, "rand-zipfian-exp", o.RandZipfianExp, "shape parameter (exponent, theta) for the Zipfian distribution")
+	fs.Float64Var(&o.RandZipfianExp, "rand-zipfian-exp", o.RandZipfianExp, "shape parameter (exponent, theta) for the Zipfian distribution "+
+		"(sysbench 1.1's option; sysbench 1.0.20 refuses it)")
 	fs.StringVar(&o.PSMode, "db-ps-mode", o.PSMode, "prepared statements usage mode {auto, disable}")
 	fs.Var(percentileValue{o}, "percentile", "percentile to calculate in latency statistics (1-100); 0 disables it. "+
 		"habench: several, e.g. 95,99,99.9 (interval lines show the first, the summary each)")

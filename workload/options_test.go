@@ -297,9 +297,11 @@ func TestFlagHelpSaysWhoseOption(t *testing.T) {
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	BindFlags(fs, &o)
 	for flag, want := range map[string]string{
-		"warmup-time": "sysbench 1.1's option; sysbench 1.0.20 refuses it",
-		"percentile":  "habench: several",
-		"rate":        "habench: latency counts from each event's scheduled arrival",
+		"warmup-time":      "sysbench 1.1's option; sysbench 1.0.20 refuses it",
+		"rand-zipfian-exp": "sysbench 1.1's option; sysbench 1.0.20 refuses it",
+		"rand-type":        "zipfian and the default uniform are sysbench 1.1's",
+		"percentile":       "habench: several",
+		"rate":             "habench: latency counts from each event's scheduled arrival",
 	} {
 		if u := fs.Lookup(flag).Usage; !strings.Contains(u, want) {
 			t.Errorf("--%s usage %q lacks %q", flag, u, want)
