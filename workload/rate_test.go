@@ -16,9 +16,9 @@ import (
 )
 
 // globalReadLock holds FLUSH TABLES WITH READ LOCK on its own connection from at to
-// at+d after now (a stall of every write on the server) and returns a func that waits
-// for the UNLOCK TABLES.
-func globalReadLock(t *testing.T, db *sql.DB, at, d time.Duration) func() {
+// at+d after start is closed (a stall of every write on the server) and returns a func
+// that waits for the UNLOCK TABLES.
+func globalReadLock(t *testing.T, db *sql.DB, start <-chan struct{}, at, d time.Duration) func() {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := db.Conn(ctx)
@@ -29,6 +29,7 @@ func globalReadLock(t *testing.T, db *sql.DB, at, d time.Duration) func() {
 	go func() {
 		defer close(done)
 		defer conn.Close()
+		<-start
 		time.Sleep(at)
 		if _, err := conn.ExecContext(ctx, "FLUSH TABLES WITH READ LOCK"); err != nil {
 			t.Errorf("FLUSH TABLES WITH READ LOCK: %v", err)
@@ -40,6 +41,14 @@ func globalReadLock(t *testing.T, db *sql.DB, at, d time.Duration) func() {
 		}
 	}()
 	return func() { <-done }
+}
+
+// whenStarted returns a channel closed when the run's workers start and a Reporter
+// (passing intervals to rep, which may be nil) that closes it: a stall is timed from the
+// run's start, not from before its connections were made.
+func whenStarted(rep Reporter) (<-chan struct{}, Reporter) {
+	ch := make(chan struct{})
+	return ch, WithLive(rep, func(*Live) { close(ch) })
 }
 
 // intervalLog collects intervals and prints them as habench would.
@@ -81,9 +90,10 @@ func TestRate(t *testing.T) {
 		ro := o
 		ro.Threads, ro.Rate, ro.Time, ro.ReportInterval = 2, 50, 6*time.Second, time.Second
 		ro.ExtraPercentiles = []float64{99}
-		wait := globalReadLock(t, admin, time.Second, 3*time.Second)
 		log := &intervalLog{o: ro}
-		res, err := upd.Run(ctx, tg, ro, log)
+		started, rep := whenStarted(log)
+		wait := globalReadLock(t, admin, started, time.Second, 3*time.Second)
+		res, err := upd.Run(ctx, tg, ro, rep)
 		wait()
 		if err != nil {
 			t.Fatal(err)
@@ -181,7 +191,9 @@ func TestRate(t *testing.T) {
 		ro := o
 		ro.Threads, ro.Rate, ro.Time = 1, 400000, 5*time.Second
 		// Every write waits for the lock: 131072 arrivals queue up in well under 5 s.
-		wait := globalReadLock(t, admin, 0, 3*time.Second)
+		now := make(chan struct{})
+		close(now)
+		wait := globalReadLock(t, admin, now, 0, 3*time.Second)
 		time.Sleep(200 * time.Millisecond)
 		start := time.Now()
 		_, err := upd.Run(ctx, tg, ro, nil)
@@ -202,8 +214,9 @@ func TestRate(t *testing.T) {
 		ro := o
 		ro.Threads, ro.Rate, ro.Time, ro.Warmup = 2, 50, 3*time.Second, 2*time.Second
 		// The lock covers the warm-up's last 1.5 s and the measured part's first 0.5 s.
-		wait := globalReadLock(t, admin, 500*time.Millisecond, 2*time.Second)
-		res, err := upd.Run(ctx, tg, ro, nil)
+		started, rep := whenStarted(nil)
+		wait := globalReadLock(t, admin, started, 500*time.Millisecond, 2*time.Second)
+		res, err := upd.Run(ctx, tg, ro, rep)
 		wait()
 		if err != nil {
 			t.Fatal(err)
