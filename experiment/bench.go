@@ -53,6 +53,9 @@ type Bench struct {
 	// (live metrics).
 	OnInterval func(workload.Interval)
 	OnSamples  func([]sampler.Sample)
+	// OnLive, when set, gets the run's live counters just before the workers start
+	// (live metrics that move as transactions complete).
+	OnLive func(*workload.Live)
 	// CatchUpTimeout bounds the wait for replicas to apply everything after the run
 	// before the consistency check (default 120s).
 	CatchUpTimeout time.Duration
@@ -204,6 +207,7 @@ type Summary struct {
 	Probe    *ProbeSummary `json:"probe,omitempty"`
 	RandType string        `json:"rand_type"`
 	PSMode   string        `json:"db_ps_mode"`
+	Rate     *RateSummary  `json:"rate,omitempty"`
 	Error    string        `json:"error,omitempty"`
 	// SamplesWindow says which samples Nodes (lag, backlog), SemiSync, Group and Galera
 	// (queues, flow control) cover: the measured window, warm-up excluded, as TPS and
@@ -505,7 +509,11 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 			})
 		}()
 	}
-	result, runErr := b.Workload.Run(ctx, b.Target, opts, rep)
+	var reporter workload.Reporter = rep
+	if b.OnLive != nil {
+		reporter = workload.WithLive(rep, b.OnLive)
+	}
+	result, runErr := b.Workload.Run(ctx, b.Target, opts, reporter)
 	stopFaults()
 	fwg.Wait()
 	out.Result = result
@@ -521,6 +529,13 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		man.Warnings = append(man.Warnings, w)
 		if b.Stdout == nil { // else printed above, before the summary
 			b.log().Warn("outage", "detail", w)
+		}
+	}
+	if result != nil && result.Rate != nil {
+		// The summary printed it; the manifest and report.md say it at the top.
+		if w := result.Rate.Warning(result.TPS()); w != "" {
+			man.Warnings = append(man.Warnings, w)
+			b.log().Warn("target rate not met", "rate", result.Rate.Target, "backlog", result.Rate.Backlog)
 		}
 	}
 
@@ -952,6 +967,8 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 		s.IgnoredErrors, s.Reconnects = r.IgnoredErrors, r.Reconnects
 		s.LatencyMs = map[string]float64{"min": r.LatencyMin, "avg": r.LatencyAvg, "max": r.LatencyMax,
 			"p50": r.LatencyP50, "p95": r.LatencyP95, "p99": r.LatencyP99, "sum": r.LatencySum}
+		addPercentiles(s.LatencyMs, b.Options, r)
+		s.Rate = rateSummary(r)
 		if len(r.ErrorsByCode) > 0 {
 			s.ErrorsByCode = map[string]int64{}
 			for k, v := range r.ErrorsByCode {
@@ -1029,7 +1046,8 @@ func endpointDSN(t workload.Target, e workload.Endpoint) string {
 // first node: a run with other options than prepare silently runs another workload (ids
 // missing, writes that touch no row). Returns "" when they match, else what differs.
 func (b *Bench) checkData(ctx context.Context, nodes []sampler.Node) string {
-	if len(nodes) == 0 {
+	if len(nodes) == 0 || b.Workload.Name() == "bulk_insert" {
+		// bulk_insert's tables are sbtest1..--threads, created empty and filled by run.
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

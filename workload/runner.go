@@ -6,16 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
-
-// maxQueueLen is sysbench's MAX_QUEUE_LEN for --rate.
-const maxQueueLen = 131072
 
 // runner is the state of one Run call.
 type runner struct {
@@ -38,8 +34,8 @@ type runner struct {
 	done     chan struct{} // closed to stop workers and helpers
 	stopOnce sync.Once
 
-	queue       chan struct{} // --rate event queue
-	concurrency atomic.Int32
+	rt   *rateState // --rate arrivals (rate.go); nil without --rate
+	live *Live      // live counters (live.go)
 
 	errMu    sync.Mutex
 	err      error
@@ -181,6 +177,9 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 			wk.rd = &readSide{ep: rep, label: rep.Label(), db: rdbs[i%len(rdbs)], slot: &connSlot{}}
 			wk.c.rd = &Conn{ps: r.ps, texts: readTexts, workload: name, label: rep.Label()}
 		}
+		if o.Rate > 0 {
+			r.workers[i].st.svcHist = NewHistogram()
+		}
 	}
 
 	// Connect and prepare every worker before the clock starts (sysbench's
@@ -207,7 +206,11 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	}
 	r.warming.Store(o.Warmup > 0)
 	if o.Rate > 0 {
-		r.queue = make(chan struct{}, maxQueueLen)
+		r.rt = newRateState(&o)
+	}
+	r.live = &Live{r: r}
+	if lr, ok := rep.(LiveReporter); ok {
+		lr.Live(r.live)
 	}
 	stopCtx := context.AfterFunc(ctx, func() {
 		r.stop()
@@ -242,7 +245,7 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 		wwg.Wait()
 		close(workersDone)
 	}()
-	if r.queue != nil {
+	if r.rt != nil {
 		go r.generate()
 	}
 	go r.watchStalls()
@@ -330,71 +333,45 @@ func (r *runner) closeAll() {
 }
 
 // more is sysbench's sb_more_events: false when the run must end for this
-// worker; with --rate it blocks until an event is queued.
-func (r *runner) more() bool {
+// worker. With --rate it blocks until an arrival is queued and returns the
+// arrival's scheduled time (the event's intended start); without, the zero time
+// (the event starts when the worker begins it).
+func (r *runner) more() (time.Time, bool) {
 	if r.stopping() {
-		return false
+		return time.Time{}, false
 	}
 	if r.limit > 0 && time.Since(r.t0) >= r.limit {
-		return false
+		return time.Time{}, false
 	}
 	if r.o.Events > 0 && !r.warming.Load() && r.nevents.Add(1) > r.o.Events {
-		return false
+		return time.Time{}, false
 	}
-	if r.queue != nil {
-		select {
-		case <-r.queue:
-		case <-r.done:
-			return false
-		}
-		r.concurrency.Add(1)
+	if r.rt != nil {
+		return r.take()
 	}
-	return true
+	return time.Time{}, true
 }
 
-// generate is sysbench's event generator for --rate: exponentially
-// distributed inter-arrival times (a Poisson process of Rate events/s).
-func (r *runner) generate() {
-	g := rand.New(rand.NewPCG(seedOf(&r.o), 0x5eed))
-	lambda := 1e9 / float64(r.o.Rate)
-	next := time.Since(r.t0)
-	tm := time.NewTimer(time.Hour)
-	defer tm.Stop()
-	for {
-		next += time.Duration(-lambda * math.Log(1-g.Float64()))
-		now := time.Since(r.t0)
-		if r.limit > 0 && now >= r.limit {
-			return
-		}
-		if next > now {
-			tm.Reset(next - now)
-			select {
-			case <-tm.C:
-			case <-r.done:
-				return
-			}
-		}
-		select {
-		case r.queue <- struct{}{}:
-		case <-r.done:
-			return
-		default:
-			r.fail(errQueueFull)
-			return
-		}
-	}
-}
-
-// loop runs events until more() says stop.
+// loop runs events until more() says stop. An event's latency runs from its
+// intended start (its arrival under --rate), its service time from when the
+// worker began it.
 func (w *worker) loop(ctx context.Context) {
 	r := w.r
 	defer r.running.Add(-1)
-	for r.more() {
+	for {
+		arrival, ok := r.more()
+		if !ok {
+			w.finish(ctx)
+			return
+		}
 		start := time.Now()
 		w.busySince.Store(start.UnixNano())
+		if arrival.IsZero() {
+			arrival = start
+		}
 		err := w.eventWithRetry(ctx)
-		if r.queue != nil {
-			r.concurrency.Add(-1)
+		if r.rt != nil {
+			r.rt.conc.Add(-1)
 		}
 		if err != nil {
 			w.st.record(&w.c.ev, -1, 0)
@@ -403,11 +380,29 @@ func (w *worker) loop(ctx context.Context) {
 			}
 			return
 		}
-		now := time.Now()
-		w.st.record(&w.c.ev, now.Sub(start), 0)
-		w.lastCommit.Store(now.UnixNano())
+		end := time.Now()
+		w.lastCommit.Store(end.UnixNano())
 		w.busySince.Store(0)
-		w.trk.committed(now)
+		w.trk.committed(end)
+		if r.warmupArrival(arrival) {
+			w.c.ev = counts{} // a warm-up arrival finishing after it: not measured
+			continue
+		}
+		w.st.recordEvent(&w.c.ev, end.Sub(arrival), end.Sub(start))
+	}
+}
+
+// finish gives the worker's events their last word when the run ends normally (see
+// eventFinisher); a failure ends the run with it.
+func (w *worker) finish(ctx context.Context) {
+	f, ok := w.events.(eventFinisher)
+	if !ok || w.conn == nil || ctx.Err() != nil || w.r.firstErr() != nil {
+		return
+	}
+	err := w.conn.Raw(func(any) error { return f.finish(&w.c) })
+	w.st.record(&w.c.ev, -1, 0)
+	if err != nil {
+		w.r.fail(err)
 	}
 }
 
@@ -637,6 +632,7 @@ func (r *runner) coordinate(rep Reporter, workersDone <-chan struct{}) {
 		}
 		r.hv.collect(r, false)
 		r.warming.Store(false)
+		r.live.startMeasuring(r.hv.warmupCum)
 		if r.o.Events > 0 {
 			r.nevents.Store(0)
 		}
@@ -662,6 +658,7 @@ func (r *runner) coordinate(rep Reporter, workersDone <-chan struct{}) {
 func (r *runner) interval(start time.Time) Interval {
 	now := time.Now()
 	c, perEp, byCode := r.hv.collect(r, true)
+	svc := r.hv.ivSvc
 	length := now.Sub(r.hv.last)
 	r.hv.last = now
 	h := r.hv.ivHist
@@ -688,9 +685,10 @@ func (r *runner) interval(start time.Time) Interval {
 	if c.events > 0 {
 		iv.LatencyAvg = nsToMs(c.latSum) / float64(c.events)
 	}
-	if r.queue != nil {
-		iv.QueueLength = len(r.queue)
-		iv.Concurrency = int(r.concurrency.Load())
+	if r.rt != nil {
+		iv.QueueLength = r.queueLength(now)
+		iv.Concurrency = int(r.rt.conc.Load())
+		iv.Rate = r.rateInterval(now, &svc, r.hv.ivSvcHist)
 	}
 	return iv
 }
@@ -705,6 +703,12 @@ type harvester struct {
 	byCode    map[uint16]int64
 	perEp     map[string]EndpointStats
 	last      time.Time
+
+	// Service times (--rate only): the interval's and the run's, like ivHist/totalHist.
+	spareSvc, ivSvcHist, totalSvcHist *hdrhistogram.Histogram
+	ivSvc, totalSvc                   counts
+	// warmupCum are the workers' cumulative counts at the end of the warm-up.
+	warmupCum counts
 }
 
 func (h *harvester) init(n int) {
@@ -714,6 +718,9 @@ func (h *harvester) init(n int) {
 	h.perWorker = make([]counts, n)
 	h.byCode = map[uint16]int64{}
 	h.perEp = map[string]EndpointStats{}
+	h.spareSvc = NewHistogram()
+	h.ivSvcHist = NewHistogram()
+	h.totalSvcHist = NewHistogram()
 }
 
 // collect harvests every worker into the interval accumulators (returned,
@@ -721,6 +728,11 @@ func (h *harvester) init(n int) {
 // totals; without keep (end of warmup) the harvest is discarded.
 func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]EndpointStats, byCode map[uint16]int64) {
 	h.ivHist.Reset()
+	h.ivSvcHist.Reset()
+	h.ivSvc = counts{}
+	if !keep {
+		h.warmupCum = counts{}
+	}
 	perEp = map[string]EndpointStats{}
 	byCode = map[uint16]int64{}
 	for _, ep := range r.t.Endpoints {
@@ -747,19 +759,28 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 		perEp[label] = e
 	}
 	for i, wk := range r.workers {
-		sn := wk.st.harvest(h.spare)
+		sn := wk.st.harvest(h.spare, h.spareSvc)
 		if keep {
 			h.ivHist.Merge(sn.hist)
 		}
 		sn.hist.Reset()
 		h.spare = sn.hist
+		if sn.svcHist != nil {
+			if keep {
+				h.ivSvcHist.Merge(sn.svcHist)
+			}
+			sn.svcHist.Reset()
+			h.spareSvc = sn.svcHist
+		}
 		if !keep {
+			h.warmupCum.add(&sn.cum)
 			continue
 		}
 		for label, cr := range sn.carry {
 			sn.c.add(&cr.c) // the worker's totals; the endpoint's share below
 			addEp(label, &cr.c, cr.byCode)
 		}
+		h.ivSvc.add(&sn.svc)
 		c.add(&sn.c)
 		h.perWorker[i].add(&sn.c)
 		if wk.rd != nil {
@@ -777,6 +798,8 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 	if keep {
 		h.total.add(&c)
 		h.totalHist.Merge(h.ivHist)
+		h.totalSvc.add(&h.ivSvc)
+		h.totalSvcHist.Merge(h.ivSvcHist)
 		for k, v := range perEp {
 			t := h.perEp[k]
 			t.Transactions += v.Transactions
@@ -827,6 +850,9 @@ func (r *runner) result(end time.Time) *Result {
 	res.LatencyP50 = pctMs(h, 50, tot.latMax)
 	res.LatencyP95 = pctMs(h, 95, tot.latMax)
 	res.LatencyP99 = pctMs(h, 99, tot.latMax)
+	for _, p := range r.o.ExtraPercentiles {
+		res.ExtraLatencyPct = append(res.ExtraLatencyPct, pctMs(h, p, tot.latMax))
+	}
 
 	n := float64(len(r.workers))
 	res.EventsAvg = float64(tot.events) / n
@@ -840,6 +866,10 @@ func (r *runner) result(end time.Time) *Result {
 	}
 	res.EventsStddev = math.Sqrt(ev / n)
 	res.ExecTimeStddev = math.Sqrt(et / n)
+	if r.rt != nil {
+		res.Rate = r.rateResult(end, &r.hv.totalSvc, r.hv.totalSvcHist)
+	}
+	r.live.finish()
 	return res
 }
 
