@@ -84,8 +84,11 @@ func TestLiveCountersMoveWithinAnInterval(t *testing.T) {
 	}
 	rate := (scrapes[2].tx - scrapes[0].tx) / scrapes[2].at.Sub(scrapes[0].at).Seconds()
 	t.Logf("counter rate %.1f/s; Result %d transactions, %.1f tps", rate, res.Transactions, res.TPS())
-	if math.Abs(rate-res.TPS()) > 0.1*res.TPS() {
-		t.Errorf("counter rate %.1f/s, Result %.1f tps: want within 10%%", rate, res.TPS())
+	// A 3 s window against the whole run's mean: on a loaded 2-core machine TPS itself
+	// moves 10-15% between seconds. Counters that moved only once per report interval
+	// (the bug this guards against) would not move at all here: see the checks above.
+	if math.Abs(rate-res.TPS()) > 0.3*res.TPS() {
+		t.Errorf("counter rate %.1f/s, Result %.1f tps: want within 30%%", rate, res.TPS())
 	}
 	f := gather(t, m)
 	if got := value(f[Transactions]); got != float64(res.Transactions) {

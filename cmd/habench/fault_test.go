@@ -377,3 +377,89 @@ func TestDurabilityFailoverScenario(t *testing.T) {
 	}
 	noClusters(t, state, "dfasync", "dfsemi")
 }
+
+// TestFailoverGroupAndGalera: acceptance of the fault scenarios on the two kinds with
+// their own failover. A single-primary group's primary is killed mid-run: the workers
+// follow the new primary (writer auto, the default), the run completes, and
+// summary.json/report.md give the fault's recovery time (the writer's outage), the
+// convergence (n1 down, expected) and the commits on the new primary. A Galera node that
+// takes no writes is killed: the writer n1 stalls until the cluster evicts it, the run
+// completes, and the recovery time is that stall.
+func TestFailoverGroupAndGalera(t *testing.T) {
+	testenv.Installation(t, topology.MySQL)
+	testenv.Installation(t, topology.MariaDB)
+	state := stateDir(t)
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	gname, ganame := testenv.Name("fog"), testenv.Name("foa")
+	os.WriteFile(f, []byte("name: failover\ntopologies:\n"+
+		"  - {name: "+gname+", kind: group, nodes: 3, flavor: mysql, options: {group_replication_member_expel_timeout: \"0\"}}\n"+
+		"  - {name: "+ganame+", kind: galera, nodes: 3, flavor: mariadb}\n"+
+		"workload:\n  test: oltp_write_only\n  nodes: {"+ganame+": [n2]}\n  options: {tables: 2, table-size: 1000, threads: 2, time: 24, report-interval: 2}\n"+
+		"faults:\n  - {at: 4s, action: kill, node: writer}\n"), 0o644)
+	res := t.TempDir()
+	r := habench(t, state, "run", f, "--results", res, "--quiet")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	type summary struct {
+		Faults []struct {
+			Action, Node, Outage string
+			RecoveryS            *float64 `json:"recovery_s"`
+		} `json:"faults"`
+		PerEndpoint map[string]struct {
+			Transactions int64 `json:"transactions"`
+		} `json:"per_endpoint"`
+		Convergence struct {
+			Nodes []struct{ Node, State string }
+		}
+	}
+	read := func(topo string) (summary, string) {
+		t.Helper()
+		fs, _ := filepath.Glob(filepath.Join(res, "*", "*-"+topo, "summary.json"))
+		if len(fs) != 1 {
+			t.Fatalf("%s: %v", topo, fs)
+		}
+		var s summary
+		b, _ := os.ReadFile(fs[0])
+		if err := json.Unmarshal(b, &s); err != nil || len(s.Faults) != 1 {
+			t.Fatalf("%s: faults %+v (%v)", topo, s.Faults, err)
+		}
+		md, _ := os.ReadFile(filepath.Join(filepath.Dir(fs[0]), "report.md"))
+		return s, string(md)
+	}
+	g, gmd := read(gname)
+	if f := g.Faults[0]; f.Node != "n1" || f.Outage != "writer" || f.RecoveryS == nil || *f.RecoveryS <= 0 || *f.RecoveryS > 20 {
+		t.Errorf("group: fault %+v (recovery %v), want the writer's outage ending within 20 s", f, f.RecoveryS)
+	} else {
+		t.Logf("group: primary killed, workers committed on the new primary %.2f s later", *f.RecoveryS)
+	}
+	if g.PerEndpoint["n2"].Transactions+g.PerEndpoint["n3"].Transactions == 0 {
+		t.Errorf("group: no commit on a new primary: %+v", g.PerEndpoint)
+	}
+	for _, n := range g.Convergence.Nodes {
+		if want := map[bool]string{true: "down", false: "converged"}[n.Node == "n1"]; n.State != want {
+			t.Errorf("group: %s %s, want %s", n.Node, n.State, want)
+		}
+	}
+	if !strings.Contains(gmd, "## Faults") || !strings.Contains(gmd, "| kill | n1 |") {
+		t.Errorf("group report.md lacks the fault table:\n%s", gmd)
+	}
+	// Galera: n1 (the first node, "writer") killed while the workers write on n2.
+	ga, gamd := read(ganame)
+	if f := ga.Faults[0]; f.Node != "n1" || f.RecoveryS == nil || *f.RecoveryS > 20 {
+		t.Errorf("galera: fault %+v (recovery %v), want n1 and n2's writes back within 20 s", f, f.RecoveryS)
+	}
+	if ga.PerEndpoint["n2"].Transactions == 0 {
+		t.Errorf("galera: no commit on n2")
+	}
+	for _, n := range ga.Convergence.Nodes {
+		if want := map[bool]string{true: "down", false: "converged"}[n.Node == "n1"]; n.State != want {
+			t.Errorf("galera: %s %s, want %s", n.Node, n.State, want)
+		}
+	}
+	if !strings.Contains(gamd, "## Faults") {
+		t.Errorf("galera report.md lacks the fault table")
+	}
+	t.Logf("galera: fault %+v", ga.Faults[0])
+	noClusters(t, state, gname, ganame)
+}
