@@ -203,6 +203,8 @@ type Summary struct {
 	// Convergence is the check after the catch-up: per node converged, behind, diverged
 	// (with the tables whose CHECKSUM TABLE differs) or down (nil when not checked).
 	Convergence *Convergence `json:"convergence,omitempty"`
+	// NodeStates are the nodes that were down or changed role during the run.
+	NodeStates []NodeState `json:"node_states,omitempty"`
 	// Faults are the run's faults with their recovery times (nil without faults).
 	Faults []FaultSummary `json:"faults,omitempty"`
 	// Probe is the probe writer's count of lost acknowledged commits (nil without it).
@@ -666,6 +668,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	}
 	sum.Outages = outageSummaries(result)
 	sum.Faults = faultSummaries(man.Faults, sum.Outages, allSamples)
+	sum.NodeStates = nodeStates(allSamples)
 	out.Summary = sum
 	man.Finished = time.Now().UTC()
 	if res != nil {

@@ -120,6 +120,10 @@ func Report(m *Manifest, s *Summary) string {
 			}
 		}
 	}
+	if t := NodeStateTable(s.NodeStates); t != "" {
+		b.WriteString("\n## Node states\n\n" + t)
+		b.WriteString("\ndown = no sampler reached the node in those seconds (node_up 0 in samples.csv).\n")
+	}
 	if t := FaultTable(s.Faults); t != "" {
 		b.WriteString("\n## Faults\n\n" + t)
 		b.WriteString("\nrecovery = from the fault to the first commit of the workers it stopped (0: the workload did not notice); times on samples.csv's clock.\n")

@@ -441,6 +441,9 @@ func TestFailoverGroupAndGalera(t *testing.T) {
 			t.Errorf("group: %s %s, want %s", n.Node, n.State, want)
 		}
 	}
+	if !strings.Contains(gmd, "## Node states") || !strings.Contains(gmd, "-> PRIMARY") {
+		t.Errorf("group report.md lacks n1 down and a new PRIMARY in its node states:\n%s", gmd)
+	}
 	if !strings.Contains(gmd, "## Faults") || !strings.Contains(gmd, "| kill | n1 |") {
 		t.Errorf("group report.md lacks the fault table:\n%s", gmd)
 	}
