@@ -237,6 +237,11 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	if b.Cluster != nil && b.Cluster.State != "ready" {
 		return nil, fmt.Errorf("cluster %s is %q, not ready (destroy and deploy it again)", b.Cluster.Name, b.Cluster.State)
 	}
+	unlockRun, err := lockRun(b.Cluster, b.CommandLine)
+	if err != nil {
+		return nil, err
+	}
+	defer unlockRun()
 	// Every endpoint answers before anything is read, set or written (sysbench's first
 	// FATAL line otherwise comes after a page of warnings about the same dead server).
 	if err := workload.Reachable(ctx, b.Target); err != nil {

@@ -246,6 +246,11 @@ func TestConvergenceDivergedAndDown(t *testing.T) {
 		done <- habench(t, state, "sysbench", "oltp_read_only", "run", "--cluster", name, "--tables", "2", "--table-size", "1000", "--threads", "1", "--time", "4", "--results", res3)
 	}()
 	time.Sleep(2 * time.Second)
+	// A second run on the same cluster meanwhile is refused, naming the first.
+	if r2 := habench(t, state, "sysbench", "oltp_read_only", "run", "--cluster", name, "--tables", "2", "--table-size", "1000", "--time", "1"); r2.code != 1 ||
+		!strings.Contains(r2.stderr, "another run is going on (pid ") || !strings.Contains(r2.stderr, "oltp_read_only run") {
+		t.Errorf("a second run on the cluster: exit %d, stderr %q", r2.code, r2.stderr)
+	}
 	must("fault", "kill", "n3", "--cluster", name)
 	r = <-done
 	if r.code != 0 || !strings.Contains(r.stdout, "WARNING: faults were injected during the run (habench fault): kill n3 at") {
