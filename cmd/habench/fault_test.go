@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,6 +114,18 @@ func TestFaultPromote(t *testing.T) {
 		t.Errorf("roles at the end: %s", got)
 	}
 
+	// partition through the link layer, and netem clear --all removes it.
+	r = must("fault", "partition", "n1", "--cluster", name)
+	if !strings.Contains(r.stdout, "partitioned n1") {
+		t.Errorf("fault partition: %q", r.stdout)
+	}
+	if r := habench(t, state, "fault", "partition", "n2", "--cluster", name); r.code != 2 || !strings.Contains(r.stderr, "has impairments already") {
+		t.Errorf("a second partition: exit %d %q", r.code, r.stderr)
+	}
+	r = must("netem", "clear", "--all")
+	if !strings.Contains(r.stdout, name+": cleared --partition n1") {
+		t.Errorf("netem clear --all: %q", r.stdout)
+	}
 	for _, bad := range [][]string{
 		{"fault", "explode", "n1", "--cluster", name},
 		{"fault", "kill", "n9", "--cluster", name},
@@ -136,7 +149,7 @@ func TestFaultPromote(t *testing.T) {
 		}
 		actions = append(actions, f.Action+" "+f.Node)
 	}
-	if got := strings.Join(actions, ", "); !strings.HasPrefix(got, "promote n2, kill n2, promote n3, start n2") {
+	if got := strings.Join(actions, ", "); !strings.HasPrefix(got, "promote n2, kill n2, promote n3, start n2, partition n1") {
 		t.Errorf("faults log: %s", got)
 	}
 	must("destroy", name)
@@ -470,4 +483,42 @@ func TestFailoverGroupAndGalera(t *testing.T) {
 	}
 	t.Logf("galera: fault %+v", ga.Faults[0])
 	noClusters(t, state, gname, ganame)
+}
+
+// TestSecondInterruptSaysWhatItLeft: a second Ctrl-C exits at once without cleanup and
+// names the sandbox it leaves and the command that removes it; that command works.
+func TestSecondInterruptSaysWhatItLeft(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	state := stateDir(t)
+	name := testenv.Name("si1")
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(f, []byte("name: si\ntopologies:\n  - {name: "+name+", kind: async, nodes: 2, flavor: mariadb}\n"+
+		"workload:\n  test: oltp_read_only\n  options: {tables: 1, table-size: 1000, threads: 1, time: 60, report-interval: 1}\n"), 0o644)
+	cmd := exec.Command(habenchBin, "run", f, "--results", t.TempDir())
+	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(stdout.String(), "[ 1s ]") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never started:\n%s\n%s", stdout.String(), stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	time.Sleep(5 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	want := "left running: " + name + " (remove: habench --state-dir " + state + " destroy " + name + ")"
+	if !strings.Contains(stderr.String(), "second signal, exiting without cleanup") || !strings.Contains(stderr.String(), want) {
+		t.Fatalf("stderr %q, want it to contain %q", stderr.String(), want)
+	}
+	if r := habench(t, state, "--state-dir", state, "destroy", name); r.code != 0 {
+		t.Errorf("the command it gave: exit %d %s", r.code, r.stderr)
+	}
+	noClusters(t, state, name)
 }
