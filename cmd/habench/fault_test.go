@@ -3,10 +3,12 @@ package main
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -519,6 +521,62 @@ func TestSecondInterruptSaysWhatItLeft(t *testing.T) {
 	}
 	if r := habench(t, state, "--state-dir", state, "destroy", name); r.code != 0 {
 		t.Errorf("the command it gave: exit %d %s", r.code, r.stderr)
+	}
+	noClusters(t, state, name)
+}
+
+// TestStatusAdoptsServerRestartedOutside: a node's server killed and started again by
+// hand (the same command line, in the node's namespace) is found by status through its
+// socket, recorded, and removed by destroy.
+func TestStatusAdoptsServerRestartedOutside(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	state := stateDir(t)
+	name := testenv.Name("ad1")
+	if r := habench(t, state, "deploy", "--name", name, "--kind", "single", "--flavor", "mariadb"); r.code != 0 {
+		t.Fatalf("deploy: %s", r.stderr)
+	}
+	sb := &cluster.Sandbox{StateDir: state}
+	c, err := sb.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Node("n1")
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", n.PID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+	if r := habench(t, state, "fault", "kill", "n1", "--cluster", name); r.code != 0 {
+		t.Fatalf("kill: %s", r.stderr)
+	}
+	if n.Netns != "" {
+		argv = append([]string{"ip", "netns", "exec", n.Netns}, argv...)
+	}
+	byHand := exec.Command(argv[0], argv[1:]...)
+	byHand.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := byHand.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go byHand.Wait()
+	t.Cleanup(func() { byHand.Process.Kill() })
+	deadline := time.Now().Add(60 * time.Second)
+	var st result
+	for {
+		st = habench(t, state, "status", name)
+		if strings.Contains(st.stdout, "restarted outside habench (pid ") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if !strings.Contains(st.stdout, "restarted outside habench (pid ") || !strings.Contains(st.stdout, "ok") {
+		t.Fatalf("status does not find the server started by hand:\n%s", st.stdout)
+	}
+	c, _ = sb.Load(name)
+	if c.Node("n1").PID == n.PID || !c.Node("n1").Running() {
+		t.Errorf("state not updated: pid %d (was %d)", c.Node("n1").PID, n.PID)
+	}
+	if r := habench(t, state, "destroy", name); r.code != 0 {
+		t.Fatalf("destroy: %s", r.stderr)
 	}
 	noClusters(t, state, name)
 }
