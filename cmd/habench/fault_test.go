@@ -445,6 +445,10 @@ func TestFailoverGroupAndGalera(t *testing.T) {
 			t.Fatalf("%s: faults %+v (%v)", topo, s.Faults, err)
 		}
 		md, _ := os.ReadFile(filepath.Join(filepath.Dir(fs[0]), "report.md"))
+		html, _ := os.ReadFile(filepath.Join(filepath.Dir(fs[0]), "report.html"))
+		if !strings.Contains(string(html), "fault: kill n1 at ") {
+			t.Errorf("%s: report.html's time series do not mark the fault", topo)
+		}
 		return s, string(md)
 	}
 	g, gmd := read(gname)
