@@ -191,6 +191,8 @@ type Summary struct {
 	LatencyMs     map[string]float64                `json:"latency_ms"`
 	ErrorsByCode  map[string]int64                  `json:"errors_by_code,omitempty"`
 	PerEndpoint   map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
+	// ClientCPUCores is the CPU habench itself used during the workload, in cores.
+	ClientCPUCores float64 `json:"client_cpu_cores,omitempty"`
 	// Outages are the windows during which a node's workers could not commit (nil: none).
 	Outages        []OutageSummary      `json:"outages,omitempty"`
 	Nodes          []NodeLag            `json:"nodes,omitempty"`
@@ -538,6 +540,13 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		man.Warnings = append(man.Warnings, w)
 		if b.Stdout == nil { // else printed above, before the summary
 			b.log().Warn("outage", "detail", w)
+		}
+	}
+	if w := clientBound(result); w != "" {
+		man.Warnings = append(man.Warnings, w)
+		b.log().Warn("client-bound", "cores", result.ClientCPUCores)
+		if b.Stdout != nil {
+			fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
 		}
 	}
 	if result != nil && result.Rate != nil {
@@ -974,6 +983,7 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 	if r != nil {
 		s.TimeS = r.TotalTime.Seconds()
 		s.TPS, s.QPS = r.TPS(), r.QPS()
+		s.ClientCPUCores = r.ClientCPUCores
 		s.Transactions, s.Reads, s.Writes, s.Others = r.Transactions, r.Reads, r.Writes, r.Others
 		s.IgnoredErrors, s.Reconnects = r.IgnoredErrors, r.Reconnects
 		s.LatencyMs = map[string]float64{"min": r.LatencyMin, "avg": r.LatencyAvg, "max": r.LatencyMax,
@@ -1118,6 +1128,13 @@ func ClusterTarget(c *cluster.Cluster, db string, only []string) (workload.Targe
 		}
 	}
 	return t, nil
+}
+
+func clientBound(r *workload.Result) string {
+	if r == nil {
+		return ""
+	}
+	return r.ClientBoundWarning()
 }
 
 // WithReadNodes sets t's read endpoints (workload.Target.ReadEndpoints) to cluster c's

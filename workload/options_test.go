@@ -345,3 +345,16 @@ func TestPercentileList(t *testing.T) {
 		t.Error("--percentile 95,x accepted")
 	}
 }
+
+func TestClientBound(t *testing.T) {
+	for _, c := range []struct {
+		cores float64
+		cpus  int
+		want  bool
+	}{{1.85, 2, true}, {1.7, 2, false}, {0.95, 1, true}, {0, 0, false}} {
+		r := &Result{ClientCPUCores: c.cores, ClientCPUs: c.cpus}
+		if got := r.ClientBound(); got != c.want || (r.ClientBoundWarning() != "") != c.want {
+			t.Errorf("%.2f of %d CPUs: bound %v, want %v", c.cores, c.cpus, got, c.want)
+		}
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -227,6 +229,7 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 		sr.Started()
 	}
 	r.running.Store(int32(len(r.workers)))
+	cpu0 := processCPU()
 	r.t0 = time.Now()
 	if r.limit > 0 {
 		tm := time.AfterFunc(r.limit, r.stop)
@@ -260,6 +263,10 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	<-coordDone
 
 	res := r.result(end)
+	if wall := end.Sub(r.t0).Seconds(); wall > 0 {
+		res.ClientCPUCores = (processCPU() - cpu0).Seconds() / wall
+	}
+	res.ClientCPUs = min(runtime.GOMAXPROCS(0), runtime.NumCPU())
 	res.Outages = r.outageList(end)
 	if fallback {
 		res.PSFallback = note
@@ -570,6 +577,29 @@ func (w *worker) reconnect(ctx context.Context) error {
 		}
 		backoff = min(backoff*2, 50*time.Millisecond)
 	}
+}
+
+// processCPU is this process's user + system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ClientBound reports whether r's client (this process) used at least 90% of the CPUs it
+// can run on: then the result measures habench as much as the servers.
+func (r *Result) ClientBound() bool {
+	return r.ClientCPUs > 0 && r.ClientCPUCores >= 0.9*float64(r.ClientCPUs)
+}
+
+// ClientBoundWarning is the WARNING for a client-bound run ("" when it was not).
+func (r *Result) ClientBoundWarning() string {
+	if !r.ClientBound() {
+		return ""
+	}
+	return fmt.Sprintf("habench itself used %.2f of the %d CPUs it can run on during the run: the client, not the servers, may be the bottleneck (fewer threads, or the load generator on another machine)", r.ClientCPUCores, r.ClientCPUs)
 }
 
 // WriterLabel is the outage label of workers that follow the writer (Target.Follow).

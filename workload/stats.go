@@ -151,6 +151,10 @@ type Result struct {
 	PSFallback string
 	// RandType and PSMode record the distribution and statement mode used.
 	RandType, PSMode string
+	// ClientCPUCores is the CPU this process used during the run, in cores (user+system
+	// seconds per second of wall time); ClientCPUs the CPUs it can run on. See ClientBound.
+	ClientCPUCores float64
+	ClientCPUs     int
 	// ReadNodes are the labels of Target.ReadEndpoints (nil without read nodes); their
 	// reads and read-your-writes checks are in PerEndpoint.
 	ReadNodes []string
