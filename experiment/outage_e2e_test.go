@@ -101,8 +101,19 @@ func TestNodeKilledMidRunIsAnOutage(t *testing.T) {
 	if err := json.Unmarshal(raw, &man); err != nil {
 		t.Fatal(err)
 	}
-	if len(man.Warnings) != 1 || !strings.HasPrefix(man.Warnings[0], "outage: n2 could not commit from ") {
-		t.Errorf("manifest warnings %q, want n2's outage", man.Warnings)
+	// Exactly one outage; other warnings (a CPU-saturated host on a loaded machine) may
+	// come with it.
+	outages := 0
+	for _, w := range man.Warnings {
+		if strings.HasPrefix(w, "outage: ") {
+			outages++
+			if !strings.HasPrefix(w, "outage: n2 could not commit from ") {
+				t.Errorf("manifest warning %q, want n2's outage", w)
+			}
+		}
+	}
+	if outages != 1 {
+		t.Errorf("manifest warnings %q, want one outage (n2's)", man.Warnings)
 	}
 	// habench's own sandbox option is recorded and read back.
 	if man.Cluster.SandboxOptions["max_connections"] != "1000" || len(man.Nodes) != 2 || man.Nodes[0].Variables["max_connections"] != "1000" {
