@@ -28,7 +28,9 @@ import (
 // thread's P to other goroutines only when they need it (see tuneProcs),
 // so a worker returns from read(2) onto its own P without a wakeup.
 //
-// Close may come from another goroutine while a Read or Write is blocked
+// Read is for one goroutine at a time, and so is Write (the driver's use:
+// one statement at a time on a connection); Close and the deadlines may come
+// from any goroutine. Close may come from another goroutine while a Read or Write is blocked
 // (connSlot.kill, the driver's context watcher): it shuts the socket down
 // (shutdown(2) SHUT_RDWR, which wakes a blocked read or write at once) and
 // the file descriptor is closed only when no Read or Write is using it, so
