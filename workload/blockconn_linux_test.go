@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -193,5 +194,47 @@ func TestBlockConnCloseRace(t *testing.T) {
 	}
 	if after := fdCountSettles(t, before); after != before {
 		t.Errorf("%d fds before, %d after", before, after)
+	}
+}
+
+// GOMAXPROCS follows the open blockConns: one P each plus procsSpare while
+// they are few, the default beyond procsPerCPU per default P and once all
+// are closed.
+func TestBlockConnProcs(t *testing.T) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("GOMAXPROCS set in the environment: procs leaves it alone")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echoServer(t, l)
+	s := newSession(Target{})
+	def := runtime.GOMAXPROCS(0)
+	var conns []net.Conn
+	closeAll := func() {
+		for _, c := range conns {
+			c.Close()
+		}
+		conns = nil
+	}
+	defer closeAll()
+	for i := 1; i <= procsPerCPU*def+1; i++ {
+		c, err := s.dial(context.Background(), "tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		want := max(def, i+procsSpare)
+		if i > procsPerCPU*def {
+			want = def
+		}
+		if got := runtime.GOMAXPROCS(0); got != want {
+			t.Fatalf("%d open conns: GOMAXPROCS %d, want %d", i, got, want)
+		}
+	}
+	closeAll()
+	if got := runtime.GOMAXPROCS(0); got != def {
+		t.Errorf("all closed: GOMAXPROCS %d, want the default %d", got, def)
 	}
 }
