@@ -353,3 +353,49 @@ func procsAdd(d int) {
 		procs.raised = false
 	}
 }
+
+// SyscallConn gives the driver's stale-connection check (connCheck, on the
+// first statement after a pooled connection is taken again) what it needs:
+// a RawConn whose Read runs its function with the socket in non-blocking
+// mode, so that a peek at a live idle connection sees EAGAIN instead of
+// blocking.
+func (c *blockConn) SyscallConn() (syscall.RawConn, error) { return rawBlockConn{c}, nil }
+
+type rawBlockConn struct{ c *blockConn }
+
+func (r rawBlockConn) Control(f func(fd uintptr)) error {
+	if !r.c.acquire() {
+		return r.c.opErr("raw-control", net.ErrClosed)
+	}
+	defer r.c.release()
+	f(uintptr(r.c.fd))
+	return nil
+}
+
+// Read and Write call f with the socket non-blocking until it returns
+// true, waiting in poll(2) for the socket to be ready between calls.
+func (r rawBlockConn) Read(f func(fd uintptr) bool) error { return r.io(f, unix.POLLIN, "raw-read") }
+
+func (r rawBlockConn) Write(f func(fd uintptr) bool) error { return r.io(f, unix.POLLOUT, "raw-write") }
+
+func (r rawBlockConn) io(f func(fd uintptr) bool, ev int16, op string) error {
+	c := r.c
+	if !c.acquire() {
+		return c.opErr(op, net.ErrClosed)
+	}
+	defer c.release()
+	if err := unix.SetNonblock(c.fd, true); err != nil {
+		return c.opErr(op, os.NewSyscallError("fcntl", err))
+	}
+	defer unix.SetNonblock(c.fd, false)
+	for !f(uintptr(c.fd)) {
+		if c.state.Load()&bcClosed != 0 {
+			return c.opErr(op, net.ErrClosed)
+		}
+		pfd := []unix.PollFd{{Fd: int32(c.fd), Events: ev}}
+		if _, err := unix.Poll(pfd, -1); err != nil && err != unix.EINTR {
+			return c.opErr(op, os.NewSyscallError("poll", err))
+		}
+	}
+	return nil
+}

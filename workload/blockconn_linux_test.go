@@ -12,8 +12,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func fdCount(t *testing.T) int {
@@ -236,5 +239,56 @@ func TestBlockConnProcs(t *testing.T) {
 	closeAll()
 	if got := runtime.GOMAXPROCS(0); got != def {
 		t.Errorf("all closed: GOMAXPROCS %d, want the default %d", got, def)
+	}
+}
+
+// The driver's stale-connection check reads through SyscallConn: on a live
+// idle connection it must see EAGAIN at once (not block), on a connection
+// the server closed, EOF; and the socket stays blocking afterwards.
+func TestBlockConnLivenessCheck(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	c, err := newSession(Target{}).dial(context.Background(), "tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	srv := <-accepted
+	peek := func() (int, error) {
+		rc, err := c.(syscall.Conn).SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		var rerr error
+		if err := rc.Read(func(fd uintptr) bool {
+			n, rerr = syscall.Read(int(fd), make([]byte, 1))
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n, rerr
+	}
+	if n, err := peek(); n != -1 || err != syscall.EAGAIN {
+		t.Errorf("peek at a live idle conn: %d, %v; want EAGAIN", n, err)
+	}
+	srv.Close()
+	time.Sleep(50 * time.Millisecond)
+	if n, err := peek(); n != 0 || err != nil {
+		t.Errorf("peek at a conn the peer closed: %d, %v; want 0 (EOF)", n, err)
+	}
+	fl, err := unix.FcntlInt(uintptr(c.(*blockConn).fd), unix.F_GETFL, 0)
+	if err != nil || fl&unix.O_NONBLOCK != 0 {
+		t.Errorf("after the check: flags %#x, %v; want a blocking socket", fl, err)
 	}
 }
