@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"fmt"
-	"io"
 )
 
 // driverConn is what the workers need of the driver's connection.
@@ -40,7 +39,6 @@ type Conn struct {
 	ps       bool
 	texts    []string
 	stmts    []driverStmt
-	dest     [][]driver.Value
 	nv       [8]driver.NamedValue
 	ev       counts // statement counts of the current attempt
 	workload string
@@ -130,26 +128,11 @@ func (c *Conn) drain(i int, vals []driver.Value) error {
 	if err != nil {
 		return c.stmtErr(i, err)
 	}
-	if c.dest == nil {
-		c.dest = make([][]driver.Value, len(c.texts))
-	}
-	dest := c.dest[i]
-	if dest == nil {
-		dest = make([]driver.Value, len(rows.Columns()))
-		c.dest[i] = dest
-	}
-	for {
-		if err = rows.Next(dest); err != nil {
-			break
-		}
-	}
-	if err == io.EOF {
-		err = nil
-	}
-	if cerr := rows.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	// Drained, not decoded: Close reads every row packet off the wire and fails on an
+	// error packet, without Next's allocation per column and row (416 -> 105
+	// allocations per oltp_read_write transaction); sysbench too stores the rows
+	// without looking at them.
+	if err := rows.Close(); err != nil {
 		return c.stmtErr(i, err)
 	}
 	return nil

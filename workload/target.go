@@ -91,9 +91,11 @@ func (t Target) Validate() error {
 
 // session opens pools for one Prepare/Run/Cleanup call. Every connection is
 // dialled by session.dial (Config.DialFunc: no global driver registration),
-// which uses Target.Dial for TCP when set and records the net.Conn in the
-// connSlot carried by the dial context, so that a run can close a worker's
-// socket to abandon a hung statement.
+// which uses Target.Dial for TCP when set, turns a TCP or unix socket into
+// a blocking one (blocking, blockconn_linux.go; a conn of Target.Dial that
+// is not a socket stays as it is) and records the net.Conn in the connSlot
+// carried by the dial context, so that a run can close a worker's socket to
+// abandon a hung statement.
 type session struct {
 	t Target
 }
@@ -144,6 +146,9 @@ func (s *session) dial(ctx context.Context, network, addr string) (net.Conn, err
 	if err != nil {
 		return nil, err
 	}
+	// A blocking socket (blockconn_linux.go): the worker sleeps in read(2)
+	// like a sysbench thread instead of going through the netpoller.
+	c = blocking(c)
 	if sl, ok := ctx.Value(slotKey{}).(*connSlot); ok {
 		sl.set(c)
 	}
