@@ -77,8 +77,8 @@ func ParseScenario(b []byte) (*Scenario, error) {
 			return nil, fmt.Errorf("topologies[%d]: %w", i, err)
 		}
 		if t.IsExisting() {
-			// dsns registered for the run: bad ones (syntax, or outside this machine's
-			// network rule) are bad input now, not a failed cell after the run has begun.
+			// dsns registered for the run: bad ones (syntax, or refused by the test
+			// harness's network guard) are bad input now, not a failed cell after the run has begun.
 			if _, err := cluster.ExistingNodes(*t); err != nil {
 				return nil, fmt.Errorf("topologies[%d]: %w", i, err)
 			}

@@ -70,8 +70,9 @@ never deploys, restarts, stops or destroys these servers: destroy NAME only forg
 registration; node start/stop, link impairment and read-only knobs are refused; runtime knobs
 are restored after each run.
 
-This machine's network rule: the hosts must be IP addresses on 127.0.0.0/8 or inside the network
-namespaces of habench's own sandboxes here (no names, no other addresses).
+Hosts are IPv4/IPv6 addresses or host names, on any machine habench can reach. (Under
+HABENCH_TEST_NETWORK_GUARD=1, which make test sets, only loopback and network namespaces on
+this machine, and no names.)
 
 File (habench deploy -f accepts it too):
   name: prod1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,6 +135,18 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 	} else {
 		if target, err = o.conn.Target(); err != nil {
 			return usageError{err}
+		}
+		// Any host the user names; under the test harness's network guard only this
+		// machine's loopback and namespaces, and no name lookups.
+		for _, e := range target.Endpoints {
+			if e.Socket == "" {
+				if err := cluster.CheckExistingHost(e.Host); err != nil && e.Host != "localhost" {
+					return &topology.FieldError{Field: "--mysql-host", Value: e.Host, Reason: err.Error()}
+				}
+			}
+		}
+		target.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return cluster.GuardedDial(ctx, addr)
 		}
 	}
 	if o.keep && len(knobs) == 0 && (c == nil || len(c.Spec.Knobs) == 0) {
