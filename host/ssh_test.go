@@ -1,0 +1,105 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/host"
+	"github.com/habench/habench/internal/testhost"
+)
+
+var tricky = []string{"printf", `%s|`, "a b", "it's", `"q"`, "$HOME", "x;y", "`id`", "", "*", "\\n", "é"}
+
+// TestQuote: the quoted line, run by a POSIX shell, gives the command exactly argv.
+func TestQuote(t *testing.T) {
+	out, err := exec.Command("sh", "-c", host.Quote(tricky)).Output()
+	if want := strings.Join(tricky[2:], "|") + "|"; err != nil || string(out) != want {
+		t.Errorf("sh -c %s: %q %v, want %q", host.Quote(tricky), out, err, want)
+	}
+	if q := host.Quote([]string{"tc", "qdisc", "show", "dev", "eth0"}); q != "tc qdisc show dev eth0" {
+		t.Errorf("plain words quoted: %s", q)
+	}
+}
+
+// sshConns counts established TCP connections from this namespace to addr:22.
+func sshConns(t *testing.T, addr string) int {
+	out, err := exec.Command("ss", "-Htn", "state", "established", "dst", addr+":22").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(strings.Fields(strings.TrimSpace(string(out)))) / 4
+}
+
+// TestSSHHost: commands and files on a namespace reached through its sshd, with the lab's
+// ssh_config (-F) and with user, identity and options instead; one connection per host
+// for many commands; a refused key and an unreachable host are *host.ConnError naming
+// the host; a failing command is an *host.ExitError with its code and stderr.
+func TestSSHHost(t *testing.T) {
+	lab := testhost.New(t, 1, testhost.Options{SSH: true})
+	h := lab.Hosts[0]
+	t.Cleanup(host.CloseAll)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	viaConfig := &host.SSH{Dest: h.Name, Config: lab.SSHConfig}
+	for i := 0; i < 5; i++ {
+		out, err := viaConfig.Run(ctx, tricky...)
+		if want := strings.Join(tricky[2:], "|") + "|"; err != nil || string(out) != want {
+			t.Fatalf("run %d: %q %v, want %q\nsshd log:\n%s", i, out, err, want, lab.SSHLog(h))
+		}
+	}
+	if n := sshConns(t, h.Addr); n != 1 {
+		t.Errorf("%d connections to %s:22 after 5 commands, want 1 (the master)", n, h.Addr)
+	}
+	b, err := viaConfig.ReadFile(ctx, "/proc/net/dev")
+	if err != nil || !strings.Contains(string(b), "eth0:") {
+		t.Errorf("ReadFile /proc/net/dev in the namespace: %v\n%s", err, b)
+	}
+	_, err = viaConfig.Run(ctx, "sh", "-c", "echo oops >&2; exit 3")
+	var ee *host.ExitError
+	if !errors.As(err, &ee) || ee.Code != 3 || !strings.Contains(ee.Stderr, "oops") || !strings.Contains(err.Error(), "ssh "+h.Name) {
+		t.Errorf("exit 3: %v", err)
+	}
+
+	direct := &host.SSH{Dest: h.Addr, User: "root", Port: 22, Identity: lab.Key,
+		Options: []string{"UserKnownHostsFile=" + lab.KnownHosts, "StrictHostKeyChecking=yes", "IdentitiesOnly=yes"}}
+	if out, err := direct.Run(ctx, "id", "-u"); err != nil || strings.TrimSpace(string(out)) != "0" {
+		t.Errorf("user/port/identity: %q %v", out, err)
+	}
+	if direct.Name() != "ssh root@"+h.Addr+":22" {
+		t.Errorf("Name %q", direct.Name())
+	}
+
+	host.CloseAll()
+	time.Sleep(200 * time.Millisecond)
+	if n := sshConns(t, h.Addr); n != 0 {
+		t.Errorf("%d connections to %s:22 after CloseAll, want 0", n, h.Addr)
+	}
+
+	// A master of the same destination would carry any later command: refused keys are
+	// checked with none left.
+	other := filepath.Join(t.TempDir(), "other")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", other).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	refused := &host.SSH{Dest: h.Addr, User: "root", Identity: other,
+		Options: []string{"UserKnownHostsFile=" + lab.KnownHosts, "IdentitiesOnly=yes"}}
+	_, err = refused.Run(ctx, "true")
+	var ce *host.ConnError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "Permission denied") || !strings.Contains(err.Error(), h.Addr) {
+		t.Errorf("refused key: %v", err)
+	}
+	gone := &host.SSH{Dest: "198.18.1.99", User: "root", Identity: lab.Key, ConnectTimeout: 2 * time.Second,
+		Options: []string{"UserKnownHostsFile=" + lab.KnownHosts}}
+	t0 := time.Now()
+	_, err = gone.Run(ctx, "true")
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "198.18.1.99") || time.Since(t0) > 10*time.Second {
+		t.Errorf("unreachable host: %v after %v", err, time.Since(t0))
+	}
+
+}
