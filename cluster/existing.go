@@ -464,6 +464,10 @@ func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, e
 	if err != nil {
 		return nil, err
 	}
+	sshSpec, err := absSSHSpec(spec.SSH)
+	if err != nil {
+		return nil, err
+	}
 	dir := s.clusterDir(spec.Name)
 	if _, err := os.Stat(dir); err == nil {
 		return nil, &topology.FieldError{Field: "name", Value: spec.Name, Reason: fmt.Sprintf("a cluster with this name exists (habench destroy %s)", spec.Name)}
@@ -516,7 +520,7 @@ func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, e
 		path:     filepath.Join(dir, "state.json"),
 	}
 	c.Spec = topology.Spec{Name: spec.Name, Provider: topology.ProviderExisting, Kind: kind, Nodes: len(nodes),
-		Flavor: oldest.Flavor, Knobs: spec.Knobs, ExistingSpec: topology.ExistingSpec{User: c.User}}
+		Flavor: oldest.Flavor, Knobs: spec.Knobs, ExistingSpec: topology.ExistingSpec{User: c.User, SSH: sshSpec}}
 	if kind == topology.Group {
 		c.Spec.Group.Mode = topology.GroupMultiPrimary
 		if facts[0].GRSinglePrimary {
@@ -530,6 +534,10 @@ func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, e
 		}
 	}
 	c.Caps = c.Capabilities()
+	// With ssh access: every host is reached (and the key accepted) before registering.
+	if err := c.CheckSSH(ctx); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -46,6 +47,9 @@ type SSH struct {
 	Options []string
 	// ConnectTimeout bounds connecting and authenticating (default 10 s).
 	ConnectTimeout time.Duration
+	// Check, when set, vets the destination as the ssh configuration resolves it (ssh -G,
+	// no connection) before the first connection; its error refuses the connection.
+	Check func(Resolved) error
 
 	mu     sync.Mutex
 	master bool // a master connection was started for this value
@@ -150,6 +154,9 @@ func (s *SSH) Run(ctx context.Context, argv ...string) ([]byte, error) {
 	}
 	a = append(a, "-o", "ControlMaster=no", s.Dest, "--", Quote(argv))
 	cmd := exec.CommandContext(ctx, "ssh", a...)
+	// Its own process group: a Ctrl-C at the terminal reaches habench, which then cleans
+	// up over SSH, and not the ssh clients doing that work (ctx ends them when it must).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 2 * time.Second
@@ -195,6 +202,15 @@ func (s *SSH) Connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.Check != nil {
+		r, err := s.Resolve(ctx)
+		if err == nil {
+			err = s.Check(r)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name(), err)
+		}
+	}
 	// One master per ControlPath: another SSH value for the same destination may have
 	// started it already (a second -M would find the socket taken and stay in the
 	// background as a plain connection nobody can end).
@@ -216,6 +232,7 @@ func (s *SSH) Connect(ctx context.Context) error {
 	defer ef.Close()
 	cmd := exec.CommandContext(ctx, "ssh", append(a, "-M", "-N", "-f", "-o", "ControlMaster=auto", "-o", "ControlPersist=60s", s.Dest)...)
 	cmd.Stderr = ef
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Run()
 	if err != nil {
 		msg, _ := os.ReadFile(ef.Name())

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/topology"
 )
 
@@ -50,6 +51,8 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "habench: second signal, exiting without cleanup")
 		os.Exit(130)
 	}()
+	// SSH master connections to users' hosts end with the command.
+	defer host.CloseAll()
 	root := newRootCmd()
 	err := root.ExecuteContext(ctx)
 	if err == nil {

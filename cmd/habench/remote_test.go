@@ -90,3 +90,59 @@ func TestRegisterOutsideSandboxBridges(t *testing.T) {
 	must(nil, "destroy", "sshg1")
 	must(nil, "destroy", "sshg2")
 }
+
+// TestRegisterWithSSH: an async pair in test-built namespaces, each with an sshd, is
+// registered with ssh access through an ssh_config file (-F) and Host aliases, and with
+// user/identity/options flags instead; status names each node's ssh host. A refused key,
+// a host without sshd, a wrong number of --ssh-host and a missing identity file are one
+// line each naming the node or the field, and register nothing.
+func TestRegisterWithSSH(t *testing.T) {
+	lab := testhost.New(t, 2, testhost.Options{SSH: true, MariaDB: true, Replicate: true})
+	state := stateDir(t)
+	dsns := []string{"--dsn", "root:@tcp(" + lab.Hosts[0].Addr + ":3306)/", "--dsn", "root:@tcp(" + lab.Hosts[1].Addr + ":3306)/"}
+	reg := func(name string, extra ...string) result {
+		return habench(t, state, append(append([]string{"register", "--name", name}, dsns...), extra...)...)
+	}
+	r := reg("sshr1", "--ssh-config", lab.SSHConfig, "--ssh-host", lab.Hosts[0].Name, "--ssh-host", lab.Hosts[1].Name)
+	if r.code != 0 || !strings.Contains(r.stdout, "registered existing cluster sshr1: async, 2 node(s)") ||
+		!strings.Contains(r.stdout, "(existing, ssh "+lab.Hosts[1].Name+")") {
+		t.Fatalf("register with --ssh-config: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	kh := "UserKnownHostsFile=" + lab.KnownHosts
+	r = reg("sshr2", "--ssh-user", "root", "--ssh-port", "22", "--ssh-identity", lab.Key, "--ssh-option", kh, "--ssh-option", "IdentitiesOnly=yes")
+	if r.code != 0 || !strings.Contains(r.stdout, "(existing, ssh root@"+lab.Hosts[0].Addr+":22)") {
+		t.Fatalf("register with --ssh-user/--ssh-identity: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	other := filepath.Join(t.TempDir(), "other")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", other).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"--ssh-user", "root", "--ssh-identity", other, "--ssh-option", kh, "--ssh-option", "IdentitiesOnly=yes"}, 1,
+			[]string{"node n1", "ssh root@" + lab.Hosts[0].Addr, "cannot connect", "Permission denied"}},
+		{[]string{"--ssh-config", lab.SSHConfig, "--ssh-host", lab.Hosts[0].Name, "--ssh-host", "198.18.1.99"}, 1,
+			[]string{"node n2", "ssh 198.18.1.99", "cannot connect"}},
+		{[]string{"--ssh-host", lab.Hosts[0].Name}, 2, []string{"ssh.hosts", "1 host(s) for 2 node(s)"}},
+		{[]string{"--ssh-identity", "/nonexistent/key"}, 2, []string{"ssh.identity", "/nonexistent/key", "no such file"}},
+		{[]string{"--ssh-port", "70000"}, 2, []string{"ssh.port", "70000"}},
+	} {
+		r := reg("sshr3", append(c.args, "--ssh-option", "ConnectTimeout=3")...)
+		line := strings.TrimSpace(r.stderr)
+		ok := r.code == c.code && !strings.Contains(line, "\n")
+		for _, w := range c.want {
+			ok = ok && strings.Contains(line, w)
+		}
+		if !ok {
+			t.Errorf("register %s: exit %d, stderr %q; want exit %d, one line with %q", strings.Join(c.args, " "), r.code, line, c.code, c.want)
+		}
+	}
+	if st := habench(t, state, "status"); strings.Contains(st.stdout, "sshr3") {
+		t.Errorf("a refused registration left a cluster:\n%s", st.stdout)
+	}
+	habench(t, state, "destroy", "sshr1")
+	habench(t, state, "destroy", "sshr2")
+}

@@ -110,6 +110,9 @@ func printNodes(w io.Writer, c *cluster.Cluster, health map[string]string) {
 		line := fmt.Sprintf("%s\t%s\t%s\t%d\t%s", n.Name, n.Role, n.Addr(), n.PID, n.Dir)
 		if c.Existing() {
 			line = fmt.Sprintf("%s\t%s\t%s\t-\t- (existing)", n.Name, n.Role, n.Addr())
+			if h := c.Host(n); h != nil {
+				line = fmt.Sprintf("%s\t%s\t%s\t-\t- (existing, %s)", n.Name, n.Role, n.Addr(), h.Name())
+			}
 		}
 		if health != nil {
 			line += "\t" + health[n.Name]

@@ -48,6 +48,9 @@ type Host struct {
 type Options struct {
 	SSH     bool // an sshd on Addr:22 accepting Lab.Key for root
 	MariaDB bool // a MariaDB server on 0.0.0.0:3306 in the namespace
+	// Replicate makes host 1's server (binary log on) the source of every other host's
+	// (asynchronous replication as root), server_id k on host k.
+	Replicate bool
 }
 
 // suffix keeps names unique to this test process.
@@ -114,8 +117,51 @@ func New(t testing.TB, n int, o Options) *Lab {
 	}
 	if o.MariaDB {
 		for _, h := range l.Hosts {
-			h.DB = testserver.StartMariaDBAt(t, testserver.Listen{Netns: h.Name, Host: "0.0.0.0", Port: 3306})
+			var extra []string
+			if o.Replicate {
+				extra = []string{fmt.Sprintf("--server-id=%d", h.index), "--log-bin=mysql-bin", "--log-slave-updates"}
+			}
+			h.DB = testserver.StartMariaDBAt(t, testserver.Listen{Netns: h.Name, Host: "0.0.0.0", Port: 3306}, extra...)
 			h.DB.Host = h.Addr
+		}
+		if o.Replicate {
+			for _, h := range l.Hosts[1:] {
+				db := h.DB.Open(t, "")
+				testserver.Exec(t, db, fmt.Sprintf("CHANGE MASTER TO MASTER_HOST='%s', MASTER_PORT=3306, MASTER_USER='root', MASTER_USE_GTID=slave_pos", l.Hosts[0].Addr), "START SLAVE")
+			}
+			for _, h := range l.Hosts[1:] {
+				db := h.DB.Open(t, "")
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					var io, sq string
+					rows, err := db.Query("SHOW SLAVE STATUS")
+					if err == nil {
+						cols, _ := rows.Columns()
+						if rows.Next() {
+							vals := make([]any, len(cols))
+							for i := range vals {
+								vals[i] = new(*string)
+							}
+							rows.Scan(vals...)
+							for i, c := range cols {
+								if p := *(vals[i].(**string)); p != nil && c == "Slave_IO_Running" {
+									io = *p
+								} else if p != nil && c == "Slave_SQL_Running" {
+									sq = *p
+								}
+							}
+						}
+						rows.Close()
+					}
+					if io == "Yes" && sq == "Yes" {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s: replication not running after 30s (io %q sql %q, err %v)", h.Name, io, sq, err)
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+			}
 		}
 	}
 	return l
