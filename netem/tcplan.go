@@ -38,20 +38,20 @@ type TCPeer struct {
 
 // TCPlan is the tc commands for one host: Apply (in order) creates habench's root htb on
 // each of Devs with one class per impaired peer, a netem leaf where delay, jitter or loss
-// are asked for, a rate in the class where a rate is, and u32 filters on the peer's
-// addresses (partitions: a u32 filter with action drop, no class). Clear removes exactly
-// those roots (and with them their classes, filters and leaves).
+// are asked for, a rate in the class where a rate is, a `pfifo limit 0` leaf (it drops
+// every packet) for a partition, and u32 filters on the peer's addresses. Only built-in
+// or common modules are needed (sch_htb, cls_u32, and sch_netem for netem leaves; no tc
+// actions). Clear removes exactly those roots (with their classes, filters and leaves).
 type TCPlan struct {
 	Devs  []string
 	Apply [][]string
 	Clear [][]string
-	// NeedNetem: some leaf is netem (sch_netem needed); NeedDrop: some filter drops
-	// (act_gact needed).
-	NeedNetem, NeedDrop bool
+	// NeedNetem: some leaf is netem (sch_netem needed).
+	NeedNetem bool
 }
 
 // NeedsNetem reports whether imp needs a netem qdisc (delay, jitter or loss); a rate
-// alone is an htb class rate and a partition a drop filter.
+// alone is an htb class rate and a partition a leaf that drops everything.
 func NeedsNetem(imp Impairment) bool {
 	return !imp.Partition && (imp.Delay > 0 || imp.Jitter > 0 || imp.Loss > 0)
 }
@@ -95,28 +95,27 @@ func PlanTC(peers []TCPeer) (TCPlan, error) {
 		p.Apply = append(p.Apply, []string{"tc", "qdisc", "add", "dev", dev, "root", "handle", root, "htb"})
 		for _, pe := range ps {
 			classid := fmt.Sprintf("%x:%x", TCMajor, pe.Index+1)
-			var action []string
-			if pe.Imp.Partition {
-				p.NeedDrop = true
-				action = []string{"action", "drop"}
-			} else {
-				rate := tcUnshaped
-				if pe.Imp.Rate > 0 {
-					rate = pe.Imp.Rate
-				}
-				bits := strconv.FormatUint(rate*8, 10) + "bit"
-				p.Apply = append(p.Apply, []string{"tc", "class", "add", "dev", dev, "parent", root, "classid", classid, "htb", "rate", bits, "ceil", bits})
-				if NeedsNetem(pe.Imp) {
-					p.NeedNetem = true
-					leaf, err := netemArgs(pe.Imp)
-					if err != nil {
-						return TCPlan{}, fmt.Errorf("link to %s: %w", pe.Name, err)
-					}
-					p.Apply = append(p.Apply, append([]string{"tc", "qdisc", "add", "dev", dev, "parent", classid,
-						"handle", fmt.Sprintf("%x:", tcLeafBase+pe.Index)}, leaf...))
-				}
-				action = []string{"flowid", classid}
+			leafHandle := fmt.Sprintf("%x:", tcLeafBase+pe.Index)
+			rate := tcUnshaped
+			if pe.Imp.Rate > 0 && !pe.Imp.Partition {
+				rate = pe.Imp.Rate
 			}
+			bits := strconv.FormatUint(rate*8, 10) + "bit"
+			// quantum: bytes a class sends per round; explicit, since htb's default
+			// (rate/10) is out of range at high rates.
+			p.Apply = append(p.Apply, []string{"tc", "class", "add", "dev", dev, "parent", root, "classid", classid, "htb", "rate", bits, "ceil", bits, "quantum", "60000"})
+			switch {
+			case pe.Imp.Partition:
+				p.Apply = append(p.Apply, []string{"tc", "qdisc", "add", "dev", dev, "parent", classid, "handle", leafHandle, "pfifo", "limit", "0"})
+			case NeedsNetem(pe.Imp):
+				p.NeedNetem = true
+				leaf, err := netemArgs(pe.Imp)
+				if err != nil {
+					return TCPlan{}, fmt.Errorf("link to %s: %w", pe.Name, err)
+				}
+				p.Apply = append(p.Apply, append([]string{"tc", "qdisc", "add", "dev", dev, "parent", classid, "handle", leafHandle}, leaf...))
+			}
+			action := []string{"flowid", classid}
 			for _, a := range pe.Addrs {
 				proto, prio, match := "ipv6", "2", []string{"match", "ip6", "dst", a.String() + "/128"}
 				if a = a.Unmap(); a.Is4() {

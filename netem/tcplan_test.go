@@ -18,8 +18,8 @@ func cmds(cs [][]string) []string {
 
 // TestPlanTC: the tc commands for one host, in detail: an htb root 4862: per interface,
 // a class per impaired peer (its rate, or unshaped), a netem leaf only for delay, jitter or
-// loss, u32 filters on every address of the peer (IPv4 prio 1, IPv6 prio 2), a drop filter
-// and no class for a partition; the clear command names habench's handle.
+// loss, u32 filters on every address of the peer (IPv4 prio 1, IPv6 prio 2), a pfifo
+// limit 0 leaf (drops everything) for a partition; the clear command names habench's handle.
 func TestPlanTC(t *testing.T) {
 	v4, v6 := netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("fd00::2")
 	p, err := PlanTC([]TCPeer{
@@ -35,18 +35,20 @@ func TestPlanTC(t *testing.T) {
 	}
 	want := []string{
 		"tc qdisc add dev eth0 root handle 4862: htb",
-		"tc class add dev eth0 parent 4862: classid 4862:2 htb rate 17179869184bit ceil 17179869184bit",
+		"tc class add dev eth0 parent 4862: classid 4862:2 htb rate 17179869184bit ceil 17179869184bit quantum 60000",
 		"tc qdisc add dev eth0 parent 4862:2 handle 4901: netem delay 5000us 1500us distribution normal loss 0.1% limit 1000",
 		"tc filter add dev eth0 parent 4862: protocol ip prio 1 u32 match ip dst 10.0.0.2/32 flowid 4862:2",
 		"tc filter add dev eth0 parent 4862: protocol ipv6 prio 2 u32 match ip6 dst fd00::2/128 flowid 4862:2",
-		"tc class add dev eth0 parent 4862: classid 4862:3 htb rate 10000000bit ceil 10000000bit",
+		"tc class add dev eth0 parent 4862: classid 4862:3 htb rate 10000000bit ceil 10000000bit quantum 60000",
 		"tc filter add dev eth0 parent 4862: protocol ip prio 1 u32 match ip dst 10.0.0.3/32 flowid 4862:3",
-		"tc class add dev eth0 parent 4862: classid 4862:5 htb rate 1000000bit ceil 1000000bit",
+		"tc class add dev eth0 parent 4862: classid 4862:5 htb rate 1000000bit ceil 1000000bit quantum 60000",
 		"tc qdisc add dev eth0 parent 4862:5 handle 4904: netem delay 600us limit 1000",
 		"tc filter add dev eth0 parent 4862: protocol ip prio 1 u32 match ip dst 10.0.0.5/32 flowid 4862:5",
 		"tc qdisc add dev eth1 root handle 4862: htb",
-		"tc filter add dev eth1 parent 4862: protocol ip prio 1 u32 match ip dst 192.168.9.4/32 action drop",
-		"tc filter add dev eth1 parent 4862: protocol ipv6 prio 2 u32 match ip6 dst fd00:9::4/128 action drop",
+		"tc class add dev eth1 parent 4862: classid 4862:4 htb rate 17179869184bit ceil 17179869184bit quantum 60000",
+		"tc qdisc add dev eth1 parent 4862:4 handle 4903: pfifo limit 0",
+		"tc filter add dev eth1 parent 4862: protocol ip prio 1 u32 match ip dst 192.168.9.4/32 flowid 4862:4",
+		"tc filter add dev eth1 parent 4862: protocol ipv6 prio 2 u32 match ip6 dst fd00:9::4/128 flowid 4862:4",
 	}
 	if got := cmds(p.Apply); !reflect.DeepEqual(got, want) {
 		t.Errorf("apply:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -54,13 +56,17 @@ func TestPlanTC(t *testing.T) {
 	if got := cmds(p.Clear); !reflect.DeepEqual(got, []string{"tc qdisc del dev eth0 root handle 4862:", "tc qdisc del dev eth1 root handle 4862:"}) {
 		t.Errorf("clear: %q", got)
 	}
-	if !reflect.DeepEqual(p.Devs, []string{"eth0", "eth1"}) || !p.NeedNetem || !p.NeedDrop {
-		t.Errorf("devs %v netem %v drop %v", p.Devs, p.NeedNetem, p.NeedDrop)
+	if !reflect.DeepEqual(p.Devs, []string{"eth0", "eth1"}) || !p.NeedNetem {
+		t.Errorf("devs %v netem %v", p.Devs, p.NeedNetem)
 	}
 
-	// Rate and partition only: no netem needed (what a kernel without sch_netem can do).
+	// Rate and partition: no netem needed (what a kernel without sch_netem can do).
+	p, err = PlanTC([]TCPeer{{Name: "n2", Index: 1, Addrs: []netip.Addr{v4}, Dev: "eth0", Imp: Impairment{Partition: true}}})
+	if err != nil || p.NeedNetem || len(p.Apply) != 4 {
+		t.Errorf("partition: %v %v", cmds(p.Apply), err)
+	}
 	p, err = PlanTC([]TCPeer{{Name: "n2", Index: 1, Addrs: []netip.Addr{v4}, Dev: "eth0", Imp: Impairment{Rate: 125000}}})
-	if err != nil || p.NeedNetem || p.NeedDrop || len(p.Apply) != 3 {
+	if err != nil || p.NeedNetem || len(p.Apply) != 3 {
 		t.Errorf("rate only: %v %v", cmds(p.Apply), err)
 	}
 	// Nothing impaired: no command at all.

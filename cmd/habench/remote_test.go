@@ -1,6 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/habench/habench/netem"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -145,4 +151,218 @@ func TestRegisterWithSSH(t *testing.T) {
 	}
 	habench(t, state, "destroy", "sshr1")
 	habench(t, state, "destroy", "sshr2")
+}
+
+// sink listens on addr inside namespace ns and reports, for each connection, the bytes
+// received and the time between the first and the last byte.
+type sink struct {
+	ln  net.Listener
+	got chan [2]float64 // bytes, seconds
+}
+
+func newSink(t *testing.T, ns, addr string) *sink {
+	t.Helper()
+	s := &sink{got: make(chan [2]float64, 4)}
+	if err := netem.InNetns(ns, func() error {
+		var err error
+		s.ln, err = net.Listen("tcp4", addr)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.ln.Close() })
+	go func() {
+		for {
+			c, err := s.ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 64<<10)
+				var n int
+				var first, last time.Time
+				for {
+					k, err := c.Read(buf)
+					if k > 0 {
+						if n == 0 {
+							first = time.Now()
+						}
+						n += k
+						last = time.Now()
+					}
+					if err != nil {
+						break
+					}
+				}
+				s.got <- [2]float64{float64(n), last.Sub(first).Seconds()}
+			}()
+		}
+	}()
+	return s
+}
+
+// throughput sends n bytes from host from to the sink with bash on from, and returns the
+// rate the sink saw in bytes per second.
+func (s *sink) throughput(t *testing.T, from *testhost.Host, n int) float64 {
+	t.Helper()
+	from.Run(t, "bash", "-c", fmt.Sprintf("head -c %d /dev/zero > /dev/tcp/%s", n, strings.Replace(s.ln.Addr().String(), ":", "/", 1)))
+	select {
+	case g := <-s.got:
+		if int(g[0]) != n {
+			t.Fatalf("sink got %v bytes, want %d", g[0], n)
+		}
+		return g[0] / max(g[1], 1e-6)
+	case <-time.After(30 * time.Second):
+		t.Fatal("sink: nothing received in 30s")
+	}
+	return 0
+}
+
+// TestNetemOverSSH (issue 10, acceptance 2): on an async pair whose hosts are namespaces
+// reached over SSH, each with qdiscs of its own (clsact with a filter on eth0, a tbf root
+// on another interface), `netem apply` limits the rate n1->n2 with htb (measured by a bulk
+// transfer), records the achieved round trips in links.json and in a run's manifest, and
+// `netem clear` leaves both hosts' qdiscs, classes and filters exactly as before. So do a
+// partition, an apply interrupted by SIGINT, and an apply killed with SIGKILL followed by
+// `netem clear`. Refused before anything changes on any host: delay on a kernel without
+// sch_netem, and a host with a root qdisc of its own on the interface to impair.
+func TestNetemOverSSH(t *testing.T) {
+	lab := testhost.New(t, 2, testhost.Options{SSH: true, MariaDB: true, Replicate: true})
+	h1, h2 := lab.Hosts[0], lab.Hosts[1]
+	for _, h := range lab.Hosts {
+		h.Run(t, "tc", "qdisc", "add", "dev", "eth0", "clsact")
+		h.Run(t, "tc", "filter", "add", "dev", "eth0", "egress", "protocol", "ip", "prio", "7", "u32", "match", "ip", "dst", "198.18.1.99/32", "flowid", "1:1")
+		h.Run(t, "ip", "link", "add", "own0", "type", "veth", "peer", "name", "own1")
+		h.Run(t, "tc", "qdisc", "add", "dev", "own0", "root", "handle", "8001:", "tbf", "rate", "1mbit", "burst", "32k", "latency", "50ms")
+	}
+	before := []string{h1.TCState(t), h2.TCState(t)}
+	same := func(when string) {
+		t.Helper()
+		for i, h := range lab.Hosts {
+			if now := h.TCState(t); now != before[i] {
+				t.Errorf("%s: %s's qdiscs differ from before:\nbefore:\n%s\nnow:\n%s", when, h.Name, before[i], now)
+			}
+		}
+	}
+	state := stateDir(t)
+	must := func(args ...string) result {
+		t.Helper()
+		r := habench(t, state, args...)
+		if r.code != 0 {
+			t.Fatalf("habench %s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	must("register", "--name", "sshn", "--dsn", "root:@tcp("+h1.Addr+":3306)/", "--dsn", "root:@tcp("+h2.Addr+":3306)/",
+		"--ssh-config", lab.SSHConfig, "--ssh-host", h1.Name, "--ssh-host", h2.Name)
+	opts := []string{"--tables", "1", "--table-size", "200"}
+	must(append([]string{"sysbench", "oltp_read_only", "prepare", "--cluster", "sshn"}, opts...)...)
+	sk := newSink(t, h2.Name, h2.Addr+":24100")
+	plain := sk.throughput(t, h1, 200000)
+
+	// A rate limit through htb: applied, measured, in links.json and a run's manifest.
+	r := must("netem", "apply", "--cluster", "sshn", "--link", "n1->n2=rate 1mbit")
+	t.Logf("netem apply:\n%s", r.stdout)
+	if !strings.Contains(r.stdout, "tc-ssh backend") || !strings.Contains(r.stdout, "n1->n2") {
+		t.Errorf("apply output:\n%s", r.stdout)
+	}
+	limited := sk.throughput(t, h1, 200000)
+	t.Logf("n1->n2 bulk transfer: %.0f B/s unimpaired, %.0f B/s at rate 1mbit (125000 B/s)", plain, limited)
+	if limited < 0.6*125000 || limited > 1.4*125000 || plain < 10*limited {
+		t.Errorf("rate 1mbit: %.0f B/s (unimpaired %.0f B/s), want about 125000", limited, plain)
+	}
+	if back := sk.throughput(t, h2, 200000); back < 5*limited {
+		t.Errorf("n2->n1 is not impaired, yet carried only %.0f B/s", back)
+	}
+	if q := h1.Run(t, "tc", "-j", "qdisc", "show", "dev", "eth0"); !strings.Contains(q, `"handle":"4862:"`) || !strings.Contains(q, "clsact") {
+		t.Errorf("n1's eth0 after apply: %s", q)
+	}
+	links := readJSON(t, filepath.Join(state, "clusters", "sshn", "links.json"))
+	if links["backend"] != netem.BackendRemote || len(links["hosts"].([]any)) != 1 || len(links["report"].(map[string]any)["rtt"].([]any)) != 2 {
+		t.Errorf("links.json: %v", links)
+	}
+	res := filepath.Join(t.TempDir(), "run")
+	must(append([]string{"sysbench", "oltp_read_only", "run", "--cluster", "sshn", "--time", "2", "--results", res}, opts...)...)
+	man := readJSON(t, filepath.Join(runDir(t, res), "manifest.json"))
+	imp, _ := man["links"].(map[string]any)["impairment"].(map[string]any)
+	if imp == nil || imp["backend"] != netem.BackendRemote || imp["links"].(map[string]any)["n1->n2"] != "rate 125000bps" {
+		t.Errorf("manifest links: %v", man["links"])
+	}
+	r = must("netem", "clear", "sshn")
+	if !strings.Contains(r.stdout, "cleared --link") {
+		t.Errorf("clear output: %s", r.stdout)
+	}
+	same("after apply and clear")
+
+	// A partition: both directions cut (probes fail), then cleared.
+	r = must("netem", "apply", "--cluster", "sshn", "--partition", "n2")
+	if !strings.Contains(r.stdout, "partition") || !strings.Contains(r.stdout, "3 of 3 probes failed") {
+		t.Errorf("partition apply:\n%s", r.stdout)
+	}
+	must("netem", "clear", "sshn")
+	same("after partition and clear")
+
+	// Refused before anything changes: delay without sch_netem here.
+	r = habench(t, state, "netem", "apply", "--cluster", "sshn", "--all", "1ms")
+	if line := strings.TrimSpace(r.stderr); r.code == 0 || !strings.Contains(line, "nothing changed on any host") || !strings.Contains(line, "node n1 (ssh "+h1.Name+")") || !strings.Contains(line, "no sch_netem") {
+		t.Errorf("delay without sch_netem: exit %d, %q", r.code, line)
+	}
+	same("after a refused delay")
+	// ... and a root qdisc of n2's own on its eth0.
+	h2.Run(t, "tc", "qdisc", "add", "dev", "eth0", "root", "handle", "8002:", "tbf", "rate", "10mbit", "burst", "32k", "latency", "50ms")
+	own := h2.TCState(t)
+	r = habench(t, state, "netem", "apply", "--cluster", "sshn", "--all", "rate 1mbit")
+	if line := strings.TrimSpace(r.stderr); r.code == 0 || strings.Contains(line, "\n") || !strings.Contains(line, "node n2 (ssh "+h2.Name+"): dev eth0 has a root qdisc of its own (tbf 8002:)") {
+		t.Errorf("own root qdisc: exit %d, %q", r.code, line)
+	}
+	if h2.TCState(t) != own || h1.TCState(t) != before[0] {
+		t.Errorf("a refused apply changed a host")
+	}
+	h2.Run(t, "tc", "qdisc", "del", "dev", "eth0", "root", "handle", "8002:")
+	same("after the host's own root qdisc is gone")
+
+	// Interrupted (SIGINT) while measuring a partition; killed (SIGKILL), then clear.
+	for _, sig := range []os.Signal{os.Interrupt, os.Kill} {
+		cmd := exec.Command(habenchBin, "netem", "apply", "--cluster", "sshn", "--partition", "n2")
+		cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(h1.Run(t, "tc", "-j", "qdisc", "show", "dev", "eth0"), `"handle":"4862:"`) {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("%v: no qdisc of habench's on n1 after 30s: %s", sig, stderr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		cmd.Process.Signal(sig)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			t.Logf("%v: %v, stderr %q", sig, err, strings.TrimSpace(stderr.String()))
+		case <-time.After(time.Minute):
+			cmd.Process.Kill()
+			t.Fatalf("%v: habench did not exit in 1 min", sig)
+		}
+		if sig == os.Interrupt {
+			same("after SIGINT")
+			if _, err := os.Stat(filepath.Join(state, "clusters", "sshn", "links.json")); !os.IsNotExist(err) {
+				t.Errorf("links.json after SIGINT: %v", err)
+			}
+			continue
+		}
+		if h1.TCState(t) == before[0] {
+			t.Errorf("SIGKILL: the qdiscs were already gone, the test proves nothing")
+		}
+		r = must("netem", "clear", "sshn")
+		t.Logf("clear after SIGKILL: %s", strings.TrimSpace(r.stdout))
+		same("after SIGKILL and netem clear")
+	}
+	must("destroy", "sshn")
 }

@@ -7,6 +7,7 @@ package testhost
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -95,6 +96,9 @@ func New(t testing.TB, n int, o Options) *Lab {
 		t.Fatalf("testhost.New: %d hosts, want 1 to 8", n)
 	}
 	l := &Lab{Bridge: "hbt-ssh" + suffix, Dir: t.TempDir()}
+	// Last cleanup but the temp dir: ssh clients and masters that still name the lab's
+	// files (a master left by a habench the test killed) end, with their control dirs.
+	t.Cleanup(func() { l.killClients() })
 	run(t, "ip", "link", "add", l.Bridge, "type", "bridge")
 	t.Cleanup(func() { exec.Command("ip", "link", "del", l.Bridge).Run() })
 	run(t, "ip", "addr", "add", "198.18.1.1/24", "dev", l.Bridge)
@@ -173,13 +177,23 @@ func (h *Host) Run(t testing.TB, argv ...string) string {
 	return run(t, append([]string{"ip", "netns", "exec", h.Name}, argv...)...)
 }
 
-// TC returns `tc -j KIND show dev eth0` in the host (KIND qdisc, class or filter): the
-// state tests compare before and after.
-func (h *Host) TC(t testing.TB) string {
+// TCState returns every qdisc, class and filter (root, ingress and egress) of every
+// interface in the host, from `tc -j ... show`: the state tests compare before and after.
+func (h *Host) TCState(t testing.TB) string {
 	t.Helper()
+	var links []struct {
+		Name string `json:"ifname"`
+	}
+	if err := json.Unmarshal([]byte(h.Run(t, "ip", "-j", "link", "show")), &links); err != nil {
+		t.Fatal(err)
+	}
 	var b strings.Builder
-	for _, kind := range []string{"qdisc", "class", "filter"} {
-		fmt.Fprintf(&b, "%s: %s\n", kind, strings.TrimSpace(h.Run(t, "tc", "-j", kind, "show", "dev", "eth0")))
+	for _, l := range links {
+		for _, q := range [][]string{{"qdisc", "show", "dev", l.Name}, {"class", "show", "dev", l.Name},
+			{"filter", "show", "dev", l.Name}, {"filter", "show", "dev", l.Name, "ingress"}, {"filter", "show", "dev", l.Name, "egress"}} {
+			out, err := exec.Command("ip", append([]string{"netns", "exec", h.Name, "tc", "-j"}, q...)...).CombinedOutput()
+			fmt.Fprintf(&b, "%s: %s %v\n", strings.Join(q, " "), strings.TrimSpace(string(out)), err)
+		}
 	}
 	return b.String()
 }
@@ -281,6 +295,32 @@ func (l *Lab) startSSH(t testing.TB) {
 				t.Fatalf("sshd in %s not listening after 10s: %v\n%s", h.Name, err, log)
 			}
 			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// killClients kills the processes other than sshd whose command line names a file of the
+// lab (ssh masters of killed habench processes) and removes their ControlPath directories.
+func (l *Lab) killClients() {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(b, []byte(l.Dir)) {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(args) == 0 || filepath.Base(args[0]) != "ssh" {
+			continue
+		}
+		var pid int
+		fmt.Sscanf(filepath.Base(filepath.Dir(p)), "%d", &pid)
+		if pr, err := os.FindProcess(pid); err == nil && pid > 0 {
+			pr.Kill()
+		}
+		for _, a := range args {
+			if cp, ok := strings.CutPrefix(a, "ControlPath="); ok && strings.HasPrefix(cp, os.TempDir()+"/hbssh-") {
+				os.RemoveAll(filepath.Dir(cp))
+			}
 		}
 	}
 }
