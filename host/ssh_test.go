@@ -103,3 +103,11 @@ func TestSSHHost(t *testing.T) {
 	}
 
 }
+
+// TestExitErrorOneLine: a failing script is named by its first line, not all of it.
+func TestExitErrorOneLine(t *testing.T) {
+	_, err := host.Local{}.Run(context.Background(), "sh", "-c", "echo first >&2\necho second >&2\nexit 4")
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "sh -c echo first >&2...: exit status 4: first") {
+		t.Errorf("%q", err)
+	}
+}

@@ -75,7 +75,7 @@ func CheckHost(ctx context.Context, h host.Host) (HostCheck, error) {
 		case "netadmin":
 			c.Problems = append(c.Problems, fmt.Sprintf("the ssh user (%s) has no CAP_NET_ADMIN: it cannot change qdiscs (connect as root)", why))
 		case "netem":
-			c.NoNetem = "no sch_netem in the kernel: " + firstLineOf(why)
+			c.NoNetem = "no sch_netem in the kernel (" + strings.TrimSuffix(strings.TrimPrefix(firstLineOf(why), "Error: "), ".") + ")"
 		case "htb":
 			c.Problems = append(c.Problems, "cannot attach an htb class with a u32 filter: "+firstLineOf(why))
 		}

@@ -127,6 +127,14 @@ func New(t testing.TB, n int, o Options) *Lab {
 			}
 			h.DB = testserver.StartMariaDBAt(t, testserver.Listen{Netns: h.Name, Host: "0.0.0.0", Port: 3306}, extra...)
 			h.DB.Host = h.Addr
+			db := h.DB
+			t.Cleanup(func() {
+				if t.Failed() {
+					log, _ := os.ReadFile(filepath.Join(db.Dir, "error.log"))
+					lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+					t.Logf("%s: last lines of mariadbd's error.log:\n%s", h.Name, strings.Join(lines[max(0, len(lines)-15):], "\n"))
+				}
+			})
 		}
 		if o.Replicate {
 			for _, h := range l.Hosts[1:] {
