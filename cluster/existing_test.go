@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/topology"
 )
@@ -257,5 +258,25 @@ func TestParseExistingDSNAnyHost(t *testing.T) {
 	t.Setenv(cluster.NetworkGuardEnv, "1")
 	if _, err := cluster.ParseExistingDSN("dsns[0]", "u:p@tcp([2001:db8::5]:3306)/", "", ""); err == nil || !strings.Contains(err.Error(), cluster.NetworkGuardEnv) {
 		t.Errorf("IPv6 outside this machine under the guard: %v", err)
+	}
+}
+
+// TestGuardSSH: under the network guard an SSH destination must resolve (by the ssh
+// configuration) to an address on this machine, directly. Route lookups only: no packet.
+func TestGuardSSH(t *testing.T) {
+	t.Setenv(cluster.NetworkGuardEnv, "1")
+	for _, c := range []struct {
+		r    host.Resolved
+		want string
+	}{
+		{host.Resolved{HostName: "127.0.0.1", Port: 22}, ""},
+		{host.Resolved{HostName: "db1.example.com"}, "resolves no names"},
+		{host.Resolved{HostName: "127.0.0.1", Proxy: "proxyjump bastion"}, "no proxies"},
+		{host.Resolved{HostName: "192.0.2.77"}, "refusing to connect"},
+	} {
+		err := cluster.GuardSSH(c.r)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want %q", c.r, err, c.want)
+		}
 	}
 }

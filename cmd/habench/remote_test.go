@@ -319,7 +319,7 @@ func TestNetemOverSSH(t *testing.T) {
 	if limited < 0.6*125000 || limited > 1.4*125000 || plain < 10*limited {
 		t.Errorf("rate 1mbit: %.0f B/s (unimpaired %.0f B/s), want about 125000", limited, plain)
 	}
-	if back := sk.throughput(t, h2, 200000); back < 5*limited {
+	if back := newSink(t, h1.Name, h1.Addr+":24101").throughput(t, h2, 200000); back < 5*limited {
 		t.Errorf("n2->n1 is not impaired, yet carried only %.0f B/s", back)
 	}
 	if q := h1.Run(t, "tc", "-j", "qdisc", "show", "dev", "eth0"); !strings.Contains(q, `"handle":"4862:"`) || !strings.Contains(q, "clsact") {
