@@ -214,16 +214,26 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 					return err
 				}
 			}
-			if measure && c.Network == cluster.NetNamespaces && len(c.Nodes) > 1 {
-				eps, err := experiment.LinkEndpoints(c)
-				if err != nil {
-					return err
-				}
+			if measure && (c.Network == cluster.NetNamespaces || c.Existing() && c.Spec.SSH != nil) && len(c.Nodes) > 1 {
 				ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 				defer cancel()
-				rtts, err := netem.MeasureRTT(ctx, eps, spec, 20, 3*time.Second)
-				if err != nil {
-					return err
+				var rtts []netem.LinkRTT
+				if c.Existing() {
+					eps, err := experiment.RemoteEndpoints(c)
+					if err != nil {
+						return err
+					}
+					if rtts, err = netem.MeasureRemote(ctx, eps, spec, 20, 3*time.Second); err != nil {
+						return err
+					}
+				} else {
+					eps, err := experiment.LinkEndpoints(c)
+					if err != nil {
+						return err
+					}
+					if rtts, err = netem.MeasureRTT(ctx, eps, spec, 20, 3*time.Second); err != nil {
+						return err
+					}
 				}
 				// The base round trip over the plain bridge was measured by apply; the added
 				// round trip now is the median now minus that base (the request is an added one).

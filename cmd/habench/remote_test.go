@@ -420,5 +420,14 @@ func TestNetemOverSSH(t *testing.T) {
 		t.Logf("clear after SIGKILL: %s", strings.TrimSpace(r.stdout))
 		same("after SIGKILL and netem clear")
 	}
+
+	// show --measure measures on the hosts; destroy (forget) removes standing impairments
+	// from the hosts first.
+	must("netem", "apply", "--cluster", "sshn", "--all", "rate 10mbit")
+	r = must("netem", "show", "sshn", "--measure")
+	if !strings.Contains(r.stdout, "measured now:") || strings.Count(r.stdout, "\nn1->n2") != 2 {
+		t.Errorf("netem show --measure:\n%s", r.stdout)
+	}
 	must("destroy", "sshn")
+	same("after destroy with impairments standing")
 }
