@@ -2,8 +2,11 @@ package experiment
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/habench/habench/cluster"
@@ -158,4 +161,119 @@ func remoteLeftovers(c *cluster.Cluster) []string {
 		}
 	}
 	return left
+}
+
+// runLinksFile records, in the cluster's directory, what a run with links (--links,
+// scenario links) created on an existing cluster's hosts: written before the first tc
+// command and removed when the run's links are cleared, so that `netem clear` after a
+// crashed run (kill -9) knows where to look.
+const runLinksFile = "links-run.json"
+
+// CrashedRunLinks reports whether a run's impairments on c's hosts are recorded while no
+// run holds links: a run that was killed before it could clear them (`netem clear` does).
+func CrashedRunLinks(c *cluster.Cluster) bool {
+	_, err := os.Stat(filepath.Join(c.Dir(), runLinksFile))
+	return err == nil && !RunLinksActive(c)
+}
+
+// remoteBackend is a run's impairments on an existing cluster's hosts (netem.Backend).
+type remoteBackend struct {
+	c   *cluster.Cluster
+	eps []netem.RemoteEndpoint
+}
+
+// applyRemoteRun is applyLinks for an existing cluster with ssh access: every host is
+// checked before anything changes (as for netem apply), the round trips are measured
+// before and after, and the returned backend's Close removes exactly what was created
+// (also after SIGINT: it has its own time limit). On error nothing is left applied.
+func applyRemoteRun(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (netem.Backend, *LinkReport, error) {
+	eps, err := RemoteEndpoints(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.CheckSSH(ctx); err != nil {
+		return nil, nil, err
+	}
+	b := &remoteBackend{c: c, eps: eps}
+	// A crashed run's leftovers (its record) go first.
+	if err := b.Close(); err != nil {
+		return nil, nil, fmt.Errorf("clear a previous run's impairments: %w", err)
+	}
+	base, err := netem.MeasureRemote(ctx, eps, nil, 10, 2*time.Second)
+	if err != nil {
+		return nil, nil, fmt.Errorf("measure links before applying: %w", err)
+	}
+	if err := b.Update(spec); err != nil {
+		return nil, nil, err
+	}
+	rtts, err := netem.MeasureRemote(ctx, eps, spec, 20, 3*time.Second)
+	if err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("measure after apply (%s): %w", netem.BackendRemote, err), b.Close())
+	}
+	rep := linkReport(netem.BackendRemote, spec, base, rtts)
+	rep.AppliedBy = "run"
+	rep.Applied = time.Now().UTC()
+	return b, rep, nil
+}
+
+// Update implements netem.Backend: it removes the run's impairments and applies spec's
+// (nil: none), checking every host first. On error nothing is left applied.
+func (b *remoteBackend) Update(spec *netem.Spec) error {
+	if err := b.Close(); err != nil {
+		return err
+	}
+	if spec == nil || len(spec.Links) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	plans, err := netem.PlanRemote(ctx, b.eps, spec)
+	if err != nil {
+		return err
+	}
+	if err := netem.CheckPlans(ctx, plans); err != nil {
+		return fmt.Errorf("nothing changed on any host: %w", err)
+	}
+	rec := &StandingLinks{Cluster: b.c.Name, Backend: netem.BackendRemote, Applied: time.Now().UTC()}
+	for _, hp := range plans {
+		if len(hp.Plan.Devs) > 0 {
+			rec.Hosts = append(rec.Hosts, RemoteHostRecord{Node: hp.Node, Host: hp.Host.Name(), Devs: hp.Plan.Devs})
+		}
+	}
+	if err := writeRecord(filepath.Join(b.c.Dir(), runLinksFile), rec); err != nil {
+		return err
+	}
+	if err := netem.ApplyPlans(ctx, plans); err != nil {
+		return errors.Join(err, b.Close())
+	}
+	return nil
+}
+
+// Close implements netem.Backend: it removes what the run's record names from the hosts
+// and then the record. Idempotent.
+func (b *remoteBackend) Close() error {
+	return clearRunRemote(b.c)
+}
+
+// clearRunRemote removes what runLinksFile names from c's hosts, then the file.
+func clearRunRemote(c *cluster.Cluster) error {
+	p := filepath.Join(c.Dir(), runLinksFile)
+	raw, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var rec StandingLinks
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	if err := clearRemote(c, &rec); err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }

@@ -90,15 +90,20 @@ func ReadStanding(c *cluster.Cluster) (*StandingLinks, error) {
 }
 
 func writeStanding(c *cluster.Cluster, s *StandingLinks) error {
+	return writeRecord(standingPath(c), s)
+}
+
+// writeRecord writes s to path atomically (a temporary file renamed over it).
+func writeRecord(path string, s *StandingLinks) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := standingPath(c) + ".tmp"
+	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
-	return os.Rename(tmp, standingPath(c))
+	return os.Rename(tmp, path)
 }
 
 // Lock files in the cluster's directory. flock locks die with their process, so a held
@@ -403,6 +408,13 @@ func clearStanding(c *cluster.Cluster, eps []netem.Endpoint) error {
 	if st, _ := ReadStanding(c); st != nil {
 		if err := clearRemote(c, st); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	// A crashed run's impairments on an existing cluster's hosts (the callers have
+	// checked that no run holds links now).
+	if c.Existing() {
+		if err := clearRunRemote(c); err != nil {
+			errs = append(errs, fmt.Errorf("a crashed run's impairments: %w", err))
 		}
 	}
 	// Only processes that carry this cluster's --link-state argument are signalled: a

@@ -277,6 +277,7 @@ func newNetemClearCmd(g *globalOpts) *cobra.Command {
 				return err
 			}
 			st, rerr := experiment.ReadStanding(c)
+			crashed := experiment.CrashedRunLinks(c)
 			if err := experiment.ClearStanding(c); err != nil {
 				return err
 			}
@@ -286,6 +287,8 @@ func newNetemClearCmd(g *globalOpts) *cobra.Command {
 			switch {
 			case rerr != nil:
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: cleared (the record was unreadable: %v)\n", c.Name, rerr)
+			case st == nil && crashed:
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: cleared the impairments a killed run left on the hosts\n", c.Name)
 			case st == nil:
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: no impairments\n", c.Name)
 			default:

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"time"
@@ -178,6 +180,142 @@ func TestRegisterWithSSH(t *testing.T) {
 	habench(t, state, "destroy", "sshr2")
 }
 
+// sshLab builds two hosts with sshd and an async MariaDB pair, gives each qdiscs of its
+// own (clsact with a filter on eth0, a tbf root on another interface), and returns the lab
+// and a check that every host's qdiscs, classes and filters equal what they were then.
+func sshLab(t *testing.T) (*testhost.Lab, func(when string)) {
+	lab := testhost.New(t, 2, testhost.Options{SSH: true, MariaDB: true, Replicate: true})
+	var before []string
+	for _, h := range lab.Hosts {
+		h.Run(t, "tc", "qdisc", "add", "dev", "eth0", "clsact")
+		h.Run(t, "tc", "filter", "add", "dev", "eth0", "egress", "protocol", "ip", "prio", "7", "u32", "match", "ip", "dst", "198.18.1.99/32", "flowid", "1:1")
+		h.Run(t, "ip", "link", "add", "own0", "type", "veth", "peer", "name", "own1")
+		h.Run(t, "tc", "qdisc", "add", "dev", "own0", "root", "handle", "8001:", "tbf", "rate", "1mbit", "burst", "32k", "latency", "50ms")
+		before = append(before, h.TCState(t))
+	}
+	return lab, func(when string) {
+		t.Helper()
+		for i, h := range lab.Hosts {
+			if now := h.TCState(t); now != before[i] {
+				t.Errorf("%s: %s's qdiscs differ from before:\nbefore:\n%s\nnow:\n%s", when, h.Name, before[i], now)
+			}
+		}
+	}
+}
+
+// waitOurQdisc waits (at most 30 s) until habench's root qdisc is on h's eth0.
+func waitOurQdisc(t *testing.T, h *testhost.Host, cmd *exec.Cmd, stderr fmt.Stringer) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(h.Run(t, "tc", "-j", "qdisc", "show", "dev", "eth0"), `"handle":"4862:"`) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no qdisc of habench's on %s after 30s: %s", h.Name, stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// signalAndWait sends sig to cmd and waits (at most 1 min) for it to exit.
+func signalAndWait(t *testing.T, cmd *exec.Cmd, sig os.Signal) error {
+	t.Helper()
+	cmd.Process.Signal(sig)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("%v: habench did not exit in 1 min", sig)
+	}
+	return nil
+}
+
+// TestRunLinksOverSSH: `sysbench run --links` on an existing cluster with ssh applies tc
+// on its hosts for the run, records it in the manifest (applied_by run), and leaves the
+// hosts as they were after the run, after SIGINT, and after kill -9 plus `netem clear`.
+func TestRunLinksOverSSH(t *testing.T) {
+	lab, same := sshLab(t)
+	h1 := lab.Hosts[0]
+	state := stateDir(t)
+	must := func(args ...string) result {
+		t.Helper()
+		r := habench(t, state, args...)
+		if r.code != 0 {
+			t.Fatalf("habench %s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	must("register", "--name", "sshl", "--dsn", "root:@tcp("+h1.Addr+":3306)/", "--dsn", "root:@tcp("+lab.Hosts[1].Addr+":3306)/",
+		"--ssh-config", lab.SSHConfig, "--ssh-host", h1.Name, "--ssh-host", lab.Hosts[1].Name)
+	opts := []string{"--tables", "1", "--table-size", "200"}
+	must(append([]string{"sysbench", "oltp_read_only", "prepare", "--cluster", "sshl"}, opts...)...)
+	res := filepath.Join(t.TempDir(), "run")
+	r := must(append([]string{"sysbench", "oltp_read_only", "run", "--cluster", "sshl", "--links", "rate 10mbit", "--time", "2", "--results", res}, opts...)...)
+	man := readJSON(t, filepath.Join(runDir(t, res), "manifest.json"))
+	imp, _ := man["links"].(map[string]any)["impairment"].(map[string]any)
+	if imp == nil || imp["backend"] != netem.BackendRemote || imp["applied_by"] != "run" || len(imp["rtt"].([]any)) != 2 {
+		t.Errorf("manifest links: %v\n%s", man["links"], r.stdout)
+	}
+	same("after a run with --links")
+	record := filepath.Join(state, "clusters", "sshl", "links-run.json")
+	for _, sig := range []os.Signal{os.Interrupt, os.Kill} {
+		cmd := exec.Command(habenchBin, append([]string{"sysbench", "oltp_read_only", "run", "--cluster", "sshl", "--links", "rate 10mbit", "--time", "60"}, opts...)...)
+		cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		started := make(chan struct{})
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				if strings.Contains(sc.Text(), "Threads started!") {
+					close(started)
+					break
+				}
+			}
+			io.Copy(io.Discard, stdout)
+		}()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitOurQdisc(t, h1, cmd, &stderr)
+		select { // into the workload, the links applied
+		case <-started:
+			time.Sleep(time.Second)
+		case <-time.After(time.Minute):
+			cmd.Process.Kill()
+			t.Fatalf("%v: the workload did not start in 1 min: %s", sig, stderr.String())
+		}
+		err = signalAndWait(t, cmd, sig)
+		t.Logf("%v: %v, stderr %q", sig, err, strings.TrimSpace(stderr.String()))
+		if sig == os.Interrupt {
+			same("after SIGINT of a run with --links")
+			if _, err := os.Stat(record); !os.IsNotExist(err) {
+				t.Errorf("%s after SIGINT: %v", record, err)
+			}
+			continue
+		}
+		if _, err := os.Stat(record); err != nil {
+			t.Errorf("no record of the killed run's impairments: %v", err)
+		}
+		r = must("netem", "clear", "sshl")
+		if !strings.Contains(r.stdout, "cleared the impairments a killed run left on the hosts") {
+			t.Errorf("clear after kill -9 of a run: %s", r.stdout)
+		}
+		same("after kill -9 of a run with --links and netem clear")
+		if _, err := os.Stat(record); !os.IsNotExist(err) {
+			t.Errorf("%s after clear: %v", record, err)
+		}
+	}
+	must("destroy", "sshl")
+}
+
 // sink listens on addr inside namespace ns and reports, for each connection, the bytes
 // received and the time between the first and the last byte.
 type sink struct {
@@ -275,23 +413,9 @@ func (s *sink) throughput(t *testing.T, from *testhost.Host, n int) float64 {
 // `netem clear`. Refused before anything changes on any host: delay on a kernel without
 // sch_netem, and a host with a root qdisc of its own on the interface to impair.
 func TestNetemOverSSH(t *testing.T) {
-	lab := testhost.New(t, 2, testhost.Options{SSH: true, MariaDB: true, Replicate: true})
+	lab, same := sshLab(t)
 	h1, h2 := lab.Hosts[0], lab.Hosts[1]
-	for _, h := range lab.Hosts {
-		h.Run(t, "tc", "qdisc", "add", "dev", "eth0", "clsact")
-		h.Run(t, "tc", "filter", "add", "dev", "eth0", "egress", "protocol", "ip", "prio", "7", "u32", "match", "ip", "dst", "198.18.1.99/32", "flowid", "1:1")
-		h.Run(t, "ip", "link", "add", "own0", "type", "veth", "peer", "name", "own1")
-		h.Run(t, "tc", "qdisc", "add", "dev", "own0", "root", "handle", "8001:", "tbf", "rate", "1mbit", "burst", "32k", "latency", "50ms")
-	}
 	before := []string{h1.TCState(t), h2.TCState(t)}
-	same := func(when string) {
-		t.Helper()
-		for i, h := range lab.Hosts {
-			if now := h.TCState(t); now != before[i] {
-				t.Errorf("%s: %s's qdiscs differ from before:\nbefore:\n%s\nnow:\n%s", when, h.Name, before[i], now)
-			}
-		}
-	}
 	state := stateDir(t)
 	must := func(args ...string) result {
 		t.Helper()
@@ -387,25 +511,9 @@ func TestNetemOverSSH(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for !strings.Contains(h1.Run(t, "tc", "-j", "qdisc", "show", "dev", "eth0"), `"handle":"4862:"`) {
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("%v: no qdisc of habench's on n1 after 30s: %s", sig, stderr.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		cmd.Process.Signal(sig)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			t.Logf("%v: %v, stderr %q", sig, err, strings.TrimSpace(stderr.String()))
-		case <-time.After(time.Minute):
-			cmd.Process.Kill()
-			t.Fatalf("%v: habench did not exit in 1 min", sig)
-		}
+		waitOurQdisc(t, h1, cmd, &stderr)
+		err := signalAndWait(t, cmd, sig)
+		t.Logf("%v: %v, stderr %q", sig, err, strings.TrimSpace(stderr.String()))
 		if sig == os.Interrupt {
 			same("after SIGINT")
 			if _, err := os.Stat(filepath.Join(state, "clusters", "sshn", "links.json")); !os.IsNotExist(err) {

@@ -171,10 +171,10 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		if err != nil {
 			return &topology.FieldError{Field: "--links", Value: o.links, Reason: err.Error()}
 		}
-		if err := c.RefuseExisting("impair links (that needs the network namespaces of a habench sandbox)"); err != nil {
-			return err
+		if c.Existing() && c.Spec.SSH == nil {
+			return c.RefuseExisting("impair links without access to its hosts (register it with --ssh to impair with tc over SSH)")
 		}
-		if c.Network != "netns" {
+		if !c.Existing() && c.Network != "netns" {
 			return &topology.FieldError{Field: "--links", Value: o.links, Reason: "cluster " + c.Name + " runs on loopback; impairing links needs a netns sandbox (root)"}
 		}
 		if len(c.Nodes) < 2 {
