@@ -36,6 +36,9 @@ workload: {test: oltp_read_write}
 		t.Errorf("dsns: %+v", t1)
 	}
 	base := "name: x\nworkload: {test: oltp_read_write}\ntopologies:\n"
+	if _, err := ParseScenario([]byte(base + "  - {name: e, provider: existing, dsns: [\"u:p@tcp(127.0.0.1:1)/\", \"u:p@tcp(127.0.0.2:1)/\"], ssh: {user: root}}\nlinks: 1ms\n")); err != nil {
+		t.Errorf("links on an existing topology with ssh: %v", err)
+	}
 	// Parse only; under the test harness's network guard addresses outside this machine
 	// and names are refused (no route is used, no name looked up).
 	t.Setenv(cluster.NetworkGuardEnv, "1")

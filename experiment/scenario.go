@@ -95,9 +95,9 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	}
 	if !s.Links.IsZero() {
 		for i, t := range s.Topologies {
-			if t.IsExisting() {
+			if t.IsExisting() && t.SSH == nil {
 				return nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].provider", i), Value: t.Provider,
-					Reason: "links need the network namespaces of a habench sandbox; an existing cluster's network is not habench's"}
+					Reason: "links on an existing cluster need ssh access to its hosts: give dsns with ssh: (tc over SSH)"}
 			}
 		}
 		if s.Network == cluster.NetLoopback {

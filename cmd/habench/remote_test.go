@@ -260,6 +260,7 @@ func TestRunLinksOverSSH(t *testing.T) {
 		t.Errorf("manifest links: %v\n%s", man["links"], r.stdout)
 	}
 	same("after a run with --links")
+
 	record := filepath.Join(state, "clusters", "sshl", "links-run.json")
 	for _, sig := range []os.Signal{os.Interrupt, os.Kill} {
 		cmd := exec.Command(habenchBin, append([]string{"sysbench", "oltp_read_only", "run", "--cluster", "sshl", "--links", "rate 10mbit", "--time", "60"}, opts...)...)
@@ -313,6 +314,40 @@ func TestRunLinksOverSSH(t *testing.T) {
 			t.Errorf("%s after clear: %v", record, err)
 		}
 	}
+	must(append([]string{"sysbench", "oltp_read_only", "cleanup", "--cluster", "sshl"}, opts...)...)
+
+	// A scenario whose topology is the same servers (dsns with ssh:) and links: habench run.
+	scen := filepath.Join(t.TempDir(), "s.yaml")
+	body := fmt.Sprintf(`name: sshscen
+topologies:
+  - name: sshs
+    provider: existing
+    dsns: ["root:@tcp(%s:3306)/", "root:@tcp(%s:3306)/"]
+    ssh: {config: %s, hosts: [%s, %s]}
+links: {link: {"n1->n2": "rate 10mbit"}}
+workload:
+  test: oltp_read_only
+  options: {tables: 1, table-size: 200, threads: 1, time: 2}
+`, h1.Addr, lab.Hosts[1].Addr, lab.SSHConfig, h1.Name, lab.Hosts[1].Name)
+	if err := os.WriteFile(scen, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sres := filepath.Join(t.TempDir(), "scen")
+	must("run", scen, "--results", sres)
+	found := 0
+	filepath.Walk(sres, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Name() == "manifest.json" {
+			m := readJSON(t, p)
+			if imp, _ := m["links"].(map[string]any)["impairment"].(map[string]any); imp != nil && imp["backend"] == netem.BackendRemote {
+				found++
+			}
+		}
+		return nil
+	})
+	if found != 1 {
+		t.Errorf("habench run: %d cell manifest(s) with tc-ssh links, want 1", found)
+	}
+	same("after habench run with links")
 	must("destroy", "sshl")
 }
 
