@@ -356,7 +356,7 @@ func (s *SSH) Resolve(ctx context.Context) (Resolved, error) {
 func Quote(argv []string) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
-		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,+@%") == "" {
 			q[i] = a
 			continue
 		}

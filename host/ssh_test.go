@@ -13,7 +13,7 @@ import (
 	"github.com/habench/habench/internal/testhost"
 )
 
-var tricky = []string{"printf", `%s|`, "a b", "it's", `"q"`, "$HOME", "x;y", "`id`", "", "*", "\\n", "é"}
+var tricky = []string{"printf", `%s|`, "A=b", "a b", "it's", `"q"`, "$HOME", "x;y", "`id`", "", "*", "\\n", "é"}
 
 // TestQuote: the quoted line, run by a POSIX shell, gives the command exactly argv.
 func TestQuote(t *testing.T) {
@@ -23,6 +23,10 @@ func TestQuote(t *testing.T) {
 	}
 	if q := host.Quote([]string{"tc", "qdisc", "show", "dev", "eth0"}); q != "tc qdisc show dev eth0" {
 		t.Errorf("plain words quoted: %s", q)
+	}
+	// A first word with '=' would be an assignment to the shell, not the command.
+	if out, err := exec.Command("sh", "-c", host.Quote([]string{"X=1", "true"})).CombinedOutput(); err == nil {
+		t.Errorf("X=1 ran as an assignment: %s", out)
 	}
 }
 
