@@ -30,7 +30,9 @@ import (
 // 'quoted argv'` over it: no prompts (a refused key fails at once), one connection per
 // destination shared by every SSH value of this process (DIR is this process's control
 // directory; CloseAll ends the masters). Should the master die, commands connect on their
-// own. A master left by a killed process exits 60 s after its last use.
+// own. A master left by a killed process exits 60 s after its last use. Run is safe for
+// concurrent use; the host's sshd bounds the commands running at once over one connection
+// (MaxSessions, 10 by default).
 type SSH struct {
 	// Dest is the destination as ssh takes it: an address, a host name or a Host alias of
 	// the ssh configuration.
@@ -53,6 +55,10 @@ type SSH struct {
 
 	mu     sync.Mutex
 	master bool // a master connection was started for this value
+
+	rmu      sync.Mutex
+	reader   *fileReader // ReadFile's shell session
+	noReader bool        // the host cannot run it: ReadFile uses Run
 }
 
 // Name implements Host: "ssh USER@DEST:PORT" with what is set ("ssh db1" when only Dest).
@@ -260,11 +266,6 @@ func (s *SSH) remember() {
 	control.users = append(control.users, s)
 }
 
-// ReadFile implements Host (cat on the host).
-func (s *SSH) ReadFile(ctx context.Context, path string) ([]byte, error) {
-	return s.Run(ctx, "cat", "--", path)
-}
-
 // Close implements Host: it ends the master connection of this destination, if any
 // (`ssh -O exit`); another Run would open a new one.
 func (s *SSH) Close() error {
@@ -282,6 +283,7 @@ func (s *SSH) closeIn(dir string) error {
 	if err != nil {
 		return err
 	}
+	s.closeReader()
 	s.mu.Lock()
 	s.master = false
 	s.mu.Unlock()

@@ -1,10 +1,13 @@
 package host_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +67,44 @@ func TestSSHHost(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "eth0:") {
 		t.Errorf("ReadFile /proc/net/dev in the namespace: %v\n%s", err, b)
 	}
+	// ReadFile keeps a shell open: reads cost no new ssh client; any bytes survive.
+	var all []byte
+	for i := 0; i < 256; i++ {
+		all = append(all, byte(i))
+	}
+	all = append(all, "\n<rc 0>\nend"...)
+	bin := filepath.Join(t.TempDir(), "it's binary")
+	if err := os.WriteFile(bin, all, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var took []time.Duration
+	for i := 0; i < 20; i++ {
+		t0 := time.Now()
+		b, err := viaConfig.ReadFile(ctx, bin)
+		took = append(took, time.Since(t0))
+		if err != nil || !bytes.Equal(b, all) {
+			t.Fatalf("ReadFile of 256 bytes and a fake trailer: %q %v", b, err)
+		}
+	}
+	slices.Sort(took)
+	t.Logf("ReadFile over SSH: median %v, max %v (20 reads)", took[10], took[19])
+	if took[10] > 50*time.Millisecond {
+		t.Errorf("ReadFile median %v: the shell session is not reused", took[10])
+	}
+	_, err = viaConfig.ReadFile(ctx, "/nonexistent/file")
+	var nf *host.ExitError
+	if !errors.As(err, &nf) || !strings.Contains(nf.Stderr, "No such file") {
+		t.Errorf("missing file: %v", err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, time.Microsecond)
+	_, err = viaConfig.ReadFile(short, "/proc/stat")
+	cancelShort()
+	if err == nil {
+		t.Errorf("ReadFile with an expired context: no error")
+	}
+	if b, err := viaConfig.ReadFile(ctx, "/proc/stat"); err != nil || !strings.HasPrefix(string(b), "cpu ") {
+		t.Errorf("ReadFile after an interrupted read: %v %.20q", err, b)
+	}
 	_, err = viaConfig.Run(ctx, "sh", "-c", "echo oops >&2; exit 3")
 	var ee *host.ExitError
 	if !errors.As(err, &ee) || ee.Code != 3 || !strings.Contains(ee.Stderr, "oops") || !strings.Contains(err.Error(), "ssh "+h.Name) {
@@ -113,5 +154,28 @@ func TestExitErrorOneLine(t *testing.T) {
 	_, err := host.Local{}.Run(context.Background(), "sh", "-c", "echo first >&2\necho second >&2\nexit 4")
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "sh -c echo first >&2...: exit status 4: first") {
 		t.Errorf("%q", err)
+	}
+}
+
+// TestReadRequest: the request a ReadFile shell runs, run here by sh, gives back the file
+// and cat's status through parseReadReply (and a missing file cat's message and 1).
+func TestReadRequest(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a 'file'")
+	if err := os.WriteFile(p, []byte("x\x00y\n<rc 5>\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		body string
+		rc   int
+	}{{p, "x\x00y\n<rc 5>\n", 0}, {p + ".missing", "No such file", 1}} {
+		out, err := exec.Command("sh", "-c", host.ReadRequestForTest(c.path)).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, rc, err := host.ParseReadReplyForTest(out)
+		if err != nil || rc != c.rc || !strings.Contains(string(body), c.body) {
+			t.Errorf("%s: %q %d %v", c.path, body, rc, err)
+		}
 	}
 }
