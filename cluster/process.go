@@ -132,3 +132,23 @@ func Terminate(pid int, ticks uint64, grace time.Duration) error {
 	}
 	return fmt.Errorf("pid %d survived SIGKILL", pid)
 }
+
+// ServerProcess returns node name's server process as c's state file records it now: its
+// PID and start time (clock ticks since boot, /proc/PID/stat field 22), PID 0 when none is
+// recorded. The file is read again each call because another habench process (`habench
+// fault restart`) may have started the server again since c was loaded. A cluster that was
+// never saved answers from memory. Errors: the state file cannot be read, or has no node
+// called name.
+func (c *Cluster) ServerProcess(name string) (pid int, startTicks uint64, err error) {
+	cur := c
+	if c.path != "" {
+		if cur, err = loadState(c.path); err != nil {
+			return 0, 0, err
+		}
+	}
+	n := cur.Node(name)
+	if n == nil {
+		return 0, 0, fmt.Errorf("cluster %s: no node %q in its state file", c.Name, name)
+	}
+	return n.PID, n.StartTicks, nil
+}

@@ -425,6 +425,15 @@ func (s *Sandbox) template(ctx context.Context, bins *Binaries) (string, error) 
 	return host, nil
 }
 
+// SandboxServerOptions are the server options habench sets on every sandbox node beyond
+// what its topology needs (addresses, paths, replication): max_connections=1000, because
+// the servers' default 151 refuses a run of more than about 150 threads on a node (a
+// thread count sweep to 256 or 512, plus the samplers' and heartbeat's connections).
+// A topology's options: come after them in the option file, so a max_connections there
+// wins. The manifest records them (cluster.sandbox_options) and the run reads them back
+// like the topology's options.
+var SandboxServerOptions = []topology.Option{{Name: "max_connections", Value: "1000"}}
+
 // prepareNode copies the template datadir and writes the node's option file.
 func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl string) error {
 	if err := os.MkdirAll(filepath.Join(n.Dir, "tmp"), 0o755); err != nil {
@@ -455,8 +464,8 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 		{Name: "bind_address", Value: n.Host},
 		{Name: "report_host", Value: n.Host},
 		{Name: "report_port", Value: strconv.Itoa(n.Port)},
-		{Name: "max_connections", Value: "1000"},
 	}...)
+	opts = append(opts, SandboxServerOptions...)
 	if c.Binaries.Basedir != "" {
 		opts = append(opts, topology.Option{Name: "basedir", Value: c.Binaries.Basedir})
 	}

@@ -69,6 +69,15 @@ type Bench struct {
 	// restored after the run, also on error or interrupt, unless KeepKnobs (see package knob).
 	Knobs     []topology.KnobSetting
 	KeepKnobs bool
+	// Faults are injected by Injector at their times after the workload starts (nil
+	// Injector: none); each is recorded in the cluster's faults log and the manifest.
+	Faults   []FaultEvent
+	Injector *Injector
+	// Probe runs the probe writer during the workload (needs Injector for the sandbox):
+	// a numbered commit every ProbeInterval (0: 5 ms) on the current writer; after the
+	// catch-up the acknowledged ones missing on the writer are counted (Summary.Probe).
+	Probe         bool
+	ProbeInterval time.Duration
 	// Restarter restarts sandbox nodes for knobs that are read only at runtime (nil: such
 	// knobs are refused).
 	Restarter knob.Restarter
@@ -107,12 +116,18 @@ type Manifest struct {
 	Nodes       []NodeInfo        `json:"nodes"`
 	Links       map[string]any    `json:"links"`
 	Samplers    []string          `json:"samplers,omitempty"`
+	// Hosts are the machines the nodes ran on, each with its nodes: samples.csv carries
+	// each host's machine-wide metrics once, under node "host:<name>".
+	Hosts []HostInfo `json:"hosts,omitempty"`
 	// Warnings are what the run found wrong with its own setup: deploy-time options the
 	// servers do not run with (optionMismatches), links changed during the run.
 	Warnings []string `json:"warnings,omitempty"`
 	// LinkChanges are the standing links applied or cleared by other commands while the
 	// run went on (nil: none).
 	LinkChanges []LinkChange `json:"link_changes,omitempty"`
+	// Faults are the faults `habench fault` injected into the cluster during the run
+	// (times on samples.csv's clock).
+	Faults []RunFault `json:"faults,omitempty"`
 	// IntervalsOffsetS is where intervals.csv's elapsed_s=0 (start of measurement, after
 	// connecting and warmup) lies on samples.csv's clock, in seconds. Both clocks start in
 	// Bench.Run: samples.csv's just before the samplers start, intervals.csv's when the
@@ -159,29 +174,41 @@ type SemiSyncSummary struct {
 
 // Summary is summary.json.
 type Summary struct {
-	Workload       string                            `json:"workload"`
-	Threads        int                               `json:"threads"`
-	TimeS          float64                           `json:"time_s"`
-	TPS            float64                           `json:"tps"`
-	QPS            float64                           `json:"qps"`
-	Transactions   int64                             `json:"transactions"`
-	Reads          int64                             `json:"reads"`
-	Writes         int64                             `json:"writes"`
-	Others         int64                             `json:"others"`
-	IgnoredErrors  int64                             `json:"ignored_errors"`
-	Reconnects     int64                             `json:"reconnects"`
-	LatencyMs      map[string]float64                `json:"latency_ms"`
-	ErrorsByCode   map[string]int64                  `json:"errors_by_code,omitempty"`
-	PerEndpoint    map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
-	Nodes          []NodeLag                         `json:"nodes,omitempty"`
-	SemiSync       *SemiSyncSummary                  `json:"semisync,omitempty"`
-	Group          []GroupMemberSummary              `json:"group,omitempty"`
-	Galera         []GaleraNodeSummary               `json:"galera,omitempty"`
-	DataCheck      string                            `json:"data_check,omitempty"`
-	ReplicasCaught *bool                             `json:"replicas_consistent,omitempty"`
-	RandType       string                            `json:"rand_type"`
-	PSMode         string                            `json:"db_ps_mode"`
-	Error          string                            `json:"error,omitempty"`
+	Workload      string                            `json:"workload"`
+	Threads       int                               `json:"threads"`
+	TimeS         float64                           `json:"time_s"`
+	TPS           float64                           `json:"tps"`
+	QPS           float64                           `json:"qps"`
+	Transactions  int64                             `json:"transactions"`
+	Reads         int64                             `json:"reads"`
+	Writes        int64                             `json:"writes"`
+	Others        int64                             `json:"others"`
+	IgnoredErrors int64                             `json:"ignored_errors"`
+	Reconnects    int64                             `json:"reconnects"`
+	LatencyMs     map[string]float64                `json:"latency_ms"`
+	ErrorsByCode  map[string]int64                  `json:"errors_by_code,omitempty"`
+	PerEndpoint   map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
+	// Outages are the windows during which a node's workers could not commit (nil: none).
+	Outages        []OutageSummary      `json:"outages,omitempty"`
+	Nodes          []NodeLag            `json:"nodes,omitempty"`
+	SemiSync       *SemiSyncSummary     `json:"semisync,omitempty"`
+	Group          []GroupMemberSummary `json:"group,omitempty"`
+	Galera         []GaleraNodeSummary  `json:"galera,omitempty"`
+	Hosts          []HostSummary        `json:"hosts,omitempty"`
+	DataCheck      string               `json:"data_check,omitempty"`
+	ReplicasCaught *bool                `json:"replicas_consistent,omitempty"`
+	// Convergence is the check after the catch-up: per node converged, behind, diverged
+	// (with the tables whose CHECKSUM TABLE differs) or down (nil when not checked).
+	Convergence *Convergence `json:"convergence,omitempty"`
+	// Probe is the probe writer's count of lost acknowledged commits (nil without it).
+	Probe    *ProbeSummary `json:"probe,omitempty"`
+	RandType string        `json:"rand_type"`
+	PSMode   string        `json:"db_ps_mode"`
+	Error    string        `json:"error,omitempty"`
+	// SamplesWindow says which samples Nodes (lag, backlog), SemiSync, Group and Galera
+	// (queues, flow control) cover: the measured window, warm-up excluded, as TPS and
+	// latency ("" when nothing was measured: every sample).
+	SamplesWindow string `json:"samples_window,omitempty"`
 }
 
 func (b *Bench) log() *slog.Logger {
@@ -201,6 +228,11 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	}
 	if b.Cluster != nil && b.Cluster.State != "ready" {
 		return nil, fmt.Errorf("cluster %s is %q, not ready (destroy and deploy it again)", b.Cluster.Name, b.Cluster.State)
+	}
+	// Every endpoint answers before anything is read, set or written (sysbench's first
+	// FATAL line otherwise comes after a page of warnings about the same dead server).
+	if err := workload.Reachable(ctx, b.Target); err != nil {
+		return nil, err
 	}
 	if b.Cluster != nil {
 		if note := multiWriterIgnore(b.Cluster.Spec.Kind, len(b.Target.Endpoints), &b.Options); note != "" {
@@ -295,7 +327,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 
 	man := b.manifest(ctx, started, nodes)
 	if b.Cluster != nil {
-		for _, w := range optionMismatches(b.Cluster.Spec.Options, man.Nodes) {
+		for _, w := range optionMismatches(requestedOptions(b.Cluster), man.Nodes) {
 			man.Warnings = append(man.Warnings, w)
 			b.log().Warn("server option not in effect as requested", "detail", w)
 			if b.Stdout != nil {
@@ -375,6 +407,7 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		for _, s := range samplers {
 			man.Samplers = append(man.Samplers, s.Name())
 		}
+		man.Hosts = hostInfos(nodes)
 		runner = sampler.NewRunner(sampler.Config{Interval: b.SampleInterval, Logger: b.log(), Kind: kind, Epoch: sampleStart}, nodes, samplers)
 		swg.Add(1)
 		go func() {
@@ -411,10 +444,21 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		opts.ReportInterval = time.Second
 	}
 	if b.Stdout != nil {
-		workload.PrintHeader(b.Stdout, b.Options, Version)
+		workload.PrintHeaderStart(b.Stdout, b.Options, Version)
 	}
 	var offsetOnce sync.Once
-	rep := workload.ReporterFunc(func(iv workload.Interval) {
+	var psNote string
+	rep := benchReporter{note: func(msg string) {
+		psNote = msg
+		if b.Stdout != nil {
+			fmt.Fprintf(b.Stdout, "NOTE: %s\n\n", msg)
+		}
+	}, started: func() {
+		if b.Stdout != nil {
+			workload.PrintThreadsStarted(b.Stdout, b.Options)
+		}
+	}}
+	rep.interval = func(iv workload.Interval) {
 		offsetOnce.Do(func() {
 			// Where intervals.csv's zero (start of measurement, after warmup) lies on
 			// samples.csv's clock.
@@ -429,11 +473,55 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		if b.OnInterval != nil {
 			b.OnInterval(iv)
 		}
-	})
+	}
+	fctx, stopFaults := context.WithCancel(ctx)
+	var fwg sync.WaitGroup
+	var pr *probe
+	if b.Probe && b.Injector != nil && b.Cluster != nil {
+		iv := b.ProbeInterval
+		if iv <= 0 {
+			iv = 5 * time.Millisecond
+		}
+		var perr error
+		if pr, perr = startProbe(ctx, b.Injector.Sandbox, b.Cluster, b.Target.DB, iv); perr != nil {
+			stopFaults()
+			return out, perr
+		}
+		fwg.Add(1)
+		go func() {
+			defer fwg.Done()
+			pr.run(fctx)
+		}()
+	}
+	if len(b.Faults) > 0 && b.Injector != nil && b.Cluster != nil {
+		fwg.Add(1)
+		go func() {
+			defer fwg.Done()
+			scheduleFaults(fctx, b.Injector, b.Cluster, b.Faults, time.Now(), func(err error) {
+				b.log().Warn("fault not injected", "err", err)
+				if b.Stdout != nil {
+					fmt.Fprintf(b.Stdout, "WARNING: %s\n", err)
+				}
+			})
+		}()
+	}
 	result, runErr := b.Workload.Run(ctx, b.Target, opts, rep)
+	stopFaults()
+	fwg.Wait()
 	out.Result = result
 	if result != nil && b.Stdout != nil {
+		// Outages first, so that they are seen before the numbers they spoil.
+		workload.PrintOutages(b.Stdout, result)
 		workload.PrintSummary(b.Stdout, result, b.Options)
+	}
+	if psNote != "" {
+		man.Workload["db_ps_mode_note"] = psNote
+	}
+	for _, w := range outageWarnings(result) {
+		man.Warnings = append(man.Warnings, w)
+		if b.Stdout == nil { // else printed above, before the summary
+			b.log().Warn("outage", "detail", w)
+		}
 	}
 
 	// Let replicas catch up while still sampling, so the samples show the drain. An
@@ -458,17 +546,22 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 			reachable = append(reachable, n)
 		}
 	}
+	var conv *Convergence
 	if b.Cluster != nil && len(reachable) > 1 && ctx.Err() == nil {
-		cctx, cancel := context.WithTimeout(ctx, b.catchUp())
-		positions, err = waitConsistent(cctx, b.Cluster, reachable)
-		cancel()
-		consistErr = err
-		ok := err == nil
+		conv = checkConvergence(ctx, b.Cluster, reachable, b.Target.DB, b.Options.Tables, b.catchUp())
+		positions = conv.Positions()
+		ok := conv.OK()
 		if ctx.Err() == nil {
 			consistent = &ok
 		}
-		if err != nil && ctx.Err() == nil {
-			b.log().Warn("replicas did not catch up", "err", err)
+		if !ok && ctx.Err() == nil {
+			consistErr = errors.New(conv.Problems(b.Cluster.Spec.Kind, nil))
+			b.log().Warn("nodes did not converge", "problems", consistErr)
+			w := "convergence after the run: " + consistErr.Error()
+			man.Warnings = append(man.Warnings, w)
+			if b.Stdout != nil {
+				fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+			}
 		}
 	}
 	if runner != nil && ctx.Err() == nil {
@@ -505,6 +598,16 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 			}
 		}
 	}
+	if b.Cluster != nil {
+		man.Faults = faultsDuring(b.Cluster, sampleStart, started, time.Now())
+		if w := faultWarning(man.Faults); w != "" {
+			man.Warnings = append(man.Warnings, w)
+			b.log().Warn("faults during the run", "faults", len(man.Faults))
+			if b.Stdout != nil {
+				fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+			}
+		}
+	}
 	if err := restoreKnobs(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -514,23 +617,53 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	if standing != nil && standing.Backend == netem.BackendUserspace && standing.LinkPID(b.Cluster) != standingPID && runErr == nil {
 		runErr = fmt.Errorf("the link process of `habench netem apply` (pid %d) ended during the run: the impairments were not in effect for all of it", standingPID)
 	}
-	sum := b.summary(result, runErr, nodes, allSamples, positions)
+	// Every figure of the summary covers the measured window: the samples from the start
+	// of measurement (after connecting and the warm-up) to the end of the catch-up.
+	sum := b.summary(result, runErr, nodes, measuredSamples(allSamples, man.IntervalsOffsetS), positions)
+	if man.IntervalsOffsetS > 0 {
+		sum.SamplesWindow = fmt.Sprintf("from the start of measurement (%.1f s on samples.csv's clock, after connecting and the warm-up) to the end of the catch-up", man.IntervalsOffsetS)
+	}
 	sum.ReplicasCaught = consistent
+	sum.Convergence = conv
+	if pr != nil {
+		pctx, cancel := post()
+		sum.Probe = pr.check(pctx)
+		cancel()
+		if w := probeWarning(sum.Probe); w != "" {
+			man.Warnings = append(man.Warnings, w)
+			if b.Stdout != nil {
+				fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+			}
+		}
+	}
 	sum.DataCheck = dataCheck
+	// Host CPU over the measured part only (not the catch-up, not warmup).
+	from := time.Duration(man.IntervalsOffsetS * float64(time.Second))
+	sum.Hosts = hostSummary(man.Hosts, allSamples, from, from+time.Duration(sum.TimeS*float64(time.Second)))
+	for _, w := range cpuSaturationWarnings(sum.Hosts) {
+		man.Warnings = append(man.Warnings, w)
+		b.log().Warn("host CPU-saturated", "detail", w)
+		if b.Stdout != nil {
+			fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+		}
+	}
+	sum.Outages = outageSummaries(result)
 	out.Summary = sum
 	man.Finished = time.Now().UTC()
 	if res != nil {
 		pctx, cancel := post()
 		defer cancel()
 		var werr []error
+		man.CommandLine = RedactArgs(man.CommandLine)
 		werr = append(werr, res.WriteJSON("manifest.json", man))
 		werr = append(werr, res.WriteJSON("summary.json", sum))
 		werr = append(werr, res.WriteFile("report.md", Report(man, sum)))
 		if vars := b.allVariables(pctx, nodes); vars != nil {
 			werr = append(werr, res.WriteJSON("variables.json", vars))
 		}
+		werr = append(werr, res.Close())
 		if err := errors.Join(werr...); err != nil {
-			return out, err
+			return out, fmt.Errorf("results %s: %w", res.Dir, err)
 		}
 		// report.html and report.csv beside report.md; a run is not failed by its charts.
 		if _, err := report.Write(res.Dir, report.Options{}); err != nil {
@@ -543,16 +676,12 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	if ctx.Err() != nil {
 		return out, ctx.Err()
 	}
-	var no *notOnlineError
-	if consistent != nil && !*consistent && errors.As(consistErr, &no) {
-		return out, fmt.Errorf("group members not ONLINE %v after the run: %w", b.catchUp(), no)
-	}
-	if consistent != nil && !*consistent {
-		var ps []string
-		for _, n := range slices.Sorted(maps.Keys(positions)) {
-			ps = append(ps, fmt.Sprintf("%s at %q", n, positions[n]))
+	if conv != nil && !conv.OK() {
+		// A node a fault of the run took down (and did not bring back) is expected down.
+		down := faultedDown(man.Faults)
+		if p := conv.Problems(b.Cluster.Spec.Kind, down); p != "" {
+			return out, fmt.Errorf("the nodes did not converge after the run (catch-up up to %v): %s", b.catchUp(), p)
 		}
-		return out, fmt.Errorf("replicas did not converge to the source's GTID position within %v: %s", b.catchUp(), strings.Join(ps, ", "))
 	}
 	return out, nil
 }
@@ -602,7 +731,16 @@ func (b *Bench) openNodes() ([]sampler.Node, func(), error) {
 				closeAll()
 				return nil, nil, err
 			}
-			nodes = append(nodes, sampler.Node{Name: n.Name, Role: n.Role, Caps: caps, DB: db})
+			sn := sampler.Node{Name: n.Name, Role: n.Role, Caps: caps, DB: db}
+			if h := b.Cluster.Host(n); h != nil {
+				sn.Host, sn.HostName = h, hostName(b.Cluster, h)
+				if !b.Cluster.Existing() {
+					c, name := b.Cluster, n.Name
+					sn.Netns, sn.PID, sn.StartTicks = n.Netns, n.PID, n.StartTicks
+					sn.Server = func() (int, uint64, error) { return c.ServerProcess(name) }
+				}
+			}
+			nodes = append(nodes, sn)
 		}
 		return nodes, closeAll, nil
 	}
@@ -627,7 +765,7 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	m := &Manifest{
 		Habench:     map[string]string{"version": Version, "go": runtime.Version()},
-		CommandLine: b.CommandLine,
+		CommandLine: RedactArgs(b.CommandLine),
 		Started:     started,
 		Host:        map[string]any{"hostname": host, "kernel": strings.TrimSpace(string(kernel)), "cpus": runtime.NumCPU()},
 		Workload: map[string]any{"name": b.Workload.Name(), "options": workload.OptionValues(b.Options),
@@ -643,10 +781,24 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 		endpoints = append(endpoints, e.Label())
 	}
 	m.Workload["endpoints"] = endpoints
+	if len(b.Target.ReadEndpoints) > 0 {
+		var rd []string
+		for _, e := range b.Target.ReadEndpoints {
+			rd = append(rd, e.Label())
+		}
+		m.Workload["read_endpoints"] = rd
+	}
 	if c := b.Cluster; c != nil {
 		m.Topology = &c.Spec
 		m.Binaries = c.Binaries
 		m.Cluster = map[string]any{"name": c.Name, "provider": c.Provider, "network": c.Network}
+		if !c.Existing() {
+			so := map[string]string{}
+			for _, o := range cluster.SandboxServerOptions {
+				so[o.Name] = o.Value
+			}
+			m.Cluster["sandbox_options"] = so
+		}
 		m.Links["network"] = c.Network
 		if c.Existing() {
 			m.Links["description"] = "existing cluster: its network is not habench's, no impairment"
@@ -767,6 +919,22 @@ func waitConsistent(ctx context.Context, c *cluster.Cluster, nodes []sampler.Nod
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// measuredSamples are the samples at or after fromS seconds on samples.csv's clock (the
+// start of measurement); all of them when fromS is not positive (no interval was reported).
+func measuredSamples(samples []sampler.Sample, fromS float64) []sampler.Sample {
+	if fromS <= 0 {
+		return samples
+	}
+	from := time.Duration(fromS * float64(time.Second))
+	out := make([]sampler.Sample, 0, len(samples))
+	for _, sm := range samples {
+		if sm.Elapsed >= from {
+			out = append(out, sm)
+		}
+	}
+	return out
 }
 
 func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, samples []sampler.Sample, pos map[string]string) *Summary {
@@ -918,6 +1086,27 @@ func ClusterTarget(c *cluster.Cluster, db string, only []string) (workload.Targe
 		}
 	}
 	return t, nil
+}
+
+// WithReadNodes sets t's read endpoints (workload.Target.ReadEndpoints) to cluster c's
+// nodes called names: the read-only statements go there, the writes stay on t's
+// endpoints, and every event that changed a row is checked for read-your-writes on its
+// read node. Error (*topology.FieldError on "--read-nodes") for a node name the cluster
+// lacks or one given twice.
+func WithReadNodes(c *cluster.Cluster, t *workload.Target, names []string) error {
+	seen := map[string]bool{}
+	for _, name := range names {
+		n := c.Node(name)
+		if n == nil {
+			return &topology.FieldError{Field: "--read-nodes", Value: name, Reason: "no such node in " + c.Name}
+		}
+		if seen[name] {
+			return &topology.FieldError{Field: "--read-nodes", Value: name, Reason: "given twice"}
+		}
+		seen[name] = true
+		t.ReadEndpoints = append(t.ReadEndpoints, workload.Endpoint{Name: n.Name, Host: n.Host, Port: n.Port})
+	}
+	return nil
 }
 
 // semiSyncSummary sums the source's semi-sync samples (nil when there are none).

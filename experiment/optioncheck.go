@@ -2,6 +2,8 @@ package experiment
 
 import (
 	"fmt"
+
+	"github.com/habench/habench/cluster"
 	"maps"
 	"slices"
 	"strings"
@@ -31,6 +33,27 @@ func optionMismatches(opts map[string]string, nodes []NodeInfo) []string {
 		if len(diff) > 0 {
 			out = append(out, fmt.Sprintf("option %s=%s was requested at deploy, but %s: the results are for the value in effect", k, want, strings.Join(diff, ", ")))
 		}
+	}
+	return out
+}
+
+// requestedOptions are the server options a sandbox's nodes were deployed with on request:
+// habench's own (cluster.SandboxServerOptions), overridden by the topology's options:
+// with the same variable name. An existing cluster's are its topology's only.
+func requestedOptions(c *cluster.Cluster) map[string]string {
+	out := map[string]string{}
+	if !c.Existing() {
+		for _, o := range cluster.SandboxServerOptions {
+			out[o.Name] = o.Value
+		}
+	}
+	for k, v := range c.Spec.Options {
+		for _, o := range cluster.SandboxServerOptions {
+			if VariableName(k) == VariableName(o.Name) {
+				delete(out, o.Name)
+			}
+		}
+		out[k] = v
 	}
 	return out
 }

@@ -1,8 +1,12 @@
 package experiment
 
 import (
+	"maps"
 	"strings"
 	"testing"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/topology"
 )
 
 func TestOptionMismatches(t *testing.T) {
@@ -29,5 +33,23 @@ func TestOptionMismatches(t *testing.T) {
 	}
 	if ws := optionMismatches(map[string]string{"sync_binlog": "1"}, nodes[:1]); len(ws) != 0 {
 		t.Errorf("an option in effect gave %q", ws)
+	}
+}
+
+// TestRequestedOptions: a sandbox's nodes are checked for habench's own max_connections
+// unless the topology sets it; an existing cluster only for its topology's options.
+func TestRequestedOptions(t *testing.T) {
+	c := &cluster.Cluster{Provider: "sandbox", Spec: topology.Spec{Options: map[string]string{"sync_binlog": "1"}}}
+	if got := requestedOptions(c); !maps.Equal(got, map[string]string{"max_connections": "1000", "sync_binlog": "1"}) {
+		t.Errorf("sandbox: %v", got)
+	}
+	c.Spec.Options = map[string]string{"max-connections": "300"}
+	if got := requestedOptions(c); !maps.Equal(got, map[string]string{"max-connections": "300"}) {
+		t.Errorf("sandbox with its own max-connections: %v", got)
+	}
+	nodes := []NodeInfo{{Name: "n1", Variables: map[string]string{"max_connections": "151"}}}
+	c.Spec.Options = nil
+	if ws := optionMismatches(requestedOptions(c), nodes); len(ws) != 1 || !strings.Contains(ws[0], "max_connections=1000") {
+		t.Errorf("a sandbox node on the default 151: warnings %q", ws)
 	}
 }

@@ -66,6 +66,9 @@ type Cell struct {
 	Repeat        int
 	// Note says how the cell differs from what its values ask for ("" = it does not).
 	Note string
+	// Reuse, when set, is the cell whose runs stand for this one: it cannot differ (a
+	// single node under a links axis), so it is not run.
+	Reuse *Cell
 	// Estimate is the cell's estimated wall time (EstimateCell).
 	Estimate time.Duration
 }
@@ -198,6 +201,42 @@ func (s *Scenario) Plan(scale string) (*Plan, error) {
 	if err := s.checkAxes(p, axes); err != nil {
 		return nil, err
 	}
+	// References: the file's, then the profile's; each must be a value of its axis at this scale.
+	for _, sw := range []*Sweep{s.Sweep, profSweep(prof)} {
+		if sw == nil {
+			continue
+		}
+		pre := "sweep.reference."
+		if sw != s.Sweep {
+			pre = "scales." + scale + "." + pre
+		}
+		for _, n := range slices.Sorted(maps.Keys(sw.References)) {
+			v, a := sw.References[n], axes[n]
+			switch {
+			case a == nil && (n == "topology" || n == "repeats" || n == "repeat"):
+				return nil, lineError(sw.RefLines[n], pre+n, v, "not an axis with a reference (the topologies' reference is baseline:)")
+			case a == nil:
+				return nil, lineError(sw.RefLines[n], pre+n, v, "not an axis of the sweep")
+			case a.Kind == AxisTopology || a.Kind == AxisRepeat:
+				return nil, lineError(sw.RefLines[n], pre+n, v, "not an axis with a reference (the topologies' reference is baseline:)")
+			case !slices.Contains(a.Labels(), v):
+				where := ""
+				if scale != ScaleFull {
+					where = " at scale " + scale
+				}
+				return nil, lineError(sw.RefLines[n], pre+n, v, fmt.Sprintf("not one of the axis' values%s (%s)", where, strings.Join(a.Labels(), ", ")))
+			}
+			a.Reference = v
+		}
+	}
+	for _, a := range axes {
+		if a.Reference == "" && len(a.Values) > 0 {
+			a.Reference = a.Values[0].Label
+			if a.Kind == AxisLinks && slices.Contains(a.Labels(), "none") {
+				a.Reference = "none" // the same-path control
+			}
+		}
+	}
 	if axes["topology"] == nil {
 		a := &Axis{Name: "topology", Kind: AxisTopology}
 		for _, t := range s.Topologies {
@@ -217,6 +256,24 @@ func (s *Scenario) Plan(scale string) (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+func profSweep(p *ScaleProfile) *Sweep {
+	if p == nil {
+		return nil
+	}
+	return p.Sweep
+}
+
+// SamePathControl reports whether cell is the zero-delay control of a links axis: its
+// links value is none, the axis has a delay, and the cell's topology has links. With the
+// userspace link (no kernel netem here), such a cell runs through the link at zero delay.
+func (p *Plan) SamePathControl(c *Cell) bool {
+	a := p.axis(AxisLinks)
+	if a.Name == "" || c.Values[a.Name] != "none" || c.Deployment.Spec.Nodes < 2 {
+		return false
+	}
+	return slices.ContainsFunc(a.Values, func(v AxisValue) bool { return !v.Links.IsZero() })
 }
 
 // checkAxes checks every axis value against the scenario: topology names, test names,
@@ -289,6 +346,7 @@ func (p *Plan) expand() error {
 	}
 	idx := make([]int, len(p.Axes))
 	var dep *Deployment
+	firstOf := map[string]*Cell{} // single-node cells by their values but links
 	for {
 		c := &Cell{Index: len(p.Cells) + 1, Values: map[string]string{}, Test: s.Workload.Test, Options: p.Options, Links: s.Links}
 		depKey := []string{}
@@ -353,12 +411,25 @@ func (p *Plan) expand() error {
 			p.Deployments = append(p.Deployments, dep)
 		}
 		c.Deployment = dep
-		// A links value on a single node runs without links (its links-none configuration
-		// again), so the group of that links value has its baseline run.
-		if c.Values["links"] != "" && !c.Links.IsZero() && dep.Spec.Nodes < 2 {
-			c.Note = fmt.Sprintf("topology %s has 1 node: runs without links", c.Topology)
+		// A single node has no links: its cells for the links axis' other values would be
+		// the same run again, so they are not run; the reports reuse the first one (the
+		// comparison of each links value still has the single node's numbers).
+		if la := p.axis(AxisLinks); la.Name != "" && dep.Spec.Nodes < 2 {
+			k := p.Label(c)
+			k = strings.Replace(k, "links="+c.Values["links"], "links=", 1)
+			if src, ok := firstOf[k]; ok {
+				c.Reuse = src
+				c.Note = fmt.Sprintf("topology %s has 1 node (no links): cell %d's runs stand for this cell", c.Topology, src.Index)
+			} else {
+				firstOf[k] = c
+				if !c.Links.IsZero() {
+					c.Note = fmt.Sprintf("topology %s has 1 node: runs without links", c.Topology)
+				}
+			}
 		}
-		c.Estimate = p.EstimateCell(c)
+		if c.Reuse == nil {
+			c.Estimate = p.EstimateCell(c)
+		}
 		dep.Cells = append(dep.Cells, c)
 		p.Cells = append(p.Cells, c)
 		// Next index, innermost axis fastest.
@@ -479,7 +550,7 @@ func (p *Plan) Estimate(run func(*Cell) bool) (total, deploys, cells time.Durati
 	for _, d := range p.Deployments {
 		any := false
 		for _, c := range d.Cells {
-			if run == nil || run(c) {
+			if c.Reuse == nil && (run == nil || run(c)) {
 				any = true
 				cells += c.Estimate
 			}
@@ -534,7 +605,11 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 				name += " (" + strings.Join(v, ", ") + ": each)"
 			}
 		}
-		axes = append(axes, fmt.Sprintf("%s [%s]", name, strings.Join(a.Labels(), ", ")))
+		ref := ""
+		if a.Kind != AxisTopology && a.Kind != AxisRepeat && len(a.Values) > 1 {
+			ref = " (changes against " + a.Reference + ")"
+		}
+		axes = append(axes, fmt.Sprintf("%s [%s]%s", name, strings.Join(a.Labels(), ", "), ref))
 	}
 	fmt.Fprintf(w, "axes (outermost first): %s\n", strings.Join(axes, " x "))
 	done := 0
@@ -572,9 +647,14 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 			}
 			fmt.Fprintf(w, "  knobs for every run: %s\n", strings.Join(kv, " "))
 		}
+		if nodes := s.Workload.Nodes.For(sp.Name); len(nodes) > 0 {
+			fmt.Fprintf(w, "  workers connect to %s (workload.nodes); prepare on the writable nodes\n", strings.Join(nodes, ", "))
+		}
 		for _, c := range d.Cells {
 			line := fmt.Sprintf("  cell %*d  %s", len(fmt.Sprint(len(p.Cells))), c.Index, p.Label(c))
 			switch {
+			case c.Reuse != nil:
+				line += fmt.Sprintf("  not run: reuses cell %d (%s has 1 node, no links)", c.Reuse.Index, c.Topology)
 			case status[c.Index] == StatusDone:
 				done++
 				line += "  done (not run again)"
@@ -582,6 +662,9 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 				line += "  ~" + FormatDuration(c.Estimate)
 				if c.Note != "" {
 					line += " (" + c.Note + ")"
+				}
+				if p.SamePathControl(c) {
+					line += " (same-path control: with the userspace link, zero delay through it)"
 				}
 				if st := status[c.Index]; st != "" && st != StatusPending {
 					line += " (" + st + " before: runs again)"
@@ -592,7 +675,16 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 	}
 	torun := func(c *Cell) bool { return status[c.Index] != StatusDone }
 	total, deploys, cells := p.Estimate(torun)
+	reused := 0
+	for _, c := range p.Cells {
+		if c.Reuse != nil {
+			reused++
+		}
+	}
 	fmt.Fprintf(w, "\n%s in %s", Plural(len(p.Cells), "cell"), Plural(len(p.Deployments), "deployment"))
+	if reused > 0 {
+		fmt.Fprintf(w, " (%d not run: they reuse a cell that cannot differ)", reused)
+	}
 	if done > 0 {
 		fmt.Fprintf(w, ", %d done already", done)
 	}

@@ -88,6 +88,7 @@ func Report(m *Manifest, s *Summary) string {
 		sort.Strings(ks)
 		b.WriteString(strings.Join(ks, ", ") + "\n")
 	}
+	b.WriteString(hostReport(s.Hosts))
 	if len(s.Nodes) > 0 {
 		b.WriteString("\n## Nodes: visibility lag and backlog\n\n")
 		b.WriteString("| node | role | version | lag max s | lag avg s | backlog max trx | lag samples | sampler errors |\n|---|---|---|---|---|---|---|---|\n")
@@ -99,7 +100,19 @@ func Report(m *Manifest, s *Summary) string {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %.0f |\n", n.Node, n.Role, ver[n.Node], fmtOpt(n.LagMaxS, "%.3f"), fmtOpt(n.LagAvgS, "%.3f"), fmtOpt(n.BacklogMaxTrx, "%.0f"), n.Samples, n.SamplerErrors)
 		}
 		b.WriteString("\nlag = visibility lag of a heartbeat row the writer (the source, primary, or first Galera node) writes every 100 ms (0 = the node shows the newest one); backlog = transactions committed on the writer and not yet applied on the node (includes the heartbeat's 10 writes per second). n/a = not applicable (e.g. backlog on the writer) or no sample (node unreachable, sampler failing: see sampler errors).\n")
-		if s.ReplicasCaught != nil {
+		if s.SamplesWindow != "" {
+			b.WriteString("\nThese figures, and the semi-sync, group and Galera ones below, cover the samples " + s.SamplesWindow + " (the warm-up excluded, as TPS and latency).\n")
+		}
+		if cv := s.Convergence; cv != nil {
+			if cv.OK() {
+				fmt.Fprintf(&b, "\nAfter the run every node's executed GTID set equals the writer's (gtid_binlog_pos on Galera), and CHECKSUM TABLE of the %d benchmark tables agrees on every node.\n", cv.CheckedTables)
+			} else {
+				fmt.Fprintf(&b, "\n**After the run (writer %s) not every node converged:**\n\n| node | state | position | tables that differ | reason |\n|---|---|---|---|---|\n", cv.Writer)
+				for _, n := range cv.Nodes {
+					fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", n.Node, n.State, n.Position, strings.Join(n.Tables, ", "), n.Reason)
+				}
+			}
+		} else if s.ReplicasCaught != nil {
 			if *s.ReplicasCaught {
 				b.WriteString("\nAfter the run every node's executed GTID set equals the writer's (gtid_binlog_pos on Galera).\n")
 			} else {

@@ -3,6 +3,7 @@ package experiment
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,30 +25,60 @@ type Results struct {
 	samples   *csvFile
 }
 
+// csvFile is one CSV file of a run. The first write error (a full disk) is kept: later
+// rows are dropped, close returns the error naming the file and renames the file to
+// NAME.incomplete, so that no truncated CSV looks whole.
 type csvFile struct {
-	f *os.File
-	w *csv.Writer
+	path   string
+	f      *os.File
+	w      *csv.Writer
+	err    error
+	closed bool
 }
 
 func newCSV(path string, header []string) (*csvFile, error) {
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
 	if err != nil {
 		return nil, err
 	}
-	c := &csvFile{f: f, w: csv.NewWriter(f)}
-	c.w.Write(header)
-	c.w.Flush()
-	return c, c.w.Error()
+	c := &csvFile{path: path, f: f, w: csv.NewWriter(f)}
+	c.row(header)
+	return c, c.err
 }
 
 func (c *csvFile) row(r []string) {
+	if c.err != nil || c.closed {
+		return
+	}
 	c.w.Write(r)
+	c.flush()
+}
+
+func (c *csvFile) flush() {
+	if c.err != nil {
+		return
+	}
 	c.w.Flush()
+	if err := c.w.Error(); err != nil {
+		c.err = fmt.Errorf("writing %s: %w", filepath.Base(c.path), err)
+	}
 }
 
 func (c *csvFile) close() error {
-	c.w.Flush()
-	return c.f.Close()
+	if c.closed {
+		return c.err
+	}
+	c.closed = true
+	c.flush()
+	if err := c.f.Close(); err != nil && c.err == nil {
+		c.err = fmt.Errorf("writing %s: %w", filepath.Base(c.path), err)
+	}
+	if c.err != nil {
+		if rerr := os.Rename(c.path, c.path+".incomplete"); rerr == nil {
+			c.err = fmt.Errorf("%w (kept as %s.incomplete)", c.err, filepath.Base(c.path))
+		}
+	}
+	return c.err
 }
 
 // IntervalColumns is the header of intervals.csv: one row per report interval. Rates are
@@ -61,7 +92,7 @@ var SampleColumns = []string{"elapsed_s", "node", "metric", "value"}
 
 // NewResults creates dir (and parents) with empty intervals.csv and samples.csv.
 func NewResults(dir string) (*Results, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
 	r := &Results{Dir: dir}
@@ -98,34 +129,49 @@ func (r *Results) Interval(iv workload.Interval) {
 func (r *Results) Samples(ss []sampler.Sample) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.samples.err != nil || r.samples.closed {
+		return
+	}
 	for _, s := range ss {
 		r.samples.w.Write([]string{f3(s.Elapsed.Seconds()), s.Node, s.Metric, strconv.FormatFloat(s.Value, 'g', -1, 64)})
 	}
-	r.samples.w.Flush()
+	r.samples.flush()
 }
 
-// WriteJSON writes v as indented JSON to name inside the run directory.
+// Err is the first write error of the CSV files so far (naming the file), nil if none.
+func (r *Results) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return errors.Join(r.intervals.err, r.samples.err)
+}
+
+// WriteJSON writes v as indented JSON to name inside the run directory (see WriteFile).
 func (r *Results) WriteJSON(name string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	return os.WriteFile(filepath.Join(r.Dir, name), append(b, '\n'), 0o644)
+	return r.WriteFile(name, string(append(b, '\n')))
 }
 
-// WriteFile writes a text file inside the run directory.
+// WriteFile writes a text file inside the run directory, whole or not at all: it is
+// written to NAME.tmp and renamed, so a failed write (a full disk) leaves the previous
+// version, never a truncated one. The error names the file.
 func (r *Results) WriteFile(name, text string) error {
-	return os.WriteFile(filepath.Join(r.Dir, name), []byte(text), 0o644)
+	p := filepath.Join(r.Dir, name)
+	if err := os.WriteFile(p+".tmp", []byte(text), 0o640); err != nil {
+		os.Remove(p + ".tmp")
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := os.Rename(p+".tmp", p); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return nil
 }
 
 // Close flushes and closes the CSV files.
 func (r *Results) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e1 := r.intervals.close()
-	e2 := r.samples.close()
-	if e1 != nil {
-		return e1
-	}
-	return e2
+	return errors.Join(r.intervals.close(), r.samples.close())
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/stats"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"github.com/spf13/pflag"
@@ -42,6 +45,12 @@ type Scenario struct {
 	Cell CellPolicy `yaml:"cell"`
 	// Scales are the file's own small and medium profiles (see Plan and ScaleCaps).
 	Scales Scales `yaml:"scales"`
+	// Faults are injected into every cell's cluster at their times after the workload
+	// starts (warm-up included), e.g. [{at: 10s, action: kill, node: writer}].
+	Faults []FaultEvent `yaml:"faults"`
+	// Probe runs the probe writer in every cell (lost acknowledged commits); default: on
+	// when the scenario has faults.
+	Probe *bool `yaml:"probe"`
 
 	options workload.Options
 	raw     []byte
@@ -52,6 +61,60 @@ type Scenario struct {
 type ScenarioWorkload struct {
 	Test    string         `yaml:"test"`
 	Options map[string]any `yaml:"options"`
+	// Nodes are the nodes the workers connect to, round-robin (as `habench sysbench
+	// --nodes`; default: the writable nodes): a list for every topology ([n1]), or a
+	// mapping of topology name to list ({galera3: [n1], group3: [n1, n2]}, the others the
+	// default). Checked against each topology's node names when the file is parsed.
+	// Prepare and cleanup always use the writable nodes.
+	Nodes WorkloadNodes `yaml:"nodes"`
+}
+
+// WorkloadNodes is workload.nodes: All for every topology, or ByTopology per topology.
+type WorkloadNodes struct {
+	All        []string
+	ByTopology map[string][]string
+	Line       int
+}
+
+// UnmarshalYAML reads a list of node names or a mapping of topology name to such a list.
+func (w *WorkloadNodes) UnmarshalYAML(n *yaml.Node) error {
+	w.Line = n.Line
+	list := func(v *yaml.Node, field string) ([]string, error) {
+		var out []string
+		if err := eachScalar(v, field, func(it *yaml.Node) error {
+			if slices.Contains(out, it.Value) {
+				return lineError(it.Line, field, it.Value, "node given twice")
+			}
+			out = append(out, it.Value)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	if n.Kind == yaml.MappingNode {
+		w.ByTopology = map[string][]string{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			l, err := list(v, "workload.nodes."+k.Value)
+			if err != nil {
+				return err
+			}
+			w.ByTopology[k.Value] = l
+		}
+		return nil
+	}
+	var err error
+	w.All, err = list(n, "workload.nodes")
+	return err
+}
+
+// For is the nodes the workers of topology use (nil: the writable nodes).
+func (w WorkloadNodes) For(topology string) []string {
+	if w.ByTopology != nil {
+		return w.ByTopology[topology]
+	}
+	return w.All
 }
 
 // ParseScenario decodes and validates a scenario. Unknown keys are errors naming the line;
@@ -135,6 +198,9 @@ func ParseScenario(b []byte) (*Scenario, error) {
 			}
 		}
 	}
+	if err := s.checkWorkloadNodes(seen); err != nil {
+		return nil, err
+	}
 	if s.Baseline != "" && !seen[s.Baseline] {
 		return nil, &topology.FieldError{Field: "baseline", Value: s.Baseline, Reason: "not one of the topologies' names"}
 	}
@@ -152,12 +218,18 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := fmt.Sprint(s.Workload.Options[k])
+		if k == "nodes" {
+			return nil, &topology.FieldError{Field: "workload.options.nodes", Value: v, Reason: "the workers' nodes are workload.nodes (a list, or a mapping of topology name to list), next to workload.options"}
+		}
 		if err := fs.Set(k, v); err != nil {
 			return nil, &topology.FieldError{Field: "workload.options." + k, Value: v, Reason: err.Error()}
 		}
 	}
 	if err := s.options.Validate(); err != nil {
 		return nil, fmt.Errorf("workload.options: %w", err)
+	}
+	if err := validateFaults(s.Faults, s.Topologies, s.Network, s.options.Warmup+s.options.Time); err != nil {
+		return nil, err
 	}
 	switch s.Cell.Prepare {
 	case "", PrepareReuse, PrepareReprepare:
@@ -176,6 +248,41 @@ func ParseScenario(b []byte) (*Scenario, error) {
 		}
 	}
 	return &s, nil
+}
+
+// checkWorkloadNodes checks workload.nodes against each topology's node names (n1..nN
+// for a sandbox or a dsns: list; a cluster: of the state directory is checked when it is
+// loaded).
+func (s *Scenario) checkWorkloadNodes(topologies map[string]bool) error {
+	w := s.Workload.Nodes
+	for _, t := range slices.Sorted(maps.Keys(w.ByTopology)) {
+		if !topologies[t] {
+			return lineError(w.Line, "workload.nodes", t, "not one of the topologies' names")
+		}
+	}
+	for _, t := range s.Topologies {
+		nodes, field := w.For(t.Name), "workload.nodes"
+		if w.ByTopology != nil {
+			field += "." + t.Name
+		}
+		size := t.Nodes
+		if t.IsExisting() {
+			if t.Cluster != "" {
+				continue
+			}
+			size = len(t.DSNs)
+		}
+		for _, n := range nodes {
+			found := false
+			for i := 1; i <= size; i++ {
+				found = found || topology.NodeName(i) == n
+			}
+			if !found {
+				return lineError(w.Line, field, n, fmt.Sprintf("topology %s has no such node (its nodes are n1..n%d)", t.Name, size))
+			}
+		}
+	}
+	return nil
 }
 
 // Raw returns the scenario file's bytes as parsed.
@@ -203,10 +310,16 @@ type ScenarioRun struct {
 	// ResumeDir, when set, is a sweep directory to complete: only its cells that are not
 	// done run, and results are added to it. The scenario file must be the one it ran.
 	ResumeDir string
+	// Injector, when set, injects the scenario's faults (its Links start the link process
+	// of partitions); without it faults other than partitions still work.
+	Injector *Injector
 	// Progress, when set, shows the progress line (cell i of n, ETA).
 	Progress *Progress
 	// OnCell, when set, sees each cell's record after it ran (tests, live views).
 	OnCell func(CellRecord)
+	// LiveNodes prints a line per report interval with every node's lag, backlog, queues
+	// and flow control (LiveNodes), for clusters; off by default (the sysbench layout).
+	LiveNodes bool
 	// BenchHook, when set, is called with each topology's Bench just before it runs (to
 	// attach live metrics to OnInterval/OnSamples); the function it returns, if not nil,
 	// is called when that run has ended.
@@ -218,22 +331,36 @@ type Row struct {
 	Topology string `json:"topology"`
 	// Cell is the sweep cell's index (1-based); Axes its other axes' values (the group
 	// whose rows are compared with each other), absent without a sweep.
-	Cell       int               `json:"cell,omitempty"`
-	Axes       map[string]string `json:"axes,omitempty"`
-	Kind       string            `json:"kind"`
-	Flavor     string            `json:"flavor"`
-	Version    string            `json:"version"`
-	Dir        string            `json:"dir"`
-	Summary    *Summary          `json:"summary"`
-	TPSvsBase  float64           `json:"tps_vs_baseline_pct"`
-	LatVsBase  float64           `json:"latency_vs_baseline_pct"`
-	MaxLagS    *float64          `json:"max_replica_lag_s"` // null without replicas or lag samples
-	DeploySecs float64           `json:"deploy_s"`
+	Cell    int               `json:"cell,omitempty"`
+	Axes    map[string]string `json:"axes,omitempty"`
+	Kind    string            `json:"kind"`
+	Flavor  string            `json:"flavor"`
+	Version string            `json:"version"`
+	Dir     string            `json:"dir"`
+	Summary *Summary          `json:"summary"`
+	// TPSvsBase and LatVsBase are percentages of the baseline topology's value in the
+	// same group (100 = same; 0 without a baseline), of the point's means (see Stats).
+	TPSvsBase  float64  `json:"tps_vs_baseline_pct"`
+	LatVsBase  float64  `json:"latency_vs_baseline_pct"`
+	MaxLagS    *float64 `json:"max_replica_lag_s"` // null without replicas or lag samples
+	DeploySecs float64  `json:"deploy_s"`
 	// Error is why this topology's run did not complete (interrupted, failed), "" if it did.
 	Error string `json:"error,omitempty"`
 	// Note qualifies the row: "repeat 2", "1 node, no links" (a single node in a links
 	// group runs without links).
 	Note string `json:"note,omitempty"`
+	// Stats is the row's point of the grid (its cell and the cell's repeats): TPS and
+	// latency as mean, min-max, 95% CI, and the changes against the baseline and along
+	// each axis. TPSvsBase and LatVsBase are the point's (mean against mean), the same on
+	// every repeat's row.
+	Stats *stats.Cell `json:"cell_stats,omitempty"`
+	// ReusedFrom is set on the row of a cell that was not run because it cannot differ
+	// from the cell of this group (a single node under a links axis): Dir is empty, Stats
+	// are that cell's.
+	ReusedFrom string `json:"reused_from,omitempty"`
+	// LinksControl and LinkAddedMs are the cell record's (a same-path control cell).
+	LinksControl string   `json:"links_control,omitempty"`
+	LinkAddedMs  *float64 `json:"link_added_rtt_ms,omitempty"`
 
 	group string
 }
@@ -246,52 +373,245 @@ func (r *ScenarioRun) Run(ctx context.Context) (string, []Row, error) {
 	return r.runSweep(ctx)
 }
 
-// ComparisonTable renders rows as a Markdown table (S1's shape: TPS, latency, % of baseline, lag).
+// point is one point of the comparison: a cell and its repeats' rows.
+type point struct {
+	c    *stats.Cell
+	rows []Row
+}
+
+// points groups rows by their point (Row.Stats), in the rows' order; a row without
+// Stats is a point of its own (its own numbers, no percentages).
+func points(rows []Row) []point {
+	var out []point
+	idx := map[*stats.Cell]int{}
+	for _, r := range rows {
+		c := r.Stats
+		if c == nil {
+			var s Summary
+			if r.Summary != nil {
+				s = *r.Summary
+			}
+			c = &stats.Cell{Topology: r.Topology, TPS: stats.Of([]float64{s.TPS}), QPS: stats.Of([]float64{s.QPS}),
+				AvgMs: stats.Of([]float64{s.LatencyMs["avg"]}), P95Ms: stats.Of([]float64{s.LatencyMs["p95"]}), P99Ms: stats.Of([]float64{s.LatencyMs["p99"]})}
+		} else if i, ok := idx[c]; ok {
+			out[i].rows = append(out[i].rows, r)
+			continue
+		}
+		idx[c] = len(out)
+		out = append(out, point{c: c, rows: []Row{r}})
+	}
+	return out
+}
+
+// name is the point's topology with what qualifies it (reused, incomplete, 1 node).
+func (pt point) name() string {
+	r := pt.rows[0]
+	name := r.Topology
+	var notes []string
+	switch {
+	case r.ReusedFrom != "":
+		notes = append(notes, r.Note)
+	case strings.Contains(r.Note, "1 node, no links"):
+		notes = append(notes, "1 node, no links")
+	}
+	if r.LinksControl != "" {
+		notes = append(notes, controlNote(pt.rows))
+	}
+	failed := 0
+	for _, x := range pt.rows {
+		if x.Error != "" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d runs incomplete, left out", failed, len(pt.rows)))
+	}
+	if len(notes) > 0 {
+		name += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return name
+}
+
+// controlNote is "same path: the userspace link at zero delay, its cost +0.085 ms round
+// trip" (the median over the rows' runs of the round trip the link added).
+func controlNote(rows []Row) string {
+	var added []float64
+	for _, r := range rows {
+		if r.LinkAddedMs != nil {
+			added = append(added, *r.LinkAddedMs)
+		}
+	}
+	s := rows[0].LinksControl
+	if len(added) > 0 {
+		slices.Sort(added)
+		s += fmt.Sprintf(", its cost %+.3f ms round trip", added[len(added)/2])
+	}
+	return s
+}
+
+// hostCPU is the busiest host's CPU of the point's busiest run ("n/a" without host samples).
+func (pt point) hostCPU() string {
+	var best *Summary
+	bestBusy := -1.0
+	for _, r := range pt.rows {
+		if r.Summary == nil {
+			continue
+		}
+		if h := r.Summary.BusiestHost(); h != nil && h.CPUBusyMean != nil && *h.CPUBusyMean > bestBusy {
+			best, bestBusy = r.Summary, *h.CPUBusyMean
+		}
+	}
+	if best == nil {
+		return "n/a"
+	}
+	return busiestHostCell(best)
+}
+
+func (pt point) maxLag() *float64 {
+	var m *float64
+	for _, r := range pt.rows {
+		if r.MaxLagS != nil && (m == nil || *r.MaxLagS > *m) {
+			m = r.MaxLagS
+		}
+	}
+	return m
+}
+
+func changeOfBase(c *stats.Change) string {
+	if c == nil {
+		return "n/a"
+	}
+	return c.OfBase()
+}
+
+// alongAxes are the axes the points have changes along (those with several values).
+func alongAxes(pts []point) []string {
+	for _, pt := range pts {
+		if len(pt.c.Along) > 0 {
+			var out []string
+			for _, a := range pt.c.Along {
+				out = append(out, a.Axis)
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+func alongText(c *stats.Cell, axis string) string {
+	a := c.AlongAxis(axis)
+	if a == nil || (!a.TPS.OK && a.TPS.Verdict == "") {
+		return "n/a"
+	}
+	if a.TPS.Verdict == stats.Reference {
+		return "ref"
+	}
+	return a.TPS.Signed()
+}
+
+// ciText is "1200.0-1260.1", or "n/a (1 run)".
+func ciText(s stats.Sample) string {
+	if !s.HasCI() {
+		return fmt.Sprintf("n/a (%d run)", s.N)
+	}
+	return fmt.Sprintf("%.1f-%.1f", *s.CILo, *s.CIHi)
+}
+
+// StatsNote explains the comparison's figures: means over repeats, the CI, the rule for
+// "within noise", and when there is a single repeat per cell that there is no CI.
+func StatsNote(rows []Row) string {
+	maxN := 0
+	for _, pt := range points(rows) {
+		maxN = max(maxN, pt.c.TPS.N)
+	}
+	s := "TPS and latencies are the mean over a cell's repeats (warm-up excluded); 95% CI: Student t over the repeats." +
+		" vs base: the baseline topology's cell with the same axis values; vs AXIS: the change from the axis' reference value (ref), the other axes the same." +
+		" \"within noise\": the 95% CI of the difference of the two means (Welch) includes 0; without it the difference is outside the noise."
+	if maxN < 2 {
+		s += " One repeat per cell: no confidence intervals, so no difference can be told from noise (give the sweep repeats: 3)."
+	}
+	return s
+}
+
+// ComparisonTable renders rows as a Markdown table, one line per point (a cell and its
+// repeats): TPS mean, min-max and 95% CI, latency means, % of the baseline, the change
+// along each axis, the largest replica lag of the repeats.
 func ComparisonTable(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| topology | kind | flavor | version | TPS | QPS | avg ms | p95 ms | p99 ms | TPS vs base | latency vs base | max replica lag s |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	pts := points(rows)
+	along := alongAxes(pts)
+	b.WriteString("| topology | kind | flavor | version | runs | TPS | TPS min-max | TPS 95% CI | QPS | avg ms | p95 ms | p99 ms | TPS vs base | latency vs base | p95 vs base |")
+	for _, a := range along {
+		b.WriteString(" TPS vs " + a + " |")
+	}
+	b.WriteString(" max replica lag s | busiest host CPU mean / max |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + strings.Repeat("---|", len(along)) + "---|---|\n")
+	for _, pt := range pts {
+		r, c := pt.rows[0], pt.c
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %.1f-%.1f | %s | %.2f | %.2f | %.2f | %.2f | %s | %s | %s |",
+			pt.name(), r.Kind, r.Flavor, r.Version, c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max, ciText(c.TPS),
+			c.QPS.Mean, c.AvgMs.Mean, c.P95Ms.Mean, c.P99Ms.Mean, changeOfBase(c.VsBase), changeOfBase(c.LatVsBase), changeOfBase(c.P95VsBase))
+		for _, a := range along {
+			b.WriteString(" " + alongText(c, a) + " |")
+		}
+		fmt.Fprintf(&b, " %s | %s |\n", fmtOpt(pt.maxLag(), "%.3f"), pt.hostCPU())
+	}
+	var ran []Row
 	for _, r := range rows {
-		l := r.Summary.LatencyMs
-		name := r.Topology
-		if r.Note != "" {
-			name += " (" + r.Note + ")"
+		if r.ReusedFrom == "" && r.Summary != nil {
+			ran = append(ran, r)
 		}
-		if r.Error != "" {
-			name += " (incomplete)"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f%% | %.1f%% | %s |\n",
-			name, r.Kind, r.Flavor, r.Version, r.Summary.TPS, r.Summary.QPS, l["avg"], l["p95"], l["p99"], r.TPSvsBase, r.LatVsBase, fmtOpt(r.MaxLagS, "%.3f"))
+	}
+	if bound := cpuBoundRows(ran); bound != "" {
+		fmt.Fprintf(&b, "\n**CPU-bound:** %s: the run's busiest host was CPU-saturated (busy >= %.0f%% in at least %.0f%% of the measured seconds), so these numbers measure the host's CPU as much as the topology.\n",
+			bound, sampler.CPUSaturatedBusy*100, sampler.CPUSaturatedShare*100)
 	}
 	return b.String()
 }
 
-// PrintComparison writes the comparison as an aligned text table (with the sweep group
-// of each row when there are several).
+// PrintComparison writes the comparison as an aligned text table, one line per point
+// (a cell and its repeats; the sweep group of each when there are several), then
+// StatsNote.
 func PrintComparison(w io.Writer, rows []Row) {
 	groups := false
 	for _, r := range rows {
 		groups = groups || r.group != ""
 	}
+	pts := points(rows)
+	along := alongAxes(pts)
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', tabwriter.AlignRight)
-	head := "topology\tkind\tTPS\tavg ms\tp95 ms\tTPS vs base\tlat vs base\tmax replica lag s\t"
+	head := "topology\tkind\truns\tTPS\tTPS min-max\tTPS 95% CI\tavg ms\tp95 ms\tTPS vs base\tlat vs base\tp95 vs base\t"
+	for _, a := range along {
+		head += "TPS vs " + a + "\t"
+	}
+	head += "max replica lag s\tbusiest host CPU\t"
 	if groups {
-		head = "cell\t" + head + "axes\t"
+		head = "cells\t" + head + "axes\t"
 	}
 	fmt.Fprintln(tw, head)
-	for _, r := range rows {
-		l := r.Summary.LatencyMs
-		name := r.Topology
-		if r.Note != "" {
-			name += " (" + r.Note + ")"
+	for _, pt := range pts {
+		c := pt.c
+		line := fmt.Sprintf("%s\t%s\t%d\t%.2f\t%.1f-%.1f\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t", pt.name(), pt.rows[0].Kind, c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max,
+			ciText(c.TPS), c.AvgMs.Mean, c.P95Ms.Mean, changeOfBase(c.VsBase), changeOfBase(c.LatVsBase), changeOfBase(c.P95VsBase))
+		for _, a := range along {
+			line += alongText(c, a) + "\t"
 		}
-		line := fmt.Sprintf("%s\t%s\t%.2f\t%.2f\t%.2f\t%.1f%%\t%.1f%%\t%s\t", name, r.Kind, r.Summary.TPS, l["avg"], l["p95"], r.TPSvsBase, r.LatVsBase, fmtOpt(r.MaxLagS, "%.3f"))
+		line += fmtOpt(pt.maxLag(), "%.3f") + "\t" + pt.hostCPU() + "\t"
 		if groups {
-			line = fmt.Sprintf("%d\t%s%s\t", r.Cell, line, r.group)
+			var idx []string
+			for _, r := range pt.rows {
+				if r.Cell > 0 {
+					idx = append(idx, fmt.Sprint(r.Cell))
+				}
+			}
+			if len(idx) == 0 {
+				idx = []string{"-"}
+			}
+			line = fmt.Sprintf("%s\t%s%s\t", strings.Join(idx, ","), line, pt.rows[0].group)
 		}
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
+	fmt.Fprintln(w, StatsNote(rows))
 }
 
 // fmtOpt formats *v with format, or "n/a" when v is nil.

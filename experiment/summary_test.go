@@ -80,8 +80,9 @@ func TestReportAndComparison(t *testing.T) {
 	}
 	rows := []Row{{Topology: "a", Kind: "single", Summary: &Summary{TPS: 200, LatencyMs: map[string]float64{"avg": 5}}, TPSvsBase: 100, LatVsBase: 100},
 		{Topology: "b", Kind: "async", Summary: &Summary{TPS: 100, LatencyMs: map[string]float64{"avg": 10}}, TPSvsBase: 50, LatVsBase: 200, MaxLagS: &lag, Error: "context canceled"}}
+	// Rows without a point (Stats) are their own, without percentages.
 	c := ComparisonTable(rows)
-	if !strings.Contains(c, "| a | single |") || !strings.Contains(c, "| n/a |") || !strings.Contains(c, "| b (incomplete) | async |") || !strings.Contains(c, "| 50.0% | 200.0% | 2.500 |") {
+	if !strings.Contains(c, "| a | single |") || !strings.Contains(c, "| n/a |") || !strings.Contains(c, "| b (1 of 1 runs incomplete, left out) | async |") || !strings.Contains(c, "| n/a | n/a | 2.500 |") {
 		t.Errorf("comparison:\n%s", c)
 	}
 }
@@ -121,5 +122,26 @@ func TestPlural(t *testing.T) {
 	}
 	if got := Plural(1, "topology"); got != "1 topology" {
 		t.Errorf("Plural(1) = %q", got)
+	}
+}
+
+// TestSummaryExcludesWarmup: the lag and backlog figures (and the semi-sync, group and
+// Galera summaries, from the same samples) cover the samples from
+// the start of measurement on (warm-up excluded, as TPS); without a start, every sample.
+func TestSummaryExcludesWarmup(t *testing.T) {
+	wl, _ := workload.Lookup("oltp_read_write")
+	b := &Bench{Workload: wl, Options: workload.DefaultOptions()}
+	nodes := []sampler.Node{{Name: "n1", Role: topology.RoleSource}, {Name: "n2", Role: topology.RoleReplica}}
+	samples := []sampler.Sample{
+		smp(1, "n2", "lag_s", 9), smp(1, "n2", "backlog_trx", 5000), // warm-up
+		smp(3, "n2", "lag_s", 1), smp(4, "n2", "lag_s", 2), smp(3, "n2", "backlog_trx", 30),
+	}
+	s := b.summary(nil, nil, nodes, measuredSamples(samples, 2.5), nil)
+	n2 := s.Nodes[1]
+	if n2.LagMaxS == nil || *n2.LagMaxS != 2 || *n2.LagAvgS != 1.5 || n2.Samples != 2 || *n2.BacklogMaxTrx != 30 {
+		t.Errorf("measured window: %+v", n2)
+	}
+	if all := measuredSamples(samples, 0); len(all) != len(samples) {
+		t.Errorf("no start of measurement: %d samples, want all %d", len(all), len(samples))
 	}
 }

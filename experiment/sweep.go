@@ -64,6 +64,9 @@ type Axis struct {
 	// by "/" in Variables' order ("1/1", "0/2"); without it every value sets all its
 	// variables to one value, which is the label ("25000").
 	Slash bool
+	// Reference is the value label the axis' changes are computed against (the sweep's
+	// reference:, else the first value; see Plan).
+	Reference string
 }
 
 // Labels returns the values' labels.
@@ -89,9 +92,13 @@ func (a *Axis) Labels() []string {
 //	  test: [oltp_read_write, oltp_read_only]
 //	  threads: [1, 4, 16]
 //	  repeats: 3
+//	  reference: {threads: 4}            # per axis, the value changes are against (default: the first)
 type Sweep struct {
 	Axes []*Axis
 	Line int
+	// References are reference: (axis name -> value label), RefLines each entry's line.
+	References map[string]string
+	RefLines   map[string]int
 }
 
 // Axis returns the axis called name, or nil.
@@ -132,6 +139,20 @@ func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 		if s.Axis(name) != nil || (name == "repeats" && s.Axis("repeat") != nil) {
 			return lineError(k.Line, field, "", "axis given twice")
 		}
+		if name == "reference" {
+			if v.Kind != yaml.MappingNode {
+				return lineError(v.Line, field, v.Value, "want a mapping of axis name to one of its values, e.g. {threads: 4}")
+			}
+			s.References, s.RefLines = map[string]string{}, map[string]int{}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				rk, rv := v.Content[j], v.Content[j+1]
+				if rv.Kind != yaml.ScalarNode || rv.Value == "" {
+					return lineError(rv.Line, field+"."+rk.Value, rv.Value, "want one value of the axis")
+				}
+				s.References[rk.Value], s.RefLines[rk.Value] = rv.Value, rk.Line
+			}
+			continue
+		}
 		a := &Axis{Name: name, Line: k.Line}
 		var err error
 		switch {
@@ -170,7 +191,7 @@ func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 			}
 			err = decodeSettingsAxis(a, v, field)
 		default:
-			return lineError(k.Line, "sweep", name, "unknown axis: want topology, option.NAME, knob.NAME, links, test, threads or repeats")
+			return lineError(k.Line, "sweep", name, "unknown axis: want topology, option.NAME, knob.NAME, links, test, threads, repeats or reference")
 		}
 		if err != nil {
 			return err
@@ -207,7 +228,13 @@ func eachScalar(v *yaml.Node, field string, f func(*yaml.Node) error) error {
 	return nil
 }
 
-// decodeLinksAxis reads `links: [none, 0.6ms, {groups: ...}]`.
+// LinksBridge is the links value of the plain bridge: no delay and no link process. "none"
+// is no delay too, but in a links axis with delays and the userspace link (no kernel
+// netem) it runs through that link at zero delay: the same path as the delayed cells, so
+// their difference is the delay alone (the same-path control; see Plan).
+const LinksBridge = "bridge"
+
+// decodeLinksAxis reads `links: [none, 0.6ms, {groups: ...}]` (and bridge).
 func decodeLinksAxis(a *Axis, v *yaml.Node, field string) error {
 	items := []*yaml.Node{v}
 	if v.Kind == yaml.SequenceNode {
@@ -215,8 +242,8 @@ func decodeLinksAxis(a *Axis, v *yaml.Node, field string) error {
 	}
 	for _, it := range items {
 		var r netem.Request
-		if it.Kind == yaml.ScalarNode && strings.EqualFold(it.Value, "none") {
-			a.Values = append(a.Values, AxisValue{Label: "none", Line: it.Line})
+		if it.Kind == yaml.ScalarNode && (strings.EqualFold(it.Value, "none") || strings.EqualFold(it.Value, LinksBridge)) {
+			a.Values = append(a.Values, AxisValue{Label: strings.ToLower(it.Value), Line: it.Line})
 			continue
 		}
 		if err := r.UnmarshalYAML(it); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -103,13 +104,15 @@ func TestSweepGridOrder(t *testing.T) {
 	for _, c := range p.Cells {
 		if c.Note != "" {
 			noted++
-			if c.Topology != "a" || c.Values["links"] != "0.6ms" || !strings.Contains(c.Note, "runs without links") || c.Estimate != 9*time.Second {
+			// The single node's links=0.6ms cells are its links=none cells again: not run.
+			if c.Topology != "a" || c.Values["links"] != "0.6ms" || c.Reuse == nil || c.Reuse.Index != c.Index-8 ||
+				c.Reuse.Values["links"] != "none" || !strings.Contains(c.Note, "cell "+fmt.Sprint(c.Index-8)+"'s runs stand for this cell") || c.Estimate != 0 {
 				t.Errorf("cell %d: %v %s, estimate %v", c.Index, c.Values, c.Note, c.Estimate)
 			}
 		}
 	}
 	if noted != 32 {
-		t.Errorf("%d cells noted, want the 32 links cells of the single node (run without links)", noted)
+		t.Errorf("%d cells noted, want the 32 links cells of the single node (not run: they reuse the links=none cells)", noted)
 	}
 }
 
@@ -355,14 +358,14 @@ cell: {warmup: 2s, restart: true, drop_caches: true}
 	p.Print(&out, map[int]string{1: StatusDone, 5: StatusFailed})
 	txt := out.String()
 	for _, w := range []string{
-		"axes (outermost first): topology [a, b] x links [none, 0.6ms] x threads [1, 4]",
+		"axes (outermost first): topology [a, b] x links [none, 0.6ms] (changes against none) x threads [1, 4] (changes against 1)",
 		"cell policy: prepare reuse, restart yes, drop caches yes",
 		"deployment 2: b (async, 3 nodes, mysql, rootfs /var/cache/habench/rootfs/mysql-sid installation): deploy ~9s, prepare ~3s",
 		"cell 1  topology=a links=none threads=1  done (not run again)",
-		"cell 3  topology=a links=0.6ms threads=1  ~17s (topology a has 1 node: runs without links)",
-		"cell 5  topology=b links=none threads=1  ~24s (failed before: runs again)",
+		"cell 3  topology=a links=0.6ms threads=1  not run: reuses cell 1 (a has 1 node, no links)",
+		"cell 5  topology=b links=none threads=1  ~24s (same-path control: with the userspace link, zero delay through it) (failed before: runs again)",
 		"cell 8  topology=b links=0.6ms threads=4  ~28s",
-		"8 cells in 2 deployments, 1 done already; estimated",
+		"8 cells in 2 deployments (2 not run: they reuse a cell that cannot differ), 1 done already; estimated",
 		"estimate: per deployment deploy (MariaDB 0.5s + 0.6s/node",
 	} {
 		if !strings.Contains(txt, w) {
@@ -446,9 +449,13 @@ func TestNewSweepFileRecords(t *testing.T) {
 		t.Errorf("cell 128 %+v", c)
 	}
 	for i, c := range f.Cells {
-		if c.Status != StatusPending {
+		reuse := p.Cells[i].Reuse
+		if (reuse == nil && c.Status != StatusPending) || (reuse != nil && (c.Status != StatusReused || c.ReusedFrom != reuse.Index || c.Links != "none")) {
 			t.Errorf("cell %d %+v", i+1, c)
 		}
+	}
+	if f.Axes[3].Name != "links" || !slices.Equal(f.Axes[3].Inert, []string{"a"}) || f.Axes[3].Reference != "none" {
+		t.Errorf("links axis %+v: want inert for the single node a, reference none", f.Axes[3])
 	}
 }
 

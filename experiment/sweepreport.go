@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/report"
+	"github.com/habench/habench/stats"
 )
 
 // finish writes comparison.json/.md, sweep.md and sweep_points.json from sweep.json's
@@ -63,19 +64,36 @@ func (sw *sweepRun) cellSummary(rec *CellRecord) *Summary {
 	return &s
 }
 
-// rows are the comparison rows: every cell that ran (in cell order), grouped by the
-// non-topology axes, with percentages against the baseline topology's mean in the group.
-func (sw *sweepRun) rows() []Row {
-	p := sw.plan
-	var rows []Row
-	for i := range sw.file.Cells {
-		rec := &sw.file.Cells[i]
-		if rec.Dir == "" || rec.Status == StatusPending {
+// statAxes are the plan's axes but topology and repeat, for stats.Analyze.
+func (p *Plan) statAxes() []stats.Axis {
+	var out []stats.Axis
+	for _, a := range p.Axes {
+		if a.Kind == AxisTopology || a.Kind == AxisRepeat {
 			continue
 		}
-		g, axes := p.groupOf(rec.Axes)
-		row := Row{Topology: rec.Topology, Cell: rec.Index, Axes: axes, Kind: rec.Kind, Flavor: rec.Flavor, Version: rec.Version,
-			Dir: filepath.Join(sw.dir, rec.Dir), Summary: sw.cellSummary(rec), MaxLagS: rec.MaxReplicaLagS, DeploySecs: rec.DeployS, group: g}
+		out = append(out, stats.Axis{Name: a.Name, Values: a.Labels(), Reference: a.Reference, Inert: p.inert(a)})
+	}
+	return out
+}
+
+// rows are the comparison rows: every cell's runs (in grid order, each point's repeats
+// together) and a row for each cell not run because it cannot differ (ReusedFrom). Every
+// row carries its point's stats.Cell (Stats): the percentages are the point's, computed by
+// stats.Analyze over the same summary.json numbers the report reads.
+func (sw *sweepRun) rows() []Row {
+	p := sw.plan
+	axes := p.statAxes()
+	var rows []Row
+	var obs []stats.Obs
+	for i := range sw.file.Cells {
+		rec := &sw.file.Cells[i]
+		if rec.Dir == "" || rec.Status == StatusPending || rec.Status == StatusReused {
+			continue
+		}
+		_, ax := p.groupOf(rec.Axes)
+		row := Row{Topology: rec.Topology, Cell: rec.Index, Axes: ax, Kind: rec.Kind, Flavor: rec.Flavor, Version: rec.Version,
+			Dir: filepath.Join(sw.dir, rec.Dir), Summary: sw.cellSummary(rec), MaxLagS: rec.MaxReplicaLagS, DeploySecs: rec.DeployS,
+			group: stats.GroupOf(axes, rec.Axes), LinksControl: rec.LinksControl, LinkAddedMs: rec.LinkAddedMs}
 		if rec.Status != StatusDone {
 			row.Error = rec.Error
 			if row.Error == "" {
@@ -91,42 +109,58 @@ func (sw *sweepRun) rows() []Row {
 		}
 		row.Note = strings.Join(notes, ", ")
 		rows = append(rows, row)
+		obs = append(obs, obsOf(row, rec.Axes))
 	}
-	out := rows
-	if len(out) == 0 {
+	if len(rows) == 0 {
 		return nil
 	}
-	base := p.baseline()
-	type acc struct {
-		tps, lat float64
-		n        int
-	}
-	bases := map[string]*acc{}
-	for _, r := range out {
-		if r.Topology == base && r.Summary != nil {
-			a := bases[r.group]
-			if a == nil {
-				a = &acc{}
-				bases[r.group] = a
+	cells := stats.Analyze(obs, axes, p.baseline())
+	sw.file.Summary = cells
+	var out []Row
+	for _, c := range cells {
+		if c.ReusedFrom == "" {
+			for i := range rows {
+				if rows[i].Topology == c.Topology && rows[i].group == c.Group {
+					rows[i].setStats(c)
+					out = append(out, rows[i])
+				}
 			}
-			a.tps += r.Summary.TPS
-			a.lat += r.Summary.LatencyMs["avg"]
-			a.n++
-		}
-	}
-	for i := range out {
-		a := bases[out[i].group]
-		if a == nil || out[i].Summary == nil {
 			continue
 		}
-		if t := a.tps / float64(a.n); t > 0 {
-			out[i].TPSvsBase = 100 * out[i].Summary.TPS / t
+		r := Row{Topology: c.Topology, Axes: c.Axes, group: c.Group, ReusedFrom: c.ReusedFrom,
+			Note: "1 node, no links: the runs of " + c.ReusedFrom + ", not run again"}
+		for i := range rows {
+			if rows[i].Topology == c.Topology && rows[i].group == c.ReusedFrom {
+				r.Kind, r.Flavor, r.Version, r.MaxLagS = rows[i].Kind, rows[i].Flavor, rows[i].Version, rows[i].MaxLagS
+				r.Summary = rows[i].Summary
+				break
+			}
 		}
-		if l := a.lat / float64(a.n); l > 0 {
-			out[i].LatVsBase = 100 * out[i].Summary.LatencyMs["avg"] / l
-		}
+		r.setStats(c)
+		out = append(out, r)
 	}
 	return out
+}
+
+// obsOf is a row's run as stats.Analyze sees it: summary.json's TPS and latency.
+func obsOf(r Row, axes map[string]string) stats.Obs {
+	o := stats.Obs{Topology: r.Topology, Axes: axes, ID: r.Dir, Failed: r.Error != "" || r.Summary == nil}
+	if r.Summary != nil {
+		o.TPS, o.AvgMs, o.P95Ms = r.Summary.TPS, r.Summary.LatencyMs["avg"], r.Summary.LatencyMs["p95"]
+		o.QPS, o.P99Ms = r.Summary.QPS, r.Summary.LatencyMs["p99"]
+	}
+	return o
+}
+
+// setStats attaches the row's point and its percentages against the baseline.
+func (r *Row) setStats(c *stats.Cell) {
+	r.Stats = c
+	if c.VsBase != nil && c.VsBase.OK {
+		r.TPSvsBase = c.VsBase.Pct
+	}
+	if c.LatVsBase != nil && c.LatVsBase.OK {
+		r.LatVsBase = c.LatVsBase.Pct
+	}
 }
 
 // axisNamed returns the axis called name, or nil.
@@ -165,6 +199,12 @@ func (sw *sweepRun) comparisonMarkdown(rows []Row) string {
 	}
 	if p.axis(AxisLinks).Name != "" {
 		b.WriteString(" Links are one-way delays between every pair of nodes (round trip twice that); requested and achieved round trips are in each run's manifest.json.")
+		for _, r := range rows {
+			if r.LinksControl != "" {
+				b.WriteString(" The links=none cells of multi-node topologies ran through the userspace link at zero delay, the path the delayed cells take, so a change along links is the delay's alone; the link's own cost (the round trip it added to the plain bridge) is given with them. `links: [bridge, ...]` adds a cell on the plain bridge.")
+				break
+			}
+		}
 	}
 	b.WriteString("\n")
 	var groups []string
@@ -189,6 +229,7 @@ func (sw *sweepRun) comparisonMarkdown(rows []Row) string {
 		}
 		b.WriteString(ComparisonTable(byGroup[g]))
 	}
+	b.WriteString("\n" + StatsNote(rows) + "\n")
 	ran := map[string]bool{}
 	for _, r := range rows {
 		ran[r.Topology] = true
@@ -261,52 +302,88 @@ func durOf(d *Duration) string {
 	return FormatDuration(time.Duration(*d))
 }
 
-// points are the sweep curves' points (report.SweepPoint, in sweep_points.json): for every cell that ran and
+// points are the sweep curves' points (report.SweepPoint, in sweep_points.json): for
+// every point of the grid (a cell and its repeats, sw.file.Summary, set by rows) and
 // every axis with more than one value (but topology and repeat), the value in effect
-// (read back for option and knob axes), TPS and p95, the other varying axes as Fixed.
+// (read back for option and knob axes), TPS mean, range and 95% CI, mean p95, the change
+// from the axis' reference value, the other varying axes as Fixed.
 func (sw *sweepRun) points() []report.SweepPoint {
 	p := sw.plan
 	var varying []*Axis
 	for _, a := range p.Axes {
-		if a.Kind != AxisTopology && len(a.Values) > 1 {
+		if a.Kind != AxisTopology && a.Kind != AxisRepeat && len(a.Values) > 1 {
 			varying = append(varying, a)
 		}
 	}
+	recs := map[string]*CellRecord{}
+	for i := range sw.file.Cells {
+		rec := &sw.file.Cells[i]
+		if rec.Dir != "" {
+			recs[filepath.Join(sw.dir, rec.Dir)] = rec
+		}
+	}
 	var pts []report.SweepPoint
-	for _, rec := range sw.file.Cells {
-		if rec.Dir == "" || (rec.Status != StatusDone && rec.Status != StatusFailed) {
+	for _, c := range sw.file.Summary {
+		var rec *CellRecord
+		for _, id := range c.Runs {
+			if rec = recs[id]; rec != nil {
+				break
+			}
+		}
+		if rec == nil {
+			// Every run of the cell failed: its record says why.
+			for i := range sw.file.Cells {
+				r := &sw.file.Cells[i]
+				if r.Topology == c.Topology && r.Dir != "" && stats.GroupOf(p.statAxes(), r.Axes) == c.Group {
+					rec = r
+					break
+				}
+			}
+		}
+		if rec == nil {
 			continue
 		}
 		for _, a := range varying {
-			if a.Kind == AxisRepeat {
-				continue
-			}
-			pt := report.SweepPoint{Topology: rec.Topology, Axis: pointAxis(a), TPS: rec.TPS, Dir: rec.Dir}
-			if rec.LatencyMs != nil {
-				pt.P95Ms = rec.LatencyMs.P95
-			}
-			if rec.Status != StatusDone {
+			pt := report.SweepPoint{Topology: c.Topology, Axis: pointAxis(a), TPS: c.TPS.Mean, P95Ms: c.P95Ms.Mean, Dir: rec.Dir,
+				N: c.TPS.N, TPSMin: c.TPS.Min, TPSMax: c.TPS.Max, TPSCILo: c.TPS.CILo, TPSCIHi: c.TPS.CIHi, ReusedFrom: c.ReusedFrom}
+			if c.TPS.N == 0 {
 				pt.Error = rec.Error
+				if pt.Error == "" {
+					pt.Error = "no completed run"
+				}
 			}
 			switch a.Kind {
 			case AxisOption, AxisKnob:
 				pt.Value = rec.Values[a.Name]
 			case AxisThreads:
 				pt.Value = strconv.Itoa(rec.Threads)
-			case AxisLinks:
-				pt.Value = rec.Axes[a.Name] // requested: a single node runs without links
 			case AxisTest:
 				pt.Value = rec.Test
 			}
-			if pt.Value == "" {
-				pt.Value = rec.Axes[a.Name]
+			if pt.Value == "" || a.Kind == AxisLinks || c.ReusedFrom != "" {
+				pt.Value = c.Axes[a.Name] // requested (a single node runs without links)
+			}
+			if ac := c.AlongAxis(a.Name); ac != nil {
+				pt.Reference = ac.Reference
+				switch {
+				case ac.TPS.Verdict == stats.Reference:
+					pt.VsRef = "ref"
+				case ac.TPS.OK:
+					pt.VsRef = ac.TPS.Signed()
+					pct := ac.TPS.Pct
+					pt.VsRefPct = &pct
+				}
+				if ac.TPS.Verdict == stats.Reference {
+					pct := 100.0
+					pt.VsRefPct = &pct
+				}
 			}
 			for _, o := range varying {
 				if o != a {
 					if pt.Fixed == nil {
 						pt.Fixed = map[string]string{}
 					}
-					pt.Fixed[o.Name] = rec.Axes[o.Name]
+					pt.Fixed[o.Name] = c.Axes[o.Name]
 				}
 			}
 			pts = append(pts, pt)

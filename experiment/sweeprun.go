@@ -18,6 +18,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/knob"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/stats"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"golang.org/x/sys/unix"
@@ -29,6 +30,7 @@ const (
 	StatusRunning = "running" // started; stays so only when habench was killed during it
 	StatusDone    = "done"
 	StatusFailed  = "failed" // error or interrupted: Error says which
+	StatusReused  = "reused" // not run: it cannot differ from cell ReusedFrom, whose runs stand for it
 )
 
 // SweepFormat is the layout version of sweep.json.
@@ -55,6 +57,10 @@ type SweepFile struct {
 	Axes            []SweepAxis       `json:"axes"`
 	Invocations     []Invocation      `json:"invocations"`
 	Cells           []CellRecord      `json:"cells"`
+	// Summary is, per point of the grid (a cell and its repeats), TPS and latency as
+	// mean, min-max and 95% CI over the repeats, against the baseline topology and along
+	// each axis (stats.Cell); written when the sweep ends, from the cells that ran.
+	Summary []*stats.Cell `json:"cell_summaries,omitempty"`
 }
 
 // SweepAxis is one axis in sweep.json, in expansion order.
@@ -64,6 +70,11 @@ type SweepAxis struct {
 	Values []string `json:"values"`
 	// Variables are the server variables each value of an option or knob axis sets.
 	Variables []string `json:"variables,omitempty"`
+	// Reference is the value the axis' changes are against (the first unless the
+	// scenario names one); Inert the topologies the axis cannot change (links on a single
+	// node), whose cells for the other values are not run.
+	Reference string   `json:"reference,omitempty"`
+	Inert     []string `json:"inert_for,omitempty"`
 }
 
 // Invocation is one `habench run` (or --resume) that worked on the directory.
@@ -107,10 +118,18 @@ type CellRecord struct {
 	// Values are the option and knob axes' values as read back (the swept value of the
 	// cell): the nodes' common value, "var=value,..." for several variables, or
 	// "n1=..,n2=.." when the nodes differ.
-	Values   map[string]string `json:"values,omitempty"`
-	Status   string            `json:"status"`
-	Error    string            `json:"error,omitempty"`
-	Warnings []string          `json:"warnings,omitempty"`
+	Values map[string]string `json:"values,omitempty"`
+	Status string            `json:"status"`
+	// LinksControl is set on a links=none cell run through the userspace link at zero
+	// delay (the same path as the delayed cells); LinkAddedMs is the round trip the cell's
+	// link added to the plain bridge, median over the node pairs, in ms (for the control:
+	// the link's own cost).
+	LinksControl string   `json:"links_control,omitempty"`
+	LinkAddedMs  *float64 `json:"link_added_rtt_ms,omitempty"`
+	// ReusedFrom is, with status reused, the index of the cell whose runs stand for this one.
+	ReusedFrom int      `json:"reused_from,omitempty"`
+	Error      string   `json:"error,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
 	// Dir is the cell's run directory, relative to the sweep directory.
 	Dir          string     `json:"dir,omitempty"`
 	PreviousDirs []string   `json:"previous_dirs,omitempty"`
@@ -150,7 +169,7 @@ func writeJSONAtomic(path string, v any) error {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o640); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
@@ -169,12 +188,15 @@ func newSweepFile(p *Plan, raw []byte) *SweepFile {
 		ScenarioFile: "scenario.yaml", ScenarioSHA256: ScenarioSHA256(raw), Scale: p.Scale,
 		Workload: s.Workload.Test, Baseline: p.baseline(), WorkloadOptions: workload.OptionValues(p.Options), Policy: p.Policy}
 	for _, a := range p.Axes {
-		f.Axes = append(f.Axes, SweepAxis{Name: a.Name, Kind: a.Kind, Values: a.Labels(), Variables: a.Variables()})
+		f.Axes = append(f.Axes, SweepAxis{Name: a.Name, Kind: a.Kind, Values: a.Labels(), Variables: a.Variables(), Reference: a.Reference, Inert: p.inert(a)})
 	}
 	for _, c := range p.Cells {
 		sp := c.Deployment.Spec
 		rec := CellRecord{Index: c.Index, Axes: c.Values, Topology: c.Topology, Kind: string(sp.Kind), Flavor: string(sp.Flavor),
 			Test: c.Test, Threads: c.Options.Threads, Links: linksLabel(c.Links), Repeat: c.Repeat, Status: StatusPending}
+		if c.Reuse != nil {
+			rec.Status, rec.ReusedFrom, rec.Links = StatusReused, c.Reuse.Index, "none"
+		}
 		for _, as := range append(slices.Clone(c.ServerOptions), c.Knobs...) {
 			for _, st := range as.Settings {
 				if rec.Requested == nil {
@@ -186,6 +208,20 @@ func newSweepFile(p *Plan, raw []byte) *SweepFile {
 		f.Cells = append(f.Cells, rec)
 	}
 	return f
+}
+
+// inert lists the topologies axis a cannot change: a links axis on a single node.
+func (p *Plan) inert(a *Axis) []string {
+	if a.Kind != AxisLinks {
+		return nil
+	}
+	var out []string
+	for _, d := range p.Deployments {
+		if d.Spec.Nodes < 2 && !slices.Contains(out, d.Spec.Name) {
+			out = append(out, d.Spec.Name)
+		}
+	}
+	return out
 }
 
 func linksLabel(r netem.Request) string {
@@ -278,7 +314,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		return "", nil, err
 	}
 	torun := func(c *Cell) bool {
-		return file == nil || file.Cells[c.Index-1].Status != StatusDone
+		return c.Reuse == nil && (file == nil || file.Cells[c.Index-1].Status != StatusDone)
 	}
 	// Pre-flight, before anything is deployed or written.
 	for _, d := range plan.Deployments {
@@ -310,10 +346,10 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	}
 	if file == nil {
 		dir = filepath.Join(r.ResultsDir, RunDirName(sanitize(s.Name), time.Now()))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return "", nil, err
 		}
-		if err := os.WriteFile(filepath.Join(dir, "scenario.yaml"), s.raw, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte(RedactText(string(s.raw))), 0o640); err != nil {
 			return "", nil, err
 		}
 		file = newSweepFile(plan, s.raw)
@@ -323,7 +359,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		return "", nil, err
 	}
 	defer unlock()
-	inv := Invocation{Started: time.Now().UTC(), CommandLine: r.CommandLine, Resume: r.ResumeDir != "", CellsRun: []int{}}
+	inv := Invocation{Started: time.Now().UTC(), CommandLine: RedactArgs(r.CommandLine), Resume: r.ResumeDir != "", CellsRun: []int{}}
 	file.Invocations = append(file.Invocations, inv)
 	sw := &sweepRun{r: r, plan: plan, file: file, dir: dir, inv: &file.Invocations[len(file.Invocations)-1], torun: torun, t0: time.Now()}
 	if err := sw.save(); err != nil {
@@ -384,7 +420,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 
 // lockSweep takes an exclusive lock on dir/sweep.lock: one run per sweep directory.
 func lockSweep(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, "sweep.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, "sweep.lock"), os.O_CREATE|os.O_RDWR, 0o640)
 	if err != nil {
 		return nil, err
 	}
@@ -632,9 +668,14 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 	if err != nil {
 		return err
 	}
+	// Prepare and cleanup on the writable nodes; the run's workers on workload.nodes.
 	target, err := ClusterTarget(c, "sbtest", nil)
 	if err != nil {
 		return err
+	}
+	runTarget, err := ClusterTarget(c, "sbtest", p.Scenario.Workload.Nodes.For(cell.Topology))
+	if err != nil {
+		return &topology.FieldError{Field: "workload.nodes", Value: strings.Join(p.Scenario.Workload.Nodes.For(cell.Topology), ","), Reason: err.Error()}
 	}
 	if p.Policy.Prepare == PrepareReprepare && cs.prepared {
 		if err := wl.Cleanup(ctx, target, cell.Options, sw.out); err != nil {
@@ -695,10 +736,24 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 		}
 	}
 
-	b := &Bench{Workload: wl, Options: cell.Options, Target: target, Cluster: c, ResultsDir: sw.dir,
+	b := &Bench{Workload: wl, Options: cell.Options, Target: runTarget, Cluster: c, ResultsDir: sw.dir,
 		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
 		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb,
 		Extra: cellExtra(p, cell)}
+	if fs := sw.r.Scenario.Faults; len(fs) > 0 {
+		in := Injector{Sandbox: cs.sb}
+		if sw.r.Injector != nil {
+			in = *sw.r.Injector
+			in.Sandbox = cs.sb
+		}
+		b.Faults, b.Injector = fs, &in
+	}
+	if pb := sw.r.Scenario.Probe; (pb == nil && len(sw.r.Scenario.Faults) > 0) || (pb != nil && *pb) {
+		if b.Injector == nil {
+			b.Injector = &Injector{Sandbox: cs.sb}
+		}
+		b.Probe = true
+	}
 	if rec.Requested != nil {
 		b.Extra["requested"] = rec.Requested
 	}
@@ -710,10 +765,22 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 			return err
 		}
 	}
+	if p.SamePathControl(cell) && userspaceLinks() {
+		// The delayed cells go through the userspace link: so does this one, at zero delay,
+		// so that the difference is the delay and not the link's own cost.
+		if b.Links, err = netem.NewSpec(NodeNames(c)); err != nil {
+			return err
+		}
+		rec.LinksControl = "same path: the userspace link at zero delay"
+		b.Extra["links_control"] = rec.LinksControl
+	}
 	if cell.Note != "" {
 		rec.Warnings = append(rec.Warnings, cell.Note)
 		b.Extra["note"] = cell.Note
 		rec.Links = "none"
+	}
+	if sw.r.LiveNodes {
+		(&LiveNodes{W: sw.out}).Attach(b)
 	}
 	if sw.r.BenchHook != nil {
 		if done := sw.r.BenchHook(b); done != nil {
@@ -731,7 +798,43 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 	if res != nil && res.Summary != nil {
 		fillRecord(rec, res.Summary)
 	}
+	if res != nil && res.Dir != "" && b.Links != nil {
+		rec.LinkAddedMs = linkAdded(filepath.Join(res.Dir, "manifest.json"))
+	}
 	return err
+}
+
+// userspaceLinks reports whether links are impaired with the userspace link here (no
+// kernel netem): what netem.Apply chooses. A variable so that tests can choose.
+var userspaceLinks = func() bool { return netem.KernelAvailable() != nil }
+
+// linkAdded is the median over the node pairs of the round trip the run's links added
+// to the plain bridge (manifest links.impairment.rtt[].added_ms), nil without one.
+func linkAdded(manifest string) *float64 {
+	var m struct {
+		Links struct {
+			Impairment *LinkReport `json:"impairment"`
+		} `json:"links"`
+	}
+	b, err := os.ReadFile(manifest)
+	if err != nil || json.Unmarshal(b, &m) != nil || m.Links.Impairment == nil {
+		return nil
+	}
+	var added []float64
+	for _, r := range m.Links.Impairment.RTT {
+		if !r.Partitioned && !r.Lossy && r.Samples > 0 {
+			added = append(added, r.AddedMs)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	slices.Sort(added)
+	med := added[len(added)/2]
+	if len(added)%2 == 0 {
+		med = (added[len(added)/2-1] + added[len(added)/2]) / 2
+	}
+	return &med
 }
 
 // knobsReadBack adds to rb what the run's manifest says each node had in effect for the

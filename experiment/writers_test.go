@@ -19,6 +19,11 @@ func TestMultiWriterIgnore(t *testing.T) {
 	if want := []uint16{1213, 1020, 1205, 3101, 1180}; !slices.Equal(o.IgnoreErrors, want) || !strings.Contains(note, "1213,1020,1205,3101,1180") {
 		t.Errorf("two writers on a group: ignore %v, note %q; want %v and a note naming them", o.IgnoreErrors, note, want)
 	}
+	o = def()
+	note = multiWriterIgnore(topology.Galera, 3, &o)
+	if want := []uint16{1213, 1020, 1205, 1047, 1180}; !slices.Equal(o.IgnoreErrors, want) || !strings.Contains(note, "1213,1020,1205,1047,1180") || !strings.Contains(note, "Galera") {
+		t.Errorf("three writers on Galera: ignore %v, note %q; want %v and a note naming them", o.IgnoreErrors, note, want)
+	}
 	if !slices.Equal(workload.DefaultIgnoreErrors, []uint16{1213, 1020, 1205}) {
 		t.Errorf("the default list was modified: %v", workload.DefaultIgnoreErrors)
 	}
@@ -28,7 +33,8 @@ func TestMultiWriterIgnore(t *testing.T) {
 		ignore  []uint16
 	}{
 		{topology.Group, 1, workload.DefaultIgnoreErrors},
-		{topology.Galera, 3, workload.DefaultIgnoreErrors},
+		{topology.Galera, 1, workload.DefaultIgnoreErrors},
+		{topology.Galera, 3, []uint16{1213}},
 		{topology.Async, 2, workload.DefaultIgnoreErrors},
 		{topology.Group, 3, []uint16{1213}},
 	} {

@@ -12,6 +12,7 @@ package metrics
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/habench/habench/report"
@@ -37,6 +38,8 @@ const (
 	NodePaused      = "habench_node_flow_control_paused_ratio"
 	NodeThrottle    = "habench_node_flow_control_throttle"
 	NodeSample      = "habench_node_sample"
+	HostCPU         = "habench_host_cpu_ratio"
+	NodeServerCPU   = "habench_node_mysqld_cpu_cores"
 	RunInfo         = "habench_run_info"
 	RunActive       = "habench_run_active"
 )
@@ -67,6 +70,7 @@ type Metrics struct {
 	threads                  prometheus.Gauge
 
 	nodeLag, nodeBacklog, nodeQueue, nodePaused, nodeThrottle, nodeSample *prometheus.GaugeVec
+	hostCPU, nodeServerCPU                                                *prometheus.GaugeVec
 	runInfo                                                               *prometheus.GaugeVec
 	runActive                                                             prometheus.Gauge
 
@@ -105,11 +109,15 @@ func New() *Metrics {
 		Help: "Group Replication flow control other than a fraction: average sessions throttled over the last second (gr_fc_throttled_sessions_avg) or the inferred 0/1 throttle (gr_fc_throttle_inferred), label metric = the sampler metric name."}, []string{"node", "metric"})
 	m.nodeSample = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NodeSample,
 		Help: "Every per-node sample of the last tick as in samples.csv (unit per metric: see habench's README)."}, []string{"node", "metric"})
+	m.hostCPU = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: HostCPU,
+		Help: "Share (0..1) of all a host's CPUs over the last sampling second, once per host (not per node): mode busy (neither idle nor iowait; steal included), iowait or steal, from /proc/stat (sampler metrics host_cpu_*_fraction); host = the host's name (local for sandboxes)."}, []string{"host", "mode"})
+	m.nodeServerCPU = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NodeServerCPU,
+		Help: "CPU of the node's own server process over the last sampling second, in cores (1 = one core busy; /proc/PID/stat utime+stime, sampler metric mysqld_cpu_cores)."}, []string{"node"})
 	m.runInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: RunInfo,
 		Help: "1 for the run in progress or last run: scenario, topology, kind, flavor, workload and sweep cell."}, []string{"scenario", "topology", "kind", "flavor", "workload", "cell"})
 	m.runActive = prometheus.NewGauge(prometheus.GaugeOpts{Name: RunActive, Help: "1 while a workload run is in progress, else 0."})
 	m.reg.MustRegister(m.transactions, m.reconnects, m.queries, m.errors, m.latency, m.intervalTPS, m.intervalQPS,
-		m.intervalLatency, m.threads, m.nodeLag, m.nodeBacklog, m.nodeQueue, m.nodePaused, m.nodeThrottle, m.nodeSample, m.runInfo, m.runActive)
+		m.intervalLatency, m.threads, m.nodeLag, m.nodeBacklog, m.nodeQueue, m.nodePaused, m.nodeThrottle, m.nodeSample, m.hostCPU, m.nodeServerCPU, m.runInfo, m.runActive)
 	return m
 }
 
@@ -121,7 +129,7 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 func (m *Metrics) StartRun(r Run) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, v := range []*prometheus.GaugeVec{m.nodeLag, m.nodeBacklog, m.nodeQueue, m.nodePaused, m.nodeThrottle, m.nodeSample, m.intervalLatency, m.runInfo} {
+	for _, v := range []*prometheus.GaugeVec{m.nodeLag, m.nodeBacklog, m.nodeQueue, m.nodePaused, m.nodeThrottle, m.nodeSample, m.hostCPU, m.nodeServerCPU, m.intervalLatency, m.runInfo} {
 		v.Reset()
 	}
 	m.lastTick = map[sampleKey]bool{}
@@ -165,7 +173,8 @@ func (m *Metrics) ObserveInterval(iv workload.Interval) {
 // ObserveSamples sets the per-node gauges from one tick's samples: every sample in
 // habench_node_sample, lag_s in habench_node_lag_seconds, backlog_trx in
 // habench_node_backlog_transactions, queues, paused fractions and throttling
-// (report.Classify) in their gauges. Series the tick no longer carries (a node that stopped answering) are
+// (report.Classify) in their gauges, each host's CPU (node "host:<name>") in
+// habench_host_cpu_ratio and each server's CPU in habench_node_mysqld_cpu_cores. Series the tick no longer carries (a node that stopped answering) are
 // removed, so a stale value never shows as current.
 func (m *Metrics) ObserveSamples(ss []sampler.Sample) {
 	m.mu.Lock()
@@ -197,6 +206,10 @@ func (m *Metrics) set(k sampleKey, v float64) {
 		m.nodePaused.WithLabelValues(k.node, k.metric).Set(v)
 	case report.Classify(k.metric) == report.ClassThrottle:
 		m.nodeThrottle.WithLabelValues(k.node, k.metric).Set(v)
+	case sampler.IsHostNode(k.node) && report.Classify(k.metric) == report.ClassHostCPU:
+		m.hostCPU.WithLabelValues(hostLabels(k)...).Set(v)
+	case k.metric == sampler.MetricServerCPU:
+		m.nodeServerCPU.WithLabelValues(k.node).Set(v)
 	}
 }
 
@@ -213,7 +226,18 @@ func (m *Metrics) remove(k sampleKey) {
 		m.nodePaused.DeleteLabelValues(k.node, k.metric)
 	case report.Classify(k.metric) == report.ClassThrottle:
 		m.nodeThrottle.DeleteLabelValues(k.node, k.metric)
+	case sampler.IsHostNode(k.node) && report.Classify(k.metric) == report.ClassHostCPU:
+		m.hostCPU.DeleteLabelValues(hostLabels(k)...)
+	case k.metric == sampler.MetricServerCPU:
+		m.nodeServerCPU.DeleteLabelValues(k.node)
 	}
+}
+
+// hostLabels are habench_host_cpu_ratio's host and mode of a host sample
+// ("host:local", "host_cpu_busy_fraction" -> "local", "busy").
+func hostLabels(k sampleKey) []string {
+	mode := strings.TrimSuffix(strings.TrimPrefix(k.metric, "host_cpu_"), "_fraction")
+	return []string{strings.TrimPrefix(k.node, sampler.HostNodePrefix), mode}
 }
 
 // String is for logs.

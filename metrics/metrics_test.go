@@ -281,7 +281,8 @@ func TestGrafanaDashboard(t *testing.T) {
 	h.RecordValue(1000)
 	m.ObserveInterval(workload.Interval{Transactions: 1, Histogram: h, ErrorsByCode: map[uint16]int64{1213: 1}})
 	m.ObserveSamples(tick(time.Second, map[[2]string]float64{{"n1", "lag_s"}: 0, {"n2", "backlog_trx"}: 1,
-		{"n2", "gr_applier_queue_trx"}: 1, {"n2", "galera_fc_paused_fraction"}: 0.1, {"n2", "gr_fc_throttled_sessions_avg"}: 1}))
+		{"n2", "gr_applier_queue_trx"}: 1, {"n2", "galera_fc_paused_fraction"}: 0.1, {"n2", "gr_fc_throttled_sessions_avg"}: 1,
+		{"host:local", sampler.MetricHostCPUBusy}: 0.5, {"n1", sampler.MetricServerCPU}: 0.7}))
 	produced := map[string]bool{}
 	for name, f := range gather(t, m) {
 		produced[name] = true
@@ -327,9 +328,41 @@ func TestGrafanaDashboard(t *testing.T) {
 	}
 	// Every named metric is on the dashboard.
 	for _, n := range []string{Transactions, Queries, Errors, Reconnects, Latency, IntervalTPS, IntervalLatency, Threads,
-		NodeLag, NodeBacklog, NodeQueue, NodePaused, NodeThrottle, NodeSample, RunInfo, RunActive} {
+		NodeLag, NodeBacklog, NodeQueue, NodePaused, NodeThrottle, NodeSample, HostCPU, NodeServerCPU, RunInfo, RunActive} {
 		if !used[n] {
 			t.Errorf("%s is not on the dashboard", n)
 		}
+	}
+}
+
+// Host CPU is one series per host and mode, whatever the number of nodes on it; each
+// server's CPU is per node; both go when the tick no longer carries them.
+func TestHostCPUGauges(t *testing.T) {
+	m := New()
+	m.StartRun(Run{Topology: "t"})
+	m.ObserveSamples(tick(time.Second, map[[2]string]float64{
+		{"host:local", sampler.MetricHostCPUBusy}: 0.95, {"host:local", sampler.MetricHostCPUIOWait}: 0.02,
+		{"host:local", sampler.MetricHostCPUSteal}: 0, {"host:local", sampler.MetricHostProcsRunning}: 7,
+		{"n1", sampler.MetricServerCPU}: 1.2, {"n2", sampler.MetricServerCPU}: 0.4, {"n1", "lag_s"}: 0}))
+	g := gather(t, m)
+	if v := value(g[HostCPU], "host=local", "mode=busy"); v != 0.95 {
+		t.Errorf("busy %v", v)
+	}
+	if v := value(g[HostCPU], "host=local", "mode=iowait"); v != 0.02 {
+		t.Errorf("iowait %v", v)
+	}
+	if n := len(g[HostCPU].GetMetric()); n != 3 {
+		t.Errorf("%d host CPU series, want 3 (busy, iowait, steal of one host)", n)
+	}
+	if v := value(g[NodeServerCPU], "node=n1"); v != 1.2 {
+		t.Errorf("n1 mysqld CPU %v", v)
+	}
+	if v := value(g[NodeSample], "metric=host_procs_running", "node=host:local"); v != 7 {
+		t.Errorf("procs_running sample %v", v)
+	}
+	m.ObserveSamples(tick(2*time.Second, map[[2]string]float64{{"n1", "lag_s"}: 0}))
+	g = gather(t, m)
+	if g[HostCPU] != nil && len(g[HostCPU].GetMetric()) != 0 || g[NodeServerCPU] != nil && len(g[NodeServerCPU].GetMetric()) != 0 {
+		t.Errorf("stale CPU series kept: %v %v", g[HostCPU], g[NodeServerCPU])
 	}
 }

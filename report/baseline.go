@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/habench/habench/stats"
 )
 
 // BaselineError is a --baseline that names no run of the results.
@@ -75,8 +77,8 @@ func Pct(v, base float64) (float64, bool) {
 }
 
 // Row is one run's line in the comparison table (report.csv, report.md, report.html).
-// Latencies in ms; percentages relative to the baseline (100 = same), nil when the
-// baseline's value is 0 or missing.
+// Latencies in ms; percentages relative to the baseline (100 = same), of the run's cell
+// (Cell: the mean of its repeats), nil when the baseline's value is 0 or missing.
 type Row struct {
 	Run                         *Run
 	TPS, QPS                    float64
@@ -87,6 +89,12 @@ type Row struct {
 	TPSCV                       float64 // per-interval TPS stddev/mean
 	IgnoredErrors, Transactions int64
 	IsBaseline                  bool
+	// HostBusyMean and HostBusyMax are the busiest host's CPU busy fraction (0..1) over
+	// the measured part (nil without host samples); CPUBound says it was CPU-saturated.
+	HostBusyMean, HostBusyMax *float64
+	CPUBound                  bool
+	// Cell is the run's cell (its repeats summarised); the percentages are the cell's.
+	Cell *stats.Cell
 }
 
 // Group is a sweep cell's axis values other than topology and repeat (manifest extra
@@ -107,28 +115,16 @@ func (r *Run) Group() string {
 	return strings.Join(kv, " ")
 }
 
-// baselineFor is the run r is compared with: in a sweep, the baseline topology's run of
-// r's group (the same cell values but the topology); otherwise base itself. nil when
-// the group has no run of the baseline topology.
-func (res *Results) baselineFor(r, base *Run) *Run {
-	if base == nil || base.Group() == "" || r.Group() == base.Group() && r.Topology == base.Topology {
-		return base
-	}
-	for _, c := range res.Runs {
-		if c.Topology == base.Topology && c.Group() == r.Group() {
-			return c
-		}
-	}
-	return nil
-}
-
-// Rows computes the comparison rows against base (which may be nil). In a sweep each
-// run is compared with the baseline topology's run of its own group (see Group).
+// Rows computes the comparison rows against base (which may be nil), one per run. The
+// percentages are those of the run's cell (see Cells): the mean of the cell's repeats
+// against the mean of the baseline topology's cell with the same axis values, so every
+// repeat's row has the same ones, and they are the sweep's own comparison's.
 func (res *Results) Rows(base *Run) []Row {
+	cells := res.Cells(base)
 	var out []Row
 	for _, r := range res.Runs {
-		b := res.baselineFor(r, base)
-		row := Row{Run: r, IsBaseline: r == b}
+		c := res.cellOf(cells, r)
+		row := Row{Run: r, Cell: c}
 		if s := r.Summary; s != nil {
 			row.TPS, row.QPS = s.TPS, s.QPS
 			row.AvgMs, row.P95Ms, row.P99Ms, row.MaxMs = s.LatencyMs["avg"], s.LatencyMs["p95"], s.LatencyMs["p99"], s.LatencyMs["max"]
@@ -138,16 +134,19 @@ func (res *Results) Rows(base *Run) []Row {
 			row.MaxLagS = &m
 		}
 		row.TPSMean, row.TPSMin, row.TPSMax, row.TPSCV, _ = r.TPSStats()
-		if b != nil && b.Summary != nil {
-			pct := func(v, b float64) *float64 {
-				if p, ok := Pct(v, b); ok {
+		if h := r.BusiestHost(); h != nil {
+			row.HostBusyMean, row.HostBusyMax, row.CPUBound = h.CPUBusyMean, h.CPUBusyMax, h.CPUSaturated
+		}
+		if c != nil {
+			row.IsBaseline = c.IsBase
+			pct := func(ch *stats.Change) *float64 {
+				if ch != nil && ch.OK {
+					p := ch.Pct
 					return &p
 				}
 				return nil
 			}
-			row.TPSPct = pct(row.TPS, b.Summary.TPS)
-			row.AvgPct = pct(row.AvgMs, b.Summary.LatencyMs["avg"])
-			row.P95Pct = pct(row.P95Ms, b.Summary.LatencyMs["p95"])
+			row.TPSPct, row.AvgPct, row.P95Pct = pct(c.VsBase), pct(c.LatVsBase), pct(c.P95VsBase)
 		}
 		out = append(out, row)
 	}

@@ -6,8 +6,10 @@ import (
 	"image/color"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -254,6 +256,7 @@ func sweepChart(axis string, cs []curve) (Chart, error) {
 	n := 0
 	for i, c := range cs {
 		var a, b plotter.XYs
+		var texts []string // the change from the axis' reference, on the TPS points
 		pts := append([]SweepPoint(nil), c.points...)
 		sort.SliceStable(pts, func(x, y int) bool { return pos[pts[x].Value] < pos[pts[y].Value] })
 		for _, p := range pts {
@@ -262,6 +265,7 @@ func sweepChart(axis string, cs []curve) (Chart, error) {
 			}
 			a = append(a, plotter.XY{X: pos[p.Value], Y: p.TPS})
 			b = append(b, plotter.XY{X: pos[p.Value], Y: p.P95Ms})
+			texts = append(texts, strings.Replace(p.VsRef, " (within noise)", " (noise)", 1))
 		}
 		if len(a) == 0 {
 			continue
@@ -282,6 +286,18 @@ func sweepChart(axis string, cs []curve) (Chart, error) {
 			pl.Add(l, s)
 			if j == 0 {
 				leg.Add(c.label, l, s)
+				if slices.ContainsFunc(texts, func(t string) bool { return t != "" }) {
+					lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
+					if err != nil {
+						return Chart{}, err
+					}
+					for k := range lb.TextStyle {
+						lb.TextStyle[k].Font = sans(7)
+						lb.TextStyle[k].Color = seriesColor(i)
+					}
+					lb.Offset = vg.Point{X: vg.Points(3), Y: vg.Points(3)}
+					pl.Add(lb)
+				}
 			}
 		}
 		n++
@@ -413,7 +429,11 @@ func runPanels(r *Run) ([]panel, float64) {
 				}
 				label := node
 				if len(names) > 1 {
-					label = node + " " + metric
+					name := metric
+					if pn.MetricLabel != nil {
+						name = pn.MetricLabel(metric)
+					}
+					label = node + " " + name
 				}
 				p.lines = append(p.lines, series{label: label, xys: xys, color: nodeIdx[node], dash: mi > 0})
 			}

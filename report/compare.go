@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/habench/habench/stats"
 	"gonum.org/v1/plot/plotter"
 )
 
@@ -98,9 +99,12 @@ func Compare(before, after *Results) *Comparison {
 			case d.Before == nil || d.After == nil:
 			case *d.Before == *d.After:
 				d.Change = new(float64)
-			case *d.Before != 0:
-				ch := 100 * (*d.After - *d.Before) / *d.Before
-				d.Change = &ch
+			default:
+				// The same function as every other percentage (stats.Compare), one run a side.
+				if ch := stats.Compare(stats.Of([]float64{*d.After}), stats.Of([]float64{*d.Before})); ch.OK {
+					delta := ch.Delta()
+					d.Change = &delta
+				}
 			}
 			p.Metrics = append(p.Metrics, d)
 		}

@@ -2,8 +2,9 @@
 // file with inline SVG charts (gonum.org/v1/plot, vgsvg backend; no JavaScript, nothing
 // fetched), Markdown and CSV. It reads only the files a run writes (manifest.json,
 // summary.json, intervals.csv, samples.csv; comparison.json for a scenario;
-// sweep_points.json for a sweep), so it renders results of any habench version that
-// wrote those files, and it imports nothing of experiment (experiment calls it).
+// sweep_points.json and sweep.json's axes for a sweep), so it renders results of any
+// habench version that wrote those files, and it imports nothing of experiment
+// (experiment calls it). Its percentages come from package stats, as the sweep's own.
 //
 // Three kinds of directory load:
 //   - a run directory (manifest.json): one topology, one workload run;
@@ -27,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/habench/habench/stats"
 )
 
 // Kinds of results directory.
@@ -51,6 +54,9 @@ type Results struct {
 	// Missing lists comparison.json rows whose run directory has no manifest.json (a
 	// run killed before it wrote one, a directory removed): reported, not drawn.
 	Missing []string
+	// Axes are a sweep's axes but topology and repeat (sweep.json's, else from the runs'
+	// manifests), which Cells groups and compares the runs by; nil outside sweeps.
+	Axes []stats.Axis
 }
 
 // Run is one run directory, loaded.
@@ -81,21 +87,27 @@ type Run struct {
 // Manifest is the part of manifest.json the report shows. Unknown top-level keys (from
 // newer habench versions, e.g. knobs) are kept in Other and shown as they are.
 type Manifest struct {
-	Habench          map[string]string          `json:"habench"`
-	CommandLine      []string                   `json:"command_line"`
-	Started          time.Time                  `json:"started"`
-	Finished         time.Time                  `json:"finished"`
-	Host             map[string]any             `json:"host"`
-	Workload         ManifestWorkload           `json:"workload"`
-	Topology         map[string]any             `json:"topology"`
-	Cluster          map[string]any             `json:"cluster"`
-	Binaries         *Binaries                  `json:"binaries"`
-	Nodes            []Node                     `json:"nodes"`
-	Links            map[string]json.RawMessage `json:"links"`
-	Samplers         []string                   `json:"samplers"`
-	IntervalsOffsetS float64                    `json:"intervals_offset_s"`
-	SamplesStarted   time.Time                  `json:"samples_started"`
-	Extra            map[string]any             `json:"extra"`
+	Habench     map[string]string          `json:"habench"`
+	CommandLine []string                   `json:"command_line"`
+	Started     time.Time                  `json:"started"`
+	Finished    time.Time                  `json:"finished"`
+	Host        map[string]any             `json:"host"`
+	Workload    ManifestWorkload           `json:"workload"`
+	Topology    map[string]any             `json:"topology"`
+	Cluster     map[string]any             `json:"cluster"`
+	Binaries    *Binaries                  `json:"binaries"`
+	Nodes       []Node                     `json:"nodes"`
+	Links       map[string]json.RawMessage `json:"links"`
+	Samplers    []string                   `json:"samplers"`
+	// Hosts are the machines the nodes ran on (manifest "hosts"): samples.csv holds each
+	// one's machine-wide metrics under node "host:<name>".
+	Hosts []struct {
+		Name  string   `json:"name"`
+		Nodes []string `json:"nodes"`
+	} `json:"hosts"`
+	IntervalsOffsetS float64        `json:"intervals_offset_s"`
+	SamplesStarted   time.Time      `json:"samples_started"`
+	Extra            map[string]any `json:"extra"`
 	// Knobs are the run's runtime knobs (manifest "knobs"), nil without knobs.
 	Knobs *Knobs `json:"knobs"`
 	// Warnings are the run's own (manifest "warnings"): deploy-time options the servers do
@@ -192,17 +204,36 @@ type Summary struct {
 	LatencyMs      map[string]float64 `json:"latency_ms"`
 	ErrorsByCode   map[string]int64   `json:"errors_by_code"`
 	Nodes          []NodeSummary      `json:"nodes"`
+	Hosts          []HostSummary      `json:"hosts"`
 	ReplicasCaught *bool              `json:"replicas_consistent"`
 	DataCheck      string             `json:"data_check"`
 	Error          string             `json:"error"`
+	// Outages are the windows during which a node's workers could not commit
+	// (summary.json "outages"; see experiment.OutageSummary).
+	Outages []Outage `json:"outages"`
+	// SamplesWindow is which samples the node figures cover (the measured window, warm-up
+	// excluded); "" in runs of older versions, whose figures cover every sample.
+	SamplesWindow string `json:"samples_window"`
 	// Other holds sections this package does not know (semisync, group, galera, ...), raw.
 	Other map[string]json.RawMessage `json:"-"`
 }
 
 // summaryKnown are the summary.json keys Summary decodes or leaves out on purpose.
 var summaryKnown = []string{"workload", "threads", "time_s", "tps", "qps", "transactions", "reads", "writes", "others",
-	"ignored_errors", "reconnects", "latency_ms", "errors_by_code", "per_endpoint", "nodes", "data_check",
-	"replicas_consistent", "rand_type", "db_ps_mode", "error"}
+	"ignored_errors", "reconnects", "latency_ms", "errors_by_code", "per_endpoint", "nodes", "hosts", "data_check",
+	"replicas_consistent", "rand_type", "db_ps_mode", "error", "outages", "samples_window"}
+
+// Outage is one entry of summary.json's "outages": node, start and end on the run's clock
+// (seconds since the start of measurement), whether it was still open at the end, and
+// the WARNING text habench printed for it.
+type Outage struct {
+	Node      string  `json:"node"`
+	StartS    float64 `json:"start_s"`
+	EndS      float64 `json:"end_s"`
+	DurationS float64 `json:"duration_s"`
+	Open      bool    `json:"open"`
+	Text      string  `json:"text"`
+}
 
 // NodeSummary is one node's lag summary; nil pointers mean no sample (never 0).
 type NodeSummary struct {
@@ -286,6 +317,9 @@ func Load(dir string) (*Results, error) {
 			break
 		}
 	}
+	if err := res.loadAxes(); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
@@ -295,6 +329,8 @@ type comparisonRow struct {
 	Dir        string  `json:"dir"`
 	DeploySecs float64 `json:"deploy_s"`
 	Error      string  `json:"error"`
+	// ReusedFrom: a cell not run (its group's runs stand for it); no directory of its own.
+	ReusedFrom string `json:"reused_from"`
 }
 
 func (res *Results) loadComparison() error {
@@ -308,6 +344,9 @@ func (res *Results) loadComparison() error {
 		return &LoadError{Path: path, Reason: err.Error()}
 	}
 	for _, row := range rows {
+		if row.ReusedFrom != "" {
+			continue
+		}
 		// The row's dir is relative to where the scenario ran; the run directory is
 		// inside the scenario directory under the same base name.
 		d := filepath.Join(res.Dir, filepath.Base(row.Dir))
@@ -371,7 +410,7 @@ func LoadRun(dir string) (*Run, error) {
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(b, &all); err == nil {
 		for _, k := range []string{"habench", "command_line", "started", "finished", "host", "workload", "topology",
-			"cluster", "binaries", "nodes", "links", "samplers", "intervals_offset_s", "samples_started", "extra", "knobs", "warnings"} {
+			"cluster", "binaries", "nodes", "links", "samplers", "hosts", "intervals_offset_s", "samples_started", "extra", "knobs", "warnings"} {
 			delete(all, k)
 		}
 		if len(all) > 0 {

@@ -15,6 +15,9 @@ func mdEscape(s string) string {
 func markdown(pg page) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# habench report: %s\n\n", pg.Title)
+	for _, a := range pg.Alerts {
+		fmt.Fprintf(&b, "**WARNING: %s**\n\n", a)
+	}
 	fmt.Fprintf(&b, "%s results in `%s`, rendered %s. Charts: report.html.\n\n", pg.Kind, pg.Dir, pg.Generated)
 	if len(pg.Servers) > 0 {
 		fmt.Fprintf(&b, "- servers: %s\n", strings.Join(pg.Servers, "; "))
@@ -33,8 +36,8 @@ func markdown(pg page) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n## Comparison\n\n")
-	b.WriteString("| topology | kind | flavor | version | TPS | QPS | avg ms | p95 ms | p99 ms | TPS vs base | avg latency vs base | p95 vs base | max lag s | interval TPS min / max | interval TPS CV |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| topology | kind | flavor | version | TPS | QPS | avg ms | p95 ms | p99 ms | TPS vs base | avg latency vs base | p95 vs base | max lag s | interval TPS min / max | interval TPS CV | busiest host CPU mean / max |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range pg.Rows {
 		name := mdEscape(r.Run.Name)
 		if r.IsBaseline {
@@ -43,19 +46,38 @@ func markdown(pg page) string {
 		if r.Run.Error != "" {
 			name += " (incomplete)"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %s | %.1f / %.1f | %.1f%% |\n",
+		busiest := busiestCell(r)
+		if r.CPUBound {
+			busiest = "**" + busiest + "**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %s | %.1f / %.1f | %.1f%% | %s |\n",
 			name, r.Run.Kind(), r.Run.Flavor(), r.Run.Version(), r.TPS, r.QPS, r.AvgMs, r.P95Ms, r.P99Ms,
-			fmtPct(r.TPSPct), fmtPct(r.AvgPct), fmtPct(r.P95Pct), fmtOpt(r.MaxLagS, "%.3f"), r.TPSMin, r.TPSMax, 100*r.TPSCV)
+			fmtPct(r.TPSPct), fmtPct(r.AvgPct), fmtPct(r.P95Pct), fmtOpt(r.MaxLagS, "%.3f"), r.TPSMin, r.TPSMax, 100*r.TPSCV, mdEscape(busiest))
 	}
 	for _, m := range pg.Missing {
 		fmt.Fprintf(&b, "\n**not loaded:** %s\n", m)
 	}
-	b.WriteString("\nmax lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter).\n")
+	b.WriteString("\nmax lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter); busiest host CPU = the mean and largest CPU busy share of the run's busiest host while the workload was measured, CPU-bound when it was CPU-saturated.")
+	if pg.CellsMD != "" {
+		b.WriteString(" The vs base percentages are each run's cell's (the mean of its repeats against the baseline's mean: see the cells table), the same on every repeat.")
+	}
+	b.WriteString("\n")
+	if pg.CellsMD != "" {
+		b.WriteString("\n## Cells: repeats summarised\n\n" + pg.CellsMD)
+	}
 	if len(pg.Sweep) > 0 {
-		b.WriteString("\n## Sweep\n\n| topology | axis | value (read back) | other axes | TPS | p95 ms | error |\n|---|---|---|---|---|---|---|\n")
+		b.WriteString("\n## Sweep\n\n| topology | axis | value (read back) | other axes | runs | TPS (mean) | TPS 95% CI | p95 ms | TPS vs reference | error |\n|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, p := range pg.Sweep {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %s |\n", mdEscape(p.Topology), mdEscape(p.Axis), mdEscape(p.Value),
-				mdEscape(fixedString(p.Fixed)), p.TPS, p.P95Ms, mdEscape(p.Error))
+			v := p.Value
+			if p.ReusedFrom != "" {
+				v += " (not run: the runs of " + p.ReusedFrom + ")"
+			}
+			ref := p.VsRef
+			if p.Reference != "" {
+				ref += " (vs " + p.Reference + ")"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %s | %.2f | %s | %s |\n", mdEscape(p.Topology), mdEscape(p.Axis), mdEscape(v),
+				mdEscape(fixedString(p.Fixed)), p.N, p.TPS, ciRange(p), p.P95Ms, mdEscape(ref), mdEscape(p.Error))
 		}
 	}
 	if len(pg.Settings.Cols) > 0 {
@@ -94,6 +116,19 @@ func markdown(pg page) string {
 				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", n.Node, n.Role, n.Version, n.LagMax, n.LagAvg, n.BacklogMax,
 					mdEscape(n.Queues), mdEscape(n.Paused), n.Samples, n.SamplerErrors)
 			}
+			b.WriteString("\n" + rv.NodeWindow + "\n")
+		}
+		if len(rv.Hosts) > 0 {
+			b.WriteString("\n| host | nodes | CPUs | CPU busy mean | busy max | iowait | steal | run queue mean / max | disk read / write MB/s | mysqld CPU cores (mean) | CPU-saturated |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+			for _, h := range rv.Hosts {
+				sat := h.Saturated
+				if h.Bound {
+					sat = "**" + sat + "**"
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(h.Host), h.Nodes, h.CPUs, h.BusyMean, h.BusyMax,
+					h.IOWait, h.Steal, h.RunQueue, h.Disk, h.ServerCPU, sat)
+			}
+			b.WriteString("\n" + hostsNote + "\n")
 		}
 		if k := rv.Knobs; k != nil && len(k.Nodes) > 0 {
 			b.WriteString("\n| node | knob | variable | method | requested | before | in effect | after the run |\n|---|---|---|---|---|---|---|---|\n")

@@ -3,6 +3,8 @@ package report
 import (
 	"slices"
 	"strings"
+
+	"github.com/habench/habench/sampler"
 )
 
 // Class is what a sampled metric is, for charts and live metrics.
@@ -24,6 +26,11 @@ const (
 	// component size, Group Replication's members ONLINE and UNREACHABLE in each member's
 	// view (membership panel; a partition shows as a step).
 	ClassMembership Class = "membership"
+	// ClassHostCPU: a host's CPU busy, iowait and steal share (0..1 of all its CPUs),
+	// once per host (node "host:<name>").
+	ClassHostCPU Class = "host_cpu"
+	// ClassServerCPU: a node's own server process's CPU in cores.
+	ClassServerCPU Class = "server_cpu"
 	// ClassOther: anything else (kept in samples.csv and the generic live gauge only).
 	ClassOther Class = ""
 )
@@ -38,6 +45,9 @@ type Panel struct {
 	YLabel string
 	// Fraction panels have their Y axis fixed to 0..1.
 	Fraction bool
+	// MetricLabel, when set, names a metric in the legend of a panel with several
+	// metrics (default: the metric's name).
+	MetricLabel func(metric string) string
 }
 
 // Panels are the per-node panels in the order they are drawn.
@@ -47,6 +57,9 @@ var Panels = []Panel{
 	{Class: ClassPaused, Title: "flow control: fraction of each second paused", YLabel: "paused fraction", Fraction: true},
 	{Class: ClassThrottle, Title: "flow control: sessions throttled (avg per second; inferred 0/1)", YLabel: "sessions"},
 	{Class: ClassMembership, Title: "membership as each node sees it (Galera component size; group members ONLINE, UNREACHABLE)", YLabel: "nodes"},
+	{Class: ClassHostCPU, Title: "host CPU: busy (solid), iowait and steal (dashed), share of all CPUs, once per host", YLabel: "CPU fraction", Fraction: true,
+		MetricLabel: func(m string) string { return strings.TrimSuffix(strings.TrimPrefix(m, "host_cpu_"), "_fraction") }},
+	{Class: ClassServerCPU, Title: "mysqld CPU per node (1 = one core)", YLabel: "cores"},
 }
 
 // Metric names by class, as the samplers write them (sampler.Metrics). Names not listed
@@ -72,11 +85,15 @@ var (
 	// MembershipMetrics go on the membership panel: the nodes each node sees (a partition
 	// or an expelled member shows as a step down, UNREACHABLE members as a step up).
 	MembershipMetrics = []string{"galera_cluster_size", "gr_members_online", "gr_members_unreachable"}
+	// HostCPUMetrics go on the host CPU panel (busy first: the solid line).
+	HostCPUMetrics = []string{sampler.MetricHostCPUBusy, sampler.MetricHostCPUIOWait, sampler.MetricHostCPUSteal}
+	// ServerCPUMetrics go on the mysqld CPU panel.
+	ServerCPUMetrics = []string{sampler.MetricServerCPU}
 )
 
 // Classify says which panel a sampled metric belongs on. The rule, for samplers to
-// follow: a name in LagMetrics, QueueMetrics, PausedMetrics, ThrottleMetrics or
-// MembershipMetrics is that class; otherwise a
+// follow: a name in LagMetrics, QueueMetrics, PausedMetrics, ThrottleMetrics,
+// MembershipMetrics, HostCPUMetrics or ServerCPUMetrics is that class; otherwise a
 // name ending in "_fraction" that mentions "paused", "throttle" or "flow_control" is
 // ClassPaused (a value in 0..1 per tick); a name containing "queue" (transactions
 // waiting) is ClassQueue; everything else is ClassOther. Error counters
@@ -93,6 +110,10 @@ func Classify(metric string) Class {
 		return ClassThrottle
 	case slices.Contains(MembershipMetrics, metric):
 		return ClassMembership
+	case slices.Contains(HostCPUMetrics, metric):
+		return ClassHostCPU
+	case slices.Contains(ServerCPUMetrics, metric):
+		return ClassServerCPU
 	case strings.HasPrefix(metric, "sampler_errors"):
 		return ClassOther
 	case strings.HasSuffix(metric, "_fraction") &&

@@ -50,6 +50,14 @@ type page struct {
 	Runs                        []runView
 	Multi                       bool
 	Missing                     []string
+	// Alerts are shown first: the outages of every run (a node that could not commit).
+	Alerts []string
+	// Cells are the runs grouped into cells (repeats summarised), CellAxes the axes the
+	// cells have changes along, CellsMD their Markdown table, CellsNote what they mean.
+	Cells     []cellView
+	CellAxes  []string
+	CellsMD   string
+	CellsNote string
 }
 
 // Render renders res as HTML, Markdown and CSV. Error when the baseline is unknown
@@ -74,6 +82,10 @@ func Render(res *Results, o Options) (*Rendered, error) {
 		pg.Workload = workloadLine(base)
 	}
 	pg.Servers, pg.Habench = versions(res.Runs)
+	if cells := res.Cells(base); len(res.Runs) > 1 {
+		pg.Cells, pg.CellAxes = res.cellViews(cells)
+		pg.CellsMD, pg.CellsNote = res.cellsMarkdown(cells), cellsNote(cells)
+	}
 	out := &Rendered{Baseline: pg.Baseline, BaselineWhy: why}
 	if len(rows) > 1 {
 		// Bars for a readable number of runs; a larger sweep has its curves.
@@ -102,6 +114,18 @@ func Render(res *Results, o Options) (*Rendered, error) {
 			out.Charts = append(out.Charts, c)
 		}
 		pg.Runs = append(pg.Runs, newRunView(r, rows[i], cp, i))
+		if r.Summary != nil {
+			for _, o := range r.Summary.Outages {
+				a := o.Text
+				if a == "" {
+					a = fmt.Sprintf("%s could not commit from %.2f s to %.2f s of the run (%.2f s)", o.Node, o.StartS, o.EndS, o.DurationS)
+				}
+				if pg.Multi {
+					a = r.Name + ": " + a
+				}
+				pg.Alerts = append(pg.Alerts, "outage: "+a)
+			}
+		}
 	}
 	var hb bytes.Buffer
 	if err := htmlTemplate.Execute(&hb, pg); err != nil {
@@ -147,7 +171,7 @@ func Write(dir string, o Options) ([]string, error) {
 	var paths []string
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
-		if err := os.WriteFile(p, f.b, 0o644); err != nil {
+		if err := os.WriteFile(p, f.b, 0o640); err != nil {
 			return paths, err
 		}
 		paths = append(paths, p)
@@ -157,12 +181,14 @@ func Write(dir string, o Options) ([]string, error) {
 
 // CSVColumns is the header of report.csv: one row per run. Latencies in ms, rates per
 // second, percentages of the baseline (empty when there is none), lag in seconds
-// (empty without lag samples); tps_interval_* describe the per-interval TPS (jitter).
+// (empty without lag samples); tps_interval_* describe the per-interval TPS (jitter);
+// host_cpu_busy_* are the busiest host's CPU busy fraction 0..1 over the measured part
+// (empty without host samples) and cpu_bound whether that host was CPU-saturated.
 var CSVColumns = []string{"name", "topology", "cell", "kind", "flavor", "version", "workload", "threads",
 	"tps", "qps", "lat_avg_ms", "lat_p95_ms", "lat_p99_ms", "lat_max_ms",
 	"tps_vs_baseline_pct", "lat_avg_vs_baseline_pct", "lat_p95_vs_baseline_pct", "max_lag_s",
 	"tps_interval_min", "tps_interval_max", "tps_interval_cv", "transactions", "ignored_errors",
-	"baseline", "error", "dir"}
+	"baseline", "error", "dir", "host_cpu_busy_mean", "host_cpu_busy_max", "cpu_bound"}
 
 func num(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
@@ -187,14 +213,18 @@ func runsCSV(rows []Row) []byte {
 			num(r.TPS), num(r.QPS), num(r.AvgMs), num(r.P95Ms), num(r.P99Ms), num(r.MaxMs),
 			optNum(r.TPSPct), optNum(r.AvgPct), optNum(r.P95Pct), optNum(r.MaxLagS),
 			num(r.TPSMin), num(r.TPSMax), num(r.TPSCV), strconv.FormatInt(r.Transactions, 10), strconv.FormatInt(r.IgnoredErrors, 10),
-			strconv.FormatBool(r.IsBaseline), r.Run.Error, r.Run.Dir})
+			strconv.FormatBool(r.IsBaseline), r.Run.Error, r.Run.Dir,
+			optNum(r.HostBusyMean), optNum(r.HostBusyMax), strconv.FormatBool(r.CPUBound)})
 	}
 	w.Flush()
 	return b.Bytes()
 }
 
 // SweepCSVColumns is the header of sweep.csv: one row per sweep point.
-var SweepCSVColumns = []string{"topology", "axis", "value", "fixed", "tps", "p95_ms", "error", "dir"}
+// tps is the mean over the point's runs (n), tps_ci95_lo/hi the 95% CI of the mean (empty
+// with one run), vs_reference_pct the percentage of the axis reference's mean.
+var SweepCSVColumns = []string{"topology", "axis", "value", "fixed", "n", "tps", "tps_min", "tps_max", "tps_ci95_lo", "tps_ci95_hi",
+	"p95_ms", "reference", "vs_reference_pct", "vs_reference", "reused_from", "error", "dir"}
 
 func fixedString(f map[string]string) string {
 	var kv []string
@@ -205,26 +235,39 @@ func fixedString(f map[string]string) string {
 	return strings.Join(kv, " ")
 }
 
+// ciRange is a sweep point's TPS 95% CI, "n/a" without one.
+func ciRange(p SweepPoint) string {
+	if p.TPSCILo == nil || p.TPSCIHi == nil {
+		return "n/a"
+	}
+	return strconv.FormatFloat(*p.TPSCILo, 'f', 1, 64) + "-" + strconv.FormatFloat(*p.TPSCIHi, 'f', 1, 64)
+}
+
 func sweepCSV(pts []SweepPoint) []byte {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	w.Write(SweepCSVColumns)
 	for _, p := range pts {
-		w.Write([]string{p.Topology, p.Axis, p.Value, fixedString(p.Fixed), num(p.TPS), num(p.P95Ms), p.Error, p.Dir})
+		w.Write([]string{p.Topology, p.Axis, p.Value, fixedString(p.Fixed), strconv.Itoa(p.N), num(p.TPS), num(p.TPSMin), num(p.TPSMax),
+			optNum(p.TPSCILo), optNum(p.TPSCIHi), num(p.P95Ms), p.Reference, optNum(p.VsRefPct), p.VsRef, p.ReusedFrom, p.Error, p.Dir})
 	}
 	w.Flush()
 	return b.Bytes()
 }
 
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"f1":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
-	"f2":     func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
-	"pct":    fmtPct,
-	"opt":    func(p *float64) string { return fmtOpt(p, "%.3f") },
-	"svg":    func(s string) template.HTML { return template.HTML(s) }, // generated by vgsvg, text escaped there
-	"cv":     func(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) + "%" },
-	"fixed":  fixedString,
-	"anchor": anchor,
+	"f1":        func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"f2":        func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+	"pct":       fmtPct,
+	"opt":       func(p *float64) string { return fmtOpt(p, "%.3f") },
+	"busiest":   busiestCell,
+	"hostsNote": func() string { return hostsNote },
+	"svg":       func(s string) template.HTML { return template.HTML(s) }, // generated by vgsvg, text escaped there
+	"cv":        func(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) + "%" },
+	"fixed":     fixedString,
+	"anchor":    anchor,
+	"change":    changeText,
+	"ci":        ciRange,
 }).Parse(htmlSource))
 
 const htmlSource = `<!DOCTYPE html>
@@ -249,6 +292,9 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 </head>
 <body>
 <h1>habench report: {{.Title}}</h1>
+{{- range .Alerts}}
+<p class="warn"><b>WARNING:</b> {{.}}</p>
+{{- end}}
 <p class="note">{{.Kind}} results in <code>{{.Dir}}</code>, rendered {{.Generated}}.
 {{- if .Servers}} Servers: {{range $i, $s := .Servers}}{{if $i}}; {{end}}{{$s}}{{end}}.{{end}}
 {{- if .Habench}} habench {{range $i, $s := .Habench}}{{if $i}}, {{end}}{{$s}}{{end}}.{{end}}</p>
@@ -259,14 +305,24 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 
 <h2 id="comparison">{{if .Multi}}Comparison{{else}}Throughput and latency{{end}}</h2>
 <table>
-<tr><th class="l">topology</th><th class="l">kind</th><th class="l">flavor</th><th class="l">version</th><th>TPS</th><th>QPS</th><th>avg ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th>{{if .Multi}}<th>TPS vs base</th><th>avg latency vs base</th><th>p95 vs base</th>{{end}}<th>max lag s</th><th>interval TPS min / max</th><th>interval TPS CV</th><th>ignored errors</th></tr>
+<tr><th class="l">topology</th><th class="l">kind</th><th class="l">flavor</th><th class="l">version</th><th>TPS</th><th>QPS</th><th>avg ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th>{{if .Multi}}<th>TPS vs base</th><th>avg latency vs base</th><th>p95 vs base</th>{{end}}<th>max lag s</th><th>interval TPS min / max</th><th>interval TPS CV</th><th>ignored errors</th><th class="l">busiest host CPU mean / max</th></tr>
 {{- range .Rows}}
 <tr{{if and $.Multi .IsBaseline}} class="base"{{end}}><td class="l"><a href="#{{anchor .Run.Name}}">{{.Run.Name}}</a>{{if .Run.Error}} <span class="warn">(incomplete)</span>{{end}}</td><td class="l">{{.Run.Kind}}</td><td class="l">{{.Run.Flavor}}</td><td class="l">{{.Run.Version}}</td>
-<td>{{f2 .TPS}}</td><td>{{f2 .QPS}}</td><td>{{f2 .AvgMs}}</td><td>{{f2 .P95Ms}}</td><td>{{f2 .P99Ms}}</td><td>{{f2 .MaxMs}}</td>{{if $.Multi}}<td>{{pct .TPSPct}}</td><td>{{pct .AvgPct}}</td><td>{{pct .P95Pct}}</td>{{end}}<td>{{opt .MaxLagS}}</td><td>{{f1 .TPSMin}} / {{f1 .TPSMax}}</td><td>{{cv .TPSCV}}</td><td>{{.IgnoredErrors}}</td></tr>
+<td>{{f2 .TPS}}</td><td>{{f2 .QPS}}</td><td>{{f2 .AvgMs}}</td><td>{{f2 .P95Ms}}</td><td>{{f2 .P99Ms}}</td><td>{{f2 .MaxMs}}</td>{{if $.Multi}}<td>{{pct .TPSPct}}</td><td>{{pct .AvgPct}}</td><td>{{pct .P95Pct}}</td>{{end}}<td>{{opt .MaxLagS}}</td><td>{{f1 .TPSMin}} / {{f1 .TPSMax}}</td><td>{{cv .TPSCV}}</td><td>{{.IgnoredErrors}}</td><td class="l{{if .CPUBound}} warn{{end}}">{{busiest .}}</td></tr>
 {{- end}}
 </table>
 {{- range .Missing}}<p class="warn"><b>not loaded:</b> {{.}}</p>{{end}}
-<p class="note">Latencies over the whole run (HdrHistogram); max lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter).</p>
+{{- if .Cells}}
+<h2 id="cells">Cells: repeats summarised</h2>
+<table>
+<tr><th class="l">cell</th><th>runs</th><th>TPS</th><th>TPS min-max</th><th>TPS 95% CI</th><th>avg ms</th><th>p95 ms</th><th>TPS vs base</th><th>avg latency vs base</th><th>p95 vs base</th>{{range .CellAxes}}<th>TPS vs {{.}}</th>{{end}}</tr>
+{{- range .Cells}}
+<tr{{if .C.IsBase}} class="base"{{end}}><td class="l">{{.Name}}</td><td>{{.C.TPS.N}}</td><td>{{f2 .C.TPS.Mean}}</td><td>{{f1 .C.TPS.Min}}-{{f1 .C.TPS.Max}}</td><td>{{.CI}}</td><td>{{f2 .C.AvgMs.Mean}}</td><td>{{f2 .C.P95Ms.Mean}}</td><td>{{change .C.VsBase}}</td><td>{{change .C.LatVsBase}}</td><td>{{change .C.P95VsBase}}</td>{{range .Along}}<td>{{.}}</td>{{end}}</tr>
+{{- end}}
+</table>
+<p class="note">{{.CellsNote}}</p>
+{{- end}}
+<p class="note">Latencies over the whole run (HdrHistogram); max lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter); busiest host CPU = the mean and largest CPU busy share of the run's busiest host while the workload was measured, CPU-bound when it was CPU-saturated (see the run's Hosts table).{{if .Cells}} The vs base percentages are each run's cell's (the mean of its repeats against the baseline's mean: see the cells table), the same on every repeat.{{end}}</p>
 <div class="bars">
 {{- range .Bars}}
 <div class="chart" title="{{.Title}}">{{svg .SVG}}</div>
@@ -279,9 +335,9 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 <div class="chart" title="{{.Title}}">{{svg .SVG}}</div>
 {{- end}}
 <table>
-<tr><th class="l">topology</th><th class="l">axis</th><th class="l">value (read back)</th><th class="l">other axes</th><th>TPS</th><th>p95 ms</th><th class="l">error</th></tr>
+<tr><th class="l">topology</th><th class="l">axis</th><th class="l">value (read back)</th><th class="l">other axes</th><th>runs</th><th>TPS (mean)</th><th>TPS 95% CI</th><th>p95 ms</th><th class="l">TPS vs reference</th><th class="l">error</th></tr>
 {{- range .Sweep}}
-<tr><td class="l">{{.Topology}}</td><td class="l">{{.Axis}}</td><td class="l">{{.Value}}</td><td class="l">{{fixed .Fixed}}</td><td>{{f2 .TPS}}</td><td>{{f2 .P95Ms}}</td><td class="l">{{.Error}}</td></tr>
+<tr><td class="l">{{.Topology}}</td><td class="l">{{.Axis}}</td><td class="l">{{.Value}}{{if .ReusedFrom}} (not run: the runs of {{.ReusedFrom}}){{end}}</td><td class="l">{{fixed .Fixed}}</td><td>{{.N}}</td><td>{{f2 .TPS}}</td><td>{{ci .}}</td><td>{{f2 .P95Ms}}</td><td class="l">{{.VsRef}}{{if .Reference}} (vs {{.Reference}}){{end}}</td><td class="l">{{.Error}}</td></tr>
 {{- end}}
 </table>
 {{- end}}
@@ -324,7 +380,17 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 <tr><td class="l">{{.Node}}</td><td class="l">{{.Role}}</td><td class="l">{{.Version}}</td><td class="l">{{.Address}}</td><td>{{.LagMax}}</td><td>{{.LagAvg}}</td><td>{{.BacklogMax}}</td><td class="l">{{.Queues}}</td><td class="l">{{.Paused}}</td><td>{{.Samples}}</td><td>{{.SamplerErrors}}</td></tr>
 {{- end}}
 </table>
-<p class="note">n/a: not applicable (backlog on the writer) or no sample (node unreachable, sampler failing: see sampler errors).</p>
+<p class="note">{{.NodeWindow}} n/a: not applicable (backlog on the writer) or no sample (node unreachable, sampler failing: see sampler errors).</p>
+{{- if .Hosts}}
+<h3>Hosts</h3>
+<table>
+<tr><th class="l">host</th><th class="l">nodes</th><th>CPUs</th><th>CPU busy mean</th><th>busy max</th><th>iowait</th><th>steal</th><th>run queue mean / max</th><th>disk read / write MB/s</th><th class="l">mysqld CPU cores (mean)</th><th class="l">CPU-saturated</th></tr>
+{{- range .Hosts}}
+<tr{{if .Bound}} class="differ"{{end}}><td class="l">{{.Host}}</td><td class="l">{{.Nodes}}</td><td>{{.CPUs}}</td><td>{{.BusyMean}}</td><td>{{.BusyMax}}</td><td>{{.IOWait}}</td><td>{{.Steal}}</td><td>{{.RunQueue}}</td><td>{{.Disk}}</td><td class="l">{{.ServerCPU}}</td><td class="l">{{.Saturated}}</td></tr>
+{{- end}}
+</table>
+<p class="note">{{hostsNote}}</p>
+{{- end}}
 {{- with .Knobs}}
 <h3>Knobs (set for the run, read back{{if .Keep}}, kept afterwards{{end}})</h3>
 <table>

@@ -265,6 +265,8 @@ func TestClassify(t *testing.T) {
 		"sampler_errors_queue": ClassOther, "semisync_on": ClassOther, "cpu_fraction": ClassOther,
 		"galera_cluster_size": ClassMembership, "gr_members_online": ClassMembership, "gr_members_unreachable": ClassMembership,
 		"gr_members_total": ClassOther, "gr_members_recovering": ClassOther, "gr_member_state": ClassOther,
+		"host_cpu_busy_fraction": ClassHostCPU, "host_cpu_iowait_fraction": ClassHostCPU, "host_cpu_steal_fraction": ClassHostCPU,
+		"mysqld_cpu_cores": ClassServerCPU, "host_procs_running": ClassOther, "net_rx_bytes_ps": ClassOther,
 	} {
 		if got := Classify(metric); got != want {
 			t.Errorf("Classify(%q) = %q, want %q", metric, got, want)

@@ -42,6 +42,23 @@ type SweepPoint struct {
 	// Error is why the cell did not complete ("" when it did); such points are listed
 	// but not drawn.
 	Error string `json:"error,omitempty"`
+	// With repeats (written since the sweeps summarise them): N runs summarised, TPS is
+	// their mean, TPSMin/TPSMax the range, TPSCILo/TPSCIHi the 95% CI of the mean (nil
+	// with N < 2), P95Ms the mean p95. N 0: a point of an older sweep, one run.
+	N       int      `json:"n,omitempty"`
+	TPSMin  float64  `json:"tps_min,omitempty"`
+	TPSMax  float64  `json:"tps_max,omitempty"`
+	TPSCILo *float64 `json:"tps_ci95_lo,omitempty"`
+	TPSCIHi *float64 `json:"tps_ci95_hi,omitempty"`
+	// Reference is the axis value the point is compared with; VsRef the TPS change from
+	// it as the curves label it ("+3.2%", "-1.0% (within noise)", "ref"), VsRefPct the
+	// percentage of the reference's mean (nil without one).
+	Reference string   `json:"reference,omitempty"`
+	VsRef     string   `json:"vs_reference,omitempty"`
+	VsRefPct  *float64 `json:"vs_reference_pct,omitempty"`
+	// ReusedFrom is set when the point was not run: the axis cannot change this topology
+	// (links on a single node) and the runs of the cell it names stand for it.
+	ReusedFrom string `json:"reused_from,omitempty"`
 }
 
 // WriteSweepPoints writes points to dir/sweep_points.json (indented JSON).
@@ -50,7 +67,7 @@ func WriteSweepPoints(dir string, points []SweepPoint) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, SweepFile), append(b, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(dir, SweepFile), append(b, '\n'), 0o640)
 }
 
 // ReadSweepPoints reads dir/sweep_points.json. Error (*LoadError) when it is missing or

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/habench/habench/sampler"
 )
 
 // fact is one "key: value" line about a run.
@@ -41,13 +43,16 @@ type varRow struct {
 
 // runView is what the HTML and Markdown show for one run.
 type runView struct {
-	Run        *Run
-	ID         string
-	Heading    string
-	Facts      []fact
-	Warnings   []string
-	Chart      *Chart
-	Nodes      []nodeStats
+	Run      *Run
+	ID       string
+	Heading  string
+	Facts    []fact
+	Warnings []string
+	Chart    *Chart
+	Nodes    []nodeStats
+	Hosts    []hostStats
+	// NodeWindow says which samples the node figures cover.
+	NodeWindow string
 	Impairment *LinkImpairment
 	Vars       varTable
 	Requested  []fact
@@ -272,6 +277,8 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 		}
 	}
 	v.Nodes = nodeTable(r)
+	v.NodeWindow = nodeWindow(r)
+	v.Hosts = hostTable(r)
 	v.Vars = nodeVars(r)
 	if opts, ok := r.Manifest.Topology["options"].(map[string]any); ok {
 		for _, k := range slices.Sorted(maps.Keys(opts)) {
@@ -289,6 +296,34 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 	return v
 }
 
+// measuredSamples are the samples of the measured window (from the start of
+// measurement, Manifest.IntervalsOffsetS on samples.csv's clock: warm-up excluded, as
+// summary.json's figures), all of them when the offset is unknown.
+func (r *Run) measuredSamples() []Sample {
+	from := r.Manifest.IntervalsOffsetS
+	if from <= 0 {
+		return r.Samples
+	}
+	var out []Sample
+	for _, s := range r.Samples {
+		if s.ElapsedS >= from {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// nodeWindow says which window the node figures cover.
+func nodeWindow(r *Run) string {
+	if r.Summary != nil && r.Summary.SamplesWindow != "" {
+		return "Lag, backlog, queues and flow control " + r.Summary.SamplesWindow + "."
+	}
+	if r.Manifest.IntervalsOffsetS > 0 {
+		return fmt.Sprintf("Queues and flow control from the start of measurement (%.1f s on samples.csv's clock); lag and backlog as summary.json has them (this run's habench counted every sample, warm-up included).", r.Manifest.IntervalsOffsetS)
+	}
+	return "Every sample (the start of measurement is not known)."
+}
+
 // nodeTable summarises each node: lag from summary.json (n/a without samples), queue
 // maxima and paused-fraction averages from samples.csv (by Classify).
 func nodeTable(r *Run) []nodeStats {
@@ -297,7 +332,7 @@ func nodeTable(r *Run) []nodeStats {
 		n        int
 	}
 	by := map[string]map[string]*acc{} // node -> metric -> acc
-	for _, s := range r.Samples {
+	for _, s := range r.measuredSamples() {
 		c := Classify(s.Metric)
 		if c != ClassQueue && c != ClassPaused && c != ClassThrottle {
 			continue
@@ -329,6 +364,9 @@ func nodeTable(r *Run) []nodeStats {
 	}
 	var out []nodeStats
 	for _, name := range r.NodeNames() {
+		if sampler.IsHostNode(name) {
+			continue // a host's machine-wide samples: the Hosts table
+		}
 		ns := nodeStats{Node: name, Role: info[name].Role, Version: info[name].Version, Address: info[name].Address,
 			LagMax: "n/a", LagAvg: "n/a", BacklogMax: "n/a", SamplerErrors: "n/a"}
 		if s, ok := sum[name]; ok {

@@ -4,7 +4,7 @@ package sampler
 // and where the value comes from.
 type MetricInfo struct {
 	Name    string // metric name as in Sample.Metric; a contract
-	Unit    string // "s", "us", "transactions", "seqs", "bool" (0/1), "count", "errors", "code" (an enumeration), "sessions", "fraction" (0..1), "writesets", "state"
+	Unit    string // "s", "us", "transactions", "seqs", "bool" (0/1), "count", "errors", "code" (an enumeration), "sessions", "fraction" (0..1), "writesets", "state", "bytes/s", "cores"
 	Sampler string // the Sampler's Name, or "runner"
 	Nodes   string // which nodes carry it
 	Kind    string // "gauge", "delta" (per tick) or "counter" (cumulative since the run started)
@@ -106,8 +106,28 @@ var Metrics = []MetricInfo{
 		"wsrep_local_state: 1 Joining, 2 Donor/Desynced, 3 Joined, 4 Synced (0 Initialized: e.g. in a non-Primary component)"},
 	{"galera_ready", "bool", "galera", "Galera nodes", "gauge",
 		"wsrep_ready = ON (the node accepts queries)"},
+	{MetricHostCPUBusy, "fraction", "host", "host:<name>, once per distinct host", "gauge",
+		"1 - (idle+iowait)/total of the deltas of /proc/stat's cpu line over the tick (user, nice, system, irq, softirq, steal are busy)"},
+	{MetricHostCPUIOWait, "fraction", "host", "host:<name>", "gauge",
+		"delta iowait / delta total of /proc/stat's cpu line"},
+	{MetricHostCPUSteal, "fraction", "host", "host:<name>", "gauge",
+		"delta steal / delta total of /proc/stat's cpu line (time the hypervisor ran something else)"},
+	{MetricHostProcsRunning, "count", "host", "host:<name>", "gauge",
+		"/proc/stat procs_running: runnable threads at the read, the reader included"},
+	{MetricHostCPUs, "count", "host", "host:<name>", "gauge",
+		"cpuN lines of /proc/stat"},
+	{MetricHostDiskRead, "bytes/s", "host", "host:<name>", "gauge",
+		"delta of sectors read x 512 / seconds, /proc/diskstats, whole disks only (no partitions, loop, ram, zram, dm-*, md*)"},
+	{MetricHostDiskWrite, "bytes/s", "host", "host:<name>", "gauge",
+		"delta of sectors written x 512 / seconds, /proc/diskstats, whole disks only"},
+	{MetricNetRx, "bytes/s", "host", "nodes with their own network namespace (/proc/<server pid>/net/dev); host:<name> for the host's (/proc/net/dev)", "gauge",
+		"delta of received bytes / seconds, all interfaces but lo"},
+	{MetricNetTx, "bytes/s", "host", "as net_rx_bytes_ps", "gauge",
+		"delta of sent bytes / seconds, all interfaces but lo"},
+	{MetricServerCPU, "cores", "host", "nodes with a known server PID (sandboxes)", "gauge",
+		"delta of utime+stime of /proc/PID/stat / 100 (USER_HZ) / seconds: 1 = one core busy all the tick; the PID's start time is checked against the node's"},
 	{"sampler_errors", "errors", "runner", "every node", "counter",
 		"failed, timed-out or still-running sampler calls on the node since the run started, all samplers"},
 	{"sampler_errors_<name>", "errors", "runner", "every node the sampler supports", "counter",
-		"the same for sampler <name> (heartbeat, gtid, replica, semisync, group, galera)"},
+		"the same for sampler <name> (heartbeat, gtid, replica, semisync, group, galera, host)"},
 }

@@ -221,7 +221,10 @@ collect:
 				continue
 			}
 			for _, s := range results[i] {
-				s.Elapsed, s.Node = elapsed, n.Name
+				s.Elapsed = elapsed
+				if s.Node == "" {
+					s.Node = n.Name
+				}
 				samples = append(samples, s)
 			}
 			r.account(p, errs[i])

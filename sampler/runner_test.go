@@ -234,9 +234,9 @@ func TestDefault(t *testing.T) {
 		return strings.Join(s, ",")
 	}
 	for k, want := range map[topology.Kind]string{
-		topology.Single: "heartbeat", topology.Async: "heartbeat,gtid,replica",
-		topology.SemiSync: "heartbeat,gtid,replica,semisync", topology.Galera: "heartbeat,galera",
-		topology.Group: "heartbeat,gtid,group",
+		topology.Single: "heartbeat,host", topology.Async: "heartbeat,gtid,replica,host",
+		topology.SemiSync: "heartbeat,gtid,replica,semisync,host", topology.Galera: "heartbeat,galera,host",
+		topology.Group: "heartbeat,gtid,group,host",
 	} {
 		if got := names(k); got != want {
 			t.Errorf("Default(%s) = %s, want %s", k, got, want)

@@ -22,24 +22,42 @@ import (
 	"sync"
 	"time"
 
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/topology"
 )
 
 // Node is one server to sample. DB is a connection pool to that node, owned (opened and
 // closed) by the caller; samplers only borrow connections from it. Caps say how the node's
 // flavor/version spells things (SHOW REPLICA STATUS columns, semi-sync variable names).
+//
+// Host, HostName, Netns, PID and StartTicks are for the host sampler (zero: the node's host
+// is not sampled): Host reads files on the machine the node runs on; HostName names that
+// machine in samples (machine-wide values go under HostNode(HostName); nodes with the same
+// HostName share one machine, "" means "local"); Netns is the node's own network namespace
+// on it ("" when it shares the host's); PID and StartTicks (field 22 of /proc/PID/stat)
+// identify the node's server process on the host (0 when unknown). Server, when set, is
+// asked for the current PID and StartTicks on every read instead (a server restarted
+// during the run, e.g. by `habench fault restart`, keeps being sampled; PID 0: no server).
 type Node struct {
 	Name string
 	Role topology.Role
 	Caps topology.Capabilities
 	DB   *sql.DB
+
+	Host       host.Host
+	HostName   string
+	Netns      string
+	PID        int
+	StartTicks uint64
+	Server     func() (pid int, startTicks uint64, err error)
 }
 
 // Sample is one value in long form, written as the CSV row `elapsed_s,node,metric,value`.
 // Elapsed is the time from Config.Epoch (default: when ticking started, after the samplers'
 // Start) to when the tick began; Metric is one of
-// the names in Metrics; Value is in the metric's unit. Samplers fill Metric and Value only:
-// the Runner sets Elapsed and Node.
+// the names in Metrics; Value is in the metric's unit. Samplers fill Metric and Value, and
+// Node only for a value of the node's machine rather than the node (HostNode(name)): the
+// Runner sets Elapsed, and Node where the sampler left it empty.
 type Sample struct {
 	Elapsed time.Duration
 	Node    string
@@ -149,26 +167,27 @@ func onceTyped[T any](ctx context.Context, t *Tick, key string, fn func() (T, er
 
 // Default returns fresh samplers for a topology kind, in sampling order:
 //
-//	single:   heartbeat
-//	async:    heartbeat, gtid, replica
-//	semisync: heartbeat, gtid, replica, semisync
-//	group:    heartbeat, gtid, group
-//	galera:   heartbeat, galera
-//	unknown kinds: heartbeat.
+//	single:   heartbeat, host
+//	async:    heartbeat, gtid, replica, host
+//	semisync: heartbeat, gtid, replica, semisync, host
+//	group:    heartbeat, gtid, group, host
+//	galera:   heartbeat, galera, host
+//	unknown kinds: heartbeat, host.
 //
-// Each call returns new instances (samplers hold per-run state).
+// (host samples only nodes with a Node.Host.) Each call returns new instances (samplers
+// hold per-run state).
 func Default(kind topology.Kind) []Sampler {
 	switch kind {
 	case topology.Async:
-		return []Sampler{NewHeartbeat(), NewGTID(), NewReplica()}
+		return []Sampler{NewHeartbeat(), NewGTID(), NewReplica(), NewHost()}
 	case topology.SemiSync:
-		return []Sampler{NewHeartbeat(), NewGTID(), NewReplica(), NewSemiSync()}
+		return []Sampler{NewHeartbeat(), NewGTID(), NewReplica(), NewSemiSync(), NewHost()}
 	case topology.Group:
-		return []Sampler{NewHeartbeat(), NewGTID(), NewGroup()}
+		return []Sampler{NewHeartbeat(), NewGTID(), NewGroup(), NewHost()}
 	case topology.Galera:
-		return []Sampler{NewHeartbeat(), NewGalera()}
+		return []Sampler{NewHeartbeat(), NewGalera(), NewHost()}
 	default:
-		return []Sampler{NewHeartbeat()}
+		return []Sampler{NewHeartbeat(), NewHost()}
 	}
 }
 

@@ -51,7 +51,7 @@ func BindFlags(fs *pflag.FlagSet, o *Options) {
 	fs.IntVar(&o.DeleteInserts, "delete-inserts", o.DeleteInserts, "number of DELETE/INSERT combinations per transaction")
 	boolFlag(fs, &o.RangeSelects, "range-selects", "enable/disable all range SELECT queries")
 	boolFlag(fs, &o.SkipTrx, "skip-trx", "don't start explicit transactions and execute all queries in the AUTOCOMMIT mode")
-	fs.Var(ignoreErrorsValue{o}, "mysql-ignore-errors", "list of MySQL error codes to ignore (roll back, count, retry the transaction), or 'all' or 'none'")
+	fs.Var(ignoreErrorsValue{o}, "mysql-ignore-errors", "list of MySQL error codes to ignore (roll back, count, retry the transaction), or 'all' or 'none'; a lost connection (2013, 2006) ends the run unless ignored, then the worker reconnects")
 	fs.IntVar(&o.Rate, "rate", o.Rate, "average transactions rate (0 = unlimited)")
 	fs.Var(secondsValue{&o.Warmup}, "warmup-time", "run events for this many seconds with statistics disabled before the measured run")
 	boolFlag(fs, &o.CreateSecondary, "create-secondary", "create a secondary index on k in addition to the PRIMARY KEY")

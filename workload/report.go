@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -12,7 +14,8 @@ import (
 const SysbenchVersion = "1.0.20"
 
 // PrintHeader writes sysbench's run header, from the version line to
-// "Threads started!" and its blank line:
+// "Threads started!" and its blank line: PrintHeaderStart and PrintThreadsStarted,
+// for a caller that prints nothing in between.
 //
 //	habench VERSION (sysbench 1.0.20 compatible)
 //
@@ -24,6 +27,13 @@ const SysbenchVersion = "1.0.20"
 //	...
 //	Threads started!
 func PrintHeader(w io.Writer, o Options, version string) {
+	PrintHeaderStart(w, o, version)
+	PrintThreadsStarted(w, o)
+}
+
+// PrintHeaderStart writes the header up to "Initializing worker threads..." and its
+// blank line: what sysbench prints before it connects its workers.
+func PrintHeaderStart(w io.Writer, o Options, version string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "habench %s (sysbench %s compatible)\n\n", version, SysbenchVersion)
 	b.WriteString("Running the test with following options:\n")
@@ -41,6 +51,14 @@ func PrintHeader(w io.Writer, o Options, version string) {
 	}
 	b.WriteString("\n")
 	b.WriteString("Initializing worker threads...\n\n")
+	io.WriteString(w, b.String())
+}
+
+// PrintThreadsStarted writes the rest of the header, "Warming up for N seconds..."
+// (with a warm-up) and "Threads started!": what sysbench prints once every worker has
+// connected (see StartReporter.Started).
+func PrintThreadsStarted(w io.Writer, o Options) {
+	var b strings.Builder
 	if o.Warmup > 0 {
 		fmt.Fprintf(&b, "Warming up for %s seconds...\n\n", secs(o.Warmup))
 	}
@@ -118,5 +136,29 @@ func PrintSummary(w io.Writer, r *Result, o Options) {
 	fmt.Fprintf(&b, "    events (avg/stddev):           %.4f/%3.2f\n", r.EventsAvg, r.EventsStddev)
 	fmt.Fprintf(&b, "    execution time (avg/stddev):   %.4f/%3.2f\n", r.ExecTimeAvg, r.ExecTimeStddev)
 	b.WriteString("\n")
+	printReadChecks(&b, r)
 	io.WriteString(w, b.String())
+}
+
+// printReadChecks adds habench's read-node block (not sysbench's) when reads went to
+// read endpoints: per read node, the reads it served and the read-your-writes checks,
+// e.g. "    n2: reads 112000, read-your-writes checks 8000, stale 412 (5.15%)".
+func printReadChecks(b *strings.Builder, r *Result) {
+	if len(r.ReadNodes) == 0 {
+		return
+	}
+	names := slices.Clone(r.ReadNodes)
+	sort.Strings(names)
+	names = slices.Compact(names)
+	b.WriteString("Read nodes (reads sent to them; a stale read missed the worker's own last commit):\n")
+	for _, name := range names {
+		e := r.PerEndpoint[name]
+		if e.ReadChecks == 0 {
+			fmt.Fprintf(b, "    %s: reads %d, read-your-writes checks 0 (no event changed a row)\n", name, e.Queries)
+			continue
+		}
+		fmt.Fprintf(b, "    %s: reads %d, read-your-writes checks %d, stale %d (%.2f%%)\n",
+			name, e.Queries, e.ReadChecks, e.StaleReads, 100*float64(e.StaleReads)/float64(e.ReadChecks))
+	}
+	b.WriteString("\n")
 }

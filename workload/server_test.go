@@ -240,8 +240,9 @@ func TestServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Workers 0 and 2 use "tcp" through Dial, worker 1 the socket.
-		if want := map[string]int{"tcp " + s.String(): 2}; !reflect.DeepEqual(dials, want) {
+		// Pre-flight's connection and workers 0 and 2 use "tcp" through Dial, worker 1
+		// the socket.
+		if want := map[string]int{"tcp " + s.String(): 3}; !reflect.DeepEqual(dials, want) {
 			t.Errorf("dials %v, want %v", dials, want)
 		}
 		tcp, sock := res.PerEndpoint["tcp"], res.PerEndpoint["sock"]
@@ -322,10 +323,10 @@ func TestServer(t *testing.T) {
 		}
 	})
 
-	t.Run("kill_connection_reconnects", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		o := runOpts(2, 3*time.Second)
+	// KILL CONNECTION of a worker: like sysbench, the lost connection (2013, or 2006
+	// when the driver finds it closed first, 1927 from MariaDB) ends a run with the default
+	// ignore list, and with the codes ignored the worker reconnects.
+	killOne := func(ctx context.Context) chan int64 {
 		killed := make(chan int64, 1)
 		go func() {
 			time.Sleep(800 * time.Millisecond)
@@ -339,6 +340,31 @@ func TestServer(t *testing.T) {
 			}
 			killed <- id
 		}()
+		return killed
+	}
+	t.Run("kill_connection_ends_default_run", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		killed := killOne(ctx)
+		res, err := rw.Run(ctx, tg, runOpts(2, 3*time.Second), nil)
+		<-killed
+		var se *StatementError
+		if !errors.As(err, &se) || (se.Code != 2013 && se.Code != 2006 && se.Code != 1927) || se.Endpoint != "n1" {
+			t.Fatalf("err = %v, want a StatementError on n1 with 2013, 2006 or 1927", err)
+		}
+		if !strings.Contains(err.Error(), fmt.Sprintf("MySQL error %d", se.Code)) {
+			t.Errorf("error text %q does not name the code", err)
+		}
+		if res == nil || res.TotalTime > 2500*time.Millisecond {
+			t.Errorf("the run did not stop at the lost connection: %+v", res)
+		}
+	})
+	t.Run("kill_connection_reconnects_when_ignored", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		o := runOpts(2, 3*time.Second)
+		o.IgnoreErrors = append(o.IgnoreErrors, 2013, 2006, 1927)
+		killed := killOne(ctx)
 		res, err := rw.Run(ctx, tg, o, nil)
 		<-killed
 		if err != nil {
@@ -347,8 +373,15 @@ func TestServer(t *testing.T) {
 		if res.Reconnects < 1 || res.PerEndpoint["n1"].Reconnects != res.Reconnects {
 			t.Errorf("reconnects = %d (per endpoint %+v), want >= 1 after KILL", res.Reconnects, res.PerEndpoint)
 		}
+		lost := res.ErrorsByCode[2013] + res.ErrorsByCode[2006] + res.ErrorsByCode[1927]
+		if lost < 1 || res.IgnoredErrors < lost {
+			t.Errorf("errors by code %v, %d counted: want the lost connection counted", res.ErrorsByCode, res.IgnoredErrors)
+		}
 		if res.Transactions < 10 {
 			t.Errorf("only %d transactions", res.Transactions)
+		}
+		if len(res.Outages) != 0 {
+			t.Errorf("one killed connection (the other worker committing) is no outage: %v", res.Outages)
 		}
 	})
 

@@ -41,12 +41,21 @@ type EndpointStats struct {
 	Transactions int64 `json:"transactions"`
 	// Queries are statements counted as read, write or other.
 	Queries int64 `json:"queries"`
-	// Errors are ignored errors (the transaction was rolled back and retried).
+	// Errors are failed attempts: statements whose error was ignored (the transaction was
+	// rolled back and retried), lost connections and failed reconnects, and the error that
+	// ended the run.
 	Errors int64 `json:"errors"`
 	// Reconnects are re-established connections after a lost connection.
 	Reconnects int64 `json:"reconnects"`
-	// ErrorsByCode counts the ignored errors by MySQL error code (nil when none), e.g.
-	// the certification failures of a multi-primary group per member (3101, 1180, 1213).
+	// ReadChecks and StaleReads are, for a read endpoint (Target.ReadEndpoints), the
+	// read-your-writes checks made on it and those that missed the worker's own last
+	// commit; their Queries are the reads it served.
+	ReadChecks int64 `json:"read_checks,omitempty"`
+	StaleReads int64 `json:"stale_reads,omitempty"`
+	// ErrorsByCode counts the failed attempts by MySQL error code (nil when none): the
+	// server's codes, e.g. the certification failures of a multi-primary group per member
+	// (3101, 1180, 1213), and the client codes of connection failures (2002 socket, 2003
+	// TCP connect, 2006 gone away, 2013 lost during a statement).
 	ErrorsByCode map[uint16]int64 `json:"errors_by_code,omitempty"`
 }
 
@@ -83,7 +92,8 @@ type Interval struct {
 	QueueLength, Concurrency int
 	// PerEndpoint holds the interval's counts by Endpoint label.
 	PerEndpoint map[string]EndpointStats
-	// ErrorsByCode counts the interval's ignored errors by MySQL error code.
+	// ErrorsByCode counts the interval's failed attempts by MySQL error code (see
+	// EndpointStats.ErrorsByCode).
 	ErrorsByCode map[uint16]int64
 	// Histogram holds the interval's event latencies in microseconds (a copy
 	// the receiver may keep).
@@ -102,7 +112,8 @@ type Result struct {
 	Reads, Writes, Others, Queries int64
 	// Transactions are completed events.
 	Transactions int64
-	// IgnoredErrors are errors in the ignore list (transaction retried).
+	// IgnoredErrors are failed attempts (sysbench's "ignored errors"): errors in the ignore
+	// list (transaction retried), failed reconnects, and the error that ended the run.
 	IgnoredErrors int64
 	// Reconnects are re-established connections.
 	Reconnects int64
@@ -123,10 +134,19 @@ type Result struct {
 	Histogram *hdrhistogram.Histogram
 	// PerEndpoint holds the run's counts by Endpoint label.
 	PerEndpoint map[string]EndpointStats
-	// ErrorsByCode counts ignored errors by MySQL error code.
+	// ErrorsByCode counts failed attempts by MySQL error code (see EndpointStats).
 	ErrorsByCode map[uint16]int64
+	// Outages are the windows during which an endpoint's workers could not commit (see
+	// Outage), in order of Start; nil when there was none.
+	Outages []Outage
+	// PSFallback is set when pre-flight found that the prepared statements would not fit
+	// (max_prepared_stmt_count) and the run used client-side statements instead: the NOTE.
+	PSFallback string
 	// RandType and PSMode record the distribution and statement mode used.
 	RandType, PSMode string
+	// ReadNodes are the labels of Target.ReadEndpoints (nil without read nodes); their
+	// reads and read-your-writes checks are in PerEndpoint.
+	ReadNodes []string
 }
 
 // TPS returns transactions per second of TotalTime.
@@ -145,7 +165,10 @@ func perSec(n int64, d time.Duration) float64 {
 // counts are the counters one worker accumulates between harvests.
 type counts struct {
 	events, reads, writes, others, errors, reconnects int64
-	latSum, latMin, latMax                            int64 // ns; latMin 0 = none yet
+	// rdQueries, rdChecks and rdStale are the reads served by the worker's read
+	// endpoint, its read-your-writes checks and the stale ones among them.
+	rdQueries, rdChecks, rdStale int64
+	latSum, latMin, latMax       int64 // ns; latMin 0 = none yet
 }
 
 func (c *counts) add(o *counts) {
@@ -155,6 +178,9 @@ func (c *counts) add(o *counts) {
 	c.others += o.others
 	c.errors += o.errors
 	c.reconnects += o.reconnects
+	c.rdQueries += o.rdQueries
+	c.rdChecks += o.rdChecks
+	c.rdStale += o.rdStale
 	c.latSum += o.latSum
 	if o.latMin > 0 && (c.latMin == 0 || o.latMin < c.latMin) {
 		c.latMin = o.latMin
@@ -201,6 +227,9 @@ func (s *workerStats) record(ev *counts, lat time.Duration, code uint16) {
 	s.c.others += ev.others
 	s.c.errors += ev.errors
 	s.c.reconnects += ev.reconnects
+	s.c.rdQueries += ev.rdQueries
+	s.c.rdChecks += ev.rdChecks
+	s.c.rdStale += ev.rdStale
 	if code != 0 {
 		if s.byCode == nil {
 			s.byCode = make(map[uint16]int64)

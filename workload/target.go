@@ -45,6 +45,11 @@ func (e Endpoint) addr() string {
 type Target struct {
 	// Endpoints has at least one element.
 	Endpoints []Endpoint
+	// ReadEndpoints, when not empty, receive the read-only statements of every event
+	// (worker i reads on ReadEndpoints[i % n]) while writes, BEGIN and COMMIT go to
+	// Endpoints, and each event that changed a row is followed by a read-your-writes
+	// check on the read endpoint (see readnodes.go).
+	ReadEndpoints []Endpoint
 	// User, Password and DB are the credentials and the database (created by
 	// Prepare if missing).
 	User, Password, DB string
@@ -64,6 +69,11 @@ func (t Target) Validate() error {
 	for i, e := range t.Endpoints {
 		if e.Socket == "" && (e.Host == "" || e.Port < 1 || e.Port > 65535) {
 			return fmt.Errorf("target: endpoint %d (%q): want a socket or a host and a port in 1..65535", i, e.Name)
+		}
+	}
+	for i, e := range t.ReadEndpoints {
+		if e.Socket == "" && (e.Host == "" || e.Port < 1 || e.Port > 65535) {
+			return fmt.Errorf("target: read endpoint %d (%q): want a socket or a host and a port in 1..65535", i, e.Name)
 		}
 	}
 	if t.DB == "" {

@@ -142,6 +142,7 @@ func TestBadInput(t *testing.T) {
 		{"destroy without name", []string{"destroy"}, []string{"NAME"}},
 		{"links without cluster", []string{"sysbench", "oltp_read_write", "run", "--links", "1ms"}, []string{"--links", `"1ms"`}},
 		{"nodes without cluster", []string{"sysbench", "oltp_read_write", "run", "--nodes", "n2", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--nodes", `"n2"`, "needs --cluster"}},
+		{"read nodes without cluster", []string{"sysbench", "oltp_read_write", "run", "--read-nodes", "n2", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--read-nodes", `"n2"`, "needs --cluster"}},
 		{"catch-up timeout without cluster", []string{"sysbench", "oltp_read_write", "run", "--catch-up-timeout", "5m", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--catch-up-timeout", `"5m0s"`, "needs --cluster"}},
 		{"negative catch-up timeout", []string{"sysbench", "oltp_read_write", "run", "--cluster", "x", "--catch-up-timeout", "-1s"}, []string{"--catch-up-timeout", `"-1s"`}},
 		{"keep-knobs without set", []string{"sysbench", "oltp_read_write", "run", "--keep-knobs", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--keep-knobs", "needs --set"}},
@@ -307,6 +308,36 @@ func TestSysbenchFlow(t *testing.T) {
 		if n.LagMaxS == nil || n.GTIDPosition == "" || n.GTIDPosition != sum.Nodes[0].GTIDPosition {
 			t.Errorf("node %s: lag %v, GTID position %q vs n1 %q", n.Node, n.LagMaxS, n.GTIDPosition, sum.Nodes[0].GTIDPosition)
 		}
+	}
+	// Read/write splitting: the reads go to the replicas, each transaction is read back
+	// there, and an async replica right after the commit is often behind.
+	rdRes := t.TempDir()
+	rd := must("sysbench", "oltp_read_write", "run", "--cluster", cf1, "--threads", "2", "--time", "2", "--read-nodes", "n2,n3", "--results", rdRes)
+	if !strings.Contains(rd.stdout, "Read nodes (") || !strings.Contains(rd.stdout, "    n2: reads ") || !strings.Contains(rd.stdout, "    n3: reads ") {
+		t.Errorf("run --read-nodes output lacks the read-node block:\n%s", rd.stdout)
+	}
+	rdSums, _ := filepath.Glob(filepath.Join(rdRes, "*", "summary.json"))
+	if len(rdSums) != 1 {
+		t.Fatalf("want one summary.json under %s, got %v", rdRes, rdSums)
+	}
+	var rdSum struct {
+		PerEndpoint map[string]struct {
+			Queries    int64 `json:"queries"`
+			ReadChecks int64 `json:"read_checks"`
+		} `json:"per_endpoint"`
+	}
+	sb, _ = os.ReadFile(rdSums[0])
+	if err := json.Unmarshal(sb, &rdSum); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"n2", "n3"} {
+		if e := rdSum.PerEndpoint[n]; e.Queries == 0 || e.ReadChecks == 0 {
+			t.Errorf("summary.json per_endpoint.%s: %+v, want reads and read-your-writes checks", n, e)
+		}
+	}
+	if r := habench(t, state, "sysbench", "oltp_read_write", "run", "--cluster", cf1, "--read-nodes", "n9"); r.code != 2 ||
+		!strings.Contains(r.stderr, "--read-nodes") || !strings.Contains(r.stderr, "n9") || strings.Contains(r.stdout, "Threads started") {
+		t.Errorf("--read-nodes n9: exit %d, stdout %q, stderr %q; want exit 2 naming the flag before the run starts", r.code, r.stdout, r.stderr)
 	}
 	must("sysbench", "oltp_read_write", "cleanup", "--cluster", cf1, "--tables", "2")
 	// A user's process that merely names a file in the cluster's directory (a client on

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -170,6 +171,14 @@ func TestExistingClusterLikeSandbox(t *testing.T) {
 				t.Errorf("%s: node variables not read back: %v", name, n)
 			}
 		}
+	}
+	// Host metrics need host access: the sandbox has it (this machine), the existing
+	// cluster registered without SSH has none, so only the sandbox's summary has hosts.
+	if !shapes[sbName][".hosts"] || shapes[exName][".hosts"] {
+		t.Errorf("summary hosts: sandbox %v, existing %v (want only the sandbox)", shapes[sbName][".hosts"], shapes[exName][".hosts"])
+	}
+	for _, sh := range shapes {
+		maps.DeleteFunc(sh, func(k string, _ bool) bool { return strings.HasPrefix(k, ".hosts") })
 	}
 	if !reflect.DeepEqual(shapes[sbName], shapes[exName]) {
 		t.Errorf("summary shapes differ:\nsandbox %v\nexisting %v", shapes[sbName], shapes[exName])

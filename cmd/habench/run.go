@@ -11,7 +11,7 @@ import (
 
 func newRunCmd(g *globalOpts) *cobra.Command {
 	var results, scale, resume, metricsAddr string
-	var keep, dry, quiet bool
+	var keep, dry, quiet, liveNodes bool
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml",
 		Short: "Run a whole experiment from a scenario file: deploy, prepare, run, sample, report, destroy",
@@ -57,7 +57,10 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
 				return nil
 			}
 			r := &experiment.ScenarioRun{Scenario: s, Sandbox: g.sandbox(), ResultsDir: results, Stdout: out, Log: g.log,
-				CommandLine: os.Args, Keep: keep, Scale: scale, ResumeDir: resume, Progress: experiment.NewProgress(os.Stderr, quiet)}
+				CommandLine: os.Args, Keep: keep, Scale: scale, ResumeDir: resume, Progress: experiment.NewProgress(os.Stderr, quiet), LiveNodes: liveNodes}
+			if in, err := injector(g); err == nil {
+				r.Injector = in
+			}
 			m, stopMetrics, err := liveMetrics(metricsAddr, out)
 			if err != nil {
 				return err
@@ -86,6 +89,7 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
 	cmd.Flags().StringVar(&scale, "scale", "", "small, medium or full: the scenario's size profile (default full: the file as written)")
 	cmd.Flags().StringVar(&resume, "resume", "", "complete the interrupted run in this directory: run only its cells that are not done")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress line on stderr")
+	cmd.Flags().BoolVar(&liveNodes, "live-nodes", false, "after each report interval, a line with every node's lag, backlog, queues and flow control (clusters; needs report-interval)")
 	addMetricsFlag(cmd, &metricsAddr)
 	return cmd
 }

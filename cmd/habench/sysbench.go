@@ -24,11 +24,14 @@ type sysbenchOpts struct {
 	cluster string
 	results string
 	nodes   []string
-	catchUp time.Duration
-	links   string
-	metrics string
-	knobs   []string
-	keep    bool
+	// readNodes: --read-nodes
+	readNodes []string
+	catchUp   time.Duration
+	links     string
+	metrics   string
+	knobs     []string
+	keep      bool
+	liveNodes bool
 }
 
 func newSysbenchCmd(g *globalOpts) *cobra.Command {
@@ -56,10 +59,12 @@ func newSysbenchCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&o.cluster, "cluster", "", "run against this habench sandbox or registered existing cluster (instead of --mysql-host/--mysql-port/--mysql-user/--mysql-password/--mysql-socket)")
 	f.StringVar(&o.results, "results", "", "run: write a results directory under this directory")
 	f.StringSliceVar(&o.nodes, "nodes", nil, "with --cluster: nodes the workers connect to, round-robin (default: the writable nodes)")
+	f.StringSliceVar(&o.readNodes, "read-nodes", nil, "with --cluster, run (habench's own): nodes the read-only statements go to, round-robin per worker, while writes stay on --nodes; each transaction that changed a row then reads it back there and counts stale reads per node")
 	f.StringVar(&o.links, "links", "", "with --cluster (netns): one-way impairment on every directed link between nodes during the run, e.g. \"0.6ms\" or \"delay 5ms jitter 1ms loss 0.1%\" (round trip = twice the delay)")
 	addMetricsFlag(cmd, &o.metrics)
 	f.StringArrayVar(&o.knobs, "set", nil, "with --cluster, run: knob [NODES:]NAME=VALUE set for the run, read back from every node, restored after it (repeatable; see habench knob --help)")
 	f.BoolVar(&o.keep, "keep-knobs", false, "with --set: leave the values in place after the run")
+	f.BoolVar(&o.liveNodes, "live-nodes", false, "with --cluster, run: after each report interval, a line with every node's lag, backlog, queues and flow control")
 	f.DurationVar(&o.catchUp, "catch-up-timeout", 2*time.Minute, "with --cluster: after the run, how long to wait for replicas to apply everything before checking GTID sets")
 	return cmd
 }
@@ -101,6 +106,9 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		if len(o.nodes) > 0 {
 			return usagef("--nodes %q: needs --cluster (without it, --mysql-host and --mysql-port choose the servers)", strings.Join(o.nodes, ","))
 		}
+		if len(o.readNodes) > 0 {
+			return usagef("--read-nodes %q: needs --cluster", strings.Join(o.readNodes, ","))
+		}
 		if cmd.Flags().Changed("catch-up-timeout") {
 			return usagef("--catch-up-timeout %q: needs --cluster (it waits for a cluster's replicas)", o.catchUp)
 		}
@@ -130,6 +138,12 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 			return &topology.FieldError{Field: "--cluster", Value: o.cluster, Reason: fmt.Sprintf("state %s, not ready (habench destroy %s, then deploy again)", c.State, o.cluster)}
 		}
 		if target, err = experiment.ClusterTarget(c, o.conn.DB, o.nodes); err != nil {
+			return err
+		}
+		if len(o.readNodes) > 0 && command != "run" {
+			return usagef("--read-nodes %q: only for run", strings.Join(o.readNodes, ","))
+		}
+		if err = experiment.WithReadNodes(c, &target, o.readNodes); err != nil {
 			return err
 		}
 	} else {
@@ -194,6 +208,9 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		return err
 	}
 	defer stopMetrics()
+	if o.liveNodes {
+		(&experiment.LiveNodes{W: out}).Attach(b)
+	}
 	if done := attachMetrics(m, b); done != nil {
 		defer done()
 	}

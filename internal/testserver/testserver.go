@@ -26,6 +26,8 @@ type Server struct {
 	Socket string
 	Dir    string
 	cmd    *exec.Cmd
+	args   []string
+	netns  string // the network namespace it runs in ("" for this one)
 }
 
 // DSN returns a go-sql-driver DSN for database db (may be "") as root over TCP.
@@ -115,7 +117,7 @@ func StartMariaDBAt(t testing.TB, l Listen, extra ...string) *Server {
 	if out, err := inst.CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
 	}
-	s := &Server{Host: l.Host, Port: l.Port, Socket: filepath.Join(dir, "mysqld.sock"), Dir: dir}
+	s := &Server{Host: l.Host, Port: l.Port, Socket: filepath.Join(dir, "mysqld.sock"), Dir: dir, netns: l.Netns}
 	if s.Host == "" {
 		s.Host = "127.0.0.1"
 	}
@@ -127,24 +129,51 @@ func StartMariaDBAt(t testing.TB, l Listen, extra ...string) *Server {
 		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--log-error=" + filepath.Join(dir, "error.log"),
 		"--skip-name-resolve", "--innodb-log-file-size=16M", "--innodb-buffer-pool-size=64M",
 		"--max-connections=500", "--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0"}
-	args = append(args, extra...)
-	s.cmd = exec.Command("/usr/sbin/mariadbd", args...)
-	if l.Netns != "" {
+	s.args = append(args, extra...)
+	t.Cleanup(func() { s.Kill(t) })
+	s.start(t)
+	return s
+}
+
+// Kill kills the server with SIGKILL (kill -9) and waits for it to exit; a no-op when it
+// is not running.
+func (s *Server) Kill(t testing.TB) {
+	t.Helper()
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Restart starts a killed server again on the same port and datadir and waits until it
+// accepts connections (at most 60 s: InnoDB recovers first).
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	if s.cmd != nil {
+		t.Fatalf("mariadbd on port %d is still running", s.Port)
+	}
+	s.start(t)
+}
+
+// start starts mariadbd with s.args and waits until it accepts connections.
+func (s *Server) start(t testing.TB) {
+	t.Helper()
+	dir := s.Dir
+	s.cmd = exec.Command("/usr/sbin/mariadbd", s.args...)
+	if s.netns != "" {
 		// ip netns exec execs mariadbd in place: the PID killed at cleanup is the server's.
-		s.cmd = exec.Command("ip", append([]string{"netns", "exec", l.Netns, "/usr/sbin/mariadbd"}, args...)...)
+		s.cmd = exec.Command("ip", append([]string{"netns", "exec", s.netns, "/usr/sbin/mariadbd"}, s.args...)...)
 	}
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
-	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	dsn := s.DSN("")
-	if l.Netns != "" {
+	if s.netns != "" {
 		c := mysql.NewConfig()
 		c.User, c.Net, c.Addr = "root", "unix", s.Socket
 		dsn = c.FormatDSN()
@@ -156,10 +185,10 @@ func StartMariaDBAt(t testing.TB, l Listen, extra ...string) *Server {
 	defer db.Close()
 	for {
 		if err := db.PingContext(ctx); err == nil {
-			if l.Netns != "" {
+			if s.netns != "" {
 				Exec(t, db, "CREATE USER IF NOT EXISTS 'root'@'%'", "GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION")
 			}
-			return s
+			return
 		}
 		select {
 		case <-ctx.Done():

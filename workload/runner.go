@@ -3,13 +3,10 @@ package workload
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,15 +19,13 @@ const maxQueueLen = 131072
 
 // runner is the state of one Run call.
 type runner struct {
-	spec  *spec
-	o     Options
-	t     Target
-	sess  *session
-	dbs   []*sql.DB
-	ps    bool
-	trx   bool
-	deck  []group
-	kinds []stmtKind
+	name string // the workload, in messages
+	src  eventSource
+	o    Options
+	t    Target
+	sess *session
+	dbs  []*sql.DB
+	ps   bool
 
 	workers []*worker
 
@@ -46,64 +41,50 @@ type runner struct {
 	queue       chan struct{} // --rate event queue
 	concurrency atomic.Int32
 
-	unique *uniqueSeq
+	errMu    sync.Mutex
+	err      error
+	moreErrs map[uint16]int // fatal errors after the first, by code (see fail)
 
-	errMu sync.Mutex
-	err   error
+	outages map[string]*outageTracker // by endpoint label
 
 	hv harvester
-}
-
-// driverConn is what the workers need of the driver's connection.
-type driverConn interface {
-	driver.Conn
-	driver.ConnPrepareContext
-	driver.QueryerContext
-	driver.ExecerContext
-}
-
-// driverStmt is what the workers need of a server-side prepared statement.
-type driverStmt interface {
-	driver.Stmt
-	driver.StmtExecContext
-	driver.StmtQueryContext
 }
 
 // worker is one connection and its event loop. Everything but st and slot is
 // private to the worker goroutine.
 //
-// The worker owns a dedicated *sql.Conn and runs each event inside
-// conn.Raw on the driver connection: statements are prepared once per
-// connection with the driver's PrepareContext (server-side COM_STMT_PREPARE),
-// BEGIN/COMMIT are plain COM_QUERYs, and statements run with a
-// non-cancellable context, which spares the driver's per-statement context
-// watcher and database/sql's per-Rows goroutine (about a third of the
-// client's CPU on a small machine). Cancellation instead closes the socket
-// (connSlot.kill), which fails a blocked statement at once.
+// The worker owns a dedicated *sql.Conn and runs each event inside conn.Raw on the
+// driver connection (see Conn): statements are prepared once per connection with the
+// driver's PrepareContext (server-side COM_STMT_PREPARE), BEGIN/COMMIT are plain
+// COM_QUERYs, and statements run with a non-cancellable context (qctx).
 type worker struct {
-	id    int
-	r     *runner
-	ep    Endpoint
-	label string
-	db    *sql.DB
-	slot  *connSlot
-	conn  *sql.Conn
-	dc    driverConn
-	stmts [][numStmtKinds]driverStmt // [table-1][kind], ps mode
-	texts [][numStmtKinds]string     // [table-1][kind]
-	dest  [numStmtKinds][]driver.Value
-	nv    [4]driver.NamedValue
-	g     *randGen
-	st    *workerStats
-	ev    counts // statement counts of the current attempt
-	cbuf  []byte
-	pbuf  []byte
+	id     int
+	r      *runner
+	ep     Endpoint
+	label  string
+	db     *sql.DB
+	slot   *connSlot
+	conn   *sql.Conn
+	c      Conn
+	events eventer
+	st     *workerStats
+	rd     *readSide      // nil without Target.ReadEndpoints
+	trk    *outageTracker // the endpoint's
+
+	// For stall detection (watchStalls), written by the worker, read by the watchdog:
+	// the wall time (UnixNano) of its last commit, and of the start of the event in
+	// progress (0 between events).
+	lastCommit, busySince atomic.Int64
 }
 
-// qctx is the context statements run with: not cancellable (see worker).
-var qctx = context.Background()
-
-func (w *oltp) Run(ctx context.Context, t Target, o Options, rep Reporter) (*Result, error) {
+// runEvents is the generic runner behind every workload's Run: o.Threads workers
+// (worker i on t.Endpoints[i % n]) run src's events until o.Time, o.Events or ctx ends
+// the run, with --rate arrivals, warm-up, retries of ignored errors, reconnects and
+// statistics; rep gets an Interval every o.ReportInterval. name is the workload's name
+// in messages. The Result covers the measured part (after o.Warmup); when ctx ends the
+// run early it is returned with ctx.Err(), on a fatal statement error with a
+// *StatementError.
+func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name string, src eventSource) (*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -111,15 +92,27 @@ func (w *oltp) Run(ctx context.Context, t Target, o Options, rep Reporter) (*Res
 		return nil, err
 	}
 	r := &runner{
-		spec: w.spec, o: o, t: t,
-		ps:    o.PSMode == PSAuto,
-		trx:   w.spec.usesTrx(&o),
-		deck:  w.spec.deck(&o),
-		kinds: w.spec.stmtKinds(&o),
-		done:  make(chan struct{}),
+		name: name, src: src, o: o, t: t,
+		ps:   o.PSMode == PSAuto,
+		done: make(chan struct{}),
 	}
 	r.sess = newSession(t)
 	defer r.sess.close()
+
+	// Pre-flight (preflight.go): every endpoint reachable, the run fits its limits.
+	sr, _ := rep.(StartReporter)
+	texts := src.statements()
+	note, fallback, err := preflight(ctx, r.sess, t, o, countStatements(texts))
+	if err != nil {
+		return nil, err
+	}
+	if fallback {
+		r.ps = false
+		r.o.PSMode = PSDisable
+		if sr != nil {
+			sr.Note(note)
+		}
+	}
 
 	for _, ep := range t.Endpoints {
 		db, err := r.sess.open(ep, t.DB, !r.ps)
@@ -135,24 +128,52 @@ func (w *oltp) Run(ctx context.Context, t Target, o Options, rep Reporter) (*Res
 		db.SetMaxIdleConns(0)
 	}
 
-	seed := seedOf(&o)
-	r.unique = newUniqueSeq(uint32(seed), uint32(seed>>32))
+	var readTexts []string
+	var rdbs []*sql.DB
+	if len(t.ReadEndpoints) > 0 {
+		rsrc, ok := src.(readSource)
+		if !ok {
+			r.closeAll()
+			return nil, fmt.Errorf("%s: read nodes: this workload has no read-only statements to send to them", name)
+		}
+		readTexts = rsrc.readStatements()
+		for _, ep := range t.ReadEndpoints {
+			db, err := r.sess.open(ep, t.DB, !r.ps)
+			if err != nil {
+				r.closeAll()
+				for _, d := range rdbs {
+					d.Close()
+				}
+				return nil, err
+			}
+			db.SetMaxIdleConns(0)
+			rdbs = append(rdbs, db)
+		}
+		r.dbs = append(r.dbs, rdbs...) // closed with the others
+	}
+	r.outages = map[string]*outageTracker{}
 	r.workers = make([]*worker, o.Threads)
 	for i := range r.workers {
 		ep := t.Endpoints[i%len(t.Endpoints)]
-		wk := &worker{
-			id: i, r: r, ep: ep, label: ep.Label(), db: r.dbs[i%len(r.dbs)],
-			g:    newRandGen(&o, seed, uint64(i)+1),
-			slot: &connSlot{},
-			st:   &workerStats{hist: NewHistogram(), endpoint: ep.Label()},
+		trk := r.outages[ep.Label()]
+		if trk == nil {
+			trk = &outageTracker{label: ep.Label()}
+			r.outages[ep.Label()] = trk
 		}
-		wk.texts = make([][numStmtKinds]string, o.Tables)
-		for tb := range wk.texts {
-			for k := range wk.texts[tb] {
-				wk.texts[tb][k] = fmt.Sprintf(stmtTemplates[k], tb+1)
-			}
+		r.workers[i] = &worker{
+			id: i, r: r, ep: ep, label: ep.Label(), db: r.dbs[i%len(t.Endpoints)],
+			c:      Conn{ps: r.ps, texts: texts, workload: name, label: ep.Label()},
+			events: src.newEvents(i),
+			slot:   &connSlot{},
+			st:     &workerStats{hist: NewHistogram(), endpoint: ep.Label()},
+			trk:    trk,
 		}
-		r.workers[i] = wk
+		if len(rdbs) > 0 {
+			rep := t.ReadEndpoints[i%len(rdbs)]
+			wk := r.workers[i]
+			wk.rd = &readSide{ep: rep, label: rep.Label(), db: rdbs[i%len(rdbs)], slot: &connSlot{}}
+			wk.c.rd = &Conn{ps: r.ps, texts: readTexts, workload: name, label: rep.Label()}
+		}
 	}
 
 	// Connect and prepare every worker before the clock starts (sysbench's
@@ -167,9 +188,9 @@ func (w *oltp) Run(ctx context.Context, t Target, o Options, rep Reporter) (*Res
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(initErrs...); err != nil {
+	if err := groupErrors(initErrs); err != nil {
 		r.closeAll()
-		return nil, fmt.Errorf("%s: initializing workers: %w", w.spec.name, err)
+		return nil, fmt.Errorf("%s: initializing workers: %w", name, err)
 	}
 
 	r.hv.init(len(r.workers))
@@ -185,10 +206,16 @@ func (w *oltp) Run(ctx context.Context, t Target, o Options, rep Reporter) (*Res
 		r.stop()
 		for _, wk := range r.workers {
 			wk.slot.kill()
+			if wk.rd != nil {
+				wk.rd.slot.kill()
+			}
 		}
 	})
 	defer stopCtx()
 
+	if sr != nil {
+		sr.Started()
+	}
 	r.running.Store(int32(len(r.workers)))
 	r.t0 = time.Now()
 	if r.limit > 0 {
@@ -211,6 +238,7 @@ func (w *oltp) Run(ctx context.Context, t Target, o Options, rep Reporter) (*Res
 	if r.queue != nil {
 		go r.generate()
 	}
+	go r.watchStalls()
 	coordDone := make(chan struct{})
 	go func() {
 		defer close(coordDone)
@@ -222,12 +250,19 @@ func (w *oltp) Run(ctx context.Context, t Target, o Options, rep Reporter) (*Res
 	<-coordDone
 
 	res := r.result(end)
+	res.Outages = r.outageList(end)
+	if fallback {
+		res.PSFallback = note
+	}
 	r.closeAll()
 	if err := r.firstErr(); err != nil {
 		return res, err
 	}
 	if err := ctx.Err(); err != nil {
 		return res, err
+	}
+	if lost := openOutages(res.Outages); lost != nil {
+		return res, lost
 	}
 	return res, nil
 }
@@ -243,19 +278,37 @@ func (r *runner) stopping() bool {
 	}
 }
 
+// fail records a fatal error and stops the run. The first error is the run's; the
+// workers that fail after it (at the same moment, usually the same way) are counted by
+// code and named in one clause of the run's error (see firstErr).
 func (r *runner) fail(err error) {
 	r.errMu.Lock()
 	if r.err == nil {
 		r.err = err
+	} else {
+		if r.moreErrs == nil {
+			r.moreErrs = map[uint16]int{}
+		}
+		r.moreErrs[codeOf(err)]++
 	}
 	r.errMu.Unlock()
 	r.stop()
 }
 
+// firstErr returns the run's fatal error (nil when none), with the count of the other
+// workers that failed as well.
 func (r *runner) firstErr() error {
 	r.errMu.Lock()
 	defer r.errMu.Unlock()
-	return r.err
+	if r.err == nil || len(r.moreErrs) == 0 {
+		return r.err
+	}
+	n, codes := 0, map[uint16]int64{}
+	for c, k := range r.moreErrs {
+		n += k
+		codes[c] = int64(k)
+	}
+	return &sharedError{err: r.err, more: n, detail: "error codes " + codeCounts(codes)}
 }
 
 func (r *runner) closeAll() {
@@ -331,18 +384,23 @@ func (w *worker) loop(ctx context.Context) {
 	defer r.running.Add(-1)
 	for r.more() {
 		start := time.Now()
+		w.busySince.Store(start.UnixNano())
 		err := w.eventWithRetry(ctx)
 		if r.queue != nil {
 			r.concurrency.Add(-1)
 		}
 		if err != nil {
-			w.st.record(&w.ev, -1, 0)
+			w.st.record(&w.c.ev, -1, 0)
 			if !errors.Is(err, errAborted) {
 				r.fail(err)
 			}
 			return
 		}
-		w.st.record(&w.ev, time.Since(start), 0)
+		now := time.Now()
+		w.st.record(&w.c.ev, now.Sub(start), 0)
+		w.lastCommit.Store(now.UnixNano())
+		w.busySince.Store(0)
+		w.trk.committed(now)
 	}
 }
 
@@ -354,11 +412,13 @@ func (w *worker) aborting(ctx context.Context) bool {
 		(r.limit > 0 && time.Since(r.t0) >= r.limit)
 }
 
-// eventWithRetry runs one event, retrying it after ignored errors (with a
-// ROLLBACK) and lost connections (after reconnecting), like sysbench's
-// restart_event. After the third consecutive failure it backs off
-// exponentially from 1 ms up to 100 ms so that a persistent ignored error
-// does not spin.
+// eventWithRetry runs one event, retrying it like sysbench's check_error and
+// restart_event: every failed attempt is counted (by code, see failed); an error whose code
+// is not in the ignore list ends the run, whatever it is (a lost connection too, 2013 or
+// 2006, as in sysbench); an ignored one is rolled back and the event retried, after
+// reconnecting when the connection is gone (2002/2003/2006/2013, 1053, 1927, ...). After the
+// third consecutive failure it backs off exponentially from 1 ms up to 100 ms so that a
+// persistent ignored error does not spin.
 func (w *worker) eventWithRetry(ctx context.Context) error {
 	r := w.r
 	for attempt := 0; ; attempt++ {
@@ -372,26 +432,18 @@ func (w *worker) eventWithRetry(ctx context.Context) error {
 		if w.aborting(ctx) {
 			return errAborted
 		}
-		switch code, isServer := mysqlCode(err); {
-		case isConnLost(err):
-			w.st.record(&w.ev, -1, 0)
+		code, lost := errorCode(err)
+		w.failed(code)
+		if code == 0 || !r.o.ignores(code) {
+			return err
+		}
+		if lost || w.rollback(ctx) {
+			// Gone, or the rollback found it gone.
 			if err := w.reconnect(ctx); err != nil {
 				return err
 			}
-			w.ev.reconnects++
-			w.st.record(&w.ev, -1, 0)
-		case isServer && r.o.ignores(code):
-			if w.rollback(ctx) {
-				// The rollback found the connection gone.
-				if err := w.reconnect(ctx); err != nil {
-					return err
-				}
-				w.ev.reconnects++
-			}
-			w.ev.errors++
-			w.st.record(&w.ev, -1, code)
-		default:
-			return err
+			w.c.ev.reconnects++
+			w.st.record(&w.c.ev, -1, 0)
 		}
 		if attempt >= 2 {
 			d := time.Millisecond << min(attempt-2, 7)
@@ -400,6 +452,14 @@ func (w *worker) eventWithRetry(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// failed counts one failed attempt with MySQL error code (0: none), with the statements
+// it ran (w.c.ev), and opens the endpoint's outage window if none is open.
+func (w *worker) failed(code uint16) {
+	w.c.ev.errors++
+	w.st.record(&w.c.ev, -1, code)
+	w.trk.failed(time.Now(), code)
 }
 
 // sleep waits d unless the run stops; false when it stopped.
@@ -430,7 +490,7 @@ func (w *worker) rollback(ctx context.Context) (lost bool) {
 func (w *worker) connect(ctx context.Context) error {
 	conn, err := w.db.Conn(context.WithValue(ctx, slotKey{}, w.slot))
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", w.label, err)
+		return fmt.Errorf("connecting to %s: %w", w.label, connectError(w.ep, err))
 	}
 	w.conn = conn
 	err = conn.Raw(func(dci any) error {
@@ -438,30 +498,12 @@ func (w *worker) connect(ctx context.Context) error {
 		if !ok {
 			return fmt.Errorf("driver connection %T lacks context methods", dci)
 		}
-		w.dc = dc
-		if !w.r.ps {
-			return nil
-		}
-		if w.stmts == nil {
-			w.stmts = make([][numStmtKinds]driverStmt, w.r.o.Tables)
-		}
-		for tb := range w.stmts {
-			for _, k := range w.r.kinds {
-				st, err := dc.PrepareContext(ctx, w.texts[tb][k])
-				if err != nil {
-					return &StatementError{Workload: w.r.spec.name, Endpoint: w.label,
-						Statement: "PREPARE " + w.texts[tb][k], Code: codeOf(err), Err: err}
-				}
-				ds, ok := st.(driverStmt)
-				if !ok {
-					st.Close()
-					return fmt.Errorf("driver statement %T lacks context methods", st)
-				}
-				w.stmts[tb][k] = ds
-			}
-		}
-		return nil
+		w.c.dc = dc
+		return w.c.prepare(ctx)
 	})
+	if err == nil && w.rd != nil {
+		err = w.connectRead(ctx)
+	}
 	if err != nil {
 		w.closeConn()
 	}
@@ -469,32 +511,30 @@ func (w *worker) connect(ctx context.Context) error {
 }
 
 func codeOf(err error) uint16 {
-	c, _ := mysqlCode(err)
+	c, _ := errorCode(err)
 	return c
 }
 
 func (w *worker) closeConn() {
+	w.closeRead()
 	if w.conn == nil {
 		return
 	}
 	w.conn.Raw(func(any) error {
-		for tb := range w.stmts {
-			for k, st := range w.stmts[tb] {
-				if st != nil {
-					st.Close()
-					w.stmts[tb][k] = nil
-				}
-			}
-		}
+		w.c.closeStmts()
 		return nil
 	})
 	w.conn.Close()
-	w.conn, w.dc = nil, nil
+	w.conn, w.c.dc = nil, nil
 }
 
-// reconnect replaces a lost connection, retrying (1 ms doubling to 50 ms)
-// while the failure is a connection error or an ignored server error, until
-// it succeeds or the run stops.
+// reconnect replaces a lost connection, retrying (1 ms doubling to 50 ms) until it
+// succeeds or the run stops. Every failed connect is counted (failed). Like sysbench's
+// mysql_drv_reconnect it keeps trying while the server cannot be reached (2002, 2003,
+// 2006, 2013 and the server's connection-gone codes), and also while the failure's code
+// is ignored (1040 too many connections, 1047 Galera not ready, ... when in the list);
+// any other error (1045 access denied, an unignored 1461 at prepare) ends the run, where
+// sysbench would retry forever.
 func (w *worker) reconnect(ctx context.Context) error {
 	w.closeConn()
 	backoff := time.Millisecond
@@ -506,11 +546,12 @@ func (w *worker) reconnect(ctx context.Context) error {
 		if err == nil {
 			return nil
 		}
-		code, isServer := mysqlCode(err)
-		if !isConnLost(err) && !(isServer && w.r.o.ignores(code)) {
-			if w.aborting(ctx) {
-				return errAborted
-			}
+		if w.aborting(ctx) {
+			return errAborted
+		}
+		code, _ := errorCode(err)
+		w.failed(code)
+		if code == 0 || !(isClientCode(code) || connGoneCodes[code] || w.r.o.ignores(code)) {
 			return err
 		}
 		if !w.sleep(ctx, backoff) {
@@ -520,200 +561,8 @@ func (w *worker) reconnect(ctx context.Context) error {
 	}
 }
 
-func (w *worker) stmtErr(tb int, k stmtKind, err error) error {
-	return &StatementError{Workload: w.r.spec.name, Endpoint: w.label,
-		Statement: w.texts[tb][k], Code: codeOf(err), Err: err}
-}
-
-// table picks a table index (0-based) uniformly, like sysbench's get_table_num.
-func (w *worker) table() int { return int(w.g.uniform(1, uint32(w.r.o.Tables))) - 1 }
-
-// rowID picks a row id with the configured distribution (sysbench's get_id).
-func (w *worker) rowID() int64 { return int64(w.g.def(1, uint32(w.r.o.TableSize))) }
-
 // rawEvent runs one event on the driver connection (inside conn.Raw).
-func (w *worker) rawEvent(any) error { return w.event(qctx) }
-
-// event runs one transaction of the workload's deck.
-func (w *worker) event(ctx context.Context) error {
-	r := w.r
-	if r.trx {
-		if err := w.plain(ctx, "BEGIN"); err != nil {
-			return err
-		}
-	}
-	rs := int64(r.o.RangeSize)
-	for _, gr := range r.deck {
-		if gr.n <= 0 {
-			continue
-		}
-		switch gr.kind {
-		case gPointSelects:
-			tb := w.table()
-			for i := 0; i < gr.n; i++ {
-				if err := w.read(ctx, tb, stPointSelect, w.rowID()); err != nil {
-					return err
-				}
-			}
-		case gSimpleRanges, gSumRanges, gOrderRanges, gDistinctRanges:
-			k := groupStmts(gr.kind)[0]
-			tb := w.table()
-			for i := 0; i < gr.n; i++ {
-				id := w.rowID()
-				if err := w.read(ctx, tb, k, id, id+rs-1); err != nil {
-					return err
-				}
-			}
-		case gIndexUpdates:
-			tb := w.table()
-			for i := 0; i < gr.n; i++ {
-				if err := w.write(ctx, tb, stIndexUpdate, w.rowID()); err != nil {
-					return err
-				}
-			}
-		case gNonIndexUpdates:
-			tb := w.table()
-			for i := 0; i < gr.n; i++ {
-				w.cbuf = w.g.fillString(w.cbuf, cTemplate)
-				if err := w.write(ctx, tb, stNonIndexUpdate, string(w.cbuf), w.rowID()); err != nil {
-					return err
-				}
-			}
-		case gDeleteInserts:
-			tb := w.table()
-			for i := 0; i < gr.n; i++ {
-				id, k := w.rowID(), w.rowID()
-				w.cbuf = w.g.fillString(w.cbuf, cTemplate)
-				w.pbuf = w.g.fillString(w.pbuf, padTemplate)
-				if err := w.write(ctx, tb, stDelete, id); err != nil {
-					return err
-				}
-				if err := w.write(ctx, tb, stInsert, id, k, string(w.cbuf), string(w.pbuf)); err != nil {
-					return err
-				}
-			}
-		case gDelete:
-			if err := w.write(ctx, w.table(), stDelete, w.rowID()); err != nil {
-				return err
-			}
-		case gInsert:
-			if err := w.insertText(ctx); err != nil {
-				return err
-			}
-		}
-	}
-	if r.trx {
-		return w.plain(ctx, "COMMIT")
-	}
-	return nil
-}
-
-var errConnMissing = fmt.Errorf("no connection: %w", sql.ErrConnDone)
-
-// args fills the worker's reusable argument slice.
-func (w *worker) args(vals ...driver.Value) []driver.NamedValue {
-	for i, v := range vals {
-		w.nv[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
-	}
-	return w.nv[:len(vals)]
-}
-
-// read runs a statement that returns rows and drains them (a "read").
-func (w *worker) read(ctx context.Context, tb int, k stmtKind, vals ...driver.Value) error {
-	var rows driver.Rows
-	var err error
-	if w.r.ps {
-		rows, err = w.stmts[tb][k].QueryContext(ctx, w.args(vals...))
-	} else {
-		rows, err = w.dc.QueryContext(ctx, w.texts[tb][k], w.args(vals...))
-	}
-	if err != nil {
-		return w.stmtErr(tb, k, err)
-	}
-	dest := w.dest[k]
-	if dest == nil {
-		dest = make([]driver.Value, len(rows.Columns()))
-		w.dest[k] = dest
-	}
-	for {
-		if err = rows.Next(dest); err != nil {
-			break
-		}
-	}
-	if err == io.EOF {
-		err = nil
-	}
-	if cerr := rows.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return w.stmtErr(tb, k, err)
-	}
-	w.ev.reads++
-	return nil
-}
-
-// write runs a DML statement: a "write" when it changed rows, else "other".
-func (w *worker) write(ctx context.Context, tb int, k stmtKind, vals ...driver.Value) error {
-	var res driver.Result
-	var err error
-	if w.r.ps {
-		res, err = w.stmts[tb][k].ExecContext(ctx, w.args(vals...))
-	} else {
-		res, err = w.dc.ExecContext(ctx, w.texts[tb][k], w.args(vals...))
-	}
-	if err != nil {
-		return w.stmtErr(tb, k, err)
-	}
-	w.countExec(res)
-	return nil
-}
-
-func (w *worker) countExec(res driver.Result) {
-	if n, err := res.RowsAffected(); err == nil && n > 0 {
-		w.ev.writes++
-	} else {
-		w.ev.others++
-	}
-}
-
-// plain runs a statement without parameters over the text protocol.
-func (w *worker) plain(ctx context.Context, q string) error {
-	res, err := w.dc.ExecContext(ctx, q, nil)
-	if err != nil {
-		return &StatementError{Workload: w.r.spec.name, Endpoint: w.label, Statement: q, Code: codeOf(err), Err: err}
-	}
-	w.countExec(res)
-	return nil
-}
-
-// insertText is oltp_insert's event: one INSERT over the text protocol with
-// id 0 (auto-increment) or, without auto-inc, an id from a unique random
-// sequence mapped to the signed INT range.
-func (w *worker) insertText(ctx context.Context) error {
-	o := &w.r.o
-	tb := w.table()
-	k := w.rowID()
-	var id int64
-	if !o.AutoInc {
-		id = int64(w.r.unique.next()) - 2147483648
-	}
-	w.cbuf = w.g.fillString(w.cbuf, cTemplate)
-	w.pbuf = w.g.fillString(w.pbuf, padTemplate)
-	q := make([]byte, 0, 256)
-	q = append(q, "INSERT INTO sbtest"...)
-	q = strconv.AppendInt(q, int64(tb+1), 10)
-	q = append(q, " (id, k, c, pad) VALUES ("...)
-	q = strconv.AppendInt(q, id, 10)
-	q = append(q, ", "...)
-	q = strconv.AppendInt(q, k, 10)
-	q = append(q, ", '"...)
-	q = append(q, w.cbuf...)
-	q = append(q, "', '"...)
-	q = append(q, w.pbuf...)
-	q = append(q, "')"...)
-	return w.plain(ctx, string(q))
-}
+func (w *worker) rawEvent(any) error { return w.events.event(&w.c) }
 
 // coordinate ends the warmup and produces interval reports until the
 // workers are done. It is the only harvester while the workers run.
@@ -823,6 +672,9 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 	byCode = map[uint16]int64{}
 	for _, wk := range r.workers {
 		perEp[wk.label] = perEp[wk.label] // every endpoint appears, even idle
+		if wk.rd != nil {
+			perEp[wk.rd.label] = perEp[wk.rd.label]
+		}
 	}
 	for i, wk := range r.workers {
 		sn := wk.st.harvest(h.spare)
@@ -836,9 +688,16 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 		}
 		c.add(&sn.c)
 		h.perWorker[i].add(&sn.c)
+		if wk.rd != nil {
+			re := perEp[wk.rd.label]
+			re.Queries += sn.c.rdQueries
+			re.ReadChecks += sn.c.rdChecks
+			re.StaleReads += sn.c.rdStale
+			perEp[wk.rd.label] = re
+		}
 		e := perEp[wk.label]
 		e.Transactions += sn.c.events
-		e.Queries += sn.c.reads + sn.c.writes + sn.c.others
+		e.Queries += sn.c.reads + sn.c.writes + sn.c.others - sn.c.rdQueries
 		e.Errors += sn.c.errors
 		e.Reconnects += sn.c.reconnects
 		for code, n := range sn.byCode {
@@ -859,6 +718,8 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 			t.Queries += v.Queries
 			t.Errors += v.Errors
 			t.Reconnects += v.Reconnects
+			t.ReadChecks += v.ReadChecks
+			t.StaleReads += v.StaleReads
 			addCodes(&t.ErrorsByCode, v.ErrorsByCode)
 			h.perEp[k] = t
 		}
@@ -876,13 +737,16 @@ func (r *runner) result(end time.Time) *Result {
 	r.hv.collect(r, measured)
 	tot := r.hv.total
 	res := &Result{
-		Workload: r.spec.name, Threads: len(r.workers),
+		Workload: r.name, Threads: len(r.workers),
 		Reads: tot.reads, Writes: tot.writes, Others: tot.others,
 		Queries:      tot.reads + tot.writes + tot.others,
 		Transactions: tot.events, IgnoredErrors: tot.errors, Reconnects: tot.reconnects,
 		Percentile: r.o.Percentile,
 		Histogram:  r.hv.totalHist, PerEndpoint: r.hv.perEp, ErrorsByCode: r.hv.byCode,
 		RandType: r.o.RandType, PSMode: r.o.PSMode,
+	}
+	for _, ep := range r.t.ReadEndpoints {
+		res.ReadNodes = append(res.ReadNodes, ep.Label())
 	}
 	if measured {
 		res.TotalTime = end.Sub(start)
@@ -913,3 +777,5 @@ func (r *runner) result(end time.Time) *Result {
 	res.ExecTimeStddev = math.Sqrt(et / n)
 	return res
 }
+
+var errConnMissing = fmt.Errorf("no connection: %w", sql.ErrConnDone)

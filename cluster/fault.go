@@ -1,0 +1,426 @@
+package cluster
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/habench/habench/topology"
+)
+
+// WriterAlias is the node name that means "whoever is the writer at that moment" in
+// faults (habench fault kill writer).
+const WriterAlias = "writer"
+
+// CurrentWriter resolves node: WriterAlias becomes the node that takes writes now (a
+// group's PRIMARY as the running members say, refreshed in the state; the recorded source
+// otherwise; Galera's first writable node), any other name must be one of c's nodes.
+// Error: *topology.FieldError on "node".
+func (c *Cluster) CurrentWriter(ctx context.Context, node string) (*Node, error) {
+	if node != WriterAlias {
+		n := c.Node(node)
+		if n == nil {
+			return nil, &topology.FieldError{Field: "node", Value: node, Reason: fmt.Sprintf("no such node in %s (nodes: %s, or %s)", c.Name, strings.Join(c.nodeNames(), ", "), WriterAlias)}
+		}
+		return n, nil
+	}
+	if c.Spec.Kind == topology.Group && !c.Existing() {
+		if err := c.refreshGroupRoles(ctx); err != nil {
+			return nil, fmt.Errorf("cluster %s: finding the writer: %w", c.Name, err)
+		}
+	}
+	return c.Writer(), nil
+}
+
+func (c *Cluster) nodeNames() []string {
+	var s []string
+	for _, n := range c.Nodes {
+		s = append(s, n.Name)
+	}
+	return s
+}
+
+// PromoteReport says what Promote did.
+type PromoteReport struct {
+	// NewSource and OldSource are node names; OldSourceUp tells whether the old source
+	// was running (then it was made read-only, the new source caught up with it first,
+	// and it now replicates from the new source).
+	NewSource, OldSource string
+	OldSourceUp          bool
+	// CaughtUp: the new source had applied everything the running old source had
+	// (false when the old source was down: what it had not sent is lost).
+	CaughtUp bool
+	// Repointed are the nodes now replicating from NewSource; Down the replicas that
+	// were not running (they replicate from NewSource when started with StartNode).
+	Repointed, Down []string
+	Took            time.Duration
+}
+
+// Promote makes replica node the source of an async or semi-sync sandbox and repoints
+// every other running node to it with GTID auto-positioning (MySQL SOURCE_AUTO_POSITION,
+// MariaDB MASTER_USE_GTID=slave_pos): the old source, if it runs, is made read-only
+// first and the new source waits (up to catchUp) until it has applied everything the old
+// one had, so nothing acknowledged is lost; a dead old source loses what it had not
+// sent. Read-only settings and, for semi-sync, the source/replica plugin switches are
+// changed at run time and in the option files, so restarts keep the new roles. Errors:
+// *topology.FieldError for a node that is not a running replica or a kind without a
+// single source.
+func (s *Sandbox) Promote(ctx context.Context, c *Cluster, node string, catchUp time.Duration) (*PromoteReport, error) {
+	start := time.Now()
+	if err := c.RefuseExisting("promote node " + node); err != nil {
+		return nil, err
+	}
+	if k := c.Spec.Kind; k != topology.Async && k != topology.SemiSync {
+		return nil, &topology.FieldError{Field: "kind", Value: string(k), Reason: "promote is for async and semisync topologies (a group elects its primary, Galera has none)"}
+	}
+	nr := c.Node(node)
+	if nr == nil {
+		return nil, &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
+	}
+	old := c.Writer()
+	if nr == old || nr.Role != topology.RoleReplica {
+		return nil, &topology.FieldError{Field: "node", Value: node, Reason: fmt.Sprintf("is the %s, not a replica", nr.Role)}
+	}
+	if !nr.Running() {
+		return nil, &topology.FieldError{Field: "node", Value: node, Reason: "is not running (habench fault start " + node + " first)"}
+	}
+	caps := c.Capabilities()
+	rep := &PromoteReport{NewSource: nr.Name, OldSource: old.Name, OldSourceUp: old.Running()}
+	ndb, err := c.OpenAdmin(nr)
+	if err != nil {
+		return nil, err
+	}
+	defer ndb.Close()
+	exec := func(db *sql.DB, who string, stmts ...string) error {
+		for _, q := range stmts {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("node %s: %s: %w", who, redact(q), err)
+			}
+		}
+		return nil
+	}
+	var fence *sql.Conn
+	defer func() {
+		if fence != nil {
+			fence.Close()
+		}
+	}()
+	if rep.OldSourceUp {
+		// Fence the old source: read_only (super_read_only on MySQL) and, because MariaDB's
+		// read_only does not stop users with SUPER (the benchmark user), a global read
+		// lock held on this connection until the new source has everything.
+		odb, err := c.OpenAdmin(old)
+		if err != nil {
+			return nil, err
+		}
+		defer odb.Close()
+		fence, err = odb.Conn(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", old.Name, err)
+		}
+		defer fence.Close()
+		for _, q := range append(readOnlySQL(caps, true), "FLUSH TABLES WITH READ LOCK") {
+			if _, err := fence.ExecContext(ctx, q); err != nil {
+				return nil, fmt.Errorf("node %s: fencing the old source: %s: %w", old.Name, q, err)
+			}
+		}
+		var pos string
+		if err := fence.QueryRowContext(ctx, gtidPositionSQL(caps)).Scan(&pos); err != nil {
+			return nil, fmt.Errorf("node %s: %w", old.Name, err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, catchUp)
+		err = waitGTID(wctx, ndb, caps, strings.ReplaceAll(pos, "\n", ""))
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("node %s did not catch up with %s (%s) within %v: %w; nothing was changed but %s's read_only", nr.Name, old.Name, pos, catchUp, err, old.Name)
+		}
+		rep.CaughtUp = true
+	} else if err := c.catchUpFromPeers(ctx, nr, ndb, catchUp); err != nil {
+		return nil, err
+	}
+	// Everything the new source received (its relay log: with semi-sync AFTER_SYNC, the
+	// commits the old source acknowledged) is applied before replication is reset.
+	if err := drainRelayLog(ctx, ndb, caps, catchUp); err != nil {
+		return nil, fmt.Errorf("node %s: applying its relay log before the promotion: %w", nr.Name, err)
+	}
+	v := caps.SemiSyncNames()
+	semi := c.Spec.Kind == topology.SemiSync
+	promote := []string{caps.StopReplica(""), resetReplicaAll(caps)}
+	promote = append(promote, readOnlySQL(caps, false)...)
+	if semi {
+		promote = append(promote, "SET GLOBAL "+v.ReplicaEnabled+"=OFF", "SET GLOBAL "+v.SourceEnabled+"=ON")
+	}
+	if err := exec(ndb, nr.Name, promote...); err != nil {
+		return nil, err
+	}
+	if fence != nil {
+		// The new source takes writes; the old one stays read-only (its SET GLOBAL
+		// read_only would wait for this lock while it is held).
+		fence.Close()
+		fence = nil
+	}
+	nr.Role = topology.RoleSource
+	old.Role = topology.RoleReplica
+	for _, n := range c.Nodes {
+		if n == nr {
+			continue
+		}
+		if !n.Running() {
+			rep.Down = append(rep.Down, n.Name)
+			continue
+		}
+		if err := c.repoint(ctx, n, nr); err != nil {
+			_ = c.save()
+			return rep, err
+		}
+		rep.Repointed = append(rep.Repointed, n.Name)
+	}
+	if err := c.writeRoleOptions(); err != nil {
+		return rep, errors.Join(err, c.save())
+	}
+	rep.Took = time.Since(start)
+	return rep, c.save()
+}
+
+// repoint makes running node n a read-only replica of src (semi-sync: replica side on,
+// source side off).
+func (c *Cluster) repoint(ctx context.Context, n, src *Node) error {
+	caps := c.Capabilities()
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	stmts := readOnlySQL(caps, true)
+	stmts = append(stmts, caps.StopReplica(""), caps.ChangeSource(src.Host, src.Port, topology.ReplUser, topology.ReplPassword))
+	if c.Spec.Kind == topology.SemiSync {
+		v := caps.SemiSyncNames()
+		stmts = append(stmts, "SET GLOBAL "+v.SourceEnabled+"=OFF", "SET GLOBAL "+v.ReplicaEnabled+"=ON")
+	}
+	stmts = append(stmts, caps.StartReplica())
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("node %s: repointing to %s: %s: %w", n.Name, src.Name, redact(q), err)
+		}
+	}
+	return waitReplicaRunning(ctx, db, caps, n.Name)
+}
+
+// RejoinAsReplica is for a replica that was started after a Promote: it points it at
+// the current source unless it already replicates from it. A no-op for other kinds.
+func (c *Cluster) RejoinAsReplica(ctx context.Context, node string) error {
+	n := c.Node(node)
+	if n == nil || (c.Spec.Kind != topology.Async && c.Spec.Kind != topology.SemiSync) || n.Role != topology.RoleReplica {
+		return nil
+	}
+	src := c.Writer()
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return err
+	}
+	caps := c.Capabilities()
+	st, err := ReplicaStatus(ctx, db, caps)
+	db.Close()
+	if err == nil && st != nil && st[caps.ReplicaStatusColumn("source_host")] == src.Host {
+		return nil
+	}
+	return c.repoint(ctx, n, src)
+}
+
+// writeRoleOptions rewrites each node's option file for its current role: read_only
+// (and super_read_only on MySQL) ON for replicas, OFF for the source; semi-sync's source
+// and replica switches likewise.
+func (c *Cluster) writeRoleOptions() error {
+	caps := c.Capabilities()
+	v := caps.SemiSyncNames()
+	loose := func(name string) string {
+		if v.SourceLibrary != "" {
+			return "loose_" + name
+		}
+		return name
+	}
+	for _, n := range c.Nodes {
+		content, err := c.ReadOptionFile(n)
+		if err != nil {
+			return err
+		}
+		on := "OFF"
+		if n.Role == topology.RoleReplica {
+			on = "ON"
+		}
+		opts := []topology.Option{{Name: "read_only", Value: on}}
+		if caps.GTIDKind == "mysql" {
+			opts = append(opts, topology.Option{Name: "super_read_only", Value: on})
+		}
+		if c.Spec.Kind == topology.SemiSync {
+			src, repl := "ON", "OFF"
+			if n.Role == topology.RoleReplica {
+				src, repl = "OFF", "ON"
+			}
+			opts = append(opts, topology.Option{Name: loose(v.SourceEnabled), Value: src}, topology.Option{Name: loose(v.ReplicaEnabled), Value: repl})
+		}
+		if err := c.WriteOptionFile(n, SetOptionLines(content, opts)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func readOnlySQL(caps topology.Capabilities, on bool) []string {
+	if on {
+		if caps.GTIDKind == "mysql" {
+			return []string{"SET GLOBAL read_only=ON", "SET GLOBAL super_read_only=ON"}
+		}
+		return []string{"SET GLOBAL read_only=ON"}
+	}
+	if caps.GTIDKind == "mysql" {
+		return []string{"SET GLOBAL super_read_only=OFF", "SET GLOBAL read_only=OFF"}
+	}
+	return []string{"SET GLOBAL read_only=OFF"}
+}
+
+func resetReplicaAll(caps topology.Capabilities) string {
+	if caps.ReplicaStatements {
+		return "RESET REPLICA ALL"
+	}
+	return "RESET SLAVE ALL"
+}
+
+// gtidPositionSQL reads a node's executed GTID set (MySQL) or binlog position (MariaDB).
+func gtidPositionSQL(caps topology.Capabilities) string {
+	if caps.GTIDKind == "mariadb" {
+		return "SELECT @@GLOBAL.gtid_binlog_pos"
+	}
+	return "SELECT @@GLOBAL.gtid_executed"
+}
+
+func gtidPosition(ctx context.Context, db *sql.DB, caps topology.Capabilities) (string, error) {
+	var pos string
+	err := db.QueryRowContext(ctx, gtidPositionSQL(caps)).Scan(&pos)
+	return strings.ReplaceAll(pos, "\n", ""), err
+}
+
+// catchUpFromPeers is for a promotion whose old source is down: another running replica
+// may have received more of the old source's transactions than the new source nr. For
+// each such peer, nr replicates from it until it has everything the peer has (what
+// MHA calls applying the differential relay logs), so no replica is left ahead of the
+// new source (it could not replicate from it). Up to catchUp in all.
+func (c *Cluster) catchUpFromPeers(ctx context.Context, nr *Node, ndb *sql.DB, catchUp time.Duration) error {
+	caps := c.Capabilities()
+	ctx, cancel := context.WithTimeout(ctx, catchUp)
+	defer cancel()
+	// Freeze what every replica has received (bytes still on their way from the dead
+	// source are not waited for), then compare what each has applied.
+	for _, p := range c.Nodes {
+		if p.Role != topology.RoleReplica || !p.Running() {
+			continue
+		}
+		pdb, err := c.OpenAdmin(p)
+		if err != nil {
+			return err
+		}
+		_, err = pdb.ExecContext(ctx, caps.StopReplica("IO_THREAD"))
+		pdb.Close()
+		if err != nil {
+			return fmt.Errorf("node %s: stopping its receiver: %w", p.Name, err)
+		}
+	}
+	if err := drainRelayLog(ctx, ndb, caps, catchUp); err != nil {
+		return fmt.Errorf("node %s: applying its relay log: %w", nr.Name, err)
+	}
+	for _, p := range c.Nodes {
+		if p == nr || p.Role != topology.RoleReplica || !p.Running() {
+			continue
+		}
+		pdb, err := c.OpenAdmin(p)
+		if err != nil {
+			return err
+		}
+		// What the peer received but has not applied yet counts too.
+		err = drainRelayLog(ctx, pdb, caps, catchUp)
+		var pos string
+		if err == nil {
+			pos, err = gtidPosition(ctx, pdb, caps)
+		}
+		pdb.Close()
+		if err != nil {
+			return fmt.Errorf("node %s: %w", p.Name, err)
+		}
+		if has, err := hasGTID(ctx, ndb, caps, pos); err != nil || has {
+			if err != nil {
+				return fmt.Errorf("node %s: %w", nr.Name, err)
+			}
+			continue
+		}
+		for _, q := range []string{caps.StopReplica(""), caps.ChangeSource(p.Host, p.Port, topology.ReplUser, topology.ReplPassword), caps.StartReplica()} {
+			if _, err := ndb.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("node %s: catching up from %s: %s: %w", nr.Name, p.Name, redact(q), err)
+			}
+		}
+		if err := waitGTID(ctx, ndb, caps, pos); err != nil {
+			return fmt.Errorf("node %s: catching up from %s (%s): %w", nr.Name, p.Name, pos, err)
+		}
+	}
+	return nil
+}
+
+// hasGTID reports whether db has applied every transaction of pos.
+func hasGTID(ctx context.Context, db *sql.DB, caps topology.Capabilities, pos string) (bool, error) {
+	if pos == "" {
+		return true, nil
+	}
+	var r int
+	q := "SELECT GTID_SUBSET(?, @@GLOBAL.gtid_executed)"
+	if caps.GTIDKind == "mariadb" {
+		// MASTER_GTID_WAIT with a 0 timeout: 0 when reached, -1 otherwise.
+		q = "SELECT MASTER_GTID_WAIT(?, 0) + 1"
+	}
+	if err := db.QueryRowContext(ctx, q, pos).Scan(&r); err != nil {
+		return false, err
+	}
+	return r == 1, nil
+}
+
+// waitGTID waits until db has applied pos (MySQL WAIT_FOR_EXECUTED_GTID_SET, MariaDB
+// MASTER_GTID_WAIT), polling in 1 s slices until ctx ends.
+func waitGTID(ctx context.Context, db *sql.DB, caps topology.Capabilities, pos string) error {
+	if pos == "" {
+		return nil
+	}
+	q := "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, 1)" // 0 done, 1 timeout
+	if caps.GTIDKind == "mariadb" {
+		q = "SELECT MASTER_GTID_WAIT(?, 1)" // 0 done, -1 timeout
+	}
+	for {
+		var r int
+		if err := db.QueryRowContext(ctx, q, pos).Scan(&r); err != nil {
+			return err
+		}
+		if r == 0 {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// drainRelayLog waits (up to timeout) until the replica has applied every transaction
+// its receiver got: MySQL's Retrieved_Gtid_Set, MariaDB's Gtid_IO_Pos.
+func drainRelayLog(ctx context.Context, db *sql.DB, caps topology.Capabilities, timeout time.Duration) error {
+	st, err := ReplicaStatus(ctx, db, caps)
+	if err != nil || st == nil {
+		return err
+	}
+	col := "Retrieved_Gtid_Set"
+	if caps.GTIDKind == "mariadb" {
+		col = "Gtid_IO_Pos"
+	}
+	got := strings.ReplaceAll(st[col], "\n", "")
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return waitGTID(wctx, db, caps, got)
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/topology"
+	"github.com/spf13/cobra"
+)
+
+// faultActions are the actions of habench fault, in help order.
+var faultActions = experiment.FaultActions
+
+func newFaultCmd(g *globalOpts) *cobra.Command {
+	var name string
+	var catchUp time.Duration
+	cmd := &cobra.Command{
+		Use:   "fault ACTION NODE --cluster NAME",
+		Short: "Inject a fault into a running sandbox: kill, stop, start, restart, partition, heal, promote",
+		Long: "Injects one fault into a sandbox now, while a run may be going on (the run records it).\n" +
+			"NODE is a node name or \"writer\" (whoever takes the writes at this moment: a group's PRIMARY\n" +
+			"as the members say, the source of async/semi-sync).\n\n" +
+			"  kill       SIGKILL of the node's server (a crash)\n" +
+			"  stop       clean shutdown\n" +
+			"  start      start it again: a group member rejoins its group, a Galera node rejoins (IST or SST),\n" +
+			"             a replica replicates from the current source (also after a promote)\n" +
+			"  restart    stop, then start\n" +
+			"  partition  cut the node off from every other node, both directions (a standing link impairment,\n" +
+			"             as netem apply --partition; needs a netns sandbox)\n" +
+			"  heal       remove the partition (as netem clear)\n" +
+			"  promote    make a replica the new source of an async or semi-sync topology and repoint the others\n" +
+			"             with GTID auto-positioning; a running old source is made read-only and the new source\n" +
+			"             first applies everything it had (up to --catch-up-timeout)",
+		Example: `  habench fault kill writer --cluster t1
+  habench fault promote n2 --cluster t1
+  habench fault start n1 --cluster t1        # n1 comes back as a replica of n2
+  habench fault partition n3 --cluster g1 && sleep 10 && habench fault heal n3 --cluster g1`,
+		Args: exactArgs(2, "ACTION", "NODE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			action, node := args[0], args[1]
+			if !contains(faultActions, action) {
+				return usagef("ACTION %q: want one of %s", action, strings.Join(faultActions, ", "))
+			}
+			if name == "" {
+				return usagef("fault %s: --cluster NAME is required", action)
+			}
+			if catchUp <= 0 {
+				return usagef("--catch-up-timeout %q: want a duration > 0, e.g. 30s", catchUp)
+			}
+			c, err := loadCluster(g, name)
+			if err != nil {
+				return err
+			}
+			in, err := injector(g)
+			if err != nil {
+				return err
+			}
+			in.CatchUp = catchUp
+			rec, detail, err := in.Inject(cmd.Context(), c, action, node)
+			if err != nil {
+				var fe *topology.FieldError
+				if errors.As(err, &fe) {
+					return usageError{err}
+				}
+				return fmt.Errorf("fault %s %s: %w", action, rec.Node, err)
+			}
+			if detail != "" {
+				detail = " (" + detail + ")"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s %s at %s, took %.2fs%s\n", c.Name, pastTense(action), rec.Node,
+				rec.At.Format("15:04:05.000"), rec.Took, detail)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&name, "cluster", "", "the sandbox")
+	cmd.Flags().DurationVar(&catchUp, "catch-up-timeout", 30*time.Second, "promote: how long the new source may take to apply what a running old source had")
+	return cmd
+}
+
+func pastTense(action string) string {
+	switch action {
+	case "stop":
+		return "stopped"
+	case "heal":
+		return "healed"
+	case "partition":
+		return "partitioned"
+	}
+	if strings.HasSuffix(action, "e") {
+		return action + "d"
+	}
+	return action + "ed"
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// injector is the fault injector of habench's sandboxes, with the link process that
+// netem apply starts for partitions.
+func injector(g *globalOpts) (*experiment.Injector, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return &experiment.Injector{Sandbox: g.sandbox(), Links: experiment.LinkProcess{Exe: exe,
+		Args: []string{"netem", "serve", "--state-dir", g.stateDir, "--log-level", g.logLevel}}}, nil
+}

@@ -1,0 +1,327 @@
+package experiment
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/topology"
+)
+
+// Convergence states of a node after a run (NodeConvergence.State).
+const (
+	// Converged: the node has the writer's GTID position and the same rows in every
+	// benchmark table (CHECKSUM TABLE).
+	Converged = "converged"
+	// Behind: it did not reach the writer's position within the catch-up timeout, or
+	// stopped trying (its applier stopped, it left the group or the Primary component).
+	Behind = "behind"
+	// Diverged: it has the writer's position but other rows in some tables.
+	Diverged = "diverged"
+	// Down: it did not answer for 3 s.
+	Down = "down"
+)
+
+// NodeConvergence is one node's state after a run's catch-up.
+type NodeConvergence struct {
+	Node  string `json:"node"`
+	State string `json:"state"`
+	// Position is its GTID position (MariaDB gtid_binlog_pos on Galera) when it answered.
+	Position string `json:"position,omitempty"`
+	// Tables are the benchmark tables whose CHECKSUM TABLE differs from the writer's
+	// (Diverged).
+	Tables []string `json:"tables,omitempty"`
+	// Reason says why it is Behind or Down.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Convergence is the check after a run: every node's state against the writer's.
+type Convergence struct {
+	// Writer is the reference node (the writer when the run ended).
+	Writer string            `json:"writer"`
+	Nodes  []NodeConvergence `json:"nodes"`
+	// CheckedTables is how many benchmark tables were compared by checksum.
+	CheckedTables int `json:"checked_tables"`
+	// TookS is how long the catch-up and the checks took.
+	TookS float64 `json:"took_s"`
+}
+
+// OK reports whether every node converged.
+func (cv *Convergence) OK() bool {
+	for _, n := range cv.Nodes {
+		if n.State != Converged {
+			return false
+		}
+	}
+	return true
+}
+
+// Positions returns node -> GTID position of the nodes that answered.
+func (cv *Convergence) Positions() map[string]string {
+	m := map[string]string{}
+	for _, n := range cv.Nodes {
+		if n.Position != "" {
+			m[n.Node] = n.Position
+		}
+	}
+	return m
+}
+
+// memberWord is how a topology calls its non-writer nodes.
+func memberWord(k topology.Kind) string {
+	switch k {
+	case topology.Group:
+		return "member"
+	case topology.Galera:
+		return "node"
+	}
+	return "replica"
+}
+
+// Problems describes every node that did not converge, in the topology's own terms, e.g.
+// "replica n2 is down (connection refused); replica n3 is behind (applier stopped: ...)";
+// "" when all converged. skipDown leaves out nodes that are down on purpose (a fault).
+func (cv *Convergence) Problems(k topology.Kind, skipDown map[string]bool) string {
+	var ps []string
+	for _, n := range cv.Nodes {
+		who := memberWord(k) + " " + n.Node
+		if n.Node == cv.Writer {
+			who = "writer " + n.Node
+		}
+		switch n.State {
+		case Converged:
+		case Down:
+			if !skipDown[n.Node] {
+				ps = append(ps, fmt.Sprintf("%s is down (%s)", who, n.Reason))
+			}
+		case Behind:
+			ps = append(ps, fmt.Sprintf("%s is behind (%s)", who, n.Reason))
+		case Diverged:
+			ps = append(ps, fmt.Sprintf("%s has the writer's GTID position but different rows in %s (CHECKSUM TABLE)", who, strings.Join(n.Tables, ", ")))
+		}
+	}
+	return strings.Join(ps, "; ")
+}
+
+// checkConvergence waits up to timeout for every node to reach the writer's GTID
+// position, giving up at once on a node that stays unreachable for 3 s (Down) or cannot
+// catch up by itself (Behind: an async replica whose applier or receiver stopped with an
+// error, a group member in state ERROR or OFFLINE, a Galera node outside the Primary
+// component); then compares CHECKSUM TABLE of sbtest1..tables in database db on every
+// node at the writer's position with the writer's. The writer is the node that takes
+// writes when the run ends (a group's current PRIMARY).
+func checkConvergence(ctx context.Context, c *cluster.Cluster, nodes []sampler.Node, db string, tables int, timeout time.Duration) *Convergence {
+	start := time.Now()
+	writer := c.Writer().Name
+	if w, err := c.CurrentWriter(ctx, cluster.WriterAlias); err == nil {
+		writer = w.Name
+	}
+	cv := &Convergence{Writer: writer}
+	state := map[string]*NodeConvergence{}
+	failingSince := map[string]time.Time{}
+	var wdb *sql.DB
+	for _, n := range nodes {
+		state[n.Name] = &NodeConvergence{Node: n.Name}
+		if n.Name == writer {
+			wdb = n.DB
+		}
+	}
+	settled := func(n *NodeConvergence) bool { return n.State != "" }
+	deadline := time.Now().Add(timeout)
+	for {
+		var wpos string
+		for _, n := range nodes {
+			nc := state[n.Name]
+			if settled(nc) {
+				continue
+			}
+			qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			pos, stuck, err := probeNode(qctx, c, n)
+			cancel()
+			if err != nil {
+				if failingSince[n.Name].IsZero() {
+					failingSince[n.Name] = time.Now()
+				} else if time.Since(failingSince[n.Name]) > 3*time.Second {
+					nc.State, nc.Reason = Down, shortErr(err)
+				}
+				continue
+			}
+			delete(failingSince, n.Name)
+			nc.Position = pos
+			if stuck != "" && n.Name != writer {
+				nc.State, nc.Reason = Behind, stuck
+			}
+			if n.Name == writer {
+				wpos = pos
+			}
+		}
+		w := state[writer]
+		if w != nil && w.State == Down {
+			// No reference: every node that still answers is compared by checksum only.
+			for _, nc := range state {
+				if !settled(nc) {
+					nc.State, nc.Reason = Behind, "the writer "+writer+" is down: nothing to catch up with"
+				}
+			}
+		}
+		all := true
+		for _, n := range nodes {
+			nc := state[n.Name]
+			if settled(nc) || n.Name == writer {
+				continue
+			}
+			if wpos == "" || nc.Position != wpos {
+				all = false
+			}
+		}
+		if all || time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	w := state[writer]
+	for _, n := range nodes {
+		nc := state[n.Name]
+		if settled(nc) {
+			continue
+		}
+		if n.Name != writer && (w == nil || nc.Position != w.Position) {
+			nc.State, nc.Reason = Behind, fmt.Sprintf("at %s, the writer at %s after %v", orNone(nc.Position), orNone(w.Position), timeout.Round(time.Second))
+		}
+	}
+	// Checksums of every node at the writer's position (and of the writer).
+	if wdb != nil && w != nil && w.State == "" && tables > 0 && ctx.Err() == nil {
+		ref, err := checksums(ctx, wdb, db, tables)
+		if err == nil {
+			cv.CheckedTables = len(ref)
+			for _, n := range nodes {
+				nc := state[n.Name]
+				if settled(nc) || n.Name == writer {
+					continue
+				}
+				got, err := checksums(ctx, n.DB, db, tables)
+				if err != nil {
+					nc.State, nc.Reason = Behind, "CHECKSUM TABLE failed: "+shortErr(err)
+					continue
+				}
+				for _, t := range sortedKeys(ref) {
+					if got[t] != ref[t] {
+						nc.Tables = append(nc.Tables, t)
+					}
+				}
+				if len(nc.Tables) > 0 {
+					nc.State = Diverged
+				}
+			}
+		}
+	}
+	for _, n := range nodes {
+		nc := state[n.Name]
+		if !settled(nc) {
+			nc.State = Converged
+		}
+		cv.Nodes = append(cv.Nodes, *nc)
+	}
+	cv.TookS = time.Since(start).Seconds()
+	return cv
+}
+
+// probeNode reads a node's position and whether it cannot catch up by itself ("" when
+// it can): an async/semi-sync replica whose receiver or applier stopped with an error,
+// a group member in ERROR or OFFLINE, a Galera node outside the Primary component.
+func probeNode(ctx context.Context, c *cluster.Cluster, n sampler.Node) (pos, stuck string, err error) {
+	pos, err = consistencyPosition(ctx, c, n.DB)
+	if err != nil {
+		return "", "", err
+	}
+	caps := c.Capabilities()
+	switch c.Spec.Kind {
+	case topology.Group:
+		m, err := cluster.ReadGroupMember(ctx, n.DB, n.Name)
+		if err == nil && (m.State == "ERROR" || m.State == "OFFLINE") {
+			stuck = "member state " + m.State
+		}
+	case topology.Galera:
+		g, err := cluster.ReadGaleraStatus(ctx, n.DB)
+		if err == nil && g.ClusterStatus != "Primary" {
+			stuck = "not in the Primary component (wsrep_cluster_status " + g.ClusterStatus + ")"
+		}
+	default:
+		st, err := cluster.ReplicaStatus(ctx, n.DB, caps)
+		if err == nil && st != nil {
+			io, sqlRun := st[caps.ReplicaStatusColumn("io_running")], st[caps.ReplicaStatusColumn("sql_running")]
+			ioErr, sqlErr := st[caps.ReplicaStatusColumn("last_io_error")], st[caps.ReplicaStatusColumn("last_sql_error")]
+			switch {
+			case sqlRun != "Yes":
+				stuck = "applier stopped"
+				if sqlErr != "" {
+					stuck += ": " + sqlErr
+				}
+			case io == "No" && ioErr != "":
+				stuck = "receiver stopped: " + ioErr
+			}
+		}
+	}
+	return pos, stuck, nil
+}
+
+// checksums returns CHECKSUM TABLE of sbtest1..tables in db (table name -> checksum;
+// a missing table has no entry).
+func checksums(ctx context.Context, db *sql.DB, schema string, tables int) (map[string]string, error) {
+	var names []string
+	for i := 1; i <= tables; i++ {
+		names = append(names, fmt.Sprintf("`%s`.sbtest%d", strings.ReplaceAll(schema, "`", "``"), i))
+	}
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	rows, err := db.QueryContext(qctx, "CHECKSUM TABLE "+strings.Join(names, ", "))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var name string
+		var sum sql.NullString
+		if err := rows.Scan(&name, &sum); err != nil {
+			return nil, err
+		}
+		if sum.Valid {
+			out[name[strings.LastIndexByte(name, '.')+1:]] = sum.String
+		}
+	}
+	return out, rows.Err()
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// shortErr is the first line of err.
+func shortErr(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

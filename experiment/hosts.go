@@ -1,0 +1,257 @@
+package experiment
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/host"
+	"github.com/habench/habench/sampler"
+)
+
+// HostInfo is one machine the run's nodes ran on, as manifest.json "hosts" lists it: the
+// name its machine-wide samples carry (samples.csv node "host:<name>") and its nodes.
+type HostInfo struct {
+	Name  string   `json:"name"`
+	Nodes []string `json:"nodes"`
+}
+
+// HostSummary is one host's CPU and I/O over the measured part of the run (the ticks
+// after measurement started and up to its end, intervals_offset_s to intervals_offset_s +
+// time_s on the samples' clock). Fractions are 0..1 of all the host's CPUs; nil: no sample.
+type HostSummary struct {
+	Host  string   `json:"host"`
+	Nodes []string `json:"nodes"`
+	// CPUs is the host's CPU count (host_cpus).
+	CPUs int `json:"cpus,omitempty"`
+	// Samples is the number of busy-fraction samples in the measured part.
+	Samples     int      `json:"samples"`
+	CPUBusyMean *float64 `json:"cpu_busy_mean"`
+	CPUBusyMax  *float64 `json:"cpu_busy_max"`
+	IOWaitMean  *float64 `json:"cpu_iowait_mean"`
+	StealMean   *float64 `json:"cpu_steal_mean"`
+	// ProcsRunningMean and ProcsRunningMax are procs_running (runnable threads, the reader included).
+	ProcsRunningMean *float64 `json:"procs_running_mean"`
+	ProcsRunningMax  *float64 `json:"procs_running_max"`
+	// DiskRead/WriteMean and NetRx/TxMean are bytes per second (net: the host's own
+	// interfaces, for nodes without a namespace of their own).
+	DiskReadMean  *float64 `json:"disk_read_bytes_ps_mean"`
+	DiskWriteMean *float64 `json:"disk_write_bytes_ps_mean"`
+	NetRxMean     *float64 `json:"net_rx_bytes_ps_mean,omitempty"`
+	NetTxMean     *float64 `json:"net_tx_bytes_ps_mean,omitempty"`
+	// SaturatedShare is the share of Samples with busy >= sampler.CPUSaturatedBusy;
+	// CPUSaturated is sampler.CPUSaturated's verdict.
+	SaturatedShare float64 `json:"cpu_saturated_share"`
+	CPUSaturated   bool    `json:"cpu_saturated"`
+	// ServerCPU is each node's own server process's mean CPU in cores (sandboxes).
+	ServerCPU map[string]float64 `json:"mysqld_cpu_cores_mean,omitempty"`
+}
+
+// hostName is the name the machine-wide samples of a node of c on host h carry: "local"
+// for a sandbox (all sandbox nodes share this machine, whatever namespace each is in),
+// else the host's own name (nodes whose hosts have the same name are one machine).
+func hostName(c *cluster.Cluster, h host.Host) string {
+	if !c.Existing() {
+		return "local"
+	}
+	return h.Name()
+}
+
+// hostInfos lists the distinct hosts of the sampled nodes, in node order.
+func hostInfos(nodes []sampler.Node) []HostInfo {
+	var out []HostInfo
+	for _, n := range nodes {
+		if n.Host == nil {
+			continue
+		}
+		i := slices.IndexFunc(out, func(h HostInfo) bool { return h.Name == n.HostName })
+		if i < 0 {
+			out = append(out, HostInfo{Name: n.HostName})
+			i = len(out) - 1
+		}
+		out[i].Nodes = append(out[i].Nodes, n.Name)
+	}
+	return out
+}
+
+// hostSummary summarises the host sampler's samples per host over the measured window
+// [from, to] on the samples' clock (to <= from: every sample). nil without hosts.
+func hostSummary(hosts []HostInfo, samples []sampler.Sample, from, to time.Duration) []HostSummary {
+	if len(hosts) == 0 {
+		return nil
+	}
+	in := func(e time.Duration) bool { return to <= from || e > from && e <= to }
+	type acc struct {
+		sum, max float64
+		n        int
+	}
+	var out []HostSummary
+	for _, h := range hosts {
+		node := sampler.HostNode(h.Name)
+		by := map[string]*acc{}
+		server := map[string]*acc{}
+		var busy []float64
+		hs := HostSummary{Host: h.Name, Nodes: h.Nodes}
+		for _, s := range samples {
+			if !in(s.Elapsed) {
+				continue
+			}
+			var a *acc
+			switch {
+			case s.Node == node:
+				if s.Metric == sampler.MetricHostCPUs {
+					hs.CPUs = int(s.Value)
+				}
+				if s.Metric == sampler.MetricHostCPUBusy {
+					busy = append(busy, s.Value)
+				}
+				if by[s.Metric] == nil {
+					by[s.Metric] = &acc{max: s.Value}
+				}
+				a = by[s.Metric]
+			case s.Metric == sampler.MetricServerCPU && slices.Contains(h.Nodes, s.Node):
+				if server[s.Node] == nil {
+					server[s.Node] = &acc{}
+				}
+				a = server[s.Node]
+			default:
+				continue
+			}
+			a.sum += s.Value
+			a.max = max(a.max, s.Value)
+			a.n++
+		}
+		mean := func(m string) *float64 {
+			if a := by[m]; a != nil && a.n > 0 {
+				v := a.sum / float64(a.n)
+				return &v
+			}
+			return nil
+		}
+		mx := func(m string) *float64 {
+			if a := by[m]; a != nil && a.n > 0 {
+				v := a.max
+				return &v
+			}
+			return nil
+		}
+		hs.Samples = len(busy)
+		hs.CPUBusyMean, hs.CPUBusyMax = mean(sampler.MetricHostCPUBusy), mx(sampler.MetricHostCPUBusy)
+		hs.IOWaitMean, hs.StealMean = mean(sampler.MetricHostCPUIOWait), mean(sampler.MetricHostCPUSteal)
+		hs.ProcsRunningMean, hs.ProcsRunningMax = mean(sampler.MetricHostProcsRunning), mx(sampler.MetricHostProcsRunning)
+		hs.DiskReadMean, hs.DiskWriteMean = mean(sampler.MetricHostDiskRead), mean(sampler.MetricHostDiskWrite)
+		hs.NetRxMean, hs.NetTxMean = mean(sampler.MetricNetRx), mean(sampler.MetricNetTx)
+		hs.CPUSaturated, hs.SaturatedShare = sampler.CPUSaturated(busy)
+		for n, a := range server {
+			if hs.ServerCPU == nil {
+				hs.ServerCPU = map[string]float64{}
+			}
+			hs.ServerCPU[n] = a.sum / float64(a.n)
+		}
+		out = append(out, hs)
+	}
+	return out
+}
+
+// cpuSaturationWarnings are the run's warnings for CPU-saturated hosts (see
+// sampler.CPUSaturated).
+func cpuSaturationWarnings(hs []HostSummary) []string {
+	var out []string
+	for _, h := range hs {
+		if !h.CPUSaturated {
+			continue
+		}
+		out = append(out, fmt.Sprintf("host %s (nodes %s) was CPU-saturated: busy >= %.0f%% in %.0f%% of the %d measured seconds (mean %s, max %s): the results measure that host's CPU as much as the topology",
+			h.Host, strings.Join(h.Nodes, ", "), sampler.CPUSaturatedBusy*100, h.SaturatedShare*100, h.Samples, pct(h.CPUBusyMean), pct(h.CPUBusyMax)))
+	}
+	return out
+}
+
+func pct(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f%%", *p*100)
+}
+
+// hostReport renders the summary's host table for report.md ("" without hosts).
+func hostReport(hs []HostSummary) string {
+	if len(hs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Hosts: CPU, disk and network over the measured part\n\n")
+	b.WriteString("| host | nodes | CPUs | CPU busy mean | busy max | iowait | steal | run queue mean / max | disk read / write MB/s | mysqld CPU cores (mean) | CPU-saturated |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, h := range hs {
+		var srv []string
+		for _, n := range slices.Sorted(maps.Keys(h.ServerCPU)) {
+			srv = append(srv, fmt.Sprintf("%s %.2f", n, h.ServerCPU[n]))
+		}
+		sat := "no"
+		if h.CPUSaturated {
+			sat = fmt.Sprintf("**yes** (%.0f%% of seconds)", h.SaturatedShare*100)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s / %s | %s / %s | %s | %s |\n", h.Host, strings.Join(h.Nodes, ", "), h.CPUs,
+			pct(h.CPUBusyMean), pct(h.CPUBusyMax), pct(h.IOWaitMean), pct(h.StealMean),
+			fmtOpt(h.ProcsRunningMean, "%.1f"), fmtOpt(h.ProcsRunningMax, "%.0f"), mbps(h.DiskReadMean), mbps(h.DiskWriteMean), strings.Join(srv, ", "), sat)
+	}
+	fmt.Fprintf(&b, "\nbusy = share of all the host's CPU time neither idle nor waiting for I/O (/proc/stat; steal counts as busy). CPU-saturated = busy >= %.0f%% in at least %.0f%% of the measured seconds: the workload, the servers and anything else on the host wanted more CPU than there was. Sandbox nodes share this machine: its numbers are counted once, not per node.\n",
+		sampler.CPUSaturatedBusy*100, sampler.CPUSaturatedShare*100)
+	return b.String()
+}
+
+func mbps(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f", *p/1e6)
+}
+
+// BusiestHost is the host of s with the highest mean CPU busy fraction over the measured
+// part, nil when no host has busy samples.
+func (s *Summary) BusiestHost() *HostSummary {
+	if s == nil {
+		return nil
+	}
+	var best *HostSummary
+	for i := range s.Hosts {
+		h := &s.Hosts[i]
+		if h.CPUBusyMean != nil && (best == nil || *h.CPUBusyMean > *best.CPUBusyMean) {
+			best = h
+		}
+	}
+	return best
+}
+
+// busiestHostCell is the comparison tables' "busiest host CPU" cell: the host, its mean
+// and largest busy fraction over the measured part, and "CPU-bound" when it was
+// CPU-saturated ("n/a" without host samples).
+func busiestHostCell(s *Summary) string {
+	h := s.BusiestHost()
+	if h == nil {
+		return "n/a"
+	}
+	c := fmt.Sprintf("%s %s / %s", h.Host, pct(h.CPUBusyMean), pct(h.CPUBusyMax))
+	if h.CPUSaturated {
+		c += " CPU-bound"
+	}
+	return c
+}
+
+// cpuBoundRows names the rows whose busiest host was CPU-saturated ("" when none).
+func cpuBoundRows(rows []Row) string {
+	var names []string
+	for _, r := range rows {
+		if h := r.Summary.BusiestHost(); h != nil && h.CPUSaturated {
+			name := r.Topology
+			if r.Note != "" {
+				name += " (" + r.Note + ")"
+			}
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
+}

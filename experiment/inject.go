@@ -1,0 +1,206 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/netem"
+	"github.com/habench/habench/topology"
+)
+
+// FaultActions are the faults habench injects, in help order: kill (SIGKILL of the
+// server), stop (clean shutdown), start, restart, partition and heal (a standing link
+// partition of the node and its removal), promote (a replica becomes the source).
+var FaultActions = []string{"kill", "stop", "start", "restart", "partition", "heal", "promote"}
+
+// Injector injects faults into sandboxes. Links.Args are the link process's arguments
+// without the cluster's name (Inject appends it).
+type Injector struct {
+	Sandbox *cluster.Sandbox
+	// Links starts the link process for partitions (as netem apply does).
+	Links LinkProcess
+	// CatchUp bounds promote's wait for the new source (0: 30 s).
+	CatchUp time.Duration
+}
+
+// Inject runs action on node of c (cluster.WriterAlias resolves to the current writer),
+// appends it to the cluster's faults log (also when it failed) and returns the record
+// with a one-line detail of what happened ("" when there is nothing to add). Errors:
+// *topology.FieldError for bad input (unknown action or node, an action the kind or the
+// network cannot do), else the action's failure.
+func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node string) (FaultRecord, string, error) {
+	if !slices.Contains(FaultActions, action) {
+		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "want one of " + strings.Join(FaultActions, ", ")}
+	}
+	if err := c.RefuseExisting("inject faults (habench does it on its own sandboxes)"); err != nil {
+		return FaultRecord{}, "", err
+	}
+	n, err := c.CurrentWriter(ctx, node)
+	if err != nil {
+		return FaultRecord{}, "", err
+	}
+	sb := in.Sandbox
+	at := time.Now()
+	rec := FaultRecord{At: at.UTC(), Action: action, Node: n.Name, PID: n.PID}
+	detail := ""
+	switch action {
+	case "kill":
+		err = sb.KillNode(c, n.Name)
+	case "stop":
+		err = sb.StopNode(c, n.Name)
+	case "start":
+		if err = sb.StartNode(ctx, c, n.Name); err == nil {
+			err = c.RejoinAsReplica(ctx, n.Name)
+		}
+	case "restart":
+		if err = sb.StopNode(c, n.Name); err == nil {
+			if err = sb.StartNode(ctx, c, n.Name); err == nil {
+				err = c.RejoinAsReplica(ctx, n.Name)
+			}
+		}
+	case "partition", "heal":
+		err = in.partition(ctx, c, n.Name, action)
+	case "promote":
+		catchUp := in.CatchUp
+		if catchUp <= 0 {
+			catchUp = 30 * time.Second
+		}
+		var rep *cluster.PromoteReport
+		rep, err = sb.Promote(ctx, c, n.Name, catchUp)
+		if rep != nil {
+			state := "down: what it had not sent is lost"
+			if rep.OldSourceUp {
+				state = "up, caught up first"
+			}
+			detail = fmt.Sprintf("old source %s %s; repointed %s", rep.OldSource, state, strings.Join(rep.Repointed, ","))
+			if len(rep.Down) > 0 {
+				detail += "; down, repointed when started: " + strings.Join(rep.Down, ",")
+			}
+		}
+	}
+	rec.Took = time.Since(at).Seconds()
+	var fe *topology.FieldError
+	if err != nil && errors.As(err, &fe) {
+		return rec, "", err // bad input: nothing happened, nothing to log
+	}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	if lerr := AppendFault(c, rec); lerr != nil {
+		err = errors.Join(err, lerr)
+	}
+	return rec, detail, err
+}
+
+// partition applies (partition) or removes (heal) a standing partition of node. Partition
+// refuses a cluster that has other impairments (heal would remove them too).
+func (in *Injector) partition(ctx context.Context, c *cluster.Cluster, node, action string) error {
+	if c.Network != cluster.NetNamespaces {
+		return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("network %s: partitions need a cluster deployed with --network netns (as root)", c.Network)}
+	}
+	st, err := ReadStanding(c)
+	if err != nil {
+		return err
+	}
+	if action == "heal" {
+		if st == nil {
+			return nil
+		}
+		r := st.Request
+		if len(r.Partition) != 1 || r.Partition[0] != node || r.All != "" || r.Groups != "" || len(r.Node) > 0 || len(r.Link) > 0 {
+			return &topology.FieldError{Field: "node", Value: node, Reason: fmt.Sprintf("the cluster's impairments are `%s`, not a partition of %s: use habench netem clear %s", r.String(), node, c.Name)}
+		}
+		return ClearStanding(c)
+	}
+	if st != nil {
+		return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("has impairments already (`%s`): habench netem clear %s first", st.Request.String(), c.Name)}
+	}
+	if in.Links.Exe == "" {
+		return fmt.Errorf("partition of %s: no link process to start (the injector has no habench binary)", node)
+	}
+	lp := in.Links
+	lp.Args = append(slices.Clone(lp.Args), c.Name)
+	_, err = ApplyStanding(ctx, c, netem.Request{Partition: []string{node}}, lp)
+	return err
+}
+
+// FaultEvent is one fault of a scenario's schedule: at At after the workload starts
+// (warm-up included), Action on Node (a node name or "writer").
+type FaultEvent struct {
+	At     Duration `yaml:"at" json:"at"`
+	Action string   `yaml:"action" json:"action"`
+	Node   string   `yaml:"node" json:"node"`
+}
+
+// validateFaults checks a scenario's fault schedule against its topologies and the
+// workload's length (runFor: warm-up + time; 0 = no time limit): each error is a
+// *topology.FieldError naming faults[i] and the field.
+func validateFaults(faults []FaultEvent, tops []topology.Spec, network string, runFor time.Duration) error {
+	for i, f := range faults {
+		field := func(name string) string { return fmt.Sprintf("faults[%d].%s", i, name) }
+		if !slices.Contains(FaultActions, f.Action) {
+			return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: "want one of " + strings.Join(FaultActions, ", ")}
+		}
+		at := time.Duration(f.At)
+		if at < 0 {
+			return &topology.FieldError{Field: field("at"), Value: at.String(), Reason: "want a time >= 0 after the workload starts"}
+		}
+		if runFor > 0 && at >= runFor {
+			return &topology.FieldError{Field: field("at"), Value: at.String(), Reason: fmt.Sprintf("the workload runs %v (warmup + time): the fault would never happen", runFor)}
+		}
+		if i > 0 && at < time.Duration(faults[i-1].At) {
+			return &topology.FieldError{Field: field("at"), Value: at.String(), Reason: "faults must be in time order"}
+		}
+		if f.Node == "" {
+			return &topology.FieldError{Field: field("node"), Value: "", Reason: "want a node name (n1, n2, ...) or writer"}
+		}
+		if (f.Action == "partition" || f.Action == "heal") && network == cluster.NetLoopback {
+			return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: "partitions need network netns (nodes on loopback share one interface)"}
+		}
+		for _, t := range tops {
+			if t.IsExisting() {
+				return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is an existing cluster: habench injects faults only into its own sandboxes", t.Name)}
+			}
+			if f.Node != cluster.WriterAlias {
+				ok := false
+				for j := 1; j <= t.Nodes; j++ {
+					ok = ok || topology.NodeName(j) == f.Node
+				}
+				if !ok {
+					return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("topology %s has nodes n1..n%d", t.Name, t.Nodes)}
+				}
+			}
+			if f.Action == "promote" && t.Kind != topology.Async && t.Kind != topology.SemiSync {
+				return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is %s: promote is for async and semisync", t.Name, t.Kind)}
+			}
+			if (f.Action == "partition" || f.Action == "heal") && t.Nodes < 2 {
+				return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s has one node: nothing to partition it from", t.Name)}
+			}
+		}
+	}
+	return nil
+}
+
+// scheduleFaults injects events on c, each at its time after start, until ctx ends
+// (the workload's end); it returns when all were injected or ctx ended, and reports
+// each failure to fail (the run records the faults from the cluster's log).
+func scheduleFaults(ctx context.Context, in *Injector, c *cluster.Cluster, events []FaultEvent, start time.Time, fail func(error)) {
+	for _, ev := range events {
+		wait := time.Until(start.Add(time.Duration(ev.At)))
+		if wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+		if _, _, err := in.Inject(ctx, c, ev.Action, ev.Node); err != nil && ctx.Err() == nil {
+			fail(fmt.Errorf("fault %s %s at %v: %w", ev.Action, ev.Node, time.Duration(ev.At), err))
+		}
+	}
+}

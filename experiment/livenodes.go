@@ -1,0 +1,112 @@
+package experiment
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/habench/habench/report"
+	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/workload"
+)
+
+// LiveNodes prints, after each report interval's line, one line with every node's
+// newest samples: visibility lag (s), backlog (transactions), queues (transactions) and
+// flow control (paused fraction 0..1, throttling), by report.Classify, so a run on a
+// cluster can be watched without Prometheus:
+//
+//	[ 5s ] nodes: n1 (writer) | n2 lag 0.120 s, backlog 35 | n3 lag 0.080 s, galera_recv_queue 3, galera_fc_paused_fraction 0.05
+//
+// Nodes without such a sample are listed by name alone. Off unless attached; nothing is
+// printed for a single node or without a report interval (the sysbench layout is kept).
+type LiveNodes struct {
+	W io.Writer
+
+	mu     sync.Mutex
+	latest map[string]map[string]float64
+	nodes  []string
+}
+
+// Attach chains l onto b's OnInterval and OnSamples (the hooks already there still run).
+func (l *LiveNodes) Attach(b *Bench) {
+	if b.Cluster == nil || len(b.Cluster.Nodes) < 2 || b.Options.ReportInterval <= 0 {
+		return
+	}
+	l.latest = map[string]map[string]float64{}
+	for _, n := range b.Cluster.Nodes {
+		l.nodes = append(l.nodes, n.Name)
+	}
+	writer := ""
+	for _, n := range b.Cluster.Nodes {
+		if writer == "" && n.Role.Writable() {
+			writer = n.Name
+		}
+	}
+	prevI, prevS := b.OnInterval, b.OnSamples
+	b.OnSamples = func(ss []sampler.Sample) {
+		l.observe(ss)
+		if prevS != nil {
+			prevS(ss)
+		}
+	}
+	b.OnInterval = func(iv workload.Interval) {
+		fmt.Fprintln(l.W, l.line(iv, writer))
+		if prevI != nil {
+			prevI(iv)
+		}
+	}
+}
+
+func (l *LiveNodes) observe(ss []sampler.Sample) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range ss {
+		switch report.Classify(s.Metric) {
+		case report.ClassLag, report.ClassQueue, report.ClassPaused, report.ClassThrottle:
+		default:
+			continue
+		}
+		if l.latest[s.Node] == nil {
+			l.latest[s.Node] = map[string]float64{}
+		}
+		l.latest[s.Node][s.Metric] = s.Value
+	}
+}
+
+// line is one interval's node line.
+func (l *LiveNodes) line(iv workload.Interval, writer string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var parts []string
+	for _, n := range l.nodes {
+		var fs []string
+		m := l.latest[n]
+		if v, ok := m["lag_s"]; ok && n != writer {
+			fs = append(fs, fmt.Sprintf("lag %.3f s", v))
+		}
+		if v, ok := m["backlog_trx"]; ok && n != writer {
+			fs = append(fs, fmt.Sprintf("backlog %.0f", v))
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			switch c := report.Classify(k); {
+			case k == "lag_s" || k == "backlog_trx":
+			case c == report.ClassQueue:
+				fs = append(fs, fmt.Sprintf("%s %.0f", k, m[k]))
+			case c == report.ClassPaused || c == report.ClassThrottle:
+				fs = append(fs, fmt.Sprintf("%s %.2f", k, m[k]))
+			}
+		}
+		p := n
+		if n == writer {
+			p += " (writer)"
+		}
+		if len(fs) > 0 {
+			p += " " + strings.Join(fs, ", ")
+		}
+		parts = append(parts, p)
+	}
+	return fmt.Sprintf("[ %.0fs ] nodes: %s", iv.Elapsed.Seconds(), strings.Join(parts, " | "))
+}

@@ -1,0 +1,41 @@
+package experiment
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/topology"
+	"github.com/habench/habench/workload"
+)
+
+// TestLiveNodes: with LiveNodes attached, each interval is followed by one line with the
+// nodes' newest lag, backlog, queue and flow-control samples; hooks already set still
+// run; nothing is attached for a single node or without a report interval.
+func TestLiveNodes(t *testing.T) {
+	c := &cluster.Cluster{Nodes: []*cluster.Node{{Name: "n1", Role: topology.RolePrimary}, {Name: "n2", Role: topology.RolePrimary}, {Name: "n3", Role: topology.RolePrimary}}}
+	o := workload.DefaultOptions()
+	o.ReportInterval = time.Second
+	intervals := 0
+	b := &Bench{Cluster: c, Options: o, OnInterval: func(workload.Interval) { intervals++ }}
+	var out bytes.Buffer
+	(&LiveNodes{W: &out}).Attach(b)
+	b.OnSamples([]sampler.Sample{smp(1, "n2", "lag_s", 0.12), smp(1, "n2", "backlog_trx", 35), smp(1, "n3", "galera_recv_queue", 3),
+		smp(1, "n3", "galera_fc_paused_fraction", 0.05), smp(1, "n3", "galera_cert_failures", 9), smp(1, "n1", "lag_s", 0)})
+	b.OnInterval(workload.Interval{Elapsed: 5 * time.Second})
+	want := "[ 5s ] nodes: n1 (writer) | n2 lag 0.120 s, backlog 35 | n3 galera_fc_paused_fraction 0.05, galera_recv_queue 3\n"
+	if out.String() != want || intervals != 1 {
+		t.Errorf("got %q (previous hook ran %d times), want %q", out.String(), intervals, want)
+	}
+	one := &Bench{Cluster: &cluster.Cluster{Nodes: c.Nodes[:1]}, Options: o}
+	(&LiveNodes{W: &out}).Attach(one)
+	o.ReportInterval = 0
+	quiet := &Bench{Cluster: c, Options: o}
+	(&LiveNodes{W: &out}).Attach(quiet)
+	if one.OnInterval != nil || quiet.OnInterval != nil || !strings.HasPrefix(out.String(), "[ 5s ]") {
+		t.Error("attached to a single node or without a report interval")
+	}
+}

@@ -1,0 +1,70 @@
+package experiment
+
+import (
+	"fmt"
+
+	"github.com/habench/habench/workload"
+)
+
+// OutageSummary is one workload.Outage in summary.json: a window during which a node's
+// workers could not commit, on the run's clock (seconds since the start of measurement,
+// the elapsed_s of intervals.csv; add manifest.json's intervals_offset_s for samples.csv's
+// clock).
+type OutageSummary struct {
+	Node      string  `json:"node"`
+	StartS    float64 `json:"start_s"`
+	EndS      float64 `json:"end_s"`
+	DurationS float64 `json:"duration_s"`
+	// Open: the node had not committed again when the run ended (EndS is the end).
+	Open bool `json:"open"`
+	// StartedAt is StartS on the wall clock (UTC, RFC 3339).
+	StartedAt string `json:"started_at"`
+	// FailedAttempts counts the failed statements and connects in the window, by MySQL
+	// error code in ErrorsByCode.
+	FailedAttempts int64            `json:"failed_attempts"`
+	ErrorsByCode   map[string]int64 `json:"errors_by_code"`
+	// Text is the WARNING line printed for it.
+	Text string `json:"text"`
+}
+
+// outageSummaries converts the run's outages for summary.json (nil when none).
+func outageSummaries(r *workload.Result) []OutageSummary {
+	if r == nil {
+		return nil
+	}
+	var out []OutageSummary
+	for _, o := range r.Outages {
+		codes := map[string]int64{}
+		for c, n := range o.Codes {
+			codes[fmt.Sprint(c)] = n
+		}
+		out = append(out, OutageSummary{Node: o.Endpoint, StartS: o.Start.Seconds(), EndS: o.End.Seconds(),
+			DurationS: o.Duration().Seconds(), Open: o.Open, StartedAt: o.StartedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+			FailedAttempts: o.Failures, ErrorsByCode: codes, Text: o.String()})
+	}
+	return out
+}
+
+// outageWarnings are the manifest warnings for the run's outages, one per outage.
+func outageWarnings(r *workload.Result) []string {
+	if r == nil {
+		return nil
+	}
+	var ws []string
+	for _, o := range r.Outages {
+		ws = append(ws, "outage: "+o.String())
+	}
+	return ws
+}
+
+// benchReporter is the Bench's workload.StartReporter: interval lines and results,
+// pre-flight notes, and "Threads started!" once the workers are connected.
+type benchReporter struct {
+	interval func(workload.Interval)
+	note     func(string)
+	started  func()
+}
+
+func (r benchReporter) Interval(iv workload.Interval) { r.interval(iv) }
+func (r benchReporter) Note(msg string)               { r.note(msg) }
+func (r benchReporter) Started()                      { r.started() }

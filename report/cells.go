@@ -1,0 +1,274 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/habench/habench/stats"
+)
+
+// sweepAxesFile is the part of a sweep directory's sweep.json the cells need: the axes
+// in the sweep's order with their reference values and the topologies they cannot change.
+type sweepAxesFile struct {
+	Axes []struct {
+		Name      string   `json:"name"`
+		Kind      string   `json:"kind"`
+		Values    []string `json:"values"`
+		Reference string   `json:"reference"`
+		Inert     []string `json:"inert_for"`
+	} `json:"axes"`
+}
+
+// loadAxes reads the axes (but topology and repeat) from dir/sweep.json, else derives them
+// from the runs' manifest extra "axes" (names sorted, values in the order they ran, the
+// first value the reference). nil outside sweeps.
+func (res *Results) loadAxes() error {
+	path := filepath.Join(res.Dir, "sweep.json")
+	if b, err := os.ReadFile(path); err == nil {
+		var f sweepAxesFile
+		if err := json.Unmarshal(b, &f); err != nil {
+			return &LoadError{Path: path, Reason: err.Error()}
+		}
+		for _, a := range f.Axes {
+			if a.Kind == "topology" || a.Kind == "repeat" {
+				continue
+			}
+			res.Axes = append(res.Axes, stats.Axis{Name: a.Name, Values: a.Values, Reference: a.Reference, Inert: a.Inert})
+		}
+		return nil
+	}
+	res.Axes = res.derivedAxes()
+	return nil
+}
+
+// derivedAxes are the axes of the runs' manifest extra "axes" but topology and repeat:
+// names sorted, values in the order they ran, the first value the reference.
+func (res *Results) derivedAxes() []stats.Axis {
+	vals := map[string][]string{}
+	for _, r := range res.Runs {
+		for k, v := range r.axes() {
+			if !slices.Contains(vals[k], v) {
+				vals[k] = append(vals[k], v)
+			}
+		}
+	}
+	names := make([]string, 0, len(vals))
+	for k := range vals {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var out []stats.Axis
+	for _, n := range names {
+		out = append(out, stats.Axis{Name: n, Values: vals[n]})
+	}
+	return out
+}
+
+// axes are the run's sweep axis values but topology and repeat (manifest extra "axes").
+func (r *Run) axes() map[string]string {
+	m, ok := r.Manifest.Extra["axes"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range m {
+		if k != "topology" && k != "repeat" {
+			out[k] = fmt.Sprint(v)
+		}
+	}
+	return out
+}
+
+// Cells are the points of the comparison: the runs grouped by topology and sweep axis
+// values (a cell and its repeats), summarised and compared by stats.Analyze against base's
+// topology and along each axis; the same function and the same summary.json numbers as
+// the sweep's own comparison.md and sweep.json. Outside sweeps every run is a cell.
+func (res *Results) Cells(base *Run) []*stats.Cell {
+	if res.Axes == nil {
+		res.Axes = res.derivedAxes()
+	}
+	var obs []stats.Obs
+	for _, r := range res.Runs {
+		o := stats.Obs{Topology: r.cellTopology(), Axes: r.axes(), ID: r.id(), Failed: r.Error != "" || r.Summary == nil}
+		if r.Summary != nil {
+			o.TPS, o.AvgMs, o.P95Ms = r.Summary.TPS, r.Summary.LatencyMs["avg"], r.Summary.LatencyMs["p95"]
+			o.QPS, o.P99Ms = r.Summary.QPS, r.Summary.LatencyMs["p99"]
+		}
+		obs = append(obs, o)
+	}
+	b := ""
+	if base != nil {
+		b = base.cellTopology()
+	}
+	return stats.Analyze(obs, res.Axes, b)
+}
+
+// id names the run among the cells' runs: its directory, else its name.
+func (r *Run) id() string {
+	if r.Dir != "" {
+		return r.Dir
+	}
+	return r.Name
+}
+
+// cellTopology is the name runs are grouped by: the topology, else the run's name.
+func (r *Run) cellTopology() string {
+	if r.Topology != "" {
+		return r.Topology
+	}
+	return r.Name
+}
+
+// cellOf is the cell r's numbers are in (or, for an incomplete run, would be).
+func (res *Results) cellOf(cells []*stats.Cell, r *Run) *stats.Cell {
+	for _, c := range cells {
+		if c.ReusedFrom == "" && slices.Contains(c.Runs, r.id()) {
+			return c
+		}
+	}
+	g := stats.GroupOf(res.Axes, r.axes())
+	for _, c := range cells {
+		if c.ReusedFrom == "" && c.Topology == r.cellTopology() && c.Group == g {
+			return c
+		}
+	}
+	return nil
+}
+
+// cellView is a cell as the tables show it.
+type cellView struct {
+	C     *stats.Cell
+	Name  string
+	Along []string
+	CI    string
+}
+
+// controlNote is, for a cell whose runs went through the links at zero delay (manifest
+// extra "links_control"), that and the round trip the link added to the plain bridge
+// (median over the runs of the median over the node pairs); "" otherwise.
+func controlNote(runs []*Run) string {
+	note := ""
+	var added []float64
+	for _, r := range runs {
+		if s, _ := r.Manifest.Extra["links_control"].(string); s != "" {
+			note = s
+			if li := r.Impairment(); li != nil {
+				var a []float64
+				for _, x := range li.RTT {
+					if !x.Partitioned && x.Samples > 0 {
+						a = append(a, x.AddedMs)
+					}
+				}
+				if len(a) > 0 {
+					slices.Sort(a)
+					added = append(added, a[len(a)/2])
+				}
+			}
+		}
+	}
+	if note != "" && len(added) > 0 {
+		slices.Sort(added)
+		note += fmt.Sprintf(", its cost %+.3f ms round trip", added[len(added)/2])
+	}
+	return note
+}
+
+// cellViews are the cells for the tables, and the axes with changes (column heads).
+func (res *Results) cellViews(cells []*stats.Cell) ([]cellView, []string) {
+	var along []string
+	for _, c := range cells {
+		if len(c.Along) > 0 {
+			for _, a := range c.Along {
+				along = append(along, a.Axis)
+			}
+			break
+		}
+	}
+	var out []cellView
+	for _, c := range cells {
+		v := cellView{C: c, Name: c.Topology, CI: fmt.Sprintf("n/a (%d run)", c.TPS.N)}
+		if c.Group != "" {
+			v.Name += " " + c.Group
+		}
+		if c.ReusedFrom != "" {
+			v.Name += " (not run: 1 node, no links; the runs of " + c.ReusedFrom + ")"
+		}
+		var runs []*Run
+		for _, r := range res.Runs {
+			if slices.Contains(c.Runs, r.id()) {
+				runs = append(runs, r)
+			}
+		}
+		if n := controlNote(runs); n != "" && c.ReusedFrom == "" {
+			v.Name += " (" + n + ")"
+		}
+		if c.Failed > 0 {
+			v.Name += fmt.Sprintf(" (%d incomplete runs left out)", c.Failed)
+		}
+		if c.TPS.HasCI() {
+			v.CI = fmt.Sprintf("%.1f-%.1f", *c.TPS.CILo, *c.TPS.CIHi)
+		}
+		for _, a := range along {
+			ac := c.AlongAxis(a)
+			switch {
+			case ac == nil || !ac.TPS.OK:
+				v.Along = append(v.Along, "n/a")
+			case ac.TPS.Verdict == stats.Reference:
+				v.Along = append(v.Along, "ref")
+			default:
+				v.Along = append(v.Along, ac.TPS.Signed())
+			}
+		}
+		out = append(out, v)
+	}
+	return out, along
+}
+
+func changeText(c *stats.Change) string {
+	if c == nil {
+		return "n/a"
+	}
+	return c.OfBase()
+}
+
+// cellsNote explains the cells table (as experiment.StatsNote does for comparison.md).
+func cellsNote(cells []*stats.Cell) string {
+	maxN := 0
+	for _, c := range cells {
+		maxN = max(maxN, c.TPS.N)
+	}
+	s := "Each cell's TPS and latencies are the mean over its repeats (warm-up excluded); 95% CI: Student t over the repeats. " +
+		"vs base: the baseline topology's cell with the same axis values; vs AXIS: the change from the axis' reference value (ref), the other axes the same. " +
+		"\"within noise\": the 95% CI of the difference of the two means (Welch) includes 0."
+	if maxN < 2 {
+		s += " One repeat per cell: no confidence intervals, so no difference can be told from noise."
+	}
+	return s
+}
+
+// cellsMarkdown is the cells table in Markdown.
+func (res *Results) cellsMarkdown(cells []*stats.Cell) string {
+	var b strings.Builder
+	vs, along := res.cellViews(cells)
+	b.WriteString("| cell | runs | TPS | TPS min-max | TPS 95% CI | avg ms | p95 ms | TPS vs base | avg latency vs base | p95 vs base |")
+	for _, a := range along {
+		b.WriteString(" TPS vs " + mdEscape(a) + " |")
+	}
+	b.WriteString("\n|---|---|---|---|---|---|---|---|---|---|" + strings.Repeat("---|", len(along)) + "\n")
+	for _, v := range vs {
+		c := v.C
+		fmt.Fprintf(&b, "| %s | %d | %.2f | %.1f-%.1f | %s | %.2f | %.2f | %s | %s | %s |", mdEscape(v.Name), c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max, v.CI,
+			c.AvgMs.Mean, c.P95Ms.Mean, changeText(c.VsBase), changeText(c.LatVsBase), changeText(c.P95VsBase))
+		for _, a := range v.Along {
+			b.WriteString(" " + a + " |")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n" + cellsNote(cells) + "\n")
+	return b.String()
+}

@@ -1,0 +1,226 @@
+package stats
+
+import (
+	"slices"
+	"strings"
+)
+
+// Obs is one run of a sweep cell: the numbers the comparison is made of.
+type Obs struct {
+	Topology string
+	// Axes are the cell's values of the axes other than topology and repeat.
+	Axes map[string]string
+	// ID names the run (its directory); Cell.Runs lists them.
+	ID string
+	// TPS, AvgMs, P95Ms: transactions per second and latency (ms) over the measured run
+	// (warm-up excluded).
+	TPS, AvgMs, P95Ms float64
+	// QPS (queries per second) and P99Ms are summarised too, not compared.
+	QPS, P99Ms float64
+	// Failed runs are counted (Cell.Failed) but left out of the figures.
+	Failed bool
+}
+
+// Axis is a sweep axis other than topology and repeat, in the sweep's order.
+type Axis struct {
+	Name   string
+	Values []string
+	// Reference is the value the axis' changes are against ("": the first value).
+	Reference string
+	// Inert lists the topologies the axis has no effect on (links on a single node): their
+	// cells for the other values are not run; Analyze adds them as copies of the one
+	// that ran (Cell.ReusedFrom).
+	Inert []string
+}
+
+// Ref is the axis' reference value.
+func (a Axis) Ref() string {
+	if a.Reference != "" || len(a.Values) == 0 {
+		return a.Reference
+	}
+	return a.Values[0]
+}
+
+// Cell is one point of the grid with its repeats summarised and compared.
+type Cell struct {
+	Topology string            `json:"topology"`
+	Axes     map[string]string `json:"axes,omitempty"`
+	// Group is the axes as "name=value ..." in the sweep's order ("" without axes).
+	Group string `json:"group"`
+	// Runs are the IDs of the runs summarised (completed ones), Failed how many failed.
+	Runs   []string `json:"runs"`
+	Failed int      `json:"failed,omitempty"`
+	TPS    Sample   `json:"tps"`
+	AvgMs  Sample   `json:"latency_avg_ms"`
+	P95Ms  Sample   `json:"latency_p95_ms"`
+	P99Ms  Sample   `json:"latency_p99_ms"`
+	QPS    Sample   `json:"qps"`
+	// IsBase: the cell is the baseline topology's in its group.
+	IsBase bool `json:"is_baseline,omitempty"`
+	// VsBase, LatVsBase and P95VsBase are TPS, average and p95 latency against the baseline topology's
+	// cell of the same group; nil when the group has none.
+	VsBase    *Change `json:"tps_vs_baseline,omitempty"`
+	LatVsBase *Change `json:"latency_vs_baseline,omitempty"`
+	P95VsBase *Change `json:"latency_p95_vs_baseline,omitempty"`
+	// Along are the changes from each axis' reference value, the other axes and the
+	// topology the same; one per axis with more than one value, in the axes' order.
+	Along []AxisChange `json:"along,omitempty"`
+	// ReusedFrom is the group of the cell whose runs stand in for this one (an axis with
+	// no effect on the topology), "" when the cell ran.
+	ReusedFrom string `json:"reused_from,omitempty"`
+}
+
+// AxisChange is a cell against the cell of its axis' reference value.
+type AxisChange struct {
+	Axis      string `json:"axis"`
+	Reference string `json:"reference"`
+	// TPS and Lat (average latency); Verdict Reference for the reference cell itself, OK
+	// false when the reference cell has no completed run.
+	TPS Change `json:"tps"`
+	Lat Change `json:"latency_avg"`
+}
+
+// AlongAxis returns the cell's change along axis, nil when there is none.
+func (c *Cell) AlongAxis(axis string) *AxisChange {
+	for i := range c.Along {
+		if c.Along[i].Axis == axis {
+			return &c.Along[i]
+		}
+	}
+	return nil
+}
+
+// GroupOf is values as "name=value ..." in axes' order (axes values lacks are left out).
+func GroupOf(axes []Axis, values map[string]string) string {
+	var p []string
+	for _, a := range axes {
+		if v, ok := values[a.Name]; ok {
+			p = append(p, a.Name+"="+v)
+		}
+	}
+	return strings.Join(p, " ")
+}
+
+// Analyze groups obs into cells (same topology and axis values), adds the cells of inert
+// axes as copies of the one that ran, and computes each cell's summaries, its change
+// against the base topology's cell of its group and along each axis. Cells are in the
+// order of their first run (topologies in the order they first appear, then the axes'
+// value order); a reused cell right after the cells of its topology that ran before it.
+func Analyze(obs []Obs, axes []Axis, base string) []*Cell {
+	var cells []*Cell
+	key := func(topo, group string) string { return topo + "\x00" + group }
+	byKey := map[string]*Cell{}
+	type vals struct{ tps, avg, p95, p99, qps []float64 }
+	data := map[*Cell]*vals{}
+	var topos []string
+	for _, o := range obs {
+		g := GroupOf(axes, o.Axes)
+		c := byKey[key(o.Topology, g)]
+		if c == nil {
+			c = &Cell{Topology: o.Topology, Axes: pick(axes, o.Axes), Group: g}
+			byKey[key(o.Topology, g)] = c
+			data[c] = &vals{}
+			cells = append(cells, c)
+			if !slices.Contains(topos, o.Topology) {
+				topos = append(topos, o.Topology)
+			}
+		}
+		if o.Failed {
+			c.Failed++
+			continue
+		}
+		c.Runs = append(c.Runs, o.ID)
+		d := data[c]
+		d.tps, d.avg, d.p95 = append(d.tps, o.TPS), append(d.avg, o.AvgMs), append(d.p95, o.P95Ms)
+		d.p99, d.qps = append(d.p99, o.P99Ms), append(d.qps, o.QPS)
+	}
+	for _, c := range cells {
+		d := data[c]
+		c.TPS, c.AvgMs, c.P95Ms, c.P99Ms, c.QPS = Of(d.tps), Of(d.avg), Of(d.p95), Of(d.p99), Of(d.qps)
+	}
+	// Inert axes: the cells not run are the one that ran, for every other value.
+	for _, a := range axes {
+		for _, t := range a.Inert {
+			for _, c := range slices.Clone(cells) {
+				if c.Topology != t {
+					continue
+				}
+				for _, v := range a.Values {
+					m := map[string]string{}
+					for k, x := range c.Axes {
+						m[k] = x
+					}
+					m[a.Name] = v
+					g := GroupOf(axes, m)
+					if byKey[key(t, g)] != nil {
+						continue
+					}
+					src := c.Group
+					if c.ReusedFrom != "" {
+						src = c.ReusedFrom
+					}
+					n := &Cell{Topology: t, Axes: m, Group: g, Runs: c.Runs, Failed: c.Failed,
+						TPS: c.TPS, AvgMs: c.AvgMs, P95Ms: c.P95Ms, P99Ms: c.P99Ms, QPS: c.QPS, ReusedFrom: src}
+					byKey[key(t, g)] = n
+					cells = append(cells, n)
+				}
+			}
+		}
+	}
+	// Order: topology first seen, then the axes' value order.
+	pos := func(c *Cell) []int {
+		p := []int{slices.Index(topos, c.Topology)}
+		for _, a := range axes {
+			p = append(p, slices.Index(a.Values, c.Axes[a.Name]))
+		}
+		return p
+	}
+	slices.SortStableFunc(cells, func(x, y *Cell) int { return slices.Compare(pos(x), pos(y)) })
+	for _, c := range cells {
+		if b := byKey[key(base, c.Group)]; b != nil {
+			c.IsBase = b == c
+			vs, lat, p95 := Compare(c.TPS, b.TPS), Compare(c.AvgMs, b.AvgMs), Compare(c.P95Ms, b.P95Ms)
+			if c.IsBase || sameRuns(b, c) {
+				vs.Verdict, lat.Verdict, p95.Verdict = Reference, Reference, Reference
+			}
+			c.VsBase, c.LatVsBase, c.P95VsBase = &vs, &lat, &p95
+		}
+		for _, a := range axes {
+			if len(a.Values) < 2 {
+				continue
+			}
+			m := map[string]string{}
+			for k, x := range c.Axes {
+				m[k] = x
+			}
+			m[a.Name] = a.Ref()
+			ac := AxisChange{Axis: a.Name, Reference: a.Ref()}
+			if r := byKey[key(c.Topology, GroupOf(axes, m))]; r != nil {
+				ac.TPS, ac.Lat = Compare(c.TPS, r.TPS), Compare(c.AvgMs, r.AvgMs)
+				if r == c || sameRuns(r, c) {
+					ac.TPS.Verdict, ac.Lat.Verdict = Reference, Reference
+				}
+			}
+			c.Along = append(c.Along, ac)
+		}
+	}
+	return cells
+}
+
+// sameRuns: a reused cell and its source (or two copies of one) are the same runs.
+func sameRuns(a, b *Cell) bool {
+	return len(a.Runs) > 0 && slices.Equal(a.Runs, b.Runs)
+}
+
+func pick(axes []Axis, v map[string]string) map[string]string {
+	m := map[string]string{}
+	for _, a := range axes {
+		if x, ok := v[a.Name]; ok {
+			m[a.Name] = x
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
