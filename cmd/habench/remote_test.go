@@ -234,8 +234,9 @@ func signalAndWait(t *testing.T, cmd *exec.Cmd, sig os.Signal) error {
 }
 
 // TestRunLinksOverSSH: `sysbench run --links` on an existing cluster with ssh applies tc
-// on its hosts for the run, records it in the manifest (applied_by run), and leaves the
-// hosts as they were after the run, after SIGINT, and after kill -9 plus `netem clear`.
+// on its hosts for the run, records it in the manifest (applied_by run), samples each
+// host's CPU over SSH, and leaves the hosts as they were after the run, after SIGINT, and
+// after kill -9 plus `netem clear`; a scenario with links on the same servers runs too.
 func TestRunLinksOverSSH(t *testing.T) {
 	lab, same := sshLab(t)
 	h1 := lab.Hosts[0]
@@ -253,13 +254,27 @@ func TestRunLinksOverSSH(t *testing.T) {
 	opts := []string{"--tables", "1", "--table-size", "200"}
 	must(append([]string{"sysbench", "oltp_read_only", "prepare", "--cluster", "sshl"}, opts...)...)
 	res := filepath.Join(t.TempDir(), "run")
-	r := must(append([]string{"sysbench", "oltp_read_only", "run", "--cluster", "sshl", "--links", "rate 10mbit", "--time", "2", "--results", res}, opts...)...)
+	r := must(append([]string{"sysbench", "oltp_read_only", "run", "--cluster", "sshl", "--links", "rate 10mbit", "--time", "6", "--results", res}, opts...)...)
 	man := readJSON(t, filepath.Join(runDir(t, res), "manifest.json"))
 	imp, _ := man["links"].(map[string]any)["impairment"].(map[string]any)
 	if imp == nil || imp["backend"] != netem.BackendRemote || imp["applied_by"] != "run" || len(imp["rtt"].([]any)) != 2 {
 		t.Errorf("manifest links: %v\n%s", man["links"], r.stdout)
 	}
 	same("after a run with --links")
+	// Host metrics over SSH: each node's host sampled (its /proc read through the shell
+	// habench keeps open there), every second of the run.
+	sum := readJSON(t, filepath.Join(runDir(t, res), "summary.json"))
+	hosts, _ := sum["hosts"].([]any)
+	if len(hosts) != 2 {
+		t.Errorf("summary hosts: %v", sum["hosts"])
+	}
+	for _, x := range hosts {
+		hm := x.(map[string]any)
+		t.Logf("host %v: %v samples, CPU busy mean %v, run queue mean %v", hm["host"], hm["samples"], hm["cpu_busy_mean"], hm["procs_running_mean"])
+		if n, _ := hm["samples"].(float64); n < 3 || hm["cpu_busy_mean"] == nil || !strings.HasPrefix(fmt.Sprint(hm["host"]), "ssh hbt-ssh") {
+			t.Errorf("host %v: %v samples, cpu busy %v; stderr:\n%s", hm["host"], hm["samples"], hm["cpu_busy_mean"], r.stderr)
+		}
+	}
 
 	record := filepath.Join(state, "clusters", "sshl", "links-run.json")
 	for _, sig := range []os.Signal{os.Interrupt, os.Kill} {
