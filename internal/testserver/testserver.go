@@ -111,9 +111,15 @@ func StartMariaDBAt(t testing.TB, l Listen, extra ...string) *Server {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	data := filepath.Join(dir, "data")
+	// A temporary directory of its own: the bootstrap's temporary tables in a shared /tmp
+	// were seen to vanish while other tests ran ("Unknown table 'mysql.tmp_user_sys'").
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	inst := exec.Command("/usr/bin/mariadb-install-db", "--no-defaults", "--datadir="+data,
 		"--auth-root-authentication-method=normal", "--skip-test-db", "--user=root",
-		"--skip-name-resolve", "--innodb-log-file-size=16M")
+		"--skip-name-resolve", "--innodb-log-file-size=16M", "--tmpdir="+tmp)
 	if out, err := inst.CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
 	}
@@ -128,7 +134,7 @@ func StartMariaDBAt(t testing.TB, l Listen, extra ...string) *Server {
 		"--bind-address=" + s.Host, "--port=" + strconv.Itoa(s.Port), "--socket=" + s.Socket,
 		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--log-error=" + filepath.Join(dir, "error.log"),
 		"--skip-name-resolve", "--innodb-log-file-size=16M", "--innodb-buffer-pool-size=64M",
-		"--max-connections=500", "--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0"}
+		"--max-connections=500", "--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0", "--tmpdir=" + tmp}
 	s.args = append(args, extra...)
 	t.Cleanup(func() { s.Kill(t) })
 	s.start(t)
