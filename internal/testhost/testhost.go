@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -108,6 +109,9 @@ func New(t testing.TB, n int, o Options) *Lab {
 			Veth: fmt.Sprintf("hbt-ssh%s%d", suffix, k), index: k}
 		run(t, "ip", "netns", "add", h.Name)
 		t.Cleanup(func() { exec.Command("ip", "netns", "del", h.Name).Run() })
+		// Runs before the namespace goes (cleanups run last first): whatever still runs in
+		// it dies, e.g. sshd's per-connection children, which outlive the listener.
+		t.Cleanup(func() { killIn(h.Name) })
 		run(t, "ip", "link", "add", h.Veth, "type", "veth", "peer", "name", "eth0", "netns", h.Name)
 		t.Cleanup(func() { exec.Command("ip", "link", "del", h.Veth).Run() })
 		run(t, "ip", "link", "set", h.Veth, "master", l.Bridge, "up")
@@ -258,6 +262,8 @@ func (l *Lab) startSSH(t testing.TB) {
 			"UsePAM no",
 			"StrictModes no",
 			"MaxStartups 50",
+			"ClientAliveInterval 5",
+			"ClientAliveCountMax 2",
 			"MaxSessions 50",
 			"LogLevel VERBOSE",
 		}, "\n") + "\n"
@@ -304,6 +310,36 @@ func (l *Lab) startSSH(t testing.TB) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
+	}
+}
+
+// killIn kills every process in the named network namespace (SIGKILL, then waits up to
+// 5 s for them to go).
+func killIn(ns string) {
+	var want syscall.Stat_t
+	if syscall.Stat(filepath.Join("/run/netns", ns), &want) != nil {
+		return
+	}
+	in := func() []int {
+		var pids []int
+		procs, _ := filepath.Glob("/proc/[0-9]*")
+		for _, p := range procs {
+			var st syscall.Stat_t
+			if syscall.Stat(filepath.Join(p, "ns", "net"), &st) == nil && st.Ino == want.Ino && st.Dev == want.Dev {
+				var pid int
+				fmt.Sscanf(filepath.Base(p), "%d", &pid)
+				if pid > 0 && pid != os.Getpid() {
+					pids = append(pids, pid)
+				}
+			}
+		}
+		return pids
+	}
+	for _, pid := range in() {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(in()) > 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
