@@ -424,3 +424,29 @@ func drainRelayLog(ctx context.Context, db *sql.DB, caps topology.Capabilities, 
 	defer cancel()
 	return waitGTID(wctx, db, caps, got)
 }
+
+// WriterNow returns the node that takes writes now, without changing the state file: in
+// a single-primary group the member the running ONLINE members call PRIMARY (the
+// recorded writer while none does, e.g. during an election), else the recorded writer
+// (which Promote updates). For following workers (workload.Target.Follow).
+func (c *Cluster) WriterNow(ctx context.Context) *Node {
+	if c.Spec.Kind == topology.Group && !c.Existing() {
+		for _, n := range c.Nodes {
+			if !n.Running() {
+				continue
+			}
+			db, err := c.OpenAdmin(n)
+			if err != nil {
+				continue
+			}
+			qctx, cancel := context.WithTimeout(ctx, time.Second)
+			m, err := ReadGroupMember(qctx, db, n.Name)
+			cancel()
+			db.Close()
+			if err == nil && m.State == "ONLINE" && m.SinglePrimary && m.Role == "PRIMARY" {
+				return n
+			}
+		}
+	}
+	return c.Writer()
+}

@@ -14,10 +14,21 @@ import (
 // "ok" (with semi-sync status and acknowledging replicas on a semi-sync source), or the
 // replica threads, Seconds_Behind and last errors from SHOW REPLICA|SLAVE STATUS.
 func (c *Cluster) Health(ctx context.Context, n *Node) string {
-	caps := c.Capabilities()
+	adopted := ""
 	if !c.Existing() && !n.Running() {
-		return "server not running"
+		pid := c.Adopt(n)
+		if pid == 0 {
+			return "server not running"
+		}
+		adopted = fmt.Sprintf("restarted outside habench (pid %d, now recorded); ", pid)
 	}
+	h := c.health(ctx, n)
+	return adopted + h
+}
+
+// health is Health for a node whose server runs.
+func (c *Cluster) health(ctx context.Context, n *Node) string {
+	caps := c.Capabilities()
 	db, err := c.OpenAdmin(n)
 	if err != nil {
 		return err.Error()

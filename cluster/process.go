@@ -152,3 +152,52 @@ func (c *Cluster) ServerProcess(name string) (pid int, startTicks uint64, err er
 	}
 	return n.PID, n.StartTicks, nil
 }
+
+// socketServer returns the pid of the process serving unix socket path (SO_PEERCRED of a
+// connection to it), 0 when nothing answers there or the peer is not a MySQL/MariaDB
+// server.
+func socketServer(path string) int {
+	if path == "" {
+		return 0
+	}
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+		return 0
+	}
+	cred, err := syscall.GetsockoptUcred(fd, syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	if err != nil || cred.Pid <= 0 {
+		return 0
+	}
+	exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", cred.Pid))
+	if base := filepath.Base(exe); base != "mysqld" && base != "mariadbd" {
+		return 0
+	}
+	return int(cred.Pid)
+}
+
+// Adopt looks for node n's server when its recorded process is gone: a server restarted
+// outside habench (by hand, by a service manager) still listens on the node's socket.
+// When one does, its pid and start time replace the recorded ones in the state file, so
+// that status, faults and destroy find it; the pid is returned (0: none).
+func (c *Cluster) Adopt(n *Node) int {
+	if c.Existing() || n.Running() {
+		return 0
+	}
+	pid := socketServer(n.Socket)
+	if pid == 0 {
+		return 0
+	}
+	ticks, alive := procStartTicks(pid)
+	if !alive {
+		return 0
+	}
+	n.PID, n.StartTicks = pid, ticks
+	if err := c.save(); err != nil {
+		return 0
+	}
+	return pid
+}

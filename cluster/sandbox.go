@@ -106,6 +106,12 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
+	deployedByUs(spec.Name, s.stateDir())
+	defer func() {
+		if err != nil {
+			destroyedByUs(spec.Name) // a failed deploy removes what it made
+		}
+	}()
 	if s.ReadyTimeout == 0 {
 		s.ReadyTimeout = 90 * time.Second
 	}
@@ -696,6 +702,7 @@ func waitSemiSyncClients(ctx context.Context, db *sql.DB, caps topology.Capabili
 // name when the state file is missing or unreadable. For an existing cluster it only
 // forgets the registration: its servers are not touched.
 func (s *Sandbox) Destroy(ctx context.Context, name string) error {
+	defer destroyedByUs(name)
 	c, err := s.Load(name)
 	if err != nil {
 		var fe *topology.FieldError

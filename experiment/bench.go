@@ -53,6 +53,9 @@ type Bench struct {
 	// (live metrics).
 	OnInterval func(workload.Interval)
 	OnSamples  func([]sampler.Sample)
+	// OnLive, when set, gets the run's live counters just before the workers start
+	// (live metrics that move as transactions complete).
+	OnLive func(*workload.Live)
 	// CatchUpTimeout bounds the wait for replicas to apply everything after the run
 	// before the consistency check (default 120s).
 	CatchUpTimeout time.Duration
@@ -188,6 +191,8 @@ type Summary struct {
 	LatencyMs     map[string]float64                `json:"latency_ms"`
 	ErrorsByCode  map[string]int64                  `json:"errors_by_code,omitempty"`
 	PerEndpoint   map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
+	// ClientCPUCores is the CPU habench itself used during the workload, in cores.
+	ClientCPUCores float64 `json:"client_cpu_cores,omitempty"`
 	// Outages are the windows during which a node's workers could not commit (nil: none).
 	Outages        []OutageSummary      `json:"outages,omitempty"`
 	Nodes          []NodeLag            `json:"nodes,omitempty"`
@@ -200,10 +205,15 @@ type Summary struct {
 	// Convergence is the check after the catch-up: per node converged, behind, diverged
 	// (with the tables whose CHECKSUM TABLE differs) or down (nil when not checked).
 	Convergence *Convergence `json:"convergence,omitempty"`
+	// NodeStates are the nodes that were down or changed role during the run.
+	NodeStates []NodeState `json:"node_states,omitempty"`
+	// Faults are the run's faults with their recovery times (nil without faults).
+	Faults []FaultSummary `json:"faults,omitempty"`
 	// Probe is the probe writer's count of lost acknowledged commits (nil without it).
 	Probe    *ProbeSummary `json:"probe,omitempty"`
 	RandType string        `json:"rand_type"`
 	PSMode   string        `json:"db_ps_mode"`
+	Rate     *RateSummary  `json:"rate,omitempty"`
 	Error    string        `json:"error,omitempty"`
 	// SamplesWindow says which samples Nodes (lag, backlog), SemiSync, Group and Galera
 	// (queues, flow control) cover: the measured window, warm-up excluded, as TPS and
@@ -229,6 +239,11 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 	if b.Cluster != nil && b.Cluster.State != "ready" {
 		return nil, fmt.Errorf("cluster %s is %q, not ready (destroy and deploy it again)", b.Cluster.Name, b.Cluster.State)
 	}
+	unlockRun, err := lockRun(b.Cluster, b.CommandLine)
+	if err != nil {
+		return nil, err
+	}
+	defer unlockRun()
 	// Every endpoint answers before anything is read, set or written (sysbench's first
 	// FATAL line otherwise comes after a page of warnings about the same dead server).
 	if err := workload.Reachable(ctx, b.Target); err != nil {
@@ -505,7 +520,11 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 			})
 		}()
 	}
-	result, runErr := b.Workload.Run(ctx, b.Target, opts, rep)
+	var reporter workload.Reporter = rep
+	if b.OnLive != nil {
+		reporter = workload.WithLive(rep, b.OnLive)
+	}
+	result, runErr := b.Workload.Run(ctx, b.Target, opts, reporter)
 	stopFaults()
 	fwg.Wait()
 	out.Result = result
@@ -521,6 +540,20 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		man.Warnings = append(man.Warnings, w)
 		if b.Stdout == nil { // else printed above, before the summary
 			b.log().Warn("outage", "detail", w)
+		}
+	}
+	if w := clientBound(result); w != "" {
+		man.Warnings = append(man.Warnings, w)
+		b.log().Warn("client-bound", "cores", result.ClientCPUCores)
+		if b.Stdout != nil {
+			fmt.Fprintf(b.Stdout, "WARNING: %s\n", w)
+		}
+	}
+	if result != nil && result.Rate != nil {
+		// The summary printed it; the manifest and report.md say it at the top.
+		if w := result.Rate.Warning(result.TPS()); w != "" {
+			man.Warnings = append(man.Warnings, w)
+			b.log().Warn("target rate not met", "rate", result.Rate.Target, "backlog", result.Rate.Backlog)
 		}
 	}
 
@@ -648,6 +681,8 @@ func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
 		}
 	}
 	sum.Outages = outageSummaries(result)
+	sum.Faults = faultSummaries(man.Faults, sum.Outages, allSamples)
+	sum.NodeStates = nodeStates(allSamples)
 	out.Summary = sum
 	man.Finished = time.Now().UTC()
 	if res != nil {
@@ -781,6 +816,9 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 		endpoints = append(endpoints, e.Label())
 	}
 	m.Workload["endpoints"] = endpoints
+	if b.Target.Follow != nil {
+		m.Workload["writer"] = WriterAuto
+	}
 	if len(b.Target.ReadEndpoints) > 0 {
 		var rd []string
 		for _, e := range b.Target.ReadEndpoints {
@@ -945,10 +983,13 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 	if r != nil {
 		s.TimeS = r.TotalTime.Seconds()
 		s.TPS, s.QPS = r.TPS(), r.QPS()
+		s.ClientCPUCores = r.ClientCPUCores
 		s.Transactions, s.Reads, s.Writes, s.Others = r.Transactions, r.Reads, r.Writes, r.Others
 		s.IgnoredErrors, s.Reconnects = r.IgnoredErrors, r.Reconnects
 		s.LatencyMs = map[string]float64{"min": r.LatencyMin, "avg": r.LatencyAvg, "max": r.LatencyMax,
 			"p50": r.LatencyP50, "p95": r.LatencyP95, "p99": r.LatencyP99, "sum": r.LatencySum}
+		addPercentiles(s.LatencyMs, b.Options, r)
+		s.Rate = rateSummary(r)
 		if len(r.ErrorsByCode) > 0 {
 			s.ErrorsByCode = map[string]int64{}
 			for k, v := range r.ErrorsByCode {
@@ -1026,7 +1067,8 @@ func endpointDSN(t workload.Target, e workload.Endpoint) string {
 // first node: a run with other options than prepare silently runs another workload (ids
 // missing, writes that touch no row). Returns "" when they match, else what differs.
 func (b *Bench) checkData(ctx context.Context, nodes []sampler.Node) string {
-	if len(nodes) == 0 {
+	if len(nodes) == 0 || b.Workload.Name() == "bulk_insert" {
+		// bulk_insert's tables are sbtest1..--threads, created empty and filled by run.
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -1086,6 +1128,13 @@ func ClusterTarget(c *cluster.Cluster, db string, only []string) (workload.Targe
 		}
 	}
 	return t, nil
+}
+
+func clientBound(r *workload.Result) string {
+	if r == nil {
+		return ""
+	}
+	return r.ClientBoundWarning()
 }
 
 // WithReadNodes sets t's read endpoints (workload.Target.ReadEndpoints) to cluster c's

@@ -117,9 +117,26 @@ func (cv *Convergence) Problems(k topology.Kind, skipDown map[string]bool) strin
 // writes when the run ends (a group's current PRIMARY).
 func checkConvergence(ctx context.Context, c *cluster.Cluster, nodes []sampler.Node, db string, tables int, timeout time.Duration) *Convergence {
 	start := time.Now()
-	writer := c.Writer().Name
-	if w, err := c.CurrentWriter(ctx, cluster.WriterAlias); err == nil {
-		writer = w.Name
+	writer := c.WriterNow(ctx).Name
+	if !c.Existing() {
+		// A writer that is not running (killed by a fault) is no reference: the first
+		// running writable node (Galera, a group), else the first running node.
+		if w := c.Node(writer); w != nil && !w.Running() {
+			writer = ""
+			for _, n := range c.Nodes {
+				if n.Running() && n.Role.Writable() && writer == "" {
+					writer = n.Name
+				}
+			}
+			for _, n := range c.Nodes {
+				if n.Running() && writer == "" {
+					writer = n.Name
+				}
+			}
+			if writer == "" {
+				writer = c.Writer().Name
+			}
+		}
 	}
 	cv := &Convergence{Writer: writer}
 	state := map[string]*NodeConvergence{}

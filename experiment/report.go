@@ -120,6 +120,18 @@ func Report(m *Manifest, s *Summary) string {
 			}
 		}
 	}
+	if t := NodeStateTable(s.NodeStates); t != "" {
+		b.WriteString("\n## Node states\n\n" + t)
+		b.WriteString("\ndown = no sampler reached the node in those seconds (node_up 0 in samples.csv).\n")
+	}
+	if t := FaultTable(s.Faults); t != "" {
+		b.WriteString("\n## Faults\n\n" + t)
+		b.WriteString("\nrecovery = from the fault to the first commit of the workers it stopped (0: the workload did not notice); times on samples.csv's clock.\n")
+	}
+	if p := s.Probe; p != nil {
+		fmt.Fprintf(&b, "\n## Probe writer\n\n%d acknowledged commits, %d failed; **%d acknowledged commits lost** on %s; %d rows present whose commit failed.\n",
+			p.Acknowledged, p.Failed, p.LostAcknowledged, p.CheckedOn, p.UnacknowledgedPresent)
+	}
 	if ss := s.SemiSync; ss != nil {
 		fmt.Fprintf(&b, "\n## Semi-sync on %s\n\n", ss.Node)
 		b.WriteString("| acknowledged commits (yes_tx) | unacknowledged (no_tx) | seconds OFF (async fallback) | avg ack wait us |\n|---|---|---|---|\n")

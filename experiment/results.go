@@ -85,7 +85,8 @@ func (c *csvFile) close() error {
 // per second, latencies in milliseconds, counts within the interval.
 var IntervalColumns = []string{"elapsed_s", "threads", "tps", "qps", "reads_ps", "writes_ps", "others_ps",
 	"lat_avg_ms", "lat_p50_ms", "lat_p95_ms", "lat_p99_ms", "lat_max_ms", "err_ps", "reconn_ps",
-	"transactions", "reads", "writes", "others", "errors", "reconnects"}
+	"transactions", "reads", "writes", "others", "errors", "reconnects",
+	"queue_length", "concurrency", "rate_arrivals", "rate_backlog_age_s", "svc_avg_ms", "svc_p95_ms", "svc_p99_ms"}
 
 // SampleColumns is the header of samples.csv, long form: one row per node, metric and tick.
 var SampleColumns = []string{"elapsed_s", "node", "metric", "value"}
@@ -115,6 +116,7 @@ func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
 // Interval appends one row to intervals.csv.
 func (r *Results) Interval(iv workload.Interval) {
+	rc := rateColumns(iv)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.intervals.row([]string{f3(iv.Elapsed.Seconds()), strconv.Itoa(iv.Threads), f3(iv.TPS), f3(iv.QPS),
@@ -122,7 +124,8 @@ func (r *Results) Interval(iv workload.Interval) {
 		f3(iv.LatencyAvg), f3(iv.LatencyP50), f3(iv.LatencyP95), f3(iv.LatencyP99), f3(iv.LatencyMax),
 		f3(iv.ErrPerSec), f3(iv.ReconnPerSec),
 		strconv.FormatInt(iv.Transactions, 10), strconv.FormatInt(iv.Reads, 10), strconv.FormatInt(iv.Writes, 10),
-		strconv.FormatInt(iv.Others, 10), strconv.FormatInt(iv.Errors, 10), strconv.FormatInt(iv.Reconnects, 10)})
+		strconv.FormatInt(iv.Others, 10), strconv.FormatInt(iv.Errors, 10), strconv.FormatInt(iv.Reconnects, 10),
+		rc[0], rc[1], rc[2], rc[3], rc[4], rc[5], rc[6]})
 }
 
 // Samples appends sampler rows to samples.csv.

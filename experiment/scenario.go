@@ -67,6 +67,10 @@ type ScenarioWorkload struct {
 	// default). Checked against each topology's node names when the file is parsed.
 	// Prepare and cleanup always use the writable nodes.
 	Nodes WorkloadNodes `yaml:"nodes"`
+	// Writer is auto (the workers follow the writer after a failover or a promote) or
+	// fixed; default auto for single-primary groups, fixed otherwise (DefaultWriterMode).
+	// auto is refused with workload.nodes and for kinds without a single writer.
+	Writer string `yaml:"writer"`
 }
 
 // WorkloadNodes is workload.nodes: All for every topology, or ByTopology per topology.
@@ -227,6 +231,20 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	}
 	if err := s.options.Validate(); err != nil {
 		return nil, fmt.Errorf("workload.options: %w", err)
+	}
+	switch s.Workload.Writer {
+	case "", WriterFixed:
+	case WriterAuto:
+		for i, t := range s.Topologies {
+			if why := CanFollow(t); why != "" {
+				return nil, &topology.FieldError{Field: "workload.writer", Value: s.Workload.Writer, Reason: fmt.Sprintf("topologies[%d] %s: %s", i, t.Name, why)}
+			}
+			if len(s.Workload.Nodes.For(t.Name)) > 0 {
+				return nil, &topology.FieldError{Field: "workload.writer", Value: s.Workload.Writer, Reason: "workload.nodes chooses the nodes: auto follows the writer instead"}
+			}
+		}
+	default:
+		return nil, &topology.FieldError{Field: "workload.writer", Value: s.Workload.Writer, Reason: "want auto or fixed"}
 	}
 	if err := validateFaults(s.Faults, s.Topologies, s.Network, s.options.Warmup+s.options.Time); err != nil {
 		return nil, err

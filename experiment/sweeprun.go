@@ -677,6 +677,13 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 	if err != nil {
 		return &topology.FieldError{Field: "workload.nodes", Value: strings.Join(p.Scenario.Workload.Nodes.For(cell.Topology), ","), Reason: err.Error()}
 	}
+	writerMode := p.Scenario.Workload.Writer
+	if writerMode == "" && len(p.Scenario.Workload.Nodes.For(cell.Topology)) == 0 {
+		writerMode = DefaultWriterMode(c.Spec)
+	}
+	if writerMode == WriterAuto && !c.Existing() {
+		runTarget.Follow = FollowWriter(cs.sb, c.Name)
+	}
 	if p.Policy.Prepare == PrepareReprepare && cs.prepared {
 		if err := wl.Cleanup(ctx, target, cell.Options, sw.out); err != nil {
 			return fmt.Errorf("cleanup: %w", err)

@@ -1,17 +1,18 @@
 // Package metrics exposes a run's numbers live, in Prometheus' text format, while it is in
-// progress: throughput and errors from the workload's report intervals, latency as a
+// progress: transaction, query, error and reconnect counters read from the workers as
+// transactions complete (AttachLive; from report intervals when no run is attached),
+// interval gauges from the workload's report intervals, latency as a
 // histogram in seconds built from each interval's HdrHistogram, and every node's sampled
 // lag, backlog, queues and flow-control paused fraction. It uses its own registry (never
 // the global one), so only habench_* metrics are served.
 //
 // Feed it from experiment.Bench's hooks: StartRun when a run (a topology, a sweep cell)
-// begins, ObserveInterval from OnInterval, ObserveSamples from OnSamples, EndRun when the
-// run is over. Serve exposes /metrics over HTTP.
+// begins, AttachLive from OnLive, ObserveInterval from OnInterval, ObserveSamples from
+// OnSamples, EndRun when the run is over. Serve exposes /metrics over HTTP.
 package metrics
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -62,8 +63,7 @@ type Run struct {
 type Metrics struct {
 	reg *prometheus.Registry
 
-	transactions, reconnects prometheus.Counter
-	queries, errors          *prometheus.CounterVec
+	counters                 *runCounters // transactions, queries, errors, reconnects (live.go)
 	latency                  *latencyHistogram
 	intervalTPS, intervalQPS prometheus.Gauge
 	intervalLatency          *prometheus.GaugeVec
@@ -83,13 +83,7 @@ type sampleKey struct{ node, metric string }
 // New returns Metrics with a fresh registry holding all habench_* collectors.
 func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry(), lastTick: map[sampleKey]bool{}}
-	m.transactions = prometheus.NewCounter(prometheus.CounterOpts{Name: Transactions,
-		Help: "Transactions (sysbench events) completed, summed over report intervals (the last partial interval of a run is not included)."})
-	m.reconnects = prometheus.NewCounter(prometheus.CounterOpts{Name: Reconnects, Help: "Connections re-established by the workload after a lost connection."})
-	m.queries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Queries,
-		Help: "Statements executed, by sysbench class: read (returned rows), write (changed rows), other (BEGIN, COMMIT, no-op DML)."}, []string{"type"})
-	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Errors,
-		Help: "Ignored errors (transaction rolled back and retried, --mysql-ignore-errors) by MySQL error code."}, []string{"code"})
+	m.counters = newRunCounters()
 	m.latency = newLatencyHistogram(prometheus.NewDesc(Latency,
 		"Transaction (event) latency in seconds: every event of every report interval, from the interval's HdrHistogram (3 significant digits).", nil, nil), LatencyBuckets)
 	m.intervalTPS = prometheus.NewGauge(prometheus.GaugeOpts{Name: IntervalTPS, Help: "Transactions per second over the last report interval."})
@@ -116,7 +110,7 @@ func New() *Metrics {
 	m.runInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: RunInfo,
 		Help: "1 for the run in progress or last run: scenario, topology, kind, flavor, workload and sweep cell."}, []string{"scenario", "topology", "kind", "flavor", "workload", "cell"})
 	m.runActive = prometheus.NewGauge(prometheus.GaugeOpts{Name: RunActive, Help: "1 while a workload run is in progress, else 0."})
-	m.reg.MustRegister(m.transactions, m.reconnects, m.queries, m.errors, m.latency, m.intervalTPS, m.intervalQPS,
+	m.reg.MustRegister(m.counters, m.latency, m.intervalTPS, m.intervalQPS,
 		m.intervalLatency, m.threads, m.nodeLag, m.nodeBacklog, m.nodeQueue, m.nodePaused, m.nodeThrottle, m.nodeSample, m.hostCPU, m.nodeServerCPU, m.runInfo, m.runActive)
 	return m
 }
@@ -143,21 +137,16 @@ func (m *Metrics) StartRun(r Run) {
 // EndRun marks the run as over (habench_run_active 0, habench_threads 0); its last
 // values stay until the next StartRun.
 func (m *Metrics) EndRun() {
+	m.counters.attach(nil)
 	m.runActive.Set(0)
 	m.threads.Set(0)
 }
 
-// ObserveInterval adds one report interval: counters, the latency histogram (every event
-// of the interval) and the interval gauges.
+// ObserveInterval adds one report interval: the latency histogram (every event of the
+// interval), the interval gauges and, when no live counters are attached (AttachLive),
+// the interval's counts to the counters.
 func (m *Metrics) ObserveInterval(iv workload.Interval) {
-	m.transactions.Add(float64(iv.Transactions))
-	m.reconnects.Add(float64(iv.Reconnects))
-	m.queries.WithLabelValues("read").Add(float64(iv.Reads))
-	m.queries.WithLabelValues("write").Add(float64(iv.Writes))
-	m.queries.WithLabelValues("other").Add(float64(iv.Others))
-	for code, n := range iv.ErrorsByCode {
-		m.errors.WithLabelValues(strconv.Itoa(int(code))).Add(float64(n))
-	}
+	m.counters.observe(iv)
 	if iv.Histogram != nil {
 		// The exact sum of the interval's latencies: avg (ms) x events.
 		m.latency.add(iv.Histogram, iv.LatencyAvg*float64(iv.Transactions)/1000)

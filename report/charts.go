@@ -115,9 +115,16 @@ type panel struct {
 	lines         []series
 }
 
+// mark is a vertical marker on every panel of a time-series chart (a fault), at X.
+type mark struct {
+	x     float64
+	label string
+}
+
 // timeSeriesChart draws panels stacked on one shared X axis (0..xmax), a legend to the
-// right of each panel.
-func timeSeriesChart(title, xlabel string, panels []panel, xmax float64) (Chart, error) {
+// right of each panel, and marks as dashed vertical lines across every panel (labelled
+// in the first panel's legend).
+func timeSeriesChart(title, xlabel string, panels []panel, xmax float64, marks ...mark) (Chart, error) {
 	var plots [][]*plot.Plot
 	var legends []plot.Legend
 	n := 0
@@ -167,6 +174,19 @@ func timeSeriesChart(title, xlabel string, panels []panel, xmax float64) (Chart,
 			p.Y.Max = 1 // a flat zero line stays visible at the bottom
 		default:
 			p.Y.Max = ymax * 1.08
+		}
+		for _, m := range marks {
+			l, err := plotter.NewLine(plotter.XYs{{X: m.x, Y: p.Y.Min}, {X: m.x, Y: p.Y.Max}})
+			if err != nil {
+				return Chart{}, err
+			}
+			l.Color = color.RGBA{R: 200, G: 30, B: 30, A: 255}
+			l.Width = vg.Points(1)
+			l.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+			p.Add(l)
+			if i == 0 {
+				leg.Add(m.label, l)
+			}
 		}
 		plots = append(plots, []*plot.Plot{p})
 		legends = append(legends, leg)
@@ -353,7 +373,12 @@ func RunChart(r *Run) (Chart, bool, error) {
 	if len(panels) == 0 {
 		return Chart{}, false, nil
 	}
-	c, err := timeSeriesChart(r.Name, "time s (from the start of sampling)", panels, math.Ceil(max(xmax, 1)))
+	var marks []mark
+	for _, f := range r.Manifest.Faults {
+		marks = append(marks, mark{x: f.AtS, label: fmt.Sprintf("fault: %s %s at %.1f s", f.Action, f.Node, f.AtS)})
+		xmax = max(xmax, f.AtS)
+	}
+	c, err := timeSeriesChart(r.Name, "time s (from the start of sampling)", panels, math.Ceil(max(xmax, 1)), marks...)
 	return c, true, err
 }
 

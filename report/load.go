@@ -113,6 +113,13 @@ type Manifest struct {
 	// Warnings are the run's own (manifest "warnings"): deploy-time options the servers do
 	// not run with, standing links applied or cleared during the run.
 	Warnings []string `json:"warnings"`
+	// Faults are the faults injected during the run (manifest "faults", samples clock);
+	// the time-series charts mark them. They also stay in Other, shown raw.
+	Faults []struct {
+		AtS    float64 `json:"at_s"`
+		Action string  `json:"action"`
+		Node   string  `json:"node"`
+	} `json:"faults"`
 	// Other holds top-level keys not listed above, raw.
 	Other map[string]json.RawMessage `json:"-"`
 }

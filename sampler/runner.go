@@ -214,6 +214,7 @@ collect:
 	for ni, n := range r.nodes {
 		var total uint64
 		var counters []Sample
+		reached, tried := false, false
 		for si := range r.samplers {
 			i := ni*per + si
 			p := r.pairs[i]
@@ -228,14 +229,25 @@ collect:
 				samples = append(samples, s)
 			}
 			r.account(p, errs[i])
+			if _, hostOnly := p.s.(*Host); !hostOnly { // the host answers for a dead server
+				tried = true
+				reached = reached || errs[i] == nil
+			}
 			total += p.errs
 			counters = append(counters, Sample{Elapsed: elapsed, Node: n.Name, Metric: "sampler_errors_" + p.s.Name(), Value: float64(p.errs)})
 		}
 		samples = append(samples, Sample{Elapsed: elapsed, Node: n.Name, Metric: "sampler_errors", Value: float64(total)})
+		if tried {
+			samples = append(samples, Sample{Elapsed: elapsed, Node: n.Name, Metric: MetricNodeUp, Value: boolf(reached)})
+		}
 		samples = append(samples, counters...)
 	}
 	return samples, true
 }
+
+// MetricNodeUp is 1 in a tick where at least one sampler reached the node, 0 where every
+// one failed (the node is down or unreachable).
+const MetricNodeUp = "node_up"
 
 // call runs one Sample under its own timeout and reports on ch. A panic is an error.
 func (r *Runner) call(ctx context.Context, t *Tick, i int, p *pair, ch chan<- result) {

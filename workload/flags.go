@@ -17,7 +17,8 @@ func NormalizeFlagName(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 	return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
 }
 
-// BindFlags registers sysbench's run/prepare option names on fs, bound to o;
+// BindFlags registers sysbench's run/prepare option names on fs, bound to o (sysbench
+// 1.0.20's options unless the usage says "sysbench 1.1's option" or "habench:");
 // the current values of o are the defaults (pass DefaultOptions()). Durations
 // are given in seconds as sysbench does (--time=60); Go durations ("1m30s")
 // are accepted too. Booleans accept on/off, true/false, yes/no, 1/0 and a bare
@@ -31,15 +32,19 @@ func BindFlags(fs *pflag.FlagSet, o *Options) {
 	fs.Var(secondsValue{&o.Time}, "time", "limit for total execution time in seconds (0 = no limit)")
 	fs.Int64Var(&o.Events, "events", o.Events, "limit for total number of events (0 = no limit)")
 	fs.Var(secondsValue{&o.ReportInterval}, "report-interval", "periodically report intermediate statistics with this interval in seconds (0 = off)")
-	fs.StringVar(&o.RandType, "rand-type", o.RandType, "random numbers distribution {uniform, gaussian, special, pareto, zipfian}")
+	fs.StringVar(&o.RandType, "rand-type", o.RandType, "random numbers distribution {uniform, gaussian, special, pareto, zipfian} "+
+		"(zipfian and the default uniform are sysbench 1.1's; 1.0.20 defaults to special)")
 	fs.Int64Var(&o.RandSeed, "rand-seed", o.RandSeed, "seed for random number generators (0 = current time)")
 	fs.IntVar(&o.RandSpecIter, "rand-spec-iter", o.RandSpecIter, "number of iterations for the special and gaussian distributions")
 	fs.IntVar(&o.RandSpecPct, "rand-spec-pct", o.RandSpecPct, "percentage of the entire range where 'special' values will fall in the special distribution")
 	fs.IntVar(&o.RandSpecRes, "rand-spec-res", o.RandSpecRes, "percentage of 'special' values to use for the special distribution")
 	fs.Float64Var(&o.RandParetoH, "rand-pareto-h", o.RandParetoH, "shape parameter for the Pareto distribution")
-	fs.Float64Var(&o.RandZipfianExp, "rand-zipfian-exp", o.RandZipfianExp, "shape parameter (exponent, theta) for the Zipfian distribution")
+	fs.Float64Var(&o.RandZipfianExp, "rand-zipfian-exp", o.RandZipfianExp, "shape parameter (exponent, theta) for the Zipfian distribution "+
+		"(sysbench 1.1's option; sysbench 1.0.20 refuses it)")
 	fs.StringVar(&o.PSMode, "db-ps-mode", o.PSMode, "prepared statements usage mode {auto, disable}")
-	fs.Float64Var(&o.Percentile, "percentile", o.Percentile, "percentile to calculate in latency statistics (1-100); 0 disables it")
+	fs.Var(percentileValue{o}, "percentile", "percentile to calculate in latency statistics (1-100); 0 disables it. "+
+		"habench: several, e.g. 95,99,99.9 (interval lines show the first, the summary each)")
+	boolFlag(fs, &o.Histogram, "histogram", "print latency histogram in report")
 	fs.IntVar(&o.RangeSize, "range-size", o.RangeSize, "range size for range SELECT queries")
 	fs.IntVar(&o.PointSelects, "point-selects", o.PointSelects, "number of point SELECT queries per transaction")
 	fs.IntVar(&o.SimpleRanges, "simple-ranges", o.SimpleRanges, "number of simple range SELECT queries per transaction")
@@ -52,8 +57,10 @@ func BindFlags(fs *pflag.FlagSet, o *Options) {
 	boolFlag(fs, &o.RangeSelects, "range-selects", "enable/disable all range SELECT queries")
 	boolFlag(fs, &o.SkipTrx, "skip-trx", "don't start explicit transactions and execute all queries in the AUTOCOMMIT mode")
 	fs.Var(ignoreErrorsValue{o}, "mysql-ignore-errors", "list of MySQL error codes to ignore (roll back, count, retry the transaction), or 'all' or 'none'; a lost connection (2013, 2006) ends the run unless ignored, then the worker reconnects")
-	fs.IntVar(&o.Rate, "rate", o.Rate, "average transactions rate (0 = unlimited)")
-	fs.Var(secondsValue{&o.Warmup}, "warmup-time", "run events for this many seconds with statistics disabled before the measured run")
+	fs.IntVar(&o.Rate, "rate", o.Rate, "average transactions rate (0 = unlimited). habench: latency counts from each event's scheduled arrival, "+
+		"as in sysbench; the service time is reported apart, and a WARNING says when the run ended over 1 s behind")
+	fs.Var(secondsValue{&o.Warmup}, "warmup-time", "run events for this many seconds with statistics disabled before the measured run "+
+		"(sysbench 1.1's option; sysbench 1.0.20 refuses it)")
 	boolFlag(fs, &o.CreateSecondary, "create-secondary", "create a secondary index on k in addition to the PRIMARY KEY")
 	boolFlag(fs, &o.AutoInc, "auto-inc", "declare id AUTO_INCREMENT (schema only: prepare always inserts explicit ids 1..table-size)")
 	fs.StringVar(&o.MysqlEngine, "mysql-storage-engine", o.MysqlEngine, "storage engine")
@@ -257,6 +264,43 @@ func ParseIgnoreErrors(s string) (codes []uint16, all bool, err error) {
 		codes = append(codes, uint16(n))
 	}
 	return codes, false, nil
+}
+
+// percentileValue parses --percentile: one number (sysbench) or a comma list (habench).
+type percentileValue struct{ o *Options }
+
+func (v percentileValue) String() string {
+	if v.o == nil {
+		return ""
+	}
+	return percentileList(*v.o)
+}
+
+func (v percentileValue) Set(s string) error {
+	var ps []float64
+	for _, f := range strings.Split(s, ",") {
+		p, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || math.IsNaN(p) {
+			return fmt.Errorf("want a number in [0,100], or several separated by commas (95,99,99.9)")
+		}
+		ps = append(ps, p)
+	}
+	v.o.Percentile, v.o.ExtraPercentiles = ps[0], nil
+	if len(ps) > 1 {
+		v.o.ExtraPercentiles = ps[1:]
+	}
+	return nil
+}
+
+func (v percentileValue) Type() string { return "list" }
+
+// percentileList renders Percentile and ExtraPercentiles as --percentile takes them.
+func percentileList(o Options) string {
+	s := []string{ftoa(o.Percentile)}
+	for _, p := range o.ExtraPercentiles {
+		s = append(s, ftoa(p))
+	}
+	return strings.Join(s, ",")
 }
 
 // listValue is a comma-separated string list flag; setting it replaces the default.

@@ -1,7 +1,8 @@
 // Package workload is habench's sysbench-compatible OLTP engine: the sbtest
-// schema and data (prepare), the oltp_* event mixes of sysbench 1.0.20 (run),
-// cleanup, and sysbench's text report layout (header, interval lines, final
-// summary).
+// schema and data (prepare), the oltp_* event mixes and bulk_insert of sysbench
+// 1.0.20 (run), cleanup, and sysbench's text report layout (header, interval lines,
+// --histogram, final summary). Under --rate arrivals are open-loop (rate.go); live
+// counters of a run in progress are read through Live (live.go).
 //
 // It knows nothing about topologies: a Target is a list of endpoints that
 // workers connect to round-robin, exactly like sysbench's --mysql-host list.
@@ -9,7 +10,7 @@
 // Statistics are kept per worker (no lock shared between workers in the hot
 // path) and merged by one harvesting goroutine at report intervals and at the
 // end. Latencies go into HdrHistograms in microseconds with 3 significant
-// digits.
+// digits (so --histogram's resolution is 1 us where sysbench's is finer).
 package workload
 
 import (
@@ -89,6 +90,15 @@ type Options struct {
 	// Percentile is the latency percentile reported in interval lines and the
 	// summary (--percentile, default 95, in [0,100]; 0 disables it).
 	Percentile float64
+	// ExtraPercentiles are further latency percentiles, each in (0,100], that the
+	// summary prints after Percentile (habench's own: --percentile 95,99,99.9 sets
+	// Percentile 95 and ExtraPercentiles [99 99.9]; sysbench takes one value). Interval
+	// lines keep Percentile only.
+	ExtraPercentiles []float64
+	// Histogram prints the latency histogram in sysbench's layout before the summary
+	// (--histogram, sysbench's option; default off; refused with Percentile 0 as
+	// sysbench refuses it).
+	Histogram bool
 	// RangeSize is the number of ids in range SELECTs (--range-size, default 100).
 	RangeSize int
 	// PointSelects is the number of point SELECTs per transaction
@@ -242,6 +252,18 @@ func (o Options) Validate() error {
 	}
 	if !(o.Percentile >= 0 && o.Percentile <= 100) {
 		bad("percentile", ftoa(o.Percentile), "a number in [0,100] (0 = off)")
+	}
+	for _, p := range o.ExtraPercentiles {
+		if !(p > 0 && p <= 100) {
+			bad("percentile", percentileList(o), "numbers in (0,100] separated by commas, or 0 alone (= off)")
+			break
+		}
+	}
+	if o.Percentile == 0 && len(o.ExtraPercentiles) > 0 {
+		bad("percentile", percentileList(o), "0 (= off) alone, or numbers in (0,100] separated by commas")
+	}
+	if o.Histogram && o.Percentile == 0 {
+		bad("histogram", "on", "--percentile other than 0 (sysbench: --histogram cannot be used with --percentile=0)")
 	}
 	minInt("range-size", o.RangeSize, 1)
 	for _, c := range []struct {

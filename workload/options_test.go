@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"io"
 	"reflect"
 	"slices"
 	"strings"
@@ -197,7 +198,7 @@ func optionsEqual(a, b Options) bool {
 
 func TestLookupAndNames(t *testing.T) {
 	names := Names()
-	want := []string{"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select",
+	want := []string{"bulk_insert", "oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select",
 		"oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete"}
 	if !slices.Equal(names, want) {
 		t.Errorf("Names() = %v", names)
@@ -286,5 +287,74 @@ func TestCreateTableSQL(t *testing.T) {
 	o.AutoInc, o.MysqlEngine = false, "rocksdb"
 	if got := CreateTableSQL(1, o); !strings.Contains(got, "(id INTEGER NOT NULL, k") || !strings.HasSuffix(got, "ENGINE=rocksdb") {
 		t.Errorf("auto-inc off: %s", got)
+	}
+}
+
+// TestFlagHelpSaysWhoseOption: --help tells sysbench 1.0.20's options from sysbench
+// 1.1's and habench's own extensions.
+func TestFlagHelpSaysWhoseOption(t *testing.T) {
+	o := DefaultOptions()
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	BindFlags(fs, &o)
+	for flag, want := range map[string]string{
+		"warmup-time":      "sysbench 1.1's option; sysbench 1.0.20 refuses it",
+		"rand-zipfian-exp": "sysbench 1.1's option; sysbench 1.0.20 refuses it",
+		"rand-type":        "zipfian and the default uniform are sysbench 1.1's",
+		"percentile":       "habench: several",
+		"rate":             "habench: latency counts from each event's scheduled arrival",
+	} {
+		if u := fs.Lookup(flag).Usage; !strings.Contains(u, want) {
+			t.Errorf("--%s usage %q lacks %q", flag, u, want)
+		}
+	}
+	if u := fs.Lookup("histogram").Usage; strings.Contains(u, "habench") || strings.Contains(u, "1.1") {
+		t.Errorf("--histogram is sysbench 1.0.20's: %q", u)
+	}
+}
+
+// TestPercentileList: --percentile takes one value (sysbench) or several (habench), and
+// refuses bad ones naming the flag.
+func TestPercentileList(t *testing.T) {
+	o := DefaultOptions()
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	BindFlags(fs, &o)
+	if err := fs.Parse([]string{"--percentile", "95,99,99.9"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.Percentile != 95 || !slices.Equal(o.ExtraPercentiles, []float64{99, 99.9}) || fs.Lookup("percentile").Value.String() != "95,99,99.9" {
+		t.Errorf("parsed %v %v (%s)", o.Percentile, o.ExtraPercentiles, fs.Lookup("percentile").Value)
+	}
+	if err := o.Validate(); err != nil {
+		t.Errorf("valid list refused: %v", err)
+	}
+	for _, bad := range []string{"0,99", "95,101", "95,0"} {
+		o := DefaultOptions()
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		BindFlags(fs, &o)
+		if err := fs.Parse([]string{"--percentile", bad}); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), `--percentile "`+bad+`"`) {
+			t.Errorf("--percentile %s: %v, want an error naming --percentile and the value", bad, err)
+		}
+	}
+	fs = pflag.NewFlagSet("t", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	BindFlags(fs, &o)
+	if err := fs.Parse([]string{"--percentile", "95,x"}); err == nil {
+		t.Error("--percentile 95,x accepted")
+	}
+}
+
+func TestClientBound(t *testing.T) {
+	for _, c := range []struct {
+		cores float64
+		cpus  int
+		want  bool
+	}{{1.85, 2, true}, {1.7, 2, false}, {0.95, 1, true}, {0, 0, false}} {
+		r := &Result{ClientCPUCores: c.cores, ClientCPUs: c.cpus}
+		if got := r.ClientBound(); got != c.want || (r.ClientBoundWarning() != "") != c.want {
+			t.Errorf("%.2f of %d CPUs: bound %v, want %v", c.cores, c.cpus, got, c.want)
+		}
 	}
 }

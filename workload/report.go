@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // SysbenchVersion is the sysbench release whose output layout habench reproduces.
@@ -79,7 +81,11 @@ func pctLabel(p float64) string {
 //
 //	[ 10s ] thds: 16 tps: 1164.17 qps: 23298.56 (r/w/o: 16311.12/4657.49/2329.95) lat (ms,95%): 20.37 err/s: 0.00 reconn/s: 0.00
 //
-// followed, with --rate, by "[ 10s ] queue length: X, concurrency: Y".
+// followed, with --rate, by "[ 10s ] queue length: X, concurrency: Y" and, only while
+// the run is more than RateBehind behind its target (habench's line; a run that keeps up
+// prints exactly sysbench's lines):
+//
+//	[ 10s ] behind --rate: the oldest queued arrival has waited 3.012 s, 151 queued; 50 arrived, 0 done in this interval
 func PrintInterval(w io.Writer, iv Interval, o Options) {
 	t := iv.Elapsed.Seconds()
 	s := fmt.Sprintf("[ %.0fs ] thds: %d tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) lat (ms,%s%%): %4.2f err/s: %4.2f reconn/s: %4.2f\n",
@@ -87,14 +93,24 @@ func PrintInterval(w io.Writer, iv Interval, o Options) {
 		pctLabel(o.Percentile), iv.LatencyPct, iv.ErrPerSec, iv.ReconnPerSec)
 	if o.Rate > 0 {
 		s += fmt.Sprintf("[ %.0fs ] queue length: %d, concurrency: %d\n", t, iv.QueueLength, iv.Concurrency)
+		if ri := iv.Rate; ri != nil && ri.BacklogAge > RateBehind {
+			s += fmt.Sprintf("[ %.0fs ] behind --rate: the oldest queued arrival has waited %.3f s, %d queued; %d arrived, %d done in this interval\n",
+				t, ri.BacklogAge.Seconds(), iv.QueueLength, ri.Arrivals, iv.Transactions)
+		}
 	}
 	io.WriteString(w, s)
 }
 
 // PrintSummary writes sysbench 1.0.20's final report, from "SQL statistics:"
 // to the blank line after "Threads fairness:", with the same labels, column
-// positions and units (latencies in ms, total and execution time in s).
+// positions and units (latencies in ms, total and execution time in s). With
+// o.Histogram it is preceded by the latency histogram (PrintHistogram), as in
+// sysbench. Under --rate, habench adds a service time line after the latency block
+// and its rate lines (and any WARNING) at the end.
 func PrintSummary(w io.Writer, r *Result, o Options) {
+	if o.Histogram {
+		PrintHistogram(w, r.Histogram)
+	}
 	var b strings.Builder
 	secs := r.TotalTime.Seconds()
 	ps := func(n int64) float64 {
@@ -125,19 +141,70 @@ func PrintSummary(w io.Writer, r *Result, o Options) {
 	if o.Percentile > 0 {
 		// sysbench: "        %3dth percentile: %27.2f"; a wider label
 		// (fractional percentile) narrows the value so it ends in the same column.
-		lbl := fmt.Sprintf("%3s", pctLabel(o.Percentile))
-		fmt.Fprintf(&b, "        %sth percentile: %*.2f\n", lbl, max(27-(len(lbl)-3), 1), r.LatencyPct)
+		pctLine(&b, o.Percentile, r.LatencyPct)
+		for i, p := range o.ExtraPercentiles {
+			if i < len(r.ExtraLatencyPct) {
+				pctLine(&b, p, r.ExtraLatencyPct[i])
+			}
+		}
 	} else {
 		b.WriteString("         percentile stats:               disabled\n")
 	}
 	fmt.Fprintf(&b, "         sum: %39.2f\n", r.LatencySum)
 	b.WriteString("\n")
+	if r.Rate != nil {
+		printServiceLine(&b, r, o)
+	}
 	b.WriteString("Threads fairness:\n")
 	fmt.Fprintf(&b, "    events (avg/stddev):           %.4f/%3.2f\n", r.EventsAvg, r.EventsStddev)
 	fmt.Fprintf(&b, "    execution time (avg/stddev):   %.4f/%3.2f\n", r.ExecTimeAvg, r.ExecTimeStddev)
 	b.WriteString("\n")
 	printReadChecks(&b, r)
+	if r.Rate != nil {
+		printRateTail(&b, r)
+	}
 	io.WriteString(w, b.String())
+}
+
+// pctLine prints one "        95th percentile:      ..." line of the latency block.
+func pctLine(b *strings.Builder, p, ms float64) {
+	lbl := fmt.Sprintf("%3s", pctLabel(p))
+	fmt.Fprintf(b, "        %sth percentile: %*.2f\n", lbl, max(27-(len(lbl)-3), 1), ms)
+}
+
+// printServiceLine is habench's line after sysbench's latency block under --rate:
+//
+//	Service time (ms, without the time queued): avg: 1.23 95th percentile: 2.34 max: 12.00
+//
+// Under --rate the latencies above run from each event's scheduled arrival (so time
+// spent queued behind a slow server counts, as in sysbench); the service time runs from
+// when a thread began the event.
+func printServiceLine(b *strings.Builder, r *Result, o Options) {
+	rr := r.Rate
+	fmt.Fprintf(b, "Service time (ms, without the time queued): avg: %.2f", rr.ServiceAvg)
+	if o.Percentile > 0 {
+		fmt.Fprintf(b, " %sth percentile: %.2f", pctLabel(o.Percentile), rr.ServicePct)
+	}
+	fmt.Fprintf(b, " max: %.2f\n\n", rr.ServiceMax)
+}
+
+// printRateTail is habench's end of a --rate summary, after "Threads fairness:":
+//
+//	Rate (habench): target 200/sec, 1002 arrivals, 0 still queued at the end, longest queue wait 0.004 s
+//	NOTE: 12 arrivals of the warm-up were dropped at its end (...)      (when any)
+//	WARNING: the target rate was not met: ...                           (see RateResult.Met)
+func printRateTail(b *strings.Builder, r *Result) {
+	rr := r.Rate
+	fmt.Fprintf(b, "Rate (habench): target %d/sec, %d arrivals, %d still queued at the end, longest queue wait %.3f s\n",
+		rr.Target, rr.Arrivals, rr.Backlog, rr.MaxBacklogAge.Seconds())
+	if rr.WarmupDropped > 0 || rr.WarmupUnmeasured > 0 {
+		fmt.Fprintf(b, "NOTE: the warm-up's backlog was not carried into the measured run: %d arrivals queued during it were dropped, "+
+			"%d events of its arrivals running at its end were not measured\n", rr.WarmupDropped, rr.WarmupUnmeasured)
+	}
+	if w := rr.Warning(r.TPS()); w != "" {
+		fmt.Fprintf(b, "WARNING: %s\n", w)
+	}
+	b.WriteString("\n")
 }
 
 // printReadChecks adds habench's read-node block (not sysbench's) when reads went to
@@ -161,4 +228,62 @@ func printReadChecks(b *strings.Builder, r *Result) {
 			name, e.Queries, e.ReadChecks, e.StaleReads, 100*float64(e.StaleReads)/float64(e.ReadChecks))
 	}
 	b.WriteString("\n")
+}
+
+// sysbench's latency histogram: 1024 logarithmic buckets from 0.001 ms to 100000 ms
+// (sysbench.c's sb_histogram_init(&sb_latency_histogram, 1024, 0.001, 100000)).
+const (
+	sbHistSize = 1024
+	sbHistMin  = 0.001
+	sbHistMax  = 100000.0
+)
+
+// PrintHistogram writes h (latencies in microseconds, as Result.Histogram holds them)
+// in sysbench's --histogram layout (sb_histogram_print), re-bucketed into sysbench's
+// 1024 logarithmic buckets from 0.001 to 100000 ms:
+//
+//	Latency histogram (values are in milliseconds)
+//	       value  ------------- distribution ------------- count
+//	       0.219 |**************************************** 1153
+//	       0.223 |*********                                262
+//	 (a line holding one space)
+//
+// Each line is a non-empty bucket: its value (ms, "%12.3f"), a bar of up to 40 '*'
+// scaled to the largest bucket, and the count. Nothing but the title and the closing
+// line is written when h is empty (as sysbench).
+func PrintHistogram(w io.Writer, h *hdrhistogram.Histogram) {
+	var b strings.Builder
+	b.WriteString("Latency histogram (values are in milliseconds)\n")
+	deduct := math.Log(sbHistMin)
+	mult := (sbHistSize - 1) / (math.Log(sbHistMax) - deduct)
+	var counts [sbHistSize]int64
+	var maxcnt int64
+	if h != nil {
+		for _, bar := range h.Distribution() {
+			if bar.Count == 0 {
+				continue
+			}
+			ms := float64(bar.From+bar.To) / 2 / 1000
+			i := 0
+			if ms > 0 {
+				i = int(math.Floor((math.Log(ms)-deduct)*mult + 0.5))
+			}
+			i = min(max(i, 0), sbHistSize-1)
+			counts[i] += bar.Count
+			maxcnt = max(maxcnt, counts[i])
+		}
+	}
+	if maxcnt > 0 {
+		b.WriteString("       value  ------------- distribution ------------- count\n")
+		const stars = "****************************************"
+		for i, n := range counts {
+			if n == 0 {
+				continue
+			}
+			width := int(math.Floor(float64(n)*40/float64(maxcnt) + 0.5))
+			fmt.Fprintf(&b, "%12.3f |%-40s %d\n", math.Exp(float64(i)/mult+deduct), stars[:width], n)
+		}
+	}
+	b.WriteString(" \n")
+	io.WriteString(w, b.String())
 }

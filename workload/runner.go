@@ -6,16 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
-
-// maxQueueLen is sysbench's MAX_QUEUE_LEN for --rate.
-const maxQueueLen = 131072
 
 // runner is the state of one Run call.
 type runner struct {
@@ -38,14 +36,17 @@ type runner struct {
 	done     chan struct{} // closed to stop workers and helpers
 	stopOnce sync.Once
 
-	queue       chan struct{} // --rate event queue
-	concurrency atomic.Int32
+	rt   *rateState // --rate arrivals (rate.go); nil without --rate
+	live *Live      // live counters (live.go)
 
 	errMu    sync.Mutex
 	err      error
 	moreErrs map[uint16]int // fatal errors after the first, by code (see fail)
 
-	outages map[string]*outageTracker // by endpoint label
+	outages map[string]*outageTracker // by endpoint label ("writer" with Target.Follow)
+
+	poolMu sync.Mutex
+	pools  map[string]*sql.DB // by endpoint label, for following workers (Target.Follow)
 
 	hv harvester
 }
@@ -155,10 +156,14 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	r.workers = make([]*worker, o.Threads)
 	for i := range r.workers {
 		ep := t.Endpoints[i%len(t.Endpoints)]
-		trk := r.outages[ep.Label()]
+		key := ep.Label()
+		if t.Follow != nil {
+			key = WriterLabel
+		}
+		trk := r.outages[key]
 		if trk == nil {
-			trk = &outageTracker{label: ep.Label()}
-			r.outages[ep.Label()] = trk
+			trk = &outageTracker{label: key}
+			r.outages[key] = trk
 		}
 		r.workers[i] = &worker{
 			id: i, r: r, ep: ep, label: ep.Label(), db: r.dbs[i%len(t.Endpoints)],
@@ -173,6 +178,9 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 			wk := r.workers[i]
 			wk.rd = &readSide{ep: rep, label: rep.Label(), db: rdbs[i%len(rdbs)], slot: &connSlot{}}
 			wk.c.rd = &Conn{ps: r.ps, texts: readTexts, workload: name, label: rep.Label()}
+		}
+		if o.Rate > 0 {
+			r.workers[i].st.svcHist = NewHistogram()
 		}
 	}
 
@@ -200,7 +208,11 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	}
 	r.warming.Store(o.Warmup > 0)
 	if o.Rate > 0 {
-		r.queue = make(chan struct{}, maxQueueLen)
+		r.rt = newRateState(&o)
+	}
+	r.live = &Live{r: r}
+	if lr, ok := rep.(LiveReporter); ok {
+		lr.Live(r.live)
 	}
 	stopCtx := context.AfterFunc(ctx, func() {
 		r.stop()
@@ -217,6 +229,7 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 		sr.Started()
 	}
 	r.running.Store(int32(len(r.workers)))
+	cpu0 := processCPU()
 	r.t0 = time.Now()
 	if r.limit > 0 {
 		tm := time.AfterFunc(r.limit, r.stop)
@@ -235,7 +248,7 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 		wwg.Wait()
 		close(workersDone)
 	}()
-	if r.queue != nil {
+	if r.rt != nil {
 		go r.generate()
 	}
 	go r.watchStalls()
@@ -250,6 +263,10 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	<-coordDone
 
 	res := r.result(end)
+	if wall := end.Sub(r.t0).Seconds(); wall > 0 {
+		res.ClientCPUCores = (processCPU() - cpu0).Seconds() / wall
+	}
+	res.ClientCPUs = min(runtime.GOMAXPROCS(0), runtime.NumCPU())
 	res.Outages = r.outageList(end)
 	if fallback {
 		res.PSFallback = note
@@ -323,71 +340,45 @@ func (r *runner) closeAll() {
 }
 
 // more is sysbench's sb_more_events: false when the run must end for this
-// worker; with --rate it blocks until an event is queued.
-func (r *runner) more() bool {
+// worker. With --rate it blocks until an arrival is queued and returns the
+// arrival's scheduled time (the event's intended start); without, the zero time
+// (the event starts when the worker begins it).
+func (r *runner) more() (time.Time, bool) {
 	if r.stopping() {
-		return false
+		return time.Time{}, false
 	}
 	if r.limit > 0 && time.Since(r.t0) >= r.limit {
-		return false
+		return time.Time{}, false
 	}
 	if r.o.Events > 0 && !r.warming.Load() && r.nevents.Add(1) > r.o.Events {
-		return false
+		return time.Time{}, false
 	}
-	if r.queue != nil {
-		select {
-		case <-r.queue:
-		case <-r.done:
-			return false
-		}
-		r.concurrency.Add(1)
+	if r.rt != nil {
+		return r.take()
 	}
-	return true
+	return time.Time{}, true
 }
 
-// generate is sysbench's event generator for --rate: exponentially
-// distributed inter-arrival times (a Poisson process of Rate events/s).
-func (r *runner) generate() {
-	g := rand.New(rand.NewPCG(seedOf(&r.o), 0x5eed))
-	lambda := 1e9 / float64(r.o.Rate)
-	next := time.Since(r.t0)
-	tm := time.NewTimer(time.Hour)
-	defer tm.Stop()
-	for {
-		next += time.Duration(-lambda * math.Log(1-g.Float64()))
-		now := time.Since(r.t0)
-		if r.limit > 0 && now >= r.limit {
-			return
-		}
-		if next > now {
-			tm.Reset(next - now)
-			select {
-			case <-tm.C:
-			case <-r.done:
-				return
-			}
-		}
-		select {
-		case r.queue <- struct{}{}:
-		case <-r.done:
-			return
-		default:
-			r.fail(errQueueFull)
-			return
-		}
-	}
-}
-
-// loop runs events until more() says stop.
+// loop runs events until more() says stop. An event's latency runs from its
+// intended start (its arrival under --rate), its service time from when the
+// worker began it.
 func (w *worker) loop(ctx context.Context) {
 	r := w.r
 	defer r.running.Add(-1)
-	for r.more() {
+	for {
+		arrival, ok := r.more()
+		if !ok {
+			w.finish(ctx)
+			return
+		}
 		start := time.Now()
 		w.busySince.Store(start.UnixNano())
+		if arrival.IsZero() {
+			arrival = start
+		}
 		err := w.eventWithRetry(ctx)
-		if r.queue != nil {
-			r.concurrency.Add(-1)
+		if r.rt != nil {
+			r.rt.conc.Add(-1)
 		}
 		if err != nil {
 			w.st.record(&w.c.ev, -1, 0)
@@ -396,11 +387,29 @@ func (w *worker) loop(ctx context.Context) {
 			}
 			return
 		}
-		now := time.Now()
-		w.st.record(&w.c.ev, now.Sub(start), 0)
-		w.lastCommit.Store(now.UnixNano())
+		end := time.Now()
+		w.lastCommit.Store(end.UnixNano())
 		w.busySince.Store(0)
-		w.trk.committed(now)
+		w.trk.committed(end)
+		if r.warmupArrival(arrival) {
+			w.c.ev = counts{} // a warm-up arrival finishing after it: not measured
+			continue
+		}
+		w.st.recordEvent(&w.c.ev, end.Sub(arrival), end.Sub(start))
+	}
+}
+
+// finish gives the worker's events their last word when the run ends normally (see
+// eventFinisher); a failure ends the run with it.
+func (w *worker) finish(ctx context.Context) {
+	f, ok := w.events.(eventFinisher)
+	if !ok || w.conn == nil || ctx.Err() != nil || w.r.firstErr() != nil {
+		return
+	}
+	err := w.conn.Raw(func(any) error { return f.finish(&w.c) })
+	w.st.record(&w.c.ev, -1, 0)
+	if err != nil {
+		w.r.fail(err)
 	}
 }
 
@@ -434,9 +443,11 @@ func (w *worker) eventWithRetry(ctx context.Context) error {
 		}
 		code, lost := errorCode(err)
 		w.failed(code)
-		if code == 0 || !r.o.ignores(code) {
+		follow := r.t.Follow != nil && (lost || readOnlyCodes[code])
+		if code == 0 || !(r.o.ignores(code) || follow) {
 			return err
 		}
+		lost = lost || follow
 		if lost || w.rollback(ctx) {
 			// Gone, or the rollback found it gone.
 			if err := w.reconnect(ctx); err != nil {
@@ -542,6 +553,13 @@ func (w *worker) reconnect(ctx context.Context) error {
 		if w.aborting(ctx) {
 			return errAborted
 		}
+		if w.r.t.Follow != nil {
+			if ep, ferr := w.r.t.Follow(ctx); ferr == nil && ep.Label() != w.label {
+				if err := w.moveTo(ep); err != nil {
+					return err
+				}
+			}
+		}
 		err := w.connect(ctx)
 		if err == nil {
 			return nil
@@ -551,7 +569,7 @@ func (w *worker) reconnect(ctx context.Context) error {
 		}
 		code, _ := errorCode(err)
 		w.failed(code)
-		if code == 0 || !(isClientCode(code) || connGoneCodes[code] || w.r.o.ignores(code)) {
+		if code == 0 || !(isClientCode(code) || connGoneCodes[code] || w.r.o.ignores(code) || (w.r.t.Follow != nil && readOnlyCodes[code])) {
 			return err
 		}
 		if !w.sleep(ctx, backoff) {
@@ -559,6 +577,66 @@ func (w *worker) reconnect(ctx context.Context) error {
 		}
 		backoff = min(backoff*2, 50*time.Millisecond)
 	}
+}
+
+// processCPU is this process's user + system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ClientBound reports whether r's client (this process) used at least 90% of the CPUs it
+// can run on: then the result measures habench as much as the servers.
+func (r *Result) ClientBound() bool {
+	return r.ClientCPUs > 0 && r.ClientCPUCores >= 0.9*float64(r.ClientCPUs)
+}
+
+// ClientBoundWarning is the WARNING for a client-bound run ("" when it was not).
+func (r *Result) ClientBoundWarning() string {
+	if !r.ClientBound() {
+		return ""
+	}
+	return fmt.Sprintf("habench itself used %.2f of the %d CPUs it can run on during the run: the client, not the servers, may be the bottleneck (fewer threads, or the load generator on another machine)", r.ClientCPUCores, r.ClientCPUs)
+}
+
+// WriterLabel is the outage label of workers that follow the writer (Target.Follow).
+const WriterLabel = "writer"
+
+// readOnlyCodes are the refusals of a node that no longer takes writes: 1290
+// (--read-only / --super-read-only), 1792 (read-only transaction), 3100 (a Group
+// Replication member that left the group refuses commits).
+var readOnlyCodes = map[uint16]bool{1290: true, 1792: true, 3100: true}
+
+// moveTo points a following worker at ep (its pool opened on first use); the counts
+// from now on are ep's.
+func (w *worker) moveTo(ep Endpoint) error {
+	r := w.r
+	r.poolMu.Lock()
+	if r.pools == nil {
+		r.pools = map[string]*sql.DB{}
+		for i, e := range r.t.Endpoints {
+			r.pools[e.Label()] = r.dbs[i]
+		}
+	}
+	db := r.pools[ep.Label()]
+	if db == nil {
+		var err error
+		if db, err = r.sess.open(ep, r.t.DB, !r.ps); err != nil {
+			r.poolMu.Unlock()
+			return err
+		}
+		db.SetMaxIdleConns(0)
+		r.pools[ep.Label()] = db
+		r.dbs = append(r.dbs, db) // closed with the others
+	}
+	r.poolMu.Unlock()
+	w.ep, w.label, w.db = ep, ep.Label(), db
+	w.c.label = ep.Label()
+	w.st.switchTo(ep.Label())
+	return nil
 }
 
 // rawEvent runs one event on the driver connection (inside conn.Raw).
@@ -584,6 +662,7 @@ func (r *runner) coordinate(rep Reporter, workersDone <-chan struct{}) {
 		}
 		r.hv.collect(r, false)
 		r.warming.Store(false)
+		r.live.startMeasuring(r.hv.warmupCum)
 		if r.o.Events > 0 {
 			r.nevents.Store(0)
 		}
@@ -609,6 +688,7 @@ func (r *runner) coordinate(rep Reporter, workersDone <-chan struct{}) {
 func (r *runner) interval(start time.Time) Interval {
 	now := time.Now()
 	c, perEp, byCode := r.hv.collect(r, true)
+	svc := r.hv.ivSvc
 	length := now.Sub(r.hv.last)
 	r.hv.last = now
 	h := r.hv.ivHist
@@ -635,9 +715,10 @@ func (r *runner) interval(start time.Time) Interval {
 	if c.events > 0 {
 		iv.LatencyAvg = nsToMs(c.latSum) / float64(c.events)
 	}
-	if r.queue != nil {
-		iv.QueueLength = len(r.queue)
-		iv.Concurrency = int(r.concurrency.Load())
+	if r.rt != nil {
+		iv.QueueLength = r.queueLength(now)
+		iv.Concurrency = int(r.rt.conc.Load())
+		iv.Rate = r.rateInterval(now, &svc, r.hv.ivSvcHist)
 	}
 	return iv
 }
@@ -652,6 +733,12 @@ type harvester struct {
 	byCode    map[uint16]int64
 	perEp     map[string]EndpointStats
 	last      time.Time
+
+	// Service times (--rate only): the interval's and the run's, like ivHist/totalHist.
+	spareSvc, ivSvcHist, totalSvcHist *hdrhistogram.Histogram
+	ivSvc, totalSvc                   counts
+	// warmupCum are the workers' cumulative counts at the end of the warm-up.
+	warmupCum counts
 }
 
 func (h *harvester) init(n int) {
@@ -661,6 +748,9 @@ func (h *harvester) init(n int) {
 	h.perWorker = make([]counts, n)
 	h.byCode = map[uint16]int64{}
 	h.perEp = map[string]EndpointStats{}
+	h.spareSvc = NewHistogram()
+	h.ivSvcHist = NewHistogram()
+	h.totalSvcHist = NewHistogram()
 }
 
 // collect harvests every worker into the interval accumulators (returned,
@@ -668,24 +758,59 @@ func (h *harvester) init(n int) {
 // totals; without keep (end of warmup) the harvest is discarded.
 func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]EndpointStats, byCode map[uint16]int64) {
 	h.ivHist.Reset()
+	h.ivSvcHist.Reset()
+	h.ivSvc = counts{}
+	if !keep {
+		h.warmupCum = counts{}
+	}
 	perEp = map[string]EndpointStats{}
 	byCode = map[uint16]int64{}
+	for _, ep := range r.t.Endpoints {
+		perEp[ep.Label()] = perEp[ep.Label()] // every endpoint appears, even idle
+	}
 	for _, wk := range r.workers {
-		perEp[wk.label] = perEp[wk.label] // every endpoint appears, even idle
 		if wk.rd != nil {
 			perEp[wk.rd.label] = perEp[wk.rd.label]
 		}
 	}
+	addEp := func(label string, sc *counts, codes map[uint16]int64) {
+		e := perEp[label]
+		e.Transactions += sc.events
+		e.Queries += sc.reads + sc.writes + sc.others - sc.rdQueries
+		e.Errors += sc.errors
+		e.Reconnects += sc.reconnects
+		for code, n := range codes {
+			byCode[code] += n
+			if e.ErrorsByCode == nil {
+				e.ErrorsByCode = map[uint16]int64{}
+			}
+			e.ErrorsByCode[code] += n
+		}
+		perEp[label] = e
+	}
 	for i, wk := range r.workers {
-		sn := wk.st.harvest(h.spare)
+		sn := wk.st.harvest(h.spare, h.spareSvc)
 		if keep {
 			h.ivHist.Merge(sn.hist)
 		}
 		sn.hist.Reset()
 		h.spare = sn.hist
+		if sn.svcHist != nil {
+			if keep {
+				h.ivSvcHist.Merge(sn.svcHist)
+			}
+			sn.svcHist.Reset()
+			h.spareSvc = sn.svcHist
+		}
 		if !keep {
+			h.warmupCum.add(&sn.cum)
 			continue
 		}
+		for label, cr := range sn.carry {
+			sn.c.add(&cr.c) // the worker's totals; the endpoint's share below
+			addEp(label, &cr.c, cr.byCode)
+		}
+		h.ivSvc.add(&sn.svc)
 		c.add(&sn.c)
 		h.perWorker[i].add(&sn.c)
 		if wk.rd != nil {
@@ -695,23 +820,16 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 			re.StaleReads += sn.c.rdStale
 			perEp[wk.rd.label] = re
 		}
-		e := perEp[wk.label]
-		e.Transactions += sn.c.events
-		e.Queries += sn.c.reads + sn.c.writes + sn.c.others - sn.c.rdQueries
-		e.Errors += sn.c.errors
-		e.Reconnects += sn.c.reconnects
-		for code, n := range sn.byCode {
-			byCode[code] += n
-			if e.ErrorsByCode == nil {
-				e.ErrorsByCode = map[uint16]int64{}
-			}
-			e.ErrorsByCode[code] += n
+		for _, cr := range sn.carry {
+			sn.c.sub(&cr.c)
 		}
-		perEp[wk.label] = e
+		addEp(sn.endpoint, &sn.c, sn.byCode)
 	}
 	if keep {
 		h.total.add(&c)
 		h.totalHist.Merge(h.ivHist)
+		h.totalSvc.add(&h.ivSvc)
+		h.totalSvcHist.Merge(h.ivSvcHist)
 		for k, v := range perEp {
 			t := h.perEp[k]
 			t.Transactions += v.Transactions
@@ -762,6 +880,9 @@ func (r *runner) result(end time.Time) *Result {
 	res.LatencyP50 = pctMs(h, 50, tot.latMax)
 	res.LatencyP95 = pctMs(h, 95, tot.latMax)
 	res.LatencyP99 = pctMs(h, 99, tot.latMax)
+	for _, p := range r.o.ExtraPercentiles {
+		res.ExtraLatencyPct = append(res.ExtraLatencyPct, pctMs(h, p, tot.latMax))
+	}
 
 	n := float64(len(r.workers))
 	res.EventsAvg = float64(tot.events) / n
@@ -775,6 +896,10 @@ func (r *runner) result(end time.Time) *Result {
 	}
 	res.EventsStddev = math.Sqrt(ev / n)
 	res.ExecTimeStddev = math.Sqrt(et / n)
+	if r.rt != nil {
+		res.Rate = r.rateResult(end, &r.hv.totalSvc, r.hv.totalSvcHist)
+	}
+	r.live.finish()
 	return res
 }
 

@@ -87,8 +87,9 @@ type Interval struct {
 	LatencyP50, LatencyP95, LatencyP99, LatencyMax, LatencyAvg float64
 	// Counts within the interval.
 	Transactions, Reads, Writes, Others, Errors, Reconnects int64
-	// QueueLength is the number of queued events and Concurrency the number of
-	// events in progress (only with Options.Rate > 0).
+	// QueueLength is the number of queued arrivals of the measured part (sysbench's
+	// "queue length"; warm-up arrivals still queued, to be dropped, are not counted)
+	// and Concurrency the number of events in progress (only with Options.Rate > 0).
 	QueueLength, Concurrency int
 	// PerEndpoint holds the interval's counts by Endpoint label.
 	PerEndpoint map[string]EndpointStats
@@ -98,6 +99,9 @@ type Interval struct {
 	// Histogram holds the interval's event latencies in microseconds (a copy
 	// the receiver may keep).
 	Histogram *hdrhistogram.Histogram
+	// Rate is what --rate adds: arrivals, how far behind the target the run is,
+	// service times (nil without --rate; see rate.go).
+	Rate *RateInterval
 }
 
 // Result is the whole measured run (after warmup): what sysbench's final
@@ -124,6 +128,9 @@ type Result struct {
 	LatencyMin, LatencyAvg, LatencyMax, LatencyPct, LatencySum float64
 	// Percentile is Options.Percentile.
 	Percentile float64
+	// ExtraLatencyPct are the latencies (ms, from Histogram) at
+	// Options.ExtraPercentiles, in the same order.
+	ExtraLatencyPct []float64
 	// LatencyP50, LatencyP95, LatencyP99 come from Histogram (ms).
 	LatencyP50, LatencyP95, LatencyP99 float64
 	// EventsAvg and EventsStddev are events per thread; ExecTimeAvg and
@@ -144,9 +151,17 @@ type Result struct {
 	PSFallback string
 	// RandType and PSMode record the distribution and statement mode used.
 	RandType, PSMode string
+	// ClientCPUCores is the CPU this process used during the run, in cores (user+system
+	// seconds per second of wall time); ClientCPUs the CPUs it can run on. See ClientBound.
+	ClientCPUCores float64
+	ClientCPUs     int
 	// ReadNodes are the labels of Target.ReadEndpoints (nil without read nodes); their
 	// reads and read-your-writes checks are in PerEndpoint.
 	ReadNodes []string
+	// Rate is what --rate adds: target, arrivals, backlog at the end, warm-up
+	// arrivals dropped, service times, whether the target was met (nil without
+	// --rate; see rate.go).
+	Rate *RateResult
 }
 
 // TPS returns transactions per second of TotalTime.
@@ -171,6 +186,20 @@ type counts struct {
 	latSum, latMin, latMax       int64 // ns; latMin 0 = none yet
 }
 
+// sub takes o's additive counters off c (not the latency extremes).
+func (c *counts) sub(o *counts) {
+	c.events -= o.events
+	c.reads -= o.reads
+	c.writes -= o.writes
+	c.others -= o.others
+	c.errors -= o.errors
+	c.reconnects -= o.reconnects
+	c.rdQueries -= o.rdQueries
+	c.rdChecks -= o.rdChecks
+	c.rdStale -= o.rdStale
+	c.latSum -= o.latSum
+}
+
 func (c *counts) add(o *counts) {
 	c.events += o.events
 	c.reads += o.reads
@@ -189,66 +218,146 @@ func (c *counts) add(o *counts) {
 }
 
 // workerStats is what one worker shares with the harvester. Only its own
-// worker and the (single) harvester take mu: there is no lock shared between
-// workers, and the harvester holds it only to swap pointers and copy counters.
+// worker, the (single) harvester and a live-metrics scrape (Live.Totals) take mu:
+// there is no lock shared between workers, and the others hold it only to swap
+// pointers and copy counters.
 type workerStats struct {
-	mu       sync.Mutex
+	mu     sync.Mutex
+	c      counts
+	byCode map[uint16]int64
+	hist   *hdrhistogram.Histogram
+	// svc and svcHist are the service times (event end minus the moment the worker
+	// began it) since the previous harvest; svcHist is nil without --rate, where the
+	// service time is the latency.
+	svc     counts
+	svcHist *hdrhistogram.Histogram
+	// cum and cumCodes are cumulative since the workers started, never reset by a
+	// harvest: what live metrics read (Live).
+	cum      counts
+	cumCodes map[uint16]int64
+	endpoint string
+	carry    map[string]*carried // see switchTo
+}
+
+// snapshot is the harvest of one worker: c and byCode were counted on endpoint, carry
+// on the endpoints the worker left since the previous harvest (Target.Follow).
+type snapshot struct {
 	c        counts
 	byCode   map[uint16]int64
 	hist     *hdrhistogram.Histogram
 	endpoint string
+	carry    map[string]*carried
+	svc      counts
+	svcHist  *hdrhistogram.Histogram // nil without --rate
+	cum      counts                  // the cumulative counts at the harvest
 }
 
-// snapshot is the harvest of one worker.
-type snapshot struct {
+// carried are the counts of an endpoint a following worker left.
+type carried struct {
 	c      counts
 	byCode map[uint16]int64
-	hist   *hdrhistogram.Histogram
 }
 
-// harvest takes the worker's counters and histogram since the previous
-// harvest, leaving it fresh ones; spare is the empty histogram to swap in.
-func (s *workerStats) harvest(spare *hdrhistogram.Histogram) snapshot {
+// harvest takes the worker's counters and histograms since the previous
+// harvest, leaving it fresh ones; spare and spareSvc are the empty histograms to
+// swap in (spareSvc is ignored without --rate).
+func (s *workerStats) harvest(spare, spareSvc *hdrhistogram.Histogram) snapshot {
 	s.mu.Lock()
-	sn := snapshot{c: s.c, byCode: s.byCode, hist: s.hist}
+	sn := snapshot{c: s.c, byCode: s.byCode, hist: s.hist, endpoint: s.endpoint, carry: s.carry, svc: s.svc, svcHist: s.svcHist, cum: s.cum}
 	s.c = counts{}
+	s.svc = counts{}
 	s.byCode = nil
+	s.carry = nil
 	s.hist = spare
+	if s.svcHist != nil {
+		s.svcHist = spareSvc
+	}
 	s.mu.Unlock()
 	return sn
+}
+
+// switchTo makes label the endpoint of the counts recorded from now on; what was counted
+// on the previous one since the last harvest is kept for it.
+func (s *workerStats) switchTo(label string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if label == s.endpoint {
+		return
+	}
+	if s.carry == nil {
+		s.carry = map[string]*carried{}
+	}
+	cr := s.carry[s.endpoint]
+	if cr == nil {
+		cr = &carried{}
+		s.carry[s.endpoint] = cr
+	}
+	cr.c.add(&s.c)
+	addCodes(&cr.byCode, s.byCode)
+	s.c, s.byCode, s.endpoint = counts{}, nil, label
 }
 
 // record adds one finished event (or a failed attempt when lat < 0) with the
 // statement counts in ev.
 func (s *workerStats) record(ev *counts, lat time.Duration, code uint16) {
 	s.mu.Lock()
-	s.c.reads += ev.reads
-	s.c.writes += ev.writes
-	s.c.others += ev.others
-	s.c.errors += ev.errors
-	s.c.reconnects += ev.reconnects
-	s.c.rdQueries += ev.rdQueries
-	s.c.rdChecks += ev.rdChecks
-	s.c.rdStale += ev.rdStale
+	s.addLocked(ev, lat, code)
+	s.mu.Unlock()
+	*ev = counts{}
+}
+
+// recordEvent adds one finished event with latency lat (from its intended start,
+// its arrival under --rate) and service time svc (from when the worker began it;
+// only kept when the worker has a service histogram, i.e. with --rate).
+func (s *workerStats) recordEvent(ev *counts, lat, svc time.Duration) {
+	s.mu.Lock()
+	s.addLocked(ev, lat, 0)
+	if s.svcHist != nil {
+		s.svc.addLatency(svc)
+		_ = s.svcHist.RecordValue(min(max(int64(svc), 1)/1000, histHighest))
+	}
+	s.mu.Unlock()
+	*ev = counts{}
+}
+
+func (s *workerStats) addLocked(ev *counts, lat time.Duration, code uint16) {
+	for _, c := range []*counts{&s.c, &s.cum} {
+		c.reads += ev.reads
+		c.writes += ev.writes
+		c.others += ev.others
+		c.errors += ev.errors
+		c.reconnects += ev.reconnects
+		c.rdQueries += ev.rdQueries
+		c.rdChecks += ev.rdChecks
+		c.rdStale += ev.rdStale
+	}
 	if code != 0 {
 		if s.byCode == nil {
 			s.byCode = make(map[uint16]int64)
 		}
 		s.byCode[code]++
+		if s.cumCodes == nil {
+			s.cumCodes = make(map[uint16]int64)
+		}
+		s.cumCodes[code]++
 	}
 	if lat >= 0 {
-		ns := max(int64(lat), 1)
-		s.c.events++
-		s.c.latSum += ns
-		if s.c.latMin == 0 || ns < s.c.latMin {
-			s.c.latMin = ns
-		}
-		s.c.latMax = max(s.c.latMax, ns)
-		us := min(ns/1000, histHighest)
+		s.c.addLatency(lat)
+		s.cum.events++
+		us := min(max(int64(lat), 1)/1000, histHighest)
 		_ = s.hist.RecordValue(us)
 	}
-	s.mu.Unlock()
-	*ev = counts{}
+}
+
+// addLatency counts one event of latency d.
+func (c *counts) addLatency(d time.Duration) {
+	ns := max(int64(d), 1)
+	c.events++
+	c.latSum += ns
+	if c.latMin == 0 || ns < c.latMin {
+		c.latMin = ns
+	}
+	c.latMax = max(c.latMax, ns)
 }
 
 // ms converts a histogram value (us) to milliseconds.

@@ -50,6 +50,13 @@ type Target struct {
 	// Endpoints, and each event that changed a row is followed by a read-your-writes
 	// check on the read endpoint (see readnodes.go).
 	ReadEndpoints []Endpoint
+	// Follow, when set, makes the workers follow the writer: at every reconnect a worker
+	// asks Follow for the endpoint that takes writes now (a group's new primary, a
+	// promoted replica) and connects there. Connection failures and read-only refusals
+	// (1290, 1792, 3100) are then retried like ignored errors, and the outage windows are
+	// the writer's ("writer"), not a node's. Follow is called often while the writer is
+	// down; it should cache.
+	Follow func(ctx context.Context) (Endpoint, error)
 	// User, Password and DB are the credentials and the database (created by
 	// Prepare if missing).
 	User, Password, DB string

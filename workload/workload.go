@@ -72,6 +72,13 @@ type eventSource interface {
 	newEvents(id int) eventer
 }
 
+// eventFinisher is an eventer with work left when its worker stops (bulk_insert's
+// pending rows): the runner calls finish once, on the worker's connection, when the run
+// ends normally; a failure ends the run with that error like a failed event.
+type eventFinisher interface {
+	finish(c *Conn) error
+}
+
 // eventer runs the events of one worker.
 type eventer interface {
 	// event runs one event (one transaction, or one statement without a transaction)

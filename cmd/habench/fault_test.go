@@ -3,9 +3,12 @@ package main
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -113,6 +116,18 @@ func TestFaultPromote(t *testing.T) {
 		t.Errorf("roles at the end: %s", got)
 	}
 
+	// partition through the link layer, and netem clear --all removes it.
+	r = must("fault", "partition", "n1", "--cluster", name)
+	if !strings.Contains(r.stdout, "partitioned n1") {
+		t.Errorf("fault partition: %q", r.stdout)
+	}
+	if r := habench(t, state, "fault", "partition", "n2", "--cluster", name); r.code != 2 || !strings.Contains(r.stderr, "has impairments already") {
+		t.Errorf("a second partition: exit %d %q", r.code, r.stderr)
+	}
+	r = must("netem", "clear", "--all")
+	if !strings.Contains(r.stdout, name+": cleared --partition n1") {
+		t.Errorf("netem clear --all: %q", r.stdout)
+	}
 	for _, bad := range [][]string{
 		{"fault", "explode", "n1", "--cluster", name},
 		{"fault", "kill", "n9", "--cluster", name},
@@ -136,7 +151,7 @@ func TestFaultPromote(t *testing.T) {
 		}
 		actions = append(actions, f.Action+" "+f.Node)
 	}
-	if got := strings.Join(actions, ", "); !strings.HasPrefix(got, "promote n2, kill n2, promote n3, start n2") {
+	if got := strings.Join(actions, ", "); !strings.HasPrefix(got, "promote n2, kill n2, promote n3, start n2, partition n1") {
 		t.Errorf("faults log: %s", got)
 	}
 	must("destroy", name)
@@ -246,6 +261,11 @@ func TestConvergenceDivergedAndDown(t *testing.T) {
 		done <- habench(t, state, "sysbench", "oltp_read_only", "run", "--cluster", name, "--tables", "2", "--table-size", "1000", "--threads", "1", "--time", "4", "--results", res3)
 	}()
 	time.Sleep(2 * time.Second)
+	// A second run on the same cluster meanwhile is refused, naming the first.
+	if r2 := habench(t, state, "sysbench", "oltp_read_only", "run", "--cluster", name, "--tables", "2", "--table-size", "1000", "--time", "1"); r2.code != 1 ||
+		!strings.Contains(r2.stderr, "another run is going on (pid ") || !strings.Contains(r2.stderr, "oltp_read_only run") {
+		t.Errorf("a second run on the cluster: exit %d, stderr %q", r2.code, r2.stderr)
+	}
 	must("fault", "kill", "n3", "--cluster", name)
 	r = <-done
 	if r.code != 0 || !strings.Contains(r.stdout, "WARNING: faults were injected during the run (habench fault): kill n3 at") {
@@ -376,4 +396,191 @@ func TestDurabilityFailoverScenario(t *testing.T) {
 		t.Errorf("a fault failed:\n%s", r.stdout)
 	}
 	noClusters(t, state, "dfasync", "dfsemi")
+}
+
+// TestFailoverGroupAndGalera: acceptance of the fault scenarios on the two kinds with
+// their own failover. A single-primary group's primary is killed mid-run: the workers
+// follow the new primary (writer auto, the default), the run completes, and
+// summary.json/report.md give the fault's recovery time (the writer's outage), the
+// convergence (n1 down, expected) and the commits on the new primary. A Galera node that
+// takes no writes is killed: the writer n1 stalls until the cluster evicts it, the run
+// completes, and the recovery time is that stall.
+func TestFailoverGroupAndGalera(t *testing.T) {
+	testenv.Installation(t, topology.MySQL)
+	testenv.Installation(t, topology.MariaDB)
+	state := stateDir(t)
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	gname, ganame := testenv.Name("fog"), testenv.Name("foa")
+	os.WriteFile(f, []byte("name: failover\ntopologies:\n"+
+		"  - {name: "+gname+", kind: group, nodes: 3, flavor: mysql, options: {group_replication_member_expel_timeout: \"0\"}}\n"+
+		"  - {name: "+ganame+", kind: galera, nodes: 3, flavor: mariadb}\n"+
+		"workload:\n  test: oltp_write_only\n  nodes: {"+ganame+": [n2]}\n  options: {tables: 2, table-size: 1000, threads: 2, time: 24, report-interval: 2}\n"+
+		"faults:\n  - {at: 4s, action: kill, node: writer}\n"), 0o644)
+	res := t.TempDir()
+	r := habench(t, state, "run", f, "--results", res, "--quiet")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	type summary struct {
+		Faults []struct {
+			Action, Node, Outage string
+			RecoveryS            *float64 `json:"recovery_s"`
+		} `json:"faults"`
+		PerEndpoint map[string]struct {
+			Transactions int64 `json:"transactions"`
+		} `json:"per_endpoint"`
+		Convergence struct {
+			Nodes []struct{ Node, State string }
+		}
+	}
+	read := func(topo string) (summary, string) {
+		t.Helper()
+		fs, _ := filepath.Glob(filepath.Join(res, "*", "*-"+topo, "summary.json"))
+		if len(fs) != 1 {
+			t.Fatalf("%s: %v", topo, fs)
+		}
+		var s summary
+		b, _ := os.ReadFile(fs[0])
+		if err := json.Unmarshal(b, &s); err != nil || len(s.Faults) != 1 {
+			t.Fatalf("%s: faults %+v (%v)", topo, s.Faults, err)
+		}
+		md, _ := os.ReadFile(filepath.Join(filepath.Dir(fs[0]), "report.md"))
+		html, _ := os.ReadFile(filepath.Join(filepath.Dir(fs[0]), "report.html"))
+		if !strings.Contains(string(html), "fault: kill n1 at ") {
+			t.Errorf("%s: report.html's time series do not mark the fault", topo)
+		}
+		return s, string(md)
+	}
+	g, gmd := read(gname)
+	if f := g.Faults[0]; f.Node != "n1" || f.Outage != "writer" || f.RecoveryS == nil || *f.RecoveryS <= 0 || *f.RecoveryS > 20 {
+		t.Errorf("group: fault %+v (recovery %v), want the writer's outage ending within 20 s", f, f.RecoveryS)
+	} else {
+		t.Logf("group: primary killed, workers committed on the new primary %.2f s later", *f.RecoveryS)
+	}
+	if g.PerEndpoint["n2"].Transactions+g.PerEndpoint["n3"].Transactions == 0 {
+		t.Errorf("group: no commit on a new primary: %+v", g.PerEndpoint)
+	}
+	for _, n := range g.Convergence.Nodes {
+		if want := map[bool]string{true: "down", false: "converged"}[n.Node == "n1"]; n.State != want {
+			t.Errorf("group: %s %s, want %s", n.Node, n.State, want)
+		}
+	}
+	if !strings.Contains(gmd, "## Node states") || !strings.Contains(gmd, "-> PRIMARY") {
+		t.Errorf("group report.md lacks n1 down and a new PRIMARY in its node states:\n%s", gmd)
+	}
+	if !strings.Contains(gmd, "## Faults") || !strings.Contains(gmd, "| kill | n1 |") {
+		t.Errorf("group report.md lacks the fault table:\n%s", gmd)
+	}
+	// Galera: n1 (the first node, "writer") killed while the workers write on n2.
+	ga, gamd := read(ganame)
+	if f := ga.Faults[0]; f.Node != "n1" || f.RecoveryS == nil || *f.RecoveryS > 20 {
+		t.Errorf("galera: fault %+v (recovery %v), want n1 and n2's writes back within 20 s", f, f.RecoveryS)
+	}
+	if ga.PerEndpoint["n2"].Transactions == 0 {
+		t.Errorf("galera: no commit on n2")
+	}
+	for _, n := range ga.Convergence.Nodes {
+		if want := map[bool]string{true: "down", false: "converged"}[n.Node == "n1"]; n.State != want {
+			t.Errorf("galera: %s %s, want %s", n.Node, n.State, want)
+		}
+	}
+	if !strings.Contains(gamd, "## Faults") {
+		t.Errorf("galera report.md lacks the fault table")
+	}
+	t.Logf("galera: fault %+v", ga.Faults[0])
+	noClusters(t, state, gname, ganame)
+}
+
+// TestSecondInterruptSaysWhatItLeft: a second Ctrl-C exits at once without cleanup and
+// names the sandbox it leaves and the command that removes it; that command works.
+func TestSecondInterruptSaysWhatItLeft(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	state := stateDir(t)
+	name := testenv.Name("si1")
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(f, []byte("name: si\ntopologies:\n  - {name: "+name+", kind: async, nodes: 2, flavor: mariadb}\n"+
+		"workload:\n  test: oltp_read_only\n  options: {tables: 1, table-size: 1000, threads: 1, time: 60, report-interval: 1}\n"), 0o644)
+	cmd := exec.Command(habenchBin, "run", f, "--results", t.TempDir())
+	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(stdout.String(), "[ 1s ]") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never started:\n%s\n%s", stdout.String(), stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	time.Sleep(5 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	want := "left running: " + name + " (remove: habench --state-dir " + state + " destroy " + name + ")"
+	if !strings.Contains(stderr.String(), "second signal, exiting without cleanup") || !strings.Contains(stderr.String(), want) {
+		t.Fatalf("stderr %q, want it to contain %q", stderr.String(), want)
+	}
+	if r := habench(t, state, "--state-dir", state, "destroy", name); r.code != 0 {
+		t.Errorf("the command it gave: exit %d %s", r.code, r.stderr)
+	}
+	noClusters(t, state, name)
+}
+
+// TestStatusAdoptsServerRestartedOutside: a node's server killed and started again by
+// hand (the same command line, in the node's namespace) is found by status through its
+// socket, recorded, and removed by destroy.
+func TestStatusAdoptsServerRestartedOutside(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	state := stateDir(t)
+	name := testenv.Name("ad1")
+	if r := habench(t, state, "deploy", "--name", name, "--kind", "single", "--flavor", "mariadb"); r.code != 0 {
+		t.Fatalf("deploy: %s", r.stderr)
+	}
+	sb := &cluster.Sandbox{StateDir: state}
+	c, err := sb.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Node("n1")
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", n.PID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+	if r := habench(t, state, "fault", "kill", "n1", "--cluster", name); r.code != 0 {
+		t.Fatalf("kill: %s", r.stderr)
+	}
+	if n.Netns != "" {
+		argv = append([]string{"ip", "netns", "exec", n.Netns}, argv...)
+	}
+	byHand := exec.Command(argv[0], argv[1:]...)
+	byHand.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := byHand.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go byHand.Wait()
+	t.Cleanup(func() { byHand.Process.Kill() })
+	deadline := time.Now().Add(60 * time.Second)
+	var st result
+	for {
+		st = habench(t, state, "status", name)
+		if strings.Contains(st.stdout, "restarted outside habench (pid ") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if !strings.Contains(st.stdout, "restarted outside habench (pid ") || !strings.Contains(st.stdout, "ok") {
+		t.Fatalf("status does not find the server started by hand:\n%s", st.stdout)
+	}
+	c, _ = sb.Load(name)
+	if c.Node("n1").PID == n.PID || !c.Node("n1").Running() {
+		t.Errorf("state not updated: pid %d (was %d)", c.Node("n1").PID, n.PID)
+	}
+	if r := habench(t, state, "destroy", name); r.code != 0 {
+		t.Fatalf("destroy: %s", r.stderr)
+	}
+	noClusters(t, state, name)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/host"
 	"github.com/habench/habench/topology"
 )
@@ -48,7 +49,11 @@ func run() int {
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 		<-ch
-		fmt.Fprintln(os.Stderr, "habench: second signal, exiting without cleanup")
+		msg := "habench: second signal, exiting without cleanup"
+		if names, dir := cluster.LeftByThisProcess(); len(names) > 0 {
+			msg += fmt.Sprintf("; left running: %s (remove: habench --state-dir %s destroy %s)", strings.Join(names, ", "), dir, strings.Join(names, " "))
+		}
+		fmt.Fprintln(os.Stderr, msg)
 		os.Exit(130)
 	}()
 	// SSH master connections to users' hosts end with the command.

@@ -52,7 +52,13 @@ func attachMetrics(m *metrics.Metrics, b *experiment.Bench) func() {
 	if s, ok := b.Extra["cell"].(string); ok {
 		r.Cell = s
 	}
-	prevI, prevS := b.OnInterval, b.OnSamples
+	prevI, prevS, prevL := b.OnInterval, b.OnSamples, b.OnLive
+	b.OnLive = func(l *workload.Live) {
+		m.AttachLive(l)
+		if prevL != nil {
+			prevL(l)
+		}
+	}
 	b.OnInterval = func(iv workload.Interval) {
 		m.ObserveInterval(iv)
 		if prevI != nil {

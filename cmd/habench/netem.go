@@ -267,36 +267,73 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 }
 
 func newNetemClearCmd(g *globalOpts) *cobra.Command {
-	return &cobra.Command{
-		Use:   "clear NAME",
-		Short: "Remove a sandbox's link impairments (idempotent; also after a crash)",
-		Args:  exactArgs(1, "NAME"),
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "clear NAME | --all",
+		Short: "Remove a sandbox's link impairments (idempotent; also after a crash); --all: every sandbox's",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if all {
+				return exactArgs(0)(cmd, args)
+			}
+			return exactArgs(1, "NAME")(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := loadCluster(g, args[0])
-			if err != nil {
-				return err
+			names := args
+			if all {
+				cs, err := g.sandbox().List()
+				if err != nil {
+					return err
+				}
+				for _, c := range cs {
+					if !c.Existing() {
+						names = append(names, c.Name)
+					}
+				}
+				if len(names) == 0 {
+					fmt.Fprintln(cmd.OutOrStdout(), "no sandboxes")
+				}
 			}
-			st, rerr := experiment.ReadStanding(c)
-			crashed := experiment.CrashedRunLinks(c)
-			if err := experiment.ClearStanding(c); err != nil {
-				return err
+			var errs []error
+			for _, name := range names {
+				if err := clearOne(cmd, g, name); err != nil {
+					if !all {
+						return err
+					}
+					errs = append(errs, err)
+				}
 			}
-			if left := experiment.LinkLeftovers(c); len(left) > 0 {
-				return fmt.Errorf("%s: still present after clear: %s", c.Name, strings.Join(left, ", "))
-			}
-			switch {
-			case rerr != nil:
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: cleared (the record was unreadable: %v)\n", c.Name, rerr)
-			case st == nil && crashed:
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: cleared the impairments a killed run left on the hosts\n", c.Name)
-			case st == nil:
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: no impairments\n", c.Name)
-			default:
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: cleared %s (%s backend)\n", c.Name, st.Request.String(), st.Backend)
-			}
-			return nil
+			return errors.Join(errs...)
 		},
 	}
+	cmd.Flags().BoolVar(&all, "all", false, "every sandbox in the state directory")
+	return cmd
+}
+
+// clearOne removes cluster name's impairments and prints what it removed.
+func clearOne(cmd *cobra.Command, g *globalOpts, name string) error {
+	c, err := loadCluster(g, name)
+	if err != nil {
+		return err
+	}
+	st, rerr := experiment.ReadStanding(c)
+	crashed := experiment.CrashedRunLinks(c)
+	if err := experiment.ClearStanding(c); err != nil {
+		return err
+	}
+	if left := experiment.LinkLeftovers(c); len(left) > 0 {
+		return fmt.Errorf("%s: still present after clear: %s", c.Name, strings.Join(left, ", "))
+	}
+	switch {
+	case rerr != nil:
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: cleared (the record was unreadable: %v)\n", c.Name, rerr)
+	case st == nil && crashed:
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: cleared the impairments a killed run left on the hosts\n", c.Name)
+	case st == nil:
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: no impairments\n", c.Name)
+	default:
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: cleared %s (%s backend)\n", c.Name, st.Request.String(), st.Backend)
+	}
+	return nil
 }
 
 // newNetemServeCmd is the detached link process `netem apply` starts for the userspace

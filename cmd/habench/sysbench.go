@@ -26,6 +26,8 @@ type sysbenchOpts struct {
 	nodes   []string
 	// readNodes: --read-nodes
 	readNodes []string
+	// writer: --writer
+	writer    string
 	catchUp   time.Duration
 	links     string
 	metrics   string
@@ -41,6 +43,8 @@ func newSysbenchCmd(g *globalOpts) *cobra.Command {
 		Short: "sysbench-compatible OLTP workloads: same options, same output, against a sandbox or any server",
 		Long: "Runs sysbench's OLTP tests (" + strings.Join(workload.Names(), ", ") + ")\n" +
 			"with sysbench's option names and defaults and its output format.\n" +
+			"Options are sysbench 1.0.20's unless their help says \"sysbench 1.1's\" (--warmup-time, --rand-zipfian-exp, --rand-type zipfian) or \"habench:\";\n" +
+			"--cluster, --results, --nodes, --read-nodes, --links, --metrics-addr, --set, --keep-knobs and --catch-up-timeout are habench's own.\n" +
 			"With --cluster NAME it targets a habench sandbox (its writable nodes), samples every node each second\n" +
 			"and, with --results DIR, writes manifest.json, intervals.csv, samples.csv, summary.json and report.md.\n" +
 			"Without --cluster it connects like sysbench: --mysql-host, --mysql-port, --mysql-user, ...\n" +
@@ -59,6 +63,7 @@ func newSysbenchCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&o.cluster, "cluster", "", "run against this habench sandbox or registered existing cluster (instead of --mysql-host/--mysql-port/--mysql-user/--mysql-password/--mysql-socket)")
 	f.StringVar(&o.results, "results", "", "run: write a results directory under this directory")
 	f.StringSliceVar(&o.nodes, "nodes", nil, "with --cluster: nodes the workers connect to, round-robin (default: the writable nodes)")
+	f.StringVar(&o.writer, "writer", "", "with --cluster, run (habench's own): auto (the workers follow the writer: after a group elects a new primary or habench fault promote, they reconnect to it; lost connections are retried) or fixed (they stay on --nodes); default auto for a single-primary group without --nodes, else fixed")
 	f.StringSliceVar(&o.readNodes, "read-nodes", nil, "with --cluster, run (habench's own): nodes the read-only statements go to, round-robin per worker, while writes stay on --nodes; each transaction that changed a row then reads it back there and counts stale reads per node")
 	f.StringVar(&o.links, "links", "", "with --cluster (netns): one-way impairment on every directed link between nodes during the run, e.g. \"0.6ms\" or \"delay 5ms jitter 1ms loss 0.1%\" (round trip = twice the delay)")
 	addMetricsFlag(cmd, &o.metrics)
@@ -109,6 +114,9 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		if len(o.readNodes) > 0 {
 			return usagef("--read-nodes %q: needs --cluster", strings.Join(o.readNodes, ","))
 		}
+		if o.writer != "" {
+			return usagef("--writer %q: needs --cluster", o.writer)
+		}
 		if cmd.Flags().Changed("catch-up-timeout") {
 			return usagef("--catch-up-timeout %q: needs --cluster (it waits for a cluster's replicas)", o.catchUp)
 		}
@@ -145,6 +153,26 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		}
 		if err = experiment.WithReadNodes(c, &target, o.readNodes); err != nil {
 			return err
+		}
+		mode := o.writer
+		switch mode {
+		case "":
+			if len(o.nodes) == 0 {
+				mode = experiment.DefaultWriterMode(c.Spec)
+			}
+		case experiment.WriterFixed:
+		case experiment.WriterAuto:
+			if why := experiment.CanFollow(c.Spec); why != "" {
+				return usagef("--writer %q: %s", o.writer, why)
+			}
+			if len(o.nodes) > 0 {
+				return usagef("--writer %q: --nodes chooses the nodes; auto follows the writer instead", o.writer)
+			}
+		default:
+			return usagef("--writer %q: want auto or fixed", o.writer)
+		}
+		if mode == experiment.WriterAuto && command == "run" && !c.Existing() {
+			target.Follow = experiment.FollowWriter(g.sandbox(), c.Name)
 		}
 	} else {
 		if target, err = o.conn.Target(); err != nil {

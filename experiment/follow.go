@@ -1,0 +1,64 @@
+package experiment
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/topology"
+	"github.com/habench/habench/workload"
+)
+
+// Writer modes of a run's workers (--writer, scenario workload.writer).
+const (
+	// WriterAuto: the workers follow the writer (workload.Target.Follow): after a group
+	// elects a new primary, or a replica is promoted, they reconnect to the new one.
+	WriterAuto = "auto"
+	// WriterFixed: the workers stay on the nodes they started on.
+	WriterFixed = "fixed"
+)
+
+// DefaultWriterMode is auto for a single-primary group (its primary can change under the
+// run), fixed for every other kind.
+func DefaultWriterMode(spec topology.Spec) string {
+	if spec.Kind == topology.Group && spec.Group.Mode != topology.GroupMultiPrimary {
+		return WriterAuto
+	}
+	return WriterFixed
+}
+
+// CanFollow says why the workers cannot follow the writer of spec ("" when they can):
+// multi-primary groups and Galera take writes on every node.
+func CanFollow(spec topology.Spec) string {
+	switch {
+	case spec.Kind == topology.Galera:
+		return "Galera takes writes on every node: there is no single writer to follow"
+	case spec.Kind == topology.Group && spec.Group.Mode == topology.GroupMultiPrimary:
+		return "a multi-primary group takes writes on every member: there is no single writer to follow"
+	}
+	return ""
+}
+
+// FollowWriter returns a workload.Target.Follow for the sandbox called name: the node
+// that takes writes now (cluster.WriterNow on the cluster reloaded from its state, so a
+// promote is seen), as an endpoint like ClusterTarget's, cached for 200 ms.
+func FollowWriter(sb *cluster.Sandbox, name string) func(ctx context.Context) (workload.Endpoint, error) {
+	var mu sync.Mutex
+	var last workload.Endpoint
+	var at time.Time
+	return func(ctx context.Context) (workload.Endpoint, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !at.IsZero() && time.Since(at) < 200*time.Millisecond {
+			return last, nil
+		}
+		c, err := sb.Load(name)
+		if err != nil {
+			return last, err
+		}
+		n := c.WriterNow(ctx)
+		last, at = workload.Endpoint{Name: n.Name, Host: n.Host, Port: n.Port}, time.Now()
+		return last, nil
+	}
+}

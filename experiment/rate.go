@@ -1,0 +1,77 @@
+package experiment
+
+import (
+	"strconv"
+
+	"github.com/habench/habench/workload"
+)
+
+// RateSummary is summary.json's "rate" section, present only for runs with --rate:
+// the open-loop arrival process and the service times (latency_ms counts the time each
+// event waited in the queue; service_ms does not).
+type RateSummary struct {
+	// Target is --rate (events/s); Arrivals the events scheduled in the measured part.
+	Target   int   `json:"target"`
+	Arrivals int64 `json:"arrivals"`
+	// Backlog are arrivals still queued at the end, the oldest waiting BacklogAgeS
+	// seconds; MaxBacklogAgeS is the longest queue wait of the run.
+	Backlog        int64   `json:"backlog"`
+	BacklogAgeS    float64 `json:"backlog_age_s"`
+	MaxBacklogAgeS float64 `json:"max_backlog_age_s"`
+	// WarmupDropped and WarmupUnmeasured are the warm-up's arrivals dropped at its
+	// end (queued) and not measured (running at its end).
+	WarmupDropped    int64 `json:"warmup_dropped"`
+	WarmupUnmeasured int64 `json:"warmup_unmeasured"`
+	// Met is false when the run ended more than workload.RateBehind behind; Warning
+	// says so in words.
+	Met     bool   `json:"met"`
+	Warning string `json:"warning,omitempty"`
+	// ServiceMs are service times in ms: min, avg, max, sum, p50, p95, p99 and the
+	// --percentile value as "pN".
+	ServiceMs map[string]float64 `json:"service_ms"`
+}
+
+// rateSummary is r's "rate" section, nil without --rate.
+func rateSummary(r *workload.Result) *RateSummary {
+	rr := r.Rate
+	if rr == nil {
+		return nil
+	}
+	s := &RateSummary{Target: rr.Target, Arrivals: rr.Arrivals, Backlog: rr.Backlog,
+		BacklogAgeS: rr.BacklogAge.Seconds(), MaxBacklogAgeS: rr.MaxBacklogAge.Seconds(),
+		WarmupDropped: rr.WarmupDropped, WarmupUnmeasured: rr.WarmupUnmeasured,
+		Met: rr.Met, Warning: rr.Warning(r.TPS()),
+		ServiceMs: map[string]float64{"min": rr.ServiceMin, "avg": rr.ServiceAvg, "max": rr.ServiceMax,
+			"sum": rr.ServiceSum, "p50": rr.ServiceP50, "p95": rr.ServiceP95, "p99": rr.ServiceP99}}
+	if r.Percentile > 0 {
+		s.ServiceMs[pctKey(r.Percentile)] = rr.ServicePct
+	}
+	return s
+}
+
+// addPercentiles adds --percentile's values to latency_ms as "pN" (p95, p99.9), next to
+// the fixed p50/p95/p99.
+func addPercentiles(m map[string]float64, o workload.Options, r *workload.Result) {
+	if o.Percentile > 0 {
+		m[pctKey(o.Percentile)] = r.LatencyPct
+	}
+	for i, p := range o.ExtraPercentiles {
+		if i < len(r.ExtraLatencyPct) {
+			m[pctKey(p)] = r.ExtraLatencyPct[i]
+		}
+	}
+}
+
+func pctKey(p float64) string { return "p" + strconv.FormatFloat(p, 'f', -1, 64) }
+
+// rateColumns are intervals.csv's --rate columns (queue_length .. svc_p99_ms); zeros
+// without --rate.
+func rateColumns(iv workload.Interval) [7]string {
+	c := [7]string{strconv.Itoa(iv.QueueLength), strconv.Itoa(iv.Concurrency), "0", f3(0), f3(0), f3(0), f3(0)}
+	if ri := iv.Rate; ri != nil {
+		c[2] = strconv.FormatInt(ri.Arrivals, 10)
+		c[3] = f3(ri.BacklogAge.Seconds())
+		c[4], c[5], c[6] = f3(ri.ServiceAvg), f3(ri.ServiceP95), f3(ri.ServiceP99)
+	}
+	return c
+}

@@ -1,0 +1,47 @@
+package experiment
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/workload"
+)
+
+// TestRateSummaryAndColumns: summary.json's rate section, the --percentile keys of
+// latency_ms and intervals.csv's --rate columns come from the Result and Interval.
+func TestRateSummaryAndColumns(t *testing.T) {
+	r := &workload.Result{Transactions: 100, TotalTime: 10 * time.Second, Percentile: 95, LatencyPct: 7000,
+		ExtraLatencyPct: []float64{7900, 8000},
+		Rate: &workload.RateResult{Target: 50, Arrivals: 600, Backlog: 500, BacklogAge: 9 * time.Second,
+			MaxBacklogAge: 9 * time.Second, WarmupDropped: 3, Met: false, ServiceP95: 2.5, ServicePct: 2.5}}
+	s := rateSummary(r)
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"target":50`, `"arrivals":600`, `"backlog":500`, `"backlog_age_s":9`, `"warmup_dropped":3`,
+		`"met":false`, `"warning":"the target rate was not met`, `"p95":2.5`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("rate section %s lacks %s", b, want)
+		}
+	}
+	if rateSummary(&workload.Result{}) != nil {
+		t.Error("a run without --rate got a rate section")
+	}
+	o := workload.DefaultOptions()
+	o.ExtraPercentiles = []float64{99, 99.9}
+	m := map[string]float64{}
+	addPercentiles(m, o, r)
+	if m["p95"] != 7000 || m["p99"] != 7900 || m["p99.9"] != 8000 {
+		t.Errorf("latency_ms percentiles %v", m)
+	}
+	c := rateColumns(workload.Interval{QueueLength: 7, Concurrency: 2, Rate: &workload.RateInterval{Arrivals: 50, BacklogAge: 1500 * time.Millisecond, ServiceP99: 3}})
+	if strings.Join(c[:], ",") != "7,2,50,1.500,0.000,0.000,3.000" {
+		t.Errorf("rate columns %v", c)
+	}
+	if len(IntervalColumns) != 27 || IntervalColumns[20] != "queue_length" {
+		t.Errorf("intervals.csv columns %v", IntervalColumns)
+	}
+}
