@@ -6,8 +6,11 @@ GO       ?= go
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 BIN      := bin/habench
-# Real-server tests must not skip in `make test`: a missing server is a failure.
-TESTENV  := HABENCH_REQUIRE_SERVERS=1
+# Real-server tests must not skip in `make test`: a missing server is a failure. The network
+# guard keeps every test and benchmark on this machine: loopback and local namespaces only,
+# no name lookups (habench itself connects wherever the user says).
+GUARD    := HABENCH_TEST_NETWORK_GUARD=1
+TESTENV  := HABENCH_REQUIRE_SERVERS=1 $(GUARD)
 # Packages run one at a time: real-server tests share 2 cores.
 TESTFLAGS ?= -count=1 -p 1 -timeout 45m
 
@@ -34,7 +37,7 @@ test: deps build
 
 # Pure unit tests only (no servers, no root).
 unit:
-	$(GO) test -count=1 -short ./...
+	$(GUARD) $(GO) test -count=1 -short ./...
 
 demo: deps build
 	./$(BIN) run scenarios/quick.yaml --results results
@@ -45,7 +48,7 @@ lint:
 
 # Benchmarks: habench's workload engine against sysbench 1.0.20 on the same server, same run.
 bench: deps build
-	$(GO) test -tags bench -count=1 -run '^$$' -timeout 60m -bench OltpVsSysbench -benchtime 1x ./workload/
+	$(GUARD) $(GO) test -tags bench -count=1 -run '^$$' -timeout 60m -bench OltpVsSysbench -benchtime 1x ./workload/
 
 # Link impairment, userspace link (root): added RTT at 0.6 ms and 5 ms one-way and bulk
 # throughput between two namespaces; then on 3-node MariaDB semi-sync sandboxes the TPS at
@@ -53,7 +56,7 @@ bench: deps build
 # load (habench's engine, then sysbench). About 3 minutes. -v: the logs of benchmarks with
 # sub-benchmarks (baselines, diagnostics) are printed only with it.
 bench-netem:
-	$(GO) test -tags bench -count=1 -run '^$$' -bench Userspace -benchtime 1x ./netem/
+	$(GUARD) $(GO) test -tags bench -count=1 -run '^$$' -bench Userspace -benchtime 1x ./netem/
 	$(TESTENV) $(GO) test -tags bench -count=1 -timeout 15m -v -run '^$$' -bench 'LinkZeroDelayTPS|LinkRTTUnderLoad' -benchtime 1x ./experiment/
 
 # Deploy time (root): 3-node group (MySQL 9.7), Galera (MariaDB) and async (both), from

@@ -228,10 +228,15 @@ func DefaultCacheDir() string {
 }
 
 // Host returns access to the machine node n runs on: this machine (inside the node's
-// network namespace, if any) for a sandbox; nil for an existing cluster's node that has
-// no host access configured (work that needs the host is then skipped or refused).
+// network namespace, if any) for a sandbox; for an existing cluster registered with ssh
+// access, its host over SSH (a *host.SSH, the same value on every call, one connection
+// per host for the process); nil for an existing cluster's node without ssh access (work
+// that needs the host is then skipped or refused).
 func (c *Cluster) Host(n *Node) host.Host {
 	if c.Existing() {
+		if h := c.sshHost(n); h != nil {
+			return h
+		}
 		return nil
 	}
 	return host.Local{Netns: n.Netns}

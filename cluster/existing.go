@@ -16,9 +16,9 @@ import (
 	"github.com/habench/habench/topology"
 )
 
-// An existing cluster is one habench did not deploy: its servers run elsewhere (for this
-// build: on this machine's loopback or in a habench sandbox's namespaces, see
-// CheckExistingHost) and habench only connects to them. Its state.json has Provider
+// An existing cluster is one habench did not deploy: its servers run elsewhere (any host
+// the user names; see CheckExistingHost for the test harness's network guard) and habench
+// only connects to them (and, with SSH configured, runs tc and reads /proc on their hosts). Its state.json has Provider
 // "existing" and Network NetExisting; its nodes have a role, host and port but no socket,
 // directory, namespace or process. habench never deploys, restarts, stops or destroys
 // those servers: Destroy only forgets the registration, node start/stop/kill and link
@@ -50,8 +50,8 @@ type ExistingNode struct {
 
 // ParseExistingDSN reads one node DSN, "user:password@tcp(host:port)/" or
 // "tcp(host:port)/" (user and password then come from the defaults), go-sql-driver's
-// syntax. Only TCP; the host must be an IP address or "localhost" (habench resolves no
-// names: see CheckExistingHost); port default 3306. Errors are *topology.FieldError on field,
+// syntax. Only TCP; the host is an IPv4/IPv6 address or a host name, not resolved here
+// ("localhost" becomes 127.0.0.1; see CheckExistingHost); port default 3306. Errors are *topology.FieldError on field,
 // with the password hidden in the value.
 func ParseExistingDSN(field, dsn, user, password string) (ExistingNode, error) {
 	shown := RedactDSN(dsn)
@@ -86,20 +86,44 @@ func ParseExistingDSN(field, dsn, user, password string) (ExistingNode, error) {
 	return n, nil
 }
 
-// CheckExistingHost enforces this machine's network rule for existing clusters: habench
-// connects only to 127.0.0.0/8 (and ::1) or to addresses routed through one of its own
-// sandbox bridges (hb-*), i.e. servers in network namespaces habench created here. Host
-// must be an IP address: names are refused before any lookup (no DNS traffic). There is
-// no switch to lift the rule in this build.
+// CheckExistingHost checks an existing node's host as written in its DSN: an IPv4 or IPv6
+// address or a host name (letters, digits, '-', '.'; at most 253 characters), without
+// resolving it. Under the test harness's network guard (NetworkGuard) the host must also
+// be an address CheckDestination allows (loopback, or a namespace on this machine) and a
+// name is refused before any lookup. Errors say which rule the host breaks.
 func CheckExistingHost(host string) error {
 	ip := net.ParseIP(host)
+	if ip == nil && !validHostName(host) {
+		return fmt.Errorf("host %q: want an IP address or a host name (letters, digits, '-' and '.')", host)
+	}
+	if !NetworkGuard() {
+		return nil
+	}
 	if ip == nil {
-		return fmt.Errorf("host %q: want an IP address (127.0.0.1, or a habench sandbox node's 10.233.x.y); habench resolves no names", host)
+		return fmt.Errorf("host %q: want an IP address: under %s=1 (the test harness's network guard) habench resolves no names", host, NetworkGuardEnv)
 	}
 	if err := CheckDestination(ip.String()); err != nil {
-		return fmt.Errorf("host %s: habench only connects to 127.0.0.0/8 or to the network namespaces of its own sandboxes on this machine (this machine's network rule): %v", ip, err)
+		return fmt.Errorf("host %s: %v", ip, err)
 	}
 	return nil
+}
+
+// validHostName reports whether h is a syntactically valid DNS host name.
+func validHostName(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // RedactDSN hides the password of a DSN ("u:***@tcp(...)/").
@@ -399,13 +423,13 @@ func InferTopology(facts []*NodeFacts, addrs []string) (topology.Kind, []topolog
 }
 
 // Register records an existing cluster: spec (provider existing, with dsns) names the
-// nodes; habench connects to each (only where CheckExistingHost allows), discovers its
+// nodes; habench connects to each (hosts per CheckExistingHost), discovers its
 // flavor, version and role, infers the kind (see InferTopology), checks the spec's kind
 // and flavor hints against what it found, and writes state.json under the state
 // directory. Nothing is deployed, started or changed on the servers. Errors on bad input
 // are *topology.FieldError (name taken, bad DSN, host not allowed, hint mismatch).
-// ExistingNodes checks an existing spec's dsns without connecting (syntax, TCP, IP
-// addresses within this machine's network rule, one user and password for all, no address
+// ExistingNodes checks an existing spec's dsns without connecting or resolving names
+// (syntax, TCP, hosts per CheckExistingHost, one user and password for all, no address
 // twice) and returns the nodes. Errors are *topology.FieldError on "dsns[i]".
 func ExistingNodes(spec topology.Spec) ([]ExistingNode, error) {
 	var nodes []ExistingNode
@@ -437,6 +461,10 @@ func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, e
 		return nil, &topology.FieldError{Field: "dsns", Value: spec.Cluster, Reason: "register needs the nodes' dsns (cluster: refers to a cluster already registered)"}
 	}
 	nodes, err := ExistingNodes(spec)
+	if err != nil {
+		return nil, err
+	}
+	sshSpec, err := absSSHSpec(spec.SSH)
 	if err != nil {
 		return nil, err
 	}
@@ -492,7 +520,7 @@ func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, e
 		path:     filepath.Join(dir, "state.json"),
 	}
 	c.Spec = topology.Spec{Name: spec.Name, Provider: topology.ProviderExisting, Kind: kind, Nodes: len(nodes),
-		Flavor: oldest.Flavor, Knobs: spec.Knobs, ExistingSpec: topology.ExistingSpec{User: c.User}}
+		Flavor: oldest.Flavor, Knobs: spec.Knobs, ExistingSpec: topology.ExistingSpec{User: c.User, SSH: sshSpec}}
 	if kind == topology.Group {
 		c.Spec.Group.Mode = topology.GroupMultiPrimary
 		if facts[0].GRSinglePrimary {
@@ -506,6 +534,10 @@ func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, e
 		}
 	}
 	c.Caps = c.Capabilities()
+	// With ssh access: every host is reached (and the key accepted) before registering.
+	if err := c.CheckSSH(ctx); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/topology"
 )
 
 func TestParseExistingDSN(t *testing.T) {
+	t.Setenv(cluster.NetworkGuardEnv, "1")
 	n, err := cluster.ParseExistingDSN("dsns[0]", "bench:s3cret@tcp(127.0.0.1:23306)/", "", "")
 	if err != nil || n != (cluster.ExistingNode{Host: "127.0.0.1", Port: 23306, User: "bench", Password: "s3cret"}) {
 		t.Fatalf("%+v %v", n, err)
@@ -24,7 +26,7 @@ func TestParseExistingDSN(t *testing.T) {
 		t.Fatalf("defaults: %+v %v", n, err)
 	}
 	for _, c := range []struct{ dsn, want string }{
-		{"u:secretpw@tcp(192.0.2.10:3306)/", "this machine's network rule"},
+		{"u:secretpw@tcp(192.0.2.10:3306)/", "HABENCH_TEST_NETWORK_GUARD=1"},
 		{"u:secretpw@tcp(db.example.com:3306)/", "resolves no names"},
 		{"u:secretpw@unix(/tmp/x.sock)/", "want tcp"},
 		{"tcp(127.0.0.1:3306)/", "no user"},
@@ -225,5 +227,56 @@ func TestRegisterDiscoversAndRefuses(t *testing.T) {
 	}
 	if _, err := s.Register(ctx, topology.Spec{Name: ex1.Name, ExistingSpec: topology.ExistingSpec{DSNs: []string{d}, User: "habench", Password: "habench"}}); err == nil {
 		t.Errorf("a taken name was registered again")
+	}
+}
+
+// TestParseExistingDSNAnyHost: without the test harness's network guard an existing node
+// may be any IPv4/IPv6 address or host name. Parse only: nothing is resolved or dialled.
+func TestParseExistingDSNAnyHost(t *testing.T) {
+	t.Setenv(cluster.NetworkGuardEnv, "")
+	for dsn, want := range map[string]cluster.ExistingNode{
+		"u:p@tcp(db1.example.com:3307)/": {Host: "db1.example.com", Port: 3307, User: "u", Password: "p"},
+		"u:p@tcp(192.0.2.10)/":           {Host: "192.0.2.10", Port: 3306, User: "u", Password: "p"},
+		"u:p@tcp([2001:db8::5]:3306)/":   {Host: "2001:db8::5", Port: 3306, User: "u", Password: "p"},
+		"u:p@tcp(db-2.dc1)/":             {Host: "db-2.dc1", Port: 3306, User: "u", Password: "p"},
+	} {
+		n, err := cluster.ParseExistingDSN("dsns[0]", dsn, "", "")
+		if err != nil || n != want {
+			t.Errorf("%s: %+v %v, want %+v", dsn, n, err, want)
+		}
+	}
+	for _, dsn := range []string{"u:p@tcp(db_1.example.com)/", "u:p@tcp(-db.example.com)/", "u:p@tcp(a..b)/"} {
+		_, err := cluster.ParseExistingDSN("dsns[1]", dsn, "", "")
+		var fe *topology.FieldError
+		if !errors.As(err, &fe) || fe.Field != "dsns[1]" || !strings.Contains(err.Error(), "want an IP address or a host name") {
+			t.Errorf("%s: %v, want a dsns[1] error about the host", dsn, err)
+		}
+	}
+	if err := cluster.CheckDestination("192.0.2.10"); err != nil {
+		t.Errorf("CheckDestination without the guard: %v", err)
+	}
+	t.Setenv(cluster.NetworkGuardEnv, "1")
+	if _, err := cluster.ParseExistingDSN("dsns[0]", "u:p@tcp([2001:db8::5]:3306)/", "", ""); err == nil || !strings.Contains(err.Error(), cluster.NetworkGuardEnv) {
+		t.Errorf("IPv6 outside this machine under the guard: %v", err)
+	}
+}
+
+// TestGuardSSH: under the network guard an SSH destination must resolve (by the ssh
+// configuration) to an address on this machine, directly. Route lookups only: no packet.
+func TestGuardSSH(t *testing.T) {
+	t.Setenv(cluster.NetworkGuardEnv, "1")
+	for _, c := range []struct {
+		r    host.Resolved
+		want string
+	}{
+		{host.Resolved{HostName: "127.0.0.1", Port: 22}, ""},
+		{host.Resolved{HostName: "db1.example.com"}, "resolves no names"},
+		{host.Resolved{HostName: "127.0.0.1", Proxy: "proxyjump bastion"}, "no proxies"},
+		{host.Resolved{HostName: "192.0.2.77"}, "refusing to connect"},
+	} {
+		err := cluster.GuardSSH(c.r)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want %q", c.r, err, c.want)
+		}
 	}
 }

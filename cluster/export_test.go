@@ -10,3 +10,6 @@ import (
 func (s *Sandbox) RunPlan(ctx context.Context, c *Cluster, plan topology.Plan) error {
 	return s.runPlan(ctx, c, plan)
 }
+
+// GuardSSH exposes guardSSH to the package's external tests.
+var GuardSSH = guardSSH

@@ -214,39 +214,84 @@ func leftoverNetwork(cluster string) []string {
 	return left
 }
 
-// CheckDestination refuses to send traffic anywhere but loopback or an address that the
-// kernel routes through one of habench's own bridges (hb-*): the guard that keeps a
-// misconfigured or half-removed sandbox from sending packets to a real network.
-//
-// host must be an IP address (or "localhost"): a name is refused without a lookup, since
-// resolving it would itself send a DNS query to the resolver, which need not be local.
+// NetworkGuardEnv names the test harness's network guard: with NetworkGuardEnv=1 (set by
+// `make test`, the Makefile's bench targets and so .ci/run) habench connects only to
+// 127.0.0.0/8, ::1 and addresses on this machine's own network namespaces (see
+// CheckDestination), and resolves no names, so that a mistake in a test cannot send a
+// packet off this machine. Without it habench connects wherever the user says.
+const NetworkGuardEnv = "HABENCH_TEST_NETWORK_GUARD"
+
+// NetworkGuard reports whether the test harness's network guard is on (NetworkGuardEnv=1).
+func NetworkGuard() bool { return os.Getenv(NetworkGuardEnv) == "1" }
+
+// CheckDestination says whether habench may connect to host (an IP address, a name, or
+// "localhost"). Without the network guard (NetworkGuard) it allows everything: nil.
+// Under the guard it allows only "localhost", loopback addresses (127.0.0.0/8, ::1) and
+// addresses the kernel routes without a gateway through a veth, or through a bridge whose
+// ports are all veths: namespaces on this machine (habench's sandboxes, or ones a test
+// built). A name is refused without a lookup, since resolving it would itself send a DNS
+// query to a resolver that need not be local. Errors name the host and why.
 func CheckDestination(host string) error {
-	if host == "localhost" {
+	if !NetworkGuard() || host == "localhost" {
 		return nil
 	}
 	ip := net.ParseIP(host)
 	if ip == nil {
-		return fmt.Errorf("destination %q: not an IP address (habench resolves no names)", host)
+		return fmt.Errorf("destination %q: not an IP address (under %s=1 habench resolves no names)", host, NetworkGuardEnv)
 	}
 	if ip.IsLoopback() {
 		return nil
 	}
-	routes, err := netlink.RouteGet(ip)
-	if err != nil || len(routes) == 0 {
-		return fmt.Errorf("destination %s: no route: %v", ip, err)
-	}
-	l, err := netlink.LinkByIndex(routes[0].LinkIndex)
-	if err != nil {
-		return fmt.Errorf("destination %s: %w", ip, err)
-	}
-	if !strings.HasPrefix(l.Attrs().Name, "hb-") || routes[0].Gw != nil {
-		return fmt.Errorf("destination %s: routed via %s, not a habench sandbox bridge; refusing to connect", ip, l.Attrs().Name)
+	if err := localNamespaceRoute(ip); err != nil {
+		return fmt.Errorf("destination %s: %v; refusing to connect under %s=1 (the test harness's network guard: only loopback and namespaces on this machine)", ip, err, NetworkGuardEnv)
 	}
 	return nil
 }
 
+// localNamespaceRoute returns nil when the kernel routes ip without a gateway through a
+// veth, or a bridge all of whose ports are veths; otherwise an error saying where it goes.
+func localNamespaceRoute(ip net.IP) error {
+	routes, err := netlink.RouteGet(ip)
+	if err != nil || len(routes) == 0 {
+		return fmt.Errorf("no route: %v", err)
+	}
+	l, err := netlink.LinkByIndex(routes[0].LinkIndex)
+	if err != nil {
+		return err
+	}
+	name := l.Attrs().Name
+	if routes[0].Gw != nil {
+		return fmt.Errorf("routed via gateway %s on %s", routes[0].Gw, name)
+	}
+	switch l.Type() {
+	case "veth":
+		return nil
+	case "bridge":
+		links, _ := netlink.LinkList()
+		for _, p := range links {
+			if p.Attrs().MasterIndex == l.Attrs().Index && p.Type() != "veth" {
+				return fmt.Errorf("routed via bridge %s, which has port %s (%s), not only veths", name, p.Attrs().Name, p.Type())
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("routed via %s (%s), not a veth or bridge to a namespace on this machine", name, l.Type())
+}
+
+// onSandboxBridge reports whether ip is routed without a gateway through one of habench's
+// own bridges (hb-*): the sandbox subnet allocator's "this /24 is taken" test.
+func onSandboxBridge(ip net.IP) bool {
+	routes, err := netlink.RouteGet(ip)
+	if err != nil || len(routes) == 0 || routes[0].Gw != nil {
+		return false
+	}
+	l, err := netlink.LinkByIndex(routes[0].LinkIndex)
+	return err == nil && strings.HasPrefix(l.Attrs().Name, "hb-")
+}
+
 // GuardedNet is the go-sql-driver network name whose dialer applies CheckDestination
-// before every TCP connect. Use it in DSNs for sandbox nodes.
+// before every TCP connect (a no-op without the network guard). Use it in every DSN
+// habench makes.
 const GuardedNet = "habench-guarded"
 
 var registerOnce sync.Once
@@ -258,7 +303,9 @@ func RegisterGuardedDialer() {
 	})
 }
 
-// GuardedDial dials TCP addr ("host:port") after CheckDestination.
+// GuardedDial dials TCP addr ("host:port", host an IP address, a name or "localhost",
+// which is dialled as 127.0.0.1 without a lookup) after CheckDestination, with a 10 s
+// connect timeout, keep-alives and TCP_NODELAY. Errors: the guard's refusal or the dial's.
 func GuardedDial(ctx context.Context, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {

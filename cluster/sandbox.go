@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -285,7 +286,7 @@ func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cl
 			used[e.SubnetIdx] = true
 		}
 		for i := 1; i < 250 && c.SubnetIdx == 0; i++ {
-			if !used[i] && CheckDestination(nodeAddress(i, 1)) != nil && !subnetOnHost(i) {
+			if !used[i] && !onSandboxBridge(net.ParseIP(nodeAddress(i, 1))) && !subnetOnHost(i) {
 				c.SubnetIdx = i
 			}
 		}

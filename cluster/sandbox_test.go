@@ -152,9 +152,11 @@ func TestDeployLoopback(t *testing.T) {
 	}
 }
 
-// TestGuardedDialRefusesForeignAddresses: the dialer refuses anything that is not loopback
-// or behind a habench bridge, before any packet is sent (names without a DNS query).
+// TestGuardedDialRefusesForeignAddresses: under the test harness's network guard the
+// dialer refuses anything that is not loopback or a namespace on this machine, before any
+// packet is sent (names without a DNS query).
 func TestGuardedDialRefusesForeignAddresses(t *testing.T) {
+	t.Setenv(cluster.NetworkGuardEnv, "1")
 	for _, h := range []string{"192.0.2.10", "10.1.2.3", "8.8.8.8", "db.invalid"} {
 		if err := cluster.CheckDestination(h); err == nil {
 			t.Errorf("CheckDestination(%s) allowed a foreign address", h)

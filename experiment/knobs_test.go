@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/knob"
 	"github.com/habench/habench/topology"
 )
@@ -35,17 +36,24 @@ workload: {test: oltp_read_write}
 		t.Errorf("dsns: %+v", t1)
 	}
 	base := "name: x\nworkload: {test: oltp_read_write}\ntopologies:\n"
+	if _, err := ParseScenario([]byte(base + "  - {name: e, provider: existing, dsns: [\"u:p@tcp(127.0.0.1:1)/\", \"u:p@tcp(127.0.0.2:1)/\"], ssh: {user: root}}\nlinks: 1ms\n")); err != nil {
+		t.Errorf("links on an existing topology with ssh: %v", err)
+	}
+	// Parse only; under the test harness's network guard addresses outside this machine
+	// and names are refused (no route is used, no name looked up).
+	t.Setenv(cluster.NetworkGuardEnv, "1")
 	for in, want := range map[string]string{
-		base + "  - {name: a, kind: single, flavor: mariadb, knobs: {\"n1;x\": 1}}\n":        `topologies[0]: knobs.n1;x`,
-		base + "  - {name: a, kind: single, flavor: mariadb, knobs: {sync_binlog: ''}}\n":    "empty value",
-		base + "  - {name: e, provider: existing}\n":                                         "dsns",
-		base + "  - {provider: existing, cluster: r, dsns: [x]}\n":                           "give cluster or dsns",
-		base + "  - {provider: existing, cluster: r, options: {a: 1}}\n":                     "options",
-		base + "  - {provider: existing, cluster: r}\nlinks: 1ms\n":                          "topologies[0].provider",
-		base + "  - {name: a, kind: single, flavor: mariadb, dsns: [x]}\n":                   "only with provider: existing",
-		base + "  - {name: a, kind: single, flavor: mariadb, provider: cloud}\n":             `provider "cloud"`,
-		base + "  - {name: e, provider: existing, dsns: [garbage]}\n":                        `topologies[0]: dsns[0] "garbage"`,
-		base + "  - {name: e, provider: existing, dsns: [\"u:pw@tcp(192.0.2.10:3306)/\"]}\n": `topologies[0]: dsns[0] "u:***@tcp(192.0.2.10:3306)/": host 192.0.2.10: habench only connects to 127.0.0.0/8`,
+		base + "  - {name: a, kind: single, flavor: mariadb, knobs: {\"n1;x\": 1}}\n":            `topologies[0]: knobs.n1;x`,
+		base + "  - {name: a, kind: single, flavor: mariadb, knobs: {sync_binlog: ''}}\n":        "empty value",
+		base + "  - {name: e, provider: existing}\n":                                             "dsns",
+		base + "  - {provider: existing, cluster: r, dsns: [x]}\n":                               "give cluster or dsns",
+		base + "  - {provider: existing, cluster: r, options: {a: 1}}\n":                         "options",
+		base + "  - {provider: existing, cluster: r}\nlinks: 1ms\n":                              "topologies[0].provider",
+		base + "  - {name: a, kind: single, flavor: mariadb, dsns: [x]}\n":                       "only with provider: existing",
+		base + "  - {name: a, kind: single, flavor: mariadb, provider: cloud}\n":                 `provider "cloud"`,
+		base + "  - {name: e, provider: existing, dsns: [garbage]}\n":                            `topologies[0]: dsns[0] "garbage"`,
+		base + "  - {name: e, provider: existing, dsns: [\"u:pw@tcp(192.0.2.10:3306)/\"]}\n":     `topologies[0]: dsns[0] "u:***@tcp(192.0.2.10:3306)/": host 192.0.2.10: destination 192.0.2.10: routed via`,
+		base + "  - {name: e, provider: existing, dsns: [\"u:pw@tcp(db.example.com:3306)/\"]}\n": `topologies[0]: dsns[0] "u:***@tcp(db.example.com:3306)/": host "db.example.com": want an IP address: under HABENCH_TEST_NETWORK_GUARD=1`,
 	} {
 		_, err := ParseScenario([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {

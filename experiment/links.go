@@ -98,10 +98,13 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // applyLinks measures the plain round trips, applies spec (kernel netem where available,
-// else the userspace link), measures again, and reports requested against achieved. A pair
+// else the userspace link; tc over SSH on an existing cluster's hosts), measures again, and reports requested against achieved. A pair
 // whose added round trip is more than 10% (and 50 us) away from the request gets a warning.
 // The returned backend must be closed by the caller; on error nothing is left applied.
 func applyLinks(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (netem.Backend, *LinkReport, error) {
+	if c.Existing() {
+		return applyRemoteRun(ctx, c, spec)
+	}
 	eps, err := LinkEndpoints(c)
 	if err != nil {
 		return nil, nil, err

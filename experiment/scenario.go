@@ -144,8 +144,8 @@ func ParseScenario(b []byte) (*Scenario, error) {
 			return nil, fmt.Errorf("topologies[%d]: %w", i, err)
 		}
 		if t.IsExisting() {
-			// dsns registered for the run: bad ones (syntax, or outside this machine's
-			// network rule) are bad input now, not a failed cell after the run has begun.
+			// dsns registered for the run: bad ones (syntax, or refused by the test
+			// harness's network guard) are bad input now, not a failed cell after the run has begun.
 			if _, err := cluster.ExistingNodes(*t); err != nil {
 				return nil, fmt.Errorf("topologies[%d]: %w", i, err)
 			}
@@ -162,9 +162,9 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	}
 	if !s.Links.IsZero() {
 		for i, t := range s.Topologies {
-			if t.IsExisting() {
+			if t.IsExisting() && t.SSH == nil {
 				return nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].provider", i), Value: t.Provider,
-					Reason: "links need the network namespaces of a habench sandbox; an existing cluster's network is not habench's"}
+					Reason: "links on an existing cluster need ssh access to its hosts: give dsns with ssh: (tc over SSH)"}
 			}
 		}
 		if s.Network == cluster.NetLoopback {

@@ -36,6 +36,8 @@ type StandingLinks struct {
 	StartTicks uint64      `json:"start_ticks,omitempty"`
 	Applied    time.Time   `json:"applied"`
 	Report     *LinkReport `json:"report,omitempty"` // nil until measured
+	// Hosts is what habench created on an existing cluster's hosts (netem.BackendRemote).
+	Hosts []RemoteHostRecord `json:"hosts,omitempty"`
 
 	linkThread string // what the link process said of its thread's scheduling class
 }
@@ -59,7 +61,7 @@ func (s *StandingLinks) LinkPID(c *cluster.Cluster) int {
 // the kernel backend (qdiscs need no process), and for the userspace one while a link
 // process of the cluster runs (LinkPID).
 func (s *StandingLinks) Alive(c *cluster.Cluster) bool {
-	if s.Backend == netem.BackendKernel {
+	if s.Backend == netem.BackendKernel || s.Backend == netem.BackendRemote {
 		return true
 	}
 	return s.LinkPID(c) > 0
@@ -88,15 +90,20 @@ func ReadStanding(c *cluster.Cluster) (*StandingLinks, error) {
 }
 
 func writeStanding(c *cluster.Cluster, s *StandingLinks) error {
+	return writeRecord(standingPath(c), s)
+}
+
+// writeRecord writes s to path atomically (a temporary file renamed over it).
+func writeRecord(path string, s *StandingLinks) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := standingPath(c) + ".tmp"
+	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
-	return os.Rename(tmp, standingPath(c))
+	return os.Rename(tmp, path)
 }
 
 // Lock files in the cluster's directory. flock locks die with their process, so a held
@@ -185,6 +192,9 @@ type LinkProcess struct {
 // not build over the cluster's nodes (*netem.RequestError), the cluster is on loopback,
 // the link cannot start, ctx ends. On any error nothing is left applied.
 func ApplyStanding(ctx context.Context, c *cluster.Cluster, req netem.Request, lp LinkProcess) (st *StandingLinks, err error) {
+	if c.Existing() {
+		return applyStandingRemote(ctx, c, req)
+	}
 	eps, err := LinkEndpoints(c)
 	if err != nil {
 		return nil, err
@@ -393,6 +403,20 @@ func ClearStanding(c *cluster.Cluster) error {
 // The caller holds the standing lock and has checked that no run holds links.
 func clearStanding(c *cluster.Cluster, eps []netem.Endpoint) error {
 	var errs []error
+	// An unreadable record (written atomically, so not expected) names no host: clear
+	// then reports what LinkLeftovers still finds on the hosts.
+	if st, _ := ReadStanding(c); st != nil {
+		if err := clearRemote(c, st); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// A crashed run's impairments on an existing cluster's hosts (the callers have
+	// checked that no run holds links now).
+	if c.Existing() {
+		if err := clearRunRemote(c); err != nil {
+			errs = append(errs, fmt.Errorf("a crashed run's impairments: %w", err))
+		}
+	}
 	// Only processes that carry this cluster's --link-state argument are signalled: a
 	// PID from the record alone could be anything by now.
 	for _, pid := range cluster.LinkProcesses(c) {
@@ -429,6 +453,9 @@ func LinkLeftovers(c *cluster.Cluster) []string {
 	var left []string
 	for _, pid := range cluster.LinkProcesses(c) {
 		left = append(left, fmt.Sprintf("link process %d", pid))
+	}
+	if c.Existing() {
+		return append(left, remoteLeftovers(c)...)
 	}
 	if c.Network != cluster.NetNamespaces {
 		return left

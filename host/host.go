@@ -45,7 +45,23 @@ func (e *ExitError) Error() string {
 	if msg == "" {
 		msg = "no message"
 	}
-	return fmt.Sprintf("%s: %s: exit status %d: %s", e.Host, strings.Join(e.Argv, " "), e.Code, msg)
+	return fmt.Sprintf("%s: %s: exit status %d: %s", e.Host, shortArgv(e.Argv), e.Code, msg)
+}
+
+// shortArgv renders argv for a one-line message: an argument that is a script (several
+// lines) or longer than 60 bytes is cut to its first 40 bytes and "...".
+func shortArgv(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if j := strings.IndexByte(a, '\n'); j >= 0 || len(a) > 60 {
+			if j < 0 || j > 40 {
+				j = min(40, len(a))
+			}
+			a = a[:j] + "..."
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
 }
 
 // Local is this machine. Netns, when set, names a network namespace (under

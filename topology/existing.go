@@ -22,6 +22,62 @@ type ExistingSpec struct {
 	DSNs     []string `json:"-" yaml:"dsns,omitempty"`
 	User     string   `json:"user,omitempty" yaml:"user,omitempty"`
 	Password string   `json:"-" yaml:"password,omitempty"`
+	// SSH, when set, is how habench reaches the nodes' hosts (tc for link impairments,
+	// /proc for host metrics). Without it everything that needs no host access works.
+	SSH *SSHSpec `json:"ssh,omitempty" yaml:"ssh,omitempty"`
+}
+
+// SSHSpec is SSH access to an existing cluster's hosts with the OpenSSH client. Every
+// field is optional: by default node i's host is its DSN's host, and the user, port and
+// keys are what the user's own ssh configuration says (~/.ssh/config, agent, ProxyJump).
+type SSHSpec struct {
+	// Hosts are the ssh destinations, one per node in node order (an address, a host name
+	// or a Host alias of the ssh configuration); default: each node's DSN host.
+	Hosts []string `json:"hosts,omitempty" yaml:"hosts,omitempty"`
+	// User and Port override the ssh configuration's for every host (Port 0: its default).
+	User string `json:"user,omitempty" yaml:"user,omitempty"`
+	Port int    `json:"port,omitempty" yaml:"port,omitempty"`
+	// Identity is a private key file (ssh -i); "" for the agent and the configuration's keys.
+	Identity string `json:"identity,omitempty" yaml:"identity,omitempty"`
+	// Config is an ssh_config(5) file to use instead of the user's own (ssh -F).
+	Config string `json:"config,omitempty" yaml:"config,omitempty"`
+	// Options are extra ssh options "Key=Value" (ssh -o), e.g. "StrictHostKeyChecking=accept-new".
+	Options []string `json:"options,omitempty" yaml:"options,omitempty"`
+}
+
+// validate checks the SSH fields for a cluster of nodes nodes (0: unknown); errors are
+// *FieldError on "ssh.FIELD".
+func (s *SSHSpec) validate(nodes int) error {
+	if s == nil {
+		return nil
+	}
+	bad := func(v string) bool {
+		return strings.TrimSpace(v) != v || strings.ContainsAny(v, " \t\n\r\x00") || strings.HasPrefix(v, "-")
+	}
+	if nodes > 0 && len(s.Hosts) > 0 && len(s.Hosts) != nodes {
+		return &FieldError{"ssh.hosts", strings.Join(s.Hosts, ","), fmt.Sprintf("%d host(s) for %d node(s): give one per node, in node order, or none (each node's DSN host)", len(s.Hosts), nodes)}
+	}
+	for i, h := range s.Hosts {
+		if h == "" || bad(h) {
+			return &FieldError{fmt.Sprintf("ssh.hosts[%d]", i), h, "want a host name, an address or an ssh_config Host"}
+		}
+	}
+	if s.User != "" && bad(s.User) {
+		return &FieldError{"ssh.user", s.User, "want a user name"}
+	}
+	if s.Port < 0 || s.Port > 65535 {
+		return &FieldError{"ssh.port", s.Port, "want 1 to 65535 (or 0: the ssh configuration's)"}
+	}
+	if s.Identity != "" && strings.ContainsAny(s.Identity, "\n\x00") {
+		return &FieldError{"ssh.identity", s.Identity, "want a private key file"}
+	}
+	for i, o := range s.Options {
+		k, _, ok := strings.Cut(o, "=")
+		if !ok || k == "" || bad(k) || strings.ContainsAny(o, "\n\x00") {
+			return &FieldError{fmt.Sprintf("ssh.options[%d]", i), o, "want Key=Value, e.g. StrictHostKeyChecking=accept-new"}
+		}
+	}
+	return nil
 }
 
 // IsExisting reports whether the spec describes an existing cluster.
@@ -62,6 +118,9 @@ func (s *Spec) validateExisting() error {
 		if s.User != "" || s.Password != "" {
 			return &FieldError{"user", s.User, "a registered cluster already has its user; give user and password with dsns"}
 		}
+		if s.SSH != nil {
+			return &FieldError{"ssh", s.Cluster, "a registered cluster already has its ssh access (habench register --ssh...); give ssh with dsns"}
+		}
 	}
 	for i, d := range s.DSNs {
 		if strings.TrimSpace(d) == "" || strings.ContainsAny(d, "\n\r\x00") {
@@ -85,6 +144,9 @@ func (s *Spec) validateExisting() error {
 	if s.Nodes != 0 && len(s.DSNs) > 0 && s.Nodes != len(s.DSNs) {
 		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("%d dsns given", len(s.DSNs))}
 	}
+	if err := s.SSH.validate(len(s.DSNs)); err != nil {
+		return err
+	}
 	if len(s.Options) > 0 {
 		return &FieldError{"options", strings.Join(sortedKeys(s.Options), ","), "an existing cluster's option files are not habench's to write: use knobs (runtime, restored after each run)"}
 	}
@@ -106,6 +168,8 @@ func (s *Spec) validateSandboxOnly() error {
 		return &FieldError{"dsns", len(s.DSNs), "only with provider: existing"}
 	case s.User != "" || s.Password != "":
 		return &FieldError{"user", s.User, "only with provider: existing (a sandbox's benchmark user is habench)"}
+	case s.SSH != nil:
+		return &FieldError{"ssh", s.Name, "only with provider: existing (a sandbox's hosts are this machine)"}
 	}
 	return nil
 }

@@ -163,3 +163,53 @@ func TestExistingSpecValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestExistingSSHSpec: ssh: in an existing-cluster file parses into SSHSpec; its errors
+// name the field (ssh.hosts, ssh.port, ssh.options[i], ...) and the value.
+func TestExistingSSHSpec(t *testing.T) {
+	s, err := ParseSpecYAML([]byte(`name: ex1
+provider: existing
+dsns: ["tcp(db1:3306)/", "tcp(db2:3306)/"]
+user: u
+ssh:
+  hosts: [jump-db1, db2.example.com]
+  user: root
+  port: 2222
+  identity: ~/.ssh/id_ed25519
+  config: /etc/habench/ssh_config
+  options: ["StrictHostKeyChecking=accept-new"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Defaults()
+	want := SSHSpec{Hosts: []string{"jump-db1", "db2.example.com"}, User: "root", Port: 2222, Identity: "~/.ssh/id_ed25519",
+		Config: "/etc/habench/ssh_config", Options: []string{"StrictHostKeyChecking=accept-new"}}
+	if err := s.Validate(); err != nil || s.SSH == nil || !reflect.DeepEqual(*s.SSH, want) {
+		t.Fatalf("%+v %v", s.SSH, err)
+	}
+	dsns := ExistingSpec{DSNs: []string{"tcp(a)/", "tcp(b)/"}}
+	for _, c := range []struct {
+		ssh   SSHSpec
+		field string
+	}{
+		{SSHSpec{Hosts: []string{"a"}}, "ssh.hosts"},
+		{SSHSpec{Hosts: []string{"a", "-oProxyCommand=x"}}, "ssh.hosts[1]"},
+		{SSHSpec{User: "ro ot"}, "ssh.user"},
+		{SSHSpec{Port: 70000}, "ssh.port"},
+		{SSHSpec{Options: []string{"NoEquals"}}, "ssh.options[0]"},
+	} {
+		sp := Spec{Name: "e", Provider: ProviderExisting, ExistingSpec: dsns}
+		sp.SSH = &c.ssh
+		err := sp.Validate()
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%+v: %v, want a FieldError on %s", c.ssh, err, c.field)
+		}
+	}
+	sb := Spec{Name: "s", Kind: Single, Flavor: MariaDB, ExistingSpec: ExistingSpec{SSH: &SSHSpec{}}}
+	sb.Defaults()
+	if err := sb.Validate(); err == nil || !strings.Contains(err.Error(), "ssh") {
+		t.Errorf("ssh on a sandbox: %v", err)
+	}
+}

@@ -24,7 +24,12 @@ import (
 var habenchBin string
 
 // TestMain builds the habench binary once; the CLI tests run it as a user would.
+// The CLI tests run under the test harness's network guard unless the environment says
+// otherwise, so a plain `go test` cannot send a packet off this machine either.
 func TestMain(m *testing.M) {
+	if os.Getenv(cluster.NetworkGuardEnv) == "" {
+		os.Setenv(cluster.NetworkGuardEnv, "1")
+	}
 	dir, err := os.MkdirTemp("", "hbbin-")
 	if err != nil {
 		panic(err)

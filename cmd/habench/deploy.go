@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/knob"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
@@ -194,6 +195,24 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	return cmd
 }
 
+// clearHostImpairments removes, before an existing cluster is forgotten, the tc
+// impairments habench applied on its hosts over SSH (the registration holds their record;
+// forgetting it first would leave them there). Error: they could not be removed; the
+// registration is kept so that `netem clear` can try again.
+func clearHostImpairments(c *cluster.Cluster) error {
+	if !c.Existing() {
+		return nil
+	}
+	st, err := experiment.ReadStanding(c)
+	if err != nil || st == nil || len(st.Hosts) == 0 {
+		return nil
+	}
+	if err := experiment.ClearStanding(c); err != nil {
+		return fmt.Errorf("cluster %s: could not remove habench's impairments from its hosts, so it stays registered (habench netem clear %s, then destroy): %w", c.Name, c.Name, err)
+	}
+	return nil
+}
+
 func newDestroyCmd(g *globalOpts) *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{
@@ -218,6 +237,11 @@ func newDestroyCmd(g *globalOpts) *cobra.Command {
 						return err
 					}
 				}
+				for _, c := range cs {
+					if err := clearHostImpairments(c); err != nil {
+						return err
+					}
+				}
 				if err := sb.DestroyAll(ctx); err != nil {
 					return err
 				}
@@ -236,6 +260,9 @@ func newDestroyCmd(g *globalOpts) *cobra.Command {
 			}
 			if c, err := sb.Load(args[0]); err == nil && c.Existing() {
 				if err := refuseForgetWithKnobs(c); err != nil {
+					return err
+				}
+				if err := clearHostImpairments(c); err != nil {
 					return err
 				}
 				if err := sb.Destroy(ctx, args[0]); err != nil {

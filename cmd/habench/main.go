@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/topology"
 )
 
@@ -55,6 +56,8 @@ func run() int {
 		fmt.Fprintln(os.Stderr, msg)
 		os.Exit(130)
 	}()
+	// SSH master connections to users' hosts end with the command.
+	defer host.CloseAll()
 	root := newRootCmd()
 	err := root.ExecuteContext(ctx)
 	if err == nil {

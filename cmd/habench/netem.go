@@ -27,10 +27,16 @@ The fields apply from the general to the specific, each overriding the previous 
 func newNetemCmd(g *globalOpts) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "netem",
-		Short: "Impair the links between a sandbox's nodes: delay, jitter, loss, rate, partitions",
-		Long: "Latency, loss and partitions between the nodes of a sandbox deployed with network netns.\n" +
-			"Kernel netem qdiscs (through netlink) where the kernel has sch_netem, else habench's userspace link\n" +
+		Short: "Impair the links between a cluster's nodes: delay, jitter, loss, rate, partitions",
+		Long: "Latency, loss and partitions between the nodes of a sandbox deployed with network netns, or of an\n" +
+			"existing cluster registered with --ssh.\n" +
+			"Sandboxes: kernel netem qdiscs (through netlink) where the kernel has sch_netem, else habench's userspace link\n" +
 			"(a TUN device per node namespace, forwarded by a detached `habench netem serve` process).\n" +
+			"Existing clusters: tc on each node's host over SSH (backend tc-ssh): an htb root 4862: on the interface\n" +
+			"that routes to each peer, a class per impaired peer (rate), netem leaves (delay, jitter, loss; needs\n" +
+			"sch_netem), u32 filters on the peers' addresses (drop for partitions). Every host is checked first (ssh,\n" +
+			"tc, CAP_NET_ADMIN, sch_netem, no root qdisc of its own on those interfaces); habench never deletes or\n" +
+			"alters a qdisc, class or filter it did not create.\n" +
 			"Impairments stay until `habench netem clear` or `habench destroy`; every run on the cluster\n" +
 			"records them in its manifest.json.\n\n" + impairmentHelp,
 	}
@@ -115,13 +121,13 @@ func newNetemApplyCmd(g *globalOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.RefuseExisting("impair links (that needs the network namespaces of a habench sandbox)"); err != nil {
-				return err
+			if c.Existing() && c.Spec.SSH == nil {
+				return c.RefuseExisting("impair links without access to its hosts (register it with --ssh, or ssh: in the file, to impair with tc over SSH)")
 			}
 			if len(c.Nodes) < 2 {
 				return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("has %d node: there is no link between nodes to impair", len(c.Nodes))}
 			}
-			if c.Network != cluster.NetNamespaces {
+			if !c.Existing() && c.Network != cluster.NetNamespaces {
 				return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("network %s: impairing links needs a cluster deployed with --network netns (as root)", c.Network)}
 			}
 			exe, err := os.Executable()
@@ -208,16 +214,26 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 					return err
 				}
 			}
-			if measure && c.Network == cluster.NetNamespaces && len(c.Nodes) > 1 {
-				eps, err := experiment.LinkEndpoints(c)
-				if err != nil {
-					return err
-				}
+			if measure && (c.Network == cluster.NetNamespaces || c.Existing() && c.Spec.SSH != nil) && len(c.Nodes) > 1 {
 				ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 				defer cancel()
-				rtts, err := netem.MeasureRTT(ctx, eps, spec, 20, 3*time.Second)
-				if err != nil {
-					return err
+				var rtts []netem.LinkRTT
+				if c.Existing() {
+					eps, err := experiment.RemoteEndpoints(c)
+					if err != nil {
+						return err
+					}
+					if rtts, err = netem.MeasureRemote(ctx, eps, spec, 20, 3*time.Second); err != nil {
+						return err
+					}
+				} else {
+					eps, err := experiment.LinkEndpoints(c)
+					if err != nil {
+						return err
+					}
+					if rtts, err = netem.MeasureRTT(ctx, eps, spec, 20, 3*time.Second); err != nil {
+						return err
+					}
 				}
 				// The base round trip over the plain bridge was measured by apply; the added
 				// round trip now is the median now minus that base (the request is an added one).
@@ -300,6 +316,7 @@ func clearOne(cmd *cobra.Command, g *globalOpts, name string) error {
 		return err
 	}
 	st, rerr := experiment.ReadStanding(c)
+	crashed := experiment.CrashedRunLinks(c)
 	if err := experiment.ClearStanding(c); err != nil {
 		return err
 	}
@@ -309,6 +326,8 @@ func clearOne(cmd *cobra.Command, g *globalOpts, name string) error {
 	switch {
 	case rerr != nil:
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: cleared (the record was unreadable: %v)\n", c.Name, rerr)
+	case st == nil && crashed:
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: cleared the impairments a killed run left on the hosts\n", c.Name)
 	case st == nil:
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: no impairments\n", c.Name)
 	default:

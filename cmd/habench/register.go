@@ -21,12 +21,34 @@ type registerOpts struct {
 	password string
 	kind     string
 	flavor   string
+
+	ssh         bool
+	sshHosts    []string
+	sshUser     string
+	sshPort     int
+	sshIdentity string
+	sshConfig   string
+	sshOptions  []string
+}
+
+var sshFlags = []string{"ssh", "ssh-host", "ssh-user", "ssh-port", "ssh-identity", "ssh-config", "ssh-option"}
+
+// sshSpec returns the --ssh* flags as a topology.SSHSpec; nil when none is given.
+func (o *registerOpts) sshSpec(cmd *cobra.Command) *topology.SSHSpec {
+	given := false
+	for _, f := range sshFlags {
+		given = given || cmd.Flags().Changed(f)
+	}
+	if !given {
+		return nil
+	}
+	return &topology.SSHSpec{Hosts: o.sshHosts, User: o.sshUser, Port: o.sshPort, Identity: o.sshIdentity, Config: o.sshConfig, Options: o.sshOptions}
 }
 
 func (o *registerOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 	var s topology.Spec
 	if o.file != "" {
-		for _, f := range []string{"dsn", "user", "password", "kind", "flavor"} {
+		for _, f := range append([]string{"dsn", "user", "password", "kind", "flavor"}, sshFlags...) {
 			if cmd.Flags().Changed(f) {
 				return s, usagef("--%s: not allowed with -f (put it in %s)", f, o.file)
 			}
@@ -46,7 +68,7 @@ func (o *registerOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 		}
 	} else {
 		s = topology.Spec{Name: o.name, Kind: topology.Kind(o.kind), Flavor: topology.Flavor(o.flavor),
-			ExistingSpec: topology.ExistingSpec{DSNs: o.dsns, User: o.user, Password: o.password}}
+			ExistingSpec: topology.ExistingSpec{DSNs: o.dsns, User: o.user, Password: o.password, SSH: o.sshSpec(cmd)}}
 	}
 	if s.Name == "" {
 		return s, usagef("--name: required (1-10 lower-case letters and digits), or name: in the file")
@@ -70,8 +92,16 @@ never deploys, restarts, stops or destroys these servers: destroy NAME only forg
 registration; node start/stop, link impairment and read-only knobs are refused; runtime knobs
 are restored after each run.
 
-This machine's network rule: the hosts must be IP addresses on 127.0.0.0/8 or inside the network
-namespaces of habench's own sandboxes here (no names, no other addresses).
+Hosts are IPv4/IPv6 addresses or host names, on any machine habench can reach. (Under
+HABENCH_TEST_NETWORK_GUARD=1, which make test sets, only loopback and network namespaces on
+this machine, and no names.)
+
+SSH access to the hosts (for link impairments with tc; --ssh or any --ssh-* flag, or ssh: in the
+file): habench runs the OpenSSH client, one connection per host kept for the whole command.
+By default node i's host is its DSN's host and user, port, keys, agent and ProxyJump come from
+your own ssh configuration; --ssh-host (one per node, in node order), --ssh-user, --ssh-port,
+--ssh-identity, --ssh-config FILE (instead of ~/.ssh/config) and --ssh-option KEY=VALUE override
+it. Every host is connected to (BatchMode: no prompts) before the cluster is registered.
 
 File (habench deploy -f accepts it too):
   name: prod1
@@ -81,7 +111,11 @@ File (habench deploy -f accepts it too):
   password: secret
   kind: async        # optional hint, checked against what is discovered
   flavor: mariadb    # optional hint
-  knobs: {sync_binlog: 1}   # optional: set for every run on it, restored after`,
+  knobs: {sync_binlog: 1}   # optional: set for every run on it, restored after
+  ssh:                      # optional: access to the nodes' hosts
+    hosts: [db1, db2]       # default: the DSNs' hosts
+    user: root
+    identity: ~/.ssh/id_ed25519`,
 		Example: `  habench register --name ex1 --dsn 'habench:habench@tcp(127.0.0.1:23306)/' --dsn 'habench:habench@tcp(127.0.0.1:23307)/'
   habench register -f existing.yaml`,
 		Args: exactArgs(0),
@@ -101,6 +135,13 @@ File (habench deploy -f accepts it too):
 	f.StringVar(&o.password, "password", "", "password for DSNs without a user")
 	f.StringVar(&o.kind, "kind", "", "hint: single, async, semisync, group or galera (checked against what is discovered)")
 	f.StringVar(&o.flavor, "flavor", "", "hint: mysql, mariadb, percona or pxc")
+	f.BoolVar(&o.ssh, "ssh", false, "reach the nodes' hosts over SSH (your ssh configuration, each node's DSN host)")
+	f.StringArrayVar(&o.sshHosts, "ssh-host", nil, "ssh destination of a node (repeatable, one per node in node order; default the DSN's host)")
+	f.StringVar(&o.sshUser, "ssh-user", "", "ssh user for every host (default: your ssh configuration's)")
+	f.IntVar(&o.sshPort, "ssh-port", 0, "ssh port for every host (default: your ssh configuration's)")
+	f.StringVar(&o.sshIdentity, "ssh-identity", "", "private key file (default: agent and your ssh configuration's keys)")
+	f.StringVar(&o.sshConfig, "ssh-config", "", "ssh_config file to use instead of ~/.ssh/config (ssh -F)")
+	f.StringArrayVar(&o.sshOptions, "ssh-option", nil, "extra ssh option KEY=VALUE (ssh -o; repeatable)")
 	return cmd
 }
 

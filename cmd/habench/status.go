@@ -110,6 +110,9 @@ func printNodes(w io.Writer, c *cluster.Cluster, health map[string]string) {
 		line := fmt.Sprintf("%s\t%s\t%s\t%d\t%s", n.Name, n.Role, n.Addr(), n.PID, n.Dir)
 		if c.Existing() {
 			line = fmt.Sprintf("%s\t%s\t%s\t-\t- (existing)", n.Name, n.Role, n.Addr())
+			if h := c.Host(n); h != nil {
+				line = fmt.Sprintf("%s\t%s\t%s\t-\t- (existing, %s)", n.Name, n.Role, n.Addr(), h.Name())
+			}
 		}
 		if health != nil {
 			line += "\t" + health[n.Name]
@@ -122,7 +125,7 @@ func printNodes(w io.Writer, c *cluster.Cluster, health map[string]string) {
 func newDoctorCmd(g *globalOpts) *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
-		Short: "Say which server installations, network modes and netem backends are usable here, and why not",
+		Short: "Say which server installations, network modes and netem backends are usable here (and on registered hosts over SSH), and why not",
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
@@ -168,6 +171,33 @@ func newDoctorCmd(g *globalOpts) *cobra.Command {
 			row("network: loopback", nil, "every node on 127.0.0.1, own port")
 			row("netem: kernel (sch_netem via netlink)", netem.KernelAvailable(), "netem qdiscs can be attached")
 			row("netem: userspace link", netem.UserspaceAvailable(), "TUN per node namespace; used by netem apply, sysbench run --links and scenario links when the kernel has no sch_netem")
+			// The hosts of existing clusters registered with ssh: what tc impairments need.
+			if cs, err := g.sandbox().List(); err == nil {
+				seen := map[string]bool{}
+				for _, c := range cs {
+					for _, n := range c.Nodes {
+						h := c.Host(n)
+						if !c.Existing() || h == nil || seen[h.Name()] {
+							continue
+						}
+						seen[h.Name()] = true
+						check := fmt.Sprintf("host of %s/%s (%s)", c.Name, n.Name, h.Name())
+						hctx, hcancel := context.WithTimeout(ctx, 15*time.Second)
+						hc, err := netem.CheckHost(hctx, h)
+						hcancel()
+						switch {
+						case err != nil:
+							row(check, err, "")
+						case len(hc.Problems) > 0:
+							row(check, errors.New(strings.Join(hc.Problems, "; ")), "")
+						case hc.NoNetem != "":
+							row(check, fmt.Errorf("%s: delay, jitter and loss unavailable (rate limits and partitions work)", hc.NoNetem), "")
+						default:
+							row(check, nil, "tc, CAP_NET_ADMIN, htb/u32 and sch_netem: every impairment works")
+						}
+					}
+				}
+			}
 			if st, err := os.Stat(g.stateDir); err == nil && st.IsDir() {
 				row("state directory", nil, g.stateDir)
 			} else {

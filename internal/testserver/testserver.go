@@ -27,6 +27,7 @@ type Server struct {
 	Dir    string
 	cmd    *exec.Cmd
 	args   []string
+	netns  string // the network namespace it runs in ("" for this one)
 }
 
 // DSN returns a go-sql-driver DSN for database db (may be "") as root over TCP.
@@ -78,6 +79,23 @@ func FreePort(t testing.TB) int {
 // when the server does not come up.
 func StartMariaDB(t testing.TB, extra ...string) *Server {
 	t.Helper()
+	return StartMariaDBAt(t, Listen{}, extra...)
+}
+
+// Listen is where StartMariaDBAt's server listens: inside network namespace Netns (""
+// for this one), on Host (default 127.0.0.1) and Port (default a free loopback port).
+type Listen struct {
+	Netns string
+	Host  string
+	Port  int
+}
+
+// StartMariaDBAt is StartMariaDB listening at l. In a namespace the server is started
+// with `ip netns exec`; readiness is checked over its unix socket (the file system is
+// shared), and the DSN is for TCP on l.Host as root (which the server allows from any
+// host: the tests' own throwaway servers, on addresses nothing outside reaches).
+func StartMariaDBAt(t testing.TB, l Listen, extra ...string) *Server {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("real-server test skipped in -short mode")
 	}
@@ -93,18 +111,30 @@ func StartMariaDB(t testing.TB, extra ...string) *Server {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	data := filepath.Join(dir, "data")
+	// A temporary directory of its own: the bootstrap's temporary tables in a shared /tmp
+	// were seen to vanish while other tests ran ("Unknown table 'mysql.tmp_user_sys'").
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	inst := exec.Command("/usr/bin/mariadb-install-db", "--no-defaults", "--datadir="+data,
 		"--auth-root-authentication-method=normal", "--skip-test-db", "--user=root",
-		"--skip-name-resolve", "--innodb-log-file-size=16M")
+		"--skip-name-resolve", "--innodb-log-file-size=16M", "--tmpdir="+tmp)
 	if out, err := inst.CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
 	}
-	s := &Server{Host: "127.0.0.1", Port: FreePort(t), Socket: filepath.Join(dir, "mysqld.sock"), Dir: dir}
+	s := &Server{Host: l.Host, Port: l.Port, Socket: filepath.Join(dir, "mysqld.sock"), Dir: dir, netns: l.Netns}
+	if s.Host == "" {
+		s.Host = "127.0.0.1"
+	}
+	if s.Port == 0 {
+		s.Port = FreePort(t)
+	}
 	args := []string{"--no-defaults", "--datadir=" + data, "--user=root",
-		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(s.Port), "--socket=" + s.Socket,
+		"--bind-address=" + s.Host, "--port=" + strconv.Itoa(s.Port), "--socket=" + s.Socket,
 		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--log-error=" + filepath.Join(dir, "error.log"),
 		"--skip-name-resolve", "--innodb-log-file-size=16M", "--innodb-buffer-pool-size=64M",
-		"--max-connections=500", "--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0"}
+		"--max-connections=500", "--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0", "--tmpdir=" + tmp}
 	s.args = append(args, extra...)
 	t.Cleanup(func() { s.Kill(t) })
 	s.start(t)
@@ -138,19 +168,32 @@ func (s *Server) start(t testing.TB) {
 	t.Helper()
 	dir := s.Dir
 	s.cmd = exec.Command("/usr/sbin/mariadbd", s.args...)
+	if s.netns != "" {
+		// ip netns exec execs mariadbd in place: the PID killed at cleanup is the server's.
+		s.cmd = exec.Command("ip", append([]string{"netns", "exec", s.netns, "/usr/sbin/mariadbd"}, s.args...)...)
+	}
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	db, err := sql.Open("mysql", s.DSN(""))
+	dsn := s.DSN("")
+	if s.netns != "" {
+		c := mysql.NewConfig()
+		c.User, c.Net, c.Addr = "root", "unix", s.Socket
+		dsn = c.FormatDSN()
+	}
+	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	for {
 		if err := db.PingContext(ctx); err == nil {
+			if s.netns != "" {
+				Exec(t, db, "CREATE USER IF NOT EXISTS 'root'@'%'", "GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION")
+			}
 			return
 		}
 		select {
@@ -172,7 +215,7 @@ func Exec(t testing.TB, db *sql.DB, stmts ...string) {
 	}
 }
 
-// String returns "127.0.0.1:PORT".
+// String returns "HOST:PORT".
 func (s *Server) String() string { return fmt.Sprintf("%s:%d", s.Host, s.Port) }
 
 // ComCounters returns the server's global statement counters (SHOW GLOBAL STATUS

@@ -1,0 +1,7 @@
+package host
+
+// Exposed to the package's external tests.
+var (
+	ReadRequestForTest    = readRequest
+	ParseReadReplyForTest = parseReadReply
+)

@@ -1,0 +1,368 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// SSH is a host reached with the OpenSSH client (`ssh`, Debian's openssh-client).
+//
+// Why the ssh binary and not an SSH library: DBAs reach their servers with an ssh
+// configuration that already works (agent, ProxyJump, ~/.ssh/config, known_hosts,
+// certificates, hardware keys); the OpenSSH client honours all of it exactly, is audited
+// and maintained, and its ControlMaster multiplexing gives one TCP connection and one
+// authentication per host for the whole run. A library would reimplement that, and differ.
+//
+// The first Run (or Connect) starts a master connection, `ssh -M -N -f -o
+// ControlPersist=60s ... Dest`, which authenticates and goes to the background; every
+// command then runs as `ssh -T -n -o BatchMode=yes -o ControlMaster=no -o
+// ControlPath=DIR/%C [-F Config] [-l User] [-p Port] [-i Identity] [-o OPTION]... Dest --
+// 'quoted argv'` over it: no prompts (a refused key fails at once), one connection per
+// destination shared by every SSH value of this process (DIR is this process's control
+// directory; CloseAll ends the masters). Should the master die, commands connect on their
+// own. A master left by a killed process exits 60 s after its last use. Run is safe for
+// concurrent use; the host's sshd bounds the commands running at once over one connection
+// (MaxSessions, 10 by default).
+type SSH struct {
+	// Dest is the destination as ssh takes it: an address, a host name or a Host alias of
+	// the ssh configuration.
+	Dest string
+	// User, Port (0: ssh's default) and Identity (a private key file; "" for the agent and
+	// the configuration's keys) override the ssh configuration when set.
+	User     string
+	Port     int
+	Identity string
+	// Config is an ssh_config(5) file given to ssh -F; "" uses the user's own
+	// (~/.ssh/config, /etc/ssh/ssh_config).
+	Config string
+	// Options are extra "-o Key=Value" options, e.g. "StrictHostKeyChecking=accept-new".
+	Options []string
+	// ConnectTimeout bounds connecting and authenticating (default 10 s).
+	ConnectTimeout time.Duration
+	// Check, when set, vets the destination as the ssh configuration resolves it (ssh -G,
+	// no connection) before the first connection; its error refuses the connection.
+	Check func(Resolved) error
+
+	mu     sync.Mutex
+	master bool // a master connection was started for this value
+
+	rmu      sync.Mutex
+	reader   *fileReader // ReadFile's shell session
+	noReader bool        // the host cannot run it: ReadFile uses Run
+}
+
+// Name implements Host: "ssh USER@DEST:PORT" with what is set ("ssh db1" when only Dest).
+func (s *SSH) Name() string {
+	d := s.Dest
+	if s.User != "" {
+		d = s.User + "@" + d
+	}
+	if s.Port != 0 {
+		d += ":" + strconv.Itoa(s.Port)
+	}
+	return "ssh " + d
+}
+
+var control struct {
+	sync.Mutex
+	dir   string
+	users []*SSH // one per master started, for CloseAll
+}
+
+// controlDir returns this process's ControlPath directory (mode 0700, created on first use).
+func controlDir() (string, error) {
+	control.Lock()
+	defer control.Unlock()
+	if control.dir != "" {
+		return control.dir, nil
+	}
+	// Short: a unix socket path has at most 107 bytes, and %C is 40.
+	d, err := os.MkdirTemp("", "hbssh-")
+	if err != nil {
+		return "", fmt.Errorf("ssh control directory: %w", err)
+	}
+	control.dir = d
+	return d, nil
+}
+
+// args returns ssh's arguments before the remote command.
+func (s *SSH) args() ([]string, error) {
+	dir, err := controlDir()
+	if err != nil {
+		return nil, err
+	}
+	return s.argsIn(dir)
+}
+
+// argsIn is args with control directory dir.
+func (s *SSH) argsIn(dir string) ([]string, error) {
+	if s.Dest == "" || strings.HasPrefix(s.Dest, "-") {
+		return nil, fmt.Errorf("ssh destination %q: want a host name, an address or an ssh_config Host", s.Dest)
+	}
+	to := s.ConnectTimeout
+	if to <= 0 {
+		to = 10 * time.Second
+	}
+	a := []string{"-T", "-n", "-o", "BatchMode=yes", "-o", "ControlPath=" + filepath.Join(dir, "%C"),
+		"-o", fmt.Sprintf("ConnectTimeout=%d", int((to+time.Second-1)/time.Second)),
+		"-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR"}
+	if s.Config != "" {
+		a = append(a, "-F", s.Config)
+	}
+	if s.User != "" {
+		a = append(a, "-l", s.User)
+	}
+	if s.Port != 0 {
+		a = append(a, "-p", strconv.Itoa(s.Port))
+	}
+	if s.Identity != "" {
+		a = append(a, "-i", s.Identity)
+	}
+	for _, o := range s.Options {
+		a = append(a, "-o", o)
+	}
+	return a, nil
+}
+
+// ConnError is a failure to reach or log in to an SSH host (ssh exited 255 before the
+// remote command ran): unreachable, refused key, unknown host key. Msg is ssh's message.
+type ConnError struct {
+	Host string
+	Msg  string
+}
+
+func (e *ConnError) Error() string { return e.Host + ": cannot connect: " + e.Msg }
+
+// Run implements Host. argv is quoted for the remote POSIX shell (Quote), so spaces,
+// quotes, $ and ; in arguments reach the command as they are. ssh's own exit status 255
+// (no connection, refused key) is a *ConnError; a remote command that exits 255 is
+// indistinguishable and reported the same way.
+func (s *SSH) Run(ctx context.Context, argv ...string) ([]byte, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("host: empty command")
+	}
+	if err := s.Connect(ctx); err != nil {
+		return nil, err
+	}
+	a, err := s.args()
+	if err != nil {
+		return nil, err
+	}
+	a = append(a, "-o", "ControlMaster=no", s.Dest, "--", Quote(argv))
+	cmd := exec.CommandContext(ctx, "ssh", a...)
+	// Its own process group: a Ctrl-C at the terminal reaches habench, which then cleans
+	// up over SSH, and not the ssh clients doing that work (ctx ends them when it must).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 2 * time.Second
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ctx.Err() == nil {
+		if ee.ExitCode() == 255 {
+			return stdout.Bytes(), &ConnError{Host: s.Name(), Msg: firstLine(stderr.String())}
+		}
+		return stdout.Bytes(), &ExitError{Host: s.Name(), Argv: argv, Code: ee.ExitCode(), Stderr: stderr.String()}
+	}
+	if err != nil && ctx.Err() != nil {
+		return stdout.Bytes(), fmt.Errorf("%s: %s: %w", s.Name(), argv[0], ctx.Err())
+	}
+	if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+		return stdout.Bytes(), fmt.Errorf("%s: ssh: %w", s.Name(), err)
+	}
+	return stdout.Bytes(), nil
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		return "ssh exited 255 without a message"
+	}
+	return s
+}
+
+// Connect starts the destination's master connection unless this value already did: it
+// connects and authenticates (BatchMode: a key that is refused, an unknown host key or an
+// unreachable host fail at once, as *ConnError with ssh's message), then stays in the
+// background for the commands. Run calls it; call it first to check a host's access.
+func (s *SSH) Connect(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.master {
+		return nil
+	}
+	a, err := s.args()
+	if err != nil {
+		return err
+	}
+	if s.Check != nil {
+		r, err := s.Resolve(ctx)
+		if err == nil {
+			err = s.Check(r)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name(), err)
+		}
+	}
+	// One master per ControlPath: another SSH value for the same destination may have
+	// started it already (a second -M would find the socket taken and stay in the
+	// background as a plain connection nobody can end).
+	connecting.Lock()
+	defer connecting.Unlock()
+	check := exec.CommandContext(ctx, "ssh", append(a, "-O", "check", s.Dest)...)
+	if check.Run() == nil {
+		s.master = true
+		s.remember()
+		return nil
+	}
+	// stderr goes to a file, not a pipe: the master forked by -f keeps it open, and a
+	// pipe would keep Wait waiting for the master to exit.
+	ef, err := os.CreateTemp("", "hbssh-err-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(ef.Name())
+	defer ef.Close()
+	cmd := exec.CommandContext(ctx, "ssh", append(a, "-M", "-N", "-f", "-o", "ControlMaster=auto", "-o", "ControlPersist=60s", s.Dest)...)
+	cmd.Stderr = ef
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Run()
+	if err != nil {
+		msg, _ := os.ReadFile(ef.Name())
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: connect: %w", s.Name(), ctx.Err())
+		}
+		return &ConnError{Host: s.Name(), Msg: firstLine(string(msg))}
+	}
+	s.master = true
+	s.remember()
+	return nil
+}
+
+// connecting serialises master start-ups across SSH values.
+var connecting sync.Mutex
+
+func (s *SSH) remember() {
+	control.Lock()
+	defer control.Unlock()
+	for _, u := range control.users {
+		if u == s {
+			return
+		}
+	}
+	control.users = append(control.users, s)
+}
+
+// Close implements Host: it ends the master connection of this destination, if any
+// (`ssh -O exit`); another Run would open a new one.
+func (s *SSH) Close() error {
+	control.Lock()
+	dir := control.dir
+	control.Unlock()
+	if dir == "" {
+		return nil // no master was ever started in this process
+	}
+	return s.closeIn(dir)
+}
+
+func (s *SSH) closeIn(dir string) error {
+	a, err := s.argsIn(dir)
+	if err != nil {
+		return err
+	}
+	s.closeReader()
+	s.mu.Lock()
+	s.master = false
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ssh", append(a, "-O", "exit", s.Dest)...)
+	cmd.WaitDelay = time.Second
+	cmd.Run() // no master: nothing to end
+	return nil
+}
+
+// CloseAll ends every master connection this process opened and removes the control
+// directory. Call it once, when the process is done with its hosts (main does).
+func CloseAll() {
+	control.Lock()
+	users, dir := control.users, control.dir
+	control.users, control.dir = nil, ""
+	control.Unlock()
+	for _, u := range users {
+		u.closeIn(dir)
+	}
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+}
+
+// Resolved is what ssh -G says a destination resolves to, by the ssh configuration,
+// without connecting: the host name or address it will connect to, the port and the user,
+// and whether a ProxyJump or ProxyCommand is configured.
+type Resolved struct {
+	HostName string
+	Port     int
+	User     string
+	Proxy    string // "" when ssh connects directly
+}
+
+// Resolve runs `ssh -G` for the destination (configuration only: no connection, no name
+// lookup unless the configuration canonicalises host names).
+func (s *SSH) Resolve(ctx context.Context) (Resolved, error) {
+	a, err := s.args()
+	if err != nil {
+		return Resolved{}, err
+	}
+	cmd := exec.CommandContext(ctx, "ssh", append(a, "-G", s.Dest)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return Resolved{}, fmt.Errorf("%s: ssh -G: %v: %s", s.Name(), err, firstLine(stderr.String()))
+	}
+	var r Resolved
+	for _, line := range strings.Split(string(out), "\n") {
+		k, v, _ := strings.Cut(line, " ")
+		switch k {
+		case "hostname":
+			r.HostName = v
+		case "port":
+			r.Port, _ = strconv.Atoi(v)
+		case "user":
+			r.User = v
+		case "proxyjump", "proxycommand":
+			if v != "none" {
+				r.Proxy = k + " " + v
+			}
+		}
+	}
+	return r, nil
+}
+
+// Quote renders argv as one POSIX shell command line: every argument in single quotes
+// (a ' inside becomes '\”), so the remote shell runs exactly argv. Pure.
+func Quote(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,+@%") == "" {
+			q[i] = a
+			continue
+		}
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}

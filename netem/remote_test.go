@@ -1,0 +1,64 @@
+package netem
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/host"
+)
+
+// wrapped is this machine with every command run under a prefix (setpriv, env).
+type wrapped struct {
+	host.Local
+	prefix []string
+}
+
+func (w wrapped) Run(ctx context.Context, argv ...string) ([]byte, error) {
+	return w.Local.Run(ctx, append(append([]string{}, w.prefix...), argv...)...)
+}
+
+// TestCheckHost: the host probe (run here, as it runs on a user's host) finds what this
+// machine lacks, changing nothing: sch_netem (absent from this kernel, present on others),
+// tc (hidden by an empty PATH), and CAP_NET_ADMIN (dropped with setpriv).
+func TestCheckHost(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the probe's throwaway namespace needs CAP_SYS_ADMIN")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := CheckHost(ctx, host.Local{})
+	if err != nil || len(c.Problems) > 0 {
+		t.Fatalf("as root: %+v %v", c, err)
+	}
+	if kernelErr := KernelAvailable(); (kernelErr == nil) != (c.NoNetem == "") {
+		t.Errorf("NoNetem %q, but KernelAvailable says %v", c.NoNetem, kernelErr)
+	} else if kernelErr != nil && !strings.Contains(c.NoNetem, "no sch_netem in the kernel") {
+		t.Errorf("NoNetem %q", c.NoNetem)
+	}
+	// A PATH with the probe's tools but tc.
+	bin := t.TempDir()
+	for _, tool := range []string{"sh", "sed", "id", "grep", "uname", "find", "head", "unshare"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(p, bin+"/"+tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err = CheckHost(ctx, wrapped{prefix: []string{"env", "PATH=" + bin}})
+	if err != nil || len(c.Problems) == 0 || !strings.Contains(c.Problems[0], "no tc") {
+		t.Errorf("without tc: %+v %v", c, err)
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Fatalf("setpriv (util-linux) missing: %v", err)
+	}
+	c, err = CheckHost(ctx, wrapped{prefix: []string{"setpriv", "--bounding-set", "-net_admin", "--inh-caps", "-net_admin"}})
+	if err != nil || len(c.Problems) == 0 || !strings.Contains(strings.Join(c.Problems, ";"), "has no CAP_NET_ADMIN: it cannot change qdiscs") {
+		t.Errorf("without CAP_NET_ADMIN: %+v %v", c, err)
+	}
+}
