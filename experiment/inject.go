@@ -37,12 +37,12 @@ func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node
 	if !slices.Contains(FaultActions, action) {
 		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "want one of " + strings.Join(FaultActions, ", ")}
 	}
-	if err := c.RefuseExisting("inject faults (habench does it on its own sandboxes)"); err != nil {
-		return FaultRecord{}, "", err
-	}
 	n, err := c.CurrentWriter(ctx, node)
 	if err != nil {
 		return FaultRecord{}, "", err
+	}
+	if c.Existing() {
+		return in.injectExisting(ctx, c, action, n)
 	}
 	sb := in.Sandbox
 	at := time.Now()
@@ -95,6 +95,78 @@ func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node
 		err = errors.Join(err, lerr)
 	}
 	return rec, detail, err
+}
+
+// injectExisting runs a kill, stop, start or restart of an existing cluster's node with
+// the commands of its ssh: section (topology.FaultCommands, on the node's host over
+// SSH), then waits for the server to go away (kill, stop) or to accept connections
+// again (start, restart; up to 90 s).
+func (in *Injector) injectExisting(ctx context.Context, c *cluster.Cluster, action string, n *cluster.Node) (FaultRecord, string, error) {
+	switch action {
+	case "kill", "stop", "start", "restart":
+	default:
+		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "on an existing cluster habench can kill, stop, start and restart servers (with the ssh: section's commands); partition with netem apply --partition"}
+	}
+	h := c.Host(n)
+	if h == nil {
+		return FaultRecord{}, "", &topology.FieldError{Field: "node", Value: n.Name, Reason: fmt.Sprintf("cluster %s has no ssh: access to its hosts: faults run commands on them (register with --ssh, or ssh: in the topology)", c.Name)}
+	}
+	var cmds topology.FaultCommands
+	if c.Spec.SSH != nil {
+		cmds = c.Spec.SSH.Faults
+	}
+	at := time.Now()
+	rec := FaultRecord{At: at.UTC(), Action: action, Node: n.Name}
+	steps := []string{action}
+	if action == "restart" {
+		steps = []string{"stop", "start"}
+	}
+	var err error
+	for _, step := range steps {
+		cmd := cmds.Command(step)
+		if _, err = h.Run(ctx, "sh", "-c", cmd); err != nil {
+			err = fmt.Errorf("node %s (%s): %s: %w", n.Name, h.Name(), cmd, err)
+			break
+		}
+		if err = waitServer(ctx, c, n, step == "start"); err != nil {
+			break
+		}
+	}
+	rec.Took = time.Since(at).Seconds()
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	if lerr := AppendFault(c, rec); lerr != nil {
+		err = errors.Join(err, lerr)
+	}
+	return rec, "", err
+}
+
+// waitServer waits until n's server accepts connections (up) or refuses them (down):
+// 90 s for up, 30 s for down.
+func waitServer(ctx context.Context, c *cluster.Cluster, n *cluster.Node, up bool) error {
+	limit := 30 * time.Second
+	if up {
+		limit = 90 * time.Second
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		db, err := c.OpenAdmin(n)
+		if err == nil {
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			err = db.PingContext(pctx)
+			cancel()
+			db.Close()
+		}
+		if (err == nil) == up {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			state := map[bool]string{true: "accept connections", false: "go away"}[up]
+			return fmt.Errorf("node %s: the server did not %s within %v", n.Name, state, limit)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // partition applies (partition) or removes (heal) a standing partition of node. Partition
@@ -164,7 +236,13 @@ func validateFaults(faults []FaultEvent, tops []topology.Spec, network string, r
 		}
 		for _, t := range tops {
 			if t.IsExisting() {
-				return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is an existing cluster: habench injects faults only into its own sandboxes", t.Name)}
+				if t.SSH == nil {
+					return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is an existing cluster without ssh: faults run commands on its hosts", t.Name)}
+				}
+				if f.Action != "kill" && f.Action != "stop" && f.Action != "start" && f.Action != "restart" {
+					return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is an existing cluster: habench kills, stops, starts and restarts its servers (ssh: faults commands), nothing else", t.Name)}
+				}
+				continue
 			}
 			if f.Node != cluster.WriterAlias {
 				ok := false

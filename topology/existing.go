@@ -43,6 +43,43 @@ type SSHSpec struct {
 	Config string `json:"config,omitempty" yaml:"config,omitempty"`
 	// Options are extra ssh options "Key=Value" (ssh -o), e.g. "StrictHostKeyChecking=accept-new".
 	Options []string `json:"options,omitempty" yaml:"options,omitempty"`
+	// Faults are the shell commands habench fault runs on a node's host (see
+	// FaultCommands); empty ones take the defaults.
+	Faults FaultCommands `json:"faults,omitempty" yaml:"faults,omitempty"`
+}
+
+// FaultCommands are the shell commands (sh -c, on the node's host over SSH) that kill,
+// stop and start a node's server on an existing cluster. Defaults: DefaultFaultCommands.
+type FaultCommands struct {
+	Kill  string `json:"kill,omitempty" yaml:"kill,omitempty"`
+	Stop  string `json:"stop,omitempty" yaml:"stop,omitempty"`
+	Start string `json:"start,omitempty" yaml:"start,omitempty"`
+}
+
+// DefaultFaultCommands are what a Debian/Ubuntu host with a packaged server takes.
+var DefaultFaultCommands = FaultCommands{
+	Kill:  "pkill -KILL -x mysqld || pkill -KILL -x mariadbd",
+	Stop:  "systemctl stop mysql || systemctl stop mariadb",
+	Start: "systemctl start mysql || systemctl start mariadb",
+}
+
+// Command returns the command for action (kill, stop or start), the default when unset.
+func (f FaultCommands) Command(action string) string {
+	pick := func(v, def string) string {
+		if strings.TrimSpace(v) != "" {
+			return v
+		}
+		return def
+	}
+	switch action {
+	case "kill":
+		return pick(f.Kill, DefaultFaultCommands.Kill)
+	case "stop":
+		return pick(f.Stop, DefaultFaultCommands.Stop)
+	case "start":
+		return pick(f.Start, DefaultFaultCommands.Start)
+	}
+	return ""
 }
 
 // validate checks the SSH fields for a cluster of nodes nodes (0: unknown); errors are

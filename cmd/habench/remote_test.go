@@ -20,6 +20,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testhost"
+	"github.com/habench/habench/internal/testserver"
 )
 
 // guardOff is the environment entry that lifts the test harness's network guard for one
@@ -594,4 +595,63 @@ func TestNetemOverSSH(t *testing.T) {
 	}
 	must("destroy", "sshn")
 	same("after destroy with impairments standing")
+}
+
+// TestFaultsOverSSH: habench fault on an existing cluster runs the ssh: section's fault
+// commands on the node's host (here overridden: the lab's servers are not services):
+// kill takes the replica's server away, start brings it back and it replicates again;
+// a scenario on the cluster refuses a partition fault, and a cluster without ssh: is
+// refused in one line.
+func TestFaultsOverSSH(t *testing.T) {
+	lab := testhost.New(t, 2, testhost.Options{SSH: true, MariaDB: true, Replicate: true})
+	h1, h2 := lab.Hosts[0], lab.Hosts[1]
+	state := stateDir(t)
+	cmdDir := t.TempDir()
+	// The server of the namespace the command runs in: its command line is kept for start.
+	kill := `for p in $(pgrep -x mariadbd); do if [ "$(ip netns identify $p)" = "$(ip netns identify $$)" ]; then tr '\0' ' ' < /proc/$p/cmdline > ` + cmdDir + `/$(ip netns identify $$).cmd; kill -9 $p; fi; done`
+	start := `rm -f ` + cmdDir + `/$(ip netns identify $$).pid; start-stop-daemon --start --background --no-close --make-pidfile --pidfile ` + cmdDir + `/$(ip netns identify $$).pid --startas /bin/sh -- -c "exec $(cat ` + cmdDir + `/$(ip netns identify $$).cmd)" >> ` + cmdDir + `/start.log 2>&1 < /dev/null`
+	topo := filepath.Join(t.TempDir(), "ex.yaml")
+	os.WriteFile(topo, []byte("name: sshf\nprovider: existing\ndsns:\n  - root:@tcp("+h1.Addr+":3306)/\n  - root:@tcp("+h2.Addr+":3306)/\n"+
+		"ssh:\n  config: "+lab.SSHConfig+"\n  hosts: ["+h1.Name+", "+h2.Name+"]\n  faults:\n    kill: '"+strings.ReplaceAll(kill, "'", "''")+"'\n    start: '"+strings.ReplaceAll(start, "'", "''")+"'\n"), 0o644)
+	if r := habench(t, state, "register", "-f", topo); r.code != 0 {
+		t.Fatalf("register: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	db := h2.DB.Open(t, "")
+	up := func() bool { return db.Ping() == nil }
+	r := habench(t, state, "fault", "kill", "n2", "--cluster", "sshf")
+	if r.code != 0 || !strings.Contains(r.stdout, "killed n2") {
+		t.Fatalf("fault kill over ssh: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	db.SetMaxIdleConns(0)
+	if up() {
+		t.Errorf("n2 still answers after fault kill")
+	}
+	saved, _ := os.ReadFile(filepath.Join(cmdDir, h2.Name+".cmd"))
+	t.Logf("n2's command line, kept by the kill command: %s", saved)
+	r = habench(t, state, "fault", "start", "n2", "--cluster", "sshf")
+	if r.code != 0 || !up() {
+		log, _ := os.ReadFile(filepath.Join(cmdDir, "start.log"))
+		t.Fatalf("fault start over ssh: exit %d, up %v\n%s\n%s\nstart.log: %s", r.code, up(), r.stdout, r.stderr, log)
+	}
+	// Replication resumes: a row written on n1 arrives on n2.
+	src := h1.DB.Open(t, "")
+	testserver.Exec(t, src, "CREATE DATABASE IF NOT EXISTS fs", "CREATE TABLE IF NOT EXISTS fs.t (id INT PRIMARY KEY)", "INSERT INTO fs.t VALUES (1)")
+	deadline := time.Now().Add(30 * time.Second)
+	for n := 0; n != 1; time.Sleep(200 * time.Millisecond) {
+		db.QueryRow("SELECT COUNT(*) FROM fs.t").Scan(&n)
+		if time.Now().After(deadline) {
+			t.Fatal("n2 does not replicate after its restart over ssh")
+		}
+	}
+	if r := habench(t, state, "fault", "partition", "n2", "--cluster", "sshf"); r.code != 2 || !strings.Contains(r.stderr, "on an existing cluster") {
+		t.Errorf("partition fault on an existing cluster: exit %d %q", r.code, r.stderr)
+	}
+	if r := habench(t, state, "register", "--name", "nossh", "--dsn", "root:@tcp("+h1.Addr+":3306)/"); r.code != 0 {
+		t.Fatalf("register without ssh: %s", r.stderr)
+	}
+	if r := habench(t, state, "fault", "kill", "n1", "--cluster", "nossh"); r.code != 2 || !strings.Contains(r.stderr, "no ssh: access") {
+		t.Errorf("fault on a cluster without ssh: exit %d %q", r.code, r.stderr)
+	}
+	habench(t, state, "destroy", "sshf")
+	habench(t, state, "destroy", "nossh")
 }
