@@ -111,8 +111,8 @@ func (cv *Convergence) Problems(k topology.Kind, skipDown map[string]bool) strin
 // checkConvergence waits up to timeout for every node to reach the writer's GTID
 // position, giving up at once on a node that stays unreachable for 3 s (Down) or cannot
 // catch up by itself (Behind: an async replica whose applier or receiver stopped with an
-// error, a group member in state ERROR or OFFLINE, a Galera node outside the Primary
-// component); then compares CHECKSUM TABLE of sbtest1..tables in database db on every
+// error, a group member OFFLINE, a Galera node outside the Primary component; a member
+// RECOVERING or in ERROR, which may auto-rejoin, is waited for until it is ONLINE); then compares CHECKSUM TABLE of sbtest1..tables in database db on every
 // node at the writer's position with the writer's. The writer is the node that takes
 // writes when the run ends (a group's current PRIMARY).
 func checkConvergence(ctx context.Context, c *cluster.Cluster, nodes []sampler.Node, db string, tables int, timeout time.Duration) *Convergence {
@@ -141,6 +141,7 @@ func checkConvergence(ctx context.Context, c *cluster.Cluster, nodes []sampler.N
 	cv := &Convergence{Writer: writer}
 	state := map[string]*NodeConvergence{}
 	failingSince := map[string]time.Time{}
+	settling := map[string]bool{}
 	var wdb *sql.DB
 	for _, n := range nodes {
 		state[n.Name] = &NodeConvergence{Node: n.Name}
@@ -158,7 +159,7 @@ func checkConvergence(ctx context.Context, c *cluster.Cluster, nodes []sampler.N
 				continue
 			}
 			qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			pos, stuck, err := probeNode(qctx, c, n)
+			pos, stuck, settle, err := probeNode(qctx, c, n)
 			cancel()
 			if err != nil {
 				if failingSince[n.Name].IsZero() {
@@ -170,6 +171,7 @@ func checkConvergence(ctx context.Context, c *cluster.Cluster, nodes []sampler.N
 			}
 			delete(failingSince, n.Name)
 			nc.Position = pos
+			settling[n.Name] = settle
 			if stuck != "" && n.Name != writer {
 				nc.State, nc.Reason = Behind, stuck
 			}
@@ -192,7 +194,7 @@ func checkConvergence(ctx context.Context, c *cluster.Cluster, nodes []sampler.N
 			if settled(nc) || n.Name == writer {
 				continue
 			}
-			if wpos == "" || nc.Position != wpos {
+			if wpos == "" || nc.Position != wpos || settling[n.Name] {
 				all = false
 			}
 		}
@@ -212,6 +214,8 @@ func checkConvergence(ctx context.Context, c *cluster.Cluster, nodes []sampler.N
 		}
 		if n.Name != writer && (w == nil || nc.Position != w.Position) {
 			nc.State, nc.Reason = Behind, fmt.Sprintf("at %s, the writer at %s after %v", orNone(nc.Position), orNone(w.Position), timeout.Round(time.Second))
+		} else if settling[n.Name] {
+			nc.State, nc.Reason = Behind, fmt.Sprintf("not ONLINE in its group (RECOVERING or ERROR) after %v", timeout.Round(time.Second))
 		}
 	}
 	// Checksums of every node at the writer's position (and of the writer).
@@ -254,17 +258,24 @@ func checkConvergence(ctx context.Context, c *cluster.Cluster, nodes []sampler.N
 // probeNode reads a node's position and whether it cannot catch up by itself ("" when
 // it can): an async/semi-sync replica whose receiver or applier stopped with an error,
 // a group member in ERROR or OFFLINE, a Galera node outside the Primary component.
-func probeNode(ctx context.Context, c *cluster.Cluster, n sampler.Node) (pos, stuck string, err error) {
+func probeNode(ctx context.Context, c *cluster.Cluster, n sampler.Node) (pos, stuck string, settling bool, err error) {
 	pos, err = consistencyPosition(ctx, c, n.DB)
 	if err != nil {
-		return "", "", err
+		return "", "", false, err
 	}
 	caps := c.Capabilities()
 	switch c.Spec.Kind {
 	case topology.Group:
+		// A RECOVERING member can have the writer's GTID set before it has applied its
+		// cached transactions and gone ONLINE, and an expelled one is in ERROR until its
+		// auto-rejoin: both are still settling. OFFLINE (Group Replication stopped) waits
+		// for someone to start it.
 		m, err := cluster.ReadGroupMember(ctx, n.DB, n.Name)
-		if err == nil && (m.State == "ERROR" || m.State == "OFFLINE") {
+		switch {
+		case err == nil && m.State == "OFFLINE":
 			stuck = "member state " + m.State
+		case err == nil && m.State != "ONLINE":
+			settling = true
 		}
 	case topology.Galera:
 		g, err := cluster.ReadGaleraStatus(ctx, n.DB)
@@ -287,7 +298,7 @@ func probeNode(ctx context.Context, c *cluster.Cluster, n sampler.Node) (pos, st
 			}
 		}
 	}
-	return pos, stuck, nil
+	return pos, stuck, settling, nil
 }
 
 // checksums returns CHECKSUM TABLE of sbtest1..tables in db (table name -> checksum;
