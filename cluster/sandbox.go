@@ -3,8 +3,10 @@ package cluster
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"github.com/go-sql-driver/mysql"
 	"hash/fnv"
 	"io"
 	"log/slog"
@@ -573,7 +575,15 @@ func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) (
 		}
 		err = func() error {
 			defer db.Close()
-			conn, err := db.Conn(ctx)
+			// A server that has just started (a Galera joiner during its state transfer) can
+			// drop the first connection: retried for up to 10 s.
+			var conn *sql.Conn
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				conn, err = db.Conn(ctx)
+				if err == nil || !(errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn)) || time.Now().After(deadline) || ctx.Err() != nil {
+					break
+				}
+			}
 			if err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
