@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,9 +12,6 @@ import (
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
 )
-
-// faultActions are the actions of habench fault, in help order.
-var faultActions = experiment.FaultActions
 
 func newFaultCmd(g *globalOpts) *cobra.Command {
 	var name string
@@ -42,8 +40,8 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 		Args: exactArgs(2, "ACTION", "NODE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			action, node := args[0], args[1]
-			if !contains(faultActions, action) {
-				return usagef("ACTION %q: want one of %s", action, strings.Join(faultActions, ", "))
+			if !slices.Contains(experiment.FaultActions, action) {
+				return usagef("ACTION %q: want one of %s", action, strings.Join(experiment.FaultActions, ", "))
 			}
 			if name == "" {
 				return usagef("fault %s: --cluster NAME is required", action)
@@ -94,15 +92,6 @@ func pastTense(action string) string {
 		return action + "d"
 	}
 	return action + "ed"
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // injector is the fault injector of habench's sandboxes, with the link process that
