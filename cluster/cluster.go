@@ -49,18 +49,22 @@ func (n *Node) Addr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.Po
 
 // Cluster is a deployed topology.
 type Cluster struct {
-	Name      string                `json:"name"`
-	Provider  string                `json:"provider"` // "sandbox" or "existing" (topology.Provider*)
-	Spec      topology.Spec         `json:"spec"`
-	Binaries  *Binaries             `json:"binaries,omitempty"`
-	Network   string                `json:"network"`          // NetNamespaces or NetLoopback
-	SubnetIdx int                   `json:"subnet,omitempty"` // 10.233.<SubnetIdx>.0/24 in netns mode
-	User      string                `json:"user"`
-	Password  string                `json:"password"`
-	Nodes     []*Node               `json:"nodes"`
-	State     string                `json:"state"` // "deploying", "ready", "failed"
-	Created   time.Time             `json:"created"`
-	Caps      topology.Capabilities `json:"-"`
+	Name      string        `json:"name"`
+	Provider  string        `json:"provider"` // "sandbox" or "existing" (topology.Provider*)
+	Spec      topology.Spec `json:"spec"`
+	Binaries  *Binaries     `json:"binaries,omitempty"`
+	Network   string        `json:"network"`          // NetNamespaces or NetLoopback
+	SubnetIdx int           `json:"subnet,omitempty"` // 10.233.<SubnetIdx>.0/24 in netns mode
+	User      string        `json:"user"`
+	Password  string        `json:"password"`
+	Nodes     []*Node       `json:"nodes"`
+	// Aux are the members that are not SQL servers (a Galera arbitrator): they have an
+	// address, a process and a place in links and faults, but no SQL connection, so code
+	// that talks SQL ranges over Nodes only. Started by their Program (RegisterProgram).
+	Aux     []*Node               `json:"aux,omitempty"`
+	State   string                `json:"state"` // "deploying", "ready", "failed"
+	Created time.Time             `json:"created"`
+	Caps    topology.Capabilities `json:"-"`
 
 	path string // state.json on disk
 }

@@ -27,8 +27,8 @@ func (c *Cluster) CurrentWriter(ctx context.Context, node string) (*Node, error)
 		}
 		return n, nil
 	}
-	if c.Spec.Kind == topology.Group && !c.Existing() {
-		if err := c.refreshGroupRoles(ctx); err != nil {
+	if f := c.ops().RefreshRoles; f != nil {
+		if err := f(ctx, c); err != nil {
 			return nil, fmt.Errorf("cluster %s: finding the writer: %w", c.Name, err)
 		}
 	}
@@ -73,8 +73,8 @@ func (s *Sandbox) Promote(ctx context.Context, c *Cluster, node string, catchUp 
 	if err := c.RefuseExisting("promote node " + node); err != nil {
 		return nil, err
 	}
-	if k := c.Spec.Kind; k != topology.Async && k != topology.SemiSync {
-		return nil, &topology.FieldError{Field: "kind", Value: string(k), Reason: "promote is for async and semisync topologies (a group elects its primary, Galera has none)"}
+	if k := c.Spec.Kind; !topology.KindOf(k).Promotable {
+		return nil, &topology.FieldError{Field: "kind", Value: string(k), Reason: "promote is for topologies whose replicas can become the source, like async and semisync (a group elects its primary, Galera has none)"}
 	}
 	nr := c.Node(node)
 	if nr == nil {
@@ -147,7 +147,7 @@ func (s *Sandbox) Promote(ctx context.Context, c *Cluster, node string, catchUp 
 		return nil, fmt.Errorf("node %s: applying its relay log before the promotion: %w", nr.Name, err)
 	}
 	v := caps.SemiSyncNames()
-	semi := c.Spec.Kind == topology.SemiSync
+	semi := c.Spec.Is(topology.SemiSync)
 	promote := []string{caps.StopReplica(""), resetReplicaAll(caps)}
 	promote = append(promote, readOnlySQL(caps, false)...)
 	if semi {
@@ -196,7 +196,7 @@ func (c *Cluster) repoint(ctx context.Context, n, src *Node) error {
 	defer db.Close()
 	stmts := readOnlySQL(caps, true)
 	stmts = append(stmts, caps.StopReplica(""), caps.ChangeSource(src.Host, src.Port, topology.ReplUser, topology.ReplPassword))
-	if c.Spec.Kind == topology.SemiSync {
+	if c.Spec.Is(topology.SemiSync) {
 		v := caps.SemiSyncNames()
 		stmts = append(stmts, "SET GLOBAL "+v.SourceEnabled+"=OFF", "SET GLOBAL "+v.ReplicaEnabled+"=ON")
 	}
@@ -213,7 +213,7 @@ func (c *Cluster) repoint(ctx context.Context, n, src *Node) error {
 // the current source unless it already replicates from it. A no-op for other kinds.
 func (c *Cluster) RejoinAsReplica(ctx context.Context, node string) error {
 	n := c.Node(node)
-	if n == nil || (c.Spec.Kind != topology.Async && c.Spec.Kind != topology.SemiSync) || n.Role != topology.RoleReplica {
+	if n == nil || !topology.KindOf(c.Spec.Kind).Promotable || n.Role != topology.RoleReplica {
 		return nil
 	}
 	src := c.Writer()
@@ -255,7 +255,7 @@ func (c *Cluster) writeRoleOptions() error {
 		if caps.GTIDKind == "mysql" {
 			opts = append(opts, topology.Option{Name: "super_read_only", Value: on})
 		}
-		if c.Spec.Kind == topology.SemiSync {
+		if c.Spec.Is(topology.SemiSync) {
 			src, repl := "ON", "OFF"
 			if n.Role == topology.RoleReplica {
 				src, repl = "OFF", "ON"
@@ -430,23 +430,36 @@ func drainRelayLog(ctx context.Context, db *sql.DB, caps topology.Capabilities, 
 // recorded writer while none does, e.g. during an election), else the recorded writer
 // (which Promote updates). For following workers (workload.Target.Follow).
 func (c *Cluster) WriterNow(ctx context.Context) *Node {
-	if c.Spec.Kind == topology.Group && !c.Existing() {
-		for _, n := range c.Nodes {
-			if !n.Running() {
-				continue
-			}
-			db, err := c.OpenAdmin(n)
-			if err != nil {
-				continue
-			}
-			qctx, cancel := context.WithTimeout(ctx, time.Second)
-			m, err := ReadGroupMember(qctx, db, n.Name)
-			cancel()
-			db.Close()
-			if err == nil && m.State == "ONLINE" && m.SinglePrimary && m.Role == "PRIMARY" {
-				return n
-			}
+	if f := c.ops().WriterNow; f != nil {
+		if n := f(ctx, c); n != nil {
+			return n
 		}
 	}
 	return c.Writer()
+}
+
+// groupWriterNow is KindOps.WriterNow of a group: the member the running ONLINE members
+// call PRIMARY in single-primary mode (nil while none does, e.g. during an election, and
+// for an existing cluster, whose roles are not ours to read here).
+func groupWriterNow(ctx context.Context, c *Cluster) *Node {
+	if c.Existing() {
+		return nil
+	}
+	for _, n := range c.Nodes {
+		if !n.Running() || n.Role == topology.RoleReplica {
+			continue
+		}
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			continue
+		}
+		qctx, cancel := context.WithTimeout(ctx, time.Second)
+		m, err := ReadGroupMember(qctx, db, n.Name)
+		cancel()
+		db.Close()
+		if err == nil && m.State == "ONLINE" && m.SinglePrimary && m.Role == "PRIMARY" {
+			return n
+		}
+	}
+	return nil
 }

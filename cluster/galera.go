@@ -62,6 +62,43 @@ func (b *Binaries) findTool(name string) string {
 	return ""
 }
 
+func init() {
+	RegisterKindOps(KindOps{
+		CheckInstallation: checkGaleraInstallation,
+		PrepareNode:       prepareGaleraNode,
+		Command: func(c *Cluster, n *Node, args []string) *exec.Cmd {
+			cmd := galeraCommand(c, n, args...)
+			cmd.Env = galeraEnv(c, n)
+			return cmd
+		},
+		StartArgs: galeraStartArgs,
+		Rejoined: func(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
+			return s.waitRejoined(ctx, c, n)
+		},
+		Ready: func(ctx context.Context, c *Cluster, n *Node, db *sql.DB) error {
+			return waitSynced(ctx, db, n, GaleraClusterSize(c))
+		},
+		Health: func(ctx context.Context, c *Cluster, n *Node, db *sql.DB) string {
+			g, err := ReadGaleraStatus(ctx, db)
+			if err != nil {
+				return err.Error()
+			}
+			return g.String()
+		},
+		Stuck: func(ctx context.Context, c *Cluster, n *Node, db *sql.DB) (string, bool) {
+			g, err := ReadGaleraStatus(ctx, db)
+			if err == nil && g.ClusterStatus != "Primary" {
+				return "not in the Primary component (wsrep_cluster_status " + g.ClusterStatus + ")", false
+			}
+			return "", false
+		},
+	}, topology.Galera)
+}
+
+// GaleraClusterSize is the wsrep_cluster_size of c when every member runs: its nodes
+// and its aux members (an arbitrator).
+func GaleraClusterSize(c *Cluster) int { return len(c.Nodes) + len(c.Aux) }
+
 // GaleraStatus is a Galera node's own view of its membership, from SHOW GLOBAL STATUS.
 type GaleraStatus struct {
 	// State is wsrep_local_state_comment: Joining, Donor/Desynced, Joined, Synced, ...

@@ -15,6 +15,57 @@ import (
 	"github.com/habench/habench/topology"
 )
 
+func init() {
+	RegisterKindOps(KindOps{
+		ExtraPorts: func(_ topology.Spec, sqlPort int) []int { return []int{topology.GroupPort(sqlPort)} },
+		Rejoin: func(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
+			return s.rejoinGroup(ctx, c, n) // start_on_boot is OFF: habench rejoins the member
+		},
+		AfterPlan: func(ctx context.Context, c *Cluster) error {
+			// The roles recorded are the ones the members report, not the plan's.
+			if err := c.syncGroupRoles(ctx); err != nil {
+				return err
+			}
+			return c.checkFlowControlComponent(ctx)
+		},
+		Ready: func(ctx context.Context, c *Cluster, n *Node, db *sql.DB) error {
+			return waitGroupOnline(ctx, db, n.Name)
+		},
+		Health: func(ctx context.Context, c *Cluster, n *Node, db *sql.DB) string {
+			h := groupHealth(ctx, db, n)
+			if v, err := c.ReadGroupView(ctx, db); err == nil {
+				if note := v.Note(c, n.Name); note != "" {
+					h += "; " + note
+				}
+			}
+			return h
+		},
+		Stuck: groupStuck,
+		RefreshRoles: func(ctx context.Context, c *Cluster) error {
+			if c.Existing() {
+				return nil
+			}
+			return c.refreshGroupRoles(ctx)
+		},
+		WriterNow: groupWriterNow,
+	}, topology.Group)
+}
+
+// groupStuck: a RECOVERING member can have the writer's GTID set before it has applied
+// its cached transactions and gone ONLINE, and an expelled one is in ERROR until its
+// auto-rejoin: both are still settling. OFFLINE (Group Replication stopped) waits for
+// someone to start it.
+func groupStuck(ctx context.Context, c *Cluster, n *Node, db *sql.DB) (stuck string, settling bool) {
+	m, err := ReadGroupMember(ctx, db, n.Name)
+	switch {
+	case err == nil && m.State == "OFFLINE":
+		return "member state " + m.State, false
+	case err == nil && m.State != "ONLINE":
+		return "", true
+	}
+	return "", false
+}
+
 // GroupMember is one Group Replication member as it sees itself: its own row of
 // performance_schema.replication_group_members (MEMBER_ID = @@server_uuid).
 type GroupMember struct {
@@ -187,7 +238,7 @@ func SwitchGroupMode(ctx context.Context, c *Cluster, mode string) error {
 // group had (after a multi-primary phase every member is writable and c.Writer() is n1).
 // Ignored for multi-primary. *topology.FieldError for a node the cluster lacks.
 func SwitchGroupModeTo(ctx context.Context, c *Cluster, mode, primary string) error {
-	if c.Spec.Kind != topology.Group {
+	if !c.Spec.Is(topology.Group) {
 		return &topology.FieldError{Field: "kind", Value: c.Spec.Kind, Reason: "the group mode applies to kind group only"}
 	}
 	if mode != topology.GroupSinglePrimary && mode != topology.GroupMultiPrimary {
@@ -614,7 +665,7 @@ func (c *Cluster) refreshGroupRoles(ctx context.Context) error {
 func (c *Cluster) keepGroupPrimary(ctx context.Context, node string) func(context.Context) error {
 	noop := func(context.Context) error { return nil }
 	n := c.Node(node)
-	if c.Spec.Kind != topology.Group || n == nil || !c.Capabilities().GRSwitchMode {
+	if !c.Spec.Is(topology.Group) || n == nil || !c.Capabilities().GRSwitchMode {
 		return noop
 	}
 	db, err := c.OpenAdmin(n)

@@ -3,8 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-
-	"github.com/habench/habench/topology"
 )
 
 // Health is a one-line health text for node n: "server not running", connection errors,
@@ -26,9 +24,8 @@ func (c *Cluster) Health(ctx context.Context, n *Node) string {
 	return adopted + h
 }
 
-// health is Health for a node whose server runs.
+// health is Health for a node whose server runs: KindOps.Health of c's kind.
 func (c *Cluster) health(ctx context.Context, n *Node) string {
-	caps := c.Capabilities()
 	db, err := c.OpenAdmin(n)
 	if err != nil {
 		return err.Error()
@@ -37,49 +34,8 @@ func (c *Cluster) health(ctx context.Context, n *Node) string {
 	if err := db.PingContext(ctx); err != nil {
 		return "not accepting connections: " + err.Error()
 	}
-	if c.Spec.Kind == topology.Group {
-		h := groupHealth(ctx, db, n)
-		if v, err := c.ReadGroupView(ctx, db); err == nil {
-			if note := v.Note(c, n.Name); note != "" {
-				h += "; " + note
-			}
-		}
-		return h
+	if f := c.ops().Health; f != nil {
+		return f(ctx, c, n, db)
 	}
-	if c.Spec.Kind == topology.Galera {
-		g, err := ReadGaleraStatus(ctx, db)
-		if err != nil {
-			return err.Error()
-		}
-		return g.String()
-	}
-	if n.Role != topology.RoleReplica {
-		if c.Spec.Kind == topology.SemiSync {
-			v := caps.SemiSyncNames()
-			var k, status, clients string
-			db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+v.StatusPrefix+"status'").Scan(&k, &status)
-			db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+v.StatusPrefix+"clients'").Scan(&k, &clients)
-			return fmt.Sprintf("ok, semi-sync %s with %s replica(s) acknowledging", orNull(status), orNull(clients))
-		}
-		return "ok"
-	}
-	st, err := ReplicaStatus(ctx, db, caps)
-	if err != nil {
-		return err.Error()
-	}
-	if st == nil {
-		return "not replicating"
-	}
-	s := fmt.Sprintf("io=%s sql=%s behind=%ss", st[caps.ReplicaStatusColumn("io_running")], st[caps.ReplicaStatusColumn("sql_running")], orNull(st[caps.ReplicaStatusColumn("seconds_behind")]))
-	if e := st[caps.ReplicaStatusColumn("last_io_error")] + st[caps.ReplicaStatusColumn("last_sql_error")]; e != "" {
-		s += " error=" + e
-	}
-	return s
-}
-
-func orNull(s string) string {
-	if s == "" {
-		return "NULL"
-	}
-	return s
+	return ReplicationHealth(ctx, c, n, db)
 }

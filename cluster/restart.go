@@ -160,12 +160,11 @@ func (s *Sandbox) RestartNode(ctx context.Context, c *Cluster, node string) erro
 }
 
 // WaitTopologyReady waits until every node accepts connections and the topology's own
-// condition holds again: every replica's receiver and applier threads running, and on a
-// semi-sync source the configured number of acknowledging replicas; every Group
-// Replication member ONLINE. Kinds without a condition here (galera until its provider
-// adds one) only wait for connections.
+// condition holds again (KindOps.Ready): every replica's receiver and applier threads
+// running, and on a semi-sync source the configured number of acknowledging replicas;
+// every Group Replication member ONLINE; every Galera node Synced in a Primary component
+// of the full size.
 func WaitTopologyReady(ctx context.Context, c *Cluster) error {
-	caps := c.Capabilities()
 	for _, n := range c.Nodes {
 		if err := c.Ping(ctx, n); err != nil {
 			return err
@@ -176,16 +175,7 @@ func WaitTopologyReady(ctx context.Context, c *Cluster) error {
 		if err != nil {
 			return err
 		}
-		switch {
-		case n.Role == topology.RoleReplica:
-			err = waitReplicaRunning(ctx, db, caps, n.Name)
-		case n.Role == topology.RoleSource && c.Spec.Kind == topology.SemiSync:
-			err = waitSemiSyncClients(ctx, db, caps, max(1, c.Spec.SemiSync.WaitForReplicas), n.Name)
-		case c.Spec.Kind == topology.Galera:
-			err = waitSynced(ctx, db, n, len(c.Nodes))
-		case c.Spec.Kind == topology.Group:
-			err = waitGroupOnline(ctx, db, n.Name)
-		}
+		err = c.nodeReady(ctx, n, db)
 		db.Close()
 		if err != nil {
 			return err

@@ -136,8 +136,8 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	if err != nil {
 		return nil, err
 	}
-	if spec.Kind == topology.Galera {
-		if err := checkGaleraInstallation(bins, spec); err != nil {
+	if f := OpsOf(spec.Kind).CheckInstallation; f != nil {
+		if err := f(bins, spec); err != nil {
 			return nil, err
 		}
 	}
@@ -242,12 +242,8 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	if err := s.runPlan(ctx, c, plan); err != nil {
 		return c, err
 	}
-	if spec.Kind == topology.Group {
-		// The roles recorded are the ones the members report, not the plan's.
-		if err := c.syncGroupRoles(ctx); err != nil {
-			return c, err
-		}
-		if err := c.checkFlowControlComponent(ctx); err != nil {
+	if f := c.ops().AfterPlan; f != nil {
+		if err := f(ctx, c); err != nil {
 			return c, err
 		}
 	}
@@ -319,8 +315,12 @@ func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cl
 			if !portFree("127.0.0.1", p) {
 				return nil, &topology.FieldError{Field: "port", Value: p, Reason: "already in use on 127.0.0.1"}
 			}
-			if gp := topology.GroupPort(p); spec.Kind == topology.Group && !portFree("127.0.0.1", gp) {
-				return nil, &topology.FieldError{Field: "port", Value: gp, Reason: fmt.Sprintf("group communication port of the node on %d already in use on 127.0.0.1", p)}
+			if f := OpsOf(spec.Kind).ExtraPorts; f != nil {
+				for _, xp := range f(spec, p) {
+					if !portFree("127.0.0.1", xp) {
+						return nil, &topology.FieldError{Field: "port", Value: xp, Reason: fmt.Sprintf("a port the node on %d needs (%s) is already in use on 127.0.0.1", p, spec.Kind)}
+					}
+				}
 			}
 		}
 	}
@@ -481,8 +481,8 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 		opts = append(opts, topology.Option{Name: "secure_file_priv", Value: d + "/tmp"}, topology.Option{Name: "mysqlx", Value: "OFF"})
 	}
 	opts = append(opts, np.Options...)
-	if c.Spec.Kind == topology.Galera {
-		if err := prepareGaleraNode(c, n); err != nil {
+	if f := c.ops().PrepareNode; f != nil {
+		if err := f(c, n); err != nil {
 			return err
 		}
 	}
@@ -504,10 +504,7 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...string) error {
 	os.Remove(n.Socket)
 	args := append([]string{"--defaults-file=" + filepath.Join(n.ServerDir, "my.cnf")}, extra...)
-	cmd := c.Binaries.Command(n.Netns, c.Binaries.Server, args...)
-	if c.Spec.Kind == topology.Galera {
-		cmd = galeraCommand(c, n, args...)
-	}
+	cmd := c.serverCommand(n, args)
 	out, err := os.OpenFile(filepath.Join(n.Dir, "mysqld.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -518,9 +515,6 @@ func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...s
 	outStart, _ := out.Seek(0, io.SeekEnd)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if c.Spec.Kind == topology.Galera {
-		cmd.Env = galeraEnv(c, n)
-	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("node %s: start %s: %w", n.Name, c.Binaries.Server, err)
 	}
@@ -896,22 +890,23 @@ func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error 
 	if s.ReadyTimeout == 0 {
 		s.ReadyTimeout = 90 * time.Second
 	}
+	ops := c.ops()
 	var extra []string
-	if c.Spec.Kind == topology.Galera {
+	if ops.StartArgs != nil {
 		var err error
-		if extra, err = galeraStartArgs(c, n); err != nil {
+		if extra, err = ops.StartArgs(c, n); err != nil {
 			return err
 		}
 	}
 	err := s.startNode(ctx, c, n, extra...)
-	if err == nil && c.Spec.Kind == topology.Group {
-		err = s.rejoinGroup(ctx, c, n) // start_on_boot is OFF: habench rejoins the member
+	if err == nil && ops.Rejoin != nil {
+		err = ops.Rejoin(ctx, s, c, n)
 	}
 	if serr := c.save(); serr != nil {
 		err = errors.Join(err, serr)
 	}
-	if err == nil && c.Spec.Kind == topology.Galera {
-		err = s.waitRejoined(ctx, c, n)
+	if err == nil && ops.Rejoined != nil {
+		err = ops.Rejoined(ctx, s, c, n)
 	}
 	return err
 }

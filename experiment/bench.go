@@ -372,7 +372,7 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 			}
 			extra = append(extra, b.knobVariables...)
 			info.Variables = pick(vars, keyVariables, extra...)
-			if b.Cluster != nil && b.Cluster.Spec.Kind == topology.Galera {
+			if b.Cluster != nil && b.Cluster.Spec.Is(topology.Galera) {
 				galeraVariables(info.Variables, vars, &b.Cluster.Spec)
 			}
 			info.Version = vars["version"]
@@ -426,7 +426,7 @@ func waitConsistent(ctx context.Context, c *cluster.Cluster, nodes []sampler.Nod
 		for _, n := range nodes {
 			qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			p, err := consistencyPosition(qctx, c, n.DB)
-			if err == nil && c.Spec.Kind == topology.Group {
+			if err == nil && c.Spec.Is(topology.Group) && n.Role != topology.RoleReplica {
 				var m cluster.GroupMember
 				if m, err = cluster.ReadGroupMember(qctx, n.DB, n.Name); err == nil && m.State != "ONLINE" {
 					notOnline[n.Name] = m.State

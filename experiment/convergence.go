@@ -73,15 +73,7 @@ func (cv *Convergence) Positions() map[string]string {
 }
 
 // memberWord is how a topology calls its non-writer nodes.
-func memberWord(k topology.Kind) string {
-	switch k {
-	case topology.Group:
-		return "member"
-	case topology.Galera:
-		return "node"
-	}
-	return "replica"
-}
+func memberWord(k topology.Kind) string { return topology.KindOf(k).MemberWord }
 
 // Problems describes every node that did not converge, in the topology's own terms, e.g.
 // "replica n2 is down (connection refused); replica n3 is behind (applier stopped: ...)";
@@ -263,40 +255,8 @@ func probeNode(ctx context.Context, c *cluster.Cluster, n sampler.Node) (pos, st
 	if err != nil {
 		return "", "", false, err
 	}
-	caps := c.Capabilities()
-	switch c.Spec.Kind {
-	case topology.Group:
-		// A RECOVERING member can have the writer's GTID set before it has applied its
-		// cached transactions and gone ONLINE, and an expelled one is in ERROR until its
-		// auto-rejoin: both are still settling. OFFLINE (Group Replication stopped) waits
-		// for someone to start it.
-		m, err := cluster.ReadGroupMember(ctx, n.DB, n.Name)
-		switch {
-		case err == nil && m.State == "OFFLINE":
-			stuck = "member state " + m.State
-		case err == nil && m.State != "ONLINE":
-			settling = true
-		}
-	case topology.Galera:
-		g, err := cluster.ReadGaleraStatus(ctx, n.DB)
-		if err == nil && g.ClusterStatus != "Primary" {
-			stuck = "not in the Primary component (wsrep_cluster_status " + g.ClusterStatus + ")"
-		}
-	default:
-		st, err := cluster.ReplicaStatus(ctx, n.DB, caps)
-		if err == nil && st != nil {
-			io, sqlRun := st[caps.ReplicaStatusColumn("io_running")], st[caps.ReplicaStatusColumn("sql_running")]
-			ioErr, sqlErr := st[caps.ReplicaStatusColumn("last_io_error")], st[caps.ReplicaStatusColumn("last_sql_error")]
-			switch {
-			case sqlRun != "Yes":
-				stuck = "applier stopped"
-				if sqlErr != "" {
-					stuck += ": " + sqlErr
-				}
-			case io == "No" && ioErr != "":
-				stuck = "receiver stopped: " + ioErr
-			}
-		}
+	if cn := c.Node(n.Name); cn != nil {
+		stuck, settling = c.NodeStuck(ctx, cn, n.DB)
 	}
 	return pos, stuck, settling, nil
 }

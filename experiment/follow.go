@@ -22,7 +22,7 @@ const (
 // DefaultWriterMode is auto for a single-primary group (its primary can change under the
 // run), fixed for every other kind.
 func DefaultWriterMode(spec topology.Spec) string {
-	if spec.Kind == topology.Group && spec.Group.Mode != topology.GroupMultiPrimary {
+	if def := topology.KindOf(spec.Kind); def.AutoWriter != nil && def.AutoWriter(spec) {
 		return WriterAuto
 	}
 	return WriterFixed
@@ -31,11 +31,8 @@ func DefaultWriterMode(spec topology.Spec) string {
 // CanFollow says why the workers cannot follow the writer of spec ("" when they can):
 // multi-primary groups and Galera take writes on every node.
 func CanFollow(spec topology.Spec) string {
-	switch {
-	case spec.Kind == topology.Galera:
-		return "Galera takes writes on every node: there is no single writer to follow"
-	case spec.Kind == topology.Group && spec.Group.Mode == topology.GroupMultiPrimary:
-		return "a multi-primary group takes writes on every member: there is no single writer to follow"
+	if def := topology.KindOf(spec.Kind); def.NoSingleWriter != nil {
+		return def.NoSingleWriter(spec)
 	}
 	return ""
 }

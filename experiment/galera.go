@@ -88,7 +88,7 @@ func idSpaceNote(nodes []NodeInfo, tableSize int) string {
 // write set under the same GTID.
 func consistencyPosition(ctx context.Context, c *cluster.Cluster, db *sql.DB) (string, error) {
 	mariadb := c.Capabilities().GTIDKind == "mariadb"
-	if c.Spec.Kind != topology.Galera || !mariadb {
+	if !c.Spec.Is(topology.Galera) || !mariadb {
 		return GTIDPosition(ctx, db, mariadb)
 	}
 	var s string

@@ -253,8 +253,8 @@ func validateFaults(faults []FaultEvent, tops []topology.Spec, network string, r
 					return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("topology %s has nodes n1..n%d", t.Name, t.Nodes)}
 				}
 			}
-			if f.Action == "promote" && t.Kind != topology.Async && t.Kind != topology.SemiSync {
-				return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is %s: promote is for async and semisync", t.Name, t.Kind)}
+			if f.Action == "promote" && !topology.KindOf(t.Kind).Promotable {
+				return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is %s: promote is for kinds whose replicas can become the source (%s)", t.Name, t.Kind, strings.Join(promotableKinds(), ", "))}
 			}
 			if (f.Action == "partition" || f.Action == "heal") && t.Nodes < 2 {
 				return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s has one node: nothing to partition it from", t.Name)}
@@ -281,4 +281,15 @@ func scheduleFaults(ctx context.Context, in *Injector, c *cluster.Cluster, event
 			fail(fmt.Errorf("fault %s %s at %v: %w", ev.Action, ev.Node, time.Duration(ev.At), err))
 		}
 	}
+}
+
+// promotableKinds lists the kinds whose replicas can be promoted (KindDef.Promotable).
+func promotableKinds() []string {
+	var out []string
+	for _, k := range topology.Kinds() {
+		if topology.KindOf(k).Promotable {
+			out = append(out, string(k))
+		}
+	}
+	return out
 }

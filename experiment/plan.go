@@ -447,12 +447,10 @@ func (p *Plan) expand() error {
 	}
 }
 
+// restartable: every registered kind's sandbox can restart its nodes.
 func restartable(k topology.Kind) bool {
-	switch k {
-	case topology.Single, topology.Async, topology.SemiSync, topology.Group, topology.Galera:
-		return true
-	}
-	return false
+	_, err := topology.LookupKind(k)
+	return err == nil
 }
 
 // The estimate model. Deploy, prepare and per-cell overheads were measured on the 2-core
@@ -477,13 +475,13 @@ var (
 // or register an existing cluster.
 func EstimateDeploy(spec topology.Spec) time.Duration {
 	n := time.Duration(spec.Nodes)
+	def := topology.KindOf(spec.Kind)
 	switch {
 	case spec.IsExisting():
 		return time.Second
-	case spec.Kind == topology.Galera:
-		return 3*time.Second + n*3*time.Second
-	case spec.Kind == topology.Group:
-		return 5*time.Second + n*3*time.Second
+	case def.Deploy != nil:
+		base, per := def.Deploy(spec)
+		return base + n*per
 	case spec.Flavor == topology.MariaDB:
 		return 500*time.Millisecond + n*600*time.Millisecond
 	}
@@ -511,11 +509,8 @@ func EstimatePrepare(spec topology.Spec, o workload.Options) time.Duration {
 // group member (measured on MySQL 9.7: a clean shutdown takes 6 s, of which 3 s leaving
 // the group, then 2-3 s to start and rejoin).
 func EstimateRestart(spec topology.Spec) time.Duration {
-	switch spec.Kind {
-	case topology.Group:
-		return time.Duration(spec.Nodes) * 9 * time.Second
-	case topology.Galera:
-		return time.Duration(spec.Nodes) * 3 * time.Second
+	if d := topology.KindOf(spec.Kind).RestartPerNode; d > 0 {
+		return time.Duration(spec.Nodes) * d
 	}
 	if spec.Flavor == topology.MariaDB {
 		return time.Duration(spec.Nodes) * 1500 * time.Millisecond

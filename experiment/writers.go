@@ -8,18 +8,12 @@ import (
 	"github.com/habench/habench/workload"
 )
 
-// GroupConflictErrors are the errors a multi-primary Group Replication member returns to a
-// client whose transaction failed certification: 3101 ER_TRANSACTION_ROLLBACK_DURING_COMMIT
-// (most), and 1180 ER_ERROR_DURING_COMMIT (a lock deadlock at commit). Measured on MySQL 9.7.4
-// with two writers on a hot spot (see README, Group Replication).
-var GroupConflictErrors = []uint16{3101, 1180}
-
-// GaleraMultiWriterErrors are the errors a Galera node returns to writers while the
-// cluster reconfigures or a write conflicts at commit: 1047 ER_UNKNOWN_COM_ERROR ("WSREP has
-// not yet prepared node for application use": the node is not in the Primary component)
-// and 1180 ER_ERROR_DURING_COMMIT. Conflicts that abort a transaction before commit are
-// 1213, which sysbench's default ignores already.
-var GaleraMultiWriterErrors = []uint16{1047, 1180}
+// GroupConflictErrors and GaleraMultiWriterErrors are the kinds' ConflictErrors (see
+// topology.KindDef), named here for tests and callers that want them.
+var (
+	GroupConflictErrors     = topology.GroupConflictErrors
+	GaleraMultiWriterErrors = topology.GaleraMultiWriterErrors
+)
 
 // multiWriterIgnore extends the ignore list for a run that writes on more than one node of a
 // Group Replication cluster (3101, 1180: certification failures) or of a Galera cluster
@@ -34,17 +28,25 @@ func multiWriterIgnore(kind topology.Kind, writers int, o *workload.Options) str
 	if writers < 2 || o.IgnoreAllErrors || !slices.Equal(o.IgnoreErrors, workload.DefaultIgnoreErrors) {
 		return ""
 	}
-	switch kind {
-	case topology.Group:
-		o.IgnoreErrors = append(slices.Clone(o.IgnoreErrors), GroupConflictErrors...)
-		return fmt.Sprintf("writes on %d group members: certification failures (3101, 1180) are retried and counted like deadlocks; --mysql-ignore-errors is now %s (give another list to change that)",
-			writers, joinCodes(o.IgnoreErrors))
-	case topology.Galera:
-		o.IgnoreErrors = append(slices.Clone(o.IgnoreErrors), GaleraMultiWriterErrors...)
-		return fmt.Sprintf("writes on %d Galera nodes: a node outside the Primary component (1047) and conflicts at commit (1180) are retried and counted like deadlocks; --mysql-ignore-errors is now %s (give another list to change that)",
-			writers, joinCodes(o.IgnoreErrors))
+	def := topology.KindOf(kind)
+	if def.ConflictErrors == nil {
+		return ""
 	}
-	return ""
+	codes, what := def.ConflictErrors(topology.Spec{Kind: kind})
+	o.IgnoreErrors = append(slices.Clone(o.IgnoreErrors), codes...)
+	return fmt.Sprintf("writes on %d %s: %s are retried and counted like deadlocks; --mysql-ignore-errors is now %s (give another list to change that)",
+		writers, writersWord(def), what, joinCodes(o.IgnoreErrors))
+}
+
+// writersWord is "group members", "Galera nodes", or "nodes" for other kinds.
+func writersWord(def *topology.KindDef) string {
+	switch {
+	case def.Kind.Is(topology.Group):
+		return "group members"
+	case def.Kind.Is(topology.Galera):
+		return "Galera nodes"
+	}
+	return def.MemberWord + "s"
 }
 
 func joinCodes(codes []uint16) string {

@@ -360,7 +360,7 @@ func (a *Applied) readPhase(ctx context.Context) error {
 				}
 			}
 		}
-		if e.t.Method == MethodApplierRestart && a.c.Spec.Kind == topology.Group {
+		if e.t.Method == MethodApplierRestart && a.c.Spec.Is(topology.Group) {
 			return &topology.FieldError{Field: "knob", Value: e.t.Knob + "=" + e.t.Value, Reason: "on Group Replication the applier parallelism takes effect only at START GROUP_REPLICATION, which habench does not do for a knob"}
 		}
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -1015,9 +1015,9 @@ func Show(ctx context.Context, c *cluster.Cluster, names []string) ([]NodeValue,
 func catalogKindApplies(name string, k topology.Kind) bool {
 	switch {
 	case strings.HasPrefix(name, "group_replication_"):
-		return k == topology.Group
+		return k.Is(topology.Group)
 	case strings.HasPrefix(name, "wsrep_"), strings.HasPrefix(name, "gcs."):
-		return k == topology.Galera
+		return k.Is(topology.Galera)
 	}
 	return true
 }

@@ -165,31 +165,51 @@ func onceTyped[T any](ctx context.Context, t *Tick, key string, fn func() (T, er
 	return v.(T), nil
 }
 
-// Default returns fresh samplers for a topology kind, in sampling order:
-//
-//	single:   heartbeat, host
-//	async:    heartbeat, gtid, replica, host
-//	semisync: heartbeat, gtid, replica, semisync, host
-//	group:    heartbeat, gtid, group, host
-//	galera:   heartbeat, galera, host
-//	unknown kinds: heartbeat, host.
-//
-// (host samples only nodes with a Node.Host.) Each call returns new instances (samplers
-// hold per-run state).
-func Default(kind topology.Kind) []Sampler {
-	switch kind {
-	case topology.Async:
-		return []Sampler{NewHeartbeat(), NewGTID(), NewReplica(), NewHost()}
-	case topology.SemiSync:
-		return []Sampler{NewHeartbeat(), NewGTID(), NewReplica(), NewSemiSync(), NewHost()}
-	case topology.Group:
-		return []Sampler{NewHeartbeat(), NewGTID(), NewGroup(), NewHost()}
-	case topology.Galera:
-		return []Sampler{NewHeartbeat(), NewGalera(), NewHost()}
-	default:
-		return []Sampler{NewHeartbeat(), NewHost()}
-	}
+// constructors are the registered samplers by name (Register).
+var constructors = map[string]func() Sampler{
+	"heartbeat": func() Sampler { return NewHeartbeat() },
+	"gtid":      func() Sampler { return NewGTID() },
+	"replica":   func() Sampler { return NewReplica() },
+	"semisync":  func() Sampler { return NewSemiSync() },
+	"group":     func() Sampler { return NewGroup() },
+	"galera":    func() Sampler { return NewGalera() },
+	"host":      func() Sampler { return NewHost() },
 }
+
+// Register adds a sampler a topology kind can name in topology.KindDef.Samplers: a new
+// sampler is one file that calls Register from its init function. A name registered
+// twice keeps the first constructor and returns false.
+func Register(name string, newSampler func() Sampler) bool {
+	if _, dup := constructors[name]; dup {
+		return false
+	}
+	constructors[name] = newSampler
+	return true
+}
+
+// Default returns fresh samplers for a topology kind, in sampling order: the names its
+// topology.KindDef.Samplers lists (single: heartbeat, host; async: heartbeat, gtid,
+// replica, host; semisync: heartbeat, gtid, replica, semisync, host; group: heartbeat,
+// gtid, group, host; galera: heartbeat, galera, host), heartbeat and host for a kind that
+// names none or is unknown. Names without a registered sampler are skipped (a unit test
+// keeps every registered kind's names known). (host samples only nodes with a
+// Node.Host.) Each call returns new instances (samplers hold per-run state).
+func Default(kind topology.Kind) []Sampler {
+	names := topology.KindOf(kind).Samplers
+	if len(names) == 0 {
+		names = []string{"heartbeat", "host"}
+	}
+	var out []Sampler
+	for _, n := range names {
+		if f, ok := constructors[n]; ok {
+			out = append(out, f())
+		}
+	}
+	return out
+}
+
+// Known reports whether a sampler called name is registered.
+func Known(name string) bool { _, ok := constructors[name]; return ok }
 
 // errNoSource is returned by samplers that compare a node with the run's writable node when
 // there is none.

@@ -1,5 +1,21 @@
 package topology
 
+func init() {
+	RegisterKind(KindDef{
+		Kind: Async, Order: 20,
+		Summary:    "one source, N-1 asynchronous replicas (GTID auto-positioning)",
+		Validate:   validateReplicated,
+		Plan:       func(spec Spec, caps Capabilities, addr Addr) (Plan, error) { return planAsync(spec, caps, addr), nil },
+		Samplers:   []string{"heartbeat", "gtid", "replica", "host"},
+		Promotable: true,
+	})
+}
+
+// validateReplicated: a source and at least one replica.
+func validateReplicated(s *Spec) error {
+	return nodesAtLeast(s, 2, "a source and at least 1 replica (2 or more)")
+}
+
 // planAsync: n1 is the source, n2..nN asynchronous replicas with GTID auto-positioning
 // (MySQL SOURCE_AUTO_POSITION=1, MariaDB MASTER_USE_GTID=slave_pos). Replicas are
 // read-only (super_read_only on MySQL).

@@ -6,7 +6,40 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
+
+func init() {
+	RegisterKind(KindDef{
+		Kind: Galera, Order: 50,
+		Summary: "Galera (MariaDB Galera Cluster): every node writable, certification-based",
+		Defaults: func(s *Spec) {
+			if s.Galera.SST == "" {
+				s.Galera.SST = SSTRsync
+			}
+		},
+		Validate: func(s *Spec) error {
+			if s.Nodes < GaleraMinNodes {
+				return &FieldError{"nodes", s.Nodes, fmt.Sprintf("galera needs %d to %d nodes (with fewer, losing one node loses quorum)", GaleraMinNodes, MaxNodes)}
+			}
+			return nil
+		},
+		Plan:           planGalera,
+		Samplers:       []string{"heartbeat", "galera", "host"},
+		NoSingleWriter: func(Spec) string { return "Galera takes writes on every node: there is no single writer to follow" },
+		MemberWord:     "node",
+		ConflictErrors: func(Spec) ([]uint16, string) {
+			return GaleraMultiWriterErrors, "a node outside the Primary component (1047) and conflicts at commit (1180)"
+		},
+		Deploy:         func(Spec) (time.Duration, time.Duration) { return 3 * time.Second, 3 * time.Second },
+		RestartPerNode: 3 * time.Second, // IST
+	})
+}
+
+// GaleraMultiWriterErrors are what writes on several Galera nodes cause by design: 1047
+// (WSREP has not yet prepared node for application use: outside the Primary component) and
+// 1180 (a certification conflict reported at commit).
+var GaleraMultiWriterErrors = []uint16{1047, 1180}
 
 // GaleraOptions configure a Galera cluster (kind galera).
 type GaleraOptions struct {

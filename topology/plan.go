@@ -100,22 +100,11 @@ func NodeName(i int) string { return "n" + strconv.Itoa(i) }
 // BuildPlan returns the plan for spec on servers with capabilities caps. The spec must
 // already be validated (Spec.Validate); BuildPlan errors on kinds it cannot plan.
 func BuildPlan(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
-	switch spec.Kind {
-	case Single:
-		return planSingle(spec, caps), nil
-	case Async:
-		return planAsync(spec, caps, addr), nil
-	case SemiSync:
-		return planSemiSync(spec, caps, addr), nil
-	case Group:
-		if !caps.GroupReplication {
-			return Plan{}, &FieldError{"kind", spec.Kind, fmt.Sprintf("%s %s has no Group Replication plugin", caps.Flavor, caps.Version)}
-		}
-		return planGroup(spec, caps, addr), nil
-	case Galera:
-		return planGalera(spec, caps, addr)
+	def, err := LookupKind(spec.Kind)
+	if err != nil {
+		return Plan{}, err
 	}
-	return Plan{}, &FieldError{"kind", spec.Kind, "habench cannot deploy this kind yet"}
+	return def.Plan(spec, caps, addr)
 }
 
 // baseOptions are the options every node of every kind gets: a binary log with GTIDs,

@@ -1,6 +1,43 @@
 package topology
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+func init() {
+	RegisterKind(KindDef{
+		Kind: SemiSync, Order: 30,
+		Summary:  "like async, the source waits for replica acknowledgements",
+		Validate: validateSemiSync,
+		Plan: func(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
+			return planSemiSync(spec, caps, addr), nil
+		},
+		Samplers:   []string{"heartbeat", "gtid", "replica", "semisync", "host"},
+		Promotable: true,
+	})
+}
+
+// validateSemiSync: async's node count, then the semisync section.
+func validateSemiSync(s *Spec) error {
+	if err := validateReplicated(s); err != nil {
+		return err
+	}
+	if s.SemiSync.WaitPoint != "AFTER_SYNC" && s.SemiSync.WaitPoint != "AFTER_COMMIT" {
+		return &FieldError{"semisync.wait_point", s.SemiSync.WaitPoint, "want AFTER_SYNC or AFTER_COMMIT"}
+	}
+	if s.SemiSync.Timeout < time.Millisecond {
+		return &FieldError{"semisync.timeout", s.SemiSync.Timeout, "want at least 1ms"}
+	}
+	if s.SemiSync.WaitForReplicas < 1 || s.SemiSync.WaitForReplicas > s.Nodes-1 {
+		return &FieldError{"semisync.wait_for_replicas", s.SemiSync.WaitForReplicas, fmt.Sprintf("want 1 to %d (the number of replicas)", s.Nodes-1)}
+	}
+	if s.Flavor == MariaDB && s.SemiSync.WaitForReplicas != 1 {
+		return &FieldError{"semisync.wait_for_replicas", s.SemiSync.WaitForReplicas, "MariaDB always waits for exactly 1 replica"}
+	}
+	return nil
+}
 
 // planSemiSync: like async, with semi-synchronous acknowledgement. The source waits at
 // WaitPoint (AFTER_SYNC by default) for WaitForReplicas acks, up to Timeout before

@@ -1,5 +1,20 @@
 package topology
 
+func init() {
+	RegisterKind(KindDef{
+		Kind: Single, Order: 10, DefaultNodes: 1,
+		Summary: "one primary, no replicas",
+		Validate: func(s *Spec) error {
+			if s.Nodes != 1 {
+				return &FieldError{"nodes", s.Nodes, "a single topology has exactly 1 node"}
+			}
+			return nil
+		},
+		Plan:     func(spec Spec, caps Capabilities, _ Addr) (Plan, error) { return planSingle(spec, caps), nil },
+		Samplers: []string{"heartbeat", "host"},
+	})
+}
+
 // planSingle: one node, role source, with a binary log so that results compare with
 // replicated topologies under the same durability settings.
 func planSingle(spec Spec, caps Capabilities) Plan {

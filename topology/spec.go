@@ -20,9 +20,6 @@ const (
 	Galera   Kind = "galera"   // Galera (MariaDB Galera Cluster, PXC)
 )
 
-// Kinds lists the kinds habench can deploy today.
-var Kinds = []Kind{Single, Async, SemiSync, Group, Galera}
-
 // Role is a node's part in a topology.
 type Role string
 
@@ -155,11 +152,9 @@ func (s *Spec) Defaults() {
 		s.existingDefaults()
 		return
 	}
+	def := KindOf(s.Kind)
 	if s.Nodes == 0 {
-		s.Nodes = 3
-		if s.Kind == Single {
-			s.Nodes = 1
-		}
+		s.Nodes = def.DefaultNodes
 	}
 	if f, err := ParseFlavor(string(s.Flavor)); err == nil {
 		s.Flavor = f
@@ -186,11 +181,8 @@ func (s *Spec) Defaults() {
 	if s.SemiSync.WaitForReplicas == 0 {
 		s.SemiSync.WaitForReplicas = 1
 	}
-	if s.Kind == Group && s.Group.Mode == "" {
-		s.Group.Mode = GroupSinglePrimary
-	}
-	if s.Kind == Galera && s.Galera.SST == "" {
-		s.Galera.SST = SSTRsync
+	if def.Defaults != nil {
+		def.Defaults(s)
 	}
 }
 
@@ -232,32 +224,24 @@ func (s *Spec) Validate() error {
 	if err != nil {
 		return err
 	}
-	known := false
-	for _, k := range Kinds {
-		known = known || k == s.Kind
+	def, err := LookupKind(s.Kind)
+	if err != nil {
+		return err
 	}
-	if !known {
-		return &FieldError{"kind", s.Kind, "want one of " + kindList()}
-	}
-	if s.Kind == Group {
-		if err := s.validateGroup(); err != nil {
-			return err
-		}
-	} else if s.Group != (GroupOptions{}) {
+	if !s.Is(Group) && s.Group != (GroupOptions{}) {
 		return &FieldError{"group.mode", s.Group.Mode, "only for kind group"}
 	}
-	if _, err := ParseFlavor(string(s.Flavor)); err != nil || (s.Flavor != MySQL && s.Flavor != MariaDB && !(s.Kind == Group && s.Flavor == Percona)) {
+	if _, err := ParseFlavor(string(s.Flavor)); err != nil || (s.Flavor != MySQL && s.Flavor != MariaDB && !(s.Is(Group) && s.Flavor == Percona)) {
 		return &FieldError{"flavor", s.Flavor, "want mysql or mariadb for a sandbox"}
 	}
-	switch {
-	case s.Nodes < 1 || s.Nodes > MaxNodes:
+	// The kind's own checks first: they say what its node counts are.
+	if def.Validate != nil {
+		if err := def.Validate(s); err != nil {
+			return err
+		}
+	}
+	if s.Nodes < 1 || s.Nodes > MaxNodes {
 		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("want 1 to %d", MaxNodes)}
-	case s.Kind == Single && s.Nodes != 1:
-		return &FieldError{"nodes", s.Nodes, "a single topology has exactly 1 node"}
-	case (s.Kind == Async || s.Kind == SemiSync) && s.Nodes < 2:
-		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("%s needs a source and at least 1 replica (2 or more)", s.Kind)}
-	case s.Kind == Galera && s.Nodes < GaleraMinNodes:
-		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("galera needs %d to %d nodes (with fewer, losing one node loses quorum)", GaleraMinNodes, MaxNodes)}
 	}
 	for _, k := range knobs {
 		for _, n := range k.Nodes {
@@ -279,20 +263,6 @@ func (s *Spec) Validate() error {
 	default:
 		return &FieldError{"installation.kind", s.Installation.Kind, "want system, basedir or rootfs"}
 	}
-	if s.Kind == SemiSync {
-		if s.SemiSync.WaitPoint != "AFTER_SYNC" && s.SemiSync.WaitPoint != "AFTER_COMMIT" {
-			return &FieldError{"semisync.wait_point", s.SemiSync.WaitPoint, "want AFTER_SYNC or AFTER_COMMIT"}
-		}
-		if s.SemiSync.Timeout < time.Millisecond {
-			return &FieldError{"semisync.timeout", s.SemiSync.Timeout, "want at least 1ms"}
-		}
-		if s.SemiSync.WaitForReplicas < 1 || s.SemiSync.WaitForReplicas > s.Nodes-1 {
-			return &FieldError{"semisync.wait_for_replicas", s.SemiSync.WaitForReplicas, fmt.Sprintf("want 1 to %d (the number of replicas)", s.Nodes-1)}
-		}
-		if s.Flavor == MariaDB && s.SemiSync.WaitForReplicas != 1 {
-			return &FieldError{"semisync.wait_for_replicas", s.SemiSync.WaitForReplicas, "MariaDB always waits for exactly 1 replica"}
-		}
-	}
 	if err := s.validateGalera(); err != nil {
 		return err
 	}
@@ -310,19 +280,10 @@ func (s *Spec) Validate() error {
 	return nil
 }
 
-// kindList is "single, async, semisync, galera": the deployable kinds for messages.
-func kindList() string {
-	var k []string
-	for _, x := range Kinds {
-		k = append(k, string(x))
-	}
-	return strings.Join(k, ", ")
-}
-
 // validateGalera checks the galera fields and the options the Galera plan owns; nil for
 // other kinds (whose galera field must stay empty).
 func (s *Spec) validateGalera() error {
-	if s.Kind != Galera {
+	if !s.Is(Galera) {
 		if s.Galera != (GaleraOptions{}) {
 			return &FieldError{"galera.sst", s.Galera.SST, "only for kind galera"}
 		}

@@ -85,7 +85,7 @@ func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 		}
 		s.Options[k] = v
 	}
-	if s.Kind != topology.SemiSync {
+	if !s.Is(topology.SemiSync) {
 		for _, fl := range []string{"semisync-wait-point", "semisync-timeout", "semisync-wait-for-replicas"} {
 			if f := cmd.Flags().Lookup(fl); f.Changed {
 				return s, &topology.FieldError{Field: "--" + fl, Value: f.Value.String(), Reason: "only for --kind semisync"}
@@ -100,7 +100,7 @@ func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 	}
 	s.SemiSync = topology.SemiSyncOptions{WaitPoint: strings.ToUpper(o.ssWaitPoint), Timeout: o.ssTimeout, WaitForReplicas: o.ssReplicas}
 	if cmd.Flags().Changed("group-mode") {
-		if s.Kind != topology.Group {
+		if !s.Is(topology.Group) {
 			return s, &topology.FieldError{Field: "--group-mode", Value: o.groupMode, Reason: "only for --kind group"}
 		}
 		s.Group.Mode = strings.ToLower(o.groupMode)

@@ -73,7 +73,7 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 				health[n.Name] = c.Health(ctx, n)
 			}
 			printNodes(w, c, health)
-			if c.Spec.Kind == topology.Group {
+			if c.Spec.Is(topology.Group) {
 				fmt.Fprintln(w, c.GroupStatus(ctx))
 			}
 			if p := knob.Pending(c); p != "" {

@@ -1,0 +1,161 @@
+package topology
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// KindDef is one topology kind as package topology knows it: everything about a kind that
+// is data (defaults, validation, node counts, the bootstrap plan, which samplers and
+// writers it has, estimates). Each kind registers its KindDef from its own file
+// (single.go, async.go, ...); package cluster holds the matching behaviour (KindOps).
+// Adding a kind is one file here and one in package cluster.
+//
+// Nil funcs and zero fields take the defaults documented on each field.
+type KindDef struct {
+	// Kind is the name users write (kind: NAME).
+	Kind Kind
+	// Base is the kind this one extends ("" for none): code that asks Spec.Is(Base)
+	// treats this kind as its base (a Galera cluster with an arbitrator is a galera; a
+	// group with a DR replica is a group), and the base's spec section (group:, galera:)
+	// belongs to it too.
+	Base Kind
+	// Order places the kind in listings and messages (lower first).
+	Order int
+	// Summary is one line for help and docs: "one source, N-1 asynchronous replicas".
+	Summary string
+	// DefaultNodes is the node count of a spec that gives none (3 when zero).
+	DefaultNodes int
+	// Defaults fills the kind's own zero fields after the common defaults (nil: none).
+	Defaults func(s *Spec)
+	// Validate checks what only this kind constrains (node counts, flavors, its own
+	// section) after the common checks; it returns a *FieldError (nil func: nothing more).
+	Validate func(s *Spec) error
+	// Plan returns the bootstrap plan (required).
+	Plan func(spec Spec, caps Capabilities, addr Addr) (Plan, error)
+	// Samplers names the per-second samplers of the kind, in sampling order (see package
+	// sampler's Register); nil: heartbeat and host.
+	Samplers []string
+	// AutoWriter says the workers should follow the writer by default (a single-primary
+	// group's primary can change under a run); nil: they stay where they started.
+	AutoWriter func(spec Spec) bool
+	// NoSingleWriter says why there is no single writer to follow ("" or nil: there is).
+	NoSingleWriter func(spec Spec) string
+	// MemberWord is what the kind calls a node that is not the writer ("replica" when
+	// empty; "member" for a group, "node" for Galera).
+	MemberWord string
+	// ConflictErrors are the error codes that several writers of this kind cause by
+	// design (certification failures, conflicts at commit), with a phrase for the note
+	// that says they are retried: nil when writes on several nodes are not expected.
+	ConflictErrors func(spec Spec) (codes []uint16, what string)
+	// Promotable: a replica can be promoted to source (habench fault promote).
+	Promotable bool
+	// Deploy estimates a deploy: base + perNode x nodes (nil: the flavor's replication
+	// defaults, see EstimateDeploy in package experiment).
+	Deploy func(spec Spec) (base, perNode time.Duration)
+	// RestartPerNode is a restart of one node, for estimates (0: the flavor's default).
+	RestartPerNode time.Duration
+}
+
+var kindDefs = map[Kind]*KindDef{}
+
+// kindErrs are registrations RegisterKind refused (RegistrationErrors).
+var kindErrs []string
+
+// RegisterKind adds a kind. Kinds register from init functions in their own files. A
+// kind without a name or a Plan, or a name registered twice, is refused and recorded in
+// RegistrationErrors (a unit test keeps that empty).
+func RegisterKind(d KindDef) {
+	if d.Kind == "" || d.Plan == nil {
+		kindErrs = append(kindErrs, fmt.Sprintf("kind %q: needs a name and a Plan", d.Kind))
+		return
+	}
+	if _, dup := kindDefs[d.Kind]; dup {
+		kindErrs = append(kindErrs, fmt.Sprintf("kind %q: registered twice", d.Kind))
+		return
+	}
+	if d.DefaultNodes == 0 {
+		d.DefaultNodes = 3
+	}
+	if d.MemberWord == "" {
+		d.MemberWord = "replica"
+	}
+	kindDefs[d.Kind] = &d
+}
+
+// RegistrationErrors lists the kind registrations that were refused.
+func RegistrationErrors() []string { return slices.Clone(kindErrs) }
+
+// LookupKind returns the registered definition of k, or nil and a *FieldError on
+// "kind" listing the known kinds.
+func LookupKind(k Kind) (*KindDef, error) {
+	if d, ok := kindDefs[k]; ok {
+		return d, nil
+	}
+	return nil, &FieldError{"kind", k, "want one of " + kindList()}
+}
+
+// KindOf returns k's definition, or a definition with the defaults for an unknown kind
+// (an existing cluster's state from another habench version): never nil.
+func KindOf(k Kind) *KindDef {
+	if d, ok := kindDefs[k]; ok {
+		return d
+	}
+	return &KindDef{Kind: k, MemberWord: "replica", DefaultNodes: 3}
+}
+
+// Kinds returns the registered kinds in their listing order.
+func Kinds() []Kind {
+	ds := make([]*KindDef, 0, len(kindDefs))
+	for _, d := range kindDefs {
+		ds = append(ds, d)
+	}
+	slices.SortFunc(ds, func(a, b *KindDef) int {
+		if a.Order != b.Order {
+			return a.Order - b.Order
+		}
+		return strings.Compare(string(a.Kind), string(b.Kind))
+	})
+	out := make([]Kind, len(ds))
+	for i, d := range ds {
+		out[i] = d.Kind
+	}
+	return out
+}
+
+// Is reports whether k is base or extends it (KindDef.Base, transitively).
+func (k Kind) Is(base Kind) bool {
+	for i := 0; k != "" && i < 8; i++ {
+		if k == base {
+			return true
+		}
+		d, ok := kindDefs[k]
+		if !ok {
+			return false
+		}
+		k = d.Base
+	}
+	return false
+}
+
+// Is reports whether the spec's kind is base or extends it.
+func (s Spec) Is(base Kind) bool { return s.Kind.Is(base) }
+
+// kindList is "single, async, semisync, group, galera": the deployable kinds for messages.
+func kindList() string {
+	var k []string
+	for _, x := range Kinds() {
+		k = append(k, string(x))
+	}
+	return strings.Join(k, ", ")
+}
+
+// nodesAtLeast is a Validate helper: a *FieldError on "nodes" when s has fewer than min.
+func nodesAtLeast(s *Spec, min int, why string) error {
+	if s.Nodes < min {
+		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("%s needs %s", s.Kind, why)}
+	}
+	return nil
+}
