@@ -11,7 +11,7 @@ import (
 // GroupConflictErrors are the errors a multi-primary Group Replication member returns to a
 // client whose transaction failed certification: 3101 ER_TRANSACTION_ROLLBACK_DURING_COMMIT
 // (most), and 1180 ER_ERROR_DURING_COMMIT (a lock deadlock at commit). Measured on MySQL 9.7.4
-// with two writers on a hot spot (see README, Group Replication).
+// with two writers on a hot spot (see docs/topologies.md, Group Replication).
 var GroupConflictErrors = []uint16{3101, 1180}
 
 // GaleraMultiWriterErrors are the errors a Galera node returns to writers while the
