@@ -2,7 +2,7 @@
 
 package cluster_test
 
-// Deploy time, from nothing to ready (issue 3, acceptance 1: a 3-member single-primary
+// Deploy time, from nothing to ready (the goal: a 3-member single-primary
 // group and a 3-node Galera cluster ONLINE / Synced in under 15 s on this machine). Each
 // iteration deploys a 3-node sandbox (network namespaces where usable, as root) from
 // empty datadirs, checks it is ready, and destroys it; ns/op is the deploy alone. Run as

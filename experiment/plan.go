@@ -455,7 +455,7 @@ func restartable(k topology.Kind) bool {
 
 // The estimate model. Deploy, prepare and per-cell overheads were measured on the 2-core
 // development VM (MariaDB 10.11 system packages, MySQL 9.7 in the root filesystem, network
-// namespaces); Group Replication and Galera from DESIGN.md's measurements. They are
+// namespaces); Group Replication and Galera from their deploy times measured there. They are
 // rough on purpose: the progress line rescales the remaining estimate by how the finished
 // part compared with its estimate.
 var (

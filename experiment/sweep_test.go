@@ -530,7 +530,7 @@ func TestProgressLine(t *testing.T) {
 }
 
 // TestCellExtraBaseline: without baseline: the first single primary is the baseline of
-// comparison.md and sweep.json (issue 5: default the single primary), else the first
+// comparison.md and sweep.json (the default is the single primary), else the first
 // topology; every cell's manifest records it and why, so the report picks the same run
 // and says why.
 func TestCellExtraBaseline(t *testing.T) {

@@ -235,7 +235,7 @@ func linksLabel(r netem.Request) string {
 }
 
 // baseline is the topology the comparison's percentages refer to: the scenario's
-// baseline:, else the first single primary among its topologies (issue 5's default, and
+// baseline:, else the first single primary among its topologies (the default, and
 // what `habench report` picks for runs outside a scenario), else its first topology.
 func (p *Plan) baseline() string {
 	b, _ := p.baselineWhy()

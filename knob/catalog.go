@@ -22,7 +22,7 @@
 //
 // Names are mapped by flavor and version (topology.Capabilities): wsrep_applier_threads /
 // wsrep_slave_threads (alias applier_threads), the parallel workers above. Catalog lists
-// the knobs the published studies sweep (STUDIES.md) with their aliases.
+// the knobs the published studies sweep (docs/studies.md) with their aliases.
 //
 // Apply works in phases so that a bad request changes nothing: resolve every knob for
 // every node, read every current value (an unknown variable, ER 1193, or provider key
@@ -92,7 +92,7 @@ var grFlowControl = []struct{ suffix, doc string }{
 	{"release_percent", "how fast the quota grows again after throttling, percent per period (default 50)"},
 }
 
-// Catalog lists the knobs the studies sweep (STUDIES.md S1-S5). Any other server variable
+// Catalog lists the knobs the studies sweep (docs/studies.md, S1-S5). Any other server variable
 // works as well (as a plain SET GLOBAL, or a restart on a sandbox).
 var Catalog = func() []Entry {
 	var c []Entry

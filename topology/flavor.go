@@ -98,7 +98,7 @@ type Capabilities struct {
 	// group_replication_switch_to_single_primary_mode([uuid]) exist (MySQL >= 8.0.13).
 	GRSwitchMode bool
 	// GRFlowControlStats: component_group_replication_flow_control_stats and its
-	// Gr_flow_control_throttle_* status variables (MySQL community >= 9.7.0; see DESIGN.md).
+	// Gr_flow_control_throttle_* status variables (MySQL community >= 9.7.0; measured on MySQL 9.7.4).
 	GRFlowControlStats bool
 	// Galera: the server is built with wsrep (MariaDB >= 10.1 with galera-4 installed, PXC).
 	Galera bool

@@ -84,7 +84,7 @@ func readJSON(t *testing.T, path string) map[string]any {
 	return m
 }
 
-// TestExistingClusterLikeSandbox (acceptance 4 of issue 3): deploy a MariaDB async sandbox
+// TestExistingClusterLikeSandbox (an existing cluster works as a sandbox): deploy a MariaDB async sandbox
 // of 3 nodes, register the same servers as an existing cluster through TCP DSNs for the
 // benchmark user, and run the same `habench sysbench oltp_read_write run` on both: the
 // discovered roles equal the sandbox's, both results have samples for every node and

@@ -22,7 +22,7 @@ import (
 	"github.com/habench/habench/topology"
 )
 
-// Partition tests (issue 4, acceptance 2): one node of a 3-node Galera cluster or
+// Partition tests (what the samples show of a partition and its heal): one node of a 3-node Galera cluster or
 // 3-member group is cut off with `habench netem apply --partition n3` while
 // `habench sysbench run` writes on n1 and samples every node; the samples must show the
 // partition and, after `habench netem clear`, the heal, and the run must end with every

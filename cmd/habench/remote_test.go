@@ -27,7 +27,7 @@ import (
 // command (TestMain turns it on for every other).
 const guardOff = cluster.NetworkGuardEnv + "=0"
 
-// TestRegisterOutsideSandboxBridges (issue 10, acceptance 1): a MariaDB server in a
+// TestRegisterOutsideSandboxBridges (servers outside habench's sandboxes): a MariaDB server in a
 // namespace this test builds, on a bridge that is not one of habench's (198.18.1.11), is
 // registered and benchmarked, under the network guard too (a namespace on this machine).
 // The same server reached through a gateway route (198.18.1.200 via 198.18.1.11, an address
@@ -461,7 +461,7 @@ func (s *sink) throughput(t *testing.T, from *testhost.Host, n int) float64 {
 	return 0
 }
 
-// TestNetemOverSSH (issue 10, acceptance 2): on an async pair whose hosts are namespaces
+// TestNetemOverSSH (impairments with tc over SSH): on an async pair whose hosts are namespaces
 // reached over SSH, each with qdiscs of its own (clsact with a filter on eth0, a tbf root
 // on another interface), `netem apply` limits the rate n1->n2 with htb (measured by a bulk
 // transfer), records the achieved round trips in links.json and in a run's manifest, and
