@@ -99,11 +99,24 @@ func ReadGroupMember(ctx context.Context, db *sql.DB, node string) (GroupMember,
 	return m, nil
 }
 
-// GroupMembers reads every node's own Group Replication state, in node order. Error if any
-// node cannot be read.
+// groupNodes are the nodes that are Group Replication members: every node but those
+// recorded as (asynchronous) replicas, which a kind extending group may add beside the
+// group (a DR replica of kind group-dr). Every node of kind group.
+func (c *Cluster) groupNodes() []*Node {
+	var out []*Node
+	for _, n := range c.Nodes {
+		if n.Role != topology.RoleReplica {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// GroupMembers reads every member's own Group Replication state (groupNodes), in node
+// order. Error if any member cannot be read.
 func (c *Cluster) GroupMembers(ctx context.Context) ([]GroupMember, error) {
 	var out []GroupMember
-	for _, n := range c.Nodes {
+	for _, n := range c.groupNodes() {
 		db, err := c.OpenAdmin(n)
 		if err != nil {
 			return nil, err
@@ -137,7 +150,7 @@ func (c *Cluster) syncGroupRoles(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for i, m := range ms {
+	for _, m := range ms {
 		if m.State != "ONLINE" {
 			return fmt.Errorf("node %s: group member is %s, want ONLINE", m.Node, m.State)
 		}
@@ -148,7 +161,7 @@ func (c *Cluster) syncGroupRoles(ctx context.Context) error {
 		if m.SinglePrimary != ms[0].SinglePrimary {
 			return fmt.Errorf("node %s: group_replication_single_primary_mode differs from %s's", m.Node, ms[0].Node)
 		}
-		c.Nodes[i].Role = r
+		c.Node(m.Node).Role = r
 	}
 	c.Spec.Group.Mode = topology.GroupMultiPrimary
 	if ms[0].SinglePrimary {
@@ -165,7 +178,7 @@ func (c *Cluster) checkFlowControlComponent(ctx context.Context) error {
 	if !c.Capabilities().GRFlowControlStats {
 		return nil
 	}
-	for _, n := range c.Nodes {
+	for _, n := range c.groupNodes() {
 		db, err := c.OpenAdmin(n)
 		if err != nil {
 			return err
@@ -325,7 +338,7 @@ func (c *Cluster) GroupStatus(ctx context.Context) string {
 	var primaries, others []string
 	online := 0
 	cutOff := c.onlineOnlyInOwnView(ctx)
-	for _, n := range c.Nodes {
+	for _, n := range c.groupNodes() {
 		if !c.Existing() && !n.Running() {
 			others = append(others, n.Name+" not running")
 			continue
@@ -374,7 +387,7 @@ func (c *Cluster) GroupStatus(ctx context.Context) string {
 	if len(primaries) == 0 {
 		primaries = []string{"none"}
 	}
-	s := fmt.Sprintf("group %s: %s mode, %d/%d members ONLINE, primary %s", name, mode, online, len(c.Nodes), strings.Join(primaries, ","))
+	s := fmt.Sprintf("group %s: %s mode, %d/%d members ONLINE, primary %s", name, mode, online, len(c.groupNodes()), strings.Join(primaries, ","))
 	if len(others) > 0 {
 		s += "; " + strings.Join(others, "; ")
 	}
@@ -543,7 +556,7 @@ func (s *Sandbox) rejoinGroup(ctx context.Context, c *Cluster, n *Node) error {
 func (c *Cluster) waitExpelled(ctx context.Context, n *Node, uuid string) {
 	for {
 		listed := false
-		for _, o := range c.Nodes {
+		for _, o := range c.groupNodes() {
 			if o == n || !o.Running() {
 				continue
 			}
@@ -593,7 +606,7 @@ func startGroupReplication(ctx context.Context, db *sql.DB, bootstrap bool) erro
 // cannot be read (it may be ONLINE: bootstrapping beside it would form a second group of
 // the same name).
 func (c *Cluster) anyOtherOnline(ctx context.Context, n *Node) bool {
-	for _, o := range c.Nodes {
+	for _, o := range c.groupNodes() {
 		if o == n || !o.Running() {
 			continue
 		}
@@ -618,7 +631,7 @@ func (c *Cluster) anyOtherOnline(ctx context.Context, n *Node) bool {
 func (c *Cluster) refreshGroupRoles(ctx context.Context) error {
 	var primary *Node
 	single, known := false, false
-	for _, n := range c.Nodes {
+	for _, n := range c.groupNodes() {
 		if !n.Running() {
 			continue
 		}
@@ -646,7 +659,7 @@ func (c *Cluster) refreshGroupRoles(ctx context.Context) error {
 	if single {
 		c.Spec.Group.Mode = topology.GroupSinglePrimary
 		if primary != nil {
-			for _, n := range c.Nodes {
+			for _, n := range c.groupNodes() {
 				if n != primary {
 					n.Role = topology.RoleSecondary
 				}

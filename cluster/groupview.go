@@ -98,8 +98,8 @@ func (v GroupView) HasMajority() bool {
 }
 
 // Note says, in a few words, how member self's view differs from a healthy group of all
-// of c's nodes: members it sees UNREACHABLE or RECOVERING, nodes missing from its view
-// (expelled, not joined), and a lost majority. "" when it sees every node ONLINE, and
+// of c's members (groupNodes): members it sees UNREACHABLE or RECOVERING, members missing
+// from its view (expelled, not joined), and a lost majority. "" when it sees every node ONLINE, and
 // when self is not in the group itself (OFFLINE, ERROR: its view then lists only itself).
 func (v GroupView) Note(c *Cluster, self string) string {
 	own, ok := v.Lookup(self)
@@ -128,7 +128,7 @@ func (v GroupView) Note(c *Cluster, self string) string {
 	for _, m := range v {
 		matched = matched && c.Node(m.Node) != nil
 	}
-	for _, n := range c.Nodes {
+	for _, n := range c.groupNodes() {
 		if _, ok := v.Lookup(n.Name); !ok && matched {
 			missing = append(missing, n.Name)
 		}
@@ -150,7 +150,7 @@ func (c *Cluster) onlineOnlyInOwnView(ctx context.Context) map[string]string {
 	var views []GroupView
 	var viewers []string
 	byUUID := map[string]string{}
-	for _, n := range c.Nodes {
+	for _, n := range c.groupNodes() {
 		if !c.Existing() && !n.Running() {
 			continue
 		}
@@ -176,7 +176,7 @@ func (c *Cluster) onlineOnlyInOwnView(ctx context.Context) map[string]string {
 		}
 	}
 	out := map[string]string{}
-	for _, n := range c.Nodes {
+	for _, n := range c.groupNodes() {
 		seen := 0
 		byState := map[string][]string{}
 		var states []string
