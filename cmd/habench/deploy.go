@@ -180,8 +180,8 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "file", "f", "", "topology YAML file (instead of the flags below)")
 	f.StringVar(&o.name, "name", "", "cluster name: 1-10 lower-case letters and digits")
-	f.StringVar(&o.kind, "kind", "async", "single, async, semisync, group (MySQL Group Replication) or galera (MariaDB Galera Cluster)")
-	f.IntVar(&o.nodes, "nodes", 0, "number of nodes (default 1 for single, 3 otherwise; group and galera 3 to 9)")
+	f.StringVar(&o.kind, "kind", "async", kindFlagHelp())
+	f.IntVar(&o.nodes, "nodes", 0, nodesFlagHelp())
 	f.StringVar(&o.flavor, "flavor", "mariadb", "mariadb or mysql")
 	f.StringVar(&o.install, "installation", "", "system, rootfs[:PATH] or basedir:PATH (default: system for mariadb, rootfs:"+cluster.DefaultRootfs+" for mysql; rootfs without a path for mariadb: "+cluster.DefaultMariaDBRootfs+")")
 	f.StringVar(&o.network, "network", "auto", "auto (netns when root), netns or loopback")
@@ -297,4 +297,24 @@ func refuseForgetWithKnobs(c *cluster.Cluster) error {
 		return &topology.FieldError{Field: "name", Value: c.Name, Reason: "existing cluster not forgotten: " + p}
 	}
 	return nil
+}
+
+// kindFlagHelp lists the registered kinds for --kind, in their listing order.
+func kindFlagHelp() string {
+	var ks []string
+	for _, k := range topology.Kinds() {
+		ks = append(ks, string(k))
+	}
+	return strings.Join(ks, ", ") + " (each described in docs/topologies.md)"
+}
+
+// nodesFlagHelp is --nodes' help: the registered kinds' default node counts.
+func nodesFlagHelp() string {
+	var ds []string
+	for _, k := range topology.Kinds() {
+		if n := topology.KindOf(k).DefaultNodes; n != 3 {
+			ds = append(ds, fmt.Sprintf("%d for %s", n, k))
+		}
+	}
+	return "number of nodes (default " + strings.Join(append(ds, "3 otherwise"), ", ") + "; each kind's range in docs/topologies.md)"
 }
