@@ -176,7 +176,7 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 		if err := setupBridge(c.Name, c.SubnetIdx); err != nil {
 			return c, err
 		}
-		for i, n := range c.Nodes {
+		for i, n := range c.Members() {
 			if err := setupNode(c.Name, n.Name, i+1, n.Host); err != nil {
 				return c, err
 			}
@@ -244,6 +244,18 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	}
 	if f := c.ops().AfterPlan; f != nil {
 		if err := f(ctx, c); err != nil {
+			return c, err
+		}
+	}
+	for _, n := range c.Aux {
+		if err := os.MkdirAll(n.Dir, 0o755); err != nil {
+			return c, err
+		}
+		err := s.startAux(ctx, c, n)
+		if serr := c.save(); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		if err != nil {
 			return c, err
 		}
 	}
@@ -344,6 +356,7 @@ func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cl
 		}
 		c.Nodes = append(c.Nodes, n)
 	}
+	s.allocateAux(c, spec, mode)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -753,7 +766,7 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 	var errs []error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, n := range c.Nodes {
+	for _, n := range c.Members() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -789,7 +802,7 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 	if os.Geteuid() == 0 && c.Network == NetNamespaces {
 		// Whatever still runs in the cluster's own namespaces (children of a killed
 		// server: SST scripts, rsync) would keep them alive after teardown.
-		for _, n := range c.Nodes {
+		for _, n := range c.Members() {
 			for _, pid := range processesInNetns(netnsName(c.Name, n.Name)) {
 				signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
 			}
@@ -797,7 +810,7 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 	}
 	if os.Geteuid() == 0 && c.Network != NetLoopback {
 		var names []string
-		for _, n := range c.Nodes {
+		for _, n := range c.Members() {
 			names = append(names, n.Name)
 		}
 		// Without a state file, namespaces are only removed when no process lives in them:
@@ -851,7 +864,7 @@ func (s *Sandbox) StopNode(c *Cluster, node string) error {
 	if err := c.RefuseExisting(fmt.Sprintf("%s node %s", "stop", node)); err != nil {
 		return err
 	}
-	n := c.Node(node)
+	n := c.Member(node)
 	if n == nil {
 		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
 	}
@@ -863,7 +876,7 @@ func (s *Sandbox) KillNode(c *Cluster, node string) error {
 	if err := c.RefuseExisting(fmt.Sprintf("%s node %s", "kill", node)); err != nil {
 		return err
 	}
-	n := c.Node(node)
+	n := c.Member(node)
 	if n == nil {
 		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
 	}
@@ -880,7 +893,7 @@ func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error 
 	if err := c.RefuseExisting("start node " + node); err != nil {
 		return err
 	}
-	n := c.Node(node)
+	n := c.Member(node)
 	if n == nil {
 		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
 	}
@@ -889,6 +902,13 @@ func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error 
 	}
 	if s.ReadyTimeout == 0 {
 		s.ReadyTimeout = 90 * time.Second
+	}
+	if n.IsAux() {
+		err := s.startAux(ctx, c, n)
+		if serr := c.save(); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		return err
 	}
 	ops := c.ops()
 	var extra []string
@@ -1041,7 +1061,7 @@ func Leftovers(s *Sandbox, c *Cluster) []string {
 	for _, pid := range processesWithArg(LinkStateArg + s.clusterDir(c.Name) + "/") {
 		left = append(left, fmt.Sprintf("link process %d", pid))
 	}
-	for _, n := range c.Nodes {
+	for _, n := range c.Members() {
 		if n.Running() {
 			left = append(left, fmt.Sprintf("node %s pid %d", n.Name, n.PID))
 		}

@@ -57,6 +57,38 @@ type KindDef struct {
 	Deploy func(spec Spec) (base, perNode time.Duration)
 	// RestartPerNode is a restart of one node, for estimates (0: the flavor's default).
 	RestartPerNode time.Duration
+	// Aux lists the members of spec that are not SQL servers (a Galera arbitrator), after
+	// the spec's nodes; nil: none.
+	Aux func(spec Spec) []AuxNode
+}
+
+// AuxNode is a member of a topology that is not a SQL server: its name (unique among the
+// topology's members, not nN), role, and the program that runs it (registered in
+// package cluster by the kind's file).
+type AuxNode struct {
+	Name    string
+	Role    Role
+	Program string
+}
+
+// AuxNodes returns the spec's aux members (KindDef.Aux).
+func (s Spec) AuxNodes() []AuxNode {
+	if f := KindOf(s.Kind).Aux; f != nil {
+		return f(s)
+	}
+	return nil
+}
+
+// MemberNames returns the names of every member of the spec: n1..nN, then its aux nodes.
+func (s Spec) MemberNames() []string {
+	var out []string
+	for i := 1; i <= s.Nodes; i++ {
+		out = append(out, NodeName(i))
+	}
+	for _, a := range s.AuxNodes() {
+		out = append(out, a.Name)
+	}
+	return out
 }
 
 var kindDefs = map[Kind]*KindDef{}

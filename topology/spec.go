@@ -113,6 +113,10 @@ type Spec struct {
 	Group GroupOptions `json:"group,omitzero" yaml:"group,omitempty"`
 	// Galera configures kind galera (state transfer method).
 	Galera GaleraOptions `json:"galera,omitzero" yaml:"galera,omitempty"`
+	// Sites place the members in named sites (`sites: {dc1: [n1, n2], dc2: [n3]}`):
+	// links are given per site pair, reports group nodes by site, a partition can cut a
+	// site off. Empty: no sites. Every member is in exactly one site when given.
+	Sites Sites `json:"sites,omitempty" yaml:"sites,omitempty"`
 	// Options are server variables written to every node's option file ("innodb_buffer_pool_size": "256M").
 	Options map[string]string `json:"options,omitempty" yaml:"options,omitempty"`
 	// Knobs are runtime knobs ("[NODES:]NAME": VALUE, see KnobSetting and package knob):
@@ -213,7 +217,10 @@ func (s *Spec) Validate() error {
 	switch s.Provider {
 	case "", ProviderSandbox:
 	case ProviderExisting:
-		return s.validateExisting()
+		if err := s.validateExisting(); err != nil {
+			return err
+		}
+		return s.validateSites()
 	default:
 		return &FieldError{"provider", s.Provider, "want sandbox or existing"}
 	}
@@ -264,6 +271,9 @@ func (s *Spec) Validate() error {
 		return &FieldError{"installation.kind", s.Installation.Kind, "want system, basedir or rootfs"}
 	}
 	if err := s.validateGalera(); err != nil {
+		return err
+	}
+	if err := s.validateSites(); err != nil {
 		return err
 	}
 	for k, v := range s.Options {

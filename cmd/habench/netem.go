@@ -51,11 +51,24 @@ type netemApplyOpts struct {
 	nodes     []string
 	links     []string
 	partition []string
+	intra     string
+	inter     string
+	pairs     []string
 }
 
 // request turns the flags into a netem.Request; errors name the flag and the value.
 func (o *netemApplyOpts) request() (netem.Request, error) {
-	r := netem.Request{All: o.all, Groups: o.groups, Partition: o.partition}
+	r := netem.Request{All: o.all, Groups: o.groups, Partition: o.partition, Intra: o.intra, Inter: o.inter}
+	for _, kv := range o.pairs {
+		p, imp, ok := strings.Cut(kv, "=")
+		if !ok || !strings.Contains(p, "-") {
+			return r, usagef("--pair %q: want SITE-SITE=IMPAIRMENT, e.g. dc1-dc3=20ms", kv)
+		}
+		if r.Pair == nil {
+			r.Pair = map[string]string{}
+		}
+		r.Pair[strings.TrimSpace(p)] = imp
+	}
 	for _, kv := range o.nodes {
 		n, imp, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(n) == "" {
@@ -164,6 +177,9 @@ func newNetemApplyCmd(g *globalOpts) *cobra.Command {
 	f.StringArrayVar(&o.nodes, "node", nil, "NODE=IMPAIRMENT on every link leaving NODE (repeatable)")
 	f.StringArrayVar(&o.links, "link", nil, "FROM->TO=IMPAIRMENT on one directed link (repeatable)")
 	f.StringArrayVar(&o.partition, "partition", nil, "cut NODE off from every other node, both directions (repeatable)")
+	f.StringVar(&o.intra, "intra", "", "IMPAIRMENT on every link within a site (the topology's sites:)")
+	f.StringVar(&o.inter, "inter", "", "IMPAIRMENT on every link between two sites")
+	f.StringArrayVar(&o.pairs, "pair", nil, "SITE-SITE=IMPAIRMENT on the links between two sites, both ways (repeatable)")
 	return cmd
 }
 
@@ -210,7 +226,7 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 					return fmt.Errorf("%s: `netem apply` did not finish (no measurement recorded): run habench netem clear %s", c.Name, c.Name)
 				}
 				printLinkReport(w, st.Report)
-				if spec, err = st.Request.Build(experiment.NodeNames(c)); err != nil {
+				if spec, err = experiment.BuildLinks(st.Request, c); err != nil {
 					return err
 				}
 			}

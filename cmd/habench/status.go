@@ -69,7 +69,7 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
 			health := map[string]string{}
-			for _, n := range c.Nodes {
+			for _, n := range c.Members() {
 				health[n.Name] = c.Health(ctx, n)
 			}
 			printNodes(w, c, health)
