@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -226,14 +225,7 @@ func runsCSV(rows []Row) []byte {
 var SweepCSVColumns = []string{"topology", "axis", "value", "fixed", "n", "tps", "tps_min", "tps_max", "tps_ci95_lo", "tps_ci95_hi",
 	"p95_ms", "reference", "vs_reference_pct", "vs_reference", "reused_from", "error", "dir"}
 
-func fixedString(f map[string]string) string {
-	var kv []string
-	for k, v := range f {
-		kv = append(kv, k+"="+v)
-	}
-	sort.Strings(kv)
-	return strings.Join(kv, " ")
-}
+func fixedString(f map[string]string) string { return kvList(f, " ") }
 
 // ciRange is a sweep point's TPS 95% CI, "n/a" without one.
 func ciRange(p SweepPoint) string {

@@ -170,7 +170,7 @@ func topologyLine(r *Run) string {
 	if t == nil {
 		return ""
 	}
-	s := fmt.Sprint(t["kind"])
+	s := humanValue(t["kind"])
 	if n, ok := t["nodes"].(float64); ok {
 		s += ", " + plural(int(n), "node")
 	}
@@ -179,7 +179,7 @@ func topologyLine(r *Run) string {
 		s += " " + v
 	}
 	if ss, ok := t["semisync"].(map[string]any); ok && t["kind"] == "semisync" {
-		s += fmt.Sprintf(", semi-sync %v, timeout %v", ss["wait_point"], ss["timeout"])
+		s += ", semi-sync " + humanValue(ss["wait_point"]) + ", timeout " + humanValue(ss["timeout"])
 	}
 	return s
 }
@@ -232,14 +232,14 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 		add("habench", hv+" ("+m.Habench["go"]+")")
 	}
 	if h := m.Host; h != nil {
-		add("host", fmt.Sprintf("%v, %v CPUs, kernel %v", h["hostname"], h["cpus"], h["kernel"]))
+		add("host", fmt.Sprintf("%s, %s CPUs, kernel %s", humanValue(h["hostname"]), humanValue(h["cpus"]), humanValue(h["kernel"])))
 	}
 	add("command", strings.Join(m.CommandLine, " "))
 	if len(m.Samplers) > 0 {
 		add("samplers", strings.Join(m.Samplers, ", "))
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Extra)) {
-		add("extra."+k, fmt.Sprint(m.Extra[k]))
+		add("extra."+k, humanValue(m.Extra[k]))
 	}
 	if s := r.Summary; s != nil {
 		if s.DataCheck != "" {
@@ -282,7 +282,7 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 	v.Vars = nodeVars(r)
 	if opts, ok := r.Manifest.Topology["options"].(map[string]any); ok {
 		for _, k := range slices.Sorted(maps.Keys(opts)) {
-			v.Requested = append(v.Requested, fact{k, fmt.Sprint(opts[k])})
+			v.Requested = append(v.Requested, fact{k, humanValue(opts[k])})
 		}
 	}
 	if r.Summary != nil {
