@@ -81,14 +81,22 @@ func Render(res *Results, o Options) (*Rendered, error) {
 		pg.Workload = workloadLine(base)
 	}
 	pg.Servers, pg.Habench = versions(res.Runs)
-	if cells := res.Cells(base); len(res.Runs) > 1 {
+	cells := res.Cells(base)
+	if len(res.Runs) > 1 {
 		pg.Cells, pg.CellAxes = res.cellViews(cells)
 		pg.CellsMD, pg.CellsNote = res.cellsMarkdown(cells), cellsNote(cells)
 	}
 	out := &Rendered{Baseline: pg.Baseline, BaselineWhy: why}
 	if len(rows) > 1 {
-		// Bars for a readable number of runs; a larger sweep has its curves.
-		if len(rows) <= maxBars {
+		// A sweep's cells as bars grouped by topology, a colour per value of the other
+		// axes; else bars for a readable number of runs (a larger sweep has its curves).
+		if res.Kind == KindSweep {
+			if pg.Bars, err = SweepBarCharts(cells, res.Axes); err != nil {
+				return nil, err
+			}
+			out.Charts = append(out.Charts, pg.Bars...)
+		}
+		if pg.Bars == nil && len(rows) <= maxBars {
 			if pg.Bars, err = ComparisonCharts(rows); err != nil {
 				return nil, err
 			}
