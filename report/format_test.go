@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -95,3 +97,50 @@ var (
 	svgDoc  = regexp.MustCompile(`(?s)<svg.*?</svg>`)
 	svgText = regexp.MustCompile(`(?s)<text[^>]*>.*?</text>`)
 )
+
+// TestSettingsTableReadable: the ten cells of sweep10 head the settings table by their
+// cell labels with a key (the full names), the settings equal everywhere are listed with
+// their values, long values may wrap; the three runs of quick keep their names.
+func TestSettingsTableReadable(t *testing.T) {
+	res, err := Load(copyTree(t, sweep10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := settingsAcross(res.Runs, true)
+	if want := []string{"c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c10"}; !slices.Equal(st.Cols, want) {
+		t.Errorf("columns %v, want %v", st.Cols, want)
+	}
+	if len(st.Keys) != 10 || st.Keys[4] != (colKey{Short: "c5", Topology: "rpsemi", Full: "rpsemi knob.durability=1/1"}) {
+		t.Errorf("keys %+v", st.Keys)
+	}
+	if st.Same == 0 || len(st.Common) != st.Same || !slices.Contains(st.Common, fact{"binlog_format", "ROW"}) {
+		t.Errorf("%d equal settings, common %v", st.Same, st.Common)
+	}
+	r, err := Render(res, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, md := string(r.HTML), string(r.Markdown)
+	for _, w := range []string{`<table class="vars keyed">`, `<th class="l" title="rpsemi knob.durability=1/1">c5<br><span class="sub">rpsemi</span></th>`,
+		"<b>c10</b> rpsmall knob.durability=0/2.", "Settings equal in every run (" + strconv.Itoa(st.Same) + ")", "<code>binlog_format=ROW</code>",
+		"STRICT_<wbr>TRANS_<wbr>TABLES,<wbr>NO_"} {
+		if !strings.Contains(h, w) {
+			t.Errorf("report.html lacks %q", w)
+		}
+	}
+	for _, w := range []string{"| variable | c1 | c2 | c3 |", "**c1** rpsingle knob.durability=1/1;", "Equal in every run: `auto_increment_increment=1`,"} {
+		if !strings.Contains(md, w) {
+			t.Errorf("report.md lacks %q", w)
+		}
+	}
+	q, err := Load(quick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := settingsAcross(q.Runs, true); st.Keys != nil || !slices.Equal(st.Cols, []string{"qsingle", "qasync", "qsemi"}) {
+		t.Errorf("quick: columns %v, keys %v", st.Cols, st.Keys)
+	}
+	if got := wrapHTML("a,b_<c>"); got != "a,<wbr>b_<wbr>&lt;c&gt;" {
+		t.Errorf("wrapHTML: %q", got)
+	}
+}
