@@ -28,10 +28,12 @@ type KindDef struct {
 	Summary string
 	// DefaultNodes is the node count of a spec that gives none (3 when zero).
 	DefaultNodes int
-	// Defaults fills the kind's own zero fields after the common defaults (nil: none).
+	// Defaults fills the kind's own zero fields after the common defaults and its base's
+	// Defaults (nil: none).
 	Defaults func(s *Spec)
 	// Validate checks what only this kind constrains (node counts, flavors, its own
-	// section) after the common checks; it returns a *FieldError (nil func: nothing more).
+	// section); it returns a *FieldError (nil func: nothing more). A kind with a Base
+	// calls its base's Validate itself where it wants its checks.
 	Validate func(s *Spec) error
 	// Plan returns the bootstrap plan (required).
 	Plan func(spec Spec, caps Capabilities, addr Addr) (Plan, error)
@@ -57,6 +59,12 @@ type KindDef struct {
 	Deploy func(spec Spec) (base, perNode time.Duration)
 	// RestartPerNode is a restart of one node, for estimates (0: the flavor's default).
 	RestartPerNode time.Duration
+	// Keys are the keys this kind adds to its base's section ("galera.arbitrator"),
+	// kept in that section's Extra and read by the kind itself.
+	Keys []string
+	// Claim says a spec written as its base kind is this kind (kind: galera with
+	// galera: {arbitrator: true} is a galera-arbitrator): Defaults then sets Kind.
+	Claim func(s *Spec) bool
 	// Aux lists the members of spec that are not SQL servers (a Galera arbitrator), after
 	// the spec's nodes; nil: none.
 	Aux func(spec Spec) []AuxNode
@@ -182,6 +190,36 @@ func kindList() string {
 		k = append(k, string(x))
 	}
 	return strings.Join(k, ", ")
+}
+
+// claim returns the registered kind that claims s (KindDef.Claim among the kinds whose
+// Base is s.Kind), or s.Kind.
+func claim(s *Spec) Kind {
+	for _, k := range Kinds() {
+		if d := kindDefs[k]; d.Base == s.Kind && d.Claim != nil && d.Claim(s) {
+			return k
+		}
+	}
+	return s.Kind
+}
+
+// extraKeys lists, for messages, the keys that kinds extending base add under prefix:
+// ", arbitrator".
+func extraKeys(base Kind, prefix string) string {
+	var out []string
+	for _, k := range Kinds() {
+		if d := kindDefs[k]; k.Is(base) {
+			for _, key := range d.Keys {
+				if strings.HasPrefix(key, prefix) {
+					out = append(out, strings.TrimPrefix(key, prefix))
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(out, ", ")
 }
 
 // nodesAtLeast is a Validate helper: a *FieldError on "nodes" when s has fewer than min.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -156,6 +157,7 @@ func (s *Spec) Defaults() {
 		s.existingDefaults()
 		return
 	}
+	s.Kind = claim(s)
 	def := KindOf(s.Kind)
 	if s.Nodes == 0 {
 		s.Nodes = def.DefaultNodes
@@ -185,8 +187,19 @@ func (s *Spec) Defaults() {
 	if s.SemiSync.WaitForReplicas == 0 {
 		s.SemiSync.WaitForReplicas = 1
 	}
-	if def.Defaults != nil {
-		def.Defaults(s)
+	// A kind's base's defaults first (a galera-arbitrator is a galera), then its own.
+	var chain []*KindDef
+	for d, i := def, 0; d != nil && i < 8; i++ {
+		chain = append([]*KindDef{d}, chain...)
+		if d.Base == "" {
+			break
+		}
+		d = KindOf(d.Base)
+	}
+	for _, d := range chain {
+		if d.Defaults != nil {
+			d.Defaults(s)
+		}
 	}
 }
 
@@ -294,13 +307,18 @@ func (s *Spec) Validate() error {
 // other kinds (whose galera field must stay empty).
 func (s *Spec) validateGalera() error {
 	if !s.Is(Galera) {
-		if s.Galera != (GaleraOptions{}) {
+		if !s.Galera.IsZero() {
 			return &FieldError{"galera.sst", s.Galera.SST, "only for kind galera"}
 		}
 		return nil
 	}
 	if s.Flavor != MariaDB {
 		return &FieldError{"flavor", s.Flavor, "a galera sandbox needs mariadb (MariaDB Galera Cluster); PXC is not deployable yet"}
+	}
+	for k := range s.Galera.Extra {
+		if !slices.Contains(KindOf(s.Kind).Keys, "galera."+k) {
+			return &FieldError{"galera." + k, s.Galera.Extra[k], "not a galera field (sst" + extraKeys(Galera, "galera.") + ")"}
+		}
 	}
 	if s.Galera.SST != SSTRsync && s.Galera.SST != SSTMariabackup {
 		return &FieldError{"galera.sst", s.Galera.SST, "want rsync or mariabackup"}
