@@ -385,7 +385,11 @@ func nodeTable(r *Run) []nodeStats {
 		if sampler.IsHostNode(name) {
 			continue // a host's machine-wide samples: the Hosts table
 		}
-		ns := nodeStats{Node: name, Role: info[name].Role, Version: info[name].Version, Address: info[name].Address,
+		label := name
+		if site := r.SiteOf(name); site != "" {
+			label = name + " (" + site + ")"
+		}
+		ns := nodeStats{Node: label, Role: info[name].Role, Version: info[name].Version, Address: info[name].Address,
 			LagMax: "n/a", LagAvg: "n/a", BacklogMax: "n/a", SamplerErrors: "n/a"}
 		if s, ok := sum[name]; ok {
 			if ns.Role == "" {
