@@ -12,7 +12,7 @@ import (
 func init() {
 	RegisterKind(KindDef{
 		Kind: Galera, Order: 50,
-		Summary: "Galera (MariaDB Galera Cluster): every node writable, certification-based",
+		Summary: "MariaDB Galera Cluster, every node writable",
 		Defaults: func(s *Spec) {
 			if s.Galera.SST == "" {
 				s.Galera.SST = SSTRsync

@@ -180,8 +180,8 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "file", "f", "", "topology YAML file (instead of the flags below)")
 	f.StringVar(&o.name, "name", "", "cluster name: 1-10 lower-case letters and digits")
-	f.StringVar(&o.kind, "kind", "async", "single, async, semisync, group (MySQL Group Replication) or galera (MariaDB Galera Cluster)")
-	f.IntVar(&o.nodes, "nodes", 0, "number of nodes (default 1 for single, 3 otherwise; group and galera 3 to 9)")
+	f.StringVar(&o.kind, "kind", "async", "topology kind: "+kindsHelp())
+	f.IntVar(&o.nodes, "nodes", 0, "number of SQL nodes (default: the kind's, 1 for single, 3 for most)")
 	f.StringVar(&o.flavor, "flavor", "mariadb", "mariadb or mysql")
 	f.StringVar(&o.install, "installation", "", "system, rootfs[:PATH] or basedir:PATH (default: system for mariadb, rootfs:"+cluster.DefaultRootfs+" for mysql; rootfs without a path for mariadb: "+cluster.DefaultMariaDBRootfs+")")
 	f.StringVar(&o.network, "network", "auto", "auto (netns when root), netns or loopback")
@@ -297,4 +297,18 @@ func refuseForgetWithKnobs(c *cluster.Cluster) error {
 		return &topology.FieldError{Field: "name", Value: c.Name, Reason: "existing cluster not forgotten: " + p}
 	}
 	return nil
+}
+
+// kindsHelp lists the registered kinds with their one-line summaries, for --kind.
+func kindsHelp() string {
+	var out []string
+	for _, k := range topology.Kinds() {
+		d := topology.KindOf(k)
+		if d.Summary != "" {
+			out = append(out, fmt.Sprintf("%s: %s", k, d.Summary))
+		} else {
+			out = append(out, string(k))
+		}
+	}
+	return strings.Join(out, "; ")
 }
