@@ -130,8 +130,16 @@ func (s Sites) CutOff(site string) (string, error) {
 	if len(rest) == 0 {
 		return "", &FieldError{"site", site, "it is the only site: nothing to cut it off from"}
 	}
-	return site + ": [" + strings.Join(st.Nodes, ",") + "], others: [" + strings.Join(rest, ",") + "]; inter partition", nil
+	// The other members' group: "others", unless the site cut off is called that.
+	others := "others"
+	if site == others {
+		others = "rest"
+	}
+	return site + ": [" + strings.Join(st.Nodes, ",") + "], " + others + ": [" + strings.Join(rest, ",") + "]; inter partition", nil
 }
+
+// writerAlias is what faults call the current writer (cluster.WriterAlias): not a site name.
+const writerAlias = "writer"
 
 // validateSites checks that every member of the spec is in exactly one site, and that
 // every site has a valid, unique name and at least one member. Nil without sites.
@@ -145,6 +153,10 @@ func (s *Spec) validateSites() error {
 	for _, site := range s.Sites {
 		if !siteNameRE.MatchString(site.Name) {
 			return &FieldError{"sites", site.Name, "a site name is 1-10 lower-case letters and digits, starting with a letter"}
+		}
+		// fault partition NAME takes a site or a member: one name, one meaning.
+		if slices.Contains(members, site.Name) || site.Name == writerAlias {
+			return &FieldError{"sites", site.Name, "a site name must differ from the members' names and from " + writerAlias + " (faults take either)"}
 		}
 		if names[site.Name] {
 			return &FieldError{"sites", site.Name, "site given twice"}
