@@ -141,13 +141,29 @@ func (s Sites) CutOff(site string) (string, error) {
 // writerAlias is what faults call the current writer (cluster.WriterAlias): not a site name.
 const writerAlias = "writer"
 
+// memberNamesForSites are the members sites refer to: n1..nN and the aux nodes of a
+// sandbox; the dsns' nodes of an existing cluster (nodes: is optional there).
+func (s *Spec) memberNamesForSites() []string {
+	if s.Provider == ProviderExisting && s.Nodes == 0 {
+		var out []string
+		for i := range s.DSNs {
+			out = append(out, NodeName(i+1))
+		}
+		return out
+	}
+	return s.MemberNames()
+}
+
 // validateSites checks that every member of the spec is in exactly one site, and that
 // every site has a valid, unique name and at least one member. Nil without sites.
 func (s *Spec) validateSites() error {
 	if len(s.Sites) == 0 {
 		return nil
 	}
-	members := s.MemberNames()
+	if s.Provider == ProviderExisting && s.Cluster != "" {
+		return &FieldError{"sites", strings.Join(s.Sites.Names(), ","), "a registered cluster already has its sites (habench register with sites: in the file); give sites with dsns"}
+	}
+	members := s.memberNamesForSites()
 	seen := map[string]string{}
 	names := map[string]bool{}
 	for _, site := range s.Sites {
