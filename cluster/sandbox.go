@@ -308,18 +308,20 @@ func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cl
 		if base == 0 {
 			base = 23306
 		}
-		if base < 1024 || base+spec.Nodes-1 > 65535 {
-			return nil, &topology.FieldError{Field: "base-port", Value: base, Reason: fmt.Sprintf("want 1024 to %d for %d node(s)", 65536-spec.Nodes, spec.Nodes)}
+		// The servers' ports, then one per aux member (allocateAux).
+		members := spec.Nodes + len(spec.AuxNodes())
+		if base < 1024 || base+members-1 > 65535 {
+			return nil, &topology.FieldError{Field: "base-port", Value: base, Reason: fmt.Sprintf("want 1024 to %d for %d node(s)", 65536-members, members)}
 		}
 		taken := map[int]string{}
 		for _, e := range existing {
-			for _, n := range e.Nodes {
+			for _, n := range e.Members() {
 				if e.Network == NetLoopback {
 					taken[n.Port] = e.Name
 				}
 			}
 		}
-		for i := 0; i < spec.Nodes; i++ {
+		for i := 0; i < members; i++ {
 			p := base + i
 			if other, ok := taken[p]; ok {
 				return nil, &topology.FieldError{Field: "port", Value: p, Reason: "already used by sandbox " + other}
@@ -327,7 +329,7 @@ func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cl
 			if !portFree("127.0.0.1", p) {
 				return nil, &topology.FieldError{Field: "port", Value: p, Reason: "already in use on 127.0.0.1"}
 			}
-			if f := OpsOf(spec.Kind).ExtraPorts; f != nil {
+			if f := OpsOf(spec.Kind).ExtraPorts; f != nil && i < spec.Nodes {
 				for _, xp := range f(spec, p) {
 					if !portFree("127.0.0.1", xp) {
 						return nil, &topology.FieldError{Field: "port", Value: xp, Reason: fmt.Sprintf("a port the node on %d needs (%s) is already in use on 127.0.0.1", p, spec.Kind)}

@@ -303,12 +303,18 @@ func (r Request) buildSites(s *Spec) error {
 			}
 		}
 	}
+	pairs := map[string]string{} // "dc1-dc2" for dc2-dc1 too: the pair as given first
 	for _, p := range slices.Sorted(maps.Keys(r.Pair)) {
 		x, y, ok := strings.Cut(p, "-")
 		known := func(n string) bool { return slices.ContainsFunc(r.sites, func(st Site) bool { return st.Name == n }) }
 		if !ok || x == y || !known(x) || !known(y) {
 			return &RequestError{"pair", p, fmt.Errorf("want SITE-SITE of two of the topology's sites (%s)", siteNames(r.sites))}
 		}
+		key := min(x, y) + "-" + max(x, y)
+		if other, dup := pairs[key]; dup {
+			return &RequestError{"pair", p, fmt.Errorf("the same site pair as %s, given twice (a pair is both ways)", other)}
+		}
+		pairs[key] = p
 		imp, err := parse("pair."+p, r.Pair[p])
 		if err != nil {
 			return err

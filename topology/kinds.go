@@ -31,9 +31,18 @@ type KindDef struct {
 	// Defaults fills the kind's own zero fields after the common defaults and its base's
 	// Defaults (nil: none).
 	Defaults func(s *Spec)
-	// Validate checks what only this kind constrains (node counts, flavors, its own
-	// section); it returns a *FieldError (nil func: nothing more). A kind with a Base
-	// calls its base's Validate itself where it wants its checks.
+	// Precheck checks, before the common checks (the sandbox flavors, the node range),
+	// what the kind's own section decides first: a group's flavors and member count, in
+	// its own words. It returns a *FieldError (nil func: nothing). A kind with a Base
+	// calls its base's Precheck itself where it wants its checks.
+	Precheck func(s *Spec) error
+	// Flavors are the flavors a sandbox of this kind accepts besides mysql and mariadb
+	// (group: percona); a kind extending another accepts its base's too.
+	Flavors []Flavor
+	// Validate checks what only this kind constrains (node counts, its own section) after
+	// the common checks (flavor, node range 1 to MaxNodes); it returns a *FieldError (nil
+	// func: nothing more). A kind with a Base calls its base's Validate itself where it
+	// wants its checks.
 	Validate func(s *Spec) error
 	// Plan returns the bootstrap plan (required).
 	Plan func(spec Spec, caps Capabilities, addr Addr) (Plan, error)
@@ -182,6 +191,25 @@ func (k Kind) Is(base Kind) bool {
 
 // Is reports whether the spec's kind is base or extends it.
 func (s Spec) Is(base Kind) bool { return s.Kind.Is(base) }
+
+// sandboxFlavor reports whether a sandbox of kind k runs flavor f: mysql, mariadb, and
+// the Flavors of k and of the kinds it extends.
+func sandboxFlavor(k Kind, f Flavor) bool {
+	if f == MySQL || f == MariaDB {
+		return true
+	}
+	for i := 0; k != "" && i < 8; i++ {
+		d, ok := kindDefs[k]
+		if !ok {
+			return false
+		}
+		if slices.Contains(d.Flavors, f) {
+			return true
+		}
+		k = d.Base
+	}
+	return false
+}
 
 // kindList is "single, async, semisync, group, galera": the deployable kinds for messages.
 func kindList() string {

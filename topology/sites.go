@@ -130,7 +130,28 @@ func (s Sites) CutOff(site string) (string, error) {
 	if len(rest) == 0 {
 		return "", &FieldError{"site", site, "it is the only site: nothing to cut it off from"}
 	}
-	return site + ": [" + strings.Join(st.Nodes, ",") + "], others: [" + strings.Join(rest, ",") + "]; inter partition", nil
+	// The other members' group: "others", unless the site cut off is called that.
+	others := "others"
+	if site == others {
+		others = "rest"
+	}
+	return site + ": [" + strings.Join(st.Nodes, ",") + "], " + others + ": [" + strings.Join(rest, ",") + "]; inter partition", nil
+}
+
+// writerAlias is what faults call the current writer (cluster.WriterAlias): not a site name.
+const writerAlias = "writer"
+
+// memberNamesForSites are the members sites refer to: n1..nN and the aux nodes of a
+// sandbox; the dsns' nodes of an existing cluster (nodes: is optional there).
+func (s *Spec) memberNamesForSites() []string {
+	if s.Provider == ProviderExisting && s.Nodes == 0 {
+		var out []string
+		for i := range s.DSNs {
+			out = append(out, NodeName(i+1))
+		}
+		return out
+	}
+	return s.MemberNames()
 }
 
 // validateSites checks that every member of the spec is in exactly one site, and that
@@ -139,12 +160,19 @@ func (s *Spec) validateSites() error {
 	if len(s.Sites) == 0 {
 		return nil
 	}
-	members := s.MemberNames()
+	if s.Provider == ProviderExisting && s.Cluster != "" {
+		return &FieldError{"sites", strings.Join(s.Sites.Names(), ","), "a registered cluster already has its sites (habench register with sites: in the file); give sites with dsns"}
+	}
+	members := s.memberNamesForSites()
 	seen := map[string]string{}
 	names := map[string]bool{}
 	for _, site := range s.Sites {
 		if !siteNameRE.MatchString(site.Name) {
 			return &FieldError{"sites", site.Name, "a site name is 1-10 lower-case letters and digits, starting with a letter"}
+		}
+		// fault partition NAME takes a site or a member: one name, one meaning.
+		if slices.Contains(members, site.Name) || site.Name == writerAlias {
+			return &FieldError{"sites", site.Name, "a site name must differ from the members' names and from " + writerAlias + " (faults take either)"}
 		}
 		if names[site.Name] {
 			return &FieldError{"sites", site.Name, "site given twice"}

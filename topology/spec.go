@@ -248,20 +248,26 @@ func (s *Spec) Validate() error {
 	if err != nil {
 		return err
 	}
+	// A kind whose own section decides its flavors and node counts (a group) first.
+	if def.Precheck != nil {
+		if err := def.Precheck(s); err != nil {
+			return err
+		}
+	}
 	if !s.Is(Group) && s.Group != (GroupOptions{}) {
 		return &FieldError{"group.mode", s.Group.Mode, "only for kind group"}
 	}
-	if _, err := ParseFlavor(string(s.Flavor)); err != nil || (s.Flavor != MySQL && s.Flavor != MariaDB && !(s.Is(Group) && s.Flavor == Percona)) {
+	if _, err := ParseFlavor(string(s.Flavor)); err != nil || !sandboxFlavor(s.Kind, s.Flavor) {
 		return &FieldError{"flavor", s.Flavor, "want mysql or mariadb for a sandbox"}
 	}
-	// The kind's own checks first: they say what its node counts are.
+	if s.Nodes < 1 || s.Nodes > MaxNodes {
+		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("want 1 to %d", MaxNodes)}
+	}
+	// Then the kind's own checks: its node counts, its section.
 	if def.Validate != nil {
 		if err := def.Validate(s); err != nil {
 			return err
 		}
-	}
-	if s.Nodes < 1 || s.Nodes > MaxNodes {
-		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("want 1 to %d", MaxNodes)}
 	}
 	for _, k := range knobs {
 		for _, n := range k.Nodes {

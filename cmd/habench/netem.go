@@ -67,7 +67,11 @@ func (o *netemApplyOpts) request() (netem.Request, error) {
 		if r.Pair == nil {
 			r.Pair = map[string]string{}
 		}
-		r.Pair[strings.TrimSpace(p)] = imp
+		p = strings.TrimSpace(p)
+		if _, dup := r.Pair[p]; dup {
+			return r, usagef("--pair %q: pair %s given twice", kv, p)
+		}
+		r.Pair[p] = imp
 	}
 	for _, kv := range o.nodes {
 		n, imp, ok := strings.Cut(kv, "=")
@@ -98,7 +102,7 @@ func (o *netemApplyOpts) request() (netem.Request, error) {
 		r.Link[l] = imp
 	}
 	if r.IsZero() {
-		return r, usagef("netem apply: nothing to apply: give --all, --groups, --node, --link or --partition (to remove impairments: habench netem clear NAME)")
+		return r, usagef("netem apply: nothing to apply: give --all, --groups, --node, --link, --partition, --intra, --inter or --pair (to remove impairments: habench netem clear NAME)")
 	}
 	return r, nil
 }
@@ -106,7 +110,7 @@ func (o *netemApplyOpts) request() (netem.Request, error) {
 func newNetemApplyCmd(g *globalOpts) *cobra.Command {
 	o := &netemApplyOpts{}
 	cmd := &cobra.Command{
-		Use:   "apply --cluster NAME [--all IMPAIRMENT] [--groups SPEC] [--node N=IMPAIRMENT]... [--link A->B=IMPAIRMENT]... [--partition N]...",
+		Use:   "apply --cluster NAME [--all IMPAIRMENT] [--groups SPEC] [--node N=IMPAIRMENT]... [--link A->B=IMPAIRMENT]... [--partition N]... [--intra IMPAIRMENT] [--inter IMPAIRMENT] [--pair SITE-SITE=IMPAIRMENT]...",
 		Short: "Replace a sandbox's link impairments, measure the achieved round trips, keep them until clear",
 		Long: "Replaces the cluster's impairments (none left from before), measures every directed pair's round trip\n" +
 			"before and after (TCP handshakes from inside the node namespaces), prints requested against achieved\n" +
