@@ -42,6 +42,8 @@ type Node struct {
 	// field 22, so a reused PID is never mistaken for our server).
 	PID        int    `json:"pid,omitempty"`
 	StartTicks uint64 `json:"start_ticks,omitempty"`
+	// Program is what runs an aux node (Cluster.Aux: "garbd"); "" for a SQL server.
+	Program string `json:"program,omitempty"`
 }
 
 // Addr returns "host:port".

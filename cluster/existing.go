@@ -451,6 +451,14 @@ func ExistingNodes(spec topology.Spec) ([]ExistingNode, error) {
 	return nodes, nil
 }
 
+// registeredSpec is the spec Register records for an existing cluster: what habench
+// discovered (kind, node count, flavor), the user it connects as, its ssh access, and of
+// the user's spec the knobs and the sites.
+func registeredSpec(spec topology.Spec, kind topology.Kind, nodes int, flavor topology.Flavor, user string, ssh *topology.SSHSpec) topology.Spec {
+	return topology.Spec{Name: spec.Name, Provider: topology.ProviderExisting, Kind: kind, Nodes: nodes,
+		Flavor: flavor, Knobs: spec.Knobs, Sites: spec.Sites, ExistingSpec: topology.ExistingSpec{User: user, SSH: ssh}}
+}
+
 func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, error) {
 	spec.Provider = topology.ProviderExisting
 	spec.Defaults()
@@ -519,8 +527,7 @@ func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, e
 		Binaries: &Binaries{Flavor: oldest.Flavor, Version: oldest.Ver, VersionText: oldest.Version + " (" + oldest.VersionComment + ")"},
 		path:     filepath.Join(dir, "state.json"),
 	}
-	c.Spec = topology.Spec{Name: spec.Name, Provider: topology.ProviderExisting, Kind: kind, Nodes: len(nodes),
-		Flavor: oldest.Flavor, Knobs: spec.Knobs, ExistingSpec: topology.ExistingSpec{User: c.User, SSH: sshSpec}}
+	c.Spec = registeredSpec(spec, kind, len(nodes), oldest.Flavor, c.User, sshSpec)
 	if kind == topology.Group {
 		c.Spec.Group.Mode = topology.GroupMultiPrimary
 		if facts[0].GRSinglePrimary {

@@ -12,6 +12,9 @@ import (
 // "ok" (with semi-sync status and acknowledging replicas on a semi-sync source), or the
 // replica threads, Seconds_Behind and last errors from SHOW REPLICA|SLAVE STATUS.
 func (c *Cluster) Health(ctx context.Context, n *Node) string {
+	if n.IsAux() {
+		return c.auxHealth(ctx, n)
+	}
 	adopted := ""
 	if !c.Existing() && !n.Running() {
 		pid := c.Adopt(n)

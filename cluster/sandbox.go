@@ -176,7 +176,7 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 		if err := setupBridge(c.Name, c.SubnetIdx); err != nil {
 			return c, err
 		}
-		for i, n := range c.Nodes {
+		for i, n := range c.Members() {
 			if err := setupNode(c.Name, n.Name, i+1, n.Host); err != nil {
 				return c, err
 			}
@@ -247,6 +247,18 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 			return c, err
 		}
 	}
+	for _, n := range c.Aux {
+		if err := os.MkdirAll(n.Dir, 0o755); err != nil {
+			return c, err
+		}
+		err := s.startAux(ctx, c, n)
+		if serr := c.save(); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		if err != nil {
+			return c, err
+		}
+	}
 	if unlock != nil {
 		unlock()
 		unlock = nil
@@ -296,18 +308,20 @@ func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cl
 		if base == 0 {
 			base = 23306
 		}
-		if base < 1024 || base+spec.Nodes-1 > 65535 {
-			return nil, &topology.FieldError{Field: "base-port", Value: base, Reason: fmt.Sprintf("want 1024 to %d for %d node(s)", 65536-spec.Nodes, spec.Nodes)}
+		// The servers' ports, then one per aux member (allocateAux).
+		members := spec.Nodes + len(spec.AuxNodes())
+		if base < 1024 || base+members-1 > 65535 {
+			return nil, &topology.FieldError{Field: "base-port", Value: base, Reason: fmt.Sprintf("want 1024 to %d for %d node(s)", 65536-members, members)}
 		}
 		taken := map[int]string{}
 		for _, e := range existing {
-			for _, n := range e.Nodes {
+			for _, n := range e.Members() {
 				if e.Network == NetLoopback {
 					taken[n.Port] = e.Name
 				}
 			}
 		}
-		for i := 0; i < spec.Nodes; i++ {
+		for i := 0; i < members; i++ {
 			p := base + i
 			if other, ok := taken[p]; ok {
 				return nil, &topology.FieldError{Field: "port", Value: p, Reason: "already used by sandbox " + other}
@@ -315,7 +329,7 @@ func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cl
 			if !portFree("127.0.0.1", p) {
 				return nil, &topology.FieldError{Field: "port", Value: p, Reason: "already in use on 127.0.0.1"}
 			}
-			if f := OpsOf(spec.Kind).ExtraPorts; f != nil {
+			if f := OpsOf(spec.Kind).ExtraPorts; f != nil && i < spec.Nodes {
 				for _, xp := range f(spec, p) {
 					if !portFree("127.0.0.1", xp) {
 						return nil, &topology.FieldError{Field: "port", Value: xp, Reason: fmt.Sprintf("a port the node on %d needs (%s) is already in use on 127.0.0.1", p, spec.Kind)}
@@ -344,6 +358,7 @@ func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cl
 		}
 		c.Nodes = append(c.Nodes, n)
 	}
+	s.allocateAux(c, spec, mode)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -753,7 +768,7 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 	var errs []error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, n := range c.Nodes {
+	for _, n := range c.Members() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -789,7 +804,7 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 	if os.Geteuid() == 0 && c.Network == NetNamespaces {
 		// Whatever still runs in the cluster's own namespaces (children of a killed
 		// server: SST scripts, rsync) would keep them alive after teardown.
-		for _, n := range c.Nodes {
+		for _, n := range c.Members() {
 			for _, pid := range processesInNetns(netnsName(c.Name, n.Name)) {
 				signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
 			}
@@ -797,7 +812,7 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 	}
 	if os.Geteuid() == 0 && c.Network != NetLoopback {
 		var names []string
-		for _, n := range c.Nodes {
+		for _, n := range c.Members() {
 			names = append(names, n.Name)
 		}
 		// Without a state file, namespaces are only removed when no process lives in them:
@@ -851,7 +866,7 @@ func (s *Sandbox) StopNode(c *Cluster, node string) error {
 	if err := c.RefuseExisting(fmt.Sprintf("%s node %s", "stop", node)); err != nil {
 		return err
 	}
-	n := c.Node(node)
+	n := c.Member(node)
 	if n == nil {
 		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
 	}
@@ -863,7 +878,7 @@ func (s *Sandbox) KillNode(c *Cluster, node string) error {
 	if err := c.RefuseExisting(fmt.Sprintf("%s node %s", "kill", node)); err != nil {
 		return err
 	}
-	n := c.Node(node)
+	n := c.Member(node)
 	if n == nil {
 		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
 	}
@@ -880,7 +895,7 @@ func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error 
 	if err := c.RefuseExisting("start node " + node); err != nil {
 		return err
 	}
-	n := c.Node(node)
+	n := c.Member(node)
 	if n == nil {
 		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
 	}
@@ -889,6 +904,13 @@ func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error 
 	}
 	if s.ReadyTimeout == 0 {
 		s.ReadyTimeout = 90 * time.Second
+	}
+	if n.IsAux() {
+		err := s.startAux(ctx, c, n)
+		if serr := c.save(); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		return err
 	}
 	ops := c.ops()
 	var extra []string
@@ -1041,7 +1063,7 @@ func Leftovers(s *Sandbox, c *Cluster) []string {
 	for _, pid := range processesWithArg(LinkStateArg + s.clusterDir(c.Name) + "/") {
 		left = append(left, fmt.Sprintf("link process %d", pid))
 	}
-	for _, n := range c.Nodes {
+	for _, n := range c.Members() {
 		if n.Running() {
 			left = append(left, fmt.Sprintf("node %s pid %d", n.Name, n.PID))
 		}

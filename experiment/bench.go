@@ -232,7 +232,7 @@ func (b *Bench) effectiveLinks(standing *StandingLinks) *netem.Spec {
 		return b.Links
 	}
 	if standing != nil && b.Cluster != nil {
-		if spec, err := standing.Request.Build(NodeNames(b.Cluster)); err == nil {
+		if spec, err := BuildLinks(standing.Request, b.Cluster); err == nil {
 			return spec
 		}
 	}

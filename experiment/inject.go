@@ -37,7 +37,13 @@ func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node
 	if !slices.Contains(FaultActions, action) {
 		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "want one of " + strings.Join(FaultActions, ", ")}
 	}
+	if site := c.Spec.Sites.Site(node); site != nil && !c.Existing() {
+		return in.injectSite(ctx, c, action, site.Name)
+	}
 	n, err := c.CurrentWriter(ctx, node)
+	if m := c.Member(node); m != nil && m.IsAux() {
+		n, err = m, nil // an aux member (an arbitrator): no writer to resolve
+	}
 	if err != nil {
 		return FaultRecord{}, "", err
 	}
@@ -169,9 +175,44 @@ func waitServer(ctx context.Context, c *cluster.Cluster, n *cluster.Node, up boo
 	}
 }
 
+// injectSite runs partition or heal on a whole site: a standing partition that cuts the
+// site's members off from every other member (links inside the site and among the others
+// untouched), or its removal. Other actions on a site are bad input.
+func (in *Injector) injectSite(ctx context.Context, c *cluster.Cluster, action, site string) (FaultRecord, string, error) {
+	if action != "partition" && action != "heal" {
+		return FaultRecord{}, "", &topology.FieldError{Field: "node", Value: site, Reason: "a site can be partitioned and healed; " + action + " needs a node"}
+	}
+	groups, err := c.Spec.Sites.CutOff(site)
+	if err != nil {
+		return FaultRecord{}, "", err
+	}
+	at := time.Now()
+	rec := FaultRecord{At: at.UTC(), Action: action, Node: site}
+	err = in.applyPartition(ctx, c, site, action, netem.Request{Groups: groups})
+	rec.Took = time.Since(at).Seconds()
+	var fe *topology.FieldError
+	if err != nil && errors.As(err, &fe) {
+		return rec, "", err
+	}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	if lerr := AppendFault(c, rec); lerr != nil {
+		err = errors.Join(err, lerr)
+	}
+	st := c.Spec.Sites.Site(site)
+	return rec, fmt.Sprintf("site %s: %s", site, strings.Join(st.Nodes, ",")), err
+}
+
 // partition applies (partition) or removes (heal) a standing partition of node. Partition
 // refuses a cluster that has other impairments (heal would remove them too).
 func (in *Injector) partition(ctx context.Context, c *cluster.Cluster, node, action string) error {
+	return in.applyPartition(ctx, c, node, action, netem.Request{Partition: []string{node}})
+}
+
+// applyPartition applies req, the standing partition of what (a node or a site), or
+// removes it (heal); heal refuses impairments other than req.
+func (in *Injector) applyPartition(ctx context.Context, c *cluster.Cluster, node, action string, req netem.Request) error {
 	if c.Network != cluster.NetNamespaces {
 		return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("network %s: partitions need a cluster deployed with --network netns (as root)", c.Network)}
 	}
@@ -183,8 +224,7 @@ func (in *Injector) partition(ctx context.Context, c *cluster.Cluster, node, act
 		if st == nil {
 			return nil
 		}
-		r := st.Request
-		if len(r.Partition) != 1 || r.Partition[0] != node || r.All != "" || r.Groups != "" || len(r.Node) > 0 || len(r.Link) > 0 {
+		if r := st.Request; r.String() != req.String() {
 			return &topology.FieldError{Field: "node", Value: node, Reason: fmt.Sprintf("the cluster's impairments are `%s`, not a partition of %s: use habench netem clear %s", r.String(), node, c.Name)}
 		}
 		return ClearStanding(c)
@@ -197,7 +237,7 @@ func (in *Injector) partition(ctx context.Context, c *cluster.Cluster, node, act
 	}
 	lp := in.Links
 	lp.Args = append(slices.Clone(lp.Args), c.Name)
-	_, err = ApplyStanding(ctx, c, netem.Request{Partition: []string{node}}, lp)
+	_, err = ApplyStanding(ctx, c, req, lp)
 	return err
 }
 
@@ -245,12 +285,19 @@ func validateFaults(faults []FaultEvent, tops []topology.Spec, network string, r
 				continue
 			}
 			if f.Node != cluster.WriterAlias {
-				ok := false
-				for j := 1; j <= t.Nodes; j++ {
-					ok = ok || topology.NodeName(j) == f.Node
+				site := t.Sites.Site(f.Node) != nil
+				if !slices.Contains(t.MemberNames(), f.Node) && !site {
+					have := fmt.Sprintf("n1..n%d", t.Nodes)
+					for _, a := range t.AuxNodes() {
+						have += ", " + a.Name
+					}
+					if len(t.Sites) > 0 {
+						have += "; sites " + strings.Join(t.Sites.Names(), ", ")
+					}
+					return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("topology %s has nodes %s", t.Name, have)}
 				}
-				if !ok {
-					return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("topology %s has nodes n1..n%d", t.Name, t.Nodes)}
+				if site && f.Action != "partition" && f.Action != "heal" {
+					return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("%s is a site of topology %s: a site can be partitioned and healed, %s needs a node", f.Node, t.Name, f.Action)}
 				}
 			}
 			if f.Action == "promote" && !topology.KindOf(t.Kind).Promotable {

@@ -24,7 +24,7 @@ func LinkEndpoints(c *cluster.Cluster) ([]netem.Endpoint, error) {
 		return nil, fmt.Errorf("cluster %s: network %q: impairments need network %q", c.Name, c.Network, cluster.NetNamespaces)
 	}
 	var eps []netem.Endpoint
-	for _, n := range c.Nodes {
+	for _, n := range c.Members() {
 		a, err := netip.ParseAddr(n.Host)
 		if err != nil || !a.Is4() || n.Netns == "" {
 			return nil, fmt.Errorf("cluster %s node %s: host %q netns %q: want an IPv4 address in a namespace", c.Name, n.Name, n.Host, n.Netns)
@@ -77,7 +77,7 @@ type LinkRTTReport struct {
 // the cluster's nodes.
 func UniformLinks(c *cluster.Cluster, imp netem.Impairment) (*netem.Spec, error) {
 	var names []string
-	for _, n := range c.Nodes {
+	for _, n := range c.Members() {
 		names = append(names, n.Name)
 	}
 	spec, err := netem.NewSpec(names)

@@ -314,11 +314,7 @@ func (s *Scenario) checkAxes(p *Plan, axes map[string]*Axis) error {
 					if t.Nodes < 2 {
 						continue
 					}
-					var nodes []string
-					for i := 1; i <= t.Nodes; i++ {
-						nodes = append(nodes, topology.NodeName(i))
-					}
-					if _, err := v.Links.Build(nodes); err != nil {
+					if _, err := v.Links.WithSites(LinkSites(t.Sites)).Build(t.MemberNames()); err != nil {
 						var re *netem.RequestError
 						if errors.As(err, &re) {
 							return lineError(v.Line, field+"."+re.Field, re.Value, fmt.Sprintf("topology %s: %v", t.Name, re.Err))

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -183,8 +185,12 @@ func probeWarning(s *ProbeSummary) string {
 	case s.Error != "":
 		return "probe writer: lost acknowledged commits not checked: " + s.Error
 	case s.LostAcknowledged > 0:
-		return fmt.Sprintf("probe writer: %d of %d acknowledged commits are missing on the writer %s after the run (lost acknowledged commits; first: %v)",
-			s.LostAcknowledged, s.Acknowledged, s.CheckedOn, s.Lost)
+		first := make([]string, len(s.Lost))
+		for i, n := range s.Lost {
+			first[i] = strconv.FormatInt(n, 10)
+		}
+		return fmt.Sprintf("probe writer: %d of %d acknowledged commits are missing on the writer %s after the run (lost acknowledged commits; first: %s)",
+			s.LostAcknowledged, s.Acknowledged, s.CheckedOn, strings.Join(first, ", "))
 	}
 	return ""
 }

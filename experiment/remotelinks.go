@@ -51,7 +51,7 @@ func applyStandingRemote(ctx context.Context, c *cluster.Cluster, req netem.Requ
 	if len(eps) < 2 {
 		return nil, &netem.RequestError{Field: "cluster", Value: c.Name, Err: fmt.Errorf("has %d node(s): there is no link between nodes to impair", len(eps))}
 	}
-	spec, err := req.Build(NodeNames(c))
+	spec, err := BuildLinks(req, c)
 	if err != nil {
 		return nil, err
 	}

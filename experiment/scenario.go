@@ -193,7 +193,10 @@ func ParseScenario(b []byte) (*Scenario, error) {
 			for i := 1; i <= sizes[t.Name]; i++ {
 				names = append(names, topology.NodeName(i))
 			}
-			if _, err := s.Links.Build(names); err != nil {
+			if sizes[t.Name] == t.Nodes {
+				names = t.MemberNames() // with aux members (an arbitrator)
+			}
+			if _, err := s.Links.WithSites(LinkSites(t.Sites)).Build(names); err != nil {
 				var re *netem.RequestError
 				if errors.As(err, &re) {
 					return nil, &topology.FieldError{Field: "links." + re.Field, Value: re.Value, Reason: fmt.Sprintf("topology %s: %v", t.Name, re.Err)}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/topology"
 	"golang.org/x/sys/unix"
 )
 
@@ -202,7 +203,7 @@ func ApplyStanding(ctx context.Context, c *cluster.Cluster, req netem.Request, l
 	if len(eps) < 2 {
 		return nil, &netem.RequestError{Field: "cluster", Value: c.Name, Err: fmt.Errorf("has %d node(s): there is no link between nodes to impair", len(eps))}
 	}
-	spec, err := req.Build(NodeNames(c))
+	spec, err := BuildLinks(req, c)
 	if err != nil {
 		return nil, err
 	}
@@ -347,7 +348,7 @@ func ServeStanding(ctx context.Context, c *cluster.Cluster, ready io.WriteCloser
 	if err != nil {
 		return fail(err)
 	}
-	spec, err := st.Request.Build(NodeNames(c))
+	spec, err := BuildLinks(st.Request, c)
 	if err != nil {
 		return fail(err)
 	}
@@ -480,10 +481,10 @@ func errOrEmpty(err error) string {
 	return err.Error()
 }
 
-// NodeNames returns the names of c's nodes in order (n1, n2, ...).
+// NodeNames returns the names of c's members in order (n1, n2, ..., then aux nodes such as an arbitrator): the nodes links and partitions apply to.
 func NodeNames(c *cluster.Cluster) []string {
 	var names []string
-	for _, n := range c.Nodes {
+	for _, n := range c.Members() {
 		names = append(names, n.Name)
 	}
 	return names
@@ -502,4 +503,19 @@ func lastLines(p string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "; ")
+}
+
+// BuildLinks builds req over c's members with c's sites (for intra, inter and pair).
+// Errors: netem.RequestError, naming the field.
+func BuildLinks(req netem.Request, c *cluster.Cluster) (*netem.Spec, error) {
+	return req.WithSites(LinkSites(c.Spec.Sites)).Build(NodeNames(c))
+}
+
+// LinkSites converts a topology's sites for netem.Request.WithSites.
+func LinkSites(sites topology.Sites) []netem.Site {
+	var out []netem.Site
+	for _, s := range sites {
+		out = append(out, netem.Site{Name: s.Name, Nodes: s.Nodes})
+	}
+	return out
 }

@@ -256,6 +256,10 @@ func decodeLinksAxis(a *Axis, v *yaml.Node, field string) error {
 		if (netem.Request{All: r.All}).String() == label {
 			label = r.All
 		}
+		if (netem.Request{Intra: r.Intra, Inter: r.Inter}).String() == label {
+			// by site: "inter 2ms", "intra 0.1ms inter 5ms"
+			label = strings.TrimPrefix(strings.ReplaceAll(label, "--", ""), " ")
+		}
 		a.Values = append(a.Values, AxisValue{Label: label, Links: r, Line: it.Line})
 	}
 	return nil

@@ -768,7 +768,7 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 		b.Extra["read_back"] = rec.ReadBack
 	}
 	if !cell.Links.IsZero() && len(c.Nodes) > 1 {
-		if b.Links, err = cell.Links.Build(NodeNames(c)); err != nil {
+		if b.Links, err = BuildLinks(cell.Links, c); err != nil {
 			return err
 		}
 	}

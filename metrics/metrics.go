@@ -102,7 +102,7 @@ func New() *Metrics {
 	m.nodeThrottle = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NodeThrottle,
 		Help: "Group Replication flow control other than a fraction: average sessions throttled over the last second (gr_fc_throttled_sessions_avg) or the inferred 0/1 throttle (gr_fc_throttle_inferred), label metric = the sampler metric name."}, []string{"node", "metric"})
 	m.nodeSample = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NodeSample,
-		Help: "Every per-node sample of the last tick as in samples.csv (unit per metric: see habench's README)."}, []string{"node", "metric"})
+		Help: "Every per-node sample of the last tick as in samples.csv (unit per metric: docs/results.md, Sampled metrics)."}, []string{"node", "metric"})
 	m.hostCPU = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: HostCPU,
 		Help: "Share (0..1) of all a host's CPUs over the last sampling second, once per host (not per node): mode busy (neither idle nor iowait; steal included), iowait or steal, from /proc/stat (sampler metrics host_cpu_*_fraction); host = the host's name (local for sandboxes)."}, []string{"host", "mode"})
 	m.nodeServerCPU = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NodeServerCPU,

@@ -26,7 +26,33 @@ type Request struct {
 	Link map[string]string `yaml:"link,omitempty" json:"link,omitempty"`
 	// Partition cuts each listed node off from every other node, both directions.
 	Partition []string `yaml:"partition,omitempty" json:"partition,omitempty"`
+	// Intra and Inter are the impairments within each site and between sites of the
+	// topology's sites (topology sites:), applied like Groups; Pair maps a site pair
+	// "dc1-dc3" to the impairment of the links between those two sites (both ways),
+	// after Inter. They need WithSites before Build.
+	Intra string            `yaml:"intra,omitempty" json:"intra,omitempty"`
+	Inter string            `yaml:"inter,omitempty" json:"inter,omitempty"`
+	Pair  map[string]string `yaml:"pair,omitempty" json:"pair,omitempty"`
+
+	// sites are the topology's sites (WithSites), for Intra, Inter and Pair.
+	sites []Site
 }
+
+// Site is a named group of nodes (a topology's site) for Request.WithSites.
+type Site struct {
+	Name  string
+	Nodes []string
+}
+
+// WithSites returns the request with the topology's sites, which Intra, Inter and Pair
+// refer to.
+func (r Request) WithSites(sites []Site) Request {
+	r.sites = sites
+	return r
+}
+
+// bySite reports whether the request uses the topology's sites.
+func (r Request) bySite() bool { return r.Intra != "" || r.Inter != "" || len(r.Pair) > 0 }
 
 // RequestError is a Request field that cannot be built: Field is the request's field as
 // the user wrote it ("all", "node.n1", "link.n1->n2", "partition"), Value its value.
@@ -43,7 +69,7 @@ func (e *RequestError) Unwrap() error { return e.Err }
 
 // IsZero reports whether the request asks for nothing.
 func (r Request) IsZero() bool {
-	return r.All == "" && r.Groups == "" && len(r.Node) == 0 && len(r.Link) == 0 && len(r.Partition) == 0
+	return r.All == "" && r.Groups == "" && len(r.Node) == 0 && len(r.Link) == 0 && len(r.Partition) == 0 && !r.bySite()
 }
 
 // UnmarshalYAML accepts a plain string as short for `all:` (the form scenario files had
@@ -58,14 +84,14 @@ func (r *Request) UnmarshalYAML(n *yaml.Node) error {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: links: want an impairment (\"0.6ms\") or a mapping with all, groups, node, link, partition", n.Line)
+		return fmt.Errorf("line %d: links: want an impairment (\"0.6ms\") or a mapping with all, groups, node, link, partition, intra, inter, pair", n.Line)
 	}
 	type plain Request
 	var p plain
-	known := map[string]bool{"all": true, "groups": true, "node": true, "link": true, "partition": true}
+	known := map[string]bool{"all": true, "groups": true, "node": true, "link": true, "partition": true, "intra": true, "inter": true, "pair": true}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i].Value; !known[k] {
-			return fmt.Errorf("line %d: links: unknown key %q (want all, groups, node, link, partition)", n.Content[i].Line, k)
+			return fmt.Errorf("line %d: links: unknown key %q (want all, groups, node, link, partition, intra, inter, pair)", n.Content[i].Line, k)
 		}
 	}
 	if err := n.Decode(&p); err != nil {
@@ -99,6 +125,9 @@ func (r Request) Build(nodes []string) (*Spec, error) {
 		if err := s.ParseGroups(r.Groups); err != nil {
 			return nil, &RequestError{"groups", r.Groups, err}
 		}
+	}
+	if err := r.buildSites(s); err != nil {
+		return nil, err
 	}
 	for _, n := range slices.Sorted(maps.Keys(r.Node)) {
 		if strings.TrimSpace(r.Node[n]) == "" {
@@ -174,6 +203,15 @@ func (r Request) String() string {
 	for _, n := range r.Partition {
 		parts = append(parts, "--partition "+n)
 	}
+	if r.Intra != "" {
+		parts = append(parts, "--intra "+q(r.Intra))
+	}
+	if r.Inter != "" {
+		parts = append(parts, "--inter "+q(r.Inter))
+	}
+	for _, p := range slices.Sorted(maps.Keys(r.Pair)) {
+		parts = append(parts, "--pair "+q(p+"="+r.Pair[p]))
+	}
 	if len(parts) == 0 {
 		return "none"
 	}
@@ -208,4 +246,94 @@ func (s *Spec) Describe() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// buildSites applies Intra, Inter and Pair over the request's sites. Errors
+// (*RequestError): no sites, an unparsable impairment, a pair that is not "A-B" of two
+// different sites.
+func (r Request) buildSites(s *Spec) error {
+	if !r.bySite() {
+		return nil
+	}
+	field, val := "intra", r.Intra
+	if val == "" {
+		field, val = "inter", r.Inter
+	}
+	if len(r.sites) == 0 {
+		if len(r.Pair) > 0 && val == "" {
+			field, val = "pair", fmt.Sprint(r.Pair)
+		}
+		return &RequestError{field, val, fmt.Errorf("the topology has no sites: give it sites: {dc1: [n1, n2], dc2: [n3]}")}
+	}
+	site := map[string]string{}
+	for _, st := range r.sites {
+		for _, n := range st.Nodes {
+			site[n] = st.Name
+		}
+	}
+	parse := func(f, v string) (Impairment, error) {
+		imp, err := ParseImpairment(v)
+		if err != nil {
+			return imp, &RequestError{f, v, err}
+		}
+		return imp, nil
+	}
+	var intra, inter Impairment
+	var err error
+	if r.Intra != "" {
+		if intra, err = parse("intra", r.Intra); err != nil {
+			return err
+		}
+	}
+	if r.Inter != "" {
+		if inter, err = parse("inter", r.Inter); err != nil {
+			return err
+		}
+	}
+	for _, a := range s.Nodes {
+		for _, b := range s.Nodes {
+			if a == b || site[a] == "" || site[b] == "" {
+				continue
+			}
+			switch {
+			case site[a] == site[b] && r.Intra != "":
+				s.set(Link{a, b}, intra)
+			case site[a] != site[b] && r.Inter != "":
+				s.set(Link{a, b}, inter)
+			}
+		}
+	}
+	pairs := map[string]string{} // "dc1-dc2" for dc2-dc1 too: the pair as given first
+	for _, p := range slices.Sorted(maps.Keys(r.Pair)) {
+		x, y, ok := strings.Cut(p, "-")
+		known := func(n string) bool { return slices.ContainsFunc(r.sites, func(st Site) bool { return st.Name == n }) }
+		if !ok || x == y || !known(x) || !known(y) {
+			return &RequestError{"pair", p, fmt.Errorf("want SITE-SITE of two of the topology's sites (%s)", siteNames(r.sites))}
+		}
+		key := min(x, y) + "-" + max(x, y)
+		if other, dup := pairs[key]; dup {
+			return &RequestError{"pair", p, fmt.Errorf("the same site pair as %s, given twice (a pair is both ways)", other)}
+		}
+		pairs[key] = p
+		imp, err := parse("pair."+p, r.Pair[p])
+		if err != nil {
+			return err
+		}
+		for _, a := range s.Nodes {
+			for _, b := range s.Nodes {
+				if (site[a] == x && site[b] == y) || (site[a] == y && site[b] == x) {
+					s.set(Link{a, b}, imp)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func siteNames(sites []Site) string {
+	var out []string
+	for _, s := range sites {
+		out = append(out, s.Name)
+	}
+	return strings.Join(out, ", ")
 }

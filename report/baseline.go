@@ -108,7 +108,7 @@ func (r *Run) Group() string {
 	var kv []string
 	for k, v := range axes {
 		if k != "topology" && k != "repeat" {
-			kv = append(kv, fmt.Sprintf("%s=%v", k, v))
+			kv = append(kv, k+"="+humanValue(v))
 		}
 	}
 	sort.Strings(kv)

@@ -78,7 +78,7 @@ func (r *Run) axes() map[string]string {
 	out := map[string]string{}
 	for k, v := range m {
 		if k != "topology" && k != "repeat" {
-			out[k] = fmt.Sprint(v)
+			out[k] = humanValue(v)
 		}
 	}
 	return out

@@ -43,8 +43,15 @@ func sans(size vg.Length) font.Font {
 	return font.Font{Typeface: "Liberation", Variant: "Sans", Size: size}
 }
 
-// newPlot is a plot with sans-serif text.
+// newPlot is a plot with sans-serif text and a grid.
 func newPlot(title, xlabel, ylabel string) *plot.Plot {
+	p := plotWithoutGrid(title, xlabel, ylabel)
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// plotWithoutGrid is newPlot without its grid.
+func plotWithoutGrid(title, xlabel, ylabel string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
 	p.Title.TextStyle.Font = sans(11)
@@ -53,7 +60,6 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 		a.Label.TextStyle.Font = sans(10)
 		a.Tick.Label.Font = sans(9)
 	}
-	p.Add(plotter.NewGrid())
 	return p
 }
 

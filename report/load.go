@@ -24,6 +24,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -644,10 +645,53 @@ func (r *Run) LinkDescription() string {
 	return d
 }
 
-// NodeNames lists the nodes of the run: the manifest's, then any others seen in samples.
+// Sites returns the topology's sites from the manifest (topology.sites: a list of
+// {name, nodes}, in the topology file's order); nil without sites.
+func (r *Run) Sites() []RunSite {
+	raw, ok := r.Manifest.Topology["sites"]
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil
+	}
+	var out []RunSite
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return out
+}
+
+// RunSite is one site of a run's topology.
+type RunSite struct {
+	Name  string   `json:"name"`
+	Nodes []string `json:"nodes"`
+}
+
+// SiteOf returns node's site ("" without sites).
+func (r *Run) SiteOf(node string) string {
+	for _, s := range r.Sites() {
+		if slices.Contains(s.Nodes, node) {
+			return s.Name
+		}
+	}
+	return ""
+}
+
+// NodeNames lists the nodes of the run: the manifest's, then any others seen in samples;
+// with sites, grouped by site in the sites' order.
 func (r *Run) NodeNames() []string {
 	seen := map[string]bool{}
 	var out []string
+	for _, s := range r.Sites() {
+		for _, n := range s.Nodes {
+			if !seen[n] && slices.ContainsFunc(r.Manifest.Nodes, func(m Node) bool { return m.Name == n }) {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
 	for _, n := range r.Manifest.Nodes {
 		if !seen[n.Name] {
 			seen[n.Name] = true

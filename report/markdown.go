@@ -83,13 +83,27 @@ func markdown(pg page) string {
 	if len(pg.Settings.Cols) > 0 {
 		b.WriteString("\n## Settings that differ between runs\n\nRead back from each run's first node (the writer) before the run.")
 		if pg.Settings.Same > 0 {
-			fmt.Fprintf(&b, " %d other variables are equal in every run.", pg.Settings.Same)
+			fmt.Fprintf(&b, " %d other variables are equal in every run (below the table).", pg.Settings.Same)
 		}
 		b.WriteString("\n\n")
 		if len(pg.Settings.Rows) == 0 {
 			b.WriteString("None: every run had the same settings.\n")
 		} else {
 			writeVarTable(&b, pg.Settings)
+			if len(pg.Settings.Keys) > 0 {
+				var ks []string
+				for _, k := range pg.Settings.Keys {
+					ks = append(ks, "**"+k.Short+"** "+mdEscape(k.Full))
+				}
+				b.WriteString("\nColumns: " + strings.Join(ks, "; ") + ".\n")
+			}
+		}
+		if len(pg.Settings.Common) > 0 {
+			var kv []string
+			for _, f := range pg.Settings.Common {
+				kv = append(kv, "`"+f.K+"="+f.V+"`")
+			}
+			b.WriteString("\nEqual in every run: " + strings.Join(kv, ", ") + ".\n")
 		}
 	}
 	for _, rv := range pg.Runs {

@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -82,14 +81,22 @@ func Render(res *Results, o Options) (*Rendered, error) {
 		pg.Workload = workloadLine(base)
 	}
 	pg.Servers, pg.Habench = versions(res.Runs)
-	if cells := res.Cells(base); len(res.Runs) > 1 {
+	cells := res.Cells(base)
+	if len(res.Runs) > 1 {
 		pg.Cells, pg.CellAxes = res.cellViews(cells)
 		pg.CellsMD, pg.CellsNote = res.cellsMarkdown(cells), cellsNote(cells)
 	}
 	out := &Rendered{Baseline: pg.Baseline, BaselineWhy: why}
 	if len(rows) > 1 {
-		// Bars for a readable number of runs; a larger sweep has its curves.
-		if len(rows) <= maxBars {
+		// A sweep's cells as bars grouped by topology, a colour per value of the other
+		// axes; else bars for a readable number of runs (a larger sweep has its curves).
+		if res.Kind == KindSweep {
+			if pg.Bars, err = SweepBarCharts(cells, res.Axes); err != nil {
+				return nil, err
+			}
+			out.Charts = append(out.Charts, pg.Bars...)
+		}
+		if pg.Bars == nil && len(rows) <= maxBars {
 			if pg.Bars, err = ComparisonCharts(rows); err != nil {
 				return nil, err
 			}
@@ -226,14 +233,7 @@ func runsCSV(rows []Row) []byte {
 var SweepCSVColumns = []string{"topology", "axis", "value", "fixed", "n", "tps", "tps_min", "tps_max", "tps_ci95_lo", "tps_ci95_hi",
 	"p95_ms", "reference", "vs_reference_pct", "vs_reference", "reused_from", "error", "dir"}
 
-func fixedString(f map[string]string) string {
-	var kv []string
-	for k, v := range f {
-		kv = append(kv, k+"="+v)
-	}
-	sort.Strings(kv)
-	return strings.Join(kv, " ")
-}
+func fixedString(f map[string]string) string { return kvList(f, " ") }
 
 // ciRange is a sweep point's TPS 95% CI, "n/a" without one.
 func ciRange(p SweepPoint) string {
@@ -268,7 +268,22 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"anchor":    anchor,
 	"change":    changeText,
 	"ci":        ciRange,
+	"wrap":      wrapHTML,
 }).Parse(htmlSource))
+
+// wrapHTML is s escaped, with a line break opportunity after each comma, underscore,
+// slash and equals sign, where a long setting's value (sql_mode, wsrep_provider_options)
+// wraps in a narrow column before it is broken anywhere.
+func wrapHTML(s string) template.HTML {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteString(template.HTMLEscapeString(string(r)))
+		if r == ',' || r == '_' || r == '/' || r == '=' || r == ';' {
+			b.WriteString("<wbr>")
+		}
+	}
+	return template.HTML(b.String())
+}
 
 const htmlSource = `<!DOCTYPE html>
 <html lang="en">
@@ -288,6 +303,10 @@ dl.facts dt { font-weight: bold; } dl.facts dd { margin: 0; word-break: break-wo
 pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 .note { color: #555; font-size: .85em; }
 .bars { display: flex; flex-wrap: wrap; gap: 1em; }
+table.vars td, table.vars th { overflow-wrap: anywhere; vertical-align: top; } table.vars td:first-child { overflow-wrap: normal; }
+table.vars.keyed { table-layout: fixed; width: 100%; } table.vars.keyed th:first-child { width: 17em; }
+table.vars .sub { font-weight: normal; color: #555; font-size: .9em; }
+p.common { font-size: .85em; line-height: 1.6; } p.common code { white-space: nowrap; }
 </style>
 </head>
 <body>
@@ -344,15 +363,23 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 
 {{- if .Settings.Cols}}
 <h2 id="settings">Settings that differ between runs</h2>
-<p class="note">Read back from each run's first node (the writer) before the run.{{if .Settings.Same}} {{.Settings.Same}} other variables are equal in every run.{{end}}</p>
+<p class="note">Read back from each run's first node (the writer) before the run.{{if .Settings.Same}} {{.Settings.Same}} other variables are equal in every run (below the table).{{end}}</p>
 {{- if .Settings.Rows}}
-<table>
-<tr><th class="l">variable</th>{{range .Settings.Cols}}<th class="l">{{.}}</th>{{end}}</tr>
+<table class="vars{{if .Settings.Keys}} keyed{{end}}">
+<tr><th class="l">variable</th>{{if .Settings.Keys}}{{range .Settings.Keys}}<th class="l" title="{{.Full}}">{{.Short}}{{if ne .Short .Topology}}<br><span class="sub">{{.Topology}}</span>{{end}}</th>{{end}}{{else}}{{range .Settings.Cols}}<th class="l">{{.}}</th>{{end}}{{end}}</tr>
 {{- range .Settings.Rows}}
-<tr><td class="l">{{.Name}}</td>{{range .Values}}<td class="l">{{.}}</td>{{end}}</tr>
+<tr><td class="l">{{.Name}}</td>{{range .Values}}<td class="l">{{wrap .}}</td>{{end}}</tr>
 {{- end}}
 </table>
+{{- with .Settings.Keys}}
+<p class="note">Columns: {{range $i, $k := .}}{{if $i}}; {{end}}<b>{{$k.Short}}</b> {{$k.Full}}{{end}}.</p>
+{{- end}}
 {{- else}}<p>None: every run had the same settings.</p>{{end}}
+{{- with .Settings.Common}}
+<details><summary>Settings equal in every run ({{len .}})</summary>
+<p class="common">{{range $i, $f := .}}{{if $i}}, {{end}}<code>{{$f.K}}={{$f.V}}</code>{{end}}</p>
+</details>
+{{- end}}
 {{- end}}
 
 {{- range .Runs}}

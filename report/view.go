@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -31,9 +32,26 @@ type nodeStats struct {
 type varTable struct {
 	Cols []string
 	Rows []varRow
-	// Same counts variables equal in every column that were left out.
-	Same int
+	// Same counts variables equal in every column that were left out; Common are they
+	// with their value.
+	Same   int
+	Common []fact
+	// Keys, when the columns are runs too many and too long-named to head a readable
+	// table, say which run each column is: Cols are then short labels (a sweep's cell
+	// "c3", else "r3"), Keys[i] the column's label, topology and full name.
+	Keys []colKey
 }
+
+// colKey is a run's column in the settings table: Short heads it (with Topology under
+// it), Full is the run's name (but the cell label Short is).
+type colKey struct{ Short, Topology, Full string }
+
+// Settings table columns: up to keyedCols runs are headed by their names; more, when a
+// name is longer than shortName characters, by short labels and a key.
+const (
+	keyedCols = 4
+	shortName = 12
+)
 
 type varRow struct {
 	Name   string
@@ -170,7 +188,7 @@ func topologyLine(r *Run) string {
 	if t == nil {
 		return ""
 	}
-	s := fmt.Sprint(t["kind"])
+	s := humanValue(t["kind"])
 	if n, ok := t["nodes"].(float64); ok {
 		s += ", " + plural(int(n), "node")
 	}
@@ -179,7 +197,7 @@ func topologyLine(r *Run) string {
 		s += " " + v
 	}
 	if ss, ok := t["semisync"].(map[string]any); ok && t["kind"] == "semisync" {
-		s += fmt.Sprintf(", semi-sync %v, timeout %v", ss["wait_point"], ss["timeout"])
+		s += ", semi-sync " + humanValue(ss["wait_point"]) + ", timeout " + humanValue(ss["timeout"])
 	}
 	return s
 }
@@ -232,14 +250,14 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 		add("habench", hv+" ("+m.Habench["go"]+")")
 	}
 	if h := m.Host; h != nil {
-		add("host", fmt.Sprintf("%v, %v CPUs, kernel %v", h["hostname"], h["cpus"], h["kernel"]))
+		add("host", fmt.Sprintf("%s, %s CPUs, kernel %s", humanValue(h["hostname"]), humanValue(h["cpus"]), humanValue(h["kernel"])))
 	}
 	add("command", strings.Join(m.CommandLine, " "))
 	if len(m.Samplers) > 0 {
 		add("samplers", strings.Join(m.Samplers, ", "))
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Extra)) {
-		add("extra."+k, fmt.Sprint(m.Extra[k]))
+		add("extra."+k, humanValue(m.Extra[k]))
 	}
 	if s := r.Summary; s != nil {
 		if s.DataCheck != "" {
@@ -282,7 +300,7 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 	v.Vars = nodeVars(r)
 	if opts, ok := r.Manifest.Topology["options"].(map[string]any); ok {
 		for _, k := range slices.Sorted(maps.Keys(opts)) {
-			v.Requested = append(v.Requested, fact{k, fmt.Sprint(opts[k])})
+			v.Requested = append(v.Requested, fact{k, humanValue(opts[k])})
 		}
 	}
 	if r.Summary != nil {
@@ -367,7 +385,11 @@ func nodeTable(r *Run) []nodeStats {
 		if sampler.IsHostNode(name) {
 			continue // a host's machine-wide samples: the Hosts table
 		}
-		ns := nodeStats{Node: name, Role: info[name].Role, Version: info[name].Version, Address: info[name].Address,
+		label := name
+		if site := r.SiteOf(name); site != "" {
+			label = name + " (" + site + ")"
+		}
+		ns := nodeStats{Node: label, Role: info[name].Role, Version: info[name].Version, Address: info[name].Address,
 			LagMax: "n/a", LagAvg: "n/a", BacklogMax: "n/a", SamplerErrors: "n/a"}
 		if s, ok := sum[name]; ok {
 			if ns.Role == "" {
@@ -453,11 +475,45 @@ func settingsAcross(runs []*Run, onlyDiffer bool) varTable {
 		}
 		if onlyDiffer && !row.Differ {
 			t.Same++
+			t.Common = append(t.Common, fact{k, row.Values[0]})
 			continue
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	t.Keys = columnKeys(runs)
+	if t.Keys != nil {
+		for i, k := range t.Keys {
+			t.Cols[i] = k.Short
+		}
+	}
 	return t
+}
+
+// cellLabel is the "c3" a sweep cell's name starts with ("c3 links=0.6ms threads=16").
+var cellLabel = regexp.MustCompile(`^c[0-9]+$`)
+
+// columnKeys are the runs' short column labels and key (see varTable.Keys); nil when the
+// runs' names head a table readably (few runs, or short names).
+func columnKeys(runs []*Run) []colKey {
+	long := false
+	for _, r := range runs {
+		long = long || len(r.Name) > shortName
+	}
+	if len(runs) <= keyedCols || !long {
+		return nil
+	}
+	var keys []colKey
+	seen := map[string]bool{}
+	for i, r := range runs {
+		k := colKey{Short: fmt.Sprintf("r%d", i+1), Topology: r.cellTopology(), Full: r.Name}
+		if f := strings.Fields(r.Cell); len(f) > 0 && cellLabel.MatchString(f[0]) && !seen[f[0]] {
+			k.Short = f[0]
+			k.Full = strings.Join(append([]string{k.Topology}, f[1:]...), " ") // the label heads the column
+		}
+		seen[k.Short] = true
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 // versions lists the distinct server versions and habench versions of the runs.

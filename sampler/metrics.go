@@ -11,7 +11,7 @@ type MetricInfo struct {
 	Source  string // where the value comes from
 }
 
-// Metrics lists every metric this package emits, for READMEs and reports. Each tick also
+// Metrics lists every metric this package emits, for the docs and reports. Each tick also
 // carries one sampler_errors_<name> per sampler that supports the node (see the runner rows).
 var Metrics = []MetricInfo{
 	{"lag_s", "s", "heartbeat", "every node", "gauge",

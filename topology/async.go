@@ -3,7 +3,7 @@ package topology
 func init() {
 	RegisterKind(KindDef{
 		Kind: Async, Order: 20,
-		Summary:    "one source, N-1 asynchronous replicas (GTID auto-positioning)",
+		Summary:    "one source, N-1 asynchronous replicas, GTID auto-positioning",
 		Validate:   validateReplicated,
 		Plan:       func(spec Spec, caps Capabilities, addr Addr) (Plan, error) { return planAsync(spec, caps, addr), nil },
 		Samplers:   []string{"heartbeat", "gtid", "replica", "host"},

@@ -12,7 +12,7 @@ import (
 func init() {
 	RegisterKind(KindDef{
 		Kind: Galera, Order: 50,
-		Summary: "Galera (MariaDB Galera Cluster): every node writable, certification-based",
+		Summary: "MariaDB Galera Cluster, every node writable",
 		Defaults: func(s *Spec) {
 			if s.Galera.SST == "" {
 				s.Galera.SST = SSTRsync
@@ -47,7 +47,13 @@ type GaleraOptions struct {
 	// here, the donor is blocked while it copies) or "mariabackup" (needs mariabackup in
 	// the installation; its SST script sleeps about 10 s per joiner).
 	SST string `json:"sst,omitempty" yaml:"sst,omitempty"`
+	// Extra holds the keys of the galera section that kinds extending galera define
+	// (KindDef.Keys, e.g. arbitrator: true); any other key is an error in Validate.
+	Extra map[string]any `json:"extra,omitempty" yaml:",inline"`
 }
+
+// IsZero reports whether no galera field is set.
+func (o GaleraOptions) IsZero() bool { return o.SST == "" && len(o.Extra) == 0 }
 
 // SST methods a sandbox can use.
 const (

@@ -17,7 +17,9 @@ func init() {
 				s.Group.Mode = GroupSinglePrimary
 			}
 		},
-		Validate: func(s *Spec) error { return s.validateGroup() },
+		// Its flavors and member count are a group's own words, before the common checks.
+		Precheck: func(s *Spec) error { return s.validateGroup() },
+		Flavors:  []Flavor{Percona},
 		Plan: func(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 			if !caps.GroupReplication {
 				return Plan{}, &FieldError{"kind", spec.Kind, fmt.Sprintf("%s %s has no Group Replication plugin", caps.Flavor, caps.Version)}

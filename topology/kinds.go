@@ -28,10 +28,21 @@ type KindDef struct {
 	Summary string
 	// DefaultNodes is the node count of a spec that gives none (3 when zero).
 	DefaultNodes int
-	// Defaults fills the kind's own zero fields after the common defaults (nil: none).
+	// Defaults fills the kind's own zero fields after the common defaults and its base's
+	// Defaults (nil: none).
 	Defaults func(s *Spec)
-	// Validate checks what only this kind constrains (node counts, flavors, its own
-	// section) after the common checks; it returns a *FieldError (nil func: nothing more).
+	// Precheck checks, before the common checks (the sandbox flavors, the node range),
+	// what the kind's own section decides first: a group's flavors and member count, in
+	// its own words. It returns a *FieldError (nil func: nothing). A kind with a Base
+	// calls its base's Precheck itself where it wants its checks.
+	Precheck func(s *Spec) error
+	// Flavors are the flavors a sandbox of this kind accepts besides mysql and mariadb
+	// (group: percona); a kind extending another accepts its base's too.
+	Flavors []Flavor
+	// Validate checks what only this kind constrains (node counts, its own section) after
+	// the common checks (flavor, node range 1 to MaxNodes); it returns a *FieldError (nil
+	// func: nothing more). A kind with a Base calls its base's Validate itself where it
+	// wants its checks.
 	Validate func(s *Spec) error
 	// Plan returns the bootstrap plan (required).
 	Plan func(spec Spec, caps Capabilities, addr Addr) (Plan, error)
@@ -57,6 +68,44 @@ type KindDef struct {
 	Deploy func(spec Spec) (base, perNode time.Duration)
 	// RestartPerNode is a restart of one node, for estimates (0: the flavor's default).
 	RestartPerNode time.Duration
+	// Keys are the keys this kind adds to its base's section ("galera.arbitrator"),
+	// kept in that section's Extra and read by the kind itself.
+	Keys []string
+	// Claim says a spec written as its base kind is this kind (kind: galera with
+	// galera: {arbitrator: true} is a galera-arbitrator): Defaults then sets Kind.
+	Claim func(s *Spec) bool
+	// Aux lists the members of spec that are not SQL servers (a Galera arbitrator), after
+	// the spec's nodes; nil: none.
+	Aux func(spec Spec) []AuxNode
+}
+
+// AuxNode is a member of a topology that is not a SQL server: its name (unique among the
+// topology's members, not nN), role, and the program that runs it (registered in
+// package cluster by the kind's file).
+type AuxNode struct {
+	Name    string
+	Role    Role
+	Program string
+}
+
+// AuxNodes returns the spec's aux members (KindDef.Aux).
+func (s Spec) AuxNodes() []AuxNode {
+	if f := KindOf(s.Kind).Aux; f != nil {
+		return f(s)
+	}
+	return nil
+}
+
+// MemberNames returns the names of every member of the spec: n1..nN, then its aux nodes.
+func (s Spec) MemberNames() []string {
+	var out []string
+	for i := 1; i <= s.Nodes; i++ {
+		out = append(out, NodeName(i))
+	}
+	for _, a := range s.AuxNodes() {
+		out = append(out, a.Name)
+	}
+	return out
 }
 
 var kindDefs = map[Kind]*KindDef{}
@@ -143,6 +192,25 @@ func (k Kind) Is(base Kind) bool {
 // Is reports whether the spec's kind is base or extends it.
 func (s Spec) Is(base Kind) bool { return s.Kind.Is(base) }
 
+// sandboxFlavor reports whether a sandbox of kind k runs flavor f: mysql, mariadb, and
+// the Flavors of k and of the kinds it extends.
+func sandboxFlavor(k Kind, f Flavor) bool {
+	if f == MySQL || f == MariaDB {
+		return true
+	}
+	for i := 0; k != "" && i < 8; i++ {
+		d, ok := kindDefs[k]
+		if !ok {
+			return false
+		}
+		if slices.Contains(d.Flavors, f) {
+			return true
+		}
+		k = d.Base
+	}
+	return false
+}
+
 // kindList is "single, async, semisync, group, galera": the deployable kinds for messages.
 func kindList() string {
 	var k []string
@@ -150,6 +218,36 @@ func kindList() string {
 		k = append(k, string(x))
 	}
 	return strings.Join(k, ", ")
+}
+
+// claim returns the registered kind that claims s (KindDef.Claim among the kinds whose
+// Base is s.Kind), or s.Kind.
+func claim(s *Spec) Kind {
+	for _, k := range Kinds() {
+		if d := kindDefs[k]; d.Base == s.Kind && d.Claim != nil && d.Claim(s) {
+			return k
+		}
+	}
+	return s.Kind
+}
+
+// extraKeys lists, for messages, the keys that kinds extending base add under prefix:
+// ", arbitrator".
+func extraKeys(base Kind, prefix string) string {
+	var out []string
+	for _, k := range Kinds() {
+		if d := kindDefs[k]; k.Is(base) {
+			for _, key := range d.Keys {
+				if strings.HasPrefix(key, prefix) {
+					out = append(out, strings.TrimPrefix(key, prefix))
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(out, ", ")
 }
 
 // nodesAtLeast is a Validate helper: a *FieldError on "nodes" when s has fewer than min.

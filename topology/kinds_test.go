@@ -1,7 +1,10 @@
 package topology
 
 import (
+	"encoding/json"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -37,4 +40,64 @@ func TestKindIs(t *testing.T) {
 		t.Errorf("a second registration of testext: errors %v, want one", errs)
 	}
 	kindErrs = nil
+}
+
+// A kind extending galera claims specs written as kind galera with its own key, and a
+// key no kind defines is an error naming it.
+func TestKindClaimAndKeys(t *testing.T) {
+	RegisterKind(KindDef{Kind: "testarb", Base: Galera, Plan: planGalera, Keys: []string{"galera.arbitrator"},
+		Claim: func(s *Spec) bool { return s.Galera.Extra["arbitrator"] == true }})
+	defer delete(kindDefs, "testarb")
+	s, err := ParseSpecYAML([]byte("name: x\nkind: galera\nflavor: mariadb\nnodes: 4\ngalera: {arbitrator: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Kind != "testarb" || s.Galera.SST != SSTRsync {
+		t.Errorf("kind %q sst %q: want testarb claimed, galera defaults kept", s.Kind, s.Galera.SST)
+	}
+	if err := s.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	s, err = ParseSpecYAML([]byte("name: x\nkind: galera\nflavor: mariadb\ngalera: {arbiter: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "galera.arbiter") || !strings.Contains(err.Error(), "arbitrator") {
+		t.Errorf("unknown galera key: %v, want an error naming galera.arbiter and the known arbitrator", err)
+	}
+}
+
+func TestSites(t *testing.T) {
+	s, err := ParseSpecYAML([]byte("name: x\nkind: async\nflavor: mariadb\nnodes: 3\nsites: {dc2: [n3], dc1: [n1, n2]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(s.Sites.Names(), ","); got != "dc2,dc1" {
+		t.Errorf("site order %s: want the file's order dc2,dc1", got)
+	}
+	if s.Sites.SiteOf("n2") != "dc1" {
+		t.Errorf("SiteOf(n2) = %q", s.Sites.SiteOf("n2"))
+	}
+	g, err := s.Sites.CutOff("dc2")
+	if err != nil || g != "dc2: [n3], others: [n1,n2]; inter partition" {
+		t.Errorf("CutOff(dc2) = %q, %v", g, err)
+	}
+	b, _ := json.Marshal(s)
+	var back Spec
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Sites) != 2 || back.Sites[1].Nodes[1] != "n2" {
+		t.Errorf("JSON round trip: %v %+v", err, back.Sites)
+	}
+	for _, bad := range []string{"sites: {dc1: [n1, n2]}", "sites: {dc1: [n1, n2], dc2: [n3, n2]}", "sites: {dc1: [n1, n2], dc2: [n3, n9]}", "sites: {DC: [n1, n2, n3]}"} {
+		s, err := ParseSpecYAML([]byte("name: x\nkind: async\nflavor: mariadb\nnodes: 3\n" + bad + "\n"))
+		if err == nil {
+			err = s.Validate()
+		}
+		var fe *FieldError
+		if !errors.As(err, &fe) || !strings.Contains(fe.Field, "sites") {
+			t.Errorf("%s: %v, want a FieldError on sites", bad, err)
+		}
+	}
 }

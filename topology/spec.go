@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -113,6 +114,10 @@ type Spec struct {
 	Group GroupOptions `json:"group,omitzero" yaml:"group,omitempty"`
 	// Galera configures kind galera (state transfer method).
 	Galera GaleraOptions `json:"galera,omitzero" yaml:"galera,omitempty"`
+	// Sites place the members in named sites (`sites: {dc1: [n1, n2], dc2: [n3]}`):
+	// links are given per site pair, reports group nodes by site, a partition can cut a
+	// site off. Empty: no sites. Every member is in exactly one site when given.
+	Sites Sites `json:"sites,omitempty" yaml:"sites,omitempty"`
 	// Options are server variables written to every node's option file ("innodb_buffer_pool_size": "256M").
 	Options map[string]string `json:"options,omitempty" yaml:"options,omitempty"`
 	// Knobs are runtime knobs ("[NODES:]NAME": VALUE, see KnobSetting and package knob):
@@ -152,6 +157,7 @@ func (s *Spec) Defaults() {
 		s.existingDefaults()
 		return
 	}
+	s.Kind = claim(s)
 	def := KindOf(s.Kind)
 	if s.Nodes == 0 {
 		s.Nodes = def.DefaultNodes
@@ -181,8 +187,19 @@ func (s *Spec) Defaults() {
 	if s.SemiSync.WaitForReplicas == 0 {
 		s.SemiSync.WaitForReplicas = 1
 	}
-	if def.Defaults != nil {
-		def.Defaults(s)
+	// A kind's base's defaults first (a galera-arbitrator is a galera), then its own.
+	var chain []*KindDef
+	for d, i := def, 0; d != nil && i < 8; i++ {
+		chain = append([]*KindDef{d}, chain...)
+		if d.Base == "" {
+			break
+		}
+		d = KindOf(d.Base)
+	}
+	for _, d := range chain {
+		if d.Defaults != nil {
+			d.Defaults(s)
+		}
 	}
 }
 
@@ -213,7 +230,10 @@ func (s *Spec) Validate() error {
 	switch s.Provider {
 	case "", ProviderSandbox:
 	case ProviderExisting:
-		return s.validateExisting()
+		if err := s.validateExisting(); err != nil {
+			return err
+		}
+		return s.validateSites()
 	default:
 		return &FieldError{"provider", s.Provider, "want sandbox or existing"}
 	}
@@ -228,20 +248,26 @@ func (s *Spec) Validate() error {
 	if err != nil {
 		return err
 	}
+	// A kind whose own section decides its flavors and node counts (a group) first.
+	if def.Precheck != nil {
+		if err := def.Precheck(s); err != nil {
+			return err
+		}
+	}
 	if !s.Is(Group) && s.Group != (GroupOptions{}) {
 		return &FieldError{"group.mode", s.Group.Mode, "only for kind group"}
 	}
-	if _, err := ParseFlavor(string(s.Flavor)); err != nil || (s.Flavor != MySQL && s.Flavor != MariaDB && !(s.Is(Group) && s.Flavor == Percona)) {
+	if _, err := ParseFlavor(string(s.Flavor)); err != nil || !sandboxFlavor(s.Kind, s.Flavor) {
 		return &FieldError{"flavor", s.Flavor, "want mysql or mariadb for a sandbox"}
 	}
-	// The kind's own checks first: they say what its node counts are.
+	if s.Nodes < 1 || s.Nodes > MaxNodes {
+		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("want 1 to %d", MaxNodes)}
+	}
+	// Then the kind's own checks: its node counts, its section.
 	if def.Validate != nil {
 		if err := def.Validate(s); err != nil {
 			return err
 		}
-	}
-	if s.Nodes < 1 || s.Nodes > MaxNodes {
-		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("want 1 to %d", MaxNodes)}
 	}
 	for _, k := range knobs {
 		for _, n := range k.Nodes {
@@ -266,6 +292,9 @@ func (s *Spec) Validate() error {
 	if err := s.validateGalera(); err != nil {
 		return err
 	}
+	if err := s.validateSites(); err != nil {
+		return err
+	}
 	for k, v := range s.Options {
 		if strings.ContainsAny(v, "\n\r\x00") {
 			return &FieldError{"options." + k, v, "a value must be one line"}
@@ -284,13 +313,18 @@ func (s *Spec) Validate() error {
 // other kinds (whose galera field must stay empty).
 func (s *Spec) validateGalera() error {
 	if !s.Is(Galera) {
-		if s.Galera != (GaleraOptions{}) {
+		if !s.Galera.IsZero() {
 			return &FieldError{"galera.sst", s.Galera.SST, "only for kind galera"}
 		}
 		return nil
 	}
 	if s.Flavor != MariaDB {
 		return &FieldError{"flavor", s.Flavor, "a galera sandbox needs mariadb (MariaDB Galera Cluster); PXC is not deployable yet"}
+	}
+	for k := range s.Galera.Extra {
+		if !slices.Contains(KindOf(s.Kind).Keys, "galera."+k) {
+			return &FieldError{"galera." + k, s.Galera.Extra[k], "not a galera field (sst" + extraKeys(Galera, "galera.") + ")"}
+		}
 	}
 	if s.Galera.SST != SSTRsync && s.Galera.SST != SSTMariabackup {
 		return &FieldError{"galera.sst", s.Galera.SST, "want rsync or mariabackup"}

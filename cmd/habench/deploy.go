@@ -180,8 +180,8 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "file", "f", "", "topology YAML file (instead of the flags below)")
 	f.StringVar(&o.name, "name", "", "cluster name: 1-10 lower-case letters and digits")
-	f.StringVar(&o.kind, "kind", "async", kindFlagHelp())
-	f.IntVar(&o.nodes, "nodes", 0, nodesFlagHelp())
+	f.StringVar(&o.kind, "kind", "async", "topology kind: "+kindsHelp())
+	f.IntVar(&o.nodes, "nodes", 0, "number of SQL nodes (default: the kind's, 1 for single, 3 for most)")
 	f.StringVar(&o.flavor, "flavor", "mariadb", "mariadb or mysql")
 	f.StringVar(&o.install, "installation", "", "system, rootfs[:PATH] or basedir:PATH (default: system for mariadb, rootfs:"+cluster.DefaultRootfs+" for mysql; rootfs without a path for mariadb: "+cluster.DefaultMariaDBRootfs+")")
 	f.StringVar(&o.network, "network", "auto", "auto (netns when root), netns or loopback")
@@ -299,22 +299,16 @@ func refuseForgetWithKnobs(c *cluster.Cluster) error {
 	return nil
 }
 
-// kindFlagHelp lists the registered kinds for --kind, in their listing order.
-func kindFlagHelp() string {
-	var ks []string
+// kindsHelp lists the registered kinds with their one-line summaries, for --kind.
+func kindsHelp() string {
+	var out []string
 	for _, k := range topology.Kinds() {
-		ks = append(ks, string(k))
-	}
-	return strings.Join(ks, ", ") + " (each described in docs/topologies.md)"
-}
-
-// nodesFlagHelp is --nodes' help: the registered kinds' default node counts.
-func nodesFlagHelp() string {
-	var ds []string
-	for _, k := range topology.Kinds() {
-		if n := topology.KindOf(k).DefaultNodes; n != 3 {
-			ds = append(ds, fmt.Sprintf("%d for %s", n, k))
+		d := topology.KindOf(k)
+		if d.Summary != "" {
+			out = append(out, fmt.Sprintf("%s: %s", k, d.Summary))
+		} else {
+			out = append(out, string(k))
 		}
 	}
-	return "number of nodes (default " + strings.Join(append(ds, "3 otherwise"), ", ") + "; each kind's range in docs/topologies.md)"
+	return strings.Join(out, "; ")
 }

@@ -51,11 +51,28 @@ type netemApplyOpts struct {
 	nodes     []string
 	links     []string
 	partition []string
+	intra     string
+	inter     string
+	pairs     []string
 }
 
 // request turns the flags into a netem.Request; errors name the flag and the value.
 func (o *netemApplyOpts) request() (netem.Request, error) {
-	r := netem.Request{All: o.all, Groups: o.groups, Partition: o.partition}
+	r := netem.Request{All: o.all, Groups: o.groups, Partition: o.partition, Intra: o.intra, Inter: o.inter}
+	for _, kv := range o.pairs {
+		p, imp, ok := strings.Cut(kv, "=")
+		if !ok || !strings.Contains(p, "-") {
+			return r, usagef("--pair %q: want SITE-SITE=IMPAIRMENT, e.g. dc1-dc3=20ms", kv)
+		}
+		if r.Pair == nil {
+			r.Pair = map[string]string{}
+		}
+		p = strings.TrimSpace(p)
+		if _, dup := r.Pair[p]; dup {
+			return r, usagef("--pair %q: pair %s given twice", kv, p)
+		}
+		r.Pair[p] = imp
+	}
 	for _, kv := range o.nodes {
 		n, imp, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(n) == "" {
@@ -85,7 +102,7 @@ func (o *netemApplyOpts) request() (netem.Request, error) {
 		r.Link[l] = imp
 	}
 	if r.IsZero() {
-		return r, usagef("netem apply: nothing to apply: give --all, --groups, --node, --link or --partition (to remove impairments: habench netem clear NAME)")
+		return r, usagef("netem apply: nothing to apply: give --all, --groups, --node, --link, --partition, --intra, --inter or --pair (to remove impairments: habench netem clear NAME)")
 	}
 	return r, nil
 }
@@ -93,7 +110,7 @@ func (o *netemApplyOpts) request() (netem.Request, error) {
 func newNetemApplyCmd(g *globalOpts) *cobra.Command {
 	o := &netemApplyOpts{}
 	cmd := &cobra.Command{
-		Use:   "apply --cluster NAME [--all IMPAIRMENT] [--groups SPEC] [--node N=IMPAIRMENT]... [--link A->B=IMPAIRMENT]... [--partition N]...",
+		Use:   "apply --cluster NAME [--all IMPAIRMENT] [--groups SPEC] [--node N=IMPAIRMENT]... [--link A->B=IMPAIRMENT]... [--partition N]... [--intra IMPAIRMENT] [--inter IMPAIRMENT] [--pair SITE-SITE=IMPAIRMENT]...",
 		Short: "Replace a sandbox's link impairments, measure the achieved round trips, keep them until clear",
 		Long: "Replaces the cluster's impairments (none left from before), measures every directed pair's round trip\n" +
 			"before and after (TCP handshakes from inside the node namespaces), prints requested against achieved\n" +
@@ -164,6 +181,9 @@ func newNetemApplyCmd(g *globalOpts) *cobra.Command {
 	f.StringArrayVar(&o.nodes, "node", nil, "NODE=IMPAIRMENT on every link leaving NODE (repeatable)")
 	f.StringArrayVar(&o.links, "link", nil, "FROM->TO=IMPAIRMENT on one directed link (repeatable)")
 	f.StringArrayVar(&o.partition, "partition", nil, "cut NODE off from every other node, both directions (repeatable)")
+	f.StringVar(&o.intra, "intra", "", "IMPAIRMENT on every link within a site (the topology's sites:)")
+	f.StringVar(&o.inter, "inter", "", "IMPAIRMENT on every link between two sites")
+	f.StringArrayVar(&o.pairs, "pair", nil, "SITE-SITE=IMPAIRMENT on the links between two sites, both ways (repeatable)")
 	return cmd
 }
 
@@ -210,7 +230,7 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 					return fmt.Errorf("%s: `netem apply` did not finish (no measurement recorded): run habench netem clear %s", c.Name, c.Name)
 				}
 				printLinkReport(w, st.Report)
-				if spec, err = st.Request.Build(experiment.NodeNames(c)); err != nil {
+				if spec, err = experiment.BuildLinks(st.Request, c); err != nil {
 					return err
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/habench/habench/report"
@@ -88,7 +89,7 @@ func reportInputError(err error) error {
 	var be *report.BaselineError
 	switch {
 	case errors.As(err, &be):
-		return &topology.FieldError{Field: "--baseline", Value: be.Value, Reason: "not one of the runs: " + fmt.Sprint(be.Names)}
+		return &topology.FieldError{Field: "--baseline", Value: be.Value, Reason: "not one of the runs: " + strings.Join(be.Names, ", ")}
 	case errors.As(err, &le):
 		return usageError{err}
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -69,7 +70,7 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
 			health := map[string]string{}
-			for _, n := range c.Nodes {
+			for _, n := range c.Members() {
 				health[n.Name] = c.Health(ctx, n)
 			}
 			printNodes(w, c, health)
@@ -102,11 +103,28 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 func printNodes(w io.Writer, c *cluster.Cluster, health map[string]string) {
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 	hdr := "NODE\tROLE\tADDRESS\tPID\tDIR (my.cnf, error.log, mysqld.sock)"
+	sites := len(c.Spec.Sites) > 0
+	if sites {
+		hdr = "SITE\t" + hdr
+	}
 	if health != nil {
 		hdr += "\tHEALTH"
 	}
 	fmt.Fprintln(tw, hdr)
-	for _, n := range c.Nodes {
+	var members []*cluster.Node
+	for _, site := range c.Spec.Sites { // grouped by site
+		for _, name := range site.Nodes {
+			if n := c.Member(name); n != nil {
+				members = append(members, n)
+			}
+		}
+	}
+	for _, n := range c.Members() {
+		if !slices.Contains(members, n) {
+			members = append(members, n)
+		}
+	}
+	for _, n := range members {
 		line := fmt.Sprintf("%s\t%s\t%s\t%d\t%s", n.Name, n.Role, n.Addr(), n.PID, n.Dir)
 		if c.Existing() {
 			line = fmt.Sprintf("%s\t%s\t%s\t-\t- (existing)", n.Name, n.Role, n.Addr())
@@ -116,6 +134,9 @@ func printNodes(w io.Writer, c *cluster.Cluster, health map[string]string) {
 		}
 		if health != nil {
 			line += "\t" + health[n.Name]
+		}
+		if sites {
+			line = c.Spec.Sites.SiteOf(n.Name) + "\t" + line
 		}
 		fmt.Fprintln(tw, line)
 	}

@@ -1,0 +1,110 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/habench/habench/topology"
+)
+
+// Program runs the process of an aux node (Cluster.Aux: a member that is not a SQL
+// server, like a Galera arbitrator). A kind that has aux nodes registers their Program
+// from its own file (RegisterProgram); the sandbox gives every aux node an address (its
+// own network namespace in netns mode), a directory, and a place in links, partitions
+// and faults, and calls the Program to start it and to describe its health.
+type Program struct {
+	// Start starts n's process (in n.Netns, detached in its own session so that it
+	// outlives habench), records n.PID and n.StartTicks, and returns once n is part of
+	// the topology (an arbitrator counted in the cluster size). Required.
+	Start func(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error
+	// Health is n's one-line health for status, for a running process (nil: "running").
+	Health func(ctx context.Context, c *Cluster, n *Node) string
+}
+
+var programs = map[string]*Program{}
+
+// RegisterProgram adds the Program called name (topology.AuxNode.Program). A name
+// registered twice, or one without Start, is refused and recorded in RegistrationErrors.
+func RegisterProgram(name string, p Program) {
+	if _, dup := programs[name]; dup || p.Start == nil {
+		kindOpsErrs = append(kindOpsErrs, fmt.Sprintf("program %q: registered twice or without Start", name))
+		return
+	}
+	programs[name] = &p
+}
+
+// program returns n's Program, or an error naming the node and the program.
+func program(n *Node) (*Program, error) {
+	p, ok := programs[n.Program]
+	if !ok {
+		return nil, fmt.Errorf("node %s: program %q is not part of this habench", n.Name, n.Program)
+	}
+	return p, nil
+}
+
+// Members returns every member of c: its SQL servers (Nodes), then its aux nodes.
+func (c *Cluster) Members() []*Node {
+	return append(append([]*Node(nil), c.Nodes...), c.Aux...)
+}
+
+// Member returns the member called name, SQL server or aux node, or nil.
+func (c *Cluster) Member(name string) *Node {
+	for _, n := range c.Members() {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// IsAux reports whether n is an aux node (not a SQL server).
+func (n *Node) IsAux() bool { return n.Program != "" }
+
+// allocateAux adds spec's aux nodes (topology.KindDef.Aux) to c after its servers: in
+// netns mode the next addresses of the subnet, in loopback mode 127.0.0.1 and the ports
+// after the servers'.
+func (s *Sandbox) allocateAux(c *Cluster, spec topology.Spec, mode string) {
+	for j, a := range spec.AuxNodes() {
+		i := len(c.Nodes) + j + 1
+		n := &Node{Name: a.Name, Role: a.Role, Program: a.Program, Dir: filepath.Join(s.clusterDir(spec.Name), a.Name)}
+		n.ServerDir = n.Dir
+		if mode == NetNamespaces {
+			n.Host, n.Netns = nodeAddress(c.SubnetIdx, i), netnsName(spec.Name, a.Name)
+		} else {
+			base := s.BasePort
+			if base == 0 {
+				base = 23306
+			}
+			n.Host, n.Port = "127.0.0.1", base+i-1
+		}
+		c.Aux = append(c.Aux, n)
+	}
+}
+
+// startAux starts aux node n with its Program.
+func (s *Sandbox) startAux(ctx context.Context, c *Cluster, n *Node) error {
+	p, err := program(n)
+	if err != nil {
+		return err
+	}
+	if err := p.Start(ctx, s, c, n); err != nil {
+		return fmt.Errorf("node %s (%s): %w", n.Name, n.Program, err)
+	}
+	return nil
+}
+
+// auxHealth is Health for an aux node.
+func (c *Cluster) auxHealth(ctx context.Context, n *Node) string {
+	if !n.Running() {
+		return n.Program + " not running"
+	}
+	p, err := program(n)
+	if err != nil {
+		return err.Error()
+	}
+	if p.Health == nil {
+		return "running"
+	}
+	return p.Health(ctx, c, n)
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/netem"
+	"github.com/habench/habench/topology"
+)
+
+// linkAchieved returns the achieved median round trip (ms) of link "a->b" in a netem
+// apply/show table, and whether the line says the pair is partitioned.
+func linkAchieved(t *testing.T, out, link string) (ms float64, partitioned bool) {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(link) + `\s+(.*)$`)
+	m := re.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no line for %s in:\n%s", link, out)
+	}
+	if strings.Contains(m[1], "partition") {
+		return 0, true
+	}
+	f := strings.Fields(m[1])
+	// IMPAIRMENT may be several words: the last five columns are numbers.
+	v, err := strconv.ParseFloat(f[len(f)-3], 64)
+	if err != nil {
+		t.Fatalf("%s: %q", link, m[1])
+	}
+	return v, false
+}
+
+// TestSitesLinksAndPartition: an async MariaDB sandbox in two sites (dc1: n1, n2; dc2:
+// n3) from a topology file. `netem apply --intra 0.2ms --inter 3ms` delays the links
+// inside dc1 by 0.4 ms and the links between the sites by 6 ms round trip (measured);
+// `status` lists the nodes by site; `fault partition dc2` cuts n3 off from n1 and n2 and
+// `fault heal dc2` removes it, after which n3 replicates again.
+func TestSitesLinksAndPartition(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	if os.Geteuid() != 0 {
+		t.Skip("sites' links need network namespaces: run as root")
+	}
+	if err := netem.UserspaceAvailable(); err != nil {
+		t.Skipf("userspace link unusable here: %v", err)
+	}
+	state := stateDir(t)
+	name := testenv.Name("sts")
+	file := filepath.Join(t.TempDir(), "ts.yaml")
+	os.WriteFile(file, []byte("name: "+name+"\nkind: async\nnodes: 3\nflavor: mariadb\nsites: {dc2: [n3], dc1: [n1, n2]}\n"), 0o644)
+	if r := habench(t, state, "deploy", "-f", file, "--network", "netns"); r.code != 0 {
+		t.Fatalf("deploy: %d %s", r.code, r.stderr)
+	}
+	r := habench(t, state, "status", name)
+	if r.code != 0 || !regexp.MustCompile(`(?m)^SITE\s+NODE`).MatchString(r.stdout) || !regexp.MustCompile(`(?m)^dc2\s+n3\s`).MatchString(r.stdout) {
+		t.Fatalf("status: want a SITE column with n3 in dc2:\n%s%s", r.stdout, r.stderr)
+	}
+	if i, j := strings.Index(r.stdout, "dc2 "), strings.Index(r.stdout, "dc1 "); i < 0 || j < 0 || i > j {
+		t.Errorf("status: want the nodes in the sites' order (dc2 first):\n%s", r.stdout)
+	}
+	r = habench(t, state, "netem", "apply", "--cluster", name, "--intra", "0.2ms", "--inter", "3ms")
+	if r.code != 0 {
+		t.Fatalf("netem apply: %d %s", r.code, r.stderr)
+	}
+	t.Logf("netem apply:\n%s", r.stdout)
+	intra, _ := linkAchieved(t, r.stdout, "n1->n2")
+	inter, _ := linkAchieved(t, r.stdout, "n1->n3")
+	inter2, _ := linkAchieved(t, r.stdout, "n3->n2")
+	if intra < 0.3 || intra > 2.5 || inter < 5.5 || inter > 9 || inter2 < 5.5 || inter2 > 9 {
+		t.Errorf("achieved RTT n1->n2 %.3f ms (want ~0.4), n1->n3 %.3f and n3->n2 %.3f ms (want ~6)", intra, inter, inter2)
+	}
+	if r := habench(t, state, "netem", "clear", name); r.code != 0 {
+		t.Fatalf("netem clear: %s", r.stderr)
+	}
+	if r := habench(t, state, "fault", "kill", "dc2", "--cluster", name); r.code != 2 || !strings.Contains(r.stderr, "site") {
+		t.Errorf("fault kill dc2: exit %d %q, want a usage error saying a site can only be partitioned", r.code, r.stderr)
+	}
+	if r := habench(t, state, "fault", "partition", "dc2", "--cluster", name); r.code != 0 {
+		t.Fatalf("fault partition dc2: %d %s", r.code, r.stderr)
+	}
+	r = habench(t, state, "netem", "show", name, "--measure")
+	t.Logf("netem show:\n%s", r.stdout)
+	if _, cut := linkAchieved(t, r.stdout, "n1->n3"); !cut {
+		t.Errorf("n1->n3 not partitioned after fault partition dc2")
+	}
+	if _, cut := linkAchieved(t, r.stdout, "n2->n1"); cut {
+		t.Errorf("n2->n1 partitioned: a site partition must leave the links among the others")
+	}
+	if r := habench(t, state, "fault", "heal", "dc2", "--cluster", name); r.code != 0 {
+		t.Fatalf("fault heal dc2: %d %s", r.code, r.stderr)
+	}
+	if r := habench(t, state, "sysbench", "oltp_write_only", "prepare", "--cluster", name, "--tables", "1", "--table-size", "100"); r.code != 0 {
+		t.Fatalf("prepare after heal: %s", r.stderr)
+	}
+	r = habench(t, state, "status", name)
+	if !regexp.MustCompile(`(?m)^dc2\s+n3\s.*io=Yes sql=Yes`).MatchString(r.stdout) {
+		t.Errorf("n3 not replicating after the heal:\n%s", r.stdout)
+	}
+	if r := habench(t, state, "destroy", name); r.code != 0 {
+		t.Errorf("destroy: %s", r.stderr)
+	}
+	noClusters(t, state, name)
+}
