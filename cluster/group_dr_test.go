@@ -29,6 +29,15 @@ func TestGroupDRPlanAndValidation(t *testing.T) {
 	if spec.Nodes != 4 || spec.Group.Mode != topology.GroupSinglePrimary {
 		t.Fatalf("defaults: %d nodes, mode %q; want 4, single-primary", spec.Nodes, spec.Group.Mode)
 	}
+	if got := fmt.Sprint(spec.Sites); got != "[{dc1 [n1 n2 n3]} {dc2 [n4]}]" {
+		t.Errorf("default sites %s, want dc1 the group, dc2 the DR replica", got)
+	}
+	own := topology.Spec{Name: "drplan", Kind: topology.GroupDR, Nodes: 5, Flavor: topology.MySQL,
+		Sites: topology.Sites{{Name: "east", Nodes: []string{"n1", "n2", "n4"}}, {Name: "west", Nodes: []string{"n3", "n5"}}}}
+	own.Defaults()
+	if err := own.Validate(); err != nil || own.Sites[0].Name != "east" {
+		t.Errorf("the user's own sites: %v %v", own.Sites, err)
+	}
 	caps := topology.CapabilitiesFor(topology.MySQL, topology.V(9, 7, 4))
 	addr := func(n string) (string, int) { i, _ := strconv.Atoi(n[1:]); return fmt.Sprintf("10.0.0.%d", i), 3306 }
 	p, err := topology.BuildPlan(spec, caps, addr)
@@ -117,6 +126,9 @@ func TestGroupDRFollowsPrimary(t *testing.T) {
 		if n.Role != want[n.Name] {
 			t.Errorf("%s: role %s, want %s", n.Name, n.Role, want[n.Name])
 		}
+	}
+	if got := fmt.Sprint(c.Spec.Sites); got != "[{dc1 [n1 n2 n3]} {dc2 [n4]}]" {
+		t.Errorf("sites %s, want dc1 the group, dc2 the DR replica", got)
 	}
 	dr := c.Node("n4")
 	if h := c.Health(ctx, dr); !strings.HasPrefix(h, "io=Yes sql=Yes") || !strings.HasSuffix(h, "from n1") {

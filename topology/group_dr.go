@@ -10,9 +10,12 @@ func init() {
 	RegisterKind(KindDef{
 		Kind: GroupDR, Base: Group, Order: 45, DefaultNodes: GroupDRMembers + 1,
 		Summary: "a single-primary Group Replication group (n1-n3) and asynchronous DR replicas (n4...) that follow its primary",
+		// The group's defaults (single-primary) come first; without sites the group is
+		// one site and the DR replicas another (dc1, dc2), so that links: {inter: 2ms}
+		// means the distance to the DR site.
 		Defaults: func(s *Spec) {
-			if s.Group.Mode == "" {
-				s.Group.Mode = GroupSinglePrimary
+			if len(s.Sites) == 0 && s.Nodes > GroupDRMembers {
+				s.Sites = GroupDRSites(s.Nodes)
 			}
 		},
 		Validate: func(s *Spec) error { return s.validateGroupDR() },
@@ -55,6 +58,20 @@ const GroupDRRetryCount = 3
 // GroupDRMinVersion is the first MySQL with managed (Group Replication) source lists for
 // asynchronous connection failover.
 var GroupDRMinVersion = V(8, 0, 23)
+
+// GroupDRSites are a group-dr topology's default sites for nodes nodes: dc1 the group's
+// members, dc2 the DR replicas.
+func GroupDRSites(nodes int) Sites {
+	dc1, dc2 := Site{Name: "dc1"}, Site{Name: "dc2"}
+	for i := 1; i <= nodes; i++ {
+		if IsGroupDRReplica(i) {
+			dc2.Nodes = append(dc2.Nodes, NodeName(i))
+		} else {
+			dc1.Nodes = append(dc1.Nodes, NodeName(i))
+		}
+	}
+	return Sites{dc1, dc2}
+}
 
 // IsGroupDRReplica reports whether node i (1-based) of a group-dr topology is a DR replica.
 func IsGroupDRReplica(i int) bool { return i > GroupDRMembers }
