@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/habench/habench/topology"
@@ -98,8 +97,9 @@ func (c *Cluster) waitDRSourceLists(ctx context.Context, timeout time.Duration) 
 }
 
 // drSource names the node a DR replica's channel is configured to replicate from now (the
-// failover mechanism rewrites the channel's host and port when it switches), with "(not
-// the primary)" when that node is not the recorded primary; "" when unreadable.
+// failover mechanism rewrites the channel's host and port when it switches), with "(a
+// secondary; ...)" when that node is not the member the group calls PRIMARY now
+// (groupWriterNow); "" when unreadable.
 func (c *Cluster) drSource(ctx context.Context, db *sql.DB) string {
 	var host string
 	var port int
@@ -107,14 +107,11 @@ func (c *Cluster) drSource(ctx context.Context, db *sql.DB) string {
 		return ""
 	}
 	name := c.nodeAt(host, port)
-	if n := c.Node(name); n != nil && n.Role != topology.RolePrimary {
-		var primaries []string
-		for _, m := range c.groupNodes() {
-			if m.Role == topology.RolePrimary {
-				primaries = append(primaries, m.Name)
-			}
-		}
-		name += fmt.Sprintf(" (not the primary %s)", strings.Join(primaries, ","))
+	switch p := groupWriterNow(ctx, c); {
+	case p == nil:
+		name += " (a secondary; the group has no primary now)"
+	case p.Name != name:
+		name += " (a secondary; the primary is " + p.Name + ")"
 	}
 	return name
 }
