@@ -176,6 +176,9 @@ func markdown(pg page) string {
 				}
 				b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 			}
+			if sec.Note != "" {
+				b.WriteString("\n" + sec.Note + "\n")
+			}
 		}
 		fmt.Fprintf(&b, "\nFiles: `%s` (settings read back from every node in its report.md and manifest.json).\n", rv.Run.Dir)
 	}

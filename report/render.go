@@ -451,6 +451,7 @@ p.common { font-size: .85em; line-height: 1.6; } p.common code { white-space: no
 <tr>{{range .}}<td class="l">{{.}}</td>{{end}}</tr>
 {{- end}}
 </table>
+{{- if .Note}}<p class="note">{{.Note}}</p>{{end}}
 {{- else}}<details><summary>as recorded</summary><pre>{{.JSON}}</pre></details>{{end}}
 {{- end}}
 <p class="note">Files: <code>{{.Run.Dir}}</code>: manifest.json, summary.json, intervals.csv, samples.csv, variables.json, report.md.</p>
