@@ -304,6 +304,13 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 	for _, f := range extraFacts(m.Extra) {
 		add(f.K, f.V)
 	}
+	if p := r.Probe(); p != nil {
+		if p.Error != "" {
+			add("lost acknowledged commits", "not checked: "+p.Error)
+		} else {
+			add("lost acknowledged commits", fmt.Sprintf("%d of %d (probe writer, checked on %s)", p.LostAcknowledged, p.Acknowledged, p.CheckedOn))
+		}
+	}
 	if s := r.Summary; s != nil {
 		if s.DataCheck != "" {
 			v.Warnings = append(v.Warnings, s.DataCheck)
