@@ -204,9 +204,31 @@ func newSection(title string, raw json.RawMessage) section {
 			return sec
 		}
 	}
-	pb, _ := json.MarshalIndent(v, "", "  ")
+	pb, _ := json.MarshalIndent(roundFloats(v), "", "  ")
 	sec.JSON = string(pb)
 	return sec
+}
+
+// roundFloats is v with every non-integer number rounded as readableFloat does (a
+// reader's JSON: "took_s": 3.034, not 3.033882895).
+func roundFloats(v any) any {
+	switch x := v.(type) {
+	case float64:
+		return json.Number(readableFloat(x))
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = roundFloats(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = roundFloats(e)
+		}
+		return out
+	}
+	return v
 }
 
 func workloadLine(r *Run) string {
