@@ -208,7 +208,7 @@ func FaultTable(fs []FaultSummary) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("| at s | fault | node | recovery s | outage of | failed attempts | caught up s | peak lag s |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| at (s since samples start) | fault | node | recovered after s | outage of | failed attempts | caught up after s | peak lag s |\n|---|---|---|---|---|---|---|---|\n")
 	for _, f := range fs {
 		rec := "still out at the end"
 		if f.RecoveryS != nil {
@@ -227,6 +227,14 @@ func FaultTable(fs []FaultSummary) string {
 	}
 	return b.String()
 }
+
+// FaultNote explains FaultTable's columns: "at" is a time on samples.csv's clock, the
+// other seconds are durations from the fault.
+const FaultNote = "at = when the fault was injected, in seconds since samples.csv's clock started (not since the start of measurement); " +
+	"recovered after = seconds from the fault to the first commit of the workers it stopped (0: the workload did not notice); " +
+	"outage of = the node (or writer) whose workers could not commit, failed attempts = their errors by code; " +
+	"caught up after = seconds from the fault (start, restart, heal, promote) until the node's visibility lag was back at or under 1 s (n/a: not seen); " +
+	"peak lag = the largest visibility lag of any node from the fault to the end of the run, in seconds."
 
 func orDash(s string) string {
 	if s == "" {

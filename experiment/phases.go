@@ -103,10 +103,19 @@ func (st *runState) cleanup() {
 	st.cleanups = nil
 }
 
-// warn records w in the manifest's warnings, logs it and prints it as a WARNING line.
+// warn records w in the manifest's warnings and says it once (see say).
 func (st *runState) warn(w, logMsg string, args ...any) {
 	st.man.Warnings = append(st.man.Warnings, w)
-	st.b.log().Warn(logMsg, args...)
+	st.say(w, logMsg, args...)
+}
+
+// say prints w as a WARNING line, or, without an output to print it to, logs it at level
+// WARN (logMsg and args): each warning once, never as both.
+func (st *runState) say(w, logMsg string, args ...any) {
+	if st.b.Stdout == nil {
+		st.b.log().Warn(logMsg, args...)
+		return
+	}
 	st.printf("WARNING: %s\n", w)
 }
 
@@ -299,8 +308,7 @@ func (st *runState) links() error {
 		st.onCleanup(func() { backend.Close() })
 		st.man.Links["impairment"] = rep
 		for _, w := range rep.Warnings {
-			b.log().Warn("link differs from the request by more than 10%", "detail", w)
-			st.printf("WARNING: %s\n", w)
+			st.say(w, "link differs from the request by more than 10%", "detail", w)
 		}
 		if err := st.writeManifest(); err != nil {
 			return err
@@ -308,8 +316,7 @@ func (st *runState) links() error {
 	}
 	st.dataCheck = b.checkData(st.ctx, st.nodes)
 	if st.dataCheck != "" {
-		b.log().Warn("prepared data does not match the options", "check", st.dataCheck)
-		st.printf("WARNING: %s\n", st.dataCheck)
+		st.say(st.dataCheck, "prepared data does not match the options", "check", st.dataCheck)
 	}
 	return nil
 }
@@ -396,8 +403,7 @@ func (st *runState) background() error {
 		go func() {
 			defer wg.Done()
 			scheduleFaults(fctx, b.Injector, b.Cluster, b.Faults, time.Now(), func(err error) {
-				b.log().Warn("fault not injected", "err", err)
-				st.printf("WARNING: %s\n", err)
+				st.say(err.Error(), "fault not injected", "err", err)
 			})
 		}()
 	}
@@ -471,7 +477,9 @@ func (st *runState) workload() {
 		// The summary printed it; the manifest and report.md say it at the top.
 		if w := result.Rate.Warning(result.TPS()); w != "" {
 			st.man.Warnings = append(st.man.Warnings, w)
-			b.log().Warn("target rate not met", "rate", result.Rate.Target, "backlog", result.Rate.Backlog)
+			if b.Stdout == nil {
+				b.log().Warn("target rate not met", "rate", result.Rate.Target, "backlog", result.Rate.Backlog)
+			}
 		}
 	}
 }
@@ -489,8 +497,7 @@ func (st *runState) convergence() error {
 		for _, n := range st.nodes {
 			if n.Name != w && spec.Cut(w, n.Name) {
 				msg := fmt.Sprintf("node %s is cut off from %s by the links: its catch-up and GTID set are not checked", n.Name, w)
-				b.log().Warn(msg)
-				st.printf("WARNING: %s\n", msg)
+				st.say(msg, msg)
 				continue
 			}
 			reachable = append(reachable, n)
@@ -578,9 +585,11 @@ func (st *runState) summarize() error {
 		pctx, cancel := st.post()
 		sum.Probe = st.probe.check(pctx)
 		cancel()
+		if p := sum.Probe; p != nil && p.Error == "" {
+			st.printf("lost acknowledged commits: %d of %d (probe writer, checked on %s)\n", p.LostAcknowledged, p.Acknowledged, p.CheckedOn)
+		}
 		if w := probeWarning(sum.Probe); w != "" {
-			man.Warnings = append(man.Warnings, w)
-			st.printf("WARNING: %s\n", w)
+			st.warn(w, "lost acknowledged commits", "lost", sum.Probe.LostAcknowledged)
 		}
 	}
 	sum.DataCheck = st.dataCheck

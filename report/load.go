@@ -608,9 +608,9 @@ func (r *Run) Latency(stat string) (float64, bool) {
 }
 
 // MaxLagS is the largest visibility lag any node showed (summary.json), false when no
-// node has a lag sample.
+// node has a lag sample or there is a single node (no replicas: the console's n/a).
 func (r *Run) MaxLagS() (float64, bool) {
-	if r.Summary == nil {
+	if r.Summary == nil || len(r.Summary.Nodes) < 2 {
 		return 0, false
 	}
 	found, m := false, 0.0
