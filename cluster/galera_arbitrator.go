@@ -75,7 +75,7 @@ func GarbdArgs(c *Cluster, n *Node) ([]string, error) {
 // startGarbd starts garbd for n in n's namespace, in its own session, records its PID and
 // waits (ReadyTimeout) until garbd is a synced member of the group: its log says
 // "Member I.J (NAME) synced with group", about 3.5 s after the start when the nodes run.
-// Error when garbd exits first (it does when it reaches no node), with its log's last lines.
+// Error when garbd exits first, with its log's last lines.
 func startGarbd(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
 	bin := garbdPath()
 	if bin == "" {
@@ -115,6 +115,15 @@ func startGarbd(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
 	n.StartTicks, _ = procStartTicks(n.PID)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	// Recorded before the wait: garbd never exits by itself once it has no peer (it
+	// retries forever), so a habench killed during the wait must leave destroy its PID
+	// (on loopback nothing else finds it; in netns mode destroy also sweeps arb's namespace).
+	if c.Dir() != "" {
+		if err := c.save(); err != nil {
+			syscall.Kill(n.PID, syscall.SIGKILL)
+			return err
+		}
+	}
 	timeout := s.ReadyTimeout
 	if timeout == 0 {
 		timeout = 90 * time.Second
