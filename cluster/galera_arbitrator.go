@@ -2,13 +2,16 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -34,8 +37,134 @@ func init() {
 		}
 		return nil
 	}
+	ops.StartArgs = stopArbitratorToBootstrap(arbitratorStartArgs(ops.StartArgs))
+	galeraRejoined := ops.Rejoined
+	ops.Rejoined = func(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
+		if galeraRejoined != nil {
+			if err := galeraRejoined(ctx, s, c, n); err != nil {
+				return err
+			}
+		}
+		return restartArbitrators(ctx, s, c)
+	}
 	RegisterKindOps(ops, topology.GaleraArbitrator)
 	RegisterProgram(topology.ArbitratorProgram, Program{Start: startGarbd, Health: garbdHealth})
+}
+
+// arbitratorStartArgs wraps galera's StartArgs for the case the arbitrator creates: every
+// node stopped cleanly while garbd ran. The last node to leave was not the last member
+// (garbd stayed), so Galera marked no node safe_to_bootstrap and galera's StartArgs refuses
+// to bootstrap. When no node runs and every node's grastate.dat has a seqno (a clean
+// shutdown; a crash leaves -1), the node with the highest seqno has every committed write
+// set: it is marked safe and bootstraps (the documented manual procedure). Any other
+// case keeps galera's answer; a node behind another is told which to start first.
+func arbitratorStartArgs(galeraStart func(*Cluster, *Node) ([]string, error)) func(*Cluster, *Node) ([]string, error) {
+	return func(c *Cluster, n *Node) ([]string, error) {
+		var args []string
+		var err error
+		if galeraStart != nil {
+			if args, err = galeraStart(c, n); err == nil {
+				return args, nil
+			}
+		}
+		safe, mine, rerr := readGrastate(n)
+		if rerr != nil || mine < 0 || safe {
+			return nil, err
+		}
+		for _, o := range c.Nodes {
+			if o == n {
+				continue
+			}
+			osafe, q, rerr := readGrastate(o)
+			if o.Running() || rerr != nil || q < 0 || osafe {
+				return nil, err
+			}
+			if q > mine {
+				return nil, fmt.Errorf("node %s: no other node of %s runs, every node stopped cleanly while the arbitrator ran, and %s has a later seqno (%d, %s %d): start %s first", n.Name, c.Name, o.Name, q, n.Name, mine, o.Name)
+			}
+		}
+		if werr := markSafeToBootstrap(n); werr != nil {
+			return nil, fmt.Errorf("%w (marking %s safe to bootstrap: %v)", err, n.Name, werr)
+		}
+		return []string{"--wsrep-new-cluster"}, nil
+	}
+}
+
+// bootstrapStopped are the arbitrators (cluster directory + "/" + name) that
+// stopArbitratorToBootstrap killed, for restartArbitrators to start again.
+var (
+	bootstrapMu      sync.Mutex
+	bootstrapStopped = map[string]bool{}
+)
+
+// stopArbitratorToBootstrap wraps StartArgs: before a node bootstraps a new Primary
+// component (--wsrep-new-cluster: no other node runs), a running garbd is killed. Left
+// alone after the nodes stopped, garbd keeps its last view (a Primary component of
+// itself, after they left cleanly) and would make the new component abort ("conflicting
+// prims: older overrides"), or it has given up on its peers and never rejoins.
+// restartArbitrators starts it again once the node is Synced.
+func stopArbitratorToBootstrap(start func(*Cluster, *Node) ([]string, error)) func(*Cluster, *Node) ([]string, error) {
+	return func(c *Cluster, n *Node) ([]string, error) {
+		args, err := start(c, n)
+		if err != nil || !slices.Contains(args, "--wsrep-new-cluster") {
+			return args, err
+		}
+		for _, a := range c.Aux {
+			if a.Program != topology.ArbitratorProgram || !a.Running() {
+				continue
+			}
+			if !signalAndWait(a.PID, a.StartTicks, syscall.SIGKILL, 10*time.Second) {
+				return nil, fmt.Errorf("node %s bootstraps the cluster: arbitrator %s (pid %d) survived SIGKILL", n.Name, a.Name, a.PID)
+			}
+			bootstrapMu.Lock()
+			bootstrapStopped[c.Dir()+"/"+a.Name] = true
+			bootstrapMu.Unlock()
+		}
+		return args, nil
+	}
+}
+
+// restartArbitrators starts the arbitrators stopArbitratorToBootstrap killed (Rejoined:
+// the bootstrapped node is Synced) and saves their PIDs.
+func restartArbitrators(ctx context.Context, s *Sandbox, c *Cluster) error {
+	var errs []error
+	for _, a := range c.Aux {
+		key := c.Dir() + "/" + a.Name
+		bootstrapMu.Lock()
+		again := bootstrapStopped[key]
+		delete(bootstrapStopped, key)
+		bootstrapMu.Unlock()
+		if !again || a.Running() {
+			continue
+		}
+		if err := startGarbd(ctx, s, c, a); err != nil {
+			errs = append(errs, fmt.Errorf("arbitrator %s, restarted after the bootstrap: %w", a.Name, err))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if c.Dir() != "" {
+		return c.save()
+	}
+	return nil
+}
+
+// markSafeToBootstrap sets safe_to_bootstrap: 1 in n's grastate.dat.
+func markSafeToBootstrap(n *Node) error {
+	p := filepath.Join(n.Dir, "data", "grastate.dat")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	re := regexp.MustCompile(`(?m)^safe_to_bootstrap:\s*0\s*$`)
+	if !re.Match(b) {
+		return fmt.Errorf("no safe_to_bootstrap: 0 line in %s", p)
+	}
+	if err := os.WriteFile(p+".tmp", re.ReplaceAll(b, []byte("safe_to_bootstrap: 1")), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(p+".tmp", p)
 }
 
 // garbdPath is the host's garbd ("" when missing). It runs on the host, also next to
@@ -88,6 +217,9 @@ func startGarbd(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
 	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
 		return err
 	}
+	// garbd keeps no data, only its last view (gvwstate.dat, pc.recovery): restored, an
+	// old view can conflict with a component bootstrapped since; it joins as new instead.
+	os.Remove(filepath.Join(n.Dir, "gvwstate.dat"))
 	logPath := filepath.Join(n.Dir, "garbd.log")
 	var logStart int64
 	if fi, err := os.Stat(logPath); err == nil {
