@@ -32,6 +32,10 @@ func TestArbitratorSpec(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Errorf("validate: %v", err)
 	}
+	// The kind's behaviour is galera's, copied when its file initialises (after galera.go).
+	if o := cluster.OpsOf(topology.GaleraArbitrator); o.Ready == nil || o.Command == nil || o.PrepareNode == nil || o.Stuck == nil {
+		t.Error("galera-arbitrator's KindOps lack galera's (Ready, Command, PrepareNode, Stuck)")
+	}
 	if d := topology.KindOf(topology.GaleraArbitrator); d.DefaultNodes != 4 {
 		t.Errorf("default nodes %d", d.DefaultNodes)
 	}
