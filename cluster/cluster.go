@@ -46,8 +46,14 @@ type Node struct {
 	Program string `json:"program,omitempty"`
 }
 
-// Addr returns "host:port".
-func (n *Node) Addr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.Port)) }
+// Addr returns "host:port", or the host alone for an aux member without a port of its
+// own (an arbitrator in its own namespace listens on its program's standard port).
+func (n *Node) Addr() string {
+	if n.Port == 0 && n.IsAux() {
+		return n.Host
+	}
+	return net.JoinHostPort(n.Host, strconv.Itoa(n.Port))
+}
 
 // Cluster is a deployed topology.
 type Cluster struct {
