@@ -126,15 +126,22 @@ type FaultSummary struct {
 	Action string  `json:"action"`
 	Node   string  `json:"node"`
 	Error  string  `json:"error,omitempty"`
-	// RecoveryS is the time from the fault to the first commit after it of the workers
-	// it stopped: the end of the outage (OutageS on that node, or on the writer when the
-	// workers follow it) that was open at the fault or began within 10 s after it. 0 when
-	// no outage followed (the workload did not notice); nil when the outage was still
-	// open at the end of the run.
+	// RecoveryS is the time from the fault until the workload's commits were back to
+	// normal: the end of the last disturbed report interval from the fault on (see
+	// disturbed; resolution: the report interval), or the end of the workload outage
+	// (OutageS on the fault's node, or on the writer when the workers follow it) that was
+	// open at the fault or began within 10 s after it, whichever is later. 0 only when no
+	// interval from the fault's on was disturbed and no outage followed (the workload did
+	// not notice); nil when the workload had not recovered by the end of the run.
 	RecoveryS *float64 `json:"recovery_s"`
 	// Outage is the node (or "writer") of that outage; ErrorsByCode its failed attempts.
 	Outage       string           `json:"outage,omitempty"`
 	ErrorsByCode map[string]int64 `json:"errors_by_code,omitempty"`
+	// Errors and Reconnects are the workload's failed attempts and reconnects in the
+	// disturbed intervals (intervals.csv's errors and reconnects); MinTPS their lowest TPS.
+	Errors     int64    `json:"errors,omitempty"`
+	Reconnects int64    `json:"reconnects,omitempty"`
+	MinTPS     *float64 `json:"min_tps,omitempty"`
 	// CaughtUpS, for start, restart, heal and promote: the time from the fault to the
 	// first sample in which the node's visibility lag was back at or under 1 s (nil: not
 	// seen). PeakLagS: the largest lag of any node from the fault to the end of the run.
@@ -142,17 +149,125 @@ type FaultSummary struct {
 	PeakLagS  *float64 `json:"peak_lag_s,omitempty"`
 }
 
-// faultSummaries measures each fault with the run's outages and lag samples.
-func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sampler.Sample) []FaultSummary {
+// FaultInterval is one report interval of the workload (a row of intervals.csv) as the
+// fault measures read it: EndS on samples.csv's clock (intervals.csv's elapsed_s plus
+// manifest.json's intervals_offset_s), LengthS its length.
+type FaultInterval struct {
+	EndS, LengthS                    float64
+	TPS                              float64
+	Transactions, Errors, Reconnects int64
+}
+
+// faultIntervals converts the workload's intervals for faultSummaries; offset is
+// manifest.json's intervals_offset_s.
+func faultIntervals(ivs []workload.Interval, offset float64) []FaultInterval {
+	var out []FaultInterval
+	for _, iv := range ivs {
+		out = append(out, FaultInterval{EndS: iv.Elapsed.Seconds() + offset, LengthS: iv.Length.Seconds(), TPS: iv.TPS,
+			Transactions: iv.Transactions, Errors: iv.Errors, Reconnects: iv.Reconnects})
+	}
+	return out
+}
+
+// intervalNorm is what the workload did before the run's first fault: the median TPS of
+// the report intervals that ended before it and their largest error and reconnect counts
+// (ok false when no interval ended before it).
+type intervalNorm struct {
+	medianTPS          float64
+	maxErrs, maxReconn int64
+	ok                 bool
+}
+
+func normBefore(ivs []FaultInterval, t float64) intervalNorm {
+	var n intervalNorm
+	var tps []float64
+	for _, iv := range ivs {
+		if iv.EndS > t {
+			break
+		}
+		tps = append(tps, iv.TPS)
+		n.maxErrs, n.maxReconn = max(n.maxErrs, iv.Errors), max(n.maxReconn, iv.Reconnects)
+	}
+	if len(tps) == 0 {
+		return n
+	}
+	slices.Sort(tps)
+	n.medianTPS = tps[len(tps)/2]
+	if len(tps)%2 == 0 {
+		n.medianTPS = (tps[len(tps)/2-1] + tps[len(tps)/2]) / 2
+	}
+	n.ok = true
+	return n
+}
+
+// disturbed says whether a report interval shows a workload that was not committing as
+// before the faults: no commit, TPS under half the median of the intervals before the
+// first fault, or more failed attempts or reconnects than any of those intervals had
+// (without intervals before the first fault: any failed attempt or reconnect).
+func (n intervalNorm) disturbed(iv FaultInterval) bool {
+	if iv.Transactions == 0 || iv.Errors > n.maxErrs || iv.Reconnects > n.maxReconn {
+		return true
+	}
+	return n.ok && iv.TPS < n.medianTPS/2
+}
+
+// intervalRecovery measures a fault at atS with the report intervals: the disturbed
+// intervals that begin with the interval containing the fault or the next one, and run
+// until the first undisturbed interval. rec is from the fault to the end of the last
+// disturbed one (0 when neither of the first two was disturbed); open when the run
+// ended disturbed; found false when no interval covers the fault.
+func intervalRecovery(atS float64, ivs []FaultInterval, norm intervalNorm) (rec float64, open, found bool, errs, reconn int64, minTPS *float64) {
+	first := -1
+	for i, iv := range ivs {
+		if iv.EndS > atS {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return 0, false, false, 0, 0, nil
+	}
+	end := -1.0
+	for i := first; i < len(ivs); i++ {
+		iv := ivs[i]
+		if !norm.disturbed(iv) {
+			if end >= 0 || i > first {
+				break // recovered, or the first two intervals were not disturbed
+			}
+			continue
+		}
+		end = iv.EndS
+		errs, reconn = errs+iv.Errors, reconn+iv.Reconnects
+		if minTPS == nil || iv.TPS < *minTPS {
+			v := iv.TPS
+			minTPS = &v
+		}
+		if i == len(ivs)-1 {
+			open = true
+		}
+	}
+	if end < 0 {
+		return 0, false, true, 0, 0, nil
+	}
+	return max(0, end-atS), open, true, errs, reconn, minTPS
+}
+
+// faultSummaries measures each fault with the run's report intervals (on samples.csv's
+// clock, see FaultInterval), its outages and lag samples.
+func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sampler.Sample, ivs []FaultInterval) []FaultSummary {
 	var out []FaultSummary
+	var norm intervalNorm
+	if len(faults) > 0 {
+		norm = normBefore(ivs, faults[0].AtS)
+	}
 	for i, f := range faults {
 		fs := FaultSummary{AtS: f.AtS, Action: f.Action, Node: f.Node, Error: f.Error}
 		until := math.Inf(1)
 		if i+1 < len(faults) {
 			until = faults[i+1].AtS
 		}
-		zero := 0.0
-		fs.RecoveryS = &zero
+		rec, open, _, errs, reconn, minTPS := intervalRecovery(f.AtS, ivs, norm)
+		fs.Errors, fs.Reconnects, fs.MinTPS = errs, reconn, minTPS
 		// The outage of the fault's node or of the writer first, else any that began with
 		// it (a Galera node's death stalls the others).
 		for pass := 0; pass < 2 && fs.Outage == ""; pass++ {
@@ -169,14 +284,14 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 					continue
 				}
 				fs.Outage, fs.ErrorsByCode = o.Node, o.ErrorsByCode
-				if o.Open {
-					fs.RecoveryS = nil
-				} else {
-					r := math.Max(0, d+o.DurationS)
-					fs.RecoveryS = &r
-				}
+				open = open || o.Open
+				rec = max(rec, d+o.DurationS)
 				break
 			}
+		}
+		if !open {
+			r := max(0, rec)
+			fs.RecoveryS = &r
 		}
 		var peak *float64
 		for _, s := range samples {
@@ -208,7 +323,7 @@ func FaultTable(fs []FaultSummary) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("| at s | fault | node | recovery s | outage of | failed attempts | caught up s | peak lag s |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| at s | fault | node | recovery s | outage of | failed attempts | reconnects | min TPS | caught up s | peak lag s |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, f := range fs {
 		rec := "still out at the end"
 		if f.RecoveryS != nil {
@@ -222,11 +337,25 @@ func FaultTable(fs []FaultSummary) string {
 		for _, c := range slices.Sorted(maps.Keys(f.ErrorsByCode)) {
 			codes = append(codes, fmt.Sprintf("%s x%d", c, f.ErrorsByCode[c]))
 		}
-		fmt.Fprintf(&b, "| %.2f | %s | %s | %s | %s | %s | %s | %s |\n", f.AtS, action, f.Node, rec, orDash(f.Outage), orDash(strings.Join(codes, ", ")),
-			fmtOpt(f.CaughtUpS, "%.1f"), fmtOpt(f.PeakLagS, "%.2f"))
+		failed := strings.Join(codes, ", ")
+		if failed == "" && f.Errors > 0 {
+			failed = fmt.Sprint(f.Errors)
+		}
+		reconn := "-"
+		if f.Reconnects > 0 {
+			reconn = fmt.Sprint(f.Reconnects)
+		}
+		fmt.Fprintf(&b, "| %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f.AtS, action, f.Node, rec, orDash(f.Outage), orDash(failed), reconn,
+			fmtOpt(f.MinTPS, "%.0f"), fmtOpt(f.CaughtUpS, "%.1f"), fmtOpt(f.PeakLagS, "%.2f"))
 	}
 	return b.String()
 }
+
+// FaultLegend explains FaultTable's columns.
+const FaultLegend = "recovery = from the fault until the workload's commits were back to normal: the end of the last report interval, from the fault's on, " +
+	"with TPS under half the median before the first fault or more failed attempts or reconnects than any interval before it, or the end of the outage the fault caused, whichever is later " +
+	"(0: the workload did not notice; resolution: the report interval); failed attempts and reconnects are the workload's in those intervals (by MySQL error code when an outage of at least 1 s recorded them), " +
+	"min TPS their lowest; caught up = until the node's heartbeat lag was back under 1 s; times on samples.csv's clock."
 
 func orDash(s string) string {
 	if s == "" {

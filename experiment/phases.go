@@ -82,9 +82,10 @@ type runState struct {
 	probe          *probe
 
 	// workload
-	result *workload.Result
-	runErr error
-	psNote string
+	result    *workload.Result
+	runErr    error
+	intervals []FaultInterval // the workload's report intervals, on samples.csv's clock
+	psNote    string
 
 	// convergence and summary
 	conv       *Convergence
@@ -432,6 +433,7 @@ func (st *runState) workload() {
 			// samples.csv's clock.
 			st.man.IntervalsOffsetS = time.Since(st.sampleStart).Seconds() - iv.Elapsed.Seconds()
 		})
+		st.intervals = append(st.intervals, faultIntervals([]workload.Interval{iv}, st.man.IntervalsOffsetS)...)
 		if b.Stdout != nil && printIntervals {
 			workload.PrintInterval(b.Stdout, iv, b.Options)
 		}
@@ -591,7 +593,7 @@ func (st *runState) summarize() error {
 		st.warn(w, "host CPU-saturated", "detail", w)
 	}
 	sum.Outages = outageSummaries(st.result)
-	sum.Faults = faultSummaries(man.Faults, sum.Outages, st.allSamples)
+	sum.Faults = faultSummaries(man.Faults, sum.Outages, st.allSamples, st.intervals)
 	sum.NodeStates = nodeStates(st.allSamples)
 	st.sum = sum
 	st.out.Summary = sum

@@ -126,7 +126,7 @@ func Report(m *Manifest, s *Summary) string {
 	}
 	if t := FaultTable(s.Faults); t != "" {
 		b.WriteString("\n## Faults\n\n" + t)
-		b.WriteString("\nrecovery = from the fault to the first commit of the workers it stopped (0: the workload did not notice); times on samples.csv's clock.\n")
+		b.WriteString("\n" + FaultLegend + "\n")
 	}
 	if p := s.Probe; p != nil {
 		fmt.Fprintf(&b, "\n## Probe writer\n\n%d acknowledged commits, %d failed; **%d acknowledged commits lost** on %s; %d rows present whose commit failed.\n",
