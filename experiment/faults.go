@@ -118,6 +118,32 @@ func faultedDown(faults []RunFault) map[string]bool {
 	return down
 }
 
+// downBy says which of faults left node down ("fault kill at 3.0 s", on samples.csv's
+// clock), "" when none did (none, or a later start or restart).
+func downBy(faults []RunFault, node string) string {
+	if f := downFault(faults, node); f != nil {
+		return fmt.Sprintf("fault %s at %.1f s", f.Action, f.AtS)
+	}
+	return ""
+}
+
+// downFault is the kill or stop among faults that left node down (nil: none did).
+func downFault(faults []RunFault, node string) *RunFault {
+	var last *RunFault
+	for i, f := range faults {
+		if f.Error != "" || f.Node != node {
+			continue
+		}
+		switch f.Action {
+		case "kill", "stop":
+			last = &faults[i]
+		case "start", "restart":
+			last = nil
+		}
+	}
+	return last
+}
+
 // FaultSummary is one fault of the run as summary.json's "faults" measures it.
 type FaultSummary struct {
 	// AtS is the fault's time on samples.csv's clock; Action, Node and Error as in
