@@ -114,6 +114,20 @@ func NodeStateTable(ns []NodeState) string {
 	return b.String()
 }
 
+// setDownAtEnd marks the nodes whose last down window in states was still open.
+func setDownAtEnd(nodes []NodeLag, states []NodeState) {
+	for _, st := range states {
+		if len(st.Down) == 0 || !st.Down[len(st.Down)-1].Open {
+			continue
+		}
+		for i := range nodes {
+			if nodes[i].Node == st.Node {
+				nodes[i].DownAtEnd = true
+			}
+		}
+	}
+}
+
 // setRolesAtEnd sets RoleEnd of the nodes whose role in now (the cluster's record after
 // the run) differs from the one they started with.
 func setRolesAtEnd(nodes []NodeLag, now *cluster.Cluster) {

@@ -637,6 +637,7 @@ func (st *runState) summarize() error {
 	sum.Outages = outageSummaries(st.result)
 	sum.Faults = faultSummaries(man.Faults, sum.Outages, st.allSamples, st.intervals)
 	sum.NodeStates = nodeStates(st.allSamples)
+	setDownAtEnd(sum.Nodes, sum.NodeStates)
 	if c := b.Cluster; c != nil && c.Dir() != "" && !c.Existing() {
 		if now, err := c.Reload(); err == nil {
 			setRolesAtEnd(sum.Nodes, now)

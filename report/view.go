@@ -237,7 +237,7 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 		}
 		add("link impairment", desc)
 		if li.Note != "" {
-			add("link round trips", li.Note)
+			add("note", li.Note)
 		}
 		v.Warnings = append(v.Warnings, li.Warnings...)
 	} else if len(m.Links) > 0 {
@@ -400,6 +400,9 @@ func nodeTable(r *Run) []nodeStats {
 			}
 			if s.RoleEnd != "" {
 				ns.Role += " → " + s.RoleEnd
+			}
+			if s.DownAtEnd {
+				ns.Role += " (down)"
 			}
 			ns.LagMax, ns.LagAvg = fmtOpt(s.LagMaxS, "%.3f"), fmtOpt(s.LagAvgS, "%.3f")
 			ns.BacklogMax = fmtOpt(s.BacklogMaxTrx, "%.0f")

@@ -134,7 +134,8 @@ func (h *Heartbeat) write(ctx context.Context, src Node, seq uint64, cfg Config,
 	log := cfg.Logger.With("sampler", "heartbeat", "node", src.Name)
 	t := time.NewTicker(period)
 	defer t.Stop()
-	failing := 0
+	failing, reportAfter := 0, 3
+	var firstErr error
 	var checked time.Time
 	for {
 		if cfg.Roles != nil && (failing > 0 || time.Since(checked) >= time.Second) {
@@ -156,16 +157,25 @@ func (h *Heartbeat) write(ctx context.Context, src Node, seq uint64, cfg Config,
 		case err != nil:
 			h.writeErrors.Add(1)
 			if failing++; failing == 1 {
+				firstErr = err
+			}
+			// Reported after a few failures (or at the recovery): a fault's record
+			// (Expected) is written once its action returned, just after the first
+			// failures it causes.
+			if failing == reportAfter {
 				if why := expected(cfg, src.Name); why != "" {
-					log.Debug("heartbeat write failed (expected)", "err", err, "why", why)
+					log.Debug("heartbeat write failed (expected)", "err", firstErr, "why", why)
 				} else {
-					log.Warn("heartbeat write failed", "err", err)
+					log.Warn("heartbeat write failed", "err", firstErr)
 				}
 			}
 		default:
 			h.log.record(seq, h.now())
-			if failing > 0 {
+			switch {
+			case failing >= reportAfter:
 				log.Info("heartbeat write recovered", "failed_writes", failing)
+			case failing > 0 && expected(cfg, src.Name) == "":
+				log.Warn("heartbeat write failed", "err", firstErr, "failed_writes", failing)
 			}
 			failing = 0
 		}
