@@ -65,13 +65,14 @@ func (c Config) withDefaults() Config {
 
 // pair is one (sampler, node) combination and its error bookkeeping.
 type pair struct {
-	s      Sampler
-	n      Node
-	log    *slog.Logger
-	busy   atomic.Bool // a Sample call is in flight (possibly past its timeout)
-	errs   uint64      // cumulative errors; touched only by Run's goroutine
-	streak int         // consecutive failing ticks; touched only by Run's goroutine
-	quiet  bool        // the streak's failures so far were expected (Config.Expected)
+	s       Sampler
+	n       Node
+	log     *slog.Logger
+	busy    atomic.Bool // a Sample call is in flight (possibly past its timeout)
+	errs    uint64      // cumulative errors; touched only by Run's goroutine
+	streak  int         // consecutive failing ticks; touched only by Run's goroutine
+	quiet   bool        // the streak's failures so far were expected (Config.Expected)
+	pending error       // the streak's first failure, not logged yet (Config.Expected)
 }
 
 // Runner samples every node with every sampler that supports it, once per Interval.
@@ -352,9 +353,16 @@ func (r *Runner) call(ctx context.Context, t *Tick, i int, p *pair, n Node, ch c
 }
 
 // account counts an error and logs the first error of a streak (Warn), later ones (Debug)
-// and the recovery (Info), so a dead node does not flood the log.
+// and the recovery (Info), so a dead node does not flood the log. With Config.Expected,
+// failures blamed on a node that is down on purpose are one Note instead, and the first
+// failure of a streak is judged at the next tick: a fault's record is written once its
+// action returned, just after the first failures it causes.
 func (r *Runner) account(p *pair, err error) {
 	if err == nil {
+		if p.pending != nil {
+			p.log.Warn("sampler failed", "err", p.pending)
+			p.pending = nil
+		}
 		if p.streak > 0 {
 			p.log.Info("sampler recovered", "failed_ticks", p.streak)
 		}
@@ -383,16 +391,24 @@ func (r *Runner) account(p *pair, err error) {
 				}
 			}
 			p.log.Debug("sampler failed (expected)", "err", err, "why", why, "failed_ticks", p.streak)
-			p.quiet = true
+			p.quiet, p.pending = true, nil
+			return
+		}
+		if p.streak == 1 {
+			p.pending = err // judged at the next tick
 			return
 		}
 	}
-	if p.streak == 1 || p.quiet {
-		p.quiet = false
+	switch {
+	case p.pending != nil:
+		p.log.Warn("sampler failed", "err", p.pending)
+		p.pending = nil
+	case p.streak == 1 || p.quiet:
 		p.log.Warn("sampler failed", "err", err)
-	} else {
+	default:
 		p.log.Debug("sampler still failing", "err", err, "failed_ticks", p.streak)
 	}
+	p.quiet = false
 }
 
 func (r *Runner) remember(samples []Sample) {

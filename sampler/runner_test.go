@@ -381,3 +381,34 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestRunnerExpectedLate: the fault's record lands after the first failure it causes: no
+// warning, one note; a failure nobody expects is still a warning.
+func TestRunnerExpectedLate(t *testing.T) {
+	for _, late := range []bool{true, false} {
+		var mu sync.Mutex
+		calls := 0
+		var logs strings.Builder
+		var notes []string
+		cfg := Config{Interval: 20 * time.Millisecond, Timeout: 10 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs}, nil)),
+			Expected: func(node string) string {
+				mu.Lock()
+				defer mu.Unlock()
+				if calls++; late && calls > 1 {
+					return "fault kill at 3.0 s"
+				}
+				return ""
+			},
+			Note: func(m string) { notes = append(notes, m) }}
+		r := NewRunner(cfg, []Node{{Name: "n1", Role: topology.RoleReplica}}, []Sampler{&fakeSampler{name: "f", mode: "err"}})
+		collect(t, r, 150*time.Millisecond)
+		warned := strings.Contains(logs.String(), "level=WARN")
+		if late && (warned || len(notes) != 1) {
+			t.Errorf("late record: notes %q, log:\n%s", notes, logs.String())
+		}
+		if !late && (!warned || len(notes) != 0 || strings.Count(logs.String(), "level=WARN") != 1) {
+			t.Errorf("unexpected failure: notes %q, log:\n%s", notes, logs.String())
+		}
+	}
+}
