@@ -253,3 +253,12 @@ func (c *Cluster) Host(n *Node) host.Host {
 	}
 	return host.Local{Netns: n.Netns}
 }
+
+// Reload reads c's state file again (a copy: c is unchanged), to see what another actor
+// recorded since c was loaded (a promote's new roles). An error for a cluster without one.
+func (c *Cluster) Reload() (*Cluster, error) {
+	if c.path == "" {
+		return nil, fmt.Errorf("cluster %s: no state file", c.Name)
+	}
+	return loadState(c.path)
+}

@@ -59,6 +59,9 @@ func Report(m *Manifest, s *Summary) string {
 		for _, w := range lr.Warnings {
 			fmt.Fprintf(&b, "\n**warning:** %s\n", w)
 		}
+		if lr.Note != "" {
+			fmt.Fprintf(&b, "\n%s.\n", lr.Note)
+		}
 		b.WriteString("\n")
 	}
 	opts, _ := m.Workload["options"].(map[string]string)
@@ -100,9 +103,16 @@ func Report(m *Manifest, s *Summary) string {
 			ver[n.Name] = n.Version
 		}
 		for _, n := range s.Nodes {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %.0f |\n", n.Node, n.Role, ver[n.Node], fmtOpt(n.LagMaxS, "%.3f"), fmtOpt(n.LagAvgS, "%.3f"), fmtOpt(n.BacklogMaxTrx, "%.0f"), n.Samples, n.SamplerErrors)
+			role := n.Role
+			if n.RoleEnd != "" {
+				role += " → " + n.RoleEnd
+			}
+			if n.DownAtEnd {
+				role += " (down)"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %.0f |\n", n.Node, role, ver[n.Node], fmtOpt(n.LagMaxS, "%.3f"), fmtOpt(n.LagAvgS, "%.3f"), fmtOpt(n.BacklogMaxTrx, "%.0f"), n.Samples, n.SamplerErrors)
 		}
-		b.WriteString("\nlag = visibility lag of a heartbeat row the writer (the source, primary, or first Galera node) writes every 100 ms (0 = the node shows the newest one); backlog = transactions committed on the writer and not yet applied on the node (includes the heartbeat's 10 writes per second). n/a = not applicable (e.g. backlog on the writer) or no sample (node unreachable, sampler failing: see sampler errors).\n")
+		b.WriteString("\nrole: at the start of the run, and after the arrow at its end when a fault of the run changed it (a promote); (down): no sampler reached it at the end. lag = visibility lag of a heartbeat row the writer (the source, primary, or first Galera node) writes every 100 ms (0 = the node shows the newest one); backlog = transactions committed on the writer and not yet applied on the node (includes the heartbeat's 10 writes per second). n/a = not applicable (e.g. backlog on the writer) or no sample (node unreachable, sampler failing: see sampler errors).\n")
 		if s.SamplesWindow != "" {
 			b.WriteString("\nThese figures, and the semi-sync, group and Galera ones below, cover the samples " + s.SamplesWindow + " (the warm-up excluded, as TPS and latency).\n")
 		}

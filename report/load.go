@@ -194,6 +194,7 @@ type LinkImpairment struct {
 		Partitioned  bool    `json:"partitioned"`
 	} `json:"rtt"`
 	Warnings []string `json:"warnings"`
+	Note     string   `json:"note"`
 }
 
 // Summary is the part of summary.json the report shows. Latencies in milliseconds.
@@ -247,6 +248,8 @@ type Outage struct {
 type NodeSummary struct {
 	Node          string   `json:"node"`
 	Role          string   `json:"role"`
+	RoleEnd       string   `json:"role_end"`    // the role at the end when a fault changed it
+	DownAtEnd     bool     `json:"down_at_end"` // no sampler reached it at the end
 	LagMaxS       *float64 `json:"lag_max_s"`
 	LagAvgS       *float64 `json:"lag_avg_s"`
 	BacklogMaxTrx *float64 `json:"backlog_max_trx"`

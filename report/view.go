@@ -303,6 +303,9 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 			desc += ", link thread " + li.LinkThread
 		}
 		add("link impairment", desc)
+		if li.Note != "" {
+			add("note", li.Note)
+		}
 		v.Warnings = append(v.Warnings, li.Warnings...)
 	} else if len(m.Links) > 0 {
 		add("link impairment", "none")
@@ -528,6 +531,12 @@ func nodeTable(r *Run) []nodeStats {
 		if s, ok := sum[name]; ok {
 			if ns.Role == "" {
 				ns.Role = s.Role
+			}
+			if s.RoleEnd != "" {
+				ns.Role += " → " + s.RoleEnd
+			}
+			if s.DownAtEnd {
+				ns.Role += " (down)"
 			}
 			ns.LagMax, ns.LagAvg = fmtOpt(s.LagMaxS, "%.3f"), fmtOpt(s.LagAvgS, "%.3f")
 			ns.BacklogMax = fmtOpt(s.BacklogMaxTrx, "%.0f")

@@ -418,4 +418,7 @@ func printLinkReport(w io.Writer, r *experiment.LinkReport) {
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "WARNING: achieved differs from requested: %s\n", wn)
 	}
+	if r.Note != "" {
+		fmt.Fprintf(w, "NOTE: %s\n", r.Note)
+	}
 }
