@@ -46,8 +46,14 @@ type Node struct {
 	Program string `json:"program,omitempty"`
 }
 
-// Addr returns "host:port".
-func (n *Node) Addr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.Port)) }
+// Addr returns "host:port", or the host alone for an aux member without a port of its
+// own (an arbitrator in its own namespace listens on its program's standard port).
+func (n *Node) Addr() string {
+	if n.Port == 0 && n.IsAux() {
+		return n.Host
+	}
+	return net.JoinHostPort(n.Host, strconv.Itoa(n.Port))
+}
 
 // Cluster is a deployed topology.
 type Cluster struct {
@@ -246,4 +252,13 @@ func (c *Cluster) Host(n *Node) host.Host {
 		return nil
 	}
 	return host.Local{Netns: n.Netns}
+}
+
+// Reload reads c's state file again (a copy: c is unchanged), to see what another actor
+// recorded since c was loaded (a promote's new roles). An error for a cluster without one.
+func (c *Cluster) Reload() (*Cluster, error) {
+	if c.path == "" {
+		return nil, fmt.Errorf("cluster %s: no state file", c.Name)
+	}
+	return loadState(c.path)
 }

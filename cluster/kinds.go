@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os/exec"
+	"reflect"
 	"slices"
 
 	"github.com/habench/habench/topology"
@@ -80,16 +81,29 @@ func RegisterKindOps(ops KindOps, kinds ...topology.Kind) {
 // RegistrationErrors lists refused RegisterKindOps calls (a unit test keeps it empty).
 func RegistrationErrors() []string { return slices.Clone(kindOpsErrs) }
 
-// OpsOf returns the KindOps of kind k: its own, else its base's (topology.KindDef.Base),
-// else empty ones (replication behaviour). Never nil.
+// OpsOf returns the KindOps of kind k: its own, with every nil field taken from its
+// base's (topology.KindDef.Base, transitively), so a kind extending another sets only
+// what differs, whatever order the files initialise in; empty ones (replication
+// behaviour) for a kind nobody registered. Never nil.
 func OpsOf(k topology.Kind) *KindOps {
+	out := &KindOps{}
 	for i := 0; k != "" && i < 8; i++ {
 		if o, ok := kindOps[k]; ok {
-			return o
+			fillNil(out, o)
 		}
 		k = topology.KindOf(k).Base
 	}
-	return &KindOps{}
+	return out
+}
+
+// fillNil sets every nil func field of dst to src's.
+func fillNil(dst, src *KindOps) {
+	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
+	for i := 0; i < d.NumField(); i++ {
+		if d.Field(i).IsNil() {
+			d.Field(i).Set(s.Field(i))
+		}
+	}
 }
 
 // ops is OpsOf the cluster's kind.

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"context"
+	"database/sql"
 	"testing"
 
 	"github.com/habench/habench/topology"
@@ -17,5 +19,12 @@ func TestKindOpsRegistered(t *testing.T) {
 	}
 	if OpsOf(topology.Group).Rejoin == nil || OpsOf(topology.Galera).StartArgs == nil {
 		t.Error("group and galera ops are not the registered ones")
+	}
+	// A kind extending galera that sets only Health gets galera's other operations.
+	topology.RegisterKind(topology.KindDef{Kind: "testgx", Base: topology.Galera, Plan: topology.KindOf(topology.Galera).Plan})
+	RegisterKindOps(KindOps{Health: func(context.Context, *Cluster, *Node, *sql.DB) string { return "x" }}, "testgx")
+	defer delete(kindOps, "testgx")
+	if o := OpsOf("testgx"); o.StartArgs == nil || o.Health == nil || o.Health(context.Background(), nil, nil, nil) != "x" {
+		t.Error("a kind extending galera: want its own Health and galera's StartArgs")
 	}
 }

@@ -146,8 +146,14 @@ type Manifest struct {
 // NodeLag summarises one node's samples over the run. Lag fields are null when the node
 // produced no lag sample (unreachable, sampler failing): never a misleading 0.
 type NodeLag struct {
-	Node          string   `json:"node"`
-	Role          string   `json:"role"`
+	Node string `json:"node"`
+	// Role is the node's role at the start of the run; RoleEnd its role at the end (in
+	// the cluster's record, after the run's faults), only when it differs ("source" for a
+	// promoted replica).
+	Role    string `json:"role"`
+	RoleEnd string `json:"role_end,omitempty"`
+	// DownAtEnd: no sampler reached the node at the end of the run (node_states).
+	DownAtEnd     bool     `json:"down_at_end,omitempty"`
 	LagMaxS       *float64 `json:"lag_max_s"`
 	LagAvgS       *float64 `json:"lag_avg_s"`
 	BacklogMaxTrx *float64 `json:"backlog_max_trx"`

@@ -79,6 +79,14 @@ func memberWord(k topology.Kind) string { return topology.KindOf(k).MemberWord }
 // "replica n2 is down (connection refused); replica n3 is behind (applier stopped: ...)";
 // "" when all converged. skipDown leaves out nodes that are down on purpose (a fault).
 func (cv *Convergence) Problems(k topology.Kind, skipDown map[string]bool) string {
+	return cv.ProblemsAfter(k, skipDown, nil, nil)
+}
+
+// ProblemsAfter is Problems for a run with faults (on samples.csv's clock) whose nodes
+// started with startRoles: a node one of the faults left down is "down (killed by the
+// run's fault at 3.0 s)", and called "old source n1" when it was the writer at the start
+// and is no longer.
+func (cv *Convergence) ProblemsAfter(k topology.Kind, skipDown map[string]bool, faults []RunFault, startRoles map[string]string) string {
 	var ps []string
 	for _, n := range cv.Nodes {
 		who := memberWord(k) + " " + n.Node
@@ -88,9 +96,19 @@ func (cv *Convergence) Problems(k topology.Kind, skipDown map[string]bool) strin
 		switch n.State {
 		case Converged:
 		case Down:
-			if !skipDown[n.Node] {
-				ps = append(ps, fmt.Sprintf("%s is down (%s)", who, n.Reason))
+			if skipDown[n.Node] {
+				continue
 			}
+			f := downFault(faults, n.Node)
+			if f == nil {
+				ps = append(ps, fmt.Sprintf("%s is down (%s)", who, n.Reason))
+				continue
+			}
+			if r := topology.Role(startRoles[n.Node]); n.Node != cv.Writer && (r == topology.RoleSource || r == topology.RolePrimary) {
+				who = "old " + string(r) + " " + n.Node
+			}
+			verb := map[string]string{"kill": "killed", "stop": "stopped"}[f.Action]
+			ps = append(ps, fmt.Sprintf("%s is down (%s by the run's fault at %.1f s)", who, verb, f.AtS))
 		case Behind:
 			ps = append(ps, fmt.Sprintf("%s is behind (%s)", who, n.Reason))
 		case Diverged:

@@ -118,6 +118,32 @@ func faultedDown(faults []RunFault) map[string]bool {
 	return down
 }
 
+// downBy says which of faults left node down ("fault kill at 3.0 s", on samples.csv's
+// clock), "" when none did (none, or a later start or restart).
+func downBy(faults []RunFault, node string) string {
+	if f := downFault(faults, node); f != nil {
+		return fmt.Sprintf("fault %s at %.1f s", f.Action, f.AtS)
+	}
+	return ""
+}
+
+// downFault is the kill or stop among faults that left node down (nil: none did).
+func downFault(faults []RunFault, node string) *RunFault {
+	var last *RunFault
+	for i, f := range faults {
+		if f.Error != "" || f.Node != node {
+			continue
+		}
+		switch f.Action {
+		case "kill", "stop":
+			last = &faults[i]
+		case "start", "restart":
+			last = nil
+		}
+	}
+	return last
+}
+
 // FaultSummary is one fault of the run as summary.json's "faults" measures it.
 type FaultSummary struct {
 	// AtS is the fault's time on samples.csv's clock; Action, Node and Error as in
@@ -126,15 +152,22 @@ type FaultSummary struct {
 	Action string  `json:"action"`
 	Node   string  `json:"node"`
 	Error  string  `json:"error,omitempty"`
-	// RecoveryS is the time from the fault to the first commit after it of the workers
-	// it stopped: the end of the outage (OutageS on that node, or on the writer when the
-	// workers follow it) that was open at the fault or began within 10 s after it. 0 when
-	// no outage followed (the workload did not notice); nil when the outage was still
-	// open at the end of the run.
+	// RecoveryS is the time from the fault until the workload's commits were back to
+	// normal: the end of the last disturbed report interval from the fault on (see
+	// disturbed; resolution: the report interval), or the end of the workload outage
+	// (OutageS on the fault's node, or on the writer when the workers follow it) that was
+	// open at the fault or began within 10 s after it, whichever is later. 0 only when no
+	// interval from the fault's on was disturbed and no outage followed (the workload did
+	// not notice); nil when the workload had not recovered by the end of the run.
 	RecoveryS *float64 `json:"recovery_s"`
 	// Outage is the node (or "writer") of that outage; ErrorsByCode its failed attempts.
 	Outage       string           `json:"outage,omitempty"`
 	ErrorsByCode map[string]int64 `json:"errors_by_code,omitempty"`
+	// Errors and Reconnects are the workload's failed attempts and reconnects in the
+	// disturbed intervals (intervals.csv's errors and reconnects); MinTPS their lowest TPS.
+	Errors     int64    `json:"errors,omitempty"`
+	Reconnects int64    `json:"reconnects,omitempty"`
+	MinTPS     *float64 `json:"min_tps,omitempty"`
 	// CaughtUpS, for start, restart, heal and promote: the time from the fault to the
 	// first sample in which the node's visibility lag was back at or under 1 s (nil: not
 	// seen). PeakLagS: the largest lag of any node from the fault to the end of the run.
@@ -142,17 +175,125 @@ type FaultSummary struct {
 	PeakLagS  *float64 `json:"peak_lag_s,omitempty"`
 }
 
-// faultSummaries measures each fault with the run's outages and lag samples.
-func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sampler.Sample) []FaultSummary {
+// FaultInterval is one report interval of the workload (a row of intervals.csv) as the
+// fault measures read it: EndS on samples.csv's clock (intervals.csv's elapsed_s plus
+// manifest.json's intervals_offset_s), LengthS its length.
+type FaultInterval struct {
+	EndS, LengthS                    float64
+	TPS                              float64
+	Transactions, Errors, Reconnects int64
+}
+
+// faultIntervals converts the workload's intervals for faultSummaries; offset is
+// manifest.json's intervals_offset_s.
+func faultIntervals(ivs []workload.Interval, offset float64) []FaultInterval {
+	var out []FaultInterval
+	for _, iv := range ivs {
+		out = append(out, FaultInterval{EndS: iv.Elapsed.Seconds() + offset, LengthS: iv.Length.Seconds(), TPS: iv.TPS,
+			Transactions: iv.Transactions, Errors: iv.Errors, Reconnects: iv.Reconnects})
+	}
+	return out
+}
+
+// intervalNorm is what the workload did before the run's first fault: the median TPS of
+// the report intervals that ended before it and their largest error and reconnect counts
+// (ok false when no interval ended before it).
+type intervalNorm struct {
+	medianTPS          float64
+	maxErrs, maxReconn int64
+	ok                 bool
+}
+
+func normBefore(ivs []FaultInterval, t float64) intervalNorm {
+	var n intervalNorm
+	var tps []float64
+	for _, iv := range ivs {
+		if iv.EndS > t {
+			break
+		}
+		tps = append(tps, iv.TPS)
+		n.maxErrs, n.maxReconn = max(n.maxErrs, iv.Errors), max(n.maxReconn, iv.Reconnects)
+	}
+	if len(tps) == 0 {
+		return n
+	}
+	slices.Sort(tps)
+	n.medianTPS = tps[len(tps)/2]
+	if len(tps)%2 == 0 {
+		n.medianTPS = (tps[len(tps)/2-1] + tps[len(tps)/2]) / 2
+	}
+	n.ok = true
+	return n
+}
+
+// disturbed says whether a report interval shows a workload that was not committing as
+// before the faults: no commit, TPS under half the median of the intervals before the
+// first fault, or more failed attempts or reconnects than any of those intervals had
+// (without intervals before the first fault: any failed attempt or reconnect).
+func (n intervalNorm) disturbed(iv FaultInterval) bool {
+	if iv.Transactions == 0 || iv.Errors > n.maxErrs || iv.Reconnects > n.maxReconn {
+		return true
+	}
+	return n.ok && iv.TPS < n.medianTPS/2
+}
+
+// intervalRecovery measures a fault at atS with the report intervals: the disturbed
+// intervals that begin with the interval containing the fault or the next one, and run
+// until the first undisturbed interval. rec is from the fault to the end of the last
+// disturbed one (0 when neither of the first two was disturbed); open when the run
+// ended disturbed; found false when no interval covers the fault.
+func intervalRecovery(atS float64, ivs []FaultInterval, norm intervalNorm) (rec float64, open, found bool, errs, reconn int64, minTPS *float64) {
+	first := -1
+	for i, iv := range ivs {
+		if iv.EndS > atS {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return 0, false, false, 0, 0, nil
+	}
+	end := -1.0
+	for i := first; i < len(ivs); i++ {
+		iv := ivs[i]
+		if !norm.disturbed(iv) {
+			if end >= 0 || i > first {
+				break // recovered, or the first two intervals were not disturbed
+			}
+			continue
+		}
+		end = iv.EndS
+		errs, reconn = errs+iv.Errors, reconn+iv.Reconnects
+		if minTPS == nil || iv.TPS < *minTPS {
+			v := iv.TPS
+			minTPS = &v
+		}
+		if i == len(ivs)-1 {
+			open = true
+		}
+	}
+	if end < 0 {
+		return 0, false, true, 0, 0, nil
+	}
+	return max(0, end-atS), open, true, errs, reconn, minTPS
+}
+
+// faultSummaries measures each fault with the run's report intervals (on samples.csv's
+// clock, see FaultInterval), its outages and lag samples.
+func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sampler.Sample, ivs []FaultInterval) []FaultSummary {
 	var out []FaultSummary
+	var norm intervalNorm
+	if len(faults) > 0 {
+		norm = normBefore(ivs, faults[0].AtS)
+	}
 	for i, f := range faults {
 		fs := FaultSummary{AtS: f.AtS, Action: f.Action, Node: f.Node, Error: f.Error}
 		until := math.Inf(1)
 		if i+1 < len(faults) {
 			until = faults[i+1].AtS
 		}
-		zero := 0.0
-		fs.RecoveryS = &zero
+		rec, open, _, errs, reconn, minTPS := intervalRecovery(f.AtS, ivs, norm)
+		fs.Errors, fs.Reconnects, fs.MinTPS = errs, reconn, minTPS
 		// The outage of the fault's node or of the writer first, else any that began with
 		// it (a Galera node's death stalls the others).
 		for pass := 0; pass < 2 && fs.Outage == ""; pass++ {
@@ -169,14 +310,14 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 					continue
 				}
 				fs.Outage, fs.ErrorsByCode = o.Node, o.ErrorsByCode
-				if o.Open {
-					fs.RecoveryS = nil
-				} else {
-					r := math.Max(0, d+o.DurationS)
-					fs.RecoveryS = &r
-				}
+				open = open || o.Open
+				rec = max(rec, d+o.DurationS)
 				break
 			}
+		}
+		if !open {
+			r := max(0, rec)
+			fs.RecoveryS = &r
 		}
 		var peak *float64
 		for _, s := range samples {
@@ -208,7 +349,7 @@ func FaultTable(fs []FaultSummary) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("| at s | fault | node | recovery s | outage of | failed attempts | caught up s | peak lag s |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| at (s since samples start) | fault | node | recovered after s | outage of | failed attempts | reconnects | min TPS | caught up after s | peak lag s |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, f := range fs {
 		rec := "still out at the end"
 		if f.RecoveryS != nil {
@@ -222,11 +363,29 @@ func FaultTable(fs []FaultSummary) string {
 		for _, c := range slices.Sorted(maps.Keys(f.ErrorsByCode)) {
 			codes = append(codes, fmt.Sprintf("%s x%d", c, f.ErrorsByCode[c]))
 		}
-		fmt.Fprintf(&b, "| %.2f | %s | %s | %s | %s | %s | %s | %s |\n", f.AtS, action, f.Node, rec, orDash(f.Outage), orDash(strings.Join(codes, ", ")),
-			fmtOpt(f.CaughtUpS, "%.1f"), fmtOpt(f.PeakLagS, "%.2f"))
+		failed := strings.Join(codes, ", ")
+		if failed == "" && f.Errors > 0 {
+			failed = fmt.Sprint(f.Errors)
+		}
+		reconn := "-"
+		if f.Reconnects > 0 {
+			reconn = fmt.Sprint(f.Reconnects)
+		}
+		fmt.Fprintf(&b, "| %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f.AtS, action, f.Node, rec, orDash(f.Outage), orDash(failed), reconn,
+			fmtOpt(f.MinTPS, "%.0f"), fmtOpt(f.CaughtUpS, "%.1f"), fmtOpt(f.PeakLagS, "%.2f"))
 	}
 	return b.String()
 }
+
+// FaultNote explains FaultTable's columns: "at" is a time on samples.csv's clock, the
+// other seconds are durations from the fault.
+const FaultNote = "at = when the fault was injected, in seconds since samples.csv's clock started (not since the start of measurement); " +
+	"recovered after = seconds from the fault until the workload's commits were back to normal: the end of the last report interval, from the fault's on, " +
+	"with TPS under half the median before the first fault or more failed attempts or reconnects than any interval before it, or the end of the outage the fault caused, whichever is later " +
+	"(0: the workload did not notice; resolution: the report interval); " +
+	"outage of = the node (or writer) whose workers could not commit for 1 s or more; failed attempts and reconnects = the workload's in the disturbed intervals (by MySQL error code when an outage recorded them), min TPS their lowest; " +
+	"caught up after = seconds from the fault (start, restart, heal, promote) until the node's heartbeat lag was back under 1 s (n/a: not seen); " +
+	"peak lag = the largest lag of any node from the fault to the end of the run, in seconds."
 
 func orDash(s string) string {
 	if s == "" {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/netip"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/habench/habench/cluster"
@@ -53,6 +54,9 @@ type LinkReport struct {
 	Applied    time.Time       `json:"applied,omitempty"`
 	RTT        []LinkRTTReport `json:"rtt"`
 	Warnings   []string        `json:"warnings,omitempty"`
+	// Note says which pairs were not compared with the request: rate-limited (a rate
+	// limit adds serialization time to every handshake packet) or lossy ones.
+	Note string `json:"note,omitempty"`
 }
 
 // LinkRTTReport is one directed pair's round trips in milliseconds. A partitioned pair has
@@ -71,6 +75,9 @@ type LinkRTTReport struct {
 	// Lossy: some loss; the handshake times include SYN retransmissions and are not
 	// compared with the request.
 	Lossy bool `json:"lossy,omitempty"`
+	// RateLimited: a rate limit one way or the other; the handshake times include the
+	// serialization time of its packets and are not compared with the request either.
+	RateLimited bool `json:"rate_limited,omitempty"`
 }
 
 // UniformLinks is a spec with the same one-way impairment on every directed link between
@@ -134,6 +141,8 @@ func linkReport(backend string, spec *netem.Spec, base, rtts []netem.LinkRTT) *L
 	for l, imp := range spec.Links {
 		rep.Links[l.String()] = imp.String()
 	}
+	var uncompared []string
+	rate, lossy := false, false
 	baseBy := map[netem.Link]time.Duration{}
 	for _, r := range base {
 		baseBy[r.Link] = r.Median
@@ -143,6 +152,7 @@ func linkReport(backend string, spec *netem.Spec, base, rtts []netem.LinkRTT) *L
 			AchievedMs: ms(r.Median), AchievedP99: ms(r.P99), Samples: r.Samples, FailedProbes: r.Failed,
 			Partitioned: spec.Cut(r.Link.From, r.Link.To), Lossy: spec.Lossy(r.Link.From, r.Link.To)}
 		lr.AddedMs = round3(lr.AchievedMs - lr.BaseMs)
+		lr.RateLimited = spec != nil && !lr.Partitioned && (spec.Get(r.Link.From, r.Link.To).Rate > 0 || spec.Get(r.Link.To, r.Link.From).Rate > 0)
 		switch {
 		case lr.Partitioned:
 			lr.RequestedMs, lr.AddedMs = 0, 0
@@ -151,9 +161,12 @@ func linkReport(backend string, spec *netem.Spec, base, rtts []netem.LinkRTT) *L
 			}
 		case r.Samples == 0:
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: no probe got through (%d failed) although the link is not cut", lr.Link, r.Failed))
-		case lr.Lossy:
-			// A lost SYN is retransmitted after 1 s: handshake times say nothing precise
-			// about the delay here, so no comparison.
+		case lr.Lossy, lr.RateLimited:
+			// A lost SYN is retransmitted after 1 s, and a rate limit delays every packet
+			// by its size over the rate: handshake times say nothing precise about the
+			// delay here, so no comparison (Note says so once).
+			uncompared = append(uncompared, lr.Link)
+			rate, lossy = rate || lr.RateLimited, lossy || lr.Lossy
 		case lr.RequestedMs == 0:
 			// An unimpaired pair through the userspace link: only a gross overhead is news
 			// (the base itself moves by tens of microseconds under load).
@@ -171,6 +184,11 @@ func linkReport(backend string, spec *netem.Spec, base, rtts []netem.LinkRTT) *L
 	}
 	sort.Slice(rep.RTT, func(i, j int) bool { return rep.RTT[i].Link < rep.RTT[j].Link })
 	sort.Strings(rep.Warnings)
+	if len(uncompared) > 0 {
+		what := map[[2]bool]string{{true, false}: "rate-limited", {false, true}: "lossy", {true, true}: "rate-limited or lossy"}[[2]bool{rate, lossy}]
+		sort.Strings(uncompared)
+		rep.Note = fmt.Sprintf("%s links: round trips not compared with the request (%s)", what, strings.Join(uncompared, ", "))
+	}
 	return rep
 }
 

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/sampler"
 )
 
@@ -14,9 +15,10 @@ type NodeState struct {
 	// Down are the windows in which no sampler reached the node (node_up 0), [start, end]
 	// seconds; End is the last sample's time when it was still down then.
 	Down []Window `json:"down,omitempty"`
-	// Roles are the role changes a group member reported (gr_member_role: PRIMARY,
-	// SECONDARY) and a Galera node's Primary component membership (galera_primary):
-	// "12.0s SECONDARY -> PRIMARY".
+	// Changes are the role changes in the cluster's record (role: "4.0s replica -> source"
+	// after a promote, at the first sample that saw it), those a group member reported
+	// (gr_member_role: "12.0s SECONDARY -> PRIMARY") and a Galera node's Primary component
+	// membership (galera_primary).
 	Changes []string `json:"changes,omitempty"`
 }
 
@@ -34,7 +36,7 @@ func nodeStates(samples []sampler.Sample) []NodeState {
 	byNode := map[string][]sampler.Sample{}
 	for _, s := range samples {
 		switch s.Metric {
-		case sampler.MetricNodeUp, "gr_member_role", "galera_primary":
+		case sampler.MetricNodeUp, sampler.MetricRole, "gr_member_role", "galera_primary":
 			byNode[s.Node] = append(byNode[s.Node], s)
 		}
 	}
@@ -64,6 +66,11 @@ func nodeStates(samples []sampler.Sample) []NodeState {
 					st.Down = append(st.Down, *down)
 					down = nil
 				}
+			case sampler.MetricRole:
+				if seen[s.Metric] && last[s.Metric] != s.Value {
+					st.Changes = append(st.Changes, fmt.Sprintf("%.1fs %s -> %s", t, sampler.RoleOfCode(last[s.Metric]), sampler.RoleOfCode(s.Value)))
+				}
+				seen[s.Metric], last[s.Metric] = true, s.Value
 			case "gr_member_role", "galera_primary":
 				if seen[s.Metric] && last[s.Metric] != s.Value {
 					if s.Metric == "gr_member_role" {
@@ -105,4 +112,28 @@ func NodeStateTable(ns []NodeState) string {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", n.Node, orDash(strings.Join(ws, ", ")), orDash(strings.Join(n.Changes, "; ")))
 	}
 	return b.String()
+}
+
+// setDownAtEnd marks the nodes whose last down window in states was still open.
+func setDownAtEnd(nodes []NodeLag, states []NodeState) {
+	for _, st := range states {
+		if len(st.Down) == 0 || !st.Down[len(st.Down)-1].Open {
+			continue
+		}
+		for i := range nodes {
+			if nodes[i].Node == st.Node {
+				nodes[i].DownAtEnd = true
+			}
+		}
+	}
+}
+
+// setRolesAtEnd sets RoleEnd of the nodes whose role in now (the cluster's record after
+// the run) differs from the one they started with.
+func setRolesAtEnd(nodes []NodeLag, now *cluster.Cluster) {
+	for i := range nodes {
+		if n := now.Node(nodes[i].Node); n != nil && string(n.Role) != nodes[i].Role && nodes[i].Role != "" {
+			nodes[i].RoleEnd = string(n.Role)
+		}
+	}
 }

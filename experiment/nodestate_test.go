@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/topology"
 )
 
 func TestNodeStates(t *testing.T) {
@@ -45,5 +46,39 @@ func TestNodeStates(t *testing.T) {
 		if !strings.Contains(tb, w) {
 			t.Errorf("table lacks %q:\n%s", w, tb)
 		}
+	}
+}
+
+// TestNodeStatesPromote: durability-failover's async run, with the role samples a promote
+// leaves in samples.csv: n1 down from 4.0 s, n2 replica -> source.
+func TestNodeStatesPromote(t *testing.T) {
+	_, ss, _ := durabilityFailoverRun(t)
+	for _, sec := range []float64{1.02, 4.02} {
+		for _, n := range []string{"n1", "n2", "n3"} {
+			role := sampler.RoleCodes[topology.RoleReplica]
+			if (n == "n1") == (sec < 4) {
+				role = sampler.RoleCodes[topology.RoleSource]
+			}
+			ss = append(ss, sampler.Sample{Elapsed: time.Duration(sec * float64(time.Second)), Node: n, Metric: sampler.MetricRole, Value: role})
+		}
+	}
+	tb := NodeStateTable(nodeStates(ss))
+	for _, want := range []string{"| n1 | from 4.0 s to the end | 4.0s source -> replica |", "| n2 | - | 4.0s replica -> source |"} {
+		if !strings.Contains(tb, want) {
+			t.Errorf("node states lack %q:\n%s", want, tb)
+		}
+	}
+}
+
+// TestConvergenceOldSourceKilled: the old source the run's own fault killed is named so.
+func TestConvergenceOldSourceKilled(t *testing.T) {
+	faults, _, _ := durabilityFailoverRun(t)
+	cv := &Convergence{Writer: "n2", Nodes: []NodeConvergence{{Node: "n1", State: Down, Reason: "connection refused"}, {Node: "n2", State: Converged}, {Node: "n3", State: Converged}}}
+	got := cv.ProblemsAfter(topology.Async, nil, faults, map[string]string{"n1": "source", "n2": "replica", "n3": "replica"})
+	if want := "old source n1 is down (killed by the run's fault at 3.0 s)"; got != want {
+		t.Errorf("problems %q, want %q", got, want)
+	}
+	if got := cv.Problems(topology.Async, nil); got != "replica n1 is down (connection refused)" {
+		t.Errorf("without faults: %q", got)
 	}
 }

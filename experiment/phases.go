@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/knob"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/report"
@@ -82,9 +83,10 @@ type runState struct {
 	probe          *probe
 
 	// workload
-	result *workload.Result
-	runErr error
-	psNote string
+	result    *workload.Result
+	runErr    error
+	intervals []FaultInterval // the workload's report intervals, on samples.csv's clock
+	psNote    string
 
 	// convergence and summary
 	conv       *Convergence
@@ -103,10 +105,19 @@ func (st *runState) cleanup() {
 	st.cleanups = nil
 }
 
-// warn records w in the manifest's warnings, logs it and prints it as a WARNING line.
+// warn records w in the manifest's warnings and says it once (see say).
 func (st *runState) warn(w, logMsg string, args ...any) {
 	st.man.Warnings = append(st.man.Warnings, w)
-	st.b.log().Warn(logMsg, args...)
+	st.say(w, logMsg, args...)
+}
+
+// say prints w as a WARNING line, or, without an output to print it to, logs it at level
+// WARN (logMsg and args): each warning once, never as both.
+func (st *runState) say(w, logMsg string, args ...any) {
+	if st.b.Stdout == nil {
+		st.b.log().Warn(logMsg, args...)
+		return
+	}
 	st.printf("WARNING: %s\n", w)
 }
 
@@ -299,8 +310,10 @@ func (st *runState) links() error {
 		st.onCleanup(func() { backend.Close() })
 		st.man.Links["impairment"] = rep
 		for _, w := range rep.Warnings {
-			b.log().Warn("link differs from the request by more than 10%", "detail", w)
-			st.printf("WARNING: %s\n", w)
+			st.say(w, "link differs from the request by more than 10%", "detail", w)
+		}
+		if rep.Note != "" {
+			st.printf("NOTE: %s\n", rep.Note)
 		}
 		if err := st.writeManifest(); err != nil {
 			return err
@@ -308,8 +321,7 @@ func (st *runState) links() error {
 	}
 	st.dataCheck = b.checkData(st.ctx, st.nodes)
 	if st.dataCheck != "" {
-		b.log().Warn("prepared data does not match the options", "check", st.dataCheck)
-		st.printf("WARNING: %s\n", st.dataCheck)
+		st.say(st.dataCheck, "prepared data does not match the options", "check", st.dataCheck)
 	}
 	return nil
 }
@@ -335,7 +347,15 @@ func (st *runState) sampling() error {
 		st.man.Samplers = append(st.man.Samplers, s.Name())
 	}
 	st.man.Hosts = hostInfos(st.nodes)
-	st.sampler = sampler.NewRunner(sampler.Config{Interval: b.SampleInterval, Logger: b.log(), Kind: kind, Epoch: st.sampleStart}, st.nodes, samplers)
+	cfg := sampler.Config{Interval: b.SampleInterval, Logger: b.log(), Kind: kind, Epoch: st.sampleStart,
+		Expected: st.expectedDown, Note: func(msg string) {
+			b.log().Info(msg)
+			st.printf("NOTE: %s\n", msg)
+		}}
+	if b.Cluster.Dir() != "" && !b.Cluster.Existing() {
+		cfg.Roles = clusterRoles(b.Cluster)
+	}
+	st.sampler = sampler.NewRunner(cfg, st.nodes, samplers)
 	st.swg.Add(1)
 	go func() {
 		defer st.swg.Done()
@@ -363,6 +383,32 @@ func (st *runState) sampling() error {
 	case <-time.After(20 * time.Second):
 	}
 	return nil
+}
+
+// clusterRoles is a sampler.Config.Roles: the nodes' roles in c's state file, which
+// Promote updates.
+func clusterRoles(c *cluster.Cluster) func(context.Context) (map[string]topology.Role, error) {
+	return func(context.Context) (map[string]topology.Role, error) {
+		now, err := c.Reload()
+		if err != nil {
+			return nil, err
+		}
+		roles := map[string]topology.Role{}
+		for _, n := range now.Nodes {
+			roles[n.Name] = n.Role
+		}
+		return roles, nil
+	}
+}
+
+// expectedDown is a sampler.Config.Expected: why node is down by one of the run's own
+// faults ("fault kill at 3.0 s"), "" when it is not.
+func (st *runState) expectedDown(node string) string {
+	c := st.b.Cluster
+	if c == nil {
+		return ""
+	}
+	return downBy(faultsDuring(c, st.sampleStart, st.started, time.Now()), node)
 }
 
 // background starts what runs beside the workload: the probe writer and the fault
@@ -396,8 +442,7 @@ func (st *runState) background() error {
 		go func() {
 			defer wg.Done()
 			scheduleFaults(fctx, b.Injector, b.Cluster, b.Faults, time.Now(), func(err error) {
-				b.log().Warn("fault not injected", "err", err)
-				st.printf("WARNING: %s\n", err)
+				st.say(err.Error(), "fault not injected", "err", err)
 			})
 		}()
 	}
@@ -432,6 +477,7 @@ func (st *runState) workload() {
 			// samples.csv's clock.
 			st.man.IntervalsOffsetS = time.Since(st.sampleStart).Seconds() - iv.Elapsed.Seconds()
 		})
+		st.intervals = append(st.intervals, faultIntervals([]workload.Interval{iv}, st.man.IntervalsOffsetS)...)
 		if b.Stdout != nil && printIntervals {
 			workload.PrintInterval(b.Stdout, iv, b.Options)
 		}
@@ -471,7 +517,9 @@ func (st *runState) workload() {
 		// The summary printed it; the manifest and report.md say it at the top.
 		if w := result.Rate.Warning(result.TPS()); w != "" {
 			st.man.Warnings = append(st.man.Warnings, w)
-			b.log().Warn("target rate not met", "rate", result.Rate.Target, "backlog", result.Rate.Backlog)
+			if b.Stdout == nil {
+				b.log().Warn("target rate not met", "rate", result.Rate.Target, "backlog", result.Rate.Backlog)
+			}
 		}
 	}
 }
@@ -489,8 +537,7 @@ func (st *runState) convergence() error {
 		for _, n := range st.nodes {
 			if n.Name != w && spec.Cut(w, n.Name) {
 				msg := fmt.Sprintf("node %s is cut off from %s by the links: its catch-up and GTID set are not checked", n.Name, w)
-				b.log().Warn(msg)
-				st.printf("WARNING: %s\n", msg)
+				st.say(msg, msg)
 				continue
 			}
 			reachable = append(reachable, n)
@@ -504,7 +551,11 @@ func (st *runState) convergence() error {
 			st.consistent = &ok
 		}
 		if !ok && ctx.Err() == nil {
-			p := st.conv.Problems(b.Cluster.Spec.Kind, nil)
+			roles := map[string]string{}
+			for _, n := range st.man.Nodes {
+				roles[n.Name] = n.Role
+			}
+			p := st.conv.ProblemsAfter(b.Cluster.Spec.Kind, nil, faultsDuring(b.Cluster, st.sampleStart, st.started, time.Now()), roles)
 			st.warn("convergence after the run: "+p, "nodes did not converge", "problems", p)
 		}
 	}
@@ -578,9 +629,11 @@ func (st *runState) summarize() error {
 		pctx, cancel := st.post()
 		sum.Probe = st.probe.check(pctx)
 		cancel()
+		if p := sum.Probe; p != nil && p.Error == "" {
+			st.printf("lost acknowledged commits: %d of %d (probe writer, checked on %s)\n", p.LostAcknowledged, p.Acknowledged, p.CheckedOn)
+		}
 		if w := probeWarning(sum.Probe); w != "" {
-			man.Warnings = append(man.Warnings, w)
-			st.printf("WARNING: %s\n", w)
+			st.warn(w, "lost acknowledged commits", "lost", sum.Probe.LostAcknowledged)
 		}
 	}
 	sum.DataCheck = st.dataCheck
@@ -591,8 +644,14 @@ func (st *runState) summarize() error {
 		st.warn(w, "host CPU-saturated", "detail", w)
 	}
 	sum.Outages = outageSummaries(st.result)
-	sum.Faults = faultSummaries(man.Faults, sum.Outages, st.allSamples)
+	sum.Faults = faultSummaries(man.Faults, sum.Outages, st.allSamples, st.intervals)
 	sum.NodeStates = nodeStates(st.allSamples)
+	setDownAtEnd(sum.Nodes, sum.NodeStates)
+	if c := b.Cluster; c != nil && c.Dir() != "" && !c.Existing() {
+		if now, err := c.Reload(); err == nil {
+			setRolesAtEnd(sum.Nodes, now)
+		}
+	}
 	st.sum = sum
 	st.out.Summary = sum
 	man.Finished = time.Now().UTC()

@@ -1,7 +1,10 @@
 package experiment
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -56,6 +59,9 @@ func Report(m *Manifest, s *Summary) string {
 		for _, w := range lr.Warnings {
 			fmt.Fprintf(&b, "\n**warning:** %s\n", w)
 		}
+		if lr.Note != "" {
+			fmt.Fprintf(&b, "\n%s.\n", lr.Note)
+		}
 		b.WriteString("\n")
 	}
 	opts, _ := m.Workload["options"].(map[string]string)
@@ -97,9 +103,16 @@ func Report(m *Manifest, s *Summary) string {
 			ver[n.Name] = n.Version
 		}
 		for _, n := range s.Nodes {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %.0f |\n", n.Node, n.Role, ver[n.Node], fmtOpt(n.LagMaxS, "%.3f"), fmtOpt(n.LagAvgS, "%.3f"), fmtOpt(n.BacklogMaxTrx, "%.0f"), n.Samples, n.SamplerErrors)
+			role := n.Role
+			if n.RoleEnd != "" {
+				role += " → " + n.RoleEnd
+			}
+			if n.DownAtEnd {
+				role += " (down)"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %.0f |\n", n.Node, role, ver[n.Node], fmtOpt(n.LagMaxS, "%.3f"), fmtOpt(n.LagAvgS, "%.3f"), fmtOpt(n.BacklogMaxTrx, "%.0f"), n.Samples, n.SamplerErrors)
 		}
-		b.WriteString("\nlag = visibility lag of a heartbeat row the writer (the source, primary, or first Galera node) writes every 100 ms (0 = the node shows the newest one); backlog = transactions committed on the writer and not yet applied on the node (includes the heartbeat's 10 writes per second). n/a = not applicable (e.g. backlog on the writer) or no sample (node unreachable, sampler failing: see sampler errors).\n")
+		b.WriteString("\nrole: at the start of the run, and after the arrow at its end when a fault of the run changed it (a promote); (down): no sampler reached it at the end. lag = visibility lag of a heartbeat row the writer (the source, primary, or first Galera node) writes every 100 ms (0 = the node shows the newest one); backlog = transactions committed on the writer and not yet applied on the node (includes the heartbeat's 10 writes per second). n/a = not applicable (e.g. backlog on the writer) or no sample (node unreachable, sampler failing: see sampler errors).\n")
 		if s.SamplesWindow != "" {
 			b.WriteString("\nThese figures, and the semi-sync, group and Galera ones below, cover the samples " + s.SamplesWindow + " (the warm-up excluded, as TPS and latency).\n")
 		}
@@ -126,7 +139,7 @@ func Report(m *Manifest, s *Summary) string {
 	}
 	if t := FaultTable(s.Faults); t != "" {
 		b.WriteString("\n## Faults\n\n" + t)
-		b.WriteString("\nrecovery = from the fault to the first commit of the workers it stopped (0: the workload did not notice); times on samples.csv's clock.\n")
+		b.WriteString("\n" + FaultNote + "\n")
 	}
 	if p := s.Probe; p != nil {
 		fmt.Fprintf(&b, "\n## Probe writer\n\n%d acknowledged commits, %d failed; **%d acknowledged commits lost** on %s; %d rows present whose commit failed.\n",
@@ -190,4 +203,47 @@ func Plural(n int, word string) string {
 		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(word, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// WriteRunReport renders report.md of the run directory dir again from its
+// manifest.json and summary.json (what `habench report DIR` does for a run, as it
+// renders report.html and report.csv). Error when either cannot be read.
+func WriteRunReport(dir string) error {
+	m, s, err := ReadRun(dir)
+	if err != nil {
+		return err
+	}
+	return (&Results{Dir: dir}).WriteFile("report.md", Report(m, s))
+}
+
+// ReadRun reads a run directory's manifest.json and summary.json, the links impairment
+// and workload options typed as the run had them.
+func ReadRun(dir string) (*Manifest, *Summary, error) {
+	var m Manifest
+	var s Summary
+	for name, v := range map[string]any{"manifest.json": &m, "summary.json": &s} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
+		}
+	}
+	if raw, ok := m.Links["impairment"]; ok {
+		if b, err := json.Marshal(raw); err == nil {
+			var lr LinkReport
+			if json.Unmarshal(b, &lr) == nil {
+				m.Links["impairment"] = &lr
+			}
+		}
+	}
+	if o, ok := m.Workload["options"].(map[string]any); ok {
+		opts := map[string]string{}
+		for k, v := range o {
+			opts[k] = fmt.Sprint(v)
+		}
+		m.Workload["options"] = opts
+	}
+	return &m, &s, nil
 }

@@ -424,20 +424,10 @@ func points(rows []Row) []point {
 	return out
 }
 
-// name is the point's topology with what qualifies it (reused, incomplete, 1 node).
+// name is the point's topology with what qualifies it in the table itself (incomplete
+// runs); the longer notes (reused, same path) are footnotes (see footnotes).
 func (pt point) name() string {
-	r := pt.rows[0]
-	name := r.Topology
-	var notes []string
-	switch {
-	case r.ReusedFrom != "":
-		notes = append(notes, r.Note)
-	case strings.Contains(r.Note, "1 node, no links"):
-		notes = append(notes, "1 node, no links")
-	}
-	if r.LinksControl != "" {
-		notes = append(notes, controlNote(pt.rows))
-	}
+	name := pt.rows[0].Topology
 	failed := 0
 	for _, x := range pt.rows {
 		if x.Error != "" {
@@ -445,29 +435,266 @@ func (pt point) name() string {
 		}
 	}
 	if failed > 0 {
-		notes = append(notes, fmt.Sprintf("%d of %d runs incomplete, left out", failed, len(pt.rows)))
-	}
-	if len(notes) > 0 {
-		name += " (" + strings.Join(notes, "; ") + ")"
+		name += fmt.Sprintf(" (%d of %d runs incomplete, left out)", failed, len(pt.rows))
 	}
 	return name
+}
+
+// footnotes collects the notes on a table's points: a marker per kind of note ("a",
+// "b", ...) after the topology, and the notes under the table, each once.
+type footnotes struct {
+	marks []string          // in order of first use
+	texts map[string]string // marker -> text
+	by    map[string]string // note kind -> marker
+	names map[string][]string
+}
+
+// mark returns the marker of the note of kind (text is the note's lead, names the
+// point's topology and its detail, e.g. "s1async +0.015 ms").
+func (f *footnotes) mark(kind, text, detail string) string {
+	if f.by == nil {
+		f.by, f.texts, f.names = map[string]string{}, map[string]string{}, map[string][]string{}
+	}
+	m, ok := f.by[kind]
+	if !ok {
+		m = string(rune('a' + len(f.marks)))
+		f.by[kind], f.texts[m] = m, text
+		f.marks = append(f.marks, m)
+	}
+	if detail != "" && !slices.Contains(f.names[m], detail) {
+		f.names[m] = append(f.names[m], detail)
+	}
+	return m
+}
+
+// of is the point's name with its markers: "s1async (a)".
+func (f *footnotes) of(pt point) string {
+	r := pt.rows[0]
+	var ms []string
+	switch {
+	case r.ReusedFrom != "":
+		ms = append(ms, f.mark("reused:"+r.ReusedFrom, "1 node, no links: the runs of "+r.ReusedFrom+", not run again", ""))
+	case strings.Contains(r.Note, "1 node, no links"):
+		ms = append(ms, f.mark("1node", "1 node, no links", ""))
+	}
+	if r.LinksControl != "" {
+		detail := r.Topology
+		if c := linkCost(pt.rows); c != "" {
+			detail += " " + c
+		}
+		ms = append(ms, f.mark("control:"+r.LinksControl, r.LinksControl+"; the link's own cost (the round trip it added to the plain bridge)", detail))
+	}
+	name := pt.name()
+	if len(ms) > 0 {
+		name += " (" + strings.Join(ms, ",") + ")"
+	}
+	return name
+}
+
+// lines are the footnotes, one per marker: "(a) same path: ...: s1async +0.015 ms, ...".
+func (f *footnotes) lines() []string {
+	var out []string
+	for _, m := range f.marks {
+		l := "(" + m + ") " + f.texts[m]
+		if ns := f.names[m]; len(ns) > 0 {
+			l += ": " + strings.Join(ns, ", ")
+		}
+		out = append(out, l+".")
+	}
+	return out
 }
 
 // controlNote is "same path: the userspace link at zero delay, its cost +0.085 ms round
 // trip" (the median over the rows' runs of the round trip the link added).
 func controlNote(rows []Row) string {
+	s := rows[0].LinksControl
+	if c := linkCost(rows); c != "" {
+		s += ", its cost " + c + " round trip"
+	}
+	return s
+}
+
+// linkCost is the median over the rows' runs of the round trip the link added ("+0.085
+// ms"), "" without one.
+func linkCost(rows []Row) string {
 	var added []float64
 	for _, r := range rows {
 		if r.LinkAddedMs != nil {
 			added = append(added, *r.LinkAddedMs)
 		}
 	}
-	s := rows[0].LinksControl
-	if len(added) > 0 {
-		slices.Sort(added)
-		s += fmt.Sprintf(", its cost %+.3f ms round trip", added[len(added)/2])
+	if len(added) == 0 {
+		return ""
 	}
-	return s
+	slices.Sort(added)
+	return fmt.Sprintf("%+.3f ms", added[len(added)/2])
+}
+
+// cpuBound says a run of the point had its busiest host CPU-saturated.
+func (pt point) cpuBound() bool {
+	for _, r := range pt.rows {
+		if r.Summary != nil {
+			if h := r.Summary.BusiestHost(); h != nil && h.CPUSaturated {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// probed says a run of the point had a probe writer.
+func (pt point) probed() bool {
+	for _, r := range pt.rows {
+		if r.Summary != nil && r.Summary.Probe != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// lostAcked is "550 of 1424": the acknowledged commits the probe writer lost, summed
+// over the point's runs; "n/a" without a probe, "not checked" when no check was made.
+func (pt point) lostAcked() string {
+	var lost, acked int64
+	n, failed := 0, 0
+	for _, r := range pt.rows {
+		if r.Summary == nil || r.Summary.Probe == nil {
+			continue
+		}
+		p := r.Summary.Probe
+		if p.Error != "" {
+			failed++
+			continue
+		}
+		n++
+		lost, acked = lost+p.LostAcknowledged, acked+p.Acknowledged
+	}
+	switch {
+	case n == 0 && failed > 0:
+		return "not checked"
+	case n == 0:
+		return "n/a"
+	}
+	return fmt.Sprintf("%d of %d", lost, acked)
+}
+
+// anyProbed says a point of pts had a probe writer (the table gets the lost column).
+func anyProbed(pts []point) bool {
+	return slices.ContainsFunc(pts, point.probed)
+}
+
+// caveat marks ratios that cannot be read as the topology's: cells that were CPU-bound
+// (the host's CPU, not the topology, set the numbers) or without a confidence interval
+// (one repeat). It remembers which applied, for the note under the table.
+type caveat struct{ bound, noCI bool }
+
+// Warn is the mark after a ratio of questionable meaning.
+const Warn = "⚠"
+
+// mark is text with " ⚠" when the change c (of pt against ref, which may be nil)
+// compares CPU-bound cells or has no confidence interval; text as it is for the
+// reference itself and "n/a".
+func (cv *caveat) mark(text string, c *stats.Change, pt point, ref *point) string {
+	if c == nil || !c.OK || c.Verdict == stats.Reference || text == "ref" || text == "n/a" {
+		return text
+	}
+	bound := pt.cpuBound() || (ref != nil && ref.cpuBound())
+	noCI := c.Verdict == stats.NoCI
+	if !bound && !noCI {
+		return text
+	}
+	cv.bound, cv.noCI = cv.bound || bound, cv.noCI || noCI
+	return text + " " + Warn
+}
+
+// note explains the marks used ("" when none was).
+func (cv caveat) note() string {
+	var why []string
+	if cv.bound {
+		why = append(why, "compares CPU-bound cells: the ratio measures the host, not the topology")
+	}
+	if cv.noCI {
+		why = append(why, "no confidence interval (one repeat): the difference cannot be told from noise")
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return Warn + " " + strings.Join(why, "; ") + "."
+}
+
+// basePoint is the baseline topology's point among pts (nil without one).
+func basePoint(pts []point, group string) *point {
+	for i := range pts {
+		if pts[i].c.IsBase && pts[i].rows[0].group == group {
+			return &pts[i]
+		}
+	}
+	return nil
+}
+
+// alongRef is the point pt is compared with along axis: the same topology and other
+// axes, the axis at its reference value (nil when not among pts).
+func alongRef(pts []point, pt point, axis string) *point {
+	a := pt.c.AlongAxis(axis)
+	if a == nil {
+		return nil
+	}
+	for i := range pts {
+		q := pts[i].c
+		if q.Topology != pt.c.Topology || q.Axes[axis] != a.Reference {
+			continue
+		}
+		same := true
+		for k, v := range pt.c.Axes {
+			if k != axis && q.Axes[k] != v {
+				same = false
+			}
+		}
+		if same {
+			return &pts[i]
+		}
+	}
+	return nil
+}
+
+// flavorNote is the footnote naming the points whose server flavor or version differs
+// from the baseline's ("" when none does): their ratios compare servers too.
+func flavorNote(pts []point) string {
+	var base *Row
+	for _, pt := range pts {
+		if pt.c.IsBase {
+			base = &pt.rows[0]
+			break
+		}
+	}
+	if base == nil || base.Flavor == "" {
+		return ""
+	}
+	var other []string
+	for _, pt := range pts {
+		r := pt.rows[0]
+		if r.Flavor == "" || (r.Flavor == base.Flavor && r.Version == base.Version) {
+			continue
+		}
+		s := r.Topology + " (" + flavorName(r.Flavor, r.Version) + ")"
+		if !slices.Contains(other, s) {
+			other = append(other, s)
+		}
+	}
+	if len(other) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Other server than the baseline %s (%s): %s; their ratios vs base compare the servers as well as the topologies.",
+		base.Topology, flavorName(base.Flavor, base.Version), strings.Join(other, ", "))
+}
+
+// flavorName is "MySQL 9.7.4", "MariaDB 10.11.19".
+func flavorName(flavor, version string) string {
+	f := map[string]string{"mysql": "MySQL", "mariadb": "MariaDB", "percona": "Percona Server"}[flavor]
+	if f == "" {
+		f = flavor
+	}
+	return strings.TrimSpace(f + " " + version)
 }
 
 // hostCPU is the busiest host's CPU of the point's busiest run ("n/a" without host samples).
@@ -556,25 +783,48 @@ func StatsNote(rows []Row) string {
 
 // ComparisonTable renders rows as a Markdown table, one line per point (a cell and its
 // repeats): TPS mean, min-max and 95% CI, latency means, % of the baseline, the change
-// along each axis, the largest replica lag of the repeats.
+// along each axis, the largest replica lag of the repeats, the acknowledged commits a
+// probe writer lost (when a point had one); ratios of CPU-bound cells or without a CI
+// marked ⚠; notes on the points, the marks and other servers than the baseline's under
+// the table.
 func ComparisonTable(rows []Row) string {
 	var b strings.Builder
 	pts := points(rows)
 	along := alongAxes(pts)
+	probe := anyProbed(pts)
 	b.WriteString("| topology | kind | flavor | version | runs | TPS | TPS min-max | TPS 95% CI | QPS | avg ms | p95 ms | p99 ms | TPS vs base | latency vs base | p95 vs base |")
 	for _, a := range along {
 		b.WriteString(" TPS vs " + a + " |")
 	}
-	b.WriteString(" max replica lag s | busiest host CPU mean / max |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + strings.Repeat("---|", len(along)) + "---|---|\n")
+	b.WriteString(" max replica lag s |")
+	if probe {
+		b.WriteString(" lost acked commits |")
+	}
+	b.WriteString(" busiest host CPU mean / max |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + strings.Repeat("---|", len(along)))
+	if probe {
+		b.WriteString("---|")
+	}
+	b.WriteString("---|---|\n")
+	var fn footnotes
+	var cv caveat
 	for _, pt := range pts {
 		r, c := pt.rows[0], pt.c
+		base := basePoint(pts, r.group)
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %.1f-%.1f | %s | %.2f | %.2f | %.2f | %.2f | %s | %s | %s |",
-			pt.name(), r.Kind, r.Flavor, r.Version, c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max, ciText(c.TPS),
-			c.QPS.Mean, c.AvgMs.Mean, c.P95Ms.Mean, c.P99Ms.Mean, changeOfBase(c.VsBase), changeOfBase(c.LatVsBase), changeOfBase(c.P95VsBase))
+			fn.of(pt), r.Kind, r.Flavor, r.Version, c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max, ciText(c.TPS),
+			c.QPS.Mean, c.AvgMs.Mean, c.P95Ms.Mean, c.P99Ms.Mean, cv.mark(changeOfBase(c.VsBase), c.VsBase, pt, base),
+			cv.mark(changeOfBase(c.LatVsBase), c.LatVsBase, pt, base), cv.mark(changeOfBase(c.P95VsBase), c.P95VsBase, pt, base))
 		for _, a := range along {
-			b.WriteString(" " + alongText(c, a) + " |")
+			b.WriteString(" " + alongMarked(&cv, pts, pt, a) + " |")
 		}
-		fmt.Fprintf(&b, " %s | %s |\n", fmtOpt(pt.maxLag(), "%.3f"), pt.hostCPU())
+		fmt.Fprintf(&b, " %s |", fmtOpt(pt.maxLag(), "%.3f"))
+		if probe {
+			fmt.Fprintf(&b, " %s |", pt.lostAcked())
+		}
+		fmt.Fprintf(&b, " %s |\n", pt.hostCPU())
+	}
+	if ls := fn.lines(); len(ls) > 0 {
+		b.WriteString("\n" + strings.Join(ls, "\n\n") + "\n")
 	}
 	var ran []Row
 	for _, r := range rows {
@@ -586,52 +836,131 @@ func ComparisonTable(rows []Row) string {
 		fmt.Fprintf(&b, "\n**CPU-bound:** %s: the run's busiest host was CPU-saturated (busy >= %.0f%% in at least %.0f%% of the measured seconds), so these numbers measure the host's CPU as much as the topology.\n",
 			bound, sampler.CPUSaturatedBusy*100, sampler.CPUSaturatedShare*100)
 	}
+	if n := cv.note(); n != "" {
+		b.WriteString("\n" + n + "\n")
+	}
+	if n := flavorNote(pts); n != "" {
+		b.WriteString("\n" + n + "\n")
+	}
+	if probe {
+		b.WriteString("\nlost acked commits = the probe writer's acknowledged commits missing on the writer after the run (summary.json probe), of those acknowledged.\n")
+	}
 	return b.String()
 }
 
-// PrintComparison writes the comparison as an aligned text table, one line per point
-// (a cell and its repeats; the sweep group of each when there are several), then
-// StatsNote.
-func PrintComparison(w io.Writer, rows []Row) {
-	groups := false
-	for _, r := range rows {
-		groups = groups || r.group != ""
+// alongMarked is the point's TPS change along axis, marked when it compares CPU-bound
+// cells or has no CI.
+func alongMarked(cv *caveat, pts []point, pt point, axis string) string {
+	t := alongText(pt.c, axis)
+	if a := pt.c.AlongAxis(axis); a != nil {
+		return cv.mark(t, &a.TPS, pt, alongRef(pts, pt, axis))
 	}
+	return t
+}
+
+// PrintComparison writes the comparison as aligned text tables, one per sweep group
+// (headed by its axis values), one line per point (a cell and its repeats), the notes
+// on points and marks under them, then StatsNote. Kept to ~120 columns: ratios as
+// "TPS/base", and with one repeat per cell the runs, TPS
+// min-max and CI columns (1, the TPS itself, n/a) left out.
+func PrintComparison(w io.Writer, rows []Row) {
 	pts := points(rows)
 	along := alongAxes(pts)
-	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', tabwriter.AlignRight)
-	head := "topology\tkind\truns\tTPS\tTPS min-max\tTPS 95% CI\tavg ms\tp95 ms\tTPS vs base\tlat vs base\tp95 vs base\t"
-	for _, a := range along {
-		head += "TPS vs " + a + "\t"
-	}
-	head += "max replica lag s\tbusiest host CPU\t"
-	if groups {
-		head = "cells\t" + head + "axes\t"
-	}
-	fmt.Fprintln(tw, head)
+	probe := anyProbed(pts)
+	repeats := false
 	for _, pt := range pts {
-		c := pt.c
-		line := fmt.Sprintf("%s\t%s\t%d\t%.2f\t%.1f-%.1f\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t", pt.name(), pt.rows[0].Kind, c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max,
-			ciText(c.TPS), c.AvgMs.Mean, c.P95Ms.Mean, changeOfBase(c.VsBase), changeOfBase(c.LatVsBase), changeOfBase(c.P95VsBase))
-		for _, a := range along {
-			line += alongText(c, a) + "\t"
-		}
-		line += fmtOpt(pt.maxLag(), "%.3f") + "\t" + pt.hostCPU() + "\t"
-		if groups {
-			var idx []string
-			for _, r := range pt.rows {
-				if r.Cell > 0 {
-					idx = append(idx, fmt.Sprint(r.Cell))
-				}
-			}
-			if len(idx) == 0 {
-				idx = []string{"-"}
-			}
-			line = fmt.Sprintf("%s\t%s%s\t", strings.Join(idx, ","), line, pt.rows[0].group)
-		}
-		fmt.Fprintln(tw, line)
+		repeats = repeats || pt.c.TPS.N > 1
 	}
-	tw.Flush()
+	var groups []string
+	for _, pt := range pts {
+		if g := pt.rows[0].group; !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	grouped := len(groups) > 1 || (len(groups) == 1 && groups[0] != "")
+	short := func(t string) string {
+		return strings.TrimSuffix(t, " (reference)")
+	}
+	var fn footnotes
+	var cv caveat
+	for gi, g := range groups {
+		if grouped {
+			if gi > 0 {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintln(w, g+":")
+		}
+		tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', tabwriter.AlignRight)
+		head := "topology\tkind\t"
+		if repeats {
+			head += "runs\tTPS\tTPS min-max\tTPS 95% CI\t"
+		} else {
+			head += "TPS\t"
+		}
+		head += "avg ms\tp95 ms\tTPS/base\tlat/base\tp95/base\t"
+		for _, a := range along {
+			head += "TPS vs " + a + "\t"
+		}
+		head += "max lag s\t"
+		if probe {
+			head += "lost acked\t"
+		}
+		head += "busiest host CPU\t"
+		if grouped {
+			head = "cell\t" + head
+		}
+		fmt.Fprintln(tw, head)
+		for _, pt := range pts {
+			if pt.rows[0].group != g {
+				continue
+			}
+			c := pt.c
+			base := basePoint(pts, g)
+			line := fmt.Sprintf("%s\t%s\t", fn.of(pt), pt.rows[0].Kind)
+			if repeats {
+				line += fmt.Sprintf("%d\t%.2f\t%.1f-%.1f\t%s\t", c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max, ciText(c.TPS))
+			} else {
+				line += fmt.Sprintf("%.2f\t", c.TPS.Mean)
+			}
+			line += fmt.Sprintf("%.2f\t%.2f\t%s\t%s\t%s\t", c.AvgMs.Mean, c.P95Ms.Mean, short(cv.mark(changeOfBase(c.VsBase), c.VsBase, pt, base)),
+				short(cv.mark(changeOfBase(c.LatVsBase), c.LatVsBase, pt, base)), short(cv.mark(changeOfBase(c.P95VsBase), c.P95VsBase, pt, base)))
+			for _, a := range along {
+				line += alongMarked(&cv, pts, pt, a) + "\t"
+			}
+			line += fmtOpt(pt.maxLag(), "%.3f") + "\t"
+			if probe {
+				line += pt.lostAcked() + "\t"
+			}
+			line += pt.hostCPU() + "\t"
+			if grouped {
+				var idx []string
+				for _, r := range pt.rows {
+					if r.Cell > 0 {
+						idx = append(idx, fmt.Sprint(r.Cell))
+					}
+				}
+				if len(idx) == 0 {
+					idx = []string{"-"}
+				}
+				line = strings.Join(idx, ",") + "\t" + line
+			}
+			fmt.Fprintln(tw, line)
+		}
+		tw.Flush()
+	}
+	for _, l := range fn.lines() {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintln(w, "TPS/base, lat/base, p95/base: TPS, average and p95 latency in % of the baseline's (100% = the same).")
+	if n := cv.note(); n != "" {
+		fmt.Fprintln(w, n)
+	}
+	if n := flavorNote(pts); n != "" {
+		fmt.Fprintln(w, n)
+	}
+	if probe {
+		fmt.Fprintln(w, "lost acked = the probe writer's acknowledged commits missing on the writer after the run, of those acknowledged.")
+	}
 	fmt.Fprintln(w, StatsNote(rows))
 }
 

@@ -36,7 +36,7 @@ func TestSweepReportsNoGoFormatting(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(outs["report.md"], "extra.axes: links=none, repeat=1, threads=1, topology=swsingle") {
+	if !strings.Contains(outs["report.md"], "- axes: links=none, repeat=1, threads=1, topology=swsingle") {
 		t.Error("report.md lacks a cell's axes as name=value")
 	}
 }

@@ -379,6 +379,22 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	}
 	sw.ntodo = n
 	fmt.Fprintf(sw.out, "scenario %s (scale %s): %s to run of %d, estimated %s; results in %s\n", s.Name, plan.Scale, Plural(n, "cell"), len(plan.Cells), FormatDuration(total), dir)
+	// Cells counted "i/n" below are this invocation's; the grid's cells not among them say why.
+	var reused, done []string
+	for _, c := range plan.Cells {
+		switch {
+		case c.Reuse != nil:
+			reused = append(reused, fmt.Sprintf("%d (%s: the runs of cell %d)", c.Index, plan.Label(c), c.Reuse.Index))
+		case !torun(c):
+			done = append(done, fmt.Sprint(c.Index))
+		}
+	}
+	if len(reused) > 0 {
+		fmt.Fprintf(sw.out, "not run, cannot differ: grid cell %s\n", strings.Join(reused, ", "))
+	}
+	if len(done) > 0 {
+		fmt.Fprintf(sw.out, "already done (resumed): grid cell %s\n", strings.Join(done, ", "))
+	}
 
 	var runErr error
 	for _, d := range plan.Deployments {
@@ -418,17 +434,29 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	return dir, rows, runErr
 }
 
-// lockSweep takes an exclusive lock on dir/sweep.lock: one run per sweep directory.
+// lockSweep takes an exclusive lock on dir/sweep.lock: one run per sweep directory. The
+// file exists only while a run holds it: unlocking removes it (resume needs nothing of
+// it). A lock taken on a file another run removed meanwhile is taken again on the new one.
 func lockSweep(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, "sweep.lock"), os.O_CREATE|os.O_RDWR, 0o640)
-	if err != nil {
-		return nil, err
+	p := filepath.Join(dir, "sweep.lock")
+	for {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o640)
+		if err != nil {
+			return nil, err
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: another habench run is working on this sweep directory", dir)
+		}
+		// The holder before us may have removed the file between our open and our lock.
+		held, err1 := f.Stat()
+		now, err2 := os.Stat(p)
+		if err1 != nil || err2 != nil || !os.SameFile(held, now) {
+			f.Close()
+			continue
+		}
+		return func() { os.Remove(p); unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: another habench run is working on this sweep directory", dir)
-	}
-	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
 }
 
 // sweepRun is the state of one invocation.
@@ -619,7 +647,7 @@ func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *Cell) {
 	start := time.Now()
 	sw.ndone++
 	sw.r.Progress.Cell(fmt.Sprintf("cell %d/%d %s", sw.ndone, sw.ntodo, sw.plan.Label(cell)), func() time.Duration { return sw.eta(cell, start, false) })
-	fmt.Fprintf(sw.out, "\n--- cell %d/%d (%d of this run): %s\n", cell.Index, len(sw.plan.Cells), sw.ndone, sw.plan.Label(cell))
+	fmt.Fprintf(sw.out, "\n--- cell %d/%d: %s (grid cell %d of %d)\n", sw.ndone, sw.ntodo, sw.plan.Label(cell), cell.Index, len(sw.plan.Cells))
 	if rec.Dir != "" {
 		rec.PreviousDirs = append(rec.PreviousDirs, rec.Dir)
 	}

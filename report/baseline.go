@@ -95,6 +95,11 @@ type Row struct {
 	CPUBound                  bool
 	// Cell is the run's cell (its repeats summarised); the percentages are the cell's.
 	Cell *stats.Cell
+	// Caveat marks the vs base percentages (⚠): they compare CPU-bound cells or have no
+	// confidence interval (see caveat).
+	Caveat bool
+	// Probe is the run's probe writer (nil without one): the lost acked commits column.
+	Probe *Probe
 }
 
 // Group is a sweep cell's axis values other than topology and repeat (manifest extra
@@ -120,7 +125,14 @@ func (r *Run) Group() string {
 // against the mean of the baseline topology's cell with the same axis values, so every
 // repeat's row has the same ones, and they are the sweep's own comparison's.
 func (res *Results) Rows(base *Run) []Row {
+	rows, _ := res.rowsCaveat(base)
+	return rows
+}
+
+// rowsCaveat is Rows and the note on the marked percentages ("" when none is).
+func (res *Results) rowsCaveat(base *Run) ([]Row, string) {
 	cells := res.Cells(base)
+	var cv caveat
 	var out []Row
 	for _, r := range res.Runs {
 		c := res.cellOf(cells, r)
@@ -147,10 +159,20 @@ func (res *Results) Rows(base *Run) []Row {
 				return nil
 			}
 			row.TPSPct, row.AvgPct, row.P95Pct = pct(c.VsBase), pct(c.LatVsBase), pct(c.P95VsBase)
+			row.Caveat = cv.applies(c.VsBase, res.cellBound(c) || res.cellBound(baseCell(cells, c)))
 		}
+		row.Probe = r.Probe()
 		out = append(out, row)
 	}
-	return out
+	return out, cv.note()
+}
+
+// pctMark is fmtPct(p) with " ⚠" when marked.
+func pctMark(p *float64, mark bool) string {
+	if mark && p != nil {
+		return fmtPct(p) + " " + Warn
+	}
+	return fmtPct(p)
 }
 
 func fmtPct(p *float64) string {

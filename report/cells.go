@@ -146,6 +146,18 @@ type cellView struct {
 	Name  string
 	Along []string
 	CI    string
+	// Mark: the vs base ratios are marked ⚠ (see caveat).
+	Mark bool
+}
+
+// Base is the cell's change vs base of the metric ("tps", "lat", "p95"), marked.
+func (v cellView) Base(metric string) string {
+	c := map[string]*stats.Change{"tps": v.C.VsBase, "lat": v.C.LatVsBase, "p95": v.C.P95VsBase}[metric]
+	t := changeText(c)
+	if v.Mark && c != nil && c.OK && c.Verdict != stats.Reference {
+		t += " " + Warn
+	}
+	return t
 }
 
 // controlNote is, for a cell whose runs went through the links at zero delay (manifest
@@ -178,8 +190,22 @@ func controlNote(runs []*Run) string {
 	return note
 }
 
+// cellsCaveat is the note on the cells table's marks ("" when none is).
+func (res *Results) cellsCaveat(cells []*stats.Cell) string {
+	_, _, n := res.cellViewsCaveat(cells)
+	return n
+}
+
 // cellViews are the cells for the tables, and the axes with changes (column heads).
 func (res *Results) cellViews(cells []*stats.Cell) ([]cellView, []string) {
+	v, a, _ := res.cellViewsCaveat(cells)
+	return v, a
+}
+
+// cellViewsCaveat is cellViews with the ratios of CPU-bound cells or without a CI
+// marked ⚠, and the note on the marks.
+func (res *Results) cellViewsCaveat(cells []*stats.Cell) ([]cellView, []string, string) {
+	var cv caveat
 	var along []string
 	for _, c := range cells {
 		if len(c.Along) > 0 {
@@ -192,6 +218,8 @@ func (res *Results) cellViews(cells []*stats.Cell) ([]cellView, []string) {
 	var out []cellView
 	for _, c := range cells {
 		v := cellView{C: c, Name: c.Topology, CI: fmt.Sprintf("n/a (%d run)", c.TPS.N)}
+		bound := res.cellBound(c)
+		v.Mark = cv.applies(c.VsBase, bound || res.cellBound(baseCell(cells, c)))
 		if c.Group != "" {
 			v.Name += " " + c.Group
 		}
@@ -220,13 +248,15 @@ func (res *Results) cellViews(cells []*stats.Cell) ([]cellView, []string) {
 				v.Along = append(v.Along, "n/a")
 			case ac.TPS.Verdict == stats.Reference:
 				v.Along = append(v.Along, "ref")
+			case cv.applies(&ac.TPS, bound):
+				v.Along = append(v.Along, ac.TPS.Signed()+" "+Warn)
 			default:
 				v.Along = append(v.Along, ac.TPS.Signed())
 			}
 		}
 		out = append(out, v)
 	}
-	return out, along
+	return out, along, cv.note()
 }
 
 func changeText(c *stats.Change) string {
@@ -254,7 +284,7 @@ func cellsNote(cells []*stats.Cell) string {
 // cellsMarkdown is the cells table in Markdown.
 func (res *Results) cellsMarkdown(cells []*stats.Cell) string {
 	var b strings.Builder
-	vs, along := res.cellViews(cells)
+	vs, along, note := res.cellViewsCaveat(cells)
 	b.WriteString("| cell | runs | TPS | TPS min-max | TPS 95% CI | avg ms | p95 ms | TPS vs base | avg latency vs base | p95 vs base |")
 	for _, a := range along {
 		b.WriteString(" TPS vs " + mdEscape(a) + " |")
@@ -263,12 +293,15 @@ func (res *Results) cellsMarkdown(cells []*stats.Cell) string {
 	for _, v := range vs {
 		c := v.C
 		fmt.Fprintf(&b, "| %s | %d | %.2f | %.1f-%.1f | %s | %.2f | %.2f | %s | %s | %s |", mdEscape(v.Name), c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max, v.CI,
-			c.AvgMs.Mean, c.P95Ms.Mean, changeText(c.VsBase), changeText(c.LatVsBase), changeText(c.P95VsBase))
+			c.AvgMs.Mean, c.P95Ms.Mean, v.Base("tps"), v.Base("lat"), v.Base("p95"))
 		for _, a := range v.Along {
 			b.WriteString(" " + a + " |")
 		}
 		b.WriteString("\n")
 	}
 	b.WriteString("\n" + cellsNote(cells) + "\n")
+	if note != "" {
+		b.WriteString("\n" + note + "\n")
+	}
 	return b.String()
 }

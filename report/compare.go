@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
+	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -27,6 +31,11 @@ type Pair struct {
 	Name          string
 	Before, After *Run
 	Metrics       []Delta
+	// Differences are the settings the two runs differ in (topology, links, knobs,
+	// workload, servers: see differences); Notes what limits the comparison (both
+	// CPU-bound, one run a side).
+	Differences []string
+	Notes       []string
 }
 
 // Delta is one metric before and after. Values are nil when the run lacks them (no
@@ -39,21 +48,47 @@ type Delta struct {
 	HigherIsBetter bool
 	Before, After  *float64
 	Change         *float64
+	// Diff is after-before, set instead of Change when before is near zero (under 1% of
+	// the larger value, or a lag under nearZeroLagS): a percentage of almost nothing
+	// says nothing ("+54199.7%"), the difference does ("+0.497 s").
+	Diff *float64
 }
 
-// Verdict is "better", "worse" or "same" (|change| < 1%), "" without a change.
+// nearZeroLagS is the lag under which a before value is near zero: the heartbeat's
+// resolution is 0.1 s, a hundredth of a second is none.
+const nearZeroLagS = 0.01
+
+// Verdict is "better", "worse" or "same" (|change| < 1%, or a difference under 0.01 of
+// the unit), "" without a change.
 func (d Delta) Verdict() string {
-	if d.Change == nil {
+	var c float64
+	switch {
+	case d.Diff != nil:
+		c = *d.Diff
+		if c > -0.01 && c < 0.01 {
+			return "same"
+		}
+	case d.Change != nil:
+		c = *d.Change
+		if c > -1 && c < 1 {
+			return "same"
+		}
+	default:
 		return ""
 	}
-	c := *d.Change
-	switch {
-	case c > -1 && c < 1:
-		return "same"
-	case (c > 0) == d.HigherIsBetter:
+	if (c > 0) == d.HigherIsBetter {
 		return "better"
 	}
 	return "worse"
+}
+
+// ChangeText is the change as shown: "+3.2%", or the difference "+0.497 s" when the
+// before value is near zero, "n/a" without either.
+func (d Delta) ChangeText() string {
+	if d.Diff != nil {
+		return fmt.Sprintf("%+.3f %s", *d.Diff, d.Unit)
+	}
+	return fmtChange(d.Change)
 }
 
 func runMetrics(r *Run) map[string]*float64 {
@@ -99,6 +134,9 @@ func Compare(before, after *Results) *Comparison {
 			case d.Before == nil || d.After == nil:
 			case *d.Before == *d.After:
 				d.Change = new(float64)
+			case nearZero(*d.Before, *d.After, m.unit):
+				diff := *d.After - *d.Before
+				d.Diff = &diff
 			default:
 				// The same function as every other percentage (stats.Compare), one run a side.
 				if ch := stats.Compare(stats.Of([]float64{*d.After}), stats.Of([]float64{*d.Before})); ch.OK {
@@ -108,6 +146,8 @@ func Compare(before, after *Results) *Comparison {
 			}
 			p.Metrics = append(p.Metrics, d)
 		}
+		p.Differences = differences(a, b)
+		p.Notes = compareNotes(a, b)
 		c.Pairs = append(c.Pairs, p)
 	}
 	if len(before.Runs) == 1 && len(after.Runs) == 1 {
@@ -133,6 +173,103 @@ func Compare(before, after *Results) *Comparison {
 		}
 	}
 	return c
+}
+
+// nearZero says before is too close to zero for a percentage of it: under 1% of the
+// larger of the two, or (seconds of lag) under nearZeroLagS.
+func nearZero(before, after float64, unit string) bool {
+	b, a := math.Abs(before), math.Abs(after)
+	return b < 0.01*max(a, b) || (unit == "s" && b < nearZeroLagS)
+}
+
+// differences lists what the two runs were set up with differently: "topology.nodes: 3
+// -> 2", "links: none -> all=1ms", "knobs: ... -> ...", workload options, server
+// versions. Empty when they were set up alike.
+func differences(a, b *Run) []string {
+	var out []string
+	diff := func(what, x, y string) {
+		if x != y {
+			if x == "" {
+				x = "none"
+			}
+			if y == "" {
+				y = "none"
+			}
+			out = append(out, fmt.Sprintf("%s: %s -> %s", what, x, y))
+		}
+	}
+	ta, tb := a.Manifest.Topology, b.Manifest.Topology
+	keys := map[string]bool{}
+	for k := range ta {
+		keys[k] = true
+	}
+	for k := range tb {
+		keys[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if k == "name" {
+			continue
+		}
+		x, y := "", ""
+		if v, ok := ta[k]; ok {
+			x = humanValue(v)
+		}
+		if v, ok := tb[k]; ok {
+			y = humanValue(v)
+		}
+		diff("topology."+k, x, y)
+	}
+	diff("links", linksText(a), linksText(b))
+	diff("knobs", knobsText(a), knobsText(b))
+	diff("workload", a.Manifest.Workload.Name, b.Manifest.Workload.Name)
+	wk := map[string]bool{}
+	for k := range a.Manifest.Workload.Options {
+		wk[k] = true
+	}
+	for k := range b.Manifest.Workload.Options {
+		wk[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(wk)) {
+		diff("workload "+k, a.Manifest.Workload.Options[k], b.Manifest.Workload.Options[k])
+	}
+	diff("server", flavorName(a.Flavor(), a.Version()), flavorName(b.Flavor(), b.Version()))
+	return out
+}
+
+// linksText is the run's links as requested ("netem apply" syntax), else its per-link
+// impairments, "" without any.
+func linksText(r *Run) string {
+	li := r.Impairment()
+	if li == nil {
+		return ""
+	}
+	if li.Request != "" {
+		return li.Request
+	}
+	return kvList(li.Links, ", ")
+}
+
+// knobsText is the run's requested knobs, "" without any.
+func knobsText(r *Run) string {
+	if r.Manifest.Knobs == nil {
+		return ""
+	}
+	return strings.Join(r.Manifest.Knobs.Requested, ", ")
+}
+
+// compareNotes say what limits the comparison of a and b: both CPU-bound (the change
+// measures the host as much as the topology), one run a side (no confidence interval).
+func compareNotes(a, b *Run) []string {
+	bound := func(r *Run) bool { h := r.BusiestHost(); return h != nil && h.CPUSaturated }
+	var out []string
+	switch {
+	case bound(a) && bound(b):
+		out = append(out, "both runs were CPU-bound (busiest host CPU-saturated): the changes measure the host as much as what differs")
+	case bound(a) || bound(b):
+		out = append(out, "one run was CPU-bound (busiest host CPU-saturated), the other not: part of the change may be the host's")
+	}
+	out = append(out, "one run on each side: no confidence interval, so a change of a few percent may be noise (repeat the runs: a sweep with repeats: 3)")
+	return out
 }
 
 func fmtVal(p *float64, unit string) string {
@@ -164,12 +301,30 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			if i == 0 {
 				name = p.Name
 			}
-			fmt.Fprintf(tw, "%s\t%s (%s)\t%s\t%s\t%s %s\t\n", name, d.Metric, d.Unit, fmtVal(d.Before, d.Unit), fmtVal(d.After, d.Unit), fmtChange(d.Change), d.Verdict())
+			fmt.Fprintf(tw, "%s\t%s (%s)\t%s\t%s\t%s %s\t\n", name, d.Metric, d.Unit, fmtVal(d.Before, d.Unit), fmtVal(d.After, d.Unit), d.ChangeText(), d.Verdict())
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, p := range c.Pairs {
+		prefix := ""
+		if len(c.Pairs) > 1 {
+			prefix = p.Name + ": "
+		}
+		if len(p.Differences) == 0 {
+			fmt.Fprintf(w, "\n%sdifferences: none in topology, links, knobs, workload or servers\n", prefix)
+		} else {
+			fmt.Fprintf(w, "\n%sdifferences (before -> after):\n", prefix)
+			for _, d := range p.Differences {
+				fmt.Fprintf(w, "  - %s\n", d)
+			}
+		}
+		for _, n := range p.Notes {
+			fmt.Fprintf(w, "%snote: %s\n", prefix, n)
+		}
+	}
+	fmt.Fprintln(w, "change: after against before in percent; where before is near zero (under 1% of the larger, or a lag under 0.01 s), the difference after - before instead.")
 	for _, n := range c.OnlyBefore {
 		fmt.Fprintf(w, "only before: %s\n", n)
 	}
@@ -246,10 +401,15 @@ th, td { border: 1px solid #ccc; padding: .2em .5em; text-align: right; } th { b
 <tr><th class="l">run</th><th class="l">metric</th><th>before</th><th>after</th><th>change</th><th class="l"></th></tr>
 {{- range .Pairs}}{{$p := .}}
 {{- range $i, $d := .Metrics}}
-<tr><td class="l">{{if not $i}}{{$p.Name}}{{end}}</td><td class="l">{{$d.Metric}} ({{$d.Unit}})</td><td>{{val $d.Before $d.Unit}}</td><td>{{val $d.After $d.Unit}}</td><td>{{change $d.Change}}</td><td class="l {{$d.Verdict}}">{{$d.Verdict}}</td></tr>
+<tr><td class="l">{{if not $i}}{{$p.Name}}{{end}}</td><td class="l">{{$d.Metric}} ({{$d.Unit}})</td><td>{{val $d.Before $d.Unit}}</td><td>{{val $d.After $d.Unit}}</td><td>{{$d.ChangeText}}</td><td class="l {{$d.Verdict}}">{{$d.Verdict}}</td></tr>
 {{- end}}
 {{- end}}
 </table>
+{{- range .Pairs}}
+{{- if .Differences}}<p><b>{{.Name}}</b>, differences (before &rarr; after):</p><ul>{{range .Differences}}<li>{{.}}</li>{{end}}</ul>{{else}}<p><b>{{.Name}}</b>: no differences in topology, links, knobs, workload or servers.</p>{{end}}
+{{- range .Notes}}<p class="note">note: {{.}}</p>{{end}}
+{{- end}}
+<p class="note">change: after against before in percent; where before is near zero (under 1% of the larger, or a lag under 0.01 s), the difference after - before instead.</p>
 {{- range .C.OnlyBefore}}<p>only before: {{.}}</p>{{end}}
 {{- range .C.OnlyAfter}}<p>only after: {{.}}</p>{{end}}
 {{- range .Pairs}}

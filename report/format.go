@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,7 +21,7 @@ func humanValue(v any) string {
 	case string:
 		return x
 	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
+		return readableFloat(x)
 	case int:
 		return strconv.Itoa(x)
 	case int64:
@@ -78,4 +79,22 @@ func kvList(m map[string]string, sep string) string {
 		kv = append(kv, k+"="+m[k])
 	}
 	return strings.Join(kv, sep)
+}
+
+// readableFloat is x for a reader: an integer as it is ("134217728"), else rounded to 3
+// decimals (3 significant digits below 1) without trailing zeros: 503.75783107312054 is
+// "503.758", 0.48437050400000015 "0.484", 0.25 "0.25".
+func readableFloat(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	prec := 3
+	if a := math.Abs(x); a < 1 && a > 0 {
+		prec = min(9, 2-int(math.Floor(math.Log10(a))))
+	}
+	s := strconv.FormatFloat(x, 'f', prec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
 }

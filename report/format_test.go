@@ -83,7 +83,7 @@ func TestNoRawGoFormatting(t *testing.T) {
 					t.Errorf("%s has Go formatting in %d lines, e.g.:\n%s", name, len(bad), strings.Join(bad[:min(5, len(bad))], "\n"))
 				}
 			}
-			if res.Kind == KindSweep && !strings.Contains(string(r.Markdown), "extra.axes: knob.durability=1/1, topology=rpsingle") {
+			if res.Kind == KindSweep && !strings.Contains(string(r.Markdown), "- axes: knob.durability=1/1, topology=rpsingle") {
 				t.Error("report.md lacks the cells' axes as name=value")
 			}
 		})

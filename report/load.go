@@ -194,6 +194,7 @@ type LinkImpairment struct {
 		Partitioned  bool    `json:"partitioned"`
 	} `json:"rtt"`
 	Warnings []string `json:"warnings"`
+	Note     string   `json:"note"`
 }
 
 // Summary is the part of summary.json the report shows. Latencies in milliseconds.
@@ -247,6 +248,8 @@ type Outage struct {
 type NodeSummary struct {
 	Node          string   `json:"node"`
 	Role          string   `json:"role"`
+	RoleEnd       string   `json:"role_end"`    // the role at the end when a fault changed it
+	DownAtEnd     bool     `json:"down_at_end"` // no sampler reached it at the end
 	LagMaxS       *float64 `json:"lag_max_s"`
 	LagAvgS       *float64 `json:"lag_avg_s"`
 	BacklogMaxTrx *float64 `json:"backlog_max_trx"`
@@ -608,9 +611,9 @@ func (r *Run) Latency(stat string) (float64, bool) {
 }
 
 // MaxLagS is the largest visibility lag any node showed (summary.json), false when no
-// node has a lag sample.
+// node has a lag sample or there is a single node (no replicas: the console's n/a).
 func (r *Run) MaxLagS() (float64, bool) {
-	if r.Summary == nil {
+	if r.Summary == nil || len(r.Summary.Nodes) < 2 {
 		return 0, false
 	}
 	found, m := false, 0.0

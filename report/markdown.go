@@ -36,8 +36,12 @@ func markdown(pg page) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n## Comparison\n\n")
-	b.WriteString("| topology | kind | flavor | version | TPS | QPS | avg ms | p95 ms | p99 ms | TPS vs base | avg latency vs base | p95 vs base | max lag s | interval TPS min / max | interval TPS CV | busiest host CPU mean / max |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	lost, lostSep := "", ""
+	if pg.Probed {
+		lost, lostSep = " lost acked commits |", "---|"
+	}
+	b.WriteString("| topology | kind | flavor | version | TPS | QPS | avg ms | p95 ms | p99 ms | TPS vs base | avg latency vs base | p95 vs base | max lag s |" + lost + " interval TPS min / max | interval TPS CV | busiest host CPU mean / max |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|" + lostSep + "---|---|---|\n")
 	for _, r := range pg.Rows {
 		name := mdEscape(r.Run.Name)
 		if r.IsBaseline {
@@ -50,14 +54,26 @@ func markdown(pg page) string {
 		if r.CPUBound {
 			busiest = "**" + busiest + "**"
 		}
+		lag := fmtOpt(r.MaxLagS, "%.3f")
+		if pg.Probed {
+			lag += " | " + lostAcked(r.Probe)
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %s | %.1f / %.1f | %.1f%% | %s |\n",
 			name, r.Run.Kind(), r.Run.Flavor(), r.Run.Version(), r.TPS, r.QPS, r.AvgMs, r.P95Ms, r.P99Ms,
-			fmtPct(r.TPSPct), fmtPct(r.AvgPct), fmtPct(r.P95Pct), fmtOpt(r.MaxLagS, "%.3f"), r.TPSMin, r.TPSMax, 100*r.TPSCV, mdEscape(busiest))
+			pctMark(r.TPSPct, r.Caveat), pctMark(r.AvgPct, r.Caveat), pctMark(r.P95Pct, r.Caveat), lag, r.TPSMin, r.TPSMax, 100*r.TPSCV, mdEscape(busiest))
 	}
 	for _, m := range pg.Missing {
 		fmt.Fprintf(&b, "\n**not loaded:** %s\n", m)
 	}
-	b.WriteString("\nmax lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter); busiest host CPU = the mean and largest CPU busy share of the run's busiest host while the workload was measured, CPU-bound when it was CPU-saturated.")
+	for _, n := range []string{pg.Caveat, pg.FlavorNote} {
+		if n != "" {
+			b.WriteString("\n" + n + "\n")
+		}
+	}
+	if pg.Probed {
+		b.WriteString("\nlost acked commits = the probe writer's acknowledged commits missing on the writer after the run (summary.json probe), of those acknowledged.\n")
+	}
+	b.WriteString("\nmax lag = the largest heartbeat visibility lag any node showed (n/a: a single node, no replicas); interval TPS CV = standard deviation / mean of the per-interval TPS (jitter); busiest host CPU = the mean and largest CPU busy share of the run's busiest host while the workload was measured, CPU-bound when it was CPU-saturated.")
 	if pg.CellsMD != "" {
 		b.WriteString(" The vs base percentages are each run's cell's (the mean of its repeats against the baseline's mean: see the cells table), the same on every repeat.")
 	}
@@ -73,6 +89,9 @@ func markdown(pg page) string {
 				v += " (not run: the runs of " + p.ReusedFrom + ")"
 			}
 			ref := p.VsRef
+			if p.Mark {
+				ref += " " + Warn
+			}
 			if p.Reference != "" {
 				ref += " (vs " + p.Reference + ")"
 			}
@@ -175,6 +194,9 @@ func markdown(pg page) string {
 					row[i] = mdEscape(row[i])
 				}
 				b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+			}
+			if sec.Note != "" {
+				b.WriteString("\n" + sec.Note + "\n")
 			}
 		}
 		fmt.Fprintf(&b, "\nFiles: `%s` (settings read back from every node in its report.md and manifest.json).\n", rv.Run.Dir)

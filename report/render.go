@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,6 +58,11 @@ type page struct {
 	CellAxes  []string
 	CellsMD   string
 	CellsNote string
+	// Probed: a run had a probe writer (the lost acked commits column). Caveat explains
+	// the ⚠ marks of the comparison, FlavorNote the runs on other servers than the
+	// baseline's ("" when none).
+	Probed             bool
+	Caveat, FlavorNote string
 }
 
 // Render renders res as HTML, Markdown and CSV. Error when the baseline is unknown
@@ -70,8 +76,8 @@ func Render(res *Results, o Options) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows := res.Rows(base)
-	pg := page{Title: res.Name, Kind: res.Kind, Dir: res.Dir, Generated: now().UTC().Format("2006-01-02 15:04:05 UTC"),
+	rows, caveatNote := res.rowsCaveat(base)
+	pg := page{Caveat: caveatNote, FlavorNote: flavorNote(rows), Probed: slices.ContainsFunc(rows, func(r Row) bool { return r.Probe != nil }), Title: res.Name, Kind: res.Kind, Dir: res.Dir, Generated: now().UTC().Format("2006-01-02 15:04:05 UTC"),
 		BaselineWhy: why, Rows: rows, Sweep: res.Sweep, Multi: len(res.Runs) > 1, Missing: res.Missing}
 	if base != nil {
 		pg.Baseline = base.Name
@@ -81,10 +87,19 @@ func Render(res *Results, o Options) (*Rendered, error) {
 		pg.Workload = workloadLine(base)
 	}
 	pg.Servers, pg.Habench = versions(res.Runs)
+	if len(res.Sweep) > 0 {
+		pg.Sweep = slices.Clone(res.Sweep)
+		for i, p := range pg.Sweep {
+			pg.Sweep[i].Mark = p.VsRefPct != nil && p.VsRef != "ref" && (p.N < 2 || res.dirBound(p.Dir))
+		}
+	}
 	cells := res.Cells(base)
 	if len(res.Runs) > 1 {
 		pg.Cells, pg.CellAxes = res.cellViews(cells)
 		pg.CellsMD, pg.CellsNote = res.cellsMarkdown(cells), cellsNote(cells)
+		if n := res.cellsCaveat(cells); n != "" {
+			pg.CellsNote += " " + n
+		}
 	}
 	out := &Rendered{Baseline: pg.Baseline, BaselineWhy: why}
 	if len(rows) > 1 {
@@ -259,6 +274,8 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f1":        func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"f2":        func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
 	"pct":       fmtPct,
+	"pctm":      pctMark,
+	"lost":      lostAcked,
 	"opt":       func(p *float64) string { return fmtOpt(p, "%.3f") },
 	"busiest":   busiestCell,
 	"hostsNote": func() string { return hostsNote },
@@ -324,19 +341,22 @@ p.common { font-size: .85em; line-height: 1.6; } p.common code { white-space: no
 
 <h2 id="comparison">{{if .Multi}}Comparison{{else}}Throughput and latency{{end}}</h2>
 <table>
-<tr><th class="l">topology</th><th class="l">kind</th><th class="l">flavor</th><th class="l">version</th><th>TPS</th><th>QPS</th><th>avg ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th>{{if .Multi}}<th>TPS vs base</th><th>avg latency vs base</th><th>p95 vs base</th>{{end}}<th>max lag s</th><th>interval TPS min / max</th><th>interval TPS CV</th><th>ignored errors</th><th class="l">busiest host CPU mean / max</th></tr>
+<tr><th class="l">topology</th><th class="l">kind</th><th class="l">flavor</th><th class="l">version</th><th>TPS</th><th>QPS</th><th>avg ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th>{{if .Multi}}<th>TPS vs base</th><th>avg latency vs base</th><th>p95 vs base</th>{{end}}<th>max lag s</th>{{if .Probed}}<th>lost acked commits</th>{{end}}<th>interval TPS min / max</th><th>interval TPS CV</th><th>ignored errors</th><th class="l">busiest host CPU mean / max</th></tr>
 {{- range .Rows}}
 <tr{{if and $.Multi .IsBaseline}} class="base"{{end}}><td class="l"><a href="#{{anchor .Run.Name}}">{{.Run.Name}}</a>{{if .Run.Error}} <span class="warn">(incomplete)</span>{{end}}</td><td class="l">{{.Run.Kind}}</td><td class="l">{{.Run.Flavor}}</td><td class="l">{{.Run.Version}}</td>
-<td>{{f2 .TPS}}</td><td>{{f2 .QPS}}</td><td>{{f2 .AvgMs}}</td><td>{{f2 .P95Ms}}</td><td>{{f2 .P99Ms}}</td><td>{{f2 .MaxMs}}</td>{{if $.Multi}}<td>{{pct .TPSPct}}</td><td>{{pct .AvgPct}}</td><td>{{pct .P95Pct}}</td>{{end}}<td>{{opt .MaxLagS}}</td><td>{{f1 .TPSMin}} / {{f1 .TPSMax}}</td><td>{{cv .TPSCV}}</td><td>{{.IgnoredErrors}}</td><td class="l{{if .CPUBound}} warn{{end}}">{{busiest .}}</td></tr>
+<td>{{f2 .TPS}}</td><td>{{f2 .QPS}}</td><td>{{f2 .AvgMs}}</td><td>{{f2 .P95Ms}}</td><td>{{f2 .P99Ms}}</td><td>{{f2 .MaxMs}}</td>{{if $.Multi}}<td>{{pctm .TPSPct .Caveat}}</td><td>{{pctm .AvgPct .Caveat}}</td><td>{{pctm .P95Pct .Caveat}}</td>{{end}}<td>{{opt .MaxLagS}}</td>{{if $.Probed}}<td>{{lost .Probe}}</td>{{end}}<td>{{f1 .TPSMin}} / {{f1 .TPSMax}}</td><td>{{cv .TPSCV}}</td><td>{{.IgnoredErrors}}</td><td class="l{{if .CPUBound}} warn{{end}}">{{busiest .}}</td></tr>
 {{- end}}
 </table>
 {{- range .Missing}}<p class="warn"><b>not loaded:</b> {{.}}</p>{{end}}
+{{- if .Caveat}}<p class="note warn">{{.Caveat}}</p>{{end}}
+{{- if .FlavorNote}}<p class="note warn">{{.FlavorNote}}</p>{{end}}
+{{- if .Probed}}<p class="note">lost acked commits = the probe writer's acknowledged commits missing on the writer after the run (summary.json probe), of those acknowledged.</p>{{end}}
 {{- if .Cells}}
 <h2 id="cells">Cells: repeats summarised</h2>
 <table>
 <tr><th class="l">cell</th><th>runs</th><th>TPS</th><th>TPS min-max</th><th>TPS 95% CI</th><th>avg ms</th><th>p95 ms</th><th>TPS vs base</th><th>avg latency vs base</th><th>p95 vs base</th>{{range .CellAxes}}<th>TPS vs {{.}}</th>{{end}}</tr>
 {{- range .Cells}}
-<tr{{if .C.IsBase}} class="base"{{end}}><td class="l">{{.Name}}</td><td>{{.C.TPS.N}}</td><td>{{f2 .C.TPS.Mean}}</td><td>{{f1 .C.TPS.Min}}-{{f1 .C.TPS.Max}}</td><td>{{.CI}}</td><td>{{f2 .C.AvgMs.Mean}}</td><td>{{f2 .C.P95Ms.Mean}}</td><td>{{change .C.VsBase}}</td><td>{{change .C.LatVsBase}}</td><td>{{change .C.P95VsBase}}</td>{{range .Along}}<td>{{.}}</td>{{end}}</tr>
+<tr{{if .C.IsBase}} class="base"{{end}}><td class="l">{{.Name}}</td><td>{{.C.TPS.N}}</td><td>{{f2 .C.TPS.Mean}}</td><td>{{f1 .C.TPS.Min}}-{{f1 .C.TPS.Max}}</td><td>{{.CI}}</td><td>{{f2 .C.AvgMs.Mean}}</td><td>{{f2 .C.P95Ms.Mean}}</td><td>{{.Base "tps"}}</td><td>{{.Base "lat"}}</td><td>{{.Base "p95"}}</td>{{range .Along}}<td>{{.}}</td>{{end}}</tr>
 {{- end}}
 </table>
 <p class="note">{{.CellsNote}}</p>
@@ -356,7 +376,7 @@ p.common { font-size: .85em; line-height: 1.6; } p.common code { white-space: no
 <table>
 <tr><th class="l">topology</th><th class="l">axis</th><th class="l">value (read back)</th><th class="l">other axes</th><th>runs</th><th>TPS (mean)</th><th>TPS 95% CI</th><th>p95 ms</th><th class="l">TPS vs reference</th><th class="l">error</th></tr>
 {{- range .Sweep}}
-<tr><td class="l">{{.Topology}}</td><td class="l">{{.Axis}}</td><td class="l">{{.Value}}{{if .ReusedFrom}} (not run: the runs of {{.ReusedFrom}}){{end}}</td><td class="l">{{fixed .Fixed}}</td><td>{{.N}}</td><td>{{f2 .TPS}}</td><td>{{ci .}}</td><td>{{f2 .P95Ms}}</td><td class="l">{{.VsRef}}{{if .Reference}} (vs {{.Reference}}){{end}}</td><td class="l">{{.Error}}</td></tr>
+<tr><td class="l">{{.Topology}}</td><td class="l">{{.Axis}}</td><td class="l">{{.Value}}{{if .ReusedFrom}} (not run: the runs of {{.ReusedFrom}}){{end}}</td><td class="l">{{fixed .Fixed}}</td><td>{{.N}}</td><td>{{f2 .TPS}}</td><td>{{ci .}}</td><td>{{f2 .P95Ms}}</td><td class="l">{{.VsRef}}{{if .Mark}} ⚠{{end}}{{if .Reference}} (vs {{.Reference}}){{end}}</td><td class="l">{{.Error}}</td></tr>
 {{- end}}
 </table>
 {{- end}}
@@ -451,6 +471,7 @@ p.common { font-size: .85em; line-height: 1.6; } p.common code { white-space: no
 <tr>{{range .}}<td class="l">{{.}}</td>{{end}}</tr>
 {{- end}}
 </table>
+{{- if .Note}}<p class="note">{{.Note}}</p>{{end}}
 {{- else}}<details><summary>as recorded</summary><pre>{{.JSON}}</pre></details>{{end}}
 {{- end}}
 <p class="note">Files: <code>{{.Run.Dir}}</code>: manifest.json, summary.json, intervals.csv, samples.csv, variables.json, report.md.</p>

@@ -567,6 +567,9 @@ func TestCompare(t *testing.T) {
 		t.Errorf("scenario compare: %d pairs, only before %v", len(c.Pairs), c.OnlyBefore)
 	}
 	for _, d := range c.Pairs[0].Metrics {
+		if d.Metric == "max lag" && d.Before == nil && d.After == nil {
+			continue // a single node: no replicas, no lag
+		}
 		if d.Change == nil || *d.Change != 0 || d.Verdict() != "same" {
 			t.Errorf("identical runs: %s change %v %q", d.Metric, fmtChange(d.Change), d.Verdict())
 		}
@@ -668,5 +671,76 @@ func TestSummarySections(t *testing.T) {
 		if !strings.Contains(md, w) {
 			t.Errorf("markdown lacks %q", w)
 		}
+	}
+}
+
+// TestCompareNearZeroAndDifferences: a before value near zero gives the difference, not
+// a percentage of almost nothing; compare lists what the two runs were set up with
+// differently and notes CPU-bound runs and single repeats.
+func TestCompareNearZeroAndDifferences(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	run := func(lag float64, nodes float64, links string, bound bool) *Run {
+		r := &Run{Name: "a", Manifest: Manifest{Topology: map[string]any{"name": "a", "kind": "async", "nodes": nodes},
+			Links: map[string]json.RawMessage{}},
+			Summary: &Summary{TPS: 100, LatencyMs: map[string]float64{"avg": 1},
+				Nodes: []NodeSummary{{Node: "n1", Role: "source", LagMaxS: f(0)}, {Node: "n2", Role: "replica", LagMaxS: f(lag)}},
+				Hosts: []HostSummary{{Host: "local", CPUBusyMean: f(0.95), CPUSaturated: bound}}}}
+		if links != "" {
+			r.Manifest.Links["impairment"] = json.RawMessage(`{"backend":"userspace","request":"` + links + `"}`)
+		}
+		return r
+	}
+	c := Compare(&Results{Runs: []*Run{run(0.001, 3, "", true)}}, &Results{Runs: []*Run{run(0.498, 2, "all=1ms", true)}})
+	var out bytes.Buffer
+	c.WriteText(&out)
+	s := out.String()
+	for _, want := range []string{"+0.497 s worse", "topology.nodes: 3 -> 2", "links: none -> all=1ms", "both runs were CPU-bound", "one run on each side"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("compare lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "54") && strings.Contains(s, "%  worse") {
+		t.Errorf("a percentage of a near-zero lag:\n%s", s)
+	}
+}
+
+// TestReportLostAckedAndCaveats: report.md's comparison has a "lost acked commits"
+// column when a run had a probe writer ("550 of 1424"), and a line in the run's section;
+// ratios of CPU-bound cells without a CI are marked ⚠ with the reason; a run on another
+// server than the baseline's is named; a single node's max lag is n/a.
+func TestReportLostAckedAndCaveats(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	res := &Results{Kind: KindScenario, Name: "df"}
+	for i, x := range []struct {
+		name, kind, flavor, probe string
+		tps                       float64
+	}{{"dfasync", "async", "mariadb", `{"acknowledged":1424,"lost_acknowledged_commits":550,"checked_on":"n2"}`, 2040},
+		{"dfsemi", "semisync", "mariadb", `{"acknowledged":869,"lost_acknowledged_commits":0,"checked_on":"n2"}`, 846},
+		{"dfsingle", "single", "mysql", "", 900}} {
+		s := &Summary{TPS: x.tps, LatencyMs: map[string]float64{"avg": 1, "p95": 2},
+			Nodes: []NodeSummary{{Node: "n1", Role: "source", LagMaxS: f(0)}},
+			Hosts: []HostSummary{{Host: "local", CPUBusyMean: f(0.97), CPUBusyMax: f(1), CPUSaturated: true}}, Other: map[string]json.RawMessage{}}
+		if x.probe != "" {
+			s.Other["probe"] = json.RawMessage(x.probe)
+			s.Nodes = append(s.Nodes, NodeSummary{Node: "n2", Role: "replica", LagMaxS: f(1.5)})
+		}
+		res.Runs = append(res.Runs, &Run{Name: x.name, Topology: x.name, Dir: "d" + strconv.Itoa(i),
+			Manifest: Manifest{Topology: map[string]any{"name": x.name, "kind": x.kind}, Binaries: &Binaries{Flavor: x.flavor, Version: "10.11.19"},
+				Extra: map[string]any{"baseline": "dfasync"}}, Summary: s})
+	}
+	out, err := Render(res, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(out.Markdown)
+	for _, want := range []string{"| lost acked commits |", "| 550 of 1424 |", "| 0 of 869 |", "| n/a | n/a |", "41.5% ⚠",
+		"⚠ compares CPU-bound cells: the ratio measures the host, not the topology", "- lost acknowledged commits: 550 of 1424 (probe writer, checked on n2)",
+		"Other server than the baseline dfasync (MariaDB 10.11.19): dfsingle (MySQL 10.11.19)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md[:min(len(md), 3000)])
+		}
+	}
+	if h := string(out.HTML); !strings.Contains(h, "<th>lost acked commits</th>") || !strings.Contains(h, "<td>550 of 1424</td>") {
+		t.Error("report.html lacks the lost acked commits column")
 	}
 }

@@ -59,6 +59,8 @@ type SweepPoint struct {
 	// ReusedFrom is set when the point was not run: the axis cannot change this topology
 	// (links on a single node) and the runs of the cell it names stand for it.
 	ReusedFrom string `json:"reused_from,omitempty"`
+	// Mark: VsRef compares CPU-bound cells or has no CI (set by Render, shown ⚠).
+	Mark bool `json:"-"`
 }
 
 // WriteSweepPoints writes points to dir/sweep_points.json (indented JSON).

@@ -88,6 +88,38 @@ type section struct {
 	Cols  []string
 	Rows  [][]string
 	JSON  string
+	// Note explains the columns ("" without one).
+	Note string
+}
+
+// sectionCols are readable headings of known sections' columns, and what they mean
+// (by section key: faults in summary.json and manifest.json).
+var sectionCols = map[string]map[string]string{
+	"faults": {"at_s": "at (s since samples start)", "recovery_s": "recovered after s", "caught_up_s": "caught up after s",
+		"peak_lag_s": "peak lag s", "took_s": "took s", "at": "at (UTC)", "errors_by_code": "failed attempts"},
+}
+
+// sectionNotes explain known sections' columns.
+var sectionNotes = map[string]string{
+	"faults": "at = when the fault was injected, in seconds since samples.csv's clock started (not since the start of measurement); " +
+		"recovered after = seconds from the fault to the first commit of the workers it stopped (0: the workload did not notice); " +
+		"caught up after = seconds from the fault until the node's visibility lag was back at or under 1 s (n/a: not seen); " +
+		"peak lag = the largest visibility lag of any node from the fault to the end of the run, in seconds; took = how long injecting the fault took.",
+}
+
+// named gives the section key's columns their readable headings and its note.
+func (sec section) named(key string) section {
+	if names, ok := sectionCols[key]; ok {
+		for i, c := range sec.Cols {
+			if n, ok := names[c]; ok {
+				sec.Cols[i] = n
+			}
+		}
+	}
+	if sec.Cols != nil {
+		sec.Note = sectionNotes[key]
+	}
+	return sec
 }
 
 func scalar(v any) (string, bool) {
@@ -97,9 +129,22 @@ func scalar(v any) (string, bool) {
 	case string:
 		return x, true
 	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64), true
+		return readableFloat(x), true
 	case bool:
 		return strconv.FormatBool(x), true
+	case []any: // a list of scalars, comma-separated
+		var out []string
+		for _, e := range x {
+			s, ok := scalar(e)
+			if !ok || e == nil {
+				return "", false
+			}
+			out = append(out, s)
+		}
+		if len(out) == 0 {
+			return "none", true
+		}
+		return strings.Join(out, ", "), true
 	}
 	return "", false
 }
@@ -159,9 +204,31 @@ func newSection(title string, raw json.RawMessage) section {
 			return sec
 		}
 	}
-	pb, _ := json.MarshalIndent(v, "", "  ")
+	pb, _ := json.MarshalIndent(roundFloats(v), "", "  ")
 	sec.JSON = string(pb)
 	return sec
+}
+
+// roundFloats is v with every non-integer number rounded as readableFloat does (a
+// reader's JSON: "took_s": 3.034, not 3.033882895).
+func roundFloats(v any) any {
+	switch x := v.(type) {
+	case float64:
+		return json.Number(readableFloat(x))
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = roundFloats(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = roundFloats(e)
+		}
+		return out
+	}
+	return v
 }
 
 func workloadLine(r *Run) string {
@@ -236,6 +303,9 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 			desc += ", link thread " + li.LinkThread
 		}
 		add("link impairment", desc)
+		if li.Note != "" {
+			add("note", li.Note)
+		}
 		v.Warnings = append(v.Warnings, li.Warnings...)
 	} else if len(m.Links) > 0 {
 		add("link impairment", "none")
@@ -256,8 +326,15 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 	if len(m.Samplers) > 0 {
 		add("samplers", strings.Join(m.Samplers, ", "))
 	}
-	for _, k := range slices.Sorted(maps.Keys(m.Extra)) {
-		add("extra."+k, humanValue(m.Extra[k]))
+	for _, f := range extraFacts(m.Extra) {
+		add(f.K, f.V)
+	}
+	if p := r.Probe(); p != nil {
+		if p.Error != "" {
+			add("lost acknowledged commits", "not checked: "+p.Error)
+		} else {
+			add("lost acknowledged commits", fmt.Sprintf("%d of %d (probe writer, checked on %s)", p.LostAcknowledged, p.Acknowledged, p.CheckedOn))
+		}
 	}
 	if s := r.Summary; s != nil {
 		if s.DataCheck != "" {
@@ -305,13 +382,73 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 	}
 	if r.Summary != nil {
 		for _, k := range slices.Sorted(maps.Keys(r.Summary.Other)) {
-			v.Sections = append(v.Sections, newSection(k+" (summary.json)", r.Summary.Other[k]))
+			if f, ok := scalarFact(k, r.Summary.Other[k]); ok {
+				add(f.K, f.V) // a single number is a line, not a section
+				continue
+			}
+			v.Sections = append(v.Sections, newSection(k+" (summary.json)", r.Summary.Other[k]).named(k))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Other)) {
-		v.Sections = append(v.Sections, newSection(k+" (manifest.json)", m.Other[k]))
+		v.Sections = append(v.Sections, newSection(k+" (manifest.json)", m.Other[k]).named(k))
 	}
 	return v
+}
+
+// extraNames are the readable names of manifest extra's keys ("" leaves one out: it is
+// said with another).
+var extraNames = map[string]string{"axes": "axes", "baseline": "baseline", "baseline_why": "", "cell_index": "cell",
+	"scale": "scale", "scenario": "scenario", "topology": "topology"}
+
+// extraFacts are manifest extra's values as lines a reader reads: "axes:
+// topology=qsingle", "baseline: dfasync (the scenario's baseline)", "cell: 1"; a key
+// not listed in extraNames with its underscores as spaces.
+func extraFacts(extra map[string]any) []fact {
+	var out []fact
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		name, ok := extraNames[k]
+		if !ok {
+			name = strings.ReplaceAll(k, "_", " ")
+		}
+		if name == "" {
+			continue
+		}
+		val := humanValue(extra[k])
+		if k == "baseline" {
+			if why, ok := extra["baseline_why"].(string); ok && why != "" {
+				val += " (" + why + ")"
+			}
+		}
+		out = append(out, fact{name, val})
+	}
+	return out
+}
+
+// scalarNames are readable names and units of summary.json's single-number sections.
+var scalarNames = map[string]struct{ name, unit string }{
+	"client_cpu_cores": {"client CPU", "cores"},
+}
+
+// scalarFact is a summary.json section that is a single number or string as a line
+// ("client CPU: 0.39 cores"); false for anything else.
+func scalarFact(key string, raw json.RawMessage) (fact, bool) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return fact{}, false
+	}
+	switch x := v.(type) {
+	case float64, string, bool:
+		n, ok := scalarNames[key]
+		if !ok {
+			n.name = strings.ReplaceAll(key, "_", " ")
+		}
+		s, _ := scalar(x)
+		if f, isNum := x.(float64); isNum && n.unit != "" {
+			s = strconv.FormatFloat(f, 'f', 2, 64) + " " + n.unit
+		}
+		return fact{n.name, s}, true
+	}
+	return fact{}, false
 }
 
 // measuredSamples are the samples of the measured window (from the start of
@@ -394,6 +531,12 @@ func nodeTable(r *Run) []nodeStats {
 		if s, ok := sum[name]; ok {
 			if ns.Role == "" {
 				ns.Role = s.Role
+			}
+			if s.RoleEnd != "" {
+				ns.Role += " → " + s.RoleEnd
+			}
+			if s.DownAtEnd {
+				ns.Role += " (down)"
 			}
 			ns.LagMax, ns.LagAvg = fmtOpt(s.LagMaxS, "%.3f"), fmtOpt(s.LagAvgS, "%.3f")
 			ns.BacklogMax = fmtOpt(s.BacklogMaxTrx, "%.0f")

@@ -58,7 +58,7 @@ func (*GTID) Sample(ctx context.Context, t *Tick, n Node) ([]Sample, error) {
 	case "mysql":
 		s, err := onceTyped(ctx, t, "gtid.source."+src.Name, func() (GTIDSet, error) { return mysqlExecuted(ctx, src) })
 		if err != nil {
-			return nil, fmt.Errorf("source: %w", err)
+			return nil, &NodeError{Node: src.Name, Err: fmt.Errorf("source: %w", err)}
 		}
 		r, err := mysqlExecuted(ctx, n)
 		if err != nil {
@@ -68,7 +68,7 @@ func (*GTID) Sample(ctx context.Context, t *Tick, n Node) ([]Sample, error) {
 	case "mariadb":
 		s, err := onceTyped(ctx, t, "gtid.source."+src.Name, func() (MariaDBGTIDPos, error) { return mariadbBinlogPos(ctx, src) })
 		if err != nil {
-			return nil, fmt.Errorf("source: %w", err)
+			return nil, &NodeError{Node: src.Name, Err: fmt.Errorf("source: %w", err)}
 		}
 		var pos string
 		if err := n.DB.QueryRowContext(ctx, "SELECT @@GLOBAL.gtid_slave_pos").Scan(&pos); err != nil {

@@ -5,11 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/habench/habench/topology"
 )
 
 // HeartbeatWindow is how long the heartbeat remembers the commit time of each write. A node
@@ -112,7 +113,7 @@ func (h *Heartbeat) Start(ctx context.Context, cfg Config, nodes []Node) (func()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		h.write(wctx, src, base, cfg.HeartbeatPeriod, cfg.Logger.With("sampler", "heartbeat", "node", src.Name))
+		h.write(wctx, src, base, cfg, nodes)
 	}()
 	return func() {
 		wcancel()
@@ -124,12 +125,29 @@ func (h *Heartbeat) Start(ctx context.Context, cfg Config, nodes []Node) (func()
 }
 
 // write is the writer loop: one REPLACE per period, its commit time recorded on success.
-// A failed write is counted and its seq skipped (it may or may not have committed).
-func (h *Heartbeat) write(ctx context.Context, src Node, seq uint64, period time.Duration, log *slog.Logger) {
+// A failed write is counted and its seq skipped (it may or may not have committed). With
+// cfg.Roles the writer follows the writable node: checked every second and after a failed
+// write, it moves to the node the cluster's record now calls the source (a promotion), the
+// seq continuing there. A failed write on a node cfg.Expected says is down is not a warning.
+func (h *Heartbeat) write(ctx context.Context, src Node, seq uint64, cfg Config, nodes []Node) {
+	period := cfg.HeartbeatPeriod
+	log := cfg.Logger.With("sampler", "heartbeat", "node", src.Name)
 	t := time.NewTicker(period)
 	defer t.Stop()
-	failing := 0
+	failing, reportAfter := 0, 3
+	var firstErr error
+	var checked time.Time
 	for {
+		if cfg.Roles != nil && (failing > 0 || time.Since(checked) >= time.Second) {
+			checked = time.Now()
+			if n, ok := writableNow(ctx, cfg, nodes, period); ok && n.Name != src.Name {
+				log.Info("heartbeat writer moved", "to", n.Name)
+				src, log, failing = n, cfg.Logger.With("sampler", "heartbeat", "node", n.Name), 0
+				h.mu.Lock()
+				h.writer = n.Name
+				h.mu.Unlock()
+			}
+		}
 		seq++
 		q := fmt.Sprintf("REPLACE INTO habench.heartbeat (id, seq, ts_us) VALUES (1, %d, %d)", seq, h.now().UnixMicro())
 		_, err := src.DB.ExecContext(ctx, q)
@@ -139,12 +157,25 @@ func (h *Heartbeat) write(ctx context.Context, src Node, seq uint64, period time
 		case err != nil:
 			h.writeErrors.Add(1)
 			if failing++; failing == 1 {
-				log.Warn("heartbeat write failed", "err", err)
+				firstErr = err
+			}
+			// Reported after a few failures (or at the recovery): a fault's record
+			// (Expected) is written once its action returned, just after the first
+			// failures it causes.
+			if failing == reportAfter {
+				if why := expected(cfg, src.Name); why != "" {
+					log.Debug("heartbeat write failed (expected)", "err", firstErr, "why", why)
+				} else {
+					log.Warn("heartbeat write failed", "err", firstErr)
+				}
 			}
 		default:
 			h.log.record(seq, h.now())
-			if failing > 0 {
+			switch {
+			case failing >= reportAfter:
 				log.Info("heartbeat write recovered", "failed_writes", failing)
+			case failing > 0 && expected(cfg, src.Name) == "":
+				log.Warn("heartbeat write failed", "err", firstErr, "failed_writes", failing)
 			}
 			failing = 0
 		}
@@ -154,6 +185,30 @@ func (h *Heartbeat) write(ctx context.Context, src Node, seq uint64, period time
 		case <-t.C:
 		}
 	}
+}
+
+// writableNow is the node among nodes that cfg.Roles calls writable (a source or primary;
+// false when it names none of them, or fails).
+func writableNow(ctx context.Context, cfg Config, nodes []Node, timeout time.Duration) (Node, bool) {
+	rctx, cancel := context.WithTimeout(ctx, max(timeout, 500*time.Millisecond))
+	roles, err := cfg.Roles(rctx)
+	cancel()
+	if err != nil {
+		return Node{}, false
+	}
+	for _, n := range nodes {
+		if r, ok := roles[n.Name]; ok && (r == topology.RoleSource || r == topology.RolePrimary) {
+			return n, true
+		}
+	}
+	return Node{}, false
+}
+
+func expected(cfg Config, node string) string {
+	if cfg.Expected == nil {
+		return ""
+	}
+	return cfg.Expected(node)
 }
 
 // Sample reads the node's heartbeat row and returns lag_s and heartbeat_seq_behind, plus on

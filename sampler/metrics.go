@@ -126,6 +126,8 @@ var Metrics = []MetricInfo{
 		"delta of sent bytes / seconds, all interfaces but lo"},
 	{MetricServerCPU, "cores", "host", "nodes with a known server PID (sandboxes)", "gauge",
 		"delta of utime+stime of /proc/PID/stat / 100 (USER_HZ) / seconds: 1 = one core busy all the tick; the PID's start time is checked against the node's"},
+	{MetricRole, "code", "runner", "every node of a sandbox", "gauge",
+		"the node's role in the cluster's state file (which a promote updates), at the first tick and when it changed: 1 source, 2 replica, 3 primary, 4 secondary, 5 node"},
 	{"sampler_errors", "errors", "runner", "every node", "counter",
 		"failed, timed-out or still-running sampler calls on the node since the run started, all samplers"},
 	{"sampler_errors_<name>", "errors", "runner", "every node the sampler supports", "counter",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,20 @@ type Config struct {
 	// (after the samplers' Start, which may block, e.g. heartbeat DDL behind a stalled
 	// semi-sync source). Set it to line samples up with another clock.
 	Epoch time.Time
+	// Roles, when set, returns the nodes' roles now, by name (a node it leaves out keeps
+	// its role; nil or an error: no change): read at the start of every tick, so that the
+	// samplers follow a promotion (the replica sampler leaves the new source, Tick.Source
+	// and the heartbeat's writer move to it). The tick then carries a MetricRole sample
+	// for every node, at the first tick and whenever its role changed.
+	Roles func(ctx context.Context) (map[string]topology.Role, error)
+	// Expected, when set, says why failures of the node are expected now ("" when they
+	// are not), e.g. "fault kill at 3.0 s" for a node the run's own fault took down.
+	// Failures blamed on such a node (its own samplers', and samplers of other nodes
+	// that failed reading it: NodeError) are counted as usual but not logged as
+	// warnings: Note gets one line per node and reason instead.
+	Expected func(node string) string
+	// Note receives those lines (default: Logger at Info).
+	Note func(msg string)
 }
 
 func (c Config) withDefaults() Config {
@@ -50,12 +65,14 @@ func (c Config) withDefaults() Config {
 
 // pair is one (sampler, node) combination and its error bookkeeping.
 type pair struct {
-	s      Sampler
-	n      Node
-	log    *slog.Logger
-	busy   atomic.Bool // a Sample call is in flight (possibly past its timeout)
-	errs   uint64      // cumulative errors; touched only by Run's goroutine
-	streak int         // consecutive failing ticks; touched only by Run's goroutine
+	s       Sampler
+	n       Node
+	log     *slog.Logger
+	busy    atomic.Bool // a Sample call is in flight (possibly past its timeout)
+	errs    uint64      // cumulative errors; touched only by Run's goroutine
+	streak  int         // consecutive failing ticks; touched only by Run's goroutine
+	quiet   bool        // the streak's failures so far were expected (Config.Expected)
+	pending error       // the streak's first failure, not logged yet (Config.Expected)
 }
 
 // Runner samples every node with every sampler that supports it, once per Interval.
@@ -67,6 +84,9 @@ type Runner struct {
 
 	mu     sync.RWMutex
 	latest map[string]map[string]float64
+
+	rolesSeen bool            // a tick has recorded the roles; touched only by Run's goroutine
+	noted     map[string]bool // node + reason already noted; touched only by Run's goroutine
 
 	started     chan struct{} // closed when Run has finished the samplers' Start (or gave up)
 	startedOnce sync.Once
@@ -86,7 +106,7 @@ func NewRunner(cfg Config, nodes []Node, samplers []Sampler) *Runner {
 	if len(samplers) == 0 {
 		samplers = Default(cfg.Kind)
 	}
-	r := &Runner{cfg: cfg, nodes: nodes, samplers: samplers, latest: map[string]map[string]float64{}, started: make(chan struct{})}
+	r := &Runner{cfg: cfg, nodes: slices.Clone(nodes), samplers: samplers, latest: map[string]map[string]float64{}, started: make(chan struct{})}
 	for _, n := range nodes {
 		for _, s := range samplers {
 			r.pairs = append(r.pairs, &pair{s: s, n: n, log: cfg.Logger.With("sampler", s.Name(), "node", n.Name)})
@@ -168,7 +188,8 @@ func (r *Runner) grace() time.Duration {
 
 // tick runs one round. ok is false when ctx ended during the tick.
 func (r *Runner) tick(ctx context.Context, now time.Time, elapsed time.Duration) (samples []Sample, ok bool) {
-	t := NewTick(now, elapsed, r.nodes)
+	roleSamples := r.updateRoles(ctx, elapsed)
+	t := NewTick(now, elapsed, slices.Clone(r.nodes)) // a copy: later ticks may change roles
 	results := make([][]Sample, len(r.pairs))
 	errs := make([]error, len(r.pairs))
 	supported := make([]bool, len(r.pairs))
@@ -184,7 +205,7 @@ func (r *Runner) tick(ctx context.Context, now time.Time, elapsed time.Duration)
 			continue
 		}
 		pending++
-		go r.call(ctx, t, i, p, ch)
+		go r.call(ctx, t, i, p, p.n, ch)
 	}
 	deadline := time.NewTimer(r.cfg.Timeout + r.grace())
 	defer deadline.Stop()
@@ -242,15 +263,77 @@ collect:
 		}
 		samples = append(samples, counters...)
 	}
+	samples = append(samples, roleSamples...)
 	return samples, true
 }
+
+// MetricRole is a node's role in the cluster's record (Config.Roles): RoleCodes.
+const MetricRole = "role"
+
+// RoleCodes are MetricRole's values.
+var RoleCodes = map[topology.Role]float64{topology.RoleSource: 1, topology.RoleReplica: 2, topology.RolePrimary: 3,
+	topology.RoleSecondary: 4, topology.RoleNode: 5}
+
+// RoleOfCode is the role of a MetricRole value ("" when unknown).
+func RoleOfCode(v float64) topology.Role {
+	for r, c := range RoleCodes {
+		if c == v {
+			return r
+		}
+	}
+	return ""
+}
+
+// updateRoles reads Config.Roles and applies changed roles to the nodes and pairs; it
+// returns the tick's MetricRole samples (every node at the first tick, then the changed
+// ones).
+func (r *Runner) updateRoles(ctx context.Context, elapsed time.Duration) []Sample {
+	if r.cfg.Roles == nil {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	roles, err := r.cfg.Roles(rctx)
+	cancel()
+	if err != nil {
+		roles = nil
+	}
+	var out []Sample
+	for i := range r.nodes {
+		n := &r.nodes[i]
+		role, ok := roles[n.Name]
+		changed := ok && role != n.Role
+		if changed {
+			n.Role = role
+			for _, p := range r.pairs {
+				if p.n.Name == n.Name {
+					p.n.Role = role
+				}
+			}
+		}
+		if changed || !r.rolesSeen {
+			out = append(out, Sample{Elapsed: elapsed, Node: n.Name, Metric: MetricRole, Value: RoleCodes[n.Role]})
+		}
+	}
+	r.rolesSeen = true
+	return out
+}
+
+// NodeError is a sampler error that is another node's failure (the source a replica's
+// backlog is computed against): Runner blames Node for it (Config.Expected).
+type NodeError struct {
+	Node string
+	Err  error
+}
+
+func (e *NodeError) Error() string { return e.Err.Error() }
+func (e *NodeError) Unwrap() error { return e.Err }
 
 // MetricNodeUp is 1 in a tick where at least one sampler reached the node, 0 where every
 // one failed (the node is down or unreachable).
 const MetricNodeUp = "node_up"
 
 // call runs one Sample under its own timeout and reports on ch. A panic is an error.
-func (r *Runner) call(ctx context.Context, t *Tick, i int, p *pair, ch chan<- result) {
+func (r *Runner) call(ctx context.Context, t *Tick, i int, p *pair, n Node, ch chan<- result) {
 	defer p.busy.Store(false)
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
@@ -261,7 +344,7 @@ func (r *Runner) call(ctx context.Context, t *Tick, i int, p *pair, ch chan<- re
 				res.samples, res.err = nil, fmt.Errorf("panic: %v", v)
 			}
 		}()
-		res.samples, res.err = p.s.Sample(cctx, t, p.n)
+		res.samples, res.err = p.s.Sample(cctx, t, n)
 	}()
 	if res.err != nil && errors.Is(res.err, context.DeadlineExceeded) {
 		res.err = fmt.Errorf("timed out after %v: %w", r.cfg.Timeout, res.err)
@@ -270,22 +353,62 @@ func (r *Runner) call(ctx context.Context, t *Tick, i int, p *pair, ch chan<- re
 }
 
 // account counts an error and logs the first error of a streak (Warn), later ones (Debug)
-// and the recovery (Info), so a dead node does not flood the log.
+// and the recovery (Info), so a dead node does not flood the log. With Config.Expected,
+// failures blamed on a node that is down on purpose are one Note instead, and the first
+// failure of a streak is judged at the next tick: a fault's record is written once its
+// action returned, just after the first failures it causes.
 func (r *Runner) account(p *pair, err error) {
 	if err == nil {
+		if p.pending != nil {
+			p.log.Warn("sampler failed", "err", p.pending)
+			p.pending = nil
+		}
 		if p.streak > 0 {
 			p.log.Info("sampler recovered", "failed_ticks", p.streak)
 		}
-		p.streak = 0
+		p.streak, p.quiet = 0, false
 		return
 	}
 	p.errs++
 	p.streak++
-	if p.streak == 1 {
+	if r.cfg.Expected != nil {
+		blamed := p.n.Name
+		var ne *NodeError
+		if errors.As(err, &ne) {
+			blamed = ne.Node
+		}
+		if why := r.cfg.Expected(blamed); why != "" {
+			if key := blamed + "\x00" + why; !r.noted[key] {
+				if r.noted == nil {
+					r.noted = map[string]bool{}
+				}
+				r.noted[key] = true
+				msg := fmt.Sprintf("%s: not sampled while down (%s)", blamed, why)
+				if r.cfg.Note != nil {
+					r.cfg.Note(msg)
+				} else {
+					r.cfg.Logger.Info(msg)
+				}
+			}
+			p.log.Debug("sampler failed (expected)", "err", err, "why", why, "failed_ticks", p.streak)
+			p.quiet, p.pending = true, nil
+			return
+		}
+		if p.streak == 1 {
+			p.pending = err // judged at the next tick
+			return
+		}
+	}
+	switch {
+	case p.pending != nil:
+		p.log.Warn("sampler failed", "err", p.pending)
+		p.pending = nil
+	case p.streak == 1 || p.quiet:
 		p.log.Warn("sampler failed", "err", err)
-	} else {
+	default:
 		p.log.Debug("sampler still failing", "err", err, "failed_ticks", p.streak)
 	}
+	p.quiet = false
 }
 
 func (r *Runner) remember(samples []Sample) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -293,5 +294,121 @@ func TestRunnerStarted(t *testing.T) {
 	case <-f.Started():
 	default:
 		t.Error("Started not closed after a failed setup")
+	}
+}
+
+// roleSampler supports replicas only, and fails on n1 (down) and, as a NodeError blaming
+// n1, on n3.
+type roleSampler struct{}
+
+func (roleSampler) Name() string         { return "rs" }
+func (roleSampler) Supports(n Node) bool { return n.Role == topology.RoleReplica }
+func (roleSampler) Sample(_ context.Context, _ *Tick, n Node) ([]Sample, error) {
+	switch n.Name {
+	case "n1":
+		return nil, errors.New("connection refused")
+	case "n3":
+		return nil, &NodeError{Node: "n1", Err: errors.New("source: connection refused")}
+	}
+	return []Sample{{Metric: "rs_ok", Value: 1}}, nil
+}
+
+// TestRunnerRolesAndExpected: after a promote (Config.Roles) the samplers follow the new
+// roles and a role sample records the change; failures blamed on a node the run's own
+// fault took down are one note, not warnings.
+func TestRunnerRolesAndExpected(t *testing.T) {
+	var mu sync.Mutex
+	promoted := false
+	roles := func(context.Context) (map[string]topology.Role, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if promoted {
+			return map[string]topology.Role{"n1": topology.RoleReplica, "n2": topology.RoleSource, "n3": topology.RoleReplica}, nil
+		}
+		return nil, nil
+	}
+	var logs strings.Builder
+	var notes []string
+	cfg := Config{Interval: 20 * time.Millisecond, Timeout: 10 * time.Millisecond, Roles: roles,
+		Logger:   slog.New(slog.NewTextHandler(&lockedWriter{w: &logs}, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Expected: func(node string) string { return map[string]string{"n1": "fault kill at 3.0 s"}[node] },
+		Note:     func(m string) { notes = append(notes, m) }}
+	nodes := []Node{{Name: "n1", Role: topology.RoleReplica}, {Name: "n2", Role: topology.RoleReplica}, {Name: "n3", Role: topology.RoleReplica}}
+	r := NewRunner(cfg, nodes, []Sampler{roleSampler{}})
+	go func() {
+		time.Sleep(70 * time.Millisecond)
+		mu.Lock()
+		promoted = true
+		mu.Unlock()
+	}()
+	ticks := collect(t, r, 200*time.Millisecond)
+	if len(ticks) < 5 {
+		t.Fatalf("%d ticks", len(ticks))
+	}
+	if v, ok := value(ticks[0], "n2", MetricRole); !ok || v != RoleCodes[topology.RoleReplica] {
+		t.Errorf("first tick: n2 role %v %v, want replica", v, ok)
+	}
+	var changed, after bool
+	for _, tk := range ticks[1:] {
+		if v, ok := value(tk, "n2", MetricRole); ok && v == RoleCodes[topology.RoleSource] {
+			changed = true
+		}
+		if _, ok := value(tk, "n2", "rs_ok"); !ok && changed {
+			after = true // the replica sampler left the new source
+		}
+	}
+	if !changed || !after {
+		t.Errorf("role change seen %v, replica sampler left n2 %v", changed, after)
+	}
+	if nodes[1].Role != topology.RoleReplica {
+		t.Errorf("the caller's nodes changed: %+v", nodes)
+	}
+	if len(notes) != 1 || notes[0] != "n1: not sampled while down (fault kill at 3.0 s)" {
+		t.Errorf("notes %q", notes)
+	}
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("warnings logged:\n%s", logs.String())
+	}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// TestRunnerExpectedLate: the fault's record lands after the first failure it causes: no
+// warning, one note; a failure nobody expects is still a warning.
+func TestRunnerExpectedLate(t *testing.T) {
+	for _, late := range []bool{true, false} {
+		var mu sync.Mutex
+		calls := 0
+		var logs strings.Builder
+		var notes []string
+		cfg := Config{Interval: 20 * time.Millisecond, Timeout: 10 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs}, nil)),
+			Expected: func(node string) string {
+				mu.Lock()
+				defer mu.Unlock()
+				if calls++; late && calls > 1 {
+					return "fault kill at 3.0 s"
+				}
+				return ""
+			},
+			Note: func(m string) { notes = append(notes, m) }}
+		r := NewRunner(cfg, []Node{{Name: "n1", Role: topology.RoleReplica}}, []Sampler{&fakeSampler{name: "f", mode: "err"}})
+		collect(t, r, 150*time.Millisecond)
+		warned := strings.Contains(logs.String(), "level=WARN")
+		if late && (warned || len(notes) != 1) {
+			t.Errorf("late record: notes %q, log:\n%s", notes, logs.String())
+		}
+		if !late && (!warned || len(notes) != 0 || strings.Count(logs.String(), "level=WARN") != 1) {
+			t.Errorf("unexpected failure: notes %q, log:\n%s", notes, logs.String())
+		}
 	}
 }

@@ -365,6 +365,17 @@ func TestDurabilityFailoverScenario(t *testing.T) {
 		Convergence struct {
 			Nodes []struct{ Node, State string }
 		}
+		Nodes []struct {
+			Node    string `json:"node"`
+			RoleEnd string `json:"role_end"`
+		} `json:"nodes"`
+		Faults []struct {
+			Action     string   `json:"action"`
+			RecoveryS  *float64 `json:"recovery_s"`
+			Errors     int64    `json:"errors"`
+			Reconnects int64    `json:"reconnects"`
+			CaughtUpS  *float64 `json:"caught_up_s"`
+		} `json:"faults"`
 	}
 	read := func(cell string) sum {
 		t.Helper()
@@ -382,6 +393,19 @@ func TestDurabilityFailoverScenario(t *testing.T) {
 				t.Errorf("cell %s: %s %s after the promotion", cell, n.Node, n.State)
 			}
 		}
+		// The workers follow the promote within a second (no outage), but the kill
+		// disturbed the workload: its recovery is not 0; n2 is the source at the end
+		// and caught up after the promote (the heartbeat followed it).
+		if len(s.Faults) != 2 || s.Faults[0].RecoveryS == nil || *s.Faults[0].RecoveryS <= 0 || s.Faults[0].Errors+s.Faults[0].Reconnects == 0 {
+			t.Errorf("cell %s: faults %+v, want the kill's recovery > 0 with its errors", cell, s.Faults)
+		} else if s.Faults[1].CaughtUpS == nil {
+			t.Errorf("cell %s: the promote's caught_up_s is null", cell)
+		}
+		for _, n := range s.Nodes {
+			if n.Node == "n2" && n.RoleEnd != "source" {
+				t.Errorf("cell %s: n2 role at the end %q, want source", cell, n.RoleEnd)
+			}
+		}
 		return s
 	}
 	as, ss := read("dfasync"), read("dfsemi")
@@ -394,6 +418,12 @@ func TestDurabilityFailoverScenario(t *testing.T) {
 	}
 	if strings.Contains(r.stdout, "(failed)") {
 		t.Errorf("a fault failed:\n%s", r.stdout)
+	}
+	// The run's own kill and rate limits are expected: no sampler or RTT warnings.
+	for _, w := range []string{"sampler failed", "link differs", "no delay requested"} {
+		if strings.Contains(r.stdout+r.stderr, w) {
+			t.Errorf("output has %q:\n%s\n%s", w, r.stdout, r.stderr)
+		}
 	}
 	noClusters(t, state, "dfasync", "dfsemi")
 }

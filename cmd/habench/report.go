@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
@@ -19,8 +21,8 @@ func newReportCmd() *cobra.Command {
 		Short: "Render report.html (inline SVG charts), report.md and report.csv for a run, scenario or sweep directory",
 		Long: "Reads a results directory (a run: manifest.json; a scenario: comparison.json; a sweep: sweep_points.json)\n" +
 			"and writes into it report.html (self-contained, inline SVG charts, no JavaScript), report.csv (one row per run)\n" +
-			"and, for scenarios and sweeps, report.md (a run's report.md is the one the run wrote). Every run writes these\n" +
-			"at its end; this command renders them again, e.g. against another baseline.",
+			"and report.md (a run's from its manifest.json and summary.json, as the run wrote it; a scenario's or sweep's over\n" +
+			"all its runs). Every run writes these at its end; this command renders them again, e.g. against another baseline.",
 		Example: `  habench report results/20261129-220323-quick
   habench report results/20261129-220323-quick --baseline qasync`,
 		Args: exactArgs(1, "RESULTS_DIR"),
@@ -28,6 +30,14 @@ func newReportCmd() *cobra.Command {
 			paths, err := report.Write(args[0], report.Options{Baseline: baseline})
 			if err != nil {
 				return reportInputError(err)
+			}
+			// A run directory's report.md is the run's own (experiment.Report, from its
+			// manifest and summary): rendered again too.
+			if res, lerr := report.Load(args[0]); lerr == nil && res.Kind == report.KindRun {
+				if err := experiment.WriteRunReport(args[0]); err != nil {
+					return err
+				}
+				paths = append(paths, filepath.Join(args[0], "report.md"))
 			}
 			for _, p := range paths {
 				fmt.Fprintln(cmd.OutOrStdout(), p)

@@ -265,3 +265,33 @@ func mustReadFile(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// TestReportRerendersRunMarkdown: `habench report RUN_DIR` renders the run's report.md
+// again (from manifest.json and summary.json), with report.html and report.csv.
+func TestReportRerendersRunMarkdown(t *testing.T) {
+	src := filepath.Join("..", "..", "report", "testdata", "quick", "20261129-220411-qsemi")
+	d := t.TempDir()
+	for _, f := range []string{"manifest.json", "summary.json", "intervals.csv", "samples.csv"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(d, "report.md"), []byte("stale\n"), 0o644)
+	r := habench(t, t.TempDir(), "report", d)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, f := range []string{"report.html", "report.csv", "report.md"} {
+		if !strings.Contains(r.stdout, filepath.Join(d, f)) {
+			t.Errorf("stdout does not list %s:\n%s", f, r.stdout)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(d, "report.md"))
+	if !strings.HasPrefix(string(md), "# oltp_read_write on qsemi (semisync") || !strings.Contains(string(md), "## Throughput and latency") {
+		t.Errorf("report.md not rendered again:\n%.400s", md)
+	}
+}
