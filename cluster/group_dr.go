@@ -10,7 +10,8 @@ import (
 )
 
 // Kind group-dr: the group's members behave as a group's (groupNodes leaves the DR
-// replicas out), the DR replicas as async replicas. A DR replica needs nothing to rejoin
+// replicas out), the DR replicas as async replicas; the fields left nil (group ports,
+// roles, the live writer) are the group's. A DR replica needs nothing to rejoin
 // after a restart: its channel keeps SOURCE_CONNECTION_AUTO_FAILOVER and the managed
 // source list, and the server starts replicating by itself (skip_replica_start is off).
 func init() {
@@ -19,7 +20,6 @@ func init() {
 	group := func() *KindOps { return OpsOf(topology.Group) }
 	member := func(n *Node) bool { return n.Role != topology.RoleReplica }
 	RegisterKindOps(KindOps{
-		ExtraPorts: func(spec topology.Spec, sqlPort int) []int { return group().ExtraPorts(spec, sqlPort) },
 		Rejoin: func(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
 			if !member(n) {
 				return nil
@@ -54,8 +54,6 @@ func init() {
 			}
 			return ReplicationStuck(ctx, c, n, db)
 		},
-		RefreshRoles: func(ctx context.Context, c *Cluster) error { return group().RefreshRoles(ctx, c) },
-		WriterNow:    func(ctx context.Context, c *Cluster) *Node { return group().WriterNow(ctx, c) },
 	}, topology.GroupDR)
 }
 
