@@ -133,11 +133,17 @@ func planGroup(spec Spec, caps Capabilities, addr Addr) Plan {
 		host, port := addr(name)
 		n.Options = baseOptions(spec, caps, i)
 		n.Options = append(n.Options, groupOptions(spec, caps, groupAddr(host, port), strings.Join(seeds, ","))...)
+		// A member starts read-only: until START GROUP_REPLICATION makes it the primary
+		// (the plugin lifts super_read_only there and keeps it on secondaries), nothing
+		// can commit a transaction the group does not have, which would keep the member
+		// from rejoining ("more executed transactions than those present in the group").
+		n.Options = append(n.Options, Option{"super_read_only", "ON"})
 		n.Options = append(n.Options, userOptions(spec)...)
 		p.Nodes = append(p.Nodes, n)
 	}
 	for _, n := range p.Nodes {
-		sql := append(groupUsersSQL(caps), caps.ChangeGroupRecovery(ReplUser, ReplPassword))
+		sql := append([]string{"SET GLOBAL super_read_only=OFF"}, groupUsersSQL(caps)...)
+		sql = append(sql, caps.ChangeGroupRecovery(ReplUser, ReplPassword))
 		p.Steps = append(p.Steps, Step{Node: n.Name, Desc: "create users and the recovery channel", SQL: sql})
 		if caps.GRFlowControlStats {
 			p.Steps = append(p.Steps, Step{
@@ -146,6 +152,7 @@ func planGroup(spec Spec, caps Capabilities, addr Addr) Plan {
 				IgnoreErrors: []uint16{ErComponentsCantLoad},
 			})
 		}
+		p.Steps = append(p.Steps, Step{Node: n.Name, Desc: "read-only until it joins", SQL: []string{"SET GLOBAL super_read_only=ON"}})
 	}
 	p.Steps = append(p.Steps, Step{
 		Node: p.Nodes[0].Name, Desc: "bootstrap the group",

@@ -129,9 +129,11 @@ func planGroupDR(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 	replicas := p.Nodes[GroupDRMembers:]
 
 	grant := []string{
+		"SET GLOBAL super_read_only=OFF", // members are read-only until they join
 		"SET SESSION sql_log_bin=0",
 		fmt.Sprintf("GRANT SELECT ON performance_schema.replication_group_members TO '%s'@'%%'", ReplUser),
 		"SET SESSION sql_log_bin=1",
+		"SET GLOBAL super_read_only=ON",
 	}
 	for _, st := range g.Steps {
 		if st.Node == g.Nodes[0].Name && st.Wait == WaitGroupOnline {
