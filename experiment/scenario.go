@@ -257,6 +257,9 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	default:
 		return nil, &topology.FieldError{Field: "cell.prepare", Value: s.Cell.Prepare, Reason: "want reuse or reprepare"}
 	}
+	if err := faultsNeedFreeLinks(&s); err != nil {
+		return nil, err
+	}
 	s.raw = slices.Clone(b)
 	// Every scale must expand, whichever one is run; the file as written first, so that
 	// its own errors are not reported as a scale's.
@@ -970,4 +973,29 @@ func fmtOpt(v *float64, format string) string {
 		return "n/a"
 	}
 	return fmt.Sprintf(format, *v)
+}
+
+// faultsNeedFreeLinks refuses partition and heal faults in a scenario whose runs impair
+// the links (links:, or a links axis with an impairment): a partition is a standing
+// impairment, and habench refuses one while a run's own links are applied, so the fault
+// would fail in every cell. A links axis of none/bridge only is fine.
+func faultsNeedFreeLinks(s *Scenario) error {
+	linked := !s.Links.IsZero()
+	if s.Sweep != nil {
+		if a := s.Sweep.Axis("links"); a != nil {
+			for _, v := range a.Values {
+				linked = linked || !v.Links.IsZero()
+			}
+		}
+	}
+	if !linked {
+		return nil
+	}
+	for i, f := range s.Faults {
+		if f.Action == "partition" || f.Action == "heal" {
+			return &topology.FieldError{Field: fmt.Sprintf("faults[%d].action", i), Value: f.Action,
+				Reason: "the scenario's runs impair the links (links: or a links axis), and a partition cannot be applied over them; put the partition in the links (links: {partition: [n3]}) or drop the impairments"}
+		}
+	}
+	return nil
 }
