@@ -15,6 +15,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/stats"
 	"github.com/habench/habench/topology"
@@ -586,43 +587,21 @@ func anyProbed(pts []point) bool {
 	return slices.ContainsFunc(pts, point.probed)
 }
 
-// caveat marks ratios that cannot be read as the topology's: cells that were CPU-bound
-// (the host's CPU, not the topology, set the numbers) or without a confidence interval
-// (one repeat). It remembers which applied, for the note under the table.
-type caveat struct{ bound, noCI bool }
+// caveat is report.Caveat over the scenario's points: it marks ratios that compare
+// CPU-bound cells or have no confidence interval, for the note under the table.
+type caveat struct{ report.Caveat }
 
-// Warn is the mark after a ratio of questionable meaning.
-const Warn = "⚠"
+// Warn is the mark after a ratio of questionable meaning (report.Warn).
+const Warn = report.Warn
 
 // mark is text with " ⚠" when the change c (of pt against ref, which may be nil)
 // compares CPU-bound cells or has no confidence interval; text as it is for the
 // reference itself and "n/a".
 func (cv *caveat) mark(text string, c *stats.Change, pt point, ref *point) string {
-	if c == nil || !c.OK || c.Verdict == stats.Reference || text == "ref" || text == "n/a" {
+	if text == "ref" || text == "n/a" || !cv.Applies(c, pt.cpuBound() || (ref != nil && ref.cpuBound())) {
 		return text
 	}
-	bound := pt.cpuBound() || (ref != nil && ref.cpuBound())
-	noCI := c.Verdict == stats.NoCI
-	if !bound && !noCI {
-		return text
-	}
-	cv.bound, cv.noCI = cv.bound || bound, cv.noCI || noCI
 	return text + " " + Warn
-}
-
-// note explains the marks used ("" when none was).
-func (cv caveat) note() string {
-	var why []string
-	if cv.bound {
-		why = append(why, "compares CPU-bound cells: the ratio measures the host, not the topology")
-	}
-	if cv.noCI {
-		why = append(why, "no confidence interval (one repeat): the difference cannot be told from noise")
-	}
-	if len(why) == 0 {
-		return ""
-	}
-	return Warn + " " + strings.Join(why, "; ") + "."
 }
 
 // basePoint is the baseline topology's point among pts (nil without one).
@@ -839,7 +818,7 @@ func ComparisonTable(rows []Row) string {
 		fmt.Fprintf(&b, "\n**CPU-bound:** %s: the run's busiest host was CPU-saturated (busy >= %.0f%% in at least %.0f%% of the measured seconds), so these numbers measure the host's CPU as much as the topology.\n",
 			bound, sampler.CPUSaturatedBusy*100, sampler.CPUSaturatedShare*100)
 	}
-	if n := cv.note(); n != "" {
+	if n := cv.Note(); n != "" {
 		b.WriteString("\n" + n + "\n")
 	}
 	if n := flavorNote(pts); n != "" {
@@ -955,7 +934,7 @@ func PrintComparison(w io.Writer, rows []Row) {
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w, "TPS/base, lat/base, p95/base: TPS, average and p95 latency in % of the baseline's (100% = the same).")
-	if n := cv.note(); n != "" {
+	if n := cv.Note(); n != "" {
 		fmt.Fprintln(w, n)
 	}
 	if n := flavorNote(pts); n != "" {

@@ -96,7 +96,7 @@ type Row struct {
 	// Cell is the run's cell (its repeats summarised); the percentages are the cell's.
 	Cell *stats.Cell
 	// Caveat marks the vs base percentages (⚠): they compare CPU-bound cells or have no
-	// confidence interval (see caveat).
+	// confidence interval (see Caveat).
 	Caveat bool
 	// Probe is the run's probe writer (nil without one): the lost acked commits column.
 	Probe *Probe
@@ -132,7 +132,7 @@ func (res *Results) Rows(base *Run) []Row {
 // rowsCaveat is Rows and the note on the marked percentages ("" when none is).
 func (res *Results) rowsCaveat(base *Run) ([]Row, string) {
 	cells := res.Cells(base)
-	var cv caveat
+	var cv Caveat
 	var out []Row
 	for _, r := range res.Runs {
 		c := res.cellOf(cells, r)
@@ -159,12 +159,12 @@ func (res *Results) rowsCaveat(base *Run) ([]Row, string) {
 				return nil
 			}
 			row.TPSPct, row.AvgPct, row.P95Pct = pct(c.VsBase), pct(c.LatVsBase), pct(c.P95VsBase)
-			row.Caveat = cv.applies(c.VsBase, res.cellBound(c) || res.cellBound(baseCell(cells, c)))
+			row.Caveat = cv.Applies(c.VsBase, res.cellBound(c) || res.cellBound(baseCell(cells, c)))
 		}
 		row.Probe = r.Probe()
 		out = append(out, row)
 	}
-	return out, cv.note()
+	return out, cv.Note()
 }
 
 // pctMark is fmtPct(p) with " ⚠" when marked.

@@ -10,17 +10,18 @@ import (
 	"github.com/habench/habench/stats"
 )
 
-// Warn marks a ratio that cannot be read as the topology's (see caveat).
+// Warn marks a ratio that cannot be read as the topology's (see Caveat).
 const Warn = "⚠"
 
-// caveat marks ratios that compare CPU-bound cells (the host's CPU, not the topology, set
+// Caveat marks ratios that compare CPU-bound cells (the host's CPU, not the topology, set
 // the numbers) or have no confidence interval (one repeat), and remembers which applied
-// for the note under the table.
-type caveat struct{ bound, noCI bool }
+// for the note under the table. The zero value is ready to use; report's tables and the
+// scenario's console and comparison.md share it.
+type Caveat struct{ bound, noCI bool }
 
-// applies says whether change c, of a cell bound or not against a reference bound or
-// not, is to be marked, and records why.
-func (cv *caveat) applies(c *stats.Change, bound bool) bool {
+// Applies says whether change c, of a cell bound or not against a reference bound or
+// not, is to be marked with Warn, and records why.
+func (cv *Caveat) Applies(c *stats.Change, bound bool) bool {
 	if c == nil || !c.OK || c.Verdict == stats.Reference {
 		return false
 	}
@@ -32,8 +33,8 @@ func (cv *caveat) applies(c *stats.Change, bound bool) bool {
 	return true
 }
 
-// note explains the marks used ("" when none was).
-func (cv caveat) note() string {
+// Note explains the marks used ("" when none was).
+func (cv Caveat) Note() string {
 	var why []string
 	if cv.bound {
 		why = append(why, "compares CPU-bound cells: the ratio measures the host, not the topology")

@@ -146,7 +146,7 @@ type cellView struct {
 	Name  string
 	Along []string
 	CI    string
-	// Mark: the vs base ratios are marked ⚠ (see caveat).
+	// Mark: the vs base ratios are marked ⚠ (see Caveat).
 	Mark bool
 }
 
@@ -205,7 +205,7 @@ func (res *Results) cellViews(cells []*stats.Cell) ([]cellView, []string) {
 // cellViewsCaveat is cellViews with the ratios of CPU-bound cells or without a CI
 // marked ⚠, and the note on the marks.
 func (res *Results) cellViewsCaveat(cells []*stats.Cell) ([]cellView, []string, string) {
-	var cv caveat
+	var cv Caveat
 	var along []string
 	for _, c := range cells {
 		if len(c.Along) > 0 {
@@ -219,7 +219,7 @@ func (res *Results) cellViewsCaveat(cells []*stats.Cell) ([]cellView, []string, 
 	for _, c := range cells {
 		v := cellView{C: c, Name: c.Topology, CI: fmt.Sprintf("n/a (%d run)", c.TPS.N)}
 		bound := res.cellBound(c)
-		v.Mark = cv.applies(c.VsBase, bound || res.cellBound(baseCell(cells, c)))
+		v.Mark = cv.Applies(c.VsBase, bound || res.cellBound(baseCell(cells, c)))
 		if c.Group != "" {
 			v.Name += " " + c.Group
 		}
@@ -248,7 +248,7 @@ func (res *Results) cellViewsCaveat(cells []*stats.Cell) ([]cellView, []string, 
 				v.Along = append(v.Along, "n/a")
 			case ac.TPS.Verdict == stats.Reference:
 				v.Along = append(v.Along, "ref")
-			case cv.applies(&ac.TPS, bound):
+			case cv.Applies(&ac.TPS, bound):
 				v.Along = append(v.Along, ac.TPS.Signed()+" "+Warn)
 			default:
 				v.Along = append(v.Along, ac.TPS.Signed())
@@ -256,7 +256,7 @@ func (res *Results) cellViewsCaveat(cells []*stats.Cell) ([]cellView, []string, 
 		}
 		out = append(out, v)
 	}
-	return out, along, cv.note()
+	return out, along, cv.Note()
 }
 
 func changeText(c *stats.Change) string {
