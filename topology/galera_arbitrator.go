@@ -45,17 +45,10 @@ func init() {
 			}
 			return nil
 		},
-		Plan:           planGalera,
-		Samplers:       []string{"heartbeat", "galera", "host"},
-		NoSingleWriter: func(Spec) string { return "Galera takes writes on every node: there is no single writer to follow" },
-		MemberWord:     "node",
-		ConflictErrors: func(Spec) ([]uint16, string) {
-			return GaleraMultiWriterErrors, "a node outside the Primary component (1047) and conflicts at commit (1180)"
-		},
-		// The arbitrator joins after the plan in about 3.5 s (it waits for the nodes'
-		// membership rounds).
-		Deploy:         func(Spec) (time.Duration, time.Duration) { return 7 * time.Second, 3 * time.Second },
-		RestartPerNode: 3 * time.Second,
+		// Galera's plan, samplers, writers, member word, conflict errors and restart
+		// estimate (KindDef.Base); the arbitrator joins after the plan in about 3.5 s (it
+		// waits for the nodes' membership rounds).
+		Deploy: func(Spec) (time.Duration, time.Duration) { return 7 * time.Second, 3 * time.Second },
 		Aux: func(Spec) []AuxNode {
 			return []AuxNode{{Name: ArbitratorName, Role: RoleArbitrator, Program: ArbitratorProgram}}
 		},

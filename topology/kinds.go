@@ -13,7 +13,9 @@ import (
 // (single.go, async.go, ...); package cluster holds the matching behaviour (KindOps).
 // Adding a kind is one file here and one in package cluster.
 //
-// Nil funcs and zero fields take the defaults documented on each field.
+// Nil funcs and zero fields take the defaults documented on each field; a kind with a
+// Base takes its base's Plan, samplers, writer and member words, conflict errors and
+// estimates unless it sets its own (see resolved).
 type KindDef struct {
 	// Kind is the name users write (kind: NAME).
 	Kind Kind
@@ -44,7 +46,7 @@ type KindDef struct {
 	// func: nothing more). A kind with a Base calls its base's Validate itself where it
 	// wants its checks.
 	Validate func(s *Spec) error
-	// Plan returns the bootstrap plan (required).
+	// Plan returns the bootstrap plan (required, unless the base's serves).
 	Plan func(spec Spec, caps Capabilities, addr Addr) (Plan, error)
 	// Samplers names the per-second samplers of the kind, in sampling order (see package
 	// sampler's Register); nil: heartbeat and host.
@@ -117,21 +119,66 @@ var kindErrs []string
 // kind without a name or a Plan, or a name registered twice, is refused and recorded in
 // RegistrationErrors (a unit test keeps that empty).
 func RegisterKind(d KindDef) {
-	if d.Kind == "" || d.Plan == nil {
-		kindErrs = append(kindErrs, fmt.Sprintf("kind %q: needs a name and a Plan", d.Kind))
+	if d.Kind == "" || (d.Plan == nil && d.Base == "") {
+		kindErrs = append(kindErrs, fmt.Sprintf("kind %q: needs a name and a Plan (or a Base to take it from)", d.Kind))
 		return
 	}
 	if _, dup := kindDefs[d.Kind]; dup {
 		kindErrs = append(kindErrs, fmt.Sprintf("kind %q: registered twice", d.Kind))
 		return
 	}
-	if d.DefaultNodes == 0 {
-		d.DefaultNodes = 3
-	}
-	if d.MemberWord == "" {
-		d.MemberWord = "replica"
-	}
 	kindDefs[d.Kind] = &d
+}
+
+// resolved is d as the rest of habench sees it: the fields a kind describes the same way
+// as its base when it does not say otherwise (Plan, Samplers, AutoWriter, NoSingleWriter,
+// MemberWord, ConflictErrors, Deploy, RestartPerNode, DefaultNodes) taken from its base
+// (transitively) when unset, then DefaultNodes 3 and MemberWord "replica" when still unset.
+// Defaults, Precheck and Validate are not inherited: a base's Defaults run first anyway
+// (Spec.Defaults), and a kind calls its base's checks itself where it wants them.
+func resolved(d *KindDef) *KindDef {
+	r := *d
+	for b, i := d.Base, 0; b != "" && i < 8; i++ {
+		bd, ok := kindDefs[b]
+		if !ok {
+			break
+		}
+		if r.Plan == nil {
+			r.Plan = bd.Plan
+		}
+		if r.Samplers == nil {
+			r.Samplers = bd.Samplers
+		}
+		if r.AutoWriter == nil {
+			r.AutoWriter = bd.AutoWriter
+		}
+		if r.NoSingleWriter == nil {
+			r.NoSingleWriter = bd.NoSingleWriter
+		}
+		if r.MemberWord == "" {
+			r.MemberWord = bd.MemberWord
+		}
+		if r.ConflictErrors == nil {
+			r.ConflictErrors = bd.ConflictErrors
+		}
+		if r.Deploy == nil {
+			r.Deploy = bd.Deploy
+		}
+		if r.RestartPerNode == 0 {
+			r.RestartPerNode = bd.RestartPerNode
+		}
+		if r.DefaultNodes == 0 {
+			r.DefaultNodes = bd.DefaultNodes
+		}
+		b = bd.Base
+	}
+	if r.DefaultNodes == 0 {
+		r.DefaultNodes = 3
+	}
+	if r.MemberWord == "" {
+		r.MemberWord = "replica"
+	}
+	return &r
 }
 
 // RegistrationErrors lists the kind registrations that were refused.
@@ -141,7 +188,7 @@ func RegistrationErrors() []string { return slices.Clone(kindErrs) }
 // "kind" listing the known kinds.
 func LookupKind(k Kind) (*KindDef, error) {
 	if d, ok := kindDefs[k]; ok {
-		return d, nil
+		return resolved(d), nil
 	}
 	return nil, &FieldError{"kind", k, "want one of " + kindList()}
 }
@@ -150,7 +197,7 @@ func LookupKind(k Kind) (*KindDef, error) {
 // (an existing cluster's state from another habench version): never nil.
 func KindOf(k Kind) *KindDef {
 	if d, ok := kindDefs[k]; ok {
-		return d
+		return resolved(d)
 	}
 	return &KindDef{Kind: k, MemberWord: "replica", DefaultNodes: 3}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestKindsRegistered(t *testing.T) {
@@ -100,4 +101,29 @@ func TestSites(t *testing.T) {
 			t.Errorf("%s: %v, want a FieldError on sites", bad, err)
 		}
 	}
+}
+
+// A kind with a Base and nothing else set describes itself as its base does; its own
+// fields win; a kind without a Plan or a Base is refused.
+func TestKindInheritsFromBase(t *testing.T) {
+	RegisterKind(KindDef{Kind: "testinh", Base: Galera, RestartPerNode: time.Minute})
+	defer delete(kindDefs, "testinh")
+	d, g := KindOf("testinh"), KindOf(Galera)
+	if d.Plan == nil || d.ConflictErrors == nil || d.NoSingleWriter == nil || d.Deploy == nil {
+		t.Fatal("testinh: want galera's Plan, ConflictErrors, NoSingleWriter and Deploy")
+	}
+	if !slices.Equal(d.Samplers, g.Samplers) || d.MemberWord != "node" || d.DefaultNodes != g.DefaultNodes || d.RestartPerNode != time.Minute {
+		t.Errorf("testinh: samplers %v member word %q nodes %d restart %v: want galera's, and its own restart estimate", d.Samplers, d.MemberWord, d.DefaultNodes, d.RestartPerNode)
+	}
+	if a := KindOf(GaleraArbitrator); a.Plan == nil || a.MemberWord != "node" || a.DefaultNodes != 4 {
+		t.Errorf("galera-arbitrator: plan %v, member word %q, default nodes %d: want galera's plan and word, its own 4 nodes", a.Plan != nil, a.MemberWord, a.DefaultNodes)
+	}
+	if r := KindOf(Async); r.MemberWord != "replica" || r.DefaultNodes != 3 {
+		t.Errorf("async: member word %q, default nodes %d", r.MemberWord, r.DefaultNodes)
+	}
+	RegisterKind(KindDef{Kind: "testnoplan"})
+	if _, err := LookupKind("testnoplan"); err == nil || len(RegistrationErrors()) != 1 {
+		t.Errorf("a kind without a Plan or a Base: registered (%v)", RegistrationErrors())
+	}
+	kindErrs = nil
 }
