@@ -359,10 +359,13 @@ func (r *Runner) call(ctx context.Context, t *Tick, i int, p *pair, n Node, ch c
 // action returned, just after the first failures it causes.
 func (r *Runner) account(p *pair, err error) {
 	if err == nil {
-		if p.pending != nil {
+		// A streak of one failure, judged now: the fault that explains it (a kill whose
+		// record was written just after the failure) may be known by now, even though
+		// the sampler has moved on (the GTID source followed the promote).
+		if p.pending != nil && !r.expected(p, p.pending) {
 			p.log.Warn("sampler failed", "err", p.pending)
-			p.pending = nil
 		}
+		p.pending = nil
 		if p.streak > 0 {
 			p.log.Info("sampler recovered", "failed_ticks", p.streak)
 		}
@@ -372,25 +375,7 @@ func (r *Runner) account(p *pair, err error) {
 	p.errs++
 	p.streak++
 	if r.cfg.Expected != nil {
-		blamed := p.n.Name
-		var ne *NodeError
-		if errors.As(err, &ne) {
-			blamed = ne.Node
-		}
-		if why := r.cfg.Expected(blamed); why != "" {
-			if key := blamed + "\x00" + why; !r.noted[key] {
-				if r.noted == nil {
-					r.noted = map[string]bool{}
-				}
-				r.noted[key] = true
-				msg := fmt.Sprintf("%s: not sampled while down (%s)", blamed, why)
-				if r.cfg.Note != nil {
-					r.cfg.Note(msg)
-				} else {
-					r.cfg.Logger.Info(msg)
-				}
-			}
-			p.log.Debug("sampler failed (expected)", "err", err, "why", why, "failed_ticks", p.streak)
+		if r.expected(p, err) {
 			p.quiet, p.pending = true, nil
 			return
 		}
@@ -409,6 +394,38 @@ func (r *Runner) account(p *pair, err error) {
 		p.log.Debug("sampler still failing", "err", err, "failed_ticks", p.streak)
 	}
 	p.quiet = false
+}
+
+// expected reports whether err, a failure of p, is blamed on a node that is down on
+// purpose (Config.Expected); if so it notes that once per node and reason (Note) and logs
+// the failure at Debug only.
+func (r *Runner) expected(p *pair, err error) bool {
+	if r.cfg.Expected == nil {
+		return false
+	}
+	blamed := p.n.Name
+	var ne *NodeError
+	if errors.As(err, &ne) {
+		blamed = ne.Node
+	}
+	why := r.cfg.Expected(blamed)
+	if why == "" {
+		return false
+	}
+	if key := blamed + "\x00" + why; !r.noted[key] {
+		if r.noted == nil {
+			r.noted = map[string]bool{}
+		}
+		r.noted[key] = true
+		msg := fmt.Sprintf("%s: not sampled while down (%s)", blamed, why)
+		if r.cfg.Note != nil {
+			r.cfg.Note(msg)
+		} else {
+			r.cfg.Logger.Info(msg)
+		}
+	}
+	p.log.Debug("sampler failed (expected)", "err", err, "why", why, "failed_ticks", p.streak)
+	return true
 }
 
 func (r *Runner) remember(samples []Sample) {
