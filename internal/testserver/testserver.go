@@ -175,8 +175,9 @@ func (s *Server) start(t testing.TB) {
 	// A session of its own, as a service and habench's sandbox servers have: with the
 	// kernel's autogroup scheduling (sched_autogroup_enabled, on in Debian) a session is
 	// a scheduling group, and a server sharing the client's group competes with it
-	// thread by thread instead of group against group. That moved the engine benchmark's
-	// oltp_point_select ratio from 1.3x to 0.85x sysbench on 2 CPUs.
+	// thread by thread instead of group against group (measured on 2 CPUs, 8 threads:
+	// habench's oltp_point_select fell from 107k to 83k QPS, its ratio to sysbench from
+	// about 1.3x to 0.95x).
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
