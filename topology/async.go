@@ -2,7 +2,7 @@ package topology
 
 func init() {
 	RegisterKind(KindDef{
-		Kind: Async, Order: 20,
+		Kind: Async, Existing: true, Order: 20,
 		Summary:    "one source, N-1 asynchronous replicas, GTID auto-positioning",
 		Validate:   validateReplicated,
 		Plan:       func(spec Spec, caps Capabilities, addr Addr) (Plan, error) { return planAsync(spec, caps, addr), nil },

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -132,10 +133,6 @@ func (s *Spec) existingDefaults() {
 	}
 }
 
-// AllKinds lists every topology kind habench knows (deployable or only discoverable on an
-// existing cluster).
-var AllKinds = []Kind{Single, Async, SemiSync, Group, Galera}
-
 // validateExisting checks an existing-cluster spec: a name, exactly one of cluster and
 // dsns, hints that are known kinds and flavors, and none of the sandbox-only fields
 // (options, installation): habench never writes an existing server's configuration.
@@ -165,12 +162,16 @@ func (s *Spec) validateExisting() error {
 		}
 	}
 	if s.Kind != "" {
-		known := false
-		for _, k := range AllKinds {
-			known = known || k == s.Kind
+		known := ExistingKinds()
+		if d, ok := kindDefs[s.Kind]; ok && !d.Existing && d.Base != "" && kindDefs[d.Base] != nil && kindDefs[d.Base].Existing {
+			return &FieldError{"kind", s.Kind, fmt.Sprintf("not discovered on existing servers: register them as %s (habench reports the members it does not manage)", d.Base)}
 		}
-		if !known {
-			return &FieldError{"kind", s.Kind, "want one of single, async, semisync, group, galera (a hint; habench discovers the kind)"}
+		if !slices.Contains(known, s.Kind) {
+			names := make([]string, len(known))
+			for i, k := range known {
+				names[i] = string(k)
+			}
+			return &FieldError{"kind", s.Kind, "want one of " + strings.Join(names, ", ") + " (a hint; habench discovers the kind)"}
 		}
 	}
 	if s.Flavor != "" {

@@ -11,7 +11,7 @@ import (
 
 func init() {
 	RegisterKind(KindDef{
-		Kind: Galera, Order: 50,
+		Kind: Galera, Existing: true, Order: 50,
 		Summary: "MariaDB Galera Cluster, every node writable",
 		Defaults: func(s *Spec) {
 			if s.Galera.SST == "" {

@@ -10,7 +10,7 @@ import (
 
 func init() {
 	RegisterKind(KindDef{
-		Kind: Group, Order: 40,
+		Kind: Group, Existing: true, Order: 40,
 		Summary: "MySQL Group Replication, single- or multi-primary",
 		Defaults: func(s *Spec) {
 			if s.Group.Mode == "" {

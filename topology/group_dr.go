@@ -7,7 +7,7 @@ import (
 
 func init() {
 	RegisterKind(KindDef{
-		Kind: GroupDR, Base: Group, Order: 45, DefaultNodes: GroupDRMembers + 1,
+		Kind: GroupDR, Existing: true, Base: Group, Order: 45, DefaultNodes: GroupDRMembers + 1,
 		Summary: "a single-primary Group Replication group (n1-n3) and asynchronous DR replicas (n4...) that follow its primary",
 		// The group's defaults (single-primary) come first; without sites the group is
 		// one site and the DR replicas another (dc1, dc2), so that links: {inter: 2ms}

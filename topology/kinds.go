@@ -79,6 +79,9 @@ type KindDef struct {
 	// Aux lists the members of spec that are not SQL servers (a Galera arbitrator), after
 	// the spec's nodes; nil: none.
 	Aux func(spec Spec) []AuxNode
+	// Existing says habench recognises this kind on the servers of an existing cluster
+	// (cluster.InferTopology), which makes it a valid kind hint there (ExistingKinds).
+	Existing bool
 }
 
 // AuxNode is a member of a topology that is not a SQL server: its name (unique among the
@@ -200,6 +203,18 @@ func KindOf(k Kind) *KindDef {
 		return resolved(d)
 	}
 	return &KindDef{Kind: k, MemberWord: "replica", DefaultNodes: 3}
+}
+
+// ExistingKinds returns the kinds habench recognises on an existing cluster
+// (KindDef.Existing), in Kinds order.
+func ExistingKinds() []Kind {
+	var out []Kind
+	for _, k := range Kinds() {
+		if kindDefs[k].Existing {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // Kinds returns the registered kinds in their listing order.

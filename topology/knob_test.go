@@ -141,6 +141,18 @@ func TestExistingSpecValidate(t *testing.T) {
 	if err := ref.Validate(); err != nil || ref.Name != "reg1" {
 		t.Errorf("cluster reference: %v, name %q", err, ref.Name)
 	}
+	// A group with DR replicas is discovered; Galera with an arbitrator registers as
+	// galera (its arbitrator is reported, not managed).
+	dr := Spec{Name: "e", Provider: ProviderExisting, Kind: GroupDR, ExistingSpec: ExistingSpec{DSNs: []string{"x"}}}
+	dr.Defaults()
+	if err := dr.Validate(); err != nil {
+		t.Errorf("kind hint group-dr: %v", err)
+	}
+	arb := Spec{Name: "e", Provider: ProviderExisting, Kind: GaleraArbitrator, ExistingSpec: ExistingSpec{DSNs: []string{"x"}}}
+	arb.Defaults()
+	if err := arb.Validate(); err == nil || !strings.Contains(err.Error(), "register them as galera") {
+		t.Errorf("galera with an arbitrator, existing: %v, want a refusal naming galera", err)
+	}
 	bad := []struct {
 		s     Spec
 		field string

@@ -8,7 +8,7 @@ import (
 
 func init() {
 	RegisterKind(KindDef{
-		Kind: SemiSync, Order: 30,
+		Kind: SemiSync, Existing: true, Order: 30,
 		Summary:  "like async, the source waits for replica acknowledgements",
 		Validate: validateSemiSync,
 		Plan: func(spec Spec, caps Capabilities, addr Addr) (Plan, error) {

@@ -2,7 +2,7 @@ package topology
 
 func init() {
 	RegisterKind(KindDef{
-		Kind: Single, Order: 10, DefaultNodes: 1,
+		Kind: Single, Existing: true, Order: 10, DefaultNodes: 1,
 		Summary: "one primary, no replicas",
 		Validate: func(s *Spec) error {
 			if s.Nodes != 1 {
