@@ -331,9 +331,12 @@ func existingDSN(host string, port int, user, password string) string {
 // InferTopology derives the kind and each node's role from the facts of every node (in
 // node order; addrs are the host:port each node was reached at). Galera when every node
 // is a connected wsrep node of one cluster; group when every node is an ONLINE Group
-// Replication member of one group (same group_replication_group_name); otherwise one source (the only node that replicates from nobody)
-// with replicas whose source is one of the nodes (semisync when the source has semi-sync
-// enabled), or single for one node. Errors say which node breaks the picture.
+// Replication member of one group (same group_replication_group_name); group-dr when
+// the nodes are such a group of three single-primary members followed by asynchronous
+// replicas of its members (inferGroupDR); otherwise one source (the only node that
+// replicates from nobody) with replicas whose source is one of the nodes (semisync when
+// the source has semi-sync enabled), or single for one node. Errors say which node
+// breaks the picture.
 func InferTopology(facts []*NodeFacts, addrs []string) (topology.Kind, []topology.Role, error) {
 	roles := make([]topology.Role, len(facts))
 	name := func(i int) string { return topology.NodeName(i + 1) }
@@ -361,24 +364,41 @@ func InferTopology(facts []*NodeFacts, addrs []string) (topology.Kind, []topolog
 		}
 		return topology.Galera, roles, nil
 	}
-	if g := count(func(f *NodeFacts) bool { return f.GRState != "" }); g > 0 {
+	// A DR replica of a group: an asynchronous replica that is not an ONLINE member
+	// (no Group Replication plugin, or the plugin stopped).
+	drReplica := func(f *NodeFacts) bool { return f.Replica && (f.GRState == "" || f.GRState == "OFFLINE") }
+	if g := count(func(f *NodeFacts) bool { return f.GRState != "" && !drReplica(f) }); g > 0 {
+		var members, replicas []int
 		for i, f := range facts {
+			if drReplica(f) {
+				replicas = append(replicas, i)
+				roles[i] = topology.RoleReplica
+				continue
+			}
+			first := facts[i]
+			if len(members) > 0 {
+				first = facts[members[0]]
+			}
 			switch {
 			case f.GRState == "":
-				return "", nil, fmt.Errorf("node %s is not a Group Replication member while others are", name(i))
+				return "", nil, fmt.Errorf("node %s is neither a Group Replication member nor a replica while others are members", name(i))
 			case f.GRState != "ONLINE":
 				return "", nil, fmt.Errorf("node %s: Group Replication member state %s, want ONLINE", name(i), f.GRState)
-			case f.GRGroupName != facts[0].GRGroupName:
-				return "", nil, fmt.Errorf("node %s is in group %s, node n1 in group %s (register each group as its own cluster)", name(i), f.GRGroupName, facts[0].GRGroupName)
-			case f.GRSinglePrimary != facts[0].GRSinglePrimary:
-				return "", nil, fmt.Errorf("node %s: group_replication_single_primary_mode differs from n1's", name(i))
+			case f.GRGroupName != first.GRGroupName:
+				return "", nil, fmt.Errorf("node %s is in group %s, node %s in group %s (register each group as its own cluster)", name(i), f.GRGroupName, name(members[0]), first.GRGroupName)
+			case f.GRSinglePrimary != first.GRSinglePrimary:
+				return "", nil, fmt.Errorf("node %s: group_replication_single_primary_mode differs from %s's", name(i), name(members[0]))
 			case f.GRRole == "PRIMARY":
 				roles[i] = topology.RolePrimary
 			default:
 				roles[i] = topology.RoleSecondary
 			}
+			members = append(members, i)
 		}
-		return topology.Group, roles, nil
+		if len(replicas) == 0 {
+			return topology.Group, roles, nil
+		}
+		return inferGroupDR(facts, addrs, members, replicas, roles)
 	}
 	var writers []int
 	for i, f := range facts {
@@ -420,6 +440,35 @@ func InferTopology(facts []*NodeFacts, addrs []string) (topology.Kind, []topolog
 		return topology.SemiSync, roles, nil
 	}
 	return topology.Async, roles, nil
+}
+
+// inferGroupDR checks a group with asynchronous replicas as a group-dr topology: the
+// group's members come first (n1..n3: the kind's layout), exactly topology.GroupDRMembers
+// of them in single-primary mode, and every replica replicates from one of them (matched
+// by server_id, else by address).
+func inferGroupDR(facts []*NodeFacts, addrs []string, members, replicas []int, roles []topology.Role) (topology.Kind, []topology.Role, error) {
+	name := func(i int) string { return topology.NodeName(i + 1) }
+	if len(members) != topology.GroupDRMembers {
+		return "", nil, fmt.Errorf("a group with DR replicas (%s) has %d members, %d given and %d replica(s): register a group of another size alone (kind %s)", topology.GroupDR, topology.GroupDRMembers, len(members), len(replicas), topology.Group)
+	}
+	if replicas[0] < members[len(members)-1] {
+		return "", nil, fmt.Errorf("node %s is a replica and node %s a group member: give the group's members first, then the DR replicas (%s)", name(replicas[0]), name(members[len(members)-1]), topology.GroupDR)
+	}
+	if !facts[members[0]].GRSinglePrimary {
+		return "", nil, fmt.Errorf("the group is multi-primary: DR replicas (%s) follow a single-primary group's primary", topology.GroupDR)
+	}
+	for _, r := range replicas {
+		f, src := facts[r], -1
+		for _, m := range members {
+			if (f.SourceServerID != 0 && facts[m].ServerID == f.SourceServerID) || addrs[m] == net.JoinHostPort(f.SourceHost, strconv.Itoa(f.SourcePort)) {
+				src = m
+			}
+		}
+		if src < 0 {
+			return "", nil, fmt.Errorf("node %s replicates from %s:%d (server_id %d), which is none of the group's members: a DR replica replicates from the group", name(r), f.SourceHost, f.SourcePort, f.SourceServerID)
+		}
+	}
+	return topology.GroupDR, roles, nil
 }
 
 // Register records an existing cluster: spec (provider existing, with dsns) names the
@@ -528,7 +577,7 @@ func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, e
 		path:     filepath.Join(dir, "state.json"),
 	}
 	c.Spec = registeredSpec(spec, kind, len(nodes), oldest.Flavor, c.User, sshSpec)
-	if kind == topology.Group {
+	if c.Spec.Is(topology.Group) {
 		c.Spec.Group.Mode = topology.GroupMultiPrimary
 		if facts[0].GRSinglePrimary {
 			c.Spec.Group.Mode = topology.GroupSinglePrimary

@@ -439,14 +439,12 @@ func (c *Cluster) WriterNow(ctx context.Context) *Node {
 }
 
 // groupWriterNow is KindOps.WriterNow of a group: the member the running ONLINE members
-// call PRIMARY in single-primary mode (nil while none does, e.g. during an election, and
-// for an existing cluster, whose roles are not ours to read here).
+// call PRIMARY in single-primary mode (nil while none does, e.g. during an election). A
+// sandbox's stopped members are skipped; an existing cluster's members are all asked
+// (habench does not know which of them run), each for at most a second.
 func groupWriterNow(ctx context.Context, c *Cluster) *Node {
-	if c.Existing() {
-		return nil
-	}
 	for _, n := range c.Nodes {
-		if !n.Running() || n.Role == topology.RoleReplica {
+		if n.Role == topology.RoleReplica || (!c.Existing() && !n.Running()) {
 			continue
 		}
 		db, err := c.OpenAdmin(n)
