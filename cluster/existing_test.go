@@ -79,6 +79,39 @@ func TestInferTopology(t *testing.T) {
 	if err != nil || k != topology.Group || roles[1] != topology.RolePrimary || roles[0] != topology.RoleSecondary {
 		t.Errorf("group: %s %v %v", k, roles, err)
 	}
+	// A single-primary group of three, then DR replicas of its members: group-dr, the
+	// replicas matched by server_id or by address; one with the plugin stopped (OFFLINE).
+	grm := func(id int, role string) *cluster.NodeFacts {
+		return &cluster.NodeFacts{ServerID: id, GRState: "ONLINE", GRRole: role, GRSinglePrimary: true, GRGroupName: "g"}
+	}
+	dr := func(id, from int) *cluster.NodeFacts {
+		return &cluster.NodeFacts{ServerID: id, Replica: true, SourceServerID: from}
+	}
+	addrs5 := []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:4", "127.0.0.1:5"}
+	offline := &cluster.NodeFacts{ServerID: 5, Replica: true, GRState: "OFFLINE", SourceHost: "127.0.0.1", SourcePort: 2}
+	k, roles, err = cluster.InferTopology([]*cluster.NodeFacts{grm(1, "SECONDARY"), grm(2, "PRIMARY"), grm(3, "SECONDARY"), dr(4, 2), offline}, addrs5)
+	if err != nil || k != topology.GroupDR || roles[1] != topology.RolePrimary || roles[3] != topology.RoleReplica || roles[4] != topology.RoleReplica {
+		t.Errorf("group-dr: %s %v %v", k, roles, err)
+	}
+	multi := func(id int) *cluster.NodeFacts {
+		return &cluster.NodeFacts{ServerID: id, GRState: "ONLINE", GRRole: "PRIMARY", GRGroupName: "g"}
+	}
+	for name, c := range map[string]struct {
+		facts []*cluster.NodeFacts
+		want  string
+	}{
+		"dr: two members":     {[]*cluster.NodeFacts{grm(1, "PRIMARY"), grm(2, "SECONDARY"), dr(4, 1)}, "has 3 members, 2 given"},
+		"dr: replica first":   {[]*cluster.NodeFacts{dr(4, 1), grm(1, "PRIMARY"), grm(2, "SECONDARY"), grm(3, "SECONDARY")}, "give the group's members first"},
+		"dr: multi-primary":   {[]*cluster.NodeFacts{multi(1), multi(2), multi(3), dr(4, 1)}, "multi-primary"},
+		"dr: foreign source":  {[]*cluster.NodeFacts{grm(1, "PRIMARY"), grm(2, "SECONDARY"), grm(3, "SECONDARY"), dr(4, 9)}, "none of the group's members"},
+		"dr: not a replica":   {[]*cluster.NodeFacts{grm(1, "PRIMARY"), grm(2, "SECONDARY"), grm(3, "SECONDARY"), {ServerID: 4}}, "neither a Group Replication member nor a replica"},
+		"dr: member in error": {[]*cluster.NodeFacts{grm(1, "PRIMARY"), grm(2, "SECONDARY"), {ServerID: 3, GRState: "ERROR"}, dr(4, 1)}, "state ERROR"},
+	} {
+		_, _, err := cluster.InferTopology(c.facts, addrs5)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", name, err, c.want)
+		}
+	}
 	for name, facts := range map[string][]*cluster.NodeFacts{
 		"two sources":        {src, {ServerID: 2}},
 		"unknown source":     {src, rep(2, 7)},
@@ -227,6 +260,102 @@ func TestRegisterDiscoversAndRefuses(t *testing.T) {
 	}
 	if _, err := s.Register(ctx, topology.Spec{Name: ex1.Name, ExistingSpec: topology.ExistingSpec{DSNs: []string{d}, User: "habench", Password: "habench"}}); err == nil {
 		t.Errorf("a taken name was registered again")
+	}
+}
+
+// TestRegisterGroupDR registers a sandbox group-dr topology's servers as an existing
+// cluster: discovered as group-dr (the kind given as a hint, and without one), the
+// members' roles read from the group, the DR replica's health a replica's; with the DR
+// replica listed before the members it is refused.
+func TestRegisterGroupDR(t *testing.T) {
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	sbx, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("kdr"), topology.GroupDR, 4, topology.MySQL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dsns []string
+	for _, n := range sbx.Nodes {
+		dsns = append(dsns, fmt.Sprintf("%s:%s@tcp(%s)/", sbx.User, sbx.Password, n.Addr()))
+	}
+	for i, kind := range []topology.Kind{topology.GroupDR, ""} {
+		name := testenv.Name(fmt.Sprintf("kdrx%d", i))
+		ex, err := s.Register(ctx, topology.Spec{Name: name, Kind: kind, ExistingSpec: topology.ExistingSpec{DSNs: dsns}})
+		if err != nil {
+			t.Fatalf("register (kind %q): %v", kind, err)
+		}
+		if ex.Spec.Kind != topology.GroupDR || ex.Spec.Group.Mode != topology.GroupSinglePrimary || len(ex.Nodes) != 4 {
+			t.Errorf("registered %s, group mode %s, %d nodes", ex.Spec.Kind, ex.Spec.Group.Mode, len(ex.Nodes))
+		}
+		for j, n := range ex.Nodes {
+			if n.Role != sbx.Nodes[j].Role {
+				t.Errorf("node %s: role %s, the sandbox's %s", n.Name, n.Role, sbx.Nodes[j].Role)
+			}
+		}
+		ld, err := s.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The group's primary is read from the members of an existing group too: n4
+		// replicates from it, not from "a secondary".
+		if h := ld.Health(ctx, ld.Nodes[3]); !strings.HasPrefix(h, "io=Yes sql=Yes") || !strings.HasSuffix(h, ", from n1") {
+			t.Errorf("health of the existing DR replica: %q, want it replicating from the primary n1", h)
+		}
+		if w := ld.WriterNow(ctx); w == nil || w.Name != "n1" {
+			t.Errorf("existing group-dr: writer now %v, want n1", w)
+		}
+		if err := s.Destroy(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	swapped := []string{dsns[3], dsns[0], dsns[1], dsns[2]}
+	_, err = s.Register(ctx, topology.Spec{Name: testenv.Name("kdrxs"), ExistingSpec: topology.ExistingSpec{DSNs: swapped}})
+	if err == nil || !strings.Contains(err.Error(), "members first") {
+		t.Errorf("DR replica listed first: %v, want a refusal", err)
+	}
+}
+
+// TestRegisterGaleraWithArbitrator registers the two servers of a sandbox Galera cluster
+// with an arbitrator: a galera cluster whose members note names the arbitrator; with one
+// server given, the other is named as not given.
+func TestRegisterGaleraWithArbitrator(t *testing.T) {
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	sbx, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("kga"), topology.GaleraArbitrator, 2, topology.MariaDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn := func(n *cluster.Node) string { return fmt.Sprintf("%s:%s@tcp(%s)/", sbx.User, sbx.Password, n.Addr()) }
+	for _, tc := range []struct {
+		nodes []*cluster.Node
+		want  string
+	}{
+		{sbx.Nodes, "wsrep_cluster_size 3 for 2 given node(s): 1 without a client address (an arbitrator, garbd: it votes, holds no data)"},
+		{sbx.Nodes[:1], "wsrep_cluster_size 3 for 1 given node(s): 1 without a client address (an arbitrator, garbd: it votes, holds no data); 1 server(s) not given (" + sbx.Nodes[1].Addr() + "): habench neither loads nor samples them"},
+	} {
+		var dsns []string
+		for _, n := range tc.nodes {
+			dsns = append(dsns, dsn(n))
+		}
+		name := testenv.Name(fmt.Sprintf("kgax%d", len(dsns)))
+		ex, err := s.Register(ctx, topology.Spec{Name: name, ExistingSpec: topology.ExistingSpec{DSNs: dsns}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ex.Spec.Kind != topology.Galera {
+			t.Errorf("registered as %s, want galera", ex.Spec.Kind)
+		}
+		if got := cluster.GaleraMembersNote(ctx, ex); got != tc.want {
+			t.Errorf("%d node(s) given: members note\n %q\nwant %q", len(dsns), got, tc.want)
+		}
+		if err := s.Destroy(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := cluster.GaleraMembersNote(ctx, sbx); got != "" {
+		t.Errorf("the sandbox itself: members note %q, want none", got)
 	}
 }
 

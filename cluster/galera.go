@@ -379,3 +379,67 @@ func readGrastate(n *Node) (safe bool, seqno int64, err error) {
 	}
 	return safe, seqno, nil
 }
+
+// GaleraMembersNote describes the members of an existing Galera cluster that habench was
+// not given: from the first node that answers, wsrep_cluster_size against the given nodes,
+// and wsrep_incoming_addresses, where a member without a client address is an arbitrator
+// (garbd) and one with an address not among the nodes is a server habench neither loads
+// nor samples. "" when there are none, for a sandbox (whose members habench made) and for
+// other kinds; errors are left out (status shows each node's health).
+func GaleraMembersNote(ctx context.Context, c *Cluster) string {
+	if !c.Existing() || !c.Spec.Is(topology.Galera) {
+		return ""
+	}
+	for _, n := range c.Nodes {
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			continue
+		}
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		st, err := showMap(qctx, db, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_cluster_size', 'wsrep_incoming_addresses')")
+		cancel()
+		db.Close()
+		if err != nil {
+			continue
+		}
+		return galeraMembersNote(c, st["wsrep_cluster_size"], st["wsrep_incoming_addresses"])
+	}
+	return ""
+}
+
+// galeraMembersNote is GaleraMembersNote from one node's wsrep_cluster_size and
+// wsrep_incoming_addresses (comma-separated host:port, "" for a member without one).
+func galeraMembersNote(c *Cluster, size, incoming string) string {
+	n, err := strconv.Atoi(size)
+	if err != nil || n <= len(c.Nodes) {
+		return ""
+	}
+	given := map[string]bool{}
+	for _, nd := range c.Nodes {
+		given[nd.Addr()] = true
+	}
+	arbitrators, others := 0, []string{}
+	for _, a := range strings.Split(incoming, ",") {
+		switch a = strings.TrimSpace(a); {
+		case a == "":
+			arbitrators++
+		case !given[a]:
+			others = append(others, a)
+		}
+	}
+	var parts []string
+	if arbitrators > 0 {
+		parts = append(parts, fmt.Sprintf("%d without a client address (an arbitrator, garbd: it votes, holds no data)", arbitrators))
+	}
+	if k := n - len(c.Nodes) - arbitrators; k > 0 {
+		what := fmt.Sprintf("%d server(s) not given", k)
+		if len(others) == k { // else some nodes were given by another name
+			what += " (" + strings.Join(others, ", ") + ")"
+		}
+		parts = append(parts, what+": habench neither loads nor samples them")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("wsrep_cluster_size %d for %d given node(s): %s", n, len(c.Nodes), strings.Join(parts, "; "))
+}

@@ -86,8 +86,8 @@ func newRegisterCmd(g *globalOpts) *cobra.Command {
 		Long: `Registers servers someone else runs as a cluster habench can benchmark: habench connects to
 each node (a go-sql-driver DSN, user:password@tcp(host:port)/, or tcp(host:port)/ with --user and
 --password for all), discovers flavor, version and role (async/semi-sync source or replica, Group
-Replication primary/secondary, Galera node), infers the kind, and stores the registration like a
-sandbox's state. habench sysbench --cluster NAME and scenarios then work as on a sandbox. habench
+Replication primary/secondary and a group's DR replicas, Galera node; a Galera arbitrator is
+reported), infers the kind, and stores the registration like a sandbox's state. habench sysbench --cluster NAME and scenarios then work as on a sandbox. habench
 never deploys, restarts, stops or destroys these servers: destroy NAME only forgets the
 registration; node start/stop, link impairment and read-only knobs are refused; runtime knobs
 are restored after each run.
@@ -161,6 +161,9 @@ func registerExisting(cmd *cobra.Command, g *globalOpts, spec topology.Spec) err
 	fmt.Fprintf(w, "registered existing cluster %s: %s, %d node(s), %s, discovered in %.1fs (habench will not deploy, restart or stop these servers)\n",
 		c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, time.Since(start).Seconds())
 	printNodes(w, c, nil)
+	if note := cluster.GaleraMembersNote(cmd.Context(), c); note != "" {
+		fmt.Fprintf(w, "members: %s\n", note)
+	}
 	return nil
 }
 

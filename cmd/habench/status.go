@@ -77,6 +77,9 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 			if c.Spec.Is(topology.Group) {
 				fmt.Fprintln(w, c.GroupStatus(ctx))
 			}
+			if note := cluster.GaleraMembersNote(ctx, c); note != "" {
+				fmt.Fprintf(w, "members: %s\n", note)
+			}
 			if p := knob.Pending(c); p != "" {
 				fmt.Fprintf(w, "knobs: %s\n", p)
 			}
