@@ -364,9 +364,20 @@ func InferTopology(facts []*NodeFacts, addrs []string) (topology.Kind, []topolog
 		}
 		return topology.Galera, roles, nil
 	}
-	// A DR replica of a group: an asynchronous replica that is not an ONLINE member
-	// (no Group Replication plugin, or the plugin stopped).
-	drReplica := func(f *NodeFacts) bool { return f.Replica && (f.GRState == "" || f.GRState == "OFFLINE") }
+	// A DR replica of a group: an asynchronous replica that is no member of the group
+	// the ONLINE nodes form (no Group Replication plugin, or the plugin stopped with no
+	// group name or another one). A member of that group that has left it (OFFLINE)
+	// stays a member, refused below, even with a replication channel.
+	group := ""
+	for _, f := range facts {
+		if f.GRState == "ONLINE" {
+			group = f.GRGroupName
+			break
+		}
+	}
+	drReplica := func(f *NodeFacts) bool {
+		return f.Replica && (f.GRState == "" || (f.GRState == "OFFLINE" && (f.GRGroupName == "" || f.GRGroupName != group)))
+	}
 	if g := count(func(f *NodeFacts) bool { return f.GRState != "" && !drReplica(f) }); g > 0 {
 		var members, replicas []int
 		for i, f := range facts {
@@ -375,19 +386,19 @@ func InferTopology(facts []*NodeFacts, addrs []string) (topology.Kind, []topolog
 				roles[i] = topology.RoleReplica
 				continue
 			}
-			first := facts[i]
+			ref := i // the first member: what the others are compared with
 			if len(members) > 0 {
-				first = facts[members[0]]
+				ref = members[0]
 			}
-			switch {
+			switch first := facts[ref]; {
 			case f.GRState == "":
 				return "", nil, fmt.Errorf("node %s is neither a Group Replication member nor a replica while others are members", name(i))
 			case f.GRState != "ONLINE":
 				return "", nil, fmt.Errorf("node %s: Group Replication member state %s, want ONLINE", name(i), f.GRState)
 			case f.GRGroupName != first.GRGroupName:
-				return "", nil, fmt.Errorf("node %s is in group %s, node %s in group %s (register each group as its own cluster)", name(i), f.GRGroupName, name(members[0]), first.GRGroupName)
+				return "", nil, fmt.Errorf("node %s is in group %s, node %s in group %s (register each group as its own cluster)", name(i), f.GRGroupName, name(ref), first.GRGroupName)
 			case f.GRSinglePrimary != first.GRSinglePrimary:
-				return "", nil, fmt.Errorf("node %s: group_replication_single_primary_mode differs from %s's", name(i), name(members[0]))
+				return "", nil, fmt.Errorf("node %s: group_replication_single_primary_mode differs from %s's", name(i), name(ref))
 			case f.GRRole == "PRIMARY":
 				roles[i] = topology.RolePrimary
 			default:

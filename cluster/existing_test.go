@@ -106,6 +106,8 @@ func TestInferTopology(t *testing.T) {
 		"dr: foreign source":  {[]*cluster.NodeFacts{grm(1, "PRIMARY"), grm(2, "SECONDARY"), grm(3, "SECONDARY"), dr(4, 9)}, "none of the group's members"},
 		"dr: not a replica":   {[]*cluster.NodeFacts{grm(1, "PRIMARY"), grm(2, "SECONDARY"), grm(3, "SECONDARY"), {ServerID: 4}}, "neither a Group Replication member nor a replica"},
 		"dr: member in error": {[]*cluster.NodeFacts{grm(1, "PRIMARY"), grm(2, "SECONDARY"), {ServerID: 3, GRState: "ERROR"}, dr(4, 1)}, "state ERROR"},
+		// A member of the group that left it keeps its channels: still a member.
+		"left, with a channel": {[]*cluster.NodeFacts{grm(1, "PRIMARY"), grm(2, "SECONDARY"), grm(3, "SECONDARY"), {ServerID: 4, GRState: "OFFLINE", GRGroupName: "g", Replica: true, SourceServerID: 1}}, "state OFFLINE, want ONLINE"},
 	} {
 		_, _, err := cluster.InferTopology(c.facts, addrs5)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

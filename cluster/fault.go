@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/habench/habench/topology"
@@ -438,24 +439,44 @@ func (c *Cluster) WriterNow(ctx context.Context) *Node {
 	return c.Writer()
 }
 
-// groupWriterNow is KindOps.WriterNow of a group: the member the running ONLINE members
-// call PRIMARY in single-primary mode (nil while none does, e.g. during an election). A
-// sandbox's stopped members are skipped; an existing cluster's members are all asked
-// (habench does not know which of them run), each for at most a second.
+// groupWriterNow is KindOps.WriterNow of a group: the member that calls itself PRIMARY in
+// single-primary mode while it sees a majority of the group ONLINE (an old primary cut off
+// in a minority still calls itself PRIMARY, and cannot commit); nil while none does, e.g.
+// during an election. A sandbox's stopped members are skipped; an existing cluster's are
+// all asked (habench does not know which of them run). The members are asked at once,
+// within one second together, so an unreachable member delays the answer by at most that.
 func groupWriterNow(ctx context.Context, c *Cluster) *Node {
+	var cands []*Node
 	for _, n := range c.Nodes {
-		if n.Role == topology.RoleReplica || (!c.Existing() && !n.Running()) {
-			continue
+		if n.Role != topology.RoleReplica && (c.Existing() || n.Running()) {
+			cands = append(cands, n)
 		}
-		db, err := c.OpenAdmin(n)
-		if err != nil {
-			continue
-		}
-		qctx, cancel := context.WithTimeout(ctx, time.Second)
-		m, err := ReadGroupMember(qctx, db, n.Name)
-		cancel()
-		db.Close()
-		if err == nil && m.State == "ONLINE" && m.SinglePrimary && m.Role == "PRIMARY" {
+	}
+	qctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	primary := make([]bool, len(cands))
+	var wg sync.WaitGroup
+	for i, n := range cands {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			db, err := c.OpenAdmin(n)
+			if err != nil {
+				return
+			}
+			defer db.Close()
+			m, err := ReadGroupMember(qctx, db, n.Name)
+			if err != nil || m.State != "ONLINE" || !m.SinglePrimary || m.Role != "PRIMARY" {
+				return
+			}
+			var online, all int
+			err = db.QueryRowContext(qctx, "SELECT COALESCE(SUM(MEMBER_STATE = 'ONLINE'), 0), COUNT(*) FROM performance_schema.replication_group_members").Scan(&online, &all)
+			primary[i] = err == nil && 2*online > all
+		}()
+	}
+	wg.Wait()
+	for i, n := range cands {
+		if primary[i] {
 			return n
 		}
 	}

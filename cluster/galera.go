@@ -418,6 +418,9 @@ func galeraMembersNote(c *Cluster, size, incoming string) string {
 	for _, nd := range c.Nodes {
 		given[nd.Addr()] = true
 	}
+	if strings.TrimSpace(incoming) == "" { // not reported: arbitrators cannot be told apart
+		return fmt.Sprintf("wsrep_cluster_size %d for %d given node(s): %d member(s) not given (arbitrators or servers: no wsrep_incoming_addresses)", n, len(c.Nodes), n-len(c.Nodes))
+	}
 	arbitrators, others := 0, []string{}
 	for _, a := range strings.Split(incoming, ",") {
 		switch a = strings.TrimSpace(a); {

@@ -40,6 +40,7 @@ func TestGaleraMembersNote(t *testing.T) {
 		{"3", "10.0.0.1:3306,10.0.0.2:3306,10.0.0.3:3306", "wsrep_cluster_size 3 for 2 given node(s): 1 server(s) not given (10.0.0.3:3306): habench neither loads nor samples them"},
 		{"4", ",db1:3306,db2:3306,db3:3306", "wsrep_cluster_size 4 for 2 given node(s): 1 without a client address (an arbitrator, garbd: it votes, holds no data); 1 server(s) not given: habench neither loads nor samples them"},
 		{"", "", ""},
+		{"3", "", "wsrep_cluster_size 3 for 2 given node(s): 1 member(s) not given (arbitrators or servers: no wsrep_incoming_addresses)"},
 	} {
 		if got := galeraMembersNote(c, tc.size, tc.incoming); got != tc.want {
 			t.Errorf("size %q incoming %q:\n got %q\nwant %q", tc.size, tc.incoming, got, tc.want)

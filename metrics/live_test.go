@@ -13,9 +13,6 @@ import (
 	"github.com/habench/habench/workload"
 )
 
-// TestLiveCountersMoveWithinAnInterval runs a real workload with a report interval
-// longer than the run: the counters still move between two scrapes 500 ms apart, their
-// rate over the run matches the Result's TPS, and they end at the Result's counts.
 // sum adds up every series of f (0 when f is nil: no series yet).
 func sum(f *dto.MetricFamily) float64 {
 	var n float64
@@ -25,6 +22,9 @@ func sum(f *dto.MetricFamily) float64 {
 	return n
 }
 
+// TestLiveCountersMoveWithinAnInterval runs a real workload with a report interval
+// longer than the run: the counters still move between two scrapes 500 ms apart, their
+// rate over the run matches the Result's TPS, and they end at the Result's counts.
 func TestLiveCountersMoveWithinAnInterval(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-server test skipped in -short mode")

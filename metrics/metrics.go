@@ -52,7 +52,7 @@ var LatencyBuckets = []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.
 type Run struct {
 	Scenario string // scenario name, "" for `habench sysbench run`
 	Topology string // topology (cluster) name
-	Kind     string // single, async, semisync, group, galera
+	Kind     string // the topology kind: single, async, group, galera, ...
 	Flavor   string // mariadb, mysql
 	Workload string // oltp_read_write, ...
 	// Cell names the sweep cell ("threads=16"), "" outside sweeps.

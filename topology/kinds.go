@@ -273,7 +273,7 @@ func sandboxFlavor(k Kind, f Flavor) bool {
 	return false
 }
 
-// kindList is "single, async, semisync, group, galera": the deployable kinds for messages.
+// kindList is the registered kinds for messages ("single, async, semisync, group, ...").
 func kindList() string {
 	var k []string
 	for _, x := range Kinds() {

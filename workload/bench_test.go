@@ -56,7 +56,7 @@ func BenchmarkOltpVsSysbench(b *testing.B) {
 	rounds := envInt("HABENCH_BENCH_ROUNDS", 2)
 	tables := envInt("HABENCH_BENCH_TABLES", 8)
 	size := envInt("HABENCH_BENCH_SIZE", 100000)
-	// The server of tools/vs-sysbench.sh: its buffer pool and MariaDB's default redo log
+	// A server as a DBA's comparison would have: a 512 MB buffer pool, MariaDB's default redo log
 	// (with the tests' 16 MB one, checkpoints took oltp_read_write from 2498 to 1855 TPS
 	// for habench and from 1824 to 1655 for sysbench).
 	s := testserver.StartMariaDB(b, "--innodb-buffer-pool-size=512M", "--innodb-log-file-size=96M",
@@ -76,8 +76,8 @@ func BenchmarkOltpVsSysbench(b *testing.B) {
 	}
 
 	// habench runs as its own binary, a child process like sysbench, measured the same
-	// way (its rusage as a waited-for child): what a user runs and what
-	// tools/vs-sysbench.sh measures. With the engine inside this test binary instead,
+	// way (its rusage as a waited-for child): what a user runs, and how a comparison
+	// script run from a shell measures the two. With the engine inside this test binary instead,
 	// the alternation itself moved both tools' oltp_point_select rates (sysbench 94k-113k
 	// QPS, habench 80k-101k, against 61k-70k and 86k-101k this way and 69k-80k and
 	// 82k-100k in the comparison script; not explained).

@@ -85,9 +85,10 @@ func newRegisterCmd(g *globalOpts) *cobra.Command {
 		Short: "Register an existing cluster (servers habench did not deploy): connect, discover roles, never change them",
 		Long: `Registers servers someone else runs as a cluster habench can benchmark: habench connects to
 each node (a go-sql-driver DSN, user:password@tcp(host:port)/, or tcp(host:port)/ with --user and
---password for all), discovers flavor, version and role (async/semi-sync source or replica, Group
-Replication primary/secondary and a group's DR replicas, Galera node; a Galera arbitrator is
-reported), infers the kind, and stores the registration like a sandbox's state. habench sysbench --cluster NAME and scenarios then work as on a sandbox. habench
+--password for all), discovers flavor, version and role (async/semi-sync source or
+replica, Group Replication primary/secondary and a group's DR replicas, Galera node; a
+Galera arbitrator is reported), infers the kind, and stores the registration like a
+sandbox's state. habench sysbench --cluster NAME and scenarios then work as on a sandbox. habench
 never deploys, restarts, stops or destroys these servers: destroy NAME only forgets the
 registration; node start/stop, link impairment and read-only knobs are refused; runtime knobs
 are restored after each run.
@@ -133,7 +134,7 @@ File (habench deploy -f accepts it too):
 	f.StringArrayVar(&o.dsns, "dsn", nil, "a node: user:password@tcp(host:port)/ or tcp(host:port)/ (repeatable, in node order n1, n2, ...)")
 	f.StringVar(&o.user, "user", "", "user for DSNs without one")
 	f.StringVar(&o.password, "password", "", "password for DSNs without a user")
-	f.StringVar(&o.kind, "kind", "", "hint: single, async, semisync, group or galera (checked against what is discovered)")
+	f.StringVar(&o.kind, "kind", "", "hint: single, async, semisync, group, group-dr or galera (checked against what is discovered)")
 	f.StringVar(&o.flavor, "flavor", "", "hint: mysql, mariadb, percona or pxc")
 	f.BoolVar(&o.ssh, "ssh", false, "reach the nodes' hosts over SSH (your ssh configuration, each node's DSN host)")
 	f.StringArrayVar(&o.sshHosts, "ssh-host", nil, "ssh destination of a node (repeatable, one per node in node order; default the DSN's host)")
