@@ -23,10 +23,11 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 			"NODE is a node name or \"writer\" (whoever takes the writes at this moment: a group's PRIMARY\n" +
 			"as the members say, the source of async/semi-sync).\n\n" +
 			"  kill       SIGKILL of the node's server (a crash)\n" +
-			"  stop       clean shutdown\n" +
+			"  stop       clean shutdown (SIGTERM); a server still up 60 s later is killed with SIGKILL: that is a\n" +
+			"             crash, and habench says so (a warning, exit status 1, \"escalated\" in the faults log)\n" +
 			"  start      start it again: a group member rejoins its group, a Galera node rejoins (IST or SST),\n" +
 			"             a replica replicates from the current source (also after a promote)\n" +
-			"  restart    stop, then start\n" +
+			"  restart    stop, then start (also after a stop that took SIGKILL, exit status 1 then)\n" +
 			"  partition  cut the node off from every other node, both directions (a standing link impairment,\n" +
 			"             as netem apply --partition; needs a netns sandbox)\n" +
 			"  heal       remove the partition (as netem clear)\n" +
@@ -71,6 +72,16 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s %s at %s, took %.2fs%s\n", c.Name, pastTense(action), rec.Node,
 				rec.At.Format("15:04:05.000"), rec.Took, detail)
+			if rec.Escalated != "" {
+				// The node is where the action leaves it (down, or up again after restart), but
+				// the clean shutdown asked for was a crash: exit 1, so that a script does not
+				// take it for a clean stop (the faults log and any run on the cluster say so too).
+				state := "it is down"
+				if action == "restart" {
+					state = "it was started again"
+				}
+				return fmt.Errorf("fault %s %s: ⚠ %s; %s", action, rec.Node, rec.Escalated, state)
+			}
 			return nil
 		},
 	}
