@@ -850,8 +850,11 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 }
 
 // DefaultStopGrace is how long StopNode waits for a server to shut down after SIGTERM
-// before it kills it with SIGKILL (Sandbox.StopGrace overrides it).
-const DefaultStopGrace = 60 * time.Second
+// before it kills it with SIGKILL (Sandbox.StopGrace overrides it). 90 s: a loaded MySQL
+// group primary needs 57-59 s for a clean shutdown (Group Replication's stop waits up to
+// its fixed 50 s TRANSACTION_KILL_TIMEOUT for commits in flight, docs/topologies.md); a
+// 60 s grace turned some of those into crashes.
+const DefaultStopGrace = 90 * time.Second
 
 // StopEscalatedError says that a clean stop was not one: the server did not exit within
 // Grace of SIGTERM and was killed with SIGKILL (a crash as far as the server, its group
@@ -883,8 +886,9 @@ func stopProcess(n *Node, grace time.Duration) error {
 }
 
 // StopNode shuts node's server down cleanly: SIGTERM, then SIGKILL if it has not exited
-// after s.StopGrace (default DefaultStopGrace, 60 s). Errors: *StopEscalatedError when it took SIGKILL (the node is down, but
-// it crashed: callers must say so), *topology.FieldError for an unknown node.
+// after s.StopGrace (default DefaultStopGrace, 90 s). Errors: *StopEscalatedError when it
+// took SIGKILL (the node is down, but it crashed: callers must say so),
+// *topology.FieldError for an unknown node.
 func (s *Sandbox) StopNode(c *Cluster, node string) error {
 	if err := c.RefuseExisting(fmt.Sprintf("%s node %s", "stop", node)); err != nil {
 		return err

@@ -23,7 +23,7 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 			"NODE is a node name or \"writer\" (whoever takes the writes at this moment: a group's PRIMARY\n" +
 			"as the members say, the source of async/semi-sync).\n\n" +
 			"  kill       SIGKILL of the node's server (a crash)\n" +
-			"  stop       clean shutdown (SIGTERM); a server still up 60 s later is killed with SIGKILL: that is a\n" +
+			"  stop       clean shutdown (SIGTERM); a server still up 90 s later is killed with SIGKILL: that is a\n" +
 			"             crash, and habench says so (a warning, exit status 1, \"escalated\" in the faults log)\n" +
 			"  start      start it again: a group member rejoins its group, a Galera node rejoins (IST or SST),\n" +
 			"             a replica replicates from the current source (also after a promote)\n" +
