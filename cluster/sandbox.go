@@ -520,6 +520,11 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 // start only (after --defaults-file).
 func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...string) error {
 	os.Remove(n.Socket)
+	// MySQL's socket lock names the PID of the server that had the socket; right after a
+	// SIGKILL that PID may still be an unreaped zombie, and the new server then refuses to
+	// start ("Another process with pid N is using unix socket file"). n's server is not
+	// running (callers checked), so the lock is stale.
+	os.Remove(n.Socket + ".lock")
 	args := append([]string{"--defaults-file=" + filepath.Join(n.ServerDir, "my.cnf")}, extra...)
 	cmd := c.serverCommand(n, args)
 	out, err := os.OpenFile(filepath.Join(n.Dir, "mysqld.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
