@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -131,15 +132,19 @@ func (c *Cluster) WriteOptionFile(n *Node, content string) error {
 // Replication member rejoins its group (StartNode) and, if it was the primary of a
 // single-primary group, is made the primary again. Values set with
 // SET GLOBAL and not in the option file are lost, as with any restart. Refused for an
-// existing cluster. Errors name the node and carry the server's error log lines.
+// existing cluster. Errors name the node and carry the server's error log lines. A stop
+// that took SIGKILL does not end the restart: when the rest succeeded, the error is that
+// *StopEscalatedError alone (the node is up again, but it crashed on the way).
 func (s *Sandbox) RestartNode(ctx context.Context, c *Cluster, node string) error {
 	if err := c.RefuseExisting("restart node " + node); err != nil {
 		return err
 	}
 	start := time.Now()
 	primaryAgain := c.keepGroupPrimary(ctx, node)
-	if err := s.StopNode(c, node); err != nil {
-		return err
+	escalated := s.StopNode(c, node)
+	var se *StopEscalatedError
+	if escalated != nil && !errors.As(escalated, &se) {
+		return escalated
 	}
 	if err := s.StartNode(ctx, c, node); err != nil {
 		return err
@@ -156,7 +161,7 @@ func (s *Sandbox) RestartNode(ctx context.Context, c *Cluster, node string) erro
 		return fmt.Errorf("after restarting %s: %w", node, err)
 	}
 	s.log().Info("node restarted", "cluster", c.Name, "node", node, "elapsed", time.Since(start).Round(time.Millisecond))
-	return nil
+	return escalated
 }
 
 // WaitTopologyReady waits until every node accepts connections and the topology's own

@@ -37,7 +37,9 @@ type Sandbox struct {
 	// ReadyTimeout bounds each readiness wait (server accepting connections, replica
 	// threads running); default 90s.
 	ReadyTimeout time.Duration
-	Log          *slog.Logger
+	// StopGrace is how long StopNode waits after SIGTERM before SIGKILL (0: DefaultStopGrace).
+	StopGrace time.Duration
+	Log       *slog.Logger
 }
 
 func (s *Sandbox) log() *slog.Logger {
@@ -518,6 +520,11 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 // start only (after --defaults-file).
 func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...string) error {
 	os.Remove(n.Socket)
+	// MySQL's socket lock names the PID of the server that had the socket; right after a
+	// SIGKILL that PID may still be an unreaped zombie, and the new server then refuses to
+	// start ("Another process with pid N is using unix socket file"). n's server is not
+	// running (callers checked), so the lock is stale.
+	os.Remove(n.Socket + ".lock")
 	args := append([]string{"--defaults-file=" + filepath.Join(n.ServerDir, "my.cnf")}, extra...)
 	cmd := c.serverCommand(n, args)
 	out, err := os.OpenFile(filepath.Join(n.Dir, "mysqld.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -847,7 +854,29 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 	return errors.Join(errs...)
 }
 
-// stopProcess shuts node n's server down: SIGTERM, then SIGKILL after grace.
+// DefaultStopGrace is how long StopNode waits for a server to shut down after SIGTERM
+// before it kills it with SIGKILL (Sandbox.StopGrace overrides it). 90 s: a loaded MySQL
+// group primary needs 57-59 s for a clean shutdown (Group Replication's stop waits up to
+// its fixed 50 s TRANSACTION_KILL_TIMEOUT for commits in flight, docs/topologies.md); a
+// 60 s grace turned some of those into crashes.
+const DefaultStopGrace = 90 * time.Second
+
+// StopEscalatedError says that a clean stop was not one: the server did not exit within
+// Grace of SIGTERM and was killed with SIGKILL (a crash as far as the server, its group
+// and its clients are concerned). The node is down when it is returned.
+type StopEscalatedError struct {
+	Node  string
+	PID   int
+	Grace time.Duration
+}
+
+func (e *StopEscalatedError) Error() string {
+	return fmt.Sprintf("node %s did not shut down within %g s of SIGTERM: killed with SIGKILL (a crash, not a clean stop)", e.Node, e.Grace.Seconds())
+}
+
+// stopProcess shuts node n's server down: SIGTERM, then SIGKILL after grace. Errors:
+// *StopEscalatedError when SIGKILL was needed (the server is gone), else an error when
+// the process survived SIGKILL for 5 s.
 func stopProcess(n *Node, grace time.Duration) error {
 	if !ourProcess(n.PID, n.StartTicks) {
 		return nil
@@ -856,12 +885,15 @@ func stopProcess(n *Node, grace time.Duration) error {
 		return nil
 	}
 	if signalAndWait(n.PID, n.StartTicks, syscall.SIGKILL, 5*time.Second) {
-		return nil
+		return &StopEscalatedError{Node: n.Name, PID: n.PID, Grace: grace}
 	}
-	return fmt.Errorf("node %s: pid %d survived SIGKILL", n.Name, n.PID)
+	return fmt.Errorf("node %s: pid %d survived SIGTERM and SIGKILL", n.Name, n.PID)
 }
 
-// StopNode shuts node's server down cleanly (SIGTERM, up to 60 s).
+// StopNode shuts node's server down cleanly: SIGTERM, then SIGKILL if it has not exited
+// after s.StopGrace (default DefaultStopGrace, 90 s). Errors: *StopEscalatedError when it
+// took SIGKILL (the node is down, but it crashed: callers must say so),
+// *topology.FieldError for an unknown node.
 func (s *Sandbox) StopNode(c *Cluster, node string) error {
 	if err := c.RefuseExisting(fmt.Sprintf("%s node %s", "stop", node)); err != nil {
 		return err
@@ -870,7 +902,11 @@ func (s *Sandbox) StopNode(c *Cluster, node string) error {
 	if n == nil {
 		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
 	}
-	return stopProcess(n, 60*time.Second)
+	grace := s.StopGrace
+	if grace <= 0 {
+		grace = DefaultStopGrace
+	}
+	return stopProcess(n, grace)
 }
 
 // KillNode kills node's server with SIGKILL (a crash).

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -41,7 +42,9 @@ func DropCaches() error {
 // bootstraps the group again (so it stays the primary) and the Galera node that stopped
 // last (safe_to_bootstrap) bootstraps the new Primary component, the others joining by
 // IST. Sandboxes only; error for existing clusters. Runtime (SET GLOBAL) settings are gone
-// afterwards: the option files' values apply.
+// afterwards: the option files' values apply. A server that needed SIGKILL to stop does
+// not end the restart: when everything else succeeded the error is then only the
+// *cluster.StopEscalatedError of each such node (joined), the cluster whole again.
 func RestartCluster(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster) error {
 	if err := c.RefuseExisting("restart"); err != nil {
 		return err
@@ -57,9 +60,14 @@ func RestartCluster(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster
 		}
 	}
 	order = append(order, w)
+	var escalated []error
 	for _, n := range order {
 		if err := sb.StopNode(c, n.Name); err != nil {
-			return err
+			var se *cluster.StopEscalatedError
+			if !errors.As(err, &se) {
+				return err
+			}
+			escalated = append(escalated, err) // down all the same: go on, say so at the end
 		}
 	}
 	for _, n := range slices.Backward(order) {
@@ -69,5 +77,8 @@ func RestartCluster(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster
 	}
 	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	return cluster.WaitTopologyReady(wctx, c)
+	if err := cluster.WaitTopologyReady(wctx, c); err != nil {
+		return err
+	}
+	return errors.Join(escalated...)
 }

@@ -34,6 +34,11 @@ type FaultRecord struct {
 	PID    int    `json:"pid,omitempty"`
 	// Error is why the action failed ("" when it did not).
 	Error string `json:"error,omitempty"`
+	// Escalated, for stop and restart, says that the clean shutdown was not one: the
+	// server outlived SIGTERM's grace and was killed with SIGKILL, a crash
+	// (cluster.StopEscalatedError's text; "" when it shut down cleanly). The node went
+	// down (and a restart started it again): Error stays "".
+	Escalated string `json:"escalated,omitempty"`
 }
 
 // RunFault is a FaultRecord as a run saw it: AtS is the fault's time in seconds on
@@ -95,9 +100,24 @@ func faultWarning(faults []RunFault) string {
 		if f.Error != "" {
 			s += " (failed)"
 		}
+		if f.Escalated != "" {
+			s += " (escalated to SIGKILL: a crash)"
+		}
 		parts = append(parts, s)
 	}
 	return fmt.Sprintf("faults were injected during the run (habench fault): %s; its numbers include them (samples.csv's clock)", strings.Join(parts, ", "))
+}
+
+// escalationWarnings are the run's warnings for clean stops that took SIGKILL, one per
+// fault: what the run measured after it is a crash of the node, not a clean stop.
+func escalationWarnings(faults []RunFault) []string {
+	var out []string
+	for _, f := range faults {
+		if f.Escalated != "" {
+			out = append(out, fmt.Sprintf("⚠ fault %s %s at %.1f s was NOT a clean stop: %s; what follows it in this run is a crash of %s", f.Action, f.Node, f.AtS, f.Escalated, f.Node))
+		}
+	}
+	return out
 }
 
 // faultedDown returns the nodes that a kill or stop among faults left down (no later
@@ -152,6 +172,8 @@ type FaultSummary struct {
 	Action string  `json:"action"`
 	Node   string  `json:"node"`
 	Error  string  `json:"error,omitempty"`
+	// Escalated as in FaultRecord: the clean stop took SIGKILL (a crash).
+	Escalated string `json:"escalated,omitempty"`
 	// RecoveryS is the time from the fault until the workload's commits were back to
 	// normal: the end of the last disturbed report interval from the fault on (see
 	// disturbed; resolution: the report interval), or the end of the workload outage
@@ -287,7 +309,7 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 		norm = normBefore(ivs, faults[0].AtS)
 	}
 	for i, f := range faults {
-		fs := FaultSummary{AtS: f.AtS, Action: f.Action, Node: f.Node, Error: f.Error}
+		fs := FaultSummary{AtS: f.AtS, Action: f.Action, Node: f.Node, Error: f.Error, Escalated: f.Escalated}
 		until := math.Inf(1)
 		if i+1 < len(faults) {
 			until = faults[i+1].AtS
@@ -358,6 +380,9 @@ func FaultTable(fs []FaultSummary) string {
 		action := f.Action
 		if f.Error != "" {
 			action += " (failed)"
+		}
+		if f.Escalated != "" {
+			action += " ⚠ escalated to SIGKILL (a crash)"
 		}
 		var codes []string
 		for _, c := range slices.Sorted(maps.Keys(f.ErrorsByCode)) {

@@ -30,9 +30,11 @@ type Injector struct {
 
 // Inject runs action on node of c (cluster.WriterAlias resolves to the current writer),
 // appends it to the cluster's faults log (also when it failed) and returns the record
-// with a one-line detail of what happened ("" when there is nothing to add). Errors:
-// *topology.FieldError for bad input (unknown action or node, an action the kind or the
-// network cannot do), else the action's failure.
+// with a one-line detail of what happened ("" when there is nothing to add). A stop or
+// restart whose clean shutdown took SIGKILL is no failure (the node went down; a restart
+// starts it again) but a crash: the record's Escalated says so and callers must warn.
+// Errors: *topology.FieldError for bad input (unknown action or node, an action the kind
+// or the network cannot do), else the action's failure.
 func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node string) (FaultRecord, string, error) {
 	if !slices.Contains(FaultActions, action) {
 		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "want one of " + strings.Join(FaultActions, ", ")}
@@ -58,13 +60,14 @@ func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node
 	case "kill":
 		err = sb.KillNode(c, n.Name)
 	case "stop":
-		err = sb.StopNode(c, n.Name)
+		err = escalated(&rec, sb.StopNode(c, n.Name))
 	case "start":
 		if err = sb.StartNode(ctx, c, n.Name); err == nil {
 			err = c.RejoinAsReplica(ctx, n.Name)
 		}
 	case "restart":
-		if err = sb.StopNode(c, n.Name); err == nil {
+		// A stop that took SIGKILL left the node down all the same: start it again.
+		if err = escalated(&rec, sb.StopNode(c, n.Name)); err == nil {
 			if err = sb.StartNode(ctx, c, n.Name); err == nil {
 				err = c.RejoinAsReplica(ctx, n.Name)
 			}
@@ -101,6 +104,17 @@ func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node
 		err = errors.Join(err, lerr)
 	}
 	return rec, detail, err
+}
+
+// escalated records in rec a stop that took SIGKILL (cluster.StopEscalatedError) and
+// returns nil for it: the node is down, as a stop leaves it. Other errors pass through.
+func escalated(rec *FaultRecord, err error) error {
+	var se *cluster.StopEscalatedError
+	if errors.As(err, &se) {
+		rec.Escalated = se.Error()
+		return nil
+	}
+	return err
 }
 
 // injectExisting runs a kill, stop, start or restart of an existing cluster's node with

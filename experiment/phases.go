@@ -602,6 +602,9 @@ func (st *runState) collect() error {
 		if w := faultWarning(st.man.Faults); w != "" {
 			st.warn(w, "faults during the run", "faults", len(st.man.Faults))
 		}
+		for _, w := range escalationWarnings(st.man.Faults) {
+			st.warn(w, "a clean stop escalated to SIGKILL", "detail", w)
+		}
 	}
 	if err := st.restoreKnobs(); err != nil && st.runErr == nil {
 		st.runErr = err

@@ -684,7 +684,14 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 	if p.Policy.Restart {
 		fmt.Fprintf(sw.out, "restarting %s\n", Plural(len(c.Nodes), "server"))
 		if err := RestartCluster(ctx, cs.sb, c); err != nil {
-			return fmt.Errorf("restart: %w", err)
+			var se *cluster.StopEscalatedError
+			if !errors.As(err, &se) {
+				return fmt.Errorf("restart: %w", err)
+			}
+			// Restarted, but some server crashed on the way: the cell starts after a crash.
+			w := "⚠ the restart before the cell was not clean: " + strings.ReplaceAll(err.Error(), "\n", "; ")
+			rec.Warnings = append(rec.Warnings, w)
+			fmt.Fprintf(sw.out, "WARNING: %s\n", w)
 		}
 	}
 	if p.Policy.DropCaches {

@@ -431,8 +431,13 @@ func (a *Applied) restore(ctx context.Context, readBack bool) error {
 		}
 		a.dropDB(n)
 		if err := a.opt.Restarter.RestartNode(ctx, a.c, n.Name); err != nil {
-			errs = append(errs, fmt.Errorf("node %s: restart with its original option file: %w", n.Name, err))
-			continue
+			var se *cluster.StopEscalatedError
+			if !errors.As(err, &se) {
+				errs = append(errs, fmt.Errorf("node %s: restart with its original option file: %w", n.Name, err))
+				continue
+			}
+			// Restored and up again, but its server crashed on the way: say so.
+			a.opt.log().Warn("restoring knobs: the restart was not clean", "cluster", a.c.Name, "node", n.Name, "err", err)
 		}
 		delete(a.optionFiles, n.Name)
 		for _, e := range a.entries {
@@ -718,7 +723,17 @@ func (a *Applied) restartWith(ctx context.Context, n *cluster.Node) error {
 	a.opt.log().Info("restarting node for read-only knobs", "cluster", a.c.Name, "node", n.Name, "variables", strings.Join(names, ","))
 	a.dropDB(n)
 	if err := a.opt.Restarter.RestartNode(ctx, a.c, n.Name); err != nil {
-		return &topology.FieldError{Field: "knob", Value: strings.Join(names, ","), Reason: fmt.Sprintf("node %s did not come back with it in its option file: %v", n.Name, err)}
+		var se *cluster.StopEscalatedError
+		if !errors.As(err, &se) {
+			return &topology.FieldError{Field: "knob", Value: strings.Join(names, ","), Reason: fmt.Sprintf("node %s did not come back with it in its option file: %v", n.Name, err)}
+		}
+		// Up again with the knobs, but its server crashed on the way: the entries say so.
+		a.opt.log().Warn("restarting node for read-only knobs: the restart was not clean", "cluster", a.c.Name, "node", n.Name, "err", err)
+		for _, e := range a.entries {
+			if e.node == n && e.t.Method == MethodRestart {
+				e.Note += "; ⚠ " + err.Error()
+			}
+		}
 	}
 	return nil
 }

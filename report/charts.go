@@ -381,7 +381,11 @@ func RunChart(r *Run) (Chart, bool, error) {
 	}
 	var marks []mark
 	for _, f := range r.Manifest.Faults {
-		marks = append(marks, mark{x: f.AtS, label: fmt.Sprintf("fault: %s %s at %.1f s", f.Action, f.Node, f.AtS)})
+		label := fmt.Sprintf("fault: %s %s at %.1f s", f.Action, f.Node, f.AtS)
+		if f.Escalated != "" {
+			label += " ⚠ escalated to SIGKILL (a crash)"
+		}
+		marks = append(marks, mark{x: f.AtS, label: label})
 		xmax = max(xmax, f.AtS)
 	}
 	c, err := timeSeriesChart(r.Name, "time s (from the start of sampling)", panels, math.Ceil(max(xmax, 1)), marks...)

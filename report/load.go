@@ -120,6 +120,8 @@ type Manifest struct {
 		AtS    float64 `json:"at_s"`
 		Action string  `json:"action"`
 		Node   string  `json:"node"`
+		// Escalated: the clean stop took SIGKILL (a crash); "" when it did not.
+		Escalated string `json:"escalated"`
 	} `json:"faults"`
 	// Other holds top-level keys not listed above, raw.
 	Other map[string]json.RawMessage `json:"-"`

@@ -326,6 +326,16 @@ func TestRunPanels(t *testing.T) {
 	if _, ok, err := RunChart(semi); err != nil || !ok {
 		t.Errorf("non-finite samples break the chart: %v", err)
 	}
+	// A clean stop that took SIGKILL is marked as the crash it was, and only it.
+	saved := semi.Manifest.Faults
+	if err := json.Unmarshal([]byte(`[{"at_s":2,"action":"stop","node":"n1","escalated":"node n1 did not shut down within 90 s of SIGTERM"},{"at_s":3,"action":"stop","node":"n2"}]`), &semi.Manifest.Faults); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, err := RunChart(semi); err != nil || !strings.Contains(c.SVG, "fault: stop n1 at 2.0 s ⚠ escalated to SIGKILL (a crash)") ||
+		!strings.Contains(c.SVG, "fault: stop n2 at 3.0 s") || strings.Count(c.SVG, "escalated to SIGKILL") != 1 {
+		t.Errorf("fault marks do not flag the escalated stop alone (err %v)", err)
+	}
+	semi.Manifest.Faults = saved
 	panels, _ = runPanels(semi)
 	if len(panels) != 5 || panels[4].title != Panels[2].Title || !panels[4].fraction {
 		t.Fatalf("with paused samples: %d panels", len(panels))

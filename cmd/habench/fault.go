@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
@@ -15,7 +16,7 @@ import (
 
 func newFaultCmd(g *globalOpts) *cobra.Command {
 	var name string
-	var catchUp time.Duration
+	var catchUp, stopGrace time.Duration
 	cmd := &cobra.Command{
 		Use:   "fault ACTION NODE --cluster NAME",
 		Short: "Inject a fault into a running sandbox: kill, stop, start, restart, partition, heal, promote",
@@ -23,10 +24,11 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 			"NODE is a node name or \"writer\" (whoever takes the writes at this moment: a group's PRIMARY\n" +
 			"as the members say, the source of async/semi-sync).\n\n" +
 			"  kill       SIGKILL of the node's server (a crash)\n" +
-			"  stop       clean shutdown\n" +
+			"  stop       clean shutdown (SIGTERM); a server still up --stop-grace (90 s) later is killed with SIGKILL:\n" +
+			"             that is a crash, and habench says so (a warning, exit status 1, \"escalated\" in the faults log)\n" +
 			"  start      start it again: a group member rejoins its group, a Galera node rejoins (IST or SST),\n" +
 			"             a replica replicates from the current source (also after a promote)\n" +
-			"  restart    stop, then start\n" +
+			"  restart    stop, then start (also after a stop that took SIGKILL, exit status 1 then)\n" +
 			"  partition  cut the node off from every other node, both directions (a standing link impairment,\n" +
 			"             as netem apply --partition; needs a netns sandbox)\n" +
 			"  heal       remove the partition (as netem clear)\n" +
@@ -49,6 +51,9 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 			if catchUp <= 0 {
 				return usagef("--catch-up-timeout %q: want a duration > 0, e.g. 30s", catchUp)
 			}
+			if stopGrace <= 0 {
+				return usagef("--stop-grace %q: want a duration > 0, e.g. 90s", stopGrace)
+			}
 			c, err := loadCluster(g, name)
 			if err != nil {
 				return err
@@ -58,6 +63,7 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 				return err
 			}
 			in.CatchUp = catchUp
+			in.Sandbox.StopGrace = stopGrace
 			rec, detail, err := in.Inject(cmd.Context(), c, action, node)
 			if err != nil {
 				var fe *topology.FieldError
@@ -71,11 +77,22 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s %s at %s, took %.2fs%s\n", c.Name, pastTense(action), rec.Node,
 				rec.At.Format("15:04:05.000"), rec.Took, detail)
+			if rec.Escalated != "" {
+				// The node is where the action leaves it (down, or up again after restart), but
+				// the clean shutdown asked for was a crash: exit 1, so that a script does not
+				// take it for a clean stop (the faults log and any run on the cluster say so too).
+				state := "it is down"
+				if action == "restart" {
+					state = "it was started again"
+				}
+				return fmt.Errorf("fault %s %s: ⚠ %s; %s", action, rec.Node, rec.Escalated, state)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&name, "cluster", "", "the sandbox")
 	cmd.Flags().DurationVar(&catchUp, "catch-up-timeout", 30*time.Second, "promote: how long the new source may take to apply what a running old source had")
+	cmd.Flags().DurationVar(&stopGrace, "stop-grace", cluster.DefaultStopGrace, "stop, restart: how long the server may take to shut down after SIGTERM before SIGKILL (then a crash, reported as one)")
 	return cmd
 }
 

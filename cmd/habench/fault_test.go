@@ -614,3 +614,39 @@ func TestStatusAdoptsServerRestartedOutside(t *testing.T) {
 	}
 	noClusters(t, state, name)
 }
+
+// TestFaultStopEscalatedExitsNonZero drives `habench fault` on a 3-member MySQL group:
+// with --stop-grace 1s the primary (about 5 s to shut down idle) needs SIGKILL, so
+// `fault restart writer` prints its line, starts the member again, but exits 1 with the
+// ⚠ warning (a crash is not the clean stop asked for), and the faults log says
+// "escalated"; a stop of n3 with the default grace is clean (exit 0, nothing escalated).
+func TestFaultStopEscalatedExitsNonZero(t *testing.T) {
+	testenv.Installation(t, topology.MySQL)
+	state := stateDir(t)
+	name := testenv.Name("fse")
+	if r := habench(t, state, "deploy", "--name", name, "--kind", "group", "--nodes", "3", "--flavor", "mysql"); r.code != 0 {
+		t.Fatalf("deploy: exit %d\n%s", r.code, r.stderr)
+	}
+	r := habench(t, state, "fault", "restart", "writer", "--cluster", name, "--stop-grace", "1s")
+	want := "habench: error: fault restart n1: ⚠ node n1 did not shut down within 1 s of SIGTERM: killed with SIGKILL (a crash, not a clean stop); it was started again\n"
+	if r.code != 1 || !strings.HasSuffix(r.stderr, want) || !strings.Contains(r.stdout, ": restarted n1 at ") {
+		t.Errorf("fault restart with a 1 s grace: exit %d\nstdout %q\nstderr %q\nwant exit 1, stderr %q", r.code, r.stdout, r.stderr, want)
+	}
+	if r := habench(t, state, "status", name); !strings.Contains(r.stdout, "3/3 members ONLINE") {
+		t.Errorf("after the escalated restart the group is not whole:\n%s", r.stdout)
+	}
+	if r := habench(t, state, "fault", "stop", "n3", "--cluster", name); r.code != 0 || strings.Contains(r.stderr, "SIGKILL") {
+		t.Errorf("clean stop of n3: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := habench(t, state, "fault", "stop", "n2", "--cluster", name, "--stop-grace", "0s"); r.code != 2 {
+		t.Errorf("--stop-grace 0s: exit %d, want 2", r.code)
+	}
+	b, err := os.ReadFile(filepath.Join(state, "clusters", name, "faults.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"escalated":"node n1 did not shut down within 1 s of SIGTERM`) || strings.Contains(lines[1], "escalated") {
+		t.Errorf("faults log, want the escalated restart then a clean stop:\n%s", b)
+	}
+}
