@@ -909,7 +909,8 @@ func (s *Sandbox) StopNode(c *Cluster, node string) error {
 	return stopProcess(n, grace)
 }
 
-// KillNode kills node's server with SIGKILL (a crash).
+// KillNode kills node's server with SIGKILL (a crash). Error when the process is still
+// there 10 s later (stuck in the kernel): the fault did not happen as recorded.
 func (s *Sandbox) KillNode(c *Cluster, node string) error {
 	if err := c.RefuseExisting(fmt.Sprintf("%s node %s", "kill", node)); err != nil {
 		return err
@@ -918,7 +919,9 @@ func (s *Sandbox) KillNode(c *Cluster, node string) error {
 	if n == nil {
 		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
 	}
-	signalAndWait(n.PID, n.StartTicks, syscall.SIGKILL, 10*time.Second)
+	if !signalAndWait(n.PID, n.StartTicks, syscall.SIGKILL, 10*time.Second) {
+		return fmt.Errorf("node %s: pid %d still running 10 s after SIGKILL", n.Name, n.PID)
+	}
 	return nil
 }
 

@@ -292,6 +292,39 @@ func (sw *sweepRun) sweepMarkdown() string {
 		}
 		fmt.Fprintf(&b, " %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", strings.Join(rb, " "), status, c.TPS, c.QPS, lat.Avg, lat.P95, lat.P99, fmtOpt(c.MaxReplicaLagS, "%.3f"))
 	}
+	b.WriteString(cellWarnings(f.Cells))
+	return b.String()
+}
+
+// cellWarnings is sweep.md's warnings section: every cell's warnings (a fault's stop
+// escalated to SIGKILL, a restart that did not go as asked, ...), one line per distinct
+// warning with the cells it happened in; "" when there are none.
+func cellWarnings(cells []CellRecord) string {
+	var order []string
+	in := map[string][]string{}
+	for _, c := range cells {
+		for _, w := range c.Warnings {
+			if _, seen := in[w]; !seen {
+				order = append(order, w)
+			}
+			cell := strconv.Itoa(c.Index)
+			if l := in[w]; len(l) == 0 || l[len(l)-1] != cell {
+				in[w] = append(l, cell)
+			}
+		}
+	}
+	if len(order) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Warnings\n\n")
+	for _, w := range order {
+		word := "cell"
+		if len(in[w]) > 1 {
+			word = "cells"
+		}
+		fmt.Fprintf(&b, "- %s %s %s: %s\n", report.Warn, word, strings.Join(in[w], ", "), w)
+	}
 	return b.String()
 }
 
