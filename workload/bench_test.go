@@ -77,10 +77,12 @@ func BenchmarkOltpVsSysbench(b *testing.B) {
 
 	// habench runs as its own binary, a child process like sysbench, measured the same
 	// way (its rusage as a waited-for child): what a user runs, and how a comparison
-	// script run from a shell measures the two. With the engine inside this test binary instead,
-	// the alternation itself moved both tools' oltp_point_select rates (sysbench 94k-113k
-	// QPS, habench 80k-101k, against 61k-70k and 86k-101k this way and 69k-80k and
-	// 82k-100k in the comparison script; not explained).
+	// script run from a shell measures the two. With the engine inside this test binary
+	// instead, the alternation itself moved both tools' oltp_point_select rates (measured,
+	// auto / disable, the server in its own session: sysbench 113.0k / 93.7k QPS, habench
+	// 101.2k / 86.6k; as child processes over two runs sysbench 61.1k-70.1k, habench
+	// 83.6k-101.4k, and in a comparison script sysbench 60.2k-79.8k, habench
+	// 81.9k-104.7k; not explained).
 	bin := filepath.Join(b.TempDir(), "habench")
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../cmd/habench").CombinedOutput(); err != nil {
 		b.Fatalf("go build ../cmd/habench: %v\n%s", err, out)
