@@ -162,6 +162,44 @@ type Result struct {
 	// arrivals dropped, service times, whether the target was met (nil without
 	// --rate; see rate.go).
 	Rate *RateResult
+	// Unknown counts the transactions whose outcome is unknown: abandoned by a following
+	// worker whose statement hung while the cluster named another writer, with COMMIT
+	// possibly sent (they may or may not have committed). They are not in Transactions.
+	Unknown int64
+	// Waits are the transactions that never completed (still in flight at the end of the
+	// run, or abandoned) with how long they had waited: their latencies are lower bounds,
+	// counted in Histogram, the percentiles and LatencyMax. Longest first; nil when none.
+	Waits []Wait
+	// WriterMoves are the following workers' moves to another writer (Target.Follow), in
+	// order of At; nil when none.
+	WriterMoves []WriterMove
+}
+
+// Wait is a transaction that did not complete: its latency is at least Waited.
+type Wait struct {
+	// Endpoint is the label of the node it waited on; Worker the worker's index.
+	Endpoint string
+	Worker   int
+	// Start is its intended start (the arrival under --rate) on the wall clock; Waited
+	// the time from Start until the run ended or the worker abandoned it.
+	Start  time.Time
+	Waited time.Duration
+	// Abandoned is true when the worker gave it up to follow another writer (an unknown
+	// outcome), false when it was still in flight at the end of the run.
+	Abandoned bool
+}
+
+// WriterMove is the following workers' move from one writer to another: when the first
+// of them moved, and when the first commit on the new writer came.
+type WriterMove struct {
+	// From and To are endpoint labels (node names on a cluster).
+	From, To string
+	// At is when the first worker moved to To (wall clock); FirstCommit when the first
+	// transaction committed there after At (zero: none before the run ended).
+	At, FirstCommit time.Time
+	// Workers is how many workers moved from From to To; Abandoned how many of them left a
+	// hung transaction behind (counted in Result.Unknown).
+	Workers, Abandoned int
 }
 
 // TPS returns transactions per second of TotalTime.
