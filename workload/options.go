@@ -132,6 +132,11 @@ type Options struct {
 	// Poisson arrival process into a queue that workers take events from
 	// (--rate, default 0 = unlimited).
 	Rate int
+	// WriterHang (habench's own, --writer-hang, seconds; 0 = DefaultWriterHang, 2 s):
+	// with Target.Follow, a worker whose event has been in progress this long while
+	// Follow names another writer gives the event up (an unknown outcome, Result.Unknown)
+	// and moves to that writer. Without Follow it does nothing.
+	WriterHang time.Duration
 	// Warmup runs events for this long before the measured run; they are
 	// excluded from every statistic (--warmup-time, seconds, default 0).
 	// The wall time of a run is Warmup + Time.
@@ -279,6 +284,9 @@ func (o Options) Validate() error {
 	}
 	if o.Rate < 0 {
 		bad("rate", itoa(o.Rate), "an integer >= 0 (0 = unlimited)")
+	}
+	if o.WriterHang < 0 {
+		bad("writer-hang", secs(o.WriterHang), "a number of seconds >= 0 (0 = the default, 2 s)")
 	}
 	if o.Warmup < 0 {
 		bad("warmup-time", secs(o.Warmup), "a number of seconds >= 0")

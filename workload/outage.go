@@ -74,8 +74,9 @@ func codeCounts(m map[uint16]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// PrintOutages writes one "WARNING: ..." line per outage of r (see Outage.String); nothing
-// when there was none. Callers print it before the summary, so that it is seen first.
+// PrintOutages writes one "WARNING: ..." line per outage of r (see Outage.String) and one
+// for the transactions that never completed (Result.WaitWarning); nothing when there was
+// none. Callers print it before the summary, so that it is seen first.
 func PrintOutages(w io.Writer, r *Result) {
 	if r == nil {
 		return
@@ -83,6 +84,9 @@ func PrintOutages(w io.Writer, r *Result) {
 	var b strings.Builder
 	for _, o := range r.Outages {
 		fmt.Fprintf(&b, "WARNING: %s\n", o)
+	}
+	if w := r.WaitWarning(); w != "" {
+		fmt.Fprintf(&b, "WARNING: %s\n", w)
 	}
 	io.WriteString(w, b.String())
 }

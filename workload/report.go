@@ -81,6 +81,11 @@ func pctLabel(p float64) string {
 //
 //	[ 10s ] thds: 16 tps: 1164.17 qps: 23298.56 (r/w/o: 16311.12/4657.49/2329.95) lat (ms,95%): 20.37 err/s: 0.00 reconn/s: 0.00
 //
+// with, when workers sat in a statement for MinOutage or longer (Interval.InFlight), habench's
+// clause appended to the line (its latencies then include their waits as lower bounds):
+//
+//	... reconn/s: 0.00 [in flight: 4 >= 1 s, longest 12.35 s; lat includes them as lower bounds]
+//
 // followed, with --rate, by "[ 10s ] queue length: X, concurrency: Y" and, only while
 // the run is more than RateBehind behind its target (habench's line; a run that keeps up
 // prints exactly sysbench's lines):
@@ -88,9 +93,14 @@ func pctLabel(p float64) string {
 //	[ 10s ] behind --rate: the oldest queued arrival has waited 3.012 s, 151 queued; 50 arrived, 0 done in this interval
 func PrintInterval(w io.Writer, iv Interval, o Options) {
 	t := iv.Elapsed.Seconds()
-	s := fmt.Sprintf("[ %.0fs ] thds: %d tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) lat (ms,%s%%): %4.2f err/s: %4.2f reconn/s: %4.2f\n",
+	s := fmt.Sprintf("[ %.0fs ] thds: %d tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) lat (ms,%s%%): %4.2f err/s: %4.2f reconn/s: %4.2f",
 		t, iv.Threads, iv.TPS, iv.QPS, iv.ReadsPerSec, iv.WritesPerSec, iv.OthersPerSec,
 		pctLabel(o.Percentile), iv.LatencyPct, iv.ErrPerSec, iv.ReconnPerSec)
+	if iv.InFlight > 0 {
+		s += fmt.Sprintf(" [in flight: %d >= %s s, longest %.2f s; lat includes them as lower bounds]",
+			iv.InFlight, secs(MinOutage), iv.LongestInFlight.Seconds())
+	}
+	s += "\n"
 	if o.Rate > 0 {
 		s += fmt.Sprintf("[ %.0fs ] queue length: %d, concurrency: %d\n", t, iv.QueueLength, iv.Concurrency)
 		if ri := iv.Rate; ri != nil && ri.BacklogAge > RateBehind {
@@ -155,6 +165,7 @@ func PrintSummary(w io.Writer, r *Result, o Options) {
 	if r.Rate != nil {
 		printServiceLine(&b, r, o)
 	}
+	printLowerBounds(&b, r)
 	b.WriteString("Threads fairness:\n")
 	fmt.Fprintf(&b, "    events (avg/stddev):           %.4f/%3.2f\n", r.EventsAvg, r.EventsStddev)
 	fmt.Fprintf(&b, "    execution time (avg/stddev):   %.4f/%3.2f\n", r.ExecTimeAvg, r.ExecTimeStddev)
@@ -170,6 +181,18 @@ func PrintSummary(w io.Writer, r *Result, o Options) {
 func pctLine(b *strings.Builder, p, ms float64) {
 	lbl := fmt.Sprintf("%3s", pctLabel(p))
 	fmt.Fprintf(b, "        %sth percentile: %*.2f\n", lbl, max(27-(len(lbl)-3), 1), ms)
+}
+
+// printLowerBounds is habench's line after the latency block when transactions never
+// completed (Result.Waits):
+//
+//	Lower bounds (habench): 8 transactions never completed (8 abandoned, outcome unknown; 0 in flight at the end), longest wait 32.10 s: in max and percentiles
+func printLowerBounds(b *strings.Builder, r *Result) {
+	if !r.LowerBounds() {
+		return
+	}
+	fmt.Fprintf(b, "Lower bounds (habench): %d transactions never completed (%d abandoned, outcome unknown; %d in flight at the end), longest wait %.2f s: in max and percentiles\n\n",
+		r.WaitCount, r.Unknown, int64(r.WaitCount)-r.Unknown, r.Waits[0].Waited.Seconds())
 }
 
 // printServiceLine is habench's line after sysbench's latency block under --rate:

@@ -48,6 +48,10 @@ type runner struct {
 	poolMu sync.Mutex
 	pools  map[string]*sql.DB // by endpoint label, for following workers (Target.Follow)
 
+	hangMu sync.Mutex   // guards waits and moves (hang.go)
+	waits  []Wait       // transactions that never completed
+	moves  []WriterMove // following workers' moves
+
 	hv harvester
 }
 
@@ -74,8 +78,18 @@ type worker struct {
 
 	// For stall detection (watchStalls), written by the worker, read by the watchdog:
 	// the wall time (UnixNano) of its last commit, and of the start of the event in
-	// progress (0 between events).
-	lastCommit, busySince atomic.Int64
+	// progress (0 between events); with --rate, arrivedAt is that event's arrival.
+	lastCommit, busySince, arrivedAt atomic.Int64
+	// abandonAt is the busySince of the event the hang watchdog gave up (watchHangs),
+	// 0 when none; on is the label of the endpoint the worker is on (for the watchdog).
+	abandonAt atomic.Int64
+	on        atomic.Pointer[string]
+	// startNs is busySince of the event in progress; leftHung is set while the worker
+	// reconnects after abandoning one; move is the index of its last move (runner.moves)
+	// until its first commit there, -1 when none.
+	startNs  int64
+	leftHung bool
+	move     int
 }
 
 // runEvents is the generic runner behind every workload's Run: o.Threads workers
@@ -171,8 +185,9 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 			events: src.newEvents(i),
 			slot:   &connSlot{},
 			st:     &workerStats{hist: NewHistogram(), endpoint: ep.Label()},
-			trk:    trk,
+			trk:    trk, move: -1,
 		}
+		r.workers[i].on.Store(&r.workers[i].label)
 		if len(rdbs) > 0 {
 			rep := t.ReadEndpoints[i%len(rdbs)]
 			wk := r.workers[i]
@@ -234,6 +249,8 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	if r.limit > 0 {
 		tm := time.AfterFunc(r.limit, r.stop)
 		defer tm.Stop()
+		kill := time.AfterFunc(r.limit+EndGrace, r.killAtEnd)
+		defer kill.Stop()
 	}
 	workersDone := make(chan struct{})
 	var wwg sync.WaitGroup
@@ -252,6 +269,9 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 		go r.generate()
 	}
 	go r.watchStalls()
+	if t.Follow != nil {
+		go r.watchHangs(ctx)
+	}
 	coordDone := make(chan struct{})
 	go func() {
 		defer close(coordDone)
@@ -268,6 +288,7 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	}
 	res.ClientCPUs = min(runtime.GOMAXPROCS(0), runtime.NumCPU())
 	res.Outages = r.outageList(end)
+	r.hangResult(res)
 	if fallback {
 		res.PSFallback = note
 	}
@@ -372,17 +393,28 @@ func (w *worker) loop(ctx context.Context) {
 			return
 		}
 		start := time.Now()
-		w.busySince.Store(start.UnixNano())
+		w.startNs = start.UnixNano()
 		if arrival.IsZero() {
 			arrival = start
+		} else {
+			w.arrivedAt.Store(arrival.UnixNano())
 		}
+		w.busySince.Store(w.startNs)
 		err := w.eventWithRetry(ctx)
 		if r.rt != nil {
 			r.rt.conc.Add(-1)
 		}
+		if errors.Is(err, errAbandoned) {
+			if err = w.abandon(ctx, arrival); err == nil {
+				w.busySince.Store(0)
+				continue
+			}
+		}
 		if err != nil {
 			w.st.record(&w.c.ev, -1, 0)
-			if !errors.Is(err, errAborted) {
+			if errors.Is(err, errAborted) {
+				w.inFlightAtEnd(arrival)
+			} else {
 				r.fail(err)
 			}
 			return
@@ -391,6 +423,10 @@ func (w *worker) loop(ctx context.Context) {
 		w.lastCommit.Store(end.UnixNano())
 		w.busySince.Store(0)
 		w.trk.committed(end)
+		if w.move >= 0 {
+			r.firstCommit(w.move, end)
+			w.move = -1
+		}
 		if r.warmupArrival(arrival) {
 			w.c.ev = counts{} // a warm-up arrival finishing after it: not measured
 			continue
@@ -440,6 +476,9 @@ func (w *worker) eventWithRetry(ctx context.Context) error {
 		}
 		if w.aborting(ctx) {
 			return errAborted
+		}
+		if w.abandonedNow() {
+			return errAbandoned
 		}
 		code, lost := errorCode(err)
 		w.failed(code)
@@ -562,6 +601,7 @@ func (w *worker) reconnect(ctx context.Context) error {
 		}
 		err := w.connect(ctx)
 		if err == nil {
+			w.abandonAt.Store(0) // a give-up that came while reconnecting: moot
 			return nil
 		}
 		if w.aborting(ctx) {
@@ -633,9 +673,13 @@ func (w *worker) moveTo(ep Endpoint) error {
 		r.dbs = append(r.dbs, db) // closed with the others
 	}
 	r.poolMu.Unlock()
+	from := w.label
 	w.ep, w.label, w.db = ep, ep.Label(), db
 	w.c.label = ep.Label()
+	label := ep.Label()
+	w.on.Store(&label)
 	w.st.switchTo(ep.Label())
+	w.move = r.noteMove(from, label, w.leftHung)
 	return nil
 }
 
@@ -698,7 +742,7 @@ func (r *runner) interval(start time.Time) Interval {
 		Transactions: c.events, Reads: c.reads, Writes: c.writes, Others: c.others,
 		Errors: c.errors, Reconnects: c.reconnects,
 		PerEndpoint: perEp, ErrorsByCode: byCode,
-		Histogram: h.Clone(),
+		Histogram: h.Clone(), Unknown: c.unknown,
 	}
 	iv.TPS = perSec(c.events, length)
 	iv.QPS = perSec(c.reads+c.writes+c.others, length)
@@ -715,6 +759,7 @@ func (r *runner) interval(start time.Time) Interval {
 	if c.events > 0 {
 		iv.LatencyAvg = nsToMs(c.latSum) / float64(c.events)
 	}
+	r.inFlight(&iv, now)
 	if r.rt != nil {
 		iv.QueueLength = r.queueLength(now)
 		iv.Concurrency = int(r.rt.conc.Load())
@@ -729,10 +774,12 @@ type harvester struct {
 	ivHist    *hdrhistogram.Histogram
 	totalHist *hdrhistogram.Histogram
 	perWorker []counts
-	total     counts
-	byCode    map[uint16]int64
-	perEp     map[string]EndpointStats
-	last      time.Time
+	// perWorkerSvc are the service times by worker (--rate only): Threads fairness.
+	perWorkerSvc []counts
+	total        counts
+	byCode       map[uint16]int64
+	perEp        map[string]EndpointStats
+	last         time.Time
 
 	// Service times (--rate only): the interval's and the run's, like ivHist/totalHist.
 	spareSvc, ivSvcHist, totalSvcHist *hdrhistogram.Histogram
@@ -746,6 +793,7 @@ func (h *harvester) init(n int) {
 	h.ivHist = NewHistogram()
 	h.totalHist = NewHistogram()
 	h.perWorker = make([]counts, n)
+	h.perWorkerSvc = make([]counts, n)
 	h.byCode = map[uint16]int64{}
 	h.perEp = map[string]EndpointStats{}
 	h.spareSvc = NewHistogram()
@@ -811,6 +859,7 @@ func (h *harvester) collect(r *runner, keep bool) (c counts, perEp map[string]En
 			addEp(label, &cr.c, cr.byCode)
 		}
 		h.ivSvc.add(&sn.svc)
+		h.perWorkerSvc[i].add(&sn.svc)
 		c.add(&sn.c)
 		h.perWorker[i].add(&sn.c)
 		if wk.rd != nil {
@@ -859,6 +908,7 @@ func (r *runner) result(end time.Time) *Result {
 		Reads: tot.reads, Writes: tot.writes, Others: tot.others,
 		Queries:      tot.reads + tot.writes + tot.others,
 		Transactions: tot.events, IgnoredErrors: tot.errors, Reconnects: tot.reconnects,
+		Unknown:    tot.unknown,
 		Percentile: r.o.Percentile,
 		Histogram:  r.hv.totalHist, PerEndpoint: r.hv.perEp, ErrorsByCode: r.hv.byCode,
 		RandType: r.o.RandType, PSMode: r.o.PSMode,
@@ -884,23 +934,41 @@ func (r *runner) result(end time.Time) *Result {
 		res.ExtraLatencyPct = append(res.ExtraLatencyPct, pctMs(h, p, tot.latMax))
 	}
 
-	n := float64(len(r.workers))
-	res.EventsAvg = float64(tot.events) / n
-	res.ExecTimeAvg = res.LatencySum / 1000 / n
-	var ev, et float64
-	for _, pw := range r.hv.perWorker {
-		d := res.EventsAvg - float64(pw.events)
-		ev += d * d
-		d = res.ExecTimeAvg - float64(pw.latSum)/1e9
-		et += d * d
-	}
-	res.EventsStddev = math.Sqrt(ev / n)
-	res.ExecTimeStddev = math.Sqrt(et / n)
+	r.fairness(res)
 	if r.rt != nil {
 		res.Rate = r.rateResult(end, &r.hv.totalSvc, r.hv.totalSvcHist)
 	}
 	r.live.finish()
 	return res
+}
+
+// fairness fills sysbench's "Threads fairness": events and execution time per worker.
+// Execution time is the time spent executing events: the latency sums without --rate and,
+// with --rate, the service times (from when a worker began each event), so that it never
+// exceeds the wall time. sysbench 1.0.20 adds each event's queue wait to its timer
+// (sb_timer_stop: elapsed = end - start + queue_time) and takes the latency sum, so under
+// --rate its execution time includes the time events sat queued and can exceed the run.
+func (r *runner) fairness(res *Result) {
+	n := float64(len(r.workers))
+	exec := r.hv.perWorker
+	if r.rt != nil {
+		exec = r.hv.perWorkerSvc
+	}
+	var sum int64
+	for _, pw := range exec {
+		sum += pw.latSum
+	}
+	res.EventsAvg = float64(r.hv.total.events) / n
+	res.ExecTimeAvg = float64(sum) / 1e9 / n
+	var ev, et float64
+	for i, pw := range r.hv.perWorker {
+		d := res.EventsAvg - float64(pw.events)
+		ev += d * d
+		d = res.ExecTimeAvg - float64(exec[i].latSum)/1e9
+		et += d * d
+	}
+	res.EventsStddev = math.Sqrt(ev / n)
+	res.ExecTimeStddev = math.Sqrt(et / n)
 }
 
 var errConnMissing = fmt.Errorf("no connection: %w", sql.ErrConnDone)

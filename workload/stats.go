@@ -97,8 +97,16 @@ type Interval struct {
 	// EndpointStats.ErrorsByCode).
 	ErrorsByCode map[uint16]int64
 	// Histogram holds the interval's event latencies in microseconds (a copy
-	// the receiver may keep).
+	// the receiver may keep), with the waits of InFlight.
 	Histogram *hdrhistogram.Histogram
+	// InFlight counts the events in progress at the interval's end that had waited at
+	// least MinOutage (from their intended start), LongestInFlight the longest wait: their
+	// waits are in Histogram, the percentiles and LatencyMax as lower bounds (an interval
+	// copy only: the run's totals count them once, when they complete or are given up).
+	InFlight        int
+	LongestInFlight time.Duration
+	// Unknown counts the transactions abandoned in the interval (see Result.Unknown).
+	Unknown int64
 	// Rate is what --rate adds: arrivals, how far behind the target the run is,
 	// service times (nil without --rate; see rate.go).
 	Rate *RateInterval
@@ -167,9 +175,12 @@ type Result struct {
 	// possibly sent (they may or may not have committed). They are not in Transactions.
 	Unknown int64
 	// Waits are the transactions that never completed (still in flight at the end of the
-	// run, or abandoned) with how long they had waited: their latencies are lower bounds,
-	// counted in Histogram, the percentiles and LatencyMax. Longest first; nil when none.
-	Waits []Wait
+	// run after waiting at least MinOutage, or abandoned) with how long they had waited:
+	// their latencies are lower bounds, counted in Histogram, the percentiles and
+	// LatencyMax (not in Transactions, LatencyAvg, LatencyMin or LatencySum). The longest
+	// 100, longest first; nil when none. WaitCount counts them all.
+	Waits     []Wait
+	WaitCount int
 	// WriterMoves are the following workers' moves to another writer (Target.Follow), in
 	// order of At; nil when none.
 	WriterMoves []WriterMove
@@ -180,9 +191,11 @@ type Wait struct {
 	// Endpoint is the label of the node it waited on; Worker the worker's index.
 	Endpoint string
 	Worker   int
-	// Start is its intended start (the arrival under --rate) on the wall clock; Waited
-	// the time from Start until the run ended or the worker abandoned it.
+	// Start is its intended start (the arrival under --rate) on the wall clock, At the
+	// same on the run's clock (see Outage.Start); Waited the time from Start until the run
+	// ended or the worker abandoned it.
 	Start  time.Time
+	At     time.Duration
 	Waited time.Duration
 	// Abandoned is true when the worker gave it up to follow another writer (an unknown
 	// outcome), false when it was still in flight at the end of the run.
@@ -218,6 +231,8 @@ func perSec(n int64, d time.Duration) float64 {
 // counts are the counters one worker accumulates between harvests.
 type counts struct {
 	events, reads, writes, others, errors, reconnects int64
+	// unknown counts the transactions abandoned with an unknown outcome (Result.Unknown).
+	unknown int64
 	// rdQueries, rdChecks and rdStale are the reads served by the worker's read
 	// endpoint, its read-your-writes checks and the stale ones among them.
 	rdQueries, rdChecks, rdStale int64
@@ -232,6 +247,7 @@ func (c *counts) sub(o *counts) {
 	c.others -= o.others
 	c.errors -= o.errors
 	c.reconnects -= o.reconnects
+	c.unknown -= o.unknown
 	c.rdQueries -= o.rdQueries
 	c.rdChecks -= o.rdChecks
 	c.rdStale -= o.rdStale
@@ -245,6 +261,7 @@ func (c *counts) add(o *counts) {
 	c.others += o.others
 	c.errors += o.errors
 	c.reconnects += o.reconnects
+	c.unknown += o.unknown
 	c.rdQueries += o.rdQueries
 	c.rdChecks += o.rdChecks
 	c.rdStale += o.rdStale
@@ -365,6 +382,7 @@ func (s *workerStats) addLocked(ev *counts, lat time.Duration, code uint16) {
 		c.others += ev.others
 		c.errors += ev.errors
 		c.reconnects += ev.reconnects
+		c.unknown += ev.unknown
 		c.rdQueries += ev.rdQueries
 		c.rdChecks += ev.rdChecks
 		c.rdStale += ev.rdStale

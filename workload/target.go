@@ -134,6 +134,16 @@ func (sl *connSlot) kill() {
 	}
 }
 
+// close closes the current socket only (a later one is kept): the statement blocked on
+// it fails at once and the worker can reconnect (see watchHangs).
+func (sl *connSlot) close() {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.c != nil {
+		sl.c.Close()
+	}
+}
+
 func (s *session) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	var c net.Conn
 	var err error

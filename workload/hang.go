@@ -1,0 +1,251 @@
+package workload
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// DefaultWriterHang is the default Options.WriterHang: how long a following worker's
+// event may be in progress, while Follow names another writer, before the worker gives
+// it up and moves there. 2 s: twice MinOutage, so a lock wait or a slow commit of an
+// ordinary run is never cut, while a worker left on a primary cut off in a minority moves
+// within about 2 s of the group's election (a group takes ~5 s or more to expel a member).
+const DefaultWriterHang = 2 * time.Second
+
+// EndGrace is how long a time-limited run waits, after Options.Time, for events still in
+// progress: then their sockets are closed and they count as in flight at the end (Wait,
+// a lower bound of their latency). sysbench 1.0.20 waits for them forever unless
+// --forced-shutdown is given; a run on a hung node would never end.
+const EndGrace = 5 * time.Second
+
+// maxWaits is how many Waits a Result keeps (the longest); Result.WaitCount counts all.
+const maxWaits = 100
+
+// errAbandoned marks an event given up by a following worker (see watchHangs).
+var errAbandoned = errors.New("event abandoned: the writer moved while it hung")
+
+// writerHang is o.WriterHang, or DefaultWriterHang when unset.
+func (o Options) writerHang() time.Duration {
+	if o.WriterHang > 0 {
+		return o.WriterHang
+	}
+	return DefaultWriterHang
+}
+
+// watchHangs runs while a following run (Target.Follow) runs: every stallCheck it asks
+// Follow, when a worker's event has been in progress for Options.WriterHang, for the
+// writer now; a worker hung on another endpoint has its socket closed (connSlot.close)
+// and gives the event up (errAbandoned: an unknown outcome), then reconnects to the
+// writer Follow names (reconnect, moveTo).
+func (r *runner) watchHangs(ctx context.Context) {
+	bound := int64(r.o.writerHang())
+	tk := time.NewTicker(stallCheck)
+	defer tk.Stop()
+	var hung []*worker
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-tk.C:
+		}
+		now := time.Now().UnixNano()
+		hung = hung[:0]
+		for _, wk := range r.workers {
+			if b := wk.busySince.Load(); b != 0 && now-b >= bound && wk.abandonAt.Load() != b {
+				hung = append(hung, wk)
+			}
+		}
+		if len(hung) == 0 {
+			continue
+		}
+		ep, err := r.t.Follow(ctx)
+		if err != nil || ep.Label() == "" {
+			continue
+		}
+		for _, wk := range hung {
+			if b := wk.busySince.Load(); b != 0 && *wk.on.Load() != ep.Label() {
+				wk.abandonAt.Store(b)
+				wk.slot.close()
+			}
+		}
+	}
+}
+
+// abandonedNow reports whether the watchdog gave up the event in progress (the one begun
+// at w.startNs): true once, after a failed attempt.
+func (w *worker) abandonedNow() bool {
+	a := w.abandonAt.Load()
+	if a == 0 {
+		return false
+	}
+	w.abandonAt.Store(0)
+	return a == w.startNs
+}
+
+// abandon records the event given up (begun at arrival) as an unknown outcome, its wait
+// as a lower bound of its latency, and reconnects to the writer Follow names.
+func (w *worker) abandon(ctx context.Context, arrival time.Time) error {
+	now := time.Now()
+	waited := now.Sub(arrival)
+	w.c.ev.unknown++
+	w.st.recordWait(&w.c.ev, waited)
+	w.r.addWait(Wait{Endpoint: w.label, Worker: w.id, Start: arrival, Waited: waited, Abandoned: true})
+	w.leftHung = true
+	err := w.reconnect(ctx)
+	w.leftHung = false
+	if err != nil {
+		return err
+	}
+	w.c.ev.reconnects++
+	w.st.record(&w.c.ev, -1, 0)
+	return nil
+}
+
+// inFlightAtEnd records an event the end of the run cut (begun at arrival) when it had
+// waited MinOutage: its wait is a lower bound of its latency (shorter ones are ordinary
+// events in flight, not counted, as in sysbench).
+func (w *worker) inFlightAtEnd(arrival time.Time) {
+	now := time.Now()
+	if waited := now.Sub(arrival); waited >= MinOutage && now.After(w.r.t0.Add(w.r.warmup)) {
+		w.st.recordWait(&counts{}, waited)
+		w.r.addWait(Wait{Endpoint: w.label, Worker: w.id, Start: arrival, Waited: waited})
+	}
+}
+
+// killAtEnd closes the sockets of the events still in progress EndGrace after the time
+// limit (see EndGrace).
+func (r *runner) killAtEnd() {
+	for _, wk := range r.workers {
+		if wk.busySince.Load() != 0 {
+			wk.slot.kill()
+			if wk.rd != nil {
+				wk.rd.slot.kill()
+			}
+		}
+	}
+}
+
+// addWait keeps w among the run's waits.
+func (r *runner) addWait(w Wait) {
+	w.At = w.Start.Sub(r.t0.Add(r.warmup))
+	r.hangMu.Lock()
+	r.waits = append(r.waits, w)
+	r.hangMu.Unlock()
+}
+
+// noteMove records a worker's move from one writer to another (see WriterMove) and
+// returns the index of the move it joined.
+func (r *runner) noteMove(from, to string, abandoned bool) int {
+	r.hangMu.Lock()
+	defer r.hangMu.Unlock()
+	i := len(r.moves) - 1
+	for ; i >= 0; i-- {
+		m := &r.moves[i]
+		if m.From == from && m.To == to {
+			break
+		}
+		if m.From == to { // the writer left To since: a new move
+			i = -1
+			break
+		}
+	}
+	if i < 0 {
+		r.moves = append(r.moves, WriterMove{From: from, To: to, At: time.Now()})
+		i = len(r.moves) - 1
+	}
+	r.moves[i].Workers++
+	if abandoned {
+		r.moves[i].Abandoned++
+	}
+	return i
+}
+
+// firstCommit sets the FirstCommit of move i when none is set yet.
+func (r *runner) firstCommit(i int, at time.Time) {
+	r.hangMu.Lock()
+	if r.moves[i].FirstCommit.IsZero() {
+		r.moves[i].FirstCommit = at
+	}
+	r.hangMu.Unlock()
+}
+
+// hangResult fills res's Waits (the longest maxWaits) and WriterMoves.
+func (r *runner) hangResult(res *Result) {
+	r.hangMu.Lock()
+	defer r.hangMu.Unlock()
+	res.WaitCount = len(r.waits)
+	if len(r.waits) > 0 {
+		ws := slices.Clone(r.waits)
+		slices.SortStableFunc(ws, func(a, b Wait) int { return cmp.Compare(b.Waited, a.Waited) })
+		res.Waits = ws[:min(len(ws), maxWaits)]
+	}
+	res.WriterMoves = slices.Clone(r.moves)
+}
+
+// inFlight adds to iv (at now) the events in progress that have waited MinOutage: their
+// waits, lower bounds, go into the interval's histogram copy, its max and percentiles
+// (never into the run's totals), and InFlight/LongestInFlight say so.
+func (r *runner) inFlight(iv *Interval, now time.Time) {
+	var longest int64
+	for _, wk := range r.workers {
+		b := wk.busySince.Load()
+		if b == 0 {
+			continue
+		}
+		if r.rt != nil {
+			b = min(b, wk.arrivedAt.Load())
+		}
+		if d := now.UnixNano() - b; d >= int64(MinOutage) {
+			iv.InFlight++
+			longest = max(longest, d)
+			_ = iv.Histogram.RecordValue(min(d/1000, histHighest))
+		}
+	}
+	if iv.InFlight == 0 {
+		return
+	}
+	iv.LongestInFlight = time.Duration(longest)
+	iv.LatencyMax = max(iv.LatencyMax, nsToMs(longest))
+	maxNs := int64(iv.LatencyMax * 1e6)
+	iv.LatencyPct = pctMs(iv.Histogram, r.o.Percentile, maxNs)
+	iv.LatencyP50 = pctMs(iv.Histogram, 50, maxNs)
+	iv.LatencyP95 = pctMs(iv.Histogram, 95, maxNs)
+	iv.LatencyP99 = pctMs(iv.Histogram, 99, maxNs)
+}
+
+// recordWait adds a transaction that did not complete, with the statements it ran (ev)
+// and its wait, a lower bound of its latency: into the histogram and the max, not into
+// the events, the sum or the min.
+func (s *workerStats) recordWait(ev *counts, waited time.Duration) {
+	s.mu.Lock()
+	s.addLocked(ev, -1, 0)
+	s.c.latMax = max(s.c.latMax, int64(waited))
+	_ = s.hist.RecordValue(min(max(int64(waited), 1)/1000, histHighest))
+	s.mu.Unlock()
+	*ev = counts{}
+}
+
+// LowerBounds reports whether r's latencies include lower bounds (Waits).
+func (r *Result) LowerBounds() bool { return r.WaitCount > 0 }
+
+// WaitWarning is the WARNING about the transactions that never completed, naming the
+// longest ("" when none), e.g. "a transaction on n1 waited at least 32.10 s from 9.68 s of
+// the run and was abandoned when the workers followed the writer (outcome unknown); 8
+// transactions never completed (8 abandoned, 0 in flight at the end): latency max and
+// percentiles include their waits as lower bounds".
+func (r *Result) WaitWarning() string {
+	if r.WaitCount == 0 || len(r.Waits) == 0 {
+		return ""
+	}
+	w := r.Waits[0]
+	how := "was still in flight at the end of the run"
+	if w.Abandoned {
+		how = "was abandoned when the workers followed the writer (outcome unknown)"
+	}
+	return fmt.Sprintf("a transaction on %s waited at least %.2f s from %.2f s of the run and %s; %d transactions never completed (%d abandoned, %d in flight at the end): latency max and percentiles include their waits as lower bounds",
+		w.Endpoint, w.Waited.Seconds(), w.At.Seconds(), how, r.WaitCount, r.Unknown, int64(r.WaitCount)-r.Unknown)
+}

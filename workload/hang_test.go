@@ -1,0 +1,194 @@
+package workload
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/internal/testserver"
+)
+
+// lockAt holds a global read lock on s (the writes there hang without failing) from at to
+// at+d after the run's workers start; it returns the Reporter that times the start
+// (passing intervals to rep), when the lock is taken, and a func that waits for the
+// unlock.
+func lockAt(t *testing.T, s *testserver.Server, rep Reporter, at, d time.Duration) (Reporter, func() time.Time, func()) {
+	t.Helper()
+	admin := s.Open(t, "")
+	t.Cleanup(func() { admin.Close() })
+	started, r := whenStarted(rep)
+	var t0 time.Time
+	ch := make(chan struct{})
+	go func() { <-started; t0 = time.Now(); close(ch) }()
+	wait := globalReadLock(t, admin, ch, at, d)
+	return r, func() time.Time { <-ch; return t0.Add(at) }, wait
+}
+
+// longestOutage is the longest of res's outages.
+func longestOutage(res *Result) time.Duration {
+	var d time.Duration
+	for _, o := range res.Outages {
+		d = max(d, o.Duration())
+	}
+	return d
+}
+
+// checkMaxCoversOutages is the invariant: a run's max latency is never below the longest
+// outage its workers sat in (less slack: a worker that began its event just after the
+// last commit, or the time a following worker took to reconnect and commit).
+func checkMaxCoversOutages(t *testing.T, res *Result, slack time.Duration) {
+	t.Helper()
+	if lo := longestOutage(res); res.LatencyMax < float64((lo - slack).Milliseconds()) {
+		t.Errorf("latency max %.2f ms is below the longest outage %v (%v)", res.LatencyMax, lo, res.Outages)
+	}
+}
+
+// TestHang makes one MariaDB server hang (a global read lock: the writes wait without
+// failing) under runs: a following run moves to a second server when Follow names it
+// (the abandoned transactions unknown, their waits in the latencies); a run that ends with
+// its workers hung ends EndGrace after its time limit with their waits as lower bounds and
+// a WARNING; the interval lines show the waits in progress; under --rate the execution
+// time stays within the wall time.
+func TestHang(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-server tests skipped in -short mode")
+	}
+	s1, s2 := testserver.StartMariaDB(t), testserver.StartMariaDB(t)
+	tg1, tg2 := serverTarget(s1, "sbtest"), serverTarget(s2, "sbtest")
+	tg2.Endpoints[0].Name = "n2"
+	rw := mustLookup(t, "oltp_read_write")
+	o := runOpts(4, 0)
+	o.Tables, o.TableSize = 1, 1000
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, tg := range []Target{tg1, tg2} {
+		if err := rw.Prepare(ctx, tg, o, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("follow_moves_off_a_hung_writer", func(t *testing.T) {
+		// n1 hangs at 1 s; Follow names n2 from 1.5 s: the workers move at the
+		// WriterHang bound (2 s after their events began, ~3 s) plus a watchdog tick.
+		var named atomic.Bool
+		tg := tg1
+		tg.Follow = func(context.Context) (Endpoint, error) {
+			if named.Load() {
+				return tg2.Endpoints[0], nil
+			}
+			return tg1.Endpoints[0], nil
+		}
+		oo := o
+		oo.Time = 6 * time.Second
+		oo.IgnoreErrors = lostIgnored()
+		rep, lockedAt, unlocked := lockAt(t, s1, nil, time.Second, 6*time.Second)
+		defer unlocked()
+		time.AfterFunc(1500*time.Millisecond, func() { named.Store(true) })
+		res, err := rw.Run(ctx, tg, oo, rep)
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		locked := lockedAt()
+		t.Logf("moves %+v; unknown %d; waits %+v; max %.2f ms; outages %v", res.WriterMoves, res.Unknown, res.Waits, res.LatencyMax, res.Outages)
+		if len(res.WriterMoves) != 1 {
+			t.Fatalf("writer moves %+v, want one n1 -> n2", res.WriterMoves)
+		}
+		m := res.WriterMoves[0]
+		if m.From != "n1" || m.To != "n2" || m.Workers != 4 || m.Abandoned != 4 || m.FirstCommit.Before(m.At) {
+			t.Errorf("move %+v: want n1 -> n2 by the 4 workers, each abandoning its transaction, and a first commit after it", m)
+		}
+		if d := m.At.Sub(locked); d < DefaultWriterHang-100*time.Millisecond || d > DefaultWriterHang+time.Second {
+			t.Errorf("moved %v after the lock, want within the %v bound + 1 s", d, DefaultWriterHang)
+		}
+		if res.Unknown != 4 || res.WaitCount != 4 || !res.Waits[0].Abandoned || res.Waits[0].Endpoint != "n1" {
+			t.Errorf("unknown %d, waits %+v: want the 4 abandoned transactions on n1", res.Unknown, res.Waits)
+		}
+		if hang := m.At.Sub(locked); res.LatencyMax < float64(hang.Milliseconds()) || res.Histogram.Max() < hang.Microseconds()*99/100 {
+			t.Errorf("latency max %.2f ms, histogram max %d us: below the hang of %v", res.LatencyMax, res.Histogram.Max(), hang)
+		}
+		if n := res.Histogram.TotalCount(); n != res.Transactions+int64(res.WaitCount) {
+			t.Errorf("histogram holds %d, want the %d transactions and %d waits once each", n, res.Transactions, res.WaitCount)
+		}
+		if ep := res.PerEndpoint["n2"]; ep.Transactions == 0 {
+			t.Errorf("no transaction on n2: %+v", res.PerEndpoint)
+		}
+		checkMaxCoversOutages(t, res, 500*time.Millisecond)
+	})
+
+	t.Run("hung_at_the_end", func(t *testing.T) {
+		// n1 hangs at 1 s and stays hung: the run ends EndGrace after its 3 s, its
+		// workers' waits are lower bounds in the latencies, the intervals show them.
+		oo := o
+		oo.Time, oo.ReportInterval = 3*time.Second, time.Second
+		rec := &recorder{}
+		rep, lockedAt, unlocked := lockAt(t, s1, rec, time.Second, oo.Time+EndGrace)
+		defer unlocked()
+		start := time.Now()
+		res, err := rw.Run(ctx, tg1, oo, rep)
+		took := time.Since(start)
+		var lost *EndpointLostError
+		if !errors.As(err, &lost) {
+			t.Fatalf("err = %v, want the endpoint lost (open outage)", err)
+		}
+		hang := time.Since(lockedAt())
+		t.Logf("run took %v; waits %d %+v; max %.2f ms; outages %v", took, res.WaitCount, res.Waits, res.LatencyMax, res.Outages)
+		if took > oo.Time+EndGrace+2*time.Second {
+			t.Errorf("run took %v, want it ended about EndGrace after its time", took)
+		}
+		if res.WaitCount != 4 || res.Unknown != 0 || res.Waits[0].Abandoned || res.Waits[0].Waited < hang-time.Second {
+			t.Errorf("waits %d %+v, unknown %d: want the 4 in flight at the end, the longest about %v", res.WaitCount, res.Waits, res.Unknown, hang)
+		}
+		checkMaxCoversOutages(t, res, 10*time.Millisecond)
+		var out bytes.Buffer
+		PrintOutages(&out, res)
+		if !strings.Contains(out.String(), "WARNING: a transaction on n1 waited at least ") || !strings.Contains(out.String(), "in flight at the end of the run") {
+			t.Errorf("no WARNING about the waits:\n%s", out.String())
+		}
+		out.Reset()
+		PrintSummary(&out, res, oo)
+		if !strings.Contains(out.String(), "Lower bounds (habench): 4 transactions never completed") {
+			t.Errorf("summary lacks the lower bounds line:\n%s", out.String())
+		}
+		var flagged int
+		for _, iv := range rec.ivs {
+			if iv.InFlight > 0 {
+				flagged++
+				if iv.LatencyMax < float64(iv.LongestInFlight.Milliseconds()) || iv.LatencyMax < 1000 {
+					t.Errorf("interval at %v: max %.2f ms below its in-flight wait %v", iv.Elapsed, iv.LatencyMax, iv.LongestInFlight)
+				}
+				out.Reset()
+				PrintInterval(&out, iv, oo)
+				if !strings.Contains(out.String(), "reconn/s: 0.00 [in flight: 4 >= 1 s, longest ") {
+					t.Errorf("interval line lacks the in-flight clause: %q", out.String())
+				}
+			}
+		}
+		if flagged == 0 {
+			t.Errorf("no interval shows the workers in flight: %+v", rec.ivs)
+		}
+	})
+
+	t.Run("rate_execution_time_within_wall_time", func(t *testing.T) {
+		// One worker, 200/s, n1 hung from 1 s to 2.5 s: the arrivals queue; their
+		// latencies (from arrival) sum to far more than the run, their service times not.
+		oo := o
+		oo.Threads, oo.Rate, oo.Time = 1, 200, 4*time.Second
+		rep, _, unlocked := lockAt(t, s1, nil, time.Second, 1500*time.Millisecond)
+		res, err := rw.Run(ctx, tg1, oo, rep)
+		unlocked()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("execution time %.2f s, latency sum %.2f s, total time %v", res.ExecTimeAvg, res.LatencySum/1000, res.TotalTime)
+		if res.LatencySum/1000 <= res.TotalTime.Seconds() {
+			t.Fatalf("latency sum %.2f s within the run: no queueing, the test proves nothing", res.LatencySum/1000)
+		}
+		if res.ExecTimeAvg > res.TotalTime.Seconds()+1 {
+			t.Errorf("execution time %.2f s per thread exceeds the run's %v", res.ExecTimeAvg, res.TotalTime)
+		}
+	})
+}
