@@ -439,6 +439,15 @@ func (c *Cluster) WriterNow(ctx context.Context) *Node {
 	return c.Writer()
 }
 
+// LiveWriter is WriterNow without its fallback: nil while a kind that names its writer
+// live (a group) names none, e.g. during an election; the recorded writer for the others.
+func (c *Cluster) LiveWriter(ctx context.Context) *Node {
+	if f := c.ops().WriterNow; f != nil {
+		return f(ctx, c)
+	}
+	return c.Writer()
+}
+
 // groupWriterNow is KindOps.WriterNow of a group: the member that calls itself PRIMARY in
 // single-primary mode while it sees a majority of the group ONLINE (an old primary cut off
 // in a minority still calls itself PRIMARY, and cannot commit); nil while none does, e.g.

@@ -197,7 +197,15 @@ type Summary struct {
 	// ClientCPUCores is the CPU habench itself used during the workload, in cores.
 	ClientCPUCores float64 `json:"client_cpu_cores,omitempty"`
 	// Outages are the windows during which a node's workers could not commit (nil: none).
-	Outages        []OutageSummary      `json:"outages,omitempty"`
+	Outages []OutageSummary `json:"outages,omitempty"`
+	// UnknownOutcome counts the transactions abandoned by workers that followed the writer
+	// (they may or may not have committed); Waits the transactions that never completed,
+	// LongestWait the longest (their waits are lower bounds in latency_ms max and
+	// percentiles); WriterMoves the workers' moves to a new writer (workload.Result).
+	UnknownOutcome int64                `json:"unknown_outcome,omitempty"`
+	Waits          int                  `json:"waits,omitempty"`
+	LongestWait    *WaitSummary         `json:"longest_wait,omitempty"`
+	WriterMoves    []MoveSummary        `json:"writer_moves,omitempty"`
 	Nodes          []NodeLag            `json:"nodes,omitempty"`
 	SemiSync       *SemiSyncSummary     `json:"semisync,omitempty"`
 	Group          []GroupMemberSummary `json:"group,omitempty"`
@@ -508,6 +516,7 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 		}
 		s.PerEndpoint = r.PerEndpoint
 		s.RandType, s.PSMode = r.RandType, r.PSMode
+		hangSummary(s, r)
 	}
 	s.SemiSync = semiSyncSummary(samples)
 	s.Group = groupSummary(nodes, samples)

@@ -195,6 +195,13 @@ type FaultSummary struct {
 	// seen). PeakLagS: the largest lag of any node from the fault to the end of the run.
 	CaughtUpS *float64 `json:"caught_up_s,omitempty"`
 	PeakLagS  *float64 `json:"peak_lag_s,omitempty"`
+	// NewWriter is the writer the cluster named after the fault (kinds with a single
+	// writer, polled every 500 ms: a group's PRIMARY seeing a majority, a promoted
+	// source); NewWriterS the seconds from the fault until it was named, ClientWriterS
+	// until the workers first committed there (nil: they did not, e.g. writer fixed).
+	NewWriter     string   `json:"new_writer,omitempty"`
+	NewWriterS    *float64 `json:"new_writer_s,omitempty"`
+	ClientWriterS *float64 `json:"client_writer_s,omitempty"`
 }
 
 // FaultInterval is one report interval of the workload (a row of intervals.csv) as the
@@ -371,7 +378,7 @@ func FaultTable(fs []FaultSummary) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("| at (s since samples start) | fault | node | recovered after s | outage of | failed attempts | reconnects | min TPS | caught up after s | peak lag s |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| at (s since samples start) | fault | node | recovered after s | outage of | failed attempts | reconnects | min TPS | caught up after s | peak lag s | new writer after s | workers there after s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, f := range fs {
 		rec := "still out at the end"
 		if f.RecoveryS != nil {
@@ -396,8 +403,13 @@ func FaultTable(fs []FaultSummary) string {
 		if f.Reconnects > 0 {
 			reconn = fmt.Sprint(f.Reconnects)
 		}
-		fmt.Fprintf(&b, "| %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f.AtS, action, f.Node, rec, orDash(f.Outage), orDash(failed), reconn,
-			fmtOpt(f.MinTPS, "%.0f"), fmtOpt(f.CaughtUpS, "%.1f"), fmtOpt(f.PeakLagS, "%.2f"))
+		newWriter, client := "-", "-"
+		if f.NewWriterS != nil {
+			newWriter = fmt.Sprintf("%.1f (%s)", *f.NewWriterS, f.NewWriter)
+			client = fmtOpt(f.ClientWriterS, "%.1f")
+		}
+		fmt.Fprintf(&b, "| %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f.AtS, action, f.Node, rec, orDash(f.Outage), orDash(failed), reconn,
+			fmtOpt(f.MinTPS, "%.0f"), fmtOpt(f.CaughtUpS, "%.1f"), fmtOpt(f.PeakLagS, "%.2f"), newWriter, client)
 	}
 	return b.String()
 }
@@ -410,7 +422,8 @@ const FaultNote = "at = when the fault was injected, in seconds since samples.cs
 	"(0: the workload did not notice; resolution: the report interval); " +
 	"outage of = the node (or writer) whose workers could not commit for 1 s or more; failed attempts and reconnects = the workload's in the disturbed intervals (by MySQL error code when an outage recorded them), min TPS their lowest; " +
 	"caught up after = seconds from the fault (start, restart, heal, promote) until the node's heartbeat lag was back under 1 s (n/a: not seen); " +
-	"peak lag = the largest lag of any node from the fault to the end of the run, in seconds."
+	"peak lag = the largest lag of any node from the fault to the end of the run, in seconds; " +
+	"new writer after = seconds from the fault until the cluster named another writer (polled every 0.5 s), workers there after = until the workload first committed on it (n/a: never)."
 
 func orDash(s string) string {
 	if s == "" {

@@ -54,6 +54,9 @@ func outageWarnings(r *workload.Result) []string {
 	for _, o := range r.Outages {
 		ws = append(ws, "outage: "+o.String())
 	}
+	if w := r.WaitWarning(); w != "" {
+		ws = append(ws, w)
+	}
 	return ws
 }
 

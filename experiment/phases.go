@@ -81,6 +81,7 @@ type runState struct {
 	// background work during the workload (faults, probe writer): stopBackground ends it
 	stopBackground func()
 	probe          *probe
+	writers        *writerWatch // the cluster's live writer (hangs.go)
 
 	// workload
 	result    *workload.Result
@@ -421,6 +422,7 @@ func (st *runState) background() error {
 	var once sync.Once
 	st.stopBackground = func() { once.Do(func() { stop(); wg.Wait() }) }
 	st.onCleanup(st.stopBackground)
+	st.writers = watchWriters(fctx, b.Cluster, &wg)
 	if b.Probe && b.Injector != nil && b.Cluster != nil {
 		iv := b.ProbeInterval
 		if iv <= 0 {
@@ -648,6 +650,7 @@ func (st *runState) summarize() error {
 	}
 	sum.Outages = outageSummaries(st.result)
 	sum.Faults = faultSummaries(man.Faults, sum.Outages, st.allSamples, st.intervals)
+	st.failover(sum)
 	sum.NodeStates = nodeStates(st.allSamples)
 	setDownAtEnd(sum.Nodes, sum.NodeStates)
 	if c := b.Cluster; c != nil && c.Dir() != "" && !c.Existing() {

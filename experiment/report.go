@@ -81,6 +81,7 @@ func Report(m *Manifest, s *Summary) string {
 	l := s.LatencyMs
 	fmt.Fprintf(&b, "| %.2f | %.2f | %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %d |\n",
 		s.TPS, s.QPS, s.Reads, s.Writes, s.Others, l["avg"], l["p50"], l["p95"], l["p99"], l["max"], s.IgnoredErrors, s.Reconnects)
+	b.WriteString(lowerBoundsNote(s))
 	if s.Transactions > 0 {
 		fmt.Fprintf(&b, "\nPer transaction: %.2f reads / %.2f writes / %.2f other.\n",
 			float64(s.Reads)/float64(s.Transactions), float64(s.Writes)/float64(s.Transactions), float64(s.Others)/float64(s.Transactions))

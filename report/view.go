@@ -96,7 +96,7 @@ type section struct {
 // (by section key: faults in summary.json and manifest.json).
 var sectionCols = map[string]map[string]string{
 	"faults": {"at_s": "at (s since samples start)", "recovery_s": "recovered after s", "caught_up_s": "caught up after s",
-		"peak_lag_s": "peak lag s", "took_s": "took s", "at": "at (UTC)", "errors_by_code": "failed attempts"},
+		"peak_lag_s": "peak lag s", "took_s": "took s", "new_writer_s": "new writer after s", "client_writer_s": "workers there after s", "at": "at (UTC)", "errors_by_code": "failed attempts"},
 }
 
 // sectionNotes explain known sections' columns.

@@ -916,6 +916,7 @@ func (r *runner) result(end time.Time) *Result {
 	for _, ep := range r.t.ReadEndpoints {
 		res.ReadNodes = append(res.ReadNodes, ep.Label())
 	}
+	res.StartedAt = start
 	if measured {
 		res.TotalTime = end.Sub(start)
 	}

@@ -131,6 +131,9 @@ type Result struct {
 	Reconnects int64
 	// TotalTime is the measured wall time (sysbench's "total time").
 	TotalTime time.Duration
+	// StartedAt is when the measured part started (wall clock): zero of the run's clock
+	// (Outage.Start, Wait.At).
+	StartedAt time.Time
 	// LatencyMin, LatencyAvg, LatencyMax and LatencySum are exact (ms);
 	// LatencyPct is at Percentile, from Histogram (ms).
 	LatencyMin, LatencyAvg, LatencyMax, LatencyPct, LatencySum float64

@@ -1,0 +1,209 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/workload"
+)
+
+// WaitSummary is summary.json's longest_wait: the longest wait of a transaction that never
+// completed (workload.Wait), a lower bound of its latency.
+type WaitSummary struct {
+	Node string `json:"node"`
+	// StartS is its intended start on intervals.csv's clock; WaitedS how long it waited.
+	StartS    float64 `json:"start_s"`
+	WaitedS   float64 `json:"waited_s"`
+	Abandoned bool    `json:"abandoned"`
+}
+
+// MoveSummary is one of summary.json's writer_moves (workload.WriterMove): AtS when the
+// first worker moved, FirstCommitS the first commit there (nil: none), on intervals.csv's
+// clock.
+type MoveSummary struct {
+	From         string   `json:"from"`
+	To           string   `json:"to"`
+	AtS          float64  `json:"at_s"`
+	FirstCommitS *float64 `json:"first_commit_s"`
+	Workers      int      `json:"workers"`
+	Abandoned    int      `json:"abandoned"`
+}
+
+// hangSummary fills s's unknown outcomes, waits and writer moves from r.
+func hangSummary(s *Summary, r *workload.Result) {
+	s.UnknownOutcome, s.Waits = r.Unknown, r.WaitCount
+	if len(r.Waits) > 0 {
+		w := r.Waits[0]
+		s.LongestWait = &WaitSummary{Node: w.Endpoint, StartS: w.At.Seconds(), WaitedS: w.Waited.Seconds(), Abandoned: w.Abandoned}
+	}
+	for _, m := range r.WriterMoves {
+		ms := MoveSummary{From: m.From, To: m.To, AtS: m.At.Sub(r.StartedAt).Seconds(), Workers: m.Workers, Abandoned: m.Abandoned}
+		if !m.FirstCommit.IsZero() {
+			v := m.FirstCommit.Sub(r.StartedAt).Seconds()
+			ms.FirstCommitS = &v
+		}
+		s.WriterMoves = append(s.WriterMoves, ms)
+	}
+}
+
+// writerPoll is how often a run asks the cluster which node takes writes (watchWriters).
+const writerPoll = 500 * time.Millisecond
+
+// writerSeen is the writer the cluster named from At on.
+type writerSeen struct {
+	At   time.Time
+	Node string
+}
+
+// writerWatch records the cluster's live writer during a run (cluster.LiveWriter: a
+// group's PRIMARY that sees a majority ONLINE, a promoted source), its changes only.
+type writerWatch struct {
+	mu   sync.Mutex
+	seen []writerSeen
+}
+
+// watchWriters polls c's live writer every writerPoll until ctx ends; nil for kinds
+// without a single writer (Galera, multi-primary groups).
+func watchWriters(ctx context.Context, c *cluster.Cluster, wg *sync.WaitGroup) *writerWatch {
+	if c == nil || CanFollow(c.Spec) != "" {
+		return nil
+	}
+	w := &writerWatch{}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tk := time.NewTicker(writerPoll)
+		defer tk.Stop()
+		for {
+			w.poll(ctx, c)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tk.C:
+			}
+		}
+	}()
+	return w
+}
+
+func (w *writerWatch) poll(ctx context.Context, c *cluster.Cluster) {
+	cur := c
+	if c.Dir() != "" && !c.Existing() {
+		if r, err := c.Reload(); err == nil {
+			cur = r // a promote is in the state file
+		}
+	}
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	n := cur.LiveWriter(qctx)
+	cancel()
+	if n == nil || ctx.Err() != nil {
+		return
+	}
+	w.mu.Lock()
+	if len(w.seen) == 0 || w.seen[len(w.seen)-1].Node != n.Name {
+		w.seen = append(w.seen, writerSeen{At: time.Now(), Node: n.Name})
+	}
+	w.mu.Unlock()
+}
+
+// changes returns the writers seen, in order (nil for a nil watch).
+func (w *writerWatch) changes() []writerSeen {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]writerSeen(nil), w.seen...)
+}
+
+// setFailover gives each fault that a change of writer followed its NewWriter, NewWriterS
+// (seconds from the fault until the cluster named the new writer) and ClientWriterS (until
+// the workers' first commit there, from moves; nil when they did not commit there). A
+// change is the earliest fault's since the previous change (a heal after a partition does
+// not take the partition's election).
+func setFailover(fs []FaultSummary, faults []RunFault, seen []writerSeen, moves []workload.WriterMove) {
+	for k := 1; k < len(seen); k++ {
+		ch := seen[k]
+		i := -1
+		for j, f := range faults {
+			if f.At.After(seen[k-1].At) && !f.At.After(ch.At) {
+				i = j
+				break
+			}
+		}
+		if i < 0 || i >= len(fs) || fs[i].NewWriter != "" {
+			continue
+		}
+		at := faults[i].At
+		d := ch.At.Sub(at).Seconds()
+		fs[i].NewWriter, fs[i].NewWriterS = ch.Node, &d
+		for _, m := range moves {
+			if m.To == ch.Node && !m.At.Before(at) && !m.FirstCommit.IsZero() {
+				c := m.FirstCommit.Sub(at).Seconds()
+				fs[i].ClientWriterS = &c
+				break
+			}
+		}
+	}
+}
+
+// failoverWarnings are the WARNINGs about writers the cluster named during the run that
+// the workers never committed on: with fixed workers (follow false) they stayed on nodes;
+// following ones did not get there by the end. epoch is samples.csv's zero.
+func failoverWarnings(seen []writerSeen, moves []workload.WriterMove, follow bool, nodes []string, epoch time.Time) []string {
+	var out []string
+	for k := 1; k < len(seen); k++ {
+		ch := seen[k]
+		if !follow {
+			out = append(out, fmt.Sprintf("the cluster had a new writer, %s, from %.1f s (samples.csv's clock) while the workers stayed on %s (writer fixed): their numbers are the old writer's",
+				ch.Node, ch.At.Sub(epoch).Seconds(), strings.Join(nodes, ", ")))
+			continue
+		}
+		committed := false
+		for _, m := range moves {
+			committed = committed || (m.To == ch.Node && !m.FirstCommit.IsZero() && !m.FirstCommit.Before(seen[k-1].At))
+		}
+		if !committed && (k+1 == len(seen)) {
+			out = append(out, fmt.Sprintf("the cluster had a new writer, %s, from %.1f s (samples.csv's clock) but the workers never committed there by the end of the run",
+				ch.Node, ch.At.Sub(epoch).Seconds()))
+		}
+	}
+	return out
+}
+
+// failover fills the faults' failover times from the writers seen and the workers' moves,
+// and warns about new writers the workers did not commit on.
+func (st *runState) failover(sum *Summary) {
+	seen := st.writers.changes()
+	var moves []workload.WriterMove
+	if st.result != nil {
+		moves = st.result.WriterMoves
+	}
+	setFailover(sum.Faults, st.man.Faults, seen, moves)
+	var nodes []string
+	for _, ep := range st.b.Target.Endpoints {
+		nodes = append(nodes, ep.Label())
+	}
+	for _, w := range failoverWarnings(seen, moves, st.b.Target.Follow != nil, nodes, st.sampleStart) {
+		st.warn(w, "new writer", "detail", w)
+	}
+}
+
+// lowerBoundsNote is report.md's line under the latency table when its max and
+// percentiles include lower bounds (transactions that never completed); "" otherwise.
+func lowerBoundsNote(s *Summary) string {
+	if s.Waits == 0 || s.LongestWait == nil {
+		return ""
+	}
+	w := s.LongestWait
+	how := "still in flight at the end"
+	if w.Abandoned {
+		how = "abandoned when the workers followed the writer"
+	}
+	return fmt.Sprintf("\n**Latency max and percentiles include lower bounds:** %d transactions never completed (%d abandoned, outcome unknown); the longest waited at least %.2f s on %s from %.2f s of the run (%s).\n",
+		s.Waits, s.UnknownOutcome, w.WaitedS, w.Node, w.StartS, how)
+}
