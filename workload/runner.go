@@ -166,38 +166,7 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 		}
 		r.dbs = append(r.dbs, rdbs...) // closed with the others
 	}
-	r.outages = map[string]*outageTracker{}
-	r.workers = make([]*worker, o.Threads)
-	for i := range r.workers {
-		ep := t.Endpoints[i%len(t.Endpoints)]
-		key := ep.Label()
-		if t.Follow != nil {
-			key = WriterLabel
-		}
-		trk := r.outages[key]
-		if trk == nil {
-			trk = &outageTracker{label: key}
-			r.outages[key] = trk
-		}
-		r.workers[i] = &worker{
-			id: i, r: r, ep: ep, label: ep.Label(), db: r.dbs[i%len(t.Endpoints)],
-			c:      Conn{ps: r.ps, texts: texts, workload: name, label: ep.Label()},
-			events: src.newEvents(i),
-			slot:   &connSlot{},
-			st:     &workerStats{hist: NewHistogram(), endpoint: ep.Label()},
-			trk:    trk, move: -1,
-		}
-		r.workers[i].on.Store(&r.workers[i].label)
-		if len(rdbs) > 0 {
-			rep := t.ReadEndpoints[i%len(rdbs)]
-			wk := r.workers[i]
-			wk.rd = &readSide{ep: rep, label: rep.Label(), db: rdbs[i%len(rdbs)], slot: &connSlot{}}
-			wk.c.rd = &Conn{ps: r.ps, texts: readTexts, workload: name, label: rep.Label()}
-		}
-		if o.Rate > 0 {
-			r.workers[i].st.svcHist = NewHistogram()
-		}
-	}
+	r.newWorkers(texts, readTexts, rdbs)
 
 	// Connect and prepare every worker before the clock starts (sysbench's
 	// thread_init before the start barrier).
@@ -303,6 +272,46 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 		return res, lost
 	}
 	return res, nil
+}
+
+// newWorkers creates the run's workers (not yet connected): worker i on
+// Endpoints[i % n] with its outage tracker (the endpoint's, or the writer's with
+// Target.Follow) and, with read endpoints, its read side on rdbs[i % len(rdbs)].
+func (r *runner) newWorkers(texts, readTexts []string, rdbs []*sql.DB) {
+	t, o, name, src := r.t, r.o, r.name, r.src
+	r.outages = map[string]*outageTracker{}
+	r.workers = make([]*worker, o.Threads)
+	for i := range r.workers {
+		ep := t.Endpoints[i%len(t.Endpoints)]
+		key := ep.Label()
+		if t.Follow != nil {
+			key = WriterLabel
+		}
+		trk := r.outages[key]
+		if trk == nil {
+			trk = &outageTracker{label: key}
+			r.outages[key] = trk
+		}
+		r.workers[i] = &worker{
+			id: i, r: r, ep: ep, label: ep.Label(), db: r.dbs[i%len(t.Endpoints)],
+			c:      Conn{ps: r.ps, texts: texts, workload: name, label: ep.Label()},
+			events: src.newEvents(i),
+			slot:   &connSlot{},
+			st:     &workerStats{hist: NewHistogram(), endpoint: ep.Label()},
+			trk:    trk, move: -1,
+		}
+		on := ep.Label() // a copy: the worker rewrites label when it moves
+		r.workers[i].on.Store(&on)
+		if len(rdbs) > 0 {
+			rep := t.ReadEndpoints[i%len(rdbs)]
+			wk := r.workers[i]
+			wk.rd = &readSide{ep: rep, label: rep.Label(), db: rdbs[i%len(rdbs)], slot: &connSlot{}}
+			wk.c.rd = &Conn{ps: r.ps, texts: readTexts, workload: name, label: rep.Label()}
+		}
+		if o.Rate > 0 {
+			r.workers[i].st.svcHist = NewHistogram()
+		}
+	}
 }
 
 func (r *runner) stop() { r.stopOnce.Do(func() { close(r.done) }) }
