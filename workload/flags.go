@@ -62,7 +62,7 @@ func BindFlags(fs *pflag.FlagSet, o *Options) {
 	fs.Var(secondsValue{&o.Warmup}, "warmup-time", "run events for this many seconds with statistics disabled before the measured run "+
 		"(sysbench 1.1's option; sysbench 1.0.20 refuses it)")
 	fs.Var(secondsValue{&o.WriterHang}, "writer-hang", "habench: with --writer auto, a worker whose transaction has been in progress this many seconds "+
-		"while the cluster names another writer gives it up (an unknown outcome) and moves to that writer (0 = the default, 2)")
+		"while the cluster names another writer gives it up (an unknown outcome) and moves to that writer")
 	boolFlag(fs, &o.CreateSecondary, "create-secondary", "create a secondary index on k in addition to the PRIMARY KEY")
 	boolFlag(fs, &o.AutoInc, "auto-inc", "declare id AUTO_INCREMENT (schema only: prepare always inserts explicit ids 1..table-size)")
 	fs.StringVar(&o.MysqlEngine, "mysql-storage-engine", o.MysqlEngine, "storage engine")

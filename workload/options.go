@@ -183,6 +183,7 @@ func DefaultOptions() Options {
 		CreateSecondary: true,
 		AutoInc:         true,
 		MysqlEngine:     "innodb",
+		WriterHang:      DefaultWriterHang,
 	}
 }
 
