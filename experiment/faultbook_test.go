@@ -71,7 +71,7 @@ func TestFaultErrorsCountedOnce(t *testing.T) {
 			t.Errorf("%s: failed attempts %d + %d, want the run's %d once", c.name, a.Errors, b.Errors, total)
 		}
 		tb := FaultTable(fs)
-		if n := strings.Count(tb, "x94")+strings.Count(tb, "x50"); n != 1 {
+		if n := strings.Count(tb, "x94") + strings.Count(tb, "x50"); n != 1 {
 			t.Errorf("%s: the outage's codes appear %d times in the table:\n%s", c.name, n, tb)
 		}
 	}

@@ -587,24 +587,26 @@ func (st *runState) collect() error {
 	if st.samplerErr != nil {
 		b.log().Warn("sampling failed", "err", st.samplerErr)
 	}
+	if b.Cluster != nil {
+		st.man.Faults = faultsDuring(b.Cluster, st.sampleStart, st.started, time.Now())
+	}
 	if st.linkWatch != nil {
 		changes, err := st.linkWatch.result()
 		if err != nil {
 			b.log().Warn("cannot read the cluster's standing links record", "err", err)
 		}
+		// The partitions and heals of faults are faults, warned about below.
+		changes = byOthers(changes, st.man.Faults)
 		st.man.LinkChanges = changes
 		if w := linkChangeWarning(changes); w != "" {
 			st.warn(w, "links changed during the run", "changes", len(changes))
 		}
 	}
-	if b.Cluster != nil {
-		st.man.Faults = faultsDuring(b.Cluster, st.sampleStart, st.started, time.Now())
-		if w := faultWarning(st.man.Faults); w != "" {
-			st.warn(w, "faults during the run", "faults", len(st.man.Faults))
-		}
-		for _, w := range escalationWarnings(st.man.Faults) {
-			st.warn(w, "a clean stop escalated to SIGKILL", "detail", w)
-		}
+	if w := faultWarning(st.man.Faults); w != "" {
+		st.warn(w, "faults during the run", "faults", len(st.man.Faults))
+	}
+	for _, w := range escalationWarnings(st.man.Faults) {
+		st.warn(w, "a clean stop escalated to SIGKILL", "detail", w)
 	}
 	if err := st.restoreKnobs(); err != nil && st.runErr == nil {
 		st.runErr = err
