@@ -176,6 +176,12 @@ type SemiSyncSummary struct {
 	// AvgWaitUs is the average time a commit waited for its acknowledgement, in
 	// microseconds: per-second averages weighted by that second's acknowledged commits.
 	AvgWaitUs float64 `json:"avg_wait_us"`
+	// Degraded: the guarantee did not hold for the whole run, some commits were
+	// acknowledged without a replica having them (NoTx > 0) or semi-sync was OFF in a
+	// sample; Off lists when it was OFF (see semiSyncOff), Warning says it in words.
+	Degraded bool          `json:"degraded"`
+	Off      []SemiSyncOff `json:"off,omitempty"`
+	Warning  string        `json:"warning,omitempty"`
 }
 
 // Summary is summary.json.
@@ -510,6 +516,7 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 		s.RandType, s.PSMode = r.RandType, r.PSMode
 	}
 	s.SemiSync = semiSyncSummary(samples)
+	degradedSemiSync(s.SemiSync, samples, b.sampleInterval())
 	s.Group = groupSummary(nodes, samples)
 	s.Galera = galeraSummary(samples)
 	byNode := map[string]*NodeLag{}

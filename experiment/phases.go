@@ -642,6 +642,9 @@ func (st *runState) summarize() error {
 		}
 	}
 	sum.DataCheck = st.dataCheck
+	if ss := sum.SemiSync; ss != nil && ss.Warning != "" {
+		st.warn(ss.Warning, "semi-sync degraded", "no_tx", ss.NoTx, "off", len(ss.Off))
+	}
 	// Host CPU over the measured part only (not the catch-up, not warmup).
 	from := time.Duration(man.IntervalsOffsetS * float64(time.Second))
 	sum.Hosts = hostSummary(man.Hosts, st.allSamples, from, from+time.Duration(sum.TimeS*float64(time.Second)))
