@@ -145,23 +145,7 @@ func Report(m *Manifest, s *Summary) string {
 		fmt.Fprintf(&b, "\n## Probe writer\n\n%d acknowledged commits, %d failed; **%d acknowledged commits lost** on %s; %d rows present whose commit failed.\n",
 			p.Acknowledged, p.Failed, p.LostAcknowledged, p.CheckedOn, p.UnacknowledgedPresent)
 	}
-	if ss := s.SemiSync; ss != nil {
-		fmt.Fprintf(&b, "\n## Semi-sync on %s\n\n", ss.Node)
-		b.WriteString("| acknowledged commits (yes_tx) | unacknowledged (no_tx) | seconds OFF (async fallback) | avg ack wait us |\n|---|---|---|---|\n")
-		fmt.Fprintf(&b, "| %.0f | %.0f | %d | %.0f |\n", ss.YesTx, ss.NoTx, ss.SecondsOff, ss.AvgWaitUs)
-		if len(ss.Off) > 0 {
-			b.WriteString("\n**Semi-sync was OFF (fallen back to async):**\n\n| node | OFF from s | to s | commits acknowledged without a replica (no_tx) |\n|---|---|---|---|\n")
-			for _, p := range ss.Off {
-				to := fmt.Sprintf("%.1f", p.ToS)
-				if p.Open {
-					to += " (still OFF at the end)"
-				}
-				fmt.Fprintf(&b, "| %s | %.1f | %s | %.0f |\n", p.Node, p.FromS, to, p.NoTx)
-			}
-			b.WriteString("\nfrom = the first sample OFF, to = the first sample ON again (samples.csv's clock).\n")
-		}
-		b.WriteString("\nyes_tx also counts habench's heartbeat writes (10 per second).\n")
-	}
+	b.WriteString(semiSyncReport(s.SemiSync))
 	if len(s.Group) > 0 {
 		b.WriteString(groupReport(s.Group))
 	}

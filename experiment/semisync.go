@@ -11,7 +11,8 @@ import (
 // SemiSyncOff is a period in which a node's semi-sync source status was OFF (fallen back
 // to async), on samples.csv's clock: FromS is its first sample OFF, ToS its first sample
 // ON again, or the last OFF sample plus the sample interval when it was still OFF at the
-// end (Open). NoTx are the commits acknowledged without a replica in it (no_tx deltas).
+// end (Open). NoTx are the commits acknowledged without a replica in it: the no_tx deltas
+// of its samples and of the first sample ON again (a delta covers the tick before it).
 type SemiSyncOff struct {
 	Node  string  `json:"node"`
 	FromS float64 `json:"from_s"`
@@ -51,7 +52,9 @@ func semiSyncOff(samples []sampler.Sample, every time.Duration) []SemiSyncOff {
 		}
 		t := sm.Elapsed.Seconds()
 		for i, p := range out {
-			if p.Node == sm.Node && t >= p.FromS && t < p.ToS {
+			// A delta covers the tick before it: the first sample ON again has the
+			// last commits of the period.
+			if p.Node == sm.Node && t >= p.FromS && (t < p.ToS || t == p.ToS && !p.Open) {
 				out[i].NoTx += sm.Value
 			}
 		}
@@ -113,4 +116,29 @@ func degradedWarnings(s *Summary) []string {
 		out = append(out, s.Rate.Warning)
 	}
 	return out
+}
+
+// semiSyncReport is report.md's semi-sync section ("" without semi-sync samples): the
+// source's counts and, when it fell back to async, its OFF periods.
+func semiSyncReport(ss *SemiSyncSummary) string {
+	if ss == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Semi-sync on %s\n\n", ss.Node)
+	b.WriteString("| acknowledged commits (yes_tx) | unacknowledged (no_tx) | seconds OFF (async fallback) | avg ack wait us |\n|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| %.0f | %.0f | %d | %.0f |\n", ss.YesTx, ss.NoTx, ss.SecondsOff, ss.AvgWaitUs)
+	if len(ss.Off) > 0 {
+		b.WriteString("\n**Semi-sync was OFF (fallen back to async):**\n\n| node | OFF from s | to s | commits acknowledged without a replica (no_tx) |\n|---|---|---|---|\n")
+		for _, p := range ss.Off {
+			to := fmt.Sprintf("%.1f", p.ToS)
+			if p.Open {
+				to += " (still OFF at the end)"
+			}
+			fmt.Fprintf(&b, "| %s | %.1f | %s | %.0f |\n", p.Node, p.FromS, to, p.NoTx)
+		}
+		b.WriteString("\nfrom = the first sample OFF, to = the first sample ON again (samples.csv's clock).\n")
+	}
+	b.WriteString("\nyes_tx also counts habench's heartbeat writes (10 per second).\n")
+	return b.String()
 }

@@ -26,7 +26,8 @@ func semiSyncRun(n int, off func(s int) bool, yes, no func(s int) float64) []sam
 }
 
 // TestSemiSyncDegradedWarning: both replicas killed, the source OFF from 12 s to 26 s
-// (14 samples) with 500 commits a second acknowledged without a replica: the summary is
+// (14 samples) with 500 commits a second acknowledged without a replica, and 200 more in
+// the sample that saw it ON again (its delta covers the second before): the summary is
 // degraded with that period, and the WARNING says how long, when, and how many commits
 // of all (and what share) had no replica. A run that kept semi-sync ON has none.
 func TestSemiSyncDegradedWarning(t *testing.T) {
@@ -38,25 +39,28 @@ func TestSemiSyncDegradedWarning(t *testing.T) {
 		return 520
 	}
 	no := func(s int) float64 {
-		if off(s) {
+		switch {
+		case off(s):
 			return 500
+		case s == 26: // the tick semi-sync came back ON in
+			return 200
 		}
 		return 0
 	}
 	samples := semiSyncRun(30, off, yes, no)
 	ss := semiSyncSummary(samples)
 	degradedSemiSync(ss, samples, time.Second)
-	if !ss.Degraded || len(ss.Off) != 1 || ss.Off[0].FromS != 12 || ss.Off[0].ToS != 26 || ss.Off[0].NoTx != 7000 || ss.Off[0].Open {
-		t.Errorf("semi-sync summary %+v, want degraded, OFF from 12 to 26 s with 7000 no_tx", ss)
+	if !ss.Degraded || len(ss.Off) != 1 || ss.Off[0].FromS != 12 || ss.Off[0].ToS != 26 || ss.Off[0].NoTx != 7200 || ss.Off[0].Open {
+		t.Errorf("semi-sync summary %+v, want degraded, OFF from 12 to 26 s with 7200 no_tx", ss)
 	}
-	for _, want := range []string{"semi-sync fell back to async: OFF for 14.0 s in all, n1 from 12.0 s to 26.0 s (7000 commits without a replica)",
-		"7000 of 15320 commits (45.7%) were acknowledged to clients without any replica having them"} {
+	for _, want := range []string{"semi-sync fell back to async: OFF for 14.0 s in all, n1 from 12.0 s to 26.0 s (7200 commits without a replica)",
+		"7200 of 15520 commits (46.4%) were acknowledged to clients without any replica having them"} {
 		if !strings.Contains(ss.Warning, want) {
 			t.Errorf("warning %q lacks %q", ss.Warning, want)
 		}
 	}
 	md := Report(&Manifest{Warnings: []string{ss.Warning}}, &Summary{SemiSync: ss})
-	if !strings.Contains(md, "**WARNING: semi-sync fell back to async") || !strings.Contains(md, "| n1 | 12.0 | 26.0 | 7000 |") {
+	if !strings.Contains(md, "**WARNING: semi-sync fell back to async") || !strings.Contains(md, "| n1 | 12.0 | 26.0 | 7200 |") {
 		t.Errorf("report.md:\n%s", md)
 	}
 	// Still OFF at the end: open, to the last sample plus the interval.
