@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -79,14 +80,16 @@ func TestFaultErrorsCountedOnce(t *testing.T) {
 
 // TestCaughtUpEveryRestartedNode: both replicas killed, started one after the other: each
 // start has its node's caught-up time (the other node's start in between does not end the
-// search), a restart ignores the samples from before its stop, and a node a kill took down
-// that came back without a start of its own gets it on the kill's row.
+// search), a restart ignores the samples from before its stop, a node a kill took down
+// that came back without a start of its own gets it on the kill's row, and a heal counts
+// only samples whose lag is known (not NaN or negative).
 func TestCaughtUpEveryRestartedNode(t *testing.T) {
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	faults := []RunFault{
 		bookFault(epoch, 10.0, 0.01, "kill", "n2"), bookFault(epoch, 10.1, 0.01, "kill", "n3"),
 		bookFault(epoch, 25.0, 0.8, "start", "n2"), bookFault(epoch, 25.1, 0.9, "start", "n3"),
 		bookFault(epoch, 30.0, 2.5, "restart", "n2"), bookFault(epoch, 40.0, 0.01, "kill", "n1"),
+		bookFault(epoch, 48.0, 0.2, "partition", "n3"), bookFault(epoch, 50.0, 0.1, "heal", "n3"),
 	}
 	var ss []sampler.Sample
 	add := func(t float64, node, metric string, v float64) {
@@ -114,6 +117,11 @@ func TestCaughtUpEveryRestartedNode(t *testing.T) {
 				up = false
 			case n == "n1" && t >= 45 && t < 47:
 				lag = 5
+			case n == "n3" && t >= 49 && t < 53: // partitioned: lag unknown until 53
+				lag = math.NaN()
+				if int(t)%2 == 0 {
+					lag = -1
+				}
 			}
 			if !up {
 				add(t, n, sampler.MetricNodeUp, 0)
@@ -124,7 +132,7 @@ func TestCaughtUpEveryRestartedNode(t *testing.T) {
 		}
 	}
 	fs := faultSummaries(faults, nil, ss, nil)
-	want := []string{"n/a", "n/a", "2.0", "2.9", "4.0", "7.0"}
+	want := []string{"n/a", "n/a", "2.0", "2.9", "4.0", "7.0", "n/a", "3.0"}
 	for i, f := range fs {
 		if got := fmtOpt(f.CaughtUpS, "%.1f"); got != want[i] {
 			t.Errorf("%s %s at %.1f: caught up after %s, want %s", f.Action, f.Node, f.AtS, got, want[i])

@@ -388,7 +388,7 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 }
 
 // caughtUp is the time in seconds from faults[i] to the first sample in which its node,
-// readable again, showed a known visibility lag (lag_s, not NaN) at or under 1 s, before
+// readable again, showed a known visibility lag (lag_s, not NaN or negative) at or under 1 s, before
 // the node's next fault (nil: not seen, or not a fault that brings a node back). Start,
 // restart, heal and promote are measured from the end of the action (At + Took: the node
 // is up and rejoined, healed or promoted), so a sample from before a restart's stop does
@@ -421,7 +421,7 @@ func caughtUp(faults []RunFault, i int, samples []sampler.Sample) *float64 {
 		switch {
 		case needDown && s.Metric == sampler.MetricNodeUp && s.Value == 0:
 			downAt = min(downAt, t)
-		case s.Metric == "lag_s" && s.Value <= 1 && !math.IsNaN(s.Value) && (!needDown || t > downAt):
+		case s.Metric == "lag_s" && s.Value >= 0 && s.Value <= 1 && (!needDown || t > downAt): // NaN, negative: unknown
 			c := t - f.AtS
 			return &c
 		}
