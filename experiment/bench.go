@@ -125,8 +125,8 @@ type Manifest struct {
 	// LinkChanges are the standing links applied or cleared by other commands while the
 	// run went on (nil: none).
 	LinkChanges []LinkChange `json:"link_changes,omitempty"`
-	// Faults are the faults `habench fault` injected into the cluster during the run
-	// (times on samples.csv's clock).
+	// Faults are the faults injected into the cluster during the run, by its own
+	// schedule (RunFault.Scheduled) or `habench fault` (times on samples.csv's clock).
 	Faults []RunFault `json:"faults,omitempty"`
 	// IntervalsOffsetS is where intervals.csv's elapsed_s=0 (start of measurement, after
 	// connecting and warmup) lies on samples.csv's clock, in seconds. Both clocks start in

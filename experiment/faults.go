@@ -45,7 +45,20 @@ type FaultRecord struct {
 // samples.csv's clock.
 type RunFault struct {
 	AtS float64 `json:"at_s"`
+	// Scheduled: the run's own fault schedule (a scenario's faults:) injected it, not
+	// another command (`habench fault`).
+	Scheduled bool `json:"scheduled,omitempty"`
 	FaultRecord
+}
+
+// markScheduled sets Scheduled on the faults that are among the run's own records.
+func markScheduled(faults []RunFault, own []FaultRecord) []RunFault {
+	for i, f := range faults {
+		faults[i].Scheduled = slices.ContainsFunc(own, func(r FaultRecord) bool {
+			return r.At.Equal(f.At) && r.Action == f.Action && r.Node == f.Node
+		})
+	}
+	return faults
 }
 
 // AppendFault appends r to the cluster's faults log.
@@ -89,12 +102,13 @@ func faultsDuring(c *cluster.Cluster, epoch, from, to time.Time) []RunFault {
 	return out
 }
 
-// faultWarning is the run's WARNING for faults injected during it ("" when none).
+// faultWarning is the run's WARNING for faults injected during it ("" when none): those
+// of its own schedule (RunFault.Scheduled) and those of another command (habench fault).
 func faultWarning(faults []RunFault) string {
 	if len(faults) == 0 {
 		return ""
 	}
-	var parts []string
+	var own, other []string
 	for _, f := range faults {
 		s := fmt.Sprintf("%s %s at %.1fs", f.Action, f.Node, f.AtS)
 		if f.Error != "" {
@@ -103,9 +117,20 @@ func faultWarning(faults []RunFault) string {
 		if f.Escalated != "" {
 			s += " (escalated to SIGKILL: a crash)"
 		}
-		parts = append(parts, s)
+		if f.Scheduled {
+			own = append(own, s)
+		} else {
+			other = append(other, s)
+		}
 	}
-	return fmt.Sprintf("faults were injected during the run (habench fault): %s; its numbers include them (samples.csv's clock)", strings.Join(parts, ", "))
+	var what []string
+	if len(own) > 0 {
+		what = append(what, "the scenario's faults were injected during the run: "+strings.Join(own, ", "))
+	}
+	if len(other) > 0 {
+		what = append(what, "faults were injected during the run (habench fault): "+strings.Join(other, ", "))
+	}
+	return strings.Join(what, "; and ") + "; its numbers include them (samples.csv's clock)"
 }
 
 // escalationWarnings are the run's warnings for clean stops that took SIGKILL, one per

@@ -3,6 +3,7 @@ package experiment
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestLinkWatchRunOwnPartition: the standing record a scenario's partition fault applied
@@ -35,5 +36,27 @@ func TestLinkWatchRunOwnPartition(t *testing.T) {
 	// Without the faults (a `habench netem apply --partition n3` and clear), they are.
 	if got := byOthers(own, nil); len(got) != 2 {
 		t.Errorf("without faults: %+v", got)
+	}
+}
+
+// TestFaultWarningOwnSchedule: the faults the run's own schedule injected are the
+// scenario's in the WARNING, never "habench fault" (another command); one injected by
+// another command during the run still is.
+func TestFaultWarningOwnSchedule(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	faults := []RunFault{
+		{AtS: 10, FaultRecord: FaultRecord{At: at, Action: "partition", Node: "n3"}},
+		{AtS: 12, FaultRecord: FaultRecord{At: at.Add(2 * time.Second), Action: "kill", Node: "n2"}},
+		{AtS: 20, FaultRecord: FaultRecord{At: at.Add(10 * time.Second), Action: "heal", Node: "n3"}},
+	}
+	own := []FaultRecord{faults[0].FaultRecord, faults[2].FaultRecord}
+	w := faultWarning(markScheduled(faults, own))
+	want := "the scenario's faults were injected during the run: partition n3 at 10.0s, heal n3 at 20.0s; " +
+		"and faults were injected during the run (habench fault): kill n2 at 12.0s; its numbers include them (samples.csv's clock)"
+	if w != want {
+		t.Errorf("warning\n%q\nwant\n%q", w, want)
+	}
+	if !faults[0].Scheduled || faults[1].Scheduled || !faults[2].Scheduled {
+		t.Errorf("scheduled %v %v %v, want true false true", faults[0].Scheduled, faults[1].Scheduled, faults[2].Scheduled)
 	}
 }

@@ -81,6 +81,7 @@ type runState struct {
 	// background work during the workload (faults, probe writer): stopBackground ends it
 	stopBackground func()
 	probe          *probe
+	scheduled      []FaultRecord // the faults the run's schedule injected (read after stopBackground)
 
 	// workload
 	result    *workload.Result
@@ -441,7 +442,7 @@ func (st *runState) background() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			scheduleFaults(fctx, b.Injector, b.Cluster, b.Faults, time.Now(), func(err error) {
+			st.scheduled = scheduleFaults(fctx, b.Injector, b.Cluster, b.Faults, time.Now(), func(err error) {
 				st.say(err.Error(), "fault not injected", "err", err)
 			})
 		}()
@@ -588,7 +589,7 @@ func (st *runState) collect() error {
 		b.log().Warn("sampling failed", "err", st.samplerErr)
 	}
 	if b.Cluster != nil {
-		st.man.Faults = faultsDuring(b.Cluster, st.sampleStart, st.started, time.Now())
+		st.man.Faults = markScheduled(faultsDuring(b.Cluster, st.sampleStart, st.started, time.Now()), st.scheduled)
 	}
 	if st.linkWatch != nil {
 		changes, err := st.linkWatch.result()
