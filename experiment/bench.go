@@ -125,8 +125,8 @@ type Manifest struct {
 	// LinkChanges are the standing links applied or cleared by other commands while the
 	// run went on (nil: none).
 	LinkChanges []LinkChange `json:"link_changes,omitempty"`
-	// Faults are the faults `habench fault` injected into the cluster during the run
-	// (times on samples.csv's clock).
+	// Faults are the faults injected into the cluster during the run, by its own
+	// schedule (RunFault.Scheduled) or `habench fault` (times on samples.csv's clock).
 	Faults []RunFault `json:"faults,omitempty"`
 	// IntervalsOffsetS is where intervals.csv's elapsed_s=0 (start of measurement, after
 	// connecting and warmup) lies on samples.csv's clock, in seconds. Both clocks start in
@@ -176,6 +176,12 @@ type SemiSyncSummary struct {
 	// AvgWaitUs is the average time a commit waited for its acknowledgement, in
 	// microseconds: per-second averages weighted by that second's acknowledged commits.
 	AvgWaitUs float64 `json:"avg_wait_us"`
+	// Degraded: the guarantee did not hold for the whole run, some commits were
+	// acknowledged without a replica having them (NoTx > 0) or semi-sync was OFF in a
+	// sample; Off lists when it was OFF (see semiSyncOff), Warning says it in words.
+	Degraded bool          `json:"degraded"`
+	Off      []SemiSyncOff `json:"off,omitempty"`
+	Warning  string        `json:"warning,omitempty"`
 }
 
 // Summary is summary.json.
@@ -519,6 +525,7 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 		hangSummary(s, r)
 	}
 	s.SemiSync = semiSyncSummary(samples)
+	degradedSemiSync(s.SemiSync, samples, b.sampleInterval())
 	s.Group = groupSummary(nodes, samples)
 	s.Galera = galeraSummary(samples)
 	byNode := map[string]*NodeLag{}

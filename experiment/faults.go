@@ -45,7 +45,20 @@ type FaultRecord struct {
 // samples.csv's clock.
 type RunFault struct {
 	AtS float64 `json:"at_s"`
+	// Scheduled: the run's own fault schedule (a scenario's faults:) injected it, not
+	// another command (`habench fault`).
+	Scheduled bool `json:"scheduled,omitempty"`
 	FaultRecord
+}
+
+// markScheduled sets Scheduled on the faults that are among the run's own records.
+func markScheduled(faults []RunFault, own []FaultRecord) []RunFault {
+	for i, f := range faults {
+		faults[i].Scheduled = slices.ContainsFunc(own, func(r FaultRecord) bool {
+			return r.At.Equal(f.At) && r.Action == f.Action && r.Node == f.Node
+		})
+	}
+	return faults
 }
 
 // AppendFault appends r to the cluster's faults log.
@@ -89,12 +102,13 @@ func faultsDuring(c *cluster.Cluster, epoch, from, to time.Time) []RunFault {
 	return out
 }
 
-// faultWarning is the run's WARNING for faults injected during it ("" when none).
+// faultWarning is the run's WARNING for faults injected during it ("" when none): those
+// of its own schedule (RunFault.Scheduled) and those of another command (habench fault).
 func faultWarning(faults []RunFault) string {
 	if len(faults) == 0 {
 		return ""
 	}
-	var parts []string
+	var own, other []string
 	for _, f := range faults {
 		s := fmt.Sprintf("%s %s at %.1fs", f.Action, f.Node, f.AtS)
 		if f.Error != "" {
@@ -103,9 +117,20 @@ func faultWarning(faults []RunFault) string {
 		if f.Escalated != "" {
 			s += " (escalated to SIGKILL: a crash)"
 		}
-		parts = append(parts, s)
+		if f.Scheduled {
+			own = append(own, s)
+		} else {
+			other = append(other, s)
+		}
 	}
-	return fmt.Sprintf("faults were injected during the run (habench fault): %s; its numbers include them (samples.csv's clock)", strings.Join(parts, ", "))
+	var what []string
+	if len(own) > 0 {
+		what = append(what, "the scenario's faults were injected during the run: "+strings.Join(own, ", "))
+	}
+	if len(other) > 0 {
+		what = append(what, "faults were injected during the run (habench fault): "+strings.Join(other, ", "))
+	}
+	return strings.Join(what, "; and ") + "; its numbers include them (samples.csv's clock)"
 }
 
 // escalationWarnings are the run's warnings for clean stops that took SIGKILL, one per
@@ -183,16 +208,21 @@ type FaultSummary struct {
 	// not notice); nil when the workload had not recovered by the end of the run.
 	RecoveryS *float64 `json:"recovery_s"`
 	// Outage is the node (or "writer") of that outage; ErrorsByCode its failed attempts.
+	// An outage belongs to one fault only: the first one it was open at or began within
+	// 10 s of (a promote or heal that ended a kill's or partition's outage has none).
 	Outage       string           `json:"outage,omitempty"`
 	ErrorsByCode map[string]int64 `json:"errors_by_code,omitempty"`
 	// Errors and Reconnects are the workload's failed attempts and reconnects in the
 	// disturbed intervals (intervals.csv's errors and reconnects); MinTPS their lowest TPS.
+	// An interval counts for the first fault whose disturbed intervals it is in.
 	Errors     int64    `json:"errors,omitempty"`
 	Reconnects int64    `json:"reconnects,omitempty"`
 	MinTPS     *float64 `json:"min_tps,omitempty"`
-	// CaughtUpS, for start, restart, heal and promote: the time from the fault to the
-	// first sample in which the node's visibility lag was back at or under 1 s (nil: not
-	// seen). PeakLagS: the largest lag of any node from the fault to the end of the run.
+	// CaughtUpS, for start, restart, heal and promote (and a kill or stop whose node came
+	// back by itself): the time from the fault to the first sample, after the action
+	// ended and before the node's next fault, in which the node was readable and its
+	// known visibility lag was at or under 1 s (nil: not seen). PeakLagS: the largest lag
+	// of any node from the fault to the end of the run.
 	CaughtUpS *float64 `json:"caught_up_s,omitempty"`
 	PeakLagS  *float64 `json:"peak_lag_s,omitempty"`
 	// NewWriter is the writer the cluster named after the fault (kinds with a single
@@ -270,8 +300,11 @@ func (n intervalNorm) disturbed(iv FaultInterval) bool {
 // intervals that begin with the interval containing the fault or the next one, and run
 // until the first undisturbed interval. rec is from the fault to the end of the last
 // disturbed one (0 when neither of the first two was disturbed); open when the run
-// ended disturbed; found false when no interval covers the fault.
-func intervalRecovery(atS float64, ivs []FaultInterval, norm intervalNorm) (rec float64, open, found bool, errs, reconn int64, minTPS *float64) {
+// ended disturbed; found false when no interval covers the fault. errs, reconn and
+// minTPS are of the disturbed intervals not yet in counted (by index), which it adds
+// to counted: an interval's failed attempts belong to the first fault whose disturbed
+// intervals it is in, not again to the next one (a promote after a kill).
+func intervalRecovery(atS float64, ivs []FaultInterval, norm intervalNorm, counted map[int]bool) (rec float64, open, found bool, errs, reconn int64, minTPS *float64) {
 	first := -1
 	for i, iv := range ivs {
 		if iv.EndS > atS {
@@ -292,13 +325,17 @@ func intervalRecovery(atS float64, ivs []FaultInterval, norm intervalNorm) (rec 
 			continue
 		}
 		end = iv.EndS
+		if i == len(ivs)-1 {
+			open = true
+		}
+		if counted[i] {
+			continue
+		}
+		counted[i] = true
 		errs, reconn = errs+iv.Errors, reconn+iv.Reconnects
 		if minTPS == nil || iv.TPS < *minTPS {
 			v := iv.TPS
 			minTPS = &v
-		}
-		if i == len(ivs)-1 {
-			open = true
 		}
 	}
 	if end < 0 {
@@ -307,69 +344,136 @@ func intervalRecovery(atS float64, ivs []FaultInterval, norm intervalNorm) (rec 
 	return max(0, end-atS), open, true, errs, reconn, minTPS
 }
 
+// outageOwners attributes each outage to at most one fault (by index into faults and
+// outages): first every fault takes the earliest free outage of its node or of the
+// writer, then a fault still without one takes any free outage that began with it (a
+// Galera node's death stalls the others). An outage belongs to a fault when it was
+// open at the fault or began within 10 s after it; taken in fault order, the window
+// of a kill is not also the promote's or the heal's that ended it.
+func outageOwners(faults []RunFault, outages []OutageSummary) map[int]int {
+	own, taken := map[int]int{}, map[int]bool{}
+	for pass := 0; pass < 2; pass++ {
+		for i, f := range faults {
+			if _, ok := own[i]; ok {
+				continue
+			}
+			for j, o := range outages {
+				if taken[j] || (pass == 0 && o.Node != f.Node && o.Node != workload.WriterLabel) {
+					continue
+				}
+				if _, ok := outageAfter(f, o); ok {
+					own[i], taken[j] = j, true
+					break
+				}
+			}
+		}
+	}
+	return own
+}
+
+// outageAfter is the time from fault f to the start of outage o, ok when o was open at
+// f or began within 10 s after it.
+func outageAfter(f RunFault, o OutageSummary) (float64, bool) {
+	started, err := time.Parse("2006-01-02T15:04:05.000Z07:00", o.StartedAt)
+	if err != nil {
+		return 0, false
+	}
+	d := started.Sub(f.At).Seconds()
+	if d > 10 || started.Add(time.Duration(o.DurationS*float64(time.Second))).Before(f.At) {
+		return 0, false
+	}
+	return d, true
+}
+
 // faultSummaries measures each fault with the run's report intervals (on samples.csv's
-// clock, see FaultInterval), its outages and lag samples.
+// clock, see FaultInterval), its outages and lag samples. Each outage and each disturbed
+// interval's failed attempts are counted for one fault only (outageOwners,
+// intervalRecovery).
 func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sampler.Sample, ivs []FaultInterval) []FaultSummary {
 	var out []FaultSummary
 	var norm intervalNorm
 	if len(faults) > 0 {
 		norm = normBefore(ivs, faults[0].AtS)
 	}
+	owners := outageOwners(faults, outages)
+	counted := map[int]bool{}
 	for i, f := range faults {
 		fs := FaultSummary{AtS: f.AtS, Action: f.Action, Node: f.Node, Error: f.Error, Escalated: f.Escalated}
-		until := math.Inf(1)
-		if i+1 < len(faults) {
-			until = faults[i+1].AtS
-		}
-		rec, open, _, errs, reconn, minTPS := intervalRecovery(f.AtS, ivs, norm)
+		rec, open, _, errs, reconn, minTPS := intervalRecovery(f.AtS, ivs, norm, counted)
 		fs.Errors, fs.Reconnects, fs.MinTPS = errs, reconn, minTPS
-		// The outage of the fault's node or of the writer first, else any that began with
-		// it (a Galera node's death stalls the others).
-		for pass := 0; pass < 2 && fs.Outage == ""; pass++ {
-			for _, o := range outages {
-				started, err := time.Parse("2006-01-02T15:04:05.000Z07:00", o.StartedAt)
-				if err != nil {
-					continue
-				}
-				d := started.Sub(f.At).Seconds()
-				if d > 10 || started.Add(time.Duration(o.DurationS*float64(time.Second))).Before(f.At) {
-					continue // not this fault's
-				}
-				if pass == 0 && o.Node != f.Node && o.Node != workload.WriterLabel {
-					continue
-				}
-				fs.Outage, fs.ErrorsByCode = o.Node, o.ErrorsByCode
-				open = open || o.Open
-				rec = max(rec, d+o.DurationS)
-				break
-			}
+		if j, ok := owners[i]; ok {
+			o := outages[j]
+			d, _ := outageAfter(f, o)
+			fs.Outage, fs.ErrorsByCode = o.Node, o.ErrorsByCode
+			open = open || o.Open
+			rec = max(rec, d+o.DurationS)
 		}
 		if !open {
 			r := max(0, rec)
 			fs.RecoveryS = &r
 		}
-		var peak *float64
-		for _, s := range samples {
-			t := s.Elapsed.Seconds()
-			if t < f.AtS || s.Metric != "lag_s" {
-				continue
-			}
-			if peak == nil || s.Value > *peak {
-				v := s.Value
-				peak = &v
-			}
-			switch f.Action {
-			case "start", "restart", "heal", "promote":
-				if fs.CaughtUpS == nil && s.Node == f.Node && s.Value <= 1 && t < until {
-					c := t - f.AtS
-					fs.CaughtUpS = &c
-				}
-			}
-		}
-		fs.PeakLagS = peak
+		fs.CaughtUpS = caughtUp(faults, i, samples)
+		fs.PeakLagS = peakLag(samples, f.AtS)
 		out = append(out, fs)
 	}
 	return out
+}
+
+// caughtUp is the time in seconds from faults[i] to the first sample in which its node,
+// readable again, showed a known visibility lag (lag_s, not NaN or negative) at or under 1 s, before
+// the node's next fault (nil: not seen, or not a fault that brings a node back). Start,
+// restart, heal and promote are measured from the end of the action (At + Took: the node
+// is up and rejoined, healed or promoted), so a sample from before a restart's stop does
+// not count; kill and stop only when the node came back without a fault of its own
+// (node_up 0, then a lag sample).
+func caughtUp(faults []RunFault, i int, samples []sampler.Sample) *float64 {
+	f := faults[i]
+	from, needDown := f.AtS, false
+	switch f.Action {
+	case "start", "restart", "heal", "promote":
+		from += f.Took
+	case "kill", "stop":
+		needDown = true
+	default:
+		return nil
+	}
+	until := math.Inf(1)
+	for _, g := range faults[i+1:] {
+		if g.Node == f.Node {
+			until = g.AtS
+			break
+		}
+	}
+	downAt := math.Inf(1)
+	for _, s := range samples {
+		t := s.Elapsed.Seconds()
+		if t < from || t >= until || s.Node != f.Node {
+			continue
+		}
+		switch {
+		case needDown && s.Metric == sampler.MetricNodeUp && s.Value == 0:
+			downAt = min(downAt, t)
+		case s.Metric == "lag_s" && s.Value >= 0 && s.Value <= 1 && (!needDown || t > downAt): // NaN, negative: unknown
+			c := t - f.AtS
+			return &c
+		}
+	}
+	return nil
+}
+
+// peakLag is the largest lag_s of any node from atS on (nil: no sample).
+func peakLag(samples []sampler.Sample, atS float64) *float64 {
+	var peak *float64
+	for _, s := range samples {
+		if s.Metric != "lag_s" || s.Elapsed.Seconds() < atS || math.IsNaN(s.Value) {
+			continue
+		}
+		if peak == nil || s.Value > *peak {
+			v := s.Value
+			peak = &v
+		}
+	}
+	return peak
 }
 
 // FaultTable renders the faults as a Markdown table ("" when none).
@@ -421,8 +525,9 @@ const FaultNote = "at = when the fault was injected, in seconds since samples.cs
 	"with TPS under half the median before the first fault or more failed attempts or reconnects than any interval before it, or the end of the outage the fault caused, whichever is later " +
 	"(0: the workload did not notice; resolution: the report interval); " +
 	"outage of = the node (or writer) whose workers could not commit for 1 s or more; failed attempts and reconnects = the workload's in the disturbed intervals (by MySQL error code when an outage recorded them), min TPS their lowest; " +
-	"caught up after = seconds from the fault (start, restart, heal, promote) until the node's heartbeat lag was back under 1 s (n/a: not seen); " +
-	"peak lag = the largest lag of any node from the fault to the end of the run, in seconds; " +
+	"an outage and a disturbed interval count for the first fault they follow only (a promote or heal that ended them shows none of their failed attempts); " +
+	"caught up after = seconds from the fault (start, restart, heal, promote, or a kill whose node came back) until the node, readable again, showed a heartbeat lag at or under 1 s (n/a: not seen before the node's next fault or the end); " +
+	"peak lag = the largest lag of any node from the fault to the end of the run, in seconds; "+
 	"new writer after = seconds from the fault until the cluster named another writer (polled every 0.5 s), workers there after = until the workload first committed on it (n/a: never)."
 
 func orDash(s string) string {

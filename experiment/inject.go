@@ -326,22 +326,29 @@ func validateFaults(faults []FaultEvent, tops []topology.Spec, network string, r
 }
 
 // scheduleFaults injects events on c, each at its time after start, until ctx ends
-// (the workload's end); it returns when all were injected or ctx ended, and reports
-// each failure to fail (the run records the faults from the cluster's log).
-func scheduleFaults(ctx context.Context, in *Injector, c *cluster.Cluster, events []FaultEvent, start time.Time, fail func(error)) {
+// (the workload's end); it returns when all were injected or ctx ended, with the records
+// of those it injected (also failed ones; the run records the faults from the cluster's
+// log and marks these as its own), and reports each failure to fail.
+func scheduleFaults(ctx context.Context, in *Injector, c *cluster.Cluster, events []FaultEvent, start time.Time, fail func(error)) []FaultRecord {
+	var done []FaultRecord
 	for _, ev := range events {
 		wait := time.Until(start.Add(time.Duration(ev.At)))
 		if wait > 0 {
 			select {
 			case <-ctx.Done():
-				return
+				return done
 			case <-time.After(wait):
 			}
 		}
-		if _, _, err := in.Inject(ctx, c, ev.Action, ev.Node); err != nil && ctx.Err() == nil {
+		rec, _, err := in.Inject(ctx, c, ev.Action, ev.Node)
+		if !rec.At.IsZero() {
+			done = append(done, rec)
+		}
+		if err != nil && ctx.Err() == nil {
 			fail(fmt.Errorf("fault %s %s at %v: %w", ev.Action, ev.Node, time.Duration(ev.At), err))
 		}
 	}
+	return done
 }
 
 // promotableKinds lists the kinds whose replicas can be promoted (KindDef.Promotable).

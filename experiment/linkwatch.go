@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -11,7 +12,9 @@ import (
 )
 
 // LinkChange is a change of a cluster's standing links (`habench netem apply` / `clear`
-// from another command) while a run was going on: manifest.json "link_changes".
+// from another command) while a run was going on: manifest.json "link_changes". The
+// partitions and heals of faults (the run's own schedule or `habench fault`) are not
+// link changes but faults (byOthers).
 type LinkChange struct {
 	// AtS is when it happened in seconds on samples.csv's clock: for "applied" the
 	// record's applied time (the impairments took effect about then), for "cleared" when
@@ -110,4 +113,29 @@ func linkChangeWarning(changes []LinkChange) string {
 	}
 	return "the cluster's links changed during the run (`habench netem apply`/`clear` from another command; samples.csv's clock): " +
 		strings.Join(parts, ", ") + "; TPS, latency and lag include those periods"
+}
+
+// faultLinkSlack is how far a link change may lie outside its fault's action (At to
+// At + Took, on samples.csv's clock) and still be the fault's: the watch notices a
+// clear within linkWatchEvery, later on a loaded host.
+const faultLinkSlack = time.Second
+
+// byOthers returns changes without those a partition (applied) or heal (cleared) among
+// faults made while it ran: the run's own scenario faults and `habench fault`'s are in
+// the manifest's faults and their warning, never links changed "from another command".
+func byOthers(changes []LinkChange, faults []RunFault) []LinkChange {
+	var out []LinkChange
+	for _, c := range changes {
+		if !slices.ContainsFunc(faults, func(f RunFault) bool { return madeBy(c, f) }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// madeBy: link change c is fault f's (a partition applied, a heal cleared, while f ran).
+func madeBy(c LinkChange, f RunFault) bool {
+	event := map[string]string{"partition": "applied", "heal": "cleared"}[f.Action]
+	slack := faultLinkSlack.Seconds()
+	return event == c.Event && c.AtS >= f.AtS-slack && c.AtS <= f.AtS+f.Took+slack
 }

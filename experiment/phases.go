@@ -82,6 +82,7 @@ type runState struct {
 	stopBackground func()
 	probe          *probe
 	writers        *writerWatch // the cluster's live writer (hangs.go)
+	scheduled      []FaultRecord // the faults the run's schedule injected (read after stopBackground)
 
 	// workload
 	result    *workload.Result
@@ -443,7 +444,7 @@ func (st *runState) background() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			scheduleFaults(fctx, b.Injector, b.Cluster, b.Faults, time.Now(), func(err error) {
+			st.scheduled = scheduleFaults(fctx, b.Injector, b.Cluster, b.Faults, time.Now(), func(err error) {
 				st.say(err.Error(), "fault not injected", "err", err)
 			})
 		}()
@@ -589,24 +590,26 @@ func (st *runState) collect() error {
 	if st.samplerErr != nil {
 		b.log().Warn("sampling failed", "err", st.samplerErr)
 	}
+	if b.Cluster != nil {
+		st.man.Faults = markScheduled(faultsDuring(b.Cluster, st.sampleStart, st.started, time.Now()), st.scheduled)
+	}
 	if st.linkWatch != nil {
 		changes, err := st.linkWatch.result()
 		if err != nil {
 			b.log().Warn("cannot read the cluster's standing links record", "err", err)
 		}
+		// The partitions and heals of faults are faults, warned about below.
+		changes = byOthers(changes, st.man.Faults)
 		st.man.LinkChanges = changes
 		if w := linkChangeWarning(changes); w != "" {
 			st.warn(w, "links changed during the run", "changes", len(changes))
 		}
 	}
-	if b.Cluster != nil {
-		st.man.Faults = faultsDuring(b.Cluster, st.sampleStart, st.started, time.Now())
-		if w := faultWarning(st.man.Faults); w != "" {
-			st.warn(w, "faults during the run", "faults", len(st.man.Faults))
-		}
-		for _, w := range escalationWarnings(st.man.Faults) {
-			st.warn(w, "a clean stop escalated to SIGKILL", "detail", w)
-		}
+	if w := faultWarning(st.man.Faults); w != "" {
+		st.warn(w, "faults during the run", "faults", len(st.man.Faults))
+	}
+	for _, w := range escalationWarnings(st.man.Faults) {
+		st.warn(w, "a clean stop escalated to SIGKILL", "detail", w)
 	}
 	if err := st.restoreKnobs(); err != nil && st.runErr == nil {
 		st.runErr = err
@@ -642,6 +645,9 @@ func (st *runState) summarize() error {
 		}
 	}
 	sum.DataCheck = st.dataCheck
+	if ss := sum.SemiSync; ss != nil && ss.Warning != "" {
+		st.warn(ss.Warning, "semi-sync degraded", "no_tx", ss.NoTx, "off", len(ss.Off))
+	}
 	// Host CPU over the measured part only (not the catch-up, not warmup).
 	from := time.Duration(man.IntervalsOffsetS * float64(time.Second))
 	sum.Hosts = hostSummary(man.Hosts, st.allSamples, from, from+time.Duration(sum.TimeS*float64(time.Second)))

@@ -22,8 +22,15 @@ type RateSummary struct {
 	// end (queued) and not measured (running at its end).
 	WarmupDropped    int64 `json:"warmup_dropped"`
 	WarmupUnmeasured int64 `json:"warmup_unmeasured"`
-	// Met is false when the run ended more than workload.RateBehind behind; Warning
-	// says so in words.
+	// BehindS is the longest period the run was behind (arrivals waiting longer than
+	// workload.RateBehind), BehindFromS when it began (seconds since the start of
+	// measurement, intervals.csv's clock), MaxBacklog the most arrivals queued at once
+	// while behind (see workload.RateResult.Behind).
+	BehindS     float64 `json:"behind_s"`
+	BehindFromS float64 `json:"behind_from_s"`
+	MaxBacklog  int64   `json:"max_backlog"`
+	// Met is false when the run ended more than workload.RateBehind behind, or was
+	// behind for longer than that and the report interval; Warning says so in words.
 	Met     bool   `json:"met"`
 	Warning string `json:"warning,omitempty"`
 	// ServiceMs are service times in ms: min, avg, max, sum, p50, p95, p99 and the
@@ -40,6 +47,7 @@ func rateSummary(r *workload.Result) *RateSummary {
 	s := &RateSummary{Target: rr.Target, Arrivals: rr.Arrivals, Backlog: rr.Backlog,
 		BacklogAgeS: rr.BacklogAge.Seconds(), MaxBacklogAgeS: rr.MaxBacklogAge.Seconds(),
 		WarmupDropped: rr.WarmupDropped, WarmupUnmeasured: rr.WarmupUnmeasured,
+		BehindS: rr.Behind.Seconds(), BehindFromS: rr.BehindAt.Seconds(), MaxBacklog: rr.MaxBacklog,
 		Met: rr.Met, Warning: rr.Warning(r.TPS()),
 		ServiceMs: map[string]float64{"min": rr.ServiceMin, "avg": rr.ServiceAvg, "max": rr.ServiceMax,
 			"sum": rr.ServiceSum, "p50": rr.ServiceP50, "p95": rr.ServiceP95, "p99": rr.ServiceP99}}

@@ -15,14 +15,16 @@ func TestRateSummaryAndColumns(t *testing.T) {
 	r := &workload.Result{Transactions: 100, TotalTime: 10 * time.Second, Percentile: 95, LatencyPct: 7000,
 		ExtraLatencyPct: []float64{7900, 8000},
 		Rate: &workload.RateResult{Target: 50, Arrivals: 600, Backlog: 500, BacklogAge: 9 * time.Second,
-			MaxBacklogAge: 9 * time.Second, WarmupDropped: 3, Met: false, ServiceP95: 2.5, ServicePct: 2.5}}
+			MaxBacklogAge: 9 * time.Second, WarmupDropped: 3, Met: false, ServiceP95: 2.5, ServicePct: 2.5,
+			Behind: 3300 * time.Millisecond, BehindAt: 10 * time.Second, MaxBacklog: 298}}
 	s := rateSummary(r)
 	b, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"target":50`, `"arrivals":600`, `"backlog":500`, `"backlog_age_s":9`, `"warmup_dropped":3`,
-		`"met":false`, `"warning":"the target rate was not met`, `"p95":2.5`} {
+		`"met":false`, `"warning":"the target rate was not met`,
+		`"behind_s":3.3`, `"behind_from_s":10`, `"max_backlog":298`, `behind for 3.30 s (from 10.00 s to 13.30 s`, `"p95":2.5`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("rate section %s lacks %s", b, want)
 		}

@@ -146,12 +146,7 @@ func Report(m *Manifest, s *Summary) string {
 		fmt.Fprintf(&b, "\n## Probe writer\n\n%d acknowledged commits, %d failed; **%d acknowledged commits lost** on %s; %d rows present whose commit failed.\n",
 			p.Acknowledged, p.Failed, p.LostAcknowledged, p.CheckedOn, p.UnacknowledgedPresent)
 	}
-	if ss := s.SemiSync; ss != nil {
-		fmt.Fprintf(&b, "\n## Semi-sync on %s\n\n", ss.Node)
-		b.WriteString("| acknowledged commits (yes_tx) | unacknowledged (no_tx) | seconds OFF (async fallback) | avg ack wait us |\n|---|---|---|---|\n")
-		fmt.Fprintf(&b, "| %.0f | %.0f | %d | %.0f |\n", ss.YesTx, ss.NoTx, ss.SecondsOff, ss.AvgWaitUs)
-		b.WriteString("\nyes_tx also counts habench's heartbeat writes (10 per second).\n")
-	}
+	b.WriteString(semiSyncReport(s.SemiSync))
 	if len(s.Group) > 0 {
 		b.WriteString(groupReport(s.Group))
 	}

@@ -933,6 +933,7 @@ func fillRecord(rec *CellRecord, s *Summary) {
 		rec.LatencyMs = &CellLatency{Avg: s.LatencyMs["avg"], P95: s.LatencyMs["p95"], P99: s.LatencyMs["p99"], Max: s.LatencyMs["max"]}
 	}
 	rec.MaxReplicaLagS = maxReplicaLag(s)
+	rec.Warnings = append(rec.Warnings, degradedWarnings(s)...)
 }
 
 // maxReplicaLag is the largest heartbeat lag of any node but the heartbeat's writer (the

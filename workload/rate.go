@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,9 +29,11 @@ import (
 // maxQueueLen is sysbench's MAX_QUEUE_LEN for --rate.
 const maxQueueLen = 131072
 
-// RateBehind is how far behind its target a --rate run may end before it is reported as
-// not having met the target rate: more than RateBehind worth of arrivals still queued, or
-// the oldest queued arrival waiting longer than RateBehind (RateResult.Met).
+// RateBehind is how far behind its target a --rate run may be before it is reported as
+// not having met the target rate (RateResult.Met): at the end, more than RateBehind worth
+// of arrivals still queued or the oldest queued arrival waiting longer than RateBehind;
+// during the run, behind (arrivals waiting longer than RateBehind) for longer than
+// RateBehind and the report interval.
 const RateBehind = time.Second
 
 // RateInterval is the --rate part of an Interval (nil without --rate).
@@ -63,8 +67,17 @@ type RateResult struct {
 	// WarmupUnmeasured are events whose arrival was in the warm-up that a worker
 	// was running at its end (finished, not measured).
 	WarmupDropped, WarmupUnmeasured int64
-	// Met is false when the run ended more than RateBehind behind its target:
-	// Backlog > Target x RateBehind or BacklogAge > RateBehind.
+	// Behind is the longest period the run was behind its target: the union of the
+	// queue waits [intended start, taken] of the arrivals that waited longer than
+	// RateBehind (and of the oldest one left at the end), 0 when none did. BehindAt is
+	// when it began, since the start of measurement; MaxBacklog the most measured
+	// arrivals queued at once while behind (at such an arrival's take, or at the end).
+	Behind, BehindAt time.Duration
+	MaxBacklog       int64
+	// Met is false when the run ended more than RateBehind behind its target
+	// (Backlog > Target x RateBehind or BacklogAge > RateBehind) or was behind for
+	// longer than RateBehind and the report interval (Behind): the average rate alone
+	// hides a stall the queue caught up with.
 	Met bool
 	// ServiceMin, ServiceAvg, ServiceMax, ServiceSum (exact) and ServicePct (at
 	// Options.Percentile), ServiceP50, ServiceP95, ServiceP99 (from
@@ -81,9 +94,21 @@ func (rr *RateResult) Warning(tps float64) string {
 	if rr == nil || rr.Met {
 		return ""
 	}
-	return fmt.Sprintf("the target rate was not met: at the end %d arrivals were still queued, the oldest waiting %.3f s "+
-		"(more than %s behind --rate %d); achieved %.2f of %d events/s. Latencies count the time queued; the service times do not",
-		rr.Backlog, rr.BacklogAge.Seconds(), RateBehind, rr.Target, tps, rr.Target)
+	var what []string
+	if rr.Behind > 0 {
+		what = append(what, fmt.Sprintf("the run was behind for %.2f s (from %.2f s to %.2f s of the measured run), up to %d arrivals queued, the longest queue wait %.3f s",
+			rr.Behind.Seconds(), rr.BehindAt.Seconds(), (rr.BehindAt+rr.Behind).Seconds(), rr.MaxBacklog, rr.MaxBacklogAge.Seconds()))
+	}
+	if rr.endBehind() {
+		what = append(what, fmt.Sprintf("at the end %d arrivals were still queued, the oldest waiting %.3f s", rr.Backlog, rr.BacklogAge.Seconds()))
+	}
+	return fmt.Sprintf("the target rate was not met (more than %s behind --rate %d): %s; achieved %.2f of %d events/s. Latencies count the time queued; the service times do not",
+		RateBehind, rr.Target, strings.Join(what, "; "), tps, rr.Target)
+}
+
+// endBehind: the run ended more than RateBehind behind its target.
+func (rr *RateResult) endBehind() bool {
+	return float64(rr.Backlog) > float64(rr.Target)*RateBehind.Seconds() || rr.BacklogAge > RateBehind
 }
 
 // rateState is the --rate machinery of one run. The generator is the only writer of
@@ -102,6 +127,38 @@ type rateState struct {
 	unmeasured atomic.Int64 // warm-up arrivals running at its end, not measured
 	maxWaitNs  atomic.Int64 // longest queue wait of a measured arrival
 	lastGen    int64        // measured arrivals at the previous interval (coordinator only)
+	// behind: the periods the run was behind (late), under mu (taken only for an
+	// arrival that waited longer than RateBehind).
+	mu           sync.Mutex
+	cur, longest behindSpan
+	open         bool  // cur is a period
+	peak         int64 // most measured arrivals queued at once while behind
+}
+
+// behindSpan is a period the run was behind, in ns since t0: from the intended start
+// of its first late arrival to the take of its last.
+type behindSpan struct{ from, to int64 }
+
+// late records a measured arrival with intended start arr taken at now (ns since t0)
+// after waiting longer than RateBehind, queued arrivals still queued behind it (itself
+// included): periods that overlap are one.
+func (rs *rateState) late(arr, now, queued int64) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if !rs.open || arr > rs.cur.to {
+		rs.closeSpan()
+		rs.cur, rs.open = behindSpan{from: arr, to: now}, true
+	}
+	rs.cur.to = max(rs.cur.to, now)
+	rs.peak = max(rs.peak, queued)
+}
+
+// closeSpan keeps the current period if it is the longest (mu held).
+func (rs *rateState) closeSpan() {
+	if rs.open && rs.cur.to-rs.cur.from > rs.longest.to-rs.longest.from {
+		rs.longest = rs.cur
+	}
+	rs.open = false
 }
 
 func newRateState(o *Options) *rateState {
@@ -182,8 +239,12 @@ func (r *runner) take() (time.Time, bool) {
 			}
 			rs.conc.Add(1)
 			if ns >= rs.warmupNs {
-				if w := int64(time.Since(r.t0)) - ns; w > rs.maxWaitNs.Load() {
+				w := int64(time.Since(r.t0)) - ns
+				if w > rs.maxWaitNs.Load() {
 					rs.maxWaitNs.Store(w) // racy max: a lost update is within a few ns of another
+				}
+				if w > int64(RateBehind) {
+					rs.late(ns, ns+w, rs.gen.Load()-rs.deq.Load()+1)
 				}
 			}
 			return r.t0.Add(time.Duration(ns)), true
@@ -247,6 +308,21 @@ func (r *runner) rateInterval(now time.Time, svc *counts, hist *hdrhistogram.His
 	return ri
 }
 
+// behind sets rr's Behind, BehindAt and MaxBacklog from the periods the run was behind,
+// the oldest arrival still queued at end (ns since t0) included when it is late.
+func (rs *rateState) behind(rr *RateResult, end int64) {
+	if rr.BacklogAge > RateBehind {
+		rs.late(end-int64(rr.BacklogAge), end, rr.Backlog)
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.closeSpan()
+	if l := rs.longest; l.to > l.from {
+		rr.Behind, rr.BehindAt = time.Duration(l.to-l.from), time.Duration(max(l.from-rs.warmupNs, 0))
+		rr.MaxBacklog = rs.peak
+	}
+}
+
 // queueLength is sysbench's "queue length": arrivals of the measured part queued.
 func (r *runner) queueLength(now time.Time) int {
 	n, _ := r.rt.backlog(int64(now.Sub(r.t0)))
@@ -267,7 +343,8 @@ func (r *runner) rateResult(end time.Time, svc *counts, hist *hdrhistogram.Histo
 	}
 	rr.Backlog, rr.BacklogAge = rs.backlog(int64(end.Sub(r.t0)))
 	rr.MaxBacklogAge = max(time.Duration(rs.maxWaitNs.Load()), rr.BacklogAge)
-	rr.Met = !(float64(rr.Backlog) > float64(rs.rate)*RateBehind.Seconds() || rr.BacklogAge > RateBehind)
+	rs.behind(rr, int64(end.Sub(r.t0)))
+	rr.Met = !rr.endBehind() && rr.Behind <= max(RateBehind, r.o.ReportInterval)
 	rr.ServiceMin = nsToMs(svc.latMin)
 	rr.ServiceMax = nsToMs(svc.latMax)
 	rr.ServiceSum = nsToMs(svc.latSum)

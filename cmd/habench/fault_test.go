@@ -7,12 +7,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/topology"
 )
@@ -278,25 +282,35 @@ func TestConvergenceDivergedAndDown(t *testing.T) {
 	noClusters(t, state, name)
 }
 
-// TestScenarioFaults: a scenario's faults: schedule kills a replica 1 s into the workload
-// and starts it 3 s in; the run completes, its manifest lists both faults on the samples
-// clock in order, the output warns, and the convergence check finds the restarted replica
-// caught up with the same rows.
+// TestScenarioFaults: a scenario's faults: schedule kills both replicas of a semi-sync
+// source (timeout 500 ms) 1 s into the workload and starts them 2.5 s in (of 9 s: a start
+// takes 1.3 to 2.5 s here, and one still going when the workload ends is cancelled); the run
+// completes, its manifest lists the faults on the samples clock in order (scheduled: the
+// run's own), the output warns of the scenario's faults and of the fallback to async (how long, how many commits of all
+// were acknowledged without a replica), summary.json's semisync section is degraded, each
+// restarted replica has its caught-up time, and the convergence check finds both caught
+// up with the same rows.
 func TestScenarioFaults(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
-	name := testenv.Name("sf1")
+	name := testenv.Name("wnsf")
 	f := filepath.Join(t.TempDir(), "s.yaml")
-	os.WriteFile(f, []byte("name: sf\ntopologies:\n  - {name: "+name+", kind: async, nodes: 3, flavor: mariadb}\n"+
-		"workload:\n  test: oltp_read_write\n  options: {tables: 2, table-size: 1000, threads: 2, time: 6}\n"+
-		"faults:\n  - {at: 1s, action: kill, node: n3}\n  - {at: 3s, action: start, node: n3}\n"), 0o644)
+	os.WriteFile(f, []byte("name: sf\ntopologies:\n  - {name: "+name+", kind: semisync, nodes: 3, flavor: mariadb, semisync: {timeout: 500ms}}\n"+
+		"workload:\n  test: oltp_read_write\n  options: {tables: 2, table-size: 1000, threads: 2, time: 9}\n"+
+		"faults:\n  - {at: 1s, action: kill, node: n2}\n  - {at: 1s, action: kill, node: n3}\n"+
+		"  - {at: 2.5s, action: start, node: n2}\n  - {at: 2.5s, action: start, node: n3}\n"), 0o644)
 	res := t.TempDir()
 	r := habench(t, state, "run", f, "--results", res, "--quiet")
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "WARNING: faults were injected during the run (habench fault): kill n3 at ") {
-		t.Errorf("no fault warning:\n%s", r.stdout)
+	if !strings.Contains(r.stdout, "WARNING: the scenario's faults were injected during the run: kill n2 at ") || strings.Contains(r.stdout, "habench fault") {
+		t.Errorf("no warning of the scenario's own faults (or they are said to be another command's):\n%s", r.stdout)
+	}
+	if w := regexp.MustCompile(`WARNING: semi-sync fell back to async: OFF for \d+\.\d s in all, n1 from \d+\.\d s to .*; \d+ of \d+ commits \(\d+\.\d%\) were acknowledged to clients without any replica having them.*`).FindString(r.stdout); w == "" {
+		t.Errorf("no semi-sync fallback warning:\n%s", r.stdout)
+	} else {
+		t.Log(w)
 	}
 	mans, _ := filepath.Glob(filepath.Join(res, "*", "*", "manifest.json"))
 	sums, _ := filepath.Glob(filepath.Join(res, "*", "*", "summary.json"))
@@ -305,31 +319,42 @@ func TestScenarioFaults(t *testing.T) {
 	}
 	var man struct {
 		Faults []struct {
-			AtS    float64 `json:"at_s"`
-			Action string  `json:"action"`
-			Node   string  `json:"node"`
-			Error  string  `json:"error"`
+			AtS       float64 `json:"at_s"`
+			Action    string  `json:"action"`
+			Node      string  `json:"node"`
+			Error     string  `json:"error"`
+			Scheduled bool    `json:"scheduled"`
 		} `json:"faults"`
 		IntervalsOffsetS float64 `json:"intervals_offset_s"`
+		Warnings         []string
 	}
 	b, _ := os.ReadFile(mans[0])
 	if err := json.Unmarshal(b, &man); err != nil {
 		t.Fatal(err)
 	}
-	if len(man.Faults) != 2 || man.Faults[0].Action != "kill" || man.Faults[1].Action != "start" || man.Faults[0].Error != "" || man.Faults[1].Error != "" {
+	var acts []string
+	for _, f := range man.Faults {
+		acts = append(acts, fmt.Sprint(f.Action, " ", f.Node, " ", f.Scheduled, f.Error))
+	}
+	if strings.Join(acts, ",") != "kill n2 true,kill n3 true,start n2 true,start n3 true" {
 		t.Fatalf("manifest faults: %+v", man.Faults)
 	}
 	// On the samples clock: the workload starts at intervals_offset_s.
 	if d := man.Faults[0].AtS - man.IntervalsOffsetS; d < 0.8 || d > 2 {
 		t.Errorf("kill at %.2fs, workload at %.2fs: want about 1 s after it", man.Faults[0].AtS, man.IntervalsOffsetS)
 	}
-	if man.Faults[1].AtS-man.Faults[0].AtS < 1.5 {
-		t.Errorf("start %.2fs after the kill, want about 2 s", man.Faults[1].AtS-man.Faults[0].AtS)
+	if man.Faults[2].AtS-man.Faults[0].AtS < 1.2 {
+		t.Errorf("start %.2fs after the kill, want about 1.5 s", man.Faults[2].AtS-man.Faults[0].AtS)
+	}
+	if !slices.ContainsFunc(man.Warnings, func(w string) bool { return strings.HasPrefix(w, "semi-sync fell back to async") }) {
+		t.Errorf("manifest warnings %q lack the semi-sync fallback", man.Warnings)
 	}
 	var sum struct {
 		Convergence struct {
 			Nodes []struct{ Node, State string }
 		}
+		SemiSync *experiment.SemiSyncSummary `json:"semisync"`
+		Faults   []experiment.FaultSummary   `json:"faults"`
 	}
 	b, _ = os.ReadFile(sums[0])
 	json.Unmarshal(b, &sum)
@@ -341,7 +366,25 @@ func TestScenarioFaults(t *testing.T) {
 	if len(sum.Convergence.Nodes) != 3 {
 		t.Errorf("convergence of %d nodes", len(sum.Convergence.Nodes))
 	}
+	if ss := sum.SemiSync; ss == nil || !ss.Degraded || ss.NoTx == 0 || len(ss.Off) == 0 {
+		t.Errorf("semisync section %+v: want degraded, with commits acknowledged without a replica and an OFF period", ss)
+	} else {
+		t.Logf("semi-sync: %.0f of %.0f commits without a replica, OFF %+v", ss.NoTx, ss.NoTx+ss.YesTx, ss.Off)
+	}
+	for _, f := range sum.Faults {
+		if f.Action == "start" && f.CaughtUpS == nil {
+			t.Errorf("start %s at %.2f s: no caught-up time", f.Node, f.AtS)
+		}
+		t.Logf("%s %s at %.2f s: caught up after %s", f.Action, f.Node, f.AtS, fmtCaught(f.CaughtUpS))
+	}
 	noClusters(t, state, name)
+}
+
+func fmtCaught(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return strconv.FormatFloat(*v, 'f', 2, 64)
 }
 
 // TestDurabilityFailoverScenario runs the shipped scenarios/durability-failover.yaml: the
