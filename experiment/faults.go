@@ -527,7 +527,7 @@ const FaultNote = "at = when the fault was injected, in seconds since samples.cs
 	"outage of = the node (or writer) whose workers could not commit for 1 s or more; failed attempts and reconnects = the workload's in the disturbed intervals (by MySQL error code when an outage recorded them), min TPS their lowest; " +
 	"an outage and a disturbed interval count for the first fault they follow only (a promote or heal that ended them shows none of their failed attempts); " +
 	"caught up after = seconds from the fault (start, restart, heal, promote, or a kill whose node came back) until the node, readable again, showed a heartbeat lag at or under 1 s (n/a: not seen before the node's next fault or the end); " +
-	"peak lag = the largest lag of any node from the fault to the end of the run, in seconds; "+
+	"peak lag = the largest lag of any node from the fault to the end of the run, in seconds; " +
 	"new writer after = seconds from the fault until the cluster named another writer (polled every 0.5 s), workers there after = until the workload first committed on it (n/a: never)."
 
 func orDash(s string) string {

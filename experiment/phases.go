@@ -81,7 +81,7 @@ type runState struct {
 	// background work during the workload (faults, probe writer): stopBackground ends it
 	stopBackground func()
 	probe          *probe
-	writers        *writerWatch // the cluster's live writer (hangs.go)
+	writers        *writerWatch  // the cluster's live writer (hangs.go)
 	scheduled      []FaultRecord // the faults the run's schedule injected (read after stopBackground)
 
 	// workload
