@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/workload"
 )
@@ -192,9 +193,12 @@ type FaultSummary struct {
 	MinTPS     *float64 `json:"min_tps,omitempty"`
 	// CaughtUpS, for start, restart, heal and promote: the time from the fault to the
 	// first sample in which the node's visibility lag was back at or under 1 s (nil: not
-	// seen). PeakLagS: the largest lag of any node from the fault to the end of the run.
-	CaughtUpS *float64 `json:"caught_up_s,omitempty"`
-	PeakLagS  *float64 `json:"peak_lag_s,omitempty"`
+	// seen). PeakLagS: the largest lag of any node from the fault to the end of the run;
+	// PeakLagUnknown the nodes whose lag could not be measured for a while in that time
+	// ("n3 unknown for 9 s"), which PeakLagS cannot see (faultPeakLag).
+	CaughtUpS      *float64 `json:"caught_up_s,omitempty"`
+	PeakLagS       *float64 `json:"peak_lag_s,omitempty"`
+	PeakLagUnknown string   `json:"peak_lag_unknown,omitempty"`
 }
 
 // FaultInterval is one report interval of the workload (a row of intervals.csv) as the
@@ -341,15 +345,11 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 			r := max(0, rec)
 			fs.RecoveryS = &r
 		}
-		var peak *float64
+		fs.PeakLagS, fs.PeakLagUnknown = faultPeakLag(samples, f.AtS)
 		for _, s := range samples {
 			t := s.Elapsed.Seconds()
 			if t < f.AtS || s.Metric != "lag_s" {
 				continue
-			}
-			if peak == nil || s.Value > *peak {
-				v := s.Value
-				peak = &v
 			}
 			switch f.Action {
 			case "start", "restart", "heal", "promote":
@@ -359,7 +359,6 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 				}
 			}
 		}
-		fs.PeakLagS = peak
 		out = append(out, fs)
 	}
 	return out
@@ -397,7 +396,7 @@ func FaultTable(fs []FaultSummary) string {
 			reconn = fmt.Sprint(f.Reconnects)
 		}
 		fmt.Fprintf(&b, "| %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f.AtS, action, f.Node, rec, orDash(f.Outage), orDash(failed), reconn,
-			fmtOpt(f.MinTPS, "%.0f"), fmtOpt(f.CaughtUpS, "%.1f"), fmtOpt(f.PeakLagS, "%.2f"))
+			fmtOpt(f.MinTPS, "%.0f"), fmtOpt(f.CaughtUpS, "%.1f"), report.LagText(f.PeakLagS, f.PeakLagUnknown, "%.2f"))
 	}
 	return b.String()
 }
@@ -410,7 +409,7 @@ const FaultNote = "at = when the fault was injected, in seconds since samples.cs
 	"(0: the workload did not notice; resolution: the report interval); " +
 	"outage of = the node (or writer) whose workers could not commit for 1 s or more; failed attempts and reconnects = the workload's in the disturbed intervals (by MySQL error code when an outage recorded them), min TPS their lowest; " +
 	"caught up after = seconds from the fault (start, restart, heal, promote) until the node's heartbeat lag was back under 1 s (n/a: not seen); " +
-	"peak lag = the largest lag of any node from the fault to the end of the run, in seconds."
+	"peak lag = the largest lag of any node from the fault to the end of the run, in seconds (≥ peak (n3 unknown for N s): that node's lag could not be measured for N s, as in the nodes table)."
 
 func orDash(s string) string {
 	if s == "" {
