@@ -36,33 +36,7 @@ type lagTick struct {
 // (the first one: the median tick spacing). The lag_s sampled while outside still counts in
 // max and average: the number read then is real, yet it cannot show what was not written.
 func lagStats(samples []sampler.Sample, fromS float64) map[string]*nodeLag {
-	ticks := map[float64]map[string]*lagTick{}
-	hb := false
-	at := func(s sampler.Sample) *lagTick {
-		t := s.Elapsed.Seconds()
-		if ticks[t] == nil {
-			ticks[t] = map[string]*lagTick{}
-		}
-		lt := ticks[t][s.Node]
-		if lt == nil {
-			lt = &lagTick{}
-			ticks[t][s.Node] = lt
-		}
-		return lt
-	}
-	for _, s := range samples {
-		switch s.Metric {
-		case "sampler_errors":
-			at(s).present = true
-		case "lag_s":
-			v := s.Value
-			at(s).lag, hb = &v, true
-		case "galera_primary", "galera_ready":
-			at(s).outside = at(s).outside || s.Value == 0
-		case "gr_majority_state":
-			at(s).outside = at(s).outside || s.Value != 1
-		}
-	}
+	ticks, hb := lagTicks(samples)
 	times := make([]float64, 0, len(ticks))
 	for t := range ticks {
 		times = append(times, t)
@@ -92,12 +66,50 @@ func lagStats(samples []sampler.Sample, fromS float64) map[string]*nodeLag {
 					nl.max = &v
 				}
 			}
-			if hb && lt.present && (lt.lag == nil || lt.outside) {
+			if lt.unknown(hb) {
 				nl.unknownS += dt
 			}
 		}
 	}
 	return out
+}
+
+// lagTicks is what each tick (by elapsed seconds) says of each node's lag, and whether any
+// node had a lag_s sample (the run has a heartbeat).
+func lagTicks(samples []sampler.Sample) (ticks map[float64]map[string]*lagTick, hb bool) {
+	ticks = map[float64]map[string]*lagTick{}
+	at := func(s sampler.Sample) *lagTick {
+		t := s.Elapsed.Seconds()
+		if ticks[t] == nil {
+			ticks[t] = map[string]*lagTick{}
+		}
+		lt := ticks[t][s.Node]
+		if lt == nil {
+			lt = &lagTick{}
+			ticks[t][s.Node] = lt
+		}
+		return lt
+	}
+	for _, s := range samples {
+		switch s.Metric {
+		case "sampler_errors":
+			at(s).present = true
+		case "lag_s":
+			v := s.Value
+			at(s).lag, hb = &v, true
+		case "galera_primary", "galera_ready":
+			at(s).outside = at(s).outside || s.Value == 0
+		case "gr_majority_state":
+			at(s).outside = at(s).outside || s.Value != 1
+		}
+	}
+	return ticks, hb
+}
+
+// unknown reports whether the tick's lag of the node is unknown (lagStats), hb saying
+// whether the run has a heartbeat.
+func (lt *lagTick) unknown(hb bool) bool {
+	return hb && lt.present && (lt.lag == nil || lt.outside)
 }
 
 // medianGap is the median spacing of the sorted tick times (1 s with fewer than two ticks).

@@ -20,14 +20,21 @@ import (
 //
 //	[ 5s ] nodes: n1 (writer) | n2 lag 0.120 s, backlog 35 | n3 lag 0.080 s, galera_recv_queue 3, galera_fc_paused_fraction 0.05
 //
-// Nodes without such a sample are listed by name alone. Off unless attached; nothing is
-// printed for a single node or without a report interval (the sysbench layout is kept).
+// Nodes without such a sample are listed by name alone. A node whose lag the last tick
+// could not measure (lagStats: unreadable, outside the Primary component, not ONLINE for
+// the group's majority) shows "lag unknown for N s" (since its last measured lag), never
+// its last value; the writer's lag is shown only when it is not 0 (after a failover).
+// Off unless attached; nothing is printed for a single node or without a report interval
+// (the sysbench layout is kept).
 type LiveNodes struct {
 	W io.Writer
 
-	mu     sync.Mutex
-	latest map[string]map[string]float64
-	nodes  []string
+	mu        sync.Mutex
+	latest    map[string]map[string]float64
+	nodes     []string
+	hb        bool               // a lag_s sample was seen: the run has a heartbeat
+	lastKnown map[string]float64 // node -> elapsed s of its last tick with a known lag
+	unknownS  map[string]float64 // node -> seconds its lag has been unknown (0: known)
 }
 
 // Attach chains l onto b's OnInterval and OnSamples (the hooks already there still run).
@@ -36,6 +43,7 @@ func (l *LiveNodes) Attach(b *Bench) {
 		return
 	}
 	l.latest = map[string]map[string]float64{}
+	l.lastKnown, l.unknownS = map[string]float64{}, map[string]float64{}
 	for _, n := range b.Cluster.Nodes {
 		l.nodes = append(l.nodes, n.Name)
 	}
@@ -74,6 +82,21 @@ func (l *LiveNodes) observe(ss []sampler.Sample) {
 		}
 		l.latest[s.Node][s.Metric] = s.Value
 	}
+	ticks, hb := lagTicks(ss)
+	l.hb = l.hb || hb
+	for t, nodes := range ticks {
+		for n, lt := range nodes {
+			if !lt.present {
+				continue
+			}
+			if lt.unknown(l.hb) {
+				l.unknownS[n] = t - l.lastKnown[n]
+				delete(l.latest[n], "lag_s")
+				continue
+			}
+			l.lastKnown[n], l.unknownS[n] = t, 0
+		}
+	}
 }
 
 // line is one interval's node line.
@@ -84,7 +107,9 @@ func (l *LiveNodes) line(iv workload.Interval, writer string) string {
 	for _, n := range l.nodes {
 		var fs []string
 		m := l.latest[n]
-		if v, ok := m["lag_s"]; ok && n != writer {
+		if u := l.unknownS[n]; u > 0 {
+			fs = append(fs, "lag "+report.UnknownFor(u))
+		} else if v, ok := m["lag_s"]; ok && (n != writer || v > 0) {
 			fs = append(fs, fmt.Sprintf("lag %.3f s", v))
 		}
 		if v, ok := m["backlog_trx"]; ok && n != writer {
