@@ -37,8 +37,10 @@ import (
 //	                       majority expelled (group_replication_member_expel_timeout after
 //	                       the suspicion) leave the majority's view: gr_members_total drops.
 //	gr_majority_state      the member's MEMBER_STATE in the majority's view: the view of the
-//	                       first member (in node order) whose own row is ONLINE and that
-//	                       sees more than half of its rows ONLINE, read from every member
+//	                       first member (in node order) whose own row is ONLINE, that
+//	                       sees more than half of its rows ONLINE and whose ONLINE members
+//	                       list it in their views too (an expelled member that has not
+//	                       learnt it sees its old group ONLINE after a heal), read from every member
 //	                       at once, once per tick: gr_member_state's codes, 5 when that
 //	                       view has no row for it (expelled, left). Absent while no
 //	                       readable member sees a majority. A partitioned old primary is

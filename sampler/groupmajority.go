@@ -90,13 +90,36 @@ func (v memberView) hasMajority() bool {
 // MEMBER_ROLE ("" unless ONLINE).
 const notInGroup = "NOT_IN_GROUP"
 
+// confirmed reports whether every member ONLINE in view v that was read (views, by its
+// uuid) lists v's member in its own view too. An expelled member that has not learnt it
+// yet keeps the old membership and, once the partition heals, sees every old member
+// ONLINE: a "majority" the others' views (without it) contradict.
+func (v memberView) confirmed(byUUID map[string]memberView) bool {
+	for id, r := range v.rows {
+		if id == v.self || r.state != "ONLINE" {
+			continue
+		}
+		if other, read := byUUID[id]; read {
+			if _, lists := other.rows[v.self]; !lists {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // majorityOf returns, for every node whose @@server_uuid is known (uuids: node -> uuid),
 // its state and role in the view of the first member in order that sees a majority
-// ONLINE. Nothing when no readable member sees a majority (no group to speak for it).
+// ONLINE, confirmed by the views of those members. Nothing when no readable member does
+// (no group to speak for it).
 func majorityOf(views map[string]memberView, order []string, uuids map[string]string) map[string]viewState {
+	byUUID := map[string]memberView{}
+	for _, v := range views {
+		byUUID[v.self] = v
+	}
 	var maj *memberView
 	for _, n := range order {
-		if v, ok := views[n]; ok && v.hasMajority() {
+		if v, ok := views[n]; ok && v.hasMajority() && v.confirmed(byUUID) {
 			maj = &v
 			break
 		}

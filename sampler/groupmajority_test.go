@@ -20,6 +20,13 @@ func TestMajorityOf(t *testing.T) {
 	if got["n1"] != (viewState{state: notInGroup}) || got["n3"].role != "PRIMARY" {
 		t.Errorf("expelled: %+v, want n1 not in the group, n3 PRIMARY", got)
 	}
+	// After the heal n1, expelled without knowing it yet, sees its old group all ONLINE;
+	// n2's and n3's view (without n1) is the group's.
+	stale := memberView{self: "u1", rows: map[string]viewState{"u1": {"ONLINE", "PRIMARY"}, "u2": {"ONLINE", "SECONDARY"}, "u3": {"ONLINE", "SECONDARY"}}}
+	got = majorityOf(map[string]memberView{"n1": stale, "n3": expelled}, order, uuids)
+	if got["n1"] != (viewState{state: notInGroup}) || got["n3"].role != "PRIMARY" {
+		t.Errorf("healed, n1 stale: %+v, want n1 not in the group, n3 PRIMARY", got)
+	}
 	// Only the minority (or a member in ERROR, listing only itself) answers: no majority.
 	errView := memberView{self: "u2", rows: map[string]viewState{"u2": {"ERROR", ""}}}
 	if got := majorityOf(map[string]memberView{"n1": minority, "n2": errView}, order, uuids); got != nil {
