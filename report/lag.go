@@ -67,3 +67,16 @@ func NodeLagText(max *float64, unknownS float64, format string) string {
 	}
 	return LagText(max, u, format)
 }
+
+// lagUnknownS is node's lag_unknown_s in r's summary.json (0 without it).
+func lagUnknownS(r *Run, node string) float64 {
+	if r.Summary == nil {
+		return 0
+	}
+	for _, n := range r.Summary.Nodes {
+		if n.Node == node {
+			return n.LagUnknownS
+		}
+	}
+	return 0
+}
