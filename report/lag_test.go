@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/plot/plotter"
@@ -35,5 +37,22 @@ func TestLagChartGapsAndLabel(t *testing.T) {
 	}
 	if len(labels) != 3 || labels[2] != "n3 (unknown for 9 s)" || labels[1] != "n2" {
 		t.Errorf("lag panel labels %q, want n3 with its unknown seconds", labels)
+	}
+}
+
+// TestCompareSaysLagUnknown: compare's max lag of a run in which a node's lag was unknown
+// for a while is called a lower bound under the table, naming the node.
+func TestCompareSaysLagUnknown(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	run := func(unknown float64) *Run {
+		return &Run{Name: "a", Manifest: Manifest{Topology: map[string]any{"name": "a", "kind": "galera"}},
+			Summary: &Summary{TPS: 100, LatencyMs: map[string]float64{"avg": 1},
+				Nodes: []NodeSummary{{Node: "n1", LagMaxS: f(0)}, {Node: "n3", LagMaxS: f(0.005), LagUnknownS: unknown}}}}
+	}
+	c := Compare(&Results{Runs: []*Run{run(0)}}, &Results{Runs: []*Run{run(9)}})
+	var out bytes.Buffer
+	c.WriteText(&out)
+	if s := out.String(); !strings.Contains(s, "max lag after is a lower bound: n3 unknown for 9 s") || strings.Contains(s, "max lag before is") {
+		t.Errorf("compare:\n%s", s)
 	}
 }
