@@ -34,6 +34,7 @@ func init() {
 		Health: func(ctx context.Context, c *Cluster, n *Node, db *sql.DB) string {
 			h := groupHealth(ctx, db, n)
 			if v, err := c.ReadGroupView(ctx, db); err == nil {
+				h = v.minority(h, n.Name)
 				if note := v.Note(c, n.Name); note != "" {
 					h += "; " + note
 				}

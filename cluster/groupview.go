@@ -97,6 +97,18 @@ func (v GroupView) HasMajority() bool {
 	return 2*(len(v)-v.Count("UNREACHABLE")) > len(v)
 }
 
+// minority rewrites member self's health line h ("group ONLINE PRIMARY") when its view has
+// no majority while its own row says ONLINE: "group PRIMARY (minority, not writable; own
+// view ONLINE)". The group does not count it (an old primary cut off keeps calling itself
+// PRIMARY) and it cannot commit. h is unchanged otherwise.
+func (v GroupView) minority(h, self string) string {
+	own, ok := v.Lookup(self)
+	if !ok || own.State != "ONLINE" || v.HasMajority() {
+		return h
+	}
+	return strings.Replace(h, strings.TrimSpace("group ONLINE "+own.Role), "group "+strings.TrimSpace(own.Role+" (minority, not writable; own view ONLINE)"), 1)
+}
+
 // Note says, in a few words, how member self's view differs from a healthy group of all
 // of c's members (groupNodes): members it sees UNREACHABLE or RECOVERING, members missing
 // from its view (expelled, not joined), and a lost majority. "" when it sees every node ONLINE, and

@@ -144,7 +144,9 @@ type Manifest struct {
 }
 
 // NodeLag summarises one node's samples over the run. Lag fields are null when the node
-// produced no lag sample (unreachable, sampler failing): never a misleading 0.
+// produced no lag sample (unreachable, sampler failing): never a misleading 0. LagMaxS,
+// LagAvgS, Samples and LagUnknownS come from lagStats, the computation every lag column
+// shares.
 type NodeLag struct {
 	Node string `json:"node"`
 	// Role is the node's role at the start of the run; RoleEnd its role at the end (in
@@ -153,9 +155,14 @@ type NodeLag struct {
 	Role    string `json:"role"`
 	RoleEnd string `json:"role_end,omitempty"`
 	// DownAtEnd: no sampler reached the node at the end of the run (node_states).
-	DownAtEnd     bool     `json:"down_at_end,omitempty"`
-	LagMaxS       *float64 `json:"lag_max_s"`
-	LagAvgS       *float64 `json:"lag_avg_s"`
+	DownAtEnd bool     `json:"down_at_end,omitempty"`
+	LagMaxS   *float64 `json:"lag_max_s"`
+	LagAvgS   *float64 `json:"lag_avg_s"`
+	// LagUnknownS is how long, in seconds, the node's lag could not be measured while the
+	// heartbeat ran: it could not be read, or was outside the Primary component (Galera) or
+	// not ONLINE in the group majority's view; 0 when it was measured all along. LagMaxS
+	// cannot see those seconds: tables show it as "≥ max (unknown for N s)".
+	LagUnknownS   float64  `json:"lag_unknown_s,omitempty"`
 	BacklogMaxTrx *float64 `json:"backlog_max_trx"`
 	Samples       int      `json:"samples"`
 	// SamplerErrors is the node's cumulative sampler error count at the end of the run.
@@ -532,7 +539,6 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 	for _, n := range nodes {
 		byNode[n.Name] = &NodeLag{Node: n.Name, Role: string(n.Role), GTIDPosition: pos[n.Name]}
 	}
-	lagSum := map[string]float64{}
 	maxp := func(p **float64, v float64) {
 		if *p == nil || v > **p {
 			*p = &v
@@ -544,21 +550,21 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 			continue
 		}
 		switch sm.Metric {
-		case "lag_s":
-			nl.Samples++
-			lagSum[sm.Node] += sm.Value
-			maxp(&nl.LagMaxS, sm.Value)
 		case "backlog_trx":
 			maxp(&nl.BacklogMaxTrx, sm.Value)
 		case "sampler_errors":
 			nl.SamplerErrors = sm.Value
 		}
 	}
+	lags := lagStats(samples, 0)
 	for _, n := range nodes {
 		nl := byNode[n.Name]
-		if nl.Samples > 0 {
-			avg := lagSum[n.Name] / float64(nl.Samples)
-			nl.LagAvgS = &avg
+		if st := lags[n.Name]; st != nil {
+			nl.LagMaxS, nl.Samples, nl.LagUnknownS = st.max, st.n, st.unknownS
+			if st.n > 0 {
+				avg := st.sum / float64(st.n)
+				nl.LagAvgS = &avg
+			}
 		}
 		s.Nodes = append(s.Nodes, *nl)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/workload"
 )
@@ -222,9 +223,12 @@ type FaultSummary struct {
 	// back by itself): the time from the fault to the first sample, after the action
 	// ended and before the node's next fault, in which the node was readable and its
 	// known visibility lag was at or under 1 s (nil: not seen). PeakLagS: the largest lag
-	// of any node from the fault to the end of the run.
-	CaughtUpS *float64 `json:"caught_up_s,omitempty"`
-	PeakLagS  *float64 `json:"peak_lag_s,omitempty"`
+	// of any node from the fault to the end of the run; PeakLagUnknown the nodes whose lag
+	// could not be measured for a while in that time ("n3 unknown for 9 s"), which PeakLagS
+	// cannot see (faultPeakLag).
+	CaughtUpS      *float64 `json:"caught_up_s,omitempty"`
+	PeakLagS       *float64 `json:"peak_lag_s,omitempty"`
+	PeakLagUnknown string   `json:"peak_lag_unknown,omitempty"`
 	// NewWriter is the writer the cluster named after the fault (kinds with a single
 	// writer, polled every 500 ms: a group's PRIMARY seeing a majority, a promoted
 	// source); NewWriterS the seconds from the fault until it was named, ClientWriterS
@@ -413,7 +417,7 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 			fs.RecoveryS = &r
 		}
 		fs.CaughtUpS = caughtUp(faults, i, samples)
-		fs.PeakLagS = peakLag(samples, f.AtS)
+		fs.PeakLagS, fs.PeakLagUnknown = faultPeakLag(samples, f.AtS)
 		out = append(out, fs)
 	}
 	return out
@@ -461,21 +465,6 @@ func caughtUp(faults []RunFault, i int, samples []sampler.Sample) *float64 {
 	return nil
 }
 
-// peakLag is the largest lag_s of any node from atS on (nil: no sample).
-func peakLag(samples []sampler.Sample, atS float64) *float64 {
-	var peak *float64
-	for _, s := range samples {
-		if s.Metric != "lag_s" || s.Elapsed.Seconds() < atS || math.IsNaN(s.Value) {
-			continue
-		}
-		if peak == nil || s.Value > *peak {
-			v := s.Value
-			peak = &v
-		}
-	}
-	return peak
-}
-
 // FaultTable renders the faults as a Markdown table ("" when none).
 func FaultTable(fs []FaultSummary) string {
 	if len(fs) == 0 {
@@ -513,7 +502,7 @@ func FaultTable(fs []FaultSummary) string {
 			client = fmtOpt(f.ClientWriterS, "%.1f")
 		}
 		fmt.Fprintf(&b, "| %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f.AtS, action, f.Node, rec, orDash(f.Outage), orDash(failed), reconn,
-			fmtOpt(f.MinTPS, "%.0f"), fmtOpt(f.CaughtUpS, "%.1f"), fmtOpt(f.PeakLagS, "%.2f"), newWriter, client)
+			fmtOpt(f.MinTPS, "%.0f"), fmtOpt(f.CaughtUpS, "%.1f"), report.LagText(f.PeakLagS, f.PeakLagUnknown, "%.2f"), newWriter, client)
 	}
 	return b.String()
 }
@@ -527,7 +516,7 @@ const FaultNote = "at = when the fault was injected, in seconds since samples.cs
 	"outage of = the node (or writer) whose workers could not commit for 1 s or more; failed attempts and reconnects = the workload's in the disturbed intervals (by MySQL error code when an outage recorded them), min TPS their lowest; " +
 	"an outage and a disturbed interval count for the first fault they follow only (a promote or heal that ended them shows none of their failed attempts); " +
 	"caught up after = seconds from the fault (start, restart, heal, promote, or a kill whose node came back) until the node, readable again, showed a heartbeat lag at or under 1 s (n/a: not seen before the node's next fault or the end); " +
-	"peak lag = the largest lag of any node from the fault to the end of the run, in seconds; " +
+	"peak lag = the largest lag of any node from the fault to the end of the run, in seconds (≥ peak (n3 unknown for N s): that node's lag could not be measured for N s, as in the nodes table); " +
 	"new writer after = seconds from the fault until the cluster named another writer (polled every 0.5 s), workers there after = until the workload first committed on it (n/a: never)."
 
 func orDash(s string) string {

@@ -13,8 +13,10 @@ import (
 type GroupMemberSummary struct {
 	Node string `json:"node"`
 	// LastState and LastRole are the member's MEMBER_STATE / MEMBER_ROLE codes at the last
-	// sample (state 1 = ONLINE; role 1 = PRIMARY, 2 = SECONDARY); Changes counts changes of
-	// either during the run.
+	// sample as the group's majority reports them (gr_majority_state and _role; its own
+	// view's when no majority was ever sampled): state 1 = ONLINE, 3 = UNREACHABLE, 5 =
+	// not in the majority's view; role 1 = PRIMARY, 2 = SECONDARY. Changes counts changes of
+	// either in the member's own view during the run.
 	LastState float64 `json:"last_state"`
 	LastRole  float64 `json:"last_role"`
 	Changes   float64 `json:"state_role_changes"`
@@ -38,6 +40,7 @@ type GroupMemberSummary struct {
 // groupSummary sums the group sampler's samples per member (nil when there are none).
 func groupSummary(nodes []sampler.Node, samples []sampler.Sample) []GroupMemberSummary {
 	byNode := map[string]*GroupMemberSummary{}
+	majority := map[string]bool{}
 	add := func(p **float64, v float64) {
 		if *p == nil {
 			*p = new(float64)
@@ -54,10 +57,18 @@ func groupSummary(nodes []sampler.Node, samples []sampler.Sample) []GroupMemberS
 			byNode[sm.Node] = g
 		}
 		switch sm.Metric {
-		case "gr_member_state":
-			g.LastState = sm.Value
-		case "gr_member_role":
+		case "gr_majority_state":
+			g.LastState, majority[sm.Node] = sm.Value, true
+		case "gr_majority_role":
 			g.LastRole = sm.Value
+		case "gr_member_state":
+			if !majority[sm.Node] {
+				g.LastState = sm.Value
+			}
+		case "gr_member_role":
+			if !majority[sm.Node] {
+				g.LastRole = sm.Value
+			}
 		case "gr_member_changes":
 			g.Changes = sm.Value
 		case "gr_certifier_queue_trx":
@@ -95,13 +106,13 @@ func groupReport(gs []GroupMemberSummary) string {
 	b.WriteString("\n## Group Replication\n\n")
 	b.WriteString("| member | state | role | changes | certifier queue max | applier queue max | conflicts | local rollbacks | remote applied | throttled trx | throttle time s | inferred throttle ticks |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	states := map[float64]string{0: "OFFLINE", 1: "ONLINE", 2: "RECOVERING", 3: "UNREACHABLE", 4: "ERROR"}
 	roles := map[float64]string{0: "-", 1: "PRIMARY", 2: "SECONDARY"}
 	for _, g := range gs {
-		fmt.Fprintf(&b, "| %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %s | %s |\n", g.Node, states[g.LastState], roles[g.LastRole], g.Changes,
+		fmt.Fprintf(&b, "| %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %s | %s |\n", g.Node, memberStates[g.LastState], roles[g.LastRole], g.Changes,
 			g.CertifierQueueMax, g.ApplierQueueMax, g.Conflicts, g.LocalRollbacks, g.RemoteApplied,
 			fmtOpt(g.ThrottledTrx, "%.0f"), fmtOpt(g.ThrottleTimeS, "%.3f"), fmtOpt(g.InferredThrottleTicks, "%.0f"))
 	}
-	b.WriteString("\nconflicts = transactions that failed certification (every member counts all of them); local rollbacks = this member's own transactions rolled back by certification; throttled = flow control held this member's commits (Gr_flow_control_throttle_*, MySQL 9.7+; throttle time is summed over transactions); inferred = samples in which the member's queues exceeded the flow-control thresholds (where the component is absent). n/a = not measured here.\n")
+	b.WriteString("\nstate and role = at the end, as the members that see a majority ONLINE report them (a member cut off in a minority calls itself ONLINE); ")
+	b.WriteString("conflicts = transactions that failed certification (every member counts all of them); local rollbacks = this member's own transactions rolled back by certification; throttled = flow control held this member's commits (Gr_flow_control_throttle_*, MySQL 9.7+; throttle time is summed over transactions); inferred = samples in which the member's queues exceeded the flow-control thresholds (where the component is absent). n/a = not measured here.\n")
 	return b.String()
 }

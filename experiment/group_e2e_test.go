@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -157,6 +158,10 @@ func TestGroupFlowControlThrottles(t *testing.T) {
 		}
 		if role := benchD.get(n, "gr_member_role"); len(role) == 0 || maxv(role) != 2 {
 			t.Errorf("%s: gr_member_role %v, want 2 (SECONDARY)", n, role)
+		}
+		// A healthy group: the majority's word is every member's own.
+		if role, st := benchD.get(n, "gr_majority_role"), benchD.get(n, "gr_majority_state"); len(role) == 0 || maxv(role) != 2 || slices.Min(role) != 2 || len(st) != len(role) || slices.Min(st) != 1 || maxv(st) != 1 {
+			t.Errorf("%s: gr_majority_role %v, gr_majority_state %v, want 2 (SECONDARY) and 1 (ONLINE) in every tick", n, role, st)
 		}
 	}
 	if outD.Summary.ReplicasCaught == nil || !*outD.Summary.ReplicasCaught {

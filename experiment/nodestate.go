@@ -16,9 +16,10 @@ type NodeState struct {
 	// seconds; End is the last sample's time when it was still down then.
 	Down []Window `json:"down,omitempty"`
 	// Changes are the role changes in the cluster's record (role: "4.0s replica -> source"
-	// after a promote, at the first sample that saw it), those a group member reported
-	// (gr_member_role: "12.0s SECONDARY -> PRIMARY") and a Galera node's Primary component
-	// membership (galera_primary).
+	// after a promote, at the first sample that saw it), a group member's role as the
+	// group's majority reports it (gr_majority_state and gr_majority_role: "15.0s PRIMARY
+	// -> UNREACHABLE (own view PRIMARY)", "32.0s SECONDARY -> PRIMARY"; groupRole) and a
+	// Galera node's Primary component membership (galera_primary).
 	Changes []string `json:"changes,omitempty"`
 }
 
@@ -31,13 +32,60 @@ type Window struct {
 
 var roleNames = map[float64]string{0: "none", 1: "PRIMARY", 2: "SECONDARY"}
 
+// memberStates are gr_member_state's and gr_majority_state's codes as shown.
+var memberStates = map[float64]string{0: "OFFLINE", 1: "ONLINE", 2: "RECOVERING", 3: "UNREACHABLE", 4: "ERROR", 5: "not in the group"}
+
+// memberLabel is a member's role when ONLINE, else its state ("" when the state is unknown).
+func memberLabel(state, role float64, ok bool) string {
+	switch {
+	case !ok:
+		return ""
+	case state == 1:
+		return roleNames[role]
+	}
+	return memberStates[state]
+}
+
+// groupRole is a group member's role in one tick (its gr_* samples: metric -> value) as
+// the majority reports it, with its own view when that differs: "PRIMARY", "UNREACHABLE
+// (own view PRIMARY)" for an old primary cut off in a minority, "not in the group" once
+// expelled, "no majority (own view PRIMARY)" when no readable member saw a majority.
+// Without majority samples in the run (majority false: samples.csv of an older habench)
+// its own gr_member_role. "" when the tick says nothing of it.
+func groupRole(m map[string]float64, majority bool) string {
+	ownState, hasOwn := m["gr_member_state"]
+	own := memberLabel(ownState, m["gr_member_role"], hasOwn)
+	if !majority {
+		if r, ok := m["gr_member_role"]; ok {
+			return roleNames[r]
+		}
+		return ""
+	}
+	majState, hasMaj := m["gr_majority_state"]
+	maj := memberLabel(majState, m["gr_majority_role"], hasMaj)
+	switch {
+	case !hasMaj && own == "":
+		return ""
+	case !hasMaj:
+		maj = "no majority"
+	}
+	if own != "" && own != maj {
+		return maj + " (own view " + own + ")"
+	}
+	return maj
+}
+
 // nodeStates derives every node's down windows and role changes from the samples.
 func nodeStates(samples []sampler.Sample) []NodeState {
 	byNode := map[string][]sampler.Sample{}
+	majority := false
 	for _, s := range samples {
 		switch s.Metric {
-		case sampler.MetricNodeUp, sampler.MetricRole, "gr_member_role", "galera_primary":
+		case sampler.MetricNodeUp, sampler.MetricRole, "gr_member_role", "gr_member_state", "galera_primary":
 			byNode[s.Node] = append(byNode[s.Node], s)
+		case "gr_majority_state", "gr_majority_role":
+			byNode[s.Node] = append(byNode[s.Node], s)
+			majority = true
 		}
 	}
 	var names []string
@@ -49,7 +97,7 @@ func nodeStates(samples []sampler.Sample) []NodeState {
 	for _, n := range names {
 		ss := byNode[n]
 		sort.SliceStable(ss, func(i, j int) bool { return ss[i].Elapsed < ss[j].Elapsed })
-		st := NodeState{Node: n}
+		st := NodeState{Node: n, Changes: groupRoleChanges(ss, majority)}
 		var down *Window
 		last := map[string]float64{}
 		seen := map[string]bool{}
@@ -71,13 +119,9 @@ func nodeStates(samples []sampler.Sample) []NodeState {
 					st.Changes = append(st.Changes, fmt.Sprintf("%.1fs %s -> %s", t, sampler.RoleOfCode(last[s.Metric]), sampler.RoleOfCode(s.Value)))
 				}
 				seen[s.Metric], last[s.Metric] = true, s.Value
-			case "gr_member_role", "galera_primary":
+			case "galera_primary":
 				if seen[s.Metric] && last[s.Metric] != s.Value {
-					if s.Metric == "gr_member_role" {
-						st.Changes = append(st.Changes, fmt.Sprintf("%.1fs %s -> %s", t, roleNames[last[s.Metric]], roleNames[s.Value]))
-					} else {
-						st.Changes = append(st.Changes, fmt.Sprintf("%.1fs %s", t, map[float64]string{0: "left the Primary component", 1: "back in the Primary component"}[s.Value]))
-					}
+					st.Changes = append(st.Changes, fmt.Sprintf("%.1fs %s", t, map[float64]string{0: "left the Primary component (non-Primary)", 1: "back in the Primary component"}[s.Value]))
 				}
 				seen[s.Metric], last[s.Metric] = true, s.Value
 			}
@@ -86,9 +130,37 @@ func nodeStates(samples []sampler.Sample) []NodeState {
 			down.Open = true
 			st.Down = append(st.Down, *down)
 		}
+		sort.SliceStable(st.Changes, func(i, j int) bool { return changeAt(st.Changes[i]) < changeAt(st.Changes[j]) })
 		if len(st.Down) > 0 || len(st.Changes) > 0 {
 			out = append(out, st)
 		}
+	}
+	return out
+}
+
+// changeAt is the time a change line starts with ("12.0s ...").
+func changeAt(c string) float64 {
+	var t float64
+	fmt.Sscanf(c, "%fs", &t)
+	return t
+}
+
+// groupRoleChanges are a member's role changes (groupRole) in its time-sorted samples ss.
+func groupRoleChanges(ss []sampler.Sample, majority bool) []string {
+	var out []string
+	last := ""
+	for i := 0; i < len(ss); {
+		j, m := i, map[string]float64{}
+		for ; j < len(ss) && ss[j].Elapsed == ss[i].Elapsed; j++ {
+			m[ss[j].Metric] = ss[j].Value
+		}
+		if r := groupRole(m, majority); r != "" {
+			if last != "" && r != last {
+				out = append(out, fmt.Sprintf("%.1fs %s -> %s", ss[i].Elapsed.Seconds(), last, r))
+			}
+			last = r
+		}
+		i = j
 	}
 	return out
 }

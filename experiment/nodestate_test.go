@@ -82,3 +82,60 @@ func TestConvergenceOldSourceKilled(t *testing.T) {
 		t.Errorf("without faults: %q", got)
 	}
 }
+
+// TestNodeStatesMinorityPrimary: the primary n1 is cut off at 10 s; it keeps calling itself
+// ONLINE/PRIMARY (its own view) until 69 s, the majority sees it UNREACHABLE from 15 s,
+// expels it at 40 s and elects n3 at 32 s. node_states and the group summary give the
+// majority's word, from the moment it said so, with n1's stale own view beside it.
+func TestNodeStatesMinorityPrimary(t *testing.T) {
+	var ss []sampler.Sample
+	add := func(sec int, node, metric string, v float64) {
+		ss = append(ss, sampler.Sample{Elapsed: time.Duration(sec) * time.Second, Node: node, Metric: metric, Value: v})
+	}
+	for i := 1; i <= 75; i++ {
+		n1Own := 1.0 // PRIMARY in its own view until it learns it was expelled
+		if i >= 69 {
+			n1Own = 0
+		}
+		add(i, "n1", "gr_member_state", map[bool]float64{true: 4, false: 1}[i >= 69])
+		add(i, "n1", "gr_member_role", n1Own)
+		majState, majRole := 1.0, 1.0
+		switch {
+		case i >= 40:
+			majState, majRole = 5, 0
+		case i >= 15:
+			majState, majRole = 3, 0
+		}
+		add(i, "n1", "gr_majority_state", majState)
+		add(i, "n1", "gr_majority_role", majRole)
+		n3 := 2.0
+		if i >= 32 {
+			n3 = 1
+		}
+		add(i, "n3", "gr_member_state", 1)
+		add(i, "n3", "gr_member_role", n3)
+		add(i, "n3", "gr_majority_state", 1)
+		add(i, "n3", "gr_majority_role", n3)
+	}
+	ns := nodeStates(ss)
+	want := map[string][]string{
+		"n1": {"15.0s PRIMARY -> UNREACHABLE (own view PRIMARY)", "40.0s UNREACHABLE (own view PRIMARY) -> not in the group (own view PRIMARY)",
+			"69.0s not in the group (own view PRIMARY) -> not in the group (own view ERROR)"},
+		"n3": {"32.0s SECONDARY -> PRIMARY"},
+	}
+	if len(ns) != 2 {
+		t.Fatalf("node states %+v", ns)
+	}
+	for _, st := range ns {
+		if strings.Join(st.Changes, "; ") != strings.Join(want[st.Node], "; ") {
+			t.Errorf("%s changes:\n %q\nwant\n %q", st.Node, st.Changes, want[st.Node])
+		}
+	}
+	gs := groupSummary([]sampler.Node{{Name: "n1"}, {Name: "n3"}}, ss)
+	if gs[0].LastState != 5 || gs[0].LastRole != 0 || gs[1].LastRole != 1 {
+		t.Errorf("group summary %+v, want n1 not in the group (5), n3 PRIMARY", gs)
+	}
+	if md := groupReport(gs); !strings.Contains(md, "| n1 | not in the group | - |") || !strings.Contains(md, "| n3 | ONLINE | PRIMARY |") {
+		t.Errorf("group report:\n%s", md)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/habench/habench/report"
 )
 
 // Report renders report.md: what ran, on which servers and settings, the results, and
@@ -111,9 +113,9 @@ func Report(m *Manifest, s *Summary) string {
 			if n.DownAtEnd {
 				role += " (down)"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %.0f |\n", n.Node, role, ver[n.Node], fmtOpt(n.LagMaxS, "%.3f"), fmtOpt(n.LagAvgS, "%.3f"), fmtOpt(n.BacklogMaxTrx, "%.0f"), n.Samples, n.SamplerErrors)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %.0f |\n", n.Node, role, ver[n.Node], report.NodeLagText(n.LagMaxS, n.LagUnknownS, "%.3f"), fmtOpt(n.LagAvgS, "%.3f"), fmtOpt(n.BacklogMaxTrx, "%.0f"), n.Samples, n.SamplerErrors)
 		}
-		b.WriteString("\nrole: at the start of the run, and after the arrow at its end when a fault of the run changed it (a promote); (down): no sampler reached it at the end. lag = visibility lag of a heartbeat row the writer (the source, primary, or first Galera node) writes every 100 ms (0 = the node shows the newest one); backlog = transactions committed on the writer and not yet applied on the node (includes the heartbeat's 10 writes per second). n/a = not applicable (e.g. backlog on the writer) or no sample (node unreachable, sampler failing: see sampler errors).\n")
+		b.WriteString("\nrole: at the start of the run, and after the arrow at its end when a fault of the run changed it (a promote); (down): no sampler reached it at the end. lag = visibility lag of a heartbeat row the writer (the source, primary, or first Galera node) writes every 100 ms (0 = the node shows the newest one); backlog = transactions committed on the writer and not yet applied on the node (includes the heartbeat's 10 writes per second). n/a = not applicable (e.g. backlog on the writer) or no sample (node unreachable, sampler failing: see sampler errors). ≥ max (unknown for N s): for N s the node's lag could not be measured (unreadable, outside the Galera Primary component, not ONLINE for the group's majority), so it may have been larger.\n")
 		if s.SamplesWindow != "" {
 			b.WriteString("\nThese figures, and the semi-sync, group and Galera ones below, cover the samples " + s.SamplesWindow + " (the warm-up excluded, as TPS and latency).\n")
 		}

@@ -365,10 +365,13 @@ type Row struct {
 	Summary *Summary          `json:"summary"`
 	// TPSvsBase and LatVsBase are percentages of the baseline topology's value in the
 	// same group (100 = same; 0 without a baseline), of the point's means (see Stats).
-	TPSvsBase  float64  `json:"tps_vs_baseline_pct"`
-	LatVsBase  float64  `json:"latency_vs_baseline_pct"`
-	MaxLagS    *float64 `json:"max_replica_lag_s"` // null without replicas or lag samples
-	DeploySecs float64  `json:"deploy_s"`
+	TPSvsBase float64  `json:"tps_vs_baseline_pct"`
+	LatVsBase float64  `json:"latency_vs_baseline_pct"`
+	MaxLagS   *float64 `json:"max_replica_lag_s"` // null without replicas or lag samples
+	// LagUnknown names the nodes whose lag could not be measured for a while ("n3 unknown
+	// for 9 s"; report.MaxLag): MaxLagS cannot see those seconds.
+	LagUnknown string  `json:"lag_unknown,omitempty"`
+	DeploySecs float64 `json:"deploy_s"`
 	// Error is why this topology's run did not complete (interrupted, failed), "" if it did.
 	Error string `json:"error,omitempty"`
 	// Note qualifies the row: "repeat 2", "1 node, no links" (a single node in a links
@@ -697,14 +700,26 @@ func (pt point) hostCPU() string {
 	return busiestHostCell(best)
 }
 
-func (pt point) maxLag() *float64 {
+// maxLag is the largest lag of the point's rows and the rows' unknown lags (distinct,
+// "; "-joined), as report.LagText shows them.
+func (pt point) maxLag() (*float64, string) {
 	var m *float64
+	var unknown []string
 	for _, r := range pt.rows {
 		if r.MaxLagS != nil && (m == nil || *r.MaxLagS > *m) {
 			m = r.MaxLagS
 		}
+		if r.LagUnknown != "" && !slices.Contains(unknown, r.LagUnknown) {
+			unknown = append(unknown, r.LagUnknown)
+		}
 	}
-	return m
+	return m, strings.Join(unknown, "; ")
+}
+
+// maxLagText is the point's max lag cell.
+func (pt point) maxLagText() string {
+	m, unknown := pt.maxLag()
+	return report.LagText(m, unknown, "%.3f")
 }
 
 func changeOfBase(c *stats.Change) string {
@@ -799,7 +814,7 @@ func ComparisonTable(rows []Row) string {
 		for _, a := range along {
 			b.WriteString(" " + alongMarked(&cv, pts, pt, a) + " |")
 		}
-		fmt.Fprintf(&b, " %s |", fmtOpt(pt.maxLag(), "%.3f"))
+		fmt.Fprintf(&b, " %s |", pt.maxLagText())
 		if probe {
 			fmt.Fprintf(&b, " %s |", pt.lostAcked())
 		}
@@ -909,7 +924,7 @@ func PrintComparison(w io.Writer, rows []Row) {
 			for _, a := range along {
 				line += alongMarked(&cv, pts, pt, a) + "\t"
 			}
-			line += fmtOpt(pt.maxLag(), "%.3f") + "\t"
+			line += pt.maxLagText() + "\t"
 			if probe {
 				line += pt.lostAcked() + "\t"
 			}

@@ -92,7 +92,7 @@ func (sw *sweepRun) rows() []Row {
 		}
 		_, ax := p.groupOf(rec.Axes)
 		row := Row{Topology: rec.Topology, Cell: rec.Index, Axes: ax, Kind: rec.Kind, Flavor: rec.Flavor, Version: rec.Version,
-			Dir: filepath.Join(sw.dir, rec.Dir), Summary: sw.cellSummary(rec), MaxLagS: rec.MaxReplicaLagS, DeploySecs: rec.DeployS,
+			Dir: filepath.Join(sw.dir, rec.Dir), Summary: sw.cellSummary(rec), MaxLagS: rec.MaxReplicaLagS, LagUnknown: rec.LagUnknown, DeploySecs: rec.DeployS,
 			group: stats.GroupOf(axes, rec.Axes), LinksControl: rec.LinksControl, LinkAddedMs: rec.LinkAddedMs}
 		if rec.Status != StatusDone {
 			row.Error = rec.Error
@@ -131,7 +131,7 @@ func (sw *sweepRun) rows() []Row {
 			Note: "1 node, no links: the runs of " + c.ReusedFrom + ", not run again"}
 		for i := range rows {
 			if rows[i].Topology == c.Topology && rows[i].group == c.ReusedFrom {
-				r.Kind, r.Flavor, r.Version, r.MaxLagS = rows[i].Kind, rows[i].Flavor, rows[i].Version, rows[i].MaxLagS
+				r.Kind, r.Flavor, r.Version, r.MaxLagS, r.LagUnknown = rows[i].Kind, rows[i].Flavor, rows[i].Version, rows[i].MaxLagS, rows[i].LagUnknown
 				r.Summary = rows[i].Summary
 				break
 			}
@@ -290,7 +290,7 @@ func (sw *sweepRun) sweepMarkdown() string {
 			fmt.Fprintf(&b, " %s | %s | | | | | | |\n", strings.Join(rb, " "), status)
 			continue
 		}
-		fmt.Fprintf(&b, " %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", strings.Join(rb, " "), status, c.TPS, c.QPS, lat.Avg, lat.P95, lat.P99, fmtOpt(c.MaxReplicaLagS, "%.3f"))
+		fmt.Fprintf(&b, " %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", strings.Join(rb, " "), status, c.TPS, c.QPS, lat.Avg, lat.P95, lat.P99, report.LagText(c.MaxReplicaLagS, c.LagUnknown, "%.3f"))
 	}
 	b.WriteString(cellWarnings(f.Cells))
 	return b.String()

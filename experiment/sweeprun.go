@@ -18,6 +18,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/knob"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/stats"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
@@ -146,6 +147,9 @@ type CellRecord struct {
 	Transactions   int64        `json:"transactions"`
 	IgnoredErrors  int64        `json:"ignored_errors"`
 	MaxReplicaLagS *float64     `json:"max_replica_lag_s,omitempty"`
+	// LagUnknown names the nodes whose lag could not be measured for a while and for how
+	// long ("n3 unknown for 9 s"); MaxReplicaLagS cannot see those seconds.
+	LagUnknown string `json:"lag_unknown,omitempty"`
 }
 
 // ReadSweepFile reads dir/sweep.json.
@@ -932,27 +936,20 @@ func fillRecord(rec *CellRecord, s *Summary) {
 	if s.LatencyMs != nil {
 		rec.LatencyMs = &CellLatency{Avg: s.LatencyMs["avg"], P95: s.LatencyMs["p95"], P99: s.LatencyMs["p99"], Max: s.LatencyMs["max"]}
 	}
-	rec.MaxReplicaLagS = maxReplicaLag(s)
+	rec.MaxReplicaLagS, rec.LagUnknown = maxReplicaLag(s)
 	rec.Warnings = append(rec.Warnings, degradedWarnings(s)...)
 }
 
-// maxReplicaLag is the largest heartbeat lag of any node but the heartbeat's writer (the
-// first writable node): replicas, group secondaries, the other primaries of a multi-primary
-// group and the other Galera nodes. nil when there is no such node with lag samples.
-func maxReplicaLag(s *Summary) *float64 {
-	var m *float64
-	writer := ""
-	for _, n := range s.Nodes {
-		if writer == "" && topology.Role(n.Role).Writable() {
-			writer = n.Node
-		}
+// maxReplicaLag is the largest heartbeat lag of any node (report.MaxLag over summary.json's
+// nodes) and the nodes whose lag was unknown for a while: replicas, secondaries, the other
+// Galera nodes, and the first writer too (its own lag is 0 while it writes the heartbeat;
+// after a failover it is a stale old primary). nil without any lag sample, and for a single
+// node (no replica: the console's n/a).
+func maxReplicaLag(s *Summary) (*float64, string) {
+	if len(s.Nodes) < 2 {
+		return nil, ""
 	}
-	for _, n := range s.Nodes {
-		if n.Node != writer && n.LagMaxS != nil && (m == nil || *n.LagMaxS > *m) {
-			m = n.LagMaxS
-		}
-	}
-	return m
+	return report.MaxLag(summaryLagFigures(s))
 }
 
 // readBackValue is an axis' value as read back, labelled like the axis' values: for each

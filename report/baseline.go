@@ -85,6 +85,7 @@ type Row struct {
 	AvgMs, P95Ms, P99Ms, MaxMs  float64
 	TPSPct, AvgPct, P95Pct      *float64
 	MaxLagS                     *float64
+	LagUnknown                  string // Run.MaxLag's unknown nodes, "" when none
 	TPSMean, TPSMin, TPSMax     float64
 	TPSCV                       float64 // per-interval TPS stddev/mean
 	IgnoredErrors, Transactions int64
@@ -142,9 +143,7 @@ func (res *Results) rowsCaveat(base *Run) ([]Row, string) {
 			row.AvgMs, row.P95Ms, row.P99Ms, row.MaxMs = s.LatencyMs["avg"], s.LatencyMs["p95"], s.LatencyMs["p99"], s.LatencyMs["max"]
 			row.IgnoredErrors, row.Transactions = s.IgnoredErrors, s.Transactions
 		}
-		if m, ok := r.MaxLagS(); ok {
-			row.MaxLagS = &m
-		}
+		row.MaxLagS, row.LagUnknown = r.MaxLag()
 		row.TPSMean, row.TPSMin, row.TPSMax, row.TPSCV, _ = r.TPSStats()
 		if h := r.BusiestHost(); h != nil {
 			row.HostBusyMean, row.HostBusyMax, row.CPUBound = h.CPUBusyMean, h.CPUBusyMax, h.CPUSaturated

@@ -114,6 +114,30 @@ type series struct {
 	color int
 }
 
+// splitGaps cuts a series where samples are missing (a gap over 2.5 times the median
+// spacing: a node that could not be read), so that no line is drawn across a time nothing
+// was measured (a lag line from 0 to 0 over a partition would read as no lag).
+func splitGaps(xys plotter.XYs) []plotter.XYs {
+	if len(xys) < 3 {
+		return []plotter.XYs{xys}
+	}
+	gaps := make([]float64, 0, len(xys)-1)
+	for i := 1; i < len(xys); i++ {
+		gaps = append(gaps, xys[i].X-xys[i-1].X)
+	}
+	sort.Float64s(gaps)
+	limit := 2.5 * gaps[len(gaps)/2]
+	var out []plotter.XYs
+	start := 0
+	for i := 1; i < len(xys); i++ {
+		if limit > 0 && xys[i].X-xys[i-1].X > limit {
+			out = append(out, xys[start:i])
+			start = i
+		}
+	}
+	return append(out, xys[start:])
+}
+
 // panel is one panel of a stacked time-series chart.
 type panel struct {
 	title, ylabel string
@@ -151,20 +175,24 @@ func timeSeriesChart(title, xlabel string, panels []panel, xmax float64, marks .
 			if len(s.xys) == 0 {
 				continue
 			}
-			l, err := plotter.NewLine(s.xys)
-			if err != nil {
-				return Chart{}, fmt.Errorf("%s: %s: %w", pn.title, s.label, err)
+			for si, seg := range splitGaps(s.xys) {
+				l, err := plotter.NewLine(seg)
+				if err != nil {
+					return Chart{}, fmt.Errorf("%s: %s: %w", pn.title, s.label, err)
+				}
+				if s.step {
+					l.StepStyle = plotter.PreStep
+				}
+				l.Color = seriesColor(s.color)
+				l.Width = vg.Points(1.4)
+				if s.dash {
+					l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+				}
+				p.Add(l)
+				if si == 0 {
+					leg.Add(s.label, l)
+				}
 			}
-			if s.step {
-				l.StepStyle = plotter.PreStep
-			}
-			l.Color = seriesColor(s.color)
-			l.Width = vg.Points(1.4)
-			if s.dash {
-				l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
-			}
-			p.Add(l)
-			leg.Add(s.label, l)
 			n++
 			for _, xy := range s.xys {
 				if !math.IsNaN(xy.Y) && !math.IsInf(xy.Y, 0) {
@@ -469,6 +497,9 @@ func runPanels(r *Run) ([]panel, float64) {
 						name = pn.MetricLabel(metric)
 					}
 					label = node + " " + name
+				}
+				if u := lagUnknownS(r, node); pn.Class == ClassLag && u > 0 {
+					label += " (" + UnknownFor(u) + ")"
 				}
 				p.lines = append(p.lines, series{label: label, xys: xys, color: nodeIdx[node], dash: mi > 0})
 			}

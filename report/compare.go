@@ -268,6 +268,14 @@ func compareNotes(a, b *Run) []string {
 	case bound(a) || bound(b):
 		out = append(out, "one run was CPU-bound (busiest host CPU-saturated), the other not: part of the change may be the host's")
 	}
+	for _, side := range []struct {
+		name string
+		r    *Run
+	}{{"before", a}, {"after", b}} {
+		if _, u := side.r.MaxLag(); u != "" {
+			out = append(out, fmt.Sprintf("max lag %s is a lower bound: %s (its lag could not be measured then)", side.name, u))
+		}
+	}
 	out = append(out, "one run on each side: no confidence interval, so a change of a few percent may be noise (repeat the runs: a sweep with repeats: 3)")
 	return out
 }

@@ -254,6 +254,7 @@ type NodeSummary struct {
 	DownAtEnd     bool     `json:"down_at_end"` // no sampler reached it at the end
 	LagMaxS       *float64 `json:"lag_max_s"`
 	LagAvgS       *float64 `json:"lag_avg_s"`
+	LagUnknownS   float64  `json:"lag_unknown_s"` // seconds its lag could not be measured
 	BacklogMaxTrx *float64 `json:"backlog_max_trx"`
 	Samples       int      `json:"samples"`
 	SamplerErrors float64  `json:"sampler_errors"`
@@ -615,16 +616,24 @@ func (r *Run) Latency(stat string) (float64, bool) {
 // MaxLagS is the largest visibility lag any node showed (summary.json), false when no
 // node has a lag sample or there is a single node (no replicas: the console's n/a).
 func (r *Run) MaxLagS() (float64, bool) {
-	if r.Summary == nil || len(r.Summary.Nodes) < 2 {
+	m, _ := r.MaxLag()
+	if m == nil {
 		return 0, false
 	}
-	found, m := false, 0.0
-	for _, n := range r.Summary.Nodes {
-		if n.LagMaxS != nil && (!found || *n.LagMaxS > m) {
-			found, m = true, *n.LagMaxS
-		}
+	return *m, true
+}
+
+// MaxLag is MaxLagS as MaxLag computes it over summary.json's nodes, with the nodes whose
+// lag was unknown for a while ("n3 unknown for 9 s"); nil and "" for a single node.
+func (r *Run) MaxLag() (*float64, string) {
+	if r.Summary == nil || len(r.Summary.Nodes) < 2 {
+		return nil, ""
 	}
-	return m, found
+	var figs []NodeLagFigure
+	for _, n := range r.Summary.Nodes {
+		figs = append(figs, NodeLagFigure{Node: n.Node, MaxS: n.LagMaxS, UnknownS: n.LagUnknownS})
+	}
+	return MaxLag(figs)
 }
 
 // Impairment decodes manifest links.impairment: nil when the links were not impaired

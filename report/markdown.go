@@ -54,7 +54,7 @@ func markdown(pg page) string {
 		if r.CPUBound {
 			busiest = "**" + busiest + "**"
 		}
-		lag := fmtOpt(r.MaxLagS, "%.3f")
+		lag := LagText(r.MaxLagS, r.LagUnknown, "%.3f")
 		if pg.Probed {
 			lag += " | " + lostAcked(r.Probe)
 		}

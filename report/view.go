@@ -104,11 +104,15 @@ var sectionNotes = map[string]string{
 	"faults": "at = when the fault was injected, in seconds since samples.csv's clock started (not since the start of measurement); " +
 		"recovered after = seconds from the fault to the first commit of the workers it stopped (0: the workload did not notice); " +
 		"caught up after = seconds from the fault until the node's visibility lag was back at or under 1 s (n/a: not seen); " +
-		"peak lag = the largest visibility lag of any node from the fault to the end of the run, in seconds; took = how long injecting the fault took.",
+		"peak lag = the largest visibility lag of any node from the fault to the end of the run, in seconds (≥ peak (n3 unknown for N s): that node's lag could not be measured for N s, as in the nodes table); took = how long injecting the fault took.",
 }
 
-// named gives the section key's columns their readable headings and its note.
+// named gives the section key's columns their readable headings and its note; a fault's
+// peak_lag_unknown is shown in its peak lag cell, as LagText does in every lag column.
 func (sec section) named(key string) section {
+	if key == "faults" {
+		sec = sec.mergeLagUnknown("peak_lag_s", "peak_lag_unknown")
+	}
 	if names, ok := sectionCols[key]; ok {
 		for i, c := range sec.Cols {
 			if n, ok := names[c]; ok {
@@ -119,6 +123,26 @@ func (sec section) named(key string) section {
 	if sec.Cols != nil {
 		sec.Note = sectionNotes[key]
 	}
+	return sec
+}
+
+// mergeLagUnknown shows column unknown in column lag ("≥ 0.01 (n3 unknown for 9 s)") and
+// drops it; the section is unchanged without both columns.
+func (sec section) mergeLagUnknown(lag, unknown string) section {
+	li, ui := slices.Index(sec.Cols, lag), slices.Index(sec.Cols, unknown)
+	if li < 0 || ui < 0 {
+		return sec
+	}
+	for i, row := range sec.Rows {
+		if u := row[ui]; u != "" && u != "n/a" {
+			if row[li] != "n/a" {
+				row[li] = "≥ " + row[li]
+			}
+			row[li] += " (" + u + ")"
+		}
+		sec.Rows[i] = slices.Delete(row, ui, ui+1)
+	}
+	sec.Cols = slices.Delete(sec.Cols, ui, ui+1)
 	return sec
 }
 
@@ -538,7 +562,7 @@ func nodeTable(r *Run) []nodeStats {
 			if s.DownAtEnd {
 				ns.Role += " (down)"
 			}
-			ns.LagMax, ns.LagAvg = fmtOpt(s.LagMaxS, "%.3f"), fmtOpt(s.LagAvgS, "%.3f")
+			ns.LagMax, ns.LagAvg = NodeLagText(s.LagMaxS, s.LagUnknownS, "%.3f"), fmtOpt(s.LagAvgS, "%.3f")
 			ns.BacklogMax = fmtOpt(s.BacklogMaxTrx, "%.0f")
 			ns.Samples = s.Samples
 			ns.SamplerErrors = fmt.Sprintf("%.0f", s.SamplerErrors)

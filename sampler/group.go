@@ -36,6 +36,19 @@ import (
 //	                       gr_member_state alone does not show a partition. Members the
 //	                       majority expelled (group_replication_member_expel_timeout after
 //	                       the suspicion) leave the majority's view: gr_members_total drops.
+//	gr_majority_state      the member's MEMBER_STATE in the majority's view: the view of the
+//	                       first member (in node order) whose own row is ONLINE, that
+//	                       sees more than half of its rows ONLINE and whose ONLINE members
+//	                       list it in their views too (an expelled member that has not
+//	                       learnt it sees its old group ONLINE after a heal), read from every member
+//	                       at once, once per tick: gr_member_state's codes, 5 when that
+//	                       view has no row for it (expelled, left). Absent while no
+//	                       readable member sees a majority. A partitioned old primary is
+//	                       ONLINE/PRIMARY in its own view and UNREACHABLE (about 5 s after
+//	                       the cut), then 5, here. This, not the member's own view, is its
+//	                       role in node_states and reports.
+//	gr_majority_role       its MEMBER_ROLE in that view: 0 none (not ONLINE there), 1
+//	                       PRIMARY, 2 SECONDARY
 //	gr_certifier_queue_trx COUNT_TRANSACTIONS_IN_QUEUE: transactions waiting for conflict
 //	                       detection (certification)
 //	gr_applier_queue_trx   COUNT_TRANSACTIONS_REMOTE_IN_APPLIER_QUEUE: certified remote
@@ -109,6 +122,7 @@ type Group struct {
 
 	mu    sync.Mutex
 	nodes map[string]*groupNode
+	uuids map[string]string // node -> @@server_uuid, as its last view read said
 }
 
 // groupNode is the per-member state of the Group sampler.
@@ -128,7 +142,9 @@ type fcSettings struct {
 }
 
 // NewGroup returns the Group Replication sampler.
-func NewGroup() *Group { return &Group{now: time.Now, nodes: map[string]*groupNode{}} }
+func NewGroup() *Group {
+	return &Group{now: time.Now, nodes: map[string]*groupNode{}, uuids: map[string]string{}}
+}
 
 // Name is "group".
 func (*Group) Name() string { return "group" }
@@ -247,6 +263,11 @@ func (g *Group) Start(ctx context.Context, cfg Config, nodes []Node) (func(), er
 				gn.fc, gn.writer = fc, n.Role.Writable()
 				gn.prev, gn.prevAt, gn.stateRole = r.counters, r.at, r.state+"/"+r.role
 				g.mu.Unlock()
+				if v, verr := readView(cctx, n); verr == nil {
+					g.mu.Lock()
+					g.uuids[n.Name] = v.self
+					g.mu.Unlock()
+				}
 			}
 		}
 		cancel()
@@ -267,8 +288,15 @@ func (g *Group) node(name string) *groupNode {
 	return gn
 }
 
-// Sample reads member n and returns the metrics described on Group.
-func (g *Group) Sample(ctx context.Context, _ *Tick, n Node) ([]Sample, error) {
+// Sample reads member n and returns the metrics described on Group: its own view's, then
+// the majority's (also when n itself could not be read, with the error).
+func (g *Group) Sample(ctx context.Context, t *Tick, n Node) ([]Sample, error) {
+	out, err := g.own(ctx, n)
+	return append(out, g.majoritySamples(ctx, t, n)...), err
+}
+
+// own reads member n's own view and counters.
+func (g *Group) own(ctx context.Context, n Node) ([]Sample, error) {
 	g.mu.Lock()
 	needFC := g.node(n.Name).fc == nil
 	g.mu.Unlock()

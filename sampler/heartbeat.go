@@ -126,9 +126,9 @@ func (h *Heartbeat) Start(ctx context.Context, cfg Config, nodes []Node) (func()
 
 // write is the writer loop: one REPLACE per period, its commit time recorded on success.
 // A failed write is counted and its seq skipped (it may or may not have committed). With
-// cfg.Roles the writer follows the writable node: checked every second and after a failed
-// write, it moves to the node the cluster's record now calls the source (a promotion), the
-// seq continuing there. A failed write on a node cfg.Expected says is down is not a warning.
+// cfg.Roles the writer follows the writable node: checked every second, after a failed
+// write and while a write hangs (execFollowing), it moves to the node the cluster's record
+// now calls the source (a promotion), the seq continuing there. A failed write on a node cfg.Expected says is down is not a warning.
 func (h *Heartbeat) write(ctx context.Context, src Node, seq uint64, cfg Config, nodes []Node) {
 	period := cfg.HeartbeatPeriod
 	log := cfg.Logger.With("sampler", "heartbeat", "node", src.Name)
@@ -150,7 +150,7 @@ func (h *Heartbeat) write(ctx context.Context, src Node, seq uint64, cfg Config,
 		}
 		seq++
 		q := fmt.Sprintf("REPLACE INTO habench.heartbeat (id, seq, ts_us) VALUES (1, %d, %d)", seq, h.now().UnixMicro())
-		_, err := src.DB.ExecContext(ctx, q)
+		err := execFollowing(ctx, src, q, cfg, nodes)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -183,6 +183,40 @@ func (h *Heartbeat) write(ctx context.Context, src Node, seq uint64, cfg Config,
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// execFollowing runs the heartbeat write q on src. With cfg.Roles, while the write waits it
+// asks, once a second, which node is writable now, and gives the write up (an error) when
+// that is another node: an old primary cut off in a minority holds its commits until it
+// learns it was expelled (half a minute and more), and the heartbeat must not stay there
+// while the new primary commits, every node showing lag 0 against a stale heartbeat. A
+// write that only waits (semi-sync, flow control) on the node still writable is kept.
+func execFollowing(ctx context.Context, src Node, q string, cfg Config, nodes []Node) error {
+	if cfg.Roles == nil {
+		_, err := src.DB.ExecContext(ctx, q)
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := src.DB.ExecContext(wctx, q)
+		done <- err
+	}()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-t.C:
+			if n, ok := writableNow(ctx, cfg, nodes, cfg.HeartbeatPeriod); ok && n.Name != src.Name {
+				cancel()
+				<-done
+				return fmt.Errorf("heartbeat write on %s given up: the writable node is now %s", src.Name, n.Name)
+			}
 		}
 	}
 }

@@ -148,6 +148,11 @@ func (t *Tick) Once(ctx context.Context, key string, fn func() (any, error)) (an
 	}
 	t.mu.Unlock()
 	select {
+	case <-e.done: // done wins over an ended ctx: a late caller still gets the value
+		return e.val, e.err
+	default:
+	}
+	select {
 	case <-e.done:
 		return e.val, e.err
 	case <-ctx.Done():
