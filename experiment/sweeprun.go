@@ -339,6 +339,9 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 			return "", nil, &topology.FieldError{Field: "topologies.name", Value: d.Spec.Name, Reason: "a cluster with this name exists (habench destroy " + d.Spec.Name + ")"}
 		}
 	}
+	if err := plan.CheckKnobNames(ctx, r.Sandbox, torun); err != nil {
+		return "", nil, err
+	}
 	if plan.Policy.DropCaches {
 		if err := CheckDropCaches(); err != nil {
 			return "", nil, &topology.FieldError{Field: "cell.drop_caches", Value: "true", Reason: err.Error()}

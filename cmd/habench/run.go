@@ -46,6 +46,9 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
 				if err != nil {
 					return usageError{err}
 				}
+				if err := p.CheckKnobNames(cmd.Context(), g.sandbox(), nil); err != nil {
+					return usageError{fmt.Errorf("scenario %q: %w", args[0], err)}
+				}
 				var status map[int]string
 				if f != nil {
 					status = map[int]string{}
