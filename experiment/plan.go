@@ -252,10 +252,43 @@ func (s *Scenario) Plan(scale string) (*Plan, error) {
 			}
 		}
 	}
+	cells := 1
+	for _, a := range p.Axes {
+		cells *= max(1, len(a.Values))
+		if cells > MaxCells {
+			return nil, &topology.FieldError{Field: field("sweep"), Value: p.gridText(), Reason: fmt.Sprintf("over %d cells: split the grid into several scenarios", MaxCells)}
+		}
+	}
 	if err := p.expand(); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// MaxCells bounds a plan's grid (the product of its axes' lengths), before it is expanded.
+const MaxCells = 10000
+
+// gridText is "topology 3 x threads 100 x repeat 1000": the axes' lengths.
+func (p *Plan) gridText() string {
+	var parts []string
+	for _, a := range p.Axes {
+		parts = append(parts, fmt.Sprintf("%s %d", a.Name, len(a.Values)))
+	}
+	return strings.Join(parts, " x ")
+}
+
+// LongRun is the estimated total above which a run is refused without confirmation
+// (ScenarioRun.YesLong, habench run --yes-long) and a dry run warns.
+const LongRun = 24 * time.Hour
+
+// LongWarning is the WARNING for a plan whose cells to run (all when run is nil) are
+// estimated over LongRun, "" otherwise.
+func (p *Plan) LongWarning(run func(*Cell) bool) string {
+	total, _, _ := p.Estimate(run)
+	if total <= LongRun {
+		return ""
+	}
+	return fmt.Sprintf("WARNING: estimated %s (%.1f days), over %.0f h: a run needs --yes-long", FormatDuration(total), total.Hours()/24, LongRun.Hours())
 }
 
 func profSweep(p *ScaleProfile) *Sweep {
@@ -568,6 +601,9 @@ func FormatDuration(d time.Duration) string {
 func (p *Plan) Print(w io.Writer, status map[int]string) {
 	s := p.Scenario
 	o := p.Options
+	if warn := p.LongWarning(func(c *Cell) bool { return status[c.Index] != StatusDone }); warn != "" {
+		fmt.Fprintln(w, warn)
+	}
 	fmt.Fprintf(w, "scenario %s (scale %s): %s\n", s.Name, p.Scale, Plural(len(p.Axes[0].Values), "topology"))
 	if d := strings.TrimSpace(s.Description); d != "" {
 		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(d, "\n", "\n  "))

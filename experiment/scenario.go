@@ -330,6 +330,9 @@ type ScenarioRun struct {
 	CommandLine []string
 	// Keep leaves the clusters running after the run (for inspection).
 	Keep bool
+	// YesLong confirms a run estimated over LongRun (24 h): without it such a run is
+	// refused before anything is deployed; with it the WARNING is printed first.
+	YesLong bool
 	// Scale is small, medium or full ("": full, or the resumed directory's scale).
 	Scale string
 	// ResumeDir, when set, is a sweep directory to complete: only its cells that are not

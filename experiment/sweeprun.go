@@ -316,6 +316,12 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	torun := func(c *Cell) bool {
 		return c.Reuse == nil && (file == nil || file.Cells[c.Index-1].Status != StatusDone)
 	}
+	longWarn := plan.LongWarning(torun)
+	if longWarn != "" && !r.YesLong {
+		total, _, _ := plan.Estimate(torun)
+		return "", nil, &topology.FieldError{Field: "estimate", Value: FormatDuration(total),
+			Reason: fmt.Sprintf("over %.0f h: give --yes-long to run it (--dry-run shows the plan)", LongRun.Hours())}
+	}
 	// Pre-flight, before anything is deployed or written.
 	for _, d := range plan.Deployments {
 		if !slices.ContainsFunc(d.Cells, torun) {
@@ -381,6 +387,9 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		}
 	}
 	sw.ntodo = n
+	if longWarn != "" {
+		fmt.Fprintln(sw.out, longWarn+" (given)")
+	}
 	fmt.Fprintf(sw.out, "scenario %s (scale %s): %s to run of %d, estimated %s; results in %s\n", s.Name, plan.Scale, Plural(n, "cell"), len(plan.Cells), FormatDuration(total), dir)
 	// Cells counted "i/n" below are this invocation's; the grid's cells not among them say why.
 	var reused, done []string

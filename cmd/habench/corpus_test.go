@@ -51,3 +51,37 @@ func TestBadScenarioCorpus(t *testing.T) {
 	}
 	noClusters(t, state)
 }
+
+// TestLongRunNeedsYesLong: a scenario estimated over 24 h is a WARNING on the dry run's
+// first line (exit 0) and refused by the run (exit 2, one line, nothing written) unless
+// --yes-long is given; with it the run goes on to its next check (here the missing
+// installation), so the confirmation is what let it through.
+func TestLongRunNeedsYesLong(t *testing.T) {
+	state := stateDir(t)
+	dir := t.TempDir()
+	f := filepath.Join(dir, "long.yaml")
+	body := "name: x\ntopologies: [{name: inlong, kind: single, flavor: mariadb, installation: {kind: rootfs, path: /nonexistent/inlong}}]\n" +
+		"workload: {test: oltp_read_write, options: {time: 100}}\nsweep: {repeats: 1000}\n"
+	if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := habench(t, state, "run", f, "--dry-run")
+	first, _, _ := strings.Cut(r.stdout, "\n")
+	if r.code != 0 || !strings.HasPrefix(first, "WARNING: estimated 28h20m3s (1.2 days), over 24 h") {
+		t.Errorf("dry run: exit %d, first line %q; want exit 0 and the WARNING with the estimate", r.code, first)
+	}
+	results := filepath.Join(dir, "results")
+	r = habench(t, state, "run", f, "--results", results)
+	msg := strings.TrimSpace(r.stderr)
+	if r.code != 2 || strings.Contains(msg, "\n") || !strings.Contains(msg, `estimate "28h20m3s": over 24 h: give --yes-long`) {
+		t.Errorf("run: exit %d, stderr %q; want exit 2 and one line with the estimate", r.code, r.stderr)
+	}
+	if _, err := os.Stat(results); err == nil {
+		t.Error("the refused run created its results directory")
+	}
+	r = habench(t, state, "run", f, "--results", results, "--yes-long")
+	if r.code != 2 || !strings.Contains(r.stderr, "/nonexistent/inlong") {
+		t.Errorf("run --yes-long: exit %d, stderr %q; want the installation refused (the long-run check passed)", r.code, r.stderr)
+	}
+	noClusters(t, state)
+}

@@ -11,7 +11,7 @@ import (
 
 func newRunCmd(g *globalOpts) *cobra.Command {
 	var results, scale, resume, metricsAddr string
-	var keep, dry, quiet, liveNodes bool
+	var keep, dry, quiet, liveNodes, yesLong bool
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml",
 		Short: "Run a whole experiment from a scenario file: deploy, prepare, run, sample, report, destroy",
@@ -60,7 +60,7 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
 				return nil
 			}
 			r := &experiment.ScenarioRun{Scenario: s, Sandbox: g.sandbox(), ResultsDir: results, Stdout: out, Log: g.log,
-				CommandLine: os.Args, Keep: keep, Scale: scale, ResumeDir: resume, Progress: experiment.NewProgress(os.Stderr, quiet), LiveNodes: liveNodes}
+				CommandLine: os.Args, Keep: keep, Scale: scale, ResumeDir: resume, Progress: experiment.NewProgress(os.Stderr, quiet), LiveNodes: liveNodes, YesLong: yesLong}
 			if in, err := injector(g); err == nil {
 				r.Injector = in
 			}
@@ -88,6 +88,7 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
 	}
 	cmd.Flags().StringVar(&results, "results", "results", "directory that receives the run directory")
 	cmd.Flags().BoolVar(&keep, "keep", false, "leave the clusters running afterwards (habench destroy NAME removes them)")
+	cmd.Flags().BoolVar(&yesLong, "yes-long", false, "run a scenario estimated over 24 h (refused without it; the dry run shows the estimate)")
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "print the plan (every cell, counts, estimated time) and exit")
 	cmd.Flags().StringVar(&scale, "scale", "", "small, medium or full: the scenario's size profile (default full: the file as written)")
 	cmd.Flags().StringVar(&resume, "resume", "", "complete the interrupted run in this directory: run only its cells that are not done")
