@@ -122,10 +122,14 @@ func (w WorkloadNodes) For(topology string) []string {
 	return w.All
 }
 
-// ParseScenario decodes and validates a scenario. Unknown keys are errors naming the line;
+// ParseScenario decodes and validates a scenario. Unknown keys are errors naming the line,
+// and so is a byte that is not text (topology.CheckText, naming the enclosing key too);
 // workload options go through the same parser as the command line, so they fail the same way.
 func ParseScenario(b []byte) (*Scenario, error) {
 	var s Scenario
+	if err := topology.CheckText(b); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {

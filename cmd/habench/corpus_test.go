@@ -85,3 +85,41 @@ func TestLongRunNeedsYesLong(t *testing.T) {
 	}
 	noClusters(t, state)
 }
+
+// TestHugeAndBinaryFiles: a 30 MB file is refused by its size without being read, and
+// binary junk (or a device) by its first byte that is not text, each in one line with exit
+// 2, for scenarios (run, --dry-run) and topology files (deploy -f).
+func TestHugeAndBinaryFiles(t *testing.T) {
+	state := stateDir(t)
+	dir := t.TempDir()
+	huge := filepath.Join(dir, "huge.yaml")
+	junk := make([]byte, 30_000_000)
+	for i := range junk {
+		junk[i] = byte(i*7919 + i>>8)
+	}
+	if err := os.WriteFile(huge, junk, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin.yaml")
+	if err := os.WriteFile(bin, junk[:4096], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", huge}, `scenario "` + huge + `": 30.0 MB: not a scenario file (the limit is 1 MiB)`},
+		{[]string{"run", huge, "--dry-run"}, `30.0 MB: not a scenario file (the limit is 1 MiB)`},
+		{[]string{"deploy", "-f", huge}, `30.0 MB: not a topology file (the limit is 1 MiB)`},
+		{[]string{"run", "/dev/zero", "--dry-run"}, `scenario "/dev/zero": over 1 MiB: not a scenario file`},
+		{[]string{"run", bin, "--dry-run"}, `line 1: control byte 0x00 (and `},
+		{[]string{"deploy", "-f", bin}, `line 1: control byte 0x00 (and `},
+	} {
+		r := habench(t, state, c.args...)
+		msg := strings.TrimSpace(r.stderr)
+		if r.code != 2 || strings.Contains(msg, "\n") || !strings.Contains(msg, c.want) {
+			t.Errorf("habench %v: exit %d, stderr %q; want exit 2 and one line with %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+	noClusters(t, state)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -41,7 +40,7 @@ func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 				return topology.Spec{}, usagef("--%s: not allowed with -f (put it in %s)", f, o.file)
 			}
 		}
-		b, err := os.ReadFile(o.file)
+		b, err := readInputFile(o.file, "topology")
 		if err != nil {
 			return topology.Spec{}, usageError{fmt.Errorf("-f %q: %w", o.file, err)}
 		}

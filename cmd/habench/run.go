@@ -27,7 +27,7 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
   habench run scenarios/s1-topologies.yaml --resume /tmp/results/20261130-101500-s1-topologies`,
 		Args: exactArgs(1, "SCENARIO.yaml"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := os.ReadFile(args[0])
+			b, err := readInputFile(args[0], "scenario")
 			if err != nil {
 				return usageError{fmt.Errorf("scenario %q: %w", args[0], err)}
 			}
