@@ -252,13 +252,6 @@ func (s *Scenario) Plan(scale string) (*Plan, error) {
 			}
 		}
 	}
-	cells := 1
-	for _, a := range p.Axes {
-		cells *= max(1, len(a.Values))
-		if cells > MaxCells {
-			return nil, &topology.FieldError{Field: field("sweep"), Value: p.gridText(), Reason: fmt.Sprintf("over %d cells: split the grid into several scenarios", MaxCells)}
-		}
-	}
 	if err := p.expand(); err != nil {
 		return nil, err
 	}
@@ -268,13 +261,19 @@ func (s *Scenario) Plan(scale string) (*Plan, error) {
 // MaxCells bounds a plan's grid (the product of its axes' lengths), before it is expanded.
 const MaxCells = 10000
 
-// gridText is "topology 3 x threads 100 x repeat 1000": the axes' lengths.
-func (p *Plan) gridText() string {
+// checkGrid refuses a grid over MaxCells (field sweep, value "topology 3 x threads 100 x
+// repeat 1000": the axes' lengths) before it is built.
+func (p *Plan) checkGrid() error {
+	cells := 1
 	var parts []string
 	for _, a := range p.Axes {
+		cells *= max(1, len(a.Values))
 		parts = append(parts, fmt.Sprintf("%s %d", a.Name, len(a.Values)))
 	}
-	return strings.Join(parts, " x ")
+	if cells > MaxCells {
+		return &topology.FieldError{Field: "sweep", Value: strings.Join(parts, " x "), Reason: fmt.Sprintf("over %d cells: split the grid into several scenarios", MaxCells)}
+	}
+	return nil
 }
 
 // LongRun is the estimated total above which a run is refused without confirmation
@@ -282,7 +281,7 @@ func (p *Plan) gridText() string {
 const LongRun = 24 * time.Hour
 
 // LongWarning is the WARNING for a plan whose cells to run (all when run is nil) are
-// estimated over LongRun, "" otherwise.
+// estimated over LongRun, "" otherwise: the first line of a dry run and of a run.
 func (p *Plan) LongWarning(run func(*Cell) bool) string {
 	total, _, _ := p.Estimate(run)
 	if total <= LongRun {
@@ -368,6 +367,9 @@ func (s *Scenario) checkAxes(p *Plan, axes map[string]*Axis) error {
 
 // expand builds the cells (cross product in p.Axes order) and the deployments.
 func (p *Plan) expand() error {
+	if err := p.checkGrid(); err != nil {
+		return err
+	}
 	s := p.Scenario
 	spec := map[string]topology.Spec{}
 	for _, t := range s.Topologies {
@@ -601,9 +603,6 @@ func FormatDuration(d time.Duration) string {
 func (p *Plan) Print(w io.Writer, status map[int]string) {
 	s := p.Scenario
 	o := p.Options
-	if warn := p.LongWarning(func(c *Cell) bool { return status[c.Index] != StatusDone }); warn != "" {
-		fmt.Fprintln(w, warn)
-	}
 	fmt.Fprintf(w, "scenario %s (scale %s): %s\n", s.Name, p.Scale, Plural(len(p.Axes[0].Values), "topology"))
 	if d := strings.TrimSpace(s.Description); d != "" {
 		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(d, "\n", "\n  "))

@@ -127,16 +127,8 @@ func (w WorkloadNodes) For(topology string) []string {
 // workload options go through the same parser as the command line, so they fail the same way.
 func ParseScenario(b []byte) (*Scenario, error) {
 	var s Scenario
-	if err := topology.CheckText(b); err != nil {
+	if err := decodeScenario(b, &s); err != nil {
 		return nil, err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&s); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("empty scenario")
-		}
-		return nil, fmt.Errorf("%s", topology.YAMLError(err))
 	}
 	if len(s.Topologies) == 0 {
 		return nil, &topology.FieldError{Field: "topologies", Value: "", Reason: "want at least one topology"}
@@ -277,6 +269,23 @@ func ParseScenario(b []byte) (*Scenario, error) {
 		}
 	}
 	return &s, nil
+}
+
+// decodeScenario checks that b is text (topology.CheckText) and decodes it into s,
+// strictly (unknown keys are errors naming the line). Errors are one line.
+func decodeScenario(b []byte, s *Scenario) error {
+	if err := topology.CheckText(b); err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(s); err != nil {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("empty scenario")
+		}
+		return fmt.Errorf("%s", topology.YAMLError(err))
+	}
+	return nil
 }
 
 // checkWorkloadNodes checks workload.nodes against each topology's node names (n1..nN

@@ -56,6 +56,9 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
 						status[c.Index] = c.Status
 					}
 				}
+				if warn := p.LongWarning(func(c *experiment.Cell) bool { return status[c.Index] != experiment.StatusDone }); warn != "" {
+					fmt.Fprintln(out, warn)
+				}
 				p.Print(out, status)
 				return nil
 			}
