@@ -1042,7 +1042,11 @@ func Show(ctx context.Context, c *cluster.Cluster, names []string) ([]NodeValue,
 			out = append(out, NodeValue{Node: n.Name, Knob: name, Variable: t.Label(), Method: t.Method, Effective: v})
 		}
 		if explicit && read1 == 0 && failed != "" {
-			unknown = append(unknown, &topology.FieldError{Field: "NAME", Value: name, Reason: "no node could read it (" + failed + ")"})
+			fe := &topology.FieldError{Field: "NAME", Value: name, Reason: "no node could read it (" + failed + ")"}
+			if db, err := a.db(c.Nodes[0]); err == nil {
+				_ = withSuggestion(ctx, db, &entry{NodeValue: NodeValue{Node: c.Nodes[0].Name}, t: t}, fe)
+			}
+			unknown = append(unknown, fe)
 		}
 	}
 	return out, errors.Join(unknown...)

@@ -16,8 +16,8 @@ import (
 // server's own SHOW GLOBAL VARIABLES (a throwaway MariaDB on 127.0.0.1): a scenario on it,
 // given by dsns: or as a registered cluster:, is refused by --dry-run and by the run (exit 2,
 // one line naming the field, the name and the closest variable of the node) before any
-// table is prepared, and `habench knob set` refuses the name with the same suggestion,
-// changing nothing. A variable the server has passes.
+// table is prepared, and `habench knob set` and `knob show` refuse the name with the same
+// suggestion, changing nothing. A variable the server has passes.
 func TestKnobNamesAgainstServer(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	srv := testserver.StartMariaDB(t)
@@ -48,6 +48,7 @@ func TestKnobNamesAgainstServer(t *testing.T) {
 		{[]string{"run", byName, "--dry-run"}, `sweep.knob.max_conections "max_conections": topology ` + name + `: unknown server variable on cluster ` + name + ` node n1 (did you mean max_connections?)`},
 		{[]string{"run", byName, "--results", dir}, `(did you mean max_connections?)`},
 		{[]string{"knob", "set", name, "wsrep_slave_thread=2"}, `unknown system variable wsrep_slave_thread (ER 1193); nothing was changed (did you mean wsrep_slave_threads?)`},
+		{[]string{"knob", "show", name, "max_conections"}, `NAME "max_conections": no node could read it (ER 1193) (did you mean max_connections?)`},
 	} {
 		r := habench(t, state, c.args...)
 		msg := strings.TrimSpace(r.stderr)
