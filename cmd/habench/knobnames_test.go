@@ -67,3 +67,25 @@ func TestKnobNamesAgainstServer(t *testing.T) {
 		t.Errorf("dry run with max_connections: exit %d, %s", r.code, r.stderr)
 	}
 }
+
+// TestDeployRefusesUnknownKnob: a topology file's knob names are checked against the
+// installation's variable list before the deploy (no server started): exit 2, one line with
+// the closest name and the other unknown names, no cluster left.
+func TestDeployRefusesUnknownKnob(t *testing.T) {
+	if why := testserver.Available(); why != "" && os.Getenv("HABENCH_REQUIRE_SERVERS") != "1" {
+		t.Skip(why)
+	}
+	state := stateDir(t)
+	f := filepath.Join(t.TempDir(), "topo.yaml")
+	body := "name: " + testenv.Name("indk") + "\nkind: async\nnodes: 2\nflavor: mariadb\nknobs: {sync_binlg: 0, \"n2:wsrep_slave_thread\": 2, max_connections: 50}\n"
+	if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := habench(t, state, "deploy", "-f", f)
+	msg := strings.TrimSpace(r.stderr)
+	want := `knobs.wsrep_slave_thread "wsrep_slave_thread": unknown server variable on mariadb 10.11 (did you mean wsrep_slave_threads?); also unknown: sync_binlg`
+	if r.code != 2 || strings.Contains(msg, "\n") || !strings.Contains(msg, want) {
+		t.Errorf("deploy: exit %d, stderr %q; want exit 2, one line with %q", r.code, r.stderr, want)
+	}
+	noClusters(t, state)
+}
