@@ -20,7 +20,8 @@ sampling and destroyed; results go to one directory with a run directory per cel
 sweep.md and comparison.md. --scale picks the file's small or medium profile (default: the
 file as written, full size). --resume DIR completes an interrupted run in DIR: only the cells
 not done run again. A progress line (cell i of n, ETA) goes to stderr: rewritten in place on
-a terminal, one line per cell otherwise; --quiet turns it off.`,
+a terminal, one line per cell otherwise; --quiet turns it off. A plan estimated over 24 h is
+refused unless --yes-long confirms it (the dry run's first line warns).`,
 		Example: `  habench run scenarios/quick.yaml
   habench run scenarios/s1-topologies.yaml --scale small --dry-run
   habench run scenarios/s1-topologies.yaml --scale small --results /tmp/results
