@@ -315,6 +315,9 @@ func showMap(ctx context.Context, db *sql.DB, q string) (map[string]string, erro
 	return m, rows.Err()
 }
 
+// DSN is the node's go-sql-driver DSN through the guarded dialer (as Register connects).
+func (n ExistingNode) DSN() string { return existingDSN(n.Host, n.Port, n.User, n.Password) }
+
 // existingDSN is a go-sql-driver DSN for an existing node through the guarded dialer.
 func existingDSN(host string, port int, user, password string) string {
 	RegisterGuardedDialer()

@@ -17,6 +17,7 @@ func FuzzParseScenario(f *testing.F) {
 	}
 	f.Add([]byte("name: x\ntopologies: [{name: a, kind: single}]\nworkload: {test: oltp_read_write}\n"))
 	f.Add([]byte("sweep: {threads: [1, 2], links: [none, 0.6ms]}\n"))
+	f.Add([]byte("name: x\nworkload: {test: caf\xff}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := ParseScenario(b)
 		if err == nil && s == nil {

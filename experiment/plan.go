@@ -258,6 +258,38 @@ func (s *Scenario) Plan(scale string) (*Plan, error) {
 	return p, nil
 }
 
+// MaxCells bounds a plan's grid (the product of its axes' lengths), before it is expanded.
+const MaxCells = 10000
+
+// checkGrid refuses a grid over MaxCells (field sweep, value "topology 3 x threads 100 x
+// repeat 1000": the axes' lengths) before it is built.
+func (p *Plan) checkGrid() error {
+	cells := 1
+	var parts []string
+	for _, a := range p.Axes {
+		cells *= max(1, len(a.Values))
+		parts = append(parts, fmt.Sprintf("%s %d", a.Name, len(a.Values)))
+	}
+	if cells > MaxCells {
+		return &topology.FieldError{Field: "sweep", Value: strings.Join(parts, " x "), Reason: fmt.Sprintf("over %d cells: split the grid into several scenarios", MaxCells)}
+	}
+	return nil
+}
+
+// LongRun is the estimated total above which a run is refused without confirmation
+// (ScenarioRun.YesLong, habench run --yes-long) and a dry run warns.
+const LongRun = 24 * time.Hour
+
+// LongWarning is the WARNING for a plan whose cells to run (all when run is nil) are
+// estimated over LongRun, "" otherwise: the first line of a dry run and of a run.
+func (p *Plan) LongWarning(run func(*Cell) bool) string {
+	total, _, _ := p.Estimate(run)
+	if total <= LongRun {
+		return ""
+	}
+	return fmt.Sprintf("WARNING: estimated %s (%.1f days), over %.0f h: a run needs --yes-long", FormatDuration(total), total.Hours()/24, LongRun.Hours())
+}
+
 func profSweep(p *ScaleProfile) *Sweep {
 	if p == nil {
 		return nil
@@ -335,6 +367,9 @@ func (s *Scenario) checkAxes(p *Plan, axes map[string]*Axis) error {
 
 // expand builds the cells (cross product in p.Axes order) and the deployments.
 func (p *Plan) expand() error {
+	if err := p.checkGrid(); err != nil {
+		return err
+	}
 	s := p.Scenario
 	spec := map[string]topology.Spec{}
 	for _, t := range s.Topologies {

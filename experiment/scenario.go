@@ -122,17 +122,13 @@ func (w WorkloadNodes) For(topology string) []string {
 	return w.All
 }
 
-// ParseScenario decodes and validates a scenario. Unknown keys are errors naming the line;
+// ParseScenario decodes and validates a scenario. Unknown keys are errors naming the line,
+// and so is a byte that is not text (topology.CheckText, naming the enclosing key too);
 // workload options go through the same parser as the command line, so they fail the same way.
 func ParseScenario(b []byte) (*Scenario, error) {
 	var s Scenario
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&s); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("empty scenario")
-		}
-		return nil, fmt.Errorf("%s", topology.YAMLError(err))
+	if err := decodeScenario(b, &s); err != nil {
+		return nil, err
 	}
 	if len(s.Topologies) == 0 {
 		return nil, &topology.FieldError{Field: "topologies", Value: "", Reason: "want at least one topology"}
@@ -275,6 +271,23 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	return &s, nil
 }
 
+// decodeScenario checks that b is text (topology.CheckText) and decodes it into s,
+// strictly (unknown keys are errors naming the line). Errors are one line.
+func decodeScenario(b []byte, s *Scenario) error {
+	if err := topology.CheckText(b); err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(s); err != nil {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("empty scenario")
+		}
+		return fmt.Errorf("%s", topology.YAMLError(err))
+	}
+	return nil
+}
+
 // checkWorkloadNodes checks workload.nodes against each topology's node names (n1..nN
 // for a sandbox or a dsns: list; a cluster: of the state directory is checked when it is
 // loaded).
@@ -330,6 +343,9 @@ type ScenarioRun struct {
 	CommandLine []string
 	// Keep leaves the clusters running after the run (for inspection).
 	Keep bool
+	// YesLong confirms a run estimated over LongRun (24 h): without it such a run is
+	// refused before anything is deployed; with it the WARNING is printed first.
+	YesLong bool
 	// Scale is small, medium or full ("": full, or the resumed directory's scale).
 	Scale string
 	// ResumeDir, when set, is a sweep directory to complete: only its cells that are not

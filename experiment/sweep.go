@@ -78,6 +78,10 @@ func (a *Axis) Labels() []string {
 	return l
 }
 
+// MaxRepeats bounds sweep.repeats: the confidence interval of a cell's mean narrows little
+// past a few tens of repeats, and each repeat is a whole run.
+const MaxRepeats = 1000
+
 // Sweep is a scenario's `sweep:` section: the axes of the grid, in the file's order.
 // The grid is their cross product, expanded in axisOrder (see Scenario.Plan).
 //
@@ -158,8 +162,8 @@ func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 		switch {
 		case name == "repeats":
 			var r int
-			if v.Kind != yaml.ScalarNode || v.Decode(&r) != nil || r < 1 {
-				return lineError(v.Line, field, v.Value, "want a whole number >= 1")
+			if v.Kind != yaml.ScalarNode || v.Decode(&r) != nil || r < 1 || r > MaxRepeats {
+				return lineError(v.Line, field, v.Value, fmt.Sprintf("want a whole number from 1 to %d", MaxRepeats))
 			}
 			a.Name, a.Kind = "repeat", AxisRepeat
 			for j := 1; j <= r; j++ {

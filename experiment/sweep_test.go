@@ -213,7 +213,7 @@ func TestSweepParseErrors(t *testing.T) {
 		base + "sweep:\n  threads: [4, 4]\n":                           `sweep.threads "4": value given twice`,
 		base + "sweep:\n  threads: []\n":                               `sweep.threads "": want at least one value`,
 		base + "sweep:\n  threads: [1]\n  threads: [2]\n":              `line 9: sweep.threads "": axis given twice`,
-		base + "sweep:\n  repeats: 0\n":                                `sweep.repeats "0": want a whole number >= 1`,
+		base + "sweep:\n  repeats: 0\n":                                `sweep.repeats "0": want a whole number from 1 to 1000`,
 		base + "sweep:\n  topology: [a, zz]\n":                         `line 8: sweep.topology "zz": not one of the topologies' names`,
 		base + "sweep:\n  test: [oltp_x]\n":                            `sweep.test "oltp_x"`,
 		base + "sweep:\n  knob.sync+binlog: [0]\n":                     `sweep.knob.sync+binlog "sync+binlog": not a variable name`,

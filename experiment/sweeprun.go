@@ -309,6 +309,32 @@ func (s *Scenario) ResumePlan(dir, scale string) (*Plan, *SweepFile, error) {
 	return plan, file, nil
 }
 
+// checkPlan is the pre-flight of the plan as a whole, before anything is deployed or
+// written: the estimate over LongRun without YesLong (with it, its WARNING is the first
+// line on Stdout), the knob names (Plan.CheckKnobNames), drop_caches without root. Errors
+// are *topology.FieldError.
+func (r *ScenarioRun) checkPlan(ctx context.Context, plan *Plan, torun func(*Cell) bool) error {
+	if warn := plan.LongWarning(torun); warn != "" {
+		if !r.YesLong {
+			total, _, _ := plan.Estimate(torun)
+			return &topology.FieldError{Field: "estimate", Value: FormatDuration(total),
+				Reason: fmt.Sprintf("over %.0f h: give --yes-long to run it (--dry-run shows the plan)", LongRun.Hours())}
+		}
+		if r.Stdout != nil {
+			fmt.Fprintln(r.Stdout, warn+" (given)")
+		}
+	}
+	if err := plan.CheckKnobNames(ctx, r.Sandbox, torun); err != nil {
+		return err
+	}
+	if plan.Policy.DropCaches {
+		if err := CheckDropCaches(); err != nil {
+			return &topology.FieldError{Field: "cell.drop_caches", Value: "true", Reason: err.Error()}
+		}
+	}
+	return nil
+}
+
 // runSweep is ScenarioRun.Run: see there.
 func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	s := r.Scenario
@@ -319,6 +345,9 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	}
 	torun := func(c *Cell) bool {
 		return c.Reuse == nil && (file == nil || file.Cells[c.Index-1].Status != StatusDone)
+	}
+	if err := r.checkPlan(ctx, plan, torun); err != nil {
+		return "", nil, err
 	}
 	// Pre-flight, before anything is deployed or written.
 	for _, d := range plan.Deployments {
@@ -341,11 +370,6 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		}
 		if _, err := r.Sandbox.Load(d.Spec.Name); err == nil {
 			return "", nil, &topology.FieldError{Field: "topologies.name", Value: d.Spec.Name, Reason: "a cluster with this name exists (habench destroy " + d.Spec.Name + ")"}
-		}
-	}
-	if plan.Policy.DropCaches {
-		if err := CheckDropCaches(); err != nil {
-			return "", nil, &topology.FieldError{Field: "cell.drop_caches", Value: "true", Reason: err.Error()}
 		}
 	}
 	if file == nil {

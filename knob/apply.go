@@ -367,10 +367,33 @@ func (a *Applied) readPhase(ctx context.Context) error {
 		e.Before, _, err = read(rctx, db, e.t)
 		cancel()
 		if err != nil {
-			return knobError(a.c, e, err)
+			return withSuggestion(ctx, db, e, knobError(a.c, e, err))
 		}
 	}
 	return nil
+}
+
+// withSuggestion adds the closest name the node has (SHOW GLOBAL VARIABLES, the provider's
+// keys) to an unknown variable or provider option error: "(did you mean wsrep_slave_threads?)".
+func withSuggestion(ctx context.Context, db *sql.DB, e *entry, err error) error {
+	var fe *topology.FieldError
+	if !errors.As(err, &fe) || !(strings.Contains(fe.Reason, "ER 1193") || strings.Contains(fe.Reason, "has no option")) {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	names, nerr := ServerNames(rctx, db, "node "+e.Node)
+	if nerr != nil {
+		return err
+	}
+	name := e.t.Variable
+	if e.t.Key != "" {
+		name = e.t.Key
+	}
+	if why := names.Unknown(name); strings.HasSuffix(why, "?)") {
+		fe.Reason += why[strings.LastIndex(why, " (did you mean"):]
+	}
+	return err
 }
 
 // Values returns every node's knob values (as Apply recorded them; Restored after Restore).
@@ -1019,7 +1042,11 @@ func Show(ctx context.Context, c *cluster.Cluster, names []string) ([]NodeValue,
 			out = append(out, NodeValue{Node: n.Name, Knob: name, Variable: t.Label(), Method: t.Method, Effective: v})
 		}
 		if explicit && read1 == 0 && failed != "" {
-			unknown = append(unknown, &topology.FieldError{Field: "NAME", Value: name, Reason: "no node could read it (" + failed + ")"})
+			fe := &topology.FieldError{Field: "NAME", Value: name, Reason: "no node could read it (" + failed + ")"}
+			if db, err := a.db(c.Nodes[0]); err == nil {
+				_ = withSuggestion(ctx, db, &entry{NodeValue: NodeValue{Node: c.Nodes[0].Name}, t: t}, fe)
+			}
+			unknown = append(unknown, fe)
 		}
 	}
 	return out, errors.Join(unknown...)

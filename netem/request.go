@@ -3,6 +3,7 @@ package netem
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -259,6 +260,11 @@ func (r Request) buildSites(s *Spec) error {
 	if val == "" {
 		field, val = "inter", r.Inter
 	}
+	for _, p := range slices.Sorted(maps.Keys(r.Pair)) {
+		if err := r.checkPair(p, s.Nodes); err != nil {
+			return err
+		}
+	}
 	if len(r.sites) == 0 {
 		if len(r.Pair) > 0 && val == "" {
 			field, val = "pair", fmt.Sprint(r.Pair)
@@ -305,11 +311,7 @@ func (r Request) buildSites(s *Spec) error {
 	}
 	pairs := map[string]string{} // "dc1-dc2" for dc2-dc1 too: the pair as given first
 	for _, p := range slices.Sorted(maps.Keys(r.Pair)) {
-		x, y, ok := strings.Cut(p, "-")
-		known := func(n string) bool { return slices.ContainsFunc(r.sites, func(st Site) bool { return st.Name == n }) }
-		if !ok || x == y || !known(x) || !known(y) {
-			return &RequestError{"pair", p, fmt.Errorf("want SITE-SITE of two of the topology's sites (%s)", siteNames(r.sites))}
-		}
+		x, y, _ := strings.Cut(p, "-")
 		key := min(x, y) + "-" + max(x, y)
 		if other, dup := pairs[key]; dup {
 			return &RequestError{"pair", p, fmt.Errorf("the same site pair as %s, given twice (a pair is both ways)", other)}
@@ -330,7 +332,46 @@ func (r Request) buildSites(s *Spec) error {
 	return nil
 }
 
+// checkPair checks a pair "A-B" against the sites and nodes: errors (*RequestError, field
+// pair) name the side that is wrong: a node the topology lacks ("the topology has no node
+// n9 (it has n1, n2, n3)"), a site it lacks, a node given for a site, the same site twice.
+func (r Request) checkPair(p string, nodes []string) error {
+	bad := func(format string, a ...any) error { return &RequestError{"pair", p, fmt.Errorf(format, a...)} }
+	x, y, ok := strings.Cut(p, "-")
+	if !ok || x == "" || y == "" {
+		return bad("want SITE-SITE of two of the topology's sites (%s)", siteNames(r.sites))
+	}
+	if x == y {
+		return bad("both sides are %s: want two different sites", x)
+	}
+	isSite := func(n string) bool { return slices.ContainsFunc(r.sites, func(st Site) bool { return st.Name == n }) }
+	// What the topology lacks first (n1-n9 names n9), then a node given for a site.
+	for _, n := range []string{x, y} {
+		switch {
+		case isSite(n) || slices.Contains(nodes, n):
+		case nodeNameRE.MatchString(n):
+			return bad("the topology has no node %s (it has %s)", n, strings.Join(nodes, ", "))
+		case len(r.sites) == 0:
+			return bad("the topology has no site %s: it has no sites (give it sites: {dc1: [n1, n2], dc2: [n3]})", n)
+		default:
+			return bad("the topology has no site %s (it has %s)", n, siteNames(r.sites))
+		}
+	}
+	for _, n := range []string{x, y} {
+		if !isSite(n) {
+			return bad("%s is a node, not a site: a pair is SITE-SITE of the topology's sites (%s); one node's link is link: {%s->NODE: ...}", n, siteNames(r.sites), n)
+		}
+	}
+	return nil
+}
+
+// nodeNameRE is a sandbox node's name (n1, n2, ...).
+var nodeNameRE = regexp.MustCompile(`^n[1-9][0-9]*$`)
+
 func siteNames(sites []Site) string {
+	if len(sites) == 0 {
+		return "none"
+	}
 	var out []string
 	for _, s := range sites {
 		out = append(out, s.Name)

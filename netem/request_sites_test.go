@@ -41,3 +41,28 @@ func TestRequestBySite(t *testing.T) {
 		t.Error("site partition: want dc2 cut off from the others and nothing else")
 	}
 }
+
+// TestPairNamesTheBadSide: a refused pair names the side that is wrong and what there is.
+func TestPairNamesTheBadSide(t *testing.T) {
+	nodes := []string{"n1", "n2", "n3"}
+	sites := []Site{{"dc1", []string{"n1", "n2"}}, {"dc2", []string{"n3"}}}
+	for _, c := range []struct {
+		pair  string
+		sites []Site
+		want  string
+	}{
+		{"n1-n9", nil, `pair "n1-n9": the topology has no node n9 (it has n1, n2, n3)`},
+		{"n9-n1", sites, `pair "n9-n1": the topology has no node n9 (it has n1, n2, n3)`},
+		{"dc1-dc9", sites, `pair "dc1-dc9": the topology has no site dc9 (it has dc1, dc2)`},
+		{"dc1-dc9", nil, `pair "dc1-dc9": the topology has no site dc1: it has no sites`},
+		{"n1-n2", nil, `pair "n1-n2": n1 is a node, not a site`},
+		{"dc1-n3", sites, `pair "dc1-n3": n3 is a node, not a site: a pair is SITE-SITE of the topology's sites (dc1, dc2)`},
+		{"dc1-dc1", sites, `pair "dc1-dc1": both sides are dc1`},
+		{"dc1", sites, `pair "dc1": want SITE-SITE`},
+	} {
+		_, err := (Request{Pair: map[string]string{c.pair: "1ms"}}).WithSites(c.sites).Build(nodes)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("pair %s: %v, want %q", c.pair, err, c.want)
+		}
+	}
+}

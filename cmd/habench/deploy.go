@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -41,7 +40,7 @@ func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 				return topology.Spec{}, usagef("--%s: not allowed with -f (put it in %s)", f, o.file)
 			}
 		}
-		b, err := os.ReadFile(o.file)
+		b, err := readInputFile(o.file, "topology")
 		if err != nil {
 			return topology.Spec{}, usageError{fmt.Errorf("-f %q: %w", o.file, err)}
 		}
@@ -160,6 +159,9 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 			}
 			if o.network == cluster.NetNamespaces && cmd.Flags().Changed("base-port") {
 				return &topology.FieldError{Field: "--base-port", Value: o.basePort, Reason: "only for --network loopback (netns nodes all listen on 3306 at their own address)"}
+			}
+			if err := checkListedKnobs(cmd.Context(), spec); err != nil {
+				return err
 			}
 			sb := g.sandbox()
 			sb.Network = o.network
@@ -311,4 +313,23 @@ func kindsHelp() string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// checkListedKnobs checks the spec's knob names against the committed variable list of its
+// installation's flavor and version before anything is deployed (knob.ListedNames; without
+// a list, or an installation, the deploy's own check on the servers decides).
+func checkListedKnobs(ctx context.Context, spec topology.Spec) error {
+	ks, err := topology.KnobsFromMap(spec.Knobs)
+	if err != nil || len(ks) == 0 {
+		return err
+	}
+	bins, err := cluster.ResolveInstallation(ctx, spec.Installation, spec.Flavor)
+	if err != nil {
+		return nil
+	}
+	caps := bins.Caps()
+	if n, ok := knob.ListedNames(caps.Flavor, caps.Version, spec.Is(topology.Galera)); ok {
+		return n.Check(ks)
+	}
+	return nil
 }

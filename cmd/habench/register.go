@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/habench/habench/cluster"
@@ -53,7 +52,7 @@ func (o *registerOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 				return s, usagef("--%s: not allowed with -f (put it in %s)", f, o.file)
 			}
 		}
-		b, err := os.ReadFile(o.file)
+		b, err := readInputFile(o.file, "topology")
 		if err != nil {
 			return s, usageError{fmt.Errorf("-f %q: %w", o.file, err)}
 		}

@@ -11,7 +11,7 @@ import (
 
 func newRunCmd(g *globalOpts) *cobra.Command {
 	var results, scale, resume, metricsAddr string
-	var keep, dry, quiet, liveNodes bool
+	var keep, dry, quiet, liveNodes, yesLong bool
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml",
 		Short: "Run a whole experiment from a scenario file: deploy, prepare, run, sample, report, destroy",
@@ -20,14 +20,15 @@ sampling and destroyed; results go to one directory with a run directory per cel
 sweep.md and comparison.md. --scale picks the file's small or medium profile (default: the
 file as written, full size). --resume DIR completes an interrupted run in DIR: only the cells
 not done run again. A progress line (cell i of n, ETA) goes to stderr: rewritten in place on
-a terminal, one line per cell otherwise; --quiet turns it off.`,
+a terminal, one line per cell otherwise; --quiet turns it off. A plan estimated over 24 h is
+refused unless --yes-long confirms it (the dry run's first line warns).`,
 		Example: `  habench run scenarios/quick.yaml
   habench run scenarios/s1-topologies.yaml --scale small --dry-run
   habench run scenarios/s1-topologies.yaml --scale small --results /tmp/results
   habench run scenarios/s1-topologies.yaml --resume /tmp/results/20261130-101500-s1-topologies`,
 		Args: exactArgs(1, "SCENARIO.yaml"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := os.ReadFile(args[0])
+			b, err := readInputFile(args[0], "scenario")
 			if err != nil {
 				return usageError{fmt.Errorf("scenario %q: %w", args[0], err)}
 			}
@@ -46,6 +47,9 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
 				if err != nil {
 					return usageError{err}
 				}
+				if err := p.CheckKnobNames(cmd.Context(), g.sandbox(), nil); err != nil {
+					return usageError{fmt.Errorf("scenario %q: %w", args[0], err)}
+				}
 				var status map[int]string
 				if f != nil {
 					status = map[int]string{}
@@ -53,11 +57,14 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
 						status[c.Index] = c.Status
 					}
 				}
+				if warn := p.LongWarning(func(c *experiment.Cell) bool { return status[c.Index] != experiment.StatusDone }); warn != "" {
+					fmt.Fprintln(out, warn)
+				}
 				p.Print(out, status)
 				return nil
 			}
 			r := &experiment.ScenarioRun{Scenario: s, Sandbox: g.sandbox(), ResultsDir: results, Stdout: out, Log: g.log,
-				CommandLine: os.Args, Keep: keep, Scale: scale, ResumeDir: resume, Progress: experiment.NewProgress(os.Stderr, quiet), LiveNodes: liveNodes}
+				CommandLine: os.Args, Keep: keep, Scale: scale, ResumeDir: resume, Progress: experiment.NewProgress(os.Stderr, quiet), LiveNodes: liveNodes, YesLong: yesLong}
 			if in, err := injector(g); err == nil {
 				r.Injector = in
 			}
@@ -85,6 +92,7 @@ a terminal, one line per cell otherwise; --quiet turns it off.`,
 	}
 	cmd.Flags().StringVar(&results, "results", "results", "directory that receives the run directory")
 	cmd.Flags().BoolVar(&keep, "keep", false, "leave the clusters running afterwards (habench destroy NAME removes them)")
+	cmd.Flags().BoolVar(&yesLong, "yes-long", false, "run a scenario estimated over 24 h (refused without it; the dry run shows the estimate)")
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "print the plan (every cell, counts, estimated time) and exit")
 	cmd.Flags().StringVar(&scale, "scale", "", "small, medium or full: the scenario's size profile (default full: the file as written)")
 	cmd.Flags().StringVar(&resume, "resume", "", "complete the interrupted run in this directory: run only its cells that are not done")
