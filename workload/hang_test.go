@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -195,4 +196,62 @@ func TestHang(t *testing.T) {
 			t.Errorf("execution time %.2f s per thread exceeds the run's %v", res.ExecTimeAvg, res.TotalTime)
 		}
 	})
+}
+
+// deadEndpoint is an endpoint named name on a loopback port nothing listens on: every
+// connect is refused (2003).
+func deadEndpoint(t *testing.T, name string) Endpoint {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return Endpoint{Name: name, Host: "127.0.0.1", Port: port}
+}
+
+// TestHangEdges are the hang watchdog's edge cases, on one MariaDB server hung by a
+// global read lock: an abandoned transaction whose worker cannot reconnect before the run
+// ends is one wait, not two; a Follow that answers only after the hung transactions
+// completed does not abandon the ones begun since; a transaction abandoned in the
+// warm-up is not among the measured part's waits.
+func TestHangEdges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-server tests skipped in -short mode")
+	}
+	s := testserver.StartMariaDB(t)
+	tg := serverTarget(s, "sbtest")
+	alias := tg.Endpoints[0] // the same server under another writer's label
+	alias.Name = "n2"
+	rw := mustLookup(t, "oltp_read_write")
+	o := runOpts(4, 0)
+	o.Tables, o.TableSize = 1, 1000
+	o.IgnoreErrors = lostIgnored()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := rw.Prepare(ctx, tg, o, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("abandoned_then_the_run_ends", func(t *testing.T) {
+		// n1 hangs from 1 s to the end; Follow names n2, where nothing listens: the
+		// workers abandon at ~3 s and still reconnect when the run ends at 4 s.
+		tt := tg
+		dead := deadEndpoint(t, "n2")
+		tt.Follow = func(context.Context) (Endpoint, error) { return dead, nil }
+		oo := o
+		oo.Time = 4 * time.Second
+		rep, _, unlocked := lockAt(t, s, nil, time.Second, oo.Time+EndGrace)
+		defer unlocked()
+		res, err := rw.Run(ctx, tt, oo, rep)
+		if res == nil {
+			t.Fatalf("run: %v", err)
+		}
+		t.Logf("err %v; unknown %d; waits %d %+v", err, res.Unknown, res.WaitCount, res.Waits)
+		if res.Unknown != 4 || res.WaitCount != 4 {
+			t.Errorf("unknown %d, waits %d: want the 4 abandoned transactions, each one wait", res.Unknown, res.WaitCount)
+		}
+	})
+
 }

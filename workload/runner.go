@@ -413,7 +413,8 @@ func (w *worker) loop(ctx context.Context) {
 		if r.rt != nil {
 			r.rt.conc.Add(-1)
 		}
-		if errors.Is(err, errAbandoned) {
+		abandoned := errors.Is(err, errAbandoned)
+		if abandoned {
 			if err = w.abandon(ctx, arrival); err == nil {
 				w.busySince.Store(0)
 				continue
@@ -421,10 +422,11 @@ func (w *worker) loop(ctx context.Context) {
 		}
 		if err != nil {
 			w.st.record(&w.c.ev, -1, 0)
-			if errors.Is(err, errAborted) {
-				w.inFlightAtEnd(arrival)
-			} else {
+			switch {
+			case !errors.Is(err, errAborted):
 				r.fail(err)
+			case !abandoned: // an abandoned one is recorded (abandon), not in flight too
+				w.inFlightAtEnd(arrival)
 			}
 			return
 		}
