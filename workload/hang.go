@@ -45,7 +45,11 @@ func (r *runner) watchHangs(ctx context.Context) {
 	bound := int64(r.o.writerHang())
 	tk := time.NewTicker(stallCheck)
 	defer tk.Stop()
-	var hung []*worker
+	type hungEvent struct {
+		wk   *worker
+		busy int64 // its busySince
+	}
+	var hung []hungEvent
 	for {
 		select {
 		case <-r.done:
@@ -56,7 +60,7 @@ func (r *runner) watchHangs(ctx context.Context) {
 		hung = hung[:0]
 		for _, wk := range r.workers {
 			if b := wk.busySince.Load(); b != 0 && now-b >= bound && wk.abandonAt.Load() != b {
-				hung = append(hung, wk)
+				hung = append(hung, hungEvent{wk, b})
 			}
 		}
 		if len(hung) == 0 {
@@ -66,10 +70,12 @@ func (r *runner) watchHangs(ctx context.Context) {
 		if err != nil || ep.Label() == "" {
 			continue
 		}
-		for _, wk := range hung {
-			if b := wk.busySince.Load(); b != 0 && *wk.on.Load() != ep.Label() {
-				wk.abandonAt.Store(b)
-				wk.slot.close()
+		for _, h := range hung {
+			// Still the same event: Follow may take long, and a worker whose hung
+			// event completed meanwhile is busy with a new one, not hung.
+			if h.wk.busySince.Load() == h.busy && *h.wk.on.Load() != ep.Label() {
+				h.wk.abandonAt.Store(h.busy)
+				h.wk.slot.close()
 			}
 		}
 	}

@@ -254,4 +254,27 @@ func TestHangEdges(t *testing.T) {
 		}
 	})
 
+	t.Run("follow_answers_after_the_hang", func(t *testing.T) {
+		// n1 hangs from 1 s to 3.5 s; Follow takes 1 s to name n2: it answers the
+		// watchdog's question of ~3 s at ~4 s, when the hung transactions have committed
+		// and the workers' new ones have run for 0.5 s: nothing is hung, nothing abandoned.
+		tt := tg
+		tt.Follow = func(context.Context) (Endpoint, error) {
+			time.Sleep(time.Second)
+			return alias, nil
+		}
+		oo := o
+		oo.Time = 6 * time.Second
+		rep, _, unlocked := lockAt(t, s, nil, time.Second, 2500*time.Millisecond)
+		defer unlocked()
+		res, err := rw.Run(ctx, tt, oo, rep)
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		t.Logf("unknown %d; moves %+v; waits %d", res.Unknown, res.WriterMoves, res.WaitCount)
+		if res.Unknown != 0 || len(res.WriterMoves) != 0 {
+			t.Errorf("unknown %d, moves %+v: want no transaction abandoned, no move", res.Unknown, res.WriterMoves)
+		}
+	})
+
 }
