@@ -99,7 +99,9 @@ func (w *worker) abandon(ctx context.Context, arrival time.Time) error {
 	waited := now.Sub(arrival)
 	w.c.ev.unknown++
 	w.st.recordWait(&w.c.ev, waited)
-	w.r.addWait(Wait{Endpoint: w.label, Worker: w.id, Start: arrival, Waited: waited, Abandoned: true})
+	if now.After(w.r.t0.Add(w.r.warmup)) { // in the warm-up, its statistics are dropped
+		w.r.addWait(Wait{Endpoint: w.label, Worker: w.id, Start: arrival, Waited: waited, Abandoned: true})
+	}
 	w.leftHung = true
 	err := w.reconnect(ctx)
 	w.leftHung = false

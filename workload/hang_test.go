@@ -277,4 +277,23 @@ func TestHangEdges(t *testing.T) {
 		}
 	})
 
+	t.Run("abandoned_in_the_warmup", func(t *testing.T) {
+		// n1 hangs from 0.5 s to 2.8 s of a 3 s warm-up; Follow names n2: the workers
+		// abandon at ~2.5 s, in the warm-up, and the measured part is clean.
+		tt := tg
+		tt.Follow = func(context.Context) (Endpoint, error) { return alias, nil }
+		oo := o
+		oo.Warmup, oo.Time = 3*time.Second, 2*time.Second
+		rep, _, unlocked := lockAt(t, s, nil, 500*time.Millisecond, 2300*time.Millisecond)
+		defer unlocked()
+		res, err := rw.Run(ctx, tt, oo, rep)
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		t.Logf("unknown %d; moves %+v; waits %d %+v; warning %q", res.Unknown, res.WriterMoves, res.WaitCount, res.Waits, res.WaitWarning())
+		if res.Unknown != 0 || res.WaitCount != 0 || res.WaitWarning() != "" {
+			t.Errorf("unknown %d, waits %d, warning %q: want the warm-up's abandoned transactions out of the measured part",
+				res.Unknown, res.WaitCount, res.WaitWarning())
+		}
+	})
 }
