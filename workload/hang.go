@@ -93,9 +93,14 @@ func (w *worker) abandonedNow() bool {
 }
 
 // abandon records the event given up (begun at arrival) as an unknown outcome, its wait
-// as a lower bound of its latency, and reconnects to the writer Follow names.
-func (w *worker) abandon(ctx context.Context, arrival time.Time) error {
+// as a lower bound of its latency, and reconnects to the writer Follow names; it returns
+// when it gave the event up, from when the worker is busy again (busySince: the
+// reconnect), and the reconnect's error (errAborted when the run ended first).
+func (w *worker) abandon(ctx context.Context, arrival time.Time) (time.Time, error) {
 	now := time.Now()
+	w.startNs = now.UnixNano()
+	w.arrivedAt.Store(w.startNs) // the abandoned event's wait is recorded: not in flight too
+	w.busySince.Store(w.startNs)
 	waited := now.Sub(arrival)
 	w.c.ev.unknown++
 	w.st.recordWait(&w.c.ev, waited)
@@ -106,11 +111,11 @@ func (w *worker) abandon(ctx context.Context, arrival time.Time) error {
 	err := w.reconnect(ctx)
 	w.leftHung = false
 	if err != nil {
-		return err
+		return now, err
 	}
 	w.c.ev.reconnects++
 	w.st.record(&w.c.ev, -1, 0)
-	return nil
+	return now, nil
 }
 
 // inFlightAtEnd records an event the end of the run cut (begun at arrival) when it had

@@ -236,21 +236,43 @@ func TestHangEdges(t *testing.T) {
 
 	t.Run("abandoned_then_the_run_ends", func(t *testing.T) {
 		// n1 hangs from 1 s to the end; Follow names n2, where nothing listens: the
-		// workers abandon at ~3 s and still reconnect when the run ends at 4 s.
+		// workers abandon at ~3 s and still reconnect when the run ends at 6 s. Each
+		// worker's wait is split, never counted twice: its abandoned transaction's up to
+		// ~3 s, then its next one's (the reconnect) to the end, in flight.
 		tt := tg
 		dead := deadEndpoint(t, "n2")
 		tt.Follow = func(context.Context) (Endpoint, error) { return dead, nil }
 		oo := o
-		oo.Time = 4 * time.Second
-		rep, _, unlocked := lockAt(t, s, nil, time.Second, oo.Time+EndGrace)
+		oo.Time, oo.ReportInterval = 6*time.Second, time.Second
+		rec := &recorder{}
+		rep, _, unlocked := lockAt(t, s, rec, time.Second, oo.Time+EndGrace)
 		defer unlocked()
 		res, err := rw.Run(ctx, tt, oo, rep)
 		if res == nil {
 			t.Fatalf("run: %v", err)
 		}
 		t.Logf("err %v; unknown %d; waits %d %+v", err, res.Unknown, res.WaitCount, res.Waits)
-		if res.Unknown != 4 || res.WaitCount != 4 {
-			t.Errorf("unknown %d, waits %d: want the 4 abandoned transactions, each one wait", res.Unknown, res.WaitCount)
+		left := map[int]time.Duration{} // by worker, when it abandoned (run's clock)
+		first, last := time.Hour, time.Duration(0)
+		for _, w := range res.Waits {
+			if w.Abandoned {
+				left[w.Worker] = w.At + w.Waited
+				first, last = min(first, w.At+w.Waited), max(last, w.At+w.Waited)
+			}
+		}
+		if res.Unknown != 4 || res.WaitCount != 8 || len(left) != 4 {
+			t.Fatalf("unknown %d, waits %d: want the 4 abandoned transactions and the 4 next ones in flight at the end", res.Unknown, res.WaitCount)
+		}
+		for _, w := range res.Waits {
+			at := left[w.Worker]
+			if !w.Abandoned && (w.At < at || w.At > at+50*time.Millisecond || w.Endpoint != "n2") {
+				t.Errorf("worker %d in flight at the end from %v on %s, want from its abandon at %v, on n2", w.Worker, w.At, w.Endpoint, at)
+			}
+		}
+		for _, iv := range rec.ivs {
+			if iv.Elapsed > last+500*time.Millisecond && iv.LongestInFlight > iv.Elapsed-first+300*time.Millisecond {
+				t.Errorf("interval at %v: in flight for %v, longer than since the abandons at %v", iv.Elapsed, iv.LongestInFlight, first)
+			}
 		}
 	})
 

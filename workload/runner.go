@@ -395,6 +395,7 @@ func (r *runner) more() (time.Time, bool) {
 func (w *worker) loop(ctx context.Context) {
 	r := w.r
 	defer r.running.Add(-1)
+	var resume time.Time // after an abandon without --rate: when the next event began
 	for {
 		arrival, ok := r.more()
 		if !ok {
@@ -402,6 +403,9 @@ func (w *worker) loop(ctx context.Context) {
 			return
 		}
 		start := time.Now()
+		if !resume.IsZero() {
+			start, resume = resume, time.Time{}
+		}
 		w.startNs = start.UnixNano()
 		if arrival.IsZero() {
 			arrival = start
@@ -413,19 +417,27 @@ func (w *worker) loop(ctx context.Context) {
 		if r.rt != nil {
 			r.rt.conc.Add(-1)
 		}
-		abandoned := errors.Is(err, errAbandoned)
-		if abandoned {
-			if err = w.abandon(ctx, arrival); err == nil {
-				w.busySince.Store(0)
+		if errors.Is(err, errAbandoned) {
+			// Without --rate the next event begins now: the reconnect is part of it,
+			// as a reconnect after a lost connection is part of the event retried.
+			// Under --rate the queued arrivals' latencies count it.
+			if arrival, err = w.abandon(ctx, arrival); err == nil {
+				if r.rt == nil {
+					resume = arrival
+				} else {
+					w.busySince.Store(0)
+				}
 				continue
+			}
+			if r.rt != nil {
+				arrival = time.Time{} // no event waits for the reconnect
 			}
 		}
 		if err != nil {
 			w.st.record(&w.c.ev, -1, 0)
-			switch {
-			case !errors.Is(err, errAborted):
+			if !errors.Is(err, errAborted) {
 				r.fail(err)
-			case !abandoned: // an abandoned one is recorded (abandon), not in flight too
+			} else if !arrival.IsZero() {
 				w.inFlightAtEnd(arrival)
 			}
 			return
