@@ -318,4 +318,32 @@ func TestHangEdges(t *testing.T) {
 				res.Unknown, res.WaitCount, res.WaitWarning())
 		}
 	})
+
+	t.Run("last_word_hung_at_the_end", func(t *testing.T) {
+		// The events' last word (eventFinisher, bulk_insert's pending rows) hangs on the
+		// server: the run still ends EndGrace after its time, failing.
+		oo := o
+		oo.Threads, oo.Time = 1, time.Second
+		start := time.Now()
+		_, err := runEvents(ctx, tg, oo, nil, "sleepy", sleepySource{})
+		took := time.Since(start)
+		t.Logf("took %v; err %v", took, err)
+		if took > oo.Time+EndGrace+3*time.Second {
+			t.Errorf("run took %v, want it ended about EndGrace after its time", took)
+		}
+		if err == nil || !strings.Contains(err.Error(), "after the time limit") {
+			t.Errorf("err = %v, want the last statement cut after the time limit", err)
+		}
+	})
 }
+
+// sleepySource's events sleep 10 ms without a statement; their last word sleeps a minute
+// on the server.
+type sleepySource struct{}
+
+func (sleepySource) statements() []string  { return nil }
+func (sleepySource) newEvents(int) eventer { return sleepySource{} }
+
+func (sleepySource) event(*Conn) error { time.Sleep(10 * time.Millisecond); return nil }
+
+func (sleepySource) finish(c *Conn) error { return c.Plain("DO SLEEP(60)") }

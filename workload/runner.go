@@ -459,15 +459,21 @@ func (w *worker) loop(ctx context.Context) {
 }
 
 // finish gives the worker's events their last word when the run ends normally (see
-// eventFinisher); a failure ends the run with it.
+// eventFinisher); a failure ends the run with it. Like an event, it is busy (busySince):
+// EndGrace after the time limit its connection is closed (killAtEnd).
 func (w *worker) finish(ctx context.Context) {
 	f, ok := w.events.(eventFinisher)
 	if !ok || w.conn == nil || ctx.Err() != nil || w.r.firstErr() != nil {
 		return
 	}
+	w.busySince.Store(time.Now().UnixNano())
 	err := w.conn.Raw(func(any) error { return f.finish(&w.c) })
+	w.busySince.Store(0)
 	w.st.record(&w.c.ev, -1, 0)
 	if err != nil {
+		if r := w.r; r.limit > 0 && time.Since(r.t0) >= r.limit+EndGrace {
+			err = fmt.Errorf("a worker's last statement still ran %s s after the time limit and its connection was closed: %w", secs(EndGrace), err)
+		}
 		w.r.fail(err)
 	}
 }
