@@ -45,7 +45,11 @@ func (r *runner) watchHangs(ctx context.Context) {
 	bound := int64(r.o.writerHang())
 	tk := time.NewTicker(stallCheck)
 	defer tk.Stop()
-	var hung []*worker
+	type hungEvent struct {
+		wk   *worker
+		busy int64 // its busySince
+	}
+	var hung []hungEvent
 	for {
 		select {
 		case <-r.done:
@@ -56,7 +60,7 @@ func (r *runner) watchHangs(ctx context.Context) {
 		hung = hung[:0]
 		for _, wk := range r.workers {
 			if b := wk.busySince.Load(); b != 0 && now-b >= bound && wk.abandonAt.Load() != b {
-				hung = append(hung, wk)
+				hung = append(hung, hungEvent{wk, b})
 			}
 		}
 		if len(hung) == 0 {
@@ -66,10 +70,12 @@ func (r *runner) watchHangs(ctx context.Context) {
 		if err != nil || ep.Label() == "" {
 			continue
 		}
-		for _, wk := range hung {
-			if b := wk.busySince.Load(); b != 0 && *wk.on.Load() != ep.Label() {
-				wk.abandonAt.Store(b)
-				wk.slot.close()
+		for _, h := range hung {
+			// Still the same event: Follow may take long, and a worker whose hung
+			// event completed meanwhile is busy with a new one, not hung.
+			if h.wk.busySince.Load() == h.busy && *h.wk.on.Load() != ep.Label() {
+				h.wk.abandonAt.Store(h.busy)
+				h.wk.slot.close()
 			}
 		}
 	}
@@ -87,22 +93,29 @@ func (w *worker) abandonedNow() bool {
 }
 
 // abandon records the event given up (begun at arrival) as an unknown outcome, its wait
-// as a lower bound of its latency, and reconnects to the writer Follow names.
-func (w *worker) abandon(ctx context.Context, arrival time.Time) error {
+// as a lower bound of its latency, and reconnects to the writer Follow names; it returns
+// when it gave the event up, from when the worker is busy again (busySince: the
+// reconnect), and the reconnect's error (errAborted when the run ended first).
+func (w *worker) abandon(ctx context.Context, arrival time.Time) (time.Time, error) {
 	now := time.Now()
+	w.startNs = now.UnixNano()
+	w.arrivedAt.Store(w.startNs) // the abandoned event's wait is recorded: not in flight too
+	w.busySince.Store(w.startNs)
 	waited := now.Sub(arrival)
 	w.c.ev.unknown++
 	w.st.recordWait(&w.c.ev, waited)
-	w.r.addWait(Wait{Endpoint: w.label, Worker: w.id, Start: arrival, Waited: waited, Abandoned: true})
+	if now.After(w.r.t0.Add(w.r.warmup)) { // in the warm-up, its statistics are dropped
+		w.r.addWait(Wait{Endpoint: w.label, Worker: w.id, Start: arrival, Waited: waited, Abandoned: true})
+	}
 	w.leftHung = true
 	err := w.reconnect(ctx)
 	w.leftHung = false
 	if err != nil {
-		return err
+		return now, err
 	}
 	w.c.ev.reconnects++
 	w.st.record(&w.c.ev, -1, 0)
-	return nil
+	return now, nil
 }
 
 // inFlightAtEnd records an event the end of the run cut (begun at arrival) when it had

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -196,3 +197,153 @@ func TestHang(t *testing.T) {
 		}
 	})
 }
+
+// deadEndpoint is an endpoint named name on a loopback port nothing listens on: every
+// connect is refused (2003).
+func deadEndpoint(t *testing.T, name string) Endpoint {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return Endpoint{Name: name, Host: "127.0.0.1", Port: port}
+}
+
+// TestHangEdges are the hang watchdog's edge cases, on one MariaDB server hung by a
+// global read lock: an abandoned transaction whose worker cannot reconnect before the run
+// ends is one wait, not two; a Follow that answers only after the hung transactions
+// completed does not abandon the ones begun since; a transaction abandoned in the
+// warm-up is not among the measured part's waits.
+func TestHangEdges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-server tests skipped in -short mode")
+	}
+	s := testserver.StartMariaDB(t)
+	tg := serverTarget(s, "sbtest")
+	alias := tg.Endpoints[0] // the same server under another writer's label
+	alias.Name = "n2"
+	rw := mustLookup(t, "oltp_read_write")
+	o := runOpts(4, 0)
+	o.Tables, o.TableSize = 1, 1000
+	o.IgnoreErrors = lostIgnored()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := rw.Prepare(ctx, tg, o, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("abandoned_then_the_run_ends", func(t *testing.T) {
+		// n1 hangs from 1 s to the end; Follow names n2, where nothing listens: the
+		// workers abandon at ~3 s and still reconnect when the run ends at 6 s. Each
+		// worker's wait is split, never counted twice: its abandoned transaction's up to
+		// ~3 s, then its next one's (the reconnect) to the end, in flight.
+		tt := tg
+		dead := deadEndpoint(t, "n2")
+		tt.Follow = func(context.Context) (Endpoint, error) { return dead, nil }
+		oo := o
+		oo.Time, oo.ReportInterval = 6*time.Second, time.Second
+		rec := &recorder{}
+		rep, _, unlocked := lockAt(t, s, rec, time.Second, oo.Time+EndGrace)
+		defer unlocked()
+		res, err := rw.Run(ctx, tt, oo, rep)
+		if res == nil {
+			t.Fatalf("run: %v", err)
+		}
+		t.Logf("err %v; unknown %d; waits %d %+v", err, res.Unknown, res.WaitCount, res.Waits)
+		left := map[int]time.Duration{} // by worker, when it abandoned (run's clock)
+		first, last := time.Hour, time.Duration(0)
+		for _, w := range res.Waits {
+			if w.Abandoned {
+				left[w.Worker] = w.At + w.Waited
+				first, last = min(first, w.At+w.Waited), max(last, w.At+w.Waited)
+			}
+		}
+		if res.Unknown != 4 || res.WaitCount != 8 || len(left) != 4 {
+			t.Fatalf("unknown %d, waits %d: want the 4 abandoned transactions and the 4 next ones in flight at the end", res.Unknown, res.WaitCount)
+		}
+		for _, w := range res.Waits {
+			at := left[w.Worker]
+			if !w.Abandoned && (w.At < at || w.At > at+50*time.Millisecond || w.Endpoint != "n2") {
+				t.Errorf("worker %d in flight at the end from %v on %s, want from its abandon at %v, on n2", w.Worker, w.At, w.Endpoint, at)
+			}
+		}
+		for _, iv := range rec.ivs {
+			if iv.Elapsed > last+500*time.Millisecond && iv.LongestInFlight > iv.Elapsed-first+300*time.Millisecond {
+				t.Errorf("interval at %v: in flight for %v, longer than since the abandons at %v", iv.Elapsed, iv.LongestInFlight, first)
+			}
+		}
+	})
+
+	t.Run("follow_answers_after_the_hang", func(t *testing.T) {
+		// n1 hangs from 1 s to 3.5 s; Follow takes 1 s to name n2: it answers the
+		// watchdog's question of ~3 s at ~4 s, when the hung transactions have committed
+		// and the workers' new ones have run for 0.5 s: nothing is hung, nothing abandoned.
+		tt := tg
+		tt.Follow = func(context.Context) (Endpoint, error) {
+			time.Sleep(time.Second)
+			return alias, nil
+		}
+		oo := o
+		oo.Time = 6 * time.Second
+		rep, _, unlocked := lockAt(t, s, nil, time.Second, 2500*time.Millisecond)
+		defer unlocked()
+		res, err := rw.Run(ctx, tt, oo, rep)
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		t.Logf("unknown %d; moves %+v; waits %d", res.Unknown, res.WriterMoves, res.WaitCount)
+		if res.Unknown != 0 || len(res.WriterMoves) != 0 {
+			t.Errorf("unknown %d, moves %+v: want no transaction abandoned, no move", res.Unknown, res.WriterMoves)
+		}
+	})
+
+	t.Run("abandoned_in_the_warmup", func(t *testing.T) {
+		// n1 hangs from 0.5 s to 2.8 s of a 3 s warm-up; Follow names n2: the workers
+		// abandon at ~2.5 s, in the warm-up, and the measured part is clean.
+		tt := tg
+		tt.Follow = func(context.Context) (Endpoint, error) { return alias, nil }
+		oo := o
+		oo.Warmup, oo.Time = 3*time.Second, 2*time.Second
+		rep, _, unlocked := lockAt(t, s, nil, 500*time.Millisecond, 2300*time.Millisecond)
+		defer unlocked()
+		res, err := rw.Run(ctx, tt, oo, rep)
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		t.Logf("unknown %d; moves %+v; waits %d %+v; warning %q", res.Unknown, res.WriterMoves, res.WaitCount, res.Waits, res.WaitWarning())
+		if res.Unknown != 0 || res.WaitCount != 0 || res.WaitWarning() != "" {
+			t.Errorf("unknown %d, waits %d, warning %q: want the warm-up's abandoned transactions out of the measured part",
+				res.Unknown, res.WaitCount, res.WaitWarning())
+		}
+	})
+
+	t.Run("last_word_hung_at_the_end", func(t *testing.T) {
+		// The events' last word (eventFinisher, bulk_insert's pending rows) hangs on the
+		// server: the run still ends EndGrace after its time, failing.
+		oo := o
+		oo.Threads, oo.Time = 1, time.Second
+		start := time.Now()
+		_, err := runEvents(ctx, tg, oo, nil, "sleepy", sleepySource{})
+		took := time.Since(start)
+		t.Logf("took %v; err %v", took, err)
+		if took > oo.Time+EndGrace+3*time.Second {
+			t.Errorf("run took %v, want it ended about EndGrace after its time", took)
+		}
+		if err == nil || !strings.Contains(err.Error(), "after the time limit") {
+			t.Errorf("err = %v, want the last statement cut after the time limit", err)
+		}
+	})
+}
+
+// sleepySource's events sleep 10 ms without a statement; their last word sleeps a minute
+// on the server.
+type sleepySource struct{}
+
+func (sleepySource) statements() []string  { return nil }
+func (sleepySource) newEvents(int) eventer { return sleepySource{} }
+
+func (sleepySource) event(*Conn) error { time.Sleep(10 * time.Millisecond); return nil }
+
+func (sleepySource) finish(c *Conn) error { return c.Plain("DO SLEEP(60)") }

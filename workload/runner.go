@@ -395,6 +395,7 @@ func (r *runner) more() (time.Time, bool) {
 func (w *worker) loop(ctx context.Context) {
 	r := w.r
 	defer r.running.Add(-1)
+	var resume time.Time // after an abandon without --rate: when the next event began
 	for {
 		arrival, ok := r.more()
 		if !ok {
@@ -402,6 +403,9 @@ func (w *worker) loop(ctx context.Context) {
 			return
 		}
 		start := time.Now()
+		if !resume.IsZero() {
+			start, resume = resume, time.Time{}
+		}
 		w.startNs = start.UnixNano()
 		if arrival.IsZero() {
 			arrival = start
@@ -414,17 +418,27 @@ func (w *worker) loop(ctx context.Context) {
 			r.rt.conc.Add(-1)
 		}
 		if errors.Is(err, errAbandoned) {
-			if err = w.abandon(ctx, arrival); err == nil {
-				w.busySince.Store(0)
+			// Without --rate the next event begins now: the reconnect is part of it,
+			// as a reconnect after a lost connection is part of the event retried.
+			// Under --rate the queued arrivals' latencies count it.
+			if arrival, err = w.abandon(ctx, arrival); err == nil {
+				if r.rt == nil {
+					resume = arrival
+				} else {
+					w.busySince.Store(0)
+				}
 				continue
+			}
+			if r.rt != nil {
+				arrival = time.Time{} // no event waits for the reconnect
 			}
 		}
 		if err != nil {
 			w.st.record(&w.c.ev, -1, 0)
-			if errors.Is(err, errAborted) {
-				w.inFlightAtEnd(arrival)
-			} else {
+			if !errors.Is(err, errAborted) {
 				r.fail(err)
+			} else if !arrival.IsZero() {
+				w.inFlightAtEnd(arrival)
 			}
 			return
 		}
@@ -445,15 +459,21 @@ func (w *worker) loop(ctx context.Context) {
 }
 
 // finish gives the worker's events their last word when the run ends normally (see
-// eventFinisher); a failure ends the run with it.
+// eventFinisher); a failure ends the run with it. Like an event, it is busy (busySince):
+// EndGrace after the time limit its connection is closed (killAtEnd).
 func (w *worker) finish(ctx context.Context) {
 	f, ok := w.events.(eventFinisher)
 	if !ok || w.conn == nil || ctx.Err() != nil || w.r.firstErr() != nil {
 		return
 	}
+	w.busySince.Store(time.Now().UnixNano())
 	err := w.conn.Raw(func(any) error { return f.finish(&w.c) })
+	w.busySince.Store(0)
 	w.st.record(&w.c.ev, -1, 0)
 	if err != nil {
+		if r := w.r; r.limit > 0 && time.Since(r.t0) >= r.limit+EndGrace {
+			err = fmt.Errorf("a worker's last statement still ran %s s after the time limit and its connection was closed: %w", secs(EndGrace), err)
+		}
 		w.r.fail(err)
 	}
 }
