@@ -145,6 +145,11 @@ func setFailover(fs []FaultSummary, faults []RunFault, seen []writerSeen, moves 
 			if m.To == ch.Node && !m.At.Before(at) && !m.FirstCommit.IsZero() {
 				c := m.FirstCommit.Sub(at).Seconds()
 				fs[i].ClientWriterS = &c
+				if c < d {
+					// The poll is an upper bound (every 0.5 s, answered within 2 s): the
+					// workers' first commit there proves the cluster had named it by then.
+					*fs[i].NewWriterS = c
+				}
 				break
 			}
 		}

@@ -25,6 +25,12 @@ func TestSetFailover(t *testing.T) {
 	if fs[1].NewWriterS != nil || fs[1].ClientWriterS != nil {
 		t.Errorf("heal: %+v, want no new writer of its own", fs[1])
 	}
+	// A poll that answered after the workers' first commit there: the commit bounds it.
+	late := []FaultSummary{{AtS: 10}, {AtS: 30}}
+	setFailover(late, faults, []writerSeen{{At: at(0.5), Node: "n1"}, {At: at(34), Node: "n3"}}, moves)
+	if late[0].NewWriterS == nil || *late[0].NewWriterS != 23.5 || *late[0].ClientWriterS != 23.5 {
+		t.Errorf("late poll: %+v, want the new writer named by 23.5 s, when the workers committed there", late[0])
+	}
 	table := FaultTable(fs)
 	if !strings.Contains(table, "| 22.0 (n3) | 23.5 |") {
 		t.Errorf("fault table lacks the failover columns:\n%s", table)
