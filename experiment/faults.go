@@ -424,7 +424,9 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 }
 
 // caughtUp is the time in seconds from faults[i] to the first sample in which its node,
-// readable again, showed a known visibility lag (lag_s, not NaN or negative) at or under 1 s, before
+// readable again and inside its cluster (not outside the Galera Primary component, ONLINE
+// for the group's majority: lagStats), showed a known visibility lag (lag_s, not NaN or
+// negative) at or under 1 s, before
 // the node's next fault (nil: not seen, or not a fault that brings a node back). Start,
 // restart, heal and promote are measured from the end of the action (At + Took: the node
 // is up and rejoined, healed or promoted), so a sample from before a restart's stop does
@@ -450,14 +452,19 @@ func caughtUp(faults []RunFault, i int, samples []sampler.Sample) *float64 {
 	}
 	downAt := math.Inf(1)
 	for _, s := range samples {
-		t := s.Elapsed.Seconds()
-		if t < from || t >= until || s.Node != f.Node {
+		if t := s.Elapsed.Seconds(); needDown && t >= from && t < until && s.Node == f.Node && s.Metric == sampler.MetricNodeUp && s.Value == 0 {
+			downAt = min(downAt, t)
+		}
+	}
+	ticks, _ := lagTicks(samples)
+	times := slices.Sorted(maps.Keys(ticks))
+	for _, t := range times {
+		if t < from || t >= until || (needDown && t <= downAt) {
 			continue
 		}
-		switch {
-		case needDown && s.Metric == sampler.MetricNodeUp && s.Value == 0:
-			downAt = min(downAt, t)
-		case s.Metric == "lag_s" && s.Value >= 0 && s.Value <= 1 && (!needDown || t > downAt): // NaN, negative: unknown
+		// NaN, negative: unknown; outside (non-Primary, not ONLINE for the group's
+		// majority): the lag read cannot show what the node was not sent.
+		if lt := ticks[t][f.Node]; lt != nil && lt.lag != nil && *lt.lag >= 0 && *lt.lag <= 1 && !lt.outside {
 			c := t - f.AtS
 			return &c
 		}
