@@ -464,9 +464,19 @@ func groupWriterNow(ctx context.Context, c *Cluster) *Node {
 	}
 	qctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	claims := make([]primaryClaim, len(cands))
+	claims := readClaims(qctx, c, cands)
+	if i := confirmedPrimary(claims); i >= 0 {
+		return cands[i]
+	}
+	return nil
+}
+
+// readClaims asks every node of nodes at once for its own group state and its view of the
+// group (primaryClaim; read false for a node that could not be asked within ctx).
+func readClaims(ctx context.Context, c *Cluster, nodes []*Node) []primaryClaim {
+	claims := make([]primaryClaim, len(nodes))
 	var wg sync.WaitGroup
-	for i, n := range cands {
+	for i, n := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -475,23 +485,20 @@ func groupWriterNow(ctx context.Context, c *Cluster) *Node {
 				return
 			}
 			defer db.Close()
-			m, err := ReadGroupMember(qctx, db, n.Name)
+			m, err := ReadGroupMember(ctx, db, n.Name)
 			if err != nil {
 				return
 			}
-			v, err := c.ReadGroupView(qctx, db)
+			v, err := c.ReadGroupView(ctx, db)
 			if err != nil {
 				return
 			}
-			claims[i] = primaryClaim{read: true, self: m.MemberID, view: v,
+			claims[i] = primaryClaim{read: true, self: m.MemberID, view: v, member: m,
 				claims: m.State == "ONLINE" && m.SinglePrimary && m.Role == "PRIMARY"}
 		}()
 	}
 	wg.Wait()
-	if i := confirmedPrimary(claims); i >= 0 {
-		return cands[i]
-	}
-	return nil
+	return claims
 }
 
 // primaryClaim is what one member said when asked for the group's primary: its
@@ -501,6 +508,7 @@ type primaryClaim struct {
 	read   bool
 	self   string
 	view   GroupView
+	member GroupMember
 	claims bool
 }
 
