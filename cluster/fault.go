@@ -450,10 +450,11 @@ func (c *Cluster) LiveWriter(ctx context.Context) *Node {
 
 // groupWriterNow is KindOps.WriterNow of a group: the member that calls itself PRIMARY in
 // single-primary mode while it sees a majority of the group ONLINE (an old primary cut off
-// in a minority still calls itself PRIMARY, and cannot commit); nil while none does, e.g.
-// during an election. A sandbox's stopped members are skipped; an existing cluster's are
-// all asked (habench does not know which of them run). The members are asked at once,
-// within one second together, so an unreachable member delays the answer by at most that.
+// in a minority still calls itself PRIMARY, and cannot commit), and whose claim the members
+// it sees ONLINE confirm (primaryClaim); nil while none does, e.g. during an election. A
+// sandbox's stopped members are skipped; an existing cluster's are all asked (habench does
+// not know which of them run). The members are asked at once, within one second together,
+// so an unreachable member delays the answer by at most that.
 func groupWriterNow(ctx context.Context, c *Cluster) *Node {
 	var cands []*Node
 	for _, n := range c.Nodes {
@@ -463,9 +464,19 @@ func groupWriterNow(ctx context.Context, c *Cluster) *Node {
 	}
 	qctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	primary := make([]bool, len(cands))
+	claims := readClaims(qctx, c, cands)
+	if i := confirmedPrimary(claims); i >= 0 {
+		return cands[i]
+	}
+	return nil
+}
+
+// readClaims asks every node of nodes at once for its own group state and its view of the
+// group (primaryClaim; read false for a node that could not be asked within ctx).
+func readClaims(ctx context.Context, c *Cluster, nodes []*Node) []primaryClaim {
+	claims := make([]primaryClaim, len(nodes))
 	var wg sync.WaitGroup
-	for i, n := range cands {
+	for i, n := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -474,20 +485,72 @@ func groupWriterNow(ctx context.Context, c *Cluster) *Node {
 				return
 			}
 			defer db.Close()
-			m, err := ReadGroupMember(qctx, db, n.Name)
-			if err != nil || m.State != "ONLINE" || !m.SinglePrimary || m.Role != "PRIMARY" {
+			m, err := ReadGroupMember(ctx, db, n.Name)
+			if err != nil {
 				return
 			}
-			var online, all int
-			err = db.QueryRowContext(qctx, "SELECT COALESCE(SUM(MEMBER_STATE = 'ONLINE'), 0), COUNT(*) FROM performance_schema.replication_group_members").Scan(&online, &all)
-			primary[i] = err == nil && 2*online > all
+			v, err := c.ReadGroupView(ctx, db)
+			if err != nil {
+				return
+			}
+			claims[i] = primaryClaim{read: true, self: m.MemberID, view: v, member: m,
+				claims: m.State == "ONLINE" && m.SinglePrimary && m.Role == "PRIMARY"}
 		}()
 	}
 	wg.Wait()
-	for i, n := range cands {
-		if primary[i] {
-			return n
+	return claims
+}
+
+// primaryClaim is what one member said when asked for the group's primary: its
+// @@server_uuid, its view of the group, and whether it calls itself the ONLINE PRIMARY in
+// single-primary mode. read is false when it could not be asked.
+type primaryClaim struct {
+	read   bool
+	self   string
+	view   GroupView
+	member GroupMember
+	claims bool
+}
+
+// confirmedPrimary returns the index of the first claim (in order) of a member that calls
+// itself PRIMARY, sees a majority of its view ONLINE, and is listed in the view of every
+// other member it sees ONLINE that could be read; -1 when none is. An old primary that was
+// expelled while cut off and has not learnt it yet sees its old group all ONLINE once the
+// partition heals, and still calls itself PRIMARY: the others' views, without it, refuse
+// its claim.
+func confirmedPrimary(claims []primaryClaim) int {
+	byID := map[string]GroupView{}
+	for _, c := range claims {
+		if c.read && c.self != "" {
+			byID[c.self] = c.view
 		}
 	}
-	return nil
+	for i, c := range claims {
+		if !c.read || !c.claims || 2*c.view.Count("ONLINE") <= len(c.view) {
+			continue
+		}
+		confirmed := true
+		for _, m := range c.view {
+			if m.MemberID == c.self || m.State != "ONLINE" {
+				continue
+			}
+			if other, read := byID[m.MemberID]; read && !other.listsID(c.self) {
+				confirmed = false
+			}
+		}
+		if confirmed {
+			return i
+		}
+	}
+	return -1
+}
+
+// listsID reports whether the view has a row for the member with @@server_uuid id.
+func (v GroupView) listsID(id string) bool {
+	for _, m := range v {
+		if m.MemberID == id {
+			return true
+		}
+	}
+	return false
 }

@@ -627,29 +627,29 @@ func (c *Cluster) anyOtherOnline(ctx context.Context, n *Node) bool {
 // refreshGroupRoles records the MEMBER_ROLE of every member that is running and ONLINE
 // (and the group mode) in the state file. Members that are down or not ONLINE keep their
 // recorded role, except that in single-primary mode only the member the group calls
-// PRIMARY is recorded as primary, so Writer() never names a stopped former primary.
-// Unlike syncGroupRoles it does not need every member ONLINE.
+// PRIMARY is recorded as primary (confirmedPrimary: an old primary cut off, or expelled
+// without having learnt it, still calls itself PRIMARY), so Writer() never names a stopped
+// or expelled former primary. Unlike syncGroupRoles it does not need every member ONLINE.
 func (c *Cluster) refreshGroupRoles(ctx context.Context) error {
-	var primary *Node
-	single, known := false, false
+	var nodes []*Node
 	for _, n := range c.groupNodes() {
-		if !n.Running() {
+		if n.Running() {
+			nodes = append(nodes, n)
+		}
+	}
+	claims := readClaims(ctx, c, nodes)
+	var primary *Node
+	if i := confirmedPrimary(claims); i >= 0 {
+		primary = nodes[i]
+	}
+	single, known := false, false
+	for i, n := range nodes {
+		m := claims[i].member
+		if !claims[i].read || m.State != "ONLINE" {
 			continue
 		}
-		db, err := c.OpenAdmin(n)
-		if err != nil {
-			return err
-		}
-		m, err := ReadGroupMember(ctx, db, n.Name)
-		db.Close()
-		if err != nil || m.State != "ONLINE" {
-			continue
-		}
-		if r, ok := groupRole(m.Role); ok {
+		if r, ok := groupRole(m.Role); ok && (r != topology.RolePrimary || !m.SinglePrimary || n == primary) {
 			n.Role = r
-			if r == topology.RolePrimary {
-				primary = n
-			}
 		}
 		single, known = m.SinglePrimary, true
 	}

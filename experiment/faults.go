@@ -213,6 +213,12 @@ type FaultSummary struct {
 	// 10 s of (a promote or heal that ended a kill's or partition's outage has none).
 	Outage       string           `json:"outage,omitempty"`
 	ErrorsByCode map[string]int64 `json:"errors_by_code,omitempty"`
+	// AlsoOutages are the other nodes (or "writer") whose workers could not commit for
+	// MinOutage or longer in a window that began within 10 s after the fault (a Galera
+	// cluster stalls while it evicts a partitioned node), node order of their start; each
+	// such window counts for the first fault only, and its failed attempts are not in
+	// ErrorsByCode (the WARNINGs and summary.json outages have them).
+	AlsoOutages []string `json:"also_outages,omitempty"`
 	// Errors and Reconnects are the workload's failed attempts and reconnects in the
 	// disturbed intervals (intervals.csv's errors and reconnects); MinTPS their lowest TPS.
 	// An interval counts for the first fault whose disturbed intervals it is in.
@@ -375,6 +381,34 @@ func outageOwners(faults []RunFault, outages []OutageSummary) map[int]int {
 	return own
 }
 
+// otherOutages gives each fault with an outage of its own (owners) the nodes of the
+// outages no fault owns that began within 10 s after it (the first such fault in order),
+// each node once per fault: the nodes its fault stalled besides its own.
+func otherOutages(faults []RunFault, outages []OutageSummary, owners map[int]int) map[int][]string {
+	owned := map[int]bool{}
+	for _, j := range owners {
+		owned[j] = true
+	}
+	out := map[int][]string{}
+	for j, o := range outages {
+		if owned[j] {
+			continue
+		}
+		for i, f := range faults {
+			if own, ok := owners[i]; !ok || outages[own].Node == o.Node {
+				continue
+			}
+			if d, ok := outageAfter(f, o); ok && d >= 0 {
+				if !slices.Contains(out[i], o.Node) {
+					out[i] = append(out[i], o.Node)
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
 // outageAfter is the time from fault f to the start of outage o, ok when o was open at
 // f or began within 10 s after it.
 func outageAfter(f RunFault, o OutageSummary) (float64, bool) {
@@ -400,6 +434,7 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 		norm = normBefore(ivs, faults[0].AtS)
 	}
 	owners := outageOwners(faults, outages)
+	also := otherOutages(faults, outages, owners)
 	counted := map[int]bool{}
 	for i, f := range faults {
 		fs := FaultSummary{AtS: f.AtS, Action: f.Action, Node: f.Node, Error: f.Error, Escalated: f.Escalated}
@@ -409,6 +444,7 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 			o := outages[j]
 			d, _ := outageAfter(f, o)
 			fs.Outage, fs.ErrorsByCode = o.Node, o.ErrorsByCode
+			fs.AlsoOutages = also[i]
 			open = open || o.Open
 			rec = max(rec, d+o.DurationS)
 		}
@@ -424,7 +460,9 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 }
 
 // caughtUp is the time in seconds from faults[i] to the first sample in which its node,
-// readable again, showed a known visibility lag (lag_s, not NaN or negative) at or under 1 s, before
+// readable again and inside its cluster (not outside the Galera Primary component, ONLINE
+// for the group's majority: lagStats), showed a known visibility lag (lag_s, not NaN or
+// negative) at or under 1 s, before
 // the node's next fault (nil: not seen, or not a fault that brings a node back). Start,
 // restart, heal and promote are measured from the end of the action (At + Took: the node
 // is up and rejoined, healed or promoted), so a sample from before a restart's stop does
@@ -450,14 +488,19 @@ func caughtUp(faults []RunFault, i int, samples []sampler.Sample) *float64 {
 	}
 	downAt := math.Inf(1)
 	for _, s := range samples {
-		t := s.Elapsed.Seconds()
-		if t < from || t >= until || s.Node != f.Node {
+		if t := s.Elapsed.Seconds(); needDown && t >= from && t < until && s.Node == f.Node && s.Metric == sampler.MetricNodeUp && s.Value == 0 {
+			downAt = min(downAt, t)
+		}
+	}
+	ticks, _ := lagTicks(samples)
+	times := slices.Sorted(maps.Keys(ticks))
+	for _, t := range times {
+		if t < from || t >= until || (needDown && t <= downAt) {
 			continue
 		}
-		switch {
-		case needDown && s.Metric == sampler.MetricNodeUp && s.Value == 0:
-			downAt = min(downAt, t)
-		case s.Metric == "lag_s" && s.Value >= 0 && s.Value <= 1 && (!needDown || t > downAt): // NaN, negative: unknown
+		// NaN, negative: unknown; outside (non-Primary, not ONLINE for the group's
+		// majority): the lag read cannot show what the node was not sent.
+		if lt := ticks[t][f.Node]; lt != nil && lt.lag != nil && *lt.lag >= 0 && *lt.lag <= 1 && !lt.outside {
 			c := t - f.AtS
 			return &c
 		}
@@ -501,7 +544,7 @@ func FaultTable(fs []FaultSummary) string {
 			newWriter = fmt.Sprintf("%.1f (%s)", *f.NewWriterS, f.NewWriter)
 			client = fmtOpt(f.ClientWriterS, "%.1f")
 		}
-		fmt.Fprintf(&b, "| %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f.AtS, action, f.Node, rec, orDash(f.Outage), orDash(failed), reconn,
+		fmt.Fprintf(&b, "| %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f.AtS, action, f.Node, rec, outageCell(f), orDash(failed), reconn,
 			fmtOpt(f.MinTPS, "%.0f"), fmtOpt(f.CaughtUpS, "%.1f"), report.LagText(f.PeakLagS, f.PeakLagUnknown, "%.2f"), newWriter, client)
 	}
 	return b.String()
@@ -513,11 +556,20 @@ const FaultNote = "at = when the fault was injected, in seconds since samples.cs
 	"recovered after = seconds from the fault until the workload's commits were back to normal: the end of the last report interval, from the fault's on, " +
 	"with TPS under half the median before the first fault or more failed attempts or reconnects than any interval before it, or the end of the outage the fault caused, whichever is later " +
 	"(0: the workload did not notice; resolution: the report interval); " +
-	"outage of = the node (or writer) whose workers could not commit for 1 s or more; failed attempts and reconnects = the workload's in the disturbed intervals (by MySQL error code when an outage recorded them), min TPS their lowest; " +
+	"outage of = the node (or writer) whose workers could not commit for 1 s or more (also: other nodes whose workers could not commit for 1 s or more from within 10 s of the fault, e.g. a Galera cluster stalled while it evicted a node; their failed attempts are in the WARNINGs); failed attempts and reconnects = the workload's in the disturbed intervals (by MySQL error code when an outage recorded them), min TPS their lowest; " +
 	"an outage and a disturbed interval count for the first fault they follow only (a promote or heal that ended them shows none of their failed attempts); " +
 	"caught up after = seconds from the fault (start, restart, heal, promote, or a kill whose node came back) until the node, readable again, showed a heartbeat lag at or under 1 s (n/a: not seen before the node's next fault or the end); " +
 	"peak lag = the largest lag of any node from the fault to the end of the run, in seconds (≥ peak (n3 unknown for N s): that node's lag could not be measured for N s, as in the nodes table); " +
 	"new writer after = seconds from the fault until the cluster named another writer (polled every 0.5 s), workers there after = until the workload first committed on it (n/a: never)."
+
+// outageCell is the Faults table's "outage of": the fault's outage, and the other nodes it
+// stalled ("n3 (also n1, n2)"); "-" without one.
+func outageCell(f FaultSummary) string {
+	if len(f.AlsoOutages) == 0 {
+		return orDash(f.Outage)
+	}
+	return fmt.Sprintf("%s (also %s)", f.Outage, strings.Join(f.AlsoOutages, ", "))
+}
 
 func orDash(s string) string {
 	if s == "" {

@@ -325,30 +325,137 @@ func validateFaults(faults []FaultEvent, tops []topology.Spec, network string, r
 	return nil
 }
 
-// scheduleFaults injects events on c, each at its time after start, until ctx ends
-// (the workload's end); it returns when all were injected or ctx ended, with the records
-// of those it injected (also failed ones; the run records the faults from the cluster's
-// log and marks these as its own), and reports each failure to fail.
-func scheduleFaults(ctx context.Context, in *Injector, c *cluster.Cluster, events []FaultEvent, start time.Time, fail func(error)) []FaultRecord {
-	var done []FaultRecord
-	for _, ev := range events {
-		wait := time.Until(start.Add(time.Duration(ev.At)))
-		if wait > 0 {
-			select {
-			case <-ctx.Done():
-				return done
-			case <-time.After(wait):
+// faultGrace bounds how long a run waits, after its workload ended, for a scheduled fault
+// action still in progress (a start waiting for its node to rejoin, a promote waiting for
+// the catch-up) before cancelling it.
+var faultGrace = 2 * time.Minute
+
+// injectFunc injects one fault (Injector.Inject on the run's cluster, without its detail).
+type injectFunc func(ctx context.Context, action, node string) (FaultRecord, error)
+
+// faultSchedule is what scheduleFaults did: the records of the faults it injected (also
+// failed ones; the run records the faults from the cluster's log and marks these as its
+// own) and its WARNINGs (failed actions, an action the end of the workload caught in
+// progress, events never injected).
+type faultSchedule struct {
+	Done     []FaultRecord
+	Warnings []string
+}
+
+// scheduleFaults injects events, each at its time after start, until all are injected,
+// the workload ends (ended closes) or ctx ends (the run is interrupted: no warnings then).
+// An action in progress when the workload ends is not cancelled: the run waits for it, at
+// most faultGrace, so that a node being started is not left down; a warning says how long
+// the run waited (the workload's numbers do not cover the action's end), or that the
+// action was cut off. Events not yet due when the workload ends are not injected, and a
+// warning names them. Each warning also goes to say as it happens.
+func scheduleFaults(ctx context.Context, ended <-chan struct{}, inject injectFunc, events []FaultEvent, start time.Time, say func(string)) faultSchedule {
+	var s faultSchedule
+	warn := func(w string) {
+		s.Warnings = append(s.Warnings, w)
+		say(w)
+	}
+	for i, ev := range events {
+		if !waitUntil(ctx, ended, start.Add(time.Duration(ev.At))) {
+			if ctx.Err() == nil {
+				warn(notInjected(events[i:]))
 			}
+			return s
 		}
-		rec, _, err := in.Inject(ctx, c, ev.Action, ev.Node)
-		if !rec.At.IsZero() {
-			done = append(done, rec)
+		name := fmt.Sprintf("fault %s %s at %v", ev.Action, ev.Node, time.Duration(ev.At))
+		r := injectBounded(ctx, ended, inject, ev)
+		if !r.rec.At.IsZero() {
+			s.Done = append(s.Done, r.rec)
 		}
-		if err != nil && ctx.Err() == nil {
-			fail(fmt.Errorf("fault %s %s at %v: %w", ev.Action, ev.Node, time.Duration(ev.At), err))
+		if ctx.Err() != nil {
+			return s
+		}
+		switch {
+		case r.cut:
+			warn(fmt.Sprintf("%s was still in progress %v after the workload ended and was cut off: %s may be left down or not rejoined (%v)", name, faultGrace, ev.Node, r.err))
+		case r.waited > 0 && r.err != nil:
+			warn(fmt.Sprintf("%s was still in progress when the workload ended and failed %.1f s later: %v", name, r.waited.Seconds(), r.err))
+		case r.waited > 0:
+			warn(fmt.Sprintf("%s was still in progress when the workload ended: the run waited %.1f s for it to finish; the workload's numbers do not cover its end", name, r.waited.Seconds()))
+		case r.err != nil:
+			warn(fmt.Sprintf("%s: %v", name, r.err))
 		}
 	}
-	return done
+	return s
+}
+
+// waitUntil waits until at and reports true, or false when the workload ended (ended
+// closed) or ctx ended first.
+func waitUntil(ctx context.Context, ended <-chan struct{}, at time.Time) bool {
+	t := time.NewTimer(max(time.Until(at), 0))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-ended:
+		return false
+	case <-t.C:
+	}
+	select { // an event due just as the workload ended is not injected either
+	case <-ended:
+		return false
+	default:
+		return ctx.Err() == nil
+	}
+}
+
+// injected is one injectBounded: the fault's record and error, how long it ran after the
+// end of the workload (0: it finished before) and whether faultGrace cut it off.
+type injected struct {
+	rec    FaultRecord
+	err    error
+	waited time.Duration
+	cut    bool
+}
+
+// injectBounded runs inject for ev under ctx; when the workload ends (ended closes) while
+// it runs, it lets it finish for at most faultGrace, then cancels it.
+func injectBounded(ctx context.Context, ended <-chan struct{}, inject injectFunc, ev FaultEvent) injected {
+	ictx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	finished, gone := make(chan struct{}), make(chan struct{})
+	var endedAt time.Time
+	var cut bool
+	go func() {
+		defer close(gone)
+		select {
+		case <-finished:
+			return
+		case <-ended:
+		}
+		endedAt = time.Now()
+		t := time.NewTimer(faultGrace)
+		defer t.Stop()
+		select {
+		case <-finished:
+		case <-t.C:
+			cut = true
+			cancel()
+		}
+	}()
+	var r injected
+	r.rec, r.err = inject(ictx, ev.Action, ev.Node)
+	close(finished)
+	<-gone
+	if !endedAt.IsZero() {
+		r.waited = time.Since(endedAt)
+	}
+	r.cut = cut
+	return r
+}
+
+// notInjected is the warning for scheduled events the workload's end left out.
+func notInjected(events []FaultEvent) string {
+	var names []string
+	for _, ev := range events {
+		names = append(names, fmt.Sprintf("%s %s at %v", ev.Action, ev.Node, time.Duration(ev.At)))
+	}
+	return fmt.Sprintf("the workload ended before %d scheduled fault(s) were injected: %s", len(events), strings.Join(names, ", "))
 }
 
 // promotableKinds lists the kinds whose replicas can be promoted (KindDef.Promotable).

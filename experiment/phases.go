@@ -83,6 +83,7 @@ type runState struct {
 	probe          *probe
 	writers        *writerWatch  // the cluster's live writer (hangs.go)
 	scheduled      []FaultRecord // the faults the run's schedule injected (read after stopBackground)
+	faultWarnings  []string      // the schedule's warnings, said as they happened (read after stopBackground)
 
 	// workload
 	result    *workload.Result
@@ -419,9 +420,10 @@ func (st *runState) expectedDown(node string) string {
 func (st *runState) background() error {
 	b := st.b
 	fctx, stop := context.WithCancel(st.ctx)
+	ended := make(chan struct{}) // the workload ended: no new fault; one in progress finishes
 	var wg sync.WaitGroup
 	var once sync.Once
-	st.stopBackground = func() { once.Do(func() { stop(); wg.Wait() }) }
+	st.stopBackground = func() { once.Do(func() { close(ended); stop(); wg.Wait() }) }
 	st.onCleanup(st.stopBackground)
 	st.writers = watchWriters(fctx, b.Cluster, &wg)
 	if b.Probe && b.Injector != nil && b.Cluster != nil {
@@ -444,9 +446,14 @@ func (st *runState) background() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st.scheduled = scheduleFaults(fctx, b.Injector, b.Cluster, b.Faults, time.Now(), func(err error) {
-				st.say(err.Error(), "fault not injected", "err", err)
+			inject := func(ctx context.Context, action, node string) (FaultRecord, error) {
+				rec, _, err := b.Injector.Inject(ctx, b.Cluster, action, node)
+				return rec, err
+			}
+			s := scheduleFaults(st.ctx, ended, inject, b.Faults, time.Now(), func(w string) {
+				st.say(w, "scheduled fault", "detail", w)
 			})
+			st.scheduled, st.faultWarnings = s.Done, s.Warnings
 		}()
 	}
 	return nil
@@ -497,6 +504,7 @@ func (st *runState) workload() {
 	}
 	st.result, st.runErr = b.Workload.Run(st.ctx, b.Target, opts, reporter)
 	st.stopBackground()
+	st.man.Warnings = append(st.man.Warnings, st.faultWarnings...)
 	st.out.Result = st.result
 	result := st.result
 	if result != nil && b.Stdout != nil {

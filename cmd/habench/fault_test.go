@@ -284,8 +284,8 @@ func TestConvergenceDivergedAndDown(t *testing.T) {
 
 // TestScenarioFaults: a scenario's faults: schedule kills both replicas of a semi-sync
 // source (timeout 500 ms) 1 s into the workload and starts them 2.5 s in (of 9 s: a start
-// takes 1.3 to 2.5 s here, and one still going when the workload ends is cancelled); the run
-// completes, its manifest lists the faults on the samples clock in order (scheduled: the
+// takes 1.3 to 2.5 s here, and one still going when the workload ends finishes: the run
+// waits for it); the run completes, its manifest lists the faults on the samples clock in order (scheduled: the
 // run's own), the output warns of the scenario's faults and of the fallback to async (how long, how many commits of all
 // were acknowledged without a replica), summary.json's semisync section is degraded, each
 // restarted replica has its caught-up time, and the convergence check finds both caught

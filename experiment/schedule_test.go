@@ -1,0 +1,98 @@
+package experiment
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// slowInject is an injectFunc whose action takes d unless its context ends first (then it
+// fails with the context's error, as a start waiting for its node would).
+func slowInject(d time.Duration) injectFunc {
+	return func(ctx context.Context, action, node string) (FaultRecord, error) {
+		rec := FaultRecord{At: time.Now(), Action: action, Node: node}
+		select {
+		case <-time.After(d):
+			return rec, nil
+		case <-ctx.Done():
+			return rec, ctx.Err()
+		}
+	}
+}
+
+// endAfter closes the returned channel after d: the workload's end.
+func endAfter(d time.Duration) <-chan struct{} {
+	ended := make(chan struct{})
+	time.AfterFunc(d, func() { close(ended) })
+	return ended
+}
+
+func TestScheduleFaultsWaitsForActionInProgress(t *testing.T) {
+	events := []FaultEvent{{At: Duration(0), Action: "start", Node: "n3"}}
+	var said []string
+	s := scheduleFaults(context.Background(), endAfter(50*time.Millisecond), slowInject(400*time.Millisecond), events, time.Now(), func(w string) { said = append(said, w) })
+	if len(s.Done) != 1 {
+		t.Fatalf("done = %v, want the start's record", s.Done)
+	}
+	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "fault start n3 at 0s was still in progress when the workload ended: the run waited 0.") {
+		t.Fatalf("warnings = %q, want the run to have waited for the start (not cancelled it)", s.Warnings)
+	}
+	if len(said) != 1 || said[0] != s.Warnings[0] {
+		t.Errorf("said %q, want each warning said once", said)
+	}
+}
+
+func TestScheduleFaultsCutsOffAfterGrace(t *testing.T) {
+	defer func(g time.Duration) { faultGrace = g }(faultGrace)
+	faultGrace = 100 * time.Millisecond
+	events := []FaultEvent{{At: Duration(0), Action: "start", Node: "n3"}}
+	began := time.Now()
+	s := scheduleFaults(context.Background(), endAfter(50*time.Millisecond), slowInject(time.Minute), events, time.Now(), func(string) {})
+	if took := time.Since(began); took > 5*time.Second {
+		t.Fatalf("took %v, want the grace to bound the wait", took)
+	}
+	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "fault start n3 at 0s was still in progress 100ms after the workload ended and was cut off: n3 may be left down") {
+		t.Fatalf("warnings = %q, want the start cut off", s.Warnings)
+	}
+}
+
+func TestScheduleFaultsNamesEventsNeverInjected(t *testing.T) {
+	events := []FaultEvent{
+		{At: Duration(0), Action: "kill", Node: "n2"},
+		{At: Duration(time.Minute), Action: "start", Node: "n2"},
+		{At: Duration(2 * time.Minute), Action: "heal", Node: "n3"},
+	}
+	s := scheduleFaults(context.Background(), endAfter(50*time.Millisecond), slowInject(0), events, time.Now(), func(string) {})
+	if len(s.Done) != 1 || s.Done[0].Action != "kill" {
+		t.Fatalf("done = %v, want the kill only", s.Done)
+	}
+	want := "the workload ended before 2 scheduled fault(s) were injected: start n2 at 1m0s, heal n3 at 2m0s"
+	if len(s.Warnings) != 1 || s.Warnings[0] != want {
+		t.Fatalf("warnings = %q, want %q", s.Warnings, want)
+	}
+}
+
+func TestScheduleFaultsInterruptedSaysNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	events := []FaultEvent{
+		{At: Duration(0), Action: "start", Node: "n3"},
+		{At: Duration(time.Minute), Action: "heal", Node: "n3"},
+	}
+	s := scheduleFaults(ctx, make(chan struct{}), slowInject(time.Minute), events, time.Now(), func(string) {})
+	if len(s.Warnings) != 0 || len(s.Done) != 1 {
+		t.Fatalf("warnings %q, done %v: want no warning and the interrupted start's record", s.Warnings, s.Done)
+	}
+}
+
+func TestScheduleFaultsFailureIsAWarning(t *testing.T) {
+	fail := func(ctx context.Context, action, node string) (FaultRecord, error) {
+		return FaultRecord{At: time.Now(), Action: action, Node: node}, context.DeadlineExceeded
+	}
+	events := []FaultEvent{{At: Duration(0), Action: "promote", Node: "n2"}}
+	s := scheduleFaults(context.Background(), make(chan struct{}), fail, events, time.Now(), func(string) {})
+	if len(s.Warnings) != 1 || s.Warnings[0] != "fault promote n2 at 0s: context deadline exceeded" {
+		t.Fatalf("warnings = %q", s.Warnings)
+	}
+}
