@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
 )
 
@@ -77,6 +79,10 @@ refused unless --yes-long confirms it (the dry run's first line warns).`,
 				r.BenchHook = func(b *experiment.Bench) func() { return attachMetrics(m, b) }
 			}
 			dir, rows, err := r.Run(cmd.Context())
+			if fe := (*topology.FieldError)(nil); errors.As(err, &fe) && dir == "" {
+				// Refused before anything ran: named like the dry run's refusals.
+				err = fmt.Errorf("scenario %q: %w", args[0], err)
+			}
 			if len(rows) > 0 {
 				fmt.Fprintln(out)
 				experiment.PrintComparison(out, rows)
