@@ -38,13 +38,7 @@ func runPartitioningWriter(t *testing.T, state, name, node string, healAfter fun
 		"--set", "group_replication_member_expel_timeout=0"}, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, habenchBin, args...)
-	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
-	var out, errOut syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, errOut := startHabench(t, ctx, state, args...)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	t.Cleanup(func() { habench(t, state, "fault", "heal", node, "--cluster", name) })

@@ -111,13 +111,7 @@ func runWithPartition(t *testing.T, state, name string, hold time.Duration, stat
 		"--time", "20", "--report-interval", "1", "--tables", "1", "--table-size", "1000", "--results", results}, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, habenchBin, args...)
-	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
-	var out, errOut syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, errOut := startHabench(t, ctx, state, args...)
 	waited := false
 	defer func() {
 		if !waited {
@@ -511,4 +505,18 @@ func TestPartitionGroup(t *testing.T) {
 			t.Errorf("members not at the same GTID set after the run:\n%s", p.stdout)
 		}
 	})
+}
+
+// startHabench starts the habench binary with args under ctx and the state directory
+// state, its output in the returned buffers (read while it runs).
+func startHabench(t *testing.T, ctx context.Context, state string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, habenchBin, args...)
+	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out, errOut
 }
