@@ -57,15 +57,17 @@ func (n *Node) Addr() string {
 
 // Cluster is a deployed topology.
 type Cluster struct {
-	Name      string        `json:"name"`
-	Provider  string        `json:"provider"` // "sandbox" or "existing" (topology.Provider*)
-	Spec      topology.Spec `json:"spec"`
-	Binaries  *Binaries     `json:"binaries,omitempty"`
-	Network   string        `json:"network"`          // NetNamespaces or NetLoopback
-	SubnetIdx int           `json:"subnet,omitempty"` // 10.233.<SubnetIdx>.0/24 in netns mode
-	User      string        `json:"user"`
-	Password  string        `json:"password"`
-	Nodes     []*Node       `json:"nodes"`
+	Name string `json:"name"`
+	// ProviderName is the provider of the cluster's servers (topology.Provider*; see
+	// Provider): "sandbox" or "existing".
+	ProviderName string        `json:"provider"`
+	Spec         topology.Spec `json:"spec"`
+	Binaries     *Binaries     `json:"binaries,omitempty"`
+	Network      string        `json:"network"`          // NetNamespaces or NetLoopback
+	SubnetIdx    int           `json:"subnet,omitempty"` // 10.233.<SubnetIdx>.0/24 in netns mode
+	User         string        `json:"user"`
+	Password     string        `json:"password"`
+	Nodes        []*Node       `json:"nodes"`
 	// Aux are the members that are not SQL servers (a Galera arbitrator): they have an
 	// address, a process and a place in links and faults, but no SQL connection, so code
 	// that talks SQL ranges over Nodes only. Started by their Program (RegisterProgram).
@@ -114,21 +116,11 @@ func (c *Cluster) Capabilities() topology.Capabilities {
 	return topology.CapabilitiesFor(c.Spec.Flavor, topology.Version{})
 }
 
-// AdminDSN is a go-sql-driver DSN for root over the node's unix socket (no network); for
-// an existing cluster, the registered user over TCP through the guarded dialer (habench
-// has no other access to servers it does not run).
-func (c *Cluster) AdminDSN(n *Node) string {
-	if c.Existing() {
-		return existingDSN(n.Host, n.Port, c.User, c.Password)
-	}
-	cfg := mysql.NewConfig()
-	cfg.User = "root"
-	cfg.Net = "unix"
-	cfg.Addr = n.Socket
-	cfg.Timeout = 5 * time.Second
-	cfg.InterpolateParams = true
-	return cfg.FormatDSN()
-}
+// AdminDSN is a go-sql-driver DSN with administrative rights on node n, from c's provider:
+// root over the node's unix socket for a local sandbox; for an existing cluster, the
+// registered user over TCP through the guarded dialer (habench has no other access to
+// servers it does not run).
+func (c *Cluster) AdminDSN(n *Node) string { return c.Provider().AdminDSN(c, n) }
 
 // BenchDSN is a DSN for the benchmark user over TCP through the guarded dialer.
 func (c *Cluster) BenchDSN(n *Node, db string) string {
@@ -239,20 +231,12 @@ func DefaultCacheDir() string {
 	return filepath.Join(d, "habench")
 }
 
-// Host returns access to the machine node n runs on: this machine (inside the node's
-// network namespace, if any) for a sandbox; for an existing cluster registered with ssh
-// access, its host over SSH (a *host.SSH, the same value on every call, one connection
-// per host for the process); nil for an existing cluster's node without ssh access (work
-// that needs the host is then skipped or refused).
-func (c *Cluster) Host(n *Node) host.Host {
-	if c.Existing() {
-		if h := c.sshHost(n); h != nil {
-			return h
-		}
-		return nil
-	}
-	return host.Local{Netns: n.Netns}
-}
+// Host returns access to the machine node n runs on, from c's provider: this machine
+// (inside the node's network namespace, if any) for a local sandbox; for an existing
+// cluster registered with ssh access, its host over SSH (a *host.SSH, the same value on
+// every call, one connection per host for the process); nil when the provider has no
+// access to it (work that needs the host is then skipped or refused).
+func (c *Cluster) Host(n *Node) host.Host { return c.Provider().Host(c, n) }
 
 // Reload reads c's state file again (a copy: c is unchanged), to see what another actor
 // recorded since c was loaded (a promote's new roles). An error for a cluster without one.

@@ -28,17 +28,9 @@ import (
 const NetExisting = "existing"
 
 // Existing reports whether c is an existing cluster (registered, not deployed by habench).
-func (c *Cluster) Existing() bool { return c.Provider == topology.ProviderExisting }
-
-// RefuseExisting returns, for an existing cluster, the *topology.FieldError that says what
-// habench will not do to it ("stop node n2") and why; nil for a sandbox.
-func (c *Cluster) RefuseExisting(what string) error {
-	if !c.Existing() {
-		return nil
-	}
-	return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf(
-		"an existing cluster (registered with habench register, not deployed by habench): habench does not %s on servers it does not run", what)}
-}
+// Callers outside the providers ask the provider instead (Cluster.Refuse, Offers,
+// Deployed, NodeRunning, Links): kept for the register command and tests.
+func (c *Cluster) Existing() bool { return c.ProviderName == topology.ProviderExisting }
 
 // ExistingNode is one parsed DSN of an existing cluster.
 type ExistingNode struct {
@@ -585,7 +577,7 @@ func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, e
 		}
 	}
 	c := &Cluster{
-		Name: spec.Name, Provider: topology.ProviderExisting, Network: NetExisting,
+		Name: spec.Name, ProviderName: topology.ProviderExisting, Network: NetExisting,
 		User: nodes[0].User, Password: nodes[0].Password, State: "ready", Created: time.Now().UTC(),
 		Binaries: &Binaries{Flavor: oldest.Flavor, Version: oldest.Ver, VersionText: oldest.Version + " (" + oldest.VersionComment + ")"},
 		path:     filepath.Join(dir, "state.json"),
@@ -627,10 +619,8 @@ func describeRoles(roles []topology.Role) string {
 	return strings.Join(s, ", ")
 }
 
-// forget removes an existing cluster's registration (its state directory) and nothing else.
-func (s *Sandbox) forget(c *Cluster) error {
-	if !c.Existing() {
-		return fmt.Errorf("cluster %s is a sandbox, not an existing cluster", c.Name)
-	}
+// forgetState removes c's state directory and nothing else (a registration, or a
+// provider this habench does not know).
+func (s *Sandbox) forgetState(c *Cluster) error {
 	return os.RemoveAll(s.clusterDir(c.Name))
 }

@@ -187,8 +187,8 @@ func TestRegisterDiscoversAndRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ex.Spec.Kind != topology.SemiSync || ex.Provider != topology.ProviderExisting || ex.Network != cluster.NetExisting {
-		t.Errorf("registered %s provider %s network %s", ex.Spec.Kind, ex.Provider, ex.Network)
+	if ex.Spec.Kind != topology.SemiSync || ex.ProviderName != topology.ProviderExisting || ex.Network != cluster.NetExisting {
+		t.Errorf("registered %s provider %s network %s", ex.Spec.Kind, ex.ProviderName, ex.Network)
 	}
 	for i, n := range ex.Nodes {
 		if n.Role != sbx.Nodes[i].Role || n.Addr() != sbx.Nodes[i].Addr() || n.ServerID != sbx.Nodes[i].ServerID {

@@ -71,7 +71,7 @@ type PromoteReport struct {
 // single source.
 func (s *Sandbox) Promote(ctx context.Context, c *Cluster, node string, catchUp time.Duration) (*PromoteReport, error) {
 	start := time.Now()
-	if err := c.RefuseExisting("promote node " + node); err != nil {
+	if err := c.Refuse(OpPromote, "promote node "+node); err != nil {
 		return nil, err
 	}
 	if k := c.Spec.Kind; !topology.KindOf(k).Promotable {
@@ -458,7 +458,7 @@ func (c *Cluster) LiveWriter(ctx context.Context) *Node {
 func groupWriterNow(ctx context.Context, c *Cluster) *Node {
 	var cands []*Node
 	for _, n := range c.Nodes {
-		if n.Role != topology.RoleReplica && (c.Existing() || n.Running()) {
+		if n.Role != topology.RoleReplica && !c.NodeDown(n) {
 			cands = append(cands, n)
 		}
 	}

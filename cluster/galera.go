@@ -387,7 +387,7 @@ func readGrastate(n *Node) (safe bool, seqno int64, err error) {
 // nor samples. "" when there are none, for a sandbox (whose members habench made) and for
 // other kinds; errors are left out (status shows each node's health).
 func GaleraMembersNote(ctx context.Context, c *Cluster) string {
-	if !c.Existing() || !c.Spec.Is(topology.Galera) {
+	if c.Deployed() || !c.Spec.Is(topology.Galera) {
 		return ""
 	}
 	for _, n := range c.Nodes {

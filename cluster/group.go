@@ -43,8 +43,8 @@ func init() {
 		},
 		Stuck: groupStuck,
 		RefreshRoles: func(ctx context.Context, c *Cluster) error {
-			if c.Existing() {
-				return nil
+			if !c.Deployed() {
+				return nil // the roles of servers habench does not run are read, not recorded
 			}
 			return c.refreshGroupRoles(ctx)
 		},
@@ -340,7 +340,7 @@ func (c *Cluster) GroupStatus(ctx context.Context) string {
 	online := 0
 	cutOff := c.onlineOnlyInOwnView(ctx)
 	for _, n := range c.groupNodes() {
-		if !c.Existing() && !n.Running() {
+		if c.NodeDown(n) {
 			others = append(others, n.Name+" not running")
 			continue
 		}

@@ -163,7 +163,7 @@ func (c *Cluster) onlineOnlyInOwnView(ctx context.Context) map[string]string {
 	var viewers []string
 	byUUID := map[string]string{}
 	for _, n := range c.groupNodes() {
-		if !c.Existing() && !n.Running() {
+		if c.NodeDown(n) {
 			continue
 		}
 		db, err := c.OpenAdmin(n)

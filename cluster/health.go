@@ -16,7 +16,7 @@ func (c *Cluster) Health(ctx context.Context, n *Node) string {
 		return c.auxHealth(ctx, n)
 	}
 	adopted := ""
-	if !c.Existing() && !n.Running() {
+	if c.NodeDown(n) {
 		pid := c.Adopt(n)
 		if pid == 0 {
 			return "server not running"

@@ -32,7 +32,7 @@ func TestKindOpsRegistered(t *testing.T) {
 // TestGaleraMembersNote: an existing Galera cluster's members that were not given, from
 // wsrep_cluster_size and wsrep_incoming_addresses (an arbitrator has no address).
 func TestGaleraMembersNote(t *testing.T) {
-	c := &Cluster{Provider: topology.ProviderExisting, Spec: topology.Spec{Kind: topology.Galera},
+	c := &Cluster{ProviderName: topology.ProviderExisting, Spec: topology.Spec{Kind: topology.Galera},
 		Nodes: []*Node{{Name: "n1", Host: "10.0.0.1", Port: 3306}, {Name: "n2", Host: "10.0.0.2", Port: 3306}}}
 	for _, tc := range []struct{ size, incoming, want string }{
 		{"2", "10.0.0.1:3306,10.0.0.2:3306", ""},

@@ -182,9 +182,23 @@ func socketServer(path string) int {
 // Adopt looks for node n's server when its recorded process is gone: a server restarted
 // outside habench (by hand, by a service manager) still listens on the node's socket.
 // When one does, its pid and start time replace the recorded ones in the state file, so
-// that status, faults and destroy find it; the pid is returned (0: none).
+// that status, faults and destroy find it; the pid is returned (0: none, or a provider
+// that cannot look: an optional Adopter).
 func (c *Cluster) Adopt(n *Node) int {
-	if c.Existing() || n.Running() {
+	if a, ok := c.Provider().(Adopter); ok {
+		return a.Adopt(c, n)
+	}
+	return 0
+}
+
+// Adopter is a Provider that can find a node's server restarted outside habench.
+type Adopter interface {
+	Adopt(c *Cluster, n *Node) int
+}
+
+// Adopt finds a server listening on the node's unix socket on this machine.
+func (sandboxProvider) Adopt(c *Cluster, n *Node) int {
+	if n.Running() {
 		return 0
 	}
 	pid := socketServer(n.Socket)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,7 +14,7 @@ import (
 // OptionFile returns the host path of sandbox node n's option file (the my.cnf its server
 // reads at start); "" for an existing cluster's node.
 func (c *Cluster) OptionFile(n *Node) string {
-	if c.Existing() || n.Dir == "" {
+	if !c.Deployed() || n.Dir == "" {
 		return ""
 	}
 	return filepath.Join(n.Dir, "my.cnf")
@@ -106,25 +105,22 @@ func SetOptionLines(content string, opts []topology.Option) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// ReadOptionFile returns sandbox node n's option file.
+// ReadOptionFile returns node n's option file, from c's provider (*UnsupportedError
+// when it has none habench may read).
 func (c *Cluster) ReadOptionFile(n *Node) (string, error) {
-	if err := c.RefuseExisting("read option files"); err != nil {
+	if err := c.Refuse(OpOptionFiles, ""); err != nil {
 		return "", err
 	}
-	b, err := os.ReadFile(c.OptionFile(n))
-	return string(b), err
+	return c.Provider().ReadOptionFile(c, n)
 }
 
-// WriteOptionFile replaces sandbox node n's option file atomically (read at its next start).
+// WriteOptionFile replaces node n's option file (read at its next start), through c's
+// provider (*UnsupportedError when it has none habench may write).
 func (c *Cluster) WriteOptionFile(n *Node, content string) error {
-	if err := c.RefuseExisting("write option files"); err != nil {
+	if err := c.Refuse(OpOptionFiles, ""); err != nil {
 		return err
 	}
-	p := c.OptionFile(n)
-	if err := os.WriteFile(p+".tmp", []byte(content), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(p+".tmp", p)
+	return c.Provider().WriteOptionFile(c, n, content)
 }
 
 // RestartNode stops sandbox node's server cleanly, starts it again (it rereads its option
@@ -136,7 +132,7 @@ func (c *Cluster) WriteOptionFile(n *Node, content string) error {
 // that took SIGKILL does not end the restart: when the rest succeeded, the error is that
 // *StopEscalatedError alone (the node is up again, but it crashed on the way).
 func (s *Sandbox) RestartNode(ctx context.Context, c *Cluster, node string) error {
-	if err := c.RefuseExisting("restart node " + node); err != nil {
+	if err := c.Refuse(OpRestartNode, "restart node "+node); err != nil {
 		return err
 	}
 	start := time.Now()

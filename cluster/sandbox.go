@@ -285,7 +285,7 @@ func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cl
 		return nil, err
 	}
 	c := &Cluster{
-		Name: spec.Name, Provider: "sandbox", Spec: spec, Binaries: bins, Network: mode,
+		Name: spec.Name, ProviderName: topology.ProviderSandbox, Spec: spec, Binaries: bins, Network: mode,
 		User: topology.BenchUser, Password: topology.BenchPassword, State: "deploying",
 		Created: time.Now().UTC(), path: filepath.Join(dir, "state.json"),
 	}
@@ -742,10 +742,7 @@ func (s *Sandbox) Destroy(ctx context.Context, name string) error {
 		s.log().Warn("state unreadable, destroying by name", "cluster", name, "err", err)
 		c = &Cluster{Name: name, Network: "unknown", path: filepath.Join(s.clusterDir(name), "state.json")}
 	}
-	if c.Existing() {
-		return s.forget(c)
-	}
-	return s.destroy(ctx, c)
+	return c.Provider().Destroy(ctx, s, c)
 }
 
 // DestroyAll destroys every cluster in the state directory.
@@ -759,11 +756,7 @@ func (s *Sandbox) DestroyAll(ctx context.Context) error {
 		if c.State == "unknown" {
 			c.Network = "unknown"
 		}
-		if c.Existing() {
-			errs = append(errs, s.forget(c))
-			continue
-		}
-		errs = append(errs, s.destroy(ctx, c))
+		errs = append(errs, c.Provider().Destroy(ctx, s, c))
 	}
 	return errors.Join(errs...)
 }
@@ -890,39 +883,28 @@ func stopProcess(n *Node, grace time.Duration) error {
 	return fmt.Errorf("node %s: pid %d survived SIGTERM and SIGKILL", n.Name, n.PID)
 }
 
-// StopNode shuts node's server down cleanly: SIGTERM, then SIGKILL if it has not exited
-// after s.StopGrace (default DefaultStopGrace, 90 s). Errors: *StopEscalatedError when it
-// took SIGKILL (the node is down, but it crashed: callers must say so),
-// *topology.FieldError for an unknown node.
+// StopNode shuts node's server down cleanly: for a sandbox SIGTERM, then SIGKILL if it
+// has not exited after s.StopGrace (default DefaultStopGrace, 90 s); other providers as
+// they do it (Provider.StopNode). Errors: *StopEscalatedError when it took SIGKILL (the
+// node is down, but it crashed: callers must say so), *topology.FieldError for an unknown
+// node, *UnsupportedError when c's provider does not stop nodes.
 func (s *Sandbox) StopNode(c *Cluster, node string) error {
-	if err := c.RefuseExisting(fmt.Sprintf("%s node %s", "stop", node)); err != nil {
+	n, err := c.memberFor(OpStopNode, node)
+	if err != nil {
 		return err
 	}
-	n := c.Member(node)
-	if n == nil {
-		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
-	}
-	grace := s.StopGrace
-	if grace <= 0 {
-		grace = DefaultStopGrace
-	}
-	return stopProcess(n, grace)
+	return c.Provider().StopNode(context.Background(), s, c, n)
 }
 
-// KillNode kills node's server with SIGKILL (a crash). Error when the process is still
-// there 10 s later (stuck in the kernel): the fault did not happen as recorded.
+// KillNode kills node's server (a crash: SIGKILL for a sandbox). Error when the process
+// is still there 10 s later (stuck in the kernel): the fault did not happen as recorded;
+// *UnsupportedError when c's provider does not kill nodes.
 func (s *Sandbox) KillNode(c *Cluster, node string) error {
-	if err := c.RefuseExisting(fmt.Sprintf("%s node %s", "kill", node)); err != nil {
+	n, err := c.memberFor(OpKillNode, node)
+	if err != nil {
 		return err
 	}
-	n := c.Member(node)
-	if n == nil {
-		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
-	}
-	if !signalAndWait(n.PID, n.StartTicks, syscall.SIGKILL, 10*time.Second) {
-		return fmt.Errorf("node %s: pid %d still running 10 s after SIGKILL", n.Name, n.PID)
-	}
-	return nil
+	return c.Provider().KillNode(context.Background(), s, c, n)
 }
 
 // StartNode starts a stopped node again and waits until it accepts connections; a Galera
@@ -930,46 +912,27 @@ func (s *Sandbox) KillNode(c *Cluster, node string) error {
 // Replication member until it is ONLINE in its group again (see rejoinGroup). When no other
 // node runs, a group member bootstraps the group again and a Galera node bootstraps a new
 // Primary component, the latter only if it stopped last (see galeraStartArgs).
+// *UnsupportedError when c's provider does not start nodes.
 func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error {
-	if err := c.RefuseExisting("start node " + node); err != nil {
+	n, err := c.memberFor(OpStartNode, node)
+	if err != nil {
 		return err
+	}
+	return c.Provider().StartNode(ctx, s, c, n)
+}
+
+// memberFor returns member node for op: the provider's refusal first (as before, a
+// provider that cannot do op says so whatever the node), then *topology.FieldError for
+// an unknown node.
+func (c *Cluster) memberFor(op Op, node string) (*Node, error) {
+	if err := c.Refuse(op, string(op)+" "+node); err != nil {
+		return nil, err
 	}
 	n := c.Member(node)
 	if n == nil {
-		return &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
+		return nil, &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
 	}
-	if ourProcess(n.PID, n.StartTicks) {
-		return nil
-	}
-	if s.ReadyTimeout == 0 {
-		s.ReadyTimeout = 90 * time.Second
-	}
-	if n.IsAux() {
-		err := s.startAux(ctx, c, n)
-		if serr := c.save(); serr != nil {
-			err = errors.Join(err, serr)
-		}
-		return err
-	}
-	ops := c.ops()
-	var extra []string
-	if ops.StartArgs != nil {
-		var err error
-		if extra, err = ops.StartArgs(c, n); err != nil {
-			return err
-		}
-	}
-	err := s.startNode(ctx, c, n, extra...)
-	if err == nil && ops.Rejoin != nil {
-		err = ops.Rejoin(ctx, s, c, n)
-	}
-	if serr := c.save(); serr != nil {
-		err = errors.Join(err, serr)
-	}
-	if err == nil && ops.Rejoined != nil {
-		err = ops.Rejoined(ctx, s, c, n)
-	}
-	return err
+	return n, nil
 }
 
 // Running reports whether node n's recorded server process is alive.

@@ -92,7 +92,7 @@ func absSSHSpec(sp *topology.SSHSpec) (*topology.SSHSpec, error) {
 // be reached or a refused key is one error naming the node and the host. nil without
 // ssh: access or for a sandbox.
 func (c *Cluster) CheckSSH(ctx context.Context) error {
-	if !c.Existing() || c.Spec.SSH == nil {
+	if c.Spec.SSH == nil {
 		return nil
 	}
 	for _, n := range c.Nodes {

@@ -46,7 +46,7 @@ func DropCaches() error {
 // not end the restart: when everything else succeeded the error is then only the
 // *cluster.StopEscalatedError of each such node (joined), the cluster whole again.
 func RestartCluster(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster) error {
-	if err := c.RefuseExisting("restart"); err != nil {
+	if err := c.Refuse(cluster.OpRestartNode, "restart"); err != nil {
 		return err
 	}
 	if !restartable(c.Spec.Kind) {

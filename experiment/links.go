@@ -18,11 +18,11 @@ import (
 // loopback-mode cluster (its nodes share 127.0.0.1, there is no link to impair) or a node
 // without an IPv4 host address.
 func LinkEndpoints(c *cluster.Cluster) ([]netem.Endpoint, error) {
-	if err := c.RefuseExisting("impair links (that needs the network namespaces of a habench sandbox)"); err != nil {
+	if err := c.Refuse(cluster.OpLinks, ""); err != nil {
 		return nil, err
 	}
-	if c.Network != cluster.NetNamespaces {
-		return nil, fmt.Errorf("cluster %s: network %q: impairments need network %q", c.Name, c.Network, cluster.NetNamespaces)
+	if c.Links() != cluster.LinksNamespaces {
+		return nil, fmt.Errorf("cluster %s: links are impaired over %q, not in network namespaces on this machine", c.Name, c.Links())
 	}
 	var eps []netem.Endpoint
 	for _, n := range c.Members() {

@@ -39,7 +39,7 @@ func TestOptionMismatches(t *testing.T) {
 // TestRequestedOptions: a sandbox's nodes are checked for habench's own max_connections
 // unless the topology sets it; an existing cluster only for its topology's options.
 func TestRequestedOptions(t *testing.T) {
-	c := &cluster.Cluster{Provider: "sandbox", Spec: topology.Spec{Options: map[string]string{"sync_binlog": "1"}}}
+	c := &cluster.Cluster{ProviderName: "sandbox", Spec: topology.Spec{Options: map[string]string{"sync_binlog": "1"}}}
 	if got := requestedOptions(c); !maps.Equal(got, map[string]string{"max_connections": "1000", "sync_binlog": "1"}) {
 		t.Errorf("sandbox: %v", got)
 	}

@@ -138,14 +138,11 @@ func newNetemApplyCmd(g *globalOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if c.Existing() && c.Spec.SSH == nil {
-				return c.RefuseExisting("impair links without access to its hosts (register it with --ssh, or ssh: in the file, to impair with tc over SSH)")
-			}
 			if len(c.Nodes) < 2 {
 				return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("has %d node: there is no link between nodes to impair", len(c.Nodes))}
 			}
-			if !c.Existing() && c.Network != cluster.NetNamespaces {
-				return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("network %s: impairing links needs a cluster deployed with --network netns (as root)", c.Network)}
+			if err := c.Refuse(cluster.OpLinks, ""); err != nil {
+				return err
 			}
 			exe, err := os.Executable()
 			if err != nil {

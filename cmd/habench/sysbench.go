@@ -213,11 +213,8 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		if err != nil {
 			return &topology.FieldError{Field: "--links", Value: o.links, Reason: err.Error()}
 		}
-		if c.Existing() && c.Spec.SSH == nil {
-			return c.RefuseExisting("impair links without access to its hosts (register it with --ssh to impair with tc over SSH)")
-		}
-		if !c.Existing() && c.Network != "netns" {
-			return &topology.FieldError{Field: "--links", Value: o.links, Reason: "cluster " + c.Name + " runs on loopback; impairing links needs a netns sandbox (root)"}
+		if why := c.Provider().Why(c, cluster.OpLinks); why != "" {
+			return &topology.FieldError{Field: "--links", Value: o.links, Reason: "cluster " + c.Name + ": " + why}
 		}
 		if len(c.Nodes) < 2 {
 			return &topology.FieldError{Field: "--links", Value: o.links, Reason: fmt.Sprintf("cluster %s has %d node: there is no link between nodes to impair", c.Name, len(c.Nodes))}
