@@ -85,8 +85,36 @@ type Provider interface {
 	// its next start).
 	ReadOptionFile(c *Cluster, n *Node) (string, error)
 	WriteOptionFile(c *Cluster, n *Node, content string) error
+	// Provide makes the cluster spec describes, in s's state directory: deploys its
+	// servers and waits until the topology is healthy (a sandbox), or connects to them and
+	// records what it found (a registration). On error nothing is left behind; bad input
+	// is a *topology.FieldError.
+	Provide(ctx context.Context, s *Sandbox, spec topology.Spec) (*Cluster, error)
 	// Destroy removes what habench made for c (for a registration: the registration).
 	Destroy(ctx context.Context, s *Sandbox, c *Cluster) error
+}
+
+// ProviderOf returns the provider a spec names (spec.Provider; "" is the local sandbox),
+// or a *topology.FieldError on "provider" for a name no provider has.
+func ProviderOf(spec topology.Spec) (Provider, error) {
+	name := spec.Provider
+	if name == "" {
+		name = topology.ProviderSandbox
+	}
+	p, ok := providers[name]
+	if !ok {
+		return nil, &topology.FieldError{Field: "provider", Value: spec.Provider, Reason: "want one of " + strings.Join(ProviderNames(), ", ")}
+	}
+	return p, nil
+}
+
+// Provide makes the cluster spec describes with the provider it names (Provider.Provide).
+func (s *Sandbox) Provide(ctx context.Context, spec topology.Spec) (*Cluster, error) {
+	p, err := ProviderOf(spec)
+	if err != nil {
+		return nil, err
+	}
+	return p.Provide(ctx, s, spec)
 }
 
 // UnsupportedError is what every provider returns for an operation it does not offer:
@@ -231,6 +259,9 @@ func (u unknownProvider) KillNode(_ context.Context, _ *Sandbox, c *Cluster, n *
 }
 func (u unknownProvider) StartNode(_ context.Context, _ *Sandbox, c *Cluster, n *Node) error {
 	return u.refuse(c, OpStartNode, n)
+}
+func (u unknownProvider) Provide(context.Context, *Sandbox, topology.Spec) (*Cluster, error) {
+	return nil, &topology.FieldError{Field: "provider", Value: u.name, Reason: u.Why(nil, "")}
 }
 func (unknownProvider) Destroy(_ context.Context, s *Sandbox, c *Cluster) error {
 	return s.forgetState(c)

@@ -14,6 +14,11 @@ import (
 // user; with an ssh: section it also reaches their hosts (tc for links, /proc for host
 // metrics, and the section's fault commands to kill, stop and start a server). It never
 // deploys, restarts for knobs, promotes, rewrites option files or destroys servers:
+// Provide registers the servers spec's dsns name (Sandbox.Register).
+func (existingProvider) Provide(ctx context.Context, s *Sandbox, spec topology.Spec) (*Cluster, error) {
+	return s.Register(ctx, spec)
+}
+
 // Destroy forgets the registration.
 type existingProvider struct{}
 

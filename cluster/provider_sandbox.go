@@ -131,6 +131,11 @@ func (sandboxProvider) WriteOptionFile(c *Cluster, n *Node, content string) erro
 	return os.Rename(p+".tmp", p)
 }
 
+// Provide deploys spec's servers on this machine (Sandbox.Deploy).
+func (sandboxProvider) Provide(ctx context.Context, s *Sandbox, spec topology.Spec) (*Cluster, error) {
+	return s.Deploy(ctx, spec)
+}
+
 // Destroy kills the servers and removes the network and directories (Sandbox.destroy).
 func (sandboxProvider) Destroy(ctx context.Context, s *Sandbox, c *Cluster) error {
 	return s.destroy(ctx, c)
