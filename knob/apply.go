@@ -25,18 +25,22 @@ import (
 // group_replication_mode is refused before anything is changed.
 var SwitchGroupMode = cluster.SwitchGroupModeTo
 
-// Restarter restarts a sandbox node so it rereads its option file (cluster.Sandbox).
+// Restarter restarts a node so it rereads its option file (cluster.Sandbox, through the
+// cluster's provider).
 type Restarter interface {
 	RestartNode(ctx context.Context, c *cluster.Cluster, node string) error
 }
 
 // Options tune Apply.
 type Options struct {
-	// Keep leaves the values in place (habench knob set); on a sandbox they are also
-	// written into the nodes' option files so that restarts keep them. Without Keep the
-	// caller must call Restore (habench runs do, also on error and interrupt).
+	// Keep leaves the values in place (habench knob set); when the cluster's provider
+	// offers option files (cluster.OpOptionFiles: a sandbox) they are also written into
+	// the nodes' option files so that restarts keep them, else they are runtime only (a
+	// note says so). Without Keep the caller must call Restore (habench runs do, also on
+	// error and interrupt).
 	Keep bool
-	// Restarter restarts sandbox nodes for knobs the server refuses at runtime (read only).
+	// Restarter restarts nodes for knobs the server refuses at runtime (read only), on a
+	// cluster whose provider offers cluster.OpRestartNode and cluster.OpOptionFiles.
 	// Nil: such knobs are refused.
 	Restarter Restarter
 	Log       *slog.Logger
@@ -194,8 +198,9 @@ func nodeNames(c *cluster.Cluster) []string {
 // what it did. On error nothing stays changed (what was set is rolled back; the error
 // says if that failed too). Errors on bad input are *topology.FieldError naming the
 // setting: unknown variable (ER 1193) or provider option, a value the server refuses, a
-// read-only variable on an existing cluster (or without a Restarter), a node the cluster
-// lacks. Without opt.Keep the caller must call Restore.
+// read-only variable on a cluster whose provider does not restart nodes (an existing
+// cluster) or without a Restarter, a node the cluster lacks. Without opt.Keep the caller
+// must call Restore.
 func Apply(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSetting, opt Options) (a *Applied, err error) {
 	if len(settings) == 0 {
 		return &Applied{c: c, opt: opt}, nil
@@ -232,18 +237,13 @@ func Apply(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSett
 			}
 		}
 	}()
-	// Phase 2: set in order; read-only variables go to the restart phase (sandbox only).
+	// Phase 2: set in order; read-only variables go to the restart phase (cannotRestart).
 	restart := map[string]bool{}
 	for _, e := range a.entries {
 		err := a.set(ctx, e, e.t.Value)
 		if isErr(err, 1238) && strings.Contains(err.Error(), "read only") {
-			if c.Existing() || opt.Restarter == nil {
-				why := fmt.Sprintf("%s is read only at runtime (the server needs it in its option file and a restart); ", e.t.Variable)
-				if c.Existing() {
-					why += fmt.Sprintf("habench does not restart the servers of existing cluster %s: set it in their configuration yourself", c.Name)
-				} else {
-					why += "restarting nodes is not possible here"
-				}
+			if why := cannotRestart(c, opt); why != "" {
+				why = fmt.Sprintf("%s is read only at runtime (the server needs it in its option file and a restart); %s", e.t.Variable, why)
 				return a, &topology.FieldError{Field: "knob", Value: e.t.Knob + "=" + e.t.Value, Reason: why}
 			}
 			e.t.Method, e.Method = MethodRestart, MethodRestart
@@ -271,7 +271,7 @@ func Apply(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSett
 			}
 		}
 	}
-	if opt.Keep && !c.Existing() {
+	if opt.Keep && c.Offers(cluster.OpOptionFiles) {
 		if err := a.persist(); err != nil {
 			return a, err
 		}
@@ -302,10 +302,23 @@ func Apply(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSett
 			return a, err
 		}
 	}
-	if c.Existing() && opt.Keep {
+	if opt.Keep && !c.Offers(cluster.OpOptionFiles) {
 		a.notes = append(a.notes, "runtime only: a restart of these servers returns them to their configured values")
 	}
 	return a, nil
+}
+
+// cannotRestart is "" when Apply may restart c's nodes for read-only knobs (c's provider
+// restarts nodes and rewrites their option files, and opt has a Restarter), else why not:
+// the end of the knob's one-line error.
+func cannotRestart(c *cluster.Cluster, opt Options) string {
+	if !c.Offers(cluster.OpRestartNode) || !c.Offers(cluster.OpOptionFiles) {
+		return fmt.Sprintf("habench does not restart the servers of %s cluster %s: set it in their configuration yourself", c.Provider().Name(), c.Name)
+	}
+	if opt.Restarter == nil {
+		return "restarting nodes is not possible here"
+	}
+	return ""
 }
 
 // Check resolves settings and reads every current value without changing anything: an
@@ -761,8 +774,8 @@ func (a *Applied) restartWith(ctx context.Context, n *cluster.Node) error {
 	return nil
 }
 
-// persist writes kept knobs into the sandbox nodes' option files (knob set), so that a
-// node restart keeps them. Group mode is not persisted (a note says so).
+// persist writes kept knobs into the nodes' option files (knob set; providers that offer
+// cluster.OpOptionFiles), so that a node restart keeps them. Group mode is not persisted (a note says so).
 func (a *Applied) persist() error {
 	for _, n := range a.c.Nodes {
 		var opts []topology.Option

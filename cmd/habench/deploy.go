@@ -154,29 +154,22 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if spec.IsExisting() {
-				return registerExisting(cmd, g, spec)
-			}
-			if o.network == cluster.NetNamespaces && cmd.Flags().Changed("base-port") {
-				return &topology.FieldError{Field: "--base-port", Value: o.basePort, Reason: "only for --network loopback (netns nodes all listen on 3306 at their own address)"}
-			}
-			if err := checkListedKnobs(cmd.Context(), spec); err != nil {
+			p, err := cluster.ProviderOf(spec)
+			if err != nil {
 				return err
+			}
+			if p.Deployed() { // servers habench makes from spec.Installation
+				if o.network == cluster.NetNamespaces && cmd.Flags().Changed("base-port") {
+					return &topology.FieldError{Field: "--base-port", Value: o.basePort, Reason: "only for --network loopback (netns nodes all listen on 3306 at their own address)"}
+				}
+				if err := checkListedKnobs(cmd.Context(), spec); err != nil {
+					return err
+				}
 			}
 			sb := g.sandbox()
 			sb.Network = o.network
 			sb.BasePort = o.basePort
-			start := time.Now()
-			c, err := sb.Deploy(cmd.Context(), spec)
-			if err != nil {
-				return err
-			}
-			if err := checkSpecKnobs(cmd.Context(), c); err != nil {
-				return errors.Join(err, sb.Destroy(context.WithoutCancel(cmd.Context()), c.Name))
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deployed %s: %s, %d node(s), %s in %.1fs\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, time.Since(start).Seconds())
-			printNodes(cmd.OutOrStdout(), c, nil)
-			return nil
+			return provide(cmd, sb, spec)
 		},
 	}
 	f := cmd.Flags()
@@ -197,12 +190,42 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	return cmd
 }
 
-// clearHostImpairments removes, before an existing cluster is forgotten, the tc
-// impairments habench applied on its hosts over SSH (the registration holds their record;
-// forgetting it first would leave them there). Error: they could not be removed; the
-// registration is kept so that `netem clear` can try again.
+// provide makes the cluster spec describes with the provider it names (sb.Provide: deploys
+// a sandbox, registers an existing cluster), checks the spec's knobs against its servers
+// (destroying or forgetting it again when they are wrong), and prints what it made and
+// its nodes.
+func provide(cmd *cobra.Command, sb *cluster.Sandbox, spec topology.Spec) error {
+	start := time.Now()
+	c, err := sb.Provide(cmd.Context(), spec)
+	if err != nil {
+		return err
+	}
+	if err := checkSpecKnobs(cmd.Context(), c); err != nil {
+		return errors.Join(err, sb.Destroy(context.WithoutCancel(cmd.Context()), c.Name))
+	}
+	w := cmd.OutOrStdout()
+	took := time.Since(start).Seconds()
+	if c.Deployed() {
+		fmt.Fprintf(w, "deployed %s: %s, %d node(s), %s in %.1fs\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, took)
+		printNodes(w, c, nil)
+		return nil
+	}
+	fmt.Fprintf(w, "registered %s cluster %s: %s, %d node(s), %s, discovered in %.1fs (habench will not deploy, restart or stop these servers)\n",
+		c.Provider().Name(), c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, took)
+	printNodes(w, c, nil)
+	if note := cluster.GaleraMembersNote(cmd.Context(), c); note != "" {
+		fmt.Fprintf(w, "members: %s\n", note)
+	}
+	return nil
+}
+
+// clearHostImpairments removes, before a cluster is destroyed or forgotten, the tc
+// impairments habench applied on its hosts over SSH (c.Links() is cluster.LinksSSH: the
+// cluster's record holds them, and destroying it removes the record, not the qdiscs on the
+// hosts). Error: they could not be removed; the cluster is kept so that `netem clear` can
+// try again.
 func clearHostImpairments(c *cluster.Cluster) error {
-	if !c.Existing() {
+	if c.Links() != cluster.LinksSSH {
 		return nil
 	}
 	st, err := experiment.ReadStanding(c)
@@ -210,7 +233,7 @@ func clearHostImpairments(c *cluster.Cluster) error {
 		return nil
 	}
 	if err := experiment.ClearStanding(c); err != nil {
-		return fmt.Errorf("cluster %s: could not remove habench's impairments from its hosts, so it stays registered (habench netem clear %s, then destroy): %w", c.Name, c.Name, err)
+		return fmt.Errorf("cluster %s: could not remove habench's impairments from its hosts, so it was kept (habench netem clear %s, then destroy): %w", c.Name, c.Name, err)
 	}
 	return nil
 }
@@ -247,37 +270,37 @@ func newDestroyCmd(g *globalOpts) *cobra.Command {
 				if err := sb.DestroyAll(ctx); err != nil {
 					return err
 				}
-				existing := 0
+				forgot := 0
 				for _, c := range cs {
-					if c.Existing() {
-						existing++
+					if !c.Deployed() {
+						forgot++
 					}
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "destroyed %d cluster(s)", len(cs)-existing)
-				if existing > 0 {
-					fmt.Fprintf(cmd.OutOrStdout(), ", forgot %d existing cluster(s) (their servers were not touched)", existing)
+				fmt.Fprintf(cmd.OutOrStdout(), "destroyed %d cluster(s)", len(cs)-forgot)
+				if forgot > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), ", forgot %d existing cluster(s) (their servers were not touched)", forgot)
 				}
 				fmt.Fprintln(cmd.OutOrStdout())
 				return nil
 			}
-			if c, err := sb.Load(args[0]); err == nil && c.Existing() {
+			c, lerr := sb.Load(args[0])
+			if lerr == nil {
 				if err := refuseForgetWithKnobs(c); err != nil {
 					return err
 				}
 				if err := clearHostImpairments(c); err != nil {
 					return err
 				}
-				if err := sb.Destroy(ctx, args[0]); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "forgot existing cluster %s: only its registration was removed; its servers were not touched and keep running\n", args[0])
-				return nil
 			}
 			if err := sb.Destroy(ctx, args[0]); err != nil {
 				if errors.Is(err, cluster.ErrNotFound) {
 					return &topology.FieldError{Field: "name", Value: args[0], Reason: "no such cluster (habench status lists them)"}
 				}
 				return err
+			}
+			if lerr == nil && !c.Deployed() {
+				fmt.Fprintf(cmd.OutOrStdout(), "forgot %s cluster %s: only its registration was removed; its servers were not touched and keep running\n", c.Provider().Name(), args[0])
+				return nil
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "destroyed %s\n", args[0])
 			return nil
@@ -287,12 +310,13 @@ func newDestroyCmd(g *globalOpts) *cobra.Command {
 	return cmd
 }
 
-// refuseForgetWithKnobs refuses to forget an existing cluster while knobs a run changed on
-// its servers are not restored (knobs-pending.json, see package knob): forgetting would
-// delete the only record of the values before, and the servers, which habench does not
-// destroy, would keep the run's values. A sandbox is destroyed with its servers: nil.
+// refuseForgetWithKnobs refuses to forget a cluster habench did not deploy (an existing
+// cluster) while knobs a run changed on its servers are not restored (knobs-pending.json,
+// see package knob): forgetting would delete the only record of the values before, and
+// the servers, which habench does not destroy, would keep the run's values. A cluster
+// habench deployed (Provider.Deployed) is destroyed with its servers: nil.
 func refuseForgetWithKnobs(c *cluster.Cluster) error {
-	if !c.Existing() {
+	if c.Deployed() {
 		return nil
 	}
 	if p := knob.Pending(c); p != "" {

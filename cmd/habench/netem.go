@@ -228,26 +228,12 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 					return err
 				}
 			}
-			if measure && (c.Network == cluster.NetNamespaces || c.Existing() && c.Spec.SSH != nil) && len(c.Nodes) > 1 {
+			if measure && c.Links() != cluster.LinksNone && len(c.Nodes) > 1 {
 				ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 				defer cancel()
-				var rtts []netem.LinkRTT
-				if c.Existing() {
-					eps, err := experiment.RemoteEndpoints(c)
-					if err != nil {
-						return err
-					}
-					if rtts, err = netem.MeasureRemote(ctx, eps, spec, 20, 3*time.Second); err != nil {
-						return err
-					}
-				} else {
-					eps, err := experiment.LinkEndpoints(c)
-					if err != nil {
-						return err
-					}
-					if rtts, err = netem.MeasureRTT(ctx, eps, spec, 20, 3*time.Second); err != nil {
-						return err
-					}
+				rtts, err := measureLinks(ctx, c, spec)
+				if err != nil {
+					return err
 				}
 				// The base round trip over the plain bridge was measured by apply; the added
 				// round trip now is the median now minus that base (the request is an added one).
@@ -280,6 +266,28 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 	return cmd
 }
 
+// measureLinks measures every directed pair's round trip now (20 probes, 3 s each at most)
+// the way c's links are reached (Cluster.Links): from inside the node namespaces, or from
+// each node's host over SSH. spec is the impairment in effect (nil: none), for the
+// requested column. Error: the links cannot be measured (LinksNone) or the probes failed.
+func measureLinks(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) ([]netem.LinkRTT, error) {
+	switch c.Links() {
+	case cluster.LinksSSH:
+		eps, err := experiment.RemoteEndpoints(c)
+		if err != nil {
+			return nil, err
+		}
+		return netem.MeasureRemote(ctx, eps, spec, 20, 3*time.Second)
+	case cluster.LinksNamespaces:
+		eps, err := experiment.LinkEndpoints(c)
+		if err != nil {
+			return nil, err
+		}
+		return netem.MeasureRTT(ctx, eps, spec, 20, 3*time.Second)
+	}
+	return nil, c.Refuse(cluster.OpLinks, "measure links")
+}
+
 func newNetemClearCmd(g *globalOpts) *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{
@@ -299,7 +307,7 @@ func newNetemClearCmd(g *globalOpts) *cobra.Command {
 					return err
 				}
 				for _, c := range cs {
-					if !c.Existing() {
+					if c.Deployed() { // every sandbox: not the clusters habench only registered
 						names = append(names, c.Name)
 					}
 				}

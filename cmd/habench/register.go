@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/knob"
@@ -124,7 +122,7 @@ File (habench deploy -f accepts it too):
 			if err != nil {
 				return err
 			}
-			return registerExisting(cmd, g, spec)
+			return provide(cmd, g.sandbox(), spec)
 		},
 	}
 	f := cmd.Flags()
@@ -143,28 +141,6 @@ File (habench deploy -f accepts it too):
 	f.StringVar(&o.sshConfig, "ssh-config", "", "ssh_config file to use instead of ~/.ssh/config (ssh -F)")
 	f.StringArrayVar(&o.sshOptions, "ssh-option", nil, "extra ssh option KEY=VALUE (ssh -o; repeatable)")
 	return cmd
-}
-
-// registerExisting registers spec, checks its knobs against the servers (forgetting the
-// registration again when they are wrong), and prints the discovered nodes.
-func registerExisting(cmd *cobra.Command, g *globalOpts, spec topology.Spec) error {
-	sb := g.sandbox()
-	start := time.Now()
-	c, err := sb.Register(cmd.Context(), spec)
-	if err != nil {
-		return err
-	}
-	if err := checkSpecKnobs(cmd.Context(), c); err != nil {
-		return errors.Join(err, sb.Destroy(context.WithoutCancel(cmd.Context()), c.Name))
-	}
-	w := cmd.OutOrStdout()
-	fmt.Fprintf(w, "registered existing cluster %s: %s, %d node(s), %s, discovered in %.1fs (habench will not deploy, restart or stop these servers)\n",
-		c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, time.Since(start).Seconds())
-	printNodes(w, c, nil)
-	if note := cluster.GaleraMembersNote(cmd.Context(), c); note != "" {
-		fmt.Fprintf(w, "members: %s\n", note)
-	}
-	return nil
 }
 
 // checkSpecKnobs reads the cluster's own knobs on its servers without changing anything,

@@ -60,13 +60,7 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 				}
 				return err
 			}
-			if c.Existing() {
-				fmt.Fprintf(w, "%s: existing cluster (registered; habench does not deploy, restart or stop its servers), %s, %d node(s), %s, state %s\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, c.State)
-				fmt.Fprintf(w, "connect: user %s over TCP (habench destroy %s only forgets the registration)\n", c.User, c.Name)
-			} else {
-				fmt.Fprintf(w, "%s: %s, %d node(s), %s, network %s, state %s\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, c.Network, c.State)
-				fmt.Fprintf(w, "connect: user %s password %s over TCP, or root (no password) over a node's socket: mariadb -S DIR/mysqld.sock -uroot\n", c.User, c.Password)
-			}
+			printHeader(w, c)
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
 			health := map[string]string{}
@@ -95,7 +89,7 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 				fmt.Fprintf(w, "links: %s (%s backend, %s; habench netem show %s)\n", st.Request.String(), st.Backend, state, c.Name)
 			} else if experiment.RunLinksActive(c) {
 				fmt.Fprintln(w, "links: impaired by a run with --links in progress")
-			} else if c.Network == cluster.NetNamespaces {
+			} else if c.Links() != cluster.LinksNone {
 				fmt.Fprintln(w, "links: no impairments")
 			}
 			return nil
@@ -103,9 +97,26 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 	}
 }
 
+// printHeader prints status's first two lines on cluster c: what it is and how to connect.
+// A cluster habench deployed (Provider.Deployed) has its network and a root socket on each
+// node; one it did not is registered: habench only connects to it.
+func printHeader(w io.Writer, c *cluster.Cluster) {
+	if !c.Deployed() {
+		fmt.Fprintf(w, "%s: %s cluster (registered; habench does not deploy, restart or stop its servers), %s, %d node(s), %s, state %s\n", c.Name, c.Provider().Name(), c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, c.State)
+		fmt.Fprintf(w, "connect: user %s over TCP (habench destroy %s only forgets the registration)\n", c.User, c.Name)
+		return
+	}
+	fmt.Fprintf(w, "%s: %s, %d node(s), %s, network %s, state %s\n", c.Name, c.Spec.Kind, len(c.Nodes), c.Binaries.VersionText, c.Network, c.State)
+	fmt.Fprintf(w, "connect: user %s password %s over TCP, or root (no password) over a node's socket on its HOST: mariadb -S DIR/mysqld.sock -uroot\n", c.User, c.Password)
+}
+
+// printNodes prints a table of c's members, grouped by site: name, role, address, HOST
+// (Provider.HostName: nodes with the same host share one machine), and for servers habench
+// runs (Provider.NodeRunning knows) their pid and directory; health[node] when health is
+// not nil.
 func printNodes(w io.Writer, c *cluster.Cluster, health map[string]string) {
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
-	hdr := "NODE\tROLE\tADDRESS\tPID\tDIR (my.cnf, error.log, mysqld.sock)"
+	hdr := "NODE\tROLE\tADDRESS\tHOST\tPID\tDIR (my.cnf, error.log, mysqld.sock)"
 	sites := len(c.Spec.Sites) > 0
 	if sites {
 		hdr = "SITE\t" + hdr
@@ -128,13 +139,14 @@ func printNodes(w io.Writer, c *cluster.Cluster, health map[string]string) {
 		}
 	}
 	for _, n := range members {
-		line := fmt.Sprintf("%s\t%s\t%s\t%d\t%s", n.Name, n.Role, n.Addr(), n.PID, n.Dir)
-		if c.Existing() {
-			line = fmt.Sprintf("%s\t%s\t%s\t-\t- (existing)", n.Name, n.Role, n.Addr())
-			if h := c.Host(n); h != nil {
-				line = fmt.Sprintf("%s\t%s\t%s\t-\t- (existing, %s)", n.Name, n.Role, n.Addr(), h.Name())
-			}
+		pid, dir := fmt.Sprint(n.PID), n.Dir
+		if _, known := c.NodeRunning(n); !known {
+			pid = "-"
 		}
+		if !c.Deployed() {
+			dir = "- (" + c.Provider().Name() + ")"
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", n.Name, n.Role, n.Addr(), c.Provider().HostName(c, n), pid, dir)
 		if health != nil {
 			line += "\t" + health[n.Name]
 		}
@@ -195,13 +207,14 @@ func newDoctorCmd(g *globalOpts) *cobra.Command {
 			row("network: loopback", nil, "every node on 127.0.0.1, own port")
 			row("netem: kernel (sch_netem via netlink)", netem.KernelAvailable(), "netem qdiscs can be attached")
 			row("netem: userspace link", netem.UserspaceAvailable(), "TUN per node namespace; used by netem apply, sysbench run --links and scenario links when the kernel has no sch_netem")
-			// The hosts of existing clusters registered with ssh: what tc impairments need.
+			// The hosts of clusters whose links are impaired with tc over SSH (existing
+			// clusters registered with ssh): what tc impairments need on each.
 			if cs, err := g.sandbox().List(); err == nil {
 				seen := map[string]bool{}
 				for _, c := range cs {
 					for _, n := range c.Nodes {
 						h := c.Host(n)
-						if !c.Existing() || h == nil || seen[h.Name()] {
+						if c.Links() != cluster.LinksSSH || h == nil || seen[h.Name()] {
 							continue
 						}
 						seen[h.Name()] = true

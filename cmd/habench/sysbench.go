@@ -171,7 +171,9 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		default:
 			return usagef("--writer %q: want auto or fixed", o.writer)
 		}
-		if mode == experiment.WriterAuto && command == "run" && !c.Existing() {
+		// Following the writer reads the roles habench records in the cluster's state (a
+		// promote updates them): only on clusters habench deployed.
+		if mode == experiment.WriterAuto && command == "run" && c.Deployed() {
 			target.Follow = experiment.FollowWriter(g.sandbox(), c.Name)
 		}
 	} else {
@@ -213,8 +215,9 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		if err != nil {
 			return &topology.FieldError{Field: "--links", Value: o.links, Reason: err.Error()}
 		}
-		if why := c.Provider().Why(c, cluster.OpLinks); why != "" {
-			return &topology.FieldError{Field: "--links", Value: o.links, Reason: "cluster " + c.Name + ": " + why}
+		var refused *cluster.UnsupportedError
+		if errors.As(c.Refuse(cluster.OpLinks, ""), &refused) {
+			return &topology.FieldError{Field: "--links", Value: o.links, Reason: fmt.Sprintf("cluster %s is %s: %s", c.Name, refused.Provider, refused.Why)}
 		}
 		if len(c.Nodes) < 2 {
 			return &topology.FieldError{Field: "--links", Value: o.links, Reason: fmt.Sprintf("cluster %s has %d node: there is no link between nodes to impair", c.Name, len(c.Nodes))}
