@@ -5,3 +5,9 @@ var (
 	ReadRequestForTest    = readRequest
 	ParseReadReplyForTest = parseReadReply
 )
+
+// MeasureClockForTest is measureClock (rounds with a fake clock and a fake host clock).
+var MeasureClockForTest = measureClock
+
+// ParseDateForTest is parseDate.
+var ParseDateForTest = parseDate
