@@ -11,3 +11,6 @@ var MeasureClockForTest = measureClock
 
 // ParseDateForTest is parseDate.
 var ParseDateForTest = parseDate
+
+// FirstLineForTest is firstLine (ssh's message for a ConnError).
+var FirstLineForTest = firstLine
