@@ -29,8 +29,9 @@ const maxClockRounds = 100
 //
 // A Local host (any namespace) shares this machine's clock: 0 ± 0, nothing is run. An
 // *SSH host is read through one session kept open for the rounds on its master connection
-// (a `date` per round, about a millisecond of round trip on a LAN, not the 50-150 ms of a
-// new ssh client), falling back to Run when that session cannot start. Other hosts are
+// (bash's $EPOCHREALTIME, or a `date` per round: a round trip of about a millisecond on a
+// LAN, not the 50-150 ms of a new ssh client), falling back to Run when that session cannot
+// start. Other hosts are
 // read with Run. Errors name the host: unreachable (the host's own error, e.g. a
 // *ConnError), or a `date` without nanoseconds (%N is GNU date's).
 func ClockOffset(ctx context.Context, h Host, rounds int) (offset, uncertainty time.Duration, err error) {
@@ -99,8 +100,13 @@ func parseDate(name, out string) (time.Time, error) {
 	return time.Unix(0, ns), nil
 }
 
-// clockSession is a shell on an SSH host that prints its clock (`date +%s%N`) for each
-// line it reads.
+// clockSessionCommand is the remote command line of a clock session: bash (5 and later)
+// answers each line with $EPOCHREALTIME (microseconds, no process started: the round trip is
+// the network's and ssh's only), a shell without it with `date +%s%N`.
+const clockSessionCommand = `command -v bash >/dev/null 2>&1 && exec bash -c 'while read -r _; do t=$EPOCHREALTIME; if [ -n "$t" ]; then echo "${t//[.,]/}000"; else date +%s%N; fi; done'; exec sh -c 'while read -r _; do date +%s%N; done'`
+
+// clockSession is a shell on an SSH host that prints its clock (nanoseconds since the
+// epoch, clockSessionCommand) for each line it reads.
 type clockSession struct {
 	name string
 	cmd  *exec.Cmd
@@ -121,8 +127,7 @@ func (s *SSH) startClockSession() (*clockSession, error) {
 			args = append(args, x)
 		}
 	}
-	script := "while read -r _; do date +%s%N; done"
-	args = append(args, "-o", "ControlMaster=no", s.Dest, "--", Quote([]string{"exec", "sh", "-c", script}))
+	args = append(args, "-o", "ControlMaster=no", s.Dest, "--", clockSessionCommand)
 	cmd := exec.Command("ssh", args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	in, err := cmd.StdinPipe()
