@@ -313,6 +313,11 @@ func (l *Lab) startSSH(t testing.TB) {
 			"ClientAliveCountMax 2",
 			"MaxSessions 50",
 			"LogLevel VERBOSE",
+			// bash sources ~/.bashrc for commands run by sshd unless SHLVL says it is not
+			// the first shell: this machine's root .bashrc (pyenv init: a second or more,
+			// and a lock that one killed session leaves for the next 60 s) is not the
+			// lab host's to run.
+			"SetEnv SHLVL=1",
 		}, "\n") + "\n"
 		if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
