@@ -70,7 +70,8 @@ type HostReport struct {
 // Usable reports whether the report has no problem.
 func (r *HostReport) Usable() bool { return len(r.Problems) == 0 }
 
-// Line is the report on one line: "DEST: ok|warn|UNUSABLE: problems; warnings; facts".
+// Line is the report on one line, "DEST: ok|warn|UNUSABLE: " then the problems, the
+// warnings and the facts, comma-separated.
 func (r *HostReport) Line() string {
 	state := "ok"
 	switch {
