@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -56,6 +57,56 @@ func ClockOffset(ctx context.Context, h Host, rounds int) (offset, uncertainty t
 		}
 	}
 	return measureClock(ctx, h.Name(), rounds, time.Now, read)
+}
+
+// Clock is a host's clock offset to this machine's, as ClockOffset measures it.
+type Clock struct {
+	Offset, Uncertainty time.Duration
+}
+
+// ClockOffsets measures the clock of every host of hosts (ClockOffset, DefaultClockRounds),
+// each distinct host (by Name) once and all at once, and returns their Clocks in hosts'
+// order (zero for a nil host): what a run records per node and hands the samplers
+// (sampler.Node.ClockOffset). The error joins every host's that failed, each naming its host.
+func ClockOffsets(ctx context.Context, hosts []Host) ([]Clock, error) {
+	type res struct {
+		c   Clock
+		err error
+	}
+	byName := map[string]*res{}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, h := range hosts {
+		if h == nil || byName[h.Name()] != nil {
+			continue
+		}
+		r := &res{}
+		byName[h.Name()] = r
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			off, unc, err := ClockOffset(ctx, h, DefaultClockRounds)
+			mu.Lock()
+			r.c, r.err = Clock{off, unc}, err
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	out := make([]Clock, len(hosts))
+	var errs []error
+	seen := map[string]bool{}
+	for i, h := range hosts {
+		if h == nil {
+			continue
+		}
+		r := byName[h.Name()]
+		out[i] = r.c
+		if r.err != nil && !seen[h.Name()] {
+			errs = append(errs, r.err)
+		}
+		seen[h.Name()] = true
+	}
+	return out, errors.Join(errs...)
 }
 
 // measureClock runs the rounds with local clock now and host clock read (see ClockOffset).

@@ -142,3 +142,34 @@ func TestClockOffsetSSH(t *testing.T) {
 		t.Errorf("unreachable host: %v", err)
 	}
 }
+
+// namedSkewedHost is a skewedHost with a name of its own.
+type namedSkewedHost struct {
+	skewedHost
+	name string
+}
+
+func (h *namedSkewedHost) Name() string { return h.name }
+
+// TestClockOffsets: each distinct host measured once, results in the hosts' order (a nil
+// host and Local zero), and a failing host's error naming it.
+func TestClockOffsets(t *testing.T) {
+	a := &namedSkewedHost{skewedHost{skew: 2 * time.Second, delay: time.Millisecond}, "a"}
+	b := &namedSkewedHost{skewedHost{skew: -time.Second, delay: time.Millisecond}, "b"}
+	bad := &namedSkewedHost{skewedHost{out: "x"}, "bad"}
+	cs, err := host.ClockOffsets(context.Background(), []host.Host{a, b, nil, a, host.Local{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.calls != host.DefaultClockRounds || b.calls != host.DefaultClockRounds {
+		t.Errorf("reads: a %d, b %d, want %d each (a twice in the list, measured once)", a.calls, b.calls, host.DefaultClockRounds)
+	}
+	for i, want := range []time.Duration{2 * time.Second, -time.Second, 0, 2 * time.Second, 0} {
+		if (cs[i].Offset - want).Abs() > cs[i].Uncertainty+time.Millisecond {
+			t.Errorf("host %d: %v ± %v, want %v", i, cs[i].Offset, cs[i].Uncertainty, want)
+		}
+	}
+	if _, err := host.ClockOffsets(context.Background(), []host.Host{a, bad, bad}); err == nil || !strings.Contains(err.Error(), "bad") || strings.Count(err.Error(), "bad:") != 1 {
+		t.Errorf("a failing host: %v", err)
+	}
+}
