@@ -183,15 +183,16 @@ func (s *SSH) Run(ctx context.Context, argv ...string) ([]byte, error) {
 	return stdout.Bytes(), nil
 }
 
+// firstLine returns ssh's first line of message, skipping the '@' rules of its banners
+// ("@@@@ ... @    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @" becomes the
+// warning's words).
 func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(strings.Trim(l, "@ \t\r")); l != "" {
+			return l
+		}
 	}
-	if s == "" {
-		return "ssh exited 255 without a message"
-	}
-	return s
+	return "ssh exited 255 without a message"
 }
 
 // Connect starts the destination's master connection unless this value already did: it

@@ -31,7 +31,7 @@ var Metrics = []MetricInfo{
 	{"seconds_behind_source", "s", "replica", "replicas", "gauge",
 		"SHOW REPLICA|SLAVE STATUS Seconds_Behind_Source|Master; -1 when NULL"},
 	{"applier_lag_s", "s", "replica", "MySQL-like replicas", "gauge",
-		"max over performance_schema.replication_applier_status_by_worker of LAST_APPLIED_TRANSACTION_END_APPLY_TIMESTAMP - LAST_APPLIED_TRANSACTION_ORIGINAL_COMMIT_TIMESTAMP"},
+		"max over performance_schema.replication_applier_status_by_worker of LAST_APPLIED_TRANSACTION_END_APPLY_TIMESTAMP - LAST_APPLIED_TRANSACTION_ORIGINAL_COMMIT_TIMESTAMP, corrected by the replica's and the source's host clock offsets (Node.ClockOffset)"},
 	{"semisync_on", "bool", "semisync", "writable node", "gauge",
 		"Rpl_semi_sync_source|master_status = ON"},
 	{"semisync_clients", "count", "semisync", "writable node", "gauge",

@@ -3,6 +3,7 @@ package sampler
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,15 +31,34 @@ import (
 // not grow while nothing is applied (use lag_s for that); it is omitted until a transaction has
 // been applied, and for good on a node where the table or columns do not exist (MySQL < 8.0.2).
 //
+// The two timestamps come from two hosts' clocks (the replica's and the original source's,
+// taken as the tick's source, Tick.Source): applier_lag_s is corrected by the difference of
+// their offsets to this machine's clock (Node.ClockOffset, measured with host.ClockOffset;
+// zero for nodes on this machine), and clamped at 0. When the combined uncertainty of the
+// two offsets is larger than the lag reported, a warning is logged once per node (the
+// value then says little more than "below the clocks' uncertainty").
+//
 // Supports nodes with role replica. Sample errors when the status query fails, returns no
 // row (replication not configured) or lacks an expected column.
 type Replica struct {
 	mu          sync.Mutex
 	noApplierPS map[string]bool // node -> the performance_schema table/columns are missing
+	log         *slog.Logger    // Config.Logger, set by Start; nil: no warnings
+	warned      map[string]bool // node -> the clock uncertainty warning was logged
 }
 
 // NewReplica returns the replica status sampler.
-func NewReplica() *Replica { return &Replica{noApplierPS: map[string]bool{}} }
+func NewReplica() *Replica {
+	return &Replica{noApplierPS: map[string]bool{}, warned: map[string]bool{}}
+}
+
+// Start keeps cfg.Logger for the clock uncertainty warning; it does no I/O.
+func (r *Replica) Start(_ context.Context, cfg Config, _ []Node) (func(), error) {
+	r.mu.Lock()
+	r.log = cfg.withDefaults().Logger
+	r.mu.Unlock()
+	return nil, nil
+}
 
 // Name is "replica".
 func (*Replica) Name() string { return "replica" }
@@ -47,7 +67,7 @@ func (*Replica) Name() string { return "replica" }
 func (*Replica) Supports(n Node) bool { return n.Role == topology.RoleReplica }
 
 // Sample returns io_running, sql_running, seconds_behind_source and, on MySQL, applier_lag_s.
-func (r *Replica) Sample(ctx context.Context, _ *Tick, n Node) ([]Sample, error) {
+func (r *Replica) Sample(ctx context.Context, t *Tick, n Node) ([]Sample, error) {
 	q := n.Caps.ShowReplicaStatus()
 	rows, err := n.DB.QueryContext(ctx, q)
 	if err != nil {
@@ -80,7 +100,7 @@ func (r *Replica) Sample(ctx context.Context, _ *Tick, n Node) ([]Sample, error)
 	case err != nil:
 		return out, fmt.Errorf("applier lag: %w", err)
 	case ok:
-		out = append(out, Sample{Metric: "applier_lag_s", Value: lag})
+		out = append(out, Sample{Metric: "applier_lag_s", Value: r.correctLag(lag, n, t)})
 	}
 	return out, nil
 }
@@ -132,8 +152,37 @@ func yes(v string) float64 {
 	return 0
 }
 
-// applierLag reads the lag of the last applied transaction in seconds; ok is false when no
-// worker has applied one yet.
+// correctLag returns raw, an applier lag in seconds as replica n's server computed it (its
+// END_APPLY on its host's clock minus ORIGINAL_COMMIT on the source's), corrected by the
+// two hosts' clock offsets (the source: t.Source(); no correction without a tick or a
+// source) and clamped at 0. It logs the warning of Replica's docstring once per node.
+func (r *Replica) correctLag(raw float64, n Node, t *Tick) float64 {
+	if t == nil {
+		return max(0, raw)
+	}
+	src, ok := t.Source()
+	if !ok {
+		return max(0, raw)
+	}
+	lag := max(0, raw-(n.ClockOffset-src.ClockOffset).Seconds())
+	unc := (n.ClockUncertainty + src.ClockUncertainty).Seconds()
+	if unc <= lag {
+		return lag
+	}
+	r.mu.Lock()
+	log, warned := r.log, r.warned[n.Name]
+	r.warned[n.Name] = true
+	r.mu.Unlock()
+	if log != nil && !warned {
+		log.Warn("applier_lag_s is smaller than the uncertainty of the hosts' clock offsets: it says only that the lag is below that",
+			"node", n.Name, "source", src.Name, "applier_lag_s", lag, "clock_uncertainty_s", unc)
+	}
+	return lag
+}
+
+// applierLag reads the lag of the last applied transaction in seconds, unclamped (a clock
+// offset between the hosts can make it negative); ok is false when no worker has applied
+// one yet.
 func applierLag(ctx context.Context, n Node) (lag float64, ok bool, err error) {
 	const q = `SELECT MAX(TIMESTAMPDIFF(MICROSECOND, LAST_APPLIED_TRANSACTION_ORIGINAL_COMMIT_TIMESTAMP,
 		LAST_APPLIED_TRANSACTION_END_APPLY_TIMESTAMP))
@@ -146,5 +195,5 @@ func applierLag(ctx context.Context, n Node) (lag float64, ok bool, err error) {
 	if us == nil {
 		return 0, false, nil
 	}
-	return max(0, float64(*us)/1e6), true, nil
+	return float64(*us) / 1e6, true, nil
 }

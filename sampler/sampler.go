@@ -50,6 +50,13 @@ type Node struct {
 	PID        int
 	StartTicks uint64
 	Server     func() (pid int, startTicks uint64, err error)
+
+	// ClockOffset is the node's host's wall clock minus this machine's, within
+	// ± ClockUncertainty (host.ClockOffset measures both); zero for a node on this machine.
+	// The replica sampler corrects applier_lag_s with it (two hosts' timestamps); the
+	// heartbeat needs no correction (one clock: this process's).
+	ClockOffset      time.Duration
+	ClockUncertainty time.Duration
 }
 
 // Sample is one value in long form, written as the CSV row `elapsed_s,node,metric,value`.

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -89,6 +90,51 @@ func Require(t testing.TB, o Options) {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
+// labLockFile serialises labs across test processes: every lab is 198.18.1.0/24 on a bridge
+// of its own, and with two at once this machine's packets to 198.18.1.x reach only one of
+// them (go test runs packages one at a time in make test, but not two go test commands).
+const labLockFile = "/run/habench-testhost.lock"
+
+var labLock struct {
+	sync.Mutex
+	f     *os.File
+	count int // labs of this process holding the lock
+}
+
+// lockLabs takes labLockFile (waiting at most 10 min for another process's lab to go)
+// until the test's cleanups end; a process's own labs share it.
+func lockLabs(t testing.TB) {
+	t.Helper()
+	labLock.Lock()
+	defer labLock.Unlock()
+	if labLock.count == 0 {
+		f, err := os.OpenFile(labLockFile, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+			if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+				break
+			}
+			if time.Since(start) > 10*time.Minute {
+				f.Close()
+				t.Fatalf("%s: another test process's lab for 10 min: %v", labLockFile, err)
+			}
+		}
+		labLock.f = f
+	}
+	labLock.count++
+	// Registered first, so it runs last: after the bridge and namespaces are gone.
+	t.Cleanup(func() {
+		labLock.Lock()
+		defer labLock.Unlock()
+		if labLock.count--; labLock.count == 0 {
+			labLock.f.Close()
+			labLock.f = nil
+		}
+	})
+}
+
 // New builds a lab of n hosts (1 to 8).
 func New(t testing.TB, n int, o Options) *Lab {
 	t.Helper()
@@ -96,6 +142,7 @@ func New(t testing.TB, n int, o Options) *Lab {
 	if n < 1 || n > 8 {
 		t.Fatalf("testhost.New: %d hosts, want 1 to 8", n)
 	}
+	lockLabs(t)
 	l := &Lab{Bridge: "hbt-ssh" + suffix, Dir: t.TempDir()}
 	// Last cleanup but the temp dir: ssh clients and masters that still name the lab's
 	// files (a master left by a habench the test killed) end, with their control dirs.
@@ -266,6 +313,11 @@ func (l *Lab) startSSH(t testing.TB) {
 			"ClientAliveCountMax 2",
 			"MaxSessions 50",
 			"LogLevel VERBOSE",
+			// bash sources ~/.bashrc for commands run by sshd unless SHLVL says it is not
+			// the first shell: this machine's root .bashrc (pyenv init: a second or more,
+			// and a lock that one killed session leaves for the next 60 s) is not the
+			// lab host's to run.
+			"SetEnv SHLVL=1",
 		}, "\n") + "\n"
 		if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/habench/habench/internal/testhost"
+)
+
+// doctorLine returns the line of doctor's output for host dest ("" when none).
+func doctorLine(out, dest string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, dest+": ") {
+			return l
+		}
+	}
+	return ""
+}
+
+var clockRe = regexp.MustCompile(`clock ([+-][0-9.]+)ms ±([0-9.]+)ms`)
+
+// TestDoctorHosts: `doctor --hosts` on three namespaces with sshd (by address, through an
+// ssh_config of the test's): every line says ssh ok, root, the MariaDB server and its
+// version, the Galera library, and a clock offset of 0 within its uncertainty (the hosts
+// share this machine's clock), and that each host reaches the other two. Then a listener
+// on 4567 on host 2 is named on its line, host 3 not answering host 1 (a blackhole
+// route) is "filtered" on host 1's line and "no route"-like on host 3's, and an unused address of the lab's subnet is
+// one line and exit status 1 (the other host's line stays ok: no probes to it).
+func TestDoctorHosts(t *testing.T) {
+	lab := testhost.New(t, 3, testhost.Options{SSH: true})
+	state := stateDir(t)
+	cfg := filepath.Join(t.TempDir(), "ssh_config")
+	body := fmt.Sprintf("Host 198.18.1.*\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n", lab.Key, lab.KnownHosts)
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var addrs []string
+	for _, h := range lab.Hosts {
+		addrs = append(addrs, h.Addr)
+	}
+	doctor := func(hosts ...string) result {
+		r := habench(t, state, "doctor", "--hosts", strings.Join(hosts, ","), "--ssh-config", cfg)
+		t.Logf("doctor --hosts %s: exit %d\n%s%s", strings.Join(hosts, ","), r.code, r.stdout, r.stderr)
+		return r
+	}
+	r := doctor(addrs...)
+	if r.code != 0 {
+		t.Fatalf("doctor on three usable hosts: exit %d", r.code)
+	}
+	for _, a := range addrs {
+		line := doctorLine(r.stdout, a)
+		for _, w := range []string{a + ": ok: ", "ssh ok", "root", "mariadbd 10.", "galera /usr/lib/galera/libgalera_smm.so", "ports free", "GiB free", "reaches the other 2 host(s) on 8 ports"} {
+			if !strings.Contains(line, w) {
+				t.Errorf("%s: line %q lacks %q", a, line, w)
+			}
+		}
+		m := clockRe.FindStringSubmatch(line)
+		if m == nil {
+			t.Errorf("%s: no clock offset in %q", a, line)
+			continue
+		}
+		off, _ := strconv.ParseFloat(m[1], 64)
+		unc, _ := strconv.ParseFloat(m[2], 64)
+		if off < -unc-0.01 || off > unc+0.01 { // 0.01: the line's rounding to 0.01 ms
+			t.Errorf("%s: clock offset %v ms ± %v ms, want 0 within the uncertainty (one kernel clock)", a, off, unc)
+		}
+	}
+
+	// A listener on host 2's 4567; host 3 answers host 1 no more (a blackhole route to it).
+	h2, h3 := lab.Hosts[1], lab.Hosts[2]
+	newSink(t, h2.Name, "0.0.0.0:4567")
+	h3.Run(t, "ip", "route", "add", "blackhole", lab.Hosts[0].Addr+"/32") // no answer to host 1
+	r = doctor(addrs...)
+	if r.code != 1 {
+		t.Errorf("doctor with a filtered port: exit %d, want 1", r.code)
+	}
+	if line := doctorLine(r.stdout, h2.Addr); !strings.Contains(line, ": warn: port 4567 (") || !strings.Contains(line, ") in use") {
+		t.Errorf("host 2 with a listener on 4567: %q", line)
+	}
+	want := "to " + h3.Addr + " port 4444,4567,4568,23306,23307,23308,23309,33061: filtered (no answer in 2 s)"
+	if line := doctorLine(r.stdout, addrs[0]); !strings.HasPrefix(line, addrs[0]+": UNUSABLE: "+want) {
+		t.Errorf("host 1's line: %q, want it to start with %q", line, want)
+	}
+	if line := doctorLine(r.stdout, h3.Addr); !strings.HasPrefix(line, h3.Addr+": UNUSABLE: to "+addrs[0]+" port ") {
+		t.Errorf("host 3 (no route to host 1): %q", line)
+	}
+	if line := doctorLine(r.stdout, h2.Addr); !strings.Contains(line, "reaches the other 2 host(s)") {
+		t.Errorf("host 2 reaches both: %q", line)
+	}
+	if first := strings.SplitN(r.stdout, "\n", 2)[0]; !strings.Contains(first, "UNUSABLE") {
+		t.Errorf("problems first: the first line is %q", first)
+	}
+
+	// A host that is not there: one line, exit 1, and the usable host's line stays ok.
+	gone := "198.18.1.99"
+	r = doctor(addrs[0], gone)
+	if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "1 of 2 host(s) cannot be used: "+gone) {
+		t.Errorf("doctor with an unreachable host: exit %d, stderr %q; want exit 1 and one line naming %s", r.code, r.stderr, gone)
+	}
+	if line := doctorLine(r.stdout, gone); !strings.HasPrefix(line, gone+": UNUSABLE: cannot connect: ssh: ") || strings.Count("\n"+r.stdout, "\n"+gone) != 1 {
+		t.Errorf("unreachable host: its line %q; output:\n%s", line, r.stdout)
+	}
+	if line := doctorLine(r.stdout, addrs[0]); !strings.HasPrefix(line, addrs[0]+": ok: ") {
+		t.Errorf("the usable host beside an unreachable one: %q", line)
+	}
+}
