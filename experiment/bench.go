@@ -299,8 +299,10 @@ func (b *Bench) openNodes() ([]sampler.Node, func(), error) {
 			}
 			sn := sampler.Node{Name: n.Name, Role: n.Role, Caps: caps, DB: db}
 			if h := b.Cluster.Host(n); h != nil {
-				sn.Host, sn.HostName = h, hostName(b.Cluster, h)
-				if !b.Cluster.Existing() {
+				sn.Host, sn.HostName = h, b.Cluster.Provider().HostName(b.Cluster, n)
+				// A provider that runs the servers records each one's process: the sampler
+				// reads its /proc/PID through the node's host (this machine or SSH).
+				if b.Cluster.Deployed() {
 					c, name := b.Cluster, n.Name
 					sn.Netns, sn.PID, sn.StartTicks = n.Netns, n.PID, n.StartTicks
 					sn.Server = func() (int, uint64, error) { return c.ServerProcess(name) }
@@ -360,8 +362,8 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 	if c := b.Cluster; c != nil {
 		m.Topology = &c.Spec
 		m.Binaries = c.Binaries
-		m.Cluster = map[string]any{"name": c.Name, "provider": c.Provider, "network": c.Network}
-		if !c.Existing() {
+		m.Cluster = map[string]any{"name": c.Name, "provider": c.Provider().Name(), "network": c.Network}
+		if c.Deployed() {
 			so := map[string]string{}
 			for _, o := range cluster.SandboxServerOptions {
 				so[o.Name] = o.Value
@@ -369,13 +371,7 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 			m.Cluster["sandbox_options"] = so
 		}
 		m.Links["network"] = c.Network
-		if c.Existing() {
-			m.Links["description"] = "existing cluster: its network is not habench's, no impairment"
-		} else if c.Network == cluster.NetNamespaces {
-			m.Links["description"] = fmt.Sprintf("one network namespace per node on bridge hb-%s, 10.233.%d.0/24", c.Name, c.SubnetIdx)
-		} else {
-			m.Links["description"] = "all nodes on 127.0.0.1, no impairment"
-		}
+		m.Links["description"] = c.Provider().NetworkDescription(c)
 	}
 	for _, n := range nodes {
 		info := NodeInfo{Name: n.Name, Role: string(n.Role)}

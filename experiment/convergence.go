@@ -128,24 +128,23 @@ func (cv *Convergence) ProblemsAfter(k topology.Kind, skipDown map[string]bool, 
 func checkConvergence(ctx context.Context, c *cluster.Cluster, nodes []sampler.Node, db string, tables int, timeout time.Duration) *Convergence {
 	start := time.Now()
 	writer := c.WriterNow(ctx).Name
-	if !c.Existing() {
-		// A writer that is not running (killed by a fault) is no reference: the first
-		// running writable node (Galera, a group), else the first running node.
-		if w := c.Node(writer); w != nil && !w.Running() {
-			writer = ""
-			for _, n := range c.Nodes {
-				if n.Running() && n.Role.Writable() && writer == "" {
-					writer = n.Name
-				}
+	// A writer known not to run (killed by a fault) is no reference: the first running
+	// writable node (Galera, a group), else the first running node. A provider that does
+	// not run the servers never knows a node is down (cluster.Cluster.NodeDown).
+	if w := c.Node(writer); w != nil && c.NodeDown(w) {
+		writer = ""
+		for _, n := range c.Nodes {
+			if !c.NodeDown(n) && n.Role.Writable() && writer == "" {
+				writer = n.Name
 			}
-			for _, n := range c.Nodes {
-				if n.Running() && writer == "" {
-					writer = n.Name
-				}
+		}
+		for _, n := range c.Nodes {
+			if !c.NodeDown(n) && writer == "" {
+				writer = n.Name
 			}
-			if writer == "" {
-				writer = c.Writer().Name
-			}
+		}
+		if writer == "" {
+			writer = c.Writer().Name
 		}
 	}
 	cv := &Convergence{Writer: writer}

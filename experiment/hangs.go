@@ -92,9 +92,9 @@ func watchWriters(ctx context.Context, c *cluster.Cluster, wg *sync.WaitGroup) *
 
 func (w *writerWatch) poll(ctx context.Context, c *cluster.Cluster) {
 	cur := c
-	if c.Dir() != "" && !c.Existing() {
+	if c.Dir() != "" && c.Deployed() {
 		if r, err := c.Reload(); err == nil {
-			cur = r // a promote is in the state file
+			cur = r // a promote is in the state file (habench set the roles)
 		}
 	}
 	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/host"
 	"github.com/habench/habench/sampler"
 )
 
@@ -48,16 +46,6 @@ type HostSummary struct {
 	CPUSaturated   bool    `json:"cpu_saturated"`
 	// ServerCPU is each node's own server process's mean CPU in cores (sandboxes).
 	ServerCPU map[string]float64 `json:"mysqld_cpu_cores_mean,omitempty"`
-}
-
-// hostName is the name the machine-wide samples of a node of c on host h carry: "local"
-// for a sandbox (all sandbox nodes share this machine, whatever namespace each is in),
-// else the host's own name (nodes whose hosts have the same name are one machine).
-func hostName(c *cluster.Cluster, h host.Host) string {
-	if !c.Existing() {
-		return "local"
-	}
-	return h.Name()
 }
 
 // hostInfos lists the distinct hosts of the sampled nodes, in node order.

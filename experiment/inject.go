@@ -30,16 +30,22 @@ type Injector struct {
 
 // Inject runs action on node of c (cluster.WriterAlias resolves to the current writer),
 // appends it to the cluster's faults log (also when it failed) and returns the record
-// with a one-line detail of what happened ("" when there is nothing to add). A stop or
-// restart whose clean shutdown took SIGKILL is no failure (the node went down; a restart
-// starts it again) but a crash: the record's Escalated says so and callers must warn.
-// Errors: *topology.FieldError for bad input (unknown action or node, an action the kind
-// or the network cannot do), else the action's failure.
+// with a one-line detail of what happened ("" when there is nothing to add). Kill, stop
+// and start go to c's provider (a sandbox signals and starts the process; an existing
+// cluster runs its ssh: section's commands and waits for the server); a restart is a stop
+// and a start. A stop or restart whose clean shutdown took SIGKILL is no failure (the
+// node went down; a restart starts it again) but a crash: the record's Escalated says so
+// and callers must warn. Errors: *topology.FieldError for bad input (unknown action or
+// node, an action the kind, the network or the provider cannot do), else the action's
+// failure.
 func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node string) (FaultRecord, string, error) {
 	if !slices.Contains(FaultActions, action) {
 		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "want one of " + strings.Join(FaultActions, ", ")}
 	}
-	if site := c.Spec.Sites.Site(node); site != nil && !c.Existing() {
+	if !c.Deployed() && !slices.Contains(processFaults, action) {
+		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "on an existing cluster habench can kill, stop, start and restart servers (with the ssh: section's commands); partition with netem apply --partition"}
+	}
+	if site := c.Spec.Sites.Site(node); site != nil {
 		return in.injectSite(ctx, c, action, site.Name)
 	}
 	n, err := c.CurrentWriter(ctx, node)
@@ -49,28 +55,21 @@ func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node
 	if err != nil {
 		return FaultRecord{}, "", err
 	}
-	if c.Existing() {
-		return in.injectExisting(ctx, c, action, n)
-	}
 	sb := in.Sandbox
 	at := time.Now()
 	rec := FaultRecord{At: at.UTC(), Action: action, Node: n.Name, PID: n.PID}
 	detail := ""
 	switch action {
 	case "kill":
-		err = sb.KillNode(c, n.Name)
+		err = in.nodeOp(ctx, c, cluster.OpKillNode, n)
 	case "stop":
-		err = escalated(&rec, sb.StopNode(c, n.Name))
+		err = escalated(&rec, in.nodeOp(ctx, c, cluster.OpStopNode, n))
 	case "start":
-		if err = sb.StartNode(ctx, c, n.Name); err == nil {
-			err = c.RejoinAsReplica(ctx, n.Name)
-		}
+		err = in.start(ctx, c, n)
 	case "restart":
 		// A stop that took SIGKILL left the node down all the same: start it again.
-		if err = escalated(&rec, sb.StopNode(c, n.Name)); err == nil {
-			if err = sb.StartNode(ctx, c, n.Name); err == nil {
-				err = c.RejoinAsReplica(ctx, n.Name)
-			}
+		if err = escalated(&rec, in.nodeOp(ctx, c, cluster.OpStopNode, n)); err == nil {
+			err = in.start(ctx, c, n)
 		}
 	case "partition", "heal":
 		err = in.partition(ctx, c, n.Name, action)
@@ -106,6 +105,39 @@ func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node
 	return rec, detail, err
 }
 
+// processFaults are the faults on a node's server process, which every provider that
+// offers cluster.OpKillNode, OpStopNode and OpStartNode injects; the others (partition,
+// heal, promote) habench injects only into clusters it deployed.
+var processFaults = []string{"kill", "stop", "start", "restart"}
+
+// nodeOp runs op (cluster.OpKillNode, OpStopNode or OpStartNode) on n through c's
+// provider, under ctx: the provider's *cluster.UnsupportedError first when it does not
+// offer op.
+func (in *Injector) nodeOp(ctx context.Context, c *cluster.Cluster, op cluster.Op, n *cluster.Node) error {
+	if err := c.Refuse(op, string(op)+" "+n.Name); err != nil {
+		return err
+	}
+	p := c.Provider()
+	switch op {
+	case cluster.OpKillNode:
+		return p.KillNode(ctx, in.Sandbox, c, n)
+	case cluster.OpStopNode:
+		return p.StopNode(ctx, in.Sandbox, c, n)
+	case cluster.OpStartNode:
+		return p.StartNode(ctx, in.Sandbox, c, n)
+	}
+	return fmt.Errorf("node %s: %s is not a node operation", n.Name, op)
+}
+
+// start starts n through c's provider; on a cluster habench deployed, a replica started
+// after a promote is then pointed at the current source (cluster.Cluster.RejoinAsReplica).
+func (in *Injector) start(ctx context.Context, c *cluster.Cluster, n *cluster.Node) error {
+	if err := in.nodeOp(ctx, c, cluster.OpStartNode, n); err != nil || !c.Deployed() {
+		return err
+	}
+	return c.RejoinAsReplica(ctx, n.Name)
+}
+
 // escalated records in rec a stop that took SIGKILL (cluster.StopEscalatedError) and
 // returns nil for it: the node is down, as a stop leaves it. Other errors pass through.
 func escalated(rec *FaultRecord, err error) error {
@@ -115,78 +147,6 @@ func escalated(rec *FaultRecord, err error) error {
 		return nil
 	}
 	return err
-}
-
-// injectExisting runs a kill, stop, start or restart of an existing cluster's node with
-// the commands of its ssh: section (topology.FaultCommands, on the node's host over
-// SSH), then waits for the server to go away (kill, stop) or to accept connections
-// again (start, restart; up to 90 s).
-func (in *Injector) injectExisting(ctx context.Context, c *cluster.Cluster, action string, n *cluster.Node) (FaultRecord, string, error) {
-	switch action {
-	case "kill", "stop", "start", "restart":
-	default:
-		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "on an existing cluster habench can kill, stop, start and restart servers (with the ssh: section's commands); partition with netem apply --partition"}
-	}
-	h := c.Host(n)
-	if h == nil {
-		return FaultRecord{}, "", &topology.FieldError{Field: "node", Value: n.Name, Reason: fmt.Sprintf("cluster %s has no ssh: access to its hosts: faults run commands on them (register with --ssh, or ssh: in the topology)", c.Name)}
-	}
-	var cmds topology.FaultCommands
-	if c.Spec.SSH != nil {
-		cmds = c.Spec.SSH.Faults
-	}
-	at := time.Now()
-	rec := FaultRecord{At: at.UTC(), Action: action, Node: n.Name}
-	steps := []string{action}
-	if action == "restart" {
-		steps = []string{"stop", "start"}
-	}
-	var err error
-	for _, step := range steps {
-		cmd := cmds.Command(step)
-		if _, err = h.Run(ctx, "sh", "-c", cmd); err != nil {
-			err = fmt.Errorf("node %s (%s): %s: %w", n.Name, h.Name(), cmd, err)
-			break
-		}
-		if err = waitServer(ctx, c, n, step == "start"); err != nil {
-			break
-		}
-	}
-	rec.Took = time.Since(at).Seconds()
-	if err != nil {
-		rec.Error = err.Error()
-	}
-	if lerr := AppendFault(c, rec); lerr != nil {
-		err = errors.Join(err, lerr)
-	}
-	return rec, "", err
-}
-
-// waitServer waits until n's server accepts connections (up) or refuses them (down):
-// 90 s for up, 30 s for down.
-func waitServer(ctx context.Context, c *cluster.Cluster, n *cluster.Node, up bool) error {
-	limit := 30 * time.Second
-	if up {
-		limit = 90 * time.Second
-	}
-	deadline := time.Now().Add(limit)
-	for {
-		db, err := c.OpenAdmin(n)
-		if err == nil {
-			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			err = db.PingContext(pctx)
-			cancel()
-			db.Close()
-		}
-		if (err == nil) == up {
-			return nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			state := map[bool]string{true: "accept connections", false: "go away"}[up]
-			return fmt.Errorf("node %s: the server did not %s within %v", n.Name, state, limit)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // injectSite runs partition or heal on a whole site: a standing partition that cuts the
@@ -227,7 +187,7 @@ func (in *Injector) partition(ctx context.Context, c *cluster.Cluster, node, act
 // applyPartition applies req, the standing partition of what (a node or a site), or
 // removes it (heal); heal refuses impairments other than req.
 func (in *Injector) applyPartition(ctx context.Context, c *cluster.Cluster, node, action string, req netem.Request) error {
-	if c.Network != cluster.NetNamespaces {
+	if c.Links() == cluster.LinksNone {
 		return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("network %s: partitions need a cluster deployed with --network netns (as root)", c.Network)}
 	}
 	st, err := ReadStanding(c)
@@ -246,7 +206,7 @@ func (in *Injector) applyPartition(ctx context.Context, c *cluster.Cluster, node
 	if st != nil {
 		return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("has impairments already (`%s`): habench netem clear %s first", st.Request.String(), c.Name)}
 	}
-	if in.Links.Exe == "" {
+	if in.Links.Exe == "" && c.Links() == cluster.LinksNamespaces {
 		return fmt.Errorf("partition of %s: no link process to start (the injector has no habench binary)", node)
 	}
 	lp := in.Links
@@ -289,11 +249,11 @@ func validateFaults(faults []FaultEvent, tops []topology.Spec, network string, r
 			return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: "partitions need network netns (nodes on loopback share one interface)"}
 		}
 		for _, t := range tops {
-			if t.IsExisting() {
+			if !deploys(t) {
 				if t.SSH == nil {
 					return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is an existing cluster without ssh: faults run commands on its hosts", t.Name)}
 				}
-				if f.Action != "kill" && f.Action != "stop" && f.Action != "start" && f.Action != "restart" {
+				if !slices.Contains(processFaults, f.Action) {
 					return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is an existing cluster: habench kills, stops, starts and restarts its servers (ssh: faults commands), nothing else", t.Name)}
 				}
 				continue

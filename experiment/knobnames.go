@@ -126,7 +126,7 @@ func (p *Plan) knobUses(d *Deployment, run func(*Cell) bool) []knobUse {
 // when they cannot be checked before the run.
 func specNames(ctx context.Context, sb *cluster.Sandbox, sp topology.Spec) *knob.Names {
 	switch {
-	case sp.IsExisting() && sp.Cluster != "":
+	case sp.Cluster != "":
 		if sb == nil {
 			return nil
 		}
@@ -140,7 +140,7 @@ func specNames(ctx context.Context, sb *cluster.Sandbox, sp topology.Spec) *knob
 		}
 		defer db.Close()
 		return serverNames(ctx, db, fmt.Sprintf("cluster %s node %s", sp.Cluster, c.Nodes[0].Name))
-	case sp.IsExisting():
+	case !deploys(sp):
 		nodes, err := cluster.ExistingNodes(sp)
 		if err != nil || len(nodes) == 0 {
 			return nil

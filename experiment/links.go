@@ -13,10 +13,11 @@ import (
 	"github.com/habench/habench/netem"
 )
 
-// LinkEndpoints returns the userspace-link endpoints of a sandbox deployed with one network
-// namespace per node. Errors: an existing cluster (its network is not habench's), a
-// loopback-mode cluster (its nodes share 127.0.0.1, there is no link to impair) or a node
-// without an IPv4 host address.
+// LinkEndpoints returns the endpoints of a cluster whose links are in one network
+// namespace per node on this machine (c.Links() is cluster.LinksNamespaces). Errors: the
+// provider's refusal (*cluster.UnsupportedError: a loopback sandbox, whose nodes share
+// 127.0.0.1, an existing cluster without ssh:), links reached otherwise (over SSH), or a
+// node without an IPv4 host address in a namespace.
 func LinkEndpoints(c *cluster.Cluster) ([]netem.Endpoint, error) {
 	if err := c.Refuse(cluster.OpLinks, ""); err != nil {
 		return nil, err
@@ -104,23 +105,29 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // round3 rounds to a microsecond when x is in milliseconds (no 2.2239999999999998 in JSON).
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
-// applyLinks measures the plain round trips, applies spec (kernel netem where available,
-// else the userspace link; tc over SSH on an existing cluster's hosts), measures again, and reports requested against achieved. A pair
-// whose added round trip is more than 10% (and 50 us) away from the request gets a warning.
-// The returned backend must be closed by the caller; on error nothing is left applied.
+// applyLinks measures the plain round trips, applies spec (in the nodes' namespaces
+// kernel netem where available, else the userspace link; over SSH tc on the nodes' hosts,
+// recorded before it is created, a crashed run's leftovers removed first), measures
+// again, and reports requested against achieved. A pair whose added round trip is more
+// than 10% (and 50 us) away from the request gets a warning. The returned backend must be
+// closed by the caller (also after SIGINT: the SSH backend has its own time limit); on
+// error nothing is left applied.
 func applyLinks(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (netem.Backend, *LinkReport, error) {
-	if c.Existing() {
-		return applyRemoteRun(ctx, c, spec)
-	}
-	eps, err := LinkEndpoints(c)
+	la, err := linksOf(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	base, err := netem.MeasureRTT(ctx, eps, nil, 10, 2*time.Second)
+	if err := la.reach(ctx); err != nil {
+		return nil, nil, err
+	}
+	if err := la.clearRun(); err != nil {
+		return nil, nil, fmt.Errorf("clear a previous run's impairments: %w", err)
+	}
+	base, err := la.measure(ctx, nil, 10, 2*time.Second)
 	if err != nil {
 		return nil, nil, fmt.Errorf("measure links before applying: %w", err)
 	}
-	b, name, rtts, err := netem.Apply(ctx, eps, spec, 20, 3*time.Second)
+	b, name, rtts, err := la.applyRun(ctx, c, spec, 20, 3*time.Second)
 	if err != nil {
 		return nil, nil, err
 	}

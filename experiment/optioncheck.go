@@ -39,10 +39,11 @@ func optionMismatches(opts map[string]string, nodes []NodeInfo) []string {
 
 // requestedOptions are the server options a sandbox's nodes were deployed with on request:
 // habench's own (cluster.SandboxServerOptions), overridden by the topology's options:
-// with the same variable name. An existing cluster's are its topology's only.
+// with the same variable name. A cluster habench did not deploy (an existing cluster)
+// has its topology's only.
 func requestedOptions(c *cluster.Cluster) map[string]string {
 	out := map[string]string{}
-	if !c.Existing() {
+	if c.Deployed() {
 		for _, o := range cluster.SandboxServerOptions {
 			out[o.Name] = o.Value
 		}

@@ -355,7 +355,7 @@ func (st *runState) sampling() error {
 			b.log().Info(msg)
 			st.printf("NOTE: %s\n", msg)
 		}}
-	if b.Cluster.Dir() != "" && !b.Cluster.Existing() {
+	if b.Cluster.Dir() != "" && b.Cluster.Deployed() {
 		cfg.Roles = clusterRoles(b.Cluster)
 	}
 	st.sampler = sampler.NewRunner(cfg, st.nodes, samplers)
@@ -667,7 +667,7 @@ func (st *runState) summarize() error {
 	st.failover(sum)
 	sum.NodeStates = nodeStates(st.allSamples)
 	setDownAtEnd(sum.Nodes, sum.NodeStates)
-	if c := b.Cluster; c != nil && c.Dir() != "" && !c.Existing() {
+	if c := b.Cluster; c != nil && c.Dir() != "" && c.Deployed() {
 		if now, err := c.Reload(); err == nil {
 			setRolesAtEnd(sum.Nodes, now)
 		}

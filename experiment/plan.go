@@ -417,7 +417,7 @@ func (p *Plan) expand() error {
 					}
 				}
 			}
-			if sp.IsExisting() {
+			if !deploys(sp) {
 				for _, so := range c.ServerOptions {
 					return &topology.FieldError{Field: "sweep." + so.Axis, Value: c.Values[so.Axis], Reason: fmt.Sprintf("topology %s is an existing cluster: habench cannot deploy it with another option (use a knob axis)", sp.Name)}
 				}
@@ -508,7 +508,7 @@ func EstimateDeploy(spec topology.Spec) time.Duration {
 	n := time.Duration(spec.Nodes)
 	def := topology.KindOf(spec.Kind)
 	switch {
-	case spec.IsExisting():
+	case !deploys(spec):
 		return time.Second
 	case def.Deploy != nil:
 		base, per := def.Deploy(spec)
@@ -652,14 +652,14 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 		prep := ""
 		if p.Policy.Prepare == PrepareReuse {
 			prep = ", prepare ~" + FormatDuration(d.Prepare)
-			if sp.IsExisting() {
+			if !deploys(sp) {
 				prep = ": prepare ~" + FormatDuration(d.Prepare)
 			}
 		}
 		switch {
-		case sp.IsExisting() && sp.Cluster != "":
+		case sp.Cluster != "":
 			fmt.Fprintf(w, "\ndeployment %d: %s (cluster %s of the state directory: never deployed nor destroyed by the run)%s\n", d.Index, sp.Name, sp.Cluster, prep)
-		case sp.IsExisting():
+		case !deploys(sp):
 			fmt.Fprintf(w, "\ndeployment %d: %s (existing cluster, %s: registered for the run, kind and flavor discovered)%s\n", d.Index, sp.Name, Plural(len(sp.DSNs), "node"), prep)
 		default:
 			fmt.Fprintf(w, "\ndeployment %d: %s (%s, %s, %s, %s installation%s): deploy ~%s%s\n", d.Index, sp.Name, sp.Kind,

@@ -23,11 +23,12 @@ type RemoteHostRecord struct {
 	Devs []string `json:"devs"`
 }
 
-// RemoteEndpoints returns the existing cluster's nodes with their SSH hosts. Error: a
-// node without host access (the cluster was registered without ssh).
+// RemoteEndpoints returns c's members (servers, then aux nodes such as an arbitrator) with
+// their hosts over SSH (c.Links() is cluster.LinksSSH). Error: a member without host
+// access (an existing cluster registered without ssh).
 func RemoteEndpoints(c *cluster.Cluster) ([]netem.RemoteEndpoint, error) {
 	var eps []netem.RemoteEndpoint
-	for _, n := range c.Nodes {
+	for _, n := range c.Members() {
 		h := c.Host(n)
 		if h == nil {
 			return nil, fmt.Errorf("cluster %s: node %s has no host access: impairing an existing cluster's links needs ssh (habench register --ssh ..., or ssh: in the file)", c.Name, n.Name)
@@ -35,83 +36,6 @@ func RemoteEndpoints(c *cluster.Cluster) ([]netem.RemoteEndpoint, error) {
 		eps = append(eps, netem.RemoteEndpoint{Name: n.Name, Host: h, Addr: n.Host, Port: n.Port})
 	}
 	return eps, nil
-}
-
-// applyStandingRemote is ApplyStanding for an existing cluster with ssh access: tc on the
-// nodes' hosts (netem.PlanRemote). Every host is reached and checked (tc, rights,
-// sch_netem where delay, jitter or loss is asked for, a drop filter for partitions, no
-// root qdisc of the host's own on an interface to impair) before anything changes on any
-// host; what it creates is recorded first; on any error (and on ctx ending: SIGINT) it
-// is removed again, so every host is left as it was.
-func applyStandingRemote(ctx context.Context, c *cluster.Cluster, req netem.Request) (st *StandingLinks, err error) {
-	eps, err := RemoteEndpoints(c)
-	if err != nil {
-		return nil, err
-	}
-	if len(eps) < 2 {
-		return nil, &netem.RequestError{Field: "cluster", Value: c.Name, Err: fmt.Errorf("has %d node(s): there is no link between nodes to impair", len(eps))}
-	}
-	spec, err := BuildLinks(req, c)
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := lockStanding(c)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if RunLinksActive(c) {
-		return nil, fmt.Errorf("cluster %s: a run with links is going on; its impairments end with it, apply after it", c.Name)
-	}
-	if err := c.CheckSSH(ctx); err != nil {
-		return nil, err
-	}
-	if err := clearStanding(c, nil); err != nil {
-		return nil, fmt.Errorf("clear the previous impairments: %w", err)
-	}
-	plans, err := netem.PlanRemote(ctx, eps, spec)
-	if err != nil {
-		return nil, err
-	}
-	if err := netem.CheckPlans(ctx, plans); err != nil {
-		return nil, fmt.Errorf("nothing changed on any host: %w", err)
-	}
-	base, err := netem.MeasureRemote(ctx, eps, nil, 10, 2*time.Second)
-	if err != nil {
-		return nil, fmt.Errorf("measure links before applying: %w", err)
-	}
-	st = &StandingLinks{Cluster: c.Name, Request: req, Applied: time.Now().UTC(), Backend: netem.BackendRemote}
-	for _, hp := range plans {
-		if len(hp.Plan.Devs) > 0 {
-			st.Hosts = append(st.Hosts, RemoteHostRecord{Node: hp.Node, Host: hp.Host.Name(), Devs: hp.Plan.Devs})
-		}
-	}
-	// Recorded first: a crash between here and the end still leaves clear a record.
-	if err := writeStanding(c, st); err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			if cerr := clearStanding(c, nil); cerr != nil {
-				err = errors.Join(err, fmt.Errorf("clean up: %w", cerr))
-			}
-		}
-	}()
-	if err := netem.ApplyPlans(ctx, plans); err != nil {
-		return nil, err
-	}
-	rtts, err := netem.MeasureRemote(ctx, eps, spec, 20, 3*time.Second)
-	if err != nil {
-		return nil, fmt.Errorf("measure after apply (%s): %w", st.Backend, err)
-	}
-	st.Report = linkReport(st.Backend, spec, base, rtts)
-	st.Report.Request = req.String()
-	st.Report.AppliedBy = "netem apply"
-	st.Report.Applied = st.Applied
-	if err := writeStanding(c, st); err != nil {
-		return nil, err
-	}
-	return st, nil
 }
 
 // clearRemote removes what the record says habench created on the nodes' hosts, touching
@@ -124,7 +48,7 @@ func clearRemote(c *cluster.Cluster, st *StandingLinks) error {
 	defer cancel()
 	var errs []error
 	for _, r := range st.Hosts {
-		n := c.Node(r.Node)
+		n := c.Member(r.Node)
 		if n == nil {
 			errs = append(errs, fmt.Errorf("node %s (recorded on %s): not in cluster %s", r.Node, r.Host, c.Name))
 			continue
@@ -141,13 +65,13 @@ func clearRemote(c *cluster.Cluster, st *StandingLinks) error {
 	return errors.Join(errs...)
 }
 
-// remoteLeftovers lists habench's root qdiscs on the hosts of an existing cluster with
-// ssh access (any interface); empty without access or after clear.
+// remoteLeftovers lists habench's root qdiscs on the hosts of c's members reached over
+// SSH (any interface); empty without access or after clear.
 func remoteLeftovers(c *cluster.Cluster) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var left []string
-	for _, n := range c.Nodes {
+	for _, n := range c.Members() {
 		h := c.Host(n)
 		if h == nil {
 			continue
@@ -164,7 +88,7 @@ func remoteLeftovers(c *cluster.Cluster) []string {
 }
 
 // runLinksFile records, in the cluster's directory, what a run with links (--links,
-// scenario links) created on an existing cluster's hosts: written before the first tc
+// scenario links) created on the nodes' hosts over SSH: written before the first tc
 // command and removed when the run's links are cleared, so that `netem clear` after a
 // crashed run (kill -9) knows where to look.
 const runLinksFile = "links-run.json"
@@ -176,44 +100,10 @@ func CrashedRunLinks(c *cluster.Cluster) bool {
 	return err == nil && !RunLinksActive(c)
 }
 
-// remoteBackend is a run's impairments on an existing cluster's hosts (netem.Backend).
+// remoteBackend is a run's impairments on the nodes' hosts over SSH (netem.Backend).
 type remoteBackend struct {
 	c   *cluster.Cluster
 	eps []netem.RemoteEndpoint
-}
-
-// applyRemoteRun is applyLinks for an existing cluster with ssh access: every host is
-// checked before anything changes (as for netem apply), the round trips are measured
-// before and after, and the returned backend's Close removes exactly what was created
-// (also after SIGINT: it has its own time limit). On error nothing is left applied.
-func applyRemoteRun(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (netem.Backend, *LinkReport, error) {
-	eps, err := RemoteEndpoints(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := c.CheckSSH(ctx); err != nil {
-		return nil, nil, err
-	}
-	b := &remoteBackend{c: c, eps: eps}
-	// A crashed run's leftovers (its record) go first.
-	if err := b.Close(); err != nil {
-		return nil, nil, fmt.Errorf("clear a previous run's impairments: %w", err)
-	}
-	base, err := netem.MeasureRemote(ctx, eps, nil, 10, 2*time.Second)
-	if err != nil {
-		return nil, nil, fmt.Errorf("measure links before applying: %w", err)
-	}
-	if err := b.Update(spec); err != nil {
-		return nil, nil, err
-	}
-	rtts, err := netem.MeasureRemote(ctx, eps, spec, 20, 3*time.Second)
-	if err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("measure after apply (%s): %w", netem.BackendRemote, err), b.Close())
-	}
-	rep := linkReport(netem.BackendRemote, spec, base, rtts)
-	rep.AppliedBy = "run"
-	rep.Applied = time.Now().UTC()
-	return b, rep, nil
 }
 
 // Update implements netem.Backend: it removes the run's impairments and applies spec's
@@ -234,12 +124,7 @@ func (b *remoteBackend) Update(spec *netem.Spec) error {
 	if err := netem.CheckPlans(ctx, plans); err != nil {
 		return fmt.Errorf("nothing changed on any host: %w", err)
 	}
-	rec := &StandingLinks{Cluster: b.c.Name, Backend: netem.BackendRemote, Applied: time.Now().UTC()}
-	for _, hp := range plans {
-		if len(hp.Plan.Devs) > 0 {
-			rec.Hosts = append(rec.Hosts, RemoteHostRecord{Node: hp.Node, Host: hp.Host.Name(), Devs: hp.Plan.Devs})
-		}
-	}
+	rec := &StandingLinks{Cluster: b.c.Name, Backend: netem.BackendRemote, Applied: time.Now().UTC(), Hosts: hostRecords(plans)}
 	if err := writeRecord(filepath.Join(b.c.Dir(), runLinksFile), rec); err != nil {
 		return err
 	}

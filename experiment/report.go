@@ -26,7 +26,7 @@ func Report(m *Manifest, s *Summary) string {
 	fmt.Fprintf(&b, "- habench %s, started %s, finished %s\n", m.Habench["version"], m.Started.Format("2006-01-02 15:04:05 UTC"), m.Finished.Format("15:04:05 UTC"))
 	fmt.Fprintf(&b, "- command: `%s`\n", strings.Join(m.CommandLine, " "))
 	if m.Binaries != nil {
-		if m.Topology != nil && m.Topology.IsExisting() {
+		if m.Topology != nil && !deploys(*m.Topology) {
 			fmt.Fprintf(&b, "- servers: %s (existing cluster, not deployed by habench)\n", m.Binaries.VersionText)
 		} else {
 			fmt.Fprintf(&b, "- servers: %s (%s installation)\n", m.Binaries.VersionText, m.Binaries.Installation.Kind)

@@ -140,7 +140,7 @@ func ParseScenario(b []byte) (*Scenario, error) {
 		if err := t.Validate(); err != nil {
 			return nil, fmt.Errorf("topologies[%d]: %w", i, err)
 		}
-		if t.IsExisting() {
+		if !deploys(*t) {
 			// dsns registered for the run: bad ones (syntax, or refused by the test
 			// harness's network guard) are bad input now, not a failed cell after the run has begun.
 			if _, err := cluster.ExistingNodes(*t); err != nil {
@@ -159,7 +159,7 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	}
 	if !s.Links.IsZero() {
 		for i, t := range s.Topologies {
-			if t.IsExisting() && t.SSH == nil {
+			if !deploys(t) && t.SSH == nil {
 				return nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].provider", i), Value: t.Provider,
 					Reason: "links on an existing cluster need ssh access to its hosts: give dsns with ssh: (tc over SSH)"}
 			}
@@ -304,10 +304,10 @@ func (s *Scenario) checkWorkloadNodes(topologies map[string]bool) error {
 			field += "." + t.Name
 		}
 		size := t.Nodes
-		if t.IsExisting() {
-			if t.Cluster != "" {
-				continue
-			}
+		if t.Cluster != "" {
+			continue // a cluster of the state directory: its nodes are known at the run
+		}
+		if !deploys(t) {
 			size = len(t.DSNs)
 		}
 		for _, n := range nodes {

@@ -31,13 +31,13 @@ const StandingLinksFile = "links.json"
 type StandingLinks struct {
 	Cluster string        `json:"cluster"`
 	Request netem.Request `json:"request"`
-	Backend string        `json:"backend"` // netem.BackendKernel or netem.BackendUserspace
+	Backend string        `json:"backend"` // netem.BackendKernel, BackendUserspace or BackendRemote
 	// PID and StartTicks identify the link process (userspace backend; 0 while starting).
 	PID        int         `json:"pid,omitempty"`
 	StartTicks uint64      `json:"start_ticks,omitempty"`
 	Applied    time.Time   `json:"applied"`
 	Report     *LinkReport `json:"report,omitempty"` // nil until measured
-	// Hosts is what habench created on an existing cluster's hosts (netem.BackendRemote).
+	// Hosts is what habench created on the nodes' hosts over SSH (netem.BackendRemote).
 	Hosts []RemoteHostRecord `json:"hosts,omitempty"`
 
 	linkThread string // what the link process said of its thread's scheduling class
@@ -187,21 +187,23 @@ type LinkProcess struct {
 }
 
 // ApplyStanding replaces cluster c's impairments with req until ClearStanding (or
-// destroy): it clears what was there, measures the plain round trips, applies req (kernel
-// netem where the kernel has it, else the userspace link in a detached process started
-// with lp), measures again and records everything in StandingLinksFile. Errors: req does
-// not build over the cluster's nodes (*netem.RequestError), the cluster is on loopback,
-// the link cannot start, ctx ends. On any error nothing is left applied.
+// destroy): it clears what was there, checks that req can be applied, measures the plain
+// round trips, applies req and measures again, recording everything in StandingLinksFile
+// (what it creates is recorded before it is created). How depends on c.Links(): in the
+// nodes' namespaces kernel netem where the kernel has it, else the userspace link in a
+// detached process started with lp; over SSH tc on the nodes' hosts, every host checked
+// before anything changes on any. Errors: req does not build over the cluster's nodes
+// (*netem.RequestError), c's provider does not impair links (*cluster.UnsupportedError:
+// a loopback sandbox, an existing cluster without ssh:), a host cannot be reached or
+// lacks what tc needs, the link cannot start, ctx ends. On any error (also ctx ending:
+// SIGINT) nothing is left applied.
 func ApplyStanding(ctx context.Context, c *cluster.Cluster, req netem.Request, lp LinkProcess) (st *StandingLinks, err error) {
-	if c.Existing() {
-		return applyStandingRemote(ctx, c, req)
-	}
-	eps, err := LinkEndpoints(c)
+	la, err := linksOf(c)
 	if err != nil {
 		return nil, err
 	}
-	if len(eps) < 2 {
-		return nil, &netem.RequestError{Field: "cluster", Value: c.Name, Err: fmt.Errorf("has %d node(s): there is no link between nodes to impair", len(eps))}
+	if la.size() < 2 {
+		return nil, &netem.RequestError{Field: "cluster", Value: c.Name, Err: fmt.Errorf("has %d node(s): there is no link between nodes to impair", la.size())}
 	}
 	spec, err := BuildLinks(req, c)
 	if err != nil {
@@ -215,48 +217,31 @@ func ApplyStanding(ctx context.Context, c *cluster.Cluster, req netem.Request, l
 	if RunLinksActive(c) {
 		return nil, fmt.Errorf("cluster %s: a run with --links (or scenario links) is going on; its impairments end with it, apply after it", c.Name)
 	}
-	if err := clearStanding(c, eps); err != nil {
+	if err := la.reach(ctx); err != nil {
+		return nil, err
+	}
+	if err := clearStanding(c, la); err != nil {
 		return nil, fmt.Errorf("clear the previous impairments: %w", err)
 	}
-	for _, e := range eps {
-		if found, err := netem.Residue(e); err != nil || len(found) > 0 {
-			return nil, fmt.Errorf("node %s: impairments left that clear could not remove (%s%s)", e.Name, strings.Join(found, ", "), errOrEmpty(err))
-		}
+	if err := la.ready(ctx, spec); err != nil {
+		return nil, err
 	}
-	base, err := netem.MeasureRTT(ctx, eps, nil, 10, 2*time.Second)
+	base, err := la.measure(ctx, nil, 10, 2*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("measure links before applying: %w", err)
 	}
 	st = &StandingLinks{Cluster: c.Name, Request: req, Applied: time.Now().UTC()}
 	defer func() {
 		if err != nil {
-			if cerr := clearStanding(c, eps); cerr != nil {
+			if cerr := clearStanding(c, la); cerr != nil {
 				err = errors.Join(err, fmt.Errorf("clean up: %w", cerr))
 			}
 		}
 	}()
-	if netem.KernelAvailable() == nil {
-		st.Backend = netem.BackendKernel
-		// Recorded first: a crash between here and the end still leaves clear a record.
-		if err := writeStanding(c, st); err != nil {
-			return nil, err
-		}
-		if _, err := netem.NewKernel(eps, spec); err != nil {
-			return nil, err
-		}
-	} else {
-		st.Backend = netem.BackendUserspace
-		if err := writeStanding(c, st); err != nil {
-			return nil, err
-		}
-		if err := startLinkProcess(ctx, c, st, lp); err != nil {
-			return nil, err
-		}
-		if err := writeStanding(c, st); err != nil {
-			return nil, err
-		}
+	if err := la.applyStanding(ctx, c, st, spec, lp); err != nil {
+		return nil, err
 	}
-	rtts, err := netem.MeasureRTT(ctx, eps, spec, 20, 3*time.Second)
+	rtts, err := la.measure(ctx, spec, 20, 3*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("measure after apply (%s): %w", st.Backend, err)
 	}
@@ -380,9 +365,11 @@ func ServeStanding(ctx context.Context, c *cluster.Cluster, ready io.WriteCloser
 }
 
 // ClearStanding removes cluster c's standing impairments: it stops the link process (the
-// recorded one and any found by its argument), removes habench's qdiscs where the kernel
-// backend was used, and deletes the record. Idempotent: clearing a cluster without
-// impairments succeeds. Works after a crash of `netem apply` or of the link process.
+// recorded one and any found by its argument), removes habench's qdiscs (in the nodes'
+// namespaces; on the nodes' hosts what the record names), removes a crashed run's
+// impairments its record names, and deletes the record. Idempotent: clearing a cluster
+// without impairments succeeds. Works after a crash of `netem apply`, of a run with
+// links or of the link process.
 func ClearStanding(c *cluster.Cluster) error {
 	unlock, err := lockStanding(c)
 	if err != nil {
@@ -392,17 +379,15 @@ func ClearStanding(c *cluster.Cluster) error {
 	if RunLinksActive(c) {
 		return fmt.Errorf("cluster %s: a run with --links (or scenario links) is going on; its impairments end with it (interrupt it to end them now)", c.Name)
 	}
-	var eps []netem.Endpoint
-	if c.Network == cluster.NetNamespaces {
-		eps, _ = LinkEndpoints(c)
-	}
-	return clearStanding(c, eps)
+	la, _ := linksOf(c) // nil: no links to look at beyond the records and processes
+	return clearStanding(c, la)
 }
 
-// clearStanding stops c's link processes, removes habench's qdiscs left on the nodes'
-// interfaces (standing kernel impairments, or a crashed run's), and deletes the record.
-// The caller holds the standing lock and has checked that no run holds links.
-func clearStanding(c *cluster.Cluster, eps []netem.Endpoint) error {
+// clearStanding removes what the records name (standing impairments, a crashed run's),
+// stops c's link processes, removes what la finds left on the links that no record names
+// (la nil: nothing), and deletes the standing record. The caller holds the standing lock
+// and has checked that no run holds links.
+func clearStanding(c *cluster.Cluster, la linkAccess) error {
 	var errs []error
 	// An unreadable record (written atomically, so not expected) names no host: clear
 	// then reports what LinkLeftovers still finds on the hosts.
@@ -411,12 +396,10 @@ func clearStanding(c *cluster.Cluster, eps []netem.Endpoint) error {
 			errs = append(errs, err)
 		}
 	}
-	// A crashed run's impairments on an existing cluster's hosts (the callers have
-	// checked that no run holds links now).
-	if c.Existing() {
-		if err := clearRunRemote(c); err != nil {
-			errs = append(errs, fmt.Errorf("a crashed run's impairments: %w", err))
-		}
+	// A crashed run's impairments on the nodes' hosts, as its record names them (none is
+	// written for impairments in namespaces).
+	if err := clearRunRemote(c); err != nil {
+		errs = append(errs, fmt.Errorf("a crashed run's impairments: %w", err))
 	}
 	// Only processes that carry this cluster's --link-state argument are signalled: a
 	// PID from the record alone could be anything by now.
@@ -425,18 +408,9 @@ func clearStanding(c *cluster.Cluster, eps []netem.Endpoint) error {
 			errs = append(errs, fmt.Errorf("link process: %w", err))
 		}
 	}
-	for _, e := range eps {
-		found, err := netem.Residue(e)
-		if err != nil {
-			continue // a namespace that is gone holds nothing
-		}
-		for _, f := range found {
-			if strings.HasPrefix(f, "qdisc ") {
-				if err := netem.ClearKernel([]netem.Endpoint{e}); err != nil {
-					errs = append(errs, fmt.Errorf("%s: remove qdiscs: %w", e.Name, err))
-				}
-				break
-			}
+	if la != nil {
+		if err := la.clearResidue(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if len(errs) == 0 {
@@ -447,31 +421,23 @@ func clearStanding(c *cluster.Cluster, eps []netem.Endpoint) error {
 	return errors.Join(errs...)
 }
 
-// LinkLeftovers lists what of an impairment is still present in cluster c's namespaces or
-// processes: a TUN device (netem.TunName), an htb root qdisc on a node's interface, or a
-// link process. Empty after ClearStanding.
+// LinkLeftovers lists what of an impairment is still present on cluster c's links: a
+// link process; in the nodes' namespaces a TUN device (netem.TunName) or an htb root
+// qdisc on a node's interface; on the nodes' hosts over SSH a root qdisc of habench's.
+// Empty after ClearStanding.
 func LinkLeftovers(c *cluster.Cluster) []string {
 	var left []string
 	for _, pid := range cluster.LinkProcesses(c) {
 		left = append(left, fmt.Sprintf("link process %d", pid))
 	}
-	if c.Existing() {
-		return append(left, remoteLeftovers(c)...)
-	}
-	if c.Network != cluster.NetNamespaces {
+	if c.Links() == cluster.LinksNone {
 		return left
 	}
-	eps, err := LinkEndpoints(c)
+	la, err := linksOf(c)
 	if err != nil {
 		return append(left, err.Error())
 	}
-	for _, e := range eps {
-		found, _ := netem.Residue(e) // a namespace that is gone holds nothing
-		for _, f := range found {
-			left = append(left, e.Name+": "+f)
-		}
-	}
-	return left
+	return append(left, la.leftovers()...)
 }
 
 func errOrEmpty(err error) string {

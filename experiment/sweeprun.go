@@ -354,7 +354,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		if !slices.ContainsFunc(d.Cells, torun) {
 			continue
 		}
-		if sp := d.Spec; sp.IsExisting() && sp.Cluster != "" {
+		if sp := d.Spec; sp.Cluster != "" {
 			c, err := r.Sandbox.Load(sp.Cluster)
 			if err != nil {
 				return "", nil, &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "no such cluster (habench register it first, or give dsns)"}
@@ -363,7 +363,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 				return "", nil, &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "state " + c.State + ", not ready"}
 			}
 			continue
-		} else if !sp.IsExisting() {
+		} else if deploys(sp) {
 			if _, err := cluster.ResolveInstallation(ctx, sp.Installation, sp.Flavor); err != nil {
 				return "", nil, fmt.Errorf("topology %s: %w", sp.Name, err)
 			}
@@ -571,16 +571,15 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 	var c *cluster.Cluster
 	var runKnobs []topology.KnobSetting
 	switch {
-	case sp.IsExisting() && sp.Cluster != "":
+	case sp.Cluster != "":
 		// A cluster of the state directory (registered, or deployed before): never deployed
 		// nor destroyed here; the row's knobs go on top of its own.
 		if c, err = sb.Load(sp.Cluster); err == nil {
 			runKnobs, err = topology.KnobsFromMap(sp.Knobs)
 		}
-	case sp.IsExisting():
-		c, err = sb.Register(ctx, sp)
 	default:
-		c, err = sb.Deploy(ctx, sp)
+		// Deployed (a sandbox) or registered for the run (an existing cluster's dsns).
+		c, err = sb.Provide(ctx, sp)
 	}
 	deployS := time.Since(t0).Seconds()
 	if err != nil {
@@ -600,7 +599,7 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 		return nil
 	}
 	keep := r.Keep && sw.lastDeploymentOf(d)
-	if !keep && !(sp.IsExisting() && sp.Cluster != "") {
+	if !keep && sp.Cluster == "" {
 		// Destroy a deployed sandbox; forget a cluster registered for the run (its servers
 		// are someone else's and keep running).
 		defer func() {
@@ -612,7 +611,7 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 		}()
 	}
 	cs := &cellState{sb: &sb, c: c, deployS: deployS, knobs: runKnobs}
-	if sp.IsExisting() {
+	if !deploys(sp) {
 		// habench's tables on someone else's cluster are removed after the cells.
 		defer func() {
 			if !cs.prepared {
@@ -629,7 +628,7 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 		}()
 		fmt.Fprintf(sw.out, "cluster %s: %s, %s, %s\n", c.Name, c.Spec.Kind, Plural(len(c.Nodes), "node"), c.Binaries.VersionText)
 	}
-	if !sp.IsExisting() {
+	if deploys(sp) {
 		fmt.Fprintf(sw.out, "deployed in %.1fs: %s\n", deployS, c.Binaries.VersionText)
 	}
 	sw.estDone += d.Deploy
@@ -744,7 +743,7 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 	if writerMode == "" && len(p.Scenario.Workload.Nodes.For(cell.Topology)) == 0 {
 		writerMode = DefaultWriterMode(c.Spec)
 	}
-	if writerMode == WriterAuto && !c.Existing() {
+	if writerMode == WriterAuto && c.Deployed() { // roles from the state file habench keeps
 		runTarget.Follow = FollowWriter(cs.sb, c.Name)
 	}
 	if p.Policy.Prepare == PrepareReprepare && cs.prepared {
