@@ -266,26 +266,10 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 	return cmd
 }
 
-// measureLinks measures every directed pair's round trip now (20 probes, 3 s each at most)
-// the way c's links are reached (Cluster.Links): from inside the node namespaces, or from
-// each node's host over SSH. spec is the impairment in effect (nil: none), for the
-// requested column. Error: the links cannot be measured (LinksNone) or the probes failed.
+// measureLinks measures c's links the way c's provider impairs them (experiment.MeasureLinks:
+// 20 handshakes per pair, 3 s each at most).
 func measureLinks(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) ([]netem.LinkRTT, error) {
-	switch c.Links() {
-	case cluster.LinksSSH:
-		eps, err := experiment.RemoteEndpoints(c)
-		if err != nil {
-			return nil, err
-		}
-		return netem.MeasureRemote(ctx, eps, spec, 20, 3*time.Second)
-	case cluster.LinksNamespaces:
-		eps, err := experiment.LinkEndpoints(c)
-		if err != nil {
-			return nil, err
-		}
-		return netem.MeasureRTT(ctx, eps, spec, 20, 3*time.Second)
-	}
-	return nil, c.Refuse(cluster.OpLinks, "measure links")
+	return experiment.MeasureLinks(ctx, c, spec, 20, 3*time.Second)
 }
 
 func newNetemClearCmd(g *globalOpts) *cobra.Command {
