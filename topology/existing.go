@@ -206,8 +206,8 @@ func (s *Spec) validateSandboxOnly() error {
 		return &FieldError{"dsns", len(s.DSNs), "only with provider: existing"}
 	case s.User != "" || s.Password != "":
 		return &FieldError{"user", s.User, "only with provider: existing (a sandbox's benchmark user is habench)"}
-	case s.SSH != nil:
-		return &FieldError{"ssh", s.Name, "only with provider: existing (a sandbox's hosts are this machine)"}
+	case s.SSH != nil && !s.IsHosts():
+		return &FieldError{"ssh", s.Name, "only with provider: existing or hosts (a sandbox's hosts are this machine)"}
 	}
 	return nil
 }

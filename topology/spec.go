@@ -129,6 +129,8 @@ type Spec struct {
 	Provider string `json:"provider,omitempty" yaml:"provider,omitempty"`
 	// ExistingSpec: where an existing cluster's servers are (provider existing only).
 	ExistingSpec `yaml:",inline"`
+	// HostsSpec: the user's hosts a hosts deployment runs on (provider hosts only).
+	HostsSpec `yaml:",inline"`
 }
 
 var (
@@ -156,6 +158,9 @@ func (s *Spec) Defaults() {
 	if s.Provider == ProviderExisting {
 		s.existingDefaults()
 		return
+	}
+	if s.IsHosts() {
+		s.hostsDefaults()
 	}
 	s.Kind = claim(s)
 	def := KindOf(s.Kind)
@@ -228,16 +233,19 @@ func (s *Spec) Validate() error {
 		return err
 	}
 	switch s.Provider {
-	case "", ProviderSandbox:
+	case "", ProviderSandbox, ProviderHosts:
 	case ProviderExisting:
 		if err := s.validateExisting(); err != nil {
 			return err
 		}
 		return s.validateSites()
 	default:
-		return &FieldError{"provider", s.Provider, "want sandbox or existing"}
+		return &FieldError{"provider", s.Provider, "want sandbox, hosts or existing"}
 	}
 	if err := s.validateSandboxOnly(); err != nil {
+		return err
+	}
+	if err := s.validateHosts(); err != nil {
 		return err
 	}
 	knobs, err := KnobsFromMap(s.Knobs)
