@@ -38,7 +38,11 @@ func TestHostsSpec(t *testing.T) {
 		{func(s *Spec) { s.BasePort = 65535 }, "base_port"},
 		{func(s *Spec) { s.Installation = Installation{Kind: InstallRootfs, Path: "/r"} }, "installation.kind"},
 		{func(s *Spec) { s.Kind = Group; s.Flavor = MySQL }, "kind"},
-		{func(s *Spec) { s.Provider = ""; s.Installation = Installation{Kind: InstallRootfs, Path: DefaultRootfs}; s.SSH = nil }, "hosts"},
+		{func(s *Spec) {
+			s.Provider = ""
+			s.Installation = Installation{Kind: InstallRootfs, Path: DefaultRootfs}
+			s.SSH = nil
+		}, "hosts"},
 	} {
 		bad := s
 		bad.Hosts = append([]string(nil), s.Hosts...)
