@@ -1,0 +1,439 @@
+package cluster
+
+// Host-side primitives of the hosts provider: what habench does on one of the user's
+// hosts for one node, over host.Host (an SSH host in production; anything with a POSIX
+// shell, /proc and base64). Nothing here knows about plans or kinds.
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/habench/habench/host"
+	"github.com/habench/habench/topology"
+)
+
+// hostLayout is where node Node of cluster Cluster lives on its host: the node directory
+// HostDir/Cluster/Node (option file, datadir, logs, socket) and its record
+// HostDir/Cluster/Node.habench.json, beside the node directory so that it is written
+// before the directory exists.
+type hostLayout struct {
+	HostDir, Cluster, Node string
+}
+
+func (l hostLayout) clusterDir() string { return path.Join(l.HostDir, l.Cluster) }
+func (l hostLayout) nodeDir() string    { return path.Join(l.HostDir, l.Cluster, l.Node) }
+func (l hostLayout) record() string {
+	return path.Join(l.HostDir, l.Cluster, l.Node+".habench.json")
+}
+
+// HostRecord is what habench created on one host for one node, kept on that host as
+// JSON (hostLayout.record) and written there before anything it lists is created, so
+// that destroy removes exactly that, also after habench was killed and from another
+// habench process. Created are absolute directories in creation order: the host
+// directory and the cluster directory when habench made them (removed only when empty),
+// then the node directory (removed with everything in it).
+type HostRecord struct {
+	Cluster    string    `json:"cluster"`
+	Node       string    `json:"node"`
+	Created    []string  `json:"created"`
+	Port       int       `json:"port"`
+	PID        int       `json:"pid,omitempty"`
+	StartTicks uint64    `json:"start_ticks,omitempty"`
+	Controller string    `json:"controller"` // the machine habench ran on (its host name)
+	Time       time.Time `json:"time"`
+}
+
+// errNoRecord: the host has no record for the node.
+var errNoRecord = errors.New("no habench record")
+
+// shRun runs a POSIX shell script on h with args as $1, $2, ...
+func shRun(ctx context.Context, h host.Host, script string, args ...string) ([]byte, error) {
+	return h.Run(ctx, append([]string{"sh", "-c", script, "sh"}, args...)...)
+}
+
+// hostWriteFile writes data to p on h atomically (p.tmp, then rename) with mode (octal,
+// e.g. 0o600; the file is never readable by others while written). Small files only: the
+// content travels base64-encoded in the command line. The error names the host and file.
+func hostWriteFile(ctx context.Context, h host.Host, p string, data []byte, mode os.FileMode) error {
+	const script = `umask 077; printf %s "$1" | base64 -d > "$2.tmp" && chmod "$3" "$2.tmp" && mv -f "$2.tmp" "$2"`
+	if _, err := shRun(ctx, h, script, base64.StdEncoding.EncodeToString(data), p, fmt.Sprintf("%o", mode.Perm())); err != nil {
+		return fmt.Errorf("write %s on %s: %w", p, h.Name(), err)
+	}
+	return nil
+}
+
+// readHostRecord reads node l's record on h: errNoRecord when there is none.
+func readHostRecord(ctx context.Context, h host.Host, l hostLayout) (*HostRecord, error) {
+	out, err := shRun(ctx, h, `test -e "$1" || exit 3; cat "$1"`, l.record())
+	var ee *host.ExitError
+	if errors.As(err, &ee) && ee.Code == 3 {
+		return nil, errNoRecord
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := &HostRecord{}
+	if err := json.Unmarshal(out, r); err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", l.record(), h.Name(), err)
+	}
+	return r, nil
+}
+
+// writeHostRecord writes r as node l's record on h (mode 0600).
+func writeHostRecord(ctx context.Context, h host.Host, l hostLayout, r *HostRecord) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return hostWriteFile(ctx, h, l.record(), append(b, '\n'), 0o600)
+}
+
+// hostProbe is what a host has before a node is created on it.
+type hostProbe struct {
+	HostDir, ClusterDir, NodeDir, Record bool // exist already
+	UID                                  int  // of the ssh user
+	Listening                            map[int]bool
+}
+
+// probeHost reads, in one command, whether node l's directories and record exist on h,
+// the ssh user's uid, and the TCP ports listening on h (/proc/net/tcp and tcp6, state 0A).
+func probeHost(ctx context.Context, h host.Host, l hostLayout) (*hostProbe, error) {
+	const script = `for p in "$1" "$2" "$3" "$4"; do if [ -e "$p" ]; then echo 1; else echo 0; fi; done
+id -u
+cat /proc/net/tcp /proc/net/tcp6 2>/dev/null`
+	out, err := shRun(ctx, h, script, l.HostDir, l.clusterDir(), l.nodeDir(), l.record())
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(string(out), "\n")
+	if len(lines) < 5 {
+		return nil, fmt.Errorf("%s: unexpected probe output %q", h.Name(), out)
+	}
+	p := &hostProbe{HostDir: lines[0] == "1", ClusterDir: lines[1] == "1", NodeDir: lines[2] == "1", Record: lines[3] == "1"}
+	if p.UID, err = strconv.Atoi(strings.TrimSpace(lines[4])); err != nil {
+		return nil, fmt.Errorf("%s: id -u: %q", h.Name(), lines[4])
+	}
+	p.Listening = listeningPorts(strings.Join(lines[5:], "\n"))
+	return p, nil
+}
+
+// listeningPorts parses /proc/net/tcp{,6} text into the set of local ports in state
+// LISTEN (0A). Pure.
+func listeningPorts(procNet string) map[int]bool {
+	ports := map[int]bool{}
+	for _, line := range strings.Split(procNet, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || f[3] != "0A" {
+			continue
+		}
+		_, hexPort, ok := strings.Cut(f[1], ":")
+		if !ok {
+			continue
+		}
+		if p, err := strconv.ParseUint(hexPort, 16, 16); err == nil {
+			ports[int(p)] = true
+		}
+	}
+	return ports
+}
+
+// createNodeDir records on h, then creates, node l's directory (mode 0700) and the host
+// and cluster directories that probe p found missing. rec gets Created filled in. The
+// record is written in the same shell command right after the missing parents (which it
+// lives in) and before the node directory.
+func createNodeDir(ctx context.Context, h host.Host, l hostLayout, p *hostProbe, rec *HostRecord) error {
+	mkHost, mkCluster := "0", "0"
+	rec.Created = nil
+	if !p.HostDir {
+		mkHost = "1"
+		rec.Created = append(rec.Created, l.HostDir)
+	}
+	if !p.ClusterDir {
+		mkCluster = "1"
+		rec.Created = append(rec.Created, l.clusterDir())
+	}
+	rec.Created = append(rec.Created, l.nodeDir())
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	const script = `set -e
+if [ "$5" = 1 ]; then mkdir -m 0755 "$1"; fi
+if [ "$6" = 1 ]; then mkdir -m 0755 "$2"; fi
+umask 077
+printf %s "$7" | base64 -d > "$4.tmp"
+mv -f "$4.tmp" "$4"
+mkdir -m 0700 "$3"`
+	_, err = shRun(ctx, h, script, l.HostDir, l.clusterDir(), l.nodeDir(), l.record(), mkHost, mkCluster,
+		base64.StdEncoding.EncodeToString(append(b, '\n')))
+	if err != nil {
+		return fmt.Errorf("create %s on %s: %w", l.nodeDir(), h.Name(), err)
+	}
+	return nil
+}
+
+// startHostProcess starts argv on h in its own session (it outlives the SSH session and
+// habench), in directory dir, with stdout and stderr appended to dir/mysqld.out, and
+// returns its PID and start ticks (/proc/PID/stat field 22 on h).
+func startHostProcess(ctx context.Context, h host.Host, dir string, argv []string) (pid int, ticks uint64, err error) {
+	const script = `cd "$1" || exit 1; shift; setsid "$@" </dev/null >>mysqld.out 2>&1 & echo $!`
+	out, err := shRun(ctx, h, script, append([]string{dir}, argv...)...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("start %s on %s: %w", argv[0], h.Name(), err)
+	}
+	pid, err = strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || pid <= 0 {
+		return 0, 0, fmt.Errorf("start %s on %s: no pid in %q", argv[0], h.Name(), out)
+	}
+	ticks, _ = hostStartTicks(ctx, h, pid)
+	return pid, ticks, nil
+}
+
+// hostStartTicks returns field 22 of /proc/PID/stat on h and whether the process is
+// alive (not gone, not a zombie).
+func hostStartTicks(ctx context.Context, h host.Host, pid int) (uint64, bool) {
+	b, err := h.ReadFile(ctx, fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	return parseStatTicks(b)
+}
+
+// parseStatTicks reads the start time (field 22) of a /proc/PID/stat text and whether
+// the process is alive (state not Z or X). Pure.
+func parseStatTicks(b []byte) (uint64, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return 0, false
+	}
+	t, err := strconv.ParseUint(f[19], 10, 64)
+	return t, err == nil
+}
+
+// hostProcessOurs reports whether pid on h is still the process started at ticks.
+func hostProcessOurs(ctx context.Context, h host.Host, pid int, ticks uint64) bool {
+	if pid <= 0 {
+		return false
+	}
+	t, alive := hostStartTicks(ctx, h, pid)
+	return alive && (ticks == 0 || t == ticks)
+}
+
+// hostSignal sends sig ("TERM", "KILL") to pid on h when it is still the process started
+// at ticks, and waits up to d for it to exit; true when it is gone.
+func hostSignal(ctx context.Context, h host.Host, pid int, ticks uint64, sig string, d time.Duration) bool {
+	if !hostProcessOurs(ctx, h, pid, ticks) {
+		return true
+	}
+	shRun(ctx, h, `kill -s "$1" "$2" 2>/dev/null; true`, sig, strconv.Itoa(pid))
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if !hostProcessOurs(ctx, h, pid, ticks) {
+			return true
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return !hostProcessOurs(ctx, h, pid, ticks)
+}
+
+// hostProcessesUnder lists the PIDs on h whose command line names a path under dir
+// (dir + "/"): the node's server and its helpers, also those whose PID was never recorded.
+func hostProcessesUnder(ctx context.Context, h host.Host, dir string) ([]int, error) {
+	const script = `for p in /proc/[0-9]*; do
+  c=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null) || continue
+  case "$c" in *"$1"/*) echo "${p#/proc/}";; esac
+done`
+	out, err := shRun(ctx, h, script, dir)
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(out)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// destroyHostNode removes what node l's record on h lists: it kills the recorded process
+// (checked against its start ticks) and every process under the node directory, removes
+// the node directory and the record, and returns the parent directories the record says
+// habench created (for removeEmptyDirs once every node is gone). A host without a record
+// for the node has nothing of it: nil, nil (a node directory there is not habench's and
+// stays). pid/ticks are the state file's view of the process (0: unknown).
+func destroyHostNode(ctx context.Context, h host.Host, l hostLayout, pid int, ticks uint64) ([]string, error) {
+	rec, err := readHostRecord(ctx, h, l)
+	if errors.Is(err, errNoRecord) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, p := range [][2]uint64{{uint64(rec.PID), rec.StartTicks}, {uint64(pid), ticks}} {
+		if p[0] > 0 && !hostSignal(ctx, h, int(p[0]), p[1], "KILL", 10*time.Second) {
+			errs = append(errs, fmt.Errorf("%s: pid %d survived SIGKILL", h.Name(), p[0]))
+		}
+	}
+	nd := l.nodeDir()
+	owned := false
+	var parents []string
+	for _, c := range rec.Created {
+		switch c {
+		case nd:
+			owned = true
+		case l.clusterDir(), l.HostDir:
+			parents = append(parents, c)
+		}
+	}
+	if owned {
+		pids, err := hostProcessesUnder(ctx, h, nd)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, p := range pids {
+			if !hostSignal(ctx, h, p, 0, "KILL", 5*time.Second) {
+				errs = append(errs, fmt.Errorf("%s: pid %d (under %s) survived SIGKILL", h.Name(), p, nd))
+			}
+		}
+		if _, err := h.Run(ctx, "rm", "-rf", "--one-file-system", "--", nd); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err // the record stays: a later destroy tries again
+	}
+	if _, err := h.Run(ctx, "rm", "-f", "--", l.record(), l.record()+".tmp"); err != nil {
+		return nil, err
+	}
+	return parents, nil
+}
+
+// removeEmptyDirs removes dirs on h, longest path first, each only when empty (rmdir):
+// the parents habench created, which another cluster's nodes may still use.
+func removeEmptyDirs(ctx context.Context, h host.Host, dirs []string) {
+	dirs = slices.Clone(dirs)
+	slices.SortFunc(dirs, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	for _, d := range slices.Compact(dirs) {
+		shRun(ctx, h, `rmdir "$1" 2>/dev/null; true`, d)
+	}
+}
+
+// firstFileOn returns the first of cands that is a regular file on h ("" for none).
+func firstFileOn(ctx context.Context, h host.Host, cands []string) (string, error) {
+	out, err := shRun(ctx, h, `for f in "$@"; do if [ -f "$f" ]; then echo "$f"; exit 0; fi; done; exit 3`, cands...)
+	var ee *host.ExitError
+	if errors.As(err, &ee) && ee.Code == 3 {
+		return "", nil
+	}
+	return strings.TrimSpace(string(out)), err
+}
+
+// hostBinaries finds the server of flavor f that host h already has: the packaged one
+// (/usr/sbin/mariadbd or mysqld) for a system installation, or BASEDIR/bin/... for a
+// basedir one (the same path on every host), reads its version there, and finds the
+// MariaDB datadir initialiser and the Galera library beside it. habench installs
+// nothing: a host without the server is a *topology.FieldError naming the host.
+func hostBinaries(ctx context.Context, h host.Host, inst topology.Installation, f topology.Flavor) (*Binaries, error) {
+	b := &Binaries{Installation: inst, Flavor: f}
+	var cands []string
+	switch inst.Kind {
+	case topology.InstallSystem:
+		cands = []string{"/usr/sbin/mariadbd", "/usr/sbin/mysqld", "/usr/bin/mariadbd", "/usr/bin/mysqld"}
+		if f != topology.MariaDB {
+			cands = []string{"/usr/sbin/mysqld", "/usr/bin/mysqld"}
+		}
+	case topology.InstallBasedir:
+		b.Basedir = inst.Path
+		cands = []string{path.Join(inst.Path, "bin", "mariadbd"), path.Join(inst.Path, "sbin", "mariadbd"),
+			path.Join(inst.Path, "bin", "mysqld"), path.Join(inst.Path, "sbin", "mysqld")}
+		if f != topology.MariaDB {
+			cands = cands[2:]
+		}
+	default:
+		return nil, &topology.FieldError{Field: "installation.kind", Value: inst.Kind, Reason: "on hosts: system or basedir"}
+	}
+	var err error
+	if b.Server, err = firstFileOn(ctx, h, cands); err != nil {
+		return nil, err
+	}
+	if b.Server == "" {
+		return nil, &topology.FieldError{Field: "installation", Value: string(inst.Kind) + ":" + inst.Path,
+			Reason: fmt.Sprintf("no %s server on %s (looked for %s); habench installs nothing on a host", f, h.Name(), strings.Join(cands, ", "))}
+	}
+	out, err := h.Run(ctx, b.Server, "--version")
+	if err != nil {
+		return nil, err
+	}
+	b.VersionText = strings.TrimSpace(string(out))
+	if b.Version, err = topology.ParseVersion(strings.TrimPrefix(b.VersionText, b.Server)); err != nil {
+		return nil, fmt.Errorf("%s: %s --version: %w", h.Name(), b.Server, err)
+	}
+	if strings.Contains(b.VersionText, "MariaDB") != (f == topology.MariaDB) {
+		return nil, &topology.FieldError{Field: "flavor", Value: f, Reason: fmt.Sprintf("%s on %s is %q", b.Server, h.Name(), b.VersionText)}
+	}
+	if f == topology.MariaDB {
+		caps := b.Caps()
+		dir := path.Dir(path.Dir(b.Server))
+		b.InstallDB, err = firstFileOn(ctx, h, []string{path.Join(dir, "bin", caps.InstallDBBinary), path.Join(dir, "scripts", caps.InstallDBBinary), "/usr/bin/" + caps.InstallDBBinary})
+		if err != nil {
+			return nil, err
+		}
+		if b.InstallDB == "" {
+			return nil, &topology.FieldError{Field: "installation", Value: b.Server, Reason: "no " + caps.InstallDBBinary + " beside it on " + h.Name()}
+		}
+	}
+	var wsrep []string
+	if b.Basedir != "" {
+		wsrep = append(wsrep, path.Join(b.Basedir, "lib", "libgalera_smm.so"), path.Join(b.Basedir, "lib", "galera", "libgalera_smm.so"))
+	}
+	wsrep = append(wsrep, topology.DefaultWsrepProvider, "/usr/lib/galera-4/libgalera_smm.so", "/usr/lib64/galera-4/libgalera_smm.so", "/usr/lib64/galera/libgalera_smm.so")
+	if b.WsrepProvider, err = firstFileOn(ctx, h, wsrep); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// initHostDatadir initialises dir/data on h with the host's server (MariaDB's
+// mariadb-install-db, MySQL's mysqld --initialize-insecure), as root when asRoot (the
+// ssh user is root: the server must be told to stay root). Output goes to dir/init.log.
+func initHostDatadir(ctx context.Context, h host.Host, b *Binaries, dir string, asRoot bool) error {
+	var argv []string
+	if b.Flavor == topology.MariaDB {
+		argv = []string{b.InstallDB, "--no-defaults", "--datadir=" + dir + "/data", "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"}
+	} else {
+		argv = []string{b.Server, "--no-defaults", "--initialize-insecure", "--datadir=" + dir + "/data", "--log-error=" + dir + "/init.log"}
+	}
+	if b.Basedir != "" {
+		argv = append(argv, "--basedir="+b.Basedir)
+	}
+	if asRoot {
+		argv = append(argv, "--user=root")
+	}
+	const script = `cd "$1" || exit 1; shift; "$@" >>init.log 2>&1 || { tail -n 5 init.log >&2; exit 1; }`
+	if _, err := shRun(ctx, h, script, append([]string{dir}, argv...)...); err != nil {
+		return fmt.Errorf("initialise datadir %s/data: %w", dir, err)
+	}
+	return nil
+}
