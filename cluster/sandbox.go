@@ -567,7 +567,18 @@ func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...s
 }
 
 // runPlan executes the bootstrap steps in order over the admin sockets.
-func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) (rerr error) {
+func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) error {
+	return s.runPlanWith(ctx, c, plan, s.startStepNode)
+}
+
+// stepStarter starts node n for a plan step that starts it (topology.Step.Start), with
+// the plan's StartArgs, records it in the state file, and returns once it accepts
+// connections: the one part of running a plan that depends on where the servers run.
+type stepStarter func(ctx context.Context, c *Cluster, plan topology.Plan, n *Node) error
+
+// runPlanWith executes the bootstrap steps in order over admin connections (c.OpenAdmin,
+// so over whatever c's provider gives), starting nodes with start.
+func (s *Sandbox) runPlanWith(ctx context.Context, c *Cluster, plan topology.Plan, start stepStarter) (rerr error) {
 	caps := c.Binaries.Caps()
 	var bg background
 	defer func() { rerr = errors.Join(rerr, bg.wait()) }()
@@ -580,7 +591,7 @@ func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) (
 		}
 		n := c.Node(st.Node)
 		if st.Start {
-			if err := s.startStepNode(ctx, c, plan, n); err != nil {
+			if err := start(ctx, c, plan, n); err != nil {
 				return err
 			}
 			s.log().Debug("server up", "node", n.Name, "step", st.Desc)
