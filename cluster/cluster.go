@@ -71,7 +71,10 @@ type Cluster struct {
 	// Aux are the members that are not SQL servers (a Galera arbitrator): they have an
 	// address, a process and a place in links and faults, but no SQL connection, so code
 	// that talks SQL ranges over Nodes only. Started by their Program (RegisterProgram).
-	Aux     []*Node               `json:"aux,omitempty"`
+	Aux []*Node `json:"aux,omitempty"`
+	// Hosts is what the hosts provider keeps of a cluster on the user's hosts (nil for
+	// other providers): see provider_hosts.go.
+	Hosts   *HostsState           `json:"hosts,omitempty"`
 	State   string                `json:"state"` // "deploying", "ready", "failed"
 	Created time.Time             `json:"created"`
 	Caps    topology.Capabilities `json:"-"`

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -182,21 +183,35 @@ mkdir -m 0700 "$3"`
 	return nil
 }
 
-// startHostProcess starts argv on h in its own session (it outlives the SSH session and
-// habench), in directory dir, with stdout and stderr appended to dir/mysqld.out, and
-// returns its PID and start ticks (/proc/PID/stat field 22 on h).
-func startHostProcess(ctx context.Context, h host.Host, dir string, argv []string) (pid int, ticks uint64, err error) {
-	const script = `cd "$1" || exit 1; shift; setsid "$@" </dev/null >>mysqld.out 2>&1 & echo $!`
-	out, err := shRun(ctx, h, script, append([]string{dir}, argv...)...)
+// startHostProcess starts argv on h, in one command: it removes the files in rm, then
+// starts argv in its own session (it outlives the SSH session and habench) in directory
+// dir with stdout and stderr appended to dir/mysqld.out, and returns its PID, its start
+// ticks (/proc/PID/stat field 22 on h; 0 if it already exited) and the size mysqld.out
+// had before (where this start's output begins).
+func startHostProcess(ctx context.Context, h host.Host, dir string, rm []string, argv []string) (pid int, ticks uint64, outStart int64, err error) {
+	const script = `cd "$1" || exit 1; shift
+n=$1; shift
+while [ "$n" -gt 0 ]; do rm -f -- "$1"; shift; n=$((n-1)); done
+if [ -f mysqld.out ]; then wc -c < mysqld.out; else echo 0; fi
+setsid "$@" </dev/null >>mysqld.out 2>&1 &
+echo $!
+cat /proc/$!/stat 2>/dev/null || echo`
+	args := append(append([]string{dir, strconv.Itoa(len(rm))}, rm...), argv...)
+	out, err := shRun(ctx, h, script, args...)
 	if err != nil {
-		return 0, 0, fmt.Errorf("start %s on %s: %w", argv[0], h.Name(), err)
+		return 0, 0, 0, fmt.Errorf("start %s on %s: %w", argv[0], h.Name(), err)
 	}
-	pid, err = strconv.Atoi(strings.TrimSpace(string(out)))
+	lines := strings.SplitN(string(out), "\n", 3)
+	if len(lines) < 3 {
+		return 0, 0, 0, fmt.Errorf("start %s on %s: unexpected output %q", argv[0], h.Name(), out)
+	}
+	outStart, _ = strconv.ParseInt(strings.TrimSpace(lines[0]), 10, 64)
+	pid, err = strconv.Atoi(strings.TrimSpace(lines[1]))
 	if err != nil || pid <= 0 {
-		return 0, 0, fmt.Errorf("start %s on %s: no pid in %q", argv[0], h.Name(), out)
+		return 0, 0, 0, fmt.Errorf("start %s on %s: no pid in %q", argv[0], h.Name(), out)
 	}
-	ticks, _ = hostStartTicks(ctx, h, pid)
-	return pid, ticks, nil
+	ticks, _ = parseStatTicks([]byte(lines[2]))
+	return pid, ticks, outStart, nil
 }
 
 // hostStartTicks returns field 22 of /proc/PID/stat on h and whether the process is
@@ -340,14 +355,32 @@ func removeEmptyDirs(ctx context.Context, h host.Host, dirs []string) {
 	}
 }
 
-// firstFileOn returns the first of cands that is a regular file on h ("" for none).
-func firstFileOn(ctx context.Context, h host.Host, cands []string) (string, error) {
-	out, err := shRun(ctx, h, `for f in "$@"; do if [ -f "$f" ]; then echo "$f"; exit 0; fi; done; exit 3`, cands...)
-	var ee *host.ExitError
-	if errors.As(err, &ee) && ee.Code == 3 {
-		return "", nil
+// firstFilesOn returns, for each list of candidates, the first that is a regular file on
+// h ("" for none), in one command.
+func firstFilesOn(ctx context.Context, h host.Host, lists ...[]string) ([]string, error) {
+	const script = `found=""
+for a in "$@"; do
+  if [ "$a" = "--" ]; then echo "=$found"; found=""; continue; fi
+  if [ -z "$found" ] && [ -f "$a" ]; then found="$a"; fi
+done`
+	var args []string
+	for _, l := range lists {
+		args = append(append(args, l...), "--")
 	}
-	return strings.TrimSpace(string(out)), err
+	out, err := shRun(ctx, h, script, args...)
+	if err != nil {
+		return nil, err
+	}
+	var res []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "="); ok {
+			res = append(res, v)
+		}
+	}
+	if len(res) != len(lists) {
+		return nil, fmt.Errorf("%s: unexpected output %q", h.Name(), out)
+	}
+	return res, nil
 }
 
 // hostBinaries finds the server of flavor f that host h already has: the packaged one
@@ -374,10 +407,24 @@ func hostBinaries(ctx context.Context, h host.Host, inst topology.Installation, 
 	default:
 		return nil, &topology.FieldError{Field: "installation.kind", Value: inst.Kind, Reason: "on hosts: system or basedir"}
 	}
-	var err error
-	if b.Server, err = firstFileOn(ctx, h, cands); err != nil {
+	dir := "/usr"
+	if b.Basedir != "" {
+		dir = b.Basedir
+	}
+	var installDB []string
+	for _, name := range []string{"mariadb-install-db", "mysql_install_db"} {
+		installDB = append(installDB, path.Join(dir, "bin", name), path.Join(dir, "scripts", name), "/usr/bin/"+name)
+	}
+	var wsrep []string
+	if b.Basedir != "" {
+		wsrep = append(wsrep, path.Join(b.Basedir, "lib", "libgalera_smm.so"), path.Join(b.Basedir, "lib", "galera", "libgalera_smm.so"))
+	}
+	wsrep = append(wsrep, topology.DefaultWsrepProvider, "/usr/lib/galera-4/libgalera_smm.so", "/usr/lib64/galera-4/libgalera_smm.so", "/usr/lib64/galera/libgalera_smm.so")
+	found, err := firstFilesOn(ctx, h, cands, installDB, wsrep)
+	if err != nil {
 		return nil, err
 	}
+	b.Server, b.WsrepProvider = found[0], found[2]
 	if b.Server == "" {
 		return nil, &topology.FieldError{Field: "installation", Value: string(inst.Kind) + ":" + inst.Path,
 			Reason: fmt.Sprintf("no %s server on %s (looked for %s); habench installs nothing on a host", f, h.Name(), strings.Join(cands, ", "))}
@@ -394,31 +441,18 @@ func hostBinaries(ctx context.Context, h host.Host, inst topology.Installation, 
 		return nil, &topology.FieldError{Field: "flavor", Value: f, Reason: fmt.Sprintf("%s on %s is %q", b.Server, h.Name(), b.VersionText)}
 	}
 	if f == topology.MariaDB {
-		caps := b.Caps()
-		dir := path.Dir(path.Dir(b.Server))
-		b.InstallDB, err = firstFileOn(ctx, h, []string{path.Join(dir, "bin", caps.InstallDBBinary), path.Join(dir, "scripts", caps.InstallDBBinary), "/usr/bin/" + caps.InstallDBBinary})
-		if err != nil {
-			return nil, err
-		}
+		b.InstallDB = found[1]
 		if b.InstallDB == "" {
-			return nil, &topology.FieldError{Field: "installation", Value: b.Server, Reason: "no " + caps.InstallDBBinary + " beside it on " + h.Name()}
+			return nil, &topology.FieldError{Field: "installation", Value: b.Server, Reason: "no mariadb-install-db beside it on " + h.Name()}
 		}
-	}
-	var wsrep []string
-	if b.Basedir != "" {
-		wsrep = append(wsrep, path.Join(b.Basedir, "lib", "libgalera_smm.so"), path.Join(b.Basedir, "lib", "galera", "libgalera_smm.so"))
-	}
-	wsrep = append(wsrep, topology.DefaultWsrepProvider, "/usr/lib/galera-4/libgalera_smm.so", "/usr/lib64/galera-4/libgalera_smm.so", "/usr/lib64/galera/libgalera_smm.so")
-	if b.WsrepProvider, err = firstFileOn(ctx, h, wsrep); err != nil {
-		return nil, err
 	}
 	return b, nil
 }
 
-// initHostDatadir initialises dir/data on h with the host's server (MariaDB's
-// mariadb-install-db, MySQL's mysqld --initialize-insecure), as root when asRoot (the
-// ssh user is root: the server must be told to stay root). Output goes to dir/init.log.
-func initHostDatadir(ctx context.Context, h host.Host, b *Binaries, dir string, asRoot bool) error {
+// initDatadirArgv is the command that initialises dir/data with the host's server
+// (MariaDB's mariadb-install-db, MySQL's mysqld --initialize-insecure), as root when
+// asRoot (the ssh user is root: the server must be told to stay root).
+func initDatadirArgv(b *Binaries, dir string, asRoot bool) []string {
 	var argv []string
 	if b.Flavor == topology.MariaDB {
 		argv = []string{b.InstallDB, "--no-defaults", "--datadir=" + dir + "/data", "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"}
@@ -431,9 +465,32 @@ func initHostDatadir(ctx context.Context, h host.Host, b *Binaries, dir string, 
 	if asRoot {
 		argv = append(argv, "--user=root")
 	}
-	const script = `cd "$1" || exit 1; shift; "$@" >>init.log 2>&1 || { tail -n 5 init.log >&2; exit 1; }`
-	if _, err := shRun(ctx, h, script, append([]string{dir}, argv...)...); err != nil {
-		return fmt.Errorf("initialise datadir %s/data: %w", dir, err)
+	return argv
+}
+
+// prepareHostDir makes, in one command on h, node directory dir's tmp and data: an
+// initialised datadir (initArgv, output in dir/init.log), or an empty one when initArgv
+// is nil; then writes files (name in dir -> content; mode 0600). The error carries the
+// last lines of init.log.
+func prepareHostDir(ctx context.Context, h host.Host, dir string, initArgv []string, files map[string][]byte) error {
+	script := `set -e
+d="$1"; shift
+umask 077
+mkdir -p "$d/tmp"
+`
+	args := []string{dir}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		script += fmt.Sprintf("printf %%s \"$%d\" | base64 -d > \"$d/%s\"\n", len(args), name)
+		args = append(args, base64.StdEncoding.EncodeToString(files[name]))
+	}
+	script += fmt.Sprintf("shift %d\n", len(args)-1)
+	if initArgv == nil {
+		script += `mkdir "$d/data"` + "\n"
+	} else {
+		script += `cd "$d"; "$@" >>init.log 2>&1 || { grep -i -E 'error|fail' init.log | tail -n 3 | tr '\n' ' ' >&2; exit 1; }` + "\n"
+	}
+	if _, err := shRun(ctx, h, script, append(args, initArgv...)...); err != nil {
+		return fmt.Errorf("prepare %s (datadir, option file): %w", dir, err)
 	}
 	return nil
 }

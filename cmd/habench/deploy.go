@@ -12,6 +12,7 @@ import (
 	"github.com/habench/habench/knob"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type deployOpts struct {
@@ -29,13 +30,60 @@ type deployOpts struct {
 	ssReplicas  int
 	groupMode   string
 	galeraSST   string
+	// --hosts: deploy on the user's hosts over SSH (provider hosts).
+	hosts       []string
+	hostDir     string
+	sshUser     string
+	sshPort     int
+	sshIdentity string
+	sshConfig   string
+	sshOptions  []string
+}
+
+// hostsFlags are the flags of a deploy on the user's hosts.
+var hostsFlags = []string{"hosts", "host-dir", "ssh-user", "ssh-port", "ssh-identity", "ssh-config", "ssh-option"}
+
+// addHostsFlags adds --hosts and its companions (deploy, run).
+func addHostsFlags(f *pflag.FlagSet, o *deployOpts) {
+	f.StringSliceVar(&o.hosts, "hosts", nil, "deploy on these hosts over SSH (comma-separated ssh destinations; node i on host i, wrapping round); nothing is installed there")
+	f.StringVar(&o.hostDir, "host-dir", topology.DefaultHostDir, "--hosts: habench's directory on every host")
+	f.StringVar(&o.sshUser, "ssh-user", "", "--hosts: ssh user for every host (default: your ssh configuration's)")
+	f.IntVar(&o.sshPort, "ssh-port", 0, "--hosts: ssh port for every host (default: your ssh configuration's)")
+	f.StringVar(&o.sshIdentity, "ssh-identity", "", "--hosts: private key file (default: agent and your ssh configuration's keys)")
+	f.StringVar(&o.sshConfig, "ssh-config", "", "--hosts: ssh_config file to use instead of ~/.ssh/config (ssh -F)")
+	f.StringArrayVar(&o.sshOptions, "ssh-option", nil, "--hosts: extra ssh option KEY=VALUE (ssh -o; repeatable)")
+}
+
+// applyHosts makes s a hosts spec from --hosts and its companions (before s.Defaults).
+// Companions without --hosts are usage errors.
+func (o *deployOpts) applyHosts(cmd *cobra.Command, s *topology.Spec) error {
+	if !cmd.Flags().Changed("hosts") {
+		for _, f := range hostsFlags {
+			if cmd.Flags().Changed(f) {
+				return usagef("--%s: only with --hosts", f)
+			}
+		}
+		return nil
+	}
+	s.Provider = topology.ProviderHosts
+	s.Hosts = o.hosts
+	s.HostDir = o.hostDir
+	if cmd.Flags().Changed("base-port") {
+		s.BasePort = o.basePort
+	}
+	for _, f := range hostsFlags[2:] {
+		if cmd.Flags().Changed(f) {
+			s.SSH = &topology.SSHSpec{User: o.sshUser, Port: o.sshPort, Identity: o.sshIdentity, Config: o.sshConfig, Options: o.sshOptions}
+		}
+	}
+	return nil
 }
 
 // specFromFlags builds a Spec from deploy flags or the -f file. Errors are usage errors.
 func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 	if o.file != "" {
-		for _, f := range []string{"name", "kind", "nodes", "flavor", "installation", "option", "group-mode", "galera-sst",
-			"semisync-wait-point", "semisync-timeout", "semisync-wait-for-replicas"} {
+		for _, f := range append([]string{"name", "kind", "nodes", "flavor", "installation", "option", "group-mode", "galera-sst",
+			"semisync-wait-point", "semisync-timeout", "semisync-wait-for-replicas"}, hostsFlags...) {
 			if cmd.Flags().Changed(f) {
 				return topology.Spec{}, usagef("--%s: not allowed with -f (put it in %s)", f, o.file)
 			}
@@ -110,6 +158,9 @@ func (o *deployOpts) spec(cmd *cobra.Command) (topology.Spec, error) {
 	if cmd.Flags().Changed("galera-sst") {
 		s.Galera.SST = o.galeraSST
 	}
+	if err := o.applyHosts(cmd, &s); err != nil {
+		return s, err
+	}
 	s.Defaults()
 	return s, nil
 }
@@ -147,6 +198,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
   habench deploy --name s1 --kind semisync --nodes 3 --flavor mysql --installation rootfs
   habench deploy --name g1 --kind group --nodes 3 --flavor mysql --group-mode multi-primary
   habench deploy --name g1 --kind galera --nodes 3 --flavor mariadb --option wsrep_provider_options="gcs.fc_limit=64" 
+  habench deploy --name h1 --kind semisync --hosts db1,db2,db3 --ssh-user root
   habench deploy -f topology.yaml`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -158,8 +210,11 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if spec.IsHosts() && cmd.Flags().Changed("network") {
+				return &topology.FieldError{Field: "--network", Value: o.network, Reason: "not with --hosts (the nodes run on the hosts' own network)"}
+			}
 			if p.Deployed() { // servers habench makes from spec.Installation
-				if o.network == cluster.NetNamespaces && cmd.Flags().Changed("base-port") {
+				if o.network == cluster.NetNamespaces && cmd.Flags().Changed("base-port") && !spec.IsHosts() {
 					return &topology.FieldError{Field: "--base-port", Value: o.basePort, Reason: "only for --network loopback (netns nodes all listen on 3306 at their own address)"}
 				}
 				if err := checkListedKnobs(cmd.Context(), spec); err != nil {
@@ -186,6 +241,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	f.DurationVar(&o.ssTimeout, "semisync-timeout", 10*time.Second, "semisync: how long the source waits for an ack before falling back to async")
 	f.IntVar(&o.ssReplicas, "semisync-wait-for-replicas", 1, "semisync: acknowledgements each commit waits for (MySQL only)")
 	f.StringVar(&o.groupMode, "group-mode", topology.GroupSinglePrimary, "group: single-primary or multi-primary")
+	addHostsFlags(f, o)
 	f.StringVar(&o.galeraSST, "galera-sst", "rsync", "galera: state snapshot transfer method for joiners, rsync or mariabackup")
 	return cmd
 }

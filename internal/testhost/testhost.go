@@ -22,8 +22,8 @@ import (
 	"github.com/habench/habench/internal/testserver"
 )
 
-// Lab is a bridge with hosts on it. The root namespace is 198.18.1.1 on the bridge; host
-// k (1-based) is 198.18.1.(10+k) on its eth0.
+// Lab is a bridge with hosts on it. The root namespace is 198.18.N.1 on the bridge; host
+// k (1-based) is 198.18.N.(10+k) on its eth0 (N is Options.Subnet, 1 by default).
 type Lab struct {
 	Bridge string
 	Hosts  []*Host
@@ -54,6 +54,9 @@ type Options struct {
 	// Replicate makes host 1's server (binary log on) the source of every other host's
 	// (asynchronous replication as root), server_id k on host k.
 	Replicate bool
+	// Subnet is N of the lab's 198.18.N.0/24 (0: 1). Labs of test processes running at
+	// the same time on one machine must differ (the same subnet on two bridges breaks both).
+	Subnet int
 }
 
 // suffix keeps names unique to this test process.
@@ -149,10 +152,14 @@ func New(t testing.TB, n int, o Options) *Lab {
 	t.Cleanup(func() { l.killClients() })
 	run(t, "ip", "link", "add", l.Bridge, "type", "bridge")
 	t.Cleanup(func() { exec.Command("ip", "link", "del", l.Bridge).Run() })
-	run(t, "ip", "addr", "add", "198.18.1.1/24", "dev", l.Bridge)
+	subnet := o.Subnet
+	if subnet == 0 {
+		subnet = 1
+	}
+	run(t, "ip", "addr", "add", fmt.Sprintf("198.18.%d.1/24", subnet), "dev", l.Bridge)
 	run(t, "ip", "link", "set", l.Bridge, "up")
 	for k := 1; k <= n; k++ {
-		h := &Host{Name: fmt.Sprintf("hbt-ssh%s-%d", suffix, k), Addr: fmt.Sprintf("198.18.1.%d", 10+k),
+		h := &Host{Name: fmt.Sprintf("hbt-ssh%s-%d", suffix, k), Addr: fmt.Sprintf("198.18.%d.%d", subnet, 10+k),
 			Veth: fmt.Sprintf("hbt-ssh%s%d", suffix, k), index: k}
 		run(t, "ip", "netns", "add", h.Name)
 		t.Cleanup(func() { exec.Command("ip", "netns", "del", h.Name).Run() })

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/internal/testhost"
+)
+
+// hostState is what a test compares on a lab host before and after habench: the
+// processes whose command line names the host directory, the listening TCP ports, the
+// qdiscs, and whether the host directory exists.
+func hostState(t *testing.T, h *testhost.Host, hostDir string) string {
+	t.Helper()
+	// The lab's hosts share this machine's process table: read it here.
+	var procs []string
+	files, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), hostDir+"/") {
+			procs = append(procs, strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	ports := strings.Fields(h.Run(t, "sh", "-c", `ss -Htln | awk '{print $4}' | sort`))
+	_, err := os.Stat(hostDir)
+	return fmt.Sprintf("processes under %s: %q\nlistening: %v\nhost dir exists: %v\n%s", hostDir, procs, ports, err == nil, h.TCState(t))
+}
+
+// TestDeployOnHosts (habench deploy --hosts): a semisync MariaDB cluster of 3 nodes on 3
+// lab hosts (network namespaces with sshd, reached by ssh_config Host aliases) deploys
+// with the hosts' own server, status names each node's host, a short sysbench run works,
+// a second deploy on a taken port and one on a node directory habench did not create are
+// refused in one line without touching anything, and destroy leaves every host as it
+// was: processes, listening ports, qdiscs and the host directory.
+func TestDeployOnHosts(t *testing.T) {
+	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 18})
+	state := stateDir(t)
+	hostDir := filepath.Join(t.TempDir(), "hb")
+	var names []string
+	for _, h := range lab.Hosts {
+		names = append(names, h.Name)
+	}
+	before := make([]string, len(lab.Hosts))
+	for i, h := range lab.Hosts {
+		before[i] = hostState(t, h, hostDir)
+	}
+	hostsArgs := []string{"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir}
+	start := time.Now()
+	r := habench(t, state, append([]string{"--log-level", "debug", "deploy", "--name", "hhs1", "--kind", "semisync", "--nodes", "3", "--flavor", "mariadb"}, hostsArgs...)...)
+	t.Logf("stderr: %s", r.stderr)
+	if r.code != 0 || !strings.Contains(r.stdout, "deployed hhs1: semisync, 3 node(s)") {
+		t.Fatalf("deploy --hosts: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("deploy on 3 hosts: %.1fs\n%s", time.Since(start).Seconds(), r.stdout)
+	st := habench(t, state, "status", "hhs1")
+	for i, h := range lab.Hosts {
+		node := fmt.Sprintf("n%d", i+1)
+		ok := false
+		for _, l := range strings.Split(st.stdout, "\n") {
+			ok = ok || (strings.HasPrefix(l, node+" ") && strings.Contains(l, h.Addr+":23306") && strings.Contains(l, "(on ssh "+h.Name+")"))
+		}
+		if !ok {
+			t.Errorf("status: no line for %s on %s at %s:23306:\n%s", node, h.Name, h.Addr, st.stdout)
+		}
+		rec := filepath.Join(hostDir, "hhs1", node+".habench.json")
+		if b, err := os.ReadFile(rec); err != nil || !strings.Contains(string(b), `"pid"`) {
+			t.Errorf("record %s: %v %s", rec, err, b)
+		}
+	}
+	opts := []string{"--tables", "1", "--table-size", "200"}
+	if r := habench(t, state, append([]string{"sysbench", "oltp_read_write", "prepare", "--cluster", "hhs1"}, opts...)...); r.code != 0 {
+		t.Errorf("sysbench prepare: exit %d\n%s", r.code, r.stderr)
+	}
+	res := filepath.Join(t.TempDir(), "res")
+	if r := habench(t, state, append([]string{"sysbench", "oltp_read_write", "run", "--cluster", "hhs1", "--time", "2", "--results", res}, opts...)...); r.code != 0 {
+		t.Errorf("sysbench run: exit %d\n%s", r.code, r.stderr)
+	} else if sum := readJSON(t, filepath.Join(runDir(t, res), "summary.json")); sum["tps"].(float64) <= 0 {
+		t.Errorf("run on hosts: tps %v", sum["tps"])
+	}
+
+	// Refusals: one line, exit 2, nothing created, nothing touched.
+	foreign := filepath.Join(hostDir, "hhs3", "n1")
+	if err := os.MkdirAll(foreign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		extra []string
+		want  []string
+	}{
+		{"hhs2", nil, []string{"base_port", "port 23306 is in use on " + names[0]}},
+		{"hhs3", []string{"--base-port", "24306"}, []string{"host_dir", foreign + " exists on " + names[0], "did not create it"}},
+	} {
+		r := habench(t, state, append(append([]string{"deploy", "--name", c.name, "--kind", "async", "--nodes", "2"}, hostsArgs...), c.extra...)...)
+		line := strings.TrimSpace(r.stderr)
+		ok := r.code == 2 && !strings.Contains(line, "\n")
+		for _, w := range c.want {
+			ok = ok && strings.Contains(line, w)
+		}
+		if !ok {
+			t.Errorf("deploy %s: exit %d, stderr %q; want exit 2 and one line with %q", c.name, r.code, line, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(hostDir, "hhs2")); err == nil {
+		t.Errorf("a refused deploy created %s", filepath.Join(hostDir, "hhs2"))
+	}
+	if _, err := os.Stat(foreign); err != nil {
+		t.Errorf("a refused deploy removed a directory it did not create: %v", err)
+	}
+	os.RemoveAll(filepath.Join(hostDir, "hhs3"))
+
+	if r := habench(t, state, "destroy", "hhs1"); r.code != 0 {
+		t.Fatalf("destroy: exit %d\n%s", r.code, r.stderr)
+	}
+	for i, h := range lab.Hosts {
+		if after := hostState(t, h, hostDir); after != before[i] {
+			t.Errorf("%s after destroy:\n%s\nbefore:\n%s", h.Name, after, before[i])
+		}
+	}
+}
+
+// TestDeployOnHostsKilled: habench is killed with SIGKILL in the middle of a deploy on
+// hosts (servers started, the plan not done); destroy, from the state file and the
+// records on the hosts, leaves every host as it was.
+func TestDeployOnHostsKilled(t *testing.T) {
+	lab := testhost.New(t, 2, testhost.Options{SSH: true, Subnet: 19})
+	state := stateDir(t)
+	hostDir := filepath.Join(t.TempDir(), "hb")
+	before := make([]string, len(lab.Hosts))
+	for i, h := range lab.Hosts {
+		before[i] = hostState(t, h, hostDir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, _, errOut := startHabench(t, ctx, state, "deploy", "--name", "hhk1", "--kind", "async", "--nodes", "3", "--flavor", "mariadb",
+		"--hosts", lab.Hosts[0].Addr+","+lab.Hosts[1].Addr, "--ssh-identity", lab.Key, "--ssh-user", "root",
+		"--ssh-option", "UserKnownHostsFile="+lab.KnownHosts, "--ssh-option", "IdentitiesOnly=yes", "--host-dir", hostDir)
+	// Kill once a server runs: n3 shares host 1 with n1 (port 23307).
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(hostDir, "hhk1", "n1.habench.json"))
+		if strings.Contains(string(b), `"pid"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no server started within 60 s: %s", errOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if mid := hostState(t, lab.Hosts[0], hostDir); mid == before[0] {
+		t.Errorf("killed in the middle, yet host 1 looks untouched:\n%s", mid)
+	}
+	if r := habench(t, state, "destroy", "hhk1"); r.code != 0 {
+		t.Fatalf("destroy after kill -9: exit %d\n%s", r.code, r.stderr)
+	}
+	for i, h := range lab.Hosts {
+		if after := hostState(t, h, hostDir); after != before[i] {
+			t.Errorf("%s after destroy:\n%s\nbefore:\n%s", h.Name, after, before[i])
+		}
+	}
+	if st := habench(t, state, "status"); slices.Contains(strings.Fields(st.stdout), "hhk1") {
+		t.Errorf("status after destroy:\n%s", st.stdout)
+	}
+}
