@@ -487,9 +487,12 @@ mkdir -p "$d/tmp"
 	if initArgv == nil {
 		script += `mkdir "$d/data"` + "\n"
 	} else {
-		script += `cd "$d"; "$@" >>init.log 2>&1 || { grep -i -E 'error|fail' init.log | tail -n 3 | tr '\n' ' ' >&2; exit 1; }` + "\n"
+		script += `cd "$d"; "$@" >>init.log 2>&1 || { grep -i -E 'error|fail' init.log | tail -n 3 | tr '\n' ' '; exit 1; }` + "\n"
 	}
-	if _, err := shRun(ctx, h, script, append(args, initArgv...)...); err != nil {
+	if out, err := shRun(ctx, h, script, append(args, initArgv...)...); err != nil {
+		if log := strings.TrimSpace(string(out)); log != "" {
+			return fmt.Errorf("initialise the datadir in %s on %s: %s", dir, h.Name(), log)
+		}
 		return fmt.Errorf("prepare %s (datadir, option file): %w", dir, err)
 	}
 	return nil
