@@ -327,6 +327,9 @@ func hostOptionFile(c *Cluster, n *Node, np topology.NodePlan, asRoot bool) stri
 // that refuses an option is a *topology.FieldError; one that exits is an error with the
 // [ERROR] lines of its log.
 func (s *Sandbox) startHostNode(ctx context.Context, c *Cluster, n *Node, extra ...string) error {
+	if s.ReadyTimeout == 0 {
+		s.ReadyTimeout = 90 * time.Second
+	}
 	h := c.hostsSSH(n)
 	// A stale socket lock names the PID of the server that had it (see startNode).
 	argv := append([]string{c.Binaries.Server, "--defaults-file=" + n.Dir + "/my.cnf"}, extra...)

@@ -455,9 +455,9 @@ func hostBinaries(ctx context.Context, h host.Host, inst topology.Installation, 
 func initDatadirArgv(b *Binaries, dir string, asRoot bool) []string {
 	var argv []string
 	if b.Flavor == topology.MariaDB {
-		argv = []string{b.InstallDB, "--no-defaults", "--datadir=" + dir + "/data", "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"}
+		argv = []string{b.InstallDB, "--no-defaults", "--datadir=" + dir + "/data", "--tmpdir=" + dir + "/tmp", "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"}
 	} else {
-		argv = []string{b.Server, "--no-defaults", "--initialize-insecure", "--datadir=" + dir + "/data", "--log-error=" + dir + "/init.log"}
+		argv = []string{b.Server, "--no-defaults", "--initialize-insecure", "--datadir=" + dir + "/data", "--tmpdir=" + dir + "/tmp", "--log-error=" + dir + "/init.log"}
 	}
 	if b.Basedir != "" {
 		argv = append(argv, "--basedir="+b.Basedir)
@@ -470,8 +470,9 @@ func initDatadirArgv(b *Binaries, dir string, asRoot bool) []string {
 
 // prepareHostDir makes, in one command on h, node directory dir's tmp and data: an
 // initialised datadir (initArgv, output in dir/init.log), or an empty one when initArgv
-// is nil; then writes files (name in dir -> content; mode 0600). The error carries the
-// last lines of init.log.
+// is nil, tried twice (two initialisations at once on one machine have failed with
+// "Unknown table 'mysql.tmp_user_sys'"); then writes files (name in dir -> content;
+// mode 0600). The error carries the last error lines of init.log.
 func prepareHostDir(ctx context.Context, h host.Host, dir string, initArgv []string, files map[string][]byte) error {
 	script := `set -e
 d="$1"; shift
@@ -487,7 +488,7 @@ mkdir -p "$d/tmp"
 	if initArgv == nil {
 		script += `mkdir "$d/data"` + "\n"
 	} else {
-		script += `cd "$d"; "$@" >>init.log 2>&1 || { grep -i -E 'error|fail' init.log | tail -n 3 | tr '\n' ' '; exit 1; }` + "\n"
+		script += `cd "$d"; "$@" >>init.log 2>&1 || { rm -rf data; "$@" >>init.log 2>&1; } || { grep -i -E 'error|fail' init.log | tail -n 3 | tr '\n' ' '; exit 1; }` + "\n"
 	}
 	if out, err := shRun(ctx, h, script, append(args, initArgv...)...); err != nil {
 		if log := strings.TrimSpace(string(out)); log != "" {

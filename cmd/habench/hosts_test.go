@@ -83,6 +83,13 @@ func TestDeployOnHosts(t *testing.T) {
 		t.Errorf("run on hosts: tps %v", sum["tps"])
 	}
 
+	// Faults act on the process habench started on the node's host.
+	for _, f := range []string{"kill", "start", "restart"} {
+		if r := habench(t, state, "fault", f, "n2", "--cluster", "hhs1"); r.code != 0 {
+			t.Errorf("fault %s n2: exit %d\n%s%s", f, r.code, r.stdout, r.stderr)
+		}
+	}
+
 	// Refusals: one line, exit 2, nothing created, nothing touched.
 	foreign := filepath.Join(hostDir, "hhs3", "n1")
 	if err := os.MkdirAll(foreign, 0o755); err != nil {
@@ -124,11 +131,20 @@ func TestDeployOnHosts(t *testing.T) {
 	}
 }
 
-// TestDeployOnHostsKilled: habench is killed with SIGKILL in the middle of a deploy on
-// hosts (servers started, the plan not done); destroy, from the state file and the
-// records on the hosts, leaves every host as it was.
+// TestDeployOnHostsKilled: on hosts that run their own MariaDB on 3306, habench is killed
+// with SIGKILL in the middle of a deploy (servers started, the plan not done); destroy,
+// from the state file and the records on the hosts, leaves every host as it was, and the
+// hosts' own servers kept running with their data.
 func TestDeployOnHostsKilled(t *testing.T) {
-	lab := testhost.New(t, 2, testhost.Options{SSH: true, Subnet: 19})
+	lab := testhost.New(t, 2, testhost.Options{SSH: true, MariaDB: true, Subnet: 19})
+	for _, h := range lab.Hosts {
+		db := h.DB.Open(t, "")
+		for _, q := range []string{"CREATE DATABASE own", "CREATE TABLE own.t (id INT PRIMARY KEY)", "INSERT INTO own.t VALUES (7)"} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	state := stateDir(t)
 	hostDir := filepath.Join(t.TempDir(), "hb")
 	before := make([]string, len(lab.Hosts))
@@ -165,6 +181,12 @@ func TestDeployOnHostsKilled(t *testing.T) {
 	for i, h := range lab.Hosts {
 		if after := hostState(t, h, hostDir); after != before[i] {
 			t.Errorf("%s after destroy:\n%s\nbefore:\n%s", h.Name, after, before[i])
+		}
+	}
+	for _, h := range lab.Hosts {
+		var id int
+		if err := h.DB.Open(t, "").QueryRow("SELECT id FROM own.t").Scan(&id); err != nil || id != 7 {
+			t.Errorf("%s: the host's own server after deploy and destroy: id %d, %v", h.Name, id, err)
 		}
 	}
 	if st := habench(t, state, "status"); slices.Contains(strings.Fields(st.stdout), "hhk1") {
