@@ -73,3 +73,27 @@ func TestHostNodePrimitives(t *testing.T) {
 		t.Errorf("a directory without a record was removed")
 	}
 }
+
+// TestHostParsers: listening ports from /proc/net/tcp text (LISTEN rows only, IPv4 and
+// IPv6), and start ticks from /proc/PID/stat (a comm with spaces and parentheses; a
+// zombie is not alive).
+func TestHostParsers(t *testing.T) {
+	procNet := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 00000000:0CEA 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0000000000000000 100 0 0 10 0
+   1: 0B12A8C6:5B0A 0112A8C6:9C40 01 00000000:00000000 00:00000000 00000000     0        0 2 1 0000000000000000 20 4 30 10 -1
+   0: 00000000000000000000000000000000:0016 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 3 1 0000000000000000 100 0 0 10 0`
+	got := listeningPorts(procNet)
+	if len(got) != 2 || !got[3306] || !got[22] || got[23306] {
+		t.Errorf("listeningPorts: %v, want 3306 and 22", got)
+	}
+	stat := "4242 (my (odd) d) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 30 0 987654 1000 10\n"
+	if ticks, alive := parseStatTicks([]byte(stat)); !alive || ticks != 987654 {
+		t.Errorf("parseStatTicks: %d %v, want 987654 true", ticks, alive)
+	}
+	if _, alive := parseStatTicks([]byte(strings.Replace(stat, ") S ", ") Z ", 1))); alive {
+		t.Error("a zombie is alive")
+	}
+	if _, alive := parseStatTicks([]byte("garbage")); alive {
+		t.Error("garbage is alive")
+	}
+}
