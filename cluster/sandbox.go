@@ -106,6 +106,9 @@ func (s *Sandbox) List() ([]*Cluster, error) {
 // and waits until the topology is healthy. spec is defaulted and validated first; errors
 // in it are *topology.FieldError. On any failure everything created is removed again.
 func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, err error) {
+	if spec.IsHosts() {
+		return s.deployHosts(ctx, spec) // a scenario's row on the user's hosts
+	}
 	spec.Defaults()
 	if err := spec.Validate(); err != nil {
 		return nil, err

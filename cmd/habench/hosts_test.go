@@ -193,3 +193,34 @@ func TestDeployOnHostsKilled(t *testing.T) {
 		t.Errorf("status after destroy:\n%s", st.stdout)
 	}
 }
+
+// TestScenarioOnHosts: a scenario whose topologies are on the user's hosts (provider
+// hosts rows: single and async) runs each in turn on two lab hosts, and leaves them as
+// they were.
+func TestScenarioOnHosts(t *testing.T) {
+	lab := testhost.New(t, 2, testhost.Options{SSH: true, Subnet: 20})
+	state := stateDir(t)
+	hostDir := filepath.Join(t.TempDir(), "hb")
+	before := make([]string, len(lab.Hosts))
+	for i, h := range lab.Hosts {
+		before[i] = hostState(t, h, hostDir)
+	}
+	row := fmt.Sprintf("    flavor: mariadb\n    provider: hosts\n    hosts: [%s, %s]\n    host_dir: %s\n    ssh: {config: %s}\n", lab.Hosts[0].Name, lab.Hosts[1].Name, hostDir, lab.SSHConfig)
+	yaml := "name: hostsq\nbaseline: hhq1\ntopologies:\n  - name: hhq1\n    kind: single\n" + row +
+		"  - name: hhq2\n    kind: async\n    nodes: 2\n" + row +
+		"workload:\n  test: oltp_read_write\n  options:\n    tables: 1\n    table-size: 200\n    threads: 2\n    time: 2\n"
+	file := filepath.Join(t.TempDir(), "hosts.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := filepath.Join(t.TempDir(), "res")
+	r := habench(t, state, "run", file, "--results", res, "--quiet")
+	if r.code != 0 {
+		t.Fatalf("run on hosts: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for i, h := range lab.Hosts {
+		if after := hostState(t, h, hostDir); after != before[i] {
+			t.Errorf("%s after the scenario:\n%s\nbefore:\n%s", h.Name, after, before[i])
+		}
+	}
+}
