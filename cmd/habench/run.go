@@ -14,6 +14,7 @@ import (
 func newRunCmd(g *globalOpts) *cobra.Command {
 	var results, scale, resume, metricsAddr string
 	var keep, dry, quiet, liveNodes, yesLong bool
+	hostsOpts := &deployOpts{}
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml",
 		Short: "Run a whole experiment from a scenario file: deploy, prepare, run, sample, report, destroy",
@@ -37,6 +38,24 @@ refused unless --yes-long confirms it (the dry run's first line warns).`,
 			s, err := experiment.ParseScenario(b)
 			if err != nil {
 				return usageError{fmt.Errorf("scenario %q: %w", args[0], err)}
+			}
+			if cmd.Flags().Changed("hosts") {
+				// Every topology habench deploys goes on the hosts, one after the other.
+				for i := range s.Topologies {
+					t := &s.Topologies[i]
+					if t.IsExisting() {
+						continue
+					}
+					if err := hostsOpts.applyHosts(cmd, t); err != nil {
+						return err
+					}
+					t.Defaults()
+					if err := t.Validate(); err != nil {
+						return usageError{fmt.Errorf("scenario %q: topologies[%d]: %w", args[0], i, err)}
+					}
+				}
+			} else if err := hostsOpts.applyHosts(cmd, &topology.Spec{}); err != nil {
+				return err
 			}
 			if err := checkResultsDir(results); err != nil {
 				return err
@@ -97,6 +116,7 @@ refused unless --yes-long confirms it (the dry run's first line warns).`,
 		},
 	}
 	cmd.Flags().StringVar(&results, "results", "results", "directory that receives the run directory")
+	addHostsFlags(cmd.Flags(), hostsOpts)
 	cmd.Flags().BoolVar(&keep, "keep", false, "leave the clusters running afterwards (habench destroy NAME removes them)")
 	cmd.Flags().BoolVar(&yesLong, "yes-long", false, "run a scenario estimated over 24 h (refused without it; the dry run shows the estimate)")
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "print the plan (every cell, counts, estimated time) and exit")
