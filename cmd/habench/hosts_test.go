@@ -62,7 +62,7 @@ func TestDeployOnHosts(t *testing.T) {
 		node := fmt.Sprintf("n%d", i+1)
 		ok := false
 		for _, l := range strings.Split(st.stdout, "\n") {
-			ok = ok || (strings.HasPrefix(l, node+" ") && strings.Contains(l, h.Addr+":23306") && strings.Contains(l, "(on ssh "+h.Name+")"))
+			ok = ok || (strings.HasPrefix(l, node+" ") && strings.Contains(l, h.Addr+":23306") && strings.Contains(l, "ssh "+h.Name))
 		}
 		if !ok {
 			t.Errorf("status: no line for %s on %s at %s:23306:\n%s", node, h.Name, h.Addr, st.stdout)
