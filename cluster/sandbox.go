@@ -106,8 +106,8 @@ func (s *Sandbox) List() ([]*Cluster, error) {
 // and waits until the topology is healthy. spec is defaulted and validated first; errors
 // in it are *topology.FieldError. On any failure everything created is removed again.
 func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, err error) {
-	if spec.IsHosts() {
-		return s.deployHosts(ctx, spec) // a scenario's row on the user's hosts
+	if spec.Provider != "" && spec.Provider != topology.ProviderSandbox {
+		return s.Provide(ctx, spec) // another provider's spec: that provider makes it
 	}
 	spec.Defaults()
 	if err := spec.Validate(); err != nil {
