@@ -303,7 +303,7 @@ func (st *runState) clocks() {
 	}
 	hostServers(st.b.Cluster, st.man.Hosts, st.nodes, st.man.Nodes)
 	if line := report.HostsLine(ReportHosts(st.man.Hosts)); line != "" {
-		st.printf("hosts: %s\n", line)
+		st.printf("NOTE: hosts (clock offsets to this machine's): %s\n", line)
 	}
 }
 
