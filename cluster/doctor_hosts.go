@@ -13,13 +13,11 @@ import (
 	"github.com/habench/habench/topology"
 )
 
-// Defaults of CheckHosts: where and on which ports a deployment on the user's hosts puts
-// its nodes (provider hosts).
-const (
-	DoctorHostDir  = "/var/lib/habench-hosts"
-	DoctorBasePort = 23306
-	DoctorPorts    = 4 // node ports from the base port: BasePort .. BasePort+3
-)
+// DoctorPorts is how many node ports CheckHosts checks from the base port (BasePort ..
+// BasePort+3). Where and from which port a deployment on the user's hosts puts its nodes
+// are the hosts provider's own defaults (topology.DefaultHostDir,
+// topology.DefaultHostsBasePort), so that doctor and deploy cannot disagree.
+const DoctorPorts = 4
 
 // checkTimeout bounds each check on a host.
 const checkTimeout = 20 * time.Second
@@ -40,10 +38,10 @@ type HostsCheck struct {
 	Hosts []string
 	// SSH is how to reach them (its Hosts are ignored); nil: the user's ssh configuration.
 	SSH *topology.SSHSpec
-	// HostDir is habench's state directory on the hosts (default DoctorHostDir); free disk
+	// HostDir is habench's state directory on the hosts (default topology.DefaultHostDir); free disk
 	// is read under it or its nearest existing parent.
 	HostDir string
-	// BasePort is the first node port (default DoctorBasePort); DoctorPorts ports from it
+	// BasePort is the first node port (default topology.DefaultHostsBasePort); DoctorPorts ports from it
 	// and FixedClusterPorts are checked for listeners and between the hosts.
 	BasePort int
 	// ConnectTimeout bounds connecting to each host (default 5 s).
@@ -105,10 +103,10 @@ func CheckHosts(ctx context.Context, o HostsCheck) ([]*HostReport, error) {
 		return nil, &topology.FieldError{Field: "hosts", Value: "", Reason: "want at least one host"}
 	}
 	if o.HostDir == "" {
-		o.HostDir = DoctorHostDir
+		o.HostDir = topology.DefaultHostDir
 	}
 	if o.BasePort == 0 {
-		o.BasePort = DoctorBasePort
+		o.BasePort = topology.DefaultHostsBasePort
 	}
 	if o.BasePort < 1 || o.BasePort+DoctorPorts-1 > 65535 {
 		return nil, &topology.FieldError{Field: "base_port", Value: o.BasePort, Reason: fmt.Sprintf("want 1 to %d", 65536-DoctorPorts)}

@@ -36,9 +36,14 @@ func (existingProvider) Why(c *Cluster, op Op) string {
 			return noSSHWhy + ": faults run the ssh: section's commands on them"
 		}
 		return ""
-	case OpLinks, OpHostAccess:
+	case OpLinks:
 		if c.Spec.SSH == nil {
 			return noSSHWhy + ": links are impaired with tc over SSH"
+		}
+		return ""
+	case OpHostAccess:
+		if c.Spec.SSH == nil {
+			return noSSHWhy
 		}
 		return ""
 	case OpRestartNode:

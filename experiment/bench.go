@@ -81,6 +81,9 @@ type Bench struct {
 	// Restarter restarts sandbox nodes for knobs that are read only at runtime (nil: such
 	// knobs are refused).
 	Restarter knob.Restarter
+	// CacheDrops are the hosts whose page cache was dropped before the run
+	// (DropClusterCaches), recorded in manifest.json "drop_caches".
+	CacheDrops []CacheDrop
 
 	knobVariables []string // server variables the knobs touched, recorded with the key variables
 }
@@ -119,6 +122,9 @@ type Manifest struct {
 	// Hosts are the machines the nodes ran on, each with its nodes: samples.csv carries
 	// each host's machine-wide metrics once, under node "host:<name>".
 	Hosts []HostInfo `json:"hosts,omitempty"`
+	// CacheDrops are the hosts whose page cache was dropped just before the run (a
+	// scenario's cell: {drop_caches: true}); nil when none was.
+	CacheDrops []CacheDrop `json:"drop_caches,omitempty"`
 	// Warnings are what the run found wrong with its own setup: deploy-time options the
 	// servers do not run with (optionMismatches), links changed during the run.
 	Warnings []string `json:"warnings,omitempty"`
@@ -164,7 +170,11 @@ type NodeLag struct {
 	// cannot see those seconds: tables show it as "≥ max (unknown for N s)".
 	LagUnknownS   float64  `json:"lag_unknown_s,omitempty"`
 	BacklogMaxTrx *float64 `json:"backlog_max_trx"`
-	Samples       int      `json:"samples"`
+	// ApplierLagMaxS is the largest applier_lag_s of a MySQL replica, in seconds: how late
+	// its last applied transaction became visible after its commit on the source, two
+	// hosts' clocks corrected by their offsets (HostInfo); absent when not sampled.
+	ApplierLagMaxS *float64 `json:"applier_lag_max_s,omitempty"`
+	Samples        int      `json:"samples"`
 	// SamplerErrors is the node's cumulative sampler error count at the end of the run.
 	SamplerErrors float64 `json:"sampler_errors"`
 	// GTIDPosition is the node's executed set after the run and catch-up.
@@ -338,8 +348,9 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 		Host:        map[string]any{"hostname": host, "kernel": strings.TrimSpace(string(kernel)), "cpus": runtime.NumCPU()},
 		Workload: map[string]any{"name": b.Workload.Name(), "options": workload.OptionValues(b.Options),
 			"sysbench_compatible": "1.0.20", "rand_type": b.Options.RandType, "db_ps_mode": b.Options.PSMode},
-		Extra: b.Extra,
-		Links: map[string]any{"impairment": "none"},
+		Extra:      b.Extra,
+		Links:      map[string]any{"impairment": "none"},
+		CacheDrops: b.CacheDrops,
 	}
 	if mix, err := workload.StatementMix(b.Workload.Name(), b.Options); err == nil {
 		m.Workload["statement_mix"] = mix
@@ -548,6 +559,8 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 		switch sm.Metric {
 		case "backlog_trx":
 			maxp(&nl.BacklogMaxTrx, sm.Value)
+		case "applier_lag_s":
+			maxp(&nl.ApplierLagMaxS, sm.Value)
 		case "sampler_errors":
 			nl.SamplerErrors = sm.Value
 		}

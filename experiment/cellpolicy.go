@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/host"
+	"github.com/habench/habench/report"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,6 +35,63 @@ func CheckDropCaches() error {
 func DropCaches() error {
 	unix.Sync()
 	return os.WriteFile(dropCachesPath, []byte("3\n"), 0)
+}
+
+// CacheDrop is one host's page cache dropped before a run (manifest.json "drop_caches").
+type CacheDrop = report.CacheDrop
+
+// dropCachesScript drops a host's page cache over its host access: as root, or with
+// passwordless sudo.
+const dropCachesScript = `sync; if [ "$(id -u)" = 0 ]; then echo 3 > ` + dropCachesPath + `; else sudo -n sh -c 'echo 3 > ` + dropCachesPath + `'; fi`
+
+// DropClusterCaches drops the page cache of every distinct host of c's nodes (by the
+// provider's HostName), all at once: on this machine (a local sandbox's "local", once)
+// with DropCaches, on a host reached over SSH with sync and echo 3 > drop_caches (as root
+// or with sudo -n). It returns one record per host, in node order. Errors: c's provider
+// has no host access (an existing cluster without ssh:, a *cluster.UnsupportedError), or
+// the hosts where the drop failed, each named.
+func DropClusterCaches(ctx context.Context, c *cluster.Cluster) ([]CacheDrop, error) {
+	if err := c.Refuse(cluster.OpHostAccess, "drop the page cache of its hosts (cell.drop_caches)"); err != nil {
+		return nil, err
+	}
+	var drops []CacheDrop
+	var hosts []host.Host
+	for _, n := range c.Nodes {
+		h := c.Host(n)
+		if h == nil {
+			return nil, fmt.Errorf("drop caches: node %s: no access to its host", n.Name)
+		}
+		name := c.Provider().HostName(c, n)
+		i := slices.IndexFunc(drops, func(d CacheDrop) bool { return d.Host == name })
+		if i < 0 {
+			drops, hosts = append(drops, CacheDrop{Host: name}), append(hosts, h)
+			i = len(drops) - 1
+		}
+		drops[i].Nodes = append(drops[i].Nodes, n.Name)
+	}
+	errs := make([]error, len(drops))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			if remoteHost(h) {
+				_, errs[i] = h.Run(ctx, "sh", "-c", dropCachesScript)
+			} else {
+				errs[i] = DropCaches()
+			}
+			drops[i].At, drops[i].TookS = start.UTC(), time.Since(start).Seconds()
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("drop caches on %s: %w", drops[i].Host, errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return drops, nil
 }
 
 // RestartCluster stops every server of c cleanly and starts it again, then waits until the

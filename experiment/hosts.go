@@ -1,20 +1,148 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/host"
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
 )
 
 // HostInfo is one machine the run's nodes ran on, as manifest.json "hosts" lists it: the
-// name its machine-wide samples carry (samples.csv node "host:<name>") and its nodes.
+// name its machine-wide samples carry (samples.csv node "host:<name>") and its nodes. For
+// a host other than this machine (a node reached over SSH: hosts provider, existing
+// cluster with ssh:) also its clock offset, measured once at the start of the run
+// (host.ClockOffset), and its server where known; a local sandbox's "local" shares this
+// machine's clock and has neither.
 type HostInfo struct {
 	Name  string   `json:"name"`
 	Nodes []string `json:"nodes"`
+	// OffsetMs is the host's wall clock minus this machine's, in milliseconds; the true
+	// offset lies within OffsetMs ± UncertaintyMs (half the shortest round trip). Both
+	// are absent on this machine and when the clock could not be read (ClockError).
+	OffsetMs      *float64 `json:"offset_ms,omitempty"`
+	UncertaintyMs *float64 `json:"uncertainty_ms,omitempty"`
+	// ClockError says why the clock was not measured: its nodes' applier_lag_s is then
+	// not corrected.
+	ClockError string `json:"clock_error,omitempty"`
+	// Server is the server the nodes run there: the binary and its version the hosts
+	// provider found on the host, else the version the nodes report (@@version).
+	Server string `json:"server,omitempty"`
+}
+
+// clockTimeout bounds the clock measurement of all the hosts at the start of a run.
+const clockTimeout = 20 * time.Second
+
+// remoteHost reports whether h is a machine other than this one (not a host.Local).
+func remoteHost(h host.Host) bool {
+	switch h.(type) {
+	case nil, host.Local, *host.Local:
+		return false
+	}
+	return true
+}
+
+// measureClocks measures the clock of every distinct remote host of nodes once, all at
+// once (host.ClockOffset, host.DefaultClockRounds rounds each, within clockTimeout), sets
+// each node's ClockOffset and ClockUncertainty, and fills hosts' OffsetMs, UncertaintyMs
+// or ClockError (hosts as hostInfos lists them). Nodes on this machine are left at zero.
+// It returns the hosts whose clock could not be read, one message each.
+func measureClocks(ctx context.Context, nodes []sampler.Node, hosts []HostInfo) []string {
+	type res struct {
+		off, unc time.Duration
+		err      error
+	}
+	byName := map[string]*res{}
+	var wg sync.WaitGroup
+	cctx, cancel := context.WithTimeout(ctx, clockTimeout)
+	defer cancel()
+	for _, n := range nodes {
+		if !remoteHost(n.Host) || byName[n.HostName] != nil {
+			continue
+		}
+		r := &res{}
+		byName[n.HostName] = r
+		wg.Add(1)
+		go func(h host.Host) {
+			defer wg.Done()
+			r.off, r.unc, r.err = host.ClockOffset(cctx, h, host.DefaultClockRounds)
+		}(n.Host)
+	}
+	wg.Wait()
+	for i := range nodes {
+		if r := byName[nodes[i].HostName]; r != nil && r.err == nil && remoteHost(nodes[i].Host) {
+			nodes[i].ClockOffset, nodes[i].ClockUncertainty = r.off, r.unc
+		}
+	}
+	var failed []string
+	for i := range hosts {
+		r := byName[hosts[i].Name]
+		switch {
+		case r == nil:
+		case r.err != nil:
+			hosts[i].ClockError = r.err.Error()
+			failed = append(failed, fmt.Sprintf("clock of host %s not measured (%v): applier_lag_s of %s is not corrected for it", hosts[i].Name, r.err, strings.Join(hosts[i].Nodes, ", ")))
+		default:
+			off, unc := ms(r.off), ms(r.unc)
+			hosts[i].OffsetMs, hosts[i].UncertaintyMs = &off, &unc
+		}
+	}
+	return failed
+}
+
+// hostServers fills each remote host's Server: what the hosts provider recorded for the
+// host of its first node (cluster.HostsState.Servers), else the distinct versions its
+// nodes report (infos, the manifest's nodes).
+func hostServers(c *cluster.Cluster, hosts []HostInfo, nodes []sampler.Node, infos []NodeInfo) {
+	remote := map[string]bool{}
+	for _, n := range nodes {
+		if remoteHost(n.Host) {
+			remote[n.HostName] = true
+		}
+	}
+	version := map[string]string{}
+	for _, n := range infos {
+		version[n.Name] = n.Version
+	}
+	for i := range hosts {
+		h := &hosts[i]
+		if !remote[h.Name] || len(h.Nodes) == 0 {
+			continue
+		}
+		if c != nil && c.Hosts != nil {
+			if j := slices.IndexFunc(c.Nodes, func(n *cluster.Node) bool { return n.Name == h.Nodes[0] }); j >= 0 && j < len(c.Hosts.Dests) {
+				if s := c.Hosts.Servers[c.Hosts.Dests[j]]; s != "" {
+					h.Server = s
+					continue
+				}
+			}
+		}
+		var vs []string
+		for _, n := range h.Nodes {
+			if v := version[n]; v != "" && !slices.Contains(vs, v) {
+				vs = append(vs, v)
+			}
+		}
+		h.Server = strings.Join(vs, ", ")
+	}
+}
+
+// ReportHosts converts the manifest's hosts for the report package's hosts line and
+// clock warning.
+func ReportHosts(hs []HostInfo) []report.HostClock {
+	out := make([]report.HostClock, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, report.HostClock{Name: h.Name, Nodes: h.Nodes, OffsetMs: h.OffsetMs, UncertaintyMs: h.UncertaintyMs,
+			ClockError: h.ClockError, Server: h.Server})
+	}
+	return out
 }
 
 // HostSummary is one host's CPU and I/O over the measured part of the run (the ticks

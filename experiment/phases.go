@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -269,6 +270,8 @@ func (st *runState) results() error {
 	st.nodes = nodes
 	st.onCleanup(closeNodes)
 	st.man = b.manifest(st.ctx, st.started, nodes)
+	st.man.Hosts = hostInfos(st.nodes)
+	st.clocks()
 	if b.Cluster != nil {
 		for _, w := range optionMismatches(requestedOptions(b.Cluster), st.man.Nodes) {
 			st.warn(w, "server option not in effect as requested", "detail", w)
@@ -285,6 +288,23 @@ func (st *runState) results() error {
 		st.out.Dir = st.res.Dir
 	}
 	return nil
+}
+
+// clocks measures the clock offsets of the nodes' hosts other than this machine (once
+// per host, measureClocks): the samplers correct applier_lag_s with them, the manifest's
+// hosts record them with each host's server, and one line says them. A host whose clock
+// cannot be read is a warning, not the end of the run.
+func (st *runState) clocks() {
+	if !slices.ContainsFunc(st.nodes, func(n sampler.Node) bool { return remoteHost(n.Host) }) {
+		return
+	}
+	for _, w := range measureClocks(st.ctx, st.nodes, st.man.Hosts) {
+		st.warn(w, "clock offset not measured", "detail", w)
+	}
+	hostServers(st.b.Cluster, st.man.Hosts, st.nodes, st.man.Nodes)
+	if line := report.HostsLine(ReportHosts(st.man.Hosts)); line != "" {
+		st.printf("NOTE: hosts (clock offsets to this machine's): %s\n", line)
+	}
 }
 
 func (st *runState) writeManifest() error {
@@ -349,7 +369,6 @@ func (st *runState) sampling() error {
 	for _, s := range samplers {
 		st.man.Samplers = append(st.man.Samplers, s.Name())
 	}
-	st.man.Hosts = hostInfos(st.nodes)
 	cfg := sampler.Config{Interval: b.SampleInterval, Logger: b.log(), Kind: kind, Epoch: st.sampleStart,
 		Expected: st.expectedDown, Note: func(msg string) {
 			b.log().Info(msg)

@@ -35,6 +35,19 @@ func Report(m *Manifest, s *Summary) string {
 	if d, ok := m.Links["description"]; ok {
 		fmt.Fprintf(&b, "- links: %v\n", d)
 	}
+	if hl := report.HostsLine(ReportHosts(m.Hosts)); hl != "" {
+		fmt.Fprintf(&b, "- hosts: %s (%s)\n", hl, report.HostsNote)
+		var lags []*float64
+		for _, n := range s.Nodes {
+			lags = append(lags, n.ApplierLagMaxS)
+		}
+		if w := report.ClockWarning(ReportHosts(m.Hosts), report.MaxOf(lags)); w != "" {
+			fmt.Fprintf(&b, "- **warning:** %s\n", w)
+		}
+	}
+	if cd := report.CacheDropsLine(m.CacheDrops); cd != "" {
+		fmt.Fprintf(&b, "- page cache: %s\n", cd)
+	}
 	if lr, ok := m.Links["impairment"].(*LinkReport); ok {
 		by := ""
 		if lr.AppliedBy == "netem apply" {

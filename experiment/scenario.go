@@ -254,6 +254,9 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	default:
 		return nil, &topology.FieldError{Field: "cell.prepare", Value: s.Cell.Prepare, Reason: "want reuse or reprepare"}
 	}
+	if err := dropCachesNeedHosts(s.Cell, s.Topologies); err != nil {
+		return nil, err
+	}
 	if err := faultsNeedFreeLinks(&s); err != nil {
 		return nil, err
 	}
@@ -269,6 +272,22 @@ func ParseScenario(b []byte) (*Scenario, error) {
 		}
 	}
 	return &s, nil
+}
+
+// dropCachesNeedHosts refuses cell.drop_caches for a topology whose hosts habench cannot
+// reach: an existing cluster given by dsns without ssh: (one registered in the state
+// directory, cluster:, is checked when the run loads it). *topology.FieldError.
+func dropCachesNeedHosts(p CellPolicy, ts []topology.Spec) error {
+	if !p.DropCaches {
+		return nil
+	}
+	for i, t := range ts {
+		if !deploys(t) && t.Cluster == "" && t.SSH == nil {
+			return &topology.FieldError{Field: "cell.drop_caches", Value: "true",
+				Reason: fmt.Sprintf("topologies[%d] %s is an existing cluster without ssh: habench cannot reach its hosts to drop their page cache (give ssh:, or drop_caches: false)", i, t.Name)}
+		}
+	}
+	return nil
 }
 
 // decodeScenario checks that b is text (topology.CheckText) and decodes it into s,

@@ -325,3 +325,61 @@ sweep:
 		t.Errorf("%d sbtest tables left on the existing cluster", tables)
 	}
 }
+
+// TestSweepDropCachesLocal: cell: {drop_caches: true} on a local sandbox drops this
+// machine's page cache once before the cell (the sandbox's one host, "local") and the
+// cell's manifest.json records it; the local run's manifest hosts carry no clock.
+func TestSweepDropCachesLocal(t *testing.T) {
+	testenv.Installation(t, topology.MariaDB)
+	if err := experiment.CheckDropCaches(); err != nil {
+		t.Skip(err)
+	}
+	sb := testenv.Sandbox(t)
+	name := testenv.Name("ckdrop")
+	y := `name: ckdrop
+topologies:
+  - {name: ` + name + `, kind: single, flavor: mariadb}
+workload:
+  test: oltp_point_select
+  options: {tables: 1, table-size: 100, time: 1}
+cell: {drop_caches: true, warmup: 0s}
+`
+	s, err := experiment.ParseScenario([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir()}
+	dir, _, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := experiment.ReadSweepFile(dir)
+	if err != nil || len(f.Cells) != 1 || f.Cells[0].Status != experiment.StatusDone {
+		t.Fatalf("sweep file %v: %+v", err, f)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, f.Cells[0].Dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Started    time.Time              `json:"started"`
+		CacheDrops []experiment.CacheDrop `json:"drop_caches"`
+		Hosts      []map[string]any       `json:"hosts"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.CacheDrops) != 1 {
+		t.Fatalf("drop_caches %s", b)
+	}
+	d := m.CacheDrops[0]
+	if d.Host != "local" || len(d.Nodes) != 1 || d.Nodes[0] != "n1" || d.At.IsZero() || d.At.After(m.Started) || d.TookS <= 0 || d.TookS > 60 {
+		t.Errorf("drop_caches %+v (run started %v)", d, m.Started)
+	}
+	if len(m.Hosts) != 1 || m.Hosts[0]["name"] != "local" || m.Hosts[0]["offset_ms"] != nil || m.Hosts[0]["clock_error"] != nil {
+		t.Errorf("hosts %v: want local alone, without a clock", m.Hosts)
+	}
+	t.Logf("page cache dropped in %.2f s", d.TookS)
+}

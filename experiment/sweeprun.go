@@ -327,12 +327,20 @@ func (r *ScenarioRun) checkPlan(ctx context.Context, plan *Plan, torun func(*Cel
 	if err := plan.CheckKnobNames(ctx, r.Sandbox, torun); err != nil {
 		return err
 	}
-	if plan.Policy.DropCaches {
+	if plan.Policy.DropCaches && slices.ContainsFunc(plan.Deployments, func(d *Deployment) bool {
+		return slices.ContainsFunc(d.Cells, torun) && localSandbox(d.Spec)
+	}) {
 		if err := CheckDropCaches(); err != nil {
 			return &topology.FieldError{Field: "cell.drop_caches", Value: "true", Reason: err.Error()}
 		}
 	}
 	return nil
+}
+
+// localSandbox reports whether spec deploys a sandbox on this machine (provider sandbox):
+// its page cache is this machine's.
+func localSandbox(spec topology.Spec) bool {
+	return spec.Provider == "" || spec.Provider == topology.ProviderSandbox
 }
 
 // runSweep is ScenarioRun.Run: see there.
@@ -361,6 +369,10 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 			}
 			if c.State != "ready" {
 				return "", nil, &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "state " + c.State + ", not ready"}
+			}
+			if plan.Policy.DropCaches && !c.Offers(cluster.OpHostAccess) {
+				return "", nil, &topology.FieldError{Field: "cell.drop_caches", Value: "true",
+					Reason: fmt.Sprintf("topology %s: habench cannot drop the page cache of cluster %s's hosts: %s", sp.Name, sp.Cluster, c.Provider().Why(c, cluster.OpHostAccess))}
 			}
 			continue
 		} else if deploys(sp) {
@@ -721,10 +733,13 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 			fmt.Fprintf(sw.out, "WARNING: %s\n", w)
 		}
 	}
+	var drops []CacheDrop
 	if p.Policy.DropCaches {
-		if err := DropCaches(); err != nil {
-			return fmt.Errorf("drop caches: %w", err)
+		var err error
+		if drops, err = DropClusterCaches(ctx, c); err != nil {
+			return err
 		}
+		fmt.Fprintf(sw.out, "page cache %s\n", report.CacheDropsLine(drops))
 	}
 	wl, err := workload.Lookup(cell.Test)
 	if err != nil {
@@ -807,7 +822,7 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 
 	b := &Bench{Workload: wl, Options: cell.Options, Target: runTarget, Cluster: c, ResultsDir: sw.dir,
 		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
-		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb,
+		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb, CacheDrops: drops,
 		Extra: cellExtra(p, cell)}
 	if fs := sw.r.Scenario.Faults; len(fs) > 0 {
 		in := Injector{Sandbox: cs.sb}

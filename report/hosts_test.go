@@ -107,3 +107,97 @@ func TestHostsInReport(t *testing.T) {
 		t.Errorf("%d of the 2 CPU panels", found)
 	}
 }
+
+// HostsLine names only measured (remote) hosts, with offset ± uncertainty, or why the
+// clock was not measured; ClockWarning fires only when an uncertainty exceeds the largest
+// applier lag reported, and never without one.
+func TestHostsLineAndClockWarning(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	local := []HostClock{{Name: "local", Nodes: []string{"n1", "n2"}}}
+	if l := HostsLine(local); l != "" {
+		t.Errorf("local sandbox: hosts line %q, want none", l)
+	}
+	hs := []HostClock{
+		{Name: "ssh db1", Nodes: []string{"n1", "n3"}, OffsetMs: f(-1.25), UncertaintyMs: f(0.2), Server: "mariadbd 10.11.6"},
+		{Name: "ssh db2", Nodes: []string{"n2"}, OffsetMs: f(0.5), UncertaintyMs: f(0.05)},
+		{Name: "ssh db3", Nodes: []string{"n4"}, ClockError: "ssh db3: connection refused"},
+	}
+	want := "ssh db1 (n1, n3): clock -1.250 ± 0.200 ms, mariadbd 10.11.6; ssh db2 (n2): clock +0.500 ± 0.050 ms; ssh db3 (n4): clock not measured (ssh db3: connection refused)"
+	if l := HostsLine(hs); l != want {
+		t.Errorf("hosts line\n%q, want\n%q", l, want)
+	}
+	for _, c := range []struct {
+		lag  *float64
+		want string // "" none, else a substring
+	}{
+		{nil, ""},
+		{f(0.001), ""}, // 1 ms: above both uncertainties
+		{f(0.00001), "ssh db1 ± 0.200 ms, ssh db2 ± 0.050 ms"}, // 0.01 ms: both
+		{f(0.0001 * 1.5), "ssh db1 ± 0.200 ms are less certain than the largest applier lag reported (0.150 ms)"},
+	} {
+		w := ClockWarning(hs, c.lag)
+		if (c.want == "") != (w == "") || !strings.Contains(w, c.want) || strings.Contains(w, "\n") {
+			t.Errorf("lag %v: warning %q, want %q", c.lag, w, c.want)
+		}
+	}
+	if m := MaxOf([]*float64{nil, f(0.2), f(0.5), nil}); m == nil || *m != 0.5 {
+		t.Errorf("MaxOf = %v", m)
+	}
+	if MaxOf([]*float64{nil}) != nil {
+		t.Error("MaxOf of nothing is not nil")
+	}
+}
+
+// A run on remote hosts: its report (Markdown and HTML) names the hosts with their nodes
+// and clock offsets, warns once when an offset is less certain than the largest applier
+// lag, and says where the page cache was dropped; manifest.json's hosts and drop_caches
+// are not shown again as raw sections.
+func TestHostClocksInRunReport(t *testing.T) {
+	d := copyTree(t, quick)
+	dir := filepath.Join(d, filepath.Base(runDir(t, "qasync")))
+	var m map[string]any
+	json.Unmarshal(mustRead(t, filepath.Join(dir, "manifest.json")), &m)
+	m["hosts"] = []map[string]any{
+		{"name": "ssh 198.18.25.2", "nodes": []string{"n1"}, "offset_ms": 0.012, "uncertainty_ms": 0.3, "server": "/usr/sbin/mariadbd: mariadbd Ver 10.11"},
+		{"name": "ssh 198.18.25.3", "nodes": []string{"n2", "n3"}, "offset_ms": -0.004, "uncertainty_ms": 0.02},
+	}
+	m["drop_caches"] = []map[string]any{{"host": "ssh 198.18.25.2", "nodes": []string{"n1"}, "at": "2026-12-02T09:00:00Z", "took_s": 0.42}}
+	b, _ := json.Marshal(m)
+	os.WriteFile(filepath.Join(dir, "manifest.json"), b, 0o644)
+	var s map[string]any
+	json.Unmarshal(mustRead(t, filepath.Join(dir, "summary.json")), &s)
+	nodes, _ := s["nodes"].([]any)
+	if len(nodes) < 2 {
+		t.Fatalf("fixture summary has %d nodes", len(nodes))
+	}
+	nodes[1].(map[string]any)["applier_lag_max_s"] = 0.0001 // 0.1 ms: below db2's ± 0.3 ms
+	b, _ = json.Marshal(s)
+	os.WriteFile(filepath.Join(dir, "summary.json"), b, 0o644)
+
+	res, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Render(res, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, html := string(out.Markdown), string(out.HTML)
+	for _, w := range []string{
+		"- hosts: ssh 198.18.25.2 (n1): clock +0.012 ± 0.300 ms, /usr/sbin/mariadbd: mariadbd Ver 10.11; ssh 198.18.25.3 (n2, n3): clock -0.004 ± 0.020 ms",
+		"- **warning:** the clock offsets of ssh 198.18.25.2 ± 0.300 ms are less certain than the largest applier lag reported (0.100 ms)",
+		"- page cache: dropped before the run (sync; echo 3 > /proc/sys/vm/drop_caches) on ssh 198.18.25.2 (n1) in 0.4 s",
+	} {
+		if !strings.Contains(md, w) {
+			t.Errorf("report.md lacks %q", w)
+		}
+	}
+	if strings.Count(md, "less certain") != 1 || strings.Contains(md, "drop_caches (manifest.json)") {
+		t.Errorf("report.md: clock warning %d times, or drop_caches shown raw", strings.Count(md, "less certain"))
+	}
+	for _, w := range []string{"<dt>hosts</dt><dd>ssh 198.18.25.2 (n1): clock &#43;0.012 ± 0.300 ms", "less certain than the largest applier lag reported", "<dt>page cache</dt>"} {
+		if !strings.Contains(html, w) {
+			t.Errorf("report.html lacks %q", w)
+		}
+	}
+}

@@ -101,11 +101,12 @@ type Manifest struct {
 	Links       map[string]json.RawMessage `json:"links"`
 	Samplers    []string                   `json:"samplers"`
 	// Hosts are the machines the nodes ran on (manifest "hosts"): samples.csv holds each
-	// one's machine-wide metrics under node "host:<name>".
-	Hosts []struct {
-		Name  string   `json:"name"`
-		Nodes []string `json:"nodes"`
-	} `json:"hosts"`
+	// one's machine-wide metrics under node "host:<name>"; remote hosts carry their clock
+	// offsets (HostClock).
+	Hosts []HostClock `json:"hosts"`
+	// CacheDrops are the hosts whose page cache was dropped before the run (manifest
+	// "drop_caches"), nil when none was.
+	CacheDrops       []CacheDrop    `json:"drop_caches"`
 	IntervalsOffsetS float64        `json:"intervals_offset_s"`
 	SamplesStarted   time.Time      `json:"samples_started"`
 	Extra            map[string]any `json:"extra"`
@@ -256,8 +257,10 @@ type NodeSummary struct {
 	LagAvgS       *float64 `json:"lag_avg_s"`
 	LagUnknownS   float64  `json:"lag_unknown_s"` // seconds its lag could not be measured
 	BacklogMaxTrx *float64 `json:"backlog_max_trx"`
-	Samples       int      `json:"samples"`
-	SamplerErrors float64  `json:"sampler_errors"`
+	// ApplierLagMaxS is the node's largest applier_lag_s (MySQL replicas; nil: none).
+	ApplierLagMaxS *float64 `json:"applier_lag_max_s"`
+	Samples        int      `json:"samples"`
+	SamplerErrors  float64  `json:"sampler_errors"`
 }
 
 // Interval is one row of intervals.csv: rates per second, latencies in ms. ElapsedS is
@@ -424,7 +427,7 @@ func LoadRun(dir string) (*Run, error) {
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(b, &all); err == nil {
 		for _, k := range []string{"habench", "command_line", "started", "finished", "host", "workload", "topology",
-			"cluster", "binaries", "nodes", "links", "samplers", "hosts", "intervals_offset_s", "samples_started", "extra", "knobs", "warnings"} {
+			"cluster", "binaries", "nodes", "links", "samplers", "hosts", "drop_caches", "intervals_offset_s", "samples_started", "extra", "knobs", "warnings"} {
 			delete(all, k)
 		}
 		if len(all) > 0 {

@@ -314,6 +314,13 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 		add("workers connect to", strings.Join(m.Workload.Endpoints, ", "))
 	}
 	add("links", r.LinkDescription())
+	if hl := HostsLine(m.Hosts); hl != "" {
+		add("hosts", hl)
+		if w := ClockWarning(m.Hosts, r.ApplierLagMax()); w != "" {
+			v.Warnings = append(v.Warnings, w)
+		}
+	}
+	add("page cache", CacheDropsLine(m.CacheDrops))
 	if li := v.Impairment; li != nil {
 		var ls []string
 		for _, l := range slices.Sorted(maps.Keys(li.Links)) {

@@ -65,8 +65,8 @@ a port). Under HABENCH_TEST_NETWORK_GUARD=1 hosts must be IP addresses.`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&o.hosts, "hosts", nil, "check these hosts for a deployment (comma-separated ssh destinations)")
-	f.StringVar(&o.hostDir, "host-dir", cluster.DoctorHostDir, "habench's state directory on the hosts (free disk is read there)")
-	f.IntVar(&o.basePort, "base-port", cluster.DoctorBasePort, "first node port on the hosts")
+	f.StringVar(&o.hostDir, "host-dir", topology.DefaultHostDir, "habench's state directory on the hosts (free disk is read there)")
+	f.IntVar(&o.basePort, "base-port", topology.DefaultHostsBasePort, "first node port on the hosts")
 	f.StringVar(&o.sshUser, "ssh-user", "", "ssh user for every host (default: your ssh configuration's)")
 	f.IntVar(&o.sshPort, "ssh-port", 0, "ssh port for every host (default: your ssh configuration's)")
 	f.StringVar(&o.sshIdentity, "ssh-identity", "", "private key file (default: agent and your ssh configuration's keys)")

@@ -473,3 +473,37 @@ func TestDriverLinesStayOffStderr(t *testing.T) {
 		t.Errorf("register against a server that hangs up: exit %d, stderr %q; want exit 1 and one error line", r.code, r.stderr)
 	}
 }
+
+// TestDropCachesRefusedWithoutHostAccess: a scenario with cell: {drop_caches: true} over a
+// registered cluster without ssh: (habench cannot reach its hosts) is refused in one line
+// naming the field and the cluster before anything runs or is written; no server is
+// needed (the registration is written as register writes it).
+func TestDropCachesRefusedWithoutHostAccess(t *testing.T) {
+	state := stateDir(t)
+	dir := filepath.Join(state, "clusters", "ckreg")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st := `{"name":"ckreg","provider":"existing","network":"existing","state":"ready","user":"u",
+ "spec":{"name":"ckreg","provider":"existing","kind":"single","nodes":1,"flavor":"mariadb"},
+ "binaries":{"flavor":"mariadb","version":"10.11.19","version_text":"10.11.19-MariaDB"},
+ "nodes":[{"name":"n1","role":"source","host":"127.0.0.1","port":1}]}`
+	if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte(st), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "drop.yaml")
+	y := "name: ckdrop\ntopologies:\n  - {provider: existing, cluster: ckreg}\ncell: {drop_caches: true}\nworkload: {test: oltp_read_write}\n"
+	if err := os.WriteFile(f, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := filepath.Join(t.TempDir(), "res")
+	r := habench(t, state, "run", f, "--results", res, "--quiet")
+	line := strings.TrimSpace(r.stderr)
+	if r.code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, `cell.drop_caches "true"`) || !strings.Contains(line, "ckreg") || !strings.Contains(line, "ssh") {
+		t.Errorf("exit %d, stderr %q: want exit 2, one line naming cell.drop_caches, the cluster and its missing ssh:", r.code, line)
+	}
+	t.Logf("refused: %s", line)
+	if entries, _ := os.ReadDir(res); len(entries) != 0 {
+		t.Errorf("results written: %v", entries)
+	}
+}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -195,9 +197,11 @@ func TestDeployOnHostsKilled(t *testing.T) {
 }
 
 // TestScenarioOnHosts (habench run SCENARIO --hosts): a scenario written for local
-// sandboxes (single and async) runs each topology in turn on two lab hosts, and leaves
-// them as they were; a MySQL row there, whose default installation is a root filesystem
-// habench does not use on hosts, is refused in one line naming the row.
+// sandboxes (single and async, cell: {drop_caches: true}) runs each topology in turn on
+// two lab hosts, and leaves them as they were; each cell's manifest and reports name its
+// hosts with their clock offsets and page cache drops (checkHostClocks); a MySQL row
+// there, whose default installation is a root filesystem habench does not use on hosts,
+// is refused in one line naming the row.
 func TestScenarioOnHosts(t *testing.T) {
 	lab := testhost.New(t, 2, testhost.Options{SSH: true, Subnet: 20})
 	state := stateDir(t)
@@ -209,7 +213,8 @@ func TestScenarioOnHosts(t *testing.T) {
 	scenario := func(rows string) string {
 		f := filepath.Join(t.TempDir(), "hosts.yaml")
 		y := "name: hostsq\nbaseline: hhq1\ntopologies:\n" + rows +
-			"workload:\n  test: oltp_read_write\n  options:\n    tables: 1\n    table-size: 200\n    threads: 2\n    time: 2\n"
+			"workload:\n  test: oltp_read_write\n  options:\n    tables: 1\n    table-size: 200\n    threads: 2\n    time: 2\n" +
+			"cell: {drop_caches: true}\n"
 		if err := os.WriteFile(f, []byte(y), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -227,8 +232,73 @@ func TestScenarioOnHosts(t *testing.T) {
 			t.Errorf("%s after the scenario:\n%s\nbefore:\n%s", h.Name, after, before[i])
 		}
 	}
+	// Each cell's manifest and reports: its hosts with their clocks, its page cache drops.
+	for row, n := range map[string]int{"hhq1": 1, "hhq2": 2} {
+		dirs, _ := filepath.Glob(filepath.Join(res, "*", "*-c0*-"+row))
+		if len(dirs) != 1 {
+			t.Fatalf("run directories of %s: %q", row, dirs)
+		}
+		var names []string
+		for _, h := range lab.Hosts[:n] {
+			names = append(names, h.Name)
+		}
+		checkHostClocks(t, dirs[0], names)
+	}
 	r = habench(t, state, append([]string{"run", scenario(rows + "  - {name: hhq3, kind: async, flavor: mysql}\n"), "--results", res, "--quiet"}, hosts...)...)
 	if line := strings.TrimSpace(r.stderr); r.code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, "topologies[2]") || !strings.Contains(line, "installation.kind") {
 		t.Errorf("run --hosts with a rootfs row: exit %d, stderr %q", r.code, line)
+	}
+}
+
+// checkHostClocks checks the run directory of a cell run on lab hosts with cell:
+// {drop_caches: true}: its manifest lists its hosts (labHosts, in node order, node i on
+// host i) with their nodes, the server, and a clock offset of about 0 (the lab's hosts
+// share this machine's clock) within its uncertainty; each host's page cache was dropped
+// before the cell and recorded; the run's report.md and the scenario's name the hosts
+// with their offsets and the drops.
+func checkHostClocks(t *testing.T, dir string, labHosts []string) {
+	t.Helper()
+	var m struct {
+		Hosts []struct {
+			Name          string   `json:"name"`
+			Nodes         []string `json:"nodes"`
+			OffsetMs      *float64 `json:"offset_ms"`
+			UncertaintyMs *float64 `json:"uncertainty_ms"`
+			Server        string   `json:"server"`
+		} `json:"hosts"`
+		Drops []struct {
+			Host  string   `json:"host"`
+			Nodes []string `json:"nodes"`
+		} `json:"drop_caches"`
+	}
+	if err := json.Unmarshal(mustReadFile(t, filepath.Join(dir, "manifest.json")), &m); err != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	if len(m.Hosts) != len(labHosts) || len(m.Drops) != len(labHosts) {
+		t.Fatalf("%s: manifest hosts %+v, drop_caches %+v, want %d of each", dir, m.Hosts, m.Drops, len(labHosts))
+	}
+	runMD := string(mustReadFile(t, filepath.Join(dir, "report.md")))
+	sweepMD := string(mustReadFile(t, filepath.Join(filepath.Dir(dir), "report.md")))
+	for i, h := range m.Hosts {
+		node := fmt.Sprintf("n%d", i+1)
+		if !strings.Contains(h.Name, labHosts[i]) || !slices.Equal(h.Nodes, []string{node}) || !strings.Contains(h.Server, "mariadbd") {
+			t.Errorf("host %d: %+v", i, h)
+		}
+		if h.OffsetMs == nil || h.UncertaintyMs == nil || *h.UncertaintyMs <= 0 || *h.UncertaintyMs > 50 || math.Abs(*h.OffsetMs) > *h.UncertaintyMs+1 {
+			t.Errorf("host %s: offset %v ± %v ms, want about 0 (one clock)", h.Name, h.OffsetMs, h.UncertaintyMs)
+		} else {
+			t.Logf("%s: host %s: clock %+.3f ± %.3f ms", filepath.Base(dir), h.Name, *h.OffsetMs, *h.UncertaintyMs)
+		}
+		if d := m.Drops[i]; d.Host != h.Name || !slices.Equal(d.Nodes, []string{node}) {
+			t.Errorf("drop_caches %d: %+v, want host %s", i, d, h.Name)
+		}
+		for what, md := range map[string]string{"run report.md": runMD, "scenario report.md": sweepMD} {
+			if want := fmt.Sprintf("%s (%s): clock ", h.Name, node); !strings.Contains(md, "- hosts: ") || !strings.Contains(md, want) {
+				t.Errorf("%s lacks the hosts line with %q", what, want)
+			}
+		}
+	}
+	if !strings.Contains(runMD, "- page cache: dropped before the run") || !strings.Contains(sweepMD, "- page cache: dropped before the run") {
+		t.Errorf("%s: a report lacks the page cache line", dir)
 	}
 }

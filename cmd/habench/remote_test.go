@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"regexp"
@@ -268,6 +269,19 @@ func TestRunLinksOverSSH(t *testing.T) {
 		t.Errorf("manifest links: %v\n%s", man["links"], r.stdout)
 	}
 	same("after a run with --links")
+	// The hosts' clocks, measured at the start of the run: about 0 (the lab's hosts share
+	// this machine's clock), within their uncertainty.
+	if mh, _ := man["hosts"].([]any); len(mh) != 2 {
+		t.Errorf("manifest hosts: %v", man["hosts"])
+	} else {
+		for _, x := range mh {
+			off, ok1 := x.(map[string]any)["offset_ms"].(float64)
+			unc, ok2 := x.(map[string]any)["uncertainty_ms"].(float64)
+			if !ok1 || !ok2 || unc <= 0 || math.Abs(off) > unc+1 {
+				t.Errorf("manifest host %v: want offset_ms about 0 within uncertainty_ms", x)
+			}
+		}
+	}
 	// Host metrics over SSH: each node's host is read (its /proc through the shell habench
 	// keeps open there) during the run. How many CPU samples a 6 s run gets depends on
 	// this machine's load (the sampler gives each tick 800 ms), so only reads are required.
