@@ -76,7 +76,7 @@ func init() {
 			return s.waitRejoined(ctx, c, n)
 		},
 		Ready: func(ctx context.Context, c *Cluster, n *Node, db *sql.DB) error {
-			return waitSynced(ctx, db, n, GaleraClusterSize(c))
+			return waitSynced(ctx, c, db, n, GaleraClusterSize(c))
 		},
 		Health: func(ctx context.Context, c *Cluster, n *Node, db *sql.DB) string {
 			g, err := ReadGaleraStatus(ctx, db)
@@ -164,10 +164,11 @@ func ReadGaleraStatus(ctx context.Context, db *sql.DB) (GaleraStatus, error) {
 	return g, nil
 }
 
-// waitSynced polls node n until it is Synced in a Primary component of at least size
+// waitSynced polls node n of c until it is Synced in a Primary component of at least size
 // nodes (GaleraStatus.Synced). Error when ctx ends first or the server process exits
-// (a failed state transfer ends the joiner), with the last status and the error log's errors.
-func waitSynced(ctx context.Context, db *sql.DB, n *Node, size int) error {
+// (a failed state transfer ends the joiner; asked of c's provider, so also on a user's
+// host), with the last status and the error log's errors.
+func waitSynced(ctx context.Context, c *Cluster, db *sql.DB, n *Node, size int) error {
 	var last GaleraStatus
 	var lastErr error
 	for {
@@ -180,13 +181,13 @@ func waitSynced(ctx context.Context, db *sql.DB, n *Node, size int) error {
 		} else {
 			lastErr = err
 		}
-		if n.PID != 0 && !n.Running() {
-			return fmt.Errorf("node %s: server exited while joining the cluster: %s", n.Name, errorLines(readFile(filepath.Join(n.Dir, "error.log"))))
+		if n.PID != 0 && c.NodeDown(n) {
+			return fmt.Errorf("node %s: server exited while joining the cluster: %s", n.Name, errorLines(c.nodeFileText(n, "error.log")))
 		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("node %s: not Synced in a Primary component of %d node(s): %s (last error: %v); %s", n.Name, size, last, lastErr,
-				errorLines(readFile(filepath.Join(n.Dir, "error.log"))))
+				errorLines(c.nodeFileText(n, "error.log")))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -227,18 +228,23 @@ func prepareGaleraNode(c *Cluster, n *Node) error {
 // string (wsrep_prepend_PATH), which would put the real rsync first: PATH holds it, after
 // the node's bin directory.
 func galeraEnv(c *Cluster, n *Node) []string {
-	home := "/usr"
-	if c.Binaries != nil && c.Binaries.Basedir != "" {
-		home = strings.TrimRight(c.Binaries.Basedir, "/")
-	}
-	path := []string{filepath.Join(n.ServerDir, "bin"), home + "//bin", "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
-	env := []string{"PATH=" + strings.Join(path, ":")}
+	env := []string{"PATH=" + galeraPATH(c, filepath.Join(n.ServerDir, "bin"))}
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "PATH=") {
 			env = append(env, e)
 		}
 	}
 	return env
+}
+
+// galeraPATH is a Galera server's PATH (see galeraEnv): binDir (the node's bin
+// directory as the server sees it) first, then the installation's "<basedir>//bin".
+func galeraPATH(c *Cluster, binDir string) string {
+	home := "/usr"
+	if c.Binaries != nil && c.Binaries.Basedir != "" {
+		home = strings.TrimRight(c.Binaries.Basedir, "/")
+	}
+	return strings.Join([]string{binDir, home + "//bin", "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}, ":")
 }
 
 // sstHelpers returns the live state transfer helpers of the nodes under dir that do not
@@ -297,7 +303,7 @@ func (s *Sandbox) waitRejoined(ctx context.Context, c *Cluster, n *Node) error {
 	defer db.Close()
 	wctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
 	defer cancel()
-	return waitSynced(wctx, db, n, 1)
+	return waitSynced(wctx, c, db, n, 1)
 }
 
 // galeraCommand is the command that starts Galera node n's server with args. For a root
@@ -328,11 +334,11 @@ func galeraCommand(c *Cluster, n *Node, args ...string) *exec.Cmd {
 // Error (naming the node to start first) otherwise, e.g. after every node crashed.
 func galeraStartArgs(c *Cluster, n *Node) ([]string, error) {
 	for _, o := range c.Nodes {
-		if o != n && o.Running() {
+		if running, _ := c.NodeRunning(o); o != n && running {
 			return nil, nil
 		}
 	}
-	safe, seqno, err := readGrastate(n)
+	safe, seqno, err := c.readGrastate(n)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: no other node of %s runs, so it would bootstrap the cluster, but its grastate.dat is unreadable: %w", n.Name, c.Name, err)
 	}
@@ -344,7 +350,7 @@ func galeraStartArgs(c *Cluster, n *Node) ([]string, error) {
 		if o == n {
 			continue
 		}
-		if s, q, err := readGrastate(o); err == nil {
+		if s, q, err := c.readGrastate(o); err == nil {
 			if s {
 				return nil, fmt.Errorf("node %s: no other node of %s runs and %s stopped last (grastate.dat safe_to_bootstrap: 1): start %s first", n.Name, c.Name, o.Name, o.Name)
 			}
@@ -362,6 +368,27 @@ func readGrastate(n *Node) (safe bool, seqno int64, err error) {
 	if err != nil {
 		return false, 0, err
 	}
+	safe, seqno = parseGrastate(b)
+	return safe, seqno, nil
+}
+
+// readGrastate is readGrastate for node n of c wherever it runs (on its host for the
+// hosts provider).
+func (c *Cluster) readGrastate(n *Node) (safe bool, seqno int64, err error) {
+	if c.hostsSSH(n) == nil {
+		return readGrastate(n)
+	}
+	b, err := c.readNodeFile(n, "data/grastate.dat")
+	if err != nil {
+		return false, 0, err
+	}
+	safe, seqno = parseGrastate(b)
+	return safe, seqno, nil
+}
+
+// parseGrastate reads safe_to_bootstrap and seqno (-1 when missing) from a grastate.dat
+// text. Pure.
+func parseGrastate(b []byte) (safe bool, seqno int64) {
 	seqno = -1
 	for _, l := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(l, ":")
@@ -377,7 +404,7 @@ func readGrastate(n *Node) (safe bool, seqno int64, err error) {
 			}
 		}
 	}
-	return safe, seqno, nil
+	return safe, seqno
 }
 
 // GaleraMembersNote describes the members of an existing Galera cluster that habench was

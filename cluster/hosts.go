@@ -219,11 +219,9 @@ func refuseTaken(c *Cluster, n *Node, p *hostProbe) error {
 	case p.Listening[n.Port]:
 		return &topology.FieldError{Field: "base_port", Value: c.Spec.BasePort, Reason: fmt.Sprintf("port %d is in use on %s (node %s): choose another base_port", n.Port, dest, n.Name)}
 	}
-	if f := OpsOf(c.Spec.Kind).ExtraPorts; f != nil {
-		for _, xp := range f(c.Spec, n.Port) {
-			if p.Listening[xp] {
-				return &topology.FieldError{Field: "base_port", Value: c.Spec.BasePort, Reason: fmt.Sprintf("port %d that node %s needs is in use on %s", xp, n.Name, dest)}
-			}
+	for _, xp := range hostsExtraPorts(c.Spec, n.Port) {
+		if p.Listening[xp] {
+			return &topology.FieldError{Field: "base_port", Value: c.Spec.BasePort, Reason: fmt.Sprintf("port %d that node %s needs is in use on %s", xp, n.Name, dest)}
 		}
 	}
 	if len(n.Socket) > 100 {
@@ -250,6 +248,9 @@ func resolveHost(ctx context.Context, h *host.SSH, spec topology.Spec) (string, 
 		return "", nil, err
 	}
 	b, err := hostBinaries(ctx, h, spec.Installation, spec.Flavor)
+	if err == nil && spec.Is(topology.Galera) {
+		_, err = checkHostGalera(ctx, h, b, spec)
+	}
 	return r.HostName, b, err
 }
 
@@ -276,6 +277,9 @@ func (s *Sandbox) prepareHostNode(ctx context.Context, c *Cluster, n *Node, np t
 	files := map[string][]byte{"init.sql": []byte(init), "my.cnf": []byte(hostOptionFile(c, n, np, asRoot))}
 	if err := prepareHostDir(ctx, c.hostsSSH(n), n.Dir, initArgv, files); err != nil {
 		return fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	if c.Spec.Is(topology.Galera) {
+		return prepareHostGalera(ctx, c, n, asRoot)
 	}
 	return nil
 }
@@ -332,7 +336,7 @@ func (s *Sandbox) startHostNode(ctx context.Context, c *Cluster, n *Node, extra 
 	}
 	h := c.hostsSSH(n)
 	// A stale socket lock names the PID of the server that had it (see startNode).
-	argv := append([]string{c.Binaries.Server, "--defaults-file=" + n.Dir + "/my.cnf"}, extra...)
+	argv := hostServerArgv(c, n, extra)
 	pid, ticks, outStart, err := startHostProcess(ctx, h, n.Dir, []string{n.Socket, n.Socket + ".lock"}, argv)
 	if err != nil {
 		return fmt.Errorf("node %s: %w", n.Name, err)

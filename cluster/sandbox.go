@@ -633,7 +633,7 @@ func (s *Sandbox) runPlanWith(ctx context.Context, c *Cluster, plan topology.Pla
 			case topology.WaitGroupOnline:
 				return waitGroupOnline(wctx, db, n.Name)
 			case topology.WaitSynced:
-				return waitSynced(wctx, db, n, st.ClusterSize)
+				return waitSynced(wctx, c, db, n, st.ClusterSize)
 			}
 			return nil
 		}()

@@ -101,6 +101,18 @@ func galeraPortsFor(sqlPort int, sharedHost bool) (GaleraPorts, error) {
 	return p, nil
 }
 
+// GaleraHostPorts are the Galera ports of a node with SQL port sqlPort on a user's host
+// (spec's provider is hosts): the standard ones when every host has one node of spec,
+// else offsets from the SQL port (+10000 group, +20000 IST, +30000 SST) so that the nodes
+// sharing a host each have their own. Validate keeps them under 65536.
+func GaleraHostPorts(spec Spec, sqlPort int) GaleraPorts {
+	p, _ := galeraPortsFor(sqlPort, galeraHostsShared(spec))
+	return p
+}
+
+// galeraHostsShared: a hosts spec places more than one node on a host.
+func galeraHostsShared(spec Spec) bool { return spec.Nodes > len(spec.Hosts) }
+
 // WsrepGTIDDomain is the GTID domain of the Galera write sets of cluster name
 // (wsrep_gtid_domain_id): the same on every node of a cluster, and derived from the name so
 // that two sandboxes replicating into each other use different domains. In 1000..9999;
@@ -242,6 +254,9 @@ func planGalera(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 		na = append(na, nodeAddr{host: h, port: port})
 	}
 	shared := len(hosts) < spec.Nodes
+	if spec.IsHosts() {
+		shared = galeraHostsShared(spec) // GaleraHostPorts
+	}
 	var members []string
 	for i := range na {
 		ports, err := galeraPortsFor(na[i].port, shared)
