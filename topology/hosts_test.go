@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -59,5 +60,72 @@ func TestHostsSpec(t *testing.T) {
 	}
 	if err := y.Validate(); err != nil || strings.Join(y.Hosts, ",") != "198.18.1.11,198.18.1.12" || y.HostDir != "/tmp/hb" || y.BasePort != 24000 || y.SSH.User != "root" {
 		t.Errorf("yaml: %+v, %v", y.HostsSpec, err)
+	}
+}
+
+// TestGaleraHostsPlan: a Galera cluster on hosts uses the standard Galera ports on each
+// host's address when every host has one node, the SQL port + 10000/20000/30000 when a
+// host has several (each node its own), and a base_port whose offsets pass 65535 is a
+// *FieldError on base_port.
+func TestGaleraHostsPlan(t *testing.T) {
+	spec := func(nodes, base int) Spec {
+		s := Spec{Name: "hg1", Kind: Galera, Nodes: nodes, Flavor: MariaDB, Provider: ProviderHosts,
+			HostsSpec: HostsSpec{Hosts: []string{"db1", "db2", "db3"}, BasePort: base}}
+		s.Defaults()
+		return s
+	}
+	addrs := map[string]string{"db1": "10.0.0.1", "db2": "10.0.0.2", "db3": "10.0.0.3"}
+	option := func(np NodePlan, name string) string {
+		for _, o := range np.Options {
+			if o.Name == name {
+				return o.Value
+			}
+		}
+		return ""
+	}
+	for _, c := range []struct {
+		nodes                         int
+		node                          int
+		nodeAddr, receive, clusterAdd string
+	}{
+		{3, 2, "10.0.0.2:4567", "10.0.0.2:4444", "gcomm://10.0.0.1:4567,10.0.0.2:4567,10.0.0.3:4567"},
+		{4, 4, "10.0.0.1:33307", "10.0.0.1:53307", "gcomm://10.0.0.1:33306,10.0.0.2:33306,10.0.0.3:33306,10.0.0.1:33307"},
+	} {
+		s := spec(c.nodes, 0)
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		p, err := BuildPlan(s, Capabilities{}, func(node string) (string, int) {
+			var i int
+			fmt.Sscanf(node, "n%d", &i)
+			h, slot := s.HostOf(i)
+			return addrs[s.Hosts[h]], s.BasePort + slot
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		np := p.Nodes[c.node-1]
+		if got := option(np, "wsrep_node_address"); got != c.nodeAddr {
+			t.Errorf("%d nodes: n%d wsrep_node_address %q, want %q", c.nodes, c.node, got, c.nodeAddr)
+		}
+		if got := option(np, "wsrep_sst_receive_address"); got != c.receive {
+			t.Errorf("%d nodes: n%d wsrep_sst_receive_address %q, want %q", c.nodes, c.node, got, c.receive)
+		}
+		if got := option(np, "wsrep_cluster_address"); got != c.clusterAdd {
+			t.Errorf("%d nodes: wsrep_cluster_address %q, want %q", c.nodes, got, c.clusterAdd)
+		}
+		_, slot := s.HostOf(c.node)
+		g := GaleraHostPorts(s, s.BasePort+slot)
+		if want := fmt.Sprintf("%s:%d", strings.Split(c.nodeAddr, ":")[0], g.Group); want != c.nodeAddr {
+			t.Errorf("%d nodes: GaleraHostPorts group %d disagrees with the plan's %s", c.nodes, g.Group, c.nodeAddr)
+		}
+	}
+	one, two := spec(3, 40000), spec(4, 40000)
+	if err := one.Validate(); err != nil {
+		t.Errorf("one node per host, base_port 40000: %v", err)
+	}
+	err := two.Validate()
+	if fe, ok := err.(*FieldError); !ok || fe.Field != "base_port" {
+		t.Errorf("two nodes on a host, base_port 40000: want a FieldError on base_port, got %v", err)
 	}
 }
