@@ -371,3 +371,54 @@ func TestGaleraOnHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestGaleraOnHostsKilled: a 3-node Galera cluster on 2 lab hosts (n1 and n3 share host
+// 1, so every node listens on its SQL port + 10000/20000/30000) is deployed until n3's
+// state transfer runs (its rsync daemon, a child of its server, listening on 53307);
+// habench is killed with SIGKILL there, and destroy, from the state file and the hosts'
+// records, leaves every host as it was: servers, SST scripts and rsync daemons gone,
+// ports free, the host directory removed.
+func TestGaleraOnHostsKilled(t *testing.T) {
+	lab := testhost.New(t, 2, testhost.Options{SSH: true, Subnet: 22})
+	state := stateDir(t)
+	hostDir := filepath.Join(t.TempDir(), "hb")
+	before := make([]string, len(lab.Hosts))
+	for i, h := range lab.Hosts {
+		before[i] = hostState(t, h, hostDir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, _, errOut := startHabench(t, ctx, state, "--log-level", "debug", "deploy", "--name", "h2k1", "--kind", "galera", "--nodes", "3", "--flavor", "mariadb",
+		"--hosts", lab.Hosts[0].Name+","+lab.Hosts[1].Name, "--ssh-config", lab.SSHConfig, "--host-dir", hostDir)
+	// n3's joiner rsync daemon: its --config names n3's datadir.
+	n3 := filepath.Join(hostDir, "h2k1", "n3") + "/"
+	sstRunning := func() bool {
+		files, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "rsync") && strings.Contains(string(b), n3) && strings.Contains(string(b), "rsync_sst.conf") {
+				return true
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(100 * time.Second); !sstRunning(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("n3's rsync daemon never ran within 100 s: %s", errOut.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if b, err := os.ReadFile(filepath.Join(n3, "my.cnf")); err != nil || !strings.Contains(string(b), "wsrep_sst_receive_address="+lab.Hosts[0].Addr+":53307\n") {
+		t.Errorf("n3 (second node on host 1): want wsrep_sst_receive_address %s:53307: %v\n%s", lab.Hosts[0].Addr, err, b)
+	}
+	if r := habench(t, state, "destroy", "h2k1"); r.code != 0 {
+		t.Fatalf("destroy after kill -9: exit %d\n%s", r.code, r.stderr)
+	}
+	for i, h := range lab.Hosts {
+		if after := hostState(t, h, hostDir); after != before[i] {
+			t.Errorf("%s after destroy:\n%s\nbefore:\n%s", h.Name, after, before[i])
+		}
+	}
+}
