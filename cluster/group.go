@@ -558,7 +558,7 @@ func (c *Cluster) waitExpelled(ctx context.Context, n *Node, uuid string) {
 	for {
 		listed := false
 		for _, o := range c.groupNodes() {
-			if o == n || !o.Running() {
+			if running, _ := c.NodeRunning(o); o == n || !running {
 				continue
 			}
 			db, err := c.OpenAdmin(o)
@@ -608,7 +608,7 @@ func startGroupReplication(ctx context.Context, db *sql.DB, bootstrap bool) erro
 // the same name).
 func (c *Cluster) anyOtherOnline(ctx context.Context, n *Node) bool {
 	for _, o := range c.groupNodes() {
-		if o == n || !o.Running() {
+		if running, _ := c.NodeRunning(o); o == n || !running {
 			continue
 		}
 		db, err := c.OpenAdmin(o)
@@ -633,7 +633,7 @@ func (c *Cluster) anyOtherOnline(ctx context.Context, n *Node) bool {
 func (c *Cluster) refreshGroupRoles(ctx context.Context) error {
 	var nodes []*Node
 	for _, n := range c.groupNodes() {
-		if n.Running() {
+		if running, _ := c.NodeRunning(n); running {
 			nodes = append(nodes, n)
 		}
 	}

@@ -160,7 +160,7 @@ func (s *Sandbox) planHosts(ctx context.Context, spec topology.Spec) (*Cluster, 
 		Name: spec.Name, ProviderName: topology.ProviderHosts, Spec: spec, Network: topology.ProviderHosts,
 		User: topology.BenchUser, Password: topology.BenchPassword, State: "deploying",
 		Created: time.Now().UTC(), path: filepath.Join(s.clusterDir(spec.Name), "state.json"),
-		Hosts: &HostsState{HostDir: spec.HostDir, AdminUser: HostsAdminUser, AdminPassword: randomPassword(), Servers: map[string]string{}},
+		Hosts: &HostsState{HostDir: hostsRootDir(spec), AdminUser: HostsAdminUser, AdminPassword: randomPassword(), Servers: map[string]string{}},
 	}
 	addrs := make([]string, len(spec.Hosts))
 	bins := make([]*Binaries, len(spec.Hosts))
@@ -190,8 +190,9 @@ func (s *Sandbox) planHosts(ctx context.Context, spec topology.Spec) (*Cluster, 
 	var probes []*hostProbe
 	for i := 1; i <= spec.Nodes; i++ {
 		hi, slot := spec.HostOf(i)
-		dir := path.Join(spec.HostDir, spec.Name, topology.NodeName(i))
-		n := &Node{Name: topology.NodeName(i), ServerID: i, Host: addrs[hi], Port: spec.BasePort + slot, Dir: dir, ServerDir: dir, Socket: dir + "/mysqld.sock"}
+		sdir := path.Join(spec.HostDir, spec.Name, topology.NodeName(i))
+		dir := path.Join(c.Hosts.HostDir, spec.Name, topology.NodeName(i))
+		n := &Node{Name: topology.NodeName(i), ServerID: i, Host: addrs[hi], Port: spec.BasePort + slot, Dir: dir, ServerDir: sdir, Socket: dir + "/mysqld.sock"}
 		c.Nodes = append(c.Nodes, n)
 		c.Hosts.Dests = append(c.Hosts.Dests, spec.Hosts[hi])
 		p, err := probeHost(ctx, c.hostsSSH(n), c.layout(n))
@@ -224,8 +225,8 @@ func refuseTaken(c *Cluster, n *Node, p *hostProbe) error {
 			return &topology.FieldError{Field: "base_port", Value: c.Spec.BasePort, Reason: fmt.Sprintf("port %d that node %s needs is in use on %s", xp, n.Name, dest)}
 		}
 	}
-	if len(n.Socket) > 100 {
-		return &topology.FieldError{Field: "host_dir", Value: c.Spec.HostDir, Reason: fmt.Sprintf("socket path %s is longer than the 100 bytes a unix socket allows", n.Socket)}
+	if sock := n.ServerDir + "/mysqld.sock"; len(sock) > 100 {
+		return &topology.FieldError{Field: "host_dir", Value: c.Spec.HostDir, Reason: fmt.Sprintf("socket path %s is longer than the 100 bytes a unix socket allows", sock)}
 	}
 	return nil
 }
@@ -254,6 +255,15 @@ func resolveHost(ctx context.Context, h *host.SSH, spec topology.Spec) (string, 
 	return r.HostName, b, err
 }
 
+// hostsRootDir is spec's host directory as its hosts see it: under the root filesystem
+// for a rootfs installation (where the chrooted servers see HostDir).
+func hostsRootDir(spec topology.Spec) string {
+	if spec.Installation.Kind == topology.InstallRootfs {
+		return path.Join(spec.Installation.Path, spec.HostDir)
+	}
+	return spec.HostDir
+}
+
 // layout is where node n lives on its host.
 func (c *Cluster) layout(n *Node) hostLayout {
 	return hostLayout{HostDir: c.Hosts.HostDir, Cluster: c.Name, Node: n.Name}
@@ -272,7 +282,7 @@ func (s *Sandbox) prepareHostNode(ctx context.Context, c *Cluster, n *Node, np t
 		c.Hosts.AdminUser, c.Hosts.AdminPassword, c.Hosts.AdminUser, c.Hosts.AdminPassword, c.Hosts.AdminUser)
 	var initArgv []string
 	if !np.EmptyDatadir {
-		initArgv = initDatadirArgv(c.Binaries, n.Dir, asRoot)
+		initArgv = initDatadirArgv(c.Binaries, n.ServerDir, asRoot)
 	}
 	files := map[string][]byte{"init.sql": []byte(init), "my.cnf": []byte(hostOptionFile(c, n, np, asRoot))}
 	if err := prepareHostDir(ctx, c.hostsSSH(n), n.Dir, initArgv, files); err != nil {
@@ -287,7 +297,7 @@ func (s *Sandbox) prepareHostNode(ctx context.Context, c *Cluster, n *Node, np t
 // hostOptionFile is node n's my.cnf on its host: paths under its directory, its port,
 // its address, the init file, habench's server options, then the plan's.
 func hostOptionFile(c *Cluster, n *Node, np topology.NodePlan, asRoot bool) string {
-	d := n.Dir
+	d := n.ServerDir
 	var opts []topology.Option
 	if asRoot {
 		opts = append(opts, topology.Option{Name: "user", Value: "root"})

@@ -61,6 +61,9 @@ func inDirs(dirs []string, name string) []string {
 // or tool. It returns the path of rsync on h ("" for mariabackup SST). Errors are
 // *topology.FieldError naming the host; habench installs nothing there.
 func checkHostGalera(ctx context.Context, h host.Host, b *Binaries, spec topology.Spec) (string, error) {
+	if b.Root != "" {
+		return "", &topology.FieldError{Field: "installation.kind", Value: b.Installation.Kind, Reason: "galera on hosts: the host's system server or a basedir (its SST scripts need /proc, which a chroot lacks)"}
+	}
 	if !b.Caps().Galera {
 		return "", &topology.FieldError{Field: "installation", Value: b.Server, Reason: b.VersionText + " on " + h.Name() + " has no Galera (wsrep) support"}
 	}
@@ -110,9 +113,9 @@ func prepareHostGalera(ctx context.Context, c *Cluster, n *Node, asRoot bool) er
 // arguments: the server with its option file; for Galera under env with the node's PATH
 // (galeraPATH), env exec'ing the server so that the PID is the server's.
 func hostServerArgv(c *Cluster, n *Node, extra []string) []string {
-	argv := append([]string{c.Binaries.Server, "--defaults-file=" + n.Dir + "/my.cnf"}, extra...)
+	argv := c.Binaries.hostArgv(c.Binaries.Server, append([]string{"--defaults-file=" + n.ServerDir + "/my.cnf"}, extra...)...)
 	if c.Spec.Is(topology.Galera) {
-		argv = append([]string{"env", "PATH=" + galeraPATH(c, path.Join(n.Dir, "bin"))}, argv...)
+		argv = append([]string{"env", "PATH=" + galeraPATH(c, path.Join(n.ServerDir, "bin"))}, argv...)
 	}
 	return argv
 }

@@ -404,8 +404,14 @@ func hostBinaries(ctx context.Context, h host.Host, inst topology.Installation, 
 		if f != topology.MariaDB {
 			cands = cands[2:]
 		}
+	case topology.InstallRootfs:
+		b.Root = inst.Path
+		cands = []string{"/usr/sbin/mariadbd", "/usr/sbin/mysqld"}
+		if f != topology.MariaDB {
+			cands = []string{"/usr/sbin/mysqld"}
+		}
 	default:
-		return nil, &topology.FieldError{Field: "installation.kind", Value: inst.Kind, Reason: "on hosts: system or basedir"}
+		return nil, &topology.FieldError{Field: "installation.kind", Value: inst.Kind, Reason: "on hosts: system, basedir or rootfs"}
 	}
 	dir := "/usr"
 	if b.Basedir != "" {
@@ -420,16 +426,29 @@ func hostBinaries(ctx context.Context, h host.Host, inst topology.Installation, 
 		wsrep = append(wsrep, path.Join(b.Basedir, "lib", "libgalera_smm.so"), path.Join(b.Basedir, "lib", "galera", "libgalera_smm.so"))
 	}
 	wsrep = append(wsrep, topology.DefaultWsrepProvider, "/usr/lib/galera-4/libgalera_smm.so", "/usr/lib64/galera-4/libgalera_smm.so", "/usr/lib64/galera/libgalera_smm.so")
-	found, err := firstFilesOn(ctx, h, cands, installDB, wsrep)
+	// Paths as the server sees them, looked for under the root filesystem when there is one.
+	lists := [][]string{cands, installDB, wsrep}
+	for i := range lists {
+		lists[i] = slices.Clone(lists[i])
+		for j := range lists[i] {
+			lists[i][j] = b.HostPath(lists[i][j])
+		}
+	}
+	found, err := firstFilesOn(ctx, h, lists...)
 	if err != nil {
 		return nil, err
+	}
+	for i := range found {
+		if found[i] != "" && b.Root != "" {
+			found[i] = "/" + strings.TrimPrefix(strings.TrimPrefix(found[i], b.Root), "/")
+		}
 	}
 	b.Server, b.WsrepProvider = found[0], found[2]
 	if b.Server == "" {
 		return nil, &topology.FieldError{Field: "installation", Value: string(inst.Kind) + ":" + inst.Path,
-			Reason: fmt.Sprintf("no %s server on %s (looked for %s); habench installs nothing on a host", f, h.Name(), strings.Join(cands, ", "))}
+			Reason: fmt.Sprintf("no %s server on %s (looked for %s); habench installs nothing on a host", f, h.Name(), strings.Join(lists[0], ", "))}
 	}
-	out, err := h.Run(ctx, b.Server, "--version")
+	out, err := h.Run(ctx, b.hostArgv(b.Server, "--version")...)
 	if err != nil {
 		return nil, err
 	}
@@ -449,7 +468,8 @@ func hostBinaries(ctx context.Context, h host.Host, inst topology.Installation, 
 	return b, nil
 }
 
-// initDatadirArgv is the command that initialises dir/data with the host's server
+// initDatadirArgv is the command that initialises dir/data (dir as the server sees it)
+// with the host's server
 // (MariaDB's mariadb-install-db, MySQL's mysqld --initialize-insecure), as root when
 // asRoot (the ssh user is root: the server must be told to stay root).
 func initDatadirArgv(b *Binaries, dir string, asRoot bool) []string {
@@ -464,6 +484,16 @@ func initDatadirArgv(b *Binaries, dir string, asRoot bool) []string {
 	}
 	if asRoot {
 		argv = append(argv, "--user=root")
+	}
+	return b.hostArgv(argv[0], argv[1:]...)
+}
+
+// hostArgv is the command line that runs bin (a path as the server sees it) with args on
+// a host: chrooted into Root for a root filesystem.
+func (b *Binaries) hostArgv(bin string, args ...string) []string {
+	argv := append([]string{bin}, args...)
+	if b.Root != "" {
+		argv = append([]string{"chroot", b.Root}, argv...)
 	}
 	return argv
 }

@@ -24,7 +24,8 @@ func init() { RegisterProvider(hostsProvider{}) }
 
 // HostsState is what the hosts provider keeps in a cluster's state file.
 type HostsState struct {
-	// HostDir is habench's directory on every host (topology.HostsSpec.HostDir).
+	// HostDir is habench's directory on every host as the host sees it
+	// (topology.HostsSpec.HostDir, under the root filesystem for a rootfs installation).
 	HostDir string `json:"host_dir"`
 	// Dests are the ssh destinations of the nodes, in node order.
 	Dests []string `json:"dests"`

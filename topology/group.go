@@ -3,6 +3,7 @@ package topology
 import (
 	"crypto/sha1"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -217,7 +218,24 @@ func groupOptions(spec Spec, caps Capabilities, local, seeds string) []Option {
 	if caps.CachingSHA2 {
 		o = append(o, Option{"loose_group_replication_recovery_get_public_key", "ON"})
 	}
+	if spec.IsHosts() {
+		// The default allowlist (AUTOMATIC) admits private networks only; a user's hosts
+		// may have any address: the members' own, and loopback.
+		o = append(o, Option{"loose_group_replication_ip_allowlist", groupAllowlist(seeds)})
+	}
 	return o
+}
+
+// groupAllowlist is the members' addresses of seeds (host:port,...), then 127.0.0.1/8.
+// Pure.
+func groupAllowlist(seeds string) string {
+	var hosts []string
+	for _, s := range strings.Split(seeds, ",") {
+		if i := strings.LastIndexByte(s, ':'); i > 0 && !slices.Contains(hosts, s[:i]) {
+			hosts = append(hosts, s[:i])
+		}
+	}
+	return strings.Join(append(hosts, "127.0.0.1/8"), ",")
 }
 
 // groupUsersSQL is usersSQL with the privileges a Group Replication recovery user needs:

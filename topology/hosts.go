@@ -35,7 +35,7 @@ type HostsSpec struct {
 }
 
 // HostsKinds are the kinds habench deploys on hosts today.
-var HostsKinds = map[Kind]bool{Single: true, Async: true, SemiSync: true, Galera: true}
+var HostsKinds = map[Kind]bool{Single: true, Async: true, SemiSync: true, Galera: true, Group: true}
 
 // IsHosts reports whether the spec deploys on the user's hosts.
 func (s *Spec) IsHosts() bool { return s.Provider == ProviderHosts }
@@ -104,12 +104,12 @@ func (s *Spec) validateHosts() error {
 			galeraPortOffset, 2*galeraPortOffset, 3*galeraPortOffset, 65536-3*galeraPortOffset-perHost, perHost)}
 	}
 	switch s.Installation.Kind {
-	case InstallSystem, InstallBasedir:
+	case InstallSystem, InstallBasedir, InstallRootfs:
 	default:
-		return &FieldError{"installation.kind", s.Installation.Kind, "on hosts: system (the host's packaged server) or basedir (a directory on every host)"}
+		return &FieldError{"installation.kind", s.Installation.Kind, "on hosts: system (the host's packaged server), basedir (a directory on every host) or rootfs (a root filesystem on every host)"}
 	}
 	if !HostsKinds[s.Kind] {
-		return &FieldError{"kind", s.Kind, "not deployable on hosts yet (single, async, semisync and galera are)"}
+		return &FieldError{"kind", s.Kind, "not deployable on hosts yet (single, async, semisync, galera and group are)"}
 	}
 	return nil
 }

@@ -37,8 +37,8 @@ func TestHostsSpec(t *testing.T) {
 		{func(s *Spec) { s.HostDir = "/var/lib/x;rm" }, "host_dir"},
 		{func(s *Spec) { s.BasePort = 80 }, "base_port"},
 		{func(s *Spec) { s.BasePort = 65535 }, "base_port"},
-		{func(s *Spec) { s.Installation = Installation{Kind: InstallRootfs, Path: "/r"} }, "installation.kind"},
-		{func(s *Spec) { s.Kind = Group; s.Flavor = MySQL }, "kind"},
+		{func(s *Spec) { s.Installation = Installation{Kind: "tarball", Path: "/r"} }, "installation.kind"},
+		{func(s *Spec) { s.Kind = GroupDR; s.Flavor = MySQL }, "kind"},
 		{func(s *Spec) {
 			s.Provider = ""
 			s.Installation = Installation{Kind: InstallRootfs, Path: DefaultRootfs}
