@@ -129,3 +129,40 @@ func TestGaleraHostsPlan(t *testing.T) {
 		t.Errorf("two nodes on a host, base_port 40000: want a FieldError on base_port, got %v", err)
 	}
 }
+
+// TestGroupHostsAllowlist: on hosts a group member admits the members' addresses and
+// loopback (group_replication_ip_allowlist; the default admits private networks only),
+// and a sandbox group sets no allowlist.
+func TestGroupHostsAllowlist(t *testing.T) {
+	s := Spec{Name: "hr1", Kind: Group, Nodes: 4, Flavor: MySQL, Provider: ProviderHosts, Installation: Installation{Kind: InstallRootfs},
+		HostsSpec: HostsSpec{Hosts: []string{"db1", "db2", "db3"}}}
+	s.Defaults()
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	addr := func(node string) (string, int) {
+		var i int
+		fmt.Sscanf(node, "n%d", &i)
+		h, slot := s.HostOf(i)
+		return fmt.Sprintf("198.51.100.%d", h+1), s.BasePort + slot
+	}
+	allowlist := func(s Spec) string {
+		p, err := BuildPlan(s, CapabilitiesFor(MySQL, Version{9, 7, 0}), addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range p.Nodes[3].Options {
+			if o.Name == "loose_group_replication_ip_allowlist" {
+				return o.Value
+			}
+		}
+		return ""
+	}
+	if got, want := allowlist(s), "198.51.100.1,198.51.100.2,198.51.100.3,127.0.0.1/8"; got != want {
+		t.Errorf("hosts: allowlist %q, want %q", got, want)
+	}
+	s.Provider, s.HostsSpec = "", HostsSpec{}
+	if got := allowlist(s); got != "" {
+		t.Errorf("sandbox: allowlist %q, want none", got)
+	}
+}
