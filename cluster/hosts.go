@@ -266,7 +266,11 @@ func hostsRootDir(spec topology.Spec) string {
 
 // layout is where node n lives on its host.
 func (c *Cluster) layout(n *Node) hostLayout {
-	return hostLayout{HostDir: c.Hosts.HostDir, Cluster: c.Name, Node: n.Name}
+	l := hostLayout{HostDir: c.Hosts.HostDir, Cluster: c.Name, Node: n.Name}
+	if c.Binaries != nil {
+		l.Root = c.Binaries.Root
+	}
+	return l
 }
 
 // prepareHostNode initialises node n's datadir on its host (an empty one for a node that

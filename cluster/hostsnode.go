@@ -29,6 +29,17 @@ import (
 // before the directory exists.
 type hostLayout struct {
 	HostDir, Cluster, Node string
+	// Root is the root filesystem the node's server runs chrooted in ("" for none);
+	// HostDir is then under it.
+	Root string
+}
+
+// serverNodeDir is the node directory as a chrooted server sees it ("" without Root).
+func (l hostLayout) serverNodeDir() string {
+	if l.Root == "" {
+		return ""
+	}
+	return "/" + strings.TrimPrefix(strings.TrimPrefix(l.nodeDir(), l.Root), "/")
 }
 
 func (l hostLayout) clusterDir() string { return path.Join(l.HostDir, l.Cluster) }
@@ -268,12 +279,15 @@ func hostSignal(ctx context.Context, h host.Host, pid int, ticks uint64, sig str
 
 // hostProcessesUnder lists the PIDs on h whose command line names a path under dir
 // (dir + "/"): the node's server and its helpers, also those whose PID was never recorded.
-func hostProcessesUnder(ctx context.Context, h host.Host, dir string) ([]int, error) {
+// With root not "", only processes chrooted there (/proc/PID/root), dir as they see it.
+func hostProcessesUnder(ctx context.Context, h host.Host, dir, root string) ([]int, error) {
 	const script = `for p in /proc/[0-9]*; do
   c=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null) || continue
-  case "$c" in *"$1"/*) echo "${p#/proc/}";; esac
+  case "$c" in *"$1"/*) ;; *) continue;; esac
+  if [ -n "$2" ] && [ "$(readlink "$p/root" 2>/dev/null)" != "$2" ]; then continue; fi
+  echo "${p#/proc/}"
 done`
-	out, err := shRun(ctx, h, script, dir)
+	out, err := shRun(ctx, h, script, dir, root)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +301,8 @@ done`
 }
 
 // destroyHostNode removes what node l's record on h lists: it kills the recorded process
-// (checked against its start ticks) and every process under the node directory, removes
+// (checked against its start ticks) and every process under the node directory (as
+// chrooted processes see it too, for a root filesystem), removes
 // the node directory and the record, and returns the parent directories the record says
 // habench created (for removeEmptyDirs once every node is gone). A host without a record
 // for the node has nothing of it: nil, nil (a node directory there is not habench's and
@@ -318,9 +333,16 @@ func destroyHostNode(ctx context.Context, h host.Host, l hostLayout, pid int, ti
 		}
 	}
 	if owned {
-		pids, err := hostProcessesUnder(ctx, h, nd)
+		pids, err := hostProcessesUnder(ctx, h, nd, "")
 		if err != nil {
 			errs = append(errs, err)
+		}
+		if sd := l.serverNodeDir(); sd != "" {
+			more, err := hostProcessesUnder(ctx, h, sd, l.Root)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			pids = append(pids, more...)
 		}
 		for _, p := range pids {
 			if !hostSignal(ctx, h, p, 0, "KILL", 5*time.Second) {

@@ -44,7 +44,7 @@ func TestHostNodePrimitives(t *testing.T) {
 	if err != nil || !hostProcessOurs(ctx, h, pid, ticks) || hostProcessOurs(ctx, h, pid, ticks+1) {
 		t.Fatalf("start: pid %d ticks %d %v", pid, ticks, err)
 	}
-	if pids, err := hostProcessesUnder(ctx, h, l.nodeDir()); err != nil || len(pids) != 1 || pids[0] != pid {
+	if pids, err := hostProcessesUnder(ctx, h, l.nodeDir(), ""); err != nil || len(pids) != 1 || pids[0] != pid {
 		t.Errorf("processes under the node dir: %v %v, want [%d]", pids, err, pid)
 	}
 	if p2, _ := probeHost(ctx, h, l); !p2.NodeDir || !p2.Record {

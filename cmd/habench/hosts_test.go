@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -438,7 +439,7 @@ func TestGroupOnHosts(t *testing.T) {
 	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 23})
 	state := stateDir(t)
 	// The host directory as the chrooted servers see it, under the root filesystem.
-	hostDir := "/tmp/" + filepath.Base(t.TempDir())
+	hostDir := fmt.Sprintf("/tmp/h2gr-%d", os.Getpid())
 	t.Cleanup(func() { os.RemoveAll(root + hostDir) })
 	snapshot := func(h *testhost.Host) string {
 		_, err := os.Stat(root + hostDir)
@@ -480,6 +481,13 @@ func TestGroupOnHosts(t *testing.T) {
 		}
 	}
 	online("after n3 stopped and started")
+	// A chrooted process under n2's directory that no record names (as a server started
+	// just before habench was killed would be): destroy finds it by its root and path.
+	stray := exec.Command("chroot", root, "sh", "-c", "sleep 300", filepath.Join(hostDir, "h2r1", "n2", "stray"))
+	if err := stray.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stray.Process.Kill(); stray.Wait() })
 	if r := habench(t, state, "destroy", "h2r1"); r.code != 0 {
 		t.Fatalf("destroy: exit %d\n%s", r.code, r.stderr)
 	}
