@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
@@ -43,8 +44,8 @@ refused unless --yes-long confirms it (the dry run's first line warns).`,
 				// Every topology habench deploys goes on the hosts, one after the other.
 				for i := range s.Topologies {
 					t := &s.Topologies[i]
-					if t.IsExisting() {
-						continue
+					if p, err := cluster.ProviderOf(*t); err == nil && !p.Deployed() {
+						continue // servers habench does not deploy stay where they are
 					}
 					if err := hostsOpts.applyHosts(cmd, t); err != nil {
 						return err
