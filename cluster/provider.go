@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -265,4 +266,31 @@ func (u unknownProvider) Provide(context.Context, *Sandbox, topology.Spec) (*Clu
 }
 func (unknownProvider) Destroy(_ context.Context, s *Sandbox, c *Cluster) error {
 	return s.forgetState(c)
+}
+
+// startAndRejoin starts node n's server with start (the provider's way of starting a
+// process, given the kind's start arguments: KindOps.StartArgs), then rejoins it to its
+// topology (KindOps.Rejoin, e.g. a group member's START GROUP_REPLICATION), records the
+// new process in the state file and runs KindOps.Rejoined. The first error is returned,
+// joined with a failed state file write.
+func (s *Sandbox) startAndRejoin(ctx context.Context, c *Cluster, n *Node, start func(context.Context, *Cluster, *Node, ...string) error) error {
+	ops := c.ops()
+	var extra []string
+	if ops.StartArgs != nil {
+		var err error
+		if extra, err = ops.StartArgs(c, n); err != nil {
+			return err
+		}
+	}
+	err := start(ctx, c, n, extra...)
+	if err == nil && ops.Rejoin != nil {
+		err = ops.Rejoin(ctx, s, c, n)
+	}
+	if serr := c.save(); serr != nil {
+		err = errors.Join(err, serr)
+	}
+	if err == nil && ops.Rejoined != nil {
+		err = ops.Rejoined(ctx, s, c, n)
+	}
+	return err
 }

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -142,25 +141,7 @@ func (hostsProvider) StartNode(ctx context.Context, s *Sandbox, c *Cluster, n *N
 	if n.IsAux() {
 		return c.Refuse(OpStartNode, "start "+n.Program+" "+n.Name)
 	}
-	ops := c.ops()
-	var extra []string
-	if ops.StartArgs != nil {
-		var err error
-		if extra, err = ops.StartArgs(c, n); err != nil {
-			return err
-		}
-	}
-	err := s.startHostNode(ctx, c, n, extra...)
-	if err == nil && ops.Rejoin != nil {
-		err = ops.Rejoin(ctx, s, c, n)
-	}
-	if serr := c.save(); serr != nil {
-		err = errors.Join(err, serr)
-	}
-	if err == nil && ops.Rejoined != nil {
-		err = ops.Rejoined(ctx, s, c, n)
-	}
-	return err
+	return s.startAndRejoin(ctx, c, n, s.startHostNode)
 }
 
 // ReadOptionFile reads the node's my.cnf on its host.

@@ -96,25 +96,7 @@ func (sandboxProvider) StartNode(ctx context.Context, s *Sandbox, c *Cluster, n 
 		}
 		return err
 	}
-	ops := c.ops()
-	var extra []string
-	if ops.StartArgs != nil {
-		var err error
-		if extra, err = ops.StartArgs(c, n); err != nil {
-			return err
-		}
-	}
-	err := s.startNode(ctx, c, n, extra...)
-	if err == nil && ops.Rejoin != nil {
-		err = ops.Rejoin(ctx, s, c, n)
-	}
-	if serr := c.save(); serr != nil {
-		err = errors.Join(err, serr)
-	}
-	if err == nil && ops.Rejoined != nil {
-		err = ops.Rejoined(ctx, s, c, n)
-	}
-	return err
+	return s.startAndRejoin(ctx, c, n, s.startNode)
 }
 
 func (sandboxProvider) ReadOptionFile(c *Cluster, n *Node) (string, error) {
