@@ -22,9 +22,29 @@ const DoctorPorts = 4
 // checkTimeout bounds each check on a host.
 const checkTimeout = 20 * time.Second
 
-// FixedClusterPorts are the ports the cluster kinds use besides the nodes' own: Galera's
-// group communication (4567), IST (4568) and SST (4444), Group Replication's XCom (33061).
-var FixedClusterPorts = []int{4567, 4568, 4444, 33061}
+// clusterPorts are the ports the cluster kinds use on a host besides node port p's own,
+// from the functions the hosts provider places them with: Group Replication's XCom
+// (topology.GroupPort), Galera's group communication, IST and SST with one node per host
+// (the standard 4567, 4568, 4444) and with several (offsets from the SQL port).
+func clusterPorts(nodePorts []int) []int {
+	one := topology.Spec{Nodes: 1, HostsSpec: topology.HostsSpec{Hosts: []string{"h"}}}
+	several := topology.Spec{Nodes: 2, HostsSpec: topology.HostsSpec{Hosts: []string{"h"}}}
+	var ps []int
+	add := func(p int) {
+		if p > 0 && p <= 65535 && !slices.Contains(ps, p) && !slices.Contains(nodePorts, p) {
+			ps = append(ps, p)
+		}
+	}
+	for _, p := range nodePorts {
+		for _, g := range []topology.GaleraPorts{topology.GaleraHostPorts(one, p), topology.GaleraHostPorts(several, p)} {
+			add(g.Group)
+			add(g.IST)
+			add(g.SST)
+		}
+		add(topology.GroupPort(p))
+	}
+	return ps
+}
 
 // galeraLibs are where distributions install the Galera provider.
 var galeraLibs = []string{"/usr/lib/galera/libgalera_smm.so", "/usr/lib/galera-4/libgalera_smm.so",
@@ -42,7 +62,8 @@ type HostsCheck struct {
 	// is read under it or its nearest existing parent.
 	HostDir string
 	// BasePort is the first node port (default topology.DefaultHostsBasePort); DoctorPorts ports from it
-	// and FixedClusterPorts are checked for listeners and between the hosts.
+	// and the cluster ports derived from them (group communication, IST, SST, XCom: see
+	// clusterPorts) are checked for listeners and between the hosts.
 	BasePort int
 	// ConnectTimeout bounds connecting to each host (default 5 s).
 	ConnectTimeout time.Duration
@@ -88,7 +109,7 @@ func (o HostsCheck) Ports() []int {
 	for i := range DoctorPorts {
 		ps = append(ps, o.BasePort+i)
 	}
-	return append(ps, FixedClusterPorts...)
+	return append(ps, clusterPorts(ps)...)
 }
 
 // CheckHosts checks every host of o for a deployment of habench's (provider hosts): ssh,

@@ -108,8 +108,8 @@ func doctorHosts(cmd *cobra.Command, o *doctorOpts) error {
 			bad = append(bad, r.Dest)
 		}
 	}
-	fmt.Fprintf(w, "checked %d host(s) in %.1fs (state directory %s, ports %d-%d and %s)\n", len(reps), time.Since(start).Seconds(),
-		o.hostDir, o.basePort, o.basePort+cluster.DoctorPorts-1, strings.Trim(fmt.Sprint(cluster.FixedClusterPorts), "[]"))
+	fmt.Fprintf(w, "checked %d host(s) in %.1fs (state directory %s, node ports %d-%d and the %d cluster ports derived from them)\n", len(reps), time.Since(start).Seconds(),
+		o.hostDir, o.basePort, o.basePort+cluster.DoctorPorts-1, len(cluster.HostsCheck{BasePort: o.basePort}.Ports())-cluster.DoctorPorts)
 	if len(bad) > 0 {
 		return fmt.Errorf("%d of %d host(s) cannot be used: %s (see its line above)", len(bad), len(reps), strings.Join(bad, ", "))
 	}

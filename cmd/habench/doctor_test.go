@@ -5,11 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testhost"
+	"github.com/habench/habench/topology"
 )
 
 // doctorLine returns the line of doctor's output for host dest ("" when none).
@@ -48,13 +51,19 @@ func TestDoctorHosts(t *testing.T) {
 		t.Logf("doctor --hosts %s: exit %d\n%s%s", strings.Join(hosts, ","), r.code, r.stdout, r.stderr)
 		return r
 	}
+	// Node ports 23306-23309 and what the kinds derive from them: Galera's standard 4567,
+	// 4568, 4444 and its offsets (SQL port + 10000, 20000, 30000), which include the group's XCom.
+	ports := cluster.HostsCheck{BasePort: topology.DefaultHostsBasePort}.Ports()
+	if len(ports) != 19 || !slices.Contains(ports, 4567) || !slices.Contains(ports, 33306) || !slices.Contains(ports, 53309) {
+		t.Errorf("ports doctor checks: %v", ports)
+	}
 	r := doctor(addrs...)
 	if r.code != 0 {
 		t.Fatalf("doctor on three usable hosts: exit %d", r.code)
 	}
 	for _, a := range addrs {
 		line := doctorLine(r.stdout, a)
-		for _, w := range []string{a + ": ok: ", "ssh ok", "root", "mariadbd 10.", "galera /usr/lib/galera/libgalera_smm.so", "ports free", "GiB free", "reaches the other 2 host(s) on 8 ports"} {
+		for _, w := range []string{a + ": ok: ", "ssh ok", "root", "mariadbd 10.", "galera /usr/lib/galera/libgalera_smm.so", "ports free", "GiB free", fmt.Sprintf("reaches the other 2 host(s) on %d ports", len(ports))} {
 			if !strings.Contains(line, w) {
 				t.Errorf("%s: line %q lacks %q", a, line, w)
 			}
@@ -82,7 +91,11 @@ func TestDoctorHosts(t *testing.T) {
 	if line := doctorLine(r.stdout, h2.Addr); !strings.Contains(line, ": warn: port 4567 (") || !strings.Contains(line, ") in use") {
 		t.Errorf("host 2 with a listener on 4567: %q", line)
 	}
-	want := "to " + h3.Addr + " port 4444,4567,4568,23306,23307,23308,23309,33061: filtered (no answer in 2 s)"
+	var portList []string
+	for _, p := range slices.Sorted(slices.Values(ports)) {
+		portList = append(portList, strconv.Itoa(p))
+	}
+	want := "to " + h3.Addr + " port " + strings.Join(portList, ",") + ": filtered (no answer in 2 s)"
 	if line := doctorLine(r.stdout, addrs[0]); !strings.HasPrefix(line, addrs[0]+": UNUSABLE: "+want) {
 		t.Errorf("host 1's line: %q, want it to start with %q", line, want)
 	}
