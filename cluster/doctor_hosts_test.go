@@ -24,8 +24,8 @@ LISTEN 0      4096            [::]:4567          [::]:*
    0: 00000000:0CEA 00000000:0000 0A 00000000:00000000 00:00000000 00000000   105        0 1 1 0 100 0 0 10 0
    1: 0100007F:11D7 0100007F:0CEA 01 00000000:00000000 00:00000000 00000000   105        0 1 1 0 100 0 0 10 0
 `
-	if got := parseProcNetListen(proc); !reflect.DeepEqual(got, map[int]bool{3306: true}) {
-		t.Errorf("parseProcNetListen: %v, want only 3306 (the other is an established connection)", got)
+	if got := listeningPorts(proc); !reflect.DeepEqual(got, map[int]bool{3306: true}) {
+		t.Errorf("listeningPorts: %v, want only 3306 (the other is an established connection)", got)
 	}
 	for _, c := range [][3]string{
 		{"/usr/sbin/mariadbd", "/usr/sbin/mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)", "mariadbd 10.11.19-MariaDB"},

@@ -53,7 +53,7 @@ func (r *HostReport) listeners(ctx context.Context) (map[int]string, error) {
 		if err != nil && f == "/proc/net/tcp" {
 			return nil, err
 		}
-		for p := range parseProcNetListen(string(b)) {
+		for p := range listeningPorts(string(b)) {
 			m[p] = ""
 		}
 	}
@@ -83,25 +83,6 @@ func parseSSListen(out string) map[int]string {
 		}
 		if m[p] == "" {
 			m[p] = proc
-		}
-	}
-	return m
-}
-
-// parseProcNetListen parses /proc/net/tcp text into the set of ports in state LISTEN (0A). Pure.
-func parseProcNetListen(text string) map[int]bool {
-	m := map[int]bool{}
-	for _, l := range strings.Split(text, "\n") {
-		f := strings.Fields(l)
-		if len(f) < 4 || f[3] != "0A" {
-			continue
-		}
-		_, hexPort, ok := strings.Cut(f[1], ":")
-		if !ok {
-			continue
-		}
-		if p, err := strconv.ParseUint(hexPort, 16, 16); err == nil {
-			m[int(p)] = true
 		}
 	}
 	return m

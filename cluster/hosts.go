@@ -11,7 +11,6 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -298,46 +297,10 @@ func (s *Sandbox) prepareHostNode(ctx context.Context, c *Cluster, n *Node, np t
 	return nil
 }
 
-// hostOptionFile is node n's my.cnf on its host: paths under its directory, its port,
-// its address, the init file, habench's server options, then the plan's.
+// hostOptionFile is node n's my.cnf on its host (nodeOptionFile): bound to its address
+// when that is an IP address, and with the init file that creates habench's admin account.
 func hostOptionFile(c *Cluster, n *Node, np topology.NodePlan, asRoot bool) string {
-	d := n.ServerDir
-	var opts []topology.Option
-	if asRoot {
-		opts = append(opts, topology.Option{Name: "user", Value: "root"})
-	}
-	opts = append(opts, []topology.Option{
-		{Name: "datadir", Value: d + "/data"},
-		{Name: "socket", Value: d + "/mysqld.sock"},
-		{Name: "pid_file", Value: d + "/mysqld.pid"},
-		{Name: "log_error", Value: d + "/error.log"},
-		{Name: "tmpdir", Value: d + "/tmp"},
-		{Name: "port", Value: strconv.Itoa(n.Port)},
-		{Name: "report_host", Value: n.Host},
-		{Name: "report_port", Value: strconv.Itoa(n.Port)},
-		{Name: "init_file", Value: d + "/init.sql"},
-	}...)
-	if net.ParseIP(n.Host) != nil {
-		opts = append(opts, topology.Option{Name: "bind_address", Value: n.Host})
-	}
-	opts = append(opts, SandboxServerOptions...)
-	if c.Binaries.Basedir != "" {
-		opts = append(opts, topology.Option{Name: "basedir", Value: c.Binaries.Basedir})
-	}
-	if c.Binaries.Flavor != topology.MariaDB {
-		opts = append(opts, topology.Option{Name: "secure_file_priv", Value: d + "/tmp"}, topology.Option{Name: "mysqlx", Value: "OFF"})
-	}
-	opts = append(opts, np.Options...)
-	var b strings.Builder
-	b.WriteString("# written by habench for " + c.Name + "/" + n.Name + "\n[mysqld]\n")
-	for _, o := range opts {
-		if o.Value == "" {
-			fmt.Fprintf(&b, "%s\n", o.Name)
-		} else {
-			fmt.Fprintf(&b, "%s=%s\n", o.Name, o.Value)
-		}
-	}
-	return b.String()
+	return nodeOptionFile(c, n, np, asRoot, net.ParseIP(n.Host) != nil, topology.Option{Name: "init_file", Value: n.ServerDir + "/init.sql"})
 }
 
 // startHostNode starts n's server on its host in its own session, records the process

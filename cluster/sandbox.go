@@ -476,10 +476,24 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 	}
 	n.Role = np.Role
 	n.ServerID = np.ServerID
+	if f := c.ops().PrepareNode; f != nil {
+		if err := f(c, n); err != nil {
+			return err
+		}
+	}
+	// As root the servers must be told to stay root; otherwise they run as the caller.
+	cnf := nodeOptionFile(c, n, np, os.Geteuid() == 0, true)
+	return os.WriteFile(filepath.Join(n.Dir, "my.cnf"), []byte(cnf), 0o644)
+}
+
+// nodeOptionFile is node n's option file, wherever it runs: user root when asRoot, its
+// paths under its ServerDir, its port and address (bind_address too when bind), extra,
+// habench's own server options (SandboxServerOptions), the installation's basedir,
+// MySQL's secure_file_priv and mysqlx, then the plan's options (last, so they win).
+func nodeOptionFile(c *Cluster, n *Node, np topology.NodePlan, asRoot, bind bool, extra ...topology.Option) string {
 	d := n.ServerDir
 	var opts []topology.Option
-	if os.Geteuid() == 0 {
-		// As root the servers must be told to stay root; otherwise they run as the caller.
+	if asRoot {
 		opts = append(opts, topology.Option{Name: "user", Value: "root"})
 	}
 	opts = append(opts, []topology.Option{
@@ -489,10 +503,12 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 		{Name: "log_error", Value: d + "/error.log"},
 		{Name: "tmpdir", Value: d + "/tmp"},
 		{Name: "port", Value: strconv.Itoa(n.Port)},
-		{Name: "bind_address", Value: n.Host},
-		{Name: "report_host", Value: n.Host},
-		{Name: "report_port", Value: strconv.Itoa(n.Port)},
 	}...)
+	if bind {
+		opts = append(opts, topology.Option{Name: "bind_address", Value: n.Host})
+	}
+	opts = append(opts, topology.Option{Name: "report_host", Value: n.Host}, topology.Option{Name: "report_port", Value: strconv.Itoa(n.Port)})
+	opts = append(opts, extra...)
 	opts = append(opts, SandboxServerOptions...)
 	if c.Binaries.Basedir != "" {
 		opts = append(opts, topology.Option{Name: "basedir", Value: c.Binaries.Basedir})
@@ -501,11 +517,6 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 		opts = append(opts, topology.Option{Name: "secure_file_priv", Value: d + "/tmp"}, topology.Option{Name: "mysqlx", Value: "OFF"})
 	}
 	opts = append(opts, np.Options...)
-	if f := c.ops().PrepareNode; f != nil {
-		if err := f(c, n); err != nil {
-			return err
-		}
-	}
 	var b strings.Builder
 	b.WriteString("# written by habench for " + c.Name + "/" + n.Name + "\n[mysqld]\n")
 	for _, o := range opts {
@@ -515,7 +526,7 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 			fmt.Fprintf(&b, "%s=%s\n", o.Name, o.Value)
 		}
 	}
-	return os.WriteFile(filepath.Join(n.Dir, "my.cnf"), []byte(b.String()), 0o644)
+	return b.String()
 }
 
 // startNode starts n's server in its own session (it outlives habench), records its PID,
