@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -168,29 +167,9 @@ type clockSession struct {
 
 // startClockSession opens the session on the master connection (Connect first).
 func (s *SSH) startClockSession() (*clockSession, error) {
-	a, err := s.args()
+	cmd, in, out, err := s.startSession(clockSessionCommand)
 	if err != nil {
 		return nil, err
-	}
-	var args []string
-	for _, x := range a {
-		if x != "-n" { // the session reads its stdin
-			args = append(args, x)
-		}
-	}
-	args = append(args, "-o", "ControlMaster=no", s.Dest, "--", clockSessionCommand)
-	cmd := exec.Command("ssh", args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: ssh: %w", s.Name(), err)
 	}
 	return &clockSession{name: s.Name(), cmd: cmd, in: in, out: bufio.NewReader(out)}, nil
 }

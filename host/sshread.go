@@ -50,31 +50,42 @@ func parseReadReply(line []byte) ([]byte, int, error) {
 
 // startReader opens the shell session (the master connection must exist).
 func (s *SSH) startReader() (*fileReader, error) {
-	a, err := s.args()
+	cmd, in, out, err := s.startSession("exec sh")
 	if err != nil {
 		return nil, err
 	}
+	return &fileReader{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10)}, nil
+}
+
+// startSession starts remote command on s's host over the master connection as a
+// long-lived session that reads its stdin (no -n) and is a process group of its own, and
+// returns its stdin and stdout. Errors: the ssh arguments, the pipes, or ssh not starting.
+func (s *SSH) startSession(command string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+	a, err := s.args()
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	var args []string
 	for _, x := range a {
-		if x != "-n" { // this session reads its stdin
+		if x != "-n" { // the session reads its stdin
 			args = append(args, x)
 		}
 	}
-	args = append(args, "-o", "ControlMaster=no", s.Dest, "--", "exec sh")
+	args = append(args, "-o", "ControlMaster=no", s.Dest, "--", command)
 	cmd := exec.Command("ssh", args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: ssh: %w", s.Name(), err)
+		return nil, nil, nil, fmt.Errorf("%s: ssh: %w", s.Name(), err)
 	}
-	return &fileReader{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10)}, nil
+	return cmd, in, out, nil
 }
 
 func (r *fileReader) close() {
