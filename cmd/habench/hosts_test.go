@@ -328,16 +328,7 @@ func TestGaleraOnHosts(t *testing.T) {
 	t.Logf("galera deploy on 3 hosts: %.1fs", time.Since(start).Seconds())
 	synced := func(when string) {
 		t.Helper()
-		st := habench(t, state, "status", "h2g1")
-		for i, h := range lab.Hosts {
-			ok := false
-			for _, l := range strings.Split(st.stdout, "\n") {
-				ok = ok || (strings.HasPrefix(l, fmt.Sprintf("n%d ", i+1)) && strings.Contains(l, "ssh "+h.Name) && strings.Contains(l, "Synced, Primary, cluster size 3"))
-			}
-			if !ok {
-				t.Errorf("%s: n%d on %s not Synced in a Primary component of 3:\n%s", when, i+1, h.Name, st.stdout)
-			}
-		}
+		nodesOnHostsHealthy(t, state, "h2g1", lab.Hosts, "Synced, Primary, cluster size 3", when)
 	}
 	synced("after deploy")
 	want := "wsrep_node_address=" + lab.Hosts[1].Addr + ":4567\n"
@@ -460,16 +451,7 @@ func TestGroupOnHosts(t *testing.T) {
 	t.Logf("group deploy on 3 hosts: %.1fs", time.Since(start).Seconds())
 	online := func(when string) {
 		t.Helper()
-		st := habench(t, state, "status", "h2r1")
-		for i, h := range lab.Hosts {
-			ok := false
-			for _, l := range strings.Split(st.stdout, "\n") {
-				ok = ok || (strings.HasPrefix(l, fmt.Sprintf("n%d ", i+1)) && strings.Contains(l, "ssh "+h.Name) && strings.Contains(l, "ONLINE"))
-			}
-			if !ok {
-				t.Errorf("%s: n%d on %s not ONLINE:\n%s", when, i+1, h.Name, st.stdout)
-			}
-		}
+		nodesOnHostsHealthy(t, state, "h2r1", lab.Hosts, "ONLINE", when)
 	}
 	online("after deploy")
 	if _, err := os.Stat(filepath.Join(root+hostDir, "h2r1", "n2", "data")); err != nil {
@@ -494,6 +476,22 @@ func TestGroupOnHosts(t *testing.T) {
 	for i, h := range lab.Hosts {
 		if after := snapshot(h); after != before[i] {
 			t.Errorf("%s after destroy:\n%s\nbefore:\n%s", h.Name, after, before[i])
+		}
+	}
+}
+
+// nodesOnHostsHealthy checks `habench status name`: node ni runs on hosts[i-1] (its ssh
+// host in the HOST column) with health on its line; when says at which step of the test.
+func nodesOnHostsHealthy(t *testing.T, state, name string, hosts []*testhost.Host, health, when string) {
+	t.Helper()
+	st := habench(t, state, "status", name)
+	for i, h := range hosts {
+		ok := false
+		for _, l := range strings.Split(st.stdout, "\n") {
+			ok = ok || (strings.HasPrefix(l, fmt.Sprintf("n%d ", i+1)) && strings.Contains(l, "ssh "+h.Name) && strings.Contains(l, health))
+		}
+		if !ok {
+			t.Errorf("%s: n%d on %s lacks %q:\n%s", when, i+1, h.Name, health, st.stdout)
 		}
 	}
 }
