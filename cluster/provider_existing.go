@@ -109,7 +109,8 @@ func (p existingProvider) StartNode(ctx context.Context, _ *Sandbox, c *Cluster,
 func (p existingProvider) faultCommand(ctx context.Context, c *Cluster, n *Node, step string) error {
 	h := p.Host(c, n)
 	if h == nil || c.Spec.SSH == nil {
-		return c.Refuse(OpStopNode, step+" node "+n.Name)
+		op := map[string]Op{"stop": OpStopNode, "kill": OpKillNode, "start": OpStartNode}[step]
+		return c.Refuse(op, step+" node "+n.Name)
 	}
 	cmd := c.Spec.SSH.Faults.Command(step)
 	if _, err := h.Run(ctx, "sh", "-c", cmd); err != nil {
