@@ -107,8 +107,7 @@ func (cv *Convergence) ProblemsAfter(k topology.Kind, skipDown map[string]bool, 
 			if r := topology.Role(startRoles[n.Node]); n.Node != cv.Writer && (r == topology.RoleSource || r == topology.RolePrimary) {
 				who = "old " + string(r) + " " + n.Node
 			}
-			verb := map[string]string{"kill": "killed", "stop": "stopped"}[f.Action]
-			ps = append(ps, fmt.Sprintf("%s is down (%s by the run's fault at %.1f s)", who, verb, f.AtS))
+			ps = append(ps, fmt.Sprintf("%s is down (%s by the run's fault at %.1f s)", who, FaultPast(f.Action), f.AtS))
 		case Behind:
 			ps = append(ps, fmt.Sprintf("%s is behind (%s)", who, n.Reason))
 		case Diverged:

@@ -146,18 +146,19 @@ func escalationWarnings(faults []RunFault) []string {
 	return out
 }
 
-// faultedDown returns the nodes that a kill or stop among faults left down (no later
-// start or restart of the same node).
+// faultedDown returns the nodes that a kill or stop among faults left down (an action
+// whose FaultAction.Leaves is NodeDown, with no later NodeUp action on the same node:
+// start, restart).
 func faultedDown(faults []RunFault) map[string]bool {
 	down := map[string]bool{}
 	for _, f := range faults {
 		if f.Error != "" {
 			continue
 		}
-		switch f.Action {
-		case "kill", "stop":
+		switch leaves(f.Action) {
+		case NodeDown:
 			down[f.Node] = true
-		case "start", "restart":
+		case NodeUp:
 			delete(down, f.Node)
 		}
 	}
@@ -173,17 +174,18 @@ func downBy(faults []RunFault, node string) string {
 	return ""
 }
 
-// downFault is the kill or stop among faults that left node down (nil: none did).
+// downFault is the kill or stop (FaultAction.Leaves NodeDown) among faults that left
+// node down (nil: none did).
 func downFault(faults []RunFault, node string) *RunFault {
 	var last *RunFault
 	for i, f := range faults {
 		if f.Error != "" || f.Node != node {
 			continue
 		}
-		switch f.Action {
-		case "kill", "stop":
+		switch leaves(f.Action) {
+		case NodeDown:
 			last = &faults[i]
-		case "start", "restart":
+		case NodeUp:
 			last = nil
 		}
 	}
@@ -463,18 +465,23 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 // readable again and inside its cluster (not outside the Galera Primary component, ONLINE
 // for the group's majority: lagStats), showed a known visibility lag (lag_s, not NaN or
 // negative) at or under 1 s, before
-// the node's next fault (nil: not seen, or not a fault that brings a node back). Start,
-// restart, heal and promote are measured from the end of the action (At + Took: the node
-// is up and rejoined, healed or promoted), so a sample from before a restart's stop does
-// not count; kill and stop only when the node came back without a fault of its own
-// (node_up 0, then a lag sample).
+// the node's next fault (nil: not seen, or not a fault that brings a node back). The
+// action's FaultAction.CaughtUp says how: CaughtUpAfterAction (start, restart, heal,
+// promote) from the end of the action (At + Took: the node is up and rejoined, healed or
+// promoted), so a sample from before a restart's stop does not count; CaughtUpAfterDown
+// (kill, stop) only when the node came back without a fault of its own (node_up 0, then
+// a lag sample).
 func caughtUp(faults []RunFault, i int, samples []sampler.Sample) *float64 {
 	f := faults[i]
 	from, needDown := f.AtS, false
-	switch f.Action {
-	case "start", "restart", "heal", "promote":
+	a := FaultActionOf(f.Action)
+	if a == nil {
+		return nil
+	}
+	switch a.CaughtUp {
+	case CaughtUpAfterAction:
 		from += f.Took
-	case "kill", "stop":
+	case CaughtUpAfterDown:
 		needDown = true
 	default:
 		return nil

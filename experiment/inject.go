@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.yaml.in/yaml/v3"
 	"slices"
 	"strings"
 	"time"
@@ -12,11 +13,6 @@ import (
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/topology"
 )
-
-// FaultActions are the faults habench injects, in help order: kill (SIGKILL of the
-// server), stop (clean shutdown), start, restart, partition and heal (a standing link
-// partition of the node and its removal), promote (a replica becomes the source).
-var FaultActions = []string{"kill", "stop", "start", "restart", "partition", "heal", "promote"}
 
 // Injector injects faults into sandboxes. Links.Args are the link process's arguments
 // without the cluster's name (Inject appends it).
@@ -28,25 +24,36 @@ type Injector struct {
 	CatchUp time.Duration
 }
 
-// Inject runs action on node of c (cluster.WriterAlias resolves to the current writer),
-// appends it to the cluster's faults log (also when it failed) and returns the record
-// with a one-line detail of what happened ("" when there is nothing to add). Kill, stop
-// and start go to c's provider (a sandbox signals and starts the process; an existing
-// cluster runs its ssh: section's commands and waits for the server); a restart is a stop
-// and a start. A stop or restart whose clean shutdown took SIGKILL is no failure (the
-// node went down; a restart starts it again) but a crash: the record's Escalated says so
-// and callers must warn. Errors: *topology.FieldError for bad input (unknown action or
-// node, an action the kind, the network or the provider cannot do), else the action's
-// failure.
+// Inject runs action on node of c without parameters (InjectArgs).
 func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node string) (FaultRecord, string, error) {
-	if !slices.Contains(FaultActions, action) {
-		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "want one of " + strings.Join(FaultActions, ", ")}
+	return in.InjectArgs(ctx, c, action, node, nil)
+}
+
+// InjectArgs runs action (a registered FaultAction) with its parameters args on node of
+// c (cluster.WriterAlias resolves to the current writer; a site of the topology for the
+// actions that take one), appends it to the cluster's faults log (also when it failed)
+// and returns the record with a one-line detail of what happened ("" when there is
+// nothing to add). The provider operations the action needs (FaultAction.Ops) are asked
+// first; kill, stop and start go to c's provider (a sandbox signals and starts the
+// process; an existing cluster runs its ssh: section's commands and waits for the
+// server). A stop or restart whose clean shutdown took SIGKILL is no failure (the node
+// went down; a restart starts it again) but a crash: the record's Escalated says so and
+// callers must warn. Errors: *topology.FieldError for bad input (unknown action, node or
+// parameter, an action the kind, the network or the provider cannot do), else the
+// action's failure.
+func (in *Injector) InjectArgs(ctx context.Context, c *cluster.Cluster, action, node string, args FaultArgs) (FaultRecord, string, error) {
+	a, err := lookupFaultAction("action", action)
+	if err != nil {
+		return FaultRecord{}, "", err
 	}
-	if !c.Deployed() && !slices.Contains(processFaults, action) {
-		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "on an existing cluster habench can kill, stop, start and restart servers (with the ssh: section's commands); partition with netem apply --partition"}
+	if _, err := checkFaultArgs(a, args, func(k string) string { return k }); err != nil {
+		return FaultRecord{}, "", err
+	}
+	if !c.Deployed() && !a.Existing {
+		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "on an existing cluster habench can " + orList(existingActions()) + " servers (with the ssh: section's commands); partition with netem apply --partition"}
 	}
 	if site := c.Spec.Sites.Site(node); site != nil {
-		return in.injectSite(ctx, c, action, site.Name)
+		return in.injectSite(ctx, c, a, site.Name)
 	}
 	n, err := c.CurrentWriter(ctx, node)
 	if m := c.Member(node); m != nil && m.IsAux() {
@@ -55,46 +62,24 @@ func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node
 	if err != nil {
 		return FaultRecord{}, "", err
 	}
-	sb := in.Sandbox
-	at := time.Now()
-	rec := FaultRecord{At: at.UTC(), Action: action, Node: n.Name, PID: n.PID}
-	detail := ""
-	switch action {
-	case "kill":
-		err = in.nodeOp(ctx, c, cluster.OpKillNode, n)
-	case "stop":
-		err = escalated(&rec, in.nodeOp(ctx, c, cluster.OpStopNode, n))
-	case "start":
-		err = in.start(ctx, c, n)
-	case "restart":
-		// A stop that took SIGKILL left the node down all the same: start it again.
-		if err = escalated(&rec, in.nodeOp(ctx, c, cluster.OpStopNode, n)); err == nil {
-			err = in.start(ctx, c, n)
-		}
-	case "partition", "heal":
-		err = in.partition(ctx, c, n.Name, action)
-	case "promote":
-		catchUp := in.CatchUp
-		if catchUp <= 0 {
-			catchUp = 30 * time.Second
-		}
-		var rep *cluster.PromoteReport
-		rep, err = sb.Promote(ctx, c, n.Name, catchUp)
-		if rep != nil {
-			state := "down: what it had not sent is lost"
-			if rep.OldSourceUp {
-				state = "up, caught up first"
-			}
-			detail = fmt.Sprintf("old source %s %s; repointed %s", rep.OldSource, state, strings.Join(rep.Repointed, ","))
-			if len(rep.Down) > 0 {
-				detail += "; down, repointed when started: " + strings.Join(rep.Down, ",")
-			}
+	for _, op := range a.Ops {
+		if err := c.Refuse(op, string(op)+" "+n.Name); err != nil {
+			return FaultRecord{}, "", err
 		}
 	}
+	at := time.Now()
+	rec := FaultRecord{At: at.UTC(), Action: action, Node: n.Name, PID: n.PID}
+	detail, err := a.Inject(ctx, in, c, n, args, &rec)
 	rec.Took = time.Since(at).Seconds()
+	return logFault(c, rec, detail, err)
+}
+
+// logFault appends rec (with err's text) to c's faults log and returns it with detail and
+// err; bad input (*topology.FieldError) is returned without logging: nothing happened.
+func logFault(c *cluster.Cluster, rec FaultRecord, detail string, err error) (FaultRecord, string, error) {
 	var fe *topology.FieldError
 	if err != nil && errors.As(err, &fe) {
-		return rec, "", err // bad input: nothing happened, nothing to log
+		return rec, "", err
 	}
 	if err != nil {
 		rec.Error = err.Error()
@@ -105,10 +90,13 @@ func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node
 	return rec, detail, err
 }
 
-// processFaults are the faults on a node's server process, which every provider that
-// offers cluster.OpKillNode, OpStopNode and OpStartNode injects; the others (partition,
-// heal, promote) habench injects only into clusters it deployed.
-var processFaults = []string{"kill", "stop", "start", "restart"}
+// orList joins names as "a, b and c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
 
 // nodeOp runs op (cluster.OpKillNode, OpStopNode or OpStartNode) on n through c's
 // provider, under ctx: the provider's *cluster.UnsupportedError first when it does not
@@ -149,39 +137,34 @@ func escalated(rec *FaultRecord, err error) error {
 	return err
 }
 
-// injectSite runs partition or heal on a whole site: a standing partition that cuts the
-// site's members off from every other member (links inside the site and among the others
-// untouched), or its removal. Other actions on a site are bad input.
-func (in *Injector) injectSite(ctx context.Context, c *cluster.Cluster, action, site string) (FaultRecord, string, error) {
-	if action != "partition" && action != "heal" {
-		return FaultRecord{}, "", &topology.FieldError{Field: "node", Value: site, Reason: "a site can be partitioned and healed; " + action + " needs a node"}
+// injectSite runs action a on a whole site (a.InjectSite: a partition that cuts the
+// site's members off from every other member, links inside the site and among the others
+// untouched, or its removal). An action without InjectSite on a site is bad input.
+func (in *Injector) injectSite(ctx context.Context, c *cluster.Cluster, a *FaultAction, site string) (FaultRecord, string, error) {
+	if a.InjectSite == nil {
+		return FaultRecord{}, "", &topology.FieldError{Field: "node", Value: site, Reason: "a site can be " + orList(siteActions()) + "; " + a.Name + " needs a node"}
 	}
 	groups, err := c.Spec.Sites.CutOff(site)
 	if err != nil {
 		return FaultRecord{}, "", err
 	}
 	at := time.Now()
-	rec := FaultRecord{At: at.UTC(), Action: action, Node: site}
-	err = in.applyPartition(ctx, c, site, action, netem.Request{Groups: groups})
+	rec := FaultRecord{At: at.UTC(), Action: a.Name, Node: site}
+	err = a.InjectSite(ctx, in, c, site, groups)
 	rec.Took = time.Since(at).Seconds()
-	var fe *topology.FieldError
-	if err != nil && errors.As(err, &fe) {
-		return rec, "", err
-	}
-	if err != nil {
-		rec.Error = err.Error()
-	}
-	if lerr := AppendFault(c, rec); lerr != nil {
-		err = errors.Join(err, lerr)
-	}
 	st := c.Spec.Sites.Site(site)
-	return rec, fmt.Sprintf("site %s: %s", site, strings.Join(st.Nodes, ",")), err
+	return logFault(c, rec, fmt.Sprintf("site %s: %s", site, strings.Join(st.Nodes, ",")), err)
 }
 
-// partition applies (partition) or removes (heal) a standing partition of node. Partition
-// refuses a cluster that has other impairments (heal would remove them too).
-func (in *Injector) partition(ctx context.Context, c *cluster.Cluster, node, action string) error {
-	return in.applyPartition(ctx, c, node, action, netem.Request{Partition: []string{node}})
+// siteActions lists the past participles of the actions that take a site as their node.
+func siteActions() []string {
+	var out []string
+	for _, n := range FaultActionNames() {
+		if a := faultActions[n]; a.InjectSite != nil {
+			out = append(out, a.Past)
+		}
+	}
+	return out
 }
 
 // applyPartition applies req, the standing partition of what (a node or a site), or
@@ -216,11 +199,50 @@ func (in *Injector) applyPartition(ctx context.Context, c *cluster.Cluster, node
 }
 
 // FaultEvent is one fault of a scenario's schedule: at At after the workload starts
-// (warm-up included), Action on Node (a node name or "writer").
+// (warm-up included), Action on Node (a node name, "writer", or a site for the actions
+// that take one) with the action's parameters Args (FaultAction.Params: every other key
+// of the entry, e.g. {at: 3s, action: pause, node: n1, duration: 2s}).
 type FaultEvent struct {
-	At     Duration `yaml:"at" json:"at"`
-	Action string   `yaml:"action" json:"action"`
-	Node   string   `yaml:"node" json:"node"`
+	At     Duration  `yaml:"at" json:"at"`
+	Action string    `yaml:"action" json:"action"`
+	Node   string    `yaml:"node" json:"node"`
+	Args   FaultArgs `yaml:"-" json:"args,omitempty"`
+	// argLines are the lines of Args' keys in the scenario file (for errors).
+	argLines map[string]int
+}
+
+// UnmarshalYAML reads one entry of faults: at, action and node, every other key a
+// parameter of the action (checked with the scenario, naming its line).
+func (e *FaultEvent) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return lineError(n.Line, "faults[]", n.Value, "want a mapping {at: 3s, action: kill, node: n1}")
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		var err error
+		switch k.Value {
+		case "at":
+			if err = v.Decode(&e.At); err != nil {
+				return lineError(v.Line, "at", v.Value, "want a duration like 3s or a number of seconds after the workload starts")
+			}
+		case "action":
+			err = v.Decode(&e.Action)
+		case "node":
+			err = v.Decode(&e.Node)
+		default:
+			if v.Kind != yaml.ScalarNode {
+				return lineError(v.Line, k.Value, v.Value, "want a single value (a parameter of the action)")
+			}
+			if e.Args == nil {
+				e.Args, e.argLines = FaultArgs{}, map[string]int{}
+			}
+			e.Args[k.Value], e.argLines[k.Value] = v.Value, k.Line
+		}
+		if err != nil {
+			return lineError(v.Line, k.Value, v.Value, "want a single word")
+		}
+	}
+	return nil
 }
 
 // validateFaults checks a scenario's fault schedule against its topologies and the
@@ -229,8 +251,15 @@ type FaultEvent struct {
 func validateFaults(faults []FaultEvent, tops []topology.Spec, network string, runFor time.Duration) error {
 	for i, f := range faults {
 		field := func(name string) string { return fmt.Sprintf("faults[%d].%s", i, name) }
-		if !slices.Contains(FaultActions, f.Action) {
-			return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: "want one of " + strings.Join(FaultActions, ", ")}
+		a, err := lookupFaultAction(field("action"), f.Action)
+		if err != nil {
+			return err
+		}
+		if k, err := checkFaultArgs(a, f.Args, field); err != nil {
+			if l := f.argLines[k]; l > 0 {
+				return fmt.Errorf("line %d: %w", l, err)
+			}
+			return err
 		}
 		at := time.Duration(f.At)
 		if at < 0 {
@@ -245,41 +274,47 @@ func validateFaults(faults []FaultEvent, tops []topology.Spec, network string, r
 		if f.Node == "" {
 			return &topology.FieldError{Field: field("node"), Value: "", Reason: "want a node name (n1, n2, ...) or writer"}
 		}
-		if (f.Action == "partition" || f.Action == "heal") && network == cluster.NetLoopback {
-			return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: "partitions need network netns (nodes on loopback share one interface)"}
-		}
 		for _, t := range tops {
-			if !deploys(t) {
-				if t.SSH == nil {
-					return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is an existing cluster without ssh: faults run commands on its hosts", t.Name)}
-				}
-				if !slices.Contains(processFaults, f.Action) {
-					return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is an existing cluster: habench kills, stops, starts and restarts its servers (ssh: faults commands), nothing else", t.Name)}
-				}
-				continue
+			if err := checkFaultOn(a, f, t, network, field); err != nil {
+				return err
 			}
-			if f.Node != cluster.WriterAlias {
-				site := t.Sites.Site(f.Node) != nil
-				if !slices.Contains(t.MemberNames(), f.Node) && !site {
-					have := fmt.Sprintf("n1..n%d", t.Nodes)
-					for _, a := range t.AuxNodes() {
-						have += ", " + a.Name
-					}
-					if len(t.Sites) > 0 {
-						have += "; sites " + strings.Join(t.Sites.Names(), ", ")
-					}
-					return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("topology %s has nodes %s", t.Name, have)}
-				}
-				if site && f.Action != "partition" && f.Action != "heal" {
-					return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("%s is a site of topology %s: a site can be partitioned and healed, %s needs a node", f.Node, t.Name, f.Action)}
-				}
+		}
+	}
+	return nil
+}
+
+// checkFaultOn checks fault f (action a) against topology t of a scenario on network:
+// an existing cluster offers it (ssh: commands), the node or site exists, and the
+// action's own Check.
+func checkFaultOn(a *FaultAction, f FaultEvent, t topology.Spec, network string, field func(string) string) error {
+	if !deploys(t) {
+		if t.SSH == nil {
+			return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is an existing cluster without ssh: faults run commands on its hosts", t.Name)}
+		}
+		if !a.Existing {
+			return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is an existing cluster: habench can %s its servers (ssh: faults commands), nothing else", t.Name, orList(existingActions()))}
+		}
+		return nil
+	}
+	if f.Node != cluster.WriterAlias {
+		site := t.Sites.Site(f.Node) != nil
+		if !slices.Contains(t.MemberNames(), f.Node) && !site {
+			have := fmt.Sprintf("n1..n%d", t.Nodes)
+			for _, x := range t.AuxNodes() {
+				have += ", " + x.Name
 			}
-			if f.Action == "promote" && !topology.KindOf(t.Kind).Promotable {
-				return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is %s: promote is for kinds whose replicas can become the source (%s)", t.Name, t.Kind, strings.Join(promotableKinds(), ", "))}
+			if len(t.Sites) > 0 {
+				have += "; sites " + strings.Join(t.Sites.Names(), ", ")
 			}
-			if (f.Action == "partition" || f.Action == "heal") && t.Nodes < 2 {
-				return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s has one node: nothing to partition it from", t.Name)}
-			}
+			return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("topology %s has nodes %s", t.Name, have)}
+		}
+		if site && a.InjectSite == nil {
+			return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("%s is a site of topology %s: a site can be %s, %s needs a node", f.Node, t.Name, orList(siteActions()), f.Action)}
+		}
+	}
+	if a.Check != nil {
+		if why := a.Check(t, network); why != "" {
+			return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: why}
 		}
 	}
 	return nil
@@ -290,8 +325,8 @@ func validateFaults(faults []FaultEvent, tops []topology.Spec, network string, r
 // the catch-up) before cancelling it.
 var faultGrace = 2 * time.Minute
 
-// injectFunc injects one fault (Injector.Inject on the run's cluster, without its detail).
-type injectFunc func(ctx context.Context, action, node string) (FaultRecord, error)
+// injectFunc injects one fault (Injector.InjectArgs on the run's cluster, without its detail).
+type injectFunc func(ctx context.Context, ev FaultEvent) (FaultRecord, error)
 
 // faultSchedule is what scheduleFaults did: the records of the faults it injected (also
 // failed ones; the run records the faults from the cluster's log and marks these as its
@@ -399,7 +434,7 @@ func injectBounded(ctx context.Context, ended <-chan struct{}, inject injectFunc
 		}
 	}()
 	var r injected
-	r.rec, r.err = inject(ictx, ev.Action, ev.Node)
+	r.rec, r.err = inject(ictx, ev)
 	close(finished)
 	<-gone
 	if !endedAt.IsZero() {

@@ -465,8 +465,8 @@ func (st *runState) background() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			inject := func(ctx context.Context, action, node string) (FaultRecord, error) {
-				rec, _, err := b.Injector.Inject(ctx, b.Cluster, action, node)
+			inject := func(ctx context.Context, ev FaultEvent) (FaultRecord, error) {
+				rec, _, err := b.Injector.InjectArgs(ctx, b.Cluster, ev.Action, ev.Node, ev.Args)
 				return rec, err
 			}
 			s := scheduleFaults(st.ctx, ended, inject, b.Faults, time.Now(), func(w string) {

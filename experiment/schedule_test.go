@@ -10,8 +10,8 @@ import (
 // slowInject is an injectFunc whose action takes d unless its context ends first (then it
 // fails with the context's error, as a start waiting for its node would).
 func slowInject(d time.Duration) injectFunc {
-	return func(ctx context.Context, action, node string) (FaultRecord, error) {
-		rec := FaultRecord{At: time.Now(), Action: action, Node: node}
+	return func(ctx context.Context, ev FaultEvent) (FaultRecord, error) {
+		rec := FaultRecord{At: time.Now(), Action: ev.Action, Node: ev.Node}
 		select {
 		case <-time.After(d):
 			return rec, nil
@@ -87,8 +87,8 @@ func TestScheduleFaultsInterruptedSaysNothing(t *testing.T) {
 }
 
 func TestScheduleFaultsFailureIsAWarning(t *testing.T) {
-	fail := func(ctx context.Context, action, node string) (FaultRecord, error) {
-		return FaultRecord{At: time.Now(), Action: action, Node: node}, context.DeadlineExceeded
+	fail := func(ctx context.Context, ev FaultEvent) (FaultRecord, error) {
+		return FaultRecord{At: time.Now(), Action: ev.Action, Node: ev.Node}, context.DeadlineExceeded
 	}
 	events := []FaultEvent{{At: Duration(0), Action: "promote", Node: "n2"}}
 	s := scheduleFaults(context.Background(), make(chan struct{}), fail, events, time.Now(), func(string) {})

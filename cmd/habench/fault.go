@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -18,32 +17,25 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 	var name string
 	var catchUp, stopGrace time.Duration
 	cmd := &cobra.Command{
-		Use:   "fault ACTION NODE --cluster NAME",
-		Short: "Inject a fault into a running sandbox: kill, stop, start, restart, partition, heal, promote",
+		Use:   "fault ACTION NODE [KEY=VALUE...] --cluster NAME",
+		Short: "Inject a fault into a running sandbox: " + strings.Join(experiment.FaultActionNames(), ", "),
 		Long: "Injects one fault into a sandbox now, while a run may be going on (the run records it).\n" +
 			"NODE is a node name or \"writer\" (whoever takes the writes at this moment: a group's PRIMARY\n" +
-			"as the members say, the source of async/semi-sync).\n\n" +
-			"  kill       SIGKILL of the node's server (a crash)\n" +
-			"  stop       clean shutdown (SIGTERM); a server still up --stop-grace (90 s) later is killed with SIGKILL:\n" +
-			"             that is a crash, and habench says so (a warning, exit status 1, \"escalated\" in the faults log)\n" +
-			"  start      start it again: a group member rejoins its group, a Galera node rejoins (IST or SST),\n" +
-			"             a replica replicates from the current source (also after a promote)\n" +
-			"  restart    stop, then start (also after a stop that took SIGKILL, exit status 1 then)\n" +
-			"  partition  cut the node off from every other node, both directions (a standing link impairment,\n" +
-			"             as netem apply --partition; needs a netns sandbox)\n" +
-			"  heal       remove the partition (as netem clear)\n" +
-			"  promote    make a replica the new source of an async or semi-sync topology and repoint the others\n" +
-			"             with GTID auto-positioning; a running old source is made read-only and the new source\n" +
-			"             first applies everything it had (up to --catch-up-timeout)",
+			"as the members say, the source of async/semi-sync). KEY=VALUE are the action's parameters.\n\n" +
+			experiment.FaultHelp(),
 		Example: `  habench fault kill writer --cluster t1
   habench fault promote n2 --cluster t1
   habench fault start n1 --cluster t1        # n1 comes back as a replica of n2
   habench fault partition n3 --cluster g1 && sleep 10 && habench fault heal n3 --cluster g1`,
-		Args: exactArgs(2, "ACTION", "NODE"),
+		Args: minArgs(2, "ACTION", "NODE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			action, node := args[0], args[1]
-			if !slices.Contains(experiment.FaultActions, action) {
-				return usagef("ACTION %q: want one of %s", action, strings.Join(experiment.FaultActions, ", "))
+			if experiment.FaultActionOf(action) == nil {
+				return usagef("ACTION %q: want one of %s", action, strings.Join(experiment.FaultActionNames(), ", "))
+			}
+			params, err := experiment.ParseFaultArgs(action, args[2:])
+			if err != nil {
+				return usageError{err}
 			}
 			if name == "" {
 				return usagef("fault %s: --cluster NAME is required", action)
@@ -64,7 +56,7 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 			}
 			in.CatchUp = catchUp
 			in.Sandbox.StopGrace = stopGrace
-			rec, detail, err := in.Inject(cmd.Context(), c, action, node)
+			rec, detail, err := in.InjectArgs(cmd.Context(), c, action, node, params)
 			if err != nil {
 				var fe *topology.FieldError
 				if errors.As(err, &fe) {
@@ -75,7 +67,7 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 			if detail != "" {
 				detail = " (" + detail + ")"
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s %s at %s, took %.2fs%s\n", c.Name, pastTense(action), rec.Node,
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s %s at %s, took %.2fs%s\n", c.Name, experiment.FaultPast(action), rec.Node,
 				rec.At.Format("15:04:05.000"), rec.Took, detail)
 			if rec.Escalated != "" {
 				// The node is where the action leaves it (down, or up again after restart), but
@@ -96,21 +88,6 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 	return cmd
 }
 
-func pastTense(action string) string {
-	switch action {
-	case "stop":
-		return "stopped"
-	case "heal":
-		return "healed"
-	case "partition":
-		return "partitioned"
-	}
-	if strings.HasSuffix(action, "e") {
-		return action + "d"
-	}
-	return action + "ed"
-}
-
 // injector is the fault injector of habench's sandboxes, with the link process that
 // netem apply starts for partitions.
 func injector(g *globalOpts) (*experiment.Injector, error) {
@@ -120,4 +97,14 @@ func injector(g *globalOpts) (*experiment.Injector, error) {
 	}
 	return &experiment.Injector{Sandbox: g.sandbox(), Links: experiment.LinkProcess{Exe: exe,
 		Args: []string{"netem", "serve", "--state-dir", g.stateDir, "--log-level", g.logLevel}}}, nil
+}
+
+// minArgs is cobra.MinimumNArgs with a usage error naming the arguments.
+func minArgs(n int, names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usagef("%s: want at least %d argument(s) (%s), got %d: %q", cmd.CommandPath(), n, strings.Join(names, ", "), len(args), args)
+		}
+		return nil
+	}
 }

@@ -1,0 +1,25 @@
+package experiment
+
+import (
+	"context"
+
+	"github.com/habench/habench/cluster"
+)
+
+// kill: SIGKILL of the node's server (a crash), through its provider (a sandbox signals
+// the process, an existing cluster runs its ssh: section's kill command).
+func init() {
+	RegisterFaultAction(FaultAction{
+		Name:     "kill",
+		Order:    10,
+		Help:     "SIGKILL of the node's server (a crash)",
+		Past:     "killed",
+		Ops:      []cluster.Op{cluster.OpKillNode},
+		Existing: true,
+		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, _ *FaultRecord) (string, error) {
+			return "", in.nodeOp(ctx, c, cluster.OpKillNode, n)
+		},
+		CaughtUp: CaughtUpAfterDown,
+		Leaves:   NodeDown,
+	})
+}

@@ -1,0 +1,26 @@
+package experiment
+
+import (
+	"context"
+
+	"github.com/habench/habench/cluster"
+)
+
+// start: start the node's server again; it rejoins its topology (a group member its
+// group, a Galera node by IST or SST, a replica the current source, also after a promote).
+func init() {
+	RegisterFaultAction(FaultAction{
+		Name:  "start",
+		Order: 30,
+		Help: "start it again: a group member rejoins its group, a Galera node rejoins (IST or SST),\n" +
+			"a replica replicates from the current source (also after a promote)",
+		Past:     "started",
+		Ops:      []cluster.Op{cluster.OpStartNode},
+		Existing: true,
+		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, _ *FaultRecord) (string, error) {
+			return "", in.start(ctx, c, n)
+		},
+		CaughtUp: CaughtUpAfterAction,
+		Leaves:   NodeUp,
+	})
+}

@@ -1,0 +1,26 @@
+package experiment
+
+import (
+	"context"
+
+	"github.com/habench/habench/cluster"
+)
+
+// stop: a clean shutdown (SIGTERM, SIGKILL after the stop grace: recorded as Escalated,
+// a crash, not a failure).
+func init() {
+	RegisterFaultAction(FaultAction{
+		Name:  "stop",
+		Order: 20,
+		Help: "clean shutdown (SIGTERM); a server still up --stop-grace (90 s) later is killed with SIGKILL:\n" +
+			"that is a crash, and habench says so (a warning, exit status 1, \"escalated\" in the faults log)",
+		Past:     "stopped",
+		Ops:      []cluster.Op{cluster.OpStopNode},
+		Existing: true,
+		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, rec *FaultRecord) (string, error) {
+			return "", escalated(rec, in.nodeOp(ctx, c, cluster.OpStopNode, n))
+		},
+		CaughtUp: CaughtUpAfterDown,
+		Leaves:   NodeDown,
+	})
+}
