@@ -126,134 +126,17 @@ func (cv *Convergence) ProblemsAfter(k topology.Kind, skipDown map[string]bool, 
 // writes when the run ends (a group's current PRIMARY).
 func checkConvergence(ctx context.Context, c *cluster.Cluster, nodes []sampler.Node, db string, tables int, timeout time.Duration) *Convergence {
 	start := time.Now()
-	writer := c.WriterNow(ctx).Name
-	// A writer known not to run (killed by a fault) is no reference: the first running
-	// writable node (Galera, a group), else the first running node. A provider that does
-	// not run the servers never knows a node is down (cluster.Cluster.NodeDown).
-	if w := c.Node(writer); w != nil && c.NodeDown(w) {
-		writer = ""
-		for _, n := range c.Nodes {
-			if !c.NodeDown(n) && n.Role.Writable() && writer == "" {
-				writer = n.Name
-			}
-		}
-		for _, n := range c.Nodes {
-			if !c.NodeDown(n) && writer == "" {
-				writer = n.Name
-			}
-		}
-		if writer == "" {
-			writer = c.Writer().Name
-		}
-	}
-	cv := &Convergence{Writer: writer}
-	state := map[string]*NodeConvergence{}
-	failingSince := map[string]time.Time{}
-	settling := map[string]bool{}
-	var wdb *sql.DB
+	cr := &convergenceRun{c: c, nodes: nodes, writer: referenceWriter(ctx, c), timeout: timeout,
+		state: map[string]*NodeConvergence{}, failingSince: map[string]time.Time{}, settling: map[string]bool{}}
 	for _, n := range nodes {
-		state[n.Name] = &NodeConvergence{Node: n.Name}
-		if n.Name == writer {
-			wdb = n.DB
-		}
+		cr.state[n.Name] = &NodeConvergence{Node: n.Name}
 	}
-	settled := func(n *NodeConvergence) bool { return n.State != "" }
-	deadline := time.Now().Add(timeout)
-	for {
-		var wpos string
-		for _, n := range nodes {
-			nc := state[n.Name]
-			if settled(nc) {
-				continue
-			}
-			qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			pos, stuck, settle, err := probeNode(qctx, c, n)
-			cancel()
-			if err != nil {
-				if failingSince[n.Name].IsZero() {
-					failingSince[n.Name] = time.Now()
-				} else if time.Since(failingSince[n.Name]) > 3*time.Second {
-					nc.State, nc.Reason = Down, shortErr(err)
-				}
-				continue
-			}
-			delete(failingSince, n.Name)
-			nc.Position = pos
-			settling[n.Name] = settle
-			if stuck != "" && n.Name != writer {
-				nc.State, nc.Reason = Behind, stuck
-			}
-			if n.Name == writer {
-				wpos = pos
-			}
-		}
-		w := state[writer]
-		if w != nil && w.State == Down {
-			// No reference: every node that still answers is compared by checksum only.
-			for _, nc := range state {
-				if !settled(nc) {
-					nc.State, nc.Reason = Behind, "the writer "+writer+" is down: nothing to catch up with"
-				}
-			}
-		}
-		all := true
-		for _, n := range nodes {
-			nc := state[n.Name]
-			if settled(nc) || n.Name == writer {
-				continue
-			}
-			if wpos == "" || nc.Position != wpos || settling[n.Name] {
-				all = false
-			}
-		}
-		if all || time.Now().After(deadline) || ctx.Err() != nil {
-			break
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	w := state[writer]
+	cv := &Convergence{Writer: cr.writer}
+	cr.waitForPositions(ctx)
+	cr.settleLeftBehind()
+	cv.CheckedTables = cr.compareChecksums(ctx, db, tables)
 	for _, n := range nodes {
-		nc := state[n.Name]
-		if settled(nc) {
-			continue
-		}
-		if n.Name != writer && (w == nil || nc.Position != w.Position) {
-			nc.State, nc.Reason = Behind, fmt.Sprintf("at %s, the writer at %s after %v", orNone(nc.Position), orNone(w.Position), timeout.Round(time.Second))
-		} else if settling[n.Name] {
-			nc.State, nc.Reason = Behind, fmt.Sprintf("not ONLINE in its group (RECOVERING or ERROR) after %v", timeout.Round(time.Second))
-		}
-	}
-	// Checksums of every node at the writer's position (and of the writer).
-	if wdb != nil && w != nil && w.State == "" && tables > 0 && ctx.Err() == nil {
-		ref, err := checksums(ctx, wdb, db, tables)
-		if err == nil {
-			cv.CheckedTables = len(ref)
-			for _, n := range nodes {
-				nc := state[n.Name]
-				if settled(nc) || n.Name == writer {
-					continue
-				}
-				got, err := checksums(ctx, n.DB, db, tables)
-				if err != nil {
-					nc.State, nc.Reason = Behind, "CHECKSUM TABLE failed: "+shortErr(err)
-					continue
-				}
-				for _, t := range sortedKeys(ref) {
-					if got[t] != ref[t] {
-						nc.Tables = append(nc.Tables, t)
-					}
-				}
-				if len(nc.Tables) > 0 {
-					nc.State = Diverged
-				}
-			}
-		}
-	}
-	for _, n := range nodes {
-		nc := state[n.Name]
+		nc := cr.state[n.Name]
 		if !settled(nc) {
 			nc.State = Converged
 		}
@@ -261,6 +144,179 @@ func checkConvergence(ctx context.Context, c *cluster.Cluster, nodes []sampler.N
 	}
 	cv.TookS = time.Since(start).Seconds()
 	return cv
+}
+
+// referenceWriter is the node the others are compared with: the writer when the run
+// ends, unless it is known not to run (killed by a fault): then the first running
+// writable node (Galera, a group), else the first running node. A provider that does not
+// run the servers never knows a node is down (cluster.Cluster.NodeDown).
+func referenceWriter(ctx context.Context, c *cluster.Cluster) string {
+	writer := c.WriterNow(ctx).Name
+	if w := c.Node(writer); w == nil || !c.NodeDown(w) {
+		return writer
+	}
+	for _, n := range c.Nodes {
+		if !c.NodeDown(n) && n.Role.Writable() {
+			return n.Name
+		}
+	}
+	for _, n := range c.Nodes {
+		if !c.NodeDown(n) {
+			return n.Name
+		}
+	}
+	return c.Writer().Name
+}
+
+// convergenceRun is one checkConvergence: each node's state so far (State "" while it is
+// not settled), since when a node has failed to answer, and which nodes are settling
+// (RECOVERING or ERROR in their group: waited for).
+type convergenceRun struct {
+	c            *cluster.Cluster
+	nodes        []sampler.Node
+	writer       string
+	timeout      time.Duration
+	state        map[string]*NodeConvergence
+	failingSince map[string]time.Time
+	settling     map[string]bool
+}
+
+// settled: the node's state is decided (Down, Behind, Diverged).
+func settled(n *NodeConvergence) bool { return n.State != "" }
+
+// waitForPositions polls every unsettled node every 200 ms until each has the writer's
+// position and is not settling, the timeout passes or ctx ends. A node failing to answer
+// for 3 s is Down, one that cannot catch up by itself Behind; with the writer Down,
+// every other node is Behind (nothing to catch up with).
+func (cr *convergenceRun) waitForPositions(ctx context.Context) {
+	deadline := time.Now().Add(cr.timeout)
+	for {
+		wpos := cr.probeAll(ctx)
+		if w := cr.state[cr.writer]; w != nil && w.State == Down {
+			// No reference: every node that still answers is compared by checksum only.
+			for _, nc := range cr.state {
+				if !settled(nc) {
+					nc.State, nc.Reason = Behind, "the writer "+cr.writer+" is down: nothing to catch up with"
+				}
+			}
+		}
+		if cr.allAt(wpos) || time.Now().After(deadline) || ctx.Err() != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// probeAll probes every unsettled node once and returns the writer's position ("" when
+// the writer did not answer this round).
+func (cr *convergenceRun) probeAll(ctx context.Context) string {
+	var wpos string
+	for _, n := range cr.nodes {
+		nc := cr.state[n.Name]
+		if settled(nc) {
+			continue
+		}
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		pos, stuck, settle, err := probeNode(qctx, cr.c, n)
+		cancel()
+		if err != nil {
+			if cr.failingSince[n.Name].IsZero() {
+				cr.failingSince[n.Name] = time.Now()
+			} else if time.Since(cr.failingSince[n.Name]) > 3*time.Second {
+				nc.State, nc.Reason = Down, shortErr(err)
+			}
+			continue
+		}
+		delete(cr.failingSince, n.Name)
+		nc.Position = pos
+		cr.settling[n.Name] = settle
+		if stuck != "" && n.Name != cr.writer {
+			nc.State, nc.Reason = Behind, stuck
+		}
+		if n.Name == cr.writer {
+			wpos = pos
+		}
+	}
+	return wpos
+}
+
+// allAt: every unsettled node other than the writer is at wpos and not settling.
+func (cr *convergenceRun) allAt(wpos string) bool {
+	for _, n := range cr.nodes {
+		nc := cr.state[n.Name]
+		if settled(nc) || n.Name == cr.writer {
+			continue
+		}
+		if wpos == "" || nc.Position != wpos || cr.settling[n.Name] {
+			return false
+		}
+	}
+	return true
+}
+
+// settleLeftBehind marks Behind the nodes the wait left short of the writer's position,
+// or still settling, with the timeout in the reason.
+func (cr *convergenceRun) settleLeftBehind() {
+	w := cr.state[cr.writer]
+	for _, n := range cr.nodes {
+		nc := cr.state[n.Name]
+		if settled(nc) {
+			continue
+		}
+		if n.Name != cr.writer && (w == nil || nc.Position != w.Position) {
+			wp := ""
+			if w != nil {
+				wp = w.Position
+			}
+			nc.State, nc.Reason = Behind, fmt.Sprintf("at %s, the writer at %s after %v", orNone(nc.Position), orNone(wp), cr.timeout.Round(time.Second))
+		} else if cr.settling[n.Name] {
+			nc.State, nc.Reason = Behind, fmt.Sprintf("not ONLINE in its group (RECOVERING or ERROR) after %v", cr.timeout.Round(time.Second))
+		}
+	}
+}
+
+// compareChecksums compares CHECKSUM TABLE of sbtest1..tables in db on every unsettled
+// node (at the writer's position) with the writer's, marking Diverged the nodes whose
+// tables differ; it returns how many tables the writer had (0 when the writer's own state
+// is decided, e.g. Down, it has no connection, or its checksum failed).
+func (cr *convergenceRun) compareChecksums(ctx context.Context, db string, tables int) int {
+	var wdb *sql.DB
+	for _, n := range cr.nodes {
+		if n.Name == cr.writer {
+			wdb = n.DB
+		}
+	}
+	w := cr.state[cr.writer]
+	if wdb == nil || w == nil || w.State != "" || tables <= 0 || ctx.Err() != nil {
+		return 0
+	}
+	ref, err := checksums(ctx, wdb, db, tables)
+	if err != nil {
+		return 0
+	}
+	for _, n := range cr.nodes {
+		nc := cr.state[n.Name]
+		if settled(nc) || n.Name == cr.writer {
+			continue
+		}
+		got, err := checksums(ctx, n.DB, db, tables)
+		if err != nil {
+			nc.State, nc.Reason = Behind, "CHECKSUM TABLE failed: "+shortErr(err)
+			continue
+		}
+		for _, t := range sortedKeys(ref) {
+			if got[t] != ref[t] {
+				nc.Tables = append(nc.Tables, t)
+			}
+		}
+		if len(nc.Tables) > 0 {
+			nc.State = Diverged
+		}
+	}
+	return len(ref)
 }
 
 // probeNode reads a node's position and whether it cannot catch up by itself ("" when
