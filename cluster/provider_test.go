@@ -28,6 +28,21 @@ func TestProvidersRegistered(t *testing.T) {
 	}
 }
 
+// TestSignalersOfferSignals: a provider offers OpSignalNode exactly when it implements
+// NodeSignaler (the sandbox and the hosts provider; an existing cluster does not).
+func TestSignalersOfferSignals(t *testing.T) {
+	for _, name := range ProviderNames() {
+		c := &Cluster{Name: "x", ProviderName: name, Network: NetNamespaces}
+		_, signals := c.Provider().(NodeSignaler)
+		if c.Offers(OpSignalNode) != signals {
+			t.Errorf("provider %s: offers %s %v, implements NodeSignaler %v", name, OpSignalNode, c.Offers(OpSignalNode), signals)
+		}
+		if want := name != topology.ProviderExisting; signals != want {
+			t.Errorf("provider %s implements NodeSignaler %v, want %v", name, signals, want)
+		}
+	}
+}
+
 // TestProviderRefusals: what each provider does not offer is one *UnsupportedError, which
 // callers see as bad input (*topology.FieldError on "cluster") naming the cluster, the
 // operation and why; what it offers is nil.
@@ -55,6 +70,9 @@ func TestProviderRefusals(t *testing.T) {
 		{exSSH, OpPromote, true, "servers it does not run"},
 		{exSSH, OpOptionFiles, true, "servers it does not run"},
 		{future, OpStopNode, true, "knows providers"},
+		{ns, OpSignalNode, false, ""},
+		{lo, OpSignalNode, false, ""},
+		{exSSH, OpSignalNode, true, "servers it does not run"},
 	} {
 		err := tc.c.Refuse(tc.op, "")
 		if (err != nil) != tc.refused {
