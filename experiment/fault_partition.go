@@ -18,30 +18,30 @@ func init() {
 		Order: 50,
 		Help: "cut the node off from every other node, both directions (a standing link impairment,\n" +
 			"as netem apply --partition; needs a netns sandbox)",
-		Past:          "partitioned",
-		Ops:           []cluster.Op{cluster.OpLinks},
-		StandingLinks: true,
-		Check:         partitionCheck,
+		Past:      "partitioned",
+		Ops:       []cluster.Op{cluster.OpLinks},
+		LinkEvent: "applied",
+		Check:     partitionCheck,
 		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, _ *FaultRecord) (string, error) {
-			return "", in.applyPartition(ctx, c, n.Name, "partition", netem.Request{Partition: []string{n.Name}})
+			return "", in.applyPartition(ctx, c, n.Name, false, netem.Request{Partition: []string{n.Name}})
 		},
 		InjectSite: func(ctx context.Context, in *Injector, c *cluster.Cluster, site, groups string) error {
-			return in.applyPartition(ctx, c, site, "partition", netem.Request{Groups: groups})
+			return in.applyPartition(ctx, c, site, false, netem.Request{Groups: groups})
 		},
 	})
 	RegisterFaultAction(FaultAction{
-		Name:          "heal",
-		Order:         60,
-		Help:          "remove the partition (as netem clear)",
-		Past:          "healed",
-		Ops:           []cluster.Op{cluster.OpLinks},
-		StandingLinks: true,
-		Check:         partitionCheck,
+		Name:      "heal",
+		Order:     60,
+		Help:      "remove the partition (as netem clear)",
+		Past:      "healed",
+		Ops:       []cluster.Op{cluster.OpLinks},
+		LinkEvent: "cleared",
+		Check:     partitionCheck,
 		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, _ *FaultRecord) (string, error) {
-			return "", in.applyPartition(ctx, c, n.Name, "heal", netem.Request{Partition: []string{n.Name}})
+			return "", in.applyPartition(ctx, c, n.Name, true, netem.Request{Partition: []string{n.Name}})
 		},
 		InjectSite: func(ctx context.Context, in *Injector, c *cluster.Cluster, site, groups string) error {
-			return in.applyPartition(ctx, c, site, "heal", netem.Request{Groups: groups})
+			return in.applyPartition(ctx, c, site, true, netem.Request{Groups: groups})
 		},
 		CaughtUp: CaughtUpAfterAction,
 	})

@@ -36,9 +36,10 @@ type FaultAction struct {
 	// Existing: offered on clusters habench did not deploy (an existing cluster's ssh:
 	// section's commands). Other actions are refused there.
 	Existing bool
-	// StandingLinks: the action applies or removes a standing link impairment (partition,
-	// heal), which a scenario whose runs impair the links cannot have.
-	StandingLinks bool
+	// LinkEvent is the link change the action makes, as the link watcher records it
+	// ("applied" for partition, "cleared" for heal; "" for none): the run does not list
+	// it as another command's, and a scenario whose runs impair the links cannot have it.
+	LinkEvent string
 	// Check says why the action cannot run on topology t with the scenario's network
 	// ("" when it can); called when a scenario is read, after the common checks (the node
 	// exists, an existing cluster offers the action). nil: nothing more to check.

@@ -167,9 +167,9 @@ func siteActions() []string {
 	return out
 }
 
-// applyPartition applies req, the standing partition of what (a node or a site), or
-// removes it (heal); heal refuses impairments other than req.
-func (in *Injector) applyPartition(ctx context.Context, c *cluster.Cluster, node, action string, req netem.Request) error {
+// applyPartition applies req, the standing partition of node (a node or a site), or
+// removes it (heal true); heal refuses impairments other than req.
+func (in *Injector) applyPartition(ctx context.Context, c *cluster.Cluster, node string, heal bool, req netem.Request) error {
 	if c.Links() == cluster.LinksNone {
 		return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("network %s: partitions need a cluster deployed with --network netns (as root)", c.Network)}
 	}
@@ -177,7 +177,7 @@ func (in *Injector) applyPartition(ctx context.Context, c *cluster.Cluster, node
 	if err != nil {
 		return err
 	}
-	if action == "heal" {
+	if heal {
 		if st == nil {
 			return nil
 		}

@@ -133,9 +133,13 @@ func byOthers(changes []LinkChange, faults []RunFault) []LinkChange {
 	return out
 }
 
-// madeBy: link change c is fault f's (a partition applied, a heal cleared, while f ran).
+// madeBy: link change c is fault f's (its FaultAction.LinkEvent, e.g. a partition
+// applied or a heal cleared, while f ran).
 func madeBy(c LinkChange, f RunFault) bool {
-	event := map[string]string{"partition": "applied", "heal": "cleared"}[f.Action]
+	event := ""
+	if a := FaultActionOf(f.Action); a != nil {
+		event = a.LinkEvent
+	}
 	slack := faultLinkSlack.Seconds()
 	return event == c.Event && c.AtS >= f.AtS-slack && c.AtS <= f.AtS+f.Took+slack
 }

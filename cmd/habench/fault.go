@@ -74,7 +74,7 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 				// the clean shutdown asked for was a crash: exit 1, so that a script does not
 				// take it for a clean stop (the faults log and any run on the cluster say so too).
 				state := "it is down"
-				if action == "restart" {
+				if experiment.FaultActionOf(action).Leaves == experiment.NodeUp {
 					state = "it was started again"
 				}
 				return fmt.Errorf("fault %s %s: ⚠ %s; %s", action, rec.Node, rec.Escalated, state)
