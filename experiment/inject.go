@@ -33,8 +33,9 @@ func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node
 // c (cluster.WriterAlias resolves to the current writer; a site of the topology for the
 // actions that take one), appends it to the cluster's faults log (also when it failed)
 // and returns the record with a one-line detail of what happened ("" when there is
-// nothing to add). The provider operations the action needs (FaultAction.Ops) are asked
-// first; kill, stop and start go to c's provider (a sandbox signals and starts the
+// nothing to add). The action's check against the cluster's topology and network
+// (FaultAction.Check, as when a scenario is read) and the provider operations it needs
+// (FaultAction.Ops) come first; kill, stop and start go to c's provider (a sandbox signals and starts the
 // process; an existing cluster runs its ssh: section's commands and waits for the
 // server). A stop or restart whose clean shutdown took SIGKILL is no failure (the node
 // went down; a restart starts it again) but a crash: the record's Escalated says so and
@@ -51,6 +52,11 @@ func (in *Injector) InjectArgs(ctx context.Context, c *cluster.Cluster, action, 
 	}
 	if !c.Deployed() && !a.Existing {
 		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "on an existing cluster habench can " + orList(existingActions()) + " servers (with the ssh: section's commands); partition with netem apply --partition"}
+	}
+	if a.Check != nil && c.Deployed() {
+		if why := a.Check(c.Spec, c.Network); why != "" {
+			return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: why}
+		}
 	}
 	if site := c.Spec.Sites.Site(node); site != nil {
 		return in.injectSite(ctx, c, a, site.Name)
