@@ -28,7 +28,7 @@ type FaultRecord struct {
 	// At is when the fault was injected (UTC); Took how long the action took, in seconds.
 	At   time.Time `json:"at"`
 	Took float64   `json:"took_s"`
-	// Action is kill, stop, start, restart, partition, heal or promote; Node the node it
+	// Action is a registered fault action (FaultActionNames: kill, stop, ...); Node the node it
 	// hit (the writer alias resolved); PID the server's process before the fault.
 	Action string `json:"action"`
 	Node   string `json:"node"`
@@ -565,7 +565,7 @@ const FaultNote = "at = when the fault was injected, in seconds since samples.cs
 	"(0: the workload did not notice; resolution: the report interval); " +
 	"outage of = the node (or writer) whose workers could not commit for 1 s or more (also: other nodes whose workers could not commit for 1 s or more from within 10 s of the fault, e.g. a Galera cluster stalled while it evicted a node; their failed attempts are in the WARNINGs); failed attempts and reconnects = the workload's in the disturbed intervals (by MySQL error code when an outage recorded them), min TPS their lowest; " +
 	"an outage and a disturbed interval count for the first fault they follow only (a promote or heal that ended them shows none of their failed attempts); " +
-	"caught up after = seconds from the fault (start, restart, heal, promote, or a kill whose node came back) until the node, readable again, showed a heartbeat lag at or under 1 s (n/a: not seen before the node's next fault or the end); " +
+	"caught up after = seconds from the fault (start, restart, heal, promote, pause, resume, or a kill whose node came back) until the node, readable again, showed a heartbeat lag at or under 1 s (n/a: not seen before the node's next fault or the end); " +
 	"peak lag = the largest lag of any node from the fault to the end of the run, in seconds (≥ peak (n3 unknown for N s): that node's lag could not be measured for N s, as in the nodes table); " +
 	"new writer after = seconds from the fault until the cluster named another writer (polled every 0.5 s), workers there after = until the workload first committed on it (n/a: never)."
 
