@@ -501,9 +501,10 @@ var (
 	EstimateDestroy = time.Second
 )
 
-// EstimateDeploy is the deploy time of spec: MariaDB 0.5 s + 0.6 s per node (galera
-// 3 s + 3 s per node), MySQL 1 s + 2.5 s per node (group 5 s + 3 s per node); 1 s to load
-// or register an existing cluster.
+// EstimateDeploy is the deploy time of spec: the kind's estimate (galera 3 s + 3 s per
+// node, group 5 s + 3 s per node), else the flavor's (topology.FlavorEstimates: MariaDB
+// 0.5 s + 0.6 s per node, MySQL 1 s + 2.5 s per node); 1 s to load or register an existing
+// cluster.
 func EstimateDeploy(spec topology.Spec) time.Duration {
 	n := time.Duration(spec.Nodes)
 	def := topology.KindOf(spec.Kind)
@@ -513,40 +514,33 @@ func EstimateDeploy(spec topology.Spec) time.Duration {
 	case def.Deploy != nil:
 		base, per := def.Deploy(spec)
 		return base + n*per
-	case spec.Flavor == topology.MariaDB:
-		return 500*time.Millisecond + n*600*time.Millisecond
 	}
-	return time.Second + n*2500*time.Millisecond
+	e := topology.FlavorEstimatesOf(spec.Flavor)
+	return e.DeployBase + n*e.DeployPerNode
 }
 
-// EstimatePrepare is one prepare of o's tables: 1 s + rows at 120k rows/s (MariaDB, one
-// node), 25k rows/s (MariaDB with replicas applying on the same machine), 30k rows/s
-// (MySQL, one node), 12k rows/s (MySQL with replicas).
+// EstimatePrepare is one prepare of o's tables: 1 s + rows at the flavor's rate
+// (topology.FlavorEstimates: MariaDB 120k rows/s on one node, 25k rows/s with replicas
+// applying on the same machine; MySQL 30k and 12k rows/s).
 func EstimatePrepare(spec topology.Spec, o workload.Options) time.Duration {
-	rate := 30000.0
-	switch {
-	case spec.Flavor == topology.MariaDB && spec.Nodes == 1:
-		rate = 120000
-	case spec.Flavor == topology.MariaDB:
-		rate = 25000
-	case spec.Nodes > 1:
-		rate = 12000
+	e := topology.FlavorEstimatesOf(spec.Flavor)
+	rate := e.PrepareRows
+	if spec.Nodes > 1 {
+		rate = e.PrepareRowsReplicated
 	}
 	return time.Second + time.Duration(float64(o.Tables)*float64(o.TableSize)/rate*float64(time.Second))
 }
 
-// EstimateRestart is a restart of every node: 1.5 s per node on MariaDB, 3 s per node on
-// MySQL (clean shutdown, start, replicas reconnected); 3 s per Galera node (IST), 9 s per
-// group member (measured on MySQL 9.7: a clean shutdown takes 6 s, of which 3 s leaving
-// the group, then 2-3 s to start and rejoin).
+// EstimateRestart is a restart of every node: the kind's per-node time (3 s per Galera
+// node, IST; 9 s per group member, measured on MySQL 9.7: a clean shutdown takes 6 s, of
+// which 3 s leaving the group, then 2-3 s to start and rejoin), else the flavor's
+// (1.5 s per node on MariaDB, 3 s per node on MySQL: clean shutdown, start, replicas
+// reconnected).
 func EstimateRestart(spec topology.Spec) time.Duration {
 	if d := topology.KindOf(spec.Kind).RestartPerNode; d > 0 {
 		return time.Duration(spec.Nodes) * d
 	}
-	if spec.Flavor == topology.MariaDB {
-		return time.Duration(spec.Nodes) * 1500 * time.Millisecond
-	}
-	return time.Duration(spec.Nodes) * 3 * time.Second
+	return time.Duration(spec.Nodes) * topology.FlavorEstimatesOf(spec.Flavor).RestartPerNode
 }
 
 // EstimateCell is a cell's wall time: warmup + time + EstimatePerCell, plus EstimateLinks

@@ -708,14 +708,8 @@ func flavorNote(pts []point) string {
 		base.Topology, flavorName(base.Flavor, base.Version), strings.Join(other, ", "))
 }
 
-// flavorName is "MySQL 9.7.4", "MariaDB 10.11.19".
-func flavorName(flavor, version string) string {
-	f := map[string]string{"mysql": "MySQL", "mariadb": "MariaDB", "percona": "Percona Server"}[flavor]
-	if f == "" {
-		f = flavor
-	}
-	return strings.TrimSpace(f + " " + version)
-}
+// flavorName is "MySQL 9.7.4", "MariaDB 10.11.19" (topology.FlavorTitle).
+func flavorName(flavor, version string) string { return topology.FlavorTitle(flavor, version) }
 
 // hostCPU is the busiest host's CPU of the point's busiest run ("n/a" without host samples).
 func (pt point) hostCPU() string {

@@ -15,7 +15,7 @@ func init() {
 		Summary: "MariaDB Galera Cluster, every node writable",
 		Defaults: func(s *Spec) {
 			if s.Galera.SST == "" {
-				s.Galera.SST = SSTRsync
+				s.Galera.SST = FlavorOf(s.Flavor).DefaultSST()
 			}
 		},
 		Validate: func(s *Spec) error {
@@ -272,7 +272,7 @@ func planGalera(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 	}
 	sst := spec.Galera.SST
 	if sst == "" {
-		sst = SSTRsync
+		sst = FlavorOf(caps.Flavor).DefaultSST()
 	}
 	for i := 1; i <= spec.Nodes; i++ {
 		a := na[i-1]
@@ -315,10 +315,13 @@ func planGalera(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 			Option{"wsrep_sst_receive_address", hostPort(a.host, a.ports.SST)},
 			Option{"wsrep_provider_options", FormatProviderOptions(popts)},
 		)
-		if sst == SSTMariabackup {
-			// The donor's mariabackup connects to its own server over the socket as root
+		if m, ok := sstMethodAny(caps.Flavor, sst); ok && m.NeedsAuth(caps.Version) {
+			// The donor's backup tool connects to its own server over the socket as root
 			// (no password in a sandbox).
 			o = append(o, Option{"wsrep_sst_auth", "root:"})
+		}
+		if g := FlavorOf(caps.Flavor).Galera; g != nil && g.NodeOptions != nil {
+			o = append(o, g.NodeOptions(spec, caps, i)...)
 		}
 		for _, uo := range userOptions(spec) {
 			switch name := normOption(uo.Name); {
