@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,7 +39,7 @@ func checkGaleraInstallation(bins *Binaries, spec topology.Spec) error {
 	if bins.findTool(script) == "" {
 		return &topology.FieldError{Field: "galera.sst", Value: m.Name, Reason: fmt.Sprintf("no %s script in the installation (%s)", script, where)}
 	}
-	if m.Tool != "" && bins.findTool(m.Tool) == "" {
+	if c := m.ToolCandidates(); len(c) > 0 && !slices.ContainsFunc(c, func(t string) bool { return bins.findTool(t) != "" }) {
 		return &topology.FieldError{Field: "galera.sst", Value: m.Name, Reason: fmt.Sprintf("no %s in the installation (%s): apt-get install %s", m.Tool, where, m.Package)}
 	}
 	if m.Stream && bins.findTool("socat") == "" && bins.findTool("nc") == "" {

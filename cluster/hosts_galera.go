@@ -76,9 +76,9 @@ func checkHostGalera(ctx context.Context, h host.Host, b *Binaries, spec topolog
 	}
 	sst := m.Name
 	dirs := galeraToolDirs(b)
-	tools := inDirs(dirs, m.Tool)
-	if m.Tool == "" {
-		tools = nil
+	var tools []string
+	for _, t := range m.ToolCandidates() {
+		tools = append(tools, inDirs(dirs, t)...)
 	}
 	found, err := firstFilesOn(ctx, h, inDirs(dirs, "wsrep_sst_"+sst), tools, append(inDirs(dirs, "socat"), inDirs(dirs, "nc")...))
 	if err != nil {
@@ -87,7 +87,7 @@ func checkHostGalera(ctx context.Context, h host.Host, b *Binaries, spec topolog
 	switch {
 	case found[0] == "":
 		return "", &topology.FieldError{Field: "galera.sst", Value: sst, Reason: fmt.Sprintf("no wsrep_sst_%s script on %s", sst, h.Name())}
-	case m.Tool != "" && found[1] == "":
+	case len(tools) > 0 && found[1] == "":
 		return "", &topology.FieldError{Field: "galera.sst", Value: sst, Reason: fmt.Sprintf("no %s on %s; habench installs nothing on a host", m.Tool, h.Name())}
 	case m.Stream && found[2] == "":
 		return "", &topology.FieldError{Field: "galera.sst", Value: sst, Reason: sst + " SST streams with socat (or nc): neither is on " + h.Name()}

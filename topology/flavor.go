@@ -140,6 +140,10 @@ type SSTMethod struct {
 	// Tool is the program the script runs ("rsync", "mariabackup", "xtrabackup"; "" for
 	// none), Package the package that has it.
 	Tool, Package string
+	// ToolPaths are where the tool may be, relative to the installation's bin directories
+	// (BASEDIR/bin, /usr/bin, ...), any one will do (empty: Tool itself); e.g. PXC 8.0's
+	// own xtrabackup under bin/pxc_extra/pxb-8.0/bin.
+	ToolPaths []string
 	// Stream: the script streams with socat (or nc), which must be installed.
 	Stream bool
 	// Auth: the donor's script logs into its server with wsrep_sst_auth (root over the
@@ -158,6 +162,17 @@ func (m SSTMethod) Available(v Version) bool {
 		return true
 	}
 	return (m.From.IsZero() || v.AtLeast(m.From)) && (m.Until.IsZero() || !v.AtLeast(m.Until))
+}
+
+// ToolCandidates are the paths ToolPaths names, or Tool; nil when the method runs no tool.
+func (m SSTMethod) ToolCandidates() []string {
+	if len(m.ToolPaths) > 0 {
+		return m.ToolPaths
+	}
+	if m.Tool == "" {
+		return nil
+	}
+	return []string{m.Tool}
 }
 
 // NeedsAuth reports whether the method's script needs wsrep_sst_auth at version v.
