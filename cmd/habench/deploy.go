@@ -232,7 +232,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&o.name, "name", "", "cluster name: 1-10 lower-case letters and digits")
 	f.StringVar(&o.kind, "kind", "async", "topology kind: "+kindsHelp())
 	f.IntVar(&o.nodes, "nodes", 0, "number of SQL nodes (default: the kind's, 1 for single, 3 for most)")
-	f.StringVar(&o.flavor, "flavor", "mariadb", "mariadb or mysql")
+	f.StringVar(&o.flavor, "flavor", "mariadb", topology.FlavorList())
 	f.StringVar(&o.install, "installation", "", "system, rootfs[:PATH] or basedir:PATH (default: system for mariadb, rootfs:"+cluster.DefaultRootfs+" for mysql; rootfs without a path for mariadb: "+cluster.DefaultMariaDBRootfs+")")
 	f.StringVar(&o.network, "network", "auto", "auto (netns when root), netns or loopback")
 	f.IntVar(&o.basePort, "base-port", 23306, "loopback network: first node's port")
