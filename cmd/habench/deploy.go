@@ -242,7 +242,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	f.IntVar(&o.ssReplicas, "semisync-wait-for-replicas", 1, "semisync: acknowledgements each commit waits for (MySQL only)")
 	f.StringVar(&o.groupMode, "group-mode", topology.GroupSinglePrimary, "group: single-primary or multi-primary")
 	addHostsFlags(f, o)
-	f.StringVar(&o.galeraSST, "galera-sst", "rsync", "galera: state snapshot transfer method for joiners, rsync or mariabackup")
+	f.StringVar(&o.galeraSST, "galera-sst", "rsync", "galera: state snapshot transfer method for joiners (default the flavor's): mariadb rsync or mariabackup, pxc xtrabackup-v2, clone (8.0.41+) or rsync (5.7)")
 	return cmd
 }
 
