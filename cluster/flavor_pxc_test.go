@@ -66,10 +66,14 @@ func TestPXCGaleraInstallationCheck(t *testing.T) {
 	if err := checkGaleraInstallation(bins, spec); err != nil {
 		t.Errorf("clone on PXC 8.0.41: %v", err)
 	}
-	if got := installedFlavor("/opt/pxc/bin/mysqld  Ver 8.0.36-28.1 for Linux on x86_64 (Percona XtraDB Cluster (GPL), Release rel28, Revision bfb687f, WSREP version 26.1.4.3)"); !got.Is(topology.PXC) {
+	if got := installedFlavor("/opt/pxc/bin/mysqld  Ver 8.0.36-28.1 for Linux on x86_64 (Percona XtraDB Cluster (GPL), Release rel28, Revision bfb687f, WSREP version 26.1.4.3)", "/opt/pxc/bin/mysqld"); !got.Is(topology.PXC) {
 		t.Errorf("PXC mysqld --version recognised as %s", got)
 	}
-	if got := installedFlavor("/usr/sbin/mysqld  Ver 9.7.4 for Linux on x86_64 (MySQL Community Server - GPL)"); got.Is(topology.PXC) {
+	if got := installedFlavor("/usr/sbin/mysqld  Ver 9.7.4 for Linux on x86_64 (MySQL Community Server - GPL)", "/usr/sbin/mysqld"); got.Is(topology.PXC) {
 		t.Error("a MySQL binary accepted as PXC")
+	}
+	// The binary's path is not evidence: a MySQL in a basedir named after MariaDB is a MySQL.
+	if got := installedFlavor("/opt/mariadb-vs/bin/mysqld  Ver 9.7.4 for Linux on x86_64 (MySQL Community Server - GPL)", "/opt/mariadb-vs/bin/mysqld"); got != topology.MySQL {
+		t.Errorf("MySQL in a mariadb-named basedir recognised as %s", got)
 	}
 }

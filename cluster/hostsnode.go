@@ -469,7 +469,7 @@ func hostBinaries(ctx context.Context, h host.Host, inst topology.Installation, 
 	if b.Version, err = topology.ParseVersion(strings.TrimPrefix(b.VersionText, b.Server)); err != nil {
 		return nil, fmt.Errorf("%s: %s --version: %w", h.Name(), b.Server, err)
 	}
-	if !installedFlavor(b.VersionText).Is(f) {
+	if !installedFlavor(b.VersionText, b.Server).Is(f) {
 		return nil, &topology.FieldError{Field: "flavor", Value: f, Reason: fmt.Sprintf("%s on %s is %q", b.Server, h.Name(), b.VersionText)}
 	}
 	if fd.Install.InstallDB {

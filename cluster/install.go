@@ -122,7 +122,7 @@ func ResolveInstallation(ctx context.Context, inst topology.Installation, f topo
 	if b.Version, err = topology.ParseVersion(strings.TrimPrefix(b.VersionText, b.Server)); err != nil {
 		return nil, fmt.Errorf("%s --version: %w", b.Server, err)
 	}
-	if !installedFlavor(b.VersionText).Is(f) {
+	if !installedFlavor(b.VersionText, b.Server).Is(f) {
 		return nil, &topology.FieldError{Field: "flavor", Value: f, Reason: fmt.Sprintf("the installation holds %q", b.VersionText)}
 	}
 	if fd.Install.InstallDB {
@@ -154,11 +154,12 @@ func serverPaths(d *topology.FlavorDef, dirs ...string) []string {
 	return out
 }
 
-// installedFlavor is the flavor `mysqld --version` output names (topology.RecognizeFlavor;
-// an installation of flavor f holds a server whose flavor Is f: a Percona Server binary
-// serves flavor mysql, a MySQL binary does not serve flavor mariadb).
-func installedFlavor(versionText string) topology.Flavor {
-	return topology.RecognizeFlavor(topology.FlavorEvidence{Version: versionText})
+// installedFlavor is the flavor that server's `mysqld --version` output names, without the
+// binary's path it starts with (a basedir named mariadb-... holding a MySQL is a MySQL;
+// topology.RecognizeFlavor). An installation of flavor f holds a server whose flavor Is f:
+// a Percona Server binary serves flavor mysql, a MySQL binary does not serve mariadb.
+func installedFlavor(versionText, server string) topology.Flavor {
+	return topology.RecognizeFlavor(topology.FlavorEvidence{Version: strings.TrimPrefix(versionText, server)})
 }
 
 // findWsrepProvider looks for libgalera_smm.so where Debian's galera-4 (/usr/lib/galera),
