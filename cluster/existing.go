@@ -164,19 +164,11 @@ type NodeFacts struct {
 	GaleraUUID        string // wsrep_cluster_state_uuid
 }
 
-// FlavorOf infers the flavor from VERSION() and @@version_comment: MariaDB when the
-// version says so, Percona XtraDB Cluster / Percona Server by comment, else MySQL.
+// FlavorOf infers the flavor from VERSION() and @@version_comment alone
+// (topology.RecognizeFlavor without variables): MariaDB when the version says so, Percona
+// XtraDB Cluster / Percona Server by comment, else MySQL.
 func FlavorOf(version, comment string) topology.Flavor {
-	c := strings.ToLower(comment)
-	switch {
-	case strings.Contains(strings.ToLower(version), "mariadb") || strings.Contains(c, "mariadb"):
-		return topology.MariaDB
-	case strings.Contains(c, "xtradb cluster"):
-		return topology.PXC
-	case strings.Contains(c, "percona"):
-		return topology.Percona
-	}
-	return topology.MySQL
+	return topology.RecognizeFlavor(topology.FlavorEvidence{Version: version, Comment: comment})
 }
 
 // Discover reads node facts from db: version and flavor, server id, read_only, its
@@ -194,17 +186,18 @@ func Discover(ctx context.Context, db *sql.DB) (*NodeFacts, error) {
 	}
 	f.ReadOnly = ro.String == "1" || strings.EqualFold(ro.String, "ON")
 	f.Identity = fmt.Sprintf("%s:%d:%s", host, port, datadir)
-	f.Flavor = FlavorOf(f.Version, f.VersionComment)
 	v, err := topology.ParseVersion(f.Version)
 	if err != nil {
 		return nil, err
 	}
 	f.Ver = v
-	caps := topology.CapabilitiesFor(f.Flavor, v)
-	vars, err := showMap(ctx, db, "SHOW GLOBAL VARIABLES WHERE Variable_name LIKE 'rpl\\_semi\\_sync\\_%' OR Variable_name IN ('wsrep_on', 'group_replication_single_primary_mode', 'group_replication_group_name')")
+	names := append([]string{"wsrep_on", "group_replication_single_primary_mode", "group_replication_group_name"}, topology.EvidenceVars()...)
+	vars, err := showMap(ctx, db, "SHOW GLOBAL VARIABLES WHERE Variable_name LIKE 'rpl\\_semi\\_sync\\_%' OR Variable_name IN ('"+strings.Join(names, "', '")+"')")
 	if err != nil {
 		return nil, err
 	}
+	f.Flavor = topology.RecognizeFlavor(topology.FlavorEvidence{Version: f.Version, Comment: f.VersionComment, Vars: vars})
+	caps := topology.CapabilitiesFor(f.Flavor, v)
 	sv := caps.SemiSyncNames()
 	f.SemiSyncSource = strings.EqualFold(vars[sv.SourceEnabled], "ON")
 	f.SemiSyncReplica = strings.EqualFold(vars[sv.ReplicaEnabled], "ON")
@@ -229,7 +222,7 @@ func Discover(ctx context.Context, db *sql.DB) (*NodeFacts, error) {
 		f.GaleraState, f.GaleraStatus, f.GaleraUUID = st["wsrep_local_state_comment"], st["wsrep_cluster_status"], st["wsrep_cluster_state_uuid"]
 		f.Galera = f.GaleraClusterSize > 0
 	}
-	if f.Flavor != topology.MariaDB && caps.GroupReplication {
+	if caps.GroupReplication {
 		// The table exists without the plugin (empty); a member has its own row.
 		err := db.QueryRowContext(ctx, "SELECT MEMBER_STATE, MEMBER_ROLE FROM performance_schema.replication_group_members WHERE MEMBER_ID = @@server_uuid").Scan(&f.GRState, &f.GRRole)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,19 +31,35 @@ func checkGaleraInstallation(bins *Binaries, spec topology.Spec) error {
 	if bins.WsrepProvider == "" {
 		return &topology.FieldError{Field: "installation", Value: where, Reason: "no Galera provider libgalera_smm.so (apt-get install galera-4)"}
 	}
-	script := "wsrep_sst_" + spec.Galera.SST
-	tool := map[string]string{topology.SSTRsync: "rsync", topology.SSTMariabackup: "mariabackup"}[spec.Galera.SST]
-	pkg := map[string]string{topology.SSTRsync: "rsync", topology.SSTMariabackup: "mariadb-backup"}[spec.Galera.SST]
+	m, err := sstMethodFor(bins, spec.Galera.SST)
+	if err != nil {
+		return err
+	}
+	script := "wsrep_sst_" + m.Name
 	if bins.findTool(script) == "" {
-		return &topology.FieldError{Field: "galera.sst", Value: spec.Galera.SST, Reason: fmt.Sprintf("no %s script in the installation (%s)", script, where)}
+		return &topology.FieldError{Field: "galera.sst", Value: m.Name, Reason: fmt.Sprintf("no %s script in the installation (%s)", script, where)}
 	}
-	if bins.findTool(tool) == "" {
-		return &topology.FieldError{Field: "galera.sst", Value: spec.Galera.SST, Reason: fmt.Sprintf("no %s in the installation (%s): apt-get install %s", tool, where, pkg)}
+	if c := m.ToolCandidates(); len(c) > 0 && !slices.ContainsFunc(c, func(t string) bool { return bins.findTool(t) != "" }) {
+		return &topology.FieldError{Field: "galera.sst", Value: m.Name, Reason: fmt.Sprintf("no %s in the installation (%s): apt-get install %s", m.Tool, where, m.Package)}
 	}
-	if spec.Galera.SST == topology.SSTMariabackup && bins.findTool("socat") == "" && bins.findTool("nc") == "" {
-		return &topology.FieldError{Field: "galera.sst", Value: spec.Galera.SST, Reason: fmt.Sprintf("mariabackup SST streams with socat (or nc): neither is in the installation (%s): apt-get install socat", where)}
+	if m.Stream && bins.findTool("socat") == "" && bins.findTool("nc") == "" {
+		return &topology.FieldError{Field: "galera.sst", Value: m.Name, Reason: fmt.Sprintf("%s SST streams with socat (or nc): neither is in the installation (%s): apt-get install socat", m.Name, where)}
 	}
 	return nil
+}
+
+// sstMethodFor is state transfer method name of the installation's flavor (FlavorDef.Galera),
+// or a *topology.FieldError on galera.sst when the flavor or its version has no such method.
+func sstMethodFor(bins *Binaries, name string) (topology.SSTMethod, error) {
+	fd := topology.FlavorOf(bins.Flavor)
+	m, ok := fd.SSTMethod(name)
+	if !ok {
+		return m, &topology.FieldError{Field: "galera.sst", Value: name, Reason: fmt.Sprintf("%s has no such state transfer (want %s)", fd.Title, fd.SSTNames())}
+	}
+	if !m.Available(bins.Version) {
+		return m, &topology.FieldError{Field: "galera.sst", Value: name, Reason: fmt.Sprintf("%s %s has no %s state transfer", fd.Title, bins.Version, name)}
+	}
+	return m, nil
 }
 
 // findTool returns the path (as the server sees it) of program name in the installation's

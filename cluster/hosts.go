@@ -278,7 +278,7 @@ func (c *Cluster) layout(n *Node) hostLayout {
 func (s *Sandbox) prepareHostNode(ctx context.Context, c *Cluster, n *Node, np topology.NodePlan, asRoot bool) error {
 	n.Role, n.ServerID = np.Role, np.ServerID
 	init := "SET SESSION sql_log_bin=0;\n"
-	if c.Binaries.Flavor == topology.MariaDB {
+	if topology.FlavorOf(c.Binaries.Flavor).Install.InitWsrepOff {
 		init += "SET SESSION wsrep_on=OFF;\n"
 	}
 	init += fmt.Sprintf("CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s';\nALTER USER '%s'@'%%' IDENTIFIED BY '%s';\nGRANT ALL PRIVILEGES ON *.* TO '%s'@'%%' WITH GRANT OPTION;\n",

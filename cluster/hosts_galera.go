@@ -70,20 +70,27 @@ func checkHostGalera(ctx context.Context, h host.Host, b *Binaries, spec topolog
 	if b.WsrepProvider == "" {
 		return "", &topology.FieldError{Field: "installation", Value: b.Server, Reason: "no Galera provider libgalera_smm.so on " + h.Name() + " (package galera-4)"}
 	}
-	sst := spec.Galera.SST
-	tool := map[string]string{topology.SSTRsync: "rsync", topology.SSTMariabackup: "mariabackup"}[sst]
+	m, err := sstMethodFor(b, spec.Galera.SST)
+	if err != nil {
+		return "", err
+	}
+	sst := m.Name
 	dirs := galeraToolDirs(b)
-	found, err := firstFilesOn(ctx, h, inDirs(dirs, "wsrep_sst_"+sst), inDirs(dirs, tool), append(inDirs(dirs, "socat"), inDirs(dirs, "nc")...))
+	var tools []string
+	for _, t := range m.ToolCandidates() {
+		tools = append(tools, inDirs(dirs, t)...)
+	}
+	found, err := firstFilesOn(ctx, h, inDirs(dirs, "wsrep_sst_"+sst), tools, append(inDirs(dirs, "socat"), inDirs(dirs, "nc")...))
 	if err != nil {
 		return "", err
 	}
 	switch {
 	case found[0] == "":
 		return "", &topology.FieldError{Field: "galera.sst", Value: sst, Reason: fmt.Sprintf("no wsrep_sst_%s script on %s", sst, h.Name())}
-	case found[1] == "":
-		return "", &topology.FieldError{Field: "galera.sst", Value: sst, Reason: fmt.Sprintf("no %s on %s; habench installs nothing on a host", tool, h.Name())}
-	case sst == topology.SSTMariabackup && found[2] == "":
-		return "", &topology.FieldError{Field: "galera.sst", Value: sst, Reason: "mariabackup SST streams with socat (or nc): neither is on " + h.Name()}
+	case len(tools) > 0 && found[1] == "":
+		return "", &topology.FieldError{Field: "galera.sst", Value: sst, Reason: fmt.Sprintf("no %s on %s; habench installs nothing on a host", m.Tool, h.Name())}
+	case m.Stream && found[2] == "":
+		return "", &topology.FieldError{Field: "galera.sst", Value: sst, Reason: sst + " SST streams with socat (or nc): neither is on " + h.Name()}
 	}
 	if sst != topology.SSTRsync {
 		return "", nil

@@ -412,26 +412,17 @@ done`
 // nothing: a host without the server is a *topology.FieldError naming the host.
 func hostBinaries(ctx context.Context, h host.Host, inst topology.Installation, f topology.Flavor) (*Binaries, error) {
 	b := &Binaries{Installation: inst, Flavor: f}
+	fd := topology.FlavorOf(f)
 	var cands []string
 	switch inst.Kind {
 	case topology.InstallSystem:
-		cands = []string{"/usr/sbin/mariadbd", "/usr/sbin/mysqld", "/usr/bin/mariadbd", "/usr/bin/mysqld"}
-		if f != topology.MariaDB {
-			cands = []string{"/usr/sbin/mysqld", "/usr/bin/mysqld"}
-		}
+		cands = append(serverPaths(fd, "/usr/sbin"), serverPaths(fd, "/usr/bin")...)
 	case topology.InstallBasedir:
 		b.Basedir = inst.Path
-		cands = []string{path.Join(inst.Path, "bin", "mariadbd"), path.Join(inst.Path, "sbin", "mariadbd"),
-			path.Join(inst.Path, "bin", "mysqld"), path.Join(inst.Path, "sbin", "mysqld")}
-		if f != topology.MariaDB {
-			cands = cands[2:]
-		}
+		cands = serverPaths(fd, path.Join(inst.Path, "bin"), path.Join(inst.Path, "sbin"))
 	case topology.InstallRootfs:
 		b.Root = inst.Path
-		cands = []string{"/usr/sbin/mariadbd", "/usr/sbin/mysqld"}
-		if f != topology.MariaDB {
-			cands = []string{"/usr/sbin/mysqld"}
-		}
+		cands = serverPaths(fd, "/usr/sbin")
 	default:
 		return nil, &topology.FieldError{Field: "installation.kind", Value: inst.Kind, Reason: "on hosts: system, basedir or rootfs"}
 	}
@@ -478,10 +469,10 @@ func hostBinaries(ctx context.Context, h host.Host, inst topology.Installation, 
 	if b.Version, err = topology.ParseVersion(strings.TrimPrefix(b.VersionText, b.Server)); err != nil {
 		return nil, fmt.Errorf("%s: %s --version: %w", h.Name(), b.Server, err)
 	}
-	if strings.Contains(b.VersionText, "MariaDB") != (f == topology.MariaDB) {
+	if !installedFlavor(b.VersionText, b.Server).Is(f) {
 		return nil, &topology.FieldError{Field: "flavor", Value: f, Reason: fmt.Sprintf("%s on %s is %q", b.Server, h.Name(), b.VersionText)}
 	}
-	if f == topology.MariaDB {
+	if fd.Install.InstallDB {
 		b.InstallDB = found[1]
 		if b.InstallDB == "" {
 			return nil, &topology.FieldError{Field: "installation", Value: b.Server, Reason: "no mariadb-install-db beside it on " + h.Name()}
@@ -496,7 +487,7 @@ func hostBinaries(ctx context.Context, h host.Host, inst topology.Installation, 
 // asRoot (the ssh user is root: the server must be told to stay root).
 func initDatadirArgv(b *Binaries, dir string, asRoot bool) []string {
 	var argv []string
-	if b.Flavor == topology.MariaDB {
+	if topology.FlavorOf(b.Flavor).Install.InstallDB {
 		argv = []string{b.InstallDB, "--no-defaults", "--datadir=" + dir + "/data", "--tmpdir=" + dir + "/tmp", "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"}
 	} else {
 		argv = []string{b.Server, "--no-defaults", "--initialize-insecure", "--datadir=" + dir + "/data", "--tmpdir=" + dir + "/tmp", "--log-error=" + dir + "/init.log"}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -70,13 +71,11 @@ func (b *Binaries) Command(netns, bin string, args ...string) *exec.Cmd {
 // e.g. when the root filesystem has not been built.
 func ResolveInstallation(ctx context.Context, inst topology.Installation, f topology.Flavor) (*Binaries, error) {
 	b := &Binaries{Installation: inst, Flavor: f}
+	fd := topology.FlavorOf(f)
 	var candidates []string
 	switch inst.Kind {
 	case topology.InstallSystem:
-		candidates = []string{"/usr/sbin/mariadbd", "/usr/sbin/mysqld"}
-		if f == topology.MySQL {
-			candidates = []string{"/usr/sbin/mysqld"}
-		}
+		candidates = serverPaths(fd, "/usr/sbin")
 	case topology.InstallRootfs:
 		b.Root = inst.Path
 		if fi, err := os.Stat(inst.Path); err != nil || !fi.IsDir() {
@@ -89,17 +88,10 @@ func ResolveInstallation(ctx context.Context, inst topology.Installation, f topo
 			}
 			return nil, &topology.FieldError{Field: "installation.path", Value: inst.Path, Reason: "no root filesystem there" + hint}
 		}
-		candidates = []string{"/usr/sbin/mariadbd", "/usr/sbin/mysqld"}
-		if f == topology.MySQL {
-			candidates = []string{"/usr/sbin/mysqld"}
-		}
+		candidates = serverPaths(fd, "/usr/sbin")
 	case topology.InstallBasedir:
 		b.Basedir = inst.Path
-		candidates = []string{filepath.Join(inst.Path, "bin", "mariadbd"), filepath.Join(inst.Path, "sbin", "mariadbd"),
-			filepath.Join(inst.Path, "bin", "mysqld"), filepath.Join(inst.Path, "sbin", "mysqld")}
-		if f != topology.MariaDB {
-			candidates = candidates[2:]
-		}
+		candidates = serverPaths(fd, filepath.Join(inst.Path, "bin"), filepath.Join(inst.Path, "sbin"))
 	default:
 		return nil, &topology.FieldError{Field: "installation.kind", Value: inst.Kind, Reason: "want system, basedir or rootfs"}
 	}
@@ -113,8 +105,8 @@ func ResolveInstallation(ctx context.Context, inst topology.Installation, f topo
 		where := inst.Path
 		if inst.Kind == topology.InstallSystem {
 			where = "/usr/sbin"
-			if f == topology.MariaDB {
-				return nil, &topology.FieldError{Field: "installation", Value: "system", Reason: "no mariadbd in /usr/sbin (apt-get install mariadb-server galera-4)"}
+			if fd.Install.SystemHint != "" {
+				return nil, &topology.FieldError{Field: "installation", Value: "system", Reason: fmt.Sprintf("no %s in /usr/sbin (%s)", fd.Install.Servers[0], fd.Install.SystemHint)}
 			}
 		}
 		return nil, &topology.FieldError{Field: "installation.path", Value: where, Reason: fmt.Sprintf("no %s server binary (looked for %s)", f, strings.Join(candidates, ", "))}
@@ -130,11 +122,10 @@ func ResolveInstallation(ctx context.Context, inst topology.Installation, f topo
 	if b.Version, err = topology.ParseVersion(strings.TrimPrefix(b.VersionText, b.Server)); err != nil {
 		return nil, fmt.Errorf("%s --version: %w", b.Server, err)
 	}
-	isMaria := strings.Contains(b.VersionText, "MariaDB")
-	if isMaria != (f == topology.MariaDB) {
+	if !installedFlavor(b.VersionText, b.Server).Is(f) {
 		return nil, &topology.FieldError{Field: "flavor", Value: f, Reason: fmt.Sprintf("the installation holds %q", b.VersionText)}
 	}
-	if f == topology.MariaDB {
+	if fd.Install.InstallDB {
 		caps := b.Caps()
 		dir := filepath.Dir(filepath.Dir(b.Server)) // /usr, or the basedir
 		for _, c := range []string{filepath.Join(dir, "bin", caps.InstallDBBinary), filepath.Join(dir, "scripts", caps.InstallDBBinary), "/usr/bin/" + caps.InstallDBBinary} {
@@ -149,6 +140,26 @@ func ResolveInstallation(ctx context.Context, inst topology.Installation, f topo
 	}
 	b.WsrepProvider = b.findWsrepProvider()
 	return b, nil
+}
+
+// serverPaths are the paths of flavor d's daemons (FlavorInstall.Servers) in dirs, by
+// daemon name first, then by directory.
+func serverPaths(d *topology.FlavorDef, dirs ...string) []string {
+	var out []string
+	for _, name := range d.Install.Servers {
+		for _, dir := range dirs {
+			out = append(out, path.Join(dir, name))
+		}
+	}
+	return out
+}
+
+// installedFlavor is the flavor that server's `mysqld --version` output names, without the
+// binary's path it starts with (a basedir named mariadb-... holding a MySQL is a MySQL;
+// topology.RecognizeFlavor). An installation of flavor f holds a server whose flavor Is f:
+// a Percona Server binary serves flavor mysql, a MySQL binary does not serve mariadb.
+func installedFlavor(versionText, server string) topology.Flavor {
+	return topology.RecognizeFlavor(topology.FlavorEvidence{Version: strings.TrimPrefix(versionText, server)})
 }
 
 // findWsrepProvider looks for libgalera_smm.so where Debian's galera-4 (/usr/lib/galera),

@@ -422,7 +422,8 @@ func (s *Sandbox) template(ctx context.Context, bins *Binaries) (string, error) 
 		return "", err
 	}
 	cnf := fmt.Sprintf("[mysqld]\n%sdatadir=%s/data\nlog-error=%s/init.log\nsocket=%s/init.sock\nskip-networking\n", userLine(), server, server, server)
-	if bins.Flavor != topology.MariaDB {
+	fd := topology.FlavorOf(bins.Flavor)
+	if fd.Install.MySQLX {
 		cnf += fmt.Sprintf("secure-file-priv=%s\nmysqlx=OFF\n", server)
 	}
 	if bins.Basedir != "" {
@@ -433,7 +434,7 @@ func (s *Sandbox) template(ctx context.Context, bins *Binaries) (string, error) 
 	}
 	var cmd *exec.Cmd
 	defaults := "--defaults-file=" + filepath.Join(server, "init.cnf")
-	if bins.Flavor == topology.MariaDB {
+	if fd.Install.InstallDB {
 		cmd = bins.Command("", bins.InstallDB, defaults, "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve")
 	} else {
 		cmd = bins.Command("", bins.Server, defaults, "--initialize-insecure")
@@ -513,7 +514,7 @@ func nodeOptionFile(c *Cluster, n *Node, np topology.NodePlan, asRoot, bind bool
 	if c.Binaries.Basedir != "" {
 		opts = append(opts, topology.Option{Name: "basedir", Value: c.Binaries.Basedir})
 	}
-	if c.Binaries.Flavor != topology.MariaDB {
+	if topology.FlavorOf(c.Binaries.Flavor).Install.MySQLX {
 		opts = append(opts, topology.Option{Name: "secure_file_priv", Value: d + "/tmp"}, topology.Option{Name: "mysqlx", Value: "OFF"})
 	}
 	opts = append(opts, np.Options...)

@@ -98,144 +98,26 @@ func (s *Scenario) Plan(scale string) (*Plan, error) {
 	if scale == "" {
 		scale = ScaleFull
 	}
-	var prof *ScaleProfile
-	switch scale {
-	case ScaleSmall:
-		prof = s.Scales.Small
-	case ScaleMedium:
-		prof = s.Scales.Medium
-	case ScaleFull:
-	default:
-		return nil, &topology.FieldError{Field: "--scale", Value: scale, Reason: "want small, medium or full"}
-	}
-	field := func(f string) string {
-		if prof != nil {
-			return "scales." + scale + "." + f
-		}
-		return f
+	prof, err := s.scaleProfile(scale)
+	if err != nil {
+		return nil, err
 	}
 	p := &Plan{Scenario: s, Scale: scale, Options: s.options, Policy: s.Cell}
 	if p.Policy.Prepare == "" {
 		p.Policy.Prepare = PrepareReuse
 	}
-	if p.Policy.Warmup != nil {
-		p.Options.Warmup = time.Duration(*p.Policy.Warmup)
+	if err := p.scaleOptions(prof); err != nil {
+		return nil, err
 	}
-	cp, capped := ScaleCaps[scale]
-	o := &p.Options
-	if capped {
-		o.Tables = min(o.Tables, cp.Tables)
-		o.TableSize = min(o.TableSize, cp.TableSize)
-		o.Threads = min(o.Threads, cp.Threads)
-		if o.Time > cp.Time || (o.Time == 0 && o.Events == 0) {
-			o.Time = cp.Time
-		}
-		o.Warmup = min(o.Warmup, cp.Warmup)
-	}
-	if prof != nil {
-		fs := pflag.NewFlagSet("scale", pflag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		workload.BindFlags(fs, o)
-		for _, k := range slices.Sorted(maps.Keys(prof.Workload)) {
-			v := fmt.Sprint(prof.Workload[k])
-			if err := fs.Set(k, v); err != nil {
-				return nil, &topology.FieldError{Field: field("workload." + k), Value: v, Reason: err.Error()}
-			}
-		}
-		if prof.Cell != nil && prof.Cell.Warmup != nil {
-			o.Warmup = time.Duration(*prof.Cell.Warmup)
-		}
-	}
-	if err := o.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", field("workload"), err)
-	}
-	if o.Time == 0 && o.Events == 0 {
-		// sysbench runs until interrupted; a scenario's cells must end for the next to run.
-		return nil, &topology.FieldError{Field: field("workload.time"), Value: "0", Reason: "with events 0 a cell would never end: give time > 0 or events > 0"}
-	}
-	w := Duration(o.Warmup)
-	p.Policy.Warmup = &w
-
-	// Axes: the file's, replaced by the profile's, capped.
-	axes := map[string]*Axis{}
-	var names []string
-	if s.Sweep != nil {
-		for _, a := range s.Sweep.Axes {
-			c := *a
-			c.Values = slices.Clone(a.Values)
-			axes[a.Name] = &c
-			names = append(names, a.Name)
-		}
-	}
-	if capped {
-		if a := axes["threads"]; a != nil {
-			var vals []AxisValue
-			for _, v := range a.Values {
-				if v.Int > cp.Threads {
-					v = AxisValue{Label: fmt.Sprint(cp.Threads), Int: cp.Threads, Line: v.Line}
-				}
-				if !slices.ContainsFunc(vals, func(x AxisValue) bool { return x.Int == v.Int }) {
-					vals = append(vals, v)
-				}
-			}
-			a.Values = vals
-		}
-		if a := axes["repeat"]; a != nil && len(a.Values) > cp.Repeats {
-			a.Values = a.Values[:cp.Repeats]
-		}
-	}
-	if prof != nil && prof.Sweep != nil {
-		for _, a := range prof.Sweep.Axes {
-			if axes[a.Name] == nil && a.Kind != AxisRepeat {
-				return nil, lineError(a.Line, "scales."+scale+".sweep."+a.Name, "", "not an axis of the scenario's sweep (a profile can only change an axis' values)")
-			}
-			if axes[a.Name] == nil {
-				names = append(names, a.Name)
-			} else if !slices.Equal(a.Variables(), axes[a.Name].Variables()) {
-				return nil, lineError(a.Line, "scales."+scale+".sweep."+a.Name, strings.Join(a.Variables(), ","), "must set the same variables as the sweep's axis ("+strings.Join(axes[a.Name].Variables(), ",")+")")
-			}
-			c := *a
-			axes[a.Name] = &c
-		}
+	axes, names, err := s.scaledAxes(scale, prof)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.checkAxes(p, axes); err != nil {
 		return nil, err
 	}
-	// References: the file's, then the profile's; each must be a value of its axis at this scale.
-	for _, sw := range []*Sweep{s.Sweep, profSweep(prof)} {
-		if sw == nil {
-			continue
-		}
-		pre := "sweep.reference."
-		if sw != s.Sweep {
-			pre = "scales." + scale + "." + pre
-		}
-		for _, n := range slices.Sorted(maps.Keys(sw.References)) {
-			v, a := sw.References[n], axes[n]
-			switch {
-			case a == nil && (n == "topology" || n == "repeats" || n == "repeat"):
-				return nil, lineError(sw.RefLines[n], pre+n, v, "not an axis with a reference (the topologies' reference is baseline:)")
-			case a == nil:
-				return nil, lineError(sw.RefLines[n], pre+n, v, "not an axis of the sweep")
-			case a.Kind == AxisTopology || a.Kind == AxisRepeat:
-				return nil, lineError(sw.RefLines[n], pre+n, v, "not an axis with a reference (the topologies' reference is baseline:)")
-			case !slices.Contains(a.Labels(), v):
-				where := ""
-				if scale != ScaleFull {
-					where = " at scale " + scale
-				}
-				return nil, lineError(sw.RefLines[n], pre+n, v, fmt.Sprintf("not one of the axis' values%s (%s)", where, strings.Join(a.Labels(), ", ")))
-			}
-			a.Reference = v
-		}
-	}
-	for _, a := range axes {
-		if a.Reference == "" && len(a.Values) > 0 {
-			a.Reference = a.Values[0].Label
-			if a.Kind == AxisLinks && slices.Contains(a.Labels(), "none") {
-				a.Reference = "none" // the same-path control
-			}
-		}
+	if err := s.setReferences(scale, prof, axes); err != nil {
+		return nil, err
 	}
 	if axes["topology"] == nil {
 		a := &Axis{Name: "topology", Kind: AxisTopology}
@@ -256,6 +138,160 @@ func (s *Scenario) Plan(scale string) (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// scaleProfile is the file's profile for scale (nil for full, or a scale the file has no
+// profile for); error on --scale for an unknown scale.
+func (s *Scenario) scaleProfile(scale string) (*ScaleProfile, error) {
+	switch scale {
+	case ScaleSmall:
+		return s.Scales.Small, nil
+	case ScaleMedium:
+		return s.Scales.Medium, nil
+	case ScaleFull:
+		return nil, nil
+	}
+	return nil, &topology.FieldError{Field: "--scale", Value: scale, Reason: "want small, medium or full"}
+}
+
+// profField is field f as the file spells it: under scales.<scale>. when a profile sets it.
+func (p *Plan) profField(prof *ScaleProfile, f string) string {
+	if prof != nil {
+		return "scales." + p.Scale + "." + f
+	}
+	return f
+}
+
+// scaleOptions applies the scale's caps (ScaleCaps) and then the profile's workload and
+// warmup to p.Options, checks them, and records the effective warmup in p.Policy.
+func (p *Plan) scaleOptions(prof *ScaleProfile) error {
+	if p.Policy.Warmup != nil {
+		p.Options.Warmup = time.Duration(*p.Policy.Warmup)
+	}
+	o := &p.Options
+	if cp, capped := ScaleCaps[p.Scale]; capped {
+		o.Tables = min(o.Tables, cp.Tables)
+		o.TableSize = min(o.TableSize, cp.TableSize)
+		o.Threads = min(o.Threads, cp.Threads)
+		if o.Time > cp.Time || (o.Time == 0 && o.Events == 0) {
+			o.Time = cp.Time
+		}
+		o.Warmup = min(o.Warmup, cp.Warmup)
+	}
+	if prof != nil {
+		fs := pflag.NewFlagSet("scale", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		workload.BindFlags(fs, o)
+		for _, k := range slices.Sorted(maps.Keys(prof.Workload)) {
+			v := fmt.Sprint(prof.Workload[k])
+			if err := fs.Set(k, v); err != nil {
+				return &topology.FieldError{Field: p.profField(prof, "workload."+k), Value: v, Reason: err.Error()}
+			}
+		}
+		if prof.Cell != nil && prof.Cell.Warmup != nil {
+			o.Warmup = time.Duration(*prof.Cell.Warmup)
+		}
+	}
+	if err := o.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", p.profField(prof, "workload"), err)
+	}
+	if o.Time == 0 && o.Events == 0 {
+		// sysbench runs until interrupted; a scenario's cells must end for the next to run.
+		return &topology.FieldError{Field: p.profField(prof, "workload.time"), Value: "0", Reason: "with events 0 a cell would never end: give time > 0 or events > 0"}
+	}
+	w := Duration(o.Warmup)
+	p.Policy.Warmup = &w
+	return nil
+}
+
+// scaledAxes are the sweep's axes at scale, by name, and their names in the file's order:
+// the file's (copies), capped (threads, repeats; ScaleCaps), then replaced by the
+// profile's, which may only change an axis' values (or add repeat).
+func (s *Scenario) scaledAxes(scale string, prof *ScaleProfile) (map[string]*Axis, []string, error) {
+	axes := map[string]*Axis{}
+	var names []string
+	if s.Sweep != nil {
+		for _, a := range s.Sweep.Axes {
+			c := *a
+			c.Values = slices.Clone(a.Values)
+			axes[a.Name] = &c
+			names = append(names, a.Name)
+		}
+	}
+	if cp, capped := ScaleCaps[scale]; capped {
+		if a := axes["threads"]; a != nil {
+			var vals []AxisValue
+			for _, v := range a.Values {
+				if v.Int > cp.Threads {
+					v = AxisValue{Label: fmt.Sprint(cp.Threads), Int: cp.Threads, Line: v.Line}
+				}
+				if !slices.ContainsFunc(vals, func(x AxisValue) bool { return x.Int == v.Int }) {
+					vals = append(vals, v)
+				}
+			}
+			a.Values = vals
+		}
+		if a := axes["repeat"]; a != nil && len(a.Values) > cp.Repeats {
+			a.Values = a.Values[:cp.Repeats]
+		}
+	}
+	if prof != nil && prof.Sweep != nil {
+		for _, a := range prof.Sweep.Axes {
+			if axes[a.Name] == nil && a.Kind != AxisRepeat {
+				return nil, nil, lineError(a.Line, "scales."+scale+".sweep."+a.Name, "", "not an axis of the scenario's sweep (a profile can only change an axis' values)")
+			}
+			if axes[a.Name] == nil {
+				names = append(names, a.Name)
+			} else if !slices.Equal(a.Variables(), axes[a.Name].Variables()) {
+				return nil, nil, lineError(a.Line, "scales."+scale+".sweep."+a.Name, strings.Join(a.Variables(), ","), "must set the same variables as the sweep's axis ("+strings.Join(axes[a.Name].Variables(), ",")+")")
+			}
+			c := *a
+			axes[a.Name] = &c
+		}
+	}
+	return axes, names, nil
+}
+
+// setReferences sets each axis' Reference: the file's sweep.reference, then the profile's,
+// each a value of its axis at this scale; else the axis' first value (none for a links
+// axis that has it: the same-path control).
+func (s *Scenario) setReferences(scale string, prof *ScaleProfile, axes map[string]*Axis) error {
+	for _, sw := range []*Sweep{s.Sweep, profSweep(prof)} {
+		if sw == nil {
+			continue
+		}
+		pre := "sweep.reference."
+		if sw != s.Sweep {
+			pre = "scales." + scale + "." + pre
+		}
+		for _, n := range slices.Sorted(maps.Keys(sw.References)) {
+			v, a := sw.References[n], axes[n]
+			switch {
+			case a == nil && (n == "topology" || n == "repeats" || n == "repeat"):
+				return lineError(sw.RefLines[n], pre+n, v, "not an axis with a reference (the topologies' reference is baseline:)")
+			case a == nil:
+				return lineError(sw.RefLines[n], pre+n, v, "not an axis of the sweep")
+			case a.Kind == AxisTopology || a.Kind == AxisRepeat:
+				return lineError(sw.RefLines[n], pre+n, v, "not an axis with a reference (the topologies' reference is baseline:)")
+			case !slices.Contains(a.Labels(), v):
+				where := ""
+				if scale != ScaleFull {
+					where = " at scale " + scale
+				}
+				return lineError(sw.RefLines[n], pre+n, v, fmt.Sprintf("not one of the axis' values%s (%s)", where, strings.Join(a.Labels(), ", ")))
+			}
+			a.Reference = v
+		}
+	}
+	for _, a := range axes {
+		if a.Reference == "" && len(a.Values) > 0 {
+			a.Reference = a.Values[0].Label
+			if a.Kind == AxisLinks && slices.Contains(a.Labels(), "none") {
+				a.Reference = "none" // the same-path control
+			}
+		}
+	}
+	return nil
 }
 
 // MaxCells bounds a plan's grid (the product of its axes' lengths), before it is expanded.
@@ -501,9 +537,10 @@ var (
 	EstimateDestroy = time.Second
 )
 
-// EstimateDeploy is the deploy time of spec: MariaDB 0.5 s + 0.6 s per node (galera
-// 3 s + 3 s per node), MySQL 1 s + 2.5 s per node (group 5 s + 3 s per node); 1 s to load
-// or register an existing cluster.
+// EstimateDeploy is the deploy time of spec: the kind's estimate (galera 3 s + 3 s per
+// node, group 5 s + 3 s per node), else the flavor's (topology.FlavorEstimates: MariaDB
+// 0.5 s + 0.6 s per node, MySQL 1 s + 2.5 s per node); 1 s to load or register an existing
+// cluster.
 func EstimateDeploy(spec topology.Spec) time.Duration {
 	n := time.Duration(spec.Nodes)
 	def := topology.KindOf(spec.Kind)
@@ -513,40 +550,33 @@ func EstimateDeploy(spec topology.Spec) time.Duration {
 	case def.Deploy != nil:
 		base, per := def.Deploy(spec)
 		return base + n*per
-	case spec.Flavor == topology.MariaDB:
-		return 500*time.Millisecond + n*600*time.Millisecond
 	}
-	return time.Second + n*2500*time.Millisecond
+	e := topology.FlavorEstimatesOf(spec.Flavor)
+	return e.DeployBase + n*e.DeployPerNode
 }
 
-// EstimatePrepare is one prepare of o's tables: 1 s + rows at 120k rows/s (MariaDB, one
-// node), 25k rows/s (MariaDB with replicas applying on the same machine), 30k rows/s
-// (MySQL, one node), 12k rows/s (MySQL with replicas).
+// EstimatePrepare is one prepare of o's tables: 1 s + rows at the flavor's rate
+// (topology.FlavorEstimates: MariaDB 120k rows/s on one node, 25k rows/s with replicas
+// applying on the same machine; MySQL 30k and 12k rows/s).
 func EstimatePrepare(spec topology.Spec, o workload.Options) time.Duration {
-	rate := 30000.0
-	switch {
-	case spec.Flavor == topology.MariaDB && spec.Nodes == 1:
-		rate = 120000
-	case spec.Flavor == topology.MariaDB:
-		rate = 25000
-	case spec.Nodes > 1:
-		rate = 12000
+	e := topology.FlavorEstimatesOf(spec.Flavor)
+	rate := e.PrepareRows
+	if spec.Nodes > 1 {
+		rate = e.PrepareRowsReplicated
 	}
 	return time.Second + time.Duration(float64(o.Tables)*float64(o.TableSize)/rate*float64(time.Second))
 }
 
-// EstimateRestart is a restart of every node: 1.5 s per node on MariaDB, 3 s per node on
-// MySQL (clean shutdown, start, replicas reconnected); 3 s per Galera node (IST), 9 s per
-// group member (measured on MySQL 9.7: a clean shutdown takes 6 s, of which 3 s leaving
-// the group, then 2-3 s to start and rejoin).
+// EstimateRestart is a restart of every node: the kind's per-node time (3 s per Galera
+// node, IST; 9 s per group member, measured on MySQL 9.7: a clean shutdown takes 6 s, of
+// which 3 s leaving the group, then 2-3 s to start and rejoin), else the flavor's
+// (1.5 s per node on MariaDB, 3 s per node on MySQL: clean shutdown, start, replicas
+// reconnected).
 func EstimateRestart(spec topology.Spec) time.Duration {
 	if d := topology.KindOf(spec.Kind).RestartPerNode; d > 0 {
 		return time.Duration(spec.Nodes) * d
 	}
-	if spec.Flavor == topology.MariaDB {
-		return time.Duration(spec.Nodes) * 1500 * time.Millisecond
-	}
-	return time.Duration(spec.Nodes) * 3 * time.Second
+	return time.Duration(spec.Nodes) * topology.FlavorEstimatesOf(spec.Flavor).RestartPerNode
 }
 
 // EstimateCell is a cell's wall time: warmup + time + EstimatePerCell, plus EstimateLinks

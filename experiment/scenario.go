@@ -130,77 +130,17 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	if err := decodeScenario(b, &s); err != nil {
 		return nil, err
 	}
-	if len(s.Topologies) == 0 {
-		return nil, &topology.FieldError{Field: "topologies", Value: "", Reason: "want at least one topology"}
-	}
-	seen := map[string]bool{}
-	for i := range s.Topologies {
-		t := &s.Topologies[i]
-		t.Defaults()
-		if err := t.Validate(); err != nil {
-			return nil, fmt.Errorf("topologies[%d]: %w", i, err)
-		}
-		if !deploys(*t) {
-			// dsns registered for the run: bad ones (syntax, or refused by the test
-			// harness's network guard) are bad input now, not a failed cell after the run has begun.
-			if _, err := cluster.ExistingNodes(*t); err != nil {
-				return nil, fmt.Errorf("topologies[%d]: %w", i, err)
-			}
-		}
-		if seen[t.Name] {
-			return nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].name", i), Value: t.Name, Reason: "used twice"}
-		}
-		seen[t.Name] = true
+	seen, err := s.checkTopologies()
+	if err != nil {
+		return nil, err
 	}
 	switch s.Network {
 	case "", "auto", cluster.NetNamespaces, cluster.NetLoopback:
 	default:
 		return nil, &topology.FieldError{Field: "network", Value: s.Network, Reason: "want auto, netns or loopback"}
 	}
-	if !s.Links.IsZero() {
-		for i, t := range s.Topologies {
-			if !deploys(t) && t.SSH == nil {
-				return nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].provider", i), Value: t.Provider,
-					Reason: "links on an existing cluster need ssh access to its hosts: give dsns with ssh: (tc over SSH)"}
-			}
-		}
-		if s.Network == cluster.NetLoopback {
-			v := s.Links.String()
-			if (netem.Request{All: s.Links.All}).String() == v {
-				v = s.Links.All
-			}
-			return nil, &topology.FieldError{Field: "links", Value: v, Reason: "impairing links needs network netns (nodes on loopback share one interface)"}
-		}
-		// Checked against every multi-node topology's node names now, not after the first
-		// deploy (against n1, n2 when there is none, so the values are still checked).
-		sizes := map[string]int{}
-		for _, t := range s.Topologies {
-			if t.Nodes > 1 {
-				sizes[t.Name] = t.Nodes
-			}
-		}
-		if len(sizes) == 0 {
-			sizes[s.Topologies[0].Name] = 2
-		}
-		for _, t := range s.Topologies {
-			if sizes[t.Name] == 0 {
-				continue
-			}
-			var names []string
-			for i := 1; i <= sizes[t.Name]; i++ {
-				names = append(names, topology.NodeName(i))
-			}
-			if sizes[t.Name] == t.Nodes {
-				names = t.MemberNames() // with aux members (an arbitrator)
-			}
-			if _, err := s.Links.WithSites(LinkSites(t.Sites)).Build(names); err != nil {
-				var re *netem.RequestError
-				if errors.As(err, &re) {
-					return nil, &topology.FieldError{Field: "links." + re.Field, Value: re.Value, Reason: fmt.Sprintf("topology %s: %v", t.Name, re.Err)}
-				}
-				return nil, &topology.FieldError{Field: "links", Value: s.Links.String(), Reason: err.Error()}
-			}
-		}
+	if err := s.checkLinks(); err != nil {
+		return nil, err
 	}
 	if err := s.checkWorkloadNodes(seen); err != nil {
 		return nil, err
@@ -208,43 +148,8 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	if s.Baseline != "" && !seen[s.Baseline] {
 		return nil, &topology.FieldError{Field: "baseline", Value: s.Baseline, Reason: "not one of the topologies' names"}
 	}
-	if _, err := workload.Lookup(s.Workload.Test); err != nil {
-		return nil, &topology.FieldError{Field: "workload.test", Value: s.Workload.Test, Reason: err.Error()}
-	}
-	s.options = workload.DefaultOptions()
-	fs := pflag.NewFlagSet("scenario", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	workload.BindFlags(fs, &s.options)
-	keys := make([]string, 0, len(s.Workload.Options))
-	for k := range s.Workload.Options {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := fmt.Sprint(s.Workload.Options[k])
-		if k == "nodes" {
-			return nil, &topology.FieldError{Field: "workload.options.nodes", Value: v, Reason: "the workers' nodes are workload.nodes (a list, or a mapping of topology name to list), next to workload.options"}
-		}
-		if err := fs.Set(k, v); err != nil {
-			return nil, &topology.FieldError{Field: "workload.options." + k, Value: v, Reason: err.Error()}
-		}
-	}
-	if err := s.options.Validate(); err != nil {
-		return nil, fmt.Errorf("workload.options: %w", err)
-	}
-	switch s.Workload.Writer {
-	case "", WriterFixed:
-	case WriterAuto:
-		for i, t := range s.Topologies {
-			if why := CanFollow(t); why != "" {
-				return nil, &topology.FieldError{Field: "workload.writer", Value: s.Workload.Writer, Reason: fmt.Sprintf("topologies[%d] %s: %s", i, t.Name, why)}
-			}
-			if len(s.Workload.Nodes.For(t.Name)) > 0 {
-				return nil, &topology.FieldError{Field: "workload.writer", Value: s.Workload.Writer, Reason: "workload.nodes chooses the nodes: auto follows the writer instead"}
-			}
-		}
-	default:
-		return nil, &topology.FieldError{Field: "workload.writer", Value: s.Workload.Writer, Reason: "want auto or fixed"}
+	if err := s.parseWorkload(); err != nil {
+		return nil, err
 	}
 	if err := validateFaults(s.Faults, s.Topologies, s.Network, s.options.Warmup+s.options.Time); err != nil {
 		return nil, err
@@ -272,6 +177,129 @@ func ParseScenario(b []byte) (*Scenario, error) {
 		}
 	}
 	return &s, nil
+}
+
+// checkTopologies fills in and validates every topology (its dsns too, for an existing
+// cluster given by them) and refuses none or a name used twice. It returns the names seen.
+func (s *Scenario) checkTopologies() (map[string]bool, error) {
+	if len(s.Topologies) == 0 {
+		return nil, &topology.FieldError{Field: "topologies", Value: "", Reason: "want at least one topology"}
+	}
+	seen := map[string]bool{}
+	for i := range s.Topologies {
+		t := &s.Topologies[i]
+		t.Defaults()
+		if err := t.Validate(); err != nil {
+			return nil, fmt.Errorf("topologies[%d]: %w", i, err)
+		}
+		if !deploys(*t) {
+			// dsns registered for the run: bad ones (syntax, or refused by the test
+			// harness's network guard) are bad input now, not a failed cell after the run has begun.
+			if _, err := cluster.ExistingNodes(*t); err != nil {
+				return nil, fmt.Errorf("topologies[%d]: %w", i, err)
+			}
+		}
+		if seen[t.Name] {
+			return nil, &topology.FieldError{Field: fmt.Sprintf("topologies[%d].name", i), Value: t.Name, Reason: "used twice"}
+		}
+		seen[t.Name] = true
+	}
+	return seen, nil
+}
+
+// checkLinks checks the standing links: they need ssh: on an existing cluster and network
+// netns, and are built against every multi-node topology's node names now, not after the
+// first deploy (against n1, n2 when there is none, so the values are still checked).
+func (s *Scenario) checkLinks() error {
+	if s.Links.IsZero() {
+		return nil
+	}
+	for i, t := range s.Topologies {
+		if !deploys(t) && t.SSH == nil {
+			return &topology.FieldError{Field: fmt.Sprintf("topologies[%d].provider", i), Value: t.Provider,
+				Reason: "links on an existing cluster need ssh access to its hosts: give dsns with ssh: (tc over SSH)"}
+		}
+	}
+	if s.Network == cluster.NetLoopback {
+		v := s.Links.String()
+		if (netem.Request{All: s.Links.All}).String() == v {
+			v = s.Links.All
+		}
+		return &topology.FieldError{Field: "links", Value: v, Reason: "impairing links needs network netns (nodes on loopback share one interface)"}
+	}
+	sizes := map[string]int{}
+	for _, t := range s.Topologies {
+		if t.Nodes > 1 {
+			sizes[t.Name] = t.Nodes
+		}
+	}
+	if len(sizes) == 0 {
+		sizes[s.Topologies[0].Name] = 2
+	}
+	for _, t := range s.Topologies {
+		if sizes[t.Name] == 0 {
+			continue
+		}
+		var names []string
+		for i := 1; i <= sizes[t.Name]; i++ {
+			names = append(names, topology.NodeName(i))
+		}
+		if sizes[t.Name] == t.Nodes {
+			names = t.MemberNames() // with aux members (an arbitrator)
+		}
+		if _, err := s.Links.WithSites(LinkSites(t.Sites)).Build(names); err != nil {
+			var re *netem.RequestError
+			if errors.As(err, &re) {
+				return &topology.FieldError{Field: "links." + re.Field, Value: re.Value, Reason: fmt.Sprintf("topology %s: %v", t.Name, re.Err)}
+			}
+			return &topology.FieldError{Field: "links", Value: s.Links.String(), Reason: err.Error()}
+		}
+	}
+	return nil
+}
+
+// parseWorkload checks workload.test, parses workload.options into s.options (the command
+// line's parser, sorted by key) and checks workload.writer against every topology.
+func (s *Scenario) parseWorkload() error {
+	if _, err := workload.Lookup(s.Workload.Test); err != nil {
+		return &topology.FieldError{Field: "workload.test", Value: s.Workload.Test, Reason: err.Error()}
+	}
+	s.options = workload.DefaultOptions()
+	fs := pflag.NewFlagSet("scenario", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	workload.BindFlags(fs, &s.options)
+	keys := make([]string, 0, len(s.Workload.Options))
+	for k := range s.Workload.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := fmt.Sprint(s.Workload.Options[k])
+		if k == "nodes" {
+			return &topology.FieldError{Field: "workload.options.nodes", Value: v, Reason: "the workers' nodes are workload.nodes (a list, or a mapping of topology name to list), next to workload.options"}
+		}
+		if err := fs.Set(k, v); err != nil {
+			return &topology.FieldError{Field: "workload.options." + k, Value: v, Reason: err.Error()}
+		}
+	}
+	if err := s.options.Validate(); err != nil {
+		return fmt.Errorf("workload.options: %w", err)
+	}
+	switch s.Workload.Writer {
+	case "", WriterFixed:
+	case WriterAuto:
+		for i, t := range s.Topologies {
+			if why := CanFollow(t); why != "" {
+				return &topology.FieldError{Field: "workload.writer", Value: s.Workload.Writer, Reason: fmt.Sprintf("topologies[%d] %s: %s", i, t.Name, why)}
+			}
+			if len(s.Workload.Nodes.For(t.Name)) > 0 {
+				return &topology.FieldError{Field: "workload.writer", Value: s.Workload.Writer, Reason: "workload.nodes chooses the nodes: auto follows the writer instead"}
+			}
+		}
+	default:
+		return &topology.FieldError{Field: "workload.writer", Value: s.Workload.Writer, Reason: "want auto or fixed"}
+	}
+	return nil
 }
 
 // dropCachesNeedHosts refuses cell.drop_caches for a topology whose hosts habench cannot
@@ -708,14 +736,8 @@ func flavorNote(pts []point) string {
 		base.Topology, flavorName(base.Flavor, base.Version), strings.Join(other, ", "))
 }
 
-// flavorName is "MySQL 9.7.4", "MariaDB 10.11.19".
-func flavorName(flavor, version string) string {
-	f := map[string]string{"mysql": "MySQL", "mariadb": "MariaDB", "percona": "Percona Server"}[flavor]
-	if f == "" {
-		f = flavor
-	}
-	return strings.TrimSpace(f + " " + version)
-}
+// flavorName is "MySQL 9.7.4", "MariaDB 10.11.19" (topology.FlavorTitle).
+func flavorName(flavor, version string) string { return topology.FlavorTitle(flavor, version) }
 
 // hostCPU is the busiest host's CPU of the point's busiest run ("n/a" without host samples).
 func (pt point) hostCPU() string {

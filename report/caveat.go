@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/habench/habench/stats"
+	"github.com/habench/habench/topology"
 )
 
 // Warn marks a ratio that cannot be read as the topology's (see Caveat).
@@ -120,18 +121,24 @@ func lostAcked(p *Probe) string {
 	return fmt.Sprintf("%d of %d", p.LostAcknowledged, p.Acknowledged)
 }
 
-// flavorName is "MySQL 9.7.4", "MariaDB 10.11.19".
-func flavorName(flavor, version string) string {
-	f := map[string]string{"mysql": "MySQL", "mariadb": "MariaDB", "percona": "Percona Server"}[flavor]
-	if f == "" {
-		f = flavor
+// flavorName is "MySQL 9.7.4", "MariaDB 10.11.19" (topology.FlavorTitle).
+func flavorName(flavor, version string) string { return topology.FlavorTitle(flavor, version) }
+
+// flavorNote is serverNote followed by the caveats of the flavors the runs used
+// (topology.FlavorDef.Caveat); "" when there is neither.
+func flavorNote(rows []Row) string {
+	var flavors []string
+	for _, r := range rows {
+		if r.Run != nil {
+			flavors = append(flavors, r.Run.Flavor())
+		}
 	}
-	return strings.TrimSpace(f + " " + version)
+	return strings.TrimSpace(serverNote(rows) + " " + strings.Join(topology.FlavorCaveats(flavors), " "))
 }
 
-// flavorNote names the runs on another server flavor or version than the baseline's
+// serverNote names the runs on another server flavor or version than the baseline's
 // ("" when none is): their ratios compare the servers too.
-func flavorNote(rows []Row) string {
+func serverNote(rows []Row) string {
 	var base *Run
 	for _, r := range rows {
 		if r.IsBaseline {

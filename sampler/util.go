@@ -12,11 +12,9 @@ import (
 	"github.com/habench/habench/topology"
 )
 
-// mysqlLike reports whether the node follows Oracle MySQL (MySQL, Percona Server, PXC).
-// Local stand-in for topology's unexported Flavor.mysqlLike.
-func mysqlLike(c topology.Capabilities) bool {
-	return c.Flavor == topology.MySQL || c.Flavor == topology.Percona || c.Flavor == topology.PXC
-}
+// mysqlLike reports whether the node follows Oracle MySQL (MySQL and the flavors built on
+// it: Percona Server, PXC; topology.Flavor.MySQLLike).
+func mysqlLike(c topology.Capabilities) bool { return c.Flavor.MySQLLike() }
 
 // MySQL/MariaDB server error numbers the samplers treat specially.
 const (

@@ -176,7 +176,7 @@ func (s *Spec) validateExisting() error {
 	}
 	if s.Flavor != "" {
 		if _, err := ParseFlavor(string(s.Flavor)); err != nil {
-			return &FieldError{"flavor", s.Flavor, "want mysql, mariadb, percona or pxc (a hint; habench discovers the flavor)"}
+			return &FieldError{"flavor", s.Flavor, "want " + FlavorList() + " (a hint; habench discovers the flavor)"}
 		}
 	}
 	if s.Nodes != 0 && len(s.DSNs) > 0 && s.Nodes != len(s.DSNs) {

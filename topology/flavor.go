@@ -2,40 +2,424 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// Flavor is a server family. Its capabilities depend on the Version as well.
+// Flavor is a server family (mysql, mariadb, percona, pxc). Its capabilities depend on the
+// Version as well. Each flavor is one FlavorDef registered from its own file
+// (flavor_mysql.go, flavor_mariadb.go, ...); the rest of habench asks the registry
+// (FlavorOf, CapabilitiesFor, RecognizeFlavor) instead of comparing flavor names.
 type Flavor string
 
-const (
-	MySQL   Flavor = "mysql"   // Oracle MySQL community
-	MariaDB Flavor = "mariadb" // MariaDB Server (with Galera as MariaDB Galera Cluster)
-	Percona Flavor = "percona" // Percona Server for MySQL
-	PXC     Flavor = "pxc"     // Percona XtraDB Cluster
+// FlavorDef is one server flavor as habench knows it: its names, how a server or an
+// installation is recognised as it, its capability table, its installation, its Galera
+// state transfers and option lines, and what reports say about it. Adding a flavor is one
+// file that calls RegisterFlavor from init.
+type FlavorDef struct {
+	// Flavor is the name users write (flavor: NAME).
+	Flavor Flavor
+	// Aliases are other names ParseFlavor accepts ("ps", "percona-server").
+	Aliases []string
+	// Title is the product name reports print before the version: "MySQL", "MariaDB".
+	Title string
+	// Order places the flavor in listings and messages (lower first).
+	Order int
+	// Base is the flavor this one is built on ("" for none): its capability table is applied
+	// first, and Flavor.Is(Base) holds (Percona Server is a MySQL; PXC is a Percona Server).
+	Base Flavor
+	// Newest is the version CapabilitiesFor assumes when the version is unknown.
+	Newest Version
+	// Caps fills in the flavor's capability table for c.Version, after its Base's.
+	Caps func(c *Capabilities)
+	// Recognize reports whether a server is this flavor from what it says about itself:
+	// SELECT VERSION() or `mysqld --version` (e.Version), @@version_comment (e.Comment,
+	// "" for --version) and the variables named by EvidenceVars (e.Vars, SHOW GLOBAL
+	// VARIABLES; absent when the server has none). nil: never recognised by itself (the
+	// flavor with the lowest Rank that has no Recognize is the fallback, MySQL).
+	Recognize func(e FlavorEvidence) bool
+	// Rank orders recognition: higher ranks are asked first (the most specific flavor
+	// first: PXC before Percona Server before MySQL).
+	Rank int
+	// EvidenceVars are the global variables whose presence or value Recognize reads
+	// (e.g. pxc_strict_mode); discovery of an existing cluster reads them.
+	EvidenceVars []string
+	// Install is how the flavor's binaries are found and a datadir is initialised.
+	Install FlavorInstall
+	// SandboxKinds are the kinds a habench-deployed cluster of this flavor can be (and the
+	// kinds extending them); nil with AllKinds false: none (a flavor only discovered).
+	SandboxKinds []Kind
+	// AllKinds: every kind can be deployed with this flavor (the kind's own checks still
+	// apply, e.g. a group refuses MariaDB).
+	AllKinds bool
+	// Galera is the flavor's Galera support for a deployed galera cluster; nil: a galera
+	// sandbox refuses the flavor.
+	Galera *GaleraFlavor
+	// Caveat is what reports say next to runs of this flavor ("" for none).
+	Caveat string
+	// Estimates are a plan's time estimates for the flavor's servers where the kind gives
+	// none (zero fields: MySQL's, measured on MySQL 9.7).
+	Estimates FlavorEstimates
+}
+
+// FlavorEstimates are the times a sweep plan estimates for one flavor's sandbox.
+type FlavorEstimates struct {
+	// DeployBase + DeployPerNode per node is a deploy (MySQL: 1 s + 2.5 s).
+	DeployBase, DeployPerNode time.Duration
+	// PrepareRows and PrepareRowsReplicated are sysbench prepare rates in rows/s on one
+	// node and with replicas applying on the same machine (MySQL: 30k and 12k).
+	PrepareRows, PrepareRowsReplicated float64
+	// RestartPerNode is a clean restart of one node (MySQL: 3 s).
+	RestartPerNode time.Duration
+}
+
+// FlavorEstimatesOf returns f's estimates with MySQL's for the fields f leaves zero.
+func FlavorEstimatesOf(f Flavor) FlavorEstimates {
+	e := FlavorOf(f).Estimates
+	if e.DeployBase == 0 && e.DeployPerNode == 0 {
+		e.DeployBase, e.DeployPerNode = time.Second, 2500*time.Millisecond
+	}
+	if e.PrepareRows == 0 {
+		e.PrepareRows = 30000
+	}
+	if e.PrepareRowsReplicated == 0 {
+		e.PrepareRowsReplicated = 12000
+	}
+	if e.RestartPerNode == 0 {
+		e.RestartPerNode = 3 * time.Second
+	}
+	return e
+}
+
+// FlavorEvidence is what a server says about itself (FlavorDef.Recognize).
+type FlavorEvidence struct {
+	Version string            // SELECT VERSION(), or the output of mysqld --version
+	Comment string            // @@version_comment ("" when unknown)
+	Vars    map[string]string // the registered flavors' EvidenceVars the server has
+}
+
+// FlavorInstall is how a flavor's installation looks.
+type FlavorInstall struct {
+	// Servers are the daemon's file names in order of preference ("mariadbd", "mysqld").
+	Servers []string
+	// InstallDB: a datadir is initialised with Capabilities.InstallDBBinary
+	// (mariadb-install-db); otherwise with mysqld --initialize-insecure.
+	InstallDB bool
+	// MySQLX: the server has the X plugin and secure_file_priv: a sandbox node sets
+	// mysqlx=OFF and secure_file_priv to its own directory.
+	MySQLX bool
+	// InitWsrepOff: the init file of a node on a host starts with SET SESSION wsrep_on=OFF
+	// (the server has the wsrep session variable).
+	InitWsrepOff bool
+	// DefaultKind is the installation of a sandbox that names none (system when empty).
+	DefaultKind InstallKind
+	// Rootfs is the default root filesystem path of a rootfs installation (DefaultRootfs
+	// when empty).
+	Rootfs string
+	// SystemHint is what to install when a system installation has no server ("" for the
+	// generic message): "apt-get install mariadb-server galera-4".
+	SystemHint string
+}
+
+// GaleraFlavor is a flavor's Galera: the state transfers a joiner can use and the node
+// options of its own that a galera plan writes.
+type GaleraFlavor struct {
+	// SST are the state snapshot transfer methods, the default first.
+	SST []SSTMethod
+	// NodeOptions are option lines of the flavor's own for node i (1-based) of a galera
+	// cluster, written after the common wsrep options and before the user's (nil: none).
+	NodeOptions func(spec Spec, caps Capabilities, node int) []Option
+}
+
+// SSTMethod is one value of wsrep_sst_method and what it needs.
+type SSTMethod struct {
+	// Name is the wsrep_sst_method value (the script is wsrep_sst_<Name>).
+	Name string
+	// Tool is the program the script runs ("rsync", "mariabackup", "xtrabackup"; "" for
+	// none), Package the package that has it.
+	Tool, Package string
+	// ToolPaths are where the tool may be, relative to the installation's bin directories
+	// (BASEDIR/bin, /usr/bin, ...), any one will do (empty: Tool itself); e.g. PXC 8.0's
+	// own xtrabackup under bin/pxc_extra/pxb-8.0/bin.
+	ToolPaths []string
+	// Stream: the script streams with socat (or nc), which must be installed.
+	Stream bool
+	// Auth: the donor's script logs into its server with wsrep_sst_auth (root over the
+	// socket, no password, in a sandbox).
+	Auth bool
+	// From and Until bound the server versions that have the method (zero: unbounded;
+	// Until is the first version without it).
+	From, Until Version
+	// AuthUntil, when set, is the first version whose script needs no wsrep_sst_auth.
+	AuthUntil Version
+}
+
+// Available reports whether the method exists at version v (a zero v: yes).
+func (m SSTMethod) Available(v Version) bool {
+	if v.IsZero() {
+		return true
+	}
+	return (m.From.IsZero() || v.AtLeast(m.From)) && (m.Until.IsZero() || !v.AtLeast(m.Until))
+}
+
+// ToolCandidates are the paths ToolPaths names, or Tool; nil when the method runs no tool.
+func (m SSTMethod) ToolCandidates() []string {
+	if len(m.ToolPaths) > 0 {
+		return m.ToolPaths
+	}
+	if m.Tool == "" {
+		return nil
+	}
+	return []string{m.Tool}
+}
+
+// NeedsAuth reports whether the method's script needs wsrep_sst_auth at version v.
+func (m SSTMethod) NeedsAuth(v Version) bool {
+	return m.Auth && (m.AuthUntil.IsZero() || v.IsZero() || !v.AtLeast(m.AuthUntil))
+}
+
+var (
+	flavorDefs = map[Flavor]*FlavorDef{}
+	flavorErrs []string
 )
 
-// Flavors lists the known flavors in display order.
-var Flavors = []Flavor{MySQL, MariaDB, Percona, PXC}
-
-// ParseFlavor maps a user-given name to a Flavor. Error if unknown.
-func ParseFlavor(s string) (Flavor, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "mysql":
-		return MySQL, nil
-	case "mariadb":
-		return MariaDB, nil
-	case "percona", "ps", "percona-server":
-		return Percona, nil
-	case "pxc", "percona-xtradb-cluster":
-		return PXC, nil
+// RegisterFlavor adds a flavor. Flavors register from init functions in their own files.
+// A flavor without a name or a title, or a name or alias registered twice, is refused and
+// recorded in FlavorRegistrationErrors (a unit test keeps that empty).
+func RegisterFlavor(d FlavorDef) {
+	if d.Flavor == "" || d.Title == "" {
+		flavorErrs = append(flavorErrs, fmt.Sprintf("flavor %q: needs a name and a title", d.Flavor))
+		return
 	}
-	return "", fmt.Errorf("unknown flavor %q (want one of mysql, mariadb, percona, pxc)", s)
+	for _, n := range append([]string{string(d.Flavor)}, d.Aliases...) {
+		if _, err := ParseFlavor(n); err == nil {
+			flavorErrs = append(flavorErrs, fmt.Sprintf("flavor %q: name %q registered twice", d.Flavor, n))
+			return
+		}
+	}
+	flavorDefs[d.Flavor] = &d
+}
+
+// FlavorRegistrationErrors lists the flavor registrations that were refused.
+func FlavorRegistrationErrors() []string { return slices.Clone(flavorErrs) }
+
+// FlavorOf returns f's definition, or an empty definition (Flavor and Title f, nothing
+// supported) for an unregistered flavor: never nil.
+func FlavorOf(f Flavor) *FlavorDef {
+	if d, ok := flavorDefs[f]; ok {
+		return d
+	}
+	return &FlavorDef{Flavor: f, Title: string(f)}
+}
+
+// Flavors returns the registered flavors in their listing order.
+func Flavors() []Flavor {
+	ds := make([]*FlavorDef, 0, len(flavorDefs))
+	for _, d := range flavorDefs {
+		ds = append(ds, d)
+	}
+	slices.SortFunc(ds, func(a, b *FlavorDef) int {
+		if a.Order != b.Order {
+			return a.Order - b.Order
+		}
+		return strings.Compare(string(a.Flavor), string(b.Flavor))
+	})
+	out := make([]Flavor, len(ds))
+	for i, d := range ds {
+		out[i] = d.Flavor
+	}
+	return out
+}
+
+// FlavorList is the registered flavors for messages: "mysql, mariadb, percona or pxc".
+func FlavorList() string { return orList(Flavors(), nil) }
+
+// orList joins the flavors that keep passes (all when keep is nil) as "a, b or c".
+func orList(fs []Flavor, keep func(*FlavorDef) bool) string {
+	var names []string
+	for _, f := range fs {
+		if keep == nil || keep(FlavorOf(f)) {
+			names = append(names, string(f))
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// ParseFlavor maps a user-given name or alias (any case) to a registered Flavor. Error
+// naming the value and the known flavors if unknown.
+func ParseFlavor(s string) (Flavor, error) {
+	n := strings.ToLower(strings.TrimSpace(s))
+	for f, d := range flavorDefs {
+		if string(f) == n || slices.Contains(d.Aliases, n) {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown flavor %q (want one of %s)", s, strings.ReplaceAll(FlavorList(), " or ", ", "))
+}
+
+// Is reports whether f is base or is built on it (FlavorDef.Base, transitively): a
+// Percona Server is a MySQL.
+func (f Flavor) Is(base Flavor) bool {
+	for i := 0; f != "" && i < 8; i++ {
+		if f == base {
+			return true
+		}
+		d, ok := flavorDefs[f]
+		if !ok {
+			return false
+		}
+		f = d.Base
+	}
+	return false
 }
 
 // mysqlLike reports whether the flavor follows Oracle MySQL's syntax and version numbers.
-func (f Flavor) mysqlLike() bool { return f == MySQL || f == Percona || f == PXC }
+func (f Flavor) mysqlLike() bool { return f.Is(MySQL) }
+
+// MySQLLike reports whether the flavor follows Oracle MySQL's syntax and version numbers
+// (MySQL and the flavors built on it).
+func (f Flavor) MySQLLike() bool { return f.Is(MySQL) }
+
+// RecognizeFlavor names the flavor of a server from what it says about itself: the
+// registered flavors' Recognize, highest Rank first; MySQL when none recognises it.
+func RecognizeFlavor(e FlavorEvidence) Flavor {
+	ds := make([]*FlavorDef, 0, len(flavorDefs))
+	for _, d := range flavorDefs {
+		if d.Recognize != nil {
+			ds = append(ds, d)
+		}
+	}
+	slices.SortFunc(ds, func(a, b *FlavorDef) int {
+		if a.Rank != b.Rank {
+			return b.Rank - a.Rank
+		}
+		return strings.Compare(string(a.Flavor), string(b.Flavor))
+	})
+	for _, d := range ds {
+		if d.Recognize(e) {
+			return d.Flavor
+		}
+	}
+	return MySQL
+}
+
+// EvidenceVars are the global variables of every registered flavor's EvidenceVars, sorted.
+func EvidenceVars() []string {
+	var out []string
+	for _, d := range flavorDefs {
+		for _, v := range d.EvidenceVars {
+			if !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// FlavorTitle is the product name and version reports print: "MySQL 9.7.4", "MariaDB
+// 10.11.19"; an unregistered flavor is printed as given.
+func FlavorTitle(flavor, version string) string {
+	f := FlavorOf(Flavor(flavor)).Title
+	return strings.TrimSpace(f + " " + version)
+}
+
+// FlavorCaveats are the caveats (FlavorDef.Caveat) of the flavors named, each once, in
+// the order first named; nil when none has one.
+func FlavorCaveats(flavors []string) []string {
+	var out []string
+	for _, f := range flavors {
+		if c := FlavorOf(Flavor(f)).Caveat; c != "" && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// SSTMethod returns the flavor's state transfer method name (FlavorDef.Galera.SST), false
+// when the flavor has no Galera or no such method.
+func (d *FlavorDef) SSTMethod(name string) (SSTMethod, bool) {
+	if d.Galera == nil {
+		return SSTMethod{}, false
+	}
+	for _, m := range d.Galera.SST {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return SSTMethod{}, false
+}
+
+// DefaultSST is the flavor's default state transfer method (its first), rsync for a
+// flavor without Galera.
+func (d *FlavorDef) DefaultSST() string {
+	if d.Galera == nil || len(d.Galera.SST) == 0 {
+		return SSTRsync
+	}
+	return d.Galera.SST[0].Name
+}
+
+// SSTNames lists the flavor's state transfer methods for messages: "rsync or mariabackup".
+func (d *FlavorDef) SSTNames() string {
+	var names []string
+	if d.Galera != nil {
+		for _, m := range d.Galera.SST {
+			names = append(names, m.Name)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// sstMethodAny finds state transfer method name in f's Galera, else in any registered
+// flavor's (a plan built for capabilities the spec was not validated against).
+func sstMethodAny(f Flavor, name string) (SSTMethod, bool) {
+	if m, ok := FlavorOf(f).SSTMethod(name); ok {
+		return m, true
+	}
+	for _, g := range Flavors() {
+		if m, ok := FlavorOf(g).SSTMethod(name); ok {
+			return m, true
+		}
+	}
+	return SSTMethod{}, false
+}
+
+// sandboxFlavors lists, for messages, the flavors a cluster habench deploys of kind k can
+// run: "mysql or mariadb".
+func sandboxFlavors(k Kind) string {
+	return orList(Flavors(), func(d *FlavorDef) bool { return sandboxFlavor(k, d.Flavor) })
+}
+
+// sandboxFlavor reports whether a cluster habench deploys of kind k can run flavor f:
+// the flavor's AllKinds or SandboxKinds (k or a kind k extends), or the kind's Flavors.
+func sandboxFlavor(k Kind, f Flavor) bool {
+	d, ok := flavorDefs[f]
+	if !ok {
+		return false
+	}
+	if d.AllKinds || slices.ContainsFunc(d.SandboxKinds, k.Is) {
+		return true
+	}
+	for i := 0; k != "" && i < 8; i++ {
+		kd, ok := kindDefs[k]
+		if !ok {
+			return false
+		}
+		if slices.Contains(kd.Flavors, f) {
+			return true
+		}
+		k = kd.Base
+	}
+	return false
+}
 
 // Capabilities is what a flavor at a version supports and how it spells it. Built by
 // CapabilitiesFor from documented version boundaries; every field says where it comes from.
@@ -115,62 +499,37 @@ type Capabilities struct {
 	// PXCStrictMode: pxc_strict_mode exists (PXC >= 5.7; default ENFORCING refuses, among
 	// others, tables without a primary key and LOCK TABLES).
 	PXCStrictMode bool
+	// PXCMaintMode: pxc_maint_mode exists (PXC >= 5.7.16: DISABLED, SHUTDOWN, MAINTENANCE;
+	// a proxy stops routing to a node not DISABLED).
+	PXCMaintMode bool
 	// WsrepProvider is the Galera provider library (libgalera_smm.so) as the server sees it:
 	// a fact of the installation, not of the version. CapabilitiesFor leaves it empty; the
 	// provider that resolved the installation fills it in ("" when none was found).
 	WsrepProvider string
 }
 
-// CapabilitiesFor returns the capability set of flavor f at version v. An unknown or zero
-// version yields the capabilities of the newest release line habench knows for that flavor.
+// CapabilitiesFor returns the capability set of flavor f at version v: the table of f's
+// FlavorDef (after its Base's, transitively). An unknown or zero version yields the
+// capabilities of the newest release line habench knows for that flavor (FlavorDef.Newest);
+// an unregistered flavor yields only Flavor and Version.
 func CapabilitiesFor(f Flavor, v Version) Capabilities {
+	d := FlavorOf(f)
 	if v.IsZero() {
-		switch f {
-		case MariaDB:
-			v = V(11, 8, 0)
-		default:
+		v = d.Newest
+		if v.IsZero() {
 			v = V(9, 7, 0)
 		}
 	}
 	c := Capabilities{Flavor: f, Version: v}
-	switch {
-	case f == MariaDB:
-		c.ServerBinary = "mysqld"
-		if v.AtLeast(V(10, 5, 2)) {
-			c.ServerBinary = "mariadbd"
+	var chain []*FlavorDef
+	for x, i := flavorDefs[f], 0; x != nil && i < 8; i++ {
+		chain = append([]*FlavorDef{x}, chain...)
+		x = flavorDefs[x.Base]
+	}
+	for _, x := range chain {
+		if x.Caps != nil {
+			x.Caps(&c)
 		}
-		c.InstallDBBinary = "mysql_install_db"
-		if v.AtLeast(V(10, 4, 6)) {
-			c.InstallDBBinary = "mariadb-install-db"
-		}
-		c.ReplicaStatements = v.AtLeast(V(10, 5, 1))
-		c.GTIDKind = "mariadb"
-		c.SemiSyncBuiltin = v.AtLeast(V(10, 3, 3))
-		c.SemiSyncWaitPoint = v.AtLeast(V(10, 3, 3))
-		c.Galera = v.AtLeast(V(10, 1, 0))
-		c.WsrepProviderPlugin = v.AtLeast(V(11, 0, 0))
-	case f.mysqlLike():
-		c.ServerBinary = "mysqld"
-		c.SourceTerms = v.AtLeast(V(8, 0, 23))
-		c.ReplicaStatements = v.AtLeast(V(8, 0, 22))
-		c.ReplicaStatusColumns = v.AtLeast(V(8, 0, 22))
-		c.BinaryLogStatus = v.AtLeast(V(8, 2, 0))
-		c.ResetBinaryLogs = v.AtLeast(V(8, 2, 0))
-		c.ReplicaVarNames = v.AtLeast(V(8, 0, 26))
-		c.GTIDKind = "mysql"
-		c.CachingSHA2 = v.AtLeast(V(8, 0, 4))
-		c.SemiSyncSourceTerms = v.AtLeast(V(8, 0, 26))
-		c.SemiSyncWaitCount = v.AtLeast(V(5, 7, 3))
-		c.SemiSyncWaitPoint = v.AtLeast(V(5, 7, 2))
-		c.GroupReplication = v.AtLeast(V(5, 7, 17))
-		c.GRNeedsChecksumNone = c.GroupReplication && !v.AtLeast(V(8, 0, 21))
-		c.GRNeedsLegacyRepos = c.GroupReplication && !v.AtLeast(V(8, 0, 2))
-		c.GRStreamPrivilege = v.AtLeast(V(8, 0, 27))
-		c.GRSwitchMode = v.AtLeast(V(8, 0, 13))
-		c.GRFlowControlStats = f == MySQL && v.AtLeast(V(9, 7, 0))
-		c.Galera = f == PXC
-		c.WsrepApplierThreads = f == PXC && v.AtLeast(V(8, 0, 26))
-		c.PXCStrictMode = f == PXC && v.AtLeast(V(5, 7, 0))
 	}
 	return c
 }

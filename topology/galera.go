@@ -12,10 +12,10 @@ import (
 func init() {
 	RegisterKind(KindDef{
 		Kind: Galera, Existing: true, Order: 50,
-		Summary: "MariaDB Galera Cluster, every node writable",
+		Summary: "a Galera cluster (MariaDB Galera Cluster, Percona XtraDB Cluster), every node writable",
 		Defaults: func(s *Spec) {
 			if s.Galera.SST == "" {
-				s.Galera.SST = SSTRsync
+				s.Galera.SST = FlavorOf(s.Flavor).DefaultSST()
 			}
 		},
 		Validate: func(s *Spec) error {
@@ -217,7 +217,7 @@ var galeraReserved = map[string]string{
 	"wsrep_on": "", "wsrep_provider": "", "wsrep_cluster_address": "", "wsrep_cluster_name": "",
 	"wsrep_node_address": "", "wsrep_node_name": "", "wsrep_node_incoming_address": "",
 	"wsrep_sst_receive_address": "", "wsrep_gtid_mode": "", "wsrep_gtid_domain_id": "",
-	"wsrep_sst_method": " (use galera.sst: rsync or mariabackup)", "wsrep_sst_auth": "",
+	"wsrep_sst_method": " (use galera.sst)", "wsrep_sst_auth": "",
 }
 
 // planGalera: every node is a writable Galera node (RoleNode). n1 bootstraps a new cluster
@@ -234,8 +234,10 @@ var galeraReserved = map[string]string{
 // default_storage_engine=InnoDB; a binary log with log_slave_updates and wsrep_gtid_mode=ON,
 // wsrep_gtid_domain_id = WsrepGTIDDomain(name) (every node), gtid_domain_id = node index (its
 // local, non-replicated transactions), so every node gives a write set the same GTID.
-// PXC (not deployable yet; planned for unit tests and basedir users): gtid_mode=ON instead
-// of the MariaDB GTID options, no wsrep_gtid_*.
+// MySQL-like flavors (PXC): gtid_mode=ON and enforce_gtid_consistency=ON instead of the
+// MariaDB GTID options. wsrep_sst_auth=root: when the flavor's SST method needs it
+// (SSTMethod.NeedsAuth); then the flavor's own lines (GaleraFlavor.NodeOptions: PXC's
+// pxc_strict_mode, pxc_encrypt_cluster_traffic), then the user's options.
 //
 // User options wsrep_slave_threads / wsrep_applier_threads are written under the server's
 // name for its version (Capabilities.WsrepApplierThreadsVar).
@@ -272,7 +274,7 @@ func planGalera(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 	}
 	sst := spec.Galera.SST
 	if sst == "" {
-		sst = SSTRsync
+		sst = FlavorOf(caps.Flavor).DefaultSST()
 	}
 	for i := 1; i <= spec.Nodes; i++ {
 		a := na[i-1]
@@ -315,10 +317,13 @@ func planGalera(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 			Option{"wsrep_sst_receive_address", hostPort(a.host, a.ports.SST)},
 			Option{"wsrep_provider_options", FormatProviderOptions(popts)},
 		)
-		if sst == SSTMariabackup {
-			// The donor's mariabackup connects to its own server over the socket as root
+		if m, ok := sstMethodAny(caps.Flavor, sst); ok && m.NeedsAuth(caps.Version) {
+			// The donor's backup tool connects to its own server over the socket as root
 			// (no password in a sandbox).
 			o = append(o, Option{"wsrep_sst_auth", "root:"})
+		}
+		if g := FlavorOf(caps.Flavor).Galera; g != nil && g.NodeOptions != nil {
+			o = append(o, g.NodeOptions(spec, caps, i)...)
 		}
 		for _, uo := range userOptions(spec) {
 			switch name := normOption(uo.Name); {

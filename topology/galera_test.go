@@ -172,7 +172,7 @@ func TestGaleraPlan(t *testing.T) {
 	if v, _ := opt(p.Nodes[1], "wsrep_sst_auth"); v != "root:" {
 		t.Errorf("mariabackup sst auth %q", v)
 	}
-	// PXC (planned, not deployable): MySQL GTIDs, no MariaDB wsrep GTID options.
+	// PXC: MySQL GTIDs, no MariaDB wsrep GTID options.
 	pxc := CapabilitiesFor(PXC, V(8, 0, 36))
 	if !pxc.PXCStrictMode || pxc.WsrepApplierThreadsVar() != "wsrep_applier_threads" || CapabilitiesFor(PXC, V(8, 0, 25)).WsrepApplierThreadsVar() != "wsrep_slave_threads" {
 		t.Errorf("PXC capabilities %+v", pxc)

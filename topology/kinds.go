@@ -38,8 +38,9 @@ type KindDef struct {
 	// its own words. It returns a *FieldError (nil func: nothing). A kind with a Base
 	// calls its base's Precheck itself where it wants its checks.
 	Precheck func(s *Spec) error
-	// Flavors are the flavors a sandbox of this kind accepts besides mysql and mariadb
-	// (group: percona); a kind extending another accepts its base's too.
+	// Flavors are the flavors a sandbox of this kind accepts besides those whose
+	// FlavorDef accepts the kind (AllKinds, SandboxKinds; group: percona); a kind
+	// extending another accepts its base's too.
 	Flavors []Flavor
 	// Validate checks what only this kind constrains (node counts, its own section) after
 	// the common checks (flavor, node range 1 to MaxNodes); it returns a *FieldError (nil
@@ -253,25 +254,6 @@ func (k Kind) Is(base Kind) bool {
 
 // Is reports whether the spec's kind is base or extends it.
 func (s Spec) Is(base Kind) bool { return s.Kind.Is(base) }
-
-// sandboxFlavor reports whether a sandbox of kind k runs flavor f: mysql, mariadb, and
-// the Flavors of k and of the kinds it extends.
-func sandboxFlavor(k Kind, f Flavor) bool {
-	if f == MySQL || f == MariaDB {
-		return true
-	}
-	for i := 0; k != "" && i < 8; i++ {
-		d, ok := kindDefs[k]
-		if !ok {
-			return false
-		}
-		if slices.Contains(d.Flavors, f) {
-			return true
-		}
-		k = d.Base
-	}
-	return false
-}
 
 // kindList is the registered kinds for messages ("single, async, semisync, group, ...").
 func kindList() string {

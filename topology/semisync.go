@@ -33,8 +33,8 @@ func validateSemiSync(s *Spec) error {
 	if s.SemiSync.WaitForReplicas < 1 || s.SemiSync.WaitForReplicas > s.Nodes-1 {
 		return &FieldError{"semisync.wait_for_replicas", s.SemiSync.WaitForReplicas, fmt.Sprintf("want 1 to %d (the number of replicas)", s.Nodes-1)}
 	}
-	if s.Flavor == MariaDB && s.SemiSync.WaitForReplicas != 1 {
-		return &FieldError{"semisync.wait_for_replicas", s.SemiSync.WaitForReplicas, "MariaDB always waits for exactly 1 replica"}
+	if c := CapabilitiesFor(s.Flavor, Version{}); c.GTIDKind != "" && !c.SemiSyncWaitCount && s.SemiSync.WaitForReplicas != 1 {
+		return &FieldError{"semisync.wait_for_replicas", s.SemiSync.WaitForReplicas, FlavorOf(s.Flavor).Title + " always waits for exactly 1 replica"}
 	}
 	return nil
 }

@@ -170,17 +170,17 @@ func (s *Spec) Defaults() {
 	if f, err := ParseFlavor(string(s.Flavor)); err == nil {
 		s.Flavor = f
 	}
+	inst := FlavorOf(s.Flavor).Install
 	if s.Installation.Kind == "" {
-		if s.Flavor == MySQL {
-			s.Installation.Kind = InstallRootfs
-		} else {
+		s.Installation.Kind = inst.DefaultKind
+		if s.Installation.Kind == "" {
 			s.Installation.Kind = InstallSystem
 		}
 	}
 	if s.Installation.Kind == InstallRootfs && s.Installation.Path == "" {
-		s.Installation.Path = DefaultRootfs
-		if s.Flavor == MariaDB {
-			s.Installation.Path = DefaultMariaDBRootfs
+		s.Installation.Path = inst.Rootfs
+		if s.Installation.Path == "" {
+			s.Installation.Path = DefaultRootfs
 		}
 	}
 	if s.SemiSync.WaitPoint == "" {
@@ -266,7 +266,7 @@ func (s *Spec) Validate() error {
 		return &FieldError{"group.mode", s.Group.Mode, "only for kind group"}
 	}
 	if _, err := ParseFlavor(string(s.Flavor)); err != nil || !sandboxFlavor(s.Kind, s.Flavor) {
-		return &FieldError{"flavor", s.Flavor, "want mysql or mariadb for a sandbox"}
+		return &FieldError{"flavor", s.Flavor, "want " + sandboxFlavors(s.Kind) + " for a sandbox"}
 	}
 	if s.Nodes < 1 || s.Nodes > MaxNodes {
 		return &FieldError{"nodes", s.Nodes, fmt.Sprintf("want 1 to %d", MaxNodes)}
@@ -326,16 +326,23 @@ func (s *Spec) validateGalera() error {
 		}
 		return nil
 	}
-	if s.Flavor != MariaDB {
-		return &FieldError{"flavor", s.Flavor, "a galera sandbox needs mariadb (MariaDB Galera Cluster); PXC is not deployable yet"}
+	fd := FlavorOf(s.Flavor)
+	if fd.Galera == nil {
+		var with []string
+		for _, f := range Flavors() {
+			if d := FlavorOf(f); d.Galera != nil {
+				with = append(with, fmt.Sprintf("%s (%s)", f, d.Title))
+			}
+		}
+		return &FieldError{"flavor", s.Flavor, "a galera sandbox needs a flavor with Galera: " + strings.Join(with, ", ")}
 	}
 	for k := range s.Galera.Extra {
 		if !slices.Contains(KindOf(s.Kind).Keys, "galera."+k) {
 			return &FieldError{"galera." + k, s.Galera.Extra[k], "not a galera field (sst" + extraKeys(Galera, "galera.") + ")"}
 		}
 	}
-	if s.Galera.SST != SSTRsync && s.Galera.SST != SSTMariabackup {
-		return &FieldError{"galera.sst", s.Galera.SST, "want rsync or mariabackup"}
+	if _, ok := fd.SSTMethod(s.Galera.SST); !ok {
+		return &FieldError{"galera.sst", s.Galera.SST, "want " + fd.SSTNames()}
 	}
 	for k := range s.Options {
 		if why, ok := galeraReserved[normOption(k)]; ok {

@@ -16,7 +16,7 @@ func yamlWant(goType string) string {
 	want := map[string]string{"time.Duration": "a duration like 10s", "int": "a whole number", "string": "a single value",
 		"bool": "true or false", "float64": "a number", "map[string]string": "a mapping of name: value",
 		"topology.Installation": "a mapping with kind and path", "topology.Spec": "a topology (a mapping with name, kind, nodes, flavor, ...)",
-		"topology.Kind": "a kind (" + kindList() + ")", "topology.Flavor": "a flavor (mariadb or mysql)"}[goType]
+		"topology.Kind": "a kind (" + kindList() + ")", "topology.Flavor": "a flavor (" + FlavorList() + ")"}[goType]
 	if want == "" {
 		want = "a " + strings.TrimPrefix(goType, "topology.")
 	}

@@ -232,7 +232,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&o.name, "name", "", "cluster name: 1-10 lower-case letters and digits")
 	f.StringVar(&o.kind, "kind", "async", "topology kind: "+kindsHelp())
 	f.IntVar(&o.nodes, "nodes", 0, "number of SQL nodes (default: the kind's, 1 for single, 3 for most)")
-	f.StringVar(&o.flavor, "flavor", "mariadb", "mariadb or mysql")
+	f.StringVar(&o.flavor, "flavor", "mariadb", topology.FlavorList())
 	f.StringVar(&o.install, "installation", "", "system, rootfs[:PATH] or basedir:PATH (default: system for mariadb, rootfs:"+cluster.DefaultRootfs+" for mysql; rootfs without a path for mariadb: "+cluster.DefaultMariaDBRootfs+")")
 	f.StringVar(&o.network, "network", "auto", "auto (netns when root), netns or loopback")
 	f.IntVar(&o.basePort, "base-port", 23306, "loopback network: first node's port")
@@ -242,7 +242,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 	f.IntVar(&o.ssReplicas, "semisync-wait-for-replicas", 1, "semisync: acknowledgements each commit waits for (MySQL only)")
 	f.StringVar(&o.groupMode, "group-mode", topology.GroupSinglePrimary, "group: single-primary or multi-primary")
 	addHostsFlags(f, o)
-	f.StringVar(&o.galeraSST, "galera-sst", "rsync", "galera: state snapshot transfer method for joiners, rsync or mariabackup")
+	f.StringVar(&o.galeraSST, "galera-sst", "rsync", "galera: state snapshot transfer method for joiners (default the flavor's): mariadb rsync or mariabackup, pxc xtrabackup-v2, clone (8.0.41+) or rsync (5.7)")
 	return cmd
 }
 
