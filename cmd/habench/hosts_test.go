@@ -480,6 +480,13 @@ func TestGroupOnHosts(t *testing.T) {
 	}
 }
 
+// isMemberLine reports whether l is member node's line of a status table: its first
+// column, or its second after the SITE column of a topology with sites.
+func isMemberLine(l, node string) bool {
+	f := strings.Fields(l)
+	return len(f) > 1 && (f[0] == node || f[1] == node)
+}
+
 // nodesOnHostsHealthy checks `habench status name`: node ni runs on hosts[i-1] (its ssh
 // host in the HOST column) with health on its line; when says at which step of the test.
 func nodesOnHostsHealthy(t *testing.T, state, name string, hosts []*testhost.Host, health, when string) {
@@ -488,7 +495,7 @@ func nodesOnHostsHealthy(t *testing.T, state, name string, hosts []*testhost.Hos
 	for i, h := range hosts {
 		ok := false
 		for _, l := range strings.Split(st.stdout, "\n") {
-			ok = ok || (strings.HasPrefix(l, fmt.Sprintf("n%d ", i+1)) && strings.Contains(l, "ssh "+h.Name) && strings.Contains(l, health))
+			ok = ok || (isMemberLine(l, fmt.Sprintf("n%d", i+1)) && strings.Contains(l, "ssh "+h.Name) && strings.Contains(l, health))
 		}
 		if !ok {
 			t.Errorf("%s: n%d on %s lacks %q:\n%s", when, i+1, h.Name, health, st.stdout)
