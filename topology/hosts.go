@@ -35,7 +35,7 @@ type HostsSpec struct {
 }
 
 // HostsKinds are the kinds habench deploys on hosts today.
-var HostsKinds = map[Kind]bool{Single: true, Async: true, SemiSync: true, Galera: true, Group: true, GaleraArbitrator: true}
+var HostsKinds = map[Kind]bool{Single: true, Async: true, SemiSync: true, Galera: true, Group: true, GaleraArbitrator: true, GroupDR: true}
 
 // IsHosts reports whether the spec deploys on the user's hosts.
 func (s *Spec) IsHosts() bool { return s.Provider == ProviderHosts }
@@ -109,7 +109,7 @@ func (s *Spec) validateHosts() error {
 		return &FieldError{"installation.kind", s.Installation.Kind, "on hosts: system (the host's packaged server), basedir (a directory on every host) or rootfs (a root filesystem on every host)"}
 	}
 	if !HostsKinds[s.Kind] {
-		return &FieldError{"kind", s.Kind, "not deployable on hosts yet (single, async, semisync, galera, galera-arbitrator and group are)"}
+		return &FieldError{"kind", s.Kind, "not deployable on hosts yet (single, async, semisync, galera, galera-arbitrator, group and group-dr are)"}
 	}
 	return nil
 }

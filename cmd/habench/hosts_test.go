@@ -200,8 +200,8 @@ func TestDeployOnHostsKilled(t *testing.T) {
 // TestScenarioOnHosts (habench run SCENARIO --hosts): a scenario written for local
 // sandboxes (single and async, cell: {drop_caches: true}) runs each topology in turn on
 // two lab hosts, and leaves them as they were; each cell's manifest and reports name its
-// hosts with their clock offsets and page cache drops (checkHostClocks); a group-dr row
-// there, a kind not deployable on hosts yet, is refused in one line naming the row.
+// hosts with their clock offsets and page cache drops (checkHostClocks); a bad row there
+// (a multi-primary group-dr) is refused in one line naming the row.
 func TestScenarioOnHosts(t *testing.T) {
 	lab := testhost.New(t, 2, testhost.Options{SSH: true, Subnet: 20})
 	state := stateDir(t)
@@ -244,9 +244,9 @@ func TestScenarioOnHosts(t *testing.T) {
 		}
 		checkHostClocks(t, dirs[0], names)
 	}
-	r = habench(t, state, append([]string{"run", scenario(rows + "  - {name: hhq3, kind: group-dr, flavor: mysql}\n"), "--results", res, "--quiet"}, hosts...)...)
-	if line := strings.TrimSpace(r.stderr); r.code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, "topologies[2]") || !strings.Contains(line, "kind") || !strings.Contains(line, "group-dr") {
-		t.Errorf("run --hosts with a group-dr row: exit %d, stderr %q", r.code, line)
+	r = habench(t, state, append([]string{"run", scenario(rows + "  - {name: hhq3, kind: group-dr, flavor: mysql, group: {mode: multi-primary}}\n"), "--results", res, "--quiet"}, hosts...)...)
+	if line := strings.TrimSpace(r.stderr); r.code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, "topologies[2]") || !strings.Contains(line, "group.mode") || !strings.Contains(line, "group-dr") {
+		t.Errorf("run --hosts with a multi-primary group-dr row: exit %d, stderr %q", r.code, line)
 	}
 }
 
