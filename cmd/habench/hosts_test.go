@@ -414,11 +414,12 @@ func TestGaleraOnHostsKilled(t *testing.T) {
 	}
 }
 
-// TestGroupOnHosts (habench deploy --kind group --flavor mysql --hosts): a single-primary
-// group of 3 MySQL members on 3 lab hosts, the server from the MySQL root filesystem on
-// the hosts (chroot; node directories under ROOT/HOST_DIR), is healthy after the deploy
-// (every member ONLINE), a member stopped and started again is ONLINE again, and destroy
-// leaves every host as it was.
+// TestGroupOnHosts (habench deploy --kind group --group-mode multi-primary --flavor mysql
+// --hosts): a multi-primary group of 3 MySQL members on 3 lab hosts, the server from the
+// MySQL root filesystem on the hosts (chroot; node directories under ROOT/HOST_DIR), is
+// healthy after the deploy (every member ONLINE PRIMARY, status says multi-primary mode),
+// a member stopped and started again is ONLINE PRIMARY again, and destroy leaves every
+// host as it was. (A single-primary group on hosts: TestGroupDROnHosts.)
 func TestGroupOnHosts(t *testing.T) {
 	root := "/var/cache/habench/rootfs/mysql-sid"
 	if _, err := os.Stat(root + "/usr/sbin/mysqld"); err != nil {
@@ -443,7 +444,7 @@ func TestGroupOnHosts(t *testing.T) {
 		before[i] = snapshot(h)
 	}
 	start := time.Now()
-	r := habench(t, state, "--log-level", "debug", "deploy", "--name", "h2r1", "--kind", "group", "--nodes", "3", "--flavor", "mysql", "--installation", "rootfs:"+root,
+	r := habench(t, state, "--log-level", "debug", "deploy", "--name", "h2r1", "--kind", "group", "--group-mode", "multi-primary", "--nodes", "3", "--flavor", "mysql", "--installation", "rootfs:"+root,
 		"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir)
 	if r.code != 0 {
 		t.Fatalf("deploy group --hosts: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -451,7 +452,10 @@ func TestGroupOnHosts(t *testing.T) {
 	t.Logf("group deploy on 3 hosts: %.1fs", time.Since(start).Seconds())
 	online := func(when string) {
 		t.Helper()
-		nodesOnHostsHealthy(t, state, "h2r1", lab.Hosts, "ONLINE", when)
+		nodesOnHostsHealthy(t, state, "h2r1", lab.Hosts, "ONLINE PRIMARY", when)
+		if st := habench(t, state, "status", "h2r1"); !strings.Contains(st.stdout, "multi-primary mode, 3/3 members ONLINE") {
+			t.Errorf("%s: status lacks the multi-primary group line:\n%s", when, st.stdout)
+		}
 	}
 	online("after deploy")
 	if _, err := os.Stat(filepath.Join(root+hostDir, "h2r1", "n2", "data")); err != nil {
