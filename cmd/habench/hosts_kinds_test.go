@@ -18,7 +18,9 @@ import (
 // nodes) are healthy after the deploy (both nodes Synced in a Primary component of 3,
 // garbd Primary with 3 members), status names each member's host, garbd's process is in
 // its record on its host, a short sysbench run works, garbd killed and started again
-// (fault kill|start arb) is a member again, and destroy leaves every host as it was.
+// (fault kill|start arb) is a member again, both nodes stopped cleanly and started again
+// bootstrap from n2 (marked safe_to_bootstrap on its host, garbd restarted around the
+// bootstrap), and destroy leaves every host as it was.
 func TestGaleraArbitratorOnHosts(t *testing.T) {
 	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 21})
 	state := stateDir(t)
@@ -68,9 +70,24 @@ func TestGaleraArbitratorOnHosts(t *testing.T) {
 		}
 	}
 	healthy("after arb was killed and started")
+	// Every node stopped cleanly while garbd ran: no node is safe_to_bootstrap; n2 (the
+	// last to stop, the highest seqno) is marked safe on its host and bootstraps, garbd is
+	// killed for the bootstrap and started again, n1 joins.
+	t0 := time.Now()
+	for _, f := range [][2]string{{"stop", "n1"}, {"stop", "n2"}, {"start", "n2"}, {"start", "n1"}} {
+		t1 := time.Now()
+		if r := habench(t, state, "fault", f[0], f[1], "--cluster", "k18a1"); r.code != 0 {
+			t.Fatalf("fault %s %s: exit %d\n%s%s", f[0], f[1], r.code, r.stdout, r.stderr)
+		}
+		t.Logf("fault %s %s: %.1fs", f[0], f[1], time.Since(t1).Seconds())
+	}
+	t.Logf("both nodes stopped and started again in %.1fs", time.Since(t0).Seconds())
+	healthy("after every node stopped cleanly and started again")
+	t1 := time.Now()
 	if r := habench(t, state, "destroy", "k18a1"); r.code != 0 {
 		t.Fatalf("destroy: exit %d\n%s", r.code, r.stderr)
 	}
+	t.Logf("destroy %.1fs; deploy to destroyed %.1fs", time.Since(t1).Seconds(), time.Since(start).Seconds())
 	for i, h := range lab.Hosts {
 		if after := hostState(t, h, hostDir); after != before[i] {
 			t.Errorf("%s after destroy:\n%s\nbefore:\n%s", h.Name, after, before[i])
@@ -157,9 +174,11 @@ func TestGroupDROnHosts(t *testing.T) {
 		}
 	}
 	t.Logf("the row reached n4, n5 and n6 within %.2fs", time.Since(t0).Seconds())
+	t1 := time.Now()
 	if r := habench(t, state, "destroy", "k18d1"); r.code != 0 {
 		t.Fatalf("destroy: exit %d\n%s", r.code, r.stderr)
 	}
+	t.Logf("destroy %.1fs; deploy to destroyed %.1fs", time.Since(t1).Seconds(), time.Since(start).Seconds())
 	for i, h := range lab.Hosts {
 		if after := snapshot(h); after != before[i] {
 			t.Errorf("%s after destroy:\n%s\nbefore:\n%s", h.Name, after, before[i])
