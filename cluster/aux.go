@@ -96,7 +96,7 @@ func (s *Sandbox) startAux(ctx context.Context, c *Cluster, n *Node) error {
 
 // auxHealth is Health for an aux node.
 func (c *Cluster) auxHealth(ctx context.Context, n *Node) string {
-	if !n.Running() {
+	if running, _ := c.NodeRunning(n); !running {
 		return n.Program + " not running"
 	}
 	p, err := program(n)

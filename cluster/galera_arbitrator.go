@@ -67,7 +67,7 @@ func arbitratorStartArgs(galeraStart func(*Cluster, *Node) ([]string, error)) fu
 				return args, nil
 			}
 		}
-		safe, mine, rerr := readGrastate(n)
+		safe, mine, rerr := c.readGrastate(n)
 		if rerr != nil || mine < 0 || safe {
 			return nil, err
 		}
@@ -75,15 +75,15 @@ func arbitratorStartArgs(galeraStart func(*Cluster, *Node) ([]string, error)) fu
 			if o == n {
 				continue
 			}
-			osafe, q, rerr := readGrastate(o)
-			if o.Running() || rerr != nil || q < 0 || osafe {
+			osafe, q, rerr := c.readGrastate(o)
+			if running, _ := c.NodeRunning(o); running || rerr != nil || q < 0 || osafe {
 				return nil, err
 			}
 			if q > mine {
 				return nil, fmt.Errorf("node %s: no other node of %s runs, every node stopped cleanly while the arbitrator ran, and %s has a later seqno (%d, %s %d): start %s first", n.Name, c.Name, o.Name, q, n.Name, mine, o.Name)
 			}
 		}
-		if werr := markSafeToBootstrap(n); werr != nil {
+		if werr := c.markSafeToBootstrap(n); werr != nil {
 			return nil, fmt.Errorf("%w (marking %s safe to bootstrap: %v)", err, n.Name, werr)
 		}
 		return []string{"--wsrep-new-cluster"}, nil
@@ -110,11 +110,12 @@ func stopArbitratorToBootstrap(start func(*Cluster, *Node) ([]string, error)) fu
 			return args, err
 		}
 		for _, a := range c.Aux {
-			if a.Program != topology.ArbitratorProgram || !a.Running() {
+			if running, _ := c.NodeRunning(a); a.Program != topology.ArbitratorProgram || !running {
 				continue
 			}
-			if !signalAndWait(a.PID, a.StartTicks, syscall.SIGKILL, 10*time.Second) {
-				return nil, fmt.Errorf("node %s bootstraps the cluster: arbitrator %s (pid %d) survived SIGKILL", n.Name, a.Name, a.PID)
+			// KillNode of the sandbox and hosts providers needs no *Sandbox.
+			if kerr := c.Provider().KillNode(context.Background(), nil, c, a); kerr != nil {
+				return nil, fmt.Errorf("node %s bootstraps the cluster: arbitrator %s: %w", n.Name, a.Name, kerr)
 			}
 			bootstrapMu.Lock()
 			bootstrapStopped[c.Dir()+"/"+a.Name] = true
@@ -134,7 +135,7 @@ func restartArbitrators(ctx context.Context, s *Sandbox, c *Cluster) error {
 		again := bootstrapStopped[key]
 		delete(bootstrapStopped, key)
 		bootstrapMu.Unlock()
-		if !again || a.Running() {
+		if running, _ := c.NodeRunning(a); !again || running {
 			continue
 		}
 		if err := startGarbd(ctx, s, c, a); err != nil {
@@ -150,10 +151,11 @@ func restartArbitrators(ctx context.Context, s *Sandbox, c *Cluster) error {
 	return nil
 }
 
-// markSafeToBootstrap sets safe_to_bootstrap: 1 in n's grastate.dat.
-func markSafeToBootstrap(n *Node) error {
+// markSafeToBootstrap sets safe_to_bootstrap: 1 in n's grastate.dat (on its host for
+// the hosts provider).
+func (c *Cluster) markSafeToBootstrap(n *Node) error {
 	p := filepath.Join(n.Dir, "data", "grastate.dat")
-	b, err := os.ReadFile(p)
+	b, err := c.readNodeFile(n, "data/grastate.dat")
 	if err != nil {
 		return err
 	}
@@ -161,7 +163,13 @@ func markSafeToBootstrap(n *Node) error {
 	if !re.Match(b) {
 		return fmt.Errorf("no safe_to_bootstrap: 0 line in %s", p)
 	}
-	if err := os.WriteFile(p+".tmp", re.ReplaceAll(b, []byte("safe_to_bootstrap: 1")), 0o644); err != nil {
+	b = re.ReplaceAll(b, []byte("safe_to_bootstrap: 1"))
+	if h := c.hostsSSH(n); h != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		return hostWriteFile(ctx, h, p, b, 0o660)
+	}
+	if err := os.WriteFile(p+".tmp", b, 0o644); err != nil {
 		return err
 	}
 	return os.Rename(p+".tmp", p)
@@ -201,11 +209,14 @@ func GarbdArgs(c *Cluster, n *Node) ([]string, error) {
 	}, nil
 }
 
-// startGarbd starts garbd for n in n's namespace, in its own session, records its PID and
+// startGarbd starts garbd for n (on its host for the hosts provider: startHostGarbd) in n's namespace, in its own session, records its PID and
 // waits (ReadyTimeout) until garbd is a synced member of the group: its log says
 // "Member I.J (NAME) synced with group", about 3.5 s after the start when the nodes run.
 // Error when garbd exits first, with its log's last lines.
 func startGarbd(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
+	if c.Hosts != nil {
+		return s.startHostGarbd(ctx, c, n)
+	}
 	bin := garbdPath()
 	if bin == "" {
 		return fmt.Errorf("no garbd (apt-get install galera-arbitrator-4)")
@@ -305,7 +316,7 @@ func GarbdView(log string) (primary bool, members int, ok bool) {
 
 // garbdHealth is the arbitrator's line in status: its last view from its log.
 func garbdHealth(ctx context.Context, c *Cluster, n *Node) string {
-	primary, members, ok := GarbdView(readFile(filepath.Join(n.Dir, "garbd.log")))
+	primary, members, ok := GarbdView(c.nodeFileText(n, "garbd.log"))
 	if !ok {
 		return "garbd running, no view yet"
 	}

@@ -121,6 +121,9 @@ func (s *Sandbox) deployHosts(ctx context.Context, spec topology.Spec) (c *Clust
 			return c, err
 		}
 	}
+	if err := s.startHostAux(ctx, c); err != nil {
+		return c, err
+	}
 	c.State = "ready"
 	if err := c.save(); err != nil {
 		return c, err
@@ -202,6 +205,9 @@ func (s *Sandbox) planHosts(ctx context.Context, spec topology.Spec) (*Cluster, 
 			return nil, nil, err
 		}
 		probes = append(probes, p)
+	}
+	if err := planHostsAux(ctx, c, spec, addrs); err != nil {
+		return nil, nil, err
 	}
 	return c, probes, nil
 }
@@ -376,13 +382,13 @@ func (s *Sandbox) startHostStepNode(ctx context.Context, c *Cluster, plan topolo
 // the cluster's state directory. A host that cannot be reached is said (logged) and its
 // nodes forgotten; any other failure keeps the state so that destroy can try again.
 func (s *Sandbox) destroyHosts(ctx context.Context, c *Cluster) error {
-	if c.Hosts == nil || len(c.Hosts.Dests) < len(c.Nodes) {
+	if c.Hosts == nil || len(c.Hosts.Dests) < len(c.Members()) {
 		s.log().Warn("state has no hosts: forgetting the cluster", "cluster", c.Name)
 		return s.forgetState(c)
 	}
 	parents := map[string][]string{} // dest -> directories to remove when empty
 	var mu sync.Mutex
-	err := forEachNode(c.Nodes, func(i int, n *Node) error {
+	err := forEachNode(c.Members(), func(i int, n *Node) error {
 		h := c.hostsSSH(n)
 		ps, err := destroyHostNode(ctx, h, c.layout(n), n.PID, n.StartTicks)
 		var ce *host.ConnError

@@ -26,7 +26,8 @@ type HostsState struct {
 	// HostDir is habench's directory on every host as the host sees it
 	// (topology.HostsSpec.HostDir, under the root filesystem for a rootfs installation).
 	HostDir string `json:"host_dir"`
-	// Dests are the ssh destinations of the nodes, in node order.
+	// Dests are the ssh destinations of the members, in Cluster.Members order (the SQL
+	// nodes, then the aux nodes).
 	Dests []string `json:"dests"`
 	// AdminUser and AdminPassword are the administrative account habench creates on every
 	// node (random password, this file only): habench's SQL reaches the nodes over TCP.
@@ -139,7 +140,7 @@ func (hostsProvider) StartNode(ctx context.Context, s *Sandbox, c *Cluster, n *N
 		return nil
 	}
 	if n.IsAux() {
-		return c.Refuse(OpStartNode, "start "+n.Program+" "+n.Name)
+		return s.startAux(ctx, c, n)
 	}
 	return s.startAndRejoin(ctx, c, n, s.startHostNode)
 }
@@ -183,7 +184,7 @@ func (c *Cluster) hostsSSH(n *Node) *host.SSH {
 	if c.Hosts == nil {
 		return nil
 	}
-	for i, o := range c.Nodes {
+	for i, o := range c.Members() {
 		if o == n && i < len(c.Hosts.Dests) {
 			return sshHostFor(c.Spec.SSH, c.Hosts.Dests[i])
 		}

@@ -35,7 +35,7 @@ type HostsSpec struct {
 }
 
 // HostsKinds are the kinds habench deploys on hosts today.
-var HostsKinds = map[Kind]bool{Single: true, Async: true, SemiSync: true, Galera: true, Group: true}
+var HostsKinds = map[Kind]bool{Single: true, Async: true, SemiSync: true, Galera: true, Group: true, GaleraArbitrator: true, GroupDR: true}
 
 // IsHosts reports whether the spec deploys on the user's hosts.
 func (s *Spec) IsHosts() bool { return s.Provider == ProviderHosts }
@@ -99,7 +99,7 @@ func (s *Spec) validateHosts() error {
 	if s.BasePort < 1024 || s.BasePort+perHost-1 > 65535 {
 		return &FieldError{"base_port", s.BasePort, fmt.Sprintf("want 1024 to %d for %d node(s) per host", 65536-perHost, perHost)}
 	}
-	if s.Kind == Galera && GaleraHostPorts(*s, s.BasePort+perHost-1).SST > 65535 {
+	if s.Is(Galera) && GaleraHostPorts(*s, s.BasePort+perHost-1).SST > 65535 {
 		return &FieldError{"base_port", s.BasePort, fmt.Sprintf("a Galera node on a host also listens on its SQL port + %d, + %d and + %d: want at most %d for %d node(s) per host",
 			galeraPortOffset, 2*galeraPortOffset, 3*galeraPortOffset, 65536-3*galeraPortOffset-perHost, perHost)}
 	}
@@ -109,7 +109,7 @@ func (s *Spec) validateHosts() error {
 		return &FieldError{"installation.kind", s.Installation.Kind, "on hosts: system (the host's packaged server), basedir (a directory on every host) or rootfs (a root filesystem on every host)"}
 	}
 	if !HostsKinds[s.Kind] {
-		return &FieldError{"kind", s.Kind, "not deployable on hosts yet (single, async, semisync, galera and group are)"}
+		return &FieldError{"kind", s.Kind, "not deployable on hosts yet (single, async, semisync, galera, galera-arbitrator, group and group-dr are)"}
 	}
 	return nil
 }

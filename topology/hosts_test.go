@@ -8,7 +8,8 @@ import (
 
 // TestHostsSpec: a hosts spec takes its defaults (host_dir, base_port, a system
 // installation for either flavor), places nodes round the hosts, and each bad field is a
-// *FieldError naming it.
+// *FieldError naming it; group-dr, galera-arbitrator and a multi-primary group validate on
+// hosts, a kind missing from HostsKinds is refused on kind.
 func TestHostsSpec(t *testing.T) {
 	s := Spec{Name: "hh1", Kind: Async, Nodes: 4, Flavor: MySQL, Provider: ProviderHosts, HostsSpec: HostsSpec{Hosts: []string{"db1", "db2", "db3"}}}
 	s.Defaults()
@@ -38,7 +39,6 @@ func TestHostsSpec(t *testing.T) {
 		{func(s *Spec) { s.BasePort = 80 }, "base_port"},
 		{func(s *Spec) { s.BasePort = 65535 }, "base_port"},
 		{func(s *Spec) { s.Installation = Installation{Kind: "tarball", Path: "/r"} }, "installation.kind"},
-		{func(s *Spec) { s.Kind = GroupDR; s.Flavor = MySQL }, "kind"},
 		{func(s *Spec) {
 			s.Provider = ""
 			s.Installation = Installation{Kind: InstallRootfs, Path: DefaultRootfs}
@@ -53,6 +53,24 @@ func TestHostsSpec(t *testing.T) {
 		if !ok || fe.Field != c.field {
 			t.Errorf("want a FieldError on %s, got %v", c.field, err)
 		}
+	}
+	// Every kind deploys on hosts; one missing from HostsKinds is refused on kind.
+	for _, k := range []Spec{
+		{Name: "hh3", Kind: GroupDR, Nodes: 6, Flavor: MySQL},
+		{Name: "hh4", Kind: GaleraArbitrator, Nodes: 2, Flavor: MariaDB},
+		{Name: "hh5", Kind: Group, Nodes: 3, Flavor: MySQL, Group: GroupOptions{Mode: GroupMultiPrimary}},
+	} {
+		k.Provider, k.HostsSpec = ProviderHosts, HostsSpec{Hosts: []string{"db1", "db2", "db3"}}
+		k.Defaults()
+		if err := k.Validate(); err != nil {
+			t.Errorf("%s on hosts: %v", k.Kind, err)
+		}
+	}
+	delete(HostsKinds, Async)
+	err := s.Validate()
+	HostsKinds[Async] = true
+	if fe, ok := err.(*FieldError); !ok || fe.Field != "kind" {
+		t.Errorf("a kind not in HostsKinds: want a FieldError on kind, got %v", err)
 	}
 	y, err := ParseSpecYAML([]byte("name: hh2\nkind: semisync\nflavor: mariadb\nprovider: hosts\nhosts: [198.18.1.11, 198.18.1.12]\nhost_dir: /tmp/hb\nbase_port: 24000\nssh:\n  user: root\n"))
 	if err != nil {

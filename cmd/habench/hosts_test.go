@@ -200,8 +200,8 @@ func TestDeployOnHostsKilled(t *testing.T) {
 // TestScenarioOnHosts (habench run SCENARIO --hosts): a scenario written for local
 // sandboxes (single and async, cell: {drop_caches: true}) runs each topology in turn on
 // two lab hosts, and leaves them as they were; each cell's manifest and reports name its
-// hosts with their clock offsets and page cache drops (checkHostClocks); a group-dr row
-// there, a kind not deployable on hosts yet, is refused in one line naming the row.
+// hosts with their clock offsets and page cache drops (checkHostClocks); a bad row there
+// (a multi-primary group-dr) is refused in one line naming the row.
 func TestScenarioOnHosts(t *testing.T) {
 	lab := testhost.New(t, 2, testhost.Options{SSH: true, Subnet: 20})
 	state := stateDir(t)
@@ -244,9 +244,9 @@ func TestScenarioOnHosts(t *testing.T) {
 		}
 		checkHostClocks(t, dirs[0], names)
 	}
-	r = habench(t, state, append([]string{"run", scenario(rows + "  - {name: hhq3, kind: group-dr, flavor: mysql}\n"), "--results", res, "--quiet"}, hosts...)...)
-	if line := strings.TrimSpace(r.stderr); r.code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, "topologies[2]") || !strings.Contains(line, "kind") || !strings.Contains(line, "group-dr") {
-		t.Errorf("run --hosts with a group-dr row: exit %d, stderr %q", r.code, line)
+	r = habench(t, state, append([]string{"run", scenario(rows + "  - {name: hhq3, kind: group-dr, flavor: mysql, group: {mode: multi-primary}}\n"), "--results", res, "--quiet"}, hosts...)...)
+	if line := strings.TrimSpace(r.stderr); r.code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, "topologies[2]") || !strings.Contains(line, "group.mode") || !strings.Contains(line, "group-dr") {
+		t.Errorf("run --hosts with a multi-primary group-dr row: exit %d, stderr %q", r.code, line)
 	}
 }
 
@@ -414,11 +414,12 @@ func TestGaleraOnHostsKilled(t *testing.T) {
 	}
 }
 
-// TestGroupOnHosts (habench deploy --kind group --flavor mysql --hosts): a single-primary
-// group of 3 MySQL members on 3 lab hosts, the server from the MySQL root filesystem on
-// the hosts (chroot; node directories under ROOT/HOST_DIR), is healthy after the deploy
-// (every member ONLINE), a member stopped and started again is ONLINE again, and destroy
-// leaves every host as it was.
+// TestGroupOnHosts (habench deploy --kind group --group-mode multi-primary --flavor mysql
+// --hosts): a multi-primary group of 3 MySQL members on 3 lab hosts, the server from the
+// MySQL root filesystem on the hosts (chroot; node directories under ROOT/HOST_DIR), is
+// healthy after the deploy (every member ONLINE PRIMARY, status says multi-primary mode),
+// a member stopped and started again is ONLINE PRIMARY again, and destroy leaves every
+// host as it was. (A single-primary group on hosts: TestGroupDROnHosts.)
 func TestGroupOnHosts(t *testing.T) {
 	root := "/var/cache/habench/rootfs/mysql-sid"
 	if _, err := os.Stat(root + "/usr/sbin/mysqld"); err != nil {
@@ -443,7 +444,7 @@ func TestGroupOnHosts(t *testing.T) {
 		before[i] = snapshot(h)
 	}
 	start := time.Now()
-	r := habench(t, state, "--log-level", "debug", "deploy", "--name", "h2r1", "--kind", "group", "--nodes", "3", "--flavor", "mysql", "--installation", "rootfs:"+root,
+	r := habench(t, state, "--log-level", "debug", "deploy", "--name", "h2r1", "--kind", "group", "--group-mode", "multi-primary", "--nodes", "3", "--flavor", "mysql", "--installation", "rootfs:"+root,
 		"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir)
 	if r.code != 0 {
 		t.Fatalf("deploy group --hosts: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -451,7 +452,10 @@ func TestGroupOnHosts(t *testing.T) {
 	t.Logf("group deploy on 3 hosts: %.1fs", time.Since(start).Seconds())
 	online := func(when string) {
 		t.Helper()
-		nodesOnHostsHealthy(t, state, "h2r1", lab.Hosts, "ONLINE", when)
+		nodesOnHostsHealthy(t, state, "h2r1", lab.Hosts, "ONLINE PRIMARY", when)
+		if st := habench(t, state, "status", "h2r1"); !strings.Contains(st.stdout, "multi-primary mode, 3/3 members ONLINE") {
+			t.Errorf("%s: status lacks the multi-primary group line:\n%s", when, st.stdout)
+		}
 	}
 	online("after deploy")
 	if _, err := os.Stat(filepath.Join(root+hostDir, "h2r1", "n2", "data")); err != nil {
@@ -480,6 +484,13 @@ func TestGroupOnHosts(t *testing.T) {
 	}
 }
 
+// isMemberLine reports whether l is member node's line of a status table: its first
+// column, or its second after the SITE column of a topology with sites.
+func isMemberLine(l, node string) bool {
+	f := strings.Fields(l)
+	return len(f) > 1 && (f[0] == node || f[1] == node)
+}
+
 // nodesOnHostsHealthy checks `habench status name`: node ni runs on hosts[i-1] (its ssh
 // host in the HOST column) with health on its line; when says at which step of the test.
 func nodesOnHostsHealthy(t *testing.T, state, name string, hosts []*testhost.Host, health, when string) {
@@ -488,7 +499,7 @@ func nodesOnHostsHealthy(t *testing.T, state, name string, hosts []*testhost.Hos
 	for i, h := range hosts {
 		ok := false
 		for _, l := range strings.Split(st.stdout, "\n") {
-			ok = ok || (strings.HasPrefix(l, fmt.Sprintf("n%d ", i+1)) && strings.Contains(l, "ssh "+h.Name) && strings.Contains(l, health))
+			ok = ok || (isMemberLine(l, fmt.Sprintf("n%d", i+1)) && strings.Contains(l, "ssh "+h.Name) && strings.Contains(l, health))
 		}
 		if !ok {
 			t.Errorf("%s: n%d on %s lacks %q:\n%s", when, i+1, h.Name, health, st.stdout)
