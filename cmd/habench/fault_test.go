@@ -583,7 +583,7 @@ func TestFailoverGroupAndGalera(t *testing.T) {
 	if !strings.Contains(gamd, "## Faults") {
 		t.Errorf("galera report.md lacks the fault table")
 	}
-	t.Logf("galera: fault %+v", ga.Faults[0])
+	t.Logf("galera: fault %+v, recovery %s s", ga.Faults[0], fmtCaught(ga.Faults[0].RecoveryS))
 	noClusters(t, state, gname, ganame)
 }
 
