@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -298,8 +299,8 @@ func grepLines(s, sub string) string {
 // the donor's credentials habench sets (wsrep_sst_auth root without a password over the
 // socket), and the whole cluster reaches Synced.
 func TestGaleraMariabackupSST(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/mariabackup"); err != nil && os.Getenv("HABENCH_REQUIRE_SERVERS") != "1" {
-		t.Skip("mariabackup not installed (apt-get install mariadb-backup)")
+	if _, err := os.Stat("/usr/bin/mariabackup"); err != nil {
+		prereq.Missing(t, "mariabackup not installed (apt-get install mariadb-backup, or `make deps`)")
 	}
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/topology"
@@ -51,12 +53,8 @@ var probesFailed = regexp.MustCompile(`(\d+) of (\d+) probes failed`)
 // `fault heal dc2` removes it, after which n3 replicates again.
 func TestSitesLinksAndPartition(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
-	if os.Geteuid() != 0 {
-		t.Skip("sites' links need network namespaces: run as root")
-	}
-	if err := netem.UserspaceAvailable(); err != nil {
-		t.Skipf("userspace link unusable here: %v", err)
-	}
+	prereq.Need(t, cluster.NetNamespacesUsable())
+	prereq.NeedErr(t, "userspace link unusable here", netem.UserspaceAvailable())
 	state := stateDir(t)
 	name := testenv.Name("sts")
 	file := filepath.Join(t.TempDir(), "ts.yaml")
