@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -91,9 +92,18 @@ func TestGaleraDeployWriteRestart(t *testing.T) {
 	if _, err := dbs["n2"].ExecContext(ctx, "CREATE TABLE probe.t (id INT PRIMARY KEY, v INT)"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dbs["n3"].ExecContext(ctx, "INSERT INTO probe.t VALUES (1, 1)"); err != nil {
+	// n3 applies n2's DDL asynchronously: wsrep_sync_wait=4 makes the INSERT wait until
+	// n3 has applied everything committed before it (without it, "Table doesn't exist").
+	c3, err := dbs["n3"].Conn(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
+	for _, q := range []string{"SET SESSION wsrep_sync_wait=4", "INSERT INTO probe.t VALUES (1, 1)"} {
+		if _, err := c3.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c3.Close()
 	// wsrep_sync_wait=1: the read waits until n1 has applied everything committed before it.
 	conn, err := dbs["n1"].Conn(ctx)
 	if err != nil {
@@ -298,8 +308,8 @@ func grepLines(s, sub string) string {
 // the donor's credentials habench sets (wsrep_sst_auth root without a password over the
 // socket), and the whole cluster reaches Synced.
 func TestGaleraMariabackupSST(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/mariabackup"); err != nil && os.Getenv("HABENCH_REQUIRE_SERVERS") != "1" {
-		t.Skip("mariabackup not installed (apt-get install mariadb-backup)")
+	if _, err := os.Stat("/usr/bin/mariabackup"); err != nil {
+		prereq.Missing(t, "mariabackup not installed (apt-get install mariadb-backup, or `make deps`)")
 	}
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/habench/habench/internal/nsutil"
+	"github.com/habench/habench/nsutil"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )

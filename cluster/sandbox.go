@@ -122,29 +122,13 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	if s.ReadyTimeout == 0 {
 		s.ReadyTimeout = 90 * time.Second
 	}
-	mode := s.Network
-	switch mode {
-	case "", "auto":
-		mode = NetLoopback
-		if NetNamespacesUsable() == "" {
-			mode = NetNamespaces
-		}
-	case NetNamespaces:
-		if why := NetNamespacesUsable(); why != "" {
-			return nil, &topology.FieldError{Field: "network", Value: mode, Reason: why}
-		}
-	case NetLoopback:
-	default:
-		return nil, &topology.FieldError{Field: "network", Value: mode, Reason: "want auto, netns or loopback"}
-	}
-	bins, err := ResolveInstallation(ctx, spec.Installation, spec.Flavor)
+	mode, err := s.networkMode()
 	if err != nil {
 		return nil, err
 	}
-	if f := OpsOf(spec.Kind).CheckInstallation; f != nil {
-		if err := f(bins, spec); err != nil {
-			return nil, err
-		}
+	bins, err := checkedInstallation(ctx, spec)
+	if err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(s.clustersDir(), 0o755); err != nil {
 		return nil, err
@@ -155,11 +139,13 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
+	release := func() {
 		if unlock != nil {
 			unlock()
+			unlock = nil
 		}
-	}()
+	}
+	defer release()
 	c, err = s.allocate(spec, bins, mode)
 	if err != nil {
 		return nil, err
@@ -178,43 +164,117 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	}()
 	start := time.Now()
 	if mode == NetNamespaces {
-		if err := setupBridge(c.Name, c.SubnetIdx); err != nil {
+		if err := setupNetwork(c); err != nil {
 			return c, err
 		}
-		for i, n := range c.Members() {
-			if err := setupNode(c.Name, n.Name, i+1, n.Host); err != nil {
-				return c, err
-			}
-		}
-	}
-	if mode == NetNamespaces {
 		// Addresses are now taken; loopback ports are only taken once the servers bind,
 		// so loopback deploys keep the lock until then.
-		unlock()
-		unlock = nil
+		release()
 	}
-	caps := bins.Caps()
-	plan, err := topology.BuildPlan(spec, caps, func(node string) (string, int) {
+	plan, err := s.prepareNodes(ctx, c, spec, bins)
+	if err != nil {
+		return c, err
+	}
+	errs, stepStarts := s.startNodes(ctx, c, plan)
+	if !stepStarts {
+		release()
+	}
+	if err := c.save(); err != nil {
+		return c, err
+	}
+	if err := startError(errs); err != nil {
+		return c, err
+	}
+	log.Info("servers up", "elapsed", time.Since(start).Round(time.Millisecond))
+	if err := s.completeDeploy(ctx, c, plan); err != nil {
+		return c, err
+	}
+	release()
+	c.State = "ready"
+	if err := c.save(); err != nil {
+		return c, err
+	}
+	log.Info("deployed", "kind", spec.Kind, "nodes", len(c.Nodes), "network", mode, "elapsed", time.Since(start).Round(time.Millisecond))
+	return c, nil
+}
+
+// networkMode is s.Network resolved: auto (or "") picks netns where namespaces are
+// usable, else loopback; netns where they are not and any other value are field errors.
+func (s *Sandbox) networkMode() (string, error) {
+	mode := s.Network
+	switch mode {
+	case "", "auto":
+		mode = NetLoopback
+		if NetNamespacesUsable() == "" {
+			mode = NetNamespaces
+		}
+	case NetNamespaces:
+		if why := NetNamespacesUsable(); why != "" {
+			return "", &topology.FieldError{Field: "network", Value: mode, Reason: why}
+		}
+	case NetLoopback:
+	default:
+		return "", &topology.FieldError{Field: "network", Value: mode, Reason: "want auto, netns or loopback"}
+	}
+	return mode, nil
+}
+
+// checkedInstallation resolves spec's installation to binaries and lets the kind check
+// them (CheckInstallation).
+func checkedInstallation(ctx context.Context, spec topology.Spec) (*Binaries, error) {
+	bins, err := ResolveInstallation(ctx, spec.Installation, spec.Flavor)
+	if err != nil {
+		return nil, err
+	}
+	if f := OpsOf(spec.Kind).CheckInstallation; f != nil {
+		if err := f(bins, spec); err != nil {
+			return nil, err
+		}
+	}
+	return bins, nil
+}
+
+// setupNetwork creates c's bridge and one namespace per member on it.
+func setupNetwork(c *Cluster) error {
+	if err := setupBridge(c.Name, c.SubnetIdx); err != nil {
+		return err
+	}
+	for i, n := range c.Members() {
+		if err := setupNode(c.Name, n.Name, i+1, n.Host); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepareNodes builds the kind's plan for c's addresses and prepares every node's data
+// directory and option file from the installation's template.
+func (s *Sandbox) prepareNodes(ctx context.Context, c *Cluster, spec topology.Spec, bins *Binaries) (topology.Plan, error) {
+	plan, err := topology.BuildPlan(spec, bins.Caps(), func(node string) (string, int) {
 		n := c.Node(node)
 		return n.Host, n.Port
 	})
 	if err != nil {
-		return c, err
+		return plan, err
 	}
 	tmpl, err := s.template(ctx, bins)
 	if err != nil {
-		return c, err
+		return plan, err
 	}
 	for i, n := range c.Nodes {
 		if err := s.prepareNode(c, n, plan.Nodes[i], tmpl); err != nil {
-			return c, fmt.Errorf("node %s: %w", n.Name, err)
+			return plan, fmt.Errorf("node %s: %w", n.Name, err)
 		}
 	}
-	// Nodes no plan step starts start together now (every kind but galera); the others
-	// start one by one in runPlan.
+	return plan, nil
+}
+
+// startNodes starts together the nodes no plan step starts (every kind but galera; the
+// others start one by one in runPlan) and returns each node's error, and whether a plan
+// step starts some node.
+func (s *Sandbox) startNodes(ctx context.Context, c *Cluster, plan topology.Plan) (errs []error, stepStarts bool) {
 	var wg sync.WaitGroup
-	errs := make([]error, len(c.Nodes))
-	stepStarts := false
+	errs = make([]error, len(c.Nodes))
 	for i, n := range c.Nodes {
 		if plan.StartedBySteps(n.Name) {
 			stepStarts = true
@@ -227,53 +287,45 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 		}()
 	}
 	wg.Wait()
-	if unlock != nil && !stepStarts {
-		unlock()
-		unlock = nil
-	}
-	if err := c.save(); err != nil {
-		return c, err
-	}
+	return errs, stepStarts
+}
+
+// startError is the nodes' start errors joined, or the first *topology.FieldError alone:
+// the same bad option on every node is said once.
+func startError(errs []error) error {
 	for _, e := range errs {
 		var fe *topology.FieldError
 		if errors.As(e, &fe) {
-			return c, fe // the same bad option on every node: say it once
+			return fe
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return c, err
-	}
-	log.Info("servers up", "elapsed", time.Since(start).Round(time.Millisecond))
+	return errors.Join(errs...)
+}
+
+// completeDeploy runs the plan's steps (replication, bootstrap), the kind's AfterPlan and
+// starts the auxiliary processes (arbitrator), saving the state after each of these.
+func (s *Sandbox) completeDeploy(ctx context.Context, c *Cluster, plan topology.Plan) error {
 	if err := s.runPlan(ctx, c, plan); err != nil {
-		return c, err
+		return err
 	}
 	if f := c.ops().AfterPlan; f != nil {
 		if err := f(ctx, c); err != nil {
-			return c, err
+			return err
 		}
 	}
 	for _, n := range c.Aux {
 		if err := os.MkdirAll(n.Dir, 0o755); err != nil {
-			return c, err
+			return err
 		}
 		err := s.startAux(ctx, c, n)
 		if serr := c.save(); serr != nil {
 			err = errors.Join(err, serr)
 		}
 		if err != nil {
-			return c, err
+			return err
 		}
 	}
-	if unlock != nil {
-		unlock()
-		unlock = nil
-	}
-	c.State = "ready"
-	if err := c.save(); err != nil {
-		return c, err
-	}
-	log.Info("deployed", "kind", spec.Kind, "nodes", len(c.Nodes), "network", mode, "elapsed", time.Since(start).Round(time.Millisecond))
-	return c, nil
+	return nil
 }
 
 // allocate reserves the name, subnet or ports, and writes the first state file, so that

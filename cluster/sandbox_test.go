@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,9 +218,7 @@ func TestDeployFromBasedir(t *testing.T) {
 // state directory. Destroying a loopback cluster must not touch a namespace cluster of the
 // same name in another state directory.
 func TestLoopbackDestroySparesNamesakes(t *testing.T) {
-	if cluster.NetNamespacesUsable() != "" {
-		t.Skip(cluster.NetNamespacesUsable())
-	}
+	prereq.Need(t, cluster.NetNamespacesUsable())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	name := testenv.Name("cns")

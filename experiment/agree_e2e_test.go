@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"html"
 	"os"
 	"path/filepath"
@@ -169,11 +170,9 @@ workload:
 // say so with the cost next to the numbers.
 func TestLinksSamePathControlOnServers(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
-	if why := cluster.NetNamespacesUsable(); why != "" {
-		t.Skip(why)
-	}
+	prereq.Need(t, cluster.NetNamespacesUsable())
 	if !userspaceLinks() {
-		t.Skip("kernel netem is available: the links go through the plain bridge path")
+		t.Skip("kernel netem is available: the links go through the plain bridge path, not the userspace link this test is about")
 	}
 	sb := testenv.Sandbox(t)
 	single, async := testenv.Name("swls"), testenv.Name("swla")

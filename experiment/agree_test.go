@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/habench/habench/report"
+	"github.com/habench/habench/stats"
 )
 
 // agreeScenario: a single primary and a 2-node async, links none / 0.6ms, threads 1 / 4,
@@ -192,7 +193,9 @@ func TestOneAnswerEverywhere(t *testing.T) {
 
 	// sweep.json's summaries and sweep_points.json / sweep.csv: the same numbers.
 	var f SweepFile
-	json.Unmarshal([]byte(read("sweep.json")), &f)
+	if err := json.Unmarshal([]byte(read("sweep.json")), &f); err != nil {
+		t.Fatalf("sweep.json: %v", err)
+	}
 	var jsonP []string
 	for _, c := range f.Summary {
 		jsonP = append(jsonP, fmt.Sprintf("%.1f%%", c.VsBase.Pct))
@@ -233,17 +236,29 @@ func TestOneAnswerEverywhere(t *testing.T) {
 			t.Errorf("%s does not say within noise", name)
 		}
 	}
-	for _, c := range f.Summary {
-		if c.Topology == "swasync" && c.Group == "links=none threads=1" && c.VsBase.Verdict != "within noise" {
-			t.Errorf("async none/1 vs base: %+v, want within noise", c.VsBase)
+	// Each verdict is looked up by its cell, which must be there: a cell renamed (its group
+	// string changed) fails here instead of skipping the check.
+	cell := func(topo, group string) *stats.Cell {
+		t.Helper()
+		for _, c := range f.Summary {
+			if c.Topology == topo && c.Group == group {
+				return c
+			}
 		}
-		if c.Topology == "swasync" && c.Group == "links=none threads=4" && c.VsBase.Verdict != "difference" {
-			t.Errorf("async none/4 vs base: %+v, want a difference", c.VsBase)
-		}
-		if c.Topology == "swasync" && c.Group == "links=0.6ms threads=4" && c.AlongAxis("links").TPS.Verdict != "within noise" {
-			t.Errorf("async 0.6ms/4 along links: %+v, want within noise", c.AlongAxis("links"))
-		}
-		if c.Topology == "swsingle" && strings.Contains(c.Group, "0.6ms") && c.ReusedFrom == "" {
+		t.Fatalf("sweep.json has no cell %s %q", topo, group)
+		return nil
+	}
+	if c := cell("swasync", "links=none threads=1"); c.VsBase.Verdict != "within noise" {
+		t.Errorf("async none/1 vs base: %+v, want within noise", c.VsBase)
+	}
+	if c := cell("swasync", "links=none threads=4"); c.VsBase.Verdict != "difference" {
+		t.Errorf("async none/4 vs base: %+v, want a difference", c.VsBase)
+	}
+	if c := cell("swasync", "links=0.6ms threads=4"); c.AlongAxis("links").TPS.Verdict != "within noise" {
+		t.Errorf("async 0.6ms/4 along links: %+v, want within noise", c.AlongAxis("links"))
+	}
+	for _, th := range []string{"1", "4"} {
+		if c := cell("swsingle", "links=0.6ms threads="+th); c.ReusedFrom == "" {
 			t.Errorf("single primary %s: not reused", c.Group)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"net"
 	"os"
 	"os/exec"
@@ -262,9 +263,7 @@ func values(ss []sampler.Sample) []string {
 // netem) is measured as a ~4 ms round trip, recorded in the manifest, visible in the
 // source's semi-sync acknowledgement wait, and removed after the run.
 func TestLinkDelaySlowsSemiSyncAcks(t *testing.T) {
-	if why := cluster.NetNamespacesUsable(); why != "" {
-		t.Skip(why)
-	}
+	prereq.Need(t, cluster.NetNamespacesUsable())
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"maps"
 	"math"
 	"os"
@@ -56,12 +57,8 @@ func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond)
 // skips where namespaces or the userspace link cannot work.
 func linkBenchCluster(ctx context.Context, b *testing.B, prefix string, threads int) (*cluster.Cluster, []netem.Endpoint, workload.Workload, workload.Target, workload.Options) {
 	b.Helper()
-	if why := cluster.NetNamespacesUsable(); why != "" {
-		b.Skip(why)
-	}
-	if err := netem.UserspaceAvailable(); err != nil {
-		b.Skip(err)
-	}
+	prereq.Need(b, cluster.NetNamespacesUsable())
+	prereq.NeedErr(b, "userspace link unusable here", netem.UserspaceAvailable())
 	s := testenv.Sandbox(b)
 	s.Network = cluster.NetNamespaces
 	t0 := time.Now()
@@ -582,7 +579,7 @@ func BenchmarkLinkRTTUnderLoad(b *testing.B) {
 				l = startHabenchLoad(ctx, wl, tg, o)
 			case "sysbench":
 				if _, err := exec.LookPath("sysbench"); err != nil {
-					b.Skip("sysbench not installed (apt-get install sysbench)")
+					prereq.Missing(b, "sysbench not installed (apt-get install sysbench, or `make deps`)")
 				}
 				var err error
 				if l, err = startSysbenchLoad(ctx, c, o); err != nil {

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,9 +18,7 @@ import (
 // truncated CSV that looks whole), a JSON file that does not fit is not left truncated,
 // and the files are not readable by others.
 func TestResultsOnAFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
+	prereq.Root(t, "mounting a tmpfs needs root")
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Fatalf("mount tmpfs: %v %s", err, out)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"path/filepath"
 	"slices"
@@ -331,9 +332,7 @@ sweep:
 // cell's manifest.json records it; the local run's manifest hosts carry no clock.
 func TestSweepDropCachesLocal(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
-	if err := experiment.CheckDropCaches(); err != nil {
-		t.Skip(err)
-	}
+	prereq.NeedErr(t, "page cache cannot be dropped here", experiment.CheckDropCaches())
 	sb := testenv.Sandbox(t)
 	name := testenv.Name("ckdrop")
 	y := `name: ckdrop

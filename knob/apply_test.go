@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"path/filepath"
 	"slices"
@@ -307,10 +308,7 @@ func deployGalera(ctx context.Context, t *testing.T, s *cluster.Sandbox, name st
 	t.Helper()
 	const provider = "/usr/lib/galera/libgalera_smm.so"
 	if _, err := os.Stat(provider); err != nil {
-		if os.Getenv("HABENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatalf("%s missing and HABENCH_REQUIRE_SERVERS=1", provider)
-		}
-		t.Skipf("%s missing (apt-get install galera-4)", provider)
+		prereq.Missing(t, "%s missing (apt-get install galera-4, or `make deps`)", provider)
 	}
 	c, err := s.Deploy(ctx, testenv.Spec(t, name, topology.Single, 1, topology.MariaDB))
 	if err != nil {

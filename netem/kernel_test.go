@@ -2,6 +2,7 @@ package netem
 
 import (
 	"context"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"strings"
 	"testing"
 	"time"
@@ -94,7 +95,7 @@ func TestKernelStructure(t *testing.T) {
 	}
 	k, err := newKernel(eps, spec, tbf)
 	if err != nil {
-		t.Skipf("htb/u32/tbf unusable here: %v", err)
+		prereq.Missing(t, "htb/u32/tbf unusable here: %v", err)
 	}
 	t.Cleanup(func() { k.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

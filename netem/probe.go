@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/habench/habench/internal/nsutil"
+	"github.com/habench/habench/nsutil"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )

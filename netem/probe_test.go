@@ -1,6 +1,7 @@
 package netem
 
 import (
+	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,10 +15,10 @@ func TestKernelAvailableAgreesWithTC(t *testing.T) {
 		if err := KernelAvailable(); err == nil || !strings.Contains(err.Error(), "not root") {
 			t.Fatalf("non-root probe: %v", err)
 		}
-		t.Skip("the cross-check needs root")
+		prereq.Missing(t, "not root: the cross-check needs root")
 	}
 	if _, err := exec.LookPath("tc"); err != nil {
-		t.Skip("tc (iproute2) missing")
+		prereq.Missing(t, "tc (iproute2) missing")
 	}
 	ns := "hb-probetest"
 	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {

@@ -2,6 +2,7 @@ package netem
 
 import (
 	"context"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"os/exec"
 	"strings"
@@ -25,9 +26,7 @@ func (w wrapped) Run(ctx context.Context, argv ...string) ([]byte, error) {
 // machine lacks, changing nothing: sch_netem (absent from this kernel, present on others),
 // tc (hidden by an empty PATH), and CAP_NET_ADMIN (dropped with setpriv).
 func TestCheckHost(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("not root: the probe's throwaway namespace needs CAP_SYS_ADMIN")
-	}
+	prereq.Root(t, "the probe's throwaway namespace needs CAP_SYS_ADMIN")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := CheckHost(ctx, host.Local{})

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"fmt"
+	"html"
+	"html/template"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -74,15 +77,12 @@ func TestNoRawGoFormatting(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The charts' SVG is generated markup, not text: its text elements are checked.
-			html := svgDoc.ReplaceAllStringFunc(string(r.HTML), func(svg string) string {
-				return strings.Join(svgText.FindAllString(svg, -1), "\n")
-			})
-			for name, out := range map[string]string{"report.md": string(r.Markdown), "report.html": html} {
+			for name, out := range map[string]string{"report.md": string(r.Markdown), "report.html": readerText(r.HTML)} {
 				if bad := rawGoFormatting(out); len(bad) > 0 {
 					t.Errorf("%s has Go formatting in %d lines, e.g.:\n%s", name, len(bad), strings.Join(bad[:min(5, len(bad))], "\n"))
 				}
 			}
+			knownBadControl(t, r)
 			if res.Kind == KindSweep && !strings.Contains(string(r.Markdown), "- axes: knob.durability=1/1, topology=rpsingle") {
 				t.Error("report.md lacks the cells' axes as name=value")
 			}
@@ -97,6 +97,50 @@ var (
 	svgDoc  = regexp.MustCompile(`(?s)<svg.*?</svg>`)
 	svgText = regexp.MustCompile(`(?s)<text[^>]*>.*?</text>`)
 )
+
+// readerText is what a reader of report.html sees, as text to search: the charts' SVG is
+// generated markup, so only its text elements are kept, and the entities are unescaped
+// (html/template writes "<nil>" as "&lt;nil&gt;" and "&{" as "&amp;{").
+func readerText(page []byte) string {
+	s := svgDoc.ReplaceAllStringFunc(string(page), func(svg string) string {
+		return strings.Join(svgText.FindAllString(svg, -1), "\n")
+	})
+	return html.UnescapeString(s)
+}
+
+// knownBadControl puts what Go's fmt prints for a nil, a pointer to a struct, a map and an
+// empty slice into a copy of the rendered report.md and report.html (escaped, as
+// html/template would write them, one in a chart's text) and requires the check to find
+// each: a check that cannot fail proves nothing.
+func knownBadControl(t *testing.T, r *Rendered) {
+	t.Helper()
+	type pt struct{ A, B int }
+	var nilp *pt
+	bad := []string{fmt.Sprint(nilp), fmt.Sprint(&pt{1, 2}), fmt.Sprint(map[string]int{"a": 1}), fmt.Sprint([]int{})}
+	page := string(r.HTML)
+	i := strings.Index(page, "</body>")
+	svg := strings.Index(page, "</svg>")
+	if i < 0 {
+		t.Fatal("report.html has no </body>")
+	}
+	var cells strings.Builder
+	for _, b := range bad {
+		fmt.Fprintf(&cells, "<p>value: %s</p>\n", template.HTMLEscapeString(b))
+	}
+	page = page[:i] + cells.String() + page[i:]
+	want := len(bad)
+	if svg >= 0 {
+		page = page[:svg] + "<text x=\"1\">" + template.HTMLEscapeString(fmt.Sprint(nilp)) + "</text>" + page[svg:]
+		want++
+	}
+	if got := rawGoFormatting(readerText([]byte(page))); len(got) != want {
+		t.Errorf("control: %d of %d planted Go formattings found in report.html: %q", len(got), want, got)
+	}
+	md := string(r.Markdown) + "\n| x | " + strings.Join(bad, " |\n| x | ") + " |\n"
+	if got := rawGoFormatting(md); len(got) != len(bad) {
+		t.Errorf("control: %d of %d planted Go formattings found in report.md: %q", len(got), len(bad), got)
+	}
+}
 
 // TestSettingsTableReadable: the ten cells of sweep10 head the settings table by their
 // cell labels with a key (the full names), the settings equal everywhere are listed with

@@ -6,11 +6,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -23,7 +26,7 @@ func fdCount(t *testing.T) int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		t.Skipf("no /proc/self/fd: %v", err)
+		prereq.Missing(t, "no /proc/self/fd: %v", err)
 	}
 	return len(ents)
 }
@@ -202,10 +205,12 @@ func TestBlockConnCloseRace(t *testing.T) {
 
 // GOMAXPROCS follows the open blockConns: one P each plus procsSpare while
 // they are few, the default beyond procsPerCPU per default P and once all
-// are closed.
+// are closed. With GOMAXPROCS set in the environment, procs leaves it alone
+// (checked here) and the rest is checked in a child test process without it.
 func TestBlockConnProcs(t *testing.T) {
 	if os.Getenv("GOMAXPROCS") != "" {
-		t.Skip("GOMAXPROCS set in the environment: procs leaves it alone")
+		blockConnProcsFixed(t)
+		return
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -239,6 +244,42 @@ func TestBlockConnProcs(t *testing.T) {
 	closeAll()
 	if got := runtime.GOMAXPROCS(0); got != def {
 		t.Errorf("all closed: GOMAXPROCS %d, want the default %d", got, def)
+	}
+}
+
+// blockConnProcsFixed: GOMAXPROCS set in the environment stays as set while blockConns
+// open, and TestBlockConnProcs passes in a child process without the variable.
+func blockConnProcsFixed(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echoServer(t, l)
+	s := newSession(Target{})
+	set := runtime.GOMAXPROCS(0)
+	for i := 1; i <= procsSpare+2; i++ {
+		c, err := s.dial(context.Background(), "tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if got := runtime.GOMAXPROCS(0); got != set {
+			t.Fatalf("GOMAXPROCS=%s in the environment, %d open conns: GOMAXPROCS %d, want it left at %d", os.Getenv("GOMAXPROCS"), i, got, set)
+		}
+	}
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "GOMAXPROCS=") {
+			env = append(env, e)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestBlockConnProcs$", "-test.count=1", "-test.v")
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestBlockConnProcs")) {
+		t.Errorf("TestBlockConnProcs without GOMAXPROCS in the environment: %v\n%s", err, out)
 	}
 }
 

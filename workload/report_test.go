@@ -12,7 +12,7 @@ import (
 )
 
 // The regexes a script parsing sysbench 1.0.20's output would use. They parse
-// the reference outputs in shared/cases and must parse habench's output too.
+// the reference outputs in testdata and must parse habench's output too.
 var (
 	reInterval = regexp.MustCompile(`^\[ (\d+)s \] thds: (\d+) tps: (\d+\.\d\d) qps: (\d+\.\d\d) \(r/w/o: (\d+\.\d\d)/(\d+\.\d\d)/(\d+\.\d\d)\) lat \(ms,(\d+)%\): (\d+\.\d\d) err/s: (\d+\.\d\d) reconn/s: (\d+\.\d\d)$`)
 	reQueue    = regexp.MustCompile(`^\[ (\d+)s \] queue length: (\d+), concurrency: (\d+)$`)
@@ -76,13 +76,8 @@ func parseOutput(t *testing.T, text string) parsedOutput {
 	return p
 }
 
-func casesDir(t *testing.T) string {
-	dir := filepath.Join("..", "..", "shared", "cases")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("reference outputs not found at %s (shared/ is expected beside the clone): %v", dir, err)
-	}
-	return dir
-}
+// casesDir holds sysbench 1.0.20's real outputs (see testdata/README.md).
+const casesDir = "testdata"
 
 func atof(t *testing.T, s string) float64 {
 	t.Helper()
@@ -119,10 +114,9 @@ var perSecRE = regexp.MustCompile(`\(\d+\.\d\d per sec\.\)`)
 // "per sec." rates, which sysbench divides by a slightly different timer than
 // the printed total time).
 func TestReferenceLayout(t *testing.T) {
-	dir := casesDir(t)
-	files, _ := filepath.Glob(filepath.Join(dir, "sysbench-1.0.20-*.txt"))
-	if len(files) == 0 {
-		t.Skipf("no sysbench-1.0.20-*.txt in %s", dir)
+	files, _ := filepath.Glob(filepath.Join(casesDir, "sysbench-1.0.20-*.txt"))
+	if len(files) != 2 {
+		t.Fatalf("%d sysbench-1.0.20-*.txt in %s, want the 2 reference outputs: %v", len(files), casesDir, files)
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

@@ -3,6 +3,7 @@ package workload
 import (
 	"bytes"
 	"context"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"os/exec"
 	"strconv"
@@ -18,7 +19,7 @@ const sysbenchBin = "/usr/bin/sysbench"
 func needSysbench(t testing.TB) {
 	t.Helper()
 	if _, err := os.Stat(sysbenchBin); err != nil {
-		t.Skipf("%s missing (apt-get install sysbench): %v", sysbenchBin, err)
+		prereq.Missing(t, "%s missing (apt-get install sysbench, or `make deps`): %v", sysbenchBin, err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,17 +71,12 @@ func TestArbitratorSpec(t *testing.T) {
 // destroy leaves no garbd, server or namespace.
 func TestArbitratorPartition(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
-	if os.Geteuid() != 0 {
-		t.Skip("partitions need network namespaces: run as root")
-	}
+	prereq.Need(t, cluster.NetNamespacesUsable())
 	if _, err := os.Stat("/usr/bin/garbd"); err != nil {
-		if os.Getenv("HABENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal("no /usr/bin/garbd (apt-get install galera-arbitrator-4)")
-		}
-		t.Skip("no garbd")
+		prereq.Missing(t, "no /usr/bin/garbd (apt-get install galera-arbitrator-4, or `make deps`)")
 	}
 	if err := netem.UserspaceAvailable(); err != nil && netem.KernelAvailable() != nil {
-		t.Skipf("no link backend: %v", err)
+		prereq.Missing(t, "no link backend: %v", err)
 	}
 	state := stateDir(t)
 	name := testenv.Name("arb")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"net"
 	"os"
 	"os/exec"
@@ -573,11 +574,9 @@ func TestNotReadyClusterRefused(t *testing.T) {
 // namespaces, so the sandbox falls back to loopback ports and replication still works.
 func TestNonRootUsesLoopback(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to switch to an unprivileged user")
-	}
+	prereq.Root(t, "switching to an unprivileged user needs root")
 	if _, err := exec.LookPath("setpriv"); err != nil {
-		t.Skip("setpriv (util-linux) missing")
+		prereq.Missing(t, "setpriv (util-linux) missing")
 	}
 	dir, err := os.MkdirTemp("", "hbnonroot-")
 	if err != nil {

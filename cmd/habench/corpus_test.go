@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,9 +30,7 @@ func TestBadScenarioCorpus(t *testing.T) {
 			if strings.HasPrefix(filepath.Base(f), "knob-") {
 				// Knob names are checked against the installed server's variable list
 				// (the server's --version is read; no server is started).
-				if why := testserver.Available(); why != "" && os.Getenv("HABENCH_REQUIRE_SERVERS") != "1" {
-					t.Skip(why)
-				}
+				prereq.Need(t, testserver.Available())
 			}
 			first, _, _ := strings.Cut(string(b), "\n")
 			spec, ok := strings.CutPrefix(first, "# want: ")

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/habench/habench/internal/testenv/prereq"
 	"github.com/habench/habench/internal/testhost"
 )
 
@@ -423,10 +424,7 @@ func TestGaleraOnHostsKilled(t *testing.T) {
 func TestGroupOnHosts(t *testing.T) {
 	root := "/var/cache/habench/rootfs/mysql-sid"
 	if _, err := os.Stat(root + "/usr/sbin/mysqld"); err != nil {
-		if os.Getenv("HABENCH_REQUIRE_SERVERS") != "" {
-			t.Fatalf("no MySQL root filesystem: %v", err)
-		}
-		t.Skipf("no MySQL root filesystem: %v", err)
+		prereq.Missing(t, "no MySQL root filesystem: %v", err)
 	}
 	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 23})
 	state := stateDir(t)

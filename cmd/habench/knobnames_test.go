@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,9 +73,7 @@ func TestKnobNamesAgainstServer(t *testing.T) {
 // installation's variable list before the deploy (no server started): exit 2, one line with
 // the closest name and the other unknown names, no cluster left.
 func TestDeployRefusesUnknownKnob(t *testing.T) {
-	if why := testserver.Available(); why != "" && os.Getenv("HABENCH_REQUIRE_SERVERS") != "1" {
-		t.Skip(why)
-	}
+	prereq.Need(t, testserver.Available())
 	state := stateDir(t)
 	f := filepath.Join(t.TempDir(), "topo.yaml")
 	body := "name: " + testenv.Name("indk") + "\nkind: async\nnodes: 2\nflavor: mariadb\nknobs: {sync_binlg: 0, \"n2:wsrep_slave_thread\": 2, max_connections: 50}\n"

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,12 +28,8 @@ import (
 func netemCluster(t *testing.T, state, name string) *cluster.Cluster {
 	t.Helper()
 	testenv.Installation(t, topology.MariaDB)
-	if os.Geteuid() != 0 {
-		t.Skip("link impairments need network namespaces: run as root")
-	}
-	if err := netem.UserspaceAvailable(); err != nil {
-		t.Skipf("userspace link unusable here: %v", err)
-	}
+	prereq.Need(t, cluster.NetNamespacesUsable())
+	prereq.NeedErr(t, "userspace link unusable here", netem.UserspaceAvailable())
 	r := habench(t, state, "deploy", "--name", name, "--kind", "async", "--nodes", "3", "--flavor", "mariadb", "--network", "netns")
 	if r.code != 0 {
 		t.Fatalf("deploy: %d %s", r.code, r.stderr)

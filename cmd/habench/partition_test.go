@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"math"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/netem"
@@ -288,12 +290,8 @@ func (p partitionRun) timeline(t *testing.T, what string, shows, healed func(tic
 func partitionCluster(t *testing.T, state, name string, kind topology.Kind, flavor topology.Flavor) {
 	t.Helper()
 	testenv.Installation(t, flavor)
-	if os.Geteuid() != 0 {
-		t.Skip("partitions need network namespaces: run as root")
-	}
-	if err := netem.UserspaceAvailable(); err != nil {
-		t.Skipf("userspace link unusable here: %v", err)
-	}
+	prereq.Need(t, cluster.NetNamespacesUsable())
+	prereq.NeedErr(t, "userspace link unusable here", netem.UserspaceAvailable())
 	t0 := time.Now()
 	if r := habench(t, state, "deploy", "--name", name, "--kind", string(kind), "--nodes", "3", "--flavor", string(flavor), "--network", "netns"); r.code != 0 {
 		t.Fatalf("deploy: %d %s", r.code, r.stderr)

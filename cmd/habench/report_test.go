@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"html"
 	"image"
 	"image/png"
@@ -28,10 +29,7 @@ func chromium(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("chromium")
 	if err != nil {
-		if os.Getenv("HABENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal("chromium missing and HABENCH_REQUIRE_SERVERS=1 (run `make deps`)")
-		}
-		t.Skip("chromium missing: install with `make deps`")
+		prereq.Missing(t, "chromium missing: install with `make deps`")
 	}
 	return p
 }

@@ -79,119 +79,19 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 	if err != nil {
 		return usageError{err}
 	}
-	switch command {
-	case "prepare", "run", "cleanup":
-	default:
-		return usagef("command %q: want prepare, run or cleanup", command)
-	}
-	if err := o.wl.Validate(); err != nil {
-		return usageError{err}
-	}
-	if o.results != "" && command != "run" {
-		return usagef("--results %q: only for run", o.results)
-	}
-	if o.links != "" && command != "run" {
-		return usagef("--links %q: only for run", o.links)
-	}
-	if o.metrics != "" && command != "run" {
-		return usagef("--metrics-addr %q: only for run", o.metrics)
-	}
-	knobs, err := parseKnobArgs(o.knobs)
+	knobs, err := o.checkFlags(cmd, command)
 	if err != nil {
-		return err
-	}
-	if len(knobs) > 0 && command != "run" {
-		return usagef("--set %q: only for run", o.knobs[0])
-	}
-	if len(knobs) > 0 && o.cluster == "" {
-		return usagef("--set %q: needs --cluster (habench restores what it set only on clusters it knows)", o.knobs[0])
-	}
-	if o.cluster == "" {
-		// Flags that only mean something for a cluster habench knows would be ignored.
-		if len(o.nodes) > 0 {
-			return usagef("--nodes %q: needs --cluster (without it, --mysql-host and --mysql-port choose the servers)", strings.Join(o.nodes, ","))
-		}
-		if len(o.readNodes) > 0 {
-			return usagef("--read-nodes %q: needs --cluster", strings.Join(o.readNodes, ","))
-		}
-		if o.writer != "" {
-			return usagef("--writer %q: needs --cluster", o.writer)
-		}
-		if cmd.Flags().Changed("catch-up-timeout") {
-			return usagef("--catch-up-timeout %q: needs --cluster (it waits for a cluster's replicas)", o.catchUp)
-		}
-	}
-	if o.catchUp <= 0 {
-		return usagef("--catch-up-timeout %q: want a duration > 0, e.g. 2m", o.catchUp)
-	}
-	if err := checkResultsDir(o.results); err != nil {
 		return err
 	}
 	var c *cluster.Cluster
 	var target workload.Target
 	if o.cluster != "" {
-		for _, fl := range []string{"mysql-host", "mysql-port", "mysql-user", "mysql-password", "mysql-socket"} {
-			if cmd.Flags().Changed(fl) {
-				return usagef("--%s: not allowed with --cluster %s (the cluster knows its addresses and users)", fl, o.cluster)
-			}
-		}
-		c, err = g.sandbox().Load(o.cluster)
-		if err != nil {
-			if errors.Is(err, cluster.ErrNotFound) {
-				return &topology.FieldError{Field: "--cluster", Value: o.cluster, Reason: "no such cluster (habench status lists them)"}
-			}
-			return err
-		}
-		if c.State != "ready" {
-			return &topology.FieldError{Field: "--cluster", Value: o.cluster, Reason: fmt.Sprintf("state %s, not ready (habench destroy %s, then deploy again)", c.State, o.cluster)}
-		}
-		if target, err = experiment.ClusterTarget(c, o.conn.DB, o.nodes); err != nil {
-			return err
-		}
-		if len(o.readNodes) > 0 && command != "run" {
-			return usagef("--read-nodes %q: only for run", strings.Join(o.readNodes, ","))
-		}
-		if err = experiment.WithReadNodes(c, &target, o.readNodes); err != nil {
-			return err
-		}
-		mode := o.writer
-		switch mode {
-		case "":
-			if len(o.nodes) == 0 {
-				mode = experiment.DefaultWriterMode(c.Spec)
-			}
-		case experiment.WriterFixed:
-		case experiment.WriterAuto:
-			if why := experiment.CanFollow(c.Spec); why != "" {
-				return usagef("--writer %q: %s", o.writer, why)
-			}
-			if len(o.nodes) > 0 {
-				return usagef("--writer %q: --nodes chooses the nodes; auto follows the writer instead", o.writer)
-			}
-		default:
-			return usagef("--writer %q: want auto or fixed", o.writer)
-		}
-		// Following the writer reads the roles habench records in the cluster's state (a
-		// promote updates them): only on clusters habench deployed.
-		if mode == experiment.WriterAuto && command == "run" && c.Deployed() {
-			target.Follow = experiment.FollowWriter(g.sandbox(), c.Name)
-		}
+		c, target, err = o.clusterTarget(cmd, g, command)
 	} else {
-		if target, err = o.conn.Target(); err != nil {
-			return usageError{err}
-		}
-		// Any host the user names; under the test harness's network guard only this
-		// machine's loopback and namespaces, and no name lookups.
-		for _, e := range target.Endpoints {
-			if e.Socket == "" {
-				if err := cluster.CheckExistingHost(e.Host); err != nil && e.Host != "localhost" {
-					return &topology.FieldError{Field: "--mysql-host", Value: e.Host, Reason: err.Error()}
-				}
-			}
-		}
-		target.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return cluster.GuardedDial(ctx, addr)
-		}
+		target, err = o.serverTarget()
+	}
+	if err != nil {
+		return err
 	}
 	if o.keep && len(knobs) == 0 && (c == nil || len(c.Spec.Knobs) == 0) {
 		return usagef("--keep-knobs: needs --set, or a cluster with knobs: (it keeps the values they set)")
@@ -206,43 +106,194 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		fmt.Fprintf(out, "habench %s (sysbench 1.0.20 compatible)\n\n", version)
 		return wl.Cleanup(ctx, target, o.wl, out)
 	}
-	var links *netem.Spec
-	if o.links != "" {
-		if c == nil {
-			return usagef("--links %q: needs --cluster", o.links)
-		}
-		imp, err := netem.ParseImpairment(o.links)
-		if err != nil {
-			return &topology.FieldError{Field: "--links", Value: o.links, Reason: err.Error()}
-		}
-		var refused *cluster.UnsupportedError
-		if errors.As(c.Refuse(cluster.OpLinks, ""), &refused) {
-			return &topology.FieldError{Field: "--links", Value: o.links, Reason: fmt.Sprintf("cluster %s is %s: %s", c.Name, refused.Provider, refused.Why)}
-		}
-		if len(c.Nodes) < 2 {
-			return &topology.FieldError{Field: "--links", Value: o.links, Reason: fmt.Sprintf("cluster %s has %d node: there is no link between nodes to impair", c.Name, len(c.Nodes))}
-		}
-		if links, err = experiment.UniformLinks(c, imp); err != nil {
-			return err
-		}
+	links, err := o.linkSpec(c)
+	if err != nil {
+		return err
 	}
 	b := &experiment.Bench{
 		Workload: wl, Options: o.wl, Target: target, Cluster: c, ResultsDir: o.results,
 		Stdout: out, Log: g.log, CommandLine: os.Args, CatchUpTimeout: o.catchUp, Links: links,
 		Knobs: knobs, KeepKnobs: o.keep, Restarter: g.sandbox(),
 	}
+	return o.runBench(cmd, b)
+}
+
+// checkFlags refuses flags given with a command or without --cluster that would be
+// ignored, and parses the --set knobs; errors are usage errors naming the flag.
+func (o *sysbenchOpts) checkFlags(cmd *cobra.Command, command string) ([]topology.KnobSetting, error) {
+	switch command {
+	case "prepare", "run", "cleanup":
+	default:
+		return nil, usagef("command %q: want prepare, run or cleanup", command)
+	}
+	if err := o.wl.Validate(); err != nil {
+		return nil, usageError{err}
+	}
+	if o.results != "" && command != "run" {
+		return nil, usagef("--results %q: only for run", o.results)
+	}
+	if o.links != "" && command != "run" {
+		return nil, usagef("--links %q: only for run", o.links)
+	}
+	if o.metrics != "" && command != "run" {
+		return nil, usagef("--metrics-addr %q: only for run", o.metrics)
+	}
+	knobs, err := parseKnobArgs(o.knobs)
+	if err != nil {
+		return nil, err
+	}
+	if len(knobs) > 0 && command != "run" {
+		return nil, usagef("--set %q: only for run", o.knobs[0])
+	}
+	if len(knobs) > 0 && o.cluster == "" {
+		return nil, usagef("--set %q: needs --cluster (habench restores what it set only on clusters it knows)", o.knobs[0])
+	}
+	if o.cluster == "" {
+		// Flags that only mean something for a cluster habench knows would be ignored.
+		if len(o.nodes) > 0 {
+			return nil, usagef("--nodes %q: needs --cluster (without it, --mysql-host and --mysql-port choose the servers)", strings.Join(o.nodes, ","))
+		}
+		if len(o.readNodes) > 0 {
+			return nil, usagef("--read-nodes %q: needs --cluster", strings.Join(o.readNodes, ","))
+		}
+		if o.writer != "" {
+			return nil, usagef("--writer %q: needs --cluster", o.writer)
+		}
+		if cmd.Flags().Changed("catch-up-timeout") {
+			return nil, usagef("--catch-up-timeout %q: needs --cluster (it waits for a cluster's replicas)", o.catchUp)
+		}
+	}
+	if o.catchUp <= 0 {
+		return nil, usagef("--catch-up-timeout %q: want a duration > 0, e.g. 2m", o.catchUp)
+	}
+	if err := checkResultsDir(o.results); err != nil {
+		return nil, err
+	}
+	return knobs, nil
+}
+
+// clusterTarget loads --cluster (ready, or a field error) and returns its workload target:
+// --nodes, --read-nodes and the writer mode (--writer).
+func (o *sysbenchOpts) clusterTarget(cmd *cobra.Command, g *globalOpts, command string) (*cluster.Cluster, workload.Target, error) {
+	var target workload.Target
+	for _, fl := range []string{"mysql-host", "mysql-port", "mysql-user", "mysql-password", "mysql-socket"} {
+		if cmd.Flags().Changed(fl) {
+			return nil, target, usagef("--%s: not allowed with --cluster %s (the cluster knows its addresses and users)", fl, o.cluster)
+		}
+	}
+	c, err := g.sandbox().Load(o.cluster)
+	if err != nil {
+		if errors.Is(err, cluster.ErrNotFound) {
+			return nil, target, &topology.FieldError{Field: "--cluster", Value: o.cluster, Reason: "no such cluster (habench status lists them)"}
+		}
+		return nil, target, err
+	}
+	if c.State != "ready" {
+		return nil, target, &topology.FieldError{Field: "--cluster", Value: o.cluster, Reason: fmt.Sprintf("state %s, not ready (habench destroy %s, then deploy again)", c.State, o.cluster)}
+	}
+	if target, err = experiment.ClusterTarget(c, o.conn.DB, o.nodes); err != nil {
+		return nil, target, err
+	}
+	if len(o.readNodes) > 0 && command != "run" {
+		return nil, target, usagef("--read-nodes %q: only for run", strings.Join(o.readNodes, ","))
+	}
+	if err = experiment.WithReadNodes(c, &target, o.readNodes); err != nil {
+		return nil, target, err
+	}
+	mode, err := o.writerMode(c)
+	if err != nil {
+		return nil, target, err
+	}
+	// Following the writer reads the roles habench records in the cluster's state (a
+	// promote updates them): only on clusters habench deployed.
+	if mode == experiment.WriterAuto && command == "run" && c.Deployed() {
+		target.Follow = experiment.FollowWriter(g.sandbox(), c.Name)
+	}
+	return c, target, nil
+}
+
+// writerMode is --writer checked against the cluster and --nodes, or the kind's default
+// ("" with --nodes and no --writer).
+func (o *sysbenchOpts) writerMode(c *cluster.Cluster) (string, error) {
+	mode := o.writer
+	switch mode {
+	case "":
+		if len(o.nodes) == 0 {
+			mode = experiment.DefaultWriterMode(c.Spec)
+		}
+	case experiment.WriterFixed:
+	case experiment.WriterAuto:
+		if why := experiment.CanFollow(c.Spec); why != "" {
+			return "", usagef("--writer %q: %s", o.writer, why)
+		}
+		if len(o.nodes) > 0 {
+			return "", usagef("--writer %q: --nodes chooses the nodes; auto follows the writer instead", o.writer)
+		}
+	default:
+		return "", usagef("--writer %q: want auto or fixed", o.writer)
+	}
+	return mode, nil
+}
+
+// serverTarget is the target of --mysql-host/--mysql-port/... without --cluster: any host
+// the user names; under the test harness's network guard only this machine's loopback and
+// namespaces, and no name lookups.
+func (o *sysbenchOpts) serverTarget() (workload.Target, error) {
+	target, err := o.conn.Target()
+	if err != nil {
+		return target, usageError{err}
+	}
+	for _, e := range target.Endpoints {
+		if e.Socket == "" {
+			if err := cluster.CheckExistingHost(e.Host); err != nil && e.Host != "localhost" {
+				return target, &topology.FieldError{Field: "--mysql-host", Value: e.Host, Reason: err.Error()}
+			}
+		}
+	}
+	target.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return cluster.GuardedDial(ctx, addr)
+	}
+	return target, nil
+}
+
+// linkSpec is --links as a uniform spec over c's links (nil without --links), or a field
+// error when c cannot have link impairments.
+func (o *sysbenchOpts) linkSpec(c *cluster.Cluster) (*netem.Spec, error) {
+	if o.links == "" {
+		return nil, nil
+	}
+	if c == nil {
+		return nil, usagef("--links %q: needs --cluster", o.links)
+	}
+	imp, err := netem.ParseImpairment(o.links)
+	if err != nil {
+		return nil, &topology.FieldError{Field: "--links", Value: o.links, Reason: err.Error()}
+	}
+	var refused *cluster.UnsupportedError
+	if errors.As(c.Refuse(cluster.OpLinks, ""), &refused) {
+		return nil, &topology.FieldError{Field: "--links", Value: o.links, Reason: fmt.Sprintf("cluster %s is %s: %s", c.Name, refused.Provider, refused.Why)}
+	}
+	if len(c.Nodes) < 2 {
+		return nil, &topology.FieldError{Field: "--links", Value: o.links, Reason: fmt.Sprintf("cluster %s has %d node: there is no link between nodes to impair", c.Name, len(c.Nodes))}
+	}
+	return experiment.UniformLinks(c, imp)
+}
+
+// runBench runs b with the live metrics (--metrics-addr) and node lines (--live-nodes)
+// attached, and says where the results and the report are.
+func (o *sysbenchOpts) runBench(cmd *cobra.Command, b *experiment.Bench) error {
 	m, stopMetrics, err := liveMetrics(o.metrics, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
 	defer stopMetrics()
 	if o.liveNodes {
-		(&experiment.LiveNodes{W: out}).Attach(b)
+		(&experiment.LiveNodes{W: b.Stdout}).Attach(b)
 	}
 	if done := attachMetrics(m, b); done != nil {
 		defer done()
 	}
-	res, err := b.Run(ctx)
+	res, err := b.Run(cmd.Context())
 	if res != nil && res.Dir != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "results: %s\n", res.Dir)
 		if _, serr := os.Stat(filepath.Join(res.Dir, "report.html")); serr == nil {

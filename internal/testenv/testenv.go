@@ -1,6 +1,7 @@
 // Package testenv gives real-server tests their sandboxes: it skips a test when the
-// server binaries are missing (or fails it when HABENCH_REQUIRE_SERVERS=1, as in
-// `make test` and CI), and destroys every cluster a test deployed, also when it fails.
+// server binaries or another prerequisite are missing (or fails it when
+// HABENCH_REQUIRE_SERVERS=1, as in `make test` and CI: prereq.Missing decides), and
+// destroys every cluster a test deployed, also when it fails.
 package testenv
 
 import (
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"github.com/habench/habench/topology"
 )
 
@@ -29,10 +31,7 @@ func Installation(t testing.TB, f topology.Flavor) topology.Installation {
 		path = filepath.Join(cluster.DefaultRootfs, "usr/sbin/mysqld")
 	}
 	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("HABENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatalf("%s missing and HABENCH_REQUIRE_SERVERS=1 (run `make deps`)", path)
-		}
-		t.Skipf("%s missing: install with `make deps`", path)
+		prereq.Missing(t, "%s missing: install with `make deps`", path)
 	}
 	return inst
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"net"
 	"os"
 	"os/exec"
@@ -82,13 +83,7 @@ func Require(t testing.TB, o Options) {
 	case o.MariaDB && testserver.Available() != "":
 		why = testserver.Available()
 	}
-	if why == "" {
-		return
-	}
-	if os.Getenv("HABENCH_REQUIRE_SERVERS") == "1" {
-		t.Fatalf("%s and HABENCH_REQUIRE_SERVERS=1", why)
-	}
-	t.Skip(why)
+	prereq.Need(t, why)
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }

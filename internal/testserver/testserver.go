@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"net"
 	"os"
 	"os/exec"
@@ -99,12 +100,7 @@ func StartMariaDBAt(t testing.TB, l Listen, extra ...string) *Server {
 	if testing.Short() {
 		t.Skip("real-server test skipped in -short mode")
 	}
-	if why := Available(); why != "" {
-		if os.Getenv("HABENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatalf("%s and HABENCH_REQUIRE_SERVERS=1", why)
-		}
-		t.Skip(why)
-	}
+	prereq.Need(t, Available())
 	dir, err := os.MkdirTemp("", "hbtest-")
 	if err != nil {
 		t.Fatal(err)
