@@ -9,27 +9,6 @@ import (
 	"github.com/habench/habench/sampler"
 )
 
-// NodeState is one node's state over the run, from the samples (samples.csv's clock).
-type NodeState struct {
-	Node string `json:"node"`
-	// Down are the windows in which no sampler reached the node (node_up 0), [start, end]
-	// seconds; End is the last sample's time when it was still down then.
-	Down []Window `json:"down,omitempty"`
-	// Changes are the role changes in the cluster's record (role: "4.0s replica -> source"
-	// after a promote, at the first sample that saw it), a group member's role as the
-	// group's majority reports it (gr_majority_state and gr_majority_role: "15.0s PRIMARY
-	// -> UNREACHABLE (own view PRIMARY)", "32.0s SECONDARY -> PRIMARY"; groupRole) and a
-	// Galera node's Primary component membership (galera_primary).
-	Changes []string `json:"changes,omitempty"`
-}
-
-// Window is a time window on samples.csv's clock, in seconds.
-type Window struct {
-	StartS float64 `json:"start_s"`
-	EndS   float64 `json:"end_s"`
-	Open   bool    `json:"open,omitempty"`
-}
-
 var roleNames = map[float64]string{0: "none", 1: "PRIMARY", 2: "SECONDARY"}
 
 // memberStates are gr_member_state's and gr_majority_state's codes as shown.

@@ -585,7 +585,7 @@ func (st *runState) convergence() error {
 			for _, n := range st.man.Nodes {
 				roles[n.Name] = n.Role
 			}
-			p := st.conv.ProblemsAfter(b.Cluster.Spec.Kind, nil, faultsDuring(b.Cluster, st.sampleStart, st.started, time.Now()), roles)
+			p := convergenceProblemsAfter(st.conv, b.Cluster.Spec.Kind, nil, faultsDuring(b.Cluster, st.sampleStart, st.started, time.Now()), roles)
 			st.warn("convergence after the run: "+p, "nodes did not converge", "problems", p)
 		}
 	}
@@ -735,7 +735,7 @@ func (st *runState) verdict() error {
 		return err
 	}
 	if st.conv != nil && !st.conv.OK() {
-		if p := st.conv.Problems(st.b.Cluster.Spec.Kind, faultedDown(st.man.Faults)); p != "" {
+		if p := convergenceProblems(st.conv, st.b.Cluster.Spec.Kind, faultedDown(st.man.Faults)); p != "" {
 			return fmt.Errorf("the nodes did not converge after the run (catch-up up to %v): %s", st.b.catchUp(), p)
 		}
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/habench/habench/results"
 	"maps"
 	"slices"
 	"strings"
@@ -10,40 +11,10 @@ import (
 	"github.com/habench/habench/sampler"
 )
 
-// HostSummary is one entry of summary.json "hosts": a machine the nodes ran on and its CPU
-// over the measured part of the run (fractions 0..1 of all its CPUs; nil: no sample).
-type HostSummary struct {
-	Host             string             `json:"host"`
-	Nodes            []string           `json:"nodes"`
-	CPUs             int                `json:"cpus"`
-	Samples          int                `json:"samples"`
-	CPUBusyMean      *float64           `json:"cpu_busy_mean"`
-	CPUBusyMax       *float64           `json:"cpu_busy_max"`
-	IOWaitMean       *float64           `json:"cpu_iowait_mean"`
-	StealMean        *float64           `json:"cpu_steal_mean"`
-	ProcsRunningMean *float64           `json:"procs_running_mean"`
-	ProcsRunningMax  *float64           `json:"procs_running_max"`
-	DiskReadMean     *float64           `json:"disk_read_bytes_ps_mean"`
-	DiskWriteMean    *float64           `json:"disk_write_bytes_ps_mean"`
-	SaturatedShare   float64            `json:"cpu_saturated_share"`
-	CPUSaturated     bool               `json:"cpu_saturated"`
-	ServerCPU        map[string]float64 `json:"mysqld_cpu_cores_mean"`
-}
-
 // BusiestHost is the run's host with the highest mean CPU busy fraction over the
 // measured part (summary.json hosts), nil when there is none.
-func (r *Run) BusiestHost() *HostSummary {
-	if r.Summary == nil {
-		return nil
-	}
-	var best *HostSummary
-	for i := range r.Summary.Hosts {
-		h := &r.Summary.Hosts[i]
-		if h.CPUBusyMean != nil && (best == nil || *h.CPUBusyMean > *best.CPUBusyMean) {
-			best = h
-		}
-	}
-	return best
+func (r *Run) BusiestHost() *results.HostSummary {
+	return r.Summary.BusiestHost()
 }
 
 // busiestCell is the comparison's "busiest host CPU" cell: "local 97% / 100% CPU-bound",

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/results"
 	"maps"
 	"math"
 	"regexp"
@@ -412,12 +413,12 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 		}
 	}
 	if r.Summary != nil {
-		for _, k := range slices.Sorted(maps.Keys(r.Summary.Other)) {
-			if f, ok := scalarFact(k, r.Summary.Other[k]); ok {
+		for _, k := range slices.Sorted(maps.Keys(r.SummaryOther)) {
+			if f, ok := scalarFact(k, r.SummaryOther[k]); ok {
 				add(f.K, f.V) // a single number is a line, not a section
 				continue
 			}
-			v.Sections = append(v.Sections, newSection(k+" (summary.json)", r.Summary.Other[k]).named(k))
+			v.Sections = append(v.Sections, newSection(k+" (summary.json)", r.SummaryOther[k]).named(k))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Other)) {
@@ -538,7 +539,7 @@ func nodeTable(r *Run) []nodeStats {
 		a.sum += s.Value
 		a.n++
 	}
-	sum := map[string]NodeSummary{}
+	sum := map[string]results.NodeLag{}
 	if r.Summary != nil {
 		for _, n := range r.Summary.Nodes {
 			sum[n.Node] = n

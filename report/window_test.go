@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/habench/habench/results"
 	"strings"
 	"testing"
 )
@@ -10,7 +11,7 @@ import (
 // it covers.
 func TestNodeTableMeasuredWindow(t *testing.T) {
 	r := &Run{Manifest: Manifest{Nodes: []Node{{Name: "n1"}}, IntervalsOffsetS: 2.5},
-		Summary: &Summary{SamplesWindow: "from the start of measurement (2.5 s on samples.csv's clock, after connecting and the warm-up) to the end of the catch-up"},
+		Summary: &results.Summary{SamplesWindow: "from the start of measurement (2.5 s on samples.csv's clock, after connecting and the warm-up) to the end of the catch-up"},
 		Samples: []Sample{
 			{ElapsedS: 1, Node: "n1", Metric: "galera_recv_queue", Value: 900}, {ElapsedS: 1, Node: "n1", Metric: "galera_fc_paused_fraction", Value: 1},
 			{ElapsedS: 3, Node: "n1", Metric: "galera_recv_queue", Value: 7}, {ElapsedS: 3, Node: "n1", Metric: "galera_fc_paused_fraction", Value: 0.2},
