@@ -451,11 +451,11 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 			continue
 		}
 		switch sm.Metric {
-		case "backlog_trx":
+		case sampler.MetricBacklog:
 			maxp(&nl.BacklogMaxTrx, sm.Value)
-		case "applier_lag_s":
+		case sampler.MetricApplierLag:
 			maxp(&nl.ApplierLagMaxS, sm.Value)
-		case "sampler_errors":
+		case sampler.MetricSamplerErrors:
 			nl.SamplerErrors = sm.Value
 		}
 	}
@@ -600,15 +600,15 @@ func semiSyncSummary(samples []sampler.Sample) *SemiSyncSummary {
 	yes := map[time.Duration]float64{}
 	for _, sm := range samples {
 		switch sm.Metric {
-		case "semisync_on":
+		case sampler.MetricSemiSyncOn:
 			seen, ss.Node = true, sm.Node
 			if sm.Value == 0 {
 				ss.SecondsOff++
 			}
-		case "semisync_yes_tx":
+		case sampler.MetricSemiSyncYesTx:
 			ss.YesTx += sm.Value
 			yes[sm.Elapsed] = sm.Value
-		case "semisync_no_tx":
+		case sampler.MetricSemiSyncNoTx:
 			ss.NoTx += sm.Value
 		}
 	}
@@ -618,7 +618,7 @@ func semiSyncSummary(samples []sampler.Sample) *SemiSyncSummary {
 	// Weight each second's average wait by that second's acknowledged commits.
 	var weighted float64
 	for _, sm := range samples {
-		if sm.Metric == "semisync_interval_avg_wait_us" {
+		if sm.Metric == sampler.MetricSemiSyncIntervalAvgWait {
 			weighted += sm.Value * yes[sm.Elapsed]
 		}
 	}

@@ -113,21 +113,21 @@ func galeraSummary(samples []sampler.Sample) []GaleraNodeSummary {
 		}
 		g := get(s.Node)
 		switch s.Metric {
-		case "galera_fc_paused_fraction":
+		case sampler.MetricGaleraFCPaused:
 			g.Samples++
 			g.PausedAvg += s.Value
 			g.PausedMax = max(g.PausedMax, s.Value)
-		case "galera_fc_sent":
+		case sampler.MetricGaleraFCSent:
 			g.FCSent += s.Value
-		case "galera_fc_recv":
+		case sampler.MetricGaleraFCRecv:
 			g.FCRecv += s.Value
-		case "galera_cert_failures":
+		case sampler.MetricGaleraCertFailures:
 			g.CertFailures += s.Value
-		case "galera_bf_aborts":
+		case sampler.MetricGaleraBFAborts:
 			g.BFAborts += s.Value
-		case "galera_recv_queue":
+		case sampler.MetricGaleraRecvQueue:
 			g.RecvQueueMax = max(g.RecvQueueMax, s.Value)
-		case "galera_last_committed_gap":
+		case sampler.MetricGaleraLastCommittedGap:
 			g.LastCommittedGapMax = max(g.LastCommittedGapMax, s.Value)
 		}
 	}

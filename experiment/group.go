@@ -27,37 +27,37 @@ func groupSummary(nodes []sampler.Node, samples []sampler.Sample) []GroupMemberS
 			byNode[sm.Node] = g
 		}
 		switch sm.Metric {
-		case "gr_majority_state":
+		case sampler.MetricGRMajorityState:
 			g.LastState, majority[sm.Node] = sm.Value, true
-		case "gr_majority_role":
+		case sampler.MetricGRMajorityRole:
 			g.LastRole = sm.Value
-		case "gr_member_state":
+		case sampler.MetricGRMemberState:
 			if !majority[sm.Node] {
 				g.LastState = sm.Value
 			}
-		case "gr_member_role":
+		case sampler.MetricGRMemberRole:
 			if !majority[sm.Node] {
 				g.LastRole = sm.Value
 			}
-		case "gr_member_changes":
+		case sampler.MetricGRMemberChanges:
 			g.Changes = sm.Value
-		case "gr_certifier_queue_trx":
+		case sampler.MetricGRCertifierQueue:
 			g.CertifierQueueMax = max(g.CertifierQueueMax, sm.Value)
-		case "gr_applier_queue_trx":
+		case sampler.MetricGRApplierQueue:
 			g.ApplierQueueMax = max(g.ApplierQueueMax, sm.Value)
-		case "gr_conflicts_trx":
+		case sampler.MetricGRConflicts:
 			g.Conflicts += sm.Value
-		case "gr_local_rollback_trx":
+		case sampler.MetricGRLocalRollback:
 			g.LocalRollbacks += sm.Value
-		case "gr_checked_trx":
+		case sampler.MetricGRChecked:
 			g.Checked += sm.Value
-		case "gr_remote_applied_trx":
+		case sampler.MetricGRRemoteApplied:
 			g.RemoteApplied += sm.Value
-		case "gr_fc_throttle_count":
+		case sampler.MetricGRFCThrottleCount:
 			add(&g.ThrottledTrx, sm.Value)
-		case "gr_fc_throttle_time_s":
+		case sampler.MetricGRFCThrottleTime:
 			add(&g.ThrottleTimeS, sm.Value)
-		case "gr_fc_throttle_inferred":
+		case sampler.MetricGRFCThrottleInferred:
 			add(&g.InferredThrottleTicks, sm.Value)
 		}
 	}

@@ -32,16 +32,16 @@ func memberLabel(state, role float64, ok bool) string {
 // Without majority samples in the run (majority false: samples.csv of an older habench)
 // its own gr_member_role. "" when the tick says nothing of it.
 func groupRole(m map[string]float64, majority bool) string {
-	ownState, hasOwn := m["gr_member_state"]
-	own := memberLabel(ownState, m["gr_member_role"], hasOwn)
+	ownState, hasOwn := m[sampler.MetricGRMemberState]
+	own := memberLabel(ownState, m[sampler.MetricGRMemberRole], hasOwn)
 	if !majority {
-		if r, ok := m["gr_member_role"]; ok {
+		if r, ok := m[sampler.MetricGRMemberRole]; ok {
 			return roleNames[r]
 		}
 		return ""
 	}
-	majState, hasMaj := m["gr_majority_state"]
-	maj := memberLabel(majState, m["gr_majority_role"], hasMaj)
+	majState, hasMaj := m[sampler.MetricGRMajorityState]
+	maj := memberLabel(majState, m[sampler.MetricGRMajorityRole], hasMaj)
 	switch {
 	case !hasMaj && own == "":
 		return ""
@@ -60,9 +60,9 @@ func nodeStates(samples []sampler.Sample) []NodeState {
 	majority := false
 	for _, s := range samples {
 		switch s.Metric {
-		case sampler.MetricNodeUp, sampler.MetricRole, "gr_member_role", "gr_member_state", "galera_primary":
+		case sampler.MetricNodeUp, sampler.MetricRole, sampler.MetricGRMemberRole, sampler.MetricGRMemberState, sampler.MetricGaleraPrimary:
 			byNode[s.Node] = append(byNode[s.Node], s)
-		case "gr_majority_state", "gr_majority_role":
+		case sampler.MetricGRMajorityState, sampler.MetricGRMajorityRole:
 			byNode[s.Node] = append(byNode[s.Node], s)
 			majority = true
 		}
@@ -98,7 +98,7 @@ func nodeStates(samples []sampler.Sample) []NodeState {
 					st.Changes = append(st.Changes, fmt.Sprintf("%.1fs %s -> %s", t, sampler.RoleOfCode(last[s.Metric]), sampler.RoleOfCode(s.Value)))
 				}
 				seen[s.Metric], last[s.Metric] = true, s.Value
-			case "galera_primary":
+			case sampler.MetricGaleraPrimary:
 				if seen[s.Metric] && last[s.Metric] != s.Value {
 					st.Changes = append(st.Changes, fmt.Sprintf("%.1fs %s", t, map[float64]string{0: "left the Primary component (non-Primary)", 1: "back in the Primary component"}[s.Value]))
 				}

@@ -15,7 +15,7 @@ func semiSyncOff(samples []sampler.Sample, every time.Duration) []SemiSyncOff {
 	open := map[string]int{} // node -> index in out of its period still OFF
 	last := map[string]float64{}
 	for _, sm := range samples {
-		if sm.Metric != "semisync_on" {
+		if sm.Metric != sampler.MetricSemiSyncOn {
 			continue
 		}
 		t := sm.Elapsed.Seconds()
@@ -34,7 +34,7 @@ func semiSyncOff(samples []sampler.Sample, every time.Duration) []SemiSyncOff {
 		out[i].ToS, out[i].Open = last[node]+every.Seconds(), true
 	}
 	for _, sm := range samples {
-		if sm.Metric != "semisync_no_tx" {
+		if sm.Metric != sampler.MetricSemiSyncNoTx {
 			continue
 		}
 		t := sm.Elapsed.Seconds()

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"github.com/habench/habench/sampler"
 	"image/color"
 	"math"
 	"regexp"
@@ -445,11 +446,11 @@ func runPanels(r *Run) ([]panel, float64) {
 		nodeIdx[n] = i
 	}
 	// class -> node -> metric -> points
-	by := map[Class]map[string]map[string]plotter.XYs{}
+	by := map[sampler.Class]map[string]map[string]plotter.XYs{}
 	for _, s := range r.Samples {
 		xmax = max(xmax, s.ElapsedS)
-		c := Classify(s.Metric)
-		if c == ClassOther || math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+		c := sampler.Classify(s.Metric)
+		if c == sampler.ClassOther || math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
 			continue // a non-finite value has no place on a chart (plotter refuses it)
 		}
 		if by[c] == nil {
@@ -498,7 +499,7 @@ func runPanels(r *Run) ([]panel, float64) {
 					}
 					label = node + " " + name
 				}
-				if u := lagUnknownS(r, node); pn.Class == ClassLag && u > 0 {
+				if u := lagUnknownS(r, node); pn.Class == sampler.ClassLag && u > 0 {
 					label += " (" + UnknownFor(u) + ")"
 				}
 				p.lines = append(p.lines, series{label: label, xys: xys, color: nodeIdx[node], dash: mi > 0})

@@ -512,7 +512,7 @@ func nodeWindow(r *Run) string {
 }
 
 // nodeTable summarises each node: lag from summary.json (n/a without samples), queue
-// maxima and paused-fraction averages from samples.csv (by Classify).
+// maxima and paused-fraction averages from samples.csv (by sampler.Classify).
 func nodeTable(r *Run) []nodeStats {
 	type acc struct {
 		max, sum float64
@@ -520,8 +520,8 @@ func nodeTable(r *Run) []nodeStats {
 	}
 	by := map[string]map[string]*acc{} // node -> metric -> acc
 	for _, s := range r.measuredSamples() {
-		c := Classify(s.Metric)
-		if c != ClassQueue && c != ClassPaused && c != ClassThrottle {
+		c := sampler.Classify(s.Metric)
+		if c != sampler.ClassQueue && c != sampler.ClassPaused && c != sampler.ClassThrottle {
 			continue
 		}
 		if math.IsNaN(s.Value) {
@@ -578,12 +578,12 @@ func nodeTable(r *Run) []nodeStats {
 		var qs, ps []string
 		for _, m := range slices.Sorted(maps.Keys(by[name])) {
 			a := by[name][m]
-			switch Classify(m) {
-			case ClassQueue:
-				if m != "backlog_trx" {
+			switch sampler.Classify(m) {
+			case sampler.ClassQueue:
+				if m != sampler.MetricBacklog {
 					qs = append(qs, fmt.Sprintf("%s max %.0f", m, a.max))
 				}
-			case ClassPaused, ClassThrottle:
+			case sampler.ClassPaused, sampler.ClassThrottle:
 				ps = append(ps, fmt.Sprintf("%s avg %.3f, max %.3f", m, a.sum/float64(a.n), a.max))
 			}
 		}
