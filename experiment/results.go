@@ -167,6 +167,7 @@ func (r *Results) WriteFile(name, text string) error {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	if err := os.Rename(p+".tmp", p); err != nil {
+		os.Remove(p + ".tmp")
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	return nil

@@ -167,16 +167,22 @@ func ReadSweepFile(dir string) (*SweepFile, error) {
 
 // writeJSONAtomic writes v to path through a temporary file and a rename, so a crash
 // never leaves half a sweep.json.
+// The error names path.
 func writeJSONAtomic(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return err
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o640); err != nil {
-		return err
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }
 
 // ScenarioSHA256 is the hex SHA-256 of a scenario file's bytes.
@@ -453,7 +459,10 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	if runErr == nil {
 		runErr = ctx.Err()
 	}
-	rows := sw.finish()
+	rows, ferr := sw.finish()
+	if runErr == nil {
+		runErr = ferr
+	}
 	now := time.Now().UTC()
 	sw.inv.Finished = &now
 	failed := 0
@@ -513,10 +522,18 @@ type sweepRun struct {
 	t0    time.Time
 	// estDone is the estimate of the work finished so far (ETA calibration).
 	estDone time.Duration
+	// saveErr is the first failed write of sweep.json: the sweep stops at the next cell,
+	// since --resume could no longer tell what ran.
+	saveErr error
 }
 
+// save writes sweep.json (see writeJSONAtomic); the first error is also kept in saveErr.
 func (sw *sweepRun) save() error {
-	return writeJSONAtomic(filepath.Join(sw.dir, "sweep.json"), sw.file)
+	err := writeJSONAtomic(filepath.Join(sw.dir, "sweep.json"), sw.file)
+	if err != nil && sw.saveErr == nil {
+		sw.saveErr = err
+	}
+	return err
 }
 
 func (sw *sweepRun) rec(c *Cell) *CellRecord { return &sw.file.Cells[c.Index-1] }
@@ -603,7 +620,9 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 			}
 			rec.Status, rec.Error = StatusFailed, msg
 		}
-		sw.save()
+		if err := sw.save(); err != nil {
+			return err
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -655,6 +674,9 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if sw.saveErr != nil {
+			return sw.saveErr
+		}
 	}
 	return nil
 }
@@ -695,7 +717,11 @@ func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *Cell) {
 		Version: cs.c.Binaries.Version.String(), Test: rec.Test, Threads: rec.Threads, Links: rec.Links, Repeat: rec.Repeat,
 		Requested: rec.Requested, PreviousDirs: rec.PreviousDirs, Status: StatusRunning, Started: &now, DeployS: cs.deployS}
 	sw.inv.CellsRun = append(sw.inv.CellsRun, cell.Index)
-	sw.save()
+	if err := sw.save(); err != nil {
+		// Not run: --resume must be able to tell what ran (deployment stops the sweep).
+		rec.Status, rec.Error = StatusFailed, err.Error()
+		return
+	}
 	err := sw.runCell(ctx, cs, cell, rec)
 	fin := time.Now().UTC()
 	rec.Finished = &fin
@@ -710,7 +736,7 @@ func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *Cell) {
 		fmt.Fprintf(sw.out, "cell %d failed: %v\n", cell.Index, err)
 	}
 	sw.estDone += cell.Estimate
-	sw.save()
+	sw.save() // an error is kept in sw.saveErr: deployment stops the sweep on it
 	if sw.r.OnCell != nil {
 		sw.r.OnCell(*rec)
 	}
