@@ -11,31 +11,8 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/host"
-	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
 )
-
-// HostInfo is one machine the run's nodes ran on, as manifest.json "hosts" lists it: the
-// name its machine-wide samples carry (samples.csv node "host:<name>") and its nodes. For
-// a host other than this machine (a node reached over SSH: hosts provider, existing
-// cluster with ssh:) also its clock offset, measured once at the start of the run
-// (host.ClockOffset), and its server where known; a local sandbox's "local" shares this
-// machine's clock and has neither.
-type HostInfo struct {
-	Name  string   `json:"name"`
-	Nodes []string `json:"nodes"`
-	// OffsetMs is the host's wall clock minus this machine's, in milliseconds; the true
-	// offset lies within OffsetMs ± UncertaintyMs (half the shortest round trip). Both
-	// are absent on this machine and when the clock could not be read (ClockError).
-	OffsetMs      *float64 `json:"offset_ms,omitempty"`
-	UncertaintyMs *float64 `json:"uncertainty_ms,omitempty"`
-	// ClockError says why the clock was not measured: its nodes' applier_lag_s is then
-	// not corrected.
-	ClockError string `json:"clock_error,omitempty"`
-	// Server is the server the nodes run there: the binary and its version the hosts
-	// provider found on the host, else the version the nodes report (@@version).
-	Server string `json:"server,omitempty"`
-}
 
 // clockTimeout bounds the clock measurement of all the hosts at the start of a run.
 const clockTimeout = 20 * time.Second
@@ -132,17 +109,6 @@ func hostServers(c *cluster.Cluster, hosts []HostInfo, nodes []sampler.Node, inf
 		}
 		h.Server = strings.Join(vs, ", ")
 	}
-}
-
-// ReportHosts converts the manifest's hosts for the report package's hosts line and
-// clock warning.
-func ReportHosts(hs []HostInfo) []report.HostClock {
-	out := make([]report.HostClock, 0, len(hs))
-	for _, h := range hs {
-		out = append(out, report.HostClock{Name: h.Name, Nodes: h.Nodes, OffsetMs: h.OffsetMs, UncertaintyMs: h.UncertaintyMs,
-			ClockError: h.ClockError, Server: h.Server})
-	}
-	return out
 }
 
 // hostInfos lists the distinct hosts of the sampled nodes, in node order.

@@ -302,7 +302,7 @@ func (st *runState) clocks() {
 		st.warn(w, "clock offset not measured", "detail", w)
 	}
 	hostServers(st.b.Cluster, st.man.Hosts, st.nodes, st.man.Nodes)
-	if line := report.HostsLine(ReportHosts(st.man.Hosts)); line != "" {
+	if line := report.HostsLine(st.man.Hosts); line != "" {
 		st.printf("NOTE: hosts (clock offsets to this machine's): %s\n", line)
 	}
 }

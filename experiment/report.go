@@ -76,13 +76,13 @@ func reportHeader(b *strings.Builder, m *Manifest, s *Summary) {
 	if d, ok := m.Links["description"]; ok {
 		fmt.Fprintf(b, "- links: %v\n", d)
 	}
-	if hl := report.HostsLine(ReportHosts(m.Hosts)); hl != "" {
+	if hl := report.HostsLine(m.Hosts); hl != "" {
 		fmt.Fprintf(b, "- hosts: %s (%s)\n", hl, report.HostsNote)
 		var lags []*float64
 		for _, n := range s.Nodes {
 			lags = append(lags, n.ApplierLagMaxS)
 		}
-		if w := report.ClockWarning(ReportHosts(m.Hosts), report.MaxOf(lags)); w != "" {
+		if w := report.ClockWarning(m.Hosts, report.MaxOf(lags)); w != "" {
 			fmt.Fprintf(b, "- **warning:** %s\n", w)
 		}
 	}

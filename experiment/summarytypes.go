@@ -22,6 +22,7 @@ type (
 	NodeConvergence    = results.NodeConvergence
 	Convergence        = results.Convergence
 	FaultSummary       = results.FaultSummary
+	HostInfo           = results.HostInfo
 )
 
 // Convergence states of a node after a run (results.NodeConvergence.State).

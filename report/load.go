@@ -106,14 +106,14 @@ type Manifest struct {
 	Samplers    []string                   `json:"samplers"`
 	// Hosts are the machines the nodes ran on (manifest "hosts"): samples.csv holds each
 	// one's machine-wide metrics under node "host:<name>"; remote hosts carry their clock
-	// offsets (HostClock).
-	Hosts []HostClock `json:"hosts"`
+	// offsets (results.HostInfo).
+	Hosts []results.HostInfo `json:"hosts"`
 	// CacheDrops are the hosts whose page cache was dropped before the run (manifest
 	// "drop_caches"), nil when none was.
-	CacheDrops       []CacheDrop    `json:"drop_caches"`
-	IntervalsOffsetS float64        `json:"intervals_offset_s"`
-	SamplesStarted   time.Time      `json:"samples_started"`
-	Extra            map[string]any `json:"extra"`
+	CacheDrops       []results.CacheDrop `json:"drop_caches"`
+	IntervalsOffsetS float64             `json:"intervals_offset_s"`
+	SamplesStarted   time.Time           `json:"samples_started"`
+	Extra            map[string]any      `json:"extra"`
 	// Knobs are the run's runtime knobs (manifest "knobs"), nil without knobs.
 	Knobs *Knobs `json:"knobs"`
 	// Warnings are the run's own (manifest "warnings"): deploy-time options the servers do

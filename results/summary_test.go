@@ -125,3 +125,29 @@ func lost(was, now any, path string) string {
 	}
 	return ""
 }
+
+// TestManifestHostsSchemaUnchanged: manifest.json's hosts and drop_caches written through
+// HostInfo and CacheDrop have the keys and omitempty of experiment.HostInfo and
+// report.CacheDrop before they moved here (golden files from commit bdd01a1).
+func TestManifestHostsSchemaUnchanged(t *testing.T) {
+	type man struct {
+		Hosts      []HostInfo  `json:"hosts"`
+		CacheDrops []CacheDrop `json:"drop_caches"`
+	}
+	var full man
+	fill(reflect.ValueOf(&full).Elem())
+	zero := man{Hosts: []HostInfo{{}}, CacheDrops: []CacheDrop{{}}}
+	for name, v := range map[string]*man{"manifest_hosts_full.json": &full, "manifest_hosts_zero.json": &zero} {
+		want, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got = append(got, '\n'); !bytes.Equal(got, want) {
+			t.Errorf("%s: encoding changed:\n%s\nwant:\n%s", name, got, want)
+		}
+	}
+}
