@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/habench/habench/results"
 	"os"
 	"slices"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/host"
+	"github.com/habench/habench/results"
 	"golang.org/x/sys/unix"
 )
 

@@ -14,6 +14,7 @@ import (
 	"github.com/habench/habench/knob"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/report"
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
@@ -311,7 +312,7 @@ func (st *runState) writeManifest() error {
 	if st.res == nil {
 		return nil
 	}
-	return st.res.WriteJSON("manifest.json", st.man)
+	return st.res.WriteJSON(results.ManifestFile, st.man)
 }
 
 // links applies the run's own impairments (--links) and checks the prepared data.
@@ -708,8 +709,8 @@ func (st *runState) write() error {
 	defer cancel()
 	var werr []error
 	st.man.CommandLine = RedactArgs(st.man.CommandLine)
-	werr = append(werr, res.WriteJSON("manifest.json", st.man))
-	werr = append(werr, res.WriteJSON("summary.json", st.sum))
+	werr = append(werr, res.WriteJSON(results.ManifestFile, st.man))
+	werr = append(werr, res.WriteJSON(results.SummaryFile, st.sum))
 	werr = append(werr, res.WriteFile("report.md", Report(st.man, st.sum)))
 	if vars := st.b.allVariables(pctx, st.nodes); vars != nil {
 		werr = append(werr, res.WriteJSON("variables.json", vars))

@@ -2,10 +2,10 @@ package report
 
 import (
 	"fmt"
-	"github.com/habench/habench/results"
 	"sort"
 	"strings"
 
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/stats"
 )
 

@@ -2,11 +2,11 @@ package report
 
 import (
 	"fmt"
-	"github.com/habench/habench/results"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/stats"
 )
 

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"github.com/habench/habench/sampler"
 	"image/color"
 	"math"
 	"regexp"
@@ -20,6 +19,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/habench/habench/sampler"
 )
 
 // Chart is one rendered chart: an SVG document without the XML prolog, ready to be

@@ -2,11 +2,11 @@ package report
 
 import (
 	"fmt"
-	"github.com/habench/habench/results"
 	"maps"
 	"slices"
 	"strings"
 
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
 )
 

@@ -5,12 +5,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/habench/habench/results"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
 )
 

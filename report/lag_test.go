@@ -2,11 +2,12 @@ package report
 
 import (
 	"bytes"
-	"github.com/habench/habench/results"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/habench/habench/results"
 )
 
 // TestLagChartGapsAndLabel: a lag line is not drawn across the seconds a node could not be

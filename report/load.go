@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/habench/habench/results"
 	"io"
 	"io/fs"
 	"math"
@@ -31,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/stats"
 )
 
@@ -248,7 +248,7 @@ func Load(dir string) (*Results, error) {
 	if !st.IsDir() {
 		return nil, &LoadError{Path: dir, Reason: "not a directory"}
 	}
-	if exists(filepath.Join(dir, "manifest.json")) {
+	if exists(filepath.Join(dir, results.ManifestFile)) {
 		r, err := LoadRun(dir)
 		if err != nil {
 			return nil, err
@@ -314,10 +314,10 @@ func (res *Results) loadComparison() error {
 		// The row's dir is relative to where the scenario ran; the run directory is
 		// inside the scenario directory under the same base name.
 		d := filepath.Join(res.Dir, filepath.Base(row.Dir))
-		if !exists(filepath.Join(d, "manifest.json")) && exists(filepath.Join(row.Dir, "manifest.json")) {
+		if !exists(filepath.Join(d, results.ManifestFile)) && exists(filepath.Join(row.Dir, results.ManifestFile)) {
 			d = row.Dir
 		}
-		if !exists(filepath.Join(d, "manifest.json")) {
+		if !exists(filepath.Join(d, results.ManifestFile)) {
 			res.Missing = append(res.Missing, fmt.Sprintf("%s (%s: no manifest.json)", row.Topology, d))
 			continue
 		}
@@ -344,7 +344,7 @@ func (res *Results) loadSubdirs() error {
 		if !e.IsDir() {
 			continue
 		}
-		if !exists(filepath.Join(d, "manifest.json")) {
+		if !exists(filepath.Join(d, results.ManifestFile)) {
 			continue
 		}
 		r, err := LoadRun(d)
@@ -363,7 +363,7 @@ func (res *Results) loadSubdirs() error {
 // intervals.csv and samples.csv are read when present.
 func LoadRun(dir string) (*Run, error) {
 	r := &Run{Dir: dir}
-	mpath := filepath.Join(dir, "manifest.json")
+	mpath := filepath.Join(dir, results.ManifestFile)
 	b, err := os.ReadFile(mpath)
 	if err != nil {
 		return nil, &LoadError{Path: mpath, Reason: err.Error()}
@@ -402,10 +402,10 @@ func LoadRun(dir string) (*Run, error) {
 	} else {
 		return nil, &LoadError{Path: spath, Reason: err.Error()}
 	}
-	if r.Intervals, err = readIntervals(filepath.Join(dir, "intervals.csv")); err != nil {
+	if r.Intervals, err = readIntervals(filepath.Join(dir, results.IntervalsFile)); err != nil {
 		return nil, err
 	}
-	if r.Samples, err = readSamples(filepath.Join(dir, "samples.csv")); err != nil {
+	if r.Samples, err = readSamples(filepath.Join(dir, results.SamplesFile)); err != nil {
 		return nil, err
 	}
 	r.Topology, _ = r.Manifest.Topology["name"].(string)
@@ -515,8 +515,8 @@ func readSamples(path string) ([]Sample, error) {
 	if err != nil || header == nil {
 		return nil, err
 	}
-	if strings.Join(header, ",") != "elapsed_s,node,metric,value" {
-		return nil, &LoadError{Path: path, Reason: fmt.Sprintf("header %q, want elapsed_s,node,metric,value", strings.Join(header, ","))}
+	if want := strings.Join(results.SampleColumns, ","); strings.Join(header, ",") != want {
+		return nil, &LoadError{Path: path, Reason: fmt.Sprintf("header %q, want %s", strings.Join(header, ","), want)}
 	}
 	out := make([]Sample, 0, len(rows))
 	for n, rec := range rows {

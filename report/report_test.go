@@ -5,8 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"github.com/habench/habench/results"
-	"github.com/habench/habench/sampler"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/results"
+	"github.com/habench/habench/sampler"
 )
 
 // testdata/quick is a real `habench run scenarios/quick.yaml` (MariaDB 10.11 single,

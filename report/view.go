@@ -3,7 +3,6 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/habench/habench/results"
 	"maps"
 	"math"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
 )
 

@@ -1,10 +1,11 @@
 package report
 
 import (
-	"github.com/habench/habench/results"
-	"github.com/habench/habench/sampler"
 	"strings"
 	"testing"
+
+	"github.com/habench/habench/results"
+	"github.com/habench/habench/sampler"
 )
 
 // TestNodeTableMeasuredWindow: queue maxima and flow-control averages leave out the
