@@ -363,32 +363,8 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	if err := r.checkPlan(ctx, plan, torun); err != nil {
 		return "", nil, err
 	}
-	// Pre-flight, before anything is deployed or written.
-	for _, d := range plan.Deployments {
-		if !slices.ContainsFunc(d.Cells, torun) {
-			continue
-		}
-		if sp := d.Spec; sp.Cluster != "" {
-			c, err := r.Sandbox.Load(sp.Cluster)
-			if err != nil {
-				return "", nil, &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "no such cluster (habench register it first, or give dsns)"}
-			}
-			if c.State != "ready" {
-				return "", nil, &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "state " + c.State + ", not ready"}
-			}
-			if plan.Policy.DropCaches && !c.Offers(cluster.OpHostAccess) {
-				return "", nil, &topology.FieldError{Field: "cell.drop_caches", Value: "true",
-					Reason: fmt.Sprintf("topology %s: habench cannot drop the page cache of cluster %s's hosts: %s", sp.Name, sp.Cluster, c.Provider().Why(c, cluster.OpHostAccess))}
-			}
-			continue
-		} else if deploys(sp) {
-			if _, err := cluster.ResolveInstallation(ctx, sp.Installation, sp.Flavor); err != nil {
-				return "", nil, fmt.Errorf("topology %s: %w", sp.Name, err)
-			}
-		}
-		if _, err := r.Sandbox.Load(d.Spec.Name); err == nil {
-			return "", nil, &topology.FieldError{Field: "topologies.name", Value: d.Spec.Name, Reason: "a cluster with this name exists (habench destroy " + d.Spec.Name + ")"}
-		}
+	if err := r.preflight(ctx, plan, torun); err != nil {
+		return "", nil, err
 	}
 	if file == nil {
 		dir = filepath.Join(r.ResultsDir, RunDirName(sanitize(s.Name), time.Now()))
@@ -424,23 +400,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		}
 	}
 	sw.ntodo = n
-	fmt.Fprintf(sw.out, "scenario %s (scale %s): %s to run of %d, estimated %s; results in %s\n", s.Name, plan.Scale, Plural(n, "cell"), len(plan.Cells), FormatDuration(total), dir)
-	// Cells counted "i/n" below are this invocation's; the grid's cells not among them say why.
-	var reused, done []string
-	for _, c := range plan.Cells {
-		switch {
-		case c.Reuse != nil:
-			reused = append(reused, fmt.Sprintf("%d (%s: the runs of cell %d)", c.Index, plan.Label(c), c.Reuse.Index))
-		case !torun(c):
-			done = append(done, fmt.Sprint(c.Index))
-		}
-	}
-	if len(reused) > 0 {
-		fmt.Fprintf(sw.out, "not run, cannot differ: grid cell %s\n", strings.Join(reused, ", "))
-	}
-	if len(done) > 0 {
-		fmt.Fprintf(sw.out, "already done (resumed): grid cell %s\n", strings.Join(done, ", "))
-	}
+	sw.announce(s.Name, n, total)
 
 	var runErr error
 	for _, d := range plan.Deployments {
@@ -481,6 +441,61 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		runErr = err
 	}
 	return dir, rows, runErr
+}
+
+// preflight checks, before anything is deployed or written, the deployments with cells
+// to run: a named cluster exists, is ready and offers host access when caches are dropped;
+// an installation to deploy resolves; no cluster has the name of one to deploy.
+func (r *ScenarioRun) preflight(ctx context.Context, plan *Plan, torun func(*Cell) bool) error {
+	for _, d := range plan.Deployments {
+		if !slices.ContainsFunc(d.Cells, torun) {
+			continue
+		}
+		if sp := d.Spec; sp.Cluster != "" {
+			c, err := r.Sandbox.Load(sp.Cluster)
+			if err != nil {
+				return &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "no such cluster (habench register it first, or give dsns)"}
+			}
+			if c.State != "ready" {
+				return &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "state " + c.State + ", not ready"}
+			}
+			if plan.Policy.DropCaches && !c.Offers(cluster.OpHostAccess) {
+				return &topology.FieldError{Field: "cell.drop_caches", Value: "true",
+					Reason: fmt.Sprintf("topology %s: habench cannot drop the page cache of cluster %s's hosts: %s", sp.Name, sp.Cluster, c.Provider().Why(c, cluster.OpHostAccess))}
+			}
+			continue
+		} else if deploys(sp) {
+			if _, err := cluster.ResolveInstallation(ctx, sp.Installation, sp.Flavor); err != nil {
+				return fmt.Errorf("topology %s: %w", sp.Name, err)
+			}
+		}
+		if _, err := r.Sandbox.Load(d.Spec.Name); err == nil {
+			return &topology.FieldError{Field: "topologies.name", Value: d.Spec.Name, Reason: "a cluster with this name exists (habench destroy " + d.Spec.Name + ")"}
+		}
+	}
+	return nil
+}
+
+// announce prints what this invocation runs: cells to run of the grid's, the estimate,
+// the results directory, and the grid's cells it does not run (reused, already done).
+func (sw *sweepRun) announce(name string, n int, total time.Duration) {
+	fmt.Fprintf(sw.out, "scenario %s (scale %s): %s to run of %d, estimated %s; results in %s\n", name, sw.plan.Scale, Plural(n, "cell"), len(sw.plan.Cells), FormatDuration(total), sw.dir)
+	// Cells counted "i/n" below are this invocation's; the grid's cells not among them say why.
+	var reused, done []string
+	for _, c := range sw.plan.Cells {
+		switch {
+		case c.Reuse != nil:
+			reused = append(reused, fmt.Sprintf("%d (%s: the runs of cell %d)", c.Index, sw.plan.Label(c), c.Reuse.Index))
+		case !sw.torun(c):
+			done = append(done, fmt.Sprint(c.Index))
+		}
+	}
+	if len(reused) > 0 {
+		fmt.Fprintf(sw.out, "not run, cannot differ: grid cell %s\n", strings.Join(reused, ", "))
+	}
+	if len(done) > 0 {
+		fmt.Fprintf(sw.out, "already done (resumed): grid cell %s\n", strings.Join(done, ", "))
+	}
 }
 
 // lockSweep takes an exclusive lock on dir/sweep.lock: one run per sweep directory. The
@@ -612,22 +627,7 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 	}
 	deployS := time.Since(t0).Seconds()
 	if err != nil {
-		msg := "deploy: " + err.Error()
-		for _, cell := range cells {
-			rec := sw.rec(cell)
-			if ctx.Err() != nil {
-				break
-			}
-			rec.Status, rec.Error = StatusFailed, msg
-		}
-		if err := sw.save(); err != nil {
-			return err
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		fmt.Fprintf(sw.out, "deploy failed: %v\n", err)
-		return nil
+		return sw.deployFailed(ctx, cells, err)
 	}
 	keep := r.Keep && sw.lastDeploymentOf(d)
 	if !keep && sp.Cluster == "" {
@@ -678,6 +678,29 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 			return sw.saveErr
 		}
 	}
+	return nil
+}
+
+// deployFailed records the deploy error derr on the deployment's cells (those not
+// reached when interrupted stay as they were) and saves sweep.json. Its error stops the
+// sweep: the interrupt, or sweep.json that could not be written; nil lets the next
+// deployment run.
+func (sw *sweepRun) deployFailed(ctx context.Context, cells []*Cell, derr error) error {
+	msg := "deploy: " + derr.Error()
+	for _, cell := range cells {
+		if ctx.Err() != nil {
+			break
+		}
+		rec := sw.rec(cell)
+		rec.Status, rec.Error = StatusFailed, msg
+	}
+	if err := sw.save(); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	fmt.Fprintf(sw.out, "deploy failed: %v\n", derr)
 	return nil
 }
 
