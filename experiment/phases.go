@@ -719,8 +719,12 @@ func (st *runState) write() error {
 	if err := errors.Join(werr...); err != nil {
 		return fmt.Errorf("results %s: %w", res.Dir, err)
 	}
-	// report.html and report.csv beside report.md; a run is not failed by its charts.
-	if _, err := report.Write(res.Dir, report.Options{}); err != nil {
+	// report.html and report.csv beside report.md; a run is not failed by charts that
+	// cannot be rendered, only by a file that cannot be written.
+	var we *report.WriteError
+	if _, err := report.Write(res.Dir, report.Options{}); errors.As(err, &we) {
+		return fmt.Errorf("results %s: %w", res.Dir, err)
+	} else if err != nil {
 		st.b.log().Warn("cannot render report.html", "dir", res.Dir, "err", err)
 	}
 	return nil

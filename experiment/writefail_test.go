@@ -64,3 +64,28 @@ func TestSweepWritesFailNamingTheFile(t *testing.T) {
 		t.Errorf("finish with sweep.md a directory: %v, want an error naming sweep.md", err)
 	}
 }
+
+// TestRunWritesFailNamingTheFile: a run whose report.html cannot be written fails naming
+// it, after manifest.json, summary.json and report.md were written; a run whose
+// summary.json cannot be written fails naming that.
+func TestRunWritesFailNamingTheFile(t *testing.T) {
+	for _, name := range []string{"report.html", "summary.json"} {
+		dir := filepath.Join(t.TempDir(), "run")
+		res, err := NewResults(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blockFile(t, dir, name)
+		st := &runState{b: &Bench{}, ctx: t.Context(), res: res, man: &Manifest{Workload: map[string]any{"name": "oltp_read_write"}},
+			sum: &Summary{Workload: "oltp_read_write", LatencyMs: map[string]float64{"avg": 1}}}
+		err = st.write()
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s a directory: write returned %v, want an error naming it", name, err)
+		}
+		for _, f := range []string{"manifest.json", "report.md"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("%s a directory: %s not written: %v", name, f, err)
+			}
+		}
+	}
+}
