@@ -157,9 +157,14 @@ func (c *Cluster) save() error {
 	}
 	tmp := c.path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
+		os.Remove(tmp)
+		return fmt.Errorf("writing cluster state %s: %w", c.path, err)
 	}
-	return os.Rename(tmp, c.path)
+	if err := os.Rename(tmp, c.path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing cluster state %s: %w", c.path, err)
+	}
+	return nil
 }
 
 // ErrNotFound is returned by Load for an unknown cluster name.

@@ -174,8 +174,7 @@ func (s *Sandbox) Promote(ctx context.Context, c *Cluster, node string, catchUp 
 			continue
 		}
 		if err := c.repoint(ctx, n, nr); err != nil {
-			_ = c.save()
-			return rep, err
+			return rep, errors.Join(err, c.save())
 		}
 		rep.Repointed = append(rep.Repointed, n.Name)
 	}

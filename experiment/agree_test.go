@@ -88,7 +88,10 @@ func writeAgreeSweep(t *testing.T) (*sweepRun, []Row) {
 		rec.Dir, rec.Status, rec.TPS = rd, StatusDone, tps
 		rec.LatencyMs = &CellLatency{Avg: 1000 / tps, P95: 2000 / tps, P99: 3000 / tps}
 	}
-	rows := sw.finish()
+	rows, err := sw.finish()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := sw.save(); err != nil {
 		t.Fatal(err)
 	}

@@ -149,112 +149,6 @@ type Manifest struct {
 	Extra map[string]any `json:"extra,omitempty"`
 }
 
-// NodeLag summarises one node's samples over the run. Lag fields are null when the node
-// produced no lag sample (unreachable, sampler failing): never a misleading 0. LagMaxS,
-// LagAvgS, Samples and LagUnknownS come from lagStats, the computation every lag column
-// shares.
-type NodeLag struct {
-	Node string `json:"node"`
-	// Role is the node's role at the start of the run; RoleEnd its role at the end (in
-	// the cluster's record, after the run's faults), only when it differs ("source" for a
-	// promoted replica).
-	Role    string `json:"role"`
-	RoleEnd string `json:"role_end,omitempty"`
-	// DownAtEnd: no sampler reached the node at the end of the run (node_states).
-	DownAtEnd bool     `json:"down_at_end,omitempty"`
-	LagMaxS   *float64 `json:"lag_max_s"`
-	LagAvgS   *float64 `json:"lag_avg_s"`
-	// LagUnknownS is how long, in seconds, the node's lag could not be measured while the
-	// heartbeat ran: it could not be read, or was outside the Primary component (Galera) or
-	// not ONLINE in the group majority's view; 0 when it was measured all along. LagMaxS
-	// cannot see those seconds: tables show it as "≥ max (unknown for N s)".
-	LagUnknownS   float64  `json:"lag_unknown_s,omitempty"`
-	BacklogMaxTrx *float64 `json:"backlog_max_trx"`
-	// ApplierLagMaxS is the largest applier_lag_s of a MySQL replica, in seconds: how late
-	// its last applied transaction became visible after its commit on the source, two
-	// hosts' clocks corrected by their offsets (HostInfo); absent when not sampled.
-	ApplierLagMaxS *float64 `json:"applier_lag_max_s,omitempty"`
-	Samples        int      `json:"samples"`
-	// SamplerErrors is the node's cumulative sampler error count at the end of the run.
-	SamplerErrors float64 `json:"sampler_errors"`
-	// GTIDPosition is the node's executed set after the run and catch-up.
-	GTIDPosition string `json:"gtid_position,omitempty"`
-}
-
-// SemiSyncSummary sums the source's semi-sync samples over the run.
-type SemiSyncSummary struct {
-	Node string `json:"node"`
-	// YesTx and NoTx are commits acknowledged by a replica / committed without an ack
-	// (after a timeout, asynchronously), summed from per-second deltas.
-	YesTx float64 `json:"yes_tx"`
-	NoTx  float64 `json:"no_tx"`
-	// SecondsOff counts samples in which semi-sync was OFF (fallen back to async).
-	SecondsOff int `json:"seconds_off"`
-	// AvgWaitUs is the average time a commit waited for its acknowledgement, in
-	// microseconds: per-second averages weighted by that second's acknowledged commits.
-	AvgWaitUs float64 `json:"avg_wait_us"`
-	// Degraded: the guarantee did not hold for the whole run, some commits were
-	// acknowledged without a replica having them (NoTx > 0) or semi-sync was OFF in a
-	// sample; Off lists when it was OFF (see semiSyncOff), Warning says it in words.
-	Degraded bool          `json:"degraded"`
-	Off      []SemiSyncOff `json:"off,omitempty"`
-	Warning  string        `json:"warning,omitempty"`
-}
-
-// Summary is summary.json.
-type Summary struct {
-	Workload      string                            `json:"workload"`
-	Threads       int                               `json:"threads"`
-	TimeS         float64                           `json:"time_s"`
-	TPS           float64                           `json:"tps"`
-	QPS           float64                           `json:"qps"`
-	Transactions  int64                             `json:"transactions"`
-	Reads         int64                             `json:"reads"`
-	Writes        int64                             `json:"writes"`
-	Others        int64                             `json:"others"`
-	IgnoredErrors int64                             `json:"ignored_errors"`
-	Reconnects    int64                             `json:"reconnects"`
-	LatencyMs     map[string]float64                `json:"latency_ms"`
-	ErrorsByCode  map[string]int64                  `json:"errors_by_code,omitempty"`
-	PerEndpoint   map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
-	// ClientCPUCores is the CPU habench itself used during the workload, in cores.
-	ClientCPUCores float64 `json:"client_cpu_cores,omitempty"`
-	// Outages are the windows during which a node's workers could not commit (nil: none).
-	Outages []OutageSummary `json:"outages,omitempty"`
-	// UnknownOutcome counts the transactions abandoned by workers that followed the writer
-	// (they may or may not have committed); Waits the transactions that never completed,
-	// LongestWait the longest (their waits are lower bounds in latency_ms max and
-	// percentiles); WriterMoves the workers' moves to a new writer (workload.Result).
-	UnknownOutcome int64                `json:"unknown_outcome,omitempty"`
-	Waits          int                  `json:"waits,omitempty"`
-	LongestWait    *WaitSummary         `json:"longest_wait,omitempty"`
-	WriterMoves    []MoveSummary        `json:"writer_moves,omitempty"`
-	Nodes          []NodeLag            `json:"nodes,omitempty"`
-	SemiSync       *SemiSyncSummary     `json:"semisync,omitempty"`
-	Group          []GroupMemberSummary `json:"group,omitempty"`
-	Galera         []GaleraNodeSummary  `json:"galera,omitempty"`
-	Hosts          []HostSummary        `json:"hosts,omitempty"`
-	DataCheck      string               `json:"data_check,omitempty"`
-	ReplicasCaught *bool                `json:"replicas_consistent,omitempty"`
-	// Convergence is the check after the catch-up: per node converged, behind, diverged
-	// (with the tables whose CHECKSUM TABLE differs) or down (nil when not checked).
-	Convergence *Convergence `json:"convergence,omitempty"`
-	// NodeStates are the nodes that were down or changed role during the run.
-	NodeStates []NodeState `json:"node_states,omitempty"`
-	// Faults are the run's faults with their recovery times (nil without faults).
-	Faults []FaultSummary `json:"faults,omitempty"`
-	// Probe is the probe writer's count of lost acknowledged commits (nil without it).
-	Probe    *ProbeSummary `json:"probe,omitempty"`
-	RandType string        `json:"rand_type"`
-	PSMode   string        `json:"db_ps_mode"`
-	Rate     *RateSummary  `json:"rate,omitempty"`
-	Error    string        `json:"error,omitempty"`
-	// SamplesWindow says which samples Nodes (lag, backlog), SemiSync, Group and Galera
-	// (queues, flow control) cover: the measured window, warm-up excluded, as TPS and
-	// latency ("" when nothing was measured: every sample).
-	SamplesWindow string `json:"samples_window,omitempty"`
-}
-
 func (b *Bench) log() *slog.Logger {
 	if b.Log == nil {
 		return slog.New(slog.DiscardHandler)
@@ -557,11 +451,11 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 			continue
 		}
 		switch sm.Metric {
-		case "backlog_trx":
+		case sampler.MetricBacklog:
 			maxp(&nl.BacklogMaxTrx, sm.Value)
-		case "applier_lag_s":
+		case sampler.MetricApplierLag:
 			maxp(&nl.ApplierLagMaxS, sm.Value)
-		case "sampler_errors":
+		case sampler.MetricSamplerErrors:
 			nl.SamplerErrors = sm.Value
 		}
 	}
@@ -706,15 +600,15 @@ func semiSyncSummary(samples []sampler.Sample) *SemiSyncSummary {
 	yes := map[time.Duration]float64{}
 	for _, sm := range samples {
 		switch sm.Metric {
-		case "semisync_on":
+		case sampler.MetricSemiSyncOn:
 			seen, ss.Node = true, sm.Node
 			if sm.Value == 0 {
 				ss.SecondsOff++
 			}
-		case "semisync_yes_tx":
+		case sampler.MetricSemiSyncYesTx:
 			ss.YesTx += sm.Value
 			yes[sm.Elapsed] = sm.Value
-		case "semisync_no_tx":
+		case sampler.MetricSemiSyncNoTx:
 			ss.NoTx += sm.Value
 		}
 	}
@@ -724,7 +618,7 @@ func semiSyncSummary(samples []sampler.Sample) *SemiSyncSummary {
 	// Weight each second's average wait by that second's acknowledged commits.
 	var weighted float64
 	for _, sm := range samples {
-		if sm.Metric == "semisync_interval_avg_wait_us" {
+		if sm.Metric == sampler.MetricSemiSyncIntervalAvgWait {
 			weighted += sm.Value * yes[sm.Elapsed]
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/host"
-	"github.com/habench/habench/report"
+	"github.com/habench/habench/results"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,7 +38,7 @@ func DropCaches() error {
 }
 
 // CacheDrop is one host's page cache dropped before a run (manifest.json "drop_caches").
-type CacheDrop = report.CacheDrop
+type CacheDrop = results.CacheDrop
 
 // dropCachesScript drops a host's page cache over its host access: as root, or with
 // passwordless sudo.

@@ -13,80 +13,22 @@ import (
 	"github.com/habench/habench/topology"
 )
 
-// Convergence states of a node after a run (NodeConvergence.State).
-const (
-	// Converged: the node has the writer's GTID position and the same rows in every
-	// benchmark table (CHECKSUM TABLE).
-	Converged = "converged"
-	// Behind: it did not reach the writer's position within the catch-up timeout, or
-	// stopped trying (its applier stopped, it left the group or the Primary component).
-	Behind = "behind"
-	// Diverged: it has the writer's position but other rows in some tables.
-	Diverged = "diverged"
-	// Down: it did not answer for 3 s.
-	Down = "down"
-)
-
-// NodeConvergence is one node's state after a run's catch-up.
-type NodeConvergence struct {
-	Node  string `json:"node"`
-	State string `json:"state"`
-	// Position is its GTID position (MariaDB gtid_binlog_pos on Galera) when it answered.
-	Position string `json:"position,omitempty"`
-	// Tables are the benchmark tables whose CHECKSUM TABLE differs from the writer's
-	// (Diverged).
-	Tables []string `json:"tables,omitempty"`
-	// Reason says why it is Behind or Down.
-	Reason string `json:"reason,omitempty"`
-}
-
-// Convergence is the check after a run: every node's state against the writer's.
-type Convergence struct {
-	// Writer is the reference node (the writer when the run ended).
-	Writer string            `json:"writer"`
-	Nodes  []NodeConvergence `json:"nodes"`
-	// CheckedTables is how many benchmark tables were compared by checksum.
-	CheckedTables int `json:"checked_tables"`
-	// TookS is how long the catch-up and the checks took.
-	TookS float64 `json:"took_s"`
-}
-
-// OK reports whether every node converged.
-func (cv *Convergence) OK() bool {
-	for _, n := range cv.Nodes {
-		if n.State != Converged {
-			return false
-		}
-	}
-	return true
-}
-
-// Positions returns node -> GTID position of the nodes that answered.
-func (cv *Convergence) Positions() map[string]string {
-	m := map[string]string{}
-	for _, n := range cv.Nodes {
-		if n.Position != "" {
-			m[n.Node] = n.Position
-		}
-	}
-	return m
-}
-
 // memberWord is how a topology calls its non-writer nodes.
 func memberWord(k topology.Kind) string { return topology.KindOf(k).MemberWord }
 
-// Problems describes every node that did not converge, in the topology's own terms, e.g.
-// "replica n2 is down (connection refused); replica n3 is behind (applier stopped: ...)";
-// "" when all converged. skipDown leaves out nodes that are down on purpose (a fault).
-func (cv *Convergence) Problems(k topology.Kind, skipDown map[string]bool) string {
-	return cv.ProblemsAfter(k, skipDown, nil, nil)
+// convergenceProblems describes every node of cv that did not converge, in the
+// topology's own terms, e.g. "replica n2 is down (connection refused); replica n3 is
+// behind (applier stopped: ...)"; "" when all converged. skipDown leaves out nodes that
+// are down on purpose (a fault).
+func convergenceProblems(cv *Convergence, k topology.Kind, skipDown map[string]bool) string {
+	return convergenceProblemsAfter(cv, k, skipDown, nil, nil)
 }
 
-// ProblemsAfter is Problems for a run with faults (on samples.csv's clock) whose nodes
+// convergenceProblemsAfter is convergenceProblems for a run with faults (on samples.csv's clock) whose nodes
 // started with startRoles: a node one of the faults left down is "down (killed by the
 // run's fault at 3.0 s)", and called "old source n1" when it was the writer at the start
 // and is no longer.
-func (cv *Convergence) ProblemsAfter(k topology.Kind, skipDown map[string]bool, faults []RunFault, startRoles map[string]string) string {
+func convergenceProblemsAfter(cv *Convergence, k topology.Kind, skipDown map[string]bool, faults []RunFault, startRoles map[string]string) string {
 	var ps []string
 	for _, n := range cv.Nodes {
 		who := memberWord(k) + " " + n.Node

@@ -192,60 +192,6 @@ func downFault(faults []RunFault, node string) *RunFault {
 	return last
 }
 
-// FaultSummary is one fault of the run as summary.json's "faults" measures it.
-type FaultSummary struct {
-	// AtS is the fault's time on samples.csv's clock; Action, Node and Error as in
-	// FaultRecord.
-	AtS    float64 `json:"at_s"`
-	Action string  `json:"action"`
-	Node   string  `json:"node"`
-	Error  string  `json:"error,omitempty"`
-	// Escalated as in FaultRecord: the clean stop took SIGKILL (a crash).
-	Escalated string `json:"escalated,omitempty"`
-	// RecoveryS is the time from the fault until the workload's commits were back to
-	// normal: the end of the last disturbed report interval from the fault on (see
-	// disturbed; resolution: the report interval), or the end of the workload outage
-	// (OutageS on the fault's node, or on the writer when the workers follow it) that was
-	// open at the fault or began within 10 s after it, whichever is later. 0 only when no
-	// interval from the fault's on was disturbed and no outage followed (the workload did
-	// not notice); nil when the workload had not recovered by the end of the run.
-	RecoveryS *float64 `json:"recovery_s"`
-	// Outage is the node (or "writer") of that outage; ErrorsByCode its failed attempts.
-	// An outage belongs to one fault only: the first one it was open at or began within
-	// 10 s of (a promote or heal that ended a kill's or partition's outage has none).
-	Outage       string           `json:"outage,omitempty"`
-	ErrorsByCode map[string]int64 `json:"errors_by_code,omitempty"`
-	// AlsoOutages are the other nodes (or "writer") whose workers could not commit for
-	// MinOutage or longer in a window that began within 10 s after the fault (a Galera
-	// cluster stalls while it evicts a partitioned node), node order of their start; each
-	// such window counts for the first fault only, and its failed attempts are not in
-	// ErrorsByCode (the WARNINGs and summary.json outages have them).
-	AlsoOutages []string `json:"also_outages,omitempty"`
-	// Errors and Reconnects are the workload's failed attempts and reconnects in the
-	// disturbed intervals (intervals.csv's errors and reconnects); MinTPS their lowest TPS.
-	// An interval counts for the first fault whose disturbed intervals it is in.
-	Errors     int64    `json:"errors,omitempty"`
-	Reconnects int64    `json:"reconnects,omitempty"`
-	MinTPS     *float64 `json:"min_tps,omitempty"`
-	// CaughtUpS, for start, restart, heal and promote (and a kill or stop whose node came
-	// back by itself): the time from the fault to the first sample, after the action
-	// ended and before the node's next fault, in which the node was readable and its
-	// known visibility lag was at or under 1 s (nil: not seen). PeakLagS: the largest lag
-	// of any node from the fault to the end of the run; PeakLagUnknown the nodes whose lag
-	// could not be measured for a while in that time ("n3 unknown for 9 s"), which PeakLagS
-	// cannot see (faultPeakLag).
-	CaughtUpS      *float64 `json:"caught_up_s,omitempty"`
-	PeakLagS       *float64 `json:"peak_lag_s,omitempty"`
-	PeakLagUnknown string   `json:"peak_lag_unknown,omitempty"`
-	// NewWriter is the writer the cluster named after the fault (kinds with a single
-	// writer, polled every 500 ms: a group's PRIMARY seeing a majority, a promoted
-	// source); NewWriterS the seconds from the fault until it was named, ClientWriterS
-	// until the workers first committed there (nil: they did not, e.g. writer fixed).
-	NewWriter     string   `json:"new_writer,omitempty"`
-	NewWriterS    *float64 `json:"new_writer_s,omitempty"`
-	ClientWriterS *float64 `json:"client_writer_s,omitempty"`
-}
-
 // FaultInterval is one report interval of the workload (a row of intervals.csv) as the
 // fault measures read it: EndS on samples.csv's clock (intervals.csv's elapsed_s plus
 // manifest.json's intervals_offset_s), LengthS its length.

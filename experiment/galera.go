@@ -98,28 +98,6 @@ func consistencyPosition(ctx context.Context, c *cluster.Cluster, db *sql.DB) (s
 	return normalizeGTID(s), nil
 }
 
-// GaleraNodeSummary sums one Galera node's samples over the run.
-type GaleraNodeSummary struct {
-	Node string `json:"node"`
-	// PausedAvg and PausedMax are the mean and largest per-second flow-control paused
-	// fraction (0..1) of the node's samples.
-	PausedAvg float64 `json:"fc_paused_avg"`
-	PausedMax float64 `json:"fc_paused_max"`
-	// FCSent and FCRecv are flow-control pause requests sent and received.
-	FCSent float64 `json:"fc_sent"`
-	FCRecv float64 `json:"fc_recv"`
-	// CertFailures and BFAborts are local transactions that failed certification or were
-	// aborted by an applied write set.
-	CertFailures float64 `json:"cert_failures"`
-	BFAborts     float64 `json:"bf_aborts"`
-	// RecvQueueMax is the largest receive queue (write sets); LastCommittedGapMax the largest
-	// gap to the most advanced node (seqnos).
-	RecvQueueMax        float64 `json:"recv_queue_max"`
-	LastCommittedGapMax float64 `json:"last_committed_gap_max"`
-	// Samples is the number of paused-fraction samples.
-	Samples int `json:"samples"`
-}
-
 // galeraSummary sums the galera sampler's samples per node (nil when there are none).
 func galeraSummary(samples []sampler.Sample) []GaleraNodeSummary {
 	by := map[string]*GaleraNodeSummary{}
@@ -135,21 +113,21 @@ func galeraSummary(samples []sampler.Sample) []GaleraNodeSummary {
 		}
 		g := get(s.Node)
 		switch s.Metric {
-		case "galera_fc_paused_fraction":
+		case sampler.MetricGaleraFCPaused:
 			g.Samples++
 			g.PausedAvg += s.Value
 			g.PausedMax = max(g.PausedMax, s.Value)
-		case "galera_fc_sent":
+		case sampler.MetricGaleraFCSent:
 			g.FCSent += s.Value
-		case "galera_fc_recv":
+		case sampler.MetricGaleraFCRecv:
 			g.FCRecv += s.Value
-		case "galera_cert_failures":
+		case sampler.MetricGaleraCertFailures:
 			g.CertFailures += s.Value
-		case "galera_bf_aborts":
+		case sampler.MetricGaleraBFAborts:
 			g.BFAborts += s.Value
-		case "galera_recv_queue":
+		case sampler.MetricGaleraRecvQueue:
 			g.RecvQueueMax = max(g.RecvQueueMax, s.Value)
-		case "galera_last_committed_gap":
+		case sampler.MetricGaleraLastCommittedGap:
 			g.LastCommittedGapMax = max(g.LastCommittedGapMax, s.Value)
 		}
 	}

@@ -7,36 +7,6 @@ import (
 	"github.com/habench/habench/sampler"
 )
 
-// GroupMemberSummary sums one Group Replication member's group samples over the run (see
-// sampler.Group for the metrics). Throttle fields are nil where the member lacks the
-// flow-control stats component; InferredThrottleTicks is nil where it has it.
-type GroupMemberSummary struct {
-	Node string `json:"node"`
-	// LastState and LastRole are the member's MEMBER_STATE / MEMBER_ROLE codes at the last
-	// sample as the group's majority reports them (gr_majority_state and _role; its own
-	// view's when no majority was ever sampled): state 1 = ONLINE, 3 = UNREACHABLE, 5 =
-	// not in the majority's view; role 1 = PRIMARY, 2 = SECONDARY. Changes counts changes of
-	// either in the member's own view during the run.
-	LastState float64 `json:"last_state"`
-	LastRole  float64 `json:"last_role"`
-	Changes   float64 `json:"state_role_changes"`
-	// CertifierQueueMax and ApplierQueueMax are the largest queues sampled (transactions).
-	CertifierQueueMax float64 `json:"certifier_queue_max_trx"`
-	ApplierQueueMax   float64 `json:"applier_queue_max_trx"`
-	// Conflicts, LocalRollbacks, Checked and RemoteApplied are transactions during the run.
-	Conflicts      float64 `json:"conflicts_trx"`
-	LocalRollbacks float64 `json:"local_rollbacks_trx"`
-	Checked        float64 `json:"checked_trx"`
-	RemoteApplied  float64 `json:"remote_applied_trx"`
-	// ThrottledTrx and ThrottleTimeS are flow control's holds on this member's commits
-	// (Gr_flow_control_throttle_count / _time_sum deltas, MySQL 9.7+).
-	ThrottledTrx  *float64 `json:"throttled_trx,omitempty"`
-	ThrottleTimeS *float64 `json:"throttle_time_s,omitempty"`
-	// InferredThrottleTicks counts samples in which the member's queues exceeded the
-	// flow-control thresholds (inferred, not measured).
-	InferredThrottleTicks *float64 `json:"inferred_throttle_ticks,omitempty"`
-}
-
 // groupSummary sums the group sampler's samples per member (nil when there are none).
 func groupSummary(nodes []sampler.Node, samples []sampler.Sample) []GroupMemberSummary {
 	byNode := map[string]*GroupMemberSummary{}
@@ -57,37 +27,37 @@ func groupSummary(nodes []sampler.Node, samples []sampler.Sample) []GroupMemberS
 			byNode[sm.Node] = g
 		}
 		switch sm.Metric {
-		case "gr_majority_state":
+		case sampler.MetricGRMajorityState:
 			g.LastState, majority[sm.Node] = sm.Value, true
-		case "gr_majority_role":
+		case sampler.MetricGRMajorityRole:
 			g.LastRole = sm.Value
-		case "gr_member_state":
+		case sampler.MetricGRMemberState:
 			if !majority[sm.Node] {
 				g.LastState = sm.Value
 			}
-		case "gr_member_role":
+		case sampler.MetricGRMemberRole:
 			if !majority[sm.Node] {
 				g.LastRole = sm.Value
 			}
-		case "gr_member_changes":
+		case sampler.MetricGRMemberChanges:
 			g.Changes = sm.Value
-		case "gr_certifier_queue_trx":
+		case sampler.MetricGRCertifierQueue:
 			g.CertifierQueueMax = max(g.CertifierQueueMax, sm.Value)
-		case "gr_applier_queue_trx":
+		case sampler.MetricGRApplierQueue:
 			g.ApplierQueueMax = max(g.ApplierQueueMax, sm.Value)
-		case "gr_conflicts_trx":
+		case sampler.MetricGRConflicts:
 			g.Conflicts += sm.Value
-		case "gr_local_rollback_trx":
+		case sampler.MetricGRLocalRollback:
 			g.LocalRollbacks += sm.Value
-		case "gr_checked_trx":
+		case sampler.MetricGRChecked:
 			g.Checked += sm.Value
-		case "gr_remote_applied_trx":
+		case sampler.MetricGRRemoteApplied:
 			g.RemoteApplied += sm.Value
-		case "gr_fc_throttle_count":
+		case sampler.MetricGRFCThrottleCount:
 			add(&g.ThrottledTrx, sm.Value)
-		case "gr_fc_throttle_time_s":
+		case sampler.MetricGRFCThrottleTime:
 			add(&g.ThrottleTimeS, sm.Value)
-		case "gr_fc_throttle_inferred":
+		case sampler.MetricGRFCThrottleInferred:
 			add(&g.InferredThrottleTicks, sm.Value)
 		}
 	}

@@ -11,28 +11,6 @@ import (
 	"github.com/habench/habench/workload"
 )
 
-// WaitSummary is summary.json's longest_wait: the longest wait of a transaction that never
-// completed (workload.Wait), a lower bound of its latency.
-type WaitSummary struct {
-	Node string `json:"node"`
-	// StartS is its intended start on intervals.csv's clock; WaitedS how long it waited.
-	StartS    float64 `json:"start_s"`
-	WaitedS   float64 `json:"waited_s"`
-	Abandoned bool    `json:"abandoned"`
-}
-
-// MoveSummary is one of summary.json's writer_moves (workload.WriterMove): AtS when the
-// first worker moved, FirstCommitS the first commit there (nil: none), on intervals.csv's
-// clock.
-type MoveSummary struct {
-	From         string   `json:"from"`
-	To           string   `json:"to"`
-	AtS          float64  `json:"at_s"`
-	FirstCommitS *float64 `json:"first_commit_s"`
-	Workers      int      `json:"workers"`
-	Abandoned    int      `json:"abandoned"`
-}
-
 // hangSummary fills s's unknown outcomes, waits and writer moves from r.
 func hangSummary(s *Summary, r *workload.Result) {
 	s.UnknownOutcome, s.Waits = r.Unknown, r.WaitCount

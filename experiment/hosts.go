@@ -11,31 +11,8 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/host"
-	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
 )
-
-// HostInfo is one machine the run's nodes ran on, as manifest.json "hosts" lists it: the
-// name its machine-wide samples carry (samples.csv node "host:<name>") and its nodes. For
-// a host other than this machine (a node reached over SSH: hosts provider, existing
-// cluster with ssh:) also its clock offset, measured once at the start of the run
-// (host.ClockOffset), and its server where known; a local sandbox's "local" shares this
-// machine's clock and has neither.
-type HostInfo struct {
-	Name  string   `json:"name"`
-	Nodes []string `json:"nodes"`
-	// OffsetMs is the host's wall clock minus this machine's, in milliseconds; the true
-	// offset lies within OffsetMs ± UncertaintyMs (half the shortest round trip). Both
-	// are absent on this machine and when the clock could not be read (ClockError).
-	OffsetMs      *float64 `json:"offset_ms,omitempty"`
-	UncertaintyMs *float64 `json:"uncertainty_ms,omitempty"`
-	// ClockError says why the clock was not measured: its nodes' applier_lag_s is then
-	// not corrected.
-	ClockError string `json:"clock_error,omitempty"`
-	// Server is the server the nodes run there: the binary and its version the hosts
-	// provider found on the host, else the version the nodes report (@@version).
-	Server string `json:"server,omitempty"`
-}
 
 // clockTimeout bounds the clock measurement of all the hosts at the start of a run.
 const clockTimeout = 20 * time.Second
@@ -132,48 +109,6 @@ func hostServers(c *cluster.Cluster, hosts []HostInfo, nodes []sampler.Node, inf
 		}
 		h.Server = strings.Join(vs, ", ")
 	}
-}
-
-// ReportHosts converts the manifest's hosts for the report package's hosts line and
-// clock warning.
-func ReportHosts(hs []HostInfo) []report.HostClock {
-	out := make([]report.HostClock, 0, len(hs))
-	for _, h := range hs {
-		out = append(out, report.HostClock{Name: h.Name, Nodes: h.Nodes, OffsetMs: h.OffsetMs, UncertaintyMs: h.UncertaintyMs,
-			ClockError: h.ClockError, Server: h.Server})
-	}
-	return out
-}
-
-// HostSummary is one host's CPU and I/O over the measured part of the run (the ticks
-// after measurement started and up to its end, intervals_offset_s to intervals_offset_s +
-// time_s on the samples' clock). Fractions are 0..1 of all the host's CPUs; nil: no sample.
-type HostSummary struct {
-	Host  string   `json:"host"`
-	Nodes []string `json:"nodes"`
-	// CPUs is the host's CPU count (host_cpus).
-	CPUs int `json:"cpus,omitempty"`
-	// Samples is the number of busy-fraction samples in the measured part.
-	Samples     int      `json:"samples"`
-	CPUBusyMean *float64 `json:"cpu_busy_mean"`
-	CPUBusyMax  *float64 `json:"cpu_busy_max"`
-	IOWaitMean  *float64 `json:"cpu_iowait_mean"`
-	StealMean   *float64 `json:"cpu_steal_mean"`
-	// ProcsRunningMean and ProcsRunningMax are procs_running (runnable threads, the reader included).
-	ProcsRunningMean *float64 `json:"procs_running_mean"`
-	ProcsRunningMax  *float64 `json:"procs_running_max"`
-	// DiskRead/WriteMean and NetRx/TxMean are bytes per second (net: the host's own
-	// interfaces, for nodes without a namespace of their own).
-	DiskReadMean  *float64 `json:"disk_read_bytes_ps_mean"`
-	DiskWriteMean *float64 `json:"disk_write_bytes_ps_mean"`
-	NetRxMean     *float64 `json:"net_rx_bytes_ps_mean,omitempty"`
-	NetTxMean     *float64 `json:"net_tx_bytes_ps_mean,omitempty"`
-	// SaturatedShare is the share of Samples with busy >= sampler.CPUSaturatedBusy;
-	// CPUSaturated is sampler.CPUSaturated's verdict.
-	SaturatedShare float64 `json:"cpu_saturated_share"`
-	CPUSaturated   bool    `json:"cpu_saturated"`
-	// ServerCPU is each node's own server process's mean CPU in cores (sandboxes).
-	ServerCPU map[string]float64 `json:"mysqld_cpu_cores_mean,omitempty"`
 }
 
 // hostInfos lists the distinct hosts of the sampled nodes, in node order.
@@ -324,22 +259,6 @@ func mbps(p *float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.1f", *p/1e6)
-}
-
-// BusiestHost is the host of s with the highest mean CPU busy fraction over the measured
-// part, nil when no host has busy samples.
-func (s *Summary) BusiestHost() *HostSummary {
-	if s == nil {
-		return nil
-	}
-	var best *HostSummary
-	for i := range s.Hosts {
-		h := &s.Hosts[i]
-		if h.CPUBusyMean != nil && (best == nil || *h.CPUBusyMean > *best.CPUBusyMean) {
-			best = h
-		}
-	}
-	return best
 }
 
 // busiestHostCell is the comparison tables' "busiest host CPU" cell: the host, its mean

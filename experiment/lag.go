@@ -92,14 +92,14 @@ func lagTicks(samples []sampler.Sample) (ticks map[float64]map[string]*lagTick, 
 	}
 	for _, s := range samples {
 		switch s.Metric {
-		case "sampler_errors":
+		case sampler.MetricSamplerErrors:
 			at(s).present = true
-		case "lag_s":
+		case sampler.MetricLag:
 			v := s.Value
 			at(s).lag, hb = &v, true
-		case "galera_primary", "galera_ready":
+		case sampler.MetricGaleraPrimary, sampler.MetricGaleraReady:
 			at(s).outside = at(s).outside || s.Value == 0
-		case "gr_majority_state":
+		case sampler.MetricGRMajorityState:
 			at(s).outside = at(s).outside || s.Value != 1
 		}
 	}

@@ -16,7 +16,7 @@ import (
 
 // LiveNodes prints, after each report interval's line, one line with every node's
 // newest samples: visibility lag (s), backlog (transactions), queues (transactions) and
-// flow control (paused fraction 0..1, throttling), by report.Classify, so a run on a
+// flow control (paused fraction 0..1, throttling), by sampler.Classify, so a run on a
 // cluster can be watched without Prometheus:
 //
 //	[ 5s ] nodes: n1 (writer) | n2 lag 0.120 s, backlog 35 | n3 lag 0.080 s, galera_recv_queue 3, galera_fc_paused_fraction 0.05
@@ -74,12 +74,12 @@ func (l *LiveNodes) observe(ss []sampler.Sample) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, s := range ss {
-		if r := sampler.RoleOfCode(s.Value); (s.Metric == "gr_majority_role" && s.Value == 1) ||
+		if r := sampler.RoleOfCode(s.Value); (s.Metric == sampler.MetricGRMajorityRole && s.Value == 1) ||
 			(s.Metric == sampler.MetricRole && (r == topology.RoleSource || r == topology.RolePrimary)) {
 			l.writer = s.Node // a promote, a new group primary as the majority says
 		}
-		switch report.Classify(s.Metric) {
-		case report.ClassLag, report.ClassQueue, report.ClassPaused, report.ClassThrottle:
+		switch sampler.Classify(s.Metric) {
+		case sampler.ClassLag, sampler.ClassQueue, sampler.ClassPaused, sampler.ClassThrottle:
 		default:
 			continue
 		}
@@ -97,7 +97,7 @@ func (l *LiveNodes) observe(ss []sampler.Sample) {
 			}
 			if lt.unknown(l.hb) {
 				l.unknownS[n] = t - l.lastKnown[n]
-				delete(l.latest[n], "lag_s")
+				delete(l.latest[n], sampler.MetricLag)
 				continue
 			}
 			l.lastKnown[n], l.unknownS[n] = t, 0
@@ -116,18 +116,18 @@ func (l *LiveNodes) line(iv workload.Interval) string {
 		m := l.latest[n]
 		if u := l.unknownS[n]; u > 0 {
 			fs = append(fs, "lag "+report.UnknownFor(u))
-		} else if v, ok := m["lag_s"]; ok && (n != writer || v > 0) {
+		} else if v, ok := m[sampler.MetricLag]; ok && (n != writer || v > 0) {
 			fs = append(fs, fmt.Sprintf("lag %.3f s", v))
 		}
-		if v, ok := m["backlog_trx"]; ok && n != writer {
+		if v, ok := m[sampler.MetricBacklog]; ok && n != writer {
 			fs = append(fs, fmt.Sprintf("backlog %.0f", v))
 		}
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			switch c := report.Classify(k); {
-			case k == "lag_s" || k == "backlog_trx":
-			case c == report.ClassQueue:
+			switch c := sampler.Classify(k); {
+			case k == sampler.MetricLag || k == sampler.MetricBacklog:
+			case c == sampler.ClassQueue:
 				fs = append(fs, fmt.Sprintf("%s %.0f", k, m[k]))
-			case c == report.ClassPaused || c == report.ClassThrottle:
+			case c == sampler.ClassPaused || c == sampler.ClassThrottle:
 				fs = append(fs, fmt.Sprintf("%s %.2f", k, m[k]))
 			}
 		}

@@ -9,27 +9,6 @@ import (
 	"github.com/habench/habench/sampler"
 )
 
-// NodeState is one node's state over the run, from the samples (samples.csv's clock).
-type NodeState struct {
-	Node string `json:"node"`
-	// Down are the windows in which no sampler reached the node (node_up 0), [start, end]
-	// seconds; End is the last sample's time when it was still down then.
-	Down []Window `json:"down,omitempty"`
-	// Changes are the role changes in the cluster's record (role: "4.0s replica -> source"
-	// after a promote, at the first sample that saw it), a group member's role as the
-	// group's majority reports it (gr_majority_state and gr_majority_role: "15.0s PRIMARY
-	// -> UNREACHABLE (own view PRIMARY)", "32.0s SECONDARY -> PRIMARY"; groupRole) and a
-	// Galera node's Primary component membership (galera_primary).
-	Changes []string `json:"changes,omitempty"`
-}
-
-// Window is a time window on samples.csv's clock, in seconds.
-type Window struct {
-	StartS float64 `json:"start_s"`
-	EndS   float64 `json:"end_s"`
-	Open   bool    `json:"open,omitempty"`
-}
-
 var roleNames = map[float64]string{0: "none", 1: "PRIMARY", 2: "SECONDARY"}
 
 // memberStates are gr_member_state's and gr_majority_state's codes as shown.
@@ -53,16 +32,16 @@ func memberLabel(state, role float64, ok bool) string {
 // Without majority samples in the run (majority false: samples.csv of an older habench)
 // its own gr_member_role. "" when the tick says nothing of it.
 func groupRole(m map[string]float64, majority bool) string {
-	ownState, hasOwn := m["gr_member_state"]
-	own := memberLabel(ownState, m["gr_member_role"], hasOwn)
+	ownState, hasOwn := m[sampler.MetricGRMemberState]
+	own := memberLabel(ownState, m[sampler.MetricGRMemberRole], hasOwn)
 	if !majority {
-		if r, ok := m["gr_member_role"]; ok {
+		if r, ok := m[sampler.MetricGRMemberRole]; ok {
 			return roleNames[r]
 		}
 		return ""
 	}
-	majState, hasMaj := m["gr_majority_state"]
-	maj := memberLabel(majState, m["gr_majority_role"], hasMaj)
+	majState, hasMaj := m[sampler.MetricGRMajorityState]
+	maj := memberLabel(majState, m[sampler.MetricGRMajorityRole], hasMaj)
 	switch {
 	case !hasMaj && own == "":
 		return ""
@@ -81,9 +60,9 @@ func nodeStates(samples []sampler.Sample) []NodeState {
 	majority := false
 	for _, s := range samples {
 		switch s.Metric {
-		case sampler.MetricNodeUp, sampler.MetricRole, "gr_member_role", "gr_member_state", "galera_primary":
+		case sampler.MetricNodeUp, sampler.MetricRole, sampler.MetricGRMemberRole, sampler.MetricGRMemberState, sampler.MetricGaleraPrimary:
 			byNode[s.Node] = append(byNode[s.Node], s)
-		case "gr_majority_state", "gr_majority_role":
+		case sampler.MetricGRMajorityState, sampler.MetricGRMajorityRole:
 			byNode[s.Node] = append(byNode[s.Node], s)
 			majority = true
 		}
@@ -119,7 +98,7 @@ func nodeStates(samples []sampler.Sample) []NodeState {
 					st.Changes = append(st.Changes, fmt.Sprintf("%.1fs %s -> %s", t, sampler.RoleOfCode(last[s.Metric]), sampler.RoleOfCode(s.Value)))
 				}
 				seen[s.Metric], last[s.Metric] = true, s.Value
-			case "galera_primary":
+			case sampler.MetricGaleraPrimary:
 				if seen[s.Metric] && last[s.Metric] != s.Value {
 					st.Changes = append(st.Changes, fmt.Sprintf("%.1fs %s", t, map[float64]string{0: "left the Primary component (non-Primary)", 1: "back in the Primary component"}[s.Value]))
 				}

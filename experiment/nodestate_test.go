@@ -74,11 +74,11 @@ func TestNodeStatesPromote(t *testing.T) {
 func TestConvergenceOldSourceKilled(t *testing.T) {
 	faults, _, _ := durabilityFailoverRun(t)
 	cv := &Convergence{Writer: "n2", Nodes: []NodeConvergence{{Node: "n1", State: Down, Reason: "connection refused"}, {Node: "n2", State: Converged}, {Node: "n3", State: Converged}}}
-	got := cv.ProblemsAfter(topology.Async, nil, faults, map[string]string{"n1": "source", "n2": "replica", "n3": "replica"})
+	got := convergenceProblemsAfter(cv, topology.Async, nil, faults, map[string]string{"n1": "source", "n2": "replica", "n3": "replica"})
 	if want := "old source n1 is down (killed by the run's fault at 3.0 s)"; got != want {
 		t.Errorf("problems %q, want %q", got, want)
 	}
-	if got := cv.Problems(topology.Async, nil); got != "replica n1 is down (connection refused)" {
+	if got := convergenceProblems(cv, topology.Async, nil); got != "replica n1 is down (connection refused)" {
 		t.Errorf("without faults: %q", got)
 	}
 }

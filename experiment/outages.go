@@ -6,27 +6,6 @@ import (
 	"github.com/habench/habench/workload"
 )
 
-// OutageSummary is one workload.Outage in summary.json: a window during which a node's
-// workers could not commit, on the run's clock (seconds since the start of measurement,
-// the elapsed_s of intervals.csv; add manifest.json's intervals_offset_s for samples.csv's
-// clock).
-type OutageSummary struct {
-	Node      string  `json:"node"`
-	StartS    float64 `json:"start_s"`
-	EndS      float64 `json:"end_s"`
-	DurationS float64 `json:"duration_s"`
-	// Open: the node had not committed again when the run ended (EndS is the end).
-	Open bool `json:"open"`
-	// StartedAt is StartS on the wall clock (UTC, RFC 3339).
-	StartedAt string `json:"started_at"`
-	// FailedAttempts counts the failed statements and connects in the window, by MySQL
-	// error code in ErrorsByCode.
-	FailedAttempts int64            `json:"failed_attempts"`
-	ErrorsByCode   map[string]int64 `json:"errors_by_code"`
-	// Text is the WARNING line printed for it.
-	Text string `json:"text"`
-}
-
 // outageSummaries converts the run's outages for summary.json (nil when none).
 func outageSummaries(r *workload.Result) []OutageSummary {
 	if r == nil {

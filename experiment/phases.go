@@ -14,6 +14,7 @@ import (
 	"github.com/habench/habench/knob"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/report"
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
@@ -302,7 +303,7 @@ func (st *runState) clocks() {
 		st.warn(w, "clock offset not measured", "detail", w)
 	}
 	hostServers(st.b.Cluster, st.man.Hosts, st.nodes, st.man.Nodes)
-	if line := report.HostsLine(ReportHosts(st.man.Hosts)); line != "" {
+	if line := report.HostsLine(st.man.Hosts); line != "" {
 		st.printf("NOTE: hosts (clock offsets to this machine's): %s\n", line)
 	}
 }
@@ -311,7 +312,7 @@ func (st *runState) writeManifest() error {
 	if st.res == nil {
 		return nil
 	}
-	return st.res.WriteJSON("manifest.json", st.man)
+	return st.res.WriteJSON(results.ManifestFile, st.man)
 }
 
 // links applies the run's own impairments (--links) and checks the prepared data.
@@ -585,7 +586,7 @@ func (st *runState) convergence() error {
 			for _, n := range st.man.Nodes {
 				roles[n.Name] = n.Role
 			}
-			p := st.conv.ProblemsAfter(b.Cluster.Spec.Kind, nil, faultsDuring(b.Cluster, st.sampleStart, st.started, time.Now()), roles)
+			p := convergenceProblemsAfter(st.conv, b.Cluster.Spec.Kind, nil, faultsDuring(b.Cluster, st.sampleStart, st.started, time.Now()), roles)
 			st.warn("convergence after the run: "+p, "nodes did not converge", "problems", p)
 		}
 	}
@@ -708,8 +709,8 @@ func (st *runState) write() error {
 	defer cancel()
 	var werr []error
 	st.man.CommandLine = RedactArgs(st.man.CommandLine)
-	werr = append(werr, res.WriteJSON("manifest.json", st.man))
-	werr = append(werr, res.WriteJSON("summary.json", st.sum))
+	werr = append(werr, res.WriteJSON(results.ManifestFile, st.man))
+	werr = append(werr, res.WriteJSON(results.SummaryFile, st.sum))
 	werr = append(werr, res.WriteFile("report.md", Report(st.man, st.sum)))
 	if vars := st.b.allVariables(pctx, st.nodes); vars != nil {
 		werr = append(werr, res.WriteJSON("variables.json", vars))
@@ -718,8 +719,12 @@ func (st *runState) write() error {
 	if err := errors.Join(werr...); err != nil {
 		return fmt.Errorf("results %s: %w", res.Dir, err)
 	}
-	// report.html and report.csv beside report.md; a run is not failed by its charts.
-	if _, err := report.Write(res.Dir, report.Options{}); err != nil {
+	// report.html and report.csv beside report.md; a run is not failed by charts that
+	// cannot be rendered, only by a file that cannot be written.
+	var we *report.WriteError
+	if _, err := report.Write(res.Dir, report.Options{}); errors.As(err, &we) {
+		return fmt.Errorf("results %s: %w", res.Dir, err)
+	} else if err != nil {
 		st.b.log().Warn("cannot render report.html", "dir", res.Dir, "err", err)
 	}
 	return nil
@@ -735,7 +740,7 @@ func (st *runState) verdict() error {
 		return err
 	}
 	if st.conv != nil && !st.conv.OK() {
-		if p := st.conv.Problems(st.b.Cluster.Spec.Kind, faultedDown(st.man.Faults)); p != "" {
+		if p := convergenceProblems(st.conv, st.b.Cluster.Spec.Kind, faultedDown(st.man.Faults)); p != "" {
 			return fmt.Errorf("the nodes did not converge after the run (catch-up up to %v): %s", st.b.catchUp(), p)
 		}
 	}

@@ -16,30 +16,6 @@ import (
 // ProbeTable is the probe writer's table, in the benchmark database.
 const ProbeTable = "habench_probe"
 
-// ProbeSummary is what the probe writer found: how many of the commits the servers
-// acknowledged are missing on the writer after the run (lost acknowledged commits), and
-// how many rows whose commit returned an error are there anyway.
-type ProbeSummary struct {
-	// Interval is the pause between two probe commits (seconds).
-	IntervalS float64 `json:"interval_s"`
-	// Acknowledged are the commits the server acknowledged; Failed those that returned
-	// an error (their outcome is unknown to a client).
-	Acknowledged int64 `json:"acknowledged"`
-	Failed       int64 `json:"failed"`
-	// Writers are the nodes the probe wrote to, in order (it follows the writer).
-	Writers []string `json:"writers"`
-	// CheckedOn is the writer whose rows were compared after the run.
-	CheckedOn string `json:"checked_on"`
-	// LostAcknowledged counts acknowledged commits missing on CheckedOn; Lost lists up to
-	// 20 of their sequence numbers.
-	LostAcknowledged int64   `json:"lost_acknowledged_commits"`
-	Lost             []int64 `json:"lost,omitempty"`
-	// UnacknowledgedPresent counts rows on CheckedOn whose commit returned an error.
-	UnacknowledgedPresent int64 `json:"unacknowledged_present"`
-	// Error is why the check could not be made ("" when it was).
-	Error string `json:"error,omitempty"`
-}
-
 // probe is the probe writer: one connection that commits one numbered row every
 // interval on the current writer, re-reading who the writer is from the cluster's state
 // (a promote, a group's election) every interval and after every error, the way an

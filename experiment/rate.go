@@ -6,38 +6,6 @@ import (
 	"github.com/habench/habench/workload"
 )
 
-// RateSummary is summary.json's "rate" section, present only for runs with --rate:
-// the open-loop arrival process and the service times (latency_ms counts the time each
-// event waited in the queue; service_ms does not).
-type RateSummary struct {
-	// Target is --rate (events/s); Arrivals the events scheduled in the measured part.
-	Target   int   `json:"target"`
-	Arrivals int64 `json:"arrivals"`
-	// Backlog are arrivals still queued at the end, the oldest waiting BacklogAgeS
-	// seconds; MaxBacklogAgeS is the longest queue wait of the run.
-	Backlog        int64   `json:"backlog"`
-	BacklogAgeS    float64 `json:"backlog_age_s"`
-	MaxBacklogAgeS float64 `json:"max_backlog_age_s"`
-	// WarmupDropped and WarmupUnmeasured are the warm-up's arrivals dropped at its
-	// end (queued) and not measured (running at its end).
-	WarmupDropped    int64 `json:"warmup_dropped"`
-	WarmupUnmeasured int64 `json:"warmup_unmeasured"`
-	// BehindS is the longest period the run was behind (arrivals waiting longer than
-	// workload.RateBehind), BehindFromS when it began (seconds since the start of
-	// measurement, intervals.csv's clock), MaxBacklog the most arrivals queued at once
-	// while behind (see workload.RateResult.Behind).
-	BehindS     float64 `json:"behind_s"`
-	BehindFromS float64 `json:"behind_from_s"`
-	MaxBacklog  int64   `json:"max_backlog"`
-	// Met is false when the run ended more than workload.RateBehind behind, or was
-	// behind for longer than that and the report interval; Warning says so in words.
-	Met     bool   `json:"met"`
-	Warning string `json:"warning,omitempty"`
-	// ServiceMs are service times in ms: min, avg, max, sum, p50, p95, p99 and the
-	// --percentile value as "pN".
-	ServiceMs map[string]float64 `json:"service_ms"`
-}
-
 // rateSummary is r's "rate" section, nil without --rate.
 func rateSummary(r *workload.Result) *RateSummary {
 	rr := r.Rate

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/workload"
 )
@@ -81,15 +82,12 @@ func (c *csvFile) close() error {
 	return c.err
 }
 
-// IntervalColumns is the header of intervals.csv: one row per report interval. Rates are
-// per second, latencies in milliseconds, counts within the interval.
-var IntervalColumns = []string{"elapsed_s", "threads", "tps", "qps", "reads_ps", "writes_ps", "others_ps",
-	"lat_avg_ms", "lat_p50_ms", "lat_p95_ms", "lat_p99_ms", "lat_max_ms", "err_ps", "reconn_ps",
-	"transactions", "reads", "writes", "others", "errors", "reconnects",
-	"queue_length", "concurrency", "rate_arrivals", "rate_backlog_age_s", "svc_avg_ms", "svc_p95_ms", "svc_p99_ms"}
-
-// SampleColumns is the header of samples.csv, long form: one row per node, metric and tick.
-var SampleColumns = []string{"elapsed_s", "node", "metric", "value"}
+// IntervalColumns and SampleColumns are the headers of intervals.csv and samples.csv
+// (results.IntervalColumns, results.SampleColumns).
+var (
+	IntervalColumns = results.IntervalColumns
+	SampleColumns   = results.SampleColumns
+)
 
 // NewResults creates dir (and parents) with empty intervals.csv and samples.csv.
 func NewResults(dir string) (*Results, error) {
@@ -98,10 +96,10 @@ func NewResults(dir string) (*Results, error) {
 	}
 	r := &Results{Dir: dir}
 	var err error
-	if r.intervals, err = newCSV(filepath.Join(dir, "intervals.csv"), IntervalColumns); err != nil {
+	if r.intervals, err = newCSV(filepath.Join(dir, results.IntervalsFile), IntervalColumns); err != nil {
 		return nil, err
 	}
-	if r.samples, err = newCSV(filepath.Join(dir, "samples.csv"), SampleColumns); err != nil {
+	if r.samples, err = newCSV(filepath.Join(dir, results.SamplesFile), SampleColumns); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -167,6 +165,7 @@ func (r *Results) WriteFile(name, text string) error {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	if err := os.Rename(p+".tmp", p); err != nil {
+		os.Remove(p + ".tmp")
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	return nil

@@ -8,19 +8,6 @@ import (
 	"github.com/habench/habench/sampler"
 )
 
-// SemiSyncOff is a period in which a node's semi-sync source status was OFF (fallen back
-// to async), on samples.csv's clock: FromS is its first sample OFF, ToS its first sample
-// ON again, or the last OFF sample plus the sample interval when it was still OFF at the
-// end (Open). NoTx are the commits acknowledged without a replica in it: the no_tx deltas
-// of its samples and of the first sample ON again (a delta covers the tick before it).
-type SemiSyncOff struct {
-	Node  string  `json:"node"`
-	FromS float64 `json:"from_s"`
-	ToS   float64 `json:"to_s"`
-	Open  bool    `json:"open,omitempty"`
-	NoTx  float64 `json:"no_tx"`
-}
-
 // semiSyncOff returns the periods in which a node's semisync_on samples were 0, in time
 // order; every is the sample interval.
 func semiSyncOff(samples []sampler.Sample, every time.Duration) []SemiSyncOff {
@@ -28,7 +15,7 @@ func semiSyncOff(samples []sampler.Sample, every time.Duration) []SemiSyncOff {
 	open := map[string]int{} // node -> index in out of its period still OFF
 	last := map[string]float64{}
 	for _, sm := range samples {
-		if sm.Metric != "semisync_on" {
+		if sm.Metric != sampler.MetricSemiSyncOn {
 			continue
 		}
 		t := sm.Elapsed.Seconds()
@@ -47,7 +34,7 @@ func semiSyncOff(samples []sampler.Sample, every time.Duration) []SemiSyncOff {
 		out[i].ToS, out[i].Open = last[node]+every.Seconds(), true
 	}
 	for _, sm := range samples {
-		if sm.Metric != "semisync_no_tx" {
+		if sm.Metric != sampler.MetricSemiSyncNoTx {
 			continue
 		}
 		t := sm.Elapsed.Seconds()

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,23 +15,30 @@ import (
 )
 
 // finish writes comparison.json/.md, sweep.md and sweep_points.json from sweep.json's
-// records (cells of earlier invocations included) and returns the comparison rows.
-func (sw *sweepRun) finish() []Row {
+// records (cells of earlier invocations included) and returns the comparison rows. The
+// error names each of those files that could not be written, and report.html, .md, .csv
+// when writing them failed (a report that cannot be rendered is only logged).
+func (sw *sweepRun) finish() ([]Row, error) {
 	rows := sw.rows()
 	res := &Results{Dir: sw.dir}
+	var errs []error
 	if len(rows) > 0 {
-		res.WriteJSON("comparison.json", rows)
-		res.WriteFile("comparison.md", sw.comparisonMarkdown(rows))
+		errs = append(errs, res.WriteJSON("comparison.json", rows), res.WriteFile("comparison.md", sw.comparisonMarkdown(rows)))
 	}
-	res.WriteFile("sweep.md", sw.sweepMarkdown())
+	errs = append(errs, res.WriteFile("sweep.md", sw.sweepMarkdown()))
 	if pts := sw.points(); len(pts) > 0 {
-		report.WriteSweepPoints(sw.dir, pts)
+		errs = append(errs, report.WriteSweepPoints(sw.dir, pts))
 	}
 	// report.html, report.md, report.csv (and sweep.csv with the curves) over all runs.
-	if _, err := report.Write(sw.dir, report.Options{}); err != nil && sw.r.Log != nil {
+	_, err := report.Write(sw.dir, report.Options{})
+	var we *report.WriteError
+	switch {
+	case errors.As(err, &we):
+		errs = append(errs, err)
+	case err != nil && sw.r.Log != nil:
 		sw.r.Log.Warn("cannot render the scenario's report", "dir", sw.dir, "err", err)
 	}
-	return rows
+	return rows, errors.Join(errs...)
 }
 
 // groupOf is the cell's values of the axes compared across (all but topology and repeat).

@@ -167,16 +167,22 @@ func ReadSweepFile(dir string) (*SweepFile, error) {
 
 // writeJSONAtomic writes v to path through a temporary file and a rename, so a crash
 // never leaves half a sweep.json.
+// The error names path.
 func writeJSONAtomic(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return err
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o640); err != nil {
-		return err
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }
 
 // ScenarioSHA256 is the hex SHA-256 of a scenario file's bytes.
@@ -357,32 +363,8 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	if err := r.checkPlan(ctx, plan, torun); err != nil {
 		return "", nil, err
 	}
-	// Pre-flight, before anything is deployed or written.
-	for _, d := range plan.Deployments {
-		if !slices.ContainsFunc(d.Cells, torun) {
-			continue
-		}
-		if sp := d.Spec; sp.Cluster != "" {
-			c, err := r.Sandbox.Load(sp.Cluster)
-			if err != nil {
-				return "", nil, &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "no such cluster (habench register it first, or give dsns)"}
-			}
-			if c.State != "ready" {
-				return "", nil, &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "state " + c.State + ", not ready"}
-			}
-			if plan.Policy.DropCaches && !c.Offers(cluster.OpHostAccess) {
-				return "", nil, &topology.FieldError{Field: "cell.drop_caches", Value: "true",
-					Reason: fmt.Sprintf("topology %s: habench cannot drop the page cache of cluster %s's hosts: %s", sp.Name, sp.Cluster, c.Provider().Why(c, cluster.OpHostAccess))}
-			}
-			continue
-		} else if deploys(sp) {
-			if _, err := cluster.ResolveInstallation(ctx, sp.Installation, sp.Flavor); err != nil {
-				return "", nil, fmt.Errorf("topology %s: %w", sp.Name, err)
-			}
-		}
-		if _, err := r.Sandbox.Load(d.Spec.Name); err == nil {
-			return "", nil, &topology.FieldError{Field: "topologies.name", Value: d.Spec.Name, Reason: "a cluster with this name exists (habench destroy " + d.Spec.Name + ")"}
-		}
+	if err := r.preflight(ctx, plan, torun); err != nil {
+		return "", nil, err
 	}
 	if file == nil {
 		dir = filepath.Join(r.ResultsDir, RunDirName(sanitize(s.Name), time.Now()))
@@ -418,23 +400,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		}
 	}
 	sw.ntodo = n
-	fmt.Fprintf(sw.out, "scenario %s (scale %s): %s to run of %d, estimated %s; results in %s\n", s.Name, plan.Scale, Plural(n, "cell"), len(plan.Cells), FormatDuration(total), dir)
-	// Cells counted "i/n" below are this invocation's; the grid's cells not among them say why.
-	var reused, done []string
-	for _, c := range plan.Cells {
-		switch {
-		case c.Reuse != nil:
-			reused = append(reused, fmt.Sprintf("%d (%s: the runs of cell %d)", c.Index, plan.Label(c), c.Reuse.Index))
-		case !torun(c):
-			done = append(done, fmt.Sprint(c.Index))
-		}
-	}
-	if len(reused) > 0 {
-		fmt.Fprintf(sw.out, "not run, cannot differ: grid cell %s\n", strings.Join(reused, ", "))
-	}
-	if len(done) > 0 {
-		fmt.Fprintf(sw.out, "already done (resumed): grid cell %s\n", strings.Join(done, ", "))
-	}
+	sw.announce(s.Name, n, total)
 
 	var runErr error
 	for _, d := range plan.Deployments {
@@ -453,7 +419,10 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	if runErr == nil {
 		runErr = ctx.Err()
 	}
-	rows := sw.finish()
+	rows, ferr := sw.finish()
+	if runErr == nil {
+		runErr = ferr
+	}
 	now := time.Now().UTC()
 	sw.inv.Finished = &now
 	failed := 0
@@ -472,6 +441,61 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		runErr = err
 	}
 	return dir, rows, runErr
+}
+
+// preflight checks, before anything is deployed or written, the deployments with cells
+// to run: a named cluster exists, is ready and offers host access when caches are dropped;
+// an installation to deploy resolves; no cluster has the name of one to deploy.
+func (r *ScenarioRun) preflight(ctx context.Context, plan *Plan, torun func(*Cell) bool) error {
+	for _, d := range plan.Deployments {
+		if !slices.ContainsFunc(d.Cells, torun) {
+			continue
+		}
+		if sp := d.Spec; sp.Cluster != "" {
+			c, err := r.Sandbox.Load(sp.Cluster)
+			if err != nil {
+				return &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "no such cluster (habench register it first, or give dsns)"}
+			}
+			if c.State != "ready" {
+				return &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "state " + c.State + ", not ready"}
+			}
+			if plan.Policy.DropCaches && !c.Offers(cluster.OpHostAccess) {
+				return &topology.FieldError{Field: "cell.drop_caches", Value: "true",
+					Reason: fmt.Sprintf("topology %s: habench cannot drop the page cache of cluster %s's hosts: %s", sp.Name, sp.Cluster, c.Provider().Why(c, cluster.OpHostAccess))}
+			}
+			continue
+		} else if deploys(sp) {
+			if _, err := cluster.ResolveInstallation(ctx, sp.Installation, sp.Flavor); err != nil {
+				return fmt.Errorf("topology %s: %w", sp.Name, err)
+			}
+		}
+		if _, err := r.Sandbox.Load(d.Spec.Name); err == nil {
+			return &topology.FieldError{Field: "topologies.name", Value: d.Spec.Name, Reason: "a cluster with this name exists (habench destroy " + d.Spec.Name + ")"}
+		}
+	}
+	return nil
+}
+
+// announce prints what this invocation runs: cells to run of the grid's, the estimate,
+// the results directory, and the grid's cells it does not run (reused, already done).
+func (sw *sweepRun) announce(name string, n int, total time.Duration) {
+	fmt.Fprintf(sw.out, "scenario %s (scale %s): %s to run of %d, estimated %s; results in %s\n", name, sw.plan.Scale, Plural(n, "cell"), len(sw.plan.Cells), FormatDuration(total), sw.dir)
+	// Cells counted "i/n" below are this invocation's; the grid's cells not among them say why.
+	var reused, done []string
+	for _, c := range sw.plan.Cells {
+		switch {
+		case c.Reuse != nil:
+			reused = append(reused, fmt.Sprintf("%d (%s: the runs of cell %d)", c.Index, sw.plan.Label(c), c.Reuse.Index))
+		case !sw.torun(c):
+			done = append(done, fmt.Sprint(c.Index))
+		}
+	}
+	if len(reused) > 0 {
+		fmt.Fprintf(sw.out, "not run, cannot differ: grid cell %s\n", strings.Join(reused, ", "))
+	}
+	if len(done) > 0 {
+		fmt.Fprintf(sw.out, "already done (resumed): grid cell %s\n", strings.Join(done, ", "))
+	}
 }
 
 // lockSweep takes an exclusive lock on dir/sweep.lock: one run per sweep directory. The
@@ -513,10 +537,18 @@ type sweepRun struct {
 	t0    time.Time
 	// estDone is the estimate of the work finished so far (ETA calibration).
 	estDone time.Duration
+	// saveErr is the first failed write of sweep.json: the sweep stops at the next cell,
+	// since --resume could no longer tell what ran.
+	saveErr error
 }
 
+// save writes sweep.json (see writeJSONAtomic); the first error is also kept in saveErr.
 func (sw *sweepRun) save() error {
-	return writeJSONAtomic(filepath.Join(sw.dir, "sweep.json"), sw.file)
+	err := writeJSONAtomic(filepath.Join(sw.dir, "sweep.json"), sw.file)
+	if err != nil && sw.saveErr == nil {
+		sw.saveErr = err
+	}
+	return err
 }
 
 func (sw *sweepRun) rec(c *Cell) *CellRecord { return &sw.file.Cells[c.Index-1] }
@@ -595,20 +627,7 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 	}
 	deployS := time.Since(t0).Seconds()
 	if err != nil {
-		msg := "deploy: " + err.Error()
-		for _, cell := range cells {
-			rec := sw.rec(cell)
-			if ctx.Err() != nil {
-				break
-			}
-			rec.Status, rec.Error = StatusFailed, msg
-		}
-		sw.save()
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		fmt.Fprintf(sw.out, "deploy failed: %v\n", err)
-		return nil
+		return sw.deployFailed(ctx, cells, err)
 	}
 	keep := r.Keep && sw.lastDeploymentOf(d)
 	if !keep && sp.Cluster == "" {
@@ -655,7 +674,33 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if sw.saveErr != nil {
+			return sw.saveErr
+		}
 	}
+	return nil
+}
+
+// deployFailed records the deploy error derr on the deployment's cells (those not
+// reached when interrupted stay as they were) and saves sweep.json. Its error stops the
+// sweep: the interrupt, or sweep.json that could not be written; nil lets the next
+// deployment run.
+func (sw *sweepRun) deployFailed(ctx context.Context, cells []*Cell, derr error) error {
+	msg := "deploy: " + derr.Error()
+	for _, cell := range cells {
+		if ctx.Err() != nil {
+			break
+		}
+		rec := sw.rec(cell)
+		rec.Status, rec.Error = StatusFailed, msg
+	}
+	if err := sw.save(); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	fmt.Fprintf(sw.out, "deploy failed: %v\n", derr)
 	return nil
 }
 
@@ -695,7 +740,11 @@ func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *Cell) {
 		Version: cs.c.Binaries.Version.String(), Test: rec.Test, Threads: rec.Threads, Links: rec.Links, Repeat: rec.Repeat,
 		Requested: rec.Requested, PreviousDirs: rec.PreviousDirs, Status: StatusRunning, Started: &now, DeployS: cs.deployS}
 	sw.inv.CellsRun = append(sw.inv.CellsRun, cell.Index)
-	sw.save()
+	if err := sw.save(); err != nil {
+		// Not run: --resume must be able to tell what ran (deployment stops the sweep).
+		rec.Status, rec.Error = StatusFailed, err.Error()
+		return
+	}
 	err := sw.runCell(ctx, cs, cell, rec)
 	fin := time.Now().UTC()
 	rec.Finished = &fin
@@ -710,7 +759,7 @@ func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *Cell) {
 		fmt.Fprintf(sw.out, "cell %d failed: %v\n", cell.Index, err)
 	}
 	sw.estDone += cell.Estimate
-	sw.save()
+	sw.save() // an error is kept in sw.saveErr: deployment stops the sweep on it
 	if sw.r.OnCell != nil {
 		sw.r.OnCell(*rec)
 	}

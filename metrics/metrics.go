@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/workload"
 	"github.com/prometheus/client_golang/prometheus"
@@ -162,7 +161,7 @@ func (m *Metrics) ObserveInterval(iv workload.Interval) {
 // ObserveSamples sets the per-node gauges from one tick's samples: every sample in
 // habench_node_sample, lag_s in habench_node_lag_seconds, backlog_trx in
 // habench_node_backlog_transactions, queues, paused fractions and throttling
-// (report.Classify) in their gauges, each host's CPU (node "host:<name>") in
+// (sampler.Classify) in their gauges, each host's CPU (node "host:<name>") in
 // habench_host_cpu_ratio and each server's CPU in habench_node_mysqld_cpu_cores. Series the tick no longer carries (a node that stopped answering) are
 // removed, so a stale value never shows as current.
 func (m *Metrics) ObserveSamples(ss []sampler.Sample) {
@@ -185,17 +184,17 @@ func (m *Metrics) ObserveSamples(ss []sampler.Sample) {
 func (m *Metrics) set(k sampleKey, v float64) {
 	m.nodeSample.WithLabelValues(k.node, k.metric).Set(v)
 	switch {
-	case k.metric == "lag_s":
+	case k.metric == sampler.MetricLag:
 		m.nodeLag.WithLabelValues(k.node).Set(v)
-	case k.metric == "backlog_trx":
+	case k.metric == sampler.MetricBacklog:
 		m.nodeBacklog.WithLabelValues(k.node).Set(v)
-	case report.Classify(k.metric) == report.ClassQueue:
+	case sampler.Classify(k.metric) == sampler.ClassQueue:
 		m.nodeQueue.WithLabelValues(k.node, k.metric).Set(v)
-	case report.Classify(k.metric) == report.ClassPaused:
+	case sampler.Classify(k.metric) == sampler.ClassPaused:
 		m.nodePaused.WithLabelValues(k.node, k.metric).Set(v)
-	case report.Classify(k.metric) == report.ClassThrottle:
+	case sampler.Classify(k.metric) == sampler.ClassThrottle:
 		m.nodeThrottle.WithLabelValues(k.node, k.metric).Set(v)
-	case sampler.IsHostNode(k.node) && report.Classify(k.metric) == report.ClassHostCPU:
+	case sampler.IsHostNode(k.node) && sampler.Classify(k.metric) == sampler.ClassHostCPU:
 		m.hostCPU.WithLabelValues(hostLabels(k)...).Set(v)
 	case k.metric == sampler.MetricServerCPU:
 		m.nodeServerCPU.WithLabelValues(k.node).Set(v)
@@ -205,17 +204,17 @@ func (m *Metrics) set(k sampleKey, v float64) {
 func (m *Metrics) remove(k sampleKey) {
 	m.nodeSample.DeleteLabelValues(k.node, k.metric)
 	switch {
-	case k.metric == "lag_s":
+	case k.metric == sampler.MetricLag:
 		m.nodeLag.DeleteLabelValues(k.node)
-	case k.metric == "backlog_trx":
+	case k.metric == sampler.MetricBacklog:
 		m.nodeBacklog.DeleteLabelValues(k.node)
-	case report.Classify(k.metric) == report.ClassQueue:
+	case sampler.Classify(k.metric) == sampler.ClassQueue:
 		m.nodeQueue.DeleteLabelValues(k.node, k.metric)
-	case report.Classify(k.metric) == report.ClassPaused:
+	case sampler.Classify(k.metric) == sampler.ClassPaused:
 		m.nodePaused.DeleteLabelValues(k.node, k.metric)
-	case report.Classify(k.metric) == report.ClassThrottle:
+	case sampler.Classify(k.metric) == sampler.ClassThrottle:
 		m.nodeThrottle.DeleteLabelValues(k.node, k.metric)
-	case sampler.IsHostNode(k.node) && report.Classify(k.metric) == report.ClassHostCPU:
+	case sampler.IsHostNode(k.node) && sampler.Classify(k.metric) == sampler.ClassHostCPU:
 		m.hostCPU.DeleteLabelValues(hostLabels(k)...)
 	case k.metric == sampler.MetricServerCPU:
 		m.nodeServerCPU.DeleteLabelValues(k.node)

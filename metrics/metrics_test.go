@@ -136,9 +136,9 @@ func TestSamplesToNodeGauges(t *testing.T) {
 	m := New()
 	m.StartRun(Run{Scenario: "s", Topology: "t1", Kind: "galera", Flavor: "mariadb", Workload: "oltp_read_write", Cell: "threads=8"})
 	m.ObserveSamples(tick(time.Second, map[[2]string]float64{
-		{"n1", "lag_s"}: 0, {"n2", "lag_s"}: 0.25, {"n3", "lag_s"}: 1.5,
-		{"n2", "backlog_trx"}: 7, {"n2", "galera_recv_queue"}: 12, {"n3", "galera_fc_paused_fraction"}: 0.4,
-		{"n1", "sampler_errors"}: 0, {"n3", "gr_fc_throttled_sessions_avg"}: 2.5,
+		{"n1", sampler.MetricLag}: 0, {"n2", sampler.MetricLag}: 0.25, {"n3", sampler.MetricLag}: 1.5,
+		{"n2", sampler.MetricBacklog}: 7, {"n2", sampler.MetricGaleraRecvQueue}: 12, {"n3", sampler.MetricGaleraFCPaused}: 0.4,
+		{"n1", sampler.MetricSamplerErrors}: 0, {"n3", sampler.MetricGRFCThrottledSessions}: 2.5,
 	}))
 	f := gather(t, m)
 	for _, c := range []struct {
@@ -162,7 +162,7 @@ func TestSamplesToNodeGauges(t *testing.T) {
 		t.Errorf("%d habench_node_sample series, want one per sample (8)", n)
 	}
 	// n3 stops answering: its series disappear instead of showing stale values.
-	m.ObserveSamples(tick(2*time.Second, map[[2]string]float64{{"n1", "lag_s"}: 0, {"n2", "lag_s"}: 0.5}))
+	m.ObserveSamples(tick(2*time.Second, map[[2]string]float64{{"n1", sampler.MetricLag}: 0, {"n2", sampler.MetricLag}: 0.5}))
 	f = gather(t, m)
 	if !math.IsNaN(value(f[NodeLag], "node=n3")) || value(f[NodeLag], "node=n2") != 0.5 || f[NodeQueue] != nil || f[NodePaused] != nil || f[NodeThrottle] != nil {
 		t.Errorf("after n3 went silent: lag series %d, queue %v, paused %v", len(f[NodeLag].GetMetric()), f[NodeQueue], f[NodePaused])
@@ -183,7 +183,7 @@ func TestSamplesToNodeGauges(t *testing.T) {
 func TestServe(t *testing.T) {
 	m := New()
 	m.StartRun(Run{Topology: "t1"})
-	m.ObserveSamples(tick(time.Second, map[[2]string]float64{{"n1", "lag_s"}: 0.125}))
+	m.ObserveSamples(tick(time.Second, map[[2]string]float64{{"n1", sampler.MetricLag}: 0.125}))
 	m.ObserveInterval(workload.Interval{Transactions: 3, Histogram: workload.NewHistogram()})
 	srv, err := m.Serve("127.0.0.1:0")
 	if err != nil {
@@ -280,8 +280,8 @@ func TestGrafanaDashboard(t *testing.T) {
 	h := workload.NewHistogram()
 	h.RecordValue(1000)
 	m.ObserveInterval(workload.Interval{Transactions: 1, Histogram: h, ErrorsByCode: map[uint16]int64{1213: 1}})
-	m.ObserveSamples(tick(time.Second, map[[2]string]float64{{"n1", "lag_s"}: 0, {"n2", "backlog_trx"}: 1,
-		{"n2", "gr_applier_queue_trx"}: 1, {"n2", "galera_fc_paused_fraction"}: 0.1, {"n2", "gr_fc_throttled_sessions_avg"}: 1,
+	m.ObserveSamples(tick(time.Second, map[[2]string]float64{{"n1", sampler.MetricLag}: 0, {"n2", sampler.MetricBacklog}: 1,
+		{"n2", sampler.MetricGRApplierQueue}: 1, {"n2", sampler.MetricGaleraFCPaused}: 0.1, {"n2", sampler.MetricGRFCThrottledSessions}: 1,
 		{"host:local", sampler.MetricHostCPUBusy}: 0.5, {"n1", sampler.MetricServerCPU}: 0.7}))
 	produced := map[string]bool{}
 	for name, f := range gather(t, m) {
@@ -343,7 +343,7 @@ func TestHostCPUGauges(t *testing.T) {
 	m.ObserveSamples(tick(time.Second, map[[2]string]float64{
 		{"host:local", sampler.MetricHostCPUBusy}: 0.95, {"host:local", sampler.MetricHostCPUIOWait}: 0.02,
 		{"host:local", sampler.MetricHostCPUSteal}: 0, {"host:local", sampler.MetricHostProcsRunning}: 7,
-		{"n1", sampler.MetricServerCPU}: 1.2, {"n2", sampler.MetricServerCPU}: 0.4, {"n1", "lag_s"}: 0}))
+		{"n1", sampler.MetricServerCPU}: 1.2, {"n2", sampler.MetricServerCPU}: 0.4, {"n1", sampler.MetricLag}: 0}))
 	g := gather(t, m)
 	if v := value(g[HostCPU], "host=local", "mode=busy"); v != 0.95 {
 		t.Errorf("busy %v", v)
@@ -360,7 +360,7 @@ func TestHostCPUGauges(t *testing.T) {
 	if v := value(g[NodeSample], "metric=host_procs_running", "node=host:local"); v != 7 {
 		t.Errorf("procs_running sample %v", v)
 	}
-	m.ObserveSamples(tick(2*time.Second, map[[2]string]float64{{"n1", "lag_s"}: 0}))
+	m.ObserveSamples(tick(2*time.Second, map[[2]string]float64{{"n1", sampler.MetricLag}: 0}))
 	g = gather(t, m)
 	if g[HostCPU] != nil && len(g[HostCPU].GetMetric()) != 0 || g[NodeServerCPU] != nil && len(g[NodeServerCPU].GetMetric()) != 0 {
 		t.Errorf("stale CPU series kept: %v %v", g[HostCPU], g[NodeServerCPU])

@@ -1,12 +1,12 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/stats"
 	"github.com/habench/habench/topology"
 )
@@ -83,35 +83,17 @@ func baseCell(cells []*stats.Cell, c *stats.Cell) *stats.Cell {
 	return nil
 }
 
-// Probe is summary.json's "probe": the probe writer's acknowledged commits and those
-// missing on the writer after the run.
-type Probe struct {
-	Acknowledged     int64  `json:"acknowledged"`
-	Failed           int64  `json:"failed"`
-	CheckedOn        string `json:"checked_on"`
-	LostAcknowledged int64  `json:"lost_acknowledged_commits"`
-	Error            string `json:"error"`
-}
-
-// Probe is the run's probe writer's result, nil without one.
-func (r *Run) Probe() *Probe {
+// Probe is the run's probe writer's result (summary.json "probe"), nil without one.
+func (r *Run) Probe() *results.ProbeSummary {
 	if r.Summary == nil {
 		return nil
 	}
-	raw, ok := r.Summary.Other["probe"]
-	if !ok {
-		return nil
-	}
-	var p Probe
-	if json.Unmarshal(raw, &p) != nil {
-		return nil
-	}
-	return &p
+	return r.Summary.Probe
 }
 
 // lostAcked is the comparison's "lost acked commits" cell: "550 of 1424", "not checked",
 // "n/a" without a probe writer.
-func lostAcked(p *Probe) string {
+func lostAcked(p *results.ProbeSummary) string {
 	switch {
 	case p == nil:
 		return "n/a"

@@ -19,6 +19,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/habench/habench/sampler"
 )
 
 // Chart is one rendered chart: an SVG document without the XML prolog, ready to be
@@ -445,11 +447,11 @@ func runPanels(r *Run) ([]panel, float64) {
 		nodeIdx[n] = i
 	}
 	// class -> node -> metric -> points
-	by := map[Class]map[string]map[string]plotter.XYs{}
+	by := map[sampler.Class]map[string]map[string]plotter.XYs{}
 	for _, s := range r.Samples {
 		xmax = max(xmax, s.ElapsedS)
-		c := Classify(s.Metric)
-		if c == ClassOther || math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+		c := sampler.Classify(s.Metric)
+		if c == sampler.ClassOther || math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
 			continue // a non-finite value has no place on a chart (plotter refuses it)
 		}
 		if by[c] == nil {
@@ -498,7 +500,7 @@ func runPanels(r *Run) ([]panel, float64) {
 					}
 					label = node + " " + name
 				}
-				if u := lagUnknownS(r, node); pn.Class == ClassLag && u > 0 {
+				if u := lagUnknownS(r, node); pn.Class == sampler.ClassLag && u > 0 {
 					label += " (" + UnknownFor(u) + ")"
 				}
 				p.lines = append(p.lines, series{label: label, xys: xys, color: nodeIdx[node], dash: mi > 0})

@@ -5,45 +5,15 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
 )
 
-// HostSummary is one entry of summary.json "hosts": a machine the nodes ran on and its CPU
-// over the measured part of the run (fractions 0..1 of all its CPUs; nil: no sample).
-type HostSummary struct {
-	Host             string             `json:"host"`
-	Nodes            []string           `json:"nodes"`
-	CPUs             int                `json:"cpus"`
-	Samples          int                `json:"samples"`
-	CPUBusyMean      *float64           `json:"cpu_busy_mean"`
-	CPUBusyMax       *float64           `json:"cpu_busy_max"`
-	IOWaitMean       *float64           `json:"cpu_iowait_mean"`
-	StealMean        *float64           `json:"cpu_steal_mean"`
-	ProcsRunningMean *float64           `json:"procs_running_mean"`
-	ProcsRunningMax  *float64           `json:"procs_running_max"`
-	DiskReadMean     *float64           `json:"disk_read_bytes_ps_mean"`
-	DiskWriteMean    *float64           `json:"disk_write_bytes_ps_mean"`
-	SaturatedShare   float64            `json:"cpu_saturated_share"`
-	CPUSaturated     bool               `json:"cpu_saturated"`
-	ServerCPU        map[string]float64 `json:"mysqld_cpu_cores_mean"`
-}
-
 // BusiestHost is the run's host with the highest mean CPU busy fraction over the
 // measured part (summary.json hosts), nil when there is none.
-func (r *Run) BusiestHost() *HostSummary {
-	if r.Summary == nil {
-		return nil
-	}
-	var best *HostSummary
-	for i := range r.Summary.Hosts {
-		h := &r.Summary.Hosts[i]
-		if h.CPUBusyMean != nil && (best == nil || *h.CPUBusyMean > *best.CPUBusyMean) {
-			best = h
-		}
-	}
-	return best
+func (r *Run) BusiestHost() *results.HostSummary {
+	return r.Summary.BusiestHost()
 }
 
 // busiestCell is the comparison's "busiest host CPU" cell: "local 97% / 100% CPU-bound",
@@ -108,31 +78,14 @@ func mb(p *float64) string {
 var hostsNote = fmt.Sprintf("Over the measured part of the run. busy = share of all the host's CPU time neither idle nor waiting for I/O (/proc/stat; steal counts as busy); CPU-saturated = busy >= %.0f%% in at least %.0f%% of the measured seconds. Nodes on one host share its numbers (counted once).",
 	sampler.CPUSaturatedBusy*100, sampler.CPUSaturatedShare*100)
 
-// HostClock is one entry of manifest.json "hosts": a machine the nodes ran on, its nodes
-// and, for a host other than the machine habench ran on, its clock offset to that
-// machine in milliseconds (the true offset within OffsetMs ± UncertaintyMs), why it was
-// not measured (ClockError), and its server where known. A local sandbox's host has
-// neither offset nor error (one clock).
-type HostClock struct {
-	Name          string   `json:"name"`
-	Nodes         []string `json:"nodes"`
-	OffsetMs      *float64 `json:"offset_ms,omitempty"`
-	UncertaintyMs *float64 `json:"uncertainty_ms,omitempty"`
-	ClockError    string   `json:"clock_error,omitempty"`
-	Server        string   `json:"server,omitempty"`
-}
-
-// measured reports whether the host's clock was measured or tried (a remote host).
-func (h HostClock) measured() bool { return h.OffsetMs != nil || h.ClockError != "" }
-
 // HostsLine names the run's remote hosts with their nodes, clock offsets and servers,
 // "; "-separated: "ssh db1 (n1, n3): clock +0.012 ± 0.150 ms, mariadbd 10.11.6; ssh db2
 // (n2): clock not measured (...)". "" when no host was measured (a local sandbox, a run
 // without a cluster, a manifest of an older habench).
-func HostsLine(hs []HostClock) string {
+func HostsLine(hs []results.HostInfo) string {
 	var parts []string
 	for _, h := range hs {
-		if !h.measured() {
+		if !h.ClockMeasured() {
 			continue
 		}
 		p := fmt.Sprintf("%s (%s): ", h.Name, strings.Join(h.Nodes, ", "))
@@ -157,7 +110,7 @@ const HostsNote = "clock = the host's clock minus this machine's, measured at th
 // nodes, summary.json nodes[].applier_lag_max_s): that lag then says only that it is below
 // the clocks' uncertainty. "" when no uncertainty is larger, or no applier lag was
 // reported (nil: MariaDB, Galera, a single node).
-func ClockWarning(hs []HostClock, applierLagMaxS *float64) string {
+func ClockWarning(hs []results.HostInfo, applierLagMaxS *float64) string {
 	if applierLagMaxS == nil {
 		return ""
 	}
@@ -207,20 +160,10 @@ func deref(p *float64) float64 {
 	return *p
 }
 
-// CacheDrop is one entry of manifest.json "drop_caches": the page cache of a host of the
-// cluster dropped before the run (a scenario's cell: {drop_caches: true}): the host, its
-// nodes, when (UTC) and how long sync and the drop took, in seconds.
-type CacheDrop struct {
-	Host  string    `json:"host"`
-	Nodes []string  `json:"nodes"`
-	At    time.Time `json:"at"`
-	TookS float64   `json:"took_s"`
-}
-
 // CacheDropsLine says where the page cache was dropped before the run: "dropped before
 // the run (sync; echo 3 > /proc/sys/vm/drop_caches) on local (n1, n2) in 0.4 s". "" when
 // it was not.
-func CacheDropsLine(ds []CacheDrop) string {
+func CacheDropsLine(ds []results.CacheDrop) string {
 	if len(ds) == 0 {
 		return ""
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
 )
 
@@ -113,11 +114,11 @@ func TestHostsInReport(t *testing.T) {
 // applier lag reported, and never without one.
 func TestHostsLineAndClockWarning(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	local := []HostClock{{Name: "local", Nodes: []string{"n1", "n2"}}}
+	local := []results.HostInfo{{Name: "local", Nodes: []string{"n1", "n2"}}}
 	if l := HostsLine(local); l != "" {
 		t.Errorf("local sandbox: hosts line %q, want none", l)
 	}
-	hs := []HostClock{
+	hs := []results.HostInfo{
 		{Name: "ssh db1", Nodes: []string{"n1", "n3"}, OffsetMs: f(-1.25), UncertaintyMs: f(0.2), Server: "mariadbd 10.11.6"},
 		{Name: "ssh db2", Nodes: []string{"n2"}, OffsetMs: f(0.5), UncertaintyMs: f(0.05)},
 		{Name: "ssh db3", Nodes: []string{"n4"}, ClockError: "ssh db3: connection refused"},

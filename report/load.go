@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/stats"
 )
 
@@ -73,7 +74,10 @@ type Run struct {
 	// Manifest is manifest.json.
 	Manifest Manifest
 	// Summary is summary.json; nil when the run did not get to write it (killed).
-	Summary *Summary
+	Summary *results.Summary
+	// SummaryOther holds summary.json's sections the report has no table of its own for
+	// (semisync, group, galera, ...), raw, shown as they are.
+	SummaryOther map[string]json.RawMessage
 	// Intervals are intervals.csv's rows (elapsed_s on the workload's clock).
 	Intervals []Interval
 	// Samples are samples.csv's rows (elapsed_s on the samplers' clock).
@@ -102,14 +106,14 @@ type Manifest struct {
 	Samplers    []string                   `json:"samplers"`
 	// Hosts are the machines the nodes ran on (manifest "hosts"): samples.csv holds each
 	// one's machine-wide metrics under node "host:<name>"; remote hosts carry their clock
-	// offsets (HostClock).
-	Hosts []HostClock `json:"hosts"`
+	// offsets (results.HostInfo).
+	Hosts []results.HostInfo `json:"hosts"`
 	// CacheDrops are the hosts whose page cache was dropped before the run (manifest
 	// "drop_caches"), nil when none was.
-	CacheDrops       []CacheDrop    `json:"drop_caches"`
-	IntervalsOffsetS float64        `json:"intervals_offset_s"`
-	SamplesStarted   time.Time      `json:"samples_started"`
-	Extra            map[string]any `json:"extra"`
+	CacheDrops       []results.CacheDrop `json:"drop_caches"`
+	IntervalsOffsetS float64             `json:"intervals_offset_s"`
+	SamplesStarted   time.Time           `json:"samples_started"`
+	Extra            map[string]any      `json:"extra"`
 	// Knobs are the run's runtime knobs (manifest "knobs"), nil without knobs.
 	Knobs *Knobs `json:"knobs"`
 	// Warnings are the run's own (manifest "warnings"): deploy-time options the servers do
@@ -200,68 +204,11 @@ type LinkImpairment struct {
 	Note     string   `json:"note"`
 }
 
-// Summary is the part of summary.json the report shows. Latencies in milliseconds.
-type Summary struct {
-	Workload       string             `json:"workload"`
-	Threads        int                `json:"threads"`
-	TimeS          float64            `json:"time_s"`
-	TPS            float64            `json:"tps"`
-	QPS            float64            `json:"qps"`
-	Transactions   int64              `json:"transactions"`
-	Reads          int64              `json:"reads"`
-	Writes         int64              `json:"writes"`
-	Others         int64              `json:"others"`
-	IgnoredErrors  int64              `json:"ignored_errors"`
-	Reconnects     int64              `json:"reconnects"`
-	LatencyMs      map[string]float64 `json:"latency_ms"`
-	ErrorsByCode   map[string]int64   `json:"errors_by_code"`
-	Nodes          []NodeSummary      `json:"nodes"`
-	Hosts          []HostSummary      `json:"hosts"`
-	ReplicasCaught *bool              `json:"replicas_consistent"`
-	DataCheck      string             `json:"data_check"`
-	Error          string             `json:"error"`
-	// Outages are the windows during which a node's workers could not commit
-	// (summary.json "outages"; see experiment.OutageSummary).
-	Outages []Outage `json:"outages"`
-	// SamplesWindow is which samples the node figures cover (the measured window, warm-up
-	// excluded); "" in runs of older versions, whose figures cover every sample.
-	SamplesWindow string `json:"samples_window"`
-	// Other holds sections this package does not know (semisync, group, galera, ...), raw.
-	Other map[string]json.RawMessage `json:"-"`
-}
-
-// summaryKnown are the summary.json keys Summary decodes or leaves out on purpose.
+// summaryKnown are the summary.json keys the report shows in its own tables or leaves
+// out on purpose; the others (semisync, group, galera, ...) go to Run.SummaryOther.
 var summaryKnown = []string{"workload", "threads", "time_s", "tps", "qps", "transactions", "reads", "writes", "others",
 	"ignored_errors", "reconnects", "latency_ms", "errors_by_code", "per_endpoint", "nodes", "hosts", "data_check",
 	"replicas_consistent", "rand_type", "db_ps_mode", "error", "outages", "samples_window"}
-
-// Outage is one entry of summary.json's "outages": node, start and end on the run's clock
-// (seconds since the start of measurement), whether it was still open at the end, and
-// the WARNING text habench printed for it.
-type Outage struct {
-	Node      string  `json:"node"`
-	StartS    float64 `json:"start_s"`
-	EndS      float64 `json:"end_s"`
-	DurationS float64 `json:"duration_s"`
-	Open      bool    `json:"open"`
-	Text      string  `json:"text"`
-}
-
-// NodeSummary is one node's lag summary; nil pointers mean no sample (never 0).
-type NodeSummary struct {
-	Node          string   `json:"node"`
-	Role          string   `json:"role"`
-	RoleEnd       string   `json:"role_end"`    // the role at the end when a fault changed it
-	DownAtEnd     bool     `json:"down_at_end"` // no sampler reached it at the end
-	LagMaxS       *float64 `json:"lag_max_s"`
-	LagAvgS       *float64 `json:"lag_avg_s"`
-	LagUnknownS   float64  `json:"lag_unknown_s"` // seconds its lag could not be measured
-	BacklogMaxTrx *float64 `json:"backlog_max_trx"`
-	// ApplierLagMaxS is the node's largest applier_lag_s (MySQL replicas; nil: none).
-	ApplierLagMaxS *float64 `json:"applier_lag_max_s"`
-	Samples        int      `json:"samples"`
-	SamplerErrors  float64  `json:"sampler_errors"`
-}
 
 // Interval is one row of intervals.csv: rates per second, latencies in ms. ElapsedS is
 // the end of the interval on the workload's clock (Manifest.IntervalsOffsetS moves it
@@ -301,7 +248,7 @@ func Load(dir string) (*Results, error) {
 	if !st.IsDir() {
 		return nil, &LoadError{Path: dir, Reason: "not a directory"}
 	}
-	if exists(filepath.Join(dir, "manifest.json")) {
+	if exists(filepath.Join(dir, results.ManifestFile)) {
 		r, err := LoadRun(dir)
 		if err != nil {
 			return nil, err
@@ -367,10 +314,10 @@ func (res *Results) loadComparison() error {
 		// The row's dir is relative to where the scenario ran; the run directory is
 		// inside the scenario directory under the same base name.
 		d := filepath.Join(res.Dir, filepath.Base(row.Dir))
-		if !exists(filepath.Join(d, "manifest.json")) && exists(filepath.Join(row.Dir, "manifest.json")) {
+		if !exists(filepath.Join(d, results.ManifestFile)) && exists(filepath.Join(row.Dir, results.ManifestFile)) {
 			d = row.Dir
 		}
-		if !exists(filepath.Join(d, "manifest.json")) {
+		if !exists(filepath.Join(d, results.ManifestFile)) {
 			res.Missing = append(res.Missing, fmt.Sprintf("%s (%s: no manifest.json)", row.Topology, d))
 			continue
 		}
@@ -397,7 +344,7 @@ func (res *Results) loadSubdirs() error {
 		if !e.IsDir() {
 			continue
 		}
-		if !exists(filepath.Join(d, "manifest.json")) {
+		if !exists(filepath.Join(d, results.ManifestFile)) {
 			continue
 		}
 		r, err := LoadRun(d)
@@ -416,7 +363,7 @@ func (res *Results) loadSubdirs() error {
 // intervals.csv and samples.csv are read when present.
 func LoadRun(dir string) (*Run, error) {
 	r := &Run{Dir: dir}
-	mpath := filepath.Join(dir, "manifest.json")
+	mpath := filepath.Join(dir, results.ManifestFile)
 	b, err := os.ReadFile(mpath)
 	if err != nil {
 		return nil, &LoadError{Path: mpath, Reason: err.Error()}
@@ -434,9 +381,9 @@ func LoadRun(dir string) (*Run, error) {
 			r.Manifest.Other = all
 		}
 	}
-	spath := filepath.Join(dir, "summary.json")
+	spath := filepath.Join(dir, results.SummaryFile)
 	if b, err := os.ReadFile(spath); err == nil {
-		r.Summary = &Summary{}
+		r.Summary = &results.Summary{}
 		if err := json.Unmarshal(b, r.Summary); err != nil {
 			return nil, &LoadError{Path: spath, Reason: err.Error()}
 		}
@@ -446,7 +393,7 @@ func LoadRun(dir string) (*Run, error) {
 				delete(all, k)
 			}
 			if len(all) > 0 {
-				r.Summary.Other = all
+				r.SummaryOther = all
 			}
 		}
 		r.Error = r.Summary.Error
@@ -455,10 +402,10 @@ func LoadRun(dir string) (*Run, error) {
 	} else {
 		return nil, &LoadError{Path: spath, Reason: err.Error()}
 	}
-	if r.Intervals, err = readIntervals(filepath.Join(dir, "intervals.csv")); err != nil {
+	if r.Intervals, err = readIntervals(filepath.Join(dir, results.IntervalsFile)); err != nil {
 		return nil, err
 	}
-	if r.Samples, err = readSamples(filepath.Join(dir, "samples.csv")); err != nil {
+	if r.Samples, err = readSamples(filepath.Join(dir, results.SamplesFile)); err != nil {
 		return nil, err
 	}
 	r.Topology, _ = r.Manifest.Topology["name"].(string)
@@ -568,8 +515,8 @@ func readSamples(path string) ([]Sample, error) {
 	if err != nil || header == nil {
 		return nil, err
 	}
-	if strings.Join(header, ",") != "elapsed_s,node,metric,value" {
-		return nil, &LoadError{Path: path, Reason: fmt.Sprintf("header %q, want elapsed_s,node,metric,value", strings.Join(header, ","))}
+	if want := strings.Join(results.SampleColumns, ","); strings.Join(header, ",") != want {
+		return nil, &LoadError{Path: path, Reason: fmt.Sprintf("header %q, want %s", strings.Join(header, ","), want)}
 	}
 	out := make([]Sample, 0, len(rows))
 	for n, rec := range rows {

@@ -162,9 +162,21 @@ func Render(res *Results, o Options) (*Rendered, error) {
 	return out, nil
 }
 
+// WriteError is a report or results file of this package that could not be written (a
+// full disk, a read-only directory): Path names it.
+type WriteError struct {
+	Path string
+	Err  error
+}
+
+func (e *WriteError) Error() string { return fmt.Sprintf("writing %s: %v", e.Path, e.Err) }
+
+func (e *WriteError) Unwrap() error { return e.Err }
+
 // Write loads dir, renders it and writes report.html and report.csv into it, plus
 // report.md for a scenario or sweep (a run directory's report.md is the run's own and
-// is left alone) and sweep.csv for a sweep. It returns the paths written.
+// is left alone) and sweep.csv for a sweep. It returns the paths written; a file that
+// cannot be written is a *WriteError naming it (after the files written before it).
 func Write(dir string, o Options) ([]string, error) {
 	res, err := Load(dir)
 	if err != nil {
@@ -194,7 +206,7 @@ func Write(dir string, o Options) ([]string, error) {
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
 		if err := os.WriteFile(p, f.b, 0o640); err != nil {
-			return paths, err
+			return paths, &WriteError{Path: p, Err: err}
 		}
 		paths = append(paths, p)
 	}

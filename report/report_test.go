@@ -14,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/results"
+	"github.com/habench/habench/sampler"
 )
 
 // testdata/quick is a real `habench run scenarios/quick.yaml` (MariaDB 10.11 single,
@@ -255,21 +258,21 @@ func TestRowsPercentages(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
-	for metric, want := range map[string]Class{
-		"lag_s": ClassLag, "backlog_trx": ClassQueue, "gr_applier_queue_trx": ClassQueue, "gr_certifier_queue_trx": ClassQueue,
-		"galera_recv_queue": ClassQueue, "galera_send_queue": ClassQueue, "wsrep_local_recv_queue": ClassQueue,
-		"galera_fc_paused_fraction": ClassPaused, "gr_flow_control_throttled_fraction": ClassPaused,
-		"wsrep_flow_control_paused_fraction": ClassPaused, "gr_fc_throttled_sessions_avg": ClassThrottle,
-		"gr_fc_throttle_inferred": ClassThrottle, "gr_fc_throttle_time_s": ClassOther, "gr_fc_throttle_count": ClassOther,
-		"seconds_behind_source": ClassOther, "applier_lag_s": ClassOther,
-		"sampler_errors_queue": ClassOther, "semisync_on": ClassOther, "cpu_fraction": ClassOther,
-		"galera_cluster_size": ClassMembership, "gr_members_online": ClassMembership, "gr_members_unreachable": ClassMembership,
-		"gr_members_total": ClassOther, "gr_members_recovering": ClassOther, "gr_member_state": ClassOther,
-		"host_cpu_busy_fraction": ClassHostCPU, "host_cpu_iowait_fraction": ClassHostCPU, "host_cpu_steal_fraction": ClassHostCPU,
-		"mysqld_cpu_cores": ClassServerCPU, "host_procs_running": ClassOther, "net_rx_bytes_ps": ClassOther,
+	for metric, want := range map[string]sampler.Class{
+		sampler.MetricLag: sampler.ClassLag, sampler.MetricBacklog: sampler.ClassQueue, sampler.MetricGRApplierQueue: sampler.ClassQueue, sampler.MetricGRCertifierQueue: sampler.ClassQueue,
+		sampler.MetricGaleraRecvQueue: sampler.ClassQueue, sampler.MetricGaleraSendQueue: sampler.ClassQueue, "wsrep_local_recv_queue": sampler.ClassQueue,
+		sampler.MetricGaleraFCPaused: sampler.ClassPaused, "gr_flow_control_throttled_fraction": sampler.ClassPaused,
+		"wsrep_flow_control_paused_fraction": sampler.ClassPaused, sampler.MetricGRFCThrottledSessions: sampler.ClassThrottle,
+		sampler.MetricGRFCThrottleInferred: sampler.ClassThrottle, sampler.MetricGRFCThrottleTime: sampler.ClassOther, sampler.MetricGRFCThrottleCount: sampler.ClassOther,
+		sampler.MetricSecondsBehindSource: sampler.ClassOther, sampler.MetricApplierLag: sampler.ClassOther,
+		"sampler_errors_queue": sampler.ClassOther, sampler.MetricSemiSyncOn: sampler.ClassOther, "cpu_fraction": sampler.ClassOther,
+		sampler.MetricGaleraClusterSize: sampler.ClassMembership, sampler.MetricGRMembersOnline: sampler.ClassMembership, sampler.MetricGRMembersUnreachable: sampler.ClassMembership,
+		sampler.MetricGRMembersTotal: sampler.ClassOther, sampler.MetricGRMembersRecovering: sampler.ClassOther, sampler.MetricGRMemberState: sampler.ClassOther,
+		"host_cpu_busy_fraction": sampler.ClassHostCPU, "host_cpu_iowait_fraction": sampler.ClassHostCPU, "host_cpu_steal_fraction": sampler.ClassHostCPU,
+		"mysqld_cpu_cores": sampler.ClassServerCPU, "host_procs_running": sampler.ClassOther, "net_rx_bytes_ps": sampler.ClassOther,
 	} {
-		if got := Classify(metric); got != want {
-			t.Errorf("Classify(%q) = %q, want %q", metric, got, want)
+		if got := sampler.Classify(metric); got != want {
+			t.Errorf("sampler.Classify(%q) = %q, want %q", metric, got, want)
 		}
 	}
 }
@@ -318,11 +321,11 @@ func TestRunPanels(t *testing.T) {
 		for i := 1; i <= 3; i++ {
 			semi.Samples = append(semi.Samples,
 				Sample{ElapsedS: float64(i), Node: n, Metric: "wsrep_local_recv_queue", Value: float64(i)},
-				Sample{ElapsedS: float64(i), Node: n, Metric: "galera_fc_paused_fraction", Value: 0.25})
+				Sample{ElapsedS: float64(i), Node: n, Metric: sampler.MetricGaleraFCPaused, Value: 0.25})
 		}
 	}
-	semi.Samples = append(semi.Samples, Sample{ElapsedS: 4, Node: "n3", Metric: "lag_s", Value: math.NaN()},
-		Sample{ElapsedS: 4, Node: "n3", Metric: "backlog_trx", Value: math.Inf(1)})
+	semi.Samples = append(semi.Samples, Sample{ElapsedS: 4, Node: "n3", Metric: sampler.MetricLag, Value: math.NaN()},
+		Sample{ElapsedS: 4, Node: "n3", Metric: sampler.MetricBacklog, Value: math.Inf(1)})
 	if _, ok, err := RunChart(semi); err != nil || !ok {
 		t.Errorf("non-finite samples break the chart: %v", err)
 	}
@@ -341,13 +344,13 @@ func TestRunPanels(t *testing.T) {
 		t.Fatalf("with paused samples: %d panels", len(panels))
 	}
 	gr := *semi
-	gr.Samples = append(slices.Clone(semi.Samples), Sample{ElapsedS: 2, Node: "n2", Metric: "gr_fc_throttled_sessions_avg", Value: 1.5})
+	gr.Samples = append(slices.Clone(semi.Samples), Sample{ElapsedS: 2, Node: "n2", Metric: sampler.MetricGRFCThrottledSessions, Value: 1.5})
 	if p, _ := runPanels(&gr); len(p) != 6 || p[5].title != Panels[3].Title || p[5].fraction || p[5].lines[0].label != "n2" {
 		t.Errorf("with GR throttle samples: %d panels", len(p))
 	}
 	// Membership last: a member's view of the group, two metrics labelled by name.
-	gr.Samples = append(gr.Samples, Sample{ElapsedS: 2, Node: "n1", Metric: "gr_members_online", Value: 2},
-		Sample{ElapsedS: 2, Node: "n1", Metric: "gr_members_unreachable", Value: 1})
+	gr.Samples = append(gr.Samples, Sample{ElapsedS: 2, Node: "n1", Metric: sampler.MetricGRMembersOnline, Value: 2},
+		Sample{ElapsedS: 2, Node: "n1", Metric: sampler.MetricGRMembersUnreachable, Value: 1})
 	if p, _ := runPanels(&gr); len(p) != 7 || p[6].title != Panels[4].Title || len(p[6].lines) != 2 || p[6].lines[1].label != "n1 gr_members_unreachable" {
 		t.Errorf("with GR membership samples: %d panels", len(p))
 	}
@@ -597,7 +600,7 @@ func TestSweepGroupBaseline(t *testing.T) {
 			res.Runs = append(res.Runs, &Run{Name: name, Topology: top, Cell: "threads=" + th,
 				Manifest: Manifest{Topology: map[string]any{"name": top, "kind": "async"},
 					Extra: map[string]any{"baseline": "a", "axes": map[string]any{"topology": top, "threads": th}}},
-				Summary: &Summary{TPS: tps[name], LatencyMs: map[string]float64{"avg": 1, "p95": 2}}})
+				Summary: &results.Summary{TPS: tps[name], LatencyMs: map[string]float64{"avg": 1, "p95": 2}}})
 		}
 	}
 	base, why, err := res.Baseline("")
@@ -692,9 +695,9 @@ func TestCompareNearZeroAndDifferences(t *testing.T) {
 	run := func(lag float64, nodes float64, links string, bound bool) *Run {
 		r := &Run{Name: "a", Manifest: Manifest{Topology: map[string]any{"name": "a", "kind": "async", "nodes": nodes},
 			Links: map[string]json.RawMessage{}},
-			Summary: &Summary{TPS: 100, LatencyMs: map[string]float64{"avg": 1},
-				Nodes: []NodeSummary{{Node: "n1", Role: "source", LagMaxS: f(0)}, {Node: "n2", Role: "replica", LagMaxS: f(lag)}},
-				Hosts: []HostSummary{{Host: "local", CPUBusyMean: f(0.95), CPUSaturated: bound}}}}
+			Summary: &results.Summary{TPS: 100, LatencyMs: map[string]float64{"avg": 1},
+				Nodes: []results.NodeLag{{Node: "n1", Role: "source", LagMaxS: f(0)}, {Node: "n2", Role: "replica", LagMaxS: f(lag)}},
+				Hosts: []results.HostSummary{{Host: "local", CPUBusyMean: f(0.95), CPUSaturated: bound}}}}
 		if links != "" {
 			r.Manifest.Links["impairment"] = json.RawMessage(`{"backend":"userspace","request":"` + links + `"}`)
 		}
@@ -727,12 +730,15 @@ func TestReportLostAckedAndCaveats(t *testing.T) {
 	}{{"dfasync", "async", "mariadb", `{"acknowledged":1424,"lost_acknowledged_commits":550,"checked_on":"n2"}`, 2040},
 		{"dfsemi", "semisync", "mariadb", `{"acknowledged":869,"lost_acknowledged_commits":0,"checked_on":"n2"}`, 846},
 		{"dfsingle", "single", "mysql", "", 900}} {
-		s := &Summary{TPS: x.tps, LatencyMs: map[string]float64{"avg": 1, "p95": 2},
-			Nodes: []NodeSummary{{Node: "n1", Role: "source", LagMaxS: f(0)}},
-			Hosts: []HostSummary{{Host: "local", CPUBusyMean: f(0.97), CPUBusyMax: f(1), CPUSaturated: true}}, Other: map[string]json.RawMessage{}}
+		s := &results.Summary{TPS: x.tps, LatencyMs: map[string]float64{"avg": 1, "p95": 2},
+			Nodes: []results.NodeLag{{Node: "n1", Role: "source", LagMaxS: f(0)}},
+			Hosts: []results.HostSummary{{Host: "local", CPUBusyMean: f(0.97), CPUBusyMax: f(1), CPUSaturated: true}}}
 		if x.probe != "" {
-			s.Other["probe"] = json.RawMessage(x.probe)
-			s.Nodes = append(s.Nodes, NodeSummary{Node: "n2", Role: "replica", LagMaxS: f(1.5)})
+			s.Probe = &results.ProbeSummary{}
+			if err := json.Unmarshal([]byte(x.probe), s.Probe); err != nil {
+				t.Fatal(err)
+			}
+			s.Nodes = append(s.Nodes, results.NodeLag{Node: "n2", Role: "replica", LagMaxS: f(1.5)})
 		}
 		res.Runs = append(res.Runs, &Run{Name: x.name, Topology: x.name, Dir: "d" + strconv.Itoa(i),
 			Manifest: Manifest{Topology: map[string]any{"name": x.name, "kind": x.kind}, Binaries: &Binaries{Flavor: x.flavor, Version: "10.11.19"},

@@ -63,13 +63,18 @@ type SweepPoint struct {
 	Mark bool `json:"-"`
 }
 
-// WriteSweepPoints writes points to dir/sweep_points.json (indented JSON).
+// WriteSweepPoints writes points to dir/sweep_points.json (indented JSON). Error:
+// *WriteError naming the file.
 func WriteSweepPoints(dir string, points []SweepPoint) error {
+	p := filepath.Join(dir, SweepFile)
 	b, err := json.MarshalIndent(points, "", "  ")
 	if err != nil {
-		return err
+		return &WriteError{Path: p, Err: err}
 	}
-	return os.WriteFile(filepath.Join(dir, SweepFile), append(b, '\n'), 0o640)
+	if err := os.WriteFile(p, append(b, '\n'), 0o640); err != nil {
+		return &WriteError{Path: p, Err: err}
+	}
+	return nil
 }
 
 // ReadSweepPoints reads dir/sweep_points.json. Error (*LoadError) when it is missing or

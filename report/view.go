@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
 )
 
@@ -295,32 +296,59 @@ func topologyLine(r *Run) string {
 
 func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 	v := runView{Run: r, ID: fmt.Sprintf("run-%d", idx+1), Heading: r.Name, Chart: chart, Row: row, Impairment: r.Impairment()}
-	m := &r.Manifest
-	add := func(k, val string) {
-		if val != "" {
-			v.Facts = append(v.Facts, fact{k, val})
+	v.whatRan(r)
+	v.impairmentFacts(&r.Manifest)
+	v.provenance(r)
+	v.outcome(r)
+	v.Nodes = nodeTable(r)
+	v.NodeWindow = nodeWindow(r)
+	v.Hosts = hostTable(r)
+	v.Vars = nodeVars(r)
+	if opts, ok := r.Manifest.Topology["options"].(map[string]any); ok {
+		for _, k := range slices.Sorted(maps.Keys(opts)) {
+			v.Requested = append(v.Requested, fact{k, humanValue(opts[k])})
 		}
 	}
-	add("topology", topologyLine(r))
+	v.otherSections(r)
+	return v
+}
+
+// add appends the fact k: val to the run's facts, unless val is "".
+func (v *runView) add(k, val string) {
+	if val != "" {
+		v.Facts = append(v.Facts, fact{k, val})
+	}
+}
+
+// whatRan adds the facts on what ran where: topology, servers, workload, endpoints,
+// links, hosts (and the clock warning) and page cache drops.
+func (v *runView) whatRan(r *Run) {
+	m := &r.Manifest
+	v.add("topology", topologyLine(r))
 	if m.Binaries != nil {
 		inst, _ := m.Binaries.Installation["kind"].(string)
 		if p, _ := m.Binaries.Installation["path"].(string); p != "" {
 			inst += " " + p
 		}
-		add("servers", strings.TrimSpace(m.Binaries.VersionText+" ("+inst+" installation)"))
+		v.add("servers", strings.TrimSpace(m.Binaries.VersionText+" ("+inst+" installation)"))
 	}
-	add("workload", workloadLine(r))
+	v.add("workload", workloadLine(r))
 	if len(m.Workload.Endpoints) > 0 {
-		add("workers connect to", strings.Join(m.Workload.Endpoints, ", "))
+		v.add("workers connect to", strings.Join(m.Workload.Endpoints, ", "))
 	}
-	add("links", r.LinkDescription())
+	v.add("links", r.LinkDescription())
 	if hl := HostsLine(m.Hosts); hl != "" {
-		add("hosts", hl)
+		v.add("hosts", hl)
 		if w := ClockWarning(m.Hosts, r.ApplierLagMax()); w != "" {
 			v.Warnings = append(v.Warnings, w)
 		}
 	}
-	add("page cache", CacheDropsLine(m.CacheDrops))
+	v.add("page cache", CacheDropsLine(m.CacheDrops))
+}
+
+// impairmentFacts adds the links impairment (backend, one-way impairment per directed
+// link, how it was applied) and its warnings; "none" when links were recorded unimpaired.
+func (v *runView) impairmentFacts(m *Manifest) {
 	if li := v.Impairment; li != nil {
 		var ls []string
 		for _, l := range slices.Sorted(maps.Keys(li.Links)) {
@@ -333,38 +361,50 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 		if li.LinkThread != "" {
 			desc += ", link thread " + li.LinkThread
 		}
-		add("link impairment", desc)
+		v.add("link impairment", desc)
 		if li.Note != "" {
-			add("note", li.Note)
+			v.add("note", li.Note)
 		}
 		v.Warnings = append(v.Warnings, li.Warnings...)
 	} else if len(m.Links) > 0 {
-		add("link impairment", "none")
+		v.add("link impairment", "none")
 	}
+}
+
+// provenance adds when and how the run was made: times, deploy time, habench and host,
+// command line, samplers and manifest extra's values.
+func (v *runView) provenance(r *Run) {
+	m := &r.Manifest
 	if !m.Started.IsZero() {
-		add("ran", fmt.Sprintf("%s to %s (UTC)", m.Started.UTC().Format("2006-01-02 15:04:05"), m.Finished.UTC().Format("15:04:05")))
+		v.add("ran", fmt.Sprintf("%s to %s (UTC)", m.Started.UTC().Format("2006-01-02 15:04:05"), m.Finished.UTC().Format("15:04:05")))
 	}
 	if r.DeploySecs > 0 {
-		add("deployed in", fmt.Sprintf("%.1f s", r.DeploySecs))
+		v.add("deployed in", fmt.Sprintf("%.1f s", r.DeploySecs))
 	}
 	if hv := m.Habench["version"]; hv != "" {
-		add("habench", hv+" ("+m.Habench["go"]+")")
+		v.add("habench", hv+" ("+m.Habench["go"]+")")
 	}
 	if h := m.Host; h != nil {
-		add("host", fmt.Sprintf("%s, %s CPUs, kernel %s", humanValue(h["hostname"]), humanValue(h["cpus"]), humanValue(h["kernel"])))
+		v.add("host", fmt.Sprintf("%s, %s CPUs, kernel %s", humanValue(h["hostname"]), humanValue(h["cpus"]), humanValue(h["kernel"])))
 	}
-	add("command", strings.Join(m.CommandLine, " "))
+	v.add("command", strings.Join(m.CommandLine, " "))
 	if len(m.Samplers) > 0 {
-		add("samplers", strings.Join(m.Samplers, ", "))
+		v.add("samplers", strings.Join(m.Samplers, ", "))
 	}
 	for _, f := range extraFacts(m.Extra) {
-		add(f.K, f.V)
+		v.add(f.K, f.V)
 	}
+}
+
+// outcome adds the probe writer's lost commits, the catch-up verdict and ignored errors,
+// and the run's warnings: data check, incomplete run, the manifest's and the knobs'.
+func (v *runView) outcome(r *Run) {
+	m := &r.Manifest
 	if p := r.Probe(); p != nil {
 		if p.Error != "" {
-			add("lost acknowledged commits", "not checked: "+p.Error)
+			v.add("lost acknowledged commits", "not checked: "+p.Error)
 		} else {
-			add("lost acknowledged commits", fmt.Sprintf("%d of %d (probe writer, checked on %s)", p.LostAcknowledged, p.Acknowledged, p.CheckedOn))
+			v.add("lost acknowledged commits", fmt.Sprintf("%d of %d (probe writer, checked on %s)", p.LostAcknowledged, p.Acknowledged, p.CheckedOn))
 		}
 	}
 	if s := r.Summary; s != nil {
@@ -373,7 +413,7 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 		}
 		if s.ReplicasCaught != nil {
 			if *s.ReplicasCaught {
-				add("after the run", "every node's executed GTID set equals the writer's")
+				v.add("after the run", "every node's executed GTID set equals the writer's")
 			} else {
 				v.Warnings = append(v.Warnings, "after the run some nodes' GTID sets still differ from the writer's")
 			}
@@ -383,7 +423,7 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 			for _, k := range slices.Sorted(maps.Keys(s.ErrorsByCode)) {
 				es = append(es, fmt.Sprintf("%s: %d", k, s.ErrorsByCode[k]))
 			}
-			add("ignored errors by code", strings.Join(es, ", "))
+			v.add("ignored errors by code", strings.Join(es, ", "))
 		}
 	}
 	if r.Error != "" {
@@ -402,28 +442,24 @@ func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
 			v.Warnings = append(v.Warnings, "knobs: a value read back after the run differs from its value before (not restored)")
 		}
 	}
-	v.Nodes = nodeTable(r)
-	v.NodeWindow = nodeWindow(r)
-	v.Hosts = hostTable(r)
-	v.Vars = nodeVars(r)
-	if opts, ok := r.Manifest.Topology["options"].(map[string]any); ok {
-		for _, k := range slices.Sorted(maps.Keys(opts)) {
-			v.Requested = append(v.Requested, fact{k, humanValue(opts[k])})
-		}
-	}
+}
+
+// otherSections shows summary.json's and manifest.json's sections without a table of
+// their own: a single number as a fact, anything else as a JSON section.
+func (v *runView) otherSections(r *Run) {
+	m := &r.Manifest
 	if r.Summary != nil {
-		for _, k := range slices.Sorted(maps.Keys(r.Summary.Other)) {
-			if f, ok := scalarFact(k, r.Summary.Other[k]); ok {
-				add(f.K, f.V) // a single number is a line, not a section
+		for _, k := range slices.Sorted(maps.Keys(r.SummaryOther)) {
+			if f, ok := scalarFact(k, r.SummaryOther[k]); ok {
+				v.add(f.K, f.V) // a single number is a line, not a section
 				continue
 			}
-			v.Sections = append(v.Sections, newSection(k+" (summary.json)", r.Summary.Other[k]).named(k))
+			v.Sections = append(v.Sections, newSection(k+" (summary.json)", r.SummaryOther[k]).named(k))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Other)) {
 		v.Sections = append(v.Sections, newSection(k+" (manifest.json)", m.Other[k]).named(k))
 	}
-	return v
 }
 
 // extraNames are the readable names of manifest extra's keys ("" leaves one out: it is
@@ -511,7 +547,7 @@ func nodeWindow(r *Run) string {
 }
 
 // nodeTable summarises each node: lag from summary.json (n/a without samples), queue
-// maxima and paused-fraction averages from samples.csv (by Classify).
+// maxima and paused-fraction averages from samples.csv (by sampler.Classify).
 func nodeTable(r *Run) []nodeStats {
 	type acc struct {
 		max, sum float64
@@ -519,8 +555,8 @@ func nodeTable(r *Run) []nodeStats {
 	}
 	by := map[string]map[string]*acc{} // node -> metric -> acc
 	for _, s := range r.measuredSamples() {
-		c := Classify(s.Metric)
-		if c != ClassQueue && c != ClassPaused && c != ClassThrottle {
+		c := sampler.Classify(s.Metric)
+		if c != sampler.ClassQueue && c != sampler.ClassPaused && c != sampler.ClassThrottle {
 			continue
 		}
 		if math.IsNaN(s.Value) {
@@ -538,7 +574,7 @@ func nodeTable(r *Run) []nodeStats {
 		a.sum += s.Value
 		a.n++
 	}
-	sum := map[string]NodeSummary{}
+	sum := map[string]results.NodeLag{}
 	if r.Summary != nil {
 		for _, n := range r.Summary.Nodes {
 			sum[n.Node] = n
@@ -577,12 +613,12 @@ func nodeTable(r *Run) []nodeStats {
 		var qs, ps []string
 		for _, m := range slices.Sorted(maps.Keys(by[name])) {
 			a := by[name][m]
-			switch Classify(m) {
-			case ClassQueue:
-				if m != "backlog_trx" {
+			switch sampler.Classify(m) {
+			case sampler.ClassQueue:
+				if m != sampler.MetricBacklog {
 					qs = append(qs, fmt.Sprintf("%s max %.0f", m, a.max))
 				}
-			case ClassPaused, ClassThrottle:
+			case sampler.ClassPaused, sampler.ClassThrottle:
 				ps = append(ps, fmt.Sprintf("%s avg %.3f, max %.3f", m, a.sum/float64(a.n), a.max))
 			}
 		}

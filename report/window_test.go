@@ -3,6 +3,9 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/habench/habench/results"
+	"github.com/habench/habench/sampler"
 )
 
 // TestNodeTableMeasuredWindow: queue maxima and flow-control averages leave out the
@@ -10,11 +13,11 @@ import (
 // it covers.
 func TestNodeTableMeasuredWindow(t *testing.T) {
 	r := &Run{Manifest: Manifest{Nodes: []Node{{Name: "n1"}}, IntervalsOffsetS: 2.5},
-		Summary: &Summary{SamplesWindow: "from the start of measurement (2.5 s on samples.csv's clock, after connecting and the warm-up) to the end of the catch-up"},
+		Summary: &results.Summary{SamplesWindow: "from the start of measurement (2.5 s on samples.csv's clock, after connecting and the warm-up) to the end of the catch-up"},
 		Samples: []Sample{
-			{ElapsedS: 1, Node: "n1", Metric: "galera_recv_queue", Value: 900}, {ElapsedS: 1, Node: "n1", Metric: "galera_fc_paused_fraction", Value: 1},
-			{ElapsedS: 3, Node: "n1", Metric: "galera_recv_queue", Value: 7}, {ElapsedS: 3, Node: "n1", Metric: "galera_fc_paused_fraction", Value: 0.2},
-			{ElapsedS: 4, Node: "n1", Metric: "galera_fc_paused_fraction", Value: 0.4},
+			{ElapsedS: 1, Node: "n1", Metric: sampler.MetricGaleraRecvQueue, Value: 900}, {ElapsedS: 1, Node: "n1", Metric: sampler.MetricGaleraFCPaused, Value: 1},
+			{ElapsedS: 3, Node: "n1", Metric: sampler.MetricGaleraRecvQueue, Value: 7}, {ElapsedS: 3, Node: "n1", Metric: sampler.MetricGaleraFCPaused, Value: 0.2},
+			{ElapsedS: 4, Node: "n1", Metric: sampler.MetricGaleraFCPaused, Value: 0.4},
 		}}
 	ns := nodeTable(r)
 	if len(ns) != 1 || ns[0].Queues != "galera_recv_queue max 7" || ns[0].Paused != "galera_fc_paused_fraction avg 0.300, max 0.400" {

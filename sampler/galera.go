@@ -12,6 +12,34 @@ import (
 	"github.com/habench/habench/topology"
 )
 
+// Metric names this sampler emits (Sample.Metric; see Metrics and docs/results.md).
+const (
+	// MetricGaleraFCPaused: share of the tick replication was paused by flow control, 0..1.
+	MetricGaleraFCPaused = "galera_fc_paused_fraction"
+	// MetricGaleraFCSent: flow-control pause requests sent in the tick.
+	MetricGaleraFCSent = "galera_fc_sent"
+	// MetricGaleraFCRecv: flow-control pause requests received in the tick.
+	MetricGaleraFCRecv = "galera_fc_recv"
+	// MetricGaleraRecvQueue: wsrep_local_recv_queue, write sets.
+	MetricGaleraRecvQueue = "galera_recv_queue"
+	// MetricGaleraSendQueue: wsrep_local_send_queue, write sets.
+	MetricGaleraSendQueue = "galera_send_queue"
+	// MetricGaleraCertFailures: local certification failures in the tick.
+	MetricGaleraCertFailures = "galera_cert_failures"
+	// MetricGaleraBFAborts: brute-force aborts in the tick.
+	MetricGaleraBFAborts = "galera_bf_aborts"
+	// MetricGaleraLastCommittedGap: the most advanced node's wsrep_last_committed minus this node's.
+	MetricGaleraLastCommittedGap = "galera_last_committed_gap"
+	// MetricGaleraClusterSize: wsrep_cluster_size.
+	MetricGaleraClusterSize = "galera_cluster_size"
+	// MetricGaleraPrimary: wsrep_cluster_status = Primary, 0/1.
+	MetricGaleraPrimary = "galera_primary"
+	// MetricGaleraLocalState: wsrep_local_state code.
+	MetricGaleraLocalState = "galera_local_state"
+	// MetricGaleraReady: wsrep_ready, 0/1.
+	MetricGaleraReady = "galera_ready"
+)
+
 // Galera reports a Galera node's flow control, queues, conflicts and membership from its
 // wsrep status variables, read with one SHOW GLOBAL STATUS LIKE 'wsrep\_%' per node per tick:
 //
@@ -89,7 +117,7 @@ func (g *Galera) Sample(ctx context.Context, t *Tick, n Node) ([]Sample, error) 
 	for _, c := range lc.byNode {
 		top = max(top, c)
 	}
-	return append(out, Sample{Metric: "galera_last_committed_gap", Value: float64(top - v)}), nil
+	return append(out, Sample{Metric: MetricGaleraLastCommittedGap, Value: float64(top - v)}), nil
 }
 
 // lastCommittedRead is wsrep_last_committed of the nodes that answered, and the others' errors.
@@ -143,20 +171,20 @@ func (g *Galera) samples(node string, st map[string]string, at time.Time) ([]Sam
 	if seen {
 		if wall := cur.at.Sub(prev.at); wall > 0 {
 			f := delta(cur.pausedNs, prev.pausedNs) / float64(wall.Nanoseconds())
-			out = append(out, Sample{Metric: "galera_fc_paused_fraction", Value: min(1, max(0, f))})
+			out = append(out, Sample{Metric: MetricGaleraFCPaused, Value: min(1, max(0, f))})
 		}
 	}
 	out = append(out,
-		Sample{Metric: "galera_fc_sent", Value: delta(cur.fcSent, prev.fcSent)},
-		Sample{Metric: "galera_fc_recv", Value: delta(cur.fcRecv, prev.fcRecv)},
-		Sample{Metric: "galera_recv_queue", Value: recvQ},
-		Sample{Metric: "galera_send_queue", Value: sendQ},
-		Sample{Metric: "galera_cert_failures", Value: delta(cur.certFail, prev.certFail)},
-		Sample{Metric: "galera_bf_aborts", Value: delta(cur.bfAbort, prev.bfAbort)},
-		Sample{Metric: "galera_cluster_size", Value: size},
-		Sample{Metric: "galera_primary", Value: boolf(strings.EqualFold(st["wsrep_cluster_status"], "Primary"))},
-		Sample{Metric: "galera_local_state", Value: state},
-		Sample{Metric: "galera_ready", Value: onOff(st["wsrep_ready"])},
+		Sample{Metric: MetricGaleraFCSent, Value: delta(cur.fcSent, prev.fcSent)},
+		Sample{Metric: MetricGaleraFCRecv, Value: delta(cur.fcRecv, prev.fcRecv)},
+		Sample{Metric: MetricGaleraRecvQueue, Value: recvQ},
+		Sample{Metric: MetricGaleraSendQueue, Value: sendQ},
+		Sample{Metric: MetricGaleraCertFailures, Value: delta(cur.certFail, prev.certFail)},
+		Sample{Metric: MetricGaleraBFAborts, Value: delta(cur.bfAbort, prev.bfAbort)},
+		Sample{Metric: MetricGaleraClusterSize, Value: size},
+		Sample{Metric: MetricGaleraPrimary, Value: boolf(strings.EqualFold(st["wsrep_cluster_status"], "Primary"))},
+		Sample{Metric: MetricGaleraLocalState, Value: state},
+		Sample{Metric: MetricGaleraReady, Value: onOff(st["wsrep_ready"])},
 	)
 	return out, nil
 }

@@ -11,6 +11,46 @@ import (
 	"github.com/habench/habench/topology"
 )
 
+// Metric names this sampler emits (Sample.Metric; see Metrics and docs/results.md).
+const (
+	// MetricGRMemberState: the member's own MEMBER_STATE code.
+	MetricGRMemberState = "gr_member_state"
+	// MetricGRMemberRole: the member's own MEMBER_ROLE code.
+	MetricGRMemberRole = "gr_member_role"
+	// MetricGRMemberChanges: changes of its state or role so far.
+	MetricGRMemberChanges = "gr_member_changes"
+	// MetricGRMembersTotal: rows of the member's view of the group.
+	MetricGRMembersTotal = "gr_members_total"
+	// MetricGRMembersOnline: ONLINE rows of its view.
+	MetricGRMembersOnline = "gr_members_online"
+	// MetricGRMembersRecovering: RECOVERING rows of its view.
+	MetricGRMembersRecovering = "gr_members_recovering"
+	// MetricGRMembersUnreachable: UNREACHABLE rows of its view.
+	MetricGRMembersUnreachable = "gr_members_unreachable"
+	// MetricGRCertifierQueue: transactions waiting for certification.
+	MetricGRCertifierQueue = "gr_certifier_queue_trx"
+	// MetricGRApplierQueue: certified remote transactions waiting to be applied.
+	MetricGRApplierQueue = "gr_applier_queue_trx"
+	// MetricGRConflicts: transactions that failed certification in the tick.
+	MetricGRConflicts = "gr_conflicts_trx"
+	// MetricGRChecked: transactions certified in the tick.
+	MetricGRChecked = "gr_checked_trx"
+	// MetricGRRemoteApplied: remote transactions applied in the tick.
+	MetricGRRemoteApplied = "gr_remote_applied_trx"
+	// MetricGRLocalRollback: local transactions rolled back by certification in the tick.
+	MetricGRLocalRollback = "gr_local_rollback_trx"
+	// MetricGRFCThrottleCount: transactions flow control held back in the tick (MySQL 9.7+).
+	MetricGRFCThrottleCount = "gr_fc_throttle_count"
+	// MetricGRFCThrottleTime: time flow control held commits in the tick, seconds.
+	MetricGRFCThrottleTime = "gr_fc_throttle_time_s"
+	// MetricGRFCThrottleActive: sessions throttled now.
+	MetricGRFCThrottleActive = "gr_fc_throttle_active"
+	// MetricGRFCThrottledSessions: average sessions throttled over the tick.
+	MetricGRFCThrottledSessions = "gr_fc_throttled_sessions_avg"
+	// MetricGRFCThrottleInferred: flow control inferred from queues and thresholds, 0/1.
+	MetricGRFCThrottleInferred = "gr_fc_throttle_inferred"
+)
+
 // Group samples MySQL Group Replication on every member, once per tick, from the member's
 // own view (MySQL/Percona 8.0.2+), in one query:
 //
@@ -341,22 +381,22 @@ func (g *Group) own(ctx context.Context, n Node) ([]Sample, error) {
 		return nil, fmt.Errorf("unknown MEMBER_STATE %q", r.state)
 	}
 	out := []Sample{
-		{Metric: "gr_member_state", Value: state},
-		{Metric: "gr_member_role", Value: memberRoleCode[r.role]},
-		{Metric: "gr_member_changes", Value: gn.changes},
-		{Metric: "gr_members_total", Value: r.view[0]},
-		{Metric: "gr_members_online", Value: r.view[1]},
-		{Metric: "gr_members_recovering", Value: r.view[2]},
-		{Metric: "gr_members_unreachable", Value: r.view[3]},
+		{Metric: MetricGRMemberState, Value: state},
+		{Metric: MetricGRMemberRole, Value: memberRoleCode[r.role]},
+		{Metric: MetricGRMemberChanges, Value: gn.changes},
+		{Metric: MetricGRMembersTotal, Value: r.view[0]},
+		{Metric: MetricGRMembersOnline, Value: r.view[1]},
+		{Metric: MetricGRMembersRecovering, Value: r.view[2]},
+		{Metric: MetricGRMembersUnreachable, Value: r.view[3]},
 	}
 	if r.hasStats {
 		out = append(out,
-			Sample{Metric: "gr_certifier_queue_trx", Value: r.certQueue},
-			Sample{Metric: "gr_applier_queue_trx", Value: r.applQueue},
-			Sample{Metric: "gr_conflicts_trx", Value: delta("conflicts")},
-			Sample{Metric: "gr_checked_trx", Value: delta("checked")},
-			Sample{Metric: "gr_remote_applied_trx", Value: delta("applied")},
-			Sample{Metric: "gr_local_rollback_trx", Value: delta("rollback")},
+			Sample{Metric: MetricGRCertifierQueue, Value: r.certQueue},
+			Sample{Metric: MetricGRApplierQueue, Value: r.applQueue},
+			Sample{Metric: MetricGRConflicts, Value: delta("conflicts")},
+			Sample{Metric: MetricGRChecked, Value: delta("checked")},
+			Sample{Metric: MetricGRRemoteApplied, Value: delta("applied")},
+			Sample{Metric: MetricGRLocalRollback, Value: delta("rollback")},
 		)
 	}
 	if r.hasFC {
@@ -368,10 +408,10 @@ func (g *Group) own(ctx context.Context, n Node) ([]Sample, error) {
 			}
 		}
 		out = append(out,
-			Sample{Metric: "gr_fc_throttle_count", Value: delta("fc_count")},
-			Sample{Metric: "gr_fc_throttle_time_s", Value: t},
-			Sample{Metric: "gr_fc_throttle_active", Value: r.fcActive},
-			Sample{Metric: "gr_fc_throttled_sessions_avg", Value: avg},
+			Sample{Metric: MetricGRFCThrottleCount, Value: delta("fc_count")},
+			Sample{Metric: MetricGRFCThrottleTime, Value: t},
+			Sample{Metric: MetricGRFCThrottleActive, Value: r.fcActive},
+			Sample{Metric: MetricGRFCThrottledSessions, Value: avg},
 		)
 	}
 	if (!r.hasFC || g.Infer) && r.hasStats && gn.fc != nil {
@@ -379,7 +419,7 @@ func (g *Group) own(ctx context.Context, n Node) ([]Sample, error) {
 		if cert, appl, ok := g.writerThresholds(gn); gn.fc.mode == "QUOTA" && ok && (r.certQueue > cert || r.applQueue > appl) {
 			inferred = 1
 		}
-		out = append(out, Sample{Metric: "gr_fc_throttle_inferred", Value: inferred})
+		out = append(out, Sample{Metric: MetricGRFCThrottleInferred, Value: inferred})
 	}
 	return out, nil
 }

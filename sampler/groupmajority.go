@@ -6,6 +6,14 @@ import (
 	"time"
 )
 
+// Metric names this sampler emits (Sample.Metric; see Metrics and docs/results.md).
+const (
+	// MetricGRMajorityState: the member's state as the group's majority reports it.
+	MetricGRMajorityState = "gr_majority_state"
+	// MetricGRMajorityRole: the member's role as the group's majority reports it.
+	MetricGRMajorityRole = "gr_majority_role"
+)
+
 // The majority's view of a group (gr_majority_state, gr_majority_role): a member cut off
 // in a minority keeps calling itself ONLINE and, an old primary, PRIMARY, until it learns
 // it was expelled (about a minute later). What the group says of it is what the members
@@ -186,5 +194,5 @@ func (g *Group) majoritySamples(ctx context.Context, t *Tick, n Node) []Sample {
 	if !known {
 		return nil
 	}
-	return []Sample{{Metric: "gr_majority_state", Value: code}, {Metric: "gr_majority_role", Value: memberRoleCode[st.role]}}
+	return []Sample{{Metric: MetricGRMajorityState, Value: code}, {Metric: MetricGRMajorityRole, Value: memberRoleCode[st.role]}}
 }

@@ -8,6 +8,12 @@ import (
 	"github.com/habench/habench/topology"
 )
 
+// Metric names this sampler emits (Sample.Metric; see Metrics and docs/results.md).
+const (
+	// MetricBacklog: transactions executed on the source and not on the replica.
+	MetricBacklog = "backlog_trx"
+)
+
 // GTID measures the replication backlog in transactions: what the source has executed and a
 // replica has not.
 //
@@ -80,7 +86,7 @@ func (*GTID) Sample(ctx context.Context, t *Tick, n Node) ([]Sample, error) {
 		}
 		backlog = MariaDBBacklog(s, r)
 	}
-	return []Sample{{Metric: "backlog_trx", Value: float64(backlog)}}, nil
+	return []Sample{{Metric: MetricBacklog, Value: float64(backlog)}}, nil
 }
 
 // mysqlExecuted reads and parses @@GLOBAL.gtid_executed; error unless gtid_mode is ON.

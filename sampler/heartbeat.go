@@ -13,6 +13,18 @@ import (
 	"github.com/habench/habench/topology"
 )
 
+// Metric names this sampler emits (Sample.Metric; see Metrics and docs/results.md).
+const (
+	// MetricLag: visibility lag of the node, seconds.
+	MetricLag = "lag_s"
+	// MetricHeartbeatSeqBehind: heartbeat writes the node has not shown yet.
+	MetricHeartbeatSeqBehind = "heartbeat_seq_behind"
+	// MetricHeartbeatWriteAge: on the writer: age of the newest heartbeat commit, seconds.
+	MetricHeartbeatWriteAge = "heartbeat_write_age_s"
+	// MetricHeartbeatWriteErrors: on the writer: failed heartbeat writes so far.
+	MetricHeartbeatWriteErrors = "heartbeat_write_errors"
+)
+
 // HeartbeatWindow is how long the heartbeat remembers the commit time of each write. A node
 // further behind than this reports the age of the oldest remembered write (a lower bound).
 const HeartbeatWindow = 10 * time.Minute
@@ -268,8 +280,8 @@ func (h *Heartbeat) Sample(ctx context.Context, _ *Tick, n Node) ([]Sample, erro
 	}
 	lag, behind := log.lagAt(nodeSeq, latest.seq, now)
 	out := []Sample{
-		{Metric: "lag_s", Value: lag.Seconds()},
-		{Metric: "heartbeat_seq_behind", Value: float64(behind)},
+		{Metric: MetricLag, Value: lag.Seconds()},
+		{Metric: MetricHeartbeatSeqBehind, Value: float64(behind)},
 	}
 	if n.Name == writer {
 		last := started
@@ -277,8 +289,8 @@ func (h *Heartbeat) Sample(ctx context.Context, _ *Tick, n Node) ([]Sample, erro
 			last = latest.at
 		}
 		out = append(out,
-			Sample{Metric: "heartbeat_write_age_s", Value: max(0, now.Sub(last).Seconds())},
-			Sample{Metric: "heartbeat_write_errors", Value: float64(h.writeErrors.Load())})
+			Sample{Metric: MetricHeartbeatWriteAge, Value: max(0, now.Sub(last).Seconds())},
+			Sample{Metric: MetricHeartbeatWriteErrors, Value: float64(h.writeErrors.Load())})
 	}
 	return out, nil
 }

@@ -12,6 +12,18 @@ import (
 	"github.com/habench/habench/topology"
 )
 
+// Metric names this sampler emits (Sample.Metric; see Metrics and docs/results.md).
+const (
+	// MetricIORunning: replica receiver thread running, 0/1.
+	MetricIORunning = "io_running"
+	// MetricSQLRunning: replica applier thread running, 0/1.
+	MetricSQLRunning = "sql_running"
+	// MetricSecondsBehindSource: the server's Seconds_Behind_Source, -1 when NULL.
+	MetricSecondsBehindSource = "seconds_behind_source"
+	// MetricApplierLag: a MySQL replica's apply lag (end-apply minus original commit), seconds.
+	MetricApplierLag = "applier_lag_s"
+)
+
 // Replica reports a replica's own view of its replication threads and delay, from
 // Caps.ShowReplicaStatus() (SHOW REPLICA STATUS / SHOW SLAVE STATUS), columns named by
 // Caps.ReplicaStatusColumn and scanned generically (the column set varies by version):
@@ -100,7 +112,7 @@ func (r *Replica) Sample(ctx context.Context, t *Tick, n Node) ([]Sample, error)
 	case err != nil:
 		return out, fmt.Errorf("applier lag: %w", err)
 	case ok:
-		out = append(out, Sample{Metric: "applier_lag_s", Value: r.correctLag(lag, n, t)})
+		out = append(out, Sample{Metric: MetricApplierLag, Value: r.correctLag(lag, n, t)})
 	}
 	return out, nil
 }
@@ -138,9 +150,9 @@ func replicaStatusSamples(c topology.Capabilities, cols []string, rows []map[str
 		behind = max(behind, f)
 	}
 	return []Sample{
-		{Metric: "io_running", Value: io},
-		{Metric: "sql_running", Value: sqlRun},
-		{Metric: "seconds_behind_source", Value: behind},
+		{Metric: MetricIORunning, Value: io},
+		{Metric: MetricSQLRunning, Value: sqlRun},
+		{Metric: MetricSecondsBehindSource, Value: behind},
 	}, nil
 }
 

@@ -13,6 +13,12 @@ import (
 	"github.com/habench/habench/topology"
 )
 
+// Metric names this sampler emits (Sample.Metric; see Metrics and docs/results.md).
+const (
+	// MetricSamplerErrors: failed or timed-out sampler calls so far; per sampler as MetricSamplerErrors + "_" + its name.
+	MetricSamplerErrors = "sampler_errors"
+)
+
 // Config tunes a Runner. Zero fields take the defaults shown.
 type Config struct {
 	// Interval between ticks (default 1s). Samples carry the time since the run started.
@@ -255,9 +261,9 @@ collect:
 				reached = reached || errs[i] == nil
 			}
 			total += p.errs
-			counters = append(counters, Sample{Elapsed: elapsed, Node: n.Name, Metric: "sampler_errors_" + p.s.Name(), Value: float64(p.errs)})
+			counters = append(counters, Sample{Elapsed: elapsed, Node: n.Name, Metric: MetricSamplerErrors + "_" + p.s.Name(), Value: float64(p.errs)})
 		}
-		samples = append(samples, Sample{Elapsed: elapsed, Node: n.Name, Metric: "sampler_errors", Value: float64(total)})
+		samples = append(samples, Sample{Elapsed: elapsed, Node: n.Name, Metric: MetricSamplerErrors, Value: float64(total)})
 		if tried {
 			samples = append(samples, Sample{Elapsed: elapsed, Node: n.Name, Metric: MetricNodeUp, Value: boolf(reached)})
 		}

@@ -8,6 +8,24 @@ import (
 	"github.com/habench/habench/topology"
 )
 
+// Metric names this sampler emits (Sample.Metric; see Metrics and docs/results.md).
+const (
+	// MetricSemiSyncOn: on the source: semi-sync active, 0/1.
+	MetricSemiSyncOn = "semisync_on"
+	// MetricSemiSyncClients: on the source: replicas acknowledging.
+	MetricSemiSyncClients = "semisync_clients"
+	// MetricSemiSyncYesTx: commits acknowledged by a replica in the tick.
+	MetricSemiSyncYesTx = "semisync_yes_tx"
+	// MetricSemiSyncNoTx: commits without an acknowledgement in the tick.
+	MetricSemiSyncNoTx = "semisync_no_tx"
+	// MetricSemiSyncAvgWait: the server's average acknowledgement wait since startup, us.
+	MetricSemiSyncAvgWait = "semisync_avg_wait_us"
+	// MetricSemiSyncIntervalAvgWait: the average acknowledgement wait over the last tick, us.
+	MetricSemiSyncIntervalAvgWait = "semisync_interval_avg_wait_us"
+	// MetricSemiSyncReplicaOn: on replicas: semi-sync replica status, 0/1.
+	MetricSemiSyncReplicaOn = "semisync_replica_on"
+)
+
 // SemiSync reports semi-synchronous replication from status variables, read with one
 // SHOW GLOBAL STATUS LIKE '<prefix>%' per node per tick, where prefix is
 // Caps.SemiSyncNames().StatusPrefix (Rpl_semi_sync_source_ on MySQL >= 8.0.26,
@@ -55,7 +73,7 @@ func (s *SemiSync) Sample(ctx context.Context, _ *Tick, n Node) ([]Sample, error
 		if !ok {
 			return nil, fmt.Errorf("status %s missing (semi-sync replica plugin not loaded?)", names.ReplicaStatus)
 		}
-		return []Sample{{Metric: "semisync_replica_on", Value: onOff(v)}}, nil
+		return []Sample{{Metric: MetricSemiSyncReplicaOn, Value: onOff(v)}}, nil
 	}
 	st, err := globalStatus(ctx, n.DB, names.StatusPrefix+"%")
 	if err != nil {
@@ -116,18 +134,18 @@ func (s *SemiSync) sourceSamples(node, prefix string, st map[string]string) ([]S
 		return cur[k] // counter reset
 	}
 	out := []Sample{
-		{Metric: "semisync_on", Value: onOff(status)},
-		{Metric: "semisync_clients", Value: cur["clients"]},
-		{Metric: "semisync_yes_tx", Value: delta("yes_tx")},
-		{Metric: "semisync_no_tx", Value: delta("no_tx")},
-		{Metric: "semisync_avg_wait_us", Value: cur["tx_avg_wait_time"]},
+		{Metric: MetricSemiSyncOn, Value: onOff(status)},
+		{Metric: MetricSemiSyncClients, Value: cur["clients"]},
+		{Metric: MetricSemiSyncYesTx, Value: delta("yes_tx")},
+		{Metric: MetricSemiSyncNoTx, Value: delta("no_tx")},
+		{Metric: MetricSemiSyncAvgWait, Value: cur["tx_avg_wait_time"]},
 	}
 	if interval {
 		avg := 0.0
 		if w := delta("tx_waits"); w > 0 {
 			avg = delta("tx_wait_time") / w
 		}
-		out = append(out, Sample{Metric: "semisync_interval_avg_wait_us", Value: avg})
+		out = append(out, Sample{Metric: MetricSemiSyncIntervalAvgWait, Value: avg})
 	}
 	return out, nil
 }

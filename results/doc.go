@@ -1,0 +1,18 @@
+// Package results is the schema of a habench results directory, declared once: the
+// writer (package experiment) and the readers (package report, habench compare) use these
+// types and names.
+//
+//   - summary.json (SummaryFile) is Summary; its sections are NodeLag (nodes),
+//     HostSummary (hosts), Convergence, FaultSummary (faults) and the others here.
+//   - manifest.json (ManifestFile): its hosts and drop_caches are HostInfo and CacheDrop;
+//     the rest of the manifest is still declared by its writer (experiment.Manifest) and
+//     read as a partial view by report.Manifest.
+//   - intervals.csv and samples.csv (IntervalsFile, SamplesFile) have the columns
+//     IntervalColumns and SampleColumns; samples.csv's metric names are the sampler
+//     package's Metric... constants.
+//
+// Field names and omitempty are the file format: a change here changes what every reader
+// of older results sees (TestSummarySchemaUnchanged and TestManifestHostsSchemaUnchanged
+// guard them). Units are in the field names (_s seconds, _ms milliseconds, _ps per
+// second, _trx transactions); docs/results.md describes each file.
+package results
