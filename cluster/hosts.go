@@ -85,7 +85,9 @@ func (s *Sandbox) deployHosts(ctx context.Context, spec topology.Spec) (c *Clust
 		probes[i].UID = p.UID
 	}
 	log.Debug("node directories created", "elapsed", time.Since(start).Round(time.Millisecond))
-	plan, err := topology.BuildPlan(c.Spec, c.Binaries.Caps(), func(node string) (string, int) {
+	planSpec := c.Spec
+	planSpec.Credentials = c.Credentials()
+	plan, err := topology.BuildPlan(planSpec, c.Binaries.Caps(), func(node string) (string, int) {
 		n := c.Node(node)
 		return n.Host, n.Port
 	})
@@ -157,7 +159,8 @@ func forEachNode(nodes []*Node, f func(i int, n *Node) error) error {
 func (s *Sandbox) planHosts(ctx context.Context, spec topology.Spec) (*Cluster, []*hostProbe, error) {
 	c := &Cluster{
 		Name: spec.Name, ProviderName: topology.ProviderHosts, Spec: spec, Network: topology.ProviderHosts,
-		User: topology.BenchUser, Password: topology.BenchPassword, State: "deploying",
+		// Random passwords: the servers listen on the user's network.
+		User: topology.BenchUser, Password: randomPassword(), ReplPassword: randomPassword(), State: "deploying",
 		Created: time.Now().UTC(), path: filepath.Join(s.clusterDir(spec.Name), "state.json"),
 		Hosts: &HostsState{HostDir: hostsRootDir(spec), AdminUser: HostsAdminUser, AdminPassword: randomPassword(), Servers: map[string]string{}},
 	}

@@ -75,6 +75,16 @@ func TestDeployOnHosts(t *testing.T) {
 			t.Errorf("record %s: %v %s", rec, err, b)
 		}
 	}
+	// The bench and replication users' passwords: random for this cluster, kept in the
+	// state, used by the run below.
+	var cs struct {
+		Password     string `json:"password"`
+		ReplPassword string `json:"repl_password"`
+	}
+	if err := json.Unmarshal(mustReadFile(t, filepath.Join(state, "clusters", "hhs1", "state.json")), &cs); err != nil ||
+		len(cs.Password) != 32 || len(cs.ReplPassword) != 32 || cs.Password == cs.ReplPassword {
+		t.Errorf("state.json: bench password %q, repl password %q (%v): want two random ones", cs.Password, cs.ReplPassword, err)
+	}
 	opts := []string{"--tables", "1", "--table-size", "200"}
 	if r := habench(t, state, append([]string{"sysbench", "oltp_read_write", "prepare", "--cluster", "hhs1"}, opts...)...); r.code != 0 {
 		t.Errorf("sysbench prepare: exit %d\n%s", r.code, r.stderr)
