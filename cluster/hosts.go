@@ -78,7 +78,7 @@ func (s *Sandbox) deployHosts(ctx context.Context, spec topology.Spec) (c *Clust
 		if err != nil {
 			return c, fmt.Errorf("node %s: %w", n.Name, err)
 		}
-		rec := &HostRecord{Cluster: c.Name, Node: n.Name, Port: n.Port, Controller: controllerName(), Time: time.Now().UTC()}
+		rec := &HostRecord{Cluster: c.Name, Node: n.Name, Port: n.Port, Controller: controllerName(), Time: time.Now().UTC(), Root: c.layout(n).Root}
 		if err := createNodeDir(ctx, h, c.layout(n), p, rec); err != nil {
 			return c, fmt.Errorf("node %s: %w", n.Name, err)
 		}
@@ -376,8 +376,8 @@ func (s *Sandbox) startHostStepNode(ctx context.Context, c *Cluster, plan topolo
 
 // destroyHosts removes, on every node's host, what that host's record lists (processes,
 // node directory, record, then the parent directories habench created when empty), then
-// the cluster's state directory. A host that cannot be reached is said (logged) and its
-// nodes forgotten; any other failure keeps the state so that destroy can try again.
+// the cluster's state directory. A host that cannot be reached is said (Sandbox.Notice,
+// one line per node, and logged) and its nodes forgotten; any other failure keeps the state so that destroy can try again.
 func (s *Sandbox) destroyHosts(ctx context.Context, c *Cluster) error {
 	if c.Hosts == nil || len(c.Hosts.Dests) < len(c.Nodes) {
 		s.log().Warn("state has no hosts: forgetting the cluster", "cluster", c.Name)
@@ -391,6 +391,8 @@ func (s *Sandbox) destroyHosts(ctx context.Context, c *Cluster) error {
 		var ce *host.ConnError
 		if errors.As(err, &ce) {
 			s.log().Warn("host unreachable: forgetting the node (what habench made there stays, listed in its record)", "node", n.Name, "host", h.Name(), "err", err)
+			s.notice(fmt.Sprintf("node %s: host %s unreachable: node forgotten; what habench made there stays, listed in %s on that host (once it is back: habench destroy %s --hosts %s, with the deploy's ssh flags and --host-dir)",
+				n.Name, c.Hosts.Dests[i], c.layout(n).record(), c.Name, c.Hosts.Dests[i]))
 			return nil
 		}
 		if err != nil {
