@@ -164,30 +164,13 @@ func (s *Sandbox) planHosts(ctx context.Context, spec topology.Spec) (*Cluster, 
 		Created: time.Now().UTC(), path: filepath.Join(s.clusterDir(spec.Name), "state.json"),
 		Hosts: &HostsState{HostDir: hostsRootDir(spec), AdminUser: HostsAdminUser, AdminPassword: randomPassword(), Servers: map[string]string{}},
 	}
-	addrs := make([]string, len(spec.Hosts))
-	bins := make([]*Binaries, len(spec.Hosts))
-	errs := make([]error, len(spec.Hosts))
-	var wg sync.WaitGroup
-	for i, dest := range spec.Hosts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			addrs[i], bins[i], errs[i] = resolveHost(ctx, sshHostFor(spec.SSH, dest), spec)
-		}()
-	}
-	wg.Wait()
-	for i, e := range errs {
-		if e != nil {
-			return nil, nil, fmt.Errorf("hosts[%d] %s: %w", i, spec.Hosts[i], e)
-		}
+	addrs, bins, err := resolveHosts(ctx, spec)
+	if err != nil {
+		return nil, nil, err
 	}
 	c.Binaries = bins[0]
 	for i, b := range bins {
 		c.Hosts.Servers[spec.Hosts[i]] = b.Server + ": " + b.VersionText
-		if b.Server != bins[0].Server || b.Version != bins[0].Version {
-			return nil, nil, &topology.FieldError{Field: fmt.Sprintf("hosts[%d]", i), Value: spec.Hosts[i],
-				Reason: fmt.Sprintf("has %s %s, %s has %s %s: one server version for a cluster", b.Server, b.Version, spec.Hosts[0], bins[0].Server, bins[0].Version)}
-		}
 	}
 	var probes []*hostProbe
 	for i := 1; i <= spec.Nodes; i++ {
@@ -207,6 +190,49 @@ func (s *Sandbox) planHosts(ctx context.Context, spec topology.Spec) (*Cluster, 
 		probes = append(probes, p)
 	}
 	return c, probes, nil
+}
+
+// resolveHosts connects to every host of spec at once and finds its server
+// (resolveHost): the hosts' addresses and servers, in spec.Hosts order. Errors name the
+// host: unreachable, no server (or no Galera library and SST tools), or a server other
+// than the first host's (*topology.FieldError).
+func resolveHosts(ctx context.Context, spec topology.Spec) ([]string, []*Binaries, error) {
+	addrs := make([]string, len(spec.Hosts))
+	bins := make([]*Binaries, len(spec.Hosts))
+	errs := make([]error, len(spec.Hosts))
+	var wg sync.WaitGroup
+	for i, dest := range spec.Hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			addrs[i], bins[i], errs[i] = resolveHost(ctx, sshHostFor(spec.SSH, dest), spec)
+		}()
+	}
+	wg.Wait()
+	for i, e := range errs {
+		if e != nil {
+			return nil, nil, fmt.Errorf("hosts[%d] %s: %w", i, spec.Hosts[i], e)
+		}
+	}
+	for i, b := range bins {
+		if b.Server != bins[0].Server || b.Version != bins[0].Version {
+			return nil, nil, &topology.FieldError{Field: fmt.Sprintf("hosts[%d]", i), Value: spec.Hosts[i],
+				Reason: fmt.Sprintf("has %s %s, %s has %s %s: one server version for a cluster", b.Server, b.Version, spec.Hosts[0], bins[0].Server, bins[0].Version)}
+		}
+	}
+	return addrs, bins, nil
+}
+
+// HostsBinaries finds the server of hosts spec on its hosts, as deploy does first
+// (nothing is created): the servers (one version on every host), for checks made before
+// a run, such as the installation pre-check and the knob-name check of `habench run`.
+// Errors name the host (see resolveHosts).
+func HostsBinaries(ctx context.Context, spec topology.Spec) (*Binaries, error) {
+	_, bins, err := resolveHosts(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return bins[0], nil
 }
 
 // refuseTaken is a *topology.FieldError when node n's directory, record or port is taken

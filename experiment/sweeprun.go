@@ -376,7 +376,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 			}
 			continue
 		} else if deploys(sp) {
-			if _, err := cluster.ResolveInstallation(ctx, sp.Installation, sp.Flavor); err != nil {
+			if _, err := specBinaries(ctx, sp); err != nil {
 				return "", nil, fmt.Errorf("topology %s: %w", sp.Name, err)
 			}
 		}

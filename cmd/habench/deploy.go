@@ -429,14 +429,21 @@ func kindsHelp() string {
 }
 
 // checkListedKnobs checks the spec's knob names against the committed variable list of its
-// installation's flavor and version before anything is deployed (knob.ListedNames; without
+// installation's flavor and version (on hosts: the hosts' server) before anything is deployed (knob.ListedNames; without
 // a list, or an installation, the deploy's own check on the servers decides).
 func checkListedKnobs(ctx context.Context, spec topology.Spec) error {
 	ks, err := topology.KnobsFromMap(spec.Knobs)
 	if err != nil || len(ks) == 0 {
 		return err
 	}
-	bins, err := cluster.ResolveInstallation(ctx, spec.Installation, spec.Flavor)
+	resolve := cluster.ResolveInstallation
+	if spec.IsHosts() {
+		// The hosts' own server, asked over SSH (not this machine's).
+		resolve = func(ctx context.Context, _ topology.Installation, _ topology.Flavor) (*cluster.Binaries, error) {
+			return cluster.HostsBinaries(ctx, spec)
+		}
+	}
+	bins, err := resolve(ctx, spec.Installation, spec.Flavor)
 	if err != nil {
 		return nil
 	}

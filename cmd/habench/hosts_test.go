@@ -299,6 +299,24 @@ func TestScenarioOnHosts(t *testing.T) {
 	if line := strings.TrimSpace(r.stderr); r.code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, "topologies[2]") || !strings.Contains(line, "kind") || !strings.Contains(line, "group-dr") {
 		t.Errorf("run --hosts with a group-dr row: exit %d, stderr %q", r.code, line)
 	}
+	// The pre-checks ask the hosts: a server the hosts lack is refused naming the host,
+	// a knob name the hosts' server does not know naming the closest; nothing deployed.
+	for _, c := range []struct{ row, want string }{
+		{"  - {name: hhq4, kind: single, flavor: mariadb, installation: {kind: basedir, path: /nonexistent-s18}}\n", "hosts[0] " + lab.Hosts[0].Name},
+		{"  - {name: hhq5, kind: single, flavor: mariadb, knobs: {innodb_flush_log_at_trx_comit: \"2\"}}\n", "innodb_flush_log_at_trx_commit"},
+	} {
+		r = habench(t, state, append([]string{"run", scenario(rows + c.row), "--results", res, "--quiet"}, hosts...)...)
+		if line := strings.TrimSpace(r.stderr); r.code == 0 || strings.Contains(line, "\n") || !strings.Contains(line, c.want) || strings.Contains(r.stdout, "deployed in") {
+			t.Errorf("run --hosts with %s: exit %d, stderr %q; want one line with %q, nothing deployed", strings.TrimSpace(c.row), r.code, line, c.want)
+		} else {
+			t.Logf("refused: %s", line)
+		}
+	}
+	for i, h := range lab.Hosts {
+		if after := hostState(t, h, hostDir); after != before[i] {
+			t.Errorf("%s after the refused scenarios:\n%s\nbefore:\n%s", h.Name, after, before[i])
+		}
+	}
 }
 
 // checkHostClocks checks the run directory of a cell run on lab hosts with cell:
