@@ -214,7 +214,7 @@ func runLong(t *testing.T, limit time.Duration, state string, args ...string) re
 
 // TestTopologiesOnHostsDryRun: the shipped scenarios/topologies-on-hosts.yaml plans with
 // `run --dry-run --hosts` (loopback addresses standing in for the user's hosts; a dry run
-// connects to none): 5 deployments and 10 cells, every row with the hosts' own server
+// of a scenario without knobs connects to none): 5 deployments and 10 cells, every row with the hosts' own server
 // (system installation, not this machine's MySQL root filesystem), and no none cell
 // claiming the userspace link (tc over SSH on hosts).
 func TestTopologiesOnHostsDryRun(t *testing.T) {
