@@ -136,6 +136,13 @@ func (c *Cluster) Credentials() topology.Credentials {
 	return topology.Credentials{Bench: c.Password, Repl: c.ReplPassword}
 }
 
+// planSpec is c's spec with its Credentials, for topology.BuildPlan.
+func (c *Cluster) planSpec() topology.Spec {
+	s := c.Spec
+	s.Credentials = c.Credentials()
+	return s
+}
+
 // BenchDSN is a DSN for the benchmark user over TCP through the guarded dialer.
 func (c *Cluster) BenchDSN(n *Node, db string) string {
 	RegisterGuardedDialer()

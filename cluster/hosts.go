@@ -85,9 +85,7 @@ func (s *Sandbox) deployHosts(ctx context.Context, spec topology.Spec) (c *Clust
 		probes[i].UID = p.UID
 	}
 	log.Debug("node directories created", "elapsed", time.Since(start).Round(time.Millisecond))
-	planSpec := c.Spec
-	planSpec.Credentials = c.Credentials()
-	plan, err := topology.BuildPlan(planSpec, c.Binaries.Caps(), func(node string) (string, int) {
+	plan, err := topology.BuildPlan(c.planSpec(), c.Binaries.Caps(), func(node string) (string, int) {
 		n := c.Node(node)
 		return n.Host, n.Port
 	})

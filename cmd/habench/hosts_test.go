@@ -136,9 +136,16 @@ func TestDeployOnHosts(t *testing.T) {
 	}
 	os.RemoveAll(filepath.Join(hostDir, "hhs3"))
 
-	// Host 1 is gone at destroy (its destination in the state replaced by an address
-	// nobody has): destroy says so on its output and forgets n1; once host 1 is back,
-	// destroy --hosts removes n1 there by its record (and the directories n1 created).
+	destroyWithHostGone(t, lab, state, hostDir, before)
+}
+
+// destroyWithHostGone destroys cluster hhs1 of TestDeployOnHosts with host 1 gone (its
+// destination in the state replaced by an address nobody has): destroy says so on its
+// output and forgets n1; once host 1 is back, destroy --hosts removes n1 there by its
+// record (and the directories n1 created), and every host is as before.
+func destroyWithHostGone(t *testing.T, lab *testhost.Lab, state, hostDir string, before []string) {
+	t.Helper()
+	names := []string{lab.Hosts[0].Name}
 	statePath := filepath.Join(state, "clusters", "hhs1", "state.json")
 	gone := "198.18.18.99"
 	if b := mustReadFile(t, statePath); !strings.Contains(string(b), `"`+names[0]+`"`) {
@@ -146,7 +153,7 @@ func TestDeployOnHosts(t *testing.T) {
 	} else if err := os.WriteFile(statePath, []byte(strings.ReplaceAll(string(b), `"`+names[0]+`"`, `"`+gone+`"`)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r = habench(t, state, "destroy", "hhs1")
+	r := habench(t, state, "destroy", "hhs1")
 	t.Logf("destroy with host 1 gone: exit %d\n%s", r.code, r.stdout)
 	if want := "node n1: host " + gone + " unreachable: node forgotten"; r.code != 0 || !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "destroyed hhs1") {
 		t.Errorf("destroy with host 1 gone: exit %d, want 0 and a line with %q:\n%s%s", r.code, want, r.stdout, r.stderr)
