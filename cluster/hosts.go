@@ -233,6 +233,16 @@ func HostsBinaries(ctx context.Context, spec topology.Spec) (*Binaries, error) {
 	return bins[0], nil
 }
 
+// HostsAccess returns the hosts of hosts spec over SSH (its ssh: options), in
+// spec.Hosts order, for checks made before a deploy (such as netem.CheckHost).
+func HostsAccess(spec topology.Spec) []host.Host {
+	var hs []host.Host
+	for _, dest := range spec.Hosts {
+		hs = append(hs, sshHostFor(spec.SSH, dest))
+	}
+	return hs
+}
+
 // refuseTaken is a *topology.FieldError when node n's directory, record or port is taken
 // on its host: habench never touches what it did not create.
 func refuseTaken(c *Cluster, n *Node, p *hostProbe) error {

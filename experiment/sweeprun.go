@@ -379,6 +379,9 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 			if _, err := specBinaries(ctx, sp); err != nil {
 				return "", nil, fmt.Errorf("topology %s: %w", sp.Name, err)
 			}
+			if err := checkHostsNetem(ctx, d, torun); err != nil {
+				return "", nil, err
+			}
 		}
 		if _, err := r.Sandbox.Load(d.Spec.Name); err == nil {
 			return "", nil, &topology.FieldError{Field: "topologies.name", Value: d.Spec.Name, Reason: "a cluster with this name exists (habench destroy " + d.Spec.Name + ")"}
