@@ -66,8 +66,13 @@ type Cluster struct {
 	Network      string        `json:"network"`          // NetNamespaces or NetLoopback
 	SubnetIdx    int           `json:"subnet,omitempty"` // 10.233.<SubnetIdx>.0/24 in netns mode
 	User         string        `json:"user"`
-	Password     string        `json:"password"`
-	Nodes        []*Node       `json:"nodes"`
+	// Password is the benchmark user's (User's) password: topology.BenchPassword on a
+	// local sandbox, random per cluster on hosts (planHosts).
+	Password string `json:"password"`
+	// ReplPassword is the replication user's (topology.ReplUser) password; empty:
+	// topology.ReplPassword (local sandboxes and clusters deployed before it was kept).
+	ReplPassword string  `json:"repl_password,omitempty"`
+	Nodes        []*Node `json:"nodes"`
 	// Aux are the members that are not SQL servers (a Galera arbitrator): they have an
 	// address, a process and a place in links and faults, but no SQL connection, so code
 	// that talks SQL ranges over Nodes only. Started by their Program (RegisterProgram).
@@ -124,6 +129,19 @@ func (c *Cluster) Capabilities() topology.Capabilities {
 // registered user over TCP through the guarded dialer (habench has no other access to
 // servers it does not run).
 func (c *Cluster) AdminDSN(n *Node) string { return c.Provider().AdminDSN(c, n) }
+
+// Credentials are the passwords of the accounts the cluster's plan creates (its
+// topology.Spec.Credentials, which the state file does not keep).
+func (c *Cluster) Credentials() topology.Credentials {
+	return topology.Credentials{Bench: c.Password, Repl: c.ReplPassword}
+}
+
+// planSpec is c's spec with its Credentials, for topology.BuildPlan.
+func (c *Cluster) planSpec() topology.Spec {
+	s := c.Spec
+	s.Credentials = c.Credentials()
+	return s
+}
 
 // BenchDSN is a DSN for the benchmark user over TCP through the guarded dialer.
 func (c *Cluster) BenchDSN(n *Node, db string) string {

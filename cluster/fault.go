@@ -195,7 +195,7 @@ func (c *Cluster) repoint(ctx context.Context, n, src *Node) error {
 	}
 	defer db.Close()
 	stmts := readOnlySQL(caps, true)
-	stmts = append(stmts, caps.StopReplica(""), caps.ChangeSource(src.Host, src.Port, topology.ReplUser, topology.ReplPassword))
+	stmts = append(stmts, caps.StopReplica(""), caps.ChangeSource(src.Host, src.Port, topology.ReplUser, c.Credentials().ReplPass()))
 	if c.Spec.Is(topology.SemiSync) {
 		v := caps.SemiSyncNames()
 		stmts = append(stmts, "SET GLOBAL "+v.SourceEnabled+"=OFF", "SET GLOBAL "+v.ReplicaEnabled+"=ON")
@@ -355,7 +355,7 @@ func (c *Cluster) catchUpFromPeers(ctx context.Context, nr *Node, ndb *sql.DB, c
 			}
 			continue
 		}
-		for _, q := range []string{caps.StopReplica(""), caps.ChangeSource(p.Host, p.Port, topology.ReplUser, topology.ReplPassword), caps.StartReplica()} {
+		for _, q := range []string{caps.StopReplica(""), caps.ChangeSource(p.Host, p.Port, topology.ReplUser, c.Credentials().ReplPass()), caps.StartReplica()} {
 			if _, err := ndb.ExecContext(ctx, q); err != nil {
 				return fmt.Errorf("node %s: catching up from %s: %s: %w", nr.Name, p.Name, redact(q), err)
 			}

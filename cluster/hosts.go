@@ -78,14 +78,14 @@ func (s *Sandbox) deployHosts(ctx context.Context, spec topology.Spec) (c *Clust
 		if err != nil {
 			return c, fmt.Errorf("node %s: %w", n.Name, err)
 		}
-		rec := &HostRecord{Cluster: c.Name, Node: n.Name, Port: n.Port, Controller: controllerName(), Time: time.Now().UTC()}
+		rec := &HostRecord{Cluster: c.Name, Node: n.Name, Port: n.Port, Controller: controllerName(), Time: time.Now().UTC(), Root: c.layout(n).Root}
 		if err := createNodeDir(ctx, h, c.layout(n), p, rec); err != nil {
 			return c, fmt.Errorf("node %s: %w", n.Name, err)
 		}
 		probes[i].UID = p.UID
 	}
 	log.Debug("node directories created", "elapsed", time.Since(start).Round(time.Millisecond))
-	plan, err := topology.BuildPlan(c.Spec, c.Binaries.Caps(), func(node string) (string, int) {
+	plan, err := topology.BuildPlan(c.planSpec(), c.Binaries.Caps(), func(node string) (string, int) {
 		n := c.Node(node)
 		return n.Host, n.Port
 	})
@@ -160,34 +160,18 @@ func forEachNode(nodes []*Node, f func(i int, n *Node) error) error {
 func (s *Sandbox) planHosts(ctx context.Context, spec topology.Spec) (*Cluster, []*hostProbe, error) {
 	c := &Cluster{
 		Name: spec.Name, ProviderName: topology.ProviderHosts, Spec: spec, Network: topology.ProviderHosts,
-		User: topology.BenchUser, Password: topology.BenchPassword, State: "deploying",
+		// Random passwords: the servers listen on the user's network.
+		User: topology.BenchUser, Password: randomPassword(), ReplPassword: randomPassword(), State: "deploying",
 		Created: time.Now().UTC(), path: filepath.Join(s.clusterDir(spec.Name), "state.json"),
 		Hosts: &HostsState{HostDir: hostsRootDir(spec), AdminUser: HostsAdminUser, AdminPassword: randomPassword(), Servers: map[string]string{}},
 	}
-	addrs := make([]string, len(spec.Hosts))
-	bins := make([]*Binaries, len(spec.Hosts))
-	errs := make([]error, len(spec.Hosts))
-	var wg sync.WaitGroup
-	for i, dest := range spec.Hosts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			addrs[i], bins[i], errs[i] = resolveHost(ctx, sshHostFor(spec.SSH, dest), spec)
-		}()
-	}
-	wg.Wait()
-	for i, e := range errs {
-		if e != nil {
-			return nil, nil, fmt.Errorf("hosts[%d] %s: %w", i, spec.Hosts[i], e)
-		}
+	addrs, bins, err := resolveHosts(ctx, spec)
+	if err != nil {
+		return nil, nil, err
 	}
 	c.Binaries = bins[0]
 	for i, b := range bins {
 		c.Hosts.Servers[spec.Hosts[i]] = b.Server + ": " + b.VersionText
-		if b.Server != bins[0].Server || b.Version != bins[0].Version {
-			return nil, nil, &topology.FieldError{Field: fmt.Sprintf("hosts[%d]", i), Value: spec.Hosts[i],
-				Reason: fmt.Sprintf("has %s %s, %s has %s %s: one server version for a cluster", b.Server, b.Version, spec.Hosts[0], bins[0].Server, bins[0].Version)}
-		}
 	}
 	var probes []*hostProbe
 	for i := 1; i <= spec.Nodes; i++ {
@@ -210,6 +194,59 @@ func (s *Sandbox) planHosts(ctx context.Context, spec topology.Spec) (*Cluster, 
 		return nil, nil, err
 	}
 	return c, probes, nil
+}
+
+// resolveHosts connects to every host of spec at once and finds its server
+// (resolveHost): the hosts' addresses and servers, in spec.Hosts order. Errors name the
+// host: unreachable, no server (or no Galera library and SST tools), or a server other
+// than the first host's (*topology.FieldError).
+func resolveHosts(ctx context.Context, spec topology.Spec) ([]string, []*Binaries, error) {
+	addrs := make([]string, len(spec.Hosts))
+	bins := make([]*Binaries, len(spec.Hosts))
+	errs := make([]error, len(spec.Hosts))
+	var wg sync.WaitGroup
+	for i, dest := range spec.Hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			addrs[i], bins[i], errs[i] = resolveHost(ctx, sshHostFor(spec.SSH, dest), spec)
+		}()
+	}
+	wg.Wait()
+	for i, e := range errs {
+		if e != nil {
+			return nil, nil, fmt.Errorf("hosts[%d] %s: %w", i, spec.Hosts[i], e)
+		}
+	}
+	for i, b := range bins {
+		if b.Server != bins[0].Server || b.Version != bins[0].Version {
+			return nil, nil, &topology.FieldError{Field: fmt.Sprintf("hosts[%d]", i), Value: spec.Hosts[i],
+				Reason: fmt.Sprintf("has %s %s, %s has %s %s: one server version for a cluster", b.Server, b.Version, spec.Hosts[0], bins[0].Server, bins[0].Version)}
+		}
+	}
+	return addrs, bins, nil
+}
+
+// HostsBinaries finds the server of hosts spec on its hosts, as deploy does first
+// (nothing is created): the servers (one version on every host), for checks made before
+// a run, such as the installation pre-check and the knob-name check of `habench run`.
+// Errors name the host (see resolveHosts).
+func HostsBinaries(ctx context.Context, spec topology.Spec) (*Binaries, error) {
+	_, bins, err := resolveHosts(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return bins[0], nil
+}
+
+// HostsAccess returns the hosts of hosts spec over SSH (its ssh: options), in
+// spec.Hosts order, for checks made before a deploy (such as netem.CheckHost).
+func HostsAccess(spec topology.Spec) []host.Host {
+	var hs []host.Host
+	for _, dest := range spec.Hosts {
+		hs = append(hs, sshHostFor(spec.SSH, dest))
+	}
+	return hs
 }
 
 // refuseTaken is a *topology.FieldError when node n's directory, record or port is taken
@@ -379,8 +416,8 @@ func (s *Sandbox) startHostStepNode(ctx context.Context, c *Cluster, plan topolo
 
 // destroyHosts removes, on every node's host, what that host's record lists (processes,
 // node directory, record, then the parent directories habench created when empty), then
-// the cluster's state directory. A host that cannot be reached is said (logged) and its
-// nodes forgotten; any other failure keeps the state so that destroy can try again.
+// the cluster's state directory. A host that cannot be reached is said (Sandbox.Notice,
+// one line per node, and logged) and its nodes forgotten; any other failure keeps the state so that destroy can try again.
 func (s *Sandbox) destroyHosts(ctx context.Context, c *Cluster) error {
 	if c.Hosts == nil || len(c.Hosts.Dests) < len(c.Members()) {
 		s.log().Warn("state has no hosts: forgetting the cluster", "cluster", c.Name)
@@ -394,6 +431,8 @@ func (s *Sandbox) destroyHosts(ctx context.Context, c *Cluster) error {
 		var ce *host.ConnError
 		if errors.As(err, &ce) {
 			s.log().Warn("host unreachable: forgetting the node (what habench made there stays, listed in its record)", "node", n.Name, "host", h.Name(), "err", err)
+			s.notice(fmt.Sprintf("node %s: host %s unreachable: node forgotten; what habench made there stays, listed in %s on that host (once it is back: habench destroy %s --hosts %s, with the deploy's ssh flags and --host-dir)",
+				n.Name, c.Hosts.Dests[i], c.layout(n).record(), c.Name, c.Hosts.Dests[i]))
 			return nil
 		}
 		if err != nil {

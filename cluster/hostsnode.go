@@ -63,6 +63,9 @@ type HostRecord struct {
 	StartTicks uint64    `json:"start_ticks,omitempty"`
 	Controller string    `json:"controller"` // the machine habench ran on (its host name)
 	Time       time.Time `json:"time"`
+	// Root is the root filesystem the node's server runs chrooted in ("" for none), so
+	// that `destroy --hosts` finds its processes without the state file.
+	Root string `json:"root,omitempty"`
 }
 
 // errNoRecord: the host has no record for the node.

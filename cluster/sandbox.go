@@ -40,6 +40,16 @@ type Sandbox struct {
 	// StopGrace is how long StopNode waits after SIGTERM before SIGKILL (0: DefaultStopGrace).
 	StopGrace time.Duration
 	Log       *slog.Logger
+	// Notice, when set, receives lines a command says on its output besides its result
+	// (a host unreachable at destroy); they are logged too. nil: logged only.
+	Notice func(line string)
+}
+
+// notice says line through s.Notice, when set.
+func (s *Sandbox) notice(line string) {
+	if s.Notice != nil {
+		s.Notice(line)
+	}
 }
 
 func (s *Sandbox) log() *slog.Logger {

@@ -11,7 +11,9 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/host"
+	"github.com/habench/habench/netem"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/topology"
 )
 
 // clockTimeout bounds the clock measurement of all the hosts at the start of a run.
@@ -289,4 +291,46 @@ func cpuBoundRows(rows []Row) string {
 		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// checkHostsNetem refuses, before anything is deployed, a deployment on hosts whose cells
+// to run (torun) impair links with delay, jitter or loss when one of its hosts lacks
+// sch_netem (netem.CheckHost over SSH): otherwise each such cell would fail after the
+// deploy. Rate limits and partitions need no netem. Nil for other deployments. Errors:
+// *topology.FieldError on sweep.links naming the topology, the host and the reason; a
+// host that cannot be checked, naming it.
+func checkHostsNetem(ctx context.Context, d *Deployment, torun func(*Cell) bool) error {
+	sp := d.Spec
+	if !sp.IsHosts() || sp.Nodes < 2 {
+		return nil
+	}
+	var need *Cell
+	for _, c := range d.Cells {
+		if !torun(c) || c.Links.IsZero() {
+			continue
+		}
+		spec, err := c.Links.WithSites(LinkSites(sp.Sites)).Build(sp.MemberNames())
+		if err == nil && slices.ContainsFunc(slices.Collect(maps.Values(spec.Links)), netem.NeedsNetem) {
+			need = c
+			break
+		}
+	}
+	if need == nil {
+		return nil
+	}
+	for i, h := range cluster.HostsAccess(sp) {
+		hc, err := netem.CheckHost(ctx, h)
+		if err != nil {
+			return fmt.Errorf("topology %s: hosts[%d] %s: %w", sp.Name, i, sp.Hosts[i], err)
+		}
+		if hc.NoNetem != "" {
+			field, value := "sweep.links", need.Values[string(AxisLinks)]
+			if value == "" { // the scenario's links:, for every cell
+				field, value = "links", need.Links.String()
+			}
+			return &topology.FieldError{Field: field, Value: value,
+				Reason: fmt.Sprintf("topology %s: host %s: %s; delay, jitter and loss need sch_netem on the hosts (rate limits and partitions do not): nothing deployed", sp.Name, sp.Hosts[i], hc.NoNetem)}
+		}
+	}
+	return nil
 }

@@ -334,12 +334,17 @@ func profSweep(p *ScaleProfile) *Sweep {
 }
 
 // SamePathControl reports whether cell is the zero-delay control of a links axis: its
-// links value is none, the axis has a delay, and the cell's topology has links. With the
-// userspace link (no kernel netem here), such a cell runs through the link at zero delay.
+// links value is none, the axis has a delay, and the cell's topology has links between
+// local sandboxes (not on hosts nor existing: tc over SSH there, never the userspace
+// link). With the userspace link (no kernel netem here), such a cell runs through the
+// link at zero delay.
 func (p *Plan) SamePathControl(c *Cell) bool {
 	a := p.axis(AxisLinks)
 	if a.Name == "" || c.Values[a.Name] != "none" || c.Deployment.Spec.Nodes < 2 {
 		return false
+	}
+	if sp := c.Deployment.Spec; sp.IsHosts() || sp.IsExisting() {
+		return false // tc over SSH on the hosts: the userspace link is local sandboxes' only
 	}
 	return slices.ContainsFunc(a.Values, func(v AxisValue) bool { return !v.Links.IsZero() })
 }

@@ -27,11 +27,14 @@ import (
 // Scenario is a whole experiment in one file: topologies to deploy one after the other
 // and the workload to run on each, with sysbench's option names.
 type Scenario struct {
-	Name        string           `yaml:"name"`
-	Description string           `yaml:"description"`
-	Network     string           `yaml:"network"` // auto (default), netns, loopback
-	Topologies  []topology.Spec  `yaml:"topologies"`
-	Workload    ScenarioWorkload `yaml:"workload"`
+	Name        string          `yaml:"name"`
+	Description string          `yaml:"description"`
+	Network     string          `yaml:"network"` // auto (default), netns, loopback
+	Topologies  []topology.Spec `yaml:"topologies"`
+	// installationGiven[i]: row i named its installation (ParseScenario fills the others'
+	// with this machine's default; InstallationGiven).
+	installationGiven []bool
+	Workload          ScenarioWorkload `yaml:"workload"`
 	// Baseline names the topology the comparison's percentages refer to (default: the first).
 	Baseline string `yaml:"baseline"`
 	// Links are the one-way impairments between the nodes of each multi-node topology
@@ -122,6 +125,13 @@ func (w WorkloadNodes) For(topology string) []string {
 	return w.All
 }
 
+// InstallationGiven reports whether topology row i named its installation in the file;
+// false for a row whose installation ParseScenario defaulted for this machine (a MySQL
+// row's local root filesystem), which `run --hosts` replaces with the hosts' server.
+func (s *Scenario) InstallationGiven(i int) bool {
+	return i < len(s.installationGiven) && s.installationGiven[i]
+}
+
 // ParseScenario decodes and validates a scenario. Unknown keys are errors naming the line,
 // and so is a byte that is not text (topology.CheckText, naming the enclosing key too);
 // workload options go through the same parser as the command line, so they fail the same way.
@@ -188,6 +198,7 @@ func (s *Scenario) checkTopologies() (map[string]bool, error) {
 	seen := map[string]bool{}
 	for i := range s.Topologies {
 		t := &s.Topologies[i]
+		s.installationGiven = append(s.installationGiven, t.Installation.Kind != "")
 		t.Defaults()
 		if err := t.Validate(); err != nil {
 			return nil, fmt.Errorf("topologies[%d]: %w", i, err)

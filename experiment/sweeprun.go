@@ -465,8 +465,11 @@ func (r *ScenarioRun) preflight(ctx context.Context, plan *Plan, torun func(*Cel
 			}
 			continue
 		} else if deploys(sp) {
-			if _, err := cluster.ResolveInstallation(ctx, sp.Installation, sp.Flavor); err != nil {
+			if _, err := specBinaries(ctx, sp); err != nil {
 				return fmt.Errorf("topology %s: %w", sp.Name, err)
+			}
+			if err := checkHostsNetem(ctx, d, torun); err != nil {
+				return err
 			}
 		}
 		if _, err := r.Sandbox.Load(d.Spec.Name); err == nil {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"io"
@@ -36,6 +37,9 @@ type Pair struct {
 	// CPU-bound, one run a side).
 	Differences []string
 	Notes       []string
+	// Hosts are each side's hosts with their clock offsets (HostsLine; "" for a run on
+	// this machine), so that runs on the user's hosts say where and with which clocks.
+	HostsBefore, HostsAfter string
 }
 
 // Delta is one metric before and after. Values are nil when the run lacks them (no
@@ -148,6 +152,7 @@ func Compare(before, after *Results) *Comparison {
 		}
 		p.Differences = differences(a, b)
 		p.Notes = compareNotes(a, b)
+		p.HostsBefore, p.HostsAfter = HostsLine(a.Manifest.Hosts), HostsLine(b.Manifest.Hosts)
 		c.Pairs = append(c.Pairs, p)
 	}
 	if len(before.Runs) == 1 && len(after.Runs) == 1 {
@@ -328,6 +333,9 @@ func (c *Comparison) WriteText(w io.Writer) error {
 				fmt.Fprintf(w, "  - %s\n", d)
 			}
 		}
+		if p.HostsBefore != "" || p.HostsAfter != "" {
+			fmt.Fprintf(w, "%shosts before: %s\n%shosts after: %s\n", prefix, cmp.Or(p.HostsBefore, "this machine"), prefix, cmp.Or(p.HostsAfter, "this machine"))
+		}
 		for _, n := range p.Notes {
 			fmt.Fprintf(w, "%snote: %s\n", prefix, n)
 		}
@@ -415,6 +423,7 @@ th, td { border: 1px solid #ccc; padding: .2em .5em; text-align: right; } th { b
 </table>
 {{- range .Pairs}}
 {{- if .Differences}}<p><b>{{.Name}}</b>, differences (before &rarr; after):</p><ul>{{range .Differences}}<li>{{.}}</li>{{end}}</ul>{{else}}<p><b>{{.Name}}</b>: no differences in topology, links, knobs, workload or servers.</p>{{end}}
+{{- if or .HostsBefore .HostsAfter}}<p><b>{{.Name}}</b> hosts before: {{or .HostsBefore "this machine"}}<br>hosts after: {{or .HostsAfter "this machine"}}</p>{{end}}
 {{- range .Notes}}<p class="note">note: {{.}}</p>{{end}}
 {{- end}}
 <p class="note">change: after against before in percent; where before is near zero (under 1% of the larger, or a lag under 0.01 s), the difference after - before instead.</p>

@@ -5,10 +5,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
@@ -200,5 +202,45 @@ func TestHostClocksInRunReport(t *testing.T) {
 		if !strings.Contains(html, w) {
 			t.Errorf("report.html lacks %q", w)
 		}
+	}
+}
+
+// TestCompareNamesHosts: `habench compare` names each side's hosts with their clock
+// offsets when a run's manifest has them (runs on the user's hosts), "this machine" for
+// the other side, in the text and the HTML; runs on this machine alone say nothing of it.
+func TestCompareNamesHosts(t *testing.T) {
+	a, err := Load(runDir(t, "qasync"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Load(runDir(t, "qsemi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain bytes.Buffer
+	if err := Compare(a, b).WriteText(&plain); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "hosts before") {
+		t.Errorf("runs on this machine: a hosts line:\n%s", plain.String())
+	}
+	off, unc := 0.012, 0.150
+	b.Runs[0].Manifest.Hosts = []results.HostInfo{{Name: "ssh db1", Nodes: []string{"n1", "n3"}, OffsetMs: &off, UncertaintyMs: &unc, Server: "mariadbd 10.11.6"},
+		{Name: "ssh db2", Nodes: []string{"n2"}, ClockError: "ssh db2: cannot connect"}}
+	c := Compare(a, b)
+	var text bytes.Buffer
+	if err := c.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	page, err := c.HTML(time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "hosts after: ssh db1 (n1, n3): clock +0.012 ± 0.150 ms, mariadbd 10.11.6; ssh db2 (n2): clock not measured (ssh db2: cannot connect)"
+	if !strings.Contains(text.String(), "hosts before: this machine\n") || !strings.Contains(text.String(), want+"\n") {
+		t.Errorf("compare text lacks the hosts lines (%q):\n%s", want, text.String())
+	}
+	if !strings.Contains(html.UnescapeString(string(page)), "hosts after: ssh db1 (n1, n3): clock +0.012 ± 0.150 ms") {
+		t.Errorf("compare HTML lacks the hosts line")
 	}
 }

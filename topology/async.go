@@ -43,7 +43,7 @@ func planReplicated(spec Spec, caps Capabilities, addr Addr, srcExtra, repExtra 
 		p.Nodes = append(p.Nodes, n)
 	}
 	for _, n := range p.Nodes {
-		sql := usersSQL(caps)
+		sql := usersSQL(spec, caps)
 		if n.Role == RoleReplica {
 			// super_read_only blocks CREATE USER even with sql_log_bin=0.
 			if caps.GTIDKind == "mysql" {
@@ -58,7 +58,7 @@ func planReplicated(spec Spec, caps Capabilities, addr Addr, srcExtra, repExtra 
 		p.Steps = append(p.Steps, Step{
 			Node: n.Name,
 			Desc: "replicate from " + p.Nodes[0].Name,
-			SQL:  []string{caps.ChangeSource(srcHost, srcPort, ReplUser, ReplPassword), caps.StartReplica()},
+			SQL:  []string{caps.ChangeSource(srcHost, srcPort, ReplUser, spec.Credentials.ReplPass()), caps.StartReplica()},
 			Wait: WaitReplicaRunning,
 		})
 	}

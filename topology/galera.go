@@ -350,7 +350,7 @@ func planGalera(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 	}
 	p.Steps = append(p.Steps,
 		Step{Node: "n1", Desc: "bootstrap a new cluster", Start: true, Wait: WaitSynced, ClusterSize: 1},
-		Step{Node: "n1", Desc: "create users", SQL: galeraUsersSQL()},
+		Step{Node: "n1", Desc: "create users", SQL: galeraUsersSQL(spec)},
 	)
 	for i := 2; i <= spec.Nodes; i++ {
 		p.Steps = append(p.Steps, Step{Node: NodeName(i), Desc: "join (state transfer by " + sst + ")", Start: true, Wait: WaitSynced, ClusterSize: i})
@@ -391,9 +391,9 @@ func mustParse(s string) []ProviderOption {
 // galeraUsersSQL creates the benchmark user on the bootstrap node. Unlike the replicated
 // kinds the statements are binlogged and replicated (there is no replica user: Galera
 // needs none for rsync SST); joiners started later get them with the snapshot anyway.
-func galeraUsersSQL() []string {
+func galeraUsersSQL(spec Spec) []string {
 	return []string{
-		fmt.Sprintf("CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s'", BenchUser, BenchPassword),
+		fmt.Sprintf("CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s'", BenchUser, spec.Credentials.BenchPass()),
 		fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO '%s'@'%%' WITH GRANT OPTION", BenchUser),
 	}
 }

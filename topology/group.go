@@ -143,8 +143,8 @@ func planGroup(spec Spec, caps Capabilities, addr Addr) Plan {
 		p.Nodes = append(p.Nodes, n)
 	}
 	for _, n := range p.Nodes {
-		sql := append([]string{"SET GLOBAL super_read_only=OFF"}, groupUsersSQL(caps)...)
-		sql = append(sql, caps.ChangeGroupRecovery(ReplUser, ReplPassword))
+		sql := append([]string{"SET GLOBAL super_read_only=OFF"}, groupUsersSQL(spec, caps)...)
+		sql = append(sql, caps.ChangeGroupRecovery(ReplUser, spec.Credentials.ReplPass()))
 		p.Steps = append(p.Steps, Step{Node: n.Name, Desc: "create users and the recovery channel", SQL: sql})
 		if caps.GRFlowControlStats {
 			p.Steps = append(p.Steps, Step{
@@ -241,8 +241,8 @@ func groupAllowlist(seeds string) string {
 // groupUsersSQL is usersSQL with the privileges a Group Replication recovery user needs:
 // REPLICATION SLAVE, and GROUP_REPLICATION_STREAM where it exists (8.0.27+; needed with
 // group_replication_communication_stack=MYSQL).
-func groupUsersSQL(caps Capabilities) []string {
-	sql := usersSQL(caps)
+func groupUsersSQL(spec Spec, caps Capabilities) []string {
+	sql := usersSQL(spec, caps)
 	if caps.GRStreamPrivilege {
 		// Before the trailing SET SESSION sql_log_bin=1.
 		grant := fmt.Sprintf("GRANT GROUP_REPLICATION_STREAM ON *.* TO '%s'@'%%'", ReplUser)

@@ -140,7 +140,7 @@ func planGroupDR(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 				p.Steps = append(p.Steps, Step{Node: n.Name, Desc: "let the repl user read the group's members (DR source failover)", SQL: grant})
 			}
 			for _, n := range replicas {
-				sql := append([]string{"SET GLOBAL super_read_only=OFF"}, usersSQL(caps)...)
+				sql := append([]string{"SET GLOBAL super_read_only=OFF"}, usersSQL(spec, caps)...)
 				sql = append(sql, "SET GLOBAL super_read_only=ON")
 				p.Steps = append(p.Steps, Step{Node: n.Name, Desc: "create users", SQL: sql})
 			}
@@ -162,7 +162,7 @@ func planGroupDR(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 // groupDRReplicaSQL points a DR replica at the group member host:port with managed source
 // failover (see planGroupDR).
 func groupDRReplicaSQL(spec Spec, caps Capabilities, host string, port int) []string {
-	change := caps.ChangeSource(host, port, ReplUser, ReplPassword) +
+	change := caps.ChangeSource(host, port, ReplUser, spec.Credentials.ReplPass()) +
 		fmt.Sprintf(", SOURCE_RETRY_COUNT=%d, SOURCE_CONNECTION_AUTO_FAILOVER=1", GroupDRRetryCount)
 	managed := fmt.Sprintf("SELECT asynchronous_connection_failover_add_managed('', 'GroupReplication', %s, %s, %d, '', %d, %d)",
 		quoteString(GroupName(spec.Name)), quoteString(host), port, GroupDRPrimaryWeight, GroupDRSecondaryWeight)

@@ -184,3 +184,47 @@ func TestGroupHostsAllowlist(t *testing.T) {
 		t.Errorf("sandbox: allowlist %q, want none", got)
 	}
 }
+
+// TestPlanCredentials: the accounts every kind's plan creates take the passwords of
+// Spec.Credentials (the hosts provider's random ones), the replicas and group members
+// connect with the replication one, and no statement carries the sandbox defaults; an
+// empty Credentials keeps the sandbox defaults.
+func TestPlanCredentials(t *testing.T) {
+	addr := func(n string) (string, int) { return "198.51.100." + n[1:], 23306 }
+	for _, c := range []struct {
+		kind   Kind
+		flavor Flavor
+		nodes  int
+	}{{Single, MariaDB, 1}, {Async, MariaDB, 3}, {SemiSync, MySQL, 3}, {Group, MySQL, 3}, {Galera, MariaDB, 3}} {
+		s := Spec{Name: "cred", Kind: c.kind, Nodes: c.nodes, Flavor: c.flavor}
+		caps := CapabilitiesFor(c.flavor, V(10, 11, 6))
+		if c.flavor == MySQL {
+			caps = CapabilitiesFor(c.flavor, V(9, 7, 0))
+		}
+		sqlOf := func(cred Credentials) string {
+			s.Credentials = cred
+			p, err := BuildPlan(s, caps, addr)
+			if err != nil {
+				t.Fatalf("%s: %v", c.kind, err)
+			}
+			var all []string
+			for _, st := range p.Steps {
+				all = append(all, st.SQL...)
+			}
+			return strings.Join(all, "\n")
+		}
+		got := sqlOf(Credentials{Bench: "b3nch5ecret", Repl: "r3pl5ecret"})
+		if !strings.Contains(got, "'"+BenchUser+"'@'%' IDENTIFIED BY 'b3nch5ecret'") {
+			t.Errorf("%s: the bench user is not created with the given password:\n%s", c.kind, got)
+		}
+		if c.nodes > 1 && c.kind != Galera && !strings.Contains(got, "r3pl5ecret") {
+			t.Errorf("%s: the replication user's password is not used:\n%s", c.kind, got)
+		}
+		if strings.Contains(got, "BY '"+BenchPassword+"'") || strings.Contains(got, "BY '"+ReplPassword+"'") || strings.Contains(got, "PASSWORD='"+ReplPassword+"'") {
+			t.Errorf("%s: a sandbox default password is left:\n%s", c.kind, got)
+		}
+		if def := sqlOf(Credentials{}); !strings.Contains(def, "IDENTIFIED BY '"+BenchPassword+"'") {
+			t.Errorf("%s: no credentials: want the sandbox default:\n%s", c.kind, def)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"time"
@@ -94,6 +95,21 @@ const (
 	ReplPassword  = "repl"
 )
 
+// Credentials are the passwords of the accounts a plan creates on every node: Bench for
+// BenchUser, Repl for ReplUser. An empty field is the sandbox default (BenchPassword,
+// ReplPassword): local sandboxes listen only on this machine; the hosts provider sets
+// random ones per cluster, since its servers listen on the user's network.
+type Credentials struct {
+	Bench string
+	Repl  string
+}
+
+// BenchPass is the benchmark user's password (BenchPassword when unset).
+func (c Credentials) BenchPass() string { return cmp.Or(c.Bench, BenchPassword) }
+
+// ReplPass is the replication user's password (ReplPassword when unset).
+func (c Credentials) ReplPass() string { return cmp.Or(c.Repl, ReplPassword) }
+
 // NodeName returns the name of node i (1-based): n1, n2, ...
 func NodeName(i int) string { return "n" + strconv.Itoa(i) }
 
@@ -137,12 +153,12 @@ func userOptions(spec Spec) []Option {
 
 // usersSQL creates the sandbox users without writing them to the binary log, so every
 // node starts with the same empty GTID history.
-func usersSQL(caps Capabilities) []string {
+func usersSQL(spec Spec, caps Capabilities) []string {
 	return []string{
 		"SET SESSION sql_log_bin=0",
-		fmt.Sprintf("CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s'", BenchUser, BenchPassword),
+		fmt.Sprintf("CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s'", BenchUser, spec.Credentials.BenchPass()),
 		fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO '%s'@'%%' WITH GRANT OPTION", BenchUser),
-		fmt.Sprintf("CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s'", ReplUser, ReplPassword),
+		fmt.Sprintf("CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s'", ReplUser, spec.Credentials.ReplPass()),
 		fmt.Sprintf("GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '%s'@'%%'", ReplUser),
 		"SET SESSION sql_log_bin=1",
 	}

@@ -22,6 +22,6 @@ func planSingle(spec Spec, caps Capabilities) Plan {
 	n.Options = append(baseOptions(spec, caps, 1), userOptions(spec)...)
 	return Plan{
 		Nodes: []NodePlan{n},
-		Steps: []Step{{Node: n.Name, Desc: "create users", SQL: usersSQL(caps)}},
+		Steps: []Step{{Node: n.Name, Desc: "create users", SQL: usersSQL(spec, caps)}},
 	}
 }

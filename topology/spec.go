@@ -131,6 +131,10 @@ type Spec struct {
 	ExistingSpec `yaml:",inline"`
 	// HostsSpec: the user's hosts a hosts deployment runs on (provider hosts only).
 	HostsSpec `yaml:",inline"`
+
+	// Credentials are the passwords the plan gives the accounts it creates (set by the
+	// provider before BuildPlan; never read from a file nor written with the spec).
+	Credentials Credentials `json:"-" yaml:"-"`
 }
 
 var (

@@ -296,9 +296,15 @@ func clearHostImpairments(c *cluster.Cluster) error {
 
 func newDestroyCmd(g *globalOpts) *cobra.Command {
 	var all bool
+	hostsOpts := &deployOpts{}
 	cmd := &cobra.Command{
 		Use:   "destroy [NAME]",
 		Short: "Stop a sandbox's servers and remove its processes, namespaces and directories (an existing cluster: forget it)",
+		Long: `Stop a cluster's servers and remove what habench made for it (an existing cluster: forget it).
+On hosts, a host that cannot be reached is said, one line per node, and its nodes forgotten.
+With --hosts (and the ssh flags and --host-dir of the deploy), NAME's nodes are removed from
+those hosts by the records habench keeps there (HOST_DIR/NAME/NODE.habench.json), without
+the state file: when it was lost, or the cluster was deployed from another machine.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if all && len(args) > 0 {
 				return usagef("destroy: give a NAME or --all, not both")
@@ -311,6 +317,14 @@ func newDestroyCmd(g *globalOpts) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sb := g.sandbox()
 			ctx := cmd.Context()
+			sb.Notice = func(line string) { fmt.Fprintln(cmd.OutOrStdout(), line) }
+			fromHosts := &topology.Spec{}
+			if err := hostsOpts.applyHosts(cmd, fromHosts); err != nil {
+				return err
+			}
+			if fromHosts.IsHosts() {
+				return destroyFromHosts(cmd, sb, all, args, fromHosts)
+			}
 			if all {
 				cs, _ := sb.List()
 				for _, c := range cs {
@@ -363,7 +377,26 @@ func newDestroyCmd(g *globalOpts) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "destroy every cluster in the state directory")
+	addHostsFlags(cmd.Flags(), hostsOpts)
+	cmd.Flags().Lookup("hosts").Usage = "remove NAME from these hosts by habench's records there, without the state file (comma-separated ssh destinations)"
 	return cmd
+}
+
+// destroyFromHosts is `destroy NAME --hosts ...`: NAME's nodes removed from the hosts by
+// their records (cluster.DestroyFromHosts), one line per host. A cluster the state file
+// still has is destroyed without --hosts (the state knows its hosts and processes).
+func destroyFromHosts(cmd *cobra.Command, sb *cluster.Sandbox, all bool, args []string, s *topology.Spec) error {
+	if all {
+		return usagef("destroy --hosts: give a cluster NAME, not --all")
+	}
+	if _, err := sb.Load(args[0]); err == nil {
+		return usagef("destroy --hosts: cluster %s is in the state directory: habench destroy %s (without --hosts)", args[0], args[0])
+	}
+	lines, err := sb.DestroyFromHosts(cmd.Context(), args[0], s.Hosts, s.HostDir, s.SSH)
+	for _, l := range lines {
+		fmt.Fprintln(cmd.OutOrStdout(), l)
+	}
+	return err
 }
 
 // refuseForgetWithKnobs refuses to forget a cluster habench did not deploy (an existing
@@ -396,14 +429,21 @@ func kindsHelp() string {
 }
 
 // checkListedKnobs checks the spec's knob names against the committed variable list of its
-// installation's flavor and version before anything is deployed (knob.ListedNames; without
+// installation's flavor and version (on hosts: the hosts' server) before anything is deployed (knob.ListedNames; without
 // a list, or an installation, the deploy's own check on the servers decides).
 func checkListedKnobs(ctx context.Context, spec topology.Spec) error {
 	ks, err := topology.KnobsFromMap(spec.Knobs)
 	if err != nil || len(ks) == 0 {
 		return err
 	}
-	bins, err := cluster.ResolveInstallation(ctx, spec.Installation, spec.Flavor)
+	resolve := cluster.ResolveInstallation
+	if spec.IsHosts() {
+		// The hosts' own server, asked over SSH (not this machine's).
+		resolve = func(ctx context.Context, _ topology.Installation, _ topology.Flavor) (*cluster.Binaries, error) {
+			return cluster.HostsBinaries(ctx, spec)
+		}
+	}
+	bins, err := resolve(ctx, spec.Installation, spec.Flavor)
 	if err != nil {
 		return nil
 	}

@@ -40,8 +40,10 @@ func hostState(t *testing.T, h *testhost.Host, hostDir string) string {
 // lab hosts (network namespaces with sshd, reached by ssh_config Host aliases) deploys
 // with the hosts' own server, status names each node's host, a short sysbench run works,
 // a second deploy on a taken port and one on a node directory habench did not create are
-// refused in one line without touching anything, and destroy leaves every host as it
-// was: processes, listening ports, qdiscs and the host directory.
+// refused in one line without touching anything; destroy with host 1 gone says so and
+// forgets n1, `destroy NAME --hosts host1` then removes n1 by its record there, and every
+// host is as it was: processes, listening ports, qdiscs and the host directory. The bench
+// and replication users' passwords are random for the cluster.
 func TestDeployOnHosts(t *testing.T) {
 	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 18})
 	state := stateDir(t)
@@ -75,6 +77,16 @@ func TestDeployOnHosts(t *testing.T) {
 		if b, err := os.ReadFile(rec); err != nil || !strings.Contains(string(b), `"pid"`) {
 			t.Errorf("record %s: %v %s", rec, err, b)
 		}
+	}
+	// The bench and replication users' passwords: random for this cluster, kept in the
+	// state, used by the run below.
+	var cs struct {
+		Password     string `json:"password"`
+		ReplPassword string `json:"repl_password"`
+	}
+	if err := json.Unmarshal(mustReadFile(t, filepath.Join(state, "clusters", "hhs1", "state.json")), &cs); err != nil ||
+		len(cs.Password) != 32 || len(cs.ReplPassword) != 32 || cs.Password == cs.ReplPassword {
+		t.Errorf("state.json: bench password %q, repl password %q (%v): want two random ones", cs.Password, cs.ReplPassword, err)
 	}
 	opts := []string{"--tables", "1", "--table-size", "200"}
 	if r := habench(t, state, append([]string{"sysbench", "oltp_read_write", "prepare", "--cluster", "hhs1"}, opts...)...); r.code != 0 {
@@ -125,8 +137,34 @@ func TestDeployOnHosts(t *testing.T) {
 	}
 	os.RemoveAll(filepath.Join(hostDir, "hhs3"))
 
-	if r := habench(t, state, "destroy", "hhs1"); r.code != 0 {
-		t.Fatalf("destroy: exit %d\n%s", r.code, r.stderr)
+	destroyWithHostGone(t, lab, state, hostDir, before)
+}
+
+// destroyWithHostGone destroys cluster hhs1 of TestDeployOnHosts with host 1 gone (its
+// destination in the state replaced by an address nobody has): destroy says so on its
+// output and forgets n1; once host 1 is back, destroy --hosts removes n1 there by its
+// record (and the directories n1 created), and every host is as before.
+func destroyWithHostGone(t *testing.T, lab *testhost.Lab, state, hostDir string, before []string) {
+	t.Helper()
+	names := []string{lab.Hosts[0].Name}
+	statePath := filepath.Join(state, "clusters", "hhs1", "state.json")
+	gone := "198.18.18.99"
+	if b := mustReadFile(t, statePath); !strings.Contains(string(b), `"`+names[0]+`"`) {
+		t.Fatalf("state.json does not name %s:\n%s", names[0], b)
+	} else if err := os.WriteFile(statePath, []byte(strings.ReplaceAll(string(b), `"`+names[0]+`"`, `"`+gone+`"`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := habench(t, state, "destroy", "hhs1")
+	t.Logf("destroy with host 1 gone: exit %d\n%s", r.code, r.stdout)
+	if want := "node n1: host " + gone + " unreachable: node forgotten"; r.code != 0 || !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "destroyed hhs1") {
+		t.Errorf("destroy with host 1 gone: exit %d, want 0 and a line with %q:\n%s%s", r.code, want, r.stdout, r.stderr)
+	}
+	if st := habench(t, state, "status"); slices.Contains(strings.Fields(st.stdout), "hhs1") {
+		t.Errorf("status after destroy:\n%s", st.stdout)
+	}
+	r = habench(t, state, "destroy", "hhs1", "--hosts", names[0], "--ssh-config", lab.SSHConfig, "--host-dir", hostDir)
+	if want := names[0] + ": removed n1 of hhs1"; r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Errorf("destroy --hosts %s: exit %d, want a line with %q:\n%s%s", names[0], r.code, want, r.stdout, r.stderr)
 	}
 	for i, h := range lab.Hosts {
 		if after := hostState(t, h, hostDir); after != before[i] {
@@ -136,9 +174,10 @@ func TestDeployOnHosts(t *testing.T) {
 }
 
 // TestDeployOnHostsKilled: on hosts that run their own MariaDB on 3306, habench is killed
-// with SIGKILL in the middle of a deploy (servers started, the plan not done); destroy,
-// from the state file and the records on the hosts, leaves every host as it was, and the
-// hosts' own servers kept running with their data.
+// with SIGKILL in the middle of a deploy (servers started, the plan not done) and the
+// state file is removed; `destroy NAME --hosts ...`, from the records on the hosts alone,
+// says per host what it removed (and that a third, gone host is unreachable), and leaves
+// every host as it was, the hosts' own servers running with their data.
 func TestDeployOnHostsKilled(t *testing.T) {
 	lab := testhost.New(t, 2, testhost.Options{SSH: true, MariaDB: true, Subnet: 19})
 	for _, h := range lab.Hosts {
@@ -179,8 +218,25 @@ func TestDeployOnHostsKilled(t *testing.T) {
 	if mid := hostState(t, lab.Hosts[0], hostDir); mid == before[0] {
 		t.Errorf("killed in the middle, yet host 1 looks untouched:\n%s", mid)
 	}
-	if r := habench(t, state, "destroy", "hhk1"); r.code != 0 {
-		t.Fatalf("destroy after kill -9: exit %d\n%s", r.code, r.stderr)
+	// The state file is lost too: destroy --hosts reads habench's records back from the
+	// hosts (every node's was written before its directory); a third host that is gone
+	// is said in one line.
+	if err := os.RemoveAll(filepath.Join(state, "clusters", "hhk1")); err != nil {
+		t.Fatal(err)
+	}
+	gone := "198.18.19.99"
+	r := habench(t, state, "destroy", "hhk1", "--hosts", lab.Hosts[0].Addr+","+lab.Hosts[1].Addr+","+gone, "--ssh-identity", lab.Key, "--ssh-user", "root",
+		"--ssh-option", "UserKnownHostsFile="+lab.KnownHosts, "--ssh-option", "IdentitiesOnly=yes", "--ssh-option", "ConnectTimeout=3", "--host-dir", hostDir)
+	t.Logf("destroy --hosts after kill -9 and the state lost: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	// The lab's hosts share this machine's file system and process table: host 1, asked
+	// first, has every node's record (n2's too), and host 2 none left.
+	for _, w := range []string{lab.Hosts[0].Addr + ": removed n1, n2, n3 of hhk1", lab.Hosts[1].Addr + ": no habench record of hhk1", gone + ": unreachable, nothing removed there"} {
+		if !strings.Contains(r.stdout, w+" ") {
+			t.Errorf("destroy --hosts: no line %q", w)
+		}
+	}
+	if r.code != 0 || strings.Count(strings.TrimSpace(r.stdout), "\n") != 2 || strings.Contains(r.stdout, "kept") {
+		t.Errorf("destroy --hosts: exit %d, want 0 and one line per host", r.code)
 	}
 	for i, h := range lab.Hosts {
 		if after := hostState(t, h, hostDir); after != before[i] {
@@ -202,7 +258,9 @@ func TestDeployOnHostsKilled(t *testing.T) {
 // sandboxes (single and async, cell: {drop_caches: true}) runs each topology in turn on
 // two lab hosts, and leaves them as they were; each cell's manifest and reports name its
 // hosts with their clock offsets and page cache drops (checkHostClocks); a bad row there
-// (a multi-primary group-dr) is refused in one line naming the row.
+// (a multi-primary group-dr) is refused in one line naming the row, and so are, by
+// pre-checks that ask the hosts, a server the hosts lack (naming the host) and a knob
+// name their server does not know.
 func TestScenarioOnHosts(t *testing.T) {
 	lab := testhost.New(t, 2, testhost.Options{SSH: true, Subnet: 20})
 	state := stateDir(t)
@@ -248,6 +306,24 @@ func TestScenarioOnHosts(t *testing.T) {
 	r = habench(t, state, append([]string{"run", scenario(rows + "  - {name: hhq3, kind: group-dr, flavor: mysql, group: {mode: multi-primary}}\n"), "--results", res, "--quiet"}, hosts...)...)
 	if line := strings.TrimSpace(r.stderr); r.code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, "topologies[2]") || !strings.Contains(line, "group.mode") || !strings.Contains(line, "group-dr") {
 		t.Errorf("run --hosts with a multi-primary group-dr row: exit %d, stderr %q", r.code, line)
+	}
+	// The pre-checks ask the hosts: a server the hosts lack is refused naming the host,
+	// a knob name the hosts' server does not know naming the closest; nothing deployed.
+	for _, c := range []struct{ row, want string }{
+		{"  - {name: hhq4, kind: single, flavor: mariadb, installation: {kind: basedir, path: /nonexistent-s18}}\n", "hosts[0] " + lab.Hosts[0].Name},
+		{"  - {name: hhq5, kind: single, flavor: mariadb, knobs: {innodb_flush_log_at_trx_comit: \"2\"}}\n", "innodb_flush_log_at_trx_commit"},
+	} {
+		r = habench(t, state, append([]string{"run", scenario(rows + c.row), "--results", res, "--quiet"}, hosts...)...)
+		if line := strings.TrimSpace(r.stderr); r.code == 0 || strings.Contains(line, "\n") || !strings.Contains(line, c.want) || strings.Contains(r.stdout, "deployed in") {
+			t.Errorf("run --hosts with %s: exit %d, stderr %q; want one line with %q, nothing deployed", strings.TrimSpace(c.row), r.code, line, c.want)
+		} else {
+			t.Logf("refused: %s", line)
+		}
+	}
+	for i, h := range lab.Hosts {
+		if after := hostState(t, h, hostDir); after != before[i] {
+			t.Errorf("%s after the refused scenarios:\n%s\nbefore:\n%s", h.Name, after, before[i])
+		}
 	}
 }
 

@@ -47,6 +47,10 @@ refused unless --yes-long confirms it (the dry run's first line warns).`,
 					if p, err := cluster.ProviderOf(*t); err == nil && !p.Deployed() {
 						continue // servers habench does not deploy stay where they are
 					}
+					if !s.InstallationGiven(i) {
+						// Not this machine's default: the server the hosts have.
+						t.Installation = topology.Installation{}
+					}
 					if err := hostsOpts.applyHosts(cmd, t); err != nil {
 						return err
 					}
