@@ -770,6 +770,50 @@ func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *Cell) {
 
 // runCell: restart, drop caches, prepare, knobs, run.
 func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec *CellRecord) error {
+	drops, err := sw.resetCell(ctx, cs, rec)
+	if err != nil {
+		return err
+	}
+	wl, err := workload.Lookup(cell.Test)
+	if err != nil {
+		return err
+	}
+	runTarget, err := sw.prepareCell(ctx, cs, cell, wl)
+	if err != nil {
+		return err
+	}
+	knobs, optNames := cellSettings(cell)
+	// Option axes: what every node reports now. Knob axes are set by the run (package
+	// knob: SET GLOBAL, read back, restored afterwards) and read from its manifest.
+	rec.ReadBack = map[string]map[string]string{}
+	if len(optNames) > 0 {
+		rb, err := ReadGlobals(ctx, cs.c, optNames)
+		if err != nil {
+			return fmt.Errorf("read back options: %w", err)
+		}
+		maps.Copy(rec.ReadBack, rb)
+	}
+	b := &Bench{Workload: wl, Options: cell.Options, Target: runTarget, Cluster: cs.c, ResultsDir: sw.dir,
+		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
+		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb, CacheDrops: drops,
+		Extra: cellExtra(sw.plan, cell)}
+	if err := sw.equipBench(b, cs, cell, rec, len(optNames) > 0); err != nil {
+		return err
+	}
+	if sw.r.BenchHook != nil {
+		if done := sw.r.BenchHook(b); done != nil {
+			defer done()
+		}
+	}
+	res, err := b.Run(ctx)
+	sw.recordCell(rec, cell, b, res, knobs, err == nil)
+	return err
+}
+
+// resetCell applies the cell policy before a cell: restart the servers (a restart that
+// escalated to a kill is a warning on rec, not an error) and drop the page caches. It
+// returns the cache drops done (nil without policy.drop_caches).
+func (sw *sweepRun) resetCell(ctx context.Context, cs *cellState, rec *CellRecord) ([]CacheDrop, error) {
 	p := sw.plan
 	c := cs.c
 	if p.Policy.Restart {
@@ -777,7 +821,7 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 		if err := RestartCluster(ctx, cs.sb, c); err != nil {
 			var se *cluster.StopEscalatedError
 			if !errors.As(err, &se) {
-				return fmt.Errorf("restart: %w", err)
+				return nil, fmt.Errorf("restart: %w", err)
 			}
 			// Restarted, but some server crashed on the way: the cell starts after a crash.
 			w := "⚠ the restart before the cell was not clean: " + strings.ReplaceAll(err.Error(), "\n", "; ")
@@ -785,26 +829,32 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 			fmt.Fprintf(sw.out, "WARNING: %s\n", w)
 		}
 	}
-	var drops []CacheDrop
-	if p.Policy.DropCaches {
-		var err error
-		if drops, err = DropClusterCaches(ctx, c); err != nil {
-			return err
-		}
-		fmt.Fprintf(sw.out, "page cache %s\n", report.CacheDropsLine(drops))
+	if !p.Policy.DropCaches {
+		return nil, nil
 	}
-	wl, err := workload.Lookup(cell.Test)
+	drops, err := DropClusterCaches(ctx, c)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	fmt.Fprintf(sw.out, "page cache %s\n", report.CacheDropsLine(drops))
+	return drops, nil
+}
+
+// prepareCell prepares (or, with policy.prepare reprepare, cleans up and prepares again)
+// the cell's tables on the writable nodes and waits for the replicas, and returns the
+// target of the run's workers: workload.nodes, following the writer under writer auto.
+// A bad workload.nodes is a *topology.FieldError.
+func (sw *sweepRun) prepareCell(ctx context.Context, cs *cellState, cell *Cell, wl workload.Workload) (workload.Target, error) {
+	p := sw.plan
+	c := cs.c
 	// Prepare and cleanup on the writable nodes; the run's workers on workload.nodes.
 	target, err := ClusterTarget(c, "sbtest", nil)
 	if err != nil {
-		return err
+		return workload.Target{}, err
 	}
 	runTarget, err := ClusterTarget(c, "sbtest", p.Scenario.Workload.Nodes.For(cell.Topology))
 	if err != nil {
-		return &topology.FieldError{Field: "workload.nodes", Value: strings.Join(p.Scenario.Workload.Nodes.For(cell.Topology), ","), Reason: err.Error()}
+		return workload.Target{}, &topology.FieldError{Field: "workload.nodes", Value: strings.Join(p.Scenario.Workload.Nodes.For(cell.Topology), ","), Reason: err.Error()}
 	}
 	writerMode := p.Scenario.Workload.Writer
 	if writerMode == "" && len(p.Scenario.Workload.Nodes.For(cell.Topology)) == 0 {
@@ -815,67 +865,43 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 	}
 	if p.Policy.Prepare == PrepareReprepare && cs.prepared {
 		if err := wl.Cleanup(ctx, target, cell.Options, sw.out); err != nil {
-			return fmt.Errorf("cleanup: %w", err)
+			return workload.Target{}, fmt.Errorf("cleanup: %w", err)
 		}
 		cs.prepared = false
 	}
 	if !cs.prepared {
 		if err := wl.Prepare(ctx, target, cell.Options, sw.out); err != nil {
-			return fmt.Errorf("prepare: %w", err)
+			return workload.Target{}, fmt.Errorf("prepare: %w", err)
 		}
 		cs.prepared = true
 		if err := waitReplicas(ctx, c, 5*time.Minute); err != nil {
-			return fmt.Errorf("after prepare: %w", err)
+			return workload.Target{}, fmt.Errorf("after prepare: %w", err)
 		}
 	}
-	// Option axes: what every node reports now. Knob axes are set by the run (package
-	// knob: SET GLOBAL, read back, restored afterwards) and read from its manifest.
-	rec.ReadBack = map[string]map[string]string{}
-	var knobs []topology.KnobSetting
+	return runTarget, nil
+}
+
+// cellSettings returns the cell's knob settings (set by the run) and the names of its
+// server options (read back before the run).
+func cellSettings(cell *Cell) (knobs []topology.KnobSetting, optNames []string) {
 	for _, k := range cell.Knobs {
 		for _, st := range k.Settings {
 			knobs = append(knobs, topology.KnobSetting{Name: st.Name, Value: st.Value})
 		}
 	}
-	var optNames []string
 	for _, o := range cell.ServerOptions {
 		for _, st := range o.Settings {
 			optNames = append(optNames, st.Name)
 		}
 	}
-	if len(optNames) > 0 {
-		rb, err := ReadGlobals(ctx, c, optNames)
-		if err != nil {
-			return fmt.Errorf("read back options: %w", err)
-		}
-		maps.Copy(rec.ReadBack, rb)
-	}
-	// values fills the swept values from rec.ReadBack (after the run for knobs).
-	values := func(ran bool) {
-		rec.Values = map[string]string{}
-		for _, as := range append(slices.Clone(cell.ServerOptions), cell.Knobs...) {
-			if !ran && rec.ReadBack[as.Settings[0].Name] == nil {
-				continue // the run failed before its knobs were set
-			}
-			v, warns := readBackValue(p.axisNamed(as.Axis), as.Settings, rec.ReadBack)
-			rec.Values[as.Axis] = v
-			for _, w := range warns {
-				rec.Warnings = append(rec.Warnings, as.Axis+": "+w)
-				fmt.Fprintf(sw.out, "WARNING: %s: %s\n", as.Axis, w)
-			}
-		}
-		if len(rec.ReadBack) == 0 {
-			rec.ReadBack = nil
-		}
-		if len(rec.Values) == 0 {
-			rec.Values = nil
-		}
-	}
+	return knobs, optNames
+}
 
-	b := &Bench{Workload: wl, Options: cell.Options, Target: runTarget, Cluster: c, ResultsDir: sw.dir,
-		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
-		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb, CacheDrops: drops,
-		Extra: cellExtra(p, cell)}
+// equipBench adds to b what the scenario and the cell ask for beyond the workload: fault
+// injection, the probe, links, the same-path control, notes and the live node lines;
+// readBack says whether the cell read server options back (recorded in b.Extra).
+func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *Cell, rec *CellRecord, readBack bool) error {
+	c := cs.c
 	if fs := sw.r.Scenario.Faults; len(fs) > 0 {
 		in := Injector{Sandbox: cs.sb}
 		if sw.r.Injector != nil {
@@ -893,15 +919,16 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 	if rec.Requested != nil {
 		b.Extra["requested"] = rec.Requested
 	}
-	if len(optNames) > 0 {
+	if readBack {
 		b.Extra["read_back"] = rec.ReadBack
 	}
+	var err error
 	if !cell.Links.IsZero() && len(c.Nodes) > 1 {
 		if b.Links, err = BuildLinks(cell.Links, c); err != nil {
 			return err
 		}
 	}
-	if p.SamePathControl(cell) && userspaceLinks() {
+	if sw.plan.SamePathControl(cell) && userspaceLinks() {
 		// The delayed cells go through the userspace link: so does this one, at zero delay,
 		// so that the difference is the delay and not the link's own cost.
 		if b.Links, err = netem.NewSpec(NodeNames(c)); err != nil {
@@ -918,26 +945,49 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 	if sw.r.LiveNodes {
 		(&LiveNodes{W: sw.out}).Attach(b)
 	}
-	if sw.r.BenchHook != nil {
-		if done := sw.r.BenchHook(b); done != nil {
-			defer done()
-		}
-	}
-	res, err := b.Run(ctx)
+	return nil
+}
+
+// recordCell fills rec from the run's result (res may be nil): its directory, the knobs
+// read back from its manifest, the swept values, the summary and the links' added delay.
+// ran says whether the run succeeded (its knobs were then set).
+func (sw *sweepRun) recordCell(rec *CellRecord, cell *Cell, b *Bench, res *Outcome, knobs []topology.KnobSetting, ran bool) {
 	if res != nil && res.Dir != "" {
 		rec.Dir, _ = filepath.Rel(sw.dir, res.Dir)
 		if len(knobs) > 0 {
 			knobsReadBack(filepath.Join(res.Dir, "manifest.json"), knobs, rec.ReadBack)
 		}
 	}
-	values(err == nil)
+	sw.cellValues(rec, cell, ran)
 	if res != nil && res.Summary != nil {
 		fillRecord(rec, res.Summary)
 	}
 	if res != nil && res.Dir != "" && b.Links != nil {
 		rec.LinkAddedMs = linkAdded(filepath.Join(res.Dir, "manifest.json"))
 	}
-	return err
+}
+
+// cellValues fills the swept values from rec.ReadBack (after the run for knobs); ran
+// says whether the run got as far as setting its knobs.
+func (sw *sweepRun) cellValues(rec *CellRecord, cell *Cell, ran bool) {
+	rec.Values = map[string]string{}
+	for _, as := range append(slices.Clone(cell.ServerOptions), cell.Knobs...) {
+		if !ran && rec.ReadBack[as.Settings[0].Name] == nil {
+			continue // the run failed before its knobs were set
+		}
+		v, warns := readBackValue(sw.plan.axisNamed(as.Axis), as.Settings, rec.ReadBack)
+		rec.Values[as.Axis] = v
+		for _, w := range warns {
+			rec.Warnings = append(rec.Warnings, as.Axis+": "+w)
+			fmt.Fprintf(sw.out, "WARNING: %s: %s\n", as.Axis, w)
+		}
+	}
+	if len(rec.ReadBack) == 0 {
+		rec.ReadBack = nil
+	}
+	if len(rec.Values) == 0 {
+		rec.Values = nil
+	}
 }
 
 // userspaceLinks reports whether links are impaired with the userspace link here (no
