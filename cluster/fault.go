@@ -71,22 +71,9 @@ type PromoteReport struct {
 // single source.
 func (s *Sandbox) Promote(ctx context.Context, c *Cluster, node string, catchUp time.Duration) (*PromoteReport, error) {
 	start := time.Now()
-	if err := c.Refuse(OpPromote, "promote node "+node); err != nil {
+	nr, old, err := promotable(c, node)
+	if err != nil {
 		return nil, err
-	}
-	if k := c.Spec.Kind; !topology.KindOf(k).Promotable {
-		return nil, &topology.FieldError{Field: "kind", Value: string(k), Reason: "promote is for topologies whose replicas can become the source, like async and semisync (a group elects its primary, Galera has none)"}
-	}
-	nr := c.Node(node)
-	if nr == nil {
-		return nil, &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
-	}
-	old := c.Writer()
-	if nr == old || nr.Role != topology.RoleReplica {
-		return nil, &topology.FieldError{Field: "node", Value: node, Reason: fmt.Sprintf("is the %s, not a replica", nr.Role)}
-	}
-	if !nr.Running() {
-		return nil, &topology.FieldError{Field: "node", Value: node, Reason: "is not running (habench fault start " + node + " first)"}
 	}
 	caps := c.Capabilities()
 	rep := &PromoteReport{NewSource: nr.Name, OldSource: old.Name, OldSourceUp: old.Running()}
@@ -95,14 +82,6 @@ func (s *Sandbox) Promote(ctx context.Context, c *Cluster, node string, catchUp 
 		return nil, err
 	}
 	defer ndb.Close()
-	exec := func(db *sql.DB, who string, stmts ...string) error {
-		for _, q := range stmts {
-			if _, err := db.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("node %s: %s: %w", who, redact(q), err)
-			}
-		}
-		return nil
-	}
 	var fence *sql.Conn
 	defer func() {
 		if fence != nil {
@@ -110,33 +89,17 @@ func (s *Sandbox) Promote(ctx context.Context, c *Cluster, node string, catchUp 
 		}
 	}()
 	if rep.OldSourceUp {
-		// Fence the old source: read_only (super_read_only on MySQL) and, because MariaDB's
-		// read_only does not stop users with SUPER (the benchmark user), a global read
-		// lock held on this connection until the new source has everything.
 		odb, err := c.OpenAdmin(old)
 		if err != nil {
 			return nil, err
 		}
 		defer odb.Close()
-		fence, err = odb.Conn(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("node %s: %w", old.Name, err)
+		if fence, err = fenceSource(ctx, odb, old.Name, caps); err != nil {
+			return nil, err
 		}
 		defer fence.Close()
-		for _, q := range append(readOnlySQL(caps, true), "FLUSH TABLES WITH READ LOCK") {
-			if _, err := fence.ExecContext(ctx, q); err != nil {
-				return nil, fmt.Errorf("node %s: fencing the old source: %s: %w", old.Name, q, err)
-			}
-		}
-		var pos string
-		if err := fence.QueryRowContext(ctx, gtidPositionSQL(caps)).Scan(&pos); err != nil {
-			return nil, fmt.Errorf("node %s: %w", old.Name, err)
-		}
-		wctx, cancel := context.WithTimeout(ctx, catchUp)
-		err = waitGTID(wctx, ndb, caps, strings.ReplaceAll(pos, "\n", ""))
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("node %s did not catch up with %s (%s) within %v: %w; nothing was changed but %s's read_only", nr.Name, old.Name, pos, catchUp, err, old.Name)
+		if err := catchUpWithFence(ctx, fence, ndb, caps, nr.Name, old.Name, catchUp); err != nil {
+			return nil, err
 		}
 		rep.CaughtUp = true
 	} else if err := c.catchUpFromPeers(ctx, nr, ndb, catchUp); err != nil {
@@ -147,15 +110,10 @@ func (s *Sandbox) Promote(ctx context.Context, c *Cluster, node string, catchUp 
 	if err := drainRelayLog(ctx, ndb, caps, catchUp); err != nil {
 		return nil, fmt.Errorf("node %s: applying its relay log before the promotion: %w", nr.Name, err)
 	}
-	v := caps.SemiSyncNames()
-	semi := c.Spec.Is(topology.SemiSync)
-	promote := []string{caps.StopReplica(""), resetReplicaAll(caps)}
-	promote = append(promote, readOnlySQL(caps, false)...)
-	if semi {
-		promote = append(promote, "SET GLOBAL "+v.ReplicaEnabled+"=OFF", "SET GLOBAL "+v.SourceEnabled+"=ON")
-	}
-	if err := exec(ndb, nr.Name, promote...); err != nil {
-		return nil, err
+	for _, q := range promoteSQL(caps, c.Spec.Is(topology.SemiSync)) {
+		if _, err := ndb.ExecContext(ctx, q); err != nil {
+			return nil, fmt.Errorf("node %s: %s: %w", nr.Name, redact(q), err)
+		}
 	}
 	if fence != nil {
 		// The new source takes writes; the old one stays read-only (its SET GLOBAL
@@ -165,6 +123,90 @@ func (s *Sandbox) Promote(ctx context.Context, c *Cluster, node string, catchUp 
 	}
 	nr.Role = topology.RoleSource
 	old.Role = topology.RoleReplica
+	if err := c.repointAll(ctx, nr, rep); err != nil {
+		return rep, errors.Join(err, c.save())
+	}
+	if err := c.writeRoleOptions(); err != nil {
+		return rep, errors.Join(err, c.save())
+	}
+	rep.Took = time.Since(start)
+	return rep, c.save()
+}
+
+// promotable checks that node of c can be promoted and returns it and the current
+// source. Errors: the refusal of an operation habench does not own, or a
+// *topology.FieldError for a kind without a single source or a node that is not a
+// running replica.
+func promotable(c *Cluster, node string) (nr, old *Node, err error) {
+	if err := c.Refuse(OpPromote, "promote node "+node); err != nil {
+		return nil, nil, err
+	}
+	if k := c.Spec.Kind; !topology.KindOf(k).Promotable {
+		return nil, nil, &topology.FieldError{Field: "kind", Value: string(k), Reason: "promote is for topologies whose replicas can become the source, like async and semisync (a group elects its primary, Galera has none)"}
+	}
+	nr = c.Node(node)
+	if nr == nil {
+		return nil, nil, &topology.FieldError{Field: "node", Value: node, Reason: "no such node in " + c.Name}
+	}
+	old = c.Writer()
+	if nr == old || nr.Role != topology.RoleReplica {
+		return nil, nil, &topology.FieldError{Field: "node", Value: node, Reason: fmt.Sprintf("is the %s, not a replica", nr.Role)}
+	}
+	if !nr.Running() {
+		return nil, nil, &topology.FieldError{Field: "node", Value: node, Reason: "is not running (habench fault start " + node + " first)"}
+	}
+	return nr, old, nil
+}
+
+// fenceSource fences the running old source (admin connection odb, node name name):
+// read_only (super_read_only on MySQL) and, because MariaDB's read_only does not stop
+// users with SUPER (the benchmark user), a global read lock held on the returned
+// connection until the caller closes it.
+func fenceSource(ctx context.Context, odb *sql.DB, name string, caps topology.Capabilities) (*sql.Conn, error) {
+	fence, err := odb.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, err)
+	}
+	for _, q := range append(readOnlySQL(caps, true), "FLUSH TABLES WITH READ LOCK") {
+		if _, err := fence.ExecContext(ctx, q); err != nil {
+			fence.Close()
+			return nil, fmt.Errorf("node %s: fencing the old source: %s: %w", name, q, err)
+		}
+	}
+	return fence, nil
+}
+
+// catchUpWithFence waits (up to catchUp) until the new source (ndb, node newName) has
+// applied the GTID position of the fenced old source (connection fence, node oldName).
+func catchUpWithFence(ctx context.Context, fence *sql.Conn, ndb *sql.DB, caps topology.Capabilities, newName, oldName string, catchUp time.Duration) error {
+	var pos string
+	if err := fence.QueryRowContext(ctx, gtidPositionSQL(caps)).Scan(&pos); err != nil {
+		return fmt.Errorf("node %s: %w", oldName, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, catchUp)
+	err := waitGTID(wctx, ndb, caps, strings.ReplaceAll(pos, "\n", ""))
+	cancel()
+	if err != nil {
+		return fmt.Errorf("node %s did not catch up with %s (%s) within %v: %w; nothing was changed but %s's read_only", newName, oldName, pos, catchUp, err, oldName)
+	}
+	return nil
+}
+
+// promoteSQL are the statements that make a caught-up replica the source: stop and
+// reset replication, writable, and for semi-sync the source side on, the replica side off.
+func promoteSQL(caps topology.Capabilities, semi bool) []string {
+	q := []string{caps.StopReplica(""), resetReplicaAll(caps)}
+	q = append(q, readOnlySQL(caps, false)...)
+	if semi {
+		v := caps.SemiSyncNames()
+		q = append(q, "SET GLOBAL "+v.ReplicaEnabled+"=OFF", "SET GLOBAL "+v.SourceEnabled+"=ON")
+	}
+	return q
+}
+
+// repointAll makes every running node but nr a replica of nr, recording them in
+// rep.Repointed and the stopped ones in rep.Down; it stops at the first error.
+func (c *Cluster) repointAll(ctx context.Context, nr *Node, rep *PromoteReport) error {
 	for _, n := range c.Nodes {
 		if n == nr {
 			continue
@@ -174,15 +216,11 @@ func (s *Sandbox) Promote(ctx context.Context, c *Cluster, node string, catchUp 
 			continue
 		}
 		if err := c.repoint(ctx, n, nr); err != nil {
-			return rep, errors.Join(err, c.save())
+			return err
 		}
 		rep.Repointed = append(rep.Repointed, n.Name)
 	}
-	if err := c.writeRoleOptions(); err != nil {
-		return rep, errors.Join(err, c.save())
-	}
-	rep.Took = time.Since(start)
-	return rep, c.save()
+	return nil
 }
 
 // repoint makes running node n a read-only replica of src (semi-sync: replica side on,
