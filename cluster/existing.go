@@ -326,31 +326,10 @@ func existingDSN(host string, port int, user, password string) string {
 // the source has semi-sync enabled), or single for one node. Errors say which node
 // breaks the picture.
 func InferTopology(facts []*NodeFacts, addrs []string) (topology.Kind, []topology.Role, error) {
-	roles := make([]topology.Role, len(facts))
-	name := func(i int) string { return topology.NodeName(i + 1) }
-	count := func(p func(*NodeFacts) bool) int {
-		n := 0
-		for _, f := range facts {
-			if p(f) {
-				n++
-			}
+	for _, f := range facts {
+		if f.Galera {
+			return inferGalera(facts)
 		}
-		return n
-	}
-	if g := count(func(f *NodeFacts) bool { return f.Galera }); g > 0 {
-		for i, f := range facts {
-			if !f.Galera {
-				return "", nil, fmt.Errorf("node %s is not a Galera node while others are (mixed topologies are not supported)", name(i))
-			}
-			if f.GaleraUUID != facts[0].GaleraUUID {
-				return "", nil, fmt.Errorf("node %s is in Galera cluster %s, node n1 in %s", name(i), f.GaleraUUID, facts[0].GaleraUUID)
-			}
-			if f.GaleraStatus != "Primary" {
-				return "", nil, fmt.Errorf("node %s: wsrep_cluster_status %s, want Primary", name(i), f.GaleraStatus)
-			}
-			roles[i] = topology.RoleNode
-		}
-		return topology.Galera, roles, nil
 	}
 	// A DR replica of a group: an asynchronous replica that is no member of the group
 	// the ONLINE nodes form (no Group Replication plugin, or the plugin stopped with no
@@ -366,39 +345,80 @@ func InferTopology(facts []*NodeFacts, addrs []string) (topology.Kind, []topolog
 	drReplica := func(f *NodeFacts) bool {
 		return f.Replica && (f.GRState == "" || (f.GRState == "OFFLINE" && (f.GRGroupName == "" || f.GRGroupName != group)))
 	}
-	if g := count(func(f *NodeFacts) bool { return f.GRState != "" && !drReplica(f) }); g > 0 {
-		var members, replicas []int
-		for i, f := range facts {
-			if drReplica(f) {
-				replicas = append(replicas, i)
-				roles[i] = topology.RoleReplica
-				continue
-			}
-			ref := i // the first member: what the others are compared with
-			if len(members) > 0 {
-				ref = members[0]
-			}
-			switch first := facts[ref]; {
-			case f.GRState == "":
-				return "", nil, fmt.Errorf("node %s is neither a Group Replication member nor a replica while others are members", name(i))
-			case f.GRState != "ONLINE":
-				return "", nil, fmt.Errorf("node %s: Group Replication member state %s, want ONLINE", name(i), f.GRState)
-			case f.GRGroupName != first.GRGroupName:
-				return "", nil, fmt.Errorf("node %s is in group %s, node %s in group %s (register each group as its own cluster)", name(i), f.GRGroupName, name(ref), first.GRGroupName)
-			case f.GRSinglePrimary != first.GRSinglePrimary:
-				return "", nil, fmt.Errorf("node %s: group_replication_single_primary_mode differs from %s's", name(i), name(ref))
-			case f.GRRole == "PRIMARY":
-				roles[i] = topology.RolePrimary
-			default:
-				roles[i] = topology.RoleSecondary
-			}
-			members = append(members, i)
+	for _, f := range facts {
+		if f.GRState != "" && !drReplica(f) {
+			return inferGroup(facts, addrs, drReplica)
 		}
-		if len(replicas) == 0 {
-			return topology.Group, roles, nil
-		}
-		return inferGroupDR(facts, addrs, members, replicas, roles)
 	}
+	return inferSourceReplicas(facts, addrs)
+}
+
+// inferName is the name of the node at index i of the facts InferTopology reads (n1 ...).
+func inferName(i int) string { return topology.NodeName(i + 1) }
+
+// inferGalera checks that every node is a wsrep node of one Galera cluster in the Primary
+// component (InferTopology, with at least one Galera node).
+func inferGalera(facts []*NodeFacts) (topology.Kind, []topology.Role, error) {
+	roles := make([]topology.Role, len(facts))
+	for i, f := range facts {
+		if !f.Galera {
+			return "", nil, fmt.Errorf("node %s is not a Galera node while others are (mixed topologies are not supported)", inferName(i))
+		}
+		if f.GaleraUUID != facts[0].GaleraUUID {
+			return "", nil, fmt.Errorf("node %s is in Galera cluster %s, node n1 in %s", inferName(i), f.GaleraUUID, facts[0].GaleraUUID)
+		}
+		if f.GaleraStatus != "Primary" {
+			return "", nil, fmt.Errorf("node %s: wsrep_cluster_status %s, want Primary", inferName(i), f.GaleraStatus)
+		}
+		roles[i] = topology.RoleNode
+	}
+	return topology.Galera, roles, nil
+}
+
+// inferGroup checks that the nodes that are not DR replicas (drReplica) are ONLINE
+// members of one Group Replication group in one mode (InferTopology, with at least one
+// member): group, or group-dr when there are DR replicas (inferGroupDR).
+func inferGroup(facts []*NodeFacts, addrs []string, drReplica func(*NodeFacts) bool) (topology.Kind, []topology.Role, error) {
+	roles := make([]topology.Role, len(facts))
+	var members, replicas []int
+	for i, f := range facts {
+		if drReplica(f) {
+			replicas = append(replicas, i)
+			roles[i] = topology.RoleReplica
+			continue
+		}
+		ref := i // the first member: what the others are compared with
+		if len(members) > 0 {
+			ref = members[0]
+		}
+		switch first := facts[ref]; {
+		case f.GRState == "":
+			return "", nil, fmt.Errorf("node %s is neither a Group Replication member nor a replica while others are members", inferName(i))
+		case f.GRState != "ONLINE":
+			return "", nil, fmt.Errorf("node %s: Group Replication member state %s, want ONLINE", inferName(i), f.GRState)
+		case f.GRGroupName != first.GRGroupName:
+			return "", nil, fmt.Errorf("node %s is in group %s, node %s in group %s (register each group as its own cluster)", inferName(i), f.GRGroupName, inferName(ref), first.GRGroupName)
+		case f.GRSinglePrimary != first.GRSinglePrimary:
+			return "", nil, fmt.Errorf("node %s: group_replication_single_primary_mode differs from %s's", inferName(i), inferName(ref))
+		case f.GRRole == "PRIMARY":
+			roles[i] = topology.RolePrimary
+		default:
+			roles[i] = topology.RoleSecondary
+		}
+		members = append(members, i)
+	}
+	if len(replicas) == 0 {
+		return topology.Group, roles, nil
+	}
+	return inferGroupDR(facts, addrs, members, replicas, roles)
+}
+
+// inferSourceReplicas checks the nodes as one source with replicas of the given nodes
+// (InferTopology without Galera or Group Replication): single, async, or semisync when
+// the source has semi-sync enabled. A replica's source is matched by server_id, else by
+// address.
+func inferSourceReplicas(facts []*NodeFacts, addrs []string) (topology.Kind, []topology.Role, error) {
+	roles := make([]topology.Role, len(facts))
 	var writers []int
 	for i, f := range facts {
 		if !f.Replica {
@@ -421,7 +441,7 @@ func InferTopology(facts []*NodeFacts, addrs []string) (topology.Kind, []topolog
 			}
 		}
 		if src < 0 {
-			return "", nil, fmt.Errorf("node %s replicates from %s:%d (server_id %d), which is none of the given nodes: give every node of the topology", name(i), f.SourceHost, f.SourcePort, f.SourceServerID)
+			return "", nil, fmt.Errorf("node %s replicates from %s:%d (server_id %d), which is none of the given nodes: give every node of the topology", inferName(i), f.SourceHost, f.SourcePort, f.SourceServerID)
 		}
 	}
 	switch {
@@ -430,7 +450,7 @@ func InferTopology(facts []*NodeFacts, addrs []string) (topology.Kind, []topolog
 	case len(writers) > 1:
 		var ns []string
 		for _, w := range writers {
-			ns = append(ns, name(w))
+			ns = append(ns, inferName(w))
 		}
 		return "", nil, fmt.Errorf("nodes %s replicate from nobody: one topology has one source (register unrelated servers as separate clusters)", strings.Join(ns, ", "))
 	case len(facts) == 1:
@@ -446,12 +466,11 @@ func InferTopology(facts []*NodeFacts, addrs []string) (topology.Kind, []topolog
 // of them in single-primary mode, and every replica replicates from one of them (matched
 // by server_id, else by address).
 func inferGroupDR(facts []*NodeFacts, addrs []string, members, replicas []int, roles []topology.Role) (topology.Kind, []topology.Role, error) {
-	name := func(i int) string { return topology.NodeName(i + 1) }
 	if len(members) != topology.GroupDRMembers {
 		return "", nil, fmt.Errorf("a group with DR replicas (%s) has %d members, %d given and %d replica(s): register a group of another size alone (kind %s)", topology.GroupDR, topology.GroupDRMembers, len(members), len(replicas), topology.Group)
 	}
 	if replicas[0] < members[len(members)-1] {
-		return "", nil, fmt.Errorf("node %s is a replica and node %s a group member: give the group's members first, then the DR replicas (%s)", name(replicas[0]), name(members[len(members)-1]), topology.GroupDR)
+		return "", nil, fmt.Errorf("node %s is a replica and node %s a group member: give the group's members first, then the DR replicas (%s)", inferName(replicas[0]), inferName(members[len(members)-1]), topology.GroupDR)
 	}
 	if !facts[members[0]].GRSinglePrimary {
 		return "", nil, fmt.Errorf("the group is multi-primary: DR replicas (%s) follow a single-primary group's primary", topology.GroupDR)
@@ -464,7 +483,7 @@ func inferGroupDR(facts []*NodeFacts, addrs []string, members, replicas []int, r
 			}
 		}
 		if src < 0 {
-			return "", nil, fmt.Errorf("node %s replicates from %s:%d (server_id %d), which is none of the group's members: a DR replica replicates from the group", name(r), f.SourceHost, f.SourcePort, f.SourceServerID)
+			return "", nil, fmt.Errorf("node %s replicates from %s:%d (server_id %d), which is none of the group's members: a DR replica replicates from the group", inferName(r), f.SourceHost, f.SourcePort, f.SourceServerID)
 		}
 	}
 	return topology.GroupDR, roles, nil
