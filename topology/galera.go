@@ -243,30 +243,9 @@ var galeraReserved = map[string]string{
 // name for its version (Capabilities.WsrepApplierThreadsVar).
 func planGalera(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 	var p Plan
-	hosts := map[string]bool{}
-	type nodeAddr struct {
-		host  string
-		port  int
-		ports GaleraPorts
-	}
-	var na []nodeAddr
-	for i := 1; i <= spec.Nodes; i++ {
-		h, port := addr(NodeName(i))
-		hosts[h] = true
-		na = append(na, nodeAddr{host: h, port: port})
-	}
-	shared := len(hosts) < spec.Nodes
-	if spec.IsHosts() {
-		shared = galeraHostsShared(spec) // GaleraHostPorts
-	}
-	var members []string
-	for i := range na {
-		ports, err := galeraPortsFor(na[i].port, shared)
-		if err != nil {
-			return Plan{}, err
-		}
-		na[i].ports = ports
-		members = append(members, hostPort(na[i].host, ports.Group))
+	na, members, err := galeraAddrs(spec, addr)
+	if err != nil {
+		return Plan{}, err
 	}
 	provider := caps.WsrepProvider
 	if provider == "" {
@@ -277,74 +256,9 @@ func planGalera(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 		sst = FlavorOf(caps.Flavor).DefaultSST()
 	}
 	for i := 1; i <= spec.Nodes; i++ {
-		a := na[i-1]
-		n := NodePlan{Name: NodeName(i), Role: RoleNode, ServerID: i}
-		o := []Option{
-			{"server_id", strconv.Itoa(i)},
-			{"log_bin", "binlog"},
-			{"relay_log", "relay"},
-			{caps.LogReplicaUpdates(), "ON"},
-			{"binlog_format", "ROW"},
-			{"skip_name_resolve", "ON"},
-			{"default_storage_engine", "InnoDB"},
-			{"innodb_autoinc_lock_mode", "2"},
-		}
-		if caps.GTIDKind == "mysql" {
-			o = append(o, Option{"gtid_mode", "ON"}, Option{"enforce_gtid_consistency", "ON"})
-		} else {
-			o = append(o,
-				Option{"gtid_domain_id", strconv.Itoa(i)},
-				Option{"wsrep_gtid_mode", "ON"},
-				Option{"wsrep_gtid_domain_id", strconv.Itoa(WsrepGTIDDomain(spec.Name))},
-			)
-		}
-		popts, err := MergeProviderOptions([]ProviderOption{
-			{"gmcast.listen_addr", "tcp://" + hostPort(a.host, a.ports.Group)},
-			{"ist.recv_addr", hostPort(a.host, a.ports.IST)},
-		}, userProviderOptions(spec))
+		n, err := galeraNodePlan(spec, caps, i, na[i-1], members, provider, sst)
 		if err != nil {
 			return Plan{}, err
-		}
-		fastJoin := !hasProviderOption(popts, joinRetransKey)
-		o = append(o,
-			Option{"wsrep_on", "ON"},
-			Option{"wsrep_provider", provider},
-			Option{"wsrep_cluster_name", spec.Name},
-			Option{"wsrep_cluster_address", "gcomm://" + strings.Join(members, ",")},
-			Option{"wsrep_node_name", n.Name},
-			Option{"wsrep_node_address", hostPort(a.host, a.ports.Group)},
-			Option{"wsrep_sst_method", sst},
-			Option{"wsrep_sst_receive_address", hostPort(a.host, a.ports.SST)},
-			Option{"wsrep_provider_options", FormatProviderOptions(popts)},
-		)
-		if m, ok := sstMethodAny(caps.Flavor, sst); ok && m.NeedsAuth(caps.Version) {
-			// The donor's backup tool connects to its own server over the socket as root
-			// (no password in a sandbox).
-			o = append(o, Option{"wsrep_sst_auth", "root:"})
-		}
-		if g := FlavorOf(caps.Flavor).Galera; g != nil && g.NodeOptions != nil {
-			o = append(o, g.NodeOptions(spec, caps, i)...)
-		}
-		for _, uo := range userOptions(spec) {
-			switch name := normOption(uo.Name); {
-			case name == "wsrep_provider_options":
-				continue // merged above
-			case galeraApplierAliases[name]:
-				uo.Name = caps.WsrepApplierThreadsVar()
-			}
-			o = append(o, uo)
-		}
-		n.Options = o
-		if i == 1 {
-			n.StartArgs = []string{"--wsrep-new-cluster"}
-		} else {
-			n.EmptyDatadir = true
-		}
-		if fastJoin {
-			// For the deploy only: membership forms in steps of the EVS join
-			// retransmission period; the option file keeps the provider's default and
-			// the last steps set it back at run time.
-			n.StartArgs = append(n.StartArgs, "--wsrep-provider-options="+strings.Trim(FormatProviderOptions(append(popts, ProviderOption{joinRetransKey, deployJoinRetrans})), `"`))
 		}
 		p.Nodes = append(p.Nodes, n)
 	}
@@ -362,6 +276,116 @@ func planGalera(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// galeraNodeAddr is where a Galera node listens: its host, its client port and the
+// Galera ports derived from it.
+type galeraNodeAddr struct {
+	host  string
+	port  int
+	ports GaleraPorts
+}
+
+// galeraAddrs returns the address of every node of spec (n1 first) and the host:group
+// port members of wsrep_cluster_address. Nodes sharing a host get distinct Galera ports
+// (galeraPortsFor); its error is returned.
+func galeraAddrs(spec Spec, addr Addr) ([]galeraNodeAddr, []string, error) {
+	hosts := map[string]bool{}
+	var na []galeraNodeAddr
+	for i := 1; i <= spec.Nodes; i++ {
+		h, port := addr(NodeName(i))
+		hosts[h] = true
+		na = append(na, galeraNodeAddr{host: h, port: port})
+	}
+	shared := len(hosts) < spec.Nodes
+	if spec.IsHosts() {
+		shared = galeraHostsShared(spec) // GaleraHostPorts
+	}
+	var members []string
+	for i := range na {
+		ports, err := galeraPortsFor(na[i].port, shared)
+		if err != nil {
+			return nil, nil, err
+		}
+		na[i].ports = ports
+		members = append(members, hostPort(na[i].host, ports.Group))
+	}
+	return na, members, nil
+}
+
+// galeraNodePlan plans node i (1-based) at a: its options (as planGalera describes) and
+// its start arguments (n1 bootstraps, the others join with an empty datadir; the deploy
+// shortens the EVS join retransmission unless the user set it). Errors: the user's
+// wsrep_provider_options that do not parse.
+func galeraNodePlan(spec Spec, caps Capabilities, i int, a galeraNodeAddr, members []string, provider, sst string) (NodePlan, error) {
+	n := NodePlan{Name: NodeName(i), Role: RoleNode, ServerID: i}
+	o := []Option{
+		{"server_id", strconv.Itoa(i)},
+		{"log_bin", "binlog"},
+		{"relay_log", "relay"},
+		{caps.LogReplicaUpdates(), "ON"},
+		{"binlog_format", "ROW"},
+		{"skip_name_resolve", "ON"},
+		{"default_storage_engine", "InnoDB"},
+		{"innodb_autoinc_lock_mode", "2"},
+	}
+	if caps.GTIDKind == "mysql" {
+		o = append(o, Option{"gtid_mode", "ON"}, Option{"enforce_gtid_consistency", "ON"})
+	} else {
+		o = append(o,
+			Option{"gtid_domain_id", strconv.Itoa(i)},
+			Option{"wsrep_gtid_mode", "ON"},
+			Option{"wsrep_gtid_domain_id", strconv.Itoa(WsrepGTIDDomain(spec.Name))},
+		)
+	}
+	popts, err := MergeProviderOptions([]ProviderOption{
+		{"gmcast.listen_addr", "tcp://" + hostPort(a.host, a.ports.Group)},
+		{"ist.recv_addr", hostPort(a.host, a.ports.IST)},
+	}, userProviderOptions(spec))
+	if err != nil {
+		return NodePlan{}, err
+	}
+	o = append(o,
+		Option{"wsrep_on", "ON"},
+		Option{"wsrep_provider", provider},
+		Option{"wsrep_cluster_name", spec.Name},
+		Option{"wsrep_cluster_address", "gcomm://" + strings.Join(members, ",")},
+		Option{"wsrep_node_name", n.Name},
+		Option{"wsrep_node_address", hostPort(a.host, a.ports.Group)},
+		Option{"wsrep_sst_method", sst},
+		Option{"wsrep_sst_receive_address", hostPort(a.host, a.ports.SST)},
+		Option{"wsrep_provider_options", FormatProviderOptions(popts)},
+	)
+	if m, ok := sstMethodAny(caps.Flavor, sst); ok && m.NeedsAuth(caps.Version) {
+		// The donor's backup tool connects to its own server over the socket as root
+		// (no password in a sandbox).
+		o = append(o, Option{"wsrep_sst_auth", "root:"})
+	}
+	if g := FlavorOf(caps.Flavor).Galera; g != nil && g.NodeOptions != nil {
+		o = append(o, g.NodeOptions(spec, caps, i)...)
+	}
+	for _, uo := range userOptions(spec) {
+		switch name := normOption(uo.Name); {
+		case name == "wsrep_provider_options":
+			continue // merged above
+		case galeraApplierAliases[name]:
+			uo.Name = caps.WsrepApplierThreadsVar()
+		}
+		o = append(o, uo)
+	}
+	n.Options = o
+	if i == 1 {
+		n.StartArgs = []string{"--wsrep-new-cluster"}
+	} else {
+		n.EmptyDatadir = true
+	}
+	if !hasProviderOption(popts, joinRetransKey) {
+		// For the deploy only: membership forms in steps of the EVS join
+		// retransmission period; the option file keeps the provider's default and
+		// the last steps set it back at run time.
+		n.StartArgs = append(n.StartArgs, "--wsrep-provider-options="+strings.Trim(FormatProviderOptions(append(popts, ProviderOption{joinRetransKey, deployJoinRetrans})), `"`))
+	}
+	return n, nil
 }
 
 // The EVS join retransmission period: the provider's default, and what habench uses while
