@@ -12,10 +12,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// scenarioRunOpts are the flags of habench run.
+type scenarioRunOpts struct {
+	results, scale, resume, metricsAddr  string
+	keep, dry, quiet, liveNodes, yesLong bool
+	hosts                                *deployOpts
+}
+
 func newRunCmd(g *globalOpts) *cobra.Command {
-	var results, scale, resume, metricsAddr string
-	var keep, dry, quiet, liveNodes, yesLong bool
-	hostsOpts := &deployOpts{}
+	o := &scenarioRunOpts{hosts: &deployOpts{}}
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml",
 		Short: "Run a whole experiment from a scenario file: deploy, prepare, run, sample, report, destroy",
@@ -32,103 +37,126 @@ refused unless --yes-long confirms it (the dry run's first line warns).`,
   habench run scenarios/s1-topologies.yaml --resume /tmp/results/20261130-101500-s1-topologies`,
 		Args: exactArgs(1, "SCENARIO.yaml"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := readInputFile(args[0], "scenario")
-			if err != nil {
-				return usageError{fmt.Errorf("scenario %q: %w", args[0], err)}
-			}
-			s, err := experiment.ParseScenario(b)
-			if err != nil {
-				return usageError{fmt.Errorf("scenario %q: %w", args[0], err)}
-			}
-			if cmd.Flags().Changed("hosts") {
-				// Every topology habench deploys goes on the hosts, one after the other.
-				for i := range s.Topologies {
-					t := &s.Topologies[i]
-					if p, err := cluster.ProviderOf(*t); err == nil && !p.Deployed() {
-						continue // servers habench does not deploy stay where they are
-					}
-					if !s.InstallationGiven(i) {
-						// Not this machine's default: the server the hosts have.
-						t.Installation = topology.Installation{}
-					}
-					if err := hostsOpts.applyHosts(cmd, t); err != nil {
-						return err
-					}
-					t.Defaults()
-					if err := t.Validate(); err != nil {
-						return usageError{fmt.Errorf("scenario %q: topologies[%d]: %w", args[0], i, err)}
-					}
-				}
-			} else if err := hostsOpts.applyHosts(cmd, &topology.Spec{}); err != nil {
-				return err
-			}
-			if err := checkResultsDir(results); err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if dry {
-				// The same checks as the run itself: another scenario file, another scale
-				// or another grid is exit 2 here too.
-				p, f, err := s.ResumePlan(resume, scale)
-				if err != nil {
-					return usageError{err}
-				}
-				if err := p.CheckKnobNames(cmd.Context(), g.sandbox(), nil); err != nil {
-					return usageError{fmt.Errorf("scenario %q: %w", args[0], err)}
-				}
-				var status map[int]string
-				if f != nil {
-					status = map[int]string{}
-					for _, c := range f.Cells {
-						status[c.Index] = c.Status
-					}
-				}
-				if warn := p.LongWarning(func(c *experiment.Cell) bool { return status[c.Index] != experiment.StatusDone }); warn != "" {
-					fmt.Fprintln(out, warn)
-				}
-				p.Print(out, status)
-				return nil
-			}
-			r := &experiment.ScenarioRun{Scenario: s, Sandbox: g.sandbox(), ResultsDir: results, Stdout: out, Log: g.log,
-				CommandLine: os.Args, Keep: keep, Scale: scale, ResumeDir: resume, Progress: experiment.NewProgress(os.Stderr, quiet), LiveNodes: liveNodes, YesLong: yesLong}
-			if in, err := injector(g); err == nil {
-				r.Injector = in
-			}
-			m, stopMetrics, err := liveMetrics(metricsAddr, out)
+			s, err := o.readScenario(cmd, args[0])
 			if err != nil {
 				return err
 			}
-			defer stopMetrics()
-			if m != nil {
-				r.BenchHook = func(b *experiment.Bench) func() { return attachMetrics(m, b) }
+			if err := checkResultsDir(o.results); err != nil {
+				return err
 			}
-			dir, rows, err := r.Run(cmd.Context())
-			if fe := (*topology.FieldError)(nil); errors.As(err, &fe) && dir == "" {
-				// Refused before anything ran: named like the dry run's refusals.
-				err = fmt.Errorf("scenario %q: %w", args[0], err)
+			if o.dry {
+				return o.dryRun(cmd, g, s, args[0])
 			}
-			if len(rows) > 0 {
-				fmt.Fprintln(out)
-				experiment.PrintComparison(out, rows)
-			}
-			if _, serr := os.Stat(dir); dir != "" && serr == nil {
-				fmt.Fprintf(out, "\nresults: %s\n", dir)
-				if _, serr := os.Stat(filepath.Join(dir, "report.html")); serr == nil {
-					fmt.Fprintf(out, "report: %s\n", filepath.Join(dir, "report.html"))
-				}
-			}
-			return err
+			return o.run(cmd, g, s, args[0])
 		},
 	}
-	cmd.Flags().StringVar(&results, "results", "results", "directory that receives the run directory")
-	addHostsFlags(cmd.Flags(), hostsOpts)
-	cmd.Flags().BoolVar(&keep, "keep", false, "leave the clusters running afterwards (habench destroy NAME removes them)")
-	cmd.Flags().BoolVar(&yesLong, "yes-long", false, "run a scenario estimated over 24 h (refused without it; the dry run shows the estimate)")
-	cmd.Flags().BoolVar(&dry, "dry-run", false, "print the plan (every cell, counts, estimated time) and exit")
-	cmd.Flags().StringVar(&scale, "scale", "", "small, medium or full: the scenario's size profile (default full: the file as written)")
-	cmd.Flags().StringVar(&resume, "resume", "", "complete the interrupted run in this directory: run only its cells that are not done")
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress line on stderr")
-	cmd.Flags().BoolVar(&liveNodes, "live-nodes", false, "after each report interval, a line with every node's lag, backlog, queues and flow control (clusters; needs report-interval)")
-	addMetricsFlag(cmd, &metricsAddr)
+	cmd.Flags().StringVar(&o.results, "results", "results", "directory that receives the run directory")
+	addHostsFlags(cmd.Flags(), o.hosts)
+	cmd.Flags().BoolVar(&o.keep, "keep", false, "leave the clusters running afterwards (habench destroy NAME removes them)")
+	cmd.Flags().BoolVar(&o.yesLong, "yes-long", false, "run a scenario estimated over 24 h (refused without it; the dry run shows the estimate)")
+	cmd.Flags().BoolVar(&o.dry, "dry-run", false, "print the plan (every cell, counts, estimated time) and exit")
+	cmd.Flags().StringVar(&o.scale, "scale", "", "small, medium or full: the scenario's size profile (default full: the file as written)")
+	cmd.Flags().StringVar(&o.resume, "resume", "", "complete the interrupted run in this directory: run only its cells that are not done")
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress line on stderr")
+	cmd.Flags().BoolVar(&o.liveNodes, "live-nodes", false, "after each report interval, a line with every node's lag, backlog, queues and flow control (clusters; needs report-interval)")
+	addMetricsFlag(cmd, &o.metricsAddr)
 	return cmd
+}
+
+// readScenario reads and parses the scenario file at path and, with --hosts, puts every
+// topology habench deploys on the hosts. Errors name the file (usage errors, exit 2).
+func (o *scenarioRunOpts) readScenario(cmd *cobra.Command, path string) (*experiment.Scenario, error) {
+	b, err := readInputFile(path, "scenario")
+	if err != nil {
+		return nil, usageError{fmt.Errorf("scenario %q: %w", path, err)}
+	}
+	s, err := experiment.ParseScenario(b)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("scenario %q: %w", path, err)}
+	}
+	if !cmd.Flags().Changed("hosts") {
+		if err := o.hosts.applyHosts(cmd, &topology.Spec{}); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	// Every topology habench deploys goes on the hosts, one after the other.
+	for i := range s.Topologies {
+		t := &s.Topologies[i]
+		if p, err := cluster.ProviderOf(*t); err == nil && !p.Deployed() {
+			continue // servers habench does not deploy stay where they are
+		}
+		if !s.InstallationGiven(i) {
+			// Not this machine's default: the server the hosts have.
+			t.Installation = topology.Installation{}
+		}
+		if err := o.hosts.applyHosts(cmd, t); err != nil {
+			return nil, err
+		}
+		t.Defaults()
+		if err := t.Validate(); err != nil {
+			return nil, usageError{fmt.Errorf("scenario %q: topologies[%d]: %w", path, i, err)}
+		}
+	}
+	return s, nil
+}
+
+// dryRun prints the plan of scenario s (file path) with the status of each cell of the
+// run being resumed, after the same checks as the run itself: another scenario file,
+// another scale or another grid is exit 2 here too.
+func (o *scenarioRunOpts) dryRun(cmd *cobra.Command, g *globalOpts, s *experiment.Scenario, path string) error {
+	out := cmd.OutOrStdout()
+	p, f, err := s.ResumePlan(o.resume, o.scale)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := p.CheckKnobNames(cmd.Context(), g.sandbox(), nil); err != nil {
+		return usageError{fmt.Errorf("scenario %q: %w", path, err)}
+	}
+	var status map[int]string
+	if f != nil {
+		status = map[int]string{}
+		for _, c := range f.Cells {
+			status[c.Index] = c.Status
+		}
+	}
+	if warn := p.LongWarning(func(c *experiment.Cell) bool { return status[c.Index] != experiment.StatusDone }); warn != "" {
+		fmt.Fprintln(out, warn)
+	}
+	p.Print(out, status)
+	return nil
+}
+
+// run runs scenario s (file path) and prints the comparison and where the results are.
+func (o *scenarioRunOpts) run(cmd *cobra.Command, g *globalOpts, s *experiment.Scenario, path string) error {
+	out := cmd.OutOrStdout()
+	r := &experiment.ScenarioRun{Scenario: s, Sandbox: g.sandbox(), ResultsDir: o.results, Stdout: out, Log: g.log,
+		CommandLine: os.Args, Keep: o.keep, Scale: o.scale, ResumeDir: o.resume, Progress: experiment.NewProgress(os.Stderr, o.quiet), LiveNodes: o.liveNodes, YesLong: o.yesLong}
+	if in, err := injector(g); err == nil {
+		r.Injector = in
+	}
+	m, stopMetrics, err := liveMetrics(o.metricsAddr, out)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	if m != nil {
+		r.BenchHook = func(b *experiment.Bench) func() { return attachMetrics(m, b) }
+	}
+	dir, rows, err := r.Run(cmd.Context())
+	if fe := (*topology.FieldError)(nil); errors.As(err, &fe) && dir == "" {
+		// Refused before anything ran: named like the dry run's refusals.
+		err = fmt.Errorf("scenario %q: %w", path, err)
+	}
+	if len(rows) > 0 {
+		fmt.Fprintln(out)
+		experiment.PrintComparison(out, rows)
+	}
+	if _, serr := os.Stat(dir); dir != "" && serr == nil {
+		fmt.Fprintf(out, "\nresults: %s\n", dir)
+		if _, serr := os.Stat(filepath.Join(dir, "report.html")); serr == nil {
+			fmt.Fprintf(out, "report: %s\n", filepath.Join(dir, "report.html"))
+		}
+	}
+	return err
 }
