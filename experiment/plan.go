@@ -636,6 +636,17 @@ func FormatDuration(d time.Duration) string {
 // state recorded in a results directory), the counts and the estimated time with how it
 // was computed.
 func (p *Plan) Print(w io.Writer, status map[int]string) {
+	p.printHeader(w)
+	done := 0
+	for _, d := range p.Deployments {
+		done += p.printDeployment(w, d, status)
+	}
+	p.printTotals(w, status, done)
+}
+
+// printHeader writes the first lines of Print: the scenario, the workload, the cell
+// policy, the standing links and the axes.
+func (p *Plan) printHeader(w io.Writer) {
 	s := p.Scenario
 	o := p.Options
 	fmt.Fprintf(w, "scenario %s (scale %s): %s\n", s.Name, p.Scale, Plural(len(p.Axes[0].Values), "topology"))
@@ -673,67 +684,85 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 		axes = append(axes, fmt.Sprintf("%s [%s]%s", name, strings.Join(a.Labels(), ", "), ref))
 	}
 	fmt.Fprintf(w, "axes (outermost first): %s\n", strings.Join(axes, " x "))
-	done := 0
-	for _, d := range p.Deployments {
-		sp := d.Spec
-		inst := string(sp.Installation.Kind)
-		if sp.Installation.Path != "" {
-			inst += " " + sp.Installation.Path
-		}
-		extra := ""
-		for _, k := range slices.Sorted(maps.Keys(d.Options)) {
-			extra += ", " + k + "=" + d.Options[k]
-		}
-		prep := ""
-		if p.Policy.Prepare == PrepareReuse {
-			prep = ", prepare ~" + FormatDuration(d.Prepare)
-			if !deploys(sp) {
-				prep = ": prepare ~" + FormatDuration(d.Prepare)
-			}
-		}
-		switch {
-		case sp.Cluster != "":
-			fmt.Fprintf(w, "\ndeployment %d: %s (cluster %s of the state directory: never deployed nor destroyed by the run)%s\n", d.Index, sp.Name, sp.Cluster, prep)
-		case !deploys(sp):
-			fmt.Fprintf(w, "\ndeployment %d: %s (existing cluster, %s: registered for the run, kind and flavor discovered)%s\n", d.Index, sp.Name, Plural(len(sp.DSNs), "node"), prep)
-		default:
-			fmt.Fprintf(w, "\ndeployment %d: %s (%s, %s, %s, %s installation%s): deploy ~%s%s\n", d.Index, sp.Name, sp.Kind,
-				Plural(sp.Nodes, "node"), sp.Flavor, inst, extra, FormatDuration(d.Deploy), prep)
-		}
-		if len(sp.Knobs) > 0 {
-			ks, _ := topology.KnobsFromMap(sp.Knobs)
-			var kv []string
-			for _, k := range ks {
-				kv = append(kv, k.String())
-			}
-			fmt.Fprintf(w, "  knobs for every run: %s\n", strings.Join(kv, " "))
-		}
-		if nodes := s.Workload.Nodes.For(sp.Name); len(nodes) > 0 {
-			fmt.Fprintf(w, "  workers connect to %s (workload.nodes); prepare on the writable nodes\n", strings.Join(nodes, ", "))
-		}
-		for _, c := range d.Cells {
-			line := fmt.Sprintf("  cell %*d  %s", len(fmt.Sprint(len(p.Cells))), c.Index, p.Label(c))
-			switch {
-			case c.Reuse != nil:
-				line += fmt.Sprintf("  not run: reuses cell %d (%s has 1 node, no links)", c.Reuse.Index, c.Topology)
-			case status[c.Index] == StatusDone:
-				done++
-				line += "  done (not run again)"
-			default:
-				line += "  ~" + FormatDuration(c.Estimate)
-				if c.Note != "" {
-					line += " (" + c.Note + ")"
-				}
-				if p.SamePathControl(c) {
-					line += " (same-path control: with the userspace link, zero delay through it)"
-				}
-				if st := status[c.Index]; st != "" && st != StatusPending {
-					line += " (" + st + " before: runs again)"
-				}
-			}
-			fmt.Fprintln(w, line)
+}
+
+// printDeployment writes deployment d of Print: what is deployed (or registered) with
+// its estimates, its knobs and worker nodes, and a line per cell. It returns how many of
+// its cells status records as done.
+func (p *Plan) printDeployment(w io.Writer, d *Deployment, status map[int]string) int {
+	sp := d.Spec
+	inst := string(sp.Installation.Kind)
+	if sp.Installation.Path != "" {
+		inst += " " + sp.Installation.Path
+	}
+	extra := ""
+	for _, k := range slices.Sorted(maps.Keys(d.Options)) {
+		extra += ", " + k + "=" + d.Options[k]
+	}
+	prep := ""
+	if p.Policy.Prepare == PrepareReuse {
+		prep = ", prepare ~" + FormatDuration(d.Prepare)
+		if !deploys(sp) {
+			prep = ": prepare ~" + FormatDuration(d.Prepare)
 		}
 	}
+	switch {
+	case sp.Cluster != "":
+		fmt.Fprintf(w, "\ndeployment %d: %s (cluster %s of the state directory: never deployed nor destroyed by the run)%s\n", d.Index, sp.Name, sp.Cluster, prep)
+	case !deploys(sp):
+		fmt.Fprintf(w, "\ndeployment %d: %s (existing cluster, %s: registered for the run, kind and flavor discovered)%s\n", d.Index, sp.Name, Plural(len(sp.DSNs), "node"), prep)
+	default:
+		fmt.Fprintf(w, "\ndeployment %d: %s (%s, %s, %s, %s installation%s): deploy ~%s%s\n", d.Index, sp.Name, sp.Kind,
+			Plural(sp.Nodes, "node"), sp.Flavor, inst, extra, FormatDuration(d.Deploy), prep)
+	}
+	if len(sp.Knobs) > 0 {
+		ks, _ := topology.KnobsFromMap(sp.Knobs)
+		var kv []string
+		for _, k := range ks {
+			kv = append(kv, k.String())
+		}
+		fmt.Fprintf(w, "  knobs for every run: %s\n", strings.Join(kv, " "))
+	}
+	if nodes := p.Scenario.Workload.Nodes.For(sp.Name); len(nodes) > 0 {
+		fmt.Fprintf(w, "  workers connect to %s (workload.nodes); prepare on the writable nodes\n", strings.Join(nodes, ", "))
+	}
+	done := 0
+	for _, c := range d.Cells {
+		if status[c.Index] == StatusDone && c.Reuse == nil {
+			done++
+		}
+		fmt.Fprintln(w, p.cellLine(c, status))
+	}
+	return done
+}
+
+// cellLine is the line of cell c in Print: its index, label and estimate, or why it
+// does not run (reused, done), with notes.
+func (p *Plan) cellLine(c *Cell, status map[int]string) string {
+	line := fmt.Sprintf("  cell %*d  %s", len(fmt.Sprint(len(p.Cells))), c.Index, p.Label(c))
+	switch {
+	case c.Reuse != nil:
+		line += fmt.Sprintf("  not run: reuses cell %d (%s has 1 node, no links)", c.Reuse.Index, c.Topology)
+	case status[c.Index] == StatusDone:
+		line += "  done (not run again)"
+	default:
+		line += "  ~" + FormatDuration(c.Estimate)
+		if c.Note != "" {
+			line += " (" + c.Note + ")"
+		}
+		if p.SamePathControl(c) {
+			line += " (same-path control: with the userspace link, zero delay through it)"
+		}
+		if st := status[c.Index]; st != "" && st != StatusPending {
+			line += " (" + st + " before: runs again)"
+		}
+	}
+	return line
+}
+
+// printTotals writes the last lines of Print: the counts (done is the number of cells
+// done already), the estimated time and how it is computed.
+func (p *Plan) printTotals(w io.Writer, status map[int]string, done int) {
 	torun := func(c *Cell) bool { return status[c.Index] != StatusDone }
 	total, deploys, cells := p.Estimate(torun)
 	reused := 0
