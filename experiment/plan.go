@@ -411,94 +411,24 @@ func (p *Plan) expand() error {
 	if err := p.checkGrid(); err != nil {
 		return err
 	}
-	s := p.Scenario
 	spec := map[string]topology.Spec{}
-	for _, t := range s.Topologies {
+	for _, t := range p.Scenario.Topologies {
 		spec[t.Name] = t
 	}
 	idx := make([]int, len(p.Axes))
 	var dep *Deployment
 	firstOf := map[string]*Cell{} // single-node cells by their values but links
 	for {
-		c := &Cell{Index: len(p.Cells) + 1, Values: map[string]string{}, Test: s.Workload.Test, Options: p.Options, Links: s.Links}
-		depKey := []string{}
-		for i, a := range p.Axes {
-			v := a.Values[idx[i]]
-			c.Values[a.Name] = v.Label
-			switch a.Kind {
-			case AxisTopology:
-				c.Topology = v.Label
-				depKey = append(depKey, v.Label)
-			case AxisOption:
-				c.ServerOptions = append(c.ServerOptions, AxisSettings{a.Name, v.Settings})
-				depKey = append(depKey, a.Name+"="+v.Label)
-			case AxisKnob:
-				c.Knobs = append(c.Knobs, AxisSettings{a.Name, v.Settings})
-			case AxisLinks:
-				c.Links = v.Links
-			case AxisTest:
-				c.Test = v.Label
-			case AxisThreads:
-				c.Options.Threads = v.Int
-			case AxisRepeat:
-				c.Repeat = v.Int
-			}
-		}
-		key := strings.Join(depKey, " ")
+		c, key := p.newCell(idx)
 		if dep == nil || dep.key != key {
-			sp := spec[c.Topology]
-			if len(c.ServerOptions) > 0 {
-				sp.Options = maps.Clone(sp.Options)
-				if sp.Options == nil {
-					sp.Options = map[string]string{}
-				}
-				for _, so := range c.ServerOptions {
-					for _, st := range so.Settings {
-						sp.Options[st.Name] = st.Value
-					}
-				}
+			var err error
+			if dep, err = p.newDeployment(spec[c.Topology], c, key); err != nil {
+				return err
 			}
-			if !deploys(sp) {
-				for _, so := range c.ServerOptions {
-					return &topology.FieldError{Field: "sweep." + so.Axis, Value: c.Values[so.Axis], Reason: fmt.Sprintf("topology %s is an existing cluster: habench cannot deploy it with another option (use a knob axis)", sp.Name)}
-				}
-				if p.Policy.Restart {
-					return &topology.FieldError{Field: "cell.restart", Value: "true", Reason: fmt.Sprintf("topology %s is an existing cluster: habench does not restart its servers", sp.Name)}
-				}
-				if c.Values["links"] != "" && !c.Links.IsZero() {
-					return &topology.FieldError{Field: "sweep.links", Value: c.Values["links"], Reason: fmt.Sprintf("topology %s is an existing cluster: links need the network namespaces of a habench sandbox", sp.Name)}
-				}
-			} else if err := sp.Validate(); err != nil {
-				return fmt.Errorf("topology %s with %s: %w", sp.Name, key, err)
-			}
-			if p.Policy.Restart && !restartable(sp.Kind) {
-				return &topology.FieldError{Field: "cell.restart", Value: "true", Reason: fmt.Sprintf("topology %s: restarting servers between cells is not supported for kind %s", sp.Name, sp.Kind)}
-			}
-			dep = &Deployment{Index: len(p.Deployments) + 1, Spec: sp, Options: map[string]string{}, key: key}
-			for _, so := range c.ServerOptions {
-				dep.Options[so.Axis] = c.Values[so.Axis]
-			}
-			dep.Deploy = EstimateDeploy(sp)
-			dep.Prepare = EstimatePrepare(sp, p.Options)
 			p.Deployments = append(p.Deployments, dep)
 		}
 		c.Deployment = dep
-		// A single node has no links: its cells for the links axis' other values would be
-		// the same run again, so they are not run; the reports reuse the first one (the
-		// comparison of each links value still has the single node's numbers).
-		if la := p.axis(AxisLinks); la.Name != "" && dep.Spec.Nodes < 2 {
-			k := p.Label(c)
-			k = strings.Replace(k, "links="+c.Values["links"], "links=", 1)
-			if src, ok := firstOf[k]; ok {
-				c.Reuse = src
-				c.Note = fmt.Sprintf("topology %s has 1 node (no links): cell %d's runs stand for this cell", c.Topology, src.Index)
-			} else {
-				firstOf[k] = c
-				if !c.Links.IsZero() {
-					c.Note = fmt.Sprintf("topology %s has 1 node: runs without links", c.Topology)
-				}
-			}
-		}
+		p.markReuse(c, firstOf)
 		if c.Reuse == nil {
 			c.Estimate = p.EstimateCell(c)
 		}
@@ -516,6 +446,100 @@ func (p *Plan) expand() error {
 		if i < 0 {
 			return nil
 		}
+	}
+}
+
+// newCell builds the next cell of the grid: the value of each axis at idx (one index
+// per p.Axes). It returns the cell and the key of its deployment (topology and server
+// option values: cells with the same key share a deployment).
+func (p *Plan) newCell(idx []int) (*Cell, string) {
+	s := p.Scenario
+	c := &Cell{Index: len(p.Cells) + 1, Values: map[string]string{}, Test: s.Workload.Test, Options: p.Options, Links: s.Links}
+	depKey := []string{}
+	for i, a := range p.Axes {
+		v := a.Values[idx[i]]
+		c.Values[a.Name] = v.Label
+		switch a.Kind {
+		case AxisTopology:
+			c.Topology = v.Label
+			depKey = append(depKey, v.Label)
+		case AxisOption:
+			c.ServerOptions = append(c.ServerOptions, AxisSettings{a.Name, v.Settings})
+			depKey = append(depKey, a.Name+"="+v.Label)
+		case AxisKnob:
+			c.Knobs = append(c.Knobs, AxisSettings{a.Name, v.Settings})
+		case AxisLinks:
+			c.Links = v.Links
+		case AxisTest:
+			c.Test = v.Label
+		case AxisThreads:
+			c.Options.Threads = v.Int
+		case AxisRepeat:
+			c.Repeat = v.Int
+		}
+	}
+	return c, strings.Join(depKey, " ")
+}
+
+// newDeployment builds the deployment (index next in p.Deployments) of topology sp with
+// the server options of its first cell c, key as newCell returned it, and checks it:
+// *topology.FieldError for what an existing cluster or the kind cannot do (option axes,
+// cell.restart, links), or sp's validation error with the options.
+func (p *Plan) newDeployment(sp topology.Spec, c *Cell, key string) (*Deployment, error) {
+	if len(c.ServerOptions) > 0 {
+		sp.Options = maps.Clone(sp.Options)
+		if sp.Options == nil {
+			sp.Options = map[string]string{}
+		}
+		for _, so := range c.ServerOptions {
+			for _, st := range so.Settings {
+				sp.Options[st.Name] = st.Value
+			}
+		}
+	}
+	if !deploys(sp) {
+		for _, so := range c.ServerOptions {
+			return nil, &topology.FieldError{Field: "sweep." + so.Axis, Value: c.Values[so.Axis], Reason: fmt.Sprintf("topology %s is an existing cluster: habench cannot deploy it with another option (use a knob axis)", sp.Name)}
+		}
+		if p.Policy.Restart {
+			return nil, &topology.FieldError{Field: "cell.restart", Value: "true", Reason: fmt.Sprintf("topology %s is an existing cluster: habench does not restart its servers", sp.Name)}
+		}
+		if c.Values["links"] != "" && !c.Links.IsZero() {
+			return nil, &topology.FieldError{Field: "sweep.links", Value: c.Values["links"], Reason: fmt.Sprintf("topology %s is an existing cluster: links need the network namespaces of a habench sandbox", sp.Name)}
+		}
+	} else if err := sp.Validate(); err != nil {
+		return nil, fmt.Errorf("topology %s with %s: %w", sp.Name, key, err)
+	}
+	if p.Policy.Restart && !restartable(sp.Kind) {
+		return nil, &topology.FieldError{Field: "cell.restart", Value: "true", Reason: fmt.Sprintf("topology %s: restarting servers between cells is not supported for kind %s", sp.Name, sp.Kind)}
+	}
+	dep := &Deployment{Index: len(p.Deployments) + 1, Spec: sp, Options: map[string]string{}, key: key}
+	for _, so := range c.ServerOptions {
+		dep.Options[so.Axis] = c.Values[so.Axis]
+	}
+	dep.Deploy = EstimateDeploy(sp)
+	dep.Prepare = EstimatePrepare(sp, p.Options)
+	return dep, nil
+}
+
+// markReuse: a single node has no links, so its cells for the links axis' other values
+// would be the same run again; they are not run (c.Reuse is the first one, firstOf keys
+// the first cells by their label without links), and the reports reuse the first one
+// (the comparison of each links value still has the single node's numbers).
+func (p *Plan) markReuse(c *Cell, firstOf map[string]*Cell) {
+	if la := p.axis(AxisLinks); la.Name == "" || c.Deployment.Spec.Nodes >= 2 {
+		return
+	}
+	k := p.Label(c)
+	k = strings.Replace(k, "links="+c.Values["links"], "links=", 1)
+	if src, ok := firstOf[k]; ok {
+		c.Reuse = src
+		c.Note = fmt.Sprintf("topology %s has 1 node (no links): cell %d's runs stand for this cell", c.Topology, src.Index)
+		return
+	}
+	firstOf[k] = c
+	if !c.Links.IsZero() {
+		c.Note = fmt.Sprintf("topology %s has 1 node: runs without links", c.Topology)
 	}
 }
 
