@@ -237,53 +237,86 @@ func Apply(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSett
 			}
 		}
 	}()
-	// Phase 2: set in order; read-only variables go to the restart phase (cannotRestart).
-	restart := map[string]bool{}
-	for _, e := range a.entries {
-		err := a.set(ctx, e, e.t.Value)
-		if isErr(err, 1238) && strings.Contains(err.Error(), "read only") {
-			if why := cannotRestart(c, opt); why != "" {
-				why = fmt.Sprintf("%s is read only at runtime (the server needs it in its option file and a restart); %s", e.t.Variable, why)
-				return a, &topology.FieldError{Field: "knob", Value: e.t.Knob + "=" + e.t.Value, Reason: why}
-			}
-			e.t.Method, e.Method = MethodRestart, MethodRestart
-			restart[e.Node] = true
-			continue
-		}
-		if err != nil {
-			return a, knobError(c, e, err)
-		}
+	restart, err := a.setPhase(ctx, opt)
+	if err != nil {
+		return a, err
 	}
-	// Phase 3: option file and restart for read-only knobs, node by node; a restart resets
-	// what SET GLOBAL changed on that node, so those are set again.
-	for _, n := range c.Nodes {
-		if !restart[n.Name] {
-			continue
-		}
-		if err := a.restartWith(ctx, n); err != nil {
-			return a, err
-		}
-		for _, e := range a.entries {
-			if e.node == n && e.changed && e.t.Method != MethodRestart && e.t.Method != MethodGroupMode {
-				if err := a.set(ctx, e, e.t.Value); err != nil {
-					return a, knobError(c, e, err)
-				}
-			}
-		}
+	if err := a.restartPhase(ctx, restart); err != nil {
+		return a, err
 	}
 	if opt.Keep && c.Offers(cluster.OpOptionFiles) {
 		if err := a.persist(); err != nil {
 			return a, err
 		}
 	}
-	// Phase 4: read back what every node took.
+	if err := a.readBackPhase(ctx); err != nil {
+		return a, err
+	}
+	if !opt.Keep {
+		if err := a.writePending(false); err != nil {
+			return a, err
+		}
+	}
+	if opt.Keep && !c.Offers(cluster.OpOptionFiles) {
+		a.notes = append(a.notes, "runtime only: a restart of these servers returns them to their configured values")
+	}
+	return a, nil
+}
+
+// setPhase is Apply's phase 2: set every entry in order; read-only variables go to the
+// restart phase (cannotRestart): it returns the nodes to restart. Errors as Apply's.
+func (a *Applied) setPhase(ctx context.Context, opt Options) (map[string]bool, error) {
+	restart := map[string]bool{}
+	for _, e := range a.entries {
+		err := a.set(ctx, e, e.t.Value)
+		if isErr(err, 1238) && strings.Contains(err.Error(), "read only") {
+			if why := cannotRestart(a.c, opt); why != "" {
+				why = fmt.Sprintf("%s is read only at runtime (the server needs it in its option file and a restart); %s", e.t.Variable, why)
+				return nil, &topology.FieldError{Field: "knob", Value: e.t.Knob + "=" + e.t.Value, Reason: why}
+			}
+			e.t.Method, e.Method = MethodRestart, MethodRestart
+			restart[e.Node] = true
+			continue
+		}
+		if err != nil {
+			return nil, knobError(a.c, e, err)
+		}
+	}
+	return restart, nil
+}
+
+// restartPhase is Apply's phase 3: option file and restart for read-only knobs, node by
+// node (the nodes in restart); a restart resets what SET GLOBAL changed on that node, so
+// those are set again.
+func (a *Applied) restartPhase(ctx context.Context, restart map[string]bool) error {
+	for _, n := range a.c.Nodes {
+		if !restart[n.Name] {
+			continue
+		}
+		if err := a.restartWith(ctx, n); err != nil {
+			return err
+		}
+		for _, e := range a.entries {
+			if e.node == n && e.changed && e.t.Method != MethodRestart && e.t.Method != MethodGroupMode {
+				if err := a.set(ctx, e, e.t.Value); err != nil {
+					return knobError(a.c, e, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// readBackPhase is Apply's phase 4: read back what every node took (10 s per read) into
+// each entry's Effective and Matches, with a note when the server took another value.
+func (a *Applied) readBackPhase(ctx context.Context) error {
 	for _, e := range a.entries {
 		db, _ := a.db(e.node)
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		v, full, err := read(rctx, db, e.t)
 		cancel()
 		if err != nil {
-			return a, fmt.Errorf("node %s: reading back %s: %w", e.Node, e.t.Label(), err)
+			return fmt.Errorf("node %s: reading back %s: %w", e.Node, e.t.Label(), err)
 		}
 		e.Effective, e.Matches = v, Same(e.t.Value, v)
 		if e.t.Method == MethodProvider {
@@ -297,15 +330,7 @@ func Apply(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSett
 			e.Note = joinNote(e.Note, note)
 		}
 	}
-	if !opt.Keep {
-		if err := a.writePending(false); err != nil {
-			return a, err
-		}
-	}
-	if opt.Keep && !c.Offers(cluster.OpOptionFiles) {
-		a.notes = append(a.notes, "runtime only: a restart of these servers returns them to their configured values")
-	}
-	return a, nil
+	return nil
 }
 
 // cannotRestart is "" when Apply may restart c's nodes for read-only knobs (c's provider
