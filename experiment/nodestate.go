@@ -12,7 +12,7 @@ import (
 var roleNames = map[float64]string{0: "none", 1: "PRIMARY", 2: "SECONDARY"}
 
 // memberStates are gr_member_state's and gr_majority_state's codes as shown.
-var memberStates = map[float64]string{0: "OFFLINE", 1: "ONLINE", 2: "RECOVERING", 3: "UNREACHABLE", 4: "ERROR", 5: "not in the group"}
+var memberStates = sampler.MemberStates
 
 // memberLabel is a member's role when ONLINE, else its state ("" when the state is unknown).
 func memberLabel(state, role float64, ok bool) string {

@@ -131,11 +131,11 @@ func TestNodeStatesMinorityPrimary(t *testing.T) {
 			t.Errorf("%s changes:\n %q\nwant\n %q", st.Node, st.Changes, want[st.Node])
 		}
 	}
-	gs := groupSummary([]sampler.Node{{Name: "n1"}, {Name: "n3"}}, ss)
+	gs := summarize(t, []sampler.Node{{Name: "n1"}, {Name: "n3"}}, ss).Group
 	if gs[0].LastState != 5 || gs[0].LastRole != 0 || gs[1].LastRole != 1 {
 		t.Errorf("group summary %+v, want n1 not in the group (5), n3 PRIMARY", gs)
 	}
-	if md := groupReport(gs); !strings.Contains(md, "| n1 | not in the group | - |") || !strings.Contains(md, "| n3 | ONLINE | PRIMARY |") {
+	if md := Report(&Manifest{}, &Summary{Group: gs}); !strings.Contains(md, "| n1 | not in the group | - |") || !strings.Contains(md, "| n3 | ONLINE | PRIMARY |") {
 		t.Errorf("group report:\n%s", md)
 	}
 }

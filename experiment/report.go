@@ -3,12 +3,14 @@ package experiment
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/habench/habench/report"
+	"github.com/habench/habench/sampler"
 )
 
 // Report renders report.md: what ran, on which servers and settings, the results, and
@@ -38,14 +40,11 @@ func Report(m *Manifest, s *Summary) string {
 		fmt.Fprintf(&b, "\n## Probe writer\n\n%d acknowledged commits, %d failed; **%d acknowledged commits lost** on %s; %d rows present whose commit failed.\n",
 			p.Acknowledged, p.Failed, p.LostAcknowledged, p.CheckedOn, p.UnacknowledgedPresent)
 	}
-	b.WriteString(semiSyncReport(s.SemiSync))
-	if len(s.Group) > 0 {
-		b.WriteString(groupReport(s.Group))
-	}
+	b.WriteString(sampler.Markdown(s, math.MinInt, sampler.SectionsAfterKnobs))
 	if k := m.Knobs; k != nil {
 		b.WriteString(knobsSection(k))
 	}
-	b.WriteString(galeraReport(s.Galera))
+	b.WriteString(sampler.Markdown(s, sampler.SectionsAfterKnobs, math.MaxInt))
 	if len(m.Nodes) > 0 {
 		settingsSection(&b, m)
 	}
