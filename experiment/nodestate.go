@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/sampler"
@@ -142,27 +141,6 @@ func groupRoleChanges(ss []sampler.Sample, majority bool) []string {
 		i = j
 	}
 	return out
-}
-
-// NodeStateTable renders the nodes that were down or changed role ("" when none).
-func NodeStateTable(ns []NodeState) string {
-	if len(ns) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("| node | down (samples clock) | role and membership changes |\n|---|---|---|\n")
-	for _, n := range ns {
-		var ws []string
-		for _, w := range n.Down {
-			s := fmt.Sprintf("%.1f-%.1f s", w.StartS, w.EndS)
-			if w.Open {
-				s = fmt.Sprintf("from %.1f s to the end", w.StartS)
-			}
-			ws = append(ws, s)
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", n.Node, orDash(strings.Join(ws, ", ")), orDash(strings.Join(n.Changes, "; ")))
-	}
-	return b.String()
 }
 
 // setDownAtEnd marks the nodes whose last down window in states was still open.
