@@ -12,11 +12,11 @@ import (
 	"github.com/habench/habench/sampler"
 )
 
-// RunMarkdown renders a run's md from its manifest.json and summary.json (r from
-// LoadRun; r.Summary nil renders an empty one): what ran, on which servers and settings,
-// the results, per-node lag, and each sampler's section (sampler.Section). deployed says
-// whether habench deployed the servers (the provider's Deployed), which the files do not
-// say in report's terms.
+// RunMarkdown renders a run's report.md from its manifest.json and summary.json (r from
+// LoadRunSummary, RunFromJSON or LoadRun; r.Summary nil renders an empty one): what ran,
+// on which servers and settings, the results, per-node lag, and each sampler's section
+// (sampler.Section). deployed says whether habench deployed the servers (the provider's
+// Deployed), which the files do not say in report's terms.
 func RunMarkdown(r *Run, deployed bool) string {
 	m, s := &r.Manifest, r.Summary
 	if s == nil {
@@ -58,7 +58,7 @@ func RunMarkdown(r *Run, deployed bool) string {
 	return b.String()
 }
 
-// reportHeader writes md's title, the run's warnings and the lines on what ran:
+// reportHeader writes report.md's title, the run's warnings and the lines on what ran:
 // habench, command, servers, links, hosts (with the clock warning) and page cache drops.
 func reportHeader(b *strings.Builder, r *Run, s *results.Summary, deployed bool) {
 	m := &r.Manifest
@@ -345,7 +345,7 @@ func NodeStateTable(ns []results.NodeState) string {
 	return b.String()
 }
 
-// hostReport renders the summary's host table for md ("" without hosts).
+// hostReport renders the summary's host table for report.md ("" without hosts).
 func hostReport(hs []results.HostSummary) string {
 	if len(hs) == 0 {
 		return ""
@@ -385,7 +385,7 @@ func mbps(p *float64) string {
 	return fmt.Sprintf("%.1f", *p/1e6)
 }
 
-// lowerBoundsNote is md's line under the latency table when its max and
+// lowerBoundsNote is report.md's line under the latency table when its max and
 // percentiles include lower bounds (transactions that never completed); "" otherwise.
 func lowerBoundsNote(s *results.Summary) string {
 	if s.Waits == 0 || s.LongestWait == nil {
@@ -400,7 +400,7 @@ func lowerBoundsNote(s *results.Summary) string {
 		s.Waits, s.UnknownOutcome, w.WaitedS, w.Node, w.StartS, how)
 }
 
-// knobsSection renders the run's knobs for md: per node the value before, the
+// knobsSection renders the run's knobs for report.md: per node the value before, the
 // value the server took, and the value read back after restoring.
 func knobsSection(k *Knobs) string {
 	var b strings.Builder
