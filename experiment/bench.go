@@ -432,10 +432,9 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 		s.RandType, s.PSMode = r.RandType, r.PSMode
 		hangSummary(s, r)
 	}
-	s.SemiSync = semiSyncSummary(samples)
-	degradedSemiSync(s.SemiSync, samples, b.sampleInterval())
-	s.Group = groupSummary(nodes, samples)
-	s.Galera = galeraSummary(samples)
+	if err := sampler.Summarize(sampler.SummaryInput{Nodes: nodes, Samples: samples, Every: b.sampleInterval()}, s); err != nil {
+		s.Error = strings.TrimPrefix(s.Error+"; "+err.Error(), "; ")
+	}
 	byNode := map[string]*NodeLag{}
 	for _, n := range nodes {
 		byNode[n.Name] = &NodeLag{Node: n.Name, Role: string(n.Role), GTIDPosition: pos[n.Name]}
@@ -591,41 +590,6 @@ func WithReadNodes(c *cluster.Cluster, t *workload.Target, names []string) error
 		t.ReadEndpoints = append(t.ReadEndpoints, workload.Endpoint{Name: n.Name, Host: n.Host, Port: n.Port})
 	}
 	return nil
-}
-
-// semiSyncSummary sums the source's semi-sync samples (nil when there are none).
-func semiSyncSummary(samples []sampler.Sample) *SemiSyncSummary {
-	var ss SemiSyncSummary
-	seen := false
-	yes := map[time.Duration]float64{}
-	for _, sm := range samples {
-		switch sm.Metric {
-		case sampler.MetricSemiSyncOn:
-			seen, ss.Node = true, sm.Node
-			if sm.Value == 0 {
-				ss.SecondsOff++
-			}
-		case sampler.MetricSemiSyncYesTx:
-			ss.YesTx += sm.Value
-			yes[sm.Elapsed] = sm.Value
-		case sampler.MetricSemiSyncNoTx:
-			ss.NoTx += sm.Value
-		}
-	}
-	if !seen {
-		return nil
-	}
-	// Weight each second's average wait by that second's acknowledged commits.
-	var weighted float64
-	for _, sm := range samples {
-		if sm.Metric == sampler.MetricSemiSyncIntervalAvgWait {
-			weighted += sm.Value * yes[sm.Elapsed]
-		}
-	}
-	if ss.YesTx > 0 {
-		ss.AvgWaitUs = weighted / ss.YesTx
-	}
-	return &ss
 }
 
 // applyKnobs sets the cluster's own knobs and the run's (see Bench.Knobs) and prints

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"github.com/habench/habench/internal/testenv/prereq"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -316,6 +318,12 @@ func TestLinkDelaySlowsSemiSyncAcks(t *testing.T) {
 		t.Errorf("semi-sync acknowledgement wait under a 4 ms round trip: %+v", ss)
 	}
 	t.Logf("backend %s, rtt %+v, semi-sync %+v, %.1f TPS", lr.Backend, lr.RTT, ss, out.Summary.TPS)
+	// report.md (report.RunMarkdown): the measured links and the semisync sampler's section.
+	rep, _ := os.ReadFile(filepath.Join(out.Dir, "report.md"))
+	if ss != nil && (!strings.Contains(string(rep), "| "+lr.RTT[0].Link+" | ") || !strings.Contains(string(rep), fmt.Sprintf("## Semi-sync on %s\n", ss.Node)) ||
+		!strings.Contains(string(rep), fmt.Sprintf("| %.0f | %.0f | %d | %.0f |", ss.YesTx, ss.NoTx, ss.SecondsOff, ss.AvgWaitUs))) {
+		t.Errorf("report.md lacks the link %s or the semi-sync section %+v:\n%s", lr.RTT[0].Link, ss, rep)
+	}
 	for _, n := range c.Nodes {
 		if err := exec.Command("ip", "-n", n.Netns, "link", "show", "hbnetem0").Run(); err == nil {
 			t.Errorf("node %s: the userspace link's TUN device outlived the run", n.Name)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/workload"
 )
@@ -71,7 +72,7 @@ func TestFaultErrorsCountedOnce(t *testing.T) {
 		if a.Errors+b.Errors != total {
 			t.Errorf("%s: failed attempts %d + %d, want the run's %d once", c.name, a.Errors, b.Errors, total)
 		}
-		tb := FaultTable(fs)
+		tb := report.FaultTable(fs)
 		if n := strings.Count(tb, "x94") + strings.Count(tb, "x50"); n != 1 {
 			t.Errorf("%s: the outage's codes appear %d times in the table:\n%s", c.name, n, tb)
 		}
@@ -198,7 +199,7 @@ func TestFaultAlsoOutages(t *testing.T) {
 		bookOutage(epoch, "n1", 20.99, 22.03, nil), bookOutage(epoch, "n2", 20.99, 22.02, nil),
 	}
 	fs := faultSummaries(faults, outages, nil, bookRun(epoch, 40, 10, 28))
-	tb := FaultTable(fs)
+	tb := report.FaultTable(fs)
 	for _, want := range []string{"| n3 (also n2, n1) | 1047 x116, 1180 x1 |", "| n1 (also n2) | - |"} {
 		if !strings.Contains(tb, want) {
 			t.Errorf("table lacks %q:\n%s", want, tb)

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/workload"
 )
@@ -459,74 +458,4 @@ func caughtUp(faults []RunFault, i int, samples []sampler.Sample) *float64 {
 		}
 	}
 	return nil
-}
-
-// FaultTable renders the faults as a Markdown table ("" when none).
-func FaultTable(fs []FaultSummary) string {
-	if len(fs) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("| at (s since samples start) | fault | node | recovered after s | outage of | failed attempts | reconnects | min TPS | caught up after s | peak lag s | new writer after s | workers there after s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, f := range fs {
-		rec := "still out at the end"
-		if f.RecoveryS != nil {
-			rec = fmt.Sprintf("%.2f", *f.RecoveryS)
-		}
-		action := f.Action
-		if f.Error != "" {
-			action += " (failed)"
-		}
-		if f.Escalated != "" {
-			action += " ⚠ escalated to SIGKILL (a crash)"
-		}
-		var codes []string
-		for _, c := range slices.Sorted(maps.Keys(f.ErrorsByCode)) {
-			codes = append(codes, fmt.Sprintf("%s x%d", c, f.ErrorsByCode[c]))
-		}
-		failed := strings.Join(codes, ", ")
-		if failed == "" && f.Errors > 0 {
-			failed = fmt.Sprint(f.Errors)
-		}
-		reconn := "-"
-		if f.Reconnects > 0 {
-			reconn = fmt.Sprint(f.Reconnects)
-		}
-		newWriter, client := "-", "-"
-		if f.NewWriterS != nil {
-			newWriter = fmt.Sprintf("%.1f (%s)", *f.NewWriterS, f.NewWriter)
-			client = fmtOpt(f.ClientWriterS, "%.1f")
-		}
-		fmt.Fprintf(&b, "| %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f.AtS, action, f.Node, rec, outageCell(f), orDash(failed), reconn,
-			fmtOpt(f.MinTPS, "%.0f"), fmtOpt(f.CaughtUpS, "%.1f"), report.LagText(f.PeakLagS, f.PeakLagUnknown, "%.2f"), newWriter, client)
-	}
-	return b.String()
-}
-
-// FaultNote explains FaultTable's columns: "at" is a time on samples.csv's clock, the
-// other seconds are durations from the fault.
-const FaultNote = "at = when the fault was injected, in seconds since samples.csv's clock started (not since the start of measurement); " +
-	"recovered after = seconds from the fault until the workload's commits were back to normal: the end of the last report interval, from the fault's on, " +
-	"with TPS under half the median before the first fault or more failed attempts or reconnects than any interval before it, or the end of the outage the fault caused, whichever is later " +
-	"(0: the workload did not notice; resolution: the report interval); " +
-	"outage of = the node (or writer) whose workers could not commit for 1 s or more (also: other nodes whose workers could not commit for 1 s or more from within 10 s of the fault, e.g. a Galera cluster stalled while it evicted a node; their failed attempts are in the WARNINGs); failed attempts and reconnects = the workload's in the disturbed intervals (by MySQL error code when an outage recorded them), min TPS their lowest; " +
-	"an outage and a disturbed interval count for the first fault they follow only (a promote or heal that ended them shows none of their failed attempts); " +
-	"caught up after = seconds from the fault (start, restart, heal, promote, pause, resume, or a kill whose node came back) until the node, readable again, showed a heartbeat lag at or under 1 s (n/a: not seen before the node's next fault or the end); " +
-	"peak lag = the largest lag of any node from the fault to the end of the run, in seconds (≥ peak (n3 unknown for N s): that node's lag could not be measured for N s, as in the nodes table); " +
-	"new writer after = seconds from the fault until the cluster named another writer (polled every 0.5 s), workers there after = until the workload first committed on it (n/a: never)."
-
-// outageCell is the Faults table's "outage of": the fault's outage, and the other nodes it
-// stalled ("n3 (also n1, n2)"); "-" without one.
-func outageCell(f FaultSummary) string {
-	if len(f.AlsoOutages) == 0 {
-		return orDash(f.Outage)
-	}
-	return fmt.Sprintf("%s (also %s)", f.Outage, strings.Join(f.AlsoOutages, ", "))
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
 )
 
@@ -93,7 +94,7 @@ func TestFaultRecoveryFollowingWriter(t *testing.T) {
 	if promote.RecoveryS == nil || *promote.RecoveryS < 0.4 || *promote.RecoveryS > 0.6 {
 		t.Errorf("promote: recovery %v, want about 0.51 s", fmtOpt(promote.RecoveryS, "%.3f"))
 	}
-	tb := FaultTable(fs)
+	tb := report.FaultTable(fs)
 	if !strings.Contains(tb, "| 3.03 | kill | n1 | 1.01 | - | 72 | 4 | 918 |") {
 		t.Errorf("fault table:\n%s", tb)
 	}

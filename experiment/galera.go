@@ -4,12 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/topology"
 )
 
@@ -96,68 +94,6 @@ func consistencyPosition(ctx context.Context, c *cluster.Cluster, db *sql.DB) (s
 		return "", err
 	}
 	return normalizeGTID(s), nil
-}
-
-// galeraSummary sums the galera sampler's samples per node (nil when there are none).
-func galeraSummary(samples []sampler.Sample) []GaleraNodeSummary {
-	by := map[string]*GaleraNodeSummary{}
-	get := func(n string) *GaleraNodeSummary {
-		if by[n] == nil {
-			by[n] = &GaleraNodeSummary{Node: n}
-		}
-		return by[n]
-	}
-	for _, s := range samples {
-		if !strings.HasPrefix(s.Metric, "galera_") {
-			continue
-		}
-		g := get(s.Node)
-		switch s.Metric {
-		case sampler.MetricGaleraFCPaused:
-			g.Samples++
-			g.PausedAvg += s.Value
-			g.PausedMax = max(g.PausedMax, s.Value)
-		case sampler.MetricGaleraFCSent:
-			g.FCSent += s.Value
-		case sampler.MetricGaleraFCRecv:
-			g.FCRecv += s.Value
-		case sampler.MetricGaleraCertFailures:
-			g.CertFailures += s.Value
-		case sampler.MetricGaleraBFAborts:
-			g.BFAborts += s.Value
-		case sampler.MetricGaleraRecvQueue:
-			g.RecvQueueMax = max(g.RecvQueueMax, s.Value)
-		case sampler.MetricGaleraLastCommittedGap:
-			g.LastCommittedGapMax = max(g.LastCommittedGapMax, s.Value)
-		}
-	}
-	if len(by) == 0 {
-		return nil
-	}
-	var out []GaleraNodeSummary
-	for _, g := range by {
-		if g.Samples > 0 {
-			g.PausedAvg /= float64(g.Samples)
-		}
-		out = append(out, *g)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
-	return out
-}
-
-// galeraReport renders the summary's Galera table for report.md ("" without one).
-func galeraReport(gs []GaleraNodeSummary) string {
-	if len(gs) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("\n## Galera flow control and conflicts\n\n")
-	b.WriteString("| node | paused avg | paused max | fc sent | fc recv | cert failures | BF aborts | recv queue max | last committed gap max |\n|---|---|---|---|---|---|---|---|---|\n")
-	for _, g := range gs {
-		fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", g.Node, g.PausedAvg, g.PausedMax, g.FCSent, g.FCRecv, g.CertFailures, g.BFAborts, g.RecvQueueMax, g.LastCommittedGapMax)
-	}
-	b.WriteString("\npaused = share of each second replication was paused by flow control (delta of wsrep_flow_control_paused_ns); fc sent/recv = pause requests; cert failures and BF aborts come back to clients as error 1213 (deadlock).\n")
-	return b.String()
 }
 
 // sparseIDs checks that ids 1..min(100, tableSize) of sbtest1 exist (a cheap primary-key

@@ -323,6 +323,12 @@ func TestGalera(t *testing.T) {
 		if err := json.Unmarshal(b2, &js); err != nil || js.PerEndpoint["n1"].ErrorsByCode["1213"] == 0 || len(js.Galera) != 3 {
 			t.Errorf("summary.json per-endpoint errors or galera section missing (%v): %s", err, b2)
 		}
+		// report.md (report.RunMarkdown with the galera sampler's section) shows n1's counts.
+		rep, _ := os.ReadFile(filepath.Join(out.Dir, "report.md"))
+		if g := byNode["n1"]; !strings.Contains(string(rep), "## Galera flow control and conflicts") ||
+			!strings.Contains(string(rep), fmt.Sprintf("| %.0f | %.0f |", g.CertFailures, g.BFAborts)) {
+			t.Errorf("report.md lacks the Galera section with n1's %.0f cert failures, %.0f BF aborts:\n%s", g.CertFailures, g.BFAborts, rep)
+		}
 		if out.Summary.ReplicasCaught == nil || !*out.Summary.ReplicasCaught {
 			t.Errorf("nodes did not converge: %+v", out.Summary.Nodes)
 		}

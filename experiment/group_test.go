@@ -24,7 +24,7 @@ func TestGroupSummaryFromSamples(t *testing.T) {
 			smp(sec, "n2", "gr_fc_throttle_inferred", min(v, 1)), smp(sec, "x", "lag_s", 1),
 		)
 	}
-	gs := groupSummary(nodes, ss)
+	gs := summarize(t, nodes, ss).Group
 	if len(gs) != 2 || gs[0].Node != "n1" || gs[1].Node != "n2" {
 		t.Fatalf("members %+v", gs)
 	}
@@ -35,10 +35,10 @@ func TestGroupSummaryFromSamples(t *testing.T) {
 	if n2.ApplierQueueMax != 50 || n2.Changes != 2 || n2.LastRole != 2 || n2.ThrottledTrx != nil || n2.InferredThrottleTicks == nil || *n2.InferredThrottleTicks != 2 {
 		t.Errorf("n2 %+v", n2)
 	}
-	if groupSummary(nodes[2:], ss) != nil {
+	if summarize(t, nodes[2:], ss).Group != nil {
 		t.Error("summary for a node without group samples")
 	}
-	r := groupReport(gs)
+	r := Report(&Manifest{}, &Summary{Group: gs})
 	for _, want := range []string{"| n1 | ONLINE | PRIMARY | 0 |", "| 16 | 0.800 | n/a |", "| n2 | ONLINE | SECONDARY | 2 | 0 | 50 |"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("report lacks %q:\n%s", want, r)

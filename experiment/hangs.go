@@ -175,18 +175,3 @@ func (st *runState) failover(sum *Summary) {
 		st.warn(w, "new writer", "detail", w)
 	}
 }
-
-// lowerBoundsNote is report.md's line under the latency table when its max and
-// percentiles include lower bounds (transactions that never completed); "" otherwise.
-func lowerBoundsNote(s *Summary) string {
-	if s.Waits == 0 || s.LongestWait == nil {
-		return ""
-	}
-	w := s.LongestWait
-	how := "still in flight at the end"
-	if w.Abandoned {
-		how = "abandoned when the workers followed the writer"
-	}
-	return fmt.Sprintf("\n**Latency max and percentiles include lower bounds:** %d transactions never completed (%d abandoned, outcome unknown); the longest waited at least %.2f s on %s from %.2f s of the run (%s).\n",
-		s.Waits, s.UnknownOutcome, w.WaitedS, w.Node, w.StartS, how)
-}

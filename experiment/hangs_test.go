@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/workload"
 )
 
@@ -31,7 +32,7 @@ func TestSetFailover(t *testing.T) {
 	if late[0].NewWriterS == nil || *late[0].NewWriterS != 23.5 || *late[0].ClientWriterS != 23.5 {
 		t.Errorf("late poll: %+v, want the new writer named by 23.5 s, when the workers committed there", late[0])
 	}
-	table := FaultTable(fs)
+	table := report.FaultTable(fs)
 	if !strings.Contains(table, "| 22.0 (n3) | 23.5 |") {
 		t.Errorf("fault table lacks the failover columns:\n%s", table)
 	}
@@ -61,11 +62,11 @@ func TestLowerBoundsNote(t *testing.T) {
 		len(s.WriterMoves) != 1 || s.WriterMoves[0].AtS != 40 || *s.WriterMoves[0].FirstCommitS != 41 {
 		t.Fatalf("summary %+v %+v", s, s.WriterMoves)
 	}
-	note := lowerBoundsNote(s)
+	note := Report(&Manifest{}, s)
 	if !strings.Contains(note, "include lower bounds:** 4 transactions never completed (3 abandoned") || !strings.Contains(note, "32.00 s on n1 from 9.68 s") {
 		t.Errorf("note %q", note)
 	}
-	if lowerBoundsNote(&Summary{}) != "" {
+	if strings.Contains(Report(&Manifest{}, &Summary{}), "lower bounds") {
 		t.Error("a note without waits")
 	}
 }

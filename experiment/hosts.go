@@ -230,32 +230,6 @@ func pct(p *float64) string {
 	return fmt.Sprintf("%.0f%%", *p*100)
 }
 
-// hostReport renders the summary's host table for report.md ("" without hosts).
-func hostReport(hs []HostSummary) string {
-	if len(hs) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("\n## Hosts: CPU, disk and network over the measured part\n\n")
-	b.WriteString("| host | nodes | CPUs | CPU busy mean | busy max | iowait | steal | run queue mean / max | disk read / write MB/s | mysqld CPU cores (mean) | CPU-saturated |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, h := range hs {
-		var srv []string
-		for _, n := range slices.Sorted(maps.Keys(h.ServerCPU)) {
-			srv = append(srv, fmt.Sprintf("%s %.2f", n, h.ServerCPU[n]))
-		}
-		sat := "no"
-		if h.CPUSaturated {
-			sat = fmt.Sprintf("**yes** (%.0f%% of seconds)", h.SaturatedShare*100)
-		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s / %s | %s / %s | %s | %s |\n", h.Host, strings.Join(h.Nodes, ", "), h.CPUs,
-			pct(h.CPUBusyMean), pct(h.CPUBusyMax), pct(h.IOWaitMean), pct(h.StealMean),
-			fmtOpt(h.ProcsRunningMean, "%.1f"), fmtOpt(h.ProcsRunningMax, "%.0f"), mbps(h.DiskReadMean), mbps(h.DiskWriteMean), strings.Join(srv, ", "), sat)
-	}
-	fmt.Fprintf(&b, "\nbusy = share of all the host's CPU time neither idle nor waiting for I/O (/proc/stat; steal counts as busy). CPU-saturated = busy >= %.0f%% in at least %.0f%% of the measured seconds: the workload, the servers and anything else on the host wanted more CPU than there was. Sandbox nodes share this machine: its numbers are counted once, not per node.\n",
-		sampler.CPUSaturatedBusy*100, sampler.CPUSaturatedShare*100)
-	return b.String()
-}
-
 func mbps(p *float64) string {
 	if p == nil {
 		return "n/a"

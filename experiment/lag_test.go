@@ -100,7 +100,7 @@ func TestLagTablesAgree(t *testing.T) {
 	const both = "n2 unknown for 9 s, n3 unknown for 9 s"
 
 	nodeTable := Report(&Manifest{Habench: map[string]string{"version": "t"}, Workload: map[string]any{"name": "oltp_read_write"}}, s)
-	faults := FaultTable(s.Faults)
+	faults := report.FaultTable(s.Faults)
 	var rec CellRecord
 	fillRecord(&rec, s)
 	cmp := ComparisonTable([]Row{{Topology: "g", Kind: "galera", Summary: s, MaxLagS: rec.MaxReplicaLagS, LagUnknown: rec.LagUnknown}})

@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/sampler"
@@ -12,7 +11,7 @@ import (
 var roleNames = map[float64]string{0: "none", 1: "PRIMARY", 2: "SECONDARY"}
 
 // memberStates are gr_member_state's and gr_majority_state's codes as shown.
-var memberStates = map[float64]string{0: "OFFLINE", 1: "ONLINE", 2: "RECOVERING", 3: "UNREACHABLE", 4: "ERROR", 5: "not in the group"}
+var memberStates = sampler.MemberStates
 
 // memberLabel is a member's role when ONLINE, else its state ("" when the state is unknown).
 func memberLabel(state, role float64, ok bool) string {
@@ -142,27 +141,6 @@ func groupRoleChanges(ss []sampler.Sample, majority bool) []string {
 		i = j
 	}
 	return out
-}
-
-// NodeStateTable renders the nodes that were down or changed role ("" when none).
-func NodeStateTable(ns []NodeState) string {
-	if len(ns) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("| node | down (samples clock) | role and membership changes |\n|---|---|---|\n")
-	for _, n := range ns {
-		var ws []string
-		for _, w := range n.Down {
-			s := fmt.Sprintf("%.1f-%.1f s", w.StartS, w.EndS)
-			if w.Open {
-				s = fmt.Sprintf("from %.1f s to the end", w.StartS)
-			}
-			ws = append(ws, s)
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", n.Node, orDash(strings.Join(ws, ", ")), orDash(strings.Join(n.Changes, "; ")))
-	}
-	return b.String()
 }
 
 // setDownAtEnd marks the nodes whose last down window in states was still open.

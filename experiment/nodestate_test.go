@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/topology"
 )
@@ -41,7 +42,7 @@ func TestNodeStates(t *testing.T) {
 	if d := ns[2].Down; len(d) != 1 || !d[0].Open || d[0].StartS != 8 {
 		t.Errorf("n3: %+v", ns[2])
 	}
-	tb := NodeStateTable(ns)
+	tb := report.NodeStateTable(ns)
 	for _, w := range []string{"| n1 | 3.0-6.0 s | - |", "| n3 | from 8.0 s to the end | - |", "SECONDARY -> PRIMARY"} {
 		if !strings.Contains(tb, w) {
 			t.Errorf("table lacks %q:\n%s", w, tb)
@@ -62,7 +63,7 @@ func TestNodeStatesPromote(t *testing.T) {
 			ss = append(ss, sampler.Sample{Elapsed: time.Duration(sec * float64(time.Second)), Node: n, Metric: sampler.MetricRole, Value: role})
 		}
 	}
-	tb := NodeStateTable(nodeStates(ss))
+	tb := report.NodeStateTable(nodeStates(ss))
 	for _, want := range []string{"| n1 | from 4.0 s to the end | 4.0s source -> replica |", "| n2 | - | 4.0s replica -> source |"} {
 		if !strings.Contains(tb, want) {
 			t.Errorf("node states lack %q:\n%s", want, tb)
@@ -131,11 +132,11 @@ func TestNodeStatesMinorityPrimary(t *testing.T) {
 			t.Errorf("%s changes:\n %q\nwant\n %q", st.Node, st.Changes, want[st.Node])
 		}
 	}
-	gs := groupSummary([]sampler.Node{{Name: "n1"}, {Name: "n3"}}, ss)
+	gs := summarize(t, []sampler.Node{{Name: "n1"}, {Name: "n3"}}, ss).Group
 	if gs[0].LastState != 5 || gs[0].LastRole != 0 || gs[1].LastRole != 1 {
 		t.Errorf("group summary %+v, want n1 not in the group (5), n3 PRIMARY", gs)
 	}
-	if md := groupReport(gs); !strings.Contains(md, "| n1 | not in the group | - |") || !strings.Contains(md, "| n3 | ONLINE | PRIMARY |") {
+	if md := Report(&Manifest{}, &Summary{Group: gs}); !strings.Contains(md, "| n1 | not in the group | - |") || !strings.Contains(md, "| n3 | ONLINE | PRIMARY |") {
 		t.Errorf("group report:\n%s", md)
 	}
 }

@@ -48,8 +48,7 @@ func TestSemiSyncDegradedWarning(t *testing.T) {
 		return 0
 	}
 	samples := semiSyncRun(30, off, yes, no)
-	ss := semiSyncSummary(samples)
-	degradedSemiSync(ss, samples, time.Second)
+	ss := summarize(t, nil, samples).SemiSync
 	if !ss.Degraded || len(ss.Off) != 1 || ss.Off[0].FromS != 12 || ss.Off[0].ToS != 26 || ss.Off[0].NoTx != 7200 || ss.Off[0].Open {
 		t.Errorf("semi-sync summary %+v, want degraded, OFF from 12 to 26 s with 7200 no_tx", ss)
 	}
@@ -65,15 +64,13 @@ func TestSemiSyncDegradedWarning(t *testing.T) {
 	}
 	// Still OFF at the end: open, to the last sample plus the interval.
 	samples = semiSyncRun(20, func(s int) bool { return s >= 12 }, yes, no)
-	ss = semiSyncSummary(samples)
-	degradedSemiSync(ss, samples, time.Second)
+	ss = summarize(t, nil, samples).SemiSync
 	if len(ss.Off) != 1 || !ss.Off[0].Open || ss.Off[0].ToS != 20 || !strings.Contains(ss.Warning, "n1 from 12.0 s to the end, still OFF") {
 		t.Errorf("still OFF at the end: %+v", ss)
 	}
 	// Semi-sync held: no warning.
 	samples = semiSyncRun(30, func(int) bool { return false }, yes, func(int) float64 { return 0 })
-	ss = semiSyncSummary(samples)
-	degradedSemiSync(ss, samples, time.Second)
+	ss = summarize(t, nil, samples).SemiSync
 	if ss.Degraded || ss.Warning != "" || len(ss.Off) != 0 {
 		t.Errorf("semi-sync held: %+v", ss)
 	}
@@ -82,8 +79,7 @@ func TestSemiSyncDegradedWarning(t *testing.T) {
 // TestSweepListsDegradedGuarantees: a cell whose semi-sync fell back to async, or whose
 // --rate was not met, has that WARNING in its sweep record and so in sweep.md.
 func TestSweepListsDegradedGuarantees(t *testing.T) {
-	ss := &SemiSyncSummary{Node: "n1", NoTx: 5, YesTx: 95}
-	degradedSemiSync(ss, nil, time.Second)
+	ss := summarize(t, nil, semiSyncRun(1, func(int) bool { return false }, func(int) float64 { return 95 }, func(int) float64 { return 5 })).SemiSync
 	rate := &RateSummary{Warning: "the target rate was not met (more than 1s behind --rate 100): ..."}
 	var rec CellRecord
 	fillRecord(&rec, &Summary{SemiSync: ss, Rate: rate})
@@ -98,4 +94,15 @@ func TestSweepListsDegradedGuarantees(t *testing.T) {
 	if len(rec.Warnings) != 0 {
 		t.Errorf("guarantees held, warnings %q", rec.Warnings)
 	}
+}
+
+// summarize is the summary sections the registered samplers compute from samples (one a
+// second) of nodes (sampler.Summarize, as a run does).
+func summarize(t *testing.T, nodes []sampler.Node, samples []sampler.Sample) *Summary {
+	t.Helper()
+	var s Summary
+	if err := sampler.Summarize(sampler.SummaryInput{Nodes: nodes, Samples: samples, Every: time.Second}, &s); err != nil {
+		t.Fatal(err)
+	}
+	return &s
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/topology"
 )
 
@@ -60,7 +61,7 @@ func TestFaultStopEscalationIsRecorded(t *testing.T) {
 	if w := faultWarning(faults); !strings.Contains(w, "restart "+rec.Node) || !strings.Contains(w, "escalated to SIGKILL") {
 		t.Errorf("fault warning %q does not mark the escalation", w)
 	}
-	table := FaultTable(faultSummaries(faults, nil, nil, nil))
+	table := report.FaultTable(faultSummaries(faults, nil, nil, nil))
 	if !strings.Contains(table, "| restart ⚠ escalated to SIGKILL (a crash) | "+rec.Node+" |") || strings.Count(table, "SIGKILL") != 1 {
 		t.Errorf("faults table does not mark the restart, and only it:\n%s", table)
 	}

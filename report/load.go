@@ -161,6 +161,8 @@ type ManifestWorkload struct {
 	RandType  string            `json:"rand_type"`
 	PSMode    string            `json:"db_ps_mode"`
 	Endpoints []string          `json:"endpoints"`
+	// IDSpace is the note on a stepped auto-increment id space (Galera), "" when none.
+	IDSpace string `json:"id_space"`
 }
 
 // Binaries are the server binaries that ran.
@@ -362,17 +364,47 @@ func (res *Results) loadSubdirs() error {
 // LoadRun reads one run directory. manifest.json is required; summary.json,
 // intervals.csv and samples.csv are read when present.
 func LoadRun(dir string) (*Run, error) {
-	r := &Run{Dir: dir}
+	r, err := LoadRunSummary(dir)
+	if err != nil {
+		return nil, err
+	}
+	if r.Intervals, err = readIntervals(filepath.Join(dir, results.IntervalsFile)); err != nil {
+		return nil, err
+	}
+	if r.Samples, err = readSamples(filepath.Join(dir, results.SamplesFile)); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// LoadRunSummary reads a run directory's manifest.json (required) and summary.json
+// (when present), not its CSV files: what RunMarkdown needs. Error: *LoadError naming
+// the file.
+func LoadRunSummary(dir string) (*Run, error) {
 	mpath := filepath.Join(dir, results.ManifestFile)
-	b, err := os.ReadFile(mpath)
+	mb, err := os.ReadFile(mpath)
 	if err != nil {
 		return nil, &LoadError{Path: mpath, Reason: err.Error()}
 	}
-	if err := json.Unmarshal(b, &r.Manifest); err != nil {
+	spath := filepath.Join(dir, results.SummaryFile)
+	sb, err := os.ReadFile(spath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, &LoadError{Path: spath, Reason: err.Error()}
+	}
+	return RunFromJSON(dir, mb, sb)
+}
+
+// RunFromJSON decodes a run of directory dir from the contents of its manifest.json and
+// summary.json (summary nil: the run did not finish), without its CSV files. Error:
+// *LoadError naming the file that does not decode.
+func RunFromJSON(dir string, manifest, summary []byte) (*Run, error) {
+	r := &Run{Dir: dir}
+	mpath := filepath.Join(dir, results.ManifestFile)
+	if err := json.Unmarshal(manifest, &r.Manifest); err != nil {
 		return nil, &LoadError{Path: mpath, Reason: err.Error()}
 	}
 	var all map[string]json.RawMessage
-	if err := json.Unmarshal(b, &all); err == nil {
+	if err := json.Unmarshal(manifest, &all); err == nil {
 		for _, k := range []string{"habench", "command_line", "started", "finished", "host", "workload", "topology",
 			"cluster", "binaries", "nodes", "links", "samplers", "hosts", "drop_caches", "intervals_offset_s", "samples_started", "extra", "knobs", "warnings"} {
 			delete(all, k)
@@ -381,31 +413,7 @@ func LoadRun(dir string) (*Run, error) {
 			r.Manifest.Other = all
 		}
 	}
-	spath := filepath.Join(dir, results.SummaryFile)
-	if b, err := os.ReadFile(spath); err == nil {
-		r.Summary = &results.Summary{}
-		if err := json.Unmarshal(b, r.Summary); err != nil {
-			return nil, &LoadError{Path: spath, Reason: err.Error()}
-		}
-		var all map[string]json.RawMessage
-		if json.Unmarshal(b, &all) == nil {
-			for _, k := range summaryKnown {
-				delete(all, k)
-			}
-			if len(all) > 0 {
-				r.SummaryOther = all
-			}
-		}
-		r.Error = r.Summary.Error
-	} else if errors.Is(err, fs.ErrNotExist) {
-		r.Error = "no summary.json (the run did not finish)"
-	} else {
-		return nil, &LoadError{Path: spath, Reason: err.Error()}
-	}
-	if r.Intervals, err = readIntervals(filepath.Join(dir, results.IntervalsFile)); err != nil {
-		return nil, err
-	}
-	if r.Samples, err = readSamples(filepath.Join(dir, results.SamplesFile)); err != nil {
+	if err := r.decodeSummary(summary); err != nil {
 		return nil, err
 	}
 	r.Topology, _ = r.Manifest.Topology["name"].(string)
@@ -421,6 +429,30 @@ func LoadRun(dir string) (*Run, error) {
 		r.Name += " " + r.Cell
 	}
 	return r, nil
+}
+
+// decodeSummary sets r.Summary, its sections without a table of the report's own
+// (SummaryOther) and r.Error from summary.json's contents b (nil: no summary.json).
+func (r *Run) decodeSummary(b []byte) error {
+	if b == nil {
+		r.Error = "no summary.json (the run did not finish)"
+		return nil
+	}
+	r.Summary = &results.Summary{}
+	if err := json.Unmarshal(b, r.Summary); err != nil {
+		return &LoadError{Path: filepath.Join(r.Dir, results.SummaryFile), Reason: err.Error()}
+	}
+	var all map[string]json.RawMessage
+	if json.Unmarshal(b, &all) == nil {
+		for _, k := range summaryKnown {
+			delete(all, k)
+		}
+		if len(all) > 0 {
+			r.SummaryOther = all
+		}
+	}
+	r.Error = r.Summary.Error
+	return nil
 }
 
 func exists(p string) bool {

@@ -13,7 +13,7 @@ func fill(v reflect.Value) {
 		fill(v.Elem())
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
+			if f := v.Type().Field(i); f.IsExported() && f.Tag.Get("json") != "-" {
 				fill(v.Field(i))
 			}
 		}

@@ -1,6 +1,17 @@
 package results
 
-import "github.com/habench/habench/workload"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/habench/habench/workload"
+)
 
 // SummaryFile is the name of a run's summary in its results directory.
 const SummaryFile = "summary.json"
@@ -57,7 +68,87 @@ type Summary struct {
 	// (queues, flow control) cover: the measured window, warm-up excluded, as TPS and
 	// latency ("" when nothing was measured: every sample).
 	SamplesWindow string `json:"samples_window,omitempty"`
+	// Sections are the summary sections of samplers that have no field above
+	// (sampler.Section), by key, written after the fields above in key order; reading
+	// summary.json puts every key not declared above here.
+	Sections map[string]json.RawMessage `json:"-"`
 }
+
+// summaryFields is Summary without its methods, for the default encoding.
+type summaryFields Summary
+
+// MarshalJSON writes the declared fields as encoding/json does, then Sections.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(summaryFields(s))
+	if err != nil || len(s.Sections) == 0 {
+		return b, err
+	}
+	out := bytes.TrimSuffix(b, []byte("}"))
+	for _, k := range slices.Sorted(maps.Keys(s.Sections)) {
+		key, _ := json.Marshal(k)
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, key...), ':'), s.Sections[k]...)
+	}
+	return append(out, '}'), nil
+}
+
+// UnmarshalJSON reads the declared fields, and every other key into Sections.
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, (*summaryFields)(s)); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	for k, v := range all {
+		if !summaryKeys()[k] {
+			if s.Sections == nil {
+				s.Sections = map[string]json.RawMessage{}
+			}
+			s.Sections[k] = v
+		}
+	}
+	return nil
+}
+
+// SetSection sets Sections[key] to v encoded (a sampler's own section). Error when key
+// is a declared field's or v cannot be encoded.
+func (s *Summary) SetSection(key string, v any) error {
+	if summaryKeys()[key] {
+		return fmt.Errorf("summary section %q: a declared field of summary.json", key)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("summary section %q: %w", key, err)
+	}
+	if s.Sections == nil {
+		s.Sections = map[string]json.RawMessage{}
+	}
+	s.Sections[key] = b
+	return nil
+}
+
+// Section decodes Sections[key] into v; false when there is none or it does not decode.
+func (s *Summary) Section(key string, v any) bool {
+	raw, ok := s.Sections[key]
+	return ok && json.Unmarshal(raw, v) == nil
+}
+
+// summaryKeys are the JSON keys of Summary's declared fields.
+var summaryKeys = sync.OnceValue(func() map[string]bool {
+	keys := map[string]bool{}
+	t := reflect.TypeFor[summaryFields]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			keys[name] = true
+		}
+	}
+	return keys
+})
 
 // NodeLag summarises one node's samples over the run. Lag fields are null when the node
 // produced no lag sample (unreachable, sampler failing): never a misleading 0. LagMaxS,
@@ -105,7 +196,7 @@ type SemiSyncSummary struct {
 	AvgWaitUs float64 `json:"avg_wait_us"`
 	// Degraded: the guarantee did not hold for the whole run, some commits were
 	// acknowledged without a replica having them (NoTx > 0) or semi-sync was OFF in a
-	// sample; Off lists when it was OFF (see experiment's semiSyncOff), Warning says it in words.
+	// sample; Off lists when it was OFF (see sampler.SemiSync's Summarize), Warning says it in words.
 	Degraded bool          `json:"degraded"`
 	Off      []SemiSyncOff `json:"off,omitempty"`
 	Warning  string        `json:"warning,omitempty"`

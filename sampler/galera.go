@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/topology"
 )
 
@@ -245,3 +247,76 @@ func boolf(b bool) float64 {
 	}
 	return 0
 }
+
+// galeraSummary sums the galera sampler's samples per node (nil when there are none).
+func galeraSummary(samples []Sample) []results.GaleraNodeSummary {
+	by := map[string]*results.GaleraNodeSummary{}
+	get := func(n string) *results.GaleraNodeSummary {
+		if by[n] == nil {
+			by[n] = &results.GaleraNodeSummary{Node: n}
+		}
+		return by[n]
+	}
+	for _, s := range samples {
+		if !strings.HasPrefix(s.Metric, "galera_") {
+			continue
+		}
+		g := get(s.Node)
+		switch s.Metric {
+		case MetricGaleraFCPaused:
+			g.Samples++
+			g.PausedAvg += s.Value
+			g.PausedMax = max(g.PausedMax, s.Value)
+		case MetricGaleraFCSent:
+			g.FCSent += s.Value
+		case MetricGaleraFCRecv:
+			g.FCRecv += s.Value
+		case MetricGaleraCertFailures:
+			g.CertFailures += s.Value
+		case MetricGaleraBFAborts:
+			g.BFAborts += s.Value
+		case MetricGaleraRecvQueue:
+			g.RecvQueueMax = max(g.RecvQueueMax, s.Value)
+		case MetricGaleraLastCommittedGap:
+			g.LastCommittedGapMax = max(g.LastCommittedGapMax, s.Value)
+		}
+	}
+	if len(by) == 0 {
+		return nil
+	}
+	var out []results.GaleraNodeSummary
+	for _, g := range by {
+		if g.Samples > 0 {
+			g.PausedAvg /= float64(g.Samples)
+		}
+		out = append(out, *g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out
+}
+
+// Markdown renders the summary's Galera table for report.md ("" without one).
+func (*Galera) Markdown(s *results.Summary) string {
+	gs := s.Galera
+	if len(gs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Galera flow control and conflicts\n\n")
+	b.WriteString("| node | paused avg | paused max | fc sent | fc recv | cert failures | BF aborts | recv queue max | last committed gap max |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, g := range gs {
+		fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", g.Node, g.PausedAvg, g.PausedMax, g.FCSent, g.FCRecv, g.CertFailures, g.BFAborts, g.RecvQueueMax, g.LastCommittedGapMax)
+	}
+	b.WriteString("\npaused = share of each second replication was paused by flow control (delta of wsrep_flow_control_paused_ns); fc sent/recv = pause requests; cert failures and BF aborts come back to clients as error 1213 (deadlock).\n")
+	return b.String()
+}
+
+// Summarize sets s.Galera from the galera samples in in, per node by name (nil without
+// galera samples).
+func (*Galera) Summarize(in SummaryInput, s *results.Summary) error {
+	s.Galera = galeraSummary(in.Samples)
+	return nil
+}
+
+// SectionOrder: the Galera section comes after the knob settings.
+func (*Galera) SectionOrder() int { return SectionsAfterKnobs + 10 }

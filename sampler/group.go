@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/topology"
 )
 
@@ -449,3 +450,101 @@ func (g *Group) writerThresholds(gn *groupNode) (cert, appl float64, ok bool) {
 	}
 	return cert, appl, ok
 }
+
+// groupSummary sums the group sampler's samples per member (nil when there are none).
+func groupSummary(nodes []Node, samples []Sample) []results.GroupMemberSummary {
+	byNode := map[string]*results.GroupMemberSummary{}
+	majority := map[string]bool{}
+	add := func(p **float64, v float64) {
+		if *p == nil {
+			*p = new(float64)
+		}
+		**p += v
+	}
+	for _, sm := range samples {
+		if !strings.HasPrefix(sm.Metric, "gr_") {
+			continue
+		}
+		g := byNode[sm.Node]
+		if g == nil {
+			g = &results.GroupMemberSummary{Node: sm.Node}
+			byNode[sm.Node] = g
+		}
+		switch sm.Metric {
+		case MetricGRMajorityState:
+			g.LastState, majority[sm.Node] = sm.Value, true
+		case MetricGRMajorityRole:
+			g.LastRole = sm.Value
+		case MetricGRMemberState:
+			if !majority[sm.Node] {
+				g.LastState = sm.Value
+			}
+		case MetricGRMemberRole:
+			if !majority[sm.Node] {
+				g.LastRole = sm.Value
+			}
+		case MetricGRMemberChanges:
+			g.Changes = sm.Value
+		case MetricGRCertifierQueue:
+			g.CertifierQueueMax = max(g.CertifierQueueMax, sm.Value)
+		case MetricGRApplierQueue:
+			g.ApplierQueueMax = max(g.ApplierQueueMax, sm.Value)
+		case MetricGRConflicts:
+			g.Conflicts += sm.Value
+		case MetricGRLocalRollback:
+			g.LocalRollbacks += sm.Value
+		case MetricGRChecked:
+			g.Checked += sm.Value
+		case MetricGRRemoteApplied:
+			g.RemoteApplied += sm.Value
+		case MetricGRFCThrottleCount:
+			add(&g.ThrottledTrx, sm.Value)
+		case MetricGRFCThrottleTime:
+			add(&g.ThrottleTimeS, sm.Value)
+		case MetricGRFCThrottleInferred:
+			add(&g.InferredThrottleTicks, sm.Value)
+		}
+	}
+	var out []results.GroupMemberSummary
+	for _, n := range nodes {
+		if g := byNode[n.Name]; g != nil {
+			out = append(out, *g)
+		}
+	}
+	return out
+}
+
+// Markdown is the report.md section of a Group Replication run ("" without group
+// samples): each member's state, role, queues, conflicts and flow control.
+func (*Group) Markdown(s *results.Summary) string {
+	gs := s.Group
+	if len(gs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Group Replication\n\n")
+	b.WriteString("| member | state | role | changes | certifier queue max | applier queue max | conflicts | local rollbacks | remote applied | throttled trx | throttle time s | inferred throttle ticks |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	roles := map[float64]string{0: "-", 1: "PRIMARY", 2: "SECONDARY"}
+	for _, g := range gs {
+		fmt.Fprintf(&b, "| %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %s | %s |\n", g.Node, MemberStates[g.LastState], roles[g.LastRole], g.Changes,
+			g.CertifierQueueMax, g.ApplierQueueMax, g.Conflicts, g.LocalRollbacks, g.RemoteApplied,
+			optText(g.ThrottledTrx, "%.0f"), optText(g.ThrottleTimeS, "%.3f"), optText(g.InferredThrottleTicks, "%.0f"))
+	}
+	b.WriteString("\nstate and role = at the end, as the members that see a majority ONLINE report them (a member cut off in a minority calls itself ONLINE); ")
+	b.WriteString("conflicts = transactions that failed certification (every member counts all of them); local rollbacks = this member's own transactions rolled back by certification; throttled = flow control held this member's commits (Gr_flow_control_throttle_*, MySQL 9.7+; throttle time is summed over transactions); inferred = samples in which the member's queues exceeded the flow-control thresholds (where the component is absent). n/a = not measured here.\n")
+	return b.String()
+}
+
+// Summarize sets s.Group from the group samples in in, per member in the run's node
+// order (nil without group samples).
+func (*Group) Summarize(in SummaryInput, s *results.Summary) error {
+	s.Group = groupSummary(in.Nodes, in.Samples)
+	return nil
+}
+
+// SectionOrder: the group section comes after semi-sync's, before the knob settings.
+func (*Group) SectionOrder() int { return 20 }
+
+// MemberStates are gr_member_state's and gr_majority_state's codes as shown.
+var MemberStates = map[float64]string{0: "OFFLINE", 1: "ONLINE", 2: "RECOVERING", 3: "UNREACHABLE", 4: "ERROR", 5: "not in the group"}

@@ -1,0 +1,55 @@
+package report
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite report/testdata/runmd's golden report.md files")
+
+// TestRunMarkdownGolden: report.md of testdata runs (single, async and semisync runs, one
+// with knobs) rendered by RunMarkdown from their manifest.json and summary.json, and with
+// results' filled summary (every section: faults, node states, hosts, probe, the semisync,
+// group and galera samplers' sections) equals the golden files, which were rendered by
+// experiment.Report before it moved here (byte-compared). go test ./report -run
+// TestRunMarkdownGolden -update rewrites them after an intended change.
+func TestRunMarkdownGolden(t *testing.T) {
+	full, err := os.ReadFile("../results/testdata/summary_full.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := []string{"quick/20261129-220324-qsingle", "quick/20261129-220347-qasync", "quick/20261129-220411-qsemi", "sweep10/20261201-155751-c001-rpsingle"}
+	for _, run := range runs {
+		dir := filepath.Join("testdata", run)
+		r, err := LoadRunSummary(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mb, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rf, err := RunFromJSON(dir, mb, full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, md := range map[string]string{filepath.Base(run) + ".md": RunMarkdown(r, true), filepath.Base(run) + "-full.md": RunMarkdown(rf, true)} {
+			golden := filepath.Join("testdata", "runmd", name)
+			if *updateGolden {
+				if err := os.WriteFile(golden, []byte(md), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if md != string(want) {
+				t.Errorf("%s: report.md differs from %s:\n%s", run, golden, md)
+			}
+		}
+	}
+}
