@@ -111,11 +111,17 @@ func startAgent(cfg AgentConfig) (*agentLink, error) {
 	}
 	a := &agentLink{socks: map[int]int{}, names: []string{self.String()}, out: []int{0}, dst: []unix.SockaddrInet4{{}}}
 	eps := []Endpoint{{Name: self.String(), Addr: self}}
+	// The SSH connection that runs the agent must not go through it.
+	client, _, _ := strings.Cut(os.Getenv("SSH_CONNECTION"), " ")
 	for _, l := range cfg.Links {
 		p, err := netip.ParseAddr(l.Peer)
 		if err != nil || !p.Is4() {
 			a.closeSocks()
 			return nil, fmt.Errorf("peer %q: want an IPv4 address", l.Peer)
+		}
+		if p.String() == client {
+			a.closeSocks()
+			return nil, fmt.Errorf("peer %v: the address habench connects from over SSH; its connection would be delayed too", p)
 		}
 		fd, err := a.sockFor(p)
 		if err != nil {
