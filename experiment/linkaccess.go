@@ -235,10 +235,17 @@ func (l *sshLinks) applyRun(ctx context.Context, c *cluster.Cluster, spec *netem
 // useAgents reports whether spec goes to the link agents (netem.StartHostAgents): it
 // asks for delay, jitter or loss and a host lacks sch_netem but has a TUN device. The
 // agents then carry the whole spec (partitions and rates too): one backend per run.
+// Only for a cluster habench deployed on the hosts (the agent's binary goes to the node
+// directories); an existing cluster keeps tc-ssh and its "no sch_netem" refusal.
 // Error: a host that cannot be checked.
 func (l *sshLinks) useAgents(ctx context.Context, spec *netem.Spec) (bool, error) {
 	if spec == nil || !slices.ContainsFunc(slices.Collect(maps.Values(spec.Links)), netem.NeedsNetem) {
 		return false, nil
+	}
+	for _, n := range l.c.Members() {
+		if l.c.HostNodeDir(n) == "" {
+			return false, nil
+		}
 	}
 	seen := map[string]bool{}
 	for _, e := range l.eps {
