@@ -464,3 +464,13 @@ func controllerName() string {
 	h, _ := os.Hostname()
 	return h
 }
+
+// HostNodeDir is node n's directory on its host as the host sees it (under the root
+// filesystem for a chrooted server), which destroy removes with every process under it;
+// "" for a cluster not deployed on hosts.
+func (c *Cluster) HostNodeDir(n *Node) string {
+	if c.Hosts == nil || c.Hosts.HostDir == "" {
+		return ""
+	}
+	return c.layout(n).nodeDir()
+}

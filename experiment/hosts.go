@@ -269,8 +269,8 @@ func cpuBoundRows(rows []Row) string {
 
 // checkHostsNetem refuses, before anything is deployed, a deployment on hosts whose cells
 // to run (torun) impair links with delay, jitter or loss when one of its hosts lacks
-// sch_netem (netem.CheckHost over SSH): otherwise each such cell would fail after the
-// deploy. Rate limits and partitions need no netem. Nil for other deployments. Errors:
+// both sch_netem and a TUN device for the link agent (netem.CheckHost over SSH):
+// otherwise each such cell would fail after the deploy. Rate limits and partitions need no netem. Nil for other deployments. Errors:
 // *topology.FieldError on sweep.links naming the topology, the host and the reason; a
 // host that cannot be checked, naming it.
 func checkHostsNetem(ctx context.Context, d *Deployment, torun func(*Cell) bool) error {
@@ -297,13 +297,13 @@ func checkHostsNetem(ctx context.Context, d *Deployment, torun func(*Cell) bool)
 		if err != nil {
 			return fmt.Errorf("topology %s: hosts[%d] %s: %w", sp.Name, i, sp.Hosts[i], err)
 		}
-		if hc.NoNetem != "" {
+		if hc.NoNetem != "" && hc.NoTUN != "" { // without netem, the link agent needs a TUN device
 			field, value := "sweep.links", need.Values[string(AxisLinks)]
 			if value == "" { // the scenario's links:, for every cell
 				field, value = "links", need.Links.String()
 			}
 			return &topology.FieldError{Field: field, Value: value,
-				Reason: fmt.Sprintf("topology %s: host %s: %s; delay, jitter and loss need sch_netem on the hosts (rate limits and partitions do not): nothing deployed", sp.Name, sp.Hosts[i], hc.NoNetem)}
+				Reason: fmt.Sprintf("topology %s: host %s: %s, and %s; delay, jitter and loss need sch_netem or the link agent on the hosts (rate limits and partitions do not): nothing deployed", sp.Name, sp.Hosts[i], hc.NoNetem, hc.NoTUN)}
 		}
 	}
 	return nil

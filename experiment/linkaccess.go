@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -198,17 +200,86 @@ func (l *sshLinks) applyStanding(ctx context.Context, c *cluster.Cluster, st *St
 	return netem.ApplyPlans(ctx, l.plans)
 }
 
-// applyRun applies spec as remoteBackend.Update does (recorded first), and measures.
+// applyRun applies spec as remoteBackend.Update does (recorded first), or with the
+// link agents where a host lacks sch_netem (useAgents), and measures.
 func (l *sshLinks) applyRun(ctx context.Context, c *cluster.Cluster, spec *netem.Spec, samples int, timeout time.Duration) (netem.Backend, string, []netem.LinkRTT, error) {
-	b := &remoteBackend{c: c, eps: l.eps}
-	if err := b.Update(spec); err != nil {
-		return nil, netem.BackendRemote, nil, err
+	var b netem.Backend
+	name := netem.BackendRemote
+	agents, err := l.useAgents(ctx, spec)
+	if err != nil {
+		return nil, name, nil, err
+	}
+	if agents {
+		name = netem.BackendHostAgent
+		eps, err := agentEndpoints(c, l.eps)
+		if err != nil {
+			return nil, name, nil, err
+		}
+		if b, err = netem.StartHostAgents(ctx, c.Name, eps, spec); err != nil {
+			return nil, name, nil, err
+		}
+	} else {
+		rb := &remoteBackend{c: c, eps: l.eps}
+		if err := rb.Update(spec); err != nil {
+			return nil, name, nil, err
+		}
+		b = rb
 	}
 	rtts, err := l.measure(ctx, spec, samples, timeout)
 	if err != nil {
-		return nil, netem.BackendRemote, nil, errors.Join(fmt.Errorf("measure after apply (%s): %w", netem.BackendRemote, err), b.Close())
+		return nil, name, nil, errors.Join(fmt.Errorf("measure after apply (%s): %w", name, err), b.Close())
 	}
-	return b, netem.BackendRemote, rtts, nil
+	return b, name, rtts, nil
+}
+
+// useAgents reports whether spec goes to the link agents (netem.StartHostAgents): it
+// asks for delay, jitter or loss and a host lacks sch_netem but has a TUN device. The
+// agents then carry the whole spec (partitions and rates too): one backend per run.
+// Only for a cluster habench deployed on the hosts (the agent's binary goes to the node
+// directories); an existing cluster keeps tc-ssh and its "no sch_netem" refusal.
+// Error: a host that cannot be checked.
+func (l *sshLinks) useAgents(ctx context.Context, spec *netem.Spec) (bool, error) {
+	if spec == nil || !slices.ContainsFunc(slices.Collect(maps.Values(spec.Links)), netem.NeedsNetem) {
+		return false, nil
+	}
+	for _, n := range l.c.Members() {
+		if l.c.HostNodeDir(n) == "" {
+			return false, nil
+		}
+	}
+	seen := map[string]bool{}
+	for _, e := range l.eps {
+		if seen[e.Host.Name()] {
+			continue
+		}
+		seen[e.Host.Name()] = true
+		hc, err := netem.CheckHost(ctx, e.Host)
+		if err != nil {
+			return false, fmt.Errorf("node %s (%s): %w", e.Name, e.Host.Name(), err)
+		}
+		if hc.NoNetem != "" && hc.NoTUN == "" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// agentEndpoints adds to eps each node's directory on its host (the agent's binary goes
+// there, and destroy removes it with every process under it).
+func agentEndpoints(c *cluster.Cluster, eps []netem.RemoteEndpoint) ([]netem.AgentEndpoint, error) {
+	var out []netem.AgentEndpoint
+	for _, e := range eps {
+		n := c.Member(e.Name)
+		if n == nil {
+			return nil, fmt.Errorf("node %s: not in cluster %s", e.Name, c.Name)
+		}
+		dir := c.HostNodeDir(n)
+		if dir == "" {
+			return nil, fmt.Errorf("node %s: no habench directory on its host for the link agent (a cluster deployed with --hosts has one)", e.Name)
+		}
+		out = append(out, netem.AgentEndpoint{RemoteEndpoint: e, Dir: dir})
+	}
+	return out, nil
 }
 
 func (l *sshLinks) clearRun() error { return clearRunRemote(l.c) }

@@ -164,3 +164,15 @@ func (s *SSH) closeReader() {
 	s.reader.close()
 	s.reader = nil
 }
+
+// Session starts command on s's host as a long-lived session over the master connection
+// (connecting first): it reads its standard input, which the caller writes to, and the
+// caller reads its standard output; closing stdin ends a command that stops at EOF, and
+// the command ends with the session if this process dies (its end of stdin closes).
+// Wait on the returned command. Errors: the connection, the pipes, ssh not starting.
+func (s *SSH) Session(ctx context.Context, command string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+	if err := s.Connect(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	return s.startSession(command)
+}

@@ -35,6 +35,9 @@ type RemoteEndpoint struct {
 type HostCheck struct {
 	Problems []string
 	NoNetem  string
+	// NoTUN says why the userspace link agent cannot run there (no /dev/net/tun); "" when
+	// it can: delay, jitter and loss then go to the agent where NoNetem is set.
+	NoTUN string
 }
 
 // probeScript checks tc, the user's CAP_NET_ADMIN (bit 12 of CapEff) and, in a throwaway
@@ -43,6 +46,7 @@ type HostCheck struct {
 // attached. One line per fact.
 const probeScript = `export LC_ALL=C
 if command -v tc >/dev/null 2>&1; then echo tc=ok; else echo tc=missing; fi
+if [ -c /dev/net/tun ]; then echo tun=ok; else echo "tun=missing no /dev/net/tun"; fi
 cap=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status)
 if [ -n "$cap" ] && [ $(( (0x$cap >> 12) & 1 )) = 1 ]; then echo netadmin=ok; else echo "netadmin=missing uid $(id -u)"; fi
 if command -v tc >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1; then
@@ -76,6 +80,8 @@ func CheckHost(ctx context.Context, h host.Host) (HostCheck, error) {
 			c.Problems = append(c.Problems, fmt.Sprintf("the ssh user (%s) has no CAP_NET_ADMIN: it cannot change qdiscs (connect as root)", why))
 		case "netem":
 			c.NoNetem = "no sch_netem in the kernel (" + strings.TrimSuffix(strings.TrimPrefix(firstLineOf(why), "Error: "), ".") + ")"
+		case "tun":
+			c.NoTUN = "no TUN device (/dev/net/tun missing): the userspace link agent cannot run there"
 		case "htb":
 			c.Problems = append(c.Problems, "cannot attach an htb class with a u32 filter: "+firstLineOf(why))
 		}

@@ -24,7 +24,8 @@ func (w wrapped) Run(ctx context.Context, argv ...string) ([]byte, error) {
 
 // TestCheckHost: the host probe (run here, as it runs on a user's host) finds what this
 // machine lacks, changing nothing: sch_netem (absent from this kernel, present on others),
-// tc (hidden by an empty PATH), and CAP_NET_ADMIN (dropped with setpriv).
+// /dev/net/tun (hidden in a private mount namespace), tc (hidden by an empty PATH), and
+// CAP_NET_ADMIN (dropped with setpriv).
 func TestCheckHost(t *testing.T) {
 	prereq.Root(t, "the probe's throwaway namespace needs CAP_SYS_ADMIN")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -37,6 +38,15 @@ func TestCheckHost(t *testing.T) {
 		t.Errorf("NoNetem %q, but KernelAvailable says %v", c.NoNetem, kernelErr)
 	} else if kernelErr != nil && !strings.Contains(c.NoNetem, "no sch_netem in the kernel") {
 		t.Errorf("NoNetem %q", c.NoNetem)
+	}
+	if tunErr := UserspaceAvailable(); (tunErr == nil) != (c.NoTUN == "") {
+		t.Errorf("NoTUN %q, but UserspaceAvailable says %v", c.NoTUN, tunErr)
+	}
+	// /dev/net/tun hidden (an empty tmpfs over /dev/net in a private mount namespace):
+	// the link agent cannot run there.
+	c, err = CheckHost(ctx, wrapped{prefix: []string{"unshare", "-m", "sh", "-c", `mount -t tmpfs none /dev/net && exec "$@"`, "sh"}})
+	if err != nil || !strings.Contains(c.NoTUN, "/dev/net/tun missing") {
+		t.Errorf("without /dev/net/tun: %+v %v", c, err)
 	}
 	// A PATH with the probe's tools but tc.
 	bin := t.TempDir()

@@ -71,9 +71,12 @@ type LinkStats struct {
 // GOMAXPROCS 2 a few such threads can leave the rest of the process without a P for
 // milliseconds.
 type Userspace struct {
-	eps   []Endpoint
-	byIP  map[[4]byte]int
-	fds   []int // TUN devices, O_NONBLOCK; closed only after the link thread exited
+	eps  []Endpoint
+	byIP map[[4]byte]int
+	fds  []int // TUN devices, O_NONBLOCK; closed only after the link thread exited
+	// out, when set, sends a packet to endpoint to instead of writing it to that
+	// endpoint's TUN device (the host link agent: one TUN, packets leave on a raw socket).
+	out   func(to int, pkt []byte) error
 	table atomic.Pointer[linkTable]
 	stats []linkCounters // [from*n+to]
 
@@ -210,6 +213,24 @@ func NewUserspace(eps []Endpoint, spec *Spec) (*Userspace, error) {
 	if err := UserspaceAvailable(); err != nil {
 		return nil, err
 	}
+	u, err := newUserspace(eps, spec)
+	if err != nil {
+		return nil, err
+	}
+	for i := range eps {
+		fd, err := u.attach(i)
+		if err != nil {
+			u.closeFds()
+			return nil, err
+		}
+		u.fds = append(u.fds, fd)
+	}
+	u.start()
+	return u, nil
+}
+
+// newUserspace checks eps, applies spec and opens the wake eventfd; no device yet.
+func newUserspace(eps []Endpoint, spec *Spec) (*Userspace, error) {
 	n := len(eps)
 	u := &Userspace{
 		eps:    eps,
@@ -240,18 +261,32 @@ func NewUserspace(eps []Endpoint, spec *Spec) (*Userspace, error) {
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
 	u.wakeFd = efd
-	for i := range eps {
-		fd, err := u.attach(i)
-		if err != nil {
-			u.closeFds()
-			return nil, err
-		}
-		u.fds = append(u.fds, fd)
+	return u, nil
+}
+
+// start polls u.fds and the eventfd and runs the link thread until Close.
+func (u *Userspace) start() {
+	for _, fd := range u.fds {
 		u.pfd = append(u.pfd, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 	}
-	u.pfd = append(u.pfd, unix.PollFd{Fd: int32(efd), Events: unix.POLLIN})
+	u.pfd = append(u.pfd, unix.PollFd{Fd: int32(u.wakeFd), Events: unix.POLLIN})
 	go u.run()
 	<-u.ready
+}
+
+// NewUserspaceOut runs the link thread on one TUN device tunFd (O_NONBLOCK, owned from
+// now on: Close closes it) that carries the packets of eps[0]: each packet read from it
+// whose destination is another endpoint gets that directed link's impairment of spec
+// and is then handed to out(to, packet) instead of a device. The host link agent uses
+// it (one TUN on a host, packets leave through a raw socket). Errors: as NewUserspace.
+func NewUserspaceOut(eps []Endpoint, spec *Spec, tunFd int, out func(to int, pkt []byte) error) (*Userspace, error) {
+	u, err := newUserspace(eps, spec)
+	if err != nil {
+		return nil, err
+	}
+	u.out = out
+	u.fds = []int{tunFd}
+	u.start()
 	return u, nil
 }
 
@@ -720,7 +755,7 @@ func (u *Userspace) ingest(i int, pkt []byte, now int64) {
 	}
 	due += int64(sampleDelay(imp))
 	if due <= now {
-		if _, err := unix.Write(u.fds[j], pkt); err == nil {
+		if u.write(j, pkt) == nil {
 			c.fwd.Add(1)
 		} else {
 			c.drop.Add(1)
@@ -742,6 +777,15 @@ func (u *Userspace) ingest(i int, pkt []byte, now int64) {
 	u.q.push(packet{due: due, seq: u.seq, gen: u.gen, from: i, to: j, b: b[:copy(b[:cap(b)], pkt)]})
 }
 
+// write hands pkt to endpoint j: its TUN device, or the output seam (out) when set.
+func (u *Userspace) write(j int, pkt []byte) error {
+	if u.out != nil {
+		return u.out(j, pkt)
+	}
+	_, err := unix.Write(u.fds[j], pkt)
+	return err
+}
+
 // deliverDue writes every queued packet that is due.
 func (u *Userspace) deliverDue() {
 	n := len(u.eps)
@@ -754,7 +798,7 @@ func (u *Userspace) deliverDue() {
 		if p.gen == u.gen {
 			u.inq[p.from*n+p.to]--
 		}
-		if _, err := unix.Write(u.fds[p.to], p.b); err == nil {
+		if u.write(p.to, p.b) == nil {
 			u.stats[p.from*n+p.to].fwd.Add(1)
 			u.late.record(time.Duration(now - p.due))
 		} else {

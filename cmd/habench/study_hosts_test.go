@@ -81,18 +81,24 @@ type studyCell struct {
 // primary's 0.6 ms cell reuses its none cell), each 0.6 ms cell's measured round trip
 // between the nodes about +1.2 ms over none, the reports name the hosts with their clock
 // offsets, and every host is as before (processes, ports, qdiscs, host directories).
-// Without sch_netem in the kernel the lab's hosts share, that run is refused before
-// anything is deployed (one line naming sch_netem and the host); the test then runs the
-// scenario with links [none], checks the rest, and fails saying why.
+// Without sch_netem in the kernel the lab's hosts share, the 0.6 ms cells go to the
+// userspace link agents on the hosts (netem.StartHostAgents); without a TUN device
+// either, that run is refused before anything is deployed (one line naming sch_netem and
+// the host); the test then runs the scenario with links [none], checks the rest, and
+// fails saying why.
 func TestStudyOnHosts(t *testing.T) {
 	requireLong(t)
 	root := "/var/cache/habench/rootfs/mysql-sid"
 	if _, err := os.Stat(root + "/usr/sbin/mysqld"); err != nil {
 		t.Fatalf("no MySQL root filesystem for the group row: %v", err)
 	}
-	// The lab's hosts share this machine's kernel: without sch_netem the 0.6 ms cells
-	// cannot be impaired on them (tc over SSH), and are refused there.
+	// The lab's hosts share this machine's kernel: without sch_netem the 0.6 ms cells go
+	// to the userspace link agents on the hosts; without a TUN device either, they are
+	// refused there.
 	noNetem := netem.KernelAvailable()
+	if noNetem != nil && netem.UserspaceAvailable() == nil {
+		noNetem = nil
+	}
 	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 23})
 	state := stateDir(t)
 	// One host directory for every row: the chrooted group members see it under root.
