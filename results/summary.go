@@ -57,6 +57,8 @@ type Summary struct {
 	// (queues, flow control) cover: the measured window, warm-up excluded, as TPS and
 	// latency ("" when nothing was measured: every sample).
 	SamplesWindow string `json:"samples_window,omitempty"`
+	// Checks is the checker workload's verdict (nil without one; see ChecksSummary).
+	Checks *ChecksSummary `json:"checks,omitempty"`
 }
 
 // NodeLag summarises one node's samples over the run. Lag fields are null when the node
