@@ -52,6 +52,18 @@ var isolations = map[string]string{
 	"REPEATABLE-READ": "REPEATABLE READ", "SERIALIZABLE": "SERIALIZABLE",
 }
 
+// Validate checks o (after its defaults) and returns one error naming the field and value.
+func (o RegisterOptions) Validate() error {
+	_, err := o.withDefaults()
+	return err
+}
+
+// WithDefaults returns o with its defaults filled in (o must be valid).
+func (o RegisterOptions) WithDefaults() RegisterOptions {
+	d, _ := o.withDefaults()
+	return d
+}
+
 // withDefaults validates o and fills its defaults; an error names the field and value.
 func (o RegisterOptions) withDefaults() (RegisterOptions, error) {
 	if o.Keys == 0 {

@@ -38,6 +38,7 @@ func Report(m *Manifest, s *Summary) string {
 		fmt.Fprintf(&b, "\n## Probe writer\n\n%d acknowledged commits, %d failed; **%d acknowledged commits lost** on %s; %d rows present whose commit failed.\n",
 			p.Acknowledged, p.Failed, p.LostAcknowledged, p.CheckedOn, p.UnacknowledgedPresent)
 	}
+	anomaliesSection(&b, s.Checks)
 	b.WriteString(semiSyncReport(s.SemiSync))
 	if len(s.Group) > 0 {
 		b.WriteString(groupReport(s.Group))

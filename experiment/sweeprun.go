@@ -890,6 +890,7 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 		}
 		b.Probe = true
 	}
+	b.Checker = sw.r.Scenario.Checker
 	if rec.Requested != nil {
 		b.Extra["requested"] = rec.Requested
 	}
