@@ -111,6 +111,10 @@ func explainLostUpdate(a Anomaly) string {
 		}
 		parts[i] = fmt.Sprintf("T%d (process %d on %s) wrote %s", op.Index, op.Process, op.Node, w)
 	}
-	return fmt.Sprintf("lost update (P4) on key %d: %d committed transactions read version %d and each wrote the key without seeing the others' write: %s; %d of these updates were lost",
-		a.Key, len(a.Ops), a.Version, strings.Join(parts, ", "), len(a.Ops)-1)
+	lost := "1 update was lost"
+	if n := len(a.Ops) - 1; n > 1 {
+		lost = fmt.Sprintf("%d updates were lost", n)
+	}
+	return fmt.Sprintf("lost update (P4) on key %d: %d committed transactions read version %d and each wrote the key without seeing the other writes: %s; %s",
+		a.Key, len(a.Ops), a.Version, strings.Join(parts, ", "), lost)
 }

@@ -28,7 +28,7 @@ func TestLostUpdateDetected(t *testing.T) {
 		a.Ops[0].Index != 0 || a.Ops[1].Index != 1 {
 		t.Fatalf("anomaly %+v, want key 1 version 0 by T0 and T1", a)
 	}
-	for _, s := range []string{"key 1", "version 0", "T0 (process 0 on n1) wrote 1", "T1 (process 1 on n1) wrote 2", "1 of these updates were lost"} {
+	for _, s := range []string{"key 1", "version 0", "T0 (process 0 on n1) wrote 1", "T1 (process 1 on n1) wrote 2", "1 update was lost"} {
 		if !strings.Contains(a.Explanation, s) {
 			t.Errorf("explanation %q lacks %q", a.Explanation, s)
 		}

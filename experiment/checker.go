@@ -49,8 +49,19 @@ func (s *CheckerSpec) Validate() error {
 	if s.Workload != "register" {
 		return &topology.FieldError{Field: "checker.workload", Value: s.Workload, Reason: "want register"}
 	}
-	if err := s.options().Validate(); err != nil {
-		return &topology.FieldError{Field: "checker", Value: fmt.Sprintf("%+v", *s), Reason: err.Error()}
+	for _, f := range []struct {
+		field, value string
+		o            checker.RegisterOptions
+	}{
+		{"checker.threads", fmt.Sprint(s.Threads), checker.RegisterOptions{Threads: s.Threads}},
+		{"checker.keys", fmt.Sprint(s.Keys), checker.RegisterOptions{Keys: s.Keys}},
+		{"checker.locking", s.Locking, checker.RegisterOptions{Locking: s.Locking}},
+		{"checker.isolation", s.Isolation, checker.RegisterOptions{Isolation: s.Isolation}},
+	} {
+		if err := f.o.Validate(); err != nil {
+			_, reason, _ := strings.Cut(err.Error(), ": ")
+			return &topology.FieldError{Field: f.field, Value: f.value, Reason: reason}
+		}
 	}
 	return nil
 }
@@ -184,9 +195,26 @@ func (st *runState) anomalyChecks(sum *Summary) error {
 	if err != nil {
 		return err
 	}
-	st.printf("%s\n", AnomaliesLine(cs))
-	if cs.AnomalyCount > 0 {
-		st.warn(AnomaliesLine(cs), "anomalies found", "count", cs.AnomalyCount)
+	if cs.AnomalyCount > 0 || cs.Error != "" {
+		st.warn(AnomaliesLine(cs), "anomalies found or not checked", "count", cs.AnomalyCount)
+	} else {
+		st.printf("%s\n", AnomaliesLine(cs))
 	}
 	return nil
+}
+
+// PlanLine is the dry run's line for the checker, e.g. "checker register beside the
+// workload, every cell: 2 threads on the writer, 4 keys, plain reads, isolation
+// REPEATABLE-READ (history.jsonl, history.edn; checks: lost updates)".
+func (s *CheckerSpec) PlanLine() string {
+	o := s.options().WithDefaults()
+	reads, iso := "plain reads", "the server's default isolation"
+	if o.Locking == "for-update" {
+		reads = "SELECT ... FOR UPDATE"
+	}
+	if o.Isolation != "" {
+		iso = "isolation " + o.Isolation
+	}
+	return fmt.Sprintf("checker %s beside the workload, every cell: %d threads on the writer, %d keys, %s, %s (%s, %s; checks: lost updates)",
+		s.Workload, o.Threads, o.Keys, reads, iso, results.HistoryFile, results.HistoryEDNFile)
 }
