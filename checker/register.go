@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/habench/habench/history"
 )
@@ -142,142 +139,37 @@ func RunRegister(ctx context.Context, nodes []Node, o RegisterOptions) (*history
 	if len(nodes) == 0 {
 		return nil, errors.New("register: no nodes")
 	}
-	r := &registerRun{o: o, nodes: nodes, h: history.New(), next: make([]atomic.Int64, o.Keys+1)}
+	r := &registerRun{o: o, next: make([]atomic.Int64, o.Keys+1)}
 	r.read = fmt.Sprintf("SELECT v FROM `%s` WHERE k = ?", o.Table)
 	if o.Locking == "for-update" {
 		r.read += " FOR UPDATE"
 	}
 	r.write = fmt.Sprintf("UPDATE `%s` SET v = ? WHERE k = ?", o.Table)
-	ctx, cancel := context.WithTimeout(ctx, o.Time)
-	defer cancel()
-	var wg sync.WaitGroup
-	errs := make([]error, o.Threads)
-	for i := 0; i < o.Threads; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			errs[i] = r.session(ctx, i)
-		}(i)
-	}
-	wg.Wait()
-	return r.h, errors.Join(errs...)
+	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, txn: r.txn}
+	return s.run(ctx, o.Time)
 }
 
 // registerRun is one RunRegister call's shared state.
 type registerRun struct {
 	o           RegisterOptions
-	nodes       []Node
-	h           *history.History
 	next        []atomic.Int64 // last value written per key (values are unique per key)
 	read, write string
 }
 
-// session runs transactions on one connection until ctx ends.
-func (r *registerRun) session(ctx context.Context, id int) error {
-	node := r.nodes[id%len(r.nodes)]
-	rng := rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano())))
-	process := id
-	var c *sql.Conn
-	defer func() {
-		if c != nil {
-			c.Close()
-		}
-	}()
-	for ctx.Err() == nil {
-		if c == nil {
-			var err error
-			if c, err = r.connect(ctx, node); err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return fmt.Errorf("register session %d on %s: %w", id, node.Name, err)
-			}
-		}
-		op := r.txn(c, rng)
-		op.Process, op.Session, op.Node = process, id, node.Name
-		r.h.Add(op)
-		if op.Outcome == history.Unknown || errors.Is(errFromOp(op), driverBad) {
-			c.Close()
-			c = nil
-			process += r.o.Threads
-		}
-	}
-	return nil
-}
-
-// connect opens the session's connection and sets its isolation level.
-func (r *registerRun) connect(ctx context.Context, node Node) (*sql.Conn, error) {
-	c, err := node.DB.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if r.o.Isolation != "" {
-		if _, err := c.ExecContext(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL "+isolations[r.o.Isolation]); err != nil {
-			c.Close()
-			return nil, fmt.Errorf("setting isolation %s: %w", r.o.Isolation, err)
-		}
-	}
-	return c, nil
-}
-
-// driverBad marks an operation whose connection is no longer usable.
-var driverBad = errors.New("connection lost")
-
-func errFromOp(op history.Op) error {
-	if strings.HasPrefix(op.Error, driverBad.Error()) {
-		return driverBad
-	}
-	return nil
-}
-
-// txn runs one read-then-write transaction on c and returns its operation (without
-// process, session and node).
-func (r *registerRun) txn(c *sql.Conn, rng *rand.Rand) history.Op {
+// txn runs one read-then-write transaction.
+func (r *registerRun) txn(t *tx, rng *rand.Rand) {
 	key := int64(1 + rng.IntN(r.o.Keys))
 	val := r.next[key].Add(1)
-	op := history.Op{Start: r.h.Since(time.Now())}
-	rd := history.Mop{F: "r", Key: key}
-	op.Value = []history.Mop{rd, history.W(key, val)}
-	ctx, cancel := context.WithTimeout(context.Background(), r.o.TxnTimeout)
-	defer cancel()
-	fail := func(err error) history.Op {
-		op.End = r.h.Since(time.Now())
-		op.Outcome = history.Fail
-		op.Error = err.Error()
-		if isConnLost(err) {
-			op.Error = driverBad.Error() + ": " + op.Error
-		} else {
-			c.ExecContext(ctx, "ROLLBACK")
-		}
-		return op
-	}
-	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
-		return fail(err)
+	t.op.Value = []history.Mop{{F: "r", Key: key}, history.W(key, val)}
+	if !t.exec("BEGIN") {
+		return
 	}
 	var v int64
-	if err := c.QueryRowContext(ctx, r.read, key).Scan(&v); err != nil {
-		return fail(err)
+	if !t.scan(r.read, []any{key}, &v) {
+		return
 	}
-	op.Value[0].Value = &v
-	if _, err := c.ExecContext(ctx, r.write, val, key); err != nil {
-		return fail(err)
+	t.op.Value[0].Value = &v
+	if t.exec(r.write, val, key) {
+		t.commit()
 	}
-	_, err := c.ExecContext(ctx, "COMMIT")
-	op.End = r.h.Since(time.Now())
-	switch {
-	case err == nil:
-		op.Outcome = history.OK
-	case isConnLost(err):
-		op.Outcome, op.Error = history.Unknown, driverBad.Error()+": "+err.Error()
-	default:
-		op.Outcome, op.Error = history.Fail, err.Error()
-	}
-	return op
-}
-
-// isConnLost reports whether err left the outcome of what was sent unknown: anything
-// but an error the server answered with.
-func isConnLost(err error) bool {
-	var me *mysql.MySQLError
-	return !errors.As(err, &me)
 }
