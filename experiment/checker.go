@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -23,43 +24,61 @@ import (
 // the run (summary.json "checks", report.md "Anomalies").
 type CheckerSpec struct {
 	// Workload is the checker workload: "register" (read-then-write transactions on a
-	// few keys; checks: lost updates, P4).
+	// few keys; check: lost updates, P4) or "bank" (transfers and reads of every
+	// balance; check: the total never changes, no negative balance).
 	Workload string `yaml:"workload"`
-	// Threads (default 2) and Keys (default 4) size it; Locking "" or "for-update" and
-	// Isolation (READ-COMMITTED, REPEATABLE-READ, SERIALIZABLE ...; default the server's)
-	// are the register's reads and sessions.
+	// Threads (default 2) and Keys (registers, default 4; bank accounts, default 5) size
+	// it; Locking "" or "for-update" and Isolation (READ-COMMITTED, REPEATABLE-READ,
+	// SERIALIZABLE ...; default the server's) are its reads and sessions.
 	Threads   int    `yaml:"threads"`
 	Keys      int    `yaml:"keys"`
 	Locking   string `yaml:"locking"`
 	Isolation string `yaml:"isolation"`
 }
 
-// options returns the register options of s.
-func (s *CheckerSpec) options() checker.RegisterOptions {
+// register and bank return the options of s for each workload, defaults filled in.
+func (s *CheckerSpec) register() checker.RegisterOptions {
 	th := s.Threads
 	if th == 0 {
 		th = 2
 	}
-	return checker.RegisterOptions{Keys: s.Keys, Threads: th, Locking: s.Locking, Isolation: s.Isolation}
+	return checker.RegisterOptions{Keys: s.Keys, Threads: th, Locking: s.Locking, Isolation: s.Isolation}.WithDefaults()
+}
+
+func (s *CheckerSpec) bank() checker.BankOptions {
+	r := s.register()
+	return checker.BankOptions{Accounts: s.Keys, Threads: r.Threads, Locking: r.Locking, Isolation: r.Isolation}
+}
+
+// bankAccounts is the bank's account count (Keys, default 5).
+func (s *CheckerSpec) bankAccounts() int {
+	if s.Keys == 0 {
+		return 5
+	}
+	return s.Keys
 }
 
 // Validate checks s: a known workload and valid options, as a *topology.FieldError on
 // checker.<key>.
 func (s *CheckerSpec) Validate() error {
-	if s.Workload != "register" {
-		return &topology.FieldError{Field: "checker.workload", Value: s.Workload, Reason: "want register"}
+	if s.Workload != "register" && s.Workload != "bank" {
+		return &topology.FieldError{Field: "checker.workload", Value: s.Workload, Reason: "want register or bank"}
+	}
+	keys := checker.RegisterOptions{Keys: s.Keys}.Validate()
+	if s.Workload == "bank" {
+		keys = checker.BankOptions{Accounts: s.Keys}.Validate()
 	}
 	for _, f := range []struct {
 		field, value string
-		o            checker.RegisterOptions
+		err          error
 	}{
-		{"checker.threads", fmt.Sprint(s.Threads), checker.RegisterOptions{Threads: s.Threads}},
-		{"checker.keys", fmt.Sprint(s.Keys), checker.RegisterOptions{Keys: s.Keys}},
-		{"checker.locking", s.Locking, checker.RegisterOptions{Locking: s.Locking}},
-		{"checker.isolation", s.Isolation, checker.RegisterOptions{Isolation: s.Isolation}},
+		{"checker.threads", fmt.Sprint(s.Threads), checker.RegisterOptions{Threads: s.Threads}.Validate()},
+		{"checker.keys", fmt.Sprint(s.Keys), keys},
+		{"checker.locking", s.Locking, checker.RegisterOptions{Locking: s.Locking}.Validate()},
+		{"checker.isolation", s.Isolation, checker.RegisterOptions{Isolation: s.Isolation}.Validate()},
 	} {
-		if err := f.o.Validate(); err != nil {
-			_, reason, _ := strings.Cut(err.Error(), ": ")
+		if f.err != nil {
+			_, reason, _ := strings.Cut(f.err.Error(), ": ")
 			return &topology.FieldError{Field: f.field, Value: f.value, Reason: reason}
 		}
 	}
@@ -68,17 +87,18 @@ func (s *CheckerSpec) Validate() error {
 
 // checkerRun is a checker workload in progress during a run.
 type checkerRun struct {
-	spec *CheckerSpec
-	o    checker.RegisterOptions
-	node string
-	db   *sql.DB
-	done chan struct{}
-	stop context.CancelFunc
-	h    *history.History
-	err  error
+	spec  *CheckerSpec
+	node  string
+	keys  int
+	db    *sql.DB
+	check func([]history.Op) checker.Verdict
+	done  chan struct{}
+	stop  context.CancelFunc
+	h     *history.History
+	err   error
 }
 
-// startChecker creates the register table on c's writer in database schema and starts
+// startChecker creates the checker's table on c's writer in database schema and starts
 // the sessions, which run until ctx ends or close is called; finish checks their history.
 func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *CheckerSpec) (*checkerRun, error) {
 	n := c.Writer()
@@ -92,16 +112,32 @@ func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *
 	if err != nil {
 		return nil, fmt.Errorf("checker on %s: %w", n.Name, err)
 	}
-	r := &checkerRun{spec: spec, o: spec.options().WithDefaults(), node: n.Name, db: sql.OpenDB(conn), done: make(chan struct{})}
-	r.o.Time = 24 * time.Hour // until ctx ends with the workload
-	if err := checker.PrepareRegister(ctx, r.db, r.o); err != nil {
+	r := &checkerRun{spec: spec, node: n.Name, db: sql.OpenDB(conn), done: make(chan struct{})}
+	nodes := []checker.Node{{Name: n.Name, DB: r.db}}
+	var run func(context.Context) (*history.History, error)
+	if spec.Workload == "bank" {
+		o := spec.bank()
+		o.Time = 24 * time.Hour // until ctx ends with the workload
+		err = checker.PrepareBank(ctx, r.db, o)
+		r.keys = spec.bankAccounts()
+		run = func(ctx context.Context) (*history.History, error) { return checker.RunBank(ctx, nodes, o) }
+		r.check = func(ops []history.Op) checker.Verdict { return checker.CheckBank(ops, r.keys, o.Total()) }
+	} else {
+		o := spec.register()
+		o.Time = 24 * time.Hour
+		err = checker.PrepareRegister(ctx, r.db, o)
+		r.keys = o.Keys
+		run = func(ctx context.Context) (*history.History, error) { return checker.RunRegister(ctx, nodes, o) }
+		r.check = checker.CheckRegister
+	}
+	if err != nil {
 		r.db.Close()
 		return nil, fmt.Errorf("checker on %s: %w", n.Name, err)
 	}
 	ctx, r.stop = context.WithCancel(ctx)
 	go func() {
 		defer close(r.done)
-		r.h, r.err = checker.RunRegister(ctx, []checker.Node{{Name: n.Name, DB: r.db}}, r.o)
+		r.h, r.err = run(ctx)
 	}()
 	return r, nil
 }
@@ -117,8 +153,9 @@ func (r *checkerRun) close() {
 // history.edn into dir ("" for none); a file that cannot be written is the error.
 func (r *checkerRun) finish(dir string) (*results.ChecksSummary, error) {
 	<-r.done
-	s := &results.ChecksSummary{Workload: r.spec.Workload, Node: r.node, Threads: r.o.Threads, Keys: r.o.Keys,
-		Locking: r.o.Locking, Isolation: r.o.Isolation, History: results.HistoryFile}
+	o := r.spec.register()
+	s := &results.ChecksSummary{Workload: r.spec.Workload, Node: r.node, Threads: o.Threads, Keys: r.keys,
+		Locking: o.Locking, Isolation: o.Isolation, History: results.HistoryFile}
 	if r.err != nil {
 		s.Error = r.err.Error()
 	}
@@ -126,12 +163,16 @@ func (r *checkerRun) finish(dir string) (*results.ChecksSummary, error) {
 		return s, nil
 	}
 	ops := r.h.Ops()
-	v := checker.CheckRegister(ops)
+	v := r.check(ops)
 	s.Ops, s.OK, s.Failed, s.Unknown = v.Ops, v.OK, v.Failed, v.Unknown
 	s.Valid, s.AnomalyCount, s.LostUpdates = v.Valid && r.err == nil, len(v.Anomalies), v.LostUpdates
 	for i, a := range v.Anomalies {
-		if i == 20 {
-			break
+		if s.AnomalyTypes == nil {
+			s.AnomalyTypes = map[string]int{}
+		}
+		s.AnomalyTypes[a.Type]++
+		if i >= 20 {
+			continue
 		}
 		as := results.AnomalySummary{Type: a.Type, Key: a.Key, Version: a.Version, Explanation: a.Explanation}
 		for _, op := range a.Ops {
@@ -149,8 +190,8 @@ func (r *checkerRun) finish(dir string) (*results.ChecksSummary, error) {
 }
 
 // AnomaliesLine is the one-line verdict of a checker workload, e.g. "Anomalies: none
-// found (register, 1200 operations: 1180 ok, 20 failed, 0 unknown)" or "Anomalies: 31
-// lost-update (P4) anomalies, 40 committed updates lost (register, ...)".
+// found (register on n1, 1200 operations: 1180 ok, 20 failed, 0 unknown)" or
+// "Anomalies: 31 lost-update (P4), 40 committed updates lost (register on n1, ...)".
 func AnomaliesLine(s *results.ChecksSummary) string {
 	what := fmt.Sprintf("%s on %s, %d operations: %d ok, %d failed, %d unknown", s.Workload, s.Node, s.Ops, s.OK, s.Failed, s.Unknown)
 	switch {
@@ -159,7 +200,23 @@ func AnomaliesLine(s *results.ChecksSummary) string {
 	case s.AnomalyCount == 0:
 		return fmt.Sprintf("Anomalies: none found (%s)", what)
 	}
-	return fmt.Sprintf("Anomalies: %d lost-update (P4) anomalies, %d committed updates lost (%s)", s.AnomalyCount, s.LostUpdates, what)
+	types := make([]string, 0, len(s.AnomalyTypes))
+	for t, n := range s.AnomalyTypes {
+		types = append(types, fmt.Sprintf("%d %s", n, anomalyTitle(t)))
+	}
+	sort.Strings(types)
+	if s.LostUpdates > 0 {
+		types = append(types, fmt.Sprintf("%d committed updates lost", s.LostUpdates))
+	}
+	return fmt.Sprintf("Anomalies: %s (%s)", strings.Join(types, ", "), what)
+}
+
+// anomalyTitle names an anomaly type in a sentence ("lost-update (P4)").
+func anomalyTitle(t string) string {
+	if t == "lost-update" {
+		return "lost-update (P4)"
+	}
+	return t
 }
 
 // anomaliesSection is report.md's "Anomalies" section: the verdict line and the
@@ -207,7 +264,11 @@ func (st *runState) anomalyChecks(sum *Summary) error {
 // workload, every cell: 2 threads on the writer, 4 keys, plain reads, isolation
 // REPEATABLE-READ (history.jsonl, history.edn; checks: lost updates)".
 func (s *CheckerSpec) PlanLine() string {
-	o := s.options().WithDefaults()
+	o := s.register()
+	keys, checks := fmt.Sprintf("%d keys", o.Keys), "lost updates"
+	if s.Workload == "bank" {
+		keys, checks = fmt.Sprintf("%d accounts", s.bankAccounts()), "the bank total, negative balances"
+	}
 	reads, iso := "plain reads", "the server's default isolation"
 	if o.Locking == "for-update" {
 		reads = "SELECT ... FOR UPDATE"
@@ -215,6 +276,6 @@ func (s *CheckerSpec) PlanLine() string {
 	if o.Isolation != "" {
 		iso = "isolation " + o.Isolation
 	}
-	return fmt.Sprintf("checker %s beside the workload, every cell: %d threads on the writer, %d keys, %s, %s (%s, %s; checks: lost updates)",
-		s.Workload, o.Threads, o.Keys, reads, iso, results.HistoryFile, results.HistoryEDNFile)
+	return fmt.Sprintf("checker %s beside the workload, every cell: %d threads on the writer, %s, %s, %s (%s, %s; checks: %s)",
+		s.Workload, o.Threads, keys, reads, iso, results.HistoryFile, results.HistoryEDNFile, checks)
 }

@@ -25,6 +25,8 @@ import (
 // a single MariaDB sandbox: the run's summary.json has the verdict (lost updates found,
 // named in report.md's Anomalies section), history.jsonl has one line per operation
 // counted, and history.edn parses as EDN with an :invoke and a completion per operation.
+// Then the bank beside the same workload: wrong totals with plain reads, none with FOR
+// UPDATE.
 func TestCheckerBesideOLTP(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -51,7 +53,8 @@ func TestCheckerBesideOLTP(t *testing.T) {
 		t.Fatal("summary has no checks")
 	}
 	t.Logf("%s", experiment.AnomaliesLine(cs))
-	if cs.OK < 50 || cs.LostUpdates == 0 || cs.Valid || len(cs.Anomalies) == 0 || len(cs.Anomalies[0].Ops) < 2 {
+	if cs.OK < 50 || cs.LostUpdates == 0 || cs.Valid || len(cs.Anomalies) == 0 || len(cs.Anomalies[0].Ops) < 2 ||
+		cs.AnomalyTypes["lost-update"] != cs.AnomalyCount {
 		t.Fatalf("checks %+v: want lost updates found at REPEATABLE READ, named by their operations", cs)
 	}
 	if !strings.Contains(stdout.String(), "Anomalies: ") {
@@ -84,6 +87,25 @@ func TestCheckerBesideOLTP(t *testing.T) {
 		var m map[edn.Keyword]any
 		if err := edn.Unmarshal([]byte(l), &m); err != nil || m[edn.Keyword("f")] != edn.Keyword("txn") {
 			t.Fatalf("history.edn line %q: %v", l, err)
+		}
+	}
+
+	// The bank beside the same workload: plain reads at REPEATABLE READ change the
+	// total; with FOR UPDATE every read of all accounts sums to it.
+	for _, locking := range []string{"", "for-update"} {
+		stdout.Reset()
+		b.Checker = &experiment.CheckerSpec{Workload: "bank", Threads: 4, Keys: 4, Isolation: "REPEATABLE-READ", Locking: locking}
+		out, err := b.Run(ctx)
+		if err != nil {
+			t.Fatalf("bank run: %v\n%s", err, stdout.String())
+		}
+		cs := out.Summary.Checks
+		t.Logf("bank, locking %q: %s", locking, experiment.AnomaliesLine(cs))
+		if cs.OK < 50 || cs.Keys != 4 || cs.Workload != "bank" {
+			t.Fatalf("bank checks %+v: want at least 50 committed transactions on 4 accounts", cs)
+		}
+		if bad := cs.AnomalyTypes["wrong-total"] > 0; bad != (locking == "") || cs.Valid != (locking != "") {
+			t.Fatalf("bank, locking %q: checks %+v: want wrong totals only with plain reads", locking, cs)
 		}
 	}
 }

@@ -32,6 +32,9 @@ type ChecksSummary struct {
 	// lost-update anomalies (P4) overwrote unseen.
 	AnomalyCount int `json:"anomaly_count"`
 	LostUpdates  int `json:"lost_updates"`
+	// AnomalyTypes counts the anomalies by type ("lost-update", "wrong-total",
+	// "negative-balance").
+	AnomalyTypes map[string]int `json:"anomaly_types,omitempty"`
 	// Anomalies are the first (up to 20) anomalies, each with its explanation.
 	Anomalies []AnomalySummary `json:"anomalies,omitempty"`
 	// History is the history file the checks read (HistoryFile).
@@ -40,7 +43,8 @@ type ChecksSummary struct {
 	Error string `json:"error,omitempty"`
 }
 
-// AnomalySummary is one anomaly: its type (e.g. "lost-update"), the key and version,
+// AnomalySummary is one anomaly: its type (e.g. "lost-update"), the key and version
+// (a bank's wrong-total: key 0 and the sum read; negative-balance: the account and balance),
 // the operations involved (their indexes in the history) and the explanation.
 type AnomalySummary struct {
 	Type        string `json:"type"`
