@@ -98,7 +98,6 @@ func writeEDNEvent(b *strings.Builder, index int, e ednEvent) {
 }
 
 // ednString quotes s as an EDN string (escapes \, ", newline, return and tab).
-func ednString(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "\t", `\t`)
-	return `"` + r.Replace(s) + `"`
-}
+func ednString(s string) string { return `"` + ednEscaper.Replace(s) + `"` }
+
+var ednEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "\t", `\t`)
