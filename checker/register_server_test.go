@@ -3,6 +3,8 @@ package checker
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,4 +91,70 @@ func checkFinalValues(t *testing.T, ctx context.Context, db *sql.DB, o RegisterO
 			t.Errorf("key %d holds %d, written by an operation recorded as %q", k, v, out)
 		}
 	}
+}
+
+// TestRegisterSurvivesKilledConnections: the server kills the register's connections
+// (KILL CONNECTION) every 100 ms: the sessions record those transactions as failed or
+// unknown, reconnect and go on (a new process number after an unknown outcome), and
+// with FOR UPDATE the history still has no lost update.
+func TestRegisterSurvivesKilledConnections(t *testing.T) {
+	s := testserver.StartMariaDB(t)
+	testserver.Exec(t, s.Open(t, ""), "CREATE DATABASE ck")
+	db := s.Open(t, "ck")
+	admin := s.Open(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	o := RegisterOptions{Keys: 2, Threads: 3, Time: 3 * time.Second, Locking: "for-update"}
+	if err := PrepareRegister(ctx, db, o); err != nil {
+		t.Fatal(err)
+	}
+	killed := 0
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			var id int64
+			if admin.QueryRowContext(ctx, "SELECT id FROM information_schema.processlist WHERE db = 'ck' AND id <> CONNECTION_ID() ORDER BY RAND() LIMIT 1").Scan(&id) == nil {
+				if _, err := admin.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id)); err == nil {
+					killed++
+				}
+			}
+		}
+	}()
+	h, err := RunRegister(ctx, []Node{{Name: "n1", DB: db}}, o)
+	close(stop)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := h.Ops()
+	v := CheckRegister(ops)
+	t.Logf("%d connections killed; %d ops, %d ok, %d failed, %d unknown; %d anomalies", killed, v.Ops, v.OK, v.Failed, v.Unknown, len(v.Anomalies))
+	if killed < 10 || v.Failed+v.Unknown == 0 {
+		t.Fatalf("%d kills, %d failed and %d unknown operations: want kills seen as failures", killed, v.Failed, v.Unknown)
+	}
+	if !v.Valid {
+		t.Fatalf("FOR UPDATE with killed connections: %s", v.Anomalies[0].Explanation)
+	}
+	last := map[int]int64{} // session -> End of its last op after a kill
+	for _, op := range ops {
+		if op.Outcome == history.Unknown && op.Process >= o.Threads*100 {
+			t.Errorf("process %d: renumbered too often", op.Process)
+		}
+		if op.Outcome != history.OK {
+			last[op.Session] = op.End
+		}
+	}
+	for sess, end := range last {
+		if !slices.ContainsFunc(ops, func(op history.Op) bool { return op.Session == sess && op.Start > end && op.Outcome == history.OK }) {
+			t.Errorf("session %d committed nothing after its last failure at %d ns", sess, end)
+		}
+	}
+	checkFinalValues(t, ctx, db, o, ops)
 }

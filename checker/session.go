@@ -51,7 +51,8 @@ func (s *sessions) run(ctx context.Context, d time.Duration) (*history.History, 
 }
 
 // session runs transactions on one connection until ctx ends; after an unknown outcome
-// or a lost connection it reconnects (a new process number after an unknown outcome).
+// or a lost connection it reconnects (a new process number after an unknown outcome),
+// every 100 ms while the node refuses. Its error is a first connection that failed.
 func (s *sessions) session(ctx context.Context, id int) error {
 	node := s.nodes[id%len(s.nodes)]
 	rng := rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano())))
@@ -62,6 +63,7 @@ func (s *sessions) session(ctx context.Context, id int) error {
 			c.Close()
 		}
 	}()
+	connected := false
 	for ctx.Err() == nil {
 		if c == nil {
 			var err error
@@ -69,8 +71,18 @@ func (s *sessions) session(ctx context.Context, id int) error {
 				if ctx.Err() != nil {
 					return nil
 				}
-				return fmt.Errorf("checker session %d on %s: %w", id, node.Name, err)
+				if !connected {
+					return fmt.Errorf("checker session %d on %s: %w", id, node.Name, err)
+				}
+				// The node went away during the run (a fault): try again until it is back
+				// or the run ends.
+				select {
+				case <-ctx.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
+				continue
 			}
+			connected = true
 		}
 		t := s.begin(c)
 		s.txn(t, rng)

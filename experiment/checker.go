@@ -108,6 +108,7 @@ func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *
 	}
 	cfg.DBName = schema
 	cfg.InterpolateParams = true
+	cfg.Logger = quietDriver{} // a killed connection is an outcome in the history, not a log line
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("checker on %s: %w", n.Name, err)
@@ -141,6 +142,11 @@ func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *
 	}()
 	return r, nil
 }
+
+// quietDriver discards the driver's log lines ("unexpected EOF").
+type quietDriver struct{}
+
+func (quietDriver) Print(...any) {}
 
 // close stops the sessions, waits for them and closes the pool (the run's cleanup).
 func (r *checkerRun) close() {
