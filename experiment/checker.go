@@ -34,6 +34,9 @@ type CheckerSpec struct {
 	Keys      int    `yaml:"keys"`
 	Locking   string `yaml:"locking"`
 	Isolation string `yaml:"isolation"`
+	// Strict makes anomalies fail the scenario run (exit 1, after every cell ran and
+	// its results were written); without it they are warnings.
+	Strict bool `yaml:"strict"`
 }
 
 // register and bank return the options of s for each workload, defaults filled in.
@@ -284,4 +287,24 @@ func (s *CheckerSpec) PlanLine() string {
 	}
 	return fmt.Sprintf("checker %s beside the workload, every cell: %d threads on the writer, %s, %s, %s (%s, %s; checks: %s)",
 		s.Workload, o.Threads, keys, reads, iso, results.HistoryFile, results.HistoryEDNFile, checks)
+}
+
+// strictVerdict is the scenario run's error when its checker is strict and cells found
+// anomalies (nil otherwise), e.g. "checker register (strict): anomalies in 2 of 3 cells
+// (c001: 503, c002: 12; summary.json checks of each cell)".
+func strictVerdict(spec *CheckerSpec, cells []CellRecord) error {
+	if spec == nil || !spec.Strict {
+		return nil
+	}
+	var bad []string
+	for _, c := range cells {
+		if c.Anomalies != nil && *c.Anomalies > 0 {
+			bad = append(bad, fmt.Sprintf("c%03d: %d", c.Index, *c.Anomalies))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("checker %s (strict): anomalies in %d of %d cells (%s; summary.json checks of each cell)",
+		spec.Workload, len(bad), len(cells), strings.Join(bad, ", "))
 }
