@@ -79,7 +79,7 @@ type Bench struct {
 	Probe         bool
 	ProbeInterval time.Duration
 	// Checker, when set, runs a checker workload beside the workload on the cluster's
-	// writer (needs Cluster): its history goes to history.jsonl and history.edn, its
+	// writable nodes (needs Cluster): its history goes to history.jsonl and history.edn, its
 	// verdict to Summary.Checks and report.md's Anomalies section.
 	Checker *CheckerSpec
 	// Restarter restarts sandbox nodes for knobs that are read only at runtime (nil: such

@@ -19,7 +19,7 @@ import (
 )
 
 // CheckerSpec is a checker workload run beside the benchmark (a scenario's `checker:`
-// section, Bench.Checker): its own table and sessions on the cluster's writer, every
+// section, Bench.Checker): its own table and sessions on the cluster's writable nodes, every
 // operation recorded in the run's history (history.jsonl, history.edn) and checked after
 // the run (summary.json "checks", report.md "Anomalies").
 type CheckerSpec struct {
@@ -91,9 +91,9 @@ func (s *CheckerSpec) Validate() error {
 // checkerRun is a checker workload in progress during a run.
 type checkerRun struct {
 	spec  *CheckerSpec
-	node  string
+	node  string // the nodes' names, "n1,n2,n3"
 	keys  int
-	db    *sql.DB
+	dbs   []*sql.DB
 	check func([]history.Op) checker.Verdict
 	done  chan struct{}
 	stop  context.CancelFunc
@@ -101,42 +101,65 @@ type checkerRun struct {
 	err   error
 }
 
-// startChecker creates the checker's table on c's writer in database schema and starts
-// the sessions, which run until ctx ends or close is called; finish checks their history.
+// checkerNodes opens a pool on database schema for every writable node of c (every
+// node of a Galera cluster or a multi-primary group; the writer otherwise).
+func checkerNodes(c *cluster.Cluster, schema string) ([]checker.Node, error) {
+	var out []checker.Node
+	for _, n := range c.Nodes {
+		if !n.Role.Writable() && n != c.Writer() {
+			continue
+		}
+		cfg, err := mysql.ParseDSN(c.AdminDSN(n))
+		if err != nil {
+			return out, fmt.Errorf("checker on %s: %w", n.Name, err)
+		}
+		cfg.DBName = schema
+		cfg.InterpolateParams = true
+		cfg.Logger = quietDriver{} // a killed connection is an outcome in the history, not a log line
+		conn, err := mysql.NewConnector(cfg)
+		if err != nil {
+			return out, fmt.Errorf("checker on %s: %w", n.Name, err)
+		}
+		out = append(out, checker.Node{Name: n.Name, DB: sql.OpenDB(conn)})
+	}
+	return out, nil
+}
+
+// startChecker creates the checker's table (on the first writable node, in database
+// schema) and starts the sessions, round-robin on every writable node of c, which run
+// until ctx ends or close is called; finish checks their history.
 func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *CheckerSpec) (*checkerRun, error) {
-	n := c.Writer()
-	cfg, err := mysql.ParseDSN(c.AdminDSN(n))
-	if err != nil {
-		return nil, fmt.Errorf("checker on %s: %w", n.Name, err)
+	nodes, err := checkerNodes(c, schema)
+	r := &checkerRun{spec: spec, done: make(chan struct{})}
+	var names []string
+	for _, n := range nodes {
+		r.dbs = append(r.dbs, n.DB)
+		names = append(names, n.Name)
 	}
-	cfg.DBName = schema
-	cfg.InterpolateParams = true
-	cfg.Logger = quietDriver{} // a killed connection is an outcome in the history, not a log line
-	conn, err := mysql.NewConnector(cfg)
+	r.node = strings.Join(names, ",")
 	if err != nil {
-		return nil, fmt.Errorf("checker on %s: %w", n.Name, err)
+		r.closeDBs()
+		return nil, err
 	}
-	r := &checkerRun{spec: spec, node: n.Name, db: sql.OpenDB(conn), done: make(chan struct{})}
-	nodes := []checker.Node{{Name: n.Name, DB: r.db}}
 	var run func(context.Context) (*history.History, error)
 	if spec.Workload == "bank" {
 		o := spec.bank()
 		o.Time = 24 * time.Hour // until ctx ends with the workload
-		err = checker.PrepareBank(ctx, r.db, o)
+		err = checker.PrepareBank(ctx, nodes[0].DB, o)
 		r.keys = spec.bankAccounts()
 		run = func(ctx context.Context) (*history.History, error) { return checker.RunBank(ctx, nodes, o) }
 		r.check = func(ops []history.Op) checker.Verdict { return checker.CheckBank(ops, r.keys, o.Total()) }
 	} else {
 		o := spec.register()
 		o.Time = 24 * time.Hour
-		err = checker.PrepareRegister(ctx, r.db, o)
+		err = checker.PrepareRegister(ctx, nodes[0].DB, o)
 		r.keys = o.Keys
 		run = func(ctx context.Context) (*history.History, error) { return checker.RunRegister(ctx, nodes, o) }
 		r.check = checker.CheckRegister
 	}
 	if err != nil {
-		r.db.Close()
-		return nil, fmt.Errorf("checker on %s: %w", n.Name, err)
+		r.closeDBs()
+		return nil, fmt.Errorf("checker on %s: %w", nodes[0].Name, err)
 	}
 	ctx, r.stop = context.WithCancel(ctx)
 	go func() {
@@ -155,7 +178,13 @@ func (quietDriver) Print(...any) {}
 func (r *checkerRun) close() {
 	r.stop()
 	<-r.done
-	r.db.Close()
+	r.closeDBs()
+}
+
+func (r *checkerRun) closeDBs() {
+	for _, db := range r.dbs {
+		db.Close()
+	}
 }
 
 // finish waits for the sessions (ended with the workload), checks the history and writes history.jsonl and
@@ -270,7 +299,7 @@ func (st *runState) anomalyChecks(sum *Summary) error {
 }
 
 // PlanLine is the dry run's line for the checker, e.g. "checker register beside the
-// workload, every cell: 2 threads on the writer, 4 keys, plain reads, isolation
+// workload, every cell: 2 threads on the writable nodes, 4 keys, plain reads, isolation
 // REPEATABLE-READ (history.jsonl, history.edn; checks: lost updates)".
 func (s *CheckerSpec) PlanLine() string {
 	o := s.register()
@@ -285,7 +314,7 @@ func (s *CheckerSpec) PlanLine() string {
 	if o.Isolation != "" {
 		iso = "isolation " + o.Isolation
 	}
-	return fmt.Sprintf("checker %s beside the workload, every cell: %d threads on the writer, %s, %s, %s (%s, %s; checks: %s)",
+	return fmt.Sprintf("checker %s beside the workload, every cell: %d threads on the writable nodes, %s, %s, %s (%s, %s; checks: %s)",
 		s.Workload, o.Threads, keys, reads, iso, results.HistoryFile, results.HistoryEDNFile, checks)
 }
 

@@ -12,8 +12,8 @@ const (
 // ChecksSummary is summary.json's "checks": what the checker workload ran beside (or
 // instead of) the benchmark and what its checks found in the history.
 type ChecksSummary struct {
-	// Workload is the checker workload, e.g. "register"; Node the node its sessions ran
-	// on; Threads, Keys, Locking and Isolation its settings.
+	// Workload is the checker workload, e.g. "register"; Node the nodes its sessions ran
+	// on, round-robin ("n1", "n1,n2,n3"); Threads, Keys, Locking and Isolation its settings.
 	Workload  string `json:"workload"`
 	Node      string `json:"node"`
 	Threads   int    `json:"threads"`
