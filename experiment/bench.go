@@ -78,6 +78,10 @@ type Bench struct {
 	// catch-up the acknowledged ones missing on the writer are counted (Summary.Probe).
 	Probe         bool
 	ProbeInterval time.Duration
+	// Checker, when set, runs a checker workload beside the workload on the cluster's
+	// writable nodes (needs Cluster): its history goes to history.jsonl and history.edn, its
+	// verdict to Summary.Checks and report.md's Anomalies section.
+	Checker *CheckerSpec
 	// Restarter restarts sandbox nodes for knobs that are read only at runtime (nil: such
 	// knobs are refused).
 	Restarter knob.Restarter

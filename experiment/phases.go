@@ -83,6 +83,7 @@ type runState struct {
 	// background work during the workload (faults, probe writer): stopBackground ends it
 	stopBackground func()
 	probe          *probe
+	checker        *checkerRun
 	writers        *writerWatch  // the cluster's live writer (hangs.go)
 	scheduled      []FaultRecord // the faults the run's schedule injected (read after stopBackground)
 	faultWarnings  []string      // the schedule's warnings, said as they happened (read after stopBackground)
@@ -462,6 +463,17 @@ func (st *runState) background() error {
 			pr.run(fctx)
 		}()
 	}
+	if b.Checker != nil {
+		if b.Cluster == nil {
+			return fmt.Errorf("checker %s: needs a habench cluster (--cluster)", b.Checker.Workload)
+		}
+		cr, err := startChecker(fctx, b.Cluster, b.Target.DB, b.Checker)
+		if err != nil {
+			return err
+		}
+		st.checker = cr
+		st.onCleanup(cr.close)
+	}
 	if len(b.Faults) > 0 && b.Injector != nil && b.Cluster != nil {
 		wg.Add(1)
 		go func() {
@@ -671,6 +683,9 @@ func (st *runState) summarize() error {
 		if w := probeWarning(sum.Probe); w != "" {
 			st.warn(w, "lost acknowledged commits", "lost", sum.Probe.LostAcknowledged)
 		}
+	}
+	if err := st.anomalyChecks(sum); err != nil {
+		return err
 	}
 	sum.DataCheck = st.dataCheck
 	if ss := sum.SemiSync; ss != nil && ss.Warning != "" {

@@ -688,6 +688,9 @@ func (p *Plan) printHeader(w io.Writer) {
 	fmt.Fprintf(w, "workload %s: %d tables x %d rows, %s%s, warmup %v (excluded from results), report interval %v\n",
 		s.Workload.Test, o.Tables, o.TableSize, threads, run, o.Warmup, o.ReportInterval)
 	fmt.Fprintf(w, "cell policy: prepare %s, restart %s, drop caches %s\n", p.Policy.Prepare, yesNo(p.Policy.Restart), yesNo(p.Policy.DropCaches))
+	if c := s.Checker; c != nil {
+		fmt.Fprintln(w, c.PlanLine())
+	}
 	if !s.Links.IsZero() {
 		fmt.Fprintf(w, "links between the nodes of each multi-node topology (one-way), every cell: %s\n", s.Links.String())
 	}

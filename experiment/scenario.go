@@ -55,6 +55,9 @@ type Scenario struct {
 	// Probe runs the probe writer in every cell (lost acknowledged commits); default: on
 	// when the scenario has faults.
 	Probe *bool `yaml:"probe"`
+	// Checker runs a checker workload beside the workload in every cell (see
+	// CheckerSpec), e.g. {workload: register, isolation: REPEATABLE-READ}.
+	Checker *CheckerSpec `yaml:"checker"`
 
 	options workload.Options
 	raw     []byte
@@ -160,6 +163,11 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	}
 	if err := s.parseWorkload(); err != nil {
 		return nil, err
+	}
+	if s.Checker != nil {
+		if err := s.Checker.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	if err := validateFaults(s.Faults, s.Topologies, s.Network, s.options.Warmup+s.options.Time); err != nil {
 		return nil, err

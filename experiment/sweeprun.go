@@ -131,6 +131,8 @@ type CellRecord struct {
 	ReusedFrom int      `json:"reused_from,omitempty"`
 	Error      string   `json:"error,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
+	// Anomalies is how many anomalies the checker workload found (nil without one).
+	Anomalies *int `json:"anomalies,omitempty"`
 	// Dir is the cell's run directory, relative to the sweep directory.
 	Dir          string     `json:"dir,omitempty"`
 	PreviousDirs []string   `json:"previous_dirs,omitempty"`
@@ -433,6 +435,9 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	}
 	if runErr == nil && failed > 0 {
 		runErr = fmt.Errorf("%d of %d cells failed (sweep.json says why; habench run FILE --resume %s runs them again)", failed, len(file.Cells), dir)
+	}
+	if runErr == nil {
+		runErr = strictVerdict(r.Scenario.Checker, file.Cells)
 	}
 	if runErr != nil {
 		sw.inv.Error = runErr.Error()
@@ -916,6 +921,7 @@ func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *Cell, rec *CellRec
 		}
 		b.Probe = true
 	}
+	b.Checker = sw.r.Scenario.Checker
 	if rec.Requested != nil {
 		b.Extra["requested"] = rec.Requested
 	}
@@ -1078,6 +1084,9 @@ func fillRecord(rec *CellRecord, s *Summary) {
 	}
 	rec.MaxReplicaLagS, rec.LagUnknown = maxReplicaLag(s)
 	rec.Warnings = append(rec.Warnings, degradedWarnings(s)...)
+	if c := s.Checks; c != nil {
+		rec.Anomalies = &c.AnomalyCount
+	}
 }
 
 // maxReplicaLag is the largest heartbeat lag of any node (report.MaxLag over summary.json's

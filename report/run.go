@@ -46,6 +46,7 @@ func RunMarkdown(r *Run, deployed bool) string {
 		fmt.Fprintf(&b, "\n## Probe writer\n\n%d acknowledged commits, %d failed; **%d acknowledged commits lost** on %s; %d rows present whose commit failed.\n",
 			p.Acknowledged, p.Failed, p.LostAcknowledged, p.CheckedOn, p.UnacknowledgedPresent)
 	}
+	AnomaliesSection(&b, s.Checks)
 	b.WriteString(sampler.Markdown(s, math.MinInt, sampler.SectionsAfterKnobs))
 	if k := m.Knobs; k != nil {
 		b.WriteString(knobsSection(k))

@@ -72,6 +72,8 @@ type Summary struct {
 	// (sampler.Section), by key, written after the fields above in key order; reading
 	// summary.json puts every key not declared above here.
 	Sections map[string]json.RawMessage `json:"-"`
+	// Checks is the checker workload's verdict (nil without one; see ChecksSummary).
+	Checks *ChecksSummary `json:"checks,omitempty"`
 }
 
 // summaryFields is Summary without its methods, for the default encoding.

@@ -1,0 +1,160 @@
+package checker
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/history"
+	"github.com/habench/habench/internal/testserver"
+)
+
+// TestRegisterKnownAnswers is issue 20's acceptance 1 on one real MariaDB: read-then-
+// write register transactions at REPEATABLE READ lose updates (the checker names the
+// transactions), and the same workload with SELECT ... FOR UPDATE, or at SERIALIZABLE,
+// loses none. Each run must commit enough transactions for its answer to mean something.
+func TestRegisterKnownAnswers(t *testing.T) {
+	s := testserver.StartMariaDB(t)
+	testserver.Exec(t, s.Open(t, ""), "CREATE DATABASE ck")
+	db := s.Open(t, "ck")
+	db.SetMaxOpenConns(16)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cases := []struct {
+		name, locking, isolation string
+		wantLost                 bool
+	}{
+		{"repeatable-read", "", "REPEATABLE-READ", true},
+		{"for-update", "for-update", "REPEATABLE-READ", false},
+		{"serializable", "", "SERIALIZABLE", false},
+	}
+	for _, c := range cases {
+		o := RegisterOptions{Keys: 2, Threads: 4, Time: 3 * time.Second, Locking: c.locking, Isolation: c.isolation}
+		if err := PrepareRegister(ctx, db, o); err != nil {
+			t.Fatal(err)
+		}
+		h, err := RunRegister(ctx, []Node{{Name: "n1", DB: db}}, o)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		ops := h.Ops()
+		v := CheckRegister(ops)
+		t.Logf("%s: %d ops, %d ok, %d failed, %d unknown; %d anomalies, %d lost updates",
+			c.name, v.Ops, v.OK, v.Failed, v.Unknown, len(v.Anomalies), v.LostUpdates)
+		if v.OK < 50 {
+			t.Fatalf("%s: only %d committed transactions: too few for a verdict", c.name, v.OK)
+		}
+		if c.wantLost {
+			if v.Valid || v.LostUpdates == 0 {
+				t.Fatalf("%s: no lost update found in %d committed read-then-writes, want some", c.name, v.OK)
+			}
+			a := v.Anomalies[0]
+			t.Logf("first anomaly: %s", a.Explanation)
+			if len(a.Ops) < 2 || !strings.Contains(a.Explanation, "T") {
+				t.Errorf("anomaly %+v does not name its transactions", a)
+			}
+			checkFinalValues(t, ctx, db, o, ops)
+			continue
+		}
+		if !v.Valid {
+			t.Fatalf("%s: %d anomalies, want none; first: %s", c.name, len(v.Anomalies), v.Anomalies[0].Explanation)
+		}
+		checkFinalValues(t, ctx, db, o, ops)
+	}
+}
+
+// checkFinalValues cross-checks the history with the table: each key's value after the
+// run is the write of a transaction recorded as ok or unknown (or 0 when none wrote it).
+func checkFinalValues(t *testing.T, ctx context.Context, db *sql.DB, o RegisterOptions, ops []history.Op) {
+	t.Helper()
+	writer := map[[2]int64]history.Outcome{}
+	for _, op := range ops {
+		for _, m := range op.Value {
+			if m.F == "w" {
+				writer[[2]int64{m.Key, *m.Value}] = op.Outcome
+			}
+		}
+	}
+	for k := 1; k <= o.Keys; k++ {
+		var v int64
+		if err := db.QueryRowContext(ctx, "SELECT v FROM habench_register WHERE k = ?", k).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		if v == 0 {
+			continue
+		}
+		if out := writer[[2]int64{int64(k), v}]; out != history.OK && out != history.Unknown {
+			t.Errorf("key %d holds %d, written by an operation recorded as %q", k, v, out)
+		}
+	}
+}
+
+// TestRegisterSurvivesKilledConnections: the server kills the register's connections
+// (KILL CONNECTION) every 100 ms: the sessions record those transactions as failed or
+// unknown, reconnect and go on (a new process number after an unknown outcome), and
+// with FOR UPDATE the history still has no lost update.
+func TestRegisterSurvivesKilledConnections(t *testing.T) {
+	s := testserver.StartMariaDB(t)
+	testserver.Exec(t, s.Open(t, ""), "CREATE DATABASE ck")
+	db := s.Open(t, "ck")
+	admin := s.Open(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	o := RegisterOptions{Keys: 2, Threads: 3, Time: 3 * time.Second, Locking: "for-update"}
+	if err := PrepareRegister(ctx, db, o); err != nil {
+		t.Fatal(err)
+	}
+	killed := 0
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			var id int64
+			if admin.QueryRowContext(ctx, "SELECT id FROM information_schema.processlist WHERE db = 'ck' AND id <> CONNECTION_ID() ORDER BY RAND() LIMIT 1").Scan(&id) == nil {
+				if _, err := admin.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id)); err == nil {
+					killed++
+				}
+			}
+		}
+	}()
+	h, err := RunRegister(ctx, []Node{{Name: "n1", DB: db}}, o)
+	close(stop)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := h.Ops()
+	v := CheckRegister(ops)
+	t.Logf("%d connections killed; %d ops, %d ok, %d failed, %d unknown; %d anomalies", killed, v.Ops, v.OK, v.Failed, v.Unknown, len(v.Anomalies))
+	if killed < 10 || v.Failed+v.Unknown == 0 {
+		t.Fatalf("%d kills, %d failed and %d unknown operations: want kills seen as failures", killed, v.Failed, v.Unknown)
+	}
+	if !v.Valid {
+		t.Fatalf("FOR UPDATE with killed connections: %s", v.Anomalies[0].Explanation)
+	}
+	last := map[int]int64{} // session -> End of its last op after a kill
+	for _, op := range ops {
+		if op.Outcome == history.Unknown && op.Process >= o.Threads*100 {
+			t.Errorf("process %d: renumbered too often", op.Process)
+		}
+		if op.Outcome != history.OK {
+			last[op.Session] = op.End
+		}
+	}
+	for sess, end := range last {
+		if !slices.ContainsFunc(ops, func(op history.Op) bool { return op.Session == sess && op.Start > end && op.Outcome == history.OK }) {
+			t.Errorf("session %d committed nothing after its last failure at %d ns", sess, end)
+		}
+	}
+	checkFinalValues(t, ctx, db, o, ops)
+}

@@ -1,0 +1,202 @@
+package checker
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/habench/habench/history"
+)
+
+// sessions runs a checker workload's transactions on threads sessions (session i on
+// nodes[i % len(nodes)]) and records each in a history.
+type sessions struct {
+	nodes     []Node
+	threads   int
+	isolation string        // a key of isolations, or ""
+	timeout   time.Duration // bounds one transaction
+	// txn runs one transaction through t, filling t.op.Value with its reads and writes
+	// as they are known; t's methods record its outcome.
+	txn func(t *tx, rng *rand.Rand)
+	h   *history.History
+}
+
+// run runs the sessions for d (or until ctx ends) and returns the history; the error
+// is a session that could not connect or set its isolation level.
+func (s *sessions) run(ctx context.Context, d time.Duration) (*history.History, error) {
+	if len(s.nodes) == 0 {
+		return nil, errors.New("checker: no nodes")
+	}
+	s.h = history.New()
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, s.threads)
+	for i := 0; i < s.threads; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs[i] = s.session(ctx, i)
+		}(i)
+	}
+	wg.Wait()
+	return s.h, errors.Join(errs...)
+}
+
+// session runs transactions on one connection until ctx ends; after an unknown outcome
+// or a lost connection it reconnects (a new process number after an unknown outcome),
+// every 100 ms while the node refuses. Its error is a first connection that failed.
+func (s *sessions) session(ctx context.Context, id int) error {
+	node := s.nodes[id%len(s.nodes)]
+	rng := rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano())))
+	process := id
+	var c *sql.Conn
+	defer func() {
+		if c != nil {
+			c.Close()
+		}
+	}()
+	connected := false
+	for ctx.Err() == nil {
+		if c == nil {
+			var err error
+			if c, err = s.connect(ctx, node); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				if !connected {
+					return fmt.Errorf("checker session %d on %s: %w", id, node.Name, err)
+				}
+				// The node went away during the run (a fault): try again until it is back
+				// or the run ends.
+				select {
+				case <-ctx.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
+				continue
+			}
+			connected = true
+		}
+		t := s.begin(c)
+		s.txn(t, rng)
+		t.cancel()
+		t.op.Process, t.op.Session, t.op.Node = process, id, node.Name
+		s.h.Add(t.op)
+		if t.lost {
+			c.Close()
+			c = nil
+			if t.op.Outcome == history.Unknown {
+				process += s.threads
+			}
+		}
+	}
+	return nil
+}
+
+// connect opens a session's connection and sets its isolation level.
+func (s *sessions) connect(ctx context.Context, node Node) (*sql.Conn, error) {
+	c, err := node.DB.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.isolation != "" {
+		if _, err := c.ExecContext(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL "+isolations[s.isolation]); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("setting isolation %s: %w", s.isolation, err)
+		}
+	}
+	return c, nil
+}
+
+// tx is one transaction in progress: its connection, its bound and its operation. Each
+// method returns false once the transaction has failed (outcome recorded).
+type tx struct {
+	s      *sessions
+	c      *sql.Conn
+	ctx    context.Context
+	cancel context.CancelFunc
+	op     history.Op
+	lost   bool // the connection is no longer usable
+}
+
+func (s *sessions) begin(c *sql.Conn) *tx {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	return &tx{s: s, c: c, ctx: ctx, cancel: cancel, op: history.Op{Start: s.h.Since(time.Now())}}
+}
+
+// exec runs a statement of the transaction.
+func (t *tx) exec(q string, args ...any) bool {
+	if _, err := t.c.ExecContext(t.ctx, q, args...); err != nil {
+		return t.fail(err)
+	}
+	return true
+}
+
+// scan runs a one-row query and scans it into dest.
+func (t *tx) scan(q string, args []any, dest ...any) bool {
+	if err := t.c.QueryRowContext(t.ctx, q, args...).Scan(dest...); err != nil {
+		return t.fail(err)
+	}
+	return true
+}
+
+// query runs a query and calls row for each row (scanning into dest).
+func (t *tx) query(q string, dest []any, row func()) bool {
+	rows, err := t.c.QueryContext(t.ctx, q)
+	if err != nil {
+		return t.fail(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return t.fail(err)
+		}
+		row()
+	}
+	if err := rows.Err(); err != nil {
+		return t.fail(err)
+	}
+	return true
+}
+
+// fail records a failure before COMMIT: the transaction did not take effect (rolled
+// back here, or by the server when the connection died).
+func (t *tx) fail(err error) bool {
+	t.op.End = t.s.h.Since(time.Now())
+	t.op.Outcome, t.op.Error = history.Fail, err.Error()
+	if isConnLost(err) {
+		t.lost = true
+	} else {
+		t.c.ExecContext(t.ctx, "ROLLBACK")
+	}
+	return false
+}
+
+// commit sends COMMIT: ok, failed (the server answered with an error) or unknown (no
+// answer: the connection died or the transaction's bound passed).
+func (t *tx) commit() {
+	_, err := t.c.ExecContext(t.ctx, "COMMIT")
+	t.op.End = t.s.h.Since(time.Now())
+	switch {
+	case err == nil:
+		t.op.Outcome = history.OK
+	case isConnLost(err):
+		t.op.Outcome, t.op.Error, t.lost = history.Unknown, err.Error(), true
+	default:
+		t.op.Outcome, t.op.Error = history.Fail, err.Error()
+	}
+}
+
+// isConnLost reports whether err left the outcome of what was sent unknown: anything
+// but an error the server answered with.
+func isConnLost(err error) bool {
+	var me *mysql.MySQLError
+	return !errors.As(err, &me) && !strings.Contains(err.Error(), "converting") && !errors.Is(err, sql.ErrNoRows)
+}

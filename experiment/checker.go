@@ -1,0 +1,291 @@
+package experiment
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/habench/habench/checker"
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/history"
+	"github.com/habench/habench/report"
+	"github.com/habench/habench/results"
+	"github.com/habench/habench/topology"
+)
+
+// CheckerSpec is a checker workload run beside the benchmark (a scenario's `checker:`
+// section, Bench.Checker): its own table and sessions on the cluster's writable nodes, every
+// operation recorded in the run's history (history.jsonl, history.edn) and checked after
+// the run (summary.json "checks", report.md "Anomalies").
+type CheckerSpec struct {
+	// Workload is the checker workload: "register" (read-then-write transactions on a
+	// few keys; check: lost updates, P4) or "bank" (transfers and reads of every
+	// balance; check: the total never changes, no negative balance).
+	Workload string `yaml:"workload"`
+	// Threads (default 2) and Keys (registers, default 4; bank accounts, default 5) size
+	// it; Locking "" or "for-update" and Isolation (READ-COMMITTED, REPEATABLE-READ,
+	// SERIALIZABLE ...; default the server's) are its reads and sessions.
+	Threads   int    `yaml:"threads"`
+	Keys      int    `yaml:"keys"`
+	Locking   string `yaml:"locking"`
+	Isolation string `yaml:"isolation"`
+	// Strict makes anomalies fail the scenario run (exit 1, after every cell ran and
+	// its results were written); without it they are warnings.
+	Strict bool `yaml:"strict"`
+}
+
+// register and bank return the options of s for each workload, defaults filled in.
+func (s *CheckerSpec) register() checker.RegisterOptions {
+	th := s.Threads
+	if th == 0 {
+		th = 2
+	}
+	return checker.RegisterOptions{Keys: s.Keys, Threads: th, Locking: s.Locking, Isolation: s.Isolation}.WithDefaults()
+}
+
+func (s *CheckerSpec) bank() checker.BankOptions {
+	r := s.register()
+	return checker.BankOptions{Accounts: s.Keys, Threads: r.Threads, Locking: r.Locking, Isolation: r.Isolation}
+}
+
+// bankAccounts is the bank's account count (Keys, default 5).
+func (s *CheckerSpec) bankAccounts() int {
+	if s.Keys == 0 {
+		return 5
+	}
+	return s.Keys
+}
+
+// Validate checks s: a known workload and valid options, as a *topology.FieldError on
+// checker.<key>.
+func (s *CheckerSpec) Validate() error {
+	if s.Workload != "register" && s.Workload != "bank" {
+		return &topology.FieldError{Field: "checker.workload", Value: s.Workload, Reason: "want register or bank"}
+	}
+	keys := checker.RegisterOptions{Keys: s.Keys}.Validate()
+	if s.Workload == "bank" {
+		keys = checker.BankOptions{Accounts: s.Keys}.Validate()
+	}
+	for _, f := range []struct {
+		field, value string
+		err          error
+	}{
+		{"checker.threads", fmt.Sprint(s.Threads), checker.RegisterOptions{Threads: s.Threads}.Validate()},
+		{"checker.keys", fmt.Sprint(s.Keys), keys},
+		{"checker.locking", s.Locking, checker.RegisterOptions{Locking: s.Locking}.Validate()},
+		{"checker.isolation", s.Isolation, checker.RegisterOptions{Isolation: s.Isolation}.Validate()},
+	} {
+		if f.err != nil {
+			_, reason, _ := strings.Cut(f.err.Error(), ": ")
+			return &topology.FieldError{Field: f.field, Value: f.value, Reason: reason}
+		}
+	}
+	return nil
+}
+
+// checkerRun is a checker workload in progress during a run.
+type checkerRun struct {
+	spec  *CheckerSpec
+	node  string // the nodes' names, "n1,n2,n3"
+	keys  int
+	dbs   []*sql.DB
+	check func([]history.Op) checker.Verdict
+	done  chan struct{}
+	stop  context.CancelFunc
+	h     *history.History
+	err   error
+}
+
+// checkerNodes opens a pool on database schema for every writable node of c (every
+// node of a Galera cluster or a multi-primary group; the writer otherwise).
+func checkerNodes(c *cluster.Cluster, schema string) ([]checker.Node, error) {
+	var out []checker.Node
+	for _, n := range c.Nodes {
+		if !n.Role.Writable() && n != c.Writer() {
+			continue
+		}
+		cfg, err := mysql.ParseDSN(c.AdminDSN(n))
+		if err != nil {
+			return out, fmt.Errorf("checker on %s: %w", n.Name, err)
+		}
+		cfg.DBName = schema
+		cfg.InterpolateParams = true
+		cfg.Logger = quietDriver{} // a killed connection is an outcome in the history, not a log line
+		conn, err := mysql.NewConnector(cfg)
+		if err != nil {
+			return out, fmt.Errorf("checker on %s: %w", n.Name, err)
+		}
+		out = append(out, checker.Node{Name: n.Name, DB: sql.OpenDB(conn)})
+	}
+	return out, nil
+}
+
+// startChecker creates the checker's table (on the first writable node, in database
+// schema) and starts the sessions, round-robin on every writable node of c, which run
+// until ctx ends or close is called; finish checks their history.
+func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *CheckerSpec) (*checkerRun, error) {
+	nodes, err := checkerNodes(c, schema)
+	r := &checkerRun{spec: spec, done: make(chan struct{})}
+	var names []string
+	for _, n := range nodes {
+		r.dbs = append(r.dbs, n.DB)
+		names = append(names, n.Name)
+	}
+	r.node = strings.Join(names, ",")
+	if err != nil {
+		r.closeDBs()
+		return nil, err
+	}
+	var run func(context.Context) (*history.History, error)
+	if spec.Workload == "bank" {
+		o := spec.bank()
+		o.Time = 24 * time.Hour // until ctx ends with the workload
+		err = checker.PrepareBank(ctx, nodes[0].DB, o)
+		r.keys = spec.bankAccounts()
+		run = func(ctx context.Context) (*history.History, error) { return checker.RunBank(ctx, nodes, o) }
+		r.check = func(ops []history.Op) checker.Verdict { return checker.CheckBank(ops, r.keys, o.Total()) }
+	} else {
+		o := spec.register()
+		o.Time = 24 * time.Hour
+		err = checker.PrepareRegister(ctx, nodes[0].DB, o)
+		r.keys = o.Keys
+		run = func(ctx context.Context) (*history.History, error) { return checker.RunRegister(ctx, nodes, o) }
+		r.check = checker.CheckRegister
+	}
+	if err != nil {
+		r.closeDBs()
+		return nil, fmt.Errorf("checker on %s: %w", nodes[0].Name, err)
+	}
+	ctx, r.stop = context.WithCancel(ctx)
+	go func() {
+		defer close(r.done)
+		r.h, r.err = run(ctx)
+	}()
+	return r, nil
+}
+
+// quietDriver discards the driver's log lines ("unexpected EOF").
+type quietDriver struct{}
+
+func (quietDriver) Print(...any) {}
+
+// close stops the sessions, waits for them and closes the pool (the run's cleanup).
+func (r *checkerRun) close() {
+	r.stop()
+	<-r.done
+	r.closeDBs()
+}
+
+func (r *checkerRun) closeDBs() {
+	for _, db := range r.dbs {
+		db.Close()
+	}
+}
+
+// finish waits for the sessions (ended with the workload), checks the history and writes history.jsonl and
+// history.edn into dir ("" for none); a file that cannot be written is the error.
+func (r *checkerRun) finish(dir string) (*results.ChecksSummary, error) {
+	<-r.done
+	o := r.spec.register()
+	s := &results.ChecksSummary{Workload: r.spec.Workload, Node: r.node, Threads: o.Threads, Keys: r.keys,
+		Locking: o.Locking, Isolation: o.Isolation, History: results.HistoryFile}
+	if r.err != nil {
+		s.Error = r.err.Error()
+	}
+	if r.h == nil {
+		return s, nil
+	}
+	ops := r.h.Ops()
+	v := r.check(ops)
+	s.Ops, s.OK, s.Failed, s.Unknown = v.Ops, v.OK, v.Failed, v.Unknown
+	s.Valid, s.AnomalyCount, s.LostUpdates = v.Valid && r.err == nil, len(v.Anomalies), v.LostUpdates
+	for i, a := range v.Anomalies {
+		if s.AnomalyTypes == nil {
+			s.AnomalyTypes = map[string]int{}
+		}
+		s.AnomalyTypes[a.Type]++
+		if i >= 20 {
+			continue
+		}
+		as := results.AnomalySummary{Type: a.Type, Key: a.Key, Version: a.Version, Explanation: a.Explanation}
+		for _, op := range a.Ops {
+			as.Ops = append(as.Ops, op.Index)
+		}
+		s.Anomalies = append(s.Anomalies, as)
+	}
+	if dir == "" {
+		return s, nil
+	}
+	if err := history.WriteFile(filepath.Join(dir, results.HistoryFile), ops, history.WriteJSONL); err != nil {
+		return s, err
+	}
+	return s, history.WriteFile(filepath.Join(dir, results.HistoryEDNFile), ops, history.WriteEDN)
+}
+
+// anomalyChecks finishes the run's checker workload (when it has one): sum.Checks, the history
+// files, the verdict line and a warning when anomalies were found.
+func (st *runState) anomalyChecks(sum *Summary) error {
+	if st.checker == nil {
+		return nil
+	}
+	dir := ""
+	if st.res != nil {
+		dir = st.res.Dir
+	}
+	cs, err := st.checker.finish(dir)
+	sum.Checks = cs
+	if err != nil {
+		return err
+	}
+	if cs.AnomalyCount > 0 || cs.Error != "" {
+		st.warn(report.AnomaliesLine(cs), "anomalies found or not checked", "count", cs.AnomalyCount)
+	} else {
+		st.printf("%s\n", report.AnomaliesLine(cs))
+	}
+	return nil
+}
+
+// PlanLine is the dry run's line for the checker, e.g. "checker register beside the
+// workload, every cell: 2 threads on the writable nodes, 4 keys, plain reads, isolation
+// REPEATABLE-READ (history.jsonl, history.edn; checks: lost updates)".
+func (s *CheckerSpec) PlanLine() string {
+	o := s.register()
+	keys, checks := fmt.Sprintf("%d keys", o.Keys), "lost updates"
+	if s.Workload == "bank" {
+		keys, checks = fmt.Sprintf("%d accounts", s.bankAccounts()), "the bank total, negative balances"
+	}
+	reads, iso := "plain reads", "the server's default isolation"
+	if o.Locking == "for-update" {
+		reads = "SELECT ... FOR UPDATE"
+	}
+	if o.Isolation != "" {
+		iso = "isolation " + o.Isolation
+	}
+	return fmt.Sprintf("checker %s beside the workload, every cell: %d threads on the writable nodes, %s, %s, %s (%s, %s; checks: %s)",
+		s.Workload, o.Threads, keys, reads, iso, results.HistoryFile, results.HistoryEDNFile, checks)
+}
+
+// strictVerdict is the scenario run's error when its checker is strict and cells found
+// anomalies (nil otherwise), e.g. "checker register (strict): anomalies in 2 of 3 cells
+// (c001: 503, c002: 12; summary.json checks of each cell)".
+func strictVerdict(spec *CheckerSpec, cells []CellRecord) error {
+	if spec == nil || !spec.Strict {
+		return nil
+	}
+	var bad []string
+	for _, c := range cells {
+		if c.Anomalies != nil && *c.Anomalies > 0 {
+			bad = append(bad, fmt.Sprintf("c%03d: %d", c.Index, *c.Anomalies))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("checker %s (strict): anomalies in %d of %d cells (%s; summary.json checks of each cell)",
+		spec.Workload, len(bad), len(cells), strings.Join(bad, ", "))
+}
