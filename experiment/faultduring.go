@@ -98,6 +98,10 @@ func DuringTable(fs []FaultSummary) string {
 		if f.Rows > 0 {
 			outcome += fmt.Sprintf(" (%d rows)", f.Rows)
 		}
+		if f.Bytes > 0 {
+			outcome += fmt.Sprintf(" %.1f MB received", float64(f.Bytes)/1e6)
+		}
+
 		fc := "-"
 		switch {
 		case d.FCPausedMax != nil:

@@ -45,6 +45,9 @@ type FaultRecord struct {
 	// of the action (Error stays ""). Rows: the rows it changed.
 	Outcome string `json:"outcome,omitempty"`
 	Rows    int64  `json:"rows,omitempty"`
+	// Bytes, for rebuild: the size of the node's datadir after its state transfer (what it
+	// received), in bytes.
+	Bytes int64 `json:"bytes,omitempty"`
 }
 
 // RunFault is a FaultRecord as a run saw it: AtS is the fault's time in seconds on
@@ -392,7 +395,7 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 	also := otherOutages(faults, outages, owners)
 	counted := map[int]bool{}
 	for i, f := range faults {
-		fs := FaultSummary{AtS: f.AtS, Action: f.Action, Node: f.Node, Error: f.Error, Escalated: f.Escalated, Outcome: f.Outcome, Rows: f.Rows}
+		fs := FaultSummary{AtS: f.AtS, Action: f.Action, Node: f.Node, Error: f.Error, Escalated: f.Escalated, Outcome: f.Outcome, Rows: f.Rows, Bytes: f.Bytes}
 		if a := FaultActionOf(f.Action); a != nil && a.Lasting {
 			fs.During = faultDuring(f, samples, ivs)
 		}

@@ -57,6 +57,8 @@ type FaultSummary struct {
 	// failure of the action (Error stays ""); Rows the rows it changed.
 	Outcome string `json:"outcome,omitempty"`
 	Rows    int64  `json:"rows,omitempty"`
+	// Bytes, for rebuild: the node's datadir after its state transfer, in bytes.
+	Bytes int64 `json:"bytes,omitempty"`
 	// During, for a lasting action (a large transaction, a rebuild): the workload and the
 	// cluster before it and while it ran.
 	During *FaultDuring `json:"during,omitempty"`
