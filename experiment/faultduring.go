@@ -129,4 +129,5 @@ const DuringNote = "For the faults that last (a large transaction, a rebuild): o
 	"TPS before = the workload's transactions per second in the report intervals that ended in the 30 s before it, during = in those that overlapped it; " +
 	"p99 before = the median of the before intervals' p99, during = the largest p99 of the intervals during it; flow control = Galera's largest paused fraction or the seconds " +
 	"the group's flow control held commits, while it ran; peak queue = the largest replication queue any node reported (transactions); members = the largest membership " +
-	"any node saw before, and the smallest while it ran (lower: a member was expelled or left the Primary component)."
+	"any node saw before, and the smallest while it ran (lower: a member was expelled or left the Primary component). " +
+	"The Faults table's recovered after and outage of look at the fault's start only: a stall at the end of a long action (a large transaction's commit) shows here and in the WARNINGs."
