@@ -27,7 +27,7 @@ func init() {
 		Name:  "large-transaction",
 		Order: 100,
 		Help: "one transaction of many rows on the node while the workload runs: INSERT ... SELECT of\n" +
-			"rows=N generated rows (~200 bytes each) into table=DB.T (created if missing), or an UPDATE of\n" +
+			"rows=N generated rows (~200 bytes each) into table=DB.T (made if missing), or an UPDATE of\n" +
 			"every row of table=DB.T; its outcome (ok or the server's error) and duration are recorded",
 		Past: "sent a large transaction to",
 		Params: []FaultParam{
@@ -70,7 +70,8 @@ func largeTrxSQL(args FaultArgs) (table string, setup []string, stmt string) {
 	if err != nil {
 		rows = 200000
 	}
-	setup = []string{useDB(table), fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, "+
+	db, _, _ := strings.Cut(table, ".")
+	setup = []string{"CREATE DATABASE IF NOT EXISTS `" + db + "`", useDB(table), fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, "+
 		"k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '') ENGINE=InnoDB", quoteTable(table))}
 	digits := max(1, int(math.Ceil(math.Log10(float64(rows)))))
 	var from []string
