@@ -57,6 +57,10 @@ type FaultAction struct {
 	// Leaves says what the action leaves its node as, for the convergence check after the
 	// run (a node a kill left down only warns) and its messages.
 	Leaves NodeAfter
+	// Lasting: the action's own duration is the fault (a large transaction, a rebuild),
+	// so the run measures the workload and the cluster before it and while it ran
+	// (summary.json faults[i].during, the report's "While it ran" table: faultDuring).
+	Lasting bool
 }
 
 // CaughtUpFrom is how a fault's caught_up_s is measured (summary.json faults).

@@ -39,6 +39,14 @@ type FaultRecord struct {
 	// (cluster.StopEscalatedError's text; "" when it shut down cleanly). The node went
 	// down (and a restart started it again): Error stays "".
 	Escalated string `json:"escalated,omitempty"`
+	// Outcome, for an action that runs a transaction of its own (large-transaction): "ok",
+	// or the server's refusal ("error 3100: ..."): the transaction's result, not a failure
+	// of the action (Error stays ""). Rows: the rows it changed.
+	Outcome string `json:"outcome,omitempty"`
+	Rows    int64  `json:"rows,omitempty"`
+	// Bytes, for rebuild: the size of the node's datadir after its state transfer (what it
+	// received), in bytes.
+	Bytes int64 `json:"bytes,omitempty"`
 }
 
 // RunFault is a FaultRecord as a run saw it: AtS is the fault's time in seconds on
@@ -198,6 +206,8 @@ type FaultInterval struct {
 	EndS, LengthS                    float64
 	TPS                              float64
 	Transactions, Errors, Reconnects int64
+	// P99Ms is the interval's p99 latency in ms.
+	P99Ms float64
 }
 
 // faultIntervals converts the workload's intervals for faultSummaries; offset is
@@ -206,7 +216,7 @@ func faultIntervals(ivs []workload.Interval, offset float64) []FaultInterval {
 	var out []FaultInterval
 	for _, iv := range ivs {
 		out = append(out, FaultInterval{EndS: iv.Elapsed.Seconds() + offset, LengthS: iv.Length.Seconds(), TPS: iv.TPS,
-			Transactions: iv.Transactions, Errors: iv.Errors, Reconnects: iv.Reconnects})
+			Transactions: iv.Transactions, Errors: iv.Errors, Reconnects: iv.Reconnects, P99Ms: iv.LatencyP99})
 	}
 	return out
 }
@@ -384,7 +394,10 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 	also := otherOutages(faults, outages, owners)
 	counted := map[int]bool{}
 	for i, f := range faults {
-		fs := FaultSummary{AtS: f.AtS, Action: f.Action, Node: f.Node, Error: f.Error, Escalated: f.Escalated}
+		fs := FaultSummary{AtS: f.AtS, Action: f.Action, Node: f.Node, Error: f.Error, Escalated: f.Escalated, Outcome: f.Outcome, Rows: f.Rows, Bytes: f.Bytes}
+		if a := FaultActionOf(f.Action); a != nil && a.Lasting {
+			fs.During = faultDuring(f, samples, ivs)
+		}
 		rec, open, _, errs, reconn, minTPS := intervalRecovery(f.AtS, ivs, norm, counted)
 		fs.Errors, fs.Reconnects, fs.MinTPS = errs, reconn, minTPS
 		if j, ok := owners[i]; ok {

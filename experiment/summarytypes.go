@@ -22,6 +22,7 @@ type (
 	NodeConvergence    = results.NodeConvergence
 	Convergence        = results.Convergence
 	FaultSummary       = results.FaultSummary
+	FaultDuring        = results.FaultDuring
 	HostInfo           = results.HostInfo
 )
 

@@ -42,6 +42,9 @@ func RunMarkdown(r *Run, deployed bool) string {
 		b.WriteString("\n## Faults\n\n" + t)
 		b.WriteString("\n" + FaultNote + "\n")
 	}
+	if t := DuringTable(s.Faults); t != "" {
+		b.WriteString("\n### While it ran\n\n" + t + "\n" + DuringNote + "\n")
+	}
 	if p := s.Probe; p != nil {
 		fmt.Fprintf(&b, "\n## Probe writer\n\n%d acknowledged commits, %d failed; **%d acknowledged commits lost** on %s; %d rows present whose commit failed.\n",
 			p.Acknowledged, p.Failed, p.LostAcknowledged, p.CheckedOn, p.UnacknowledgedPresent)

@@ -52,4 +52,48 @@ type FaultSummary struct {
 	NewWriter     string   `json:"new_writer,omitempty"`
 	NewWriterS    *float64 `json:"new_writer_s,omitempty"`
 	ClientWriterS *float64 `json:"client_writer_s,omitempty"`
+	// Outcome, for an action that runs a transaction of its own (large-transaction): "ok",
+	// or the server's refusal ("error 3100: ..."), the transaction's result and not a
+	// failure of the action (Error stays ""); Rows the rows it changed.
+	Outcome string `json:"outcome,omitempty"`
+	Rows    int64  `json:"rows,omitempty"`
+	// Bytes, for rebuild: the node's datadir after its state transfer, in bytes.
+	Bytes int64 `json:"bytes,omitempty"`
+	// During, for a lasting action (a large transaction, a rebuild): the workload and the
+	// cluster before it and while it ran.
+	During *FaultDuring `json:"during,omitempty"`
+}
+
+// FaultDuring compares the workload and the cluster while a lasting fault action ran
+// (from its start for TookS seconds) with the 30 s before it.
+type FaultDuring struct {
+	// TookS is the action's duration in seconds (experiment.FaultRecord's took_s).
+	TookS float64 `json:"took_s"`
+	// TPSBefore and TPSDuring are the workload's transactions per second in the report
+	// intervals that ended in the 30 s before the action, and in those that overlapped it
+	// (at least the one it began in). P99BeforeMs is the median of the before intervals'
+	// p99 latency, P99DuringMs the largest p99 of the intervals during it, in ms.
+	// BeforeIntervals and DuringIntervals count them (0 before: no interval ended before).
+	TPSBefore       float64 `json:"tps_before"`
+	TPSDuring       float64 `json:"tps_during"`
+	P99BeforeMs     float64 `json:"p99_before_ms"`
+	P99DuringMs     float64 `json:"p99_during_ms"`
+	BeforeIntervals int     `json:"before_intervals"`
+	DuringIntervals int     `json:"during_intervals"`
+	// FCPausedMax is the largest Galera flow-control paused fraction (galera_fc_paused_fraction,
+	// 0..1) any node reported during the action; FCThrottleS the seconds Group
+	// Replication's flow control held commits in that time (gr_fc_throttle_time_s, summed
+	// over the nodes). nil: no such sample (the other kind, or no sampler).
+	FCPausedMax *float64 `json:"fc_paused_max,omitempty"`
+	FCThrottleS *float64 `json:"fc_throttle_s,omitempty"`
+	// QueuePeak is the largest replication queue any node reported during the action
+	// (backlog_trx, the group's certifier and applier queues, Galera's receive and send
+	// queues, in transactions), QueuePeakOn "node metric" of it.
+	QueuePeak   float64 `json:"queue_peak,omitempty"`
+	QueuePeakOn string  `json:"queue_peak_on,omitempty"`
+	// MembersBefore is the largest membership any node reported in the 30 s before
+	// (galera_cluster_size, gr_members_online), MembersMin the smallest during the action:
+	// lower means members were expelled or left the Primary component. nil: not sampled.
+	MembersBefore *float64 `json:"members_before,omitempty"`
+	MembersMin    *float64 `json:"members_min,omitempty"`
 }

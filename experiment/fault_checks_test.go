@@ -1,0 +1,38 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/habench/habench/topology"
+)
+
+// TestLargeTransactionAndRebuildRefused: bad parameters of large-transaction, and a rebuild
+// where it cannot run (a group, a provider that cannot empty a datadir), are refused in one
+// line naming the field and the value when the faults are read.
+func TestLargeTransactionAndRebuildRefused(t *testing.T) {
+	galera := topology.Spec{Name: "g", Kind: topology.Galera, Nodes: 3, Flavor: topology.MariaDB}
+	group := topology.Spec{Name: "gr", Kind: topology.Group, Nodes: 3, Flavor: topology.MySQL}
+	hosts := galera
+	hosts.Provider = topology.ProviderHosts
+	for _, tc := range []struct {
+		ev   FaultEvent
+		tops []topology.Spec
+		want string
+	}{
+		{FaultEvent{Action: "large-transaction", Node: "writer", Args: FaultArgs{"rows": "0"}}, []topology.Spec{galera}, "faults[0].rows \"0\": want a whole number of rows"},
+		{FaultEvent{Action: "large-transaction", Node: "writer", Args: FaultArgs{"statement": "delete"}}, []topology.Spec{galera}, "faults[0].statement \"delete\": want insert-select or update"},
+		{FaultEvent{Action: "large-transaction", Node: "writer", Args: FaultArgs{"table": "sbtest1"}}, []topology.Spec{galera}, "faults[0].table \"sbtest1\": want DB.TABLE"},
+		{FaultEvent{Action: "rebuild", Node: "n3"}, []topology.Spec{group}, "faults[0].action \"rebuild\": cannot rebuild a node: kind group: only Galera nodes can be rebuilt"},
+		{FaultEvent{Action: "rebuild", Node: "n3"}, []topology.Spec{hosts}, "cannot rebuild a node: provider hosts cannot empty a node's datadir"},
+	} {
+		err := validateFaults([]FaultEvent{tc.ev}, tc.tops, "", 0)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s %v on %s: %v, want one line with %q", tc.ev.Action, tc.ev.Args, tc.tops[0].Kind, err, tc.want)
+		}
+	}
+	if err := validateFaults([]FaultEvent{{Action: "rebuild", Node: "n3"}, {Action: "large-transaction", Node: "writer", Args: FaultArgs{"rows": "1000", "statement": "insert-select", "table": "sbtest.big"}}},
+		[]topology.Spec{galera}, "", 0); err != nil {
+		t.Errorf("rebuild and large-transaction on a Galera sandbox: %v", err)
+	}
+}

@@ -1,0 +1,74 @@
+package experiment_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/topology"
+	"github.com/habench/habench/workload"
+)
+
+// TestRebuildGaleraNode: on a real 3-node Galera (MariaDB) sandbox under oltp_write_only on
+// n1, the scenario fault {at: 4s, action: rebuild, node: n3} stops n3, empties its datadir
+// and starts it: it rejoins by SST (rsync) and is Synced when the action ends. Recorded:
+// outcome rejoined with the bytes its datadir holds after the transfer (more than the
+// template's few MB: the sbtest table came with it), the workload's TPS and p99 before
+// and while it ran, n3 caught up; the nodes converge (n3 has every row).
+func TestRebuildGaleraNode(t *testing.T) {
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("btrb"), topology.Galera, 3, topology.MariaDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, _ := workload.Lookup("oltp_write_only")
+	o := smallOptions(2, 30*time.Second)
+	o.Tables, o.TableSize = 1, 20000
+	if err := wl.Prepare(ctx, target(c), o, os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+	tg, err := experiment.ClusterTarget(c, "sbtest", []string{"n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout strings.Builder
+	b := &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: t.TempDir(), Stdout: &stdout,
+		Injector: &experiment.Injector{Sandbox: s},
+		Faults:   []experiment.FaultEvent{{At: experiment.Duration(4 * time.Second), Action: "rebuild", Node: "n3"}}}
+	out, err := b.Run(ctx)
+	t.Logf("output:\n%s", stdout.String())
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if len(out.Summary.Faults) != 1 {
+		t.Fatalf("summary faults %+v, want one", out.Summary.Faults)
+	}
+	f := out.Summary.Faults[0]
+	if f.Action != "rebuild" || f.Node != "n3" || f.Error != "" || f.Outcome != "rejoined" || f.Bytes < 5e6 {
+		t.Fatalf("fault %+v: want n3 rebuilt, rejoined with more than 5 MB", f)
+	}
+	d := f.During
+	if d == nil || d.TookS <= 1 || d.BeforeIntervals < 2 || d.DuringIntervals < 1 || d.TPSBefore <= 0 || d.P99DuringMs <= 0 {
+		t.Fatalf("during %+v, want intervals before and during it", d)
+	}
+	t.Logf("rebuild n3: took %.2f s, %d bytes; TPS %.0f -> %.0f, p99 %.1f -> %.1f ms; fc paused %v; queue %.0f (%s); members %v -> %v; caught up %v s",
+		d.TookS, f.Bytes, d.TPSBefore, d.TPSDuring, d.P99BeforeMs, d.P99DuringMs, deref(d.FCPausedMax), d.QueuePeak, d.QueuePeakOn,
+		deref(d.MembersBefore), deref(d.MembersMin), deref(f.CaughtUpS))
+	if d.MembersMin == nil || *d.MembersMin > 2 {
+		t.Errorf("members min %v while n3 was rebuilt, want 2 at most (n3 left the cluster)", deref(d.MembersMin))
+	}
+	md, _ := os.ReadFile(filepath.Join(out.Dir, "report.md"))
+	if !strings.Contains(string(md), "| rebuild | n3 | rejoined") {
+		t.Errorf("report.md has no While it ran row for the rebuild:\n%s", md)
+	}
+	if cv := out.Summary.Convergence; cv == nil || len(cv.Nodes) != 3 || !cv.OK() {
+		t.Errorf("convergence %+v, want the 3 nodes converged (n3 got everything by SST)", cv)
+	}
+}
