@@ -710,3 +710,37 @@ func (c *Cluster) keepGroupPrimary(ctx context.Context, node string) func(contex
 		return c.refreshGroupRoles(ctx)
 	}
 }
+
+// SetGroupPrimary makes member node the primary of c's single-primary group with
+// group_replication_set_as_primary(), asked on node itself (a no-op when it already is),
+// and refreshes the recorded roles: a switchover, the group's counterpart of Promote.
+// Errors: node is not a member, the group is not single-primary, the server lacks the
+// function (before MySQL 8.0.13), or the server's own error.
+func (c *Cluster) SetGroupPrimary(ctx context.Context, node string) error {
+	n := c.Node(node)
+	if !c.Spec.Is(topology.Group) || n == nil {
+		return fmt.Errorf("cluster %s: %s is not a group member", c.Name, node)
+	}
+	if !c.Capabilities().GRSwitchMode {
+		return fmt.Errorf("cluster %s: the server has no group_replication_set_as_primary()", c.Name)
+	}
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	m, err := ReadGroupMember(ctx, db, n.Name)
+	if err != nil {
+		return err
+	}
+	if !m.SinglePrimary {
+		return fmt.Errorf("cluster %s: the group is not single-primary: no switchover", c.Name)
+	}
+	if m.Role != "PRIMARY" {
+		var msg sql.NullString
+		if err := db.QueryRowContext(ctx, "SELECT group_replication_set_as_primary(?)", m.MemberID).Scan(&msg); err != nil {
+			return fmt.Errorf("node %s: group_replication_set_as_primary: %w", n.Name, err)
+		}
+	}
+	return c.refreshGroupRoles(ctx)
+}

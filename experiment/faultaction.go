@@ -54,6 +54,10 @@ type FaultAction struct {
 	InjectSite func(ctx context.Context, in *Injector, c *cluster.Cluster, site, groups string) error
 	// CaughtUp says how the fault's caught_up_s is judged (CaughtUpNone: not measured).
 	CaughtUp CaughtUpFrom
+	// Steps: the action logs each of its steps as a fault record of its own (FaultRecord.Of
+	// names the action; rolling-restart's restarts and switchover), and a run lists those
+	// instead of the action's record, so that each step's outage and recovery are measured.
+	Steps bool
 	// Leaves says what the action leaves its node as, for the convergence check after the
 	// run (a node a kill left down only warns) and its messages.
 	Leaves NodeAfter

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -47,6 +48,10 @@ type FaultRecord struct {
 	// Bytes, for rebuild: the size of the node's datadir after its state transfer (what it
 	// received), in bytes.
 	Bytes int64 `json:"bytes,omitempty"`
+	// Of names the action this record is a step of ("rolling-restart" for each node's
+	// restart and the switchover before the writer's; "" for a fault of its own). A run
+	// lists the steps, not the action that made them (faultsDuring).
+	Of string `json:"of,omitempty"`
 }
 
 // RunFault is a FaultRecord as a run saw it: AtS is the fault's time in seconds on
@@ -63,6 +68,10 @@ type RunFault struct {
 func markScheduled(faults []RunFault, own []FaultRecord) []RunFault {
 	for i, f := range faults {
 		faults[i].Scheduled = slices.ContainsFunc(own, func(r FaultRecord) bool {
+			if f.Of != "" { // a step of a scheduled action: made while it ran
+				end := r.At.Add(time.Duration(r.Took * float64(time.Second)))
+				return r.Action == f.Of && !f.At.Before(r.At) && !f.At.After(end)
+			}
 			return r.At.Equal(f.At) && r.Action == f.Action && r.Node == f.Node
 		})
 	}
@@ -105,8 +114,12 @@ func faultsDuring(c *cluster.Cluster, epoch, from, to time.Time) []RunFault {
 		if json.Unmarshal(sc.Bytes(), &r) != nil || r.At.Before(from) || r.At.After(to) {
 			continue
 		}
+		if a := FaultActionOf(r.Action); a != nil && a.Steps {
+			continue // its steps (FaultRecord.Of) are listed instead
+		}
 		out = append(out, RunFault{AtS: r.At.Sub(epoch).Seconds(), FaultRecord: r})
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].AtS < out[j].AtS })
 	return out
 }
 

@@ -102,15 +102,22 @@ func (w *writerWatch) changes() []writerSeen {
 // (seconds from the fault until the cluster named the new writer) and ClientWriterS (until
 // the workers' first commit there, from moves; nil when they did not commit there). A
 // change is the earliest fault's since the previous change (a heal after a partition does
-// not take the partition's election).
+// not take the partition's election), except that a step of a rolling restart that
+// switched the writes to the new writer (FaultRecord.Of, a promote of that node) takes it
+// from the restarts before it.
 func setFailover(fs []FaultSummary, faults []RunFault, seen []writerSeen, moves []workload.WriterMove) {
 	for k := 1; k < len(seen); k++ {
 		ch := seen[k]
 		i := -1
 		for j, f := range faults {
 			if f.At.After(seen[k-1].At) && !f.At.After(ch.At) {
-				i = j
-				break
+				if i < 0 {
+					i = j
+				}
+				if f.Of != "" && f.Action == "promote" && f.Node == ch.Node {
+					i = j // a planned switchover (a rolling restart's): the change is its
+					break
+				}
 			}
 		}
 		if i < 0 || i >= len(fs) || fs[i].NewWriter != "" {
