@@ -253,11 +253,16 @@ func ParseFaultArgs(action string, kvs []string) (FaultArgs, error) {
 // parameters indented under it), in help order.
 func FaultHelp() string {
 	var b strings.Builder
+	w := 0 // the name column: as wide as the longest name
+	for _, n := range FaultActionNames() {
+		w = max(w, len(n))
+	}
+	indent := "\n" + strings.Repeat(" ", w+3)
 	for _, n := range FaultActionNames() {
 		a := faultActions[n]
-		fmt.Fprintf(&b, "  %-10s %s\n", n, strings.ReplaceAll(a.Help, "\n", "\n             "))
+		fmt.Fprintf(&b, "  %-*s %s\n", w, n, strings.ReplaceAll(a.Help, "\n", indent))
 		for _, p := range a.Params {
-			fmt.Fprintf(&b, "  %-10s   %s=VALUE: %s\n", "", p.Name, p.Help)
+			fmt.Fprintf(&b, "  %-*s   %s=VALUE: %s\n", w, "", p.Name, p.Help)
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")

@@ -43,6 +43,21 @@ func TestFaultActionsRegistered(t *testing.T) {
 			t.Errorf("habench fault --help does not describe %s", n)
 		}
 	}
+	// Every action's help starts in one column, also after the longest name.
+	col := -1
+	for _, n := range names {
+		first, _, _ := strings.Cut(FaultActionOf(n).Help, "\n")
+		i := strings.Index(FaultHelp(), "  "+n+" ")
+		j := strings.Index(FaultHelp()[i:], first)
+		if j < 0 {
+			t.Fatalf("help of %s not found after its name", n)
+		}
+		if col < 0 {
+			col = j
+		} else if j != col {
+			t.Errorf("habench fault --help: %s's help starts in column %d, the others' in %d:\n%s", n, j, col, FaultHelp())
+		}
+	}
 }
 
 // TestFaultActionRegistryRefuses: a name registered twice, an action without help, past
