@@ -703,7 +703,7 @@ func (s *Sandbox) runPlanWith(ctx context.Context, c *Cluster, plan topology.Pla
 			case topology.WaitReplicaRunning:
 				return waitReplicaRunning(wctx, db, caps, n.Name)
 			case topology.WaitSemiSyncReady:
-				return waitSemiSyncClients(wctx, db, caps, c.Spec.SemiSync.WaitForReplicas, n.Name)
+				return waitSemiSyncClients(wctx, db, caps, max(st.Replicas, c.Spec.SemiSync.WaitForReplicas), n.Name)
 			case topology.WaitGroupOnline:
 				return waitGroupOnline(wctx, db, n.Name)
 			case topology.WaitSynced:

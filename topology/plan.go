@@ -66,6 +66,9 @@ type Step struct {
 	Background bool
 	// ClusterSize is the wsrep_cluster_size WaitSynced waits for (at least).
 	ClusterSize int
+	// Replicas is how many semi-sync replicas WaitSemiSyncReady waits for (at least; the
+	// spec's wait_for_replicas when larger).
+	Replicas int
 }
 
 // StartedBySteps reports whether a step of the plan starts node (Step.Start).

@@ -71,6 +71,8 @@ func planSemiSync(spec Spec, caps Capabilities, addr Addr) Plan {
 	}
 	rep = append(rep, Option{loose(v.ReplicaEnabled), "ON"})
 	p := planReplicated(spec, caps, addr, src, rep)
-	p.Steps = append(p.Steps, Step{Node: p.Nodes[0].Name, Desc: "wait for semi-sync replicas", Wait: WaitSemiSyncReady})
+	// Every replica, not only wait_for_replicas of them: a deployed topology has all its
+	// replicas acknowledging before the first run.
+	p.Steps = append(p.Steps, Step{Node: p.Nodes[0].Name, Desc: "wait for semi-sync replicas", Wait: WaitSemiSyncReady, Replicas: len(p.Nodes) - 1})
 	return p
 }
