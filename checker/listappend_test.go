@@ -166,3 +166,32 @@ func TestListAppendUnknownNotAnomalies(t *testing.T) {
 		t.Fatalf("verdict %+v, want T0's append lost once acknowledged", v)
 	}
 }
+
+// TestListAppendOptions: bad options name the field and value; a list parses back.
+func TestListAppendOptions(t *testing.T) {
+	for _, c := range []struct {
+		o    ListAppendOptions
+		want string
+	}{
+		{ListAppendOptions{Keys: 2000}, "list-append keys 2000"},
+		{ListAppendOptions{MaxAppends: -1}, "list-append max appends -1"},
+		{ListAppendOptions{MaxTxnLen: 17}, "list-append max txn len 17"},
+		{ListAppendOptions{Isolation: "snapshot"}, `list-append isolation "snapshot"`},
+	} {
+		if err := c.o.Validate(); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
+		}
+	}
+	if err := (ListAppendOptions{}).Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+	if l, err := parseList("3,14,15"); err != nil || fmt.Sprint(l) != "[3 14 15]" {
+		t.Errorf("parseList: %v %v", l, err)
+	}
+	if l, err := parseList(""); err != nil || l == nil || len(l) != 0 {
+		t.Errorf("parseList(\"\"): %v %v, want an empty list", l, err)
+	}
+	if _, err := parseList("3,x"); err == nil || !strings.Contains(err.Error(), `"x"`) {
+		t.Errorf("parseList(\"3,x\"): %v, want an error naming x", err)
+	}
+}
