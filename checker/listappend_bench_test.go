@@ -11,7 +11,11 @@ import (
 // listAppend100k is a list-append history of 100,000 committed transactions of 1 to 4
 // appends and reads over 16 active keys, each key retired after 64 appends (as Elle's
 // generators do), run one after another by 16 processes, so it is clean.
-func listAppend100k() []history.Op {
+func listAppend100k() []history.Op { return listAppendHistory(0) }
+
+// listAppendHistory is listAppend100k whose reads miss up to lag of the newest
+// elements (stale reads, as from a lagging snapshot): a graph with large cycles.
+func listAppendHistory(lag int) []history.Op {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const active, perKey = 16, 64
 	gen := make([]int64, active)
@@ -31,7 +35,8 @@ func listAppend100k() []history.Op {
 					gen[slot]++
 				}
 			} else {
-				mops[j] = history.RL(k, append([]int64{}, lists[k]...)...)
+				l := lists[k]
+				mops[j] = history.RL(k, append([]int64{}, l[:max(0, len(l)-rng.IntN(lag+1))]...)...)
 			}
 		}
 		ops[i] = history.Op{Process: i % 16, Session: i % 16, Node: "n1", Start: int64(i) * 1000,
@@ -56,4 +61,25 @@ func BenchmarkCheckListAppend100k(b *testing.B) {
 		peak = max(peak, ms.HeapInuse)
 	}
 	b.ReportMetric(float64(peak)/1e6, "heap-MB")
+}
+
+// BenchmarkCheckListAppend100kStale: the same over 100,000 transactions whose reads
+// miss up to 2 of the newest elements: thousands of anomalies, large cycles.
+func BenchmarkCheckListAppend100kStale(b *testing.B) {
+	ops := listAppendHistory(2)
+	b.ReportAllocs()
+	for b.Loop() {
+		v := CheckListAppend(ops)
+		if v.Valid {
+			b.Fatal("no anomaly in a history of stale reads")
+		}
+		cycles := 0
+		for _, a := range v.Anomalies {
+			if a.Type == "G-single" || a.Type == "G2-item" || a.Type == "G1c" || a.Type == "G0" {
+				cycles++
+			}
+		}
+		b.ReportMetric(float64(len(v.Anomalies)), "anomalies")
+		b.ReportMetric(float64(cycles), "cycles")
+	}
 }

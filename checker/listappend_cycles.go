@@ -25,14 +25,14 @@ type dep struct {
 	a, b int64
 }
 
-// graph is the dependency graph over ops (indexes in ix.ops).
-type graph map[int][]dep
+// graph is the dependency graph over ops: g[i] are the edges leaving ops[i].
+type graph [][]dep
 
 // buildGraph infers ww, wr and rw edges from each key's version order (its longest
 // read) and the external reads of ok ops that are prefixes of it. Failed ops' elements
 // get no edges (they are G1a already).
 func (ix *laIndex) buildGraph() graph {
-	g := graph{}
+	g := make(graph, len(ix.ops))
 	live := func(e elem) (int, bool) {
 		ref, ok := ix.appender[e]
 		return ref.op, ok && ix.ops[ref.op].Outcome != history.Fail
@@ -69,28 +69,29 @@ func (ix *laIndex) buildGraph() graph {
 }
 
 // cycleAnomalies returns one cycle anomaly per strongly connected component of the
-// dependency graph: G0, else G1c, else G-single, else G2-item, with its shortest cycle.
+// dependency graph: G0, else G1c, else G-single, else G2-item, with its shortest cycle
+// (shortest among the searches' bounded starts).
 func (ix *laIndex) cycleAnomalies() []Anomaly {
 	g := ix.buildGraph()
+	all := depWW | depWR | depRW
+	sr := newSearcher(g)
 	var out []Anomaly
-	for _, scc := range g.sccs() {
-		in := make(map[int]bool, len(scc))
-		for _, n := range scc {
-			in[n] = true
-		}
-		typ, cyc := "G0", g.shortestCycle(scc, in, depWW)
+	for _, scc := range g.sccs(nil, all, nil) {
+		sr.enter(scc)
+		typ, cyc := "G0", sr.shortestCycle(scc, depWW)
 		if cyc == nil {
-			typ, cyc = "G1c", g.shortestCycle(scc, in, depWW|depWR)
+			typ, cyc = "G1c", sr.shortestCycle(scc, depWW|depWR)
 		}
 		if cyc == nil {
-			typ, cyc = "G-single", g.singleRW(scc, in)
+			typ, cyc = "G-single", sr.singleRW(scc)
 		}
 		if cyc == nil {
-			typ, cyc = "G2-item", g.shortestCycle(scc, in, depWW|depWR|depRW)
-			if rwCount(cyc) == 1 { // singleRW stopped at maxStarts before finding it
+			typ, cyc = "G2-item", sr.shortestCycle(scc, all)
+			if rwCount(cyc) == 1 { // singleRW stopped at its bound before finding it
 				typ = "G-single"
 			}
 		}
+		sr.leave(scc)
 		if cyc != nil {
 			out = append(out, ix.cycleAnomaly(typ, cyc))
 		}
@@ -109,42 +110,12 @@ func rwCount(cyc []step) int {
 	return n
 }
 
-// maxStarts bounds the nodes of one component a shortest-cycle search starts from.
-const maxStarts = 256
-
-// shortestCycle returns the shortest cycle through the component's first maxStarts
-// nodes using only edges of the kinds in mask (nil: none), as its edges with their
-// sources: cycle[i] leaves from[i].
-func (g graph) shortestCycle(scc []int, in map[int]bool, mask uint8) []step {
-	var best []step
-	for i, s := range scc {
-		if i == maxStarts {
-			break
-		}
-		if p := g.path(s, s, in, mask); p != nil && (best == nil || len(p) < len(best)) {
-			best = p
-		}
-	}
-	return best
-}
-
-// singleRW returns the shortest cycle of one rw edge and ww/wr edges, nil if none.
-func (g graph) singleRW(scc []int, in map[int]bool) []step {
-	var best []step
-	tries := 0
-	for _, u := range scc {
-		for _, d := range g[u] {
-			if d.kind != depRW || !in[d.to] || tries == maxStarts {
-				continue
-			}
-			tries++
-			if p := g.path(d.to, u, in, depWW|depWR); p != nil && (best == nil || len(p)+1 < len(best)) {
-				best = append([]step{{u, d}}, p...)
-			}
-		}
-	}
-	return best
-}
+// Bounds of the searches in one component: breadth-first searches a shortest cycle
+// starts from, and rw edges singleRW tries.
+const (
+	maxStarts = 8
+	maxRW     = 64
+)
 
 // step is one edge of a path with its source.
 type step struct {
@@ -152,52 +123,124 @@ type step struct {
 	dep
 }
 
+// searcher finds short cycles within one component at a time, with arrays reused
+// across searches (a breadth-first search costs the nodes it visits, no allocation).
+type searcher struct {
+	g      graph
+	in     []bool   // node is in the current component
+	stamp  []uint32 // node was visited by search gen
+	gen    uint32
+	parent []step
+	queue  []int
+}
+
+func newSearcher(g graph) *searcher {
+	return &searcher{g: g, in: make([]bool, len(g)), stamp: make([]uint32, len(g)), parent: make([]step, len(g))}
+}
+
+func (sr *searcher) enter(scc []int) {
+	for _, n := range scc {
+		sr.in[n] = true
+	}
+}
+
+func (sr *searcher) leave(scc []int) {
+	for _, n := range scc {
+		sr.in[n] = false
+	}
+}
+
+// shortestCycle returns the shortest cycle within the component using only edges of
+// the kinds in mask, nil if there is none: the components of that subgraph are found
+// first, and searches start from up to maxStarts of their nodes.
+func (sr *searcher) shortestCycle(scc []int, mask uint8) []step {
+	var best []step
+	starts := 0
+	for _, sub := range sr.g.sccs(scc, mask, sr.in) {
+		for _, s := range sub {
+			if starts == maxStarts {
+				return best
+			}
+			starts++
+			if p := sr.path(s, s, mask); p != nil && (best == nil || len(p) < len(best)) {
+				best = p
+			}
+		}
+	}
+	return best
+}
+
+// singleRW returns the shortest cycle of one rw edge and ww/wr edges found from up to
+// maxRW rw edges, nil if none.
+func (sr *searcher) singleRW(scc []int) []step {
+	var best []step
+	tries := 0
+	for _, u := range scc {
+		for _, d := range sr.g[u] {
+			if d.kind != depRW || !sr.in[d.to] {
+				continue
+			}
+			if tries == maxRW {
+				return best
+			}
+			tries++
+			if p := sr.path(d.to, u, depWW|depWR); p != nil && (best == nil || len(p)+1 < len(best)) {
+				best = append([]step{{u, d}}, p...)
+			}
+		}
+	}
+	return best
+}
+
 // path returns the shortest path (breadth first) from s to t of at least one edge
 // within the component, using edges of the kinds in mask; nil if none.
-func (g graph) path(s, t int, in map[int]bool, mask uint8) []step {
-	parent := map[int]step{}
-	queue := []int{s}
-	for len(queue) > 0 {
-		u := queue[0]
-		queue = queue[1:]
-		for _, d := range g[u] {
-			if d.kind&mask == 0 || !in[d.to] {
+func (sr *searcher) path(s, t int, mask uint8) []step {
+	sr.gen++
+	sr.queue = append(sr.queue[:0], s)
+	for h := 0; h < len(sr.queue); h++ {
+		u := sr.queue[h]
+		for _, d := range sr.g[u] {
+			if d.kind&mask == 0 || !sr.in[d.to] || sr.stamp[d.to] == sr.gen {
 				continue
 			}
-			if _, done := parent[d.to]; done {
-				continue
-			}
-			parent[d.to] = step{u, d}
+			sr.stamp[d.to] = sr.gen
+			sr.parent[d.to] = step{u, d}
 			if d.to == t {
 				var p []step
 				for n := t; ; {
-					st := parent[n]
+					st := sr.parent[n]
 					p = append([]step{st}, p...)
 					if n = st.from; n == s {
 						return p
 					}
 				}
 			}
-			queue = append(queue, d.to)
+			sr.queue = append(sr.queue, d.to)
 		}
 	}
 	return nil
 }
 
-// sccs returns the strongly connected components of g with two or more nodes (Tarjan,
-// iterative), each sorted, ordered by their smallest node.
-func (g graph) sccs() [][]int {
-	var nodes []int
-	for n := range g {
-		nodes = append(nodes, n)
-	}
-	sort.Ints(nodes)
-	index, low, on := map[int]int{}, map[int]int{}, map[int]bool{}
+// sccs returns the strongly connected components of two or more nodes of g's subgraph
+// of the edge kinds in mask and, when in is not nil, the nodes in marks, searched from
+// roots (nil: every node) (Tarjan, iterative), each sorted, ordered by their smallest
+// node.
+func (g graph) sccs(roots []int, mask uint8, in []bool) [][]int {
+	ok := func(n int) bool { return in == nil || in[n] }
+	index := make(map[int]int)
+	low := make(map[int]int)
+	on := make(map[int]bool)
 	var stack []int
 	var out [][]int
 	type frame struct{ n, next int }
-	for _, root := range nodes {
-		if _, seen := index[root]; seen {
+	if roots == nil {
+		roots = make([]int, len(g))
+		for i := range roots {
+			roots[i] = i
+		}
+	}
+	for _, root := range roots {
+		if _, seen := index[root]; seen || !ok(root) || len(g[root]) == 0 {
 			continue
 		}
 		call := []frame{{root, 0}}
@@ -206,14 +249,17 @@ func (g graph) sccs() [][]int {
 		for len(call) > 0 {
 			f := &call[len(call)-1]
 			if f.next < len(g[f.n]) {
-				w := g[f.n][f.next].to
+				d := g[f.n][f.next]
 				f.next++
-				if _, seen := index[w]; !seen {
-					index[w], low[w], on[w] = len(index), len(index), true
-					stack = append(stack, w)
-					call = append(call, frame{w, 0})
-				} else if on[w] && index[w] < low[f.n] {
-					low[f.n] = index[w]
+				if d.kind&mask == 0 || !ok(d.to) {
+					continue
+				}
+				if _, seen := index[d.to]; !seen {
+					index[d.to], low[d.to], on[d.to] = len(index), len(index), true
+					stack = append(stack, d.to)
+					call = append(call, frame{d.to, 0})
+				} else if on[d.to] && index[d.to] < low[f.n] {
+					low[f.n] = index[d.to]
 				}
 				continue
 			}

@@ -195,3 +195,22 @@ func TestListAppendOptions(t *testing.T) {
 		t.Errorf("parseList(\"3,x\"): %v, want an error naming x", err)
 	}
 }
+
+// TestListAppendTwoComponents: two independent write skews are two G2-item anomalies,
+// one per strongly connected component, each with its own two transactions.
+func TestListAppendTwoComponents(t *testing.T) {
+	ops := history.Sorted([]history.Op{
+		laOK(0, 0, rl(1), ap(2, 1)), laOK(1, 1, rl(2), ap(1, 1)),
+		laOK(2, 2, rl(3), ap(4, 1)), laOK(3, 3, rl(4), ap(3, 1)),
+		laOK(4, 20, rl(1, 1), rl(2, 1), rl(3, 1), rl(4, 1)),
+	})
+	v := CheckListAppend(ops)
+	if len(v.Anomalies) != 2 {
+		t.Fatalf("%d anomalies, want 2: %+v", len(v.Anomalies), v.Anomalies)
+	}
+	for i, a := range v.Anomalies {
+		if a.Type != "G2-item" || len(a.Ops) != 2 || a.Ops[0].Index/2 != i || a.Ops[1].Index/2 != i {
+			t.Errorf("anomaly %d: %s with %d ops: %s", i, a.Type, len(a.Ops), a.Explanation)
+		}
+	}
+}
