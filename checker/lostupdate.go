@@ -1,6 +1,8 @@
 // Package checker runs checker workloads (transactions whose every read and write is
-// recorded in a history.History) and checks their histories for anomalies, in Go: today
-// the read-write register workload (register.go) and the lost-update check (P4).
+// recorded in a history.History) and checks their histories for anomalies, in Go: the
+// read-write register workload (register.go) and the lost-update check (P4), the bank
+// (bank.go) and its invariant, and list-append (listappend_workload.go) with Elle's
+// checks (listappend.go: G0, G1a, G1b, G1c, G-single, G2-item, lost appends ...).
 package checker
 
 import (

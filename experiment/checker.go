@@ -25,9 +25,10 @@ import (
 type CheckerSpec struct {
 	// Workload is the checker workload: "register" (read-then-write transactions on a
 	// few keys; check: lost updates, P4) or "bank" (transfers and reads of every
-	// balance; check: the total never changes, no negative balance).
+	// balance; check: the total never changes, no negative balance) or "list-append"
+	// (transactions of appends and reads of lists; checks: CheckListAppend's, Elle's).
 	Workload string `yaml:"workload"`
-	// Threads (default 2) and Keys (registers, default 4; bank accounts, default 5) size
+	// Threads (default 2) and Keys (registers or lists in use, default 4; bank accounts, default 5) size
 	// it; Locking "" or "for-update" and Isolation (READ-COMMITTED, REPEATABLE-READ,
 	// SERIALIZABLE ...; default the server's) are its reads and sessions.
 	Threads   int    `yaml:"threads"`
@@ -48,6 +49,11 @@ func (s *CheckerSpec) register() checker.RegisterOptions {
 	return checker.RegisterOptions{Keys: s.Keys, Threads: th, Locking: s.Locking, Isolation: s.Isolation}.WithDefaults()
 }
 
+func (s *CheckerSpec) listAppend() checker.ListAppendOptions {
+	r := s.register()
+	return checker.ListAppendOptions{Keys: s.Keys, Threads: r.Threads, Isolation: r.Isolation}
+}
+
 func (s *CheckerSpec) bank() checker.BankOptions {
 	r := s.register()
 	return checker.BankOptions{Accounts: s.Keys, Threads: r.Threads, Locking: r.Locking, Isolation: r.Isolation}
@@ -64,8 +70,8 @@ func (s *CheckerSpec) bankAccounts() int {
 // Validate checks s: a known workload and valid options, as a *topology.FieldError on
 // checker.<key>.
 func (s *CheckerSpec) Validate() error {
-	if s.Workload != "register" && s.Workload != "bank" {
-		return &topology.FieldError{Field: "checker.workload", Value: s.Workload, Reason: "want register or bank"}
+	if s.Workload != "register" && s.Workload != "bank" && s.Workload != "list-append" {
+		return &topology.FieldError{Field: "checker.workload", Value: s.Workload, Reason: "want register, bank or list-append"}
 	}
 	keys := checker.RegisterOptions{Keys: s.Keys}.Validate()
 	if s.Workload == "bank" {
@@ -142,14 +148,22 @@ func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *
 		return nil, err
 	}
 	var run func(context.Context) (*history.History, error)
-	if spec.Workload == "bank" {
+	switch spec.Workload {
+	case "list-append":
+		o := spec.listAppend()
+		o.Time = 24 * time.Hour
+		err = checker.PrepareListAppend(ctx, nodes[0].DB, o)
+		r.keys = spec.register().Keys
+		run = func(ctx context.Context) (*history.History, error) { return checker.RunListAppend(ctx, nodes, o) }
+		r.check = checker.CheckListAppend
+	case "bank":
 		o := spec.bank()
 		o.Time = 24 * time.Hour // until ctx ends with the workload
 		err = checker.PrepareBank(ctx, nodes[0].DB, o)
 		r.keys = spec.bankAccounts()
 		run = func(ctx context.Context) (*history.History, error) { return checker.RunBank(ctx, nodes, o) }
 		r.check = func(ops []history.Op) checker.Verdict { return checker.CheckBank(ops, r.keys, o.Total()) }
-	} else {
+	default:
 		o := spec.register()
 		o.Time = 24 * time.Hour
 		err = checker.PrepareRegister(ctx, nodes[0].DB, o)
@@ -256,8 +270,11 @@ func (st *runState) anomalyChecks(sum *Summary) error {
 func (s *CheckerSpec) PlanLine() string {
 	o := s.register()
 	keys, checks := fmt.Sprintf("%d keys", o.Keys), "lost updates"
-	if s.Workload == "bank" {
+	switch s.Workload {
+	case "bank":
 		keys, checks = fmt.Sprintf("%d accounts", s.bankAccounts()), "the bank total, negative balances"
+	case "list-append":
+		keys, checks = fmt.Sprintf("%d lists", o.Keys), "G0, G1a, G1b, G1c, G-single, G2-item, lost appends, session guarantees"
 	}
 	reads, iso := "plain reads", "the server's default isolation"
 	if o.Locking == "for-update" {

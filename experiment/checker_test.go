@@ -31,7 +31,8 @@ func TestCheckerSpecRefused(t *testing.T) {
 		s     CheckerSpec
 		field string
 	}{
-		{CheckerSpec{Workload: "list-append"}, "checker.workload"},
+		{CheckerSpec{Workload: "elle"}, "checker.workload"},
+		{CheckerSpec{Workload: "list-append", Keys: 2000}, "checker.keys"},
 		{CheckerSpec{Workload: "register", Keys: 2000}, "checker.keys"},
 		{CheckerSpec{Workload: "bank", Keys: 1}, "checker.keys"},
 		{CheckerSpec{Workload: "bank", Threads: -2}, "checker.threads"},

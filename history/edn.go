@@ -15,7 +15,8 @@ type ednEvent struct {
 	op     *Op
 }
 
-// WriteEDN writes ops in the history format Jepsen's Elle reads (elle.rw-register):
+// WriteEDN writes ops in the history format Jepsen's Elle reads (elle.rw-register, or
+// elle.list-append for a list-append history: [:append k v] and [:r k [1 2 3]]):
 // one map per line, each operation as an :invoke at its Start and its completion at its
 // End (:ok, :fail, or :info for an unknown outcome), ordered by time and numbered by
 // :index from 0, e.g.
@@ -25,7 +26,7 @@ type ednEvent struct {
 //
 // :time is in nanoseconds since the history's start. Reads carry nil in the :invoke
 // (and in :fail and :info, whose reads are not known to have happened); writes carry
-// their value throughout. :node and :error (a string) are habench's own keys, which
+// their value throughout, and so do appends. :node and :error (a string) are habench's own keys, which
 // Elle ignores.
 func WriteEDN(w io.Writer, ops []Op) error {
 	ev := make([]ednEvent, 0, 2*len(ops))
@@ -81,7 +82,9 @@ func writeEDNEvent(b *strings.Builder, index int, e ednEvent) {
 		b.WriteByte(' ')
 		b.WriteString(strconv.FormatInt(m.Key, 10))
 		b.WriteByte(' ')
-		if m.Value != nil && (m.F == "w" || full) {
+		if m.F == "r" && m.List != nil && full {
+			writeEDNList(b, m.List)
+		} else if m.Value != nil && (m.F != "r" || full) {
 			b.WriteString(strconv.FormatInt(*m.Value, 10))
 		} else {
 			b.WriteString("nil")
@@ -95,6 +98,18 @@ func writeEDNEvent(b *strings.Builder, index int, e ednEvent) {
 		b.WriteString(ednString(e.op.Error))
 	}
 	b.WriteString("}\n")
+}
+
+// writeEDNList writes l as an EDN vector, e.g. [1 2 3].
+func writeEDNList(b *strings.Builder, l []int64) {
+	b.WriteByte('[')
+	for i, x := range l {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.FormatInt(x, 10))
+	}
+	b.WriteByte(']')
 }
 
 // ednString quotes s as an EDN string (escapes \, ", newline, return and tab).

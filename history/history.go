@@ -29,13 +29,27 @@ const (
 	Unknown Outcome = "unknown"
 )
 
-// Mop is one micro-operation of a transaction: a read ("r") of Key that saw Value
-// (nil: not read, e.g. the transaction failed first, or the key had no value), or a
-// write ("w") of Value to Key.
+// Mop is one micro-operation of a transaction. In a register history: a read ("r") of
+// Key that saw Value (nil: not read, e.g. the transaction failed first, or the key had
+// no value), or a write ("w") of Value to Key. In a list-append history: an append
+// ("append") of Value to the list at Key, or a read ("r") of Key that saw the list List,
+// oldest element first (nil: not read; empty, not nil: the key had no elements yet).
 type Mop struct {
-	F     string `json:"f"`
-	Key   int64  `json:"key"`
-	Value *int64 `json:"value"`
+	F     string  `json:"f"`
+	Key   int64   `json:"key"`
+	Value *int64  `json:"value"`
+	List  []int64 `json:"list,omitzero"`
+}
+
+// Append returns an append of v to the list at key.
+func Append(key, v int64) Mop { return Mop{F: "append", Key: key, Value: &v} }
+
+// RL returns a read of the list at key that saw elems (none: an empty list).
+func RL(key int64, elems ...int64) Mop {
+	if elems == nil {
+		elems = []int64{}
+	}
+	return Mop{F: "r", Key: key, List: elems}
 }
 
 // R returns a read of key that saw v.
