@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/report"
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/stats"
 )
 
@@ -336,7 +337,7 @@ func cellWarnings(cells []CellRecord) string {
 	return b.String()
 }
 
-func durOf(d *Duration) string {
+func durOf(d *results.Duration) string {
 	if d == nil {
 		return "0s"
 	}
