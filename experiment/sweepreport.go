@@ -8,10 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/habench/habench/report"
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/stats"
 )
 
@@ -26,7 +24,7 @@ func (sw *sweepRun) finish() ([]Row, error) {
 	if len(rows) > 0 {
 		errs = append(errs, res.WriteJSON("comparison.json", rows), res.WriteFile("comparison.md", sw.comparisonMarkdown(rows)))
 	}
-	errs = append(errs, res.WriteFile("sweep.md", sw.sweepMarkdown()))
+	errs = append(errs, res.WriteFile(report.SweepMarkdownFile, report.SweepMarkdown(sw.file)))
 	if pts := sw.points(); len(pts) > 0 {
 		errs = append(errs, report.WriteSweepPoints(sw.dir, pts))
 	}
@@ -252,96 +250,6 @@ func (sw *sweepRun) comparisonMarkdown(rows []Row) string {
 		}
 	}
 	return b.String()
-}
-
-// sweepMarkdown is sweep.md: every cell with its axis values, what was read back, status
-// and headline numbers.
-func (sw *sweepRun) sweepMarkdown() string {
-	p := sw.plan
-	f := sw.file
-	var b strings.Builder
-	counts := map[string]int{}
-	for _, c := range f.Cells {
-		counts[c.Status]++
-	}
-	fmt.Fprintf(&b, "# %s: sweep\n\n", f.Scenario)
-	fmt.Fprintf(&b, "Scale %s, workload %s, %s: %d done, %d failed, %d not run. Cell policy: prepare %s, restart %s, drop caches %s, warmup %v (excluded).\n\n",
-		f.Scale, f.Workload, Plural(len(f.Cells), "cell"), counts[StatusDone], counts[StatusFailed], counts[StatusPending]+counts[StatusRunning],
-		f.Policy.Prepare, yesNo(f.Policy.Restart), yesNo(f.Policy.DropCaches), durOf(f.Policy.Warmup))
-	b.WriteString("| cell |")
-	sep := "|---|"
-	for _, a := range p.Axes {
-		b.WriteString(" " + a.Name + " |")
-		sep += "---|"
-	}
-	b.WriteString(" read back | status | TPS | QPS | avg ms | p95 ms | p99 ms | max replica lag s |\n")
-	b.WriteString(sep + "---|---|---|---|---|---|---|---|\n")
-	for _, c := range f.Cells {
-		fmt.Fprintf(&b, "| %d |", c.Index)
-		for _, a := range p.Axes {
-			fmt.Fprintf(&b, " %s |", c.Axes[a.Name])
-		}
-		var rb []string
-		for _, a := range p.Axes {
-			if v, ok := c.Values[a.Name]; ok {
-				rb = append(rb, a.Name+"="+v)
-			}
-		}
-		status := c.Status
-		if c.Error != "" {
-			status += ": " + strings.ReplaceAll(c.Error, "|", "/")
-		}
-		lat := CellLatency{}
-		if c.LatencyMs != nil {
-			lat = *c.LatencyMs
-		}
-		if c.Dir == "" {
-			fmt.Fprintf(&b, " %s | %s | | | | | | |\n", strings.Join(rb, " "), status)
-			continue
-		}
-		fmt.Fprintf(&b, " %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", strings.Join(rb, " "), status, c.TPS, c.QPS, lat.Avg, lat.P95, lat.P99, report.LagText(c.MaxReplicaLagS, c.LagUnknown, "%.3f"))
-	}
-	b.WriteString(cellWarnings(f.Cells))
-	return b.String()
-}
-
-// cellWarnings is sweep.md's warnings section: every cell's warnings (a fault's stop
-// escalated to SIGKILL, a restart that did not go as asked, ...), one line per distinct
-// warning with the cells it happened in; "" when there are none.
-func cellWarnings(cells []CellRecord) string {
-	var order []string
-	in := map[string][]string{}
-	for _, c := range cells {
-		for _, w := range c.Warnings {
-			if _, seen := in[w]; !seen {
-				order = append(order, w)
-			}
-			cell := strconv.Itoa(c.Index)
-			if l := in[w]; len(l) == 0 || l[len(l)-1] != cell {
-				in[w] = append(l, cell)
-			}
-		}
-	}
-	if len(order) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("\n## Warnings\n\n")
-	for _, w := range order {
-		word := "cell"
-		if len(in[w]) > 1 {
-			word = "cells"
-		}
-		fmt.Fprintf(&b, "- %s %s %s: %s\n", report.Warn, word, strings.Join(in[w], ", "), w)
-	}
-	return b.String()
-}
-
-func durOf(d *results.Duration) string {
-	if d == nil {
-		return "0s"
-	}
-	return FormatDuration(time.Duration(*d))
 }
 
 // points are the sweep curves' points (report.SweepPoint, in sweep_points.json): for
