@@ -16,6 +16,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/report"
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/stats"
 	"github.com/habench/habench/topology"
@@ -433,47 +434,8 @@ type ScenarioRun struct {
 	BenchHook func(b *Bench) (done func())
 }
 
-// Row is one run's line in the comparison: a topology, in a sweep one cell.
-type Row struct {
-	Topology string `json:"topology"`
-	// Cell is the sweep cell's index (1-based); Axes its other axes' values (the group
-	// whose rows are compared with each other), absent without a sweep.
-	Cell    int               `json:"cell,omitempty"`
-	Axes    map[string]string `json:"axes,omitempty"`
-	Kind    string            `json:"kind"`
-	Flavor  string            `json:"flavor"`
-	Version string            `json:"version"`
-	Dir     string            `json:"dir"`
-	Summary *Summary          `json:"summary"`
-	// TPSvsBase and LatVsBase are percentages of the baseline topology's value in the
-	// same group (100 = same; 0 without a baseline), of the point's means (see Stats).
-	TPSvsBase float64  `json:"tps_vs_baseline_pct"`
-	LatVsBase float64  `json:"latency_vs_baseline_pct"`
-	MaxLagS   *float64 `json:"max_replica_lag_s"` // null without replicas or lag samples
-	// LagUnknown names the nodes whose lag could not be measured for a while ("n3 unknown
-	// for 9 s"; report.MaxLag): MaxLagS cannot see those seconds.
-	LagUnknown string  `json:"lag_unknown,omitempty"`
-	DeploySecs float64 `json:"deploy_s"`
-	// Error is why this topology's run did not complete (interrupted, failed), "" if it did.
-	Error string `json:"error,omitempty"`
-	// Note qualifies the row: "repeat 2", "1 node, no links" (a single node in a links
-	// group runs without links).
-	Note string `json:"note,omitempty"`
-	// Stats is the row's point of the grid (its cell and the cell's repeats): TPS and
-	// latency as mean, min-max, 95% CI, and the changes against the baseline and along
-	// each axis. TPSvsBase and LatVsBase are the point's (mean against mean), the same on
-	// every repeat's row.
-	Stats *stats.Cell `json:"cell_stats,omitempty"`
-	// ReusedFrom is set on the row of a cell that was not run because it cannot differ
-	// from the cell of this group (a single node under a links axis): Dir is empty, Stats
-	// are that cell's.
-	ReusedFrom string `json:"reused_from,omitempty"`
-	// LinksControl and LinkAddedMs are the cell record's (a same-path control cell).
-	LinksControl string   `json:"links_control,omitempty"`
-	LinkAddedMs  *float64 `json:"link_added_rtt_ms,omitempty"`
-
-	group string
-}
+// Row is one run's line in the comparison (comparison.json; results.ComparisonRow).
+type Row = results.ComparisonRow
 
 // Run executes the scenario (see ScenarioRun) and returns the results directory and the
 // comparison rows. Errors: bad input (*topology.FieldError: resume of another file,
@@ -692,7 +654,7 @@ func (cv *caveat) mark(text string, c *stats.Change, pt point, ref *point) strin
 // basePoint is the baseline topology's point among pts (nil without one).
 func basePoint(pts []point, group string) *point {
 	for i := range pts {
-		if pts[i].c.IsBase && pts[i].rows[0].group == group {
+		if pts[i].c.IsBase && pts[i].rows[0].Group == group {
 			return &pts[i]
 		}
 	}
@@ -882,7 +844,7 @@ func ComparisonTable(rows []Row) string {
 	var cv caveat
 	for _, pt := range pts {
 		r, c := pt.rows[0], pt.c
-		base := basePoint(pts, r.group)
+		base := basePoint(pts, r.Group)
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %.1f-%.1f | %s | %.2f | %.2f | %.2f | %.2f | %s | %s | %s |",
 			fn.of(pt), r.Kind, r.Flavor, r.Version, c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max, ciText(c.TPS),
 			c.QPS.Mean, c.AvgMs.Mean, c.P95Ms.Mean, c.P99Ms.Mean, cv.mark(changeOfBase(c.VsBase), c.VsBase, pt, base),
@@ -946,7 +908,7 @@ func PrintComparison(w io.Writer, rows []Row) {
 	}
 	var groups []string
 	for _, pt := range pts {
-		if g := pt.rows[0].group; !slices.Contains(groups, g) {
+		if g := pt.rows[0].Group; !slices.Contains(groups, g) {
 			groups = append(groups, g)
 		}
 	}
@@ -984,7 +946,7 @@ func PrintComparison(w io.Writer, rows []Row) {
 		}
 		fmt.Fprintln(tw, head)
 		for _, pt := range pts {
-			if pt.rows[0].group != g {
+			if pt.rows[0].Group != g {
 				continue
 			}
 			c := pt.c

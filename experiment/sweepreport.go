@@ -100,7 +100,7 @@ func (sw *sweepRun) rows() []Row {
 		_, ax := p.groupOf(rec.Axes)
 		row := Row{Topology: rec.Topology, Cell: rec.Index, Axes: ax, Kind: rec.Kind, Flavor: rec.Flavor, Version: rec.Version,
 			Dir: filepath.Join(sw.dir, rec.Dir), Summary: sw.cellSummary(rec), MaxLagS: rec.MaxReplicaLagS, LagUnknown: rec.LagUnknown, DeploySecs: rec.DeployS,
-			group: stats.GroupOf(axes, rec.Axes), LinksControl: rec.LinksControl, LinkAddedMs: rec.LinkAddedMs}
+			Group: stats.GroupOf(axes, rec.Axes), LinksControl: rec.LinksControl, LinkAddedMs: rec.LinkAddedMs}
 		if rec.Status != StatusDone {
 			row.Error = rec.Error
 			if row.Error == "" {
@@ -127,23 +127,23 @@ func (sw *sweepRun) rows() []Row {
 	for _, c := range cells {
 		if c.ReusedFrom == "" {
 			for i := range rows {
-				if rows[i].Topology == c.Topology && rows[i].group == c.Group {
-					rows[i].setStats(c)
+				if rows[i].Topology == c.Topology && rows[i].Group == c.Group {
+					setStats(&rows[i], c)
 					out = append(out, rows[i])
 				}
 			}
 			continue
 		}
-		r := Row{Topology: c.Topology, Axes: c.Axes, group: c.Group, ReusedFrom: c.ReusedFrom,
+		r := Row{Topology: c.Topology, Axes: c.Axes, Group: c.Group, ReusedFrom: c.ReusedFrom,
 			Note: "1 node, no links: the runs of " + c.ReusedFrom + ", not run again"}
 		for i := range rows {
-			if rows[i].Topology == c.Topology && rows[i].group == c.ReusedFrom {
+			if rows[i].Topology == c.Topology && rows[i].Group == c.ReusedFrom {
 				r.Kind, r.Flavor, r.Version, r.MaxLagS, r.LagUnknown = rows[i].Kind, rows[i].Flavor, rows[i].Version, rows[i].MaxLagS, rows[i].LagUnknown
 				r.Summary = rows[i].Summary
 				break
 			}
 		}
-		r.setStats(c)
+		setStats(&r, c)
 		out = append(out, r)
 	}
 	return out
@@ -160,7 +160,7 @@ func obsOf(r Row, axes map[string]string) stats.Obs {
 }
 
 // setStats attaches the row's point and its percentages against the baseline.
-func (r *Row) setStats(c *stats.Cell) {
+func setStats(r *Row, c *stats.Cell) {
 	r.Stats = c
 	if c.VsBase != nil && c.VsBase.OK {
 		r.TPSvsBase = c.VsBase.Pct
@@ -217,10 +217,10 @@ func (sw *sweepRun) comparisonMarkdown(rows []Row) string {
 	var groups []string
 	byGroup := map[string][]Row{}
 	for _, r := range rows {
-		if _, ok := byGroup[r.group]; !ok {
-			groups = append(groups, r.group)
+		if _, ok := byGroup[r.Group]; !ok {
+			groups = append(groups, r.Group)
 		}
-		byGroup[r.group] = append(byGroup[r.group], r)
+		byGroup[r.Group] = append(byGroup[r.Group], r)
 	}
 	for _, g := range groups {
 		b.WriteString("\n")
