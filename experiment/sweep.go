@@ -17,17 +17,15 @@ import (
 // AxisKind says what a sweep axis varies and therefore what a cell must do to change it.
 type AxisKind = results.AxisKind
 
-// Axis kinds, in the order a sweep expands them (outermost first): changing a topology
-// or a deploy-time option needs a new deployment, a runtime knob a SET GLOBAL, the rest
-// only the next run's settings.
+// Axis kinds (results.Axis*), in the order a sweep expands them.
 const (
-	AxisTopology AxisKind = "topology" // which topology of the scenario
-	AxisOption   AxisKind = "option"   // server option written to the option file: a redeploy per value
-	AxisKnob     AxisKind = "knob"     // runtime variable: SET GLOBAL on every node, read back
-	AxisLinks    AxisKind = "links"    // one-way impairment between the nodes (netem.Request)
-	AxisTest     AxisKind = "test"     // sysbench test name (oltp_read_write, oltp_read_only, ...)
-	AxisThreads  AxisKind = "threads"  // worker threads
-	AxisRepeat   AxisKind = "repeat"   // repetition number 1..repeats
+	AxisTopology = results.AxisTopology
+	AxisOption   = results.AxisOption
+	AxisKnob     = results.AxisKnob
+	AxisLinks    = results.AxisLinks
+	AxisTest     = results.AxisTest
+	AxisThreads  = results.AxisThreads
+	AxisRepeat   = results.AxisRepeat
 )
 
 // axisOrder is the expansion order: outermost first.

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/habench/habench/report"
 )
 
 // sweepGoldenDir is the sweep directory the comparison.md goldens are
@@ -27,7 +29,9 @@ func mixedSweep(f *SweepFile) {
 }
 
 // TestComparisonMarkdownGolden: comparison.md of sweep10 (as written, and
-// mixedSweep's) are byte for byte the committed goldens. HABENCH_UPDATE_GOLDEN=1 writes
+// mixedSweep's), from the executor's rows (sweepRun.rows over sweep.json and the cells'
+// summary.json) rendered by report.ComparisonMarkdown, is byte for byte the committed
+// golden that experiment.comparisonMarkdown wrote before it moved (commit c581123). HABENCH_UPDATE_GOLDEN=1 writes
 // them instead.
 func TestComparisonMarkdownGolden(t *testing.T) {
 	yml, err := os.ReadFile(filepath.Join(sweepGoldenDir, "scenario.yaml"))
@@ -53,7 +57,7 @@ func TestComparisonMarkdownGolden(t *testing.T) {
 		sw := &sweepRun{plan: p, file: f, dir: sweepGoldenDir}
 		got := map[string]string{}
 		if rows := sw.rows(); len(rows) > 0 {
-			got["comparison.md"] = sw.comparisonMarkdown(rows)
+			got["comparison.md"] = report.ComparisonMarkdown(sw.file, rows)
 		}
 		if len(got) != 1 {
 			t.Fatalf("%s: no comparison rows", variant)

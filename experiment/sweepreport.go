@@ -22,7 +22,7 @@ func (sw *sweepRun) finish() ([]Row, error) {
 	res := &Results{Dir: sw.dir}
 	var errs []error
 	if len(rows) > 0 {
-		errs = append(errs, res.WriteJSON("comparison.json", rows), res.WriteFile("comparison.md", sw.comparisonMarkdown(rows)))
+		errs = append(errs, res.WriteJSON("comparison.json", rows), res.WriteFile(report.ComparisonMarkdownFile, report.ComparisonMarkdown(sw.file, rows)))
 	}
 	errs = append(errs, res.WriteFile(report.SweepMarkdownFile, report.SweepMarkdown(sw.file)))
 	if pts := sw.points(); len(pts) > 0 {
@@ -187,69 +187,6 @@ func (p *Plan) axis(k AxisKind) *Axis {
 		}
 	}
 	return &Axis{}
-}
-
-// comparisonMarkdown is comparison.md: per group of the non-topology axes, the topologies
-// against the baseline (S1's table).
-func (sw *sweepRun) comparisonMarkdown(rows []Row) string {
-	p := sw.plan
-	s := p.Scenario
-	base := p.baseline()
-	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", s.Name)
-	if d := strings.TrimSpace(s.Description); d != "" {
-		b.WriteString(d + "\n\n")
-	}
-	fmt.Fprintf(&b, "Baseline: %s. Workload: %s. Scale: %s.", base, s.Workload.Test, p.Scale)
-	if !s.Links.IsZero() {
-		fmt.Fprintf(&b, " Links between nodes (one-way, as `habench netem apply %s`; requested and achieved round trips in each run's manifest.json).", s.Links.String())
-	}
-	if p.axis(AxisLinks).Name != "" {
-		b.WriteString(" Links are one-way delays between every pair of nodes (round trip twice that); requested and achieved round trips are in each run's manifest.json.")
-		for _, r := range rows {
-			if r.LinksControl != "" {
-				b.WriteString(" The links=none cells of multi-node topologies ran through the userspace link at zero delay, the path the delayed cells take, so a change along links is the delay's alone; the link's own cost (the round trip it added to the plain bridge) is given with them. `links: [bridge, ...]` adds a cell on the plain bridge.")
-				break
-			}
-		}
-	}
-	b.WriteString("\n")
-	var groups []string
-	byGroup := map[string][]Row{}
-	for _, r := range rows {
-		if _, ok := byGroup[r.Group]; !ok {
-			groups = append(groups, r.Group)
-		}
-		byGroup[r.Group] = append(byGroup[r.Group], r)
-	}
-	for _, g := range groups {
-		b.WriteString("\n")
-		if g != "" {
-			fmt.Fprintf(&b, "## %s\n\n", g)
-		}
-		hasBase := false
-		for _, r := range byGroup[g] {
-			hasBase = hasBase || r.Topology == base
-		}
-		if !hasBase {
-			fmt.Fprintf(&b, "(the baseline %s has no run here: no percentages)\n\n", base)
-		}
-		b.WriteString(ComparisonTable(byGroup[g]))
-	}
-	b.WriteString("\n" + StatsNote(rows) + "\n")
-	ran := map[string]bool{}
-	for _, r := range rows {
-		ran[r.Topology] = true
-		if r.Error != "" {
-			fmt.Fprintf(&b, "\n**%s (cell %d) did not complete:** %s (its numbers cover only the part that ran).\n", r.Topology, r.Cell, r.Error)
-		}
-	}
-	for _, v := range p.Axes[0].Values {
-		if !ran[v.Label] {
-			fmt.Fprintf(&b, "\n**%s was not run** (the scenario stopped before it, or its deployment failed: sweep.json says).\n", v.Label)
-		}
-	}
-	return b.String()
 }
 
 // points are the sweep curves' points (report.SweepPoint, in sweep_points.json): for

@@ -261,6 +261,9 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		}
 		file = newSweepFile(plan, s.raw)
 	}
+	if !s.Links.IsZero() {
+		file.Links = s.Links.String() // also into the sweep.json of an older run resumed
+	}
 	unlock, err := lockSweep(dir)
 	if err != nil {
 		return "", nil, err

@@ -3,6 +3,7 @@ package report
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/habench/habench/results"
@@ -55,5 +56,54 @@ func TestSweepMarkdownWarnings(t *testing.T) {
 	}
 	if got := cellWarnings(cells[:1]); got != "" {
 		t.Errorf("no warnings: %q, want no section", got)
+	}
+}
+
+// TestComparisonMarkdownGolden: comparison.md rendered from testdata/sweep10's results
+// files alone (sweep.json and comparison.json, read by ReadComparison) is byte for byte
+// the golden the sweep executor's own renderer (experiment.comparisonMarkdown, commit
+// c581123) wrote from its in-memory rows before it moved here.
+func TestComparisonMarkdownGolden(t *testing.T) {
+	dir := filepath.Join("testdata", "sweep10")
+	f, err := results.ReadSweep(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadComparison(dir, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 10 || rows[0].Group != "knob.durability=1/1" {
+		t.Fatalf("comparison.json: %d rows, first group %q; want 10 rows in group knob.durability=1/1", len(rows), rows[0].Group)
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", "sweepmd", "sweep10.comparison.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ComparisonMarkdown(f, rows); got != string(want) {
+		t.Errorf("comparison.md differs from the golden:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestComparisonMarkdownLinksAndMissing: comparison.md names the standing links from
+// sweep.json's links, explains a links axis and its same-path control, and says which
+// topology of sweep.json's first axis has no row; ReadComparison of a directory without
+// comparison.json names the file.
+func TestComparisonMarkdownLinksAndMissing(t *testing.T) {
+	f := &results.SweepFile{Scenario: "lk", Baseline: "a", Workload: "oltp_read_write", Scale: "small", Links: "delay=5ms",
+		Axes: []results.SweepAxis{{Name: "topology", Kind: results.AxisTopology, Values: []string{"a", "b"}}, {Name: "links", Kind: results.AxisLinks, Values: []string{"none", "delay=5ms"}}}}
+	rows := []results.ComparisonRow{{Topology: "a", Cell: 1, Group: "links=none", LinksControl: "zero-delay link", Summary: &results.Summary{TPS: 10}}}
+	md := ComparisonMarkdown(f, rows)
+	for _, want := range []string{"as `habench netem apply delay=5ms`", "Links are one-way delays", "ran through the userspace link at zero delay", "## links=none", "**b was not run**"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("comparison.md lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "**a was not run**") {
+		t.Errorf("comparison.md says the topology with a row was not run:\n%s", md)
+	}
+	dir := t.TempDir()
+	if _, err := ReadComparison(dir, f); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, results.ComparisonName)) {
+		t.Errorf("ReadComparison without the file: %v, want an error naming it", err)
 	}
 }

@@ -39,6 +39,10 @@ type SweepFile struct {
 	Scale          string `json:"scale"`
 	Workload       string `json:"workload"`
 	Baseline       string `json:"baseline"`
+	// Links are the scenario's standing links between the nodes of each multi-node
+	// topology, one-way, in `habench netem apply` form ("" without; added in format 1,
+	// absent from older files until they are resumed).
+	Links string `json:"links,omitempty"`
 	// WorkloadOptions are the scaled sysbench options every cell starts from (threads and
 	// test may be axes).
 	WorkloadOptions map[string]string `json:"workload_options"`
@@ -142,9 +146,21 @@ type CellRecord struct {
 	LagUnknown string `json:"lag_unknown,omitempty"`
 }
 
-// AxisKind says what a sweep axis varies ("topology", "option", "knob", "links", "test",
-// "threads", "repeat"; the scenario language declares them, in expansion order).
+// AxisKind says what a sweep axis varies and therefore what a cell must do to change it.
 type AxisKind string
+
+// Axis kinds, in the order a sweep expands them (outermost first): changing a topology
+// or a deploy-time option needs a new deployment, a runtime knob a SET GLOBAL, the rest
+// only the next run's settings.
+const (
+	AxisTopology AxisKind = "topology" // which topology of the scenario
+	AxisOption   AxisKind = "option"   // server option written to the option file: a redeploy per value
+	AxisKnob     AxisKind = "knob"     // runtime variable: SET GLOBAL on every node, read back
+	AxisLinks    AxisKind = "links"    // one-way impairment between the nodes (netem.Request)
+	AxisTest     AxisKind = "test"     // sysbench test name (oltp_read_write, oltp_read_only, ...)
+	AxisThreads  AxisKind = "threads"  // worker threads
+	AxisRepeat   AxisKind = "repeat"   // repetition number 1..repeats
+)
 
 // CellPolicy is sweep.json's cell_policy: what happened before each cell's run (the
 // scenario's `cell:` section as the run applied it).

@@ -12,7 +12,8 @@ import (
 // TestSweepSchemaUnchanged: sweep.json written through these types has the same keys,
 // order and omitempty as before the types moved here from experiment/. The golden files
 // were encoded by experiment.SweepFile at commit c581123 (before the move) from the same
-// three values: every field set (fill), all zero, every section present but empty (shells).
+// three values: every field set (fill), all zero, every section present but empty (shells);
+// sweep_full.json gained one line since, the additive key "links" (SweepFile.Links).
 func TestSweepSchemaUnchanged(t *testing.T) {
 	var full, sh SweepFile
 	fill(reflect.ValueOf(&full).Elem())
