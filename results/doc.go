@@ -13,6 +13,7 @@
 //   - sweep.json (SweepName) of a scenario run is SweepFile: its axes in expansion order
 //     (SweepAxis), cell_policy (CellPolicy), invocations and one CellRecord per cell;
 //     ReadSweep reads it (habench run --resume, sweep.md and comparison.md).
+//   - comparison.json (ComparisonName) is a JSON array of ComparisonRow.
 //
 // Field names and omitempty are the file format: a change here changes what every reader
 // of older results sees (TestSummarySchemaUnchanged, TestManifestHostsSchemaUnchanged and
