@@ -237,36 +237,6 @@ func mbps(p *float64) string {
 	return fmt.Sprintf("%.1f", *p/1e6)
 }
 
-// busiestHostCell is the comparison tables' "busiest host CPU" cell: the host, its mean
-// and largest busy fraction over the measured part, and "CPU-bound" when it was
-// CPU-saturated ("n/a" without host samples).
-func busiestHostCell(s *Summary) string {
-	h := s.BusiestHost()
-	if h == nil {
-		return "n/a"
-	}
-	c := fmt.Sprintf("%s %s / %s", h.Host, pct(h.CPUBusyMean), pct(h.CPUBusyMax))
-	if h.CPUSaturated {
-		c += " CPU-bound"
-	}
-	return c
-}
-
-// cpuBoundRows names the rows whose busiest host was CPU-saturated ("" when none).
-func cpuBoundRows(rows []Row) string {
-	var names []string
-	for _, r := range rows {
-		if h := r.Summary.BusiestHost(); h != nil && h.CPUSaturated {
-			name := r.Topology
-			if r.Note != "" {
-				name += " (" + r.Note + ")"
-			}
-			names = append(names, name)
-		}
-	}
-	return strings.Join(names, ", ")
-}
-
 // checkHostsNetem refuses, before anything is deployed, a deployment on hosts whose cells
 // to run (torun) impair links with delay, jitter or loss when one of its hosts lacks
 // both sch_netem and a TUN device for the link agent (netem.CheckHost over SSH):

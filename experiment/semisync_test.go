@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/report"
 	"strings"
 	"testing"
 	"time"
@@ -83,7 +84,7 @@ func TestSweepListsDegradedGuarantees(t *testing.T) {
 	rate := &RateSummary{Warning: "the target rate was not met (more than 1s behind --rate 100): ..."}
 	var rec CellRecord
 	fillRecord(&rec, &Summary{SemiSync: ss, Rate: rate})
-	md := cellWarnings([]CellRecord{{Index: 1}, rec})
+	md := report.SweepMarkdown(&SweepFile{Cells: []CellRecord{{Index: 1}, rec}})
 	for _, want := range []string{"cell 0: semi-sync on n1 did not hold: 5 of 100 commits (5.0%) were acknowledged", "cell 0: the target rate was not met"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("sweep.md warnings lack %q:\n%s", want, md)

@@ -9,24 +9,23 @@ import (
 	"time"
 
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/topology"
 	"go.yaml.in/yaml/v3"
 )
 
 // AxisKind says what a sweep axis varies and therefore what a cell must do to change it.
-type AxisKind string
+type AxisKind = results.AxisKind
 
-// Axis kinds, in the order a sweep expands them (outermost first): changing a topology
-// or a deploy-time option needs a new deployment, a runtime knob a SET GLOBAL, the rest
-// only the next run's settings.
+// Axis kinds (results.Axis*), in the order a sweep expands them.
 const (
-	AxisTopology AxisKind = "topology" // which topology of the scenario
-	AxisOption   AxisKind = "option"   // server option written to the option file: a redeploy per value
-	AxisKnob     AxisKind = "knob"     // runtime variable: SET GLOBAL on every node, read back
-	AxisLinks    AxisKind = "links"    // one-way impairment between the nodes (netem.Request)
-	AxisTest     AxisKind = "test"     // sysbench test name (oltp_read_write, oltp_read_only, ...)
-	AxisThreads  AxisKind = "threads"  // worker threads
-	AxisRepeat   AxisKind = "repeat"   // repetition number 1..repeats
+	AxisTopology = results.AxisTopology
+	AxisOption   = results.AxisOption
+	AxisKnob     = results.AxisKnob
+	AxisLinks    = results.AxisLinks
+	AxisTest     = results.AxisTest
+	AxisThreads  = results.AxisThreads
+	AxisRepeat   = results.AxisRepeat
 )
 
 // axisOrder is the expansion order: outermost first.
@@ -388,7 +387,7 @@ func (a *Axis) Variables() []string {
 
 // PreparePolicy says whether the sbtest data is loaded once per deployment or again
 // before every cell.
-type PreparePolicy string
+type PreparePolicy = results.PreparePolicy
 
 const (
 	PrepareReuse     PreparePolicy = "reuse"     // prepare once after each deployment; cells share the data
@@ -407,6 +406,16 @@ type CellPolicy struct {
 	// Warmup runs the workload this long before each measured run, excluded from every
 	// result (sysbench --warmup-time).
 	Warmup *Duration `yaml:"warmup" json:"warmup,omitempty"`
+}
+
+// record is the policy as sweep.json's cell_policy records it.
+func (p CellPolicy) record() results.CellPolicy {
+	r := results.CellPolicy{Prepare: p.Prepare, Restart: p.Restart, DropCaches: p.DropCaches}
+	if p.Warmup != nil {
+		w := results.Duration(*p.Warmup)
+		r.Warmup = &w
+	}
+	return r
 }
 
 // Duration is a YAML duration: "10s", "1m30s", or a bare number of seconds. In JSON it

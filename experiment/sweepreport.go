@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/stats"
@@ -23,9 +22,9 @@ func (sw *sweepRun) finish() ([]Row, error) {
 	res := &Results{Dir: sw.dir}
 	var errs []error
 	if len(rows) > 0 {
-		errs = append(errs, res.WriteJSON("comparison.json", rows), res.WriteFile("comparison.md", sw.comparisonMarkdown(rows)))
+		errs = append(errs, res.WriteJSON("comparison.json", rows), res.WriteFile(report.ComparisonMarkdownFile, report.ComparisonMarkdown(sw.file, rows)))
 	}
-	errs = append(errs, res.WriteFile("sweep.md", sw.sweepMarkdown()))
+	errs = append(errs, res.WriteFile(report.SweepMarkdownFile, report.SweepMarkdown(sw.file)))
 	if pts := sw.points(); len(pts) > 0 {
 		errs = append(errs, report.WriteSweepPoints(sw.dir, pts))
 	}
@@ -101,7 +100,7 @@ func (sw *sweepRun) rows() []Row {
 		_, ax := p.groupOf(rec.Axes)
 		row := Row{Topology: rec.Topology, Cell: rec.Index, Axes: ax, Kind: rec.Kind, Flavor: rec.Flavor, Version: rec.Version,
 			Dir: filepath.Join(sw.dir, rec.Dir), Summary: sw.cellSummary(rec), MaxLagS: rec.MaxReplicaLagS, LagUnknown: rec.LagUnknown, DeploySecs: rec.DeployS,
-			group: stats.GroupOf(axes, rec.Axes), LinksControl: rec.LinksControl, LinkAddedMs: rec.LinkAddedMs}
+			Group: stats.GroupOf(axes, rec.Axes), LinksControl: rec.LinksControl, LinkAddedMs: rec.LinkAddedMs}
 		if rec.Status != StatusDone {
 			row.Error = rec.Error
 			if row.Error == "" {
@@ -128,23 +127,23 @@ func (sw *sweepRun) rows() []Row {
 	for _, c := range cells {
 		if c.ReusedFrom == "" {
 			for i := range rows {
-				if rows[i].Topology == c.Topology && rows[i].group == c.Group {
-					rows[i].setStats(c)
+				if rows[i].Topology == c.Topology && rows[i].Group == c.Group {
+					setStats(&rows[i], c)
 					out = append(out, rows[i])
 				}
 			}
 			continue
 		}
-		r := Row{Topology: c.Topology, Axes: c.Axes, group: c.Group, ReusedFrom: c.ReusedFrom,
+		r := Row{Topology: c.Topology, Axes: c.Axes, Group: c.Group, ReusedFrom: c.ReusedFrom,
 			Note: "1 node, no links: the runs of " + c.ReusedFrom + ", not run again"}
 		for i := range rows {
-			if rows[i].Topology == c.Topology && rows[i].group == c.ReusedFrom {
+			if rows[i].Topology == c.Topology && rows[i].Group == c.ReusedFrom {
 				r.Kind, r.Flavor, r.Version, r.MaxLagS, r.LagUnknown = rows[i].Kind, rows[i].Flavor, rows[i].Version, rows[i].MaxLagS, rows[i].LagUnknown
 				r.Summary = rows[i].Summary
 				break
 			}
 		}
-		r.setStats(c)
+		setStats(&r, c)
 		out = append(out, r)
 	}
 	return out
@@ -161,7 +160,7 @@ func obsOf(r Row, axes map[string]string) stats.Obs {
 }
 
 // setStats attaches the row's point and its percentages against the baseline.
-func (r *Row) setStats(c *stats.Cell) {
+func setStats(r *Row, c *stats.Cell) {
 	r.Stats = c
 	if c.VsBase != nil && c.VsBase.OK {
 		r.TPSvsBase = c.VsBase.Pct
@@ -188,159 +187,6 @@ func (p *Plan) axis(k AxisKind) *Axis {
 		}
 	}
 	return &Axis{}
-}
-
-// comparisonMarkdown is comparison.md: per group of the non-topology axes, the topologies
-// against the baseline (S1's table).
-func (sw *sweepRun) comparisonMarkdown(rows []Row) string {
-	p := sw.plan
-	s := p.Scenario
-	base := p.baseline()
-	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", s.Name)
-	if d := strings.TrimSpace(s.Description); d != "" {
-		b.WriteString(d + "\n\n")
-	}
-	fmt.Fprintf(&b, "Baseline: %s. Workload: %s. Scale: %s.", base, s.Workload.Test, p.Scale)
-	if !s.Links.IsZero() {
-		fmt.Fprintf(&b, " Links between nodes (one-way, as `habench netem apply %s`; requested and achieved round trips in each run's manifest.json).", s.Links.String())
-	}
-	if p.axis(AxisLinks).Name != "" {
-		b.WriteString(" Links are one-way delays between every pair of nodes (round trip twice that); requested and achieved round trips are in each run's manifest.json.")
-		for _, r := range rows {
-			if r.LinksControl != "" {
-				b.WriteString(" The links=none cells of multi-node topologies ran through the userspace link at zero delay, the path the delayed cells take, so a change along links is the delay's alone; the link's own cost (the round trip it added to the plain bridge) is given with them. `links: [bridge, ...]` adds a cell on the plain bridge.")
-				break
-			}
-		}
-	}
-	b.WriteString("\n")
-	var groups []string
-	byGroup := map[string][]Row{}
-	for _, r := range rows {
-		if _, ok := byGroup[r.group]; !ok {
-			groups = append(groups, r.group)
-		}
-		byGroup[r.group] = append(byGroup[r.group], r)
-	}
-	for _, g := range groups {
-		b.WriteString("\n")
-		if g != "" {
-			fmt.Fprintf(&b, "## %s\n\n", g)
-		}
-		hasBase := false
-		for _, r := range byGroup[g] {
-			hasBase = hasBase || r.Topology == base
-		}
-		if !hasBase {
-			fmt.Fprintf(&b, "(the baseline %s has no run here: no percentages)\n\n", base)
-		}
-		b.WriteString(ComparisonTable(byGroup[g]))
-	}
-	b.WriteString("\n" + StatsNote(rows) + "\n")
-	ran := map[string]bool{}
-	for _, r := range rows {
-		ran[r.Topology] = true
-		if r.Error != "" {
-			fmt.Fprintf(&b, "\n**%s (cell %d) did not complete:** %s (its numbers cover only the part that ran).\n", r.Topology, r.Cell, r.Error)
-		}
-	}
-	for _, v := range p.Axes[0].Values {
-		if !ran[v.Label] {
-			fmt.Fprintf(&b, "\n**%s was not run** (the scenario stopped before it, or its deployment failed: sweep.json says).\n", v.Label)
-		}
-	}
-	return b.String()
-}
-
-// sweepMarkdown is sweep.md: every cell with its axis values, what was read back, status
-// and headline numbers.
-func (sw *sweepRun) sweepMarkdown() string {
-	p := sw.plan
-	f := sw.file
-	var b strings.Builder
-	counts := map[string]int{}
-	for _, c := range f.Cells {
-		counts[c.Status]++
-	}
-	fmt.Fprintf(&b, "# %s: sweep\n\n", f.Scenario)
-	fmt.Fprintf(&b, "Scale %s, workload %s, %s: %d done, %d failed, %d not run. Cell policy: prepare %s, restart %s, drop caches %s, warmup %v (excluded).\n\n",
-		f.Scale, f.Workload, Plural(len(f.Cells), "cell"), counts[StatusDone], counts[StatusFailed], counts[StatusPending]+counts[StatusRunning],
-		f.Policy.Prepare, yesNo(f.Policy.Restart), yesNo(f.Policy.DropCaches), durOf(f.Policy.Warmup))
-	b.WriteString("| cell |")
-	sep := "|---|"
-	for _, a := range p.Axes {
-		b.WriteString(" " + a.Name + " |")
-		sep += "---|"
-	}
-	b.WriteString(" read back | status | TPS | QPS | avg ms | p95 ms | p99 ms | max replica lag s |\n")
-	b.WriteString(sep + "---|---|---|---|---|---|---|---|\n")
-	for _, c := range f.Cells {
-		fmt.Fprintf(&b, "| %d |", c.Index)
-		for _, a := range p.Axes {
-			fmt.Fprintf(&b, " %s |", c.Axes[a.Name])
-		}
-		var rb []string
-		for _, a := range p.Axes {
-			if v, ok := c.Values[a.Name]; ok {
-				rb = append(rb, a.Name+"="+v)
-			}
-		}
-		status := c.Status
-		if c.Error != "" {
-			status += ": " + strings.ReplaceAll(c.Error, "|", "/")
-		}
-		lat := CellLatency{}
-		if c.LatencyMs != nil {
-			lat = *c.LatencyMs
-		}
-		if c.Dir == "" {
-			fmt.Fprintf(&b, " %s | %s | | | | | | |\n", strings.Join(rb, " "), status)
-			continue
-		}
-		fmt.Fprintf(&b, " %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", strings.Join(rb, " "), status, c.TPS, c.QPS, lat.Avg, lat.P95, lat.P99, report.LagText(c.MaxReplicaLagS, c.LagUnknown, "%.3f"))
-	}
-	b.WriteString(cellWarnings(f.Cells))
-	return b.String()
-}
-
-// cellWarnings is sweep.md's warnings section: every cell's warnings (a fault's stop
-// escalated to SIGKILL, a restart that did not go as asked, ...), one line per distinct
-// warning with the cells it happened in; "" when there are none.
-func cellWarnings(cells []CellRecord) string {
-	var order []string
-	in := map[string][]string{}
-	for _, c := range cells {
-		for _, w := range c.Warnings {
-			if _, seen := in[w]; !seen {
-				order = append(order, w)
-			}
-			cell := strconv.Itoa(c.Index)
-			if l := in[w]; len(l) == 0 || l[len(l)-1] != cell {
-				in[w] = append(l, cell)
-			}
-		}
-	}
-	if len(order) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("\n## Warnings\n\n")
-	for _, w := range order {
-		word := "cell"
-		if len(in[w]) > 1 {
-			word = "cells"
-		}
-		fmt.Fprintf(&b, "- %s %s %s: %s\n", report.Warn, word, strings.Join(in[w], ", "), w)
-	}
-	return b.String()
-}
-
-func durOf(d *Duration) string {
-	if d == nil {
-		return "0s"
-	}
-	return FormatDuration(time.Duration(*d))
 }
 
 // points are the sweep curves' points (report.SweepPoint, in sweep_points.json): for

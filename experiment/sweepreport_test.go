@@ -40,18 +40,3 @@ func TestSweepReportsNoGoFormatting(t *testing.T) {
 		t.Error("report.md lacks a cell's axes as name=value")
 	}
 }
-
-// TestSweepMarkdownWarnings: sweep.md lists the cells' warnings, each distinct one once
-// with the cells it happened in, and has no section without any.
-func TestSweepMarkdownWarnings(t *testing.T) {
-	esc := "fault stop n1: escalated to SIGKILL (a crash)"
-	cells := []CellRecord{{Index: 1}, {Index: 2, Warnings: []string{esc, "restart: n2 slow"}}, {Index: 3, Warnings: []string{esc}}}
-	got := cellWarnings(cells)
-	want := "\n## Warnings\n\n- ⚠ cells 2, 3: " + esc + "\n- ⚠ cell 2: restart: n2 slow\n"
-	if got != want {
-		t.Errorf("cellWarnings:\n%q\nwant\n%q", got, want)
-	}
-	if got := cellWarnings(cells[:1]); got != "" {
-		t.Errorf("no warnings: %q, want no section", got)
-	}
-}

@@ -19,153 +19,36 @@ import (
 	"github.com/habench/habench/knob"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/report"
-	"github.com/habench/habench/stats"
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"golang.org/x/sys/unix"
 )
 
-// Cell statuses in sweep.json.
+// Cell statuses in sweep.json (results.Status*).
 const (
-	StatusPending = "pending" // not run yet
-	StatusRunning = "running" // started; stays so only when habench was killed during it
-	StatusDone    = "done"
-	StatusFailed  = "failed" // error or interrupted: Error says which
-	StatusReused  = "reused" // not run: it cannot differ from cell ReusedFrom, whose runs stand for it
+	StatusPending = results.StatusPending
+	StatusRunning = results.StatusRunning
+	StatusDone    = results.StatusDone
+	StatusFailed  = results.StatusFailed
+	StatusReused  = results.StatusReused
 )
 
 // SweepFormat is the layout version of sweep.json.
-const SweepFormat = 1
+const SweepFormat = results.SweepFormat
 
-// SweepFile is sweep.json, the record of a scenario run: what the grid is and, per cell,
-// what was requested, what the servers reported, where the results are and the headline
-// numbers. It is rewritten after every cell, so an interrupted sweep can be resumed.
-type SweepFile struct {
-	Format      int    `json:"format"`
-	Scenario    string `json:"scenario"`
-	Description string `json:"description,omitempty"`
-	// ScenarioFile is the copy of the scenario file in this directory; ScenarioSHA256 its
-	// hash, which --resume checks.
-	ScenarioFile   string `json:"scenario_file"`
-	ScenarioSHA256 string `json:"scenario_sha256"`
-	Scale          string `json:"scale"`
-	Workload       string `json:"workload"`
-	Baseline       string `json:"baseline"`
-	// WorkloadOptions are the scaled sysbench options every cell starts from (threads and
-	// test may be axes).
-	WorkloadOptions map[string]string `json:"workload_options"`
-	Policy          CellPolicy        `json:"cell_policy"`
-	Axes            []SweepAxis       `json:"axes"`
-	Invocations     []Invocation      `json:"invocations"`
-	Cells           []CellRecord      `json:"cells"`
-	// Summary is, per point of the grid (a cell and its repeats), TPS and latency as
-	// mean, min-max and 95% CI over the repeats, against the baseline topology and along
-	// each axis (stats.Cell); written when the sweep ends, from the cells that ran.
-	Summary []*stats.Cell `json:"cell_summaries,omitempty"`
-}
+// sweep.json is declared once, in package results, which the report package renders
+// sweep.md and comparison.md from; these names keep the executor's code short.
+type (
+	SweepFile   = results.SweepFile
+	SweepAxis   = results.SweepAxis
+	Invocation  = results.Invocation
+	CellLatency = results.CellLatency
+	CellRecord  = results.CellRecord
+)
 
-// SweepAxis is one axis in sweep.json, in expansion order.
-type SweepAxis struct {
-	Name   string   `json:"name"`
-	Kind   AxisKind `json:"kind"`
-	Values []string `json:"values"`
-	// Variables are the server variables each value of an option or knob axis sets.
-	Variables []string `json:"variables,omitempty"`
-	// Reference is the value the axis' changes are against (the first unless the
-	// scenario names one); Inert the topologies the axis cannot change (links on a single
-	// node), whose cells for the other values are not run.
-	Reference string   `json:"reference,omitempty"`
-	Inert     []string `json:"inert_for,omitempty"`
-}
-
-// Invocation is one `habench run` (or --resume) that worked on the directory.
-type Invocation struct {
-	Started     time.Time  `json:"started"`
-	Finished    *time.Time `json:"finished,omitempty"`
-	CommandLine []string   `json:"command_line,omitempty"`
-	Resume      bool       `json:"resume"`
-	CellsRun    []int      `json:"cells_run"`
-	Error       string     `json:"error,omitempty"`
-}
-
-// CellLatency is a cell's latency in milliseconds.
-type CellLatency struct {
-	Avg float64 `json:"avg"`
-	P95 float64 `json:"p95"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
-}
-
-// CellRecord is one cell in sweep.json.
-type CellRecord struct {
-	Index int `json:"index"`
-	// Axes are the requested values by axis name, as in the scenario file.
-	Axes     map[string]string `json:"axes"`
-	Topology string            `json:"topology"`
-	Kind     string            `json:"kind"`
-	Flavor   string            `json:"flavor"`
-	// Version is the server version that ran (from the deployed binaries).
-	Version string `json:"version,omitempty"`
-	Test    string `json:"test"`
-	Threads int    `json:"threads"`
-	// Links is "none" or the impairment in `habench netem apply` form.
-	Links  string `json:"links"`
-	Repeat int    `json:"repeat,omitempty"`
-	// Requested are the option and knob axes' variables and requested values.
-	Requested map[string]string `json:"requested,omitempty"`
-	// ReadBack is what every node reported for those variables before the run:
-	// variable -> node -> value.
-	ReadBack map[string]map[string]string `json:"read_back,omitempty"`
-	// Values are the option and knob axes' values as read back (the swept value of the
-	// cell): the nodes' common value, "var=value,..." for several variables, or
-	// "n1=..,n2=.." when the nodes differ.
-	Values map[string]string `json:"values,omitempty"`
-	Status string            `json:"status"`
-	// LinksControl is set on a links=none cell run through the userspace link at zero
-	// delay (the same path as the delayed cells); LinkAddedMs is the round trip the cell's
-	// link added to the plain bridge, median over the node pairs, in ms (for the control:
-	// the link's own cost).
-	LinksControl string   `json:"links_control,omitempty"`
-	LinkAddedMs  *float64 `json:"link_added_rtt_ms,omitempty"`
-	// ReusedFrom is, with status reused, the index of the cell whose runs stand for this one.
-	ReusedFrom int      `json:"reused_from,omitempty"`
-	Error      string   `json:"error,omitempty"`
-	Warnings   []string `json:"warnings,omitempty"`
-	// Anomalies is how many anomalies the checker workload found (nil without one).
-	Anomalies *int `json:"anomalies,omitempty"`
-	// Dir is the cell's run directory, relative to the sweep directory.
-	Dir          string     `json:"dir,omitempty"`
-	PreviousDirs []string   `json:"previous_dirs,omitempty"`
-	Started      *time.Time `json:"started,omitempty"`
-	Finished     *time.Time `json:"finished,omitempty"`
-	// WallS is the cell's wall time (restart, prepare, knobs, run, catch-up) in seconds;
-	// DeployS the deploy time of its deployment.
-	WallS   float64 `json:"wall_s,omitempty"`
-	DeployS float64 `json:"deploy_s,omitempty"`
-	// Headline numbers from the run's summary.json.
-	TPS            float64      `json:"tps"`
-	QPS            float64      `json:"qps"`
-	LatencyMs      *CellLatency `json:"latency_ms,omitempty"`
-	Transactions   int64        `json:"transactions"`
-	IgnoredErrors  int64        `json:"ignored_errors"`
-	MaxReplicaLagS *float64     `json:"max_replica_lag_s,omitempty"`
-	// LagUnknown names the nodes whose lag could not be measured for a while and for how
-	// long ("n3 unknown for 9 s"); MaxReplicaLagS cannot see those seconds.
-	LagUnknown string `json:"lag_unknown,omitempty"`
-}
-
-// ReadSweepFile reads dir/sweep.json.
-func ReadSweepFile(dir string) (*SweepFile, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
-	if err != nil {
-		return nil, err
-	}
-	var f SweepFile
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "sweep.json"), err)
-	}
-	return &f, nil
-}
+// ReadSweepFile reads dir/sweep.json (results.ReadSweep).
+func ReadSweepFile(dir string) (*SweepFile, error) { return results.ReadSweep(dir) }
 
 // writeJSONAtomic writes v to path through a temporary file and a rename, so a crash
 // never leaves half a sweep.json.
@@ -198,7 +81,7 @@ func newSweepFile(p *Plan, raw []byte) *SweepFile {
 	s := p.Scenario
 	f := &SweepFile{Format: SweepFormat, Scenario: s.Name, Description: strings.TrimSpace(s.Description),
 		ScenarioFile: "scenario.yaml", ScenarioSHA256: ScenarioSHA256(raw), Scale: p.Scale,
-		Workload: s.Workload.Test, Baseline: p.baseline(), WorkloadOptions: workload.OptionValues(p.Options), Policy: p.Policy}
+		Workload: s.Workload.Test, Baseline: p.baseline(), WorkloadOptions: workload.OptionValues(p.Options), Policy: p.Policy.record()}
 	for _, a := range p.Axes {
 		f.Axes = append(f.Axes, SweepAxis{Name: a.Name, Kind: a.Kind, Values: a.Labels(), Variables: a.Variables(), Reference: a.Reference, Inert: p.inert(a)})
 	}
@@ -267,9 +150,9 @@ func (p *Plan) baselineWhy() (string, string) {
 	return p.Axes[0].Values[0].Label, "the first topology (no single primary)"
 }
 
-// matches checks that a sweep.json describes the same grid as plan (same file, same
+// sweepMatches checks that a sweep.json describes the same grid as plan (same file, same
 // scale, same habench grid rules).
-func (f *SweepFile) matches(p *Plan) error {
+func sweepMatches(f *SweepFile, p *Plan) error {
 	if len(f.Cells) != len(p.Cells) {
 		return fmt.Errorf("sweep.json has %d cells, the scenario at scale %s has %d", len(f.Cells), p.Scale, len(p.Cells))
 	}
@@ -310,7 +193,7 @@ func (s *Scenario) ResumePlan(dir, scale string) (*Plan, *SweepFile, error) {
 		return nil, nil, err
 	}
 	if file != nil {
-		if err := file.matches(plan); err != nil {
+		if err := sweepMatches(file, plan); err != nil {
 			return nil, nil, &topology.FieldError{Field: "--resume", Value: dir, Reason: err.Error()}
 		}
 	}
@@ -377,6 +260,9 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 			return "", nil, err
 		}
 		file = newSweepFile(plan, s.raw)
+	}
+	if !s.Links.IsZero() {
+		file.Links = s.Links.String() // also into the sweep.json of an older run resumed
 	}
 	unlock, err := lockSweep(dir)
 	if err != nil {

@@ -10,9 +10,13 @@
 //   - intervals.csv and samples.csv (IntervalsFile, SamplesFile) have the columns
 //     IntervalColumns and SampleColumns; samples.csv's metric names are the sampler
 //     package's Metric... constants.
+//   - sweep.json (SweepName) of a scenario run is SweepFile: its axes in expansion order
+//     (SweepAxis), cell_policy (CellPolicy), invocations and one CellRecord per cell;
+//     ReadSweep reads it (habench run --resume, sweep.md and comparison.md).
+//   - comparison.json (ComparisonName) is a JSON array of ComparisonRow.
 //
 // Field names and omitempty are the file format: a change here changes what every reader
-// of older results sees (TestSummarySchemaUnchanged and TestManifestHostsSchemaUnchanged
-// guard them). Units are in the field names (_s seconds, _ms milliseconds, _ps per
+// of older results sees (TestSummarySchemaUnchanged, TestManifestHostsSchemaUnchanged and
+// TestSweepSchemaUnchanged guard them). Units are in the field names (_s seconds, _ms milliseconds, _ps per
 // second, _trx transactions); docs/results.md describes each file.
 package results
