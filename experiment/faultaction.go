@@ -44,6 +44,11 @@ type FaultAction struct {
 	// ("" when it can); called when a scenario is read, after the common checks (the node
 	// exists, an existing cluster offers the action). nil: nothing more to check.
 	Check func(t topology.Spec, network string) string
+	// CheckSchedule says why event i of a scenario's faults cannot run given the whole
+	// schedule (e.g. a pause without duration needs a later resume of its node): the field
+	// of faults[i] at fault ("duration") and the reason, or "" and "" when it can. nil:
+	// nothing to check.
+	CheckSchedule func(events []FaultEvent, i int) (field, why string)
 	// Inject runs the action on node n of c with its parsed, valid args, filling rec
 	// (Escalated) as it goes; detail is one line of what happened ("" when nothing to
 	// add). A *topology.FieldError is bad input: nothing happened, nothing is logged.

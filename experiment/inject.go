@@ -285,6 +285,11 @@ func validateFaults(faults []FaultEvent, tops []topology.Spec, network string, r
 				return err
 			}
 		}
+		if a.CheckSchedule != nil {
+			if k, why := a.CheckSchedule(faults, i); why != "" {
+				return &topology.FieldError{Field: field(k), Value: f.Args[k], Reason: why}
+			}
+		}
 	}
 	return nil
 }
