@@ -3,6 +3,7 @@ package experiment
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/habench/habench/topology"
 )
@@ -34,5 +35,33 @@ func TestLargeTransactionAndRebuildRefused(t *testing.T) {
 	if err := validateFaults([]FaultEvent{{Action: "rebuild", Node: "n3"}, {Action: "large-transaction", Node: "writer", Args: FaultArgs{"rows": "1000", "statement": "insert-select", "table": "sbtest.big"}}},
 		[]topology.Spec{galera}, "", 0); err != nil {
 		t.Errorf("rebuild and large-transaction on a Galera sandbox: %v", err)
+	}
+}
+
+// TestPauseWithoutDurationNeedsResume: a scheduled pause without duration is refused on
+// faults[i].duration unless a later resume of the same node follows (the run would leave
+// the server stopped); with a duration, or with its resume, it is accepted.
+func TestPauseWithoutDurationNeedsResume(t *testing.T) {
+	async := topology.Spec{Name: "a", Kind: topology.Async, Nodes: 2, Flavor: topology.MariaDB}
+	pause := func(at int, node string, args FaultArgs) FaultEvent {
+		return FaultEvent{At: Duration(time.Duration(at) * time.Second), Action: "pause", Node: node, Args: args}
+	}
+	resume := func(at int, node string) FaultEvent {
+		return FaultEvent{At: Duration(time.Duration(at) * time.Second), Action: "resume", Node: node}
+	}
+	for _, tc := range []struct {
+		evs  []FaultEvent
+		want string // "" for accepted
+	}{
+		{[]FaultEvent{pause(1, "n1", nil)}, `faults[0].duration "": a pause of n1 without duration needs a later resume of n1`},
+		{[]FaultEvent{pause(1, "n1", nil), resume(2, "n2")}, `faults[0].duration`},
+		{[]FaultEvent{resume(1, "n1"), pause(2, "n1", nil)}, `faults[1].duration`},
+		{[]FaultEvent{pause(1, "n1", nil), resume(2, "n1")}, ""},
+		{[]FaultEvent{pause(1, "n1", FaultArgs{"duration": "2s"})}, ""},
+	} {
+		err := validateFaults(tc.evs, []topology.Spec{async}, "", 0)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.evs, err, tc.want)
+		}
 	}
 }

@@ -22,6 +22,8 @@ type Injector struct {
 	Links LinkProcess
 	// CatchUp bounds promote's wait for the new source (0: 30 s).
 	CatchUp time.Duration
+
+	paused *pausedNodes // nodes paused without duration (fault_pause.go)
 }
 
 // Inject runs action on node of c without parameters (InjectArgs).

@@ -911,7 +911,7 @@ func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *Cell, rec *CellRec
 		in := Injector{Sandbox: cs.sb}
 		if sw.r.Injector != nil {
 			in = *sw.r.Injector
-			in.Sandbox = cs.sb
+			in.Sandbox, in.paused = cs.sb, nil // the cell's own pauses
 		}
 		b.Faults, b.Injector = fs, &in
 	}
