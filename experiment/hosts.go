@@ -269,7 +269,8 @@ func cpuBoundRows(rows []Row) string {
 
 // checkHostsNetem refuses, before anything is deployed, a deployment on hosts whose cells
 // to run (torun) impair links with delay, jitter or loss when one of its hosts lacks
-// both sch_netem and a TUN device for the link agent (netem.CheckHost over SSH):
+// both sch_netem and a TUN device for the link agent, or a TUN device while another host
+// lacks sch_netem (then every host runs the agent; netem.CheckHost over SSH):
 // otherwise each such cell would fail after the deploy. Rate limits and partitions need no netem. Nil for other deployments. Errors:
 // *topology.FieldError on sweep.links naming the topology, the host and the reason; a
 // host that cannot be checked, naming it.
@@ -292,19 +293,48 @@ func checkHostsNetem(ctx context.Context, d *Deployment, torun func(*Cell) bool)
 	if need == nil {
 		return nil
 	}
+	var checks []netem.HostCheck
 	for i, h := range cluster.HostsAccess(sp) {
 		hc, err := netem.CheckHost(ctx, h)
 		if err != nil {
 			return fmt.Errorf("topology %s: hosts[%d] %s: %w", sp.Name, i, sp.Hosts[i], err)
 		}
-		if hc.NoNetem != "" && hc.NoTUN != "" { // without netem, the link agent needs a TUN device
-			field, value := "sweep.links", need.Values[string(AxisLinks)]
-			if value == "" { // the scenario's links:, for every cell
-				field, value = "links", need.Links.String()
-			}
-			return &topology.FieldError{Field: field, Value: value,
-				Reason: fmt.Sprintf("topology %s: host %s: %s, and %s; delay, jitter and loss need sch_netem or the link agent on the hosts (rate limits and partitions do not): nothing deployed", sp.Name, sp.Hosts[i], hc.NoNetem, hc.NoTUN)}
+		checks = append(checks, hc)
+	}
+	if i, why := agentHostRefusal(sp.Hosts, checks); why != "" {
+		field, value := "sweep.links", need.Values[string(AxisLinks)]
+		if value == "" { // the scenario's links:, for every cell
+			field, value = "links", need.Links.String()
 		}
+		return &topology.FieldError{Field: field, Value: value,
+			Reason: fmt.Sprintf("topology %s: host %s: %s; delay, jitter and loss need sch_netem or the link agent on the hosts (rate limits and partitions do not): nothing deployed", sp.Name, sp.Hosts[i], why)}
 	}
 	return nil
+}
+
+// agentHostRefusal applies the link agent's rule (sshLinks.useAgents) to the checks of
+// hosts (same order): when any host lacks sch_netem every host gets the agent, so every host
+// needs a TUN device. It returns the index of the first host that cannot take the links
+// and why, or -1 and "" when all can.
+func agentHostRefusal(hosts []string, checks []netem.HostCheck) (int, string) {
+	noNetem := -1
+	for i, hc := range checks {
+		if hc.NoNetem != "" {
+			noNetem = i
+			break
+		}
+	}
+	if noNetem < 0 {
+		return -1, ""
+	}
+	for i, hc := range checks {
+		if hc.NoTUN == "" {
+			continue
+		}
+		if i == noNetem || hc.NoNetem != "" {
+			return i, fmt.Sprintf("%s, and %s", hc.NoNetem, hc.NoTUN)
+		}
+		return i, fmt.Sprintf("%s, and host %s lacks sch_netem (%s), so every host needs the link agent", hc.NoTUN, hosts[noNetem], checks[noNetem].NoNetem)
+	}
+	return -1, ""
 }
