@@ -44,6 +44,10 @@ type FaultAction struct {
 	// ("" when it can); called when a scenario is read, after the common checks (the node
 	// exists, an existing cluster offers the action). nil: nothing more to check.
 	Check func(t topology.Spec, network string) string
+	// CheckArgs says why the parameters, each valid on its own, cannot go together (e.g.
+	// rows with statement=update): the key of the parameter to name and the reason (a
+	// clause, without "want"), or "" and "" when they can. nil: nothing to check.
+	CheckArgs func(args FaultArgs) (key, why string)
 	// CheckSchedule says why event i of a scenario's faults cannot run given the whole
 	// schedule (e.g. a pause without duration needs a later resume of its node): the field
 	// of faults[i] at fault ("duration") and the reason, or "" and "" when it can. nil:
@@ -226,6 +230,11 @@ func checkFaultArgs(a *FaultAction, args FaultArgs, field func(string) string) (
 		}
 		if why := a.Params[i].Check(args[k]); why != "" {
 			return k, &topology.FieldError{Field: field(k), Value: args[k], Reason: "want " + why}
+		}
+	}
+	if a.CheckArgs != nil {
+		if k, why := a.CheckArgs(args); why != "" {
+			return k, &topology.FieldError{Field: field(k), Value: args[k], Reason: why}
 		}
 	}
 	return "", nil
