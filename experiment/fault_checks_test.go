@@ -24,6 +24,7 @@ func TestLargeTransactionAndRebuildRefused(t *testing.T) {
 		{FaultEvent{Action: "large-transaction", Node: "writer", Args: FaultArgs{"rows": "0"}}, []topology.Spec{galera}, "faults[0].rows \"0\": want a whole number of rows"},
 		{FaultEvent{Action: "large-transaction", Node: "writer", Args: FaultArgs{"statement": "delete"}}, []topology.Spec{galera}, "faults[0].statement \"delete\": want insert-select or update"},
 		{FaultEvent{Action: "large-transaction", Node: "writer", Args: FaultArgs{"table": "sbtest1"}}, []topology.Spec{galera}, "faults[0].table \"sbtest1\": want DB.TABLE"},
+		{FaultEvent{Action: "large-transaction", Node: "writer", Args: FaultArgs{"rows": "1000", "statement": "update"}}, []topology.Spec{galera}, "faults[0].rows \"1000\": rows is for statement=insert-select"},
 		{FaultEvent{Action: "rebuild", Node: "n3"}, []topology.Spec{group}, "faults[0].action \"rebuild\": cannot rebuild a node: kind group: only Galera nodes can be rebuilt"},
 		{FaultEvent{Action: "rebuild", Node: "n3"}, []topology.Spec{hosts}, "cannot rebuild a node: provider hosts cannot empty a node's datadir"},
 	} {
