@@ -17,6 +17,7 @@ import (
 func init() {
 	RegisterFaultAction(FaultAction{
 		Name:  "pause",
+		Aux:   true,
 		Order: 80,
 		Help: "SIGSTOP of the node's server: a stall (connections open, nothing answered), until resume\n" +
 			"or, with duration=D, SIGCONT D later (the fault took D)",
@@ -29,6 +30,7 @@ func init() {
 	})
 	RegisterFaultAction(FaultAction{
 		Name:  "resume",
+		Aux:   true,
 		Order: 90,
 		Help:  "SIGCONT of a paused server",
 		Past:  "resumed",

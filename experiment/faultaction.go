@@ -44,6 +44,10 @@ type FaultAction struct {
 	// ("" when it can); called when a scenario is read, after the common checks (the node
 	// exists, an existing cluster offers the action). nil: nothing more to check.
 	Check func(t topology.Spec, network string) string
+	// Aux: the action applies to an aux member (a Galera arbitrator, garbd: no datadir, no
+	// SQL), as kill, stop, start, restart, pause, resume, partition and heal do. Other
+	// actions are refused on one when the faults are read.
+	Aux bool
 	// CheckArgs says why the parameters, each valid on its own, cannot go together (e.g.
 	// rows with statement=update): the key of the parameter to name and the reason (a
 	// clause, without "want"), or "" and "" when they can. nil: nothing to check.
@@ -200,6 +204,25 @@ func existingActions() []string {
 		}
 	}
 	return out
+}
+
+// auxActions lists the actions that apply to an aux member, in help order.
+func auxActions() []string {
+	var out []string
+	for _, n := range FaultActionNames() {
+		if faultActions[n].Aux {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// auxRefusal is why action a cannot run on aux member x of topology t ("" when it can).
+func auxRefusal(a *FaultAction, t string, x topology.AuxNode) string {
+	if a.Aux {
+		return ""
+	}
+	return fmt.Sprintf("%s is topology %s's %s (%s): it can be %s; %s needs a database server", x.Name, t, x.Role, x.Program, orList(auxActions()), a.Name)
 }
 
 // lookupFaultAction returns the action named name, or a *topology.FieldError on field

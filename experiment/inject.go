@@ -66,6 +66,11 @@ func (in *Injector) InjectArgs(ctx context.Context, c *cluster.Cluster, action, 
 	n, err := c.CurrentWriter(ctx, node)
 	if m := c.Member(node); m != nil && m.IsAux() {
 		n, err = m, nil // an aux member (an arbitrator): no writer to resolve
+		for _, x := range c.Spec.AuxNodes() {
+			if why := auxRefusal(a, c.Spec.Name, x); x.Name == m.Name && why != "" {
+				return FaultRecord{}, "", &topology.FieldError{Field: "node", Value: node, Reason: why}
+			}
+		}
 	}
 	if err != nil {
 		return FaultRecord{}, "", err
@@ -323,6 +328,11 @@ func checkFaultOn(a *FaultAction, f FaultEvent, t topology.Spec, network string,
 		}
 		if site && a.InjectSite == nil {
 			return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("%s is a site of topology %s: a site can be %s, %s needs a node", f.Node, t.Name, orList(siteActions()), f.Action)}
+		}
+		for _, x := range t.AuxNodes() {
+			if why := auxRefusal(a, t.Name, x); x.Name == f.Node && why != "" {
+				return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: why}
+			}
 		}
 	}
 	if a.Check != nil {
