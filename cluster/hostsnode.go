@@ -77,11 +77,12 @@ func shRun(ctx context.Context, h host.Host, script string, args ...string) ([]b
 }
 
 // hostWriteFile writes data to p on h atomically (p.tmp, then rename) with mode (octal,
-// e.g. 0o600; the file is never readable by others while written). Small files only: the
-// content travels base64-encoded in the command line. The error names the host and file.
+// e.g. 0o600; the file is never readable by others while written). The content travels on
+// the command's standard input, never in its arguments (they are world-readable in
+// /proc/PID/cmdline, here and on the host). The error names the host and file.
 func hostWriteFile(ctx context.Context, h host.Host, p string, data []byte, mode os.FileMode) error {
-	const script = `umask 077; printf %s "$1" | base64 -d > "$2.tmp" && chmod "$3" "$2.tmp" && mv -f "$2.tmp" "$2"`
-	if _, err := shRun(ctx, h, script, base64.StdEncoding.EncodeToString(data), p, fmt.Sprintf("%o", mode.Perm())); err != nil {
+	const script = `umask 077; cat > "$1.tmp" && chmod "$2" "$1.tmp" && mv -f "$1.tmp" "$1"`
+	if _, err := host.RunInput(ctx, h, data, "sh", "-c", script, "sh", p, fmt.Sprintf("%o", mode.Perm())); err != nil {
 		return fmt.Errorf("write %s on %s: %w", p, h.Name(), err)
 	}
 	return nil
@@ -518,25 +519,28 @@ func (b *Binaries) hostArgv(bin string, args ...string) []string {
 // initialised datadir (initArgv, output in dir/init.log), or an empty one when initArgv
 // is nil, tried twice (two initialisations at once on one machine have failed with
 // "Unknown table 'mysql.tmp_user_sys'"); then writes files (name in dir -> content;
-// mode 0600). The error carries the last error lines of init.log.
+// mode 0600). The files travel on the command's standard input, one base64 line each
+// read by the shell's own read and printf, never in an argument (the init file holds
+// the admin password). The error carries the last error lines of init.log.
 func prepareHostDir(ctx context.Context, h host.Host, dir string, initArgv []string, files map[string][]byte) error {
 	script := `set -e
 d="$1"; shift
 umask 077
 mkdir -p "$d/tmp"
 `
-	args := []string{dir}
+	var stdin bytes.Buffer
 	for _, name := range slices.Sorted(maps.Keys(files)) {
-		script += fmt.Sprintf("printf %%s \"$%d\" | base64 -d > \"$d/%s\"\n", len(args), name)
-		args = append(args, base64.StdEncoding.EncodeToString(files[name]))
+		script += fmt.Sprintf("IFS= read -r l; printf %%s \"$l\" | base64 -d > \"$d/%s\"\n", name)
+		stdin.WriteString(base64.StdEncoding.EncodeToString(files[name]) + "\n")
 	}
-	script += fmt.Sprintf("shift %d\n", len(args)-1)
+	script += "unset l\n"
 	if initArgv == nil {
 		script += `mkdir "$d/data"` + "\n"
 	} else {
-		script += `cd "$d"; "$@" >>init.log 2>&1 || { rm -rf data; "$@" >>init.log 2>&1; } || { grep -i -E 'error|fail' init.log | tail -n 3 | tr '\n' ' '; exit 1; }` + "\n"
+		script += `cd "$d"; "$@" >>init.log 2>&1 </dev/null || { rm -rf data; "$@" >>init.log 2>&1 </dev/null; } || { grep -i -E 'error|fail' init.log | tail -n 3 | tr '\n' ' '; exit 1; }` + "\n"
 	}
-	if out, err := shRun(ctx, h, script, append(args, initArgv...)...); err != nil {
+	argv := append([]string{"sh", "-c", script, "sh", dir}, initArgv...)
+	if out, err := host.RunInput(ctx, h, stdin.Bytes(), argv...); err != nil {
 		if log := strings.TrimSpace(string(out)); log != "" {
 			return fmt.Errorf("initialise the datadir in %s on %s: %s", dir, h.Name(), log)
 		}

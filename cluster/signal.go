@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"syscall"
+
+	"github.com/habench/habench/topology"
 )
 
 // OpSignalNode sends a signal to a node's server process (SIGSTOP, SIGCONT: a pause).
@@ -33,7 +35,7 @@ func (c *Cluster) SignalNode(ctx context.Context, s *Sandbox, n *Node, sig strin
 		return &UnsupportedError{Cluster: c.Name, Provider: providerNoun(c.Provider().Name()), Op: OpSignalNode, What: "signal node " + n.Name, Why: "it cannot signal its servers' processes"}
 	}
 	if _, ok := Signals[sig]; !ok {
-		return fmt.Errorf("node %s: signal %q: want STOP or CONT", n.Name, sig)
+		return &topology.FieldError{Field: "signal", Value: sig, Reason: "node " + n.Name + ": want STOP or CONT"}
 	}
 	return p.SignalNode(ctx, s, c, n, sig)
 }

@@ -287,22 +287,41 @@ func (s *CheckerSpec) PlanLine() string {
 		s.Workload, o.Threads, keys, reads, iso, results.HistoryFile, results.HistoryEDNFile, checks)
 }
 
-// strictVerdict is the scenario run's error when its checker is strict and cells found
-// anomalies (nil otherwise), e.g. "checker register (strict): anomalies in 2 of 3 cells
-// (c001: 503, c002: 12; summary.json checks of each cell)".
+// strictVerdict is the scenario run's error when its checker is strict and a cell found
+// anomalies or checked nothing (nil otherwise): the checker's error, an invalid verdict,
+// no operation that committed, or a finished cell without the checker's result, e.g.
+// "checker register (strict): failed in 2 of 3 cells (c001: 503 anomalies; c002: checked
+// nothing: no operation committed; summary.json checks of each cell)".
 func strictVerdict(spec *CheckerSpec, cells []CellRecord) error {
 	if spec == nil || !spec.Strict {
 		return nil
 	}
 	var bad []string
 	for _, c := range cells {
-		if c.Anomalies != nil && *c.Anomalies > 0 {
-			bad = append(bad, fmt.Sprintf("c%03d: %d", c.Index, *c.Anomalies))
+		if why := strictCellFailure(c); why != "" {
+			bad = append(bad, fmt.Sprintf("c%03d: %s", c.Index, why))
 		}
 	}
 	if len(bad) == 0 {
 		return nil
 	}
-	return fmt.Errorf("checker %s (strict): anomalies in %d of %d cells (%s; summary.json checks of each cell)",
-		spec.Workload, len(bad), len(cells), strings.Join(bad, ", "))
+	return fmt.Errorf("checker %s (strict): failed in %d of %d cells (%s; summary.json checks of each cell)",
+		spec.Workload, len(bad), len(cells), strings.Join(bad, "; "))
+}
+
+// strictCellFailure says why cell c fails a strict checker ("" when it passes).
+func strictCellFailure(c CellRecord) string {
+	switch {
+	case c.Anomalies != nil && *c.Anomalies > 0:
+		return fmt.Sprintf("%d anomalies", *c.Anomalies)
+	case c.CheckerError != "":
+		return "checked nothing: " + c.CheckerError
+	case c.CheckerValid != nil && !*c.CheckerValid:
+		return "checked nothing: the verdict is not valid"
+	case c.CheckerOK != nil && *c.CheckerOK == 0:
+		return "checked nothing: no operation committed"
+	case c.Status == StatusDone && c.Anomalies == nil:
+		return "checked nothing: no checker result"
+	}
+	return ""
 }

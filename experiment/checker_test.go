@@ -9,12 +9,16 @@ import (
 )
 
 // TestStrictVerdict: a strict checker fails the scenario run naming the cells with
-// anomalies; without strict, or without anomalies, the run is not failed.
+// anomalies and the cells where it checked nothing (its error, an invalid verdict, no
+// committed operation, a finished cell without its result); without strict, or when every
+// cell checked something without anomalies, the run is not failed.
 func TestStrictVerdict(t *testing.T) {
-	n0, n5 := 0, 5
-	cells := []CellRecord{{Index: 1, Anomalies: &n5}, {Index: 2, Anomalies: &n0}, {Index: 3}}
+	n0, n5, n40 := 0, 5, 40
+	yes, no := true, false
+	good := CellRecord{Index: 2, Status: StatusDone, Anomalies: &n0, CheckerValid: &yes, CheckerOK: &n40}
+	cells := []CellRecord{{Index: 1, Status: StatusDone, Anomalies: &n5, CheckerValid: &no, CheckerOK: &n40}, good, {Index: 3}}
 	err := strictVerdict(&CheckerSpec{Workload: "register", Strict: true}, cells)
-	if err == nil || !strings.Contains(err.Error(), "anomalies in 1 of 3 cells (c001: 5;") {
+	if err == nil || !strings.Contains(err.Error(), "failed in 1 of 3 cells (c001: 5 anomalies;") {
 		t.Fatalf("strict: %v", err)
 	}
 	if err := strictVerdict(&CheckerSpec{Workload: "register"}, cells); err != nil {
@@ -22,6 +26,21 @@ func TestStrictVerdict(t *testing.T) {
 	}
 	if err := strictVerdict(&CheckerSpec{Workload: "bank", Strict: true}, cells[1:]); err != nil {
 		t.Errorf("strict without anomalies: %v", err)
+	}
+	for _, tc := range []struct {
+		mod  func(c *CellRecord)
+		want string
+	}{
+		{func(c *CellRecord) { c.CheckerError = "connect n1: refused" }, "c002: checked nothing: connect n1: refused"},
+		{func(c *CellRecord) { c.CheckerValid = &no }, "c002: checked nothing: the verdict is not valid"},
+		{func(c *CellRecord) { c.CheckerOK = &n0 }, "c002: checked nothing: no operation committed"},
+		{func(c *CellRecord) { c.Anomalies, c.CheckerValid, c.CheckerOK = nil, nil, nil }, "c002: checked nothing: no checker result"},
+	} {
+		c := good
+		tc.mod(&c)
+		if err := strictVerdict(&CheckerSpec{Workload: "register", Strict: true}, []CellRecord{c}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", c, err, tc.want)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 func init() {
 	RegisterFaultAction(FaultAction{
 		Name:     "kill",
+		Aux:      true,
 		Order:    10,
 		Help:     "SIGKILL of the node's server (a crash)",
 		Past:     "killed",

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +31,12 @@ func init() {
 			"rows=N generated rows (~200 bytes each) into table=DB.T (made if missing), or an UPDATE of\n" +
 			"every row of table=DB.T; its outcome (ok or the server's error) and duration are recorded",
 		Past: "sent a large transaction to",
+		CheckArgs: func(args FaultArgs) (string, string) {
+			if _, ok := args["rows"]; ok && args["statement"] == "update" {
+				return "rows", "rows is for statement=insert-select; statement=update changes every row of the table"
+			}
+			return "", ""
+		},
 		Params: []FaultParam{
 			{Name: "rows", Help: "rows the INSERT ... SELECT adds (default 200000; statement=insert-select only)", Check: func(v string) string {
 				if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 1 || n > 1e9 {
@@ -62,10 +69,10 @@ var tableRE = regexp.MustCompile(`^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$`)
 func largeTrxSQL(args FaultArgs) (table string, setup []string, stmt string) {
 	shape := args["statement"]
 	if shape == "update" {
-		table = cmpOr(args["table"], "sbtest.sbtest1")
+		table = cmp.Or(args["table"], "sbtest.sbtest1")
 		return table, []string{useDB(table)}, fmt.Sprintf("UPDATE %s SET k = k + 1", quoteTable(table))
 	}
-	table = cmpOr(args["table"], "sbtest.habench_large_trx")
+	table = cmp.Or(args["table"], "sbtest.habench_large_trx")
 	rows, err := strconv.ParseInt(args["rows"], 10, 64)
 	if err != nil {
 		rows = 200000
@@ -93,13 +100,6 @@ func useDB(table string) string {
 func quoteTable(t string) string {
 	db, tb, _ := strings.Cut(t, ".")
 	return "`" + db + "`.`" + tb + "`"
-}
-
-func cmpOr(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 // injectLargeTrx runs the large transaction on n as root (autocommit: one statement, one
@@ -140,4 +140,4 @@ func injectLargeTrx(ctx context.Context, _ *Injector, c *cluster.Cluster, n *clu
 	return fmt.Sprintf("%s of %d rows on %s committed in %.2f s", shapeOf(args), rec.Rows, table, took), nil
 }
 
-func shapeOf(args FaultArgs) string { return cmpOr(args["statement"], "insert-select") }
+func shapeOf(args FaultArgs) string { return cmp.Or(args["statement"], "insert-select") }

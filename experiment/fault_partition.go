@@ -15,6 +15,7 @@ import (
 func init() {
 	RegisterFaultAction(FaultAction{
 		Name:  "partition",
+		Aux:   true,
 		Order: 50,
 		Help: "cut the node off from every other node, both directions (a standing link impairment,\n" +
 			"as netem apply --partition; needs a netns sandbox)",
@@ -31,6 +32,7 @@ func init() {
 	})
 	RegisterFaultAction(FaultAction{
 		Name:      "heal",
+		Aux:       true,
 		Order:     60,
 		Help:      "remove the partition (as netem clear)",
 		Past:      "healed",

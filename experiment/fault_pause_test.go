@@ -100,6 +100,26 @@ func TestPauseStallsAndResumes(t *testing.T) {
 	if err != nil || strings.Contains(string(st), ") T ") {
 		t.Errorf("n1's server after the run: %q, %v; want it running, not stopped", st, err)
 	}
+
+	// A pause without duration whose resume the workload's end never reaches: the run
+	// sends SIGCONT itself and warns.
+	o.Time = 3 * time.Second
+	b = &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: t.TempDir(), Stdout: &stdout,
+		Injector: &experiment.Injector{Sandbox: s},
+		Faults: []experiment.FaultEvent{{At: experiment.Duration(time.Second), Action: "pause", Node: "n2"},
+			{At: experiment.Duration(time.Minute), Action: "resume", Node: "n2"}}}
+	out, err = b.Run(ctx)
+	if err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	st, err = os.ReadFile(filepath.Join("/proc", strconv.Itoa(c.Node("n2").PID), "stat"))
+	if err != nil || strings.Contains(string(st), ") T ") {
+		t.Errorf("n2's server after a run that ended before its resume: %q, %v; want it running, not stopped", st, err)
+	}
+	raw, err = os.ReadFile(filepath.Join(out.Dir, "manifest.json"))
+	if err != nil || !strings.Contains(string(raw), "n2 was still paused when the run ended: habench sent it SIGCONT") {
+		t.Errorf("manifest of the second run (%v) has no warning that n2 was resumed:\n%s", err, raw)
+	}
 }
 
 // intervals reads intervals.csv of dir: elapsed_s and tps per row.

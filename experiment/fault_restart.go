@@ -11,6 +11,7 @@ import (
 func init() {
 	RegisterFaultAction(FaultAction{
 		Name:     "restart",
+		Aux:      true,
 		Order:    40,
 		Help:     "stop, then start (also after a stop that took SIGKILL, exit status 1 then)",
 		Past:     "restarted",

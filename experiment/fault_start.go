@@ -11,6 +11,7 @@ import (
 func init() {
 	RegisterFaultAction(FaultAction{
 		Name:  "start",
+		Aux:   true,
 		Order: 30,
 		Help: "start it again: a group member rejoins its group, a Galera node rejoins (IST or SST),\n" +
 			"a replica replicates from the current source (also after a promote)",

@@ -11,6 +11,7 @@ import (
 func init() {
 	RegisterFaultAction(FaultAction{
 		Name:  "stop",
+		Aux:   true,
 		Order: 20,
 		Help: "clean shutdown (SIGTERM); a server still up --stop-grace (90 s) later is killed with SIGKILL:\n" +
 			"that is a crash, and habench says so (a warning, exit status 1, \"escalated\" in the faults log)",

@@ -44,6 +44,19 @@ type FaultAction struct {
 	// ("" when it can); called when a scenario is read, after the common checks (the node
 	// exists, an existing cluster offers the action). nil: nothing more to check.
 	Check func(t topology.Spec, network string) string
+	// Aux: the action applies to an aux member (a Galera arbitrator, garbd: no datadir, no
+	// SQL), as kill, stop, start, restart, pause, resume, partition and heal do. Other
+	// actions are refused on one when the faults are read.
+	Aux bool
+	// CheckArgs says why the parameters, each valid on its own, cannot go together (e.g.
+	// rows with statement=update): the key of the parameter to name and the reason (a
+	// clause, without "want"), or "" and "" when they can. nil: nothing to check.
+	CheckArgs func(args FaultArgs) (key, why string)
+	// CheckSchedule says why event i of a scenario's faults cannot run given the whole
+	// schedule (e.g. a pause without duration needs a later resume of its node): the field
+	// of faults[i] at fault ("duration") and the reason, or "" and "" when it can. nil:
+	// nothing to check.
+	CheckSchedule func(events []FaultEvent, i int) (field, why string)
 	// Inject runs the action on node n of c with its parsed, valid args, filling rec
 	// (Escalated) as it goes; detail is one line of what happened ("" when nothing to
 	// add). A *topology.FieldError is bad input: nothing happened, nothing is logged.
@@ -193,6 +206,25 @@ func existingActions() []string {
 	return out
 }
 
+// auxActions lists the actions that apply to an aux member, in help order.
+func auxActions() []string {
+	var out []string
+	for _, n := range FaultActionNames() {
+		if faultActions[n].Aux {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// auxRefusal is why action a cannot run on aux member x of topology t ("" when it can).
+func auxRefusal(a *FaultAction, t string, x topology.AuxNode) string {
+	if a.Aux {
+		return ""
+	}
+	return fmt.Sprintf("%s is topology %s's %s (%s): it can be %s; %s needs a database server", x.Name, t, x.Role, x.Program, orList(auxActions()), a.Name)
+}
+
 // lookupFaultAction returns the action named name, or a *topology.FieldError on field
 // listing the actions.
 func lookupFaultAction(field, name string) (*FaultAction, error) {
@@ -221,6 +253,11 @@ func checkFaultArgs(a *FaultAction, args FaultArgs, field func(string) string) (
 		}
 		if why := a.Params[i].Check(args[k]); why != "" {
 			return k, &topology.FieldError{Field: field(k), Value: args[k], Reason: "want " + why}
+		}
+	}
+	if a.CheckArgs != nil {
+		if k, why := a.CheckArgs(args); why != "" {
+			return k, &topology.FieldError{Field: field(k), Value: args[k], Reason: why}
 		}
 	}
 	return "", nil

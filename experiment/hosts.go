@@ -239,7 +239,9 @@ func mbps(p *float64) string {
 
 // checkHostsNetem refuses, before anything is deployed, a deployment on hosts whose cells
 // to run (torun) impair links with delay, jitter or loss when one of its hosts lacks
-// both sch_netem and a TUN device for the link agent (netem.CheckHost over SSH):
+// both sch_netem and a TUN device for the link agent, or a TUN device while another host
+// lacks sch_netem (then every host runs the agent; netem.CheckHost over SSH), or when the
+// agents cannot carry the links (agentLinksRefusal: nodes sharing a host):
 // otherwise each such cell would fail after the deploy. Rate limits and partitions need no netem. Nil for other deployments. Errors:
 // *topology.FieldError on sweep.links naming the topology, the host and the reason; a
 // host that cannot be checked, naming it.
@@ -248,33 +250,74 @@ func checkHostsNetem(ctx context.Context, d *Deployment, torun func(*Cell) bool)
 	if !sp.IsHosts() || sp.Nodes < 2 {
 		return nil
 	}
-	var need *Cell
+	var need []*Cell
+	var specs []*netem.Spec
 	for _, c := range d.Cells {
 		if !torun(c) || c.Links.IsZero() {
 			continue
 		}
 		spec, err := c.Links.WithSites(LinkSites(sp.Sites)).Build(sp.MemberNames())
 		if err == nil && slices.ContainsFunc(slices.Collect(maps.Values(spec.Links)), netem.NeedsNetem) {
-			need = c
-			break
+			need, specs = append(need, c), append(specs, spec)
 		}
 	}
 	if need == nil {
 		return nil
 	}
+	var checks []netem.HostCheck
+	agents := false
 	for i, h := range cluster.HostsAccess(sp) {
 		hc, err := netem.CheckHost(ctx, h)
 		if err != nil {
 			return fmt.Errorf("topology %s: hosts[%d] %s: %w", sp.Name, i, sp.Hosts[i], err)
 		}
-		if hc.NoNetem != "" && hc.NoTUN != "" { // without netem, the link agent needs a TUN device
-			field, value := "sweep.links", need.Values[string(AxisLinks)]
-			if value == "" { // the scenario's links:, for every cell
-				field, value = "links", need.Links.String()
-			}
-			return &topology.FieldError{Field: field, Value: value,
-				Reason: fmt.Sprintf("topology %s: host %s: %s, and %s; delay, jitter and loss need sch_netem or the link agent on the hosts (rate limits and partitions do not): nothing deployed", sp.Name, sp.Hosts[i], hc.NoNetem, hc.NoTUN)}
+		checks = append(checks, hc)
+		agents = agents || hc.NoNetem != ""
+	}
+	if i, why := agentHostRefusal(sp.Hosts, checks); why != "" {
+		return cellLinksError(need[0], fmt.Sprintf("topology %s: host %s: %s; delay, jitter and loss need sch_netem or the link agent on the hosts (rate limits and partitions do not): nothing deployed", sp.Name, sp.Hosts[i], why))
+	}
+	for k, spec := range specs {
+		if _, why := agentLinksRefusal(sp.MemberNames(), sp.Hosts, spec); agents && why != "" {
+			return cellLinksError(need[k], fmt.Sprintf("topology %s: a host lacks sch_netem, so the links go to the link agent: %s; nothing deployed", sp.Name, why))
 		}
 	}
 	return nil
+}
+
+// cellLinksError is a *topology.FieldError on cell c's links (sweep.links with the axis
+// value, or the scenario's links: when every cell has them) with reason.
+func cellLinksError(c *Cell, reason string) error {
+	field, value := "sweep.links", c.Values[string(AxisLinks)]
+	if value == "" {
+		field, value = "links", c.Links.String()
+	}
+	return &topology.FieldError{Field: field, Value: value, Reason: reason}
+}
+
+// agentHostRefusal applies the link agent's rule (sshLinks.useAgents) to the checks of
+// hosts (same order): when any host lacks sch_netem every host gets the agent, so every host
+// needs a TUN device. It returns the index of the first host that cannot take the links
+// and why, or -1 and "" when all can.
+func agentHostRefusal(hosts []string, checks []netem.HostCheck) (int, string) {
+	noNetem := -1
+	for i, hc := range checks {
+		if hc.NoNetem != "" {
+			noNetem = i
+			break
+		}
+	}
+	if noNetem < 0 {
+		return -1, ""
+	}
+	for i, hc := range checks {
+		if hc.NoTUN == "" {
+			continue
+		}
+		if i == noNetem || hc.NoNetem != "" {
+			return i, fmt.Sprintf("%s, and %s", hc.NoNetem, hc.NoTUN)
+		}
+		return i, fmt.Sprintf("%s, and host %s lacks sch_netem (%s), so every host needs the link agent", hc.NoTUN, hosts[noNetem], checks[noNetem].NoNetem)
+	}
+	return -1, ""
 }

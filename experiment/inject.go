@@ -22,6 +22,8 @@ type Injector struct {
 	Links LinkProcess
 	// CatchUp bounds promote's wait for the new source (0: 30 s).
 	CatchUp time.Duration
+
+	paused *pausedNodes // nodes paused without duration (fault_pause.go)
 }
 
 // Inject runs action on node of c without parameters (InjectArgs).
@@ -64,6 +66,11 @@ func (in *Injector) InjectArgs(ctx context.Context, c *cluster.Cluster, action, 
 	n, err := c.CurrentWriter(ctx, node)
 	if m := c.Member(node); m != nil && m.IsAux() {
 		n, err = m, nil // an aux member (an arbitrator): no writer to resolve
+		for _, x := range c.Spec.AuxNodes() {
+			if why := auxRefusal(a, c.Spec.Name, x); x.Name == m.Name && why != "" {
+				return FaultRecord{}, "", &topology.FieldError{Field: "node", Value: node, Reason: why}
+			}
+		}
 	}
 	if err != nil {
 		return FaultRecord{}, "", err
@@ -285,6 +292,11 @@ func validateFaults(faults []FaultEvent, tops []topology.Spec, network string, r
 				return err
 			}
 		}
+		if a.CheckSchedule != nil {
+			if k, why := a.CheckSchedule(faults, i); why != "" {
+				return &topology.FieldError{Field: field(k), Value: f.Args[k], Reason: why}
+			}
+		}
 	}
 	return nil
 }
@@ -316,6 +328,11 @@ func checkFaultOn(a *FaultAction, f FaultEvent, t topology.Spec, network string,
 		}
 		if site && a.InjectSite == nil {
 			return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("%s is a site of topology %s: a site can be %s, %s needs a node", f.Node, t.Name, orList(siteActions()), f.Action)}
+		}
+		for _, x := range t.AuxNodes() {
+			if why := auxRefusal(a, t.Name, x); x.Name == f.Node && why != "" {
+				return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: why}
+			}
 		}
 	}
 	if a.Check != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/topology"
 )
 
 // linkAccess is how this package impairs a cluster's links, chosen by c.Links() (linksOf):
@@ -211,6 +212,13 @@ func (l *sshLinks) applyRun(ctx context.Context, c *cluster.Cluster, spec *netem
 	}
 	if agents {
 		name = netem.BackendHostAgent
+		var nodes, hosts []string
+		for _, e := range l.eps {
+			nodes, hosts = append(nodes, e.Name), append(hosts, e.Host.Name())
+		}
+		if link, why := agentLinksRefusal(nodes, hosts, spec); why != "" {
+			return nil, name, nil, &topology.FieldError{Field: "links", Value: link, Reason: why + "; nothing applied"}
+		}
 		eps, err := agentEndpoints(c, l.eps)
 		if err != nil {
 			return nil, name, nil, err
@@ -262,6 +270,40 @@ func (l *sshLinks) useAgents(ctx context.Context, spec *netem.Spec) (bool, error
 		}
 	}
 	return false, nil
+}
+
+// agentLinksRefusal says why spec cannot go to the link agents when nodes[i] runs on
+// hosts[i], and the link ("n1->n2") it refuses ("", "" when it can): an agent runs per host and impairs the traffic from its host
+// to each peer host's address with one impairment (its first node's), so a link between
+// two nodes on one host cannot be impaired, and nodes sharing a host must need the same
+// impairment toward (and from) each node on another host.
+func agentLinksRefusal(nodes, hosts []string, spec *netem.Spec) (string, string) {
+	type pair struct{ from, to string }
+	first := map[pair]netem.Link{}
+	for i, a := range nodes {
+		for j, b := range nodes {
+			if i == j || i >= len(hosts) || j >= len(hosts) {
+				continue
+			}
+			imp := spec.Get(a, b)
+			if hosts[i] == hosts[j] {
+				if !imp.IsZero() {
+					return a + "->" + b, fmt.Sprintf("link %s->%s is impaired (%s) but %s and %s run on the same host %s: the link agent impairs traffic between hosts only", a, b, imp, a, b, hosts[i])
+				}
+				continue
+			}
+			k := pair{hosts[i], hosts[j]}
+			l, seen := first[k]
+			if !seen {
+				first[k] = netem.Link{From: a, To: b}
+				continue
+			}
+			if other := spec.Get(l.From, l.To); other != imp {
+				return a + "->" + b, fmt.Sprintf("links %s->%s (%s) and %s->%s (%s) differ but both go from host %s to host %s: the link agent applies one impairment per pair of hosts", l.From, l.To, other, a, b, imp, hosts[i], hosts[j])
+			}
+		}
+	}
+	return "", ""
 }
 
 // agentEndpoints adds to eps each node's directory on its host (the agent's binary goes

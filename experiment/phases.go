@@ -485,6 +485,11 @@ func (st *runState) background() error {
 			s := scheduleFaults(st.ctx, ended, inject, b.Faults, time.Now(), func(w string) {
 				st.say(w, "scheduled fault", "detail", w)
 			})
+			// A node paused without duration whose resume the run never reached.
+			for _, w := range b.Injector.ResumePaused(st.ctx) {
+				st.say(w, "scheduled fault", "detail", w)
+				s.Warnings = append(s.Warnings, w)
+			}
 			st.scheduled, st.faultWarnings = s.Done, s.Warnings
 		}()
 	}

@@ -797,7 +797,7 @@ func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *Cell, rec *CellRec
 		in := Injector{Sandbox: cs.sb}
 		if sw.r.Injector != nil {
 			in = *sw.r.Injector
-			in.Sandbox = cs.sb
+			in.Sandbox, in.paused = cs.sb, nil // the cell's own pauses
 		}
 		b.Faults, b.Injector = fs, &in
 	}
@@ -971,7 +971,7 @@ func fillRecord(rec *CellRecord, s *Summary) {
 	rec.MaxReplicaLagS, rec.LagUnknown = maxReplicaLag(s)
 	rec.Warnings = append(rec.Warnings, degradedWarnings(s)...)
 	if c := s.Checks; c != nil {
-		rec.Anomalies = &c.AnomalyCount
+		rec.Anomalies, rec.CheckerValid, rec.CheckerOK, rec.CheckerError = &c.AnomalyCount, &c.Valid, &c.OK, c.Error
 	}
 }
 

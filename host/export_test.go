@@ -1,5 +1,10 @@
 package host
 
+import (
+	"context"
+	"os/exec"
+)
+
 // Exposed to the package's external tests.
 var (
 	ReadRequestForTest    = readRequest
@@ -14,3 +19,8 @@ var ParseDateForTest = parseDate
 
 // FirstLineForTest is firstLine (ssh's message for a ConnError).
 var FirstLineForTest = firstLine
+
+// Command is SSH.command, for tests.
+func (s *SSH) Command(ctx context.Context, stdin []byte, argv []string) (*exec.Cmd, error) {
+	return s.command(ctx, stdin, argv)
+}

@@ -29,6 +29,25 @@ type Host interface {
 	Close() error
 }
 
+// InputRunner is a Host that can give a command standard input: Local and SSH are.
+type InputRunner interface {
+	// RunInput is Run with stdin as the command's standard input. Use it for content
+	// that must not appear on a command line (/proc/PID/cmdline is world-readable):
+	// passwords, files that hold them.
+	RunInput(ctx context.Context, stdin []byte, argv ...string) ([]byte, error)
+}
+
+// RunInput runs argv on h with stdin as its standard input (InputRunner). A host that
+// cannot give a command standard input is an error naming it; the content is never put
+// on the command line instead.
+func RunInput(ctx context.Context, h Host, stdin []byte, argv ...string) ([]byte, error) {
+	r, ok := h.(InputRunner)
+	if !ok {
+		return nil, fmt.Errorf("%s: cannot give a command standard input", h.Name())
+	}
+	return r.RunInput(ctx, stdin, argv...)
+}
+
 // ExitError is a command that ran on a host and exited non-zero.
 type ExitError struct {
 	Host   string
@@ -82,6 +101,19 @@ func (l Local) Name() string {
 
 // Run implements Host.
 func (l Local) Run(ctx context.Context, argv ...string) ([]byte, error) {
+	return l.run(ctx, nil, argv)
+}
+
+// RunInput implements InputRunner.
+func (l Local) RunInput(ctx context.Context, stdin []byte, argv ...string) ([]byte, error) {
+	if stdin == nil {
+		stdin = []byte{}
+	}
+	return l.run(ctx, stdin, argv)
+}
+
+// run is Run, with stdin as the command's standard input when it is not nil.
+func (l Local) run(ctx context.Context, stdin []byte, argv []string) ([]byte, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("host: empty command")
 	}
@@ -90,6 +122,9 @@ func (l Local) Run(ctx context.Context, argv ...string) ([]byte, error) {
 		full = append([]string{"ip", "netns", "exec", l.Netns}, argv...)
 	}
 	cmd := exec.CommandContext(ctx, full[0], full[1:]...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

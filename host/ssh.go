@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -148,24 +149,32 @@ func (e *ConnError) Error() string { return e.Host + ": cannot connect: " + e.Ms
 // (no connection, refused key) is a *ConnError; a remote command that exits 255 is
 // indistinguishable and reported the same way.
 func (s *SSH) Run(ctx context.Context, argv ...string) ([]byte, error) {
+	return s.run(ctx, nil, argv)
+}
+
+// RunInput implements InputRunner: Run with stdin as the remote command's standard input
+// (ssh without -n). stdin never appears on a command line, here or on the host.
+func (s *SSH) RunInput(ctx context.Context, stdin []byte, argv ...string) ([]byte, error) {
+	if stdin == nil {
+		stdin = []byte{}
+	}
+	return s.run(ctx, stdin, argv)
+}
+
+// run is Run, with stdin as the command's standard input when it is not nil.
+func (s *SSH) run(ctx context.Context, stdin []byte, argv []string) ([]byte, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("host: empty command")
 	}
 	if err := s.Connect(ctx); err != nil {
 		return nil, err
 	}
-	a, err := s.args()
+	cmd, err := s.command(ctx, stdin, argv)
 	if err != nil {
 		return nil, err
 	}
-	a = append(a, "-o", "ControlMaster=no", s.Dest, "--", Quote(argv))
-	cmd := exec.CommandContext(ctx, "ssh", a...)
-	// Its own process group: a Ctrl-C at the terminal reaches habench, which then cleans
-	// up over SSH, and not the ssh clients doing that work (ctx ends them when it must).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 2 * time.Second
 	err = cmd.Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ctx.Err() == nil {
@@ -181,6 +190,28 @@ func (s *SSH) Run(ctx context.Context, argv ...string) ([]byte, error) {
 		return stdout.Bytes(), fmt.Errorf("%s: ssh: %w", s.Name(), err)
 	}
 	return stdout.Bytes(), nil
+}
+
+// command is the local ssh process that runs argv on the host over the master
+// connection: stdin, when not nil, is its standard input (and ssh runs without -n).
+func (s *SSH) command(ctx context.Context, stdin []byte, argv []string) (*exec.Cmd, error) {
+	a, err := s.args()
+	if err != nil {
+		return nil, err
+	}
+	if stdin != nil {
+		a = slices.DeleteFunc(a, func(x string) bool { return x == "-n" })
+	}
+	a = append(a, "-o", "ControlMaster=no", s.Dest, "--", Quote(argv))
+	cmd := exec.CommandContext(ctx, "ssh", a...)
+	// Its own process group: a Ctrl-C at the terminal reaches habench, which then cleans
+	// up over SSH, and not the ssh clients doing that work (ctx ends them when it must).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	cmd.WaitDelay = 2 * time.Second
+	return cmd, nil
 }
 
 // firstLine returns ssh's first line of message, skipping the '@' rules of its banners

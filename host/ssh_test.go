@@ -179,3 +179,20 @@ func TestReadRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestSSHInputNotInArgv: RunInput's content goes to ssh's standard input (ssh without
+// -n), never into ssh's arguments; Run keeps -n.
+func TestSSHInputNotInArgv(t *testing.T) {
+	s := &host.SSH{Dest: "db1"}
+	cmd, err := s.Command(context.Background(), []byte("s3cret-pw"), []string{"sh", "-c", `cat > "$1"`, "sh", "/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(cmd.Args, "-n") || cmd.Stdin == nil || strings.Contains(strings.Join(cmd.Args, " "), "s3cret") {
+		t.Errorf("RunInput command %q (stdin set: %v): want no -n, stdin set, no content", cmd.Args, cmd.Stdin != nil)
+	}
+	cmd, err = s.Command(context.Background(), nil, []string{"true"})
+	if err != nil || !slices.Contains(cmd.Args, "-n") || cmd.Stdin != nil {
+		t.Errorf("Run command %q %v: want -n and no stdin", cmd.Args, err)
+	}
+}

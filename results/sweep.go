@@ -123,8 +123,14 @@ type CellRecord struct {
 	ReusedFrom int      `json:"reused_from,omitempty"`
 	Error      string   `json:"error,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
-	// Anomalies is how many anomalies the checker workload found (nil without one).
-	Anomalies *int `json:"anomalies,omitempty"`
+	// Anomalies is how many anomalies the checker workload found (nil without one);
+	// CheckerValid its verdict, CheckerOK how many of its operations committed and
+	// CheckerError why it could not run or be checked (summary.json checks: valid, ok,
+	// error).
+	Anomalies    *int   `json:"anomalies,omitempty"`
+	CheckerValid *bool  `json:"checker_valid,omitempty"`
+	CheckerOK    *int   `json:"checker_ok,omitempty"`
+	CheckerError string `json:"checker_error,omitempty"`
 	// Dir is the cell's run directory, relative to the sweep directory.
 	Dir          string     `json:"dir,omitempty"`
 	PreviousDirs []string   `json:"previous_dirs,omitempty"`

@@ -13,7 +13,8 @@ import (
 // order and omitempty as before the types moved here from experiment/. The golden files
 // were encoded by experiment.SweepFile at commit c581123 (before the move) from the same
 // three values: every field set (fill), all zero, every section present but empty (shells);
-// sweep_full.json gained one line since, the additive key "links" (SweepFile.Links).
+// sweep_full.json gained lines since, the additive keys "links" (SweepFile.Links) and
+// checker_valid, checker_ok, checker_error (CellRecord).
 func TestSweepSchemaUnchanged(t *testing.T) {
 	var full, sh SweepFile
 	fill(reflect.ValueOf(&full).Elem())

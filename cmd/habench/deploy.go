@@ -384,13 +384,18 @@ the state file: when it was lost, or the cluster was deployed from another machi
 
 // destroyFromHosts is `destroy NAME --hosts ...`: NAME's nodes removed from the hosts by
 // their records (cluster.DestroyFromHosts), one line per host. A cluster the state file
-// still has is destroyed without --hosts (the state knows its hosts and processes).
+// still has is destroyed without --hosts (the state knows its hosts and processes); a
+// state file that cannot be read is reported and nothing is removed.
 func destroyFromHosts(cmd *cobra.Command, sb *cluster.Sandbox, all bool, args []string, s *topology.Spec) error {
 	if all {
 		return usagef("destroy --hosts: give a cluster NAME, not --all")
 	}
-	if _, err := sb.Load(args[0]); err == nil {
+	_, err := sb.Load(args[0])
+	if err == nil {
 		return usagef("destroy --hosts: cluster %s is in the state directory: habench destroy %s (without --hosts)", args[0], args[0])
+	}
+	if !errors.Is(err, cluster.ErrNotFound) { // a state file that cannot be read: not proof there is none
+		return fmt.Errorf("destroy --hosts: cluster %s: %w; nothing removed", args[0], err)
 	}
 	lines, err := sb.DestroyFromHosts(cmd.Context(), args[0], s.Hosts, s.HostDir, s.SSH)
 	for _, l := range lines {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/internal/testenv/prereq"
 	"github.com/habench/habench/internal/testhost"
 )
 
@@ -104,10 +105,7 @@ func TestGaleraArbitratorOnHosts(t *testing.T) {
 func TestGroupDROnHosts(t *testing.T) {
 	root := "/var/cache/habench/rootfs/mysql-sid"
 	if _, err := os.Stat(root + "/usr/sbin/mysqld"); err != nil {
-		if os.Getenv("HABENCH_REQUIRE_SERVERS") != "" {
-			t.Fatalf("no MySQL root filesystem: %v", err)
-		}
-		t.Skipf("no MySQL root filesystem: %v", err)
+		prereq.Missing(t, "no MySQL root filesystem: %v", err)
 	}
 	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 22})
 	state := stateDir(t)
