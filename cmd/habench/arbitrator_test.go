@@ -252,9 +252,21 @@ func TestArbitratorPartition(t *testing.T) {
 	// seqno, restarts garbd around the bootstrap, and all five are members again.
 	t7 := time.Now()
 	for _, n := range []string{"n2", "n3", "n4", "n1"} {
-		if r := habench(t, state, "fault", "stop", n, "--cluster", name); r.code != 0 {
-			t.Fatalf("fault stop %s: %d %s", n, r.code, r.stderr)
+		r := habench(t, state, "fault", "stop", n, "--cluster", name)
+		if r.code == 0 {
+			continue
 		}
+		// MariaDB Galera sometimes does not finish a shutdown while garbd is a member
+		// (mariadb-corporation/galera#439; seen here in 2 of 5 runs of this sequence).
+		// habench must then say so, as a crash, and the rest of this test, which needs
+		// every node stopped cleanly, cannot run.
+		if r.code == 1 && strings.Contains(r.stderr, "did not shut down within 90 s of SIGTERM: killed with SIGKILL (a crash, not a clean stop)") {
+			b, _ := os.ReadFile(filepath.Join(c.Node(n).Dir, "error.log"))
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			t.Logf("server %s did not shut down: its error log ends:\n%s", n, strings.Join(lines[max(0, len(lines)-25):], "\n"))
+			t.Skipf("fault stop %s: the server hung in its shutdown with garbd in the group (galera#439); habench reported it as a crash (%s); the bootstrap after every node stopped cleanly was not checked", n, strings.TrimSpace(r.stderr))
+		}
+		t.Fatalf("fault stop %s: %d %s", n, r.code, r.stderr)
 	}
 	for _, n := range all {
 		if r := habench(t, state, "fault", "start", n, "--cluster", name); r.code != 0 {
