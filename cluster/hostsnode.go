@@ -304,6 +304,42 @@ done`
 	return pids, nil
 }
 
+// killHostProcessesUnder SIGKILLs every process on h under node l's directory (as
+// chrooted processes see it too), scanning again until a scan finds none (at most 5
+// rounds): a helper that was starting during a scan (an SST script starting its rsync
+// daemon after the server was killed) is found by the next one. Errors: scans that
+// failed, processes that survived SIGKILL, and processes still there after the last round.
+func killHostProcessesUnder(ctx context.Context, h host.Host, l hostLayout) []error {
+	nd := l.nodeDir()
+	var errs []error
+	for round := 0; round < 5; round++ {
+		pids, err := hostProcessesUnder(ctx, h, nd, "")
+		if err != nil {
+			return append(errs, err)
+		}
+		if sd := l.serverNodeDir(); sd != "" {
+			more, err := hostProcessesUnder(ctx, h, sd, l.Root)
+			if err != nil {
+				return append(errs, err)
+			}
+			pids = append(pids, more...)
+		}
+		if len(pids) == 0 {
+			return errs
+		}
+		for _, p := range pids {
+			if !hostSignal(ctx, h, p, 0, "KILL", 5*time.Second) {
+				errs = append(errs, fmt.Errorf("%s: pid %d (under %s) survived SIGKILL", h.Name(), p, nd))
+			}
+		}
+		if len(errs) > 0 {
+			return errs
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return append(errs, fmt.Errorf("%s: processes under %s kept appearing after 5 rounds of SIGKILL", h.Name(), nd))
+}
+
 // destroyHostNode removes what node l's record on h lists: it kills the recorded process
 // (checked against its start ticks) and every process under the node directory (as
 // chrooted processes see it too, for a root filesystem), removes
@@ -337,22 +373,7 @@ func destroyHostNode(ctx context.Context, h host.Host, l hostLayout, pid int, ti
 		}
 	}
 	if owned {
-		pids, err := hostProcessesUnder(ctx, h, nd, "")
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if sd := l.serverNodeDir(); sd != "" {
-			more, err := hostProcessesUnder(ctx, h, sd, l.Root)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			pids = append(pids, more...)
-		}
-		for _, p := range pids {
-			if !hostSignal(ctx, h, p, 0, "KILL", 5*time.Second) {
-				errs = append(errs, fmt.Errorf("%s: pid %d (under %s) survived SIGKILL", h.Name(), p, nd))
-			}
-		}
+		errs = append(errs, killHostProcessesUnder(ctx, h, l)...)
 		if _, err := h.Run(ctx, "rm", "-rf", "--one-file-system", "--", nd); err != nil {
 			errs = append(errs, err)
 		}
