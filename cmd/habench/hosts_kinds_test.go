@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/internal/testenv/prereq"
 	"github.com/habench/habench/internal/testhost"
 )
 
@@ -103,24 +102,8 @@ func TestGaleraArbitratorOnHosts(t *testing.T) {
 // the group's primary (n1), a row written on the primary reaches each DR replica, and
 // destroy leaves every host as it was.
 func TestGroupDROnHosts(t *testing.T) {
-	root := "/var/cache/habench/rootfs/mysql-sid"
-	if _, err := os.Stat(root + "/usr/sbin/mysqld"); err != nil {
-		prereq.Missing(t, "no MySQL root filesystem: %v", err)
-	}
-	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 22})
-	state := stateDir(t)
-	hostDir := fmt.Sprintf("/tmp/k18dr-%d", os.Getpid())
-	t.Cleanup(func() { os.RemoveAll(root + hostDir) })
-	snapshot := func(h *testhost.Host) string {
-		_, err := os.Stat(root + hostDir)
-		return hostState(t, h, hostDir) + fmt.Sprintf("%s exists: %v\n", root+hostDir, err == nil)
-	}
-	var names []string
-	before := make([]string, len(lab.Hosts))
-	for i, h := range lab.Hosts {
-		names = append(names, h.Name)
-		before[i] = snapshot(h)
-	}
+	l := newRootfsHostsLab(t, 3, 22, "k18dr")
+	lab, state, root, hostDir, names, before, snapshot := l.lab, l.state, l.root, l.hostDir, l.names, l.before, l.snapshot
 	start := time.Now()
 	r := habench(t, state, "--log-level", "debug", "deploy", "--name", "k18d1", "--kind", "group-dr", "--nodes", "6", "--flavor", "mysql", "--installation", "rootfs:"+root,
 		"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir)

@@ -498,25 +498,8 @@ func TestGaleraOnHostsKilled(t *testing.T) {
 // a member stopped and started again is ONLINE PRIMARY again, and destroy leaves every
 // host as it was. (A single-primary group on hosts: TestGroupDROnHosts.)
 func TestGroupOnHosts(t *testing.T) {
-	root := "/var/cache/habench/rootfs/mysql-sid"
-	if _, err := os.Stat(root + "/usr/sbin/mysqld"); err != nil {
-		prereq.Missing(t, "no MySQL root filesystem: %v", err)
-	}
-	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 23})
-	state := stateDir(t)
-	// The host directory as the chrooted servers see it, under the root filesystem.
-	hostDir := fmt.Sprintf("/tmp/h2gr-%d", os.Getpid())
-	t.Cleanup(func() { os.RemoveAll(root + hostDir) })
-	snapshot := func(h *testhost.Host) string {
-		_, err := os.Stat(root + hostDir)
-		return hostState(t, h, hostDir) + fmt.Sprintf("%s exists: %v\n", root+hostDir, err == nil)
-	}
-	var names []string
-	before := make([]string, len(lab.Hosts))
-	for i, h := range lab.Hosts {
-		names = append(names, h.Name)
-		before[i] = snapshot(h)
-	}
+	l := newRootfsHostsLab(t, 3, 23, "h2gr")
+	lab, state, root, hostDir, names, before, snapshot := l.lab, l.state, l.root, l.hostDir, l.names, l.before, l.snapshot
 	start := time.Now()
 	r := habench(t, state, "--log-level", "debug", "deploy", "--name", "h2r1", "--kind", "group", "--group-mode", "multi-primary", "--nodes", "3", "--flavor", "mysql", "--installation", "rootfs:"+root,
 		"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir)
@@ -579,4 +562,39 @@ func nodesOnHostsHealthy(t *testing.T, state, name string, hosts []*testhost.Hos
 			t.Errorf("%s: n%d on %s lacks %q:\n%s", when, i+1, h.Name, health, st.stdout)
 		}
 	}
+}
+
+// rootfsHostsLab is the setup of the group tests on hosts: n lab hosts (subnet), the
+// MySQL root filesystem as the hosts' server, a host directory (prefix-PID, as the
+// chrooted servers see it, under the root filesystem; removed at the end), and each
+// host's state before the deploy (snapshot: hostState plus whether ROOT/HOST_DIR exists).
+type rootfsLab struct {
+	lab      *testhost.Lab
+	state    string
+	root     string
+	hostDir  string
+	names    []string
+	before   []string
+	snapshot func(*testhost.Host) string
+}
+
+func newRootfsHostsLab(t *testing.T, n, subnet int, prefix string) *rootfsLab {
+	t.Helper()
+	l := &rootfsLab{root: "/var/cache/habench/rootfs/mysql-sid"}
+	if _, err := os.Stat(l.root + "/usr/sbin/mysqld"); err != nil {
+		prereq.Missing(t, "no MySQL root filesystem: %v", err)
+	}
+	l.lab = testhost.New(t, n, testhost.Options{SSH: true, Subnet: subnet})
+	l.state = stateDir(t)
+	l.hostDir = fmt.Sprintf("/tmp/%s-%d", prefix, os.Getpid())
+	t.Cleanup(func() { os.RemoveAll(l.root + l.hostDir) })
+	l.snapshot = func(h *testhost.Host) string {
+		_, err := os.Stat(l.root + l.hostDir)
+		return hostState(t, h, l.hostDir) + fmt.Sprintf("%s exists: %v\n", l.root+l.hostDir, err == nil)
+	}
+	for _, h := range l.lab.Hosts {
+		l.names = append(l.names, h.Name)
+		l.before = append(l.before, l.snapshot(h))
+	}
+	return l
 }
