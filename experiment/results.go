@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/habench/habench/internal/atomicfile"
 	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/workload"
@@ -156,19 +157,10 @@ func (r *Results) WriteJSON(name string, v any) error {
 }
 
 // WriteFile writes a text file inside the run directory, whole or not at all: it is
-// written to NAME.tmp and renamed, so a failed write (a full disk) leaves the previous
+// written to a temporary file and renamed, so a failed write (a full disk) leaves the previous
 // version, never a truncated one. The error names the file.
 func (r *Results) WriteFile(name, text string) error {
-	p := filepath.Join(r.Dir, name)
-	if err := os.WriteFile(p+".tmp", []byte(text), 0o640); err != nil {
-		os.Remove(p + ".tmp")
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := os.Rename(p+".tmp", p); err != nil {
-		os.Remove(p + ".tmp")
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	return nil
+	return atomicfile.WriteFile(filepath.Join(r.Dir, name), []byte(text), 0o640)
 }
 
 // Close flushes and closes the CSV files.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/internal/atomicfile"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/topology"
 	"golang.org/x/sys/unix"
@@ -100,11 +101,7 @@ func writeRecord(path string, s *StandingLinks) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteFile(path, b, 0o600)
 }
 
 // Lock files in the cluster's directory. flock locks die with their process, so a held

@@ -11,7 +11,7 @@ import (
 )
 
 // blockFile puts a non-empty directory where dir/name should be written, so that writing
-// the file (through name.tmp and a rename) fails, also for root.
+// the file (through a temporary file and a rename) fails, also for root.
 func blockFile(t *testing.T, dir, name string) {
 	t.Helper()
 	if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {

@@ -7,12 +7,12 @@ package history
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
-	"os"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/habench/habench/internal/atomicfile"
 )
 
 // Outcome is how an operation ended.
@@ -139,21 +139,5 @@ func WriteJSONL(w io.Writer, ops []Op) error {
 // WriteFile writes ops to path with write (WriteJSONL or WriteEDN), whole or not at
 // all (a temporary file renamed into place); the error names the file.
 func WriteFile(path string, ops []Op, write func(io.Writer, []Op) error) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	err = write(f, ops)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, 0o640, func(w io.Writer) error { return write(w, ops) })
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/internal/atomicfile"
 	"github.com/habench/habench/topology"
 )
 
@@ -965,10 +966,7 @@ func (a *Applied) writePending(create bool) error {
 	if a.pendingPath == "" {
 		return nil
 	}
-	if err := os.WriteFile(p+".tmp", b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(p+".tmp", p)
+	return atomicfile.WriteFile(p, b, 0o600)
 }
 
 func (a *Applied) removePending() {
