@@ -167,24 +167,6 @@ func (c *Cluster) OpenAdmin(n *Node) (*sql.DB, error) {
 	return db, nil
 }
 
-// save writes the state file atomically.
-func (c *Cluster) save() error {
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := c.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing cluster state %s: %w", c.path, err)
-	}
-	if err := os.Rename(tmp, c.path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing cluster state %s: %w", c.path, err)
-	}
-	return nil
-}
-
 // ErrNotFound is returned by Load for an unknown cluster name.
 var ErrNotFound = errors.New("no such cluster")
 

@@ -667,7 +667,7 @@ func (c *Cluster) refreshGroupRoles(ctx context.Context) error {
 			}
 		}
 	}
-	return c.save()
+	return c.saveRoles()
 }
 
 // keepGroupPrimary is called by RestartNode before it stops node: when node is the
