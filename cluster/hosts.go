@@ -29,21 +29,8 @@ const HostsAdminUser = "habench_admin"
 // option file, starts the servers and runs the topology's plan over TCP. On failure
 // everything created is removed again.
 func (s *Sandbox) deployHosts(ctx context.Context, spec topology.Spec) (c *Cluster, err error) {
-	spec.Defaults()
-	if err := spec.Validate(); err != nil {
+	if spec, err = s.checkHostsSpec(spec); err != nil {
 		return nil, err
-	}
-	if !spec.IsHosts() {
-		return nil, &topology.FieldError{Field: "provider", Value: spec.Provider, Reason: "want hosts"}
-	}
-	if spec.SSH, err = absSSHSpec(spec.SSH); err != nil {
-		return nil, err
-	}
-	if s.ReadyTimeout == 0 {
-		s.ReadyTimeout = 90 * time.Second
-	}
-	if _, err := os.Stat(s.clusterDir(spec.Name)); err == nil {
-		return nil, &topology.FieldError{Field: "name", Value: spec.Name, Reason: fmt.Sprintf("a cluster with this name exists (habench destroy %s)", spec.Name)}
 	}
 	start := time.Now()
 	c, probes, err := s.planHosts(ctx, spec)
@@ -70,19 +57,8 @@ func (s *Sandbox) deployHosts(ctx context.Context, spec topology.Spec) (c *Clust
 			c = nil
 		}
 	}()
-	// One node after the other: nodes sharing a host (or a file system) see each
-	// other's parent directories, and each records exactly what it creates.
-	for i, n := range c.Nodes {
-		h := c.hostsSSH(n)
-		p, err := probeHost(ctx, h, c.layout(n))
-		if err != nil {
-			return c, fmt.Errorf("node %s: %w", n.Name, err)
-		}
-		rec := &HostRecord{Cluster: c.Name, Node: n.Name, Port: n.Port, Controller: controllerName(), Time: time.Now().UTC(), Root: c.layout(n).Root}
-		if err := createNodeDir(ctx, h, c.layout(n), p, rec); err != nil {
-			return c, fmt.Errorf("node %s: %w", n.Name, err)
-		}
-		probes[i].UID = p.UID
+	if err := createHostNodeDirs(ctx, c, probes); err != nil {
+		return c, err
 	}
 	log.Debug("node directories created", "elapsed", time.Since(start).Round(time.Millisecond))
 	plan, err := topology.BuildPlan(c.planSpec(), c.Binaries.Caps(), func(node string) (string, int) {
@@ -92,25 +68,7 @@ func (s *Sandbox) deployHosts(ctx context.Context, spec topology.Spec) (c *Clust
 	if err != nil {
 		return c, err
 	}
-	if err := forEachNode(c.Nodes, func(i int, n *Node) error {
-		t0 := time.Now()
-		err := s.prepareHostNode(ctx, c, n, plan.Nodes[i], probes[i].UID == 0)
-		log.Debug("datadir ready", "node", n.Name, "took", time.Since(t0).Round(time.Millisecond))
-		return err
-	}); err != nil {
-		return c, err
-	}
-	log.Info("datadirs ready", "elapsed", time.Since(start).Round(time.Millisecond))
-	startErr := forEachNode(c.Nodes, func(_ int, n *Node) error {
-		if plan.StartedBySteps(n.Name) {
-			return nil
-		}
-		t0 := time.Now()
-		err := s.startHostNode(ctx, c, n)
-		log.Debug("server up", "node", n.Name, "took", time.Since(t0).Round(time.Millisecond), "err", err)
-		return err
-	})
-	if err := errors.Join(startErr, c.save()); err != nil {
+	if err := s.startHostNodes(ctx, c, plan, probes); err != nil {
 		return c, err
 	}
 	if err := s.runPlanWith(ctx, c, plan, s.startHostStepNode); err != nil {
@@ -130,6 +88,77 @@ func (s *Sandbox) deployHosts(ctx context.Context, spec topology.Spec) (c *Clust
 	}
 	log.Info("deployed", "kind", c.Spec.Kind, "nodes", len(c.Nodes), "hosts", len(c.Spec.Hosts), "elapsed", time.Since(start).Round(time.Millisecond))
 	return c, nil
+}
+
+// checkHostsSpec returns spec with its defaults and absolute ssh paths, after the checks
+// that need no host: the spec is valid, its provider is hosts, no cluster has its name.
+// Errors: *topology.FieldError naming the field.
+func (s *Sandbox) checkHostsSpec(spec topology.Spec) (topology.Spec, error) {
+	spec.Defaults()
+	if err := spec.Validate(); err != nil {
+		return spec, err
+	}
+	if !spec.IsHosts() {
+		return spec, &topology.FieldError{Field: "provider", Value: spec.Provider, Reason: "want hosts"}
+	}
+	var err error
+	if spec.SSH, err = absSSHSpec(spec.SSH); err != nil {
+		return spec, err
+	}
+	if s.ReadyTimeout == 0 {
+		s.ReadyTimeout = 90 * time.Second
+	}
+	if _, err := os.Stat(s.clusterDir(spec.Name)); err == nil {
+		return spec, &topology.FieldError{Field: "name", Value: spec.Name, Reason: fmt.Sprintf("a cluster with this name exists (habench destroy %s)", spec.Name)}
+	}
+	return spec, nil
+}
+
+// createHostNodeDirs creates every node's directory on its host, recording it first, one
+// node after the other: nodes sharing a host (or a file system) see each other's parent
+// directories, and each records exactly what it creates. probes[i].UID gets the owner the
+// node's directory was created for. Errors name the node.
+func createHostNodeDirs(ctx context.Context, c *Cluster, probes []*hostProbe) error {
+	for i, n := range c.Nodes {
+		h := c.hostsSSH(n)
+		p, err := probeHost(ctx, h, c.layout(n))
+		if err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		rec := &HostRecord{Cluster: c.Name, Node: n.Name, Port: n.Port, Controller: controllerName(), Time: time.Now().UTC(), Root: c.layout(n).Root}
+		if err := createNodeDir(ctx, h, c.layout(n), p, rec); err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		probes[i].UID = p.UID
+	}
+	return nil
+}
+
+// startHostNodes initialises every node's datadir and option file on its host, then starts
+// the servers the plan does not start in its steps, all nodes at once, and saves the
+// state (the processes started).
+func (s *Sandbox) startHostNodes(ctx context.Context, c *Cluster, plan topology.Plan, probes []*hostProbe) error {
+	log := s.log().With("cluster", c.Name)
+	start := time.Now()
+	if err := forEachNode(c.Nodes, func(i int, n *Node) error {
+		t0 := time.Now()
+		err := s.prepareHostNode(ctx, c, n, plan.Nodes[i], probes[i].UID == 0)
+		log.Debug("datadir ready", "node", n.Name, "took", time.Since(t0).Round(time.Millisecond))
+		return err
+	}); err != nil {
+		return err
+	}
+	log.Info("datadirs ready", "elapsed", time.Since(start).Round(time.Millisecond))
+	startErr := forEachNode(c.Nodes, func(_ int, n *Node) error {
+		if plan.StartedBySteps(n.Name) {
+			return nil
+		}
+		t0 := time.Now()
+		err := s.startHostNode(ctx, c, n)
+		log.Debug("server up", "node", n.Name, "took", time.Since(t0).Round(time.Millisecond), "err", err)
+		return err
+	})
+	return errors.Join(startErr, c.save())
 }
 
 // forEachNode runs f for every node at once and joins the errors (a *topology.FieldError,
