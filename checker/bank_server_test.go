@@ -1,23 +1,15 @@
 package checker
 
 import (
-	"context"
 	"testing"
 	"time"
-
-	"github.com/habench/habench/internal/testserver"
 )
 
 // TestBankKnownAnswers on one real MariaDB: transfers that read both balances and write
 // the new values at REPEATABLE READ change the bank's total (committed reads of all
 // accounts that do not sum to it); with SELECT ... FOR UPDATE every read sums to it.
 func TestBankKnownAnswers(t *testing.T) {
-	s := testserver.StartMariaDB(t)
-	testserver.Exec(t, s.Open(t, ""), "CREATE DATABASE ck")
-	db := s.Open(t, "ck")
-	db.SetMaxOpenConns(16)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	db, ctx := checkerServer(t)
 	for _, c := range []struct {
 		locking string
 		wantBad bool

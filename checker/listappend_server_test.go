@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/habench/habench/history"
-	"github.com/habench/habench/internal/testserver"
 )
 
 // TestListAppendOnServer: the list-append workload on one real MariaDB. At
@@ -17,12 +16,7 @@ import (
 // must agree with the history: every list holds only appends of ok or unknown
 // operations, and every ok append of the run is in its list.
 func TestListAppendOnServer(t *testing.T) {
-	s := testserver.StartMariaDB(t)
-	testserver.Exec(t, s.Open(t, ""), "CREATE DATABASE ck")
-	db := s.Open(t, "ck")
-	db.SetMaxOpenConns(16)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	db, ctx := checkerServer(t)
 	for _, iso := range []string{"SERIALIZABLE", "REPEATABLE-READ"} {
 		o := ListAppendOptions{Keys: 3, MaxAppends: 32, Threads: 4, Time: 3 * time.Second, Isolation: iso}
 		if err := PrepareListAppend(ctx, db, o); err != nil {

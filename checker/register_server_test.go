@@ -18,12 +18,7 @@ import (
 // transactions), and the same workload with SELECT ... FOR UPDATE, or at SERIALIZABLE,
 // loses none. Each run must commit enough transactions for its answer to mean something.
 func TestRegisterKnownAnswers(t *testing.T) {
-	s := testserver.StartMariaDB(t)
-	testserver.Exec(t, s.Open(t, ""), "CREATE DATABASE ck")
-	db := s.Open(t, "ck")
-	db.SetMaxOpenConns(16)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	db, ctx := checkerServer(t)
 	cases := []struct {
 		name, locking, isolation string
 		wantLost                 bool
