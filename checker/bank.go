@@ -74,19 +74,7 @@ func PrepareBank(ctx context.Context, db *sql.DB, o BankOptions) error {
 	if err != nil {
 		return err
 	}
-	t := "`" + o.Table + "`"
-	rows := make([]string, o.Accounts)
-	for k := range rows {
-		rows[k] = fmt.Sprintf("(%d, %d)", k+1, o.Balance)
-	}
-	for _, s := range []string{"DROP TABLE IF EXISTS " + t,
-		"CREATE TABLE " + t + " (k INT NOT NULL PRIMARY KEY, v BIGINT NOT NULL) ENGINE=InnoDB",
-		"INSERT INTO " + t + " (k, v) VALUES " + strings.Join(rows, ", ")} {
-		if _, err := db.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("bank prepare: %s: %w", strings.SplitN(s, " (", 2)[0], err)
-		}
-	}
-	return nil
+	return prepareTable(ctx, db, "bank", o.Table, "k INT NOT NULL PRIMARY KEY, v BIGINT NOT NULL", o.Accounts, func(int) int64 { return o.Balance })
 }
 
 // RunBank runs the bank workload on nodes for o.Time (or until ctx ends) and returns its

@@ -75,14 +75,7 @@ func PrepareListAppend(ctx context.Context, db *sql.DB, o ListAppendOptions) err
 	if err != nil {
 		return err
 	}
-	t := "`" + o.Table + "`"
-	for _, s := range []string{"DROP TABLE IF EXISTS " + t,
-		"CREATE TABLE " + t + " (k BIGINT NOT NULL PRIMARY KEY, v TEXT NOT NULL) ENGINE=InnoDB"} {
-		if _, err := db.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("list-append prepare: %s: %w", strings.SplitN(s, " (", 2)[0], err)
-		}
-	}
-	return nil
+	return prepareTable(ctx, db, "list-append", o.Table, "k BIGINT NOT NULL PRIMARY KEY, v TEXT NOT NULL", 0, nil)
 }
 
 // RunListAppend runs the list-append workload on nodes for o.Time (or until ctx ends)

@@ -107,17 +107,24 @@ func PrepareRegister(ctx context.Context, db *sql.DB, o RegisterOptions) error {
 	if err != nil {
 		return err
 	}
-	t := "`" + o.Table + "`"
-	stmts := []string{"DROP TABLE IF EXISTS " + t,
-		"CREATE TABLE " + t + " (k INT NOT NULL PRIMARY KEY, v BIGINT NOT NULL) ENGINE=InnoDB"}
-	rows := make([]string, o.Keys)
-	for k := range rows {
-		rows[k] = fmt.Sprintf("(%d, 0)", k+1)
+	return prepareTable(ctx, db, "register", o.Table, "k INT NOT NULL PRIMARY KEY, v BIGINT NOT NULL", o.Keys, func(int) int64 { return 0 })
+}
+
+// prepareTable (re)creates table on db with columns cols and, for rows > 0, the rows
+// (k, value(k)) for k in 1..rows, in one INSERT. Errors name the workload and statement.
+func prepareTable(ctx context.Context, db *sql.DB, workload, table, cols string, rows int, value func(k int) int64) error {
+	t := "`" + table + "`"
+	stmts := []string{"DROP TABLE IF EXISTS " + t, "CREATE TABLE " + t + " (" + cols + ") ENGINE=InnoDB"}
+	if rows > 0 {
+		vals := make([]string, rows)
+		for i := range vals {
+			vals[i] = fmt.Sprintf("(%d, %d)", i+1, value(i+1))
+		}
+		stmts = append(stmts, "INSERT INTO "+t+" (k, v) VALUES "+strings.Join(vals, ", "))
 	}
-	stmts = append(stmts, "INSERT INTO "+t+" (k, v) VALUES "+strings.Join(rows, ", "))
 	for _, s := range stmts {
 		if _, err := db.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("register prepare: %s: %w", strings.SplitN(s, " (", 2)[0], err)
+			return fmt.Errorf("%s prepare: %s: %w", workload, strings.SplitN(s, " (", 2)[0], err)
 		}
 	}
 	return nil

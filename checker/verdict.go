@@ -25,16 +25,7 @@ type Verdict struct {
 // CheckRegister runs the register checks (today: lost updates, P4) on ops.
 func CheckRegister(ops []history.Op) Verdict {
 	v := Verdict{Workload: "register", Ops: len(ops)}
-	for _, op := range ops {
-		switch op.Outcome {
-		case history.OK:
-			v.OK++
-		case history.Fail:
-			v.Failed++
-		default:
-			v.Unknown++
-		}
-	}
+	countOutcomes(&v, ops)
 	v.Anomalies = LostUpdates(ops)
 	if v.Anomalies == nil {
 		v.Anomalies = []Anomaly{}
