@@ -52,6 +52,9 @@ type FaultRecord struct {
 	// restart and the switchover before the writer's; "" for a fault of its own). A run
 	// lists the steps, not the action that made them (faultsDuring).
 	Of string `json:"of,omitempty"`
+	// Detail is the action's one line of what happened ("" when it has nothing to add):
+	// e.g. a rebuild's donor and the times of its steps, a promote's old source.
+	Detail string `json:"detail,omitempty"`
 }
 
 // RunFault is a FaultRecord as a run saw it: AtS is the fault's time in seconds on
@@ -407,7 +410,7 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 	also := otherOutages(faults, outages, owners)
 	counted := map[int]bool{}
 	for i, f := range faults {
-		fs := FaultSummary{AtS: f.AtS, Action: f.Action, Node: f.Node, Error: f.Error, Escalated: f.Escalated, Outcome: f.Outcome, Rows: f.Rows, Bytes: f.Bytes}
+		fs := FaultSummary{AtS: f.AtS, Action: f.Action, Node: f.Node, Error: f.Error, Escalated: f.Escalated, Outcome: f.Outcome, Rows: f.Rows, Bytes: f.Bytes, Detail: f.Detail}
 		if a := FaultActionOf(f.Action); a != nil && a.Lasting {
 			fs.During = faultDuring(f, samples, ivs)
 		}

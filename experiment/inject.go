@@ -97,6 +97,7 @@ func logFault(c *cluster.Cluster, rec FaultRecord, detail string, err error) (Fa
 	if err != nil {
 		rec.Error = err.Error()
 	}
+	rec.Detail = detail
 	if lerr := AppendFault(c, rec); lerr != nil {
 		err = errors.Join(err, lerr)
 	}

@@ -59,6 +59,8 @@ type FaultSummary struct {
 	Rows    int64  `json:"rows,omitempty"`
 	// Bytes, for rebuild: the node's datadir after its state transfer, in bytes.
 	Bytes int64 `json:"bytes,omitempty"`
+	// Detail as in experiment.FaultRecord: the action's line of what happened.
+	Detail string `json:"detail,omitempty"`
 	// During, for a lasting action (a large transaction, a rebuild): the workload and the
 	// cluster before it and while it ran.
 	During *FaultDuring `json:"during,omitempty"`
