@@ -81,6 +81,7 @@ func (b *Binaries) findTool(name string) string {
 
 func init() {
 	RegisterKindOps(KindOps{
+		RebuildBy:         RebuildSST,
 		CheckInstallation: checkGaleraInstallation,
 		PrepareNode:       prepareGaleraNode,
 		Command: func(c *Cluster, n *Node, args []string) *exec.Cmd {

@@ -17,6 +17,7 @@ import (
 
 func init() {
 	RegisterKindOps(KindOps{
+		RebuildBy:  RebuildClone,
 		ExtraPorts: func(_ topology.Spec, sqlPort int) []int { return []int{topology.GroupPort(sqlPort)} },
 		Rejoin: func(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
 			return s.rejoinGroup(ctx, c, n) // start_on_boot is OFF: habench rejoins the member

@@ -54,6 +54,10 @@ type KindOps struct {
 	// RefreshRoles updates the recorded roles from the servers before the writer is
 	// resolved (group: elections); nil: the recorded roles stand.
 	RefreshRoles func(ctx context.Context, c *Cluster) error
+	// RebuildBy is how a node of the kind is rebuilt from nothing (the rebuild fault,
+	// RebuildWhy): RebuildSST (galera: emptied, it rejoins by state transfer) or
+	// RebuildClone (group: CLONE INSTANCE from a member, CloneNode); "": not offered.
+	RebuildBy RebuildMethod
 	// WriterNow is the node that takes writes now, without changing the state file (group:
 	// the member the others call PRIMARY); nil or a nil result: the recorded writer.
 	WriterNow func(ctx context.Context, c *Cluster) *Node
@@ -96,11 +100,11 @@ func OpsOf(k topology.Kind) *KindOps {
 	return out
 }
 
-// fillNil sets every nil func field of dst to src's.
+// fillNil sets every unset field of dst (a nil func, an empty value) to src's.
 func fillNil(dst, src *KindOps) {
 	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
 	for i := 0; i < d.NumField(); i++ {
-		if d.Field(i).IsNil() {
+		if d.Field(i).IsZero() {
 			d.Field(i).Set(s.Field(i))
 		}
 	}

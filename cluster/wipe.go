@@ -6,12 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/habench/habench/topology"
 )
 
 // OpWipeNode removes a stopped node's data, so that its next start gets everything by
-// state transfer (a rebuild: Galera SST).
+// state transfer (a rebuild by RebuildSST: Galera).
 const OpWipeNode Op = "wipe node data"
 
 // NodeWiper is what a provider that offers OpWipeNode implements: WipeNode empties the
@@ -19,25 +17,6 @@ const OpWipeNode Op = "wipe node data"
 // removed then), and returns the bytes it removed.
 type NodeWiper interface {
 	WipeNode(ctx context.Context, s *Sandbox, c *Cluster, n *Node) (removed int64, err error)
-}
-
-// WipeWhy is "" when the provider spec names can wipe a node of spec's kind, else why not
-// (a clause after "cannot rebuild a node: "): read when a scenario or fault is checked,
-// before anything runs. Only Galera nodes can be emptied today: they rejoin by SST from
-// an empty datadir, as a joiner is deployed; a group member would need its recovery
-// credentials and the group plugin set up again (clone or incremental recovery).
-func WipeWhy(spec topology.Spec) string {
-	p, err := ProviderOf(spec)
-	if err != nil {
-		return err.Error()
-	}
-	if _, ok := p.(NodeWiper); !ok {
-		return fmt.Sprintf("provider %s cannot empty a node's datadir (the local sandbox can)", p.Name())
-	}
-	if spec.Kind != topology.Galera {
-		return fmt.Sprintf("kind %s: only Galera nodes can be rebuilt (an empty joiner gets everything by SST); a group member's rebuild (clone or incremental recovery) is not offered yet", spec.Kind)
-	}
-	return ""
 }
 
 // WipeNode empties node n's datadir through c's provider (NodeWiper): the provider's

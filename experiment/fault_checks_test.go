@@ -9,13 +9,17 @@ import (
 )
 
 // TestLargeTransactionAndRebuildRefused: bad parameters of large-transaction, and a rebuild
-// where it cannot run (a group, a provider that cannot empty a datadir), are refused in one
-// line naming the field and the value when the faults are read.
+// where it cannot run (a kind without a rebuild, Galera on a provider that cannot empty a
+// datadir), are refused in one line naming the field and the value when the faults are
+// read; a group member's rebuild (by clone) is accepted, on hosts too.
 func TestLargeTransactionAndRebuildRefused(t *testing.T) {
 	galera := topology.Spec{Name: "g", Kind: topology.Galera, Nodes: 3, Flavor: topology.MariaDB}
 	group := topology.Spec{Name: "gr", Kind: topology.Group, Nodes: 3, Flavor: topology.MySQL}
+	async := topology.Spec{Name: "a", Kind: topology.Async, Nodes: 3, Flavor: topology.MariaDB}
 	hosts := galera
 	hosts.Provider = topology.ProviderHosts
+	groupHosts := group
+	groupHosts.Provider = topology.ProviderHosts
 	for _, tc := range []struct {
 		ev   FaultEvent
 		tops []topology.Spec
@@ -25,7 +29,7 @@ func TestLargeTransactionAndRebuildRefused(t *testing.T) {
 		{FaultEvent{Action: "large-transaction", Node: "writer", Args: FaultArgs{"statement": "delete"}}, []topology.Spec{galera}, "faults[0].statement \"delete\": want insert-select or update"},
 		{FaultEvent{Action: "large-transaction", Node: "writer", Args: FaultArgs{"table": "sbtest1"}}, []topology.Spec{galera}, "faults[0].table \"sbtest1\": want DB.TABLE"},
 		{FaultEvent{Action: "large-transaction", Node: "writer", Args: FaultArgs{"rows": "1000", "statement": "update"}}, []topology.Spec{galera}, "faults[0].rows \"1000\": rows is for statement=insert-select"},
-		{FaultEvent{Action: "rebuild", Node: "n3"}, []topology.Spec{group}, "faults[0].action \"rebuild\": cannot rebuild a node: kind group: only Galera nodes can be rebuilt"},
+		{FaultEvent{Action: "rebuild", Node: "n3"}, []topology.Spec{async}, "faults[0].action \"rebuild\": cannot rebuild a node: kind async: only Galera nodes (by SST) and group members (by clone) can be rebuilt"},
 		{FaultEvent{Action: "rebuild", Node: "n3"}, []topology.Spec{hosts}, "cannot rebuild a node: provider hosts cannot empty a node's datadir"},
 	} {
 		err := validateFaults([]FaultEvent{tc.ev}, tc.tops, "", 0)
@@ -36,6 +40,11 @@ func TestLargeTransactionAndRebuildRefused(t *testing.T) {
 	if err := validateFaults([]FaultEvent{{Action: "rebuild", Node: "n3"}, {Action: "large-transaction", Node: "writer", Args: FaultArgs{"rows": "1000", "statement": "insert-select", "table": "sbtest.big"}}},
 		[]topology.Spec{galera}, "", 0); err != nil {
 		t.Errorf("rebuild and large-transaction on a Galera sandbox: %v", err)
+	}
+	for _, g := range []topology.Spec{group, groupHosts} {
+		if err := validateFaults([]FaultEvent{{Action: "rebuild", Node: "n3"}}, []topology.Spec{g}, "", 0); err != nil {
+			t.Errorf("rebuild of a group member (%s provider): %v", g.Provider, err)
+		}
 	}
 }
 

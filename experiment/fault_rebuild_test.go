@@ -10,6 +10,7 @@ import (
 
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 )
@@ -21,10 +22,56 @@ import (
 // template's few MB: the sbtest table came with it), the workload's TPS and p99 before
 // and while it ran, n3 caught up; the nodes converge (n3 has every row).
 func TestRebuildGaleraNode(t *testing.T) {
+	out, f := runRebuild(t, testenv.Spec(t, testenv.Name("btrb"), topology.Galera, 3, topology.MariaDB))
+	d := f.During
+	t.Logf("rebuild n3: took %.2f s, %d bytes; TPS %.0f -> %.0f, p99 %.1f -> %.1f ms; fc paused %v; queue %.0f (%s); members %v -> %v; caught up %v s",
+		d.TookS, f.Bytes, d.TPSBefore, d.TPSDuring, d.P99BeforeMs, d.P99DuringMs, deref(d.FCPausedMax), d.QueuePeak, d.QueuePeakOn,
+		deref(d.MembersBefore), deref(d.MembersMin), deref(f.CaughtUpS))
+	if d.MembersMin == nil || *d.MembersMin > 2 {
+		t.Errorf("members min %v while n3 was rebuilt, want 2 at most (n3 left the cluster)", deref(d.MembersMin))
+	}
+	md, _ := os.ReadFile(filepath.Join(out.Dir, "report.md"))
+	if !strings.Contains(string(md), "| rebuild | n3 | rejoined") {
+		t.Errorf("report.md has no While it ran row for the rebuild:\n%s", md)
+	}
+	if cv := out.Summary.Convergence; cv == nil || len(cv.Nodes) != 3 || !cv.OK() {
+		t.Errorf("convergence %+v, want the 3 nodes converged (n3 got everything by SST)", cv)
+	}
+}
+
+// TestRebuildGroupMember: on a real 3-node single-primary group (MySQL) under
+// oltp_write_only on the primary n1, {at: 4s, action: rebuild, node: n3} makes n3 leave the
+// group and CLONE INSTANCE from the secondary n2, shut down, start on the cloned data and
+// rejoin: ONLINE when the action ends. Recorded as the Galera rebuild is (outcome
+// rejoined, bytes, the workload before and while it ran, the group's members going down to
+// 2), and the nodes converge (n3 has every row, also those committed after the clone).
+func TestRebuildGroupMember(t *testing.T) {
+	testenv.Installation(t, topology.MySQL)
+	out, f := runRebuild(t, testenv.Spec(t, testenv.Name("btrc"), topology.Group, 3, topology.MySQL))
+	d := f.During
+	t.Logf("rebuild n3 by clone: took %.2f s, %d bytes; TPS %.0f -> %.0f, p99 %.1f -> %.1f ms; members %v -> %v; caught up %v s",
+		d.TookS, f.Bytes, d.TPSBefore, d.TPSDuring, d.P99BeforeMs, d.P99DuringMs, deref(d.MembersBefore), deref(d.MembersMin), deref(f.CaughtUpS))
+	if d.MembersMin == nil || *d.MembersMin > 2 {
+		t.Errorf("members min %v while n3 was rebuilt, want 2 at most (n3 left the group)", deref(d.MembersMin))
+	}
+	if !strings.Contains(f.Detail, "cloned from n2") {
+		t.Errorf("fault detail %q: want n3 cloned from the secondary n2", f.Detail)
+	}
+	if cv := out.Summary.Convergence; cv == nil || len(cv.Nodes) != 3 || !cv.OK() {
+		t.Errorf("convergence %+v, want the 3 nodes converged (n3 recovered what was committed after the clone)", cv)
+	}
+}
+
+// runRebuild deploys spec on a sandbox, prepares 1 table of 20000 rows, runs
+// oltp_write_only with 2 threads on n1 for 30 s with {at: 4s, action: rebuild, node: n3},
+// and returns the run and its one fault, checked: n3 rebuilt without error, rejoined with
+// more than 5 MB, and intervals before and during it.
+func runRebuild(t *testing.T, spec topology.Spec) (*experiment.Outcome, results.FaultSummary) {
+	t.Helper()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("btrb"), topology.Galera, 3, topology.MariaDB))
+	c, err := s.Deploy(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,17 +105,5 @@ func TestRebuildGaleraNode(t *testing.T) {
 	if d == nil || d.TookS <= 1 || d.BeforeIntervals < 2 || d.DuringIntervals < 1 || d.TPSBefore <= 0 || d.P99DuringMs <= 0 {
 		t.Fatalf("during %+v, want intervals before and during it", d)
 	}
-	t.Logf("rebuild n3: took %.2f s, %d bytes; TPS %.0f -> %.0f, p99 %.1f -> %.1f ms; fc paused %v; queue %.0f (%s); members %v -> %v; caught up %v s",
-		d.TookS, f.Bytes, d.TPSBefore, d.TPSDuring, d.P99BeforeMs, d.P99DuringMs, deref(d.FCPausedMax), d.QueuePeak, d.QueuePeakOn,
-		deref(d.MembersBefore), deref(d.MembersMin), deref(f.CaughtUpS))
-	if d.MembersMin == nil || *d.MembersMin > 2 {
-		t.Errorf("members min %v while n3 was rebuilt, want 2 at most (n3 left the cluster)", deref(d.MembersMin))
-	}
-	md, _ := os.ReadFile(filepath.Join(out.Dir, "report.md"))
-	if !strings.Contains(string(md), "| rebuild | n3 | rejoined") {
-		t.Errorf("report.md has no While it ran row for the rebuild:\n%s", md)
-	}
-	if cv := out.Summary.Convergence; cv == nil || len(cv.Nodes) != 3 || !cv.OK() {
-		t.Errorf("convergence %+v, want the 3 nodes converged (n3 got everything by SST)", cv)
-	}
+	return out, f
 }

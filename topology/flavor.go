@@ -481,6 +481,9 @@ type Capabilities struct {
 	// GRSwitchMode: the functions group_replication_switch_to_multi_primary_mode() and
 	// group_replication_switch_to_single_primary_mode([uuid]) exist (MySQL >= 8.0.13).
 	GRSwitchMode bool
+	// Clone: the clone plugin (mysql_clone.so, MySQL >= 8.0.17): CLONE INSTANCE FROM a donor
+	// replaces a server's data (a group member's rebuild; distributed recovery by clone).
+	Clone bool
 	// GRFlowControlStats: component_group_replication_flow_control_stats and its
 	// Gr_flow_control_throttle_* status variables (MySQL community >= 9.7.0; measured on MySQL 9.7.4).
 	GRFlowControlStats bool

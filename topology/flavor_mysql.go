@@ -33,5 +33,6 @@ func mysqlCaps(c *Capabilities) {
 	c.GRNeedsLegacyRepos = c.GroupReplication && !v.AtLeast(V(8, 0, 2))
 	c.GRStreamPrivilege = v.AtLeast(V(8, 0, 27))
 	c.GRSwitchMode = v.AtLeast(V(8, 0, 13))
+	c.Clone = v.AtLeast(V(8, 0, 17))
 	c.GRFlowControlStats = v.AtLeast(V(9, 7, 0))
 }

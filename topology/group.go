@@ -193,8 +193,14 @@ func groupOptions(spec Spec, caps Capabilities, local, seeds string) []Option {
 		}
 		return "OFF"
 	}
+	plugins := "group_replication.so"
+	if caps.Clone {
+		// A member can be rebuilt by CLONE INSTANCE (cluster.CloneNode), and distributed
+		// recovery may clone (group_replication_clone_threshold).
+		plugins += ";mysql_clone.so"
+	}
 	o := []Option{
-		{"plugin_load_add", "group_replication.so"},
+		{"plugin_load_add", plugins},
 		{"disabled_storage_engines", "MyISAM,BLACKHOLE,FEDERATED,ARCHIVE,MEMORY"},
 	}
 	if caps.GRNeedsChecksumNone {
@@ -239,16 +245,24 @@ func groupAllowlist(seeds string) string {
 }
 
 // groupUsersSQL is usersSQL with the privileges a Group Replication recovery user needs:
-// REPLICATION SLAVE, and GROUP_REPLICATION_STREAM where it exists (8.0.27+; needed with
-// group_replication_communication_stack=MYSQL).
+// REPLICATION SLAVE, GROUP_REPLICATION_STREAM where it exists (8.0.27+; needed with
+// group_replication_communication_stack=MYSQL), and BACKUP_ADMIN where the clone plugin
+// exists (a donor's side of a clone).
 func groupUsersSQL(spec Spec, caps Capabilities) []string {
 	sql := usersSQL(spec, caps)
+	var grants []string
 	if caps.GRStreamPrivilege {
-		// Before the trailing SET SESSION sql_log_bin=1.
-		grant := fmt.Sprintf("GRANT GROUP_REPLICATION_STREAM ON *.* TO '%s'@'%%'", ReplUser)
-		sql = append(sql[:len(sql)-1:len(sql)-1], grant, sql[len(sql)-1])
+		grants = append(grants, fmt.Sprintf("GRANT GROUP_REPLICATION_STREAM ON *.* TO '%s'@'%%'", ReplUser))
 	}
-	return sql
+	if caps.Clone {
+		// A clone's donor side: the recipient connects as the recovery user.
+		grants = append(grants, fmt.Sprintf("GRANT BACKUP_ADMIN ON *.* TO '%s'@'%%'", ReplUser))
+	}
+	if len(grants) == 0 {
+		return sql
+	}
+	// Before the trailing SET SESSION sql_log_bin=1.
+	return slices.Concat(sql[:len(sql)-1:len(sql)-1], grants, sql[len(sql)-1:])
 }
 
 // ChangeGroupRecovery renders the statement that sets the credentials of the

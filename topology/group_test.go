@@ -147,6 +147,10 @@ func TestGroupPlanByVersion(t *testing.T) {
 		if got := strings.Contains(n2, "GROUP_REPLICATION_STREAM"); got != w.streamPrivilege {
 			t.Errorf("%s: GROUP_REPLICATION_STREAM grant = %v", name, got)
 		}
+		plugins, _ := opt(p.Nodes[0], "plugin_load_add")
+		if got := strings.Contains(n2, "GRANT BACKUP_ADMIN") && strings.Contains(plugins, "mysql_clone.so"); got != caps.Clone {
+			t.Errorf("%s: clone plugin and BACKUP_ADMIN grant = %v, want %v (plugins %q)", name, got, caps.Clone, plugins)
+		}
 		if _, got := opt(p.Nodes[0], "binlog_checksum"); got != w.checksumNone {
 			t.Errorf("%s: binlog_checksum set = %v", name, got)
 		}
@@ -182,7 +186,7 @@ func TestGroupPlanSteps(t *testing.T) {
 				t.Errorf("%s %s role %s, want %s", mode, n.Name, n.Role, wantRole)
 			}
 			for k, v := range map[string]string{
-				"plugin_load_add":                                          "group_replication.so",
+				"plugin_load_add":                                          "group_replication.so;mysql_clone.so",
 				"loose_group_replication_group_name":                       GroupName("g1"),
 				"loose_group_replication_local_address":                    "10.233.1." + n.Name[1:] + ":33061",
 				"loose_group_replication_group_seeds":                      "10.233.1.1:33061,10.233.1.2:33061,10.233.1.3:33061",
@@ -253,6 +257,8 @@ func TestGroupCapabilityBoundaries(t *testing.T) {
 		{V(8, 0, 27), func(c Capabilities) bool { return c.GRStreamPrivilege }, true, "GROUP_REPLICATION_STREAM from 8.0.27"},
 		{V(8, 0, 12), func(c Capabilities) bool { return c.GRSwitchMode }, false, "no mode switch functions before 8.0.13"},
 		{V(8, 0, 13), func(c Capabilities) bool { return c.GRSwitchMode }, true, "mode switch functions from 8.0.13"},
+		{V(8, 0, 16), func(c Capabilities) bool { return c.Clone }, false, "no clone plugin before 8.0.17"},
+		{V(8, 0, 17), func(c Capabilities) bool { return c.Clone }, true, "clone plugin from 8.0.17"},
 		{V(8, 0, 1), func(c Capabilities) bool { return c.GRNeedsLegacyRepos }, true, "write-set extraction explicit before 8.0.2"},
 		{V(8, 0, 2), func(c Capabilities) bool { return c.GRNeedsLegacyRepos }, false, "defaults from 8.0.2"},
 	} {

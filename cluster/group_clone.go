@@ -1,0 +1,162 @@
+package cluster
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/habench/habench/topology"
+)
+
+// erCloneNoSupervisor is how MySQL answers a CLONE INSTANCE into
+// its own datadir when no supervisor restarts it (3707, "Restart server failed (mysqld is
+// not managed by supervisor process)"): the data was cloned and the server shuts down.
+const erCloneNoSupervisor = 3707
+
+// CloneReport is what CloneNode did.
+type CloneReport struct {
+	// Donor is the member the data came from.
+	Donor string
+	// Took is from CLONE INSTANCE to the recipient's exit (the transfer and the shutdown).
+	Took time.Duration
+}
+
+// CloneNode replaces the data of group member n with a clone of another member's (a
+// SECONDARY that is ONLINE when there is one, else the PRIMARY): n leaves the group (STOP
+// GROUP_REPLICATION), runs CLONE INSTANCE FROM the donor's SQL address as the recovery user
+// (BACKUP_ADMIN and the clone plugin come with the deploy: topology.Capabilities.Clone), and
+// then shuts down, its server not being managed by a supervisor; CloneNode waits up to
+// timeout until its process is gone. The caller starts n again: the server puts the cloned
+// data in place on that start, and rejoining the group recovers what was committed since.
+// On an error before the clone, n is put back into the group (best effort). Errors: no
+// other member ONLINE, the clone plugin not active on n or the donor, the server's error.
+func (c *Cluster) CloneNode(ctx context.Context, n *Node, timeout time.Duration) (CloneReport, error) {
+	if !slices.Contains(c.groupNodes(), n) {
+		return CloneReport{}, fmt.Errorf("node %s is not a group member: only members are rebuilt by clone", n.Name)
+	}
+	donor, err := c.cloneDonor(ctx, n)
+	if err != nil {
+		return CloneReport{}, err
+	}
+	rep := CloneReport{Donor: donor.Name}
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return rep, err
+	}
+	defer db.Close()
+	if err := clonePluginActive(ctx, db, n.Name); err != nil {
+		return rep, err
+	}
+	if _, err := db.ExecContext(ctx, "STOP GROUP_REPLICATION"); err != nil {
+		return rep, fmt.Errorf("node %s: STOP GROUP_REPLICATION: %w", n.Name, err)
+	}
+	addr := net.JoinHostPort(donor.Host, strconv.Itoa(donor.Port))
+	start := time.Now()
+	err = runClone(ctx, db, donor, addr, c.Credentials().ReplPass())
+	if err != nil {
+		if _, rerr := db.ExecContext(context.WithoutCancel(ctx), "START GROUP_REPLICATION"); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("node %s: back into the group: %w", n.Name, rerr))
+		}
+		return rep, fmt.Errorf("node %s: clone from %s (%s): %w", n.Name, donor.Name, addr, err)
+	}
+	if err := c.waitNodeDown(ctx, n, timeout); err != nil {
+		return rep, err
+	}
+	rep.Took = time.Since(start)
+	return rep, nil
+}
+
+// runClone sets the donor list and runs CLONE INSTANCE on db; the recipient's answer that
+// no supervisor restarts it (erCloneNoSupervisor) is success.
+func runClone(ctx context.Context, db *sql.DB, donor *Node, addr, password string) error {
+	if _, err := db.ExecContext(ctx, "SET GLOBAL clone_valid_donor_list = ?", addr); err != nil {
+		return fmt.Errorf("clone_valid_donor_list: %w", err)
+	}
+	q := fmt.Sprintf("CLONE INSTANCE FROM %s@%s:%d IDENTIFIED BY %s", sqlString(topology.ReplUser), sqlString(donor.Host), donor.Port, sqlString(password))
+	_, err := db.ExecContext(ctx, q)
+	var me *mysql.MySQLError
+	if err == nil || errors.As(err, &me) && me.Number == erCloneNoSupervisor {
+		return nil
+	}
+	return err
+}
+
+// cloneDonor is the member n clones from: an ONLINE SECONDARY other than n (the primary
+// keeps serving the writes), else the ONLINE PRIMARY; its clone plugin must be active.
+func (c *Cluster) cloneDonor(ctx context.Context, n *Node) (*Node, error) {
+	var primary *Node
+	for _, o := range c.groupNodes() {
+		if o == n || c.NodeDown(o) {
+			continue
+		}
+		db, err := c.OpenAdmin(o)
+		if err != nil {
+			continue
+		}
+		m, err := ReadGroupMember(ctx, db, o.Name)
+		if err == nil && m.State == "ONLINE" {
+			if err := clonePluginActive(ctx, db, o.Name); err != nil {
+				db.Close()
+				return nil, err
+			}
+			if m.Role != "PRIMARY" {
+				db.Close()
+				return o, nil
+			}
+			primary = o
+		}
+		db.Close()
+	}
+	if primary == nil {
+		return nil, fmt.Errorf("cluster %s: no member but %s is ONLINE to clone from", c.Name, n.Name)
+	}
+	return primary, nil
+}
+
+// clonePluginActive is nil when the clone plugin is ACTIVE on db's server.
+func clonePluginActive(ctx context.Context, db *sql.DB, node string) error {
+	var status string
+	err := db.QueryRowContext(ctx, "SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'clone'").Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && status != "ACTIVE" {
+		return fmt.Errorf("node %s: the clone plugin is not active (%s): a cluster deployed by an older habench has no plugin_load_add=mysql_clone.so; deploy it again", node, cmpStatus(status))
+	}
+	if err != nil {
+		return fmt.Errorf("node %s: reading the clone plugin's status: %w", node, err)
+	}
+	return nil
+}
+
+func cmpStatus(s string) string {
+	if s == "" {
+		return "not installed"
+	}
+	return s
+}
+
+// waitNodeDown waits up to timeout until c's provider knows n's server is not running.
+func (c *Cluster) waitNodeDown(ctx context.Context, n *Node, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for !c.NodeDown(n) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("node %s: its server still runs %v after the clone (it shuts down to put the cloned data in place)", n.Name, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// sqlString quotes s as an SQL string literal (backslashes and quotes escaped).
+func sqlString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(s) + "'"
+}
