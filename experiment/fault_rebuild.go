@@ -67,7 +67,7 @@ func rebuildByClone(ctx context.Context, in *Injector, c *cluster.Cluster, n *cl
 		return "", fmt.Errorf("start on the data cloned from %s: %w", cl.Donor, err)
 	}
 	rejoined := time.Since(t1).Seconds()
-	rec.Outcome, rec.Bytes = "rejoined", cluster.DirBytes(filepath.Join(n.Dir, "data"))
+	rec.Outcome, rec.Bytes = "rejoined", dataBytes(c, n)
 	return fmt.Sprintf("cloned from %s in %.2f s (with its shutdown), started and ONLINE in %.2f s with %d bytes", cl.Donor, cl.Took.Seconds(), rejoined, rec.Bytes), nil
 }
 
@@ -90,10 +90,19 @@ func rebuildBySST(ctx context.Context, in *Injector, c *cluster.Cluster, n *clus
 		return "", fmt.Errorf("rejoin after removing %d bytes of data: %w", removed, err)
 	}
 	rejoined := time.Since(t1).Seconds()
-	rec.Outcome, rec.Bytes = "rejoined", cluster.DirBytes(filepath.Join(n.Dir, "data"))
+	rec.Outcome, rec.Bytes = "rejoined", dataBytes(c, n)
 	method := c.Spec.Galera.SST
 	if method == "" {
 		method = "default"
 	}
 	return fmt.Sprintf("stopped in %.2f s, %d bytes of data removed, rejoined by SST (%s) in %.2f s with %d bytes", stopped, removed, method, rejoined, rec.Bytes), nil
+}
+
+// dataBytes is the size of n's datadir in bytes where this machine holds it (a local
+// sandbox), else 0 (a user's host: not measured).
+func dataBytes(c *cluster.Cluster, n *cluster.Node) int64 {
+	if c.Provider().Name() != topology.ProviderSandbox {
+		return 0
+	}
+	return cluster.DirBytes(filepath.Join(n.Dir, "data"))
 }

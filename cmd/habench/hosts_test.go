@@ -495,8 +495,9 @@ func TestGaleraOnHostsKilled(t *testing.T) {
 // --hosts): a multi-primary group of 3 MySQL members on 3 lab hosts, the server from the
 // MySQL root filesystem on the hosts (chroot; node directories under ROOT/HOST_DIR), is
 // healthy after the deploy (every member ONLINE PRIMARY, status says multi-primary mode),
-// a member stopped and started again is ONLINE PRIMARY again, and destroy leaves every
-// host as it was. (A single-primary group on hosts: TestGroupDROnHosts.)
+// a member stopped and started again is ONLINE PRIMARY again, and so is a member rebuilt
+// by clone (fault rebuild on hosts), and destroy leaves every host as it was. (A
+// single-primary group on hosts: TestGroupDROnHosts.)
 func TestGroupOnHosts(t *testing.T) {
 	l := newRootfsHostsLab(t, 3, 23, "h2gr")
 	lab, state, root, hostDir, names, before, snapshot := l.lab, l.state, l.root, l.hostDir, l.names, l.before, l.snapshot
@@ -524,6 +525,13 @@ func TestGroupOnHosts(t *testing.T) {
 		}
 	}
 	online("after n3 stopped and started")
+	// A member's rebuild needs only SQL and a start: on hosts too (clone from a member).
+	if r := habench(t, state, "fault", "rebuild", "n3", "--cluster", "h2r1"); r.code != 0 || !strings.Contains(r.stdout, "cloned from") {
+		t.Fatalf("fault rebuild n3: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	} else {
+		t.Logf("rebuild n3 on its host: %s", strings.TrimSpace(r.stdout))
+	}
+	online("after n3 was rebuilt by clone")
 	// A chrooted process under n2's directory that no record names (as a server started
 	// just before habench was killed would be): destroy finds it by its root and path.
 	stray := exec.Command("chroot", root, "sh", "-c", "sleep 300", filepath.Join(hostDir, "h2r1", "n2", "stray"))
