@@ -73,11 +73,15 @@ func (c *Cluster) CloneNode(ctx context.Context, n *Node, timeout time.Duration)
 	return rep, nil
 }
 
-// runClone sets the donor list and runs CLONE INSTANCE on db; the recipient's answer that
-// no supervisor restarts it (erCloneNoSupervisor) is success.
+// runClone lifts super_read_only, sets the donor list and runs CLONE INSTANCE on db; the
+// recipient's answer that no supervisor restarts it (erCloneNoSupervisor) is success.
 func runClone(ctx context.Context, db *sql.DB, donor *Node, addr, password string) error {
-	if _, err := db.ExecContext(ctx, "SET GLOBAL clone_valid_donor_list = ?", addr); err != nil {
-		return fmt.Errorf("clone_valid_donor_list: %w", err)
+	// The recipient's data is replaced, so it must be writable: a member out of the group
+	// is super_read_only (its option file sets it again for the start on the clone).
+	for _, q := range []string{"SET GLOBAL super_read_only = OFF", "SET GLOBAL clone_valid_donor_list = " + sqlString(addr)} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
 	}
 	q := fmt.Sprintf("CLONE INSTANCE FROM %s@%s:%d IDENTIFIED BY %s", sqlString(topology.ReplUser), sqlString(donor.Host), donor.Port, sqlString(password))
 	_, err := db.ExecContext(ctx, q)

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"math"
 	"slices"
 
 	"github.com/habench/habench/sampler"
@@ -43,16 +44,18 @@ func faultDuring(f RunFault, samples []sampler.Sample, ivs []FaultInterval) *Fau
 }
 
 // duringSamples fills d's flow-control, queue and membership numbers from the samples
-// taken between from and to (membership before: the duringBefore seconds before from).
+// taken between from and to (membership before: the duringBefore seconds before from;
+// during: per second the largest any node saw, then the smallest of those).
 func duringSamples(d *FaultDuring, samples []sampler.Sample, from, to float64) {
+	largest := map[float64]float64{} // second during the action -> largest membership seen
 	for _, s := range samples {
 		t := s.Elapsed.Seconds()
 		if slices.Contains(sampler.MembershipMetrics, s.Metric) && s.Metric != sampler.MetricGRMembersUnreachable {
 			if t < from && t >= from-duringBefore && (d.MembersBefore == nil || s.Value > *d.MembersBefore) {
 				d.MembersBefore = ptr(s.Value)
 			}
-			if t >= from && t <= to+1 && (d.MembersMin == nil || s.Value < *d.MembersMin) {
-				d.MembersMin = ptr(s.Value)
+			if sec := math.Round(t); t >= from && t <= to+1 {
+				largest[sec] = max(largest[sec], s.Value)
 			}
 		}
 		if t < from || t > to+1 { // the samplers tick every second: the one after the end counts
@@ -70,6 +73,11 @@ func duringSamples(d *FaultDuring, samples []sampler.Sample, from, to float64) {
 			*d.FCThrottleS += s.Value
 		case slices.Contains(sampler.QueueMetrics, s.Metric) && s.Value > d.QueuePeak:
 			d.QueuePeak, d.QueuePeakOn = s.Value, s.Node+" "+s.Metric
+		}
+	}
+	for _, v := range largest {
+		if d.MembersMin == nil || v < *d.MembersMin {
+			d.MembersMin = ptr(v)
 		}
 	}
 }

@@ -94,8 +94,11 @@ type FaultDuring struct {
 	QueuePeak   float64 `json:"queue_peak,omitempty"`
 	QueuePeakOn string  `json:"queue_peak_on,omitempty"`
 	// MembersBefore is the largest membership any node reported in the 30 s before
-	// (galera_cluster_size, gr_members_online), MembersMin the smallest during the action:
-	// lower means members were expelled or left the Primary component. nil: not sampled.
+	// (galera_cluster_size, gr_members_online); MembersMin, of each second during the
+	// action, the largest membership a node reported then, the smallest of those: the size
+	// of the biggest component at its lowest (the node the action hit, out of the group,
+	// does not count with its own view of 0 or 1). Lower than before means members were
+	// expelled or left the Primary component. nil: not sampled.
 	MembersBefore *float64 `json:"members_before,omitempty"`
 	MembersMin    *float64 `json:"members_min,omitempty"`
 }
