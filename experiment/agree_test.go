@@ -341,6 +341,32 @@ func TestWorkloadNodes(t *testing.T) {
 	}
 }
 
+// TestWorkloadReadNodes: workload.read_nodes is checked like workload.nodes, under its
+// own name, and the plan says where the reads go.
+func TestWorkloadReadNodes(t *testing.T) {
+	head := "name: x\ntopologies:\n  - {name: g, kind: galera, nodes: 3, flavor: mariadb}\n  - {name: a, kind: async, nodes: 2, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
+	for in, want := range map[string]string{
+		"  read_nodes: [n3]\n":          `line 7: workload.read_nodes "n3": topology a has no such node (its nodes are n1..n2)`,
+		"  read_nodes: {g: [n2, n2]}\n": `workload.read_nodes.g "n2": node given twice`,
+		"  read_nodes: {b: [n1]}\n":     `line 7: workload.read_nodes "b": not one of the topologies' names`,
+	} {
+		_, err := ParseScenario([]byte(head + in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+	s := mustParse(t, head+"  read_nodes: {g: [n2, n3]}\n")
+	if !slices.Equal(s.Workload.ReadNodes.For("g"), []string{"n2", "n3"}) || s.Workload.ReadNodes.For("a") != nil || s.Workload.Nodes.For("g") != nil {
+		t.Errorf("per topology: %+v", s.Workload)
+	}
+	p, _ := s.Plan("")
+	var out bytes.Buffer
+	p.Print(&out, nil)
+	if !strings.Contains(out.String(), "  read-only statements go to n2, n3 (workload.read_nodes)") || strings.Count(out.String(), "read-only statements go to") != 1 {
+		t.Errorf("plan:\n%s", out.String())
+	}
+}
+
 // TestSamePathControlPlan: in a links axis with a delay, a multi-node topology's none
 // cell is the same-path control (bridge and a single node are not); none is the axis'
 // default reference; the dry run says so.

@@ -753,6 +753,9 @@ func (p *Plan) printDeployment(w io.Writer, d *Deployment, status map[int]string
 	if nodes := p.Scenario.Workload.Nodes.For(sp.Name); len(nodes) > 0 {
 		fmt.Fprintf(w, "  workers connect to %s (workload.nodes); prepare on the writable nodes\n", strings.Join(nodes, ", "))
 	}
+	if nodes := p.Scenario.Workload.ReadNodes.For(sp.Name); len(nodes) > 0 {
+		fmt.Fprintf(w, "  read-only statements go to %s (workload.read_nodes), each written row read back there: stale reads counted\n", strings.Join(nodes, ", "))
+	}
 	done := 0
 	for _, c := range d.Cells {
 		if status[c.Index] == StatusDone && c.Reuse == nil {

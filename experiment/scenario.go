@@ -71,6 +71,11 @@ type ScenarioWorkload struct {
 	// default). Checked against each topology's node names when the file is parsed.
 	// Prepare and cleanup always use the writable nodes.
 	Nodes WorkloadNodes `yaml:"nodes"`
+	// ReadNodes are the nodes the read-only statements go to (as `habench sysbench
+	// --read-nodes`; default none: reads stay on the workers' nodes), a list or a mapping
+	// like Nodes: each transaction that changed a row reads it back there and counts stale
+	// reads (summary.json per_endpoint read_checks, stale_reads; sweep.json stale_reads).
+	ReadNodes ReadNodes `yaml:"read_nodes"`
 	// Writer is auto (the workers follow the writer after a failover or a promote) or
 	// fixed; default auto for single-primary groups, fixed otherwise (DefaultWriterMode).
 	// auto is refused with workload.nodes and for kinds without a single writer.
@@ -84,8 +89,21 @@ type WorkloadNodes struct {
 	Line       int
 }
 
+// ReadNodes is workload.read_nodes: WorkloadNodes under its own field name.
+type ReadNodes struct{ WorkloadNodes }
+
+// UnmarshalYAML reads a list of node names or a mapping of topology name to such a list.
+func (w *ReadNodes) UnmarshalYAML(n *yaml.Node) error {
+	return w.unmarshal(n, "workload.read_nodes")
+}
+
 // UnmarshalYAML reads a list of node names or a mapping of topology name to such a list.
 func (w *WorkloadNodes) UnmarshalYAML(n *yaml.Node) error {
+	return w.unmarshal(n, "workload.nodes")
+}
+
+// unmarshal reads w from n; errors name field.
+func (w *WorkloadNodes) unmarshal(n *yaml.Node, field string) error {
 	w.Line = n.Line
 	list := func(v *yaml.Node, field string) ([]string, error) {
 		var out []string
@@ -104,7 +122,7 @@ func (w *WorkloadNodes) UnmarshalYAML(n *yaml.Node) error {
 		w.ByTopology = map[string][]string{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			l, err := list(v, "workload.nodes."+k.Value)
+			l, err := list(v, field+"."+k.Value)
 			if err != nil {
 				return err
 			}
@@ -113,7 +131,7 @@ func (w *WorkloadNodes) UnmarshalYAML(n *yaml.Node) error {
 		return nil
 	}
 	var err error
-	w.All, err = list(n, "workload.nodes")
+	w.All, err = list(n, field)
 	return err
 }
 
@@ -152,7 +170,10 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	if err := s.checkLinks(); err != nil {
 		return nil, err
 	}
-	if err := s.checkWorkloadNodes(seen); err != nil {
+	if err := s.checkWorkloadNodes(s.Workload.Nodes, "workload.nodes", seen); err != nil {
+		return nil, err
+	}
+	if err := s.checkWorkloadNodes(s.Workload.ReadNodes.WorkloadNodes, "workload.read_nodes", seen); err != nil {
 		return nil, err
 	}
 	if s.Baseline != "" && !seen[s.Baseline] {
@@ -351,18 +372,17 @@ func decodeScenario(b []byte, s *Scenario) error {
 	return nil
 }
 
-// checkWorkloadNodes checks workload.nodes against each topology's node names (n1..nN
-// for a sandbox or a dsns: list; a cluster: of the state directory is checked when it is
-// loaded).
-func (s *Scenario) checkWorkloadNodes(topologies map[string]bool) error {
-	w := s.Workload.Nodes
+// checkWorkloadNodes checks w (workload.nodes or workload.read_nodes, named by name)
+// against each topology's node names (n1..nN for a sandbox or a dsns: list; a cluster:
+// of the state directory is checked when it is loaded).
+func (s *Scenario) checkWorkloadNodes(w WorkloadNodes, name string, topologies map[string]bool) error {
 	for _, t := range slices.Sorted(maps.Keys(w.ByTopology)) {
 		if !topologies[t] {
-			return lineError(w.Line, "workload.nodes", t, "not one of the topologies' names")
+			return lineError(w.Line, name, t, "not one of the topologies' names")
 		}
 	}
 	for _, t := range s.Topologies {
-		nodes, field := w.For(t.Name), "workload.nodes"
+		nodes, field := w.For(t.Name), name
 		if w.ByTopology != nil {
 			field += "." + t.Name
 		}

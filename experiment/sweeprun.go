@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -739,6 +740,15 @@ func (sw *sweepRun) prepareCell(ctx context.Context, cs *cellState, cell *Cell, 
 	if err != nil {
 		return workload.Target{}, &topology.FieldError{Field: "workload.nodes", Value: strings.Join(p.Scenario.Workload.Nodes.For(cell.Topology), ","), Reason: err.Error()}
 	}
+	if rn := p.Scenario.Workload.ReadNodes.For(cell.Topology); len(rn) > 0 {
+		if err := WithReadNodes(c, &runTarget, rn); err != nil {
+			var fe *topology.FieldError
+			if errors.As(err, &fe) {
+				fe.Field = "workload.read_nodes"
+			}
+			return workload.Target{}, err
+		}
+	}
 	writerMode := p.Scenario.Workload.Writer
 	if writerMode == "" && len(p.Scenario.Workload.Nodes.For(cell.Topology)) == 0 {
 		writerMode = DefaultWriterMode(c.Spec)
@@ -908,7 +918,9 @@ func linkAdded(manifest string) *float64 {
 }
 
 // knobsReadBack adds to rb what the run's manifest says each node had in effect for the
-// knobs (knobs.nodes[].effective, read back by package knob after setting them).
+// knobs (knobs.nodes[].effective, read back by package knob after setting them; for a
+// variable with a session scope, knobs.nodes[].session: what a new session, as the
+// workers' and the checker's, started with).
 func knobsReadBack(manifest string, knobs []topology.KnobSetting, rb map[string]map[string]string) {
 	var m struct {
 		Knobs *knob.Report `json:"knobs"`
@@ -923,7 +935,7 @@ func knobsReadBack(manifest string, knobs []topology.KnobSetting, rb map[string]
 				if rb[k.Name] == nil {
 					rb[k.Name] = map[string]string{}
 				}
-				rb[k.Name][v.Node] = v.Effective
+				rb[k.Name][v.Node] = cmp.Or(v.Session, v.Effective)
 			}
 		}
 	}
@@ -964,6 +976,12 @@ func fillRecord(rec *CellRecord, s *Summary) {
 	rec.Warnings = append(rec.Warnings, degradedWarnings(s)...)
 	if c := s.Checks; c != nil {
 		rec.Anomalies, rec.CheckerValid, rec.CheckerOK, rec.CheckerError = &c.AnomalyCount, &c.Valid, &c.OK, c.Error
+		if len(c.AnomalyTypes) > 0 {
+			rec.AnomalyTypes = maps.Clone(c.AnomalyTypes)
+		}
+	}
+	if checks, stale, ok := s.StaleReads(); ok {
+		rec.ReadChecks, rec.StaleReads = &checks, &stale
 	}
 }
 

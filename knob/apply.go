@@ -64,6 +64,12 @@ type NodeValue struct {
 	Matches bool `json:"matches"`
 	// Restored is the value read back after Restore (nil: not restored, e.g. kept).
 	Restored *string `json:"restored,omitempty"`
+	// Session is the value a new session on the node starts with (SELECT @@SESSION.var on
+	// a connection opened after the value was set), for variables with a session scope
+	// such as group_replication_consistency and wsrep_sync_wait, which a session reads from
+	// the global value when it connects: what the run's workers and checker sessions, all
+	// opened after Apply, ran with. Empty for global-only variables and provider options.
+	Session string `json:"session,omitempty"`
 	// ProviderOptions is the whole wsrep_provider_options string read back after setting
 	// (provider options only).
 	ProviderOptions string `json:"provider_options,omitempty"`
@@ -309,8 +315,17 @@ func (a *Applied) restartPhase(ctx context.Context, restart map[string]bool) err
 }
 
 // readBackPhase is Apply's phase 4: read back what every node took (10 s per read) into
-// each entry's Effective and Matches, with a note when the server took another value.
+// each entry's Effective and Matches, with a note when the server took another value,
+// and what a new session starts with (sessionPhase).
 func (a *Applied) readBackPhase(ctx context.Context) error {
+	if err := a.globalReadBack(ctx); err != nil {
+		return err
+	}
+	return a.sessionPhase(ctx)
+}
+
+// globalReadBack reads every entry's global value back (readBackPhase).
+func (a *Applied) globalReadBack(ctx context.Context) error {
 	for _, e := range a.entries {
 		db, _ := a.db(e.node)
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -329,6 +344,62 @@ func (a *Applied) readBackPhase(ctx context.Context) error {
 				note += " (InnoDB rounds buffer pool sizes to its chunk granularity; MySQL: a multiple of innodb_buffer_pool_chunk_size * innodb_buffer_pool_instances)"
 			}
 			e.Note = joinNote(e.Note, note)
+		}
+	}
+	return nil
+}
+
+// sessionPhase fills each entry's Session: per node, one connection opened now (after
+// every SET GLOBAL, never one of the pool's older ones) reads @@SESSION.var of every
+// variable set as a plain server variable; a global-only variable (error 1238) has none.
+// A new session that does not start with the global value gets a note and Matches false.
+func (a *Applied) sessionPhase(ctx context.Context) error {
+	byNode := map[*cluster.Node][]*entry{}
+	var order []*cluster.Node
+	for _, e := range a.entries {
+		if e.t.Method == MethodProvider || e.t.Method == MethodGroupMode || !varRE.MatchString(e.t.Variable) {
+			continue
+		}
+		if byNode[e.node] == nil {
+			order = append(order, e.node)
+		}
+		byNode[e.node] = append(byNode[e.node], e)
+	}
+	for _, n := range order {
+		if err := a.sessionValues(ctx, n, byNode[n]); err != nil {
+			return fmt.Errorf("node %s: reading back a new session's values: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+// sessionValues reads es' session values on a new connection to node n.
+func (a *Applied) sessionValues(ctx context.Context, n *cluster.Node, es []*entry) error {
+	db, err := a.c.OpenAdmin(n)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := db.Conn(rctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for _, e := range es {
+		var v sql.NullString
+		err := conn.QueryRowContext(rctx, "SELECT @@SESSION."+e.t.Variable).Scan(&v)
+		switch {
+		case isErr(err, 1238): // a GLOBAL variable: no session value
+			continue
+		case err != nil:
+			return fmt.Errorf("%s: %w", e.t.Variable, err)
+		}
+		e.Session = v.String
+		if !Same(e.Effective, v.String) {
+			e.Matches = false
+			e.Note = joinNote(e.Note, fmt.Sprintf("a new session starts with %s, not the global %s", v.String, e.Effective))
 		}
 	}
 	return nil

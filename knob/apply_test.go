@@ -551,3 +551,43 @@ func TestQuotedValueStaysOneValue(t *testing.T) {
 	}
 	equalMaps(t, "restored", snapshot(t, c, "max_connections", "init_connect"), before)
 }
+
+// TestSessionScopedKnobReadBack: on a MariaDB single, a variable with a session scope
+// (tx_isolation) is read back in a new session too (NodeValue.Session: what sessions
+// opened after Apply start with), a global-only one (sync_binlog) has no session value;
+// a session opened independently after Apply sees the same value.
+func TestSessionScopedKnobReadBack(t *testing.T) {
+	s := testenv.Sandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("kns"), topology.Single, 1, topology.MariaDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := knob.Apply(ctx, c, settings(t, "tx_isolation=READ-COMMITTED", "sync_binlog=3"), knob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Restore(context.Background()) })
+	for _, v := range a.Values() {
+		switch v.Variable {
+		case "tx_isolation":
+			if v.Session != "READ-COMMITTED" || v.Effective != "READ-COMMITTED" || !v.Matches {
+				t.Errorf("tx_isolation: %+v, want the new session's value READ-COMMITTED", v)
+			}
+		case "sync_binlog":
+			if v.Session != "" || v.Effective != "3" {
+				t.Errorf("sync_binlog: %+v, want no session value (a global-only variable)", v)
+			}
+		}
+	}
+	db, err := c.OpenAdmin(c.Nodes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var got string
+	if err := db.QueryRow("SELECT @@SESSION.tx_isolation").Scan(&got); err != nil || got != "READ-COMMITTED" {
+		t.Errorf("a session opened after Apply: %q (%v)", got, err)
+	}
+}

@@ -199,6 +199,47 @@ func (pt point) lostAcked() string {
 	return fmt.Sprintf("%d of %d", lost, acked)
 }
 
+// checked says a run of the point had a checker workload.
+func (pt point) checked() bool {
+	return slices.ContainsFunc(pt.rows, func(r results.ComparisonRow) bool { return r.Summary != nil && r.Summary.Checks != nil })
+}
+
+// anomalies is the point's checker verdict over its runs (AnomaliesCell): the anomalies
+// found, by type, summed over the runs; "not checked: ..." when no run could be checked
+// (with how many of the runs could not, "1 of 3 runs not checked", after the others'
+// figures); "n/a" without a checker.
+func (pt point) anomalies() string {
+	var n, checked, failed int
+	var errText string
+	types := map[string]int{}
+	for _, r := range pt.rows {
+		if r.Summary == nil || r.Summary.Checks == nil {
+			continue
+		}
+		c := r.Summary.Checks
+		if c.Error != "" {
+			failed, errText = failed+1, c.Error
+			continue
+		}
+		checked++
+		n += c.AnomalyCount
+		for t, k := range c.AnomalyTypes {
+			types[t] += k
+		}
+	}
+	switch {
+	case checked == 0 && failed > 0:
+		return AnomaliesCell(nil, nil, errText)
+	case checked == 0:
+		return "n/a"
+	}
+	out := AnomaliesCell(&n, types, "")
+	if failed > 0 {
+		out += fmt.Sprintf(" (%d of %d runs not checked)", failed, checked+failed)
+	}
+	return out
+}
+
 // anyProbed says a point of pts had a probe writer (the table gets the lost column).
 func anyProbed(pts []point) bool {
 	return slices.ContainsFunc(pts, point.probed)
@@ -383,7 +424,8 @@ func StatsNote(rows []results.ComparisonRow) string {
 // ComparisonTable renders rows as a Markdown table, one line per point (a cell and its
 // repeats): TPS mean, min-max and 95% CI, latency means, % of the baseline, the change
 // along each axis, the largest replica lag of the repeats, the acknowledged commits a
-// probe writer lost (when a point had one); ratios of CPU-bound cells or without a CI
+// probe writer lost (when a point had one), the checker's anomalies (when a row has
+// checker results); ratios of CPU-bound cells or without a CI
 // marked ⚠; notes on the points, the marks and other servers than the baseline's under
 // the table.
 func ComparisonTable(rows []results.ComparisonRow) string {
@@ -391,6 +433,7 @@ func ComparisonTable(rows []results.ComparisonRow) string {
 	pts := points(rows)
 	along := alongAxes(pts)
 	probe := anyProbed(pts)
+	check := slices.ContainsFunc(pts, point.checked)
 	b.WriteString("| topology | kind | flavor | version | runs | TPS | TPS min-max | TPS 95% CI | QPS | avg ms | p95 ms | p99 ms | TPS vs base | latency vs base | p95 vs base |")
 	for _, a := range along {
 		b.WriteString(" TPS vs " + a + " |")
@@ -399,8 +442,14 @@ func ComparisonTable(rows []results.ComparisonRow) string {
 	if probe {
 		b.WriteString(" lost acked commits |")
 	}
+	if check {
+		b.WriteString(" anomalies |")
+	}
 	b.WriteString(" busiest host CPU mean / max |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + strings.Repeat("---|", len(along)))
 	if probe {
+		b.WriteString("---|")
+	}
+	if check {
 		b.WriteString("---|")
 	}
 	b.WriteString("---|---|\n")
@@ -419,6 +468,9 @@ func ComparisonTable(rows []results.ComparisonRow) string {
 		fmt.Fprintf(&b, " %s |", pt.maxLagText())
 		if probe {
 			fmt.Fprintf(&b, " %s |", pt.lostAcked())
+		}
+		if check {
+			fmt.Fprintf(&b, " %s |", pt.anomalies())
 		}
 		fmt.Fprintf(&b, " %s |\n", pt.hostCPU())
 	}
@@ -440,6 +492,9 @@ func ComparisonTable(rows []results.ComparisonRow) string {
 	}
 	if n := cmpFlavorNote(pts); n != "" {
 		b.WriteString("\n" + n + "\n")
+	}
+	if check {
+		b.WriteString("\nanomalies = what the checker workload's checks found in its history, by type, summed over the point's runs (summary.json checks; report.md's Anomalies section explains each).\n")
 	}
 	if probe {
 		b.WriteString("\nlost acked commits = the probe writer's acknowledged commits missing on the writer after the run (summary.json probe), of those acknowledged.\n")

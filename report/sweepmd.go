@@ -16,8 +16,9 @@ const SweepMarkdownFile = "sweep.md"
 // cell policy, then one line per cell (in f.Cells' order) with its requested value of
 // every axis (columns in sweep.json's axes order, the plan's expansion order), what was
 // read back, its status (and error), TPS, QPS, average, p95 and p99 latency in ms and the
-// largest replica lag in seconds (empty for a cell that never ran), then the cells'
-// warnings. It never fails: missing values print empty.
+// largest replica lag in seconds (empty for a cell that never ran), then, when a cell has
+// read-node checks or a checker verdict, the consistency table (ConsistencyTable), then
+// the cells' warnings. It never fails: missing values print empty.
 func SweepMarkdown(f *results.SweepFile) string {
 	var b strings.Builder
 	counts := map[string]int{}
@@ -39,6 +40,7 @@ func SweepMarkdown(f *results.SweepFile) string {
 	for _, c := range f.Cells {
 		b.WriteString(sweepCellLine(f.Axes, &c))
 	}
+	b.WriteString(ConsistencyTable(f))
 	b.WriteString(cellWarnings(f.Cells))
 	return b.String()
 }

@@ -76,6 +76,16 @@ type Summary struct {
 	Checks *ChecksSummary `json:"checks,omitempty"`
 }
 
+// StaleReads sums the read-your-writes checks and stale reads over the read endpoints of
+// s.PerEndpoint (a run with read nodes: `--read-nodes`, workload.read_nodes); ok is false
+// when no endpoint made a check.
+func (s *Summary) StaleReads() (checks, stale int64, ok bool) {
+	for _, e := range s.PerEndpoint {
+		checks, stale = checks+e.ReadChecks, stale+e.StaleReads
+	}
+	return checks, stale, checks > 0
+}
+
 // summaryFields is Summary without its methods, for the default encoding.
 type summaryFields Summary
 

@@ -127,7 +127,15 @@ type CellRecord struct {
 	// CheckerValid its verdict, CheckerOK how many of its operations committed and
 	// CheckerError why it could not run or be checked (summary.json checks: valid, ok,
 	// error).
-	Anomalies    *int   `json:"anomalies,omitempty"`
+	Anomalies *int `json:"anomalies,omitempty"`
+	// AnomalyTypes counts them by type, as summary.json checks.anomaly_types
+	// ("lost-update": 3); nil when none were found.
+	AnomalyTypes map[string]int `json:"anomaly_types,omitempty"`
+	// ReadChecks and StaleReads are the read-your-writes checks on the read nodes
+	// (workload.read_nodes) and the stale reads among them, summed over the read nodes
+	// (Summary.StaleReads); nil without read nodes.
+	ReadChecks   *int64 `json:"read_checks,omitempty"`
+	StaleReads   *int64 `json:"stale_reads,omitempty"`
 	CheckerValid *bool  `json:"checker_valid,omitempty"`
 	CheckerOK    *int   `json:"checker_ok,omitempty"`
 	CheckerError string `json:"checker_error,omitempty"`

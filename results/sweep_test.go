@@ -14,7 +14,8 @@ import (
 // were encoded by experiment.SweepFile at commit c581123 (before the move) from the same
 // three values: every field set (fill), all zero, every section present but empty (shells);
 // sweep_full.json gained lines since, the additive keys "links" (SweepFile.Links) and
-// checker_valid, checker_ok, checker_error (CellRecord).
+// checker_valid, checker_ok, checker_error, anomaly_types, read_checks,
+// stale_reads (CellRecord).
 func TestSweepSchemaUnchanged(t *testing.T) {
 	var full, sh SweepFile
 	fill(reflect.ValueOf(&full).Elem())

@@ -1,0 +1,130 @@
+package experiment_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/knob"
+	"github.com/habench/habench/report"
+	"github.com/habench/habench/topology"
+)
+
+// TestConsistencySweepGroup: a consistency sweep on a 3-member single-primary group
+// (MySQL 9.7), group_replication_consistency EVENTUAL, BEFORE and AFTER, 3 s cells of
+// oltp_read_write writing on the primary and reading on the secondaries, a list-append
+// checker beside it. Every cell's level is what a new session on every member started
+// with (manifest knobs.nodes[].session, sweep.json's value); EVENTUAL shows stale reads
+// on the secondaries (the read-back follows the commit at once, before a secondary has
+// applied it), BEFORE and AFTER none (BEFORE waits for the member to apply what was
+// ordered before the read; AFTER's commit waits for every member to apply it); every cell
+// made read checks and ran the checker; sweep.md's consistency table lists every cell.
+func TestConsistencySweepGroup(t *testing.T) {
+	testenv.Installation(t, topology.MySQL)
+	sb := testenv.Sandbox(t)
+	name := testenv.Name("csg")
+	levels := []string{"EVENTUAL", "BEFORE", "AFTER"}
+	axis := "knob.group_replication_consistency"
+	y := fmt.Sprintf(`name: csgroup
+topologies:
+  - {name: %s, kind: group, nodes: 3, flavor: mysql}
+workload:
+  test: oltp_read_write
+  options: {tables: 1, table-size: 1000, threads: 2, time: 3, report-interval: 1}
+  read_nodes: [n2, n3]
+checker: {workload: list-append, threads: 1, keys: 3}
+sweep:
+  %s: [%s]
+cell: {warmup: 1s}
+`, name, axis, strings.Join(levels, ", "))
+	s, err := experiment.ParseScenario([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir()}
+	dir, _, err := r.Run(ctx)
+	if err != nil {
+		t.Fatalf("sweep: %v", err)
+	}
+	f, err := experiment.ReadSweepFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Cells) != len(levels) {
+		t.Fatalf("%d cells, want %d", len(f.Cells), len(levels))
+	}
+	md, err := os.ReadFile(filepath.Join(dir, report.SweepMarkdownFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(md), "## Consistency: cost and benefit")
+	if i < 0 {
+		t.Fatalf("sweep.md has no consistency table:\n%s", md)
+	}
+	table := string(md[i:])
+	t.Logf("%s", table)
+	for _, c := range f.Cells {
+		level := c.Axes[axis]
+		if c.Status != experiment.StatusDone {
+			t.Errorf("cell %d (%s): %s %s", c.Index, level, c.Status, c.Error)
+			continue
+		}
+		if c.Values[axis] != level {
+			t.Errorf("cell %d: value read back %q, want %q (%v)", c.Index, c.Values[axis], level, c.ReadBack)
+		}
+		checkSessionValues(t, filepath.Join(dir, c.Dir, "manifest.json"), c.Index, level)
+		if c.ReadChecks == nil || *c.ReadChecks == 0 || c.StaleReads == nil {
+			t.Errorf("cell %d (%s): no read checks on the secondaries (%v)", c.Index, level, c.ReadChecks)
+			continue
+		}
+		if c.Anomalies == nil || c.CheckerOK == nil || *c.CheckerOK == 0 || c.CheckerError != "" {
+			t.Errorf("cell %d (%s): checker did not run or was not checked: ok %v, error %q", c.Index, level, c.CheckerOK, c.CheckerError)
+		}
+		stale := *c.StaleReads
+		switch {
+		case level == "EVENTUAL" && stale == 0:
+			t.Errorf("cell %d EVENTUAL: no stale read in %d checks on the secondaries", c.Index, *c.ReadChecks)
+		case level != "EVENTUAL" && stale != 0:
+			t.Errorf("cell %d %s: %d stale reads of %d checks, want none", c.Index, level, stale, *c.ReadChecks)
+		}
+		line := fmt.Sprintf("| %d | %s | %s | ", c.Index, name, level)
+		if !strings.Contains(table, line) || !strings.Contains(table, fmt.Sprintf("| %d of %d |", stale, *c.ReadChecks)) {
+			t.Errorf("the table lacks cell %d's line %q with %d of %d stale reads", c.Index, line, stale, *c.ReadChecks)
+		}
+	}
+}
+
+// checkSessionValues checks that the manifest's knob read-back of every member has the
+// session value level for group_replication_consistency.
+func checkSessionValues(t *testing.T, manifest string, cell int, level string) {
+	t.Helper()
+	var m struct {
+		Knobs *knob.Report `json:"knobs"`
+	}
+	b, err := os.ReadFile(manifest)
+	if err != nil || json.Unmarshal(b, &m) != nil || m.Knobs == nil {
+		t.Errorf("cell %d: manifest knobs unreadable (%v)", cell, err)
+		return
+	}
+	n := 0
+	for _, v := range m.Knobs.Nodes {
+		if v.Variable == "group_replication_consistency" {
+			n++
+			if v.Session != level || v.Effective != level {
+				t.Errorf("cell %d node %s: global %q, new session %q, want %q", cell, v.Node, v.Effective, v.Session, level)
+			}
+		}
+	}
+	if n != 3 {
+		t.Errorf("cell %d: %d members read back, want 3", cell, n)
+	}
+}
