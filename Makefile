@@ -46,9 +46,11 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Benchmarks: habench's workload engine against sysbench 1.0.20 on the same server, same run.
+# Benchmarks: habench's workload engine against sysbench 1.0.20 on the same server, same run;
+# then what a checker thread costs an 8-thread OLTP run (with/without, alternating).
 bench: deps build
 	$(GUARD) $(GO) test -tags bench -count=1 -run '^$$' -timeout 60m -bench OltpVsSysbench -benchtime 1x ./workload/
+	$(TESTENV) $(GO) test -tags bench -count=1 -run '^$$' -timeout 15m -bench CheckerCost -benchtime 1x ./experiment/
 
 # Link impairment, userspace link (root): added RTT at 0.6 ms and 5 ms one-way and bulk
 # throughput between two namespaces; then on 3-node MariaDB semi-sync sandboxes the TPS at

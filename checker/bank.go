@@ -28,6 +28,9 @@ type BankOptions struct {
 	// transaction (default 30 s).
 	Table      string
 	TxnTimeout time.Duration
+	// Rate caps the transactions per second of all sessions together (0: no cap), as
+	// RegisterOptions.Rate.
+	Rate float64
 }
 
 // withDefaults validates o and fills its defaults; an error names the field and value.
@@ -42,11 +45,11 @@ func (o BankOptions) withDefaults() (BankOptions, error) {
 		o.Table = "habench_bank"
 	}
 	r, err := RegisterOptions{Keys: 1, Threads: o.Threads, Time: o.Time, Locking: o.Locking, Isolation: o.Isolation,
-		Table: o.Table, TxnTimeout: o.TxnTimeout}.withDefaults()
+		Table: o.Table, TxnTimeout: o.TxnTimeout, Rate: o.Rate}.withDefaults()
 	if err != nil {
 		return o, fmt.Errorf("bank%s", strings.TrimPrefix(err.Error(), "register"))
 	}
-	o.Threads, o.Time, o.Isolation, o.TxnTimeout = r.Threads, r.Time, r.Isolation, r.TxnTimeout
+	o.Threads, o.Time, o.Isolation, o.TxnTimeout, o.Rate = r.Threads, r.Time, r.Isolation, r.TxnTimeout, r.Rate
 	switch {
 	case o.Accounts < 2 || o.Accounts > 100:
 		return o, fmt.Errorf("bank accounts %d: want 2..100", o.Accounts)
@@ -96,7 +99,7 @@ func RunBank(ctx context.Context, nodes []Node, o BankOptions) (*history.History
 	}
 	b.readAll = fmt.Sprintf("SELECT k, v FROM `%s` ORDER BY k", o.Table)
 	b.write = fmt.Sprintf("UPDATE `%s` SET v = ? WHERE k = ?", o.Table)
-	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, txn: b.txn}
+	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, rate: o.Rate, txn: b.txn}
 	return s.run(ctx, o.Time)
 }
 

@@ -24,11 +24,12 @@ type ListAppendOptions struct {
 	// MaxTxnLen is the most micro-operations (appends and reads, half and half) of one
 	// transaction, 1..16 (default 4).
 	MaxTxnLen int
-	// Threads, Time, Isolation and TxnTimeout are as in RegisterOptions.
+	// Threads, Time, Isolation, TxnTimeout and Rate are as in RegisterOptions.
 	Threads    int
 	Time       time.Duration
 	Isolation  string
 	TxnTimeout time.Duration
+	Rate       float64
 	// Table is the lists' table, one row per key, its list a comma-separated TEXT
 	// (default "habench_list").
 	Table string
@@ -49,11 +50,11 @@ func (o ListAppendOptions) withDefaults() (ListAppendOptions, error) {
 		o.Table = "habench_list"
 	}
 	r, err := RegisterOptions{Keys: o.Keys, Threads: o.Threads, Time: o.Time, Isolation: o.Isolation,
-		Table: o.Table, TxnTimeout: o.TxnTimeout}.withDefaults()
+		Table: o.Table, TxnTimeout: o.TxnTimeout, Rate: o.Rate}.withDefaults()
 	if err != nil {
 		return o, fmt.Errorf("list-append%s", strings.TrimPrefix(err.Error(), "register"))
 	}
-	o.Threads, o.Time, o.Isolation, o.TxnTimeout = r.Threads, r.Time, r.Isolation, r.TxnTimeout
+	o.Threads, o.Time, o.Isolation, o.TxnTimeout, o.Rate = r.Threads, r.Time, r.Isolation, r.TxnTimeout, r.Rate
 	switch {
 	case o.MaxAppends < 1 || o.MaxAppends > 10000:
 		return o, fmt.Errorf("list-append max appends %d: want 1..10000", o.MaxAppends)
@@ -96,7 +97,7 @@ func RunListAppend(ctx context.Context, nodes []Node, o ListAppendOptions) (*his
 	r := &listRun{o: o, appends: make([]atomic.Int64, o.Keys)}
 	r.read = fmt.Sprintf("SELECT v FROM `%s` WHERE k = ?", o.Table)
 	r.write = fmt.Sprintf("INSERT INTO `%s` (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = CONCAT(v, ',', ?)", o.Table)
-	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, txn: r.txn}
+	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, rate: o.Rate, txn: r.txn}
 	return s.run(ctx, o.Time)
 }
 

@@ -35,6 +35,9 @@ type RegisterOptions struct {
 	// TxnTimeout bounds one transaction (default 30 s); past it the transaction is
 	// abandoned (fail, or unknown when COMMIT was sent).
 	TxnTimeout time.Duration
+	// Rate caps the transactions the sessions start together, per second (0: as fast as
+	// they go): what the checker may take from a benchmark beside it.
+	Rate float64
 }
 
 // Node is one server the register sessions run on: its label and a pool on the
@@ -85,6 +88,8 @@ func (o RegisterOptions) withDefaults() (RegisterOptions, error) {
 		return o, fmt.Errorf("register threads %d: want 1..1024", o.Threads)
 	case o.Time < 0:
 		return o, fmt.Errorf("register time %s: want a positive duration", o.Time)
+	case o.Rate < 0 || o.Rate > 1e6:
+		return o, fmt.Errorf("register rate %g: want 0 (no cap) to 1000000 transactions per second", o.Rate)
 	case o.Locking != "" && o.Locking != "for-update":
 		return o, fmt.Errorf("register locking %q: want \"\" or \"for-update\"", o.Locking)
 	case strings.ContainsAny(o.Table, "`\x00"):
@@ -152,7 +157,7 @@ func RunRegister(ctx context.Context, nodes []Node, o RegisterOptions) (*history
 		r.read += " FOR UPDATE"
 	}
 	r.write = fmt.Sprintf("UPDATE `%s` SET v = ? WHERE k = ?", o.Table)
-	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, txn: r.txn}
+	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, rate: o.Rate, txn: r.txn}
 	return s.run(ctx, o.Time)
 }
 

@@ -153,3 +153,26 @@ func TestRegisterSurvivesKilledConnections(t *testing.T) {
 	}
 	checkFinalValues(t, ctx, db, o, ops)
 }
+
+// TestRateCapsTransactions: with Rate 25, four register sessions on one real MariaDB start
+// about 25 transactions per second together (at most 2 s x 25 + the first), not as many
+// as they can.
+func TestRateCapsTransactions(t *testing.T) {
+	db, ctx := checkerServer(t)
+	o := RegisterOptions{Keys: 2, Threads: 4, Time: 2 * time.Second, Rate: 25}
+	if err := PrepareRegister(ctx, db, o); err != nil {
+		t.Fatal(err)
+	}
+	h, err := RunRegister(ctx, []Node{{Name: "n1", DB: db}}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(h.Ops())
+	t.Logf("rate 25/s for 2 s: %d transactions", n)
+	if n > 51 || n < 25 {
+		t.Errorf("%d transactions in 2 s at rate 25, want 25..51", n)
+	}
+	if err := (RegisterOptions{Rate: -1}).Validate(); err == nil || !strings.Contains(err.Error(), "register rate -1") {
+		t.Errorf("rate -1: %v, want an error naming the rate", err)
+	}
+}

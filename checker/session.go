@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"golang.org/x/time/rate"
 
 	"github.com/habench/habench/history"
 )
@@ -22,6 +23,8 @@ type sessions struct {
 	threads   int
 	isolation string        // a key of isolations, or ""
 	timeout   time.Duration // bounds one transaction
+	rate      float64       // transactions per second of all sessions together (0: no cap)
+	limit     *rate.Limiter // from rate, made by run
 	// txn runs one transaction through t, filling t.op.Value with its reads and writes
 	// as they are known; t's methods record its outcome.
 	txn func(t *tx, rng *rand.Rand)
@@ -35,6 +38,9 @@ func (s *sessions) run(ctx context.Context, d time.Duration) (*history.History, 
 		return nil, errors.New("checker: no nodes")
 	}
 	s.h = history.New()
+	if s.rate > 0 {
+		s.limit = rate.NewLimiter(rate.Limit(s.rate), 1)
+	}
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -83,6 +89,9 @@ func (s *sessions) session(ctx context.Context, id int) error {
 				continue
 			}
 			connected = true
+		}
+		if s.limit != nil && s.limit.Wait(ctx) != nil {
+			break // the run ended while waiting for its turn
 		}
 		t := s.begin(c)
 		s.txn(t, rng)

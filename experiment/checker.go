@@ -38,6 +38,9 @@ type CheckerSpec struct {
 	// Strict makes anomalies fail the scenario run (exit 1, after every cell ran and
 	// its results were written); without it they are warnings.
 	Strict bool `yaml:"strict"`
+	// Rate caps its transactions per second, all its sessions together (0: as fast as they
+	// go): a bound on what the checker takes from the benchmark beside it.
+	Rate float64 `yaml:"rate"`
 }
 
 // register and bank return the options of s for each workload, defaults filled in.
@@ -46,17 +49,17 @@ func (s *CheckerSpec) register() checker.RegisterOptions {
 	if th == 0 {
 		th = 2
 	}
-	return checker.RegisterOptions{Keys: s.Keys, Threads: th, Locking: s.Locking, Isolation: s.Isolation}.WithDefaults()
+	return checker.RegisterOptions{Keys: s.Keys, Threads: th, Locking: s.Locking, Isolation: s.Isolation, Rate: s.Rate}.WithDefaults()
 }
 
 func (s *CheckerSpec) listAppend() checker.ListAppendOptions {
 	r := s.register()
-	return checker.ListAppendOptions{Keys: s.Keys, Threads: r.Threads, Isolation: r.Isolation}
+	return checker.ListAppendOptions{Keys: s.Keys, Threads: r.Threads, Isolation: r.Isolation, Rate: r.Rate}
 }
 
 func (s *CheckerSpec) bank() checker.BankOptions {
 	r := s.register()
-	return checker.BankOptions{Accounts: s.Keys, Threads: r.Threads, Locking: r.Locking, Isolation: r.Isolation}
+	return checker.BankOptions{Accounts: s.Keys, Threads: r.Threads, Locking: r.Locking, Isolation: r.Isolation, Rate: r.Rate}
 }
 
 // bankAccounts is the bank's account count (Keys, default 5).
@@ -85,6 +88,7 @@ func (s *CheckerSpec) Validate() error {
 		{"checker.keys", fmt.Sprint(s.Keys), keys},
 		{"checker.locking", s.Locking, checker.RegisterOptions{Locking: s.Locking}.Validate()},
 		{"checker.isolation", s.Isolation, checker.RegisterOptions{Isolation: s.Isolation}.Validate()},
+		{"checker.rate", fmt.Sprint(s.Rate), checker.RegisterOptions{Rate: s.Rate}.Validate()},
 	} {
 		if f.err != nil {
 			_, reason, _ := strings.Cut(f.err.Error(), ": ")

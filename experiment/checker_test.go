@@ -57,6 +57,7 @@ func TestCheckerSpecRefused(t *testing.T) {
 		{CheckerSpec{Workload: "bank", Threads: -2}, "checker.threads"},
 		{CheckerSpec{Workload: "register", Locking: "share"}, "checker.locking"},
 		{CheckerSpec{Workload: "register", Isolation: "snapshot"}, "checker.isolation"},
+		{CheckerSpec{Workload: "list-append", Rate: -5}, "checker.rate"},
 	} {
 		var fe *topology.FieldError
 		if err := c.s.Validate(); !errors.As(err, &fe) || fe.Field != c.field {
