@@ -496,7 +496,8 @@ func TestGaleraOnHostsKilled(t *testing.T) {
 // MySQL root filesystem on the hosts (chroot; node directories under ROOT/HOST_DIR), is
 // healthy after the deploy (every member ONLINE PRIMARY, status says multi-primary mode),
 // a member stopped and started again is ONLINE PRIMARY again, and so is a member rebuilt
-// by clone (fault rebuild on hosts), and destroy leaves every host as it was. (A
+// by clone (fault rebuild on hosts) and every member after a large transaction and a
+// rolling restart, and destroy leaves every host as it was. (A
 // single-primary group on hosts: TestGroupDROnHosts.)
 func TestGroupOnHosts(t *testing.T) {
 	l := newRootfsHostsLab(t, 3, 23, "h2gr")
@@ -532,6 +533,16 @@ func TestGroupOnHosts(t *testing.T) {
 		t.Logf("rebuild n3 on its host: %s", strings.TrimSpace(r.stdout))
 	}
 	online("after n3 was rebuilt by clone")
+	// The other disruptions on hosts: a large transaction on the writer, a rolling restart
+	// (a multi-primary group: every member in turn, no switchover).
+	for _, args := range [][]string{{"large-transaction", "writer", "rows=5000"}, {"rolling-restart", "writer"}} {
+		r := habench(t, state, append(append([]string{"fault"}, args...), "--cluster", "h2r1")...)
+		if r.code != 0 {
+			t.Fatalf("fault %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+		t.Logf("fault %s on hosts: %s", strings.Join(args, " "), strings.TrimSpace(r.stdout))
+	}
+	online("after a large transaction and a rolling restart")
 	// A chrooted process under n2's directory that no record names (as a server started
 	// just before habench was killed would be): destroy finds it by its root and path.
 	stray := exec.Command("chroot", root, "sh", "-c", "sleep 300", filepath.Join(hostDir, "h2r1", "n2", "stray"))
