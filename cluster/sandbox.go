@@ -43,6 +43,11 @@ type Sandbox struct {
 	// Notice, when set, receives lines a command says on its output besides its result
 	// (a host unreachable at destroy); they are logged too. nil: logged only.
 	Notice func(line string)
+
+	// snapshot, when set (DeployFromSnapshot), is the data snapshot every node's datadir
+	// is copied from; galeraUUID the Galera state uuid its nodes share.
+	snapshot   *Snapshot
+	galeraUUID string
 }
 
 // notice says line through s.Notice, when set.
@@ -525,12 +530,17 @@ func (s *Sandbox) template(ctx context.Context, bins *Binaries) (string, error) 
 // like the topology's options.
 var SandboxServerOptions = []topology.Option{{Name: "max_connections", Value: "1000"}}
 
-// prepareNode copies the template datadir and writes the node's option file.
+// prepareNode copies the template datadir (or the snapshot's, see DeployFromSnapshot)
+// and writes the node's option file.
 func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl string) error {
 	if err := os.MkdirAll(filepath.Join(n.Dir, "tmp"), 0o755); err != nil {
 		return err
 	}
-	if np.EmptyDatadir {
+	if s.snapshot != nil {
+		if err := s.nodeFromSnapshot(c, n, np); err != nil {
+			return err
+		}
+	} else if np.EmptyDatadir {
 		if err := os.Mkdir(filepath.Join(n.Dir, "data"), 0o700); err != nil {
 			return err
 		}
