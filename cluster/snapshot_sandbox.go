@@ -207,6 +207,19 @@ func (s *Sandbox) nodeFromSnapshot(c *Cluster, n *Node, np topology.NodePlan) er
 	return os.WriteFile(filepath.Join(n.Dir, "data", "grastate.dat"), []byte(st), 0o660)
 }
 
+// snapshotStartArgs gives the Galera nodes of a MariaDB deployment from a snapshot the
+// position of their common grastate.dat for their first start (wsrep_start_position: the
+// server would otherwise take the undefined position of its storage engine, which has none
+// from a server that never ran Galera, and the joiners would need a full state transfer).
+func (s *Sandbox) snapshotStartArgs(c *Cluster, plan *topology.Plan) {
+	if c.Binaries.Flavor != topology.MariaDB || (c.Spec.Kind != topology.Galera && c.Spec.Kind != topology.GaleraArbitrator) {
+		return
+	}
+	for i := range plan.Nodes {
+		plan.Nodes[i].StartArgs = append(plan.Nodes[i].StartArgs, "--wsrep-start-position="+s.galeraUUID+":0")
+	}
+}
+
 // newUUID is a random (version 4) UUID.
 func newUUID() string {
 	var b [16]byte
