@@ -45,9 +45,8 @@ type Sandbox struct {
 	Notice func(line string)
 
 	// snapshot, when set (DeployFromSnapshot), is the data snapshot every node's datadir
-	// is copied from; galeraUUID the Galera state uuid its nodes share.
-	snapshot   *Snapshot
-	galeraUUID string
+	// is copied from.
+	snapshot *Snapshot
 }
 
 // notice says line through s.Notice, when set.
@@ -275,9 +274,6 @@ func (s *Sandbox) prepareNodes(ctx context.Context, c *Cluster, spec topology.Sp
 	tmpl, err := s.template(ctx, bins)
 	if err != nil {
 		return plan, err
-	}
-	if s.snapshot != nil {
-		s.snapshotStartArgs(c, &plan)
 	}
 	for i, n := range c.Nodes {
 		if err := s.prepareNode(c, n, plan.Nodes[i], tmpl); err != nil {

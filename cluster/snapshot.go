@@ -90,7 +90,11 @@ type Snapshot struct {
 	// Created is when the prepare finished (UTC); PrepareS how long it took, seconds.
 	Created  time.Time `json:"created"`
 	PrepareS float64   `json:"prepare_s"`
-	dir      string
+	// GaleraPosition is "uuid:seqno" of the data as committed through Galera (MariaDB
+	// with a Galera provider: the snapshot's server ran as a one-node cluster); the nodes
+	// of a Galera deployment all start at it. "" when the server ran without Galera.
+	GaleraPosition string `json:"galera_position,omitempty"`
+	dir            string
 }
 
 // Dir is the snapshot's directory (its datadir is Dir()/data).
@@ -275,12 +279,33 @@ func copyDatadir(src, dst string) error {
 }
 
 // GaleraState is a grastate.dat that lets every node of a new Galera cluster start from
-// the same data without a state transfer: the same fresh cluster uuid and seqno on all,
-// safe_to_bootstrap on the bootstrap node only.
-func GaleraState(uuid string, bootstrap bool) string {
+// the same data without a state transfer: the same position ("uuid:seqno", the one InnoDB
+// recorded) on all, safe_to_bootstrap on the bootstrap node only.
+func GaleraState(pos string, bootstrap bool) string {
 	safe := 0
 	if bootstrap {
 		safe = 1
 	}
-	return fmt.Sprintf("# GALERA saved state\nversion: 2.1\nuuid:    %s\nseqno:   0\nsafe_to_bootstrap: %d\n", uuid, safe)
+	uuid, seqno, _ := strings.Cut(pos, ":")
+	return fmt.Sprintf("# GALERA saved state\nversion: 2.1\nuuid:    %s\nseqno:   %s\nsafe_to_bootstrap: %d\n", uuid, seqno, safe)
+}
+
+// galeraPosition reads "uuid:seqno" from a grastate.dat written by a clean shutdown;
+// an error when it has no defined position.
+func galeraPosition(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var uuid string
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "uuid" {
+			uuid = strings.TrimSpace(v)
+		}
+	}
+	_, seqno := parseGrastate(b)
+	if uuid == "" || seqno < 0 {
+		return "", fmt.Errorf("%s: no Galera position after a clean shutdown (uuid %q, seqno %d)", path, uuid, seqno)
+	}
+	return fmt.Sprintf("%s:%d", uuid, seqno), nil
 }

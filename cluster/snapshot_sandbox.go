@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -68,6 +67,11 @@ func normOptionName(k string) string {
 // of that name is returned as it is.
 func (s *Sandbox) MakeSnapshot(ctx context.Context, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (snap *Snapshot, err error) {
 	one := topology.Spec{Name: name, Kind: topology.Single, Nodes: 1, Flavor: spec.Flavor, Installation: spec.Installation, Credentials: spec.Credentials}
+	bins, err := ResolveInstallation(ctx, spec.Installation, spec.Flavor)
+	if err != nil {
+		return nil, err
+	}
+	one.Options = snapshotGaleraOptions(bins)
 	c, err := s.Deploy(ctx, one)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot server: %w", err)
@@ -100,6 +104,19 @@ func (s *Sandbox) MakeSnapshot(ctx context.Context, spec topology.Spec, name str
 	return snap, nil
 }
 
+// snapshotGaleraOptions are the options of a snapshot's server on a MariaDB installation
+// with a Galera provider: a one-node Galera cluster, so the data is committed through
+// wsrep and InnoDB records the Galera position that grastate.dat gives the nodes of a
+// Galera deployment (a MariaDB joiner takes its position from InnoDB after an IST; without
+// one it fails the state transfer). Other servers ignore that position. nil otherwise.
+func snapshotGaleraOptions(b *Binaries) map[string]string {
+	if b.Flavor != topology.MariaDB || b.WsrepProvider == "" {
+		return nil
+	}
+	return map[string]string{"wsrep_on": "ON", "wsrep_provider": b.WsrepProvider, "wsrep_cluster_address": "gcomm://",
+		"binlog_format": "ROW", "innodb_autoinc_lock_mode": "2"}
+}
+
 // lockSnapshot holds SnapshotsDir()/.NAME.lock: one maker of a snapshot at a time.
 func lockSnapshot(name string) (func(), error) {
 	if err := os.MkdirAll(SnapshotsDir(), 0o755); err != nil {
@@ -125,6 +142,13 @@ func (s *Sandbox) keepDatadir(ctx context.Context, c *Cluster, snap *Snapshot) e
 		return err
 	}
 	src, dst := filepath.Join(n.Dir, "data"), filepath.Join(tmp, "data")
+	if c.Spec.Options["wsrep_on"] == "ON" {
+		pos, err := galeraPosition(filepath.Join(src, "grastate.dat"))
+		if err != nil {
+			return err
+		}
+		snap.GaleraPosition = pos
+	}
 	if err := os.Rename(src, dst); err != nil {
 		if err := copyDatadir(src, dst); err != nil {
 			os.RemoveAll(tmp)
@@ -161,9 +185,13 @@ func forgetIdentity(ctx context.Context, c *Cluster, n *Node) error {
 		return err
 	}
 	defer conn.Close()
-	for _, q := range []string{"SET SESSION sql_log_bin=0",
+	var qs []string
+	if c.Spec.Options["wsrep_on"] == "ON" {
+		qs = append(qs, "SET SESSION wsrep_on=OFF") // the position stays the prepare's
+	}
+	for _, q := range append(qs, "SET SESSION sql_log_bin=0",
 		fmt.Sprintf("DROP USER IF EXISTS '%s'@'%%', '%s'@'%%'", topology.BenchUser, topology.ReplUser),
-		"SET SESSION sql_log_bin=1", c.Binaries.Caps().ResetBinlogs()} {
+		"SET SESSION sql_log_bin=1", c.Binaries.Caps().ResetBinlogs()) {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("snapshot server: %s: %w", q, err)
 		}
@@ -173,8 +201,8 @@ func forgetIdentity(ctx context.Context, c *Cluster, n *Node) error {
 
 // DeployFromSnapshot deploys spec like Deploy, its nodes' datadirs copies of snap's
 // (Galera joiners too: every node starts with the data, no state transfer), with a fresh
-// identity each (server UUID, empty binary logs and GTIDs; for Galera one common fresh
-// grastate.dat). snap must match spec's installation (Snapshot.Match, checked here) and
+// identity each (server UUID, empty binary logs and GTIDs; for Galera one common
+// grastate.dat at the snapshot's GaleraPosition). snap must match spec's installation (Snapshot.Match, checked here) and
 // spec must be one SnapshotRefusal allows.
 func (s *Sandbox) DeployFromSnapshot(ctx context.Context, spec topology.Spec, snap *Snapshot) (*Cluster, error) {
 	if why := SnapshotRefusal(spec); why != "" {
@@ -189,7 +217,6 @@ func (s *Sandbox) DeployFromSnapshot(ctx context.Context, spec topology.Spec, sn
 	}
 	sb := *s
 	sb.snapshot = snap
-	sb.galeraUUID = newUUID()
 	return sb.Deploy(ctx, spec)
 }
 
@@ -200,33 +227,11 @@ func (s *Sandbox) nodeFromSnapshot(c *Cluster, n *Node, np topology.NodePlan) er
 	if err := copyDatadir(filepath.Join(s.snapshot.dir, "data"), filepath.Join(n.Dir, "data")); err != nil {
 		return err
 	}
-	if c.Spec.Kind != topology.Galera && c.Spec.Kind != topology.GaleraArbitrator {
-		return nil
+	if (c.Spec.Kind != topology.Galera && c.Spec.Kind != topology.GaleraArbitrator) || s.snapshot.GaleraPosition == "" {
+		return nil // without a position the joiners get the data by state transfer
 	}
-	st := GaleraState(s.galeraUUID, !np.EmptyDatadir)
+	st := GaleraState(s.snapshot.GaleraPosition, !np.EmptyDatadir)
 	return os.WriteFile(filepath.Join(n.Dir, "data", "grastate.dat"), []byte(st), 0o660)
-}
-
-// snapshotStartArgs gives the Galera nodes of a MariaDB deployment from a snapshot the
-// position of their common grastate.dat for their first start (wsrep_start_position: the
-// server would otherwise take the undefined position of its storage engine, which has none
-// from a server that never ran Galera, and the joiners would need a full state transfer).
-func (s *Sandbox) snapshotStartArgs(c *Cluster, plan *topology.Plan) {
-	if c.Binaries.Flavor != topology.MariaDB || (c.Spec.Kind != topology.Galera && c.Spec.Kind != topology.GaleraArbitrator) {
-		return
-	}
-	for i := range plan.Nodes {
-		plan.Nodes[i].StartArgs = append(plan.Nodes[i].StartArgs, "--wsrep-start-position="+s.galeraUUID+":0")
-	}
-}
-
-// newUUID is a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
 // diskUsage is the space fi takes on disk in bytes (its size when the blocks are unknown).

@@ -154,18 +154,25 @@ func TestSnapshotRefusal(t *testing.T) {
 	}
 }
 
-// TestGaleraState: every node gets the same uuid and seqno; only the bootstrap node is
+// TestGaleraState: every node gets the same position; only the bootstrap node is
 // safe to bootstrap, as galeraStartArgs reads it back.
 func TestGaleraState(t *testing.T) {
-	u := newUUID()
-	if len(u) != 36 || u == newUUID() {
-		t.Fatalf("uuid %q", u)
-	}
+	u := "838b2ba1-27a2-43f3-b12b-500f7cb16788"
 	for _, boot := range []bool{true, false} {
-		st := GaleraState(u, boot)
+		st := GaleraState(u+":12", boot)
 		safe, seqno := parseGrastate([]byte(st))
-		if safe != boot || seqno != 0 || !strings.Contains(st, "uuid:    "+u) {
+		if safe != boot || seqno != 12 || !strings.Contains(st, "uuid:    "+u) {
 			t.Errorf("bootstrap %v: %q parsed as safe %v seqno %d", boot, st, safe, seqno)
 		}
+		p := filepath.Join(t.TempDir(), "grastate.dat")
+		os.WriteFile(p, []byte(st), 0o644)
+		if pos, err := galeraPosition(p); err != nil || pos != u+":12" {
+			t.Errorf("position %q %v", pos, err)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "grastate.dat")
+	os.WriteFile(p, []byte("uuid: "+u+"\nseqno: -1\n"), 0o644)
+	if _, err := galeraPosition(p); err == nil {
+		t.Error("seqno -1 accepted as a position")
 	}
 }
