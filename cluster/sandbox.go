@@ -275,6 +275,9 @@ func (s *Sandbox) prepareNodes(ctx context.Context, c *Cluster, spec topology.Sp
 	if err != nil {
 		return plan, err
 	}
+	if s.snapshot != nil && s.snapshot.GaleraPosition != "" && isGaleraKind(c.Spec.Kind) {
+		usersAfterJoins(&plan)
+	}
 	for i, n := range c.Nodes {
 		if err := s.prepareNode(c, n, plan.Nodes[i], tmpl); err != nil {
 			return plan, fmt.Errorf("node %s: %w", n.Name, err)

@@ -227,11 +227,39 @@ func (s *Sandbox) nodeFromSnapshot(c *Cluster, n *Node, np topology.NodePlan) er
 	if err := copyDatadir(filepath.Join(s.snapshot.dir, "data"), filepath.Join(n.Dir, "data")); err != nil {
 		return err
 	}
-	if (c.Spec.Kind != topology.Galera && c.Spec.Kind != topology.GaleraArbitrator) || s.snapshot.GaleraPosition == "" {
+	if !isGaleraKind(c.Spec.Kind) || s.snapshot.GaleraPosition == "" {
 		return nil // without a position the joiners get the data by state transfer
 	}
 	st := GaleraState(s.snapshot.GaleraPosition, !np.EmptyDatadir)
 	return os.WriteFile(filepath.Join(n.Dir, "data", "grastate.dat"), []byte(st), 0o660)
+}
+
+func isGaleraKind(k topology.Kind) bool {
+	return k == topology.Galera || k == topology.GaleraArbitrator
+}
+
+// usersAfterJoins moves the plan's "create users" step after the last step that starts a
+// node: nodes that all start at the snapshot's position then join a cluster still at that
+// position and need no state transfer at all (an IST still runs the SST script, about 5 s
+// per joiner); the users reach them by replication.
+func usersAfterJoins(plan *topology.Plan) {
+	var users []topology.Step
+	var rest []topology.Step
+	for _, st := range plan.Steps {
+		if st.Desc == "create users" {
+			users = append(users, st)
+		} else {
+			rest = append(rest, st)
+		}
+	}
+	last := -1
+	for i, st := range rest {
+		if st.Start {
+			last = i
+		}
+	}
+	out := append(append(append([]topology.Step{}, rest[:last+1]...), users...), rest[last+1:]...)
+	plan.Steps = out
 }
 
 // diskUsage is the space fi takes on disk in bytes (its size when the blocks are unknown).

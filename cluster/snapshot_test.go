@@ -176,3 +176,24 @@ func TestGaleraState(t *testing.T) {
 		t.Error("seqno -1 accepted as a position")
 	}
 }
+
+// TestUsersAfterJoins: with a snapshot, a Galera plan creates its users after every node
+// has started; the other steps keep their order.
+func TestUsersAfterJoins(t *testing.T) {
+	p := topology.Plan{Steps: []topology.Step{
+		{Node: "n1", Desc: "bootstrap a new cluster", Start: true},
+		{Node: "n1", Desc: "create users"},
+		{Node: "n2", Desc: "join", Start: true},
+		{Node: "n3", Desc: "join", Start: true},
+		{Node: "n1", Desc: "restore"},
+	}}
+	usersAfterJoins(&p)
+	var got []string
+	for _, st := range p.Steps {
+		got = append(got, st.Node+" "+st.Desc)
+	}
+	want := "n1 bootstrap a new cluster,n2 join,n3 join,n1 create users,n1 restore"
+	if strings.Join(got, ",") != want {
+		t.Errorf("steps %v, want %s", got, want)
+	}
+}
