@@ -43,6 +43,10 @@ type Sandbox struct {
 	// Notice, when set, receives lines a command says on its output besides its result
 	// (a host unreachable at destroy); they are logged too. nil: logged only.
 	Notice func(line string)
+
+	// snapshot, when set (DeployFromSnapshot), is the data snapshot every node's datadir
+	// is copied from.
+	snapshot *Snapshot
 }
 
 // notice says line through s.Notice, when set.
@@ -270,6 +274,9 @@ func (s *Sandbox) prepareNodes(ctx context.Context, c *Cluster, spec topology.Sp
 	tmpl, err := s.template(ctx, bins)
 	if err != nil {
 		return plan, err
+	}
+	if s.snapshot != nil && s.snapshot.GaleraPosition != "" && isGaleraKind(c.Spec.Kind) {
+		usersAfterJoins(&plan)
 	}
 	for i, n := range c.Nodes {
 		if err := s.prepareNode(c, n, plan.Nodes[i], tmpl); err != nil {
@@ -525,12 +532,17 @@ func (s *Sandbox) template(ctx context.Context, bins *Binaries) (string, error) 
 // like the topology's options.
 var SandboxServerOptions = []topology.Option{{Name: "max_connections", Value: "1000"}}
 
-// prepareNode copies the template datadir and writes the node's option file.
+// prepareNode copies the template datadir (or the snapshot's, see DeployFromSnapshot)
+// and writes the node's option file.
 func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl string) error {
 	if err := os.MkdirAll(filepath.Join(n.Dir, "tmp"), 0o755); err != nil {
 		return err
 	}
-	if np.EmptyDatadir {
+	if s.snapshot != nil {
+		if err := s.nodeFromSnapshot(c, n, np); err != nil {
+			return err
+		}
+	} else if np.EmptyDatadir {
 		if err := os.Mkdir(filepath.Join(n.Dir, "data"), 0o700); err != nil {
 			return err
 		}

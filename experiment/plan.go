@@ -45,6 +45,8 @@ type Deployment struct {
 	Deploy, Prepare time.Duration
 
 	key string
+	// snapKey identifies the data snapshot the deployment starts from ("" without).
+	snapKey string
 }
 
 // Cell is one point of the grid: what to run, on which deployment.
@@ -519,6 +521,7 @@ func (p *Plan) newDeployment(sp topology.Spec, c *Cell, key string) (*Deployment
 	}
 	dep.Deploy = EstimateDeploy(sp)
 	dep.Prepare = EstimatePrepare(sp, p.Options)
+	p.estimateSnapshotPrepare(dep)
 	return dep, nil
 }
 
@@ -729,6 +732,9 @@ func (p *Plan) printDeployment(w io.Writer, d *Deployment, status map[int]string
 	prep := ""
 	if p.Policy.Prepare == PrepareReuse {
 		prep = ", prepare ~" + FormatDuration(d.Prepare)
+		if d.snapKey != "" {
+			prep = ", data from a snapshot ~" + FormatDuration(d.Prepare)
+		}
 		if !deploys(sp) {
 			prep = ": prepare ~" + FormatDuration(d.Prepare)
 		}
@@ -813,6 +819,9 @@ func (p *Plan) printTotals(w io.Writer, status map[int]string, done int) {
 		" + prepare (rows at 120k/s MariaDB, 30k/s MySQL; 25k/s and 12k/s with replicas) + destroy 1s;"+
 		" per cell warmup + time + %v, + %v with links, + restart 1.5s/node MariaDB 3s/node MySQL, + %v drop caches, + cleanup and prepare with reprepare\n",
 		EstimatePerCell, EstimateLinks, EstimateDropCaches)
+	if p.Scenario.SnapshotsOn() {
+		fmt.Fprintln(w, "snapshots: one prepare per installation and data shape (a one-node deploy, prepare and destroy), then a copy of the data (400 MB/s per node) for each deployment")
+	}
 }
 
 func yesNo(b bool) string {

@@ -55,6 +55,12 @@ type Scenario struct {
 	// Checker runs a checker workload beside the workload in every cell (see
 	// CheckerSpec), e.g. {workload: register, isolation: REPEATABLE-READ}.
 	Checker *CheckerSpec `yaml:"checker"`
+	// Snapshots starts every deployment of a sandbox from a data snapshot of its
+	// installation and data shape instead of a prepare (made once, on the first such
+	// deployment; docs/scenarios.md). Snapshot names one to use (`habench snapshot list`),
+	// refused when it was made for another installation or shape; it implies Snapshots.
+	Snapshots bool   `yaml:"snapshots"`
+	Snapshot  string `yaml:"snapshot"`
 
 	options workload.Options
 	raw     []byte

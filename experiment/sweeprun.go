@@ -501,6 +501,7 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 	t0 := time.Now()
 	var c *cluster.Cluster
 	var runKnobs []topology.KnobSetting
+	var snap *cluster.Snapshot
 	switch {
 	case sp.Cluster != "":
 		// A cluster of the state directory (registered, or deployed before): never deployed
@@ -508,6 +509,8 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 		if c, err = sb.Load(sp.Cluster); err == nil {
 			runKnobs, err = topology.KnobsFromMap(sp.Knobs)
 		}
+	case d.snapKey != "":
+		c, snap, err = sw.deployFromSnapshot(ctx, &sb, sp, first)
 	default:
 		// Deployed (a sandbox) or registered for the run (an existing cluster's dsns).
 		c, err = sb.Provide(ctx, sp)
@@ -528,7 +531,7 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 			}
 		}()
 	}
-	cs := &cellState{sb: &sb, c: c, deployS: deployS, knobs: runKnobs}
+	cs := &cellState{sb: &sb, c: c, deployS: deployS, knobs: runKnobs, snapshot: snap, prepared: snap != nil}
 	if !deploys(sp) {
 		// habench's tables on someone else's cluster are removed after the cells.
 		defer func() {
@@ -610,6 +613,8 @@ type cellState struct {
 	prepared bool
 	// knobs are an existing cluster row's own knobs (a deployed sandbox has them in its spec).
 	knobs []topology.KnobSetting
+	// snapshot is the data snapshot the deployment started from (nil: prepared).
+	snapshot *cluster.Snapshot
 }
 
 // cell runs one cell and records it; errors end up in the record.
@@ -681,6 +686,9 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
 		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb, CacheDrops: drops,
 		Extra: cellExtra(sw.plan, cell)}
+	if cs.snapshot != nil && sw.plan.Policy.Prepare == PrepareReuse {
+		b.Extra["data"] = cs.snapshot.Describe()
+	}
 	if err := sw.equipBench(b, cs, cell, rec, len(optNames) > 0); err != nil {
 		return err
 	}

@@ -14,9 +14,10 @@ import (
 
 // scenarioRunOpts are the flags of habench run.
 type scenarioRunOpts struct {
-	results, scale, resume, metricsAddr  string
-	keep, dry, quiet, liveNodes, yesLong bool
-	hosts                                *deployOpts
+	results, scale, resume, metricsAddr, snapshot string
+	snapshots                                     bool
+	keep, dry, quiet, liveNodes, yesLong          bool
+	hosts                                         *deployOpts
 }
 
 func newRunCmd(g *globalOpts) *cobra.Command {
@@ -59,6 +60,8 @@ refused unless --yes-long confirms it (the dry run's first line warns).`,
 	cmd.Flags().StringVar(&o.resume, "resume", "", "complete the interrupted run in this directory: run only its cells that are not done")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress line on stderr")
 	cmd.Flags().BoolVar(&o.liveNodes, "live-nodes", false, "after each report interval, a line with every node's lag, backlog, queues and flow control (clusters; needs report-interval)")
+	cmd.Flags().BoolVar(&o.snapshots, "snapshots", false, "start every sandbox deployment from a data snapshot of its installation and data shape (made once) instead of a prepare")
+	cmd.Flags().StringVar(&o.snapshot, "snapshot", "", "start every sandbox deployment from this snapshot (habench snapshot list); refused for another installation or shape")
 	addMetricsFlag(cmd, &o.metricsAddr)
 	return cmd
 }
@@ -73,6 +76,10 @@ func (o *scenarioRunOpts) readScenario(cmd *cobra.Command, path string) (*experi
 	s, err := experiment.ParseScenario(b)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("scenario %q: %w", path, err)}
+	}
+	s.Snapshots = s.Snapshots || o.snapshots
+	if o.snapshot != "" {
+		s.Snapshot = o.snapshot
 	}
 	if !cmd.Flags().Changed("hosts") {
 		if err := o.hosts.applyHosts(cmd, &topology.Spec{}); err != nil {

@@ -1,0 +1,199 @@
+package cluster
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/habench/habench/topology"
+)
+
+var (
+	testInst  = SnapshotInstallation{Flavor: "mysql", Version: "9.7.0", Root: "/r", Server: "/usr/sbin/mysqld"}
+	testShape = DataShape{"tables": "2", "table-size": "1000", "rand-seed": "0"}
+)
+
+// TestSnapshotName: the same installation and shape always give the same name, another
+// version or shape another one.
+func TestSnapshotName(t *testing.T) {
+	a := SnapshotName(testInst, testShape)
+	if !strings.HasPrefix(a, "mysql-9.7.0-") || validSnapshotName(a) != nil {
+		t.Fatalf("name %q", a)
+	}
+	if b := SnapshotName(testInst, DataShape{"rand-seed": "0", "table-size": "1000", "tables": "2"}); b != a {
+		t.Errorf("same shape: %q != %q", b, a)
+	}
+	other := testInst
+	other.Version = "9.7.1"
+	if SnapshotName(other, testShape) == a {
+		t.Error("another version gave the same name")
+	}
+	if SnapshotName(testInst, DataShape{"tables": "2", "table-size": "1001", "rand-seed": "0"}) == a {
+		t.Error("another table-size gave the same name")
+	}
+	for _, bad := range []string{"", "../x", "a/b", "A"} {
+		if validSnapshotName(bad) == nil {
+			t.Errorf("name %q accepted", bad)
+		}
+	}
+}
+
+// TestSnapshotMatch: a snapshot is refused for another installation or shape in one line
+// naming the field and both values.
+func TestSnapshotMatch(t *testing.T) {
+	s := &Snapshot{Name: "snap1", Installation: testInst, Shape: testShape}
+	if err := s.Match(testInst, DataShape{"tables": "2", "table-size": "1000", "rand-seed": "0"}); err != nil {
+		t.Fatalf("same: %v", err)
+	}
+	maria := testInst
+	maria.Flavor = "mariadb"
+	cases := []struct {
+		inst  SnapshotInstallation
+		shape DataShape
+		want  []string
+	}{
+		{maria, testShape, []string{"installation.flavor", `"mysql"`, `"mariadb"`}},
+		{testInst, DataShape{"tables": "8", "table-size": "1000", "rand-seed": "0"}, []string{"shape.tables", `"2"`, `"8"`}},
+		{testInst, DataShape{"tables": "2", "table-size": "1000", "rand-seed": "0", "loaders": "2"}, []string{"shape.loaders", `""`, `"2"`}},
+	}
+	for _, c := range cases {
+		err := s.Match(c.inst, c.shape)
+		var fe *topology.FieldError
+		if !errors.As(err, &fe) {
+			t.Fatalf("%v: got %v, want a field error", c.want, err)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "\n") || !strings.Contains(msg, "snap1") {
+			t.Errorf("not one line naming the snapshot: %q", msg)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%q does not contain %s", msg, w)
+			}
+		}
+	}
+}
+
+// TestSnapshotStore: a saved snapshot is listed with its size and removed; a directory
+// being made (.NAME.tmp) is not listed; an unknown name is fs.ErrNotExist.
+func TestSnapshotStore(t *testing.T) {
+	t.Setenv("HABENCH_CACHE_DIR", t.TempDir())
+	name := SnapshotName(testInst, testShape)
+	dir := filepath.Join(SnapshotsDir(), name)
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "data", "ibdata1"), make([]byte, 64<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := saveSnapshot(dir, &Snapshot{Name: name, Installation: testInst, Shape: testShape}); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(SnapshotsDir(), ".other.tmp"), 0o755)
+	ss, err := ListSnapshots()
+	if err != nil || len(ss) != 1 || ss[0].Name != name || ss[0].Shape["tables"] != "2" {
+		t.Fatalf("list: %v %+v", err, ss)
+	}
+	if n, err := ss[0].Size(); err != nil || n < 64<<10 {
+		t.Errorf("size %d %v, want at least 64 KiB", n, err)
+	}
+	if err := RemoveSnapshot(name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadSnapshot(name); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after rm: %v", err)
+	}
+	if err := RemoveSnapshot("../etc"); err == nil {
+		t.Error("bad name removed")
+	}
+}
+
+// TestScrubIdentity: the server's and replication's identity goes, the data stays.
+func TestScrubIdentity(t *testing.T) {
+	d := t.TempDir()
+	gone := []string{"auto.cnf", "binlog.000001", "binlog.index", "mysql-bin.000002", "relay.000001", "grastate.dat", "galera.cache", "master.info"}
+	kept := []string{"ibdata1", "mysql.ibd", "undo_001"}
+	for _, f := range append(append([]string{}, gone...), kept...) {
+		os.WriteFile(filepath.Join(d, f), nil, 0o644)
+	}
+	os.Mkdir(filepath.Join(d, "sbtest"), 0o755)
+	if err := scrubIdentity(d); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range gone {
+		if _, err := os.Stat(filepath.Join(d, f)); err == nil {
+			t.Errorf("%s kept", f)
+		}
+	}
+	for _, f := range append(kept, "sbtest") {
+		if _, err := os.Stat(filepath.Join(d, f)); err != nil {
+			t.Errorf("%s removed", f)
+		}
+	}
+}
+
+// TestSnapshotRefusal: kinds without snapshots, other providers and on-disk options
+// prepare as before.
+func TestSnapshotRefusal(t *testing.T) {
+	ok := topology.Spec{Kind: topology.Group, Options: map[string]string{"innodb_buffer_pool_size": "1G"}}
+	if why := SnapshotRefusal(ok); why != "" {
+		t.Errorf("group refused: %s", why)
+	}
+	for _, s := range []topology.Spec{
+		{Kind: topology.GroupDR},
+		{Kind: topology.Async, Provider: "hosts"},
+		{Kind: topology.Galera, Options: map[string]string{"innodb-page-size": "4k"}},
+		{Kind: topology.Single, Options: map[string]string{"loose_character_set_server": "latin1"}},
+	} {
+		if SnapshotRefusal(s) == "" {
+			t.Errorf("%+v not refused", s)
+		}
+	}
+}
+
+// TestGaleraState: every node gets the same position; only the bootstrap node is
+// safe to bootstrap, as galeraStartArgs reads it back.
+func TestGaleraState(t *testing.T) {
+	u := "838b2ba1-27a2-43f3-b12b-500f7cb16788"
+	for _, boot := range []bool{true, false} {
+		st := GaleraState(u+":12", boot)
+		safe, seqno := parseGrastate([]byte(st))
+		if safe != boot || seqno != 12 || !strings.Contains(st, "uuid:    "+u) {
+			t.Errorf("bootstrap %v: %q parsed as safe %v seqno %d", boot, st, safe, seqno)
+		}
+		p := filepath.Join(t.TempDir(), "grastate.dat")
+		os.WriteFile(p, []byte(st), 0o644)
+		if pos, err := galeraPosition(p); err != nil || pos != u+":12" {
+			t.Errorf("position %q %v", pos, err)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "grastate.dat")
+	os.WriteFile(p, []byte("uuid: "+u+"\nseqno: -1\n"), 0o644)
+	if _, err := galeraPosition(p); err == nil {
+		t.Error("seqno -1 accepted as a position")
+	}
+}
+
+// TestUsersAfterJoins: with a snapshot, a Galera plan creates its users after every node
+// has started; the other steps keep their order.
+func TestUsersAfterJoins(t *testing.T) {
+	p := topology.Plan{Steps: []topology.Step{
+		{Node: "n1", Desc: "bootstrap a new cluster", Start: true},
+		{Node: "n1", Desc: "create users"},
+		{Node: "n2", Desc: "join", Start: true},
+		{Node: "n3", Desc: "join", Start: true},
+		{Node: "n1", Desc: "restore"},
+	}}
+	usersAfterJoins(&p)
+	var got []string
+	for _, st := range p.Steps {
+		got = append(got, st.Node+" "+st.Desc)
+	}
+	want := "n1 bootstrap a new cluster,n2 join,n3 join,n1 create users,n1 restore"
+	if strings.Join(got, ",") != want {
+		t.Errorf("steps %v, want %s", got, want)
+	}
+}

@@ -1,0 +1,210 @@
+package experiment_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/topology"
+)
+
+// TestSnapshotDeployments: a scenario with snapshots on (2 tables x 1000 rows, 2 s cells)
+// prepares once per installation, a one-node MySQL and a one-node MariaDB, and starts a
+// MySQL group (3 nodes), a MySQL async pair and a MariaDB Galera cluster (3 nodes) from
+// the copies: each cell runs, its manifest says where the data came from, and afterwards
+// every node has the same CHECKSUM TABLE, the group has every member ONLINE, the replica
+// replicates and every Galera node is Synced in a cluster of 3. A snapshot is refused for
+// another installation in one line, before anything is deployed.
+func TestSnapshotDeployments(t *testing.T) {
+	testenv.Installation(t, topology.MySQL)
+	testenv.Installation(t, topology.MariaDB)
+	sb := testenv.Sandbox(t)
+	seed := time.Now().UnixNano()%1_000_000_000 + 1 // a shape, so snapshots, of this test's own
+	t.Cleanup(func() { removeSnapshotsOfSeed(t, seed) })
+	grp, asy, gal := testenv.Name("sng"), testenv.Name("sna"), testenv.Name("snc")
+	y := fmt.Sprintf(`name: snaps
+topologies:
+  - {name: %s, kind: group, nodes: 3, flavor: mysql}
+  - {name: %s, kind: async, nodes: 2, flavor: mysql}
+  - {name: %s, kind: galera, nodes: 3, flavor: mariadb}
+snapshots: true
+workload:
+  test: oltp_read_write
+  options: {tables: 2, table-size: 1000, time: 2, threads: 2, rand-seed: %d}
+`, grp, asy, gal, seed)
+	s, err := experiment.ParseScenario([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir(), Stdout: &out, Keep: true}
+	dir, _, err := r.Run(ctx)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	if n := strings.Count(out.String(), "making a data snapshot"); n != 2 {
+		t.Errorf("%d snapshots made, want 2 (one per installation):\n%s", n, out.String())
+	}
+	checkSnapshotCells(t, dir)
+	for _, name := range []string{grp, asy, gal} {
+		c, err := sb.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkConverged(ctx, t, c)
+		checkTopologyHealthy(ctx, t, c)
+	}
+	checkSnapshotRefused(ctx, t, sb, seed)
+}
+
+// checkSnapshotCells: every cell ran, with TPS, and its manifest says "data from snapshot".
+func checkSnapshotCells(t *testing.T, dir string) {
+	t.Helper()
+	f, err := experiment.ReadSweepFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range f.Cells {
+		if c.Status != experiment.StatusDone || c.TPS <= 0 {
+			t.Errorf("cell %d %s: %s %s TPS %v", c.Index, c.Topology, c.Status, c.Error, c.TPS)
+			continue
+		}
+		var m struct {
+			Extra map[string]any `json:"extra"`
+		}
+		b, err := os.ReadFile(filepath.Join(dir, c.Dir, "manifest.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &m)
+		}
+		if d, _ := m.Extra["data"].(string); err != nil || !strings.HasPrefix(d, "data from snapshot ") || !strings.Contains(d, "(prepared at ") {
+			t.Errorf("cell %d manifest data %q (%v)", c.Index, m.Extra["data"], err)
+		}
+	}
+}
+
+// checkConverged waits up to 20 s for every node of c to have the same CHECKSUM TABLE of
+// sbtest1 and sbtest2 (the run's writes went through replication, the group or Galera).
+func checkConverged(ctx context.Context, t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	var last []string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		last = last[:0]
+		for _, n := range c.Nodes {
+			last = append(last, checksums(ctx, c, n))
+		}
+		if last[0] != "" && !strings.Contains(last[0], "error") && allEqual(last) {
+			return
+		}
+	}
+	t.Errorf("%s: checksums differ: %q", c.Name, last)
+}
+
+func checksums(ctx context.Context, c *cluster.Cluster, n *cluster.Node) string {
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return "error " + err.Error()
+	}
+	defer db.Close()
+	var out []string
+	for _, tb := range []string{"sbtest.sbtest1", "sbtest.sbtest2"} {
+		var name string
+		var sum *int64
+		if err := db.QueryRowContext(ctx, "CHECKSUM TABLE "+tb).Scan(&name, &sum); err != nil || sum == nil {
+			return fmt.Sprintf("error %s: %v", tb, err)
+		}
+		out = append(out, fmt.Sprint(*sum))
+	}
+	return strings.Join(out, ",")
+}
+
+func allEqual(s []string) bool {
+	for _, x := range s {
+		if x != s[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// checkTopologyHealthy: group members ONLINE, the async replica's threads running, Galera
+// nodes Synced in a Primary component of every node.
+func checkTopologyHealthy(ctx context.Context, t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	for _, n := range c.Nodes {
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch c.Spec.Kind {
+		case topology.Group:
+			var online int
+			err = db.QueryRowContext(ctx, "SELECT COUNT(*) FROM performance_schema.replication_group_members WHERE MEMBER_STATE='ONLINE'").Scan(&online)
+			if err != nil || online != len(c.Nodes) {
+				t.Errorf("%s/%s: %d members ONLINE (%v)", c.Name, n.Name, online, err)
+			}
+		case topology.Async:
+			if n.Name != "n1" {
+				st, err := cluster.ReplicaStatus(ctx, db, c.Binaries.Caps())
+				caps := c.Binaries.Caps()
+				if err != nil || st[caps.ReplicaStatusColumn("io_running")] != "Yes" || st[caps.ReplicaStatusColumn("sql_running")] != "Yes" {
+					t.Errorf("%s/%s: replica status %v (%v)", c.Name, n.Name, st, err)
+				}
+			}
+		case topology.Galera:
+			var k, state, size string
+			db.QueryRowContext(ctx, "SHOW STATUS LIKE 'wsrep_local_state_comment'").Scan(&k, &state)
+			db.QueryRowContext(ctx, "SHOW STATUS LIKE 'wsrep_cluster_size'").Scan(&k, &size)
+			if state != "Synced" || size != fmt.Sprint(len(c.Nodes)) {
+				t.Errorf("%s/%s: wsrep state %q, cluster size %q", c.Name, n.Name, state, size)
+			}
+		}
+		db.Close()
+	}
+}
+
+// checkSnapshotRefused: the MySQL snapshot of this test, asked for a MariaDB deployment,
+// is refused naming the field and both values; nothing is deployed.
+func checkSnapshotRefused(ctx context.Context, t *testing.T, sb *cluster.Sandbox, seed int64) {
+	t.Helper()
+	var mysqlSnap *cluster.Snapshot
+	ss, _ := cluster.ListSnapshots()
+	for _, s := range ss {
+		if s.Shape["rand-seed"] == fmt.Sprint(seed) && s.Installation.Flavor == "mysql" {
+			mysqlSnap = s
+		}
+	}
+	if mysqlSnap == nil {
+		t.Fatal("no MySQL snapshot listed")
+	}
+	name := testenv.Name("snr")
+	_, err := sb.DeployFromSnapshot(ctx, testenv.Spec(t, name, topology.Galera, 3, topology.MariaDB), mysqlSnap)
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), `installation.flavor "mysql"`) || !strings.Contains(err.Error(), `"mariadb"`) {
+		t.Errorf("refusal: %v", err)
+	}
+	if _, lerr := sb.Load(name); lerr == nil {
+		t.Errorf("%s deployed despite the refusal", name)
+	}
+}
+
+// removeSnapshotsOfSeed removes the snapshots this test made (its own rand-seed).
+func removeSnapshotsOfSeed(t *testing.T, seed int64) {
+	ss, _ := cluster.ListSnapshots()
+	for _, s := range ss {
+		if s.Shape["rand-seed"] == fmt.Sprint(seed) {
+			if err := cluster.RemoveSnapshot(s.Name); err != nil {
+				t.Errorf("remove snapshot %s: %v", s.Name, err)
+			}
+		}
+	}
+}
