@@ -85,6 +85,9 @@ type Cluster struct {
 	Caps    topology.Capabilities `json:"-"`
 
 	path string // state.json on disk
+	// base is what the state file held when c was loaded or last saved (nil: never):
+	// save keeps other writers' changes to the fields c did not change (mergeNewer).
+	base *Cluster
 }
 
 // Dir returns the cluster's directory in the state directory (state.json, logs, links.json);
@@ -181,6 +184,7 @@ func loadState(path string) (*Cluster, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	c.Caps = c.Capabilities()
+	c.base = c.snapshot()
 	return c, nil
 }
 

@@ -668,7 +668,7 @@ func (c *Cluster) refreshGroupRoles(ctx context.Context) error {
 			}
 		}
 	}
-	return c.saveRoles()
+	return c.save()
 }
 
 // keepGroupPrimary is called by RestartNode before it stops node: when node is the

@@ -1,11 +1,13 @@
 package cluster
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestSaveFailsNamingTheStateFile: a cluster state file that cannot be written (a
@@ -81,15 +83,18 @@ func TestConcurrentSaves(t *testing.T) {
 	}
 }
 
-// TestSaveRolesKeepsOtherWriters: a Cluster loaded before a restart recorded the node's
-// new process records the roles it read (the probe writer refreshing the group's roles)
-// without putting the old PID back, and keeps its own processes: a node it started itself
-// keeps the PID it recorded until its own save (the restart's rejoin refreshes the roles
-// between its start and its save).
-func TestSaveRolesKeepsOtherWriters(t *testing.T) {
+// TestSaveKeepsOtherWriters: a Cluster loaded before a restart recorded n1's new process
+// records the roles it read later (the probe writer refreshing the group's roles) without
+// putting the old PID back, and learns the new PID from the file; the restart's own later
+// save keeps its PID and takes the new roles.
+func TestSaveKeepsOtherWriters(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "state.json")
-	restart := &Cluster{Name: "r26-c", path: p, Nodes: []*Node{{Name: "n1", Role: "primary", PID: 100}, {Name: "n2", Role: "secondary", PID: 200}}}
-	if err := restart.save(); err != nil {
+	first := &Cluster{Name: "r26-c", path: p, Nodes: []*Node{{Name: "n1", Role: "primary", PID: 100}, {Name: "n2", Role: "secondary", PID: 200}}}
+	if err := first.save(); err != nil {
+		t.Fatal(err)
+	}
+	restart, err := loadState(p)
+	if err != nil {
 		t.Fatal(err)
 	}
 	stale, err := loadState(p)
@@ -101,7 +106,7 @@ func TestSaveRolesKeepsOtherWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale.Nodes[0].Role, stale.Nodes[1].Role = "secondary", "primary"
-	if err := stale.saveRoles(); err != nil {
+	if err := stale.save(); err != nil {
 		t.Fatal(err)
 	}
 	got, err := loadState(p)
@@ -109,9 +114,75 @@ func TestSaveRolesKeepsOtherWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Nodes[0].PID != 101 || got.Nodes[0].StartTicks != 7 || got.Nodes[0].Role != "secondary" || got.Nodes[1].Role != "primary" {
-		t.Errorf("state after saveRoles: n1 %+v n2 %+v, want n1 pid 101 ticks 7 secondary, n2 primary", *got.Nodes[0], *got.Nodes[1])
+		t.Errorf("state after the stale save: n1 %+v n2 %+v, want n1 pid 101 ticks 7 secondary, n2 primary", *got.Nodes[0], *got.Nodes[1])
 	}
-	if stale.Nodes[0].PID != 100 {
-		t.Errorf("cluster's own n1 PID %d after saveRoles, want its own 100 kept", stale.Nodes[0].PID)
+	if stale.Nodes[0].PID != 101 {
+		t.Errorf("stale cluster's n1 PID %d after its save, want 101 (taken from the file)", stale.Nodes[0].PID)
+	}
+	restart.Nodes[1].PID = 201
+	if err := restart.save(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := loadState(p); got.Nodes[0].PID != 101 || got.Nodes[1].PID != 201 || got.Nodes[0].Role != "secondary" || got.Nodes[1].Role != "primary" {
+		t.Errorf("state after the restart's second save: n1 %+v n2 %+v", *got.Nodes[0], *got.Nodes[1])
+	}
+}
+
+// TestConcurrentLoadSave: 16 Cluster values loaded from one state file each record a
+// different node's new PID and save at once; every PID survives (the save re-reads the
+// file under the state lock: without it, last writers put the others' old PIDs back).
+func TestConcurrentLoadSave(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "state.json")
+	const n = 16
+	c := &Cluster{Name: "r26-c", path: p}
+	for i := range n {
+		c.Nodes = append(c.Nodes, &Node{Name: fmt.Sprintf("n%d", i+1), PID: 1})
+	}
+	if err := c.save(); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			mine, err := loadState(p)
+			if err != nil {
+				errs <- err
+				return
+			}
+			time.Sleep(time.Millisecond) // all loaded before most save
+			mine.Nodes[i].PID = 1000 + i
+			errs <- mine.save()
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := loadState(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, nd := range got.Nodes {
+		if nd.PID != 1000+i {
+			t.Errorf("%s: PID %d, want %d (another writer's save lost it)", nd.Name, nd.PID, 1000+i)
+		}
+	}
+}
+
+// TestSaveWithoutPath: a Cluster never given a state file is refused, with no lock file
+// made in the working directory.
+func TestSaveWithoutPath(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := (&Cluster{Name: "r26-x"}).save(); err == nil || !strings.Contains(err.Error(), "r26-x") {
+		t.Errorf("save without a path: %v, want an error naming the cluster", err)
+	}
+	if entries, _ := os.ReadDir("."); len(entries) != 0 {
+		t.Errorf("save without a path left %d files in the working directory", len(entries))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"syscall"
 
 	"github.com/habench/habench/internal/atomicfile"
@@ -12,8 +13,10 @@ import (
 // State files are written by more than one Cluster value at a time: a run's fault
 // injection, its probe writer and the workers following the writer each load the cluster
 // and record what they learnt (a new PID, the group's roles), and `habench fault` may run
-// beside `habench run`. Every write therefore holds an exclusive flock on state.json.lock
-// and goes through its own temporary file, renamed over state.json.
+// beside `habench run`. Every save therefore holds an exclusive flock on state.json.lock,
+// re-reads the file, keeps what other writers changed in it since c was loaded or last
+// saved (for every field c did not change itself: mergeNewer), and writes the result
+// through its own temporary file, renamed over state.json.
 
 // lockState takes the exclusive lock on c's state file; the returned function releases it.
 // Errors: the lock file cannot be opened or locked (named).
@@ -33,39 +36,62 @@ func (c *Cluster) lockState() (func(), error) {
 	}, nil
 }
 
-// save writes the whole of c to its state file atomically (under the state lock).
-// Errors name the file.
+// save writes c to its state file atomically, under the state lock, after taking from
+// the file what other writers changed there since c was loaded or last saved (mergeNewer;
+// c then holds it too). A file that cannot be read (a cluster being deployed) is written
+// from c alone. Errors name the file.
 func (c *Cluster) save() error {
+	if c.path == "" {
+		return fmt.Errorf("cluster %s: no state file to write", c.Name)
+	}
 	unlock, err := c.lockState()
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	return c.writeState()
+	if disk, err := loadState(c.path); err == nil && c.base != nil {
+		mergeNewer(c, c.base, disk)
+	}
+	if err := c.writeState(); err != nil {
+		return err
+	}
+	c.base = c.snapshot()
+	return nil
 }
 
-// saveRoles records c's node roles and group mode in the state file without overwriting
-// what other writers recorded since c was loaded (a restarted node's PID): under the
-// state lock it re-reads the file, takes the roles from c and writes it. c itself keeps
-// what it holds (a node it has just started keeps its new PID until its own save). A
-// state file that cannot be read is written whole from c.
-func (c *Cluster) saveRoles() error {
-	unlock, err := c.lockState()
-	if err != nil {
-		return err
+// snapshot is a deep copy of c's recorded fields (what its state file holds).
+func (c *Cluster) snapshot() *Cluster {
+	b, err := json.Marshal(c)
+	cp := &Cluster{}
+	if err != nil || json.Unmarshal(b, cp) != nil {
+		return nil
 	}
-	defer unlock()
-	disk, err := loadState(c.path)
-	if err != nil {
-		return c.writeState()
-	}
-	for _, dn := range append(append([]*Node{}, disk.Nodes...), disk.Aux...) {
-		if n := c.member(dn.Name); n != nil {
-			dn.Role = n.Role
+	return cp
+}
+
+// mergeNewer takes into c, from disk, every field another writer changed since base (what
+// c's file held when c read or wrote it) and c did not change itself: each field of each
+// node and aux member, the cluster's state and its group options (mode). Fields c
+// changed keep c's value (the last writer of a field wins).
+func mergeNewer(c, base, disk *Cluster) {
+	for _, n := range append(append([]*Node{}, c.Nodes...), c.Aux...) {
+		b, d := base.member(n.Name), disk.member(n.Name)
+		if b == nil || d == nil {
+			continue
+		}
+		cv, bv, dv := reflect.ValueOf(n).Elem(), reflect.ValueOf(b).Elem(), reflect.ValueOf(d).Elem()
+		for i := 0; i < cv.NumField(); i++ {
+			if cv.Field(i).Equal(bv.Field(i)) && !dv.Field(i).Equal(bv.Field(i)) {
+				cv.Field(i).Set(dv.Field(i))
+			}
 		}
 	}
-	disk.Spec.Group = c.Spec.Group
-	return disk.writeState()
+	if c.State == base.State {
+		c.State = disk.State
+	}
+	if c.Spec.Group == base.Spec.Group {
+		c.Spec.Group = disk.Spec.Group
+	}
 }
 
 // member returns the node or aux member called name, or nil.
