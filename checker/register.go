@@ -88,7 +88,7 @@ func (o RegisterOptions) withDefaults() (RegisterOptions, error) {
 		return o, fmt.Errorf("register threads %d: want 1..1024", o.Threads)
 	case o.Time < 0:
 		return o, fmt.Errorf("register time %s: want a positive duration", o.Time)
-	case o.Rate < 0 || o.Rate > 1e6:
+	case !(o.Rate >= 0 && o.Rate <= 1e6): // NaN too
 		return o, fmt.Errorf("register rate %g: want 0 (no cap) to 1000000 transactions per second", o.Rate)
 	case o.Locking != "" && o.Locking != "for-update":
 		return o, fmt.Errorf("register locking %q: want \"\" or \"for-update\"", o.Locking)

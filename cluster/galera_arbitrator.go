@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/habench/habench/internal/atomicfile"
 	"github.com/habench/habench/topology"
 )
 
@@ -169,10 +170,7 @@ func (c *Cluster) markSafeToBootstrap(n *Node) error {
 		defer cancel()
 		return hostWriteFile(ctx, h, p, b, 0o660)
 	}
-	if err := os.WriteFile(p+".tmp", b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(p+".tmp", p)
+	return atomicfile.WriteFile(p, b, 0o644)
 }
 
 // garbdPath is the host's garbd ("" when missing). It runs on the host, also next to

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/habench/habench/host"
+	"github.com/habench/habench/internal/atomicfile"
 	"github.com/habench/habench/topology"
 )
 
@@ -106,11 +107,7 @@ func (sandboxProvider) ReadOptionFile(c *Cluster, n *Node) (string, error) {
 
 // WriteOptionFile replaces the option file atomically.
 func (sandboxProvider) WriteOptionFile(c *Cluster, n *Node, content string) error {
-	p := c.OptionFile(n)
-	if err := os.WriteFile(p+".tmp", []byte(content), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(p+".tmp", p)
+	return atomicfile.WriteFile(c.OptionFile(n), []byte(content), 0o644)
 }
 
 // Provide deploys spec's servers on this machine (Sandbox.Deploy).

@@ -569,7 +569,9 @@ func TestSessionScopedKnobReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Restore(context.Background()) })
+	seen := map[string]bool{}
 	for _, v := range a.Values() {
+		seen[v.Variable] = true
 		switch v.Variable {
 		case "tx_isolation":
 			if v.Session != "READ-COMMITTED" || v.Effective != "READ-COMMITTED" || !v.Matches {
@@ -580,6 +582,9 @@ func TestSessionScopedKnobReadBack(t *testing.T) {
 				t.Errorf("sync_binlog: %+v, want no session value (a global-only variable)", v)
 			}
 		}
+	}
+	if !seen["tx_isolation"] || !seen["sync_binlog"] {
+		t.Errorf("values %+v: want tx_isolation and sync_binlog read back", a.Values())
 	}
 	db, err := c.OpenAdmin(c.Nodes[0])
 	if err != nil {
