@@ -114,62 +114,91 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	r.sess = newSession(t)
 	defer r.sess.close()
 
-	// Pre-flight (preflight.go): every endpoint reachable, the run fits its limits.
 	sr, _ := rep.(StartReporter)
-	texts := src.statements()
-	note, fallback, err := preflight(ctx, r.sess, t, o, countStatements(texts))
+	fallback, err := r.setup(ctx, sr)
 	if err != nil {
 		return nil, err
 	}
-	if fallback {
+	return r.measure(ctx, rep, sr, fallback)
+}
+
+// setup is everything before the clock starts: the pre-flight (preflight.go: every
+// endpoint reachable, the run fits its limits; it may turn prepared statements off,
+// which sr is told), the connection pools and the workers, each connected with its
+// statements prepared (sysbench's thread_init before the start barrier). fallback is the
+// pre-flight's note when it turned prepared statements off, "" otherwise. On an error
+// nothing is left open.
+func (r *runner) setup(ctx context.Context, sr StartReporter) (fallback string, err error) {
+	texts := r.src.statements()
+	note, off, err := preflight(ctx, r.sess, r.t, r.o, countStatements(texts))
+	if err != nil {
+		return "", err
+	}
+	if off {
 		r.ps = false
 		r.o.PSMode = PSDisable
+		fallback = note
 		if sr != nil {
 			sr.Note(note)
 		}
 	}
+	readTexts, rdbs, err := r.openPools()
+	if err != nil {
+		return "", err
+	}
+	r.newWorkers(texts, readTexts, rdbs)
+	if err := r.connectWorkers(ctx); err != nil {
+		return "", err
+	}
+	return fallback, nil
+}
 
-	for _, ep := range t.Endpoints {
-		db, err := r.sess.open(ep, t.DB, !r.ps)
+// openPools opens a pool per endpoint (r.dbs) and, with read endpoints, one per read
+// endpoint (returned as rdbs, and appended to r.dbs so closeAll closes them), with the
+// read-only statements of the workload. No idle pool: a closed worker connection is really
+// closed, and a reconnect really dials (recording the socket in the worker's slot).
+// Errors: the first pool that cannot be opened, or read endpoints for a workload without
+// read-only statements; nothing is left open then.
+func (r *runner) openPools() (readTexts []string, rdbs []*sql.DB, err error) {
+	for _, ep := range r.t.Endpoints {
+		db, err := r.sess.open(ep, r.t.DB, !r.ps)
 		if err != nil {
 			r.closeAll()
-			return nil, err
+			return nil, nil, err
 		}
 		r.dbs = append(r.dbs, db)
 	}
 	for _, db := range r.dbs {
-		// No idle pool: a closed worker connection is really closed, and a
-		// reconnect really dials (recording the socket in the worker's slot).
 		db.SetMaxIdleConns(0)
 	}
-
-	var readTexts []string
-	var rdbs []*sql.DB
-	if len(t.ReadEndpoints) > 0 {
-		rsrc, ok := src.(readSource)
-		if !ok {
-			r.closeAll()
-			return nil, fmt.Errorf("%s: read nodes: this workload has no read-only statements to send to them", name)
-		}
-		readTexts = rsrc.readStatements()
-		for _, ep := range t.ReadEndpoints {
-			db, err := r.sess.open(ep, t.DB, !r.ps)
-			if err != nil {
-				r.closeAll()
-				for _, d := range rdbs {
-					d.Close()
-				}
-				return nil, err
-			}
-			db.SetMaxIdleConns(0)
-			rdbs = append(rdbs, db)
-		}
-		r.dbs = append(r.dbs, rdbs...) // closed with the others
+	if len(r.t.ReadEndpoints) == 0 {
+		return nil, nil, nil
 	}
-	r.newWorkers(texts, readTexts, rdbs)
+	rsrc, ok := r.src.(readSource)
+	if !ok {
+		r.closeAll()
+		return nil, nil, fmt.Errorf("%s: read nodes: this workload has no read-only statements to send to them", r.name)
+	}
+	readTexts = rsrc.readStatements()
+	for _, ep := range r.t.ReadEndpoints {
+		db, err := r.sess.open(ep, r.t.DB, !r.ps)
+		if err != nil {
+			r.closeAll()
+			for _, d := range rdbs {
+				d.Close()
+			}
+			return nil, nil, err
+		}
+		db.SetMaxIdleConns(0)
+		rdbs = append(rdbs, db)
+	}
+	r.dbs = append(r.dbs, rdbs...) // closed with the others
+	return readTexts, rdbs, nil
+}
 
-	// Connect and prepare every worker before the clock starts (sysbench's
-	// thread_init before the start barrier).
+// connectWorkers connects and prepares every worker at once; the first errors, grouped
+// (groupErrors), close everything.
+func (r *runner) connectWorkers(ctx context.Context) error {
 	initErrs := make([]error, len(r.workers))
 	var wg sync.WaitGroup
 	for i, wk := range r.workers {
@@ -182,31 +211,16 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	wg.Wait()
 	if err := groupErrors(initErrs); err != nil {
 		r.closeAll()
-		return nil, fmt.Errorf("%s: initializing workers: %w", name, err)
+		return fmt.Errorf("%s: initializing workers: %w", r.name, err)
 	}
+	return nil
+}
 
-	r.hv.init(len(r.workers))
-	r.warmup = o.Warmup
-	if o.Time > 0 {
-		r.limit = o.Warmup + o.Time
-	}
-	r.warming.Store(o.Warmup > 0)
-	if o.Rate > 0 {
-		r.rt = newRateState(&o)
-	}
-	r.live = &Live{r: r}
-	if lr, ok := rep.(LiveReporter); ok {
-		lr.Live(r.live)
-	}
-	stopCtx := context.AfterFunc(ctx, func() {
-		r.stop()
-		for _, wk := range r.workers {
-			wk.slot.kill()
-			if wk.rd != nil {
-				wk.rd.slot.kill()
-			}
-		}
-	})
+// measure runs the connected workers from the start barrier to the end of the run (time,
+// events, ctx) and returns the Result of the measured part, as runEvents documents.
+func (r *runner) measure(ctx context.Context, rep Reporter, sr StartReporter, fallback string) (*Result, error) {
+	r.arm(rep)
+	stopCtx := context.AfterFunc(ctx, r.cancelWorkers)
 	defer stopCtx()
 
 	if sr != nil {
@@ -221,6 +235,44 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 		kill := time.AfterFunc(r.limit+EndGrace, r.killAtEnd)
 		defer kill.Stop()
 	}
+	end := r.runWorkers(ctx, rep)
+	return r.finish(ctx, end, cpu0, fallback)
+}
+
+// arm sets the run's clock state before the start: the latency histograms, warm-up and
+// limit, the --rate arrival state, and the Live view handed to rep when it takes one.
+func (r *runner) arm(rep Reporter) {
+	r.hv.init(len(r.workers))
+	r.warmup = r.o.Warmup
+	if r.o.Time > 0 {
+		r.limit = r.o.Warmup + r.o.Time
+	}
+	r.warming.Store(r.o.Warmup > 0)
+	if r.o.Rate > 0 {
+		r.rt = newRateState(&r.o)
+	}
+	r.live = &Live{r: r}
+	if lr, ok := rep.(LiveReporter); ok {
+		lr.Live(r.live)
+	}
+}
+
+// cancelWorkers ends the run when its context ends: the run stops and every worker's
+// connections (and read side's) are killed, so a statement in progress returns.
+func (r *runner) cancelWorkers() {
+	r.stop()
+	for _, wk := range r.workers {
+		wk.slot.kill()
+		if wk.rd != nil {
+			wk.rd.slot.kill()
+		}
+	}
+}
+
+// runWorkers starts the workers, the --rate generator, the stall and hang watchdogs and
+// the coordinator (intervals to rep), waits for every worker to end, stops the run and
+// waits for the coordinator. It returns the time the last worker ended.
+func (r *runner) runWorkers(ctx context.Context, rep Reporter) time.Time {
 	workersDone := make(chan struct{})
 	var wwg sync.WaitGroup
 	for _, wk := range r.workers {
@@ -238,7 +290,7 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 		go r.generate()
 	}
 	go r.watchStalls()
-	if t.Follow != nil {
+	if r.t.Follow != nil {
 		go r.watchHangs(ctx)
 	}
 	coordDone := make(chan struct{})
@@ -250,7 +302,13 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	end := time.Now()
 	r.stop()
 	<-coordDone
+	return end
+}
 
+// finish builds the Result at end (client CPU since cpu0, outages, hangs, the prepared
+// statement fallback's note), closes every connection and returns the run's error: the
+// first fatal statement error, ctx's, or the outages still open at the end.
+func (r *runner) finish(ctx context.Context, end time.Time, cpu0 time.Duration, fallback string) (*Result, error) {
 	res := r.result(end)
 	if wall := end.Sub(r.t0).Seconds(); wall > 0 {
 		res.ClientCPUCores = (processCPU() - cpu0).Seconds() / wall
@@ -258,8 +316,8 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	res.ClientCPUs = min(runtime.GOMAXPROCS(0), runtime.NumCPU())
 	res.Outages = r.outageList(end)
 	r.hangResult(res)
-	if fallback {
-		res.PSFallback = note
+	if fallback != "" {
+		res.PSFallback = fallback
 	}
 	r.closeAll()
 	if err := r.firstErr(); err != nil {
