@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/habench/habench/internal/testenv/prereq"
 	"html"
 	"os"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/internal/testenv/prereq"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"

@@ -11,7 +11,6 @@ import (
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/topology"
-	"github.com/habench/habench/workload"
 )
 
 // TestLargeTransaction: on real 3-node sandboxes under oltp_write_only on n1, the scenario
@@ -40,21 +39,12 @@ func TestLargeTransaction(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wl, _ := workload.Lookup("oltp_write_only")
 			o := smallOptions(2, 16*time.Second)
 			o.Tables = 1
-			if err := wl.Prepare(ctx, target(c), o, os.Stderr); err != nil {
-				t.Fatal(err)
-			}
-			tg, err := experiment.ClusterTarget(c, "sbtest", []string{"n1"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var stdout strings.Builder
-			b := &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: t.TempDir(), Stdout: &stdout,
-				Injector: &experiment.Injector{Sandbox: s}, Knobs: tc.knobs,
-				Faults: []experiment.FaultEvent{{At: experiment.Duration(5 * time.Second), Action: "large-transaction", Node: "writer",
-					Args: experiment.FaultArgs{"rows": "200000"}}}}
+			b, stdout := preparedBench(ctx, t, s, c, "oltp_write_only", o, "n1")
+			b.Knobs = tc.knobs
+			b.Faults = []experiment.FaultEvent{{At: experiment.Duration(5 * time.Second), Action: "large-transaction", Node: "writer",
+				Args: experiment.FaultArgs{"rows": "200000"}}}
 			out, err := b.Run(ctx)
 			t.Logf("output:\n%s", stdout.String())
 			if err != nil {

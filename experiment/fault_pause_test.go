@@ -14,7 +14,6 @@ import (
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/topology"
-	"github.com/habench/habench/workload"
 )
 
 // TestPauseStallsAndResumes: on a real 2-node async MariaDB sandbox under oltp_write_only
@@ -31,20 +30,10 @@ func TestPauseStallsAndResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl, _ := workload.Lookup("oltp_write_only")
 	o := smallOptions(2, 9*time.Second)
 	o.Tables = 1
-	if err := wl.Prepare(ctx, target(c), o, os.Stderr); err != nil {
-		t.Fatal(err)
-	}
-	tg, err := experiment.ClusterTarget(c, "sbtest", []string{"n1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout strings.Builder
-	b := &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: t.TempDir(), Stdout: &stdout,
-		Injector: &experiment.Injector{Sandbox: s},
-		Faults:   []experiment.FaultEvent{{At: experiment.Duration(3 * time.Second), Action: "pause", Node: "n1", Args: experiment.FaultArgs{"duration": "2s"}}}}
+	b, stdout := preparedBench(ctx, t, s, c, "oltp_write_only", o, "n1")
+	b.Faults = []experiment.FaultEvent{{At: experiment.Duration(3 * time.Second), Action: "pause", Node: "n1", Args: experiment.FaultArgs{"duration": "2s"}}}
 	out, err := b.Run(ctx)
 	t.Logf("output:\n%s", stdout.String())
 	if err != nil {
@@ -104,7 +93,7 @@ func TestPauseStallsAndResumes(t *testing.T) {
 	// A pause without duration whose resume the workload's end never reaches: the run
 	// sends SIGCONT itself and warns.
 	o.Time = 3 * time.Second
-	b = &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: t.TempDir(), Stdout: &stdout,
+	b = &experiment.Bench{Workload: b.Workload, Options: o, Target: b.Target, Cluster: c, ResultsDir: t.TempDir(), Stdout: stdout,
 		Injector: &experiment.Injector{Sandbox: s},
 		Faults: []experiment.FaultEvent{{At: experiment.Duration(time.Second), Action: "pause", Node: "n2"},
 			{At: experiment.Duration(time.Minute), Action: "resume", Node: "n2"}}}

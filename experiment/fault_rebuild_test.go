@@ -12,7 +12,6 @@ import (
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/results"
 	"github.com/habench/habench/topology"
-	"github.com/habench/habench/workload"
 )
 
 // TestRebuildGaleraNode: on a real 3-node Galera (MariaDB) sandbox under oltp_write_only on
@@ -75,20 +74,10 @@ func runRebuild(t *testing.T, spec topology.Spec) (*experiment.Outcome, results.
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl, _ := workload.Lookup("oltp_write_only")
 	o := smallOptions(2, 30*time.Second)
 	o.Tables, o.TableSize = 1, 20000
-	if err := wl.Prepare(ctx, target(c), o, os.Stderr); err != nil {
-		t.Fatal(err)
-	}
-	tg, err := experiment.ClusterTarget(c, "sbtest", []string{"n1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout strings.Builder
-	b := &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: t.TempDir(), Stdout: &stdout,
-		Injector: &experiment.Injector{Sandbox: s},
-		Faults:   []experiment.FaultEvent{{At: experiment.Duration(4 * time.Second), Action: "rebuild", Node: "n3"}}}
+	b, stdout := preparedBench(ctx, t, s, c, "oltp_write_only", o, "n1")
+	b.Faults = []experiment.FaultEvent{{At: experiment.Duration(4 * time.Second), Action: "rebuild", Node: "n3"}}
 	out, err := b.Run(ctx)
 	t.Logf("output:\n%s", stdout.String())
 	if err != nil {

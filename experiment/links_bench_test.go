@@ -19,7 +19,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/habench/habench/internal/testenv/prereq"
 	"maps"
 	"math"
 	"os"
@@ -33,6 +32,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/internal/testenv/prereq"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"

@@ -1,13 +1,14 @@
 package experiment
 
 import (
-	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/internal/testenv/prereq"
 
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/workload"

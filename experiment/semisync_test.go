@@ -1,10 +1,11 @@
 package experiment
 
 import (
-	"github.com/habench/habench/report"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/report"
 
 	"github.com/habench/habench/sampler"
 )
