@@ -14,7 +14,7 @@ TESTENV  := HABENCH_REQUIRE_SERVERS=1 $(GUARD)
 # Packages run one at a time: real-server tests share 2 cores.
 TESTFLAGS ?= -count=1 -p 1 -timeout 45m
 
-.PHONY: all build deps rootfs rootfs-mariadb test unit demo lint bench bench-netem bench-deploy clean clean-cache
+.PHONY: all build deps rootfs rootfs-mariadb test unit demo lint bench bench-netem bench-deploy bench-snapshot clean clean-cache
 
 all: build
 
@@ -67,6 +67,12 @@ bench-netem:
 DEPLOY_ROUNDS ?= 3
 bench-deploy:
 	$(TESTENV) $(GO) test -tags bench -count=1 -timeout 30m -v -run '^$$' -bench 'Deploy' -benchtime $(DEPLOY_ROUNDS)x ./cluster/
+
+# Data snapshots (root): a 3-node group (MySQL) and Galera (MariaDB) with 8 x 1,000,000 rows,
+# deploy + prepare against deploy from a snapshot of the same data. About 20 minutes, 12 GB
+# of disk; HABENCH_BENCH_SNAPSHOT_ROWS=100000 for a quick look.
+bench-snapshot:
+	$(TESTENV) $(GO) test -tags bench -count=1 -timeout 60m -run '^$$' -bench SnapshotDeploy -benchtime 1x ./experiment/
 
 clean:
 	rm -rf bin
