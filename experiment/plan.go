@@ -588,8 +588,8 @@ func EstimateDeploy(spec topology.Spec) time.Duration {
 }
 
 // EstimatePrepare is one prepare of o's tables: 1 s + rows at the flavor's rate
-// (topology.FlavorEstimates: MariaDB 120k rows/s on one node, 25k rows/s with replicas
-// applying on the same machine; MySQL 30k and 12k rows/s).
+// (topology.FlavorEstimates: MariaDB 120k rows/s on one node, 50k rows/s with replicas
+// applying on the same machine; MySQL 85k and 28k rows/s).
 func EstimatePrepare(spec topology.Spec, o workload.Options) time.Duration {
 	e := topology.FlavorEstimatesOf(spec.Flavor)
 	rate := e.PrepareRows
@@ -816,7 +816,7 @@ func (p *Plan) printTotals(w io.Writer, status map[int]string, done int) {
 	}
 	fmt.Fprintf(w, "; estimated %s (deploy, prepare, destroy %s; cells %s)\n", FormatDuration(total), FormatDuration(deploys), FormatDuration(cells))
 	fmt.Fprintf(w, "estimate: per deployment deploy (MariaDB 0.5s + 0.6s/node, MySQL 1s + 2.5s/node, galera 3s + 3s/node, group 5s + 3s/node)"+
-		" + prepare (rows at 120k/s MariaDB, 30k/s MySQL; 25k/s and 12k/s with replicas) + destroy 1s;"+
+		" + prepare (rows at 120k/s MariaDB, 85k/s MySQL; 50k/s and 28k/s with replicas) + destroy 1s;"+
 		" per cell warmup + time + %v, + %v with links, + restart 1.5s/node MariaDB 3s/node MySQL, + %v drop caches, + cleanup and prepare with reprepare\n",
 		EstimatePerCell, EstimateLinks, EstimateDropCaches)
 	if p.Scenario.SnapshotsOn() {

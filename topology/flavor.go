@@ -68,8 +68,10 @@ type FlavorDef struct {
 type FlavorEstimates struct {
 	// DeployBase + DeployPerNode per node is a deploy (MySQL: 1 s + 2.5 s).
 	DeployBase, DeployPerNode time.Duration
-	// PrepareRows and PrepareRowsReplicated are sysbench prepare rates in rows/s on one
-	// node and with replicas applying on the same machine (MySQL: 30k and 12k).
+	// PrepareRows and PrepareRowsReplicated are habench's prepare rates (8 threads) in
+	// rows/s on one node and with replicas applying on the same machine (MySQL: 85k and
+	// 28k; measured with `make bench-snapshot`, 8 x 1,000,000 rows, 2026-12-05: a one-node
+	// MySQL 9.7 prepared them in about 90 s, a 3-member group in about 285 s).
 	PrepareRows, PrepareRowsReplicated float64
 	// RestartPerNode is a clean restart of one node (MySQL: 3 s).
 	RestartPerNode time.Duration
@@ -82,10 +84,10 @@ func FlavorEstimatesOf(f Flavor) FlavorEstimates {
 		e.DeployBase, e.DeployPerNode = time.Second, 2500*time.Millisecond
 	}
 	if e.PrepareRows == 0 {
-		e.PrepareRows = 30000
+		e.PrepareRows = 85000
 	}
 	if e.PrepareRowsReplicated == 0 {
-		e.PrepareRowsReplicated = 12000
+		e.PrepareRowsReplicated = 28000
 	}
 	if e.RestartPerNode == 0 {
 		e.RestartPerNode = 3 * time.Second

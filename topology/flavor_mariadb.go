@@ -20,7 +20,7 @@ func init() {
 			Rootfs: DefaultMariaDBRootfs, SystemHint: "apt-get install mariadb-server galera-4"},
 		AllKinds: true,
 		Estimates: FlavorEstimates{DeployBase: 500 * time.Millisecond, DeployPerNode: 600 * time.Millisecond,
-			PrepareRows: 120000, PrepareRowsReplicated: 25000, RestartPerNode: 1500 * time.Millisecond},
+			PrepareRows: 120000, PrepareRowsReplicated: 50000, RestartPerNode: 1500 * time.Millisecond},
 		Galera: &GaleraFlavor{SST: []SSTMethod{
 			{Name: SSTRsync, Tool: "rsync", Package: "rsync"},
 			// mariabackup's SST script sleeps about 10 s per joiner.
