@@ -153,4 +153,3 @@ func hasData(ctx context.Context, db *sql.DB, tables, size int) (bool, error) {
 	}
 	return true, nil
 }
-
