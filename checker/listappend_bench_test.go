@@ -83,3 +83,33 @@ func BenchmarkCheckListAppend100kStale(b *testing.B) {
 		b.ReportMetric(float64(cycles), "cycles")
 	}
 }
+
+// BenchmarkCheckListAppendRealtime100k: the strict-serializability checks (realtime edges)
+// over listAppend100k, a serial history: valid, with a realtime edge between each op and
+// the next.
+func BenchmarkCheckListAppendRealtime100k(b *testing.B) {
+	ops := listAppend100k()
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := CheckListAppendRealtime(ops); !v.Valid {
+			b.Fatalf("anomalies in a clean serial history: %+v", v.Anomalies[0])
+		}
+	}
+}
+
+// BenchmarkCheckListAppendRealtime100kStale: the same over listAppendHistory(2): stale
+// reads are anomalies against the realtime order too.
+func BenchmarkCheckListAppendRealtime100kStale(b *testing.B) {
+	ops := listAppendHistory(2)
+	b.ReportAllocs()
+	for b.Loop() {
+		v := CheckListAppendRealtime(ops)
+		rt := 0
+		for _, a := range v.Anomalies {
+			if len(a.Type) > 9 && a.Type[len(a.Type)-9:] == "-realtime" {
+				rt++
+			}
+		}
+		b.ReportMetric(float64(rt), "realtime-anomalies")
+	}
+}

@@ -13,6 +13,7 @@ const (
 	depWW uint8 = 1 << iota // write-write: to appended the element right after from's
 	depWR                   // write-read: to read a list ending with from's element
 	depRW                   // read-write (anti-dependency): from read a list to whose end to appended next
+	depRT                   // realtime: from was acknowledged before to began (listappend_realtime.go)
 )
 
 // dep is one edge of the dependency graph: to its op, of one kind, on key; a is from's
@@ -83,7 +84,7 @@ func (ix *laIndex) cycleAnomalies() []Anomaly {
 			typ, cyc = "G1c", sr.shortestCycle(scc, depWW|depWR)
 		}
 		if cyc == nil {
-			typ, cyc = "G-single", sr.singleRW(scc)
+			typ, cyc = "G-single", sr.singleRW(scc, depWW|depWR)
 		}
 		if cyc == nil {
 			typ, cyc = "G2-item", sr.shortestCycle(scc, all)
@@ -170,9 +171,9 @@ func (sr *searcher) shortestCycle(scc []int, mask uint8) []step {
 	return best
 }
 
-// singleRW returns the shortest cycle of one rw edge and ww/wr edges found from up to
-// maxRW rw edges, nil if none.
-func (sr *searcher) singleRW(scc []int) []step {
+// singleRW returns the shortest cycle of one rw edge and edges of the kinds in mask found
+// from up to maxRW rw edges, nil if none.
+func (sr *searcher) singleRW(scc []int, mask uint8) []step {
 	var best []step
 	tries := 0
 	for _, u := range scc {
@@ -184,7 +185,7 @@ func (sr *searcher) singleRW(scc []int) []step {
 				return best
 			}
 			tries++
-			if p := sr.path(d.to, u, depWW|depWR); p != nil && (best == nil || len(p)+1 < len(best)) {
+			if p := sr.path(d.to, u, mask); p != nil && (best == nil || len(p)+1 < len(best)) {
 				best = append([]step{{u, d}}, p...)
 			}
 		}
@@ -303,6 +304,8 @@ func (ix *laIndex) cycleAnomaly(typ string, cyc []step) Anomaly {
 			parts[i] = fmt.Sprintf("%s appended %d to key %d and %s appended the next element %d (ww)", from, st.a, st.key, to, st.b)
 		case depWR:
 			parts[i] = fmt.Sprintf("%s read key %d ending with %d, which %s appended (wr)", to, st.key, st.b, from)
+		case depRT:
+			parts[i] = fmt.Sprintf("%s was acknowledged before %s began (realtime)", from, to)
 		default:
 			seen := "empty"
 			if st.a >= 0 {
@@ -312,7 +315,18 @@ func (ix *laIndex) cycleAnomaly(typ string, cyc []step) Anomaly {
 		}
 	}
 	names := map[string]string{"G0": "write cycle (G0)", "G1c": "circular information flow (G1c)",
-		"G-single": "read skew (G-single, one anti-dependency)", "G2-item": "write skew (G2-item, anti-dependency cycle)"}
-	return ix.anomaly(typ, cyc[0].key, idx, fmt.Sprintf("%s of %d transactions: %s; so each must precede the next, around a cycle",
+		"G-single": "read skew (G-single, one anti-dependency)", "G2-item": "write skew (G2-item, anti-dependency cycle)",
+		"G0-realtime": "write cycle against the realtime order (G0-realtime)",
+		"G1c-realtime": "circular information flow against the realtime order (G1c-realtime)",
+		"G-single-realtime": "stale read (G-single-realtime, one anti-dependency against the realtime order)",
+		"G2-item-realtime": "anti-dependency cycle against the realtime order (G2-item-realtime)"}
+	key := cyc[0].key
+	for _, st := range cyc { // a realtime edge has no key: the first edge that has one
+		if st.kind != depRT {
+			key = st.key
+			break
+		}
+	}
+	return ix.anomaly(typ, key, idx, fmt.Sprintf("%s of %d transactions: %s; so each must precede the next, around a cycle",
 		names[typ], len(cyc), strings.Join(parts, "; ")))
 }

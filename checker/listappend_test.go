@@ -24,7 +24,13 @@ func laOK(proc int, start int64, mops ...history.Mop) history.Op {
 // order) and names each of them in its explanation.
 func wantOnly(t *testing.T, ops []history.Op, want []string, idx ...int) {
 	t.Helper()
-	v := CheckListAppend(ops)
+	wantOnlyBy(t, CheckListAppend, ops, want, idx...)
+}
+
+// wantOnlyBy is wantOnly with the check to run.
+func wantOnlyBy(t *testing.T, check func([]history.Op) Verdict, ops []history.Op, want []string, idx ...int) {
+	t.Helper()
+	v := check(ops)
 	got := map[string]bool{}
 	for _, a := range v.Anomalies {
 		got[a.Type] = true

@@ -41,6 +41,10 @@ type CheckerSpec struct {
 	// Rate caps its transactions per second, all its sessions together (0: as fast as they
 	// go): a bound on what the checker takes from the benchmark beside it.
 	Rate float64 `yaml:"rate"`
+	// Realtime (list-append only) checks strict serializability: a transaction
+	// acknowledged before another began must precede it, so stale reads across sessions
+	// and nodes are anomalies too (checker.CheckListAppendRealtime: G-single-realtime ...).
+	Realtime bool `yaml:"realtime"`
 }
 
 // register and bank return the options of s for each workload, defaults filled in.
@@ -75,6 +79,9 @@ func (s *CheckerSpec) bankAccounts() int {
 func (s *CheckerSpec) Validate() error {
 	if s.Workload != "register" && s.Workload != "bank" && s.Workload != "list-append" {
 		return &topology.FieldError{Field: "checker.workload", Value: s.Workload, Reason: "want register, bank or list-append"}
+	}
+	if s.Realtime && s.Workload != "list-append" {
+		return &topology.FieldError{Field: "checker.realtime", Value: "true", Reason: "only the list-append checker has a realtime order check"}
 	}
 	keys := checker.RegisterOptions{Keys: s.Keys}.Validate()
 	if s.Workload == "bank" {
@@ -160,6 +167,9 @@ func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *
 		r.keys = spec.register().Keys
 		run = func(ctx context.Context) (*history.History, error) { return checker.RunListAppend(ctx, nodes, o) }
 		r.check = checker.CheckListAppend
+		if spec.Realtime {
+			r.check = checker.CheckListAppendRealtime
+		}
 	case "bank":
 		o := spec.bank()
 		o.Time = 24 * time.Hour // until ctx ends with the workload

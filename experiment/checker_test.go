@@ -58,6 +58,7 @@ func TestCheckerSpecRefused(t *testing.T) {
 		{CheckerSpec{Workload: "register", Locking: "share"}, "checker.locking"},
 		{CheckerSpec{Workload: "register", Isolation: "snapshot"}, "checker.isolation"},
 		{CheckerSpec{Workload: "list-append", Rate: -5}, "checker.rate"},
+		{CheckerSpec{Workload: "bank", Realtime: true}, "checker.realtime"},
 	} {
 		var fe *topology.FieldError
 		if err := c.s.Validate(); !errors.As(err, &fe) || fe.Field != c.field {
@@ -66,5 +67,8 @@ func TestCheckerSpecRefused(t *testing.T) {
 	}
 	if err := (&CheckerSpec{Workload: "bank", Keys: 10, Isolation: "serializable"}).Validate(); err != nil {
 		t.Errorf("a valid bank: %v", err)
+	}
+	if err := (&CheckerSpec{Workload: "list-append", Realtime: true}).Validate(); err != nil {
+		t.Errorf("a valid realtime list-append: %v", err)
 	}
 }
