@@ -316,10 +316,10 @@ func (ix *laIndex) cycleAnomaly(typ string, cyc []step) Anomaly {
 	}
 	names := map[string]string{"G0": "write cycle (G0)", "G1c": "circular information flow (G1c)",
 		"G-single": "read skew (G-single, one anti-dependency)", "G2-item": "write skew (G2-item, anti-dependency cycle)",
-		"G0-realtime": "write cycle against the realtime order (G0-realtime)",
-		"G1c-realtime": "circular information flow against the realtime order (G1c-realtime)",
+		"G0-realtime":       "write cycle against the realtime order (G0-realtime)",
+		"G1c-realtime":      "circular information flow against the realtime order (G1c-realtime)",
 		"G-single-realtime": "stale read (G-single-realtime, one anti-dependency against the realtime order)",
-		"G2-item-realtime": "anti-dependency cycle against the realtime order (G2-item-realtime)"}
+		"G2-item-realtime":  "anti-dependency cycle against the realtime order (G2-item-realtime)"}
 	key := cyc[0].key
 	for _, st := range cyc { // a realtime edge has no key: the first edge that has one
 		if st.kind != depRT {

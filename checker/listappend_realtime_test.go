@@ -52,7 +52,7 @@ func TestListAppendRealtimeFutureRead(t *testing.T) {
 // history passes too, and a failed or unknown append gives no realtime edge.
 func TestListAppendRealtimeConcurrent(t *testing.T) {
 	for name, ops := range map[string][]history.Op{
-		"overlapping": {laOK(0, 0, ap(1, 1)), laOK(1, 3, rl(1)), laOK(2, 20, rl(1, 1))},
+		"overlapping":  {laOK(0, 0, ap(1, 1)), laOK(1, 3, rl(1)), laOK(2, 20, rl(1, 1))},
 		"same instant": {laOK(0, 0, ap(1, 1)), laOK(1, 5, rl(1)), laOK(2, 20, rl(1, 1))},
 		"serial": {laOK(0, 0, ap(1, 1), rl(2)), laOK(1, 10, rl(1, 1), ap(1, 2), ap(2, 1)),
 			laOK(0, 20, rl(1, 1, 2), rl(2, 1)), laOK(1, 30, rl(1, 1, 2))},
