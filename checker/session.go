@@ -259,6 +259,19 @@ func (t *tx) commit() {
 	}
 }
 
+// OutcomeOf is the outcome of a statement that committed (autocommit, or COMMIT) and
+// returned err: ok (nil), fail (an error the server answered with) or unknown (no answer:
+// the connection died or the statement's bound passed).
+func OutcomeOf(err error) history.Outcome {
+	switch {
+	case err == nil:
+		return history.OK
+	case isConnLost(err):
+		return history.Unknown
+	}
+	return history.Fail
+}
+
 // isConnLost reports whether err left the outcome of what was sent unknown: anything
 // but an error the server answered with.
 func isConnLost(err error) bool {
