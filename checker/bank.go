@@ -28,6 +28,9 @@ type BankOptions struct {
 	// transaction (default 30 s).
 	Table      string
 	TxnTimeout time.Duration
+	// ReadNodes, when given, run the transactions that read every balance instead of
+	// the nodes: session i's on ReadNodes[i % len(ReadNodes)].
+	ReadNodes []Node
 	// Rate caps the transactions per second of all sessions together (0: no cap), as
 	// RegisterOptions.Rate.
 	Rate float64
@@ -99,7 +102,7 @@ func RunBank(ctx context.Context, nodes []Node, o BankOptions) (*history.History
 	}
 	b.readAll = fmt.Sprintf("SELECT k, v FROM `%s` ORDER BY k", o.Table)
 	b.write = fmt.Sprintf("UPDATE `%s` SET v = ? WHERE k = ?", o.Table)
-	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, rate: o.Rate, txn: b.txn}
+	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, rate: o.Rate, txn: b.txn, readNodes: o.ReadNodes}
 	return s.run(ctx, o.Time)
 }
 
@@ -109,10 +112,14 @@ type bankRun struct {
 }
 
 func (b *bankRun) txn(t *tx, rng *rand.Rand) {
+	readAll := rng.IntN(2) == 0
+	if readAll && !t.onReadNode() {
+		return
+	}
 	if !t.exec("BEGIN") {
 		return
 	}
-	if rng.IntN(2) == 0 {
+	if readAll {
 		var k, v int64
 		if t.query(b.readAll, []any{&k, &v}, func() { t.op.Value = append(t.op.Value, history.R(k, v)) }) {
 			t.commit()

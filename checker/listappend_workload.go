@@ -33,6 +33,10 @@ type ListAppendOptions struct {
 	// Table is the lists' table, one row per key, its list a comma-separated TEXT
 	// (default "habench_list").
 	Table string
+	// ReadNodes, when given, run the read-only transactions (reads only) instead of
+	// the nodes: session i's on ReadNodes[i % len(ReadNodes)] (stale reads there show
+	// as session anomalies).
+	ReadNodes []Node
 }
 
 // withDefaults validates o and fills its defaults; an error names the field and value.
@@ -97,7 +101,7 @@ func RunListAppend(ctx context.Context, nodes []Node, o ListAppendOptions) (*his
 	r := &listRun{o: o, appends: make([]atomic.Int64, o.Keys)}
 	r.read = fmt.Sprintf("SELECT v FROM `%s` WHERE k = ?", o.Table)
 	r.write = fmt.Sprintf("INSERT INTO `%s` (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = CONCAT(v, ',', ?)", o.Table)
-	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, rate: o.Rate, txn: r.txn}
+	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, rate: o.Rate, txn: r.txn, readNodes: o.ReadNodes}
 	return s.run(ctx, o.Time)
 }
 
@@ -122,12 +126,20 @@ func (r *listRun) key(slot int, appending bool) int64 {
 // txn runs one transaction of appends and reads.
 func (r *listRun) txn(t *tx, rng *rand.Rand) {
 	n := 1 + rng.IntN(r.o.MaxTxnLen)
+	appends, readOnly := make([]bool, n), true
+	for i := range appends {
+		appends[i] = rng.IntN(2) == 0
+		readOnly = readOnly && !appends[i]
+	}
+	if readOnly && !t.onReadNode() {
+		return
+	}
 	if !t.exec("BEGIN") {
 		return
 	}
 	for i := 0; i < n; i++ {
 		slot := rng.IntN(r.o.Keys)
-		if rng.IntN(2) == 0 {
+		if appends[i] {
 			key, val := r.key(slot, true), r.next.Add(1)
 			t.op.Value = append(t.op.Value, history.Append(key, val))
 			if !t.exec(r.write, key, strconv.FormatInt(val, 10), strconv.FormatInt(val, 10)) {

@@ -17,9 +17,11 @@ import (
 )
 
 // sessions runs a checker workload's transactions on threads sessions (session i on
-// nodes[i % len(nodes)]) and records each in a history.
+// nodes[i % len(nodes)], its read-only transactions on readNodes[i % len(readNodes)]
+// when there are read nodes) and records each in a history.
 type sessions struct {
 	nodes     []Node
+	readNodes []Node // where read-only transactions go (none: on nodes)
 	threads   int
 	isolation string        // a key of isolations, or ""
 	timeout   time.Duration // bounds one transaction
@@ -56,18 +58,24 @@ func (s *sessions) run(ctx context.Context, d time.Duration) (*history.History, 
 	return s.h, errors.Join(errs...)
 }
 
-// session runs transactions on one connection until ctx ends; after an unknown outcome
-// or a lost connection it reconnects (a new process number after an unknown outcome),
-// every 100 ms while the node refuses. Its error is a first connection that failed.
+// session runs transactions on one connection (and one to its read node, opened at its
+// first read-only transaction) until ctx ends; after an unknown outcome or a lost
+// connection it reconnects (a new process number after an unknown outcome), every
+// 100 ms while the node refuses. Its error is a first connection that failed.
 func (s *sessions) session(ctx context.Context, id int) error {
 	node := s.nodes[id%len(s.nodes)]
 	rng := rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano())))
 	process := id
 	var c *sql.Conn
+	rc := &readConn{s: s, ctx: ctx}
+	if len(s.readNodes) > 0 {
+		rc.node = s.readNodes[id%len(s.readNodes)]
+	}
 	defer func() {
 		if c != nil {
 			c.Close()
 		}
+		rc.close()
 	}()
 	connected := false
 	for ctx.Err() == nil {
@@ -94,19 +102,65 @@ func (s *sessions) session(ctx context.Context, id int) error {
 			break // the run ended while waiting for its turn
 		}
 		t := s.begin(c)
+		t.rc = rc
 		s.txn(t, rng)
 		t.cancel()
 		t.op.Process, t.op.Session, t.op.Node = process, id, node.Name
+		if t.onRead {
+			t.op.Node = rc.node.Name
+		}
 		s.h.Add(t.op)
-		if t.lost {
+		if !t.lost {
+			continue
+		}
+		if t.onRead {
+			rc.close()
+		} else {
 			c.Close()
 			c = nil
-			if t.op.Outcome == history.Unknown {
-				process += s.threads
-			}
+		}
+		if t.op.Outcome == history.Unknown {
+			process += s.threads
 		}
 	}
 	return nil
+}
+
+// readConn is a session's connection to its read node (node.DB nil: no read node),
+// opened when first used.
+type readConn struct {
+	s    *sessions
+	ctx  context.Context
+	node Node
+	c    *sql.Conn
+}
+
+func (r *readConn) close() {
+	if r.c != nil {
+		r.c.Close()
+		r.c = nil
+	}
+}
+
+// onReadNode moves t, a read-only transaction before its first statement, to the
+// session's read node (nothing without one), connecting to it when needed; false (the
+// transaction failed, outcome recorded) when that connection cannot be opened.
+func (t *tx) onReadNode() bool {
+	if t.rc == nil || t.rc.node.DB == nil {
+		return true
+	}
+	t.onRead = true
+	if t.rc.c == nil {
+		c, err := t.s.connect(t.rc.ctx, t.rc.node)
+		if err != nil {
+			t.op.End = t.s.h.Since(time.Now())
+			t.op.Outcome, t.op.Error = history.Fail, err.Error()
+			return false
+		}
+		t.rc.c = c
+	}
+	t.c = t.rc.c
+	return true
 }
 
 // connect opens a session's connection and sets its isolation level.
@@ -132,7 +186,9 @@ type tx struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	op     history.Op
-	lost   bool // the connection is no longer usable
+	lost   bool      // the connection is no longer usable
+	rc     *readConn // the session's read node (nil: none)
+	onRead bool      // t runs on rc (onReadNode)
 }
 
 func (s *sessions) begin(c *sql.Conn) *tx {
@@ -201,6 +257,19 @@ func (t *tx) commit() {
 	default:
 		t.op.Outcome, t.op.Error = history.Fail, err.Error()
 	}
+}
+
+// OutcomeOf is the outcome of a statement that committed (autocommit, or COMMIT) and
+// returned err: ok (nil), fail (an error the server answered with) or unknown (no answer:
+// the connection died or the statement's bound passed).
+func OutcomeOf(err error) history.Outcome {
+	switch {
+	case err == nil:
+		return history.OK
+	case isConnLost(err):
+		return history.Unknown
+	}
+	return history.Fail
 }
 
 // isConnLost reports whether err left the outcome of what was sent unknown: anything

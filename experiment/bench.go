@@ -82,6 +82,9 @@ type Bench struct {
 	// writable nodes (needs Cluster): its history goes to history.jsonl and history.edn, its
 	// verdict to Summary.Checks and report.md's Anomalies section.
 	Checker *CheckerSpec
+	// CheckerReadNodes are the nodes (by name) the checker's read-only transactions go to
+	// (checker.read_nodes for the cell's topology; none: the writable nodes).
+	CheckerReadNodes []string
 	// Restarter restarts sandbox nodes for knobs that are read only at runtime (nil: such
 	// knobs are refused).
 	Restarter knob.Restarter

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,13 @@ type CheckerSpec struct {
 	// acknowledged before another began must precede it, so stale reads across sessions
 	// and nodes are anomalies too (checker.CheckListAppendRealtime: G-single-realtime ...).
 	Realtime bool `yaml:"realtime"`
+	// ReadNodes (node names, or a mapping of topology name to node names) run the
+	// read-only transactions (list-append's reads-only transactions, bank's reads of
+	// every balance), session i's on the i-th mod len; writes stay on the writable
+	// nodes. Each operation records its node; stale reads there show as read-your-writes
+	// and monotonic-read anomalies (list-append). Not for register (no read-only
+	// transactions).
+	ReadNodes CheckerReadNodes `yaml:"read_nodes"`
 }
 
 // register and bank return the options of s for each workload, defaults filled in.
@@ -96,11 +104,21 @@ func (s *CheckerSpec) Validate() error {
 		{"checker.locking", s.Locking, checker.RegisterOptions{Locking: s.Locking}.Validate()},
 		{"checker.isolation", s.Isolation, checker.RegisterOptions{Isolation: s.Isolation}.Validate()},
 		{"checker.rate", fmt.Sprint(s.Rate), checker.RegisterOptions{Rate: s.Rate}.Validate()},
+		{"checker.read_nodes", s.Workload, s.readNodesFit()},
 	} {
 		if f.err != nil {
 			_, reason, _ := strings.Cut(f.err.Error(), ": ")
 			return &topology.FieldError{Field: f.field, Value: f.value, Reason: reason}
 		}
+	}
+	return nil
+}
+
+// readNodesFit is an error ("register: reason") when s has read nodes and its workload has
+// no read-only transactions (register).
+func (s *CheckerSpec) readNodesFit() error {
+	if s.Workload == "register" && (len(s.ReadNodes.All) > 0 || len(s.ReadNodes.ByTopology) > 0) {
+		return errors.New("register: the register workload has no read-only transactions (want bank or list-append)")
 	}
 	return nil
 }
@@ -126,26 +144,54 @@ func checkerNodes(c *cluster.Cluster, schema string) ([]checker.Node, error) {
 		if !n.Role.Writable() && n != c.Writer() {
 			continue
 		}
-		cfg, err := mysql.ParseDSN(c.AdminDSN(n))
+		cn, err := checkerNode(c, n, schema)
 		if err != nil {
-			return out, fmt.Errorf("checker on %s: %w", n.Name, err)
+			return out, err
 		}
-		cfg.DBName = schema
-		cfg.InterpolateParams = true
-		cfg.Logger = quietDriver{} // a killed connection is an outcome in the history, not a log line
-		conn, err := mysql.NewConnector(cfg)
-		if err != nil {
-			return out, fmt.Errorf("checker on %s: %w", n.Name, err)
-		}
-		out = append(out, checker.Node{Name: n.Name, DB: sql.OpenDB(conn)})
+		out = append(out, cn)
 	}
 	return out, nil
 }
 
+// checkerReadNodes opens a pool on database schema for each of c's nodes called names
+// (checker.read_nodes); a name c lacks is a *topology.FieldError on checker.read_nodes.
+func checkerReadNodes(c *cluster.Cluster, schema string, names []string) ([]checker.Node, error) {
+	var out []checker.Node
+	for _, name := range names {
+		n := c.Node(name)
+		if n == nil {
+			return out, &topology.FieldError{Field: "checker.read_nodes", Value: name, Reason: "no such node in " + c.Name}
+		}
+		cn, err := checkerNode(c, n, schema)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, cn)
+	}
+	return out, nil
+}
+
+// checkerNode opens a pool on database schema of node n of c.
+func checkerNode(c *cluster.Cluster, n *cluster.Node, schema string) (checker.Node, error) {
+	cfg, err := mysql.ParseDSN(c.AdminDSN(n))
+	if err != nil {
+		return checker.Node{}, fmt.Errorf("checker on %s: %w", n.Name, err)
+	}
+	cfg.DBName = schema
+	cfg.InterpolateParams = true
+	cfg.Logger = quietDriver{} // a killed connection is an outcome in the history, not a log line
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return checker.Node{}, fmt.Errorf("checker on %s: %w", n.Name, err)
+	}
+	return checker.Node{Name: n.Name, DB: sql.OpenDB(conn)}, nil
+}
+
 // startChecker creates the checker's table (on the first writable node, in database
 // schema) and starts the sessions, round-robin on every writable node of c, which run
-// until ctx ends or close is called; finish checks their history.
-func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *CheckerSpec) (*checkerRun, error) {
+// until ctx ends or close is called; finish checks their history. The read-only
+// transactions go to c's nodes called readNames (none: as the others).
+func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *CheckerSpec, readNames []string) (*checkerRun, error) {
 	nodes, err := checkerNodes(c, schema)
 	r := &checkerRun{spec: spec, done: make(chan struct{})}
 	var names []string
@@ -154,6 +200,13 @@ func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *
 		names = append(names, n.Name)
 	}
 	r.node = strings.Join(names, ",")
+	var readers []checker.Node
+	if err == nil {
+		readers, err = checkerReadNodes(c, schema, readNames)
+		for _, n := range readers {
+			r.dbs = append(r.dbs, n.DB)
+		}
+	}
 	if err != nil {
 		r.closeDBs()
 		return nil, err
@@ -162,7 +215,7 @@ func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *
 	switch spec.Workload {
 	case "list-append":
 		o := spec.listAppend()
-		o.Time = 24 * time.Hour
+		o.Time, o.ReadNodes = 24*time.Hour, readers
 		err = checker.PrepareListAppend(ctx, nodes[0].DB, o)
 		r.keys = spec.register().Keys
 		run = func(ctx context.Context) (*history.History, error) { return checker.RunListAppend(ctx, nodes, o) }
@@ -172,7 +225,7 @@ func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *
 		}
 	case "bank":
 		o := spec.bank()
-		o.Time = 24 * time.Hour // until ctx ends with the workload
+		o.Time, o.ReadNodes = 24*time.Hour, readers // until ctx ends with the workload
 		err = checker.PrepareBank(ctx, nodes[0].DB, o)
 		r.keys = spec.bankAccounts()
 		run = func(ctx context.Context) (*history.History, error) { return checker.RunBank(ctx, nodes, o) }

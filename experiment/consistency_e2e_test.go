@@ -26,6 +26,8 @@ import (
 // applied it), BEFORE and AFTER none (BEFORE waits for the member to apply what was
 // ordered before the read; AFTER's commit waits for every member to apply it); every cell
 // made read checks and ran the checker; sweep.md's consistency table lists every cell.
+// The checker's read-only transactions run on the secondaries (checker.read_nodes):
+// EVENTUAL shows read-your-writes anomalies in its history, BEFORE and AFTER none.
 func TestConsistencySweepGroup(t *testing.T) {
 	testenv.Installation(t, topology.MySQL)
 	sb := testenv.Sandbox(t)
@@ -39,7 +41,7 @@ workload:
   test: oltp_read_write
   options: {tables: 1, table-size: 1000, threads: 2, time: 3, report-interval: 1}
   read_nodes: [n2, n3]
-checker: {workload: list-append, threads: 1, keys: 3}
+checker: {workload: list-append, threads: 2, keys: 3, read_nodes: [n2, n3]}
 sweep:
   %s: [%s]
 cell: {warmup: 1s}
@@ -89,6 +91,7 @@ cell: {warmup: 1s}
 		if c.Anomalies == nil || c.CheckerOK == nil || *c.CheckerOK == 0 || c.CheckerError != "" {
 			t.Errorf("cell %d (%s): checker did not run or was not checked: ok %v, error %q", c.Index, level, c.CheckerOK, c.CheckerError)
 		}
+		checkReadNodeSessions(t, filepath.Join(dir, c.Dir), c.Index, level)
 		stale := *c.StaleReads
 		switch {
 		case level == "EVENTUAL" && stale == 0:
@@ -100,6 +103,48 @@ cell: {warmup: 1s}
 		if !strings.Contains(table, line) || !strings.Contains(table, fmt.Sprintf("| %d of %d |", stale, *c.ReadChecks)) {
 			t.Errorf("the table lacks cell %d's line %q with %d of %d stale reads", c.Index, line, stale, *c.ReadChecks)
 		}
+	}
+}
+
+// checkReadNodeSessions checks the checker's results in cell directory dir: some
+// operations ran on the read nodes n2 and n3 (history.jsonl), and summary.json counts
+// read-your-writes anomalies at EVENTUAL and none of the session anomalies at other levels.
+func checkReadNodeSessions(t *testing.T, dir string, cell int, level string) {
+	t.Helper()
+	var sum struct {
+		Checks *struct {
+			Types map[string]int `json:"anomaly_types"`
+		} `json:"checks"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil || json.Unmarshal(b, &sum) != nil || sum.Checks == nil {
+		t.Errorf("cell %d: summary.json checks unreadable (%v)", cell, err)
+		return
+	}
+	ryw, mono := sum.Checks.Types["read-your-writes"], sum.Checks.Types["monotonic-reads"]
+	t.Logf("cell %d %s: checker anomalies %v", cell, level, sum.Checks.Types)
+	switch {
+	case level == "EVENTUAL" && ryw == 0:
+		t.Errorf("cell %d EVENTUAL: no read-your-writes anomaly with the checker's reads on the secondaries (%v)", cell, sum.Checks.Types)
+	case level != "EVENTUAL" && ryw+mono != 0:
+		t.Errorf("cell %d %s: %d read-your-writes and %d monotonic-reads anomalies, want none", cell, level, ryw, mono)
+	}
+	h, err := os.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Errorf("cell %d: %v", cell, err)
+		return
+	}
+	on := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(h)), "\n") {
+		var op struct {
+			Node string `json:"node"`
+		}
+		if json.Unmarshal([]byte(line), &op) == nil {
+			on[op.Node]++
+		}
+	}
+	if on["n1"] == 0 || on["n2"] == 0 || on["n3"] == 0 {
+		t.Errorf("cell %d: checker operations per node %v, want some on n1 (writes), n2 and n3 (reads)", cell, on)
 	}
 }
 

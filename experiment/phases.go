@@ -467,7 +467,7 @@ func (st *runState) background() error {
 		if b.Cluster == nil {
 			return fmt.Errorf("checker %s: needs a habench cluster (--cluster)", b.Checker.Workload)
 		}
-		cr, err := startChecker(fctx, b.Cluster, b.Target.DB, b.Checker)
+		cr, err := startChecker(fctx, b.Cluster, b.Target.DB, b.Checker, b.CheckerReadNodes)
 		if err != nil {
 			return err
 		}

@@ -762,6 +762,9 @@ func (p *Plan) printDeployment(w io.Writer, d *Deployment, status map[int]string
 	if nodes := p.Scenario.Workload.ReadNodes.For(sp.Name); len(nodes) > 0 {
 		fmt.Fprintf(w, "  read-only statements go to %s (workload.read_nodes), each written row read back there: stale reads counted\n", strings.Join(nodes, ", "))
 	}
+	if ck := p.Scenario.Checker; ck != nil && len(ck.ReadNodes.For(sp.Name)) > 0 {
+		fmt.Fprintf(w, "  the checker's read-only transactions go to %s (checker.read_nodes)\n", strings.Join(ck.ReadNodes.For(sp.Name), ", "))
+	}
 	done := 0
 	for _, c := range d.Cells {
 		if status[c.Index] == StatusDone && c.Reuse == nil {

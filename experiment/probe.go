@@ -4,13 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/habench/habench/checker"
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/history"
 )
 
 // ProbeTable is the probe writer's table, in the benchmark database.
@@ -26,16 +27,18 @@ type probe struct {
 	schema   string
 	interval time.Duration
 
+	h       *history.History // every commit an append of its seq to probeKey; the final read a read
 	mu      sync.Mutex
-	acked   map[int64]bool
-	failed  map[int64]bool
 	writers []string
 }
+
+// probeKey is the one key of the probe's history: its table.
+const probeKey = 1
 
 // startProbe creates the probe table on c's writer (empty) and returns the probe; run it
 // with run.
 func startProbe(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster, schema string, interval time.Duration) (*probe, error) {
-	p := &probe{sb: sb, name: c.Name, schema: schema, interval: interval, acked: map[int64]bool{}, failed: map[int64]bool{}}
+	p := &probe{sb: sb, name: c.Name, schema: schema, interval: interval, h: history.New()}
 	db, err := c.OpenAdmin(c.Writer())
 	if err != nil {
 		return nil, err
@@ -92,16 +95,7 @@ func (p *probe) run(ctx context.Context) {
 		}
 		if db != nil {
 			seq++
-			qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			_, err := db.ExecContext(qctx, "INSERT INTO "+p.table()+" (seq, node) VALUES (?, ?)", seq, cur)
-			cancel()
-			p.mu.Lock()
-			if err == nil {
-				p.acked[seq] = true
-			} else if ctx.Err() == nil {
-				p.failed[seq] = true
-			}
-			p.mu.Unlock()
+			p.commit(ctx, db, cur, seq)
 		}
 		select {
 		case <-ctx.Done():
@@ -110,11 +104,31 @@ func (p *probe) run(ctx context.Context) {
 	}
 }
 
-// check compares the acknowledged commits with the rows on the current writer.
+// commit inserts row seq on node's db and records it as an append of seq in the history:
+// ok, fail or unknown (checker.OutcomeOf); not recorded when ctx ended first (the run
+// stopped the probe, as before the history: neither acknowledged nor failed).
+func (p *probe) commit(ctx context.Context, db *sql.DB, node string, seq int64) {
+	op := history.Op{Node: node, Start: p.h.Since(time.Now()), Value: []history.Mop{history.Append(probeKey, seq)}}
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	_, err := db.ExecContext(qctx, "INSERT INTO "+p.table()+" (seq, node) VALUES (?, ?)", seq, node)
+	cancel()
+	op.End, op.Outcome = p.h.Since(time.Now()), checker.OutcomeOf(err)
+	if err != nil && ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		op.Error = err.Error()
+	}
+	p.h.Add(op)
+}
+
+// check reads the rows on the current writer (the history's final read) and counts the
+// acknowledged commits missing there with checker.FinalReadLoss.
 func (p *probe) check(ctx context.Context) *ProbeSummary {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := &ProbeSummary{IntervalS: p.interval.Seconds(), Acknowledged: int64(len(p.acked)), Failed: int64(len(p.failed)), Writers: p.writers}
+	s := &ProbeSummary{IntervalS: p.interval.Seconds(), Writers: p.writers}
+	p.count(s, p.h.Ops())
 	name, db, err := p.writer(ctx)
 	if err != nil {
 		s.Error = err.Error()
@@ -122,34 +136,61 @@ func (p *probe) check(ctx context.Context) *ProbeSummary {
 	}
 	defer db.Close()
 	s.CheckedOn = name
-	rows, err := db.QueryContext(ctx, "SELECT seq FROM "+p.table())
+	read := history.Op{Node: name, Start: p.h.Since(time.Now()), Outcome: history.OK}
+	present, err := p.rows(ctx, db)
 	if err != nil {
 		s.Error = err.Error()
 		return s
 	}
-	defer rows.Close()
-	present := map[int64]bool{}
-	for rows.Next() {
-		var q int64
-		if rows.Scan(&q) == nil {
-			present[q] = true
-		}
-	}
-	var lost []int64
-	for q := range p.acked {
-		if !present[q] {
-			lost = append(lost, q)
-		}
-	}
-	sort.Slice(lost, func(i, j int) bool { return lost[i] < lost[j] })
-	s.LostAcknowledged = int64(len(lost))
-	s.Lost = lost[:min(len(lost), 20)]
-	for q := range p.failed {
-		if present[q] {
-			s.UnacknowledgedPresent++
-		}
+	read.End, read.Value = p.h.Since(time.Now()), []history.Mop{history.RL(probeKey, present...)}
+	p.h.Add(read)
+	if err := p.count(s, p.h.Ops()); err != nil {
+		s.Error = err.Error()
 	}
 	return s
+}
+
+// rows returns the seq of every row of the probe table on db, ascending.
+func (p *probe) rows(ctx context.Context, db *sql.DB) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, "SELECT seq FROM "+p.table()+" ORDER BY seq")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var present []int64
+	for rows.Next() {
+		var q int64
+		if err := rows.Scan(&q); err != nil {
+			return nil, err
+		}
+		present = append(present, q)
+	}
+	return present, rows.Err()
+}
+
+// count fills s's figures from the probe's history ops (checker.FinalReadLoss): without
+// a final read yet only the commits by outcome (and the error, not filled in s).
+func (p *probe) count(s *ProbeSummary, ops []history.Op) error {
+	l, err := checker.FinalReadLoss(ops, probeKey)
+	if err != nil {
+		s.Acknowledged, s.Failed, s.Unknown = 0, 0, 0
+		for _, op := range ops {
+			switch op.Outcome {
+			case history.OK:
+				s.Acknowledged++
+			case history.Fail:
+				s.Failed++
+			default:
+				s.Unknown++
+			}
+		}
+		return err
+	}
+	s.Acknowledged, s.Failed, s.Unknown = int64(l.Acknowledged), int64(l.Failed), int64(l.Unknown)
+	s.LostAcknowledged = int64(len(l.LostAcknowledged))
+	s.Lost = l.LostAcknowledged[:min(len(l.LostAcknowledged), 20)]
+	s.UnacknowledgedPresent = int64(l.FailedPresent + l.UnknownPresent)
+	return nil
 }
 
 // probeWarning is the run's WARNING when acknowledged commits were lost or the check

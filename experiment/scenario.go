@@ -103,6 +103,14 @@ func (w *ReadNodes) UnmarshalYAML(n *yaml.Node) error {
 	return w.unmarshal(n, "workload.read_nodes")
 }
 
+// CheckerReadNodes is checker.read_nodes: WorkloadNodes under its own field name.
+type CheckerReadNodes struct{ WorkloadNodes }
+
+// UnmarshalYAML reads a list of node names or a mapping of topology name to such a list.
+func (w *CheckerReadNodes) UnmarshalYAML(n *yaml.Node) error {
+	return w.unmarshal(n, "checker.read_nodes")
+}
+
 // UnmarshalYAML reads a list of node names or a mapping of topology name to such a list.
 func (w *WorkloadNodes) UnmarshalYAML(n *yaml.Node) error {
 	return w.unmarshal(n, "workload.nodes")
@@ -190,6 +198,9 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	}
 	if s.Checker != nil {
 		if err := s.Checker.Validate(); err != nil {
+			return nil, err
+		}
+		if err := s.checkWorkloadNodes(s.Checker.ReadNodes.WorkloadNodes, "checker.read_nodes", seen); err != nil {
 			return nil, err
 		}
 	}

@@ -818,6 +818,9 @@ func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *Cell, rec *CellRec
 		b.Probe = true
 	}
 	b.Checker = sw.r.Scenario.Checker
+	if b.Checker != nil {
+		b.CheckerReadNodes = b.Checker.ReadNodes.For(cell.Topology)
+	}
 	if rec.Requested != nil {
 		b.Extra["requested"] = rec.Requested
 	}

@@ -521,6 +521,7 @@ func PrintComparison(w io.Writer, rows []results.ComparisonRow) {
 	pts := points(rows)
 	along := alongAxes(pts)
 	probe := anyProbed(pts)
+	check := slices.ContainsFunc(pts, point.checked)
 	repeats := false
 	for _, pt := range pts {
 		repeats = repeats || pt.c.TPS.N > 1
@@ -559,6 +560,9 @@ func PrintComparison(w io.Writer, rows []results.ComparisonRow) {
 		if probe {
 			head += "lost acked\t"
 		}
+		if check {
+			head += "anomalies\t"
+		}
 		head += "busiest host CPU\t"
 		if grouped {
 			head = "cell\t" + head
@@ -584,6 +588,9 @@ func PrintComparison(w io.Writer, rows []results.ComparisonRow) {
 			line += pt.maxLagText() + "\t"
 			if probe {
 				line += pt.lostAcked() + "\t"
+			}
+			if check {
+				line += pt.anomalies() + "\t"
 			}
 			line += pt.hostCPU() + "\t"
 			if grouped {
@@ -614,6 +621,9 @@ func PrintComparison(w io.Writer, rows []results.ComparisonRow) {
 	}
 	if probe {
 		fmt.Fprintln(w, "lost acked = the probe writer's acknowledged commits missing on the writer after the run, of those acknowledged.")
+	}
+	if check {
+		fmt.Fprintln(w, "anomalies = what the checker workload's checks found in its history, by type, summed over the point's runs (summary.json checks).")
 	}
 	fmt.Fprintln(w, StatsNote(rows))
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,5 +88,35 @@ func TestComparisonAnomaliesColumn(t *testing.T) {
 	rows[0].Summary.Checks, rows[1].Summary.Checks, rows[3].Summary.Checks = nil, nil, nil
 	if md := ComparisonTable(rows); strings.Contains(md, "anomalies") {
 		t.Errorf("comparison without checker results has an anomalies column:\n%s", md)
+	}
+}
+
+// TestPrintComparisonAnomaliesColumn: the terminal comparison gets an anomalies column
+// (and its note) when a row has checker results, each row's cell as in comparison.md,
+// and none otherwise.
+func TestPrintComparisonAnomaliesColumn(t *testing.T) {
+	rows := []results.ComparisonRow{
+		{Topology: "a", Summary: &results.Summary{TPS: 10, Checks: &results.ChecksSummary{AnomalyCount: 2, AnomalyTypes: map[string]int{"lost-update": 2}}}},
+		{Topology: "b", Summary: &results.Summary{TPS: 12, Checks: &results.ChecksSummary{}}},
+		{Topology: "c", Summary: &results.Summary{TPS: 12}},
+		{Topology: "d", Summary: &results.Summary{TPS: 9, Checks: &results.ChecksSummary{Error: "no history"}}},
+	}
+	var b strings.Builder
+	PrintComparison(&b, rows)
+	lines := strings.Split(b.String(), "\n")
+	head := strings.Fields(lines[0])
+	if !slices.Contains(head, "anomalies") || !strings.Contains(b.String(), "anomalies = what the checker workload's checks found") {
+		t.Fatalf("terminal comparison without an anomalies column or its note:\n%s", b.String())
+	}
+	for i, want := range []string{"2 lost-update", "none", "n/a", "not checked: no history"} {
+		if !strings.HasPrefix(strings.TrimSpace(lines[1+i]), rows[i].Topology) || !strings.Contains(lines[1+i], "  "+want+"  ") {
+			t.Errorf("row %d lacks %q: %s", i, want, lines[1+i])
+		}
+	}
+	rows[0].Summary.Checks, rows[1].Summary.Checks, rows[3].Summary.Checks = nil, nil, nil
+	b.Reset()
+	PrintComparison(&b, rows)
+	if strings.Contains(b.String(), "anomalies") {
+		t.Errorf("terminal comparison without checker results has an anomalies column:\n%s", b.String())
 	}
 }

@@ -46,8 +46,8 @@ func RunMarkdown(r *Run, deployed bool) string {
 		b.WriteString("\n### While it ran\n\n" + t + "\n" + DuringNote + "\n")
 	}
 	if p := s.Probe; p != nil {
-		fmt.Fprintf(&b, "\n## Probe writer\n\n%d acknowledged commits, %d failed; **%d acknowledged commits lost** on %s; %d rows present whose commit failed.\n",
-			p.Acknowledged, p.Failed, p.LostAcknowledged, p.CheckedOn, p.UnacknowledgedPresent)
+		fmt.Fprintf(&b, "\n## Probe writer\n\n%d acknowledged commits, %d failed, %d of unknown outcome; **%d acknowledged commits lost** on %s; %d rows present whose commit was not acknowledged.\n",
+			p.Acknowledged, p.Failed, p.Unknown, p.LostAcknowledged, p.CheckedOn, p.UnacknowledgedPresent)
 	}
 	AnomaliesSection(&b, s.Checks)
 	b.WriteString(sampler.Markdown(s, math.MinInt, sampler.SectionsAfterKnobs))

@@ -308,10 +308,13 @@ type RateSummary struct {
 type ProbeSummary struct {
 	// Interval is the pause between two probe commits (seconds).
 	IntervalS float64 `json:"interval_s"`
-	// Acknowledged are the commits the server acknowledged; Failed those that returned
-	// an error (their outcome is unknown to a client).
+	// Acknowledged are the commits the server acknowledged; Failed those the server
+	// answered with an error; Unknown those without an answer (the connection died or
+	// the 2 s bound passed after the INSERT was sent: they may or may not have taken
+	// effect).
 	Acknowledged int64 `json:"acknowledged"`
 	Failed       int64 `json:"failed"`
+	Unknown      int64 `json:"unknown"`
 	// Writers are the nodes the probe wrote to, in order (it follows the writer).
 	Writers []string `json:"writers"`
 	// CheckedOn is the writer whose rows were compared after the run.
@@ -320,7 +323,8 @@ type ProbeSummary struct {
 	// 20 of their sequence numbers.
 	LostAcknowledged int64   `json:"lost_acknowledged_commits"`
 	Lost             []int64 `json:"lost,omitempty"`
-	// UnacknowledgedPresent counts rows on CheckedOn whose commit returned an error.
+	// UnacknowledgedPresent counts rows on CheckedOn whose commit was not acknowledged
+	// (failed or of unknown outcome).
 	UnacknowledgedPresent int64 `json:"unacknowledged_present"`
 	// Error is why the check could not be made ("" when it was).
 	Error string `json:"error,omitempty"`

@@ -1,0 +1,34 @@
+package experiment
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/habench/habench/history"
+)
+
+// TestProbeCount: the probe's figures from a hand-built probe history (seq 1, 2, 4
+// acknowledged, 3 failed, 5 and 6 of unknown outcome; the read after the run saw 1, 3, 5):
+// 2 of 3 acknowledged commits lost, 2 unacknowledged rows present; before the final read,
+// only the commits by outcome and an error.
+func TestProbeCount(t *testing.T) {
+	var ops []history.Op
+	for i, o := range []history.Outcome{history.OK, history.OK, history.Fail, history.OK, history.Unknown, history.Unknown} {
+		ops = append(ops, history.Op{Index: i, Start: int64(i * 10), End: int64(i*10 + 5), Outcome: o, Value: []history.Mop{history.Append(probeKey, int64(i+1))}})
+	}
+	var p probe
+	var s ProbeSummary
+	if err := p.count(&s, ops); err == nil || s.Acknowledged != 3 || s.Failed != 1 || s.Unknown != 2 || s.LostAcknowledged != 0 {
+		t.Errorf("without the final read: %+v, %v; want 3, 1, 2 and an error", s, err)
+	}
+	ops = append(ops, history.Op{Index: 6, Start: 100, End: 110, Outcome: history.OK, Value: []history.Mop{history.RL(probeKey, 1, 3, 5)}})
+	if err := p.count(&s, ops); err != nil {
+		t.Fatal(err)
+	}
+	if s.Acknowledged != 3 || s.Failed != 1 || s.Unknown != 2 || s.LostAcknowledged != 2 || !slices.Equal(s.Lost, []int64{2, 4}) || s.UnacknowledgedPresent != 2 {
+		t.Errorf("probe summary %+v: want 3 acknowledged, 1 failed, 2 unknown, lost 2 and 4, 2 unacknowledged present", s)
+	}
+	if w := probeWarning(&s); w == "" {
+		t.Errorf("no warning for lost acknowledged commits")
+	}
+}
