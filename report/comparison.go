@@ -518,111 +518,132 @@ func alongMarked(cv *caveat, pts []point, pt point, axis string) string {
 // "TPS/base", and with one repeat per cell the runs, TPS
 // min-max and CI columns (1, the TPS itself, n/a) left out.
 func PrintComparison(w io.Writer, rows []results.ComparisonRow) {
-	pts := points(rows)
-	along := alongAxes(pts)
-	probe := anyProbed(pts)
-	check := slices.ContainsFunc(pts, point.checked)
-	repeats := false
-	for _, pt := range pts {
-		repeats = repeats || pt.c.TPS.N > 1
-	}
-	var groups []string
-	for _, pt := range pts {
-		if g := pt.rows[0].Group; !slices.Contains(groups, g) {
-			groups = append(groups, g)
-		}
-	}
-	grouped := len(groups) > 1 || (len(groups) == 1 && groups[0] != "")
-	short := func(t string) string {
-		return strings.TrimSuffix(t, " (reference)")
-	}
-	var fn footnotes
-	var cv caveat
-	for gi, g := range groups {
-		if grouped {
+	t := newTextComparison(rows)
+	for gi, g := range t.groups {
+		if t.grouped {
 			if gi > 0 {
 				fmt.Fprintln(w)
 			}
 			fmt.Fprintln(w, g+":")
 		}
 		tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', tabwriter.AlignRight)
-		head := "topology\tkind\t"
-		if repeats {
-			head += "runs\tTPS\tTPS min-max\tTPS 95% CI\t"
-		} else {
-			head += "TPS\t"
-		}
-		head += "avg ms\tp95 ms\tTPS/base\tlat/base\tp95/base\t"
-		for _, a := range along {
-			head += "TPS vs " + a + "\t"
-		}
-		head += "max lag s\t"
-		if probe {
-			head += "lost acked\t"
-		}
-		if check {
-			head += "anomalies\t"
-		}
-		head += "busiest host CPU\t"
-		if grouped {
-			head = "cell\t" + head
-		}
-		fmt.Fprintln(tw, head)
-		for _, pt := range pts {
-			if pt.rows[0].Group != g {
-				continue
+		fmt.Fprintln(tw, t.header())
+		for _, pt := range t.pts {
+			if pt.rows[0].Group == g {
+				fmt.Fprintln(tw, t.line(pt, g))
 			}
-			c := pt.c
-			base := basePoint(pts, g)
-			line := fmt.Sprintf("%s\t%s\t", fn.of(pt), pt.rows[0].Kind)
-			if repeats {
-				line += fmt.Sprintf("%d\t%.2f\t%.1f-%.1f\t%s\t", c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max, ciText(c.TPS))
-			} else {
-				line += fmt.Sprintf("%.2f\t", c.TPS.Mean)
-			}
-			line += fmt.Sprintf("%.2f\t%.2f\t%s\t%s\t%s\t", c.AvgMs.Mean, c.P95Ms.Mean, short(cv.mark(changeOfBase(c.VsBase), c.VsBase, pt, base)),
-				short(cv.mark(changeOfBase(c.LatVsBase), c.LatVsBase, pt, base)), short(cv.mark(changeOfBase(c.P95VsBase), c.P95VsBase, pt, base)))
-			for _, a := range along {
-				line += alongMarked(&cv, pts, pt, a) + "\t"
-			}
-			line += pt.maxLagText() + "\t"
-			if probe {
-				line += pt.lostAcked() + "\t"
-			}
-			if check {
-				line += pt.anomalies() + "\t"
-			}
-			line += pt.hostCPU() + "\t"
-			if grouped {
-				var idx []string
-				for _, r := range pt.rows {
-					if r.Cell > 0 {
-						idx = append(idx, fmt.Sprint(r.Cell))
-					}
-				}
-				if len(idx) == 0 {
-					idx = []string{"-"}
-				}
-				line = strings.Join(idx, ",") + "\t" + line
-			}
-			fmt.Fprintln(tw, line)
 		}
 		tw.Flush()
 	}
-	for _, l := range fn.lines() {
+	t.notes(w, rows)
+}
+
+// textComparison is PrintComparison's state: the points, which optional columns the
+// table has, the sweep groups in order, and the footnotes and caveat marks collected
+// while the lines are written.
+type textComparison struct {
+	pts                            []point
+	along, groups                  []string
+	probe, check, repeats, grouped bool
+	fn                             footnotes
+	cv                             caveat
+}
+
+func newTextComparison(rows []results.ComparisonRow) *textComparison {
+	pts := points(rows)
+	t := &textComparison{pts: pts, along: alongAxes(pts), probe: anyProbed(pts), check: slices.ContainsFunc(pts, point.checked)}
+	for _, pt := range pts {
+		t.repeats = t.repeats || pt.c.TPS.N > 1
+		if g := pt.rows[0].Group; !slices.Contains(t.groups, g) {
+			t.groups = append(t.groups, g)
+		}
+	}
+	t.grouped = len(t.groups) > 1 || (len(t.groups) == 1 && t.groups[0] != "")
+	return t
+}
+
+// header is a table's header line, tab-separated.
+func (t *textComparison) header() string {
+	head := "topology\tkind\t"
+	if t.repeats {
+		head += "runs\tTPS\tTPS min-max\tTPS 95% CI\t"
+	} else {
+		head += "TPS\t"
+	}
+	head += "avg ms\tp95 ms\tTPS/base\tlat/base\tp95/base\t"
+	for _, a := range t.along {
+		head += "TPS vs " + a + "\t"
+	}
+	head += "max lag s\t"
+	if t.probe {
+		head += "lost acked\t"
+	}
+	if t.check {
+		head += "anomalies\t"
+	}
+	head += "busiest host CPU\t"
+	if t.grouped {
+		head = "cell\t" + head
+	}
+	return head
+}
+
+// line is pt's line in group g's table, tab-separated.
+func (t *textComparison) line(pt point, g string) string {
+	short := func(s string) string { return strings.TrimSuffix(s, " (reference)") }
+	c, cv := pt.c, &t.cv
+	base := basePoint(t.pts, g)
+	line := fmt.Sprintf("%s\t%s\t", t.fn.of(pt), pt.rows[0].Kind)
+	if t.repeats {
+		line += fmt.Sprintf("%d\t%.2f\t%.1f-%.1f\t%s\t", c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max, ciText(c.TPS))
+	} else {
+		line += fmt.Sprintf("%.2f\t", c.TPS.Mean)
+	}
+	line += fmt.Sprintf("%.2f\t%.2f\t%s\t%s\t%s\t", c.AvgMs.Mean, c.P95Ms.Mean, short(cv.mark(changeOfBase(c.VsBase), c.VsBase, pt, base)),
+		short(cv.mark(changeOfBase(c.LatVsBase), c.LatVsBase, pt, base)), short(cv.mark(changeOfBase(c.P95VsBase), c.P95VsBase, pt, base)))
+	for _, a := range t.along {
+		line += alongMarked(cv, t.pts, pt, a) + "\t"
+	}
+	line += pt.maxLagText() + "\t"
+	if t.probe {
+		line += pt.lostAcked() + "\t"
+	}
+	if t.check {
+		line += pt.anomalies() + "\t"
+	}
+	line += pt.hostCPU() + "\t"
+	if t.grouped {
+		var idx []string
+		for _, r := range pt.rows {
+			if r.Cell > 0 {
+				idx = append(idx, fmt.Sprint(r.Cell))
+			}
+		}
+		if len(idx) == 0 {
+			idx = []string{"-"}
+		}
+		line = strings.Join(idx, ",") + "\t" + line
+	}
+	return line
+}
+
+// notes writes what goes under the tables: the points' footnotes, the columns'
+// meanings, the caveat and flavor notes, and StatsNote.
+func (t *textComparison) notes(w io.Writer, rows []results.ComparisonRow) {
+	for _, l := range t.fn.lines() {
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w, "TPS/base, lat/base, p95/base: TPS, average and p95 latency in % of the baseline's (100% = the same).")
-	if n := cv.Note(); n != "" {
+	if n := t.cv.Note(); n != "" {
 		fmt.Fprintln(w, n)
 	}
-	if n := cmpFlavorNote(pts); n != "" {
+	if n := cmpFlavorNote(t.pts); n != "" {
 		fmt.Fprintln(w, n)
 	}
-	if probe {
+	if t.probe {
 		fmt.Fprintln(w, "lost acked = the probe writer's acknowledged commits missing on the writer after the run, of those acknowledged.")
 	}
-	if check {
+	if t.check {
 		fmt.Fprintln(w, "anomalies = what the checker workload's checks found in its history, by type, summed over the point's runs (summary.json checks).")
 	}
 	fmt.Fprintln(w, StatsNote(rows))
