@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,6 +176,9 @@ func (p *probe) count(s *ProbeSummary, ops []history.Op) error {
 	if err != nil {
 		s.Acknowledged, s.Failed, s.Unknown = 0, 0, 0
 		for _, op := range ops {
+			if !slices.ContainsFunc(op.Value, func(m history.Mop) bool { return m.F == "append" }) {
+				continue // the final read is not a commit
+			}
 			switch op.Outcome {
 			case history.OK:
 				s.Acknowledged++
