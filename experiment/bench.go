@@ -19,6 +19,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/knob"
+	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/topology"
@@ -137,7 +138,7 @@ type Manifest struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// LinkChanges are the standing links applied or cleared by other commands while the
 	// run went on (nil: none).
-	LinkChanges []LinkChange `json:"link_changes,omitempty"`
+	LinkChanges []links.LinkChange `json:"link_changes,omitempty"`
 	// Faults are the faults injected into the cluster during the run, by its own
 	// schedule (RunFault.Scheduled) or `habench fault` (times on samples.csv's clock).
 	Faults []RunFault `json:"faults,omitempty"`
@@ -165,12 +166,12 @@ func (b *Bench) log() *slog.Logger {
 
 // effectiveLinks is the spec of the impairments during the run: the run's own, or the
 // standing ones (nil: none).
-func (b *Bench) effectiveLinks(standing *StandingLinks) *netem.Spec {
+func (b *Bench) effectiveLinks(standing *links.StandingLinks) *netem.Spec {
 	if b.Links != nil {
 		return b.Links
 	}
 	if standing != nil && b.Cluster != nil {
-		if spec, err := BuildLinks(standing.Request, b.Cluster); err == nil {
+		if spec, err := links.BuildLinks(standing.Request, b.Cluster); err == nil {
 			return spec
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/internal/testserver"
+	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/topology"
@@ -284,18 +285,18 @@ func TestLinkDelaySlowsSemiSyncAcks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	links, err := experiment.UniformLinks(c, imp)
+	spec, err := links.UniformLinks(c, imp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: t.TempDir(), Links: links}
+	b := &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: t.TempDir(), Links: spec}
 	out, err := b.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var m struct {
 		Links struct {
-			Impairment experiment.LinkReport `json:"impairment"`
+			Impairment links.LinkReport `json:"impairment"`
 		} `json:"links"`
 	}
 	mb, _ := os.ReadFile(filepath.Join(out.Dir, "manifest.json"))

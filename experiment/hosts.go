@@ -11,6 +11,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/host"
+	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/topology"
@@ -75,6 +76,8 @@ func measureClocks(ctx context.Context, nodes []sampler.Node, hosts []HostInfo) 
 	}
 	return failed
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // hostServers fills each remote host's Server: what the hosts provider recorded for the
 // host of its first node (cluster.HostsState.Servers), else the distinct versions its
@@ -256,7 +259,7 @@ func checkHostsNetem(ctx context.Context, d *Deployment, torun func(*Cell) bool)
 		if !torun(c) || c.Links.IsZero() {
 			continue
 		}
-		spec, err := c.Links.WithSites(LinkSites(sp.Sites)).Build(sp.MemberNames())
+		spec, err := c.Links.WithSites(links.LinkSites(sp.Sites)).Build(sp.MemberNames())
 		if err == nil && slices.ContainsFunc(slices.Collect(maps.Values(spec.Links)), netem.NeedsNetem) {
 			need, specs = append(need, c), append(specs, spec)
 		}
@@ -278,7 +281,7 @@ func checkHostsNetem(ctx context.Context, d *Deployment, torun func(*Cell) bool)
 		return cellLinksError(need[0], fmt.Sprintf("topology %s: host %s: %s; delay, jitter and loss need sch_netem or the link agent on the hosts (rate limits and partitions do not): nothing deployed", sp.Name, sp.Hosts[i], why))
 	}
 	for k, spec := range specs {
-		if _, why := agentLinksRefusal(sp.MemberNames(), sp.Hosts, spec); agents && why != "" {
+		if _, why := links.AgentLinksRefusal(sp.MemberNames(), sp.Hosts, spec); agents && why != "" {
 			return cellLinksError(need[k], fmt.Sprintf("topology %s: a host lacks sch_netem, so the links go to the link agent: %s; nothing deployed", sp.Name, why))
 		}
 	}
@@ -295,7 +298,7 @@ func cellLinksError(c *Cell, reason string) error {
 	return &topology.FieldError{Field: field, Value: value, Reason: reason}
 }
 
-// agentHostRefusal applies the link agent's rule (sshLinks.useAgents) to the checks of
+// agentHostRefusal applies the link agent's rule (links: sshLinks.useAgents) to the checks of
 // hosts (same order): when any host lacks sch_netem every host gets the agent, so every host
 // needs a TUN device. It returns the index of the first host that cannot take the links
 // and why, or -1 and "" when all can.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/topology"
 )
@@ -19,7 +20,7 @@ import (
 type Injector struct {
 	Sandbox *cluster.Sandbox
 	// Links starts the link process for partitions (as netem apply does).
-	Links LinkProcess
+	Links links.LinkProcess
 	// CatchUp bounds promote's wait for the new source (0: 30 s).
 	CatchUp time.Duration
 
@@ -187,7 +188,7 @@ func (in *Injector) applyPartition(ctx context.Context, c *cluster.Cluster, node
 	if c.Links() == cluster.LinksNone {
 		return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("network %s: partitions need a cluster deployed with --network netns (as root)", c.Network)}
 	}
-	st, err := ReadStanding(c)
+	st, err := links.ReadStanding(c)
 	if err != nil {
 		return err
 	}
@@ -198,7 +199,7 @@ func (in *Injector) applyPartition(ctx context.Context, c *cluster.Cluster, node
 		if r := st.Request; r.String() != req.String() {
 			return &topology.FieldError{Field: "node", Value: node, Reason: fmt.Sprintf("the cluster's impairments are `%s`, not a partition of %s: use habench netem clear %s", r.String(), node, c.Name)}
 		}
-		return ClearStanding(c)
+		return links.ClearStanding(c)
 	}
 	if st != nil {
 		return &topology.FieldError{Field: "cluster", Value: c.Name, Reason: fmt.Sprintf("has impairments already (`%s`): habench netem clear %s first", st.Request.String(), c.Name)}
@@ -208,7 +209,7 @@ func (in *Injector) applyPartition(ctx context.Context, c *cluster.Cluster, node
 	}
 	lp := in.Links
 	lp.Args = append(slices.Clone(lp.Args), c.Name)
-	_, err = ApplyStanding(ctx, c, req, lp)
+	_, err = links.ApplyStanding(ctx, c, req, lp)
 	return err
 }
 

@@ -38,6 +38,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
@@ -79,7 +80,7 @@ func linkBenchCluster(ctx context.Context, b *testing.B, prefix string, threads 
 	if err != nil {
 		b.Fatal(err)
 	}
-	eps, err := experiment.LinkEndpoints(c)
+	eps, err := links.LinkEndpoints(c)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func BenchmarkLinkZeroDelayTPS(b *testing.B) {
 	defer cancel()
 	c, eps, wl, tg, o := linkBenchCluster(ctx, b, "bzt", threads)
 	o.Time, o.Warmup = time.Duration(secs)*time.Second, warmup
-	zero, err := experiment.UniformLinks(c, netem.Impairment{}) // no link impaired: every packet forwarded at once
+	zero, err := links.UniformLinks(c, netem.Impairment{}) // no link impaired: every packet forwarded at once
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -601,7 +602,7 @@ func BenchmarkLinkRTTUnderLoad(b *testing.B) {
 }
 
 func rttUnderLoad(ctx context.Context, b *testing.B, c *cluster.Cluster, eps []netem.Endpoint, l *bgLoad, samples int) {
-	zero, err := experiment.UniformLinks(c, netem.Impairment{})
+	zero, err := links.UniformLinks(c, netem.Impairment{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -679,7 +680,7 @@ func rttUnderLoad(ctx context.Context, b *testing.B, c *cluster.Cluster, eps []n
 	// thread with next to no delay. What it adds over the baseline is the cost of that path
 	// (delivery lateness, and the reader and the probe waking up colder than in the
 	// back-to-back zero-delay path), not of the requested delay.
-	if tiny, err := experiment.UniformLinks(c, netem.Impairment{Delay: time.Microsecond}); err == nil {
+	if tiny, err := links.UniformLinks(c, netem.Impairment{Delay: time.Microsecond}); err == nil {
 		u1, err := netem.NewUserspace(eps, tiny)
 		if err != nil {
 			b.Fatal(err)
@@ -702,7 +703,7 @@ func rttUnderLoad(ctx context.Context, b *testing.B, c *cluster.Cluster, eps []n
 
 	for _, oneWay := range []time.Duration{600 * time.Microsecond, 5 * time.Millisecond} {
 		b.Run(oneWay.String(), func(b *testing.B) {
-			spec, err := experiment.UniformLinks(c, netem.Impairment{Delay: oneWay})
+			spec, err := links.UniformLinks(c, netem.Impairment{Delay: oneWay})
 			if err != nil {
 				b.Fatal(err)
 			}

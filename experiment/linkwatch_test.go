@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/links"
 )
 
 // TestLinkWatchRunOwnPartition: the standing record a scenario's partition fault applied
@@ -15,22 +17,22 @@ func TestLinkWatchRunOwnPartition(t *testing.T) {
 		{AtS: 10.20, FaultRecord: FaultRecord{Action: "partition", Node: "n3", Took: 0.35}},
 		{AtS: 20.10, FaultRecord: FaultRecord{Action: "heal", Node: "n3", Took: 0.05}},
 	}
-	own := []LinkChange{
+	own := []links.LinkChange{
 		{AtS: 10.48, Event: "applied", Request: "--partition n3", Backend: "userspace"},
 		{AtS: 20.31, Event: "cleared", Request: "--partition n3", Backend: "userspace"},
 	}
 	if got := byOthers(own, faults); len(got) != 0 {
 		t.Errorf("the run's own partition and heal kept as link changes: %+v", got)
 	}
-	if w := linkChangeWarning(byOthers(own, faults)); w != "" {
+	if w := links.ChangeWarning(byOthers(own, faults)); w != "" {
 		t.Errorf("warning for the run's own partition: %s", w)
 	}
-	other := LinkChange{AtS: 30.0, Event: "applied", Request: "--delay 5ms", Backend: "kernel"}
+	other := links.LinkChange{AtS: 30.0, Event: "applied", Request: "--delay 5ms", Backend: "kernel"}
 	got := byOthers(append(own, other), faults)
 	if len(got) != 1 || got[0] != other {
 		t.Errorf("link changes %+v, want only the other command's %+v", got, other)
 	}
-	if w := linkChangeWarning(got); !strings.Contains(w, "from another command") || !strings.Contains(w, "applied `--delay 5ms` at 30.0 s") || strings.Contains(w, "partition") {
+	if w := links.ChangeWarning(got); !strings.Contains(w, "from another command") || !strings.Contains(w, "applied `--delay 5ms` at 30.0 s") || strings.Contains(w, "partition") {
 		t.Errorf("warning %q", w)
 	}
 	// Without the faults (a `habench netem apply --partition n3` and clear), they are.

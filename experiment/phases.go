@@ -12,6 +12,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/knob"
+	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/results"
@@ -60,7 +61,7 @@ type runState struct {
 	cleanups []func()
 
 	started      time.Time
-	standing     *StandingLinks
+	standing     *links.StandingLinks
 	standingPID  int
 	applied      *knob.Applied
 	restoreKnobs func() error
@@ -78,7 +79,7 @@ type runState struct {
 	allSamples   []sampler.Sample
 	lastTick     time.Duration // start of the newest tick delivered, on the samples clock
 	sampleStart  time.Time
-	linkWatch    *linkWatch
+	linkWatch    *links.Watch
 
 	// background work during the workload (faults, probe writer): stopBackground ends it
 	stopBackground func()
@@ -188,17 +189,17 @@ func (st *runState) checks() error {
 	}
 	// Impairments applied with `habench netem apply` stay for the run; they are part of
 	// what is measured, and --links cannot be added on top.
-	s, err := ReadStanding(b.Cluster)
+	s, err := links.ReadStanding(b.Cluster)
 	if err != nil {
 		return err
 	}
 	switch {
-	case s == nil && b.Links == nil && RunLinksActive(b.Cluster):
+	case s == nil && b.Links == nil && links.RunLinksActive(b.Cluster):
 		// Another run's links are on the cluster now; this run would measure them
 		// without recording them.
 		return fmt.Errorf("cluster %s: another run with links is going on; wait for it to end", b.Cluster.Name)
 	case s == nil:
-	case ApplyInProgress(b.Cluster):
+	case links.ApplyInProgress(b.Cluster):
 		return fmt.Errorf("cluster %s: `habench netem apply` is in progress; run again when it has finished", b.Cluster.Name)
 	case b.Links != nil:
 		return &topology.FieldError{Field: "links", Value: strings.Join(b.Links.Describe(), ", "),
@@ -323,12 +324,12 @@ func (st *runState) links() error {
 		if b.Cluster == nil {
 			return fmt.Errorf("links need a habench cluster (--cluster)")
 		}
-		unlock, err := lockRunLinks(b.Cluster)
+		unlock, err := links.LockRunLinks(b.Cluster)
 		if err != nil {
 			return err
 		}
 		st.onCleanup(unlock)
-		backend, rep, err := applyLinks(st.ctx, b.Cluster, b.Links)
+		backend, rep, err := links.ApplyLinks(st.ctx, b.Cluster, b.Links)
 		if err != nil {
 			return fmt.Errorf("apply links: %w", err)
 		}
@@ -360,7 +361,7 @@ func (st *runState) sampling() error {
 	st.onCleanup(func() { stop(); st.swg.Wait() }) // stop first: Wait returns after it
 	st.sampleStart = time.Now()
 	if b.Cluster != nil && b.Cluster.Dir() != "" {
-		st.linkWatch = watchLinks(sctx, b.Cluster, st.sampleStart, st.standing)
+		st.linkWatch = links.WatchLinks(sctx, b.Cluster, st.sampleStart, st.standing)
 	}
 	if b.Cluster == nil || len(st.nodes) == 0 {
 		return nil
@@ -639,14 +640,14 @@ func (st *runState) collect() error {
 		st.man.Faults = markScheduled(faultsDuring(b.Cluster, st.sampleStart, st.started, time.Now()), st.scheduled)
 	}
 	if st.linkWatch != nil {
-		changes, err := st.linkWatch.result()
+		changes, err := st.linkWatch.Result()
 		if err != nil {
 			b.log().Warn("cannot read the cluster's standing links record", "err", err)
 		}
 		// The partitions and heals of faults are faults, warned about below.
 		changes = byOthers(changes, st.man.Faults)
 		st.man.LinkChanges = changes
-		if w := linkChangeWarning(changes); w != "" {
+		if w := links.ChangeWarning(changes); w != "" {
 			st.warn(w, "links changed during the run", "changes", len(changes))
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"sort"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/results"
@@ -301,7 +302,7 @@ func (s *Scenario) checkLinks() error {
 		if sizes[t.Name] == t.Nodes {
 			names = t.MemberNames() // with aux members (an arbitrator)
 		}
-		if _, err := s.Links.WithSites(LinkSites(t.Sites)).Build(names); err != nil {
+		if _, err := s.Links.WithSites(links.LinkSites(t.Sites)).Build(names); err != nil {
 			var re *netem.RequestError
 			if errors.As(err, &re) {
 				return &topology.FieldError{Field: "links." + re.Field, Value: re.Value, Reason: fmt.Sprintf("topology %s: %v", t.Name, re.Err)}

@@ -19,6 +19,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/atomicfile"
 	"github.com/habench/habench/knob"
+	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/results"
@@ -829,14 +830,14 @@ func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *Cell, rec *CellRec
 	}
 	var err error
 	if !cell.Links.IsZero() && len(c.Nodes) > 1 {
-		if b.Links, err = BuildLinks(cell.Links, c); err != nil {
+		if b.Links, err = links.BuildLinks(cell.Links, c); err != nil {
 			return err
 		}
 	}
 	if sw.plan.SamePathControl(cell) && userspaceLinks() {
 		// The delayed cells go through the userspace link: so does this one, at zero delay,
 		// so that the difference is the delay and not the link's own cost.
-		if b.Links, err = netem.NewSpec(NodeNames(c)); err != nil {
+		if b.Links, err = netem.NewSpec(links.NodeNames(c)); err != nil {
 			return err
 		}
 		rec.LinksControl = "same path: the userspace link at zero delay"
@@ -904,7 +905,7 @@ var userspaceLinks = func() bool { return netem.KernelAvailable() != nil }
 func linkAdded(manifest string) *float64 {
 	var m struct {
 		Links struct {
-			Impairment *LinkReport `json:"impairment"`
+			Impairment *links.LinkReport `json:"impairment"`
 		} `json:"links"`
 	}
 	b, err := os.ReadFile(manifest)

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/knob"
+	"github.com/habench/habench/links"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -284,11 +284,11 @@ func clearHostImpairments(c *cluster.Cluster) error {
 	if c.Links() != cluster.LinksSSH {
 		return nil
 	}
-	st, err := experiment.ReadStanding(c)
+	st, err := links.ReadStanding(c)
 	if err != nil || st == nil || len(st.Hosts) == 0 {
 		return nil
 	}
-	if err := experiment.ClearStanding(c); err != nil {
+	if err := links.ClearStanding(c); err != nil {
 		return fmt.Errorf("cluster %s: could not remove habench's impairments from its hosts, so it was kept (habench netem clear %s, then destroy): %w", c.Name, c.Name, err)
 	}
 	return nil

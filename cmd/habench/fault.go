@@ -9,6 +9,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/links"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
 )
@@ -95,7 +96,7 @@ func injector(g *globalOpts) (*experiment.Injector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &experiment.Injector{Sandbox: g.sandbox(), Links: experiment.LinkProcess{Exe: exe,
+	return &experiment.Injector{Sandbox: g.sandbox(), Links: links.LinkProcess{Exe: exe,
 		Args: []string{"netem", "serve", "--state-dir", g.stateDir, "--log-level", g.logLevel}}}, nil
 }
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
@@ -148,8 +148,8 @@ func newNetemApplyCmd(g *globalOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			lp := experiment.LinkProcess{Exe: exe, Args: []string{"netem", "serve", "--state-dir", g.stateDir, "--log-level", g.logLevel, c.Name}}
-			st, err := experiment.ApplyStanding(cmd.Context(), c, req, lp)
+			lp := links.LinkProcess{Exe: exe, Args: []string{"netem", "serve", "--state-dir", g.stateDir, "--log-level", g.logLevel, c.Name}}
+			st, err := links.ApplyStanding(cmd.Context(), c, req, lp)
 			if err != nil {
 				var re *netem.RequestError
 				if errors.As(err, &re) {
@@ -193,22 +193,22 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 				return err
 			}
 			w := cmd.OutOrStdout()
-			if experiment.ApplyInProgress(c) {
+			if links.ApplyInProgress(c) {
 				fmt.Fprintf(w, "%s: a `habench netem apply` (or clear) is in progress; show again when it has finished\n", c.Name)
 				return nil
 			}
-			st, err := experiment.ReadStanding(c)
+			st, err := links.ReadStanding(c)
 			if err != nil {
 				return fmt.Errorf("%w: run habench netem clear %s", err, c.Name)
 			}
 			var spec *netem.Spec
 			if st == nil {
-				if experiment.RunLinksActive(c) {
+				if links.RunLinksActive(c) {
 					fmt.Fprintf(w, "%s: impaired by a run with --links (or scenario links) in progress; the impairments end with it (see its manifest.json)\n", c.Name)
 					return nil
 				}
 				fmt.Fprintf(w, "%s: no impairments (network %s)\n", c.Name, c.Network)
-				if left := experiment.LinkLeftovers(c); len(left) > 0 {
+				if left := links.LinkLeftovers(c); len(left) > 0 {
 					return fmt.Errorf("%s: no impairments recorded, but found %s: run habench netem clear %s", c.Name, strings.Join(left, ", "), c.Name)
 				}
 			} else {
@@ -224,7 +224,7 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 					return fmt.Errorf("%s: `netem apply` did not finish (no measurement recorded): run habench netem clear %s", c.Name, c.Name)
 				}
 				printLinkReport(w, st.Report)
-				if spec, err = experiment.BuildLinks(st.Request, c); err != nil {
+				if spec, err = links.BuildLinks(st.Request, c); err != nil {
 					return err
 				}
 			}
@@ -266,10 +266,10 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 	return cmd
 }
 
-// measureLinks measures c's links the way c's provider impairs them (experiment.MeasureLinks:
+// measureLinks measures c's links the way c's provider impairs them (links.MeasureLinks:
 // 20 handshakes per pair, 3 s each at most).
 func measureLinks(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) ([]netem.LinkRTT, error) {
-	return experiment.MeasureLinks(ctx, c, spec, 20, 3*time.Second)
+	return links.MeasureLinks(ctx, c, spec, 20, 3*time.Second)
 }
 
 func newNetemClearCmd(g *globalOpts) *cobra.Command {
@@ -321,12 +321,12 @@ func clearOne(cmd *cobra.Command, g *globalOpts, name string) error {
 	if err != nil {
 		return err
 	}
-	st, rerr := experiment.ReadStanding(c)
-	crashed := experiment.CrashedRunLinks(c)
-	if err := experiment.ClearStanding(c); err != nil {
+	st, rerr := links.ReadStanding(c)
+	crashed := links.CrashedRunLinks(c)
+	if err := links.ClearStanding(c); err != nil {
 		return err
 	}
-	if left := experiment.LinkLeftovers(c); len(left) > 0 {
+	if left := links.LinkLeftovers(c); len(left) > 0 {
 		return fmt.Errorf("%s: still present after clear: %s", c.Name, strings.Join(left, ", "))
 	}
 	switch {
@@ -361,12 +361,12 @@ func newNetemServeCmd(g *globalOpts) *cobra.Command {
 				fmt.Fprintln(ready, err)
 				return err
 			}
-			if want := c.Dir() + "/" + experiment.StandingLinksFile; linkState != want {
+			if want := c.Dir() + "/" + links.StandingLinksFile; linkState != want {
 				err := usagef("--link-state %q: want %q", linkState, want)
 				fmt.Fprintln(ready, err)
 				return err
 			}
-			return experiment.ServeStanding(cmd.Context(), c, ready)
+			return links.ServeStanding(cmd.Context(), c, ready)
 		},
 	}
 	cmd.Flags().StringVar(&linkState, strings.TrimSuffix(strings.TrimPrefix(cluster.LinkStateArg, "--"), "="), "", "the cluster's links.json (marks the process as this cluster's)")
@@ -386,7 +386,7 @@ func loadCluster(g *globalOpts, name string) (*cluster.Cluster, error) {
 
 // printLinkReport prints requested against achieved round trips per directed pair and
 // the warnings.
-func printLinkReport(w io.Writer, r *experiment.LinkReport) {
+func printLinkReport(w io.Writer, r *links.LinkReport) {
 	if r == nil {
 		return
 	}

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/knob"
+	"github.com/habench/habench/links"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
 )
@@ -73,17 +73,17 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 			if p := knob.Pending(c); p != "" {
 				fmt.Fprintf(w, "knobs: %s\n", p)
 			}
-			if st, err := experiment.ReadStanding(c); err != nil {
+			if st, err := links.ReadStanding(c); err != nil {
 				fmt.Fprintf(w, "links: unreadable record (%v): habench netem clear %s\n", err, c.Name)
 			} else if st != nil {
 				state := "in effect"
-				if experiment.ApplyInProgress(c) {
+				if links.ApplyInProgress(c) {
 					state = "netem apply in progress"
 				} else if !st.Alive(c) {
 					state = "NOT in effect, link process gone: habench netem clear " + c.Name
 				}
 				fmt.Fprintf(w, "links: %s (%s backend, %s; habench netem show %s)\n", st.Request.String(), st.Backend, state, c.Name)
-			} else if experiment.RunLinksActive(c) {
+			} else if links.RunLinksActive(c) {
 				fmt.Fprintln(w, "links: impaired by a run with --links in progress")
 			} else if c.Links() != cluster.LinksNone {
 				fmt.Fprintln(w, "links: no impairments")

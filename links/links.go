@@ -1,4 +1,4 @@
-package experiment
+package links
 
 import (
 	"context"
@@ -105,14 +105,14 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // round3 rounds to a microsecond when x is in milliseconds (no 2.2239999999999998 in JSON).
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
-// applyLinks measures the plain round trips, applies spec (in the nodes' namespaces
+// ApplyLinks measures the plain round trips, applies spec (in the nodes' namespaces
 // kernel netem where available, else the userspace link; over SSH tc on the nodes' hosts,
 // recorded before it is created, a crashed run's leftovers removed first), measures
 // again, and reports requested against achieved. A pair whose added round trip is more
 // than 10% (and 50 us) away from the request gets a warning. The returned backend must be
 // closed by the caller (also after SIGINT: the SSH backend has its own time limit); on
 // error nothing is left applied.
-func applyLinks(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (netem.Backend, *LinkReport, error) {
+func ApplyLinks(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (netem.Backend, *LinkReport, error) {
 	la, err := linksOf(c)
 	if err != nil {
 		return nil, nil, err

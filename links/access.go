@@ -1,4 +1,4 @@
-package experiment
+package links
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // linkAccess is how this package impairs a cluster's links, chosen by c.Links() (linksOf):
 // in the nodes' network namespaces on this machine (nsLinks: kernel netem, else the
 // userspace link) or with tc on the nodes' hosts over SSH (sshLinks). ApplyStanding,
-// applyLinks, clearStanding, LinkLeftovers and MeasureLinks are one code path each that
+// ApplyLinks, clearStanding, LinkLeftovers and MeasureLinks are one code path each that
 // asks it for what differs.
 type linkAccess interface {
 	// size is the number of endpoints (the cluster's members).
@@ -216,7 +216,7 @@ func (l *sshLinks) applyRun(ctx context.Context, c *cluster.Cluster, spec *netem
 		for _, e := range l.eps {
 			nodes, hosts = append(nodes, e.Name), append(hosts, e.Host.Name())
 		}
-		if link, why := agentLinksRefusal(nodes, hosts, spec); why != "" {
+		if link, why := AgentLinksRefusal(nodes, hosts, spec); why != "" {
 			return nil, name, nil, &topology.FieldError{Field: "links", Value: link, Reason: why + "; nothing applied"}
 		}
 		eps, err := agentEndpoints(c, l.eps)
@@ -272,12 +272,12 @@ func (l *sshLinks) useAgents(ctx context.Context, spec *netem.Spec) (bool, error
 	return false, nil
 }
 
-// agentLinksRefusal says why spec cannot go to the link agents when nodes[i] runs on
+// AgentLinksRefusal says why spec cannot go to the link agents when nodes[i] runs on
 // hosts[i], and the link ("n1->n2") it refuses ("", "" when it can): an agent runs per host and impairs the traffic from its host
 // to each peer host's address with one impairment (its first node's), so a link between
 // two nodes on one host cannot be impaired, and nodes sharing a host must need the same
 // impairment toward (and from) each node on another host.
-func agentLinksRefusal(nodes, hosts []string, spec *netem.Spec) (string, string) {
+func AgentLinksRefusal(nodes, hosts []string, spec *netem.Spec) (string, string) {
 	type pair struct{ from, to string }
 	first := map[pair]netem.Link{}
 	for i, a := range nodes {

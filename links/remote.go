@@ -1,4 +1,4 @@
-package experiment
+package links
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package experiment
+package links
 
 import (
 	"bufio"
@@ -111,9 +111,9 @@ const (
 	runLinksLock = "links-run.lock" // held by a run with its own links (--links, scenario links)
 )
 
-// flock takes lock name in c's directory (exclusive; blocking unless nonBlock). With
+// Flock takes lock name in c's directory (exclusive; blocking unless nonBlock). With
 // nonBlock, a lock held elsewhere returns (nil, nil).
-func flock(c *cluster.Cluster, name string, nonBlock bool) (func(), error) {
+func Flock(c *cluster.Cluster, name string, nonBlock bool) (func(), error) {
 	f, err := os.OpenFile(filepath.Join(c.Dir(), name), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
@@ -133,14 +133,14 @@ func flock(c *cluster.Cluster, name string, nonBlock bool) (func(), error) {
 }
 
 // lockStanding serialises apply and clear on one cluster.
-func lockStanding(c *cluster.Cluster) (func(), error) { return flock(c, standingLock, false) }
+func lockStanding(c *cluster.Cluster) (func(), error) { return Flock(c, standingLock, false) }
 
 // held reports whether lock name of c is held by a live process right now.
 func held(c *cluster.Cluster, name string) bool {
 	if c.Dir() == "" {
 		return false
 	}
-	unlock, err := flock(c, name, true)
+	unlock, err := Flock(c, name, true)
 	if err != nil || unlock == nil {
 		return err == nil
 	}
@@ -155,13 +155,13 @@ func ApplyInProgress(c *cluster.Cluster) bool { return held(c, standingLock) }
 // going on on c now: its impairments end with it.
 func RunLinksActive(c *cluster.Cluster) bool { return held(c, runLinksLock) }
 
-// lockRunLinks marks c as impaired by this run until the returned func is called. Error:
+// LockRunLinks marks c as impaired by this run until the returned func is called. Error:
 // standing impairments are being applied, or another run holds links on c.
-func lockRunLinks(c *cluster.Cluster) (func(), error) {
+func LockRunLinks(c *cluster.Cluster) (func(), error) {
 	if c.Dir() == "" {
 		return func() {}, nil
 	}
-	unlock, err := flock(c, runLinksLock, true)
+	unlock, err := Flock(c, runLinksLock, true)
 	if err != nil {
 		return nil, err
 	}
