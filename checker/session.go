@@ -129,11 +129,16 @@ func (s *sessions) session(ctx context.Context, id int) error {
 // readConn is a session's connection to its read node (node.DB nil: no read node),
 // opened when first used.
 type readConn struct {
-	s    *sessions
-	ctx  context.Context
-	node Node
-	c    *sql.Conn
+	s        *sessions
+	ctx      context.Context
+	node     Node
+	c        *sql.Conn
+	failedAt time.Time // the last connection attempt that failed (zero: none)
 }
+
+// redialAfter is how long a session waits after a failed connection to its read node
+// before it tries again: the write node's retry interval (session).
+const redialAfter = 100 * time.Millisecond
 
 func (r *readConn) close() {
 	if r.c != nil {
@@ -144,20 +149,31 @@ func (r *readConn) close() {
 
 // onReadNode moves t, a read-only transaction before its first statement, to the
 // session's read node (nothing without one), connecting to it when needed; false (the
-// transaction failed, outcome recorded) when that connection cannot be opened.
+// transaction failed, outcome recorded) when that connection cannot be opened. A
+// connection attempt is bounded by the transaction's timeout and comes at least
+// redialAfter after the last failed one (the session waits for it), so a read node that
+// is down costs one failed operation per redialAfter, not a loop of them.
 func (t *tx) onReadNode() bool {
 	if t.rc == nil || t.rc.node.DB == nil {
 		return true
 	}
 	t.onRead = true
 	if t.rc.c == nil {
-		c, err := t.s.connect(t.rc.ctx, t.rc.node)
+		if wait := redialAfter - time.Since(t.rc.failedAt); !t.rc.failedAt.IsZero() && wait > 0 {
+			select {
+			case <-t.rc.ctx.Done():
+			case <-time.After(wait):
+			}
+			t.op.Start = t.s.h.Since(time.Now())
+		}
+		c, err := t.s.connect(t.ctx, t.rc.node)
 		if err != nil {
+			t.rc.failedAt = time.Now()
 			t.op.End = t.s.h.Since(time.Now())
 			t.op.Outcome, t.op.Error = history.Fail, err.Error()
 			return false
 		}
-		t.rc.c = c
+		t.rc.c, t.rc.failedAt = c, time.Time{}
 	}
 	t.c = t.rc.c
 	return true
