@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/habench/habench/internal/mysqlerr"
 )
 
 // runner is the state of one Run call.
@@ -569,7 +571,7 @@ func (w *worker) eventWithRetry(ctx context.Context) error {
 		}
 		code, lost := errorCode(err)
 		w.failed(code)
-		follow := r.t.Follow != nil && (lost || readOnlyCodes[code])
+		follow := r.t.Follow != nil && (lost || mysqlerr.ReadOnly(code))
 		if code == 0 || !(r.o.ignores(code) || follow) {
 			return err
 		}
@@ -696,7 +698,7 @@ func (w *worker) reconnect(ctx context.Context) error {
 		}
 		code, _ := errorCode(err)
 		w.failed(code)
-		if code == 0 || !(isClientCode(code) || connGoneCodes[code] || w.r.o.ignores(code) || (w.r.t.Follow != nil && readOnlyCodes[code])) {
+		if code == 0 || !(isClientCode(code) || connGoneCodes[code] || w.r.o.ignores(code) || (w.r.t.Follow != nil && mysqlerr.ReadOnly(code))) {
 			return err
 		}
 		if !w.sleep(ctx, backoff) {
@@ -731,11 +733,6 @@ func (r *Result) ClientBoundWarning() string {
 
 // WriterLabel is the outage label of workers that follow the writer (Target.Follow).
 const WriterLabel = "writer"
-
-// readOnlyCodes are the refusals of a node that no longer takes writes: 1290
-// (--read-only / --super-read-only), 1792 (read-only transaction), 3100 (a Group
-// Replication member that left the group refuses commits).
-var readOnlyCodes = map[uint16]bool{1290: true, 1792: true, 3100: true}
 
 // moveTo points a following worker at ep (its pool opened on first use); the counts
 // from now on are ep's.

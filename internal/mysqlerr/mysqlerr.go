@@ -1,0 +1,27 @@
+// Package mysqlerr classifies the errors MySQL and MariaDB servers answer with, for the
+// packages that act on them (the workload engine, the checker).
+package mysqlerr
+
+import (
+	"errors"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Code is the server error number of err (0: not an error the server answered with).
+func Code(err error) uint16 {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
+
+// ReadOnly reports whether code is the refusal of a node that no longer takes writes:
+// 1290 (--read-only / --super-read-only, ER_OPTION_PREVENTS_STATEMENT), 1792 (a read-only
+// transaction, ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION) or 3100 (a Group Replication
+// member that left the group refuses commits, ER_RUN_HOOK_ERROR). A client following the
+// writer moves on it.
+func ReadOnly(code uint16) bool {
+	return code == 1290 || code == 1792 || code == 3100
+}
