@@ -34,6 +34,8 @@ type BankOptions struct {
 	// Rate caps the transactions per second of all sessions together (0: no cap), as
 	// RegisterOptions.Rate.
 	Rate float64
+	// Follow is as in RegisterOptions.
+	Follow Follow
 }
 
 // withDefaults validates o and fills its defaults; an error names the field and value.
@@ -102,7 +104,7 @@ func RunBank(ctx context.Context, nodes []Node, o BankOptions) (*history.History
 	}
 	b.readAll = fmt.Sprintf("SELECT k, v FROM `%s` ORDER BY k", o.Table)
 	b.write = fmt.Sprintf("UPDATE `%s` SET v = ? WHERE k = ?", o.Table)
-	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, rate: o.Rate, txn: b.txn, readNodes: o.ReadNodes}
+	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, rate: o.Rate, txn: b.txn, readNodes: o.ReadNodes, follow: o.Follow}
 	return s.run(ctx, o.Time)
 }
 

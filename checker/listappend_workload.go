@@ -37,6 +37,8 @@ type ListAppendOptions struct {
 	// the nodes: session i's on ReadNodes[i % len(ReadNodes)] (stale reads there show
 	// as session anomalies).
 	ReadNodes []Node
+	// Follow is as in RegisterOptions.
+	Follow Follow
 }
 
 // withDefaults validates o and fills its defaults; an error names the field and value.
@@ -101,7 +103,7 @@ func RunListAppend(ctx context.Context, nodes []Node, o ListAppendOptions) (*his
 	r := &listRun{o: o, appends: make([]atomic.Int64, o.Keys)}
 	r.read = fmt.Sprintf("SELECT v FROM `%s` WHERE k = ?", o.Table)
 	r.write = fmt.Sprintf("INSERT INTO `%s` (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = CONCAT(v, ',', ?)", o.Table)
-	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, rate: o.Rate, txn: r.txn, readNodes: o.ReadNodes}
+	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, rate: o.Rate, txn: r.txn, readNodes: o.ReadNodes, follow: o.Follow}
 	return s.run(ctx, o.Time)
 }
 

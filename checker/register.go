@@ -38,6 +38,11 @@ type RegisterOptions struct {
 	// Rate caps the transactions the sessions start together, per second (0: as fast as
 	// they go): what the checker may take from a benchmark beside it.
 	Rate float64
+	// Follow, when set, names the node that takes writes now (a group's new primary, a
+	// promoted replica): a session whose connection was lost, or whose node refused a
+	// write as read-only (mysqlerr.ReadOnly), reconnects to the node Follow names. An
+	// error from it (no writer named yet) keeps the session where it was.
+	Follow Follow
 }
 
 // Node is one server the register sessions run on: its label and a pool on the
@@ -157,7 +162,7 @@ func RunRegister(ctx context.Context, nodes []Node, o RegisterOptions) (*history
 		r.read += " FOR UPDATE"
 	}
 	r.write = fmt.Sprintf("UPDATE `%s` SET v = ? WHERE k = ?", o.Table)
-	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, rate: o.Rate, txn: r.txn}
+	s := &sessions{nodes: nodes, threads: o.Threads, isolation: o.Isolation, timeout: o.TxnTimeout, rate: o.Rate, txn: r.txn, follow: o.Follow}
 	return s.run(ctx, o.Time)
 }
 

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/habench/habench/history"
+	"github.com/habench/habench/internal/mysqlerr"
 )
 
 // sessions runs a checker workload's transactions on threads sessions (session i on
@@ -29,9 +30,14 @@ type sessions struct {
 	limit     *rate.Limiter // from rate, made by run
 	// txn runs one transaction through t, filling t.op.Value with its reads and writes
 	// as they are known; t's methods record its outcome.
-	txn func(t *tx, rng *rand.Rand)
-	h   *history.History
+	txn    func(t *tx, rng *rand.Rand)
+	follow Follow // the writer now (nil: sessions stay on their nodes)
+	h      *history.History
 }
+
+// Follow names the node that takes writes now, for sessions that follow the writer
+// (RegisterOptions.Follow); its error means no writer is named now.
+type Follow func(ctx context.Context) (Node, error)
 
 // run runs the sessions for d (or until ctx ends) and returns the history; the error
 // is a session that could not connect or set its isolation level.
@@ -61,7 +67,8 @@ func (s *sessions) run(ctx context.Context, d time.Duration) (*history.History, 
 // session runs transactions on one connection (and one to its read node, opened at its
 // first read-only transaction) until ctx ends; after an unknown outcome or a lost
 // connection it reconnects (a new process number after an unknown outcome), every
-// 100 ms while the node refuses. Its error is a first connection that failed.
+// 100 ms while the node refuses, to the writer s.follow names when it follows one (also
+// after a read-only refusal: followWriter). Its error is a first connection that failed.
 func (s *sessions) session(ctx context.Context, id int) error {
 	node := s.nodes[id%len(s.nodes)]
 	rng := rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano())))
@@ -80,6 +87,9 @@ func (s *sessions) session(ctx context.Context, id int) error {
 	connected := false
 	for ctx.Err() == nil {
 		if c == nil {
+			if connected {
+				node = s.writer(ctx, node)
+			}
 			var err error
 			if c, err = s.connect(ctx, node); err != nil {
 				if ctx.Err() != nil {
@@ -110,6 +120,11 @@ func (s *sessions) session(ctx context.Context, id int) error {
 			t.op.Node = rc.node.Name
 		}
 		s.h.Add(t.op)
+		if !t.lost && s.followWriter(ctx, t, node) {
+			c.Close()
+			c = nil
+			continue
+		}
 		if !t.lost {
 			continue
 		}
@@ -124,6 +139,36 @@ func (s *sessions) session(ctx context.Context, id int) error {
 		}
 	}
 	return nil
+}
+
+// writer is the node a reconnecting session goes to: the one s.follow names, or node
+// when it follows no writer or none is named now.
+func (s *sessions) writer(ctx context.Context, node Node) Node {
+	if s.follow == nil {
+		return node
+	}
+	if n, err := s.follow(ctx); err == nil && n.DB != nil {
+		return n
+	}
+	return node
+}
+
+// followWriter reports whether a session on node should reconnect after t: t was
+// refused as read-only (the node no longer takes writes) and s.follow names another
+// node. While it names node itself (or none), the session waits redialAfter before its
+// next transaction, so a demoted writer is not hammered.
+func (s *sessions) followWriter(ctx context.Context, t *tx, node Node) bool {
+	if s.follow == nil || t.onRead || !mysqlerr.ReadOnly(t.code) {
+		return false
+	}
+	if n, err := s.follow(ctx); err == nil && n.DB != nil && n.Name != node.Name {
+		return true
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(redialAfter):
+	}
+	return false
 }
 
 // readConn is a session's connection to its read node (node.DB nil: no read node),
@@ -205,6 +250,7 @@ type tx struct {
 	lost   bool      // the connection is no longer usable
 	rc     *readConn // the session's read node (nil: none)
 	onRead bool      // t runs on rc (onReadNode)
+	code   uint16    // the server's error number when it refused t (0: none)
 }
 
 func (s *sessions) begin(c *sql.Conn) *tx {
@@ -252,6 +298,7 @@ func (t *tx) query(q string, dest []any, row func()) bool {
 func (t *tx) fail(err error) bool {
 	t.op.End = t.s.h.Since(time.Now())
 	t.op.Outcome, t.op.Error = history.Fail, err.Error()
+	t.code = mysqlerr.Code(err)
 	if isConnLost(err) {
 		t.lost = true
 	} else {
@@ -271,7 +318,7 @@ func (t *tx) commit() {
 	case isConnLost(err):
 		t.op.Outcome, t.op.Error, t.lost = history.Unknown, err.Error(), true
 	default:
-		t.op.Outcome, t.op.Error = history.Fail, err.Error()
+		t.op.Outcome, t.op.Error, t.code = history.Fail, err.Error(), mysqlerr.Code(err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -17,6 +18,7 @@ import (
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/results"
 	"github.com/habench/habench/topology"
+	"github.com/habench/habench/workload"
 )
 
 // CheckerSpec is a checker workload run beside the benchmark (a scenario's `checker:`
@@ -125,15 +127,17 @@ func (s *CheckerSpec) readNodesFit() error {
 
 // checkerRun is a checker workload in progress during a run.
 type checkerRun struct {
-	spec  *CheckerSpec
-	node  string // the nodes' names, "n1,n2,n3"
-	keys  int
-	dbs   []*sql.DB
-	check func([]history.Op) checker.Verdict
-	done  chan struct{}
-	stop  context.CancelFunc
-	h     *history.History
-	err   error
+	spec    *CheckerSpec
+	node    string // the nodes' names, "n1,n2,n3"
+	follows bool   // the sessions follow the writer
+	keys    int
+	dbsMu   sync.Mutex // dbs grows while sessions follow the writer
+	dbs     []*sql.DB
+	check   func([]history.Op) checker.Verdict
+	done    chan struct{}
+	stop    context.CancelFunc
+	h       *history.History
+	err     error
 }
 
 // checkerNodes opens a pool on database schema for every writable node of c (every
@@ -190,8 +194,10 @@ func checkerNode(c *cluster.Cluster, n *cluster.Node, schema string) (checker.No
 // startChecker creates the checker's table (on the first writable node, in database
 // schema) and starts the sessions, round-robin on every writable node of c, which run
 // until ctx ends or close is called; finish checks their history. The read-only
-// transactions go to c's nodes called readNames (none: as the others).
-func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *CheckerSpec, readNames []string) (*checkerRun, error) {
+// transactions go to c's nodes called readNames (none: as the others). With follow (the
+// workload's Target.Follow: writer auto) the sessions follow the writer as the
+// workload's workers do.
+func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *CheckerSpec, readNames []string, follow func(context.Context) (workload.Endpoint, error)) (*checkerRun, error) {
 	nodes, err := checkerNodes(c, schema)
 	r := &checkerRun{spec: spec, done: make(chan struct{})}
 	var names []string
@@ -211,11 +217,16 @@ func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *
 		r.closeDBs()
 		return nil, err
 	}
+	var fw checker.Follow
+	if follow != nil {
+		fw = r.follow(c, schema, nodes, follow)
+		r.follows = true
+	}
 	var run func(context.Context) (*history.History, error)
 	switch spec.Workload {
 	case "list-append":
 		o := spec.listAppend()
-		o.Time, o.ReadNodes = 24*time.Hour, readers
+		o.Time, o.ReadNodes, o.Follow = 24*time.Hour, readers, fw
 		err = checker.PrepareListAppend(ctx, nodes[0].DB, o)
 		r.keys = spec.register().Keys
 		run = func(ctx context.Context) (*history.History, error) { return checker.RunListAppend(ctx, nodes, o) }
@@ -225,14 +236,14 @@ func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *
 		}
 	case "bank":
 		o := spec.bank()
-		o.Time, o.ReadNodes = 24*time.Hour, readers // until ctx ends with the workload
+		o.Time, o.ReadNodes, o.Follow = 24*time.Hour, readers, fw // until ctx ends with the workload
 		err = checker.PrepareBank(ctx, nodes[0].DB, o)
 		r.keys = spec.bankAccounts()
 		run = func(ctx context.Context) (*history.History, error) { return checker.RunBank(ctx, nodes, o) }
 		r.check = func(ops []history.Op) checker.Verdict { return checker.CheckBank(ops, r.keys, o.Total()) }
 	default:
 		o := spec.register()
-		o.Time = 24 * time.Hour
+		o.Time, o.Follow = 24*time.Hour, fw
 		err = checker.PrepareRegister(ctx, nodes[0].DB, o)
 		r.keys = o.Keys
 		run = func(ctx context.Context) (*history.History, error) { return checker.RunRegister(ctx, nodes, o) }
@@ -250,6 +261,37 @@ func startChecker(ctx context.Context, c *cluster.Cluster, schema string, spec *
 	return r, nil
 }
 
+// follow is the sessions' checker.Follow: the node the workload's follow names, its pool
+// on schema opened on first use (nodes: the pools open already) and closed with r.
+func (r *checkerRun) follow(c *cluster.Cluster, schema string, nodes []checker.Node, follow func(context.Context) (workload.Endpoint, error)) checker.Follow {
+	pools := map[string]checker.Node{}
+	for _, n := range nodes {
+		pools[n.Name] = n
+	}
+	return func(ctx context.Context) (checker.Node, error) {
+		ep, err := follow(ctx)
+		if err != nil {
+			return checker.Node{}, err
+		}
+		r.dbsMu.Lock()
+		defer r.dbsMu.Unlock()
+		if n, ok := pools[ep.Name]; ok {
+			return n, nil
+		}
+		cn := c.Node(ep.Name)
+		if cn == nil {
+			return checker.Node{}, fmt.Errorf("checker: the writer %s is not a node of %s", ep.Name, c.Name)
+		}
+		n, err := checkerNode(c, cn, schema)
+		if err != nil {
+			return n, err
+		}
+		pools[ep.Name] = n
+		r.dbs = append(r.dbs, n.DB)
+		return n, nil
+	}
+}
+
 // quietDriver discards the driver's log lines ("unexpected EOF").
 type quietDriver struct{}
 
@@ -263,6 +305,8 @@ func (r *checkerRun) close() {
 }
 
 func (r *checkerRun) closeDBs() {
+	r.dbsMu.Lock()
+	defer r.dbsMu.Unlock()
 	for _, db := range r.dbs {
 		db.Close()
 	}
@@ -273,7 +317,7 @@ func (r *checkerRun) closeDBs() {
 func (r *checkerRun) finish(dir string) (*results.ChecksSummary, error) {
 	<-r.done
 	o := r.spec.register()
-	s := &results.ChecksSummary{Workload: r.spec.Workload, Node: r.node, Threads: o.Threads, Keys: r.keys,
+	s := &results.ChecksSummary{Workload: r.spec.Workload, Node: r.node, FollowsWriter: r.follows, Threads: o.Threads, Keys: r.keys,
 		Locking: o.Locking, Isolation: o.Isolation, History: results.HistoryFile}
 	if r.err != nil {
 		s.Error = r.err.Error()

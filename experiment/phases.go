@@ -468,7 +468,7 @@ func (st *runState) background() error {
 		if b.Cluster == nil {
 			return fmt.Errorf("checker %s: needs a habench cluster (--cluster)", b.Checker.Workload)
 		}
-		cr, err := startChecker(fctx, b.Cluster, b.Target.DB, b.Checker, b.CheckerReadNodes)
+		cr, err := startChecker(fctx, b.Cluster, b.Target.DB, b.Checker, b.CheckerReadNodes, b.Target.Follow)
 		if err != nil {
 			return err
 		}

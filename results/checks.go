@@ -13,13 +13,16 @@ const (
 // instead of) the benchmark and what its checks found in the history.
 type ChecksSummary struct {
 	// Workload is the checker workload, e.g. "register"; Node the nodes its sessions ran
-	// on, round-robin ("n1", "n1,n2,n3"); Threads, Keys, Locking and Isolation its settings.
-	Workload  string `json:"workload"`
-	Node      string `json:"node"`
-	Threads   int    `json:"threads"`
-	Keys      int    `json:"keys"`
-	Locking   string `json:"locking,omitempty"`
-	Isolation string `json:"isolation,omitempty"`
+	// on, round-robin ("n1", "n1,n2,n3"), at the start when FollowsWriter (the sessions
+	// moved with the writer, as the workload's workers do; each operation's node is in
+	// the history); Threads, Keys, Locking and Isolation its settings.
+	Workload      string `json:"workload"`
+	Node          string `json:"node"`
+	FollowsWriter bool   `json:"follows_writer,omitempty"`
+	Threads       int    `json:"threads"`
+	Keys          int    `json:"keys"`
+	Locking       string `json:"locking,omitempty"`
+	Isolation     string `json:"isolation,omitempty"`
 	// Ops counts the history's operations; OK, Failed and Unknown by outcome (unknown:
 	// the connection died after COMMIT was sent).
 	Ops     int `json:"ops"`

@@ -492,7 +492,8 @@ func TestDurabilityFailoverScenario(t *testing.T) {
 // summary.json/report.md give the fault's recovery time (the writer's outage), the
 // convergence (n1 down, expected) and the commits on the new primary. A Galera node that
 // takes no writes is killed: the writer n1 stalls until the cluster evicts it, the run
-// completes, and the recovery time is that stall.
+// completes, and the recovery time is that stall. A list-append checker runs beside: on
+// the group its sessions follow the writer too and commit on the new primary.
 func TestFailoverGroupAndGalera(t *testing.T) {
 	testenv.Installation(t, topology.MySQL)
 	testenv.Installation(t, topology.MariaDB)
@@ -503,6 +504,7 @@ func TestFailoverGroupAndGalera(t *testing.T) {
 		"  - {name: "+gname+", kind: group, nodes: 3, flavor: mysql, options: {group_replication_member_expel_timeout: \"0\"}}\n"+
 		"  - {name: "+ganame+", kind: galera, nodes: 3, flavor: mariadb}\n"+
 		"workload:\n  test: oltp_write_only\n  nodes: {"+ganame+": [n2]}\n  options: {tables: 2, table-size: 1000, threads: 2, time: 24, report-interval: 2}\n"+
+		"checker: {workload: list-append, threads: 2, keys: 3, rate: 50}\n"+
 		"faults:\n  - {at: 4s, action: kill, node: writer}\n"), 0o644)
 	res := t.TempDir()
 	r := habench(t, state, "run", f, "--results", res, "--quiet")
@@ -520,6 +522,12 @@ func TestFailoverGroupAndGalera(t *testing.T) {
 		Convergence struct {
 			Nodes []struct{ Node, State string }
 		}
+		Checks *struct {
+			Ops, OK       int
+			FollowsWriter bool `json:"follows_writer"`
+			AnomalyCount  int  `json:"anomaly_count"`
+		} `json:"checks"`
+		dir string
 	}
 	read := func(topo string) (summary, string) {
 		t.Helper()
@@ -532,6 +540,7 @@ func TestFailoverGroupAndGalera(t *testing.T) {
 		if err := json.Unmarshal(b, &s); err != nil || len(s.Faults) != 1 {
 			t.Fatalf("%s: faults %+v (%v)", topo, s.Faults, err)
 		}
+		s.dir = filepath.Dir(fs[0])
 		md, _ := os.ReadFile(filepath.Join(filepath.Dir(fs[0]), "report.md"))
 		html, _ := os.ReadFile(filepath.Join(filepath.Dir(fs[0]), "report.html"))
 		if !strings.Contains(string(html), "fault: kill n1 at ") {
@@ -562,6 +571,16 @@ func TestFailoverGroupAndGalera(t *testing.T) {
 	if !strings.Contains(gmd, "## Faults") || !strings.Contains(gmd, "| kill | n1 |") {
 		t.Errorf("group report.md lacks the fault table:\n%s", gmd)
 	}
+	// The checker followed the primary as the workers did: committed operations on n2 or n3.
+	if g.Checks == nil || !g.Checks.FollowsWriter {
+		t.Errorf("group: checks %+v, want the checker following the writer", g.Checks)
+	} else {
+		byNode := checkerCommitsByNode(t, g.dir)
+		t.Logf("group checker: %d ops, %d ok, %d anomalies; committed by node %v", g.Checks.Ops, g.Checks.OK, g.Checks.AnomalyCount, byNode)
+		if byNode["n1"] == 0 || byNode["n2"]+byNode["n3"] == 0 {
+			t.Errorf("group checker: committed by node %v, want n1's before the kill and the new primary's after", byNode)
+		}
+	}
 	// Galera: n1 (the first node, "writer") killed while the workers write on n2.
 	ga, gamd := read(ganame)
 	// The writes on n2 stall until the cluster evicts n1 (evs.suspect_timeout, 5 s by
@@ -584,7 +603,30 @@ func TestFailoverGroupAndGalera(t *testing.T) {
 		t.Errorf("galera report.md lacks the fault table")
 	}
 	t.Logf("galera: fault %+v, recovery %s s", ga.Faults[0], fmtCaught(ga.Faults[0].RecoveryS))
+	if ga.Checks == nil || ga.Checks.FollowsWriter || ga.Checks.OK == 0 {
+		t.Errorf("galera: checks %+v, want committed operations on every node, no writer followed (Galera takes writes on all)", ga.Checks)
+	}
 	noClusters(t, state, gname, ganame)
+}
+
+// checkerCommitsByNode counts the committed operations of the history.jsonl in dir by node.
+func checkerCommitsByNode(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var op struct{ Node, Outcome string }
+		if err := json.Unmarshal([]byte(line), &op); err != nil {
+			t.Fatalf("history.jsonl: %v: %s", err, line)
+		}
+		if op.Outcome == "ok" {
+			out[op.Node]++
+		}
+	}
+	return out
 }
 
 // TestSecondInterruptSaysWhatItLeft: a second Ctrl-C exits at once without cleanup and
