@@ -84,3 +84,113 @@ func TestSessionsFollowWriter(t *testing.T) {
 		t.Errorf("%d refusals on the read-only n1 in %v, want at most %d (a pause between them)", refused, moveAt-demoteAt, max)
 	}
 }
+
+// TestSessionsAbandonHungTransaction: the sessions' transactions on n1 hang on row locks
+// another client holds while Follow names n2: within writerHang (plus a check) each is
+// given up (its error says for which writer) and the sessions commit on n2; without the
+// watch they would wait out the 50 s lock wait.
+func TestSessionsAbandonHungTransaction(t *testing.T) {
+	a, b := testserver.StartMariaDB(t), testserver.StartMariaDB(t)
+	n1, n2 := followNode(t, a, "n1"), followNode(t, b, "n2")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	o := RegisterOptions{Keys: 2, Threads: 2, Time: 6 * time.Second}
+	for _, n := range []Node{n1, n2} {
+		if err := PrepareRegister(ctx, n.DB, o); err != nil {
+			t.Fatalf("%s: %v", n.Name, err)
+		}
+	}
+	var writer atomic.Pointer[Node]
+	writer.Store(&n1)
+	o.Follow = func(context.Context) (Node, error) { return *writer.Load(), nil }
+	locker, err := a.Open(t, "ck").Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	start := time.Now()
+	var lockedAt time.Duration
+	go func() {
+		time.Sleep(time.Second)
+		// Every register locked: the sessions' UPDATEs wait (innodb_lock_wait_timeout 50 s).
+		if _, err := locker.ExecContext(ctx, "BEGIN"); err != nil {
+			t.Error(err)
+			return
+		}
+		if _, err := locker.ExecContext(ctx, "SELECT * FROM habench_register FOR UPDATE"); err != nil {
+			t.Error(err)
+			return
+		}
+		lockedAt = time.Since(start)
+		writer.Store(&n2)
+	}()
+	h, err := RunRegister(ctx, []Node{n1}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var abandoned, okN2 int
+	firstN2 := time.Duration(-1)
+	for _, op := range h.Ops() {
+		if op.Node == "n1" && strings.HasPrefix(op.Error, "abandoned: the writer moved to n2") {
+			abandoned++
+		}
+		if op.Node == "n2" && op.Outcome == history.OK {
+			if okN2++; firstN2 < 0 || time.Duration(op.End) < firstN2 {
+				firstN2 = time.Duration(op.End)
+			}
+		}
+	}
+	t.Logf("locked at %v; %d transactions abandoned on n1; %d committed on n2, the first at %v", lockedAt, abandoned, okN2, firstN2)
+	if abandoned == 0 || abandoned > o.Threads {
+		t.Errorf("%d transactions abandoned on n1, want 1..%d (the ones hung on the locks)", abandoned, o.Threads)
+	}
+	if okN2 == 0 {
+		t.Fatal("no commit on n2: the sessions did not move")
+	}
+	if limit := lockedAt + writerHang + 2*time.Second; firstN2 > limit {
+		t.Errorf("first commit on n2 at %v, want by %v (within writerHang of the hang)", firstN2, limit)
+	}
+}
+
+// TestSessionsGiveUpAtEnd: transactions hung on row locks when the run ends are given up
+// endGrace after it (their error says so), not held for their 30 s timeout.
+func TestSessionsGiveUpAtEnd(t *testing.T) {
+	a := testserver.StartMariaDB(t)
+	n1 := followNode(t, a, "n1")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	o := RegisterOptions{Keys: 2, Threads: 2, Time: 2 * time.Second}
+	if err := PrepareRegister(ctx, n1.DB, o); err != nil {
+		t.Fatal(err)
+	}
+	locker, err := a.Open(t, "ck").Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	testserver.Exec(t, a.Open(t, ""), "SET GLOBAL innodb_lock_wait_timeout = 100")
+	go func() {
+		time.Sleep(time.Second)
+		locker.ExecContext(ctx, "BEGIN")
+		locker.ExecContext(ctx, "SELECT * FROM habench_register FOR UPDATE")
+	}()
+	start := time.Now()
+	h, err := RunRegister(ctx, []Node{n1}, o)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gaveUp := 0
+	for _, op := range h.Ops() {
+		if strings.HasPrefix(op.Error, "abandoned: in flight at the end of the run") {
+			gaveUp++
+		}
+	}
+	t.Logf("run of %v took %v; %d transactions given up at the end", o.Time, took, gaveUp)
+	if gaveUp != o.Threads {
+		t.Errorf("%d transactions given up at the end, want %d (each session's, hung on the locks)", gaveUp, o.Threads)
+	}
+	if limit := o.Time + endGrace + 2*time.Second; took > limit {
+		t.Errorf("the run took %v, want at most %v (its time and endGrace)", took, limit)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -31,13 +32,10 @@ type sessions struct {
 	// txn runs one transaction through t, filling t.op.Value with its reads and writes
 	// as they are known; t's methods record its outcome.
 	txn    func(t *tx, rng *rand.Rand)
-	follow Follow // the writer now (nil: sessions stay on their nodes)
+	follow Follow     // the writer now (nil: sessions stay on their nodes)
+	live   []inflight // by session: its transaction in progress (followHangs)
 	h      *history.History
 }
-
-// Follow names the node that takes writes now, for sessions that follow the writer
-// (RegisterOptions.Follow); its error means no writer is named now.
-type Follow func(ctx context.Context) (Node, error)
 
 // run runs the sessions for d (or until ctx ends) and returns the history; the error
 // is a session that could not connect or set its isolation level.
@@ -52,6 +50,14 @@ func (s *sessions) run(ctx context.Context, d time.Duration) (*history.History, 
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var wg sync.WaitGroup
+	s.live = make([]inflight, s.threads)
+	if s.follow != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.followHangs(ctx)
+		}()
+	}
 	errs := make([]error, s.threads)
 	for i := 0; i < s.threads; i++ {
 		wg.Add(1)
@@ -60,8 +66,37 @@ func (s *sessions) run(ctx context.Context, d time.Duration) (*history.History, 
 			errs[i] = s.session(ctx, i)
 		}(i)
 	}
-	wg.Wait()
+	s.waitEnd(ctx, &wg)
 	return s.h, errors.Join(errs...)
+}
+
+// endGrace is how long the sessions' transactions in progress when the run ends may
+// take to finish before they are given up (the workload's EndGrace): a session hung on a
+// node cut off does not hold the run's end for its whole transaction timeout.
+const endGrace = 5 * time.Second
+
+// waitEnd waits for wg; once ctx has ended it gives the transactions still in progress
+// endGrace, then gives them up (failed, or unknown after COMMIT was sent).
+func (s *sessions) waitEnd(ctx context.Context, wg *sync.WaitGroup) {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	select {
+	case <-done:
+		return
+	case <-time.After(endGrace):
+	}
+	for i := range s.live {
+		s.live[i].giveUp("in flight at the end of the run, " + endGrace.String() + " after it")
+	}
+	<-done
 }
 
 // session runs transactions on one connection (and one to its read node, opened at its
@@ -113,10 +148,13 @@ func (s *sessions) session(ctx context.Context, id int) error {
 		}
 		t := s.begin(c)
 		t.rc = rc
+		s.track(id, t, node.Name)
 		s.txn(t, rng)
+		s.track(id, nil, "")
 		t.cancel()
+		t.abandoned()
 		t.op.Process, t.op.Session, t.op.Node = process, id, node.Name
-		if t.onRead {
+		if t.onRead.Load() {
 			t.op.Node = rc.node.Name
 		}
 		s.h.Add(t.op)
@@ -128,7 +166,7 @@ func (s *sessions) session(ctx context.Context, id int) error {
 		if !t.lost {
 			continue
 		}
-		if t.onRead {
+		if t.onRead.Load() {
 			rc.close()
 		} else {
 			c.Close()
@@ -139,36 +177,6 @@ func (s *sessions) session(ctx context.Context, id int) error {
 		}
 	}
 	return nil
-}
-
-// writer is the node a reconnecting session goes to: the one s.follow names, or node
-// when it follows no writer or none is named now.
-func (s *sessions) writer(ctx context.Context, node Node) Node {
-	if s.follow == nil {
-		return node
-	}
-	if n, err := s.follow(ctx); err == nil && n.DB != nil {
-		return n
-	}
-	return node
-}
-
-// followWriter reports whether a session on node should reconnect after t: t was
-// refused as read-only (the node no longer takes writes) and s.follow names another
-// node. While it names node itself (or none), the session waits redialAfter before its
-// next transaction, so a demoted writer is not hammered.
-func (s *sessions) followWriter(ctx context.Context, t *tx, node Node) bool {
-	if s.follow == nil || t.onRead || !mysqlerr.ReadOnly(t.code) {
-		return false
-	}
-	if n, err := s.follow(ctx); err == nil && n.DB != nil && n.Name != node.Name {
-		return true
-	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(redialAfter):
-	}
-	return false
 }
 
 // readConn is a session's connection to its read node (node.DB nil: no read node),
@@ -202,7 +210,7 @@ func (t *tx) onReadNode() bool {
 	if t.rc == nil || t.rc.node.DB == nil {
 		return true
 	}
-	t.onRead = true
+	t.onRead.Store(true)
 	if t.rc.c == nil {
 		if wait := redialAfter - time.Since(t.rc.failedAt); !t.rc.failedAt.IsZero() && wait > 0 {
 			select {
@@ -247,10 +255,11 @@ type tx struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	op     history.Op
-	lost   bool      // the connection is no longer usable
-	rc     *readConn // the session's read node (nil: none)
-	onRead bool      // t runs on rc (onReadNode)
-	code   uint16    // the server's error number when it refused t (0: none)
+	lost   bool                   // the connection is no longer usable
+	rc     *readConn              // the session's read node (nil: none)
+	onRead atomic.Bool            // t runs on rc (onReadNode); read by followHangs
+	code   uint16                 // the server's error number when it refused t (0: none)
+	gaveUp atomic.Pointer[string] // why it was given up (followHangs, waitEnd)
 }
 
 func (s *sessions) begin(c *sql.Conn) *tx {
