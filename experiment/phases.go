@@ -689,6 +689,11 @@ func (st *runState) summarize() error {
 		if w := probeWarning(sum.Probe); w != "" {
 			st.warn(w, "lost acknowledged commits", "lost", sum.Probe.LostAcknowledged)
 		}
+		if st.res != nil {
+			if err := st.probe.writeHistory(st.res.Dir, sum.Probe); err != nil {
+				return err
+			}
+		}
 	}
 	if err := st.anomalyChecks(sum); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/habench/habench/checker"
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/history"
+	"github.com/habench/habench/results"
 )
 
 // ProbeTable is the probe writer's table, in the benchmark database.
@@ -149,6 +151,19 @@ func (p *probe) check(ctx context.Context) *ProbeSummary {
 		s.Error = err.Error()
 	}
 	return s
+}
+
+// writeHistory writes the probe's history into dir (results.ProbeHistoryFile) and names
+// it in s; the error is the file that could not be written.
+func (p *probe) writeHistory(dir string, s *ProbeSummary) error {
+	p.mu.Lock()
+	ops := p.h.Ops()
+	p.mu.Unlock()
+	if err := history.WriteFile(filepath.Join(dir, results.ProbeHistoryFile), ops, history.WriteJSONL); err != nil {
+		return err
+	}
+	s.History = results.ProbeHistoryFile
+	return nil
 }
 
 // rows returns the seq of every row of the probe table on db, ascending.

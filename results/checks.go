@@ -7,6 +7,11 @@ const (
 	HistoryFile = "history.jsonl"
 	// HistoryEDNFile is the same history in the EDN format Jepsen's Elle reads.
 	HistoryEDNFile = "history.edn"
+	// ProbeHistoryFile is probe-history.jsonl: the probe writer's history, one
+	// operation per line as in HistoryFile: each commit an append of its seq to key 0,
+	// the final read on the writer after the run a read of every seq present
+	// (ProbeSummary's counts are checker.FinalReadLoss of it).
+	ProbeHistoryFile = "probe-history.jsonl"
 )
 
 // ChecksSummary is summary.json's "checks": what the checker workload ran beside (or

@@ -328,6 +328,9 @@ type ProbeSummary struct {
 	UnacknowledgedPresent int64 `json:"unacknowledged_present"`
 	// Error is why the check could not be made ("" when it was).
 	Error string `json:"error,omitempty"`
+	// History is the probe's history file in the results directory (ProbeHistoryFile;
+	// "" when none was written).
+	History string `json:"history,omitempty"`
 }
 
 // NodeState is one node's state over the run, from the samples (samples.csv's clock).

@@ -407,8 +407,11 @@ func TestDurabilityFailoverScenario(t *testing.T) {
 	type sum struct {
 		Probe *struct {
 			Acknowledged     int64  `json:"acknowledged"`
+			Failed           int64  `json:"failed"`
+			Unknown          int64  `json:"unknown"`
 			LostAcknowledged int64  `json:"lost_acknowledged_commits"`
 			CheckedOn        string `json:"checked_on"`
+			History          string `json:"history"`
 		} `json:"probe"`
 		Convergence struct {
 			Nodes []struct{ Node, State string }
@@ -436,6 +439,12 @@ func TestDurabilityFailoverScenario(t *testing.T) {
 		if err := json.Unmarshal(b, &s); err != nil || s.Probe == nil {
 			t.Fatalf("cell %s: no probe in summary.json (%v)", cell, err)
 		}
+		// The probe's history is in the results, and its counts are those of the summary.
+		if s.Probe.History != "probe-history.jsonl" {
+			t.Errorf("cell %s: probe history %q, want probe-history.jsonl", cell, s.Probe.History)
+		} else if commits, lost := probeHistoryCounts(t, filepath.Join(filepath.Dir(fs[0]), s.Probe.History)); commits != s.Probe.Acknowledged+s.Probe.Failed+s.Probe.Unknown || lost != s.Probe.LostAcknowledged {
+			t.Errorf("cell %s: probe history: %d commits, %d acknowledged missing from the final read; summary %+v", cell, commits, lost, *s.Probe)
+		}
 		if len(s.Convergence.Nodes) != 3 {
 			t.Errorf("cell %s: convergence of %d nodes %+v, want n1, n2 and n3", cell, len(s.Convergence.Nodes), s.Convergence.Nodes)
 		}
@@ -448,7 +457,8 @@ func TestDurabilityFailoverScenario(t *testing.T) {
 		// disturbed the workload: its recovery is not 0; n2 is the source at the end
 		// and caught up after the promote (the heartbeat followed it).
 		if len(s.Faults) != 2 || s.Faults[0].RecoveryS == nil || *s.Faults[0].RecoveryS <= 0 || s.Faults[0].Errors+s.Faults[0].Reconnects == 0 {
-			t.Errorf("cell %s: faults %+v, want the kill's recovery > 0 with its errors", cell, s.Faults)
+			ivs, _ := os.ReadFile(filepath.Join(filepath.Dir(fs[0]), "intervals.csv"))
+			t.Errorf("cell %s: faults %+v, want the kill's recovery > 0 with its errors; intervals.csv:\n%s", cell, s.Faults, ivs)
 		} else if s.Faults[1].CaughtUpS == nil {
 			t.Errorf("cell %s: the promote's caught_up_s is null", cell)
 		}
@@ -484,6 +494,53 @@ func TestDurabilityFailoverScenario(t *testing.T) {
 		}
 	}
 	noClusters(t, state, "dfasync", "dfsemi")
+}
+
+// probeHistoryCounts reads a probe-history.jsonl: how many commits it has, and how many
+// acknowledged ones the final read (its last operation, a read) does not have.
+func probeHistoryCounts(t *testing.T, path string) (commits, lostAcknowledged int64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type mop struct {
+		F     string  `json:"f"`
+		Value *int64  `json:"value"`
+		List  []int64 `json:"list"`
+	}
+	var acked []int64
+	var final map[int64]bool
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var op struct {
+			Outcome string `json:"outcome"`
+			Value   []mop  `json:"value"`
+		}
+		if err := json.Unmarshal([]byte(line), &op); err != nil || len(op.Value) != 1 {
+			t.Fatalf("%s: %q: %v", path, line, err)
+		}
+		switch m := op.Value[0]; m.F {
+		case "append":
+			commits++
+			if op.Outcome == "ok" {
+				acked = append(acked, *m.Value)
+			}
+		case "r":
+			final = map[int64]bool{}
+			for _, v := range m.List {
+				final[v] = true
+			}
+		}
+	}
+	if final == nil {
+		t.Fatalf("%s: no final read", path)
+	}
+	for _, v := range acked {
+		if !final[v] {
+			lostAcknowledged++
+		}
+	}
+	return commits, lostAcknowledged
 }
 
 // TestFailoverGroupAndGalera: acceptance of the fault scenarios on the two kinds with
