@@ -33,7 +33,8 @@ import (
 // snapshot of the same shape. The snapshot is made between the two (a one-node deploy
 // and prepare, timed apart: paid once per installation and shape). It reports B/A
 // (the goal: at most 0.2) and checks that B's nodes hold the same rows as a
-// prepare gives (CHECKSUM TABLE equal on every node).
+// prepare gives (CHECKSUM TABLE equal on every node of B and equal to A's, the prepared
+// deployment's).
 func BenchmarkSnapshotDeploy(b *testing.B) {
 	tables := benchEnvInt("HABENCH_BENCH_TABLES", 8)
 	rows := benchEnvInt("HABENCH_BENCH_SNAPSHOT_ROWS", 1000000)
@@ -56,7 +57,7 @@ func BenchmarkSnapshotDeploy(b *testing.B) {
 				b.Fatal(err)
 			}
 			spec := testenv.Spec(b, testenv.Name("bs"+k.name[:2]), k.kind, 3, k.flavor)
-			a := timeToData(ctx, b, s, spec, o, func(c *cluster.Cluster) error {
+			a, sumA := timeToData(ctx, b, s, spec, o, func(c *cluster.Cluster) error {
 				return wl.Prepare(ctx, target(c), o, io.Discard)
 			}, nil)
 			t0 := time.Now()
@@ -69,7 +70,10 @@ func BenchmarkSnapshotDeploy(b *testing.B) {
 			}
 			defer cluster.RemoveSnapshot(snap.Name)
 			made := time.Since(t0)
-			bt := timeToData(ctx, b, s, spec, o, nil, snap)
+			bt, sumB := timeToData(ctx, b, s, spec, o, nil, snap)
+			if sumA != sumB {
+				b.Fatalf("%s: the deployment from the snapshot holds other data than the prepared one: CHECKSUM TABLE %q, prepared %q", k.name, sumB, sumA)
+			}
 			b.ReportMetric(bt.Seconds()/a.Seconds(), "snapshot-ratio")
 			lines = append(lines, fmt.Sprintf("%-7s 3 nodes, %d x %d rows: deploy+prepare %.1f s, from the snapshot %.1f s (ratio %.3f); making the snapshot %.1f s (once per installation and shape)",
 				k.name, tables, rows, a.Seconds(), bt.Seconds(), bt.Seconds()/a.Seconds(), made.Seconds()))
@@ -79,9 +83,10 @@ func BenchmarkSnapshotDeploy(b *testing.B) {
 }
 
 // timeToData deploys spec on s (from snap when it is not nil, else empty and then
-// prepare), waits until every node holds the data (dataIn) and returns the time taken;
-// the deployment is checked (CHECKSUM TABLE equal on every node) and destroyed after.
-func timeToData(ctx context.Context, b *testing.B, s *cluster.Sandbox, spec topology.Spec, o workload.Options, prepare func(*cluster.Cluster) error, snap *cluster.Snapshot) time.Duration {
+// prepare), waits until every node holds the data (dataIn) and returns the time taken
+// and the nodes' CHECKSUM TABLE (checked equal on every node); the deployment is
+// destroyed after.
+func timeToData(ctx context.Context, b *testing.B, s *cluster.Sandbox, spec topology.Spec, o workload.Options, prepare func(*cluster.Cluster) error, snap *cluster.Snapshot) (time.Duration, string) {
 	b.Helper()
 	t0 := time.Now()
 	var c *cluster.Cluster
@@ -113,7 +118,7 @@ func timeToData(ctx context.Context, b *testing.B, s *cluster.Sandbox, spec topo
 	if !allEqual(sums) || strings.Contains(sums[0], "error") {
 		b.Fatalf("%s: checksums differ: %q", c.Name, sums)
 	}
-	return d
+	return d, sums[0]
 }
 
 // dataIn polls n every 200 ms until each of sbtest1..tables has its last row (id = size)
