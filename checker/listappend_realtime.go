@@ -12,9 +12,10 @@ import (
 // precede it (a realtime edge), so a cycle that needs such an edge is an anomaly too, of
 // type "G0-realtime", "G1c-realtime", "G-single-realtime" (a stale read: a transaction
 // that began after an append was acknowledged read the list without it) or
-// "G2-item-realtime", one per strongly connected component without a cycle of
-// CheckListAppend's, with the operations of its shortest cycle, as Elle reports them for
-// strict serializability. Start and End of ok operations give the realtime order (Start
+// "G2-item-realtime", one per strongly connected component, with the operations of its
+// shortest cycle found, as Elle reports them for strict serializability; a component that
+// holds cycles of CheckListAppend's too has one when a realtime edge joins two operations
+// no such cycle joins (realtimeBeside). Start and End of ok operations give the realtime order (Start
 // is the intended start, never later than the real one: no false edge); operations of
 // unknown outcome or failed get no realtime edges.
 func CheckListAppendRealtime(ops []history.Op) Verdict {
@@ -74,9 +75,10 @@ func (ix *laIndex) realtimeEdges(g graph) {
 }
 
 // realtimeAnomalies returns the cycles that need a realtime edge: the dependency graph
-// with realtime edges, one anomaly per strongly connected component that has no cycle
-// of ww, wr and rw edges alone (those are cycleAnomalies'), classified as cycleAnomalies
-// does with realtime edges allowed wherever ww and wr edges are.
+// with realtime edges, one anomaly per strongly connected component. In a component
+// without a cycle of ww, wr and rw edges alone it is classified as cycleAnomalies does,
+// with realtime edges allowed wherever ww and wr edges are; in one with such cycles (those
+// are cycleAnomalies') it is realtimeBeside's.
 func (ix *laIndex) realtimeAnomalies() []Anomaly {
 	g := ix.buildGraph()
 	ix.realtimeEdges(g)
@@ -88,7 +90,9 @@ func (ix *laIndex) realtimeAnomalies() []Anomaly {
 		sr.enter(scc)
 		var typ string
 		var cyc []step
-		if len(g.sccs(scc, base, sr.in)) == 0 {
+		if subs := g.sccs(scc, base, sr.in); len(subs) > 0 {
+			typ, cyc = sr.realtimeBeside(scc, subs)
+		} else {
 			typ, cyc = "G0-realtime", sr.shortestCycle(scc, depWW|depRT)
 			if cyc == nil {
 				typ, cyc = "G1c-realtime", sr.shortestCycle(scc, depWW|depWR|depRT)
@@ -109,4 +113,51 @@ func (ix *laIndex) realtimeAnomalies() []Anomaly {
 		}
 	}
 	return out
+}
+
+// realtimeBeside finds, in a component that holds the cycles of ww, wr and rw edges subs
+// (its sub-components of those edges), the shortest cycle through a realtime edge that
+// joins two operations no sub-component holds together (so no cycle of CheckListAppend's
+// goes through both: the realtime edge is needed), from up to maxRW such edges; its type
+// by its edges: G0-realtime (ww and realtime only), G1c-realtime (no rw),
+// G-single-realtime (one rw), G2-item-realtime. Empty when no realtime edge qualifies.
+func (sr *searcher) realtimeBeside(scc []int, subs [][]int) (string, []step) {
+	sub := make(map[int]int, len(scc))
+	for i, s := range subs {
+		for _, n := range s {
+			sub[n] = i + 1
+		}
+	}
+	var best []step
+	tries := 0
+	for _, u := range scc {
+		for _, d := range sr.g[u] {
+			if d.kind != depRT || !sr.in[d.to] || (sub[u] != 0 && sub[u] == sub[d.to]) {
+				continue
+			}
+			if tries == maxRW {
+				break
+			}
+			tries++
+			if p := sr.path(d.to, u, depWW|depWR|depRW|depRT); p != nil && (best == nil || len(p)+1 < len(best)) {
+				best = append([]step{{u, d}}, p...)
+			}
+		}
+	}
+	if best == nil {
+		return "", nil
+	}
+	kinds := uint8(0)
+	for _, st := range best {
+		kinds |= st.kind
+	}
+	switch {
+	case kinds&(depWR|depRW) == 0:
+		return "G0-realtime", best
+	case kinds&depRW == 0:
+		return "G1c-realtime", best
+	case rwCount(best) == 1:
+		return "G-single-realtime", best
+	}
+	return "G2-item-realtime", best
 }

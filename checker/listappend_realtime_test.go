@@ -63,3 +63,20 @@ func TestListAppendRealtimeConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestListAppendRealtimeBesideG2: T0 and T1 form a G2-item cycle (each read the key the
+// other appended to, empty); T2 began after both were acknowledged and read T1's key
+// empty: a stale read in the same component as the G2-item. Both are reported: the
+// G2-item by CheckListAppend, the stale read (T1 -rt-> T2 -rw-> T1) as G-single-realtime.
+func TestListAppendRealtimeBesideG2(t *testing.T) {
+	ops := history.Sorted([]history.Op{
+		laOK(0, 0, rl(1), ap(2, 1)),
+		laOK(1, 0, rl(2), ap(1, 1)),
+		laOK(2, 10, rl(1)),
+		laOK(3, 20, rl(1, 1), rl(2, 1)),
+	})
+	wantOnlyBy(t, CheckListAppendRealtime, ops, []string{"G-single-realtime", "G2-item"}, 1, 2)
+	// Without the stale read the component is the G2-item's alone: nothing realtime.
+	clean := history.Sorted([]history.Op{ops[0], ops[1], ops[3]})
+	wantOnlyBy(t, CheckListAppendRealtime, clean, []string{"G2-item"}, 0, 1)
+}
