@@ -138,7 +138,7 @@ type Manifest struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// LinkChanges are the standing links applied or cleared by other commands while the
 	// run went on (nil: none).
-	LinkChanges []links.LinkChange `json:"link_changes,omitempty"`
+	LinkChanges []links.Change `json:"link_changes,omitempty"`
 	// Faults are the faults injected into the cluster during the run, by its own
 	// schedule (RunFault.Scheduled) or `habench fault` (times on samples.csv's clock).
 	Faults []RunFault `json:"faults,omitempty"`
@@ -166,12 +166,12 @@ func (b *Bench) log() *slog.Logger {
 
 // effectiveLinks is the spec of the impairments during the run: the run's own, or the
 // standing ones (nil: none).
-func (b *Bench) effectiveLinks(standing *links.StandingLinks) *netem.Spec {
+func (b *Bench) effectiveLinks(standing *links.Standing) *netem.Spec {
 	if b.Links != nil {
 		return b.Links
 	}
 	if standing != nil && b.Cluster != nil {
-		if spec, err := links.BuildLinks(standing.Request, b.Cluster); err == nil {
+		if spec, err := links.Build(standing.Request, b.Cluster); err == nil {
 			return spec
 		}
 	}

@@ -285,7 +285,7 @@ func TestLinkDelaySlowsSemiSyncAcks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := links.UniformLinks(c, imp)
+	spec, err := links.Uniform(c, imp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestLinkDelaySlowsSemiSyncAcks(t *testing.T) {
 	}
 	var m struct {
 		Links struct {
-			Impairment links.LinkReport `json:"impairment"`
+			Impairment links.Report `json:"impairment"`
 		} `json:"links"`
 	}
 	mb, _ := os.ReadFile(filepath.Join(out.Dir, "manifest.json"))

@@ -259,7 +259,7 @@ func checkHostsNetem(ctx context.Context, d *Deployment, torun func(*Cell) bool)
 		if !torun(c) || c.Links.IsZero() {
 			continue
 		}
-		spec, err := c.Links.WithSites(links.LinkSites(sp.Sites)).Build(sp.MemberNames())
+		spec, err := c.Links.WithSites(links.Sites(sp.Sites)).Build(sp.MemberNames())
 		if err == nil && slices.ContainsFunc(slices.Collect(maps.Values(spec.Links)), netem.NeedsNetem) {
 			need, specs = append(need, c), append(specs, spec)
 		}
@@ -281,7 +281,7 @@ func checkHostsNetem(ctx context.Context, d *Deployment, torun func(*Cell) bool)
 		return cellLinksError(need[0], fmt.Sprintf("topology %s: host %s: %s; delay, jitter and loss need sch_netem or the link agent on the hosts (rate limits and partitions do not): nothing deployed", sp.Name, sp.Hosts[i], why))
 	}
 	for k, spec := range specs {
-		if _, why := links.AgentLinksRefusal(sp.MemberNames(), sp.Hosts, spec); agents && why != "" {
+		if _, why := links.AgentRefusal(sp.MemberNames(), sp.Hosts, spec); agents && why != "" {
 			return cellLinksError(need[k], fmt.Sprintf("topology %s: a host lacks sch_netem, so the links go to the link agent: %s; nothing deployed", sp.Name, why))
 		}
 	}

@@ -70,7 +70,7 @@ func TestAgentLinksRefusal(t *testing.T) {
 		{"outgoing rows differ", shared, spec(func(s *netem.Spec) { s.SetLink("n2", "n3", d(10)) }), "n2->n3", "both go from host db1 to host db2"},
 		{"incoming differ", shared, spec(func(s *netem.Spec) { s.SetLink("n3", "n1", d(10)) }), "n3->n2", "both go from host db2 to host db1"},
 	} {
-		link, why := links.AgentLinksRefusal(nodes, tc.hosts, tc.spec)
+		link, why := links.AgentRefusal(nodes, tc.hosts, tc.spec)
 		if link != tc.link || (tc.why == "") != (why == "") || !strings.Contains(why, tc.why) {
 			t.Errorf("%s: %q %q, want %q with %q", tc.name, link, why, tc.link, tc.why)
 		}

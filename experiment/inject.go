@@ -20,7 +20,7 @@ import (
 type Injector struct {
 	Sandbox *cluster.Sandbox
 	// Links starts the link process for partitions (as netem apply does).
-	Links links.LinkProcess
+	Links links.Process
 	// CatchUp bounds promote's wait for the new source (0: 30 s).
 	CatchUp time.Duration
 

@@ -9,14 +9,14 @@ import (
 
 // faultLinkSlack is how far a link change may lie outside its fault's action (At to
 // At + Took, on samples.csv's clock) and still be the fault's: the watch notices a
-// clear within the watch's 200 ms period (links.WatchLinks), later on a loaded host.
+// clear within the watch's 200 ms period (links.StartWatch), later on a loaded host.
 const faultLinkSlack = time.Second
 
 // byOthers returns changes without those a partition (applied) or heal (cleared) among
 // faults made while it ran: the run's own scenario faults and `habench fault`'s are in
 // the manifest's faults and their warning, never links changed "from another command".
-func byOthers(changes []links.LinkChange, faults []RunFault) []links.LinkChange {
-	var out []links.LinkChange
+func byOthers(changes []links.Change, faults []RunFault) []links.Change {
+	var out []links.Change
 	for _, c := range changes {
 		if !slices.ContainsFunc(faults, func(f RunFault) bool { return madeBy(c, f) }) {
 			out = append(out, c)
@@ -27,7 +27,7 @@ func byOthers(changes []links.LinkChange, faults []RunFault) []links.LinkChange 
 
 // madeBy: link change c is fault f's (its FaultAction.LinkEvent, e.g. a partition
 // applied or a heal cleared, while f ran).
-func madeBy(c links.LinkChange, f RunFault) bool {
+func madeBy(c links.Change, f RunFault) bool {
 	event := ""
 	if a := FaultActionOf(f.Action); a != nil {
 		event = a.LinkEvent

@@ -80,7 +80,7 @@ func linkBenchCluster(ctx context.Context, b *testing.B, prefix string, threads 
 	if err != nil {
 		b.Fatal(err)
 	}
-	eps, err := links.LinkEndpoints(c)
+	eps, err := links.Endpoints(c)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func BenchmarkLinkZeroDelayTPS(b *testing.B) {
 	defer cancel()
 	c, eps, wl, tg, o := linkBenchCluster(ctx, b, "bzt", threads)
 	o.Time, o.Warmup = time.Duration(secs)*time.Second, warmup
-	zero, err := links.UniformLinks(c, netem.Impairment{}) // no link impaired: every packet forwarded at once
+	zero, err := links.Uniform(c, netem.Impairment{}) // no link impaired: every packet forwarded at once
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -602,7 +602,7 @@ func BenchmarkLinkRTTUnderLoad(b *testing.B) {
 }
 
 func rttUnderLoad(ctx context.Context, b *testing.B, c *cluster.Cluster, eps []netem.Endpoint, l *bgLoad, samples int) {
-	zero, err := links.UniformLinks(c, netem.Impairment{})
+	zero, err := links.Uniform(c, netem.Impairment{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -680,7 +680,7 @@ func rttUnderLoad(ctx context.Context, b *testing.B, c *cluster.Cluster, eps []n
 	// thread with next to no delay. What it adds over the baseline is the cost of that path
 	// (delivery lateness, and the reader and the probe waking up colder than in the
 	// back-to-back zero-delay path), not of the requested delay.
-	if tiny, err := links.UniformLinks(c, netem.Impairment{Delay: time.Microsecond}); err == nil {
+	if tiny, err := links.Uniform(c, netem.Impairment{Delay: time.Microsecond}); err == nil {
 		u1, err := netem.NewUserspace(eps, tiny)
 		if err != nil {
 			b.Fatal(err)
@@ -703,7 +703,7 @@ func rttUnderLoad(ctx context.Context, b *testing.B, c *cluster.Cluster, eps []n
 
 	for _, oneWay := range []time.Duration{600 * time.Microsecond, 5 * time.Millisecond} {
 		b.Run(oneWay.String(), func(b *testing.B) {
-			spec, err := links.UniformLinks(c, netem.Impairment{Delay: oneWay})
+			spec, err := links.Uniform(c, netem.Impairment{Delay: oneWay})
 			if err != nil {
 				b.Fatal(err)
 			}

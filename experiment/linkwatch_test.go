@@ -17,7 +17,7 @@ func TestLinkWatchRunOwnPartition(t *testing.T) {
 		{AtS: 10.20, FaultRecord: FaultRecord{Action: "partition", Node: "n3", Took: 0.35}},
 		{AtS: 20.10, FaultRecord: FaultRecord{Action: "heal", Node: "n3", Took: 0.05}},
 	}
-	own := []links.LinkChange{
+	own := []links.Change{
 		{AtS: 10.48, Event: "applied", Request: "--partition n3", Backend: "userspace"},
 		{AtS: 20.31, Event: "cleared", Request: "--partition n3", Backend: "userspace"},
 	}
@@ -27,7 +27,7 @@ func TestLinkWatchRunOwnPartition(t *testing.T) {
 	if w := links.ChangeWarning(byOthers(own, faults)); w != "" {
 		t.Errorf("warning for the run's own partition: %s", w)
 	}
-	other := links.LinkChange{AtS: 30.0, Event: "applied", Request: "--delay 5ms", Backend: "kernel"}
+	other := links.Change{AtS: 30.0, Event: "applied", Request: "--delay 5ms", Backend: "kernel"}
 	got := byOthers(append(own, other), faults)
 	if len(got) != 1 || got[0] != other {
 		t.Errorf("link changes %+v, want only the other command's %+v", got, other)

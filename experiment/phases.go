@@ -61,7 +61,7 @@ type runState struct {
 	cleanups []func()
 
 	started      time.Time
-	standing     *links.StandingLinks
+	standing     *links.Standing
 	standingPID  int
 	applied      *knob.Applied
 	restoreKnobs func() error
@@ -329,7 +329,7 @@ func (st *runState) links() error {
 			return err
 		}
 		st.onCleanup(unlock)
-		backend, rep, err := links.ApplyLinks(st.ctx, b.Cluster, b.Links)
+		backend, rep, err := links.Apply(st.ctx, b.Cluster, b.Links)
 		if err != nil {
 			return fmt.Errorf("apply links: %w", err)
 		}
@@ -361,7 +361,7 @@ func (st *runState) sampling() error {
 	st.onCleanup(func() { stop(); st.swg.Wait() }) // stop first: Wait returns after it
 	st.sampleStart = time.Now()
 	if b.Cluster != nil && b.Cluster.Dir() != "" {
-		st.linkWatch = links.WatchLinks(sctx, b.Cluster, st.sampleStart, st.standing)
+		st.linkWatch = links.StartWatch(sctx, b.Cluster, st.sampleStart, st.standing)
 	}
 	if b.Cluster == nil || len(st.nodes) == 0 {
 		return nil

@@ -390,7 +390,7 @@ func (s *Scenario) checkAxes(p *Plan, axes map[string]*Axis) error {
 					if t.Nodes < 2 {
 						continue
 					}
-					if _, err := v.Links.WithSites(links.LinkSites(t.Sites)).Build(t.MemberNames()); err != nil {
+					if _, err := v.Links.WithSites(links.Sites(t.Sites)).Build(t.MemberNames()); err != nil {
 						var re *netem.RequestError
 						if errors.As(err, &re) {
 							return lineError(v.Line, field+"."+re.Field, re.Value, fmt.Sprintf("topology %s: %v", t.Name, re.Err))

@@ -302,7 +302,7 @@ func (s *Scenario) checkLinks() error {
 		if sizes[t.Name] == t.Nodes {
 			names = t.MemberNames() // with aux members (an arbitrator)
 		}
-		if _, err := s.Links.WithSites(links.LinkSites(t.Sites)).Build(names); err != nil {
+		if _, err := s.Links.WithSites(links.Sites(t.Sites)).Build(names); err != nil {
 			var re *netem.RequestError
 			if errors.As(err, &re) {
 				return &topology.FieldError{Field: "links." + re.Field, Value: re.Value, Reason: fmt.Sprintf("topology %s: %v", t.Name, re.Err)}

@@ -830,7 +830,7 @@ func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *Cell, rec *CellRec
 	}
 	var err error
 	if !cell.Links.IsZero() && len(c.Nodes) > 1 {
-		if b.Links, err = links.BuildLinks(cell.Links, c); err != nil {
+		if b.Links, err = links.Build(cell.Links, c); err != nil {
 			return err
 		}
 	}
@@ -905,7 +905,7 @@ var userspaceLinks = func() bool { return netem.KernelAvailable() != nil }
 func linkAdded(manifest string) *float64 {
 	var m struct {
 		Links struct {
-			Impairment *links.LinkReport `json:"impairment"`
+			Impairment *links.Report `json:"impairment"`
 		} `json:"links"`
 	}
 	b, err := os.ReadFile(manifest)

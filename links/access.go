@@ -17,7 +17,7 @@ import (
 // linkAccess is how this package impairs a cluster's links, chosen by c.Links() (linksOf):
 // in the nodes' network namespaces on this machine (nsLinks: kernel netem, else the
 // userspace link) or with tc on the nodes' hosts over SSH (sshLinks). ApplyStanding,
-// ApplyLinks, clearStanding, LinkLeftovers and MeasureLinks are one code path each that
+// Apply, clearStanding, Leftovers and Measure are one code path each that
 // asks it for what differs.
 type linkAccess interface {
 	// size is the number of endpoints (the cluster's members).
@@ -31,7 +31,7 @@ type linkAccess interface {
 	measure(ctx context.Context, spec *netem.Spec, samples int, timeout time.Duration) ([]netem.LinkRTT, error)
 	// applyStanding applies spec (checked by ready) as c's standing impairment, recording
 	// st (its Backend, the link process or the hosts) before anything changes.
-	applyStanding(ctx context.Context, c *cluster.Cluster, st *StandingLinks, spec *netem.Spec, lp LinkProcess) error
+	applyStanding(ctx context.Context, c *cluster.Cluster, st *Standing, spec *netem.Spec, lp Process) error
 	// applyRun applies spec for a run and measures the achieved round trips (samples
 	// handshakes, at most timeout each); the backend's Close removes it. On error nothing
 	// is left applied.
@@ -48,14 +48,14 @@ type linkAccess interface {
 
 // linksOf returns how c's links are impaired. Errors: c's provider does not offer links
 // (*cluster.UnsupportedError: a loopback sandbox, an existing cluster without ssh:), or
-// a node cannot be an endpoint (LinkEndpoints, RemoteEndpoints).
+// a node cannot be an endpoint (Endpoints, RemoteEndpoints).
 func linksOf(c *cluster.Cluster) (linkAccess, error) {
 	if err := c.Refuse(cluster.OpLinks, ""); err != nil {
 		return nil, err
 	}
 	switch c.Links() {
 	case cluster.LinksNamespaces:
-		eps, err := LinkEndpoints(c)
+		eps, err := Endpoints(c)
 		if err != nil {
 			return nil, err
 		}
@@ -70,11 +70,11 @@ func linksOf(c *cluster.Cluster) (linkAccess, error) {
 	return nil, fmt.Errorf("cluster %s: its provider %s impairs links over %q, which this habench cannot do", c.Name, c.Provider().Name(), c.Links())
 }
 
-// MeasureLinks measures the round trip of every directed pair of c's members, samples
+// Measure measures the round trip of every directed pair of c's members, samples
 // handshakes each, at most timeout per handshake, with spec's impairments (nil: none)
 // for what is requested: from inside the namespaces, or from the nodes' hosts over SSH.
 // Errors: as linksOf, or a measurement that failed.
-func MeasureLinks(ctx context.Context, c *cluster.Cluster, spec *netem.Spec, samples int, timeout time.Duration) ([]netem.LinkRTT, error) {
+func Measure(ctx context.Context, c *cluster.Cluster, spec *netem.Spec, samples int, timeout time.Duration) ([]netem.LinkRTT, error) {
 	la, err := linksOf(c)
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func (l *nsLinks) measure(ctx context.Context, spec *netem.Spec, samples int, ti
 
 // applyStanding: kernel netem qdiscs where the kernel has it, else the userspace link in
 // a detached link process started with lp.
-func (l *nsLinks) applyStanding(ctx context.Context, c *cluster.Cluster, st *StandingLinks, spec *netem.Spec, lp LinkProcess) error {
+func (l *nsLinks) applyStanding(ctx context.Context, c *cluster.Cluster, st *Standing, spec *netem.Spec, lp Process) error {
 	if netem.KernelAvailable() == nil {
 		st.Backend = netem.BackendKernel
 		// Recorded first: a crash between here and the end still leaves clear a record.
@@ -191,7 +191,7 @@ func (l *sshLinks) measure(ctx context.Context, spec *netem.Spec, samples int, t
 	return netem.MeasureRemote(ctx, l.eps, spec, samples, timeout)
 }
 
-func (l *sshLinks) applyStanding(ctx context.Context, c *cluster.Cluster, st *StandingLinks, _ *netem.Spec, _ LinkProcess) error {
+func (l *sshLinks) applyStanding(ctx context.Context, c *cluster.Cluster, st *Standing, _ *netem.Spec, _ Process) error {
 	st.Backend = netem.BackendRemote
 	st.Hosts = hostRecords(l.plans)
 	// Recorded first: a crash between here and the end still leaves clear a record.
@@ -216,7 +216,7 @@ func (l *sshLinks) applyRun(ctx context.Context, c *cluster.Cluster, spec *netem
 		for _, e := range l.eps {
 			nodes, hosts = append(nodes, e.Name), append(hosts, e.Host.Name())
 		}
-		if link, why := AgentLinksRefusal(nodes, hosts, spec); why != "" {
+		if link, why := AgentRefusal(nodes, hosts, spec); why != "" {
 			return nil, name, nil, &topology.FieldError{Field: "links", Value: link, Reason: why + "; nothing applied"}
 		}
 		eps, err := agentEndpoints(c, l.eps)
@@ -272,12 +272,12 @@ func (l *sshLinks) useAgents(ctx context.Context, spec *netem.Spec) (bool, error
 	return false, nil
 }
 
-// AgentLinksRefusal says why spec cannot go to the link agents when nodes[i] runs on
+// AgentRefusal says why spec cannot go to the link agents when nodes[i] runs on
 // hosts[i], and the link ("n1->n2") it refuses ("", "" when it can): an agent runs per host and impairs the traffic from its host
 // to each peer host's address with one impairment (its first node's), so a link between
 // two nodes on one host cannot be impaired, and nodes sharing a host must need the same
 // impairment toward (and from) each node on another host.
-func AgentLinksRefusal(nodes, hosts []string, spec *netem.Spec) (string, string) {
+func AgentRefusal(nodes, hosts []string, spec *netem.Spec) (string, string) {
 	type pair struct{ from, to string }
 	first := map[pair]netem.Link{}
 	for i, a := range nodes {

@@ -40,7 +40,7 @@ func TestLinksOf(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want the provider's refusal naming %q", tc.c.Name, err, tc.want)
 		}
-		if left := LinkLeftovers(tc.c); len(left) != 0 {
+		if left := Leftovers(tc.c); len(left) != 0 {
 			t.Errorf("%s: leftovers %v on links that cannot be impaired", tc.c.Name, left)
 		}
 	}

@@ -13,12 +13,12 @@ import (
 	"github.com/habench/habench/netem"
 )
 
-// LinkEndpoints returns the endpoints of a cluster whose links are in one network
+// Endpoints returns the endpoints of a cluster whose links are in one network
 // namespace per node on this machine (c.Links() is cluster.LinksNamespaces). Errors: the
 // provider's refusal (*cluster.UnsupportedError: a loopback sandbox, whose nodes share
 // 127.0.0.1, an existing cluster without ssh:), links reached otherwise (over SSH), or a
 // node without an IPv4 host address in a namespace.
-func LinkEndpoints(c *cluster.Cluster) ([]netem.Endpoint, error) {
+func Endpoints(c *cluster.Cluster) ([]netem.Endpoint, error) {
 	if err := c.Refuse(cluster.OpLinks, ""); err != nil {
 		return nil, err
 	}
@@ -36,12 +36,12 @@ func LinkEndpoints(c *cluster.Cluster) ([]netem.Endpoint, error) {
 	return eps, nil
 }
 
-// LinkReport is what manifest.json records of the links: the backend, the one-way
+// Report is what manifest.json records of the links: the backend, the one-way
 // impairment of every directed link, and per pair the round trip measured over the plain
 // bridge before applying (base), the round trip requested (sum of both directions' delays)
 // and the one achieved after applying, all in milliseconds (TCP handshakes from inside the
 // namespaces, median and p99).
-type LinkReport struct {
+type Report struct {
 	Backend string            `json:"backend"`
 	Links   map[string]string `json:"links"` // "n1->n2": "delay 600us"
 	// Request is the request in `habench netem apply` form ("--all 0.6ms").
@@ -51,18 +51,18 @@ type LinkReport struct {
 	AppliedBy string `json:"applied_by,omitempty"`
 	// LinkThread is the userspace link thread's scheduling class: "SCHED_FIFO" (real-time,
 	// the default where permitted) or "SCHED_OTHER" (not permitted, or HABENCH_NETEM_RT=0).
-	LinkThread string          `json:"link_thread,omitempty"`
-	Applied    time.Time       `json:"applied,omitempty"`
-	RTT        []LinkRTTReport `json:"rtt"`
-	Warnings   []string        `json:"warnings,omitempty"`
+	LinkThread string      `json:"link_thread,omitempty"`
+	Applied    time.Time   `json:"applied,omitempty"`
+	RTT        []RTTReport `json:"rtt"`
+	Warnings   []string    `json:"warnings,omitempty"`
 	// Note says which pairs were not compared with the request: rate-limited (a rate
 	// limit adds serialization time to every handshake packet) or lossy ones.
 	Note string `json:"note,omitempty"`
 }
 
-// LinkRTTReport is one directed pair's round trips in milliseconds. A partitioned pair has
+// RTTReport is one directed pair's round trips in milliseconds. A partitioned pair has
 // no achieved values: Samples 0 and Failed > 0 are the proof that it is cut.
-type LinkRTTReport struct {
+type RTTReport struct {
 	Link         string  `json:"link"`
 	BaseMs       float64 `json:"base_ms"`
 	RequestedMs  float64 `json:"requested_ms"`
@@ -81,9 +81,9 @@ type LinkRTTReport struct {
 	RateLimited bool `json:"rate_limited,omitempty"`
 }
 
-// UniformLinks is a spec with the same one-way impairment on every directed link between
+// Uniform is a spec with the same one-way impairment on every directed link between
 // the cluster's nodes.
-func UniformLinks(c *cluster.Cluster, imp netem.Impairment) (*netem.Spec, error) {
+func Uniform(c *cluster.Cluster, imp netem.Impairment) (*netem.Spec, error) {
 	var names []string
 	for _, n := range c.Members() {
 		names = append(names, n.Name)
@@ -105,14 +105,14 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // round3 rounds to a microsecond when x is in milliseconds (no 2.2239999999999998 in JSON).
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
-// ApplyLinks measures the plain round trips, applies spec (in the nodes' namespaces
+// Apply measures the plain round trips, applies spec (in the nodes' namespaces
 // kernel netem where available, else the userspace link; over SSH tc on the nodes' hosts,
 // recorded before it is created, a crashed run's leftovers removed first), measures
 // again, and reports requested against achieved. A pair whose added round trip is more
 // than 10% (and 50 us) away from the request gets a warning. The returned backend must be
 // closed by the caller (also after SIGINT: the SSH backend has its own time limit); on
 // error nothing is left applied.
-func ApplyLinks(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (netem.Backend, *LinkReport, error) {
+func Apply(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (netem.Backend, *Report, error) {
 	la, err := linksOf(c)
 	if err != nil {
 		return nil, nil, err
@@ -140,11 +140,11 @@ func ApplyLinks(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (nete
 	return b, rep, nil
 }
 
-// linkReport puts requested and achieved round trips side by side (see LinkReport) and
+// linkReport puts requested and achieved round trips side by side (see Report) and
 // warns about pairs more than 10% (and 50 us) away from the request, partitioned pairs
 // that answered, and unpartitioned pairs that did not.
-func linkReport(backend string, spec *netem.Spec, base, rtts []netem.LinkRTT) *LinkReport {
-	rep := &LinkReport{Backend: backend, Links: map[string]string{}}
+func linkReport(backend string, spec *netem.Spec, base, rtts []netem.LinkRTT) *Report {
+	rep := &Report{Backend: backend, Links: map[string]string{}}
 	for l, imp := range spec.Links {
 		rep.Links[l.String()] = imp.String()
 	}
@@ -155,7 +155,7 @@ func linkReport(backend string, spec *netem.Spec, base, rtts []netem.LinkRTT) *L
 		baseBy[r.Link] = r.Median
 	}
 	for _, r := range rtts {
-		lr := LinkRTTReport{Link: r.Link.String(), BaseMs: ms(baseBy[r.Link]), RequestedMs: ms(r.Requested),
+		lr := RTTReport{Link: r.Link.String(), BaseMs: ms(baseBy[r.Link]), RequestedMs: ms(r.Requested),
 			AchievedMs: ms(r.Median), AchievedP99: ms(r.P99), Samples: r.Samples, FailedProbes: r.Failed,
 			Partitioned: spec.Cut(r.Link.From, r.Link.To), Lossy: spec.Lossy(r.Link.From, r.Link.To)}
 		lr.AddedMs = round3(lr.AchievedMs - lr.BaseMs)

@@ -14,17 +14,17 @@ func TestLinkEndpoints(t *testing.T) {
 		{Name: "n1", Host: "10.233.3.11", Netns: "hb-t1-n1"},
 		{Name: "n2", Host: "10.233.3.12", Netns: "hb-t1-n2"},
 	}}
-	eps, err := LinkEndpoints(c)
+	eps, err := Endpoints(c)
 	if err != nil || len(eps) != 2 || eps[1].Addr.String() != "10.233.3.12" || eps[0].Netns != "hb-t1-n1" {
 		t.Fatalf("%+v %v", eps, err)
 	}
 	c.Network = cluster.NetLoopback
-	if _, err := LinkEndpoints(c); err == nil || !strings.Contains(err.Error(), "loopback") {
+	if _, err := Endpoints(c); err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Errorf("loopback: %v", err)
 	}
 	c.Network = cluster.NetNamespaces
 	c.Nodes[0].Host = "localhost"
-	if _, err := LinkEndpoints(c); err == nil || !strings.Contains(err.Error(), `"localhost"`) {
+	if _, err := Endpoints(c); err == nil || !strings.Contains(err.Error(), `"localhost"`) {
 		t.Errorf("bad host: %v", err)
 	}
 }

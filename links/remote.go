@@ -40,7 +40,7 @@ func RemoteEndpoints(c *cluster.Cluster) ([]netem.RemoteEndpoint, error) {
 
 // clearRemote removes what the record says habench created on the nodes' hosts, touching
 // nothing else (netem.ClearRemote), with its own time limit: it also runs after SIGINT.
-func clearRemote(c *cluster.Cluster, st *StandingLinks) error {
+func clearRemote(c *cluster.Cluster, st *Standing) error {
 	if st == nil || len(st.Hosts) == 0 {
 		return nil
 	}
@@ -124,7 +124,7 @@ func (b *remoteBackend) Update(spec *netem.Spec) error {
 	if err := netem.CheckPlans(ctx, plans); err != nil {
 		return fmt.Errorf("nothing changed on any host: %w", err)
 	}
-	rec := &StandingLinks{Cluster: b.c.Name, Backend: netem.BackendRemote, Applied: time.Now().UTC(), Hosts: hostRecords(plans)}
+	rec := &Standing{Cluster: b.c.Name, Backend: netem.BackendRemote, Applied: time.Now().UTC(), Hosts: hostRecords(plans)}
 	if err := writeRecord(filepath.Join(b.c.Dir(), runLinksFile), rec); err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func clearRunRemote(c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	var rec StandingLinks
+	var rec Standing
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		return fmt.Errorf("%s: %w", p, err)
 	}

@@ -22,22 +22,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// StandingLinksFile is the record, in the cluster's directory, of the impairments applied
+// StandingFile is the record, in the cluster's directory, of the impairments applied
 // with `habench netem apply`. They outlive that command: kernel qdiscs stay in the nodes'
 // namespaces, and the userspace link runs in a detached link process (`habench netem
 // serve`, found by its cluster.LinkStateArg argument even when its PID was never recorded).
-const StandingLinksFile = "links.json"
+const StandingFile = "links.json"
 
-// StandingLinks is the content of StandingLinksFile.
-type StandingLinks struct {
+// Standing is the content of StandingFile.
+type Standing struct {
 	Cluster string        `json:"cluster"`
 	Request netem.Request `json:"request"`
 	Backend string        `json:"backend"` // netem.BackendKernel, BackendUserspace or BackendRemote
 	// PID and StartTicks identify the link process (userspace backend; 0 while starting).
-	PID        int         `json:"pid,omitempty"`
-	StartTicks uint64      `json:"start_ticks,omitempty"`
-	Applied    time.Time   `json:"applied"`
-	Report     *LinkReport `json:"report,omitempty"` // nil until measured
+	PID        int       `json:"pid,omitempty"`
+	StartTicks uint64    `json:"start_ticks,omitempty"`
+	Applied    time.Time `json:"applied"`
+	Report     *Report   `json:"report,omitempty"` // nil until measured
 	// Hosts is what habench created on the nodes' hosts over SSH (netem.BackendRemote).
 	Hosts []RemoteHostRecord `json:"hosts,omitempty"`
 
@@ -48,7 +48,7 @@ type StandingLinks struct {
 // recorded one if it is still that process and carries c's cluster.LinkStateArg, else
 // (record written before the PID, by an apply that crashed) any process with that
 // argument; 0 if none runs.
-func (s *StandingLinks) LinkPID(c *cluster.Cluster) int {
+func (s *Standing) LinkPID(c *cluster.Cluster) int {
 	live := cluster.LinkProcesses(c)
 	if s.PID > 0 && s.StartTicks != 0 && cluster.ProcessAlive(s.PID, s.StartTicks) && slices.Contains(live, s.PID) {
 		return s.PID
@@ -62,18 +62,18 @@ func (s *StandingLinks) LinkPID(c *cluster.Cluster) int {
 // Alive reports whether the impairments are in effect as far as processes go: always for
 // the kernel backend (qdiscs need no process), and for the userspace one while a link
 // process of the cluster runs (LinkPID).
-func (s *StandingLinks) Alive(c *cluster.Cluster) bool {
+func (s *Standing) Alive(c *cluster.Cluster) bool {
 	if s.Backend == netem.BackendKernel || s.Backend == netem.BackendRemote {
 		return true
 	}
 	return s.LinkPID(c) > 0
 }
 
-func standingPath(c *cluster.Cluster) string { return filepath.Join(c.Dir(), StandingLinksFile) }
+func standingPath(c *cluster.Cluster) string { return filepath.Join(c.Dir(), StandingFile) }
 
 // ReadStanding returns cluster c's standing links, nil (and no error) if there are none.
 // Errors: an unreadable or corrupt record.
-func ReadStanding(c *cluster.Cluster) (*StandingLinks, error) {
+func ReadStanding(c *cluster.Cluster) (*Standing, error) {
 	if c.Dir() == "" {
 		return nil, nil
 	}
@@ -84,19 +84,19 @@ func ReadStanding(c *cluster.Cluster) (*StandingLinks, error) {
 	if err != nil {
 		return nil, err
 	}
-	var s StandingLinks
+	var s Standing
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", standingPath(c), err)
 	}
 	return &s, nil
 }
 
-func writeStanding(c *cluster.Cluster, s *StandingLinks) error {
+func writeStanding(c *cluster.Cluster, s *Standing) error {
 	return writeRecord(standingPath(c), s)
 }
 
 // writeRecord writes s to path atomically (a temporary file renamed over it).
-func writeRecord(path string, s *StandingLinks) error {
+func writeRecord(path string, s *Standing) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
@@ -175,17 +175,17 @@ func LockRunLinks(c *cluster.Cluster) (func(), error) {
 	return unlock, nil
 }
 
-// LinkProcess is how ApplyStanding starts the detached link process: Exe with Args, to
+// Process is how ApplyStanding starts the detached link process: Exe with Args, to
 // which it appends cluster.LinkStateArg + the record's path. The process must run
 // ServeStanding.
-type LinkProcess struct {
+type Process struct {
 	Exe  string
 	Args []string
 }
 
 // ApplyStanding replaces cluster c's impairments with req until ClearStanding (or
 // destroy): it clears what was there, checks that req can be applied, measures the plain
-// round trips, applies req and measures again, recording everything in StandingLinksFile
+// round trips, applies req and measures again, recording everything in StandingFile
 // (what it creates is recorded before it is created). How depends on c.Links(): in the
 // nodes' namespaces kernel netem where the kernel has it, else the userspace link in a
 // detached process started with lp; over SSH tc on the nodes' hosts, every host checked
@@ -194,7 +194,7 @@ type LinkProcess struct {
 // a loopback sandbox, an existing cluster without ssh:), a host cannot be reached or
 // lacks what tc needs, the link cannot start, ctx ends. On any error (also ctx ending:
 // SIGINT) nothing is left applied.
-func ApplyStanding(ctx context.Context, c *cluster.Cluster, req netem.Request, lp LinkProcess) (st *StandingLinks, err error) {
+func ApplyStanding(ctx context.Context, c *cluster.Cluster, req netem.Request, lp Process) (st *Standing, err error) {
 	la, err := linksOf(c)
 	if err != nil {
 		return nil, err
@@ -202,7 +202,7 @@ func ApplyStanding(ctx context.Context, c *cluster.Cluster, req netem.Request, l
 	if la.size() < 2 {
 		return nil, &netem.RequestError{Field: "cluster", Value: c.Name, Err: fmt.Errorf("has %d node(s): there is no link between nodes to impair", la.size())}
 	}
-	spec, err := BuildLinks(req, c)
+	spec, err := Build(req, c)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func ApplyStanding(ctx context.Context, c *cluster.Cluster, req netem.Request, l
 	if err != nil {
 		return nil, fmt.Errorf("measure links before applying: %w", err)
 	}
-	st = &StandingLinks{Cluster: c.Name, Request: req, Applied: time.Now().UTC()}
+	st = &Standing{Cluster: c.Name, Request: req, Applied: time.Now().UTC()}
 	defer func() {
 		if err != nil {
 			if cerr := clearStanding(c, la); cerr != nil {
@@ -258,7 +258,7 @@ func ApplyStanding(ctx context.Context, c *cluster.Cluster, req netem.Request, l
 
 // startLinkProcess starts the detached link process and waits for its "ready" line on a
 // pipe (fd 3 in the child), at most 30 s.
-func startLinkProcess(ctx context.Context, c *cluster.Cluster, st *StandingLinks, lp LinkProcess) error {
+func startLinkProcess(ctx context.Context, c *cluster.Cluster, st *Standing, lp Process) error {
 	logf, err := os.OpenFile(filepath.Join(c.Dir(), "links.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
@@ -310,7 +310,7 @@ func startLinkProcess(ctx context.Context, c *cluster.Cluster, st *StandingLinks
 }
 
 // ServeStanding is the link process: it builds the userspace link for the request recorded
-// in cluster c's StandingLinksFile, writes "ready\n" (or the error) to ready and closes
+// in cluster c's StandingFile, writes "ready\n" (or the error) to ready and closes
 // it, then forwards until ctx ends, the cluster's state file disappears (destroyed) or
 // the link fails. Closing the link removes its TUN devices and routes.
 func ServeStanding(ctx context.Context, c *cluster.Cluster, ready io.WriteCloser) error {
@@ -326,11 +326,11 @@ func ServeStanding(ctx context.Context, c *cluster.Cluster, ready io.WriteCloser
 	if st == nil {
 		return fail(fmt.Errorf("no link request recorded for cluster %s", c.Name))
 	}
-	eps, err := LinkEndpoints(c)
+	eps, err := Endpoints(c)
 	if err != nil {
 		return fail(err)
 	}
-	spec, err := BuildLinks(st.Request, c)
+	spec, err := Build(st.Request, c)
 	if err != nil {
 		return fail(err)
 	}
@@ -387,7 +387,7 @@ func ClearStanding(c *cluster.Cluster) error {
 func clearStanding(c *cluster.Cluster, la linkAccess) error {
 	var errs []error
 	// An unreadable record (written atomically, so not expected) names no host: clear
-	// then reports what LinkLeftovers still finds on the hosts.
+	// then reports what Leftovers still finds on the hosts.
 	if st, _ := ReadStanding(c); st != nil {
 		if err := clearRemote(c, st); err != nil {
 			errs = append(errs, err)
@@ -418,11 +418,11 @@ func clearStanding(c *cluster.Cluster, la linkAccess) error {
 	return errors.Join(errs...)
 }
 
-// LinkLeftovers lists what of an impairment is still present on cluster c's links: a
+// Leftovers lists what of an impairment is still present on cluster c's links: a
 // link process; in the nodes' namespaces a TUN device (netem.TunName) or an htb root
 // qdisc on a node's interface; on the nodes' hosts over SSH a root qdisc of habench's.
 // Empty after ClearStanding.
-func LinkLeftovers(c *cluster.Cluster) []string {
+func Leftovers(c *cluster.Cluster) []string {
 	var left []string
 	for _, pid := range cluster.LinkProcesses(c) {
 		left = append(left, fmt.Sprintf("link process %d", pid))
@@ -468,14 +468,14 @@ func lastLines(p string, n int) string {
 	return strings.Join(lines, "; ")
 }
 
-// BuildLinks builds req over c's members with c's sites (for intra, inter and pair).
+// Build builds req over c's members with c's sites (for intra, inter and pair).
 // Errors: netem.RequestError, naming the field.
-func BuildLinks(req netem.Request, c *cluster.Cluster) (*netem.Spec, error) {
-	return req.WithSites(LinkSites(c.Spec.Sites)).Build(NodeNames(c))
+func Build(req netem.Request, c *cluster.Cluster) (*netem.Spec, error) {
+	return req.WithSites(Sites(c.Spec.Sites)).Build(NodeNames(c))
 }
 
-// LinkSites converts a topology's sites for netem.Request.WithSites.
-func LinkSites(sites topology.Sites) []netem.Site {
+// Sites converts a topology's sites for netem.Request.WithSites.
+func Sites(sites topology.Sites) []netem.Site {
 	var out []netem.Site
 	for _, s := range sites {
 		out = append(out, netem.Site{Name: s.Name, Nodes: s.Nodes})

@@ -10,11 +10,11 @@ import (
 	"github.com/habench/habench/cluster"
 )
 
-// LinkChange is a change of a cluster's standing links (`habench netem apply` / `clear`
+// Change is a change of a cluster's standing links (`habench netem apply` / `clear`
 // from another command) while a run was going on: manifest.json "link_changes". The
 // partitions and heals of faults (the run's own schedule or `habench fault`) are not
 // link changes but faults (experiment filters them out of a run's link changes).
-type LinkChange struct {
+type Change struct {
 	// AtS is when it happened in seconds on samples.csv's clock: for "applied" the
 	// record's applied time (the impairments took effect about then), for "cleared" when
 	// the run noticed the record gone (within linkWatchEvery of the clear).
@@ -32,14 +32,14 @@ const linkWatchEvery = 200 * time.Millisecond
 // Watch records changes of cluster c's standing links from epoch on, until stop.
 type Watch struct {
 	mu      sync.Mutex
-	changes []LinkChange
+	changes []Change
 	err     error
 	done    chan struct{}
 }
 
-// WatchLinks starts a Watch; initial is the record the run started with (nil: none),
+// StartWatch starts a Watch; initial is the record the run started with (nil: none),
 // so only changes after the start are recorded.
-func WatchLinks(ctx context.Context, c *cluster.Cluster, epoch time.Time, initial *StandingLinks) *Watch {
+func StartWatch(ctx context.Context, c *cluster.Cluster, epoch time.Time, initial *Standing) *Watch {
 	w := &Watch{done: make(chan struct{})}
 	cur := initial
 	go func() {
@@ -69,14 +69,14 @@ func WatchLinks(ctx context.Context, c *cluster.Cluster, epoch time.Time, initia
 			now := time.Since(epoch).Seconds()
 			w.mu.Lock()
 			if cur != nil {
-				w.changes = append(w.changes, LinkChange{AtS: now, Event: "cleared", Request: cur.Request.String(), Backend: cur.Backend})
+				w.changes = append(w.changes, Change{AtS: now, Event: "cleared", Request: cur.Request.String(), Backend: cur.Backend})
 			}
 			if st != nil {
 				at := st.Applied.Sub(epoch).Seconds()
 				if st.Applied.IsZero() || at > now {
 					at = now
 				}
-				w.changes = append(w.changes, LinkChange{AtS: at, Event: "applied", Request: st.Request.String(), Backend: st.Backend})
+				w.changes = append(w.changes, Change{AtS: at, Event: "applied", Request: st.Request.String(), Backend: st.Backend})
 			}
 			w.mu.Unlock()
 			cur = st
@@ -86,7 +86,7 @@ func WatchLinks(ctx context.Context, c *cluster.Cluster, epoch time.Time, initia
 }
 
 // sameStanding: the same standing record (one apply), whatever its measurement says.
-func sameStanding(a, b *StandingLinks) bool {
+func sameStanding(a, b *Standing) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
@@ -94,7 +94,7 @@ func sameStanding(a, b *StandingLinks) bool {
 }
 
 // Result waits for the watch to end (its context done) and returns the changes.
-func (w *Watch) Result() ([]LinkChange, error) {
+func (w *Watch) Result() ([]Change, error) {
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -102,7 +102,7 @@ func (w *Watch) Result() ([]LinkChange, error) {
 }
 
 // ChangeWarning is the run's warning for changes (empty without any).
-func ChangeWarning(changes []LinkChange) string {
+func ChangeWarning(changes []Change) string {
 	if len(changes) == 0 {
 		return ""
 	}

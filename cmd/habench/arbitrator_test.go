@@ -200,8 +200,8 @@ func TestArbitratorPartition(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	waitAll("n1, n2 Primary of 3 and n3, n4 non-Primary", 30*time.Second, isSplit)
-	var st links.StandingLinks
-	if b, err := os.ReadFile(filepath.Join(c.Dir(), links.StandingLinksFile)); err != nil || json.Unmarshal(b, &st) != nil {
+	var st links.Standing
+	if b, err := os.ReadFile(filepath.Join(c.Dir(), links.StandingFile)); err != nil || json.Unmarshal(b, &st) != nil {
 		t.Fatalf("links.json: %v", err)
 	}
 	t.Logf("partition: apply took %.1f s; from the links' apply: n3 non-Primary after %.1f s, n1 Primary in 3 after %.1f s",

@@ -96,7 +96,7 @@ func injector(g *globalOpts) (*experiment.Injector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &experiment.Injector{Sandbox: g.sandbox(), Links: links.LinkProcess{Exe: exe,
+	return &experiment.Injector{Sandbox: g.sandbox(), Links: links.Process{Exe: exe,
 		Args: []string{"netem", "serve", "--state-dir", g.stateDir, "--log-level", g.logLevel}}}, nil
 }
 

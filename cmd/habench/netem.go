@@ -148,7 +148,7 @@ func newNetemApplyCmd(g *globalOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			lp := links.LinkProcess{Exe: exe, Args: []string{"netem", "serve", "--state-dir", g.stateDir, "--log-level", g.logLevel, c.Name}}
+			lp := links.Process{Exe: exe, Args: []string{"netem", "serve", "--state-dir", g.stateDir, "--log-level", g.logLevel, c.Name}}
 			st, err := links.ApplyStanding(cmd.Context(), c, req, lp)
 			if err != nil {
 				var re *netem.RequestError
@@ -208,7 +208,7 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 					return nil
 				}
 				fmt.Fprintf(w, "%s: no impairments (network %s)\n", c.Name, c.Network)
-				if left := links.LinkLeftovers(c); len(left) > 0 {
+				if left := links.Leftovers(c); len(left) > 0 {
 					return fmt.Errorf("%s: no impairments recorded, but found %s: run habench netem clear %s", c.Name, strings.Join(left, ", "), c.Name)
 				}
 			} else {
@@ -224,7 +224,7 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 					return fmt.Errorf("%s: `netem apply` did not finish (no measurement recorded): run habench netem clear %s", c.Name, c.Name)
 				}
 				printLinkReport(w, st.Report)
-				if spec, err = links.BuildLinks(st.Request, c); err != nil {
+				if spec, err = links.Build(st.Request, c); err != nil {
 					return err
 				}
 			}
@@ -266,10 +266,10 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 	return cmd
 }
 
-// measureLinks measures c's links the way c's provider impairs them (links.MeasureLinks:
+// measureLinks measures c's links the way c's provider impairs them (links.Measure:
 // 20 handshakes per pair, 3 s each at most).
 func measureLinks(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) ([]netem.LinkRTT, error) {
-	return links.MeasureLinks(ctx, c, spec, 20, 3*time.Second)
+	return links.Measure(ctx, c, spec, 20, 3*time.Second)
 }
 
 func newNetemClearCmd(g *globalOpts) *cobra.Command {
@@ -326,7 +326,7 @@ func clearOne(cmd *cobra.Command, g *globalOpts, name string) error {
 	if err := links.ClearStanding(c); err != nil {
 		return err
 	}
-	if left := links.LinkLeftovers(c); len(left) > 0 {
+	if left := links.Leftovers(c); len(left) > 0 {
 		return fmt.Errorf("%s: still present after clear: %s", c.Name, strings.Join(left, ", "))
 	}
 	switch {
@@ -361,7 +361,7 @@ func newNetemServeCmd(g *globalOpts) *cobra.Command {
 				fmt.Fprintln(ready, err)
 				return err
 			}
-			if want := c.Dir() + "/" + links.StandingLinksFile; linkState != want {
+			if want := c.Dir() + "/" + links.StandingFile; linkState != want {
 				err := usagef("--link-state %q: want %q", linkState, want)
 				fmt.Fprintln(ready, err)
 				return err
@@ -386,7 +386,7 @@ func loadCluster(g *globalOpts, name string) (*cluster.Cluster, error) {
 
 // printLinkReport prints requested against achieved round trips per directed pair and
 // the warnings.
-func printLinkReport(w io.Writer, r *links.LinkReport) {
+func printLinkReport(w io.Writer, r *links.Report) {
 	if r == nil {
 		return
 	}

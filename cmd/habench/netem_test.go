@@ -44,7 +44,7 @@ func netemCluster(t *testing.T, state, name string) *cluster.Cluster {
 // rtt measures n1->n2 and n1->n3 from the test itself (not through habench's record).
 func rtt(t *testing.T, c *cluster.Cluster) map[string]netem.LinkRTT {
 	t.Helper()
-	eps, err := links.LinkEndpoints(c)
+	eps, err := links.Endpoints(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,11 +63,11 @@ func rtt(t *testing.T, c *cluster.Cluster) map[string]netem.LinkRTT {
 
 func noLinkLeftovers(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
-	if left := links.LinkLeftovers(c); len(left) > 0 {
+	if left := links.Leftovers(c); len(left) > 0 {
 		t.Errorf("left behind: %s", strings.Join(left, ", "))
 	}
-	if _, err := os.Stat(filepath.Join(c.Dir(), links.StandingLinksFile)); err == nil {
-		t.Errorf("%s still exists", links.StandingLinksFile)
+	if _, err := os.Stat(filepath.Join(c.Dir(), links.StandingFile)); err == nil {
+		t.Errorf("%s still exists", links.StandingFile)
 	}
 }
 
@@ -130,8 +130,8 @@ func TestNetemApplyShowClear(t *testing.T) {
 			t.Errorf("%s: added round trip %v (median %v over %v), want about %v", link, added, now[link].Median, base[link].Median, want)
 		}
 	}
-	var st links.StandingLinks
-	b, err := os.ReadFile(filepath.Join(c.Dir(), links.StandingLinksFile))
+	var st links.Standing
+	b, err := os.ReadFile(filepath.Join(c.Dir(), links.StandingFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestNetemApplyShowClear(t *testing.T) {
 	}
 	var man struct {
 		Links struct {
-			Impairment links.LinkReport `json:"impairment"`
+			Impairment links.Report `json:"impairment"`
 		} `json:"links"`
 	}
 	mb, _ := os.ReadFile(runs[0])
@@ -223,7 +223,7 @@ func TestNetemApplyShowClear(t *testing.T) {
 	}
 	defer sleeper.Process.Kill()
 	bogus := fmt.Sprintf(`{"cluster":%q,"request":{"all":"1ms"},"backend":"userspace","pid":%d,"applied":"2026-01-01T00:00:00Z"}`, name, sleeper.Process.Pid)
-	if err := os.WriteFile(filepath.Join(c.Dir(), links.StandingLinksFile), []byte(bogus), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(c.Dir(), links.StandingFile), []byte(bogus), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if r := habench(t, state, "netem", "show", name); r.code != 1 || !strings.Contains(r.stdout, "NOT RUNNING") {
@@ -368,7 +368,7 @@ func TestRunLinksInterrupted(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	eps, _ := links.LinkEndpoints(c)
+	eps, _ := links.Endpoints(c)
 	if found, _ := netem.Residue(eps[0]); len(found) == 0 {
 		t.Fatalf("no link device during the run: the test proves nothing")
 	}

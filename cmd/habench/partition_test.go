@@ -137,8 +137,8 @@ func runWithPartition(t *testing.T, state, name string, hold time.Duration, stat
 	if r.code != 0 || !strings.Contains(r.stdout, "3 of 3 probes failed") {
 		t.Fatalf("netem apply --partition n3: %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	var st links.StandingLinks
-	b, err := os.ReadFile(filepath.Join(state, "clusters", name, links.StandingLinksFile))
+	var st links.Standing
+	b, err := os.ReadFile(filepath.Join(state, "clusters", name, links.StandingFile))
 	if err == nil {
 		err = json.Unmarshal(b, &st)
 	}
@@ -173,10 +173,10 @@ func runWithPartition(t *testing.T, state, name string, hold time.Duration, stat
 	}
 	pr.dir = filepath.Dir(dirs[0])
 	var man struct {
-		SamplesStarted   time.Time          `json:"samples_started"`
-		IntervalsOffsetS float64            `json:"intervals_offset_s"`
-		LinkChanges      []links.LinkChange `json:"link_changes"`
-		Warnings         []string           `json:"warnings"`
+		SamplesStarted   time.Time      `json:"samples_started"`
+		IntervalsOffsetS float64        `json:"intervals_offset_s"`
+		LinkChanges      []links.Change `json:"link_changes"`
+		Warnings         []string       `json:"warnings"`
 	}
 	var sum struct {
 		Consistent *bool `json:"replicas_consistent"`

@@ -277,7 +277,7 @@ func (o *sysbenchOpts) linkSpec(c *cluster.Cluster) (*netem.Spec, error) {
 	if len(c.Nodes) < 2 {
 		return nil, &topology.FieldError{Field: "--links", Value: o.links, Reason: fmt.Sprintf("cluster %s has %d node: there is no link between nodes to impair", c.Name, len(c.Nodes))}
 	}
-	return links.UniformLinks(c, imp)
+	return links.Uniform(c, imp)
 }
 
 // runBench runs b with the live metrics (--metrics-addr) and node lines (--live-nodes)
