@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"github.com/go-sql-driver/mysql"
 	"hash/fnv"
 	"io"
 	"log/slog"
@@ -21,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/habench/habench/topology"
 )
@@ -149,7 +150,7 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 	}
 	// One machine-wide lock covers choosing names, subnets and ports and creating the
 	// network, so sandboxes of different state directories never collide.
-	unlock, err := lockFile(globalLockPath())
+	unlock, err := lockFile(globalLockPath(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -478,7 +479,7 @@ func (s *Sandbox) template(ctx context.Context, bins *Binaries) (string, error) 
 	if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
 		return "", err
 	}
-	unlock, err := lockFile(host + ".lock")
+	unlock, err := lockFile(host+".lock", false)
 	if err != nil {
 		return "", err
 	}
@@ -1044,18 +1045,6 @@ func globalLockPath() string {
 		return "/run/habench.lock"
 	}
 	return filepath.Join(os.TempDir(), fmt.Sprintf("habench-%d.lock", os.Geteuid()))
-}
-
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
 var (

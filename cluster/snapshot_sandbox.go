@@ -122,7 +122,7 @@ func lockSnapshot(name string) (func(), error) {
 	if err := os.MkdirAll(SnapshotsDir(), 0o755); err != nil {
 		return nil, err
 	}
-	return lockFile(filepath.Join(SnapshotsDir(), "."+name+".lock"))
+	return lockFile(filepath.Join(SnapshotsDir(), "."+name+".lock"), false)
 }
 
 // keepDatadir forgets c's single node's identity, stops it cleanly and moves its datadir

@@ -3,9 +3,7 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
-	"syscall"
 
 	"github.com/habench/habench/internal/atomicfile"
 )
@@ -21,19 +19,11 @@ import (
 // lockState takes the exclusive lock on c's state file; the returned function releases it.
 // Errors: the lock file cannot be opened or locked (named).
 func (c *Cluster) lockState() (func(), error) {
-	lp := c.path + ".lock"
-	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o600)
+	unlock, err := lockFile(c.path+".lock", false)
 	if err != nil {
 		return nil, fmt.Errorf("locking cluster state %s: %w", c.path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking cluster state %s: %w", lp, err)
-	}
-	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	return unlock, nil
 }
 
 // save writes c to its state file atomically, under the state lock, after taking from

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/links"
 )
 
 // runLock is the lock a run holds on its cluster for its whole length, with its owner
@@ -22,7 +21,7 @@ func lockRun(c *cluster.Cluster, cmdline []string) (func(), error) {
 	if c == nil || c.Dir() == "" {
 		return func() {}, nil
 	}
-	unlock, err := links.Flock(c, runLock, true)
+	unlock, err := c.Lock(runLock, true)
 	if err != nil {
 		return nil, err
 	}

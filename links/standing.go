@@ -19,7 +19,6 @@ import (
 	"github.com/habench/habench/internal/atomicfile"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/topology"
-	"golang.org/x/sys/unix"
 )
 
 // StandingFile is the record, in the cluster's directory, of the impairments applied
@@ -111,36 +110,15 @@ const (
 	runLinksLock = "links-run.lock" // held by a run with its own links (--links, scenario links)
 )
 
-// Flock takes lock name in c's directory (exclusive; blocking unless nonBlock). With
-// nonBlock, a lock held elsewhere returns (nil, nil).
-func Flock(c *cluster.Cluster, name string, nonBlock bool) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(c.Dir(), name), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	how := unix.LOCK_EX
-	if nonBlock {
-		how |= unix.LOCK_NB
-	}
-	if err := unix.Flock(int(f.Fd()), how); err != nil {
-		f.Close()
-		if nonBlock && errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
-}
-
 // lockStanding serialises apply and clear on one cluster.
-func lockStanding(c *cluster.Cluster) (func(), error) { return Flock(c, standingLock, false) }
+func lockStanding(c *cluster.Cluster) (func(), error) { return c.Lock(standingLock, false) }
 
 // held reports whether lock name of c is held by a live process right now.
 func held(c *cluster.Cluster, name string) bool {
 	if c.Dir() == "" {
 		return false
 	}
-	unlock, err := Flock(c, name, true)
+	unlock, err := c.Lock(name, true)
 	if err != nil || unlock == nil {
 		return err == nil
 	}
@@ -161,7 +139,7 @@ func LockRunLinks(c *cluster.Cluster) (func(), error) {
 	if c.Dir() == "" {
 		return func() {}, nil
 	}
-	unlock, err := Flock(c, runLinksLock, true)
+	unlock, err := c.Lock(runLinksLock, true)
 	if err != nil {
 		return nil, err
 	}
