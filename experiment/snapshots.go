@@ -54,6 +54,35 @@ func (p *Plan) estimateSnapshotPrepare(dep *Deployment) {
 	dep.Prepare = EstimateDeploy(one) + EstimatePrepare(one, p.Options) + EstimateDestroy + copyD
 }
 
+// checkNamedSnapshot is the pre-flight of a snapshot the scenario names (snapshot:,
+// --snapshot) for deployment d of installation bins: it exists, and was made with that
+// installation and the data shape of each of d's cells to run. Errors are one line
+// (*topology.FieldError on snapshot). Nothing to check without a named snapshot, or when
+// d's deployments do not start from snapshots (cluster.SnapshotRefusal).
+func checkNamedSnapshot(plan *Plan, d *Deployment, bins *cluster.Binaries, torun func(*Cell) bool) error {
+	name := plan.Scenario.Snapshot
+	if name == "" || cluster.SnapshotRefusal(d.Spec) != "" {
+		return nil
+	}
+	snap, err := cluster.LoadSnapshot(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &topology.FieldError{Field: "snapshot", Value: name, Reason: "no such snapshot (habench snapshot list)"}
+	}
+	if err != nil {
+		return err
+	}
+	inst := cluster.InstallationOf(bins)
+	for _, cell := range d.Cells {
+		if !torun(cell) {
+			continue
+		}
+		if err := snap.Match(inst, cluster.DataShape(workload.DataShape(cell.Test, cell.Options))); err != nil {
+			return fmt.Errorf("topology %s, cell %d: %w", d.Spec.Name, cell.Index, err)
+		}
+	}
+	return nil
+}
+
 // deployFromSnapshot deploys sp with sb from the snapshot of its installation and the
 // data shape of cell's options, making the snapshot first (a one-node deployment and a
 // prepare) when there is none. A snapshot named in the scenario is used when it matches

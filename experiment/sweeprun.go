@@ -330,7 +330,8 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 
 // preflight checks, before anything is deployed or written, the deployments with cells
 // to run: a named cluster exists, is ready and offers host access when caches are dropped;
-// an installation to deploy resolves; no cluster has the name of one to deploy.
+// an installation to deploy resolves, and a snapshot the scenario names exists and fits it
+// and every cell's data shape (checkNamedSnapshot); no cluster has the name of one to deploy.
 func (r *ScenarioRun) preflight(ctx context.Context, plan *Plan, torun func(*Cell) bool) error {
 	for _, d := range plan.Deployments {
 		if !slices.ContainsFunc(d.Cells, torun) {
@@ -350,8 +351,12 @@ func (r *ScenarioRun) preflight(ctx context.Context, plan *Plan, torun func(*Cel
 			}
 			continue
 		} else if deploys(sp) {
-			if _, err := specBinaries(ctx, sp); err != nil {
+			bins, err := specBinaries(ctx, sp)
+			if err != nil {
 				return fmt.Errorf("topology %s: %w", sp.Name, err)
+			}
+			if err := checkNamedSnapshot(plan, d, bins, torun); err != nil {
+				return err
 			}
 			if err := checkHostsNetem(ctx, d, torun); err != nil {
 				return err
