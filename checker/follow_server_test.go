@@ -33,23 +33,39 @@ func followNode(t *testing.T, s *testserver.Server, name string) Node {
 	return Node{Name: name, DB: db}
 }
 
+// followPair is two servers with the register table prepared on each (n1 on a, n2 on
+// b), register options of the given time whose Follow names *writer (n1 at first).
+type followPair struct {
+	a      *testserver.Server
+	n1, n2 Node
+	ctx    context.Context
+	o      RegisterOptions
+	writer *atomic.Pointer[Node]
+}
+
+func newFollowPair(t *testing.T, d time.Duration) *followPair {
+	t.Helper()
+	a, b := testserver.StartMariaDB(t), testserver.StartMariaDB(t)
+	f := &followPair{a: a, n1: followNode(t, a, "n1"), n2: followNode(t, b, "n2"), writer: &atomic.Pointer[Node]{}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	f.ctx, f.o = ctx, RegisterOptions{Keys: 2, Threads: 2, Time: d}
+	for _, n := range []Node{f.n1, f.n2} {
+		if err := PrepareRegister(ctx, n.DB, f.o); err != nil {
+			t.Fatalf("%s: %v", n.Name, err)
+		}
+	}
+	f.writer.Store(&f.n1)
+	f.o.Follow = func(context.Context) (Node, error) { return *f.writer.Load(), nil }
+	return f
+}
+
 // TestSessionsFollowWriter: register sessions on n1, which turns read-only mid-run while
 // Follow still names it for 300 ms and then names n2, move to n2 and commit there; while
 // Follow names the read-only n1 they pause between refusals instead of looping.
 func TestSessionsFollowWriter(t *testing.T) {
-	a, b := testserver.StartMariaDB(t), testserver.StartMariaDB(t)
-	n1, n2 := followNode(t, a, "n1"), followNode(t, b, "n2")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	o := RegisterOptions{Keys: 2, Threads: 2, Time: 3 * time.Second}
-	for _, n := range []Node{n1, n2} {
-		if err := PrepareRegister(ctx, n.DB, o); err != nil {
-			t.Fatalf("%s: %v", n.Name, err)
-		}
-	}
-	var writer atomic.Pointer[Node]
-	writer.Store(&n1)
-	o.Follow = func(context.Context) (Node, error) { return *writer.Load(), nil }
+	f := newFollowPair(t, 3*time.Second)
+	a, n1, n2, ctx, o, writer := f.a, f.n1, f.n2, f.ctx, f.o, f.writer
 	const demoteAt, moveAt = time.Second, 1300 * time.Millisecond
 	go func() {
 		time.Sleep(demoteAt)
@@ -90,19 +106,8 @@ func TestSessionsFollowWriter(t *testing.T) {
 // given up (its error says for which writer) and the sessions commit on n2; without the
 // watch they would wait out the 50 s lock wait.
 func TestSessionsAbandonHungTransaction(t *testing.T) {
-	a, b := testserver.StartMariaDB(t), testserver.StartMariaDB(t)
-	n1, n2 := followNode(t, a, "n1"), followNode(t, b, "n2")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	o := RegisterOptions{Keys: 2, Threads: 2, Time: 6 * time.Second}
-	for _, n := range []Node{n1, n2} {
-		if err := PrepareRegister(ctx, n.DB, o); err != nil {
-			t.Fatalf("%s: %v", n.Name, err)
-		}
-	}
-	var writer atomic.Pointer[Node]
-	writer.Store(&n1)
-	o.Follow = func(context.Context) (Node, error) { return *writer.Load(), nil }
+	f := newFollowPair(t, 6*time.Second)
+	a, n1, n2, ctx, o, writer := f.a, f.n1, f.n2, f.ctx, f.o, f.writer
 	locker, err := a.Open(t, "ck").Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
