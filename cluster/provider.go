@@ -40,9 +40,9 @@ const (
 	// LinksNone: the provider cannot impair links (Why(OpLinks) says why).
 	LinksNone LinkAccess = ""
 	// LinksNamespaces: one network namespace per node on this machine (kernel netem or
-	// the userspace link, experiment/standing.go).
+	// the userspace link, links/standing.go).
 	LinksNamespaces LinkAccess = "namespaces"
-	// LinksSSH: tc on each node's host over SSH (the tc-ssh backend, experiment/remotelinks.go).
+	// LinksSSH: tc on each node's host over SSH (the tc-ssh backend, links/remote.go).
 	LinksSSH LinkAccess = "ssh"
 )
 
