@@ -66,6 +66,15 @@ func (b *Binaries) Command(netns, bin string, args ...string) *exec.Cmd {
 	return exec.Command(argv[0], argv[1:]...)
 }
 
+// SpecBinaries resolves the installation spec deploys with: on the user's hosts the
+// hosts' (HostsBinaries), else this machine's (ResolveInstallation).
+func SpecBinaries(ctx context.Context, spec topology.Spec) (*Binaries, error) {
+	if spec.IsHosts() {
+		return HostsBinaries(ctx, spec)
+	}
+	return ResolveInstallation(ctx, spec.Installation, spec.Flavor)
+}
+
 // ResolveInstallation finds the server binary of flavor f in inst and reads its version.
 // Errors are *topology.FieldError naming installation.path (or flavor) and the value,
 // e.g. when the root filesystem has not been built.

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,6 +109,82 @@ func (s *Snapshot) Describe() string {
 
 // SnapshotsDir is where snapshots are kept: DefaultCacheDir()/snapshots.
 func SnapshotsDir() string { return filepath.Join(DefaultCacheDir(), "snapshots") }
+
+// SnapshotStore is what a provider offers for data snapshots, in a file of its own
+// (snapshot_sandbox.go: this machine's cache): an optional interface next to Provider, as
+// Adopter is. A provider without it deploys with a prepare (SnapshotRefusal says so).
+// Where snapshots are kept and how one is made and started from are the provider's;
+// names, matching (Snapshot.Match) and the identity a snapshot must not keep
+// (scrubIdentity, GaleraState) are this file's. Callers go through Sandbox's methods.
+type SnapshotStore interface {
+	// LoadSnapshot reads snapshot name where spec's deployments would start from it; an
+	// error wrapping fs.ErrNotExist when there is none by that name.
+	LoadSnapshot(ctx context.Context, spec topology.Spec, name string) (*Snapshot, error)
+	// MakeSnapshot loads data with prep into one new server of spec's installation
+	// (deployed as name) and keeps its data directory, without its identity, as snapshot
+	// SnapshotName(installation, shape); the server is removed in any case.
+	MakeSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error)
+	// DeployFromSnapshot deploys spec with each node's datadir a copy of snap's (checked
+	// by the caller: SnapshotRefusal, Match).
+	DeployFromSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, snap *Snapshot) (*Cluster, error)
+}
+
+// snapshotStore is spec's provider's SnapshotStore, or why there is none.
+func snapshotStore(spec topology.Spec) (SnapshotStore, string) {
+	p, err := ProviderOf(spec)
+	if err != nil {
+		return nil, err.Error()
+	}
+	st, ok := p.(SnapshotStore)
+	if !ok {
+		return nil, "provider " + p.Name() + " has no snapshots yet"
+	}
+	return st, ""
+}
+
+// LoadSnapshot reads snapshot name where spec's deployments start from it (its
+// provider's SnapshotStore). Errors: *topology.FieldError when spec cannot start from a
+// snapshot or the name is bad; an error wrapping fs.ErrNotExist when there is none.
+func (s *Sandbox) LoadSnapshot(ctx context.Context, spec topology.Spec, name string) (*Snapshot, error) {
+	st, why := snapshotStore(spec)
+	if why != "" {
+		return nil, &topology.FieldError{Field: "snapshot", Value: name, Reason: why}
+	}
+	return st.LoadSnapshot(ctx, spec, name)
+}
+
+// MakeSnapshot loads data into one new server of spec's installation and keeps its data
+// directory as snapshot SnapshotName(inst, shape), with its provider's SnapshotStore:
+// name is the one-node deployment that makes it, prep the prepare. An existing snapshot
+// of that name is returned as it is (the store's). The server is removed in any case.
+func (s *Sandbox) MakeSnapshot(ctx context.Context, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error) {
+	st, why := snapshotStore(spec)
+	if why != "" {
+		return nil, &topology.FieldError{Field: "snapshot", Value: spec.Name, Reason: why}
+	}
+	return st.MakeSnapshot(ctx, s, spec, name, shape, prep)
+}
+
+// DeployFromSnapshot deploys spec like Deploy, its nodes' datadirs copies of snap's
+// (Galera joiners too: every node starts with the data, no state transfer), with a fresh
+// identity each (server UUID, empty binary logs and GTIDs; for Galera one common
+// grastate.dat at the snapshot's GaleraPosition). spec must be one SnapshotRefusal
+// allows and snap must match its installation (Snapshot.Match): else a one-line
+// *topology.FieldError on snapshot, nothing deployed.
+func (s *Sandbox) DeployFromSnapshot(ctx context.Context, spec topology.Spec, snap *Snapshot) (*Cluster, error) {
+	if why := SnapshotRefusal(spec); why != "" {
+		return nil, &topology.FieldError{Field: "snapshot", Value: snap.Name, Reason: why}
+	}
+	bins, err := SpecBinaries(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := snap.Match(InstallationOf(bins), snap.Shape); err != nil {
+		return nil, err
+	}
+	st, _ := snapshotStore(spec)
+	return st.DeployFromSnapshot(ctx, s, spec, snap)
+}
 
 // SnapshotName is the name of the snapshot of inst and shape: "<flavor>-<version>-<8 hex
 // digits of a hash of both>", so the same installation and shape always give the same name.

@@ -26,11 +26,12 @@ var OnDiskOptions = []string{"innodb_page_size", "innodb_data_file_path", "innod
 	"innodb_redo_log_capacity", "lower_case_table_names", "character_set_server", "collation_server",
 	"default_storage_engine", "innodb_compression_default", "innodb_encrypt_tables", "explicit_defaults_for_timestamp"}
 
-// SnapshotRefusal says why spec cannot start from a snapshot ("" when it can): another
-// provider, a kind not in SnapshotKinds, or an option of OnDiskOptions.
+// SnapshotRefusal says why spec cannot start from a snapshot ("" when it can): its
+// provider keeps no snapshots (no SnapshotStore), a kind not in SnapshotKinds, or an
+// option of OnDiskOptions.
 func SnapshotRefusal(spec topology.Spec) string {
-	if spec.Provider != "" && spec.Provider != topology.ProviderSandbox {
-		return "provider " + spec.Provider + " has no snapshots yet"
+	if _, why := snapshotStore(spec); why != "" {
+		return why
 	}
 	if !SnapshotKinds[spec.Kind] {
 		return "kind " + string(spec.Kind) + " prepares its data as before"
@@ -59,13 +60,17 @@ func normOptionName(k string) string {
 	return s
 }
 
-// MakeSnapshot loads data into one new server of spec's installation and keeps its data
-// directory as snapshot SnapshotName(inst, shape): it deploys a single node named name,
-// runs prep on it (the prepare), removes the accounts the deploy made, resets binary logs
-// and GTIDs, stops the server cleanly and moves its datadir into SnapshotsDir() without
-// its identity (scrubIdentity). The node is destroyed in any case. An existing snapshot
-// of that name is returned as it is.
-func (s *Sandbox) MakeSnapshot(ctx context.Context, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (snap *Snapshot, err error) {
+// LoadSnapshot is the local sandbox's SnapshotStore.LoadSnapshot: snapshot name in
+// SnapshotsDir() on this machine.
+func (sandboxProvider) LoadSnapshot(_ context.Context, _ topology.Spec, name string) (*Snapshot, error) {
+	return LoadSnapshot(name)
+}
+
+// MakeSnapshot is the local sandbox's SnapshotStore.MakeSnapshot: it deploys a single
+// node named name, runs prep on it (the prepare), removes the accounts the deploy made,
+// resets binary logs and GTIDs, stops the server cleanly and moves its datadir into
+// SnapshotsDir() without its identity (scrubIdentity). The node is destroyed in any case.
+func (sandboxProvider) MakeSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (snap *Snapshot, err error) {
 	one := topology.Spec{Name: name, Kind: topology.Single, Nodes: 1, Flavor: spec.Flavor, Installation: spec.Installation, Credentials: spec.Credentials}
 	bins, err := ResolveInstallation(ctx, spec.Installation, spec.Flavor)
 	if err != nil {
@@ -199,22 +204,9 @@ func forgetIdentity(ctx context.Context, c *Cluster, n *Node) error {
 	return nil
 }
 
-// DeployFromSnapshot deploys spec like Deploy, its nodes' datadirs copies of snap's
-// (Galera joiners too: every node starts with the data, no state transfer), with a fresh
-// identity each (server UUID, empty binary logs and GTIDs; for Galera one common
-// grastate.dat at the snapshot's GaleraPosition). snap must match spec's installation (Snapshot.Match, checked here) and
-// spec must be one SnapshotRefusal allows.
-func (s *Sandbox) DeployFromSnapshot(ctx context.Context, spec topology.Spec, snap *Snapshot) (*Cluster, error) {
-	if why := SnapshotRefusal(spec); why != "" {
-		return nil, &topology.FieldError{Field: "snapshot", Value: snap.Name, Reason: why}
-	}
-	bins, err := ResolveInstallation(ctx, spec.Installation, spec.Flavor)
-	if err != nil {
-		return nil, err
-	}
-	if err := snap.Match(InstallationOf(bins), snap.Shape); err != nil {
-		return nil, err
-	}
+// DeployFromSnapshot is the local sandbox's SnapshotStore.DeployFromSnapshot: Deploy with
+// every node's datadir a copy of snap's (nodeFromSnapshot).
+func (sandboxProvider) DeployFromSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, snap *Snapshot) (*Cluster, error) {
 	sb := *s
 	sb.snapshot = snap
 	return sb.Deploy(ctx, spec)

@@ -23,7 +23,7 @@ type knobUse struct {
 // set, the topologies' knobs: and the knob axes, before anything is deployed: on a sandbox
 // against the committed variable list of its installation's flavor and version
 // (knob.ListedNames; the installation is resolved, reading the server's --version; on
-// hosts, the server the hosts have, asked over SSH: specBinaries), on an
+// hosts, the server the hosts have, asked over SSH: cluster.SpecBinaries), on an
 // existing cluster against its first node's SHOW GLOBAL VARIABLES. A flavor or version
 // without a list, or an installation or server that cannot be reached, is not checked
 // here (the server refuses an unknown name when the knob is applied, changing nothing; the
@@ -153,7 +153,7 @@ func specNames(ctx context.Context, sb *cluster.Sandbox, sp topology.Spec) *knob
 		defer db.Close()
 		return serverNames(ctx, db, "node n1 ("+cluster.RedactDSN(sp.DSNs[0])+")")
 	}
-	bins, err := specBinaries(ctx, sp)
+	bins, err := cluster.SpecBinaries(ctx, sp)
 	if err != nil {
 		return nil
 	}
@@ -174,14 +174,4 @@ func serverNames(ctx context.Context, db *sql.DB, source string) *knob.Names {
 		return nil
 	}
 	return n
-}
-
-// specBinaries resolves the servers a spec habench deploys will run: on its hosts over
-// SSH for a hosts spec (cluster.HostsBinaries: the hosts' own server, not this
-// machine's), on this machine otherwise (cluster.ResolveInstallation).
-func specBinaries(ctx context.Context, sp topology.Spec) (*cluster.Binaries, error) {
-	if sp.IsHosts() {
-		return cluster.HostsBinaries(ctx, sp)
-	}
-	return cluster.ResolveInstallation(ctx, sp.Installation, sp.Flavor)
 }

@@ -59,12 +59,12 @@ func (p *Plan) estimateSnapshotPrepare(dep *Deployment) {
 // installation and the data shape of each of d's cells to run. Errors are one line
 // (*topology.FieldError on snapshot). Nothing to check without a named snapshot, or when
 // d's deployments do not start from snapshots (cluster.SnapshotRefusal).
-func checkNamedSnapshot(plan *Plan, d *Deployment, bins *cluster.Binaries, torun func(*Cell) bool) error {
+func checkNamedSnapshot(ctx context.Context, sb *cluster.Sandbox, plan *Plan, d *Deployment, bins *cluster.Binaries, torun func(*Cell) bool) error {
 	name := plan.Scenario.Snapshot
 	if name == "" || cluster.SnapshotRefusal(d.Spec) != "" {
 		return nil
 	}
-	snap, err := cluster.LoadSnapshot(name)
+	snap, err := sb.LoadSnapshot(ctx, d.Spec, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &topology.FieldError{Field: "snapshot", Value: name, Reason: "no such snapshot (habench snapshot list)"}
 	}
@@ -88,7 +88,7 @@ func checkNamedSnapshot(plan *Plan, d *Deployment, bins *cluster.Binaries, torun
 // prepare) when there is none. A snapshot named in the scenario is used when it matches
 // and refused in one line (field, both values) when it does not.
 func (sw *sweepRun) deployFromSnapshot(ctx context.Context, sb *cluster.Sandbox, sp topology.Spec, cell *Cell) (*cluster.Cluster, *cluster.Snapshot, error) {
-	bins, err := cluster.ResolveInstallation(ctx, sp.Installation, sp.Flavor)
+	bins, err := cluster.SpecBinaries(ctx, sp)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -98,7 +98,7 @@ func (sw *sweepRun) deployFromSnapshot(ctx context.Context, sb *cluster.Sandbox,
 	if name == "" {
 		name = cluster.SnapshotName(inst, shape)
 	}
-	snap, err := cluster.LoadSnapshot(name)
+	snap, err := sb.LoadSnapshot(ctx, sp, name)
 	switch {
 	case err == nil:
 		if err := snap.Match(inst, shape); err != nil {

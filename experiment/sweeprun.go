@@ -351,11 +351,11 @@ func (r *ScenarioRun) preflight(ctx context.Context, plan *Plan, torun func(*Cel
 			}
 			continue
 		} else if deploys(sp) {
-			bins, err := specBinaries(ctx, sp)
+			bins, err := cluster.SpecBinaries(ctx, sp)
 			if err != nil {
 				return fmt.Errorf("topology %s: %w", sp.Name, err)
 			}
-			if err := checkNamedSnapshot(plan, d, bins, torun); err != nil {
+			if err := checkNamedSnapshot(ctx, r.Sandbox, plan, d, bins, torun); err != nil {
 				return err
 			}
 			if err := checkHostsNetem(ctx, d, torun); err != nil {
