@@ -83,22 +83,29 @@ func (s *sessions) followHangs(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		var writer *Node
+		hung := map[int]*tx{}
 		for i := range s.live {
 			l := &s.live[i]
 			l.mu.Lock()
-			if l.tx != nil && time.Since(l.since) >= writerHang {
-				if writer == nil {
-					n, err := s.follow(ctx)
-					if err != nil || n.DB == nil {
-						l.mu.Unlock()
-						break
-					}
-					writer = &n
-				}
-				if writer.Name != l.node && !l.tx.onRead.Load() {
-					l.giveUpLocked("the writer moved to " + writer.Name + " while it hung")
-				}
+			if l.tx != nil && !l.tx.onRead.Load() && time.Since(l.since) >= writerHang {
+				hung[i] = l.tx
+			}
+			l.mu.Unlock()
+		}
+		if len(hung) == 0 {
+			continue
+		}
+		// Asked without a session's lock held: Follow may take a while (it reads the
+		// cluster), and the sessions go on meanwhile.
+		writer, err := s.follow(ctx)
+		if err != nil || writer.DB == nil {
+			continue
+		}
+		for i, t := range hung {
+			l := &s.live[i]
+			l.mu.Lock()
+			if l.tx == t && l.node != writer.Name {
+				l.giveUpLocked("the writer moved to " + writer.Name + " while it hung")
 			}
 			l.mu.Unlock()
 		}
