@@ -27,7 +27,10 @@ import (
 // ordered before the read; AFTER's commit waits for every member to apply it); every cell
 // made read checks and ran the checker; sweep.md's consistency table lists every cell.
 // The checker's read-only transactions run on the secondaries (checker.read_nodes):
-// EVENTUAL shows read-your-writes anomalies in its history, BEFORE and AFTER none.
+// EVENTUAL shows read-your-writes anomalies in its history, BEFORE and AFTER none; BEFORE
+// no monotonic-reads either, while AFTER may show a few (it has no effect on read-only
+// transactions: another session's write seen on the primary may still be uncommitted on
+// the secondary read next; seen once in a full test run, 2 anomalies).
 func TestConsistencySweepGroup(t *testing.T) {
 	testenv.Installation(t, topology.MySQL)
 	sb := testenv.Sandbox(t)
@@ -126,8 +129,10 @@ func checkReadNodeSessions(t *testing.T, dir string, cell int, level string) {
 	switch {
 	case level == "EVENTUAL" && ryw == 0:
 		t.Errorf("cell %d EVENTUAL: no read-your-writes anomaly with the checker's reads on the secondaries (%v)", cell, sum.Checks.Types)
-	case level != "EVENTUAL" && ryw+mono != 0:
-		t.Errorf("cell %d %s: %d read-your-writes and %d monotonic-reads anomalies, want none", cell, level, ryw, mono)
+	case level != "EVENTUAL" && ryw != 0:
+		t.Errorf("cell %d %s: %d read-your-writes anomalies, want none", cell, level, ryw)
+	case level == "BEFORE" && mono != 0:
+		t.Errorf("cell %d BEFORE: %d monotonic-reads anomalies, want none (every read waits for what was ordered before it)", cell, mono)
 	}
 	h, err := os.ReadFile(filepath.Join(dir, "history.jsonl"))
 	if err != nil {
