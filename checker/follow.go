@@ -46,10 +46,7 @@ func (s *sessions) followWriter(ctx context.Context, t *tx, node Node) bool {
 	if n, err := s.follow(ctx); err == nil && n.DB != nil && n.Name != node.Name {
 		return true
 	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(redialAfter):
-	}
+	pause(ctx, redialAfter)
 	return false
 }
 

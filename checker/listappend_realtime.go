@@ -130,13 +130,14 @@ func (sr *searcher) realtimeBeside(scc []int, subs [][]int) (string, []step) {
 	}
 	var best []step
 	tries := 0
+edges:
 	for _, u := range scc {
 		for _, d := range sr.g[u] {
 			if d.kind != depRT || !sr.in[d.to] || (sub[u] != 0 && sub[u] == sub[d.to]) {
 				continue
 			}
 			if tries == maxRW {
-				break
+				break edges
 			}
 			tries++
 			if p := sr.path(d.to, u, depWW|depWR|depRW|depRT); p != nil && (best == nil || len(p)+1 < len(best)) {

@@ -135,10 +135,7 @@ func (s *sessions) session(ctx context.Context, id int) error {
 				}
 				// The node went away during the run (a fault): try again until it is back
 				// or the run ends.
-				select {
-				case <-ctx.Done():
-				case <-time.After(100 * time.Millisecond):
-				}
+				pause(ctx, redialAfter)
 				continue
 			}
 			connected = true
@@ -189,9 +186,17 @@ type readConn struct {
 	failedAt time.Time // the last connection attempt that failed (zero: none)
 }
 
-// redialAfter is how long a session waits after a failed connection to its read node
-// before it tries again: the write node's retry interval (session).
+// redialAfter is how long a session waits after a failed connection (to its node or its
+// read node) before it tries again.
 const redialAfter = 100 * time.Millisecond
+
+// pause waits d, or less when ctx ends first.
+func pause(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
 
 func (r *readConn) close() {
 	if r.c != nil {
@@ -213,10 +218,7 @@ func (t *tx) onReadNode() bool {
 	t.onRead.Store(true)
 	if t.rc.c == nil {
 		if wait := redialAfter - time.Since(t.rc.failedAt); !t.rc.failedAt.IsZero() && wait > 0 {
-			select {
-			case <-t.rc.ctx.Done():
-			case <-time.After(wait):
-			}
+			pause(t.rc.ctx, wait)
 			t.op.Start = t.s.h.Since(time.Now())
 		}
 		c, err := t.s.connect(t.ctx, t.rc.node)

@@ -30,7 +30,7 @@ func (p *Plan) snapshotKey(sp topology.Spec) string {
 	if !p.Scenario.SnapshotsOn() || !deploys(sp) || cluster.SnapshotRefusal(sp) != "" {
 		return ""
 	}
-	shape := cluster.DataShape(workload.DataShape(p.Scenario.Workload.Test, p.Options))
+	shape := dataShape(p.Scenario.Workload.Test, p.Options)
 	return fmt.Sprintf("%s|%s|%s|%s", sp.Flavor, sp.Installation.Kind, sp.Installation.Path, shape)
 }
 
@@ -52,6 +52,11 @@ func (p *Plan) estimateSnapshotPrepare(dep *Deployment) {
 	one := dep.Spec
 	one.Kind, one.Nodes = topology.Single, 1
 	dep.Prepare = EstimateDeploy(one) + EstimatePrepare(one, p.Options) + EstimateDestroy + copyD
+}
+
+// dataShape is the shape of the data test's prepare makes with o, as snapshots record it.
+func dataShape(test string, o workload.Options) cluster.DataShape {
+	return cluster.DataShape(workload.DataShape(test, o))
 }
 
 // checkNamedSnapshot is the pre-flight of a snapshot the scenario names (snapshot:,
@@ -76,7 +81,7 @@ func checkNamedSnapshot(ctx context.Context, sb *cluster.Sandbox, plan *Plan, d 
 		if !torun(cell) {
 			continue
 		}
-		if err := snap.Match(inst, cluster.DataShape(workload.DataShape(cell.Test, cell.Options))); err != nil {
+		if err := snap.Match(inst, dataShape(cell.Test, cell.Options)); err != nil {
 			return fmt.Errorf("topology %s, cell %d: %w", d.Spec.Name, cell.Index, err)
 		}
 	}
@@ -93,7 +98,7 @@ func (sw *sweepRun) deployFromSnapshot(ctx context.Context, sb *cluster.Sandbox,
 		return nil, nil, err
 	}
 	inst := cluster.InstallationOf(bins)
-	shape := cluster.DataShape(workload.DataShape(cell.Test, cell.Options))
+	shape := dataShape(cell.Test, cell.Options)
 	name := sw.r.Scenario.Snapshot
 	if name == "" {
 		name = cluster.SnapshotName(inst, shape)
