@@ -10,17 +10,19 @@ import (
 // the process, an existing cluster runs its ssh: section's kill command).
 func init() {
 	RegisterFaultAction(FaultAction{
-		Name:     "kill",
-		Aux:      true,
-		Order:    10,
-		Help:     "SIGKILL of the node's server (a crash)",
-		Past:     "killed",
-		Ops:      []cluster.Op{cluster.OpKillNode},
-		Existing: true,
+		FaultSpec: FaultSpec{
+			Name:     "kill",
+			Aux:      true,
+			Order:    10,
+			Help:     "SIGKILL of the node's server (a crash)",
+			Past:     "killed",
+			Existing: true,
+			Leaves:   NodeDown,
+		},
+		Ops: []cluster.Op{cluster.OpKillNode},
 		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, _ *FaultRecord) (string, error) {
 			return "", in.nodeOp(ctx, c, cluster.OpKillNode, n)
 		},
 		CaughtUp: CaughtUpAfterDown,
-		Leaves:   NodeDown,
 	})
 }

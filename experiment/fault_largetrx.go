@@ -25,40 +25,42 @@ import (
 // the workload and the cluster while it ran (faultDuring).
 func init() {
 	RegisterFaultAction(FaultAction{
-		Name:  "large-transaction",
-		Order: 100,
-		Help: "one transaction of many rows on the node while the workload runs: INSERT ... SELECT of\n" +
-			"rows=N generated rows (~200 bytes each) into table=DB.T (made if missing), or an UPDATE of\n" +
-			"every row of table=DB.T; its outcome (ok or the server's error) and duration are recorded",
-		Past: "sent a large transaction to",
-		CheckArgs: func(args FaultArgs) (string, string) {
-			if _, ok := args["rows"]; ok && args["statement"] == "update" {
-				return "rows", "rows is for statement=insert-select; statement=update changes every row of the table"
-			}
-			return "", ""
+		FaultSpec: FaultSpec{
+			Name:  "large-transaction",
+			Order: 100,
+			Help: "one transaction of many rows on the node while the workload runs: INSERT ... SELECT of\n" +
+				"rows=N generated rows (~200 bytes each) into table=DB.T (made if missing), or an UPDATE of\n" +
+				"every row of table=DB.T; its outcome (ok or the server's error) and duration are recorded",
+			Past: "sent a large transaction to",
+			CheckArgs: func(args FaultArgs) (string, string) {
+				if _, ok := args["rows"]; ok && args["statement"] == "update" {
+					return "rows", "rows is for statement=insert-select; statement=update changes every row of the table"
+				}
+				return "", ""
+			},
+			Params: []FaultParam{
+				{Name: "rows", Help: "rows the INSERT ... SELECT adds (default 200000; statement=insert-select only)", Check: func(v string) string {
+					if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 1 || n > 1e9 {
+						return "a whole number of rows from 1 to 1000000000, e.g. 200000"
+					}
+					return ""
+				}},
+				{Name: "statement", Help: "insert-select (default) or update (UPDATE of every row of the table: k = k + 1)", Check: func(v string) string {
+					if v != "insert-select" && v != "update" {
+						return "insert-select or update"
+					}
+					return ""
+				}},
+				{Name: "table", Help: "DB.TABLE it writes (default sbtest.habench_large_trx for insert-select, sbtest.sbtest1 for update)", Check: func(v string) string {
+					if !tableRE.MatchString(v) {
+						return "DB.TABLE, letters, digits and _ only, e.g. sbtest.sbtest1"
+					}
+					return ""
+				}},
+			},
+			Lasting: true,
 		},
-		Params: []FaultParam{
-			{Name: "rows", Help: "rows the INSERT ... SELECT adds (default 200000; statement=insert-select only)", Check: func(v string) string {
-				if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 1 || n > 1e9 {
-					return "a whole number of rows from 1 to 1000000000, e.g. 200000"
-				}
-				return ""
-			}},
-			{Name: "statement", Help: "insert-select (default) or update (UPDATE of every row of the table: k = k + 1)", Check: func(v string) string {
-				if v != "insert-select" && v != "update" {
-					return "insert-select or update"
-				}
-				return ""
-			}},
-			{Name: "table", Help: "DB.TABLE it writes (default sbtest.habench_large_trx for insert-select, sbtest.sbtest1 for update)", Check: func(v string) string {
-				if !tableRE.MatchString(v) {
-					return "DB.TABLE, letters, digits and _ only, e.g. sbtest.sbtest1"
-				}
-				return ""
-			}},
-		},
-		Inject:  injectLargeTrx,
-		Lasting: true,
+		Inject: injectLargeTrx,
 	})
 }
 

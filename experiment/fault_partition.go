@@ -14,15 +14,17 @@ import (
 // clear do.
 func init() {
 	RegisterFaultAction(FaultAction{
-		Name:  "partition",
-		Aux:   true,
-		Order: 50,
-		Help: "cut the node off from every other node, both directions (a standing link impairment,\n" +
-			"as netem apply --partition; needs a netns sandbox)",
-		Past:      "partitioned",
-		Ops:       []cluster.Op{cluster.OpLinks},
-		LinkEvent: "applied",
-		Check:     partitionCheck,
+		FaultSpec: FaultSpec{
+			Name:  "partition",
+			Aux:   true,
+			Order: 50,
+			Help: "cut the node off from every other node, both directions (a standing link impairment,\n" +
+				"as netem apply --partition; needs a netns sandbox)",
+			Past:      "partitioned",
+			LinkEvent: "applied",
+			Check:     partitionCheck,
+		},
+		Ops: []cluster.Op{cluster.OpLinks},
 		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, _ *FaultRecord) (string, error) {
 			return "", in.applyPartition(ctx, c, n.Name, false, netem.Request{Partition: []string{n.Name}})
 		},
@@ -31,14 +33,16 @@ func init() {
 		},
 	})
 	RegisterFaultAction(FaultAction{
-		Name:      "heal",
-		Aux:       true,
-		Order:     60,
-		Help:      "remove the partition (as netem clear)",
-		Past:      "healed",
-		Ops:       []cluster.Op{cluster.OpLinks},
-		LinkEvent: "cleared",
-		Check:     partitionCheck,
+		FaultSpec: FaultSpec{
+			Name:      "heal",
+			Aux:       true,
+			Order:     60,
+			Help:      "remove the partition (as netem clear)",
+			Past:      "healed",
+			LinkEvent: "cleared",
+			Check:     partitionCheck,
+		},
+		Ops: []cluster.Op{cluster.OpLinks},
 		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, _ *FaultRecord) (string, error) {
 			return "", in.applyPartition(ctx, c, n.Name, true, netem.Request{Partition: []string{n.Name}})
 		},

@@ -16,25 +16,29 @@ import (
 // and the record's took_s covers the stall.
 func init() {
 	RegisterFaultAction(FaultAction{
-		Name:  "pause",
-		Aux:   true,
-		Order: 80,
-		Help: "SIGSTOP of the node's server: a stall (connections open, nothing answered), until resume\n" +
-			"or, with duration=D, SIGCONT D later (the fault took D)",
-		Past:          "paused",
-		Params:        []FaultParam{DurationParam("duration", "how long the server stays stopped before SIGCONT (e.g. 2s); none: until resume")},
-		Ops:           []cluster.Op{cluster.OpSignalNode},
-		CheckSchedule: checkPauseSchedule,
-		Inject:        injectPause,
-		CaughtUp:      CaughtUpAfterAction,
+		FaultSpec: FaultSpec{
+			Name:  "pause",
+			Aux:   true,
+			Order: 80,
+			Help: "SIGSTOP of the node's server: a stall (connections open, nothing answered), until resume\n" +
+				"or, with duration=D, SIGCONT D later (the fault took D)",
+			Past:          "paused",
+			Params:        []FaultParam{DurationParam("duration", "how long the server stays stopped before SIGCONT (e.g. 2s); none: until resume")},
+			CheckSchedule: checkPauseSchedule,
+		},
+		Ops:      []cluster.Op{cluster.OpSignalNode},
+		Inject:   injectPause,
+		CaughtUp: CaughtUpAfterAction,
 	})
 	RegisterFaultAction(FaultAction{
-		Name:  "resume",
-		Aux:   true,
-		Order: 90,
-		Help:  "SIGCONT of a paused server",
-		Past:  "resumed",
-		Ops:   []cluster.Op{cluster.OpSignalNode},
+		FaultSpec: FaultSpec{
+			Name:  "resume",
+			Aux:   true,
+			Order: 90,
+			Help:  "SIGCONT of a paused server",
+			Past:  "resumed",
+		},
+		Ops: []cluster.Op{cluster.OpSignalNode},
 		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, _ *FaultRecord) (string, error) {
 			if err := c.SignalNode(ctx, in.Sandbox, n, "CONT"); err != nil {
 				return "", err

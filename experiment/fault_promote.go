@@ -14,19 +14,21 @@ import (
 // whose KindDef.Promotable is set); the others are repointed with GTID auto-positioning.
 func init() {
 	RegisterFaultAction(FaultAction{
-		Name:  "promote",
-		Order: 70,
-		Help: "make a replica the new source of an async or semi-sync topology and repoint the others\n" +
-			"with GTID auto-positioning; a running old source is made read-only and the new source\n" +
-			"first applies everything it had (up to --catch-up-timeout)",
-		Past: "promoted",
-		Ops:  []cluster.Op{cluster.OpPromote},
-		Check: func(t topology.Spec, _ string) string {
-			if !topology.KindOf(t.Kind).Promotable {
-				return fmt.Sprintf("topology %s is %s: promote is for kinds whose replicas can become the source (%s)", t.Name, t.Kind, strings.Join(promotableKinds(), ", "))
-			}
-			return ""
+		FaultSpec: FaultSpec{
+			Name:  "promote",
+			Order: 70,
+			Help: "make a replica the new source of an async or semi-sync topology and repoint the others\n" +
+				"with GTID auto-positioning; a running old source is made read-only and the new source\n" +
+				"first applies everything it had (up to --catch-up-timeout)",
+			Past: "promoted",
+			Check: func(t topology.Spec, _ string) string {
+				if !topology.KindOf(t.Kind).Promotable {
+					return fmt.Sprintf("topology %s is %s: promote is for kinds whose replicas can become the source (%s)", t.Name, t.Kind, strings.Join(promotableKinds(), ", "))
+				}
+				return ""
+			},
 		},
+		Ops:      []cluster.Op{cluster.OpPromote},
 		Inject:   injectPromote,
 		CaughtUp: CaughtUpAfterAction,
 	})

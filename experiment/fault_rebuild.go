@@ -21,24 +21,26 @@ import (
 // is read where the kind has no rebuild or the provider cannot do it (cluster.RebuildWhy).
 func init() {
 	RegisterFaultAction(FaultAction{
-		Name:  "rebuild",
-		Order: 110,
-		Help: "the node starts from nothing and gets everything from the others: Galera: stopped,\n" +
-			"emptied and started (SST); group: CLONE INSTANCE from a member, restarted, recovered;\n" +
-			"the fault took until it was Synced / ONLINE again",
-		Past:   "rebuilt",
-		Params: []FaultParam{DurationParam("timeout", "group: how long the clone and the recipient's shutdown may take (default 10m)")},
-		Ops:    []cluster.Op{cluster.OpStopNode, cluster.OpStartNode},
-		Check: func(t topology.Spec, _ string) string {
-			if why := cluster.RebuildWhy(t); why != "" {
-				return "cannot rebuild a node: " + why
-			}
-			return ""
+		FaultSpec: FaultSpec{
+			Name:  "rebuild",
+			Order: 110,
+			Help: "the node starts from nothing and gets everything from the others: Galera: stopped,\n" +
+				"emptied and started (SST); group: CLONE INSTANCE from a member, restarted, recovered;\n" +
+				"the fault took until it was Synced / ONLINE again",
+			Past:   "rebuilt",
+			Params: []FaultParam{DurationParam("timeout", "group: how long the clone and the recipient's shutdown may take (default 10m)")},
+			Check: func(t topology.Spec, _ string) string {
+				if why := cluster.RebuildWhy(t); why != "" {
+					return "cannot rebuild a node: " + why
+				}
+				return ""
+			},
+			Leaves:  NodeUp,
+			Lasting: true,
 		},
+		Ops:      []cluster.Op{cluster.OpStopNode, cluster.OpStartNode},
 		Inject:   injectRebuild,
 		CaughtUp: CaughtUpAfterAction,
-		Leaves:   NodeUp,
-		Lasting:  true,
 	})
 }
 

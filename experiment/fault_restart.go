@@ -10,13 +10,16 @@ import (
 // it is started again (the record's Escalated says it was a crash).
 func init() {
 	RegisterFaultAction(FaultAction{
-		Name:     "restart",
-		Aux:      true,
-		Order:    40,
-		Help:     "stop, then start (also after a stop that took SIGKILL, exit status 1 then)",
-		Past:     "restarted",
-		Ops:      []cluster.Op{cluster.OpStopNode, cluster.OpStartNode},
-		Existing: true,
+		FaultSpec: FaultSpec{
+			Name:     "restart",
+			Aux:      true,
+			Order:    40,
+			Help:     "stop, then start (also after a stop that took SIGKILL, exit status 1 then)",
+			Past:     "restarted",
+			Existing: true,
+			Leaves:   NodeUp,
+		},
+		Ops: []cluster.Op{cluster.OpStopNode, cluster.OpStartNode},
 		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, rec *FaultRecord) (string, error) {
 			if err := escalated(rec, in.nodeOp(ctx, c, cluster.OpStopNode, n)); err != nil {
 				return "", err
@@ -24,6 +27,5 @@ func init() {
 			return "", in.start(ctx, c, n)
 		},
 		CaughtUp: CaughtUpAfterAction,
-		Leaves:   NodeUp,
 	})
 }

@@ -22,17 +22,19 @@ import (
 // run measures each one's outage, recovery and writer change.
 func init() {
 	RegisterFaultAction(FaultAction{
-		Name:  "rolling-restart",
-		Order: 45,
-		Help: "restart every node in turn, NODE last (writer: the writer last, after a switchover to the\n" +
-			"first node restarted: promote on async/semi-sync, a new group primary on single-primary\n" +
-			"groups), each waited for until the topology is ready again before the next",
-		Past:     "rolling-restarted",
-		Params:   []FaultParam{DurationParam("timeout", "how long to wait for the topology to be ready after each node's start (default 5m)")},
+		FaultSpec: FaultSpec{
+			Name:  "rolling-restart",
+			Order: 45,
+			Help: "restart every node in turn, NODE last (writer: the writer last, after a switchover to the\n" +
+				"first node restarted: promote on async/semi-sync, a new group primary on single-primary\n" +
+				"groups), each waited for until the topology is ready again before the next",
+			Past:   "rolling-restarted",
+			Params: []FaultParam{DurationParam("timeout", "how long to wait for the topology to be ready after each node's start (default 5m)")},
+			Steps:  true,
+		},
 		Ops:      []cluster.Op{cluster.OpStopNode, cluster.OpStartNode},
 		Inject:   injectRollingRestart,
 		CaughtUp: CaughtUpAfterAction,
-		Steps:    true,
 	})
 }
 

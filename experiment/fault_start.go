@@ -10,18 +10,20 @@ import (
 // group, a Galera node by IST or SST, a replica the current source, also after a promote).
 func init() {
 	RegisterFaultAction(FaultAction{
-		Name:  "start",
-		Aux:   true,
-		Order: 30,
-		Help: "start it again: a group member rejoins its group, a Galera node rejoins (IST or SST),\n" +
-			"a replica replicates from the current source (also after a promote)",
-		Past:     "started",
-		Ops:      []cluster.Op{cluster.OpStartNode},
-		Existing: true,
+		FaultSpec: FaultSpec{
+			Name:  "start",
+			Aux:   true,
+			Order: 30,
+			Help: "start it again: a group member rejoins its group, a Galera node rejoins (IST or SST),\n" +
+				"a replica replicates from the current source (also after a promote)",
+			Past:     "started",
+			Existing: true,
+			Leaves:   NodeUp,
+		},
+		Ops: []cluster.Op{cluster.OpStartNode},
 		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, _ *FaultRecord) (string, error) {
 			return "", in.start(ctx, c, n)
 		},
 		CaughtUp: CaughtUpAfterAction,
-		Leaves:   NodeUp,
 	})
 }

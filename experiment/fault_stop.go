@@ -10,18 +10,20 @@ import (
 // a crash, not a failure).
 func init() {
 	RegisterFaultAction(FaultAction{
-		Name:  "stop",
-		Aux:   true,
-		Order: 20,
-		Help: "clean shutdown (SIGTERM); a server still up --stop-grace (90 s) later is killed with SIGKILL:\n" +
-			"that is a crash, and habench says so (a warning, exit status 1, \"escalated\" in the faults log)",
-		Past:     "stopped",
-		Ops:      []cluster.Op{cluster.OpStopNode},
-		Existing: true,
+		FaultSpec: FaultSpec{
+			Name:  "stop",
+			Aux:   true,
+			Order: 20,
+			Help: "clean shutdown (SIGTERM); a server still up --stop-grace (90 s) later is killed with SIGKILL:\n" +
+				"that is a crash, and habench says so (a warning, exit status 1, \"escalated\" in the faults log)",
+			Past:     "stopped",
+			Existing: true,
+			Leaves:   NodeDown,
+		},
+		Ops: []cluster.Op{cluster.OpStopNode},
 		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, rec *FaultRecord) (string, error) {
 			return "", escalated(rec, in.nodeOp(ctx, c, cluster.OpStopNode, n))
 		},
 		CaughtUp: CaughtUpAfterDown,
-		Leaves:   NodeDown,
 	})
 }

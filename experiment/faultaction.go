@@ -13,11 +13,10 @@ import (
 	"github.com/habench/habench/topology"
 )
 
-// FaultAction is one fault habench injects (kill, partition, promote, ...), declared in a
-// file of its own (fault_<name>.go) that calls RegisterFaultAction from init, as
-// toxiproxy declares its toxics. Everything that differs from one action to another is
-// here: `habench fault` and scenarios' faults: read the registry, never the action's name.
-type FaultAction struct {
+// FaultSpec is what a scenario and `habench fault` know of a fault action before anything
+// runs: its name, help, parameters and the checks made when the faults are read. It is
+// the part of a FaultAction that needs no cluster.
+type FaultSpec struct {
 	// Name is the action as users write it (`habench fault NAME`, faults[i].action).
 	Name string
 	// Order places the action in help texts and error messages (lowest first).
@@ -30,9 +29,6 @@ type FaultAction struct {
 	// Params are the parameters it takes (faults[i].KEY in a scenario, KEY=VALUE after
 	// the node in `habench fault`); none when empty.
 	Params []FaultParam
-	// Ops are the provider operations it needs: each is asked with cluster.Cluster.Refuse
-	// before Inject runs, so an action the provider does not offer is refused in one line.
-	Ops []cluster.Op
 	// Existing: offered on clusters habench did not deploy (an existing cluster's ssh:
 	// section's commands). Other actions are refused there.
 	Existing bool
@@ -48,6 +44,9 @@ type FaultAction struct {
 	// SQL), as kill, stop, start, restart, pause, resume, partition and heal do. Other
 	// actions are refused on one when the faults are read.
 	Aux bool
+	// Sites: the action takes a site as its node (a topology with sites:); set from
+	// FaultAction.InjectSite when the action registers.
+	Sites bool
 	// CheckArgs says why the parameters, each valid on its own, cannot go together (e.g.
 	// rows with statement=update): the key of the parameter to name and the reason (a
 	// clause, without "want"), or "" and "" when they can. nil: nothing to check.
@@ -57,16 +56,6 @@ type FaultAction struct {
 	// of faults[i] at fault ("duration") and the reason, or "" and "" when it can. nil:
 	// nothing to check.
 	CheckSchedule func(events []FaultEvent, i int) (field, why string)
-	// Inject runs the action on node n of c with its parsed, valid args, filling rec
-	// (Escalated) as it goes; detail is one line of what happened ("" when nothing to
-	// add). A *topology.FieldError is bad input: nothing happened, nothing is logged.
-	Inject func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args FaultArgs, rec *FaultRecord) (detail string, err error)
-	// InjectSite, when not nil, runs the action on a whole site (a topology with sites:;
-	// groups is its cut in netem's group form, topology.Sites.CutOff);
-	// nil: a site is refused as the action's node.
-	InjectSite func(ctx context.Context, in *Injector, c *cluster.Cluster, site, groups string) error
-	// CaughtUp says how the fault's caught_up_s is judged (CaughtUpNone: not measured).
-	CaughtUp CaughtUpFrom
 	// Steps: the action logs each of its steps as a fault record of its own (FaultRecord.Of
 	// names the action; rolling-restart's restarts and switchover), and a run lists those
 	// instead of the action's record, so that each step's outage and recovery are measured.
@@ -78,6 +67,28 @@ type FaultAction struct {
 	// so the run measures the workload and the cluster before it and while it ran
 	// (summary.json faults[i].during, the report's "While it ran" table: faultDuring).
 	Lasting bool
+}
+
+// FaultAction is one fault habench injects (kill, partition, promote, ...), declared in a
+// file of its own (fault_<name>.go) that calls RegisterFaultAction from init, as
+// toxiproxy declares its toxics: its FaultSpec (what is known before anything runs) and
+// how it is injected and judged. `habench fault` and scenarios' faults read the registry,
+// never the action's name.
+type FaultAction struct {
+	FaultSpec
+	// Ops are the provider operations it needs: each is asked with cluster.Cluster.Refuse
+	// before Inject runs, so an action the provider does not offer is refused in one line.
+	Ops []cluster.Op
+	// Inject runs the action on node n of c with its parsed, valid args, filling rec
+	// (Escalated) as it goes; detail is one line of what happened ("" when nothing to
+	// add). A *topology.FieldError is bad input: nothing happened, nothing is logged.
+	Inject func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args FaultArgs, rec *FaultRecord) (detail string, err error)
+	// InjectSite, when not nil, runs the action on a whole site (a topology with sites:;
+	// groups is its cut in netem's group form, topology.Sites.CutOff);
+	// nil: a site is refused as the action's node.
+	InjectSite func(ctx context.Context, in *Injector, c *cluster.Cluster, site, groups string) error
+	// CaughtUp says how the fault's caught_up_s is judged (CaughtUpNone: not measured).
+	CaughtUp CaughtUpFrom
 }
 
 // CaughtUpFrom is how a fault's caught_up_s is measured (summary.json faults).
@@ -155,6 +166,7 @@ func RegisterFaultAction(a FaultAction) {
 // addFaultAction adds a to reg, or says what is wrong with it.
 func addFaultAction(reg map[string]*FaultAction, a FaultAction) error {
 	var lacks []string
+	a.Sites = a.InjectSite != nil
 	for what, missing := range map[string]bool{"Name": a.Name == "", "Help": a.Help == "", "Past": a.Past == "", "Inject": a.Inject == nil} {
 		if missing {
 			lacks = append(lacks, what)

@@ -68,7 +68,7 @@ func TestFaultActionRegistryRefuses(t *testing.T) {
 		return "", nil
 	}
 	reg := map[string]*FaultAction{}
-	ok := FaultAction{Name: "x", Help: "does x", Past: "xed", Inject: inject}
+	ok := FaultAction{FaultSpec: FaultSpec{Name: "x", Help: "does x", Past: "xed"}, Inject: inject}
 	if err := addFaultAction(reg, ok); err != nil {
 		t.Fatalf("a whole action was refused: %v", err)
 	}
@@ -77,12 +77,12 @@ func TestFaultActionRegistryRefuses(t *testing.T) {
 		want string
 	}{
 		{ok, `fault action "x" registered twice`},
-		{FaultAction{Name: "y", Past: "yed", Inject: inject}, `fault action "y" lacks Help`},
-		{FaultAction{Name: "y", Help: "h", Inject: inject}, `fault action "y" lacks Past`},
-		{FaultAction{Name: "y", Help: "h", Past: "p"}, `fault action "y" lacks Inject`},
-		{FaultAction{Help: "h", Past: "p", Inject: inject}, `fault action "" lacks Name`},
-		{FaultAction{Name: "y", Help: "h", Past: "p", Inject: inject, Params: []FaultParam{{Name: "d", Help: "h"}}}, `fault action "y" lacks Params[0]`},
-		{FaultAction{Name: "y", Help: "h", Past: "p", Inject: inject, Params: []FaultParam{DurationParam("node", "h")}}, `fault action "y" lacks Params[0]`},
+		{FaultAction{FaultSpec: FaultSpec{Name: "y", Past: "yed"}, Inject: inject}, `fault action "y" lacks Help`},
+		{FaultAction{FaultSpec: FaultSpec{Name: "y", Help: "h"}, Inject: inject}, `fault action "y" lacks Past`},
+		{FaultAction{FaultSpec: FaultSpec{Name: "y", Help: "h", Past: "p"}}, `fault action "y" lacks Inject`},
+		{FaultAction{FaultSpec: FaultSpec{Help: "h", Past: "p"}, Inject: inject}, `fault action "" lacks Name`},
+		{FaultAction{FaultSpec: FaultSpec{Name: "y", Help: "h", Past: "p", Params: []FaultParam{{Name: "d", Help: "h"}}}, Inject: inject}, `fault action "y" lacks Params[0]`},
+		{FaultAction{FaultSpec: FaultSpec{Name: "y", Help: "h", Past: "p", Params: []FaultParam{DurationParam("node", "h")}}, Inject: inject}, `fault action "y" lacks Params[0]`},
 	} {
 		err := addFaultAction(reg, c.a)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
@@ -116,7 +116,7 @@ func TestFaultArgs(t *testing.T) {
 			t.Errorf("ParseFaultArgs(%s, %q) = %q, want %q", c.action, c.kvs, got, c.want)
 		}
 	}
-	a := &FaultAction{Name: "z", Params: []FaultParam{DurationParam("duration", "how long")}}
+	a := &FaultAction{FaultSpec: FaultSpec{Name: "z", Params: []FaultParam{DurationParam("duration", "how long")}}}
 	field := func(k string) string { return "faults[0]." + k }
 	if _, err := checkFaultArgs(a, FaultArgs{"duration": "2s"}, field); err != nil {
 		t.Errorf("duration 2s: %v", err)

@@ -175,7 +175,7 @@ func (in *Injector) injectSite(ctx context.Context, c *cluster.Cluster, a *Fault
 func siteActions() []string {
 	var out []string
 	for _, n := range FaultActionNames() {
-		if a := faultActions[n]; a.InjectSite != nil {
+		if a := faultActions[n]; a.Sites {
 			out = append(out, a.Past)
 		}
 	}
@@ -328,7 +328,7 @@ func checkFaultOn(a *FaultAction, f FaultEvent, t topology.Spec, network string,
 			}
 			return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("topology %s has nodes %s", t.Name, have)}
 		}
-		if site && a.InjectSite == nil {
+		if site && !a.Sites {
 			return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("%s is a site of topology %s: a site can be %s, %s needs a node", f.Node, t.Name, orList(siteActions()), f.Action)}
 		}
 		for _, x := range t.AuxNodes() {
