@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/internal/testenv/prereq"
+	"github.com/habench/habench/scenario"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"
@@ -43,7 +44,7 @@ sweep:
   repeats: 3
 cell: {warmup: 1s}
 `
-	s, err := ParseScenario([]byte(y))
+	s, err := scenario.ParseScenario([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ workload:
   nodes: [n2]
   options: {tables: 1, table-size: 500, threads: 1, time: 2}
 `
-	s, err := ParseScenario([]byte(y))
+	s, err := scenario.ParseScenario([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ workload:
 sweep:
   links: [none, 0.6ms]
 `
-	s, err := ParseScenario([]byte(y))
+	s, err := scenario.ParseScenario([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/habench/habench/report"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/stats"
 )
 
@@ -296,14 +297,14 @@ func TestSweepReferenceErrors(t *testing.T) {
 		"sweep:\n  threads: [1, 4]\n  reference: [threads]\n":      `line 8: sweep.reference`,
 		"sweep:\n  threads: [1, 64]\n  reference: {threads: 64}\n": `scale small: line 8: sweep.reference.threads "64": not one of the axis' values at scale small (1, 16)`,
 	} {
-		_, err := ParseScenario([]byte(head + in))
+		_, err := scenario.ParseScenario([]byte(head + in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
 		}
 	}
 	s := mustParse(t, head+"sweep:\n  threads: [1, 4]\n  reference: {threads: 4}\n")
 	p, _ := s.Plan("")
-	if a := p.axisNamed("threads"); a.Reference != "4" {
+	if a := p.AxisNamed("threads"); a.Reference != "4" {
 		t.Errorf("threads reference %q", a.Reference)
 	}
 }
@@ -320,7 +321,7 @@ func TestWorkloadNodes(t *testing.T) {
 		"  options: {nodes: n1}\n": `workload.options.nodes "n1": the workers' nodes are workload.nodes`,
 		"  nodes: [{n1: x}]\n":     `workload.nodes`,
 	} {
-		_, err := ParseScenario([]byte(head + in))
+		_, err := scenario.ParseScenario([]byte(head + in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
 		}
@@ -350,7 +351,7 @@ func TestWorkloadReadNodes(t *testing.T) {
 		"  read_nodes: {g: [n2, n2]}\n": `workload.read_nodes.g "n2": node given twice`,
 		"  read_nodes: {b: [n1]}\n":     `line 7: workload.read_nodes "b": not one of the topologies' names`,
 	} {
-		_, err := ParseScenario([]byte(head + in))
+		_, err := scenario.ParseScenario([]byte(head + in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
 		}
@@ -383,8 +384,8 @@ func TestSamePathControlPlan(t *testing.T) {
 			ctl = append(ctl, p.Label(c))
 		}
 	}
-	if !slices.Equal(ctl, []string{"topology=b links=none"}) || p.axisNamed("links").Reference != "none" {
-		t.Errorf("controls %v, reference %q", ctl, p.axisNamed("links").Reference)
+	if !slices.Equal(ctl, []string{"topology=b links=none"}) || p.AxisNamed("links").Reference != "none" {
+		t.Errorf("controls %v, reference %q", ctl, p.AxisNamed("links").Reference)
 	}
 	var out bytes.Buffer
 	p.Print(&out, nil)

@@ -22,6 +22,7 @@ import (
 	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 )
@@ -72,7 +73,7 @@ type Bench struct {
 	KeepKnobs bool
 	// Faults are injected by Injector at their times after the workload starts (nil
 	// Injector: none); each is recorded in the cluster's faults log and the manifest.
-	Faults   []FaultEvent
+	Faults   []scenario.FaultEvent
 	Injector *Injector
 	// Probe runs the probe writer during the workload (needs Injector for the sandbox):
 	// a numbered commit every ProbeInterval (0: 5 ms) on the current writer; after the
@@ -82,7 +83,7 @@ type Bench struct {
 	// Checker, when set, runs a checker workload beside the workload on the cluster's
 	// writable nodes (needs Cluster): its history goes to history.jsonl and history.edn, its
 	// verdict to Summary.Checks and report.md's Anomalies section.
-	Checker *CheckerSpec
+	Checker *scenario.CheckerSpec
 	// CheckerReadNodes are the nodes (by name) the checker's read-only transactions go to
 	// (checker.read_nodes for the cell's topology; none: the writable nodes).
 	CheckerReadNodes []string
@@ -263,7 +264,7 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 	}
 	m.Workload["endpoints"] = endpoints
 	if b.Target.Follow != nil {
-		m.Workload["writer"] = WriterAuto
+		m.Workload["writer"] = scenario.WriterAuto
 	}
 	if len(b.Target.ReadEndpoints) > 0 {
 		var rd []string

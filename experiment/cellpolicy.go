@@ -12,6 +12,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/host"
 	"github.com/habench/habench/results"
+	"github.com/habench/habench/scenario"
 	"golang.org/x/sys/unix"
 )
 
@@ -109,7 +110,7 @@ func RestartCluster(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster
 	if err := c.Refuse(cluster.OpRestartNode, "restart"); err != nil {
 		return err
 	}
-	if !restartable(c.Spec.Kind) {
+	if !scenario.Restartable(c.Spec.Kind) {
 		return fmt.Errorf("restarting a %s topology is not supported", c.Spec.Kind)
 	}
 	w := c.Writer()

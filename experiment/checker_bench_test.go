@@ -19,6 +19,7 @@ import (
 
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 )
@@ -59,7 +60,7 @@ func BenchmarkCheckerCost(b *testing.B) {
 			for mode := range 3 {
 				bench := &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: b.TempDir(), Stdout: &strings.Builder{}}
 				if mode > 0 {
-					bench.Checker = &experiment.CheckerSpec{Workload: "register", Threads: 1, Keys: 4, Isolation: "REPEATABLE-READ"}
+					bench.Checker = &scenario.CheckerSpec{Workload: "register", Threads: 1, Keys: 4, Isolation: "REPEATABLE-READ"}
 				}
 				if mode == 2 {
 					bench.Checker.Rate = 50

@@ -18,6 +18,7 @@ import (
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/results"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 )
@@ -44,7 +45,7 @@ func TestCheckerBesideOLTP(t *testing.T) {
 	}
 	var stdout bytes.Buffer
 	b := &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: t.TempDir(), Stdout: &stdout,
-		Checker: &experiment.CheckerSpec{Workload: "register", Threads: 4, Keys: 2, Isolation: "REPEATABLE-READ"}}
+		Checker: &scenario.CheckerSpec{Workload: "register", Threads: 4, Keys: 2, Isolation: "REPEATABLE-READ"}}
 	out, err := b.Run(ctx)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stdout.String())
@@ -95,7 +96,7 @@ func TestCheckerBesideOLTP(t *testing.T) {
 	// total; with FOR UPDATE every read of all accounts sums to it.
 	for _, locking := range []string{"", "for-update"} {
 		stdout.Reset()
-		b.Checker = &experiment.CheckerSpec{Workload: "bank", Threads: 4, Keys: 4, Isolation: "REPEATABLE-READ", Locking: locking}
+		b.Checker = &scenario.CheckerSpec{Workload: "bank", Threads: 4, Keys: 4, Isolation: "REPEATABLE-READ", Locking: locking}
 		out, err := b.Run(ctx)
 		if err != nil {
 			t.Fatalf("bank run: %v\n%s", err, stdout.String())

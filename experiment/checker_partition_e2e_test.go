@@ -12,6 +12,7 @@ import (
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/results"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -40,7 +41,7 @@ faults:
   - {at: 2.5s, action: heal, node: n3}
 probe: false
 `, galera, group)
-	s, err := experiment.ParseScenario([]byte(y))
+	s, err := scenario.ParseScenario([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/host"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -143,7 +144,7 @@ func TestRunReportHosts(t *testing.T) {
 // for a registered cluster without ssh:.
 func TestDropCachesNeedsHostAccess(t *testing.T) {
 	base := "name: x\nworkload: {test: oltp_read_write}\ncell: {drop_caches: true}\ntopologies:\n"
-	_, err := ParseScenario([]byte(base + "  - {name: sb, kind: single, flavor: mariadb}\n  - {name: ex, provider: existing, dsns: [\"u:p@tcp(127.0.0.1:1)/\"]}\n"))
+	_, err := scenario.ParseScenario([]byte(base + "  - {name: sb, kind: single, flavor: mariadb}\n  - {name: ex, provider: existing, dsns: [\"u:p@tcp(127.0.0.1:1)/\"]}\n"))
 	if err == nil || !strings.Contains(err.Error(), `cell.drop_caches "true": topologies[1] ex is an existing cluster without ssh`) || strings.Contains(err.Error(), "\n") {
 		t.Errorf("dsns without ssh: %v", err)
 	}
@@ -152,7 +153,7 @@ func TestDropCachesNeedsHostAccess(t *testing.T) {
 		"  - {provider: existing, cluster: reg1}\n", // checked when the run loads it
 		"  - {name: sb, kind: single, flavor: mariadb}\n",
 	} {
-		if _, err := ParseScenario([]byte(base + ok)); err != nil {
+		if _, err := scenario.ParseScenario([]byte(base + ok)); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/knob"
 	"github.com/habench/habench/report"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -49,7 +50,7 @@ sweep:
   %s: [%s]
 cell: {warmup: 1s}
 `, name, axis, strings.Join(levels, ", "))
-	s, err := experiment.ParseScenario([]byte(y))
+	s, err := scenario.ParseScenario([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -49,7 +50,7 @@ func convergenceProblemsAfter(cv *Convergence, k topology.Kind, skipDown map[str
 			if r := topology.Role(startRoles[n.Node]); n.Node != cv.Writer && (r == topology.RoleSource || r == topology.RolePrimary) {
 				who = "old " + string(r) + " " + n.Node
 			}
-			ps = append(ps, fmt.Sprintf("%s is down (%s by the run's fault at %.1f s)", who, FaultPast(f.Action), f.AtS))
+			ps = append(ps, fmt.Sprintf("%s is down (%s by the run's fault at %.1f s)", who, scenario.FaultPast(f.Action), f.AtS))
 		case Behind:
 			ps = append(ps, fmt.Sprintf("%s is behind (%s)", who, n.Reason))
 		case Diverged:

@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/scenario"
 )
 
 // TestDistantMemberScenario: scenarios/distant-member.yaml parses and plans at every
@@ -15,11 +17,11 @@ func TestDistantMemberScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ParseScenario(b)
+	s, err := scenario.ParseScenario(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.Plan(ScaleSmall)
+	p, err := s.Plan(scenario.ScaleSmall)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/scenario"
 )
 
 // large-transaction: one transaction of many rows on a node (the writer, as `writer`)
@@ -25,20 +26,20 @@ import (
 // the workload and the cluster while it ran (faultDuring).
 func init() {
 	RegisterFaultAction(FaultAction{
-		FaultSpec: FaultSpec{
+		FaultSpec: scenario.FaultSpec{
 			Name:  "large-transaction",
 			Order: 100,
 			Help: "one transaction of many rows on the node while the workload runs: INSERT ... SELECT of\n" +
 				"rows=N generated rows (~200 bytes each) into table=DB.T (made if missing), or an UPDATE of\n" +
 				"every row of table=DB.T; its outcome (ok or the server's error) and duration are recorded",
 			Past: "sent a large transaction to",
-			CheckArgs: func(args FaultArgs) (string, string) {
+			CheckArgs: func(args scenario.FaultArgs) (string, string) {
 				if _, ok := args["rows"]; ok && args["statement"] == "update" {
 					return "rows", "rows is for statement=insert-select; statement=update changes every row of the table"
 				}
 				return "", ""
 			},
-			Params: []FaultParam{
+			Params: []scenario.FaultParam{
 				{Name: "rows", Help: "rows the INSERT ... SELECT adds (default 200000; statement=insert-select only)", Check: func(v string) string {
 					if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 1 || n > 1e9 {
 						return "a whole number of rows from 1 to 1000000000, e.g. 200000"
@@ -68,7 +69,7 @@ var tableRE = regexp.MustCompile(`^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$`)
 
 // largeTrxSQL returns the statements of a large transaction: setup (run before it, not
 // timed: the insert's table) and the transaction's one statement.
-func largeTrxSQL(args FaultArgs) (table string, setup []string, stmt string) {
+func largeTrxSQL(args scenario.FaultArgs) (table string, setup []string, stmt string) {
 	shape := args["statement"]
 	if shape == "update" {
 		table = cmp.Or(args["table"], "sbtest.sbtest1")
@@ -109,7 +110,7 @@ func quoteTable(t string) string {
 // (a refusal at commit, a conflict, a deadlock) is the outcome, "error CODE: message",
 // with a nil error; only a failure to reach the server or to create the table is the
 // action's error.
-func injectLargeTrx(ctx context.Context, _ *Injector, c *cluster.Cluster, n *cluster.Node, args FaultArgs, rec *FaultRecord) (string, error) {
+func injectLargeTrx(ctx context.Context, _ *Injector, c *cluster.Cluster, n *cluster.Node, args scenario.FaultArgs, rec *FaultRecord) (string, error) {
 	table, setup, stmt := largeTrxSQL(args)
 	db, err := c.OpenAdmin(n)
 	if err != nil {
@@ -142,4 +143,4 @@ func injectLargeTrx(ctx context.Context, _ *Injector, c *cluster.Cluster, n *clu
 	return fmt.Sprintf("%s of %d rows on %s committed in %.2f s", shapeOf(args), rec.Rows, table, took), nil
 }
 
-func shapeOf(args FaultArgs) string { return cmp.Or(args["statement"], "insert-select") }
+func shapeOf(args scenario.FaultArgs) string { return cmp.Or(args["statement"], "insert-select") }

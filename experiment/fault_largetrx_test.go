@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -43,8 +43,8 @@ func TestLargeTransaction(t *testing.T) {
 			o.Tables = 1
 			b, stdout := preparedBench(ctx, t, s, c, "oltp_write_only", o, "n1")
 			b.Knobs = tc.knobs
-			b.Faults = []experiment.FaultEvent{{At: experiment.Duration(5 * time.Second), Action: "large-transaction", Node: "writer",
-				Args: experiment.FaultArgs{"rows": "200000"}}}
+			b.Faults = []scenario.FaultEvent{{At: scenario.Duration(5 * time.Second), Action: "large-transaction", Node: "writer",
+				Args: scenario.FaultArgs{"rows": "200000"}}}
 			out, err := b.Run(ctx)
 			t.Logf("output:\n%s", stdout.String())
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -14,7 +15,7 @@ import (
 // clear do.
 func init() {
 	RegisterFaultAction(FaultAction{
-		FaultSpec: FaultSpec{
+		FaultSpec: scenario.FaultSpec{
 			Name:  "partition",
 			Aux:   true,
 			Order: 50,
@@ -25,7 +26,7 @@ func init() {
 			Check:     partitionCheck,
 		},
 		Ops: []cluster.Op{cluster.OpLinks},
-		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, _ *FaultRecord) (string, error) {
+		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *FaultRecord) (string, error) {
 			return "", in.applyPartition(ctx, c, n.Name, false, netem.Request{Partition: []string{n.Name}})
 		},
 		InjectSite: func(ctx context.Context, in *Injector, c *cluster.Cluster, site, groups string) error {
@@ -33,7 +34,7 @@ func init() {
 		},
 	})
 	RegisterFaultAction(FaultAction{
-		FaultSpec: FaultSpec{
+		FaultSpec: scenario.FaultSpec{
 			Name:      "heal",
 			Aux:       true,
 			Order:     60,
@@ -43,7 +44,7 @@ func init() {
 			Check:     partitionCheck,
 		},
 		Ops: []cluster.Op{cluster.OpLinks},
-		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, _ *FaultRecord) (string, error) {
+		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *FaultRecord) (string, error) {
 			return "", in.applyPartition(ctx, c, n.Name, true, netem.Request{Partition: []string{n.Name}})
 		},
 		InjectSite: func(ctx context.Context, in *Injector, c *cluster.Cluster, site, groups string) error {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/scenario"
 )
 
 // pause and resume: SIGSTOP of the node's server (it keeps its connections and its place
@@ -16,14 +17,14 @@ import (
 // and the record's took_s covers the stall.
 func init() {
 	RegisterFaultAction(FaultAction{
-		FaultSpec: FaultSpec{
+		FaultSpec: scenario.FaultSpec{
 			Name:  "pause",
 			Aux:   true,
 			Order: 80,
 			Help: "SIGSTOP of the node's server: a stall (connections open, nothing answered), until resume\n" +
 				"or, with duration=D, SIGCONT D later (the fault took D)",
 			Past:          "paused",
-			Params:        []FaultParam{DurationParam("duration", "how long the server stays stopped before SIGCONT (e.g. 2s); none: until resume")},
+			Params:        []scenario.FaultParam{scenario.DurationParam("duration", "how long the server stays stopped before SIGCONT (e.g. 2s); none: until resume")},
 			CheckSchedule: checkPauseSchedule,
 		},
 		Ops:      []cluster.Op{cluster.OpSignalNode},
@@ -31,7 +32,7 @@ func init() {
 		CaughtUp: CaughtUpAfterAction,
 	})
 	RegisterFaultAction(FaultAction{
-		FaultSpec: FaultSpec{
+		FaultSpec: scenario.FaultSpec{
 			Name:  "resume",
 			Aux:   true,
 			Order: 90,
@@ -39,7 +40,7 @@ func init() {
 			Past:  "resumed",
 		},
 		Ops: []cluster.Op{cluster.OpSignalNode},
-		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, _ *FaultRecord) (string, error) {
+		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *FaultRecord) (string, error) {
 			if err := c.SignalNode(ctx, in.Sandbox, n, "CONT"); err != nil {
 				return "", err
 			}
@@ -52,7 +53,7 @@ func init() {
 
 // checkPauseSchedule refuses a pause without duration that no later resume of the same
 // node ends: the run would leave the server stopped.
-func checkPauseSchedule(events []FaultEvent, i int) (string, string) {
+func checkPauseSchedule(events []scenario.FaultEvent, i int) (string, string) {
 	if events[i].Args.Duration("duration") > 0 {
 		return "", ""
 	}
@@ -69,7 +70,7 @@ func checkPauseSchedule(events []FaultEvent, i int) (string, string) {
 // the node is noted as paused in the injector (ResumePaused sends it SIGCONT when the run
 // ends before its resume). A SIGSTOP that reports an error is followed by a best-effort
 // SIGCONT (the signal may have reached the server all the same).
-func injectPause(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args FaultArgs, _ *FaultRecord) (string, error) {
+func injectPause(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args scenario.FaultArgs, _ *FaultRecord) (string, error) {
 	if err := c.SignalNode(ctx, in.Sandbox, n, "STOP"); err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resumeTimeout)
 		defer cancel()

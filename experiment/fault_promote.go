@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -14,7 +15,7 @@ import (
 // whose KindDef.Promotable is set); the others are repointed with GTID auto-positioning.
 func init() {
 	RegisterFaultAction(FaultAction{
-		FaultSpec: FaultSpec{
+		FaultSpec: scenario.FaultSpec{
 			Name:  "promote",
 			Order: 70,
 			Help: "make a replica the new source of an async or semi-sync topology and repoint the others\n" +
@@ -36,7 +37,7 @@ func init() {
 
 // injectPromote promotes n, waiting up to in.CatchUp (30 s when 0) for a running old
 // source's transactions; the detail says what became of the old source and the replicas.
-func injectPromote(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, _ *FaultRecord) (string, error) {
+func injectPromote(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *FaultRecord) (string, error) {
 	catchUp := in.CatchUp
 	if catchUp <= 0 {
 		catchUp = 30 * time.Second

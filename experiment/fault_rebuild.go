@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -21,21 +22,21 @@ import (
 // is read where the kind has no rebuild or the provider cannot do it (cluster.RebuildWhy).
 func init() {
 	RegisterFaultAction(FaultAction{
-		FaultSpec: FaultSpec{
+		FaultSpec: scenario.FaultSpec{
 			Name:  "rebuild",
 			Order: 110,
 			Help: "the node starts from nothing and gets everything from the others: Galera: stopped,\n" +
 				"emptied and started (SST); group: CLONE INSTANCE from a member, restarted, recovered;\n" +
 				"the fault took until it was Synced / ONLINE again",
 			Past:   "rebuilt",
-			Params: []FaultParam{DurationParam("timeout", "group: how long the clone and the recipient's shutdown may take (default 10m)")},
+			Params: []scenario.FaultParam{scenario.DurationParam("timeout", "group: how long the clone and the recipient's shutdown may take (default 10m)")},
 			Check: func(t topology.Spec, _ string) string {
 				if why := cluster.RebuildWhy(t); why != "" {
 					return "cannot rebuild a node: " + why
 				}
 				return ""
 			},
-			Leaves:  NodeUp,
+			Leaves:  scenario.NodeUp,
 			Lasting: true,
 		},
 		Ops:      []cluster.Op{cluster.OpStopNode, cluster.OpStartNode},
@@ -45,7 +46,7 @@ func init() {
 }
 
 // injectRebuild rebuilds n the way its kind does (rebuildBySST, rebuildByClone).
-func injectRebuild(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args FaultArgs, rec *FaultRecord) (string, error) {
+func injectRebuild(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args scenario.FaultArgs, rec *FaultRecord) (string, error) {
 	if cluster.RebuildOf(c.Spec) == cluster.RebuildClone {
 		return rebuildByClone(ctx, in, c, n, args, rec)
 	}
@@ -55,7 +56,7 @@ func injectRebuild(ctx context.Context, in *Injector, c *cluster.Cluster, n *clu
 // rebuildByClone clones n's data from another member (cluster.Cluster.CloneNode), starts
 // it, which rejoins the group and waits until it is ONLINE; rec.Bytes is the size of its
 // datadir after it. The detail names the donor and gives the two steps' times.
-func rebuildByClone(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args FaultArgs, rec *FaultRecord) (string, error) {
+func rebuildByClone(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args scenario.FaultArgs, rec *FaultRecord) (string, error) {
 	timeout := args.Duration("timeout")
 	if timeout <= 0 {
 		timeout = 10 * time.Minute

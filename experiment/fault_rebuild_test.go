@@ -11,6 +11,7 @@ import (
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/results"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -77,7 +78,7 @@ func runRebuild(t *testing.T, spec topology.Spec) (*experiment.Outcome, results.
 	o := smallOptions(2, 30*time.Second)
 	o.Tables, o.TableSize = 1, 20000
 	b, stdout := preparedBench(ctx, t, s, c, "oltp_write_only", o, "n1")
-	b.Faults = []experiment.FaultEvent{{At: experiment.Duration(4 * time.Second), Action: "rebuild", Node: "n3"}}
+	b.Faults = []scenario.FaultEvent{{At: scenario.Duration(4 * time.Second), Action: "rebuild", Node: "n3"}}
 	out, err := b.Run(ctx)
 	t.Logf("output:\n%s", stdout.String())
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -22,14 +23,14 @@ import (
 // run measures each one's outage, recovery and writer change.
 func init() {
 	RegisterFaultAction(FaultAction{
-		FaultSpec: FaultSpec{
+		FaultSpec: scenario.FaultSpec{
 			Name:  "rolling-restart",
 			Order: 45,
 			Help: "restart every node in turn, NODE last (writer: the writer last, after a switchover to the\n" +
 				"first node restarted: promote on async/semi-sync, a new group primary on single-primary\n" +
 				"groups), each waited for until the topology is ready again before the next",
 			Past:   "rolling-restarted",
-			Params: []FaultParam{DurationParam("timeout", "how long to wait for the topology to be ready after each node's start (default 5m)")},
+			Params: []scenario.FaultParam{scenario.DurationParam("timeout", "how long to wait for the topology to be ready after each node's start (default 5m)")},
 			Steps:  true,
 		},
 		Ops:      []cluster.Op{cluster.OpStopNode, cluster.OpStartNode},
@@ -47,7 +48,7 @@ type rollingStep struct {
 // injectRollingRestart restarts every node of c, last last, with a switchover before the
 // writer's restart where the kind has one; each step is appended to c's faults log. The
 // detail lists each node's time down and to ready, and the switchover.
-func injectRollingRestart(ctx context.Context, in *Injector, c *cluster.Cluster, last *cluster.Node, args FaultArgs, _ *FaultRecord) (string, error) {
+func injectRollingRestart(ctx context.Context, in *Injector, c *cluster.Cluster, last *cluster.Node, args scenario.FaultArgs, _ *FaultRecord) (string, error) {
 	timeout := args.Duration("timeout")
 	if timeout <= 0 {
 		timeout = 5 * time.Minute

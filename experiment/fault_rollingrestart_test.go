@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/workload"
 )
 
@@ -16,10 +17,10 @@ func TestRollingRestartRegistered(t *testing.T) {
 	if a == nil || !a.Steps || a.Past != "rolling-restarted" {
 		t.Fatalf("rolling-restart: %+v, want a registered action with steps", a)
 	}
-	if _, err := ParseFaultArgs("rolling-restart", []string{"timeout=2m"}); err != nil {
+	if _, err := scenario.ParseFaultArgs("rolling-restart", []string{"timeout=2m"}); err != nil {
 		t.Errorf("timeout=2m: %v", err)
 	}
-	if _, err := ParseFaultArgs("rolling-restart", []string{"timeout=soon"}); err == nil || err.Error() != `timeout "soon": want a duration > 0, e.g. 2s or 500ms` {
+	if _, err := scenario.ParseFaultArgs("rolling-restart", []string{"timeout=soon"}); err == nil || err.Error() != `timeout "soon": want a duration > 0, e.g. 2s or 500ms` {
 		t.Errorf("timeout=soon: %v, want the field named", err)
 	}
 	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)

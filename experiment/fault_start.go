@@ -4,13 +4,14 @@ import (
 	"context"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/scenario"
 )
 
 // start: start the node's server again; it rejoins its topology (a group member its
 // group, a Galera node by IST or SST, a replica the current source, also after a promote).
 func init() {
 	RegisterFaultAction(FaultAction{
-		FaultSpec: FaultSpec{
+		FaultSpec: scenario.FaultSpec{
 			Name:  "start",
 			Aux:   true,
 			Order: 30,
@@ -18,10 +19,10 @@ func init() {
 				"a replica replicates from the current source (also after a promote)",
 			Past:     "started",
 			Existing: true,
-			Leaves:   NodeUp,
+			Leaves:   scenario.NodeUp,
 		},
 		Ops: []cluster.Op{cluster.OpStartNode},
-		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, _ *FaultRecord) (string, error) {
+		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *FaultRecord) (string, error) {
 			return "", in.start(ctx, c, n)
 		},
 		CaughtUp: CaughtUpAfterAction,

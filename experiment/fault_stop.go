@@ -4,13 +4,14 @@ import (
 	"context"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/scenario"
 )
 
 // stop: a clean shutdown (SIGTERM, SIGKILL after the stop grace: recorded as Escalated,
 // a crash, not a failure).
 func init() {
 	RegisterFaultAction(FaultAction{
-		FaultSpec: FaultSpec{
+		FaultSpec: scenario.FaultSpec{
 			Name:  "stop",
 			Aux:   true,
 			Order: 20,
@@ -18,10 +19,10 @@ func init() {
 				"that is a crash, and habench says so (a warning, exit status 1, \"escalated\" in the faults log)",
 			Past:     "stopped",
 			Existing: true,
-			Leaves:   NodeDown,
+			Leaves:   scenario.NodeDown,
 		},
 		Ops: []cluster.Op{cluster.OpStopNode},
-		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ FaultArgs, rec *FaultRecord) (string, error) {
+		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, rec *FaultRecord) (string, error) {
 			return "", escalated(rec, in.nodeOp(ctx, c, cluster.OpStopNode, n))
 		},
 		CaughtUp: CaughtUpAfterDown,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/workload"
 )
 
@@ -178,10 +179,10 @@ func faultedDown(faults []RunFault) map[string]bool {
 		if f.Error != "" {
 			continue
 		}
-		switch leaves(f.Action) {
-		case NodeDown:
+		switch scenario.Leaves(f.Action) {
+		case scenario.NodeDown:
 			down[f.Node] = true
-		case NodeUp:
+		case scenario.NodeUp:
 			delete(down, f.Node)
 		}
 	}
@@ -205,10 +206,10 @@ func downFault(faults []RunFault, node string) *RunFault {
 		if f.Error != "" || f.Node != node {
 			continue
 		}
-		switch leaves(f.Action) {
-		case NodeDown:
+		switch scenario.Leaves(f.Action) {
+		case scenario.NodeDown:
 			last = &faults[i]
-		case NodeUp:
+		case scenario.NodeUp:
 			last = nil
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/workload"
 )
 
@@ -47,7 +48,7 @@ type writerWatch struct {
 // watchWriters polls c's live writer every writerPoll until ctx ends; nil for kinds
 // without a single writer (Galera, multi-primary groups).
 func watchWriters(ctx context.Context, c *cluster.Cluster, wg *sync.WaitGroup) *writerWatch {
-	if c == nil || CanFollow(c.Spec) != "" {
+	if c == nil || scenario.CanFollow(c.Spec) != "" {
 		return nil
 	}
 	w := &writerWatch{}

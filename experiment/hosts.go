@@ -14,6 +14,7 @@ import (
 	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -248,12 +249,12 @@ func mbps(p *float64) string {
 // otherwise each such cell would fail after the deploy. Rate limits and partitions need no netem. Nil for other deployments. Errors:
 // *topology.FieldError on sweep.links naming the topology, the host and the reason; a
 // host that cannot be checked, naming it.
-func checkHostsNetem(ctx context.Context, d *Deployment, torun func(*Cell) bool) error {
+func checkHostsNetem(ctx context.Context, d *scenario.Deployment, torun func(*scenario.Cell) bool) error {
 	sp := d.Spec
 	if !sp.IsHosts() || sp.Nodes < 2 {
 		return nil
 	}
-	var need []*Cell
+	var need []*scenario.Cell
 	var specs []*netem.Spec
 	for _, c := range d.Cells {
 		if !torun(c) || c.Links.IsZero() {
@@ -290,8 +291,8 @@ func checkHostsNetem(ctx context.Context, d *Deployment, torun func(*Cell) bool)
 
 // cellLinksError is a *topology.FieldError on cell c's links (sweep.links with the axis
 // value, or the scenario's links: when every cell has them) with reason.
-func cellLinksError(c *Cell, reason string) error {
-	field, value := "sweep.links", c.Values[string(AxisLinks)]
+func cellLinksError(c *scenario.Cell, reason string) error {
+	field, value := "sweep.links", c.Values[string(scenario.AxisLinks)]
 	if value == "" {
 		field, value = "links", c.Links.String()
 	}

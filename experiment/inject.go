@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"go.yaml.in/yaml/v3"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -45,16 +45,17 @@ func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node
 // callers must warn. Errors: *topology.FieldError for bad input (unknown action, node or
 // parameter, an action the kind, the network or the provider cannot do), else the
 // action's failure.
-func (in *Injector) InjectArgs(ctx context.Context, c *cluster.Cluster, action, node string, args FaultArgs) (FaultRecord, string, error) {
-	a, err := lookupFaultAction("action", action)
+func (in *Injector) InjectArgs(ctx context.Context, c *cluster.Cluster, action, node string, args scenario.FaultArgs) (FaultRecord, string, error) {
+	spec, err := scenario.LookupFault("action", action)
 	if err != nil {
 		return FaultRecord{}, "", err
 	}
-	if _, err := checkFaultArgs(a, args, func(k string) string { return k }); err != nil {
+	a := faultActions[spec.Name]
+	if _, err := scenario.CheckFaultArgs(spec, args, func(k string) string { return k }); err != nil {
 		return FaultRecord{}, "", err
 	}
 	if !c.Deployed() && !a.Existing {
-		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "on an existing cluster habench can " + orList(existingActions()) + " servers (with the ssh: section's commands); partition with netem apply --partition"}
+		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "on an existing cluster habench can " + scenario.OrList(scenario.ExistingActions()) + " servers (with the ssh: section's commands); partition with netem apply --partition"}
 	}
 	if a.Check != nil && c.Deployed() {
 		if why := a.Check(c.Spec, c.Network); why != "" {
@@ -68,7 +69,7 @@ func (in *Injector) InjectArgs(ctx context.Context, c *cluster.Cluster, action, 
 	if m := c.Member(node); m != nil && m.IsAux() {
 		n, err = m, nil // an aux member (an arbitrator): no writer to resolve
 		for _, x := range c.Spec.AuxNodes() {
-			if why := auxRefusal(a, c.Spec.Name, x); x.Name == m.Name && why != "" {
+			if why := scenario.AuxRefusal(spec, c.Spec.Name, x); x.Name == m.Name && why != "" {
 				return FaultRecord{}, "", &topology.FieldError{Field: "node", Value: node, Reason: why}
 			}
 		}
@@ -103,14 +104,6 @@ func logFault(c *cluster.Cluster, rec FaultRecord, detail string, err error) (Fa
 		err = errors.Join(err, lerr)
 	}
 	return rec, detail, err
-}
-
-// orList joins names as "a, b and c".
-func orList(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // nodeOp runs op (cluster.OpKillNode, OpStopNode or OpStartNode) on n through c's
@@ -157,7 +150,7 @@ func escalated(rec *FaultRecord, err error) error {
 // untouched, or its removal). An action without InjectSite on a site is bad input.
 func (in *Injector) injectSite(ctx context.Context, c *cluster.Cluster, a *FaultAction, site string) (FaultRecord, string, error) {
 	if a.InjectSite == nil {
-		return FaultRecord{}, "", &topology.FieldError{Field: "node", Value: site, Reason: "a site can be " + orList(siteActions()) + "; " + a.Name + " needs a node"}
+		return FaultRecord{}, "", &topology.FieldError{Field: "node", Value: site, Reason: "a site can be " + scenario.OrList(scenario.SiteActions()) + "; " + a.Name + " needs a node"}
 	}
 	groups, err := c.Spec.Sites.CutOff(site)
 	if err != nil {
@@ -169,17 +162,6 @@ func (in *Injector) injectSite(ctx context.Context, c *cluster.Cluster, a *Fault
 	rec.Took = time.Since(at).Seconds()
 	st := c.Spec.Sites.Site(site)
 	return logFault(c, rec, fmt.Sprintf("site %s: %s", site, strings.Join(st.Nodes, ",")), err)
-}
-
-// siteActions lists the past participles of the actions that take a site as their node.
-func siteActions() []string {
-	var out []string
-	for _, n := range FaultActionNames() {
-		if a := faultActions[n]; a.Sites {
-			out = append(out, a.Past)
-		}
-	}
-	return out
 }
 
 // applyPartition applies req, the standing partition of node (a node or a site), or
@@ -213,145 +195,13 @@ func (in *Injector) applyPartition(ctx context.Context, c *cluster.Cluster, node
 	return err
 }
 
-// FaultEvent is one fault of a scenario's schedule: at At after the workload starts
-// (warm-up included), Action on Node (a node name, "writer", or a site for the actions
-// that take one) with the action's parameters Args (FaultAction.Params: every other key
-// of the entry, e.g. {at: 3s, action: pause, node: n1, duration: 2s}).
-type FaultEvent struct {
-	At     Duration  `yaml:"at" json:"at"`
-	Action string    `yaml:"action" json:"action"`
-	Node   string    `yaml:"node" json:"node"`
-	Args   FaultArgs `yaml:"-" json:"args,omitempty"`
-	// argLines are the lines of Args' keys in the scenario file (for errors).
-	argLines map[string]int
-}
-
-// UnmarshalYAML reads one entry of faults: at, action and node, every other key a
-// parameter of the action (checked with the scenario, naming its line).
-func (e *FaultEvent) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.MappingNode {
-		return lineError(n.Line, "faults[]", n.Value, "want a mapping {at: 3s, action: kill, node: n1}")
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		var err error
-		switch k.Value {
-		case "at":
-			if err = v.Decode(&e.At); err != nil {
-				return lineError(v.Line, "at", v.Value, "want a duration like 3s or a number of seconds after the workload starts")
-			}
-		case "action":
-			err = v.Decode(&e.Action)
-		case "node":
-			err = v.Decode(&e.Node)
-		default:
-			if v.Kind != yaml.ScalarNode {
-				return lineError(v.Line, k.Value, v.Value, "want a single value (a parameter of the action)")
-			}
-			if e.Args == nil {
-				e.Args, e.argLines = FaultArgs{}, map[string]int{}
-			}
-			e.Args[k.Value], e.argLines[k.Value] = v.Value, k.Line
-		}
-		if err != nil {
-			return lineError(v.Line, k.Value, v.Value, "want a single word")
-		}
-	}
-	return nil
-}
-
-// validateFaults checks a scenario's fault schedule against its topologies and the
-// workload's length (runFor: warm-up + time; 0 = no time limit): each error is a
-// *topology.FieldError naming faults[i] and the field.
-func validateFaults(faults []FaultEvent, tops []topology.Spec, network string, runFor time.Duration) error {
-	for i, f := range faults {
-		field := func(name string) string { return fmt.Sprintf("faults[%d].%s", i, name) }
-		a, err := lookupFaultAction(field("action"), f.Action)
-		if err != nil {
-			return err
-		}
-		if k, err := checkFaultArgs(a, f.Args, field); err != nil {
-			if l := f.argLines[k]; l > 0 {
-				return fmt.Errorf("line %d: %w", l, err)
-			}
-			return err
-		}
-		at := time.Duration(f.At)
-		if at < 0 {
-			return &topology.FieldError{Field: field("at"), Value: at.String(), Reason: "want a time >= 0 after the workload starts"}
-		}
-		if runFor > 0 && at >= runFor {
-			return &topology.FieldError{Field: field("at"), Value: at.String(), Reason: fmt.Sprintf("the workload runs %v (warmup + time): the fault would never happen", runFor)}
-		}
-		if i > 0 && at < time.Duration(faults[i-1].At) {
-			return &topology.FieldError{Field: field("at"), Value: at.String(), Reason: "faults must be in time order"}
-		}
-		if f.Node == "" {
-			return &topology.FieldError{Field: field("node"), Value: "", Reason: "want a node name (n1, n2, ...) or writer"}
-		}
-		for _, t := range tops {
-			if err := checkFaultOn(a, f, t, network, field); err != nil {
-				return err
-			}
-		}
-		if a.CheckSchedule != nil {
-			if k, why := a.CheckSchedule(faults, i); why != "" {
-				return &topology.FieldError{Field: field(k), Value: f.Args[k], Reason: why}
-			}
-		}
-	}
-	return nil
-}
-
-// checkFaultOn checks fault f (action a) against topology t of a scenario on network:
-// an existing cluster offers it (ssh: commands), the node or site exists, and the
-// action's own Check.
-func checkFaultOn(a *FaultAction, f FaultEvent, t topology.Spec, network string, field func(string) string) error {
-	if !deploys(t) {
-		if t.SSH == nil {
-			return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is an existing cluster without ssh: faults run commands on its hosts", t.Name)}
-		}
-		if !a.Existing {
-			return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is an existing cluster: habench can %s its servers (ssh: faults commands), nothing else", t.Name, orList(existingActions()))}
-		}
-		return nil
-	}
-	if f.Node != cluster.WriterAlias {
-		site := t.Sites.Site(f.Node) != nil
-		if !slices.Contains(t.MemberNames(), f.Node) && !site {
-			have := fmt.Sprintf("n1..n%d", t.Nodes)
-			for _, x := range t.AuxNodes() {
-				have += ", " + x.Name
-			}
-			if len(t.Sites) > 0 {
-				have += "; sites " + strings.Join(t.Sites.Names(), ", ")
-			}
-			return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("topology %s has nodes %s", t.Name, have)}
-		}
-		if site && !a.Sites {
-			return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("%s is a site of topology %s: a site can be %s, %s needs a node", f.Node, t.Name, orList(siteActions()), f.Action)}
-		}
-		for _, x := range t.AuxNodes() {
-			if why := auxRefusal(a, t.Name, x); x.Name == f.Node && why != "" {
-				return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: why}
-			}
-		}
-	}
-	if a.Check != nil {
-		if why := a.Check(t, network); why != "" {
-			return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: why}
-		}
-	}
-	return nil
-}
-
 // faultGrace bounds how long a run waits, after its workload ended, for a scheduled fault
 // action still in progress (a start waiting for its node to rejoin, a promote waiting for
 // the catch-up) before cancelling it.
 var faultGrace = 2 * time.Minute
 
 // injectFunc injects one fault (Injector.InjectArgs on the run's cluster, without its detail).
-type injectFunc func(ctx context.Context, ev FaultEvent) (FaultRecord, error)
+type injectFunc func(ctx context.Context, ev scenario.FaultEvent) (FaultRecord, error)
 
 // faultSchedule is what scheduleFaults did: the records of the faults it injected (also
 // failed ones; the run records the faults from the cluster's log and marks these as its
@@ -369,7 +219,7 @@ type faultSchedule struct {
 // the run waited (the workload's numbers do not cover the action's end), or that the
 // action was cut off. Events not yet due when the workload ends are not injected, and a
 // warning names them. Each warning also goes to say as it happens.
-func scheduleFaults(ctx context.Context, ended <-chan struct{}, inject injectFunc, events []FaultEvent, start time.Time, say func(string)) faultSchedule {
+func scheduleFaults(ctx context.Context, ended <-chan struct{}, inject injectFunc, events []scenario.FaultEvent, start time.Time, say func(string)) faultSchedule {
 	var s faultSchedule
 	warn := func(w string) {
 		s.Warnings = append(s.Warnings, w)
@@ -435,7 +285,7 @@ type injected struct {
 
 // injectBounded runs inject for ev under ctx; when the workload ends (ended closes) while
 // it runs, it lets it finish for at most faultGrace, then cancels it.
-func injectBounded(ctx context.Context, ended <-chan struct{}, inject injectFunc, ev FaultEvent) injected {
+func injectBounded(ctx context.Context, ended <-chan struct{}, inject injectFunc, ev scenario.FaultEvent) injected {
 	ictx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	finished, gone := make(chan struct{}), make(chan struct{})
@@ -470,7 +320,7 @@ func injectBounded(ctx context.Context, ended <-chan struct{}, inject injectFunc
 }
 
 // notInjected is the warning for scheduled events the workload's end left out.
-func notInjected(events []FaultEvent) string {
+func notInjected(events []scenario.FaultEvent) string {
 	var names []string
 	for _, ev := range events {
 		names = append(names, fmt.Sprintf("%s %s at %v", ev.Action, ev.Node, time.Duration(ev.At)))

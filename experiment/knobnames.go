@@ -10,6 +10,8 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/knob"
+	"github.com/habench/habench/report"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -31,7 +33,7 @@ type knobUse struct {
 // named by cluster: are then not checked. Errors are *topology.FieldError (with "line N:"
 // for an axis) naming the field, the name and the closest known one; the same name
 // unknown on several topologies, and further unknown names, are counted on that one line.
-func (p *Plan) CheckKnobNames(ctx context.Context, sb *cluster.Sandbox, run func(*Cell) bool) error {
+func CheckKnobNames(ctx context.Context, p *scenario.Plan, sb *cluster.Sandbox, run func(*scenario.Cell) bool) error {
 	names := map[string]*knob.Names{} // by topology name; nil: not checked
 	type failure struct {
 		use        knobUse
@@ -40,7 +42,7 @@ func (p *Plan) CheckKnobNames(ctx context.Context, sb *cluster.Sandbox, run func
 	}
 	var fails []*failure
 	for _, d := range p.Deployments {
-		uses := p.knobUses(d, run)
+		uses := knobUses(p, d, run)
 		if len(uses) == 0 {
 			continue
 		}
@@ -74,7 +76,7 @@ func (p *Plan) CheckKnobNames(ctx context.Context, sb *cluster.Sandbox, run func
 	f := fails[0]
 	reason := fmt.Sprintf("topology %s: %s", f.topologies[0], f.why)
 	if more := f.topologies[1:]; len(more) > 0 {
-		reason += fmt.Sprintf("; the same on %s (%s)", Plural(len(more), "more topology"), strings.Join(more, ", "))
+		reason += fmt.Sprintf("; the same on %s (%s)", report.Plural(len(more), "more topology"), strings.Join(more, ", "))
 	}
 	if len(fails) > 1 {
 		var others []string
@@ -83,20 +85,20 @@ func (p *Plan) CheckKnobNames(ctx context.Context, sb *cluster.Sandbox, run func
 		}
 		reason += "; also unknown: " + strings.Join(others, ", ")
 	}
-	return lineError(f.use.line, f.use.field, f.use.name, reason)
+	return scenario.LineError(f.use.line, f.use.field, f.use.name, reason)
 }
 
 // knobUses lists the knob names d's cells that run set: the topology's knobs: (field
 // topologies[i].knobs.KEY) and each knob axis' variables (field sweep.AXIS, with its line),
 // each once.
-func (p *Plan) knobUses(d *Deployment, run func(*Cell) bool) []knobUse {
+func knobUses(p *scenario.Plan, d *scenario.Deployment, run func(*scenario.Cell) bool) []knobUse {
 	var uses []knobUse
 	add := func(u knobUse) {
 		if !slices.Contains(uses, u) {
 			uses = append(uses, u)
 		}
 	}
-	if !slices.ContainsFunc(d.Cells, func(c *Cell) bool { return run == nil || run(c) }) {
+	if !slices.ContainsFunc(d.Cells, func(c *scenario.Cell) bool { return run == nil || run(c) }) {
 		return nil
 	}
 	ti := slices.IndexFunc(p.Scenario.Topologies, func(t topology.Spec) bool { return t.Name == d.Spec.Name })
@@ -111,7 +113,7 @@ func (p *Plan) knobUses(d *Deployment, run func(*Cell) bool) []knobUse {
 		}
 		for _, as := range c.Knobs {
 			line := 0
-			if i := slices.IndexFunc(p.Axes, func(a *Axis) bool { return a.Name == as.Axis }); i >= 0 {
+			if i := slices.IndexFunc(p.Axes, func(a *scenario.Axis) bool { return a.Name == as.Axis }); i >= 0 {
 				line = p.Axes[i].Line
 			}
 			for _, s := range as.Settings {
@@ -141,7 +143,7 @@ func specNames(ctx context.Context, sb *cluster.Sandbox, sp topology.Spec) *knob
 		}
 		defer db.Close()
 		return serverNames(ctx, db, fmt.Sprintf("cluster %s node %s", sp.Cluster, c.Nodes[0].Name))
-	case !deploys(sp):
+	case !scenario.Deploys(sp):
 		nodes, err := cluster.ExistingNodes(sp)
 		if err != nil || len(nodes) == 0 {
 			return nil

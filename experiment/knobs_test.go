@@ -6,6 +6,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/knob"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -25,7 +26,7 @@ topologies:
   - {name: sb, kind: async, flavor: mariadb, knobs: {"n2:wsrep_slave_threads": 4, "gcs.fc_limit": 64}}
 workload: {test: oltp_read_write}
 `
-	s, err := ParseScenario([]byte(ok))
+	s, err := scenario.ParseScenario([]byte(ok))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ workload: {test: oltp_read_write}
 		t.Errorf("dsns: %+v", t1)
 	}
 	base := "name: x\nworkload: {test: oltp_read_write}\ntopologies:\n"
-	if _, err := ParseScenario([]byte(base + "  - {name: e, provider: existing, dsns: [\"u:p@tcp(127.0.0.1:1)/\", \"u:p@tcp(127.0.0.2:1)/\"], ssh: {user: root}}\nlinks: 1ms\n")); err != nil {
+	if _, err := scenario.ParseScenario([]byte(base + "  - {name: e, provider: existing, dsns: [\"u:p@tcp(127.0.0.1:1)/\", \"u:p@tcp(127.0.0.2:1)/\"], ssh: {user: root}}\nlinks: 1ms\n")); err != nil {
 		t.Errorf("links on an existing topology with ssh: %v", err)
 	}
 	// Parse only; under the test harness's network guard addresses outside this machine
@@ -55,7 +56,7 @@ workload: {test: oltp_read_write}
 		base + "  - {name: e, provider: existing, dsns: [\"u:pw@tcp(192.0.2.10:3306)/\"]}\n":     `topologies[0]: dsns[0] "u:***@tcp(192.0.2.10:3306)/": host 192.0.2.10: destination 192.0.2.10: routed via`,
 		base + "  - {name: e, provider: existing, dsns: [\"u:pw@tcp(db.example.com:3306)/\"]}\n": `topologies[0]: dsns[0] "u:***@tcp(db.example.com:3306)/": host "db.example.com": want an IP address: under HABENCH_TEST_NETWORK_GUARD=1`,
 	} {
-		_, err := ParseScenario([]byte(in))
+		_, err := scenario.ParseScenario([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want it to mention %s", in, err, want)
 		}

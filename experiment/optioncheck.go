@@ -3,10 +3,11 @@ package experiment
 import (
 	"fmt"
 
-	"github.com/habench/habench/cluster"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/habench/habench/cluster"
 )
 
 // optionMismatches compares the server options a topology asked for at deploy time

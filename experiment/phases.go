@@ -17,6 +17,7 @@ import (
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 )
@@ -479,7 +480,7 @@ func (st *runState) background() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			inject := func(ctx context.Context, ev FaultEvent) (FaultRecord, error) {
+			inject := func(ctx context.Context, ev scenario.FaultEvent) (FaultRecord, error) {
 				rec, _, err := b.Injector.InjectArgs(ctx, b.Cluster, ev.Action, ev.Node, ev.Args)
 				return rec, err
 			}

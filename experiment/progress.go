@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/habench/habench/scenario"
 	"golang.org/x/sys/unix"
 )
 
@@ -82,7 +83,7 @@ func (p *Progress) Cell(text string, eta func() time.Duration) {
 func (p *Progress) line() string {
 	s := p.text
 	if p.eta != nil {
-		s += "  ETA " + FormatDuration(p.eta())
+		s += "  ETA " + scenario.FormatDuration(p.eta())
 	}
 	return s
 }

@@ -10,25 +10,6 @@ import (
 	"github.com/habench/habench/topology"
 )
 
-// TestDeploys: a spec's provider says whether habench deploys it; a spec naming a
-// cluster of the state directory, or dsns, is not deployed by the run.
-func TestDeploys(t *testing.T) {
-	for _, tc := range []struct {
-		spec topology.Spec
-		want bool
-	}{
-		{topology.Spec{}, true},
-		{topology.Spec{Provider: topology.ProviderSandbox}, true},
-		{topology.Spec{Provider: topology.ProviderExisting, ExistingSpec: topology.ExistingSpec{Cluster: "prod"}}, false},
-		{topology.Spec{Provider: topology.ProviderExisting, ExistingSpec: topology.ExistingSpec{DSNs: []string{"root@tcp(127.0.0.1:3306)/"}}}, false},
-		{topology.Spec{Provider: "no-such-provider"}, false},
-	} {
-		if got := deploys(tc.spec); got != tc.want {
-			t.Errorf("deploys(provider %q cluster %q) = %v, want %v", tc.spec.Provider, tc.spec.Cluster, got, tc.want)
-		}
-	}
-}
-
 // TestInjectRefusals: on a cluster habench did not deploy, partition, heal and promote are
 // one FieldError naming the action (the text cmd/habench's TestFaultsOverSSH checks),
 // also on a site; kill without ssh: is the provider's refusal.

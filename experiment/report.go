@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/results"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -28,18 +28,7 @@ func Report(m *Manifest, s *Summary) string {
 	if err != nil {
 		return err.Error() + "\n"
 	}
-	return report.RunMarkdown(r, m.Topology == nil || deploys(*m.Topology))
-}
-
-// Plural renders "1 node", "3 nodes".
-func Plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", word)
-	}
-	if strings.HasSuffix(word, "y") && !strings.HasSuffix(word, "ay") && !strings.HasSuffix(word, "ey") {
-		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(word, "y"))
-	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return report.RunMarkdown(r, m.Topology == nil || scenario.Deploys(*m.Topology))
 }
 
 // WriteRunReport renders report.md of the run directory dir again from its
@@ -58,7 +47,7 @@ func WriteRunReport(dir string) error {
 	if r.Manifest.Topology != nil {
 		var spec topology.Spec
 		if b, err := json.Marshal(r.Manifest.Topology); err == nil && json.Unmarshal(b, &spec) == nil {
-			deployed = deploys(spec)
+			deployed = scenario.Deploys(spec)
 		}
 	}
 	return (&Results{Dir: dir}).WriteFile("report.md", report.RunMarkdown(r, deployed))

@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/scenario"
 )
 
 // slowInject is an injectFunc whose action takes d unless its context ends first (then it
 // fails with the context's error, as a start waiting for its node would).
 func slowInject(d time.Duration) injectFunc {
-	return func(ctx context.Context, ev FaultEvent) (FaultRecord, error) {
+	return func(ctx context.Context, ev scenario.FaultEvent) (FaultRecord, error) {
 		rec := FaultRecord{At: time.Now(), Action: ev.Action, Node: ev.Node}
 		select {
 		case <-time.After(d):
@@ -29,7 +31,7 @@ func endAfter(d time.Duration) <-chan struct{} {
 }
 
 func TestScheduleFaultsWaitsForActionInProgress(t *testing.T) {
-	events := []FaultEvent{{At: Duration(0), Action: "start", Node: "n3"}}
+	events := []scenario.FaultEvent{{At: scenario.Duration(0), Action: "start", Node: "n3"}}
 	var said []string
 	s := scheduleFaults(context.Background(), endAfter(50*time.Millisecond), slowInject(400*time.Millisecond), events, time.Now(), func(w string) { said = append(said, w) })
 	if len(s.Done) != 1 {
@@ -46,7 +48,7 @@ func TestScheduleFaultsWaitsForActionInProgress(t *testing.T) {
 func TestScheduleFaultsCutsOffAfterGrace(t *testing.T) {
 	defer func(g time.Duration) { faultGrace = g }(faultGrace)
 	faultGrace = 100 * time.Millisecond
-	events := []FaultEvent{{At: Duration(0), Action: "start", Node: "n3"}}
+	events := []scenario.FaultEvent{{At: scenario.Duration(0), Action: "start", Node: "n3"}}
 	began := time.Now()
 	s := scheduleFaults(context.Background(), endAfter(50*time.Millisecond), slowInject(time.Minute), events, time.Now(), func(string) {})
 	if took := time.Since(began); took > 5*time.Second {
@@ -58,10 +60,10 @@ func TestScheduleFaultsCutsOffAfterGrace(t *testing.T) {
 }
 
 func TestScheduleFaultsNamesEventsNeverInjected(t *testing.T) {
-	events := []FaultEvent{
-		{At: Duration(0), Action: "kill", Node: "n2"},
-		{At: Duration(time.Minute), Action: "start", Node: "n2"},
-		{At: Duration(2 * time.Minute), Action: "heal", Node: "n3"},
+	events := []scenario.FaultEvent{
+		{At: scenario.Duration(0), Action: "kill", Node: "n2"},
+		{At: scenario.Duration(time.Minute), Action: "start", Node: "n2"},
+		{At: scenario.Duration(2 * time.Minute), Action: "heal", Node: "n3"},
 	}
 	s := scheduleFaults(context.Background(), endAfter(50*time.Millisecond), slowInject(0), events, time.Now(), func(string) {})
 	if len(s.Done) != 1 || s.Done[0].Action != "kill" {
@@ -76,9 +78,9 @@ func TestScheduleFaultsNamesEventsNeverInjected(t *testing.T) {
 func TestScheduleFaultsInterruptedSaysNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	events := []FaultEvent{
-		{At: Duration(0), Action: "start", Node: "n3"},
-		{At: Duration(time.Minute), Action: "heal", Node: "n3"},
+	events := []scenario.FaultEvent{
+		{At: scenario.Duration(0), Action: "start", Node: "n3"},
+		{At: scenario.Duration(time.Minute), Action: "heal", Node: "n3"},
 	}
 	s := scheduleFaults(ctx, make(chan struct{}), slowInject(time.Minute), events, time.Now(), func(string) {})
 	if len(s.Warnings) != 0 || len(s.Done) != 1 {
@@ -87,10 +89,10 @@ func TestScheduleFaultsInterruptedSaysNothing(t *testing.T) {
 }
 
 func TestScheduleFaultsFailureIsAWarning(t *testing.T) {
-	fail := func(ctx context.Context, ev FaultEvent) (FaultRecord, error) {
+	fail := func(ctx context.Context, ev scenario.FaultEvent) (FaultRecord, error) {
 		return FaultRecord{At: time.Now(), Action: ev.Action, Node: ev.Node}, context.DeadlineExceeded
 	}
-	events := []FaultEvent{{At: Duration(0), Action: "promote", Node: "n2"}}
+	events := []scenario.FaultEvent{{At: scenario.Duration(0), Action: "promote", Node: "n2"}}
 	s := scheduleFaults(context.Background(), make(chan struct{}), fail, events, time.Now(), func(string) {})
 	if len(s.Warnings) != 1 || s.Warnings[0] != "fault promote n2 at 0s: context deadline exceeded" {
 		t.Fatalf("warnings = %q", s.Warnings)

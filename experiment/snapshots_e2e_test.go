@@ -14,6 +14,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -41,7 +42,7 @@ workload:
   test: oltp_read_write
   options: {tables: 2, table-size: 1000, time: 2, threads: 2, rand-seed: %d}
 `, grp, asy, gal, seed)
-	s, err := experiment.ParseScenario([]byte(y))
+	s, err := scenario.ParseScenario([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,8 +30,8 @@ func TestSnapshotEstimate(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := on.Deployments
-	if d[0].snapKey == "" || d[0].snapKey != d[1].snapKey || d[2].snapKey == d[0].snapKey || d[3].snapKey != "" {
-		t.Fatalf("keys %q %q %q %q", d[0].snapKey, d[1].snapKey, d[2].snapKey, d[3].snapKey)
+	if d[0].SnapKey == "" || d[0].SnapKey != d[1].SnapKey || d[2].SnapKey == d[0].SnapKey || d[3].SnapKey != "" {
+		t.Fatalf("keys %q %q %q %q", d[0].SnapKey, d[1].SnapKey, d[2].SnapKey, d[3].SnapKey)
 	}
 	if d[1].Prepare >= d[0].Prepare || d[1].Prepare >= off.Deployments[1].Prepare {
 		t.Errorf("async3 copies the group's snapshot: %v, the group made it %v, without %v", d[1].Prepare, d[0].Prepare, off.Deployments[1].Prepare)

@@ -87,44 +87,6 @@ func TestReportAndComparison(t *testing.T) {
 	}
 }
 
-func TestParseScenarioErrors(t *testing.T) {
-	base := "name: x\ntopologies:\n  - {name: a, kind: single, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
-	base3 := strings.Replace(base, "kind: single", "kind: async, nodes: 3", 1)
-	if _, err := ParseScenario([]byte(base)); err != nil {
-		t.Fatalf("valid scenario: %v", err)
-	}
-	for in, want := range map[string]string{
-		base + "network: wifi\n":                              `network "wifi"`,
-		base + "baseline: zz\n":                               `baseline "zz"`,
-		base + "  options: {threads: 0}\n":                    "threads",
-		base + "  options: {colour: red}\n":                   "workload.options.colour",
-		strings.Replace(base, "oltp_read_write", "oltp_x", 1): `workload.test "oltp_x"`,
-		base + "extra: 1\n":                                   `unknown key "extra"`,
-		base + "links: 5\n":                                   `links.all "5"`,
-		base3 + "links: {link: {n1->n9: 1ms}}\n":              `links.link.n1->n9 "1ms"`,
-		base3 + "links: {partition: [n4]}\n":                  `links.partition "n4"`,
-		base3 + "links:\n  nodes: {n1: 1ms}\n":                `line 7: links: unknown key "nodes"`,
-		base + "links: 1ms\nnetwork: loopback\n":              `links "1ms"`,
-		"name: x\nworkload: {test: oltp_read_write}\n":        "topologies",
-	} {
-		_, err := ParseScenario([]byte(in))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: got %v, want it to mention %s", in, err, want)
-		}
-	}
-}
-
-func TestPlural(t *testing.T) {
-	for in, want := range map[string]string{"node": "3 nodes", "topology": "3 topologies", "key": "3 keys", "replica": "3 replicas"} {
-		if got := Plural(3, in); got != want {
-			t.Errorf("Plural(3, %q) = %q, want %q", in, got, want)
-		}
-	}
-	if got := Plural(1, "topology"); got != "1 topology" {
-		t.Errorf("Plural(1) = %q", got)
-	}
-}
-
 // TestSummaryExcludesWarmup: the lag and backlog figures (and the semi-sync, group and
 // Galera summaries, from the same samples) cover the samples from
 // the start of measurement on (warm-up excluded, as TPS); without a start, every sample.

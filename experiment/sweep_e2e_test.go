@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/internal/testenv/prereq"
+	"github.com/habench/habench/scenario"
 
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
@@ -41,7 +42,7 @@ sweep:
   knob.sync_binlog: [0, 1]
   threads: [1, 4]
 `
-	s, err := experiment.ParseScenario([]byte(y))
+	s, err := scenario.ParseScenario([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ sweep:
   threads: [1, 2]
 cell: {prepare: reprepare, restart: true, warmup: 1s, drop_caches: ` + map[bool]string{true: "true", false: "false"}[drop] + `}
 `
-	s, err := experiment.ParseScenario([]byte(y))
+	s, err := scenario.ParseScenario([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ cell: {prepare: reprepare, restart: true, warmup: 1s, drop_caches: ` + map[bool]
 			break
 		}
 	}
-	if !f.Policy.Restart || f.Policy.Prepare != experiment.PrepareReprepare || f.Policy.DropCaches != drop {
+	if !f.Policy.Restart || f.Policy.Prepare != scenario.PrepareReprepare || f.Policy.DropCaches != drop {
 		t.Errorf("policy recorded %+v", f.Policy)
 	}
 	t.Logf("drop_caches %v, cells %.1fs and %.1fs", drop, f.Cells[0].WallS, f.Cells[1].WallS)
@@ -273,7 +274,7 @@ workload:
 sweep:
   knob.sync_binlog: [1, 0]
 `
-	s, err := experiment.ParseScenario([]byte(y))
+	s, err := scenario.ParseScenario([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +345,7 @@ workload:
   options: {tables: 1, table-size: 100, time: 1}
 cell: {drop_caches: true, warmup: 0s}
 `
-	s, err := experiment.ParseScenario([]byte(y))
+	s, err := scenario.ParseScenario([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,129 +13,26 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/report"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
-const gridScenario = `name: grid
-topologies:
-  - {name: a, kind: single, flavor: mariadb}
-  - {name: b, kind: async, nodes: 3, flavor: mariadb, options: {max_connections: "500"}}
-workload:
-  test: oltp_read_write
-  options: {tables: 2, table-size: 1000, threads: 8, time: 5}
-sweep:
-  threads: [1, 4]
-  repeats: 2
-  links: [none, 0.6ms]
-  knob.sync_binlog: [0, 1]
-  test: [oltp_read_write, oltp_read_only]
-  option.innodb_buffer_pool_size: [64M, 128M]
-cell:
-  warmup: 2s
-`
+// gridScenario is scenario/testdata/grid.yaml: 2 topologies, a sweep of 128 cells.
+var gridScenario = func() string {
+	b, err := os.ReadFile("../scenario/testdata/grid.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
-func mustParse(t *testing.T, y string) *Scenario {
+func mustParse(t *testing.T, y string) *scenario.Scenario {
 	t.Helper()
-	s, err := ParseScenario([]byte(y))
+	s, err := scenario.ParseScenario([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
-}
-
-// TestSweepGridOrder: the grid is expanded topology, option, knob, links, test, threads,
-// repeat (whatever the file's order), so each deployment serves one contiguous run of
-// cells, and the option values are merged into the deployed spec.
-func TestSweepGridOrder(t *testing.T) {
-	p, err := mustParse(t, gridScenario).Plan("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, a := range p.Axes {
-		names = append(names, a.Name)
-	}
-	want := []string{"topology", "option.innodb_buffer_pool_size", "knob.sync_binlog", "links", "test", "threads", "repeat"}
-	if !slices.Equal(names, want) {
-		t.Fatalf("axes %v, want %v", names, want)
-	}
-	if len(p.Cells) != 2*2*2*2*2*2*2 || len(p.Deployments) != 4 {
-		t.Fatalf("%d cells in %d deployments, want 128 in 4", len(p.Cells), len(p.Deployments))
-	}
-	// Innermost axis fastest.
-	first := []string{"topology=a option.innodb_buffer_pool_size=64M knob.sync_binlog=0 links=none test=oltp_read_write threads=1 repeat=1",
-		"topology=a option.innodb_buffer_pool_size=64M knob.sync_binlog=0 links=none test=oltp_read_write threads=1 repeat=2",
-		"topology=a option.innodb_buffer_pool_size=64M knob.sync_binlog=0 links=none test=oltp_read_write threads=4 repeat=1"}
-	for i, w := range first {
-		if got := p.Label(p.Cells[i]); got != w {
-			t.Errorf("cell %d: %s, want %s", i+1, got, w)
-		}
-	}
-	next := 1
-	for i, d := range p.Deployments {
-		if len(d.Cells) != 32 {
-			t.Errorf("deployment %d has %d cells", i+1, len(d.Cells))
-		}
-		for _, c := range d.Cells {
-			if c.Index != next || c.Deployment != d {
-				t.Fatalf("deployment %d: cell %d out of order (want %d)", d.Index, c.Index, next)
-			}
-			next++
-			if c.Topology != d.Spec.Name || d.Spec.Options["innodb_buffer_pool_size"] != c.Values["option.innodb_buffer_pool_size"] {
-				t.Errorf("cell %d %v on deployment %s %v", c.Index, c.Values, d.Spec.Name, d.Spec.Options)
-			}
-		}
-	}
-	b := p.Deployments[3]
-	if b.Spec.Name != "b" || b.Spec.Options["max_connections"] != "500" || b.Spec.Options["innodb_buffer_pool_size"] != "128M" {
-		t.Errorf("last deployment spec %+v", b.Spec)
-	}
-	// The topology's own options are not changed by the axis.
-	if _, ok := mustParse(t, gridScenario).Topologies[1].Options["innodb_buffer_pool_size"]; ok {
-		t.Error("option axis leaked into the scenario's topology")
-	}
-	c := p.Cells[127]
-	if c.Options.Threads != 4 || c.Repeat != 2 || c.Test != "oltp_read_only" || c.Links.All != "0.6ms" ||
-		len(c.Knobs) != 1 || c.Knobs[0].Settings[0] != (Setting{"sync_binlog", "1"}) || c.Options.Warmup != 2*time.Second {
-		t.Errorf("last cell %+v", c)
-	}
-	noted := 0
-	for _, c := range p.Cells {
-		if c.Note != "" {
-			noted++
-			// The single node's links=0.6ms cells are its links=none cells again: not run.
-			if c.Topology != "a" || c.Values["links"] != "0.6ms" || c.Reuse == nil || c.Reuse.Index != c.Index-8 ||
-				c.Reuse.Values["links"] != "none" || !strings.Contains(c.Note, "cell "+fmt.Sprint(c.Index-8)+"'s runs stand for this cell") || c.Estimate != 0 {
-				t.Errorf("cell %d: %v %s, estimate %v", c.Index, c.Values, c.Note, c.Estimate)
-			}
-		}
-	}
-	if noted != 32 {
-		t.Errorf("%d cells noted, want the 32 links cells of the single node (not run: they reuse the links=none cells)", noted)
-	}
-}
-
-// TestSweepWithoutSweepSection: a plain scenario is one cell per topology, in order.
-func TestSweepWithoutSweepSection(t *testing.T) {
-	b, err := os.ReadFile("../scenarios/quick.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := mustParse(t, string(b)).Plan("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p.Cells) != 3 || len(p.Deployments) != 3 || p.Cells[2].Topology != "qsemi" || p.Cells[0].Options.Time != 20*time.Second {
-		t.Errorf("quick plan: %d cells, %d deployments", len(p.Cells), len(p.Deployments))
-	}
-	// Scenario-wide links leave a single node unimpaired (it runs, not skipped).
-	p, err = mustParse(t, string(b)+"links: 1ms\n").Plan("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := p.Cells[0]; c.Note != "" || c.Estimate != 22*time.Second || p.Cells[1].Estimate != 26*time.Second {
-		t.Errorf("single node with scenario links: note %q, estimate %v; async %v", c.Note, c.Estimate, p.Cells[1].Estimate)
-	}
 }
 
 func TestSweepSettingsAxes(t *testing.T) {
@@ -151,7 +47,7 @@ func TestSweepSettingsAxes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, fc := p.axisNamed("knob.durability"), p.axisNamed("knob.fc")
+	d, fc := p.AxisNamed("knob.durability"), p.AxisNamed("knob.fc")
 	if !slices.Equal(d.Labels(), []string{"1/1", "0/2"}) || !d.Slash || !slices.Equal(d.Variables(), []string{"sync_binlog", "innodb_flush_log_at_trx_commit"}) {
 		t.Errorf("durability axis %v slash %v vars %v", d.Labels(), d.Slash, d.Variables())
 	}
@@ -166,7 +62,7 @@ func TestSweepSettingsAxes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := p2.Cells[1].Knobs; len(k) != 2 || k[0].Settings[0].Name != "innodb_flush_log_at_trx_commit" || k[1].Settings[0] != (Setting{"gcs.fc_limit", "64"}) {
+	if k := p2.Cells[1].Knobs; len(k) != 2 || k[0].Settings[0].Name != "innodb_flush_log_at_trx_commit" || k[1].Settings[0] != (scenario.Setting{Name: "gcs.fc_limit", Value: "64"}) {
 		t.Errorf("knob names %+v", k)
 	}
 	// Read back labelled like the axis.
@@ -182,11 +78,11 @@ func TestSweepSettingsAxes(t *testing.T) {
 	if v, w := readBackValue(d, p.Cells[3].Knobs[0].Settings, rb); v != "n1=0;n2=1/2" || len(w) != 1 || !strings.Contains(w[0], "differ") {
 		t.Errorf("mixed read back %q %v", v, w)
 	}
-	one := &Axis{Name: "knob.sync_binlog", Kind: AxisKnob}
-	if v, w := readBackValue(one, []Setting{{"sync_binlog", "ON"}}, map[string]map[string]string{"sync_binlog": {"n1": "1"}}); v != "1" || len(w) != 0 {
+	one := &scenario.Axis{Name: "knob.sync_binlog", Kind: scenario.AxisKnob}
+	if v, w := readBackValue(one, []scenario.Setting{{Name: "sync_binlog", Value: "ON"}}, map[string]map[string]string{"sync_binlog": {"n1": "1"}}); v != "1" || len(w) != 0 {
 		t.Errorf("ON read back as 1: %q %v", v, w)
 	}
-	if v, w := readBackValue(one, []Setting{{"max_connections", "100"}}, map[string]map[string]string{"max_connections": {"n1": "151"}}); v != "151" || len(w) != 1 {
+	if v, w := readBackValue(one, []scenario.Setting{{Name: "max_connections", Value: "100"}}, map[string]map[string]string{"max_connections": {"n1": "151"}}); v != "151" || len(w) != 1 {
 		t.Errorf("different value: %q %v", v, w)
 	}
 }
@@ -199,179 +95,6 @@ func TestSameValue(t *testing.T) {
 		{"1", "2", false}, {"128M", "134217729", false}, {"ON", "0", false}} {
 		if SameValue(c.a, c.b) != c.same {
 			t.Errorf("SameValue(%q, %q) = %v", c.a, c.b, !c.same)
-		}
-	}
-}
-
-// TestSweepParseErrors: every bad sweep, cell or scale input is one error naming the field,
-// the value and, where the YAML has one, the line.
-func TestSweepParseErrors(t *testing.T) {
-	base := "name: x\ntopologies:\n  - {name: a, kind: single, flavor: mariadb}\n  - {name: b, kind: async, nodes: 2, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
-	for in, want := range map[string]string{
-		base + "sweep:\n  colour: [red]\n":                             `line 8: sweep "colour": unknown axis`,
-		base + "sweep:\n  threads: [1, 0]\n":                           `line 8: sweep.threads "0": want whole numbers >= 1`,
-		base + "sweep:\n  threads: [4, 4]\n":                           `sweep.threads "4": value given twice`,
-		base + "sweep:\n  threads: []\n":                               `sweep.threads "": want at least one value`,
-		base + "sweep:\n  threads: [1]\n  threads: [2]\n":              `line 9: sweep.threads "": axis given twice`,
-		base + "sweep:\n  repeats: 0\n":                                `sweep.repeats "0": want a whole number from 1 to 1000`,
-		base + "sweep:\n  topology: [a, zz]\n":                         `line 8: sweep.topology "zz": not one of the topologies' names`,
-		base + "sweep:\n  test: [oltp_x]\n":                            `sweep.test "oltp_x"`,
-		base + "sweep:\n  knob.sync+binlog: [0]\n":                     `sweep.knob.sync+binlog "sync+binlog": not a variable name`,
-		base + "sweep:\n  knob.d: [{\"n2:sync_binlog\": 1}]\n":         `sweep.knob.d "n2:sync_binlog": not a variable name (a knob axis sets every node`,
-		base + "sweep:\n  knob.d:\n    - {a: 1, b: 1}\n    - {a: 0}\n": `line 10: sweep.knob.d "a=0": every value must set the same variables`,
-		base + "sweep:\n  knob.sync_binlog: []\n":                      `line 8: sweep.knob.sync_binlog "": want at least one value`,
-		base + "sweep:\n  option.sync_binlog: []\n":                    `line 8: sweep.option.sync_binlog "": want at least one value`,
-		base + "sweep:\n  knob.sync_binlog:\n":                         `line 8: sweep.knob.sync_binlog "": want a list of plain values`,
-		base + "sweep:\n  knob.sync_binlog: [1, \"\"]\n":               `line 8: sweep.knob.sync_binlog "": want a list of plain values`,
-		base + "sweep:\n  knob.d: [[1]]\n":                             `sweep.knob.d "": want a list of values`,
-		base + "sweep:\n  links: [none, 5]\n":                          `links.all "5"`,
-		base + "sweep:\n  links: [{link: {n1->n9: 1ms}}]\n":            `line 8: sweep.links.link.n1->n9 "1ms": topology b`,
-		base + "sweep:\n  links: [{nodes: 1}]\n":                       `line 8: links: unknown key "nodes"`,
-		base + "links: 1ms\nsweep:\n  links: [none, 1ms]\n":            `sweep.links "": the scenario also has links:`,
-		base + "network: loopback\nsweep:\n  links: [1ms]\n":           `sweep.links "1ms": impairing links needs network netns`,
-		base + "sweep:\n  option.server_id: [5]\n":                     `options "server_id": set by habench`,
-		"name: x\ntopologies:\n  - {provider: existing, cluster: prod}\nworkload: {test: oltp_read_write}\nsweep:\n  option.sync_binlog: [0]\n": `sweep.option.sync_binlog "0": topology prod is an existing cluster`,
-		"name: x\ntopologies:\n  - {provider: existing, cluster: prod}\nworkload: {test: oltp_read_write}\ncell: {restart: true}\n":             `cell.restart "true": topology prod is an existing cluster`,
-		base + "sweep:\n  topology: [b]\nbaseline: a\n":                                      `baseline "a": not in sweep.topology`,
-		base + "sweep: [threads]\n":                                                          `line 7: sweep "": want a mapping of axes`,
-		base + "cell:\n  prepare: sometimes\n":                                               `cell.prepare "sometimes": want reuse or reprepare`,
-		base + "cell:\n  restart: maybe\n":                                                   `line 8: value maybe: want true or false`,
-		base + "cell:\n  warmup: soon\n":                                                     `line 8: duration "soon": want a duration like 10s`,
-		base + "cell:\n  drop_cache: true\n":                                                 `line 8: unknown key "drop_cache"`,
-		base + "  options: {warmup-time: 3}\ncell: {warmup: 2s}\n":                           `cell.warmup "2s": workload.options.warmup-time is set too`,
-		base + "  options: {time: 0}\n":                                                      `workload.time "0": with events 0 a cell would never end`,
-		base + "  options: {time: 10}\nscales:\n  medium: {workload: {time: 0}}\n":           `scales.medium.workload.time "0": with events 0`,
-		base + "scales:\n  tiny: {}\n":                                                       `line 8: unknown key "tiny"`,
-		base + "scales:\n  small: {workload: {threads: 0}}\n":                                `scale small: scales.small.workload: --threads "0"`,
-		base + "scales:\n  small: {workload: {colour: 1}}\n":                                 `scales.small.workload.colour "1"`,
-		base + "scales:\n  small: {sweep: {threads: [1]}}\n":                                 `line 8: scales.small.sweep.threads "": not an axis of the scenario's sweep`,
-		base + "sweep: {knob.d: [{a: 1}]}\nscales:\n  medium: {sweep: {knob.d: [{b: 1}]}}\n": `scales.medium.sweep.knob.d "b": must set the same variables as the sweep's axis (a)`,
-	} {
-		_, err := ParseScenario([]byte(in))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q:\n got %v\nwant it to contain %s", in, err, want)
-		}
-	}
-	// An error of the file as written is reported as such, not as a scale profile's.
-	for _, in := range []string{base + "sweep:\n  topology: [zz]\n", base + "sweep:\n  links: [none, 5]\n", base + "sweep:\n  test: [oltp_x]\n"} {
-		if _, err := ParseScenario([]byte(in)); err == nil || strings.HasPrefix(err.Error(), "scale ") {
-			t.Errorf("%q: got %v, want an error without a scale prefix", in, err)
-		}
-	}
-}
-
-// TestScaleProfiles: small and medium cap the file's sizes (ScaleCaps), the file's own
-// profile overrides the caps, full is the file as written.
-func TestScaleProfiles(t *testing.T) {
-	y := `name: x
-topologies:
-  - {name: a, kind: single, flavor: mariadb}
-workload:
-  test: oltp_read_write
-  options: {tables: 100, table-size: 4000000, threads: 120, time: 1800}
-sweep:
-  threads: [5, 10, 20, 40, 80, 200]
-  repeats: 3
-cell: {warmup: 60s}
-scales:
-  medium:
-    workload: {table-size: 250000}
-    sweep:
-      threads: [5, 200]
-    cell: {warmup: 30s}
-`
-	s := mustParse(t, y)
-	threads := func(p *Plan) []string { return p.axis(AxisThreads).Labels() }
-	full, _ := s.Plan("full")
-	o := full.Options
-	if o.Tables != 100 || o.TableSize != 4000000 || o.Time != 1800*time.Second || o.Warmup != time.Minute || len(threads(full)) != 6 || len(full.axis(AxisRepeat).Values) != 3 {
-		t.Errorf("full: %+v threads %v", o, threads(full))
-	}
-	small, err := s.Plan("small")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o = small.Options
-	if o.Tables != 4 || o.TableSize != 10000 || o.Time != 10*time.Second || o.Warmup != 2*time.Second || o.Threads != 16 {
-		t.Errorf("small options: %+v", o)
-	}
-	if got := threads(small); !slices.Equal(got, []string{"5", "10", "16"}) || len(small.axis(AxisRepeat).Values) != 1 || len(small.Cells) != 3 {
-		t.Errorf("small threads %v, repeats %d, cells %d", got, len(small.axis(AxisRepeat).Values), len(small.Cells))
-	}
-	med, err := s.Plan("medium")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o = med.Options
-	if o.Tables != 10 || o.TableSize != 250000 || o.Time != time.Minute || o.Warmup != 30*time.Second {
-		t.Errorf("medium options: %+v", o)
-	}
-	if got := threads(med); !slices.Equal(got, []string{"5", "200"}) || len(med.axis(AxisRepeat).Values) != 2 {
-		t.Errorf("medium threads %v (the profile's own, uncapped), repeats %d", got, len(med.axis(AxisRepeat).Values))
-	}
-	if _, err := s.Plan("huge"); err == nil || !strings.Contains(err.Error(), `--scale "huge"`) {
-		t.Errorf("bad scale: %v", err)
-	}
-}
-
-// TestDryRunPlan: Print lists every cell with its values and estimate, the skipped ones
-// with why, done cells of a resumed directory, and the estimate's total and model.
-func TestDryRunPlan(t *testing.T) {
-	y := `name: x
-topologies:
-  - {name: a, kind: single, flavor: mariadb}
-  - {name: b, kind: async, nodes: 3, flavor: mysql}
-workload: {test: oltp_read_write, options: {tables: 2, table-size: 12000, time: 10}}
-sweep:
-  links: [none, 0.6ms]
-  threads: [1, 4]
-cell: {warmup: 2s, restart: true, drop_caches: true}
-`
-	p, err := mustParse(t, y).Plan("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Estimates by the documented model.
-	a, b := p.Deployments[0], p.Deployments[1]
-	if a.Deploy != 1100*time.Millisecond || b.Deploy != 8500*time.Millisecond {
-		t.Errorf("deploy estimates %v %v", a.Deploy, b.Deploy)
-	}
-	// 24000 rows: MariaDB 120k rows/s on one node, MySQL 28k rows/s with replicas.
-	rows, mysqlReplicated := 24000.0, 28000.0
-	if a.Prepare != time.Second+200*time.Millisecond || b.Prepare != time.Second+time.Duration(rows/mysqlReplicated*float64(time.Second)) {
-		t.Errorf("prepare estimates %v %v", a.Prepare, b.Prepare)
-	}
-	// b, links 0.6ms: warmup 2 + time 10 + 2 + links 4 + restart 3 nodes x 3 s + drop 1.
-	if c := p.Cells[6]; c.Estimate != 28*time.Second {
-		t.Errorf("cell 7 estimate %v", c.Estimate)
-	}
-	total, deploys, cells := p.Estimate(nil)
-	if want := a.Deploy + a.Prepare + b.Deploy + b.Prepare + 2*EstimateDestroy; deploys != want {
-		t.Errorf("deploys %v, want %v", deploys, want)
-	}
-	var sum time.Duration
-	for _, c := range p.Cells {
-		sum += c.Estimate
-	}
-	if cells != sum || total != deploys+cells {
-		t.Errorf("cells %v want %v, total %v", cells, sum, total)
-	}
-	var out bytes.Buffer
-	p.Print(&out, map[int]string{1: StatusDone, 5: StatusFailed})
-	txt := out.String()
-	for _, w := range []string{
-		"axes (outermost first): topology [a, b] x links [none, 0.6ms] (changes against none) x threads [1, 4] (changes against 1)",
-		"cell policy: prepare reuse, restart yes, drop caches yes",
-		"deployment 2: b (async, 3 nodes, mysql, rootfs /var/cache/habench/rootfs/mysql-sid installation): deploy ~9s, prepare ~2s",
-		"cell 1  topology=a links=none threads=1  done (not run again)",
-		"cell 3  topology=a links=0.6ms threads=1  not run: reuses cell 1 (a has 1 node, no links)",
-		"cell 5  topology=b links=none threads=1  ~24s (same-path control: with the userspace link, zero delay through it) (failed before: runs again)",
-		"cell 8  topology=b links=0.6ms threads=4  ~28s",
-		"8 cells in 2 deployments (2 not run: they reuse a cell that cannot differ), 1 done already; estimated",
-		"estimate: per deployment deploy (MariaDB 0.5s + 0.6s/node",
-	} {
-		if !strings.Contains(txt, w) {
-			t.Errorf("dry run lacks %q:\n%s", w, txt)
 		}
 	}
 }
@@ -394,7 +117,7 @@ func TestResumeBookkeeping(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb := &cluster.Sandbox{StateDir: t.TempDir()}
-	run := func(s *Scenario, scale string) error {
+	run := func(s *scenario.Scenario, scale string) error {
 		r := &ScenarioRun{Scenario: s, Sandbox: sb, ResumeDir: dir, Scale: scale}
 		_, _, err := r.Run(context.Background())
 		return err
@@ -461,41 +184,6 @@ func TestNewSweepFileRecords(t *testing.T) {
 	}
 }
 
-// TestShippedScenarios: every file in scenarios/ parses, expands at every scale, and its
-// small scale is estimated to take minutes.
-func TestShippedScenarios(t *testing.T) {
-	files, _ := filepath.Glob("../scenarios/*.yaml")
-	if len(files) < 8 {
-		t.Fatalf("scenarios: %v", files)
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := ParseScenario(b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s.Description == "" {
-				t.Error("no description")
-			}
-			for _, sc := range ScaleNames() {
-				p, err := s.Plan(sc)
-				if err != nil {
-					t.Fatalf("%s: %v", sc, err)
-				}
-				total, _, _ := p.Estimate(nil)
-				if sc == ScaleSmall && total > 12*time.Minute {
-					t.Errorf("small scale estimated at %v", total)
-				}
-				t.Logf("%s: %d cells, estimated %v", sc, len(p.Cells), FormatDuration(total))
-			}
-		})
-	}
-}
-
 // TestProgressLine: without a TTY one line per cell and nothing else; on a TTY the line
 // is rewritten in place and cleared around the run's own output.
 func TestProgressLine(t *testing.T) {
@@ -555,8 +243,8 @@ func TestCellExtraBaseline(t *testing.T) {
 			}
 			res.Runs = append(res.Runs, &report.Run{Name: p.Cells[i].Topology, Topology: p.Cells[i].Topology, Manifest: report.Manifest{Extra: e}})
 		}
-		if b, why, err := res.Baseline(""); err != nil || b == nil || b.Name != c.want || why != c.why || p.baseline() != c.want {
-			t.Errorf("report baseline %v (%s, %v), plan baseline %s, want %s", b, why, err, p.baseline(), c.want)
+		if b, why, err := res.Baseline(""); err != nil || b == nil || b.Name != c.want || why != c.why || p.Baseline() != c.want {
+			t.Errorf("report baseline %v (%s, %v), plan baseline %s, want %s", b, why, err, p.Baseline(), c.want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/habench/habench/report"
+	"github.com/habench/habench/scenario"
 )
 
 // sweepGoldenDir is the sweep directory the comparison.md goldens are
@@ -39,7 +40,7 @@ func TestComparisonMarkdownGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, variant := range []string{"sweep10", "sweep10-mixed"} {
-		s, err := ParseScenario(yml)
+		s, err := scenario.ParseScenario(yml)
 		if err != nil {
 			t.Fatal(err)
 		}

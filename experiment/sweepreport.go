@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/habench/habench/report"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/stats"
 )
 
@@ -40,23 +41,6 @@ func (sw *sweepRun) finish() ([]Row, error) {
 	return rows, errors.Join(errs...)
 }
 
-// groupOf is the cell's values of the axes compared across (all but topology and repeat).
-func (p *Plan) groupOf(values map[string]string) (string, map[string]string) {
-	var parts []string
-	m := map[string]string{}
-	for _, a := range p.Axes {
-		if a.Kind == AxisTopology || a.Kind == AxisRepeat {
-			continue
-		}
-		parts = append(parts, a.Name+"="+values[a.Name])
-		m[a.Name] = values[a.Name]
-	}
-	if len(m) == 0 {
-		m = nil
-	}
-	return strings.Join(parts, " "), m
-}
-
 // cellSummary is the cell's summary.json, or one made of its record when the run did not
 // get to write it.
 func (sw *sweepRun) cellSummary(rec *CellRecord) *Summary {
@@ -72,13 +56,13 @@ func (sw *sweepRun) cellSummary(rec *CellRecord) *Summary {
 }
 
 // statAxes are the plan's axes but topology and repeat, for stats.Analyze.
-func (p *Plan) statAxes() []stats.Axis {
+func statAxes(p *scenario.Plan) []stats.Axis {
 	var out []stats.Axis
 	for _, a := range p.Axes {
-		if a.Kind == AxisTopology || a.Kind == AxisRepeat {
+		if a.Kind == scenario.AxisTopology || a.Kind == scenario.AxisRepeat {
 			continue
 		}
-		out = append(out, stats.Axis{Name: a.Name, Values: a.Labels(), Reference: a.Reference, Inert: p.inert(a)})
+		out = append(out, stats.Axis{Name: a.Name, Values: a.Labels(), Reference: a.Reference, Inert: p.Inert(a)})
 	}
 	return out
 }
@@ -89,7 +73,7 @@ func (p *Plan) statAxes() []stats.Axis {
 // stats.Analyze over the same summary.json numbers the report reads.
 func (sw *sweepRun) rows() []Row {
 	p := sw.plan
-	axes := p.statAxes()
+	axes := statAxes(p)
 	var rows []Row
 	var obs []stats.Obs
 	for i := range sw.file.Cells {
@@ -97,7 +81,7 @@ func (sw *sweepRun) rows() []Row {
 		if rec.Dir == "" || rec.Status == StatusPending || rec.Status == StatusReused {
 			continue
 		}
-		_, ax := p.groupOf(rec.Axes)
+		_, ax := p.GroupOf(rec.Axes)
 		row := Row{Topology: rec.Topology, Cell: rec.Index, Axes: ax, Kind: rec.Kind, Flavor: rec.Flavor, Version: rec.Version,
 			Dir: filepath.Join(sw.dir, rec.Dir), Summary: sw.cellSummary(rec), MaxLagS: rec.MaxReplicaLagS, LagUnknown: rec.LagUnknown, DeploySecs: rec.DeployS,
 			Group: stats.GroupOf(axes, rec.Axes), LinksControl: rec.LinksControl, LinkAddedMs: rec.LinkAddedMs}
@@ -108,7 +92,7 @@ func (sw *sweepRun) rows() []Row {
 			}
 		}
 		var notes []string
-		if rec.Repeat > 0 && len(p.axis(AxisRepeat).Values) > 1 {
+		if rec.Repeat > 0 && len(p.AxisOf(scenario.AxisRepeat).Values) > 1 {
 			notes = append(notes, fmt.Sprintf("repeat %d", rec.Repeat))
 		}
 		if l := rec.Axes["links"]; l != "" && l != "none" && rec.Links == "none" {
@@ -121,7 +105,7 @@ func (sw *sweepRun) rows() []Row {
 	if len(rows) == 0 {
 		return nil
 	}
-	cells := stats.Analyze(obs, axes, p.baseline())
+	cells := stats.Analyze(obs, axes, p.Baseline())
 	sw.file.Summary = cells
 	var out []Row
 	for _, c := range cells {
@@ -170,25 +154,6 @@ func setStats(r *Row, c *stats.Cell) {
 	}
 }
 
-// axisNamed returns the axis called name, or nil.
-func (p *Plan) axisNamed(name string) *Axis {
-	for _, a := range p.Axes {
-		if a.Name == name {
-			return a
-		}
-	}
-	return nil
-}
-
-func (p *Plan) axis(k AxisKind) *Axis {
-	for _, a := range p.Axes {
-		if a.Kind == k {
-			return a
-		}
-	}
-	return &Axis{}
-}
-
 // points are the sweep curves' points (report.SweepPoint, in sweep_points.json): for
 // every point of the grid (a cell and its repeats, sw.file.Summary, set by rows) and
 // every axis with more than one value (but topology and repeat), the value in effect
@@ -196,9 +161,9 @@ func (p *Plan) axis(k AxisKind) *Axis {
 // from the axis' reference value, the other varying axes as Fixed.
 func (sw *sweepRun) points() []report.SweepPoint {
 	p := sw.plan
-	var varying []*Axis
+	var varying []*scenario.Axis
 	for _, a := range p.Axes {
-		if a.Kind != AxisTopology && a.Kind != AxisRepeat && len(a.Values) > 1 {
+		if a.Kind != scenario.AxisTopology && a.Kind != scenario.AxisRepeat && len(a.Values) > 1 {
 			varying = append(varying, a)
 		}
 	}
@@ -221,7 +186,7 @@ func (sw *sweepRun) points() []report.SweepPoint {
 			// Every run of the cell failed: its record says why.
 			for i := range sw.file.Cells {
 				r := &sw.file.Cells[i]
-				if r.Topology == c.Topology && r.Dir != "" && stats.GroupOf(p.statAxes(), r.Axes) == c.Group {
+				if r.Topology == c.Topology && r.Dir != "" && stats.GroupOf(statAxes(p), r.Axes) == c.Group {
 					rec = r
 					break
 				}
@@ -240,14 +205,14 @@ func (sw *sweepRun) points() []report.SweepPoint {
 				}
 			}
 			switch a.Kind {
-			case AxisOption, AxisKnob:
+			case scenario.AxisOption, scenario.AxisKnob:
 				pt.Value = rec.Values[a.Name]
-			case AxisThreads:
+			case scenario.AxisThreads:
 				pt.Value = strconv.Itoa(rec.Threads)
-			case AxisTest:
+			case scenario.AxisTest:
 				pt.Value = rec.Test
 			}
-			if pt.Value == "" || a.Kind == AxisLinks || c.ReusedFrom != "" {
+			if pt.Value == "" || a.Kind == scenario.AxisLinks || c.ReusedFrom != "" {
 				pt.Value = c.Axes[a.Name] // requested (a single node runs without links)
 			}
 			if ac := c.AlongAxis(a.Name); ac != nil {
@@ -282,8 +247,8 @@ func (sw *sweepRun) points() []report.SweepPoint {
 // pointAxis names an axis on a chart: the variable of a one-variable option or knob axis
 // ("wsrep_slave_threads"), the label of a several-variable one ("durability"), else the
 // axis name ("threads", "links", "test").
-func pointAxis(a *Axis) string {
-	if a.Kind == AxisOption || a.Kind == AxisKnob {
+func pointAxis(a *scenario.Axis) string {
+	if a.Kind == scenario.AxisOption || a.Kind == scenario.AxisKnob {
 		if v := a.Variables(); len(v) == 1 {
 			return v[0]
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/results"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"golang.org/x/sys/unix"
@@ -71,13 +72,13 @@ func ScenarioSHA256(b []byte) string {
 }
 
 // newSweepFile is the record of a fresh run of plan: every cell pending.
-func newSweepFile(p *Plan, raw []byte) *SweepFile {
+func newSweepFile(p *scenario.Plan, raw []byte) *SweepFile {
 	s := p.Scenario
 	f := &SweepFile{Format: SweepFormat, Scenario: s.Name, Description: strings.TrimSpace(s.Description),
 		ScenarioFile: "scenario.yaml", ScenarioSHA256: ScenarioSHA256(raw), Scale: p.Scale,
-		Workload: s.Workload.Test, Baseline: p.baseline(), WorkloadOptions: workload.OptionValues(p.Options), Policy: p.Policy.record()}
+		Workload: s.Workload.Test, Baseline: p.Baseline(), WorkloadOptions: workload.OptionValues(p.Options), Policy: p.Policy.Record()}
 	for _, a := range p.Axes {
-		f.Axes = append(f.Axes, SweepAxis{Name: a.Name, Kind: a.Kind, Values: a.Labels(), Variables: a.Variables(), Reference: a.Reference, Inert: p.inert(a)})
+		f.Axes = append(f.Axes, SweepAxis{Name: a.Name, Kind: a.Kind, Values: a.Labels(), Variables: a.Variables(), Reference: a.Reference, Inert: p.Inert(a)})
 	}
 	for _, c := range p.Cells {
 		sp := c.Deployment.Spec
@@ -99,20 +100,6 @@ func newSweepFile(p *Plan, raw []byte) *SweepFile {
 	return f
 }
 
-// inert lists the topologies axis a cannot change: a links axis on a single node.
-func (p *Plan) inert(a *Axis) []string {
-	if a.Kind != AxisLinks {
-		return nil
-	}
-	var out []string
-	for _, d := range p.Deployments {
-		if d.Spec.Nodes < 2 && !slices.Contains(out, d.Spec.Name) {
-			out = append(out, d.Spec.Name)
-		}
-	}
-	return out
-}
-
 func linksLabel(r netem.Request) string {
 	if r.IsZero() {
 		return "none"
@@ -123,30 +110,9 @@ func linksLabel(r netem.Request) string {
 	return r.String()
 }
 
-// baseline is the topology the comparison's percentages refer to: the scenario's
-// baseline:, else the first single primary among its topologies (the default, and
-// what `habench report` picks for runs outside a scenario), else its first topology.
-func (p *Plan) baseline() string {
-	b, _ := p.baselineWhy()
-	return b
-}
-
-// baselineWhy is baseline and why it was chosen, in report.Baseline's words.
-func (p *Plan) baselineWhy() (string, string) {
-	if p.Scenario.Baseline != "" {
-		return p.Scenario.Baseline, "the scenario's baseline"
-	}
-	for _, t := range p.Scenario.Topologies {
-		if t.Kind == topology.Single && slices.ContainsFunc(p.Axes[0].Values, func(v AxisValue) bool { return v.Label == t.Name }) {
-			return t.Name, "the single primary (default)"
-		}
-	}
-	return p.Axes[0].Values[0].Label, "the first topology (no single primary)"
-}
-
 // sweepMatches checks that a sweep.json describes the same grid as plan (same file, same
 // scale, same habench grid rules).
-func sweepMatches(f *SweepFile, p *Plan) error {
+func sweepMatches(f *SweepFile, p *scenario.Plan) error {
 	if len(f.Cells) != len(p.Cells) {
 		return fmt.Errorf("sweep.json has %d cells, the scenario at scale %s has %d", len(f.Cells), p.Scale, len(p.Cells))
 	}
@@ -163,14 +129,14 @@ func sweepMatches(f *SweepFile, p *Plan) error {
 // `habench run --resume` checks it before anything is deployed: dir must hold a sweep.json
 // written with this very scenario file (same SHA-256), at the same scale, with the same
 // grid. Errors are *topology.FieldError naming --resume or --scale (bad input).
-func (s *Scenario) ResumePlan(dir, scale string) (*Plan, *SweepFile, error) {
+func ResumePlan(s *scenario.Scenario, dir, scale string) (*scenario.Plan, *SweepFile, error) {
 	var file *SweepFile
 	if dir != "" {
 		var err error
 		if file, err = ReadSweepFile(dir); err != nil {
 			return nil, nil, &topology.FieldError{Field: "--resume", Value: dir, Reason: "not a sweep directory: " + err.Error()}
 		}
-		if sum := ScenarioSHA256(s.raw); sum != file.ScenarioSHA256 {
+		if sum := ScenarioSHA256(s.Raw()); sum != file.ScenarioSHA256 {
 			return nil, nil, &topology.FieldError{Field: "--resume", Value: dir, Reason: fmt.Sprintf(
 				"it was run with another scenario file (sha256 %.12s, this one %.12s); resume with its copy: habench run %s --resume %s",
 				file.ScenarioSHA256, sum, filepath.Join(dir, file.ScenarioFile), dir)}
@@ -198,21 +164,21 @@ func (s *Scenario) ResumePlan(dir, scale string) (*Plan, *SweepFile, error) {
 // written: the estimate over LongRun without YesLong (with it, its WARNING is the first
 // line on Stdout), the knob names (Plan.CheckKnobNames), drop_caches without root. Errors
 // are *topology.FieldError.
-func (r *ScenarioRun) checkPlan(ctx context.Context, plan *Plan, torun func(*Cell) bool) error {
+func (r *ScenarioRun) checkPlan(ctx context.Context, plan *scenario.Plan, torun func(*scenario.Cell) bool) error {
 	if warn := plan.LongWarning(torun); warn != "" {
 		if !r.YesLong {
 			total, _, _ := plan.Estimate(torun)
-			return &topology.FieldError{Field: "estimate", Value: FormatDuration(total),
-				Reason: fmt.Sprintf("over %.0f h: give --yes-long to run it (--dry-run shows the plan)", LongRun.Hours())}
+			return &topology.FieldError{Field: "estimate", Value: scenario.FormatDuration(total),
+				Reason: fmt.Sprintf("over %.0f h: give --yes-long to run it (--dry-run shows the plan)", scenario.LongRun.Hours())}
 		}
 		if r.Stdout != nil {
 			fmt.Fprintln(r.Stdout, warn+" (given)")
 		}
 	}
-	if err := plan.CheckKnobNames(ctx, r.Sandbox, torun); err != nil {
+	if err := CheckKnobNames(ctx, plan, r.Sandbox, torun); err != nil {
 		return err
 	}
-	if plan.Policy.DropCaches && slices.ContainsFunc(plan.Deployments, func(d *Deployment) bool {
+	if plan.Policy.DropCaches && slices.ContainsFunc(plan.Deployments, func(d *scenario.Deployment) bool {
 		return slices.ContainsFunc(d.Cells, torun) && localSandbox(d.Spec)
 	}) {
 		if err := CheckDropCaches(); err != nil {
@@ -232,11 +198,11 @@ func localSandbox(spec topology.Spec) bool {
 func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	s := r.Scenario
 	dir := r.ResumeDir
-	plan, file, err := s.ResumePlan(dir, r.Scale)
+	plan, file, err := ResumePlan(s, dir, r.Scale)
 	if err != nil {
 		return "", nil, err
 	}
-	torun := func(c *Cell) bool {
+	torun := func(c *scenario.Cell) bool {
 		return c.Reuse == nil && (file == nil || file.Cells[c.Index-1].Status != StatusDone)
 	}
 	if err := r.checkPlan(ctx, plan, torun); err != nil {
@@ -250,10 +216,10 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return "", nil, err
 		}
-		if err := os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte(RedactText(string(s.raw))), 0o640); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte(RedactText(string(s.Raw()))), 0o640); err != nil {
 			return "", nil, err
 		}
-		file = newSweepFile(plan, s.raw)
+		file = newSweepFile(plan, s.Raw())
 	}
 	if !s.Links.IsZero() {
 		file.Links = s.Links.String() // also into the sweep.json of an older run resumed
@@ -332,7 +298,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 // to run: a named cluster exists, is ready and offers host access when caches are dropped;
 // an installation to deploy resolves, and a snapshot the scenario names exists and fits it
 // and every cell's data shape (checkNamedSnapshot); no cluster has the name of one to deploy.
-func (r *ScenarioRun) preflight(ctx context.Context, plan *Plan, torun func(*Cell) bool) error {
+func (r *ScenarioRun) preflight(ctx context.Context, plan *scenario.Plan, torun func(*scenario.Cell) bool) error {
 	for _, d := range plan.Deployments {
 		if !slices.ContainsFunc(d.Cells, torun) {
 			continue
@@ -350,7 +316,7 @@ func (r *ScenarioRun) preflight(ctx context.Context, plan *Plan, torun func(*Cel
 					Reason: fmt.Sprintf("topology %s: habench cannot drop the page cache of cluster %s's hosts: %s", sp.Name, sp.Cluster, c.Provider().Why(c, cluster.OpHostAccess))}
 			}
 			continue
-		} else if deploys(sp) {
+		} else if scenario.Deploys(sp) {
 			bins, err := cluster.SpecBinaries(ctx, sp)
 			if err != nil {
 				return fmt.Errorf("topology %s: %w", sp.Name, err)
@@ -372,7 +338,7 @@ func (r *ScenarioRun) preflight(ctx context.Context, plan *Plan, torun func(*Cel
 // announce prints what this invocation runs: cells to run of the grid's, the estimate,
 // the results directory, and the grid's cells it does not run (reused, already done).
 func (sw *sweepRun) announce(name string, n int, total time.Duration) {
-	fmt.Fprintf(sw.out, "scenario %s (scale %s): %s to run of %d, estimated %s; results in %s\n", name, sw.plan.Scale, Plural(n, "cell"), len(sw.plan.Cells), FormatDuration(total), sw.dir)
+	fmt.Fprintf(sw.out, "scenario %s (scale %s): %s to run of %d, estimated %s; results in %s\n", name, sw.plan.Scale, report.Plural(n, "cell"), len(sw.plan.Cells), scenario.FormatDuration(total), sw.dir)
 	// Cells counted "i/n" below are this invocation's; the grid's cells not among them say why.
 	var reused, done []string
 	for _, c := range sw.plan.Cells {
@@ -419,12 +385,12 @@ func lockSweep(dir string) (func(), error) {
 // sweepRun is the state of one invocation.
 type sweepRun struct {
 	r     *ScenarioRun
-	plan  *Plan
+	plan  *scenario.Plan
 	file  *SweepFile
 	dir   string
 	inv   *Invocation
 	out   io.Writer
-	torun func(*Cell) bool
+	torun func(*scenario.Cell) bool
 	ntodo int
 	ndone int
 	t0    time.Time
@@ -444,11 +410,11 @@ func (sw *sweepRun) save() error {
 	return err
 }
 
-func (sw *sweepRun) rec(c *Cell) *CellRecord { return &sw.file.Cells[c.Index-1] }
+func (sw *sweepRun) rec(c *scenario.Cell) *CellRecord { return &sw.file.Cells[c.Index-1] }
 
 // eta is the estimated time left: the estimate of what remains (current cell's remaining
 // estimate, then the rest), scaled by how long the finished work took against its estimate.
-func (sw *sweepRun) eta(cur *Cell, curStart time.Time, pendingDeploy bool) time.Duration {
+func (sw *sweepRun) eta(cur *scenario.Cell, curStart time.Time, pendingDeploy bool) time.Duration {
 	var rest time.Duration
 	started := false
 	for _, d := range sw.plan.Deployments {
@@ -467,8 +433,8 @@ func (sw *sweepRun) eta(cur *Cell, curStart time.Time, pendingDeploy bool) time.
 			}
 		}
 		if started && anyLeft && d != cur.Deployment {
-			rest += d.Deploy + EstimateDestroy
-			if sw.plan.Policy.Prepare == PrepareReuse {
+			rest += d.Deploy + scenario.EstimateDestroy
+			if sw.plan.Policy.Prepare == scenario.PrepareReuse {
 				rest += d.Prepare
 			}
 		}
@@ -486,9 +452,9 @@ func (sw *sweepRun) eta(cur *Cell, curStart time.Time, pendingDeploy bool) time.
 // deployment deploys d, runs its cells that are to run, and destroys it. Cells that fail
 // are recorded and the next cells still run; the error returned stops the sweep
 // (interrupt, or a deploy failure that was an interrupt).
-func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
+func (sw *sweepRun) deployment(ctx context.Context, d *scenario.Deployment) (err error) {
 	r := sw.r
-	var cells []*Cell
+	var cells []*scenario.Cell
 	for _, c := range d.Cells {
 		if sw.torun(c) {
 			cells = append(cells, c)
@@ -497,7 +463,7 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 	first := cells[0]
 	r.Progress.Status(fmt.Sprintf("cell %d/%d %s: deploying", sw.ndone+1, sw.ntodo, sw.plan.Label(first)), func() time.Duration { return sw.eta(first, time.Now(), true) })
 	sp := d.Spec
-	fmt.Fprintf(sw.out, "\n=== deployment %d/%d: %s, %s, %s, %s", d.Index, len(sw.plan.Deployments), sp.Name, sp.Kind, Plural(sp.Nodes, "node"), sp.Flavor)
+	fmt.Fprintf(sw.out, "\n=== deployment %d/%d: %s, %s, %s, %s", d.Index, len(sw.plan.Deployments), sp.Name, sp.Kind, report.Plural(sp.Nodes, "node"), sp.Flavor)
 	for _, k := range slices.Sorted(maps.Keys(d.Options)) {
 		fmt.Fprintf(sw.out, ", %s=%s", k, d.Options[k])
 	}
@@ -515,7 +481,7 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 		if c, err = sb.Load(sp.Cluster); err == nil {
 			runKnobs, err = topology.KnobsFromMap(sp.Knobs)
 		}
-	case d.snapKey != "":
+	case d.SnapKey != "":
 		c, snap, err = sw.deployFromSnapshot(ctx, &sb, sp, first)
 	default:
 		// Deployed (a sandbox) or registered for the run (an existing cluster's dsns).
@@ -538,7 +504,7 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 		}()
 	}
 	cs := &cellState{sb: &sb, c: c, deployS: deployS, knobs: runKnobs, snapshot: snap, prepared: snap != nil}
-	if !deploys(sp) {
+	if !scenario.Deploys(sp) {
 		// habench's tables on someone else's cluster are removed after the cells.
 		defer func() {
 			if !cs.prepared {
@@ -553,13 +519,13 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 				}
 			}
 		}()
-		fmt.Fprintf(sw.out, "cluster %s: %s, %s, %s\n", c.Name, c.Spec.Kind, Plural(len(c.Nodes), "node"), c.Binaries.VersionText)
+		fmt.Fprintf(sw.out, "cluster %s: %s, %s, %s\n", c.Name, c.Spec.Kind, report.Plural(len(c.Nodes), "node"), c.Binaries.VersionText)
 	}
-	if deploys(sp) {
+	if scenario.Deploys(sp) {
 		fmt.Fprintf(sw.out, "deployed in %.1fs: %s\n", deployS, c.Binaries.VersionText)
 	}
 	sw.estDone += d.Deploy
-	if sw.plan.Policy.Prepare == PrepareReuse {
+	if sw.plan.Policy.Prepare == scenario.PrepareReuse {
 		sw.estDone += d.Prepare
 	}
 	for _, cell := range cells {
@@ -581,7 +547,7 @@ func (sw *sweepRun) deployment(ctx context.Context, d *Deployment) (err error) {
 // reached when interrupted stay as they were) and saves sweep.json. Its error stops the
 // sweep: the interrupt, or sweep.json that could not be written; nil lets the next
 // deployment run.
-func (sw *sweepRun) deployFailed(ctx context.Context, cells []*Cell, derr error) error {
+func (sw *sweepRun) deployFailed(ctx context.Context, cells []*scenario.Cell, derr error) error {
 	msg := "deploy: " + derr.Error()
 	for _, cell := range cells {
 		if ctx.Err() != nil {
@@ -602,7 +568,7 @@ func (sw *sweepRun) deployFailed(ctx context.Context, cells []*Cell, derr error)
 
 // lastDeploymentOf reports whether d is the last deployment of its topology with a cell
 // to run (--keep keeps that one: names are unique while a cluster lives).
-func (sw *sweepRun) lastDeploymentOf(d *Deployment) bool {
+func (sw *sweepRun) lastDeploymentOf(d *scenario.Deployment) bool {
 	for _, o := range sw.plan.Deployments[d.Index:] {
 		if o.Spec.Name == d.Spec.Name && slices.ContainsFunc(o.Cells, sw.torun) {
 			return false
@@ -624,7 +590,7 @@ type cellState struct {
 }
 
 // cell runs one cell and records it; errors end up in the record.
-func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *Cell) {
+func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *scenario.Cell) {
 	rec := sw.rec(cell)
 	start := time.Now()
 	sw.ndone++
@@ -664,7 +630,7 @@ func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *Cell) {
 }
 
 // runCell: restart, drop caches, prepare, knobs, run.
-func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec *CellRecord) error {
+func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *scenario.Cell, rec *CellRecord) error {
 	drops, err := sw.resetCell(ctx, cs, rec)
 	if err != nil {
 		return err
@@ -692,7 +658,7 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *Cell, rec 
 		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
 		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb, CacheDrops: drops,
 		Extra: cellExtra(sw.plan, cell)}
-	if cs.snapshot != nil && sw.plan.Policy.Prepare == PrepareReuse {
+	if cs.snapshot != nil && sw.plan.Policy.Prepare == scenario.PrepareReuse {
 		b.Extra["data"] = cs.snapshot.Describe()
 	}
 	if err := sw.equipBench(b, cs, cell, rec, len(optNames) > 0); err != nil {
@@ -715,7 +681,7 @@ func (sw *sweepRun) resetCell(ctx context.Context, cs *cellState, rec *CellRecor
 	p := sw.plan
 	c := cs.c
 	if p.Policy.Restart {
-		fmt.Fprintf(sw.out, "restarting %s\n", Plural(len(c.Nodes), "server"))
+		fmt.Fprintf(sw.out, "restarting %s\n", report.Plural(len(c.Nodes), "server"))
 		if err := RestartCluster(ctx, cs.sb, c); err != nil {
 			var se *cluster.StopEscalatedError
 			if !errors.As(err, &se) {
@@ -742,7 +708,7 @@ func (sw *sweepRun) resetCell(ctx context.Context, cs *cellState, rec *CellRecor
 // the cell's tables on the writable nodes and waits for the replicas, and returns the
 // target of the run's workers: workload.nodes, following the writer under writer auto.
 // A bad workload.nodes is a *topology.FieldError.
-func (sw *sweepRun) prepareCell(ctx context.Context, cs *cellState, cell *Cell, wl workload.Workload) (workload.Target, error) {
+func (sw *sweepRun) prepareCell(ctx context.Context, cs *cellState, cell *scenario.Cell, wl workload.Workload) (workload.Target, error) {
 	p := sw.plan
 	c := cs.c
 	// Prepare and cleanup on the writable nodes; the run's workers on workload.nodes.
@@ -765,12 +731,12 @@ func (sw *sweepRun) prepareCell(ctx context.Context, cs *cellState, cell *Cell, 
 	}
 	writerMode := p.Scenario.Workload.Writer
 	if writerMode == "" && len(p.Scenario.Workload.Nodes.For(cell.Topology)) == 0 {
-		writerMode = DefaultWriterMode(c.Spec)
+		writerMode = scenario.DefaultWriterMode(c.Spec)
 	}
-	if writerMode == WriterAuto && c.Deployed() { // roles from the state file habench keeps
+	if writerMode == scenario.WriterAuto && c.Deployed() { // roles from the state file habench keeps
 		runTarget.Follow = FollowWriter(cs.sb, c.Name)
 	}
-	if p.Policy.Prepare == PrepareReprepare && cs.prepared {
+	if p.Policy.Prepare == scenario.PrepareReprepare && cs.prepared {
 		if err := wl.Cleanup(ctx, target, cell.Options, sw.out); err != nil {
 			return workload.Target{}, fmt.Errorf("cleanup: %w", err)
 		}
@@ -790,7 +756,7 @@ func (sw *sweepRun) prepareCell(ctx context.Context, cs *cellState, cell *Cell, 
 
 // cellSettings returns the cell's knob settings (set by the run) and the names of its
 // server options (read back before the run).
-func cellSettings(cell *Cell) (knobs []topology.KnobSetting, optNames []string) {
+func cellSettings(cell *scenario.Cell) (knobs []topology.KnobSetting, optNames []string) {
 	for _, k := range cell.Knobs {
 		for _, st := range k.Settings {
 			knobs = append(knobs, topology.KnobSetting{Name: st.Name, Value: st.Value})
@@ -807,7 +773,7 @@ func cellSettings(cell *Cell) (knobs []topology.KnobSetting, optNames []string) 
 // equipBench adds to b what the scenario and the cell ask for beyond the workload: fault
 // injection, the probe, links, the same-path control, notes and the live node lines;
 // readBack says whether the cell read server options back (recorded in b.Extra).
-func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *Cell, rec *CellRecord, readBack bool) error {
+func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *scenario.Cell, rec *CellRecord, readBack bool) error {
 	c := cs.c
 	if fs := sw.r.Scenario.Faults; len(fs) > 0 {
 		in := Injector{Sandbox: cs.sb}
@@ -862,7 +828,7 @@ func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *Cell, rec *CellRec
 // recordCell fills rec from the run's result (res may be nil): its directory, the knobs
 // read back from its manifest, the swept values, the summary and the links' added delay.
 // ran says whether the run succeeded (its knobs were then set).
-func (sw *sweepRun) recordCell(rec *CellRecord, cell *Cell, b *Bench, res *Outcome, knobs []topology.KnobSetting, ran bool) {
+func (sw *sweepRun) recordCell(rec *CellRecord, cell *scenario.Cell, b *Bench, res *Outcome, knobs []topology.KnobSetting, ran bool) {
 	if res != nil && res.Dir != "" {
 		rec.Dir, _ = filepath.Rel(sw.dir, res.Dir)
 		if len(knobs) > 0 {
@@ -880,13 +846,13 @@ func (sw *sweepRun) recordCell(rec *CellRecord, cell *Cell, b *Bench, res *Outco
 
 // cellValues fills the swept values from rec.ReadBack (after the run for knobs); ran
 // says whether the run got as far as setting its knobs.
-func (sw *sweepRun) cellValues(rec *CellRecord, cell *Cell, ran bool) {
+func (sw *sweepRun) cellValues(rec *CellRecord, cell *scenario.Cell, ran bool) {
 	rec.Values = map[string]string{}
 	for _, as := range append(slices.Clone(cell.ServerOptions), cell.Knobs...) {
 		if !ran && rec.ReadBack[as.Settings[0].Name] == nil {
 			continue // the run failed before its knobs were set
 		}
-		v, warns := readBackValue(sw.plan.axisNamed(as.Axis), as.Settings, rec.ReadBack)
+		v, warns := readBackValue(sw.plan.AxisNamed(as.Axis), as.Settings, rec.ReadBack)
 		rec.Values[as.Axis] = v
 		for _, w := range warns {
 			rec.Warnings = append(rec.Warnings, as.Axis+": "+w)
@@ -961,10 +927,10 @@ func knobsReadBack(manifest string, knobs []topology.KnobSetting, rb map[string]
 // cellExtra is a cell's manifest "extra": scenario, topology, cell index, axis values,
 // scale, the baseline topology (Plan.baseline: the one comparison.md and sweep.json use,
 // so `habench report` picks the same one) and, for a sweep, the cell's name.
-func cellExtra(p *Plan, cell *Cell) map[string]any {
+func cellExtra(p *scenario.Plan, cell *scenario.Cell) map[string]any {
 	e := map[string]any{"scenario": p.Scenario.Name, "topology": cell.Topology,
 		"cell_index": cell.Index, "axes": cell.Values, "scale": p.Scale}
-	e["baseline"], e["baseline_why"] = p.baselineWhy()
+	e["baseline"], e["baseline_why"] = p.BaselineWhy()
 	if len(p.Axes) > 1 {
 		// Reports name a sweep's runs "<topology> <cell>"; without a sweep, by topology.
 		e["cell"] = cellName(p, cell)
@@ -974,10 +940,10 @@ func cellExtra(p *Plan, cell *Cell) map[string]any {
 
 // cellName names a cell for reports (manifest extra "cell"): "c3 links=0.6ms threads=16",
 // the axes other than the topology.
-func cellName(p *Plan, c *Cell) string {
+func cellName(p *scenario.Plan, c *scenario.Cell) string {
 	parts := []string{fmt.Sprintf("c%d", c.Index)}
 	for _, a := range p.Axes {
-		if a.Kind != AxisTopology {
+		if a.Kind != scenario.AxisTopology {
 			parts = append(parts, a.Name+"="+c.Values[a.Name])
 		}
 	}
@@ -1019,7 +985,7 @@ func maxReplicaLag(s *Summary) (*float64, string) {
 // axis' values set all their variables alike ("25000", when they also read back alike),
 // else joined by "/" in the axis' order ("1/1"); with a warning per variable whose value
 // differs from the request or between nodes.
-func readBackValue(a *Axis, settings []Setting, rb map[string]map[string]string) (string, []string) {
+func readBackValue(a *scenario.Axis, settings []scenario.Setting, rb map[string]map[string]string) (string, []string) {
 	var parts, warns []string
 	for _, st := range settings {
 		byNode := rb[st.Name]

@@ -69,7 +69,7 @@ func reportHeader(b *strings.Builder, r *Run, s *results.Summary, deployed bool)
 	title := m.Workload.Name
 	if m.Topology != nil {
 		nodes, _ := m.Topology["nodes"].(float64)
-		title = fmt.Sprintf("%s on %s (%s, %s, %s)", title, topologyText(m, "name"), topologyText(m, "kind"), plural(int(nodes), "node"), topologyText(m, "flavor"))
+		title = fmt.Sprintf("%s on %s (%s, %s, %s)", title, topologyText(m, "name"), topologyText(m, "kind"), Plural(int(nodes), "node"), topologyText(m, "flavor"))
 	}
 	fmt.Fprintf(b, "# %s\n\n", title)
 	for _, w := range m.Warnings {

@@ -27,7 +27,7 @@ func SweepMarkdown(f *results.SweepFile) string {
 	}
 	fmt.Fprintf(&b, "# %s: sweep\n\n", f.Scenario)
 	fmt.Fprintf(&b, "Scale %s, workload %s, %s: %d done, %d failed, %d not run. Cell policy: prepare %s, restart %s, drop caches %s, warmup %v (excluded).\n\n",
-		f.Scale, f.Workload, plural(len(f.Cells), "cell"), counts[results.StatusDone], counts[results.StatusFailed], counts[results.StatusPending]+counts[results.StatusRunning],
+		f.Scale, f.Workload, Plural(len(f.Cells), "cell"), counts[results.StatusDone], counts[results.StatusFailed], counts[results.StatusPending]+counts[results.StatusRunning],
 		f.Policy.Prepare, yesNo(f.Policy.Restart), yesNo(f.Policy.DropCaches), warmupText(f.Policy.Warmup))
 	b.WriteString("| cell |")
 	sep := "|---|"

@@ -282,7 +282,7 @@ func topologyLine(r *Run) string {
 	}
 	s := humanValue(t["kind"])
 	if n, ok := t["nodes"].(float64); ok {
-		s += ", " + plural(int(n), "node")
+		s += ", " + Plural(int(n), "node")
 	}
 	s += ", " + r.Flavor()
 	if v := r.Version(); v != "" {
@@ -740,11 +740,4 @@ func versions(runs []*Run) (servers, habench []string) {
 	servers, habench = slices.Sorted(maps.Keys(s)), slices.Sorted(maps.Keys(h))
 	sort.Strings(servers)
 	return servers, habench
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/internal/testenv/prereq"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/habench/habench/internal/testenv/prereq"
 	"net"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/internal/testenv/prereq"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/habench/habench/internal/testenv/prereq"
 
 	"github.com/habench/habench/internal/testserver"
 )

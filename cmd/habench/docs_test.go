@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 	"go.yaml.in/yaml/v3"
 )
@@ -336,7 +336,7 @@ func TestDocsYAML(t *testing.T) {
 			}
 			switch {
 			case top["topologies"] != nil:
-				if _, err := experiment.ParseScenario([]byte(src)); err != nil {
+				if _, err := scenario.ParseScenario([]byte(src)); err != nil {
 					t.Errorf("%s:%d: scenario: %v", f.path, b.line, err)
 				}
 			case top["kind"] != nil || top["provider"] != nil:

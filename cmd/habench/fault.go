@@ -10,6 +10,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/links"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
 )
@@ -23,7 +24,7 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 		Long: "Injects one fault into a sandbox now, while a run may be going on (the run records it).\n" +
 			"NODE is a node name or \"writer\" (whoever takes the writes at this moment: a group's PRIMARY\n" +
 			"as the members say, the source of async/semi-sync). KEY=VALUE are the action's parameters.\n\n" +
-			experiment.FaultHelp(),
+			scenario.FaultHelp(),
 		Example: `  habench fault kill writer --cluster t1
   habench fault promote n2 --cluster t1
   habench fault start n1 --cluster t1        # n1 comes back as a replica of n2
@@ -34,7 +35,7 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 			if experiment.FaultActionOf(action) == nil {
 				return usagef("ACTION %q: want one of %s", action, strings.Join(experiment.FaultActionNames(), ", "))
 			}
-			params, err := experiment.ParseFaultArgs(action, args[2:])
+			params, err := scenario.ParseFaultArgs(action, args[2:])
 			if err != nil {
 				return usageError{err}
 			}
@@ -68,14 +69,14 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 			if detail != "" {
 				detail = " (" + detail + ")"
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s %s at %s, took %.2fs%s\n", c.Name, experiment.FaultPast(action), rec.Node,
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s %s at %s, took %.2fs%s\n", c.Name, scenario.FaultPast(action), rec.Node,
 				rec.At.Format("15:04:05.000"), rec.Took, detail)
 			if rec.Escalated != "" {
 				// The node is where the action leaves it (down, or up again after restart), but
 				// the clean shutdown asked for was a crash: exit 1, so that a script does not
 				// take it for a clean stop (the faults log and any run on the cluster say so too).
 				state := "it is down"
-				if experiment.FaultActionOf(action).Leaves == experiment.NodeUp {
+				if experiment.FaultActionOf(action).Leaves == scenario.NodeUp {
 					state = "it was started again"
 				}
 				return fmt.Errorf("fault %s %s: ⚠ %s; %s", action, rec.Node, rec.Escalated, state)

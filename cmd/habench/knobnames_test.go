@@ -2,11 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/habench/habench/internal/testenv/prereq"
 
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/internal/testserver"

@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/habench/habench/internal/testenv/prereq"
 	"math"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/internal/testenv/prereq"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"

@@ -12,13 +12,14 @@ import (
 
 	"runtime"
 
-	"github.com/habench/habench/netem"
-	"github.com/habench/habench/sampler"
-	"github.com/vishvananda/netns"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/habench/habench/netem"
+	"github.com/habench/habench/sampler"
+	"github.com/vishvananda/netns"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testhost"

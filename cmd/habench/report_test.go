@@ -6,7 +6,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/habench/habench/internal/testenv/prereq"
 	"html"
 	"image"
 	"image/png"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/internal/testenv/prereq"
 
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/topology"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
 )
@@ -68,12 +69,12 @@ refused unless --yes-long confirms it (the dry run's first line warns).`,
 
 // readScenario reads and parses the scenario file at path and, with --hosts, puts every
 // topology habench deploys on the hosts. Errors name the file (usage errors, exit 2).
-func (o *scenarioRunOpts) readScenario(cmd *cobra.Command, path string) (*experiment.Scenario, error) {
+func (o *scenarioRunOpts) readScenario(cmd *cobra.Command, path string) (*scenario.Scenario, error) {
 	b, err := readInputFile(path, "scenario")
 	if err != nil {
 		return nil, usageError{fmt.Errorf("scenario %q: %w", path, err)}
 	}
-	s, err := experiment.ParseScenario(b)
+	s, err := scenario.ParseScenario(b)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("scenario %q: %w", path, err)}
 	}
@@ -111,13 +112,13 @@ func (o *scenarioRunOpts) readScenario(cmd *cobra.Command, path string) (*experi
 // dryRun prints the plan of scenario s (file path) with the status of each cell of the
 // run being resumed, after the same checks as the run itself: another scenario file,
 // another scale or another grid is exit 2 here too.
-func (o *scenarioRunOpts) dryRun(cmd *cobra.Command, g *globalOpts, s *experiment.Scenario, path string) error {
+func (o *scenarioRunOpts) dryRun(cmd *cobra.Command, g *globalOpts, s *scenario.Scenario, path string) error {
 	out := cmd.OutOrStdout()
-	p, f, err := s.ResumePlan(o.resume, o.scale)
+	p, f, err := experiment.ResumePlan(s, o.resume, o.scale)
 	if err != nil {
 		return usageError{err}
 	}
-	if err := p.CheckKnobNames(cmd.Context(), g.sandbox(), nil); err != nil {
+	if err := experiment.CheckKnobNames(cmd.Context(), p, g.sandbox(), nil); err != nil {
 		return usageError{fmt.Errorf("scenario %q: %w", path, err)}
 	}
 	var status map[int]string
@@ -127,7 +128,7 @@ func (o *scenarioRunOpts) dryRun(cmd *cobra.Command, g *globalOpts, s *experimen
 			status[c.Index] = c.Status
 		}
 	}
-	if warn := p.LongWarning(func(c *experiment.Cell) bool { return status[c.Index] != experiment.StatusDone }); warn != "" {
+	if warn := p.LongWarning(func(c *scenario.Cell) bool { return status[c.Index] != experiment.StatusDone }); warn != "" {
 		fmt.Fprintln(out, warn)
 	}
 	p.Print(out, status)
@@ -135,7 +136,7 @@ func (o *scenarioRunOpts) dryRun(cmd *cobra.Command, g *globalOpts, s *experimen
 }
 
 // run runs scenario s (file path) and prints the comparison and where the results are.
-func (o *scenarioRunOpts) run(cmd *cobra.Command, g *globalOpts, s *experiment.Scenario, path string) error {
+func (o *scenarioRunOpts) run(cmd *cobra.Command, g *globalOpts, s *scenario.Scenario, path string) error {
 	out := cmd.OutOrStdout()
 	r := &experiment.ScenarioRun{Scenario: s, Sandbox: g.sandbox(), ResultsDir: o.results, Stdout: out, Log: g.log,
 		CommandLine: os.Args, Keep: o.keep, Scale: o.scale, ResumeDir: o.resume, Progress: experiment.NewProgress(os.Stderr, o.quiet), LiveNodes: o.liveNodes, YesLong: o.yesLong}

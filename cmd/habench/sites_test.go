@@ -1,13 +1,14 @@
 package main
 
 import (
-	"github.com/habench/habench/internal/testenv/prereq"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/habench/habench/internal/testenv/prereq"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"

@@ -14,6 +14,7 @@ import (
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"github.com/spf13/cobra"
@@ -207,7 +208,7 @@ func (o *sysbenchOpts) clusterTarget(cmd *cobra.Command, g *globalOpts, command 
 	}
 	// Following the writer reads the roles habench records in the cluster's state (a
 	// promote updates them): only on clusters habench deployed.
-	if mode == experiment.WriterAuto && command == "run" && c.Deployed() {
+	if mode == scenario.WriterAuto && command == "run" && c.Deployed() {
 		target.Follow = experiment.FollowWriter(g.sandbox(), c.Name)
 	}
 	return c, target, nil
@@ -220,11 +221,11 @@ func (o *sysbenchOpts) writerMode(c *cluster.Cluster) (string, error) {
 	switch mode {
 	case "":
 		if len(o.nodes) == 0 {
-			mode = experiment.DefaultWriterMode(c.Spec)
+			mode = scenario.DefaultWriterMode(c.Spec)
 		}
-	case experiment.WriterFixed:
-	case experiment.WriterAuto:
-		if why := experiment.CanFollow(c.Spec); why != "" {
+	case scenario.WriterFixed:
+	case scenario.WriterAuto:
+		if why := scenario.CanFollow(c.Spec); why != "" {
 			return "", usagef("--writer %q: %s", o.writer, why)
 		}
 		if len(o.nodes) > 0 {

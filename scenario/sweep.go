@@ -1,4 +1,4 @@
-package experiment
+package scenario
 
 import (
 	"fmt"
@@ -119,8 +119,8 @@ func (s *Sweep) Axis(name string) *Axis {
 
 var labelRE = regexp.MustCompile(`^[a-z0-9_.-]+$`)
 
-// lineError is a FieldError at a line of the scenario file.
-func lineError(line int, field string, value any, reason string) error {
+// LineError is a FieldError at a line of the scenario file.
+func LineError(line int, field string, value any, reason string) error {
 	fe := &topology.FieldError{Field: field, Value: value, Reason: reason}
 	if line <= 0 {
 		return fe
@@ -132,7 +132,7 @@ func lineError(line int, field string, value any, reason string) error {
 // naming their line.
 func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
-		return lineError(n.Line, "sweep", n.Value, "want a mapping of axes: topology, option.NAME, knob.NAME, links, test, threads, repeats")
+		return LineError(n.Line, "sweep", n.Value, "want a mapping of axes: topology, option.NAME, knob.NAME, links, test, threads, repeats")
 	}
 	*s = Sweep{Line: n.Line}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -140,17 +140,17 @@ func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 		name := k.Value
 		field := "sweep." + name
 		if s.Axis(name) != nil || (name == "repeats" && s.Axis("repeat") != nil) {
-			return lineError(k.Line, field, "", "axis given twice")
+			return LineError(k.Line, field, "", "axis given twice")
 		}
 		if name == "reference" {
 			if v.Kind != yaml.MappingNode {
-				return lineError(v.Line, field, v.Value, "want a mapping of axis name to one of its values, e.g. {threads: 4}")
+				return LineError(v.Line, field, v.Value, "want a mapping of axis name to one of its values, e.g. {threads: 4}")
 			}
 			s.References, s.RefLines = map[string]string{}, map[string]int{}
 			for j := 0; j+1 < len(v.Content); j += 2 {
 				rk, rv := v.Content[j], v.Content[j+1]
 				if rv.Kind != yaml.ScalarNode || rv.Value == "" {
-					return lineError(rv.Line, field+"."+rk.Value, rv.Value, "want one value of the axis")
+					return LineError(rv.Line, field+"."+rk.Value, rv.Value, "want one value of the axis")
 				}
 				s.References[rk.Value], s.RefLines[rk.Value] = rv.Value, rk.Line
 			}
@@ -162,7 +162,7 @@ func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 		case name == "repeats":
 			var r int
 			if v.Kind != yaml.ScalarNode || v.Decode(&r) != nil || r < 1 || r > MaxRepeats {
-				return lineError(v.Line, field, v.Value, fmt.Sprintf("want a whole number from 1 to %d", MaxRepeats))
+				return LineError(v.Line, field, v.Value, fmt.Sprintf("want a whole number from 1 to %d", MaxRepeats))
 			}
 			a.Name, a.Kind = "repeat", AxisRepeat
 			for j := 1; j <= r; j++ {
@@ -173,7 +173,7 @@ func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 			err = eachScalar(v, field, func(it *yaml.Node) error {
 				t, perr := strconv.Atoi(it.Value)
 				if perr != nil || t < 1 {
-					return lineError(it.Line, field, it.Value, "want whole numbers >= 1")
+					return LineError(it.Line, field, it.Value, "want whole numbers >= 1")
 				}
 				a.Values = append(a.Values, AxisValue{Label: strconv.Itoa(t), Int: t, Line: it.Line})
 				return nil
@@ -194,18 +194,18 @@ func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 			}
 			err = decodeSettingsAxis(a, v, field)
 		default:
-			return lineError(k.Line, "sweep", name, "unknown axis: want topology, option.NAME, knob.NAME, links, test, threads, repeats or reference")
+			return LineError(k.Line, "sweep", name, "unknown axis: want topology, option.NAME, knob.NAME, links, test, threads, repeats or reference")
 		}
 		if err != nil {
 			return err
 		}
 		if len(a.Values) == 0 {
-			return lineError(v.Line, field, "", "want at least one value")
+			return LineError(v.Line, field, "", "want at least one value")
 		}
 		seen := map[string]bool{}
 		for _, av := range a.Values {
 			if seen[av.Label] {
-				return lineError(av.Line, field, av.Label, "value given twice")
+				return LineError(av.Line, field, av.Label, "value given twice")
 			}
 			seen[av.Label] = true
 		}
@@ -222,7 +222,7 @@ func eachScalar(v *yaml.Node, field string, f func(*yaml.Node) error) error {
 	}
 	for _, it := range items {
 		if it.Kind != yaml.ScalarNode || it.Value == "" {
-			return lineError(it.Line, field, it.Value, "want a list of plain values, e.g. [1, 4, 16]")
+			return LineError(it.Line, field, it.Value, "want a list of plain values, e.g. [1, 4, 16]")
 		}
 		if err := f(it); err != nil {
 			return err
@@ -253,7 +253,7 @@ func decodeLinksAxis(a *Axis, v *yaml.Node, field string) error {
 			return fmt.Errorf("%s: %w", field, err)
 		}
 		if r.IsZero() {
-			return lineError(it.Line, field, it.Value, `want an impairment ("0.6ms"), a mapping as in links:, or none`)
+			return LineError(it.Line, field, it.Value, `want an impairment ("0.6ms"), a mapping as in links:, or none`)
 		}
 		label := r.String()
 		if (netem.Request{All: r.All}).String() == label {
@@ -277,13 +277,13 @@ func decodeSettingsAxis(a *Axis, v *yaml.Node, field string) error {
 	checkName := func(line int, name string) (string, error) {
 		if a.Kind == AxisOption {
 			if !labelRE.MatchString(name) {
-				return name, lineError(line, field, name, "not a server variable name")
+				return name, LineError(line, field, name, "not a server variable name")
 			}
 			return name, nil
 		}
 		k, err := topology.ParseKnobEntry(name, "x")
 		if err != nil || len(k.Nodes) > 0 || strings.Contains(name, ":") {
-			return name, lineError(line, field, name, "not a variable name (a knob axis sets every node: no NODES: prefix)")
+			return name, LineError(line, field, name, "not a variable name (a knob axis sets every node: no NODES: prefix)")
 		}
 		return k.Name, nil
 	}
@@ -299,12 +299,12 @@ func decodeSettingsAxis(a *Axis, v *yaml.Node, field string) error {
 				return err
 			}
 			if it.Value == "" {
-				return lineError(it.Line, field, it.Value, "want a list of plain values, e.g. [0, 1], or of mappings variable: value")
+				return LineError(it.Line, field, it.Value, "want a list of plain values, e.g. [0, 1], or of mappings variable: value")
 			}
 			a.Values = append(a.Values, AxisValue{Label: it.Value, Settings: []Setting{{name, it.Value}}, Line: it.Line})
 		case yaml.MappingNode:
 			if !labelRE.MatchString(suffix) {
-				return lineError(a.Line, field, suffix, "want a label of lower-case letters, digits, _ . -")
+				return LineError(a.Line, field, suffix, "want a label of lower-case letters, digits, _ . -")
 			}
 			var av AxisValue
 			av.Line = it.Line
@@ -315,21 +315,21 @@ func decodeSettingsAxis(a *Axis, v *yaml.Node, field string) error {
 					return err
 				}
 				if vn.Kind != yaml.ScalarNode || vn.Value == "" {
-					return lineError(vn.Line, field+"."+kn.Value, vn.Value, "want a plain value")
+					return LineError(vn.Line, field+"."+kn.Value, vn.Value, "want a plain value")
 				}
 				for _, s := range av.Settings {
 					if s.Name == name {
-						return lineError(kn.Line, field, kn.Value, "variable given twice in one value")
+						return LineError(kn.Line, field, kn.Value, "variable given twice in one value")
 					}
 				}
 				av.Settings = append(av.Settings, Setting{name, vn.Value})
 			}
 			if len(av.Settings) == 0 {
-				return lineError(it.Line, field, "{}", "want at least one variable")
+				return LineError(it.Line, field, "{}", "want at least one variable")
 			}
 			a.Values = append(a.Values, av)
 		default:
-			return lineError(it.Line, field, "", "want a list of values, or of mappings variable: value")
+			return LineError(it.Line, field, "", "want a list of values, or of mappings variable: value")
 		}
 	}
 	if len(a.Values) == 0 {
@@ -338,7 +338,7 @@ func decodeSettingsAxis(a *Axis, v *yaml.Node, field string) error {
 	// Several-variable values must all set the same variables, so cells differ only in values.
 	for _, av := range a.Values[1:] {
 		if !slices.EqualFunc(av.Settings, a.Values[0].Settings, func(x, y Setting) bool { return x.Name == y.Name }) {
-			return lineError(av.Line, field, settingsText(av.Settings), "every value must set the same variables in the same order as the first ("+settingsText(a.Values[0].Settings)+")")
+			return LineError(av.Line, field, settingsText(av.Settings), "every value must set the same variables in the same order as the first ("+settingsText(a.Values[0].Settings)+")")
 		}
 	}
 	// Labels: the value when every value sets its variables to one value ("25000"), else
@@ -408,8 +408,8 @@ type CellPolicy struct {
 	Warmup *Duration `yaml:"warmup" json:"warmup,omitempty"`
 }
 
-// record is the policy as sweep.json's cell_policy records it.
-func (p CellPolicy) record() results.CellPolicy {
+// Record is the policy as sweep.json's cell_policy records it.
+func (p CellPolicy) Record() results.CellPolicy {
 	r := results.CellPolicy{Prepare: p.Prepare, Restart: p.Restart, DropCaches: p.DropCaches}
 	if p.Warmup != nil {
 		w := results.Duration(*p.Warmup)
@@ -434,7 +434,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 			return nil
 		}
 	}
-	return lineError(n.Line, "duration", n.Value, "want a duration like 10s or a number of seconds")
+	return LineError(n.Line, "duration", n.Value, "want a duration like 10s or a number of seconds")
 }
 
 // MarshalText writes "10s".

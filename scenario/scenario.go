@@ -1,12 +1,17 @@
-package experiment
+// Package scenario is habench's scenario language: a scenario file (topologies, workload,
+// links, faults, checker, sweep, cell policy, scales) parsed and checked (ParseScenario,
+// each error a *topology.FieldError naming the field, with its line), and expanded into a
+// Plan of deployments and cells with its time estimate and dry-run text (Scenario.Plan,
+// Plan.Print). Pure data: nothing here contacts a server; experiment runs a plan. The
+// fault actions' specs (FaultSpec) are registered here by the files that implement them
+// (experiment/fault_<name>.go).
+package scenario
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"slices"
 	"sort"
@@ -14,8 +19,6 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
-	"github.com/habench/habench/report"
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"github.com/spf13/pflag"
@@ -124,7 +127,7 @@ func (w *WorkloadNodes) unmarshal(n *yaml.Node, field string) error {
 		var out []string
 		if err := eachScalar(v, field, func(it *yaml.Node) error {
 			if slices.Contains(out, it.Value) {
-				return lineError(it.Line, field, it.Value, "node given twice")
+				return LineError(it.Line, field, it.Value, "node given twice")
 			}
 			out = append(out, it.Value)
 			return nil
@@ -205,7 +208,7 @@ func ParseScenario(b []byte) (*Scenario, error) {
 			return nil, err
 		}
 	}
-	if err := validateFaults(s.Faults, s.Topologies, s.Network, s.options.Warmup+s.options.Time); err != nil {
+	if err := ValidateFaults(s.Faults, s.Topologies, s.Network, s.options.Warmup+s.options.Time); err != nil {
 		return nil, err
 	}
 	switch s.Cell.Prepare {
@@ -247,7 +250,7 @@ func (s *Scenario) checkTopologies() (map[string]bool, error) {
 		if err := t.Validate(); err != nil {
 			return nil, fmt.Errorf("topologies[%d]: %w", i, err)
 		}
-		if !deploys(*t) {
+		if !Deploys(*t) {
 			// dsns registered for the run: bad ones (syntax, or refused by the test
 			// harness's network guard) are bad input now, not a failed cell after the run has begun.
 			if _, err := cluster.ExistingNodes(*t); err != nil {
@@ -270,7 +273,7 @@ func (s *Scenario) checkLinks() error {
 		return nil
 	}
 	for i, t := range s.Topologies {
-		if !deploys(t) && t.SSH == nil {
+		if !Deploys(t) && t.SSH == nil {
 			return &topology.FieldError{Field: fmt.Sprintf("topologies[%d].provider", i), Value: t.Provider,
 				Reason: "links on an existing cluster need ssh access to its hosts: give dsns with ssh: (tc over SSH)"}
 		}
@@ -365,7 +368,7 @@ func dropCachesNeedHosts(p CellPolicy, ts []topology.Spec) error {
 		return nil
 	}
 	for i, t := range ts {
-		if !deploys(t) && t.Cluster == "" && t.SSH == nil {
+		if !Deploys(t) && t.Cluster == "" && t.SSH == nil {
 			return &topology.FieldError{Field: "cell.drop_caches", Value: "true",
 				Reason: fmt.Sprintf("topologies[%d] %s is an existing cluster without ssh: habench cannot reach its hosts to drop their page cache (give ssh:, or drop_caches: false)", i, t.Name)}
 		}
@@ -396,7 +399,7 @@ func decodeScenario(b []byte, s *Scenario) error {
 func (s *Scenario) checkWorkloadNodes(w WorkloadNodes, name string, topologies map[string]bool) error {
 	for _, t := range slices.Sorted(maps.Keys(w.ByTopology)) {
 		if !topologies[t] {
-			return lineError(w.Line, name, t, "not one of the topologies' names")
+			return LineError(w.Line, name, t, "not one of the topologies' names")
 		}
 	}
 	for _, t := range s.Topologies {
@@ -408,7 +411,7 @@ func (s *Scenario) checkWorkloadNodes(w WorkloadNodes, name string, topologies m
 		if t.Cluster != "" {
 			continue // a cluster of the state directory: its nodes are known at the run
 		}
-		if !deploys(t) {
+		if !Deploys(t) {
 			size = len(t.DSNs)
 		}
 		for _, n := range nodes {
@@ -417,7 +420,7 @@ func (s *Scenario) checkWorkloadNodes(w WorkloadNodes, name string, topologies m
 				found = found || topology.NodeName(i) == n
 			}
 			if !found {
-				return lineError(w.Line, field, n, fmt.Sprintf("topology %s has no such node (its nodes are n1..n%d)", t.Name, size))
+				return LineError(w.Line, field, n, fmt.Sprintf("topology %s has no such node (its nodes are n1..n%d)", t.Name, size))
 			}
 		}
 	}
@@ -429,75 +432,6 @@ func (s *Scenario) Raw() []byte { return s.raw }
 
 // Options returns the parsed workload options.
 func (s *Scenario) Options() workload.Options { return s.options }
-
-// ScenarioRun runs a scenario: the cells of its plan (every topology once without a
-// sweep), deployment by deployment: deploy, prepare, the cells (restart, drop caches,
-// knobs, run with sampling), destroy; then sweep.json, sweep.md, comparison.md/json and
-// the sweep's curve points. Every deployed cluster is destroyed also on error or
-// interrupt.
-type ScenarioRun struct {
-	Scenario    *Scenario
-	Sandbox     *cluster.Sandbox
-	ResultsDir  string // parent directory; the run gets <time>-<scenario name> inside
-	Stdout      io.Writer
-	Log         *slog.Logger
-	CommandLine []string
-	// Keep leaves the clusters running after the run (for inspection).
-	Keep bool
-	// YesLong confirms a run estimated over LongRun (24 h): without it such a run is
-	// refused before anything is deployed; with it the WARNING is printed first.
-	YesLong bool
-	// Scale is small, medium or full ("": full, or the resumed directory's scale).
-	Scale string
-	// ResumeDir, when set, is a sweep directory to complete: only its cells that are not
-	// done run, and results are added to it. The scenario file must be the one it ran.
-	ResumeDir string
-	// Injector, when set, injects the scenario's faults (its Links start the link process
-	// of partitions); without it faults other than partitions still work.
-	Injector *Injector
-	// Progress, when set, shows the progress line (cell i of n, ETA).
-	Progress *Progress
-	// OnCell, when set, sees each cell's record after it ran (tests, live views).
-	OnCell func(CellRecord)
-	// LiveNodes prints a line per report interval with every node's lag, backlog, queues
-	// and flow control (LiveNodes), for clusters; off by default (the sysbench layout).
-	LiveNodes bool
-	// BenchHook, when set, is called with each topology's Bench just before it runs (to
-	// attach live metrics to OnInterval/OnSamples); the function it returns, if not nil,
-	// is called when that run has ended.
-	BenchHook func(b *Bench) (done func())
-}
-
-// Row is one run's line in the comparison (comparison.json; results.ComparisonRow).
-type Row = results.ComparisonRow
-
-// Run executes the scenario (see ScenarioRun) and returns the results directory and the
-// comparison rows. Errors: bad input (*topology.FieldError: resume of another file,
-// drop_caches without root, a cluster name in use), a missing installation, an
-// interrupt (ctx's error), or how many cells failed.
-func (r *ScenarioRun) Run(ctx context.Context) (string, []Row, error) {
-	return r.runSweep(ctx)
-}
-
-// Warn is the mark after a ratio of questionable meaning (report.Warn).
-const Warn = report.Warn
-
-// StatsNote explains the comparison's figures (report.StatsNote).
-func StatsNote(rows []Row) string { return report.StatsNote(rows) }
-
-// ComparisonTable renders rows as a Markdown table (report.ComparisonTable).
-func ComparisonTable(rows []Row) string { return report.ComparisonTable(rows) }
-
-// PrintComparison writes the comparison as aligned text tables (report.PrintComparison).
-func PrintComparison(w io.Writer, rows []Row) { report.PrintComparison(w, rows) }
-
-// fmtOpt formats *v with format, or "n/a" when v is nil.
-func fmtOpt(v *float64, format string) string {
-	if v == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf(format, *v)
-}
 
 // faultsNeedFreeLinks refuses partition and heal faults in a scenario whose runs impair
 // the links (links:, or a links axis with an impairment): a partition is a standing
@@ -516,7 +450,7 @@ func faultsNeedFreeLinks(s *Scenario) error {
 		return nil
 	}
 	for i, f := range s.Faults {
-		if a := FaultActionOf(f.Action); a != nil && a.LinkEvent != "" {
+		if a := FaultOf(f.Action); a != nil && a.LinkEvent != "" {
 			return &topology.FieldError{Field: fmt.Sprintf("faults[%d].action", i), Value: f.Action,
 				Reason: "the scenario's runs impair the links (links: or a links axis), and a partition cannot be applied over them; put the partition in the links (links: {partition: [n3]}) or drop the impairments"}
 		}

@@ -1,4 +1,4 @@
-package experiment
+package scenario
 
 import (
 	"errors"
@@ -12,6 +12,8 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/report"
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"github.com/spf13/pflag"
@@ -46,8 +48,8 @@ type Deployment struct {
 	Deploy, Prepare time.Duration
 
 	key string
-	// snapKey identifies the data snapshot the deployment starts from ("" without).
-	snapKey string
+	// SnapKey identifies the data snapshot the deployment starts from ("" without).
+	SnapKey string
 }
 
 // Cell is one point of the grid: what to run, on which deployment.
@@ -241,12 +243,12 @@ func (s *Scenario) scaledAxes(scale string, prof *ScaleProfile) (map[string]*Axi
 	if prof != nil && prof.Sweep != nil {
 		for _, a := range prof.Sweep.Axes {
 			if axes[a.Name] == nil && a.Kind != AxisRepeat {
-				return nil, nil, lineError(a.Line, "scales."+scale+".sweep."+a.Name, "", "not an axis of the scenario's sweep (a profile can only change an axis' values)")
+				return nil, nil, LineError(a.Line, "scales."+scale+".sweep."+a.Name, "", "not an axis of the scenario's sweep (a profile can only change an axis' values)")
 			}
 			if axes[a.Name] == nil {
 				names = append(names, a.Name)
 			} else if !slices.Equal(a.Variables(), axes[a.Name].Variables()) {
-				return nil, nil, lineError(a.Line, "scales."+scale+".sweep."+a.Name, strings.Join(a.Variables(), ","), "must set the same variables as the sweep's axis ("+strings.Join(axes[a.Name].Variables(), ",")+")")
+				return nil, nil, LineError(a.Line, "scales."+scale+".sweep."+a.Name, strings.Join(a.Variables(), ","), "must set the same variables as the sweep's axis ("+strings.Join(axes[a.Name].Variables(), ",")+")")
 			}
 			c := *a
 			axes[a.Name] = &c
@@ -271,17 +273,17 @@ func (s *Scenario) setReferences(scale string, prof *ScaleProfile, axes map[stri
 			v, a := sw.References[n], axes[n]
 			switch {
 			case a == nil && (n == "topology" || n == "repeats" || n == "repeat"):
-				return lineError(sw.RefLines[n], pre+n, v, "not an axis with a reference (the topologies' reference is baseline:)")
+				return LineError(sw.RefLines[n], pre+n, v, "not an axis with a reference (the topologies' reference is baseline:)")
 			case a == nil:
-				return lineError(sw.RefLines[n], pre+n, v, "not an axis of the sweep")
+				return LineError(sw.RefLines[n], pre+n, v, "not an axis of the sweep")
 			case a.Kind == AxisTopology || a.Kind == AxisRepeat:
-				return lineError(sw.RefLines[n], pre+n, v, "not an axis with a reference (the topologies' reference is baseline:)")
+				return LineError(sw.RefLines[n], pre+n, v, "not an axis with a reference (the topologies' reference is baseline:)")
 			case !slices.Contains(a.Labels(), v):
 				where := ""
 				if scale != ScaleFull {
 					where = " at scale " + scale
 				}
-				return lineError(sw.RefLines[n], pre+n, v, fmt.Sprintf("not one of the axis' values%s (%s)", where, strings.Join(a.Labels(), ", ")))
+				return LineError(sw.RefLines[n], pre+n, v, fmt.Sprintf("not one of the axis' values%s (%s)", where, strings.Join(a.Labels(), ", ")))
 			}
 			a.Reference = v
 		}
@@ -342,7 +344,7 @@ func profSweep(p *ScaleProfile) *Sweep {
 // link). With the userspace link (no kernel netem here), such a cell runs through the
 // link at zero delay.
 func (p *Plan) SamePathControl(c *Cell) bool {
-	a := p.axis(AxisLinks)
+	a := p.AxisOf(AxisLinks)
 	if a.Name == "" || c.Values[a.Name] != "none" || c.Deployment.Spec.Nodes < 2 {
 		return false
 	}
@@ -360,7 +362,7 @@ func (s *Scenario) checkAxes(p *Plan, axes map[string]*Axis) error {
 		names[t.Name] = true
 	}
 	if a := axes["links"]; a != nil && !s.Links.IsZero() {
-		return lineError(a.Line, "sweep.links", "", "the scenario also has links: (applied to every cell); give the impairments in one place")
+		return LineError(a.Line, "sweep.links", "", "the scenario also has links: (applied to every cell); give the impairments in one place")
 	}
 	if s.Workload.Options["warmup-time"] != nil || s.Workload.Options["warmup_time"] != nil {
 		if s.Cell.Warmup != nil {
@@ -373,18 +375,18 @@ func (s *Scenario) checkAxes(p *Plan, axes map[string]*Axis) error {
 			switch a.Kind {
 			case AxisTopology:
 				if !names[v.Label] {
-					return lineError(v.Line, field, v.Label, "not one of the topologies' names")
+					return LineError(v.Line, field, v.Label, "not one of the topologies' names")
 				}
 			case AxisTest:
 				if _, err := workload.Lookup(v.Label); err != nil {
-					return lineError(v.Line, field, v.Label, err.Error())
+					return LineError(v.Line, field, v.Label, err.Error())
 				}
 			case AxisLinks:
 				if v.Links.IsZero() {
 					continue
 				}
 				if s.Network == cluster.NetLoopback {
-					return lineError(v.Line, field, v.Label, "impairing links needs network netns (nodes on loopback share one interface)")
+					return LineError(v.Line, field, v.Label, "impairing links needs network netns (nodes on loopback share one interface)")
 				}
 				for _, t := range s.Topologies {
 					if t.Nodes < 2 {
@@ -393,9 +395,9 @@ func (s *Scenario) checkAxes(p *Plan, axes map[string]*Axis) error {
 					if _, err := v.Links.WithSites(links.Sites(t.Sites)).Build(t.MemberNames()); err != nil {
 						var re *netem.RequestError
 						if errors.As(err, &re) {
-							return lineError(v.Line, field+"."+re.Field, re.Value, fmt.Sprintf("topology %s: %v", t.Name, re.Err))
+							return LineError(v.Line, field+"."+re.Field, re.Value, fmt.Sprintf("topology %s: %v", t.Name, re.Err))
 						}
-						return lineError(v.Line, field, v.Label, err.Error())
+						return LineError(v.Line, field, v.Label, err.Error())
 					}
 				}
 			}
@@ -500,7 +502,7 @@ func (p *Plan) newDeployment(sp topology.Spec, c *Cell, key string) (*Deployment
 			}
 		}
 	}
-	if !deploys(sp) {
+	if !Deploys(sp) {
 		for _, so := range c.ServerOptions {
 			return nil, &topology.FieldError{Field: "sweep." + so.Axis, Value: c.Values[so.Axis], Reason: fmt.Sprintf("topology %s is an existing cluster: habench cannot deploy it with another option (use a knob axis)", sp.Name)}
 		}
@@ -513,7 +515,7 @@ func (p *Plan) newDeployment(sp topology.Spec, c *Cell, key string) (*Deployment
 	} else if err := sp.Validate(); err != nil {
 		return nil, fmt.Errorf("topology %s with %s: %w", sp.Name, key, err)
 	}
-	if p.Policy.Restart && !restartable(sp.Kind) {
+	if p.Policy.Restart && !Restartable(sp.Kind) {
 		return nil, &topology.FieldError{Field: "cell.restart", Value: "true", Reason: fmt.Sprintf("topology %s: restarting servers between cells is not supported for kind %s", sp.Name, sp.Kind)}
 	}
 	dep := &Deployment{Index: len(p.Deployments) + 1, Spec: sp, Options: map[string]string{}, key: key}
@@ -531,7 +533,7 @@ func (p *Plan) newDeployment(sp topology.Spec, c *Cell, key string) (*Deployment
 // the first cells by their label without links), and the reports reuse the first one
 // (the comparison of each links value still has the single node's numbers).
 func (p *Plan) markReuse(c *Cell, firstOf map[string]*Cell) {
-	if la := p.axis(AxisLinks); la.Name == "" || c.Deployment.Spec.Nodes >= 2 {
+	if la := p.AxisOf(AxisLinks); la.Name == "" || c.Deployment.Spec.Nodes >= 2 {
 		return
 	}
 	k := p.Label(c)
@@ -547,8 +549,8 @@ func (p *Plan) markReuse(c *Cell, firstOf map[string]*Cell) {
 	}
 }
 
-// restartable: every registered kind's sandbox can restart its nodes.
-func restartable(k topology.Kind) bool {
+// Restartable: every registered kind's sandbox can restart its nodes.
+func Restartable(k topology.Kind) bool {
 	_, err := topology.LookupKind(k)
 	return err == nil
 }
@@ -578,7 +580,7 @@ func EstimateDeploy(spec topology.Spec) time.Duration {
 	n := time.Duration(spec.Nodes)
 	def := topology.KindOf(spec.Kind)
 	switch {
-	case !deploys(spec):
+	case !Deploys(spec):
 		return time.Second
 	case def.Deploy != nil:
 		base, per := def.Deploy(spec)
@@ -677,7 +679,7 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 func (p *Plan) printHeader(w io.Writer) {
 	s := p.Scenario
 	o := p.Options
-	fmt.Fprintf(w, "scenario %s (scale %s): %s\n", s.Name, p.Scale, Plural(len(p.Axes[0].Values), "topology"))
+	fmt.Fprintf(w, "scenario %s (scale %s): %s\n", s.Name, p.Scale, report.Plural(len(p.Axes[0].Values), "topology"))
 	if d := strings.TrimSpace(s.Description); d != "" {
 		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(d, "\n", "\n  "))
 	}
@@ -686,7 +688,7 @@ func (p *Plan) printHeader(w io.Writer) {
 		run = fmt.Sprintf("%d events per cell", o.Events)
 	}
 	threads := fmt.Sprintf("%d threads, ", o.Threads)
-	if p.axis(AxisThreads).Name != "" {
+	if p.AxisOf(AxisThreads).Name != "" {
 		threads = ""
 	}
 	fmt.Fprintf(w, "workload %s: %d tables x %d rows, %s%s, warmup %v (excluded from results), report interval %v\n",
@@ -733,21 +735,21 @@ func (p *Plan) printDeployment(w io.Writer, d *Deployment, status map[int]string
 	prep := ""
 	if p.Policy.Prepare == PrepareReuse {
 		prep = ", prepare ~" + FormatDuration(d.Prepare)
-		if d.snapKey != "" {
+		if d.SnapKey != "" {
 			prep = ", data from a snapshot ~" + FormatDuration(d.Prepare)
 		}
-		if !deploys(sp) {
+		if !Deploys(sp) {
 			prep = ": prepare ~" + FormatDuration(d.Prepare)
 		}
 	}
 	switch {
 	case sp.Cluster != "":
 		fmt.Fprintf(w, "\ndeployment %d: %s (cluster %s of the state directory: never deployed nor destroyed by the run)%s\n", d.Index, sp.Name, sp.Cluster, prep)
-	case !deploys(sp):
-		fmt.Fprintf(w, "\ndeployment %d: %s (existing cluster, %s: registered for the run, kind and flavor discovered)%s\n", d.Index, sp.Name, Plural(len(sp.DSNs), "node"), prep)
+	case !Deploys(sp):
+		fmt.Fprintf(w, "\ndeployment %d: %s (existing cluster, %s: registered for the run, kind and flavor discovered)%s\n", d.Index, sp.Name, report.Plural(len(sp.DSNs), "node"), prep)
 	default:
 		fmt.Fprintf(w, "\ndeployment %d: %s (%s, %s, %s, %s installation%s): deploy ~%s%s\n", d.Index, sp.Name, sp.Kind,
-			Plural(sp.Nodes, "node"), sp.Flavor, inst, extra, FormatDuration(d.Deploy), prep)
+			report.Plural(sp.Nodes, "node"), sp.Flavor, inst, extra, FormatDuration(d.Deploy), prep)
 	}
 	if len(sp.Knobs) > 0 {
 		ks, _ := topology.KnobsFromMap(sp.Knobs)
@@ -768,7 +770,7 @@ func (p *Plan) printDeployment(w io.Writer, d *Deployment, status map[int]string
 	}
 	done := 0
 	for _, c := range d.Cells {
-		if status[c.Index] == StatusDone && c.Reuse == nil {
+		if status[c.Index] == results.StatusDone && c.Reuse == nil {
 			done++
 		}
 		fmt.Fprintln(w, p.cellLine(c, status))
@@ -783,7 +785,7 @@ func (p *Plan) cellLine(c *Cell, status map[int]string) string {
 	switch {
 	case c.Reuse != nil:
 		line += fmt.Sprintf("  not run: reuses cell %d (%s has 1 node, no links)", c.Reuse.Index, c.Topology)
-	case status[c.Index] == StatusDone:
+	case status[c.Index] == results.StatusDone:
 		line += "  done (not run again)"
 	default:
 		line += "  ~" + FormatDuration(c.Estimate)
@@ -793,7 +795,7 @@ func (p *Plan) cellLine(c *Cell, status map[int]string) string {
 		if p.SamePathControl(c) {
 			line += " (same-path control: with the userspace link, zero delay through it)"
 		}
-		if st := status[c.Index]; st != "" && st != StatusPending {
+		if st := status[c.Index]; st != "" && st != results.StatusPending {
 			line += " (" + st + " before: runs again)"
 		}
 	}
@@ -803,7 +805,7 @@ func (p *Plan) cellLine(c *Cell, status map[int]string) string {
 // printTotals writes the last lines of Print: the counts (done is the number of cells
 // done already), the estimated time and how it is computed.
 func (p *Plan) printTotals(w io.Writer, status map[int]string, done int) {
-	torun := func(c *Cell) bool { return status[c.Index] != StatusDone }
+	torun := func(c *Cell) bool { return status[c.Index] != results.StatusDone }
 	total, deploys, cells := p.Estimate(torun)
 	reused := 0
 	for _, c := range p.Cells {
@@ -811,7 +813,7 @@ func (p *Plan) printTotals(w io.Writer, status map[int]string, done int) {
 			reused++
 		}
 	}
-	fmt.Fprintf(w, "\n%s in %s", Plural(len(p.Cells), "cell"), Plural(len(p.Deployments), "deployment"))
+	fmt.Fprintf(w, "\n%s in %s", report.Plural(len(p.Cells), "cell"), report.Plural(len(p.Deployments), "deployment"))
 	if reused > 0 {
 		fmt.Fprintf(w, " (%d not run: they reuse a cell that cannot differ)", reused)
 	}
@@ -833,4 +835,76 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// Inert lists the topologies axis a cannot change: a links axis on a single node.
+func (p *Plan) Inert(a *Axis) []string {
+	if a.Kind != AxisLinks {
+		return nil
+	}
+	var out []string
+	for _, d := range p.Deployments {
+		if d.Spec.Nodes < 2 && !slices.Contains(out, d.Spec.Name) {
+			out = append(out, d.Spec.Name)
+		}
+	}
+	return out
+}
+
+// Baseline is the topology the comparison's percentages refer to: the scenario's
+// baseline:, else the first single primary among its topologies (the default, and
+// what `habench report` picks for runs outside a scenario), else its first topology.
+func (p *Plan) Baseline() string {
+	b, _ := p.BaselineWhy()
+	return b
+}
+
+// BaselineWhy is Baseline and why it was chosen, in report.Baseline's words.
+func (p *Plan) BaselineWhy() (string, string) {
+	if p.Scenario.Baseline != "" {
+		return p.Scenario.Baseline, "the scenario's baseline"
+	}
+	for _, t := range p.Scenario.Topologies {
+		if t.Kind == topology.Single && slices.ContainsFunc(p.Axes[0].Values, func(v AxisValue) bool { return v.Label == t.Name }) {
+			return t.Name, "the single primary (default)"
+		}
+	}
+	return p.Axes[0].Values[0].Label, "the first topology (no single primary)"
+}
+
+// GroupOf is the cell's values of the axes compared across (all but topology and repeat).
+func (p *Plan) GroupOf(values map[string]string) (string, map[string]string) {
+	var parts []string
+	m := map[string]string{}
+	for _, a := range p.Axes {
+		if a.Kind == AxisTopology || a.Kind == AxisRepeat {
+			continue
+		}
+		parts = append(parts, a.Name+"="+values[a.Name])
+		m[a.Name] = values[a.Name]
+	}
+	if len(m) == 0 {
+		m = nil
+	}
+	return strings.Join(parts, " "), m
+}
+
+// AxisNamed returns the axis called name, or nil.
+func (p *Plan) AxisNamed(name string) *Axis {
+	for _, a := range p.Axes {
+		if a.Name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// AxisOf returns the plan's axis of kind k, or an empty Axis when it has none.
+func (p *Plan) AxisOf(k AxisKind) *Axis {
+	for _, a := range p.Axes {
+		if a.Kind == k {
+			return a
+		}
+	}
+	return &Axis{}
 }

@@ -1,0 +1,82 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/report"
+	"github.com/habench/habench/results"
+	"github.com/habench/habench/scenario"
+)
+
+// ScenarioRun runs a scenario: the cells of its plan (every topology once without a
+// sweep), deployment by deployment: deploy, prepare, the cells (restart, drop caches,
+// knobs, run with sampling), destroy; then sweep.json, sweep.md, comparison.md/json and
+// the sweep's curve points. Every deployed cluster is destroyed also on error or
+// interrupt.
+type ScenarioRun struct {
+	Scenario    *scenario.Scenario
+	Sandbox     *cluster.Sandbox
+	ResultsDir  string // parent directory; the run gets <time>-<scenario name> inside
+	Stdout      io.Writer
+	Log         *slog.Logger
+	CommandLine []string
+	// Keep leaves the clusters running after the run (for inspection).
+	Keep bool
+	// YesLong confirms a run estimated over LongRun (24 h): without it such a run is
+	// refused before anything is deployed; with it the WARNING is printed first.
+	YesLong bool
+	// Scale is small, medium or full ("": full, or the resumed directory's scale).
+	Scale string
+	// ResumeDir, when set, is a sweep directory to complete: only its cells that are not
+	// done run, and results are added to it. The scenario file must be the one it ran.
+	ResumeDir string
+	// Injector, when set, injects the scenario's faults (its Links start the link process
+	// of partitions); without it faults other than partitions still work.
+	Injector *Injector
+	// Progress, when set, shows the progress line (cell i of n, ETA).
+	Progress *Progress
+	// OnCell, when set, sees each cell's record after it ran (tests, live views).
+	OnCell func(CellRecord)
+	// LiveNodes prints a line per report interval with every node's lag, backlog, queues
+	// and flow control (LiveNodes), for clusters; off by default (the sysbench layout).
+	LiveNodes bool
+	// BenchHook, when set, is called with each topology's Bench just before it runs (to
+	// attach live metrics to OnInterval/OnSamples); the function it returns, if not nil,
+	// is called when that run has ended.
+	BenchHook func(b *Bench) (done func())
+}
+
+// Row is one run's line in the comparison (comparison.json; results.ComparisonRow).
+type Row = results.ComparisonRow
+
+// Run executes the scenario (see ScenarioRun) and returns the results directory and the
+// comparison rows. Errors: bad input (*topology.FieldError: resume of another file,
+// drop_caches without root, a cluster name in use), a missing installation, an
+// interrupt (ctx's error), or how many cells failed.
+func (r *ScenarioRun) Run(ctx context.Context) (string, []Row, error) {
+	return r.runSweep(ctx)
+}
+
+// Warn is the mark after a ratio of questionable meaning (report.Warn).
+const Warn = report.Warn
+
+// StatsNote explains the comparison's figures (report.StatsNote).
+func StatsNote(rows []Row) string { return report.StatsNote(rows) }
+
+// ComparisonTable renders rows as a Markdown table (report.ComparisonTable).
+func ComparisonTable(rows []Row) string { return report.ComparisonTable(rows) }
+
+// PrintComparison writes the comparison as aligned text tables (report.PrintComparison).
+func PrintComparison(w io.Writer, rows []Row) { report.PrintComparison(w, rows) }
+
+// fmtOpt formats *v with format, or "n/a" when v is nil.
+func fmtOpt(v *float64, format string) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf(format, *v)
+}

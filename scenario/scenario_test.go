@@ -1,0 +1,593 @@
+package scenario_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/habench/habench/experiment" // the fault actions register their specs
+	"github.com/habench/habench/results"
+	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/topology"
+)
+
+// gridScenario is testdata/grid.yaml: 2 topologies, a sweep of 128 cells.
+var gridScenario = func() string {
+	b, err := os.ReadFile("testdata/grid.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
+
+func mustParse(t *testing.T, y string) *scenario.Scenario {
+	t.Helper()
+	s, err := scenario.ParseScenario([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestSweepGridOrder: the grid is expanded topology, option, knob, links, test, threads,
+// repeat (whatever the file's order), so each deployment serves one contiguous run of
+// cells, and the option values are merged into the deployed spec.
+func TestSweepGridOrder(t *testing.T) {
+	p, err := mustParse(t, gridScenario).Plan("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, a := range p.Axes {
+		names = append(names, a.Name)
+	}
+	want := []string{"topology", "option.innodb_buffer_pool_size", "knob.sync_binlog", "links", "test", "threads", "repeat"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("axes %v, want %v", names, want)
+	}
+	if len(p.Cells) != 2*2*2*2*2*2*2 || len(p.Deployments) != 4 {
+		t.Fatalf("%d cells in %d deployments, want 128 in 4", len(p.Cells), len(p.Deployments))
+	}
+	// Innermost axis fastest.
+	first := []string{"topology=a option.innodb_buffer_pool_size=64M knob.sync_binlog=0 links=none test=oltp_read_write threads=1 repeat=1",
+		"topology=a option.innodb_buffer_pool_size=64M knob.sync_binlog=0 links=none test=oltp_read_write threads=1 repeat=2",
+		"topology=a option.innodb_buffer_pool_size=64M knob.sync_binlog=0 links=none test=oltp_read_write threads=4 repeat=1"}
+	for i, w := range first {
+		if got := p.Label(p.Cells[i]); got != w {
+			t.Errorf("cell %d: %s, want %s", i+1, got, w)
+		}
+	}
+	next := 1
+	for i, d := range p.Deployments {
+		if len(d.Cells) != 32 {
+			t.Errorf("deployment %d has %d cells", i+1, len(d.Cells))
+		}
+		for _, c := range d.Cells {
+			if c.Index != next || c.Deployment != d {
+				t.Fatalf("deployment %d: cell %d out of order (want %d)", d.Index, c.Index, next)
+			}
+			next++
+			if c.Topology != d.Spec.Name || d.Spec.Options["innodb_buffer_pool_size"] != c.Values["option.innodb_buffer_pool_size"] {
+				t.Errorf("cell %d %v on deployment %s %v", c.Index, c.Values, d.Spec.Name, d.Spec.Options)
+			}
+		}
+	}
+	b := p.Deployments[3]
+	if b.Spec.Name != "b" || b.Spec.Options["max_connections"] != "500" || b.Spec.Options["innodb_buffer_pool_size"] != "128M" {
+		t.Errorf("last deployment spec %+v", b.Spec)
+	}
+	// The topology's own options are not changed by the axis.
+	if _, ok := mustParse(t, gridScenario).Topologies[1].Options["innodb_buffer_pool_size"]; ok {
+		t.Error("option axis leaked into the scenario's topology")
+	}
+	c := p.Cells[127]
+	if c.Options.Threads != 4 || c.Repeat != 2 || c.Test != "oltp_read_only" || c.Links.All != "0.6ms" ||
+		len(c.Knobs) != 1 || c.Knobs[0].Settings[0] != (scenario.Setting{"sync_binlog", "1"}) || c.Options.Warmup != 2*time.Second {
+		t.Errorf("last cell %+v", c)
+	}
+	noted := 0
+	for _, c := range p.Cells {
+		if c.Note != "" {
+			noted++
+			// The single node's links=0.6ms cells are its links=none cells again: not run.
+			if c.Topology != "a" || c.Values["links"] != "0.6ms" || c.Reuse == nil || c.Reuse.Index != c.Index-8 ||
+				c.Reuse.Values["links"] != "none" || !strings.Contains(c.Note, "cell "+fmt.Sprint(c.Index-8)+"'s runs stand for this cell") || c.Estimate != 0 {
+				t.Errorf("cell %d: %v %s, estimate %v", c.Index, c.Values, c.Note, c.Estimate)
+			}
+		}
+	}
+	if noted != 32 {
+		t.Errorf("%d cells noted, want the 32 links cells of the single node (not run: they reuse the links=none cells)", noted)
+	}
+}
+
+// TestSweepWithoutSweepSection: a plain scenario is one cell per topology, in order.
+func TestSweepWithoutSweepSection(t *testing.T) {
+	b, err := os.ReadFile("../scenarios/quick.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := mustParse(t, string(b)).Plan("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Cells) != 3 || len(p.Deployments) != 3 || p.Cells[2].Topology != "qsemi" || p.Cells[0].Options.Time != 20*time.Second {
+		t.Errorf("quick plan: %d cells, %d deployments", len(p.Cells), len(p.Deployments))
+	}
+	// Scenario-wide links leave a single node unimpaired (it runs, not skipped).
+	p, err = mustParse(t, string(b)+"links: 1ms\n").Plan("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Cells[0]; c.Note != "" || c.Estimate != 22*time.Second || p.Cells[1].Estimate != 26*time.Second {
+		t.Errorf("single node with scenario links: note %q, estimate %v; async %v", c.Note, c.Estimate, p.Cells[1].Estimate)
+	}
+}
+
+// TestSweepParseErrors: every bad sweep, cell or scale input is one error naming the field,
+// the value and, where the YAML has one, the line.
+func TestSweepParseErrors(t *testing.T) {
+	base := "name: x\ntopologies:\n  - {name: a, kind: single, flavor: mariadb}\n  - {name: b, kind: async, nodes: 2, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
+	for in, want := range map[string]string{
+		base + "sweep:\n  colour: [red]\n":                             `line 8: sweep "colour": unknown axis`,
+		base + "sweep:\n  threads: [1, 0]\n":                           `line 8: sweep.threads "0": want whole numbers >= 1`,
+		base + "sweep:\n  threads: [4, 4]\n":                           `sweep.threads "4": value given twice`,
+		base + "sweep:\n  threads: []\n":                               `sweep.threads "": want at least one value`,
+		base + "sweep:\n  threads: [1]\n  threads: [2]\n":              `line 9: sweep.threads "": axis given twice`,
+		base + "sweep:\n  repeats: 0\n":                                `sweep.repeats "0": want a whole number from 1 to 1000`,
+		base + "sweep:\n  topology: [a, zz]\n":                         `line 8: sweep.topology "zz": not one of the topologies' names`,
+		base + "sweep:\n  test: [oltp_x]\n":                            `sweep.test "oltp_x"`,
+		base + "sweep:\n  knob.sync+binlog: [0]\n":                     `sweep.knob.sync+binlog "sync+binlog": not a variable name`,
+		base + "sweep:\n  knob.d: [{\"n2:sync_binlog\": 1}]\n":         `sweep.knob.d "n2:sync_binlog": not a variable name (a knob axis sets every node`,
+		base + "sweep:\n  knob.d:\n    - {a: 1, b: 1}\n    - {a: 0}\n": `line 10: sweep.knob.d "a=0": every value must set the same variables`,
+		base + "sweep:\n  knob.sync_binlog: []\n":                      `line 8: sweep.knob.sync_binlog "": want at least one value`,
+		base + "sweep:\n  option.sync_binlog: []\n":                    `line 8: sweep.option.sync_binlog "": want at least one value`,
+		base + "sweep:\n  knob.sync_binlog:\n":                         `line 8: sweep.knob.sync_binlog "": want a list of plain values`,
+		base + "sweep:\n  knob.sync_binlog: [1, \"\"]\n":               `line 8: sweep.knob.sync_binlog "": want a list of plain values`,
+		base + "sweep:\n  knob.d: [[1]]\n":                             `sweep.knob.d "": want a list of values`,
+		base + "sweep:\n  links: [none, 5]\n":                          `links.all "5"`,
+		base + "sweep:\n  links: [{link: {n1->n9: 1ms}}]\n":            `line 8: sweep.links.link.n1->n9 "1ms": topology b`,
+		base + "sweep:\n  links: [{nodes: 1}]\n":                       `line 8: links: unknown key "nodes"`,
+		base + "links: 1ms\nsweep:\n  links: [none, 1ms]\n":            `sweep.links "": the scenario also has links:`,
+		base + "network: loopback\nsweep:\n  links: [1ms]\n":           `sweep.links "1ms": impairing links needs network netns`,
+		base + "sweep:\n  option.server_id: [5]\n":                     `options "server_id": set by habench`,
+		"name: x\ntopologies:\n  - {provider: existing, cluster: prod}\nworkload: {test: oltp_read_write}\nsweep:\n  option.sync_binlog: [0]\n": `sweep.option.sync_binlog "0": topology prod is an existing cluster`,
+		"name: x\ntopologies:\n  - {provider: existing, cluster: prod}\nworkload: {test: oltp_read_write}\ncell: {restart: true}\n":             `cell.restart "true": topology prod is an existing cluster`,
+		base + "sweep:\n  topology: [b]\nbaseline: a\n":                                      `baseline "a": not in sweep.topology`,
+		base + "sweep: [threads]\n":                                                          `line 7: sweep "": want a mapping of axes`,
+		base + "cell:\n  prepare: sometimes\n":                                               `cell.prepare "sometimes": want reuse or reprepare`,
+		base + "cell:\n  restart: maybe\n":                                                   `line 8: value maybe: want true or false`,
+		base + "cell:\n  warmup: soon\n":                                                     `line 8: duration "soon": want a duration like 10s`,
+		base + "cell:\n  drop_cache: true\n":                                                 `line 8: unknown key "drop_cache"`,
+		base + "  options: {warmup-time: 3}\ncell: {warmup: 2s}\n":                           `cell.warmup "2s": workload.options.warmup-time is set too`,
+		base + "  options: {time: 0}\n":                                                      `workload.time "0": with events 0 a cell would never end`,
+		base + "  options: {time: 10}\nscales:\n  medium: {workload: {time: 0}}\n":           `scales.medium.workload.time "0": with events 0`,
+		base + "scales:\n  tiny: {}\n":                                                       `line 8: unknown key "tiny"`,
+		base + "scales:\n  small: {workload: {threads: 0}}\n":                                `scale small: scales.small.workload: --threads "0"`,
+		base + "scales:\n  small: {workload: {colour: 1}}\n":                                 `scales.small.workload.colour "1"`,
+		base + "scales:\n  small: {sweep: {threads: [1]}}\n":                                 `line 8: scales.small.sweep.threads "": not an axis of the scenario's sweep`,
+		base + "sweep: {knob.d: [{a: 1}]}\nscales:\n  medium: {sweep: {knob.d: [{b: 1}]}}\n": `scales.medium.sweep.knob.d "b": must set the same variables as the sweep's axis (a)`,
+	} {
+		_, err := scenario.ParseScenario([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q:\n got %v\nwant it to contain %s", in, err, want)
+		}
+	}
+	// An error of the file as written is reported as such, not as a scale profile's.
+	for _, in := range []string{base + "sweep:\n  topology: [zz]\n", base + "sweep:\n  links: [none, 5]\n", base + "sweep:\n  test: [oltp_x]\n"} {
+		if _, err := scenario.ParseScenario([]byte(in)); err == nil || strings.HasPrefix(err.Error(), "scale ") {
+			t.Errorf("%q: got %v, want an error without a scale prefix", in, err)
+		}
+	}
+}
+
+// TestScaleProfiles: small and medium cap the file's sizes (ScaleCaps), the file's own
+// profile overrides the caps, full is the file as written.
+func TestScaleProfiles(t *testing.T) {
+	y := `name: x
+topologies:
+  - {name: a, kind: single, flavor: mariadb}
+workload:
+  test: oltp_read_write
+  options: {tables: 100, table-size: 4000000, threads: 120, time: 1800}
+sweep:
+  threads: [5, 10, 20, 40, 80, 200]
+  repeats: 3
+cell: {warmup: 60s}
+scales:
+  medium:
+    workload: {table-size: 250000}
+    sweep:
+      threads: [5, 200]
+    cell: {warmup: 30s}
+`
+	s := mustParse(t, y)
+	threads := func(p *scenario.Plan) []string { return p.AxisOf(scenario.AxisThreads).Labels() }
+	full, _ := s.Plan("full")
+	o := full.Options
+	if o.Tables != 100 || o.TableSize != 4000000 || o.Time != 1800*time.Second || o.Warmup != time.Minute || len(threads(full)) != 6 || len(full.AxisOf(scenario.AxisRepeat).Values) != 3 {
+		t.Errorf("full: %+v threads %v", o, threads(full))
+	}
+	small, err := s.Plan("small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o = small.Options
+	if o.Tables != 4 || o.TableSize != 10000 || o.Time != 10*time.Second || o.Warmup != 2*time.Second || o.Threads != 16 {
+		t.Errorf("small options: %+v", o)
+	}
+	if got := threads(small); !slices.Equal(got, []string{"5", "10", "16"}) || len(small.AxisOf(scenario.AxisRepeat).Values) != 1 || len(small.Cells) != 3 {
+		t.Errorf("small threads %v, repeats %d, cells %d", got, len(small.AxisOf(scenario.AxisRepeat).Values), len(small.Cells))
+	}
+	med, err := s.Plan("medium")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o = med.Options
+	if o.Tables != 10 || o.TableSize != 250000 || o.Time != time.Minute || o.Warmup != 30*time.Second {
+		t.Errorf("medium options: %+v", o)
+	}
+	if got := threads(med); !slices.Equal(got, []string{"5", "200"}) || len(med.AxisOf(scenario.AxisRepeat).Values) != 2 {
+		t.Errorf("medium threads %v (the profile's own, uncapped), repeats %d", got, len(med.AxisOf(scenario.AxisRepeat).Values))
+	}
+	if _, err := s.Plan("huge"); err == nil || !strings.Contains(err.Error(), `--scale "huge"`) {
+		t.Errorf("bad scale: %v", err)
+	}
+}
+
+// TestDryRunPlan: Print lists every cell with its values and estimate, the skipped ones
+// with why, done cells of a resumed directory, and the estimate's total and model.
+func TestDryRunPlan(t *testing.T) {
+	y := `name: x
+topologies:
+  - {name: a, kind: single, flavor: mariadb}
+  - {name: b, kind: async, nodes: 3, flavor: mysql}
+workload: {test: oltp_read_write, options: {tables: 2, table-size: 12000, time: 10}}
+sweep:
+  links: [none, 0.6ms]
+  threads: [1, 4]
+cell: {warmup: 2s, restart: true, drop_caches: true}
+`
+	p, err := mustParse(t, y).Plan("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Estimates by the documented model.
+	a, b := p.Deployments[0], p.Deployments[1]
+	if a.Deploy != 1100*time.Millisecond || b.Deploy != 8500*time.Millisecond {
+		t.Errorf("deploy estimates %v %v", a.Deploy, b.Deploy)
+	}
+	// 24000 rows: MariaDB 120k rows/s on one node, MySQL 28k rows/s with replicas.
+	rows, mysqlReplicated := 24000.0, 28000.0
+	if a.Prepare != time.Second+200*time.Millisecond || b.Prepare != time.Second+time.Duration(rows/mysqlReplicated*float64(time.Second)) {
+		t.Errorf("prepare estimates %v %v", a.Prepare, b.Prepare)
+	}
+	// b, links 0.6ms: warmup 2 + time 10 + 2 + links 4 + restart 3 nodes x 3 s + drop 1.
+	if c := p.Cells[6]; c.Estimate != 28*time.Second {
+		t.Errorf("cell 7 estimate %v", c.Estimate)
+	}
+	total, deploys, cells := p.Estimate(nil)
+	if want := a.Deploy + a.Prepare + b.Deploy + b.Prepare + 2*scenario.EstimateDestroy; deploys != want {
+		t.Errorf("deploys %v, want %v", deploys, want)
+	}
+	var sum time.Duration
+	for _, c := range p.Cells {
+		sum += c.Estimate
+	}
+	if cells != sum || total != deploys+cells {
+		t.Errorf("cells %v want %v, total %v", cells, sum, total)
+	}
+	var out bytes.Buffer
+	p.Print(&out, map[int]string{1: results.StatusDone, 5: results.StatusFailed})
+	txt := out.String()
+	for _, w := range []string{
+		"axes (outermost first): topology [a, b] x links [none, 0.6ms] (changes against none) x threads [1, 4] (changes against 1)",
+		"cell policy: prepare reuse, restart yes, drop caches yes",
+		"deployment 2: b (async, 3 nodes, mysql, rootfs /var/cache/habench/rootfs/mysql-sid installation): deploy ~9s, prepare ~2s",
+		"cell 1  topology=a links=none threads=1  done (not run again)",
+		"cell 3  topology=a links=0.6ms threads=1  not run: reuses cell 1 (a has 1 node, no links)",
+		"cell 5  topology=b links=none threads=1  ~24s (same-path control: with the userspace link, zero delay through it) (failed before: runs again)",
+		"cell 8  topology=b links=0.6ms threads=4  ~28s",
+		"8 cells in 2 deployments (2 not run: they reuse a cell that cannot differ), 1 done already; estimated",
+		"estimate: per deployment deploy (MariaDB 0.5s + 0.6s/node",
+	} {
+		if !strings.Contains(txt, w) {
+			t.Errorf("dry run lacks %q:\n%s", w, txt)
+		}
+	}
+}
+
+// TestShippedScenarios: every file in scenarios/ parses, expands at every scale, and its
+// small scale is estimated to take minutes.
+func TestShippedScenarios(t *testing.T) {
+	files, _ := filepath.Glob("../scenarios/*.yaml")
+	if len(files) < 8 {
+		t.Fatalf("scenarios: %v", files)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := scenario.ParseScenario(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Description == "" {
+				t.Error("no description")
+			}
+			for _, sc := range scenario.ScaleNames() {
+				p, err := s.Plan(sc)
+				if err != nil {
+					t.Fatalf("%s: %v", sc, err)
+				}
+				total, _, _ := p.Estimate(nil)
+				if sc == scenario.ScaleSmall && total > 12*time.Minute {
+					t.Errorf("small scale estimated at %v", total)
+				}
+				t.Logf("%s: %d cells, estimated %v", sc, len(p.Cells), scenario.FormatDuration(total))
+			}
+		})
+	}
+}
+
+// TestCheckerSpecRefused: bad checker sections name the field and the value.
+func TestCheckerSpecRefused(t *testing.T) {
+	for _, c := range []struct {
+		s     scenario.CheckerSpec
+		field string
+	}{
+		{scenario.CheckerSpec{Workload: "elle"}, "checker.workload"},
+		{scenario.CheckerSpec{Workload: "list-append", Keys: 2000}, "checker.keys"},
+		{scenario.CheckerSpec{Workload: "register", Keys: 2000}, "checker.keys"},
+		{scenario.CheckerSpec{Workload: "bank", Keys: 1}, "checker.keys"},
+		{scenario.CheckerSpec{Workload: "bank", Threads: -2}, "checker.threads"},
+		{scenario.CheckerSpec{Workload: "register", Locking: "share"}, "checker.locking"},
+		{scenario.CheckerSpec{Workload: "register", Isolation: "snapshot"}, "checker.isolation"},
+		{scenario.CheckerSpec{Workload: "list-append", Rate: -5}, "checker.rate"},
+		{scenario.CheckerSpec{Workload: "bank", Realtime: true}, "checker.realtime"},
+		{scenario.CheckerSpec{Workload: "register", ReadNodes: scenario.CheckerReadNodes{scenario.WorkloadNodes{All: []string{"n2"}}}}, "checker.read_nodes"},
+	} {
+		var fe *topology.FieldError
+		if err := c.s.Validate(); !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%+v: %v, want a FieldError on %s", c.s, err, c.field)
+		}
+	}
+	if err := (&scenario.CheckerSpec{Workload: "bank", Keys: 10, Isolation: "serializable"}).Validate(); err != nil {
+		t.Errorf("a valid bank: %v", err)
+	}
+	if err := (&scenario.CheckerSpec{Workload: "list-append", Realtime: true}).Validate(); err != nil {
+		t.Errorf("a valid realtime list-append: %v", err)
+	}
+}
+
+// TestCheckerReadNodes: checker.read_nodes is checked against the topologies' node names
+// like workload.read_nodes, under its own name, and refused for register.
+func TestCheckerReadNodes(t *testing.T) {
+	head := "name: x\ntopologies:\n  - {name: g, kind: galera, nodes: 3, flavor: mariadb}\n  - {name: a, kind: async, nodes: 2, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
+	for in, want := range map[string]string{
+		"checker: {workload: list-append, read_nodes: [n3]}\n":       `line 7: checker.read_nodes "n3": topology a has no such node (its nodes are n1..n2)`,
+		"checker: {workload: bank, read_nodes: {g: [n2, n2]}}\n":     `checker.read_nodes.g "n2": node given twice`,
+		"checker: {workload: bank, read_nodes: {b: [n1]}}\n":         `line 7: checker.read_nodes "b": not one of the topologies' names`,
+		"checker: {workload: register, read_nodes: {g: [n2, n3]}}\n": `checker.read_nodes "register": the register workload has no read-only transactions`,
+	} {
+		_, err := scenario.ParseScenario([]byte(head + in))
+		var fe *topology.FieldError
+		if err == nil || !strings.Contains(err.Error(), want) || (!strings.Contains(in, "n2, n2") && !errors.As(err, &fe)) {
+			t.Errorf("%q: %v, want a FieldError %q", in, err, want)
+		}
+	}
+	s := mustParse(t, head+"checker: {workload: list-append, read_nodes: {g: [n2, n3]}}\n")
+	if !slices.Equal(s.Checker.ReadNodes.For("g"), []string{"n2", "n3"}) || s.Checker.ReadNodes.For("a") != nil {
+		t.Errorf("per topology: %+v", s.Checker.ReadNodes)
+	}
+	p, _ := s.Plan("")
+	var out bytes.Buffer
+	p.Print(&out, nil)
+	if !strings.Contains(out.String(), "  the checker's read-only transactions go to n2, n3 (checker.read_nodes)") || strings.Count(out.String(), "checker's read-only") != 1 {
+		t.Errorf("plan:\n%s", out.String())
+	}
+}
+
+func TestParseScenarioErrors(t *testing.T) {
+	base := "name: x\ntopologies:\n  - {name: a, kind: single, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
+	base3 := strings.Replace(base, "kind: single", "kind: async, nodes: 3", 1)
+	if _, err := scenario.ParseScenario([]byte(base)); err != nil {
+		t.Fatalf("valid scenario: %v", err)
+	}
+	for in, want := range map[string]string{
+		base + "network: wifi\n":                              `network "wifi"`,
+		base + "baseline: zz\n":                               `baseline "zz"`,
+		base + "  options: {threads: 0}\n":                    "threads",
+		base + "  options: {colour: red}\n":                   "workload.options.colour",
+		strings.Replace(base, "oltp_read_write", "oltp_x", 1): `workload.test "oltp_x"`,
+		base + "extra: 1\n":                                   `unknown key "extra"`,
+		base + "links: 5\n":                                   `links.all "5"`,
+		base3 + "links: {link: {n1->n9: 1ms}}\n":              `links.link.n1->n9 "1ms"`,
+		base3 + "links: {partition: [n4]}\n":                  `links.partition "n4"`,
+		base3 + "links:\n  nodes: {n1: 1ms}\n":                `line 7: links: unknown key "nodes"`,
+		base + "links: 1ms\nnetwork: loopback\n":              `links "1ms"`,
+		"name: x\nworkload: {test: oltp_read_write}\n":        "topologies",
+	} {
+		_, err := scenario.ParseScenario([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want it to mention %s", in, err, want)
+		}
+	}
+}
+
+// TestDeploys: a spec's provider says whether habench deploys it; a spec naming a
+// cluster of the state directory, or dsns, is not deployed by the run.
+func TestDeploys(t *testing.T) {
+	for _, tc := range []struct {
+		spec topology.Spec
+		want bool
+	}{
+		{topology.Spec{}, true},
+		{topology.Spec{Provider: topology.ProviderSandbox}, true},
+		{topology.Spec{Provider: topology.ProviderExisting, ExistingSpec: topology.ExistingSpec{Cluster: "prod"}}, false},
+		{topology.Spec{Provider: topology.ProviderExisting, ExistingSpec: topology.ExistingSpec{DSNs: []string{"root@tcp(127.0.0.1:3306)/"}}}, false},
+		{topology.Spec{Provider: "no-such-provider"}, false},
+	} {
+		if got := scenario.Deploys(tc.spec); got != tc.want {
+			t.Errorf("Deploys(provider %q cluster %q) = %v, want %v", tc.spec.Provider, tc.spec.Cluster, got, tc.want)
+		}
+	}
+}
+
+// FuzzParseScenario: no scenario file, however malformed, panics the parser; the shipped
+// scenarios are the seed corpus. Run: go test -run '^$' -fuzz FuzzParseScenario -fuzztime 5m ./experiment/
+func FuzzParseScenario(f *testing.F) {
+	files, _ := filepath.Glob("../scenarios/*.yaml")
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("name: x\ntopologies: [{name: a, kind: single}]\nworkload: {test: oltp_read_write}\n"))
+	f.Add([]byte("sweep: {threads: [1, 2], links: [none, 0.6ms]}\n"))
+	f.Add([]byte("name: x\nworkload: {test: caf\xff}\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := scenario.ParseScenario(b)
+		if err == nil && s == nil {
+			t.Fatal("nil scenario without an error")
+		}
+	})
+}
+
+// TestFaultArgs: parameters are checked against the action's declaration, each error one
+// line naming the parameter and its value.
+func TestFaultArgs(t *testing.T) {
+	for _, c := range []struct {
+		action string
+		kvs    []string
+		want   string
+	}{
+		{"kill", nil, ""},
+		{"kill", []string{"duration=2s"}, `duration "2s": kill takes no parameters`},
+		{"kill", []string{"duration"}, `parameter "duration": want KEY=VALUE`},
+		{"nope", nil, `action "nope": want one of kill, stop, start, restart, partition, heal, promote`[:36]},
+	} {
+		_, err := scenario.ParseFaultArgs(c.action, c.kvs)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+			t.Errorf("ParseFaultArgs(%s, %q) = %q, want %q", c.action, c.kvs, got, c.want)
+		}
+	}
+	a := &scenario.FaultSpec{Name: "z", Params: []scenario.FaultParam{scenario.DurationParam("duration", "how long")}}
+	field := func(k string) string { return "faults[0]." + k }
+	if _, err := scenario.CheckFaultArgs(a, scenario.FaultArgs{"duration": "2s"}, field); err != nil {
+		t.Errorf("duration 2s: %v", err)
+	}
+	for _, bad := range []scenario.FaultArgs{{"duration": "0s"}, {"duration": "soon"}, {"for": "2s"}} {
+		var fe *topology.FieldError
+		_, err := scenario.CheckFaultArgs(a, bad, field)
+		if !errors.As(err, &fe) || !strings.HasPrefix(fe.Field, "faults[0].") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v, want one line naming faults[0].KEY", bad, err)
+		}
+	}
+}
+
+// TestScenarioFaultParams: a scenario's fault entry with a key its action does not take
+// is refused when the file is read, naming faults[i].KEY; the registry's checks of the
+// kind (promote on a Galera cluster) run there too.
+func TestScenarioFaultParams(t *testing.T) {
+	base := `name: fp
+topologies:
+  - {name: a, kind: async, nodes: 2, flavor: mariadb}
+workload:
+  test: oltp_write_only
+  options: {time: 8}
+faults:
+`
+	if _, err := scenario.ParseScenario([]byte(base + "  - {at: 3s, action: kill, node: writer}\n")); err != nil {
+		t.Fatalf("a plain kill: %v", err)
+	}
+	_, err := scenario.ParseScenario([]byte(base + "  - {at: 3s, action: kill, node: writer, duration: 2s}\n"))
+	if err == nil || !strings.Contains(err.Error(), `faults[0].duration "2s": kill takes no parameters`) {
+		t.Errorf("kill with a duration: %v", err)
+	}
+	g := strings.Replace(base, "kind: async, nodes: 2", "kind: galera, nodes: 3", 1)
+	_, err = scenario.ParseScenario([]byte(g + "  - {at: 3s, action: promote, node: n2}\n"))
+	if err == nil || !strings.Contains(err.Error(), `faults[0].action "promote": topology a is galera: promote is for kinds`) {
+		t.Errorf("promote on galera: %v", err)
+	}
+}
+
+// TestLargeTransactionAndRebuildRefused: bad parameters of large-transaction, and a rebuild
+// where it cannot run (a kind without a rebuild, Galera on a provider that cannot empty a
+// datadir), are refused in one line naming the field and the value when the faults are
+// read; a group member's rebuild (by clone) is accepted, on hosts too.
+func TestLargeTransactionAndRebuildRefused(t *testing.T) {
+	galera := topology.Spec{Name: "g", Kind: topology.Galera, Nodes: 3, Flavor: topology.MariaDB}
+	group := topology.Spec{Name: "gr", Kind: topology.Group, Nodes: 3, Flavor: topology.MySQL}
+	async := topology.Spec{Name: "a", Kind: topology.Async, Nodes: 3, Flavor: topology.MariaDB}
+	hosts := galera
+	hosts.Provider = topology.ProviderHosts
+	groupHosts := group
+	groupHosts.Provider = topology.ProviderHosts
+	for _, tc := range []struct {
+		ev   scenario.FaultEvent
+		tops []topology.Spec
+		want string
+	}{
+		{scenario.FaultEvent{Action: "large-transaction", Node: "writer", Args: scenario.FaultArgs{"rows": "0"}}, []topology.Spec{galera}, "faults[0].rows \"0\": want a whole number of rows"},
+		{scenario.FaultEvent{Action: "large-transaction", Node: "writer", Args: scenario.FaultArgs{"statement": "delete"}}, []topology.Spec{galera}, "faults[0].statement \"delete\": want insert-select or update"},
+		{scenario.FaultEvent{Action: "large-transaction", Node: "writer", Args: scenario.FaultArgs{"table": "sbtest1"}}, []topology.Spec{galera}, "faults[0].table \"sbtest1\": want DB.TABLE"},
+		{scenario.FaultEvent{Action: "large-transaction", Node: "writer", Args: scenario.FaultArgs{"rows": "1000", "statement": "update"}}, []topology.Spec{galera}, "faults[0].rows \"1000\": rows is for statement=insert-select"},
+		{scenario.FaultEvent{Action: "rebuild", Node: "n3"}, []topology.Spec{async}, "faults[0].action \"rebuild\": cannot rebuild a node: kind async: only Galera nodes (by SST) and group members (by clone) can be rebuilt"},
+		{scenario.FaultEvent{Action: "rebuild", Node: "n3"}, []topology.Spec{hosts}, "cannot rebuild a node: provider hosts cannot empty a node's datadir"},
+	} {
+		err := scenario.ValidateFaults([]scenario.FaultEvent{tc.ev}, tc.tops, "", 0)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s %v on %s: %v, want one line with %q", tc.ev.Action, tc.ev.Args, tc.tops[0].Kind, err, tc.want)
+		}
+	}
+	if err := scenario.ValidateFaults([]scenario.FaultEvent{{Action: "rebuild", Node: "n3"}, {Action: "large-transaction", Node: "writer", Args: scenario.FaultArgs{"rows": "1000", "statement": "insert-select", "table": "sbtest.big"}}},
+		[]topology.Spec{galera}, "", 0); err != nil {
+		t.Errorf("rebuild and large-transaction on a Galera sandbox: %v", err)
+	}
+	for _, g := range []topology.Spec{group, groupHosts} {
+		if err := scenario.ValidateFaults([]scenario.FaultEvent{{Action: "rebuild", Node: "n3"}}, []topology.Spec{g}, "", 0); err != nil {
+			t.Errorf("rebuild of a group member (%s provider): %v", g.Provider, err)
+		}
+	}
+}
+
+// TestPauseWithoutDurationNeedsResume: a scheduled pause without duration is refused on
+// faults[i].duration unless a later resume of the same node follows (the run would leave
+// the server stopped); with a duration, or with its resume, it is accepted.
+func TestPauseWithoutDurationNeedsResume(t *testing.T) {
+	async := topology.Spec{Name: "a", Kind: topology.Async, Nodes: 2, Flavor: topology.MariaDB}
+	pause := func(at int, node string, args scenario.FaultArgs) scenario.FaultEvent {
+		return scenario.FaultEvent{At: scenario.Duration(time.Duration(at) * time.Second), Action: "pause", Node: node, Args: args}
+	}
+	resume := func(at int, node string) scenario.FaultEvent {
+		return scenario.FaultEvent{At: scenario.Duration(time.Duration(at) * time.Second), Action: "resume", Node: node}
+	}
+	for _, tc := range []struct {
+		evs  []scenario.FaultEvent
+		want string // "" for accepted
+	}{
+		{[]scenario.FaultEvent{pause(1, "n1", nil)}, `faults[0].duration "": a pause of n1 without duration needs a later resume of n1`},
+		{[]scenario.FaultEvent{pause(1, "n1", nil), resume(2, "n2")}, `faults[0].duration`},
+		{[]scenario.FaultEvent{resume(1, "n1"), pause(2, "n1", nil)}, `faults[1].duration`},
+		{[]scenario.FaultEvent{pause(1, "n1", nil), resume(2, "n1")}, ""},
+		{[]scenario.FaultEvent{pause(1, "n1", scenario.FaultArgs{"duration": "2s"})}, ""},
+	} {
+		err := scenario.ValidateFaults(tc.evs, []topology.Spec{async}, "", 0)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.evs, err, tc.want)
+		}
+	}
+}
