@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/internal/testenv/prereq"
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/scenario"
 
 	"github.com/habench/habench/cluster"
@@ -56,7 +57,7 @@ cell: {warmup: 1s}
 		t.Fatal(err)
 	}
 	var term bytes.Buffer
-	PrintComparison(&term, rows)
+	report.PrintComparison(&term, rows)
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {

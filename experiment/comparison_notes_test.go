@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/stats"
 )
 
@@ -45,17 +46,17 @@ func durabilityRows() []Row {
 // table, and names the rows on another server than the baseline's.
 func TestComparisonLostAckedAndCaveats(t *testing.T) {
 	rows := durabilityRows()
-	md := ComparisonTable(rows)
+	md := report.ComparisonTable(rows)
 	var con bytes.Buffer
-	PrintComparison(&con, rows)
+	report.PrintComparison(&con, rows)
 	for name, out := range map[string]string{"comparison.md": md, "console": con.String()} {
-		for _, want := range []string{"550 of 1424", "0 of 869", "41.5% ⚠", Warn + " compares CPU-bound cells: the ratio measures the host, not the topology",
+		for _, want := range []string{"550 of 1424", "0 of 869", "41.5% ⚠", report.Warn + " compares CPU-bound cells: the ratio measures the host, not the topology",
 			"no confidence interval (one repeat)", "Other server than the baseline dfasync (MariaDB 10.11.19): dfgalera (MySQL 9.7.4)"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s lacks %q:\n%s", name, want, out)
 			}
 		}
-		if strings.Contains(out, "(reference) "+Warn) || strings.Contains(out, "100.0% "+Warn) {
+		if strings.Contains(out, "(reference) "+report.Warn) || strings.Contains(out, "100.0% "+report.Warn) {
 			t.Errorf("%s marks the baseline's own ratio:\n%s", name, out)
 		}
 	}
@@ -66,7 +67,7 @@ func TestComparisonLostAckedAndCaveats(t *testing.T) {
 	for i := range rows {
 		rows[i].Summary.Probe = nil
 	}
-	if md := ComparisonTable(rows); strings.Contains(md, "lost acked") {
+	if md := report.ComparisonTable(rows); strings.Contains(md, "lost acked") {
 		t.Errorf("a column for lost commits without a probe writer:\n%s", md)
 	}
 }
@@ -79,7 +80,7 @@ func TestConsoleComparisonFootnotes(t *testing.T) {
 	added := 0.015
 	rows[1].LinksControl, rows[1].LinkAddedMs = "same path: the userspace link at zero delay", &added
 	var con bytes.Buffer
-	PrintComparison(&con, rows)
+	report.PrintComparison(&con, rows)
 	out := con.String()
 	if !strings.Contains(out, "dfsemi (a)") || !strings.Contains(out, "(a) same path: the userspace link at zero delay; the link's own cost (the round trip it added to the plain bridge): dfsemi +0.015 ms.") {
 		t.Errorf("no footnote:\n%s", out)

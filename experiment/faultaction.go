@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -56,20 +57,17 @@ var faultActionErrs []string
 // RegisterFaultAction adds a to the registry, and its FaultSpec to the scenario
 // package's (scenario.RegisterFault: what scenarios and `habench fault` check before
 // anything runs); called from each action file's init. A name registered twice or an
-// action lacking a piece (scenario.FaultSpecLacks, or Inject) is refused and listed by
-// FaultActionRegistrationErrors.
+// action lacking a piece (scenario.FaultSpecLacks, or Inject) is refused in both and
+// listed by FaultActionRegistrationErrors.
 func RegisterFaultAction(a FaultAction) {
-	err := addFaultAction(faultActions, a)
-	if err == nil {
-		err = scenario.RegisterFault(faultActions[a.Name].FaultSpec)
-	}
-	if err != nil {
+	if err := addFaultAction(faultActions, a, scenario.RegisterFault); err != nil {
 		faultActionErrs = append(faultActionErrs, err.Error())
 	}
 }
 
-// addFaultAction adds a to reg, or says what is wrong with it.
-func addFaultAction(reg map[string]*FaultAction, a FaultAction) error {
+// addFaultAction adds a to reg after also (nil: none) took its spec, or says what is
+// wrong with it (then neither has it).
+func addFaultAction(reg map[string]*FaultAction, a FaultAction, also func(scenario.FaultSpec) error) error {
 	a.Sites = a.InjectSite != nil
 	lacks := scenario.FaultSpecLacks(a.FaultSpec)
 	if a.Inject == nil {
@@ -82,6 +80,11 @@ func addFaultAction(reg map[string]*FaultAction, a FaultAction) error {
 	if _, dup := reg[a.Name]; dup {
 		return fmt.Errorf("fault action %q registered twice", a.Name)
 	}
+	if also != nil {
+		if err := also(a.FaultSpec); err != nil {
+			return err
+		}
+	}
 	reg[a.Name] = &a
 	return nil
 }
@@ -92,5 +95,16 @@ func FaultActionRegistrationErrors() []string { return slices.Clone(faultActionE
 // FaultActionOf returns the action named name, nil when there is none.
 func FaultActionOf(name string) *FaultAction { return faultActions[name] }
 
-// FaultActionNames lists the registered actions in help order (scenario.FaultNames).
-func FaultActionNames() []string { return scenario.FaultNames() }
+// FaultActionNames lists the registered actions in help order (Order, then name; the
+// order of scenario.FaultNames).
+func FaultActionNames() []string {
+	names := slices.Collect(maps.Keys(faultActions))
+	sort.Slice(names, func(i, j int) bool {
+		a, b := faultActions[names[i]], faultActions[names[j]]
+		if a.Order != b.Order {
+			return a.Order < b.Order
+		}
+		return a.Name < b.Name
+	})
+	return names
+}

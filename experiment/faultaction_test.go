@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +19,10 @@ func TestFaultActionsRegistered(t *testing.T) {
 		t.Fatalf("refused registrations: %q", errs)
 	}
 	names := FaultActionNames()
+	// The scenario package checks exactly the actions that can be injected.
+	if specs := scenario.FaultNames(); !slices.Equal(specs, names) {
+		t.Errorf("scenario's fault specs %v, experiment's actions %v: want the same", specs, names)
+	}
 	for _, want := range []string{"kill", "stop", "start", "restart", "partition", "heal", "promote"} {
 		if FaultActionOf(want) == nil {
 			t.Errorf("action %s not registered (have %v)", want, names)
@@ -68,7 +73,7 @@ func TestFaultActionRegistryRefuses(t *testing.T) {
 	}
 	reg := map[string]*FaultAction{}
 	ok := FaultAction{FaultSpec: scenario.FaultSpec{Name: "x", Help: "does x", Past: "xed"}, Inject: inject}
-	if err := addFaultAction(reg, ok); err != nil {
+	if err := addFaultAction(reg, ok, nil); err != nil {
 		t.Fatalf("a whole action was refused: %v", err)
 	}
 	for _, c := range []struct {
@@ -83,7 +88,7 @@ func TestFaultActionRegistryRefuses(t *testing.T) {
 		{FaultAction{FaultSpec: scenario.FaultSpec{Name: "y", Help: "h", Past: "p", Params: []scenario.FaultParam{{Name: "d", Help: "h"}}}, Inject: inject}, `fault action "y" lacks Params[0]`},
 		{FaultAction{FaultSpec: scenario.FaultSpec{Name: "y", Help: "h", Past: "p", Params: []scenario.FaultParam{scenario.DurationParam("node", "h")}}, Inject: inject}, `fault action "y" lacks Params[0]`},
 	} {
-		err := addFaultAction(reg, c.a)
+		err := addFaultAction(reg, c.a, nil)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("registering %+v: %v, want %q", c.a.Name, err, c.want)
 		}

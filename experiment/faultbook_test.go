@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -205,4 +206,12 @@ func TestFaultAlsoOutages(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, tb)
 		}
 	}
+}
+
+// fmtOpt formats *v with format, or "n/a" when v is nil.
+func fmtOpt(v *float64, format string) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf(format, *v)
 }

@@ -51,11 +51,14 @@ func (in *Injector) InjectArgs(ctx context.Context, c *cluster.Cluster, action, 
 		return FaultRecord{}, "", err
 	}
 	a := faultActions[spec.Name]
+	if a == nil {
+		return FaultRecord{}, "", fmt.Errorf("fault action %s: its spec is registered but nothing injects it (register it with RegisterFaultAction)", action)
+	}
 	if _, err := scenario.CheckFaultArgs(spec, args, func(k string) string { return k }); err != nil {
 		return FaultRecord{}, "", err
 	}
 	if !c.Deployed() && !a.Existing {
-		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "on an existing cluster habench can " + scenario.OrList(scenario.ExistingActions()) + " servers (with the ssh: section's commands); partition with netem apply --partition"}
+		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "on an existing cluster habench can " + scenario.AndList(scenario.ExistingActions()) + " servers (with the ssh: section's commands); partition with netem apply --partition"}
 	}
 	if a.Check != nil && c.Deployed() {
 		if why := a.Check(c.Spec, c.Network); why != "" {
@@ -150,7 +153,7 @@ func escalated(rec *FaultRecord, err error) error {
 // untouched, or its removal). An action without InjectSite on a site is bad input.
 func (in *Injector) injectSite(ctx context.Context, c *cluster.Cluster, a *FaultAction, site string) (FaultRecord, string, error) {
 	if a.InjectSite == nil {
-		return FaultRecord{}, "", &topology.FieldError{Field: "node", Value: site, Reason: "a site can be " + scenario.OrList(scenario.SiteActions()) + "; " + a.Name + " needs a node"}
+		return FaultRecord{}, "", &topology.FieldError{Field: "node", Value: site, Reason: "a site can be " + scenario.AndList(scenario.SiteActions()) + "; " + a.Name + " needs a node"}
 	}
 	groups, err := c.Spec.Sites.CutOff(site)
 	if err != nil {

@@ -2,12 +2,10 @@ package experiment
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 
 	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/report"
 	"github.com/habench/habench/results"
 	"github.com/habench/habench/scenario"
 )
@@ -59,24 +57,4 @@ type Row = results.ComparisonRow
 // interrupt (ctx's error), or how many cells failed.
 func (r *ScenarioRun) Run(ctx context.Context) (string, []Row, error) {
 	return r.runSweep(ctx)
-}
-
-// Warn is the mark after a ratio of questionable meaning (report.Warn).
-const Warn = report.Warn
-
-// StatsNote explains the comparison's figures (report.StatsNote).
-func StatsNote(rows []Row) string { return report.StatsNote(rows) }
-
-// ComparisonTable renders rows as a Markdown table (report.ComparisonTable).
-func ComparisonTable(rows []Row) string { return report.ComparisonTable(rows) }
-
-// PrintComparison writes the comparison as aligned text tables (report.PrintComparison).
-func PrintComparison(w io.Writer, rows []Row) { report.PrintComparison(w, rows) }
-
-// fmtOpt formats *v with format, or "n/a" when v is nil.
-func fmtOpt(v *float64, format string) string {
-	if v == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf(format, *v)
 }

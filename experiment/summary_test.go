@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
@@ -81,7 +82,7 @@ func TestReportAndComparison(t *testing.T) {
 	rows := []Row{{Topology: "a", Kind: "single", Summary: &Summary{TPS: 200, LatencyMs: map[string]float64{"avg": 5}}, TPSvsBase: 100, LatVsBase: 100},
 		{Topology: "b", Kind: "async", Summary: &Summary{TPS: 100, LatencyMs: map[string]float64{"avg": 10}}, TPSvsBase: 50, LatVsBase: 200, MaxLagS: &lag, Error: "context canceled"}}
 	// Rows without a point (Stats) are their own, without percentages.
-	c := ComparisonTable(rows)
+	c := report.ComparisonTable(rows)
 	if !strings.Contains(c, "| a | single |") || !strings.Contains(c, "| n/a |") || !strings.Contains(c, "| b (1 of 1 runs incomplete, left out) | async |") || !strings.Contains(c, "| n/a | n/a | 2.500 |") {
 		t.Errorf("comparison:\n%s", c)
 	}

@@ -17,14 +17,19 @@ import (
 	"github.com/habench/habench/topology"
 )
 
-// gridScenario is scenario/testdata/grid.yaml: 2 topologies, a sweep of 128 cells.
-var gridScenario = func() string {
-	b, err := os.ReadFile("../scenario/testdata/grid.yaml")
+// gridScenarioFile is the grid scenario: 2 topologies, a sweep of 128 cells (the
+// scenario package's testdata, shared with its tests).
+const gridScenarioFile = "../scenario/testdata/grid.yaml"
+
+// gridScenario is gridScenarioFile's text.
+func gridScenario(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(gridScenarioFile)
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
 	return string(b)
-}()
+}
 
 func mustParse(t *testing.T, y string) *scenario.Scenario {
 	t.Helper()
@@ -103,8 +108,8 @@ func TestSameValue(t *testing.T) {
 // before anything is deployed; a directory whose cells are all done or skipped runs
 // nothing and records the invocation.
 func TestResumeBookkeeping(t *testing.T) {
-	raw := []byte(gridScenario)
-	s := mustParse(t, gridScenario)
+	raw := []byte(gridScenario(t))
+	s := mustParse(t, gridScenario(t))
 	p, _ := s.Plan("small")
 	dir := t.TempDir()
 	f := newSweepFile(p, raw)
@@ -123,7 +128,7 @@ func TestResumeBookkeeping(t *testing.T) {
 		return err
 	}
 	var fe *topology.FieldError
-	other := mustParse(t, strings.Replace(gridScenario, "time: 5", "time: 6", 1))
+	other := mustParse(t, strings.Replace(gridScenario(t), "time: 5", "time: 6", 1))
 	if err := run(other, ""); !errors.As(err, &fe) || !strings.Contains(err.Error(), "another scenario file") || !strings.Contains(err.Error(), filepath.Join(dir, "scenario.yaml")) {
 		t.Errorf("other file: %v", err)
 	}
@@ -160,10 +165,10 @@ func (r *ScenarioRun) runErr() error {
 // TestNewSweepFileRecords: the fresh record has every cell pending or skipped, with the
 // requested variables and the axes with their variables.
 func TestNewSweepFileRecords(t *testing.T) {
-	s := mustParse(t, gridScenario)
+	s := mustParse(t, gridScenario(t))
 	p, _ := s.Plan("")
-	f := newSweepFile(p, []byte(gridScenario))
-	if f.ScenarioSHA256 != ScenarioSHA256([]byte(gridScenario)) || f.Scale != "full" || f.Baseline != "a" || len(f.Cells) != 128 || len(f.Axes) != 7 {
+	f := newSweepFile(p, []byte(gridScenario(t)))
+	if f.ScenarioSHA256 != ScenarioSHA256([]byte(gridScenario(t))) || f.Scale != "full" || f.Baseline != "a" || len(f.Cells) != 128 || len(f.Axes) != 7 {
 		t.Fatalf("file %+v", f)
 	}
 	if f.Axes[1].Name != "option.innodb_buffer_pool_size" || !slices.Equal(f.Axes[1].Variables, []string{"innodb_buffer_pool_size"}) {

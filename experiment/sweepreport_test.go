@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/habench/habench/report"
 )
 
 // goFormatting matches what Go's fmt prints for values a reader should never see: a map,
@@ -27,7 +29,7 @@ func TestSweepReportsNoGoFormatting(t *testing.T) {
 		outs[name] = string(b)
 	}
 	var con bytes.Buffer
-	PrintComparison(&con, rows)
+	report.PrintComparison(&con, rows)
 	outs["console"] = con.String()
 	for name, out := range outs {
 		for _, l := range strings.Split(out, "\n") {

@@ -925,7 +925,7 @@ func knobsReadBack(manifest string, knobs []topology.KnobSetting, rb map[string]
 }
 
 // cellExtra is a cell's manifest "extra": scenario, topology, cell index, axis values,
-// scale, the baseline topology (Plan.baseline: the one comparison.md and sweep.json use,
+// scale, the baseline topology (Plan.Baseline: the one comparison.md and sweep.json use,
 // so `habench report` picks the same one) and, for a sweep, the cell's name.
 func cellExtra(p *scenario.Plan, cell *scenario.Cell) map[string]any {
 	e := map[string]any{"scenario": p.Scenario.Name, "topology": cell.Topology,

@@ -27,12 +27,12 @@ func blockFile(t *testing.T, dir, name string) {
 // is not run but marked failed with that error; sweep.md and the other sweep reports that
 // cannot be written fail finish naming them.
 func TestSweepWritesFailNamingTheFile(t *testing.T) {
-	p, err := mustParse(t, gridScenario).Plan("")
+	p, err := mustParse(t, gridScenario(t)).Plan("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	sw := &sweepRun{r: &ScenarioRun{}, plan: p, file: newSweepFile(p, []byte(gridScenario)), dir: dir}
+	sw := &sweepRun{r: &ScenarioRun{}, plan: p, file: newSweepFile(p, []byte(gridScenario(t))), dir: dir}
 	sw.inv, sw.out = &Invocation{}, io.Discard
 	if err := sw.save(); err != nil {
 		t.Fatalf("first save: %v", err)

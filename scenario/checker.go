@@ -11,7 +11,7 @@ import (
 )
 
 // CheckerSpec is a checker workload run beside the benchmark (a scenario's `checker:`
-// section, Bench.Checker): its own table and sessions on the cluster's writable nodes, every
+// section, experiment.Bench.Checker): its own table and sessions on the cluster's writable nodes, every
 // operation recorded in the run's history (history.jsonl, history.edn) and checked after
 // the run (summary.json "checks", report.md "Anomalies").
 type CheckerSpec struct {
@@ -46,7 +46,8 @@ type CheckerSpec struct {
 	ReadNodes CheckerReadNodes `yaml:"read_nodes"`
 }
 
-// RegisterOptions, ListAppendOptions and BankOptions return the options of s for each workload, defaults filled in.
+// RegisterOptions is the register checker's options of s (threads default 2, the
+// checker's own defaults for the rest).
 func (s *CheckerSpec) RegisterOptions() checker.RegisterOptions {
 	th := s.Threads
 	if th == 0 {
@@ -55,11 +56,15 @@ func (s *CheckerSpec) RegisterOptions() checker.RegisterOptions {
 	return checker.RegisterOptions{Keys: s.Keys, Threads: th, Locking: s.Locking, Isolation: s.Isolation, Rate: s.Rate}.WithDefaults()
 }
 
+// ListAppendOptions is the list-append checker's options of s (defaults as
+// RegisterOptions'; Keys are lists).
 func (s *CheckerSpec) ListAppendOptions() checker.ListAppendOptions {
 	r := s.RegisterOptions()
 	return checker.ListAppendOptions{Keys: s.Keys, Threads: r.Threads, Isolation: r.Isolation, Rate: r.Rate}
 }
 
+// BankOptions is the bank checker's options of s (defaults as RegisterOptions'; Keys are
+// accounts).
 func (s *CheckerSpec) BankOptions() checker.BankOptions {
 	r := s.RegisterOptions()
 	return checker.BankOptions{Accounts: s.Keys, Threads: r.Threads, Locking: r.Locking, Isolation: r.Isolation, Rate: r.Rate}

@@ -40,8 +40,10 @@ func FaultSpecLacks(s FaultSpec) []string {
 	return lacks
 }
 
-// RegisterFault adds s to the registry. Errors: s lacks a piece (FaultSpecLacks) or its
-// name is registered already.
+// RegisterFault adds s to the registry; experiment.RegisterFaultAction calls it for each
+// action it registers (a spec registered here alone can be scheduled and checked, but an
+// injection of it is refused: nothing implements it). Errors: s lacks a piece
+// (FaultSpecLacks) or its name is registered already.
 func RegisterFault(s FaultSpec) error {
 	if lacks := FaultSpecLacks(s); len(lacks) > 0 {
 		return fmt.Errorf("fault action %q lacks %s", s.Name, strings.Join(lacks, ", "))
@@ -53,8 +55,8 @@ func RegisterFault(s FaultSpec) error {
 	return nil
 }
 
-// FaultOf returns the spec of the action named name, nil when there is none.
-func FaultOf(name string) *FaultSpec { return faultSpecs[name] }
+// faultOf returns the spec of the action named name, nil when there is none.
+func faultOf(name string) *FaultSpec { return faultSpecs[name] }
 
 // FaultNames lists the registered actions in help order (Order, then name).
 func FaultNames() []string {
@@ -101,7 +103,8 @@ type FaultSpec struct {
 	// actions are refused on one when the faults are read.
 	Aux bool
 	// Sites: the action takes a site as its node (a topology with sites:); set from
-	// FaultAction.InjectSite when the action registers.
+	// experiment.FaultAction.InjectSite when the action registers (a value given here is
+	// overwritten then).
 	Sites bool
 	// CheckArgs says why the parameters, each valid on its own, cannot go together (e.g.
 	// rows with statement=update): the key of the parameter to name and the reason (a
@@ -112,8 +115,9 @@ type FaultSpec struct {
 	// of faults[i] at fault ("duration") and the reason, or "" and "" when it can. nil:
 	// nothing to check.
 	CheckSchedule func(events []FaultEvent, i int) (field, why string)
-	// Steps: the action logs each of its steps as a fault record of its own (FaultRecord.Of
-	// names the action; rolling-restart's restarts and switchover), and a run lists those
+	// Steps: the action logs each of its steps as a fault record of its own
+	// (experiment.FaultRecord.Of names the action; rolling-restart's restarts and
+	// switchover), and a run lists those
 	// instead of the action's record, so that each step's outage and recovery are measured.
 	Steps bool
 	// Leaves says what the action leaves its node as, for the convergence check after the
@@ -121,7 +125,7 @@ type FaultSpec struct {
 	Leaves NodeAfter
 	// Lasting: the action's own duration is the fault (a large transaction, a rebuild),
 	// so the run measures the workload and the cluster before it and while it ran
-	// (summary.json faults[i].during, the report's "While it ran" table: faultDuring).
+	// (summary.json faults[i].during, the report's "While it ran" table: experiment.faultDuring).
 	Lasting bool
 }
 
@@ -175,8 +179,8 @@ func ExistingActions() []string {
 	return out
 }
 
-// AuxActions lists the actions that apply to an aux member, in help order.
-func AuxActions() []string {
+// auxActions lists the actions that apply to an aux member, in help order.
+func auxActions() []string {
 	var out []string
 	for _, n := range FaultNames() {
 		if faultSpecs[n].Aux {
@@ -191,13 +195,17 @@ func AuxRefusal(a *FaultSpec, t string, x topology.AuxNode) string {
 	if a.Aux {
 		return ""
 	}
-	return fmt.Sprintf("%s is topology %s's %s (%s): it can be %s; %s needs a database server", x.Name, t, x.Role, x.Program, OrList(AuxActions()), a.Name)
+	return fmt.Sprintf("%s is topology %s's %s (%s): it can be %s; %s needs a database server", x.Name, t, x.Role, x.Program, AndList(auxActions()), a.Name)
 }
 
-// lookupFaultAction returns the action named name, or a *topology.FieldError on field
-// listing the actions.
+// LookupFault returns the spec of the action named name, or a *topology.FieldError on
+// field listing the actions. With no action registered (a program that does not link
+// experiment, whose fault_<name>.go files register them) the error says so.
 func LookupFault(field, name string) (*FaultSpec, error) {
-	a := FaultOf(name)
+	a := faultOf(name)
+	if a == nil && len(faultSpecs) == 0 {
+		return nil, &topology.FieldError{Field: field, Value: name, Reason: "no fault actions are registered in this program (they register from package experiment)"}
+	}
 	if a == nil {
 		return nil, &topology.FieldError{Field: field, Value: name, Reason: "want one of " + strings.Join(FaultNames(), ", ")}
 	}
@@ -277,7 +285,7 @@ func FaultHelp() string {
 // FaultPast is the past participle of action for messages ("killed"); the action's name
 // when it is not registered.
 func FaultPast(action string) string {
-	if a := FaultOf(action); a != nil {
+	if a := faultOf(action); a != nil {
 		return a.Past
 	}
 	return action
@@ -285,14 +293,14 @@ func FaultPast(action string) string {
 
 // Leaves is what action leaves its node as (NodeAsBefore for an unknown action).
 func Leaves(action string) NodeAfter {
-	if a := FaultOf(action); a != nil {
+	if a := faultOf(action); a != nil {
 		return a.Leaves
 	}
 	return NodeAsBefore
 }
 
-// OrList joins names as "a, b and c".
-func OrList(names []string) string {
+// AndList joins names as "a, b and c".
+func AndList(names []string) string {
 	if len(names) < 2 {
 		return strings.Join(names, "")
 	}
@@ -312,7 +320,7 @@ func SiteActions() []string {
 
 // FaultEvent is one fault of a scenario's schedule: at At after the workload starts
 // (warm-up included), Action on Node (a node name, "writer", or a site for the actions
-// that take one) with the action's parameters Args (FaultAction.Params: every other key
+// that take one) with the action's parameters Args (FaultSpec.Params: every other key
 // of the entry, e.g. {at: 3s, action: pause, node: n1, duration: 2s}).
 type FaultEvent struct {
 	At     Duration  `yaml:"at" json:"at"`
@@ -409,7 +417,7 @@ func checkFaultOn(a *FaultSpec, f FaultEvent, t topology.Spec, network string, f
 			return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is an existing cluster without ssh: faults run commands on its hosts", t.Name)}
 		}
 		if !a.Existing {
-			return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is an existing cluster: habench can %s its servers (ssh: faults commands), nothing else", t.Name, OrList(ExistingActions()))}
+			return &topology.FieldError{Field: field("action"), Value: f.Action, Reason: fmt.Sprintf("topology %s is an existing cluster: habench can %s its servers (ssh: faults commands), nothing else", t.Name, AndList(ExistingActions()))}
 		}
 		return nil
 	}
@@ -426,7 +434,7 @@ func checkFaultOn(a *FaultSpec, f FaultEvent, t topology.Spec, network string, f
 			return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("topology %s has nodes %s", t.Name, have)}
 		}
 		if site && !a.Sites {
-			return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("%s is a site of topology %s: a site can be %s, %s needs a node", f.Node, t.Name, OrList(SiteActions()), f.Action)}
+			return &topology.FieldError{Field: field("node"), Value: f.Node, Reason: fmt.Sprintf("%s is a site of topology %s: a site can be %s, %s needs a node", f.Node, t.Name, AndList(SiteActions()), f.Action)}
 		}
 		for _, x := range t.AuxNodes() {
 			if why := AuxRefusal(a, t.Name, x); x.Name == f.Node && why != "" {

@@ -318,7 +318,7 @@ func (p *Plan) checkGrid() error {
 }
 
 // LongRun is the estimated total above which a run is refused without confirmation
-// (ScenarioRun.YesLong, habench run --yes-long) and a dry run warns.
+// (experiment.ScenarioRun.YesLong, habench run --yes-long) and a dry run warns.
 const LongRun = 24 * time.Hour
 
 // LongWarning is the WARNING for a plan whose cells to run (all when run is nil) are

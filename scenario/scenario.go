@@ -450,7 +450,7 @@ func faultsNeedFreeLinks(s *Scenario) error {
 		return nil
 	}
 	for i, f := range s.Faults {
-		if a := FaultOf(f.Action); a != nil && a.LinkEvent != "" {
+		if a := faultOf(f.Action); a != nil && a.LinkEvent != "" {
 			return &topology.FieldError{Field: fmt.Sprintf("faults[%d].action", i), Value: f.Action,
 				Reason: "the scenario's runs impair the links (links: or a links axis), and a partition cannot be applied over them; put the partition in the links (links: {partition: [n3]}) or drop the impairments"}
 		}

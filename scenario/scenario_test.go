@@ -17,14 +17,19 @@ import (
 	"github.com/habench/habench/topology"
 )
 
-// gridScenario is testdata/grid.yaml: 2 topologies, a sweep of 128 cells.
-var gridScenario = func() string {
-	b, err := os.ReadFile("testdata/grid.yaml")
+// gridScenarioFile is the grid scenario: 2 topologies, a sweep of 128 cells (the
+// scenario package's testdata, shared with its tests).
+const gridScenarioFile = "testdata/grid.yaml"
+
+// gridScenario is gridScenarioFile's text.
+func gridScenario(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(gridScenarioFile)
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
 	return string(b)
-}()
+}
 
 func mustParse(t *testing.T, y string) *scenario.Scenario {
 	t.Helper()
@@ -39,7 +44,7 @@ func mustParse(t *testing.T, y string) *scenario.Scenario {
 // repeat (whatever the file's order), so each deployment serves one contiguous run of
 // cells, and the option values are merged into the deployed spec.
 func TestSweepGridOrder(t *testing.T) {
-	p, err := mustParse(t, gridScenario).Plan("")
+	p, err := mustParse(t, gridScenario(t)).Plan("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +88,7 @@ func TestSweepGridOrder(t *testing.T) {
 		t.Errorf("last deployment spec %+v", b.Spec)
 	}
 	// The topology's own options are not changed by the axis.
-	if _, ok := mustParse(t, gridScenario).Topologies[1].Options["innodb_buffer_pool_size"]; ok {
+	if _, ok := mustParse(t, gridScenario(t)).Topologies[1].Options["innodb_buffer_pool_size"]; ok {
 		t.Error("option axis leaked into the scenario's topology")
 	}
 	c := p.Cells[127]
@@ -443,7 +448,7 @@ func TestDeploys(t *testing.T) {
 }
 
 // FuzzParseScenario: no scenario file, however malformed, panics the parser; the shipped
-// scenarios are the seed corpus. Run: go test -run '^$' -fuzz FuzzParseScenario -fuzztime 5m ./experiment/
+// scenarios are the seed corpus. Run: go test -run '^$' -fuzz FuzzParseScenario -fuzztime 5m ./scenario/
 func FuzzParseScenario(f *testing.F) {
 	files, _ := filepath.Glob("../scenarios/*.yaml")
 	for _, p := range files {
@@ -591,3 +596,167 @@ func TestPauseWithoutDurationNeedsResume(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotEstimate: with snapshots, one prepare per installation and data shape (the
+// first deployment of each flavor); the others copy; group-dr prepares as before.
+func TestSnapshotEstimate(t *testing.T) {
+	off, err := mustParse(t, snapScenario).Plan("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mustParse(t, snapScenario+"snapshots: true\n")
+	on, err := s.Plan("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := on.Deployments
+	if d[0].SnapKey == "" || d[0].SnapKey != d[1].SnapKey || d[2].SnapKey == d[0].SnapKey || d[3].SnapKey != "" {
+		t.Fatalf("keys %q %q %q %q", d[0].SnapKey, d[1].SnapKey, d[2].SnapKey, d[3].SnapKey)
+	}
+	if d[1].Prepare >= d[0].Prepare || d[1].Prepare >= off.Deployments[1].Prepare {
+		t.Errorf("async3 copies the group's snapshot: %v, the group made it %v, without %v", d[1].Prepare, d[0].Prepare, off.Deployments[1].Prepare)
+	}
+	if d[3].Prepare != off.Deployments[3].Prepare {
+		t.Errorf("group-dr: %v, want the prepare %v", d[3].Prepare, off.Deployments[3].Prepare)
+	}
+	_, depOn, _ := on.Estimate(nil)
+	_, depOff, _ := off.Estimate(nil)
+	if depOn >= depOff {
+		t.Errorf("deploy+prepare with snapshots %v, without %v", depOn, depOff)
+	}
+	var b bytes.Buffer
+	on.Print(&b, nil)
+	if !strings.Contains(b.String(), "data from a snapshot ~") || !strings.Contains(b.String(), "snapshots: one prepare per installation") {
+		t.Errorf("dry run does not say it:\n%s", b.String())
+	}
+}
+
+// TestSweepReferenceErrors: reference: names an axis of the sweep and one of its values
+// at every scale; errors name the field, the value and the line.
+func TestSweepReferenceErrors(t *testing.T) {
+	head := "name: x\ntopologies:\n  - {name: a, kind: single, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
+	for in, want := range map[string]string{
+		"sweep:\n  threads: [1, 4]\n  reference: {threads: 8}\n":   `line 8: sweep.reference.threads "8": not one of the axis' values (1, 4)`,
+		"sweep:\n  threads: [1, 4]\n  reference: {links: none}\n":  `line 8: sweep.reference.links "none": not an axis of the sweep`,
+		"sweep:\n  threads: [1, 4]\n  reference: {topology: a}\n":  `sweep.reference.topology "a": not an axis with a reference (the topologies' reference is baseline:)`,
+		"sweep:\n  threads: [1, 4]\n  reference: [threads]\n":      `line 8: sweep.reference`,
+		"sweep:\n  threads: [1, 64]\n  reference: {threads: 64}\n": `scale small: line 8: sweep.reference.threads "64": not one of the axis' values at scale small (1, 16)`,
+	} {
+		_, err := scenario.ParseScenario([]byte(head + in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+	s := mustParse(t, head+"sweep:\n  threads: [1, 4]\n  reference: {threads: 4}\n")
+	p, _ := s.Plan("")
+	if a := p.AxisNamed("threads"); a.Reference != "4" {
+		t.Errorf("threads reference %q", a.Reference)
+	}
+}
+
+// TestWorkloadNodes: workload.nodes, for every topology or per topology, is checked
+// against the topologies' node names when the file is parsed, and the plan prints it.
+func TestWorkloadNodes(t *testing.T) {
+	head := "name: x\ntopologies:\n  - {name: g, kind: galera, nodes: 3, flavor: mariadb}\n  - {name: a, kind: async, nodes: 2, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
+	for in, want := range map[string]string{
+		"  nodes: [n3]\n":          `line 7: workload.nodes "n3": topology a has no such node (its nodes are n1..n2)`,
+		"  nodes: {g: [n1, n1]}\n": `workload.nodes.g "n1": node given twice`,
+		"  nodes: {b: [n1]}\n":     `line 7: workload.nodes "b": not one of the topologies' names`,
+		"  nodes: {g: [n4]}\n":     `line 7: workload.nodes.g "n4": topology g has no such node (its nodes are n1..n3)`,
+		"  options: {nodes: n1}\n": `workload.options.nodes "n1": the workers' nodes are workload.nodes`,
+		"  nodes: [{n1: x}]\n":     `workload.nodes`,
+	} {
+		_, err := scenario.ParseScenario([]byte(head + in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+	s := mustParse(t, head+"  nodes: {g: [n1]}\n")
+	if !slices.Equal(s.Workload.Nodes.For("g"), []string{"n1"}) || s.Workload.Nodes.For("a") != nil {
+		t.Errorf("per topology: %+v", s.Workload.Nodes)
+	}
+	if s := mustParse(t, head+"  nodes: [n2, n1]\n"); !slices.Equal(s.Workload.Nodes.For("a"), []string{"n2", "n1"}) {
+		t.Errorf("for every topology: %+v", s.Workload.Nodes)
+	}
+	p, _ := s.Plan("")
+	var out bytes.Buffer
+	p.Print(&out, nil)
+	if !strings.Contains(out.String(), "deployment 1: g (galera, 3 nodes") || !strings.Contains(out.String(), "  workers connect to n1 (workload.nodes); prepare on the writable nodes\n") ||
+		strings.Count(out.String(), "workers connect to") != 1 {
+		t.Errorf("plan:\n%s", out.String())
+	}
+}
+
+// TestWorkloadReadNodes: workload.read_nodes is checked like workload.nodes, under its
+// own name, and the plan says where the reads go.
+func TestWorkloadReadNodes(t *testing.T) {
+	head := "name: x\ntopologies:\n  - {name: g, kind: galera, nodes: 3, flavor: mariadb}\n  - {name: a, kind: async, nodes: 2, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
+	for in, want := range map[string]string{
+		"  read_nodes: [n3]\n":          `line 7: workload.read_nodes "n3": topology a has no such node (its nodes are n1..n2)`,
+		"  read_nodes: {g: [n2, n2]}\n": `workload.read_nodes.g "n2": node given twice`,
+		"  read_nodes: {b: [n1]}\n":     `line 7: workload.read_nodes "b": not one of the topologies' names`,
+	} {
+		_, err := scenario.ParseScenario([]byte(head + in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+	s := mustParse(t, head+"  read_nodes: {g: [n2, n3]}\n")
+	if !slices.Equal(s.Workload.ReadNodes.For("g"), []string{"n2", "n3"}) || s.Workload.ReadNodes.For("a") != nil || s.Workload.Nodes.For("g") != nil {
+		t.Errorf("per topology: %+v", s.Workload)
+	}
+	p, _ := s.Plan("")
+	var out bytes.Buffer
+	p.Print(&out, nil)
+	if !strings.Contains(out.String(), "  read-only statements go to n2, n3 (workload.read_nodes)") || strings.Count(out.String(), "read-only statements go to") != 1 {
+		t.Errorf("plan:\n%s", out.String())
+	}
+}
+
+// TestSamePathControlPlan: in a links axis with a delay, a multi-node topology's none
+// cell is the same-path control (bridge and a single node are not); none is the axis'
+// default reference; the dry run says so.
+func TestSamePathControlPlan(t *testing.T) {
+	s := mustParse(t, "name: x\ntopologies:\n  - {name: a, kind: single, flavor: mariadb}\n  - {name: b, kind: async, nodes: 2, flavor: mariadb}\n"+
+		"workload:\n  test: oltp_read_write\nsweep:\n  links: [bridge, none, 0.6ms]\n")
+	p, err := s.Plan("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ctl []string
+	for _, c := range p.Cells {
+		if p.SamePathControl(c) {
+			ctl = append(ctl, p.Label(c))
+		}
+	}
+	if !slices.Equal(ctl, []string{"topology=b links=none"}) || p.AxisNamed("links").Reference != "none" {
+		t.Errorf("controls %v, reference %q", ctl, p.AxisNamed("links").Reference)
+	}
+	var out bytes.Buffer
+	p.Print(&out, nil)
+	for _, w := range []string{"links [bridge, none, 0.6ms] (changes against none)", "topology=b links=none  ~12s (same-path control: with the userspace link, zero delay through it)",
+		"topology=a links=none  not run: reuses cell 1", "topology=b links=bridge  ~12s\n"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("dry run lacks %q:\n%s", w, out.String())
+		}
+	}
+	// Without a delay there is nothing to control for.
+	s = mustParse(t, "name: x\ntopologies:\n  - {name: b, kind: async, nodes: 2, flavor: mariadb}\nworkload:\n  test: oltp_read_write\nsweep:\n  links: [bridge, none]\n")
+	p, _ = s.Plan("")
+	for _, c := range p.Cells {
+		if p.SamePathControl(c) {
+			t.Errorf("cell %s is a control without a delayed cell", p.Label(c))
+		}
+	}
+}
+
+const snapScenario = `name: snap
+topologies:
+  - {name: group3, kind: group, nodes: 3, flavor: mysql}
+  - {name: async3, kind: async, nodes: 3, flavor: mysql}
+  - {name: galera3, kind: galera, nodes: 3, flavor: mariadb}
+  - {name: dr, kind: group-dr, nodes: 6, flavor: mysql}
+workload:
+  test: oltp_read_write
+  options: {tables: 8, table-size: 1000000, time: 10}
+`

@@ -21,9 +21,9 @@ func EstimateSnapshotCopy(spec topology.Spec, o workload.Options) time.Duration 
 	return time.Second + time.Duration(bytes/400e6*float64(time.Second))
 }
 
-// SnapshotKey identifies a deployment's snapshot in a plan: flavor, installation and data
+// snapshotKey identifies a deployment's snapshot in a plan: flavor, installation and data
 // shape ("" when sp starts without one).
-func (p *Plan) SnapshotKey(sp topology.Spec) string {
+func (p *Plan) snapshotKey(sp topology.Spec) string {
 	if !p.Scenario.SnapshotsOn() || !Deploys(sp) || cluster.SnapshotRefusal(sp) != "" {
 		return ""
 	}
@@ -35,7 +35,7 @@ func (p *Plan) SnapshotKey(sp topology.Spec) string {
 // of an installation and shape makes the snapshot (a one-node deploy and prepare) and
 // copies it, the later ones only copy it.
 func (p *Plan) estimateSnapshotPrepare(dep *Deployment) {
-	dep.SnapKey = p.SnapshotKey(dep.Spec)
+	dep.SnapKey = p.snapshotKey(dep.Spec)
 	if dep.SnapKey == "" {
 		return
 	}

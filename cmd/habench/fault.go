@@ -76,7 +76,7 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 				// the clean shutdown asked for was a crash: exit 1, so that a script does not
 				// take it for a clean stop (the faults log and any run on the cluster say so too).
 				state := "it is down"
-				if experiment.FaultActionOf(action).Leaves == scenario.NodeUp {
+				if scenario.Leaves(action) == scenario.NodeUp {
 					state = "it was started again"
 				}
 				return fmt.Errorf("fault %s %s: ⚠ %s; %s", action, rec.Node, rec.Escalated, state)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
@@ -158,7 +159,7 @@ func (o *scenarioRunOpts) run(cmd *cobra.Command, g *globalOpts, s *scenario.Sce
 	}
 	if len(rows) > 0 {
 		fmt.Fprintln(out)
-		experiment.PrintComparison(out, rows)
+		report.PrintComparison(out, rows)
 	}
 	if _, serr := os.Stat(dir); dir != "" && serr == nil {
 		fmt.Fprintf(out, "\nresults: %s\n", dir)
