@@ -3,7 +3,6 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -95,16 +94,8 @@ func FaultActionRegistrationErrors() []string { return slices.Clone(faultActionE
 // FaultActionOf returns the action named name, nil when there is none.
 func FaultActionOf(name string) *FaultAction { return faultActions[name] }
 
-// FaultActionNames lists the registered actions in help order (Order, then name; the
-// order of scenario.FaultNames).
+// FaultActionNames lists the registered actions in help order (scenario.FaultNames'
+// order: Order, then name).
 func FaultActionNames() []string {
-	names := slices.Collect(maps.Keys(faultActions))
-	sort.Slice(names, func(i, j int) bool {
-		a, b := faultActions[names[i]], faultActions[names[j]]
-		if a.Order != b.Order {
-			return a.Order < b.Order
-		}
-		return a.Name < b.Name
-	})
-	return names
+	return slices.DeleteFunc(scenario.FaultNames(), func(n string) bool { return faultActions[n] == nil })
 }
