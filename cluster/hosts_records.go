@@ -27,8 +27,8 @@ func (s *Sandbox) DestroyFromHosts(ctx context.Context, name string, hosts []str
 	if err := topology.ValidName(name); err != nil {
 		return nil, err
 	}
-	if !path.IsAbs(hostDir) || path.Clean(hostDir) == "/" {
-		return nil, &topology.FieldError{Field: "host_dir", Value: hostDir, Reason: "want an absolute directory below /"}
+	if err := checkHostDirArg(hostDir); err != nil {
+		return nil, err
 	}
 	if len(hosts) == 0 {
 		return nil, &topology.FieldError{Field: "hosts", Value: "", Reason: "want at least one host"}

@@ -374,6 +374,12 @@ func galeraPosition(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return parseGaleraPosition(path, b)
+}
+
+// parseGaleraPosition is galeraPosition of grastate.dat text b read from path (named in
+// the error).
+func parseGaleraPosition(path string, b []byte) (string, error) {
 	var uuid string
 	for _, l := range strings.Split(string(b), "\n") {
 		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "uuid" {
