@@ -117,7 +117,9 @@ func (hostsProvider) MakeSnapshot(ctx context.Context, s *Sandbox, spec topology
 	}
 	defer func() {
 		if err != nil {
-			if _, rerr := removeHostSnapshot(context.WithoutCancel(ctx), h, l); rerr != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if _, rerr := removeHostSnapshot(cctx, h, l); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
 		}
@@ -261,8 +263,12 @@ func (hostsProvider) DeployFromSnapshot(ctx context.Context, s *Sandbox, spec to
 // share the directory); else the directory is claimed (recorded first) and src's
 // streamed into it (copyHostDir, snapshot.json last) and checked.
 func copyHostSnapshot(ctx context.Context, src, dst host.Host, l hostLayout, snap *Snapshot) error {
-	if have, err := readHostSnapshot(ctx, dst, l.HostDir, snap.Name); err == nil && have.Created.Equal(snap.Created) {
+	have, err := readHostSnapshot(ctx, dst, l.HostDir, snap.Name)
+	switch {
+	case err == nil && have.Created.Equal(snap.Created):
 		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err // not proof that it lacks the copy (it may be src's own directory)
 	}
 	if err := claimHostSnapshotDir(ctx, dst, l); err != nil {
 		return err
@@ -270,7 +276,7 @@ func copyHostSnapshot(ctx context.Context, src, dst host.Host, l hostLayout, sna
 	if err := copyHostDir(ctx, src, l.nodeDir(), dst, l.nodeDir(), "data", "snapshot.json"); err != nil {
 		return fmt.Errorf("copy snapshot %s to %s: %w", snap.Name, dst.Name(), err)
 	}
-	have, err := readHostSnapshot(ctx, dst, l.HostDir, snap.Name)
+	have, err = readHostSnapshot(ctx, dst, l.HostDir, snap.Name)
 	if err != nil {
 		return fmt.Errorf("copy snapshot %s to %s: %w", snap.Name, dst.Name(), err)
 	}
