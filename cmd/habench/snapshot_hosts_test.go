@@ -18,7 +18,8 @@ import (
 // snapshot (one prepare, on the first host, kept under HOST_DIR/snapshots), both
 // deployments start from it and the run's writes leave the same CHECKSUM TABLE on every
 // node; the second deployment prepares nothing; destroying the clusters leaves the
-// snapshot; `snapshot list --hosts` shows it and `snapshot rm --hosts` removes it, and
+// snapshot; `snapshot list --hosts` shows it, `run --snapshot NAME` with another shape is
+// refused in one line, `snapshot rm --hosts` removes it, and
 // every host is then as it was (processes, ports, qdiscs, host directory).
 func TestSnapshotsOnHosts(t *testing.T) {
 	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 37})
@@ -74,6 +75,16 @@ workload:
 	l := habench(t, state, append([]string{"snapshot", "list"}, hostsArgs...)...)
 	if l.code != 0 || strings.Count(l.stdout, name) != 3 || !strings.Contains(l.stdout, "mariadb") {
 		t.Errorf("snapshot list --hosts: exit %d, want %s on each of 3 hosts\n%s%s", l.code, name, l.stdout, l.stderr)
+	}
+	// Another shape is refused before anything is deployed, in one line with both values.
+	scen2 := filepath.Join(t.TempDir(), "other.yaml")
+	if err := os.WriteFile(scen2, []byte(strings.Replace(y, "table-size: 2000", "table-size: 3000", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ref := habench(t, state, "run", scen2, "--snapshot", name, "--results", t.TempDir(), "--quiet")
+	line := strings.TrimSpace(ref.stderr)
+	if ref.code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, `shape.table-size "2000", this deployment wants "3000"`) {
+		t.Errorf("run --snapshot %s with another table-size: exit %d, stderr %q; want exit 2 and one line with both values", name, ref.code, line)
 	}
 	rm := habench(t, state, append([]string{"snapshot", "rm", name}, hostsArgs...)...)
 	if rm.code != 0 || !strings.Contains(rm.stdout, names[0]+": removed "+name) {
@@ -134,4 +145,64 @@ func nodeChecksums(ctx context.Context, c *cluster.Cluster, n *cluster.Node) str
 		out = append(out, fmt.Sprint(*sum))
 	}
 	return strings.Join(out, ",")
+}
+
+// TestGroupSnapshotOnRootfsHosts: group with a MySQL root filesystem on 3 lab hosts starts
+// from a snapshot kept inside ROOT/HOST_DIR/snapshots (the servers run chrooted there);
+// every member has the same CHECKSUM TABLE after the run, and `snapshot rm --all --hosts
+// --host-dir ROOT/HOST_DIR` leaves the hosts as they were.
+func TestGroupSnapshotOnRootfsHosts(t *testing.T) {
+	root := "/var/cache/habench/rootfs/mysql-sid"
+	if _, err := os.Stat(root + "/usr/sbin/mysqld"); err != nil {
+		if os.Getenv("HABENCH_REQUIRE_SERVERS") == "1" {
+			t.Fatalf("no MySQL root filesystem (make rootfs): %v", err)
+		}
+		t.Skipf("no MySQL root filesystem (make rootfs): %v", err)
+	}
+	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 40})
+	state := stateDir(t)
+	// Under root the chrooted servers see hostDir; the hosts see root+hostDir.
+	hostDir := fmt.Sprintf("/tmp/snaph-grp-%d", os.Getpid())
+	t.Cleanup(func() { os.RemoveAll(hostDir); os.RemoveAll(root + hostDir) })
+	var names []string
+	before := make([]string, len(lab.Hosts))
+	for i, h := range lab.Hosts {
+		names = append(names, h.Name)
+		before[i] = hostState(t, h, root+hostDir)
+	}
+	on := fmt.Sprintf("provider: hosts, hosts: [%s], host_dir: %s, ssh: {config: %s}, installation: {kind: rootfs, path: %s}",
+		strings.Join(names, ", "), hostDir, lab.SSHConfig, root)
+	scen := filepath.Join(t.TempDir(), "group.yaml")
+	y := fmt.Sprintf(`name: snapgroup
+topologies:
+  - {name: shgroup, kind: group, nodes: 3, flavor: mysql, %s}
+snapshots: true
+workload:
+  test: oltp_read_write
+  options: {tables: 2, table-size: 2000, time: 2, threads: 2, rand-seed: %d}
+`, on, time.Now().UnixNano()%1_000_000_000+1)
+	if err := os.WriteFile(scen, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runLong(t, 4*time.Minute, state, "run", scen, "--results", t.TempDir(), "--quiet", "--keep")
+	if r.code != 0 || !strings.Contains(r.stdout, "data from snapshot mysql-") {
+		t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	snaps, _ := filepath.Glob(filepath.Join(root+hostDir, "snapshots", "*", "snapshot.json"))
+	if len(snaps) != 1 {
+		t.Errorf("snapshots under %s: %q, want one", root+hostDir, snaps)
+	}
+	checkSnapshotNodes(t, state, "shgroup")
+	if d := habench(t, state, "destroy", "shgroup"); d.code != 0 {
+		t.Errorf("destroy: exit %d\n%s", d.code, d.stderr)
+	}
+	rm := habench(t, state, "snapshot", "rm", "--all", "--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", root+hostDir)
+	if rm.code != 0 || !strings.Contains(rm.stdout, names[0]+": removed mysql-") {
+		t.Errorf("snapshot rm --all --hosts: exit %d\n%s%s", rm.code, rm.stdout, rm.stderr)
+	}
+	for i, h := range lab.Hosts {
+		if after := hostState(t, h, root+hostDir); after != before[i] {
+			t.Errorf("%s after the run and snapshot rm:\n%s\nbefore:\n%s", h.Name, after, before[i])
+		}
+	}
 }
