@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/internal/testhost"
+	"github.com/habench/habench/topology"
 )
 
 // TestCopyHostSnapshot: a snapshot directory on lab host 1 is streamed through this
@@ -85,5 +87,23 @@ func TestCopyHostSnapshot(t *testing.T) {
 	}
 	if _, err := os.Stat(foreign.nodeDir()); err != nil {
 		t.Errorf("a directory habench did not create was removed: %v", err)
+	}
+}
+
+// TestHostSnapshotsNameReserved: HOST_DIR/snapshots holds the snapshots, so no cluster on
+// hosts may be named snapshots: deploy and destroy --hosts refuse it in one line naming
+// the field, before any host is reached.
+func TestHostSnapshotsNameReserved(t *testing.T) {
+	s := &Sandbox{StateDir: t.TempDir()}
+	spec := topology.Spec{Name: HostSnapshotsDir, Kind: topology.Async, Nodes: 2, Flavor: topology.MariaDB,
+		Provider: topology.ProviderHosts, HostsSpec: topology.HostsSpec{Hosts: []string{"192.0.2.1"}}}
+	_, err := s.checkHostsSpec(spec)
+	var fe *topology.FieldError
+	if !errors.As(err, &fe) || fe.Field != "name" || !strings.Contains(err.Error(), "snapshots") {
+		t.Errorf("deploy of a cluster named snapshots on hosts: %v", err)
+	}
+	_, err = s.DestroyFromHosts(context.Background(), HostSnapshotsDir, []string{"192.0.2.1"}, "/var/lib/habench-hosts", nil)
+	if !errors.As(err, &fe) || fe.Field != "name" || !strings.Contains(err.Error(), "snapshot rm") {
+		t.Errorf("destroy snapshots --hosts: %v", err)
 	}
 }
