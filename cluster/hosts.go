@@ -68,6 +68,9 @@ func (s *Sandbox) deployHosts(ctx context.Context, spec topology.Spec) (c *Clust
 	if err != nil {
 		return c, err
 	}
+	if s.snapshot != nil && s.snapshot.GaleraPosition != "" && isGaleraKind(c.Spec.Kind) {
+		usersAfterJoins(&plan)
+	}
 	if err := s.startHostNodes(ctx, c, plan, probes); err != nil {
 		return c, err
 	}
@@ -100,6 +103,9 @@ func (s *Sandbox) checkHostsSpec(spec topology.Spec) (topology.Spec, error) {
 	}
 	if !spec.IsHosts() {
 		return spec, &topology.FieldError{Field: "provider", Value: spec.Provider, Reason: "want hosts"}
+	}
+	if spec.Name == HostSnapshotsDir {
+		return spec, &topology.FieldError{Field: "name", Value: spec.Name, Reason: "on hosts HOST_DIR/" + HostSnapshotsDir + " keeps the data snapshots: choose another name"}
 	}
 	var err error
 	if spec.SSH, err = absSSHSpec(spec.SSH); err != nil {
@@ -356,12 +362,21 @@ func (s *Sandbox) prepareHostNode(ctx context.Context, c *Cluster, n *Node, np t
 	init += fmt.Sprintf("CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s';\nALTER USER '%s'@'%%' IDENTIFIED BY '%s';\nGRANT ALL PRIVILEGES ON *.* TO '%s'@'%%' WITH GRANT OPTION;\n",
 		c.Hosts.AdminUser, c.Hosts.AdminPassword, c.Hosts.AdminUser, c.Hosts.AdminPassword, c.Hosts.AdminUser)
 	var initArgv []string
-	if !np.EmptyDatadir {
+	switch {
+	case s.snapshot != nil: // every node starts with the data, Galera joiners too
+		initArgv = []string{"cp", "-a", "--reflink=auto", path.Join(s.snapshot.dir, "data"), path.Join(n.Dir, "data")}
+	case !np.EmptyDatadir:
 		initArgv = initDatadirArgv(c.Binaries, n.ServerDir, asRoot)
 	}
 	files := map[string][]byte{"init.sql": []byte(init), "my.cnf": []byte(hostOptionFile(c, n, np, asRoot))}
 	if err := prepareHostDir(ctx, c.hostsSSH(n), n.Dir, initArgv, files); err != nil {
 		return fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	if s.snapshot != nil && isGaleraKind(c.Spec.Kind) && s.snapshot.GaleraPosition != "" {
+		st := GaleraState(s.snapshot.GaleraPosition, !np.EmptyDatadir)
+		if err := hostWriteFile(ctx, c.hostsSSH(n), path.Join(n.Dir, "data", "grastate.dat"), []byte(st), 0o660); err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
 	}
 	if c.Spec.Is(topology.Galera) {
 		return prepareHostGalera(ctx, c, n, asRoot)

@@ -21,14 +21,17 @@ import (
 // when empty. hostDir is the directory on the hosts (for a root filesystem installation,
 // ROOT/HOST_DIR, where the records are). It returns one line per host for the command's
 // output: what was removed, no record, or unreachable (nothing done there). Errors: a bad
-// name or hostDir (*topology.FieldError), or what could not be removed on a reachable host
+// name (or "snapshots", the hosts' snapshot directory) or hostDir (*topology.FieldError), or what could not be removed on a reachable host
 // (its record stays, so that destroy can be run again).
 func (s *Sandbox) DestroyFromHosts(ctx context.Context, name string, hosts []string, hostDir string, sp *topology.SSHSpec) ([]string, error) {
 	if err := topology.ValidName(name); err != nil {
 		return nil, err
 	}
-	if !path.IsAbs(hostDir) || path.Clean(hostDir) == "/" {
-		return nil, &topology.FieldError{Field: "host_dir", Value: hostDir, Reason: "want an absolute directory below /"}
+	if name == HostSnapshotsDir {
+		return nil, &topology.FieldError{Field: "name", Value: name, Reason: "HOST_DIR/" + HostSnapshotsDir + " holds the data snapshots, not a cluster: habench snapshot rm NAME|--all --hosts ..."}
+	}
+	if err := checkHostDirArg(hostDir); err != nil {
+		return nil, err
 	}
 	if len(hosts) == 0 {
 		return nil, &topology.FieldError{Field: "hosts", Value: "", Reason: "want at least one host"}

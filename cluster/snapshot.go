@@ -26,7 +26,7 @@ import (
 // directory each: snapshot.json (the Snapshot) and data/ (the datadir, with the server's
 // identity removed: no auto.cnf, binary logs, relay logs, GTID history nor Galera state).
 // Making and using one depends on where the servers run: the sandbox's part is
-// snapshot_sandbox.go; a provider on the user's hosts adds its own file.
+// snapshot_sandbox.go; the user's hosts' (kept on the hosts) is snapshot_hosts.go.
 
 // SnapshotInstallation is what a snapshot's server was: flavor, version and binaries.
 // Snapshots are used only by deployments of the same installation.
@@ -374,6 +374,12 @@ func galeraPosition(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return parseGaleraPosition(path, b)
+}
+
+// parseGaleraPosition is galeraPosition of grastate.dat text b read from path (named in
+// the error).
+func parseGaleraPosition(path string, b []byte) (string, error) {
 	var uuid string
 	for _, l := range strings.Split(string(b), "\n") {
 		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "uuid" {

@@ -135,16 +135,20 @@ func TestScrubIdentity(t *testing.T) {
 	}
 }
 
-// TestSnapshotRefusal: kinds without snapshots, other providers and on-disk options
-// prepare as before.
+// TestSnapshotRefusal: kinds without snapshots, providers without a SnapshotStore
+// (existing clusters) and on-disk options prepare as before; the hosts provider has one.
 func TestSnapshotRefusal(t *testing.T) {
 	ok := topology.Spec{Kind: topology.Group, Options: map[string]string{"innodb_buffer_pool_size": "1G"}}
 	if why := SnapshotRefusal(ok); why != "" {
 		t.Errorf("group refused: %s", why)
 	}
+	if why := SnapshotRefusal(topology.Spec{Kind: topology.Galera, Provider: topology.ProviderHosts}); why != "" {
+		t.Errorf("galera on hosts refused: %s", why)
+	}
 	for _, s := range []topology.Spec{
 		{Kind: topology.GroupDR},
-		{Kind: topology.Async, Provider: "hosts"},
+		{Kind: topology.GroupDR, Provider: topology.ProviderHosts},
+		{Kind: topology.Async, Provider: topology.ProviderExisting},
 		{Kind: topology.Galera, Options: map[string]string{"innodb-page-size": "4k"}},
 		{Kind: topology.Single, Options: map[string]string{"loose_character_set_server": "latin1"}},
 	} {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,38 +164,68 @@ func (s *SSH) RunInput(ctx context.Context, stdin []byte, argv ...string) ([]byt
 
 // run is Run, with stdin as the command's standard input when it is not nil.
 func (s *SSH) run(ctx context.Context, stdin []byte, argv []string) ([]byte, error) {
+	var in io.Reader
+	if stdin != nil {
+		in = bytes.NewReader(stdin)
+	}
+	var stdout bytes.Buffer
+	err := s.stream(ctx, in, &stdout, argv)
+	return stdout.Bytes(), err
+}
+
+// Stream runs argv on the host like Run, with stdin (nil: none, ssh -n) as the remote
+// command's standard input and its standard output copied to stdout as it comes (nil:
+// discarded): for data too large to hold in memory, such as a directory as a tar stream
+// between two hosts. The data never appears on a command line. Errors as Run's.
+func (s *SSH) Stream(ctx context.Context, stdin io.Reader, stdout io.Writer, argv ...string) error {
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	return s.stream(ctx, stdin, stdout, argv)
+}
+
+func (s *SSH) stream(ctx context.Context, stdin io.Reader, stdout io.Writer, argv []string) error {
 	if len(argv) == 0 {
-		return nil, errors.New("host: empty command")
+		return errors.New("host: empty command")
 	}
 	if err := s.Connect(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	cmd, err := s.command(ctx, stdin, argv)
+	cmd, err := s.commandReader(ctx, stdin, argv)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	err = cmd.Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ctx.Err() == nil {
 		if ee.ExitCode() == 255 {
-			return stdout.Bytes(), &ConnError{Host: s.Name(), Msg: firstLine(stderr.String())}
+			return &ConnError{Host: s.Name(), Msg: firstLine(stderr.String())}
 		}
-		return stdout.Bytes(), &ExitError{Host: s.Name(), Argv: argv, Code: ee.ExitCode(), Stderr: stderr.String()}
+		return &ExitError{Host: s.Name(), Argv: argv, Code: ee.ExitCode(), Stderr: stderr.String()}
 	}
 	if err != nil && ctx.Err() != nil {
-		return stdout.Bytes(), fmt.Errorf("%s: %s: %w", s.Name(), argv[0], ctx.Err())
+		return fmt.Errorf("%s: %s: %w", s.Name(), argv[0], ctx.Err())
 	}
 	if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
-		return stdout.Bytes(), fmt.Errorf("%s: ssh: %w", s.Name(), err)
+		return fmt.Errorf("%s: ssh: %w", s.Name(), err)
 	}
-	return stdout.Bytes(), nil
+	return nil
 }
 
 // command is the local ssh process that runs argv on the host over the master
 // connection: stdin, when not nil, is its standard input (and ssh runs without -n).
 func (s *SSH) command(ctx context.Context, stdin []byte, argv []string) (*exec.Cmd, error) {
+	var in io.Reader
+	if stdin != nil {
+		in = bytes.NewReader(stdin)
+	}
+	return s.commandReader(ctx, in, argv)
+}
+
+// commandReader is command with stdin a reader (nil: none).
+func (s *SSH) commandReader(ctx context.Context, stdin io.Reader, argv []string) (*exec.Cmd, error) {
 	a, err := s.args()
 	if err != nil {
 		return nil, err
@@ -208,7 +239,7 @@ func (s *SSH) command(ctx context.Context, stdin []byte, argv []string) (*exec.C
 	// up over SSH, and not the ssh clients doing that work (ctx ends them when it must).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
+		cmd.Stdin = stdin
 	}
 	cmd.WaitDelay = 2 * time.Second
 	return cmd, nil
