@@ -760,3 +760,32 @@ workload:
   test: oltp_read_write
   options: {tables: 8, table-size: 1000000, time: 10}
 `
+
+// TestSnapshotEstimateOnHosts: on the user's hosts the deployment that makes a snapshot
+// (on the first host) also streams it to each of its other hosts; a later deployment on
+// the same hosts only copies it locally, one on a new host streams it there once.
+func TestSnapshotEstimateOnHosts(t *testing.T) {
+	on := func(name, kind, hosts string) string {
+		return fmt.Sprintf("  - {name: %s, kind: %s, nodes: 3, flavor: mariadb, provider: hosts, hosts: [%s], host_dir: /tmp/hb, ssh: {user: root}}\n", name, kind, hosts)
+	}
+	y := "name: snaph\nsnapshots: true\ntopologies:\n" + on("a1", "async", "h1, h2, h3") + on("g1", "galera", "h1, h2, h3") +
+		on("a2", "async", "h1, h2, h4") + "workload:\n  test: oltp_read_write\n  options: {tables: 8, table-size: 1000000, time: 10}\n"
+	p, err := mustParse(t, y).Plan("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Deployments
+	if d[0].SnapKey == "" || d[1].SnapKey != d[0].SnapKey || d[2].SnapKey != d[0].SnapKey {
+		t.Fatalf("keys %q %q %q", d[0].SnapKey, d[1].SnapKey, d[2].SnapKey)
+	}
+	stream, copyAsync, copyGalera := scenario.EstimateSnapshotStream(p.Options), scenario.EstimateSnapshotCopy(d[2].Spec, p.Options), scenario.EstimateSnapshotCopy(d[1].Spec, p.Options)
+	if d[1].Prepare != copyGalera {
+		t.Errorf("galera on the same hosts: %v, want only the local copies %v", d[1].Prepare, copyGalera)
+	}
+	if d[2].Prepare != copyAsync+stream {
+		t.Errorf("async with a new host h4: %v, want the copies %v and one stream %v", d[2].Prepare, copyAsync, stream)
+	}
+	if make := d[0].Prepare - copyAsync; make < 2*stream {
+		t.Errorf("the making deployment: %v beyond its copies, want at least the two streams %v", make, 2*stream)
+	}
+}

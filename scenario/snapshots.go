@@ -21,6 +21,14 @@ func EstimateSnapshotCopy(spec topology.Spec, o workload.Options) time.Duration 
 	return time.Second + time.Duration(bytes/400e6*float64(time.Second))
 }
 
+// EstimateSnapshotStream is copying a snapshot of o's data to one more of the user's
+// hosts (a tar stream through habench's machine): one datadir at 100 MB/s (a 1 Gbit/s
+// network), and 1 s.
+func EstimateSnapshotStream(o workload.Options) time.Duration {
+	bytes := float64(o.Tables) * float64(o.TableSize) * 250
+	return time.Second + time.Duration(bytes/100e6*float64(time.Second))
+}
+
 // snapshotKey identifies a deployment's snapshot in a plan: flavor, installation and data
 // shape ("" when sp starts without one).
 func (p *Plan) snapshotKey(sp topology.Spec) string {
@@ -32,23 +40,39 @@ func (p *Plan) snapshotKey(sp topology.Spec) string {
 }
 
 // estimateSnapshotPrepare sets dep's prepare estimate with snapshots: the first deployment
-// of an installation and shape makes the snapshot (a one-node deploy and prepare) and
-// copies it, the later ones only copy it.
+// of an installation and shape makes the snapshot (a one-node deploy and prepare, on the
+// first host for sandboxes on the user's hosts) and copies it, the later ones only copy
+// it; on the user's hosts each host that has no copy yet gets one streamed
+// (EstimateSnapshotStream).
 func (p *Plan) estimateSnapshotPrepare(dep *Deployment) {
 	dep.SnapKey = p.snapshotKey(dep.Spec)
 	if dep.SnapKey == "" {
 		return
 	}
-	copyD := EstimateSnapshotCopy(dep.Spec, p.Options)
+	dep.Prepare = EstimateSnapshotCopy(dep.Spec, p.Options)
+	have, made := map[string]bool{}, false
 	for _, d := range p.Deployments {
 		if d.SnapKey == dep.SnapKey {
-			dep.Prepare = copyD
-			return
+			made = true
+			for _, h := range d.Spec.Hosts {
+				have[h] = true
+			}
 		}
 	}
-	one := dep.Spec
-	one.Kind, one.Nodes = topology.Single, 1
-	dep.Prepare = EstimateDeploy(one) + EstimatePrepare(one, p.Options) + EstimateDestroy + copyD
+	if !made {
+		one := dep.Spec
+		one.Kind, one.Nodes = topology.Single, 1
+		dep.Prepare += EstimateDeploy(one) + EstimatePrepare(one, p.Options) + EstimateDestroy
+		if len(dep.Spec.Hosts) > 0 {
+			have[dep.Spec.Hosts[0]] = true
+		}
+	}
+	for _, h := range dep.Spec.Hosts {
+		if !have[h] {
+			have[h] = true
+			dep.Prepare += EstimateSnapshotStream(p.Options)
+		}
+	}
 }
 
 // DataShape is the shape of the data test's prepare makes with o, as snapshots record it.

@@ -62,7 +62,7 @@ refused unless --yes-long confirms it (the dry run's first line warns).`,
 	cmd.Flags().StringVar(&o.resume, "resume", "", "complete the interrupted run in this directory: run only its cells that are not done")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress line on stderr")
 	cmd.Flags().BoolVar(&o.liveNodes, "live-nodes", false, "after each report interval, a line with every node's lag, backlog, queues and flow control (clusters; needs report-interval)")
-	cmd.Flags().BoolVar(&o.snapshots, "snapshots", false, "start every sandbox deployment from a data snapshot of its installation and data shape (made once) instead of a prepare")
+	cmd.Flags().BoolVar(&o.snapshots, "snapshots", false, "start every deployment (local sandboxes, sandboxes on --hosts) from a data snapshot of its installation and data shape (made once) instead of a prepare")
 	cmd.Flags().StringVar(&o.snapshot, "snapshot", "", "start every sandbox deployment from this snapshot (habench snapshot list); refused for another installation or shape")
 	addMetricsFlag(cmd, &o.metricsAddr)
 	return cmd
