@@ -21,8 +21,9 @@ import (
 // when empty. hostDir is the directory on the hosts (for a root filesystem installation,
 // ROOT/HOST_DIR, where the records are). It returns one line per host for the command's
 // output: what was removed, no record, or unreachable (nothing done there). Errors: a bad
-// name (or "snapshots", the hosts' snapshot directory) or hostDir (*topology.FieldError), or what could not be removed on a reachable host
-// (its record stays, so that destroy can be run again).
+// name (or "snapshots", the hosts' snapshot directory) or hostDir (*topology.FieldError),
+// or what could not be removed on a reachable host (its record stays, so that destroy can
+// be run again).
 func (s *Sandbox) DestroyFromHosts(ctx context.Context, name string, hosts []string, hostDir string, sp *topology.SSHSpec) ([]string, error) {
 	if err := topology.ValidName(name); err != nil {
 		return nil, err
