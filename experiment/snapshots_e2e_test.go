@@ -14,6 +14,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/internal/testserver"
 	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
@@ -111,22 +112,14 @@ func checkConverged(ctx context.Context, t *testing.T, c *cluster.Cluster) {
 	t.Errorf("%s: checksums differ: %q", c.Name, last)
 }
 
+// checksums is "sum1,sum2" of sbtest.sbtest1 and sbtest2 on n, or "error ...".
 func checksums(ctx context.Context, c *cluster.Cluster, n *cluster.Node) string {
 	db, err := c.OpenAdmin(n)
 	if err != nil {
 		return "error " + err.Error()
 	}
 	defer db.Close()
-	var out []string
-	for _, tb := range []string{"sbtest.sbtest1", "sbtest.sbtest2"} {
-		var name string
-		var sum *int64
-		if err := db.QueryRowContext(ctx, "CHECKSUM TABLE "+tb).Scan(&name, &sum); err != nil || sum == nil {
-			return fmt.Sprintf("error %s: %v", tb, err)
-		}
-		out = append(out, fmt.Sprint(*sum))
-	}
-	return strings.Join(out, ",")
+	return testserver.TableChecksums(ctx, db, "sbtest.sbtest1", "sbtest.sbtest2")
 }
 
 func allEqual(s []string) bool {

@@ -23,14 +23,7 @@ import (
 // bootstrap), and destroy leaves every host as it was.
 func TestGaleraArbitratorOnHosts(t *testing.T) {
 	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 21})
-	state := stateDir(t)
-	hostDir := filepath.Join(t.TempDir(), "hb")
-	var names []string
-	before := make([]string, len(lab.Hosts))
-	for i, h := range lab.Hosts {
-		names = append(names, h.Name)
-		before[i] = hostState(t, h, hostDir)
-	}
+	state, hostDir, names, before := labDirs(t, lab)
 	start := time.Now()
 	r := habench(t, state, "--log-level", "debug", "deploy", "--name", "k18a1", "--kind", "galera-arbitrator", "--nodes", "2", "--flavor", "mariadb",
 		"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir)

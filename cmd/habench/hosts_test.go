@@ -46,16 +46,7 @@ func hostState(t *testing.T, h *testhost.Host, hostDir string) string {
 // and replication users' passwords are random for the cluster.
 func TestDeployOnHosts(t *testing.T) {
 	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 18})
-	state := stateDir(t)
-	hostDir := filepath.Join(t.TempDir(), "hb")
-	var names []string
-	for _, h := range lab.Hosts {
-		names = append(names, h.Name)
-	}
-	before := make([]string, len(lab.Hosts))
-	for i, h := range lab.Hosts {
-		before[i] = hostState(t, h, hostDir)
-	}
+	state, hostDir, names, before := labDirs(t, lab)
 	hostsArgs := []string{"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir}
 	start := time.Now()
 	r := habench(t, state, append([]string{"--log-level", "debug", "deploy", "--name", "hhs1", "--kind", "semisync", "--nodes", "3", "--flavor", "mariadb"}, hostsArgs...)...)
@@ -388,14 +379,7 @@ func checkHostClocks(t *testing.T, dir string, labHosts []string) {
 // host directory).
 func TestGaleraOnHosts(t *testing.T) {
 	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 21})
-	state := stateDir(t)
-	hostDir := filepath.Join(t.TempDir(), "hb")
-	var names []string
-	before := make([]string, len(lab.Hosts))
-	for i, h := range lab.Hosts {
-		names = append(names, h.Name)
-		before[i] = hostState(t, h, hostDir)
-	}
+	state, hostDir, names, before := labDirs(t, lab)
 	start := time.Now()
 	r := habench(t, state, "--log-level", "debug", "deploy", "--name", "h2g1", "--kind", "galera", "--nodes", "3", "--flavor", "mariadb",
 		"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir)
@@ -595,6 +579,18 @@ type rootfsLab struct {
 	names    []string
 	before   []string
 	snapshot func(*testhost.Host) string
+}
+
+// labDirs are a fresh state directory and host directory for a test on lab, the lab's
+// host names and each host's state before anything was deployed (hostState).
+func labDirs(t *testing.T, lab *testhost.Lab) (state, hostDir string, names, before []string) {
+	t.Helper()
+	state, hostDir = stateDir(t), filepath.Join(t.TempDir(), "hb")
+	for _, h := range lab.Hosts {
+		names = append(names, h.Name)
+		before = append(before, hostState(t, h, hostDir))
+	}
+	return state, hostDir, names, before
 }
 
 func newRootfsHostsLab(t *testing.T, n, subnet int, prefix string) *rootfsLab {

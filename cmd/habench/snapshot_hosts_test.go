@@ -11,6 +11,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testhost"
+	"github.com/habench/habench/internal/testserver"
 )
 
 // TestSnapshotsOnHosts (habench run --snapshots --hosts, issue 22): on 3 lab hosts a
@@ -23,14 +24,7 @@ import (
 // every host is then as it was (processes, ports, qdiscs, host directory).
 func TestSnapshotsOnHosts(t *testing.T) {
 	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 37})
-	state := stateDir(t)
-	hostDir := filepath.Join(t.TempDir(), "hb")
-	var names []string
-	before := make([]string, len(lab.Hosts))
-	for i, h := range lab.Hosts {
-		names = append(names, h.Name)
-		before[i] = hostState(t, h, hostDir)
-	}
+	state, hostDir, names, before := labDirs(t, lab)
 	hostsArgs := []string{"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir}
 	seed := time.Now().UnixNano()%1_000_000_000 + 1
 	scen := filepath.Join(t.TempDir(), "snaps.yaml")
@@ -135,16 +129,7 @@ func nodeChecksums(ctx context.Context, c *cluster.Cluster, n *cluster.Node) str
 		return "error " + err.Error()
 	}
 	defer db.Close()
-	var out []string
-	for _, tb := range []string{"sbtest.sbtest1", "sbtest.sbtest2"} {
-		var name string
-		var sum *int64
-		if err := db.QueryRowContext(ctx, "CHECKSUM TABLE "+tb).Scan(&name, &sum); err != nil || sum == nil {
-			return fmt.Sprintf("error %s: %v", tb, err)
-		}
-		out = append(out, fmt.Sprint(*sum))
-	}
-	return strings.Join(out, ",")
+	return testserver.TableChecksums(ctx, db, "sbtest.sbtest1", "sbtest.sbtest2")
 }
 
 // TestGroupSnapshotOnRootfsHosts: group with a MySQL root filesystem on 3 lab hosts starts

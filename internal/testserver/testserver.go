@@ -7,15 +7,17 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/habench/habench/internal/testenv/prereq"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/internal/testenv/prereq"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -242,4 +244,20 @@ func ComCounters(t testing.TB, db *sql.DB) map[string]int64 {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TableChecksums is "sum1,sum2,..." of CHECKSUM TABLE of each of tables (DB.TABLE) on db,
+// in order, or "error TABLE: ..." for the first that cannot be checksummed: a value that
+// differs between two servers holding different rows.
+func TableChecksums(ctx context.Context, db *sql.DB, tables ...string) string {
+	var out []string
+	for _, tb := range tables {
+		var name string
+		var sum *int64
+		if err := db.QueryRowContext(ctx, "CHECKSUM TABLE "+tb).Scan(&name, &sum); err != nil || sum == nil {
+			return fmt.Sprintf("error %s: %v", tb, err)
+		}
+		out = append(out, strconv.FormatInt(*sum, 10))
+	}
+	return strings.Join(out, ",")
 }
