@@ -19,12 +19,14 @@ import (
 	"github.com/habench/habench/topology"
 )
 
-// TestSnapshotDeployments: a scenario with snapshots on (2 tables x 1000 rows, 2 s cells)
-// prepares once per installation, a one-node MySQL and a one-node MariaDB, and starts a
-// MySQL group (3 nodes), a MySQL async pair and a MariaDB Galera cluster (3 nodes) from
-// the copies: each cell runs, its manifest says where the data came from, and afterwards
-// every node has the same CHECKSUM TABLE, the group has every member ONLINE, the replica
-// replicates and every Galera node is Synced in a cluster of 3. A snapshot is refused for
+// TestSnapshotDeployments (issue 22's acceptance 1): a scenario with snapshots on (2
+// tables x 1000 rows, 2 s cells) prepares once per installation, a one-node MySQL and a
+// one-node MariaDB, and starts the five topologies from the copies: a MySQL group (3
+// nodes), a MySQL async pair, a MySQL semi-sync pair, a MariaDB single node and a MariaDB
+// Galera cluster (3 nodes). Each cell runs, its manifest says where the data came from,
+// and afterwards every node has the same CHECKSUM TABLE, the group has every member
+// ONLINE, the replicas replicate (semi-sync on at the source) and every Galera node is
+// Synced in a cluster of 3. A snapshot is refused for
 // another installation in one line, before anything is deployed.
 func TestSnapshotDeployments(t *testing.T) {
 	testenv.Installation(t, topology.MySQL)
@@ -32,22 +34,24 @@ func TestSnapshotDeployments(t *testing.T) {
 	sb := testenv.Sandbox(t)
 	seed := time.Now().UnixNano()%1_000_000_000 + 1 // a shape, so snapshots, of this test's own
 	t.Cleanup(func() { removeSnapshotsOfSeed(t, seed) })
-	grp, asy, gal := testenv.Name("sng"), testenv.Name("sna"), testenv.Name("snc")
+	grp, asy, semi, one, gal := testenv.Name("sng"), testenv.Name("sna"), testenv.Name("sns"), testenv.Name("sn1"), testenv.Name("snc")
 	y := fmt.Sprintf(`name: snaps
 topologies:
   - {name: %s, kind: group, nodes: 3, flavor: mysql}
   - {name: %s, kind: async, nodes: 2, flavor: mysql}
+  - {name: %s, kind: semisync, nodes: 2, flavor: mysql}
+  - {name: %s, kind: single, flavor: mariadb}
   - {name: %s, kind: galera, nodes: 3, flavor: mariadb}
 snapshots: true
 workload:
   test: oltp_read_write
   options: {tables: 2, table-size: 1000, time: 2, threads: 2, rand-seed: %d}
-`, grp, asy, gal, seed)
+`, grp, asy, semi, one, gal, seed)
 	s, err := scenario.ParseScenario([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
 	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir(), Stdout: &out, Keep: true}
@@ -59,7 +63,7 @@ workload:
 		t.Errorf("%d snapshots made, want 2 (one per installation):\n%s", n, out.String())
 	}
 	checkSnapshotCells(t, dir)
-	for _, name := range []string{grp, asy, gal} {
+	for _, name := range []string{grp, asy, semi, one, gal} {
 		c, err := sb.Load(name)
 		if err != nil {
 			t.Fatal(err)
@@ -147,7 +151,14 @@ func checkTopologyHealthy(ctx context.Context, t *testing.T, c *cluster.Cluster)
 			if err != nil || online != len(c.Nodes) {
 				t.Errorf("%s/%s: %d members ONLINE (%v)", c.Name, n.Name, online, err)
 			}
-		case topology.Async:
+		case topology.Async, topology.SemiSync:
+			if c.Spec.Kind == topology.SemiSync && n.Name == "n1" {
+				var k, on string
+				err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Rpl_semi_sync_source_status', 'Rpl_semi_sync_master_status')").Scan(&k, &on)
+				if err != nil || on != "ON" {
+					t.Errorf("%s/%s: %s %q (%v), want semi-sync ON at the source", c.Name, n.Name, k, on, err)
+				}
+			}
 			if n.Name != "n1" {
 				st, err := cluster.ReplicaStatus(ctx, db, c.Binaries.Caps())
 				caps := c.Binaries.Caps()
@@ -162,6 +173,13 @@ func checkTopologyHealthy(ctx context.Context, t *testing.T, c *cluster.Cluster)
 			if state != "Synced" || size != fmt.Sprint(len(c.Nodes)) {
 				t.Errorf("%s/%s: wsrep state %q, cluster size %q", c.Name, n.Name, state, size)
 			}
+		case topology.Single:
+			var rows int
+			if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM sbtest.sbtest1").Scan(&rows); err != nil || rows < 1000 {
+				t.Errorf("%s/%s: %d rows in sbtest1 (%v), want the snapshot's 1000 at least", c.Name, n.Name, rows, err)
+			}
+		default:
+			t.Errorf("%s: kind %s not checked", c.Name, c.Spec.Kind)
 		}
 		db.Close()
 	}
