@@ -24,3 +24,6 @@ var FirstLineForTest = firstLine
 func (s *SSH) Command(ctx context.Context, stdin []byte, argv []string) (*exec.Cmd, error) {
 	return s.command(ctx, stdin, argv)
 }
+
+// ControlDirForTest is controlDir.
+var ControlDirForTest = controlDir

@@ -81,12 +81,16 @@ var control struct {
 	users []*SSH // one per master started, for CloseAll
 }
 
-// controlDir returns this process's ControlPath directory (mode 0700, created on first use).
+// controlDir returns this process's ControlPath directory (mode 0700, created on first
+// use, and again when it was removed from under the process: a /tmp cleaner during a long
+// run, or a test lab's cleanup ending the masters; commands then start new masters).
 func controlDir() (string, error) {
 	control.Lock()
 	defer control.Unlock()
 	if control.dir != "" {
-		return control.dir, nil
+		if _, err := os.Stat(control.dir); err == nil {
+			return control.dir, nil
+		}
 	}
 	// Short: a unix socket path has at most 107 bytes, and %C is 40.
 	d, err := os.MkdirTemp("", "hbssh-")

@@ -196,3 +196,24 @@ func TestSSHInputNotInArgv(t *testing.T) {
 		t.Errorf("Run command %q %v: want -n and no stdin", cmd.Args, err)
 	}
 }
+
+// TestControlDirRecreated: the ControlPath directory removed from under the process (a
+// /tmp cleaner, a lab's cleanup) is made again on the next use, so new masters can bind
+// their sockets; without it ssh fails with "unix_listener: cannot bind to path".
+func TestControlDirRecreated(t *testing.T) {
+	d1, err := host.ControlDirForTest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(d1); err != nil {
+		t.Fatal(err)
+	}
+	d2, err := host.ControlDirForTest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(host.CloseAll)
+	if fi, err := os.Stat(d2); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("control directory after removal: %s %v %v, want a new 0700 directory", d2, fi, err)
+	}
+}
