@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/habench/habench/internal/testenv/prereq"
 	"net"
 	"os"
 	"os/exec"
@@ -19,6 +18,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/host"
+	"github.com/habench/habench/internal/testenv/prereq"
 
 	"github.com/habench/habench/internal/testserver"
 )
@@ -229,6 +231,9 @@ func New(t testing.TB, n int, o Options) *Lab {
 			}
 		}
 	}
+	// First cleanup: this test process's own ssh masters (host.SSH values the test used)
+	// end while the hosts are still there, and their control directory goes with them.
+	t.Cleanup(host.CloseAll)
 	return l
 }
 
