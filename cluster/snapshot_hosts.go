@@ -90,7 +90,7 @@ func readHostSnapshot(ctx context.Context, h host.Host, hostDir, name string) (*
 // it and moves its datadir into the snapshot directory without its identity files, then
 // writes snapshot.json (last: a snapshot without it is incomplete). The node is destroyed
 // in any case; the snapshot directory too when the snapshot could not be made.
-func (hostsProvider) MakeSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (snap *Snapshot, err error) {
+func (hostsProvider) MakeSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (_ *Snapshot, err error) {
 	spec, h, err := hostsSnapshotSpec(spec)
 	if err != nil {
 		return nil, err
@@ -124,26 +124,8 @@ func (hostsProvider) MakeSnapshot(ctx context.Context, s *Sandbox, spec topology
 			}
 		}
 	}()
-	c, err := s.Deploy(ctx, snapshotServerSpec(spec, name, bins))
-	if err != nil {
-		return nil, fmt.Errorf("snapshot server: %w", err)
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if derr := s.Destroy(cctx, c.Name); derr != nil {
-			err = errors.Join(err, fmt.Errorf("destroy snapshot server %s: %w", c.Name, derr))
-		}
-	}()
-	t0 := time.Now()
-	if err := prep(ctx, c); err != nil {
-		return nil, err
-	}
-	snap = &Snapshot{Name: sname, Installation: inst, Shape: shape, PrepareS: time.Since(t0).Seconds()}
-	if err := s.keepHostDatadir(ctx, c, snap, l); err != nil {
-		return nil, err
-	}
-	return snap, nil
+	keep := func(ctx context.Context, c *Cluster, snap *Snapshot) error { return s.keepHostDatadir(ctx, c, snap, l) }
+	return s.snapshotFromServer(ctx, snapshotServerSpec(spec, name, bins), &Snapshot{Name: sname, Installation: inst, Shape: shape}, prep, keep)
 }
 
 // snapshotServerSpec is the one-node deployment that makes a snapshot for hosts spec: a

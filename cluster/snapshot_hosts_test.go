@@ -96,13 +96,13 @@ func TestCopyHostSnapshot(t *testing.T) {
 func TestHostSnapshotsNameReserved(t *testing.T) {
 	s := &Sandbox{StateDir: t.TempDir()}
 	spec := topology.Spec{Name: HostSnapshotsDir, Kind: topology.Async, Nodes: 2, Flavor: topology.MariaDB,
-		Provider: topology.ProviderHosts, HostsSpec: topology.HostsSpec{Hosts: []string{"192.0.2.1"}}}
+		Provider: topology.ProviderHosts, HostsSpec: topology.HostsSpec{Hosts: []string{"127.0.0.1"}}}
 	_, err := s.checkHostsSpec(spec)
 	var fe *topology.FieldError
 	if !errors.As(err, &fe) || fe.Field != "name" || !strings.Contains(err.Error(), "snapshots") {
 		t.Errorf("deploy of a cluster named snapshots on hosts: %v", err)
 	}
-	_, err = s.DestroyFromHosts(context.Background(), HostSnapshotsDir, []string{"192.0.2.1"}, "/var/lib/habench-hosts", nil)
+	_, err = s.DestroyFromHosts(context.Background(), HostSnapshotsDir, []string{"127.0.0.1"}, "/var/lib/habench-hosts", nil)
 	if !errors.As(err, &fe) || fe.Field != "name" || !strings.Contains(err.Error(), "snapshot rm") {
 		t.Errorf("destroy snapshots --hosts: %v", err)
 	}

@@ -70,13 +70,30 @@ func (sandboxProvider) LoadSnapshot(_ context.Context, _ topology.Spec, name str
 // node named name, runs prep on it (the prepare), removes the accounts the deploy made,
 // resets binary logs and GTIDs, stops the server cleanly and moves its datadir into
 // SnapshotsDir() without its identity (scrubIdentity). The node is destroyed in any case.
-func (sandboxProvider) MakeSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (snap *Snapshot, err error) {
-	one := topology.Spec{Name: name, Kind: topology.Single, Nodes: 1, Flavor: spec.Flavor, Installation: spec.Installation, Credentials: spec.Credentials}
+func (sandboxProvider) MakeSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error) {
 	bins, err := ResolveInstallation(ctx, spec.Installation, spec.Flavor)
 	if err != nil {
 		return nil, err
 	}
+	inst := InstallationOf(bins)
+	sname := SnapshotName(inst, shape)
+	unlock, err := lockSnapshot(sname)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if old, err := LoadSnapshot(sname); err == nil {
+		return old, nil
+	}
+	one := topology.Spec{Name: name, Kind: topology.Single, Nodes: 1, Flavor: spec.Flavor, Installation: spec.Installation, Credentials: spec.Credentials}
 	one.Options = snapshotGaleraOptions(bins)
+	return s.snapshotFromServer(ctx, one, &Snapshot{Name: sname, Installation: inst, Shape: shape}, prep, s.keepDatadir)
+}
+
+// snapshotFromServer deploys one (a single node: the snapshot's server), runs prep on it
+// (PrepareS: how long it took) and keep, which makes snap of its datadir; the server is
+// destroyed in any case. Errors: the deploy's, prep's, keep's and the destroy's.
+func (s *Sandbox) snapshotFromServer(ctx context.Context, one topology.Spec, snap *Snapshot, prep func(context.Context, *Cluster) error, keep func(context.Context, *Cluster, *Snapshot) error) (_ *Snapshot, err error) {
 	c, err := s.Deploy(ctx, one)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot server: %w", err)
@@ -88,22 +105,12 @@ func (sandboxProvider) MakeSnapshot(ctx context.Context, s *Sandbox, spec topolo
 			err = errors.Join(err, fmt.Errorf("destroy snapshot server %s: %w", c.Name, derr))
 		}
 	}()
-	inst := InstallationOf(c.Binaries)
-	sname := SnapshotName(inst, shape)
-	unlock, err := lockSnapshot(sname)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if old, err := LoadSnapshot(sname); err == nil {
-		return old, nil
-	}
 	t0 := time.Now()
 	if err := prep(ctx, c); err != nil {
 		return nil, err
 	}
-	snap = &Snapshot{Name: sname, Installation: inst, Shape: shape, PrepareS: time.Since(t0).Seconds()}
-	if err := s.keepDatadir(ctx, c, snap); err != nil {
+	snap.PrepareS = time.Since(t0).Seconds()
+	if err := keep(ctx, c, snap); err != nil {
 		return nil, err
 	}
 	return snap, nil

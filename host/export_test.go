@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"os/exec"
 )
@@ -22,7 +23,10 @@ var FirstLineForTest = firstLine
 
 // Command is SSH.command, for tests.
 func (s *SSH) Command(ctx context.Context, stdin []byte, argv []string) (*exec.Cmd, error) {
-	return s.command(ctx, stdin, argv)
+	if stdin == nil {
+		return s.command(ctx, nil, argv)
+	}
+	return s.command(ctx, bytes.NewReader(stdin), argv)
 }
 
 // ControlDirForTest is controlDir.

@@ -195,7 +195,7 @@ func (s *SSH) stream(ctx context.Context, stdin io.Reader, stdout io.Writer, arg
 	if err := s.Connect(ctx); err != nil {
 		return err
 	}
-	cmd, err := s.commandReader(ctx, stdin, argv)
+	cmd, err := s.command(ctx, stdin, argv)
 	if err != nil {
 		return err
 	}
@@ -220,16 +220,7 @@ func (s *SSH) stream(ctx context.Context, stdin io.Reader, stdout io.Writer, arg
 
 // command is the local ssh process that runs argv on the host over the master
 // connection: stdin, when not nil, is its standard input (and ssh runs without -n).
-func (s *SSH) command(ctx context.Context, stdin []byte, argv []string) (*exec.Cmd, error) {
-	var in io.Reader
-	if stdin != nil {
-		in = bytes.NewReader(stdin)
-	}
-	return s.commandReader(ctx, in, argv)
-}
-
-// commandReader is command with stdin a reader (nil: none).
-func (s *SSH) commandReader(ctx context.Context, stdin io.Reader, argv []string) (*exec.Cmd, error) {
+func (s *SSH) command(ctx context.Context, stdin io.Reader, argv []string) (*exec.Cmd, error) {
 	a, err := s.args()
 	if err != nil {
 		return nil, err

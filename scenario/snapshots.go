@@ -17,16 +17,19 @@ func (s *Scenario) SnapshotsOn() bool { return s.Snapshots || s.Snapshot != "" }
 // prepare: a copy of its datadir per node (at 400 MB/s, about 250 bytes a row with its
 // index) and 1 s.
 func EstimateSnapshotCopy(spec topology.Spec, o workload.Options) time.Duration {
-	bytes := float64(spec.Nodes) * float64(o.Tables) * float64(o.TableSize) * 250
-	return time.Second + time.Duration(bytes/400e6*float64(time.Second))
+	return time.Second + time.Duration(float64(spec.Nodes)*snapshotBytes(o)/400e6*float64(time.Second))
+}
+
+// snapshotBytes is the size of a snapshot of o's data: about 250 bytes a row with its index.
+func snapshotBytes(o workload.Options) float64 {
+	return float64(o.Tables) * float64(o.TableSize) * 250
 }
 
 // EstimateSnapshotStream is copying a snapshot of o's data to one more of the user's
 // hosts (a tar stream through habench's machine): one datadir at 100 MB/s (a 1 Gbit/s
 // network), and 1 s.
 func EstimateSnapshotStream(o workload.Options) time.Duration {
-	bytes := float64(o.Tables) * float64(o.TableSize) * 250
-	return time.Second + time.Duration(bytes/100e6*float64(time.Second))
+	return time.Second + time.Duration(snapshotBytes(o)/100e6*float64(time.Second))
 }
 
 // snapshotKey identifies a deployment's snapshot in a plan: flavor, installation and data
