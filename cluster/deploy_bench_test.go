@@ -135,7 +135,7 @@ func benchDeploy(b *testing.B, prefix string, kind topology.Kind, flavor topolog
 	rec := newRecorder()
 	s := testenv.Sandbox(b)
 	s.Log = slog.New(rec)
-	spec := testenv.Spec(b, testenv.Name(prefix), kind, 3, flavor)
+	spec := testenv.Spec(b, testenv.Name(b, prefix), kind, 3, flavor)
 	ctx := context.Background()
 	sums := map[string]float64{}
 	var ready []float64

@@ -174,7 +174,7 @@ func TestRegisterDiscoversAndRefuses(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	spec := testenv.Spec(t, testenv.Name("knm"), topology.SemiSync, 2, topology.MySQL)
+	spec := testenv.Spec(t, testenv.Name(t, "knm"), topology.SemiSync, 2, topology.MySQL)
 	sbx, err := s.Deploy(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +183,7 @@ func TestRegisterDiscoversAndRefuses(t *testing.T) {
 	for _, n := range sbx.Nodes {
 		dsns = append(dsns, fmt.Sprintf("%s:%s@tcp(%s)/", sbx.User, sbx.Password, n.Addr()))
 	}
-	ex, err := s.Register(ctx, topology.Spec{Name: testenv.Name("knxm"), Kind: topology.SemiSync, Flavor: topology.MySQL, ExistingSpec: topology.ExistingSpec{DSNs: dsns}})
+	ex, err := s.Register(ctx, topology.Spec{Name: testenv.Name(t, "knxm"), Kind: topology.SemiSync, Flavor: topology.MySQL, ExistingSpec: topology.ExistingSpec{DSNs: dsns}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,11 +243,11 @@ func TestRegisterDiscoversAndRefuses(t *testing.T) {
 	// A loopback MariaDB single node, registered through 127.0.0.1.
 	s.Network = cluster.NetLoopback
 	s.BasePort = 24306 + os.Getpid()%1000
-	one, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("knl"), topology.Single, 1, topology.MariaDB))
+	one, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "knl"), topology.Single, 1, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex1, err := s.Register(ctx, topology.Spec{Name: testenv.Name("knxl"), ExistingSpec: topology.ExistingSpec{
+	ex1, err := s.Register(ctx, topology.Spec{Name: testenv.Name(t, "knxl"), ExistingSpec: topology.ExistingSpec{
 		DSNs: []string{fmt.Sprintf("tcp(127.0.0.1:%d)/", one.Nodes[0].Port)}, User: one.User, Password: one.Password}})
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +257,7 @@ func TestRegisterDiscoversAndRefuses(t *testing.T) {
 	}
 	// The same server twice, and a name taken, are bad input.
 	d := fmt.Sprintf("tcp(127.0.0.1:%d)/", one.Nodes[0].Port)
-	if _, err := s.Register(ctx, topology.Spec{Name: testenv.Name("knxd"), ExistingSpec: topology.ExistingSpec{DSNs: []string{d, "tcp(localhost:" + fmt.Sprint(one.Nodes[0].Port) + ")/"}, User: "habench", Password: "habench"}}); err == nil {
+	if _, err := s.Register(ctx, topology.Spec{Name: testenv.Name(t, "knxd"), ExistingSpec: topology.ExistingSpec{DSNs: []string{d, "tcp(localhost:" + fmt.Sprint(one.Nodes[0].Port) + ")/"}, User: "habench", Password: "habench"}}); err == nil {
 		t.Errorf("the same server twice was registered")
 	}
 	if _, err := s.Register(ctx, topology.Spec{Name: ex1.Name, ExistingSpec: topology.ExistingSpec{DSNs: []string{d}, User: "habench", Password: "habench"}}); err == nil {
@@ -273,7 +273,7 @@ func TestRegisterGroupDR(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	sbx, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("kdr"), topology.GroupDR, 4, topology.MySQL))
+	sbx, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "kdr"), topology.GroupDR, 4, topology.MySQL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestRegisterGroupDR(t *testing.T) {
 		dsns = append(dsns, fmt.Sprintf("%s:%s@tcp(%s)/", sbx.User, sbx.Password, n.Addr()))
 	}
 	for i, kind := range []topology.Kind{topology.GroupDR, ""} {
-		name := testenv.Name(fmt.Sprintf("kdrx%d", i))
+		name := testenv.Name(t, fmt.Sprintf("kdrx%d", i))
 		ex, err := s.Register(ctx, topology.Spec{Name: name, Kind: kind, ExistingSpec: topology.ExistingSpec{DSNs: dsns}})
 		if err != nil {
 			t.Fatalf("register (kind %q): %v", kind, err)
@@ -312,7 +312,7 @@ func TestRegisterGroupDR(t *testing.T) {
 		}
 	}
 	swapped := []string{dsns[3], dsns[0], dsns[1], dsns[2]}
-	_, err = s.Register(ctx, topology.Spec{Name: testenv.Name("kdrxs"), ExistingSpec: topology.ExistingSpec{DSNs: swapped}})
+	_, err = s.Register(ctx, topology.Spec{Name: testenv.Name(t, "kdrxs"), ExistingSpec: topology.ExistingSpec{DSNs: swapped}})
 	if err == nil || !strings.Contains(err.Error(), "members first") {
 		t.Errorf("DR replica listed first: %v, want a refusal", err)
 	}
@@ -325,7 +325,7 @@ func TestRegisterGaleraWithArbitrator(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	sbx, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("kga"), topology.GaleraArbitrator, 2, topology.MariaDB))
+	sbx, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "kga"), topology.GaleraArbitrator, 2, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestRegisterGaleraWithArbitrator(t *testing.T) {
 		for _, n := range tc.nodes {
 			dsns = append(dsns, dsn(n))
 		}
-		name := testenv.Name(fmt.Sprintf("kgax%d", len(dsns)))
+		name := testenv.Name(t, fmt.Sprintf("kgax%d", len(dsns)))
 		ex, err := s.Register(ctx, topology.Spec{Name: name, ExistingSpec: topology.ExistingSpec{DSNs: dsns}})
 		if err != nil {
 			t.Fatal(err)

@@ -58,7 +58,7 @@ func TestGaleraDeployWriteRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("gad"), topology.Galera, 3, topology.MariaDB))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "gad"), topology.Galera, 3, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestGaleraDestroyDuringStateTransfer(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	spec := testenv.Spec(t, testenv.Name("gax"), topology.Galera, 3, topology.MariaDB)
+	spec := testenv.Spec(t, testenv.Name(t, "gax"), topology.Galera, 3, topology.MariaDB)
 	dctx, interrupt := context.WithCancel(ctx)
 	defer interrupt()
 	done := make(chan error, 1)
@@ -314,7 +314,7 @@ func TestGaleraMariabackupSST(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	spec := testenv.Spec(t, testenv.Name("gam"), topology.Galera, 3, topology.MariaDB)
+	spec := testenv.Spec(t, testenv.Name(t, "gam"), topology.Galera, 3, topology.MariaDB)
 	spec.Galera.SST = topology.SSTMariabackup
 	start := time.Now()
 	c, err := s.Deploy(ctx, spec)
@@ -353,7 +353,7 @@ func TestGaleraRootfsMariaDB(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	spec := topology.Spec{Name: testenv.Name("gar"), Kind: topology.Galera, Nodes: 3, Flavor: topology.MariaDB,
+	spec := topology.Spec{Name: testenv.Name(t, "gar"), Kind: topology.Galera, Nodes: 3, Flavor: topology.MariaDB,
 		Installation: topology.Installation{Kind: topology.InstallRootfs, Path: root}}
 	start := time.Now()
 	c, err := s.Deploy(ctx, spec)

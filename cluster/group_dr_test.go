@@ -112,7 +112,7 @@ func TestGroupDRFollowsPrimary(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	spec := testenv.Spec(t, testenv.Name("cdr"), topology.GroupDR, 4, topology.MySQL)
+	spec := testenv.Spec(t, testenv.Name(t, "cdr"), topology.GroupDR, 4, topology.MySQL)
 	// No 5 s grace before a killed primary is expelled: the election comes sooner.
 	spec.Options = map[string]string{"group_replication_member_expel_timeout": "0"}
 	start := time.Now()

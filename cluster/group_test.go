@@ -100,7 +100,7 @@ func TestGroupDeployAndSwitchMode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("cgr"), topology.Group, 3, topology.MySQL))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "cgr"), topology.Group, 3, topology.MySQL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestBackgroundStepFailureEndsWait(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("cbg"), topology.Single, 1, topology.MariaDB))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "cbg"), topology.Single, 1, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestGroupMemberRestartRejoins(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("rvgr"), topology.Group, 3, topology.MySQL))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "rvgr"), topology.Group, 3, topology.MySQL))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 // directory, a directory habench did not create is reported by the probe, and
 // destroyHostNode removes exactly what the record lists (the parent that existed stays).
 func TestHostNodePrimitives(t *testing.T) {
-	lab := testhost.New(t, 1, testhost.Options{SSH: true, Subnet: 17})
+	lab := testhost.New(t, 1, testhost.Options{SSH: true})
 	h := sshHostFor(nil, lab.Hosts[0].Name)
 	h.Config = lab.SSHConfig
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

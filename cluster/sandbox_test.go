@@ -23,7 +23,7 @@ func TestDeployAsyncReplicates(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			start := time.Now()
-			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("ca"+string(f[:2])), topology.Async, 3, f))
+			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "ca"+string(f[:2])), topology.Async, 3, f))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +68,7 @@ func TestDeployFailureRollsBack(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	spec := testenv.Spec(t, testenv.Name("crb"), topology.Async, 2, topology.MariaDB)
+	spec := testenv.Spec(t, testenv.Name(t, "crb"), topology.Async, 2, topology.MariaDB)
 	spec.Options = map[string]string{"no_such_server_variable": "1"}
 	s.ReadyTimeout = 20 * time.Second
 	c, err := s.Deploy(ctx, spec)
@@ -81,7 +81,7 @@ func TestDeployFailureRollsBack(t *testing.T) {
 	if cs, _ := s.List(); len(cs) != 0 {
 		t.Errorf("state left after failed deploy: %d clusters", len(cs))
 	}
-	if left := cluster.Leftovers(s, &cluster.Cluster{Name: testenv.Name("crb"), Nodes: []*cluster.Node{{Name: "n1"}, {Name: "n2"}}}); len(left) > 0 {
+	if left := cluster.Leftovers(s, &cluster.Cluster{Name: spec.Name, Nodes: []*cluster.Node{{Name: "n1"}, {Name: "n2"}}}); len(left) > 0 {
 		t.Errorf("left behind: %s", strings.Join(left, ", "))
 	}
 }
@@ -93,7 +93,7 @@ func TestLoopbackPortInUse(t *testing.T) {
 	ln, port := listen(t)
 	defer ln.Close()
 	s.BasePort = port
-	_, err := s.Deploy(context.Background(), testenv.Spec(t, testenv.Name("cpt"), topology.Single, 1, topology.MariaDB))
+	_, err := s.Deploy(context.Background(), testenv.Spec(t, testenv.Name(t, "cpt"), topology.Single, 1, topology.MariaDB))
 	var fe *topology.FieldError
 	if !asFieldError(err, &fe) || fe.Field != "port" {
 		t.Fatalf("want a port FieldError, got %v", err)
@@ -111,7 +111,7 @@ func TestDeploySemiSync(t *testing.T) {
 			s := testenv.Sandbox(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			spec := testenv.Spec(t, testenv.Name("cs"+string(f[:2])), topology.SemiSync, 3, f)
+			spec := testenv.Spec(t, testenv.Name(t, "cs"+string(f[:2])), topology.SemiSync, 3, f)
 			spec.SemiSync = topology.SemiSyncOptions{WaitPoint: "AFTER_COMMIT", Timeout: 2500 * time.Millisecond, WaitForReplicas: 1}
 			c, err := s.Deploy(ctx, spec)
 			if err != nil {
@@ -144,7 +144,7 @@ func TestDeployLoopback(t *testing.T) {
 	s.BasePort = port
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("clo"), topology.Async, 2, topology.MariaDB))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "clo"), topology.Async, 2, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestDeployFromBasedir(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	spec := topology.Spec{Name: testenv.Name("cbd"), Kind: topology.Single, Nodes: 1, Flavor: topology.MariaDB,
+	spec := topology.Spec{Name: testenv.Name(t, "cbd"), Kind: topology.Single, Nodes: 1, Flavor: topology.MariaDB,
 		Installation: topology.Installation{Kind: topology.InstallBasedir, Path: b}}
 	c, err := s.Deploy(ctx, spec)
 	if err != nil {
@@ -221,7 +221,7 @@ func TestLoopbackDestroySparesNamesakes(t *testing.T) {
 	prereq.Need(t, cluster.NetNamespacesUsable())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	name := testenv.Name("cns")
+	name := testenv.Name(t, "cns")
 	a := testenv.Sandbox(t)
 	ca, err := a.Deploy(ctx, testenv.Spec(t, name, topology.Single, 1, topology.MariaDB))
 	if err != nil {
@@ -252,7 +252,7 @@ func TestDestroyWithCorruptState(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("ccs"), topology.Single, 1, topology.MySQL))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "ccs"), topology.Single, 1, topology.MySQL))
 	if err != nil {
 		t.Fatal(err)
 	}

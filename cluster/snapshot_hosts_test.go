@@ -20,7 +20,7 @@ import (
 // record lists, and a directory there without a record is refused. The lab's hosts share
 // this machine's filesystem: the two sides are two host directories.
 func TestCopyHostSnapshot(t *testing.T) {
-	lab := testhost.New(t, 2, testhost.Options{SSH: true, Subnet: 38})
+	lab := testhost.New(t, 2, testhost.Options{SSH: true})
 	h1, h2 := sshHostFor(nil, lab.Hosts[0].Name), sshHostFor(nil, lab.Hosts[1].Name)
 	h1.Config, h2.Config = lab.SSHConfig, lab.SSHConfig
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

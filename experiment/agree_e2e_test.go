@@ -32,7 +32,7 @@ import (
 func TestSweepRepeatsAgreeOnServers(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	sb := testenv.Sandbox(t)
-	single, async := testenv.Name("swqs"), testenv.Name("swqa")
+	single, async := testenv.Name(t, "swqs"), testenv.Name(t, "swqa")
 	y := `name: swrepeats
 topologies:
   - {name: ` + single + `, kind: single, flavor: mariadb}
@@ -131,7 +131,7 @@ cell: {warmup: 1s}
 func TestWorkloadNodesOnServers(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	sb := testenv.Sandbox(t)
-	async := testenv.Name("swqn")
+	async := testenv.Name(t, "swqn")
 	y := `name: swnodes
 topologies:
   - {name: ` + async + `, kind: async, nodes: 2, flavor: mariadb}
@@ -178,7 +178,7 @@ func TestLinksSamePathControlOnServers(t *testing.T) {
 		t.Skip("kernel netem is available: the links go through the plain bridge path, not the userspace link this test is about")
 	}
 	sb := testenv.Sandbox(t)
-	single, async := testenv.Name("swls"), testenv.Name("swla")
+	single, async := testenv.Name(t, "swls"), testenv.Name(t, "swla")
 	y := `name: swlinks
 network: netns
 topologies:

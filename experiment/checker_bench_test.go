@@ -38,7 +38,7 @@ func BenchmarkCheckerCost(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute+time.Duration(3*rounds*(secs+30))*time.Second)
 	defer cancel()
 	s := testenv.Sandbox(b)
-	c, err := s.Deploy(ctx, testenv.Spec(b, testenv.Name("bck"), topology.Single, 1, topology.MariaDB))
+	c, err := s.Deploy(ctx, testenv.Spec(b, testenv.Name(b, "bck"), topology.Single, 1, topology.MariaDB))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func TestCheckerBesideOLTP(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("ck"), topology.Single, 1, topology.MariaDB))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "ck"), topology.Single, 1, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestCheckerPartitionHeal(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	testenv.Installation(t, topology.MySQL)
 	sb := testenv.Sandbox(t)
-	galera, group := testenv.Name("cpga"), testenv.Name("cpgr")
+	galera, group := testenv.Name(t, "cpga"), testenv.Name(t, "cpgr")
 	y := fmt.Sprintf(`name: checkpart
 network: netns
 topologies:

@@ -35,7 +35,7 @@ import (
 func TestConsistencySweepGroup(t *testing.T) {
 	testenv.Installation(t, topology.MySQL)
 	sb := testenv.Sandbox(t)
-	name := testenv.Name("csg")
+	name := testenv.Name(t, "csg")
 	levels := []string{"EVENTUAL", "BEFORE", "AFTER"}
 	axis := "knob.group_replication_consistency"
 	y := fmt.Sprintf(`name: csgroup

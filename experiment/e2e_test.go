@@ -55,7 +55,7 @@ func TestStatementMixMatchesServerCounters(t *testing.T) {
 			s := testenv.Sandbox(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("em"+string(f[:2])), topology.Async, 2, f))
+			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "em"+string(f[:2])), topology.Async, 2, f))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,7 +111,7 @@ func TestStoppedApplierShowsLagThenRecovers(t *testing.T) {
 			s := testenv.Sandbox(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("el"+string(f[:2])), topology.Async, 2, f))
+			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "el"+string(f[:2])), topology.Async, 2, f))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -271,7 +271,7 @@ func TestLinkDelaySlowsSemiSyncAcks(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("eld"), topology.SemiSync, 2, topology.MariaDB))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "eld"), topology.SemiSync, 2, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestLargeTransaction(t *testing.T) {
 			s := testenv.Sandbox(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("bt"+tc.name[:2]), tc.kind, 3, tc.flavor))
+			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "bt"+tc.name[:2]), tc.kind, 3, tc.flavor))
 			if err != nil {
 				t.Fatal(err)
 			}

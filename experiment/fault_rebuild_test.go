@@ -22,7 +22,7 @@ import (
 // template's few MB: the sbtest table came with it), the workload's TPS and p99 before
 // and while it ran, n3 caught up; the nodes converge (n3 has every row).
 func TestRebuildGaleraNode(t *testing.T) {
-	out, f := runRebuild(t, testenv.Spec(t, testenv.Name("btrb"), topology.Galera, 3, topology.MariaDB))
+	out, f := runRebuild(t, testenv.Spec(t, testenv.Name(t, "btrb"), topology.Galera, 3, topology.MariaDB))
 	d := f.During
 	t.Logf("rebuild n3: took %.2f s, %d bytes; TPS %.0f -> %.0f, p99 %.1f -> %.1f ms; fc paused %v; queue %.0f (%s); members %v -> %v; caught up %v s",
 		d.TookS, f.Bytes, d.TPSBefore, d.TPSDuring, d.P99BeforeMs, d.P99DuringMs, deref(d.FCPausedMax), d.QueuePeak, d.QueuePeakOn,
@@ -47,7 +47,7 @@ func TestRebuildGaleraNode(t *testing.T) {
 // n3 was out), and the nodes converge (n3 has every row, also those committed after the clone).
 func TestRebuildGroupMember(t *testing.T) {
 	testenv.Installation(t, topology.MySQL)
-	out, f := runRebuild(t, testenv.Spec(t, testenv.Name("btrc"), topology.Group, 3, topology.MySQL))
+	out, f := runRebuild(t, testenv.Spec(t, testenv.Name(t, "btrc"), topology.Group, 3, topology.MySQL))
 	d := f.During
 	t.Logf("rebuild n3 by clone: took %.2f s, %d bytes; TPS %.0f -> %.0f, p99 %.1f -> %.1f ms; members %v -> %v; caught up %v s",
 		d.TookS, f.Bytes, d.TPSBefore, d.TPSDuring, d.P99BeforeMs, d.P99DuringMs, deref(d.MembersBefore), deref(d.MembersMin), deref(f.CaughtUpS))

@@ -35,7 +35,7 @@ func TestGalera(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	spec := testenv.Spec(t, testenv.Name("gae"), topology.Galera, 3, topology.MariaDB)
+	spec := testenv.Spec(t, testenv.Name(t, "gae"), topology.Galera, 3, topology.MariaDB)
 	spec.Options = map[string]string{"wsrep_provider_options": "gcs.fc_limit=1; gcs.fc_factor=1.0", "wsrep_slave_threads": "1"}
 	start := time.Now()
 	c, err := s.Deploy(ctx, spec)

@@ -107,7 +107,7 @@ func TestGroupFlowControlThrottles(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("egf"), topology.Group, 3, topology.MySQL))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "egf"), topology.Group, 3, topology.MySQL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestGroupMultiPrimaryConflicts(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	spec := testenv.Spec(t, testenv.Name("egm"), topology.Group, 3, topology.MySQL)
+	spec := testenv.Spec(t, testenv.Name(t, "egm"), topology.Group, 3, topology.MySQL)
 	spec.Group.Mode = topology.GroupMultiPrimary
 	c, err := s.Deploy(ctx, spec)
 	if err != nil {
@@ -298,7 +298,7 @@ func TestGroupInferredThrottleUsesWritersThresholds(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("rvinf"), topology.Group, 3, topology.MySQL))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "rvinf"), topology.Group, 3, topology.MySQL))
 	if err != nil {
 		t.Fatal(err)
 	}

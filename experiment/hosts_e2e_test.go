@@ -84,7 +84,7 @@ func TestHostCPUSaturationIsReported(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("hm"), topology.Async, 2, topology.MariaDB))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "hm"), topology.Async, 2, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestHostMetricsFollowRestartedServer(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("hmr"), topology.Async, 2, topology.MariaDB))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "hmr"), topology.Async, 2, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}

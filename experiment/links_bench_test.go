@@ -76,7 +76,7 @@ func linkBenchCluster(ctx context.Context, b *testing.B, prefix string, threads 
 	default:
 		b.Fatalf("HABENCH_BENCH_KIND %q: want semisync, galera or group", k)
 	}
-	c, err := s.Deploy(ctx, testenv.Spec(b, testenv.Name(prefix), kind, 3, flavor))
+	c, err := s.Deploy(ctx, testenv.Spec(b, testenv.Name(b, prefix), kind, 3, flavor))
 	if err != nil {
 		b.Fatal(err)
 	}

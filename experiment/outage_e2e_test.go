@@ -24,7 +24,7 @@ func TestNodeKilledMidRunIsAnOutage(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("errk"), topology.Async, 2, topology.MariaDB))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "errk"), topology.Async, 2, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}

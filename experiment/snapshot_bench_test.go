@@ -56,13 +56,13 @@ func BenchmarkSnapshotDeploy(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			spec := testenv.Spec(b, testenv.Name("bs"+k.name[:2]), k.kind, 3, k.flavor)
+			spec := testenv.Spec(b, testenv.Name(b, "bs"+k.name[:2]), k.kind, 3, k.flavor)
 			a, sumA := timeToData(ctx, b, s, spec, o, func(c *cluster.Cluster) error {
 				return wl.Prepare(ctx, target(c), o, io.Discard)
 			}, nil)
 			t0 := time.Now()
 			shape := cluster.DataShape(workload.DataShape("oltp_read_write", o))
-			snap, err := s.MakeSnapshot(ctx, spec, testenv.Name("bsx"+k.name[:1]), shape, func(ctx context.Context, c *cluster.Cluster) error {
+			snap, err := s.MakeSnapshot(ctx, spec, testenv.Name(b, "bsx"+k.name[:1]), shape, func(ctx context.Context, c *cluster.Cluster) error {
 				return wl.Prepare(ctx, target(c), o, io.Discard)
 			})
 			if err != nil {

@@ -34,7 +34,7 @@ func TestSnapshotDeployments(t *testing.T) {
 	sb := testenv.Sandbox(t)
 	seed := time.Now().UnixNano()%1_000_000_000 + 1 // a shape, so snapshots, of this test's own
 	t.Cleanup(func() { removeSnapshotsOfSeed(t, seed) })
-	grp, asy, semi, one, gal := testenv.Name("sng"), testenv.Name("sna"), testenv.Name("sns"), testenv.Name("sn1"), testenv.Name("snc")
+	grp, asy, semi, one, gal := testenv.Name(t, "sng"), testenv.Name(t, "sna"), testenv.Name(t, "sns"), testenv.Name(t, "sn1"), testenv.Name(t, "snc")
 	y := fmt.Sprintf(`name: snaps
 topologies:
   - {name: %s, kind: group, nodes: 3, flavor: mysql}
@@ -199,7 +199,7 @@ func checkSnapshotRefused(ctx context.Context, t *testing.T, sb *cluster.Sandbox
 	if mysqlSnap == nil {
 		t.Fatal("no MySQL snapshot listed")
 	}
-	name := testenv.Name("snr")
+	name := testenv.Name(t, "snr")
 	_, err := sb.DeployFromSnapshot(ctx, testenv.Spec(t, name, topology.Galera, 3, topology.MariaDB), mysqlSnap)
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), `installation.flavor "mysql"`) || !strings.Contains(err.Error(), `"mariadb"`) {
 		t.Errorf("refusal: %v", err)

@@ -22,7 +22,7 @@ func TestFaultStopEscalationIsRecorded(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("stpesc"), topology.Group, 3, topology.MySQL))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "stpesc"), topology.Group, 3, topology.MySQL))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ import (
 func TestSweepResume(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	sb := testenv.Sandbox(t)
-	single, async := testenv.Name("sws"), testenv.Name("swa")
+	single, async := testenv.Name(t, "sws"), testenv.Name(t, "swa")
 	y := `name: swresume
 topologies:
   - {name: ` + single + `, kind: single, flavor: mariadb}
@@ -185,7 +185,7 @@ func TestSweepCellPolicy(t *testing.T) {
 func sweepCellPolicy(t *testing.T, prefix string, kind topology.Kind, nodes int, flavor topology.Flavor) {
 	testenv.Installation(t, flavor)
 	sb := testenv.Sandbox(t)
-	name := testenv.Name(prefix)
+	name := testenv.Name(t, prefix)
 	drop := os.Geteuid() == 0 && experiment.CheckDropCaches() == nil
 	y := `name: swpolicy
 topologies:
@@ -254,7 +254,7 @@ cell: {prepare: reprepare, restart: true, warmup: 1s, drop_caches: ` + map[bool]
 func TestSweepOnExistingCluster(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	sb := testenv.Sandbox(t)
-	name := testenv.Name("swe")
+	name := testenv.Name(t, "swe")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := sb.Deploy(ctx, testenv.Spec(t, name, topology.Async, 2, topology.MariaDB))
@@ -336,7 +336,7 @@ func TestSweepDropCachesLocal(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	prereq.NeedErr(t, "page cache cannot be dropped here", experiment.CheckDropCaches())
 	sb := testenv.Sandbox(t)
-	name := testenv.Name("ckdrop")
+	name := testenv.Name(t, "ckdrop")
 	y := `name: ckdrop
 topologies:
   - {name: ` + name + `, kind: single, flavor: mariadb}

@@ -353,6 +353,34 @@ func (s *SSH) closeIn(dir string) error {
 	return nil
 }
 
+// CloseMatching ends the master connections this process opened to the destinations
+// match accepts (ssh destinations as given: "db1", "root@10.0.0.5"), and removes the
+// control directory when no master is left: for a process that is done with some hosts
+// and goes on with others (a test whose hosts go away while other tests' stay).
+func CloseMatching(match func(dest string) bool) {
+	control.Lock()
+	var closing, keep []*SSH
+	for _, u := range control.users {
+		if match(u.Dest) {
+			closing = append(closing, u)
+		} else {
+			keep = append(keep, u)
+		}
+	}
+	dir := control.dir
+	control.users = keep
+	if len(keep) == 0 {
+		control.dir = ""
+	}
+	control.Unlock()
+	for _, u := range closing {
+		u.closeIn(dir)
+	}
+	if len(keep) == 0 && dir != "" {
+		os.RemoveAll(dir)
+	}
+}
+
 // CloseAll ends every master connection this process opened and removes the control
 // directory. Call it once, when the process is done with its hosts (main does).
 func CloseAll() {

@@ -76,7 +76,7 @@ func TestApplyReadBackRestore(t *testing.T) {
 			s := testenv.Sandbox(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("kna"+string(f[:2])), topology.Async, 2, f))
+			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "kna"+string(f[:2])), topology.Async, 2, f))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +182,7 @@ func TestUnknownVariableChangesNothing(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("knu"), topology.Async, 2, topology.MariaDB))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "knu"), topology.Async, 2, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func testReadOnlyKnobRestartsSandbox(t *testing.T, f topology.Flavor) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("knr"+string(f[:2])), topology.Async, 2, f))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "knr"+string(f[:2])), topology.Async, 2, f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestKeepPersistsToOptionFile(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("knk"), topology.Single, 1, topology.MariaDB))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "knk"), topology.Single, 1, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestProviderOptions(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c := deployGalera(ctx, t, s, testenv.Name("kng"))
+	c := deployGalera(ctx, t, s, testenv.Name(t, "kng"))
 	n1 := c.Nodes[0]
 	fullBefore := global(t, c, n1, "wsrep_provider_options")
 	threadsBefore := global(t, c, n1, "wsrep_slave_threads")
@@ -405,7 +405,7 @@ func TestProviderOptions(t *testing.T) {
 	}
 	// The same server registered as an existing cluster: discovered as a Galera node, and
 	// provider options work through it the same way.
-	ex, err := s.Register(ctx, topology.Spec{Name: testenv.Name("knxg"), ExistingSpec: topology.ExistingSpec{
+	ex, err := s.Register(ctx, topology.Spec{Name: testenv.Name(t, "knxg"), ExistingSpec: topology.ExistingSpec{
 		DSNs: []string{"tcp(" + n1.Addr() + ")/"}, User: c.User, Password: c.Password}})
 	if err != nil {
 		t.Fatal(err)
@@ -452,7 +452,7 @@ func TestGroupMemberKnobs(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	spec := testenv.Spec(t, testenv.Name("kngr"), topology.Single, 1, topology.MySQL)
+	spec := testenv.Spec(t, testenv.Name(t, "kngr"), topology.Single, 1, topology.MySQL)
 	spec.Options = map[string]string{"plugin_load_add": "group_replication.so"}
 	c, err := s.Deploy(ctx, spec)
 	if err != nil {
@@ -474,7 +474,7 @@ func TestGroupMemberKnobs(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	ex, err := s.Register(ctx, topology.Spec{Name: testenv.Name("knxr"), ExistingSpec: topology.ExistingSpec{
+	ex, err := s.Register(ctx, topology.Spec{Name: testenv.Name(t, "knxr"), ExistingSpec: topology.ExistingSpec{
 		DSNs: []string{"tcp(" + n.Addr() + ")/"}, User: c.User, Password: c.Password}})
 	if err != nil {
 		t.Fatal(err)
@@ -521,7 +521,7 @@ func TestQuotedValueStaysOneValue(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("rvkq"), topology.Single, 1, topology.MariaDB))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "rvkq"), topology.Single, 1, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +560,7 @@ func TestSessionScopedKnobReadBack(t *testing.T) {
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name("kns"), topology.Single, 1, topology.MariaDB))
+	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "kns"), topology.Single, 1, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func TestArbitratorPartition(t *testing.T) {
 		prereq.Missing(t, "no link backend: %v", err)
 	}
 	state := stateDir(t)
-	name := testenv.Name("arb")
+	name := testenv.Name(t, "arb")
 	file := filepath.Join(t.TempDir(), "t.yaml")
 	os.WriteFile(file, []byte(fmt.Sprintf("name: %s\nkind: galera\nflavor: mariadb\nnodes: 4\ngalera: {arbitrator: true}\nsites: {dc1: [n1, n2], dc2: [n3, n4], dc3: [arb]}\n", name)), 0o644)
 	t.Cleanup(func() {

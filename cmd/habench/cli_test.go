@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/internal/testenv/prereq"
+	"github.com/habench/habench/internal/testmachine"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"
@@ -25,12 +26,21 @@ import (
 
 var habenchBin string
 
-// TestMain builds the habench binary once; the CLI tests run it as a user would.
-// The CLI tests run under the test harness's network guard unless the environment says
-// otherwise, so a plain `go test` cannot send a packet off this machine either.
+// TestMain builds the habench binary once (or takes the one HABENCH_TEST_BIN names: `make
+// test` builds bin/habench first, and the tests use it); the CLI tests run it as a user
+// would. The CLI tests run under the test harness's network guard unless the environment
+// says otherwise, so a plain `go test` cannot send a packet off this machine either.
 func TestMain(m *testing.M) {
 	if os.Getenv(cluster.NetworkGuardEnv) == "" {
 		os.Setenv(cluster.NetworkGuardEnv, "1")
+	}
+	if bin := os.Getenv("HABENCH_TEST_BIN"); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			fmt.Fprintf(os.Stderr, "HABENCH_TEST_BIN: %v\n", err)
+			os.Exit(1)
+		}
+		habenchBin = bin
+		os.Exit(m.Run())
 	}
 	dir, err := os.MkdirTemp("", "hbbin-")
 	if err != nil {
@@ -79,8 +89,11 @@ func execute(t *testing.T, argv []string, env ...string) result {
 	return r
 }
 
+// stateDir is a fresh state directory for the test's habench commands, whose clusters
+// are destroyed at cleanup; the test shares the machine (testmachine.Share).
 func stateDir(t *testing.T) string {
 	t.Helper()
+	testmachine.Share(t)
 	d, err := os.MkdirTemp("", "hbcli-")
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +223,7 @@ func TestBadScenario(t *testing.T) {
 func TestNameAndPortInUse(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
-	cu1, cu2 := testenv.Name("cu1"), testenv.Name("cu2")
+	cu1, cu2 := testenv.Name(t, "cu1"), testenv.Name(t, "cu2")
 	r := habench(t, state, "deploy", "--name", cu1, "--kind", "single", "--flavor", "mariadb")
 	if r.code != 0 {
 		t.Fatalf("deploy: exit %d: %s", r.code, r.stderr)
@@ -266,7 +279,7 @@ func TestSysbenchFlow(t *testing.T) {
 		}
 		return r
 	}
-	cf1 := testenv.Name("cf1")
+	cf1 := testenv.Name(t, "cf1")
 	must("deploy", "--name", cf1, "--kind", "async", "--nodes", "3", "--flavor", "mariadb")
 	st := must("status", cf1)
 	if strings.Count(st.stdout, "io=Yes sql=Yes") != 2 {
@@ -366,7 +379,7 @@ func TestDestroyAllAfterKill9(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
 	f := filepath.Join(t.TempDir(), "s.yaml")
-	ck1 := testenv.Name("ck1")
+	ck1 := testenv.Name(t, "ck1")
 	os.WriteFile(f, []byte(`name: kill
 topologies:
   - name: `+ck1+`
@@ -451,7 +464,7 @@ func TestRunScenario(t *testing.T) {
 	testenv.Installation(t, topology.MySQL)
 	state := stateDir(t)
 	f := filepath.Join(t.TempDir(), "s.yaml")
-	rsingle, rsemi := testenv.Name("rsingle"), testenv.Name("rsemi")
+	rsingle, rsemi := testenv.Name(t, "rsingle"), testenv.Name(t, "rsemi")
 	// As root (nodes in namespaces) the scenario also impairs one direction of one link.
 	links := ""
 	if os.Geteuid() == 0 {
@@ -558,7 +571,7 @@ func TestDestroyRefusesPathsAndBadNames(t *testing.T) {
 // refused by sysbench with exit 2 instead of being used half-built.
 func TestNotReadyClusterRefused(t *testing.T) {
 	state := stateDir(t)
-	name := testenv.Name("cnr")
+	name := testenv.Name(t, "cnr")
 	dir := filepath.Join(state, "clusters", name)
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "state.json"), []byte(`{"name":"`+name+`","provider":"sandbox","state":"deploying","nodes":[{"name":"n1"}]}`), 0o644)
@@ -594,7 +607,7 @@ func TestNonRootUsesLoopback(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	name := testenv.Name("cnb")
+	name := testenv.Name(t, "cnb")
 	run := func(args ...string) result {
 		return execute(t, append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "HOME=" + dir,
 			"HABENCH_STATE_DIR=" + filepath.Join(dir, "state"), "HABENCH_CACHE_DIR=" + filepath.Join(dir, "cache"), bin}, args...))

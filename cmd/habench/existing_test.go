@@ -95,7 +95,7 @@ func readJSON(t *testing.T, path string) map[string]any {
 func TestExistingClusterLikeSandbox(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
-	sbName, exName := testenv.Name("kns"), testenv.Name("knx")
+	sbName, exName := testenv.Name(t, "kns"), testenv.Name(t, "knx")
 	must := func(args ...string) result {
 		t.Helper()
 		r := habench(t, state, args...)
@@ -280,7 +280,7 @@ func TestExistingClusterLikeSandbox(t *testing.T) {
 func TestKnobsRestoredAfterInterrupt(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
-	name := testenv.Name("kni")
+	name := testenv.Name(t, "kni")
 	if r := habench(t, state, "deploy", "--name", name, "--kind", "async", "--nodes", "2", "--flavor", "mariadb"); r.code != 0 {
 		t.Fatalf("deploy: %s", r.stderr)
 	}

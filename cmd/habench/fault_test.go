@@ -29,7 +29,7 @@ import (
 func TestFaultPromote(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
-	name := testenv.Name("fp1")
+	name := testenv.Name(t, "fp1")
 	must := func(args ...string) result {
 		t.Helper()
 		r := habench(t, state, args...)
@@ -170,7 +170,7 @@ func TestFaultPromote(t *testing.T) {
 func TestConvergenceDivergedAndDown(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
-	name := testenv.Name("cv1")
+	name := testenv.Name(t, "cv1")
 	must := func(args ...string) result {
 		t.Helper()
 		r := habench(t, state, args...)
@@ -293,7 +293,7 @@ func TestConvergenceDivergedAndDown(t *testing.T) {
 func TestScenarioFaults(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
-	name := testenv.Name("wnsf")
+	name := testenv.Name(t, "wnsf")
 	f := filepath.Join(t.TempDir(), "s.yaml")
 	os.WriteFile(f, []byte("name: sf\ntopologies:\n  - {name: "+name+", kind: semisync, nodes: 3, flavor: mariadb, semisync: {timeout: 500ms}}\n"+
 		"workload:\n  test: oltp_read_write\n  options: {tables: 2, table-size: 1000, threads: 2, time: 9}\n"+
@@ -556,7 +556,7 @@ func TestFailoverGroupAndGalera(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
 	f := filepath.Join(t.TempDir(), "s.yaml")
-	gname, ganame := testenv.Name("fog"), testenv.Name("foa")
+	gname, ganame := testenv.Name(t, "fog"), testenv.Name(t, "foa")
 	os.WriteFile(f, []byte("name: failover\ntopologies:\n"+
 		"  - {name: "+gname+", kind: group, nodes: 3, flavor: mysql, options: {group_replication_member_expel_timeout: \"0\"}}\n"+
 		"  - {name: "+ganame+", kind: galera, nodes: 3, flavor: mariadb}\n"+
@@ -691,7 +691,7 @@ func checkerCommitsByNode(t *testing.T, dir string) map[string]int {
 func TestSecondInterruptSaysWhatItLeft(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
-	name := testenv.Name("si1")
+	name := testenv.Name(t, "si1")
 	f := filepath.Join(t.TempDir(), "s.yaml")
 	os.WriteFile(f, []byte("name: si\ntopologies:\n  - {name: "+name+", kind: async, nodes: 2, flavor: mariadb}\n"+
 		"workload:\n  test: oltp_read_only\n  options: {tables: 1, table-size: 1000, threads: 1, time: 60, report-interval: 1}\n"), 0o644)
@@ -730,7 +730,7 @@ func TestSecondInterruptSaysWhatItLeft(t *testing.T) {
 func TestStatusAdoptsServerRestartedOutside(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
-	name := testenv.Name("ad1")
+	name := testenv.Name(t, "ad1")
 	if r := habench(t, state, "deploy", "--name", name, "--kind", "single", "--flavor", "mariadb"); r.code != 0 {
 		t.Fatalf("deploy: %s", r.stderr)
 	}
@@ -788,7 +788,7 @@ func TestStatusAdoptsServerRestartedOutside(t *testing.T) {
 func TestFaultStopEscalatedExitsNonZero(t *testing.T) {
 	testenv.Installation(t, topology.MySQL)
 	state := stateDir(t)
-	name := testenv.Name("fse")
+	name := testenv.Name(t, "fse")
 	if r := habench(t, state, "deploy", "--name", name, "--kind", "group", "--nodes", "3", "--flavor", "mysql"); r.code != 0 {
 		t.Fatalf("deploy: exit %d\n%s", r.code, r.stderr)
 	}

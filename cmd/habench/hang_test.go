@@ -114,7 +114,7 @@ func (hr hangRun) partitionFault(t *testing.T) experiment.FaultSummary {
 // WARNINGs name the waits and the new writer they did not follow.
 func TestPartitionPrimaryHang(t *testing.T) {
 	state := stateDir(t)
-	name := testenv.Name("hgp")
+	name := testenv.Name(t, "hgp")
 	partitionCluster(t, state, name, topology.Group, topology.MySQL)
 
 	// auto: heal at 20 s.

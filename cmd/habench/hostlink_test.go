@@ -41,7 +41,7 @@ func agentRunning(hostDir string) bool {
 // sessions end) and take their TUN and routes with them. After destroy each host is as
 // before: processes, ports, qdiscs, interfaces, routes, the host directory.
 func TestLinkAgentOnHosts(t *testing.T) {
-	lab := testhost.New(t, 2, testhost.Options{SSH: true, Subnet: 31})
+	lab := testhost.New(t, 2, testhost.Options{SSH: true})
 	state := stateDir(t)
 	hostDir := filepath.Join(t.TempDir(), "hb")
 	names := []string{lab.Hosts[0].Name, lab.Hosts[1].Name}

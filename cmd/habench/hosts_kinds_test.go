@@ -22,7 +22,7 @@ import (
 // bootstrap from n2 (marked safe_to_bootstrap on its host, garbd restarted around the
 // bootstrap), and destroy leaves every host as it was.
 func TestGaleraArbitratorOnHosts(t *testing.T) {
-	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 21})
+	lab := testhost.New(t, 3, testhost.Options{SSH: true})
 	state, hostDir, names, before := labDirs(t, lab)
 	start := time.Now()
 	r := habench(t, state, "--log-level", "debug", "deploy", "--name", "k18a1", "--kind", "galera-arbitrator", "--nodes", "2", "--flavor", "mariadb",
@@ -95,7 +95,7 @@ func TestGaleraArbitratorOnHosts(t *testing.T) {
 // the group's primary (n1), a row written on the primary reaches each DR replica, and
 // destroy leaves every host as it was.
 func TestGroupDROnHosts(t *testing.T) {
-	l := newRootfsHostsLab(t, 3, 22, "k18dr")
+	l := newRootfsHostsLab(t, 3, "k18dr")
 	lab, state, root, hostDir, names, before, snapshot := l.lab, l.state, l.root, l.hostDir, l.names, l.before, l.snapshot
 	start := time.Now()
 	r := habench(t, state, "--log-level", "debug", "deploy", "--name", "k18d1", "--kind", "group-dr", "--nodes", "6", "--flavor", "mysql", "--installation", "rootfs:"+root,

@@ -45,7 +45,7 @@ func hostState(t *testing.T, h *testhost.Host, hostDir string) string {
 // host is as it was: processes, listening ports, qdiscs and the host directory. The bench
 // and replication users' passwords are random for the cluster.
 func TestDeployOnHosts(t *testing.T) {
-	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 18})
+	lab := testhost.New(t, 3, testhost.Options{SSH: true})
 	state, hostDir, names, before := labDirs(t, lab)
 	hostsArgs := []string{"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir}
 	start := time.Now()
@@ -170,7 +170,7 @@ func destroyWithHostGone(t *testing.T, lab *testhost.Lab, state, hostDir string,
 // says per host what it removed (and that a third, gone host is unreachable), and leaves
 // every host as it was, the hosts' own servers running with their data.
 func TestDeployOnHostsKilled(t *testing.T) {
-	lab := testhost.New(t, 2, testhost.Options{SSH: true, MariaDB: true, Subnet: 19})
+	lab := testhost.New(t, 2, testhost.Options{SSH: true, MariaDB: true})
 	for _, h := range lab.Hosts {
 		db := h.DB.Open(t, "")
 		for _, q := range []string{"CREATE DATABASE own", "CREATE TABLE own.t (id INT PRIMARY KEY)", "INSERT INTO own.t VALUES (7)"} {
@@ -253,7 +253,7 @@ func TestDeployOnHostsKilled(t *testing.T) {
 // pre-checks that ask the hosts, a server the hosts lack (naming the host) and a knob
 // name their server does not know.
 func TestScenarioOnHosts(t *testing.T) {
-	lab := testhost.New(t, 2, testhost.Options{SSH: true, Subnet: 20})
+	lab := testhost.New(t, 2, testhost.Options{SSH: true})
 	state := stateDir(t)
 	hostDir := filepath.Join(t.TempDir(), "hb")
 	before := make([]string, len(lab.Hosts))
@@ -378,7 +378,7 @@ func checkHostClocks(t *testing.T, dir string, labHosts []string) {
 // leaves every host as it was (processes, including SST helpers, ports, qdiscs, the
 // host directory).
 func TestGaleraOnHosts(t *testing.T) {
-	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 21})
+	lab := testhost.New(t, 3, testhost.Options{SSH: true})
 	state, hostDir, names, before := labDirs(t, lab)
 	start := time.Now()
 	r := habench(t, state, "--log-level", "debug", "deploy", "--name", "h2g1", "--kind", "galera", "--nodes", "3", "--flavor", "mariadb",
@@ -431,7 +431,7 @@ func TestGaleraOnHosts(t *testing.T) {
 // records, leaves every host as it was: servers, SST scripts and rsync daemons gone,
 // ports free, the host directory removed.
 func TestGaleraOnHostsKilled(t *testing.T) {
-	lab := testhost.New(t, 2, testhost.Options{SSH: true, Subnet: 22})
+	lab := testhost.New(t, 2, testhost.Options{SSH: true})
 	state := stateDir(t)
 	hostDir := filepath.Join(t.TempDir(), "hb")
 	before := make([]string, len(lab.Hosts))
@@ -484,7 +484,7 @@ func TestGaleraOnHostsKilled(t *testing.T) {
 // rolling restart, and destroy leaves every host as it was. (A
 // single-primary group on hosts: TestGroupDROnHosts.)
 func TestGroupOnHosts(t *testing.T) {
-	l := newRootfsHostsLab(t, 3, 23, "h2gr")
+	l := newRootfsHostsLab(t, 3, "h2gr")
 	lab, state, root, hostDir, names, before, snapshot := l.lab, l.state, l.root, l.hostDir, l.names, l.before, l.snapshot
 	start := time.Now()
 	r := habench(t, state, "--log-level", "debug", "deploy", "--name", "h2r1", "--kind", "group", "--group-mode", "multi-primary", "--nodes", "3", "--flavor", "mysql", "--installation", "rootfs:"+root,
@@ -567,7 +567,7 @@ func nodesOnHostsHealthy(t *testing.T, state, name string, hosts []*testhost.Hos
 	}
 }
 
-// rootfsHostsLab is the setup of the group tests on hosts: n lab hosts (subnet), the
+// rootfsHostsLab is the setup of the group tests on hosts: n lab hosts, the
 // MySQL root filesystem as the hosts' server, a host directory (prefix-PID, as the
 // chrooted servers see it, under the root filesystem; removed at the end), and each
 // host's state before the deploy (snapshot: hostState plus whether ROOT/HOST_DIR exists).
@@ -593,13 +593,13 @@ func labDirs(t *testing.T, lab *testhost.Lab) (state, hostDir string, names, bef
 	return state, hostDir, names, before
 }
 
-func newRootfsHostsLab(t *testing.T, n, subnet int, prefix string) *rootfsLab {
+func newRootfsHostsLab(t *testing.T, n int, prefix string) *rootfsLab {
 	t.Helper()
 	l := &rootfsLab{root: "/var/cache/habench/rootfs/mysql-sid"}
 	if _, err := os.Stat(l.root + "/usr/sbin/mysqld"); err != nil {
 		prereq.Missing(t, "no MySQL root filesystem: %v", err)
 	}
-	l.lab = testhost.New(t, n, testhost.Options{SSH: true, Subnet: subnet})
+	l.lab = testhost.New(t, n, testhost.Options{SSH: true})
 	l.state = stateDir(t)
 	l.hostDir = fmt.Sprintf("/tmp/%s-%d", prefix, os.Getpid())
 	t.Cleanup(func() { os.RemoveAll(l.root + l.hostDir) })

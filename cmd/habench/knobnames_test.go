@@ -25,7 +25,7 @@ func TestKnobNamesAgainstServer(t *testing.T) {
 	srv := testserver.StartMariaDB(t)
 	state := stateDir(t)
 	dir := t.TempDir()
-	name := testenv.Name("inkn")
+	name := testenv.Name(t, "inkn")
 	dsn := fmt.Sprintf("root@tcp(127.0.0.1:%d)/", srv.Port)
 	if r := habench(t, state, "register", "--name", name, "--dsn", dsn); r.code != 0 {
 		t.Fatalf("register: exit %d\n%s", r.code, r.stderr)
@@ -77,7 +77,7 @@ func TestDeployRefusesUnknownKnob(t *testing.T) {
 	prereq.Need(t, testserver.Available())
 	state := stateDir(t)
 	f := filepath.Join(t.TempDir(), "topo.yaml")
-	body := "name: " + testenv.Name("indk") + "\nkind: async\nnodes: 2\nflavor: mariadb\nknobs: {sync_binlg: 0, \"n2:wsrep_slave_thread\": 2, max_connections: 50}\n"
+	body := "name: " + testenv.Name(t, "indk") + "\nkind: async\nnodes: 2\nflavor: mariadb\nknobs: {sync_binlg: 0, \"n2:wsrep_slave_thread\": 2, max_connections: 50}\n"
 	if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func series(f *dto.MetricFamily) map[string]float64 {
 func TestLiveMetricsDuringRun(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
-	name := testenv.Name("rpm")
+	name := testenv.Name(t, "rpm")
 	must := func(args ...string) {
 		t.Helper()
 		if r := habench(t, state, args...); r.code != 0 {

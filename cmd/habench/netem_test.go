@@ -78,9 +78,9 @@ func noLinkLeftovers(t *testing.T, c *cluster.Cluster) {
 // or process; a partition cuts the node off; destroy removes a running link process.
 func TestNetemApplyShowClear(t *testing.T) {
 	state := stateDir(t)
-	name := testenv.Name("nt")
+	name := testenv.Name(t, "nt")
 	c := netemCluster(t, state, name)
-	single := testenv.Name("ns")
+	single := testenv.Name(t, "ns")
 	if r := habench(t, state, "deploy", "--name", single, "--kind", "single", "--flavor", "mariadb", "--network", "netns"); r.code != 0 {
 		t.Fatalf("deploy single: %s", r.stderr)
 	}
@@ -297,7 +297,7 @@ func TestNetemApplyShowClear(t *testing.T) {
 // link process, which `netem clear` then removes.
 func TestNetemApplyInterrupted(t *testing.T) {
 	state := stateDir(t)
-	name := testenv.Name("ni")
+	name := testenv.Name(t, "ni")
 	c := netemCluster(t, state, name)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
@@ -347,7 +347,7 @@ func TestNetemApplyInterrupted(t *testing.T) {
 // through the userspace link) exits 130 and leaves no device, route or process.
 func TestRunLinksInterrupted(t *testing.T) {
 	state := stateDir(t)
-	name := testenv.Name("nr")
+	name := testenv.Name(t, "nr")
 	c := netemCluster(t, state, name)
 	if r := habench(t, state, "sysbench", "oltp_read_write", "prepare", "--cluster", name, "--tables", "1", "--table-size", "500"); r.code != 0 {
 		t.Fatalf("prepare: %s", r.stderr)

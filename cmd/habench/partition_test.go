@@ -309,7 +309,7 @@ func partitionCluster(t *testing.T, state, name string, kind topology.Kind, flav
 // is Synced in a component of 3. The run ends with every node at the same GTID position.
 func TestPartitionGalera(t *testing.T) {
 	state := stateDir(t)
-	name := testenv.Name("ptw")
+	name := testenv.Name(t, "ptw")
 	partitionCluster(t, state, name, topology.Galera, topology.MariaDB)
 	// evs.suspect_timeout (PT5S) before the majority drops n3, then a new component.
 	p := runWithPartition(t, state, name, 10*time.Second, func(s string) bool {
@@ -429,7 +429,7 @@ func statusLine(s, node, want string) bool {
 // Both runs end with every member at the same GTID set.
 func TestPartitionGroup(t *testing.T) {
 	state := stateDir(t)
-	name := testenv.Name("ptg")
+	name := testenv.Name(t, "ptg")
 	partitionCluster(t, state, name, topology.Group, topology.MySQL)
 	healed := func(k tick) bool {
 		for _, n := range []string{"n1", "n2", "n3"} {

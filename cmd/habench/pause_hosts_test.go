@@ -17,7 +17,7 @@ import (
 // (process state T in /proc), `fault resume` continues it, and `pause n1 duration=1s`
 // continues it by itself about 1 s later; each is in the cluster's faults log.
 func TestPauseOnHosts(t *testing.T) {
-	lab := testhost.New(t, 1, testhost.Options{SSH: true, Subnet: 25})
+	lab := testhost.New(t, 1, testhost.Options{SSH: true})
 	state := stateDir(t)
 	hostDir := filepath.Join(t.TempDir(), "hb")
 	name := "f19p"

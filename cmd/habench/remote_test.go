@@ -31,19 +31,19 @@ import (
 const guardOff = cluster.NetworkGuardEnv + "=0"
 
 // TestRegisterOutsideSandboxBridges (servers outside habench's sandboxes): a MariaDB server in a
-// namespace this test builds, on a bridge that is not one of habench's (198.18.1.11), is
+// namespace this test builds, on a bridge that is not one of habench's (198.18.N.11), is
 // registered and benchmarked, under the network guard too (a namespace on this machine).
-// The same server reached through a gateway route (198.18.1.200 via 198.18.1.11, an address
+// The same server reached through a gateway route (198.18.N.200 via 198.18.N.11, an address
 // on the namespace's lo) is refused under the guard, before any connection, and registered
 // and benchmarked without it; so is sysbench --mysql-host.
 func TestRegisterOutsideSandboxBridges(t *testing.T) {
 	lab := testhost.New(t, 1, testhost.Options{MariaDB: true})
-	h := lab.Hosts[0]
-	h.Run(t, "ip", "addr", "add", "198.18.1.200/32", "dev", "lo")
-	if out, err := exec.Command("ip", "route", "add", "198.18.1.200/32", "via", h.Addr).CombinedOutput(); err != nil {
+	h, gwAddr := lab.Hosts[0], lab.Addr(200)
+	h.Run(t, "ip", "addr", "add", gwAddr+"/32", "dev", "lo")
+	if out, err := exec.Command("ip", "route", "add", gwAddr+"/32", "via", h.Addr).CombinedOutput(); err != nil {
 		t.Fatalf("ip route add: %v %s", err, out)
 	}
-	t.Cleanup(func() { exec.Command("ip", "route", "del", "198.18.1.200/32").Run() })
+	t.Cleanup(func() { exec.Command("ip", "route", "del", gwAddr+"/32").Run() })
 	state := stateDir(t)
 	do := func(env []string, args ...string) result {
 		t.Helper()
@@ -72,16 +72,16 @@ func TestRegisterOutsideSandboxBridges(t *testing.T) {
 	}
 
 	// Through a gateway: refused under the guard (one line, exit 2, nothing registered).
-	gw := "root:@tcp(198.18.1.200:3306)/"
+	gw := "root:@tcp(" + gwAddr + ":3306)/"
 	r = do(nil, "register", "--name", "sshg2", "--dsn", gw)
 	if line := strings.TrimSpace(r.stderr); r.code != 2 || strings.Contains(line, "\n") ||
-		!strings.Contains(line, "dsns[0]") || !strings.Contains(line, "routed via gateway 198.18.1.11") || !strings.Contains(line, cluster.NetworkGuardEnv+"=1") {
+		!strings.Contains(line, "dsns[0]") || !strings.Contains(line, "routed via gateway "+h.Addr) || !strings.Contains(line, cluster.NetworkGuardEnv+"=1") {
 		t.Errorf("register through a gateway under the guard: exit %d, stderr %q", r.code, line)
 	}
 	if st := must(nil, "status"); strings.Contains(st.stdout, "sshg2") {
 		t.Errorf("refused registration left a cluster:\n%s", st.stdout)
 	}
-	r = do(nil, append([]string{"sysbench", "oltp_read_write", "prepare", "--mysql-host", "198.18.1.200", "--mysql-user", "root", "--mysql-db", "sbx"}, opts...)...)
+	r = do(nil, append([]string{"sysbench", "oltp_read_write", "prepare", "--mysql-host", gwAddr, "--mysql-user", "root", "--mysql-db", "sbx"}, opts...)...)
 	if line := strings.TrimSpace(r.stderr); r.code != 2 || !strings.Contains(line, "--mysql-host") || !strings.Contains(line, "routed via gateway") {
 		t.Errorf("sysbench --mysql-host through a gateway under the guard: exit %d, stderr %q", r.code, line)
 	}
@@ -96,8 +96,8 @@ func TestRegisterOutsideSandboxBridges(t *testing.T) {
 	if sum := readJSON(t, filepath.Join(runDir(t, res), "summary.json")); sum["tps"].(float64) <= 0 {
 		t.Errorf("unguarded run: tps %v", sum["tps"])
 	}
-	r = must([]string{guardOff}, append([]string{"sysbench", "oltp_read_write", "prepare", "--mysql-host", "198.18.1.200", "--mysql-user", "root", "--mysql-db", "sbx"}, opts...)...)
-	t.Logf("sysbench --mysql-host 198.18.1.200 without the guard:\n%s", r.stdout)
+	r = must([]string{guardOff}, append([]string{"sysbench", "oltp_read_write", "prepare", "--mysql-host", gwAddr, "--mysql-user", "root", "--mysql-db", "sbx"}, opts...)...)
+	t.Logf("sysbench --mysql-host "+gwAddr+" without the guard:\n%s", r.stdout)
 	// The run on the registered cluster is refused once the guard is back on.
 	r = do(nil, append([]string{"sysbench", "oltp_read_write", "run", "--cluster", "sshg2", "--time", "1"}, opts...)...)
 	if r.code == 0 || !strings.Contains(r.stderr, "routed via gateway") {
@@ -144,8 +144,8 @@ func TestRegisterWithSSH(t *testing.T) {
 	}{
 		{[]string{"--ssh-user", "root", "--ssh-identity", other, "--ssh-option", kh, "--ssh-option", "IdentitiesOnly=yes"}, 1,
 			[]string{"node n1", "ssh root@" + lab.Hosts[0].Addr, "cannot connect", "Permission denied"}},
-		{[]string{"--ssh-config", lab.SSHConfig, "--ssh-host", lab.Hosts[0].Name, "--ssh-host", "198.18.1.99"}, 1,
-			[]string{"node n2", "ssh 198.18.1.99", "cannot connect"}},
+		{[]string{"--ssh-config", lab.SSHConfig, "--ssh-host", lab.Hosts[0].Name, "--ssh-host", lab.Addr(99)}, 1,
+			[]string{"node n2", "ssh " + lab.Addr(99), "cannot connect"}},
 		{[]string{"--ssh-host", lab.Hosts[0].Name}, 2, []string{"ssh.hosts", "1 host(s) for 2 node(s)"}},
 		{[]string{"--ssh-identity", "/nonexistent/key"}, 2, []string{"ssh.identity", "/nonexistent/key", "no such file"}},
 		{[]string{"--ssh-port", "70000"}, 2, []string{"ssh.port", "70000"}},

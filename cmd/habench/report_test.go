@@ -177,7 +177,7 @@ func TestReportInChromium(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	bin := chromium(t)
 	state := stateDir(t)
-	single, async := testenv.Name("rps"), testenv.Name("rpa")
+	single, async := testenv.Name(t, "rps"), testenv.Name(t, "rpa")
 	f := filepath.Join(t.TempDir(), "s.yaml")
 	os.WriteFile(f, []byte(`name: rpreport
 topologies:

@@ -57,7 +57,7 @@ func TestSitesLinksAndPartition(t *testing.T) {
 	prereq.Need(t, cluster.NetNamespacesUsable())
 	prereq.NeedErr(t, "userspace link unusable here", netem.UserspaceAvailable())
 	state := stateDir(t)
-	name := testenv.Name("sts")
+	name := testenv.Name(t, "sts")
 	file := filepath.Join(t.TempDir(), "ts.yaml")
 	os.WriteFile(file, []byte("name: "+name+"\nkind: async\nnodes: 3\nflavor: mariadb\nsites: {dc2: [n3], dc1: [n1, n2]}\n"), 0o644)
 	if r := habench(t, state, "deploy", "-f", file, "--network", "netns"); r.code != 0 {

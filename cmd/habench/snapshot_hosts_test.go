@@ -23,7 +23,7 @@ import (
 // refused in one line, `snapshot rm --hosts` removes it, and
 // every host is then as it was (processes, ports, qdiscs, host directory).
 func TestSnapshotsOnHosts(t *testing.T) {
-	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 37})
+	lab := testhost.New(t, 3, testhost.Options{SSH: true})
 	state, hostDir, names, before := labDirs(t, lab)
 	hostsArgs := []string{"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir}
 	seed := time.Now().UnixNano()%1_000_000_000 + 1
@@ -144,7 +144,7 @@ func TestGroupSnapshotOnRootfsHosts(t *testing.T) {
 		}
 		t.Skipf("no MySQL root filesystem (make rootfs): %v", err)
 	}
-	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 40})
+	lab := testhost.New(t, 3, testhost.Options{SSH: true})
 	state := stateDir(t)
 	// Under root the chrooted servers see hostDir; the hosts see root+hostDir.
 	hostDir := fmt.Sprintf("/tmp/snaph-grp-%d", os.Getpid())

@@ -54,7 +54,7 @@ func TestRunSnapshotPreflight(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
 	os.WriteFile(filepath.Join(dir, "snapshot.json"), []byte(`{"name": "mysql-9.7.0-0000abcd", "installation": {"flavor": "mysql", "version": "9.7.0", "server": "/usr/sbin/mysqld"},
 "shape": {"tables": "1", "table-size": "1000"}, "created": "2026-12-02T17:00:00Z"}`), 0o644)
-	name := testenv.Name("snp")
+	name := testenv.Name(t, "snp")
 	f := filepath.Join(t.TempDir(), "s.yaml")
 	os.WriteFile(f, []byte("name: snp\ntopologies:\n  - {name: "+name+", kind: async, nodes: 2, flavor: mariadb}\n"+
 		"workload:\n  test: oltp_read_only\n  options: {tables: 1, table-size: 1000, threads: 1, time: 2}\n"), 0o644)

@@ -99,7 +99,7 @@ func TestStudyOnHosts(t *testing.T) {
 	if noNetem != nil && netem.UserspaceAvailable() == nil {
 		noNetem = nil
 	}
-	lab := testhost.New(t, 3, testhost.Options{SSH: true, Subnet: 23})
+	lab := testhost.New(t, 3, testhost.Options{SSH: true})
 	state := stateDir(t)
 	// One host directory for every row: the chrooted group members see it under root.
 	hostDir := fmt.Sprintf("/tmp/s18-study-%d", os.Getpid())

@@ -14,6 +14,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv/prereq"
+	"github.com/habench/habench/internal/testmachine"
 	"github.com/habench/habench/topology"
 )
 
@@ -37,9 +38,11 @@ func Installation(t testing.TB, f topology.Flavor) topology.Installation {
 }
 
 // Sandbox returns a sandbox with a fresh state directory whose clusters are all
-// destroyed at cleanup; cleanup also fails the test if anything is left behind.
+// destroyed at cleanup; cleanup also fails the test if anything is left behind. The test
+// shares the machine (testmachine.Share: a test that measures alone waits for it).
 func Sandbox(t testing.TB) *cluster.Sandbox {
 	t.Helper()
+	testmachine.Share(t)
 	dir, err := os.MkdirTemp("", "hbs-")
 	if err != nil {
 		t.Fatal(err)
@@ -67,14 +70,10 @@ func Spec(t testing.TB, name string, kind topology.Kind, nodes int, f topology.F
 	return topology.Spec{Name: name, Kind: kind, Nodes: nodes, Flavor: f, Installation: Installation(t, f)}
 }
 
-// suffix makes this test process's cluster names unique on the machine: namespaces and
-// bridges are machine-wide, and two `make test` runs (two checkouts) may overlap.
-var suffix = func() string {
-	const digits = "abcdefghijklmnopqrstuvwxyz0123456789"
-	n := (os.Getpid()*7919 + int(time.Now().UnixNano()%1000003)) % (36 * 36 * 36)
-	return string([]byte{digits[n/1296%36], digits[n/36%36], digits[n%36]})
-}()
-
-// Name returns prefix (at most 7 characters, starting with a letter) plus a 3-character
-// suffix unique to this test process: a valid cluster name that no concurrent run uses.
-func Name(prefix string) string { return prefix + suffix }
+// Name returns prefix (1 to 7 characters, a lowercase letter first) plus 3 characters:
+// a valid cluster name that no other test on this machine (in any process) holds until t
+// ends. Namespaces and bridges take their names from it and are machine-wide.
+func Name(t testing.TB, prefix string) string {
+	t.Helper()
+	return testmachine.Name(t, prefix)
+}

@@ -1,6 +1,6 @@
 // Package testhost builds "remote hosts" for tests on this machine: network namespaces
 // (not habench's hb-* sandboxes) on a bridge of their own in the root namespace, each with
-// an address from 198.18.1.0/24 (the benchmarking range, RFC 2544), optionally an sshd and a
+// an address from a 198.18.N.0/24 (the benchmarking range, RFC 2544), optionally an sshd and a
 // MariaDB server. Everything is removed by t.Cleanup, also when the test fails.
 package testhost
 
@@ -14,20 +14,23 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/habench/habench/host"
 	"github.com/habench/habench/internal/testenv/prereq"
+	"github.com/habench/habench/internal/testmachine"
 
 	"github.com/habench/habench/internal/testserver"
 )
 
 // Lab is a bridge with hosts on it. The root namespace is 198.18.N.1 on the bridge; host
-// k (1-based) is 198.18.N.(10+k) on its eth0 (N is Options.Subnet, 1 by default).
+// k (1-based) is 198.18.N.(10+k) on its eth0. N (Subnet) is handed out by testmachine,
+// unique on the machine while the test runs, and names the lab's bridge (hbt-lN), hosts
+// (hbt-lN-k) and veths (hbt-lNvk), so labs of tests running at the same time never meet.
 type Lab struct {
+	Subnet int
 	Bridge string
 	Hosts  []*Host
 	Dir    string // temp dir: keys, ssh config, sshd configs and logs
@@ -57,13 +60,7 @@ type Options struct {
 	// Replicate makes host 1's server (binary log on) the source of every other host's
 	// (asynchronous replication as root), server_id k on host k.
 	Replicate bool
-	// Subnet is N of the lab's 198.18.N.0/24 (0: 1). Labs of test processes running at
-	// the same time on one machine must differ (the same subnet on two bridges breaks both).
-	Subnet int
 }
-
-// suffix keeps names unique to this test process.
-var suffix = fmt.Sprintf("%03x", os.Getpid()%4096)
 
 // Require fails (HABENCH_REQUIRE_SERVERS=1) or skips the test when the lab cannot be
 // built here: not root, no ip, or (with ssh) no sshd/ssh-keygen.
@@ -90,51 +87,6 @@ func Require(t testing.TB, o Options) {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// labLockFile serialises labs across test processes: every lab is 198.18.1.0/24 on a bridge
-// of its own, and with two at once this machine's packets to 198.18.1.x reach only one of
-// them (go test runs packages one at a time in make test, but not two go test commands).
-const labLockFile = "/run/habench-testhost.lock"
-
-var labLock struct {
-	sync.Mutex
-	f     *os.File
-	count int // labs of this process holding the lock
-}
-
-// lockLabs takes labLockFile (waiting at most 10 min for another process's lab to go)
-// until the test's cleanups end; a process's own labs share it.
-func lockLabs(t testing.TB) {
-	t.Helper()
-	labLock.Lock()
-	defer labLock.Unlock()
-	if labLock.count == 0 {
-		f, err := os.OpenFile(labLockFile, os.O_CREATE|os.O_RDWR, 0o600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
-			if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
-				break
-			}
-			if time.Since(start) > 10*time.Minute {
-				f.Close()
-				t.Fatalf("%s: another test process's lab for 10 min: %v", labLockFile, err)
-			}
-		}
-		labLock.f = f
-	}
-	labLock.count++
-	// Registered first, so it runs last: after the bridge and namespaces are gone.
-	t.Cleanup(func() {
-		labLock.Lock()
-		defer labLock.Unlock()
-		if labLock.count--; labLock.count == 0 {
-			labLock.f.Close()
-			labLock.f = nil
-		}
-	})
-}
-
 // New builds a lab of n hosts (1 to 8).
 func New(t testing.TB, n int, o Options) *Lab {
 	t.Helper()
@@ -142,22 +94,19 @@ func New(t testing.TB, n int, o Options) *Lab {
 	if n < 1 || n > 8 {
 		t.Fatalf("testhost.New: %d hosts, want 1 to 8", n)
 	}
-	lockLabs(t)
-	l := &Lab{Bridge: "hbt-ssh" + suffix, Dir: t.TempDir()}
+	testmachine.Share(t)
+	subnet := testmachine.Subnet(t)
+	l := &Lab{Subnet: subnet, Bridge: fmt.Sprintf("hbt-l%d", subnet), Dir: t.TempDir()}
 	// Last cleanup but the temp dir: ssh clients and masters that still name the lab's
 	// files (a master left by a habench the test killed) end, with their control dirs.
 	t.Cleanup(func() { l.killClients() })
 	run(t, "ip", "link", "add", l.Bridge, "type", "bridge")
 	t.Cleanup(func() { exec.Command("ip", "link", "del", l.Bridge).Run() })
-	subnet := o.Subnet
-	if subnet == 0 {
-		subnet = 1
-	}
 	run(t, "ip", "addr", "add", fmt.Sprintf("198.18.%d.1/24", subnet), "dev", l.Bridge)
 	run(t, "ip", "link", "set", l.Bridge, "up")
 	for k := 1; k <= n; k++ {
-		h := &Host{Name: fmt.Sprintf("hbt-ssh%s-%d", suffix, k), Addr: fmt.Sprintf("198.18.%d.%d", subnet, 10+k),
-			Veth: fmt.Sprintf("hbt-ssh%s%d", suffix, k), index: k}
+		h := &Host{Name: fmt.Sprintf("hbt-l%d-%d", subnet, k), Addr: l.Addr(10 + k),
+			Veth: fmt.Sprintf("hbt-l%dv%d", subnet, k), index: k}
 		run(t, "ip", "netns", "add", h.Name)
 		t.Cleanup(func() { exec.Command("ip", "netns", "del", h.Name).Run() })
 		// Runs before the namespace goes (cleanups run last first): whatever still runs in
@@ -231,11 +180,28 @@ func New(t testing.TB, n int, o Options) *Lab {
 			}
 		}
 	}
-	// First cleanup: this test process's own ssh masters (host.SSH values the test used)
-	// end while the hosts are still there, and their control directory goes with them.
-	t.Cleanup(host.CloseAll)
+	// First cleanup: this test process's own ssh masters to the lab's hosts (host.SSH
+	// values the test used) end while the hosts are still there; other tests' stay.
+	t.Cleanup(func() { host.CloseMatching(l.isHost) })
 	return l
 }
+
+// isHost reports whether an ssh destination ("name", "user@addr") is one of the lab's hosts.
+func (l *Lab) isHost(dest string) bool {
+	if i := strings.LastIndexByte(dest, '@'); i >= 0 {
+		dest = dest[i+1:]
+	}
+	for _, h := range l.Hosts {
+		if dest == h.Name || dest == h.Addr {
+			return true
+		}
+	}
+	return false
+}
+
+// Addr returns 198.18.N.x, address x of the lab's subnet (1: the root namespace on the
+// bridge, 10+k: host k; other values are free for a test's own use).
+func (l *Lab) Addr(x int) string { return fmt.Sprintf("198.18.%d.%d", l.Subnet, x) }
 
 // Run runs argv in the host's namespace and returns its output; it fails the test on error.
 func (h *Host) Run(t testing.TB, argv ...string) string {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/internal/testenv/prereq"
+	"github.com/habench/habench/internal/testmachine"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -103,6 +104,7 @@ func StartMariaDBAt(t testing.TB, l Listen, extra ...string) *Server {
 		t.Skip("real-server test skipped in -short mode")
 	}
 	prereq.Need(t, Available())
+	testmachine.Share(t)
 	dir, err := os.MkdirTemp("", "hbtest-")
 	if err != nil {
 		t.Fatal(err)
