@@ -448,13 +448,7 @@ func (c *Cluster) recordProcess(ctx context.Context, n *Node) error {
 
 // startHostStepNode is the hosts provider's stepStarter.
 func (s *Sandbox) startHostStepNode(ctx context.Context, c *Cluster, plan topology.Plan, n *Node) error {
-	var args []string
-	for _, np := range plan.Nodes {
-		if np.Name == n.Name {
-			args = np.StartArgs
-		}
-	}
-	err := s.startHostNode(ctx, c, n, args...)
+	err := s.startHostNode(ctx, c, n, plan.StartArgs(n.Name)...)
 	return errors.Join(err, c.save())
 }
 

@@ -279,8 +279,15 @@ func (s *Sandbox) prepareNodes(ctx context.Context, c *Cluster, spec topology.Sp
 	if s.snapshot != nil && s.snapshot.GaleraPosition != "" && isGaleraKind(c.Spec.Kind) {
 		usersAfterJoins(&plan)
 	}
+	seed, err := s.seedFor(ctx, c, tmpl)
+	if err != nil {
+		return plan, err
+	}
+	if seed != nil {
+		seedJoins(&plan)
+	}
 	for i, n := range c.Nodes {
-		if err := s.prepareNode(c, n, plan.Nodes[i], tmpl); err != nil {
+		if err := s.prepareNode(c, n, plan.Nodes[i], tmpl, seed); err != nil {
 			return plan, fmt.Errorf("node %s: %w", n.Name, err)
 		}
 	}
@@ -533,14 +540,18 @@ func (s *Sandbox) template(ctx context.Context, bins *Binaries) (string, error) 
 // like the topology's options.
 var SandboxServerOptions = []topology.Option{{Name: "max_connections", Value: "1000"}}
 
-// prepareNode copies the template datadir (or the snapshot's, see DeployFromSnapshot)
-// and writes the node's option file.
-func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl string) error {
+// prepareNode copies the template datadir (or the snapshot's, see DeployFromSnapshot, or
+// a Galera node's seed, see galeraSeed) and writes the node's option file.
+func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl string, seed *galeraSeed) error {
 	if err := os.MkdirAll(filepath.Join(n.Dir, "tmp"), 0o755); err != nil {
 		return err
 	}
 	if s.snapshot != nil {
 		if err := s.nodeFromSnapshot(c, n, np); err != nil {
+			return err
+		}
+	} else if seed != nil {
+		if err := copyDatadir(filepath.Join(seed.dir, "data"), filepath.Join(n.Dir, "data")); err != nil {
 			return err
 		}
 	} else if np.EmptyDatadir {
@@ -549,6 +560,11 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 		}
 	} else if out, err := exec.Command("cp", "-a", filepath.Join(tmpl, "data"), filepath.Join(n.Dir, "data")).CombinedOutput(); err != nil {
 		return fmt.Errorf("copy datadir: %v: %s", err, out)
+	}
+	if seed != nil {
+		if err := seedNode(c, n, np, seed); err != nil {
+			return err
+		}
 	}
 	n.Role = np.Role
 	n.ServerID = np.ServerID
@@ -609,6 +625,18 @@ func nodeOptionFile(c *Cluster, n *Node, np topology.NodePlan, asRoot, bind bool
 // and waits until it accepts connections on its socket. extra are server arguments for this
 // start only (after --defaults-file).
 func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...string) error {
+	ready, err := s.launchNode(c, n, extra...)
+	if err != nil {
+		return err
+	}
+	return ready(ctx)
+}
+
+// launchNode starts n's server in its own session (it outlives habench) and records its
+// PID in n, returning at once; ready waits (at most s.ReadyTimeout) until the server
+// accepts connections on its socket, or returns why it exited during its start (a
+// *topology.FieldError for an option it refused).
+func (s *Sandbox) launchNode(c *Cluster, n *Node, extra ...string) (ready func(context.Context) error, err error) {
 	os.Remove(n.Socket)
 	// MySQL's socket lock names the PID of the server that had the socket; right after a
 	// SIGKILL that PID may still be an unreaped zombie, and the new server then refuses to
@@ -619,7 +647,7 @@ func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...s
 	cmd := c.serverCommand(n, args)
 	out, err := os.OpenFile(filepath.Join(n.Dir, "mysqld.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer out.Close()
 	// The server reports options it refuses while parsing them, before it opens
@@ -628,32 +656,34 @@ func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...s
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("node %s: start %s: %w", n.Name, c.Binaries.Server, err)
+		return nil, fmt.Errorf("node %s: start %s: %w", n.Name, c.Binaries.Server, err)
 	}
 	n.PID = cmd.Process.Pid
 	n.StartTicks, _ = procStartTicks(n.PID)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	rctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
-	defer cancel()
-	pctx, pcancel := context.WithCancel(rctx)
-	defer pcancel()
-	ready := make(chan error, 1)
-	go func() { ready <- c.Ping(pctx, n) }()
-	select {
-	case err := <-ready:
-		if err != nil {
-			return fmt.Errorf("%w; %s", err, errorLines(readFile(filepath.Join(n.Dir, "error.log"))))
+	return func(ctx context.Context) error {
+		rctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
+		defer cancel()
+		pctx, pcancel := context.WithCancel(rctx)
+		defer pcancel()
+		ready := make(chan error, 1)
+		go func() { ready <- c.Ping(pctx, n) }()
+		select {
+		case err := <-ready:
+			if err != nil {
+				return fmt.Errorf("%w; %s", err, errorLines(readFile(filepath.Join(n.Dir, "error.log"))))
+			}
+			return nil
+		case werr := <-exited:
+			pcancel()
+			log := readFile(filepath.Join(n.Dir, "error.log")) + readFrom(filepath.Join(n.Dir, "mysqld.out"), outStart)
+			if fe := optionError(log); fe != nil {
+				return fe
+			}
+			return fmt.Errorf("node %s: server exited during start (%v): %s", n.Name, werr, errorLines(log))
 		}
-		return nil
-	case werr := <-exited:
-		pcancel()
-		log := readFile(filepath.Join(n.Dir, "error.log")) + readFrom(filepath.Join(n.Dir, "mysqld.out"), outStart)
-		if fe := optionError(log); fe != nil {
-			return fe
-		}
-		return fmt.Errorf("node %s: server exited during start (%v): %s", n.Name, werr, errorLines(log))
-	}
+	}, nil
 }
 
 // runPlan executes the bootstrap steps in order over the admin sockets.
@@ -669,7 +699,6 @@ type stepStarter func(ctx context.Context, c *Cluster, plan topology.Plan, n *No
 // runPlanWith executes the bootstrap steps in order over admin connections (c.OpenAdmin,
 // so over whatever c's provider gives), starting nodes with start.
 func (s *Sandbox) runPlanWith(ctx context.Context, c *Cluster, plan topology.Plan, start stepStarter) (rerr error) {
-	caps := c.Binaries.Caps()
 	var bg background
 	defer func() { rerr = errors.Join(rerr, bg.wait()) }()
 	for _, st := range plan.Steps {
@@ -679,69 +708,73 @@ func (s *Sandbox) runPlanWith(ctx context.Context, c *Cluster, plan topology.Pla
 			}
 			continue
 		}
-		n := c.Node(st.Node)
-		if st.Start {
-			if err := start(ctx, c, plan, n); err != nil {
-				return err
-			}
-			s.log().Debug("server up", "node", n.Name, "step", st.Desc)
-		}
-		db, err := c.OpenAdmin(n)
-		if err != nil {
+		if err := s.runStep(ctx, c, plan, st, start); err != nil {
 			return err
 		}
-		err = func() error {
-			defer db.Close()
-			// A server that has just started (a Galera joiner during its state transfer) can
-			// drop the first connection: retried for up to 10 s.
-			var conn *sql.Conn
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-				conn, err = db.Conn(ctx)
-				if err == nil || !(errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn)) || time.Now().After(deadline) || ctx.Err() != nil {
-					break
-				}
-			}
-			if err != nil {
-				return fmt.Errorf("node %s: %w", n.Name, err)
-			}
-			defer conn.Close()
-			for _, q := range st.SQL {
-				if _, err := conn.ExecContext(ctx, q); err != nil && !ignoredError(err, st.IgnoreErrors) {
-					return fmt.Errorf("node %s: %s: %s: %w", n.Name, st.Desc, redact(q), err)
-				}
-			}
-			wctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
-			defer cancel()
-			switch st.Wait {
-			case topology.WaitReplicaRunning:
-				return waitReplicaRunning(wctx, db, caps, n.Name)
-			case topology.WaitSemiSyncReady:
-				return waitSemiSyncClients(wctx, db, caps, max(st.Replicas, c.Spec.SemiSync.WaitForReplicas), n.Name)
-			case topology.WaitGroupOnline:
-				return waitGroupOnline(wctx, db, n.Name)
-			case topology.WaitSynced:
-				return waitSynced(wctx, c, db, n, st.ClusterSize)
-			}
-			return nil
-		}()
-		if err != nil {
-			return err
-		}
-		s.log().Debug("step done", "node", n.Name, "step", st.Desc)
 	}
+	return nil
+}
+
+// runStep runs one plan step: it starts the step's node when the step says so, runs its
+// statements over an admin connection, then waits for its condition (s.ReadyTimeout).
+func (s *Sandbox) runStep(ctx context.Context, c *Cluster, plan topology.Plan, st topology.Step, start stepStarter) error {
+	caps := c.Binaries.Caps()
+	n := c.Node(st.Node)
+	if st.Start {
+		if err := start(ctx, c, plan, n); err != nil {
+			return err
+		}
+		s.log().Debug("server up", "node", n.Name, "step", st.Desc)
+	}
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return err
+	}
+	err = func() error {
+		defer db.Close()
+		// A server that has just started (a Galera joiner during its state transfer) can
+		// drop the first connection: retried for up to 10 s.
+		var conn *sql.Conn
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			conn, err = db.Conn(ctx)
+			if err == nil || !(errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn)) || time.Now().After(deadline) || ctx.Err() != nil {
+				break
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		defer conn.Close()
+		for _, q := range st.SQL {
+			if _, err := conn.ExecContext(ctx, q); err != nil && !ignoredError(err, st.IgnoreErrors) {
+				return fmt.Errorf("node %s: %s: %s: %w", n.Name, st.Desc, redact(q), err)
+			}
+		}
+		wctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
+		defer cancel()
+		switch st.Wait {
+		case topology.WaitReplicaRunning:
+			return waitReplicaRunning(wctx, db, caps, n.Name)
+		case topology.WaitSemiSyncReady:
+			return waitSemiSyncClients(wctx, db, caps, max(st.Replicas, c.Spec.SemiSync.WaitForReplicas), n.Name)
+		case topology.WaitGroupOnline:
+			return waitGroupOnline(wctx, db, n.Name)
+		case topology.WaitSynced:
+			return waitSynced(wctx, c, db, n, st.ClusterSize)
+		}
+		return nil
+	}()
+	if err != nil {
+		return err
+	}
+	s.log().Debug("step done", "node", n.Name, "step", st.Desc)
 	return nil
 }
 
 // startStepNode starts node n for a plan step (with its plan's StartArgs) and records its
 // PID in the state file at once. A server that refuses an option is a *topology.FieldError.
 func (s *Sandbox) startStepNode(ctx context.Context, c *Cluster, plan topology.Plan, n *Node) error {
-	var args []string
-	for _, np := range plan.Nodes {
-		if np.Name == n.Name {
-			args = np.StartArgs
-		}
-	}
-	err := s.startNode(ctx, c, n, args...)
+	err := s.startNode(ctx, c, n, plan.StartArgs(n.Name)...)
 	if serr := c.save(); serr != nil {
 		return errors.Join(err, serr)
 	}

@@ -71,6 +71,16 @@ type Step struct {
 	Replicas int
 }
 
+// StartArgs returns node's NodePlan.StartArgs (nil for a node the plan does not have).
+func (p Plan) StartArgs(node string) []string {
+	for _, np := range p.Nodes {
+		if np.Name == node {
+			return np.StartArgs
+		}
+	}
+	return nil
+}
+
 // StartedBySteps reports whether a step of the plan starts node (Step.Start).
 func (p Plan) StartedBySteps(node string) bool {
 	for _, st := range p.Steps {
