@@ -51,6 +51,19 @@ func (b *Binaries) HostPath(p string) string {
 	return filepath.Join(b.Root, p)
 }
 
+// ServerPath maps a host path under Root to the path the server sees (HostPath's
+// inverse); a path outside Root is returned as it is.
+func (b *Binaries) ServerPath(p string) string {
+	if b.Root == "" {
+		return p
+	}
+	rel, err := filepath.Rel(b.Root, p)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return p
+	}
+	return "/" + rel
+}
+
 // Command builds the command that runs bin (a path as the server sees it) with args,
 // inside network namespace netns when not empty (nsenter) and chrooted into Root when set.
 func (b *Binaries) Command(netns, bin string, args ...string) *exec.Cmd {
