@@ -160,6 +160,7 @@ func TestSessionsAbandonHungTransaction(t *testing.T) {
 // TestSessionsGiveUpAtEnd: transactions hung on row locks when the run ends are given up
 // endGrace after it (their error says so), not held for their 30 s timeout.
 func TestSessionsGiveUpAtEnd(t *testing.T) {
+	t.Parallel()
 	a := testserver.StartMariaDB(t)
 	n1 := followNode(t, a, "n1")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

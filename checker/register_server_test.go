@@ -93,6 +93,7 @@ func checkFinalValues(t *testing.T, ctx context.Context, db *sql.DB, o RegisterO
 // unknown, reconnect and go on (a new process number after an unknown outcome), and
 // with FOR UPDATE the history still has no lost update.
 func TestRegisterSurvivesKilledConnections(t *testing.T) {
+	t.Parallel()
 	s := testserver.StartMariaDB(t)
 	testserver.Exec(t, s.Open(t, ""), "CREATE DATABASE ck")
 	db := s.Open(t, "ck")

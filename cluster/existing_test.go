@@ -171,6 +171,7 @@ func TestSetOptionLines(t *testing.T) {
 // on loopback. Node stop/kill/start/restart and option files are refused on the existing
 // cluster; destroying it forgets the registration and leaves the servers running.
 func TestRegisterDiscoversAndRefuses(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -270,6 +271,7 @@ func TestRegisterDiscoversAndRefuses(t *testing.T) {
 // members' roles read from the group, the DR replica's health a replica's; with the DR
 // replica listed before the members it is refused.
 func TestRegisterGroupDR(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -322,6 +324,7 @@ func TestRegisterGroupDR(t *testing.T) {
 // with an arbitrator: a galera cluster whose members note names the arbitrator; with one
 // server given, the other is named as not given.
 func TestRegisterGaleraWithArbitrator(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

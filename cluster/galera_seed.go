@@ -85,9 +85,9 @@ func galeraSeedable(b *Binaries) bool {
 
 // seedFor returns the seed of a Galera deployment of c with the plain template tmpl: the
 // snapshot's when it deploys from one, else the installation's Galera template; nil when
-// c is not a Galera kind or its installation cannot seed joiners.
+// c is not a Galera kind, its installation cannot seed joiners or s.GaleraJoinBySST.
 func (s *Sandbox) seedFor(ctx context.Context, c *Cluster, tmpl string) (*galeraSeed, error) {
-	if !isGaleraKind(c.Spec.Kind) || !galeraSeedable(c.Binaries) {
+	if !isGaleraKind(c.Spec.Kind) || !galeraSeedable(c.Binaries) || s.GaleraJoinBySST {
 		return nil, nil
 	}
 	if s.snapshot != nil {

@@ -54,6 +54,7 @@ func galeraStatus(t *testing.T, c *cluster.Cluster, n *cluster.Node) cluster.Gal
 // the same GTID position everywhere, that the deploy-only provider setting is gone, and that
 // a stopped node rejoins by IST after missing writes; destroy leaves nothing behind.
 func TestGaleraDeployWriteRestart(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -83,6 +84,17 @@ func TestGaleraDeployWriteRestart(t *testing.T) {
 		}
 		if !strings.Contains(popts, "evs.join_retrans_period = PT1S") || !strings.Contains(popts, "gmcast.listen_addr = tcp://"+n.Host+":4567") {
 			t.Errorf("node %s provider options: join period not restored or wrong listen address: %s", n.Name, popts)
+		}
+		// The joiners started from the seed: no full state transfer, an IST only, and the
+		// cluster's method (rsync) back for their next one.
+		var method string
+		if err := db.QueryRowContext(ctx, "SELECT @@wsrep_sst_method").Scan(&method); err != nil || method != "rsync" {
+			t.Errorf("node %s: wsrep_sst_method %q (%v), want rsync back after the deploy", n.Name, method, err)
+		}
+		log, _ := os.ReadFile(filepath.Join(n.Dir, "error.log"))
+		if n.Name != "n1" && (!strings.Contains(string(log), "wsrep_sst_"+cluster.NoopSSTMethod+" --role 'joiner'") ||
+			strings.Contains(string(log), "wsrep_sst_rsync") || !strings.Contains(string(log), "Receiving IST")) {
+			t.Errorf("node %s did not join from the seed by IST:\n%s", n.Name, grepLines(string(log), "SST", "IST"))
 		}
 	}
 	// Every node is writable: a table created on n2 and a row written on n3 show on n1.
@@ -215,10 +227,13 @@ func TestGaleraDeployWriteRestart(t *testing.T) {
 }
 
 // TestGaleraDestroyDuringStateTransfer interrupts a deploy while a joiner receives its
-// snapshot (the joiner's rsync daemon runs): the failed deploy must remove the servers, the
-// SST scripts and the rsync daemon, the namespaces and the directories.
+// snapshot (the joiner's rsync daemon runs; joiners by full state transfer,
+// GaleraJoinBySST): the failed deploy must remove the servers, the SST scripts and the
+// rsync daemon, the namespaces and the directories.
 func TestGaleraDestroyDuringStateTransfer(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
+	s.GaleraJoinBySST = true
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	spec := testenv.Spec(t, testenv.Name(t, "gax"), topology.Galera, 3, topology.MariaDB)
@@ -294,24 +309,31 @@ func pidsWithArg(arg string) []int {
 	return pids
 }
 
-func grepLines(s, sub string) string {
+// grepLines returns the lines of s that contain any of subs.
+func grepLines(s string, subs ...string) string {
 	var out []string
 	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
+		for _, sub := range subs {
+			if strings.Contains(l, sub) {
+				out = append(out, l)
+				break
+			}
 		}
 	}
 	return strings.Join(out, "\n")
 }
 
-// TestGaleraMariabackupSST: joiners receive their snapshot by mariabackup (galera.sst) with
-// the donor's credentials habench sets (wsrep_sst_auth root without a password over the
-// socket), and the whole cluster reaches Synced.
+// TestGaleraMariabackupSST: joiners receive their snapshot by mariabackup (galera.sst;
+// by full state transfer, GaleraJoinBySST) with the donor's credentials habench sets
+// (wsrep_sst_auth root without a password over the socket), and the whole cluster
+// reaches Synced.
 func TestGaleraMariabackupSST(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/usr/bin/mariabackup"); err != nil {
 		prereq.Missing(t, "mariabackup not installed (apt-get install mariadb-backup, or `make deps`)")
 	}
 	s := testenv.Sandbox(t)
+	s.GaleraJoinBySST = true
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	spec := testenv.Spec(t, testenv.Name(t, "gam"), topology.Galera, 3, topology.MariaDB)
@@ -341,6 +363,7 @@ func TestGaleraMariabackupSST(t *testing.T) {
 // it), the deploy-only join period is restored through the provider's system variable
 // (MariaDB 11), and destroy leaves no mount behind.
 func TestGaleraRootfsMariaDB(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real-server test skipped in -short mode")
 	}

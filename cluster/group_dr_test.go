@@ -109,6 +109,7 @@ func TestGroupDRPlanAndValidation(t *testing.T) {
 // after the primary is killed, the replica replicates from the new primary and has its
 // writes; a restarted DR replica replicates again by itself, a restarted member rejoins.
 func TestGroupDRFollowsPrimary(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -96,6 +96,7 @@ func writeOn(ctx context.Context, c *cluster.Cluster, n *cluster.Node, q string)
 // commits) and back to single-primary with n1 as the primary, the state file following
 // the servers each time.
 func TestGroupDeployAndSwitchMode(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -163,6 +164,7 @@ func TestGroupDeployAndSwitchMode(t *testing.T) {
 // at once with that statement's error (reported once), instead of waiting out the
 // readiness timeout. Runs on a single MariaDB node, where the group wait can never be met.
 func TestBackgroundStepFailureEndsWait(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -213,6 +215,7 @@ func memberState(t *testing.T, ctx context.Context, c *cluster.Cluster, node str
 // was stopped, the first member started bootstraps it again. The group_replication_mode
 // knob, restored, puts back the primary the group had.
 func TestGroupMemberRestartRejoins(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

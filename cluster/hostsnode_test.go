@@ -16,6 +16,7 @@ import (
 // directory, a directory habench did not create is reported by the probe, and
 // destroyHostNode removes exactly what the record lists (the parent that existed stays).
 func TestHostNodePrimitives(t *testing.T) {
+	t.Parallel()
 	lab := testhost.New(t, 1, testhost.Options{SSH: true})
 	h := sshHostFor(nil, lab.Hosts[0].Name)
 	h.Config = lab.SSHConfig

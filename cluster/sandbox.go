@@ -40,7 +40,11 @@ type Sandbox struct {
 	ReadyTimeout time.Duration
 	// StopGrace is how long StopNode waits after SIGTERM before SIGKILL (0: DefaultStopGrace).
 	StopGrace time.Duration
-	Log       *slog.Logger
+	// GaleraJoinBySST: the joiners of a new Galera cluster take a full state transfer by
+	// the cluster's method (galera.sst), one after the other, instead of starting from its
+	// seed (galera_seed.go); slower, for a test of the state transfer itself.
+	GaleraJoinBySST bool
+	Log             *slog.Logger
 	// Notice, when set, receives lines a command says on its output besides its result
 	// (a host unreachable at destroy); they are logged too. nil: logged only.
 	Notice func(line string)

@@ -17,6 +17,7 @@ import (
 // TestDeployAsyncReplicates deploys 3-node async replication on both flavors, proves a
 // write on the source reaches every replica, and that destroy leaves nothing behind.
 func TestDeployAsyncReplicates(t *testing.T) {
+	t.Parallel()
 	for _, f := range []topology.Flavor{topology.MariaDB, topology.MySQL} {
 		t.Run(string(f), func(t *testing.T) {
 			s := testenv.Sandbox(t)
@@ -65,6 +66,7 @@ func TestDeployAsyncReplicates(t *testing.T) {
 // TestDeployFailureRollsBack makes the bootstrap fail (a server option the server
 // rejects) and checks the failed deploy removed everything it had created.
 func TestDeployFailureRollsBack(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -88,6 +90,7 @@ func TestDeployFailureRollsBack(t *testing.T) {
 
 // TestLoopbackPortInUse: a loopback sandbox refuses a base port that is taken, creating nothing.
 func TestLoopbackPortInUse(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	s.Network = cluster.NetLoopback
 	ln, port := listen(t)
@@ -106,6 +109,7 @@ func TestLoopbackPortInUse(t *testing.T) {
 // TestDeploySemiSync: semi-sync comes up with the source's status ON, the configured wait
 // point and timeout read back from the server, and every replica acknowledging.
 func TestDeploySemiSync(t *testing.T) {
+	t.Parallel()
 	for _, f := range []topology.Flavor{topology.MariaDB, topology.MySQL} {
 		t.Run(string(f), func(t *testing.T) {
 			s := testenv.Sandbox(t)
@@ -137,6 +141,7 @@ func TestDeploySemiSync(t *testing.T) {
 // TestDeployLoopback: without namespaces every node listens on 127.0.0.1 at its own port,
 // and replication works over loopback.
 func TestDeployLoopback(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	s.Network = cluster.NetLoopback
 	ln, port := listen(t)
@@ -218,6 +223,7 @@ func TestDeployFromBasedir(t *testing.T) {
 // state directory. Destroying a loopback cluster must not touch a namespace cluster of the
 // same name in another state directory.
 func TestLoopbackDestroySparesNamesakes(t *testing.T) {
+	t.Parallel()
 	prereq.Need(t, cluster.NetNamespacesUsable())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -249,6 +255,7 @@ func TestLoopbackDestroySparesNamesakes(t *testing.T) {
 // TestDestroyWithCorruptState: a MySQL (chroot) cluster whose state file is unreadable is
 // still destroyed by name: its servers found by their option-file paths inside the rootfs.
 func TestDestroyWithCorruptState(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -20,6 +20,7 @@ import (
 // record lists, and a directory there without a record is refused. The lab's hosts share
 // this machine's filesystem: the two sides are two host directories.
 func TestCopyHostSnapshot(t *testing.T) {
+	t.Parallel()
 	lab := testhost.New(t, 2, testhost.Options{SSH: true})
 	h1, h2 := sshHostFor(nil, lab.Hosts[0].Name), sshHostFor(nil, lab.Hosts[1].Name)
 	h1.Config, h2.Config = lab.SSHConfig, lab.SSHConfig

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/internal/testmachine"
 	"html"
 	"os"
 	"path/filepath"
@@ -30,6 +31,7 @@ import (
 // the same percentages; every point has 3 runs and a 95% CI; each verdict follows the
 // Welch interval recorded with it, and "within noise" is printed wherever one includes 0.
 func TestSweepRepeatsAgreeOnServers(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	sb := testenv.Sandbox(t)
 	single, async := testenv.Name(t, "swqs"), testenv.Name(t, "swqa")
@@ -129,6 +131,7 @@ cell: {warmup: 1s}
 // (the writable source still gets the prepare): the run's manifest lists the replica as
 // the workers' only endpoint, and the run reads there.
 func TestWorkloadNodesOnServers(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	sb := testenv.Sandbox(t)
 	async := testenv.Name(t, "swqn")
@@ -172,6 +175,7 @@ workload:
 // single primary runs once (its 0.6ms cell reuses it), and comparison.md and report.md
 // say so with the cost next to the numbers.
 func TestLinksSamePathControlOnServers(t *testing.T) {
+	testmachine.Alone(t) // it measures a link's cost: nothing else may load the machine
 	testenv.Installation(t, topology.MariaDB)
 	prereq.Need(t, cluster.NetNamespacesUsable())
 	if !userspaceLinks() {

@@ -18,6 +18,7 @@ import (
 // GTID set while it applies its cached transactions); once n3 is started again the wait
 // ends with n3 ONLINE.
 func TestWaitConsistentWaitsForOnlineMembers(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

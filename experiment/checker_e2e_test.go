@@ -30,6 +30,7 @@ import (
 // Then the bank beside the same workload: wrong totals with plain reads, none with FOR
 // UPDATE.
 func TestCheckerBesideOLTP(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

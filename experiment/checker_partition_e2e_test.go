@@ -23,6 +23,7 @@ import (
 // no error, a verdict), its operations counted by outcome (ok, failed, unknown: every
 // operation is one of them), and sweep.json's cell carries the checker's figures.
 func TestCheckerPartitionHeal(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	testenv.Installation(t, topology.MySQL)
 	sb := testenv.Sandbox(t)

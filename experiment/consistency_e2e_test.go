@@ -33,6 +33,7 @@ import (
 // transactions: another session's write seen on the primary may still be uncommitted on
 // the secondary read next; seen once in a full test run, 2 anomalies).
 func TestConsistencySweepGroup(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MySQL)
 	sb := testenv.Sandbox(t)
 	name := testenv.Name(t, "csg")

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/internal/testmachine"
 	"net"
 	"os"
 	"os/exec"
@@ -50,6 +51,7 @@ func smallOptions(threads int, d time.Duration) workload.Options {
 // 14/4/2 per transaction, and the source's own Com_* deltas agree statement for statement
 // (text protocol, so every statement is one Com_ increment), on both flavors.
 func TestStatementMixMatchesServerCounters(t *testing.T) {
+	t.Parallel()
 	for _, f := range flavors {
 		t.Run(string(f), func(t *testing.T) {
 			s := testenv.Sandbox(t)
@@ -106,6 +108,7 @@ func TestStatementMixMatchesServerCounters(t *testing.T) {
 // (applier) thread makes the sampled lag and backlog rise; after restarting it they fall
 // back to zero, and after the run every replica's GTID set equals the source's.
 func TestStoppedApplierShowsLagThenRecovers(t *testing.T) {
+	t.Parallel()
 	for _, f := range flavors {
 		t.Run(string(f), func(t *testing.T) {
 			s := testenv.Sandbox(t)
@@ -267,6 +270,7 @@ func values(ss []sampler.Sample) []string {
 // netem) is measured as a ~4 ms round trip, recorded in the manifest, visible in the
 // source's semi-sync acknowledgement wait, and removed after the run.
 func TestLinkDelaySlowsSemiSyncAcks(t *testing.T) {
+	testmachine.Alone(t) // it measures round trips: nothing else may load the machine
 	prereq.Need(t, cluster.NetNamespacesUsable())
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

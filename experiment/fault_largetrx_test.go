@@ -21,6 +21,7 @@ import (
 // or the run. Both: summary.json's during has intervals before and during it, and
 // report.md's "While it ran" table shows the outcome; the nodes converge.
 func TestLargeTransaction(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		kind    topology.Kind

@@ -24,6 +24,7 @@ import (
 // with no commits while it is stopped, recovery_s at least 1.5 s) and recovers after
 // SIGCONT (commits in the last intervals; the server is running, not stopped, at the end).
 func TestPauseStallsAndResumes(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

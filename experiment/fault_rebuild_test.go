@@ -22,6 +22,7 @@ import (
 // template's few MB: the sbtest table came with it), the workload's TPS and p99 before
 // and while it ran, n3 caught up; the nodes converge (n3 has every row).
 func TestRebuildGaleraNode(t *testing.T) {
+	t.Parallel()
 	out, f := runRebuild(t, testenv.Spec(t, testenv.Name(t, "btrb"), topology.Galera, 3, topology.MariaDB))
 	d := f.During
 	t.Logf("rebuild n3: took %.2f s, %d bytes; TPS %.0f -> %.0f, p99 %.1f -> %.1f ms; fc paused %v; queue %.0f (%s); members %v -> %v; caught up %v s",
@@ -46,6 +47,7 @@ func TestRebuildGaleraNode(t *testing.T) {
 // rejoined, bytes, the workload before and while it ran, the group at 2 members ONLINE while
 // n3 was out), and the nodes converge (n3 has every row, also those committed after the clone).
 func TestRebuildGroupMember(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MySQL)
 	out, f := runRebuild(t, testenv.Spec(t, testenv.Name(t, "btrc"), topology.Group, 3, topology.MySQL))
 	d := f.During

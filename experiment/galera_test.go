@@ -32,6 +32,7 @@ import (
 //   - conflicts: one writer on each of n1 and n2 on a 10-row table: certification failures
 //     and brute-force aborts are counted per node and come back as error 1213 per endpoint.
 func TestGalera(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

@@ -104,6 +104,7 @@ func benchWithInference(t *testing.T, ctx context.Context, b *experiment.Bench, 
 // the inferred metric on some member) once both thresholds are 1. Also checks the
 // heartbeat and GTID samplers work on a group (writer = the primary).
 func TestGroupFlowControlThrottles(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -200,6 +201,7 @@ func TestGroupFlowControlThrottles(t *testing.T) {
 // member and the local rollbacks only where the writers are (n1, n2), matching what the
 // clients were told.
 func TestGroupMultiPrimaryConflicts(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -295,6 +297,7 @@ func TestGroupMultiPrimaryConflicts(t *testing.T) {
 // either; with the thresholds at 1 on the primary only, the primary is throttled and the
 // inferred metric sees the secondaries' queues over the primary's thresholds.
 func TestGroupInferredThrottleUsesWritersThresholds(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"github.com/habench/habench/internal/testmachine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,6 +82,7 @@ func spin(t *testing.T) (stop func()) {
 // same cluster has host numbers too but no such verdict when the machine really was
 // quiet. The host is counted once for both nodes.
 func TestHostCPUSaturationIsReported(t *testing.T) {
+	testmachine.Alone(t) // it judges the machine's CPU saturation: nothing else may load the machine
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -287,6 +289,7 @@ func mustReadFile(t *testing.T, p string) []byte {
 // run (as `habench fault restart` does, through the state file) keeps its mysqld CPU
 // series: samples from its new process after the restart, not errors until the end.
 func TestHostMetricsFollowRestartedServer(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -21,6 +21,7 @@ import (
 // started again 2 s later. The run goes on, and summary.json, the manifest warnings,
 // report.md's top and report.html's top name n2's outage with its window.
 func TestNodeKilledMidRunIsAnOutage(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

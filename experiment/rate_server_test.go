@@ -21,6 +21,7 @@ import (
 // the target was missed, the manifest (and so report.md) carries the WARNING, and
 // intervals.csv's queue_length grows.
 func TestRateResultsFiles(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real-server test skipped in -short mode")
 	}

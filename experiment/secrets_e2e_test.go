@@ -17,6 +17,7 @@ import (
 // a DSN) writes results in which the password appears nowhere, with no permission for
 // others.
 func TestNoPasswordInResults(t *testing.T) {
+	t.Parallel()
 	s := testserver.StartMariaDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -29,6 +29,7 @@ import (
 // Synced in a cluster of 3. A snapshot is refused for
 // another installation in one line, before anything is deployed.
 func TestSnapshotDeployments(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MySQL)
 	testenv.Installation(t, topology.MariaDB)
 	sb := testenv.Sandbox(t)

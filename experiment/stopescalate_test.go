@@ -19,6 +19,7 @@ import (
 // returned record, the faults log, the run's warnings and the faults table. A stop of a
 // secondary with the default grace is clean and records nothing.
 func TestFaultStopEscalationIsRecorded(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -28,6 +28,7 @@ import (
 // ends done, with its own run directory whose manifest names the cell's axis values, and
 // sweep.json's values read back from every node equal the requested ones.
 func TestSweepResume(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	sb := testenv.Sandbox(t)
 	single, async := testenv.Name(t, "sws"), testenv.Name(t, "swa")
@@ -252,6 +253,7 @@ cell: {prepare: reprepare, restart: true, warmup: 1s, drop_caches: ` + map[bool]
 // existing) sets its knob axis with package knob on every node, reads it back, leaves the
 // cluster running with its settings restored and its sbtest tables removed.
 func TestSweepOnExistingCluster(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	sb := testenv.Sandbox(t)
 	name := testenv.Name(t, "swe")
@@ -333,6 +335,7 @@ sweep:
 // machine's page cache once before the cell (the sandbox's one host, "local") and the
 // cell's manifest.json records it; the local run's manifest hosts carry no clock.
 func TestSweepDropCachesLocal(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	prereq.NeedErr(t, "page cache cannot be dropped here", experiment.CheckDropCaches())
 	sb := testenv.Sandbox(t)

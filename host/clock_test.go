@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/habench/habench/internal/testmachine"
 	"strings"
 	"testing"
 	"time"
@@ -120,6 +121,7 @@ func TestClockOffsetFakeHost(t *testing.T) {
 // over SSH reads 0 within its uncertainty, and the uncertainty is small (one session, not an
 // ssh client per round); an unreachable host is an error naming it.
 func TestClockOffsetSSH(t *testing.T) {
+	testmachine.Alone(t) // it measures clock offsets over ssh: nothing else may load the machine
 	lab := testhost.New(t, 1, testhost.Options{SSH: true})
 	t.Cleanup(host.CloseAll)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -71,6 +71,7 @@ func equalMaps(t *testing.T, what string, got, want map[string]string) {
 // every node's value directly on the server, that the manifest entries say what the
 // server took (the buffer pool rounded), and that Restore brings every value back.
 func TestApplyReadBackRestore(t *testing.T) {
+	t.Parallel()
 	for _, f := range []topology.Flavor{topology.MariaDB, topology.MySQL} {
 		t.Run(string(f), func(t *testing.T) {
 			s := testenv.Sandbox(t)
@@ -179,6 +180,7 @@ func TestApplyReadBackRestore(t *testing.T) {
 // naming it (ER 1193) and nothing is changed; a value the server refuses after another
 // knob was set rolls that knob back.
 func TestUnknownVariableChangesNothing(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -280,6 +282,7 @@ func testReadOnlyKnobRestartsSandbox(t *testing.T, f topology.Flavor) {
 // TestKeepPersistsToOptionFile: knob set (Keep) leaves values in place and writes them into
 // the option file, so a restart keeps them.
 func TestKeepPersistsToOptionFile(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -349,6 +352,7 @@ func deployGalera(ctx context.Context, t *testing.T, s *cluster.Sandbox, name st
 // brings every key back to its value from before. Kept (knob set), the keys are merged into
 // the option file's wsrep_provider_options and survive a restart.
 func TestProviderOptions(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -449,6 +453,7 @@ func TestProviderOptions(t *testing.T) {
 // group_replication_mode with a node list and the applier parallelism on a group are
 // refused before anything changes.
 func TestGroupMemberKnobs(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -518,6 +523,7 @@ func TestGroupMemberKnobs(t *testing.T) {
 // mode, which the read-back reports as not matching), max_connections is untouched, and
 // Restore puts init_connect back.
 func TestQuotedValueStaysOneValue(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -557,6 +563,7 @@ func TestQuotedValueStaysOneValue(t *testing.T) {
 // opened after Apply start with), a global-only one (sync_binlog) has no session value;
 // a session opened independently after Apply sees the same value.
 func TestSessionScopedKnobReadBack(t *testing.T) {
+	t.Parallel()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

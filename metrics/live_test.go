@@ -26,6 +26,7 @@ func sum(f *dto.MetricFamily) float64 {
 // longer than the run: the counters still move between two scrapes 500 ms apart, their
 // rate over the run matches the Result's TPS, and they end at the Result's counts.
 func TestLiveCountersMoveWithinAnInterval(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real-server test skipped in -short mode")
 	}

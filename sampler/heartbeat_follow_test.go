@@ -15,6 +15,7 @@ import (
 // still calls that node the writer, and given up for the new writer as soon as the record
 // moves: the heartbeat does not stay stuck, every node reading lag 0 against it.
 func TestHeartbeatLeavesHungWriter(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real-server test (-short)")
 	}

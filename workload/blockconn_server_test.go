@@ -17,6 +17,7 @@ import (
 // cancelled while its statements are blocked: the process has as many file
 // descriptors after each run as before.
 func TestBlockConnRunFds(t *testing.T) {
+	t.Parallel()
 	s := testserver.StartMariaDB(t)
 	admin := s.Open(t, "")
 	defer admin.Close()

@@ -98,6 +98,7 @@ func sbtestTables(t *testing.T, db *sql.DB) int {
 // counts the rows, prints and parses --histogram, and checks interop with sysbench
 // 1.0.20's bulk_insert both ways (and its --histogram through the same parser).
 func TestBulkInsert(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real-server tests skipped in -short mode")
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/habench/habench/internal/testmachine"
 	"net"
 	"regexp"
 	"strings"
@@ -59,6 +60,7 @@ func checkMaxCoversOutages(t *testing.T, res *Result, slack time.Duration) {
 // a WARNING; the interval lines show the waits in progress; under --rate the execution
 // time stays within the wall time.
 func TestHang(t *testing.T) {
+	testmachine.Alone(t) // it times hangs and an open-loop rate: nothing else may load the machine
 	if testing.Short() {
 		t.Skip("real-server tests skipped in -short mode")
 	}
@@ -217,6 +219,7 @@ func deadEndpoint(t *testing.T, name string) Endpoint {
 // completed does not abandon the ones begun since; a transaction abandoned in the
 // warm-up is not among the measured part's waits.
 func TestHangEdges(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real-server tests skipped in -short mode")
 	}

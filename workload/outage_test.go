@@ -52,6 +52,7 @@ func lostIgnored() []uint16 {
 // reconnects, and the result names the endpoint's outage, closed when the server comes
 // back on the same port and datadir, open (and the run failed) when it does not.
 func TestServerKilled(t *testing.T) {
+	t.Parallel()
 	s := testserver.StartMariaDB(t)
 	tg := serverTarget(s, "sbtest")
 	rw := mustLookup(t, "oltp_read_write")
@@ -227,6 +228,7 @@ func TestServerKilled(t *testing.T) {
 // prepared statements that would not fit max_prepared_stmt_count make the run use
 // client-side statements, with one NOTE; errors that many workers share are one line.
 func TestPreflight(t *testing.T) {
+	t.Parallel()
 	s := testserver.StartMariaDB(t, "--max-connections=20", "--max-prepared-stmt-count=30")
 	admin := s.Open(t, "")
 	admin.SetMaxOpenConns(1)

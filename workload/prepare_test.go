@@ -15,6 +15,7 @@ import (
 // OFF; for one seed both give the same rows (CHECKSUM TABLE) and every id 1..N, over more
 // than one LOAD DATA chunk.
 func TestPrepareLoadDataMatchesInserts(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real-server test")
 	}

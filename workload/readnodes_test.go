@@ -16,6 +16,7 @@ import (
 // (a second server that does not replicate) makes every check stale; the writer itself
 // as the read node makes none stale.
 func TestReadNodes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real-server test")
 	}

@@ -52,6 +52,7 @@ func runOpts(threads int, d time.Duration) Options {
 // with Galera's auto-increment trap (increment 3, offset 2) and a 1 s lock
 // wait timeout.
 func TestServer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real-server tests skipped in -short mode")
 	}

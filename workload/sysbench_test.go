@@ -44,6 +44,7 @@ func runSysbench(t testing.TB, ctx context.Context, args ...string) string {
 // tables prepared by habench, that habench runs on tables prepared by
 // sysbench, and that a live sysbench summary has our layout.
 func TestSysbenchCompatibility(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real-server tests skipped in -short mode")
 	}

@@ -71,6 +71,7 @@ func TestArbitratorSpec(t *testing.T) {
 // (habench fault ... arb); every node stopped and started again brings all five back;
 // destroy leaves no garbd, server or namespace.
 func TestArbitratorPartition(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	prereq.Need(t, cluster.NetNamespacesUsable())
 	if _, err := os.Stat("/usr/bin/garbd"); err != nil {

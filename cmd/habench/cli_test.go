@@ -130,6 +130,7 @@ func noClusters(t *testing.T, state string, names ...string) {
 // TestBadInput: each bad input gives exit code 2 and one error line naming the field and
 // the value, and leaves nothing behind.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	cases := []struct {
 		name string
@@ -203,6 +204,7 @@ func TestBadInput(t *testing.T) {
 
 // TestBadScenario: a scenario with an unknown key fails with its line number, exit 2.
 func TestBadScenario(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	f := filepath.Join(t.TempDir(), "s.yaml")
 	os.WriteFile(f, []byte("name: x\ntopologies:\n  - name: a\n    kind: single\n    flavor: mariadb\n    nodez: 3\nworkload:\n  test: oltp_read_write\n"), 0o644)
@@ -221,6 +223,7 @@ func TestBadScenario(t *testing.T) {
 // TestNameAndPortInUse: deploying a name that exists, or onto a taken loopback port, is
 // refused with exit 2, and the existing cluster is left intact.
 func TestNameAndPortInUse(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
 	cu1, cu2 := testenv.Name(t, "cu1"), testenv.Name(t, "cu2")
@@ -269,6 +272,7 @@ func TestNameAndPortInUse(t *testing.T) {
 // TestSysbenchFlow runs the issue's command sequence on a real async sandbox: deploy,
 // status, prepare, run with results, cleanup, destroy; sysbench-format output; nothing left.
 func TestSysbenchFlow(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
 	must := func(args ...string) result {
@@ -376,6 +380,7 @@ func TestSysbenchFlow(t *testing.T) {
 // run; its servers survive it, and `destroy --all` removes every process, namespace and
 // directory from the state file alone.
 func TestDestroyAllAfterKill9(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
 	f := filepath.Join(t.TempDir(), "s.yaml")
@@ -433,6 +438,7 @@ workload:
 // TestSysbenchAgainstPlainServer: with sysbench's own connection flags habench works
 // against any server (here a throwaway MariaDB on 127.0.0.1), prepare to cleanup.
 func TestSysbenchAgainstPlainServer(t *testing.T) {
+	t.Parallel()
 	srv := testserver.StartMariaDB(t)
 	state := stateDir(t)
 	conn := []string{"--mysql-host", "127.0.0.1", "--mysql-port", strconv.Itoa(srv.Port), "--mysql-user", "root", "--mysql-db", "plain"}
@@ -460,6 +466,7 @@ func TestSysbenchAgainstPlainServer(t *testing.T) {
 // TestRunScenario runs a small scenario across both flavors and kinds and checks the
 // comparison it writes.
 func TestRunScenario(t *testing.T) {
+	testmachine.Alone(t) // it measures round trips or timing: nothing else may load the machine
 	testenv.Installation(t, topology.MariaDB)
 	testenv.Installation(t, topology.MySQL)
 	state := stateDir(t)
@@ -548,6 +555,7 @@ workload:
 // TestDestroyRefusesPathsAndBadNames: destroy takes cluster names only; a path-like or
 // empty name is bad input (exit 2) and deletes nothing.
 func TestDestroyRefusesPathsAndBadNames(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	victim := filepath.Join(filepath.Dir(state), filepath.Base(state)+"-victim")
 	os.MkdirAll(filepath.Join(victim, "sub"), 0o755)
@@ -570,6 +578,7 @@ func TestDestroyRefusesPathsAndBadNames(t *testing.T) {
 // TestNotReadyClusterRefused: a cluster whose deploy never finished (habench killed) is
 // refused by sysbench with exit 2 instead of being used half-built.
 func TestNotReadyClusterRefused(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	name := testenv.Name(t, "cnr")
 	dir := filepath.Join(state, "clusters", name)
@@ -587,6 +596,7 @@ func TestNotReadyClusterRefused(t *testing.T) {
 // TestNonRootUsesLoopback runs habench as an unprivileged user (nobody): it cannot create
 // namespaces, so the sandbox falls back to loopback ports and replication still works.
 func TestNonRootUsesLoopback(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	prereq.Root(t, "switching to an unprivileged user needs root")
 	if _, err := exec.LookPath("setpriv"); err != nil {

@@ -17,6 +17,7 @@ import (
 // with exit 2 and one line naming what its first line's "# want: a|b|c" lists, before
 // anything is deployed or written.
 func TestBadScenarioCorpus(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("testdata/bad/*.yaml")
 	if err != nil || len(files) < 20 {
 		t.Fatalf("want at least 20 bad inputs in testdata/bad, got %d (%v)", len(files), err)
@@ -66,6 +67,7 @@ func TestBadScenarioCorpus(t *testing.T) {
 // --yes-long is given; with it the run goes on to its next check (here the missing
 // installation), so the confirmation is what let it through.
 func TestLongRunNeedsYesLong(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	dir := t.TempDir()
 	f := filepath.Join(dir, "long.yaml")
@@ -99,6 +101,7 @@ func TestLongRunNeedsYesLong(t *testing.T) {
 // binary junk (or a device) by its first byte that is not text, each in one line with exit
 // 2, for scenarios (run, --dry-run) and topology files (deploy -f).
 func TestHugeAndBinaryFiles(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	dir := t.TempDir()
 	huge := filepath.Join(dir, "huge.yaml")

@@ -35,6 +35,7 @@ var clockRe = regexp.MustCompile(`clock ([+-][0-9.]+)ms ±([0-9.]+)ms`)
 // route) is "filtered" on host 1's line and "no route"-like on host 3's, and an unused address of the lab's subnet is
 // one line and exit status 1 (the other host's line stays ok: no probes to it).
 func TestDoctorHosts(t *testing.T) {
+	t.Parallel()
 	lab := testhost.New(t, 3, testhost.Options{SSH: true})
 	state := stateDir(t)
 	cfg := filepath.Join(t.TempDir(), "ssh_config")

@@ -93,6 +93,7 @@ func readJSON(t *testing.T, path string) map[string]any {
 // impairment and --links are refused on it. Destroying the existing cluster only forgets
 // it: the servers keep running; then the sandbox is destroyed.
 func TestExistingClusterLikeSandbox(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
 	sbName, exName := testenv.Name(t, "kns"), testenv.Name(t, "knx")
@@ -278,6 +279,7 @@ func TestExistingClusterLikeSandbox(t *testing.T) {
 // a run holds knobs. Killed with SIGKILL instead, the run leaves knobs-pending.json and
 // `habench knob restore` puts the values back.
 func TestKnobsRestoredAfterInterrupt(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
 	name := testenv.Name(t, "kni")
@@ -375,6 +377,7 @@ func TestKnobsRestoredAfterInterrupt(t *testing.T) {
 // TestKnobAndRegisterBadInput: malformed knobs and registrations are exit 2 with one line
 // naming the field and value, before anything is contacted or written.
 func TestKnobAndRegisterBadInput(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	for _, c := range []struct {
 		args []string
@@ -414,6 +417,7 @@ func TestKnobAndRegisterBadInput(t *testing.T) {
 // back; once the record is gone, destroy forgets the cluster. No server is needed: the
 // registration is written as register writes it.
 func TestForgetRefusedWithPendingKnobs(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	dir := filepath.Join(state, "clusters", "rvfk")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -453,6 +457,7 @@ func TestForgetRefusedWithPendingKnobs(t *testing.T) {
 // log "[mysql] ... unexpected EOF" on its own line; the command's stderr is still the one
 // error line (the driver's line goes to the debug log).
 func TestDriverLinesStayOffStderr(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -479,6 +484,7 @@ func TestDriverLinesStayOffStderr(t *testing.T) {
 // naming the field and the cluster before anything runs or is written; no server is
 // needed (the registration is written as register writes it).
 func TestDropCachesRefusedWithoutHostAccess(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	dir := filepath.Join(state, "clusters", "ckreg")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

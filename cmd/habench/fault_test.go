@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/internal/testmachine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,7 @@ import (
 // back as n3's replica and gets a row written on n3 meanwhile); bad input is one line,
 // exit 2, and every fault is in the cluster's faults log.
 func TestFaultPromote(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
 	name := testenv.Name(t, "fp1")
@@ -168,6 +170,7 @@ func TestFaultPromote(t *testing.T) {
 // replica killed before the run is "down" at once (not after the catch-up timeout), and a
 // run that killed it itself (habench fault) only warns.
 func TestConvergenceDivergedAndDown(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
 	name := testenv.Name(t, "cv1")
@@ -291,6 +294,7 @@ func TestConvergenceDivergedAndDown(t *testing.T) {
 // restarted replica has its caught-up time, and the convergence check finds both caught
 // up with the same rows.
 func TestScenarioFaults(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
 	name := testenv.Name(t, "wnsf")
@@ -397,6 +401,7 @@ func fmtCaught(v *float64) string {
 // killed mid-run under 1 Mbit/s links and n2 is promoted. The probe writer finds
 // acknowledged commits lost on async and none on semi-sync; n2 and n3 converge.
 func TestDurabilityFailoverScenario(t *testing.T) {
+	testmachine.Alone(t) // it measures round trips or timing: nothing else may load the machine
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
 	res := t.TempDir()
@@ -552,6 +557,7 @@ func probeHistoryCounts(t *testing.T, path string) (commits, lostAcknowledged in
 // completes, and the recovery time is that stall. A list-append checker runs beside: on
 // the group its sessions follow the writer too and commit on the new primary.
 func TestFailoverGroupAndGalera(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MySQL)
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
@@ -689,6 +695,7 @@ func checkerCommitsByNode(t *testing.T, dir string) map[string]int {
 // TestSecondInterruptSaysWhatItLeft: a second Ctrl-C exits at once without cleanup and
 // names the sandbox it leaves and the command that removes it; that command works.
 func TestSecondInterruptSaysWhatItLeft(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
 	name := testenv.Name(t, "si1")
@@ -728,6 +735,7 @@ func TestSecondInterruptSaysWhatItLeft(t *testing.T) {
 // hand (the same command line, in the node's namespace) is found by status through its
 // socket, recorded, and removed by destroy.
 func TestStatusAdoptsServerRestartedOutside(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
 	name := testenv.Name(t, "ad1")
@@ -786,6 +794,7 @@ func TestStatusAdoptsServerRestartedOutside(t *testing.T) {
 // ⚠ warning (a crash is not the clean stop asked for), and the faults log says
 // "escalated"; a stop of n3 with the default grace is clean (exit 0, nothing escalated).
 func TestFaultStopEscalatedExitsNonZero(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MySQL)
 	state := stateDir(t)
 	name := testenv.Name(t, "fse")

@@ -8,6 +8,7 @@ import (
 // TestFaultParamsBadInput: `habench fault`'s KEY=VALUE parameters are checked against the
 // action's declaration before anything is loaded: one line, exit 2, naming the parameter.
 func TestFaultParamsBadInput(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	for _, c := range []struct {
 		args []string

@@ -113,6 +113,7 @@ func (hr hangRun) partitionFault(t *testing.T) experiment.FaultSummary {
 // partitioned in turn, the workers hang to the end: the hang is in the latency max, and
 // WARNINGs name the waits and the new writer they did not follow.
 func TestPartitionPrimaryHang(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	name := testenv.Name(t, "hgp")
 	partitionCluster(t, state, name, topology.Group, topology.MySQL)

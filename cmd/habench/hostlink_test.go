@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/habench/habench/internal/testmachine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,7 @@ func agentRunning(hostDir string) bool {
 // sessions end) and take their TUN and routes with them. After destroy each host is as
 // before: processes, ports, qdiscs, interfaces, routes, the host directory.
 func TestLinkAgentOnHosts(t *testing.T) {
+	testmachine.Alone(t) // it measures round trips or timing: nothing else may load the machine
 	lab := testhost.New(t, 2, testhost.Options{SSH: true})
 	state := stateDir(t)
 	hostDir := filepath.Join(t.TempDir(), "hb")

@@ -22,6 +22,7 @@ import (
 // bootstrap from n2 (marked safe_to_bootstrap on its host, garbd restarted around the
 // bootstrap), and destroy leaves every host as it was.
 func TestGaleraArbitratorOnHosts(t *testing.T) {
+	t.Parallel()
 	lab := testhost.New(t, 3, testhost.Options{SSH: true})
 	state, hostDir, names, before := labDirs(t, lab)
 	start := time.Now()
@@ -95,6 +96,7 @@ func TestGaleraArbitratorOnHosts(t *testing.T) {
 // the group's primary (n1), a row written on the primary reaches each DR replica, and
 // destroy leaves every host as it was.
 func TestGroupDROnHosts(t *testing.T) {
+	t.Parallel()
 	l := newRootfsHostsLab(t, 3, "k18dr")
 	lab, state, root, hostDir, names, before, snapshot := l.lab, l.state, l.root, l.hostDir, l.names, l.before, l.snapshot
 	start := time.Now()

@@ -45,6 +45,7 @@ func hostState(t *testing.T, h *testhost.Host, hostDir string) string {
 // host is as it was: processes, listening ports, qdiscs and the host directory. The bench
 // and replication users' passwords are random for the cluster.
 func TestDeployOnHosts(t *testing.T) {
+	t.Parallel()
 	lab := testhost.New(t, 3, testhost.Options{SSH: true})
 	state, hostDir, names, before := labDirs(t, lab)
 	hostsArgs := []string{"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir}
@@ -170,6 +171,7 @@ func destroyWithHostGone(t *testing.T, lab *testhost.Lab, state, hostDir string,
 // says per host what it removed (and that a third, gone host is unreachable), and leaves
 // every host as it was, the hosts' own servers running with their data.
 func TestDeployOnHostsKilled(t *testing.T) {
+	t.Parallel()
 	lab := testhost.New(t, 2, testhost.Options{SSH: true, MariaDB: true})
 	for _, h := range lab.Hosts {
 		db := h.DB.Open(t, "")
@@ -253,6 +255,7 @@ func TestDeployOnHostsKilled(t *testing.T) {
 // pre-checks that ask the hosts, a server the hosts lack (naming the host) and a knob
 // name their server does not know.
 func TestScenarioOnHosts(t *testing.T) {
+	t.Parallel()
 	lab := testhost.New(t, 2, testhost.Options{SSH: true})
 	state := stateDir(t)
 	hostDir := filepath.Join(t.TempDir(), "hb")
@@ -378,6 +381,7 @@ func checkHostClocks(t *testing.T, dir string, labHosts []string) {
 // leaves every host as it was (processes, including SST helpers, ports, qdiscs, the
 // host directory).
 func TestGaleraOnHosts(t *testing.T) {
+	t.Parallel()
 	lab := testhost.New(t, 3, testhost.Options{SSH: true})
 	state, hostDir, names, before := labDirs(t, lab)
 	start := time.Now()
@@ -431,6 +435,7 @@ func TestGaleraOnHosts(t *testing.T) {
 // records, leaves every host as it was: servers, SST scripts and rsync daemons gone,
 // ports free, the host directory removed.
 func TestGaleraOnHostsKilled(t *testing.T) {
+	t.Parallel()
 	lab := testhost.New(t, 2, testhost.Options{SSH: true})
 	state := stateDir(t)
 	hostDir := filepath.Join(t.TempDir(), "hb")
@@ -484,6 +489,7 @@ func TestGaleraOnHostsKilled(t *testing.T) {
 // rolling restart, and destroy leaves every host as it was. (A
 // single-primary group on hosts: TestGroupDROnHosts.)
 func TestGroupOnHosts(t *testing.T) {
+	t.Parallel()
 	l := newRootfsHostsLab(t, 3, "h2gr")
 	lab, state, root, hostDir, names, before, snapshot := l.lab, l.state, l.root, l.hostDir, l.names, l.before, l.snapshot
 	start := time.Now()

@@ -21,6 +21,7 @@ import (
 // table is prepared, and `habench knob set` and `knob show` refuse the name with the same
 // suggestion, changing nothing. A variable the server has passes.
 func TestKnobNamesAgainstServer(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	srv := testserver.StartMariaDB(t)
 	state := stateDir(t)
@@ -74,6 +75,7 @@ func TestKnobNamesAgainstServer(t *testing.T) {
 // installation's variable list before the deploy (no server started): exit 2, one line with
 // the closest name and the other unknown names, no cluster left.
 func TestDeployRefusesUnknownKnob(t *testing.T) {
+	t.Parallel()
 	prereq.Need(t, testserver.Available())
 	state := stateDir(t)
 	f := filepath.Join(t.TempDir(), "topo.yaml")

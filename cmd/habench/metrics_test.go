@@ -72,6 +72,7 @@ func series(f *dto.MetricFamily) map[string]float64 {
 // Prometheus' expfmt parser and has a lag series for every node, a growing transaction
 // counter, the latency histogram and the run's labels; the server is gone after the run.
 func TestLiveMetricsDuringRun(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	state := stateDir(t)
 	name := testenv.Name(t, "rpm")
@@ -195,6 +196,7 @@ poll:
 // TestMetricsAddrBadInput: a malformed or busy --metrics-addr, or one on a command that
 // runs no workload, is bad input (exit 2) before anything is deployed.
 func TestMetricsAddrBadInput(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	f := filepath.Join(t.TempDir(), "s.yaml")
 	os.WriteFile(f, []byte("name: rpbad\ntopologies:\n  - {name: rpbad, kind: single, flavor: mariadb}\nworkload: {test: oltp_read_write}\n"), 0o644)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/internal/testmachine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,6 +78,7 @@ func noLinkLeftovers(t *testing.T, c *cluster.Cluster) {
 // process is killed, and `netem clear` (twice: idempotent) leaves no device, route, qdisc
 // or process; a partition cuts the node off; destroy removes a running link process.
 func TestNetemApplyShowClear(t *testing.T) {
+	testmachine.Alone(t) // it measures round trips or timing: nothing else may load the machine
 	state := stateDir(t)
 	name := testenv.Name(t, "nt")
 	c := netemCluster(t, state, name)
@@ -296,6 +298,7 @@ func TestNetemApplyShowClear(t *testing.T) {
 // already running) exits 130 and leaves nothing; kill -9 at the same point leaves the
 // link process, which `netem clear` then removes.
 func TestNetemApplyInterrupted(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	name := testenv.Name(t, "ni")
 	c := netemCluster(t, state, name)
@@ -346,6 +349,7 @@ func TestNetemApplyInterrupted(t *testing.T) {
 // TestRunLinksInterrupted: SIGINT during `sysbench run --links` (the workload running
 // through the userspace link) exits 130 and leaves no device, route or process.
 func TestRunLinksInterrupted(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	name := testenv.Name(t, "nr")
 	c := netemCluster(t, state, name)

@@ -20,6 +20,7 @@ import (
 // gives one NOTE and a run in text mode; a server killed with kill -9 mid-run ends the run
 // like sysbench (exit 1, error 2013 or 2006) with a WARNING naming the endpoint.
 func TestSysbenchServerKilledAndPreflight(t *testing.T) {
+	t.Parallel()
 	srv := testserver.StartMariaDB(t, "--max-connections=20", "--max-prepared-stmt-count=30")
 	state := stateDir(t)
 	addr := "127.0.0.1:" + strconv.Itoa(srv.Port)

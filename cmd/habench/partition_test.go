@@ -308,6 +308,7 @@ func partitionCluster(t *testing.T, state, name string, kind topology.Kind, flav
 // the writes on n1 go on in the majority; after the clear n3 rejoins (IST) and every node
 // is Synced in a component of 3. The run ends with every node at the same GTID position.
 func TestPartitionGalera(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	name := testenv.Name(t, "ptw")
 	partitionCluster(t, state, name, topology.Galera, topology.MariaDB)
@@ -428,6 +429,7 @@ func statusLine(s, node, want string) bool {
 //
 // Both runs end with every member at the same GTID set.
 func TestPartitionGroup(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	name := testenv.Name(t, "ptg")
 	partitionCluster(t, state, name, topology.Group, topology.MySQL)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/habench/habench/internal/testmachine"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 // (process state T in /proc), `fault resume` continues it, and `pause n1 duration=1s`
 // continues it by itself about 1 s later; each is in the cluster's faults log.
 func TestPauseOnHosts(t *testing.T) {
+	testmachine.Alone(t) // it measures round trips or timing: nothing else may load the machine
 	lab := testhost.New(t, 1, testhost.Options{SSH: true})
 	state := stateDir(t)
 	hostDir := filepath.Join(t.TempDir(), "hb")

@@ -37,6 +37,7 @@ const guardOff = cluster.NetworkGuardEnv + "=0"
 // on the namespace's lo) is refused under the guard, before any connection, and registered
 // and benchmarked without it; so is sysbench --mysql-host.
 func TestRegisterOutsideSandboxBridges(t *testing.T) {
+	t.Parallel()
 	lab := testhost.New(t, 1, testhost.Options{MariaDB: true})
 	h, gwAddr := lab.Hosts[0], lab.Addr(200)
 	h.Run(t, "ip", "addr", "add", gwAddr+"/32", "dev", "lo")
@@ -113,6 +114,7 @@ func TestRegisterOutsideSandboxBridges(t *testing.T) {
 // a host without sshd, a wrong number of --ssh-host and a missing identity file are one
 // line each naming the node or the field, and register nothing.
 func TestRegisterWithSSH(t *testing.T) {
+	t.Parallel()
 	lab := testhost.New(t, 2, testhost.Options{SSH: true, MariaDB: true, Replicate: true})
 	state := stateDir(t)
 	dsns := []string{"--dsn", "root:@tcp(" + lab.Hosts[0].Addr + ":3306)/", "--dsn", "root:@tcp(" + lab.Hosts[1].Addr + ":3306)/"}
@@ -247,6 +249,7 @@ func signalAndWait(t *testing.T, cmd *exec.Cmd, sig os.Signal) error {
 // host's CPU over SSH, and leaves the hosts as they were after the run, after SIGINT, and
 // after kill -9 plus `netem clear`; a scenario with links on the same servers runs too.
 func TestRunLinksOverSSH(t *testing.T) {
+	t.Parallel()
 	lab, same := sshLab(t)
 	h1 := lab.Hosts[0]
 	state := stateDir(t)
@@ -490,6 +493,7 @@ func (s *sink) throughput(t *testing.T, from *testhost.Host, n int) float64 {
 // `netem clear`. Refused before anything changes on any host: delay on a kernel without
 // sch_netem, and a host with a root qdisc of its own on the interface to impair.
 func TestNetemOverSSH(t *testing.T) {
+	t.Parallel()
 	lab, same := sshLab(t)
 	h1, h2 := lab.Hosts[0], lab.Hosts[1]
 	before := []string{h1.TCState(t), h2.TCState(t)}
@@ -623,6 +627,7 @@ func TestNetemOverSSH(t *testing.T) {
 // a scenario on the cluster refuses a partition fault, and a cluster without ssh: is
 // refused in one line.
 func TestFaultsOverSSH(t *testing.T) {
+	t.Parallel()
 	lab := testhost.New(t, 2, testhost.Options{SSH: true, MariaDB: true, Replicate: true})
 	h1, h2 := lab.Hosts[0], lab.Hosts[1]
 	state := stateDir(t)

@@ -174,6 +174,7 @@ func checkRendered(t *testing.T, bin, page string, want int, shots, prefix strin
 // report --baseline` re-renders it, and `habench compare` writes a before/after page.
 // Screenshots stay in $TMPDIR/habench-report-shots/<time>/ (logged).
 func TestReportInChromium(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	bin := chromium(t)
 	state := stateDir(t)

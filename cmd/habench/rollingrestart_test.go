@@ -33,6 +33,7 @@ faults:
 // none failed), each restarted member caught up, the cluster named n2 the writer after
 // the switchover and the workers committed there, and no acknowledged commit was lost.
 func TestRollingRestartGroup(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MySQL)
 	state := stateDir(t)
 	dir := t.TempDir()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/habench/habench/internal/testmachine"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -53,6 +54,7 @@ var probesFailed = regexp.MustCompile(`(\d+) of (\d+) probes failed`)
 // `status` lists the nodes by site; `fault partition dc2` cuts n3 off from n1 and n2 and
 // `fault heal dc2` removes it, after which n3 replicates again.
 func TestSitesLinksAndPartition(t *testing.T) {
+	testmachine.Alone(t) // it measures round trips or timing: nothing else may load the machine
 	testenv.Installation(t, topology.MariaDB)
 	prereq.Need(t, cluster.NetNamespacesUsable())
 	prereq.NeedErr(t, "userspace link unusable here", netem.UserspaceAvailable())

@@ -23,6 +23,7 @@ import (
 // refused in one line, `snapshot rm --hosts` removes it, and
 // every host is then as it was (processes, ports, qdiscs, host directory).
 func TestSnapshotsOnHosts(t *testing.T) {
+	t.Parallel()
 	lab := testhost.New(t, 3, testhost.Options{SSH: true})
 	state, hostDir, names, before := labDirs(t, lab)
 	hostsArgs := []string{"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir}
@@ -137,6 +138,7 @@ func nodeChecksums(ctx context.Context, c *cluster.Cluster, n *cluster.Node) str
 // every member has the same CHECKSUM TABLE after the run, and `snapshot rm --all --hosts
 // --host-dir ROOT/HOST_DIR` leaves the hosts as they were.
 func TestGroupSnapshotOnRootfsHosts(t *testing.T) {
+	t.Parallel()
 	root := "/var/cache/habench/rootfs/mysql-sid"
 	if _, err := os.Stat(root + "/usr/sbin/mysqld"); err != nil {
 		if os.Getenv("HABENCH_REQUIRE_SERVERS") == "1" {

@@ -48,6 +48,7 @@ func TestSnapshotCommands(t *testing.T) {
 // made with another installation, is refused before anything is deployed or written, in
 // one line naming the field and the value (issue 22).
 func TestRunSnapshotPreflight(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	cache, state, res := t.TempDir(), stateDir(t), t.TempDir()
 	dir := filepath.Join(cache, "snapshots", "mysql-9.7.0-0000abcd")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/internal/testmachine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,6 +88,7 @@ type studyCell struct {
 // the host); the test then runs the scenario with links [none], checks the rest, and
 // fails saying why.
 func TestStudyOnHosts(t *testing.T) {
+	testmachine.Alone(t) // it measures round trips or timing: nothing else may load the machine
 	requireLong(t)
 	root := "/var/cache/habench/rootfs/mysql-sid"
 	if _, err := os.Stat(root + "/usr/sbin/mysqld"); err != nil {
@@ -240,6 +242,7 @@ func runLong(t *testing.T, limit time.Duration, state string, args ...string) re
 // (system installation, not this machine's MySQL root filesystem), and no none cell
 // claiming the userspace link (tc over SSH on hosts).
 func TestTopologiesOnHostsDryRun(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	r := habench(t, state, "run", "../../scenarios/topologies-on-hosts.yaml", "--dry-run", "--hosts", "127.0.0.2,127.0.0.3,127.0.0.4")
 	if r.code != 0 {

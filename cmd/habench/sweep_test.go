@@ -13,6 +13,7 @@ import (
 // the estimate; bad sweep input, a bad --scale and a --resume of another scenario's
 // directory are exit 2 with one line naming the field; nothing is deployed.
 func TestRunSweepDryRunAndBadInput(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	r := habench(t, state, "run", "../../scenarios/s4-durability-mariadb.yaml", "--scale", "small", "--dry-run")
 	if r.code != 0 {
@@ -54,6 +55,7 @@ func TestRunSweepDryRunAndBadInput(t *testing.T) {
 // refuses (exit 2, before printing a plan): a directory of another scenario file, another
 // scale, another grid; a matching directory shows its done cells as not run again.
 func TestRunDryRunResumeChecked(t *testing.T) {
+	t.Parallel()
 	state := stateDir(t)
 	f := filepath.Join(t.TempDir(), "s.yaml")
 	raw := "name: x\ntopologies:\n  - {name: swa, kind: single, flavor: mariadb}\nworkload:\n  test: oltp_read_write\nsweep:\n  threads: [1, 2]\n"

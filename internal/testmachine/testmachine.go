@@ -129,7 +129,8 @@ const (
 
 var sharing struct {
 	sync.Mutex
-	by map[string]bool // top-level test names of this process holding the lock shared
+	by    map[string]bool // top-level test names of this process holding the lock shared
+	alone map[string]bool // ... holding it alone (Share is then a no-op for them)
 }
 
 // Share marks t as a test that starts servers, namespaces or other load on this machine:
@@ -140,7 +141,7 @@ func Share(t testing.TB) {
 	t.Helper()
 	top := topName(t.Name())
 	sharing.Lock()
-	if sharing.by[top] {
+	if sharing.by[top] || sharing.alone[top] {
 		sharing.Unlock()
 		return
 	}
@@ -163,7 +164,8 @@ func Share(t testing.TB) {
 // Alone makes t the only test on the machine that starts servers or load: it waits until
 // every test holding Share has ended (new ones wait from now on), and keeps them waiting
 // until t ends. Tests that measure throughput, latency or timing ratios call it first
-// thing; it fails t when t already shares the machine (that would wait for itself).
+// thing (Share is then a no-op for t); it fails t when t already shares the machine (that
+// would wait for itself).
 func Alone(t testing.TB) {
 	t.Helper()
 	top := topName(t.Name())
@@ -179,9 +181,18 @@ func Alone(t testing.TB) {
 	if w := time.Since(start); w > time.Second {
 		t.Logf("waited %v for the tests sharing the machine to end", w.Round(time.Second))
 	}
-	// Registered after whatever the test registers before: released last, after its
-	// servers are gone.
+	sharing.Lock()
+	if sharing.alone == nil {
+		sharing.alone = map[string]bool{}
+	}
+	sharing.alone[top] = true
+	sharing.Unlock()
+	// Registered before what the test registers after (the harnesses' cleanups): released
+	// last, after its servers are gone.
 	t.Cleanup(func() {
+		sharing.Lock()
+		delete(sharing.alone, top)
+		sharing.Unlock()
 		m.Close()
 		gate.Close()
 	})
