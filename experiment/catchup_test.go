@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/sampler"
-	"github.com/habench/habench/topology"
 )
 
 // TestWaitConsistentWaitsForOnlineMembers: in a 3-member group with no writes, n3 with
@@ -19,13 +17,9 @@ import (
 // ends with n3 ONLINE.
 func TestWaitConsistentWaitsForOnlineMembers(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	_, c := sharedGroup(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "ecu"), topology.Group, 3, topology.MySQL))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var nodes []sampler.Node
 	for _, n := range c.Nodes {
 		db, err := c.OpenAdmin(n)

@@ -105,13 +105,9 @@ func benchWithInference(t *testing.T, ctx context.Context, b *experiment.Bench, 
 // heartbeat and GTID samplers work on a group (writer = the primary).
 func TestGroupFlowControlThrottles(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	_, c := experiment.SharedGroup(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "egf"), topology.Group, 3, topology.MySQL))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if !c.Capabilities().GRFlowControlStats {
 		t.Fatalf("MySQL %s: the test expects the flow-control stats component (9.7+)", c.Capabilities().Version)
 	}
@@ -298,6 +294,8 @@ func TestGroupMultiPrimaryConflicts(t *testing.T) {
 // inferred metric sees the secondaries' queues over the primary's thresholds.
 func TestGroupInferredThrottleUsesWritersThresholds(t *testing.T) {
 	t.Parallel()
+	// A group of its own: on the shared group, after another test's throttling, the
+	// primary was throttled with its thresholds at the default (unexplained; not shared).
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/report"
-	"github.com/habench/habench/topology"
 )
 
 // TestFaultStopEscalationIsRecorded, on a real 3-member MySQL group: with a 1 s stop grace
@@ -20,13 +18,9 @@ import (
 // secondary with the default grace is clean and records nothing.
 func TestFaultStopEscalationIsRecorded(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s, c := sharedGroup(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "stpesc"), topology.Group, 3, topology.MySQL))
-	if err != nil {
-		t.Fatal(err)
-	}
 	from := time.Now()
 	s.StopGrace = time.Second
 	in := &Injector{Sandbox: s}
