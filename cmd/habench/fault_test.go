@@ -300,7 +300,7 @@ func TestScenarioFaults(t *testing.T) {
 	name := testenv.Name(t, "wnsf")
 	f := filepath.Join(t.TempDir(), "s.yaml")
 	os.WriteFile(f, []byte("name: sf\ntopologies:\n  - {name: "+name+", kind: semisync, nodes: 3, flavor: mariadb, semisync: {timeout: 500ms}}\n"+
-		"workload:\n  test: oltp_read_write\n  options: {tables: 2, table-size: 1000, threads: 2, time: 9}\n"+
+		"workload:\n  test: oltp_read_write\n  options: {tables: 2, table-size: 1000, threads: 2, rate: 100, time: 9}\n"+
 		"faults:\n  - {at: 1s, action: kill, node: n2}\n  - {at: 1s, action: kill, node: n3}\n"+
 		"  - {at: 2.5s, action: start, node: n2}\n  - {at: 2.5s, action: start, node: n3}\n"), 0o644)
 	res := t.TempDir()
@@ -566,7 +566,7 @@ func TestFailoverGroupAndGalera(t *testing.T) {
 	os.WriteFile(f, []byte("name: failover\ntopologies:\n"+
 		"  - {name: "+gname+", kind: group, nodes: 3, flavor: mysql, options: {group_replication_member_expel_timeout: \"0\"}}\n"+
 		"  - {name: "+ganame+", kind: galera, nodes: 3, flavor: mariadb}\n"+
-		"workload:\n  test: oltp_write_only\n  nodes: {"+ganame+": [n2]}\n  options: {tables: 2, table-size: 1000, threads: 2, time: 24, report-interval: 2}\n"+
+		"workload:\n  test: oltp_write_only\n  nodes: {"+ganame+": [n2]}\n  options: {tables: 2, table-size: 1000, threads: 2, rate: 100, time: 24, report-interval: 2}\n"+
 		"checker: {workload: list-append, threads: 2, keys: 3, rate: 50}\n"+
 		"faults:\n  - {at: 4s, action: kill, node: writer}\n"), 0o644)
 	res := t.TempDir()

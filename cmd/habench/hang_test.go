@@ -33,7 +33,7 @@ type hangRun struct {
 func runPartitioningWriter(t *testing.T, state, name, node string, healAfter func(out string) bool, extra ...string) hangRun {
 	t.Helper()
 	results := t.TempDir()
-	args := append([]string{"sysbench", "oltp_write_only", "run", "--cluster", name, "--threads", "2", "--report-interval", "1",
+	args := append([]string{"sysbench", "oltp_write_only", "run", "--cluster", name, "--threads", "2", "--rate", "100", "--report-interval", "1",
 		"--tables", "1", "--table-size", "1000", "--results", results, "--catch-up-timeout", "30s",
 		"--set", "group_replication_member_expel_timeout=0"}, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

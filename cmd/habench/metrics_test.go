@@ -90,7 +90,7 @@ func TestLiveMetricsDuringRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, habenchBin, "sysbench", "oltp_read_write", "run", "--cluster", name, "--tables", "1", "--table-size", "1000",
-		"--threads", "2", "--time", "8", "--report-interval", "1", "--results", results, "--metrics-addr", addr)
+		"--threads", "2", "--rate", "100", "--time", "8", "--report-interval", "1", "--results", results, "--metrics-addr", addr)
 	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

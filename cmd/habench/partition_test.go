@@ -110,7 +110,7 @@ type partitionRun struct {
 func runWithPartition(t *testing.T, state, name string, hold time.Duration, statusShows func(string) bool, extra ...string) partitionRun {
 	t.Helper()
 	results := t.TempDir()
-	args := append([]string{"sysbench", "oltp_write_only", "run", "--cluster", name, "--nodes", "n1", "--threads", "2",
+	args := append([]string{"sysbench", "oltp_write_only", "run", "--cluster", name, "--nodes", "n1", "--threads", "2", "--rate", "100",
 		"--time", "20", "--report-interval", "1", "--tables", "1", "--table-size", "1000", "--results", results}, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

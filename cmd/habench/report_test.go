@@ -186,7 +186,7 @@ topologies:
   - {name: `+async+`, kind: async, nodes: 3, flavor: mariadb}
 workload:
   test: oltp_read_write
-  options: {tables: 1, table-size: 1000, threads: 2, time: 6, report-interval: 1}
+  options: {tables: 1, table-size: 1000, threads: 2, rate: 100, time: 6, report-interval: 1}
 `), 0o644)
 	results := t.TempDir()
 	r := habench(t, state, "run", f, "--results", results)

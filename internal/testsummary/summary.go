@@ -33,6 +33,7 @@ type Test struct {
 	Package, Name string
 	Outcome       string
 	Elapsed       time.Duration
+	Paused        bool     // a parallel test waiting for its turn (t.Parallel), not yet continued
 	Output        []string // its own output lines
 	// All is a top-level test's output with its subtests', in the order go test printed it.
 	All []string
@@ -124,6 +125,10 @@ func (run *Run) add(e Event, live io.Writer) {
 		if top := run.Tests[key(e.Package, topName(e.Test))]; top != nil {
 			top.All = append(top.All, e.Output)
 		}
+	case "pause":
+		t.Paused = true
+	case "cont":
+		t.Paused = false
 	case "pass", "fail", "skip":
 		t.Outcome = e.Action
 		t.Elapsed = seconds(e.Elapsed)
@@ -171,8 +176,14 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 // Failed returns the tests that failed (subtests included) in the order they started.
 func (run *Run) Failed() []*Test { return run.with(func(t *Test) bool { return t.Outcome == "fail" }) }
 
-// Unfinished returns the tests that started and never ended (a timeout or a crash).
-func (run *Run) Unfinished() []*Test { return run.with(func(t *Test) bool { return t.Outcome == "" }) }
+// Unfinished returns the tests that started and never ended (a timeout or a crash), but
+// not the parallel tests still waiting for their turn (Waiting).
+func (run *Run) Unfinished() []*Test {
+	return run.with(func(t *Test) bool { return t.Outcome == "" && !t.Paused })
+}
+
+// Waiting returns the parallel tests that never got their turn (paused, not continued).
+func (run *Run) Waiting() []*Test { return run.with(func(t *Test) bool { return t.Outcome == "" && t.Paused }) }
 
 // Skipped returns the skipped tests in the order they started.
 func (run *Run) Skipped() []*Test { return run.with(func(t *Test) bool { return t.Outcome == "skip" }) }
@@ -201,7 +212,7 @@ func (run *Run) OK() bool {
 			return false
 		}
 	}
-	return len(run.Failed()) == 0 && len(run.Unfinished()) == 0
+	return len(run.Failed()) == 0 && len(run.Unfinished()) == 0 && len(run.Waiting()) == 0
 }
 
 // SkipReason is the skip message of a skipped test: its last output line before the
@@ -254,8 +265,14 @@ func Summarize(w io.Writer, run *Run, wall time.Duration, o Options) {
 			fail++
 		}
 	}
-	fmt.Fprintf(w, "\n=== SUMMARY: %s wall, %d top-level tests: %d passed, %d failed, %d skipped, %d left running\n",
-		wall.Round(time.Second), len(top)+len(unfinished), pass, fail, skip, len(unfinished))
+	waiting := 0
+	for _, t := range run.Waiting() {
+		if !strings.Contains(t.Name, "/") {
+			waiting++
+		}
+	}
+	fmt.Fprintf(w, "\n=== SUMMARY: %s wall, %d top-level tests: %d passed, %d failed, %d skipped, %d left running, %d never ran (waiting for a parallel slot)\n",
+		wall.Round(time.Second), len(top)+len(unfinished)+waiting, pass, fail, skip, len(unfinished), waiting)
 	writePackages(w, run)
 	writeSlowest(w, top, o)
 	writeSkipped(w, run.Skipped())

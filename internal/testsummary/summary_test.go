@@ -64,7 +64,7 @@ func TestReadAndSummarize(t *testing.T) {
 	for _, want := range []string{
 		"=== FAILED: 2 test(s), 0 left running",
 		"--- a TestBad\n    a_test.go:30: want 3, got 4\n--- FAIL: TestBad",
-		"1m12s wall, 4 top-level tests: 2 passed, 1 failed, 1 skipped",
+		"1m12s wall, 4 top-level tests: 2 passed, 1 failed, 1 skipped, 0 left running, 0 never ran",
 		"1m12.5s  fail  a\n",
 		"the 2 slowest tests:\n     1m10s  pass  a TestSlow\n      1.5s  pass  a TestOK\n",
 		"tests over 1m0s: 1\n     1m10s  a TestSlow\n",
@@ -85,12 +85,18 @@ func TestReadAndSummarize(t *testing.T) {
 // TestUnfinished: a test the stream never ends (a timeout's panic) fails the run.
 func TestUnfinished(t *testing.T) {
 	lines := strings.Split(stream, "\n")
-	run, err := Read(strings.NewReader(strings.Join(lines[:4], "\n")+"\n"+`{"Action":"run","Package":"p","Test":"TestHang"}`+"\n"), nil)
+	run, err := Read(strings.NewReader(strings.Join(lines[:4], "\n")+"\n"+`{"Action":"run","Package":"p","Test":"TestHang"}`+"\n"+
+		`{"Action":"run","Package":"p","Test":"TestWait"}`+"\n"+`{"Action":"pause","Package":"p","Test":"TestWait"}`+"\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.OK() || len(run.Unfinished()) != 1 {
-		t.Errorf("OK %v, unfinished %v", run.OK(), names(run.Unfinished()))
+	if run.OK() || len(run.Unfinished()) != 1 || len(run.Waiting()) != 1 || run.Waiting()[0].Name != "TestWait" {
+		t.Errorf("OK %v, unfinished %v, waiting %v", run.OK(), names(run.Unfinished()), names(run.Waiting()))
+	}
+	var out bytes.Buffer
+	Summarize(&out, run, 0, Options{})
+	if !strings.Contains(out.String(), "1 left running, 1 never ran") {
+		t.Errorf("summary:\n%s", out.String())
 	}
 }
 
