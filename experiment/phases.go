@@ -88,7 +88,11 @@ type runState struct {
 	checker        *checkerRun
 	writers        *writerWatch  // the cluster's live writer (hangs.go)
 	scheduled      []FaultRecord // the faults the run's schedule injected (read after stopBackground)
-	faultWarnings  []string      // the schedule's warnings, said as they happened (read after stopBackground)
+	// threadsStarted is closed when the workers are connected and start (Threads
+	// started!): the fault schedule's zero.
+	threadsStarted     chan struct{}
+	threadsStartedOnce sync.Once
+	faultWarnings      []string // the schedule's warnings, said as they happened (read after stopBackground)
 
 	// workload
 	result    *workload.Result
@@ -447,6 +451,7 @@ func (st *runState) background() error {
 	var wg sync.WaitGroup
 	var once sync.Once
 	st.stopBackground = func() { once.Do(func() { close(ended); stop(); wg.Wait() }) }
+	st.threadsStarted = make(chan struct{})
 	st.onCleanup(st.stopBackground)
 	st.writers = watchWriters(fctx, b.Cluster, &wg)
 	if b.Probe && b.Injector != nil && b.Cluster != nil {
@@ -484,6 +489,14 @@ func (st *runState) background() error {
 				rec, _, err := b.Injector.InjectArgs(ctx, b.Cluster, ev.Action, ev.Node, ev.Args)
 				return rec, err
 			}
+			// A fault's time counts from the workers' start, not from now: initializing
+			// many workers on a loaded machine or against a distant cluster takes seconds,
+			// and a fault meant for 6 s into the workload hit before it (and failed the
+			// workers preparing their statements on the node it killed).
+			select {
+			case <-st.threadsStarted:
+			case <-ended:
+			}
 			s := scheduleFaults(st.ctx, ended, inject, b.Faults, time.Now(), func(w string) {
 				st.say(w, "scheduled fault", "detail", w)
 			})
@@ -516,6 +529,9 @@ func (st *runState) workload() {
 		st.psNote = msg
 		st.printf("NOTE: %s\n\n", msg)
 	}, started: func() {
+		if st.threadsStarted != nil {
+			st.threadsStartedOnce.Do(func() { close(st.threadsStarted) })
+		}
 		if b.Stdout != nil {
 			workload.PrintThreadsStarted(b.Stdout, b.Options)
 		}
