@@ -138,9 +138,9 @@ func TestClockOffsetSSH(t *testing.T) {
 	if unc > 20*time.Millisecond {
 		t.Errorf("uncertainty %v: the clock session is not used (a new ssh client per round)", unc)
 	}
-	gone := &host.SSH{Dest: "198.18.1.99", User: "root", Identity: lab.Key, ConnectTimeout: 2 * time.Second,
+	gone := &host.SSH{Dest: lab.Addr(99), User: "root", Identity: lab.Key, ConnectTimeout: 2 * time.Second,
 		Options: []string{"UserKnownHostsFile=" + lab.KnownHosts}}
-	if _, _, err := host.ClockOffset(ctx, gone, 8); err == nil || !strings.Contains(err.Error(), "198.18.1.99") {
+	if _, _, err := host.ClockOffset(ctx, gone, 8); err == nil || !strings.Contains(err.Error(), lab.Addr(99)) {
 		t.Errorf("unreachable host: %v", err)
 	}
 }

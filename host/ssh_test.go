@@ -140,11 +140,11 @@ func TestSSHHost(t *testing.T) {
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "Permission denied") || !strings.Contains(err.Error(), h.Addr) {
 		t.Errorf("refused key: %v", err)
 	}
-	gone := &host.SSH{Dest: "198.18.1.99", User: "root", Identity: lab.Key, ConnectTimeout: 2 * time.Second,
+	gone := &host.SSH{Dest: lab.Addr(99), User: "root", Identity: lab.Key, ConnectTimeout: 2 * time.Second,
 		Options: []string{"UserKnownHostsFile=" + lab.KnownHosts}}
 	t0 := time.Now()
 	_, err = gone.Run(ctx, "true")
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "198.18.1.99") || time.Since(t0) > 10*time.Second {
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), lab.Addr(99)) || time.Since(t0) > 10*time.Second {
 		t.Errorf("unreachable host: %v after %v", err, time.Since(t0))
 	}
 
