@@ -504,8 +504,9 @@ func TestFaultArgs(t *testing.T) {
 }
 
 // TestScenarioFaultParams: a scenario's fault entry with a key its action does not take
-// is refused when the file is read, naming faults[i].KEY; the registry's checks of the
-// kind (promote on a Galera cluster) run there too.
+// is refused when the file is read, naming faults[i].KEY, and so is a nested params:
+// mapping or list, with the action's parameters and the entry as it should be written;
+// the registry's checks of the kind (promote on a Galera cluster) run there too.
 func TestScenarioFaultParams(t *testing.T) {
 	base := `name: fp
 topologies:
@@ -521,6 +522,17 @@ faults:
 	_, err := scenario.ParseScenario([]byte(base + "  - {at: 3s, action: kill, node: writer, duration: 2s}\n"))
 	if err == nil || !strings.Contains(err.Error(), `faults[0].duration "2s": kill takes no parameters`) {
 		t.Errorf("kill with a duration: %v", err)
+	}
+	// A nested params: mapping (issue 31): the action's parameters named, the entry as
+	// it should be written, with the user's own values; one line.
+	_, err = scenario.ParseScenario([]byte(base + "  - at: 3s\n    action: pause\n    node: n2\n    params:\n      duration: 2s\n"))
+	want := `line 11: faults[0].params "{duration: 2s}": a fault's parameters are keys of the fault itself, each with a single value: write {at: 3s, action: pause, node: n2, duration: 2s}; pause takes duration (`
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("pause with a nested params mapping: %v\nwant %s...", err, want)
+	}
+	_, err = scenario.ParseScenario([]byte(base + "  - {at: 3s, action: kill, node: n2, params: [a, b]}\n"))
+	if err == nil || !strings.Contains(err.Error(), `faults[0].params "[a, b]": not a parameter: write {at: 3s, action: kill, node: n2}; kill takes no parameters`) {
+		t.Errorf("kill with a params list: %v", err)
 	}
 	g := strings.Replace(base, "kind: async, nodes: 2", "kind: galera, nodes: 3", 1)
 	_, err = scenario.ParseScenario([]byte(g + "  - {at: 3s, action: promote, node: n2}\n"))
