@@ -783,7 +783,7 @@ func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *scenario.Cell, rec
 		}
 		b.Faults, b.Injector = fs, &in
 	}
-	if pb := sw.r.Scenario.Probe; (pb == nil && len(sw.r.Scenario.Faults) > 0) || (pb != nil && *pb) {
+	if sw.r.Scenario.ProbeOn() {
 		if b.Injector == nil {
 			b.Injector = &Injector{Sandbox: cs.sb}
 		}

@@ -308,6 +308,56 @@ cell: {warmup: 2s, restart: true, drop_caches: true}
 	}
 }
 
+// TestDryRunSchedule (issue 31): the dry run shows the scenario's faults at their times
+// (after the workload starts, warm-up included) with their parameters and the end of one
+// that lasts, marks those a scale puts at or after the workload's end as not injected, and
+// shows the probe writer (on with faults, off with probe: false) with its interval and span.
+func TestDryRunSchedule(t *testing.T) {
+	y := `name: fd
+topologies:
+  - {name: g1, kind: galera, nodes: 3, flavor: mariadb}
+workload: {test: oltp_read_write, options: {time: 30, tables: 2, table-size: 1000}}
+cell: {warmup: 5s}
+faults:
+  - {at: 10s, action: kill, node: n3}
+  - {at: 20s, action: start, node: n3}
+  - {at: 25s, action: pause, node: n2, duration: 2s}
+`
+	print := func(y, scale string) string {
+		p, err := mustParse(t, y).Plan(scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		p.Print(&out, nil)
+		return out.String()
+	}
+	for _, c := range []struct {
+		y, scale string
+		want     []string
+	}{
+		{y, "", []string{
+			"faults in every cell, at times after the workload starts (warm-up 5s included; the measured window 5s-35s):\n  at 10s  kill n3\n  at 20s  start n3\n  at 25s  pause n2 duration=2s (until 27s)\n",
+			"probe writer in every cell: one numbered commit every 5ms on the current writer, from the workload's start to its end (0s-35s, warm-up included)",
+		}},
+		{y, "small", []string{
+			"(warm-up 2s included; the measured window 2s-12s):\n  at 10s  kill n3\n  at 20s  start n3 (at or after the workload's end at 12s: not injected)\n",
+			"from the workload's start to its end (0s-12s, warm-up included)",
+		}},
+		{y + "probe: false\n", "", []string{"probe writer: off (probe: false)"}},
+	} {
+		txt := print(c.y, c.scale)
+		for _, w := range c.want {
+			if !strings.Contains(txt, w) {
+				t.Errorf("scale %q: dry run lacks %q:\n%s", c.scale, w, txt)
+			}
+		}
+	}
+	if txt := print(strings.Split(y, "faults:")[0], ""); strings.Contains(txt, "fault") || strings.Contains(txt, "probe") {
+		t.Errorf("without faults nor probe, the dry run names them:\n%s", txt)
+	}
+}
+
 // TestShippedScenarios: every file in scenarios/ parses, expands at every scale, and its
 // small scale is estimated to take minutes.
 func TestShippedScenarios(t *testing.T) {
