@@ -876,28 +876,20 @@ var userspaceLinks = func() bool { return netem.KernelAvailable() != nil }
 func linkAdded(manifest string) *float64 {
 	var m struct {
 		Links struct {
-			Impairment *links.Report `json:"impairment"`
+			Impairment *struct {
+				RTT []results.LinkRTT `json:"rtt"`
+			} `json:"impairment"`
 		} `json:"links"`
 	}
 	b, err := os.ReadFile(manifest)
 	if err != nil || json.Unmarshal(b, &m) != nil || m.Links.Impairment == nil {
 		return nil
 	}
-	var added []float64
-	for _, r := range m.Links.Impairment.RTT {
-		if !r.Partitioned && !r.Lossy && r.Samples > 0 {
-			added = append(added, r.AddedMs)
-		}
-	}
-	if len(added) == 0 {
+	c, ok := results.LinkCostMs(m.Links.Impairment.RTT)
+	if !ok {
 		return nil
 	}
-	slices.Sort(added)
-	med := added[len(added)/2]
-	if len(added)%2 == 0 {
-		med = (added[len(added)/2-1] + added[len(added)/2]) / 2
-	}
-	return &med
+	return &c
 }
 
 // knobsReadBack adds to rb what the run's manifest says each node had in effect for the
