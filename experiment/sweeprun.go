@@ -296,8 +296,9 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 
 // preflight checks, before anything is deployed or written, the deployments with cells
 // to run: a named cluster exists, is ready and offers host access when caches are dropped;
-// an installation to deploy resolves, and a snapshot the scenario names exists and fits it
-// and every cell's data shape (checkNamedSnapshot); no cluster has the name of one to deploy.
+// an installation to deploy resolves; a snapshot the scenario names exists and fits it and
+// every cell's data shape, and the snapshots to start from have their files as they were
+// made (checkSnapshots); no cluster has the name of one to deploy.
 func (r *ScenarioRun) preflight(ctx context.Context, plan *scenario.Plan, torun func(*scenario.Cell) bool) error {
 	for _, d := range plan.Deployments {
 		if !slices.ContainsFunc(d.Cells, torun) {
@@ -321,7 +322,7 @@ func (r *ScenarioRun) preflight(ctx context.Context, plan *scenario.Plan, torun 
 			if err != nil {
 				return fmt.Errorf("topology %s: %w", sp.Name, err)
 			}
-			if err := checkNamedSnapshot(ctx, r.Sandbox, plan, d, bins, torun); err != nil {
+			if err := checkSnapshots(ctx, r.Sandbox, plan, d, bins, torun); err != nil {
 				return err
 			}
 			if err := checkHostsNetem(ctx, d, torun); err != nil {
