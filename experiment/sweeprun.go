@@ -622,6 +622,7 @@ func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *scenario.Cell
 	default:
 		rec.Status, rec.Error = StatusFailed, err.Error()
 		fmt.Fprintf(sw.out, "cell %d failed: %v\n", cell.Index, err)
+		sw.keepNodeLog(cs.c, cell, rec, err)
 	}
 	sw.estDone += cell.Estimate
 	sw.save() // an error is kept in sw.saveErr: deployment stops the sweep on it
