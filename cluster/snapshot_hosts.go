@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/habench/habench/host"
@@ -252,27 +253,52 @@ func verifyHostSnapshot(ctx context.Context, h host.Host, dest string, l hostLay
 
 // VerifySnapshot is the hosts provider's SnapshotStore.VerifySnapshot: snap on spec's
 // first host, and the copy on every other host of spec that has one of it (the same
-// snapshot.json); a host without a copy gets one at the deploy, checked then.
+// snapshot.json), all at once (checkHostCopies); a host without a copy gets one at the
+// deploy, checked then.
 func (hostsProvider) VerifySnapshot(ctx context.Context, spec topology.Spec, snap *Snapshot) error {
-	spec, first, err := hostsSnapshotSpec(spec)
+	spec, _, err := hostsSnapshotSpec(spec)
 	if err != nil {
 		return err
 	}
-	l := snapshotLayout(hostsRootDir(spec), snap.Name)
-	if err := verifyHostSnapshot(ctx, first, spec.Hosts[0], l, snap, spec); err != nil {
-		return err
+	_, err = checkHostCopies(ctx, spec, snapshotLayout(hostsRootDir(spec), snap.Name), snap)
+	return err
+}
+
+// checkHostCopies checks snap (directory l) on spec's first host and on each other host of
+// spec with a copy of it, the hosts at once, and returns the hosts that have no copy
+// (snapshotCopyHosts' order). The error is that of the first host, in spec's order, that
+// fails.
+func checkHostCopies(ctx context.Context, spec topology.Spec, l hostLayout, snap *Snapshot) ([]string, error) {
+	dests := append([]string{spec.Hosts[0]}, snapshotCopyHosts(spec)...)
+	errs := make([]error, len(dests))
+	lacks := make([]bool, len(dests))
+	var wg sync.WaitGroup
+	for i, dest := range dests {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := sshHostFor(spec.SSH, dest)
+			if i > 0 {
+				have, err := readHostSnapshot(ctx, h, l.HostDir, snap.Name)
+				if err != nil || !have.Created.Equal(snap.Created) {
+					lacks[i] = true // no copy (or another one): the deploy streams it there
+					return
+				}
+			}
+			errs[i] = verifyHostSnapshot(ctx, h, dest, l, snap, spec)
+		}()
 	}
-	for _, dest := range snapshotCopyHosts(spec) {
-		h := sshHostFor(spec.SSH, dest)
-		have, err := readHostSnapshot(ctx, h, l.HostDir, snap.Name)
-		if err != nil || !have.Created.Equal(snap.Created) {
-			continue // no copy (or another one): the deploy streams it there
+	wg.Wait()
+	var missing []string
+	for i, dest := range dests {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		if err := verifyHostSnapshot(ctx, h, dest, l, snap, spec); err != nil {
-			return err
+		if lacks[i] {
+			missing = append(missing, dest)
 		}
 	}
-	return nil
+	return missing, nil
 }
 
 // snapshotCopyHosts are the hosts of spec other than the first with a node of spec: those
@@ -291,19 +317,21 @@ func snapshotCopyHosts(spec topology.Spec) []string {
 }
 
 // DeployFromSnapshot is the hosts provider's SnapshotStore.DeployFromSnapshot: snap's
-// files are checked on spec's first host, snap is copied to every other host with a node
-// of spec that has no complete copy of it (copyHostSnapshot) and checked there, then spec
-// is deployed with each node's datadir a local copy of its host's (prepareHostNode).
+// files are checked on spec's first host and on the other hosts with a copy
+// (checkHostCopies), snap is copied to every other host with a node of spec that has no
+// complete copy of it (copyHostSnapshot) and checked there, then spec is deployed with each
+// node's datadir a local copy of its host's (prepareHostNode).
 func (hostsProvider) DeployFromSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, snap *Snapshot) (*Cluster, error) {
 	spec, src, err := hostsSnapshotSpec(spec)
 	if err != nil {
 		return nil, err
 	}
 	l := snapshotLayout(hostsRootDir(spec), snap.Name)
-	if err := verifyHostSnapshot(ctx, src, spec.Hosts[0], l, snap, spec); err != nil {
+	missing, err := checkHostCopies(ctx, spec, l, snap)
+	if err != nil {
 		return nil, err
 	}
-	for _, dest := range snapshotCopyHosts(spec) {
+	for _, dest := range missing {
 		h := sshHostFor(spec.SSH, dest)
 		if err := copyHostSnapshot(ctx, src, h, l, snap); err != nil {
 			return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testhost"
 	"github.com/habench/habench/internal/testserver"
+	"github.com/habench/habench/topology"
 )
 
 // TestSnapshotsOnHosts (habench run --snapshots --hosts, issue 22): on 3 lab hosts a
@@ -81,7 +82,7 @@ workload:
 	if ref.code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, `shape.table-size "2000", this deployment wants "3000"`) {
 		t.Errorf("run --snapshot %s with another table-size: exit %d, stderr %q; want exit 2 and one line with both values", name, ref.code, line)
 	}
-	checkDamagedHostSnapshot(t, state, y, hostDir, name, names)
+	checkDamagedHostSnapshot(t, state, y, hostDir, name, names, lab.SSHConfig)
 	rm := habench(t, state, append([]string{"snapshot", "rm", name}, hostsArgs...)...)
 	if rm.code != 0 || !strings.Contains(rm.stdout, names[0]+": removed "+name) {
 		t.Errorf("snapshot rm --hosts: exit %d\n%s%s", rm.code, rm.stdout, rm.stderr)
@@ -98,8 +99,26 @@ workload:
 // lab's hosts) with its largest table file removed, then cut short, is refused by a run of
 // scenario y naming it (--snapshot), before anything is deployed: exit 2, one line naming
 // the snapshot, the host, the file and `habench snapshot rm NAME --hosts ...`.
-func checkDamagedHostSnapshot(t *testing.T, state, y, hostDir, name string, hosts []string) {
+func checkDamagedHostSnapshot(t *testing.T, state, y, hostDir, name string, hosts []string, sshConfig string) {
 	t.Helper()
+	// The check every deployment from it makes, timed on the intact snapshot: the three
+	// hosts at once, each a find and a sha256sum over ssh.
+	spec := topology.Spec{Name: "shcheck", Kind: topology.Async, Nodes: 3, Flavor: topology.MariaDB, Provider: topology.ProviderHosts,
+		HostsSpec: topology.HostsSpec{Hosts: hosts, HostDir: hostDir}}
+	spec.SSH = &topology.SSHSpec{Config: sshConfig}
+	sb := &cluster.Sandbox{StateDir: state}
+	ctx := context.Background()
+	snap, err := sb.LoadSnapshot(ctx, spec, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		t0 := time.Now()
+		if err := sb.VerifySnapshot(ctx, spec, snap); err != nil {
+			t.Fatalf("the intact snapshot: %v", err)
+		}
+		t.Logf("checking snapshot %s (%d entries) on %d hosts, round %d: %v", name, len(snap.Files), len(hosts), i+1, time.Since(t0).Round(time.Millisecond))
+	}
 	data := filepath.Join(hostDir, "snapshots", name, "data")
 	var big string
 	var size int64
