@@ -42,7 +42,7 @@ func TestDoctorHosts(t *testing.T) {
 	lab := testhost.New(t, 3, testhost.Options{SSH: true})
 	state := stateDir(t)
 	cfg := filepath.Join(t.TempDir(), "ssh_config")
-	body := fmt.Sprintf("Host 198.18.1.*\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n", lab.Key, lab.KnownHosts)
+	body := fmt.Sprintf("Host %s\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n", fmt.Sprintf("198.18.%d.*", lab.Subnet), lab.Key, lab.KnownHosts)
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestDoctorHosts(t *testing.T) {
 	}
 
 	// A host that is not there: one line, exit 1, and the usable host's line stays ok.
-	gone := "198.18.1.99"
+	gone := lab.Addr(99)
 	r = doctor(addrs[0], gone)
 	if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "1 of 2 host(s) cannot be used: "+gone) {
 		t.Errorf("doctor with an unreachable host: exit %d, stderr %q; want exit 1 and one line naming %s", r.code, r.stderr, gone)

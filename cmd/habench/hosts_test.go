@@ -171,7 +171,7 @@ func destroyWithHostGone(t *testing.T, lab *testhost.Lab, state, hostDir string,
 	t.Helper()
 	names := []string{lab.Hosts[0].Name}
 	statePath := filepath.Join(state, "clusters", "hhs1", "state.json")
-	gone := "198.18.18.99"
+	gone := lab.Addr(99)
 	if b := mustReadFile(t, statePath); !strings.Contains(string(b), `"`+names[0]+`"`) {
 		t.Fatalf("state.json does not name %s:\n%s", names[0], b)
 	} else if err := os.WriteFile(statePath, []byte(strings.ReplaceAll(string(b), `"`+names[0]+`"`, `"`+gone+`"`)), 0o600); err != nil {
@@ -248,7 +248,7 @@ func TestDeployOnHostsKilled(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(state, "clusters", "hhk1")); err != nil {
 		t.Fatal(err)
 	}
-	gone := "198.18.19.99"
+	gone := lab.Addr(99)
 	r := habench(t, state, "destroy", "hhk1", "--hosts", lab.Hosts[0].Addr+","+lab.Hosts[1].Addr+","+gone, "--ssh-identity", lab.Key, "--ssh-user", "root",
 		"--ssh-option", "UserKnownHostsFile="+lab.KnownHosts, "--ssh-option", "IdentitiesOnly=yes", "--ssh-option", "ConnectTimeout=3", "--host-dir", hostDir)
 	t.Logf("destroy --hosts after kill -9 and the state lost: exit %d\n%s%s", r.code, r.stdout, r.stderr)
