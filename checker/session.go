@@ -3,9 +3,11 @@ package checker
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -334,16 +336,29 @@ func (t *tx) commit() {
 }
 
 // OutcomeOf is the outcome of a statement that committed (autocommit, or COMMIT) and
-// returned err: ok (nil), fail (an error the server answered with) or unknown (no answer:
-// the connection died or the statement's bound passed).
+// returned err: ok (nil), fail (an error the server answered with, or a connect that
+// failed, so that nothing was sent: refused, no route, a connect timeout) or unknown (no
+// answer: the connection died or the statement's bound passed).
 func OutcomeOf(err error) history.Outcome {
 	switch {
 	case err == nil:
 		return history.OK
+	case notSent(err):
+		return history.Fail
 	case isConnLost(err):
 		return history.Unknown
 	}
 	return history.Fail
+}
+
+// notSent reports whether err says the statement never reached the server: a failed
+// connect (a dial's *net.OpError: the pool had no connection and could not open one), or
+// driver.ErrBadConn, which a driver returns only when nothing was written (database/sql
+// retries a pool's statement on a new connection after it, and returns it from a
+// dedicated sql.Conn).
+func notSent(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial" || errors.Is(err, driver.ErrBadConn)
 }
 
 // isConnLost reports whether err left the outcome of what was sent unknown: anything

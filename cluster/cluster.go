@@ -196,6 +196,7 @@ func (c *Cluster) Ping(ctx context.Context, n *Node) error {
 	}
 	defer db.Close()
 	var last error
+	start := time.Now()
 	for {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		last = db.PingContext(pctx)
@@ -205,7 +206,7 @@ func (c *Cluster) Ping(ctx context.Context, n *Node) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("node %s: not accepting connections: %w", n.Name, last)
+			return fmt.Errorf("node %s: not accepting connections after %v: %w", n.Name, waited(start), last)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,7 +55,8 @@ var galeraLibs = []string{"/usr/lib/galera/libgalera_smm.so", "/usr/lib/galera-4
 // HostsCheck says which hosts CheckHosts looks at and how.
 type HostsCheck struct {
 	// Hosts are ssh destinations (addresses, host names or ssh_config Host aliases), in
-	// order; each is checked with CheckExistingHost (under the network guard: addresses only).
+	// order, accepted as deploy --hosts accepts them (topology.ValidSSHDest; under the
+	// network guard the address the ssh configuration resolves each to must be allowed).
 	Hosts []string
 	// SSH is how to reach them (its Hosts are ignored); nil: the user's ssh configuration.
 	SSH *topology.SSHSpec
@@ -67,6 +69,16 @@ type HostsCheck struct {
 	BasePort int
 	// ConnectTimeout bounds connecting to each host (default 5 s).
 	ConnectTimeout time.Duration
+	// Log receives, at debug level, each peer probe (from, to, port, result, ms) and
+	// each host's probing; nil: none.
+	Log *slog.Logger
+}
+
+func (o HostsCheck) log() *slog.Logger {
+	if o.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Log
 }
 
 // HostReport is what CheckHosts found on one host. Problems make the host unusable
@@ -82,8 +94,11 @@ type HostReport struct {
 
 	ClockOffset, ClockUncertainty time.Duration
 	Listening                     map[int]string // checked port -> the process listening ("" unknown)
-	connected                     bool
-	h                             *host.SSH
+	// ByHand is the command that repeats, by hand, a peer probe that failed (ProbeByHand);
+	// "" when every port answered.
+	ByHand    string
+	connected bool
+	h         *host.SSH
 }
 
 // Usable reports whether the report has no problem.
@@ -117,8 +132,9 @@ func (o HostsCheck) Ports() []int {
 // listeners on the ports, free disk under the state directory, the clock offset to this
 // machine, and whether each host reaches the others on the ports. Hosts are checked in
 // parallel; one report per host, in o.Hosts's order. An error only for bad input: a host
-// CheckExistingHost refuses, a port range out of 1..65535, a missing identity or config
-// file (naming the field and the value).
+// that is no ssh destination (or, under the network guard, resolves to a refused one), a
+// port range out of 1..65535, a missing identity or config file (naming the field and the
+// value).
 func CheckHosts(ctx context.Context, o HostsCheck) ([]*HostReport, error) {
 	if len(o.Hosts) == 0 {
 		return nil, &topology.FieldError{Field: "hosts", Value: "", Reason: "want at least one host"}
@@ -147,12 +163,21 @@ func CheckHosts(ctx context.Context, o HostsCheck) ([]*HostReport, error) {
 	}
 	reps := make([]*HostReport, len(o.Hosts))
 	for i, d := range o.Hosts {
-		if err := CheckExistingHost(d); err != nil {
-			return nil, &topology.FieldError{Field: fmt.Sprintf("hosts[%d]", i), Value: d, Reason: err.Error()}
+		if !topology.ValidSSHDest(d) {
+			return nil, &topology.FieldError{Field: fmt.Sprintf("hosts[%d]", i), Value: d, Reason: "want a host name, an address or an ssh_config Host"}
 		}
 		h := &host.SSH{Dest: d, User: sp.User, Port: sp.Port, Identity: sp.Identity, Config: sp.Config, Options: sp.Options, ConnectTimeout: o.ConnectTimeout}
 		if NetworkGuard() {
+			// As deploy --hosts: the destination as the ssh configuration resolves it (an
+			// alias to an address) must be an address the guard allows.
 			h.Check = guardSSH
+			res, err := h.Resolve(ctx)
+			if err == nil {
+				err = guardSSH(res)
+			}
+			if err != nil {
+				return nil, &topology.FieldError{Field: fmt.Sprintf("hosts[%d]", i), Value: d, Reason: err.Error()}
+			}
 		}
 		reps[i] = &HostReport{Dest: d, h: h}
 	}

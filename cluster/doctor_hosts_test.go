@@ -3,15 +3,22 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/habench/habench/topology"
 )
 
 // TestDoctorParsers: listeners from ss and /proc/net/tcp, server versions, and the peer
-// probes' output turned into one problem per peer and cause.
+// probes' output turned into one problem per peer and cause (a target killed at the end of
+// the wait just after it answered keeps its answer).
 func TestDoctorParsers(t *testing.T) {
 	ss := `LISTEN 0      80           0.0.0.0:3306      0.0.0.0:*    users:(("mariadbd",pid=812,fd=20))
 LISTEN 0      128        198.18.1.11:22        0.0.0.0:*    users:(("sshd",pid=90,fd=3),("sshd",pid=91,fd=3))
@@ -36,19 +43,87 @@ LISTEN 0      4096            [::]:4567          [::]:*
 			t.Errorf("serverVersion(%q): %q, want %q", c[1], got, c[2])
 		}
 	}
-	out := `10.0.0.2 4567 1 bash: connect: Connection refused
-10.0.0.2 4568 124 
-10.0.0.2 4444 124 
-10.0.0.3 4567 0 
-10.0.0.3 4568 1 bash: line 1: /dev/tcp/10.0.0.3/4568: No route to host
+	out := `bash: line 6: /dev/tcp/10.0.0.2/4567: Connection refused
+10.0.0.2 4567 1 3
+10.0.0.3 4567 0 1
+bash: line 6: /dev/tcp/10.0.0.3/4568: No route to host
+bash: line 6: /dev/tcp/10.0.0.3/4444: Connection refused
+10.0.0.3 4444 1 2
+10.0.0.3 4568 1 -
+10.0.0.2 4568 124 3004
+10.0.0.2 4444 124 3004
+10.0.0.3 4444 124 3004
 `
-	want := []string{"to 10.0.0.2 port 4444,4568: filtered (no answer in 2 s)", "to 10.0.0.3 port 4568: no route"}
-	if got := peerProblems(out, 5); !reflect.DeepEqual(got, want) {
+	probes := parseProbes(out)
+	if len(probes) != 6 || probes[0].Ms != 3 || probes[3].Ms != -1 || probes[2].result() != "refused" || probes[4].result() != "filtered" || probes[3].Msg != "No route to host" {
+		t.Errorf("parseProbes: %+v (a target killed after it answered keeps its answer)", probes)
+	}
+	want := []string{"to 10.0.0.3 port 4568: no route", "to 10.0.0.2 port 4444,4568: filtered (no answer in 3 s)"}
+	if got := peerProblems(probes, 6); !reflect.DeepEqual(got, want) {
 		t.Errorf("peerProblems: %q, want %q", got, want)
 	}
-	if got := peerProblems("10.0.0.2 4567 0 \n", 2); len(got) != 1 || !strings.Contains(got[0], "1 of 2 port probes") {
+	if got := peerProblems(parseProbes("10.0.0.2 4567 0 1\n"), 2); len(got) != 1 || !strings.Contains(got[0], "1 of 2 port probes") {
 		t.Errorf("a missing probe line: %q", got)
 	}
+}
+
+// TestProbeScript (issue 31): the peer probe, run here as doctor runs it on a host (env,
+// bash --norc --noprofile), in the environment sshd gives a command (SSH_CLIENT set, no
+// SHLVL) with shell start-up files that take 3 s (~/.bashrc, which bash reads for commands
+// sshd starts, and BASH_ENV; this machine's root .bashrc, pyenv init, takes 2.5 s): a
+// listening loopback port is open and a closed one refused, every answer within the wait,
+// none filtered. The old probe, a `bash -c` per port under `timeout 2`, read those files in
+// every probe and called every port filtered. Real connects to 127.0.0.1.
+func TestProbeScript(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().(*net.TCPAddr)
+	closed.Close() // refused from now on
+	open := l.Addr().(*net.TCPAddr)
+	home := t.TempDir()
+	slow := filepath.Join(home, "slow.sh")
+	for _, f := range []string{slow, filepath.Join(home, ".bashrc")} {
+		if err := os.WriteFile(f, []byte("sleep 3\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var targets []string
+	for i := 0; i < 19; i++ { // as many as doctor sends one host for two peers
+		targets = append(targets, fmt.Sprintf("127.0.0.%d %d", i+1, closedAddr.Port))
+	}
+	targets = append(targets, fmt.Sprintf("127.0.0.1 %d", open.Port))
+	argv := probeArgv(ProbeWait, targets)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "SHLVL=") && !strings.HasPrefix(e, "HOME=") && !strings.HasPrefix(e, "BASH_ENV=") {
+			env = append(env, e)
+		}
+	}
+	cmd.Env = append(env, "HOME="+home, "BASH_ENV="+slow, "SSH_CLIENT=198.18.1.1 50000 22")
+	start := time.Now()
+	out, err := cmd.Output()
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, out)
+	}
+	probes := parseProbes(string(out))
+	if bad := peerProblems(probes, len(targets)); len(bad) > 0 || took >= ProbeWait {
+		t.Errorf("probes of a refused and an open loopback port: problems %q after %v, want none within %v\n%s", bad, took.Round(time.Millisecond), ProbeWait, out)
+	}
+	for _, p := range probes {
+		if want := map[bool]string{true: "open", false: "refused"}[p.Port == open.Port]; p.result() != want {
+			t.Errorf("port %d: %s (%q), want %s", p.Port, p.result(), p.Msg, want)
+		}
+	}
+	t.Logf("%d probes in %v", len(probes), took.Round(time.Millisecond))
 }
 
 // TestCheckHostsInput: bad input is one FieldError naming the field, before any connection.

@@ -189,6 +189,7 @@ func ReadGaleraStatus(ctx context.Context, db *sql.DB) (GaleraStatus, error) {
 func waitSynced(ctx context.Context, c *Cluster, db *sql.DB, n *Node, size int) error {
 	var last GaleraStatus
 	var lastErr error
+	start := time.Now()
 	for {
 		g, err := ReadGaleraStatus(ctx, db)
 		if err == nil {
@@ -204,7 +205,7 @@ func waitSynced(ctx context.Context, c *Cluster, db *sql.DB, n *Node, size int) 
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("node %s: not Synced in a Primary component of %d node(s): %s (last error: %v); %s", n.Name, size, last, lastErr,
+			return fmt.Errorf("node %s: not Synced in a Primary component of %d node(s) after %v: %s (last error: %v); %s", n.Name, size, waited(start), last, lastErr,
 				errorLines(c.nodeFileText(n, "error.log")))
 		case <-time.After(50 * time.Millisecond):
 		}

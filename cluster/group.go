@@ -196,12 +196,13 @@ func (c *Cluster) checkFlowControlComponent(ctx context.Context) error {
 }
 
 // waitGroupOnline waits until node's own member row says ONLINE. Error when ctx ends first
-// or the member reaches ERROR (or, after having joined, OFFLINE): it will not get ONLINE by
-// waiting.
+// (naming how long it waited and the last state it read) or the member reaches ERROR (or,
+// after having joined, OFFLINE): it will not get ONLINE by waiting.
 func waitGroupOnline(ctx context.Context, db *sql.DB, node string) error {
-	var last GroupMember
+	last := GroupMember{State: "unknown (never read)"}
 	var lastErr error
 	seen := false
+	start := time.Now()
 	for {
 		m, err := ReadGroupMember(ctx, db, node)
 		lastErr = err
@@ -222,7 +223,7 @@ func waitGroupOnline(ctx context.Context, db *sql.DB, node string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("node %s: group member %s, not ONLINE (last error: %v)", node, last.State, lastErr)
+			return fmt.Errorf("node %s: group member %s after %v, not ONLINE (last error: %v)", node, last.State, waited(start), lastErr)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -533,6 +534,7 @@ func (s *Sandbox) rejoinGroup(ctx context.Context, c *Cluster, n *Node) error {
 			c.waitExpelled(wctx, n, m.MemberID)
 		}
 		var lastErr error
+		start := time.Now()
 		for {
 			if lastErr = startGroupReplication(wctx, db, bootstrap); lastErr == nil {
 				break
@@ -540,7 +542,8 @@ func (s *Sandbox) rejoinGroup(ctx context.Context, c *Cluster, n *Node) error {
 			s.log().Debug("START GROUP_REPLICATION failed, retrying", "cluster", c.Name, "node", n.Name, "err", lastErr)
 			select {
 			case <-wctx.Done():
-				return fmt.Errorf("node %s: rejoining the group: %w", n.Name, lastErr)
+				return fmt.Errorf("node %s: rejoining the group: START GROUP_REPLICATION did not succeed in %v (the ready timeout): member %s; last error: %w",
+					n.Name, waited(start), lastMemberState(ctx, db, n.Name), lastErr)
 			case <-time.After(time.Second):
 			}
 		}
@@ -550,6 +553,19 @@ func (s *Sandbox) rejoinGroup(ctx context.Context, c *Cluster, n *Node) error {
 		s.log().Info("member rejoined the group", "cluster", c.Name, "node", n.Name, "bootstrap", bootstrap)
 	}
 	return c.refreshGroupRoles(wctx)
+}
+
+// lastMemberState is node's member state as it reports it now, read with a bound of its
+// own (the wait's context has ended), for an error message: "OFFLINE", or "unreadable
+// (ERR)".
+func lastMemberState(ctx context.Context, db *sql.DB, node string) string {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	m, err := ReadGroupMember(rctx, db, node)
+	if err != nil {
+		return fmt.Sprintf("state unreadable (%v)", err)
+	}
+	return "state " + m.State
 }
 
 // waitExpelled waits until no other running member lists member uuid (node n's previous

@@ -164,22 +164,22 @@ func (s *Sandbox) RestartNode(ctx context.Context, c *Cluster, node string) erro
 // condition holds again (KindOps.Ready): every replica's receiver and applier threads
 // running, and on a semi-sync source the configured number of acknowledging replicas;
 // every Group Replication member ONLINE; every Galera node Synced in a Primary component
-// of the full size.
+// of the full size. An error is the *NodeError of the first node found not ready.
 func WaitTopologyReady(ctx context.Context, c *Cluster) error {
 	for _, n := range c.Nodes {
 		if err := c.Ping(ctx, n); err != nil {
-			return err
+			return OfNode(n.Name, err)
 		}
 	}
 	for _, n := range c.Nodes {
 		db, err := c.OpenAdmin(n)
 		if err != nil {
-			return err
+			return OfNode(n.Name, err)
 		}
 		err = c.nodeReady(ctx, n, db)
 		db.Close()
 		if err != nil {
-			return err
+			return OfNode(n.Name, err)
 		}
 	}
 	return nil

@@ -817,6 +817,7 @@ func ReplicaStatus(ctx context.Context, db *sql.DB, caps topology.Capabilities) 
 
 func waitReplicaRunning(ctx context.Context, db *sql.DB, caps topology.Capabilities, node string) error {
 	var last map[string]string
+	start := time.Now()
 	for {
 		st, err := ReplicaStatus(ctx, db, caps)
 		if err == nil && st != nil {
@@ -836,7 +837,7 @@ func waitReplicaRunning(ctx context.Context, db *sql.DB, caps topology.Capabilit
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("node %s: replica threads not running (io=%q sql=%q io_error=%q sql_error=%q)", node,
+			return fmt.Errorf("node %s: replica threads not running after %v (io=%q sql=%q io_error=%q sql_error=%q)", node, waited(start),
 				last[caps.ReplicaStatusColumn("io_running")], last[caps.ReplicaStatusColumn("sql_running")],
 				last[caps.ReplicaStatusColumn("last_io_error")], last[caps.ReplicaStatusColumn("last_sql_error")])
 		case <-time.After(100 * time.Millisecond):
@@ -848,6 +849,7 @@ func waitSemiSyncClients(ctx context.Context, db *sql.DB, caps topology.Capabili
 	v := caps.SemiSyncNames()
 	var name string
 	var n int
+	start := time.Now()
 	for {
 		err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+v.StatusPrefix+"clients'").Scan(&name, &n)
 		if err == nil && n >= want {
@@ -855,7 +857,7 @@ func waitSemiSyncClients(ctx context.Context, db *sql.DB, caps topology.Capabili
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("node %s: %d semi-sync replicas connected, want %d (last error: %v)", node, n, want, err)
+			return fmt.Errorf("node %s: %d semi-sync replicas connected after %v, want %d (last error: %v)", node, n, waited(start), want, err)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

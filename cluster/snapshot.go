@@ -95,7 +95,11 @@ type Snapshot struct {
 	// with a Galera provider: the snapshot's server ran as a one-node cluster); the nodes
 	// of a Galera deployment all start at it. "" when the server ran without Galera.
 	GaleraPosition string `json:"galera_position,omitempty"`
-	dir            string
+	// Files are the entries of its data directory as they were made (snapshot_files.go):
+	// every deployment from it checks them first. nil in a snapshot made before habench
+	// recorded them (refused: it cannot be checked).
+	Files []SnapshotFile `json:"files,omitempty"`
+	dir   string
 }
 
 // Dir is the snapshot's directory (its datadir is Dir()/data).
@@ -124,10 +128,22 @@ type SnapshotStore interface {
 	// (deployed as name) and keeps its data directory, without its identity, as snapshot
 	// SnapshotName(installation, shape); the server is removed in any case.
 	MakeSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error)
+	// VerifySnapshot checks snap's files where spec's deployments would copy them from
+	// (on every host that keeps a copy): a one-line *topology.FieldError on snapshot naming
+	// the first file that differs from its list (Snapshot.Files) and how to remove it.
+	VerifySnapshot(ctx context.Context, spec topology.Spec, snap *Snapshot) error
 	// DeployFromSnapshot deploys spec with each node's datadir a copy of snap's (checked
-	// by the caller: SnapshotRefusal, Match).
+	// by the caller: SnapshotRefusal, Match), after checking snap's files (as
+	// VerifySnapshot, and on each host after copying it there): nothing is deployed from
+	// a damaged snapshot.
 	DeployFromSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, snap *Snapshot) (*Cluster, error)
 }
+
+// The providers with snapshots.
+var (
+	_ SnapshotStore = sandboxProvider{}
+	_ SnapshotStore = hostsProvider{}
+)
 
 // snapshotStore is spec's provider's SnapshotStore, or why there is none.
 func snapshotStore(spec topology.Spec) (SnapshotStore, string) {
@@ -151,6 +167,18 @@ func (s *Sandbox) LoadSnapshot(ctx context.Context, spec topology.Spec, name str
 		return nil, &topology.FieldError{Field: "snapshot", Value: name, Reason: why}
 	}
 	return st.LoadSnapshot(ctx, spec, name)
+}
+
+// VerifySnapshot checks that snap's files are as they were made, where spec's
+// deployments would copy them from (its provider's SnapshotStore; every host with a copy).
+// Errors: a one-line *topology.FieldError on snapshot naming the first file that differs
+// and the command that removes the snapshot; the hosts' errors.
+func (s *Sandbox) VerifySnapshot(ctx context.Context, spec topology.Spec, snap *Snapshot) error {
+	st, why := snapshotStore(spec)
+	if why != "" {
+		return &topology.FieldError{Field: "snapshot", Value: snap.Name, Reason: why}
+	}
+	return st.VerifySnapshot(ctx, spec, snap)
 }
 
 // MakeSnapshot loads data into one new server of spec's installation and keeps its data

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/habench/habench/host"
@@ -193,45 +194,149 @@ func (s *Sandbox) keepHostDatadir(ctx context.Context, c *Cluster, snap *Snapsho
 			return err
 		}
 	}
-	snap.Created = time.Now().UTC()
-	b, err := json.MarshalIndent(snap, "", "  ")
-	if err != nil {
-		return err
-	}
 	// The identity files are the fixed patterns of identityFiles, expanded by the shell in
 	// the snapshot's datadir.
 	script := `set -e
 mv "$1" "$2/data"
-(cd "$2/data" && rm -rf -- ` + strings.Join(identityFiles, " ") + `)
+(cd "$2/data" && rm -rf -- ` + strings.Join(identityFiles, " ") + `)`
+	if _, err := shRun(ctx, h, script, src, l.nodeDir()); err != nil {
+		return fmt.Errorf("snapshot %s on %s: %w", snap.Name, h.Name(), err)
+	}
+	files, err := hostSnapshotFiles(ctx, h, path.Join(l.nodeDir(), "data"))
+	if err != nil {
+		return fmt.Errorf("snapshot %s on %s: %w", snap.Name, h.Name(), err)
+	}
+	snap.Files, snap.Created = files, time.Now().UTC()
+	b, err := json.MarshalIndent(snap, "", "  ")
+	if err != nil {
+		return err
+	}
+	script = `set -e
 umask 022
-cat > "$2/snapshot.json.tmp"
-mv -f "$2/snapshot.json.tmp" "$2/snapshot.json"`
-	if _, err := host.RunInput(ctx, h, append(b, '\n'), "sh", "-c", script, "sh", src, l.nodeDir()); err != nil {
+cat > "$1/snapshot.json.tmp"
+mv -f "$1/snapshot.json.tmp" "$1/snapshot.json"`
+	if _, err := host.RunInput(ctx, h, append(b, '\n'), "sh", "-c", script, "sh", l.nodeDir()); err != nil {
 		return fmt.Errorf("snapshot %s on %s: %w", snap.Name, h.Name(), err)
 	}
 	snap.dir = l.nodeDir()
 	return nil
 }
 
-// DeployFromSnapshot is the hosts provider's SnapshotStore.DeployFromSnapshot: snap (on
-// spec's first host) is copied to every other host with a node of spec that has no
-// complete copy of it (copyHostSnapshot), then spec is deployed with each node's datadir
-// a local copy of its host's (prepareHostNode).
+// hostSnapshotFiles lists data directory datadir on h as listSnapshotFiles does here
+// (hostSnapshotFilesScript); nil, nil when it is not there.
+func hostSnapshotFiles(ctx context.Context, h host.Host, datadir string) ([]SnapshotFile, error) {
+	out, err := shRun(ctx, h, hostSnapshotFilesScript, datadir)
+	var ee *host.ExitError
+	if errors.As(err, &ee) && ee.Code == 3 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", datadir, err)
+	}
+	return parseHostSnapshotFiles(string(out))
+}
+
+// verifyHostSnapshot checks snap's copy in directory l on h (ssh destination dest of
+// spec) against its file list (Snapshot.checkFiles): the error names dest and the command
+// that removes the snapshot from spec's hosts.
+func verifyHostSnapshot(ctx context.Context, h host.Host, dest string, l hostLayout, snap *Snapshot, spec topology.Spec) error {
+	have, err := hostSnapshotFiles(ctx, h, path.Join(l.nodeDir(), "data"))
+	if err != nil {
+		return fmt.Errorf("snapshot %s on %s: %w", snap.Name, h.Name(), err)
+	}
+	rm := "habench snapshot rm " + snap.Name + " --hosts " + strings.Join(spec.Hosts, ",")
+	if l.HostDir != topology.DefaultHostDir {
+		rm += " --host-dir " + l.HostDir
+	}
+	return snap.checkFiles(have, " on "+dest, rm)
+}
+
+// VerifySnapshot is the hosts provider's SnapshotStore.VerifySnapshot: snap on spec's
+// first host, and the copy on every other host of spec that has one of it (the same
+// snapshot.json), all at once (checkHostCopies); a host without a copy gets one at the
+// deploy, checked then.
+func (hostsProvider) VerifySnapshot(ctx context.Context, spec topology.Spec, snap *Snapshot) error {
+	spec, _, err := hostsSnapshotSpec(spec)
+	if err != nil {
+		return err
+	}
+	_, err = checkHostCopies(ctx, spec, snapshotLayout(hostsRootDir(spec), snap.Name), snap)
+	return err
+}
+
+// checkHostCopies checks snap (directory l) on spec's first host and on each other host of
+// spec with a copy of it, the hosts at once, and returns the hosts that have no copy
+// (snapshotCopyHosts' order). The error is that of the first host, in spec's order, that
+// fails.
+func checkHostCopies(ctx context.Context, spec topology.Spec, l hostLayout, snap *Snapshot) ([]string, error) {
+	dests := append([]string{spec.Hosts[0]}, snapshotCopyHosts(spec)...)
+	errs := make([]error, len(dests))
+	lacks := make([]bool, len(dests))
+	var wg sync.WaitGroup
+	for i, dest := range dests {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := sshHostFor(spec.SSH, dest)
+			if i > 0 {
+				have, err := readHostSnapshot(ctx, h, l.HostDir, snap.Name)
+				if err != nil || !have.Created.Equal(snap.Created) {
+					lacks[i] = true // no copy (or another one): the deploy streams it there
+					return
+				}
+			}
+			errs[i] = verifyHostSnapshot(ctx, h, dest, l, snap, spec)
+		}()
+	}
+	wg.Wait()
+	var missing []string
+	for i, dest := range dests {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if lacks[i] {
+			missing = append(missing, dest)
+		}
+	}
+	return missing, nil
+}
+
+// snapshotCopyHosts are the hosts of spec other than the first with a node of spec: those
+// a deployment from a snapshot copies it to.
+func snapshotCopyHosts(spec topology.Spec) []string {
+	done := []string{spec.Hosts[0]}
+	var out []string
+	for i := 1; i <= spec.Nodes; i++ {
+		hi, _ := spec.HostOf(i)
+		if dest := spec.Hosts[hi]; !slices.Contains(done, dest) {
+			done = append(done, dest)
+			out = append(out, dest)
+		}
+	}
+	return out
+}
+
+// DeployFromSnapshot is the hosts provider's SnapshotStore.DeployFromSnapshot: snap's
+// files are checked on spec's first host and on the other hosts with a copy
+// (checkHostCopies), snap is copied to every other host with a node of spec that has no
+// complete copy of it (copyHostSnapshot) and checked there, then spec is deployed with each
+// node's datadir a local copy of its host's (prepareHostNode).
 func (hostsProvider) DeployFromSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, snap *Snapshot) (*Cluster, error) {
 	spec, src, err := hostsSnapshotSpec(spec)
 	if err != nil {
 		return nil, err
 	}
 	l := snapshotLayout(hostsRootDir(spec), snap.Name)
-	done := []string{spec.Hosts[0]}
-	for i := 1; i <= spec.Nodes; i++ {
-		hi, _ := spec.HostOf(i)
-		dest := spec.Hosts[hi]
-		if slices.Contains(done, dest) {
-			continue
+	missing, err := checkHostCopies(ctx, spec, l, snap)
+	if err != nil {
+		return nil, err
+	}
+	for _, dest := range missing {
+		h := sshHostFor(spec.SSH, dest)
+		if err := copyHostSnapshot(ctx, src, h, l, snap); err != nil {
+			return nil, err
 		}
-		done = append(done, dest)
-		if err := copyHostSnapshot(ctx, src, sshHostFor(spec.SSH, dest), l, snap); err != nil {
+		if err := verifyHostSnapshot(ctx, h, dest, l, snap, spec); err != nil {
 			return nil, err
 		}
 	}

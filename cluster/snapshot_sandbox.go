@@ -170,6 +170,9 @@ func (s *Sandbox) keepDatadir(ctx context.Context, c *Cluster, snap *Snapshot) e
 	snap.Created = time.Now().UTC()
 	err := scrubIdentity(dst)
 	if err == nil {
+		snap.Files, err = listSnapshotFiles(dst)
+	}
+	if err == nil {
 		err = saveSnapshot(tmp, snap)
 	}
 	if err == nil {
@@ -211,9 +214,19 @@ func forgetIdentity(ctx context.Context, c *Cluster, n *Node) error {
 	return nil
 }
 
-// DeployFromSnapshot is the local sandbox's SnapshotStore.DeployFromSnapshot: Deploy with
-// every node's datadir a copy of snap's (nodeFromSnapshot).
+// VerifySnapshot is the local sandbox's SnapshotStore.VerifySnapshot: snap's data
+// directory on this machine against its file list.
+func (sandboxProvider) VerifySnapshot(_ context.Context, _ topology.Spec, snap *Snapshot) error {
+	return snap.verifyLocal()
+}
+
+// DeployFromSnapshot is the local sandbox's SnapshotStore.DeployFromSnapshot: snap's files
+// checked (VerifySnapshot), then Deploy with every node's datadir a copy of snap's
+// (nodeFromSnapshot).
 func (sandboxProvider) DeployFromSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, snap *Snapshot) (*Cluster, error) {
+	if err := snap.verifyLocal(); err != nil {
+		return nil, err
+	}
 	sb := *s
 	sb.snapshot = snap
 	return sb.Deploy(ctx, spec)

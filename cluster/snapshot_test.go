@@ -2,9 +2,12 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -199,5 +202,91 @@ func TestUsersAfterJoins(t *testing.T) {
 	want := "n1 bootstrap a new cluster,n2 join,n3 join,n1 create users,n1 restore"
 	if strings.Join(got, ",") != want {
 		t.Errorf("steps %v, want %s", got, want)
+	}
+}
+
+// TestSnapshotFiles (issue 31): a snapshot's file list as made here (listSnapshotFiles)
+// and as a host makes it (hostSnapshotFilesScript, run here by sh: find and sha256sum)
+// agree; a deployment refuses it, in one line naming it, the first file that differs and
+// `habench snapshot rm NAME`, when a file was removed, truncated, changed in place (a
+// small one), added, or when it has no list at all; the intact snapshot passes.
+func TestSnapshotFiles(t *testing.T) {
+	t.Setenv("HABENCH_CACHE_DIR", t.TempDir())
+	name := SnapshotName(testInst, testShape)
+	dir := filepath.Join(SnapshotsDir(), name)
+	data := filepath.Join(dir, "data")
+	files := map[string]int{"ibdata1": SnapshotSumMax + 1, "mysql/db.frm": 900, "sbtest/sbtest1.ibd": 5 * 16384, "sbtest/db.opt": 65, "sbtest/sbtest 2.frm": 10}
+	for p, n := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(data, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(data, p), []byte(strings.Repeat("x", n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Mkdir(filepath.Join(data, "empty"), 0o755)
+	list, err := listSnapshotFiles(data)
+	if err != nil || len(list) != len(files)+3 { // + mysql, sbtest, empty
+		t.Fatalf("list: %v %+v", err, list)
+	}
+	out, err := exec.Command("sh", "-c", hostSnapshotFilesScript, "sh", data).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostList, err := parseHostSnapshotFiles(string(out))
+	if err != nil || !reflect.DeepEqual(hostList, list) {
+		t.Fatalf("the host's list differs from this machine's: %v\n%+v\n%+v", err, hostList, list)
+	}
+	for _, f := range list {
+		if f.Type == "f" && (f.SHA256 == "") != (f.Size > SnapshotSumMax) {
+			t.Errorf("%s (%d bytes): sum %q, want one for files up to %d bytes only", f.Path, f.Size, f.SHA256, SnapshotSumMax)
+		}
+	}
+	if err := saveSnapshot(dir, &Snapshot{Name: name, Installation: testInst, Shape: testShape, Files: list}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := LoadSnapshot(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := snap.verifyLocal(); err != nil {
+		t.Fatalf("intact snapshot: %v", err)
+	}
+	damage := []struct {
+		what   string
+		damage func(p string) error
+		undo   func(p string) error
+		file   string
+		want   string
+	}{
+		{"removed", func(p string) error { return os.Rename(p, p+".away") }, func(p string) error { return os.Rename(p+".away", p) },
+			"sbtest/sbtest1.ibd", "data/sbtest/sbtest1.ibd is missing (81920 bytes when the snapshot was made)"},
+		{"truncated", func(p string) error { return os.Truncate(p, 16384) }, func(p string) error { return os.Truncate(p, 5*16384) },
+			"sbtest/sbtest1.ibd", "data/sbtest/sbtest1.ibd has 16384 bytes, 81920 when the snapshot was made"},
+		{"changed", func(p string) error { return os.WriteFile(p, []byte(strings.Repeat("y", 900)), 0o644) }, func(p string) error { return os.WriteFile(p, []byte(strings.Repeat("x", 900)), 0o644) },
+			"mysql/db.frm", "data/mysql/db.frm changed since the snapshot was made (same size, another SHA-256)"},
+		{"added", func(p string) error { return os.WriteFile(p, nil, 0o644) }, os.Remove,
+			"sbtest/sbtest3.ibd", "data/sbtest/sbtest3.ibd was not there when the snapshot was made (0 bytes now)"},
+	}
+	for _, d := range damage {
+		p := filepath.Join(data, d.file)
+		if err := d.damage(p); err != nil {
+			t.Fatal(err)
+		}
+		err := snap.verifyLocal()
+		var fe *topology.FieldError
+		msg := fmt.Sprint(err)
+		if !errors.As(err, &fe) || fe.Field != "snapshot" || strings.Contains(msg, "\n") || !strings.Contains(msg, `snapshot "`+name+`": damaged: `+d.want) ||
+			!strings.Contains(msg, "habench snapshot rm "+name) {
+			t.Errorf("%s %s: %v; want one line with %q and the rm command", d.what, d.file, err, d.want)
+		}
+		if err := d.undo(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := snap.verifyLocal(); err != nil {
+			t.Fatalf("after undoing the %s file: %v", d.what, err)
+		}
+	}
+	snap.Files = nil
+	if err := snap.verifyLocal(); err == nil || !strings.Contains(err.Error(), "no list of its files") {
+		t.Errorf("a snapshot without a file list: %v", err)
 	}
 }

@@ -105,7 +105,10 @@ func DropClusterCaches(ctx context.Context, c *cluster.Cluster) ([]CacheDrop, er
 // IST. Sandboxes only; error for existing clusters. Runtime (SET GLOBAL) settings are gone
 // afterwards: the option files' values apply. A server that needed SIGKILL to stop does
 // not end the restart: when everything else succeeded the error is then only the
-// *cluster.StopEscalatedError of each such node (joined), the cluster whole again.
+// *cluster.StopEscalatedError of each such node (joined), the cluster whole again. The
+// wait for the topology is sb.ReadyTimeout (default 90 s). Another error is the
+// *cluster.NodeError of the node that failed (its message names the wait and the last
+// state seen).
 func RestartCluster(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster) error {
 	if err := c.Refuse(cluster.OpRestartNode, "restart"); err != nil {
 		return err
@@ -126,17 +129,21 @@ func RestartCluster(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster
 		if err := sb.StopNode(c, n.Name); err != nil {
 			var se *cluster.StopEscalatedError
 			if !errors.As(err, &se) {
-				return err
+				return cluster.OfNode(n.Name, err)
 			}
 			escalated = append(escalated, err) // down all the same: go on, say so at the end
 		}
 	}
 	for _, n := range slices.Backward(order) {
 		if err := sb.StartNode(ctx, c, n.Name); err != nil {
-			return err
+			return cluster.OfNode(n.Name, err)
 		}
 	}
-	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	wait := sb.ReadyTimeout
+	if wait <= 0 {
+		wait = 90 * time.Second
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	if err := cluster.WaitTopologyReady(wctx, c); err != nil {
 		return err

@@ -11,7 +11,7 @@ import (
 // TestDistantMemberScenario: scenarios/distant-member.yaml parses and plans at every
 // scale; each of its three topologies (Galera, group, semi-sync waiting for one replica)
 // runs with every link 0.1 ms one-way and with n3 10 ms away both ways, n1<->n2 staying
-// at 0.1 ms (requested round trips 0.2 ms and 20 ms: node and link override all).
+// at 0.1 ms (requested round trips 0.2 ms and 20 ms: away overrides all).
 func TestDistantMemberScenario(t *testing.T) {
 	b, err := os.ReadFile("../scenarios/distant-member.yaml")
 	if err != nil {

@@ -457,7 +457,7 @@ func (st *runState) background() error {
 	if b.Probe && b.Injector != nil && b.Cluster != nil {
 		iv := b.ProbeInterval
 		if iv <= 0 {
-			iv = 5 * time.Millisecond
+			iv = scenario.ProbeInterval
 		}
 		pr, err := startProbe(st.ctx, b.Injector.Sandbox, b.Cluster, b.Target.DB, iv)
 		if err != nil {

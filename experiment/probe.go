@@ -108,14 +108,22 @@ func (p *probe) run(ctx context.Context) {
 }
 
 // commit inserts row seq on node's db and records it as an append of seq in the history:
-// ok, fail or unknown (checker.OutcomeOf); not recorded when ctx ended first (the run
-// stopped the probe, as before the history: neither acknowledged nor failed).
+// ok, fail or unknown (checker.OutcomeOf); fail too when no connection could be had
+// (refused, no route, timed out: the INSERT was never sent, so it cannot have committed);
+// not recorded when ctx ended first (the run stopped the probe, as before the history:
+// neither acknowledged nor failed).
 func (p *probe) commit(ctx context.Context, db *sql.DB, node string, seq int64) {
 	op := history.Op{Node: node, Start: p.h.Since(time.Now()), Value: []history.Mop{history.Append(probeKey, seq)}}
 	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	_, err := db.ExecContext(qctx, "INSERT INTO "+p.table()+" (seq, node) VALUES (?, ?)", seq, node)
+	conn, err := db.Conn(qctx)
+	outcome := history.Fail // nothing sent
+	if err == nil {
+		_, err = conn.ExecContext(qctx, "INSERT INTO "+p.table()+" (seq, node) VALUES (?, ?)", seq, node)
+		outcome = checker.OutcomeOf(err)
+		conn.Close()
+	}
 	cancel()
-	op.End, op.Outcome = p.h.Since(time.Now()), checker.OutcomeOf(err)
+	op.End, op.Outcome = p.h.Since(time.Now()), outcome
 	if err != nil && ctx.Err() != nil {
 		return
 	}

@@ -1,7 +1,11 @@
 package experiment
 
 import (
+	"context"
+	"database/sql"
+	"net"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/habench/habench/history"
@@ -30,5 +34,41 @@ func TestProbeCount(t *testing.T) {
 	}
 	if w := probeWarning(&s); w == "" {
 		t.Errorf("no warning for lost acknowledged commits")
+	}
+}
+
+// TestProbeRefusedIsFailed (issue 31): a commit whose connect is refused (the writer
+// down: nothing was sent) is a failed commit of the probe's history, not one of unknown
+// outcome (unknown means it may have committed). A real refusal: a loopback port nothing
+// listens on.
+func TestProbeRefusedIsFailed(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // every connect to it is refused now
+	db, err := sql.Open("mysql", "u:p@tcp("+addr+")/?timeout=1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p := &probe{schema: "sbtest", h: history.New()}
+	for seq := int64(1); seq <= 3; seq++ {
+		p.commit(context.Background(), db, "n1", seq)
+	}
+	ops := p.h.Ops()
+	if len(ops) != 3 {
+		t.Fatalf("%d operations recorded, want 3", len(ops))
+	}
+	for _, op := range ops {
+		if op.Outcome != history.Fail || !strings.Contains(op.Error, "connection refused") {
+			t.Errorf("refused connect: outcome %v, error %q; want failed, naming the refusal", op.Outcome, op.Error)
+		}
+	}
+	var s ProbeSummary
+	p.count(&s, ops)
+	if s.Failed != 3 || s.Unknown != 0 {
+		t.Errorf("probe summary %+v: want 3 failed, 0 unknown", s)
 	}
 }

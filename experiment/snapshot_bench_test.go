@@ -70,13 +70,19 @@ func BenchmarkSnapshotDeploy(b *testing.B) {
 			}
 			defer cluster.RemoveSnapshot(snap.Name)
 			made := time.Since(t0)
+			t1 := time.Now()
+			if err := s.VerifySnapshot(ctx, spec, snap); err != nil {
+				b.Fatal(err)
+			}
+			verify := time.Since(t1) // also paid inside B's deploy: DeployFromSnapshot checks first
 			bt, sumB := timeToData(ctx, b, s, spec, o, nil, snap)
 			if sumA != sumB {
 				b.Fatalf("%s: the deployment from the snapshot holds other data than the prepared one: CHECKSUM TABLE %q, prepared %q", k.name, sumB, sumA)
 			}
 			b.ReportMetric(bt.Seconds()/a.Seconds(), "snapshot-ratio")
-			lines = append(lines, fmt.Sprintf("%-7s 3 nodes, %d x %d rows: deploy+prepare %.1f s, from the snapshot %.1f s (ratio %.3f); making the snapshot %.1f s (once per installation and shape)",
-				k.name, tables, rows, a.Seconds(), bt.Seconds(), bt.Seconds()/a.Seconds(), made.Seconds()))
+			b.ReportMetric(float64(verify.Microseconds())/1000, "check-ms")
+			lines = append(lines, fmt.Sprintf("%-7s 3 nodes, %d x %d rows: deploy+prepare %.1f s, from the snapshot %.1f s (ratio %.3f), of which checking its %d files %.1f ms; making the snapshot %.1f s (once per installation and shape)",
+				k.name, tables, rows, a.Seconds(), bt.Seconds(), bt.Seconds()/a.Seconds(), len(snap.Files), float64(verify.Microseconds())/1000, made.Seconds()))
 		})
 	}
 	fmt.Println(strings.Join(lines, "\n"))

@@ -12,30 +12,46 @@ import (
 	"github.com/habench/habench/workload"
 )
 
-// checkNamedSnapshot is the pre-flight of a snapshot the scenario names (snapshot:,
-// --snapshot) for deployment d of installation bins: it exists, and was made with that
-// installation and the data shape of each of d's cells to run. Errors are one line
-// (*topology.FieldError on snapshot). Nothing to check without a named snapshot, or when
-// d's deployments do not start from snapshots (cluster.SnapshotRefusal).
-func checkNamedSnapshot(ctx context.Context, sb *cluster.Sandbox, plan *scenario.Plan, d *scenario.Deployment, bins *cluster.Binaries, torun func(*scenario.Cell) bool) error {
+// checkSnapshots is the pre-flight of the snapshots deployment d of installation bins
+// would start from: a snapshot the scenario names (snapshot:, --snapshot) exists, was
+// made with that installation and the data shape of each of d's cells to run; that one,
+// or with snapshots: true each one made before for a cell's shape, has its files as they
+// were made (Sandbox.VerifySnapshot: on every host with a copy). Errors are one line
+// (*topology.FieldError on snapshot). Nothing to check when d does not start from a
+// snapshot (cluster.SnapshotRefusal).
+func checkSnapshots(ctx context.Context, sb *cluster.Sandbox, plan *scenario.Plan, d *scenario.Deployment, bins *cluster.Binaries, torun func(*scenario.Cell) bool) error {
 	name := plan.Scenario.Snapshot
-	if name == "" || cluster.SnapshotRefusal(d.Spec) != "" {
+	if d.SnapKey == "" || cluster.SnapshotRefusal(d.Spec) != "" {
 		return nil
 	}
-	snap, err := sb.LoadSnapshot(ctx, d.Spec, name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &topology.FieldError{Field: "snapshot", Value: name, Reason: "no such snapshot (habench snapshot list)"}
-	}
-	if err != nil {
-		return err
-	}
 	inst := cluster.InstallationOf(bins)
+	checked := map[string]bool{}
 	for _, cell := range d.Cells {
 		if !torun(cell) {
 			continue
 		}
-		if err := snap.Match(inst, scenario.DataShape(cell.Test, cell.Options)); err != nil {
+		shape := scenario.DataShape(cell.Test, cell.Options)
+		want := name
+		if want == "" {
+			want = cluster.SnapshotName(inst, shape)
+		}
+		snap, err := sb.LoadSnapshot(ctx, d.Spec, want)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && name == "":
+			continue // made by the run
+		case errors.Is(err, fs.ErrNotExist):
+			return &topology.FieldError{Field: "snapshot", Value: name, Reason: "no such snapshot (habench snapshot list)"}
+		case err != nil:
+			return err
+		}
+		if err := snap.Match(inst, shape); err != nil {
 			return fmt.Errorf("topology %s, cell %d: %w", d.Spec.Name, cell.Index, err)
+		}
+		if !checked[want] {
+			checked[want] = true
+			if err := sb.VerifySnapshot(ctx, d.Spec, snap); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -27,7 +27,8 @@ import (
 // and afterwards every node has the same CHECKSUM TABLE, the group has every member
 // ONLINE, the replicas replicate (semi-sync on at the source) and every Galera node is
 // Synced in a cluster of 3. A snapshot is refused for
-// another installation in one line, before anything is deployed.
+// another installation in one line, before anything is deployed, and so is one with a
+// file removed or cut short (issue 31; the check's cost on the intact one is logged).
 func TestSnapshotDeployments(t *testing.T) {
 	t.Parallel()
 	testenv.Installation(t, topology.MySQL)
@@ -207,6 +208,64 @@ func checkSnapshotRefused(ctx context.Context, t *testing.T, sb *cluster.Sandbox
 	}
 	if _, lerr := sb.Load(name); lerr == nil {
 		t.Errorf("%s deployed despite the refusal", name)
+	}
+	checkDamagedSnapshot(ctx, t, sb, seed)
+}
+
+// checkDamagedSnapshot (issue 31): the check of this test's MariaDB snapshot's files
+// (timed: what every deployment from it pays) passes on the intact snapshot; with a file
+// removed, then with one cut short, a deployment from it is refused in one line naming the
+// snapshot, the file and `habench snapshot rm NAME`, and nothing is deployed.
+func checkDamagedSnapshot(ctx context.Context, t *testing.T, sb *cluster.Sandbox, seed int64) {
+	t.Helper()
+	var snap *cluster.Snapshot
+	ss, _ := cluster.ListSnapshots()
+	for _, s := range ss {
+		if s.Shape["rand-seed"] == fmt.Sprint(seed) && s.Installation.Flavor == "mariadb" {
+			snap = s
+		}
+	}
+	if snap == nil {
+		t.Fatal("no MariaDB snapshot listed")
+	}
+	name := testenv.Name(t, "snd")
+	spec := testenv.Spec(t, name, topology.Galera, 3, topology.MariaDB)
+	var total int64
+	for _, f := range snap.Files {
+		total += f.Size
+	}
+	t0 := time.Now()
+	if err := sb.VerifySnapshot(ctx, spec, snap); err != nil {
+		t.Fatalf("intact snapshot %s: %v", snap.Name, err)
+	}
+	t.Logf("checking snapshot %s (%d entries, %.1f MiB) took %v", snap.Name, len(snap.Files), float64(total)/(1<<20), time.Since(t0).Round(time.Microsecond))
+	var big string // the largest table file: removed, then cut short
+	var size int64
+	for _, f := range snap.Files {
+		if strings.HasPrefix(f.Path, "sbtest/") && f.Size > size {
+			big, size = f.Path, f.Size
+		}
+	}
+	p := filepath.Join(snap.Dir(), "data", filepath.FromSlash(big))
+	for _, c := range []struct {
+		what   string
+		damage func() error
+		want   string
+	}{
+		{"removed", func() error { return os.Rename(p, p+".away") }, fmt.Sprintf("data/%s is missing (%d bytes when the snapshot was made)", big, size)},
+		{"truncated", func() error { os.Rename(p+".away", p); return os.Truncate(p, 16384) }, fmt.Sprintf("data/%s has 16384 bytes, %d when the snapshot was made", big, size)},
+	} {
+		if err := c.damage(); err != nil {
+			t.Fatal(err)
+		}
+		_, err := sb.DeployFromSnapshot(ctx, spec, snap)
+		want := fmt.Sprintf(`snapshot %q: damaged: %s; nothing was deployed from it: remove it with `+"`habench snapshot rm %s`", snap.Name, c.want, snap.Name)
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), want) {
+			t.Errorf("a deployment from the snapshot with a file %s: %v; want one line with %q", c.what, err, want)
+		}
+		if _, lerr := sb.Load(name); lerr == nil {
+			t.Errorf("%s deployed from the damaged snapshot", name)
+		}
 	}
 }
 

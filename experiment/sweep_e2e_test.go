@@ -1,6 +1,7 @@
 package experiment_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -165,22 +166,107 @@ sweep:
 // runs every cell on freshly started servers (new PIDs), the topology is whole again after
 // each restart (the async replica replicating, every group member ONLINE with n1 still the
 // primary, every Galera node Synced after n1 bootstrapped the component), and the data is
-// prepared again: the run's nodes converge.
+// prepared again: the run's nodes converge. A restart that does not come back (issue 31:
+// the async replica cannot log in to its source after cell 1) fails the cell with an error
+// that names the node, the wait and the last state seen, and the sweep directory keeps that
+// node's error log tail.
 func TestSweepCellPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		prefix string
 		kind   topology.Kind
 		nodes  int
 		flavor topology.Flavor
+		broken bool
 	}{
-		{"swp", topology.Async, 2, topology.MariaDB},
-		{"swq", topology.Group, 3, topology.MySQL},
-		{"swr", topology.Galera, 3, topology.MariaDB},
+		{"swp", topology.Async, 2, topology.MariaDB, false},
+		{"swq", topology.Group, 3, topology.MySQL, false},
+		{"swr", topology.Galera, 3, topology.MariaDB, false},
+		{"swf", topology.Async, 2, topology.MariaDB, true},
 	} {
-		t.Run(string(tc.kind), func(t *testing.T) {
+		t.Run(map[bool]string{false: string(tc.kind), true: string(tc.kind) + "-restart-fails"}[tc.broken], func(t *testing.T) {
+			if tc.broken {
+				sweepRestartFails(t, tc.prefix, tc.kind, tc.nodes, tc.flavor)
+				return
+			}
 			sweepCellPolicy(t, tc.prefix, tc.kind, tc.nodes, tc.flavor)
 		})
 	}
+}
+
+// sweepRestartFails: after cell 1 the replication user's password changes on n1, so the
+// restart before cell 2 leaves n2's receiver unable to log in (Connecting, error 1045) and
+// the restart's wait (the sandbox's ReadyTimeout, 15 s here) ends: cell 2 fails naming n2,
+// how long it waited and the threads' last state, and n2's error log tail (the receiver's
+// "Access denied" lines) is kept in the sweep directory, named in the cell's record.
+func sweepRestartFails(t *testing.T, prefix string, kind topology.Kind, nodes int, flavor topology.Flavor) {
+	testenv.Installation(t, flavor)
+	sb := testenv.Sandbox(t)
+	sb.ReadyTimeout = 15 * time.Second
+	name := testenv.Name(t, prefix)
+	y := `name: swfail
+topologies:
+  - {name: ` + name + `, kind: ` + string(kind) + `, nodes: ` + strconv.Itoa(nodes) + `, flavor: ` + string(flavor) + `}
+workload:
+  test: oltp_write_only
+  options: {tables: 1, table-size: 1000, time: 2}
+sweep:
+  threads: [1, 2]
+cell: {restart: true, warmup: 1s}
+`
+	s, err := scenario.ParseScenario([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir(), OnCell: func(c experiment.CellRecord) {
+		if c.Index != 1 {
+			return
+		}
+		cl, err := sb.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := cl.OpenAdmin(cl.Member("n1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		for _, q := range []string{"SET SESSION sql_log_bin=0", "ALTER USER '" + topology.ReplUser + "'@'%' IDENTIFIED BY 'not-the-password'"} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}}
+	var out bytes.Buffer
+	r.Stdout = &out
+	dir, _, err := r.Run(ctx)
+	if dir == "" {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	f, _ := experiment.ReadSweepFile(dir)
+	if len(f.Cells) != 2 || f.Cells[0].Status != experiment.StatusDone {
+		t.Fatalf("cells %+v", f.Cells)
+	}
+	c := f.Cells[1]
+	for _, w := range []string{"restart: node n2: replica threads not running after 1", `io="Connecting"`, "Access denied", "n2's error log, its last 300 lines: c002-" + name + "-n2-error.log"} {
+		if !strings.Contains(c.Error, w) {
+			t.Errorf("cell 2: error %q lacks %q", c.Error, w)
+		}
+	}
+	if c.Status != experiment.StatusFailed || c.ErrorLog != "c002-"+name+"-n2-error.log" {
+		t.Errorf("cell 2: status %s, error log %q", c.Status, c.ErrorLog)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, c.ErrorLog))
+	if err != nil || !strings.Contains(string(log), "Access denied") {
+		t.Errorf("n2's error log tail kept in the results: %v, want the receiver's Access denied lines:\n%s", err, log)
+	}
+	t.Logf("cell 2's error: %s", c.Error)
 }
 
 func sweepCellPolicy(t *testing.T, prefix string, kind topology.Kind, nodes int, flavor topology.Flavor) {

@@ -296,8 +296,9 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 
 // preflight checks, before anything is deployed or written, the deployments with cells
 // to run: a named cluster exists, is ready and offers host access when caches are dropped;
-// an installation to deploy resolves, and a snapshot the scenario names exists and fits it
-// and every cell's data shape (checkNamedSnapshot); no cluster has the name of one to deploy.
+// an installation to deploy resolves; a snapshot the scenario names exists and fits it and
+// every cell's data shape, and the snapshots to start from have their files as they were
+// made (checkSnapshots); no cluster has the name of one to deploy.
 func (r *ScenarioRun) preflight(ctx context.Context, plan *scenario.Plan, torun func(*scenario.Cell) bool) error {
 	for _, d := range plan.Deployments {
 		if !slices.ContainsFunc(d.Cells, torun) {
@@ -321,7 +322,7 @@ func (r *ScenarioRun) preflight(ctx context.Context, plan *scenario.Plan, torun 
 			if err != nil {
 				return fmt.Errorf("topology %s: %w", sp.Name, err)
 			}
-			if err := checkNamedSnapshot(ctx, r.Sandbox, plan, d, bins, torun); err != nil {
+			if err := checkSnapshots(ctx, r.Sandbox, plan, d, bins, torun); err != nil {
 				return err
 			}
 			if err := checkHostsNetem(ctx, d, torun); err != nil {
@@ -621,6 +622,7 @@ func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *scenario.Cell
 	default:
 		rec.Status, rec.Error = StatusFailed, err.Error()
 		fmt.Fprintf(sw.out, "cell %d failed: %v\n", cell.Index, err)
+		sw.keepNodeLog(cs.c, cell, rec, err)
 	}
 	sw.estDone += cell.Estimate
 	sw.save() // an error is kept in sw.saveErr: deployment stops the sweep on it
@@ -783,7 +785,7 @@ func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *scenario.Cell, rec
 		}
 		b.Faults, b.Injector = fs, &in
 	}
-	if pb := sw.r.Scenario.Probe; (pb == nil && len(sw.r.Scenario.Faults) > 0) || (pb != nil && *pb) {
+	if sw.r.Scenario.ProbeOn() {
 		if b.Injector == nil {
 			b.Injector = &Injector{Sandbox: cs.sb}
 		}
@@ -876,28 +878,20 @@ var userspaceLinks = func() bool { return netem.KernelAvailable() != nil }
 func linkAdded(manifest string) *float64 {
 	var m struct {
 		Links struct {
-			Impairment *links.Report `json:"impairment"`
+			Impairment *struct {
+				RTT []results.LinkRTT `json:"rtt"`
+			} `json:"impairment"`
 		} `json:"links"`
 	}
 	b, err := os.ReadFile(manifest)
 	if err != nil || json.Unmarshal(b, &m) != nil || m.Links.Impairment == nil {
 		return nil
 	}
-	var added []float64
-	for _, r := range m.Links.Impairment.RTT {
-		if !r.Partitioned && !r.Lossy && r.Samples > 0 {
-			added = append(added, r.AddedMs)
-		}
-	}
-	if len(added) == 0 {
+	c, ok := results.LinkCostMs(m.Links.Impairment.RTT)
+	if !ok {
 		return nil
 	}
-	slices.Sort(added)
-	med := added[len(added)/2]
-	if len(added)%2 == 0 {
-		med = (added[len(added)/2-1] + added[len(added)/2]) / 2
-	}
-	return &med
+	return &c
 }
 
 // knobsReadBack adds to rb what the run's manifest says each node had in effect for the

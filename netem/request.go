@@ -23,6 +23,10 @@ type Request struct {
 	Groups string `yaml:"groups,omitempty" json:"groups,omitempty"`
 	// Node maps a node to the impairment of every link leaving it (its egress).
 	Node map[string]string `yaml:"node,omitempty" json:"node,omitempty"`
+	// Away maps a node to the impairment of every link between it and each other node,
+	// both directions: "n3 0.6 ms away from the others" (the links among the others are
+	// not touched), the shortcut for Node plus a Link to it from each other node.
+	Away map[string]string `yaml:"away,omitempty" json:"away,omitempty"`
 	// Link maps a directed link "n1->n2" to its impairment (n2->n1 is not touched).
 	Link map[string]string `yaml:"link,omitempty" json:"link,omitempty"`
 	// Partition cuts each listed node off from every other node, both directions.
@@ -70,7 +74,7 @@ func (e *RequestError) Unwrap() error { return e.Err }
 
 // IsZero reports whether the request asks for nothing.
 func (r Request) IsZero() bool {
-	return r.All == "" && r.Groups == "" && len(r.Node) == 0 && len(r.Link) == 0 && len(r.Partition) == 0 && !r.bySite()
+	return r.All == "" && r.Groups == "" && len(r.Node) == 0 && len(r.Away) == 0 && len(r.Link) == 0 && len(r.Partition) == 0 && !r.bySite()
 }
 
 // UnmarshalYAML accepts a plain string as short for `all:` (the form scenario files had
@@ -85,14 +89,14 @@ func (r *Request) UnmarshalYAML(n *yaml.Node) error {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: links: want an impairment (\"0.6ms\") or a mapping with all, groups, node, link, partition, intra, inter, pair", n.Line)
+		return fmt.Errorf("line %d: links: want an impairment (\"0.6ms\") or a mapping with all, groups, node, away, link, partition, intra, inter, pair", n.Line)
 	}
 	type plain Request
 	var p plain
-	known := map[string]bool{"all": true, "groups": true, "node": true, "link": true, "partition": true, "intra": true, "inter": true, "pair": true}
+	known := map[string]bool{"all": true, "groups": true, "node": true, "away": true, "link": true, "partition": true, "intra": true, "inter": true, "pair": true}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i].Value; !known[k] {
-			return fmt.Errorf("line %d: links: unknown key %q (want all, groups, node, link, partition, intra, inter, pair)", n.Content[i].Line, k)
+			return fmt.Errorf("line %d: links: unknown key %q (want all, groups, node, away, link, partition, intra, inter, pair)", n.Content[i].Line, k)
 		}
 	}
 	if err := n.Decode(&p); err != nil {
@@ -102,8 +106,10 @@ func (r *Request) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// Build turns the request into a Spec over nodes. Errors (*RequestError) name the field
-// and value: an unparsable or empty impairment, an unknown node, a malformed link "A->B",
+// Build turns the request into a Spec over nodes, applying its fields in this order, each
+// overriding the previous link by link: all, groups, intra/inter/pair, node, away, link,
+// partition. Errors (*RequestError) name the field and value: an unparsable or empty
+// impairment, an unknown node, a malformed link "A->B",
 // a node in two groups or in none, a node partitioned twice, a request that impairs no
 // link at all.
 func (r Request) Build(nodes []string) (*Spec, error) {
@@ -140,6 +146,18 @@ func (r Request) Build(nodes []string) (*Spec, error) {
 		}
 		if err != nil {
 			return nil, &RequestError{"node." + n, r.Node[n], err}
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(r.Away)) {
+		if strings.TrimSpace(r.Away[n]) == "" {
+			return nil, &RequestError{"away." + n, r.Away[n], fmt.Errorf("empty impairment")}
+		}
+		imp, err := ParseImpairment(r.Away[n])
+		if err == nil {
+			err = s.SetAway(n, imp)
+		}
+		if err != nil {
+			return nil, &RequestError{"away." + n, r.Away[n], err}
 		}
 	}
 	for _, l := range slices.Sorted(maps.Keys(r.Link)) {
@@ -180,7 +198,7 @@ func (r Request) Build(nodes []string) (*Spec, error) {
 }
 
 // String renders the request in the command line's form, fields in Build's order:
-// "--all 0.6ms --node n1=5ms --link n1->n2=partition --partition n3".
+// "--all 0.6ms --node n1=5ms --away n3=0.6ms --link n1->n2=partition --partition n3".
 func (r Request) String() string {
 	var parts []string
 	q := func(s string) string {
@@ -197,6 +215,9 @@ func (r Request) String() string {
 	}
 	for _, n := range slices.Sorted(maps.Keys(r.Node)) {
 		parts = append(parts, "--node "+q(n+"="+r.Node[n]))
+	}
+	for _, n := range slices.Sorted(maps.Keys(r.Away)) {
+		parts = append(parts, "--away "+q(n+"="+r.Away[n]))
 	}
 	for _, l := range slices.Sorted(maps.Keys(r.Link)) {
 		parts = append(parts, "--link "+q(l+"="+r.Link[l]))

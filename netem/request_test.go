@@ -118,3 +118,59 @@ func TestRequestYAML(t *testing.T) {
 		t.Errorf("unknown key: err %v, want it named with its line", err)
 	}
 }
+
+// TestRequestAway (issue 31): away: {n3: 0.6ms} puts n3 0.6 ms from each other node in
+// both directions and leaves the links among the others alone (what node alone does not:
+// it impairs only what leaves n3); it overrides node and all, a link overrides it; an
+// unknown node or a bad impairment names away.NODE; the YAML and command-line forms carry
+// it. A zero impairment within groups (intra 0ms) is allowed.
+func TestRequestAway(t *testing.T) {
+	nodes := []string{"n1", "n2", "n3"}
+	r := Request{All: "0.1ms", Node: map[string]string{"n3": "5ms"}, Away: map[string]string{"n3": "0.6ms"}, Link: map[string]string{"n2->n3": "1ms"}}
+	s, err := r.Build(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l, want := range map[Link]time.Duration{
+		{"n1", "n2"}: 100 * time.Microsecond, {"n2", "n1"}: 100 * time.Microsecond, // among the others: all
+		{"n1", "n3"}: 600 * time.Microsecond, {"n3", "n1"}: 600 * time.Microsecond, // away beats node and all, both ways
+		{"n3", "n2"}: 600 * time.Microsecond, {"n2", "n3"}: time.Millisecond, // a link beats away
+	} {
+		if got := s.Get(l.From, l.To).Delay; got != want {
+			t.Errorf("%s delay %v, want %v", l, got, want)
+		}
+	}
+	alone, err := Request{Away: map[string]string{"n3": "0.6ms"}}.Build(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(alone.Links) != 4 || !alone.Get("n1", "n2").IsZero() || alone.RequestedRTT("n1", "n3") != 1200*time.Microsecond {
+		t.Errorf("away alone: %v, want the 4 links of n3 at 0.6 ms (1.2 ms round trip) and n1<->n2 untouched", alone.Describe())
+	}
+	for _, c := range []struct {
+		r     Request
+		field string
+	}{
+		{Request{Away: map[string]string{"n9": "1ms"}}, "away.n9"},
+		{Request{Away: map[string]string{"n3": "soon"}}, "away.n3"},
+		{Request{Away: map[string]string{"n3": " "}}, "away.n3"},
+	} {
+		var re *RequestError
+		if _, err := c.r.Build(nodes); !errors.As(err, &re) || re.Field != c.field {
+			t.Errorf("%+v: %v, want an error on %s", c.r, err, c.field)
+		}
+	}
+	var y struct {
+		Links Request `yaml:"links"`
+	}
+	if err := yaml.Unmarshal([]byte("links: {all: 0.1ms, away: {n3: 0.6ms}}\n"), &y); err != nil || y.Links.Away["n3"] != "0.6ms" {
+		t.Fatalf("yaml: %+v %v", y.Links, err)
+	}
+	if got := y.Links.String(); got != "--all 0.1ms --away n3=0.6ms" {
+		t.Errorf("String() = %q", got)
+	}
+	g, err := Request{Groups: "a: [n1, n2], b: [n3]; intra 0ms, inter 0.6ms"}.Build(nodes)
+	if err != nil || !g.Get("n1", "n2").IsZero() || g.Get("n1", "n3").Delay != 600*time.Microsecond {
+		t.Errorf("groups with intra 0ms: %v %v", err, g.Describe())
+	}
+}

@@ -351,6 +351,25 @@ func (s *Spec) SetNode(node string, imp Impairment) error {
 	return nil
 }
 
+// SetAway sets imp on every link between node and each other node, both directions
+// ("node X ms away from the others"); the links among the others are not touched.
+// Errors: an unknown node, an invalid impairment.
+func (s *Spec) SetAway(node string, imp Impairment) error {
+	if err := s.known(node); err != nil {
+		return err
+	}
+	if err := imp.Validate(); err != nil {
+		return fmt.Errorf("node %s: %w", node, err)
+	}
+	for _, o := range s.Nodes {
+		if o != node {
+			s.set(Link{node, o}, imp)
+			s.set(Link{o, node}, imp)
+		}
+	}
+	return nil
+}
+
 // SetGroups sets intra on every link between two nodes of the same group and inter on
 // every link between groups. Every node must be in exactly one group.
 func (s *Spec) SetGroups(groups map[string][]string, intra, inter Impairment) error {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/habench/habench/results"
 	"github.com/habench/habench/stats"
 )
 
@@ -162,33 +163,40 @@ func (v cellView) Base(metric string) string {
 
 // controlNote is, for a cell whose runs went through the links at zero delay (manifest
 // extra "links_control"), that and the round trip the link added to the plain bridge
-// (median over the runs of the median over the node pairs); "" otherwise.
+// (results.Median over the runs of results.LinkCostMs: comparison.md's number); ""
+// otherwise.
 func controlNote(runs []*Run) string {
 	note := ""
 	var added []float64
 	for _, r := range runs {
 		if s, _ := r.Manifest.Extra["links_control"].(string); s != "" {
 			note = s
-			if li := r.Impairment(); li != nil {
-				var a []float64
-				for _, x := range li.RTT {
-					if !x.Partitioned && x.Samples > 0 {
-						a = append(a, x.AddedMs)
-					}
-				}
-				if len(a) > 0 {
-					slices.Sort(a)
-					added = append(added, a[len(a)/2])
-				}
+			if c, ok := r.linkCost(); ok {
+				added = append(added, c)
 			}
 		}
 	}
 	if note != "" && len(added) > 0 {
-		slices.Sort(added)
-		note += fmt.Sprintf(", its cost %+.3f ms round trip", added[len(added)/2])
+		note += ", its cost " + fmtLinkCost(results.Median(added)) + " round trip"
 	}
 	return note
 }
+
+// linkCost is results.LinkCostMs of the run's measured links; false without them.
+func (r *Run) linkCost() (float64, bool) {
+	li := r.Impairment()
+	if li == nil {
+		return 0, false
+	}
+	rtt := make([]results.LinkRTT, len(li.RTT))
+	for i, x := range li.RTT {
+		rtt[i] = results.LinkRTT{AddedMs: x.AddedMs, Samples: x.Samples, Partitioned: x.Partitioned, Lossy: x.Lossy}
+	}
+	return results.LinkCostMs(rtt)
+}
+
+// fmtLinkCost renders a link cost in ms: "+0.032 ms".
+func fmtLinkCost(ms float64) string { return fmt.Sprintf("%+.3f ms", ms) }
 
 // cellsCaveat is the note on the cells table's marks ("" when none is).
 func (res *Results) cellsCaveat(cells []*stats.Cell) string {
@@ -266,14 +274,18 @@ func changeText(c *stats.Change) string {
 	return c.OfBase()
 }
 
-// cellsNote explains the cells table (as experiment.StatsNote does for comparison.md).
-func cellsNote(cells []*stats.Cell) string {
+// cellsNote explains the cells table (as experiment.StatsNote does for comparison.md);
+// compared: the cells are of more than one topology (the vs base columns).
+func cellsNote(cells []*stats.Cell, compared bool) string {
 	maxN := 0
 	for _, c := range cells {
 		maxN = max(maxN, c.TPS.N)
 	}
-	s := "Each cell's TPS and latencies are the mean over its repeats (warm-up excluded); 95% CI: Student t over the repeats. " +
-		"vs base: the baseline topology's cell with the same axis values; vs AXIS: the change from the axis' reference value (ref), the other axes the same. " +
+	s := "Each cell's TPS and latencies are the mean over its repeats (warm-up excluded); 95% CI: Student t over the repeats. "
+	if compared {
+		s += "vs base: the baseline topology's cell with the same axis values; "
+	}
+	s += "vs AXIS: the change from the axis' reference value (ref), the other axes the same. " +
 		"\"within noise\": the 95% CI of the difference of the two means (Welch) includes 0."
 	if maxN < 2 {
 		s += " One repeat per cell: no confidence intervals, so no difference can be told from noise."
@@ -285,21 +297,29 @@ func cellsNote(cells []*stats.Cell) string {
 func (res *Results) cellsMarkdown(cells []*stats.Cell) string {
 	var b strings.Builder
 	vs, along, note := res.cellViewsCaveat(cells)
-	b.WriteString("| cell | runs | TPS | TPS min-max | TPS 95% CI | avg ms | p95 ms | TPS vs base | avg latency vs base | p95 vs base |")
+	compared := res.topologies() > 1 // else no baseline: no vs base columns
+	head, sep := "", ""
+	if compared {
+		head, sep = " TPS vs base | avg latency vs base | p95 vs base |", "---|---|---|"
+	}
+	b.WriteString("| cell | runs | TPS | TPS min-max | TPS 95% CI | avg ms | p95 ms |" + head)
 	for _, a := range along {
 		b.WriteString(" TPS vs " + mdEscape(a) + " |")
 	}
-	b.WriteString("\n|---|---|---|---|---|---|---|---|---|---|" + strings.Repeat("---|", len(along)) + "\n")
+	b.WriteString("\n|---|---|---|---|---|---|---|" + sep + strings.Repeat("---|", len(along)) + "\n")
 	for _, v := range vs {
 		c := v.C
-		fmt.Fprintf(&b, "| %s | %d | %.2f | %.1f-%.1f | %s | %.2f | %.2f | %s | %s | %s |", mdEscape(v.Name), c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max, v.CI,
-			c.AvgMs.Mean, c.P95Ms.Mean, v.Base("tps"), v.Base("lat"), v.Base("p95"))
+		fmt.Fprintf(&b, "| %s | %d | %.2f | %.1f-%.1f | %s | %.2f | %.2f |", mdEscape(v.Name), c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max, v.CI,
+			c.AvgMs.Mean, c.P95Ms.Mean)
+		if compared {
+			fmt.Fprintf(&b, " %s | %s | %s |", v.Base("tps"), v.Base("lat"), v.Base("p95"))
+		}
 		for _, a := range v.Along {
 			b.WriteString(" " + a + " |")
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\n" + cellsNote(cells) + "\n")
+	b.WriteString("\n" + cellsNote(cells, compared) + "\n")
 	if note != "" {
 		b.WriteString("\n" + note + "\n")
 	}

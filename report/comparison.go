@@ -135,8 +135,9 @@ func cmpControlNote(rows []results.ComparisonRow) string {
 	return s
 }
 
-// cmpLinkCost is the median over the rows' runs of the round trip the link added ("+0.085
-// ms"), "" without one.
+// cmpLinkCost is results.Median over the rows' runs of the round trip the link added
+// (their link_added_rtt_ms: results.LinkCostMs, report.md's number), "+0.085 ms"; ""
+// without one.
 func cmpLinkCost(rows []results.ComparisonRow) string {
 	var added []float64
 	for _, r := range rows {
@@ -147,8 +148,7 @@ func cmpLinkCost(rows []results.ComparisonRow) string {
 	if len(added) == 0 {
 		return ""
 	}
-	slices.Sort(added)
-	return fmt.Sprintf("%+.3f ms", added[len(added)/2])
+	return fmtLinkCost(results.Median(added))
 }
 
 // cpuBound says a run of the point had its busiest host CPU-saturated.

@@ -201,6 +201,7 @@ type LinkImpairment struct {
 		FailedProbes int     `json:"failed"`
 		Samples      int     `json:"samples"`
 		Partitioned  bool    `json:"partitioned"`
+		Lossy        bool    `json:"lossy"`
 	} `json:"rtt"`
 	Warnings []string `json:"warnings"`
 	Note     string   `json:"note"`

@@ -48,7 +48,7 @@ func mdHeader(b *strings.Builder, pg page) {
 	if pg.Workload != "" {
 		fmt.Fprintf(b, "- workload: %s\n", pg.Workload)
 	}
-	if pg.Multi {
+	if pg.Compared {
 		fmt.Fprintf(b, "- baseline: **%s** (%s); percentages are of the baseline's value (100%% = same)", pg.Baseline, pg.BaselineWhy)
 		if len(pg.Sweep) > 0 {
 			b.WriteString(", in a sweep of the baseline topology's cell with the same axis values")
@@ -64,11 +64,15 @@ func mdComparison(b *strings.Builder, pg page) {
 	if pg.Probed {
 		lost, lostSep = " lost acked commits |", "---|"
 	}
-	b.WriteString("| topology | kind | flavor | version | TPS | QPS | avg ms | p95 ms | p99 ms | TPS vs base | avg latency vs base | p95 vs base | max lag s |" + lost + " interval TPS min / max | interval TPS CV | busiest host CPU mean / max |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|" + lostSep + "---|---|---|\n")
+	vs, vsSep := "", ""
+	if pg.Compared {
+		vs, vsSep = " TPS vs base | avg latency vs base | p95 vs base |", "---|---|---|"
+	}
+	b.WriteString("| topology | kind | flavor | version | TPS | QPS | avg ms | p95 ms | p99 ms |" + vs + " max lag s |" + lost + " interval TPS min / max | interval TPS CV | busiest host CPU mean / max |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|" + vsSep + "---|" + lostSep + "---|---|---|\n")
 	for _, r := range pg.Rows {
 		name := mdEscape(r.Run.Name)
-		if r.IsBaseline {
+		if r.IsBaseline && pg.Compared {
 			name = "**" + name + "** (baseline)"
 		}
 		if r.Run.Error != "" {
@@ -82,9 +86,13 @@ func mdComparison(b *strings.Builder, pg page) {
 		if pg.Probed {
 			lag += " | " + lostAcked(r.Probe)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %s | %.1f / %.1f | %.1f%% | %s |\n",
+		pcts := ""
+		if pg.Compared {
+			pcts = fmt.Sprintf(" %s | %s | %s |", pctMark(r.TPSPct, r.Caveat), pctMark(r.AvgPct, r.Caveat), pctMark(r.P95Pct, r.Caveat))
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f |%s %s | %.1f / %.1f | %.1f%% | %s |\n",
 			name, r.Run.Kind(), r.Run.Flavor(), r.Run.Version(), r.TPS, r.QPS, r.AvgMs, r.P95Ms, r.P99Ms,
-			pctMark(r.TPSPct, r.Caveat), pctMark(r.AvgPct, r.Caveat), pctMark(r.P95Pct, r.Caveat), lag, r.TPSMin, r.TPSMax, 100*r.TPSCV, mdEscape(busiest))
+			pcts, lag, r.TPSMin, r.TPSMax, 100*r.TPSCV, mdEscape(busiest))
 	}
 	for _, m := range pg.Missing {
 		fmt.Fprintf(b, "\n**not loaded:** %s\n", m)
@@ -98,7 +106,7 @@ func mdComparison(b *strings.Builder, pg page) {
 		b.WriteString("\nlost acked commits = the probe writer's acknowledged commits missing on the writer after the run (summary.json probe), of those acknowledged.\n")
 	}
 	b.WriteString("\nmax lag = the largest heartbeat visibility lag any node showed (n/a: a single node, no replicas); interval TPS CV = standard deviation / mean of the per-interval TPS (jitter); busiest host CPU = the mean and largest CPU busy share of the run's busiest host while the workload was measured, CPU-bound when it was CPU-saturated.")
-	if pg.CellsMD != "" {
+	if pg.CellsMD != "" && pg.Compared {
 		b.WriteString(" The vs base percentages are each run's cell's (the mean of its repeats against the baseline's mean: see the cells table), the same on every repeat.")
 	}
 	b.WriteString("\n")

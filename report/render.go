@@ -49,7 +49,11 @@ type page struct {
 	Settings                    varTable
 	Runs                        []runView
 	Multi                       bool
-	Missing                     []string
+	// Compared: the runs are of more than one topology, so one of them is the baseline
+	// and the others are compared with it (the baseline line, its label, the vs base
+	// columns); runs of one topology (repeats, a sweep of one) have no baseline.
+	Compared bool
+	Missing  []string
 	// Alerts are shown first: the outages of every run (a node that could not commit).
 	Alerts []string
 	// Cells are the runs grouped into cells (repeats summarised), CellAxes the axes the
@@ -65,6 +69,20 @@ type page struct {
 	Caveat, FlavorNote string
 }
 
+// topologies is how many topologies res's runs are of (a run without one counts by its
+// name).
+func (res *Results) topologies() int {
+	seen := map[string]bool{}
+	for _, r := range res.Runs {
+		k := r.Topology
+		if k == "" {
+			k = "run " + r.Name
+		}
+		seen[k] = true
+	}
+	return len(seen)
+}
+
 // Render renders res as HTML, Markdown and CSV. Error when the baseline is unknown
 // (*BaselineError) or a chart cannot be drawn.
 func Render(res *Results, o Options) (*Rendered, error) {
@@ -78,7 +96,7 @@ func Render(res *Results, o Options) (*Rendered, error) {
 	}
 	rows, caveatNote := res.rowsCaveat(base)
 	pg := page{Caveat: caveatNote, FlavorNote: flavorNote(rows), Probed: slices.ContainsFunc(rows, func(r Row) bool { return r.Probe != nil }), Title: res.Name, Kind: res.Kind, Dir: res.Dir, Generated: now().UTC().Format("2006-01-02 15:04:05 UTC"),
-		BaselineWhy: why, Rows: rows, Sweep: res.Sweep, Multi: len(res.Runs) > 1, Missing: res.Missing}
+		BaselineWhy: why, Rows: rows, Sweep: res.Sweep, Multi: len(res.Runs) > 1, Compared: res.topologies() > 1, Missing: res.Missing}
 	if base != nil {
 		pg.Baseline = base.Name
 		if base.Group() != "" {
@@ -96,7 +114,7 @@ func Render(res *Results, o Options) (*Rendered, error) {
 	cells := res.Cells(base)
 	if len(res.Runs) > 1 {
 		pg.Cells, pg.CellAxes = res.cellViews(cells)
-		pg.CellsMD, pg.CellsNote = res.cellsMarkdown(cells), cellsNote(cells)
+		pg.CellsMD, pg.CellsNote = res.cellsMarkdown(cells), cellsNote(cells, pg.Compared)
 		if n := res.cellsCaveat(cells); n != "" {
 			pg.CellsNote += " " + n
 		}
@@ -350,16 +368,16 @@ p.common { font-size: .85em; line-height: 1.6; } p.common code { white-space: no
 {{- if .Servers}} Servers: {{range $i, $s := .Servers}}{{if $i}}; {{end}}{{$s}}{{end}}.{{end}}
 {{- if .Habench}} habench {{range $i, $s := .Habench}}{{if $i}}, {{end}}{{$s}}{{end}}.{{end}}</p>
 {{- if .Workload}}<p>Workload: {{.Workload}}.</p>{{end}}
-{{- if .Multi}}
+{{- if .Compared}}
 <p>Baseline: <b>{{.Baseline}}</b> ({{.BaselineWhy}}); percentages are of the baseline's value (100% = same){{if .Sweep}}, in a sweep of the baseline topology's cell with the same axis values{{end}}.</p>
 {{- end}}
 
 <h2 id="comparison">{{if .Multi}}Comparison{{else}}Throughput and latency{{end}}</h2>
 <table>
-<tr><th class="l">topology</th><th class="l">kind</th><th class="l">flavor</th><th class="l">version</th><th>TPS</th><th>QPS</th><th>avg ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th>{{if .Multi}}<th>TPS vs base</th><th>avg latency vs base</th><th>p95 vs base</th>{{end}}<th>max lag s</th>{{if .Probed}}<th>lost acked commits</th>{{end}}<th>interval TPS min / max</th><th>interval TPS CV</th><th>ignored errors</th><th class="l">busiest host CPU mean / max</th></tr>
+<tr><th class="l">topology</th><th class="l">kind</th><th class="l">flavor</th><th class="l">version</th><th>TPS</th><th>QPS</th><th>avg ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th>{{if .Compared}}<th>TPS vs base</th><th>avg latency vs base</th><th>p95 vs base</th>{{end}}<th>max lag s</th>{{if .Probed}}<th>lost acked commits</th>{{end}}<th>interval TPS min / max</th><th>interval TPS CV</th><th>ignored errors</th><th class="l">busiest host CPU mean / max</th></tr>
 {{- range .Rows}}
-<tr{{if and $.Multi .IsBaseline}} class="base"{{end}}><td class="l"><a href="#{{anchor .Run.Name}}">{{.Run.Name}}</a>{{if .Run.Error}} <span class="warn">(incomplete)</span>{{end}}</td><td class="l">{{.Run.Kind}}</td><td class="l">{{.Run.Flavor}}</td><td class="l">{{.Run.Version}}</td>
-<td>{{f2 .TPS}}</td><td>{{f2 .QPS}}</td><td>{{f2 .AvgMs}}</td><td>{{f2 .P95Ms}}</td><td>{{f2 .P99Ms}}</td><td>{{f2 .MaxMs}}</td>{{if $.Multi}}<td>{{pctm .TPSPct .Caveat}}</td><td>{{pctm .AvgPct .Caveat}}</td><td>{{pctm .P95Pct .Caveat}}</td>{{end}}<td>{{lag .}}</td>{{if $.Probed}}<td>{{lost .Probe}}</td>{{end}}<td>{{f1 .TPSMin}} / {{f1 .TPSMax}}</td><td>{{cv .TPSCV}}</td><td>{{.IgnoredErrors}}</td><td class="l{{if .CPUBound}} warn{{end}}">{{busiest .}}</td></tr>
+<tr{{if and $.Compared .IsBaseline}} class="base"{{end}}><td class="l"><a href="#{{anchor .Run.Name}}">{{.Run.Name}}</a>{{if .Run.Error}} <span class="warn">(incomplete)</span>{{end}}</td><td class="l">{{.Run.Kind}}</td><td class="l">{{.Run.Flavor}}</td><td class="l">{{.Run.Version}}</td>
+<td>{{f2 .TPS}}</td><td>{{f2 .QPS}}</td><td>{{f2 .AvgMs}}</td><td>{{f2 .P95Ms}}</td><td>{{f2 .P99Ms}}</td><td>{{f2 .MaxMs}}</td>{{if $.Compared}}<td>{{pctm .TPSPct .Caveat}}</td><td>{{pctm .AvgPct .Caveat}}</td><td>{{pctm .P95Pct .Caveat}}</td>{{end}}<td>{{lag .}}</td>{{if $.Probed}}<td>{{lost .Probe}}</td>{{end}}<td>{{f1 .TPSMin}} / {{f1 .TPSMax}}</td><td>{{cv .TPSCV}}</td><td>{{.IgnoredErrors}}</td><td class="l{{if .CPUBound}} warn{{end}}">{{busiest .}}</td></tr>
 {{- end}}
 </table>
 {{- range .Missing}}<p class="warn"><b>not loaded:</b> {{.}}</p>{{end}}
@@ -369,14 +387,14 @@ p.common { font-size: .85em; line-height: 1.6; } p.common code { white-space: no
 {{- if .Cells}}
 <h2 id="cells">Cells: repeats summarised</h2>
 <table>
-<tr><th class="l">cell</th><th>runs</th><th>TPS</th><th>TPS min-max</th><th>TPS 95% CI</th><th>avg ms</th><th>p95 ms</th><th>TPS vs base</th><th>avg latency vs base</th><th>p95 vs base</th>{{range .CellAxes}}<th>TPS vs {{.}}</th>{{end}}</tr>
+<tr><th class="l">cell</th><th>runs</th><th>TPS</th><th>TPS min-max</th><th>TPS 95% CI</th><th>avg ms</th><th>p95 ms</th>{{if .Compared}}<th>TPS vs base</th><th>avg latency vs base</th><th>p95 vs base</th>{{end}}{{range .CellAxes}}<th>TPS vs {{.}}</th>{{end}}</tr>
 {{- range .Cells}}
-<tr{{if .C.IsBase}} class="base"{{end}}><td class="l">{{.Name}}</td><td>{{.C.TPS.N}}</td><td>{{f2 .C.TPS.Mean}}</td><td>{{f1 .C.TPS.Min}}-{{f1 .C.TPS.Max}}</td><td>{{.CI}}</td><td>{{f2 .C.AvgMs.Mean}}</td><td>{{f2 .C.P95Ms.Mean}}</td><td>{{.Base "tps"}}</td><td>{{.Base "lat"}}</td><td>{{.Base "p95"}}</td>{{range .Along}}<td>{{.}}</td>{{end}}</tr>
+<tr{{if and $.Compared .C.IsBase}} class="base"{{end}}><td class="l">{{.Name}}</td><td>{{.C.TPS.N}}</td><td>{{f2 .C.TPS.Mean}}</td><td>{{f1 .C.TPS.Min}}-{{f1 .C.TPS.Max}}</td><td>{{.CI}}</td><td>{{f2 .C.AvgMs.Mean}}</td><td>{{f2 .C.P95Ms.Mean}}</td>{{if $.Compared}}<td>{{.Base "tps"}}</td><td>{{.Base "lat"}}</td><td>{{.Base "p95"}}</td>{{end}}{{range .Along}}<td>{{.}}</td>{{end}}</tr>
 {{- end}}
 </table>
 <p class="note">{{.CellsNote}}</p>
 {{- end}}
-<p class="note">Latencies over the whole run (HdrHistogram); max lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter); busiest host CPU = the mean and largest CPU busy share of the run's busiest host while the workload was measured, CPU-bound when it was CPU-saturated (see the run's Hosts table).{{if .Cells}} The vs base percentages are each run's cell's (the mean of its repeats against the baseline's mean: see the cells table), the same on every repeat.{{end}}</p>
+<p class="note">Latencies over the whole run (HdrHistogram); max lag = the largest heartbeat visibility lag any node showed; interval TPS CV = standard deviation / mean of the per-interval TPS (jitter); busiest host CPU = the mean and largest CPU busy share of the run's busiest host while the workload was measured, CPU-bound when it was CPU-saturated (see the run's Hosts table).{{if and .Cells .Compared}} The vs base percentages are each run's cell's (the mean of its repeats against the baseline's mean: see the cells table), the same on every repeat.{{end}}</p>
 <div class="bars">
 {{- range .Bars}}
 <div class="chart" title="{{.Title}}">{{svg .SVG}}</div>

@@ -120,9 +120,14 @@ type CellRecord struct {
 	LinksControl string   `json:"links_control,omitempty"`
 	LinkAddedMs  *float64 `json:"link_added_rtt_ms,omitempty"`
 	// ReusedFrom is, with status reused, the index of the cell whose runs stand for this one.
-	ReusedFrom int      `json:"reused_from,omitempty"`
-	Error      string   `json:"error,omitempty"`
-	Warnings   []string `json:"warnings,omitempty"`
+	ReusedFrom int    `json:"reused_from,omitempty"`
+	Error      string `json:"error,omitempty"`
+	// ErrorLog is, for a cell that failed on one node (a restart that did not come back,
+	// a node not ready in time), the file with the last lines of that node's server error
+	// log, kept before the deployment was destroyed, relative to the sweep directory
+	// ("c003-g1-n3-error.log").
+	ErrorLog string   `json:"error_log,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 	// Anomalies is how many anomalies the checker workload found (nil without one);
 	// CheckerValid its verdict, CheckerOK how many of its operations committed and
 	// CheckerError why it could not run or be checked (summary.json checks: valid, ok,

@@ -329,6 +329,17 @@ type FaultEvent struct {
 	Args   FaultArgs `yaml:"-" json:"args,omitempty"`
 	// argLines are the lines of Args' keys in the scenario file (for errors).
 	argLines map[string]int
+	// nested is the first key whose value was not a single value (a `params:` mapping, a
+	// list), refused by ValidateFaults once the action is known (nestedParamError).
+	nested *nestedParam
+}
+
+// nestedParam is a fault entry's key whose value is a mapping or a list: its key, line
+// and, for a mapping of single values, those values (FaultArgs), for the error's example.
+type nestedParam struct {
+	key, value string // value in YAML's flow form: "{duration: 2s}"
+	line       int
+	args       FaultArgs
 }
 
 // UnmarshalYAML reads one entry of faults: at, action and node, every other key a
@@ -351,7 +362,11 @@ func (e *FaultEvent) UnmarshalYAML(n *yaml.Node) error {
 			err = v.Decode(&e.Node)
 		default:
 			if v.Kind != yaml.ScalarNode {
-				return LineError(v.Line, k.Value, v.Value, "want a single value (a parameter of the action)")
+				// Refused by ValidateFaults, which knows the action's parameters.
+				if e.nested == nil {
+					e.nested = &nestedParam{key: k.Value, value: flowText(v), line: k.Line, args: scalarMapping(v)}
+				}
+				continue
 			}
 			if e.Args == nil {
 				e.Args, e.argLines = FaultArgs{}, map[string]int{}
@@ -365,6 +380,62 @@ func (e *FaultEvent) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// flowText is n in YAML's flow form on one line ("{duration: 2s}", "[2s, 3s]").
+func flowText(n *yaml.Node) string {
+	c := *n
+	c.Style = yaml.FlowStyle
+	b, err := yaml.Marshal(&c)
+	if err != nil {
+		return n.Tag
+	}
+	return strings.Join(strings.Fields(string(b)), " ")
+}
+
+// scalarMapping is mapping n's keys and single values (nil when n is not a mapping or
+// has a value that is not single).
+func scalarMapping(n *yaml.Node) FaultArgs {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	args := FaultArgs{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i+1].Kind != yaml.ScalarNode {
+			return nil
+		}
+		args[n.Content[i].Value] = n.Content[i+1].Value
+	}
+	return args
+}
+
+// nestedParamError refuses fault f's key whose value is a mapping or a list (field names
+// it), in one line that says how a's parameters are written: keys of the fault entry
+// itself, with the entry rewritten that way when the value was a mapping of single values
+// ("{at: 3s, action: pause, node: n1, duration: 2s}"), and a's parameters.
+func nestedParamError(a *FaultSpec, f FaultEvent, field string) error {
+	takes := a.Name + " takes no parameters"
+	if len(a.Params) > 0 {
+		var ps []string
+		for _, p := range a.Params {
+			ps = append(ps, p.Name+" ("+p.Help+")")
+		}
+		takes = a.Name + " takes " + strings.Join(ps, "; ")
+	}
+	entry := fmt.Sprintf("{at: %v, action: %s, node: %s", time.Duration(f.At), a.Name, f.Node)
+	args := f.nested.args
+	if args == nil && len(a.Params) > 0 {
+		args = FaultArgs{a.Params[0].Name: "VALUE"}
+	}
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		entry += ", " + k + ": " + args[k]
+	}
+	entry += "}"
+	reason := "a fault's parameters are keys of the fault itself, each with a single value: write " + entry + "; " + takes
+	if len(a.Params) == 0 {
+		reason = "not a parameter: write " + entry + "; " + takes
+	}
+	return LineError(f.nested.line, field, f.nested.value, reason)
+}
+
 // ValidateFaults checks a scenario's fault schedule against its topologies and the
 // workload's length (runFor: warm-up + time; 0 = no time limit): each error is a
 // *topology.FieldError naming faults[i] and the field.
@@ -374,6 +445,9 @@ func ValidateFaults(faults []FaultEvent, tops []topology.Spec, network string, r
 		a, err := LookupFault(field("action"), f.Action)
 		if err != nil {
 			return err
+		}
+		if f.nested != nil {
+			return nestedParamError(a, f, field(f.nested.key))
 		}
 		if k, err := CheckFaultArgs(a, f.Args, field); err != nil {
 			if l := f.argLines[k]; l > 0 {

@@ -661,7 +661,8 @@ func FormatDuration(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-// Print writes the plan for --dry-run: the workload, the policy, the axes, each
+// Print writes the plan for --dry-run: the workload, the policy, the faults and the probe
+// writer with their times (printSchedule), the axes, each
 // deployment with its cells (axis values, estimate, skip reason, and with status the
 // state recorded in a results directory), the counts and the estimated time with how it
 // was computed.
@@ -697,6 +698,7 @@ func (p *Plan) printHeader(w io.Writer) {
 	if c := s.Checker; c != nil {
 		fmt.Fprintln(w, c.PlanLine())
 	}
+	p.printSchedule(w)
 	if !s.Links.IsZero() {
 		fmt.Fprintf(w, "links between the nodes of each multi-node topology (one-way), every cell: %s\n", s.Links.String())
 	}

@@ -308,6 +308,56 @@ cell: {warmup: 2s, restart: true, drop_caches: true}
 	}
 }
 
+// TestDryRunSchedule (issue 31): the dry run shows the scenario's faults at their times
+// (after the workload starts, warm-up included) with their parameters and the end of one
+// that lasts, marks those a scale puts at or after the workload's end as not injected, and
+// shows the probe writer (on with faults, off with probe: false) with its interval and span.
+func TestDryRunSchedule(t *testing.T) {
+	y := `name: fd
+topologies:
+  - {name: g1, kind: galera, nodes: 3, flavor: mariadb}
+workload: {test: oltp_read_write, options: {time: 30, tables: 2, table-size: 1000}}
+cell: {warmup: 5s}
+faults:
+  - {at: 10s, action: kill, node: n3}
+  - {at: 20s, action: start, node: n3}
+  - {at: 25s, action: pause, node: n2, duration: 2s}
+`
+	print := func(y, scale string) string {
+		p, err := mustParse(t, y).Plan(scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		p.Print(&out, nil)
+		return out.String()
+	}
+	for _, c := range []struct {
+		y, scale string
+		want     []string
+	}{
+		{y, "", []string{
+			"faults in every cell, at times after the workload starts (warm-up 5s included; the measured window 5s-35s):\n  at 10s  kill n3\n  at 20s  start n3\n  at 25s  pause n2 duration=2s (until 27s)\n",
+			"probe writer in every cell: one numbered commit every 5ms on the current writer, from the workload's start to its end (0s-35s, warm-up included)",
+		}},
+		{y, "small", []string{
+			"(warm-up 2s included; the measured window 2s-12s):\n  at 10s  kill n3\n  at 20s  start n3 (at or after the workload's end at 12s: not injected)\n",
+			"from the workload's start to its end (0s-12s, warm-up included)",
+		}},
+		{y + "probe: false\n", "", []string{"probe writer: off (probe: false)"}},
+	} {
+		txt := print(c.y, c.scale)
+		for _, w := range c.want {
+			if !strings.Contains(txt, w) {
+				t.Errorf("scale %q: dry run lacks %q:\n%s", c.scale, w, txt)
+			}
+		}
+	}
+	if txt := print(strings.Split(y, "faults:")[0], ""); strings.Contains(txt, "fault") || strings.Contains(txt, "probe") {
+		t.Errorf("without faults nor probe, the dry run names them:\n%s", txt)
+	}
+}
+
 // TestShippedScenarios: every file in scenarios/ parses, expands at every scale, and its
 // small scale is estimated to take minutes.
 func TestShippedScenarios(t *testing.T) {
@@ -504,8 +554,9 @@ func TestFaultArgs(t *testing.T) {
 }
 
 // TestScenarioFaultParams: a scenario's fault entry with a key its action does not take
-// is refused when the file is read, naming faults[i].KEY; the registry's checks of the
-// kind (promote on a Galera cluster) run there too.
+// is refused when the file is read, naming faults[i].KEY, and so is a nested params:
+// mapping or list, with the action's parameters and the entry as it should be written;
+// the registry's checks of the kind (promote on a Galera cluster) run there too.
 func TestScenarioFaultParams(t *testing.T) {
 	base := `name: fp
 topologies:
@@ -521,6 +572,17 @@ faults:
 	_, err := scenario.ParseScenario([]byte(base + "  - {at: 3s, action: kill, node: writer, duration: 2s}\n"))
 	if err == nil || !strings.Contains(err.Error(), `faults[0].duration "2s": kill takes no parameters`) {
 		t.Errorf("kill with a duration: %v", err)
+	}
+	// A nested params: mapping (issue 31): the action's parameters named, the entry as
+	// it should be written, with the user's own values; one line.
+	_, err = scenario.ParseScenario([]byte(base + "  - at: 3s\n    action: pause\n    node: n2\n    params:\n      duration: 2s\n"))
+	want := `line 11: faults[0].params "{duration: 2s}": a fault's parameters are keys of the fault itself, each with a single value: write {at: 3s, action: pause, node: n2, duration: 2s}; pause takes duration (`
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("pause with a nested params mapping: %v\nwant %s...", err, want)
+	}
+	_, err = scenario.ParseScenario([]byte(base + "  - {at: 3s, action: kill, node: n2, params: [a, b]}\n"))
+	if err == nil || !strings.Contains(err.Error(), `faults[0].params "[a, b]": not a parameter: write {at: 3s, action: kill, node: n2}; kill takes no parameters`) {
+		t.Errorf("kill with a params list: %v", err)
 	}
 	g := strings.Replace(base, "kind: async, nodes: 2", "kind: galera, nodes: 3", 1)
 	_, err = scenario.ParseScenario([]byte(g + "  - {at: 3s, action: promote, node: n2}\n"))

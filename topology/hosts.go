@@ -81,7 +81,7 @@ func (s *Spec) validateHosts() error {
 		return &FieldError{"hosts", "", "provider hosts needs hosts: the ssh destinations, e.g. [db1, db2, db3]"}
 	}
 	for i, h := range s.Hosts {
-		if h == "" || strings.TrimSpace(h) != h || strings.ContainsAny(h, " \t\n\r\x00'\"\\$`;") || strings.HasPrefix(h, "-") {
+		if !ValidSSHDest(h) {
 			return &FieldError{fmt.Sprintf("hosts[%d]", i), h, "want a host name, an address or an ssh_config Host"}
 		}
 	}
@@ -112,4 +112,11 @@ func (s *Spec) validateHosts() error {
 		return &FieldError{"kind", s.Kind, "not deployable on hosts yet (single, async, semisync, galera, galera-arbitrator, group and group-dr are)"}
 	}
 	return nil
+}
+
+// ValidSSHDest reports whether h can be an ssh destination of provider hosts (a host
+// name, an address or an ssh_config Host alias): not empty, no spaces, quotes or shell
+// characters, not starting with "-" (an option to ssh).
+func ValidSSHDest(h string) bool {
+	return h != "" && strings.TrimSpace(h) == h && !strings.ContainsAny(h, " \t\n\r\x00'\"\\$`;") && !strings.HasPrefix(h, "-")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"slices"
@@ -44,16 +45,20 @@ their versions, the Galera library, listeners on the ports a deployment uses (--
 the 3 after it, 4567, 4568, 4444 and 33061; in use: named with the process), free disk under
 the hosts' state directory (--host-dir, or its nearest existing parent), the host's clock
 offset to this machine (± its uncertainty: half the shortest of 8 round trips), and whether the
-host reaches every other on those ports (a TCP connection from the host: refused or accepted
-is reachable, no answer in 2 s is filtered). The --ssh-* flags are register's. Exit status 1
+host reaches every other on those ports (a TCP connection from the host, all ports at once
+from one bash without start-up files: refused or accepted is reachable; no answer in 3 s is
+filtered, a firewall dropping the connection or the host down; a port that could not be
+reached gets a line with the ssh command that repeats the probe by hand; --log-level debug
+logs every probe with its result and time). The --ssh-* flags are register's. Exit status 1
 when a host cannot be used (no connection, neither root nor sudo, another host unreachable on
-a port). Under HABENCH_TEST_NETWORK_GUARD=1 hosts must be IP addresses.`,
+a port). Hosts are taken as deploy --hosts takes them: under HABENCH_TEST_NETWORK_GUARD=1
+an ssh_config alias must resolve to an address the guard allows.`,
 		Example: `  habench doctor
   habench doctor --hosts db1,db2,db3 --ssh-user root`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(o.hosts) > 0 {
-				return doctorHosts(cmd, o)
+				return doctorHosts(cmd, o, g.log)
 			}
 			for _, f := range []string{"host-dir", "base-port", "ssh-user", "ssh-port", "ssh-identity", "ssh-config", "ssh-option"} {
 				if cmd.Flags().Changed(f) {
@@ -76,8 +81,10 @@ a port). Under HABENCH_TEST_NETWORK_GUARD=1 hosts must be IP addresses.`,
 }
 
 // doctorHosts prints one line per host of o.hosts (cluster.CheckHosts), hosts with
-// problems first, then a summary; an error when a host cannot be used.
-func doctorHosts(cmd *cobra.Command, o *doctorOpts) error {
+// problems first, then for each host that could not reach a port of another the command
+// that repeats that probe by hand, then a summary; an error when a host cannot be used.
+// log gets each probe at debug level.
+func doctorHosts(cmd *cobra.Command, o *doctorOpts, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -85,7 +92,7 @@ func doctorHosts(cmd *cobra.Command, o *doctorOpts) error {
 	if err := sp.Check(); err != nil {
 		return err
 	}
-	reps, err := cluster.CheckHosts(ctx, cluster.HostsCheck{Hosts: o.hosts, SSH: sp, HostDir: o.hostDir, BasePort: o.basePort})
+	reps, err := cluster.CheckHosts(ctx, cluster.HostsCheck{Hosts: o.hosts, SSH: sp, HostDir: o.hostDir, BasePort: o.basePort, Log: log})
 	if err != nil {
 		return err
 	}
@@ -106,6 +113,11 @@ func doctorHosts(cmd *cobra.Command, o *doctorOpts) error {
 		fmt.Fprintln(w, r.Line())
 		if !r.Usable() {
 			bad = append(bad, r.Dest)
+		}
+	}
+	for _, r := range sorted {
+		if r.ByHand != "" {
+			fmt.Fprintf(w, "%s: to check a port by hand (refused or open: reachable; no answer in %d s: filtered): %s\n", r.Dest, int(cluster.ProbeWait/time.Second), r.ByHand)
 		}
 	}
 	fmt.Fprintf(w, "checked %d host(s) in %.1fs (state directory %s, node ports %d-%d and the %d cluster ports derived from them)\n", len(reps), time.Since(start).Seconds(),

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -32,14 +33,16 @@ var clockRe = regexp.MustCompile(`clock ([+-][0-9.]+)ms ±([0-9.]+)ms`)
 // version, the Galera library, and a clock offset of 0 within its uncertainty (the hosts
 // share this machine's clock), and that each host reaches the other two. Then a listener
 // on 4567 on host 2 is named on its line, host 3 not answering host 1 (a blackhole
-// route) is "filtered" on host 1's line and "no route"-like on host 3's, and an unused address of the lab's subnet is
-// one line and exit status 1 (the other host's line stays ok: no probes to it).
+// route) is "filtered" on host 1's line and "no route"-like on host 3's, with the command
+// that repeats a failed probe by hand, which run gives the same answers (issue 31), and
+// an unused address of the lab's subnet is one line and exit status 1 (the other host's
+// line stays ok: no probes to it).
 func TestDoctorHosts(t *testing.T) {
 	t.Parallel()
 	lab := testhost.New(t, 3, testhost.Options{SSH: true})
 	state := stateDir(t)
 	cfg := filepath.Join(t.TempDir(), "ssh_config")
-	body := fmt.Sprintf("Host 198.18.%d.*\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n", lab.Subnet, lab.Key, lab.KnownHosts)
+	body := fmt.Sprintf("Host %s\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n", fmt.Sprintf("198.18.%d.*", lab.Subnet), lab.Key, lab.KnownHosts)
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +99,11 @@ func TestDoctorHosts(t *testing.T) {
 	for _, p := range slices.Sorted(slices.Values(ports)) {
 		portList = append(portList, strconv.Itoa(p))
 	}
-	want := "to " + h3.Addr + " port " + strings.Join(portList, ",") + ": filtered (no answer in 2 s)"
+	want := "to " + h3.Addr + " port " + strings.Join(portList, ",") + ": filtered (no answer in 3 s)"
 	if line := doctorLine(r.stdout, addrs[0]); !strings.HasPrefix(line, addrs[0]+": UNUSABLE: "+want) {
 		t.Errorf("host 1's line: %q, want it to start with %q", line, want)
 	}
+	checkProbeByHand(t, r.stdout, cfg, addrs[0], h3.Addr)
 	if line := doctorLine(r.stdout, h3.Addr); !strings.HasPrefix(line, h3.Addr+": UNUSABLE: to "+addrs[0]+" port ") {
 		t.Errorf("host 3 (no route to host 1): %q", line)
 	}
@@ -121,5 +125,33 @@ func TestDoctorHosts(t *testing.T) {
 	}
 	if line := doctorLine(r.stdout, addrs[0]); !strings.HasPrefix(line, addrs[0]+": ok: ") {
 		t.Errorf("the usable host beside an unreachable one: %q", line)
+	}
+}
+
+// checkProbeByHand: doctor's output has, for host from, the command that repeats a failed
+// probe by hand; run through the lab's ssh configuration it says what doctor said: no
+// answer in 3 s (exit 124) to host to, and refused to the same port of another address
+// (from's own: nothing listens there).
+func checkProbeByHand(t *testing.T, out, cfg, from, to string) {
+	t.Helper()
+	var hand string
+	for _, l := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(l, from+": to check a port by hand (refused or open: reachable; no answer in 3 s: filtered): "); ok {
+			hand = rest
+		}
+	}
+	if !strings.HasPrefix(hand, "ssh "+from+" 'timeout 3 bash --norc -c \"exec 3<>/dev/tcp/"+to+"/") {
+		t.Fatalf("no command to check by hand on %s's behalf:\n%s", from, out)
+	}
+	run := func(cmd string) string {
+		b, _ := exec.Command("sh", "-c", strings.Replace(cmd, "ssh ", "ssh -F "+cfg+" ", 1)).CombinedOutput()
+		return strings.TrimSpace(string(b))
+	}
+	if got := run(hand); !strings.Contains(got, "exit 124") {
+		t.Errorf("%s: %q, want exit 124 (no answer: filtered)", hand, got)
+	}
+	refused := strings.Replace(hand, "/dev/tcp/"+to+"/", "/dev/tcp/"+from+"/", 1)
+	if got := run(refused); !strings.Contains(got, "exit 1:") || !strings.Contains(got, "Connection refused") {
+		t.Errorf("%s: %q, want refused", refused, got)
 	}
 }

@@ -46,9 +46,18 @@ func hostState(t *testing.T, h *testhost.Host, hostDir string) string {
 // and replication users' passwords are random for the cluster.
 func TestDeployOnHosts(t *testing.T) {
 	t.Parallel()
-	lab := testhost.New(t, 3, testhost.Options{SSH: true})
+	// The hosts' bash is slow to start where a TCP probe runs (3 s in every bash whose
+	// command names /dev/tcp, as a user's ~/.bashrc can be: root's on this machine takes
+	// 2.5 s in every bash sshd starts without SHLVL), which made doctor's old probe call
+	// every port of these working hosts filtered (issue 31).
+	slow := filepath.Join(t.TempDir(), "slow-probe-shell.sh")
+	if err := os.WriteFile(slow, []byte("case \"$BASH_EXECUTION_STRING\" in */dev/tcp/*) sleep 3;; esac\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lab := testhost.New(t, 3, testhost.Options{SSH: true, SSHEnv: []string{"BASH_ENV=" + slow}})
 	state, hostDir, names, before := labDirs(t, lab)
 	hostsArgs := []string{"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir}
+	doctorAgrees(t, state, hostsArgs, names)
 	start := time.Now()
 	r := habench(t, state, append([]string{"--log-level", "debug", "deploy", "--name", "hhs1", "--kind", "semisync", "--nodes", "3", "--flavor", "mariadb"}, hostsArgs...)...)
 	if r.code != 0 || !strings.Contains(r.stdout, "deployed hhs1: semisync, 3 node(s)") {
@@ -132,6 +141,28 @@ func TestDeployOnHosts(t *testing.T) {
 	destroyWithHostGone(t, lab, state, hostDir, before)
 }
 
+// doctorAgrees: `doctor --hosts` on the hosts a deploy then uses says each is usable
+// (exit 0, no UNUSABLE line, each reaches the other two on every port) and, at debug
+// level, logs every probe with its result (refused: nothing listens there yet).
+func doctorAgrees(t *testing.T, state string, hostsArgs, names []string) {
+	t.Helper()
+	start := time.Now()
+	d := habench(t, state, append([]string{"--log-level", "debug", "doctor"}, hostsArgs...)...)
+	t.Logf("doctor --hosts before the deploy: exit %d in %.1f s\n%s", d.code, time.Since(start).Seconds(), d.stdout)
+	if d.code != 0 || strings.Contains(d.stdout, "UNUSABLE") {
+		t.Errorf("doctor --hosts on the hosts the deploy uses: exit %d, want 0 and no UNUSABLE\n%s%s", d.code, d.stdout, d.stderr)
+	}
+	for _, n := range names {
+		if line := doctorLine(d.stdout, n); !strings.Contains(line, "reaches the other 2 host(s)") {
+			t.Errorf("doctor: %s's line %q", n, line)
+		}
+	}
+	probes := strings.Count(d.stderr, `msg="doctor: probe" `)
+	if refused := strings.Count(d.stderr, "result=refused"); probes < 3*2*19 || refused != probes {
+		t.Errorf("doctor --log-level debug: %d probes logged, %d refused; want every probe (3 hosts x 2 peers x 19 ports), refused\n%s", probes, refused, d.stderr)
+	}
+}
+
 // destroyWithHostGone destroys cluster hhs1 of TestDeployOnHosts with host 1 gone (its
 // destination in the state replaced by an address nobody has): destroy says so on its
 // output and forgets n1; once host 1 is back, destroy --hosts removes n1 there by its
@@ -140,7 +171,7 @@ func destroyWithHostGone(t *testing.T, lab *testhost.Lab, state, hostDir string,
 	t.Helper()
 	names := []string{lab.Hosts[0].Name}
 	statePath := filepath.Join(state, "clusters", "hhs1", "state.json")
-	gone := lab.Addr(99) // in the lab's subnet, no host there
+	gone := lab.Addr(99)
 	if b := mustReadFile(t, statePath); !strings.Contains(string(b), `"`+names[0]+`"`) {
 		t.Fatalf("state.json does not name %s:\n%s", names[0], b)
 	} else if err := os.WriteFile(statePath, []byte(strings.ReplaceAll(string(b), `"`+names[0]+`"`, `"`+gone+`"`)), 0o600); err != nil {
@@ -217,7 +248,7 @@ func TestDeployOnHostsKilled(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(state, "clusters", "hhk1")); err != nil {
 		t.Fatal(err)
 	}
-	gone := lab.Addr(99) // in the lab's subnet, no host there
+	gone := lab.Addr(99)
 	r := habench(t, state, "destroy", "hhk1", "--hosts", lab.Hosts[0].Addr+","+lab.Hosts[1].Addr+","+gone, "--ssh-identity", lab.Key, "--ssh-user", "root",
 		"--ssh-option", "UserKnownHostsFile="+lab.KnownHosts, "--ssh-option", "IdentitiesOnly=yes", "--ssh-option", "ConnectTimeout=3", "--host-dir", hostDir)
 	t.Logf("destroy --hosts after kill -9 and the state lost: exit %d\n%s%s", r.code, r.stdout, r.stderr)

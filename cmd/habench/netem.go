@@ -21,8 +21,12 @@ import (
 const impairmentHelp = `An IMPAIRMENT is ONE-WAY, on one directed link: "0.6ms" (delay), or key/value pairs
 "delay 5ms jitter 1ms distribution normal loss 0.1% rate 100mbit", or "partition".
 A round trip A->B->A costs delay(A->B) + delay(B->A): --all 0.6ms gives a 1.2 ms round trip.
+--away N=IMPAIRMENT puts node N that far from every other node, both directions (the links
+among the others untouched): the "one node 0.6 ms away" rehearsal. --node N=IMPAIRMENT
+impairs only what leaves N. A zero impairment (0ms) is allowed where the others are not
+zero, e.g. --groups "a: [n1,n2], b: [n3]; intra 0ms, inter 0.6ms".
 The fields apply from the general to the specific, each overriding the previous link by link:
---all, --groups, --node, --link, --partition.`
+--all, --groups, --intra/--inter/--pair, --node, --away, --link, --partition.`
 
 func newNetemCmd(g *globalOpts) *cobra.Command {
 	cmd := &cobra.Command{
@@ -49,6 +53,7 @@ type netemApplyOpts struct {
 	all       string
 	groups    string
 	nodes     []string
+	away      []string
 	links     []string
 	partition []string
 	intra     string
@@ -87,6 +92,20 @@ func (o *netemApplyOpts) request() (netem.Request, error) {
 		}
 		r.Node[n] = imp
 	}
+	for _, kv := range o.away {
+		n, imp, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(n) == "" {
+			return r, usagef("--away %q: want NODE=IMPAIRMENT, e.g. n3=0.6ms", kv)
+		}
+		if r.Away == nil {
+			r.Away = map[string]string{}
+		}
+		n = strings.TrimSpace(n)
+		if _, dup := r.Away[n]; dup {
+			return r, usagef("--away %q: node %s given twice", kv, n)
+		}
+		r.Away[n] = imp
+	}
 	for _, kv := range o.links {
 		l, imp, ok := strings.Cut(kv, "=")
 		if !ok || !strings.Contains(l, "->") {
@@ -102,7 +121,7 @@ func (o *netemApplyOpts) request() (netem.Request, error) {
 		r.Link[l] = imp
 	}
 	if r.IsZero() {
-		return r, usagef("netem apply: nothing to apply: give --all, --groups, --node, --link, --partition, --intra, --inter or --pair (to remove impairments: habench netem clear NAME)")
+		return r, usagef("netem apply: nothing to apply: give --all, --groups, --node, --away, --link, --partition, --intra, --inter or --pair (to remove impairments: habench netem clear NAME)")
 	}
 	return r, nil
 }
@@ -110,7 +129,7 @@ func (o *netemApplyOpts) request() (netem.Request, error) {
 func newNetemApplyCmd(g *globalOpts) *cobra.Command {
 	o := &netemApplyOpts{}
 	cmd := &cobra.Command{
-		Use:   "apply --cluster NAME [--all IMPAIRMENT] [--groups SPEC] [--node N=IMPAIRMENT]... [--link A->B=IMPAIRMENT]... [--partition N]... [--intra IMPAIRMENT] [--inter IMPAIRMENT] [--pair SITE-SITE=IMPAIRMENT]...",
+		Use:   "apply --cluster NAME [--all IMPAIRMENT] [--groups SPEC] [--node N=IMPAIRMENT]... [--away N=IMPAIRMENT]... [--link A->B=IMPAIRMENT]... [--partition N]... [--intra IMPAIRMENT] [--inter IMPAIRMENT] [--pair SITE-SITE=IMPAIRMENT]...",
 		Short: "Replace a sandbox's link impairments, measure the achieved round trips, keep them until clear",
 		Long: "Replaces the cluster's impairments (none left from before), measures every directed pair's round trip\n" +
 			"before and after (TCP handshakes from inside the node namespaces), prints requested against achieved\n" +
@@ -118,6 +137,7 @@ func newNetemApplyCmd(g *globalOpts) *cobra.Command {
 		Example: `  habench netem apply --cluster t1 --all 0.6ms                     # 1.2 ms round trip between every pair
   habench netem apply --cluster t1 --groups "dc1: [n1,n2], dc2: [n3]; intra 0.1ms, inter 5ms"
   habench netem apply --cluster t1 --all 1ms --link "n1->n3=delay 20ms loss 1%"
+  habench netem apply --cluster t1 --away n3=0.6ms                 # n3 0.6 ms from n1 and n2, both ways; n1<->n2 untouched
   habench netem apply --cluster t1 --partition n3                  # cut n3 off, both directions`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 && o.cluster == "" {
@@ -173,6 +193,7 @@ func newNetemApplyCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&o.all, "all", "", "IMPAIRMENT on every directed link")
 	f.StringVar(&o.groups, "groups", "", "groups and their one-way impairments: \"dc1: [n1,n2], dc2: [n3]; intra 0.1ms, inter 5ms\"")
 	f.StringArrayVar(&o.nodes, "node", nil, "NODE=IMPAIRMENT on every link leaving NODE (repeatable)")
+	f.StringArrayVar(&o.away, "away", nil, "NODE=IMPAIRMENT on every link between NODE and each other node, both directions (repeatable)")
 	f.StringArrayVar(&o.links, "link", nil, "FROM->TO=IMPAIRMENT on one directed link (repeatable)")
 	f.StringArrayVar(&o.partition, "partition", nil, "cut NODE off from every other node, both directions (repeatable)")
 	f.StringVar(&o.intra, "intra", "", "IMPAIRMENT on every link within a site (the topology's sites:)")

@@ -12,6 +12,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testhost"
 	"github.com/habench/habench/internal/testserver"
+	"github.com/habench/habench/topology"
 )
 
 // TestSnapshotsOnHosts (habench run --snapshots --hosts, issue 22): on 3 lab hosts a
@@ -81,6 +82,7 @@ workload:
 	if ref.code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, `shape.table-size "2000", this deployment wants "3000"`) {
 		t.Errorf("run --snapshot %s with another table-size: exit %d, stderr %q; want exit 2 and one line with both values", name, ref.code, line)
 	}
+	checkDamagedHostSnapshot(t, state, y, hostDir, name, names, lab.SSHConfig)
 	rm := habench(t, state, append([]string{"snapshot", "rm", name}, hostsArgs...)...)
 	if rm.code != 0 || !strings.Contains(rm.stdout, names[0]+": removed "+name) {
 		t.Errorf("snapshot rm --hosts: exit %d\n%s%s", rm.code, rm.stdout, rm.stderr)
@@ -90,6 +92,69 @@ workload:
 		if after := hostState(t, h, hostDir); after != before[i] {
 			t.Errorf("%s after the run and snapshot rm:\n%s\nbefore:\n%s", h.Name, after, before[i])
 		}
+	}
+}
+
+// checkDamagedHostSnapshot (issue 31): snapshot name on the hosts (hostDir, shared by the
+// lab's hosts) with its largest table file removed, then cut short, is refused by a run of
+// scenario y naming it (--snapshot), before anything is deployed: exit 2, one line naming
+// the snapshot, the host, the file and `habench snapshot rm NAME --hosts ...`.
+func checkDamagedHostSnapshot(t *testing.T, state, y, hostDir, name string, hosts []string, sshConfig string) {
+	t.Helper()
+	// The check every deployment from it makes, timed on the intact snapshot: the three
+	// hosts at once, each a find and a sha256sum over ssh.
+	spec := topology.Spec{Name: "shcheck", Kind: topology.Async, Nodes: 3, Flavor: topology.MariaDB, Provider: topology.ProviderHosts,
+		HostsSpec: topology.HostsSpec{Hosts: hosts, HostDir: hostDir}}
+	spec.SSH = &topology.SSHSpec{Config: sshConfig}
+	sb := &cluster.Sandbox{StateDir: state}
+	ctx := context.Background()
+	snap, err := sb.LoadSnapshot(ctx, spec, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		t0 := time.Now()
+		if err := sb.VerifySnapshot(ctx, spec, snap); err != nil {
+			t.Fatalf("the intact snapshot: %v", err)
+		}
+		t.Logf("checking snapshot %s (%d entries) on %d hosts, round %d: %v", name, len(snap.Files), len(hosts), i+1, time.Since(t0).Round(time.Millisecond))
+	}
+	data := filepath.Join(hostDir, "snapshots", name, "data")
+	var big string
+	var size int64
+	filepath.Walk(filepath.Join(data, "sbtest"), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() && fi.Size() > size {
+			big, size = p, fi.Size()
+		}
+		return nil
+	})
+	if big == "" {
+		t.Fatalf("no table file in %s", data)
+	}
+	rel, _ := filepath.Rel(data, big)
+	scen := filepath.Join(t.TempDir(), "damaged.yaml")
+	if err := os.WriteFile(scen, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what   string
+		damage func() error
+		want   string
+	}{
+		{"removed", func() error { return os.Rename(big, big+".away") }, fmt.Sprintf("data/%s is missing (%d bytes when the snapshot was made)", rel, size)},
+		{"truncated", func() error { os.Rename(big+".away", big); return os.Truncate(big, 16384) }, fmt.Sprintf("data/%s has 16384 bytes, %d when the snapshot was made", rel, size)},
+	} {
+		if err := c.damage(); err != nil {
+			t.Fatal(err)
+		}
+		r := habench(t, state, "run", scen, "--snapshot", name, "--results", t.TempDir(), "--quiet")
+		line := strings.TrimSpace(r.stderr)
+		want := fmt.Sprintf("snapshot %q: damaged on %s: %s; nothing was deployed from it: remove it with `habench snapshot rm %s --hosts %s --host-dir %s`",
+			name, hosts[0], c.want, name, strings.Join(hosts, ","), hostDir)
+		if r.code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, want) {
+			t.Errorf("run --snapshot %s with a file %s on the hosts: exit %d, stderr %q; want exit 2 and one line with %q", name, c.what, r.code, line, want)
+		}
+		noClusters(t, state)
 	}
 }
 

@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
 
@@ -46,7 +53,7 @@ func TestSnapshotCommands(t *testing.T) {
 
 // TestRunSnapshotPreflight: a snapshot named with --snapshot that does not exist, or was
 // made with another installation, is refused before anything is deployed or written, in
-// one line naming the field and the value (issue 22).
+// one line naming the field and the value (issue 22); so is a damaged one (issue 31).
 func TestRunSnapshotPreflight(t *testing.T) {
 	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
@@ -72,5 +79,89 @@ func TestRunSnapshotPreflight(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(res); len(entries) != 0 {
 		t.Errorf("results written before the refusal: %v", entries)
+	}
+	checkDamagedSnapshotRefused(t, f, cache, state, res, name)
+}
+
+// checkDamagedSnapshotRefused (issue 31): a snapshot of the scenario's installation and
+// shape whose file was removed, or cut short, after it was made is refused before
+// anything is deployed or written, exit 2, in one line naming it, the file and `habench
+// snapshot rm NAME`: named with --snapshot, and found by a run with snapshots: true.
+func checkDamagedSnapshotRefused(t *testing.T, scen, cache, state, res, cluster1 string) {
+	t.Helper()
+	b, err := os.ReadFile(scen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.ParseScenario(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := sc.Plan("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins, err := cluster.SpecBinaries(context.Background(), plan.Deployments[0].Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := plan.Cells[0]
+	inst, shape := cluster.InstallationOf(bins), scenario.DataShape(cell.Test, cell.Options)
+	name := cluster.SnapshotName(inst, shape)
+	dir := filepath.Join(cache, "snapshots", name)
+	var files []cluster.SnapshotFile
+	for _, f := range []struct {
+		path string
+		size int
+	}{{"ibdata1", cluster.SnapshotSumMax + 100}, {"sbtest", -1}, {"sbtest/sbtest1.frm", 900}, {"sbtest/sbtest1.ibd", 96 << 10}} {
+		p := filepath.Join(dir, "data", f.path)
+		if f.size < 0 {
+			os.MkdirAll(p, 0o755)
+			files = append(files, cluster.SnapshotFile{Path: f.path, Type: "d"})
+			continue
+		}
+		body := []byte(strings.Repeat("r", f.size))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sf := cluster.SnapshotFile{Path: f.path, Type: "f", Size: int64(f.size)}
+		if f.size <= cluster.SnapshotSumMax {
+			sf.SHA256 = fmt.Sprintf("%x", sha256.Sum256(body))
+		}
+		files = append(files, sf)
+	}
+	js, _ := json.Marshal(cluster.Snapshot{Name: name, Installation: inst, Shape: shape, Created: time.Now().UTC(), Files: files})
+	if err := os.WriteFile(filepath.Join(dir, "snapshot.json"), js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ibd := filepath.Join(dir, "data", "sbtest", "sbtest1.ibd")
+	snapOn := filepath.Join(t.TempDir(), "snapshots.yaml")
+	if err := os.WriteFile(snapOn, append(b, []byte("snapshots: true\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what   string
+		damage func() error
+		args   []string
+		want   string
+	}{
+		{"removed", func() error { return os.Remove(ibd) }, []string{scen, "--snapshot", name}, "data/sbtest/sbtest1.ibd is missing (98304 bytes when the snapshot was made)"},
+		{"truncated", func() error { return os.WriteFile(ibd, make([]byte, 16384), 0o644) }, []string{snapOn}, "data/sbtest/sbtest1.ibd has 16384 bytes, 98304 when the snapshot was made"},
+	} {
+		if err := c.damage(); err != nil {
+			t.Fatal(err)
+		}
+		argv := append(append([]string{habenchBin, "run"}, c.args...), "--results", res)
+		r := execute(t, argv, "HABENCH_CACHE_DIR="+cache, "HABENCH_STATE_DIR="+state)
+		msg := strings.TrimSpace(r.stderr)
+		want := fmt.Sprintf(`snapshot %q: damaged: %s; nothing was deployed from it: remove it with `+"`habench snapshot rm %s`", name, c.want, name)
+		if r.code != 2 || strings.Contains(msg, "\n") || !strings.Contains(msg, want) {
+			t.Errorf("a snapshot with a file %s: exit %d, stderr %q; want exit 2 and one line with %q", c.what, r.code, msg, want)
+		}
+		noClusters(t, state, cluster1)
+	}
+	if entries, _ := os.ReadDir(res); len(entries) != 0 {
+		t.Errorf("results written before the refusal of a damaged snapshot: %v", entries)
 	}
 }

@@ -60,6 +60,10 @@ type Options struct {
 	// Replicate makes host 1's server (binary log on) the source of every other host's
 	// (asynchronous replication as root), server_id k on host k.
 	Replicate bool
+	// SSHEnv are more NAME=VALUE variables sshd sets in every session (SetEnv, beside
+	// SHLVL=1), e.g. a BASH_ENV that makes some shells slow to start, as a user's start-up
+	// files can on real hosts.
+	SSHEnv []string
 }
 
 // Require fails (HABENCH_REQUIRE_SERVERS=1) or skips the test when the lab cannot be
@@ -121,7 +125,7 @@ func New(t testing.TB, n int, o Options) *Lab {
 		l.Hosts = append(l.Hosts, h)
 	}
 	if o.SSH {
-		l.startSSH(t)
+		l.startSSH(t, o)
 	}
 	if o.MariaDB {
 		for _, h := range l.Hosts {
@@ -244,7 +248,7 @@ func run(t testing.TB, argv ...string) string {
 }
 
 // startSSH makes a client key, a host key, and starts sshd -D in every namespace.
-func (l *Lab) startSSH(t testing.TB) {
+func (l *Lab) startSSH(t testing.TB, o Options) {
 	t.Helper()
 	l.Key = filepath.Join(l.Dir, "id_ed25519")
 	run(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "habench-test", "-f", l.Key)
@@ -290,7 +294,7 @@ func (l *Lab) startSSH(t testing.TB) {
 			// the first shell: this machine's root .bashrc (pyenv init: a second or more,
 			// and a lock that one killed session leaves for the next 60 s) is not the
 			// lab host's to run.
-			"SetEnv SHLVL=1",
+			"SetEnv " + strings.Join(append([]string{"SHLVL=1"}, o.SSHEnv...), " "),
 		}, "\n") + "\n"
 		if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 			t.Fatal(err)

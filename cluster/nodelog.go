@@ -1,0 +1,48 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// NodeError is an error of one node of a cluster (its start, its rejoin, a readiness
+// wait): Node is its name. Its message is Err's, which names the node; callers keep the
+// node's error log with it (ErrorLogTail).
+type NodeError struct {
+	Node string
+	Err  error
+}
+
+func (e *NodeError) Error() string { return e.Err.Error() }
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// OfNode wraps err as node's *NodeError (nil for nil; err itself when it is a NodeError
+// already).
+func OfNode(node string, err error) error {
+	var ne *NodeError
+	if err == nil || errors.As(err, &ne) {
+		return err
+	}
+	return &NodeError{Node: node, Err: err}
+}
+
+// ErrorLogTail is the last lines lines of node n's server error log (error.log in its
+// directory: on this machine, or read on its host). Errors: a cluster whose servers
+// habench did not deploy (no error log of its own), a log that cannot be read.
+func (c *Cluster) ErrorLogTail(n *Node, lines int) (string, error) {
+	if !c.Deployed() || n.Dir == "" {
+		return "", fmt.Errorf("node %s: habench keeps no error log of a server it did not deploy", n.Name)
+	}
+	b, err := c.readNodeFile(n, "error.log")
+	if err != nil {
+		return "", fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	return tail(string(b), lines), nil
+}
+
+// waited is how long a wait that began at start lasted, for error messages ("1m30s",
+// "9.8s").
+func waited(start time.Time) time.Duration {
+	return time.Since(start).Round(100 * time.Millisecond)
+}
