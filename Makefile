@@ -14,8 +14,7 @@ GUARD    := HABENCH_TEST_NETWORK_GUARD=1
 TESTENV  := HABENCH_REQUIRE_SERVERS=1 $(GUARD)
 # Two packages at a time, and within a package the tests that call t.Parallel (they mostly
 # wait: elections, rejoins, timers) up to 4 at once; names, lab subnets and namespaces are
-# handed out by internal/testmachine, and a test that measures throughput or timing takes
-# the machine alone (testmachine.Alone). The CLI tests use the bin/habench just built.
+# handed out by internal/testmachine. The CLI tests use the bin/habench just built.
 TESTFLAGS ?= -count=1 -p 2 -parallel 4 -timeout 40m
 # The summary after the run: the failing tests' output first, the wall time, each
 # package's time, the 25 slowest tests, every test over 60 s and each skipped test with its
@@ -41,8 +40,16 @@ rootfs:
 rootfs-mariadb:
 	bash scripts/mariadb-rootfs.sh
 
+# The tests that measure (they call testmachine.Alone: round trips, rates, clock offsets,
+# CPU saturation) run after the others, one at a time, on a machine nothing else loads.
+ALONE = $(shell $(GO) run ./internal/cmd/alonetests)
+ALONEFLAGS ?= -count=1 -p 1 -timeout 20m
+
 test: deps build $(TESTSUMMARY)
-	$(TESTENV) HABENCH_TEST_BIN=$(CURDIR)/$(BIN) ./$(TESTSUMMARY) -json $(TESTJSON) -- $(GO) test -json $(TESTFLAGS) ./...
+	$(TESTENV) HABENCH_TEST_BIN=$(CURDIR)/$(BIN) ./$(TESTSUMMARY) -json $(TESTJSON) -- sh -c '\
+	  $(GO) test -json $(TESTFLAGS) -skip "$(ALONE)" ./...; side=$$?; \
+	  $(GO) test -json $(ALONEFLAGS) -run "$(ALONE)" ./...; alone=$$?; \
+	  [ $$side = 0 ] && [ $$alone = 0 ]'
 
 $(TESTSUMMARY): $(wildcard internal/testsummary/*.go internal/cmd/testsummary/*.go)
 	$(GO) build -o $(TESTSUMMARY) ./internal/cmd/testsummary

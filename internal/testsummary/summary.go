@@ -40,13 +40,15 @@ type Test struct {
 }
 
 // Package is one package's result: its outcome and its time as go test reports it (from
-// the test binary's start to its end; 0 for a package with no test files).
+// the test binary's start to its end, summed over the runs of the stream; 0 for a package
+// with no test files).
 type Package struct {
 	Name    string
 	Outcome string
 	Elapsed time.Duration
 	Output  []string // output not attributed to a test (panics, TestMain, build errors)
 	NoTests bool
+	noRun   bool // this run of the package matched no test (-run)
 }
 
 // Run is what Read collected.
@@ -151,14 +153,23 @@ func (run *Run) addPackage(p *Package, e Event, live io.Writer) {
 		return
 	}
 	switch e.Action {
+	case "start":
+		p.noRun = false
 	case "output", "build-output":
 		p.Output = append(p.Output, e.Output)
 		if strings.Contains(e.Output, "[no test files]") {
 			p.NoTests = true
 		}
+		if strings.Contains(e.Output, "[no tests to run]") {
+			p.noRun = true
+		}
 	case "pass", "fail", "skip":
-		p.Outcome = e.Action
-		p.Elapsed = seconds(e.Elapsed)
+		// A package may end more than once in one stream (make test runs the suite in two
+		// go test commands): its times add up, and a failure stays a failure.
+		if p.Outcome != "fail" {
+			p.Outcome = e.Action
+		}
+		p.Elapsed += seconds(e.Elapsed)
 		if p.NoTests {
 			return
 		}
@@ -167,7 +178,9 @@ func (run *Run) addPackage(p *Package, e Event, live io.Writer) {
 			echo(live, strings.Join(p.Output, ""))
 			return
 		}
-		echo(live, fmt.Sprintf("ok  \t%s\t%.1fs\n", p.Name, e.Elapsed))
+		if !p.noRun {
+			echo(live, fmt.Sprintf("ok  \t%s\t%.1fs\n", p.Name, e.Elapsed))
+		}
 	}
 }
 
