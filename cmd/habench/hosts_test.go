@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv/prereq"
 	"github.com/habench/habench/internal/testhost"
 )
@@ -516,9 +519,10 @@ func TestGaleraOnHostsKilled(t *testing.T) {
 // MySQL root filesystem on the hosts (chroot; node directories under ROOT/HOST_DIR), is
 // healthy after the deploy (every member ONLINE PRIMARY, status says multi-primary mode),
 // a member stopped and started again is ONLINE PRIMARY again, and so is a member rebuilt
-// by clone (fault rebuild on hosts) and every member after a large transaction and a
-// rolling restart, and destroy leaves every host as it was. (A
-// single-primary group on hosts: TestGroupDROnHosts.)
+// by clone (fault rebuild on hosts) and every member after a large transaction (its 5000
+// rows on every member) and a rolling restart (the faults log has each member's restart,
+// the writer n1 last; every member's server started since), and destroy leaves every
+// host as it was. (A single-primary group on hosts: TestGroupDROnHosts.)
 func TestGroupOnHosts(t *testing.T) {
 	t.Parallel()
 	l := newRootfsHostsLab(t, 3, "h2gr")
@@ -554,14 +558,55 @@ func TestGroupOnHosts(t *testing.T) {
 		t.Logf("rebuild n3 on its host: %s", strings.TrimSpace(r.stdout))
 	}
 	online("after n3 was rebuilt by clone")
-	// The other disruptions on hosts: a large transaction on the writer, a rolling restart
-	// (a multi-primary group: every member in turn, no switchover).
+	// The other disruptions on hosts, as the members and the faults log say: a large
+	// transaction on the writer (its rows on every member), a rolling restart (a
+	// multi-primary group: every member in turn, the writer last, no switchover; every
+	// member's server started since).
+	faultsBefore := len(faultsLog(t, state, "h2r1"))
+	var rolled time.Time
 	for _, args := range [][]string{{"large-transaction", "writer", "rows=5000"}, {"rolling-restart", "writer"}} {
+		if args[0] == "rolling-restart" {
+			rolled = time.Now()
+		}
 		r := habench(t, state, append(append([]string{"fault"}, args...), "--cluster", "h2r1")...)
 		if r.code != 0 {
 			t.Fatalf("fault %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 		}
 		t.Logf("fault %s on hosts: %s", strings.Join(args, " "), strings.TrimSpace(r.stdout))
+	}
+	since := time.Since(rolled)
+	var got []string
+	for _, f := range faultsLog(t, state, "h2r1")[faultsBefore:] {
+		d := f.Action + " " + f.Node
+		if f.Outcome != "" {
+			d += fmt.Sprintf(" %s %d rows", f.Outcome, f.Rows)
+		}
+		if f.Of != "" {
+			d += " of " + f.Of
+		}
+		if f.Error != "" {
+			d += " error: " + f.Error
+		}
+		got = append(got, d)
+	}
+	// The writer of a multi-primary group is n1 (the first member), so n1 last.
+	want := []string{"large-transaction n1 ok 5000 rows", "restart n2 of rolling-restart", "restart n3 of rolling-restart",
+		"restart n1 of rolling-restart", "rolling-restart n1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("faults log after the large transaction and the rolling restart:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	c, err := (&cluster.Sandbox{StateDir: state}).Load("h2r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.Nodes {
+		rows, uptime := memberRowsAndUptime(t, c, n, "sbtest.habench_large_trx", 5000)
+		if rows != 5000 {
+			t.Errorf("%s: %d rows in sbtest.habench_large_trx, want the large transaction's 5000", n.Name, rows)
+		}
+		if uptime < 0 || uptime > since {
+			t.Errorf("%s: server up for %s, want started by the rolling restart %s ago", n.Name, uptime, since.Round(time.Second))
+		}
 	}
 	online("after a large transaction and a rolling restart")
 	// A chrooted process under n2's directory that no record names (as a server started
@@ -649,4 +694,55 @@ func newRootfsHostsLab(t *testing.T, n int, prefix string) *rootfsLab {
 		l.before = append(l.before, l.snapshot(h))
 	}
 	return l
+}
+
+// faultsLog returns cluster name's faults log (experiment.FaultsFile) in state; none when
+// there is none yet.
+func faultsLog(t *testing.T, state, name string) []experiment.FaultRecord {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(state, "clusters", name, experiment.FaultsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []experiment.FaultRecord
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r experiment.FaultRecord
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("%s's faults log: %q: %v", name, l, err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// memberRowsAndUptime asks member n of c for the rows of table, waiting up to 30 s for
+// want of them (the member applies what the group certified), and for its server's
+// Uptime; -1 for what it could not say (the error is logged).
+func memberRowsAndUptime(t *testing.T, c *cluster.Cluster, n *cluster.Node, table string, want int64) (int64, time.Duration) {
+	t.Helper()
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		t.Logf("%s: %v", n.Name, err)
+		return -1, -1
+	}
+	defer db.Close()
+	rows := int64(-1)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		err = db.QueryRow("SELECT COUNT(*) FROM " + table).Scan(&rows)
+		if (err == nil && rows == want) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Logf("%s: count %s: %v", n.Name, table, err)
+	}
+	var up int64
+	if err := db.QueryRow("SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Uptime'").Scan(&up); err != nil {
+		t.Logf("%s: Uptime: %v", n.Name, err)
+		return rows, -1
+	}
+	return rows, time.Duration(up) * time.Second
 }

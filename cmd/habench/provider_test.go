@@ -3,12 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/knob"
+	"github.com/habench/habench/links"
 	"github.com/habench/habench/topology"
 )
 
@@ -72,14 +78,92 @@ func TestStatusPerProvider(t *testing.T) {
 	}
 }
 
+// savedClusterOf is testClusterOf(provider, network) written to a state directory of its
+// own and loaded back, so that it has a directory for the records destroy reads
+// (knob.PendingFile, links.StandingFile).
+func savedClusterOf(t *testing.T, provider, network string) *cluster.Cluster {
+	t.Helper()
+	state := t.TempDir()
+	dir := filepath.Join(state, "clusters", "pc1")
+	b, err := json.Marshal(testClusterOf(provider, network))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "state.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := (&cluster.Sandbox{StateDir: state}).Load("pc1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Provider().Name() != provider {
+		t.Fatalf("saved cluster has provider %s, want %s", c.Provider().Name(), provider)
+	}
+	return c
+}
+
+// writeClusterRecord writes a record file into c's directory.
+func writeClusterRecord(t *testing.T, c *cluster.Cluster, file, content string) string {
+	t.Helper()
+	p := filepath.Join(c.Dir(), file)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestDestroyAsksProvider: what destroy refuses or clears first depends on the provider's
-// answers: a cluster habench deployed is never refused for pending knobs (its servers go
-// with it); links over SSH are cleared from the hosts first (nothing recorded here: nil);
+// answers: knobs an interrupted run left changed (knob.PendingFile) refuse forgetting an
+// existing cluster, never destroying one habench deployed (its servers go with it); a
+// standing links record on a cluster whose links are over SSH is cleared from its hosts
+// first (the record goes; a host that cannot be cleared keeps the cluster, with an error
+// naming it), while a sandbox's links go with its namespaces (the record is not touched);
 // measuring links on a cluster without any is one refusal naming the cluster.
 func TestDestroyAsksProvider(t *testing.T) {
-	for _, p := range []string{topology.ProviderSandbox, testHostsName} {
-		if err := refuseForgetWithKnobs(testClusterOf(p, cluster.NetLoopback)); err != nil {
-			t.Errorf("%s: %v, want nil (deployed: destroyed with its servers)", p, err)
+	const pending = `{"cluster":"pc1","pid":0,"requested":["sync_binlog=0"],"entries":[]}`
+	for _, tc := range []struct {
+		provider, network string
+		refused           bool
+	}{
+		{topology.ProviderSandbox, cluster.NetLoopback, false},
+		{testHostsName, "hosts", false},
+		{topology.ProviderExisting, "", true},
+	} {
+		c := savedClusterOf(t, tc.provider, tc.network)
+		writeClusterRecord(t, c, knob.PendingFile, pending)
+		err := refuseForgetWithKnobs(c)
+		var fe *topology.FieldError
+		switch {
+		case !tc.refused && err != nil:
+			t.Errorf("%s with pending knobs: %v, want nil (deployed: destroyed with its servers)", tc.provider, err)
+		case tc.refused && (!errors.As(err, &fe) || fe.Field != "name" || fe.Value != "pc1" ||
+			!strings.Contains(err.Error(), "left knobs sync_binlog=0 changed: habench knob restore pc1")):
+			t.Errorf("%s with pending knobs: %v, want a refusal on name pc1 naming the knobs and knob restore", tc.provider, err)
+		}
+	}
+
+	const standing = `{"cluster":"pc1","backend":"remote","hosts":[{"node":"%s","host":"db-%s","devs":[]}]}`
+	for _, tc := range []struct {
+		provider, network, node string
+		err                     string // "" for nil
+		kept                    bool   // the links record is still there
+	}{
+		{topology.ProviderSandbox, cluster.NetNamespaces, "n1", "", true},
+		{testHostsName, "hosts", "n1", "", false},
+		{testHostsName, "hosts", "n9", "cluster pc1: could not remove habench's impairments from its hosts, so it was kept", true},
+	} {
+		c := savedClusterOf(t, tc.provider, tc.network)
+		rec := writeClusterRecord(t, c, links.StandingFile, fmt.Sprintf(standing, tc.node, tc.node))
+		err := clearHostImpairments(c)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s, links record on %s: %v, want error %q", tc.provider, tc.node, err, tc.err)
+		}
+		_, serr := os.Stat(rec)
+		if kept := serr == nil; kept != tc.kept {
+			t.Errorf("%s, links record on %s: record kept %v, want %v", tc.provider, tc.node, kept, tc.kept)
 		}
 	}
 	if err := clearHostImpairments(testClusterOf(testHostsName, "hosts")); err != nil {

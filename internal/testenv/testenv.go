@@ -7,6 +7,7 @@ package testenv
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,4 +77,23 @@ func Spec(t testing.TB, name string, kind topology.Kind, nodes int, f topology.F
 func Name(t testing.TB, prefix string) string {
 	t.Helper()
 	return testmachine.Name(t, prefix)
+}
+
+// Habench returns the path of a habench binary, for tests that start it as a process
+// (the link process a partition fault starts: habench netem serve): HABENCH_TEST_BIN
+// (make test sets it to the bin/habench it built), else one built from this module into
+// the test's temporary directory (a failed build fails the test).
+func Habench(t testing.TB) string {
+	t.Helper()
+	if bin := os.Getenv("HABENCH_TEST_BIN"); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			t.Fatalf("HABENCH_TEST_BIN: %v", err)
+		}
+		return bin
+	}
+	bin := filepath.Join(t.TempDir(), "habench")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/habench/habench/cmd/habench").CombinedOutput(); err != nil {
+		t.Fatalf("build habench: %v\n%s", err, out)
+	}
+	return bin
 }
