@@ -147,6 +147,9 @@ func (c *Cluster) NodeLive(ctx context.Context, n *Node, db *sql.DB) (why string
 	return f(ctx, c, n, db), true
 }
 
+// OffersLive reports whether c's kind says which of its nodes are live (KindOps.Live).
+func (c *Cluster) OffersLive() bool { return c.ops().Live != nil }
+
 // NodeStuck is KindOps.Stuck of c's kind for node n over db (an admin connection): why n
 // cannot catch up by itself ("" when it can) and whether it is still settling.
 func (c *Cluster) NodeStuck(ctx context.Context, n *Node, db *sql.DB) (stuck string, settling bool) {

@@ -41,6 +41,7 @@ var setupPhases = []phase{
 	{"checks", (*runState).checks},
 	{"knobs", (*runState).knobs},
 	{"results", (*runState).results},
+	{"failover", (*runState).clientFailover},
 	{"links", (*runState).links},
 	{"sampling", (*runState).sampling},
 	{"background", (*runState).background},
@@ -87,6 +88,7 @@ type runState struct {
 	probe          *probe
 	checker        *checkerRun
 	writers        *writerWatch  // the cluster's live writer (hangs.go)
+	failoverOn     bool          // the workers fail over between writers (failover.go)
 	scheduled      []FaultRecord // the faults the run's schedule injected (read after stopBackground)
 	faultWarnings  []string      // the schedule's warnings, said as they happened (read after stopBackground)
 
@@ -712,6 +714,7 @@ func (st *runState) summarize() error {
 	sum.Outages = outageSummaries(st.result)
 	sum.Faults = faultSummaries(man.Faults, sum.Outages, st.allSamples, st.intervals)
 	st.failover(sum)
+	st.clientFailoverSummary(sum)
 	sum.NodeStates = nodeStates(st.allSamples)
 	setDownAtEnd(sum.Nodes, sum.NodeStates)
 	if c := b.Cluster; c != nil && c.Dir() != "" && c.Deployed() {
