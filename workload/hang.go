@@ -284,7 +284,7 @@ func (r *Result) LowerBounds() bool { return r.WaitCount > 0 }
 
 // WaitWarning is the WARNING about the transactions that never completed, naming the
 // longest ("" when none), e.g. "a transaction on n1 waited at least 32.10 s from 9.68 s of
-// the run and was abandoned when the workers followed the writer (outcome unknown); 8
+// the run and was abandoned when its worker left the node for another, following the writer or failing over (outcome unknown); 8
 // transactions never completed (8 abandoned, 0 in flight at the end): latency max and
 // percentiles include their waits as lower bounds".
 func (r *Result) WaitWarning() string {
@@ -294,7 +294,7 @@ func (r *Result) WaitWarning() string {
 	w := r.Waits[0]
 	how := "was still in flight at the end of the run"
 	if w.Abandoned {
-		how = "was abandoned when the workers followed the writer (outcome unknown)"
+		how = "was abandoned when its worker left the node for another, following the writer or failing over (outcome unknown)"
 	}
 	return fmt.Sprintf("a transaction on %s waited at least %.2f s from %.2f s of the run and %s; %d transactions never completed (%d abandoned, %d in flight at the end): latency max and percentiles include their waits as lower bounds",
 		w.Endpoint, w.Waited.Seconds(), w.At.Seconds(), how, r.WaitCount, r.Unknown, int64(r.WaitCount)-r.Unknown)
