@@ -64,8 +64,9 @@ func failoverOrder(id, n int) []int {
 }
 
 // goHome takes a worker that failed over back to its own endpoint, between two
-// transactions, once Target.Failover lists it again (asked at most every homeCheckEvery,
-// now being the last commit): its connection closed and a new one made there, a move and
+// transactions, once Target.Failover lists it again in an answer given after the worker
+// left it (asked at most every homeCheckEvery, now being the last commit): a view from
+// before the failure does not count. Its connection is closed and a new one made there, a move and
 // a reconnect, no transaction given up. When its own endpoint refuses, the worker
 // reconnects where failoverTarget says. It returns when the move began (zero: it stayed),
 // with reconnect's error when none could be made.
@@ -74,7 +75,7 @@ func (w *worker) goHome(ctx context.Context, now time.Time) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	w.homeCheck = now.Add(homeCheckEvery).UnixNano()
-	if !slices.Contains(w.r.t.Failover(), w.home.Label()) {
+	if !slices.Contains(w.r.t.Failover(w.leftHome), w.home.Label()) {
 		return time.Time{}, nil
 	}
 	began := time.Now()

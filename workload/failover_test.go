@@ -96,15 +96,21 @@ func TestMoveSettled(t *testing.T) {
 	if m := r.moves[c]; !m.Settled.Equal(t0.Add(5 * time.Second)) {
 		t.Errorf("joined worker committed: %+v, want settled at 5 s", m)
 	}
+	// A move from the same node to the same node after WriterHang is another event's.
+	r.moves[c].At = r.moves[c].At.Add(-DefaultWriterHang - time.Second)
+	if e := r.noteMove("n1", "n2", false, true); e == c || r.moves[e].Workers != 1 {
+		t.Errorf("a move %v after another: joined it (%d, %+v), want a new one", DefaultWriterHang+time.Second, e, r.moves)
+	}
 }
 
-// liveSet is a Target.Failover for tests: the labels a test marks live.
+// liveSet is a Target.Failover for tests: the labels a test marks live, as a view whose
+// every answer is fresh (any since).
 type liveSet struct {
 	mu   sync.Mutex
 	live []string
 }
 
-func (l *liveSet) get() []string {
+func (l *liveSet) get(time.Time) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.live)

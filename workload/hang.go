@@ -88,7 +88,7 @@ func (r *runner) watchHangs(ctx context.Context) {
 // no writer (an election) or Failover lists nothing (a view not known): then none.
 func (r *runner) leaving(ctx context.Context) func(label string) bool {
 	if r.t.Follow == nil {
-		live := r.t.Failover()
+		live := r.t.Failover(time.Time{})
 		if len(live) == 0 {
 			return nil
 		}
@@ -172,14 +172,21 @@ func (r *runner) addWait(w Wait) {
 }
 
 // noteMove records a worker's move from one writer to another (see WriterMove) and
-// returns the index of the move it joined; starts says the worker left the node it last
-// committed on (it counts in the move's Settled).
+// returns the index of the move it joined: the move from the same node to the same node
+// begun within WriterHang (the workers that one event sent there), unless a worker left
+// To since; starts says the worker left the node it last committed on (it counts in the
+// move's Settled).
 func (r *runner) noteMove(from, to string, abandoned, starts bool) int {
 	r.hangMu.Lock()
 	defer r.hangMu.Unlock()
+	now := time.Now()
 	i := len(r.moves) - 1
 	for ; i >= 0; i-- {
 		m := &r.moves[i]
+		if now.Sub(m.At) > r.o.writerHang() {
+			i = -1 // another event's moves (all older ones too)
+			break
+		}
 		if m.From == from && m.To == to {
 			break
 		}
@@ -189,7 +196,7 @@ func (r *runner) noteMove(from, to string, abandoned, starts bool) int {
 		}
 	}
 	if i < 0 {
-		r.moves = append(r.moves, WriterMove{From: from, To: to, At: time.Now()})
+		r.moves = append(r.moves, WriterMove{From: from, To: to, At: now})
 		i = len(r.moves) - 1
 	}
 	m := &r.moves[i]

@@ -93,9 +93,11 @@ type worker struct {
 	move     int
 	chain    int
 	// With Target.Failover (failover.go): home is the worker's own endpoint, away says it
-	// is on another, homeCheck (UnixNano) when it next asks whether home is live again.
+	// is on another (since leftHome), homeCheck (UnixNano) when it next asks whether home
+	// is live again.
 	home      Endpoint
 	away      bool
+	leftHome  time.Time
 	homeCheck int64
 }
 
@@ -718,7 +720,7 @@ func (w *worker) reconnect(ctx context.Context, avoid string) error {
 			}
 		}
 		if w.r.t.Failover != nil {
-			ep, ok := w.failoverTarget(w.r.t.Failover(), tried)
+			ep, ok := w.failoverTarget(w.r.t.Failover(time.Time{}), tried)
 			if !ok { // every candidate failed: a new round after the backoff
 				tried = nil
 				if !w.sleep(ctx, backoff) {
@@ -819,7 +821,12 @@ func (w *worker) moveTo(ep Endpoint) error {
 	if w.chain < 0 {
 		w.chain = w.move
 	}
-	w.away = r.t.Failover != nil && label != w.home.Label()
+	if r.t.Failover != nil {
+		if from == w.home.Label() {
+			w.leftHome = time.Now()
+		}
+		w.away = label != w.home.Label()
+	}
 	return nil
 }
 

@@ -63,13 +63,16 @@ type Target struct {
 	// that is not part of its cluster now, mysqlerr.NotPartOfCluster: 1047, 1290, 1792,
 	// 3100, or an event hung for Options.WriterHang while Failover does not list its node)
 	// reconnects to another endpoint Failover lists, and goes back to its own
-	// (Endpoints[i % n]) between two transactions once Failover lists it again. Those
-	// failures are retried like ignored errors; the outage windows stay those of the
-	// worker's own endpoint. Failover returns the labels of the endpoints live now (nil or
-	// empty: not known, every endpoint is tried in turn); it must answer at once (a view a
-	// poller keeps): it is asked after failures, by the hang watchdog and by workers away
-	// from their own endpoint, never while a worker at home commits. Not with Follow.
-	Failover func() []string
+	// (Endpoints[i % n]) between two transactions once Failover lists it again in an
+	// answer given after the worker left it (a view still stale from before the failure
+	// does not send it back). Those failures are retried like ignored errors; the outage
+	// windows stay those of the worker's own endpoint. Failover(since) returns the labels
+	// of the endpoints live in their latest answers, given at or after since (the zero
+	// time: whenever); nil or empty when not known (every endpoint is then tried in turn).
+	// It must answer at once (a view a poller keeps): it is asked after failures, by the
+	// hang watchdog and by workers away from their own endpoint, never while a worker at
+	// home commits. Not with Follow.
+	Failover func(since time.Time) []string
 	// User, Password and DB are the credentials and the database (created by
 	// Prepare if missing).
 	User, Password, DB string
