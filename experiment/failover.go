@@ -134,12 +134,12 @@ func (st *runState) clientFailover() error {
 		return err
 	}
 	st.onCleanup(func() { stop(); lw.wait() })
+	st.liveWatch = lw
 	select {
 	case <-lw.answered:
 	case <-time.After(2 * time.Second):
 	}
 	b.Target.Failover = lw.live
-	st.failoverOn = true
 	note := fmt.Sprintf("client failover: %s; a worker whose node fails (lost connection, a refusal of a node out of its cluster: 1047, 1290, 1792, 3100, or a transaction hung %s s while the cluster does not count its node live) moves to another live node of %s and goes back once its own is live again; those failures are retried whatever --mysql-ignore-errors says",
 		why, hangSecs(b.Options.WriterHang), strings.Join(endpointLabels(b.Target), ", "))
 	st.man.Workload["failover"] = note
@@ -164,20 +164,26 @@ func endpointLabels(t workload.Target) []string {
 }
 
 // liveWatch keeps which nodes are live, each asked every livePoll over an admin pool of
-// its own (cluster.Cluster.NodeLive within liveTimeout).
+// its own (cluster.Cluster.NodeLive within liveTimeout), and when each changed.
 type liveWatch struct {
 	mu       sync.Mutex
-	order    []string        // node names, in the target's order
-	ok       map[string]bool // node -> live at its last answer
-	seen     map[string]bool // nodes that answered (or failed to) once
-	answered chan struct{}   // closed once every node was asked once
+	order    []string             // node names, in the target's order
+	last     map[string]liveState // node -> its latest answer
+	changes  map[string][]liveState
+	answered chan struct{} // closed once every node was asked once
 	wg       sync.WaitGroup
+}
+
+// liveState is one answer of a node: live or not, to the question asked at At.
+type liveState struct {
+	At   time.Time
+	Live bool
 }
 
 // watchLive starts asking nodes of c until ctx ends (wait waits for it). Error: an admin
 // pool that cannot be opened (nothing is left running then).
 func watchLive(ctx context.Context, c *cluster.Cluster, nodes []*cluster.Node) (*liveWatch, error) {
-	w := &liveWatch{ok: map[string]bool{}, seen: map[string]bool{}, answered: make(chan struct{})}
+	w := &liveWatch{last: map[string]liveState{}, changes: map[string][]liveState{}, answered: make(chan struct{})}
 	var dbs []*sql.DB
 	for _, n := range nodes {
 		db, err := c.OpenAdmin(n)
@@ -198,13 +204,14 @@ func watchLive(ctx context.Context, c *cluster.Cluster, nodes []*cluster.Node) (
 			tk := time.NewTicker(livePoll)
 			defer tk.Stop()
 			for {
+				asked := time.Now()
 				qctx, cancel := context.WithTimeout(ctx, liveTimeout)
 				why, _ := c.NodeLive(qctx, n, dbs[i])
 				cancel()
 				if ctx.Err() != nil {
 					return
 				}
-				w.set(n.Name, why == "")
+				w.set(n.Name, liveState{At: asked, Live: why == ""})
 				select {
 				case <-ctx.Done():
 					return
@@ -216,30 +223,55 @@ func watchLive(ctx context.Context, c *cluster.Cluster, nodes []*cluster.Node) (
 	return w, nil
 }
 
-func (w *liveWatch) set(node string, live bool) {
+func (w *liveWatch) set(node string, st liveState) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.ok[node] = live
-	if !w.seen[node] {
-		w.seen[node] = true
-		if len(w.seen) == len(w.order) {
-			close(w.answered)
-		}
+	prev, seen := w.last[node]
+	w.last[node] = st
+	if !seen || prev.Live != st.Live {
+		w.changes[node] = append(w.changes[node], st)
+	}
+	if !seen && len(w.last) == len(w.order) {
+		close(w.answered)
 	}
 }
 
-// live is the target's Failover: the nodes live at their last answer, in the target's
-// order (nil before any answered).
-func (w *liveWatch) live() []string {
+// live is the target's Failover: the nodes whose latest answer, to a question asked at
+// or after since, said live, in the target's order (nil before any answered).
+func (w *liveWatch) live(since time.Time) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []string
 	for _, n := range w.order {
-		if w.ok[n] {
+		if st := w.last[n]; st.Live && !st.At.Before(since) {
 			out = append(out, n)
 		}
 	}
 	return out
+}
+
+// back is when node was seen live again after from: its first live answer after it was
+// seen not live (at from, or in an answer asked after it); from itself when it was not
+// seen down then (nothing to come back from), the zero time when it was not seen live
+// again.
+func (w *liveWatch) back(node string, from time.Time) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	down := false // at from, then after it
+	for _, st := range w.changes[node] {
+		switch {
+		case st.At.Before(from):
+			down = !st.Live
+		case !st.Live:
+			down = true
+		case down:
+			return st.At
+		}
+	}
+	if !down {
+		return from
+	}
+	return time.Time{}
 }
 
 func (w *liveWatch) wait() { w.wg.Wait() }
@@ -259,8 +291,8 @@ func (st *runState) clientFailoverSummary(sum *Summary) {
 		return faultNodes(c, f.Action, f.Node)
 	}
 	setViewChanges(sum.Faults, st.man.Faults, st.allSamples, nodesOf)
-	if st.failoverOn && st.result != nil {
-		setClientFailover(sum.Faults, st.man.Faults, st.result.WriterMoves, nodesOf)
+	if st.liveWatch != nil && st.result != nil {
+		setClientFailover(sum.Faults, st.man.Faults, st.result.WriterMoves, nodesOf, st.liveWatch.back)
 	}
 }
 
@@ -318,23 +350,31 @@ func setViewChanges(fs []FaultSummary, faults []RunFault, samples []sampler.Samp
 }
 
 // setClientFailover sets FailoverWorkers and ClientFailoverS of each fault that took
-// nodes away (nodesOf): the workers that left one of its nodes (WriterMove.Left) in moves
-// from the fault on, before the next fault on those nodes, and the time from the fault
-// until the last of them committed again (WriterMove.Settled; nil when one had not).
-func setClientFailover(fs []FaultSummary, faults []RunFault, moves []workload.WriterMove, nodesOf func(RunFault) []string) {
+// nodes away (nodesOf): the workers that left one of its nodes (WriterMove.Left) while the
+// node was away (from the fault until back, the live watch's, says it was live again, and
+// before the next fault on those nodes), and the time from the fault until the last of
+// them committed again (WriterMove.Settled; nil when one had not).
+func setClientFailover(fs []FaultSummary, faults []RunFault, moves []workload.WriterMove, nodesOf func(RunFault) []string, back func(node string, from time.Time) time.Time) {
 	for i, f := range faults {
 		nodes := nodesOf(f)
 		if len(nodes) == 0 {
 			continue
 		}
-		until := time.Time{}
+		next := time.Time{}
 		if j := nextOn(faults, i, nodes, nodesOf); j < len(faults) {
-			until = faults[j].At
+			next = faults[j].At
+		}
+		away := func(m workload.WriterMove) bool {
+			if m.At.Before(f.At) || (!next.IsZero() && !m.At.Before(next)) {
+				return false
+			}
+			b := back(m.From, f.At)
+			return b.IsZero() || m.At.Before(b)
 		}
 		var last time.Time
 		settled := true
 		for _, m := range moves {
-			if m.Left == 0 || !slices.Contains(nodes, m.From) || m.At.Before(f.At) || (!until.IsZero() && !m.At.Before(until)) {
+			if m.Left == 0 || !slices.Contains(nodes, m.From) || !away(m) {
 				continue
 			}
 			fs[i].FailoverWorkers += m.Left

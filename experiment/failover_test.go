@@ -97,7 +97,13 @@ func TestFailoverMeasures(t *testing.T) {
 	fs := make([]FaultSummary, len(faults))
 	nodesOf := func(f RunFault) []string { return faultNodes(&cluster.Cluster{}, f.Action, f.Node) }
 	setViewChanges(fs, faults, samples, nodesOf)
-	setClientFailover(fs, faults, moves, nodesOf)
+	back := func(node string, from time.Time) time.Time { // n3 live again at 12.5 s, n2 never
+		if node == "n3" && from.Before(at(12.5)) {
+			return at(12.5)
+		}
+		return time.Time{}
+	}
+	setClientFailover(fs, faults, moves, nodesOf, back)
 	kill, start, restart := fs[0], fs[1], fs[2]
 	near := func(v *float64, want float64) bool { return v != nil && *v > want-0.001 && *v < want+0.001 }
 	if !near(kill.ViewChangeS, 5.9) {
@@ -120,5 +126,47 @@ func TestFailoverMeasures(t *testing.T) {
 	}
 	if tb := report.FaultTable(fs[1:2]); strings.Contains(tb, "view changed") {
 		t.Errorf("a table without failover measures has their columns:\n%s", tb)
+	}
+}
+
+// TestLiveWatchView: the view lists the nodes live in their latest answers (given after a
+// time when asked), and says when a node that went down was live again.
+func TestLiveWatchView(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	w := &liveWatch{order: []string{"n1", "n2", "n3"}, last: map[string]liveState{}, changes: map[string][]liveState{}, answered: make(chan struct{})}
+	if w.live(time.Time{}) != nil {
+		t.Errorf("before any answer: %v, want nil", w.live(time.Time{}))
+	}
+	for _, a := range []struct {
+		node string
+		s    float64
+		live bool
+	}{{"n1", 0, true}, {"n2", 0, true}, {"n3", 0, true}, {"n3", 4.2, false}, {"n3", 4.5, false}, {"n1", 5, true}, {"n3", 12.25, true}, {"n2", 12.5, true}} {
+		w.set(a.node, liveState{At: at(a.s), Live: a.live})
+	}
+	select {
+	case <-w.answered:
+	default:
+		t.Error("every node answered: answered still open")
+	}
+	if got := strings.Join(w.live(time.Time{}), ","); got != "n1,n2,n3" {
+		t.Errorf("live %q, want n1,n2,n3", got)
+	}
+	if got := strings.Join(w.live(at(10)), ","); got != "n2,n3" {
+		t.Errorf("live in answers after 10 s %q, want n2,n3 (n1's latest is from 5 s)", got)
+	}
+	if b := w.back("n3", at(4.1)); !b.Equal(at(12.25)) {
+		t.Errorf("n3 back after 4.1 s: %v, want 12.25 s", b.Sub(t0))
+	}
+	if b := w.back("n3", at(4.4)); !b.Equal(at(12.25)) {
+		t.Errorf("n3 (down at 4.4 s) back: %v, want 12.25 s", b.Sub(t0))
+	}
+	if b := w.back("n1", at(4.1)); !b.Equal(at(4.1)) {
+		t.Errorf("n1 never down: back %v, want the time asked", b.Sub(t0))
+	}
+	w.set("n2", liveState{At: at(20), Live: false})
+	if b := w.back("n2", at(19)); !b.IsZero() {
+		t.Errorf("n2 down at 20 s for good: back %v, want never", b.Sub(t0))
 	}
 }

@@ -88,7 +88,7 @@ type runState struct {
 	probe          *probe
 	checker        *checkerRun
 	writers        *writerWatch  // the cluster's live writer (hangs.go)
-	failoverOn     bool          // the workers fail over between writers (failover.go)
+	liveWatch      *liveWatch    // the nodes live, when the workers fail over between writers (failover.go)
 	scheduled      []FaultRecord // the faults the run's schedule injected (read after stopBackground)
 	faultWarnings  []string      // the schedule's warnings, said as they happened (read after stopBackground)
 
