@@ -311,9 +311,12 @@ func nextOn(faults []RunFault, i int, nodes []string, nodesOf func(RunFault) []s
 // setViewChanges sets ViewChangeS of each fault that took nodes away (nodesOf: none for
 // the others): the first sample tick from the fault on, before the end of the next fault on
 // those nodes (a start takes seconds: a killed Galera node is evicted after
-// evs.suspect_timeout, 5 s, maybe while it is being started again), in which the largest membership any other node reported (galera_cluster_size,
-// gr_members_online) was below the largest they reported in the 3 s before the fault.
+// evs.suspect_timeout, 5 s, maybe while it is being started again), in which the largest
+// membership any other node reported (membership) was below the largest they reported in
+// the 3 s before the fault.
 func setViewChanges(fs []FaultSummary, faults []RunFault, samples []sampler.Sample, nodesOf func(RunFault) []string) {
+	views := membership(samples)
+	ticks := slices.Sorted(maps.Keys(views))
 	for i, f := range faults {
 		nodes := nodesOf(f)
 		if len(nodes) == 0 {
@@ -323,30 +326,63 @@ func setViewChanges(fs []FaultSummary, faults []RunFault, samples []sampler.Samp
 		if j := nextOn(faults, i, nodes, nodesOf); j < len(faults) {
 			until = faults[j].AtS + faults[j].Took
 		}
+		largest := func(tick time.Duration) float64 {
+			v := 0.0
+			for n, m := range views[tick] {
+				if !slices.Contains(nodes, n) {
+					v = max(v, m)
+				}
+			}
+			return v
+		}
 		before := 0.0
-		ticks := map[time.Duration]float64{}
-		for _, s := range samples {
-			if (s.Metric != sampler.MetricGaleraClusterSize && s.Metric != sampler.MetricGRMembersOnline) || slices.Contains(nodes, s.Node) {
-				continue
-			}
-			switch t := s.Elapsed.Seconds(); {
-			case t < f.AtS && t >= f.AtS-3:
-				before = max(before, s.Value)
-			case t >= f.AtS && t < until:
-				ticks[s.Elapsed] = max(ticks[s.Elapsed], s.Value)
+		for _, tick := range ticks {
+			if t := tick.Seconds(); t < f.AtS && t >= f.AtS-3 {
+				before = max(before, largest(tick))
 			}
 		}
-		if before == 0 {
-			continue
-		}
-		for _, t := range slices.Sorted(maps.Keys(ticks)) {
-			if ticks[t] < before {
-				d := t.Seconds() - f.AtS
+		for _, tick := range ticks {
+			if t := tick.Seconds(); t >= f.AtS && t < until && before > 0 && largest(tick) < before {
+				d := t - f.AtS
 				fs[i].ViewChangeS = &d
 				break
 			}
 		}
 	}
+}
+
+// membership is each node's view of its cluster's membership at each sample tick: a
+// Galera node's galera_cluster_size (its component), a group member's rows of its view
+// less those UNREACHABLE (gr_members_total - gr_members_unreachable: a member that left
+// is no row, one that died is UNREACHABLE until expelled).
+func membership(samples []sampler.Sample) map[time.Duration]map[string]float64 {
+	type key struct {
+		tick time.Duration
+		node string
+	}
+	total, unreachable := map[key]float64{}, map[key]float64{}
+	out := map[time.Duration]map[string]float64{}
+	put := func(k key, v float64) {
+		if out[k.tick] == nil {
+			out[k.tick] = map[string]float64{}
+		}
+		out[k.tick][k.node] = v
+	}
+	for _, s := range samples {
+		k := key{s.Elapsed, s.Node}
+		switch s.Metric {
+		case sampler.MetricGaleraClusterSize:
+			put(k, s.Value)
+		case sampler.MetricGRMembersTotal:
+			total[k] = s.Value
+		case sampler.MetricGRMembersUnreachable:
+			unreachable[k] = s.Value
+		}
+	}
+	for k, v := range total {
+		put(k, v-unreachable[k])
+	}
+	return out
 }
 
 // setClientFailover sets FailoverWorkers and ClientFailoverS of each fault that took

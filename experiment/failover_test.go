@@ -124,6 +124,29 @@ func TestFailoverMeasures(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, tb)
 		}
 	}
+	// A group: a member that left is no row of the others' views, one that died is
+	// UNREACHABLE; one RECOVERING before the fault still counts.
+	var gs []sampler.Sample
+	for sec := 1; sec <= 10; sec++ {
+		for _, n := range []string{"n1", "n3"} {
+			total, unreach := 3.0, 0.0
+			switch {
+			case sec >= 6 && sec < 8:
+				unreach = 1 // n2 killed: UNREACHABLE from 6 s
+			case sec >= 8:
+				total = 2 // expelled
+			}
+			e := time.Duration(sec) * time.Second
+			gs = append(gs, sampler.Sample{Elapsed: e, Node: n, Metric: sampler.MetricGRMembersTotal, Value: total},
+				sampler.Sample{Elapsed: e, Node: n, Metric: sampler.MetricGRMembersUnreachable, Value: unreach},
+				sampler.Sample{Elapsed: e, Node: n, Metric: sampler.MetricGRMembersOnline, Value: 2}) // n3 RECOVERING throughout
+		}
+	}
+	gfs := make([]FaultSummary, 1)
+	setViewChanges(gfs, []RunFault{bookFault(epoch, 4.5, 0.01, "kill", "n2")}, gs, nodesOf)
+	if !near(gfs[0].ViewChangeS, 1.5) {
+		t.Errorf("group: view change %v, want 1.5 (n2 UNREACHABLE at 6 s, though n3 was RECOVERING before)", fmtOpt(gfs[0].ViewChangeS, "%.2f"))
+	}
 	if tb := report.FaultTable(fs[1:2]); strings.Contains(tb, "view changed") {
 		t.Errorf("a table without failover measures has their columns:\n%s", tb)
 	}

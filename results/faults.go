@@ -56,8 +56,9 @@ type FaultSummary struct {
 	// pause, rebuild) on a Galera cluster or a group: seconds from the fault to the first
 	// sample (every second: an upper bound) in which every other node's view of the cluster
 	// counted fewer members than before it (galera_cluster_size: a new Primary component
-	// without the node; gr_members_online: the node UNREACHABLE or gone): the cluster's
-	// own view change. nil: not seen before the node's next fault or the end.
+	// without the node; gr_members_total - gr_members_unreachable: the member UNREACHABLE
+	// or gone from the view): the cluster's own view change. nil: not seen before the end
+	// of the node's next fault or the end of the run.
 	ViewChangeS *float64 `json:"view_change_s,omitempty"`
 	// ClientFailoverS, when the workers failed over between writers (a Galera cluster, a
 	// multi-primary group: experiment's client failover): seconds from the fault until
