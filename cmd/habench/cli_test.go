@@ -73,7 +73,13 @@ func habench(t *testing.T, state string, args ...string) result {
 // its exit code and output; it fails the test only when the command cannot run at all.
 func execute(t *testing.T, argv []string, env ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	return executeWithin(t, 5*time.Minute, argv, env...)
+}
+
+// executeWithin is execute bounded by d.
+func executeWithin(t *testing.T, d time.Duration, argv []string, env ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
