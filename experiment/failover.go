@@ -63,7 +63,7 @@ func (b *Bench) failoverPlan() (string, error) {
 		if why != "" {
 			return "", fmt.Errorf("--failover: %s", why)
 		}
-		return "--failover", nil
+		return "asked for (--failover)", nil
 	}
 	if why != "" || len(b.Faults) == 0 {
 		return "", nil
