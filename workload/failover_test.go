@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/habench/habench/internal/testmachine"
 	"github.com/habench/habench/internal/testserver"
 )
 
@@ -130,6 +131,7 @@ func (l *liveSet) set(labels ...string) {
 // read lock) and out of the view: its workers give their transactions up after
 // WriterHang (unknown outcomes) and move to n1.
 func TestFailoverServers(t *testing.T) {
+	testmachine.Alone(t) // it times failovers and an open-loop rate: nothing else may load the machine
 	if testing.Short() {
 		t.Skip("real-server tests skipped in -short mode")
 	}

@@ -25,6 +25,7 @@ import (
 // when the cluster's view lost the node; the killed node's worker went back to it once it
 // was live again.
 func TestClientFailoverMultiWriter(t *testing.T) {
+	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	testenv.Installation(t, topology.MySQL)
 	// A group member restarted under load recovers for 30 s to 2 min on 2 shared cores:
@@ -34,8 +35,8 @@ func TestClientFailoverMultiWriter(t *testing.T) {
 	for _, c := range []struct {
 		name, row, rate, time string
 	}{
-		{testenv.Name("cfga"), "kind: galera, nodes: 3, flavor: mariadb", "60", "110"},
-		{testenv.Name("cfmp"), "kind: group, nodes: 3, flavor: mysql, group: {mode: multi-primary}", "30", "180"},
+		{testenv.Name(t, "cfga"), "kind: galera, nodes: 3, flavor: mariadb", "60", "110"},
+		{testenv.Name(t, "cfmp"), "kind: group, nodes: 3, flavor: mysql, group: {mode: multi-primary}", "30", "180"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			state := stateDir(t)
