@@ -103,6 +103,7 @@ func init() {
 			}
 			return g.String()
 		},
+		Live: galeraLive,
 		Stuck: func(ctx context.Context, c *Cluster, n *Node, db *sql.DB) (string, bool) {
 			g, err := ReadGaleraStatus(ctx, db)
 			if err == nil && g.ClusterStatus != "Primary" {
@@ -111,6 +112,24 @@ func init() {
 			return "", false
 		},
 	}, topology.Galera)
+}
+
+// galeraLive is KindOps.Live of a Galera node: wsrep_ready ON, Synced
+// (wsrep_local_state_comment) and in the Primary component; a donor (Donor/Desynced), a
+// joiner or a node outside the Primary component is not.
+func galeraLive(ctx context.Context, c *Cluster, n *Node, db *sql.DB) string {
+	g, err := ReadGaleraStatus(ctx, db)
+	switch {
+	case err != nil:
+		return err.Error()
+	case g.ClusterStatus != "Primary":
+		return "not in the Primary component (wsrep_cluster_status " + g.ClusterStatus + ")"
+	case g.State != "Synced":
+		return "wsrep_local_state_comment " + g.State
+	case !g.Ready:
+		return "wsrep_ready OFF"
+	}
+	return ""
 }
 
 // GaleraClusterSize is the wsrep_cluster_size of c when every member runs: its nodes

@@ -43,6 +43,7 @@ func init() {
 			return h
 		},
 		Stuck: groupStuck,
+		Live:  groupLive,
 		RefreshRoles: func(ctx context.Context, c *Cluster) error {
 			if !c.Deployed() {
 				return nil // the roles of servers habench does not run are read, not recorded
@@ -66,6 +67,26 @@ func groupStuck(ctx context.Context, c *Cluster, n *Node, db *sql.DB) (stuck str
 		return "", true
 	}
 	return "", false
+}
+
+// groupLive is KindOps.Live of a group member: ONLINE in its own view, which has a
+// majority of its members reachable (a member cut off in a minority still calls itself
+// ONLINE and cannot commit). One query: its view of the group.
+func groupLive(ctx context.Context, c *Cluster, n *Node, db *sql.DB) string {
+	v, err := c.ReadGroupView(ctx, db)
+	if err != nil {
+		return err.Error()
+	}
+	own, ok := v.Lookup(n.Name)
+	switch {
+	case !ok:
+		return "not in the group"
+	case own.State != "ONLINE":
+		return "member state " + own.State
+	case !v.HasMajority():
+		return "ONLINE in a minority of its group"
+	}
+	return ""
 }
 
 // GroupMember is one Group Replication member as it sees itself: its own row of

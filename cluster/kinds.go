@@ -61,6 +61,12 @@ type KindOps struct {
 	// WriterNow is the node that takes writes now, without changing the state file (group:
 	// the member the others call PRIMARY); nil or a nil result: the recorded writer.
 	WriterNow func(ctx context.Context, c *Cluster) *Node
+	// Live says, over db (an admin pool to n), whether n takes a client's writes as part
+	// of its topology now, and why not ("" when it does): a Galera node Synced and ready
+	// in the Primary component, a group member ONLINE in a view with a majority. Asked
+	// by a run whose workers fail over between nodes that all take writes (NodeLive);
+	// nil: the kind has no such view (its clients follow the writer instead).
+	Live func(ctx context.Context, c *Cluster, n *Node, db *sql.DB) (why string)
 }
 
 var kindOps = map[topology.Kind]*KindOps{}
@@ -128,6 +134,21 @@ func (c *Cluster) nodeReady(ctx context.Context, n *Node, db *sql.DB) error {
 	}
 	return ReplicationReady(ctx, c, n, db)
 }
+
+// NodeLive is KindOps.Live of c's kind for node n over db (an admin pool to n): "" when n
+// takes writes as part of its topology now, else why not (the error of a query that
+// failed: a server down or hung until ctx ended). offered is false for a kind without
+// Live (why is then "").
+func (c *Cluster) NodeLive(ctx context.Context, n *Node, db *sql.DB) (why string, offered bool) {
+	f := c.ops().Live
+	if f == nil {
+		return "", false
+	}
+	return f(ctx, c, n, db), true
+}
+
+// OffersLive reports whether c's kind says which of its nodes are live (KindOps.Live).
+func (c *Cluster) OffersLive() bool { return c.ops().Live != nil }
 
 // NodeStuck is KindOps.Stuck of c's kind for node n over db (an admin connection): why n
 // cannot catch up by itself ("" when it can) and whether it is still settling.

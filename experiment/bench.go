@@ -66,6 +66,12 @@ type Bench struct {
 	Links *netem.Spec
 
 	ignoreNote string // why the ignore list was extended for several writers (multiWriterIgnore)
+	// Failover makes the workers fail over between the target's nodes when their node
+	// fails, on a topology where every node takes writes (failover.go; habench sysbench
+	// --failover); a run whose Faults take away a node the workers write to does so
+	// without it. Refused (the run's error) where the kind has a single writer, the
+	// target one node, or the workers follow the writer.
+	Failover bool
 	// Knobs are set for the run on the cluster's nodes (after the cluster's own
 	// Spec.Knobs, overriding them for the same scope), read back into manifest.json and
 	// restored after the run, also on error or interrupt, unless KeepKnobs (see package knob).

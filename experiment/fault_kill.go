@@ -25,5 +25,6 @@ func init() {
 			return "", in.nodeOp(ctx, c, cluster.OpKillNode, n)
 		},
 		CaughtUp: CaughtUpAfterDown,
+		Disrupts: DisruptsNode,
 	})
 }

@@ -32,6 +32,7 @@ func init() {
 		InjectSite: func(ctx context.Context, in *Injector, c *cluster.Cluster, site, groups string) error {
 			return in.applyPartition(ctx, c, site, false, netem.Request{Groups: groups})
 		},
+		Disrupts: DisruptsNode,
 	})
 	RegisterFaultAction(FaultAction{
 		FaultSpec: scenario.FaultSpec{

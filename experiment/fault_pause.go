@@ -30,6 +30,7 @@ func init() {
 		Ops:      []cluster.Op{cluster.OpSignalNode},
 		Inject:   injectPause,
 		CaughtUp: CaughtUpAfterAction,
+		Disrupts: DisruptsNode,
 	})
 	RegisterFaultAction(FaultAction{
 		FaultSpec: scenario.FaultSpec{

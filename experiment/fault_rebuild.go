@@ -42,6 +42,7 @@ func init() {
 		Ops:      []cluster.Op{cluster.OpStopNode, cluster.OpStartNode},
 		Inject:   injectRebuild,
 		CaughtUp: CaughtUpAfterAction,
+		Disrupts: DisruptsNode,
 	})
 }
 

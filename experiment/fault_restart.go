@@ -28,5 +28,6 @@ func init() {
 			return "", in.start(ctx, c, n)
 		},
 		CaughtUp: CaughtUpAfterAction,
+		Disrupts: DisruptsNode,
 	})
 }

@@ -36,6 +36,7 @@ func init() {
 		Ops:      []cluster.Op{cluster.OpStopNode, cluster.OpStartNode},
 		Inject:   injectRollingRestart,
 		CaughtUp: CaughtUpAfterAction,
+		Disrupts: DisruptsEvery,
 	})
 }
 

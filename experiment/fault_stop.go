@@ -26,5 +26,6 @@ func init() {
 			return "", escalated(rec, in.nodeOp(ctx, c, cluster.OpStopNode, n))
 		},
 		CaughtUp: CaughtUpAfterDown,
+		Disrupts: DisruptsNode,
 	})
 }

@@ -31,7 +31,26 @@ type FaultAction struct {
 	InjectSite func(ctx context.Context, in *Injector, c *cluster.Cluster, site, groups string) error
 	// CaughtUp says how the fault's caught_up_s is judged (CaughtUpNone: not measured).
 	CaughtUp CaughtUpFrom
+	// Disrupts says which nodes the action can take away from the workload's clients (a
+	// crash, a stop, a cut, a stall): on a topology where every node takes writes, a run
+	// whose scheduled faults disrupt a node its workers write to lets them fail over to
+	// another node (client failover, failover.go), and each such fault is measured by how
+	// long its node's workers took to commit elsewhere.
+	Disrupts Disruption
 }
+
+// Disruption is which nodes a fault action can take away from the workload's clients.
+type Disruption int
+
+const (
+	// DisruptsNone: none (start, heal, resume, promote, a large transaction).
+	DisruptsNone Disruption = iota
+	// DisruptsNode: its node, or a site's members (kill, stop, restart, partition, pause,
+	// rebuild).
+	DisruptsNode
+	// DisruptsEvery: every node in turn (rolling-restart).
+	DisruptsEvery
+)
 
 // CaughtUpFrom is how a fault's caught_up_s is measured (summary.json faults).
 type CaughtUpFrom int

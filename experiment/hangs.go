@@ -25,6 +25,10 @@ func hangSummary(s *Summary, r *workload.Result) {
 			v := m.FirstCommit.Sub(r.StartedAt).Seconds()
 			ms.FirstCommitS = &v
 		}
+		if !m.Settled.IsZero() {
+			v := m.Settled.Sub(r.StartedAt).Seconds()
+			ms.SettledS = &v
+		}
 		s.WriterMoves = append(s.WriterMoves, ms)
 	}
 }

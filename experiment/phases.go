@@ -41,6 +41,7 @@ var setupPhases = []phase{
 	{"checks", (*runState).checks},
 	{"knobs", (*runState).knobs},
 	{"results", (*runState).results},
+	{"failover", (*runState).clientFailover},
 	{"links", (*runState).links},
 	{"sampling", (*runState).sampling},
 	{"background", (*runState).background},
@@ -87,6 +88,7 @@ type runState struct {
 	probe          *probe
 	checker        *checkerRun
 	writers        *writerWatch  // the cluster's live writer (hangs.go)
+	liveWatch      *liveWatch    // the nodes live, when the workers fail over between writers (failover.go)
 	scheduled      []FaultRecord // the faults the run's schedule injected (read after stopBackground)
 	// threadsStarted is closed when the workers are connected and start (Threads
 	// started!): the fault schedule's zero.
@@ -728,6 +730,7 @@ func (st *runState) summarize() error {
 	sum.Outages = outageSummaries(st.result)
 	sum.Faults = faultSummaries(man.Faults, sum.Outages, st.allSamples, st.intervals)
 	st.failover(sum)
+	st.clientFailoverSummary(sum)
 	sum.NodeStates = nodeStates(st.allSamples)
 	setDownAtEnd(sum.Nodes, sum.NodeStates)
 	if c := b.Cluster; c != nil && c.Dir() != "" && c.Deployed() {

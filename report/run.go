@@ -40,7 +40,11 @@ func RunMarkdown(r *Run, deployed bool) string {
 	}
 	if t := FaultTable(s.Faults); t != "" {
 		b.WriteString("\n## Faults\n\n" + t)
-		b.WriteString("\n" + FaultNote + "\n")
+		b.WriteString("\n" + FaultNote)
+		if failoverColumns(s.Faults) {
+			b.WriteString(" " + FailoverNote)
+		}
+		b.WriteString("\n")
 	}
 	if t := DuringTable(s.Faults); t != "" {
 		b.WriteString("\n### While it ran\n\n" + t + "\n" + DuringNote + "\n")
@@ -264,7 +268,16 @@ func FaultTable(fs []results.FaultSummary) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("| at (s since samples start) | fault | node | recovered after s | outage of | failed attempts | reconnects | min TPS | caught up after s | peak lag s | new writer after s | workers there after s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fo := failoverColumns(fs)
+	b.WriteString("| at (s since samples start) | fault | node | recovered after s | outage of | failed attempts | reconnects | min TPS | caught up after s | peak lag s | new writer after s | workers there after s |")
+	if fo {
+		b.WriteString(" cluster view changed after s | workers elsewhere after s |")
+	}
+	b.WriteString("\n|---|---|---|---|---|---|---|---|---|---|---|---|")
+	if fo {
+		b.WriteString("---|---|")
+	}
+	b.WriteString("\n")
 	for _, f := range fs {
 		rec := "still out at the end"
 		if f.RecoveryS != nil {
@@ -294,10 +307,50 @@ func FaultTable(fs []results.FaultSummary) string {
 			newWriter = fmt.Sprintf("%.1f (%s)", *f.NewWriterS, f.NewWriter)
 			client = fmtOpt(f.ClientWriterS, "%.1f")
 		}
-		fmt.Fprintf(&b, "| %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f.AtS, action, f.Node, rec, outageCell(f), orDash(failed), reconn,
+		fmt.Fprintf(&b, "| %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", f.AtS, action, f.Node, rec, outageCell(f), orDash(failed), reconn,
 			fmtOpt(f.MinTPS, "%.0f"), fmtOpt(f.CaughtUpS, "%.1f"), LagText(f.PeakLagS, f.PeakLagUnknown, "%.2f"), newWriter, client)
+		if fo {
+			fmt.Fprintf(&b, " %s | %s |", viewChangeCell(f), clientFailoverCell(f))
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// failoverColumns says whether the Faults table has the cluster view change and client
+// failover columns: when a fault has either (a Galera cluster, a group).
+func failoverColumns(fs []results.FaultSummary) bool {
+	for _, f := range fs {
+		if f.ViewChangeS != nil || f.ClientFailoverS != nil || f.FailoverWorkers > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// viewChangeCell is the Faults table's "cluster view changed after s": "5.0", "n/a" for a
+// fault that took nodes away without a change seen, "-" for the others.
+func viewChangeCell(f results.FaultSummary) string {
+	if f.ViewChangeS != nil {
+		return fmt.Sprintf("%.1f", *f.ViewChangeS)
+	}
+	if f.FailoverWorkers > 0 {
+		return "n/a"
+	}
+	return "-"
+}
+
+// clientFailoverCell is the Faults table's "workers elsewhere after s": "5.21 (2
+// workers)", "never (2 workers)" when one of them had not committed elsewhere by the end,
+// "-" when no worker left the node.
+func clientFailoverCell(f results.FaultSummary) string {
+	switch {
+	case f.FailoverWorkers == 0:
+		return "-"
+	case f.ClientFailoverS == nil:
+		return fmt.Sprintf("never (%s)", Plural(f.FailoverWorkers, "worker"))
+	}
+	return fmt.Sprintf("%.2f (%s)", *f.ClientFailoverS, Plural(f.FailoverWorkers, "worker"))
 }
 
 // FaultNote explains FaultTable's columns: "at" is a time on samples.csv's clock, the
@@ -311,6 +364,11 @@ const FaultNote = "at = when the fault was injected, in seconds since samples.cs
 	"caught up after = seconds from the fault (start, restart, heal, promote, pause, resume, or a kill whose node came back) until the node, readable again, showed a heartbeat lag at or under 1 s (n/a: not seen before the node's next fault or the end); " +
 	"peak lag = the largest lag of any node from the fault to the end of the run, in seconds (≥ peak (n3 unknown for N s): that node's lag could not be measured for N s, as in the nodes table); " +
 	"new writer after = seconds from the fault until the cluster named another writer (polled every 0.5 s), workers there after = until the workload first committed on it (n/a: never)."
+
+// FailoverNote explains FaultTable's failover columns, when it has them.
+const FailoverNote = "cluster view changed after = seconds from the fault (one that takes a node away: kill, stop, restart, partition, pause, rebuild) until every other node's view of the cluster counted fewer members than before it " +
+	"(Galera: a Primary component without the node; a group: the node UNREACHABLE or gone), sampled every second (n/a: not seen before the node's next fault or the end); " +
+	"workers elsewhere after = seconds from the fault until every worker that left the node (client failover) had committed on another node, with how many left it (never: one had not by the end; -: none left it)."
 
 // outageCell is the Faults table's "outage of": the fault's outage, and the other nodes it
 // stalled ("n3 (also n1, n2)"); "-" without one.
@@ -398,7 +456,7 @@ func lowerBoundsNote(s *results.Summary) string {
 	w := s.LongestWait
 	how := "still in flight at the end"
 	if w.Abandoned {
-		how = "abandoned when the workers followed the writer"
+		how = "abandoned when its worker left the node, following the writer or failing over"
 	}
 	return fmt.Sprintf("\n**Latency max and percentiles include lower bounds:** %d transactions never completed (%d abandoned, outcome unknown); the longest waited at least %.2f s on %s from %.2f s of the run (%s).\n",
 		s.Waits, s.UnknownOutcome, w.WaitedS, w.Node, w.StartS, how)

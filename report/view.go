@@ -97,7 +97,8 @@ type section struct {
 // (by section key: faults in summary.json and manifest.json).
 var sectionCols = map[string]map[string]string{
 	"faults": {"at_s": "at (s since samples start)", "recovery_s": "recovered after s", "caught_up_s": "caught up after s",
-		"peak_lag_s": "peak lag s", "took_s": "took s", "new_writer_s": "new writer after s", "client_writer_s": "workers there after s", "at": "at (UTC)", "errors_by_code": "failed attempts"},
+		"peak_lag_s": "peak lag s", "took_s": "took s", "new_writer_s": "new writer after s", "client_writer_s": "workers there after s",
+		"view_change_s": "cluster view changed after s", "client_failover_s": "workers elsewhere after s", "failover_workers": "workers that left", "at": "at (UTC)", "errors_by_code": "failed attempts"},
 }
 
 // sectionNotes explain known sections' columns.

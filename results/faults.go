@@ -52,6 +52,21 @@ type FaultSummary struct {
 	NewWriter     string   `json:"new_writer,omitempty"`
 	NewWriterS    *float64 `json:"new_writer_s,omitempty"`
 	ClientWriterS *float64 `json:"client_writer_s,omitempty"`
+	// ViewChangeS, for a fault that takes nodes away (kill, stop, restart, partition,
+	// pause, rebuild) on a Galera cluster or a group: seconds from the fault to the first
+	// sample (every second: an upper bound) in which every other node's view of the cluster
+	// counted fewer members than before it (galera_cluster_size: a new Primary component
+	// without the node; gr_members_total - gr_members_unreachable: the member UNREACHABLE
+	// or gone from the view): the cluster's own view change. nil: not seen before the end
+	// of the node's next fault or the end of the run.
+	ViewChangeS *float64 `json:"view_change_s,omitempty"`
+	// ClientFailoverS, when the workers failed over between writers (a Galera cluster, a
+	// multi-primary group: experiment's client failover): seconds from the fault until
+	// every worker that left the fault's node had committed again on another; nil when one
+	// had not by the end of the run, or none left it (FailoverWorkers 0: none was on it,
+	// or none noticed). FailoverWorkers is how many left it.
+	ClientFailoverS *float64 `json:"client_failover_s,omitempty"`
+	FailoverWorkers int      `json:"failover_workers,omitempty"`
 	// Outcome, for an action that runs a transaction of its own (large-transaction): "ok",
 	// or the server's refusal ("error 3100: ..."), the transaction's result and not a
 	// failure of the action (Error stays ""); Rows the rows it changed.

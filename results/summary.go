@@ -37,9 +37,10 @@ type Summary struct {
 	// Outages are the windows during which a node's workers could not commit (nil: none).
 	Outages []OutageSummary `json:"outages,omitempty"`
 	// UnknownOutcome counts the transactions abandoned by workers that followed the writer
-	// (they may or may not have committed); Waits the transactions that never completed,
-	// LongestWait the longest (their waits are lower bounds in latency_ms max and
-	// percentiles); WriterMoves the workers' moves to a new writer (workload.Result).
+	// or failed over to another node (they may or may not have committed); Waits the
+	// transactions that never completed, LongestWait the longest (their waits are lower
+	// bounds in latency_ms max and percentiles); WriterMoves the workers' moves to a new
+	// writer, or between writers when they failed over (workload.Result).
 	UnknownOutcome int64                `json:"unknown_outcome,omitempty"`
 	Waits          int                  `json:"waits,omitempty"`
 	LongestWait    *WaitSummary         `json:"longest_wait,omitempty"`
@@ -259,13 +260,15 @@ type WaitSummary struct {
 }
 
 // MoveSummary is one of summary.json's writer_moves (workload.WriterMove): AtS when the
-// first worker moved, FirstCommitS the first commit there (nil: none), on intervals.csv's
+// first worker moved, FirstCommitS the first commit there (nil: none), SettledS when every
+// worker that left From in it had committed again (nil: one had not), on intervals.csv's
 // clock.
 type MoveSummary struct {
 	From         string   `json:"from"`
 	To           string   `json:"to"`
 	AtS          float64  `json:"at_s"`
 	FirstCommitS *float64 `json:"first_commit_s"`
+	SettledS     *float64 `json:"settled_s,omitempty"`
 	Workers      int      `json:"workers"`
 	Abandoned    int      `json:"abandoned"`
 }

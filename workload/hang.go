@@ -25,8 +25,9 @@ const EndGrace = 5 * time.Second
 // maxWaits is how many Waits a Result keeps (the longest); Result.WaitCount counts all.
 const maxWaits = 100
 
-// errAbandoned marks an event given up by a following worker (see watchHangs).
-var errAbandoned = errors.New("event abandoned: the writer moved while it hung")
+// errAbandoned marks an event given up by a following or failing-over worker (see
+// watchHangs).
+var errAbandoned = errors.New("event abandoned: its node no longer took the writes while it hung")
 
 // writerHang is o.WriterHang, or DefaultWriterHang when unset.
 func (o Options) writerHang() time.Duration {
@@ -36,11 +37,12 @@ func (o Options) writerHang() time.Duration {
 	return DefaultWriterHang
 }
 
-// watchHangs runs while a following run (Target.Follow) runs: every stallCheck it asks
-// Follow, when a worker's event has been in progress for Options.WriterHang, for the
-// writer now; a worker hung on another endpoint has its socket closed (connSlot.close)
-// and gives the event up (errAbandoned: an unknown outcome), then reconnects to the
-// writer Follow names (reconnect, moveTo).
+// watchHangs runs while a following run (Target.Follow) or a failing-over one
+// (Target.Failover) runs: every stallCheck, when a worker's event has been in progress for
+// Options.WriterHang, it asks which endpoints to leave (leaving: every one but the writer
+// Follow names, every one Failover does not list); a worker hung on one of those has its
+// socket closed (connSlot.close) and gives the event up (errAbandoned: an unknown
+// outcome), then reconnects where Follow or Failover says (reconnect, moveTo).
 func (r *runner) watchHangs(ctx context.Context) {
 	bound := int64(r.o.writerHang())
 	tk := time.NewTicker(stallCheck)
@@ -66,19 +68,37 @@ func (r *runner) watchHangs(ctx context.Context) {
 		if len(hung) == 0 {
 			continue
 		}
-		ep, err := r.t.Follow(ctx)
-		if err != nil || ep.Label() == "" {
+		leave := r.leaving(ctx)
+		if leave == nil {
 			continue
 		}
 		for _, h := range hung {
 			// Still the same event: Follow may take long, and a worker whose hung
 			// event completed meanwhile is busy with a new one, not hung.
-			if h.wk.busySince.Load() == h.busy && *h.wk.on.Load() != ep.Label() {
+			if h.wk.busySince.Load() == h.busy && leave(*h.wk.on.Load()) {
 				h.wk.abandonAt.Store(h.busy)
 				h.wk.slot.close()
 			}
 		}
 	}
+}
+
+// leaving says which endpoints (by label) a hung worker leaves now: with Follow every one
+// but the writer it names, with Failover every one it does not list; nil when Follow names
+// no writer (an election) or Failover lists nothing (a view not known): then none.
+func (r *runner) leaving(ctx context.Context) func(label string) bool {
+	if r.t.Follow == nil {
+		live := r.t.Failover(time.Time{})
+		if len(live) == 0 {
+			return nil
+		}
+		return func(l string) bool { return !slices.Contains(live, l) }
+	}
+	ep, err := r.t.Follow(ctx)
+	if err != nil || ep.Label() == "" {
+		return nil
+	}
+	return func(l string) bool { return l != ep.Label() }
 }
 
 // abandonedNow reports whether the watchdog gave up the event in progress (the one begun
@@ -93,7 +113,8 @@ func (w *worker) abandonedNow() bool {
 }
 
 // abandon records the event given up (begun at arrival) as an unknown outcome, its wait
-// as a lower bound of its latency, and reconnects to the writer Follow names; it returns
+// as a lower bound of its latency, and reconnects to the writer Follow names (with
+// Failover: to a node it lists); it returns
 // when it gave the event up, from when the worker is busy again (busySince: the
 // reconnect), and the reconnect's error (errAborted when the run ended first).
 func (w *worker) abandon(ctx context.Context, arrival time.Time) (time.Time, error) {
@@ -108,7 +129,7 @@ func (w *worker) abandon(ctx context.Context, arrival time.Time) (time.Time, err
 		w.r.addWait(Wait{Endpoint: w.label, Worker: w.id, Start: arrival, Waited: waited, Abandoned: true})
 	}
 	w.leftHung = true
-	err := w.reconnect(ctx)
+	err := w.reconnect(ctx, "")
 	w.leftHung = false
 	if err != nil {
 		return now, err
@@ -151,13 +172,21 @@ func (r *runner) addWait(w Wait) {
 }
 
 // noteMove records a worker's move from one writer to another (see WriterMove) and
-// returns the index of the move it joined.
-func (r *runner) noteMove(from, to string, abandoned bool) int {
+// returns the index of the move it joined: the move from the same node to the same node
+// begun within WriterHang (the workers that one event sent there), unless a worker left
+// To since; starts says the worker left the node it last committed on (it counts in the
+// move's Settled).
+func (r *runner) noteMove(from, to string, abandoned, starts bool) int {
 	r.hangMu.Lock()
 	defer r.hangMu.Unlock()
+	now := time.Now()
 	i := len(r.moves) - 1
 	for ; i >= 0; i-- {
 		m := &r.moves[i]
+		if now.Sub(m.At) > r.o.writerHang() {
+			i = -1 // another event's moves (all older ones too)
+			break
+		}
 		if m.From == from && m.To == to {
 			break
 		}
@@ -167,21 +196,36 @@ func (r *runner) noteMove(from, to string, abandoned bool) int {
 		}
 	}
 	if i < 0 {
-		r.moves = append(r.moves, WriterMove{From: from, To: to, At: time.Now()})
+		r.moves = append(r.moves, WriterMove{From: from, To: to, At: now})
 		i = len(r.moves) - 1
 	}
-	r.moves[i].Workers++
+	m := &r.moves[i]
+	m.Workers++
 	if abandoned {
-		r.moves[i].Abandoned++
+		m.Abandoned++
+	}
+	if starts {
+		m.Left++
+		m.pending++
+		m.Settled = time.Time{}
 	}
 	return i
 }
 
-// firstCommit sets the FirstCommit of move i when none is set yet.
-func (r *runner) firstCommit(i int, at time.Time) {
+// committedAfterMove notes a moved worker's first commit at at: the FirstCommit of its
+// last move (index move) when none is set yet, and, for the move its chain began with
+// (chain, -1: none), one worker less to wait for (Settled when none is left).
+func (r *runner) committedAfterMove(move, chain int, at time.Time) {
 	r.hangMu.Lock()
-	if r.moves[i].FirstCommit.IsZero() {
-		r.moves[i].FirstCommit = at
+	if m := &r.moves[move]; m.FirstCommit.IsZero() {
+		m.FirstCommit = at
+	}
+	if chain >= 0 {
+		if m := &r.moves[chain]; m.pending > 0 {
+			if m.pending--; m.pending == 0 {
+				m.Settled = at
+			}
+		}
 	}
 	r.hangMu.Unlock()
 }
@@ -247,7 +291,7 @@ func (r *Result) LowerBounds() bool { return r.WaitCount > 0 }
 
 // WaitWarning is the WARNING about the transactions that never completed, naming the
 // longest ("" when none), e.g. "a transaction on n1 waited at least 32.10 s from 9.68 s of
-// the run and was abandoned when the workers followed the writer (outcome unknown); 8
+// the run and was abandoned when its worker left the node for another, following the writer or failing over (outcome unknown); 8
 // transactions never completed (8 abandoned, 0 in flight at the end): latency max and
 // percentiles include their waits as lower bounds".
 func (r *Result) WaitWarning() string {
@@ -257,7 +301,7 @@ func (r *Result) WaitWarning() string {
 	w := r.Waits[0]
 	how := "was still in flight at the end of the run"
 	if w.Abandoned {
-		how = "was abandoned when the workers followed the writer (outcome unknown)"
+		how = "was abandoned when its worker left the node for another, following the writer or failing over (outcome unknown)"
 	}
 	return fmt.Sprintf("a transaction on %s waited at least %.2f s from %.2f s of the run and %s; %d transactions never completed (%d abandoned, %d in flight at the end): latency max and percentiles include their waits as lower bounds",
 		w.Endpoint, w.Waited.Seconds(), w.At.Seconds(), how, r.WaitCount, r.Unknown, int64(r.WaitCount)-r.Unknown)

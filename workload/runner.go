@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/habench/habench/internal/mysqlerr"
 )
 
 // runner is the state of one Run call.
@@ -88,10 +86,19 @@ type worker struct {
 	on        atomic.Pointer[string]
 	// startNs is busySince of the event in progress; leftHung is set while the worker
 	// reconnects after abandoning one; move is the index of its last move (runner.moves)
-	// until its first commit there, -1 when none.
+	// until its first commit there, -1 when none; chain the index of the move that took it
+	// from the node it last committed on, until it commits again (-1: none).
 	startNs  int64
 	leftHung bool
 	move     int
+	chain    int
+	// With Target.Failover (failover.go): home is the worker's own endpoint, away says it
+	// is on another (since leftHome), homeCheck (UnixNano) when it next asks whether home
+	// is live again.
+	home      Endpoint
+	away      bool
+	leftHome  time.Time
+	homeCheck int64
 }
 
 // runEvents is the generic runner behind every workload's Run: o.Threads workers
@@ -292,7 +299,7 @@ func (r *runner) runWorkers(ctx context.Context, rep Reporter) time.Time {
 		go r.generate()
 	}
 	go r.watchStalls()
-	if r.t.Follow != nil {
+	if r.t.Follow != nil || r.t.Failover != nil {
 		go r.watchHangs(ctx)
 	}
 	coordDone := make(chan struct{})
@@ -358,7 +365,7 @@ func (r *runner) newWorkers(texts, readTexts []string, rdbs []*sql.DB) {
 			events: src.newEvents(i),
 			slot:   &connSlot{},
 			st:     &workerStats{hist: NewHistogram(), endpoint: ep.Label()},
-			trk:    trk, move: -1,
+			trk:    trk, move: -1, chain: -1, home: ep,
 		}
 		on := ep.Label() // a copy: the worker rewrites label when it moves
 		r.workers[i].on.Store(&on)
@@ -507,14 +514,26 @@ func (w *worker) loop(ctx context.Context) {
 		w.busySince.Store(0)
 		w.trk.committed(end)
 		if w.move >= 0 {
-			r.firstCommit(w.move, end)
-			w.move = -1
+			r.committedAfterMove(w.move, w.chain, end)
+			w.move, w.chain = -1, -1
 		}
 		if r.warmupArrival(arrival) {
 			w.c.ev = counts{} // a warm-up arrival finishing after it: not measured
 			continue
 		}
 		w.st.recordEvent(&w.c.ev, end.Sub(arrival), end.Sub(start))
+		if w.away { // failed over (failover.go): back to its own node once it is live
+			back, err := w.goHome(ctx, end)
+			if err != nil {
+				if !errors.Is(err, errAborted) {
+					r.fail(err)
+				}
+				return
+			}
+			if !back.IsZero() && r.rt == nil {
+				resume = back // the move is part of the next transaction, as a reconnect is
+			}
+		}
 	}
 }
 
@@ -571,14 +590,19 @@ func (w *worker) eventWithRetry(ctx context.Context) error {
 		}
 		code, lost := errorCode(err)
 		w.failed(code)
-		follow := r.t.Follow != nil && (lost || mysqlerr.ReadOnly(code))
+		refused := !lost && w.refusedByNode(code) // a node that no longer takes its writes
+		follow := lost && (r.t.Follow != nil || r.t.Failover != nil) || refused
 		if code == 0 || !(r.o.ignores(code) || follow) {
 			return err
 		}
 		lost = lost || follow
 		if lost || w.rollback(ctx) {
 			// Gone, or the rollback found it gone.
-			if err := w.reconnect(ctx); err != nil {
+			avoid := ""
+			if refused {
+				avoid = w.label
+			}
+			if err := w.reconnect(ctx, avoid); err != nil {
 				return err
 			}
 			w.c.ev.reconnects++
@@ -673,16 +697,39 @@ func (w *worker) closeConn() {
 // 2006, 2013 and the server's connection-gone codes), and also while the failure's code
 // is ignored (1040 too many connections, 1047 Galera not ready, ... when in the list);
 // any other error (1045 access denied, an unignored 1461 at prepare) ends the run, where
-// sysbench would retry forever.
-func (w *worker) reconnect(ctx context.Context) error {
+// sysbench would retry forever. A following worker (Target.Follow) connects to the
+// writer Follow names; a failing-over one (Target.Failover) to the endpoints
+// failoverTarget gives in turn, avoid (a node that refused its writes) last, and backs
+// off only once every one of them failed.
+func (w *worker) reconnect(ctx context.Context, avoid string) error {
 	w.closeConn()
 	backoff := time.Millisecond
+	var tried map[string]bool // Failover: the endpoints that failed in this round
+	if avoid != "" {
+		tried = map[string]bool{avoid: true}
+	}
 	for {
 		if w.aborting(ctx) {
 			return errAborted
 		}
 		if w.r.t.Follow != nil {
 			if ep, ferr := w.r.t.Follow(ctx); ferr == nil && ep.Label() != w.label {
+				if err := w.moveTo(ep); err != nil {
+					return err
+				}
+			}
+		}
+		if w.r.t.Failover != nil {
+			ep, ok := w.failoverTarget(w.r.t.Failover(time.Time{}), tried)
+			if !ok { // every candidate failed: a new round after the backoff
+				tried = nil
+				if !w.sleep(ctx, backoff) {
+					return errAborted
+				}
+				backoff = min(backoff*2, 50*time.Millisecond)
+				continue
+			}
+			if ep.Label() != w.label {
 				if err := w.moveTo(ep); err != nil {
 					return err
 				}
@@ -698,8 +745,15 @@ func (w *worker) reconnect(ctx context.Context) error {
 		}
 		code, _ := errorCode(err)
 		w.failed(code)
-		if code == 0 || !(isClientCode(code) || connGoneCodes[code] || w.r.o.ignores(code) || (w.r.t.Follow != nil && mysqlerr.ReadOnly(code))) {
+		if code == 0 || !(isClientCode(code) || connGoneCodes[code] || w.r.o.ignores(code) || w.refusedByNode(code)) {
 			return err
+		}
+		if w.r.t.Failover != nil {
+			if tried == nil {
+				tried = map[string]bool{}
+			}
+			tried[w.label] = true
+			continue // the next candidate at once
 		}
 		if !w.sleep(ctx, backoff) {
 			return errAborted
@@ -734,8 +788,8 @@ func (r *Result) ClientBoundWarning() string {
 // WriterLabel is the outage label of workers that follow the writer (Target.Follow).
 const WriterLabel = "writer"
 
-// moveTo points a following worker at ep (its pool opened on first use); the counts
-// from now on are ep's.
+// moveTo points a following or failing-over worker at ep (its pool opened on first use);
+// the counts from now on are ep's.
 func (w *worker) moveTo(ep Endpoint) error {
 	r := w.r
 	r.poolMu.Lock()
@@ -763,7 +817,16 @@ func (w *worker) moveTo(ep Endpoint) error {
 	label := ep.Label()
 	w.on.Store(&label)
 	w.st.switchTo(ep.Label())
-	w.move = r.noteMove(from, label, w.leftHung)
+	w.move = r.noteMove(from, label, w.leftHung, w.chain < 0)
+	if w.chain < 0 {
+		w.chain = w.move
+	}
+	if r.t.Failover != nil {
+		if from == w.home.Label() {
+			w.leftHome = time.Now()
+		}
+		w.away = label != w.home.Label()
+	}
 	return nil
 }
 

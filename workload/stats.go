@@ -184,8 +184,9 @@ type Result struct {
 	// 100, longest first; nil when none. WaitCount counts them all.
 	Waits     []Wait
 	WaitCount int
-	// WriterMoves are the following workers' moves to another writer (Target.Follow), in
-	// order of At; nil when none.
+	// WriterMoves are the following or failing-over workers' moves to another writer
+	// (Target.Follow, Target.Failover: also their moves back to their own node), in order
+	// of At; nil when none.
 	WriterMoves []WriterMove
 }
 
@@ -205,8 +206,9 @@ type Wait struct {
 	Abandoned bool
 }
 
-// WriterMove is the following workers' move from one writer to another: when the first
-// of them moved, and when the first commit on the new writer came.
+// WriterMove is the following (Target.Follow) or failing-over (Target.Failover) workers'
+// move from one writer to another: when the first of them moved, when the first commit on
+// the new writer came, and when all of them had committed again.
 type WriterMove struct {
 	// From and To are endpoint labels (node names on a cluster).
 	From, To string
@@ -216,6 +218,14 @@ type WriterMove struct {
 	// Workers is how many workers moved from From to To; Abandoned how many of them left a
 	// hung transaction behind (counted in Result.Unknown).
 	Workers, Abandoned int
+	// Left is how many of Workers left From having last committed there (the others
+	// moved on from a node they had not committed on yet); Settled is when every one of
+	// those had committed again, on To or on a node it moved on to: the clients' failover
+	// done; zero when one had not by the end of the run (or Left is 0).
+	Left    int
+	Settled time.Time
+
+	pending int // workers of the move still to commit again (Settled)
 }
 
 // TPS returns transactions per second of TotalTime.

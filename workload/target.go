@@ -57,6 +57,22 @@ type Target struct {
 	// the writer's ("writer"), not a node's. Follow is called often while the writer is
 	// down; it should cache.
 	Follow func(ctx context.Context) (Endpoint, error)
+	// Failover, when set, makes the workers fail over between Endpoints, every one of which
+	// takes writes (a Galera cluster, a multi-primary group), as a client with a host list
+	// does (failover.go): a worker whose node fails (its connection lost, a refusal of a node
+	// that is not part of its cluster now, mysqlerr.NotPartOfCluster: 1047, 1290, 1792,
+	// 3100, or an event hung for Options.WriterHang while Failover does not list its node)
+	// reconnects to another endpoint Failover lists, and goes back to its own
+	// (Endpoints[i % n]) between two transactions once Failover lists it again in an
+	// answer given after the worker left it (a view still stale from before the failure
+	// does not send it back). Those failures are retried like ignored errors; the outage
+	// windows stay those of the worker's own endpoint. Failover(since) returns the labels
+	// of the endpoints live in their latest answers, given at or after since (the zero
+	// time: whenever); nil or empty when not known (every endpoint is then tried in turn).
+	// It must answer at once (a view a poller keeps): it is asked after failures, by the
+	// hang watchdog and by workers away from their own endpoint, never while a worker at
+	// home commits. Not with Follow.
+	Failover func(since time.Time) []string
 	// User, Password and DB are the credentials and the database (created by
 	// Prepare if missing).
 	User, Password, DB string
@@ -85,6 +101,9 @@ func (t Target) Validate() error {
 	}
 	if t.DB == "" {
 		return errors.New("--mysql-db \"\": want a database name")
+	}
+	if t.Follow != nil && t.Failover != nil {
+		return errors.New("target: Follow and Failover together: the workers follow one writer or fail over between writers")
 	}
 	return nil
 }

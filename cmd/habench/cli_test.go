@@ -73,7 +73,13 @@ func habench(t *testing.T, state string, args ...string) result {
 // its exit code and output; it fails the test only when the command cannot run at all.
 func execute(t *testing.T, argv []string, env ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	return executeWithin(t, 5*time.Minute, argv, env...)
+}
+
+// executeWithin is execute bounded by d.
+func executeWithin(t *testing.T, d time.Duration, argv []string, env ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
@@ -167,6 +173,8 @@ func TestBadInput(t *testing.T) {
 		{"run results is a file", []string{"run", "../../scenarios/quick.yaml", "--results", "/etc/hostname"}, []string{"--results", `"/etc/hostname"`, "not a directory"}},
 		{"netem apply with the cluster as argument", []string{"netem", "apply", "bk8", "--all", "1ms"}, []string{`"bk8"`, "--cluster bk8"}},
 		{"links on prepare", []string{"sysbench", "oltp_read_write", "prepare", "--links", "1ms"}, []string{"--links", "only for run"}},
+		{"failover without cluster", []string{"sysbench", "oltp_read_write", "run", "--failover", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--failover", "needs --cluster"}},
+		{"failover on prepare", []string{"sysbench", "oltp_read_write", "prepare", "--failover", "--cluster", "x"}, []string{"--failover", "only for run"}},
 		{"multi-line option value", []string{"deploy", "--name", "bk7", "--option", "sync_binlog=1\nserver_id=1"}, []string{"options.sync_binlog"}},
 		{"reserved option", []string{"deploy", "--name", "bk7", "--option", "server_id=7"}, []string{"options", `"server_id"`}},
 		{"zero semisync timeout", []string{"deploy", "--name", "bk7", "--kind", "semisync", "--semisync-timeout", "0s"}, []string{"--semisync-timeout", `"0s"`}},

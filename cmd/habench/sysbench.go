@@ -36,6 +36,8 @@ type sysbenchOpts struct {
 	knobs     []string
 	keep      bool
 	liveNodes bool
+	// failover: --failover
+	failover bool
 }
 
 func newSysbenchCmd(g *globalOpts) *cobra.Command {
@@ -46,7 +48,7 @@ func newSysbenchCmd(g *globalOpts) *cobra.Command {
 		Long: "Runs sysbench's OLTP tests (" + strings.Join(workload.Names(), ", ") + ")\n" +
 			"with sysbench's option names and defaults and its output format.\n" +
 			"Options are sysbench 1.0.20's unless their help says \"sysbench 1.1's\" (--warmup-time, --rand-zipfian-exp, --rand-type zipfian) or \"habench:\";\n" +
-			"--cluster, --results, --nodes, --read-nodes, --links, --metrics-addr, --set, --keep-knobs and --catch-up-timeout are habench's own.\n" +
+			"--cluster, --results, --nodes, --read-nodes, --writer, --failover, --links, --metrics-addr, --set, --keep-knobs and --catch-up-timeout are habench's own.\n" +
 			"With --cluster NAME it targets a habench sandbox (its writable nodes), samples every node each second\n" +
 			"and, with --results DIR, writes manifest.json, intervals.csv, samples.csv, summary.json and report.md.\n" +
 			"Without --cluster it connects like sysbench: --mysql-host, --mysql-port, --mysql-user, ...\n" +
@@ -66,6 +68,7 @@ func newSysbenchCmd(g *globalOpts) *cobra.Command {
 	f.StringVar(&o.results, "results", "", "run: write a results directory under this directory")
 	f.StringSliceVar(&o.nodes, "nodes", nil, "with --cluster: nodes the workers connect to, round-robin (default: the writable nodes)")
 	f.StringVar(&o.writer, "writer", "", "with --cluster, run (habench's own): auto (the workers follow the writer: after a group elects a new primary or habench fault promote, they reconnect to it; lost connections are retried) or fixed (they stay on --nodes); default auto for a single-primary group without --nodes, else fixed")
+	f.BoolVar(&o.failover, "failover", false, "with --cluster, run (habench's own): on a Galera cluster or a multi-primary group, a worker whose node fails (lost connection, 1047/1290/1792/3100, or hung --writer-hang while the cluster does not count the node live) moves to another live node of --nodes and goes back once its node is live again; those failures are retried whatever --mysql-ignore-errors says (without it, as sysbench: they end the run unless ignored)")
 	f.StringSliceVar(&o.readNodes, "read-nodes", nil, "with --cluster, run (habench's own): nodes the read-only statements go to, round-robin per worker, while writes stay on --nodes; each transaction that changed a row then reads it back there and counts stale reads per node")
 	f.StringVar(&o.links, "links", "", "with --cluster (netns): one-way impairment on every directed link between nodes during the run, e.g. \"0.6ms\" or \"delay 5ms jitter 1ms loss 0.1%\" (round trip = twice the delay)")
 	addMetricsFlag(cmd, &o.metrics)
@@ -115,7 +118,7 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 	b := &experiment.Bench{
 		Workload: wl, Options: o.wl, Target: target, Cluster: c, ResultsDir: o.results,
 		Stdout: out, Log: g.log, CommandLine: os.Args, CatchUpTimeout: o.catchUp, Links: links,
-		Knobs: knobs, KeepKnobs: o.keep, Restarter: g.sandbox(),
+		Knobs: knobs, KeepKnobs: o.keep, Restarter: g.sandbox(), Failover: o.failover,
 	}
 	return o.runBench(cmd, b)
 }
@@ -140,6 +143,9 @@ func (o *sysbenchOpts) checkFlags(cmd *cobra.Command, command string) ([]topolog
 	if o.metrics != "" && command != "run" {
 		return nil, usagef("--metrics-addr %q: only for run", o.metrics)
 	}
+	if o.failover && command != "run" {
+		return nil, usagef("--failover: only for run")
+	}
 	knobs, err := parseKnobArgs(o.knobs)
 	if err != nil {
 		return nil, err
@@ -160,6 +166,9 @@ func (o *sysbenchOpts) checkFlags(cmd *cobra.Command, command string) ([]topolog
 		}
 		if o.writer != "" {
 			return nil, usagef("--writer %q: needs --cluster", o.writer)
+		}
+		if o.failover {
+			return nil, usagef("--failover: needs --cluster (habench asks the cluster which nodes are live)")
 		}
 		if cmd.Flags().Changed("catch-up-timeout") {
 			return nil, usagef("--catch-up-timeout %q: needs --cluster (it waits for a cluster's replicas)", o.catchUp)
@@ -210,6 +219,14 @@ func (o *sysbenchOpts) clusterTarget(cmd *cobra.Command, g *globalOpts, command 
 	// promote updates them): only on clusters habench deployed.
 	if mode == scenario.WriterAuto && command == "run" && c.Deployed() {
 		target.Follow = experiment.FollowWriter(g.sandbox(), c.Name)
+	}
+	if o.failover {
+		switch {
+		case scenario.CanFollow(c.Spec) == "":
+			return nil, target, usagef("--failover: cluster %s (%s) has a single writer: its workers follow it instead (--writer auto)", c.Name, c.Spec.Kind)
+		case len(target.Endpoints) < 2:
+			return nil, target, usagef("--failover: --nodes %s is one node: give two or more, or no --nodes for every node", strings.Join(o.nodes, ","))
+		}
 	}
 	return c, target, nil
 }

@@ -25,3 +25,11 @@ func Code(err error) uint16 {
 func ReadOnly(code uint16) bool {
 	return code == 1290 || code == 1792 || code == 3100
 }
+
+// NotPartOfCluster reports whether code is the refusal of a node that is not part of its
+// cluster now: ReadOnly's codes, or 1047 (ER_UNKNOWN_COM_ERROR: a Galera node outside the
+// Primary component, or not yet Synced, "WSREP has not yet prepared node for application
+// use"). A client failing over between nodes that all take writes moves on it.
+func NotPartOfCluster(code uint16) bool {
+	return ReadOnly(code) || code == 1047
+}

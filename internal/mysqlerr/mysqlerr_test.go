@@ -28,5 +28,11 @@ func TestCodeAndReadOnly(t *testing.T) {
 		if got := ReadOnly(Code(c.err)); got != c.readOnly {
 			t.Errorf("ReadOnly(%d) = %v, want %v", c.code, got, c.readOnly)
 		}
+		if got := NotPartOfCluster(Code(c.err)); got != c.readOnly {
+			t.Errorf("NotPartOfCluster(%d) = %v, want %v (every read-only refusal)", c.code, got, c.readOnly)
+		}
+	}
+	if !NotPartOfCluster(1047) || ReadOnly(1047) {
+		t.Errorf("1047 (a Galera node not ready): want NotPartOfCluster only")
 	}
 }

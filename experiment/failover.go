@@ -1,0 +1,428 @@
+package experiment
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/workload"
+)
+
+// Client failover between writers. On a topology where every node takes writes (a Galera
+// cluster, a multi-primary group) the workers are spread over the nodes; when the run's
+// own faults take away a node they write to (or Bench.Failover asks for it: habench
+// sysbench --failover), a worker whose node fails moves to another live node and goes
+// back once its own is live again (workload.Target.Failover), as a client with a host list
+// or a client-side balancer would. Which nodes are live is the cluster's own view, asked
+// of each node every livePoll by a watch beside the workload (cluster.Cluster.NodeLive:
+// Synced in the Primary component, ONLINE in a majority): the workers read it only after
+// a failure, never per transaction. Each fault that took a node away is then measured by
+// how long that node's workers took to commit elsewhere (client_failover_s) beside when
+// the cluster's view lost the node (view_change_s).
+
+// livePoll is how often the live watch asks each node whether it is live; liveTimeout
+// bounds one answer (a node that does not answer in time, e.g. a paused server, is not
+// live).
+const (
+	livePoll    = 250 * time.Millisecond
+	liveTimeout = time.Second
+)
+
+// failoverPlan says whether b's workers fail over between their nodes, and why (the
+// NOTE's reason; "" when they do not): b.Failover, or scheduled faults that take away a
+// node they write to; only on a cluster whose kind takes writes on every node and
+// reports its nodes live (cluster.Cluster.NodeLive), with two endpoints or more, and
+// without Follow. Errors: b.Failover where failover cannot be (a usage error for the
+// caller to show).
+func (b *Bench) failoverPlan() (string, error) {
+	c := b.Cluster
+	why := ""
+	switch {
+	case c == nil:
+		why = "needs a habench cluster (--cluster)"
+	case scenario.CanFollow(c.Spec) == "":
+		why = fmt.Sprintf("cluster %s (%s) has a single writer: its workers follow the writer instead (--writer auto)", c.Name, c.Spec.Kind)
+	case len(b.Target.Endpoints) < 2:
+		why = "the workers write to one node only: give two or more (--nodes), or none for every node"
+	case b.Target.Follow != nil:
+		why = "the workers follow the writer"
+	}
+	if why == "" && !c.OffersLive() {
+		why = fmt.Sprintf("kind %s does not report which nodes are live", c.Spec.Kind)
+	}
+	if b.Failover {
+		if why != "" {
+			return "", fmt.Errorf("--failover: %s", why)
+		}
+		return "asked for (--failover)", nil
+	}
+	if why != "" || len(b.Faults) == 0 {
+		return "", nil
+	}
+	var hit []string
+	for _, ev := range b.Faults {
+		if touched := faultNodes(c, ev.Action, ev.Node); slices.ContainsFunc(b.Target.Endpoints, func(e workload.Endpoint) bool { return slices.Contains(touched, e.Label()) }) {
+			hit = append(hit, fmt.Sprintf("%s %s at %s", ev.Action, ev.Node, time.Duration(ev.At)))
+		}
+	}
+	if len(hit) == 0 {
+		return "", nil
+	}
+	return "the scenario's faults take away nodes the workers write to (" + strings.Join(hit, ", ") + ")", nil
+}
+
+// faultNodes are the nodes fault action on node takes away from the clients
+// (FaultAction.Disrupts): none, every node, or the node (the recorded writer for
+// "writer", a site's members for a site).
+func faultNodes(c *cluster.Cluster, action, node string) []string {
+	a := FaultActionOf(action)
+	if a == nil {
+		return nil
+	}
+	switch a.Disrupts {
+	case DisruptsEvery:
+		var out []string
+		for _, n := range c.Nodes {
+			out = append(out, n.Name)
+		}
+		return out
+	case DisruptsNode:
+		if site := c.Spec.Sites.Site(node); site != nil {
+			return site.Nodes
+		}
+		if node == "writer" {
+			if w := c.Writer(); w != nil {
+				return []string{w.Name}
+			}
+		}
+		return []string{node}
+	}
+	return nil
+}
+
+// clientFailover (a setup phase) turns the workers' failover on when failoverPlan says so:
+// the live watch starts (its first answers in hand before the workload, at most 2 s), the
+// target gets its view, a NOTE says why and how, and the manifest records it
+// (workload.failover).
+func (st *runState) clientFailover() error {
+	b := st.b
+	why, err := b.failoverPlan()
+	if err != nil || why == "" {
+		return err
+	}
+	var nodes []*cluster.Node
+	for _, ep := range b.Target.Endpoints {
+		n := b.Cluster.Node(ep.Label())
+		if n == nil {
+			return fmt.Errorf("failover: endpoint %s is not a node of cluster %s", ep.Label(), b.Cluster.Name)
+		}
+		nodes = append(nodes, n)
+	}
+	ctx, stop := context.WithCancel(context.WithoutCancel(st.ctx))
+	lw, err := watchLive(ctx, b.Cluster, nodes)
+	if err != nil {
+		stop()
+		return err
+	}
+	st.onCleanup(func() { stop(); lw.wait() })
+	st.liveWatch = lw
+	select {
+	case <-lw.answered:
+	case <-time.After(2 * time.Second):
+	}
+	b.Target.Failover = lw.live
+	note := fmt.Sprintf("client failover: %s; a worker whose node fails (lost connection, a refusal of a node out of its cluster: 1047, 1290, 1792, 3100, or a transaction hung %s s while the cluster does not count its node live) moves to another live node of %s and goes back once its own is live again; those failures are retried whatever --mysql-ignore-errors says",
+		why, hangSecs(b.Options.WriterHang), strings.Join(endpointLabels(b.Target), ", "))
+	st.man.Workload["failover"] = note
+	st.printf("NOTE: %s\n", note)
+	return st.writeManifest()
+}
+
+// hangSecs is --writer-hang d in seconds ("2"), the default when d is 0.
+func hangSecs(d time.Duration) string {
+	if d <= 0 {
+		d = workload.DefaultWriterHang
+	}
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", d.Seconds()), "0"), ".")
+}
+
+func endpointLabels(t workload.Target) []string {
+	var out []string
+	for _, ep := range t.Endpoints {
+		out = append(out, ep.Label())
+	}
+	return out
+}
+
+// liveWatch keeps which nodes are live, each asked every livePoll over an admin pool of
+// its own (cluster.Cluster.NodeLive within liveTimeout), and when each changed.
+type liveWatch struct {
+	mu       sync.Mutex
+	order    []string             // node names, in the target's order
+	last     map[string]liveState // node -> its latest answer
+	changes  map[string][]liveState
+	answered chan struct{} // closed once every node was asked once
+	wg       sync.WaitGroup
+}
+
+// liveState is one answer of a node: live or not, to the question asked at At.
+type liveState struct {
+	At   time.Time
+	Live bool
+}
+
+// watchLive starts asking nodes of c until ctx ends (wait waits for it). Error: an admin
+// pool that cannot be opened (nothing is left running then).
+func watchLive(ctx context.Context, c *cluster.Cluster, nodes []*cluster.Node) (*liveWatch, error) {
+	w := &liveWatch{last: map[string]liveState{}, changes: map[string][]liveState{}, answered: make(chan struct{})}
+	var dbs []*sql.DB
+	for _, n := range nodes {
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			for _, d := range dbs {
+				d.Close()
+			}
+			return nil, err
+		}
+		dbs = append(dbs, db)
+		w.order = append(w.order, n.Name)
+	}
+	for i, n := range nodes {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			defer dbs[i].Close()
+			tk := time.NewTicker(livePoll)
+			defer tk.Stop()
+			for {
+				asked := time.Now()
+				qctx, cancel := context.WithTimeout(ctx, liveTimeout)
+				why, _ := c.NodeLive(qctx, n, dbs[i])
+				cancel()
+				if ctx.Err() != nil {
+					return
+				}
+				w.set(n.Name, liveState{At: asked, Live: why == ""})
+				select {
+				case <-ctx.Done():
+					return
+				case <-tk.C:
+				}
+			}
+		}()
+	}
+	return w, nil
+}
+
+func (w *liveWatch) set(node string, st liveState) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	prev, seen := w.last[node]
+	w.last[node] = st
+	if !seen || prev.Live != st.Live {
+		w.changes[node] = append(w.changes[node], st)
+	}
+	if !seen && len(w.last) == len(w.order) {
+		close(w.answered)
+	}
+}
+
+// live is the target's Failover: the nodes whose latest answer, to a question asked at
+// or after since, said live, in the target's order (nil before any answered).
+func (w *liveWatch) live(since time.Time) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, n := range w.order {
+		if st := w.last[n]; st.Live && !st.At.Before(since) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// back is when node was seen live again after from: its first live answer after it was
+// seen not live (at from, or in an answer asked after it); from itself when it was not
+// seen down then (nothing to come back from), the zero time when it was not seen live
+// again.
+func (w *liveWatch) back(node string, from time.Time) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	down := false // at from, then after it
+	for _, st := range w.changes[node] {
+		switch {
+		case st.At.Before(from):
+			down = !st.Live
+		case !st.Live:
+			down = true
+		case down:
+			return st.At
+		}
+	}
+	if !down {
+		return from
+	}
+	return time.Time{}
+}
+
+func (w *liveWatch) wait() { w.wg.Wait() }
+
+// clientFailoverSummary gives each fault that took nodes away (FaultAction.Disrupts) the
+// cluster's view change (from the samples) and, when the workers failed over between
+// writers, their failover time (from their moves).
+func (st *runState) clientFailoverSummary(sum *Summary) {
+	c := st.b.Cluster
+	if c == nil || len(sum.Faults) != len(st.man.Faults) {
+		return
+	}
+	nodesOf := func(f RunFault) []string {
+		if f.Error != "" {
+			return nil
+		}
+		return faultNodes(c, f.Action, f.Node)
+	}
+	setViewChanges(sum.Faults, st.man.Faults, st.allSamples, nodesOf)
+	if st.liveWatch != nil && st.result != nil {
+		setClientFailover(sum.Faults, st.man.Faults, st.result.WriterMoves, nodesOf, st.liveWatch.back)
+	}
+}
+
+// nextOn is the index of the first fault after faults[i] on one of nodes (len(faults):
+// none).
+func nextOn(faults []RunFault, i int, nodes []string, nodesOf func(RunFault) []string) int {
+	for j := i + 1; j < len(faults); j++ {
+		g := faults[j]
+		if slices.Contains(nodes, g.Node) || slices.ContainsFunc(nodesOf(g), func(n string) bool { return slices.Contains(nodes, n) }) {
+			return j
+		}
+	}
+	return len(faults)
+}
+
+// setViewChanges sets ViewChangeS of each fault that took nodes away (nodesOf: none for
+// the others): the first sample tick from the fault on, before the end of the next fault on
+// those nodes (a start takes seconds: a killed Galera node is evicted after
+// evs.suspect_timeout, 5 s, maybe while it is being started again), in which the largest
+// membership any other node reported (membership) was below the largest they reported in
+// the 3 s before the fault.
+func setViewChanges(fs []FaultSummary, faults []RunFault, samples []sampler.Sample, nodesOf func(RunFault) []string) {
+	views := membership(samples)
+	ticks := slices.Sorted(maps.Keys(views))
+	for i, f := range faults {
+		nodes := nodesOf(f)
+		if len(nodes) == 0 {
+			continue
+		}
+		until := math.Inf(1) // the next fault on the nodes, to its end (a start)
+		if j := nextOn(faults, i, nodes, nodesOf); j < len(faults) {
+			until = faults[j].AtS + faults[j].Took
+		}
+		largest := func(tick time.Duration) float64 {
+			v := 0.0
+			for n, m := range views[tick] {
+				if !slices.Contains(nodes, n) {
+					v = max(v, m)
+				}
+			}
+			return v
+		}
+		before := 0.0
+		for _, tick := range ticks {
+			if t := tick.Seconds(); t < f.AtS && t >= f.AtS-3 {
+				before = max(before, largest(tick))
+			}
+		}
+		for _, tick := range ticks {
+			if t := tick.Seconds(); t >= f.AtS && t < until && before > 0 && largest(tick) < before {
+				d := t - f.AtS
+				fs[i].ViewChangeS = &d
+				break
+			}
+		}
+	}
+}
+
+// membership is each node's view of its cluster's membership at each sample tick: a
+// Galera node's galera_cluster_size (its component), a group member's rows of its view
+// less those UNREACHABLE (gr_members_total - gr_members_unreachable: a member that left
+// is no row, one that died is UNREACHABLE until expelled).
+func membership(samples []sampler.Sample) map[time.Duration]map[string]float64 {
+	type key struct {
+		tick time.Duration
+		node string
+	}
+	total, unreachable := map[key]float64{}, map[key]float64{}
+	out := map[time.Duration]map[string]float64{}
+	put := func(k key, v float64) {
+		if out[k.tick] == nil {
+			out[k.tick] = map[string]float64{}
+		}
+		out[k.tick][k.node] = v
+	}
+	for _, s := range samples {
+		k := key{s.Elapsed, s.Node}
+		switch s.Metric {
+		case sampler.MetricGaleraClusterSize:
+			put(k, s.Value)
+		case sampler.MetricGRMembersTotal:
+			total[k] = s.Value
+		case sampler.MetricGRMembersUnreachable:
+			unreachable[k] = s.Value
+		}
+	}
+	for k, v := range total {
+		put(k, v-unreachable[k])
+	}
+	return out
+}
+
+// setClientFailover sets FailoverWorkers and ClientFailoverS of each fault that took
+// nodes away (nodesOf): the workers that left one of its nodes (WriterMove.Left) while the
+// node was away (from the fault until back, the live watch's, says it was live again, and
+// before the next fault on those nodes), and the time from the fault until the last of
+// them committed again (WriterMove.Settled; nil when one had not).
+func setClientFailover(fs []FaultSummary, faults []RunFault, moves []workload.WriterMove, nodesOf func(RunFault) []string, back func(node string, from time.Time) time.Time) {
+	for i, f := range faults {
+		nodes := nodesOf(f)
+		if len(nodes) == 0 {
+			continue
+		}
+		next := time.Time{}
+		if j := nextOn(faults, i, nodes, nodesOf); j < len(faults) {
+			next = faults[j].At
+		}
+		away := func(m workload.WriterMove) bool {
+			if m.At.Before(f.At) || (!next.IsZero() && !m.At.Before(next)) {
+				return false
+			}
+			b := back(m.From, f.At)
+			return b.IsZero() || m.At.Before(b)
+		}
+		var last time.Time
+		settled := true
+		for _, m := range moves {
+			if m.Left == 0 || !slices.Contains(nodes, m.From) || !away(m) {
+				continue
+			}
+			fs[i].FailoverWorkers += m.Left
+			if m.Settled.IsZero() {
+				settled = false
+			} else if m.Settled.After(last) {
+				last = m.Settled
+			}
+		}
+		if fs[i].FailoverWorkers > 0 && settled {
+			d := last.Sub(f.At).Seconds()
+			fs[i].ClientFailoverS = &d
+		}
+	}
+}
