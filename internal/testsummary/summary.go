@@ -196,7 +196,9 @@ func (run *Run) Unfinished() []*Test {
 }
 
 // Waiting returns the parallel tests that never got their turn (paused, not continued).
-func (run *Run) Waiting() []*Test { return run.with(func(t *Test) bool { return t.Outcome == "" && t.Paused }) }
+func (run *Run) Waiting() []*Test {
+	return run.with(func(t *Test) bool { return t.Outcome == "" && t.Paused })
+}
 
 // Skipped returns the skipped tests in the order they started.
 func (run *Run) Skipped() []*Test { return run.with(func(t *Test) bool { return t.Outcome == "skip" }) }
