@@ -20,6 +20,7 @@ func TestDeployAsyncReplicates(t *testing.T) {
 	t.Parallel()
 	for _, f := range []topology.Flavor{topology.MariaDB, topology.MySQL} {
 		t.Run(string(f), func(t *testing.T) {
+			t.Parallel()
 			s := testenv.Sandbox(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
@@ -112,6 +113,7 @@ func TestDeploySemiSync(t *testing.T) {
 	t.Parallel()
 	for _, f := range []topology.Flavor{topology.MariaDB, topology.MySQL} {
 		t.Run(string(f), func(t *testing.T) {
+			t.Parallel()
 			s := testenv.Sandbox(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()

@@ -54,6 +54,7 @@ func TestStatementMixMatchesServerCounters(t *testing.T) {
 	t.Parallel()
 	for _, f := range flavors {
 		t.Run(string(f), func(t *testing.T) {
+			t.Parallel()
 			s := testenv.Sandbox(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
@@ -111,6 +112,7 @@ func TestStoppedApplierShowsLagThenRecovers(t *testing.T) {
 	t.Parallel()
 	for _, f := range flavors {
 		t.Run(string(f), func(t *testing.T) {
+			t.Parallel()
 			s := testenv.Sandbox(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()

@@ -33,6 +33,7 @@ func TestLargeTransaction(t *testing.T) {
 		{"galera", topology.Galera, topology.MariaDB, nil, "ok"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := testenv.Sandbox(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()

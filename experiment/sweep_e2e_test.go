@@ -171,6 +171,7 @@ sweep:
 // that names the node, the wait and the last state seen, and the sweep directory keeps that
 // node's error log tail.
 func TestSweepCellPolicy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		prefix string
 		kind   topology.Kind
@@ -184,6 +185,7 @@ func TestSweepCellPolicy(t *testing.T) {
 		{"swf", topology.Async, 2, topology.MariaDB, true},
 	} {
 		t.Run(map[bool]string{false: string(tc.kind), true: string(tc.kind) + "-restart-fails"}[tc.broken], func(t *testing.T) {
+			t.Parallel()
 			if tc.broken {
 				sweepRestartFails(t, tc.prefix, tc.kind, tc.nodes, tc.flavor)
 				return
