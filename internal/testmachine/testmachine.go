@@ -165,9 +165,12 @@ func Share(t testing.TB) {
 // every test holding Share has ended (new ones wait from now on), and keeps them waiting
 // until t ends. Tests that measure throughput, latency or timing ratios call it first
 // thing (Share is then a no-op for t); it fails t when t already shares the machine (that
-// would wait for itself).
+// would wait for itself). In -short mode it skips t: such a test needs real servers.
 func Alone(t testing.TB) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a test that measures on real servers: skipped in -short mode")
+	}
 	top := topName(t.Name())
 	sharing.Lock()
 	self := sharing.by[top]
