@@ -138,6 +138,9 @@ func TestNamesUnique(t *testing.T) {
 // machine to end, and a test that wants to share the machine while Alone holds it waits
 // until it ends.
 func TestAloneWaitsAndHolds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("Alone skips in -short mode")
+	}
 	dir := t.TempDir()
 	Dir = dir
 	c, end := child(t, dir, "share")
