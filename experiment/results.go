@@ -27,23 +27,75 @@ type Results struct {
 	samples   *csvFile
 }
 
-// csvFile is one CSV file of a run. The first write error (a full disk) is kept: later
-// rows are dropped, close returns the error naming the file and renames the file to
-// NAME.incomplete, so that no truncated CSV looks whole.
-type csvFile struct {
+// streamFile is a results file written as the run goes (intervals.csv, samples.csv,
+// latency.hlog). The first write error (a full disk) is kept: later writes are dropped,
+// close returns the error naming the file and renames the file to NAME.incomplete, so that
+// no truncated file looks whole.
+type streamFile struct {
 	path   string
 	f      *os.File
-	w      *csv.Writer
 	err    error
 	closed bool
 }
 
-func newCSV(path string, header []string) (*csvFile, error) {
+// createStream creates (or truncates) path, mode 0640.
+func createStream(path string) (*streamFile, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
 	if err != nil {
 		return nil, err
 	}
-	c := &csvFile{path: path, f: f, w: csv.NewWriter(f)}
+	return &streamFile{path: path, f: f}, nil
+}
+
+// Write writes p unless an earlier write failed or the file is closed; the first error
+// is kept, naming the file.
+func (s *streamFile) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if s.closed {
+		return 0, os.ErrClosed
+	}
+	n, err := s.f.Write(p)
+	s.fail(err)
+	return n, err
+}
+
+// fail keeps err (when it is the first) as the file's error, naming the file.
+func (s *streamFile) fail(err error) {
+	if err != nil && s.err == nil {
+		s.err = fmt.Errorf("writing %s: %w", filepath.Base(s.path), err)
+	}
+}
+
+// close closes the file; on an error (kept or of the close) the file is renamed
+// NAME.incomplete and the error says so.
+func (s *streamFile) close() error {
+	if s.closed {
+		return s.err
+	}
+	s.closed = true
+	s.fail(s.f.Close())
+	if s.err != nil {
+		if rerr := os.Rename(s.path, s.path+".incomplete"); rerr == nil {
+			s.err = fmt.Errorf("%w (kept as %s.incomplete)", s.err, filepath.Base(s.path))
+		}
+	}
+	return s.err
+}
+
+// csvFile is one CSV file of a run, streamed (see streamFile).
+type csvFile struct {
+	*streamFile
+	w *csv.Writer
+}
+
+func newCSV(path string, header []string) (*csvFile, error) {
+	s, err := createStream(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &csvFile{streamFile: s, w: csv.NewWriter(s)}
 	c.row(header)
 	return c, c.err
 }
@@ -57,30 +109,16 @@ func (c *csvFile) row(r []string) {
 }
 
 func (c *csvFile) flush() {
-	if c.err != nil {
+	if c.err != nil || c.closed {
 		return
 	}
 	c.w.Flush()
-	if err := c.w.Error(); err != nil {
-		c.err = fmt.Errorf("writing %s: %w", filepath.Base(c.path), err)
-	}
+	c.fail(c.w.Error())
 }
 
 func (c *csvFile) close() error {
-	if c.closed {
-		return c.err
-	}
-	c.closed = true
 	c.flush()
-	if err := c.f.Close(); err != nil && c.err == nil {
-		c.err = fmt.Errorf("writing %s: %w", filepath.Base(c.path), err)
-	}
-	if c.err != nil {
-		if rerr := os.Rename(c.path, c.path+".incomplete"); rerr == nil {
-			c.err = fmt.Errorf("%w (kept as %s.incomplete)", c.err, filepath.Base(c.path))
-		}
-	}
-	return c.err
+	return c.streamFile.close()
 }
 
 // IntervalColumns and SampleColumns are the headers of intervals.csv and samples.csv
