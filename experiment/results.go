@@ -25,6 +25,7 @@ type Results struct {
 	mu        sync.Mutex
 	intervals *csvFile
 	samples   *csvFile
+	latency   *latencyLog
 }
 
 // streamFile is a results file written as the run goes (intervals.csv, samples.csv,
@@ -128,7 +129,8 @@ var (
 	SampleColumns   = results.SampleColumns
 )
 
-// NewResults creates dir (and parents) with empty intervals.csv and samples.csv.
+// NewResults creates dir (and parents) with empty intervals.csv, samples.csv and
+// latency.hlog.
 func NewResults(dir string) (*Results, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
@@ -141,6 +143,9 @@ func NewResults(dir string) (*Results, error) {
 	if r.samples, err = newCSV(filepath.Join(dir, results.SamplesFile), SampleColumns); err != nil {
 		return nil, err
 	}
+	if r.latency, err = newLatencyLog(filepath.Join(dir, results.LatencyLogFile)); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -151,11 +156,14 @@ func RunDirName(label string, t time.Time) string {
 
 func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
-// Interval appends one row to intervals.csv.
+// Interval appends one row to intervals.csv and iv's Recorded histogram to latency.hlog.
 func (r *Results) Interval(iv workload.Interval) {
 	rc := rateColumns(iv)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if iv.Recorded != nil {
+		r.latency.interval(iv.Started, iv.Elapsed-iv.Length, iv.Length, iv.Recorded)
+	}
 	r.intervals.row([]string{f3(iv.Elapsed.Seconds()), strconv.Itoa(iv.Threads), f3(iv.TPS), f3(iv.QPS),
 		f3(iv.ReadsPerSec), f3(iv.WritesPerSec), f3(iv.OthersPerSec),
 		f3(iv.LatencyAvg), f3(iv.LatencyP50), f3(iv.LatencyP95), f3(iv.LatencyP99), f3(iv.LatencyMax),
@@ -182,7 +190,18 @@ func (r *Results) Samples(ss []sampler.Sample) {
 func (r *Results) Err() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return errors.Join(r.intervals.err, r.samples.err)
+	return errors.Join(r.intervals.err, r.samples.err, r.latency.err)
+}
+
+// LatencyTail appends to latency.hlog what res's histogram counted after the last report
+// interval (Result.Tail; nothing when res is nil or measured nothing).
+func (r *Results) LatencyTail(res *workload.Result) {
+	if res == nil || res.Tail == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.latency.tail(res)
 }
 
 // WriteJSON writes v as indented JSON to name inside the run directory (see WriteFile).
@@ -205,5 +224,5 @@ func (r *Results) WriteFile(name, text string) error {
 func (r *Results) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return errors.Join(r.intervals.close(), r.samples.close())
+	return errors.Join(r.intervals.close(), r.samples.close(), r.latency.close())
 }
