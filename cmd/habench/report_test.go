@@ -240,6 +240,9 @@ workload:
 		}
 	}
 	os.WriteFile(filepath.Join(shots, "report.html"), h, 0o644)
+	for _, d := range rdirs { // for other HdrHistogram tools
+		os.WriteFile(filepath.Join(shots, filepath.Base(d)+"-latency.hlog"), mustReadFile(t, filepath.Join(d, "latency.hlog")), 0o644)
+	}
 
 	// Re-render against the async topology; an unknown baseline is bad input.
 	rr := habench(t, state, "report", dir, "--baseline", async)
@@ -263,7 +266,7 @@ workload:
 		t.Fatalf("compare: exit %d\n%s\n%s", cr.code, cr.stdout, cr.stderr)
 	}
 	checkRendered(t, bin, cmpHTML, 1, shots, "compare")
-	t.Logf("screenshots: %s (scenario-page.png, scenario-chart-1..6.png, compare-page.png, compare-chart-1.png; report.html, compare.html)", shots)
+	t.Logf("screenshots: %s (scenario-page.png, scenario-chart-1..6.png, compare-page.png, compare-chart-1.png; report.html, compare.html, each run's latency.hlog)", shots)
 }
 
 func mustReadFile(t *testing.T, p string) []byte {
