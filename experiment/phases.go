@@ -560,6 +560,9 @@ func (st *runState) workload() {
 		reporter = workload.WithLive(rep, b.OnLive)
 	}
 	st.result, st.runErr = b.Workload.Run(st.ctx, b.Target, opts, reporter)
+	if st.res != nil {
+		st.res.LatencyTail(st.result)
+	}
 	st.stopBackground()
 	st.man.Warnings = append(st.man.Warnings, st.faultWarnings...)
 	st.out.Result = st.result

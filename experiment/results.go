@@ -25,25 +25,78 @@ type Results struct {
 	mu        sync.Mutex
 	intervals *csvFile
 	samples   *csvFile
+	latency   *latencyLog
 }
 
-// csvFile is one CSV file of a run. The first write error (a full disk) is kept: later
-// rows are dropped, close returns the error naming the file and renames the file to
-// NAME.incomplete, so that no truncated CSV looks whole.
-type csvFile struct {
+// streamFile is a results file written as the run goes (intervals.csv, samples.csv,
+// latency.hlog). The first write error (a full disk) is kept: later writes are dropped,
+// close returns the error naming the file and renames the file to NAME.incomplete, so that
+// no truncated file looks whole.
+type streamFile struct {
 	path   string
 	f      *os.File
-	w      *csv.Writer
 	err    error
 	closed bool
 }
 
-func newCSV(path string, header []string) (*csvFile, error) {
+// createStream creates (or truncates) path, mode 0640.
+func createStream(path string) (*streamFile, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
 	if err != nil {
 		return nil, err
 	}
-	c := &csvFile{path: path, f: f, w: csv.NewWriter(f)}
+	return &streamFile{path: path, f: f}, nil
+}
+
+// Write writes p unless an earlier write failed or the file is closed; the first error
+// is kept, naming the file.
+func (s *streamFile) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if s.closed {
+		return 0, os.ErrClosed
+	}
+	n, err := s.f.Write(p)
+	s.fail(err)
+	return n, err
+}
+
+// fail keeps err (when it is the first) as the file's error, naming the file.
+func (s *streamFile) fail(err error) {
+	if err != nil && s.err == nil {
+		s.err = fmt.Errorf("writing %s: %w", filepath.Base(s.path), err)
+	}
+}
+
+// close closes the file; on an error (kept or of the close) the file is renamed
+// NAME.incomplete and the error says so.
+func (s *streamFile) close() error {
+	if s.closed {
+		return s.err
+	}
+	s.closed = true
+	s.fail(s.f.Close())
+	if s.err != nil {
+		if rerr := os.Rename(s.path, s.path+".incomplete"); rerr == nil {
+			s.err = fmt.Errorf("%w (kept as %s.incomplete)", s.err, filepath.Base(s.path))
+		}
+	}
+	return s.err
+}
+
+// csvFile is one CSV file of a run, streamed (see streamFile).
+type csvFile struct {
+	*streamFile
+	w *csv.Writer
+}
+
+func newCSV(path string, header []string) (*csvFile, error) {
+	s, err := createStream(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &csvFile{streamFile: s, w: csv.NewWriter(s)}
 	c.row(header)
 	return c, c.err
 }
@@ -57,30 +110,16 @@ func (c *csvFile) row(r []string) {
 }
 
 func (c *csvFile) flush() {
-	if c.err != nil {
+	if c.err != nil || c.closed {
 		return
 	}
 	c.w.Flush()
-	if err := c.w.Error(); err != nil {
-		c.err = fmt.Errorf("writing %s: %w", filepath.Base(c.path), err)
-	}
+	c.fail(c.w.Error())
 }
 
 func (c *csvFile) close() error {
-	if c.closed {
-		return c.err
-	}
-	c.closed = true
 	c.flush()
-	if err := c.f.Close(); err != nil && c.err == nil {
-		c.err = fmt.Errorf("writing %s: %w", filepath.Base(c.path), err)
-	}
-	if c.err != nil {
-		if rerr := os.Rename(c.path, c.path+".incomplete"); rerr == nil {
-			c.err = fmt.Errorf("%w (kept as %s.incomplete)", c.err, filepath.Base(c.path))
-		}
-	}
-	return c.err
+	return c.streamFile.close()
 }
 
 // IntervalColumns and SampleColumns are the headers of intervals.csv and samples.csv
@@ -90,7 +129,8 @@ var (
 	SampleColumns   = results.SampleColumns
 )
 
-// NewResults creates dir (and parents) with empty intervals.csv and samples.csv.
+// NewResults creates dir (and parents) with empty intervals.csv, samples.csv and
+// latency.hlog.
 func NewResults(dir string) (*Results, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
@@ -103,6 +143,9 @@ func NewResults(dir string) (*Results, error) {
 	if r.samples, err = newCSV(filepath.Join(dir, results.SamplesFile), SampleColumns); err != nil {
 		return nil, err
 	}
+	if r.latency, err = newLatencyLog(filepath.Join(dir, results.LatencyLogFile)); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -113,11 +156,14 @@ func RunDirName(label string, t time.Time) string {
 
 func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
-// Interval appends one row to intervals.csv.
+// Interval appends one row to intervals.csv and iv's Recorded histogram to latency.hlog.
 func (r *Results) Interval(iv workload.Interval) {
 	rc := rateColumns(iv)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if iv.Recorded != nil {
+		r.latency.interval(iv.Started, iv.Elapsed-iv.Length, iv.Length, iv.Recorded)
+	}
 	r.intervals.row([]string{f3(iv.Elapsed.Seconds()), strconv.Itoa(iv.Threads), f3(iv.TPS), f3(iv.QPS),
 		f3(iv.ReadsPerSec), f3(iv.WritesPerSec), f3(iv.OthersPerSec),
 		f3(iv.LatencyAvg), f3(iv.LatencyP50), f3(iv.LatencyP95), f3(iv.LatencyP99), f3(iv.LatencyMax),
@@ -144,7 +190,18 @@ func (r *Results) Samples(ss []sampler.Sample) {
 func (r *Results) Err() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return errors.Join(r.intervals.err, r.samples.err)
+	return errors.Join(r.intervals.err, r.samples.err, r.latency.err)
+}
+
+// LatencyTail appends to latency.hlog what res's histogram counted after the last report
+// interval (Result.Tail; nothing when res is nil or measured nothing).
+func (r *Results) LatencyTail(res *workload.Result) {
+	if res == nil || res.Tail == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.latency.tail(res)
 }
 
 // WriteJSON writes v as indented JSON to name inside the run directory (see WriteFile).
@@ -167,5 +224,5 @@ func (r *Results) WriteFile(name, text string) error {
 func (r *Results) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return errors.Join(r.intervals.close(), r.samples.close())
+	return errors.Join(r.intervals.close(), r.samples.close(), r.latency.close())
 }

@@ -405,10 +405,16 @@ func (v valueTicks) Ticks(lo, hi float64) []plot.Tick {
 // clock, intervals moved onto it by the manifest's intervals_offset_s. ok is false when
 // the run has neither intervals nor samples.
 func RunChart(r *Run) (Chart, bool, error) {
-	panels, xmax := runPanels(r)
+	panels, _ := runPanels(r)
 	if len(panels) == 0 {
 		return Chart{}, false, nil
 	}
+	c, err := timeSeriesChart(r.Name, "time s (from the start of sampling)", panels, runXMax(r), faultMarks(r)...)
+	return c, true, err
+}
+
+// faultMarks are r's faults as marks on its charts.
+func faultMarks(r *Run) []mark {
 	var marks []mark
 	for _, f := range r.Manifest.Faults {
 		label := fmt.Sprintf("fault: %s %s at %.1f s", f.Action, f.Node, f.AtS)
@@ -416,10 +422,29 @@ func RunChart(r *Run) (Chart, bool, error) {
 			label += " ⚠ escalated to SIGKILL (a crash)"
 		}
 		marks = append(marks, mark{x: f.AtS, label: label})
+	}
+	return marks
+}
+
+// runXMax is the end of r's charts' time axis (s, samples.csv's clock, whole): the last
+// interval, sample, latency log line or fault, at least 1.
+func runXMax(r *Run) float64 {
+	xmax := 0.0
+	for _, iv := range r.Intervals {
+		xmax = max(xmax, r.Manifest.IntervalsOffsetS+iv.ElapsedS)
+	}
+	for _, s := range r.Samples {
+		xmax = max(xmax, s.ElapsedS)
+	}
+	for _, f := range r.Manifest.Faults {
 		xmax = max(xmax, f.AtS)
 	}
-	c, err := timeSeriesChart(r.Name, "time s (from the start of sampling)", panels, math.Ceil(max(xmax, 1)), marks...)
-	return c, true, err
+	if r.LatencyLog != nil {
+		for _, iv := range r.LatencyLog.Intervals {
+			xmax = max(xmax, r.Manifest.IntervalsOffsetS+(iv.From+iv.Length).Seconds())
+		}
+	}
+	return math.Ceil(max(xmax, 1))
 }
 
 // runPanels builds RunChart's panels and the largest time on them.

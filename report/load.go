@@ -82,6 +82,9 @@ type Run struct {
 	Intervals []Interval
 	// Samples are samples.csv's rows (elapsed_s on the samplers' clock).
 	Samples []Sample
+	// LatencyLog is latency.hlog (nil without one: older results): the latency histograms
+	// per report interval, From on intervals.csv's clock.
+	LatencyLog *results.LatencyLog
 	// Error says why the run is incomplete ("" when it completed): summary.json's error,
 	// comparison.json's row error, or a missing summary.
 	Error string
@@ -363,7 +366,7 @@ func (res *Results) loadSubdirs() error {
 }
 
 // LoadRun reads one run directory. manifest.json is required; summary.json,
-// intervals.csv and samples.csv are read when present.
+// intervals.csv, samples.csv and latency.hlog are read when present.
 func LoadRun(dir string) (*Run, error) {
 	r, err := LoadRunSummary(dir)
 	if err != nil {
@@ -375,7 +378,27 @@ func LoadRun(dir string) (*Run, error) {
 	if r.Samples, err = readSamples(filepath.Join(dir, results.SamplesFile)); err != nil {
 		return nil, err
 	}
+	if r.LatencyLog, err = readLatencyLog(filepath.Join(dir, results.LatencyLogFile)); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// readLatencyLog reads latency.hlog (nil when there is none). Error: *LoadError naming
+// the file and the interval that does not decode.
+func readLatencyLog(path string) (*results.LatencyLog, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &LoadError{Path: path, Reason: err.Error()}
+	}
+	log, err := results.ReadLatencyLog(b)
+	if err != nil {
+		return nil, &LoadError{Path: path, Reason: err.Error()}
+	}
+	return log, nil
 }
 
 // LoadRunSummary reads a run directory's manifest.json (required) and summary.json

@@ -153,7 +153,16 @@ func Render(res *Results, o Options) (*Rendered, error) {
 			cp = &c
 			out.Charts = append(out.Charts, c)
 		}
-		pg.Runs = append(pg.Runs, newRunView(r, rows[i], cp, i))
+		rv := newRunView(r, rows[i], cp, i)
+		hm, ok, err := LatencyHeatmap(r, runXMax(r))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Name, err)
+		}
+		if ok {
+			rv.Heatmap = &hm
+			out.Charts = append(out.Charts, hm)
+		}
+		pg.Runs = append(pg.Runs, rv)
 		if r.Summary != nil {
 			for _, o := range r.Summary.Outages {
 				a := o.Text
@@ -453,6 +462,10 @@ p.common { font-size: .85em; line-height: 1.6; } p.common code { white-space: no
 <div class="chart" title="{{.Title}}">{{svg .SVG}}</div>
 <p class="note">TPS and latency per report interval (intervals.csv, moved onto the samples' clock by intervals_offset_s); per-node lines from samples.csv, once per second, including the catch-up after the workload stopped.</p>
 {{- end}}
+{{- with .Heatmap}}
+<div class="chart" title="{{.Title}}">{{svg .SVG}}</div>
+<p class="note">Latency heatmap from latency.hlog (HdrHistogram interval log, microseconds): each column is a report interval (or several merged, up to 120 columns), each row a tenth of a decade of latency; the colour is how many transactions per second of the column completed at that latency. A column without cells had no transaction complete; the p99 line (intervals.csv's) counts the waits of transactions in flight at an interval's end, the cells do not.</p>
+{{- end}}
 <h3>Nodes</h3>
 <table>
 <tr><th class="l">node</th><th class="l">role</th><th class="l">version</th><th class="l">address</th><th>lag max s</th><th>lag avg s</th><th>backlog max trx</th><th class="l">queues</th><th class="l">flow control paused</th><th>lag samples</th><th>sampler errors</th></tr>
@@ -507,7 +520,7 @@ p.common { font-size: .85em; line-height: 1.6; } p.common code { white-space: no
 {{- if .Note}}<p class="note">{{.Note}}</p>{{end}}
 {{- else}}<details><summary>as recorded</summary><pre>{{.JSON}}</pre></details>{{end}}
 {{- end}}
-<p class="note">Files: <code>{{.Run.Dir}}</code>: manifest.json, summary.json, intervals.csv, samples.csv, variables.json, report.md.</p>
+<p class="note">Files: <code>{{.Run.Dir}}</code>: manifest.json, summary.json, intervals.csv, samples.csv, latency.hlog, variables.json, report.md.</p>
 {{- end}}
 </body>
 </html>

@@ -62,7 +62,7 @@ func RunMarkdown(r *Run, deployed bool) string {
 	if len(m.Nodes) > 0 {
 		settingsSection(&b, m)
 	}
-	b.WriteString("\nFiles: manifest.json, summary.json, intervals.csv (one row per report interval), samples.csv (elapsed_s,node,metric,value), variables.json.\n")
+	b.WriteString("\nFiles: manifest.json, summary.json, intervals.csv (one row per report interval), samples.csv (elapsed_s,node,metric,value), latency.hlog (latency histograms per report interval, HdrHistogram interval log, microseconds), variables.json.\n")
 	return b.String()
 }
 

@@ -68,8 +68,10 @@ type runView struct {
 	Facts    []fact
 	Warnings []string
 	Chart    *Chart
-	Nodes    []nodeStats
-	Hosts    []hostStats
+	// Heatmap is the latency heatmap from latency.hlog (nil without one).
+	Heatmap *Chart
+	Nodes   []nodeStats
+	Hosts   []hostStats
 	// NodeWindow says which samples the node figures cover.
 	NodeWindow string
 	Impairment *LinkImpairment

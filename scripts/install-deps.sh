@@ -2,7 +2,8 @@
 # Installs what habench's sandboxes and tests need on Debian/Ubuntu, as root, idempotently:
 # MariaDB 10.11 + galera-4 + galera-arbitrator-4 (garbd, the arbitrator node) (+ rsync, mariadb-backup and socat for its state transfers) +
 # sysbench (reference) from apt, iproute2/util-linux for
-# namespaces, openssh-server/client (the SSH tests' sshd in namespaces), debootstrap, and the MySQL root filesystem (scripts/mysql-rootfs.sh).
+# namespaces, openssh-server/client (the SSH tests' sshd in namespaces), debootstrap, node with hdr-histogram-js (the tests'
+# second reader of latency.hlog), and the MySQL root filesystem (scripts/mysql-rootfs.sh).
 # The packaged MariaDB service is not started (habench runs its own servers).
 set -euo pipefail
 pkgs="mariadb-server mariadb-client galera-4 galera-arbitrator-4 mariadb-backup socat sysbench rsync debootstrap iproute2 util-linux procps chromium openssh-server openssh-client"
@@ -20,5 +21,19 @@ if [ -n "$missing" ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq $missing >/dev/null
+fi
+# node and npm (Debian's, unless a node with its npm is there already) and hdr-histogram-js,
+# with which the tests read latency.hlog by another implementation than the one that wrote
+# it: installed from its package-lock.json into cmd/habench/testdata/hdrjs/node_modules.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  if [ "$(id -u)" != 0 ]; then echo "deps: missing: nodejs npm (run as root)" >&2; exit 1; fi
+  echo "deps: installing nodejs npm"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+fi
+hdrjs="$(cd "$(dirname "$0")/.." && pwd)/cmd/habench/testdata/hdrjs"
+if ! (cd "$hdrjs" && node -e 'const l=require("./package-lock.json").packages["node_modules/hdr-histogram-js"];
+  process.exit(require("./node_modules/hdr-histogram-js/package.json").version===l.version?0:1)' 2>/dev/null); then
+  echo "deps: npm ci in $hdrjs"
+  (cd "$hdrjs" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
 fi
 "$(dirname "$0")/mysql-rootfs.sh" "${HABENCH_ROOTFS:-/var/cache/habench/rootfs/mysql-sid}"

@@ -244,8 +244,8 @@ func (r *runner) hangResult(res *Result) {
 }
 
 // inFlight adds to iv (at now) the events in progress that have waited MinOutage: their
-// waits, lower bounds, go into the interval's histogram copy, its max and percentiles
-// (never into the run's totals), and InFlight/LongestInFlight say so.
+// waits, lower bounds, go into the interval's histogram copy (not into Recorded), its max
+// and percentiles (never into the run's totals), and InFlight/LongestInFlight say so.
 func (r *runner) inFlight(iv *Interval, now time.Time) {
 	var longest int64
 	for _, wk := range r.workers {
@@ -257,6 +257,9 @@ func (r *runner) inFlight(iv *Interval, now time.Time) {
 			b = min(b, wk.arrivedAt.Load())
 		}
 		if d := now.UnixNano() - b; d >= int64(MinOutage) {
+			if iv.Histogram == iv.Recorded {
+				iv.Histogram = iv.Recorded.Clone() // Recorded stays without the waits
+			}
 			iv.InFlight++
 			longest = max(longest, d)
 			_ = iv.Histogram.RecordValue(min(d/1000, histHighest))

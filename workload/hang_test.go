@@ -53,6 +53,42 @@ func checkMaxCoversOutages(t *testing.T, res *Result, slack time.Duration) {
 	}
 }
 
+// checkRecordedAddUp is latency.hlog's invariant: the intervals' Recorded histograms and
+// the run's Tail add up to the run's Histogram, bucket by bucket, each event and wait
+// once; an interval with waits in flight has them in Histogram only.
+func checkRecordedAddUp(t *testing.T, ivs []Interval, res *Result) {
+	t.Helper()
+	if res.Tail == nil {
+		t.Fatal("no Tail histogram in the result of a measured run")
+	}
+	sum := NewHistogram()
+	var flagged int
+	for _, iv := range ivs {
+		sum.Merge(iv.Recorded)
+		if iv.InFlight == 0 {
+			if iv.Recorded != iv.Histogram {
+				t.Errorf("interval at %v: nothing in flight, yet Recorded is not Histogram", iv.Elapsed)
+			}
+			continue
+		}
+		flagged++
+		if d := iv.Histogram.TotalCount() - iv.Recorded.TotalCount(); d != int64(iv.InFlight) {
+			t.Errorf("interval at %v: Histogram holds %d more than Recorded, want the %d in flight", iv.Elapsed, d, iv.InFlight)
+		}
+	}
+	if flagged == 0 {
+		t.Error("no interval had waits in flight: the test proves nothing about Recorded")
+	}
+	sum.Merge(res.Tail)
+	if !sum.Equals(res.Histogram) {
+		t.Errorf("intervals' Recorded + Tail (%d values, max %d us) differ from the run's histogram (%d, max %d us)",
+			sum.TotalCount(), sum.Max(), res.Histogram.TotalCount(), res.Histogram.Max())
+	}
+	if len(ivs) > 0 && res.TailFrom != ivs[len(ivs)-1].Elapsed {
+		t.Errorf("tail from %v, want from the last interval's end %v", res.TailFrom, ivs[len(ivs)-1].Elapsed)
+	}
+}
+
 // TestHang makes one MariaDB server hang (a global read lock: the writes wait without
 // failing) under runs: a following run moves to a second server when Follow names it
 // (the abandoned transactions unknown, their waits in the latencies); a run that ends with
@@ -277,6 +313,7 @@ func TestHangEdges(t *testing.T) {
 				t.Errorf("interval at %v: in flight for %v, longer than since the abandons at %v", iv.Elapsed, iv.LongestInFlight, first)
 			}
 		}
+		checkRecordedAddUp(t, rec.ivs, res)
 	})
 
 	t.Run("follow_answers_after_the_hang", func(t *testing.T) {

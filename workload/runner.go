@@ -889,8 +889,9 @@ func (r *runner) interval(start time.Time) Interval {
 		Transactions: c.events, Reads: c.reads, Writes: c.writes, Others: c.others,
 		Errors: c.errors, Reconnects: c.reconnects,
 		PerEndpoint: perEp, ErrorsByCode: byCode,
-		Histogram: h.Clone(), Unknown: c.unknown,
+		Histogram: h.Clone(), Unknown: c.unknown, Started: start,
 	}
+	iv.Recorded = iv.Histogram
 	iv.TPS = perSec(c.events, length)
 	iv.QPS = perSec(c.reads+c.writes+c.others, length)
 	iv.ReadsPerSec = perSec(c.reads, length)
@@ -1066,6 +1067,9 @@ func (r *runner) result(end time.Time) *Result {
 	res.StartedAt = start
 	if measured {
 		res.TotalTime = end.Sub(start)
+		// What collect left in ivHist came after the last interval report.
+		res.Tail = r.hv.ivHist.Clone()
+		res.TailFrom = max(r.hv.last.Sub(start), 0)
 	}
 	res.LatencyMin = nsToMs(tot.latMin)
 	res.LatencyMax = nsToMs(tot.latMax)

@@ -97,8 +97,16 @@ type Interval struct {
 	// EndpointStats.ErrorsByCode).
 	ErrorsByCode map[uint16]int64
 	// Histogram holds the interval's event latencies in microseconds (a copy
-	// the receiver may keep), with the waits of InFlight.
+	// the receiver may keep, not modify), with the waits of InFlight.
 	Histogram *hdrhistogram.Histogram
+	// Recorded is Histogram without the waits of InFlight (the same *Histogram when
+	// InFlight is 0): what the run's Result.Histogram counts of this interval, each
+	// event once, in microseconds. The intervals' Recorded and Result.Tail add up to
+	// Result.Histogram (latency.hlog's lines).
+	Recorded *hdrhistogram.Histogram
+	// Started is when the measured part began, on the wall clock (Result.StartedAt):
+	// Elapsed counts from it.
+	Started time.Time
 	// InFlight counts the events in progress at the interval's end that had waited at
 	// least MinOutage (from their intended start), LongestInFlight the longest wait: their
 	// waits are in Histogram, the percentiles and LatencyMax as lower bounds (an interval
@@ -150,6 +158,12 @@ type Result struct {
 	EventsAvg, EventsStddev, ExecTimeAvg, ExecTimeStddev float64
 	// Histogram holds every event latency in microseconds.
 	Histogram *hdrhistogram.Histogram
+	// Tail holds what Histogram counts after the last Interval reported (microseconds,
+	// see Interval.Recorded): the events that completed from TailFrom (the measured
+	// clock) until the end, and the waits of the transactions in flight at the end. nil
+	// when nothing was measured.
+	Tail     *hdrhistogram.Histogram
+	TailFrom time.Duration
 	// PerEndpoint holds the run's counts by Endpoint label.
 	PerEndpoint map[string]EndpointStats
 	// ErrorsByCode counts failed attempts by MySQL error code (see EndpointStats).

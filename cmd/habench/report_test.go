@@ -170,7 +170,9 @@ func checkRendered(t *testing.T, bin, page string, want int, shots, prefix strin
 
 // TestReportInChromium: a short real scenario (single primary and 3-node async, MariaDB)
 // writes report.html, report.md and report.csv; Chromium renders the HTML with the
-// comparison bars and each topology's time series as real, non-blank charts. `habench
+// comparison bars and each topology's time series and latency heatmap as real,
+// non-blank charts. Each run's latency.hlog is read back by hdr-histogram-js
+// (checkLatencyLogs). `habench
 // report --baseline` re-renders it, and `habench compare` writes a before/after page.
 // Screenshots stay in $TMPDIR/habench-report-shots/<time>/ (logged).
 func TestReportInChromium(t *testing.T) {
@@ -219,10 +221,18 @@ workload:
 	if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Each run's latency.hlog read back by hdr-histogram-js: the same counts and
+	// percentiles as the run published, merged across the two runs.
+	rdirs, _ := filepath.Glob(filepath.Join(dir, "*-rp*"))
+	checkLatencyLogs(t, rdirs)
+
 	page := filepath.Join(dir, "report.html")
-	// 2 comparison bar charts + one time-series chart per topology.
-	checkRendered(t, bin, page, 4, shots, "scenario")
+	// 2 comparison bar charts + per topology a time-series chart and a latency heatmap.
+	checkRendered(t, bin, page, 6, shots, "scenario")
 	h := mustReadFile(t, page)
+	if n := bytes.Count(h, []byte("latency heatmap (transactions per second by latency)")); n != 2 {
+		t.Errorf("report.html has %d latency heatmaps, want one per run", n)
+	}
 	// The async topology's chart has every node's lag line and the replicas' backlog.
 	for _, w := range []string{">n1</text>", ">n2</text>", ">n3</text>", "visibility lag per node", "backlog and queues per node"} {
 		if !bytes.Contains(h, []byte(w)) {
@@ -230,6 +240,9 @@ workload:
 		}
 	}
 	os.WriteFile(filepath.Join(shots, "report.html"), h, 0o644)
+	for _, d := range rdirs { // for other HdrHistogram tools
+		os.WriteFile(filepath.Join(shots, filepath.Base(d)+"-latency.hlog"), mustReadFile(t, filepath.Join(d, "latency.hlog")), 0o644)
+	}
 
 	// Re-render against the async topology; an unknown baseline is bad input.
 	rr := habench(t, state, "report", dir, "--baseline", async)
@@ -247,14 +260,13 @@ workload:
 	}
 
 	// Before/after of the two runs.
-	rdirs, _ := filepath.Glob(filepath.Join(dir, "*-rp*"))
 	cmpHTML := filepath.Join(shots, "compare.html")
 	cr := habench(t, state, "compare", rdirs[0], rdirs[1], "--html", cmpHTML)
 	if cr.code != 0 || !strings.Contains(cr.stdout, "TPS (1/s)") || !strings.Contains(cr.stdout, "max lag (s)") {
 		t.Fatalf("compare: exit %d\n%s\n%s", cr.code, cr.stdout, cr.stderr)
 	}
 	checkRendered(t, bin, cmpHTML, 1, shots, "compare")
-	t.Logf("screenshots: %s (scenario-page.png, scenario-chart-1..4.png, compare-page.png, compare-chart-1.png; report.html, compare.html)", shots)
+	t.Logf("screenshots: %s (scenario-page.png, scenario-chart-1..6.png, compare-page.png, compare-chart-1.png; report.html, compare.html, each run's latency.hlog)", shots)
 }
 
 func mustReadFile(t *testing.T, p string) []byte {
