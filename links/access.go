@@ -241,8 +241,9 @@ func (l *sshLinks) applyRun(ctx context.Context, c *cluster.Cluster, spec *netem
 }
 
 // useAgents reports whether spec goes to the link agents (netem.StartHostAgents): it
-// asks for delay, jitter or loss and a host lacks sch_netem but has a TUN device. The
-// agents then carry the whole spec (partitions and rates too): one backend per run.
+// asks for delay, jitter or loss and the hosts' checks choose them (netem.HostsBackend: a
+// host lacks sch_netem but has a TUN device). The agents then carry the whole spec
+// (partitions and rates too): one backend per run.
 // Only for a cluster habench deployed on the hosts (the agent's binary goes to the node
 // directories); an existing cluster keeps tc-ssh and its "no sch_netem" refusal.
 // Error: a host that cannot be checked.
@@ -256,6 +257,7 @@ func (l *sshLinks) useAgents(ctx context.Context, spec *netem.Spec) (bool, error
 		}
 	}
 	seen := map[string]bool{}
+	var checks []netem.HostCheck
 	for _, e := range l.eps {
 		if seen[e.Host.Name()] {
 			continue
@@ -265,11 +267,9 @@ func (l *sshLinks) useAgents(ctx context.Context, spec *netem.Spec) (bool, error
 		if err != nil {
 			return false, fmt.Errorf("node %s (%s): %w", e.Name, e.Host.Name(), err)
 		}
-		if hc.NoNetem != "" && hc.NoTUN == "" {
-			return true, nil
-		}
+		checks = append(checks, hc)
 	}
-	return false, nil
+	return netem.HostsBackend(checks) == netem.BackendHostAgent, nil
 }
 
 // AgentRefusal says why spec cannot go to the link agents when nodes[i] runs on

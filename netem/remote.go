@@ -89,6 +89,21 @@ func CheckHost(ctx context.Context, h host.Host) (HostCheck, error) {
 	return c, nil
 }
 
+// HostsBackend is the backend of a run's delay, jitter or loss on hosts that checks
+// describe (CheckHost, one per host, any order): BackendHostAgent when a host lacks
+// sch_netem but has a TUN device (the agents then carry the whole spec on every host: one
+// backend per run), else BackendRemote (tc over SSH; it refuses delay, jitter and loss
+// on a host without sch_netem). Only a cluster habench deployed on the hosts can take the
+// agents (their binary goes to the node directories): the caller checks that. Pure.
+func HostsBackend(checks []HostCheck) string {
+	for _, c := range checks {
+		if c.NoNetem != "" && c.NoTUN == "" {
+			return BackendHostAgent
+		}
+	}
+	return BackendRemote
+}
+
 func firstLineOf(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

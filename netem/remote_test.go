@@ -71,3 +71,30 @@ func TestCheckHost(t *testing.T) {
 		t.Errorf("without CAP_NET_ADMIN: %+v %v", c, err)
 	}
 }
+
+// TestHostsBackend: a run's delay, jitter and loss go to the link agents when a host lacks
+// sch_netem and has a TUN device (then on every host), else to tc over SSH: on kernels
+// with sch_netem, and where the agent cannot run either (tc then refuses the delay).
+func TestHostsBackend(t *testing.T) {
+	ok := HostCheck{}
+	noNetem := HostCheck{NoNetem: "no sch_netem in the kernel (Unknown qdisc \"netem\")"}
+	noTUN := HostCheck{NoTUN: "no TUN device (/dev/net/tun missing)"}
+	neither := HostCheck{NoNetem: noNetem.NoNetem, NoTUN: noTUN.NoTUN}
+	for _, c := range []struct {
+		name   string
+		checks []HostCheck
+		want   string
+	}{
+		{"no hosts", nil, BackendRemote},
+		{"every host has sch_netem", []HostCheck{ok, ok, ok}, BackendRemote},
+		{"sch_netem, no TUN", []HostCheck{noTUN, noTUN}, BackendRemote},
+		{"no host has sch_netem", []HostCheck{noNetem, noNetem}, BackendHostAgent},
+		{"the last host lacks sch_netem", []HostCheck{ok, ok, noNetem}, BackendHostAgent},
+		{"no sch_netem and no TUN", []HostCheck{neither, neither}, BackendRemote},
+		{"one host without either, another with a TUN", []HostCheck{neither, noNetem}, BackendHostAgent},
+	} {
+		if got := HostsBackend(c.checks); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -195,7 +195,7 @@ func doctorLocal(cmd *cobra.Command, g *globalOpts) error {
 							row(check, err, "")
 						case len(hc.Problems) > 0:
 							row(check, errors.New(strings.Join(hc.Problems, "; ")), "")
-						case hc.NoNetem != "" && hc.NoTUN == "" && c.HostNodeDir(n) != "":
+						case netem.HostsBackend([]netem.HostCheck{hc}) == netem.BackendHostAgent && c.HostNodeDir(n) != "":
 							row(check, nil, hc.NoNetem+": a run's delay, jitter and loss go to the userspace link agent (netem apply refuses them)")
 						case hc.NoNetem != "":
 							row(check, fmt.Errorf("%s: delay, jitter and loss unavailable (rate limits and partitions work)", hc.NoNetem), "")

@@ -134,9 +134,10 @@ var sharing struct {
 }
 
 // Share marks t as a test that starts servers, namespaces or other load on this machine:
-// it waits while a test that called Alone runs or waits (anywhere on the machine), then
-// holds the machine lock shared until t ends. It is idempotent within a test and its
-// subtests; test harnesses (sandboxes, test servers, labs) call it for their tests.
+// it waits while a test that called Alone runs or waits (anywhere on the machine), saying
+// so in t's log when that took over a second, then holds the machine lock shared until t
+// ends. It is idempotent within a test and its subtests; test harnesses (sandboxes, test
+// servers, labs) call it for their tests.
 func Share(t testing.TB) {
 	t.Helper()
 	top := topName(t.Name())
@@ -150,9 +151,13 @@ func Share(t testing.TB) {
 	}
 	sharing.by[top] = true
 	sharing.Unlock()
+	start := time.Now()
 	gate := lockFile(t, gateFile, syscall.LOCK_SH)
 	m := lockFile(t, machineFile, syscall.LOCK_SH)
 	gate.Close()
+	if w := time.Since(start); w > time.Second {
+		t.Logf("waited %v for a test running alone (testmachine.Alone) to end", w.Round(time.Second))
+	}
 	t.Cleanup(func() {
 		m.Close()
 		sharing.Lock()
