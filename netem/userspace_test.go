@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/habench/habench/internal/testenv/prereq"
+	"github.com/habench/habench/internal/testmachine"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -148,6 +149,7 @@ func tunState(t *testing.T, eps []Endpoint) []string {
 }
 
 func TestUserspaceDelayLossPartition(t *testing.T) {
+	testmachine.Alone(t) // it measures the link's round trips: nothing else may load the machine
 	eps := testNet(t, 3)
 	goroutines := runtime.NumGoroutine()
 	spec, err := NewSpec(names(eps))
@@ -272,6 +274,7 @@ func udpPair(t *testing.T, from, to Endpoint) (send *net.UDPConn, recv *net.UDPC
 }
 
 func TestUserspaceLossFractionAndJitter(t *testing.T) {
+	testmachine.Alone(t) // it measures loss and jitter: nothing else may load the machine
 	eps := testNet(t, 2)
 	spec, _ := NewSpec(names(eps))
 	spec.SetLink("n1", "n2", Impairment{Loss: 0.3})
@@ -327,6 +330,7 @@ func TestUserspaceLossFractionAndJitter(t *testing.T) {
 }
 
 func TestUserspaceRate(t *testing.T) {
+	testmachine.Alone(t) // it measures a rate: nothing else may load the machine
 	eps := testNet(t, 2)
 	spec, _ := NewSpec(names(eps))
 	rate, _ := ParseRate("8mbit") // 1 000 000 B/s
@@ -678,6 +682,7 @@ func TestUserspaceRealtime(t *testing.T) {
 // leaves the queue; a send slower than that cannot show the limit and fails the test
 // under HABENCH_REQUIRE_SERVERS=1.
 func TestUserspaceQueueLimit(t *testing.T) {
+	testmachine.Alone(t) // it times a burst against the delay: nothing else may load the machine
 	eps := testNet(t, 2)
 	spec, _ := NewSpec(names(eps))
 	spec.SetLink("n1", "n2", Impairment{Delay: 2 * time.Second})

@@ -15,9 +15,8 @@ import (
 // TestBlockConnRunFds runs workloads on blocking sockets over TCP and a unix
 // socket, with a worker's session killed on the server and with a run
 // cancelled while its statements are blocked: the process has as many file
-// descriptors after each run as before.
+// descriptors after each run as before. Not parallel: it counts the process's descriptors.
 func TestBlockConnRunFds(t *testing.T) {
-	t.Parallel()
 	s := testserver.StartMariaDB(t)
 	admin := s.Open(t, "")
 	defer admin.Close()
