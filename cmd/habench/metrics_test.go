@@ -122,13 +122,15 @@ poll:
 			firstTx = tx
 		}
 		lastTx = tx
-		if len(series(f[metrics.NodeLag])) == 3 && tx > firstTx && tx > 0 {
+		// Every node's lag, the counter moving, and a report interval in (the histogram and
+		// the interval TPS are updated per interval, the counter live).
+		if len(series(f[metrics.NodeLag])) == 3 && tx > firstTx && tx > 0 && series(f[metrics.Latency])[""] > 0 {
 			fams = f
 			break poll
 		}
 	}
 	if fams == nil {
-		t.Fatalf("no scrape with every node's lag and a growing transaction counter in 60 s (%d scrapes, transactions %v -> %v)\n%s", scrapes, firstTx, lastTx, stderr.String())
+		t.Fatalf("no scrape with every node's lag, a growing transaction counter and an interval's latencies in 60 s (%d scrapes, transactions %v -> %v)\n%s", scrapes, firstTx, lastTx, stderr.String())
 	}
 	lag := series(fams[metrics.NodeLag])
 	var nodes []string
