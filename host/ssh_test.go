@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/habench/habench/internal/testmachine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,7 +48,7 @@ func sshConns(t *testing.T, addr string) int {
 // for many commands; a refused key and an unreachable host are *host.ConnError naming
 // the host; a failing command is an *host.ExitError with its code and stderr.
 func TestSSHHost(t *testing.T) {
-	t.Parallel()
+	testmachine.Alone(t) // it times reads over the reused session: nothing else may load the machine
 	lab := testhost.New(t, 1, testhost.Options{SSH: true})
 	h := lab.Hosts[0]
 	t.Cleanup(host.CloseAll)
