@@ -131,10 +131,10 @@ func (l *liveSet) set(labels ...string) {
 // read lock) and out of the view: its workers give their transactions up after
 // WriterHang (unknown outcomes) and move to n1.
 func TestFailoverServers(t *testing.T) {
-	testmachine.Alone(t) // it times failovers and an open-loop rate: nothing else may load the machine
 	if testing.Short() {
 		t.Skip("real-server tests skipped in -short mode")
 	}
+	testmachine.Alone(t) // it times failovers and an open-loop rate: nothing else may load the machine
 	s1, s2 := testserver.StartMariaDB(t), testserver.StartMariaDB(t)
 	tg1, tg2 := serverTarget(s1, "sbtest"), serverTarget(s2, "sbtest")
 	rw := mustLookup(t, "oltp_read_write")
