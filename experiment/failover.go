@@ -155,6 +155,8 @@ func hangSecs(d time.Duration) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", d.Seconds()), "0"), ".")
 }
 
+// endpointLabels are the labels of t's endpoints (node names on a cluster), in the
+// target's order; nil when it has none.
 func endpointLabels(t workload.Target) []string {
 	var out []string
 	for _, ep := range t.Endpoints {
@@ -223,6 +225,9 @@ func watchLive(ctx context.Context, c *cluster.Cluster, nodes []*cluster.Node) (
 	return w, nil
 }
 
+// set records st, node's latest answer: a change of its liveness (or its first answer)
+// is kept in changes (for back); once every node of order answered once, answered is
+// closed. Safe for concurrent use (the watch's goroutines, one per node).
 func (w *liveWatch) set(node string, st liveState) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -274,6 +279,8 @@ func (w *liveWatch) back(node string, from time.Time) time.Time {
 	return time.Time{}
 }
 
+// wait returns once every goroutine of the watch ended (after its context ended) and
+// closed its node's admin pool.
 func (w *liveWatch) wait() { w.wg.Wait() }
 
 // clientFailoverSummary gives each fault that took nodes away (FaultAction.Disrupts) the
