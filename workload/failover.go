@@ -34,6 +34,59 @@ func (w *worker) refusedByNode(code uint16) bool {
 	return false
 }
 
+// failoverRound is reconnect's state for a failing-over worker: the endpoints whose
+// connect failed in the current round (tried). A round tries the live endpoints once each,
+// in the worker's order (failoverTarget); when every one failed, the worker backs off and
+// a new round begins.
+type failoverRound struct {
+	tried map[string]bool
+}
+
+// newFailoverRound is the first round of a reconnect; avoid (a node that refused the
+// worker's writes; "" for none) counts as tried in it, so that it comes last.
+func newFailoverRound(avoid string) *failoverRound {
+	f := &failoverRound{}
+	if avoid != "" {
+		f.tried = map[string]bool{avoid: true}
+	}
+	return f
+}
+
+// next points w at the endpoint to connect to now (moveTo when it is another than the
+// one it is on): the first of w's order that Target.Failover lists and that was not tried
+// in this round. wait is true when every one was: the caller backs off, and the next call
+// begins a new round. Errors: moveTo's (a pool that cannot be opened).
+func (f *failoverRound) next(w *worker) (wait bool, err error) {
+	ep, ok := w.failoverTarget(w.r.t.Failover(time.Time{}), f.tried)
+	if !ok {
+		f.tried = nil
+		return true, nil
+	}
+	if ep.Label() != w.label {
+		return false, w.moveTo(ep)
+	}
+	return false, nil
+}
+
+// failed notes that the connect to label failed in this round; true when the caller
+// tries the next endpoint at once.
+func (f *failoverRound) failed(label string) bool {
+	if f.tried == nil {
+		f.tried = map[string]bool{}
+	}
+	f.tried[label] = true
+	return true
+}
+
+// movedFrom keeps, after moveTo took a failing-over worker from endpoint from to w.label,
+// whether it is away from its own endpoint and since when (leftHome: when it left it).
+func (w *worker) movedFrom(from string) {
+	if from == w.home.Label() {
+		w.leftHome = time.Now()
+	}
+	w.away = w.label != w.home.Label()
+}
+
 // failoverTarget is the endpoint a failing-over worker connects to next, given the labels
 // live now (Target.Failover; empty: not known, every endpoint counts as live) and the
 // endpoints that failed in this round (tried): its own endpoint first, then the others in

@@ -59,8 +59,10 @@ func Lookup(name string) (Workload, error) {
 }
 
 // eventSource is a workload's part of a run: the statements every connection uses and
-// what one event does. The generic runner (runner.go) owns everything else: workers,
-// arrivals under --rate, warm-up, reconnects, statistics and reports. A new workload is
+// what one event does. The generic runner owns everything else: the run's life
+// (runner.go), the workers' loops, retries and reconnects (worker.go), client failover
+// (failover.go), hangs (hang.go), arrivals under --rate (rate.go), warm-up, statistics and
+// reports (harvest.go, stats.go, report.go). A new workload is
 // one file with a Workload whose Run calls runEvents with its eventSource.
 type eventSource interface {
 	// statements returns the statement texts a connection uses, by index (the index
