@@ -242,17 +242,18 @@ func (w *liveWatch) set(node string, st liveState) {
 }
 
 // live is the target's Failover: the nodes whose latest answer, to a question asked at
-// or after since, said live, in the target's order (nil before any answered).
-func (w *liveWatch) live(since time.Time) []string {
+// or after since, said live, in the target's order; known is false until every node
+// answered once (then none listed means none live: a cluster without quorum, every node
+// down).
+func (w *liveWatch) live(since time.Time) (live []string, known bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var out []string
 	for _, n := range w.order {
 		if st := w.last[n]; st.Live && !st.At.Before(since) {
-			out = append(out, n)
+			live = append(live, n)
 		}
 	}
-	return out
+	return live, len(w.last) == len(w.order)
 }
 
 // back is when node was seen live again after from: its first live answer after it was

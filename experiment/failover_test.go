@@ -153,13 +153,14 @@ func TestFailoverMeasures(t *testing.T) {
 }
 
 // TestLiveWatchView: the view lists the nodes live in their latest answers (given after a
-// time when asked), and says when a node that went down was live again.
+// time when asked), known once every node answered (none live is not "not known"), and
+// says when a node that went down was live again.
 func TestLiveWatchView(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	w := &liveWatch{order: []string{"n1", "n2", "n3"}, last: map[string]liveState{}, changes: map[string][]liveState{}, answered: make(chan struct{})}
-	if w.live(time.Time{}) != nil {
-		t.Errorf("before any answer: %v, want nil", w.live(time.Time{}))
+	if live, known := w.live(time.Time{}); live != nil || known {
+		t.Errorf("before any answer: %v, known %v; want none, not known", live, known)
 	}
 	for _, a := range []struct {
 		node string
@@ -173,11 +174,11 @@ func TestLiveWatchView(t *testing.T) {
 	default:
 		t.Error("every node answered: answered still open")
 	}
-	if got := strings.Join(w.live(time.Time{}), ","); got != "n1,n2,n3" {
-		t.Errorf("live %q, want n1,n2,n3", got)
+	if live, known := w.live(time.Time{}); strings.Join(live, ",") != "n1,n2,n3" || !known {
+		t.Errorf("live %q, known %v; want n1,n2,n3 known", live, known)
 	}
-	if got := strings.Join(w.live(at(10)), ","); got != "n2,n3" {
-		t.Errorf("live in answers after 10 s %q, want n2,n3 (n1's latest is from 5 s)", got)
+	if live, _ := w.live(at(10)); strings.Join(live, ",") != "n2,n3" {
+		t.Errorf("live in answers after 10 s %q, want n2,n3 (n1's latest is from 5 s)", live)
 	}
 	if b := w.back("n3", at(4.1)); !b.Equal(at(12.25)) {
 		t.Errorf("n3 back after 4.1 s: %v, want 12.25 s", b.Sub(t0))
@@ -191,5 +192,12 @@ func TestLiveWatchView(t *testing.T) {
 	w.set("n2", liveState{At: at(20), Live: false})
 	if b := w.back("n2", at(19)); !b.IsZero() {
 		t.Errorf("n2 down at 20 s for good: back %v, want never", b.Sub(t0))
+	}
+	// Every node not live (the cluster lost its quorum): known, none listed, which the
+	// workers read as "stay and retry" (not as "not known: try every node").
+	w.set("n1", liveState{At: at(20), Live: false})
+	w.set("n3", liveState{At: at(20), Live: false})
+	if live, known := w.live(time.Time{}); len(live) != 0 || !known {
+		t.Errorf("no node live: %v, known %v; want none, known", live, known)
 	}
 }

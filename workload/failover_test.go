@@ -2,8 +2,10 @@ package workload
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,7 +44,7 @@ func TestFailoverTarget(t *testing.T) {
 	r := &runner{t: Target{Endpoints: []Endpoint{{Name: "n1"}, {Name: "n2"}, {Name: "n3"}}}}
 	w := &worker{id: 2, r: r} // n3's
 	for _, c := range []struct {
-		live  []string
+		live  []string // nil: not known
 		tried []string
 		want  string // "" = none left
 	}{
@@ -53,15 +55,78 @@ func TestFailoverTarget(t *testing.T) {
 		{nil, []string{"n3"}, "n1"},
 		{[]string{"n1", "n2"}, []string{"n1"}, "n2"},
 		{[]string{"n1", "n2"}, []string{"n1", "n2"}, ""},
+		{[]string{}, nil, ""},
 	} {
 		tried := map[string]bool{}
 		for _, l := range c.tried {
 			tried[l] = true
 		}
-		ep, ok := w.failoverTarget(c.live, tried)
+		ep, ok := w.failoverTarget(c.live, c.live != nil, tried)
 		if got := map[bool]string{true: ep.Label(), false: ""}[ok]; got != c.want {
 			t.Errorf("live %v, tried %v: %q, want %q", c.live, c.tried, got, c.want)
 		}
+	}
+}
+
+// TestFailoverRoundNoneLive: when the view is known and no endpoint is live (a Galera
+// cluster without a Primary component, every node down), a worker's reconnect stays on the
+// node it is on and backs off between attempts, with no move; a node live again is
+// where it goes next. A view not known yet sends it round every endpoint in turn.
+func TestFailoverRoundNoneLive(t *testing.T) {
+	live := &liveSet{known: true} // known, none live
+	r := &runner{t: Target{Endpoints: []Endpoint{{Name: "n1"}, {Name: "n2"}, {Name: "n3"}}, Failover: live.get}}
+	r.pools = map[string]*sql.DB{"n1": new(sql.DB), "n2": new(sql.DB), "n3": new(sql.DB)}
+	newWorker := func(id int) *worker {
+		ep := r.t.Endpoints[id%3]
+		w := &worker{id: id, r: r, ep: ep, label: ep.Label(), home: ep, move: -1, chain: -1,
+			st: &workerStats{hist: NewHistogram(), endpoint: ep.Label()}}
+		w.on.Store(&w.label)
+		return w
+	}
+	w := newWorker(2)                           // n3's, refused by n3: reconnect avoids it
+	f := newFailoverRound(w.label)              // as eventWithRetry's reconnect after a 1047
+	for attempt := 0; attempt < 10; attempt++ { // reconnect's attempts, each connect refused
+		wait, err := f.next(w)
+		if err != nil || wait {
+			t.Fatalf("attempt %d: wait %v, err %v; want a connect where it is", attempt, wait, err)
+		}
+		if w.label != "n3" {
+			t.Fatalf("attempt %d: the worker is on %s, want it kept on n3 (no node live)", attempt, w.label)
+		}
+		if f.failed(w.label) {
+			t.Fatalf("attempt %d: failed says try the next node at once, want a back-off", attempt)
+		}
+	}
+	if len(r.moves) != 0 || w.away {
+		t.Fatalf("moves %+v, away %v: want none while no node is live", r.moves, w.away)
+	}
+	if !w.noneLive() {
+		t.Error("noneLive false with a known view listing none")
+	}
+	live.set("n1") // the cluster's quorum back on n1
+	if wait, err := f.next(w); wait || err != nil || w.label != "n1" || len(r.moves) != 1 || !w.away {
+		t.Errorf("n1 live again: wait %v, err %v, on %s, moves %+v, away %v; want a move to n1", wait, err, w.label, r.moves, w.away)
+	}
+	if w.noneLive() {
+		t.Error("noneLive true with n1 live")
+	}
+	// A view not known yet: every endpoint in turn, no back-off until each was tried.
+	unknown := &liveSet{}
+	r.t.Failover, r.moves = unknown.get, nil
+	w = newWorker(0)
+	f = newFailoverRound("")
+	var tour []string
+	for i := 0; i < 3; i++ {
+		if wait, err := f.next(w); wait || err != nil {
+			t.Fatalf("unknown view, attempt %d: wait %v, err %v", i, wait, err)
+		}
+		tour = append(tour, w.label)
+		if !f.failed(w.label) {
+			t.Fatalf("unknown view, attempt %d: a back-off before every node was tried", i)
+		}
+	}
+	if wait, _ := f.next(w); !wait || strings.Join(tour, ",") != "n1,n2,n3" || w.noneLive() {
+		t.Errorf("unknown view: tour %v, then wait %v; want n1,n2,n3 then a back-off", tour, wait)
 	}
 }
 
@@ -105,21 +170,22 @@ func TestMoveSettled(t *testing.T) {
 }
 
 // liveSet is a Target.Failover for tests: the labels a test marks live, as a view whose
-// every answer is fresh (any since).
+// every answer is fresh (any since); known once a test set it (or marked it known).
 type liveSet struct {
-	mu   sync.Mutex
-	live []string
+	mu    sync.Mutex
+	live  []string
+	known bool
 }
 
-func (l *liveSet) get(time.Time) []string {
+func (l *liveSet) get(time.Time) ([]string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return slices.Clone(l.live)
+	return slices.Clone(l.live), l.known
 }
 
 func (l *liveSet) set(labels ...string) {
 	l.mu.Lock()
-	l.live = labels
+	l.live, l.known = labels, true
 	l.mu.Unlock()
 }
 
@@ -183,7 +249,7 @@ func TestFailoverServers(t *testing.T) {
 	})
 
 	t.Run("kill_and_restart", func(t *testing.T) {
-		live := &liveSet{live: []string{"n1", "n2"}}
+		live := &liveSet{live: []string{"n1", "n2"}, known: true}
 		tgf := tg
 		tgf.Failover = live.get
 		killed, back := killAt(live)
@@ -222,7 +288,7 @@ func TestFailoverServers(t *testing.T) {
 	})
 
 	t.Run("hung_node_left", func(t *testing.T) {
-		live := &liveSet{live: []string{"n1", "n2"}}
+		live := &liveSet{live: []string{"n1", "n2"}, known: true}
 		tgf := tg
 		tgf.Failover = live.get
 		rep, lockedAt, unlocked := lockAt(t, s2, nil, time.Second, 4*time.Second)

@@ -85,11 +85,12 @@ func (r *runner) watchHangs(ctx context.Context) {
 
 // leaving says which endpoints (by label) a hung worker leaves now: with Follow every one
 // but the writer it names, with Failover every one it does not list; nil when Follow names
-// no writer (an election) or Failover lists nothing (a view not known): then none.
+// no writer (an election) or Failover lists nothing (a view not known, or none live:
+// nowhere to go): then none.
 func (r *runner) leaving(ctx context.Context) func(label string) bool {
 	if r.t.Follow == nil {
-		live := r.t.Failover(time.Time{})
-		if len(live) == 0 {
+		live, known := r.t.Failover(time.Time{})
+		if !known || len(live) == 0 {
 			return nil
 		}
 		return func(l string) bool { return !slices.Contains(live, l) }

@@ -386,6 +386,49 @@ func TestServer(t *testing.T) {
 		}
 	})
 
+	t.Run("failover_none_live_stays", func(t *testing.T) {
+		// Two endpoints on the server, failing over between them. Every node refuses the
+		// writes (read_only: 1290, as a Galera node outside the Primary component refuses
+		// them with 1047) from 1 s to 3 s while the view, known, lists none live: the
+		// workers retry where they are, backing off, with no move and no reconnect (they
+		// used to tour the nodes ~10 times a second, a move each).
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		live := &liveSet{live: []string{"n1", "n2"}, known: true}
+		tgf := tg
+		tgf.Endpoints = []Endpoint{{Name: "n1", Host: s.Host, Port: s.Port}, {Name: "n2", Host: s.Host, Port: s.Port}}
+		tgf.Failover, tgf.User, tgf.Password = live.get, "hbw", "hbw"
+		testserver.Exec(t, admin, "CREATE USER IF NOT EXISTS 'hbw'@'%' IDENTIFIED BY 'hbw'", "GRANT ALL ON sbtest.* TO 'hbw'@'%'")
+		readOnly := func(on string) {
+			if _, err := admin.Exec("SET GLOBAL read_only = " + on); err != nil {
+				t.Error(err)
+			}
+		}
+		defer readOnly("OFF")
+		time.AfterFunc(time.Second, func() { live.set(); readOnly("ON") })
+		time.AfterFunc(3*time.Second, func() { readOnly("OFF"); live.set("n1", "n2") })
+		o := runOpts(4, 5*time.Second)
+		o.Rate = 100
+		res, err := rw.Run(ctx, tgf, o, nil)
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		var hops []string
+		for _, m := range res.WriterMoves[:min(len(res.WriterMoves), 4)] {
+			hops = append(hops, m.From+"->"+m.To)
+		}
+		t.Logf("%d moves %v; reconnects %d; errors %v; unknown %d; %d transactions", len(res.WriterMoves), hops, res.Reconnects, res.ErrorsByCode, res.Unknown, res.Transactions)
+		if res.ErrorsByCode[1290] == 0 {
+			t.Fatalf("errors %v: want the refusals (1290) counted; the test did not refuse", res.ErrorsByCode)
+		}
+		if len(res.WriterMoves) != 0 || res.Reconnects != 0 {
+			t.Errorf("%d moves, %d reconnects while no node was live: want none", len(res.WriterMoves), res.Reconnects)
+		}
+		if n := res.ErrorsByCode[1290]; n > 4*40 {
+			t.Errorf("%d refusals in 2 s from 4 workers: want the retries backing off (100 ms at most)", n)
+		}
+	})
+
 	t.Run("cancel_returns_partial_result", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(700*time.Millisecond, cancel)

@@ -168,9 +168,13 @@ func (w *worker) aborting(ctx context.Context) bool {
 // restart_event: every failed attempt is counted (by code, see failed); an error whose code
 // is not in the ignore list ends the run, whatever it is (a lost connection too, 2013 or
 // 2006, as in sysbench); an ignored one is rolled back and the event retried, after
-// reconnecting when the connection is gone (2002/2003/2006/2013, 1053, 1927, ...). After the
-// third consecutive failure it backs off exponentially from 1 ms up to 100 ms so that a
-// persistent ignored error does not spin.
+// reconnecting when the connection is gone (2002/2003/2006/2013, 1053, 1927, ...). A
+// following or failing-over worker (Target.Follow, Target.Failover) retries a lost
+// connection and a node's refusal of its writes (refusedByNode) whatever the list says,
+// reconnecting where Follow or Failover says; with Failover and no node live (noneLive) a
+// refusal is retried on the same connection. After the third consecutive failure it backs
+// off exponentially from 1 ms up to 100 ms so that a persistent ignored error does not
+// spin.
 func (w *worker) eventWithRetry(ctx context.Context) error {
 	r := w.r
 	for attempt := 0; ; attempt++ {
@@ -195,6 +199,9 @@ func (w *worker) eventWithRetry(ctx context.Context) error {
 			return err
 		}
 		lost = lost || follow
+		if refused && w.noneLive() {
+			lost = false // no node takes writes now: retry here, backing off (failover.go)
+		}
 		if lost || w.rollback(ctx) {
 			// Gone, or the rollback found it gone.
 			avoid := ""
