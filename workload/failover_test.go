@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -127,6 +128,43 @@ func TestFailoverRoundNoneLive(t *testing.T) {
 	}
 	if wait, _ := f.next(w); !wait || strings.Join(tour, ",") != "n1,n2,n3" || w.noneLive() {
 		t.Errorf("unknown view: tour %v, then wait %v; want n1,n2,n3 then a back-off", tour, wait)
+	}
+}
+
+// TestMayHaveCommitted: a lost connection leaves a transaction's outcome unknown when the
+// statement was sent without an answer (2013) and it was a COMMIT of a transaction that
+// changed rows, or a write in a workload without transactions; not before the COMMIT
+// (the server rolls the transaction back), not when nothing was sent (2006), not for a
+// read-only transaction or a read.
+func TestMayHaveCommitted(t *testing.T) {
+	stmt := func(q string) error {
+		return &StatementError{Statement: q, Code: CRServerLost, Err: io.ErrUnexpectedEOF}
+	}
+	wrote, read := &counts{reads: 10, writes: 4, others: 1}, &counts{reads: 14, others: 1}
+	for _, c := range []struct {
+		name       string
+		autocommit bool
+		err        error
+		code       uint16
+		ev         *counts
+		want       bool
+	}{
+		{"COMMIT lost", false, stmt("COMMIT"), CRServerLost, wrote, true},
+		{"COMMIT lost, 2055", false, stmt("COMMIT"), 2055, wrote, true},
+		{"COMMIT never sent", false, stmt("COMMIT"), CRServerGone, wrote, false},
+		{"read-only transaction's COMMIT", false, stmt("COMMIT"), CRServerLost, read, false},
+		{"UPDATE before COMMIT", false, stmt("UPDATE sbtest1 SET k=k+1 WHERE id=?"), CRServerLost, wrote, false},
+		{"BEGIN", false, stmt("BEGIN"), CRServerLost, &counts{}, false},
+		{"autocommit UPDATE", true, stmt("UPDATE sbtest1 SET k=k+1 WHERE id=?"), CRServerLost, &counts{}, true},
+		{"autocommit INSERT", true, stmt("INSERT INTO sbtest1 (id, k, c, pad) VALUES (0, 1, 'c', 'p')"), CRServerLost, &counts{}, true},
+		{"autocommit delete, lower case", true, stmt("delete from sbtest1 where id=?"), CRServerLost, &counts{}, true},
+		{"autocommit SELECT", true, stmt("SELECT c FROM sbtest1 WHERE id=?"), CRServerLost, &counts{}, false},
+		{"not a statement's error", true, io.ErrUnexpectedEOF, CRServerLost, wrote, false},
+	} {
+		r := &runner{autocommit: c.autocommit}
+		if got := r.mayHaveCommitted(c.err, c.code, c.ev); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 
@@ -268,8 +306,10 @@ func TestFailoverServers(t *testing.T) {
 				home = &res.WriterMoves[i]
 			}
 		}
-		if away == nil || away.Workers != 2 || away.Abandoned != 0 || away.Settled.IsZero() {
-			t.Fatalf("moves %+v: want n2's 2 workers moved to n1, all committed again", res.WriterMoves)
+		// A worker killed in its COMMIT gave that transaction up (an unknown outcome);
+		// one killed before it retried it on n1.
+		if away == nil || away.Workers != 2 || int64(away.Abandoned) != res.Unknown || away.Settled.IsZero() {
+			t.Fatalf("moves %+v, unknown %d: want n2's 2 workers moved to n1, those that lost a COMMIT counted, all committed again", res.WriterMoves, res.Unknown)
 		}
 		if d := away.Settled.Sub(k); d <= 0 || d > time.Second {
 			t.Errorf("n2's workers committed on n1 %v after the kill, want within 1 s", d)
@@ -277,8 +317,8 @@ func TestFailoverServers(t *testing.T) {
 		if home == nil || home.Workers != 2 || home.FirstCommit.IsZero() || home.At.Sub(b) > time.Second {
 			t.Errorf("moves %+v: want n2's 2 workers back on n2 within 1 s of its restart at %v, committing there", res.WriterMoves, b.Sub(k))
 		}
-		if res.Reconnects < 4 || res.Unknown != 0 || res.ErrorsByCode[2013]+res.ErrorsByCode[2006] == 0 {
-			t.Errorf("reconnects %d, unknown %d, errors %v: want the 2 moves and 2 returns as reconnects, the lost connections counted, no unknown outcome", res.Reconnects, res.Unknown, res.ErrorsByCode)
+		if res.Reconnects < 4 || res.Unknown > 2 || res.ErrorsByCode[2013]+res.ErrorsByCode[2006] == 0 {
+			t.Errorf("reconnects %d, unknown %d, errors %v: want the 2 moves and 2 returns as reconnects, the lost connections counted, an unknown outcome only for a lost COMMIT", res.Reconnects, res.Unknown, res.ErrorsByCode)
 		}
 		for _, ou := range res.Outages {
 			if ou.Open || ou.Duration() > 1500*time.Millisecond {

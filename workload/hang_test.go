@@ -382,6 +382,7 @@ func TestHangEdges(t *testing.T) {
 type sleepySource struct{}
 
 func (sleepySource) statements() []string  { return nil }
+func (sleepySource) autocommits() bool     { return false }
 func (sleepySource) newEvents(int) eventer { return sleepySource{} }
 
 func (sleepySource) event(*Conn) error { time.Sleep(10 * time.Millisecond); return nil }

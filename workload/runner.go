@@ -20,6 +20,8 @@ type runner struct {
 	sess *session
 	dbs  []*sql.DB
 	ps   bool
+	// autocommit: src's events write without transactions (eventSource.autocommits).
+	autocommit bool
 
 	workers []*worker
 
@@ -67,7 +69,7 @@ func runEvents(ctx context.Context, t Target, o Options, rep Reporter, name stri
 	}
 	r := &runner{
 		name: name, src: src, o: o, t: t,
-		ps:   o.PSMode == PSAuto,
+		ps: o.PSMode == PSAuto, autocommit: src.autocommits(),
 		done: make(chan struct{}),
 	}
 	r.sess = newSession(t)

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,6 +47,40 @@ func runOpts(threads int, d time.Duration) Options {
 	o := DefaultOptions()
 	o.Tables, o.TableSize, o.Threads, o.Time = 2, 10000, threads, d
 	return o
+}
+
+// packetCutter is a Target.Dial for tests: once armed, it closes the first connection on
+// which a packet that match accepts (the whole packet, its 4-byte header first) was
+// written, right after writing it: the statement reached the server and its answer is
+// lost.
+type packetCutter struct {
+	match func(packet []byte) bool
+	armed atomic.Bool
+	cut   atomic.Int32
+}
+
+func (pc *packetCutter) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &cutConn{Conn: c, pc: pc}, nil
+}
+
+// cutConn is a connection of a packetCutter.
+type cutConn struct {
+	net.Conn
+	pc *packetCutter
+}
+
+func (c *cutConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err == nil && len(b) > 4 && c.pc.armed.Load() && c.pc.match(b) && c.pc.armed.CompareAndSwap(true, false) {
+		c.pc.cut.Add(1)
+		c.Conn.Close()
+	}
+	return n, err
 }
 
 // TestServer runs the real-server tests against one throwaway MariaDB started
@@ -426,6 +461,61 @@ func TestServer(t *testing.T) {
 		}
 		if n := res.ErrorsByCode[1290]; n > 4*40 {
 			t.Errorf("%d refusals in 2 s from 4 workers: want the retries backing off (100 ms at most)", n)
+		}
+	})
+
+	t.Run("lost_commit_unknown_outcome", func(t *testing.T) {
+		// A following or failing-over worker whose connection is lost when its
+		// transaction may have committed (its COMMIT sent, no answer; a write in
+		// autocommit) gives it up as an unknown outcome (a Wait, abandoned), then
+		// reconnects; one lost before its COMMIT is a failure, retried. The cut is a dial
+		// wrapper that closes the connection right after the matching packet went to the
+		// server (which then most likely committed it).
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		two := []Endpoint{{Name: "n1", Host: s.Host, Port: s.Port}, {Name: "n2", Host: s.Host, Port: s.Port}}
+		live := &liveSet{live: []string{"n1", "n2"}, known: true}
+		follow := func(context.Context) (Endpoint, error) { return two[0], nil }
+		const comQuery, comStmtExecute = 3, 0x17
+		commit := func(p []byte) bool { return p[4] == comQuery && string(p[5:]) == "COMMIT" }
+		execute := func(p []byte) bool { return p[4] == comStmtExecute }
+		for _, c := range []struct {
+			name, workload string
+			follow         bool
+			cut            func([]byte) bool
+			unknown        int64
+		}{
+			{"commit_failover", "oltp_read_write", false, commit, 1},
+			{"before_commit_failover", "oltp_read_write", false, execute, 0},
+			{"autocommit_write_follow", "oltp_update_index", true, execute, 1},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				cc := &packetCutter{match: c.cut}
+				tgc := tg
+				tgc.Dial = cc.dial
+				if c.follow {
+					tgc.Follow = follow
+				} else {
+					tgc.Endpoints, tgc.Failover = two, live.get
+				}
+				time.AfterFunc(500*time.Millisecond, func() { cc.armed.Store(true) })
+				o := runOpts(2, 2*time.Second)
+				o.Rate = 50
+				res, err := mustLookup(t, c.workload).Run(ctx, tgc, o, nil)
+				if err != nil {
+					t.Fatalf("run: %v", err)
+				}
+				t.Logf("cut %d; unknown %d; waits %d %+v; errors %v; reconnects %d; %d transactions", cc.cut.Load(), res.Unknown, res.WaitCount, res.Waits, res.ErrorsByCode, res.Reconnects, res.Transactions)
+				if cc.cut.Load() != 1 || res.ErrorsByCode[CRServerLost] != 1 || res.Reconnects != 1 {
+					t.Fatalf("cut %d, errors %v, reconnects %d: want one connection lost (2013) and one reconnect", cc.cut.Load(), res.ErrorsByCode, res.Reconnects)
+				}
+				if res.Unknown != c.unknown || int64(res.WaitCount) != c.unknown || (c.unknown > 0 && !res.Waits[0].Abandoned) {
+					t.Errorf("unknown %d, waits %+v: want %d unknown outcome(s), each a Wait given up", res.Unknown, res.Waits, c.unknown)
+				}
+				if res.Transactions < 50 {
+					t.Errorf("%d transactions: want the run to go on", res.Transactions)
+				}
+			})
 		}
 	})
 

@@ -172,7 +172,10 @@ func (w *worker) aborting(ctx context.Context) bool {
 // following or failing-over worker (Target.Follow, Target.Failover) retries a lost
 // connection and a node's refusal of its writes (refusedByNode) whatever the list says,
 // reconnecting where Follow or Failover says; with Failover and no node live (noneLive) a
-// refusal is retried on the same connection. After the third consecutive failure it backs
+// refusal is retried on the same connection. Such a worker gives the event up instead
+// (errCommitLost, an unknown outcome: the loop's abandon) when its connection was lost
+// when it may have committed (mayHaveCommitted: during its COMMIT, or a write in
+// autocommit). After the third consecutive failure it backs
 // off exponentially from 1 ms up to 100 ms so that a persistent ignored error does not
 // spin.
 func (w *worker) eventWithRetry(ctx context.Context) error {
@@ -192,9 +195,14 @@ func (w *worker) eventWithRetry(ctx context.Context) error {
 			return errAbandoned
 		}
 		code, lost := errorCode(err)
+		follow := lost && (r.t.Follow != nil || r.t.Failover != nil)
+		if follow && r.mayHaveCommitted(err, code, &w.c.ev) { // before failed() records ev
+			w.failed(code)
+			return errCommitLost // an unknown outcome, then a reconnect (abandon)
+		}
 		w.failed(code)
 		refused := !lost && w.refusedByNode(code) // a node that no longer takes its writes
-		follow := lost && (r.t.Follow != nil || r.t.Failover != nil) || refused
+		follow = follow || refused
 		if code == 0 || !(r.o.ignores(code) || follow) {
 			return err
 		}

@@ -72,6 +72,10 @@ type eventSource interface {
 	// newEvents returns worker id's private event state (its random generators and
 	// buffers); it is only used from that worker's goroutine.
 	newEvents(id int) eventer
+	// autocommits reports whether the events run their writes without a transaction
+	// (each write commits on its own): a write whose connection is lost then has an
+	// unknown outcome (runner.mayHaveCommitted), as a lost COMMIT has.
+	autocommits() bool
 }
 
 // eventFinisher is an eventer with work left when its worker stops (bulk_insert's
