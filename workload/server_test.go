@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,6 +82,43 @@ func (c *cutConn) Write(b []byte) (int, error) {
 		c.Conn.Close()
 	}
 	return n, err
+}
+
+// downDialer is a Target.Dial for tests that can take its endpoints down: while down, its
+// connections are closed and a dial is refused (ECONNREFUSED).
+type downDialer struct {
+	mu    sync.Mutex
+	down  bool
+	conns []net.Conn
+}
+
+func (d *downDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.down {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+	}
+	var nd net.Dialer
+	c, err := nd.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	w := struct{ net.Conn }{c} // not a *net.TCPConn: kept as it is (blocking dups a socket)
+	d.conns = append(d.conns, w)
+	return w, nil
+}
+
+// setDown takes the endpoints down (closing their connections) or brings them back.
+func (d *downDialer) setDown(down bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.down = down
+	if down {
+		for _, c := range d.conns {
+			c.Close()
+		}
+		d.conns = nil
+	}
 }
 
 // TestServer runs the real-server tests against one throwaway MariaDB started
@@ -516,6 +554,59 @@ func TestServer(t *testing.T) {
 					t.Errorf("%d transactions: want the run to go on", res.Transactions)
 				}
 			})
+		}
+	})
+
+	t.Run("failover_home_at_the_warmup_end", func(t *testing.T) {
+		// One worker at rate 20; its own node n1 over TCP through a dialer that can take it
+		// down, n2 over the unix socket. n1 down from 0.5 s to 1 s of a 3 s warm-up and out
+		// of the view until 2.7 s: the worker fails over to n2 and stays there. Its
+		// transaction in progress at the warm-up's end (an arrival of the warm-up, held by
+		// a global read lock from 2.6 s to 3.4 s) finishes after it, n1 live again: the
+		// worker goes home right after it, and no measured transaction runs on n2 (the
+		// home check used to be skipped for such a transaction).
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		started, rep := whenStarted(nil)
+		dd := &downDialer{}
+		live := &liveSet{live: []string{"n1", "n2"}, known: true}
+		tgf := tg
+		tgf.Endpoints = []Endpoint{{Name: "n1", Host: s.Host, Port: s.Port}, {Name: "n2", Socket: s.Socket, Host: "ignored", Port: 1}}
+		tgf.Dial, tgf.Failover = dd.dial, live.get
+		go func() {
+			<-started
+			time.Sleep(500 * time.Millisecond)
+			live.set("n2")
+			dd.setDown(true)
+			time.Sleep(500 * time.Millisecond)
+			dd.setDown(false)
+			time.Sleep(1700 * time.Millisecond)
+			live.set("n1", "n2")
+		}()
+		unlocked := globalReadLock(t, admin, started, 2600*time.Millisecond, 800*time.Millisecond)
+		o := runOpts(1, time.Second)
+		o.Warmup, o.Rate = 3*time.Second, 20
+		res, err := rw.Run(ctx, tgf, o, rep)
+		unlocked()
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		var away, home *WriterMove
+		for i, m := range res.WriterMoves {
+			t.Logf("move %s -> %s at %v of the measured part, first commit %v", m.From, m.To, m.At.Sub(res.StartedAt), m.FirstCommit.Sub(res.StartedAt))
+			switch {
+			case m.From == "n1" && m.To == "n2":
+				away = &res.WriterMoves[i]
+			case m.From == "n2" && m.To == "n1":
+				home = &res.WriterMoves[i]
+			}
+		}
+		t.Logf("measured: n1 %d, n2 %d transactions", res.PerEndpoint["n1"].Transactions, res.PerEndpoint["n2"].Transactions)
+		if away == nil || home == nil || !away.At.Before(res.StartedAt) {
+			t.Fatalf("moves %+v: want the worker to n2 in the warm-up and back", res.WriterMoves)
+		}
+		if n := res.PerEndpoint["n2"].Transactions; n != 0 || res.PerEndpoint["n1"].Transactions == 0 {
+			t.Errorf("measured transactions on n2: %d (n1 %d), want none: the worker home before its first measured transaction", n, res.PerEndpoint["n1"].Transactions)
 		}
 	})
 

@@ -118,9 +118,9 @@ func (w *worker) loop(ctx context.Context) {
 		}
 		if r.warmupArrival(arrival) {
 			w.c.ev = counts{} // a warm-up arrival finishing after it: not measured
-			continue
+		} else {
+			w.st.recordEvent(&w.c.ev, end.Sub(arrival), end.Sub(start))
 		}
-		w.st.recordEvent(&w.c.ev, end.Sub(arrival), end.Sub(start))
 		if w.away { // failed over (failover.go): back to its own node once it is live
 			back, err := w.goHome(ctx, end)
 			if err != nil {
