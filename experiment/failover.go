@@ -127,7 +127,9 @@ func planFailover(p *scenario.Plan) []string {
 			eps = all
 		}
 		why, ruledOut := failoverWhy(t, t.Name, eps, false, s.Faults,
-			func(action, node string) []string { return disrupted(action, node, all, topology.NodeName(1), t.Sites) })
+			func(action, node string) []string {
+				return disrupted(action, node, all, func() string { return topology.NodeName(1) }, t.Sites)
+			})
 		switch {
 		case ruledOut != "":
 			out = append(out, fmt.Sprintf("client failover in %s: off (%s)", t.Name, ruledOut))
@@ -149,17 +151,19 @@ func faultNodes(c *cluster.Cluster, action, node string) []string {
 	for _, n := range c.Nodes {
 		all = append(all, n.Name)
 	}
-	writer := ""
-	if w := c.Writer(); w != nil {
-		writer = w.Name
+	writer := func() string {
+		if len(c.Nodes) == 0 {
+			return ""
+		}
+		return c.Writer().Name
 	}
 	return disrupted(action, node, all, writer, c.Spec.Sites)
 }
 
 // disrupted are the nodes fault action on node takes away from the clients
-// (FaultAction.Disrupts): none, every node (all), or the node (writer for "writer", a
-// site's members for a site of sites).
-func disrupted(action, node string, all []string, writer string, sites topology.Sites) []string {
+// (FaultAction.Disrupts): none, every node (all), or the node (writer() for "writer", ""
+// when not known; a site's members for a site of sites).
+func disrupted(action, node string, all []string, writer func() string, sites topology.Sites) []string {
 	a := FaultActionOf(action)
 	if a == nil {
 		return nil
@@ -171,8 +175,10 @@ func disrupted(action, node string, all []string, writer string, sites topology.
 		if site := sites.Site(node); site != nil {
 			return site.Nodes
 		}
-		if node == "writer" && writer != "" {
-			return []string{writer}
+		if node == "writer" {
+			if w := writer(); w != "" {
+				return []string{w}
+			}
 		}
 		return []string{node}
 	}
