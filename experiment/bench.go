@@ -72,6 +72,10 @@ type Bench struct {
 	// without it. Refused (the run's error) where the kind has a single writer, the
 	// target one node, or the workers follow the writer.
 	Failover bool
+	// FailoverOff keeps the workers on their nodes whatever the faults (scenario
+	// workload.failover: off): a node's failure ends the run unless its error is ignored,
+	// as in sysbench.
+	FailoverOff bool
 	// Knobs are set for the run on the cluster's nodes (after the cluster's own
 	// Spec.Knobs, overriding them for the same scope), read back into manifest.json and
 	// restored after the run, also on error or interrupt, unless KeepKnobs (see package knob).

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 )
 
@@ -39,69 +41,143 @@ const (
 
 // failoverPlan says whether b's workers fail over between their nodes, and why (the
 // NOTE's reason; "" when they do not): b.Failover, or scheduled faults that take away a
-// node they write to; only on a cluster whose kind takes writes on every node and
-// reports its nodes live (cluster.Cluster.NodeLive), with two endpoints or more, and
-// without Follow. Errors: b.Failover where failover cannot be (a usage error for the
-// caller to show).
+// node they write to (failoverWhy); never with b.FailoverOff. Errors: b.Failover where
+// failover cannot be (a usage error for the caller to show).
 func (b *Bench) failoverPlan() (string, error) {
-	c := b.Cluster
-	why := ""
-	switch {
-	case c == nil:
-		why = "needs a habench cluster (--cluster)"
-	case scenario.CanFollow(c.Spec) == "":
-		why = fmt.Sprintf("cluster %s (%s) has a single writer: its workers follow the writer instead (--writer auto)", c.Name, c.Spec.Kind)
-	case len(b.Target.Endpoints) < 2:
-		why = "the workers write to one node only: give two or more (--nodes), or none for every node"
-	case b.Target.Follow != nil:
-		why = "the workers follow the writer"
-	}
-	if why == "" && !c.OffersLive() {
-		why = fmt.Sprintf("kind %s does not report which nodes are live", c.Spec.Kind)
-	}
-	if b.Failover {
-		if why != "" {
-			return "", fmt.Errorf("--failover: %s", why)
-		}
-		return "asked for (--failover)", nil
-	}
-	if why != "" || len(b.Faults) == 0 {
+	if b.FailoverOff && !b.Failover {
 		return "", nil
 	}
+	c := b.Cluster
+	if c == nil {
+		if b.Failover {
+			return "", errors.New("--failover: needs a habench cluster (--cluster)")
+		}
+		return "", nil
+	}
+	why, ruledOut := failoverWhy(c.Spec, c.Name, endpointLabels(b.Target), b.Target.Follow != nil, b.Faults,
+		func(action, node string) []string { return faultNodes(c, action, node) })
+	switch {
+	case b.Failover && ruledOut != "":
+		return "", fmt.Errorf("--failover: %s", ruledOut)
+	case b.Failover:
+		return "asked for (--failover)", nil
+	}
+	return why, nil
+}
+
+// failoverWhy is failoverPlan's decision on what a plan knows as well as a run: the
+// topology spec (its kind) called name, the labels of the endpoints the workers write to,
+// whether they follow the writer, and the faults with the nodes each takes away
+// (nodesOf). Client failover needs a kind that takes writes on every node and reports
+// which are live (cluster.Cluster.NodeLive), two distinct endpoints or more, and no
+// following; ruledOut says which is missing ("" when none is). why is the reason the
+// workers fail over ("" when they do not): the faults that take away a node they write to.
+func failoverWhy(spec topology.Spec, name string, endpoints []string, follow bool, faults []scenario.FaultEvent, nodesOf func(action, node string) []string) (why, ruledOut string) {
+	distinct := map[string]bool{}
+	for _, e := range endpoints {
+		distinct[e] = true
+	}
+	switch {
+	case scenario.CanFollow(spec) == "":
+		return "", fmt.Sprintf("cluster %s (%s) has a single writer: its workers follow the writer instead (--writer auto)", name, spec.Kind)
+	case len(distinct) < 2:
+		return "", "the workers write to one node only: give two or more (--nodes), or none for every node"
+	case follow:
+		return "", "the workers follow the writer"
+	case !(&cluster.Cluster{Spec: spec}).OffersLive():
+		return "", fmt.Sprintf("kind %s does not report which nodes are live", spec.Kind)
+	}
 	var hit []string
-	for _, ev := range b.Faults {
-		if touched := faultNodes(c, ev.Action, ev.Node); slices.ContainsFunc(b.Target.Endpoints, func(e workload.Endpoint) bool { return slices.Contains(touched, e.Label()) }) {
+	for _, ev := range faults {
+		if slices.ContainsFunc(nodesOf(ev.Action, ev.Node), func(n string) bool { return distinct[n] }) {
 			hit = append(hit, fmt.Sprintf("%s %s at %s", ev.Action, ev.Node, time.Duration(ev.At)))
 		}
 	}
 	if len(hit) == 0 {
-		return "", nil
+		return "", ""
 	}
-	return "the scenario's faults take away nodes the workers write to (" + strings.Join(hit, ", ") + ")", nil
+	return "the scenario's faults take away nodes the workers write to (" + strings.Join(hit, ", ") + ")", ""
 }
 
-// faultNodes are the nodes fault action on node takes away from the clients
-// (FaultAction.Disrupts): none, every node, or the node (the recorded writer for
-// "writer", a site's members for a site).
+// planFailover is the dry run's lines on client failover (scenario.Plan.Failover): for
+// each topology of p's scenario whose kind takes writes on every node, whether its
+// workers will fail over and why, as failoverPlan decides at the run, from the nodes as
+// planned (n1..nN, the writer n1); a topology of the state directory (cluster:) is known
+// only at the run. None without faults.
+func planFailover(p *scenario.Plan) []string {
+	s := p.Scenario
+	if len(s.Faults) == 0 {
+		return nil
+	}
+	var out []string
+	for _, t := range s.Topologies {
+		if t.Cluster != "" || scenario.CanFollow(t) == "" {
+			continue
+		}
+		size := t.Nodes
+		if !scenario.Deploys(t) {
+			size = len(t.DSNs)
+		}
+		var all []string
+		for i := 1; i <= size; i++ {
+			all = append(all, topology.NodeName(i))
+		}
+		eps := s.Workload.Nodes.For(t.Name)
+		if len(eps) == 0 {
+			eps = all
+		}
+		why, ruledOut := failoverWhy(t, t.Name, eps, false, s.Faults,
+			func(action, node string) []string {
+				return disrupted(action, node, all, func() string { return topology.NodeName(1) }, t.Sites)
+			})
+		switch {
+		case ruledOut != "":
+			out = append(out, fmt.Sprintf("client failover in %s: off (%s)", t.Name, ruledOut))
+		case why == "":
+			out = append(out, fmt.Sprintf("client failover in %s: off (no fault takes away a node its workers write to: as sysbench, an error not ignored ends the cell)", t.Name))
+		case s.Workload.Failover == scenario.FailoverOff:
+			out = append(out, fmt.Sprintf("client failover in %s: off (workload.failover: off), though %s: a node's failure ends the cell unless its error is in --mysql-ignore-errors, as in sysbench", t.Name, why))
+		default:
+			out = append(out, fmt.Sprintf("client failover in %s: on, %s: a worker whose node fails moves to another live node and goes back once its own is live again, those failures retried whatever --mysql-ignore-errors says (workload.failover: off turns it off)", t.Name, why))
+		}
+	}
+	return out
+}
+
+// faultNodes are the nodes fault action on node takes away from c's clients (disrupted,
+// with c's nodes and its recorded writer).
 func faultNodes(c *cluster.Cluster, action, node string) []string {
+	var all []string
+	for _, n := range c.Nodes {
+		all = append(all, n.Name)
+	}
+	writer := func() string {
+		if len(c.Nodes) == 0 {
+			return ""
+		}
+		return c.Writer().Name
+	}
+	return disrupted(action, node, all, writer, c.Spec.Sites)
+}
+
+// disrupted are the nodes fault action on node takes away from the clients
+// (FaultAction.Disrupts): none, every node (all), or the node (writer() for "writer", ""
+// when not known; a site's members for a site of sites).
+func disrupted(action, node string, all []string, writer func() string, sites topology.Sites) []string {
 	a := FaultActionOf(action)
 	if a == nil {
 		return nil
 	}
 	switch a.Disrupts {
 	case DisruptsEvery:
-		var out []string
-		for _, n := range c.Nodes {
-			out = append(out, n.Name)
-		}
-		return out
+		return all
 	case DisruptsNode:
-		if site := c.Spec.Sites.Site(node); site != nil {
+		if site := sites.Site(node); site != nil {
 			return site.Nodes
 		}
 		if node == "writer" {
-			if w := c.Writer(); w != nil {
-				return []string{w.Name}
+			if w := writer(); w != "" {
+				return []string{w}
 			}
 		}
 		return []string{node}
@@ -155,6 +231,8 @@ func hangSecs(d time.Duration) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", d.Seconds()), "0"), ".")
 }
 
+// endpointLabels are the labels of t's endpoints (node names on a cluster), in the
+// target's order; nil when it has none.
 func endpointLabels(t workload.Target) []string {
 	var out []string
 	for _, ep := range t.Endpoints {
@@ -223,6 +301,9 @@ func watchLive(ctx context.Context, c *cluster.Cluster, nodes []*cluster.Node) (
 	return w, nil
 }
 
+// set records st, node's latest answer: a change of its liveness (or its first answer)
+// is kept in changes (for back); once every node of order answered once, answered is
+// closed. Safe for concurrent use (the watch's goroutines, one per node).
 func (w *liveWatch) set(node string, st liveState) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -237,17 +318,18 @@ func (w *liveWatch) set(node string, st liveState) {
 }
 
 // live is the target's Failover: the nodes whose latest answer, to a question asked at
-// or after since, said live, in the target's order (nil before any answered).
-func (w *liveWatch) live(since time.Time) []string {
+// or after since, said live, in the target's order; known is false until every node
+// answered once (then none listed means none live: a cluster without quorum, every node
+// down).
+func (w *liveWatch) live(since time.Time) (live []string, known bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var out []string
 	for _, n := range w.order {
 		if st := w.last[n]; st.Live && !st.At.Before(since) {
-			out = append(out, n)
+			live = append(live, n)
 		}
 	}
-	return out
+	return live, len(w.last) == len(w.order)
 }
 
 // back is when node was seen live again after from: its first live answer after it was
@@ -274,6 +356,8 @@ func (w *liveWatch) back(node string, from time.Time) time.Time {
 	return time.Time{}
 }
 
+// wait returns once every goroutine of the watch ended (after its context ended) and
+// closed its node's admin pool.
 func (w *liveWatch) wait() { w.wg.Wait() }
 
 // clientFailoverSummary gives each fault that took nodes away (FaultAction.Disrupts) the

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -38,22 +39,25 @@ func TestFailoverPlan(t *testing.T) {
 		target workload.Target
 		faults []scenario.FaultEvent
 		asked  bool
+		off    bool   // workload.failover: off
 		want   string // substring of the reason; "" = off
 		err    string // substring of the error
 	}{
-		{"no faults: as sysbench", galera, eps("n1", "n2", "n3"), nil, false, "", ""},
-		{"kill of a node written to", galera, eps("n1", "n2", "n3"), []scenario.FaultEvent{ev("kill", "n3")}, false, "kill n3 at 4s", ""},
-		{"kill of the writer alias", multi, eps("n1", "n2", "n3"), []scenario.FaultEvent{ev("kill", "writer")}, false, "kill writer at 4s", ""},
-		{"rolling restart touches every node", galera, eps("n1", "n2"), []scenario.FaultEvent{ev("rolling-restart", "n3")}, false, "rolling-restart n3", ""},
-		{"a node nobody writes to", galera, eps("n1", "n2"), []scenario.FaultEvent{ev("kill", "n3")}, false, "", ""},
-		{"nothing taken away", galera, eps("n1", "n2", "n3"), []scenario.FaultEvent{ev("start", "n3")}, false, "", ""},
-		{"pinned to one node", galera, eps("n3"), []scenario.FaultEvent{ev("kill", "n3")}, false, "", ""},
-		{"single writer: they follow it", single, eps("n1"), []scenario.FaultEvent{ev("kill", "n1")}, false, "", ""},
-		{"asked", multi, eps("n1", "n2", "n3"), nil, true, "--failover", ""},
-		{"asked on a single writer", single, eps("n1"), nil, true, "", "has a single writer"},
-		{"asked for one node", galera, eps("n2"), nil, true, "", "one node only"},
+		{"no faults: as sysbench", galera, eps("n1", "n2", "n3"), nil, false, false, "", ""},
+		{"kill of a node written to", galera, eps("n1", "n2", "n3"), []scenario.FaultEvent{ev("kill", "n3")}, false, false, "kill n3 at 4s", ""},
+		{"kill of the writer alias", multi, eps("n1", "n2", "n3"), []scenario.FaultEvent{ev("kill", "writer")}, false, false, "kill writer at 4s", ""},
+		{"rolling restart touches every node", galera, eps("n1", "n2"), []scenario.FaultEvent{ev("rolling-restart", "n3")}, false, false, "rolling-restart n3", ""},
+		{"a node nobody writes to", galera, eps("n1", "n2"), []scenario.FaultEvent{ev("kill", "n3")}, false, false, "", ""},
+		{"nothing taken away", galera, eps("n1", "n2", "n3"), []scenario.FaultEvent{ev("start", "n3")}, false, false, "", ""},
+		{"pinned to one node", galera, eps("n3"), []scenario.FaultEvent{ev("kill", "n3")}, false, false, "", ""},
+		{"single writer: they follow it", single, eps("n1"), []scenario.FaultEvent{ev("kill", "n1")}, false, false, "", ""},
+		{"asked", multi, eps("n1", "n2", "n3"), nil, true, false, "--failover", ""},
+		{"asked on a single writer", single, eps("n1"), nil, true, false, "", "has a single writer"},
+		{"asked for one node", galera, eps("n2"), nil, true, false, "", "one node only"},
+		{"off: the application has no host list", galera, eps("n1", "n2", "n3"), []scenario.FaultEvent{ev("kill", "n3")}, false, true, "", ""},
+		{"a node twice is one node", galera, eps("n2", "n2"), []scenario.FaultEvent{ev("kill", "n2")}, false, false, "", ""},
 	} {
-		b := &Bench{Cluster: c.c, Target: c.target, Faults: c.faults, Failover: c.asked}
+		b := &Bench{Cluster: c.c, Target: c.target, Faults: c.faults, Failover: c.asked, FailoverOff: c.off}
 		why, err := b.failoverPlan()
 		switch {
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
@@ -65,6 +69,57 @@ func TestFailoverPlan(t *testing.T) {
 		case c.want != "" && !strings.Contains(why, c.want):
 			t.Errorf("%s: %q, want on with %q", c.name, why, c.want)
 		}
+	}
+}
+
+// TestPlanFailover: the dry run says, per topology where every node takes writes, whether
+// the workers will fail over and why (the faults that take away their nodes), off with
+// workload.failover: off, off when no fault touches their nodes; nothing for a topology
+// with a single writer, nothing without faults; the lines come after the fault schedule.
+func TestPlanFailover(t *testing.T) {
+	y := `name: pf
+topologies:
+  - {name: g1, kind: galera, nodes: 3, flavor: mariadb}
+  - {name: m1, kind: group, nodes: 3, flavor: mysql, group: {mode: multi-primary}}
+  - {name: a1, kind: async, nodes: 3, flavor: mariadb}
+workload:
+  test: oltp_read_write
+  options: {time: 30}
+  nodes: {m1: [n1, n2]}
+faults:
+  - {at: 4s, action: kill, node: n3}
+  - {at: 9s, action: start, node: n3}
+`
+	dry := func(y string) string {
+		s, err := scenario.ParseScenario([]byte(y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _, err := ResumePlan(s, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		p.Print(&out, nil)
+		return out.String()
+	}
+	txt := dry(y)
+	on := "client failover in g1: on, the scenario's faults take away nodes the workers write to (kill n3 at 4s): a worker whose node fails moves to another live node"
+	for _, want := range []string{on, "client failover in m1: off (no fault takes away a node its workers write to"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, txt)
+		}
+	}
+	if strings.Contains(txt, "client failover in a1") || strings.Index(txt, "client failover") < strings.Index(txt, "  at 9s  start n3") {
+		t.Errorf("a line for the single writer, or before the faults:\n%s", txt)
+	}
+	off := strings.Replace(y, "  nodes: {m1: [n1, n2]}\n", "  failover: off\n", 1)
+	if txt := dry(off); !strings.Contains(txt, "client failover in g1: off (workload.failover: off), though the scenario's faults take away nodes the workers write to (kill n3 at 4s)") ||
+		!strings.Contains(txt, "client failover in m1: off (workload.failover: off)") {
+		t.Errorf("workload.failover: off:\n%s", txt)
+	}
+	if txt := dry(strings.Split(y, "faults:")[0]); strings.Contains(txt, "client failover") {
+		t.Errorf("without faults:\n%s", txt)
 	}
 }
 
@@ -153,13 +208,14 @@ func TestFailoverMeasures(t *testing.T) {
 }
 
 // TestLiveWatchView: the view lists the nodes live in their latest answers (given after a
-// time when asked), and says when a node that went down was live again.
+// time when asked), known once every node answered (none live is not "not known"), and
+// says when a node that went down was live again.
 func TestLiveWatchView(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	w := &liveWatch{order: []string{"n1", "n2", "n3"}, last: map[string]liveState{}, changes: map[string][]liveState{}, answered: make(chan struct{})}
-	if w.live(time.Time{}) != nil {
-		t.Errorf("before any answer: %v, want nil", w.live(time.Time{}))
+	if live, known := w.live(time.Time{}); live != nil || known {
+		t.Errorf("before any answer: %v, known %v; want none, not known", live, known)
 	}
 	for _, a := range []struct {
 		node string
@@ -173,11 +229,11 @@ func TestLiveWatchView(t *testing.T) {
 	default:
 		t.Error("every node answered: answered still open")
 	}
-	if got := strings.Join(w.live(time.Time{}), ","); got != "n1,n2,n3" {
-		t.Errorf("live %q, want n1,n2,n3", got)
+	if live, known := w.live(time.Time{}); strings.Join(live, ",") != "n1,n2,n3" || !known {
+		t.Errorf("live %q, known %v; want n1,n2,n3 known", live, known)
 	}
-	if got := strings.Join(w.live(at(10)), ","); got != "n2,n3" {
-		t.Errorf("live in answers after 10 s %q, want n2,n3 (n1's latest is from 5 s)", got)
+	if live, _ := w.live(at(10)); strings.Join(live, ",") != "n2,n3" {
+		t.Errorf("live in answers after 10 s %q, want n2,n3 (n1's latest is from 5 s)", live)
 	}
 	if b := w.back("n3", at(4.1)); !b.Equal(at(12.25)) {
 		t.Errorf("n3 back after 4.1 s: %v, want 12.25 s", b.Sub(t0))
@@ -191,5 +247,12 @@ func TestLiveWatchView(t *testing.T) {
 	w.set("n2", liveState{At: at(20), Live: false})
 	if b := w.back("n2", at(19)); !b.IsZero() {
 		t.Errorf("n2 down at 20 s for good: back %v, want never", b.Sub(t0))
+	}
+	// Every node not live (the cluster lost its quorum): known, none listed, which the
+	// workers read as "stay and retry" (not as "not known: try every node").
+	w.set("n1", liveState{At: at(20), Live: false})
+	w.set("n3", liveState{At: at(20), Live: false})
+	if live, known := w.live(time.Time{}); len(live) != 0 || !known {
+		t.Errorf("no node live: %v, known %v; want none, known", live, known)
 	}
 }

@@ -152,6 +152,7 @@ func ResumePlan(s *scenario.Scenario, dir, scale string) (*scenario.Plan, *Sweep
 	if err != nil {
 		return nil, nil, err
 	}
+	plan.Failover = planFailover(plan)
 	if file != nil {
 		if err := sweepMatches(file, plan); err != nil {
 			return nil, nil, &topology.FieldError{Field: "--resume", Value: dir, Reason: err.Error()}
@@ -791,6 +792,7 @@ func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *scenario.Cell, rec
 		}
 		b.Probe = true
 	}
+	b.FailoverOff = sw.r.Scenario.Workload.Failover == scenario.FailoverOff
 	b.Checker = sw.r.Scenario.Checker
 	if b.Checker != nil {
 		b.CheckerReadNodes = b.Checker.ReadNodes.For(cell.Topology)

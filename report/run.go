@@ -456,7 +456,7 @@ func lowerBoundsNote(s *results.Summary) string {
 	w := s.LongestWait
 	how := "still in flight at the end"
 	if w.Abandoned {
-		how = "abandoned when its worker left the node, following the writer or failing over"
+		how = "given up by its worker, outcome unknown: it hung on a node its worker left, following the writer or failing over, or the connection was lost during its COMMIT"
 	}
 	return fmt.Sprintf("\n**Latency max and percentiles include lower bounds:** %d transactions never completed (%d abandoned, outcome unknown); the longest waited at least %.2f s on %s from %.2f s of the run (%s).\n",
 		s.Waits, s.UnknownOutcome, w.WaitedS, w.Node, w.StartS, how)

@@ -36,8 +36,9 @@ type Summary struct {
 	ClientCPUCores float64 `json:"client_cpu_cores,omitempty"`
 	// Outages are the windows during which a node's workers could not commit (nil: none).
 	Outages []OutageSummary `json:"outages,omitempty"`
-	// UnknownOutcome counts the transactions abandoned by workers that followed the writer
-	// or failed over to another node (they may or may not have committed); Waits the
+	// UnknownOutcome counts the transactions given up by workers that followed the writer
+	// or failed over to another node, hung or with their connection lost during their
+	// COMMIT (they may or may not have committed: workload.Result.Unknown); Waits the
 	// transactions that never completed, LongestWait the longest (their waits are lower
 	// bounds in latency_ms max and percentiles); WriterMoves the workers' moves to a new
 	// writer, or between writers when they failed over (workload.Result).

@@ -33,6 +33,10 @@ type Plan struct {
 	Axes        []*Axis
 	Cells       []*Cell
 	Deployments []*Deployment
+	// Failover are the dry run's lines on the workers' client failover in each topology
+	// (printed after the fault schedule; set by the caller, experiment.ResumePlan, which
+	// knows which faults take nodes away).
+	Failover []string
 }
 
 // Deployment is one deployed cluster the plan's cells run on, in order: a topology with

@@ -90,6 +90,11 @@ type ScenarioWorkload struct {
 	// fixed; default auto for single-primary groups, fixed otherwise (DefaultWriterMode).
 	// auto is refused with workload.nodes and for kinds without a single writer.
 	Writer string `yaml:"writer"`
+	// Failover is auto (default: on a topology where every node takes writes, the
+	// workers fail over between their nodes when the faults take away a node they write
+	// to) or off (never: a node's failure ends the cell unless its error is ignored, as
+	// in sysbench); FailoverAuto, FailoverOff.
+	Failover string `yaml:"failover"`
 }
 
 // WorkloadNodes is workload.nodes: All for every topology, or ByTopology per topology.
@@ -356,6 +361,11 @@ func (s *Scenario) parseWorkload() error {
 		}
 	default:
 		return &topology.FieldError{Field: "workload.writer", Value: s.Workload.Writer, Reason: "want auto or fixed"}
+	}
+	switch s.Workload.Failover {
+	case "", FailoverAuto, FailoverOff:
+	default:
+		return &topology.FieldError{Field: "workload.failover", Value: s.Workload.Failover, Reason: "want auto (the workers fail over when the faults take away a node they write to) or off"}
 	}
 	return nil
 }

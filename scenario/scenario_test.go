@@ -454,8 +454,10 @@ func TestCheckerReadNodes(t *testing.T) {
 func TestParseScenarioErrors(t *testing.T) {
 	base := "name: x\ntopologies:\n  - {name: a, kind: single, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
 	base3 := strings.Replace(base, "kind: single", "kind: async, nodes: 3", 1)
-	if _, err := scenario.ParseScenario([]byte(base)); err != nil {
-		t.Fatalf("valid scenario: %v", err)
+	for _, ok := range []string{base, base + "  failover: off\n", base + "  failover: auto\n"} {
+		if _, err := scenario.ParseScenario([]byte(ok)); err != nil {
+			t.Fatalf("valid scenario %q: %v", ok, err)
+		}
 	}
 	for in, want := range map[string]string{
 		base + "network: wifi\n":                              `network "wifi"`,
@@ -470,6 +472,7 @@ func TestParseScenarioErrors(t *testing.T) {
 		base3 + "links:\n  nodes: {n1: 1ms}\n":                `line 7: links: unknown key "nodes"`,
 		base + "links: 1ms\nnetwork: loopback\n":              `links "1ms"`,
 		"name: x\nworkload: {test: oltp_read_write}\n":        "topologies",
+		base + "  failover: on\n":                             `workload.failover "on": want auto`,
 	} {
 		_, err := scenario.ParseScenario([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -27,8 +27,9 @@ func (s *Scenario) ProbeOn() bool {
 // printSchedule writes the dry run's lines on the faults and the probe writer of every
 // cell: each fault at its time after the workload starts (warm-up included), with its
 // parameters and, for one that lasts (duration), when it ends; a fault at or after the
-// workload's end is marked as not injected; then whether the probe writer runs, how often
-// and from when to when. Nothing without faults nor probe.
+// workload's end is marked as not injected; then Failover's lines (client failover); then
+// whether the probe writer runs, how often and from when to when. Nothing without faults
+// nor probe.
 func (p *Plan) printSchedule(w io.Writer) {
 	s := p.Scenario
 	o := p.Options
@@ -57,6 +58,9 @@ func (p *Plan) printSchedule(w io.Writer) {
 			}
 			fmt.Fprintln(w, strings.TrimRight(line, " "))
 		}
+	}
+	for _, l := range p.Failover {
+		fmt.Fprintln(w, l)
 	}
 	switch {
 	case s.ProbeOn():

@@ -11,6 +11,17 @@ const (
 	WriterFixed = "fixed"
 )
 
+// Client failover modes of a scenario's workers on topologies where every node takes
+// writes (workload.failover).
+const (
+	// FailoverAuto (the default): the workers fail over between their nodes when the
+	// scenario's faults take away a node they write to (experiment's failoverPlan).
+	FailoverAuto = "auto"
+	// FailoverOff: never; a failure of a node ends the cell unless its error is ignored,
+	// as in sysbench (an application without a host list or a balancer).
+	FailoverOff = "off"
+)
+
 // DefaultWriterMode is auto for a single-primary group (its primary can change under the
 // run), fixed for every other kind.
 func DefaultWriterMode(spec topology.Spec) string {

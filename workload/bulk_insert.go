@@ -97,6 +97,9 @@ type bulkSource struct{}
 
 func (bulkSource) statements() []string { return nil }
 
+// autocommits implements eventSource: every INSERT commits on its own, as in sysbench.
+func (bulkSource) autocommits() bool { return true }
+
 func (bulkSource) newEvents(id int) eventer {
 	head := "INSERT INTO sbtest" + strconv.Itoa(id+1) + " VALUES"
 	return &bulkEvents{head: head, buf: make([]byte, 0, bulkPacketSize)}

@@ -34,15 +34,93 @@ func (w *worker) refusedByNode(code uint16) bool {
 	return false
 }
 
+// failoverRound is reconnect's state for a failing-over worker: the endpoints whose
+// connect failed in the current round (tried), and whether the last attempt stayed where
+// the worker was because no endpoint was live (stayed). A round tries the live endpoints
+// once each, in the worker's order (failoverTarget); when every one failed, the worker
+// backs off and a new round begins.
+type failoverRound struct {
+	tried  map[string]bool
+	stayed bool
+}
+
+// newFailoverRound is the first round of a reconnect; avoid (a node that refused the
+// worker's writes; "" for none) counts as tried in it, so that it comes last.
+func newFailoverRound(avoid string) *failoverRound {
+	f := &failoverRound{}
+	if avoid != "" {
+		f.tried = map[string]bool{avoid: true}
+	}
+	return f
+}
+
+// next points w at the endpoint to connect to now (moveTo when it is another than the
+// one it is on): the first of w's order that Target.Failover lists and that was not tried
+// in this round; when the view is known and lists none (no quorum, every node down), the
+// one w is on, with no move (a tour of nodes that all refuse is churn no client with a
+// host list shows: it retries, then the cluster comes back). wait is true when every live
+// one was tried: the caller backs off, and the next call begins a new round. Errors:
+// moveTo's (a pool that cannot be opened).
+func (f *failoverRound) next(w *worker) (wait bool, err error) {
+	live, known := w.r.t.Failover(time.Time{})
+	f.stayed = known && len(live) == 0
+	if f.stayed {
+		return false, nil
+	}
+	ep, ok := w.failoverTarget(live, known, f.tried)
+	if !ok {
+		f.tried = nil
+		return true, nil
+	}
+	if ep.Label() != w.label {
+		return false, w.moveTo(ep)
+	}
+	return false, nil
+}
+
+// failed notes that the connect to label failed in this round; true when the caller
+// tries the next endpoint at once, false when it backs off first (it stayed: none live).
+func (f *failoverRound) failed(label string) bool {
+	if f.stayed {
+		return false
+	}
+	if f.tried == nil {
+		f.tried = map[string]bool{}
+	}
+	f.tried[label] = true
+	return true
+}
+
+// noneLive reports whether a failing-over worker has nowhere to go: Target.Failover knows
+// the view and lists no endpoint. A node's refusal (refusedByNode) is then retried on
+// the same connection, with eventWithRetry's back-off, instead of a reconnect.
+func (w *worker) noneLive() bool {
+	if w.r.t.Failover == nil {
+		return false
+	}
+	live, known := w.r.t.Failover(time.Time{})
+	return known && len(live) == 0
+}
+
+// movedFrom keeps, after moveTo took a failing-over worker from endpoint from to w.label,
+// whether it is away from its own endpoint and since when (leftHome: when it left it).
+func (w *worker) movedFrom(from string) {
+	if from == w.home.Label() {
+		w.leftHome = time.Now()
+	}
+	w.away = w.label != w.home.Label()
+}
+
 // failoverTarget is the endpoint a failing-over worker connects to next, given the labels
-// live now (Target.Failover; empty: not known, every endpoint counts as live) and the
+// live now (Target.Failover; when not known, every endpoint counts as live) and the
 // endpoints that failed in this round (tried): its own endpoint first, then the others in
-// the order failoverOrder gives. ok is false when every live endpoint was tried.
-func (w *worker) failoverTarget(live []string, tried map[string]bool) (Endpoint, bool) {
+// the order failoverOrder gives. ok is false when every live endpoint was tried (or, the
+// view known, none is live).
+func (w *worker) failoverTarget(live []string, known bool, tried map[string]bool) (Endpoint, bool) {
 	eps := w.r.t.Endpoints
 	for _, i := range failoverOrder(w.id, len(eps)) {
 		l := eps[i].Label()
-		if tried[l] || (len(live) > 0 && !slices.Contains(live, l)) {
+		if tried[l] || (known && !slices.Contains(live, l)) {
 			continue
 		}
 		return eps[i], true
@@ -75,7 +153,7 @@ func (w *worker) goHome(ctx context.Context, now time.Time) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	w.homeCheck = now.Add(homeCheckEvery).UnixNano()
-	if !slices.Contains(w.r.t.Failover(w.leftHome), w.home.Label()) {
+	if live, _ := w.r.t.Failover(w.leftHome); !slices.Contains(live, w.home.Label()) {
 		return time.Time{}, nil
 	}
 	began := time.Now()

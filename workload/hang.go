@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -26,8 +27,13 @@ const EndGrace = 5 * time.Second
 const maxWaits = 100
 
 // errAbandoned marks an event given up by a following or failing-over worker (see
-// watchHangs).
+// watchHangs): an unknown outcome (abandon).
 var errAbandoned = errors.New("event abandoned: its node no longer took the writes while it hung")
+
+// errCommitLost marks an event a following or failing-over worker gives up because the
+// connection was lost when it may have committed (mayHaveCommitted): an unknown outcome,
+// like errAbandoned, which it wraps.
+var errCommitLost = fmt.Errorf("event abandoned: the connection was lost when it may have committed: %w", errAbandoned)
 
 // writerHang is o.WriterHang, or DefaultWriterHang when unset.
 func (o Options) writerHang() time.Duration {
@@ -85,11 +91,12 @@ func (r *runner) watchHangs(ctx context.Context) {
 
 // leaving says which endpoints (by label) a hung worker leaves now: with Follow every one
 // but the writer it names, with Failover every one it does not list; nil when Follow names
-// no writer (an election) or Failover lists nothing (a view not known): then none.
+// no writer (an election) or Failover lists nothing (a view not known, or none live:
+// nowhere to go): then none.
 func (r *runner) leaving(ctx context.Context) func(label string) bool {
 	if r.t.Follow == nil {
-		live := r.t.Failover(time.Time{})
-		if len(live) == 0 {
+		live, known := r.t.Failover(time.Time{})
+		if !known || len(live) == 0 {
 			return nil
 		}
 		return func(l string) bool { return !slices.Contains(live, l) }
@@ -112,11 +119,45 @@ func (w *worker) abandonedNow() bool {
 	return a == w.startNs
 }
 
-// abandon records the event given up (begun at arrival) as an unknown outcome, its wait
-// as a lower bound of its latency, and reconnects to the writer Follow names (with
-// Failover: to a node it lists); it returns
-// when it gave the event up, from when the worker is busy again (busySince: the
-// reconnect), and the reconnect's error (errAborted when the run ended first).
+// mayHaveCommitted reports whether err, the lost connection (code) of an event's attempt
+// whose statement counts are ev, leaves the outcome unknown: the statement was sent and no
+// answer came (2013, 2055; not 2006, found closed before anything was sent) and it was the
+// COMMIT of a transaction that changed rows, or, in a workload without transactions
+// (autocommit: oltp_insert, oltp_update_*, oltp_delete, bulk_insert, --skip-trx), a write
+// (INSERT, UPDATE, DELETE, REPLACE). A transaction cut before its COMMIT is rolled back by
+// the server: a failure, retried. Only called on a failure.
+func (r *runner) mayHaveCommitted(err error, code uint16, ev *counts) bool {
+	if code != CRServerLost && code != 2055 {
+		return false
+	}
+	var se *StatementError
+	if !errors.As(err, &se) {
+		return false
+	}
+	if se.Statement == "COMMIT" {
+		return ev.writes > 0
+	}
+	return r.autocommit && isWrite(se.Statement)
+}
+
+// isWrite reports whether statement text q is a DML write (INSERT, UPDATE, DELETE,
+// REPLACE), by its first word.
+func isWrite(q string) bool {
+	q = strings.TrimLeft(q, " \t\n(")
+	for _, w := range []string{"INSERT", "UPDATE", "DELETE", "REPLACE"} {
+		if len(q) >= len(w) && strings.EqualFold(q[:len(w)], w) {
+			return true
+		}
+	}
+	return false
+}
+
+// abandon records the event given up (begun at arrival: hung, watchHangs, or its
+// connection lost when it may have committed, errCommitLost) as an unknown outcome, its
+// wait as a lower bound of its latency, and reconnects to the writer Follow names (with
+// Failover: to a node it lists); it returns when it gave the event up, from when the
+// worker is busy again (busySince: the reconnect), and the reconnect's error (errAborted
+// when the run ended first).
 func (w *worker) abandon(ctx context.Context, arrival time.Time) (time.Time, error) {
 	now := time.Now()
 	w.startNs = now.UnixNano()
@@ -294,7 +335,7 @@ func (r *Result) LowerBounds() bool { return r.WaitCount > 0 }
 
 // WaitWarning is the WARNING about the transactions that never completed, naming the
 // longest ("" when none), e.g. "a transaction on n1 waited at least 32.10 s from 9.68 s of
-// the run and was abandoned when its worker left the node for another, following the writer or failing over (outcome unknown); 8
+// the run and was given up by its worker, outcome unknown (it hung on a node its worker left, following the writer or failing over, or the connection was lost during its COMMIT); 8
 // transactions never completed (8 abandoned, 0 in flight at the end): latency max and
 // percentiles include their waits as lower bounds".
 func (r *Result) WaitWarning() string {
@@ -304,7 +345,7 @@ func (r *Result) WaitWarning() string {
 	w := r.Waits[0]
 	how := "was still in flight at the end of the run"
 	if w.Abandoned {
-		how = "was abandoned when its worker left the node for another, following the writer or failing over (outcome unknown)"
+		how = "was given up by its worker, outcome unknown (it hung on a node its worker left, following the writer or failing over, or the connection was lost during its COMMIT)"
 	}
 	return fmt.Sprintf("a transaction on %s waited at least %.2f s from %.2f s of the run and %s; %d transactions never completed (%d abandoned, %d in flight at the end): latency max and percentiles include their waits as lower bounds",
 		w.Endpoint, w.Waited.Seconds(), w.At.Seconds(), how, r.WaitCount, r.Unknown, int64(r.WaitCount)-r.Unknown)

@@ -96,10 +96,10 @@ func checkRecordedAddUp(t *testing.T, ivs []Interval, res *Result) {
 // a WARNING; the interval lines show the waits in progress; under --rate the execution
 // time stays within the wall time.
 func TestHang(t *testing.T) {
-	testmachine.Alone(t) // it times hangs and an open-loop rate: nothing else may load the machine
 	if testing.Short() {
 		t.Skip("real-server tests skipped in -short mode")
 	}
+	testmachine.Alone(t) // it times hangs and an open-loop rate: nothing else may load the machine
 	s1, s2 := testserver.StartMariaDB(t), testserver.StartMariaDB(t)
 	tg1, tg2 := serverTarget(s1, "sbtest"), serverTarget(s2, "sbtest")
 	tg2.Endpoints[0].Name = "n2"
@@ -382,6 +382,7 @@ func TestHangEdges(t *testing.T) {
 type sleepySource struct{}
 
 func (sleepySource) statements() []string  { return nil }
+func (sleepySource) autocommits() bool     { return false }
 func (sleepySource) newEvents(int) eventer { return sleepySource{} }
 
 func (sleepySource) event(*Conn) error { time.Sleep(10 * time.Millisecond); return nil }

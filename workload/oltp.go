@@ -263,6 +263,10 @@ func (s *oltpSource) stmt(tb int, k stmtKind) int { return tb*int(numStmtKinds) 
 
 func (s *oltpSource) statements() []string { return s.texts }
 
+// autocommits implements eventSource: without BEGIN/COMMIT (oltp_insert, oltp_update_*,
+// oltp_delete, oltp_point_select, --skip-trx).
+func (s *oltpSource) autocommits() bool { return !s.trx }
+
 func (s *oltpSource) newEvents(id int) eventer {
 	return &oltpEvents{s: s, g: newRandGen(s.o, s.seed, uint64(id)+1)}
 }

@@ -73,10 +73,10 @@ func (l *intervalLog) Interval(iv Interval) {
 // server cannot sustain is warned about with a growing queue, and a warm-up's backlog
 // is dropped.
 func TestRate(t *testing.T) {
-	testmachine.Alone(t) // it measures an open-loop rate's timing: nothing else may load the machine
 	if testing.Short() {
 		t.Skip("real-server tests skipped in -short mode")
 	}
+	testmachine.Alone(t) // it measures an open-loop rate's timing: nothing else may load the machine
 	s := testserver.StartMariaDB(t)
 	admin := s.Open(t, "")
 	tg := serverTarget(s, "sbtest")

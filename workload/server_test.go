@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,6 +48,77 @@ func runOpts(threads int, d time.Duration) Options {
 	o := DefaultOptions()
 	o.Tables, o.TableSize, o.Threads, o.Time = 2, 10000, threads, d
 	return o
+}
+
+// packetCutter is a Target.Dial for tests: once armed, it closes the first connection on
+// which a packet that match accepts (the whole packet, its 4-byte header first) was
+// written, right after writing it: the statement reached the server and its answer is
+// lost.
+type packetCutter struct {
+	match func(packet []byte) bool
+	armed atomic.Bool
+	cut   atomic.Int32
+}
+
+func (pc *packetCutter) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &cutConn{Conn: c, pc: pc}, nil
+}
+
+// cutConn is a connection of a packetCutter.
+type cutConn struct {
+	net.Conn
+	pc *packetCutter
+}
+
+func (c *cutConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err == nil && len(b) > 4 && c.pc.armed.Load() && c.pc.match(b) && c.pc.armed.CompareAndSwap(true, false) {
+		c.pc.cut.Add(1)
+		c.Conn.Close()
+	}
+	return n, err
+}
+
+// downDialer is a Target.Dial for tests that can take its endpoints down: while down, its
+// connections are closed and a dial is refused (ECONNREFUSED).
+type downDialer struct {
+	mu    sync.Mutex
+	down  bool
+	conns []net.Conn
+}
+
+func (d *downDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.down {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+	}
+	var nd net.Dialer
+	c, err := nd.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	w := struct{ net.Conn }{c} // not a *net.TCPConn: kept as it is (blocking dups a socket)
+	d.conns = append(d.conns, w)
+	return w, nil
+}
+
+// setDown takes the endpoints down (closing their connections) or brings them back.
+func (d *downDialer) setDown(down bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.down = down
+	if down {
+		for _, c := range d.conns {
+			c.Close()
+		}
+		d.conns = nil
+	}
 }
 
 // TestServer runs the real-server tests against one throwaway MariaDB started
@@ -383,6 +456,157 @@ func TestServer(t *testing.T) {
 		}
 		if len(res.Outages) != 0 {
 			t.Errorf("one killed connection (the other worker committing) is no outage: %v", res.Outages)
+		}
+	})
+
+	t.Run("failover_none_live_stays", func(t *testing.T) {
+		// Two endpoints on the server, failing over between them. Every node refuses the
+		// writes (read_only: 1290, as a Galera node outside the Primary component refuses
+		// them with 1047) from 1 s to 3 s while the view, known, lists none live: the
+		// workers retry where they are, backing off, with no move and no reconnect (they
+		// used to tour the nodes ~10 times a second, a move each).
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		live := &liveSet{live: []string{"n1", "n2"}, known: true}
+		tgf := tg
+		tgf.Endpoints = []Endpoint{{Name: "n1", Host: s.Host, Port: s.Port}, {Name: "n2", Host: s.Host, Port: s.Port}}
+		tgf.Failover, tgf.User, tgf.Password = live.get, "hbw", "hbw"
+		testserver.Exec(t, admin, "CREATE USER IF NOT EXISTS 'hbw'@'%' IDENTIFIED BY 'hbw'", "GRANT ALL ON sbtest.* TO 'hbw'@'%'")
+		readOnly := func(on string) {
+			if _, err := admin.Exec("SET GLOBAL read_only = " + on); err != nil {
+				t.Error(err)
+			}
+		}
+		defer readOnly("OFF")
+		time.AfterFunc(time.Second, func() { live.set(); readOnly("ON") })
+		time.AfterFunc(3*time.Second, func() { readOnly("OFF"); live.set("n1", "n2") })
+		o := runOpts(4, 5*time.Second)
+		o.Rate = 100
+		res, err := rw.Run(ctx, tgf, o, nil)
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		var hops []string
+		for _, m := range res.WriterMoves[:min(len(res.WriterMoves), 4)] {
+			hops = append(hops, m.From+"->"+m.To)
+		}
+		t.Logf("%d moves %v; reconnects %d; errors %v; unknown %d; %d transactions", len(res.WriterMoves), hops, res.Reconnects, res.ErrorsByCode, res.Unknown, res.Transactions)
+		if res.ErrorsByCode[1290] == 0 {
+			t.Fatalf("errors %v: want the refusals (1290) counted; the test did not refuse", res.ErrorsByCode)
+		}
+		if len(res.WriterMoves) != 0 || res.Reconnects != 0 {
+			t.Errorf("%d moves, %d reconnects while no node was live: want none", len(res.WriterMoves), res.Reconnects)
+		}
+		if n := res.ErrorsByCode[1290]; n > 4*40 {
+			t.Errorf("%d refusals in 2 s from 4 workers: want the retries backing off (100 ms at most)", n)
+		}
+	})
+
+	t.Run("lost_commit_unknown_outcome", func(t *testing.T) {
+		// A following or failing-over worker whose connection is lost when its
+		// transaction may have committed (its COMMIT sent, no answer; a write in
+		// autocommit) gives it up as an unknown outcome (a Wait, abandoned), then
+		// reconnects; one lost before its COMMIT is a failure, retried. The cut is a dial
+		// wrapper that closes the connection right after the matching packet went to the
+		// server (which then most likely committed it).
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		two := []Endpoint{{Name: "n1", Host: s.Host, Port: s.Port}, {Name: "n2", Host: s.Host, Port: s.Port}}
+		live := &liveSet{live: []string{"n1", "n2"}, known: true}
+		follow := func(context.Context) (Endpoint, error) { return two[0], nil }
+		const comQuery, comStmtExecute = 3, 0x17
+		commit := func(p []byte) bool { return p[4] == comQuery && string(p[5:]) == "COMMIT" }
+		execute := func(p []byte) bool { return p[4] == comStmtExecute }
+		for _, c := range []struct {
+			name, workload string
+			follow         bool
+			cut            func([]byte) bool
+			unknown        int64
+		}{
+			{"commit_failover", "oltp_read_write", false, commit, 1},
+			{"before_commit_failover", "oltp_read_write", false, execute, 0},
+			{"autocommit_write_follow", "oltp_update_index", true, execute, 1},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				cc := &packetCutter{match: c.cut}
+				tgc := tg
+				tgc.Dial = cc.dial
+				if c.follow {
+					tgc.Follow = follow
+				} else {
+					tgc.Endpoints, tgc.Failover = two, live.get
+				}
+				time.AfterFunc(500*time.Millisecond, func() { cc.armed.Store(true) })
+				o := runOpts(2, 2*time.Second)
+				o.Rate = 50
+				res, err := mustLookup(t, c.workload).Run(ctx, tgc, o, nil)
+				if err != nil {
+					t.Fatalf("run: %v", err)
+				}
+				t.Logf("cut %d; unknown %d; waits %d %+v; errors %v; reconnects %d; %d transactions", cc.cut.Load(), res.Unknown, res.WaitCount, res.Waits, res.ErrorsByCode, res.Reconnects, res.Transactions)
+				if cc.cut.Load() != 1 || res.ErrorsByCode[CRServerLost] != 1 || res.Reconnects != 1 {
+					t.Fatalf("cut %d, errors %v, reconnects %d: want one connection lost (2013) and one reconnect", cc.cut.Load(), res.ErrorsByCode, res.Reconnects)
+				}
+				if res.Unknown != c.unknown || int64(res.WaitCount) != c.unknown || (c.unknown > 0 && !res.Waits[0].Abandoned) {
+					t.Errorf("unknown %d, waits %+v: want %d unknown outcome(s), each a Wait given up", res.Unknown, res.Waits, c.unknown)
+				}
+				if res.Transactions < 50 {
+					t.Errorf("%d transactions: want the run to go on", res.Transactions)
+				}
+			})
+		}
+	})
+
+	t.Run("failover_home_at_the_warmup_end", func(t *testing.T) {
+		// One worker at rate 20; its own node n1 over TCP through a dialer that can take it
+		// down, n2 over the unix socket. n1 down from 0.5 s to 1 s of a 3 s warm-up and out
+		// of the view until 2.7 s: the worker fails over to n2 and stays there. Its
+		// transaction in progress at the warm-up's end (an arrival of the warm-up, held by
+		// a global read lock from 2.6 s to 3.4 s) finishes after it, n1 live again: the
+		// worker goes home right after it, and no measured transaction runs on n2 (the
+		// home check used to be skipped for such a transaction).
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		started, rep := whenStarted(nil)
+		dd := &downDialer{}
+		live := &liveSet{live: []string{"n1", "n2"}, known: true}
+		tgf := tg
+		tgf.Endpoints = []Endpoint{{Name: "n1", Host: s.Host, Port: s.Port}, {Name: "n2", Socket: s.Socket, Host: "ignored", Port: 1}}
+		tgf.Dial, tgf.Failover = dd.dial, live.get
+		go func() {
+			<-started
+			time.Sleep(500 * time.Millisecond)
+			live.set("n2")
+			dd.setDown(true)
+			time.Sleep(500 * time.Millisecond)
+			dd.setDown(false)
+			time.Sleep(1700 * time.Millisecond)
+			live.set("n1", "n2")
+		}()
+		unlocked := globalReadLock(t, admin, started, 2600*time.Millisecond, 800*time.Millisecond)
+		o := runOpts(1, time.Second)
+		o.Warmup, o.Rate = 3*time.Second, 20
+		res, err := rw.Run(ctx, tgf, o, rep)
+		unlocked()
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		var away, home *WriterMove
+		for i, m := range res.WriterMoves {
+			t.Logf("move %s -> %s at %v of the measured part, first commit %v", m.From, m.To, m.At.Sub(res.StartedAt), m.FirstCommit.Sub(res.StartedAt))
+			switch {
+			case m.From == "n1" && m.To == "n2":
+				away = &res.WriterMoves[i]
+			case m.From == "n2" && m.To == "n1":
+				home = &res.WriterMoves[i]
+			}
+		}
+		t.Logf("measured: n1 %d, n2 %d transactions", res.PerEndpoint["n1"].Transactions, res.PerEndpoint["n2"].Transactions)
+		if away == nil || home == nil || !away.At.Before(res.StartedAt) {
+			t.Fatalf("moves %+v: want the worker to n2 in the warm-up and back", res.WriterMoves)
+		}
+		if n := res.PerEndpoint["n2"].Transactions; n != 0 || res.PerEndpoint["n1"].Transactions == 0 {
+			t.Errorf("measured transactions on n2: %d (n1 %d), want none: the worker home before its first measured transaction", n, res.PerEndpoint["n1"].Transactions)
 		}
 	})
 

@@ -187,9 +187,11 @@ type Result struct {
 	// arrivals dropped, service times, whether the target was met (nil without
 	// --rate; see rate.go).
 	Rate *RateResult
-	// Unknown counts the transactions whose outcome is unknown: abandoned by a following
-	// worker whose statement hung while the cluster named another writer, with COMMIT
-	// possibly sent (they may or may not have committed). They are not in Transactions.
+	// Unknown counts the transactions whose outcome is unknown (they may or may not have
+	// committed), given up by a following or failing-over worker (Target.Follow,
+	// Target.Failover): hung while the cluster named another writer or did not count the
+	// node live, with COMMIT possibly sent, or whose connection was lost during their
+	// COMMIT (or, without transactions, during a write). They are not in Transactions.
 	Unknown int64
 	// Waits are the transactions that never completed (still in flight at the end of the
 	// run after waiting at least MinOutage, or abandoned) with how long they had waited:
@@ -215,8 +217,9 @@ type Wait struct {
 	Start  time.Time
 	At     time.Duration
 	Waited time.Duration
-	// Abandoned is true when the worker gave it up to follow another writer (an unknown
-	// outcome), false when it was still in flight at the end of the run.
+	// Abandoned is true when the worker gave it up (an unknown outcome, Result.Unknown:
+	// hung on a node it left, or its connection lost during its COMMIT), false when it was
+	// still in flight at the end of the run.
 	Abandoned bool
 }
 
@@ -230,7 +233,8 @@ type WriterMove struct {
 	// transaction committed there after At (zero: none before the run ended).
 	At, FirstCommit time.Time
 	// Workers is how many workers moved from From to To; Abandoned how many of them left a
-	// hung transaction behind (counted in Result.Unknown).
+	// transaction of unknown outcome behind (hung, or its COMMIT's connection lost;
+	// counted in Result.Unknown).
 	Workers, Abandoned int
 	// Left is how many of Workers left From having last committed there (the others
 	// moved on from a node they had not committed on yet); Settled is when every one of

@@ -68,11 +68,13 @@ type Target struct {
 	// does not send it back). Those failures are retried like ignored errors; the outage
 	// windows stay those of the worker's own endpoint. Failover(since) returns the labels
 	// of the endpoints live in their latest answers, given at or after since (the zero
-	// time: whenever); nil or empty when not known (every endpoint is then tried in turn).
-	// It must answer at once (a view a poller keeps): it is asked after failures, by the
-	// hang watchdog and by workers away from their own endpoint, never while a worker at
-	// home commits. Not with Follow.
-	Failover func(since time.Time) []string
+	// time: whenever), and known, false while the view is not known yet (every endpoint is
+	// then tried in turn). Known and none live (a cluster without quorum, every node
+	// down) keeps each worker where it is, retrying there with a back-off, with no move:
+	// there is nowhere better to go. It must answer at once (a view a poller keeps): it is
+	// asked after failures, by the hang watchdog and by workers away from their own
+	// endpoint, never while a worker at home commits. Not with Follow.
+	Failover func(since time.Time) (live []string, known bool)
 	// User, Password and DB are the credentials and the database (created by
 	// Prepare if missing).
 	User, Password, DB string

@@ -59,8 +59,10 @@ func Lookup(name string) (Workload, error) {
 }
 
 // eventSource is a workload's part of a run: the statements every connection uses and
-// what one event does. The generic runner (runner.go) owns everything else: workers,
-// arrivals under --rate, warm-up, reconnects, statistics and reports. A new workload is
+// what one event does. The generic runner owns everything else: the run's life
+// (runner.go), the workers' loops, retries and reconnects (worker.go), client failover
+// (failover.go), hangs (hang.go), arrivals under --rate (rate.go), warm-up, statistics and
+// reports (harvest.go, stats.go, report.go). A new workload is
 // one file with a Workload whose Run calls runEvents with its eventSource.
 type eventSource interface {
 	// statements returns the statement texts a connection uses, by index (the index
@@ -70,6 +72,10 @@ type eventSource interface {
 	// newEvents returns worker id's private event state (its random generators and
 	// buffers); it is only used from that worker's goroutine.
 	newEvents(id int) eventer
+	// autocommits reports whether the events run their writes without a transaction
+	// (each write commits on its own): a write whose connection is lost then has an
+	// unknown outcome (runner.mayHaveCommitted), as a lost COMMIT has.
+	autocommits() bool
 }
 
 // eventFinisher is an eventer with work left when its worker stops (bulk_insert's

@@ -175,6 +175,7 @@ func TestBadInput(t *testing.T) {
 		{"links on prepare", []string{"sysbench", "oltp_read_write", "prepare", "--links", "1ms"}, []string{"--links", "only for run"}},
 		{"failover without cluster", []string{"sysbench", "oltp_read_write", "run", "--failover", "--mysql-host", "127.0.0.1", "--mysql-port", "1"}, []string{"--failover", "needs --cluster"}},
 		{"failover on prepare", []string{"sysbench", "oltp_read_write", "prepare", "--failover", "--cluster", "x"}, []string{"--failover", "only for run"}},
+		{"failover with a node twice", []string{"sysbench", "oltp_read_write", "run", "--failover", "--cluster", "x", "--nodes", "n1,n2,n1"}, []string{"--nodes", `"n1,n2,n1"`, "n1 given twice", "--failover"}},
 		{"multi-line option value", []string{"deploy", "--name", "bk7", "--option", "sync_binlog=1\nserver_id=1"}, []string{"options.sync_binlog"}},
 		{"reserved option", []string{"deploy", "--name", "bk7", "--option", "server_id=7"}, []string{"options", `"server_id"`}},
 		{"zero semisync timeout", []string{"deploy", "--name", "bk7", "--kind", "semisync", "--semisync-timeout", "0s"}, []string{"--semisync-timeout", `"0s"`}},

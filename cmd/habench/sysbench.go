@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -145,6 +146,13 @@ func (o *sysbenchOpts) checkFlags(cmd *cobra.Command, command string) ([]topolog
 	}
 	if o.failover && command != "run" {
 		return nil, usagef("--failover: only for run")
+	}
+	if o.failover {
+		for i, n := range o.nodes {
+			if slices.Contains(o.nodes[:i], n) {
+				return nil, usagef("--nodes %q: %s given twice: with --failover give each node once (the workers are spread over them and fail over between them)", strings.Join(o.nodes, ","), n)
+			}
+		}
 	}
 	knobs, err := parseKnobArgs(o.knobs)
 	if err != nil {

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -28,5 +33,68 @@ func TestAloneTests(t *testing.T) {
 	}
 	if !slices.Equal(got, []string{"TestRatio", "TestTimes"}) {
 		t.Errorf("alone tests %v, want [TestRatio TestTimes]", got)
+	}
+}
+
+// TestShortSkipBeforeAlone: in the module's tests, a test that calls testmachine.Alone and
+// skips in -short mode (testing.Short()) checks it first: Alone takes the machine-wide
+// exclusive lock, waiting for every test that shares the machine and making the others
+// wait, which a test about to skip must not do.
+func TestShortSkipBeforeAlone(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	fset := token.NewFileSet()
+	checked := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "Test") || !callsAlone(fn.Body) {
+				continue
+			}
+			checked++
+			alone, short := token.NoPos, token.NoPos
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
+					if id, ok := sel.X.(*ast.Ident); ok {
+						switch {
+						case id.Name == "testmachine" && sel.Sel.Name == "Alone" && !alone.IsValid():
+							alone = call.Pos()
+						case id.Name == "testing" && sel.Sel.Name == "Short" && !short.IsValid():
+							short = call.Pos()
+						}
+					}
+				}
+				return true
+			})
+			if short.IsValid() && short > alone {
+				t.Errorf("%s: %s checks testing.Short() after testmachine.Alone (%s): skip first", fset.Position(short), fn.Name.Name, fset.Position(alone))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no test calling testmachine.Alone found under the module: wrong root?")
 	}
 }
