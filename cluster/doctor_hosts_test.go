@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/topology"
 )
 
@@ -64,6 +65,12 @@ bash: line 6: /dev/tcp/10.0.0.3/4444: Connection refused
 	}
 	if got := peerProblems(parseProbes("10.0.0.2 4567 0 1\n"), 2); len(got) != 1 || !strings.Contains(got[0], "1 of 2 port probes") {
 		t.Errorf("a missing probe line: %q", got)
+	}
+	// The command to check by hand carries doctor's ssh options, quoted for the shell.
+	h := &host.SSH{Dest: "db1", Config: "/etc/my ssh/config", User: "dba", Port: 2222, Identity: "/k/id", Options: []string{"StrictHostKeyChecking=no"}}
+	wantHand := `ssh -F '/etc/my ssh/config' -l dba -p 2222 -i /k/id -o 'StrictHostKeyChecking=no' db1 'timeout 3 bash --norc -c "exec 3<>/dev/tcp/10.0.0.3/4567"`
+	if got := ProbeByHand(h.UserArgs(), h.Dest, "10.0.0.3", 4567); !strings.HasPrefix(got, wantHand) {
+		t.Errorf("ProbeByHand: %s\nwant it to start with %s", got, wantHand)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/habench/habench/host"
 )
 
 // checkPorts names the listeners on ports (ss -Hltnp, else /proc/net/tcp{,6}).
@@ -134,12 +136,15 @@ func probeArgv(w time.Duration, targets []string) []string {
 	return append([]string{"env", "-u", "BASH_ENV", "bash", "--norc", "--noprofile", "-c", probeScript, "bash", strconv.Itoa(int(w / time.Second))}, targets...)
 }
 
-// ProbeByHand is the command that repeats one of doctor's peer probes by hand, from the
-// machine doctor runs on: ssh to dest, a TCP connect from there to addr:port ("Connection
-// refused" or an open connection: reachable; nothing within the wait: filtered).
-func ProbeByHand(dest, addr string, port int) string {
-	return fmt.Sprintf(`ssh %s 'timeout %d bash --norc -c "exec 3<>/dev/tcp/%s/%d" && echo open || echo "exit $?: refused or failed (124: no answer, filtered)"'`,
-		dest, int(ProbeWait/time.Second), addr, port)
+// ProbeByHand is the command line that repeats one of doctor's peer probes by hand, from
+// the machine doctor runs on, for a POSIX shell: ssh with sshArgs (the options doctor was
+// given, host.SSH.UserArgs: -F, -l, -p, -i, -o; each quoted for the shell) to dest, then a
+// TCP connect from there to addr:port ("Connection refused" or an open connection:
+// reachable; nothing within the wait, exit 124: filtered).
+func ProbeByHand(sshArgs []string, dest, addr string, port int) string {
+	ssh := host.Quote(append(append([]string{"ssh"}, sshArgs...), dest))
+	return fmt.Sprintf(`%s 'timeout %d bash --norc -c "exec 3<>/dev/tcp/%s/%d" && echo open || echo "exit $?: refused or failed (124: no answer, filtered)"'`,
+		ssh, int(ProbeWait/time.Second), addr, port)
 }
 
 // checkPeers tries, from r's host, every port of every other connected host: a listener
@@ -181,7 +186,7 @@ func checkPeers(ctx context.Context, o HostsCheck, r *HostReport, all []*HostRep
 		r.Problems = append(r.Problems, bad...)
 		for _, p := range probes {
 			if !p.reachable() {
-				r.ByHand = ProbeByHand(r.Dest, p.Addr, p.Port)
+				r.ByHand = ProbeByHand(r.h.UserArgs(), r.Dest, p.Addr, p.Port)
 				break
 			}
 		}

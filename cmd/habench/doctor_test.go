@@ -129,9 +129,9 @@ func TestDoctorHosts(t *testing.T) {
 }
 
 // checkProbeByHand: doctor's output has, for host from, the command that repeats a failed
-// probe by hand; run through the lab's ssh configuration it says what doctor said: no
-// answer in 3 s (exit 124) to host to, and refused to the same port of another address
-// (from's own: nothing listens there).
+// probe by hand, with the ssh options doctor was given (-F cfg); run as printed it says
+// what doctor said: no answer in 3 s (exit 124) to host to, and refused to the same port
+// of another address (from's own: nothing listens there).
 func checkProbeByHand(t *testing.T, out, cfg, from, to string) {
 	t.Helper()
 	var hand string
@@ -140,11 +140,14 @@ func checkProbeByHand(t *testing.T, out, cfg, from, to string) {
 			hand = rest
 		}
 	}
-	if !strings.HasPrefix(hand, "ssh "+from+" 'timeout 3 bash --norc -c \"exec 3<>/dev/tcp/"+to+"/") {
+	if hand == "" {
 		t.Fatalf("no command to check by hand on %s's behalf:\n%s", from, out)
 	}
-	run := func(cmd string) string {
-		b, _ := exec.Command("sh", "-c", strings.Replace(cmd, "ssh ", "ssh -F "+cfg+" ", 1)).CombinedOutput()
+	if !strings.HasPrefix(hand, "ssh -F "+cfg+" "+from+" 'timeout 3 bash --norc -c \"exec 3<>/dev/tcp/"+to+"/") {
+		t.Errorf("the command to check by hand lacks doctor's ssh options (-F %s) or the probe to %s: %s", cfg, to, hand)
+	}
+	run := func(cmd string) string { // the line as printed, by a shell
+		b, _ := exec.Command("sh", "-c", cmd).CombinedOutput()
 		return strings.TrimSpace(string(b))
 	}
 	if got := run(hand); !strings.Contains(got, "exit 124") {
