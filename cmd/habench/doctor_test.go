@@ -33,7 +33,7 @@ var clockRe = regexp.MustCompile(`clock ([+-][0-9.]+)ms ±([0-9.]+)ms`)
 // version, the Galera library, and a clock offset of 0 within its uncertainty (the hosts
 // share this machine's clock), and that each host reaches the other two. Then a listener
 // on 4567 on host 2 is named on its line, host 3 not answering host 1 (a blackhole
-// route) is "filtered" on host 1's line and "no route"-like on host 3's, with the command
+// route) is "filtered" on host 1's line and "no route" on host 3's, with the command
 // that repeats a failed probe by hand, which run gives the same answers (issue 31), and
 // an unused address of the lab's subnet is one line and exit status 1 (the other host's
 // line stays ok: no probes to it).
@@ -104,8 +104,8 @@ func TestDoctorHosts(t *testing.T) {
 		t.Errorf("host 1's line: %q, want it to start with %q", line, want)
 	}
 	checkProbeByHand(t, r.stdout, cfg, addrs[0], h3.Addr)
-	if line := doctorLine(r.stdout, h3.Addr); !strings.HasPrefix(line, h3.Addr+": UNUSABLE: to "+addrs[0]+" port ") {
-		t.Errorf("host 3 (no route to host 1): %q", line)
+	if line := doctorLine(r.stdout, h3.Addr); !strings.HasPrefix(line, h3.Addr+": UNUSABLE: to "+addrs[0]+" port "+strings.Join(portList, ",")+": no route,") {
+		t.Errorf("host 3 (a blackhole route to host 1: EINVAL): %q, want every port to %s \"no route\"", line, addrs[0])
 	}
 	if line := doctorLine(r.stdout, h2.Addr); !strings.Contains(line, "reaches the other 2 host(s)") {
 		t.Errorf("host 2 reaches both: %q", line)
