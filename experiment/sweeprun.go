@@ -76,7 +76,10 @@ func newSweepFile(p *scenario.Plan, raw []byte) *SweepFile {
 	s := p.Scenario
 	f := &SweepFile{Format: SweepFormat, Scenario: s.Name, Description: strings.TrimSpace(s.Description),
 		ScenarioFile: "scenario.yaml", ScenarioSHA256: ScenarioSHA256(raw), Scale: p.Scale,
-		Workload: s.Workload.Test, Baseline: p.Baseline(), WorkloadOptions: workload.OptionValues(p.Options), Policy: p.Policy.Record()}
+		Workload: s.Workload.Test, WorkloadOptions: workload.OptionValues(p.Options), Policy: p.Policy.Record()}
+	if p.Compared() {
+		f.Baseline = p.Baseline()
+	}
 	for _, a := range p.Axes {
 		f.Axes = append(f.Axes, SweepAxis{Name: a.Name, Kind: a.Kind, Values: a.Labels(), Variables: a.Variables(), Reference: a.Reference, Inert: p.Inert(a)})
 	}
@@ -919,12 +922,15 @@ func knobsReadBack(manifest string, knobs []topology.KnobSetting, rb map[string]
 }
 
 // cellExtra is a cell's manifest "extra": scenario, topology, cell index, axis values,
-// scale, the baseline topology (Plan.Baseline: the one comparison.md and sweep.json use,
-// so `habench report` picks the same one) and, for a sweep, the cell's name.
+// scale, the baseline topology when the plan compares several (Plan.Baseline: the one
+// comparison.md and sweep.json use, so `habench report` picks the same one) and, for a
+// sweep, the cell's name.
 func cellExtra(p *scenario.Plan, cell *scenario.Cell) map[string]any {
 	e := map[string]any{"scenario": p.Scenario.Name, "topology": cell.Topology,
 		"cell_index": cell.Index, "axes": cell.Values, "scale": p.Scale}
-	e["baseline"], e["baseline_why"] = p.BaselineWhy()
+	if p.Compared() {
+		e["baseline"], e["baseline_why"] = p.BaselineWhy()
+	}
 	if len(p.Axes) > 1 {
 		// Reports name a sweep's runs "<topology> <cell>"; without a sweep, by topology.
 		e["cell"] = cellName(p, cell)

@@ -153,7 +153,7 @@ func Render(res *Results, o Options) (*Rendered, error) {
 			cp = &c
 			out.Charts = append(out.Charts, c)
 		}
-		pg.Runs = append(pg.Runs, newRunView(r, rows[i], cp, i))
+		pg.Runs = append(pg.Runs, newRunView(r, rows[i], cp, i, pg.Compared))
 		if r.Summary != nil {
 			for _, o := range r.Summary.Outages {
 				a := o.Text
