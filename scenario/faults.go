@@ -437,8 +437,9 @@ func nestedParamError(a *FaultSpec, f FaultEvent, field string) error {
 }
 
 // ValidateFaults checks a scenario's fault schedule against its topologies and the
-// workload's length (runFor: warm-up + time; 0 = no time limit): each error is a
-// *topology.FieldError naming faults[i] and the field.
+// workload's length (runFor: warm-up + time, the cell warm-up included, as
+// Plan.WorkloadEnd; 0 = no time limit): each error is a *topology.FieldError naming
+// faults[i] and the field.
 func ValidateFaults(faults []FaultEvent, tops []topology.Spec, network string, runFor time.Duration) error {
 	for i, f := range faults {
 		field := func(name string) string { return fmt.Sprintf("faults[%d].%s", i, name) }
@@ -460,7 +461,7 @@ func ValidateFaults(faults []FaultEvent, tops []topology.Spec, network string, r
 			return &topology.FieldError{Field: field("at"), Value: at.String(), Reason: "want a time >= 0 after the workload starts"}
 		}
 		if runFor > 0 && at >= runFor {
-			return &topology.FieldError{Field: field("at"), Value: at.String(), Reason: fmt.Sprintf("the workload runs %v (warmup + time): the fault would never happen", runFor)}
+			return &topology.FieldError{Field: field("at"), Value: at.String(), Reason: fmt.Sprintf("the workload runs %v (warm-up + time): the fault would never happen", runFor)}
 		}
 		if i > 0 && at < time.Duration(faults[i-1].At) {
 			return &topology.FieldError{Field: field("at"), Value: at.String(), Reason: "faults must be in time order"}

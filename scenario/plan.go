@@ -874,6 +874,16 @@ func (p *Plan) BaselineWhy() (string, string) {
 	return p.Axes[0].Values[0].Label, "the first topology, as none is a single primary"
 }
 
+// WorkloadEnd is when every cell's workload ends after it starts: the effective warm-up
+// (cell.warmup, else warmup-time, as scaled) plus time, the clock fault times run on; 0
+// when the workload runs for a number of events (time 0: its end is not known).
+func (p *Plan) WorkloadEnd() time.Duration {
+	if p.Options.Time == 0 {
+		return 0
+	}
+	return p.Options.Warmup + p.Options.Time
+}
+
 // Compared reports whether the plan sweeps more than one topology, so that one of them
 // is the baseline the others are compared with. A plan of one topology has no baseline:
 // its results say none (no baseline in sweep.json or the manifests, no vs base columns).

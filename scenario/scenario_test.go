@@ -312,6 +312,8 @@ cell: {warmup: 2s, restart: true, drop_caches: true}
 // (after the workload starts, warm-up included) with their parameters and the end of one
 // that lasts, marks those a scale puts at or after the workload's end as not injected, and
 // shows the probe writer (on with faults, off with probe: false) with its interval and span.
+// A fault's time is checked against that same end, the cell warm-up included: 32s is
+// within 5s + 30s, 35s is not (review 31: it was checked against time alone).
 func TestDryRunSchedule(t *testing.T) {
 	y := `name: fd
 topologies:
@@ -322,7 +324,12 @@ faults:
   - {at: 10s, action: kill, node: n3}
   - {at: 20s, action: start, node: n3}
   - {at: 25s, action: pause, node: n2, duration: 2s}
+  - {at: 32s, action: kill, node: n2}
 `
+	late := strings.Replace(y, "at: 32s", "at: 35s", 1)
+	if _, err := scenario.ParseScenario([]byte(late)); err == nil || err.Error() != `faults[3].at "35s": the workload runs 35s (warm-up + time): the fault would never happen` {
+		t.Errorf("a fault at the end of warm-up 5s + time 30s: %v", err)
+	}
 	print := func(y, scale string) string {
 		p, err := mustParse(t, y).Plan(scale)
 		if err != nil {
@@ -337,7 +344,7 @@ faults:
 		want     []string
 	}{
 		{y, "", []string{
-			"faults in every cell, at times after the workload starts (warm-up 5s included; the measured window 5s-35s):\n  at 10s  kill n3\n  at 20s  start n3\n  at 25s  pause n2 duration=2s (until 27s)\n",
+			"faults in every cell, at times after the workload starts (warm-up 5s included; the measured window 5s-35s):\n  at 10s  kill n3\n  at 20s  start n3\n  at 25s  pause n2 duration=2s (until 27s)\n  at 32s  kill n2\n",
 			"probe writer in every cell: one numbered commit every 5ms on the current writer, from the workload's start to its end (0s-35s, warm-up included)",
 		}},
 		{y, "small", []string{
