@@ -591,6 +591,27 @@ faults:
 	if err == nil || !strings.Contains(err.Error(), `faults[0].params "[a, b]": not a parameter: write {at: 3s, action: kill, node: n2}; kill takes no parameters`) {
 		t.Errorf("kill with a params list: %v", err)
 	}
+	// The entry the error says to write is itself valid: only the action's parameters in
+	// it, the keys it does not take named (review 31).
+	for _, c := range []struct{ entry, unknown string }{
+		{"{at: 3s, action: pause, node: n2, params: {duration: 2s}}", ""},
+		{"{at: 3s, action: kill, node: n2, params: {duration: 3s}}", "; not a parameter of kill: duration"},
+		{"{at: 3s, action: pause, node: n2, params: {duration: 3s, foo: 1}}", "; not a parameter of pause: foo"},
+	} {
+		_, err := scenario.ParseScenario([]byte(base + "  - " + c.entry + "\n"))
+		_, rewrite, ok := strings.Cut(fmt.Sprint(err), ": write ")
+		rewrite, _, _ = strings.Cut(rewrite, "; ")
+		if !ok {
+			t.Errorf("%s: %v, want the entry to write", c.entry, err)
+			continue
+		}
+		if !strings.HasSuffix(fmt.Sprint(err), c.unknown) || (c.unknown == "" && strings.Contains(fmt.Sprint(err), "not a parameter of")) {
+			t.Errorf("%s: %v, want %q at the end", c.entry, err, c.unknown)
+		}
+		if _, err := scenario.ParseScenario([]byte(base + "  - " + rewrite + "\n")); err != nil {
+			t.Errorf("%s: the suggested %s is refused in turn: %v", c.entry, rewrite, err)
+		}
+	}
 	g := strings.Replace(base, "kind: async, nodes: 2", "kind: galera, nodes: 3", 1)
 	_, err = scenario.ParseScenario([]byte(g + "  - {at: 3s, action: promote, node: n2}\n"))
 	if err == nil || !strings.Contains(err.Error(), `faults[0].action "promote": topology a is galera: promote is for kinds`) {
