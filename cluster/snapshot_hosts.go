@@ -108,8 +108,8 @@ func (hostsProvider) MakeSnapshot(ctx context.Context, s *Sandbox, spec topology
 	}
 	defer unlock()
 	l := snapshotLayout(hostsRootDir(spec), sname)
-	if old, err := readHostSnapshot(ctx, h, l.HostDir, sname); err == nil {
-		return old, nil
+	if old, err := readHostSnapshot(ctx, h, l.HostDir, sname); err == nil && !old.Unchecked() {
+		return old, nil // an unchecked one is made again, in its directory (claimHostSnapshotDir)
 	}
 	// The snapshot's directory first: its record then owns the host directory habench
 	// creates, which the snapshot server's destroy leaves while the snapshot is there.
@@ -237,18 +237,20 @@ func hostSnapshotFiles(ctx context.Context, h host.Host, datadir string) ([]Snap
 }
 
 // verifyHostSnapshot checks snap's copy in directory l on h (ssh destination dest of
-// spec) against its file list (Snapshot.checkFiles): the error names dest and the command
-// that removes the snapshot from spec's hosts.
+// spec) against its file list (Snapshot.checkFiles): the error names dest and, on spec's
+// first host (where the snapshot was made, the source of the copies), the command that
+// removes the snapshot from spec's hosts; on another host, the command that removes that
+// host's copy only (the next deployment copies it there again from the first).
 func verifyHostSnapshot(ctx context.Context, h host.Host, dest string, l hostLayout, snap *Snapshot, spec topology.Spec) error {
 	have, err := hostSnapshotFiles(ctx, h, path.Join(l.nodeDir(), "data"))
 	if err != nil {
 		return fmt.Errorf("snapshot %s on %s: %w", snap.Name, h.Name(), err)
 	}
-	rm := "habench snapshot rm " + snap.Name + " --hosts " + strings.Join(spec.Hosts, ",")
-	if l.HostDir != topology.DefaultHostDir {
-		rm += " --host-dir " + l.HostDir
+	fix := removeAdvice(hostSnapshotRm(snap.Name, spec.Hosts, l.HostDir))
+	if dest != spec.Hosts[0] {
+		fix = fmt.Sprintf("remove %s's copy with `%s` (the next deployment copies it there again from %s)", dest, hostSnapshotRm(snap.Name, []string{dest}, l.HostDir), spec.Hosts[0])
 	}
-	return snap.checkFiles(have, " on "+dest, rm)
+	return snap.checkFiles(have, " on "+dest, fix)
 }
 
 // VerifySnapshot is the hosts provider's SnapshotStore.VerifySnapshot: snap on spec's

@@ -325,7 +325,7 @@ func (r *ScenarioRun) preflight(ctx context.Context, plan *scenario.Plan, torun 
 			if err != nil {
 				return fmt.Errorf("topology %s: %w", sp.Name, err)
 			}
-			if err := checkSnapshots(ctx, r.Sandbox, plan, d, bins, torun); err != nil {
+			if _, err := checkSnapshots(ctx, r.Sandbox, plan, d, bins, torun); err != nil {
 				return err
 			}
 			if err := checkHostsNetem(ctx, d, torun); err != nil {

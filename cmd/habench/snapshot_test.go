@@ -87,6 +87,7 @@ func TestRunSnapshotPreflight(t *testing.T) {
 // shape whose file was removed, or cut short, after it was made is refused before
 // anything is deployed or written, exit 2, in one line naming it, the file and `habench
 // snapshot rm NAME`: named with --snapshot, and found by a run with snapshots: true.
+// Then checkUncheckedSnapshot.
 func checkDamagedSnapshotRefused(t *testing.T, scen, cache, state, res, cluster1 string) {
 	t.Helper()
 	b, err := os.ReadFile(scen)
@@ -152,10 +153,10 @@ func checkDamagedSnapshotRefused(t *testing.T, scen, cache, state, res, cluster1
 		if err := c.damage(); err != nil {
 			t.Fatal(err)
 		}
+		want := fmt.Sprintf(`snapshot %q: damaged: %s; nothing was deployed from it: remove it with `+"`habench snapshot rm %s`", name, c.want, name)
 		argv := append(append([]string{habenchBin, "run"}, c.args...), "--results", res)
 		r := execute(t, argv, "HABENCH_CACHE_DIR="+cache, "HABENCH_STATE_DIR="+state)
 		msg := strings.TrimSpace(r.stderr)
-		want := fmt.Sprintf(`snapshot %q: damaged: %s; nothing was deployed from it: remove it with `+"`habench snapshot rm %s`", name, c.want, name)
 		if r.code != 2 || strings.Contains(msg, "\n") || !strings.Contains(msg, want) {
 			t.Errorf("a snapshot with a file %s: exit %d, stderr %q; want exit 2 and one line with %q", c.what, r.code, msg, want)
 		}
@@ -164,4 +165,37 @@ func checkDamagedSnapshotRefused(t *testing.T, scen, cache, state, res, cluster1
 	if entries, _ := os.ReadDir(res); len(entries) != 0 {
 		t.Errorf("results written before the refusal of a damaged snapshot: %v", entries)
 	}
+	js, _ = json.Marshal(cluster.Snapshot{Name: name, Installation: inst, Shape: shape, Created: time.Now().UTC()}) // no file list
+	if err := os.WriteFile(filepath.Join(dir, "snapshot.json"), js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkUncheckedSnapshot(t, scen, snapOn, cache, state, name, cluster1)
+}
+
+// checkUncheckedSnapshot (review 31): snapshot name, of the scenario's installation and
+// shape but made by an older habench (no list of its files), is "unchecked", not damaged:
+// named with --snapshot it is refused so, exit 2; a run with snapshots: true (snapOn)
+// makes it again, with a NOTE, and runs from it: exit 0, and the new one has its files.
+func checkUncheckedSnapshot(t *testing.T, scen, snapOn, cache, state, name, cluster1 string) {
+	t.Helper()
+	env := []string{"HABENCH_CACHE_DIR=" + cache, "HABENCH_STATE_DIR=" + state}
+	r := execute(t, []string{habenchBin, "run", scen, "--snapshot", name, "--results", t.TempDir()}, env...)
+	want := fmt.Sprintf("snapshot %q: unchecked (made by an older habench), without the list of its files a deployment checks it by: nothing was deployed from it: remove it with `habench snapshot rm %s`", name, name)
+	if msg := strings.TrimSpace(r.stderr); r.code != 2 || strings.Contains(msg, "\n") || !strings.Contains(msg, want) {
+		t.Errorf("--snapshot of an older habench's snapshot: exit %d, stderr %q; want exit 2 and one line with %q", r.code, msg, want)
+	}
+	note := fmt.Sprintf("NOTE: snapshot %s is unchecked (made by an older habench), without the list of its files a deployment checks it by: it is made again", name)
+	r = execute(t, []string{habenchBin, "run", snapOn, "--results", t.TempDir(), "--quiet"}, env...)
+	if r.code != 0 || !strings.Contains(r.stdout, note) || !strings.Contains(r.stdout, "making a data snapshot") {
+		t.Fatalf("run with snapshots: true and an older habench's snapshot: exit %d, want %q and the snapshot made again\n%s%s", r.code, note, r.stdout, r.stderr)
+	}
+	var again cluster.Snapshot
+	b, err := os.ReadFile(filepath.Join(cache, "snapshots", name, "snapshot.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &again)
+	}
+	if err != nil || again.Unchecked() {
+		t.Errorf("the snapshot made again: %v, its files listed: %v", err, !again.Unchecked())
+	}
+	noClusters(t, state, cluster1)
 }
