@@ -207,6 +207,17 @@ func (s *Snapshot) stateOf(have []SnapshotFile) string {
 	return "ok"
 }
 
+// LocalState is the state of snapshot s on this machine (stateOf its data directory),
+// as `habench snapshot list` shows it; "damaged: cannot read data/: ERROR" when the
+// directory cannot be read.
+func (s *Snapshot) LocalState() string {
+	have, err := listSnapshotFiles(filepath.Join(s.dir, "data"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "damaged: cannot read data/: " + err.Error()
+	}
+	return s.stateOf(have)
+}
+
 // removeAdvice is how to get rid of a snapshot that cannot be used with command rm, and
 // how a new one comes: "remove it with `RM` (a run with snapshots: true makes a new one)".
 func removeAdvice(rm string) string {

@@ -442,18 +442,21 @@ func removeHostSnapshot(ctx context.Context, h host.Host, l hostLayout) (bool, e
 
 // HostSnapshot is one snapshot directory on one host, as `habench snapshot list --hosts`
 // shows it: Snapshot nil when its copy is incomplete (no snapshot.json); Size in bytes
-// (du), -1 when unknown.
+// (du), -1 when unknown; State that copy's files against the snapshot's list ("ok",
+// SnapshotUnchecked, "damaged: ..." as Snapshot.LocalState; "" without Snapshot).
 type HostSnapshot struct {
 	Dest     string
 	Name     string
 	Snapshot *Snapshot
 	Size     int64
+	State    string
 }
 
 // ListHostSnapshots lists the snapshots habench recorded under hostDir/snapshots on each
 // host (ssh destinations, with sp's options; hostDir as the hosts see it, ROOT/HOST_DIR
-// for a root filesystem installation), host by host in order, by name. Errors name the
-// host; an unreachable host is an error.
+// for a root filesystem installation), host by host in order, by name, each copy's files
+// checked against its list (State). Errors name the host; an unreachable host is an
+// error.
 func ListHostSnapshots(ctx context.Context, hosts []string, hostDir string, sp *topology.SSHSpec) ([]HostSnapshot, error) {
 	if err := checkHostDirArg(hostDir); err != nil {
 		return nil, err
@@ -473,6 +476,10 @@ func ListHostSnapshots(ctx context.Context, hosts []string, hostDir string, sp *
 			hs := HostSnapshot{Dest: dest, Name: name, Size: -1}
 			if s, err := readHostSnapshot(ctx, h, hostDir, name); err == nil {
 				hs.Snapshot = s
+				hs.State = "damaged: cannot list data/"
+				if have, err := hostSnapshotFiles(ctx, h, path.Join(s.dir, "data")); err == nil {
+					hs.State = s.stateOf(have)
+				}
 			}
 			if o, err := shRun(ctx, h, `du -sk -- "$1" | cut -f1`, snapshotLayout(hostDir, name).nodeDir()); err == nil {
 				if k, err := strconv.ParseInt(strings.TrimSpace(string(o)), 10, 64); err == nil {

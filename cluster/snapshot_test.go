@@ -211,7 +211,8 @@ func TestUsersAfterJoins(t *testing.T) {
 // and as a host makes it (hostSnapshotFilesScript, run here by sh: find and sha256sum)
 // agree; a deployment refuses it, in one line naming it, the first file that differs and
 // `habench snapshot rm NAME`, when a file was removed, truncated, changed in place (a
-// small one) or added; the intact snapshot passes. A damaged copy on a host other than the first (where it was made) is
+// small one) or added, and its state (`snapshot list`) says so; the intact snapshot
+// passes ("ok"). A damaged copy on a host other than the first (where it was made) is
 // to be removed from that host only. A snapshot with no list at all (an older habench's)
 // is "unchecked", not damaged.
 func TestSnapshotFiles(t *testing.T) {
@@ -254,6 +255,9 @@ func TestSnapshotFiles(t *testing.T) {
 	if err := snap.verifyLocal(); err != nil {
 		t.Fatalf("intact snapshot: %v", err)
 	}
+	if st := snap.LocalState(); st != "ok" {
+		t.Errorf("intact snapshot's state: %q, want ok", st)
+	}
 	damage := []struct {
 		what   string
 		damage func(p string) error
@@ -282,6 +286,9 @@ func TestSnapshotFiles(t *testing.T) {
 			!strings.Contains(msg, "habench snapshot rm "+name) {
 			t.Errorf("%s %s: %v; want one line with %q and the rm command", d.what, d.file, err, d.want)
 		}
+		if st := snap.LocalState(); st != "damaged: "+d.want {
+			t.Errorf("%s %s: state %q, want %q", d.what, d.file, st, "damaged: "+d.want)
+		}
 		if d.what == "removed" {
 			checkHostCopyAdvice(t, snap, d.want)
 		}
@@ -296,6 +303,9 @@ func TestSnapshotFiles(t *testing.T) {
 	want := fmt.Sprintf("snapshot %q: unchecked (made by an older habench), without the list of its files a deployment checks it by: nothing was deployed from it: remove it with `habench snapshot rm %s`", name, name)
 	if err := snap.verifyLocal(); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "damaged") {
 		t.Errorf("a snapshot without a file list: %v, want %q", err, want)
+	}
+	if st := snap.LocalState(); st != SnapshotUnchecked {
+		t.Errorf("a snapshot without a file list: state %q, want %q", st, SnapshotUnchecked)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/scenario"
@@ -59,6 +60,37 @@ func checkSnapshots(ctx context.Context, sb *cluster.Sandbox, plan *scenario.Pla
 		}
 		if err := sb.VerifySnapshot(ctx, d.Spec, snap); err != nil {
 			return nil, err
+		}
+	}
+	return notes, nil
+}
+
+// DryRunSnapshots is the dry run's part of the run's pre-flight on snapshots (the run's
+// checkSnapshots, on every deployment habench deploys with cells to run; resumed: those
+// of file not done): a snapshot named that does not exist or does not fit, or one that is
+// damaged, is the same one-line *topology.FieldError as the run's. notes are the lines a
+// NOTE gives: a snapshot the run makes again (made by an older habench), and a deployment
+// whose snapshots could not be checked here (its installation or hosts not reachable: the
+// run's pre-flight reports it).
+func DryRunSnapshots(ctx context.Context, sb *cluster.Sandbox, plan *scenario.Plan, file *SweepFile) (notes []string, err error) {
+	torun := cellsToRun(file)
+	for _, d := range plan.Deployments {
+		sp := d.Spec
+		if d.SnapKey == "" || sp.Cluster != "" || !scenario.Deploys(sp) || !slices.ContainsFunc(d.Cells, torun) {
+			continue
+		}
+		bins, err := cluster.SpecBinaries(ctx, sp)
+		if err == nil {
+			var n []string
+			n, err = checkSnapshots(ctx, sb, plan, d, bins, torun)
+			notes = append(notes, n...)
+		}
+		var fe *topology.FieldError
+		switch {
+		case errors.As(err, &fe):
+			return nil, err
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("the snapshots of topology %s were not checked: %v", sp.Name, err))
 		}
 	}
 	return notes, nil

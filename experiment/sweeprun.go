@@ -163,6 +163,14 @@ func ResumePlan(s *scenario.Scenario, dir, scale string) (*scenario.Plan, *Sweep
 	return plan, file, nil
 }
 
+// cellsToRun reports whether a cell runs in this invocation: not reused from another,
+// and not done in the run being resumed (file; nil: a fresh run).
+func cellsToRun(file *SweepFile) func(*scenario.Cell) bool {
+	return func(c *scenario.Cell) bool {
+		return c.Reuse == nil && (file == nil || file.Cells[c.Index-1].Status != StatusDone)
+	}
+}
+
 // checkPlan is the pre-flight of the plan as a whole, before anything is deployed or
 // written: the estimate over LongRun without YesLong (with it, its WARNING is the first
 // line on Stdout), the knob names (Plan.CheckKnobNames), drop_caches without root. Errors
@@ -205,9 +213,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	torun := func(c *scenario.Cell) bool {
-		return c.Reuse == nil && (file == nil || file.Cells[c.Index-1].Status != StatusDone)
-	}
+	torun := cellsToRun(file)
 	if err := r.checkPlan(ctx, plan, torun); err != nil {
 		return "", nil, err
 	}
