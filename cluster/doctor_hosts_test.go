@@ -13,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/topology"
 )
 
 // TestDoctorParsers: listeners from ss and /proc/net/tcp, server versions, and the peer
 // probes' output turned into one problem per peer and cause (a target killed at the end of
-// the wait just after it answered keeps its answer).
+// the wait just after it answered keeps its answer; EHOSTUNREACH, ENETUNREACH and a
+// blackhole route's EINVAL are "no route").
 func TestDoctorParsers(t *testing.T) {
 	ss := `LISTEN 0      80           0.0.0.0:3306      0.0.0.0:*    users:(("mariadbd",pid=812,fd=20))
 LISTEN 0      128        198.18.1.11:22        0.0.0.0:*    users:(("sshd",pid=90,fd=3),("sshd",pid=91,fd=3))
@@ -53,17 +55,28 @@ bash: line 6: /dev/tcp/10.0.0.3/4444: Connection refused
 10.0.0.2 4568 124 3004
 10.0.0.2 4444 124 3004
 10.0.0.3 4444 124 3004
+bash: line 6: /dev/tcp/10.0.0.4/4567: Invalid argument
+10.0.0.4 4567 1 0
+bash: line 6: /dev/tcp/10.0.0.5/4567: Network is unreachable
+10.0.0.5 4567 1 0
 `
 	probes := parseProbes(out)
-	if len(probes) != 6 || probes[0].Ms != 3 || probes[3].Ms != -1 || probes[2].result() != "refused" || probes[4].result() != "filtered" || probes[3].Msg != "No route to host" {
+	if len(probes) != 8 || probes[0].Ms != 3 || probes[3].Ms != -1 || probes[2].result() != "refused" || probes[4].result() != "filtered" || probes[3].Msg != "No route to host" {
 		t.Errorf("parseProbes: %+v (a target killed after it answered keeps its answer)", probes)
 	}
-	want := []string{"to 10.0.0.3 port 4568: no route", "to 10.0.0.2 port 4444,4568: filtered (no answer in 3 s)"}
-	if got := peerProblems(probes, 6); !reflect.DeepEqual(got, want) {
+	// EINVAL is a blackhole route's answer, ENETUNREACH no route at all: both "no route".
+	want := []string{"to 10.0.0.3 port 4568: no route", "to 10.0.0.2 port 4444,4568: filtered (no answer in 3 s)", "to 10.0.0.4 port 4567: no route", "to 10.0.0.5 port 4567: no route"}
+	if got := peerProblems(probes, 8); !reflect.DeepEqual(got, want) {
 		t.Errorf("peerProblems: %q, want %q", got, want)
 	}
 	if got := peerProblems(parseProbes("10.0.0.2 4567 0 1\n"), 2); len(got) != 1 || !strings.Contains(got[0], "1 of 2 port probes") {
 		t.Errorf("a missing probe line: %q", got)
+	}
+	// The command to check by hand carries doctor's ssh options, quoted for the shell.
+	h := &host.SSH{Dest: "db1", Config: "/etc/my ssh/config", User: "dba", Port: 2222, Identity: "/k/id", Options: []string{"StrictHostKeyChecking=no"}}
+	wantHand := `ssh -F '/etc/my ssh/config' -l dba -p 2222 -i /k/id -o 'StrictHostKeyChecking=no' db1 'timeout 3 bash --norc -c "exec 3<>/dev/tcp/10.0.0.3/4567"`
+	if got := ProbeByHand(h.UserArgs(), h.Dest, "10.0.0.3", 4567); !strings.HasPrefix(got, wantHand) {
+		t.Errorf("ProbeByHand: %s\nwant it to start with %s", got, wantHand)
 	}
 }
 
@@ -73,7 +86,9 @@ bash: line 6: /dev/tcp/10.0.0.3/4444: Connection refused
 // sshd starts, and BASH_ENV; this machine's root .bashrc, pyenv init, takes 2.5 s): a
 // listening loopback port is open and a closed one refused, every answer within the wait,
 // none filtered. The old probe, a `bash -c` per port under `timeout 2`, read those files in
-// every probe and called every port filtered. Real connects to 127.0.0.1.
+// every probe and called every port filtered. In a locale that translates the C library's
+// messages (German here), a refused port is still refused (the probe runs with LC_ALL=C).
+// Real connects to 127.0.0.1.
 func TestProbeScript(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -103,11 +118,14 @@ func TestProbeScript(t *testing.T) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	var env []string
 	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "SHLVL=") && !strings.HasPrefix(e, "HOME=") && !strings.HasPrefix(e, "BASH_ENV=") {
+		if !strings.HasPrefix(e, "SHLVL=") && !strings.HasPrefix(e, "HOME=") && !strings.HasPrefix(e, "BASH_ENV=") && !strings.HasPrefix(e, "LC_ALL=") && !strings.HasPrefix(e, "LANGUAGE=") {
 			env = append(env, e)
 		}
 	}
-	cmd.Env = append(env, "HOME="+home, "BASH_ENV="+slow, "SSH_CLIENT=198.18.1.1 50000 22")
+	// A host whose locale translates the C library's messages (LC_ALL forwarded by ssh, or
+	// the host's own; C.UTF-8 with LANGUAGE=de gives German here): "Connection refused"
+	// must still read as refused.
+	cmd.Env = append(env, "HOME="+home, "BASH_ENV="+slow, "SSH_CLIENT=198.18.1.1 50000 22", "LC_ALL=C.UTF-8", "LANGUAGE=de")
 	start := time.Now()
 	out, err := cmd.Output()
 	took := time.Since(start)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/habench/habench/host"
 )
 
 // checkPorts names the listeners on ports (ss -Hltnp, else /proc/net/tcp{,6}).
@@ -129,17 +131,23 @@ done
 wait 2>/dev/null; true`
 
 // probeArgv is the command that runs probeScript on a host with wait w over targets
-// ("ADDR PORT"): bash without start-up files (--norc --noprofile, BASH_ENV unset).
+// ("ADDR PORT"): bash without start-up files (--norc --noprofile, BASH_ENV unset), in the
+// C locale (LC_ALL=C), so that bash's messages are the C library's English ones that
+// parseProbes reads ("Connection refused"), whatever locale the host has or ssh forwards
+// (LANG, LC_*: under de_DE a refused port says "Verbindungsaufbau abgelehnt").
 func probeArgv(w time.Duration, targets []string) []string {
-	return append([]string{"env", "-u", "BASH_ENV", "bash", "--norc", "--noprofile", "-c", probeScript, "bash", strconv.Itoa(int(w / time.Second))}, targets...)
+	return append([]string{"env", "-u", "BASH_ENV", "LC_ALL=C", "bash", "--norc", "--noprofile", "-c", probeScript, "bash", strconv.Itoa(int(w / time.Second))}, targets...)
 }
 
-// ProbeByHand is the command that repeats one of doctor's peer probes by hand, from the
-// machine doctor runs on: ssh to dest, a TCP connect from there to addr:port ("Connection
-// refused" or an open connection: reachable; nothing within the wait: filtered).
-func ProbeByHand(dest, addr string, port int) string {
-	return fmt.Sprintf(`ssh %s 'timeout %d bash --norc -c "exec 3<>/dev/tcp/%s/%d" && echo open || echo "exit $?: refused or failed (124: no answer, filtered)"'`,
-		dest, int(ProbeWait/time.Second), addr, port)
+// ProbeByHand is the command line that repeats one of doctor's peer probes by hand, from
+// the machine doctor runs on, for a POSIX shell: ssh with sshArgs (the options doctor was
+// given, host.SSH.UserArgs: -F, -l, -p, -i, -o; each quoted for the shell) to dest, then a
+// TCP connect from there to addr:port ("Connection refused" or an open connection:
+// reachable; nothing within the wait, exit 124: filtered).
+func ProbeByHand(sshArgs []string, dest, addr string, port int) string {
+	ssh := host.Quote(append(append([]string{"ssh"}, sshArgs...), dest))
+	return fmt.Sprintf(`%s 'timeout %d bash --norc -c "exec 3<>/dev/tcp/%s/%d" && echo open || echo "exit $?: refused or failed (124: no answer, filtered)"'`,
+		ssh, int(ProbeWait/time.Second), addr, port)
 }
 
 // checkPeers tries, from r's host, every port of every other connected host: a listener
@@ -181,7 +189,7 @@ func checkPeers(ctx context.Context, o HostsCheck, r *HostReport, all []*HostRep
 		r.Problems = append(r.Problems, bad...)
 		for _, p := range probes {
 			if !p.reachable() {
-				r.ByHand = ProbeByHand(r.Dest, p.Addr, p.Port)
+				r.ByHand = ProbeByHand(r.h.UserArgs(), r.Dest, p.Addr, p.Port)
 				break
 			}
 		}
@@ -266,6 +274,19 @@ func parseProbes(out string) []peerProbe {
 	return ps
 }
 
+// noRoute reports whether a failed connect's message (the C locale's strerror) means the
+// packets have no way to the address: EHOSTUNREACH ("No route to host", an unreachable
+// route or no ARP answer), ENETUNREACH ("Network is unreachable", no route at all) and
+// EINVAL ("Invalid argument", which connect returns for a blackhole route). Pure.
+func noRoute(msg string) bool {
+	for _, m := range []string{"No route to host", "Network is unreachable", "Invalid argument"} {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
+}
+
 // peerProblems turns the probes into one problem per peer and cause that a port could not
 // be reached on, e.g. "to 198.18.1.12 port 4567,4568: filtered (no answer in 3 s)"; want
 // is how many probes there must be. Pure.
@@ -281,7 +302,7 @@ func peerProblems(probes []peerProbe, want int) []string {
 		switch {
 		case p.RC == 124:
 			why = fmt.Sprintf("filtered (no answer in %d s)", int(ProbeWait/time.Second))
-		case strings.Contains(p.Msg, "No route"):
+		case noRoute(p.Msg):
 			why = "no route"
 		default:
 			if i := strings.LastIndex(why, ": "); i >= 0 {

@@ -97,7 +97,8 @@ type Snapshot struct {
 	GaleraPosition string `json:"galera_position,omitempty"`
 	// Files are the entries of its data directory as they were made (snapshot_files.go):
 	// every deployment from it checks them first. nil in a snapshot made before habench
-	// recorded them (refused: it cannot be checked).
+	// recorded them (Unchecked: refused, it cannot be checked; MakeSnapshot makes it
+	// again).
 	Files []SnapshotFile `json:"files,omitempty"`
 	dir   string
 }
@@ -126,7 +127,9 @@ type SnapshotStore interface {
 	LoadSnapshot(ctx context.Context, spec topology.Spec, name string) (*Snapshot, error)
 	// MakeSnapshot loads data with prep into one new server of spec's installation
 	// (deployed as name) and keeps its data directory, without its identity, as snapshot
-	// SnapshotName(installation, shape); the server is removed in any case.
+	// SnapshotName(installation, shape); the server is removed in any case. An existing
+	// snapshot of that name is returned as it is, unless it is Unchecked: that one is
+	// replaced.
 	MakeSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error)
 	// VerifySnapshot checks snap's files where spec's deployments would copy them from
 	// (on every host that keeps a copy): a one-line *topology.FieldError on snapshot naming
@@ -184,7 +187,8 @@ func (s *Sandbox) VerifySnapshot(ctx context.Context, spec topology.Spec, snap *
 // MakeSnapshot loads data into one new server of spec's installation and keeps its data
 // directory as snapshot SnapshotName(inst, shape), with its provider's SnapshotStore:
 // name is the one-node deployment that makes it, prep the prepare. An existing snapshot
-// of that name is returned as it is (the store's). The server is removed in any case.
+// of that name is returned as it is (the store's), unless it is Unchecked (made by an
+// older habench): that one is made again. The server is removed in any case.
 func (s *Sandbox) MakeSnapshot(ctx context.Context, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error) {
 	st, why := snapshotStore(spec)
 	if why != "" {

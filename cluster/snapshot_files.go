@@ -186,23 +186,60 @@ func describeEntry(f SnapshotFile) string {
 	return "not a file nor a directory"
 }
 
+// SnapshotUnchecked is the state of a snapshot made before habench recorded a snapshot's
+// files (Unchecked): not damaged as far as anyone knows, but it cannot be checked.
+const SnapshotUnchecked = "unchecked (made by an older habench)"
+
+// Unchecked reports whether s has no list of its files (made by a habench that did not
+// record one): it cannot be checked, so no deployment starts from it; a run with
+// snapshots: true makes it again.
+func (s *Snapshot) Unchecked() bool { return s.Files == nil }
+
+// stateOf is s's state given have, its data directory's list now: "ok",
+// SnapshotUnchecked, or "damaged: " and the first entry that differs (firstDifference).
+func (s *Snapshot) stateOf(have []SnapshotFile) string {
+	if s.Unchecked() {
+		return SnapshotUnchecked
+	}
+	if why := firstDifference(s.Files, have); why != "" {
+		return "damaged: " + why
+	}
+	return "ok"
+}
+
+// LocalState is the state of snapshot s on this machine (stateOf its data directory),
+// as `habench snapshot list` shows it; "damaged: cannot read data/: ERROR" when the
+// directory cannot be read.
+func (s *Snapshot) LocalState() string {
+	have, err := listSnapshotFiles(filepath.Join(s.dir, "data"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "damaged: cannot read data/: " + err.Error()
+	}
+	return s.stateOf(have)
+}
+
+// removeAdvice is how to get rid of a snapshot that cannot be used with command rm, and
+// how a new one comes: "remove it with `RM` (a run with snapshots: true makes a new one)".
+func removeAdvice(rm string) string {
+	return "remove it with `" + rm + "` (a run with snapshots: true makes a new one)"
+}
+
 // checkFiles refuses snapshot s when have, its data directory's list now (where says
-// where: "" on this machine, " on HOST"), differs from the list made with it, or when it
-// has none (made by a habench that did not record one): a one-line *topology.FieldError on
-// snapshot naming the first entry that differs and the command that removes it (rm).
-func (s *Snapshot) checkFiles(have []SnapshotFile, where, rm string) error {
-	why := ""
-	switch {
-	case s.Files == nil:
-		why = "it has no list of its files (made by an older habench), so it cannot be checked"
-	default:
-		why = firstDifference(s.Files, have)
-	}
-	if why == "" {
+// where: "" on this machine, " on HOST"), differs from the list made with it ("damaged"),
+// or when it has none ("unchecked": made by a habench that did not record one): a one-line
+// *topology.FieldError on snapshot naming the first entry that differs and fix, what to do
+// about it (removeAdvice, or for a host's copy how to remove that copy).
+func (s *Snapshot) checkFiles(have []SnapshotFile, where, fix string) error {
+	switch st := s.stateOf(have); {
+	case st == "ok":
 		return nil
+	case st == SnapshotUnchecked:
+		return &topology.FieldError{Field: "snapshot", Value: s.Name,
+			Reason: st + ", without the list of its files a deployment checks it by: nothing was deployed from it: " + fix}
+	default:
+		return &topology.FieldError{Field: "snapshot", Value: s.Name,
+			Reason: fmt.Sprintf("damaged%s: %s; nothing was deployed from it: %s", where, strings.TrimPrefix(st, "damaged: "), fix)}
 	}
-	return &topology.FieldError{Field: "snapshot", Value: s.Name,
-		Reason: fmt.Sprintf("damaged%s: %s; nothing was deployed from it: remove it with `%s` (a run with snapshots: true makes a new one)", where, why, rm)}
 }
 
 // verifyLocal checks snapshot s's data directory on this machine against its file list
@@ -212,5 +249,26 @@ func (s *Snapshot) verifyLocal() error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("snapshot %s: %w", s.Name, err)
 	}
-	return s.checkFiles(have, "", "habench snapshot rm "+s.Name)
+	return s.checkFiles(have, "", removeAdvice(SnapshotRmCommand(topology.Spec{}, s.Name)))
+}
+
+// SnapshotRmCommand is the command that removes snapshot name where spec's deployments
+// start from it: "habench snapshot rm NAME" on this machine; on the user's hosts with
+// `--hosts` (spec's) and `--host-dir` when not the default.
+func SnapshotRmCommand(spec topology.Spec, name string) string {
+	if !spec.IsHosts() {
+		return "habench snapshot rm " + name
+	}
+	spec.Defaults()
+	return hostSnapshotRm(name, spec.Hosts, hostsRootDir(spec))
+}
+
+// hostSnapshotRm is "habench snapshot rm NAME --hosts H1,H2" with "--host-dir DIR" when
+// hostDir is not the default.
+func hostSnapshotRm(name string, hosts []string, hostDir string) string {
+	rm := "habench snapshot rm " + name + " --hosts " + strings.Join(hosts, ",")
+	if hostDir != topology.DefaultHostDir {
+		rm += " --host-dir " + hostDir
+	}
+	return rm
 }

@@ -108,8 +108,8 @@ func (hostsProvider) MakeSnapshot(ctx context.Context, s *Sandbox, spec topology
 	}
 	defer unlock()
 	l := snapshotLayout(hostsRootDir(spec), sname)
-	if old, err := readHostSnapshot(ctx, h, l.HostDir, sname); err == nil {
-		return old, nil
+	if old, err := readHostSnapshot(ctx, h, l.HostDir, sname); err == nil && !old.Unchecked() {
+		return old, nil // an unchecked one is made again, in its directory (claimHostSnapshotDir)
 	}
 	// The snapshot's directory first: its record then owns the host directory habench
 	// creates, which the snapshot server's destroy leaves while the snapshot is there.
@@ -237,18 +237,20 @@ func hostSnapshotFiles(ctx context.Context, h host.Host, datadir string) ([]Snap
 }
 
 // verifyHostSnapshot checks snap's copy in directory l on h (ssh destination dest of
-// spec) against its file list (Snapshot.checkFiles): the error names dest and the command
-// that removes the snapshot from spec's hosts.
+// spec) against its file list (Snapshot.checkFiles): the error names dest and, on spec's
+// first host (where the snapshot was made, the source of the copies), the command that
+// removes the snapshot from spec's hosts; on another host, the command that removes that
+// host's copy only (the next deployment copies it there again from the first).
 func verifyHostSnapshot(ctx context.Context, h host.Host, dest string, l hostLayout, snap *Snapshot, spec topology.Spec) error {
 	have, err := hostSnapshotFiles(ctx, h, path.Join(l.nodeDir(), "data"))
 	if err != nil {
 		return fmt.Errorf("snapshot %s on %s: %w", snap.Name, h.Name(), err)
 	}
-	rm := "habench snapshot rm " + snap.Name + " --hosts " + strings.Join(spec.Hosts, ",")
-	if l.HostDir != topology.DefaultHostDir {
-		rm += " --host-dir " + l.HostDir
+	fix := removeAdvice(hostSnapshotRm(snap.Name, spec.Hosts, l.HostDir))
+	if dest != spec.Hosts[0] {
+		fix = fmt.Sprintf("remove %s's copy with `%s` (the next deployment copies it there again from %s)", dest, hostSnapshotRm(snap.Name, []string{dest}, l.HostDir), spec.Hosts[0])
 	}
-	return snap.checkFiles(have, " on "+dest, rm)
+	return snap.checkFiles(have, " on "+dest, fix)
 }
 
 // VerifySnapshot is the hosts provider's SnapshotStore.VerifySnapshot: snap on spec's
@@ -440,18 +442,21 @@ func removeHostSnapshot(ctx context.Context, h host.Host, l hostLayout) (bool, e
 
 // HostSnapshot is one snapshot directory on one host, as `habench snapshot list --hosts`
 // shows it: Snapshot nil when its copy is incomplete (no snapshot.json); Size in bytes
-// (du), -1 when unknown.
+// (du), -1 when unknown; State that copy's files against the snapshot's list ("ok",
+// SnapshotUnchecked, "damaged: ..." as Snapshot.LocalState; "" without Snapshot).
 type HostSnapshot struct {
 	Dest     string
 	Name     string
 	Snapshot *Snapshot
 	Size     int64
+	State    string
 }
 
 // ListHostSnapshots lists the snapshots habench recorded under hostDir/snapshots on each
 // host (ssh destinations, with sp's options; hostDir as the hosts see it, ROOT/HOST_DIR
-// for a root filesystem installation), host by host in order, by name. Errors name the
-// host; an unreachable host is an error.
+// for a root filesystem installation), host by host in order, by name, each copy's files
+// checked against its list (State). Errors name the host; an unreachable host is an
+// error.
 func ListHostSnapshots(ctx context.Context, hosts []string, hostDir string, sp *topology.SSHSpec) ([]HostSnapshot, error) {
 	if err := checkHostDirArg(hostDir); err != nil {
 		return nil, err
@@ -471,6 +476,10 @@ func ListHostSnapshots(ctx context.Context, hosts []string, hostDir string, sp *
 			hs := HostSnapshot{Dest: dest, Name: name, Size: -1}
 			if s, err := readHostSnapshot(ctx, h, hostDir, name); err == nil {
 				hs.Snapshot = s
+				hs.State = "damaged: cannot list data/"
+				if have, err := hostSnapshotFiles(ctx, h, path.Join(s.dir, "data")); err == nil {
+					hs.State = s.stateOf(have)
+				}
 			}
 			if o, err := shRun(ctx, h, `du -sk -- "$1" | cut -f1`, snapshotLayout(hostDir, name).nodeDir()); err == nil {
 				if k, err := strconv.ParseInt(strings.TrimSpace(string(o)), 10, 64); err == nil {

@@ -83,7 +83,13 @@ func (sandboxProvider) MakeSnapshot(ctx context.Context, s *Sandbox, spec topolo
 	}
 	defer unlock()
 	if old, err := LoadSnapshot(sname); err == nil {
-		return old, nil
+		if !old.Unchecked() {
+			return old, nil
+		}
+		// Made by an older habench, without a list of its files: made again.
+		if err := os.RemoveAll(old.dir); err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", sname, err)
+		}
 	}
 	one := topology.Spec{Name: name, Kind: topology.Single, Nodes: 1, Flavor: spec.Flavor, Installation: spec.Installation, Credentials: spec.Credentials}
 	one.Options = snapshotGaleraOptions(bins)

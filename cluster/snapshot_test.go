@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/topology"
 )
 
@@ -209,7 +211,10 @@ func TestUsersAfterJoins(t *testing.T) {
 // and as a host makes it (hostSnapshotFilesScript, run here by sh: find and sha256sum)
 // agree; a deployment refuses it, in one line naming it, the first file that differs and
 // `habench snapshot rm NAME`, when a file was removed, truncated, changed in place (a
-// small one), added, or when it has no list at all; the intact snapshot passes.
+// small one) or added, and its state (`snapshot list`) says so; the intact snapshot
+// passes ("ok"). A damaged copy on a host other than the first (where it was made) is
+// to be removed from that host only. A snapshot with no list at all (an older habench's)
+// is "unchecked", not damaged.
 func TestSnapshotFiles(t *testing.T) {
 	t.Setenv("HABENCH_CACHE_DIR", t.TempDir())
 	name := SnapshotName(testInst, testShape)
@@ -250,6 +255,9 @@ func TestSnapshotFiles(t *testing.T) {
 	if err := snap.verifyLocal(); err != nil {
 		t.Fatalf("intact snapshot: %v", err)
 	}
+	if st := snap.LocalState(); st != "ok" {
+		t.Errorf("intact snapshot's state: %q, want ok", st)
+	}
 	damage := []struct {
 		what   string
 		damage func(p string) error
@@ -278,6 +286,12 @@ func TestSnapshotFiles(t *testing.T) {
 			!strings.Contains(msg, "habench snapshot rm "+name) {
 			t.Errorf("%s %s: %v; want one line with %q and the rm command", d.what, d.file, err, d.want)
 		}
+		if st := snap.LocalState(); st != "damaged: "+d.want {
+			t.Errorf("%s %s: state %q, want %q", d.what, d.file, st, "damaged: "+d.want)
+		}
+		if d.what == "removed" {
+			checkHostCopyAdvice(t, snap, d.want)
+		}
 		if err := d.undo(p); err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +300,32 @@ func TestSnapshotFiles(t *testing.T) {
 		}
 	}
 	snap.Files = nil
-	if err := snap.verifyLocal(); err == nil || !strings.Contains(err.Error(), "no list of its files") {
-		t.Errorf("a snapshot without a file list: %v", err)
+	want := fmt.Sprintf("snapshot %q: unchecked (made by an older habench), without the list of its files a deployment checks it by: nothing was deployed from it: remove it with `habench snapshot rm %s`", name, name)
+	if err := snap.verifyLocal(); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "damaged") {
+		t.Errorf("a snapshot without a file list: %v, want %q", err, want)
+	}
+	if st := snap.LocalState(); st != SnapshotUnchecked {
+		t.Errorf("a snapshot without a file list: state %q, want %q", st, SnapshotUnchecked)
+	}
+}
+
+// checkHostCopyAdvice: snap's directory, with a file removed (want), checked as the
+// hosts provider checks its copies (verifyHostSnapshot, the host this machine): on the
+// first host, where it was made and the copies come from, remove the snapshot from every
+// host; on another host (a copy streamed there), remove that host's copy only.
+func checkHostCopyAdvice(t *testing.T, snap *Snapshot, want string) {
+	t.Helper()
+	hostDir := filepath.Dir(SnapshotsDir()) // the snapshot's directory is HOST_DIR/snapshots/NAME
+	l := snapshotLayout(hostDir, snap.Name)
+	spec := topology.Spec{HostsSpec: topology.HostsSpec{Hosts: []string{"db1", "db2", "db3"}}}
+	for _, c := range []struct{ dest, fix string }{
+		{"db1", fmt.Sprintf("remove it with `habench snapshot rm %s --hosts db1,db2,db3 --host-dir %s` (a run with snapshots: true makes a new one)", snap.Name, hostDir)},
+		{"db2", fmt.Sprintf("remove db2's copy with `habench snapshot rm %s --hosts db2 --host-dir %s` (the next deployment copies it there again from db1)", snap.Name, hostDir)},
+	} {
+		err := verifyHostSnapshot(context.Background(), host.Local{}, c.dest, l, snap, spec)
+		w := fmt.Sprintf("snapshot %q: damaged on %s: %s; nothing was deployed from it: %s", snap.Name, c.dest, want, c.fix)
+		if err == nil || err.Error() != w {
+			t.Errorf("a damaged copy on %s: %v\nwant %s", c.dest, err, w)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/scenario"
@@ -16,13 +17,15 @@ import (
 // would start from: a snapshot the scenario names (snapshot:, --snapshot) exists, was
 // made with that installation and the data shape of each of d's cells to run; that one,
 // or with snapshots: true each one made before for a cell's shape, has its files as they
-// were made (Sandbox.VerifySnapshot: on every host with a copy). Errors are one line
-// (*topology.FieldError on snapshot). Nothing to check when d does not start from a
-// snapshot (cluster.SnapshotRefusal).
-func checkSnapshots(ctx context.Context, sb *cluster.Sandbox, plan *scenario.Plan, d *scenario.Deployment, bins *cluster.Binaries, torun func(*scenario.Cell) bool) error {
+// were made (Sandbox.VerifySnapshot: on every host with a copy). With snapshots: true a
+// snapshot made by an older habench (cluster.Snapshot.Unchecked) is not checked but made
+// again: notes says so, one line each. Errors are one line (*topology.FieldError on
+// snapshot). Nothing to check when d does not start from a snapshot
+// (cluster.SnapshotRefusal).
+func checkSnapshots(ctx context.Context, sb *cluster.Sandbox, plan *scenario.Plan, d *scenario.Deployment, bins *cluster.Binaries, torun func(*scenario.Cell) bool) (notes []string, err error) {
 	name := plan.Scenario.Snapshot
 	if d.SnapKey == "" || cluster.SnapshotRefusal(d.Spec) != "" {
-		return nil
+		return nil, nil
 	}
 	inst := cluster.InstallationOf(bins)
 	checked := map[string]bool{}
@@ -40,27 +43,70 @@ func checkSnapshots(ctx context.Context, sb *cluster.Sandbox, plan *scenario.Pla
 		case errors.Is(err, fs.ErrNotExist) && name == "":
 			continue // made by the run
 		case errors.Is(err, fs.ErrNotExist):
-			return &topology.FieldError{Field: "snapshot", Value: name, Reason: "no such snapshot (habench snapshot list)"}
+			return nil, &topology.FieldError{Field: "snapshot", Value: name, Reason: "no such snapshot (habench snapshot list)"}
 		case err != nil:
-			return err
+			return nil, err
 		}
 		if err := snap.Match(inst, shape); err != nil {
-			return fmt.Errorf("topology %s, cell %d: %w", d.Spec.Name, cell.Index, err)
+			return nil, fmt.Errorf("topology %s, cell %d: %w", d.Spec.Name, cell.Index, err)
 		}
-		if !checked[want] {
-			checked[want] = true
-			if err := sb.VerifySnapshot(ctx, d.Spec, snap); err != nil {
-				return err
-			}
+		if checked[want] {
+			continue
+		}
+		checked[want] = true
+		if snap.Unchecked() && name == "" {
+			notes = append(notes, remakeNote(snap))
+			continue
+		}
+		if err := sb.VerifySnapshot(ctx, d.Spec, snap); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return notes, nil
+}
+
+// DryRunSnapshots is the dry run's part of the run's pre-flight on snapshots (the run's
+// checkSnapshots, on every deployment habench deploys with cells to run; resumed: those
+// of file not done): a snapshot named that does not exist or does not fit, or one that is
+// damaged, is the same one-line *topology.FieldError as the run's. notes are the lines a
+// NOTE gives: a snapshot the run makes again (made by an older habench), and a deployment
+// whose snapshots could not be checked here (its installation or hosts not reachable: the
+// run's pre-flight reports it).
+func DryRunSnapshots(ctx context.Context, sb *cluster.Sandbox, plan *scenario.Plan, file *SweepFile) (notes []string, err error) {
+	torun := cellsToRun(file)
+	for _, d := range plan.Deployments {
+		sp := d.Spec
+		if d.SnapKey == "" || sp.Cluster != "" || !scenario.Deploys(sp) || !slices.ContainsFunc(d.Cells, torun) {
+			continue
+		}
+		bins, err := cluster.SpecBinaries(ctx, sp)
+		if err == nil {
+			var n []string
+			n, err = checkSnapshots(ctx, sb, plan, d, bins, torun)
+			notes = append(notes, n...)
+		}
+		var fe *topology.FieldError
+		switch {
+		case errors.As(err, &fe):
+			return nil, err
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("the snapshots of topology %s were not checked: %v", sp.Name, err))
+		}
+	}
+	return notes, nil
+}
+
+// remakeNote is the NOTE of a run with snapshots: true that makes snapshot snap again
+// because it was made by an older habench (cluster.Snapshot.Unchecked).
+func remakeNote(snap *cluster.Snapshot) string {
+	return fmt.Sprintf("snapshot %s is %s, without the list of its files a deployment checks it by: it is made again", snap.Name, cluster.SnapshotUnchecked)
 }
 
 // deployFromSnapshot deploys sp with sb from the snapshot of its installation and the
 // data shape of cell's options, making the snapshot first (a one-node deployment and a
-// prepare) when there is none. A snapshot named in the scenario is used when it matches
-// and refused in one line (field, both values) when it does not.
+// prepare) when there is none, or when the one there was made by an older habench and
+// cannot be checked (with a NOTE). A snapshot named in the scenario is used when it
+// matches and refused in one line (field, both values) when it does not.
 func (sw *sweepRun) deployFromSnapshot(ctx context.Context, sb *cluster.Sandbox, sp topology.Spec, cell *scenario.Cell) (*cluster.Cluster, *cluster.Snapshot, error) {
 	bins, err := cluster.SpecBinaries(ctx, sp)
 	if err != nil {
@@ -74,6 +120,11 @@ func (sw *sweepRun) deployFromSnapshot(ctx context.Context, sb *cluster.Sandbox,
 	}
 	snap, err := sb.LoadSnapshot(ctx, sp, name)
 	switch {
+	case err == nil && snap.Unchecked() && sw.r.Scenario.Snapshot == "":
+		fmt.Fprintf(sw.out, "NOTE: %s\n", remakeNote(snap))
+		if snap, err = sw.makeSnapshot(ctx, sb, sp, cell, shape); err != nil {
+			return nil, nil, err
+		}
 	case err == nil:
 		if err := snap.Match(inst, shape); err != nil {
 			return nil, nil, err

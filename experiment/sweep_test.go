@@ -232,9 +232,9 @@ func TestCellExtraBaseline(t *testing.T) {
 	y := "name: b\ntopologies:\n  - {name: ba, kind: async, nodes: 2, flavor: mariadb}\n  - {name: bs, kind: single, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
 	noSingle := "name: b\ntopologies:\n  - {name: ba, kind: async, nodes: 2, flavor: mariadb}\n  - {name: bb, kind: semisync, nodes: 2, flavor: mariadb}\nworkload:\n  test: oltp_read_write\n"
 	for _, c := range []struct{ yaml, want, why string }{
-		{y, "bs", "the single primary (default)"},
+		{y, "bs", "the single primary, by default"},
 		{y + "baseline: ba\n", "ba", "the scenario's baseline"},
-		{noSingle, "ba", "the first topology (no single primary)"},
+		{noSingle, "ba", "the first topology, as none is a single primary"},
 	} {
 		p, err := mustParse(t, c.yaml).Plan("")
 		if err != nil {

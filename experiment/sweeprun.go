@@ -76,7 +76,10 @@ func newSweepFile(p *scenario.Plan, raw []byte) *SweepFile {
 	s := p.Scenario
 	f := &SweepFile{Format: SweepFormat, Scenario: s.Name, Description: strings.TrimSpace(s.Description),
 		ScenarioFile: "scenario.yaml", ScenarioSHA256: ScenarioSHA256(raw), Scale: p.Scale,
-		Workload: s.Workload.Test, Baseline: p.Baseline(), WorkloadOptions: workload.OptionValues(p.Options), Policy: p.Policy.Record()}
+		Workload: s.Workload.Test, WorkloadOptions: workload.OptionValues(p.Options), Policy: p.Policy.Record()}
+	if p.Compared() {
+		f.Baseline = p.Baseline()
+	}
 	for _, a := range p.Axes {
 		f.Axes = append(f.Axes, SweepAxis{Name: a.Name, Kind: a.Kind, Values: a.Labels(), Variables: a.Variables(), Reference: a.Reference, Inert: p.Inert(a)})
 	}
@@ -161,6 +164,14 @@ func ResumePlan(s *scenario.Scenario, dir, scale string) (*scenario.Plan, *Sweep
 	return plan, file, nil
 }
 
+// cellsToRun reports whether a cell runs in this invocation: not reused from another,
+// and not done in the run being resumed (file; nil: a fresh run).
+func cellsToRun(file *SweepFile) func(*scenario.Cell) bool {
+	return func(c *scenario.Cell) bool {
+		return c.Reuse == nil && (file == nil || file.Cells[c.Index-1].Status != StatusDone)
+	}
+}
+
 // checkPlan is the pre-flight of the plan as a whole, before anything is deployed or
 // written: the estimate over LongRun without YesLong (with it, its WARNING is the first
 // line on Stdout), the knob names (Plan.CheckKnobNames), drop_caches without root. Errors
@@ -203,9 +214,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	torun := func(c *scenario.Cell) bool {
-		return c.Reuse == nil && (file == nil || file.Cells[c.Index-1].Status != StatusDone)
-	}
+	torun := cellsToRun(file)
 	if err := r.checkPlan(ctx, plan, torun); err != nil {
 		return "", nil, err
 	}
@@ -323,7 +332,7 @@ func (r *ScenarioRun) preflight(ctx context.Context, plan *scenario.Plan, torun 
 			if err != nil {
 				return fmt.Errorf("topology %s: %w", sp.Name, err)
 			}
-			if err := checkSnapshots(ctx, r.Sandbox, plan, d, bins, torun); err != nil {
+			if _, err := checkSnapshots(ctx, r.Sandbox, plan, d, bins, torun); err != nil {
 				return err
 			}
 			if err := checkHostsNetem(ctx, d, torun); err != nil {
@@ -921,12 +930,15 @@ func knobsReadBack(manifest string, knobs []topology.KnobSetting, rb map[string]
 }
 
 // cellExtra is a cell's manifest "extra": scenario, topology, cell index, axis values,
-// scale, the baseline topology (Plan.Baseline: the one comparison.md and sweep.json use,
-// so `habench report` picks the same one) and, for a sweep, the cell's name.
+// scale, the baseline topology when the plan compares several (Plan.Baseline: the one
+// comparison.md and sweep.json use, so `habench report` picks the same one) and, for a
+// sweep, the cell's name.
 func cellExtra(p *scenario.Plan, cell *scenario.Cell) map[string]any {
 	e := map[string]any{"scenario": p.Scenario.Name, "topology": cell.Topology,
 		"cell_index": cell.Index, "axes": cell.Values, "scale": p.Scale}
-	e["baseline"], e["baseline_why"] = p.BaselineWhy()
+	if p.Compared() {
+		e["baseline"], e["baseline_why"] = p.BaselineWhy()
+	}
 	if len(p.Axes) > 1 {
 		// Reports name a sweep's runs "<topology> <cell>"; without a sweep, by topology.
 		e["cell"] = cellName(p, cell)

@@ -122,6 +122,16 @@ func (s *SSH) argsIn(dir string) ([]string, error) {
 	a := []string{"-T", "-n", "-o", "BatchMode=yes", "-o", "ControlPath=" + filepath.Join(dir, "%C"),
 		"-o", fmt.Sprintf("ConnectTimeout=%d", int((to+time.Second-1)/time.Second)),
 		"-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR"}
+	return append(a, s.UserArgs()...), nil
+}
+
+// UserArgs returns the ssh options of s that say where and as whom to connect, as a user
+// would type them: -F Config, -l User, -p Port, -i Identity and -o OPTION per Options, in
+// that order, each only when set (nil when none). habench's own options (control path,
+// batch mode, timeouts) are not among them. A command a user is told to run by hand
+// reaches the host as habench does with `ssh UserArgs... Dest`.
+func (s *SSH) UserArgs() []string {
+	var a []string
 	if s.Config != "" {
 		a = append(a, "-F", s.Config)
 	}
@@ -137,7 +147,7 @@ func (s *SSH) argsIn(dir string) ([]string, error) {
 	for _, o := range s.Options {
 		a = append(a, "-o", o)
 	}
-	return a, nil
+	return a
 }
 
 // ConnError is a failure to reach or log in to an SSH host (ssh exited 255 before the

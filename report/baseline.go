@@ -63,10 +63,10 @@ func (res *Results) Baseline(requested string) (*Run, string, error) {
 	}
 	for _, r := range res.Runs {
 		if r.Kind() == "single" {
-			return r, "the single primary (default)", nil
+			return r, "the single primary, by default", nil
 		}
 	}
-	return res.Runs[0], "the first run (no single primary ran)", nil
+	return res.Runs[0], "the first run, as no single primary ran", nil
 }
 
 // Pct is 100*v/base, and false when base is 0 (no percentage).

@@ -405,15 +405,19 @@ func ciText(s stats.Sample) string {
 	return fmt.Sprintf("%.1f-%.1f", *s.CILo, *s.CIHi)
 }
 
-// StatsNote explains the comparison's figures: means over repeats, the CI, the rule for
-// "within noise", and when there is a single repeat per cell that there is no CI.
+// StatsNote explains the comparison's figures: means over repeats, the CI, vs base (when
+// rows are of more than one topology) and vs AXIS, the rule for "within noise", and when
+// there is a single repeat per cell that there is no CI.
 func StatsNote(rows []results.ComparisonRow) string {
 	maxN := 0
 	for _, pt := range points(rows) {
 		maxN = max(maxN, pt.c.TPS.N)
 	}
-	s := "TPS and latencies are the mean over a cell's repeats (warm-up excluded); 95% CI: Student t over the repeats." +
-		" vs base: the baseline topology's cell with the same axis values; vs AXIS: the change from the axis' reference value (ref), the other axes the same." +
+	s := "TPS and latencies are the mean over a cell's repeats (warm-up excluded); 95% CI: Student t over the repeats."
+	if rowTopologies(rows) > 1 {
+		s += " vs base: the baseline topology's cell with the same axis values;"
+	}
+	s += " vs AXIS: the change from the axis' reference value (ref), the other axes the same." +
 		" \"within noise\": the 95% CI of the difference of the two means (Welch) includes 0; without it the difference is outside the noise."
 	if maxN < 2 {
 		s += " One repeat per cell: no confidence intervals, so no difference can be told from noise (give the sweep repeats: 3)."
@@ -427,14 +431,34 @@ func StatsNote(rows []results.ComparisonRow) string {
 // probe writer lost (when a point had one), the checker's anomalies (when a row has
 // checker results); ratios of CPU-bound cells or without a CI
 // marked ⚠; notes on the points, the marks and other servers than the baseline's under
-// the table.
+// the table. Rows of one topology have no baseline: no vs base columns.
 func ComparisonTable(rows []results.ComparisonRow) string {
+	return comparisonTable(rows, rowTopologies(rows) > 1)
+}
+
+// rowTopologies is how many topologies rows are of.
+func rowTopologies(rows []results.ComparisonRow) int {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		seen[r.Topology] = true
+	}
+	return len(seen)
+}
+
+// comparisonTable is ComparisonTable with its vs base columns only when compared (the
+// sweep has more than one topology, whatever this group's rows are).
+func comparisonTable(rows []results.ComparisonRow, compared bool) string {
 	var b strings.Builder
 	pts := points(rows)
 	along := alongAxes(pts)
 	probe := anyProbed(pts)
 	check := slices.ContainsFunc(pts, point.checked)
-	b.WriteString("| topology | kind | flavor | version | runs | TPS | TPS min-max | TPS 95% CI | QPS | avg ms | p95 ms | p99 ms | TPS vs base | latency vs base | p95 vs base |")
+	vsSep := ""
+	b.WriteString("| topology | kind | flavor | version | runs | TPS | TPS min-max | TPS 95% CI | QPS | avg ms | p95 ms | p99 ms |")
+	if compared {
+		b.WriteString(" TPS vs base | latency vs base | p95 vs base |")
+		vsSep = "---|---|---|"
+	}
 	for _, a := range along {
 		b.WriteString(" TPS vs " + a + " |")
 	}
@@ -445,7 +469,7 @@ func ComparisonTable(rows []results.ComparisonRow) string {
 	if check {
 		b.WriteString(" anomalies |")
 	}
-	b.WriteString(" busiest host CPU mean / max |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + strings.Repeat("---|", len(along)))
+	b.WriteString(" busiest host CPU mean / max |\n|---|---|---|---|---|---|---|---|---|---|---|---|" + vsSep + strings.Repeat("---|", len(along)))
 	if probe {
 		b.WriteString("---|")
 	}
@@ -458,10 +482,13 @@ func ComparisonTable(rows []results.ComparisonRow) string {
 	for _, pt := range pts {
 		r, c := pt.rows[0], pt.c
 		base := basePoint(pts, r.Group)
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %.1f-%.1f | %s | %.2f | %.2f | %.2f | %.2f | %s | %s | %s |",
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.2f | %.1f-%.1f | %s | %.2f | %.2f | %.2f | %.2f |",
 			fn.of(pt), r.Kind, r.Flavor, r.Version, c.TPS.N, c.TPS.Mean, c.TPS.Min, c.TPS.Max, ciText(c.TPS),
-			c.QPS.Mean, c.AvgMs.Mean, c.P95Ms.Mean, c.P99Ms.Mean, cv.mark(changeOfBase(c.VsBase), c.VsBase, pt, base),
-			cv.mark(changeOfBase(c.LatVsBase), c.LatVsBase, pt, base), cv.mark(changeOfBase(c.P95VsBase), c.P95VsBase, pt, base))
+			c.QPS.Mean, c.AvgMs.Mean, c.P95Ms.Mean, c.P99Ms.Mean)
+		if compared {
+			fmt.Fprintf(&b, " %s | %s | %s |", cv.mark(changeOfBase(c.VsBase), c.VsBase, pt, base),
+				cv.mark(changeOfBase(c.LatVsBase), c.LatVsBase, pt, base), cv.mark(changeOfBase(c.P95VsBase), c.P95VsBase, pt, base))
+		}
 		for _, a := range along {
 			b.WriteString(" " + alongMarked(&cv, pts, pt, a) + " |")
 		}
@@ -515,8 +542,9 @@ func alongMarked(cv *caveat, pts []point, pt point, axis string) string {
 // PrintComparison writes the comparison as aligned text tables, one per sweep group
 // (headed by its axis values), one line per point (a cell and its repeats), the notes
 // on points and marks under them, then StatsNote. Kept to ~120 columns: ratios as
-// "TPS/base", and with one repeat per cell the runs, TPS
-// min-max and CI columns (1, the TPS itself, n/a) left out.
+// "TPS/base" (only when the rows are of more than one topology: one topology has no
+// baseline), and with one repeat per cell the runs, TPS min-max and CI columns (1, the
+// TPS itself, n/a) left out.
 func PrintComparison(w io.Writer, rows []results.ComparisonRow) {
 	t := newTextComparison(rows)
 	for gi, g := range t.groups {
@@ -539,19 +567,21 @@ func PrintComparison(w io.Writer, rows []results.ComparisonRow) {
 }
 
 // textComparison is PrintComparison's state: the points, which optional columns the
-// table has, the sweep groups in order, and the footnotes and caveat marks collected
-// while the lines are written.
+// table has (compared: the vs base ones, when the rows are of more than one topology),
+// the sweep groups in order, and the footnotes and caveat marks collected while the
+// lines are written.
 type textComparison struct {
-	pts                            []point
-	along, groups                  []string
-	probe, check, repeats, grouped bool
-	fn                             footnotes
-	cv                             caveat
+	pts                                      []point
+	along, groups                            []string
+	probe, check, repeats, grouped, compared bool
+	fn                                       footnotes
+	cv                                       caveat
 }
 
 func newTextComparison(rows []results.ComparisonRow) *textComparison {
 	pts := points(rows)
-	t := &textComparison{pts: pts, along: alongAxes(pts), probe: anyProbed(pts), check: slices.ContainsFunc(pts, point.checked)}
+	t := &textComparison{pts: pts, along: alongAxes(pts), probe: anyProbed(pts), check: slices.ContainsFunc(pts, point.checked),
+		compared: rowTopologies(rows) > 1}
 	for _, pt := range pts {
 		t.repeats = t.repeats || pt.c.TPS.N > 1
 		if g := pt.rows[0].Group; !slices.Contains(t.groups, g) {
@@ -570,7 +600,10 @@ func (t *textComparison) header() string {
 	} else {
 		head += "TPS\t"
 	}
-	head += "avg ms\tp95 ms\tTPS/base\tlat/base\tp95/base\t"
+	head += "avg ms\tp95 ms\t"
+	if t.compared {
+		head += "TPS/base\tlat/base\tp95/base\t"
+	}
 	for _, a := range t.along {
 		head += "TPS vs " + a + "\t"
 	}
@@ -599,8 +632,11 @@ func (t *textComparison) line(pt point, g string) string {
 	} else {
 		line += fmt.Sprintf("%.2f\t", c.TPS.Mean)
 	}
-	line += fmt.Sprintf("%.2f\t%.2f\t%s\t%s\t%s\t", c.AvgMs.Mean, c.P95Ms.Mean, short(cv.mark(changeOfBase(c.VsBase), c.VsBase, pt, base)),
-		short(cv.mark(changeOfBase(c.LatVsBase), c.LatVsBase, pt, base)), short(cv.mark(changeOfBase(c.P95VsBase), c.P95VsBase, pt, base)))
+	line += fmt.Sprintf("%.2f\t%.2f\t", c.AvgMs.Mean, c.P95Ms.Mean)
+	if t.compared {
+		line += fmt.Sprintf("%s\t%s\t%s\t", short(cv.mark(changeOfBase(c.VsBase), c.VsBase, pt, base)),
+			short(cv.mark(changeOfBase(c.LatVsBase), c.LatVsBase, pt, base)), short(cv.mark(changeOfBase(c.P95VsBase), c.P95VsBase, pt, base)))
+	}
 	for _, a := range t.along {
 		line += alongMarked(cv, t.pts, pt, a) + "\t"
 	}
@@ -633,7 +669,9 @@ func (t *textComparison) notes(w io.Writer, rows []results.ComparisonRow) {
 	for _, l := range t.fn.lines() {
 		fmt.Fprintln(w, l)
 	}
-	fmt.Fprintln(w, "TPS/base, lat/base, p95/base: TPS, average and p95 latency in % of the baseline's (100% = the same).")
+	if t.compared {
+		fmt.Fprintln(w, "TPS/base, lat/base, p95/base: TPS, average and p95 latency in % of the baseline's (100% = the same).")
+	}
 	if n := t.cv.Note(); n != "" {
 		fmt.Fprintln(w, n)
 	}

@@ -153,7 +153,7 @@ func Render(res *Results, o Options) (*Rendered, error) {
 			cp = &c
 			out.Charts = append(out.Charts, c)
 		}
-		rv := newRunView(r, rows[i], cp, i)
+		rv := newRunView(r, rows[i], cp, i, pg.Compared)
 		hm, ok, err := LatencyHeatmap(r, runXMax(r))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Name, err)

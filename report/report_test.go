@@ -401,7 +401,7 @@ func TestRenderScenario(t *testing.T) {
 	if strings.Contains(html, "<script") || regexp.MustCompile(`(src|href)="(https?:)?//`).MatchString(html) || strings.Contains(html, "<?xml") {
 		t.Error("report.html is not self-contained or inlines an XML prolog")
 	}
-	for _, w := range []string{"Baseline: <b>qsingle</b> (the single primary (default))", "rendered 2026-11-30 12:00:00 UTC",
+	for _, w := range []string{"Baseline: <b>qsingle</b> (the single primary, by default)", "rendered 2026-11-30 12:00:00 UTC",
 		"rpl_semi_sync_master_wait_point", "10.11.19-MariaDB-0", `id="run-qsemi"`} {
 		if !strings.Contains(html, w) {
 			t.Errorf("report.html lacks %q", w)

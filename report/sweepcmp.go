@@ -19,14 +19,16 @@ const ComparisonMarkdownFile = "comparison.md"
 // rows (with Group set, as ReadComparison does): per group of the non-topology axes (in
 // the rows' order), the topologies against the baseline (ComparisonTable), StatsNote,
 // then a line for every row that did not complete and every topology (sweep.json's
-// first axis) that has no row. It never fails.
+// first axis) that has no row. A sweep of one topology has no baseline: no Baseline
+// line and no vs base columns. It never fails.
 func ComparisonMarkdown(f *results.SweepFile, rows []results.ComparisonRow) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", f.Scenario)
 	if d := strings.TrimSpace(f.Description); d != "" {
 		b.WriteString(d + "\n\n")
 	}
-	b.WriteString(comparisonPreamble(f, rows))
+	compared := sweepCompared(f, rows)
+	b.WriteString(comparisonPreamble(f, rows, compared))
 	var groups []string
 	byGroup := map[string][]results.ComparisonRow{}
 	for _, r := range rows {
@@ -44,10 +46,10 @@ func ComparisonMarkdown(f *results.SweepFile, rows []results.ComparisonRow) stri
 		for _, r := range byGroup[g] {
 			hasBase = hasBase || r.Topology == f.Baseline
 		}
-		if !hasBase {
+		if compared && !hasBase {
 			fmt.Fprintf(&b, "(the baseline %s has no run here: no percentages)\n\n", f.Baseline)
 		}
-		b.WriteString(ComparisonTable(byGroup[g]))
+		b.WriteString(comparisonTable(byGroup[g], compared))
 	}
 	b.WriteString("\n" + StatsNote(rows) + "\n")
 	ran := map[string]bool{}
@@ -67,11 +69,32 @@ func ComparisonMarkdown(f *results.SweepFile, rows []results.ComparisonRow) stri
 	return b.String()
 }
 
-// comparisonPreamble is comparison.md's paragraph under the title: baseline, workload,
-// scale, the standing links and what a links axis means.
-func comparisonPreamble(f *results.SweepFile, rows []results.ComparisonRow) string {
+// sweepCompared reports whether the sweep compares topologies: more than one among its
+// topology axis (sweep.json's first) and its rows, and a baseline named. A sweep of one
+// topology (sweep.json of an older habench names one all the same) has none.
+func sweepCompared(f *results.SweepFile, rows []results.ComparisonRow) bool {
+	seen := map[string]bool{}
+	for _, a := range f.Axes {
+		if a.Kind == results.AxisTopology {
+			for _, v := range a.Values {
+				seen[v] = true
+			}
+		}
+	}
+	for _, r := range rows {
+		seen[r.Topology] = true
+	}
+	return f.Baseline != "" && len(seen) > 1
+}
+
+// comparisonPreamble is comparison.md's paragraph under the title: baseline (when
+// compared), workload, scale, the standing links and what a links axis means.
+func comparisonPreamble(f *results.SweepFile, rows []results.ComparisonRow, compared bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Baseline: %s. Workload: %s. Scale: %s.", f.Baseline, f.Workload, f.Scale)
+	if compared {
+		fmt.Fprintf(&b, "Baseline: %s. ", f.Baseline)
+	}
+	fmt.Fprintf(&b, "Workload: %s. Scale: %s.", f.Workload, f.Scale)
 	if f.Links != "" {
 		fmt.Fprintf(&b, " Links between nodes (one-way, as `habench netem apply %s`; requested and achieved round trips in each run's manifest.json).", f.Links)
 	}

@@ -297,11 +297,13 @@ func topologyLine(r *Run) string {
 	return s
 }
 
-func newRunView(r *Run, row Row, chart *Chart, idx int) runView {
+// newRunView is run r's section of the report (the idx-th run; compared: the results are
+// of more than one topology, so a baseline is named).
+func newRunView(r *Run, row Row, chart *Chart, idx int, compared bool) runView {
 	v := runView{Run: r, ID: fmt.Sprintf("run-%d", idx+1), Heading: r.Name, Chart: chart, Row: row, Impairment: r.Impairment()}
 	v.whatRan(r)
 	v.impairmentFacts(&r.Manifest)
-	v.provenance(r)
+	v.provenance(r, compared)
 	v.outcome(r)
 	v.Nodes = nodeTable(r)
 	v.NodeWindow = nodeWindow(r)
@@ -375,8 +377,8 @@ func (v *runView) impairmentFacts(m *Manifest) {
 }
 
 // provenance adds when and how the run was made: times, deploy time, habench and host,
-// command line, samplers and manifest extra's values.
-func (v *runView) provenance(r *Run) {
+// command line, samplers and manifest extra's values (the baseline only when compared).
+func (v *runView) provenance(r *Run, compared bool) {
 	m := &r.Manifest
 	if !m.Started.IsZero() {
 		v.add("ran", fmt.Sprintf("%s to %s (UTC)", m.Started.UTC().Format("2006-01-02 15:04:05"), m.Finished.UTC().Format("15:04:05")))
@@ -394,7 +396,7 @@ func (v *runView) provenance(r *Run) {
 	if len(m.Samplers) > 0 {
 		v.add("samplers", strings.Join(m.Samplers, ", "))
 	}
-	for _, f := range extraFacts(m.Extra) {
+	for _, f := range extraFacts(m.Extra, compared) {
 		v.add(f.K, f.V)
 	}
 }
@@ -472,10 +474,14 @@ var extraNames = map[string]string{"axes": "axes", "baseline": "baseline", "base
 
 // extraFacts are manifest extra's values as lines a reader reads: "axes:
 // topology=qsingle", "baseline: dfasync (the scenario's baseline)", "cell: 1"; a key
-// not listed in extraNames with its underscores as spaces.
-func extraFacts(extra map[string]any) []fact {
+// not listed in extraNames with its underscores as spaces. The baseline only when
+// compared: results of one topology have none (a manifest of an older habench names it).
+func extraFacts(extra map[string]any, compared bool) []fact {
 	var out []fact
 	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		if k == "baseline" && !compared {
+			continue
+		}
 		name, ok := extraNames[k]
 		if !ok {
 			name = strings.ReplaceAll(k, "_", " ")

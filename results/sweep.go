@@ -38,7 +38,9 @@ type SweepFile struct {
 	ScenarioSHA256 string `json:"scenario_sha256"`
 	Scale          string `json:"scale"`
 	Workload       string `json:"workload"`
-	Baseline       string `json:"baseline"`
+	// Baseline is the topology the others are compared with; "" when the scenario has
+	// one topology, which has nothing to be compared with.
+	Baseline string `json:"baseline"`
 	// Links are the scenario's standing links between the nodes of each multi-node
 	// topology, one-way, in `habench netem apply` form ("" without; added in format 1,
 	// absent from older files until they are resumed).

@@ -409,8 +409,10 @@ func scalarMapping(n *yaml.Node) FaultArgs {
 
 // nestedParamError refuses fault f's key whose value is a mapping or a list (field names
 // it), in one line that says how a's parameters are written: keys of the fault entry
-// itself, with the entry rewritten that way when the value was a mapping of single values
-// ("{at: 3s, action: pause, node: n1, duration: 2s}"), and a's parameters.
+// itself, with the entry rewritten that way ("{at: 3s, action: pause, node: n1, duration:
+// 2s}": the entry's own parameters and those of the mapping, only those a takes; the
+// first parameter as VALUE when none was given), a's parameters, and the keys given that
+// a does not take ("not a parameter of kill: duration").
 func nestedParamError(a *FaultSpec, f FaultEvent, field string) error {
 	takes := a.Name + " takes no parameters"
 	if len(a.Params) > 0 {
@@ -420,11 +422,20 @@ func nestedParamError(a *FaultSpec, f FaultEvent, field string) error {
 		}
 		takes = a.Name + " takes " + strings.Join(ps, "; ")
 	}
-	entry := fmt.Sprintf("{at: %v, action: %s, node: %s", time.Duration(f.At), a.Name, f.Node)
-	args := f.nested.args
-	if args == nil && len(a.Params) > 0 {
-		args = FaultArgs{a.Params[0].Name: "VALUE"}
+	args, unknown := FaultArgs{}, map[string]bool{}
+	for _, given := range []FaultArgs{f.nested.args, f.Args} { // the entry's own keys win
+		for k, v := range given {
+			if slices.ContainsFunc(a.Params, func(p FaultParam) bool { return p.Name == k }) {
+				args[k] = v
+			} else {
+				unknown[k] = true
+			}
+		}
 	}
+	if len(args) == 0 && len(a.Params) > 0 {
+		args[a.Params[0].Name] = "VALUE"
+	}
+	entry := fmt.Sprintf("{at: %v, action: %s, node: %s", time.Duration(f.At), a.Name, f.Node)
 	for _, k := range slices.Sorted(maps.Keys(args)) {
 		entry += ", " + k + ": " + args[k]
 	}
@@ -433,12 +444,16 @@ func nestedParamError(a *FaultSpec, f FaultEvent, field string) error {
 	if len(a.Params) == 0 {
 		reason = "not a parameter: write " + entry + "; " + takes
 	}
+	if len(unknown) > 0 {
+		reason += "; not a parameter of " + a.Name + ": " + strings.Join(slices.Sorted(maps.Keys(unknown)), ", ")
+	}
 	return LineError(f.nested.line, field, f.nested.value, reason)
 }
 
 // ValidateFaults checks a scenario's fault schedule against its topologies and the
-// workload's length (runFor: warm-up + time; 0 = no time limit): each error is a
-// *topology.FieldError naming faults[i] and the field.
+// workload's length (runFor: warm-up + time, the cell warm-up included, as
+// Plan.WorkloadEnd; 0 = no time limit): each error is a *topology.FieldError naming
+// faults[i] and the field.
 func ValidateFaults(faults []FaultEvent, tops []topology.Spec, network string, runFor time.Duration) error {
 	for i, f := range faults {
 		field := func(name string) string { return fmt.Sprintf("faults[%d].%s", i, name) }
@@ -460,7 +475,7 @@ func ValidateFaults(faults []FaultEvent, tops []topology.Spec, network string, r
 			return &topology.FieldError{Field: field("at"), Value: at.String(), Reason: "want a time >= 0 after the workload starts"}
 		}
 		if runFor > 0 && at >= runFor {
-			return &topology.FieldError{Field: field("at"), Value: at.String(), Reason: fmt.Sprintf("the workload runs %v (warmup + time): the fault would never happen", runFor)}
+			return &topology.FieldError{Field: field("at"), Value: at.String(), Reason: fmt.Sprintf("the workload runs %v (warm-up + time): the fault would never happen", runFor)}
 		}
 		if i > 0 && at < time.Duration(faults[i-1].At) {
 			return &topology.FieldError{Field: field("at"), Value: at.String(), Reason: "faults must be in time order"}

@@ -872,11 +872,26 @@ func (p *Plan) BaselineWhy() (string, string) {
 	}
 	for _, t := range p.Scenario.Topologies {
 		if t.Kind == topology.Single && slices.ContainsFunc(p.Axes[0].Values, func(v AxisValue) bool { return v.Label == t.Name }) {
-			return t.Name, "the single primary (default)"
+			return t.Name, "the single primary, by default"
 		}
 	}
-	return p.Axes[0].Values[0].Label, "the first topology (no single primary)"
+	return p.Axes[0].Values[0].Label, "the first topology, as none is a single primary"
 }
+
+// WorkloadEnd is when every cell's workload ends after it starts: the effective warm-up
+// (cell.warmup, else warmup-time, as scaled) plus time, the clock fault times run on; 0
+// when the workload runs for a number of events (time 0: its end is not known).
+func (p *Plan) WorkloadEnd() time.Duration {
+	if p.Options.Time == 0 {
+		return 0
+	}
+	return p.Options.Warmup + p.Options.Time
+}
+
+// Compared reports whether the plan sweeps more than one topology, so that one of them
+// is the baseline the others are compared with. A plan of one topology has no baseline:
+// its results say none (no baseline in sweep.json or the manifests, no vs base columns).
+func (p *Plan) Compared() bool { return len(p.Axes[0].Values) > 1 }
 
 // GroupOf is the cell's values of the axes compared across (all but topology and repeat).
 func (p *Plan) GroupOf(values map[string]string) (string, map[string]string) {

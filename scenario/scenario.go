@@ -213,9 +213,6 @@ func ParseScenario(b []byte) (*Scenario, error) {
 			return nil, err
 		}
 	}
-	if err := ValidateFaults(s.Faults, s.Topologies, s.Network, s.options.Warmup+s.options.Time); err != nil {
-		return nil, err
-	}
 	switch s.Cell.Prepare {
 	case "", PrepareReuse, PrepareReprepare:
 	default:
@@ -230,12 +227,19 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	s.raw = slices.Clone(b)
 	// Every scale must expand, whichever one is run; the file as written first, so that
 	// its own errors are not reported as a scale's.
-	for _, sc := range []string{ScaleFull, ScaleSmall, ScaleMedium} {
+	full, err := s.Plan(ScaleFull)
+	if err != nil {
+		return nil, err
+	}
+	// The faults' times against the workload as the file runs it, its warm-up (cell.warmup
+	// or warmup-time) included, as the dry run and the run count it; a smaller scale's
+	// shorter run leaves the late ones out (the dry run says which).
+	if err := ValidateFaults(s.Faults, s.Topologies, s.Network, full.WorkloadEnd()); err != nil {
+		return nil, err
+	}
+	for _, sc := range []string{ScaleSmall, ScaleMedium} {
 		if _, err := s.Plan(sc); err != nil {
-			if sc != ScaleFull {
-				return nil, fmt.Errorf("scale %s: %w", sc, err)
-			}
-			return nil, err
+			return nil, fmt.Errorf("scale %s: %w", sc, err)
 		}
 	}
 	return &s, nil

@@ -33,7 +33,7 @@ func (s *Scenario) ProbeOn() bool {
 func (p *Plan) printSchedule(w io.Writer) {
 	s := p.Scenario
 	o := p.Options
-	end := o.Warmup + o.Time // 0: the workload ends after its events, time unknown
+	end := p.WorkloadEnd()
 	window := fmt.Sprintf("the measured window %v-%v", o.Warmup, end)
 	if o.Time == 0 {
 		window = fmt.Sprintf("measured from %v until %d events", o.Warmup, o.Events)

@@ -231,6 +231,11 @@ func TestPlans(t *testing.T) {
 	if len(p.Nodes) != 1 || len(p.Steps) != 1 {
 		t.Errorf("single plan %+v", p)
 	}
+	// A one-node Galera cluster (a snapshot's server): Synced before its users are made.
+	p, _ = BuildPlan(Spec{Name: "s", Kind: Single, Nodes: 1, Flavor: MariaDB, Options: map[string]string{"wsrep_on": "ON", "wsrep_cluster_address": "gcomm://"}}, ma, addrs)
+	if len(p.Steps) != 2 || p.Steps[0].Wait != WaitSynced || p.Steps[0].ClusterSize != 1 || p.Steps[1].Desc != "create users" {
+		t.Errorf("single plan with wsrep_on=ON: %+v, want it Synced before the users are created", p.Steps)
+	}
 	if _, err := BuildPlan(Spec{Kind: "ring"}, ma, addrs); err == nil {
 		t.Error("BuildPlan accepted an unknown kind")
 	}

@@ -33,7 +33,7 @@ var clockRe = regexp.MustCompile(`clock ([+-][0-9.]+)ms ±([0-9.]+)ms`)
 // version, the Galera library, and a clock offset of 0 within its uncertainty (the hosts
 // share this machine's clock), and that each host reaches the other two. Then a listener
 // on 4567 on host 2 is named on its line, host 3 not answering host 1 (a blackhole
-// route) is "filtered" on host 1's line and "no route"-like on host 3's, with the command
+// route) is "filtered" on host 1's line and "no route" on host 3's, with the command
 // that repeats a failed probe by hand, which run gives the same answers (issue 31), and
 // an unused address of the lab's subnet is one line and exit status 1 (the other host's
 // line stays ok: no probes to it).
@@ -104,8 +104,8 @@ func TestDoctorHosts(t *testing.T) {
 		t.Errorf("host 1's line: %q, want it to start with %q", line, want)
 	}
 	checkProbeByHand(t, r.stdout, cfg, addrs[0], h3.Addr)
-	if line := doctorLine(r.stdout, h3.Addr); !strings.HasPrefix(line, h3.Addr+": UNUSABLE: to "+addrs[0]+" port ") {
-		t.Errorf("host 3 (no route to host 1): %q", line)
+	if line := doctorLine(r.stdout, h3.Addr); !strings.HasPrefix(line, h3.Addr+": UNUSABLE: to "+addrs[0]+" port "+strings.Join(portList, ",")+": no route,") {
+		t.Errorf("host 3 (a blackhole route to host 1: EINVAL): %q, want every port to %s \"no route\"", line, addrs[0])
 	}
 	if line := doctorLine(r.stdout, h2.Addr); !strings.Contains(line, "reaches the other 2 host(s)") {
 		t.Errorf("host 2 reaches both: %q", line)
@@ -129,9 +129,9 @@ func TestDoctorHosts(t *testing.T) {
 }
 
 // checkProbeByHand: doctor's output has, for host from, the command that repeats a failed
-// probe by hand; run through the lab's ssh configuration it says what doctor said: no
-// answer in 3 s (exit 124) to host to, and refused to the same port of another address
-// (from's own: nothing listens there).
+// probe by hand, with the ssh options doctor was given (-F cfg); run as printed it says
+// what doctor said: no answer in 3 s (exit 124) to host to, and refused to the same port
+// of another address (from's own: nothing listens there).
 func checkProbeByHand(t *testing.T, out, cfg, from, to string) {
 	t.Helper()
 	var hand string
@@ -140,11 +140,14 @@ func checkProbeByHand(t *testing.T, out, cfg, from, to string) {
 			hand = rest
 		}
 	}
-	if !strings.HasPrefix(hand, "ssh "+from+" 'timeout 3 bash --norc -c \"exec 3<>/dev/tcp/"+to+"/") {
+	if hand == "" {
 		t.Fatalf("no command to check by hand on %s's behalf:\n%s", from, out)
 	}
-	run := func(cmd string) string {
-		b, _ := exec.Command("sh", "-c", strings.Replace(cmd, "ssh ", "ssh -F "+cfg+" ", 1)).CombinedOutput()
+	if !strings.HasPrefix(hand, "ssh -F "+cfg+" "+from+" 'timeout 3 bash --norc -c \"exec 3<>/dev/tcp/"+to+"/") {
+		t.Errorf("the command to check by hand lacks doctor's ssh options (-F %s) or the probe to %s: %s", cfg, to, hand)
+	}
+	run := func(cmd string) string { // the line as printed, by a shell
+		b, _ := exec.Command("sh", "-c", cmd).CombinedOutput()
 		return strings.TrimSpace(string(b))
 	}
 	if got := run(hand); !strings.Contains(got, "exit 124") {

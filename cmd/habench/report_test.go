@@ -209,7 +209,7 @@ workload:
 		t.Errorf("each run's report.html: %v", runs)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
-	if !strings.Contains(string(md), "| **"+single+"** (baseline) | single | mariadb |") || !strings.Contains(string(md), "the single primary (default)") {
+	if !strings.Contains(string(md), "| **"+single+"** (baseline) | single | mariadb |") || !strings.Contains(string(md), "the single primary, by default") {
 		t.Errorf("report.md lacks the baseline row:\n%s", md)
 	}
 	recs, err := csv.NewReader(bytes.NewReader(mustReadFile(t, filepath.Join(dir, "report.csv")))).ReadAll()

@@ -112,7 +112,8 @@ func (o *scenarioRunOpts) readScenario(cmd *cobra.Command, path string) (*scenar
 
 // dryRun prints the plan of scenario s (file path) with the status of each cell of the
 // run being resumed, after the same checks as the run itself: another scenario file,
-// another scale or another grid is exit 2 here too.
+// another scale or another grid, an unknown knob, a snapshot named that does not exist or
+// fit, or a damaged one (experiment.DryRunSnapshots) is exit 2 here too.
 func (o *scenarioRunOpts) dryRun(cmd *cobra.Command, g *globalOpts, s *scenario.Scenario, path string) error {
 	out := cmd.OutOrStdout()
 	p, f, err := experiment.ResumePlan(s, o.resume, o.scale)
@@ -129,10 +130,17 @@ func (o *scenarioRunOpts) dryRun(cmd *cobra.Command, g *globalOpts, s *scenario.
 			status[c.Index] = c.Status
 		}
 	}
+	notes, err := experiment.DryRunSnapshots(cmd.Context(), g.sandbox(), p, f)
+	if err != nil {
+		return usageError{fmt.Errorf("scenario %q: %w", path, err)}
+	}
 	if warn := p.LongWarning(func(c *scenario.Cell) bool { return status[c.Index] != experiment.StatusDone }); warn != "" {
 		fmt.Fprintln(out, warn)
 	}
 	p.Print(out, status)
+	for _, n := range notes {
+		fmt.Fprintln(out, "NOTE: "+n)
+	}
 	return nil
 }
 

@@ -34,7 +34,7 @@ func newSnapshotListCmd() *cobra.Command {
 	o := &deployOpts{}
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List snapshots: name, installation, data shape, size on disk, created (--hosts: on those hosts)",
+		Short: "List snapshots: name, installation, data shape, size on disk, created, state: its files checked (--hosts: on those hosts)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			hs := &topology.Spec{}
@@ -59,42 +59,44 @@ func newSnapshotListCmd() *cobra.Command {
 	return cmd
 }
 
-// printHostSnapshots writes one line per snapshot on each host, or says there is none.
+// printHostSnapshots writes one line per snapshot on each host (its copy's state: ok,
+// damaged and the first file that differs, or unchecked), or says there is none.
 func printHostSnapshots(w io.Writer, ss []cluster.HostSnapshot, hostDir string) error {
 	if len(ss) == 0 {
 		fmt.Fprintf(w, "no snapshots in %s/%s on these hosts\n", hostDir, cluster.HostSnapshotsDir)
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "HOST\tNAME\tINSTALLATION\tSHAPE\tSIZE\tCREATED")
+	fmt.Fprintln(tw, "HOST\tNAME\tINSTALLATION\tSHAPE\tSIZE\tCREATED\tSTATE")
 	for _, s := range ss {
 		size := "?"
 		if s.Size >= 0 {
 			size = fmt.Sprintf("%.1f MiB", float64(s.Size)/(1<<20))
 		}
 		if s.Snapshot == nil {
-			fmt.Fprintf(tw, "%s\t%s\t(incomplete copy)\t\t%s\t\n", s.Dest, s.Name, size)
+			fmt.Fprintf(tw, "%s\t%s\t(incomplete copy)\t\t%s\t\t\n", s.Dest, s.Name, size)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Dest, s.Name, s.Snapshot.Installation, s.Snapshot.Shape, size, s.Snapshot.Created.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Dest, s.Name, s.Snapshot.Installation, s.Snapshot.Shape, size, s.Snapshot.Created.Format(time.RFC3339), s.State)
 	}
 	return tw.Flush()
 }
 
-// printSnapshots writes one line per snapshot, or says there is none.
+// printSnapshots writes one line per snapshot with its state (Snapshot.LocalState: ok,
+// damaged and the first file that differs, or unchecked), or says there is none.
 func printSnapshots(w io.Writer, ss []*cluster.Snapshot) error {
 	if len(ss) == 0 {
 		fmt.Fprintln(w, "no snapshots in", cluster.SnapshotsDir())
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tINSTALLATION\tSHAPE\tSIZE\tCREATED")
+	fmt.Fprintln(tw, "NAME\tINSTALLATION\tSHAPE\tSIZE\tCREATED\tSTATE")
 	for _, s := range ss {
 		size := "?"
 		if n, err := s.Size(); err == nil {
 			size = fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Installation, s.Shape, size, s.Created.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Installation, s.Shape, size, s.Created.Format(time.RFC3339), s.LocalState())
 	}
 	return tw.Flush()
 }

@@ -69,8 +69,8 @@ workload:
 	}
 	name := filepath.Base(filepath.Dir(snaps[0]))
 	l := habench(t, state, append([]string{"snapshot", "list"}, hostsArgs...)...)
-	if l.code != 0 || strings.Count(l.stdout, name) != 3 || !strings.Contains(l.stdout, "mariadb") {
-		t.Errorf("snapshot list --hosts: exit %d, want %s on each of 3 hosts\n%s%s", l.code, name, l.stdout, l.stderr)
+	if l.code != 0 || strings.Count(l.stdout, name) != 3 || !strings.Contains(l.stdout, "mariadb") || strings.Count(l.stdout, " ok\n") != 3 {
+		t.Errorf("snapshot list --hosts: exit %d, want %s on each of 3 hosts, its state ok\n%s%s", l.code, name, l.stdout, l.stderr)
 	}
 	// Another shape is refused before anything is deployed, in one line with both values.
 	scen2 := filepath.Join(t.TempDir(), "other.yaml")
@@ -98,7 +98,8 @@ workload:
 // checkDamagedHostSnapshot (issue 31): snapshot name on the hosts (hostDir, shared by the
 // lab's hosts) with its largest table file removed, then cut short, is refused by a run of
 // scenario y naming it (--snapshot), before anything is deployed: exit 2, one line naming
-// the snapshot, the host, the file and `habench snapshot rm NAME --hosts ...`.
+// the snapshot, the host, the file and `habench snapshot rm NAME --hosts ...`; `snapshot
+// list --hosts` shows each host's copy damaged, with the file (review 31).
 func checkDamagedHostSnapshot(t *testing.T, state, y, hostDir, name string, hosts []string, sshConfig string) {
 	t.Helper()
 	// The check every deployment from it makes, timed on the intact snapshot: the three
@@ -153,6 +154,10 @@ func checkDamagedHostSnapshot(t *testing.T, state, y, hostDir, name string, host
 			name, hosts[0], c.want, name, strings.Join(hosts, ","), hostDir)
 		if r.code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, want) {
 			t.Errorf("run --snapshot %s with a file %s on the hosts: exit %d, stderr %q; want exit 2 and one line with %q", name, c.what, r.code, line, want)
+		}
+		l := habench(t, state, "snapshot", "list", "--hosts", strings.Join(hosts, ","), "--ssh-config", sshConfig, "--host-dir", hostDir)
+		if strings.Count(l.stdout, " damaged: "+c.want+"\n") != len(hosts) {
+			t.Errorf("snapshot list --hosts with a file %s: exit %d, want each host's copy damaged: %s\n%s%s", c.what, l.code, c.want, l.stdout, l.stderr)
 		}
 		noClusters(t, state)
 	}

@@ -18,7 +18,8 @@ import (
 )
 
 // TestSnapshotCommands: list says where there are none and shows a stored one with its
-// shape and size; rm needs names or --all (usage, exit 2), refuses an unknown name in one
+// shape, size and state (made by an older habench, without a list of its files:
+// unchecked); rm needs names or --all (usage, exit 2), refuses an unknown name in one
 // line, and removes.
 func TestSnapshotCommands(t *testing.T) {
 	cache := t.TempDir()
@@ -34,7 +35,8 @@ func TestSnapshotCommands(t *testing.T) {
 "shape": {"tables": "2", "table-size": "1000"}, "created": "2026-12-02T17:00:00Z", "prepare_s": 1.5}`), 0o644)
 	r = execute(t, []string{habenchBin, "snapshot", "list"}, env)
 	if r.code != 0 || !strings.Contains(r.stdout, "mysql-9.7.0-0000abcd") || !strings.Contains(r.stdout, "table-size=1000 tables=2") ||
-		!strings.Contains(r.stdout, "1.0 MiB") || !strings.Contains(r.stdout, "2026-12-02T17:00:00Z") {
+		!strings.Contains(r.stdout, "1.0 MiB") || !strings.Contains(r.stdout, "2026-12-02T17:00:00Z") || !strings.Contains(r.stdout, "STATE") ||
+		!strings.Contains(r.stdout, "2026-12-02T17:00:00Z  unchecked (made by an older habench)\n") {
 		t.Errorf("list: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	if r = execute(t, []string{habenchBin, "snapshot", "rm"}, env); r.code != 2 {
@@ -86,7 +88,9 @@ func TestRunSnapshotPreflight(t *testing.T) {
 // checkDamagedSnapshotRefused (issue 31): a snapshot of the scenario's installation and
 // shape whose file was removed, or cut short, after it was made is refused before
 // anything is deployed or written, exit 2, in one line naming it, the file and `habench
-// snapshot rm NAME`: named with --snapshot, and found by a run with snapshots: true.
+// snapshot rm NAME`: named with --snapshot, and found by a run with snapshots: true; the
+// dry run refuses it the same way, and `snapshot list` shows it damaged, with the file
+// (review 31). Then checkUncheckedSnapshot.
 func checkDamagedSnapshotRefused(t *testing.T, scen, cache, state, res, cluster1 string) {
 	t.Helper()
 	b, err := os.ReadFile(scen)
@@ -152,16 +156,73 @@ func checkDamagedSnapshotRefused(t *testing.T, scen, cache, state, res, cluster1
 		if err := c.damage(); err != nil {
 			t.Fatal(err)
 		}
-		argv := append(append([]string{habenchBin, "run"}, c.args...), "--results", res)
-		r := execute(t, argv, "HABENCH_CACHE_DIR="+cache, "HABENCH_STATE_DIR="+state)
-		msg := strings.TrimSpace(r.stderr)
 		want := fmt.Sprintf(`snapshot %q: damaged: %s; nothing was deployed from it: remove it with `+"`habench snapshot rm %s`", name, c.want, name)
-		if r.code != 2 || strings.Contains(msg, "\n") || !strings.Contains(msg, want) {
-			t.Errorf("a snapshot with a file %s: exit %d, stderr %q; want exit 2 and one line with %q", c.what, r.code, msg, want)
+		for _, dry := range []bool{false, true} {
+			argv := append(append([]string{habenchBin, "run"}, c.args...), "--results", res)
+			if dry {
+				argv = append(argv, "--dry-run")
+			}
+			r := execute(t, argv, "HABENCH_CACHE_DIR="+cache, "HABENCH_STATE_DIR="+state)
+			msg := strings.TrimSpace(r.stderr)
+			if r.code != 2 || strings.Contains(msg, "\n") || !strings.Contains(msg, want) {
+				t.Errorf("a snapshot with a file %s (dry run %v): exit %d, stderr %q; want exit 2 and one line with %q", c.what, dry, r.code, msg, want)
+			}
+		}
+		if line := snapshotListLine(t, cache, name); !strings.HasSuffix(line, "damaged: "+c.want) {
+			t.Errorf("snapshot list, a file %s: %q, want it to end with %q", c.what, line, "damaged: "+c.want)
 		}
 		noClusters(t, state, cluster1)
 	}
 	if entries, _ := os.ReadDir(res); len(entries) != 0 {
 		t.Errorf("results written before the refusal of a damaged snapshot: %v", entries)
 	}
+	js, _ = json.Marshal(cluster.Snapshot{Name: name, Installation: inst, Shape: shape, Created: time.Now().UTC()}) // no file list
+	if err := os.WriteFile(filepath.Join(dir, "snapshot.json"), js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkUncheckedSnapshot(t, scen, snapOn, cache, state, name, cluster1)
+}
+
+// snapshotListLine is snapshot name's line of `habench snapshot list` (cache: its
+// HABENCH_CACHE_DIR), spaces trimmed.
+func snapshotListLine(t *testing.T, cache, name string) string {
+	t.Helper()
+	r := execute(t, []string{habenchBin, "snapshot", "list"}, "HABENCH_CACHE_DIR="+cache)
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(l, name+" ") {
+			return strings.TrimSpace(l)
+		}
+	}
+	t.Errorf("snapshot list: exit %d, no line for %s:\n%s%s", r.code, name, r.stdout, r.stderr)
+	return ""
+}
+
+// checkUncheckedSnapshot (review 31): snapshot name, of the scenario's installation and
+// shape but made by an older habench (no list of its files), is "unchecked", not damaged:
+// named with --snapshot it is refused so, exit 2, and `snapshot list` says so; a run with
+// snapshots: true (snapOn) makes it again, with a NOTE (the dry run's too), and runs from
+// it: exit 0, the new one listed as ok.
+func checkUncheckedSnapshot(t *testing.T, scen, snapOn, cache, state, name, cluster1 string) {
+	t.Helper()
+	env := []string{"HABENCH_CACHE_DIR=" + cache, "HABENCH_STATE_DIR=" + state}
+	r := execute(t, []string{habenchBin, "run", scen, "--snapshot", name, "--results", t.TempDir()}, env...)
+	want := fmt.Sprintf("snapshot %q: unchecked (made by an older habench), without the list of its files a deployment checks it by: nothing was deployed from it: remove it with `habench snapshot rm %s`", name, name)
+	if msg := strings.TrimSpace(r.stderr); r.code != 2 || strings.Contains(msg, "\n") || !strings.Contains(msg, want) {
+		t.Errorf("--snapshot of an older habench's snapshot: exit %d, stderr %q; want exit 2 and one line with %q", r.code, msg, want)
+	}
+	if line := snapshotListLine(t, cache, name); !strings.HasSuffix(line, "unchecked (made by an older habench)") {
+		t.Errorf("snapshot list, an older habench's snapshot: %q", line)
+	}
+	note := fmt.Sprintf("NOTE: snapshot %s is unchecked (made by an older habench), without the list of its files a deployment checks it by: it is made again", name)
+	if r = execute(t, []string{habenchBin, "run", snapOn, "--dry-run"}, env...); r.code != 0 || !strings.Contains(r.stdout, note) {
+		t.Errorf("dry run with snapshots: true and an older habench's snapshot: exit %d, want %q\n%s%s", r.code, note, r.stdout, r.stderr)
+	}
+	r = execute(t, []string{habenchBin, "run", snapOn, "--results", t.TempDir(), "--quiet"}, env...)
+	if r.code != 0 || !strings.Contains(r.stdout, note) || !strings.Contains(r.stdout, "making a data snapshot") {
+		t.Fatalf("run with snapshots: true and an older habench's snapshot: exit %d, want %q and the snapshot made again\n%s%s", r.code, note, r.stdout, r.stderr)
+	}
+	if line := snapshotListLine(t, cache, name); !strings.HasSuffix(line, " ok") {
+		t.Errorf("snapshot list, the snapshot made again: %q, want ok", line)
+	}
+	noClusters(t, state, cluster1)
 }
