@@ -218,9 +218,9 @@ func (s *Snapshot) LocalState() string {
 	return s.stateOf(have)
 }
 
-// removeAdvice is how to get rid of a snapshot that cannot be used with command rm, and
+// RemoveAdvice is how to get rid of a snapshot that cannot be used with command rm, and
 // how a new one comes: "remove it with `RM` (a run with snapshots: true makes a new one)".
-func removeAdvice(rm string) string {
+func RemoveAdvice(rm string) string {
 	return "remove it with `" + rm + "` (a run with snapshots: true makes a new one)"
 }
 
@@ -228,7 +228,7 @@ func removeAdvice(rm string) string {
 // where: "" on this machine, " on HOST"), differs from the list made with it ("damaged"),
 // or when it has none ("unchecked": made by a habench that did not record one): a one-line
 // *topology.FieldError on snapshot naming the first entry that differs and fix, what to do
-// about it (removeAdvice, or for a host's copy how to remove that copy).
+// about it (RemoveAdvice, or for a host's copy how to remove that copy).
 func (s *Snapshot) checkFiles(have []SnapshotFile, where, fix string) error {
 	switch st := s.stateOf(have); {
 	case st == "ok":
@@ -249,7 +249,7 @@ func (s *Snapshot) verifyLocal() error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("snapshot %s: %w", s.Name, err)
 	}
-	return s.checkFiles(have, "", removeAdvice(SnapshotRmCommand(topology.Spec{}, s.Name)))
+	return s.checkFiles(have, "", RemoveAdvice(SnapshotRmCommand(topology.Spec{}, s.Name)))
 }
 
 // SnapshotRmCommand is the command that removes snapshot name where spec's deployments

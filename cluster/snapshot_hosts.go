@@ -246,7 +246,7 @@ func verifyHostSnapshot(ctx context.Context, h host.Host, dest string, l hostLay
 	if err != nil {
 		return fmt.Errorf("snapshot %s on %s: %w", snap.Name, h.Name(), err)
 	}
-	fix := removeAdvice(hostSnapshotRm(snap.Name, spec.Hosts, l.HostDir))
+	fix := RemoveAdvice(hostSnapshotRm(snap.Name, spec.Hosts, l.HostDir))
 	if dest != spec.Hosts[0] {
 		fix = fmt.Sprintf("remove %s's copy with `%s` (the next deployment copies it there again from %s)", dest, hostSnapshotRm(snap.Name, []string{dest}, l.HostDir), spec.Hosts[0])
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/internal/mysqlerr"
 	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
@@ -94,6 +95,19 @@ func DryRunSnapshots(ctx context.Context, sb *cluster.Sandbox, plan *scenario.Pl
 		}
 	}
 	return notes, nil
+}
+
+// snapshotSuspect is err, the failure of a cell whose deployment started from snapshot
+// snap (nil: not from one) on spec, with the snapshot named when the server refused with
+// a storage error (mysqlerr.Storage: a missing or corrupt table file): "ERR (data from
+// snapshot NAME: it may be damaged in a way its file list does not show; remove it with
+// `habench snapshot rm NAME`)". Other errors, and cells not from a snapshot, are err.
+func snapshotSuspect(err error, snap *cluster.Snapshot, spec topology.Spec) error {
+	if snap == nil || !mysqlerr.Storage(mysqlerr.Code(err)) {
+		return err
+	}
+	return fmt.Errorf("%w (data from snapshot %s: it may be damaged in a way its file list does not show; %s)",
+		err, snap.Name, cluster.RemoveAdvice(cluster.SnapshotRmCommand(spec, snap.Name)))
 }
 
 // remakeNote is the NOTE of a run with snapshots: true that makes snapshot snap again

@@ -630,6 +630,7 @@ func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *scenario.Cell
 	case ctx.Err() != nil:
 		rec.Status, rec.Error = StatusFailed, "interrupted: "+err.Error()
 	default:
+		err = snapshotSuspect(err, cs.snapshot, cs.c.Spec)
 		rec.Status, rec.Error = StatusFailed, err.Error()
 		fmt.Fprintf(sw.out, "cell %d failed: %v\n", cell.Index, err)
 		sw.keepNodeLog(cs.c, cell, rec, err)

@@ -33,3 +33,16 @@ func ReadOnly(code uint16) bool {
 func NotPartOfCluster(code uint16) bool {
 	return ReadOnly(code) || code == 1047
 }
+
+// Storage reports whether code is a storage engine's refusal that a damaged data directory
+// answers with: 1030 (ER_GET_ERRNO, "Got error N from storage engine", InnoDB's
+// "Tablespace is missing"), 1034 (ER_NOT_KEYFILE), 1146 (ER_NO_SUCH_TABLE), 1194
+// (ER_CRASHED_ON_USAGE), 1812 (ER_TABLESPACE_MISSING), 1877 (ER_TABLE_CORRUPT) or 1932
+// (MariaDB's ER_NO_SUCH_TABLE_IN_ENGINE).
+func Storage(code uint16) bool {
+	switch code {
+	case 1030, 1034, 1146, 1194, 1812, 1877, 1932:
+		return true
+	}
+	return false
+}
