@@ -14,6 +14,7 @@ import (
 
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -302,7 +303,7 @@ func TestRunLinksOverSSH(t *testing.T) {
 		hm := x.(map[string]any)
 		t.Logf("host %v: %v CPU samples, CPU busy mean %v, run queue mean %v", hm["host"], hm["samples"], hm["cpu_busy_mean"], hm["procs_running_mean"])
 		name := fmt.Sprint(hm["host"])
-		if !strings.HasPrefix(name, "ssh hbt-ssh") || !strings.Contains(string(csv), ","+sampler.HostNode(name)+","+sampler.MetricHostProcsRunning+",") {
+		if !slices.ContainsFunc(lab.Hosts[:2], func(h *testhost.Host) bool { return name == "ssh "+h.Name }) || !strings.Contains(string(csv), ","+sampler.HostNode(name)+","+sampler.MetricHostProcsRunning+",") {
 			t.Errorf("host %s: no %s read over SSH in samples.csv; stderr:\n%s", name, sampler.MetricHostProcsRunning, r.stderr)
 		}
 	}

@@ -35,7 +35,7 @@ type Lab struct {
 	Hosts  []*Host
 	Dir    string // temp dir: keys, ssh config, sshd configs and logs
 	// SSHConfig is an ssh_config(5) file with a Host entry per host (its name, e.g.
-	// "hbt-sshab1-1"): HostName, User root, the lab's key, a known_hosts of its own.
+	// "hbt-l3-1"): HostName, User root, the lab's key, a known_hosts of its own.
 	SSHConfig string
 	// Key is the private key sshd accepts for root.
 	Key string
