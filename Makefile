@@ -16,7 +16,7 @@ TESTENV  := HABENCH_REQUIRE_SERVERS=1 $(GUARD)
 # wait: elections, rejoins, timers) up to 2 at once: 4 tests at most (8 overloaded 2 cores:
 # elections and restarts outran their bounds). Names, lab subnets and namespaces are
 # handed out by internal/testmachine. The CLI tests use the bin/habench just built.
-TESTFLAGS ?= -count=1 -p 2 -parallel 2 -timeout 40m
+TESTFLAGS ?= -count=1 -p 2 -parallel 3 -timeout 40m
 # The summary after the run: the failing tests' output first, the wall time, each
 # package's time, the 25 slowest tests, every test over 60 s and each skipped test with its
 # reason (internal/cmd/testsummary over go test -json); the whole stream in TESTJSON.
