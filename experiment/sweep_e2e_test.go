@@ -290,7 +290,9 @@ cell: {prepare: reprepare, restart: true, warmup: 1s, drop_caches: ` + map[bool]
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// With the suite beside it a Galera run (a deploy, two cells each restarting every
+	// node and preparing again) took 140 s, a group's more than 3 minutes.
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	pids := map[int][]int{}
 	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir(), OnCell: func(c experiment.CellRecord) {
