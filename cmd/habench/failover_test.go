@@ -38,28 +38,27 @@ func TestClientFailoverMultiWriter(t *testing.T) {
 	// then the group's recovery) 20 s to 40 s. So the group runs at rate 6 (fewer commits in
 	// flight), without the probe writer (a commit every 5 ms on n1 would hold n1's stop 50
 	// s each time) and for 240 s. The two topologies run side by side.
-	for _, c := range []struct {
+	cases := []struct {
 		name, row, rate, time, extra string
 	}{
 		{testenv.Name(t, "cfga"), "kind: galera, nodes: 3, flavor: mariadb", "20", "150", ""},
 		{testenv.Name(t, "cfmp"), "kind: group, nodes: 3, flavor: mysql, group: {mode: multi-primary}", "6", "240", "probe: false\n"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			state := stateDir(t)
-			defer noClusters(t, state, c.name)
-			sum := failoverRun(t, state, "{name: "+c.name+", "+c.row+"}", c.rate, c.time, c.extra,
-				"  - {at: 4s, action: kill, node: n3}\n  - {at: 9s, action: start, node: n3}\n  - {at: 14s, action: rolling-restart, node: writer}\n",
-				"kill n3 at 4s, rolling-restart writer at 14s", []string{"kill n3", "start n3", "restart n2", "restart n3", "restart n1"})
-			back := false
-			for _, m := range sum.WriterMoves {
-				back = back || (m.To == "n3" && m.FirstCommitS != nil && m.AtS < sum.Faults[3].AtS)
-			}
-			if !back {
-				t.Errorf("the killed n3's worker did not go back to it before its restart in the rolling restart: moves %+v", sum.WriterMoves)
-			}
-		})
 	}
+	testenv.SideBySide(t, []string{cases[0].name, cases[1].name}, func(t *testing.T, i int) {
+		c := cases[i]
+		state := stateDir(t)
+		defer noClusters(t, state, c.name)
+		sum := failoverRun(t, state, "{name: "+c.name+", "+c.row+"}", c.rate, c.time, c.extra,
+			"  - {at: 4s, action: kill, node: n3}\n  - {at: 9s, action: start, node: n3}\n  - {at: 14s, action: rolling-restart, node: writer}\n",
+			"kill n3 at 4s, rolling-restart writer at 14s", []string{"kill n3", "start n3", "restart n2", "restart n3", "restart n1"})
+		back := false
+		for _, m := range sum.WriterMoves {
+			back = back || (m.To == "n3" && m.FirstCommitS != nil && m.AtS < sum.Faults[3].AtS)
+		}
+		if !back {
+			t.Errorf("the killed n3's worker did not go back to it before its restart in the rolling restart: moves %+v", sum.WriterMoves)
+		}
+	})
 }
 
 // failoverRun runs the default workload at rate for secs seconds on topology row (a

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,4 +97,23 @@ func Habench(t testing.TB) string {
 		t.Fatalf("build habench: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// SideBySide runs f(t, i) for each of names as subtests of t, all at once (each t.Run in
+// a goroutine of its own), and returns when every one has ended. Parallel subtests
+// (t.Parallel inside t.Run) wait for their parent to return and then queue behind every
+// parallel test of the package, so a long one becomes the package's tail; these start
+// with their parent, inside its one -parallel slot: for the parts of one test that mostly
+// wait (runs at a low rate, elections, restarts).
+func SideBySide(t *testing.T, names []string, f func(t *testing.T, i int)) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(name, func(t *testing.T) { f(t, i) })
+		}()
+	}
+	wg.Wait()
 }
