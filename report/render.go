@@ -144,36 +144,8 @@ func Render(res *Results, o Options) (*Rendered, error) {
 		out.Charts = append(out.Charts, pg.SweepCharts...)
 	}
 	for i, r := range res.Runs {
-		c, ok, err := RunChart(r)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.Name, err)
-		}
-		var cp *Chart
-		if ok {
-			cp = &c
-			out.Charts = append(out.Charts, c)
-		}
-		rv := newRunView(r, rows[i], cp, i, pg.Compared)
-		hm, ok, err := LatencyHeatmap(r, runXMax(r))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.Name, err)
-		}
-		if ok {
-			rv.Heatmap = &hm
-			out.Charts = append(out.Charts, hm)
-		}
-		pg.Runs = append(pg.Runs, rv)
-		if r.Summary != nil {
-			for _, o := range r.Summary.Outages {
-				a := o.Text
-				if a == "" {
-					a = fmt.Sprintf("%s could not commit from %.2f s to %.2f s of the run (%.2f s)", o.Node, o.StartS, o.EndS, o.DurationS)
-				}
-				if pg.Multi {
-					a = r.Name + ": " + a
-				}
-				pg.Alerts = append(pg.Alerts, "outage: "+a)
-			}
+		if err := pg.addRun(out, r, rows[i], i); err != nil {
+			return nil, err
 		}
 	}
 	var hb bytes.Buffer
@@ -187,6 +159,45 @@ func Render(res *Results, o Options) (*Rendered, error) {
 		out.SweepCSV = sweepCSV(res.Sweep)
 	}
 	return out, nil
+}
+
+// addRun adds run r (row, the i-th run of the page) to pg: its view with its chart and
+// latency heatmap (both also in out.Charts) and its outages as alerts. Errors name the
+// run: a chart that cannot be drawn.
+func (pg *page) addRun(out *Rendered, r *Run, row Row, i int) error {
+	c, ok, err := RunChart(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.Name, err)
+	}
+	var cp *Chart
+	if ok {
+		cp = &c
+		out.Charts = append(out.Charts, c)
+	}
+	rv := newRunView(r, row, cp, i, pg.Compared)
+	hm, ok, err := LatencyHeatmap(r, runXMax(r))
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.Name, err)
+	}
+	if ok {
+		rv.Heatmap = &hm
+		out.Charts = append(out.Charts, hm)
+	}
+	pg.Runs = append(pg.Runs, rv)
+	if r.Summary == nil {
+		return nil
+	}
+	for _, o := range r.Summary.Outages {
+		a := o.Text
+		if a == "" {
+			a = fmt.Sprintf("%s could not commit from %.2f s to %.2f s of the run (%.2f s)", o.Node, o.StartS, o.EndS, o.DurationS)
+		}
+		if pg.Multi {
+			a = r.Name + ": " + a
+		}
+		pg.Alerts = append(pg.Alerts, "outage: "+a)
+	}
+	return nil
 }
 
 // WriteError is a report or results file of this package that could not be written (a
