@@ -1,0 +1,63 @@
+package main
+
+// The longest tests of the package, declared last on purpose. Once the serial tests have
+// run, go test (1.26) starts the waiting parallel tests of a package last declared first
+// (measured: the 80 tests of this package began in nearly the reverse of their order), so
+// a long test declared early starts last and ends the package with nothing beside it:
+// TestClientFailoverMultiWriter, 280 s, in failover_test.go began 15 minutes in and was
+// the package's last 4 minutes alone. Where a test is declared changes only the suite's
+// time, never what it checks.
+
+import (
+	"testing"
+
+	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/topology"
+)
+
+// TestClientFailoverMultiWriter (acceptance of issue 31's client failover): on a 3-node
+// Galera cluster and on a 3-member multi-primary group, each run of the default workload
+// (oltp_read_write on every node, one worker per node, at a low rate) has a node killed
+// and started, then a rolling restart (one run per topology: a scenario refuses faults on
+// a sandbox it did not deploy, and a deployment per fault would double the test). Each
+// takes away nodes the workers write to: the run says it fails over, goes on to its
+// planned end and exits 0; each kill and restart has, in summary.json and report.md's
+// Faults table, the worker that left the node, how long it took to commit elsewhere and
+// when the cluster's view lost the node; the killed node's worker went back to it once it
+// was live again.
+func TestClientFailoverMultiWriter(t *testing.T) {
+	t.Parallel()
+	testenv.Installation(t, topology.MariaDB)
+	testenv.Installation(t, topology.MySQL)
+	// Every kill and restart step falls inside the workload, 15 s before its end at least,
+	// and is checked. A Galera step takes 15 s to 25 s with the suite beside it (the
+	// restarted node's IST, then its catching up: a rolling restart begun at 14 s ran its
+	// steps at 39, 59 and 75 s), so Galera runs 150 s at rate 20. A group member's takes
+	// 20 s to 90 s on 2 shared cores: its clean stop waits 50 s (Group Replication's fixed
+	// TRANSACTION_KILL_TIMEOUT) when a commit was waiting for certification as it left,
+	// and its start recovers what it missed; the killed member's start (crash recovery,
+	// then the group's recovery) 20 s to 40 s. So the group runs at rate 6 (fewer commits in
+	// flight), without the probe writer (a commit every 5 ms on n1 would hold n1's stop 50
+	// s each time) and for 240 s. The two topologies run side by side.
+	cases := []struct {
+		name, row, rate, time, extra string
+	}{
+		{testenv.Name(t, "cfga"), "kind: galera, nodes: 3, flavor: mariadb", "20", "150", ""},
+		{testenv.Name(t, "cfmp"), "kind: group, nodes: 3, flavor: mysql, group: {mode: multi-primary}", "6", "240", "probe: false\n"},
+	}
+	testenv.SideBySide(t, []string{cases[0].name, cases[1].name}, func(t *testing.T, i int) {
+		c := cases[i]
+		state := stateDir(t)
+		defer noClusters(t, state, c.name)
+		sum := failoverRun(t, state, "{name: "+c.name+", "+c.row+"}", c.rate, c.time, c.extra,
+			"  - {at: 4s, action: kill, node: n3}\n  - {at: 9s, action: start, node: n3}\n  - {at: 14s, action: rolling-restart, node: writer}\n",
+			"kill n3 at 4s, rolling-restart writer at 14s", []string{"kill n3", "start n3", "restart n2", "restart n3", "restart n1"})
+		back := false
+		for _, m := range sum.WriterMoves {
+			back = back || (m.To == "n3" && m.FirstCommitS != nil && m.AtS < sum.Faults[3].AtS)
+		}
+		if !back {
+			t.Errorf("the killed n3's worker did not go back to it before its restart in the rolling restart: moves %+v", sum.WriterMoves)
+		}
+	})
+}
