@@ -38,8 +38,25 @@ func main() {
 // _test.go files under dir whose bodies call testmachine.Alone.
 func aloneTests(dir string) ([]string, error) {
 	seen := map[string]bool{}
+	err := eachTestFunc(dir, func(_ *token.FileSet, fn *ast.FuncDecl) {
+		if callsAlone(fn.Body) {
+			seen[fn.Name.Name] = true
+		}
+	})
+	var names []string
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, err
+}
+
+// eachTestFunc calls f with each top-level Test function (with a body) of the _test.go
+// files under dir, testdata, node_modules and hidden directories left out, and the file
+// set their positions are in. Errors: the walk's, or a file that does not parse.
+func eachTestFunc(dir string, f func(fset *token.FileSet, fn *ast.FuncDecl)) error {
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -52,27 +69,17 @@ func aloneTests(dir string) ([]string, error) {
 		if !strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		file, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
-		for _, decl := range f.Decls {
-			fn, ok := decl.(*ast.FuncDecl)
-			if !ok || fn.Recv != nil || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "Test") {
-				continue
-			}
-			if callsAlone(fn.Body) {
-				seen[fn.Name.Name] = true
+		for _, decl := range file.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Body != nil && strings.HasPrefix(fn.Name.Name, "Test") {
+				f(fset, fn)
 			}
 		}
 		return nil
 	})
-	var names []string
-	for n := range seen {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names, err
 }
 
 // callsAlone reports whether body calls testmachine.Alone (directly, not through a helper).

@@ -2,13 +2,10 @@ package main
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -42,54 +39,33 @@ func TestAloneTests(t *testing.T) {
 // wait, which a test about to skip must not do.
 func TestShortSkipBeforeAlone(t *testing.T) {
 	root := filepath.Join("..", "..", "..")
-	fset := token.NewFileSet()
 	checked := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	err := eachTestFunc(root, func(fset *token.FileSet, fn *ast.FuncDecl) {
+		if !callsAlone(fn.Body) {
+			return
 		}
-		if d.IsDir() {
-			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules") {
-				return filepath.SkipDir
+		checked++
+		alone, short := token.NoPos, token.NoPos
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
 			}
-			return nil
-		}
-		if !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		for _, decl := range f.Decls {
-			fn, ok := decl.(*ast.FuncDecl)
-			if !ok || fn.Recv != nil || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "Test") || !callsAlone(fn.Body) {
-				continue
-			}
-			checked++
-			alone, short := token.NoPos, token.NoPos
-			ast.Inspect(fn.Body, func(n ast.Node) bool {
-				call, ok := n.(*ast.CallExpr)
-				if !ok {
-					return true
-				}
-				if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
-					if id, ok := sel.X.(*ast.Ident); ok {
-						switch {
-						case id.Name == "testmachine" && sel.Sel.Name == "Alone" && !alone.IsValid():
-							alone = call.Pos()
-						case id.Name == "testing" && sel.Sel.Name == "Short" && !short.IsValid():
-							short = call.Pos()
-						}
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok {
+					switch {
+					case id.Name == "testmachine" && sel.Sel.Name == "Alone" && !alone.IsValid():
+						alone = call.Pos()
+					case id.Name == "testing" && sel.Sel.Name == "Short" && !short.IsValid():
+						short = call.Pos()
 					}
 				}
-				return true
-			})
-			if short.IsValid() && short > alone {
-				t.Errorf("%s: %s checks testing.Short() after testmachine.Alone (%s): skip first", fset.Position(short), fn.Name.Name, fset.Position(alone))
 			}
+			return true
+		})
+		if short.IsValid() && short > alone {
+			t.Errorf("%s: %s checks testing.Short() after testmachine.Alone (%s): skip first", fset.Position(short), fn.Name.Name, fset.Position(alone))
 		}
-		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
