@@ -187,20 +187,25 @@ func checkTopologyHealthy(ctx context.Context, t *testing.T, c *cluster.Cluster)
 	}
 }
 
+// seededSnapshot is the listed snapshot of flavor made with this test's rand-seed seed;
+// the test fails when there is none.
+func seededSnapshot(t *testing.T, seed int64, flavor string) *cluster.Snapshot {
+	t.Helper()
+	ss, _ := cluster.ListSnapshots()
+	for _, s := range ss {
+		if s.Shape["rand-seed"] == fmt.Sprint(seed) && string(s.Installation.Flavor) == flavor {
+			return s
+		}
+	}
+	t.Fatalf("no %s snapshot listed", flavor)
+	return nil
+}
+
 // checkSnapshotRefused: the MySQL snapshot of this test, asked for a MariaDB deployment,
 // is refused naming the field and both values; nothing is deployed.
 func checkSnapshotRefused(ctx context.Context, t *testing.T, sb *cluster.Sandbox, seed int64) {
 	t.Helper()
-	var mysqlSnap *cluster.Snapshot
-	ss, _ := cluster.ListSnapshots()
-	for _, s := range ss {
-		if s.Shape["rand-seed"] == fmt.Sprint(seed) && s.Installation.Flavor == "mysql" {
-			mysqlSnap = s
-		}
-	}
-	if mysqlSnap == nil {
-		t.Fatal("no MySQL snapshot listed")
-	}
+	mysqlSnap := seededSnapshot(t, seed, "mysql")
 	name := testenv.Name(t, "snr")
 	_, err := sb.DeployFromSnapshot(ctx, testenv.Spec(t, name, topology.Galera, 3, topology.MariaDB), mysqlSnap)
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), `installation.flavor "mysql"`) || !strings.Contains(err.Error(), `"mariadb"`) {
@@ -218,16 +223,7 @@ func checkSnapshotRefused(ctx context.Context, t *testing.T, sb *cluster.Sandbox
 // snapshot, the file and `habench snapshot rm NAME`, and nothing is deployed.
 func checkDamagedSnapshot(ctx context.Context, t *testing.T, sb *cluster.Sandbox, seed int64) {
 	t.Helper()
-	var snap *cluster.Snapshot
-	ss, _ := cluster.ListSnapshots()
-	for _, s := range ss {
-		if s.Shape["rand-seed"] == fmt.Sprint(seed) && s.Installation.Flavor == "mariadb" {
-			snap = s
-		}
-	}
-	if snap == nil {
-		t.Fatal("no MariaDB snapshot listed")
-	}
+	snap := seededSnapshot(t, seed, "mariadb")
 	name := testenv.Name(t, "snd")
 	spec := testenv.Spec(t, name, topology.Galera, 3, topology.MariaDB)
 	var total int64
