@@ -195,6 +195,21 @@ func TestSweepCellPolicy(t *testing.T) {
 	}
 }
 
+// twoCellSweep is scenario scen: topology name (kind, nodes, flavor), oltp_write_only for
+// 2 s on one table of 1000 rows, threads [1, 2], and the cell policy cell (a YAML mapping).
+func twoCellSweep(scen, name string, kind topology.Kind, nodes int, flavor topology.Flavor, cell string) string {
+	return `name: ` + scen + `
+topologies:
+  - {name: ` + name + `, kind: ` + string(kind) + `, nodes: ` + strconv.Itoa(nodes) + `, flavor: ` + string(flavor) + `}
+workload:
+  test: oltp_write_only
+  options: {tables: 1, table-size: 1000, time: 2}
+sweep:
+  threads: [1, 2]
+cell: ` + cell + `
+`
+}
+
 // sweepRestartFails: after cell 1 the replication user's password changes on n1, so the
 // restart before cell 2 leaves n2's receiver unable to log in (Connecting, error 1045) and
 // the restart's wait (the sandbox's ReadyTimeout, 15 s here) ends: cell 2 fails naming n2,
@@ -205,16 +220,7 @@ func sweepRestartFails(t *testing.T, prefix string, kind topology.Kind, nodes in
 	sb := testenv.Sandbox(t)
 	sb.ReadyTimeout = 15 * time.Second
 	name := testenv.Name(t, prefix)
-	y := `name: swfail
-topologies:
-  - {name: ` + name + `, kind: ` + string(kind) + `, nodes: ` + strconv.Itoa(nodes) + `, flavor: ` + string(flavor) + `}
-workload:
-  test: oltp_write_only
-  options: {tables: 1, table-size: 1000, time: 2}
-sweep:
-  threads: [1, 2]
-cell: {restart: true, warmup: 1s}
-`
+	y := twoCellSweep("swfail", name, kind, nodes, flavor, "{restart: true, warmup: 1s}")
 	s, err := scenario.ParseScenario([]byte(y))
 	if err != nil {
 		t.Fatal(err)
@@ -276,16 +282,7 @@ func sweepCellPolicy(t *testing.T, prefix string, kind topology.Kind, nodes int,
 	sb := testenv.Sandbox(t)
 	name := testenv.Name(t, prefix)
 	drop := os.Geteuid() == 0 && experiment.CheckDropCaches() == nil
-	y := `name: swpolicy
-topologies:
-  - {name: ` + name + `, kind: ` + string(kind) + `, nodes: ` + strconv.Itoa(nodes) + `, flavor: ` + string(flavor) + `}
-workload:
-  test: oltp_write_only
-  options: {tables: 1, table-size: 1000, time: 2}
-sweep:
-  threads: [1, 2]
-cell: {prepare: reprepare, restart: true, warmup: 1s, drop_caches: ` + map[bool]string{true: "true", false: "false"}[drop] + `}
-`
+	y := twoCellSweep("swpolicy", name, kind, nodes, flavor, "{prepare: reprepare, restart: true, warmup: 1s, drop_caches: "+strconv.FormatBool(drop)+"}")
 	s, err := scenario.ParseScenario([]byte(y))
 	if err != nil {
 		t.Fatal(err)
