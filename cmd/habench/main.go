@@ -40,14 +40,17 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
-func run() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+// interruptContext returns a context cancelled by the first SIGINT or SIGTERM; a second
+// one exits at once (130) without cleanup, naming the sandboxes this process leaves. Both
+// signals are caught by one channel registered before anything runs, with room for two,
+// so a second signal sent right after the first is never lost while cleanup runs.
+func interruptContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		// A second signal forces exit; cleanup has had its chance.
-		<-ctx.Done()
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		<-ch
+		cancel()
 		<-ch
 		msg := "habench: second signal, exiting without cleanup"
 		if names, dir := cluster.LeftByThisProcess(); len(names) > 0 {
@@ -56,6 +59,12 @@ func run() int {
 		fmt.Fprintln(os.Stderr, msg)
 		os.Exit(130)
 	}()
+	return ctx, func() { signal.Stop(ch); cancel() }
+}
+
+func run() int {
+	ctx, stop := interruptContext()
+	defer stop()
 	// SSH master connections to users' hosts end with the command.
 	defer host.CloseAll()
 	root := newRootCmd()
