@@ -74,7 +74,7 @@ func TestSSHHost(t *testing.T) {
 	for i := 0; i < 256; i++ {
 		all = append(all, byte(i))
 	}
-	all = append(all, "\n<rc 0>\nend"...)
+	all = append(all, "\n<rc 0:0000000000000000001>\nend"...)
 	bin := filepath.Join(t.TempDir(), "it's binary")
 	if err := os.WriteFile(bin, all, 0o600); err != nil {
 		t.Fatal(err)
@@ -160,24 +160,33 @@ func TestExitErrorOneLine(t *testing.T) {
 }
 
 // TestReadRequest: the request a ReadFile shell runs, run here by sh, gives back the file
-// and cat's status through parseReadReply (and a missing file cat's message and 1).
+// byte for byte (NUL, no final newline, a trailer of another request inside) and cat's
+// status through parseReadReply (and a missing file cat's message and 1); a reply to
+// another request, or cut short, is refused.
 func TestReadRequest(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "a 'file'")
-	if err := os.WriteFile(p, []byte("x\x00y\n<rc 5>\n"), 0o600); err != nil {
+	content := "x\x00y\n<rc 5:n0>\n<rc 0:n1>"
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		path string
 		body string
 		rc   int
-	}{{p, "x\x00y\n<rc 5>\n", 0}, {p + ".missing", "No such file", 1}} {
-		out, err := exec.Command("sh", "-c", host.ReadRequestForTest(c.path)).Output()
+	}{{p, content, 0}, {p + ".missing", "No such file", 1}} {
+		out, err := exec.Command("sh", "-c", host.ReadRequestForTest(c.path, "n1")).Output()
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, rc, err := host.ParseReadReplyForTest(out)
-		if err != nil || rc != c.rc || !strings.Contains(string(body), c.body) {
+		body, rc, err := host.ParseReadReplyForTest(out, "n1")
+		if err != nil || rc != c.rc || (c.rc == 0 && string(body) != c.body) || !strings.Contains(string(body), c.body) {
 			t.Errorf("%s: %q %d %v", c.path, body, rc, err)
+		}
+		if _, _, err := host.ParseReadReplyForTest(out, "n2"); err == nil {
+			t.Errorf("%s: a reply taken for another request's", c.path)
+		}
+		if _, _, err := host.ParseReadReplyForTest(out[:len(out)-1], "n1"); err == nil {
+			t.Errorf("%s: a reply without its last byte taken as whole", c.path)
 		}
 	}
 }

@@ -4,48 +4,71 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os/exec"
 	"strconv"
 	"syscall"
 )
 
 // fileReader is a shell kept open on an SSH host for ReadFile: one session on the master
-// connection, to which each read writes one command line and from which it reads one
-// line back, so a read costs a cat on the host instead of a new ssh client and session
+// connection, to which each read writes one command line and from which it reads the
+// reply, so a read costs one cat on the host instead of a new ssh client and session
 // (about 1 ms instead of 50-150 ms: what a sampler reading /proc every second needs).
 type fileReader struct {
 	cmd  *exec.Cmd
 	in   io.WriteCloser
 	out  *bufio.Reader
 	dead bool
+	seq  uint64
 }
 
-// readRequest is the command line for path: the file (or cat's error) and a trailer with
-// cat's exit status, base64 on one line (any content survives the line framing).
-func readRequest(path string) string {
-	return "{ cat -- " + Quote([]string{path}) + ` 2>&1; echo "<rc $?>"; } | base64 | tr -d '\n'; echo` + "\n"
+// readRequest is the command line for path: the file (or cat's error) as it is, then a
+// trailer "<rc STATUS:nonce>" and a newline, the nonce unique to the request so that no
+// content is taken for the trailer. One process on the host (cat) per read.
+func readRequest(path, nonce string) string {
+	return "cat -- " + Quote([]string{path}) + ` 2>&1; echo "<rc $?:` + nonce + `>"` + "\n"
 }
 
-// parseReadReply splits a decoded reply into the content and cat's exit status. Pure.
-func parseReadReply(line []byte) ([]byte, int, error) {
-	raw, err := base64.StdEncoding.DecodeString(string(bytes.TrimSpace(line)))
-	if err != nil {
-		return nil, 0, fmt.Errorf("reply not base64: %w", err)
+// readNonce returns a nonce for a reader's next request: 64 random bits and a sequence
+// number, in hex.
+func (r *fileReader) readNonce() string {
+	r.seq++
+	return fmt.Sprintf("%016x%x", rand.Uint64(), r.seq)
+}
+
+// readReply reads one reply to a request with nonce from out: the bytes up to and
+// including the line that ends with its trailer.
+func readReply(out *bufio.Reader, nonce string) ([]byte, error) {
+	end := []byte(":" + nonce + ">\n")
+	var reply []byte
+	for {
+		chunk, err := out.ReadBytes('\n')
+		reply = append(reply, chunk...)
+		if err != nil {
+			return reply, err
+		}
+		if bytes.HasSuffix(reply, end) {
+			return reply, nil
+		}
 	}
+}
+
+// parseReadReply splits a reply to a request with nonce into the content and cat's exit
+// status. Pure.
+func parseReadReply(raw []byte, nonce string) ([]byte, int, error) {
+	end := ":" + nonce + ">\n"
 	i := bytes.LastIndex(raw, []byte("<rc "))
-	if i < 0 || !bytes.HasSuffix(raw, []byte(">\n")) {
+	if i < 0 || !bytes.HasSuffix(raw, []byte(end)) {
 		return nil, 0, errors.New("reply without its trailer")
 	}
-	rc, err := strconv.Atoi(string(raw[i+4 : len(raw)-2]))
+	rc, err := strconv.Atoi(string(raw[i+4 : len(raw)-len(end)]))
 	if err != nil {
 		return nil, 0, fmt.Errorf("reply trailer %q: %w", raw[i:], err)
 	}
-	body := raw[:i]
-	return body, rc, nil
+	return raw[:i], rc, nil
 }
 
 // startReader opens the shell session (the master connection must exist).
@@ -100,8 +123,8 @@ func (r *fileReader) close() {
 
 // ReadFile implements Host: the file's content through a shell kept open on the host
 // (see fileReader); a file that cannot be read is an *ExitError with cat's message. When
-// the host's shell lacks base64 (or the session breaks) it falls back to one `cat` per
-// read over Run. Reads of one SSH value are serialised.
+// the session breaks it falls back to one `cat` over Run for that read, and for good when
+// a reply is not what the request asked for. Reads of one SSH value are serialised.
 func (s *SSH) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	if err := s.Connect(ctx); err != nil {
 		return nil, err
@@ -124,13 +147,14 @@ func (s *SSH) ReadFile(ctx context.Context, path string) ([]byte, error) {
 		err  error
 	}
 	ch := make(chan reply, 1)
+	nonce := r.readNonce()
 	go func() {
-		if _, err := io.WriteString(r.in, readRequest(path)); err != nil {
+		if _, err := io.WriteString(r.in, readRequest(path, nonce)); err != nil {
 			ch <- reply{err: err}
 			return
 		}
-		line, err := r.out.ReadBytes('\n')
-		ch <- reply{line, err}
+		raw, err := readReply(r.out, nonce)
+		ch <- reply{raw, err}
 	}()
 	var rep reply
 	select {
@@ -144,9 +168,9 @@ func (s *SSH) ReadFile(ctx context.Context, path string) ([]byte, error) {
 		r.close()
 		return s.Run(ctx, "cat", "--", path)
 	}
-	body, rc, err := parseReadReply(rep.line)
+	body, rc, err := parseReadReply(rep.line, nonce)
 	if err != nil {
-		// No base64 there, most likely: cat over Run from now on.
+		// A shell that does not run the request as sh does: cat over Run from now on.
 		r.close()
 		s.noReader = true
 		return s.Run(ctx, "cat", "--", path)
