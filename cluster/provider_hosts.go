@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -72,8 +73,9 @@ func (p hostsProvider) HostName(c *Cluster, n *Node) string {
 	return n.Host
 }
 
-// NodeRunning asks the host whether the recorded process still runs (known is false when
-// the host cannot be reached).
+// NodeRunning asks the host whether the recorded process still runs: one read of its
+// /proc/PID/stat over the host's reader session (known is false when the host cannot be
+// reached; a read the host refused, cat's error, means it is gone).
 func (hostsProvider) NodeRunning(c *Cluster, n *Node) (bool, bool) {
 	h := c.hostsSSH(n)
 	if h == nil || n.PID <= 0 {
@@ -81,10 +83,13 @@ func (hostsProvider) NodeRunning(c *Cluster, n *Node) (bool, bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if _, err := h.Run(ctx, "true"); err != nil {
-		return false, false
+	b, err := h.ReadFile(ctx, fmt.Sprintf("/proc/%d/stat", n.PID))
+	if err != nil {
+		var gone *host.ExitError
+		return false, errors.As(err, &gone)
 	}
-	return hostProcessOurs(ctx, h, n.PID, n.StartTicks), true
+	t, alive := parseStatTicks(b)
+	return alive && (n.StartTicks == 0 || t == n.StartTicks), true
 }
 
 func (hostsProvider) Links(*Cluster) LinkAccess { return LinksSSH }
