@@ -284,13 +284,17 @@ func hostSignal(ctx context.Context, h host.Host, pid int, ticks uint64, sig str
 // hostProcessesUnder lists the PIDs on h whose command line names a path under dir
 // (dir + "/"): the node's server and its helpers, also those whose PID was never recorded.
 // With root not "", only processes chrooted there (/proc/PID/root), dir as they see it.
+// One grep over every process's cmdline (not a process per process on the host: a host
+// running a test suite has hundreds); grep's own, which names the pattern, is gone when
+// the list is read.
 func hostProcessesUnder(ctx context.Context, h host.Host, dir, root string) ([]int, error) {
-	const script = `for p in /proc/[0-9]*; do
-  c=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null) || continue
-  case "$c" in *"$1"/*) ;; *) continue;; esac
+	const script = `for f in $(grep -lsF -- "$1/" /proc/[0-9]*/cmdline); do
+  p=${f%/cmdline}
+  [ -d "$p" ] || continue
   if [ -n "$2" ] && [ "$(readlink "$p/root" 2>/dev/null)" != "$2" ]; then continue; fi
   echo "${p#/proc/}"
-done`
+done
+true`
 	out, err := shRun(ctx, h, script, dir, root)
 	if err != nil {
 		return nil, err
