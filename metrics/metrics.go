@@ -141,14 +141,20 @@ func (m *Metrics) EndRun() {
 	m.threads.Set(0)
 }
 
-// ObserveInterval adds one report interval: the latency histogram (every event of the
-// interval), the interval gauges and, when no live counters are attached (AttachLive),
-// the interval's counts to the counters.
+// ObserveInterval adds one report interval: the latency histogram (every event that
+// completed in the interval, once: iv.Recorded, without the waits of transactions still in
+// flight, which the next intervals would count again), the interval gauges and, when no
+// live counters are attached (AttachLive), the interval's counts to the counters. The
+// interval gauges keep the in-flight waits (what the interval's report line shows).
 func (m *Metrics) ObserveInterval(iv workload.Interval) {
 	m.counters.observe(iv)
-	if iv.Histogram != nil {
+	h := iv.Recorded
+	if h == nil {
+		h = iv.Histogram
+	}
+	if h != nil {
 		// The exact sum of the interval's latencies: avg (ms) x events.
-		m.latency.add(iv.Histogram, iv.LatencyAvg*float64(iv.Transactions)/1000)
+		m.latency.add(h, iv.LatencyAvg*float64(iv.Transactions)/1000)
 	}
 	m.intervalTPS.Set(iv.TPS)
 	m.intervalQPS.Set(iv.QPS)

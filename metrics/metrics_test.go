@@ -97,6 +97,29 @@ func TestLatencyHistogramFromHDR(t *testing.T) {
 	}
 }
 
+// TestLatencyHistogramCountsInFlightWaitsNever: a transaction hung across intervals is in
+// each interval's Histogram as a lower-bound wait, but not in Recorded; the cumulative
+// latency histogram counts the completed events only, each once.
+func TestLatencyHistogramCountsInFlightWaitsNever(t *testing.T) {
+	m := New()
+	for i := 1; i <= 3; i++ {
+		rec := workload.NewHistogram()
+		_ = rec.RecordValues(2000, 10)
+		withWait := rec.Clone()
+		_ = withWait.RecordValue(int64(i) * 1_000_000) // still waiting: i s so far
+		m.ObserveInterval(workload.Interval{Transactions: 10, LatencyAvg: 2, Histogram: withWait, Recorded: rec, InFlight: 1})
+	}
+	hist := gather(t, m)[Latency].GetMetric()[0].GetHistogram()
+	if hist.GetSampleCount() != 30 || math.Abs(hist.GetSampleSum()-0.06) > 1e-9 {
+		t.Errorf("count %d sum %v, want 30 events of 2 ms (the waits of the one in flight not counted)", hist.GetSampleCount(), hist.GetSampleSum())
+	}
+	for _, b := range hist.GetBucket() {
+		if b.GetUpperBound() >= 0.5 && b.GetCumulativeCount() != 30 {
+			t.Errorf("le=%v: %d, want 30", b.GetUpperBound(), b.GetCumulativeCount())
+		}
+	}
+}
+
 func TestCountersAndIntervalGauges(t *testing.T) {
 	m := New()
 	iv := workload.Interval{Transactions: 100, Reads: 1400, Writes: 400, Others: 200, Reconnects: 1, TPS: 50, QPS: 1000, Threads: 4,
