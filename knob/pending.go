@@ -66,6 +66,9 @@ func pendingHolder(c *cluster.Cluster) string {
 	if r.PID > 0 && processAlive(r.PID, r.StartTicks) {
 		return fmt.Sprintf("a run (pid %d, started %s) holds knobs %s on it; wait for it to end", r.PID, r.Started.Format(time.RFC3339), strings.Join(r.Requested, " "))
 	}
+	if r.PID == os.Getpid() {
+		return fmt.Sprintf("this run could not restore knobs %s: habench knob restore %s", strings.Join(r.Requested, " "), c.Name)
+	}
 	return fmt.Sprintf("an interrupted run (pid %d) left knobs %s changed: habench knob restore %s", r.PID, strings.Join(r.Requested, " "), c.Name)
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/knob"
-	"github.com/habench/habench/links"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -275,25 +274,6 @@ func provide(cmd *cobra.Command, sb *cluster.Sandbox, spec topology.Spec) error 
 	return nil
 }
 
-// clearHostImpairments removes, before a cluster is destroyed or forgotten, the tc
-// impairments habench applied on its hosts over SSH (c.Links() is cluster.LinksSSH: the
-// cluster's record holds them, and destroying it removes the record, not the qdiscs on the
-// hosts). Error: they could not be removed; the cluster is kept so that `netem clear` can
-// try again.
-func clearHostImpairments(c *cluster.Cluster) error {
-	if c.Links() != cluster.LinksSSH {
-		return nil
-	}
-	st, err := links.ReadStanding(c)
-	if err != nil || st == nil || len(st.Hosts) == 0 {
-		return nil
-	}
-	if err := links.ClearStanding(c); err != nil {
-		return fmt.Errorf("cluster %s: could not remove habench's impairments from its hosts, so it was kept (habench netem clear %s, then destroy): %w", c.Name, c.Name, err)
-	}
-	return nil
-}
-
 func newDestroyCmd(g *globalOpts) *cobra.Command {
 	var all bool
 	hostsOpts := &deployOpts{}
@@ -326,17 +306,9 @@ the state file: when it was lost, or the cluster was deployed from another machi
 				return destroyFromHosts(cmd, sb, all, args, fromHosts)
 			}
 			if all {
+				// The store asks the destroy hooks (knob: pending restores; links: impairments
+				// on hosts) before it changes anything.
 				cs, _ := sb.List()
-				for _, c := range cs {
-					if err := refuseForgetWithKnobs(c); err != nil {
-						return err
-					}
-				}
-				for _, c := range cs {
-					if err := clearHostImpairments(c); err != nil {
-						return err
-					}
-				}
 				if err := sb.DestroyAll(ctx); err != nil {
 					return err
 				}
@@ -354,14 +326,6 @@ the state file: when it was lost, or the cluster was deployed from another machi
 				return nil
 			}
 			c, lerr := sb.Load(args[0])
-			if lerr == nil {
-				if err := refuseForgetWithKnobs(c); err != nil {
-					return err
-				}
-				if err := clearHostImpairments(c); err != nil {
-					return err
-				}
-			}
 			if err := sb.Destroy(ctx, args[0]); err != nil {
 				if errors.Is(err, cluster.ErrNotFound) {
 					return &topology.FieldError{Field: "name", Value: args[0], Reason: "no such cluster (habench status lists them)"}
@@ -402,21 +366,6 @@ func destroyFromHosts(cmd *cobra.Command, sb *cluster.Sandbox, all bool, args []
 		fmt.Fprintln(cmd.OutOrStdout(), l)
 	}
 	return err
-}
-
-// refuseForgetWithKnobs refuses to forget a cluster habench did not deploy (an existing
-// cluster) while knobs a run changed on its servers are not restored (knobs-pending.json,
-// see package knob): forgetting would delete the only record of the values before, and
-// the servers, which habench does not destroy, would keep the run's values. A cluster
-// habench deployed (Provider.Deployed) is destroyed with its servers: nil.
-func refuseForgetWithKnobs(c *cluster.Cluster) error {
-	if c.Deployed() {
-		return nil
-	}
-	if p := knob.Pending(c); p != "" {
-		return &topology.FieldError{Field: "name", Value: c.Name, Reason: "existing cluster not forgotten: " + p}
-	}
-	return nil
 }
 
 // kindsHelp lists the registered kinds with their one-line summaries, for --kind.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/internal/testserver"
 	"github.com/habench/habench/knob"
 	"github.com/habench/habench/topology"
 )
@@ -450,6 +451,69 @@ func TestForgetRefusedWithPendingKnobs(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("registration left: %v", err)
+	}
+}
+
+// TestSweepKeepsRegistrationWhenRestoreFails: a sweep that registered an existing cluster
+// for the run (dsns) and could not restore a knob on it (its server killed during the cell)
+// does not forget the cluster: the registration and its pending record stay, and the run
+// fails naming the restore to run. (Before the store's destroy hooks, the sweep's forget
+// went around the CLI's refusal and took the record with the registration.)
+func TestSweepKeepsRegistrationWhenRestoreFails(t *testing.T) {
+	t.Parallel()
+	testenv.Installation(t, topology.MariaDB)
+	srv := testserver.StartMariaDB(t)
+	state := stateDir(t)
+	name := testenv.Name(t, "rkr")
+	scen := filepath.Join(t.TempDir(), "s.yaml")
+	body := fmt.Sprintf(`name: rkr
+topologies:
+  - {name: %s, provider: existing, dsns: ["root@tcp(127.0.0.1:%d)/"]}
+workload:
+  test: oltp_read_only
+  options: {tables: 1, table-size: 100, threads: 1, rate: 20, time: 60}
+sweep:
+  knob.max_connections: [123]
+`, name, srv.Port)
+	if err := os.WriteFile(scen, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(habenchBin, "run", scen, "--results", t.TempDir())
+	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	pending := filepath.Join(state, "clusters", name, knob.PendingFile)
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(pending); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within 2 min:\n%s\n%s", pending, stdout.String(), stderr.String())
+		}
+	}
+	srv.Kill(t)
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("the run did not end within 3 min of its server's kill:\n%s", stderr.String())
+	}
+	if cmd.ProcessState.ExitCode() == 0 || !strings.Contains(stderr.String(), "not forgotten") || !strings.Contains(stderr.String(), "this run could not restore knobs max_connections=123: habench knob restore "+name) {
+		t.Errorf("exit %d, stderr %q: want a failure saying the cluster was not forgotten and the restore to run", cmd.ProcessState.ExitCode(), stderr.String())
+	}
+	for _, f := range []string{pending, filepath.Join(state, "clusters", name, "state.json")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("after the run: %v", err)
+		}
+	}
+	os.Remove(pending) // the server is gone: nothing to restore
+	if r := habench(t, state, "destroy", name); r.code != 0 {
+		t.Errorf("destroy after removing the record: exit %d %s", r.code, r.stderr)
 	}
 }
 

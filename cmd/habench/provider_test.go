@@ -134,7 +134,7 @@ func TestDestroyAsksProvider(t *testing.T) {
 	} {
 		c := savedClusterOf(t, tc.provider, tc.network)
 		writeClusterRecord(t, c, knob.PendingFile, pending)
-		err := refuseForgetWithKnobs(c)
+		err := cluster.DestroyRefusal(c)
 		var fe *topology.FieldError
 		switch {
 		case !tc.refused && err != nil:
@@ -157,7 +157,7 @@ func TestDestroyAsksProvider(t *testing.T) {
 	} {
 		c := savedClusterOf(t, tc.provider, tc.network)
 		rec := writeClusterRecord(t, c, links.StandingFile, fmt.Sprintf(standing, tc.node, tc.node))
-		err := clearHostImpairments(c)
+		err := cluster.PrepareDestroy(c)
 		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("%s, links record on %s: %v, want error %q", tc.provider, tc.node, err, tc.err)
 		}
@@ -166,7 +166,7 @@ func TestDestroyAsksProvider(t *testing.T) {
 			t.Errorf("%s, links record on %s: record kept %v, want %v", tc.provider, tc.node, kept, tc.kept)
 		}
 	}
-	if err := clearHostImpairments(testClusterOf(testHostsName, "hosts")); err != nil {
+	if err := cluster.PrepareDestroy(testClusterOf(testHostsName, "hosts")); err != nil {
 		t.Errorf("hosts cluster without a links record: %v", err)
 	}
 	_, err := measureLinks(context.Background(), testClusterOf(topology.ProviderExisting, ""), nil)
