@@ -214,17 +214,18 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 				return err
 			}
 			w := cmd.OutOrStdout()
-			if links.ApplyInProgress(c) {
+			ls := links.StateOf(c)
+			if ls.Applying {
 				fmt.Fprintf(w, "%s: a `habench netem apply` (or clear) is in progress; show again when it has finished\n", c.Name)
 				return nil
 			}
-			st, err := links.ReadStanding(c)
-			if err != nil {
-				return fmt.Errorf("%w: run habench netem clear %s", err, c.Name)
+			st := ls.Standing
+			if ls.Err != nil {
+				return fmt.Errorf("%w: run habench netem clear %s", ls.Err, c.Name)
 			}
 			var spec *netem.Spec
 			if st == nil {
-				if links.RunLinksActive(c) {
+				if ls.RunActive {
 					fmt.Fprintf(w, "%s: impaired by a run with --links (or scenario links) in progress; the impairments end with it (see its manifest.json)\n", c.Name)
 					return nil
 				}
@@ -249,7 +250,7 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 					return err
 				}
 			}
-			if measure && c.Links() != cluster.LinksNone && len(c.Nodes) > 1 {
+			if measure && ls.Impairable && len(c.Nodes) > 1 {
 				ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 				defer cancel()
 				rtts, err := measureLinks(ctx, c, spec)
@@ -277,7 +278,7 @@ func newNetemShowCmd(g *globalOpts) *cobra.Command {
 				}
 				tw.Flush()
 			}
-			if st != nil && !st.Alive(c) {
+			if st != nil && !ls.Alive {
 				return fmt.Errorf("%s: the link process is not running: run habench netem clear %s", c.Name, c.Name)
 			}
 			return nil

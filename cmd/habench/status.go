@@ -73,23 +73,30 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 			if p := knob.Pending(c); p != "" {
 				fmt.Fprintf(w, "knobs: %s\n", p)
 			}
-			if st, err := links.ReadStanding(c); err != nil {
-				fmt.Fprintf(w, "links: unreadable record (%v): habench netem clear %s\n", err, c.Name)
-			} else if st != nil {
-				state := "in effect"
-				if links.ApplyInProgress(c) {
-					state = "netem apply in progress"
-				} else if !st.Alive(c) {
-					state = "NOT in effect, link process gone: habench netem clear " + c.Name
-				}
-				fmt.Fprintf(w, "links: %s (%s backend, %s; habench netem show %s)\n", st.Request.String(), st.Backend, state, c.Name)
-			} else if links.RunLinksActive(c) {
-				fmt.Fprintln(w, "links: impaired by a run with --links in progress")
-			} else if c.Links() != cluster.LinksNone {
-				fmt.Fprintln(w, "links: no impairments")
-			}
+			printLinkState(w, c.Name, links.StateOf(c))
 			return nil
 		},
+	}
+}
+
+// printLinkState prints status's links line for cluster name in link state ls (nothing for
+// a cluster whose links cannot be impaired and are not).
+func printLinkState(w io.Writer, name string, ls links.State) {
+	switch st := ls.Standing; {
+	case ls.Err != nil:
+		fmt.Fprintf(w, "links: unreadable record (%v): habench netem clear %s\n", ls.Err, name)
+	case st != nil:
+		state := "in effect"
+		if ls.Applying {
+			state = "netem apply in progress"
+		} else if !ls.Alive {
+			state = "NOT in effect, link process gone: habench netem clear " + name
+		}
+		fmt.Fprintf(w, "links: %s (%s backend, %s; habench netem show %s)\n", st.Request.String(), st.Backend, state, name)
+	case ls.RunActive:
+		fmt.Fprintln(w, "links: impaired by a run with --links in progress")
+	case ls.Impairable:
+		fmt.Fprintln(w, "links: no impairments")
 	}
 }
 
