@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,13 +123,13 @@ func TestArbitratorPartition(t *testing.T) {
 		return g
 	}
 	all := []string{"n1", "n2", "n3", "n4"}
-	waitAll := func(what string, d time.Duration, ok func(n string, g cluster.GaleraStatus) bool) time.Duration {
+	waitAmong := func(nodes []string, what string, d time.Duration, ok func(n string, g cluster.GaleraStatus) bool) time.Duration {
 		t.Helper()
 		start := time.Now()
 		var last []string
 		for time.Since(start) < d {
 			last = nil
-			for _, n := range all {
+			for _, n := range nodes {
 				if g := status(n); !ok(n, g) {
 					last = append(last, n+": "+g.String())
 				}
@@ -140,6 +141,10 @@ func TestArbitratorPartition(t *testing.T) {
 		}
 		t.Fatalf("%s: not after %s: %s", what, d, strings.Join(last, "; "))
 		return 0
+	}
+	waitAll := func(what string, d time.Duration, ok func(n string, g cluster.GaleraStatus) bool) time.Duration {
+		t.Helper()
+		return waitAmong(all, what, d, ok)
 	}
 	synced := func(size int) func(string, cluster.GaleraStatus) bool {
 		return func(_ string, g cluster.GaleraStatus) bool { return g.Synced() && g.ClusterSize == size }
@@ -249,14 +254,18 @@ func TestArbitratorPartition(t *testing.T) {
 	waitAll("component of 4 after killing arb", 30*time.Second, synced(4))
 	t.Logf("fault kill arb: %.1f s, then a component of 4 after %.1f s", took.Seconds(), time.Since(t6).Seconds())
 	fault("start")
+	waitAll("component of 5 after starting arb again", 30*time.Second, synced(5))
 
 	// Every node stopped cleanly (as a cell restart does: the writer last) while garbd
 	// runs: Galera marks no node safe to bootstrap, habench bootstraps from the highest
 	// seqno, restarts garbd around the bootstrap, and all five are members again. A clean
 	// Galera stop takes about a second here: a short grace, and a stop that needs SIGKILL
-	// fails the test (habench reports it as a crash).
+	// fails the test (habench reports it as a crash). Each stop from a settled component:
+	// in CI the last node's stop, begun while the component was still forming after the
+	// stops before it ("no install message received"), outlasted the 15 s grace.
 	t7 := time.Now()
 	var steps []string
+	running := slices.Clone(all)
 	for _, n := range []string{"n2", "n3", "n4", "n1"} {
 		start := time.Now()
 		if r := habench(t, state, "fault", "stop", n, "--cluster", name, "--stop-grace", stopGrace); r.code != 0 {
@@ -265,6 +274,10 @@ func TestArbitratorPartition(t *testing.T) {
 			t.Fatalf("fault stop %s: %d %s\nits error log ends:\n%s", n, r.code, r.stderr, strings.Join(lines[max(0, len(lines)-25):], "\n"))
 		}
 		steps = append(steps, fmt.Sprintf("stop %s %.1f s", n, time.Since(start).Seconds()))
+		running = slices.DeleteFunc(running, func(m string) bool { return m == n })
+		if len(running) > 0 {
+			waitAmong(running, "component of the running nodes and arb after stopping "+n, 30*time.Second, synced(len(running)+1))
+		}
 	}
 	for _, n := range all {
 		start := time.Now()
