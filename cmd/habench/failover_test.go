@@ -12,6 +12,19 @@ import (
 	"github.com/habench/habench/results"
 )
 
+// workersOn returns how many of the run's 3 workers (one per node of n1, n2, n3 at the
+// start) were on node at run time at (seconds, the moves' clock), from the moves before it.
+func workersOn(moves []results.MoveSummary, node string, at float64) int {
+	on := map[string]int{"n1": 1, "n2": 1, "n3": 1}
+	for _, m := range moves {
+		if m.AtS < at {
+			on[m.From] -= m.Workers
+			on[m.To] += m.Workers
+		}
+	}
+	return on[node]
+}
+
 // failoverRun runs the default workload at rate for secs seconds on topology row (a
 // scenario's topologies: entry) with faults (a scenario's faults: lines) and extra (more
 // top-level scenario lines) and checks the run: exit 0 after the planned time, the NOTE
@@ -76,6 +89,11 @@ func failoverRun(t *testing.T, state, row, rate, secs, extra, faults, noted stri
 		if f.AtS > end-15 && (f.FailoverWorkers < 1 || f.ClientFailoverS == nil || f.ViewChangeS == nil) {
 			// The run ended before the step's failover could complete: nothing to measure.
 			t.Logf("%s %s at %.2f s: %.2f s before the workload's end, its failover not complete by then", f.Action, f.Node, f.AtS, end-f.AtS)
+			continue
+		}
+		if n := workersOn(sum.WriterMoves, f.Node, f.AtS-0.5); n <= 0 {
+			// Its worker had moved away before (its node a donor, or hung): none to move now.
+			t.Logf("%s %s at %.2f s: no worker on %s then (the moves before it: %d), nothing to fail over", f.Action, f.Node, f.AtS, f.Node, n)
 			continue
 		}
 		if f.FailoverWorkers < 1 || f.ClientFailoverS == nil || *f.ClientFailoverS > 15 {
