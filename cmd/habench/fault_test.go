@@ -28,7 +28,7 @@ func TestSecondInterruptSaysWhatItLeft(t *testing.T) {
 		"workload:\n  test: oltp_read_only\n  options: {tables: 1, table-size: 1000, threads: 1, time: 60, report-interval: 1}\n"), 0o644)
 	cmd := exec.Command(habenchBin, "run", f, "--results", t.TempDir())
 	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
-	var stdout, stderr strings.Builder
+	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -41,11 +41,18 @@ func TestSecondInterruptSaysWhatItLeft(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	// The second as soon as the first has left the kernel: two SIGINTs pending at once are
-	// one (standard signals do not queue), and on a loaded host a fixed 5 ms gap was not
-	// always enough for the process to take the first (CI saw one interrupt, not two).
+	// The second once the process has said it took the first: two SIGINTs pending at once
+	// are one (in the kernel, and in Go's runtime until its signal goroutine runs), and on a
+	// loaded host neither a fixed 5 ms gap nor the kernel's pending set being clear was
+	// enough (CI saw one interrupt, not two).
 	cmd.Process.Signal(os.Interrupt)
 	waitSignalTaken(t, cmd.Process.Pid, syscall.SIGINT)
+	for !strings.Contains(stderr.String(), "interrupt again to exit at once") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first interrupt was never taken:\n%s", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
 	want := "left running: " + name + " (remove: habench --state-dir " + state + " destroy " + name + ")"

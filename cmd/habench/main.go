@@ -40,16 +40,19 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
-// interruptContext returns a context cancelled by the first SIGINT or SIGTERM; a second
-// one exits at once (130) without cleanup, naming the sandboxes this process leaves. Both
-// signals are caught by one channel registered before anything runs, with room for two,
-// so a second signal sent right after the first is never lost while cleanup runs.
+// interruptContext returns a context cancelled by the first SIGINT or SIGTERM, which says
+// so on stderr (cleanup follows; interrupt again to skip it); a second one exits at once
+// (130) without cleanup, naming the sandboxes this process leaves. Both signals are caught
+// by one channel registered before anything runs, with room for two. A second signal that
+// arrives before the first was taken is one signal with it (the kernel's and Go's pending
+// sets hold one of each): the line says when the next one counts.
 func interruptContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ch
+		fmt.Fprintln(os.Stderr, "habench: interrupted: cleaning up (interrupt again to exit at once without cleanup)")
 		cancel()
 		<-ch
 		msg := "habench: second signal, exiting without cleanup"
