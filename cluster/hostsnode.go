@@ -232,11 +232,19 @@ cat /proc/$!/stat 2>/dev/null || echo`
 // hostStartTicks returns field 22 of /proc/PID/stat on h and whether the process is
 // alive (not gone, not a zombie).
 func hostStartTicks(ctx context.Context, h host.Host, pid int) (uint64, bool) {
+	t, alive, _ := hostStat(ctx, h, pid)
+	return t, alive
+}
+
+// hostStat reads pid's start time and liveness on h from /proc/PID/stat; err is the read's
+// error (a *host.ExitError when the host said the file is not there: the process is gone).
+func hostStat(ctx context.Context, h host.Host, pid int) (uint64, bool, error) {
 	b, err := h.ReadFile(ctx, fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, false
+		return 0, false, err
 	}
-	return parseStatTicks(b)
+	t, alive := parseStatTicks(b)
+	return t, alive, nil
 }
 
 // parseStatTicks reads the start time (field 22) of a /proc/PID/stat text and whether

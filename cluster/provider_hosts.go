@@ -83,12 +83,11 @@ func (hostsProvider) NodeRunning(c *Cluster, n *Node) (bool, bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	b, err := h.ReadFile(ctx, fmt.Sprintf("/proc/%d/stat", n.PID))
+	t, alive, err := hostStat(ctx, h, n.PID)
 	if err != nil {
 		var gone *host.ExitError
 		return false, errors.As(err, &gone)
 	}
-	t, alive := parseStatTicks(b)
 	return alive && (n.StartTicks == 0 || t == n.StartTicks), true
 }
 
