@@ -109,6 +109,22 @@ func TestOutageTracker(t *testing.T) {
 	if got := tr2.outages(zero, at(10)); len(got) != 0 {
 		t.Errorf("short open window without a connection failure reported: %v", got)
 	}
+	// A writer of a multi-primary hot spot whose every attempt lost certification up to the
+	// end: reported, open, but the endpoint answered, so it is not lost; one refused
+	// statement among the conflicts makes it lost.
+	tr4 := &outageTracker{label: "n4"}
+	tr4.failed(at(8.5), 3101)
+	tr4.failed(at(9), 1213)
+	tr4.failed(at(9.5), 1180)
+	got = tr4.outages(zero, at(10))
+	if len(got) != 1 || !got[0].Open || !got[0].Conflicts() || openOutages(got) != nil ||
+		!strings.Contains(got[0].String(), "to its end at 10.00 s, every attempt lost a conflict (1.50 s; failed attempts: 1180 x1, 1213 x1, 3101 x1)") {
+		t.Errorf("conflicts only: %v, lost %v", got, openOutages(got))
+	}
+	tr4.failed(at(9.9), 1290)
+	if got = tr4.outages(zero, at(10)); len(got) != 1 || got[0].Conflicts() || openOutages(got) == nil || !strings.Contains(got[0].String(), "still down") {
+		t.Errorf("conflicts and a read-only refusal: %v, want lost", got)
+	}
 	tr3 := &outageTracker{label: "n3"}
 	tr3.stalled(at(1), func() bool { return true }) // a commit raced: no window
 	tr3.stalled(at(2), func() bool { return false })

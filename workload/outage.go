@@ -24,7 +24,9 @@ const MinOutage = time.Second
 // worker busy on it has committed for MinOutage; it closes at the endpoint's next commit, by
 // any of its workers. Windows shorter than MinOutage are not outages; a window still open
 // when the run ends is reported (Open) when it lasted MinOutage or its failures include a
-// connection failure (the endpoint was lost).
+// connection failure (the endpoint was lost). An open window whose every failure was a lost
+// conflict (Conflicts) is reported but does not make the endpoint lost: the server answered
+// every attempt.
 type Outage struct {
 	// Endpoint is the endpoint's label (Endpoint.Label), a node name on a cluster.
 	Endpoint string
@@ -46,13 +48,39 @@ type Outage struct {
 // Duration is End - Start.
 func (o Outage) Duration() time.Duration { return o.End - o.Start }
 
+// conflictCodes are the errors of a transaction that lost a conflict with another and was
+// rolled back for it: 1213 (a deadlock, or Galera's certification failure), 3101
+// (ER_TRANSACTION_ROLLBACK_DURING_COMMIT: Group Replication's certification failure) and
+// 1180 (ER_ERROR_DURING_COMMIT: a commit a remote transaction aborted in a multi-primary group).
+var conflictCodes = map[uint16]bool{1213: true, 3101: true, 1180: true}
+
+// Conflicts reports whether the window had failed attempts and every one of them lost a
+// conflict (conflictCodes): the endpoint answered, but every transaction it was sent was
+// rolled back for another's sake (a hot spot written from several primaries).
+func (o Outage) Conflicts() bool {
+	if o.Failures == 0 {
+		return false
+	}
+	for c := range o.Codes {
+		if !conflictCodes[c] {
+			return false
+		}
+	}
+	return true
+}
+
 // String describes the outage in one line, e.g. "n1 could not commit from 5.02 s to
 // 9.87 s of the run (4.85 s; failed attempts: 2003 x212, 2013 x4)", or for an open one
-// "n1 could not commit from 5.02 s of the run to its end at 15.00 s, still down (...)".
+// "n1 could not commit from 5.02 s of the run to its end at 15.00 s, still down (...)"
+// ("..., every attempt lost a conflict (...)" when Conflicts).
 func (o Outage) String() string {
 	span := fmt.Sprintf("from %.2f s to %.2f s of the run", o.Start.Seconds(), o.End.Seconds())
 	if o.Open {
-		span = fmt.Sprintf("from %.2f s of the run to its end at %.2f s, still down", o.Start.Seconds(), o.End.Seconds())
+		state := "still down"
+		if o.Conflicts() {
+			state = "every attempt lost a conflict"
+		}
+		span = fmt.Sprintf("from %.2f s of the run to its end at %.2f s, %s", o.Start.Seconds(), o.End.Seconds(), state)
 	}
 	if o.Failures == 0 {
 		return fmt.Sprintf("%s could not commit %s (%.2f s; no failed attempt: its statements hung)",
@@ -176,8 +204,9 @@ func (t *outageTracker) outages(zero, end time.Time) []Outage {
 }
 
 // EndpointLostError is returned by Run, with the Result, when an endpoint's workers had
-// not committed again by the end of a run that ignored its errors (an Outage still open):
-// a run that lost an endpoint does not end as a success.
+// not committed again by the end of a run that ignored its errors (an Outage still open,
+// unless it only lost conflicts: see Outage.Conflicts): a run that lost an endpoint does not
+// end as a success.
 type EndpointLostError struct {
 	Outages []Outage // the open ones
 }
@@ -203,11 +232,12 @@ func (r *runner) outageList(end time.Time) []Outage {
 	return out
 }
 
-// openOutages returns an *EndpointLostError for the outages still open, nil when none is.
+// openOutages returns an *EndpointLostError for the outages still open that did more than
+// lose conflicts, nil when there is none.
 func openOutages(all []Outage) error {
 	var open []Outage
 	for _, o := range all {
-		if o.Open {
+		if o.Open && !o.Conflicts() {
 			open = append(open, o)
 		}
 	}
