@@ -192,7 +192,7 @@ func Discover(ctx context.Context, db *sql.DB) (*NodeFacts, error) {
 	}
 	f.Ver = v
 	names := append([]string{"wsrep_on", "group_replication_single_primary_mode", "group_replication_group_name"}, topology.EvidenceVars()...)
-	vars, err := showMap(ctx, db, "SHOW GLOBAL VARIABLES WHERE Variable_name LIKE 'rpl\\_semi\\_sync\\_%' OR Variable_name IN ('"+strings.Join(names, "', '")+"')")
+	vars, err := ShowMap(ctx, db, "SHOW GLOBAL VARIABLES WHERE Variable_name LIKE 'rpl\\_semi\\_sync\\_%' OR Variable_name IN ('"+strings.Join(names, "', '")+"')")
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func Discover(ctx context.Context, db *sql.DB) (*NodeFacts, error) {
 	f.GRSinglePrimary = strings.EqualFold(vars["group_replication_single_primary_mode"], "ON")
 	f.GRGroupName = vars["group_replication_group_name"]
 	if strings.EqualFold(vars["wsrep_on"], "ON") {
-		st, err := showMap(ctx, db, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_cluster_size', 'wsrep_local_state_comment', 'wsrep_cluster_status', 'wsrep_cluster_state_uuid')")
+		st, err := ShowMap(ctx, db, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_cluster_size', 'wsrep_local_state_comment', 'wsrep_cluster_status', 'wsrep_cluster_state_uuid')")
 		if err != nil {
 			return nil, err
 		}
@@ -282,7 +282,10 @@ func (f *NodeFacts) readReplica(ctx context.Context, db *sql.DB, caps topology.C
 	return rows.Err()
 }
 
-func showMap(ctx context.Context, db *sql.DB, q string) (map[string]string, error) {
+// ShowMap runs q on db, a statement whose rows are a name and a value (SHOW [GLOBAL]
+// VARIABLES or STATUS, with or without WHERE), and returns the values by name in lower
+// case (NULL as ""). Errors: the query's or a row's, after q.
+func ShowMap(ctx context.Context, db *sql.DB, q string) (map[string]string, error) {
 	rows, err := db.QueryContext(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", q, err)
@@ -293,11 +296,14 @@ func showMap(ctx context.Context, db *sql.DB, q string) (map[string]string, erro
 		var k string
 		var v sql.NullString
 		if err := rows.Scan(&k, &v); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", q, err)
 		}
 		m[strings.ToLower(k)] = v.String
 	}
-	return m, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", q, err)
+	}
+	return m, nil
 }
 
 // DSN is the node's go-sql-driver DSN through the guarded dialer (as Register connects).

@@ -461,7 +461,7 @@ func GaleraMembersNote(ctx context.Context, c *Cluster) string {
 			continue
 		}
 		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		st, err := showMap(qctx, db, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_cluster_size', 'wsrep_incoming_addresses')")
+		st, err := ShowMap(qctx, db, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_cluster_size', 'wsrep_incoming_addresses')")
 		cancel()
 		db.Close()
 		if err != nil {

@@ -7,10 +7,11 @@ package experiment
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/habench/habench/cluster"
 )
 
 // keyVariables are the server variables recorded in manifest.json for every node: the
@@ -39,25 +40,11 @@ var keyVariables = []string{
 }
 
 // ReadVariables returns every global variable of the server behind db (SHOW GLOBAL
-// VARIABLES), names lower-case.
+// VARIABLES, within 10 s), names lower-case. Errors: cluster.ShowMap's.
 func ReadVariables(ctx context.Context, db *sql.DB) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	rows, err := db.QueryContext(ctx, "SHOW GLOBAL VARIABLES")
-	if err != nil {
-		return nil, fmt.Errorf("SHOW GLOBAL VARIABLES: %w", err)
-	}
-	defer rows.Close()
-	m := map[string]string{}
-	for rows.Next() {
-		var k string
-		var v sql.NullString
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, err
-		}
-		m[strings.ToLower(k)] = v.String
-	}
-	return m, rows.Err()
+	return cluster.ShowMap(ctx, db, "SHOW GLOBAL VARIABLES")
 }
 
 // pick returns the subset of all named in names (and extra), skipping absent ones.

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/topology"
 )
 
@@ -68,30 +69,20 @@ func ListedNames(f topology.Flavor, v topology.Version, galera bool) (n *Names, 
 // wsrep_provider_options when it has a Galera provider loaded; source names the node for
 // errors. Errors: the query failed.
 func ServerNames(ctx context.Context, db *sql.DB, source string) (*Names, error) {
-	rows, err := db.QueryContext(ctx, "SHOW GLOBAL VARIABLES")
+	vars, err := cluster.ShowMap(ctx, db, "SHOW GLOBAL VARIABLES")
 	if err != nil {
-		return nil, fmt.Errorf("%s: SHOW GLOBAL VARIABLES: %w", source, err)
+		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	defer rows.Close()
 	n := &Names{Source: source, vars: map[string]bool{}}
-	for rows.Next() {
-		var name string
-		var value sql.NullString
-		if err := rows.Scan(&name, &value); err != nil {
-			return nil, fmt.Errorf("%s: SHOW GLOBAL VARIABLES: %w", source, err)
-		}
-		name = strings.ToLower(name)
+	for name, value := range vars {
 		n.vars[name] = true
-		if name == "wsrep_provider_options" && value.String != "" {
-			opts, _ := topology.ParseShownProviderOptions(value.String)
+		if name == "wsrep_provider_options" && value != "" {
+			opts, _ := topology.ParseShownProviderOptions(value)
 			n.provider = map[string]bool{}
 			for _, o := range opts {
 				n.provider[o.Key] = true
 			}
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: SHOW GLOBAL VARIABLES: %w", source, err)
 	}
 	return n, nil
 }
