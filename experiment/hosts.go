@@ -13,6 +13,7 @@ import (
 	"github.com/habench/habench/host"
 	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
@@ -222,23 +223,9 @@ func cpuSaturationWarnings(hs []HostSummary) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("host %s (nodes %s) was CPU-saturated: busy >= %.0f%% in %.0f%% of the %d measured seconds (mean %s, max %s): the results measure that host's CPU as much as the topology",
-			h.Host, strings.Join(h.Nodes, ", "), sampler.CPUSaturatedBusy*100, h.SaturatedShare*100, h.Samples, pct(h.CPUBusyMean), pct(h.CPUBusyMax)))
+			h.Host, strings.Join(h.Nodes, ", "), sampler.CPUSaturatedBusy*100, h.SaturatedShare*100, h.Samples, report.PctText(h.CPUBusyMean), report.PctText(h.CPUBusyMax)))
 	}
 	return out
-}
-
-func pct(p *float64) string {
-	if p == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.0f%%", *p*100)
-}
-
-func mbps(p *float64) string {
-	if p == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f", *p/1e6)
 }
 
 // checkHostsNetem refuses, before anything is deployed, a deployment on hosts whose cells

@@ -433,6 +433,9 @@ func hostReport(hs []results.HostSummary) string {
 	return b.String()
 }
 
+// PctText formats a share (0..1) as a whole percentage, "42%"; "n/a" when p is nil.
+func PctText(p *float64) string { return pct(p) }
+
 func pct(p *float64) string {
 	if p == nil {
 		return "n/a"
@@ -440,6 +443,7 @@ func pct(p *float64) string {
 	return fmt.Sprintf("%.0f%%", *p*100)
 }
 
+// mbps formats bytes per second as megabytes per second with one decimal, "n/a" when p is nil.
 func mbps(p *float64) string {
 	if p == nil {
 		return "n/a"
