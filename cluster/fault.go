@@ -290,7 +290,7 @@ func (c *Cluster) writeRoleOptions() error {
 			on = "ON"
 		}
 		opts := []topology.Option{{Name: "read_only", Value: on}}
-		if caps.GTIDKind == "mysql" {
+		if caps.GTIDKind == topology.GTIDMySQL {
 			opts = append(opts, topology.Option{Name: "super_read_only", Value: on})
 		}
 		if c.Spec.Is(topology.SemiSync) {
@@ -309,12 +309,12 @@ func (c *Cluster) writeRoleOptions() error {
 
 func readOnlySQL(caps topology.Capabilities, on bool) []string {
 	if on {
-		if caps.GTIDKind == "mysql" {
+		if caps.GTIDKind == topology.GTIDMySQL {
 			return []string{"SET GLOBAL read_only=ON", "SET GLOBAL super_read_only=ON"}
 		}
 		return []string{"SET GLOBAL read_only=ON"}
 	}
-	if caps.GTIDKind == "mysql" {
+	if caps.GTIDKind == topology.GTIDMySQL {
 		return []string{"SET GLOBAL super_read_only=OFF", "SET GLOBAL read_only=OFF"}
 	}
 	return []string{"SET GLOBAL read_only=OFF"}
@@ -329,7 +329,7 @@ func resetReplicaAll(caps topology.Capabilities) string {
 
 // gtidPositionSQL reads a node's executed GTID set (MySQL) or binlog position (MariaDB).
 func gtidPositionSQL(caps topology.Capabilities) string {
-	if caps.GTIDKind == "mariadb" {
+	if caps.GTIDKind == topology.GTIDMariaDB {
 		return "SELECT @@GLOBAL.gtid_binlog_pos"
 	}
 	return "SELECT @@GLOBAL.gtid_executed"
@@ -412,7 +412,7 @@ func hasGTID(ctx context.Context, db *sql.DB, caps topology.Capabilities, pos st
 	}
 	var r int
 	q := "SELECT GTID_SUBSET(?, @@GLOBAL.gtid_executed)"
-	if caps.GTIDKind == "mariadb" {
+	if caps.GTIDKind == topology.GTIDMariaDB {
 		// MASTER_GTID_WAIT with a 0 timeout: 0 when reached, -1 otherwise.
 		q = "SELECT MASTER_GTID_WAIT(?, 0) + 1"
 	}
@@ -429,7 +429,7 @@ func waitGTID(ctx context.Context, db *sql.DB, caps topology.Capabilities, pos s
 		return nil
 	}
 	q := "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, 1)" // 0 done, 1 timeout
-	if caps.GTIDKind == "mariadb" {
+	if caps.GTIDKind == topology.GTIDMariaDB {
 		q = "SELECT MASTER_GTID_WAIT(?, 1)" // 0 done, -1 timeout
 	}
 	for {
@@ -454,7 +454,7 @@ func drainRelayLog(ctx context.Context, db *sql.DB, caps topology.Capabilities, 
 		return err
 	}
 	col := "Retrieved_Gtid_Set"
-	if caps.GTIDKind == "mariadb" {
+	if caps.GTIDKind == topology.GTIDMariaDB {
 		col = "Gtid_IO_Pos"
 	}
 	got := strings.ReplaceAll(st[col], "\n", "")

@@ -85,7 +85,7 @@ func idSpaceNote(nodes []NodeInfo, tableSize int) string {
 // nodes that applied the same write sets, while with wsrep_gtid_mode every node binlogs a
 // write set under the same GTID.
 func consistencyPosition(ctx context.Context, c *cluster.Cluster, db *sql.DB) (string, error) {
-	mariadb := c.Capabilities().GTIDKind == "mariadb"
+	mariadb := c.Capabilities().GTIDKind == topology.GTIDMariaDB
 	if !c.Spec.Is(topology.Galera) || !mariadb {
 		return GTIDPosition(ctx, db, mariadb)
 	}

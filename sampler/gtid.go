@@ -17,10 +17,10 @@ const (
 // GTID measures the replication backlog in transactions: what the source has executed and a
 // replica has not.
 //
-//	MySQL-like (Caps.GTIDKind "mysql"): backlog_trx = |gtid_executed(source) - gtid_executed(replica)|,
+//	MySQL-like (Caps.GTIDKind topology.GTIDMySQL): backlog_trx = |gtid_executed(source) - gtid_executed(replica)|,
 //	  from SELECT @@GLOBAL.gtid_mode, @@GLOBAL.gtid_executed on both, counted with ParseGTIDSet;
 //	  error unless gtid_mode is ON on both.
-//	MariaDB (Caps.GTIDKind "mariadb"): backlog_trx = MariaDBBacklog(@@GLOBAL.gtid_binlog_pos on
+//	MariaDB (Caps.GTIDKind topology.GTIDMariaDB): backlog_trx = MariaDBBacklog(@@GLOBAL.gtid_binlog_pos on
 //	  the source, @@GLOBAL.gtid_slave_pos on the replica); error if the source's log_bin is OFF.
 //
 // The source (Tick.Source) is read once per tick and shared by all replicas of the tick
@@ -44,7 +44,7 @@ func (*GTID) Name() string { return "gtid" }
 // Supports replicas and Group Replication members with a known GTID kind.
 func (*GTID) Supports(n Node) bool {
 	member := n.Role == topology.RoleReplica || n.Role == topology.RoleSecondary || n.Role == topology.RolePrimary
-	return member && (n.Caps.GTIDKind == "mysql" || n.Caps.GTIDKind == "mariadb")
+	return member && (n.Caps.GTIDKind == topology.GTIDMySQL || n.Caps.GTIDKind == topology.GTIDMariaDB)
 }
 
 // Sample returns backlog_trx for replica n. See GTID for sources and errors.
@@ -61,7 +61,7 @@ func (*GTID) Sample(ctx context.Context, t *Tick, n Node) ([]Sample, error) {
 	}
 	var backlog uint64
 	switch n.Caps.GTIDKind {
-	case "mysql":
+	case topology.GTIDMySQL:
 		s, err := onceTyped(ctx, t, "gtid.source."+src.Name, func() (GTIDSet, error) { return mysqlExecuted(ctx, src) })
 		if err != nil {
 			return nil, &NodeError{Node: src.Name, Err: fmt.Errorf("source: %w", err)}
@@ -71,7 +71,7 @@ func (*GTID) Sample(ctx context.Context, t *Tick, n Node) ([]Sample, error) {
 			return nil, err
 		}
 		backlog = s.Subtract(r).Count()
-	case "mariadb":
+	case topology.GTIDMariaDB:
 		s, err := onceTyped(ctx, t, "gtid.source."+src.Name, func() (MariaDBGTIDPos, error) { return mariadbBinlogPos(ctx, src) })
 		if err != nil {
 			return nil, &NodeError{Node: src.Name, Err: fmt.Errorf("source: %w", err)}

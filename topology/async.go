@@ -35,7 +35,7 @@ func planReplicated(spec Spec, caps Capabilities, addr Addr, srcExtra, repExtra 
 		} else {
 			n.Options = append(n.Options, repExtra...)
 			n.Options = append(n.Options, Option{"read_only", "ON"})
-			if caps.GTIDKind == "mysql" {
+			if caps.GTIDKind == GTIDMySQL {
 				n.Options = append(n.Options, Option{"super_read_only", "ON"})
 			}
 		}
@@ -46,7 +46,7 @@ func planReplicated(spec Spec, caps Capabilities, addr Addr, srcExtra, repExtra 
 		sql := usersSQL(spec, caps)
 		if n.Role == RoleReplica {
 			// super_read_only blocks CREATE USER even with sql_log_bin=0.
-			if caps.GTIDKind == "mysql" {
+			if caps.GTIDKind == GTIDMySQL {
 				sql = append([]string{"SET GLOBAL super_read_only=OFF"}, sql...)
 				sql = append(sql, "SET GLOBAL super_read_only=ON")
 			}

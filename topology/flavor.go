@@ -423,6 +423,16 @@ func sandboxFlavor(k Kind, f Flavor) bool {
 	return false
 }
 
+// GTIDKind is a flavor's kind of global transaction identifiers.
+type GTIDKind string
+
+// The GTID kinds: MySQL's (source_uuid:1-N sets, also Percona's and PXC's) and MariaDB's
+// (domain-server-seqno positions).
+const (
+	GTIDMySQL   GTIDKind = "mysql"
+	GTIDMariaDB GTIDKind = "mariadb"
+)
+
 // Capabilities is what a flavor at a version supports and how it spells it. Built by
 // CapabilitiesFor from documented version boundaries; every field says where it comes from.
 type Capabilities struct {
@@ -451,9 +461,9 @@ type Capabilities struct {
 	// ReplicaVarNames: log_replica_updates, replica_parallel_workers, ... (MySQL >= 8.0.26).
 	ReplicaVarNames bool
 
-	// GTIDKind: "mysql" (gtid_mode=ON, SOURCE_AUTO_POSITION=1) or "mariadb"
-	// (domain-server-seqno, MASTER_USE_GTID=slave_pos).
-	GTIDKind string
+	// GTIDKind: GTIDMySQL (gtid_mode=ON, SOURCE_AUTO_POSITION=1) or GTIDMariaDB
+	// (domain-server-seqno, MASTER_USE_GTID=slave_pos); "" for none.
+	GTIDKind GTIDKind
 	// CachingSHA2: default authentication is caching_sha2_password (MySQL >= 8.0.4),
 	// so a replica without TLS needs GET_SOURCE_PUBLIC_KEY=1 (GET_MASTER_PUBLIC_KEY before 8.0.23).
 	CachingSHA2 bool
@@ -545,7 +555,7 @@ func CapabilitiesFor(f Flavor, v Version) Capabilities {
 // The password is quoted as an SQL string literal.
 func (c Capabilities) ChangeSource(host string, port int, user, password string) string {
 	q := quoteString
-	if c.GTIDKind == "mariadb" {
+	if c.GTIDKind == GTIDMariaDB {
 		return fmt.Sprintf("CHANGE MASTER TO MASTER_HOST=%s, MASTER_PORT=%d, MASTER_USER=%s, MASTER_PASSWORD=%s, MASTER_CONNECT_RETRY=1, MASTER_USE_GTID=slave_pos",
 			q(host), port, q(user), q(password))
 	}
@@ -668,7 +678,7 @@ func (c Capabilities) LogReplicaUpdates() string {
 // (MySQL >= 8.0.26), slave_parallel_workers (older MySQL), slave_parallel_threads (MariaDB).
 func (c Capabilities) ParallelWorkersVar() string {
 	switch {
-	case c.GTIDKind == "mariadb":
+	case c.GTIDKind == GTIDMariaDB:
 		return "slave_parallel_threads"
 	case c.ReplicaVarNames:
 		return "replica_parallel_workers"

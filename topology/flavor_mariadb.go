@@ -41,7 +41,7 @@ func mariadbCaps(c *Capabilities) {
 		c.InstallDBBinary = "mariadb-install-db"
 	}
 	c.ReplicaStatements = v.AtLeast(V(10, 5, 1))
-	c.GTIDKind = "mariadb"
+	c.GTIDKind = GTIDMariaDB
 	c.SemiSyncBuiltin = v.AtLeast(V(10, 3, 3))
 	c.SemiSyncWaitPoint = v.AtLeast(V(10, 3, 3))
 	c.Galera = v.AtLeast(V(10, 1, 0))

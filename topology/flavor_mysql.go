@@ -23,7 +23,7 @@ func mysqlCaps(c *Capabilities) {
 	c.BinaryLogStatus = v.AtLeast(V(8, 2, 0))
 	c.ResetBinaryLogs = v.AtLeast(V(8, 2, 0))
 	c.ReplicaVarNames = v.AtLeast(V(8, 0, 26))
-	c.GTIDKind = "mysql"
+	c.GTIDKind = GTIDMySQL
 	c.CachingSHA2 = v.AtLeast(V(8, 0, 4))
 	c.SemiSyncSourceTerms = v.AtLeast(V(8, 0, 26))
 	c.SemiSyncWaitCount = v.AtLeast(V(5, 7, 3))

@@ -22,7 +22,7 @@ func TestPXCCapabilities(t *testing.T) {
 		{V(5, 7, 16), func(c Capabilities) bool { return c.PXCMaintMode }, true, "pxc_maint_mode from 5.7.16"},
 		{V(8, 0, 36), func(c Capabilities) bool { return c.GroupReplication || c.GRSwitchMode || c.GRFlowControlStats }, false, "no Group Replication"},
 		{V(8, 0, 36), func(c Capabilities) bool {
-			return c.GTIDKind == "mysql" && c.SourceTerms && c.LogReplicaUpdates() == "log_replica_updates"
+			return c.GTIDKind == GTIDMySQL && c.SourceTerms && c.LogReplicaUpdates() == "log_replica_updates"
 		}, true, "MySQL GTIDs and names (Percona Server base)"},
 		{V(5, 7, 18), func(c Capabilities) bool {
 			return c.LogReplicaUpdates() == "log_slave_updates" && c.StartReplica() == "START SLAVE"

@@ -329,7 +329,7 @@ func galeraNodePlan(spec Spec, caps Capabilities, i int, a galeraNodeAddr, membe
 		{"default_storage_engine", "InnoDB"},
 		{"innodb_autoinc_lock_mode", "2"},
 	}
-	if caps.GTIDKind == "mysql" {
+	if caps.GTIDKind == GTIDMySQL {
 		o = append(o, Option{"gtid_mode", "ON"}, Option{"enforce_gtid_consistency", "ON"})
 	} else {
 		o = append(o,

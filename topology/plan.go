@@ -147,7 +147,7 @@ func baseOptions(spec Spec, caps Capabilities, serverID int) []Option {
 		{caps.LogReplicaUpdates(), "ON"},
 		{"skip_name_resolve", "ON"},
 	}
-	if caps.GTIDKind == "mysql" {
+	if caps.GTIDKind == GTIDMySQL {
 		o = append(o, Option{"gtid_mode", "ON"}, Option{"enforce_gtid_consistency", "ON"})
 	} else {
 		o = append(o, Option{"gtid_strict_mode", "ON"}, Option{"gtid_domain_id", "0"})
