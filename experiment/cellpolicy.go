@@ -11,8 +11,8 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/host"
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"golang.org/x/sys/unix"
 )
 
@@ -39,7 +39,7 @@ func DropCaches() error {
 }
 
 // CacheDrop is one host's page cache dropped before a run (manifest.json "drop_caches").
-type CacheDrop = results.CacheDrop
+type CacheDrop = schema.CacheDrop
 
 // dropCachesScript drops a host's page cache over its host access: as root, or with
 // passwordless sudo.

@@ -15,8 +15,8 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/history"
 	"github.com/habench/habench/report"
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 )
@@ -210,11 +210,11 @@ func (r *checkerRun) closeDBs() {
 
 // finish waits for the sessions (ended with the workload), checks the history and writes history.jsonl and
 // history.edn into dir ("" for none); a file that cannot be written is the error.
-func (r *checkerRun) finish(dir string) (*results.ChecksSummary, error) {
+func (r *checkerRun) finish(dir string) (*schema.ChecksSummary, error) {
 	<-r.done
 	o := r.spec.RegisterOptions()
-	s := &results.ChecksSummary{Workload: r.spec.Workload, Node: r.node, FollowsWriter: r.follows, Threads: o.Threads, Keys: r.keys,
-		Locking: o.Locking, Isolation: o.Isolation, History: results.HistoryFile}
+	s := &schema.ChecksSummary{Workload: r.spec.Workload, Node: r.node, FollowsWriter: r.follows, Threads: o.Threads, Keys: r.keys,
+		Locking: o.Locking, Isolation: o.Isolation, History: schema.HistoryFile}
 	if r.err != nil {
 		s.Error = r.err.Error()
 	}
@@ -233,7 +233,7 @@ func (r *checkerRun) finish(dir string) (*results.ChecksSummary, error) {
 		if i >= 20 {
 			continue
 		}
-		as := results.AnomalySummary{Type: a.Type, Key: a.Key, Version: a.Version, Explanation: a.Explanation}
+		as := schema.AnomalySummary{Type: a.Type, Key: a.Key, Version: a.Version, Explanation: a.Explanation}
 		for _, op := range a.Ops {
 			as.Ops = append(as.Ops, op.Index)
 		}
@@ -242,10 +242,10 @@ func (r *checkerRun) finish(dir string) (*results.ChecksSummary, error) {
 	if dir == "" {
 		return s, nil
 	}
-	if err := history.WriteFile(filepath.Join(dir, results.HistoryFile), ops, history.WriteJSONL); err != nil {
+	if err := history.WriteFile(filepath.Join(dir, schema.HistoryFile), ops, history.WriteJSONL); err != nil {
 		return s, err
 	}
-	return s, history.WriteFile(filepath.Join(dir, results.HistoryEDNFile), ops, history.WriteEDN)
+	return s, history.WriteFile(filepath.Join(dir, schema.HistoryEDNFile), ops, history.WriteEDN)
 }
 
 // anomalyChecks finishes the run's checker workload (when it has one): sum.Checks, the history

@@ -17,8 +17,8 @@ import (
 	"github.com/habench/habench/history"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/report"
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 )
@@ -70,11 +70,11 @@ func TestCheckerBesideOLTP(t *testing.T) {
 	if !strings.Contains(string(md), "## Anomalies") || !strings.Contains(string(md), cs.Anomalies[0].Explanation) {
 		t.Errorf("report.md lacks the Anomalies section with its first explanation")
 	}
-	var sum results.Summary
-	if b, err := os.ReadFile(filepath.Join(out.Dir, results.SummaryFile)); err != nil || json.Unmarshal(b, &sum) != nil || sum.Checks == nil || sum.Checks.LostUpdates != cs.LostUpdates {
+	var sum schema.Summary
+	if b, err := os.ReadFile(filepath.Join(out.Dir, schema.SummaryFile)); err != nil || json.Unmarshal(b, &sum) != nil || sum.Checks == nil || sum.Checks.LostUpdates != cs.LostUpdates {
 		t.Errorf("summary.json's checks differ from the run's (%v)", err)
 	}
-	lines := readLines(t, filepath.Join(out.Dir, results.HistoryFile))
+	lines := readLines(t, filepath.Join(out.Dir, schema.HistoryFile))
 	if len(lines) != cs.Ops {
 		t.Fatalf("history.jsonl has %d lines, summary counts %d operations", len(lines), cs.Ops)
 	}
@@ -82,7 +82,7 @@ func TestCheckerBesideOLTP(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &op); err != nil || op.Node != c.Writer().Name || len(op.Value) != 2 {
 		t.Errorf("history.jsonl's first line %s: %v", lines[0], err)
 	}
-	evs := readLines(t, filepath.Join(out.Dir, results.HistoryEDNFile))
+	evs := readLines(t, filepath.Join(out.Dir, schema.HistoryEDNFile))
 	if len(evs) != 2*cs.Ops {
 		t.Fatalf("history.edn has %d events, want %d", len(evs), 2*cs.Ops)
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/habench/habench/history"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/links"
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -77,8 +77,8 @@ probe: false
 			t.Errorf("%s: %s %s", c.Topology, c.Status, c.Error)
 			continue
 		}
-		var sum results.Summary
-		b, err := os.ReadFile(filepath.Join(dir, c.Dir, results.SummaryFile))
+		var sum schema.Summary
+		b, err := os.ReadFile(filepath.Join(dir, c.Dir, schema.SummaryFile))
 		if err != nil || json.Unmarshal(b, &sum) != nil || sum.Checks == nil {
 			t.Errorf("%s: summary.json without checks (%v)", c.Topology, err)
 			continue
@@ -88,14 +88,14 @@ probe: false
 		if cs.Error != "" || cs.OK == 0 || cs.Ops != cs.OK+cs.Failed+cs.Unknown {
 			t.Errorf("%s: checks %+v: want checked, committed operations, every one counted by outcome", c.Topology, cs)
 		}
-		if lines := readLines(t, filepath.Join(dir, c.Dir, results.HistoryFile)); len(lines) != cs.Ops {
+		if lines := readLines(t, filepath.Join(dir, c.Dir, schema.HistoryFile)); len(lines) != cs.Ops {
 			t.Errorf("%s: history.jsonl has %d lines, summary counts %d operations", c.Topology, len(lines), cs.Ops)
 		}
 		if len(sum.Faults) != 2 || sum.Faults[0].Action != "partition" || sum.Faults[1].Action != "heal" ||
 			sum.Faults[0].Error != "" || sum.Faults[1].Error != "" {
 			t.Errorf("%s: faults %+v, want the partition and the heal, applied", c.Topology, sum.Faults)
 		}
-		ops := readHistory(t, filepath.Join(dir, c.Dir, results.HistoryFile))
+		ops := readHistory(t, filepath.Join(dir, c.Dir, schema.HistoryFile))
 		long := longestOp(ops)
 		stale, staleOp := staleRead(ops, "n3")
 		t.Logf("%s: longest operation %s; reads on n3 behind by up to %s (%s)", c.Topology, opLine(long), stale.Round(time.Millisecond), opLine(staleOp))

@@ -10,8 +10,8 @@ import (
 
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -68,7 +68,7 @@ func TestRebuildGroupMember(t *testing.T) {
 // oltp_write_only with 2 threads on n1 for 30 s with {at: 4s, action: rebuild, node: n3},
 // and returns the run and its one fault, checked: n3 rebuilt without error, rejoined with
 // more than 5 MB, and intervals before and during it.
-func runRebuild(t *testing.T, spec topology.Spec) (*experiment.Outcome, results.FaultSummary) {
+func runRebuild(t *testing.T, spec topology.Spec) (*experiment.Outcome, schema.FaultSummary) {
 	t.Helper()
 	s := testenv.Sandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -5,11 +5,11 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/workload"
 )
 
-// latencyLog is a run's latency.hlog (results.LatencyLogFile), streamed like the CSV
+// latencyLog is a run's latency.hlog (schema.LatencyLogFile), streamed like the CSV
 // files: its header at the first line, then one line per report interval, each written
 // whole and at once, and the tail after the run. The histograms are encoded here, on the
 // reporting side, once per interval: the workers never wait for it.
@@ -35,12 +35,12 @@ func (l *latencyLog) interval(started time.Time, from, length time.Duration, h *
 	}
 	if !l.header {
 		l.header = true
-		if l.fail(results.WriteLatencyLogHeader(l, started)); l.err != nil {
+		if l.fail(schema.WriteLatencyLogHeader(l, started)); l.err != nil {
 			return
 		}
 	}
 	var err error
-	if l.buf, err = results.AppendLatencyLogLine(l.buf[:0], from, length, h); err != nil {
+	if l.buf, err = schema.AppendLatencyLogLine(l.buf[:0], from, length, h); err != nil {
 		l.fail(err)
 		return
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/habench/habench/report"
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 )
 
 // linkCostScenario: one 2-node async topology, links none / 0.6ms, 2 repeats: the
@@ -27,7 +27,7 @@ sweep:
 `
 
 // TestLinkCostOneNumber (issue 31): a same-path control cell's link cost is one number,
-// computed once (results.LinkCostMs per run, results.Median over the cell's runs), read
+// computed once (schema.LinkCostMs per run, schema.Median over the cell's runs), read
 // from the runs' manifests by the sweep (sweep.json's link_added_rtt_ms, comparison.md)
 // and by the report (report.md's cells): here two repeats whose pairs have an even count
 // and a lossy pair, where the two computations used to differ (+0.035 ms and +0.040 ms),
@@ -50,13 +50,13 @@ func TestLinkCostOneNumber(t *testing.T) {
 	if err := sw.save(); err != nil {
 		t.Fatal(err)
 	}
-	controls := [][]results.LinkRTT{
+	controls := [][]schema.LinkRTT{
 		{{AddedMs: 0.030, Samples: 20}, {AddedMs: 0.040, Samples: 20}},
 		{{AddedMs: 0.020, Samples: 20}, {AddedMs: 0.030, Samples: 20}, {AddedMs: 0.100, Samples: 20, Lossy: true}},
 	}
 	for _, c := range p.Cells {
 		rec := &f.Cells[c.Index-1]
-		rtt := []results.LinkRTT{{AddedMs: 1.2, Samples: 20}, {AddedMs: 1.2, Samples: 20}}
+		rtt := []schema.LinkRTT{{AddedMs: 1.2, Samples: 20}, {AddedMs: 1.2, Samples: 20}}
 		extra := cellExtra(p, c)
 		if p.SamePathControl(c) {
 			rtt = controls[c.Repeat-1]

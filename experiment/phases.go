@@ -15,9 +15,9 @@ import (
 	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/report"
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 )
@@ -321,7 +321,7 @@ func (st *runState) writeManifest() error {
 	if st.res == nil {
 		return nil
 	}
-	return st.res.WriteJSON(results.ManifestFile, st.man)
+	return st.res.WriteJSON(schema.ManifestFile, st.man)
 }
 
 // links applies the run's own impairments (--links) and checks the prepared data.
@@ -758,8 +758,8 @@ func (st *runState) write() error {
 	defer cancel()
 	var werr []error
 	st.man.CommandLine = RedactArgs(st.man.CommandLine)
-	werr = append(werr, res.WriteJSON(results.ManifestFile, st.man))
-	werr = append(werr, res.WriteJSON(results.SummaryFile, st.sum))
+	werr = append(werr, res.WriteJSON(schema.ManifestFile, st.man))
+	werr = append(werr, res.WriteJSON(schema.SummaryFile, st.sum))
 	werr = append(werr, res.WriteFile("report.md", Report(st.man, st.sum)))
 	if vars := st.b.allVariables(pctx, st.nodes); vars != nil {
 		werr = append(werr, res.WriteJSON("variables.json", vars))

@@ -14,7 +14,7 @@ import (
 	"github.com/habench/habench/checker"
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/history"
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 )
 
 // ProbeTable is the probe writer's table, in the benchmark database.
@@ -161,16 +161,16 @@ func (p *probe) check(ctx context.Context) *ProbeSummary {
 	return s
 }
 
-// writeHistory writes the probe's history into dir (results.ProbeHistoryFile) and names
+// writeHistory writes the probe's history into dir (schema.ProbeHistoryFile) and names
 // it in s; the error is the file that could not be written.
 func (p *probe) writeHistory(dir string, s *ProbeSummary) error {
 	p.mu.Lock()
 	ops := p.h.Ops()
 	p.mu.Unlock()
-	if err := history.WriteFile(filepath.Join(dir, results.ProbeHistoryFile), ops, history.WriteJSONL); err != nil {
+	if err := history.WriteFile(filepath.Join(dir, schema.ProbeHistoryFile), ops, history.WriteJSONL); err != nil {
 		return err
 	}
-	s.History = results.ProbeHistoryFile
+	s.History = schema.ProbeHistoryFile
 	return nil
 }
 

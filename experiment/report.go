@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/habench/habench/report"
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -41,7 +41,7 @@ func WriteRunReport(dir string) error {
 		return err
 	}
 	if r.Summary == nil {
-		return fmt.Errorf("%s: %w", filepath.Join(dir, results.SummaryFile), os.ErrNotExist)
+		return fmt.Errorf("%s: %w", filepath.Join(dir, schema.SummaryFile), os.ErrNotExist)
 	}
 	deployed := true
 	if r.Manifest.Topology != nil {

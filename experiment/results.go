@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/habench/habench/internal/atomicfile"
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/workload"
 )
 
@@ -123,10 +123,10 @@ func (c *csvFile) close() error {
 }
 
 // IntervalColumns and SampleColumns are the headers of intervals.csv and samples.csv
-// (results.IntervalColumns, results.SampleColumns).
+// (schema.IntervalColumns, schema.SampleColumns).
 var (
-	IntervalColumns = results.IntervalColumns
-	SampleColumns   = results.SampleColumns
+	IntervalColumns = schema.IntervalColumns
+	SampleColumns   = schema.SampleColumns
 )
 
 // NewResults creates dir (and parents) with empty intervals.csv, samples.csv and
@@ -137,13 +137,13 @@ func NewResults(dir string) (*Results, error) {
 	}
 	r := &Results{Dir: dir}
 	var err error
-	if r.intervals, err = newCSV(filepath.Join(dir, results.IntervalsFile), IntervalColumns); err != nil {
+	if r.intervals, err = newCSV(filepath.Join(dir, schema.IntervalsFile), IntervalColumns); err != nil {
 		return nil, err
 	}
-	if r.samples, err = newCSV(filepath.Join(dir, results.SamplesFile), SampleColumns); err != nil {
+	if r.samples, err = newCSV(filepath.Join(dir, schema.SamplesFile), SampleColumns); err != nil {
 		return nil, err
 	}
-	if r.latency, err = newLatencyLog(filepath.Join(dir, results.LatencyLogFile)); err != nil {
+	if r.latency, err = newLatencyLog(filepath.Join(dir, schema.LatencyLogFile)); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -11,8 +11,8 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/habench/habench/internal/testenv/prereq"
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/workload"
 )
 
@@ -91,16 +91,16 @@ func TestLatencyLogLines(t *testing.T) {
 	waits.Merge(rec)
 	waits.RecordValue(1_500_000) // a transaction in flight for 1.5 s at the interval's end
 	tail.RecordValue(2_000)
-	read := func(t *testing.T, r *Results) *results.LatencyLog {
+	read := func(t *testing.T, r *Results) *schema.LatencyLog {
 		t.Helper()
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
-		b, err := os.ReadFile(filepath.Join(r.Dir, results.LatencyLogFile))
+		b, err := os.ReadFile(filepath.Join(r.Dir, schema.LatencyLogFile))
 		if err != nil {
 			t.Fatal(err)
 		}
-		log, err := results.ReadLatencyLog(b)
+		log, err := schema.ReadLatencyLog(b)
 		if err != nil {
 			t.Fatal(err)
 		}

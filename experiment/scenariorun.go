@@ -6,8 +6,8 @@ import (
 	"log/slog"
 
 	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 )
 
 // ScenarioRun runs a scenario: the cells of its plan (every topology once without a
@@ -48,8 +48,8 @@ type ScenarioRun struct {
 	BenchHook func(b *Bench) (done func())
 }
 
-// Row is one run's line in the comparison (comparison.json; results.ComparisonRow).
-type Row = results.ComparisonRow
+// Row is one run's line in the comparison (comparison.json; schema.ComparisonRow).
+type Row = schema.ComparisonRow
 
 // Run executes the scenario (see ScenarioRun) and returns the results directory and the
 // comparison rows. Errors: bad input (*topology.FieldError: resume of another file,

@@ -1,35 +1,35 @@
 package experiment
 
-import "github.com/habench/habench/results"
+import "github.com/habench/habench/schema"
 
 // The sections of summary.json are declared once, in package results, which the report
 // package reads them with; these names keep the writer's code short.
 type (
-	Summary            = results.Summary
-	NodeLag            = results.NodeLag
-	SemiSyncSummary    = results.SemiSyncSummary
-	SemiSyncOff        = results.SemiSyncOff
-	OutageSummary      = results.OutageSummary
-	WaitSummary        = results.WaitSummary
-	MoveSummary        = results.MoveSummary
-	RateSummary        = results.RateSummary
-	ProbeSummary       = results.ProbeSummary
-	NodeState          = results.NodeState
-	Window             = results.Window
-	GroupMemberSummary = results.GroupMemberSummary
-	GaleraNodeSummary  = results.GaleraNodeSummary
-	HostSummary        = results.HostSummary
-	NodeConvergence    = results.NodeConvergence
-	Convergence        = results.Convergence
-	FaultSummary       = results.FaultSummary
-	FaultDuring        = results.FaultDuring
-	HostInfo           = results.HostInfo
+	Summary            = schema.Summary
+	NodeLag            = schema.NodeLag
+	SemiSyncSummary    = schema.SemiSyncSummary
+	SemiSyncOff        = schema.SemiSyncOff
+	OutageSummary      = schema.OutageSummary
+	WaitSummary        = schema.WaitSummary
+	MoveSummary        = schema.MoveSummary
+	RateSummary        = schema.RateSummary
+	ProbeSummary       = schema.ProbeSummary
+	NodeState          = schema.NodeState
+	Window             = schema.Window
+	GroupMemberSummary = schema.GroupMemberSummary
+	GaleraNodeSummary  = schema.GaleraNodeSummary
+	HostSummary        = schema.HostSummary
+	NodeConvergence    = schema.NodeConvergence
+	Convergence        = schema.Convergence
+	FaultSummary       = schema.FaultSummary
+	FaultDuring        = schema.FaultDuring
+	HostInfo           = schema.HostInfo
 )
 
-// Convergence states of a node after a run (results.NodeConvergence.State).
+// Convergence states of a node after a run (schema.NodeConvergence.State).
 const (
-	Converged = results.Converged
-	Behind    = results.Behind
-	Diverged  = results.Diverged
-	Down      = results.Down
+	Converged = schema.Converged
+	Behind    = schema.Behind
+	Diverged  = schema.Diverged
+	Down      = schema.Down
 )

@@ -12,36 +12,36 @@ import (
 
 	"github.com/habench/habench/internal/atomicfile"
 	"github.com/habench/habench/netem"
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 )
 
-// Cell statuses in sweep.json (results.Status*).
+// Cell statuses in sweep.json (schema.Status*).
 const (
-	StatusPending = results.StatusPending
-	StatusRunning = results.StatusRunning
-	StatusDone    = results.StatusDone
-	StatusFailed  = results.StatusFailed
-	StatusReused  = results.StatusReused
+	StatusPending = schema.StatusPending
+	StatusRunning = schema.StatusRunning
+	StatusDone    = schema.StatusDone
+	StatusFailed  = schema.StatusFailed
+	StatusReused  = schema.StatusReused
 )
 
 // SweepFormat is the layout version of sweep.json.
-const SweepFormat = results.SweepFormat
+const SweepFormat = schema.SweepFormat
 
 // sweep.json is declared once, in package results, which the report package renders
 // sweep.md and comparison.md from; these names keep the executor's code short.
 type (
-	SweepFile   = results.SweepFile
-	SweepAxis   = results.SweepAxis
-	Invocation  = results.Invocation
-	CellLatency = results.CellLatency
-	CellRecord  = results.CellRecord
+	SweepFile   = schema.SweepFile
+	SweepAxis   = schema.SweepAxis
+	Invocation  = schema.Invocation
+	CellLatency = schema.CellLatency
+	CellRecord  = schema.CellRecord
 )
 
-// ReadSweepFile reads dir/sweep.json (results.ReadSweep).
-func ReadSweepFile(dir string) (*SweepFile, error) { return results.ReadSweep(dir) }
+// ReadSweepFile reads dir/sweep.json (schema.ReadSweep).
+func ReadSweepFile(dir string) (*SweepFile, error) { return schema.ReadSweep(dir) }
 
 // writeJSONAtomic writes v to path through a temporary file and a rename, so a crash
 // never leaves half a sweep.json.

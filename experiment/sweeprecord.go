@@ -12,8 +12,8 @@ import (
 
 	"github.com/habench/habench/knob"
 	"github.com/habench/habench/report"
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -65,7 +65,7 @@ func linkAdded(manifest string) *float64 {
 	var m struct {
 		Links struct {
 			Impairment *struct {
-				RTT []results.LinkRTT `json:"rtt"`
+				RTT []schema.LinkRTT `json:"rtt"`
 			} `json:"impairment"`
 		} `json:"links"`
 	}
@@ -73,7 +73,7 @@ func linkAdded(manifest string) *float64 {
 	if err != nil || json.Unmarshal(b, &m) != nil || m.Links.Impairment == nil {
 		return nil
 	}
-	c, ok := results.LinkCostMs(m.Links.Impairment.RTT)
+	c, ok := schema.LinkCostMs(m.Links.Impairment.RTT)
 	if !ok {
 		return nil
 	}

@@ -5,13 +5,13 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 )
 
 // AnomaliesLine is the one-line verdict of a checker workload, e.g. "Anomalies: none
 // found (register on n1, 1200 operations: 1180 ok, 20 failed, 0 unknown)" or
 // "Anomalies: 31 lost-update (P4), 40 committed updates lost (register on n1, ...)".
-func AnomaliesLine(s *results.ChecksSummary) string {
+func AnomaliesLine(s *schema.ChecksSummary) string {
 	what := fmt.Sprintf("%s on %s, %d operations: %d ok, %d failed, %d unknown", s.Workload, s.Node, s.Ops, s.OK, s.Failed, s.Unknown)
 	switch {
 	case s.Error != "":
@@ -40,7 +40,7 @@ func anomalyTitle(t string) string {
 
 // AnomaliesSection is report.md's "Anomalies" section: the verdict line and the
 // explanations of the first anomalies.
-func AnomaliesSection(b *strings.Builder, s *results.ChecksSummary) {
+func AnomaliesSection(b *strings.Builder, s *schema.ChecksSummary) {
 	if s == nil {
 		return
 	}
@@ -52,6 +52,6 @@ func AnomaliesSection(b *strings.Builder, s *results.ChecksSummary) {
 		b.WriteString("\n")
 	}
 	if s.AnomalyCount > len(s.Anomalies) {
-		fmt.Fprintf(b, "\n(the first %d of %d; every operation is in %s, also as %s for Elle)\n", len(s.Anomalies), s.AnomalyCount, results.HistoryFile, results.HistoryEDNFile)
+		fmt.Fprintf(b, "\n(the first %d of %d; every operation is in %s, also as %s for Elle)\n", len(s.Anomalies), s.AnomalyCount, schema.HistoryFile, schema.HistoryEDNFile)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/stats"
 )
 
@@ -101,7 +101,7 @@ type Row struct {
 	// confidence interval (see Caveat).
 	Caveat bool
 	// Probe is the run's probe writer (nil without one): the lost acked commits column.
-	Probe *results.ProbeSummary
+	Probe *schema.ProbeSummary
 }
 
 // Group is a sweep cell's axis values other than topology and repeat (manifest extra

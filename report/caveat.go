@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/stats"
 	"github.com/habench/habench/topology"
 )
@@ -84,7 +84,7 @@ func baseCell(cells []*stats.Cell, c *stats.Cell) *stats.Cell {
 }
 
 // Probe is the run's probe writer's result (summary.json "probe"), nil without one.
-func (r *Run) Probe() *results.ProbeSummary {
+func (r *Run) Probe() *schema.ProbeSummary {
 	if r.Summary == nil {
 		return nil
 	}
@@ -93,7 +93,7 @@ func (r *Run) Probe() *results.ProbeSummary {
 
 // lostAcked is the comparison's "lost acked commits" cell: "550 of 1424", "not checked",
 // "n/a" without a probe writer.
-func lostAcked(p *results.ProbeSummary) string {
+func lostAcked(p *schema.ProbeSummary) string {
 	switch {
 	case p == nil:
 		return "n/a"

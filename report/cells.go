@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/stats"
 )
 
@@ -163,7 +163,7 @@ func (v cellView) Base(metric string) string {
 
 // controlNote is, for a cell whose runs went through the links at zero delay (manifest
 // extra "links_control"), that and the round trip the link added to the plain bridge
-// (results.Median over the runs of results.LinkCostMs: comparison.md's number); ""
+// (schema.Median over the runs of schema.LinkCostMs: comparison.md's number); ""
 // otherwise.
 func controlNote(runs []*Run) string {
 	note := ""
@@ -177,22 +177,22 @@ func controlNote(runs []*Run) string {
 		}
 	}
 	if note != "" && len(added) > 0 {
-		note += ", its cost " + fmtLinkCost(results.Median(added)) + " round trip"
+		note += ", its cost " + fmtLinkCost(schema.Median(added)) + " round trip"
 	}
 	return note
 }
 
-// linkCost is results.LinkCostMs of the run's measured links; false without them.
+// linkCost is schema.LinkCostMs of the run's measured links; false without them.
 func (r *Run) linkCost() (float64, bool) {
 	li := r.Impairment()
 	if li == nil {
 		return 0, false
 	}
-	rtt := make([]results.LinkRTT, len(li.RTT))
+	rtt := make([]schema.LinkRTT, len(li.RTT))
 	for i, x := range li.RTT {
-		rtt[i] = results.LinkRTT{AddedMs: x.AddedMs, Samples: x.Samples, Partitioned: x.Partitioned, Lossy: x.Lossy}
+		rtt[i] = schema.LinkRTT{AddedMs: x.AddedMs, Samples: x.Samples, Partitioned: x.Partitioned, Lossy: x.Lossy}
 	}
-	return results.LinkCostMs(rtt)
+	return schema.LinkCostMs(rtt)
 }
 
 // fmtLinkCost renders a link cost in ms: "+0.032 ms".

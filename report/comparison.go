@@ -7,29 +7,29 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/stats"
 )
 
 // The comparison of a scenario run (comparison.md, the table `habench run` prints): its
-// rows are comparison.json's (results.ComparisonRow), grouped by point.
+// rows are comparison.json's (schema.ComparisonRow), grouped by point.
 
 // point is one point of the comparison: a cell and its repeats' rows.
 type point struct {
 	c    *stats.Cell
-	rows []results.ComparisonRow
+	rows []schema.ComparisonRow
 }
 
 // points groups rows by their point (ComparisonRow.Stats), in the rows' order; a row without
 // Stats is a point of its own (its own numbers, no percentages).
-func points(rows []results.ComparisonRow) []point {
+func points(rows []schema.ComparisonRow) []point {
 	var out []point
 	idx := map[*stats.Cell]int{}
 	for _, r := range rows {
 		c := r.Stats
 		if c == nil {
-			var s results.Summary
+			var s schema.Summary
 			if r.Summary != nil {
 				s = *r.Summary
 			}
@@ -40,7 +40,7 @@ func points(rows []results.ComparisonRow) []point {
 			continue
 		}
 		idx[c] = len(out)
-		out = append(out, point{c: c, rows: []results.ComparisonRow{r}})
+		out = append(out, point{c: c, rows: []schema.ComparisonRow{r}})
 	}
 	return out
 }
@@ -127,7 +127,7 @@ func (f *footnotes) lines() []string {
 
 // cmpControlNote is "same path: the userspace link at zero delay, its cost +0.085 ms round
 // trip" (the median over the rows' runs of the round trip the link added).
-func cmpControlNote(rows []results.ComparisonRow) string {
+func cmpControlNote(rows []schema.ComparisonRow) string {
 	s := rows[0].LinksControl
 	if c := cmpLinkCost(rows); c != "" {
 		s += ", its cost " + c + " round trip"
@@ -135,10 +135,10 @@ func cmpControlNote(rows []results.ComparisonRow) string {
 	return s
 }
 
-// cmpLinkCost is results.Median over the rows' runs of the round trip the link added
-// (their link_added_rtt_ms: results.LinkCostMs, report.md's number), "+0.085 ms"; ""
+// cmpLinkCost is schema.Median over the rows' runs of the round trip the link added
+// (their link_added_rtt_ms: schema.LinkCostMs, report.md's number), "+0.085 ms"; ""
 // without one.
-func cmpLinkCost(rows []results.ComparisonRow) string {
+func cmpLinkCost(rows []schema.ComparisonRow) string {
 	var added []float64
 	for _, r := range rows {
 		if r.LinkAddedMs != nil {
@@ -148,7 +148,7 @@ func cmpLinkCost(rows []results.ComparisonRow) string {
 	if len(added) == 0 {
 		return ""
 	}
-	return fmtLinkCost(results.Median(added))
+	return fmtLinkCost(schema.Median(added))
 }
 
 // cpuBound says a run of the point had its busiest host CPU-saturated.
@@ -201,7 +201,7 @@ func (pt point) lostAcked() string {
 
 // checked says a run of the point had a checker workload.
 func (pt point) checked() bool {
-	return slices.ContainsFunc(pt.rows, func(r results.ComparisonRow) bool { return r.Summary != nil && r.Summary.Checks != nil })
+	return slices.ContainsFunc(pt.rows, func(r schema.ComparisonRow) bool { return r.Summary != nil && r.Summary.Checks != nil })
 }
 
 // anomalies is the point's checker verdict over its runs (AnomaliesCell): the anomalies
@@ -297,7 +297,7 @@ func alongRef(pts []point, pt point, axis string) *point {
 // cmpFlavorNote is the footnote naming the points whose server flavor or version differs
 // from the baseline's ("" when none does): their ratios compare servers too.
 func cmpFlavorNote(pts []point) string {
-	var base *results.ComparisonRow
+	var base *schema.ComparisonRow
 	for _, pt := range pts {
 		if pt.c.IsBase {
 			base = &pt.rows[0]
@@ -327,7 +327,7 @@ func cmpFlavorNote(pts []point) string {
 
 // hostCPU is the busiest host's CPU of the point's busiest run ("n/a" without host samples).
 func (pt point) hostCPU() string {
-	var best *results.Summary
+	var best *schema.Summary
 	bestBusy := -1.0
 	for _, r := range pt.rows {
 		if r.Summary == nil {
@@ -408,7 +408,7 @@ func ciText(s stats.Sample) string {
 // StatsNote explains the comparison's figures: means over repeats, the CI, vs base (when
 // rows are of more than one topology) and vs AXIS, the rule for "within noise", and when
 // there is a single repeat per cell that there is no CI.
-func StatsNote(rows []results.ComparisonRow) string {
+func StatsNote(rows []schema.ComparisonRow) string {
 	maxN := 0
 	for _, pt := range points(rows) {
 		maxN = max(maxN, pt.c.TPS.N)
@@ -432,12 +432,12 @@ func StatsNote(rows []results.ComparisonRow) string {
 // checker results); ratios of CPU-bound cells or without a CI
 // marked ⚠; notes on the points, the marks and other servers than the baseline's under
 // the table. Rows of one topology have no baseline: no vs base columns.
-func ComparisonTable(rows []results.ComparisonRow) string {
+func ComparisonTable(rows []schema.ComparisonRow) string {
 	return comparisonTable(rows, rowTopologies(rows) > 1)
 }
 
 // rowTopologies is how many topologies rows are of.
-func rowTopologies(rows []results.ComparisonRow) int {
+func rowTopologies(rows []schema.ComparisonRow) int {
 	seen := map[string]bool{}
 	for _, r := range rows {
 		seen[r.Topology] = true
@@ -447,7 +447,7 @@ func rowTopologies(rows []results.ComparisonRow) int {
 
 // comparisonTable is ComparisonTable with its vs base columns only when compared (the
 // sweep has more than one topology, whatever this group's rows are).
-func comparisonTable(rows []results.ComparisonRow, compared bool) string {
+func comparisonTable(rows []schema.ComparisonRow, compared bool) string {
 	var b strings.Builder
 	pts := points(rows)
 	along := alongAxes(pts)
@@ -504,7 +504,7 @@ func comparisonTable(rows []results.ComparisonRow, compared bool) string {
 	if ls := fn.lines(); len(ls) > 0 {
 		b.WriteString("\n" + strings.Join(ls, "\n\n") + "\n")
 	}
-	var ran []results.ComparisonRow
+	var ran []schema.ComparisonRow
 	for _, r := range rows {
 		if r.ReusedFrom == "" && r.Summary != nil {
 			ran = append(ran, r)
@@ -545,7 +545,7 @@ func alongMarked(cv *caveat, pts []point, pt point, axis string) string {
 // "TPS/base" (only when the rows are of more than one topology: one topology has no
 // baseline), and with one repeat per cell the runs, TPS min-max and CI columns (1, the
 // TPS itself, n/a) left out.
-func PrintComparison(w io.Writer, rows []results.ComparisonRow) {
+func PrintComparison(w io.Writer, rows []schema.ComparisonRow) {
 	t := newTextComparison(rows)
 	for gi, g := range t.groups {
 		if t.grouped {
@@ -578,7 +578,7 @@ type textComparison struct {
 	cv                                       caveat
 }
 
-func newTextComparison(rows []results.ComparisonRow) *textComparison {
+func newTextComparison(rows []schema.ComparisonRow) *textComparison {
 	pts := points(rows)
 	t := &textComparison{pts: pts, along: alongAxes(pts), probe: anyProbed(pts), check: slices.ContainsFunc(pts, point.checked),
 		compared: rowTopologies(rows) > 1}
@@ -665,7 +665,7 @@ func (t *textComparison) line(pt point, g string) string {
 
 // notes writes what goes under the tables: the points' footnotes, the columns'
 // meanings, the caveat and flavor notes, and StatsNote.
-func (t *textComparison) notes(w io.Writer, rows []results.ComparisonRow) {
+func (t *textComparison) notes(w io.Writer, rows []schema.ComparisonRow) {
 	for _, l := range t.fn.lines() {
 		fmt.Fprintln(w, l)
 	}
@@ -688,7 +688,7 @@ func (t *textComparison) notes(w io.Writer, rows []results.ComparisonRow) {
 }
 
 // cpuBoundRows names the rows whose busiest host was CPU-saturated ("" when none).
-func cpuBoundRows(rows []results.ComparisonRow) string {
+func cpuBoundRows(rows []schema.ComparisonRow) string {
 	var names []string
 	for _, r := range rows {
 		if h := r.Summary.BusiestHost(); h != nil && h.CPUSaturated {
@@ -705,7 +705,7 @@ func cpuBoundRows(rows []results.ComparisonRow) string {
 // busiestHostCell is the comparison tables' "busiest host CPU" cell: the host, its mean
 // and largest busy fraction over the measured part, and "CPU-bound" when it was
 // CPU-saturated ("n/a" without host samples).
-func busiestHostCell(s *results.Summary) string {
+func busiestHostCell(s *schema.Summary) string {
 	h := s.BusiestHost()
 	if h == nil {
 		return "n/a"

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 )
 
 // Consistency cost and benefit (sweep.md): what a consistency setting (a knob axis over
@@ -15,8 +15,8 @@ import (
 
 // HasConsistency says a cell of f has read-node checks (workload.read_nodes) or a checker
 // verdict: sweep.md gets the ConsistencyTable.
-func HasConsistency(f *results.SweepFile) bool {
-	return slices.ContainsFunc(f.Cells, func(c results.CellRecord) bool {
+func HasConsistency(f *schema.SweepFile) bool {
+	return slices.ContainsFunc(f.Cells, func(c schema.CellRecord) bool {
 		return c.ReadChecks != nil || c.Anomalies != nil || c.CheckerError != ""
 	})
 }
@@ -28,13 +28,13 @@ func HasConsistency(f *results.SweepFile) bool {
 // type ("none", "3 lost-update", "not checked: ..."). Empty cells say "n/a" (no read nodes
 // or no checker) or carry the cell's status when it did not run. "" when HasConsistency is
 // false.
-func ConsistencyTable(f *results.SweepFile) string {
+func ConsistencyTable(f *schema.SweepFile) string {
 	if !HasConsistency(f) {
 		return ""
 	}
-	var axes []results.SweepAxis
+	var axes []schema.SweepAxis
 	for _, a := range f.Axes {
-		if a.Kind != results.AxisTopology {
+		if a.Kind != schema.AxisTopology {
 			axes = append(axes, a)
 		}
 	}
@@ -63,7 +63,7 @@ func ConsistencyTable(f *results.SweepFile) string {
 }
 
 // consistencyFigures is the figures' part of cell c's line.
-func consistencyFigures(c *results.CellRecord) string {
+func consistencyFigures(c *schema.CellRecord) string {
 	if c.Dir == "" && c.ReadChecks == nil && c.Anomalies == nil {
 		return fmt.Sprintf(" | | %s | | |", c.Status)
 	}

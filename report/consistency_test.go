@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 )
 
 func ip(n int) *int       { return &n }
@@ -13,19 +13,19 @@ func i64p(n int64) *int64 { return &n }
 
 // consistencySweep is a 3-cell consistency sweep on one group: EVENTUAL with stale reads
 // and a lost update, AFTER clean, BEFORE failed before it ran.
-func consistencySweep() *results.SweepFile {
+func consistencySweep() *schema.SweepFile {
 	axis := "knob.group_replication_consistency"
-	return &results.SweepFile{Scenario: "cg", Workload: "oltp_read_write", Scale: "small",
-		Axes: []results.SweepAxis{{Name: "topology", Kind: results.AxisTopology, Values: []string{"g3"}},
-			{Name: axis, Kind: results.AxisKnob, Values: []string{"EVENTUAL", "AFTER", "BEFORE"}}},
-		Cells: []results.CellRecord{
+	return &schema.SweepFile{Scenario: "cg", Workload: "oltp_read_write", Scale: "small",
+		Axes: []schema.SweepAxis{{Name: "topology", Kind: schema.AxisTopology, Values: []string{"g3"}},
+			{Name: axis, Kind: schema.AxisKnob, Values: []string{"EVENTUAL", "AFTER", "BEFORE"}}},
+		Cells: []schema.CellRecord{
 			{Index: 1, Topology: "g3", Axes: map[string]string{axis: "EVENTUAL"}, Values: map[string]string{axis: "EVENTUAL"},
-				Status: results.StatusDone, Dir: "c001", TPS: 101.5, LatencyMs: &results.CellLatency{P95: 40.1},
+				Status: schema.StatusDone, Dir: "c001", TPS: 101.5, LatencyMs: &schema.CellLatency{P95: 40.1},
 				ReadChecks: i64p(400), StaleReads: i64p(100), Anomalies: ip(3), AnomalyTypes: map[string]int{"lost-update": 2, "G-single": 1}},
 			{Index: 2, Topology: "g3", Axes: map[string]string{axis: "AFTER"}, Values: map[string]string{axis: "AFTER"},
-				Status: results.StatusDone, Dir: "c002", TPS: 60.25, LatencyMs: &results.CellLatency{P95: 80.5},
+				Status: schema.StatusDone, Dir: "c002", TPS: 60.25, LatencyMs: &schema.CellLatency{P95: 80.5},
 				ReadChecks: i64p(300), StaleReads: i64p(0), Anomalies: ip(0)},
-			{Index: 3, Topology: "g3", Axes: map[string]string{axis: "BEFORE"}, Status: results.StatusPending},
+			{Index: 3, Topology: "g3", Axes: map[string]string{axis: "BEFORE"}, Status: schema.StatusPending},
 		}}
 }
 
@@ -69,11 +69,11 @@ func TestConsistencyTable(t *testing.T) {
 // checker results (by type, summed over the point's runs; n/a for a row without a checker)
 // and none otherwise.
 func TestComparisonAnomaliesColumn(t *testing.T) {
-	rows := []results.ComparisonRow{
-		{Topology: "a", Summary: &results.Summary{TPS: 10, Checks: &results.ChecksSummary{AnomalyCount: 2, AnomalyTypes: map[string]int{"lost-update": 2}}}},
-		{Topology: "b", Summary: &results.Summary{TPS: 12, Checks: &results.ChecksSummary{}}},
-		{Topology: "c", Summary: &results.Summary{TPS: 12}},
-		{Topology: "d", Summary: &results.Summary{TPS: 9, Checks: &results.ChecksSummary{Error: "no history"}}},
+	rows := []schema.ComparisonRow{
+		{Topology: "a", Summary: &schema.Summary{TPS: 10, Checks: &schema.ChecksSummary{AnomalyCount: 2, AnomalyTypes: map[string]int{"lost-update": 2}}}},
+		{Topology: "b", Summary: &schema.Summary{TPS: 12, Checks: &schema.ChecksSummary{}}},
+		{Topology: "c", Summary: &schema.Summary{TPS: 12}},
+		{Topology: "d", Summary: &schema.Summary{TPS: 9, Checks: &schema.ChecksSummary{Error: "no history"}}},
 	}
 	md := ComparisonTable(rows)
 	lines := strings.Split(md, "\n")
@@ -95,11 +95,11 @@ func TestComparisonAnomaliesColumn(t *testing.T) {
 // (and its note) when a row has checker results, each row's cell as in comparison.md,
 // and none otherwise.
 func TestPrintComparisonAnomaliesColumn(t *testing.T) {
-	rows := []results.ComparisonRow{
-		{Topology: "a", Summary: &results.Summary{TPS: 10, Checks: &results.ChecksSummary{AnomalyCount: 2, AnomalyTypes: map[string]int{"lost-update": 2}}}},
-		{Topology: "b", Summary: &results.Summary{TPS: 12, Checks: &results.ChecksSummary{}}},
-		{Topology: "c", Summary: &results.Summary{TPS: 12}},
-		{Topology: "d", Summary: &results.Summary{TPS: 9, Checks: &results.ChecksSummary{Error: "no history"}}},
+	rows := []schema.ComparisonRow{
+		{Topology: "a", Summary: &schema.Summary{TPS: 10, Checks: &schema.ChecksSummary{AnomalyCount: 2, AnomalyTypes: map[string]int{"lost-update": 2}}}},
+		{Topology: "b", Summary: &schema.Summary{TPS: 12, Checks: &schema.ChecksSummary{}}},
+		{Topology: "c", Summary: &schema.Summary{TPS: 12}},
+		{Topology: "d", Summary: &schema.Summary{TPS: 9, Checks: &schema.ChecksSummary{Error: "no history"}}},
 	}
 	var b strings.Builder
 	PrintComparison(&b, rows)

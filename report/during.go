@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 )
 
 // DuringTable renders the lasting faults' FaultDuring as a Markdown table ("" when none
 // has one): outcome and duration, TPS and p99 before and during, flow control, queues
 // and membership.
-func DuringTable(fs []results.FaultSummary) string {
+func DuringTable(fs []schema.FaultSummary) string {
 	var b strings.Builder
 	for _, f := range fs {
 		d := f.During

@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 )
 
 // Heatmap geometry: at most heatColumns columns of time (consecutive report intervals
@@ -83,7 +83,7 @@ func classOf(classes []float64, v float64) int {
 // buildHeatGrid merges the log's intervals into at most heatColumns columns (off moves
 // them onto the chart's clock) and counts each column's transactions per latency row, as
 // a rate per second of the column. ok is false when the log holds no transaction.
-func buildHeatGrid(log *results.LatencyLog, off float64) (heatGrid, bool) {
+func buildHeatGrid(log *schema.LatencyLog, off float64) (heatGrid, bool) {
 	ivs := log.Intervals
 	per := (len(ivs) + heatColumns - 1) / heatColumns
 	type column struct {

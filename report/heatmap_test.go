@@ -7,16 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/workload"
 )
 
 // hlogOf writes intervals of 1 s, interval i holding counts[i] (latency us -> count), as a
 // run writes latency.hlog, and reads it back.
-func hlogOf(t *testing.T, counts []map[int64]int64) *results.LatencyLog {
+func hlogOf(t *testing.T, counts []map[int64]int64) *schema.LatencyLog {
 	t.Helper()
 	var b bytes.Buffer
-	if err := results.WriteLatencyLogHeader(&b, time.Date(2026, 12, 6, 7, 0, 0, 0, time.UTC)); err != nil {
+	if err := schema.WriteLatencyLogHeader(&b, time.Date(2026, 12, 6, 7, 0, 0, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
 	for i, c := range counts {
@@ -24,13 +24,13 @@ func hlogOf(t *testing.T, counts []map[int64]int64) *results.LatencyLog {
 		for v, n := range c {
 			h.RecordValues(v, n)
 		}
-		line, err := results.AppendLatencyLogLine(nil, time.Duration(i)*time.Second, time.Second, h)
+		line, err := schema.AppendLatencyLogLine(nil, time.Duration(i)*time.Second, time.Second, h)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b.Write(line)
 	}
-	log, err := results.ReadLatencyLog(b.Bytes())
+	log, err := schema.ReadLatencyLog(b.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}

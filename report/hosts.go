@@ -6,13 +6,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/schema"
 )
 
 // BusiestHost is the run's host with the highest mean CPU busy fraction over the
 // measured part (summary.json hosts), nil when there is none.
-func (r *Run) BusiestHost() *results.HostSummary {
+func (r *Run) BusiestHost() *schema.HostSummary {
 	return r.Summary.BusiestHost()
 }
 
@@ -82,7 +82,7 @@ var hostsNote = fmt.Sprintf("Over the measured part of the run. busy = share of 
 // "; "-separated: "ssh db1 (n1, n3): clock +0.012 ± 0.150 ms, mariadbd 10.11.6; ssh db2
 // (n2): clock not measured (...)". "" when no host was measured (a local sandbox, a run
 // without a cluster, a manifest of an older habench).
-func HostsLine(hs []results.HostInfo) string {
+func HostsLine(hs []schema.HostInfo) string {
 	var parts []string
 	for _, h := range hs {
 		if !h.ClockMeasured() {
@@ -110,7 +110,7 @@ const HostsNote = "clock = the host's clock minus this machine's, measured at th
 // nodes, summary.json nodes[].applier_lag_max_s): that lag then says only that it is below
 // the clocks' uncertainty. "" when no uncertainty is larger, or no applier lag was
 // reported (nil: MariaDB, Galera, a single node).
-func ClockWarning(hs []results.HostInfo, applierLagMaxS *float64) string {
+func ClockWarning(hs []schema.HostInfo, applierLagMaxS *float64) string {
 	if applierLagMaxS == nil {
 		return ""
 	}
@@ -163,7 +163,7 @@ func deref(p *float64) float64 {
 // CacheDropsLine says where the page cache was dropped before the run: "dropped before
 // the run (sync; echo 3 > /proc/sys/vm/drop_caches) on local (n1, n2) in 0.4 s". "" when
 // it was not.
-func CacheDropsLine(ds []results.CacheDrop) string {
+func CacheDropsLine(ds []schema.CacheDrop) string {
 	if len(ds) == 0 {
 		return ""
 	}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/schema"
 )
 
 // A scenario whose async run had a CPU-saturated host and whose single run did not: the
@@ -116,11 +116,11 @@ func TestHostsInReport(t *testing.T) {
 // applier lag reported, and never without one.
 func TestHostsLineAndClockWarning(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	local := []results.HostInfo{{Name: "local", Nodes: []string{"n1", "n2"}}}
+	local := []schema.HostInfo{{Name: "local", Nodes: []string{"n1", "n2"}}}
 	if l := HostsLine(local); l != "" {
 		t.Errorf("local sandbox: hosts line %q, want none", l)
 	}
-	hs := []results.HostInfo{
+	hs := []schema.HostInfo{
 		{Name: "ssh db1", Nodes: []string{"n1", "n3"}, OffsetMs: f(-1.25), UncertaintyMs: f(0.2), Server: "mariadbd 10.11.6"},
 		{Name: "ssh db2", Nodes: []string{"n2"}, OffsetMs: f(0.5), UncertaintyMs: f(0.05)},
 		{Name: "ssh db3", Nodes: []string{"n4"}, ClockError: "ssh db3: connection refused"},
@@ -225,7 +225,7 @@ func TestCompareNamesHosts(t *testing.T) {
 		t.Errorf("runs on this machine: a hosts line:\n%s", plain.String())
 	}
 	off, unc := 0.012, 0.150
-	b.Runs[0].Manifest.Hosts = []results.HostInfo{{Name: "ssh db1", Nodes: []string{"n1", "n3"}, OffsetMs: &off, UncertaintyMs: &unc, Server: "mariadbd 10.11.6"},
+	b.Runs[0].Manifest.Hosts = []schema.HostInfo{{Name: "ssh db1", Nodes: []string{"n1", "n3"}, OffsetMs: &off, UncertaintyMs: &unc, Server: "mariadbd 10.11.6"},
 		{Name: "ssh db2", Nodes: []string{"n2"}, ClockError: "ssh db2: cannot connect"}}
 	c := Compare(a, b)
 	var text bytes.Buffer

@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 )
 
 // TestLagChartGapsAndLabel: a lag line is not drawn across the seconds a node could not be
@@ -48,8 +48,8 @@ func TestCompareSaysLagUnknown(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	run := func(unknown float64) *Run {
 		return &Run{Name: "a", Manifest: Manifest{Topology: map[string]any{"name": "a", "kind": "galera"}},
-			Summary: &results.Summary{TPS: 100, LatencyMs: map[string]float64{"avg": 1},
-				Nodes: []results.NodeLag{{Node: "n1", LagMaxS: f(0)}, {Node: "n3", LagMaxS: f(0.005), LagUnknownS: unknown}}}}
+			Summary: &schema.Summary{TPS: 100, LatencyMs: map[string]float64{"avg": 1},
+				Nodes: []schema.NodeLag{{Node: "n1", LagMaxS: f(0)}, {Node: "n3", LagMaxS: f(0.005), LagUnknownS: unknown}}}}
 	}
 	c := Compare(&Results{Runs: []*Run{run(0)}}, &Results{Runs: []*Run{run(9)}})
 	var out bytes.Buffer

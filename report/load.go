@@ -30,7 +30,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/stats"
 )
 
@@ -74,7 +74,7 @@ type Run struct {
 	// Manifest is manifest.json.
 	Manifest Manifest
 	// Summary is summary.json; nil when the run did not get to write it (killed).
-	Summary *results.Summary
+	Summary *schema.Summary
 	// SummaryOther holds summary.json's sections the report has no table of its own for
 	// (semisync, group, galera, ...), raw, shown as they are.
 	SummaryOther map[string]json.RawMessage
@@ -84,7 +84,7 @@ type Run struct {
 	Samples []Sample
 	// LatencyLog is latency.hlog (nil without one: older results): the latency histograms
 	// per report interval, From on intervals.csv's clock.
-	LatencyLog *results.LatencyLog
+	LatencyLog *schema.LatencyLog
 	// Error says why the run is incomplete ("" when it completed): summary.json's error,
 	// comparison.json's row error, or a missing summary.
 	Error string
@@ -109,14 +109,14 @@ type Manifest struct {
 	Samplers    []string                   `json:"samplers"`
 	// Hosts are the machines the nodes ran on (manifest "hosts"): samples.csv holds each
 	// one's machine-wide metrics under node "host:<name>"; remote hosts carry their clock
-	// offsets (results.HostInfo).
-	Hosts []results.HostInfo `json:"hosts"`
+	// offsets (schema.HostInfo).
+	Hosts []schema.HostInfo `json:"hosts"`
 	// CacheDrops are the hosts whose page cache was dropped before the run (manifest
 	// "drop_caches"), nil when none was.
-	CacheDrops       []results.CacheDrop `json:"drop_caches"`
-	IntervalsOffsetS float64             `json:"intervals_offset_s"`
-	SamplesStarted   time.Time           `json:"samples_started"`
-	Extra            map[string]any      `json:"extra"`
+	CacheDrops       []schema.CacheDrop `json:"drop_caches"`
+	IntervalsOffsetS float64            `json:"intervals_offset_s"`
+	SamplesStarted   time.Time          `json:"samples_started"`
+	Extra            map[string]any     `json:"extra"`
 	// Knobs are the run's runtime knobs (manifest "knobs"), nil without knobs.
 	Knobs *Knobs `json:"knobs"`
 	// Warnings are the run's own (manifest "warnings"): deploy-time options the servers do
@@ -254,7 +254,7 @@ func Load(dir string) (*Results, error) {
 	if !st.IsDir() {
 		return nil, &LoadError{Path: dir, Reason: "not a directory"}
 	}
-	if exists(filepath.Join(dir, results.ManifestFile)) {
+	if exists(filepath.Join(dir, schema.ManifestFile)) {
 		r, err := LoadRun(dir)
 		if err != nil {
 			return nil, err
@@ -320,10 +320,10 @@ func (res *Results) loadComparison() error {
 		// The row's dir is relative to where the scenario ran; the run directory is
 		// inside the scenario directory under the same base name.
 		d := filepath.Join(res.Dir, filepath.Base(row.Dir))
-		if !exists(filepath.Join(d, results.ManifestFile)) && exists(filepath.Join(row.Dir, results.ManifestFile)) {
+		if !exists(filepath.Join(d, schema.ManifestFile)) && exists(filepath.Join(row.Dir, schema.ManifestFile)) {
 			d = row.Dir
 		}
-		if !exists(filepath.Join(d, results.ManifestFile)) {
+		if !exists(filepath.Join(d, schema.ManifestFile)) {
 			res.Missing = append(res.Missing, fmt.Sprintf("%s (%s: no manifest.json)", row.Topology, d))
 			continue
 		}
@@ -350,7 +350,7 @@ func (res *Results) loadSubdirs() error {
 		if !e.IsDir() {
 			continue
 		}
-		if !exists(filepath.Join(d, results.ManifestFile)) {
+		if !exists(filepath.Join(d, schema.ManifestFile)) {
 			continue
 		}
 		r, err := LoadRun(d)
@@ -372,13 +372,13 @@ func LoadRun(dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Intervals, err = readIntervals(filepath.Join(dir, results.IntervalsFile)); err != nil {
+	if r.Intervals, err = readIntervals(filepath.Join(dir, schema.IntervalsFile)); err != nil {
 		return nil, err
 	}
-	if r.Samples, err = readSamples(filepath.Join(dir, results.SamplesFile)); err != nil {
+	if r.Samples, err = readSamples(filepath.Join(dir, schema.SamplesFile)); err != nil {
 		return nil, err
 	}
-	if r.LatencyLog, err = readLatencyLog(filepath.Join(dir, results.LatencyLogFile)); err != nil {
+	if r.LatencyLog, err = readLatencyLog(filepath.Join(dir, schema.LatencyLogFile)); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -386,7 +386,7 @@ func LoadRun(dir string) (*Run, error) {
 
 // readLatencyLog reads latency.hlog (nil when there is none). Error: *LoadError naming
 // the file and the interval that does not decode.
-func readLatencyLog(path string) (*results.LatencyLog, error) {
+func readLatencyLog(path string) (*schema.LatencyLog, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -394,7 +394,7 @@ func readLatencyLog(path string) (*results.LatencyLog, error) {
 	if err != nil {
 		return nil, &LoadError{Path: path, Reason: err.Error()}
 	}
-	log, err := results.ReadLatencyLog(b)
+	log, err := schema.ReadLatencyLog(b)
 	if err != nil {
 		return nil, &LoadError{Path: path, Reason: err.Error()}
 	}
@@ -405,12 +405,12 @@ func readLatencyLog(path string) (*results.LatencyLog, error) {
 // (when present), not its CSV files: what RunMarkdown needs. Error: *LoadError naming
 // the file.
 func LoadRunSummary(dir string) (*Run, error) {
-	mpath := filepath.Join(dir, results.ManifestFile)
+	mpath := filepath.Join(dir, schema.ManifestFile)
 	mb, err := os.ReadFile(mpath)
 	if err != nil {
 		return nil, &LoadError{Path: mpath, Reason: err.Error()}
 	}
-	spath := filepath.Join(dir, results.SummaryFile)
+	spath := filepath.Join(dir, schema.SummaryFile)
 	sb, err := os.ReadFile(spath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, &LoadError{Path: spath, Reason: err.Error()}
@@ -423,7 +423,7 @@ func LoadRunSummary(dir string) (*Run, error) {
 // *LoadError naming the file that does not decode.
 func RunFromJSON(dir string, manifest, summary []byte) (*Run, error) {
 	r := &Run{Dir: dir}
-	mpath := filepath.Join(dir, results.ManifestFile)
+	mpath := filepath.Join(dir, schema.ManifestFile)
 	if err := json.Unmarshal(manifest, &r.Manifest); err != nil {
 		return nil, &LoadError{Path: mpath, Reason: err.Error()}
 	}
@@ -462,9 +462,9 @@ func (r *Run) decodeSummary(b []byte) error {
 		r.Error = "no summary.json (the run did not finish)"
 		return nil
 	}
-	r.Summary = &results.Summary{}
+	r.Summary = &schema.Summary{}
 	if err := json.Unmarshal(b, r.Summary); err != nil {
-		return &LoadError{Path: filepath.Join(r.Dir, results.SummaryFile), Reason: err.Error()}
+		return &LoadError{Path: filepath.Join(r.Dir, schema.SummaryFile), Reason: err.Error()}
 	}
 	var all map[string]json.RawMessage
 	if json.Unmarshal(b, &all) == nil {
@@ -571,7 +571,7 @@ func readSamples(path string) ([]Sample, error) {
 	if err != nil || header == nil {
 		return nil, err
 	}
-	if want := strings.Join(results.SampleColumns, ","); strings.Join(header, ",") != want {
+	if want := strings.Join(schema.SampleColumns, ","); strings.Join(header, ",") != want {
 		return nil, &LoadError{Path: path, Reason: fmt.Sprintf("header %q, want %s", strings.Join(header, ","), want)}
 	}
 	out := make([]Sample, 0, len(rows))

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/schema"
 )
 
 // testdata/quick is a real `habench run scenarios/quick.yaml` (MariaDB 10.11 single,
@@ -600,7 +600,7 @@ func TestSweepGroupBaseline(t *testing.T) {
 			res.Runs = append(res.Runs, &Run{Name: name, Topology: top, Cell: "threads=" + th,
 				Manifest: Manifest{Topology: map[string]any{"name": top, "kind": "async"},
 					Extra: map[string]any{"baseline": "a", "axes": map[string]any{"topology": top, "threads": th}}},
-				Summary: &results.Summary{TPS: tps[name], LatencyMs: map[string]float64{"avg": 1, "p95": 2}}})
+				Summary: &schema.Summary{TPS: tps[name], LatencyMs: map[string]float64{"avg": 1, "p95": 2}}})
 		}
 	}
 	base, why, err := res.Baseline("")
@@ -695,9 +695,9 @@ func TestCompareNearZeroAndDifferences(t *testing.T) {
 	run := func(lag float64, nodes float64, links string, bound bool) *Run {
 		r := &Run{Name: "a", Manifest: Manifest{Topology: map[string]any{"name": "a", "kind": "async", "nodes": nodes},
 			Links: map[string]json.RawMessage{}},
-			Summary: &results.Summary{TPS: 100, LatencyMs: map[string]float64{"avg": 1},
-				Nodes: []results.NodeLag{{Node: "n1", Role: "source", LagMaxS: f(0)}, {Node: "n2", Role: "replica", LagMaxS: f(lag)}},
-				Hosts: []results.HostSummary{{Host: "local", CPUBusyMean: f(0.95), CPUSaturated: bound}}}}
+			Summary: &schema.Summary{TPS: 100, LatencyMs: map[string]float64{"avg": 1},
+				Nodes: []schema.NodeLag{{Node: "n1", Role: "source", LagMaxS: f(0)}, {Node: "n2", Role: "replica", LagMaxS: f(lag)}},
+				Hosts: []schema.HostSummary{{Host: "local", CPUBusyMean: f(0.95), CPUSaturated: bound}}}}
 		if links != "" {
 			r.Manifest.Links["impairment"] = json.RawMessage(`{"backend":"userspace","request":"` + links + `"}`)
 		}
@@ -730,15 +730,15 @@ func TestReportLostAckedAndCaveats(t *testing.T) {
 	}{{"dfasync", "async", "mariadb", `{"acknowledged":1424,"lost_acknowledged_commits":550,"checked_on":"n2"}`, 2040},
 		{"dfsemi", "semisync", "mariadb", `{"acknowledged":869,"lost_acknowledged_commits":0,"checked_on":"n2"}`, 846},
 		{"dfsingle", "single", "mysql", "", 900}} {
-		s := &results.Summary{TPS: x.tps, LatencyMs: map[string]float64{"avg": 1, "p95": 2},
-			Nodes: []results.NodeLag{{Node: "n1", Role: "source", LagMaxS: f(0)}},
-			Hosts: []results.HostSummary{{Host: "local", CPUBusyMean: f(0.97), CPUBusyMax: f(1), CPUSaturated: true}}}
+		s := &schema.Summary{TPS: x.tps, LatencyMs: map[string]float64{"avg": 1, "p95": 2},
+			Nodes: []schema.NodeLag{{Node: "n1", Role: "source", LagMaxS: f(0)}},
+			Hosts: []schema.HostSummary{{Host: "local", CPUBusyMean: f(0.97), CPUBusyMax: f(1), CPUSaturated: true}}}
 		if x.probe != "" {
-			s.Probe = &results.ProbeSummary{}
+			s.Probe = &schema.ProbeSummary{}
 			if err := json.Unmarshal([]byte(x.probe), s.Probe); err != nil {
 				t.Fatal(err)
 			}
-			s.Nodes = append(s.Nodes, results.NodeLag{Node: "n2", Role: "replica", LagMaxS: f(1.5)})
+			s.Nodes = append(s.Nodes, schema.NodeLag{Node: "n2", Role: "replica", LagMaxS: f(1.5)})
 		}
 		res.Runs = append(res.Runs, &Run{Name: x.name, Topology: x.name, Dir: "d" + strconv.Itoa(i),
 			Manifest: Manifest{Topology: map[string]any{"name": x.name, "kind": x.kind}, Binaries: &Binaries{Flavor: x.flavor, Version: "10.11.19"},

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/schema"
 )
 
 // RunMarkdown renders a run's report.md from its manifest.json and summary.json (r from
@@ -20,7 +20,7 @@ import (
 func RunMarkdown(r *Run, deployed bool) string {
 	m, s := &r.Manifest, r.Summary
 	if s == nil {
-		s = &results.Summary{}
+		s = &schema.Summary{}
 	}
 	var b strings.Builder
 	reportHeader(&b, r, s, deployed)
@@ -68,7 +68,7 @@ func RunMarkdown(r *Run, deployed bool) string {
 
 // reportHeader writes report.md's title, the run's warnings and the lines on what ran:
 // habench, command, servers, links, hosts (with the clock warning) and page cache drops.
-func reportHeader(b *strings.Builder, r *Run, s *results.Summary, deployed bool) {
+func reportHeader(b *strings.Builder, r *Run, s *schema.Summary, deployed bool) {
 	m := &r.Manifest
 	title := m.Workload.Name
 	if m.Topology != nil {
@@ -142,7 +142,7 @@ func linkImpairmentSection(b *strings.Builder, lr *LinkImpairment) {
 
 // workloadLines writes the workload line, the id space note, the data check warning and
 // the run's error.
-func workloadLines(b *strings.Builder, m *Manifest, s *results.Summary) {
+func workloadLines(b *strings.Builder, m *Manifest, s *schema.Summary) {
 	opts := m.Workload.Options
 	fmt.Fprintf(b, "- workload: %s, %d threads, %s tables x %s rows, time %ss, rand-type %s, db-ps-mode %s\n", m.Workload.Name, s.Threads, opts["tables"], opts["table-size"], opts["time"], s.RandType, s.PSMode)
 	if note := m.Workload.IDSpace; note != "" {
@@ -158,7 +158,7 @@ func workloadLines(b *strings.Builder, m *Manifest, s *results.Summary) {
 
 // throughputSection writes the throughput and latency table (latencies in ms), the
 // statement mix per transaction and the ignored errors by code.
-func throughputSection(b *strings.Builder, s *results.Summary) {
+func throughputSection(b *strings.Builder, s *schema.Summary) {
 	b.WriteString("\n## Throughput and latency\n\n")
 	b.WriteString("| TPS | QPS | reads | writes | other | lat avg ms | p50 ms | p95 ms | p99 ms | max ms | ignored errors | reconnects |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -183,7 +183,7 @@ func throughputSection(b *strings.Builder, s *results.Summary) {
 
 // nodesSection writes the per-node table of visibility lag (s) and backlog (transactions)
 // with its legend and the samples window it covers.
-func nodesSection(b *strings.Builder, m *Manifest, s *results.Summary) {
+func nodesSection(b *strings.Builder, m *Manifest, s *schema.Summary) {
 	b.WriteString("\n## Nodes: visibility lag and backlog\n\n")
 	b.WriteString("| node | role | version | lag max s | lag avg s | backlog max trx | lag samples | sampler errors |\n|---|---|---|---|---|---|---|---|\n")
 	ver := map[string]string{}
@@ -208,7 +208,7 @@ func nodesSection(b *strings.Builder, m *Manifest, s *results.Summary) {
 
 // convergenceText writes whether the nodes converged after the run: the convergence
 // check's verdict, or in older summaries replicas_consistent.
-func convergenceText(b *strings.Builder, s *results.Summary) {
+func convergenceText(b *strings.Builder, s *schema.Summary) {
 	if cv := s.Convergence; cv != nil {
 		if cv.OK() {
 			fmt.Fprintf(b, "\nAfter the run every node's executed GTID set equals the writer's (gtid_binlog_pos on Galera), and CHECKSUM TABLE of the %d benchmark tables agrees on every node.\n", cv.CheckedTables)
@@ -263,7 +263,7 @@ func settingsSection(b *strings.Builder, m *Manifest) {
 }
 
 // FaultTable renders the faults as a Markdown table ("" when none).
-func FaultTable(fs []results.FaultSummary) string {
+func FaultTable(fs []schema.FaultSummary) string {
 	if len(fs) == 0 {
 		return ""
 	}
@@ -319,7 +319,7 @@ func FaultTable(fs []results.FaultSummary) string {
 
 // failoverColumns says whether the Faults table has the cluster view change and client
 // failover columns: when a fault has either (a Galera cluster, a group).
-func failoverColumns(fs []results.FaultSummary) bool {
+func failoverColumns(fs []schema.FaultSummary) bool {
 	for _, f := range fs {
 		if f.ViewChangeS != nil || f.ClientFailoverS != nil || f.FailoverWorkers > 0 {
 			return true
@@ -330,7 +330,7 @@ func failoverColumns(fs []results.FaultSummary) bool {
 
 // viewChangeCell is the Faults table's "cluster view changed after s": "5.0", "n/a" for a
 // fault that took nodes away without a change seen, "-" for the others.
-func viewChangeCell(f results.FaultSummary) string {
+func viewChangeCell(f schema.FaultSummary) string {
 	if f.ViewChangeS != nil {
 		return fmt.Sprintf("%.1f", *f.ViewChangeS)
 	}
@@ -343,7 +343,7 @@ func viewChangeCell(f results.FaultSummary) string {
 // clientFailoverCell is the Faults table's "workers elsewhere after s": "5.21 (2
 // workers)", "never (2 workers)" when one of them had not committed elsewhere by the end,
 // "-" when no worker left the node.
-func clientFailoverCell(f results.FaultSummary) string {
+func clientFailoverCell(f schema.FaultSummary) string {
 	switch {
 	case f.FailoverWorkers == 0:
 		return "-"
@@ -372,7 +372,7 @@ const FailoverNote = "cluster view changed after = seconds from the fault (one t
 
 // outageCell is the Faults table's "outage of": the fault's outage, and the other nodes it
 // stalled ("n3 (also n1, n2)"); "-" without one.
-func outageCell(f results.FaultSummary) string {
+func outageCell(f schema.FaultSummary) string {
 	if len(f.AlsoOutages) == 0 {
 		return orDash(f.Outage)
 	}
@@ -387,7 +387,7 @@ func orDash(s string) string {
 }
 
 // NodeStateTable renders the nodes that were down or changed role ("" when none).
-func NodeStateTable(ns []results.NodeState) string {
+func NodeStateTable(ns []schema.NodeState) string {
 	if len(ns) == 0 {
 		return ""
 	}
@@ -408,7 +408,7 @@ func NodeStateTable(ns []results.NodeState) string {
 }
 
 // hostReport renders the summary's host table for report.md ("" without hosts).
-func hostReport(hs []results.HostSummary) string {
+func hostReport(hs []schema.HostSummary) string {
 	if len(hs) == 0 {
 		return ""
 	}
@@ -453,7 +453,7 @@ func mbps(p *float64) string {
 
 // lowerBoundsNote is report.md's line under the latency table when its max and
 // percentiles include lower bounds (transactions that never completed); "" otherwise.
-func lowerBoundsNote(s *results.Summary) string {
+func lowerBoundsNote(s *schema.Summary) string {
 	if s.Waits == 0 || s.LongestWait == nil {
 		return ""
 	}

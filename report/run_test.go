@@ -16,7 +16,7 @@ var updateGolden = flag.Bool("update", false, "rewrite report/testdata/runmd's g
 // experiment.Report before it moved here (byte-compared). go test ./report -run
 // TestRunMarkdownGolden -update rewrites them after an intended change.
 func TestRunMarkdownGolden(t *testing.T) {
-	full, err := os.ReadFile("../results/testdata/summary_full.json")
+	full, err := os.ReadFile("../schema/testdata/summary_full.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/stats"
 )
 
@@ -21,7 +21,7 @@ const ComparisonMarkdownFile = "comparison.md"
 // then a line for every row that did not complete and every topology (sweep.json's
 // first axis) that has no row. A sweep of one topology has no baseline: no Baseline
 // line and no vs base columns. It never fails.
-func ComparisonMarkdown(f *results.SweepFile, rows []results.ComparisonRow) string {
+func ComparisonMarkdown(f *schema.SweepFile, rows []schema.ComparisonRow) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", f.Scenario)
 	if d := strings.TrimSpace(f.Description); d != "" {
@@ -30,7 +30,7 @@ func ComparisonMarkdown(f *results.SweepFile, rows []results.ComparisonRow) stri
 	compared := sweepCompared(f, rows)
 	b.WriteString(comparisonPreamble(f, rows, compared))
 	var groups []string
-	byGroup := map[string][]results.ComparisonRow{}
+	byGroup := map[string][]schema.ComparisonRow{}
 	for _, r := range rows {
 		if _, ok := byGroup[r.Group]; !ok {
 			groups = append(groups, r.Group)
@@ -72,10 +72,10 @@ func ComparisonMarkdown(f *results.SweepFile, rows []results.ComparisonRow) stri
 // sweepCompared reports whether the sweep compares topologies: more than one among its
 // topology axis (sweep.json's first) and its rows, and a baseline named. A sweep of one
 // topology (sweep.json of an older habench names one all the same) has none.
-func sweepCompared(f *results.SweepFile, rows []results.ComparisonRow) bool {
+func sweepCompared(f *schema.SweepFile, rows []schema.ComparisonRow) bool {
 	seen := map[string]bool{}
 	for _, a := range f.Axes {
-		if a.Kind == results.AxisTopology {
+		if a.Kind == schema.AxisTopology {
 			for _, v := range a.Values {
 				seen[v] = true
 			}
@@ -89,7 +89,7 @@ func sweepCompared(f *results.SweepFile, rows []results.ComparisonRow) bool {
 
 // comparisonPreamble is comparison.md's paragraph under the title: baseline (when
 // compared), workload, scale, the standing links and what a links axis means.
-func comparisonPreamble(f *results.SweepFile, rows []results.ComparisonRow, compared bool) string {
+func comparisonPreamble(f *schema.SweepFile, rows []schema.ComparisonRow, compared bool) string {
 	var b strings.Builder
 	if compared {
 		fmt.Fprintf(&b, "Baseline: %s. ", f.Baseline)
@@ -100,7 +100,7 @@ func comparisonPreamble(f *results.SweepFile, rows []results.ComparisonRow, comp
 	}
 	linksAxis := false
 	for _, a := range f.Axes {
-		linksAxis = linksAxis || a.Kind == results.AxisLinks
+		linksAxis = linksAxis || a.Kind == schema.AxisLinks
 	}
 	if linksAxis {
 		b.WriteString(" Links are one-way delays between every pair of nodes (round trip twice that); requested and achieved round trips are in each run's manifest.json.")
@@ -119,19 +119,19 @@ func comparisonPreamble(f *results.SweepFile, rows []results.ComparisonRow, comp
 // but topology and repeat, in sweep.json's order: stats.GroupOf of the row's Axes), as
 // the sweep executor set it. Errors: *LoadError naming the file when it cannot be read
 // or is malformed.
-func ReadComparison(dir string, f *results.SweepFile) ([]results.ComparisonRow, error) {
-	path := filepath.Join(dir, results.ComparisonName)
+func ReadComparison(dir string, f *schema.SweepFile) ([]schema.ComparisonRow, error) {
+	path := filepath.Join(dir, schema.ComparisonName)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &LoadError{Path: path, Reason: err.Error()}
 	}
-	var rows []results.ComparisonRow
+	var rows []schema.ComparisonRow
 	if err := json.Unmarshal(b, &rows); err != nil {
 		return nil, &LoadError{Path: path, Reason: err.Error()}
 	}
 	var axes []stats.Axis
 	for _, a := range f.Axes {
-		if a.Kind != results.AxisTopology && a.Kind != results.AxisRepeat {
+		if a.Kind != schema.AxisTopology && a.Kind != schema.AxisRepeat {
 			axes = append(axes, stats.Axis{Name: a.Name})
 		}
 	}

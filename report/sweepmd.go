@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 )
 
 // SweepMarkdownFile is the name of a scenario run's cell list in its directory.
@@ -19,7 +19,7 @@ const SweepMarkdownFile = "sweep.md"
 // largest replica lag in seconds (empty for a cell that never ran), then, when a cell has
 // read-node checks or a checker verdict, the consistency table (ConsistencyTable), then
 // the cells' warnings. It never fails: missing values print empty.
-func SweepMarkdown(f *results.SweepFile) string {
+func SweepMarkdown(f *schema.SweepFile) string {
 	var b strings.Builder
 	counts := map[string]int{}
 	for _, c := range f.Cells {
@@ -27,7 +27,7 @@ func SweepMarkdown(f *results.SweepFile) string {
 	}
 	fmt.Fprintf(&b, "# %s: sweep\n\n", f.Scenario)
 	fmt.Fprintf(&b, "Scale %s, workload %s, %s: %d done, %d failed, %d not run. Cell policy: prepare %s, restart %s, drop caches %s, warmup %v (excluded).\n\n",
-		f.Scale, f.Workload, Plural(len(f.Cells), "cell"), counts[results.StatusDone], counts[results.StatusFailed], counts[results.StatusPending]+counts[results.StatusRunning],
+		f.Scale, f.Workload, Plural(len(f.Cells), "cell"), counts[schema.StatusDone], counts[schema.StatusFailed], counts[schema.StatusPending]+counts[schema.StatusRunning],
 		f.Policy.Prepare, yesNo(f.Policy.Restart), yesNo(f.Policy.DropCaches), warmupText(f.Policy.Warmup))
 	b.WriteString("| cell |")
 	sep := "|---|"
@@ -46,7 +46,7 @@ func SweepMarkdown(f *results.SweepFile) string {
 }
 
 // sweepCellLine is sweep.md's line of cell c.
-func sweepCellLine(axes []results.SweepAxis, c *results.CellRecord) string {
+func sweepCellLine(axes []schema.SweepAxis, c *schema.CellRecord) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| %d |", c.Index)
 	for _, a := range axes {
@@ -62,7 +62,7 @@ func sweepCellLine(axes []results.SweepAxis, c *results.CellRecord) string {
 	if c.Error != "" {
 		status += ": " + strings.ReplaceAll(c.Error, "|", "/")
 	}
-	lat := results.CellLatency{}
+	lat := schema.CellLatency{}
 	if c.LatencyMs != nil {
 		lat = *c.LatencyMs
 	}
@@ -77,7 +77,7 @@ func sweepCellLine(axes []results.SweepAxis, c *results.CellRecord) string {
 // cellWarnings is sweep.md's warnings section: every cell's warnings (a fault's stop
 // escalated to SIGKILL, a restart that did not go as asked, ...), one line per distinct
 // warning with the cells it happened in; "" when there are none.
-func cellWarnings(cells []results.CellRecord) string {
+func cellWarnings(cells []schema.CellRecord) string {
 	var order []string
 	in := map[string][]string{}
 	for _, c := range cells {
@@ -107,7 +107,7 @@ func cellWarnings(cells []results.CellRecord) string {
 }
 
 // warmupText is the cell policy's warmup rounded to the second ("0s" without one).
-func warmupText(d *results.Duration) string {
+func warmupText(d *schema.Duration) string {
 	if d == nil {
 		return "0s"
 	}

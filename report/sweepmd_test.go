@@ -6,17 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 )
 
 // sweepMixed turns sweep10's records into a sweep that went badly: cell 4 failed (an
 // error with a '|'), cell 9 was interrupted, cell 10 never ran, cells 2 and 5 have
 // warnings (one shared), so the goldens cover every branch of sweep.md.
-func sweepMixed(f *results.SweepFile) {
+func sweepMixed(f *schema.SweepFile) {
 	c := f.Cells
-	c[3].Status, c[3].Error = results.StatusFailed, "sysbench exited 1 | lost connection"
-	c[9] = results.CellRecord{Index: c[9].Index, Axes: c[9].Axes, Topology: c[9].Topology, Kind: c[9].Kind, Flavor: c[9].Flavor, Test: c[9].Test, Threads: c[9].Threads, Links: c[9].Links, Status: results.StatusPending}
-	c[8].Status, c[8].Error = results.StatusFailed, "interrupted"
+	c[3].Status, c[3].Error = schema.StatusFailed, "sysbench exited 1 | lost connection"
+	c[9] = schema.CellRecord{Index: c[9].Index, Axes: c[9].Axes, Topology: c[9].Topology, Kind: c[9].Kind, Flavor: c[9].Flavor, Test: c[9].Test, Threads: c[9].Threads, Links: c[9].Links, Status: schema.StatusPending}
+	c[8].Status, c[8].Error = schema.StatusFailed, "interrupted"
 	esc := "fault stop n1: escalated to SIGKILL (a crash)"
 	c[1].Warnings = []string{esc, "restart: n2 slow"}
 	c[4].Warnings = []string{esc}
@@ -27,7 +27,7 @@ func sweepMixed(f *results.SweepFile) {
 // renderer (experiment.sweepMarkdown, commit c581123) wrote before it moved here.
 func TestSweepMarkdownGolden(t *testing.T) {
 	for _, variant := range []string{"sweep10", "sweep10-mixed"} {
-		f, err := results.ReadSweep(filepath.Join("testdata", "sweep10"))
+		f, err := schema.ReadSweep(filepath.Join("testdata", "sweep10"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestSweepMarkdownGolden(t *testing.T) {
 // with the cells it happened in, and has no section without any.
 func TestSweepMarkdownWarnings(t *testing.T) {
 	esc := "fault stop n1: escalated to SIGKILL (a crash)"
-	cells := []results.CellRecord{{Index: 1}, {Index: 2, Warnings: []string{esc, "restart: n2 slow"}}, {Index: 3, Warnings: []string{esc}}}
+	cells := []schema.CellRecord{{Index: 1}, {Index: 2, Warnings: []string{esc, "restart: n2 slow"}}, {Index: 3, Warnings: []string{esc}}}
 	got := cellWarnings(cells)
 	want := "\n## Warnings\n\n- ⚠ cells 2, 3: " + esc + "\n- ⚠ cell 2: restart: n2 slow\n"
 	if got != want {
@@ -65,7 +65,7 @@ func TestSweepMarkdownWarnings(t *testing.T) {
 // c581123) wrote from its in-memory rows before it moved here.
 func TestComparisonMarkdownGolden(t *testing.T) {
 	dir := filepath.Join("testdata", "sweep10")
-	f, err := results.ReadSweep(dir)
+	f, err := schema.ReadSweep(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,9 +90,9 @@ func TestComparisonMarkdownGolden(t *testing.T) {
 // topology of sweep.json's first axis has no row; ReadComparison of a directory without
 // comparison.json names the file.
 func TestComparisonMarkdownLinksAndMissing(t *testing.T) {
-	f := &results.SweepFile{Scenario: "lk", Baseline: "a", Workload: "oltp_read_write", Scale: "small", Links: "delay=5ms",
-		Axes: []results.SweepAxis{{Name: "topology", Kind: results.AxisTopology, Values: []string{"a", "b"}}, {Name: "links", Kind: results.AxisLinks, Values: []string{"none", "delay=5ms"}}}}
-	rows := []results.ComparisonRow{{Topology: "a", Cell: 1, Group: "links=none", LinksControl: "zero-delay link", Summary: &results.Summary{TPS: 10}}}
+	f := &schema.SweepFile{Scenario: "lk", Baseline: "a", Workload: "oltp_read_write", Scale: "small", Links: "delay=5ms",
+		Axes: []schema.SweepAxis{{Name: "topology", Kind: schema.AxisTopology, Values: []string{"a", "b"}}, {Name: "links", Kind: schema.AxisLinks, Values: []string{"none", "delay=5ms"}}}}
+	rows := []schema.ComparisonRow{{Topology: "a", Cell: 1, Group: "links=none", LinksControl: "zero-delay link", Summary: &schema.Summary{TPS: 10}}}
 	md := ComparisonMarkdown(f, rows)
 	for _, want := range []string{"as `habench netem apply delay=5ms`", "Links are one-way delays", "ran through the userspace link at zero delay", "## links=none", "**b was not run**"} {
 		if !strings.Contains(md, want) {
@@ -103,7 +103,7 @@ func TestComparisonMarkdownLinksAndMissing(t *testing.T) {
 		t.Errorf("comparison.md says the topology with a row was not run:\n%s", md)
 	}
 	dir := t.TempDir()
-	if _, err := ReadComparison(dir, f); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, results.ComparisonName)) {
+	if _, err := ReadComparison(dir, f); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, schema.ComparisonName)) {
 		t.Errorf("ReadComparison without the file: %v, want an error naming it", err)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/schema"
 )
 
 // fact is one "key: value" line about a run.
@@ -583,7 +583,7 @@ func nodeTable(r *Run) []nodeStats {
 		a.sum += s.Value
 		a.n++
 	}
-	sum := map[string]results.NodeLag{}
+	sum := map[string]schema.NodeLag{}
 	if r.Summary != nil {
 		for _, n := range r.Summary.Nodes {
 			sum[n.Node] = n

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/schema"
 )
 
 // TestNodeTableMeasuredWindow: queue maxima and flow-control averages leave out the
@@ -13,7 +13,7 @@ import (
 // it covers.
 func TestNodeTableMeasuredWindow(t *testing.T) {
 	r := &Run{Manifest: Manifest{Nodes: []Node{{Name: "n1"}}, IntervalsOffsetS: 2.5},
-		Summary: &results.Summary{SamplesWindow: "from the start of measurement (2.5 s on samples.csv's clock, after connecting and the warm-up) to the end of the catch-up"},
+		Summary: &schema.Summary{SamplesWindow: "from the start of measurement (2.5 s on samples.csv's clock, after connecting and the warm-up) to the end of the catch-up"},
 		Samples: []Sample{
 			{ElapsedS: 1, Node: "n1", Metric: sampler.MetricGaleraRecvQueue, Value: 900}, {ElapsedS: 1, Node: "n1", Metric: sampler.MetricGaleraFCPaused, Value: 1},
 			{ElapsedS: 3, Node: "n1", Metric: sampler.MetricGaleraRecvQueue, Value: 7}, {ElapsedS: 3, Node: "n1", Metric: sampler.MetricGaleraFCPaused, Value: 0.2},

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -249,11 +249,11 @@ func boolf(b bool) float64 {
 }
 
 // galeraSummary sums the galera sampler's samples per node (nil when there are none).
-func galeraSummary(samples []Sample) []results.GaleraNodeSummary {
-	by := map[string]*results.GaleraNodeSummary{}
-	get := func(n string) *results.GaleraNodeSummary {
+func galeraSummary(samples []Sample) []schema.GaleraNodeSummary {
+	by := map[string]*schema.GaleraNodeSummary{}
+	get := func(n string) *schema.GaleraNodeSummary {
 		if by[n] == nil {
-			by[n] = &results.GaleraNodeSummary{Node: n}
+			by[n] = &schema.GaleraNodeSummary{Node: n}
 		}
 		return by[n]
 	}
@@ -284,7 +284,7 @@ func galeraSummary(samples []Sample) []results.GaleraNodeSummary {
 	if len(by) == 0 {
 		return nil
 	}
-	var out []results.GaleraNodeSummary
+	var out []schema.GaleraNodeSummary
 	for _, g := range by {
 		if g.Samples > 0 {
 			g.PausedAvg /= float64(g.Samples)
@@ -296,7 +296,7 @@ func galeraSummary(samples []Sample) []results.GaleraNodeSummary {
 }
 
 // Markdown renders the summary's Galera table for report.md ("" without one).
-func (*Galera) Markdown(s *results.Summary) string {
+func (*Galera) Markdown(s *schema.Summary) string {
 	gs := s.Galera
 	if len(gs) == 0 {
 		return ""
@@ -313,7 +313,7 @@ func (*Galera) Markdown(s *results.Summary) string {
 
 // Summarize sets s.Galera from the galera samples in in, per node by name (nil without
 // galera samples).
-func (*Galera) Summarize(in SummaryInput, s *results.Summary) error {
+func (*Galera) Summarize(in SummaryInput, s *schema.Summary) error {
 	s.Galera = galeraSummary(in.Samples)
 	return nil
 }

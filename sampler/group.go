@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -452,8 +452,8 @@ func (g *Group) writerThresholds(gn *groupNode) (cert, appl float64, ok bool) {
 }
 
 // groupSummary sums the group sampler's samples per member (nil when there are none).
-func groupSummary(nodes []Node, samples []Sample) []results.GroupMemberSummary {
-	byNode := map[string]*results.GroupMemberSummary{}
+func groupSummary(nodes []Node, samples []Sample) []schema.GroupMemberSummary {
+	byNode := map[string]*schema.GroupMemberSummary{}
 	majority := map[string]bool{}
 	add := func(p **float64, v float64) {
 		if *p == nil {
@@ -467,7 +467,7 @@ func groupSummary(nodes []Node, samples []Sample) []results.GroupMemberSummary {
 		}
 		g := byNode[sm.Node]
 		if g == nil {
-			g = &results.GroupMemberSummary{Node: sm.Node}
+			g = &schema.GroupMemberSummary{Node: sm.Node}
 			byNode[sm.Node] = g
 		}
 		switch sm.Metric {
@@ -505,7 +505,7 @@ func groupSummary(nodes []Node, samples []Sample) []results.GroupMemberSummary {
 			add(&g.InferredThrottleTicks, sm.Value)
 		}
 	}
-	var out []results.GroupMemberSummary
+	var out []schema.GroupMemberSummary
 	for _, n := range nodes {
 		if g := byNode[n.Name]; g != nil {
 			out = append(out, *g)
@@ -516,7 +516,7 @@ func groupSummary(nodes []Node, samples []Sample) []results.GroupMemberSummary {
 
 // Markdown is the report.md section of a Group Replication run ("" without group
 // samples): each member's state, role, queues, conflicts and flow control.
-func (*Group) Markdown(s *results.Summary) string {
+func (*Group) Markdown(s *schema.Summary) string {
 	gs := s.Group
 	if len(gs) == 0 {
 		return ""
@@ -538,7 +538,7 @@ func (*Group) Markdown(s *results.Summary) string {
 
 // Summarize sets s.Group from the group samples in in, per member in the run's node
 // order (nil without group samples).
-func (*Group) Summarize(in SummaryInput, s *results.Summary) error {
+func (*Group) Summarize(in SummaryInput, s *schema.Summary) error {
 	s.Group = groupSummary(in.Nodes, in.Samples)
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 )
 
 // SummaryInput is what a sampler's summary section is computed from: the run's nodes in
@@ -22,13 +22,13 @@ type SummaryInput struct {
 // to report.md: a new sampler with its own section is one file (its Sampler, Section and
 // Register call) plus its test. Sections are found on the registered samplers (Register).
 type Section interface {
-	// Summarize sets the sampler's section of s from in (its field of results.Summary,
+	// Summarize sets the sampler's section of s from in (its field of schema.Summary,
 	// or s.SetSection(key, v) for a section results does not declare); it leaves s as
 	// it is when in has none of its samples.
-	Summarize(in SummaryInput, s *results.Summary) error
+	Summarize(in SummaryInput, s *schema.Summary) error
 	// Markdown renders the sampler's section of report.md from s: a "## title" and
 	// its table ("" when s has no such section).
-	Markdown(s *results.Summary) string
+	Markdown(s *schema.Summary) string
 	// SectionOrder places the section in report.md: sections below
 	// SectionsAfterKnobs come before the knob settings, the others after them; equal
 	// orders keep the samplers' names in order.
@@ -53,7 +53,7 @@ func sections() []Section {
 
 // Summarize sets every registered sampler's summary section of s from in. Error (naming
 // the section's sampler) when one cannot be encoded.
-func Summarize(in SummaryInput, s *results.Summary) error {
+func Summarize(in SummaryInput, s *schema.Summary) error {
 	for _, sec := range sections() {
 		if err := sec.Summarize(in, s); err != nil {
 			return fmt.Errorf("summary section of sampler %s: %w", sec.(Sampler).Name(), err)
@@ -64,7 +64,7 @@ func Summarize(in SummaryInput, s *results.Summary) error {
 
 // Markdown renders the registered samplers' report.md sections of s whose SectionOrder
 // is in [from, to), in order ("" when s has none).
-func Markdown(s *results.Summary, from, to int) string {
+func Markdown(s *schema.Summary, from, to int) string {
 	var b strings.Builder
 	for _, sec := range sections() {
 		if o := sec.SectionOrder(); o >= from && o < to {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 )
 
 // at is one sample of node at second sec.
@@ -28,7 +28,7 @@ func TestGaleraSection(t *testing.T) {
 			at(sec, "n1", MetricGaleraBFAborts, float64(sec)), at(sec, "n1", MetricGaleraLastCommittedGap, 3-float64(sec)),
 			at(sec, "n1", "lag_s", 9))
 	}
-	var s results.Summary
+	var s schema.Summary
 	if err := Summarize(SummaryInput{Samples: ss, Every: time.Second}, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestGaleraSection(t *testing.T) {
 	if Markdown(&s, math.MinInt, SectionsAfterKnobs) != "" {
 		t.Error("the galera section is rendered before the knob settings")
 	}
-	var none results.Summary
+	var none schema.Summary
 	if err := Summarize(SummaryInput{Samples: ss[len(ss)-1:]}, &none); err != nil || none.Galera != nil || none.SemiSync != nil || none.Group != nil {
 		t.Errorf("sections without their samples: %+v, %v", none, err)
 	}
@@ -67,7 +67,7 @@ func (countSampler) Sample(context.Context, *Tick, Node) ([]Sample, error) {
 	return nil, nil
 }
 func (countSampler) SectionOrder() int { return 50 }
-func (countSampler) Summarize(in SummaryInput, s *results.Summary) error {
+func (countSampler) Summarize(in SummaryInput, s *schema.Summary) error {
 	n := map[string]int{}
 	for _, sm := range in.Samples {
 		if sm.Metric == "zz_count" {
@@ -79,7 +79,7 @@ func (countSampler) Summarize(in SummaryInput, s *results.Summary) error {
 	}
 	return s.SetSection("zz_count", n)
 }
-func (countSampler) Markdown(s *results.Summary) string {
+func (countSampler) Markdown(s *schema.Summary) string {
 	var n map[string]int
 	if !s.Section("zz_count", &n) {
 		return ""
@@ -88,7 +88,7 @@ func (countSampler) Markdown(s *results.Summary) string {
 }
 
 // TestSectionOfANewSampler: a sampler registered with its own Section (one file, no
-// field in results.Summary) has its section written into summary.json after the declared
+// field in schema.Summary) has its section written into summary.json after the declared
 // keys, read back from it, and rendered in report.md in its SectionOrder's place.
 func TestSectionOfANewSampler(t *testing.T) {
 	if !Register("zz_count", func() Sampler { return countSampler{} }) {
@@ -96,7 +96,7 @@ func TestSectionOfANewSampler(t *testing.T) {
 	}
 	defer delete(constructors, "zz_count")
 	ss := []Sample{at(0, "n1", "zz_count", 1), at(1, "n1", "zz_count", 1), at(1, "n1", MetricGRMemberState, 1), at(1, "n1", MetricGRMemberRole, 1)}
-	s := results.Summary{Workload: "oltp_read_write"}
+	s := schema.Summary{Workload: "oltp_read_write"}
 	if err := Summarize(SummaryInput{Nodes: []Node{{Name: "n1"}}, Samples: ss, Every: time.Second}, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestSectionOfANewSampler(t *testing.T) {
 	if !strings.HasSuffix(string(b), `"zz_count":{"n1":2}}`) || !strings.Contains(string(b), `"group":[{"node":"n1"`) {
 		t.Errorf("summary.json %s, want the group section and zz_count last", b)
 	}
-	var back results.Summary
+	var back schema.Summary
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}

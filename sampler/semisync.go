@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -174,8 +174,8 @@ func (s *SemiSync) Start(ctx context.Context, cfg Config, nodes []Node) (func(),
 }
 
 // semiSyncSummary sums the source's semi-sync samples (nil when there are none).
-func semiSyncSummary(samples []Sample) *results.SemiSyncSummary {
-	var ss results.SemiSyncSummary
+func semiSyncSummary(samples []Sample) *schema.SemiSyncSummary {
+	var ss schema.SemiSyncSummary
 	seen := false
 	yes := map[time.Duration]float64{}
 	for _, sm := range samples {
@@ -210,8 +210,8 @@ func semiSyncSummary(samples []Sample) *results.SemiSyncSummary {
 
 // semiSyncOff returns the periods in which a node's semisync_on samples were 0, in time
 // order; every is the sample interval.
-func semiSyncOff(samples []Sample, every time.Duration) []results.SemiSyncOff {
-	var out []results.SemiSyncOff
+func semiSyncOff(samples []Sample, every time.Duration) []schema.SemiSyncOff {
+	var out []schema.SemiSyncOff
 	open := map[string]int{} // node -> index in out of its period still OFF
 	last := map[string]float64{}
 	for _, sm := range samples {
@@ -223,7 +223,7 @@ func semiSyncOff(samples []Sample, every time.Duration) []results.SemiSyncOff {
 		switch {
 		case sm.Value == 0 && !off:
 			open[sm.Node] = len(out)
-			out = append(out, results.SemiSyncOff{Node: sm.Node, FromS: t})
+			out = append(out, schema.SemiSyncOff{Node: sm.Node, FromS: t})
 		case sm.Value != 0 && off:
 			out[i].ToS = t
 			delete(open, sm.Node)
@@ -251,7 +251,7 @@ func semiSyncOff(samples []Sample, every time.Duration) []results.SemiSyncOff {
 
 // degradedSemiSync sets ss's Degraded, Off and Warning from the samples (nothing when
 // ss is nil).
-func degradedSemiSync(ss *results.SemiSyncSummary, samples []Sample, every time.Duration) {
+func degradedSemiSync(ss *schema.SemiSyncSummary, samples []Sample, every time.Duration) {
 	if ss == nil {
 		return
 	}
@@ -263,7 +263,7 @@ func degradedSemiSync(ss *results.SemiSyncSummary, samples []Sample, every time.
 // semiSyncWarning is the run's WARNING for a degraded semi-sync guarantee ("" when it
 // held): how long and when semi-sync was OFF, and how many commits of all were
 // acknowledged to clients without any replica having them.
-func semiSyncWarning(ss *results.SemiSyncSummary) string {
+func semiSyncWarning(ss *schema.SemiSyncSummary) string {
 	if ss == nil || !ss.Degraded {
 		return ""
 	}
@@ -293,7 +293,7 @@ func semiSyncWarning(ss *results.SemiSyncSummary) string {
 
 // Markdown is report.md's semi-sync section ("" without semi-sync samples): the
 // source's counts and, when it fell back to async, its OFF periods.
-func (*SemiSync) Markdown(s *results.Summary) string {
+func (*SemiSync) Markdown(s *schema.Summary) string {
 	ss := s.SemiSync
 	if ss == nil {
 		return ""
@@ -320,7 +320,7 @@ func (*SemiSync) Markdown(s *results.Summary) string {
 // Summarize sets s.SemiSync from the source's semi-sync samples in in: the counts, and
 // whether the guarantee held (Degraded, the OFF periods and the warning). Nil without
 // semi-sync samples.
-func (*SemiSync) Summarize(in SummaryInput, s *results.Summary) error {
+func (*SemiSync) Summarize(in SummaryInput, s *schema.Summary) error {
 	s.SemiSync = semiSyncSummary(in.Samples)
 	degradedSemiSync(s.SemiSync, in.Samples, in.Every)
 	return nil

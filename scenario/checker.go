@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/habench/habench/checker"
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -139,5 +139,5 @@ func (s *CheckerSpec) PlanLine() string {
 		iso = "isolation " + o.Isolation
 	}
 	return fmt.Sprintf("checker %s beside the workload, every cell: %d threads on the writable nodes, %s, %s, %s (%s, %s; checks: %s)",
-		s.Workload, o.Threads, keys, reads, iso, results.HistoryFile, results.HistoryEDNFile, checks)
+		s.Workload, o.Threads, keys, reads, iso, schema.HistoryFile, schema.HistoryEDNFile, checks)
 }

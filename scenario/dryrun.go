@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/habench/habench/report"
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -123,7 +123,7 @@ func (p *Plan) printDeployment(w io.Writer, d *Deployment, status map[int]string
 	}
 	done := 0
 	for _, c := range d.Cells {
-		if status[c.Index] == results.StatusDone && c.Reuse == nil {
+		if status[c.Index] == schema.StatusDone && c.Reuse == nil {
 			done++
 		}
 		fmt.Fprintln(w, p.cellLine(c, status))
@@ -138,7 +138,7 @@ func (p *Plan) cellLine(c *Cell, status map[int]string) string {
 	switch {
 	case c.Reuse != nil:
 		line += fmt.Sprintf("  not run: reuses cell %d (%s has 1 node, no links)", c.Reuse.Index, c.Topology)
-	case status[c.Index] == results.StatusDone:
+	case status[c.Index] == schema.StatusDone:
 		line += "  done (not run again)"
 	default:
 		line += "  ~" + FormatDuration(c.Estimate)
@@ -148,7 +148,7 @@ func (p *Plan) cellLine(c *Cell, status map[int]string) string {
 		if p.SamePathControl(c) {
 			line += " (same-path control: with the userspace link, zero delay through it)"
 		}
-		if st := status[c.Index]; st != "" && st != results.StatusPending {
+		if st := status[c.Index]; st != "" && st != schema.StatusPending {
 			line += " (" + st + " before: runs again)"
 		}
 	}
@@ -158,7 +158,7 @@ func (p *Plan) cellLine(c *Cell, status map[int]string) string {
 // printTotals writes the last lines of Print: the counts (done is the number of cells
 // done already), the estimated time and how it is computed.
 func (p *Plan) printTotals(w io.Writer, status map[int]string, done int) {
-	torun := func(c *Cell) bool { return status[c.Index] != results.StatusDone }
+	torun := func(c *Cell) bool { return status[c.Index] != schema.StatusDone }
 	total, deploys, cells := p.Estimate(torun)
 	reused := 0
 	for _, c := range p.Cells {

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	_ "github.com/habench/habench/experiment" // the fault actions register their specs
-	"github.com/habench/habench/results"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -289,7 +289,7 @@ cell: {warmup: 2s, restart: true, drop_caches: true}
 		t.Errorf("cells %v want %v, total %v", cells, sum, total)
 	}
 	var out bytes.Buffer
-	p.Print(&out, map[int]string{1: results.StatusDone, 5: results.StatusFailed})
+	p.Print(&out, map[int]string{1: schema.StatusDone, 5: schema.StatusFailed})
 	txt := out.String()
 	for _, w := range []string{
 		"axes (outermost first): topology [a, b] x links [none, 0.6ms] (changes against none) x threads [1, 4] (changes against 1)",

@@ -9,23 +9,23 @@ import (
 	"time"
 
 	"github.com/habench/habench/netem"
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 	"go.yaml.in/yaml/v3"
 )
 
 // AxisKind says what a sweep axis varies and therefore what a cell must do to change it.
-type AxisKind = results.AxisKind
+type AxisKind = schema.AxisKind
 
-// Axis kinds (results.Axis*), in the order a sweep expands them.
+// Axis kinds (schema.Axis*), in the order a sweep expands them.
 const (
-	AxisTopology = results.AxisTopology
-	AxisOption   = results.AxisOption
-	AxisKnob     = results.AxisKnob
-	AxisLinks    = results.AxisLinks
-	AxisTest     = results.AxisTest
-	AxisThreads  = results.AxisThreads
-	AxisRepeat   = results.AxisRepeat
+	AxisTopology = schema.AxisTopology
+	AxisOption   = schema.AxisOption
+	AxisKnob     = schema.AxisKnob
+	AxisLinks    = schema.AxisLinks
+	AxisTest     = schema.AxisTest
+	AxisThreads  = schema.AxisThreads
+	AxisRepeat   = schema.AxisRepeat
 )
 
 // axisOrder is the expansion order: outermost first.
@@ -387,7 +387,7 @@ func (a *Axis) Variables() []string {
 
 // PreparePolicy says whether the sbtest data is loaded once per deployment or again
 // before every cell.
-type PreparePolicy = results.PreparePolicy
+type PreparePolicy = schema.PreparePolicy
 
 const (
 	PrepareReuse     PreparePolicy = "reuse"     // prepare once after each deployment; cells share the data
@@ -409,10 +409,10 @@ type CellPolicy struct {
 }
 
 // Record is the policy as sweep.json's cell_policy records it.
-func (p CellPolicy) Record() results.CellPolicy {
-	r := results.CellPolicy{Prepare: p.Prepare, Restart: p.Restart, DropCaches: p.DropCaches}
+func (p CellPolicy) Record() schema.CellPolicy {
+	r := schema.CellPolicy{Prepare: p.Prepare, Restart: p.Restart, DropCaches: p.DropCaches}
 	if p.Warmup != nil {
-		w := results.Duration(*p.Warmup)
+		w := schema.Duration(*p.Warmup)
 		r.Warmup = &w
 	}
 	return r

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 )
 
 // workersOn returns how many of the run's 3 workers (one per node of n1, n2, n3 at the
 // start) were on node at run time at (seconds, the moves' clock), from the moves before it.
-func workersOn(moves []results.MoveSummary, node string, at float64) int {
+func workersOn(moves []schema.MoveSummary, node string, at float64) int {
 	on := map[string]int{"n1": 1, "n2": 1, "n3": 1}
 	for _, m := range moves {
 		if m.AtS < at {
@@ -32,7 +32,7 @@ func workersOn(moves []results.MoveSummary, node string, at float64) int {
 // inside the workload, 15 s before its end at least) a worker that left the node,
 // committed elsewhere within 15 s, and the cluster's view change within 15 s, in
 // summary.json and report.md. It returns the summary.
-func failoverRun(t *testing.T, state, row, rate, secs, extra, faults, noted string, steps []string) results.Summary {
+func failoverRun(t *testing.T, state, row, rate, secs, extra, faults, noted string, steps []string) schema.Summary {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "s.yaml")
 	os.WriteFile(f, []byte("name: client-failover\ntopologies:\n  - "+row+"\n"+
@@ -45,7 +45,7 @@ func failoverRun(t *testing.T, state, row, rate, secs, extra, faults, noted stri
 			t.Log(l)
 		}
 	}
-	var sum results.Summary
+	var sum schema.Summary
 	if r.code != 0 {
 		t.Fatalf("run with %s: exit %d\n%s\n%s", noted, r.code, r.stdout, r.stderr)
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/internal/testenv/prereq"
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 )
 
 // hdrJSDir holds the second reader of latency.hlog: hdr-histogram-js, installed from its
@@ -84,14 +84,14 @@ func checkLatencyLogs(t *testing.T, runDirs []string) {
 	t.Helper()
 	var logs []string
 	for _, d := range runDirs {
-		logs = append(logs, filepath.Join(d, results.LatencyLogFile))
+		logs = append(logs, filepath.Join(d, schema.LatencyLogFile))
 	}
 	js := readWithHdrJS(t, logs...)
 	var all int64
 	for i, d := range runDirs {
 		f := js.Files[i]
-		var sum results.Summary
-		if err := json.Unmarshal(mustReadFile(t, filepath.Join(d, results.SummaryFile)), &sum); err != nil {
+		var sum schema.Summary
+		if err := json.Unmarshal(mustReadFile(t, filepath.Join(d, schema.SummaryFile)), &sum); err != nil {
 			t.Fatal(err)
 		}
 		name := filepath.Base(d)
@@ -107,7 +107,7 @@ func checkLatencyLogs(t *testing.T, runDirs []string) {
 		}
 		t.Logf("%s: hdr-histogram-js read %d intervals, %d transactions, p50/p95/p99 %v us at Go's ranks, %v us by its own (summary.json: %d, %v ms)",
 			name, len(f.Intervals), f.Total.Count, f.Total.AtRank, f.Total.Pct, sum.Transactions, sum.LatencyMs)
-		checkLogIntervals(t, name, f.BaseTimeS, f.Intervals, mustReadFile(t, filepath.Join(d, results.IntervalsFile)), sum.Waits == 0)
+		checkLogIntervals(t, name, f.BaseTimeS, f.Intervals, mustReadFile(t, filepath.Join(d, schema.IntervalsFile)), sum.Waits == 0)
 	}
 	if js.Merged.Count != all || all == 0 {
 		t.Errorf("the logs merged by hdr-histogram-js hold %d transactions, the runs %d", js.Merged.Count, all)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
-	"github.com/habench/habench/results"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -57,7 +57,7 @@ func TestRollingRestartGroup(t *testing.T) {
 		Faults []experiment.RunFault `json:"faults"`
 	}
 	var sum struct {
-		Faults []results.FaultSummary `json:"faults"`
+		Faults []schema.FaultSummary `json:"faults"`
 		Probe  *struct {
 			Acknowledged     int64 `json:"acknowledged"`
 			LostAcknowledged int64 `json:"lost_acknowledged_commits"`

@@ -1,4 +1,4 @@
-package results
+package schema
 
 // Convergence states of a node after a run (NodeConvergence.State).
 const (

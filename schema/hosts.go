@@ -1,4 +1,4 @@
-package results
+package schema
 
 // HostSummary is one host's CPU and I/O over the measured part of the run (the ticks
 // after measurement started and up to its end, intervals_offset_s to intervals_offset_s +

@@ -1,4 +1,4 @@
-package results
+package schema
 
 // History files a run with a checker workload writes (see package history).
 const (

@@ -1,4 +1,4 @@
-// Package results is the schema of a habench results directory, declared once: the
+// Package schema is the schema of a habench results directory, declared once: the
 // writer (package experiment) and the readers (package report, habench compare) use these
 // types and names.
 //
@@ -19,4 +19,4 @@
 // of older results sees (TestSummarySchemaUnchanged, TestManifestHostsSchemaUnchanged and
 // TestSweepSchemaUnchanged guard them). Units are in the field names (_s seconds, _ms milliseconds, _ps per
 // second, _trx transactions); docs/results.md describes each file.
-package results
+package schema

@@ -1,4 +1,4 @@
-package results
+package schema
 
 // FaultSummary is one fault of the run as summary.json's "faults" measures it.
 type FaultSummary struct {

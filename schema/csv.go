@@ -1,4 +1,4 @@
-package results
+package schema
 
 // Names of a run's CSV files in its results directory.
 const (
