@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/habench/habench/internal/testmachine"
+	"github.com/habench/habench/schema"
 	"html"
 	"os"
 	"path/filepath"
@@ -68,7 +69,7 @@ cell: {warmup: 1s}
 		return string(b)
 	}
 	cmpMD, repMD, repHTML := read("comparison.md"), read("report.md"), read("report.html")
-	var f SweepFile
+	var f schema.SweepFile
 	if err := json.Unmarshal([]byte(read("sweep.json")), &f); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ sweep:
 	for _, c := range f.Cells {
 		switch {
 		case c.Topology == single && c.Axes["links"] == "0.6ms":
-			if c.Status != StatusReused || c.ReusedFrom != 1 || c.Dir != "" {
+			if c.Status != schema.StatusReused || c.ReusedFrom != 1 || c.Dir != "" {
 				t.Errorf("single 0.6ms cell %+v: want reused from cell 1, not run", c)
 			}
 		case c.Topology == async && c.Axes["links"] == "none":
@@ -224,7 +225,7 @@ sweep:
 				t.Errorf("async none cell did not go through the userspace link:\n%s", b)
 			}
 		default:
-			if c.Status != StatusDone || c.LinksControl != "" {
+			if c.Status != schema.StatusDone || c.LinksControl != "" {
 				t.Errorf("cell %d %+v", c.Index, c)
 			}
 		}

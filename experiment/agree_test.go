@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"html"
 	"os"
 	"path/filepath"
@@ -85,8 +86,8 @@ func writeAgreeSweep(t *testing.T) (*sweepRun, []Row) {
 				t.Fatal(err)
 			}
 		}
-		rec.Dir, rec.Status, rec.TPS = rd, StatusDone, tps
-		rec.LatencyMs = &CellLatency{Avg: 1000 / tps, P95: 2000 / tps, P99: 3000 / tps}
+		rec.Dir, rec.Status, rec.TPS = rd, schema.StatusDone, tps
+		rec.LatencyMs = &schema.CellLatency{Avg: 1000 / tps, P95: 2000 / tps, P99: 3000 / tps}
 	}
 	rows, err := sw.finish()
 	if err != nil {
@@ -195,7 +196,7 @@ func TestOneAnswerEverywhere(t *testing.T) {
 	}
 
 	// sweep.json's summaries and sweep_points.json / sweep.csv: the same numbers.
-	var f SweepFile
+	var f schema.SweepFile
 	if err := json.Unmarshal([]byte(read("sweep.json")), &f); err != nil {
 		t.Fatalf("sweep.json: %v", err)
 	}

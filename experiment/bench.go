@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"io"
 	"log/slog"
 	"maps"
@@ -111,7 +112,7 @@ type Bench struct {
 type Outcome struct {
 	Dir     string
 	Result  *workload.Result
-	Summary *Summary
+	Summary *schema.Summary
 }
 
 // NodeInfo is one node as recorded in the manifest: identity, role, version and the key
@@ -140,7 +141,7 @@ type Manifest struct {
 	Samplers    []string          `json:"samplers,omitempty"`
 	// Hosts are the machines the nodes ran on, each with its nodes: samples.csv carries
 	// each host's machine-wide metrics once, under node "host:<name>".
-	Hosts []HostInfo `json:"hosts,omitempty"`
+	Hosts []schema.HostInfo `json:"hosts,omitempty"`
 	// CacheDrops are the hosts whose page cache was dropped just before the run (a
 	// scenario's cell: {drop_caches: true}); nil when none was.
 	CacheDrops []CacheDrop `json:"drop_caches,omitempty"`
@@ -426,8 +427,8 @@ func measuredSamples(samples []sampler.Sample, fromS float64) []sampler.Sample {
 	return out
 }
 
-func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, samples []sampler.Sample, pos map[string]string) *Summary {
-	s := &Summary{Workload: b.Workload.Name(), Threads: b.Options.Threads, RandType: b.Options.RandType, PSMode: b.Options.PSMode}
+func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, samples []sampler.Sample, pos map[string]string) *schema.Summary {
+	s := &schema.Summary{Workload: b.Workload.Name(), Threads: b.Options.Threads, RandType: b.Options.RandType, PSMode: b.Options.PSMode}
 	if runErr != nil {
 		s.Error = runErr.Error()
 	}
@@ -454,9 +455,9 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 	if err := sampler.Summarize(sampler.SummaryInput{Nodes: nodes, Samples: samples, Every: b.sampleInterval()}, s); err != nil {
 		s.Error = strings.TrimPrefix(s.Error+"; "+err.Error(), "; ")
 	}
-	byNode := map[string]*NodeLag{}
+	byNode := map[string]*schema.NodeLag{}
 	for _, n := range nodes {
-		byNode[n.Name] = &NodeLag{Node: n.Name, Role: string(n.Role), GTIDPosition: pos[n.Name]}
+		byNode[n.Name] = &schema.NodeLag{Node: n.Name, Role: string(n.Role), GTIDPosition: pos[n.Name]}
 	}
 	maxp := func(p **float64, v float64) {
 		if *p == nil || v > **p {

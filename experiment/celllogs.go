@@ -3,6 +3,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"os"
 	"path/filepath"
 
@@ -20,7 +21,7 @@ const ErrorLogLines = 300
 // the file, rec.Error says where it is, and the output too. Nothing for another error or a
 // cluster habench did not deploy; a log that cannot be read is a warning of the cell; one
 // that cannot be written fails the run (sw.saveErr, naming the file).
-func (sw *sweepRun) keepNodeLog(c *cluster.Cluster, cell *scenario.Cell, rec *CellRecord, err error) {
+func (sw *sweepRun) keepNodeLog(c *cluster.Cluster, cell *scenario.Cell, rec *schema.CellRecord, err error) {
 	var ne *cluster.NodeError
 	if !errors.As(err, &ne) || !c.Deployed() {
 		return

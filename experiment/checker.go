@@ -250,7 +250,7 @@ func (r *checkerRun) finish(dir string) (*schema.ChecksSummary, error) {
 
 // anomalyChecks finishes the run's checker workload (when it has one): sum.Checks, the history
 // files, the verdict line and a warning when anomalies were found.
-func (st *runState) anomalyChecks(sum *Summary) error {
+func (st *runState) anomalyChecks(sum *schema.Summary) error {
 	if st.checker == nil {
 		return nil
 	}
@@ -276,7 +276,7 @@ func (st *runState) anomalyChecks(sum *Summary) error {
 // no operation that committed, or a finished cell without the checker's result, e.g.
 // "checker register (strict): failed in 2 of 3 cells (c001: 503 anomalies; c002: checked
 // nothing: no operation committed; summary.json checks of each cell)".
-func strictVerdict(spec *scenario.CheckerSpec, cells []CellRecord) error {
+func strictVerdict(spec *scenario.CheckerSpec, cells []schema.CellRecord) error {
 	if spec == nil || !spec.Strict {
 		return nil
 	}
@@ -294,7 +294,7 @@ func strictVerdict(spec *scenario.CheckerSpec, cells []CellRecord) error {
 }
 
 // strictCellFailure says why cell c fails a strict checker ("" when it passes).
-func strictCellFailure(c CellRecord) string {
+func strictCellFailure(c schema.CellRecord) string {
 	switch {
 	case c.Anomalies != nil && *c.Anomalies > 0:
 		return fmt.Sprintf("%d anomalies", *c.Anomalies)
@@ -304,7 +304,7 @@ func strictCellFailure(c CellRecord) string {
 		return "checked nothing: the verdict is not valid"
 	case c.CheckerOK != nil && *c.CheckerOK == 0:
 		return "checked nothing: no operation committed"
-	case c.Status == StatusDone && c.Anomalies == nil:
+	case c.Status == schema.StatusDone && c.Anomalies == nil:
 		return "checked nothing: no checker result"
 	}
 	return ""

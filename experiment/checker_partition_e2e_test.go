@@ -73,7 +73,7 @@ probe: false
 		t.Fatalf("%d cells, want 2", len(f.Cells))
 	}
 	for _, c := range f.Cells {
-		if c.Status != experiment.StatusDone {
+		if c.Status != schema.StatusDone {
 			t.Errorf("%s: %s %s", c.Topology, c.Status, c.Error)
 			continue
 		}

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/schema"
 	"strings"
 	"testing"
 
@@ -14,8 +15,8 @@ import (
 func TestStrictVerdict(t *testing.T) {
 	n0, n5, n40 := 0, 5, 40
 	yes, no := true, false
-	good := CellRecord{Index: 2, Status: StatusDone, Anomalies: &n0, CheckerValid: &yes, CheckerOK: &n40}
-	cells := []CellRecord{{Index: 1, Status: StatusDone, Anomalies: &n5, CheckerValid: &no, CheckerOK: &n40}, good, {Index: 3}}
+	good := schema.CellRecord{Index: 2, Status: schema.StatusDone, Anomalies: &n0, CheckerValid: &yes, CheckerOK: &n40}
+	cells := []schema.CellRecord{{Index: 1, Status: schema.StatusDone, Anomalies: &n5, CheckerValid: &no, CheckerOK: &n40}, good, {Index: 3}}
 	err := strictVerdict(&scenario.CheckerSpec{Workload: "register", Strict: true}, cells)
 	if err == nil || !strings.Contains(err.Error(), "failed in 1 of 3 cells (c001: 5 anomalies;") {
 		t.Fatalf("strict: %v", err)
@@ -27,17 +28,17 @@ func TestStrictVerdict(t *testing.T) {
 		t.Errorf("strict without anomalies: %v", err)
 	}
 	for _, tc := range []struct {
-		mod  func(c *CellRecord)
+		mod  func(c *schema.CellRecord)
 		want string
 	}{
-		{func(c *CellRecord) { c.CheckerError = "connect n1: refused" }, "c002: checked nothing: connect n1: refused"},
-		{func(c *CellRecord) { c.CheckerValid = &no }, "c002: checked nothing: the verdict is not valid"},
-		{func(c *CellRecord) { c.CheckerOK = &n0 }, "c002: checked nothing: no operation committed"},
-		{func(c *CellRecord) { c.Anomalies, c.CheckerValid, c.CheckerOK = nil, nil, nil }, "c002: checked nothing: no checker result"},
+		{func(c *schema.CellRecord) { c.CheckerError = "connect n1: refused" }, "c002: checked nothing: connect n1: refused"},
+		{func(c *schema.CellRecord) { c.CheckerValid = &no }, "c002: checked nothing: the verdict is not valid"},
+		{func(c *schema.CellRecord) { c.CheckerOK = &n0 }, "c002: checked nothing: no operation committed"},
+		{func(c *schema.CellRecord) { c.Anomalies, c.CheckerValid, c.CheckerOK = nil, nil, nil }, "c002: checked nothing: no checker result"},
 	} {
 		c := good
 		tc.mod(&c)
-		if err := strictVerdict(&scenario.CheckerSpec{Workload: "register", Strict: true}, []CellRecord{c}); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err := strictVerdict(&scenario.CheckerSpec{Workload: "register", Strict: true}, []schema.CellRecord{c}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", c, err, tc.want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"math"
 	"strings"
 	"testing"
@@ -118,9 +119,9 @@ func TestHostServers(t *testing.T) {
 func TestRunReportHosts(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	m := &Manifest{Habench: map[string]string{"version": "x"}, Workload: map[string]any{"name": "oltp_read_write"}, Links: map[string]any{},
-		Hosts:      []HostInfo{{Name: "ssh db1", Nodes: []string{"n1"}, OffsetMs: f(0.5), UncertaintyMs: f(0.25)}, {Name: "ssh db2", Nodes: []string{"n2"}, OffsetMs: f(-0.125), UncertaintyMs: f(0.03)}},
+		Hosts:      []schema.HostInfo{{Name: "ssh db1", Nodes: []string{"n1"}, OffsetMs: f(0.5), UncertaintyMs: f(0.25)}, {Name: "ssh db2", Nodes: []string{"n2"}, OffsetMs: f(-0.125), UncertaintyMs: f(0.03)}},
 		CacheDrops: []CacheDrop{{Host: "ssh db1", Nodes: []string{"n1"}, TookS: 1.25}}}
-	s := &Summary{Nodes: []NodeLag{{Node: "n1"}, {Node: "n2", ApplierLagMaxS: f(0.0001)}}}
+	s := &schema.Summary{Nodes: []schema.NodeLag{{Node: "n1"}, {Node: "n2", ApplierLagMaxS: f(0.0001)}}}
 	md := Report(m, s)
 	for _, w := range []string{"- hosts: ssh db1 (n1): clock +0.500 ± 0.250 ms; ssh db2 (n2): clock -0.125 ± 0.030 ms (clock = ",
 		"- **warning:** the clock offsets of ssh db1 ± 0.250 ms are less certain than the largest applier lag reported (0.100 ms)",
@@ -133,7 +134,7 @@ func TestRunReportHosts(t *testing.T) {
 	if md := Report(m, s); strings.Contains(md, "less certain") {
 		t.Error("warning with an applier lag above every uncertainty")
 	}
-	m.Hosts, m.CacheDrops = []HostInfo{{Name: "local", Nodes: []string{"n1", "n2"}}}, nil
+	m.Hosts, m.CacheDrops = []schema.HostInfo{{Name: "local", Nodes: []string{"n1", "n2"}}}, nil
 	if md := Report(m, s); strings.Contains(md, "- hosts:") || strings.Contains(md, "page cache") {
 		t.Errorf("a local run's report names hosts or a cache drop:\n%s", md)
 	}

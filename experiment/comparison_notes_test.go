@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"github.com/habench/habench/schema"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,8 +17,8 @@ import (
 // 1424 acknowledged commits, semi-sync none; and a Galera row on another server.
 func durabilityRows() []Row {
 	f := func(v float64) *float64 { return &v }
-	host := []HostSummary{{Host: "local", CPUBusyMean: f(0.97), CPUBusyMax: f(0.99), CPUSaturated: true, SaturatedShare: 0.88}}
-	quiet := []HostSummary{{Host: "local", CPUBusyMean: f(0.3), CPUBusyMax: f(0.5)}}
+	host := []schema.HostSummary{{Host: "local", CPUBusyMean: f(0.97), CPUBusyMax: f(0.99), CPUSaturated: true, SaturatedShare: 0.88}}
+	quiet := []schema.HostSummary{{Host: "local", CPUBusyMean: f(0.3), CPUBusyMax: f(0.5)}}
 	one := func(v float64) stats.Sample { return stats.Of([]float64{v}) }
 	cell := func(topo string, tps float64, base bool) *stats.Cell {
 		c := &stats.Cell{Topology: topo, TPS: one(tps), QPS: one(tps * 6), AvgMs: one(2), P95Ms: one(4), P99Ms: one(8), IsBase: base}
@@ -30,13 +31,13 @@ func durabilityRows() []Row {
 	}
 	return []Row{
 		{Topology: "dfasync", Kind: "async", Flavor: "mariadb", Version: "10.11.19", Stats: cell("dfasync", 2040.85, true),
-			Summary: &Summary{TPS: 2040.85, LatencyMs: map[string]float64{"avg": 2}, Hosts: host,
-				Probe: &ProbeSummary{Acknowledged: 1424, LostAcknowledged: 550, CheckedOn: "n2"}}},
+			Summary: &schema.Summary{TPS: 2040.85, LatencyMs: map[string]float64{"avg": 2}, Hosts: host,
+				Probe: &schema.ProbeSummary{Acknowledged: 1424, LostAcknowledged: 550, CheckedOn: "n2"}}},
 		{Topology: "dfsemi", Kind: "semisync", Flavor: "mariadb", Version: "10.11.19", Stats: cell("dfsemi", 846.31, false),
-			Summary: &Summary{TPS: 846.31, LatencyMs: map[string]float64{"avg": 4.7}, Hosts: host,
-				Probe: &ProbeSummary{Acknowledged: 869, CheckedOn: "n2"}}},
+			Summary: &schema.Summary{TPS: 846.31, LatencyMs: map[string]float64{"avg": 4.7}, Hosts: host,
+				Probe: &schema.ProbeSummary{Acknowledged: 869, CheckedOn: "n2"}}},
 		{Topology: "dfgalera", Kind: "galera", Flavor: "mysql", Version: "9.7.4", Stats: cell("dfgalera", 1000, false),
-			Summary: &Summary{TPS: 1000, LatencyMs: map[string]float64{"avg": 3}, Hosts: quiet}},
+			Summary: &schema.Summary{TPS: 1000, LatencyMs: map[string]float64{"avg": 3}, Hosts: quiet}},
 	}
 }
 

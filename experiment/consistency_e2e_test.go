@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,7 +83,7 @@ cell: {warmup: 1s}
 	t.Logf("%s", table)
 	for _, c := range f.Cells {
 		level := c.Axes[axis]
-		if c.Status != experiment.StatusDone {
+		if c.Status != schema.StatusDone {
 			t.Errorf("cell %d (%s): %s %s", c.Index, level, c.Status, c.Error)
 			continue
 		}

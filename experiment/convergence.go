@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"sort"
 	"strings"
 	"time"
@@ -21,7 +22,7 @@ func memberWord(k topology.Kind) string { return topology.KindOf(k).MemberWord }
 // topology's own terms, e.g. "replica n2 is down (connection refused); replica n3 is
 // behind (applier stopped: ...)"; "" when all converged. skipDown leaves out nodes that
 // are down on purpose (a fault).
-func convergenceProblems(cv *Convergence, k topology.Kind, skipDown map[string]bool) string {
+func convergenceProblems(cv *schema.Convergence, k topology.Kind, skipDown map[string]bool) string {
 	return convergenceProblemsAfter(cv, k, skipDown, nil, nil)
 }
 
@@ -29,7 +30,7 @@ func convergenceProblems(cv *Convergence, k topology.Kind, skipDown map[string]b
 // started with startRoles: a node one of the faults left down is "down (killed by the
 // run's fault at 3.0 s)", and called "old source n1" when it was the writer at the start
 // and is no longer.
-func convergenceProblemsAfter(cv *Convergence, k topology.Kind, skipDown map[string]bool, faults []RunFault, startRoles map[string]string) string {
+func convergenceProblemsAfter(cv *schema.Convergence, k topology.Kind, skipDown map[string]bool, faults []RunFault, startRoles map[string]string) string {
 	var ps []string
 	for _, n := range cv.Nodes {
 		who := memberWord(k) + " " + n.Node
@@ -37,8 +38,8 @@ func convergenceProblemsAfter(cv *Convergence, k topology.Kind, skipDown map[str
 			who = "writer " + n.Node
 		}
 		switch n.State {
-		case Converged:
-		case Down:
+		case schema.Converged:
+		case schema.Down:
 			if skipDown[n.Node] {
 				continue
 			}
@@ -51,9 +52,9 @@ func convergenceProblemsAfter(cv *Convergence, k topology.Kind, skipDown map[str
 				who = "old " + string(r) + " " + n.Node
 			}
 			ps = append(ps, fmt.Sprintf("%s is down (%s by the run's fault at %.1f s)", who, scenario.FaultPast(f.Action), f.AtS))
-		case Behind:
+		case schema.Behind:
 			ps = append(ps, fmt.Sprintf("%s is behind (%s)", who, n.Reason))
-		case Diverged:
+		case schema.Diverged:
 			ps = append(ps, fmt.Sprintf("%s has the writer's GTID position but different rows in %s (CHECKSUM TABLE)", who, strings.Join(n.Tables, ", ")))
 		}
 	}
@@ -67,21 +68,21 @@ func convergenceProblemsAfter(cv *Convergence, k topology.Kind, skipDown map[str
 // RECOVERING or in ERROR, which may auto-rejoin, is waited for until it is ONLINE); then compares CHECKSUM TABLE of sbtest1..tables in database db on every
 // node at the writer's position with the writer's. The writer is the node that takes
 // writes when the run ends (a group's current PRIMARY).
-func checkConvergence(ctx context.Context, c *cluster.Cluster, nodes []sampler.Node, db string, tables int, timeout time.Duration) *Convergence {
+func checkConvergence(ctx context.Context, c *cluster.Cluster, nodes []sampler.Node, db string, tables int, timeout time.Duration) *schema.Convergence {
 	start := time.Now()
 	cr := &convergenceRun{c: c, nodes: nodes, writer: referenceWriter(ctx, c), timeout: timeout,
-		state: map[string]*NodeConvergence{}, failingSince: map[string]time.Time{}, settling: map[string]bool{}}
+		state: map[string]*schema.NodeConvergence{}, failingSince: map[string]time.Time{}, settling: map[string]bool{}}
 	for _, n := range nodes {
-		cr.state[n.Name] = &NodeConvergence{Node: n.Name}
+		cr.state[n.Name] = &schema.NodeConvergence{Node: n.Name}
 	}
-	cv := &Convergence{Writer: cr.writer}
+	cv := &schema.Convergence{Writer: cr.writer}
 	cr.waitForPositions(ctx)
 	cr.settleLeftBehind()
 	cv.CheckedTables = cr.compareChecksums(ctx, db, tables)
 	for _, n := range nodes {
 		nc := cr.state[n.Name]
 		if !settled(nc) {
-			nc.State = Converged
+			nc.State = schema.Converged
 		}
 		cv.Nodes = append(cv.Nodes, *nc)
 	}
@@ -119,13 +120,13 @@ type convergenceRun struct {
 	nodes        []sampler.Node
 	writer       string
 	timeout      time.Duration
-	state        map[string]*NodeConvergence
+	state        map[string]*schema.NodeConvergence
 	failingSince map[string]time.Time
 	settling     map[string]bool
 }
 
 // settled: the node's state is decided (Down, Behind, Diverged).
-func settled(n *NodeConvergence) bool { return n.State != "" }
+func settled(n *schema.NodeConvergence) bool { return n.State != "" }
 
 // waitForPositions polls every unsettled node every 200 ms until each has the writer's
 // position and is not settling, the timeout passes or ctx ends. A node failing to answer
@@ -135,11 +136,11 @@ func (cr *convergenceRun) waitForPositions(ctx context.Context) {
 	deadline := time.Now().Add(cr.timeout)
 	for {
 		wpos := cr.probeAll(ctx)
-		if w := cr.state[cr.writer]; w != nil && w.State == Down {
+		if w := cr.state[cr.writer]; w != nil && w.State == schema.Down {
 			// No reference: every node that still answers is compared by checksum only.
 			for _, nc := range cr.state {
 				if !settled(nc) {
-					nc.State, nc.Reason = Behind, "the writer "+cr.writer+" is down: nothing to catch up with"
+					nc.State, nc.Reason = schema.Behind, "the writer "+cr.writer+" is down: nothing to catch up with"
 				}
 			}
 		}
@@ -169,7 +170,7 @@ func (cr *convergenceRun) probeAll(ctx context.Context) string {
 			if cr.failingSince[n.Name].IsZero() {
 				cr.failingSince[n.Name] = time.Now()
 			} else if time.Since(cr.failingSince[n.Name]) > 3*time.Second {
-				nc.State, nc.Reason = Down, shortErr(err)
+				nc.State, nc.Reason = schema.Down, shortErr(err)
 			}
 			continue
 		}
@@ -177,7 +178,7 @@ func (cr *convergenceRun) probeAll(ctx context.Context) string {
 		nc.Position = pos
 		cr.settling[n.Name] = settle
 		if stuck != "" && n.Name != cr.writer {
-			nc.State, nc.Reason = Behind, stuck
+			nc.State, nc.Reason = schema.Behind, stuck
 		}
 		if n.Name == cr.writer {
 			wpos = pos
@@ -214,9 +215,9 @@ func (cr *convergenceRun) settleLeftBehind() {
 			if w != nil {
 				wp = w.Position
 			}
-			nc.State, nc.Reason = Behind, fmt.Sprintf("at %s, the writer at %s after %v", orNone(nc.Position), orNone(wp), cr.timeout.Round(time.Second))
+			nc.State, nc.Reason = schema.Behind, fmt.Sprintf("at %s, the writer at %s after %v", orNone(nc.Position), orNone(wp), cr.timeout.Round(time.Second))
 		} else if cr.settling[n.Name] {
-			nc.State, nc.Reason = Behind, fmt.Sprintf("not ONLINE in its group (RECOVERING or ERROR) after %v", cr.timeout.Round(time.Second))
+			nc.State, nc.Reason = schema.Behind, fmt.Sprintf("not ONLINE in its group (RECOVERING or ERROR) after %v", cr.timeout.Round(time.Second))
 		}
 	}
 }
@@ -247,7 +248,7 @@ func (cr *convergenceRun) compareChecksums(ctx context.Context, db string, table
 		}
 		got, err := checksums(ctx, n.DB, db, tables)
 		if err != nil {
-			nc.State, nc.Reason = Behind, "CHECKSUM TABLE failed: "+shortErr(err)
+			nc.State, nc.Reason = schema.Behind, "CHECKSUM TABLE failed: "+shortErr(err)
 			continue
 		}
 		for _, t := range sortedKeys(ref) {
@@ -256,7 +257,7 @@ func (cr *convergenceRun) compareChecksums(ctx context.Context, db string, table
 			}
 		}
 		if len(nc.Tables) > 0 {
-			nc.State = Diverged
+			nc.State = schema.Diverged
 		}
 	}
 	return len(ref)

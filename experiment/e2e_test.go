@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/habench/habench/internal/testmachine"
+	"github.com/habench/habench/schema"
 	"net"
 	"os"
 	"os/exec"
@@ -221,7 +222,7 @@ func TestStoppedApplierShowsLagThenRecovers(t *testing.T) {
 
 // checkResultsDir: every file exists, CSVs have their headers and rows, the manifest
 // carries versions and read-back variables of every node.
-func checkResultsDir(t *testing.T, dir string, sum *experiment.Summary) {
+func checkResultsDir(t *testing.T, dir string, sum *schema.Summary) {
 	t.Helper()
 	for _, f := range []string{"manifest.json", "summary.json", "intervals.csv", "samples.csv", "report.md", "variables.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {

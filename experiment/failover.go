@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"maps"
 	"math"
 	"slices"
@@ -363,7 +364,7 @@ func (w *liveWatch) wait() { w.wg.Wait() }
 // clientFailoverSummary gives each fault that took nodes away (FaultAction.Disrupts) the
 // cluster's view change (from the samples) and, when the workers failed over between
 // writers, their failover time (from their moves).
-func (st *runState) clientFailoverSummary(sum *Summary) {
+func (st *runState) clientFailoverSummary(sum *schema.Summary) {
 	c := st.b.Cluster
 	if c == nil || len(sum.Faults) != len(st.man.Faults) {
 		return
@@ -398,7 +399,7 @@ func nextOn(faults []RunFault, i int, nodes []string, nodesOf func(RunFault) []s
 // evs.suspect_timeout, 5 s, maybe while it is being started again), in which the largest
 // membership any other node reported (membership) was below the largest they reported in
 // the 3 s before the fault.
-func setViewChanges(fs []FaultSummary, faults []RunFault, samples []sampler.Sample, nodesOf func(RunFault) []string) {
+func setViewChanges(fs []schema.FaultSummary, faults []RunFault, samples []sampler.Sample, nodesOf func(RunFault) []string) {
 	views := membership(samples)
 	ticks := slices.Sorted(maps.Keys(views))
 	for i, f := range faults {
@@ -474,7 +475,7 @@ func membership(samples []sampler.Sample) map[time.Duration]map[string]float64 {
 // node was away (from the fault until back, the live watch's, says it was live again, and
 // before the next fault on those nodes), and the time from the fault until the last of
 // them committed again (WriterMove.Settled; nil when one had not).
-func setClientFailover(fs []FaultSummary, faults []RunFault, moves []workload.WriterMove, nodesOf func(RunFault) []string, back func(node string, from time.Time) time.Time) {
+func setClientFailover(fs []schema.FaultSummary, faults []RunFault, moves []workload.WriterMove, nodesOf func(RunFault) []string, back func(node string, from time.Time) time.Time) {
 	for i, f := range faults {
 		nodes := nodesOf(f)
 		if len(nodes) == 0 {

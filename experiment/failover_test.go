@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"github.com/habench/habench/schema"
 	"strings"
 	"testing"
 	"time"
@@ -149,7 +150,7 @@ func TestFailoverMeasures(t *testing.T) {
 		{From: "n1", To: "n3", At: at(13), FirstCommit: at(13.01), Settled: at(13.01), Workers: 2, Left: 2}, // back: no fault's
 		{From: "n2", To: "n1", At: at(20.3), FirstCommit: at(20.5), Workers: 1, Left: 1},                    // never settled
 	}
-	fs := make([]FaultSummary, len(faults))
+	fs := make([]schema.FaultSummary, len(faults))
 	nodesOf := func(f RunFault) []string { return faultNodes(&cluster.Cluster{}, f.Action, f.Node) }
 	setViewChanges(fs, faults, samples, nodesOf)
 	back := func(node string, from time.Time) time.Time { // n3 live again at 12.5 s, n2 never
@@ -197,7 +198,7 @@ func TestFailoverMeasures(t *testing.T) {
 				sampler.Sample{Elapsed: e, Node: n, Metric: sampler.MetricGRMembersOnline, Value: 2}) // n3 RECOVERING throughout
 		}
 	}
-	gfs := make([]FaultSummary, 1)
+	gfs := make([]schema.FaultSummary, 1)
 	setViewChanges(gfs, []RunFault{bookFault(epoch, 4.5, 0.01, "kill", "n2")}, gs, nodesOf)
 	if !near(gfs[0].ViewChangeS, 1.5) {
 		t.Errorf("group: view change %v, want 1.5 (n2 UNREACHABLE at 6 s, though n3 was RECOVERING before)", fmtOpt(gfs[0].ViewChangeS, "%.2f"))

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/schema"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func TestRollingRestartSwitchoverTakesTheWriterChange(t *testing.T) {
 		{AtS: 44, FaultRecord: FaultRecord{At: at(44), Action: "promote", Node: "n2", Of: "rolling-restart"}},
 		{AtS: 44.5, FaultRecord: FaultRecord{At: at(44.5), Action: "restart", Node: "n1", Of: "rolling-restart"}},
 	}
-	fs := make([]FaultSummary, len(faults))
+	fs := make([]schema.FaultSummary, len(faults))
 	seen := []writerSeen{{At: at(0.5), Node: "n1"}, {At: at(44.6), Node: "n2"}}
 	moves := []workload.WriterMove{{From: "n1", To: "n2", At: at(44.5), FirstCommit: at(44.7), Workers: 2}}
 	setFailover(fs, faults, seen, moves)

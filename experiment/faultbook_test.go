@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/habench/habench/schema"
 	"math"
 	"strings"
 	"testing"
@@ -32,9 +33,9 @@ func bookFault(epoch time.Time, atS, took float64, action, node string) RunFault
 	return RunFault{AtS: atS, FaultRecord: FaultRecord{At: at, Took: took, Action: action, Node: node}}
 }
 
-func bookOutage(epoch time.Time, node string, from, to float64, codes map[string]int64) OutageSummary {
+func bookOutage(epoch time.Time, node string, from, to float64, codes map[string]int64) schema.OutageSummary {
 	at := epoch.Add(time.Duration(from * float64(time.Second)))
-	return OutageSummary{Node: node, StartS: from, EndS: to, DurationS: to - from, StartedAt: at.UTC().Format("2006-01-02T15:04:05.000Z07:00"), ErrorsByCode: codes}
+	return schema.OutageSummary{Node: node, StartS: from, EndS: to, DurationS: to - from, StartedAt: at.UTC().Format("2006-01-02T15:04:05.000Z07:00"), ErrorsByCode: codes}
 }
 
 // TestFaultErrorsCountedOnce: an outage and the failed attempts of the disturbed
@@ -46,7 +47,7 @@ func TestFaultErrorsCountedOnce(t *testing.T) {
 	cases := []struct {
 		name          string
 		first, second RunFault
-		outage        OutageSummary
+		outage        schema.OutageSummary
 	}{
 		{"kill then promote", bookFault(epoch, 10.2, 0.01, "kill", "n1"), bookFault(epoch, 13.1, 0.2, "promote", "n2"),
 			bookOutage(epoch, workload.WriterLabel, 10.2, 13.5, map[string]int64{"2013": 50, "2003": 12})},
@@ -55,7 +56,7 @@ func TestFaultErrorsCountedOnce(t *testing.T) {
 	}
 	for _, c := range cases {
 		ivs := bookRun(epoch, 30, c.first.AtS, c.outage.EndS)
-		fs := faultSummaries([]RunFault{c.first, c.second}, []OutageSummary{c.outage}, nil, ivs)
+		fs := faultSummaries([]RunFault{c.first, c.second}, []schema.OutageSummary{c.outage}, nil, ivs)
 		a, b := fs[0], fs[1]
 		if a.Outage != c.outage.Node || a.ErrorsByCode["1047"]+a.ErrorsByCode["2013"] == 0 || a.Errors == 0 {
 			t.Errorf("%s: first fault %+v, want the outage of %s with its codes and errors", c.name, a, c.outage.Node)
@@ -140,7 +141,7 @@ func TestCaughtUpEveryRestartedNode(t *testing.T) {
 
 // checkCaughtUp fails unless fs has one row per fault, in order, and row i's caught-up
 // time (fmtOpt "%.1f", "n/a" for none) is want[i].
-func checkCaughtUp(t *testing.T, faults []RunFault, fs []FaultSummary, want []string) {
+func checkCaughtUp(t *testing.T, faults []RunFault, fs []schema.FaultSummary, want []string) {
 	t.Helper()
 	if len(fs) != len(faults) {
 		t.Fatalf("%d fault rows for %d faults, want one per fault", len(fs), len(faults))
@@ -201,7 +202,7 @@ func TestCaughtUpNeedsTheMajority(t *testing.T) {
 func TestFaultAlsoOutages(t *testing.T) {
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	faults := []RunFault{bookFault(epoch, 10.05, 3.8, "partition", "n3"), bookFault(epoch, 20.05, 0.1, "heal", "n3")}
-	outages := []OutageSummary{
+	outages := []schema.OutageSummary{
 		bookOutage(epoch, "n3", 10.12, 27.62, map[string]int64{"1047": 116, "1180": 1}),
 		bookOutage(epoch, "n2", 10.12, 16.36, nil), bookOutage(epoch, "n1", 10.13, 16.36, nil),
 		bookOutage(epoch, "n1", 20.99, 22.03, nil), bookOutage(epoch, "n2", 20.99, 22.02, nil),

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/schema"
 	"math"
 	"slices"
 
@@ -14,9 +15,9 @@ const duringBefore = 30.0
 // for Took seconds) against the duringBefore seconds before it: TPS and p99 from the
 // report intervals, flow control, queues and membership from the samplers (see
 // FaultDuring's fields).
-func faultDuring(f RunFault, samples []sampler.Sample, ivs []FaultInterval) *FaultDuring {
+func faultDuring(f RunFault, samples []sampler.Sample, ivs []FaultInterval) *schema.FaultDuring {
 	from, to := f.AtS, f.AtS+f.Took
-	d := &FaultDuring{TookS: f.Took}
+	d := &schema.FaultDuring{TookS: f.Took}
 	var p99s []float64
 	var txB, lenB, txD, lenD float64
 	for _, iv := range ivs {
@@ -46,7 +47,7 @@ func faultDuring(f RunFault, samples []sampler.Sample, ivs []FaultInterval) *Fau
 // duringSamples fills d's flow-control, queue and membership numbers from the samples
 // taken between from and to (membership before: the duringBefore seconds before from;
 // during: per second the largest any node saw, then the smallest of those).
-func duringSamples(d *FaultDuring, samples []sampler.Sample, from, to float64) {
+func duringSamples(d *schema.FaultDuring, samples []sampler.Sample, from, to float64) {
 	largest := map[float64]float64{} // second during the action -> largest membership seen
 	for _, s := range samples {
 		t := s.Elapsed.Seconds()

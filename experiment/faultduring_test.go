@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/schema"
 	"strings"
 	"testing"
 	"time"
@@ -42,11 +43,11 @@ func TestFaultDuring(t *testing.T) {
 		d.MembersBefore == nil || *d.MembersBefore != 3 || d.MembersMin == nil || *d.MembersMin != 2 {
 		t.Errorf("cluster %+v, want paused 0.4, queue 900 on n3, members 3 -> 2", d)
 	}
-	tab := report.DuringTable([]FaultSummary{{AtS: 10, Action: "x", Node: "n1", Outcome: "ok", Rows: 1000, During: d}})
+	tab := report.DuringTable([]schema.FaultSummary{{AtS: 10, Action: "x", Node: "n1", Outcome: "ok", Rows: 1000, During: d}})
 	if !strings.Contains(tab, "| 10.00 | x | n1 | ok (1000 rows) | 3.00 | 100 → 20 | 11.0 → 213.0 | paused ≤ 40% | 900 (n3 galera_recv_queue) | 3 → 2 |") {
 		t.Errorf("table:\n%s", tab)
 	}
-	if report.DuringTable([]FaultSummary{{Action: "kill"}}) != "" {
+	if report.DuringTable([]schema.FaultSummary{{Action: "kill"}}) != "" {
 		t.Error("a table for faults without During")
 	}
 }

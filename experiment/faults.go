@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"maps"
 	"math"
 	"os"
@@ -334,7 +335,7 @@ func intervalRecovery(atS float64, ivs []FaultInterval, norm intervalNorm, count
 // Galera node's death stalls the others). An outage belongs to a fault when it was
 // open at the fault or began within 10 s after it; taken in fault order, the window
 // of a kill is not also the promote's or the heal's that ended it.
-func outageOwners(faults []RunFault, outages []OutageSummary) map[int]int {
+func outageOwners(faults []RunFault, outages []schema.OutageSummary) map[int]int {
 	own, taken := map[int]int{}, map[int]bool{}
 	for pass := 0; pass < 2; pass++ {
 		for i, f := range faults {
@@ -358,7 +359,7 @@ func outageOwners(faults []RunFault, outages []OutageSummary) map[int]int {
 // otherOutages gives each fault with an outage of its own (owners) the nodes of the
 // outages no fault owns that began within 10 s after it (the first such fault in order),
 // each node once per fault: the nodes its fault stalled besides its own.
-func otherOutages(faults []RunFault, outages []OutageSummary, owners map[int]int) map[int][]string {
+func otherOutages(faults []RunFault, outages []schema.OutageSummary, owners map[int]int) map[int][]string {
 	owned := map[int]bool{}
 	for _, j := range owners {
 		owned[j] = true
@@ -385,7 +386,7 @@ func otherOutages(faults []RunFault, outages []OutageSummary, owners map[int]int
 
 // outageAfter is the time from fault f to the start of outage o, ok when o was open at
 // f or began within 10 s after it.
-func outageAfter(f RunFault, o OutageSummary) (float64, bool) {
+func outageAfter(f RunFault, o schema.OutageSummary) (float64, bool) {
 	started, err := time.Parse("2006-01-02T15:04:05.000Z07:00", o.StartedAt)
 	if err != nil {
 		return 0, false
@@ -401,8 +402,8 @@ func outageAfter(f RunFault, o OutageSummary) (float64, bool) {
 // clock, see FaultInterval), its outages and lag samples. Each outage and each disturbed
 // interval's failed attempts are counted for one fault only (outageOwners,
 // intervalRecovery).
-func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sampler.Sample, ivs []FaultInterval) []FaultSummary {
-	var out []FaultSummary
+func faultSummaries(faults []RunFault, outages []schema.OutageSummary, samples []sampler.Sample, ivs []FaultInterval) []schema.FaultSummary {
+	var out []schema.FaultSummary
 	var norm intervalNorm
 	if len(faults) > 0 {
 		norm = normBefore(ivs, faults[0].AtS)
@@ -411,7 +412,7 @@ func faultSummaries(faults []RunFault, outages []OutageSummary, samples []sample
 	also := otherOutages(faults, outages, owners)
 	counted := map[int]bool{}
 	for i, f := range faults {
-		fs := FaultSummary{AtS: f.AtS, Action: f.Action, Node: f.Node, Error: f.Error, Escalated: f.Escalated, Outcome: f.Outcome, Rows: f.Rows, Bytes: f.Bytes, Detail: f.Detail}
+		fs := schema.FaultSummary{AtS: f.AtS, Action: f.Action, Node: f.Node, Error: f.Error, Escalated: f.Escalated, Outcome: f.Outcome, Rows: f.Rows, Bytes: f.Bytes, Detail: f.Detail}
 		if a := FaultActionOf(f.Action); a != nil && a.Lasting {
 			fs.During = faultDuring(f, samples, ivs)
 		}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"os"
 	"path/filepath"
 	"strings"
@@ -286,7 +287,7 @@ func TestGalera(t *testing.T) {
 		if sum.Transactions == 0 || sum.Error != "" {
 			t.Fatalf("run did not complete: %+v", sum)
 		}
-		byNode := map[string]experiment.GaleraNodeSummary{}
+		byNode := map[string]schema.GaleraNodeSummary{}
 		for _, g := range sum.Galera {
 			byNode[g.Node] = g
 		}

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"strings"
 	"sync"
 	"time"
@@ -13,14 +14,14 @@ import (
 )
 
 // hangSummary fills s's unknown outcomes, waits and writer moves from r.
-func hangSummary(s *Summary, r *workload.Result) {
+func hangSummary(s *schema.Summary, r *workload.Result) {
 	s.UnknownOutcome, s.Waits = r.Unknown, r.WaitCount
 	if len(r.Waits) > 0 {
 		w := r.Waits[0]
-		s.LongestWait = &WaitSummary{Node: w.Endpoint, StartS: w.At.Seconds(), WaitedS: w.Waited.Seconds(), Abandoned: w.Abandoned}
+		s.LongestWait = &schema.WaitSummary{Node: w.Endpoint, StartS: w.At.Seconds(), WaitedS: w.Waited.Seconds(), Abandoned: w.Abandoned}
 	}
 	for _, m := range r.WriterMoves {
-		ms := MoveSummary{From: m.From, To: m.To, AtS: m.At.Sub(r.StartedAt).Seconds(), Workers: m.Workers, Abandoned: m.Abandoned}
+		ms := schema.MoveSummary{From: m.From, To: m.To, AtS: m.At.Sub(r.StartedAt).Seconds(), Workers: m.Workers, Abandoned: m.Abandoned}
 		if !m.FirstCommit.IsZero() {
 			v := m.FirstCommit.Sub(r.StartedAt).Seconds()
 			ms.FirstCommitS = &v
@@ -110,7 +111,7 @@ func (w *writerWatch) changes() []writerSeen {
 // not take the partition's election), except that a step of a rolling restart that
 // switched the writes to the new writer (FaultRecord.Of, a promote of that node) takes it
 // from the restarts before it.
-func setFailover(fs []FaultSummary, faults []RunFault, seen []writerSeen, moves []workload.WriterMove) {
+func setFailover(fs []schema.FaultSummary, faults []RunFault, seen []writerSeen, moves []workload.WriterMove) {
 	for k := 1; k < len(seen); k++ {
 		ch := seen[k]
 		i := -1
@@ -172,7 +173,7 @@ func failoverWarnings(seen []writerSeen, moves []workload.WriterMove, follow boo
 
 // failover fills the faults' failover times from the writers seen and the workers' moves,
 // and warns about new writers the workers did not commit on.
-func (st *runState) failover(sum *Summary) {
+func (st *runState) failover(sum *schema.Summary) {
 	seen := st.writers.changes()
 	var moves []workload.WriterMove
 	if st.result != nil {

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/schema"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ func TestSetFailover(t *testing.T) {
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	faults := []RunFault{{AtS: 10, FaultRecord: FaultRecord{At: at(10), Action: "partition", Node: "n1"}},
 		{AtS: 30, FaultRecord: FaultRecord{At: at(30), Action: "heal", Node: "n1"}}}
-	fs := []FaultSummary{{AtS: 10}, {AtS: 30}}
+	fs := []schema.FaultSummary{{AtS: 10}, {AtS: 30}}
 	seen := []writerSeen{{At: at(0.5), Node: "n1"}, {At: at(32), Node: "n3"}}
 	moves := []workload.WriterMove{{From: "n1", To: "n3", At: at(33), FirstCommit: at(33.5), Workers: 4, Abandoned: 4}}
 	setFailover(fs, faults, seen, moves)
@@ -27,7 +28,7 @@ func TestSetFailover(t *testing.T) {
 		t.Errorf("heal: %+v, want no new writer of its own", fs[1])
 	}
 	// A poll that answered after the workers' first commit there: the commit bounds it.
-	late := []FaultSummary{{AtS: 10}, {AtS: 30}}
+	late := []schema.FaultSummary{{AtS: 10}, {AtS: 30}}
 	setFailover(late, faults, []writerSeen{{At: at(0.5), Node: "n1"}, {At: at(34), Node: "n3"}}, moves)
 	if late[0].NewWriterS == nil || *late[0].NewWriterS != 23.5 || *late[0].ClientWriterS != 23.5 {
 		t.Errorf("late poll: %+v, want the new writer named by 23.5 s, when the workers committed there", late[0])
@@ -56,7 +57,7 @@ func TestLowerBoundsNote(t *testing.T) {
 	r := &workload.Result{Unknown: 3, WaitCount: 4, StartedAt: time.Unix(100, 0),
 		Waits:       []workload.Wait{{Endpoint: "n1", At: 9680 * time.Millisecond, Waited: 32 * time.Second, Abandoned: true}},
 		WriterMoves: []workload.WriterMove{{From: "n1", To: "n3", At: time.Unix(140, 0), FirstCommit: time.Unix(141, 0), Workers: 4, Abandoned: 3}}}
-	s := &Summary{}
+	s := &schema.Summary{}
 	hangSummary(s, r)
 	if s.UnknownOutcome != 3 || s.Waits != 4 || s.LongestWait == nil || s.LongestWait.WaitedS != 32 ||
 		len(s.WriterMoves) != 1 || s.WriterMoves[0].AtS != 40 || *s.WriterMoves[0].FirstCommitS != 41 {
@@ -66,7 +67,7 @@ func TestLowerBoundsNote(t *testing.T) {
 	if !strings.Contains(note, "include lower bounds:** 4 transactions never completed (3 abandoned") || !strings.Contains(note, "32.00 s on n1 from 9.68 s") {
 		t.Errorf("note %q", note)
 	}
-	if strings.Contains(Report(&Manifest{}, &Summary{}), "lower bounds") {
+	if strings.Contains(Report(&Manifest{}, &schema.Summary{}), "lower bounds") {
 		t.Error("a note without waits")
 	}
 }

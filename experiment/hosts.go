@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"maps"
 	"slices"
 	"strings"
@@ -36,7 +37,7 @@ func remoteHost(h host.Host) bool {
 // each node's ClockOffset and ClockUncertainty, and fills hosts' OffsetMs, UncertaintyMs
 // or ClockError (hosts as hostInfos lists them). Nodes on this machine are left at zero.
 // It returns the hosts whose clock could not be read, one message each.
-func measureClocks(ctx context.Context, nodes []sampler.Node, hosts []HostInfo) []string {
+func measureClocks(ctx context.Context, nodes []sampler.Node, hosts []schema.HostInfo) []string {
 	type res struct {
 		off, unc time.Duration
 		err      error
@@ -84,7 +85,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // hostServers fills each remote host's Server: what the hosts provider recorded for the
 // host of its first node (cluster.HostsState.Servers), else the distinct versions its
 // nodes report (infos, the manifest's nodes).
-func hostServers(c *cluster.Cluster, hosts []HostInfo, nodes []sampler.Node, infos []NodeInfo) {
+func hostServers(c *cluster.Cluster, hosts []schema.HostInfo, nodes []sampler.Node, infos []NodeInfo) {
 	remote := map[string]bool{}
 	for _, n := range nodes {
 		if remoteHost(n.Host) {
@@ -119,15 +120,15 @@ func hostServers(c *cluster.Cluster, hosts []HostInfo, nodes []sampler.Node, inf
 }
 
 // hostInfos lists the distinct hosts of the sampled nodes, in node order.
-func hostInfos(nodes []sampler.Node) []HostInfo {
-	var out []HostInfo
+func hostInfos(nodes []sampler.Node) []schema.HostInfo {
+	var out []schema.HostInfo
 	for _, n := range nodes {
 		if n.Host == nil {
 			continue
 		}
-		i := slices.IndexFunc(out, func(h HostInfo) bool { return h.Name == n.HostName })
+		i := slices.IndexFunc(out, func(h schema.HostInfo) bool { return h.Name == n.HostName })
 		if i < 0 {
-			out = append(out, HostInfo{Name: n.HostName})
+			out = append(out, schema.HostInfo{Name: n.HostName})
 			i = len(out) - 1
 		}
 		out[i].Nodes = append(out[i].Nodes, n.Name)
@@ -137,7 +138,7 @@ func hostInfos(nodes []sampler.Node) []HostInfo {
 
 // hostSummary summarises the host sampler's samples per host over the measured window
 // [from, to] on the samples' clock (to <= from: every sample). nil without hosts.
-func hostSummary(hosts []HostInfo, samples []sampler.Sample, from, to time.Duration) []HostSummary {
+func hostSummary(hosts []schema.HostInfo, samples []sampler.Sample, from, to time.Duration) []schema.HostSummary {
 	if len(hosts) == 0 {
 		return nil
 	}
@@ -146,13 +147,13 @@ func hostSummary(hosts []HostInfo, samples []sampler.Sample, from, to time.Durat
 		sum, max float64
 		n        int
 	}
-	var out []HostSummary
+	var out []schema.HostSummary
 	for _, h := range hosts {
 		node := sampler.HostNode(h.Name)
 		by := map[string]*acc{}
 		server := map[string]*acc{}
 		var busy []float64
-		hs := HostSummary{Host: h.Name, Nodes: h.Nodes}
+		hs := schema.HostSummary{Host: h.Name, Nodes: h.Nodes}
 		for _, s := range samples {
 			if !in(s.Elapsed) {
 				continue
@@ -216,7 +217,7 @@ func hostSummary(hosts []HostInfo, samples []sampler.Sample, from, to time.Durat
 
 // cpuSaturationWarnings are the run's warnings for CPU-saturated hosts (see
 // sampler.CPUSaturated).
-func cpuSaturationWarnings(hs []HostSummary) []string {
+func cpuSaturationWarnings(hs []schema.HostSummary) []string {
 	var out []string
 	for _, h := range hs {
 		if !h.CPUSaturated {

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/schema"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,7 @@ import (
 // hostSummary counts a host once whatever the number of its nodes, only over the measured
 // window, and the CPU-saturation warning follows sampler.CPUSaturated.
 func TestHostSummaryWindowAndSaturation(t *testing.T) {
-	hosts := []HostInfo{{Name: "local", Nodes: []string{"n1", "n2", "n3"}}}
+	hosts := []schema.HostInfo{{Name: "local", Nodes: []string{"n1", "n2", "n3"}}}
 	var ss []sampler.Sample
 	add := func(sec int, node, metric string, v float64) {
 		ss = append(ss, sampler.Sample{Elapsed: time.Duration(sec) * time.Second, Node: node, Metric: metric, Value: v})
@@ -51,7 +52,7 @@ func TestHostSummaryWindowAndSaturation(t *testing.T) {
 	if len(w) != 1 || !strings.Contains(w[0], "host local (nodes n1, n2, n3) was CPU-saturated") || !strings.Contains(w[0], "83% of the 6 measured seconds") {
 		t.Errorf("warnings %q", w)
 	}
-	if md := Report(&Manifest{}, &Summary{Hosts: hs}); !strings.Contains(md, "| local | n1, n2, n3 | 2 | 88% | 95% |") || !strings.Contains(md, "**yes**") {
+	if md := Report(&Manifest{}, &schema.Summary{Hosts: hs}); !strings.Contains(md, "| local | n1, n2, n3 | 2 | 88% | 95% |") || !strings.Contains(md, "**yes**") {
 		t.Errorf("report.md section:\n%s", md)
 	}
 	// The whole run (quiet warmup and catch-up included) is not saturated: 5 of 10.
@@ -60,11 +61,11 @@ func TestHostSummaryWindowAndSaturation(t *testing.T) {
 	}
 	// Quiet: no warning, "no" in the table; no samples: n/a, never 0%.
 	quiet := hostSummary(hosts, ss, 8*time.Second, 10*time.Second)
-	if quiet[0].CPUSaturated || len(cpuSaturationWarnings(quiet)) != 0 || !strings.Contains(Report(&Manifest{}, &Summary{Hosts: quiet}), "| no |") {
+	if quiet[0].CPUSaturated || len(cpuSaturationWarnings(quiet)) != 0 || !strings.Contains(Report(&Manifest{}, &schema.Summary{Hosts: quiet}), "| no |") {
 		t.Errorf("quiet: %+v", quiet[0])
 	}
 	none := hostSummary(hosts, nil, 0, 0)
-	if none[0].CPUBusyMean != nil || none[0].CPUSaturated || !strings.Contains(Report(&Manifest{}, &Summary{Hosts: none}), "n/a") {
+	if none[0].CPUBusyMean != nil || none[0].CPUSaturated || !strings.Contains(Report(&Manifest{}, &schema.Summary{Hosts: none}), "n/a") {
 		t.Errorf("no samples: %+v", none[0])
 	}
 }
@@ -79,12 +80,12 @@ func abs(x float64) float64 {
 // The comparison table shows each row's busiest host and says which rows were CPU-bound.
 func TestComparisonTableBusiestHost(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	bound := &Summary{TPS: 100, LatencyMs: map[string]float64{}, Hosts: []HostSummary{
+	bound := &schema.Summary{TPS: 100, LatencyMs: map[string]float64{}, Hosts: []schema.HostSummary{
 		{Host: "db2", CPUBusyMean: f(0.40), CPUBusyMax: f(0.5)},
 		{Host: "db1", CPUBusyMean: f(0.97), CPUBusyMax: f(1), CPUSaturated: true, SaturatedShare: 0.9},
 	}}
-	quiet := &Summary{TPS: 200, LatencyMs: map[string]float64{}, Hosts: []HostSummary{{Host: "local", CPUBusyMean: f(0.3), CPUBusyMax: f(0.6)}}}
-	none := &Summary{TPS: 50, LatencyMs: map[string]float64{}}
+	quiet := &schema.Summary{TPS: 200, LatencyMs: map[string]float64{}, Hosts: []schema.HostSummary{{Host: "local", CPUBusyMean: f(0.3), CPUBusyMax: f(0.6)}}}
+	none := &schema.Summary{TPS: 50, LatencyMs: map[string]float64{}}
 	md := report.ComparisonTable([]Row{{Topology: "gr", Summary: bound}, {Topology: "async", Summary: quiet}, {Topology: "ext", Summary: none}})
 	for _, want := range []string{"| busiest host CPU mean / max |", "| db1 97% / 100% CPU-bound |", "| local 30% / 60% |", "| n/a |",
 		"**CPU-bound:** gr: the run's busiest host"} {

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/schema"
 	"strings"
 	"testing"
 
@@ -74,7 +75,7 @@ func TestReportKnobs(t *testing.T) {
 			{Node: "n1", Knob: "sync_binlog", Variable: "sync_binlog", Method: knob.MethodSetGlobal, Requested: "5", Before: "0", Effective: "5", Matches: true, Restored: &r0},
 			{Node: "n1", Knob: "innodb_buffer_pool_size", Variable: "innodb_buffer_pool_size", Method: knob.MethodSetGlobal, Requested: "200000000", Before: "134217728", Effective: "199229440", Restored: &r1},
 		}}}
-	r := Report(m, &Summary{})
+	r := Report(m, &schema.Summary{})
 	for _, w := range []string{"## Knobs", "`sync_binlog=5 innodb_buffer_pool_size=200000000`", "Restored after the run",
 		"| n1 | sync_binlog=5 | sync_binlog | set_global | 0 | 5 | 0 |", "| **199229440** | 134217728 |"} {
 		if !strings.Contains(r, w) {

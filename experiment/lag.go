@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/schema"
 	"maps"
 	"slices"
 	"sort"
@@ -137,7 +138,7 @@ func lagFigures(stats map[string]*nodeLag, names []string) []report.NodeLagFigur
 }
 
 // summaryLagFigures are summary.json's nodes as lag figures.
-func summaryLagFigures(s *Summary) []report.NodeLagFigure {
+func summaryLagFigures(s *schema.Summary) []report.NodeLagFigure {
 	var out []report.NodeLagFigure
 	for _, n := range s.Nodes {
 		out = append(out, report.NodeLagFigure{Node: n.Node, MaxS: n.LagMaxS, UnknownS: n.LagUnknownS})

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"encoding/json"
+	"github.com/habench/habench/schema"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,7 +56,7 @@ func TestLagUnknownWhileUnreadable(t *testing.T) {
 	wl, _ := workload.Lookup("oltp_read_write")
 	b := &Bench{Workload: wl, Options: workload.DefaultOptions()}
 	s := b.summary(nil, nil, galeraNodes(), partitionSamples(), nil)
-	by := map[string]NodeLag{}
+	by := map[string]schema.NodeLag{}
 	for _, n := range s.Nodes {
 		by[n.Node] = n
 	}
@@ -101,7 +102,7 @@ func TestLagTablesAgree(t *testing.T) {
 
 	nodeTable := Report(&Manifest{Habench: map[string]string{"version": "t"}, Workload: map[string]any{"name": "oltp_read_write"}}, s)
 	faults := report.FaultTable(s.Faults)
-	var rec CellRecord
+	var rec schema.CellRecord
 	fillRecord(&rec, s)
 	cmp := report.ComparisonTable([]Row{{Topology: "g", Kind: "galera", Summary: s, MaxLagS: rec.MaxReplicaLagS, LagUnknown: rec.LagUnknown}})
 	for name, c := range map[string]struct{ out, want string }{

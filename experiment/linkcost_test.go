@@ -76,8 +76,8 @@ func TestLinkCostOneNumber(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rec.Dir, rec.Status, rec.TPS = rd, StatusDone, tps
-		rec.LatencyMs = &CellLatency{Avg: 1, P95: 2, P99: 3}
+		rec.Dir, rec.Status, rec.TPS = rd, schema.StatusDone, tps
+		rec.LatencyMs = &schema.CellLatency{Avg: 1, P95: 2, P99: 3}
 		rec.LinkAddedMs = linkAdded(filepath.Join(dir, rd, "manifest.json"))
 	}
 	rows, err := sw.finish()

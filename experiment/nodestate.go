@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/habench/habench/schema"
 	"sort"
 
 	"github.com/habench/habench/cluster"
@@ -54,7 +55,7 @@ func groupRole(m map[string]float64, majority bool) string {
 }
 
 // nodeStates derives every node's down windows and role changes from the samples.
-func nodeStates(samples []sampler.Sample) []NodeState {
+func nodeStates(samples []sampler.Sample) []schema.NodeState {
 	byNode := map[string][]sampler.Sample{}
 	majority := false
 	for _, s := range samples {
@@ -71,12 +72,12 @@ func nodeStates(samples []sampler.Sample) []NodeState {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	var out []NodeState
+	var out []schema.NodeState
 	for _, n := range names {
 		ss := byNode[n]
 		sort.SliceStable(ss, func(i, j int) bool { return ss[i].Elapsed < ss[j].Elapsed })
-		st := NodeState{Node: n, Changes: groupRoleChanges(ss, majority)}
-		var down *Window
+		st := schema.NodeState{Node: n, Changes: groupRoleChanges(ss, majority)}
+		var down *schema.Window
 		last := map[string]float64{}
 		seen := map[string]bool{}
 		for _, s := range ss {
@@ -84,7 +85,7 @@ func nodeStates(samples []sampler.Sample) []NodeState {
 			switch s.Metric {
 			case sampler.MetricNodeUp:
 				if s.Value == 0 && down == nil {
-					down = &Window{StartS: t, EndS: t}
+					down = &schema.Window{StartS: t, EndS: t}
 				} else if s.Value == 0 {
 					down.EndS = t
 				} else if down != nil {
@@ -144,7 +145,7 @@ func groupRoleChanges(ss []sampler.Sample, majority bool) []string {
 }
 
 // setDownAtEnd marks the nodes whose last down window in states was still open.
-func setDownAtEnd(nodes []NodeLag, states []NodeState) {
+func setDownAtEnd(nodes []schema.NodeLag, states []schema.NodeState) {
 	for _, st := range states {
 		if len(st.Down) == 0 || !st.Down[len(st.Down)-1].Open {
 			continue
@@ -159,7 +160,7 @@ func setDownAtEnd(nodes []NodeLag, states []NodeState) {
 
 // setRolesAtEnd sets RoleEnd of the nodes whose role in now (the cluster's record after
 // the run) differs from the one they started with.
-func setRolesAtEnd(nodes []NodeLag, now *cluster.Cluster) {
+func setRolesAtEnd(nodes []schema.NodeLag, now *cluster.Cluster) {
 	for i := range nodes {
 		if n := now.Node(nodes[i].Node); n != nil && string(n.Role) != nodes[i].Role && nodes[i].Role != "" {
 			nodes[i].RoleEnd = string(n.Role)

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/schema"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,7 @@ func TestNodeStatesPromote(t *testing.T) {
 // TestConvergenceOldSourceKilled: the old source the run's own fault killed is named so.
 func TestConvergenceOldSourceKilled(t *testing.T) {
 	faults, _, _ := durabilityFailoverRun(t)
-	cv := &Convergence{Writer: "n2", Nodes: []NodeConvergence{{Node: "n1", State: Down, Reason: "connection refused"}, {Node: "n2", State: Converged}, {Node: "n3", State: Converged}}}
+	cv := &schema.Convergence{Writer: "n2", Nodes: []schema.NodeConvergence{{Node: "n1", State: schema.Down, Reason: "connection refused"}, {Node: "n2", State: schema.Converged}, {Node: "n3", State: schema.Converged}}}
 	got := convergenceProblemsAfter(cv, topology.Async, nil, faults, map[string]string{"n1": "source", "n2": "replica", "n3": "replica"})
 	if want := "old source n1 is down (killed by the run's fault at 3.0 s)"; got != want {
 		t.Errorf("problems %q, want %q", got, want)
@@ -136,7 +137,7 @@ func TestNodeStatesMinorityPrimary(t *testing.T) {
 	if gs[0].LastState != 5 || gs[0].LastRole != 0 || gs[1].LastRole != 1 {
 		t.Errorf("group summary %+v, want n1 not in the group (5), n3 PRIMARY", gs)
 	}
-	if md := Report(&Manifest{}, &Summary{Group: gs}); !strings.Contains(md, "| n1 | not in the group | - |") || !strings.Contains(md, "| n3 | ONLINE | PRIMARY |") {
+	if md := Report(&Manifest{}, &schema.Summary{Group: gs}); !strings.Contains(md, "| n1 | not in the group | - |") || !strings.Contains(md, "| n3 | ONLINE | PRIMARY |") {
 		t.Errorf("group report:\n%s", md)
 	}
 }

@@ -3,6 +3,7 @@ package experiment_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/habench/habench/schema"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,7 +70,7 @@ func TestNodeKilledMidRunIsAnOutage(t *testing.T) {
 		t.Fatalf("run: %v", err)
 	}
 	var sum struct {
-		Outages []experiment.OutageSummary `json:"outages"`
+		Outages []schema.OutageSummary `json:"outages"`
 	}
 	raw, err := os.ReadFile(filepath.Join(out.Dir, "summary.json"))
 	if err != nil {

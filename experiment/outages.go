@@ -2,22 +2,23 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/habench/habench/schema"
 
 	"github.com/habench/habench/workload"
 )
 
 // outageSummaries converts the run's outages for summary.json (nil when none).
-func outageSummaries(r *workload.Result) []OutageSummary {
+func outageSummaries(r *workload.Result) []schema.OutageSummary {
 	if r == nil {
 		return nil
 	}
-	var out []OutageSummary
+	var out []schema.OutageSummary
 	for _, o := range r.Outages {
 		codes := map[string]int64{}
 		for c, n := range o.Codes {
 			codes[fmt.Sprint(c)] = n
 		}
-		out = append(out, OutageSummary{Node: o.Endpoint, StartS: o.Start.Seconds(), EndS: o.End.Seconds(),
+		out = append(out, schema.OutageSummary{Node: o.Endpoint, StartS: o.Start.Seconds(), EndS: o.End.Seconds(),
 			DurationS: o.Duration().Seconds(), Open: o.Open, StartedAt: o.StartedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 			FailedAttempts: o.Failures, ErrorsByCode: codes, Text: o.String()})
 	}

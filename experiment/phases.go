@@ -103,10 +103,10 @@ type runState struct {
 	psNote    string
 
 	// convergence and summary
-	conv       *Convergence
+	conv       *schema.Convergence
 	positions  map[string]string
 	consistent *bool
-	sum        *Summary
+	sum        *schema.Summary
 }
 
 // onCleanup pushes f onto the cleanup stack.

@@ -135,10 +135,10 @@ func (p *probe) commit(ctx context.Context, db *sql.DB, node string, seq int64) 
 
 // check reads the rows on the current writer (the history's final read) and counts the
 // acknowledged commits missing there with checker.FinalReadLoss.
-func (p *probe) check(ctx context.Context) *ProbeSummary {
+func (p *probe) check(ctx context.Context) *schema.ProbeSummary {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := &ProbeSummary{IntervalS: p.interval.Seconds(), Writers: p.writers}
+	s := &schema.ProbeSummary{IntervalS: p.interval.Seconds(), Writers: p.writers}
 	p.count(s, p.h.Ops())
 	name, db, err := p.writer(ctx)
 	if err != nil {
@@ -163,7 +163,7 @@ func (p *probe) check(ctx context.Context) *ProbeSummary {
 
 // writeHistory writes the probe's history into dir (schema.ProbeHistoryFile) and names
 // it in s; the error is the file that could not be written.
-func (p *probe) writeHistory(dir string, s *ProbeSummary) error {
+func (p *probe) writeHistory(dir string, s *schema.ProbeSummary) error {
 	p.mu.Lock()
 	ops := p.h.Ops()
 	p.mu.Unlock()
@@ -194,7 +194,7 @@ func (p *probe) rows(ctx context.Context, db *sql.DB) ([]int64, error) {
 
 // count fills s's figures from the probe's history ops (checker.FinalReadLoss): without
 // a final read yet only the commits by outcome (and the error, not filled in s).
-func (p *probe) count(s *ProbeSummary, ops []history.Op) error {
+func (p *probe) count(s *schema.ProbeSummary, ops []history.Op) error {
 	l, err := checker.FinalReadLoss(ops, probeKey)
 	if err != nil {
 		s.Acknowledged, s.Failed, s.Unknown = 0, 0, 0
@@ -222,7 +222,7 @@ func (p *probe) count(s *ProbeSummary, ops []history.Op) error {
 
 // probeWarning is the run's WARNING when acknowledged commits were lost or the check
 // could not be made ("" otherwise).
-func probeWarning(s *ProbeSummary) string {
+func probeWarning(s *schema.ProbeSummary) string {
 	switch {
 	case s == nil:
 		return ""

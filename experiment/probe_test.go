@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"database/sql"
+	"github.com/habench/habench/schema"
 	"net"
 	"slices"
 	"strings"
@@ -21,7 +22,7 @@ func TestProbeCount(t *testing.T) {
 		ops = append(ops, history.Op{Index: i, Start: int64(i * 10), End: int64(i*10 + 5), Outcome: o, Value: []history.Mop{history.Append(probeKey, int64(i+1))}})
 	}
 	var p probe
-	var s ProbeSummary
+	var s schema.ProbeSummary
 	if err := p.count(&s, ops); err == nil || s.Acknowledged != 3 || s.Failed != 1 || s.Unknown != 2 || s.LostAcknowledged != 0 {
 		t.Errorf("without the final read: %+v, %v; want 3, 1, 2 and an error", s, err)
 	}
@@ -66,7 +67,7 @@ func TestProbeRefusedIsFailed(t *testing.T) {
 			t.Errorf("refused connect: outcome %v, error %q; want failed, naming the refusal", op.Outcome, op.Error)
 		}
 	}
-	var s ProbeSummary
+	var s schema.ProbeSummary
 	p.count(&s, ops)
 	if s.Failed != 3 || s.Unknown != 0 {
 		t.Errorf("probe summary %+v: want 3 failed, 0 unknown", s)

@@ -1,18 +1,19 @@
 package experiment
 
 import (
+	"github.com/habench/habench/schema"
 	"strconv"
 
 	"github.com/habench/habench/workload"
 )
 
 // rateSummary is r's "rate" section, nil without --rate.
-func rateSummary(r *workload.Result) *RateSummary {
+func rateSummary(r *workload.Result) *schema.RateSummary {
 	rr := r.Rate
 	if rr == nil {
 		return nil
 	}
-	s := &RateSummary{Target: rr.Target, Arrivals: rr.Arrivals, Backlog: rr.Backlog,
+	s := &schema.RateSummary{Target: rr.Target, Arrivals: rr.Arrivals, Backlog: rr.Backlog,
 		BacklogAgeS: rr.BacklogAge.Seconds(), MaxBacklogAgeS: rr.MaxBacklogAge.Seconds(),
 		WarmupDropped: rr.WarmupDropped, WarmupUnmeasured: rr.WarmupUnmeasured,
 		BehindS: rr.Behind.Seconds(), BehindFromS: rr.BehindAt.Seconds(), MaxBacklog: rr.MaxBacklog,

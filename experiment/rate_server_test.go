@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"github.com/habench/habench/schema"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -53,8 +54,8 @@ func TestRateResultsFiles(t *testing.T) {
 		return data
 	}
 	var sum struct {
-		LatencyMs map[string]float64 `json:"latency_ms"`
-		Rate      *RateSummary       `json:"rate"`
+		LatencyMs map[string]float64  `json:"latency_ms"`
+		Rate      *schema.RateSummary `json:"rate"`
 	}
 	if err := json.Unmarshal(read("summary.json"), &sum); err != nil {
 		t.Fatal(err)

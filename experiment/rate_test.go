@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"encoding/json"
+	"github.com/habench/habench/schema"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func TestRateSummaryAndColumns(t *testing.T) {
 	if strings.Join(c[:], ",") != "7,2,50,1.500,0.000,0.000,3.000" {
 		t.Errorf("rate columns %v", c)
 	}
-	if len(IntervalColumns) != 27 || IntervalColumns[20] != "queue_length" {
-		t.Errorf("intervals.csv columns %v", IntervalColumns)
+	if len(schema.IntervalColumns) != 27 || schema.IntervalColumns[20] != "queue_length" {
+		t.Errorf("intervals.csv columns %v", schema.IntervalColumns)
 	}
 }

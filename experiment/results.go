@@ -122,13 +122,6 @@ func (c *csvFile) close() error {
 	return c.streamFile.close()
 }
 
-// IntervalColumns and SampleColumns are the headers of intervals.csv and samples.csv
-// (schema.IntervalColumns, schema.SampleColumns).
-var (
-	IntervalColumns = schema.IntervalColumns
-	SampleColumns   = schema.SampleColumns
-)
-
 // NewResults creates dir (and parents) with empty intervals.csv, samples.csv and
 // latency.hlog.
 func NewResults(dir string) (*Results, error) {
@@ -137,10 +130,10 @@ func NewResults(dir string) (*Results, error) {
 	}
 	r := &Results{Dir: dir}
 	var err error
-	if r.intervals, err = newCSV(filepath.Join(dir, schema.IntervalsFile), IntervalColumns); err != nil {
+	if r.intervals, err = newCSV(filepath.Join(dir, schema.IntervalsFile), schema.IntervalColumns); err != nil {
 		return nil, err
 	}
-	if r.samples, err = newCSV(filepath.Join(dir, schema.SamplesFile), SampleColumns); err != nil {
+	if r.samples, err = newCSV(filepath.Join(dir, schema.SamplesFile), schema.SampleColumns); err != nil {
 		return nil, err
 	}
 	if r.latency, err = newLatencyLog(filepath.Join(dir, schema.LatencyLogFile)); err != nil {

@@ -38,7 +38,7 @@ type ScenarioRun struct {
 	// Progress, when set, shows the progress line (cell i of n, ETA).
 	Progress *Progress
 	// OnCell, when set, sees each cell's record after it ran (tests, live views).
-	OnCell func(CellRecord)
+	OnCell func(schema.CellRecord)
 	// LiveNodes prints a line per report interval with every node's lag, backlog, queues
 	// and flow control (LiveNodes), for clusters; off by default (the sysbench layout).
 	LiveNodes bool

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/schema"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func TestSemiSyncDegradedWarning(t *testing.T) {
 			t.Errorf("warning %q lacks %q", ss.Warning, want)
 		}
 	}
-	md := Report(&Manifest{Warnings: []string{ss.Warning}}, &Summary{SemiSync: ss})
+	md := Report(&Manifest{Warnings: []string{ss.Warning}}, &schema.Summary{SemiSync: ss})
 	if !strings.Contains(md, "**WARNING: semi-sync fell back to async") || !strings.Contains(md, "| n1 | 12.0 | 26.0 | 7200 |") {
 		t.Errorf("report.md:\n%s", md)
 	}
@@ -82,17 +83,17 @@ func TestSemiSyncDegradedWarning(t *testing.T) {
 // --rate was not met, has that WARNING in its sweep record and so in sweep.md.
 func TestSweepListsDegradedGuarantees(t *testing.T) {
 	ss := summarize(t, nil, semiSyncRun(1, func(int) bool { return false }, func(int) float64 { return 95 }, func(int) float64 { return 5 })).SemiSync
-	rate := &RateSummary{Warning: "the target rate was not met (more than 1s behind --rate 100): ..."}
-	var rec CellRecord
-	fillRecord(&rec, &Summary{SemiSync: ss, Rate: rate})
-	md := report.SweepMarkdown(&SweepFile{Cells: []CellRecord{{Index: 1}, rec}})
+	rate := &schema.RateSummary{Warning: "the target rate was not met (more than 1s behind --rate 100): ..."}
+	var rec schema.CellRecord
+	fillRecord(&rec, &schema.Summary{SemiSync: ss, Rate: rate})
+	md := report.SweepMarkdown(&schema.SweepFile{Cells: []schema.CellRecord{{Index: 1}, rec}})
 	for _, want := range []string{"cell 0: semi-sync on n1 did not hold: 5 of 100 commits (5.0%) were acknowledged", "cell 0: the target rate was not met"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("sweep.md warnings lack %q:\n%s", want, md)
 		}
 	}
-	rec = CellRecord{}
-	fillRecord(&rec, &Summary{SemiSync: &SemiSyncSummary{Node: "n1", YesTx: 100}, Rate: &RateSummary{Met: true}})
+	rec = schema.CellRecord{}
+	fillRecord(&rec, &schema.Summary{SemiSync: &schema.SemiSyncSummary{Node: "n1", YesTx: 100}, Rate: &schema.RateSummary{Met: true}})
 	if len(rec.Warnings) != 0 {
 		t.Errorf("guarantees held, warnings %q", rec.Warnings)
 	}
@@ -100,9 +101,9 @@ func TestSweepListsDegradedGuarantees(t *testing.T) {
 
 // summarize is the summary sections the registered samplers compute from samples (one a
 // second) of nodes (sampler.Summarize, as a run does).
-func summarize(t *testing.T, nodes []sampler.Node, samples []sampler.Sample) *Summary {
+func summarize(t *testing.T, nodes []sampler.Node, samples []sampler.Sample) *schema.Summary {
 	t.Helper()
-	var s Summary
+	var s schema.Summary
 	if err := sampler.Summarize(sampler.SummaryInput{Nodes: nodes, Samples: samples, Every: time.Second}, &s); err != nil {
 		t.Fatal(err)
 	}

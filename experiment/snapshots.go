@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"io/fs"
 	"slices"
 
@@ -73,7 +74,7 @@ func checkSnapshots(ctx context.Context, sb *cluster.Sandbox, plan *scenario.Pla
 // NOTE gives: a snapshot the run makes again (made by an older habench), and a deployment
 // whose snapshots could not be checked here (its installation or hosts not reachable: the
 // run's pre-flight reports it).
-func DryRunSnapshots(ctx context.Context, sb *cluster.Sandbox, plan *scenario.Plan, file *SweepFile) (notes []string, err error) {
+func DryRunSnapshots(ctx context.Context, sb *cluster.Sandbox, plan *scenario.Plan, file *schema.SweepFile) (notes []string, err error) {
 	torun := cellsToRun(file)
 	for _, d := range plan.Deployments {
 		sp := d.Spec

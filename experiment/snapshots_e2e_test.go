@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,7 +85,7 @@ func checkSnapshotCells(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	for _, c := range f.Cells {
-		if c.Status != experiment.StatusDone || c.TPS <= 0 {
+		if c.Status != schema.StatusDone || c.TPS <= 0 {
 			t.Errorf("cell %d %s: %s %s TPS %v", c.Index, c.Topology, c.Status, c.Error, c.TPS)
 			continue
 		}

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/schema"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func TestSummaryFromSamples(t *testing.T) {
 		smp(1, "n1", "semisync_interval_avg_wait_us", 1000), smp(2, "n1", "semisync_interval_avg_wait_us", 2000), smp(3, "n1", "semisync_interval_avg_wait_us", 0),
 	}
 	s := b.summary(nil, nil, nodes, samples, map[string]string{"n1": "x:1-5", "n2": "x:1-5"})
-	by := map[string]NodeLag{}
+	by := map[string]schema.NodeLag{}
 	for _, n := range s.Nodes {
 		by[n.Node] = n
 	}
@@ -69,9 +70,9 @@ func TestReportAndComparison(t *testing.T) {
 		Topology: &topology.Spec{Name: "a", Kind: topology.SemiSync, Nodes: 1, Flavor: topology.MariaDB},
 		Nodes:    []NodeInfo{{Name: "n1", Version: "10.11", Variables: map[string]string{"sync_binlog": "0"}}}}
 	ok := true
-	s := &Summary{Threads: 4, TPS: 100, Transactions: 10, Reads: 140, Writes: 40, Others: 20, LatencyMs: map[string]float64{"avg": 10},
-		Nodes:    []NodeLag{{Node: "n1", Role: "source"}, {Node: "n2", Role: "replica", LagMaxS: &lag}},
-		SemiSync: &SemiSyncSummary{Node: "n1", YesTx: 9, NoTx: 1, SecondsOff: 1}, ReplicasCaught: &ok, DataCheck: "mismatch here"}
+	s := &schema.Summary{Threads: 4, TPS: 100, Transactions: 10, Reads: 140, Writes: 40, Others: 20, LatencyMs: map[string]float64{"avg": 10},
+		Nodes:    []schema.NodeLag{{Node: "n1", Role: "source"}, {Node: "n2", Role: "replica", LagMaxS: &lag}},
+		SemiSync: &schema.SemiSyncSummary{Node: "n1", YesTx: 9, NoTx: 1, SecondsOff: 1}, ReplicasCaught: &ok, DataCheck: "mismatch here"}
 	r := Report(m, s)
 	for _, w := range []string{"(semisync, 1 node, mariadb)", "2 tables x 1000 rows", "14.00 reads / 4.00 writes / 2.00 other",
 		"| n1 | source | 10.11 | n/a |", "| 2.500 |", "## Semi-sync on n1", "| 9 | 1 | 1 |", "every node's executed GTID set equals the writer's", "**warning:** mismatch here", "| sync_binlog | 0 |"} {
@@ -79,8 +80,8 @@ func TestReportAndComparison(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", w, r)
 		}
 	}
-	rows := []Row{{Topology: "a", Kind: "single", Summary: &Summary{TPS: 200, LatencyMs: map[string]float64{"avg": 5}}, TPSvsBase: 100, LatVsBase: 100},
-		{Topology: "b", Kind: "async", Summary: &Summary{TPS: 100, LatencyMs: map[string]float64{"avg": 10}}, TPSvsBase: 50, LatVsBase: 200, MaxLagS: &lag, Error: "context canceled"}}
+	rows := []Row{{Topology: "a", Kind: "single", Summary: &schema.Summary{TPS: 200, LatencyMs: map[string]float64{"avg": 5}}, TPSvsBase: 100, LatVsBase: 100},
+		{Topology: "b", Kind: "async", Summary: &schema.Summary{TPS: 100, LatencyMs: map[string]float64{"avg": 10}}, TPSvsBase: 50, LatVsBase: 200, MaxLagS: &lag, Error: "context canceled"}}
 	// Rows without a point (Stats) are their own, without percentages.
 	c := report.ComparisonTable(rows)
 	if !strings.Contains(c, "| a | single |") || !strings.Contains(c, "| n/a |") || !strings.Contains(c, "| b (1 of 1 runs incomplete, left out) | async |") || !strings.Contains(c, "| n/a | n/a | 2.500 |") {

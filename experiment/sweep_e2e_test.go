@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/habench/habench/schema"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,7 +57,7 @@ sweep:
 	rctx, interrupt := context.WithCancel(ctx)
 	var once sync.Once
 	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: results, Log: nil,
-		OnCell: func(c experiment.CellRecord) {
+		OnCell: func(c schema.CellRecord) {
 			if c.Index == 2 {
 				once.Do(func() { time.AfterFunc(2*time.Second, interrupt) })
 			}
@@ -94,7 +95,7 @@ sweep:
 		t.Errorf("invocations: %+v", f.Invocations)
 	}
 	for i, c := range f.Cells {
-		if c.Status != experiment.StatusDone {
+		if c.Status != schema.StatusDone {
 			t.Errorf("cell %d: %s %s", c.Index, c.Status, c.Error)
 			continue
 		}
@@ -227,7 +228,7 @@ func sweepRestartFails(t *testing.T, prefix string, kind topology.Kind, nodes in
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir(), OnCell: func(c experiment.CellRecord) {
+	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir(), OnCell: func(c schema.CellRecord) {
 		if c.Index != 1 {
 			return
 		}
@@ -258,7 +259,7 @@ func sweepRestartFails(t *testing.T, prefix string, kind topology.Kind, nodes in
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
 	f, _ := experiment.ReadSweepFile(dir)
-	if len(f.Cells) != 2 || f.Cells[0].Status != experiment.StatusDone {
+	if len(f.Cells) != 2 || f.Cells[0].Status != schema.StatusDone {
 		t.Fatalf("cells %+v", f.Cells)
 	}
 	c := f.Cells[1]
@@ -267,7 +268,7 @@ func sweepRestartFails(t *testing.T, prefix string, kind topology.Kind, nodes in
 			t.Errorf("cell 2: error %q lacks %q", c.Error, w)
 		}
 	}
-	if c.Status != experiment.StatusFailed || c.ErrorLog != "c002-"+name+"-n2-error.log" {
+	if c.Status != schema.StatusFailed || c.ErrorLog != "c002-"+name+"-n2-error.log" {
 		t.Errorf("cell 2: status %s, error log %q", c.Status, c.ErrorLog)
 	}
 	log, err := os.ReadFile(filepath.Join(dir, c.ErrorLog))
@@ -292,7 +293,7 @@ func sweepCellPolicy(t *testing.T, prefix string, kind topology.Kind, nodes int,
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	pids := map[int][]int{}
-	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir(), OnCell: func(c experiment.CellRecord) {
+	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir(), OnCell: func(c schema.CellRecord) {
 		cl, err := sb.Load(name)
 		if err != nil {
 			t.Errorf("cell %d: %v", c.Index, err)
@@ -311,10 +312,10 @@ func sweepCellPolicy(t *testing.T, prefix string, kind topology.Kind, nodes int,
 	}
 	f, _ := experiment.ReadSweepFile(dir)
 	for _, c := range f.Cells {
-		if c.Status != experiment.StatusDone || c.Transactions == 0 {
+		if c.Status != schema.StatusDone || c.Transactions == 0 {
 			t.Errorf("cell %d: %s %s, %d transactions", c.Index, c.Status, c.Error, c.Transactions)
 		}
-		var sum experiment.Summary
+		var sum schema.Summary
 		b, _ := os.ReadFile(filepath.Join(dir, c.Dir, "summary.json"))
 		json.Unmarshal(b, &sum)
 		if sum.ReplicasCaught == nil || !*sum.ReplicasCaught || sum.DataCheck != "" {
@@ -374,7 +375,7 @@ sweep:
 	f, _ := experiment.ReadSweepFile(dir)
 	for _, cell := range f.Cells {
 		want := cell.Axes["knob.sync_binlog"]
-		if cell.Status != experiment.StatusDone || cell.Values["knob.sync_binlog"] != want || len(cell.ReadBack["sync_binlog"]) != 2 || cell.Kind != "async" {
+		if cell.Status != schema.StatusDone || cell.Values["knob.sync_binlog"] != want || len(cell.ReadBack["sync_binlog"]) != 2 || cell.Kind != "async" {
 			t.Errorf("cell %d: %s %s, values %v, read back %v, kind %s", cell.Index, cell.Status, cell.Error, cell.Values, cell.ReadBack, cell.Kind)
 		}
 		var m struct {
@@ -447,7 +448,7 @@ cell: {drop_caches: true, warmup: 0s}
 		t.Fatal(err)
 	}
 	f, err := experiment.ReadSweepFile(dir)
-	if err != nil || len(f.Cells) != 1 || f.Cells[0].Status != experiment.StatusDone {
+	if err != nil || len(f.Cells) != 1 || f.Cells[0].Status != schema.StatusDone {
 		t.Fatalf("sweep file %v: %+v", err, f)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, f.Cells[0].Dir, "manifest.json"))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/habench/habench/schema"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,8 +115,8 @@ func TestResumeBookkeeping(t *testing.T) {
 	dir := t.TempDir()
 	f := newSweepFile(p, raw)
 	for i := range f.Cells {
-		if f.Cells[i].Status == StatusPending {
-			f.Cells[i].Status = StatusDone
+		if f.Cells[i].Status == schema.StatusPending {
+			f.Cells[i].Status = schema.StatusDone
 		}
 	}
 	if err := writeJSONAtomic(filepath.Join(dir, "sweep.json"), f); err != nil {
@@ -175,12 +176,12 @@ func TestNewSweepFileRecords(t *testing.T) {
 		t.Errorf("axis %+v", f.Axes[1])
 	}
 	c := f.Cells[127]
-	if c.Status != StatusPending || c.Requested["sync_binlog"] != "1" || c.Requested["innodb_buffer_pool_size"] != "128M" || c.Links != "0.6ms" || c.Threads != 4 || c.Repeat != 2 || c.Kind != "async" {
+	if c.Status != schema.StatusPending || c.Requested["sync_binlog"] != "1" || c.Requested["innodb_buffer_pool_size"] != "128M" || c.Links != "0.6ms" || c.Threads != 4 || c.Repeat != 2 || c.Kind != "async" {
 		t.Errorf("cell 128 %+v", c)
 	}
 	for i, c := range f.Cells {
 		reuse := p.Cells[i].Reuse
-		if (reuse == nil && c.Status != StatusPending) || (reuse != nil && (c.Status != StatusReused || c.ReusedFrom != reuse.Index || c.Links != "none")) {
+		if (reuse == nil && c.Status != schema.StatusPending) || (reuse != nil && (c.Status != schema.StatusReused || c.ReusedFrom != reuse.Index || c.Links != "none")) {
 			t.Errorf("cell %d %+v", i+1, c)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"maps"
 	"strings"
 	"time"
@@ -41,13 +42,13 @@ func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *scenario.Cell
 		rec.PreviousDirs = append(rec.PreviousDirs, rec.Dir)
 	}
 	now := start.UTC()
-	*rec = CellRecord{Index: rec.Index, Axes: rec.Axes, Topology: rec.Topology, Kind: string(cs.c.Spec.Kind), Flavor: string(cs.c.Spec.Flavor),
+	*rec = schema.CellRecord{Index: rec.Index, Axes: rec.Axes, Topology: rec.Topology, Kind: string(cs.c.Spec.Kind), Flavor: string(cs.c.Spec.Flavor),
 		Version: cs.c.Binaries.Version.String(), Test: rec.Test, Threads: rec.Threads, Links: rec.Links, Repeat: rec.Repeat,
-		Requested: rec.Requested, PreviousDirs: rec.PreviousDirs, Status: StatusRunning, Started: &now, DeployS: cs.deployS}
+		Requested: rec.Requested, PreviousDirs: rec.PreviousDirs, Status: schema.StatusRunning, Started: &now, DeployS: cs.deployS}
 	sw.inv.CellsRun = append(sw.inv.CellsRun, cell.Index)
 	if err := sw.save(); err != nil {
 		// Not run: --resume must be able to tell what ran (deployment stops the sweep).
-		rec.Status, rec.Error = StatusFailed, err.Error()
+		rec.Status, rec.Error = schema.StatusFailed, err.Error()
 		return
 	}
 	err := sw.runCell(ctx, cs, cell, rec)
@@ -56,12 +57,12 @@ func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *scenario.Cell
 	rec.WallS = fin.Sub(start).Seconds()
 	switch {
 	case err == nil:
-		rec.Status = StatusDone
+		rec.Status = schema.StatusDone
 	case ctx.Err() != nil:
-		rec.Status, rec.Error = StatusFailed, "interrupted: "+err.Error()
+		rec.Status, rec.Error = schema.StatusFailed, "interrupted: "+err.Error()
 	default:
 		err = snapshotSuspect(err, cs.snapshot, cs.c.Spec)
-		rec.Status, rec.Error = StatusFailed, err.Error()
+		rec.Status, rec.Error = schema.StatusFailed, err.Error()
 		fmt.Fprintf(sw.out, "cell %d failed: %v\n", cell.Index, err)
 		sw.keepNodeLog(cs.c, cell, rec, err)
 	}
@@ -73,7 +74,7 @@ func (sw *sweepRun) cell(ctx context.Context, cs *cellState, cell *scenario.Cell
 }
 
 // runCell: restart, drop caches, prepare, knobs, run.
-func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *scenario.Cell, rec *CellRecord) error {
+func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *scenario.Cell, rec *schema.CellRecord) error {
 	drops, err := sw.resetCell(ctx, cs, rec)
 	if err != nil {
 		return err
@@ -120,7 +121,7 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *scenario.C
 // resetCell applies the cell policy before a cell: restart the servers (a restart that
 // escalated to a kill is a warning on rec, not an error) and drop the page caches. It
 // returns the cache drops done (nil without policy.drop_caches).
-func (sw *sweepRun) resetCell(ctx context.Context, cs *cellState, rec *CellRecord) ([]CacheDrop, error) {
+func (sw *sweepRun) resetCell(ctx context.Context, cs *cellState, rec *schema.CellRecord) ([]CacheDrop, error) {
 	p := sw.plan
 	c := cs.c
 	if p.Policy.Restart {
@@ -216,7 +217,7 @@ func cellSettings(cell *scenario.Cell) (knobs []topology.KnobSetting, optNames [
 // equipBench adds to b what the scenario and the cell ask for beyond the workload: fault
 // injection, the probe, links, the same-path control, notes and the live node lines;
 // readBack says whether the cell read server options back (recorded in b.Extra).
-func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *scenario.Cell, rec *CellRecord, readBack bool) error {
+func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *scenario.Cell, rec *schema.CellRecord, readBack bool) error {
 	c := cs.c
 	if fs := sw.r.Scenario.Faults; len(fs) > 0 {
 		in := Injector{Sandbox: cs.sb}

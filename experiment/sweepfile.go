@@ -18,30 +18,8 @@ import (
 	"github.com/habench/habench/workload"
 )
 
-// Cell statuses in sweep.json (schema.Status*).
-const (
-	StatusPending = schema.StatusPending
-	StatusRunning = schema.StatusRunning
-	StatusDone    = schema.StatusDone
-	StatusFailed  = schema.StatusFailed
-	StatusReused  = schema.StatusReused
-)
-
-// SweepFormat is the layout version of sweep.json.
-const SweepFormat = schema.SweepFormat
-
-// sweep.json is declared once, in package results, which the report package renders
-// sweep.md and comparison.md from; these names keep the executor's code short.
-type (
-	SweepFile   = schema.SweepFile
-	SweepAxis   = schema.SweepAxis
-	Invocation  = schema.Invocation
-	CellLatency = schema.CellLatency
-	CellRecord  = schema.CellRecord
-)
-
 // ReadSweepFile reads dir/sweep.json (schema.ReadSweep).
-func ReadSweepFile(dir string) (*SweepFile, error) { return schema.ReadSweep(dir) }
+func ReadSweepFile(dir string) (*schema.SweepFile, error) { return schema.ReadSweep(dir) }
 
 // writeJSONAtomic writes v to path through a temporary file and a rename, so a crash
 // never leaves half a sweep.json.
@@ -61,23 +39,23 @@ func ScenarioSHA256(b []byte) string {
 }
 
 // newSweepFile is the record of a fresh run of plan: every cell pending.
-func newSweepFile(p *scenario.Plan, raw []byte) *SweepFile {
+func newSweepFile(p *scenario.Plan, raw []byte) *schema.SweepFile {
 	s := p.Scenario
-	f := &SweepFile{Format: SweepFormat, Scenario: s.Name, Description: strings.TrimSpace(s.Description),
+	f := &schema.SweepFile{Format: schema.SweepFormat, Scenario: s.Name, Description: strings.TrimSpace(s.Description),
 		ScenarioFile: "scenario.yaml", ScenarioSHA256: ScenarioSHA256(raw), Scale: p.Scale,
 		Workload: s.Workload.Test, WorkloadOptions: workload.OptionValues(p.Options), Policy: p.Policy.Record()}
 	if p.Compared() {
 		f.Baseline = p.Baseline()
 	}
 	for _, a := range p.Axes {
-		f.Axes = append(f.Axes, SweepAxis{Name: a.Name, Kind: a.Kind, Values: a.Labels(), Variables: a.Variables(), Reference: a.Reference, Inert: p.Inert(a)})
+		f.Axes = append(f.Axes, schema.SweepAxis{Name: a.Name, Kind: a.Kind, Values: a.Labels(), Variables: a.Variables(), Reference: a.Reference, Inert: p.Inert(a)})
 	}
 	for _, c := range p.Cells {
 		sp := c.Deployment.Spec
-		rec := CellRecord{Index: c.Index, Axes: c.Values, Topology: c.Topology, Kind: string(sp.Kind), Flavor: string(sp.Flavor),
-			Test: c.Test, Threads: c.Options.Threads, Links: linksLabel(c.Links), Repeat: c.Repeat, Status: StatusPending}
+		rec := schema.CellRecord{Index: c.Index, Axes: c.Values, Topology: c.Topology, Kind: string(sp.Kind), Flavor: string(sp.Flavor),
+			Test: c.Test, Threads: c.Options.Threads, Links: linksLabel(c.Links), Repeat: c.Repeat, Status: schema.StatusPending}
 		if c.Reuse != nil {
-			rec.Status, rec.ReusedFrom, rec.Links = StatusReused, c.Reuse.Index, "none"
+			rec.Status, rec.ReusedFrom, rec.Links = schema.StatusReused, c.Reuse.Index, "none"
 		}
 		for _, as := range append(slices.Clone(c.ServerOptions), c.Knobs...) {
 			for _, st := range as.Settings {
@@ -104,7 +82,7 @@ func linksLabel(r netem.Request) string {
 
 // sweepMatches checks that a sweep.json describes the same grid as plan (same file, same
 // scale, same habench grid rules).
-func sweepMatches(f *SweepFile, p *scenario.Plan) error {
+func sweepMatches(f *schema.SweepFile, p *scenario.Plan) error {
 	if len(f.Cells) != len(p.Cells) {
 		return fmt.Errorf("sweep.json has %d cells, the scenario at scale %s has %d", len(f.Cells), p.Scale, len(p.Cells))
 	}
@@ -121,8 +99,8 @@ func sweepMatches(f *SweepFile, p *scenario.Plan) error {
 // `habench run --resume` checks it before anything is deployed: dir must hold a sweep.json
 // written with this very scenario file (same SHA-256), at the same scale, with the same
 // grid. Errors are *topology.FieldError naming --resume or --scale (bad input).
-func ResumePlan(s *scenario.Scenario, dir, scale string) (*scenario.Plan, *SweepFile, error) {
-	var file *SweepFile
+func ResumePlan(s *scenario.Scenario, dir, scale string) (*scenario.Plan, *schema.SweepFile, error) {
+	var file *schema.SweepFile
 	if dir != "" {
 		var err error
 		if file, err = ReadSweepFile(dir); err != nil {
@@ -155,8 +133,8 @@ func ResumePlan(s *scenario.Scenario, dir, scale string) (*scenario.Plan, *Sweep
 
 // cellsToRun reports whether a cell runs in this invocation: not reused from another,
 // and not done in the run being resumed (file; nil: a fresh run).
-func cellsToRun(file *SweepFile) func(*scenario.Cell) bool {
+func cellsToRun(file *schema.SweepFile) func(*scenario.Cell) bool {
 	return func(c *scenario.Cell) bool {
-		return c.Reuse == nil && (file == nil || file.Cells[c.Index-1].Status != StatusDone)
+		return c.Reuse == nil && (file == nil || file.Cells[c.Index-1].Status != schema.StatusDone)
 	}
 }

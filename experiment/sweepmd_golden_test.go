@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/schema"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,11 +20,11 @@ const (
 // mixedSweep (the same as report's sweepMixed) turns sweep10's records into a sweep that went badly: cell 4
 // failed (an error with a '|'), cell 10 never ran, cells 2 and 5 have warnings (one
 // shared), so the goldens cover every branch of sweep.md and comparison.md's error lines.
-func mixedSweep(f *SweepFile) {
+func mixedSweep(f *schema.SweepFile) {
 	c := f.Cells
-	c[3].Status, c[3].Error = StatusFailed, "sysbench exited 1 | lost connection"
-	c[9] = CellRecord{Index: c[9].Index, Axes: c[9].Axes, Topology: c[9].Topology, Kind: c[9].Kind, Flavor: c[9].Flavor, Test: c[9].Test, Threads: c[9].Threads, Links: c[9].Links, Status: StatusPending}
-	c[8].Status, c[8].Error = StatusFailed, "interrupted"
+	c[3].Status, c[3].Error = schema.StatusFailed, "sysbench exited 1 | lost connection"
+	c[9] = schema.CellRecord{Index: c[9].Index, Axes: c[9].Axes, Topology: c[9].Topology, Kind: c[9].Kind, Flavor: c[9].Flavor, Test: c[9].Test, Threads: c[9].Threads, Links: c[9].Links, Status: schema.StatusPending}
+	c[8].Status, c[8].Error = schema.StatusFailed, "interrupted"
 	esc := "fault stop n1: escalated to SIGKILL (a crash)"
 	c[1].Warnings = []string{esc, "restart: n2 slow"}
 	c[4].Warnings = []string{esc}

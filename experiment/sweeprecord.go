@@ -20,7 +20,7 @@ import (
 // recordCell fills rec from the run's result (res may be nil): its directory, the knobs
 // read back from its manifest, the swept values, the summary and the links' added delay.
 // ran says whether the run succeeded (its knobs were then set).
-func (sw *sweepRun) recordCell(rec *CellRecord, cell *scenario.Cell, b *Bench, res *Outcome, knobs []topology.KnobSetting, ran bool) {
+func (sw *sweepRun) recordCell(rec *schema.CellRecord, cell *scenario.Cell, b *Bench, res *Outcome, knobs []topology.KnobSetting, ran bool) {
 	if res != nil && res.Dir != "" {
 		rec.Dir, _ = filepath.Rel(sw.dir, res.Dir)
 		if len(knobs) > 0 {
@@ -38,7 +38,7 @@ func (sw *sweepRun) recordCell(rec *CellRecord, cell *scenario.Cell, b *Bench, r
 
 // cellValues fills the swept values from rec.ReadBack (after the run for knobs); ran
 // says whether the run got as far as setting its knobs.
-func (sw *sweepRun) cellValues(rec *CellRecord, cell *scenario.Cell, ran bool) {
+func (sw *sweepRun) cellValues(rec *schema.CellRecord, cell *scenario.Cell, ran bool) {
 	rec.Values = map[string]string{}
 	for _, as := range append(slices.Clone(cell.ServerOptions), cell.Knobs...) {
 		if !ran && rec.ReadBack[as.Settings[0].Name] == nil {
@@ -133,10 +133,10 @@ func cellName(p *scenario.Plan, c *scenario.Cell) string {
 	return strings.Join(parts, " ")
 }
 
-func fillRecord(rec *CellRecord, s *Summary) {
+func fillRecord(rec *schema.CellRecord, s *schema.Summary) {
 	rec.TPS, rec.QPS, rec.Transactions, rec.IgnoredErrors = s.TPS, s.QPS, s.Transactions, s.IgnoredErrors
 	if s.LatencyMs != nil {
-		rec.LatencyMs = &CellLatency{Avg: s.LatencyMs["avg"], P95: s.LatencyMs["p95"], P99: s.LatencyMs["p99"], Max: s.LatencyMs["max"]}
+		rec.LatencyMs = &schema.CellLatency{Avg: s.LatencyMs["avg"], P95: s.LatencyMs["p95"], P99: s.LatencyMs["p99"], Max: s.LatencyMs["max"]}
 	}
 	rec.MaxReplicaLagS, rec.LagUnknown = maxReplicaLag(s)
 	rec.Warnings = append(rec.Warnings, degradedWarnings(s)...)
@@ -156,7 +156,7 @@ func fillRecord(rec *CellRecord, s *Summary) {
 // Galera nodes, and the first writer too (its own lag is 0 while it writes the heartbeat;
 // after a failover it is a stale old primary). nil without any lag sample, and for a single
 // node (no replica: the console's n/a).
-func maxReplicaLag(s *Summary) (*float64, string) {
+func maxReplicaLag(s *schema.Summary) (*float64, string) {
 	if len(s.Nodes) < 2 {
 		return nil, ""
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -43,12 +44,12 @@ func (sw *sweepRun) finish() ([]Row, error) {
 
 // cellSummary is the cell's summary.json, or one made of its record when the run did not
 // get to write it.
-func (sw *sweepRun) cellSummary(rec *CellRecord) *Summary {
-	var s Summary
+func (sw *sweepRun) cellSummary(rec *schema.CellRecord) *schema.Summary {
+	var s schema.Summary
 	if b, err := os.ReadFile(filepath.Join(sw.dir, rec.Dir, "summary.json")); err == nil && json.Unmarshal(b, &s) == nil {
 		return &s
 	}
-	s = Summary{Workload: rec.Test, Threads: rec.Threads, TPS: rec.TPS, QPS: rec.QPS, Transactions: rec.Transactions, Error: rec.Error}
+	s = schema.Summary{Workload: rec.Test, Threads: rec.Threads, TPS: rec.TPS, QPS: rec.QPS, Transactions: rec.Transactions, Error: rec.Error}
 	if rec.LatencyMs != nil {
 		s.LatencyMs = map[string]float64{"avg": rec.LatencyMs.Avg, "p95": rec.LatencyMs.P95, "p99": rec.LatencyMs.P99, "max": rec.LatencyMs.Max}
 	}
@@ -78,14 +79,14 @@ func (sw *sweepRun) rows() []Row {
 	var obs []stats.Obs
 	for i := range sw.file.Cells {
 		rec := &sw.file.Cells[i]
-		if rec.Dir == "" || rec.Status == StatusPending || rec.Status == StatusReused {
+		if rec.Dir == "" || rec.Status == schema.StatusPending || rec.Status == schema.StatusReused {
 			continue
 		}
 		_, ax := p.GroupOf(rec.Axes)
 		row := Row{Topology: rec.Topology, Cell: rec.Index, Axes: ax, Kind: rec.Kind, Flavor: rec.Flavor, Version: rec.Version,
 			Dir: filepath.Join(sw.dir, rec.Dir), Summary: sw.cellSummary(rec), MaxLagS: rec.MaxReplicaLagS, LagUnknown: rec.LagUnknown, DeploySecs: rec.DeployS,
 			Group: stats.GroupOf(axes, rec.Axes), LinksControl: rec.LinksControl, LinkAddedMs: rec.LinkAddedMs}
-		if rec.Status != StatusDone {
+		if rec.Status != schema.StatusDone {
 			row.Error = rec.Error
 			if row.Error == "" {
 				row.Error = "did not finish (" + rec.Status + ")"
@@ -167,7 +168,7 @@ func (sw *sweepRun) points() []report.SweepPoint {
 			varying = append(varying, a)
 		}
 	}
-	recs := map[string]*CellRecord{}
+	recs := map[string]*schema.CellRecord{}
 	for i := range sw.file.Cells {
 		rec := &sw.file.Cells[i]
 		if rec.Dir != "" {
@@ -176,7 +177,7 @@ func (sw *sweepRun) points() []report.SweepPoint {
 	}
 	var pts []report.SweepPoint
 	for _, c := range sw.file.Summary {
-		var rec *CellRecord
+		var rec *schema.CellRecord
 		for _, id := range c.Runs {
 			if rec = recs[id]; rec != nil {
 				break

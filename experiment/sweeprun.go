@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"io"
 	"maps"
 	"os"
@@ -87,7 +88,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 		return "", nil, err
 	}
 	defer unlock()
-	inv := Invocation{Started: time.Now().UTC(), CommandLine: RedactArgs(r.CommandLine), Resume: r.ResumeDir != "", CellsRun: []int{}}
+	inv := schema.Invocation{Started: time.Now().UTC(), CommandLine: RedactArgs(r.CommandLine), Resume: r.ResumeDir != "", CellsRun: []int{}}
 	file.Invocations = append(file.Invocations, inv)
 	sw := &sweepRun{r: r, plan: plan, file: file, dir: dir, inv: &file.Invocations[len(file.Invocations)-1], torun: torun, t0: time.Now()}
 	if err := sw.save(); err != nil {
@@ -133,7 +134,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
 	sw.inv.Finished = &now
 	failed := 0
 	for _, c := range file.Cells {
-		if c.Status == StatusFailed {
+		if c.Status == schema.StatusFailed {
 			failed++
 		}
 	}
@@ -245,9 +246,9 @@ func lockSweep(dir string) (func(), error) {
 type sweepRun struct {
 	r     *ScenarioRun
 	plan  *scenario.Plan
-	file  *SweepFile
+	file  *schema.SweepFile
 	dir   string
-	inv   *Invocation
+	inv   *schema.Invocation
 	out   io.Writer
 	torun func(*scenario.Cell) bool
 	ntodo int
@@ -269,7 +270,7 @@ func (sw *sweepRun) save() error {
 	return err
 }
 
-func (sw *sweepRun) rec(c *scenario.Cell) *CellRecord { return &sw.file.Cells[c.Index-1] }
+func (sw *sweepRun) rec(c *scenario.Cell) *schema.CellRecord { return &sw.file.Cells[c.Index-1] }
 
 // eta is the estimated time left: the estimate of what remains (current cell's remaining
 // estimate, then the rest), scaled by how long the finished work took against its estimate.
@@ -286,7 +287,7 @@ func (sw *sweepRun) eta(cur *scenario.Cell, curStart time.Time, pendingDeploy bo
 				}
 				continue
 			}
-			if started && sw.torun(c) && sw.rec(c).Status != StatusDone {
+			if started && sw.torun(c) && sw.rec(c).Status != schema.StatusDone {
 				rest += c.Estimate
 				anyLeft = true
 			}
@@ -413,7 +414,7 @@ func (sw *sweepRun) deployFailed(ctx context.Context, cells []*scenario.Cell, de
 			break
 		}
 		rec := sw.rec(cell)
-		rec.Status, rec.Error = StatusFailed, msg
+		rec.Status, rec.Error = schema.StatusFailed, msg
 	}
 	if err := sw.save(); err != nil {
 		return err

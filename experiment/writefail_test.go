@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/schema"
 	"io"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ func TestSweepWritesFailNamingTheFile(t *testing.T) {
 	}
 	dir := t.TempDir()
 	sw := &sweepRun{r: &ScenarioRun{}, plan: p, file: newSweepFile(p, []byte(gridScenario(t))), dir: dir}
-	sw.inv, sw.out = &Invocation{}, io.Discard
+	sw.inv, sw.out = &schema.Invocation{}, io.Discard
 	if err := sw.save(); err != nil {
 		t.Fatalf("first save: %v", err)
 	}
@@ -51,7 +52,7 @@ func TestSweepWritesFailNamingTheFile(t *testing.T) {
 	cell := p.Cells[0]
 	sw.cell(t.Context(), &cellState{c: c}, cell)
 	rec := sw.rec(cell)
-	if rec.Status != StatusFailed || !strings.Contains(rec.Error, "sweep.json") || rec.Dir != "" {
+	if rec.Status != schema.StatusFailed || !strings.Contains(rec.Error, "sweep.json") || rec.Dir != "" {
 		t.Errorf("cell whose start could not be recorded: status %q error %q dir %q, want failed naming sweep.json and not run", rec.Status, rec.Error, rec.Dir)
 	}
 	if sw.saveErr == nil {
@@ -77,7 +78,7 @@ func TestRunWritesFailNamingTheFile(t *testing.T) {
 		}
 		blockFile(t, dir, name)
 		st := &runState{b: &Bench{}, ctx: t.Context(), res: res, man: &Manifest{Workload: map[string]any{"name": "oltp_read_write"}},
-			sum: &Summary{Workload: "oltp_read_write", LatencyMs: map[string]float64{"avg": 1}}}
+			sum: &schema.Summary{Workload: "oltp_read_write", LatencyMs: map[string]float64{"avg": 1}}}
 		err = st.write()
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s a directory: write returned %v, want an error naming it", name, err)

@@ -8,13 +8,6 @@ import (
 	"github.com/habench/habench/workload"
 )
 
-// GroupConflictErrors and GaleraMultiWriterErrors are the kinds' ConflictErrors (see
-// topology.KindDef), named here for tests and callers that want them.
-var (
-	GroupConflictErrors     = topology.GroupConflictErrors
-	GaleraMultiWriterErrors = topology.GaleraMultiWriterErrors
-)
-
 // multiWriterIgnore extends the ignore list for a run that writes on more than one node of a
 // Group Replication cluster (3101, 1180: certification failures) or of a Galera cluster
 // (1047, 1180: a node out of the Primary component, a conflict at commit), when the list is

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/habench/habench/schema"
 	"slices"
 	"strings"
 	"testing"
@@ -48,17 +49,17 @@ func TestMultiWriterIgnore(t *testing.T) {
 
 func TestMaxReplicaLagCountsEveryNode(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	galera := &Summary{Nodes: []NodeLag{{Node: "n1", Role: "node", LagMaxS: f(0)}, {Node: "n2", Role: "node", LagMaxS: f(0.4)}, {Node: "n3", Role: "node", LagMaxS: f(0.2)}}}
+	galera := &schema.Summary{Nodes: []schema.NodeLag{{Node: "n1", Role: "node", LagMaxS: f(0)}, {Node: "n2", Role: "node", LagMaxS: f(0.4)}, {Node: "n3", Role: "node", LagMaxS: f(0.2)}}}
 	if m, u := maxReplicaLag(galera); m == nil || *m != 0.4 || u != "" {
 		t.Errorf("galera: max lag %v %q, want 0.4 (n2)", m, u)
 	}
 	// The first source, stale after a promote (the heartbeat writer moved), counts: the
 	// comparison once showed 0.000 while the node table had the old primary at 7.8 s.
-	async := &Summary{Nodes: []NodeLag{{Node: "n1", Role: "source", LagMaxS: f(7.8), LagUnknownS: 22}, {Node: "n2", Role: "replica", LagMaxS: f(0.1)}, {Node: "n3", Role: "replica"}}}
+	async := &schema.Summary{Nodes: []schema.NodeLag{{Node: "n1", Role: "source", LagMaxS: f(7.8), LagUnknownS: 22}, {Node: "n2", Role: "replica", LagMaxS: f(0.1)}, {Node: "n3", Role: "replica"}}}
 	if m, u := maxReplicaLag(async); m == nil || *m != 7.8 || u != "n1 unknown for 22 s" {
 		t.Errorf("async: max lag %v %q, want 7.8 and n1 unknown for 22 s", m, u)
 	}
-	if m, u := maxReplicaLag(&Summary{Nodes: []NodeLag{{Node: "n1", Role: "source", LagMaxS: f(0)}}}); m != nil || u != "" {
+	if m, u := maxReplicaLag(&schema.Summary{Nodes: []schema.NodeLag{{Node: "n1", Role: "source", LagMaxS: f(0)}}}); m != nil || u != "" {
 		t.Errorf("single: max lag %v %q, want nil", *m, u)
 	}
 }

@@ -187,7 +187,7 @@ type NodeLag struct {
 	BacklogMaxTrx *float64 `json:"backlog_max_trx"`
 	// ApplierLagMaxS is the largest applier_lag_s of a MySQL replica, in seconds: how late
 	// its last applied transaction became visible after its commit on the source, two
-	// hosts' clocks corrected by their offsets (experiment.HostInfo); absent when not sampled.
+	// hosts' clocks corrected by their offsets (HostInfo); absent when not sampled.
 	ApplierLagMaxS *float64 `json:"applier_lag_max_s,omitempty"`
 	Samples        int      `json:"samples"`
 	// SamplerErrors is the node's cumulative sampler error count at the end of the run.

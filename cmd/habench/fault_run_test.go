@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/habench/habench/internal/testmachine"
+	"github.com/habench/habench/schema"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/topology"
 )
@@ -212,8 +212,8 @@ func TestScenarioFaults(t *testing.T) {
 		Convergence struct {
 			Nodes []struct{ Node, State string }
 		}
-		SemiSync *experiment.SemiSyncSummary `json:"semisync"`
-		Faults   []experiment.FaultSummary   `json:"faults"`
+		SemiSync *schema.SemiSyncSummary `json:"semisync"`
+		Faults   []schema.FaultSummary   `json:"faults"`
 	}
 	b, _ = os.ReadFile(sums[0])
 	if err := json.Unmarshal(b, &sum); err != nil {

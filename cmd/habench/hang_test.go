@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/habench/habench/schema"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/topology"
 )
@@ -24,7 +24,7 @@ type hangRun struct {
 	warnings         []string
 	samplesStarted   time.Time
 	intervalsOffsetS float64
-	sum              experiment.Summary
+	sum              schema.Summary
 }
 
 // runPartitioningWriter runs oltp_write_only on the group (extra: the writer flags) and
@@ -94,7 +94,7 @@ func runPartitioningWriter(t *testing.T, state, name, node string, healAfter fun
 }
 
 // partitionFault is the run's partition fault (summary.json faults).
-func (hr hangRun) partitionFault(t *testing.T) experiment.FaultSummary {
+func (hr hangRun) partitionFault(t *testing.T) schema.FaultSummary {
 	t.Helper()
 	for _, f := range hr.sum.Faults {
 		if f.Action == "partition" {
@@ -102,7 +102,7 @@ func (hr hangRun) partitionFault(t *testing.T) experiment.FaultSummary {
 		}
 	}
 	t.Fatalf("no partition among the faults %+v", hr.sum.Faults)
-	return experiment.FaultSummary{}
+	return schema.FaultSummary{}
 }
 
 // TestPartitionPrimaryHang partitions the PRIMARY of a 3-member single-primary MySQL group

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/habench/habench/schema"
 	"os"
 	"path/filepath"
 
@@ -134,7 +135,7 @@ func (o *scenarioRunOpts) dryRun(cmd *cobra.Command, g *globalOpts, s *scenario.
 	if err != nil {
 		return usageError{fmt.Errorf("scenario %q: %w", path, err)}
 	}
-	if warn := p.LongWarning(func(c *scenario.Cell) bool { return status[c.Index] != experiment.StatusDone }); warn != "" {
+	if warn := p.LongWarning(func(c *scenario.Cell) bool { return status[c.Index] != schema.StatusDone }); warn != "" {
 		fmt.Fprintln(out, warn)
 	}
 	p.Print(out, status)
