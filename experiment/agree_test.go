@@ -56,7 +56,7 @@ func mean(xs []float64) float64 {
 // summary.json as a run writes them), records them in sweep.json's cells and runs the
 // sweep's finish: comparison.md/json, sweep.json's summaries, sweep_points.json,
 // report.md/html/csv and sweep.csv. It returns the run and the comparison rows.
-func writeAgreeSweep(t *testing.T) (*sweepRun, []Row) {
+func writeAgreeSweep(t *testing.T) (*sweepRun, []schema.ComparisonRow) {
 	t.Helper()
 	s := mustParse(t, agreeScenario)
 	p, err := s.Plan("")

@@ -103,7 +103,7 @@ type Bench struct {
 	Restarter knob.Restarter
 	// CacheDrops are the hosts whose page cache was dropped before the run
 	// (DropClusterCaches), recorded in manifest.json "drop_caches".
-	CacheDrops []CacheDrop
+	CacheDrops []schema.CacheDrop
 
 	knobVariables []string // server variables the knobs touched, recorded with the key variables
 }
@@ -144,7 +144,7 @@ type Manifest struct {
 	Hosts []schema.HostInfo `json:"hosts,omitempty"`
 	// CacheDrops are the hosts whose page cache was dropped just before the run (a
 	// scenario's cell: {drop_caches: true}); nil when none was.
-	CacheDrops []CacheDrop `json:"drop_caches,omitempty"`
+	CacheDrops []schema.CacheDrop `json:"drop_caches,omitempty"`
 	// Warnings are what the run found wrong with its own setup: deploy-time options the
 	// servers do not run with (optionMismatches), links changed during the run.
 	Warnings []string `json:"warnings,omitempty"`

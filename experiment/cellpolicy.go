@@ -38,9 +38,6 @@ func DropCaches() error {
 	return os.WriteFile(dropCachesPath, []byte("3\n"), 0)
 }
 
-// CacheDrop is one host's page cache dropped before a run (manifest.json "drop_caches").
-type CacheDrop = schema.CacheDrop
-
 // dropCachesScript drops a host's page cache over its host access: as root, or with
 // passwordless sudo.
 const dropCachesScript = `sync; if [ "$(id -u)" = 0 ]; then echo 3 > ` + dropCachesPath + `; else sudo -n sh -c 'echo 3 > ` + dropCachesPath + `'; fi`
@@ -51,11 +48,11 @@ const dropCachesScript = `sync; if [ "$(id -u)" = 0 ]; then echo 3 > ` + dropCac
 // or with sudo -n). It returns one record per host, in node order. Errors: c's provider
 // has no host access (an existing cluster without ssh:, a *cluster.UnsupportedError), or
 // the hosts where the drop failed, each named.
-func DropClusterCaches(ctx context.Context, c *cluster.Cluster) ([]CacheDrop, error) {
+func DropClusterCaches(ctx context.Context, c *cluster.Cluster) ([]schema.CacheDrop, error) {
 	if err := c.Refuse(cluster.OpHostAccess, "drop the page cache of its hosts (cell.drop_caches)"); err != nil {
 		return nil, err
 	}
-	var drops []CacheDrop
+	var drops []schema.CacheDrop
 	var hosts []host.Host
 	for _, n := range c.Nodes {
 		h := c.Host(n)
@@ -63,9 +60,9 @@ func DropClusterCaches(ctx context.Context, c *cluster.Cluster) ([]CacheDrop, er
 			return nil, fmt.Errorf("drop caches: node %s: no access to its host", n.Name)
 		}
 		name := c.Provider().HostName(c, n)
-		i := slices.IndexFunc(drops, func(d CacheDrop) bool { return d.Host == name })
+		i := slices.IndexFunc(drops, func(d schema.CacheDrop) bool { return d.Host == name })
 		if i < 0 {
-			drops, hosts = append(drops, CacheDrop{Host: name}), append(hosts, h)
+			drops, hosts = append(drops, schema.CacheDrop{Host: name}), append(hosts, h)
 			i = len(drops) - 1
 		}
 		drops[i].Nodes = append(drops[i].Nodes, n.Name)

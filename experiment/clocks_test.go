@@ -120,7 +120,7 @@ func TestRunReportHosts(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	m := &Manifest{Habench: map[string]string{"version": "x"}, Workload: map[string]any{"name": "oltp_read_write"}, Links: map[string]any{},
 		Hosts:      []schema.HostInfo{{Name: "ssh db1", Nodes: []string{"n1"}, OffsetMs: f(0.5), UncertaintyMs: f(0.25)}, {Name: "ssh db2", Nodes: []string{"n2"}, OffsetMs: f(-0.125), UncertaintyMs: f(0.03)}},
-		CacheDrops: []CacheDrop{{Host: "ssh db1", Nodes: []string{"n1"}, TookS: 1.25}}}
+		CacheDrops: []schema.CacheDrop{{Host: "ssh db1", Nodes: []string{"n1"}, TookS: 1.25}}}
 	s := &schema.Summary{Nodes: []schema.NodeLag{{Node: "n1"}, {Node: "n2", ApplierLagMaxS: f(0.0001)}}}
 	md := Report(m, s)
 	for _, w := range []string{"- hosts: ssh db1 (n1): clock +0.500 ± 0.250 ms; ssh db2 (n2): clock -0.125 ± 0.030 ms (clock = ",

@@ -15,7 +15,7 @@ import (
 // durabilityRows are the durability-failover scenario's two rows as a first-time user
 // ran them (one repeat each, a CPU-saturated host, a probe writer): async lost 550 of
 // 1424 acknowledged commits, semi-sync none; and a Galera row on another server.
-func durabilityRows() []Row {
+func durabilityRows() []schema.ComparisonRow {
 	f := func(v float64) *float64 { return &v }
 	host := []schema.HostSummary{{Host: "local", CPUBusyMean: f(0.97), CPUBusyMax: f(0.99), CPUSaturated: true, SaturatedShare: 0.88}}
 	quiet := []schema.HostSummary{{Host: "local", CPUBusyMean: f(0.3), CPUBusyMax: f(0.5)}}
@@ -29,7 +29,7 @@ func durabilityRows() []Row {
 		c.VsBase, c.LatVsBase, c.P95VsBase = &ch, &ch, &ch
 		return c
 	}
-	return []Row{
+	return []schema.ComparisonRow{
 		{Topology: "dfasync", Kind: "async", Flavor: "mariadb", Version: "10.11.19", Stats: cell("dfasync", 2040.85, true),
 			Summary: &schema.Summary{TPS: 2040.85, LatencyMs: map[string]float64{"avg": 2}, Hosts: host,
 				Probe: &schema.ProbeSummary{Acknowledged: 1424, LostAcknowledged: 550, CheckedOn: "n2"}}},

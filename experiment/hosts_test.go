@@ -86,7 +86,7 @@ func TestComparisonTableBusiestHost(t *testing.T) {
 	}}
 	quiet := &schema.Summary{TPS: 200, LatencyMs: map[string]float64{}, Hosts: []schema.HostSummary{{Host: "local", CPUBusyMean: f(0.3), CPUBusyMax: f(0.6)}}}
 	none := &schema.Summary{TPS: 50, LatencyMs: map[string]float64{}}
-	md := report.ComparisonTable([]Row{{Topology: "gr", Summary: bound}, {Topology: "async", Summary: quiet}, {Topology: "ext", Summary: none}})
+	md := report.ComparisonTable([]schema.ComparisonRow{{Topology: "gr", Summary: bound}, {Topology: "async", Summary: quiet}, {Topology: "ext", Summary: none}})
 	for _, want := range []string{"| busiest host CPU mean / max |", "| db1 97% / 100% CPU-bound |", "| local 30% / 60% |", "| n/a |",
 		"**CPU-bound:** gr: the run's busiest host"} {
 		if !strings.Contains(md, want) {

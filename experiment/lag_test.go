@@ -104,7 +104,7 @@ func TestLagTablesAgree(t *testing.T) {
 	faults := report.FaultTable(s.Faults)
 	var rec schema.CellRecord
 	fillRecord(&rec, s)
-	cmp := report.ComparisonTable([]Row{{Topology: "g", Kind: "galera", Summary: s, MaxLagS: rec.MaxReplicaLagS, LagUnknown: rec.LagUnknown}})
+	cmp := report.ComparisonTable([]schema.ComparisonRow{{Topology: "g", Kind: "galera", Summary: s, MaxLagS: rec.MaxReplicaLagS, LagUnknown: rec.LagUnknown}})
 	for name, c := range map[string]struct{ out, want string }{
 		"node table n2":   {nodeTable, "≥ 9.500 (unknown for 9 s)"},
 		"faults peak lag": {faults, "≥ 9.50 (" + both + ")"},

@@ -48,13 +48,10 @@ type ScenarioRun struct {
 	BenchHook func(b *Bench) (done func())
 }
 
-// Row is one run's line in the comparison (comparison.json; schema.ComparisonRow).
-type Row = schema.ComparisonRow
-
 // Run executes the scenario (see ScenarioRun) and returns the results directory and the
 // comparison rows. Errors: bad input (*topology.FieldError: resume of another file,
 // drop_caches without root, a cluster name in use), a missing installation, an
 // interrupt (ctx's error), or how many cells failed.
-func (r *ScenarioRun) Run(ctx context.Context) (string, []Row, error) {
+func (r *ScenarioRun) Run(ctx context.Context) (string, []schema.ComparisonRow, error) {
 	return r.runSweep(ctx)
 }

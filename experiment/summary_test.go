@@ -80,7 +80,7 @@ func TestReportAndComparison(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", w, r)
 		}
 	}
-	rows := []Row{{Topology: "a", Kind: "single", Summary: &schema.Summary{TPS: 200, LatencyMs: map[string]float64{"avg": 5}}, TPSvsBase: 100, LatVsBase: 100},
+	rows := []schema.ComparisonRow{{Topology: "a", Kind: "single", Summary: &schema.Summary{TPS: 200, LatencyMs: map[string]float64{"avg": 5}}, TPSvsBase: 100, LatVsBase: 100},
 		{Topology: "b", Kind: "async", Summary: &schema.Summary{TPS: 100, LatencyMs: map[string]float64{"avg": 10}}, TPSvsBase: 50, LatVsBase: 200, MaxLagS: &lag, Error: "context canceled"}}
 	// Rows without a point (Stats) are their own, without percentages.
 	c := report.ComparisonTable(rows)

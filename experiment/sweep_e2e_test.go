@@ -456,9 +456,9 @@ cell: {drop_caches: true, warmup: 0s}
 		t.Fatal(err)
 	}
 	var m struct {
-		Started    time.Time              `json:"started"`
-		CacheDrops []experiment.CacheDrop `json:"drop_caches"`
-		Hosts      []map[string]any       `json:"hosts"`
+		Started    time.Time          `json:"started"`
+		CacheDrops []schema.CacheDrop `json:"drop_caches"`
+		Hosts      []map[string]any   `json:"hosts"`
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)

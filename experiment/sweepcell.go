@@ -121,7 +121,7 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *scenario.C
 // resetCell applies the cell policy before a cell: restart the servers (a restart that
 // escalated to a kill is a warning on rec, not an error) and drop the page caches. It
 // returns the cache drops done (nil without policy.drop_caches).
-func (sw *sweepRun) resetCell(ctx context.Context, cs *cellState, rec *schema.CellRecord) ([]CacheDrop, error) {
+func (sw *sweepRun) resetCell(ctx context.Context, cs *cellState, rec *schema.CellRecord) ([]schema.CacheDrop, error) {
 	p := sw.plan
 	c := cs.c
 	if p.Policy.Restart {

@@ -19,7 +19,7 @@ import (
 // records (cells of earlier invocations included) and returns the comparison rows. The
 // error names each of those files that could not be written, and report.html, .md, .csv
 // when writing them failed (a report that cannot be rendered is only logged).
-func (sw *sweepRun) finish() ([]Row, error) {
+func (sw *sweepRun) finish() ([]schema.ComparisonRow, error) {
 	rows := sw.rows()
 	res := &Results{Dir: sw.dir}
 	var errs []error
@@ -72,10 +72,10 @@ func statAxes(p *scenario.Plan) []stats.Axis {
 // together) and a row for each cell not run because it cannot differ (ReusedFrom). Every
 // row carries its point's stats.Cell (Stats): the percentages are the point's, computed by
 // stats.Analyze over the same summary.json numbers the report reads.
-func (sw *sweepRun) rows() []Row {
+func (sw *sweepRun) rows() []schema.ComparisonRow {
 	p := sw.plan
 	axes := statAxes(p)
-	var rows []Row
+	var rows []schema.ComparisonRow
 	var obs []stats.Obs
 	for i := range sw.file.Cells {
 		rec := &sw.file.Cells[i]
@@ -83,7 +83,7 @@ func (sw *sweepRun) rows() []Row {
 			continue
 		}
 		_, ax := p.GroupOf(rec.Axes)
-		row := Row{Topology: rec.Topology, Cell: rec.Index, Axes: ax, Kind: rec.Kind, Flavor: rec.Flavor, Version: rec.Version,
+		row := schema.ComparisonRow{Topology: rec.Topology, Cell: rec.Index, Axes: ax, Kind: rec.Kind, Flavor: rec.Flavor, Version: rec.Version,
 			Dir: filepath.Join(sw.dir, rec.Dir), Summary: sw.cellSummary(rec), MaxLagS: rec.MaxReplicaLagS, LagUnknown: rec.LagUnknown, DeploySecs: rec.DeployS,
 			Group: stats.GroupOf(axes, rec.Axes), LinksControl: rec.LinksControl, LinkAddedMs: rec.LinkAddedMs}
 		if rec.Status != schema.StatusDone {
@@ -108,7 +108,7 @@ func (sw *sweepRun) rows() []Row {
 	}
 	cells := stats.Analyze(obs, axes, p.Baseline())
 	sw.file.Summary = cells
-	var out []Row
+	var out []schema.ComparisonRow
 	for _, c := range cells {
 		if c.ReusedFrom == "" {
 			for i := range rows {
@@ -119,7 +119,7 @@ func (sw *sweepRun) rows() []Row {
 			}
 			continue
 		}
-		r := Row{Topology: c.Topology, Axes: c.Axes, Group: c.Group, ReusedFrom: c.ReusedFrom,
+		r := schema.ComparisonRow{Topology: c.Topology, Axes: c.Axes, Group: c.Group, ReusedFrom: c.ReusedFrom,
 			Note: "1 node, no links: the runs of " + c.ReusedFrom + ", not run again"}
 		for i := range rows {
 			if rows[i].Topology == c.Topology && rows[i].Group == c.ReusedFrom {
@@ -135,7 +135,7 @@ func (sw *sweepRun) rows() []Row {
 }
 
 // obsOf is a row's run as stats.Analyze sees it: summary.json's TPS and latency.
-func obsOf(r Row, axes map[string]string) stats.Obs {
+func obsOf(r schema.ComparisonRow, axes map[string]string) stats.Obs {
 	o := stats.Obs{Topology: r.Topology, Axes: axes, ID: r.Dir, Failed: r.Error != "" || r.Summary == nil}
 	if r.Summary != nil {
 		o.TPS, o.AvgMs, o.P95Ms = r.Summary.TPS, r.Summary.LatencyMs["avg"], r.Summary.LatencyMs["p95"]
@@ -145,7 +145,7 @@ func obsOf(r Row, axes map[string]string) stats.Obs {
 }
 
 // setStats attaches the row's point and its percentages against the baseline.
-func setStats(r *Row, c *stats.Cell) {
+func setStats(r *schema.ComparisonRow, c *stats.Cell) {
 	r.Stats = c
 	if c.VsBase != nil && c.VsBase.OK {
 		r.TPSvsBase = c.VsBase.Pct

@@ -56,7 +56,7 @@ func localSandbox(spec topology.Spec) bool {
 }
 
 // runSweep is ScenarioRun.Run: see there.
-func (r *ScenarioRun) runSweep(ctx context.Context) (string, []Row, error) {
+func (r *ScenarioRun) runSweep(ctx context.Context) (string, []schema.ComparisonRow, error) {
 	s := r.Scenario
 	dir := r.ResumeDir
 	plan, file, err := ResumePlan(s, dir, r.Scale)
