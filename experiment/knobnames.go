@@ -4,13 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/habench/habench/internal/words"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/knob"
-	"github.com/habench/habench/report"
 	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 )
@@ -76,7 +76,7 @@ func CheckKnobNames(ctx context.Context, p *scenario.Plan, sb *cluster.Sandbox, 
 	f := fails[0]
 	reason := fmt.Sprintf("topology %s: %s", f.topologies[0], f.why)
 	if more := f.topologies[1:]; len(more) > 0 {
-		reason += fmt.Sprintf("; the same on %s (%s)", report.Plural(len(more), "more topology"), strings.Join(more, ", "))
+		reason += fmt.Sprintf("; the same on %s (%s)", words.Plural(len(more), "more topology"), strings.Join(more, ", "))
 	}
 	if len(fails) > 1 {
 		var others []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/habench/habench/internal/words"
 	"github.com/habench/habench/schema"
 	"maps"
 	"strings"
@@ -125,7 +126,7 @@ func (sw *sweepRun) resetCell(ctx context.Context, cs *cellState, rec *schema.Ce
 	p := sw.plan
 	c := cs.c
 	if p.Policy.Restart {
-		fmt.Fprintf(sw.out, "restarting %s\n", report.Plural(len(c.Nodes), "server"))
+		fmt.Fprintf(sw.out, "restarting %s\n", words.Plural(len(c.Nodes), "server"))
 		if err := RestartCluster(ctx, cs.sb, c); err != nil {
 			var se *cluster.StopEscalatedError
 			if !errors.As(err, &se) {

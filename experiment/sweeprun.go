@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/habench/habench/internal/words"
 	"github.com/habench/habench/schema"
 	"io"
 	"maps"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/report"
 	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
@@ -198,7 +198,7 @@ func (r *ScenarioRun) preflight(ctx context.Context, plan *scenario.Plan, torun 
 // announce prints what this invocation runs: cells to run of the grid's, the estimate,
 // the results directory, and the grid's cells it does not run (reused, already done).
 func (sw *sweepRun) announce(name string, n int, total time.Duration) {
-	fmt.Fprintf(sw.out, "scenario %s (scale %s): %s to run of %d, estimated %s; results in %s\n", name, sw.plan.Scale, report.Plural(n, "cell"), len(sw.plan.Cells), scenario.FormatDuration(total), sw.dir)
+	fmt.Fprintf(sw.out, "scenario %s (scale %s): %s to run of %d, estimated %s; results in %s\n", name, sw.plan.Scale, words.Plural(n, "cell"), len(sw.plan.Cells), scenario.FormatDuration(total), sw.dir)
 	// Cells counted "i/n" below are this invocation's; the grid's cells not among them say why.
 	var reused, done []string
 	for _, c := range sw.plan.Cells {
@@ -323,7 +323,7 @@ func (sw *sweepRun) deployment(ctx context.Context, d *scenario.Deployment) (err
 	first := cells[0]
 	r.Progress.Status(fmt.Sprintf("cell %d/%d %s: deploying", sw.ndone+1, sw.ntodo, sw.plan.Label(first)), func() time.Duration { return sw.eta(first, time.Now(), true) })
 	sp := d.Spec
-	fmt.Fprintf(sw.out, "\n=== deployment %d/%d: %s, %s, %s, %s", d.Index, len(sw.plan.Deployments), sp.Name, sp.Kind, report.Plural(sp.Nodes, "node"), sp.Flavor)
+	fmt.Fprintf(sw.out, "\n=== deployment %d/%d: %s, %s, %s, %s", d.Index, len(sw.plan.Deployments), sp.Name, sp.Kind, words.Plural(sp.Nodes, "node"), sp.Flavor)
 	for _, k := range slices.Sorted(maps.Keys(d.Options)) {
 		fmt.Fprintf(sw.out, ", %s=%s", k, d.Options[k])
 	}
@@ -379,7 +379,7 @@ func (sw *sweepRun) deployment(ctx context.Context, d *scenario.Deployment) (err
 				}
 			}
 		}()
-		fmt.Fprintf(sw.out, "cluster %s: %s, %s, %s\n", c.Name, c.Spec.Kind, report.Plural(len(c.Nodes), "node"), c.Binaries.VersionText)
+		fmt.Fprintf(sw.out, "cluster %s: %s, %s, %s\n", c.Name, c.Spec.Kind, words.Plural(len(c.Nodes), "node"), c.Binaries.VersionText)
 	}
 	if scenario.Deploys(sp) {
 		fmt.Fprintf(sw.out, "deployed in %.1fs: %s\n", deployS, c.Binaries.VersionText)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/habench/habench/internal/words"
 	"maps"
 	"math"
 	"slices"
@@ -73,7 +74,7 @@ func reportHeader(b *strings.Builder, r *Run, s *schema.Summary, deployed bool) 
 	title := m.Workload.Name
 	if m.Topology != nil {
 		nodes, _ := m.Topology["nodes"].(float64)
-		title = fmt.Sprintf("%s on %s (%s, %s, %s)", title, topologyText(m, "name"), topologyText(m, "kind"), Plural(int(nodes), "node"), topologyText(m, "flavor"))
+		title = fmt.Sprintf("%s on %s (%s, %s, %s)", title, topologyText(m, "name"), topologyText(m, "kind"), words.Plural(int(nodes), "node"), topologyText(m, "flavor"))
 	}
 	fmt.Fprintf(b, "# %s\n\n", title)
 	for _, w := range m.Warnings {
@@ -348,9 +349,9 @@ func clientFailoverCell(f schema.FaultSummary) string {
 	case f.FailoverWorkers == 0:
 		return "-"
 	case f.ClientFailoverS == nil:
-		return fmt.Sprintf("never (%s)", Plural(f.FailoverWorkers, "worker"))
+		return fmt.Sprintf("never (%s)", words.Plural(f.FailoverWorkers, "worker"))
 	}
-	return fmt.Sprintf("%.2f (%s)", *f.ClientFailoverS, Plural(f.FailoverWorkers, "worker"))
+	return fmt.Sprintf("%.2f (%s)", *f.ClientFailoverS, words.Plural(f.FailoverWorkers, "worker"))
 }
 
 // FaultNote explains FaultTable's columns: "at" is a time on samples.csv's clock, the

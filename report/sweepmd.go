@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/habench/habench/internal/words"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +28,7 @@ func SweepMarkdown(f *schema.SweepFile) string {
 	}
 	fmt.Fprintf(&b, "# %s: sweep\n\n", f.Scenario)
 	fmt.Fprintf(&b, "Scale %s, workload %s, %s: %d done, %d failed, %d not run. Cell policy: prepare %s, restart %s, drop caches %s, warmup %v (excluded).\n\n",
-		f.Scale, f.Workload, Plural(len(f.Cells), "cell"), counts[schema.StatusDone], counts[schema.StatusFailed], counts[schema.StatusPending]+counts[schema.StatusRunning],
+		f.Scale, f.Workload, words.Plural(len(f.Cells), "cell"), counts[schema.StatusDone], counts[schema.StatusFailed], counts[schema.StatusPending]+counts[schema.StatusRunning],
 		f.Policy.Prepare, yesNo(f.Policy.Restart), yesNo(f.Policy.DropCaches), warmupText(f.Policy.Warmup))
 	b.WriteString("| cell |")
 	sep := "|---|"

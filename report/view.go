@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/habench/habench/internal/words"
 	"maps"
 	"math"
 	"regexp"
@@ -285,7 +286,7 @@ func topologyLine(r *Run) string {
 	}
 	s := humanValue(t["kind"])
 	if n, ok := t["nodes"].(float64); ok {
-		s += ", " + Plural(int(n), "node")
+		s += ", " + words.Plural(int(n), "node")
 	}
 	s += ", " + r.Flavor()
 	if v := r.Version(); v != "" {

@@ -2,12 +2,12 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/habench/habench/internal/words"
 	"io"
 	"maps"
 	"slices"
 	"strings"
 
-	"github.com/habench/habench/report"
 	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
@@ -31,7 +31,7 @@ func (p *Plan) Print(w io.Writer, status map[int]string) {
 func (p *Plan) printHeader(w io.Writer) {
 	s := p.Scenario
 	o := p.Options
-	fmt.Fprintf(w, "scenario %s (scale %s): %s\n", s.Name, p.Scale, report.Plural(len(p.Axes[0].Values), "topology"))
+	fmt.Fprintf(w, "scenario %s (scale %s): %s\n", s.Name, p.Scale, words.Plural(len(p.Axes[0].Values), "topology"))
 	if d := strings.TrimSpace(s.Description); d != "" {
 		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(d, "\n", "\n  "))
 	}
@@ -99,10 +99,10 @@ func (p *Plan) printDeployment(w io.Writer, d *Deployment, status map[int]string
 	case sp.Cluster != "":
 		fmt.Fprintf(w, "\ndeployment %d: %s (cluster %s of the state directory: never deployed nor destroyed by the run)%s\n", d.Index, sp.Name, sp.Cluster, prep)
 	case !Deploys(sp):
-		fmt.Fprintf(w, "\ndeployment %d: %s (existing cluster, %s: registered for the run, kind and flavor discovered)%s\n", d.Index, sp.Name, report.Plural(len(sp.DSNs), "node"), prep)
+		fmt.Fprintf(w, "\ndeployment %d: %s (existing cluster, %s: registered for the run, kind and flavor discovered)%s\n", d.Index, sp.Name, words.Plural(len(sp.DSNs), "node"), prep)
 	default:
 		fmt.Fprintf(w, "\ndeployment %d: %s (%s, %s, %s, %s installation%s): deploy ~%s%s\n", d.Index, sp.Name, sp.Kind,
-			report.Plural(sp.Nodes, "node"), sp.Flavor, inst, extra, FormatDuration(d.Deploy), prep)
+			words.Plural(sp.Nodes, "node"), sp.Flavor, inst, extra, FormatDuration(d.Deploy), prep)
 	}
 	if len(sp.Knobs) > 0 {
 		ks, _ := topology.KnobsFromMap(sp.Knobs)
@@ -166,7 +166,7 @@ func (p *Plan) printTotals(w io.Writer, status map[int]string, done int) {
 			reused++
 		}
 	}
-	fmt.Fprintf(w, "\n%s in %s", report.Plural(len(p.Cells), "cell"), report.Plural(len(p.Deployments), "deployment"))
+	fmt.Fprintf(w, "\n%s in %s", words.Plural(len(p.Cells), "cell"), words.Plural(len(p.Deployments), "deployment"))
 	if reused > 0 {
 		fmt.Fprintf(w, " (%d not run: they reuse a cell that cannot differ)", reused)
 	}
