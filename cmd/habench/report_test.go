@@ -174,7 +174,8 @@ func checkRendered(t *testing.T, bin, page string, want int, shots, prefix strin
 // non-blank charts. Each run's latency.hlog is read back by hdr-histogram-js
 // (checkLatencyLogs). `habench
 // report --baseline` re-renders it, and `habench compare` writes a before/after page.
-// Screenshots stay in $TMPDIR/habench-report-shots/<time>/ (logged).
+// Screenshots go to a temporary directory removed with the test, or to
+// $HABENCH_REPORT_SHOTS/<time>/, kept, when that is set (logged).
 func TestReportInChromium(t *testing.T) {
 	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
@@ -217,9 +218,12 @@ workload:
 		t.Errorf("report.csv: %v %v", recs, err)
 	}
 
-	shots := filepath.Join(os.TempDir(), "habench-report-shots", time.Now().Format("20060102-150405"))
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
+	shots := t.TempDir()
+	if keep := os.Getenv("HABENCH_REPORT_SHOTS"); keep != "" {
+		shots = filepath.Join(keep, time.Now().Format("20060102-150405"))
+		if err := os.MkdirAll(shots, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// Each run's latency.hlog read back by hdr-histogram-js: the same counts and
 	// percentiles as the run published, merged across the two runs.
