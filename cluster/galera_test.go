@@ -355,6 +355,11 @@ func TestGaleraMariabackupSST(t *testing.T) {
 			t.Errorf("node %s did not join by mariabackup SST:\n%s", n.Name, grepLines(string(log), "SST"))
 		}
 	}
+	// A donor's SST script archives its log in its node's directory ([sst]
+	// sst-log-archive-dir), which destroy removes, not in /tmp/sst_log_archive.
+	if logs, _ := filepath.Glob(filepath.Join(filepath.Dir(c.Nodes[0].Dir), "n*", "sst_log_archive", "mariabackup.backup.log.*")); len(logs) == 0 {
+		t.Error("no donor's SST log archive in its node's directory (sst_log_archive)")
+	}
 }
 
 // TestGaleraRootfsMariaDB deploys Galera from the optional root filesystem with Debian sid's

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -128,7 +129,10 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 // nodeOptionFile is node n's option file, wherever it runs: user root when asRoot, its
 // paths under its ServerDir, its port and address (bind_address too when bind), extra,
 // habench's own server options (SandboxServerOptions), the installation's basedir,
-// MySQL's secure_file_priv and mysqlx, then the plan's options (last, so they win).
+// MySQL's secure_file_priv and mysqlx, then the plan's options (last, so they win). A
+// Galera node also gets an [sst] group that keeps its SST scripts' log archive in its own
+// directory (sst-log-archive-dir), where mariabackup's and xtrabackup's scripts would
+// otherwise leave one in /tmp/sst_log_archive per transfer, past the cluster's destroy.
 func nodeOptionFile(c *Cluster, n *Node, np topology.NodePlan, asRoot, bind bool, extra ...topology.Option) string {
 	d := n.ServerDir
 	var opts []topology.Option
@@ -164,6 +168,9 @@ func nodeOptionFile(c *Cluster, n *Node, np topology.NodePlan, asRoot, bind bool
 		} else {
 			fmt.Fprintf(&b, "%s=%s\n", o.Name, o.Value)
 		}
+	}
+	if slices.ContainsFunc(np.Options, func(o topology.Option) bool { return o.Name == "wsrep_sst_method" }) {
+		fmt.Fprintf(&b, "[sst]\nsst-log-archive-dir=%s/sst_log_archive\n", d)
 	}
 	return b.String()
 }
