@@ -355,9 +355,11 @@ func TestServer(t *testing.T) {
 	t.Run("ignored_lock_wait_timeout_is_retried", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		release := holdAllRows(t, admin, 1500*time.Millisecond)
+		// Rows held 3 s against the server's 1 s lock wait timeout: the first UPDATE
+		// waits out the timeout even when the run took 2 s to connect on a loaded machine.
+		release := holdAllRows(t, admin, 3*time.Second)
 		defer release()
-		o := runOpts(1, 3*time.Second)
+		o := runOpts(1, 5*time.Second)
 		o.Tables = 1
 		res, err := mustLookup(t, "oltp_update_index").Run(ctx, tg, o, nil)
 		if err != nil {
@@ -379,9 +381,11 @@ func TestServer(t *testing.T) {
 	t.Run("unignored_error_ends_run", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		release := holdAllRows(t, admin, 1500*time.Millisecond)
+		// Rows held 3 s against the server's 1 s lock wait timeout: the first UPDATE
+		// waits out the timeout even when the run took 2 s to connect on a loaded machine.
+		release := holdAllRows(t, admin, 3*time.Second)
 		defer release()
-		o := runOpts(1, 3*time.Second)
+		o := runOpts(1, 5*time.Second)
 		o.Tables = 1
 		o.IgnoreErrors = nil
 		res, err := mustLookup(t, "oltp_update_index").Run(ctx, tg, o, nil)
@@ -403,7 +407,13 @@ func TestServer(t *testing.T) {
 	killOne := func(ctx context.Context) chan int64 {
 		killed := make(chan int64, 1)
 		go func() {
-			time.Sleep(800 * time.Millisecond)
+			// Once both workers are connected (setup is slow on a loaded machine), and a
+			// moment into their work.
+			var n int
+			for deadline := time.Now().Add(20 * time.Second); n < 2 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				admin.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB='sbtest' AND ID <> CONNECTION_ID()").Scan(&n)
+			}
+			time.Sleep(300 * time.Millisecond)
 			var id int64
 			err := admin.QueryRowContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE DB='sbtest' AND ID <> CONNECTION_ID() ORDER BY ID LIMIT 1").Scan(&id)
 			if err == nil {
