@@ -136,16 +136,19 @@ func TestStoppedApplierShowsLagThenRecovers(t *testing.T) {
 			caps := c.Capabilities()
 			var mu sync.Mutex
 			series := map[string][]sampler.Sample{}
-			go func() {
-				time.Sleep(3 * time.Second)
-				if _, err := radmin.ExecContext(ctx, caps.StopReplica("SQL_THREAD")); err != nil {
-					t.Errorf("stop applier: %v", err)
-				}
-				time.Sleep(4 * time.Second)
-				if _, err := radmin.ExecContext(ctx, caps.StartReplicaThread("SQL_THREAD")); err != nil {
-					t.Errorf("start applier: %v", err)
-				}
-			}()
+			// The applier is stopped at 3 s and started at 7 s of the samples' clock, which
+			// the assertions use (a timer started before Run would shift by the run's setup).
+			var stopOnce, startOnce sync.Once
+			var applier sync.WaitGroup
+			do := func(what, stmt string) {
+				applier.Add(1)
+				go func() {
+					defer applier.Done()
+					if _, err := radmin.ExecContext(ctx, stmt); err != nil {
+						t.Errorf("%s applier: %v", what, err)
+					}
+				}()
+			}
 			dir := t.TempDir()
 			b := &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: dir,
 				OnSamples: func(ss []sampler.Sample) {
@@ -155,9 +158,16 @@ func TestStoppedApplierShowsLagThenRecovers(t *testing.T) {
 						if x.Node == replica.Name {
 							series[x.Metric] = append(series[x.Metric], x)
 						}
+						if x.Elapsed >= 3*time.Second {
+							stopOnce.Do(func() { do("stop", caps.StopReplica("SQL_THREAD")) })
+						}
+						if x.Elapsed >= 7*time.Second {
+							startOnce.Do(func() { do("start", caps.StartReplicaThread("SQL_THREAD")) })
+						}
 					}
 				}}
 			out, err := b.Run(ctx)
+			applier.Wait()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +24,18 @@ func slowInject(d time.Duration) injectFunc {
 	}
 }
 
+// endDuring returns inject wrapped to close the returned channel, the workload's end, as
+// its first action begins: that action is then in progress when the workload ends, however
+// slowly the scheduler got to it.
+func endDuring(inject injectFunc) (<-chan struct{}, injectFunc) {
+	ended := make(chan struct{})
+	var once sync.Once
+	return ended, func(ctx context.Context, ev scenario.FaultEvent) (FaultRecord, error) {
+		once.Do(func() { close(ended) })
+		return inject(ctx, ev)
+	}
+}
+
 // endAfter closes the returned channel after d: the workload's end.
 func endAfter(d time.Duration) <-chan struct{} {
 	ended := make(chan struct{})
@@ -33,7 +46,8 @@ func endAfter(d time.Duration) <-chan struct{} {
 func TestScheduleFaultsWaitsForActionInProgress(t *testing.T) {
 	events := []scenario.FaultEvent{{At: scenario.Duration(0), Action: "start", Node: "n3"}}
 	var said []string
-	s := scheduleFaults(context.Background(), endAfter(50*time.Millisecond), slowInject(400*time.Millisecond), events, time.Now(), func(w string) { said = append(said, w) })
+	ended, inject := endDuring(slowInject(400 * time.Millisecond))
+	s := scheduleFaults(context.Background(), ended, inject, events, time.Now(), func(w string) { said = append(said, w) })
 	if len(s.Done) != 1 {
 		t.Fatalf("done = %v, want the start's record", s.Done)
 	}
@@ -50,7 +64,8 @@ func TestScheduleFaultsCutsOffAfterGrace(t *testing.T) {
 	faultGrace = 100 * time.Millisecond
 	events := []scenario.FaultEvent{{At: scenario.Duration(0), Action: "start", Node: "n3"}}
 	began := time.Now()
-	s := scheduleFaults(context.Background(), endAfter(50*time.Millisecond), slowInject(time.Minute), events, time.Now(), func(string) {})
+	ended, inject := endDuring(slowInject(time.Minute))
+	s := scheduleFaults(context.Background(), ended, inject, events, time.Now(), func(string) {})
 	if took := time.Since(began); took > 5*time.Second {
 		t.Fatalf("took %v, want the grace to bound the wait", took)
 	}
@@ -65,7 +80,9 @@ func TestScheduleFaultsNamesEventsNeverInjected(t *testing.T) {
 		{At: scenario.Duration(time.Minute), Action: "start", Node: "n2"},
 		{At: scenario.Duration(2 * time.Minute), Action: "heal", Node: "n3"},
 	}
-	s := scheduleFaults(context.Background(), endAfter(50*time.Millisecond), slowInject(0), events, time.Now(), func(string) {})
+	// The workload ends 1 s in: after the kill at 0 s (however slow the machine), long
+	// before the events at 1 and 2 minutes.
+	s := scheduleFaults(context.Background(), endAfter(time.Second), slowInject(0), events, time.Now(), func(string) {})
 	if len(s.Done) != 1 || s.Done[0].Action != "kill" {
 		t.Fatalf("done = %v, want the kill only", s.Done)
 	}
