@@ -406,7 +406,7 @@ workload:
 `), 0o644)
 	cmd := exec.Command(habenchBin, "run", f, "--results", t.TempDir())
 	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
-	var out bytes.Buffer
+	var out syncBuffer // read while the run writes it
 	cmd.Stdout = &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -620,12 +620,7 @@ func TestNonRootUsesLoopback(t *testing.T) {
 	bin := filepath.Join(dir, "habench")
 	b, _ := os.ReadFile(habenchBin)
 	os.WriteFile(bin, b, 0o755)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := testserver.LoopbackPorts(t, 2)
 	name := testenv.Name(t, "cnb")
 	run := func(args ...string) result {
 		return execute(t, append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "HOME=" + dir,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"github.com/habench/habench/internal/testmachine"
@@ -118,11 +119,25 @@ func TestConvergenceDivergedAndDown(t *testing.T) {
 	// A fault of the run's own time: n3 killed during it is expected down, a warning.
 	must("fault", "start", "n3", "--cluster", name)
 	res3 := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cmd, out3, err3 := startHabench(t, ctx, state, "sysbench", "oltp_read_only", "run", "--cluster", name, "--tables", "2", "--table-size", "1000", "--threads", "1", "--time", "6", "--report-interval", "1", "--results", res3)
 	done := make(chan result, 1)
 	go func() {
-		done <- habench(t, state, "sysbench", "oltp_read_only", "run", "--cluster", name, "--tables", "2", "--table-size", "1000", "--threads", "1", "--time", "4", "--results", res3)
+		err := cmd.Wait()
+		code := 0
+		if err != nil {
+			code = cmd.ProcessState.ExitCode()
+		}
+		done <- result{code: code, stdout: out3.String(), stderr: err3.String()}
 	}()
-	time.Sleep(2 * time.Second)
+	// Once the first run's workload is under way (its first interval line): it holds the
+	// cluster's run lock, and the kill below falls inside its workload.
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(out3.String(), "[ 1s ]"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run's workload did not start within 2 min:\n%s\n%s", out3.String(), err3.String())
+		}
+	}
 	// A second run on the same cluster meanwhile is refused, naming the first.
 	if r2 := habench(t, state, "sysbench", "oltp_read_only", "run", "--cluster", name, "--tables", "2", "--table-size", "1000", "--time", "1"); r2.code != 1 ||
 		!strings.Contains(r2.stderr, "another run is going on (pid ") || !strings.Contains(r2.stderr, "oltp_read_only run") {

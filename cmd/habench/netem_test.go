@@ -255,14 +255,22 @@ func TestNetemApplyShowClear(t *testing.T) {
 	if r := habench(t, state, "netem", "apply", "--cluster", name, "--all", "500us"); r.code != 0 {
 		t.Fatalf("apply: %d %s", r.code, r.stderr)
 	}
-	run := exec.Command(habenchBin, "sysbench", "oltp_point_select", "run", "--cluster", name, "--tables", "1", "--table-size", "500", "--time", "4")
+	run := exec.Command(habenchBin, "sysbench", "oltp_point_select", "run", "--cluster", name, "--tables", "1", "--table-size", "500", "--time", "6", "--report-interval", "1")
 	run.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
-	var runErr syncBuffer
-	run.Stderr = &runErr
+	var runOut, runErr syncBuffer
+	run.Stdout, run.Stderr = &runOut, &runErr
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	// Once the workload is under way (past the run's links phase, which would fail with
+	// "not in effect" instead).
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(runOut.String(), "[ 1s ]"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			run.Process.Kill()
+			run.Wait()
+			t.Fatalf("the run's workload did not start within a minute: %s %s", runOut.String(), runErr.String())
+		}
+	}
 	for _, pid := range cluster.LinkProcesses(c) {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
