@@ -11,6 +11,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/internal/testserver"
 	"github.com/habench/habench/topology"
 )
 
@@ -146,8 +147,7 @@ func TestDeployLoopback(t *testing.T) {
 	t.Parallel()
 	s := testenv.Sandbox(t)
 	s.Network = cluster.NetLoopback
-	ln, port := listen(t)
-	ln.Close()
+	port := testserver.LoopbackPorts(t, 2)
 	s.BasePort = port
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -237,9 +237,7 @@ func TestLoopbackDestroySparesNamesakes(t *testing.T) {
 	}
 	b := testenv.Sandbox(t)
 	b.Network = cluster.NetLoopback
-	ln, port := listen(t)
-	ln.Close()
-	b.BasePort = port
+	b.BasePort = testserver.LoopbackPorts(t, 1)
 	if _, err := b.Deploy(ctx, testenv.Spec(t, name, topology.Single, 1, topology.MariaDB)); err != nil {
 		t.Fatal(err)
 	}

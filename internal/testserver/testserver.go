@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -66,15 +67,64 @@ func Available() string {
 	return ""
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago (LoopbackPorts).
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return LoopbackPorts(t, 1)
+}
+
+var (
+	portsMu   sync.Mutex
+	portsNext int              // where the next search starts
+	portsGone = map[int]bool{} // handed out by this process
+)
+
+// LoopbackPorts returns the first of n consecutive TCP ports on 127.0.0.1 that were free a
+// moment ago, between 20000 and 32767: below Linux's ephemeral range (32768-60999), so that
+// no client connection of another test takes one before the server binds it (a port from
+// a closed :0 listener was taken so in CI). Ports are never handed out twice by one test
+// binary; binaries of other packages start their search elsewhere (by process id). The
+// test fails when no n free ports in a row are left.
+func LoopbackPorts(t testing.TB, n int) int {
+	t.Helper()
+	const lo, hi = 20000, 32768
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	if portsNext == 0 {
+		portsNext = lo + (os.Getpid()*211)%(hi-lo)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	for tried := 0; tried < hi-lo; tried += n {
+		base := portsNext
+		portsNext += n
+		if portsNext+n > hi {
+			portsNext = lo
+		}
+		if base+n > hi {
+			continue
+		}
+		free := true
+		for p := base; p < base+n && free; p++ {
+			free = !portsGone[p] && portFree(p)
+		}
+		if free {
+			for p := base; p < base+n; p++ {
+				portsGone[p] = true
+			}
+			return base
+		}
+	}
+	t.Fatalf("no %d free ports in a row on 127.0.0.1 between %d and %d", n, lo, hi-1)
+	return 0
+}
+
+// portFree reports whether 127.0.0.1:port can be bound now.
+func portFree(port int) bool {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
 }
 
 // StartMariaDB initialises a datadir and starts mariadbd with the given extra
