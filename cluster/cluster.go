@@ -78,7 +78,7 @@ type Cluster struct {
 	// that talks SQL ranges over Nodes only. Started by their Program (RegisterProgram).
 	Aux []*Node `json:"aux,omitempty"`
 	// Hosts is what the hosts provider keeps of a cluster on the user's hosts (nil for
-	// other providers): see provider_hosts.go.
+	// other providers): see hosts_provider.go.
 	Hosts   *HostsState           `json:"hosts,omitempty"`
 	State   string                `json:"state"` // "deploying", "ready", "failed"
 	Created time.Time             `json:"created"`

@@ -3,7 +3,7 @@ package cluster
 // Aux nodes on the user's hosts (galera-arbitrator's garbd): placed on the hosts after the
 // SQL nodes, recorded on their host like a node (HostRecord, HOST_DIR/CLUSTER/arb.habench.json)
 // before their directory and process exist, started detached in their own session over SSH,
-// and removed by destroy like a node (hosts.go: destroyHosts walks every member).
+// and removed by destroy like a node (hosts_deploy.go: destroyHosts walks every member).
 
 import (
 	"context"

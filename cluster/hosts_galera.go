@@ -1,7 +1,7 @@
 package cluster
 
 // Galera on the user's hosts: what a Galera node needs there besides what every hosts
-// node gets (hosts.go): the provider library and SST tools checked on each host, the
+// node gets (hosts_deploy.go): the provider library and SST tools checked on each host, the
 // rsync wrapper in the node's bin directory, and the server's PATH.
 
 import (

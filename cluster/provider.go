@@ -47,8 +47,8 @@ const (
 )
 
 // Provider is what provides the servers of a cluster: the local sandbox (namespaces or
-// loopback ports on this machine, provider_sandbox.go), a cluster somebody else runs
-// (registered, provider_existing.go), and each further provider in one file of its own
+// loopback ports on this machine, sandbox_provider.go), a cluster somebody else runs
+// (registered, existing_provider.go), and each further provider in one file of its own
 // that calls RegisterProvider. Callers never ask which provider a cluster has: they ask
 // it for an operation, and an operation it does not offer is an *UnsupportedError made
 // by Refuse. s is the state directory's Sandbox (stop grace, ready timeout, logger).

@@ -26,7 +26,7 @@ import (
 // directory each: snapshot.json (the Snapshot) and data/ (the datadir, with the server's
 // identity removed: no auto.cnf, binary logs, relay logs, GTID history nor Galera state).
 // Making and using one depends on where the servers run: the sandbox's part is
-// snapshot_sandbox.go; the user's hosts' (kept on the hosts) is snapshot_hosts.go.
+// sandbox_snapshot.go; the user's hosts' (kept on the hosts) is hosts_snapshot.go.
 
 // SnapshotInstallation is what a snapshot's server was: flavor, version and binaries.
 // Snapshots are used only by deployments of the same installation.
@@ -116,7 +116,7 @@ func (s *Snapshot) Describe() string {
 func SnapshotsDir() string { return filepath.Join(DefaultCacheDir(), "snapshots") }
 
 // SnapshotStore is what a provider offers for data snapshots, in a file of its own
-// (snapshot_sandbox.go: this machine's cache): an optional interface next to Provider, as
+// (sandbox_snapshot.go: this machine's cache): an optional interface next to Provider, as
 // Adopter is. A provider without it deploys with a prepare (SnapshotRefusal says so).
 // Where snapshots are kept and how one is made and started from are the provider's;
 // names, matching (Snapshot.Match) and the identity a snapshot must not keep

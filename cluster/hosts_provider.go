@@ -16,8 +16,8 @@ import (
 // `habench deploy --hosts db1,db2,db3`): node i runs on hosts[(i-1) mod len(hosts)] with
 // the server the host already has, in its own directory HOST_DIR/CLUSTER/NODE and on its
 // own port; what habench creates on a host is recorded on that host first
-// (HostRecord), and Destroy removes exactly that. Deploy and destroy: hosts.go; the
-// host-side primitives: hostsnode.go.
+// (HostRecord), and Destroy removes exactly that. Deploy and destroy: hosts_deploy.go; the
+// host-side primitives: hosts_node.go.
 type hostsProvider struct{}
 
 func init() { RegisterProvider(hostsProvider{}) }

@@ -10,7 +10,7 @@ import (
 )
 
 // existingProvider is a cluster somebody else runs, registered with `habench register`
-// (Sandbox.Register, existing.go): habench connects to its servers as the registered
+// (Sandbox.Register, existing_register.go): habench connects to its servers as the registered
 // user; with an ssh: section it also reaches their hosts (tc for links, /proc for host
 // metrics, and the section's fault commands to kill, stop and start a server). It never
 // deploys, restarts for knobs, promotes, rewrites option files or destroys servers:
