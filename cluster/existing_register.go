@@ -636,9 +636,3 @@ func describeRoles(roles []topology.Role) string {
 	}
 	return strings.Join(s, ", ")
 }
-
-// forgetState removes c's state directory and nothing else (a registration, or a
-// provider this habench does not know).
-func (s *Sandbox) forgetState(c *Cluster) error {
-	return os.RemoveAll(s.clusterDir(c.Name))
-}

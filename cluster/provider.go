@@ -109,15 +109,6 @@ func ProviderOf(spec topology.Spec) (Provider, error) {
 	return p, nil
 }
 
-// Provide makes the cluster spec describes with the provider it names (Provider.Provide).
-func (s *Sandbox) Provide(ctx context.Context, spec topology.Spec) (*Cluster, error) {
-	p, err := ProviderOf(spec)
-	if err != nil {
-		return nil, err
-	}
-	return p.Provide(ctx, s, spec)
-}
-
 // UnsupportedError is what every provider returns for an operation it does not offer:
 // the one place that says so. It is bad input (the caller asked for something the
 // cluster cannot do), and unwraps to a *topology.FieldError on "cluster".

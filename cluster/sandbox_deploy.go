@@ -5,113 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/habench/habench/topology"
 )
-
-// Sandbox deploys topologies as local server processes. With root and Network "auto" or
-// NetNamespaces, each node runs in its own network namespace on a private bridge with its
-// own address (so links between nodes can be impaired); otherwise every node listens on
-// 127.0.0.1 at BasePort+i. Everything lives under StateDir/clusters/NAME (and the same
-// path inside a root filesystem for chrooted servers).
-type Sandbox struct {
-	StateDir string
-	Network  string // "auto" (default), NetNamespaces or NetLoopback
-	BasePort int    // loopback mode: node i listens on BasePort+i-1 (default 23306)
-	// ReadyTimeout bounds each readiness wait (server accepting connections, replica
-	// threads running); default 90s.
-	ReadyTimeout time.Duration
-	// StopGrace is how long StopNode waits after SIGTERM before SIGKILL (0: DefaultStopGrace).
-	StopGrace time.Duration
-	// GaleraJoinBySST: the joiners of a new Galera cluster take a full state transfer by
-	// the cluster's method (galera.sst), one after the other, instead of starting from its
-	// seed (galera_seed.go); slower, for a test of the state transfer itself.
-	GaleraJoinBySST bool
-	Log             *slog.Logger
-	// Notice, when set, receives lines a command says on its output besides its result
-	// (a host unreachable at destroy); they are logged too. nil: logged only.
-	Notice func(line string)
-
-	// snapshot, when set (DeployFromSnapshot), is the data snapshot every node's datadir
-	// is copied from.
-	snapshot *Snapshot
-}
-
-// notice says line through s.Notice, when set.
-func (s *Sandbox) notice(line string) {
-	if s.Notice != nil {
-		s.Notice(line)
-	}
-}
-
-func (s *Sandbox) log() *slog.Logger {
-	if s.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return s.Log
-}
-
-// stateDir is StateDir made absolute (a relative one would change meaning with the
-// working directory, and paths in option files and process command lines must be absolute).
-func (s *Sandbox) stateDir() string {
-	d, err := filepath.Abs(s.StateDir)
-	if err != nil {
-		return s.StateDir
-	}
-	return d
-}
-
-func (s *Sandbox) clustersDir() string { return filepath.Join(s.stateDir(), "clusters") }
-func (s *Sandbox) clusterDir(name string) string {
-	return filepath.Join(s.clustersDir(), name)
-}
-
-// Load reads cluster name's state file. ErrNotFound if there is none; a *FieldError if
-// name is not a valid cluster name (so it can never address a path outside the state dir).
-func (s *Sandbox) Load(name string) (*Cluster, error) {
-	if err := topology.ValidName(name); err != nil {
-		return nil, err
-	}
-	c, err := loadState(filepath.Join(s.clusterDir(name), "state.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("cluster %q: %w (see `habench status`)", name, ErrNotFound)
-	}
-	return c, err
-}
-
-// List returns every cluster with a state file, sorted by name.
-func (s *Sandbox) List() ([]*Cluster, error) {
-	entries, err := os.ReadDir(s.clustersDir())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []*Cluster
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		c, err := loadState(filepath.Join(s.clustersDir(), e.Name(), "state.json"))
-		if err != nil {
-			// A directory without state (crash before the first save): still ours to clean.
-			c = &Cluster{Name: e.Name(), path: filepath.Join(s.clustersDir(), e.Name(), "state.json"), State: "unknown"}
-		}
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
 
 // Deploy creates the directories, network and processes of spec, bootstraps replication
 // and waits until the topology is healthy. spec is defaulted and validated first; errors
@@ -471,4 +374,25 @@ func globalLockPath() string {
 		return "/run/habench.lock"
 	}
 	return filepath.Join(os.TempDir(), fmt.Sprintf("habench-%d.lock", os.Geteuid()))
+}
+
+// allocateAux adds spec's aux nodes (topology.KindDef.Aux) to c after its servers: in
+// netns mode the next addresses of the subnet, in loopback mode 127.0.0.1 and the ports
+// after the servers'.
+func (s *Sandbox) allocateAux(c *Cluster, spec topology.Spec, mode string) {
+	for j, a := range spec.AuxNodes() {
+		i := len(c.Nodes) + j + 1
+		n := &Node{Name: a.Name, Role: a.Role, Program: a.Program, Dir: filepath.Join(s.clusterDir(spec.Name), a.Name)}
+		n.ServerDir = n.Dir
+		if mode == NetNamespaces {
+			n.Host, n.Netns = nodeAddress(c.SubnetIdx, i), netnsName(spec.Name, a.Name)
+		} else {
+			base := s.BasePort
+			if base == 0 {
+				base = 23306
+			}
+			n.Host, n.Port = "127.0.0.1", base+i-1
+		}
+		c.Aux = append(c.Aux, n)
+	}
 }
