@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -258,4 +259,42 @@ func (c *Cluster) Reload() (*Cluster, error) {
 		return nil, fmt.Errorf("cluster %s: no state file", c.Name)
 	}
 	return loadState(c.path)
+}
+
+// guardedDSN is a go-sql-driver DSN for user on host:port over TCP through the guarded
+// dialer: an existing node's, and the admin account of a node on the user's hosts.
+func guardedDSN(host string, port int, user, password string) string {
+	RegisterGuardedDialer()
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd = user, password
+	cfg.Net = GuardedNet
+	cfg.Addr = net.JoinHostPort(host, strconv.Itoa(port))
+	cfg.Timeout = 5 * time.Second
+	cfg.ReadTimeout = 30 * time.Second
+	cfg.InterpolateParams = true
+	return cfg.FormatDSN()
+}
+
+// ShowMap runs q on db, a statement whose rows are a name and a value (SHOW [GLOBAL]
+// VARIABLES or STATUS, with or without WHERE), and returns the values by name in lower
+// case (NULL as ""). Errors: the query's or a row's, after q.
+func ShowMap(ctx context.Context, db *sql.DB, q string) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", q, err)
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var k string
+		var v sql.NullString
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("%s: %w", q, err)
+		}
+		m[strings.ToLower(k)] = v.String
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", q, err)
+	}
+	return m, nil
 }

@@ -54,7 +54,7 @@ func (existingProvider) Why(c *Cluster, op Op) string {
 
 // AdminDSN is the registered user over TCP through the guarded dialer.
 func (existingProvider) AdminDSN(c *Cluster, n *Node) string {
-	return existingDSN(n.Host, n.Port, c.User, c.Password)
+	return guardedDSN(n.Host, n.Port, c.User, c.Password)
 }
 
 // Host is the node's host over SSH, nil without an ssh: section.

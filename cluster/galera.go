@@ -511,3 +511,7 @@ func galeraMembersNote(c *Cluster, size, incoming string) string {
 	}
 	return fmt.Sprintf("wsrep_cluster_size %d for %d given node(s): %s", n, len(c.Nodes), strings.Join(parts, "; "))
 }
+
+func isGaleraKind(k topology.Kind) bool {
+	return k == topology.Galera || k == topology.GaleraArbitrator
+}

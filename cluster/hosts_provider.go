@@ -52,9 +52,9 @@ func (hostsProvider) Why(c *Cluster, op Op) string {
 // AdminDSN is the cluster's admin account over TCP through the guarded dialer.
 func (hostsProvider) AdminDSN(c *Cluster, n *Node) string {
 	if c.Hosts == nil {
-		return existingDSN(n.Host, n.Port, c.User, c.Password)
+		return guardedDSN(n.Host, n.Port, c.User, c.Password)
 	}
-	return existingDSN(n.Host, n.Port, c.Hosts.AdminUser, c.Hosts.AdminPassword)
+	return guardedDSN(n.Host, n.Port, c.Hosts.AdminUser, c.Hosts.AdminPassword)
 }
 
 // Host is node n's host over SSH (one master connection per host for the process).
@@ -194,18 +194,4 @@ func (c *Cluster) hostsSSH(n *Node) *host.SSH {
 		}
 	}
 	return nil
-}
-
-// sshHostFor returns the cached *host.SSH for dest with sp's options (sp may be nil).
-func sshHostFor(sp *topology.SSHSpec, dest string) *host.SSH {
-	h := &host.SSH{Dest: dest}
-	if sp != nil {
-		h.User, h.Port, h.Identity, h.Config, h.Options = sp.User, sp.Port, sp.Identity, sp.Config, sp.Options
-	}
-	if NetworkGuard() {
-		h.Check = guardSSH
-	}
-	key := fmt.Sprintf("%q %q %d %q %q %q %v", h.Dest, h.User, h.Port, h.Identity, h.Config, h.Options, h.Check != nil)
-	v, _ := sshHosts.LoadOrStore(key, h)
-	return v.(*host.SSH)
 }

@@ -344,7 +344,7 @@ func (hostsProvider) DeployFromSnapshot(ctx context.Context, s *Sandbox, spec to
 	}
 	sb := *s
 	sb.snapshot = snap
-	return sb.Deploy(ctx, spec)
+	return sb.Provide(ctx, spec)
 }
 
 // copyHostSnapshot makes sure dst has a complete copy of snap (directory l on src and

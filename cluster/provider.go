@@ -229,7 +229,7 @@ func (u unknownProvider) Why(*Cluster, Op) string {
 }
 func (unknownProvider) Deployed() bool { return false }
 func (unknownProvider) AdminDSN(c *Cluster, n *Node) string {
-	return existingDSN(n.Host, n.Port, c.User, c.Password)
+	return guardedDSN(n.Host, n.Port, c.User, c.Password)
 }
 func (unknownProvider) Host(*Cluster, *Node) host.Host                 { return nil }
 func (unknownProvider) HostName(_ *Cluster, n *Node) string            { return n.Host }

@@ -396,3 +396,18 @@ func (s *Sandbox) allocateAux(c *Cluster, spec topology.Spec, mode string) {
 		c.Aux = append(c.Aux, n)
 	}
 }
+
+// runPlan executes the bootstrap steps in order over the admin sockets.
+func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) error {
+	return s.runPlanWith(ctx, c, plan, s.startStepNode)
+}
+
+// startStepNode starts node n for a plan step (with its plan's StartArgs) and records its
+// PID in the state file at once. A server that refuses an option is a *topology.FieldError.
+func (s *Sandbox) startStepNode(ctx context.Context, c *Cluster, plan topology.Plan, n *Node) error {
+	err := s.startNode(ctx, c, n, plan.StartArgs(n.Name)...)
+	if serr := c.save(); serr != nil {
+		return errors.Join(err, serr)
+	}
+	return err
+}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/habench/habench/internal/atomicfile"
@@ -423,4 +424,59 @@ func parseGaleraPosition(path string, b []byte) (string, error) {
 		return "", fmt.Errorf("%s: no Galera position after a clean shutdown (uuid %q, seqno %d)", path, uuid, seqno)
 	}
 	return fmt.Sprintf("%s:%d", uuid, seqno), nil
+}
+
+// SnapshotKinds are the kinds a deployment (local sandbox or hosts) starts from a data
+// snapshot; the others (group-dr) load their data through a prepare as before.
+var SnapshotKinds = map[topology.Kind]bool{topology.Single: true, topology.Async: true, topology.SemiSync: true,
+	topology.Group: true, topology.Galera: true, topology.GaleraArbitrator: true}
+
+// OnDiskOptions are server options that change the data's layout on disk or what a
+// CREATE TABLE makes (page size, default row format, character set...): a deployment that
+// sets one of them gets no snapshot (made without them) and prepares as before.
+var OnDiskOptions = []string{"innodb_page_size", "innodb_data_file_path", "innodb_undo_tablespaces",
+	"innodb_default_row_format", "innodb_file_per_table", "innodb_checksum_algorithm", "innodb_log_file_size",
+	"innodb_redo_log_capacity", "lower_case_table_names", "character_set_server", "collation_server",
+	"default_storage_engine", "innodb_compression_default", "innodb_encrypt_tables", "explicit_defaults_for_timestamp"}
+
+// SnapshotRefusal says why spec cannot start from a snapshot ("" when it can): its
+// provider keeps no snapshots (no SnapshotStore), a kind not in SnapshotKinds, or an
+// option of OnDiskOptions.
+func SnapshotRefusal(spec topology.Spec) string {
+	if _, why := snapshotStore(spec); why != "" {
+		return why
+	}
+	if !SnapshotKinds[spec.Kind] {
+		return "kind " + string(spec.Kind) + " prepares its data as before"
+	}
+	for k := range spec.Options {
+		for _, o := range OnDiskOptions {
+			if normOptionName(k) == o {
+				return "option " + k + " changes the data on disk"
+			}
+		}
+	}
+	return ""
+}
+
+func normOptionName(k string) string {
+	b := []byte(k)
+	for i, c := range b {
+		if c == '-' {
+			b[i] = '_'
+		}
+	}
+	s := string(b)
+	if len(s) > 6 && s[:6] == "loose_" {
+		s = s[6:]
+	}
+	return s
+}
+
+// diskUsage is the space fi takes on disk in bytes (its size when the blocks are unknown).
+func diskUsage(fi fs.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Blocks * 512
+	}
+	return fi.Size()
 }
