@@ -14,7 +14,7 @@ type Program struct {
 	// Start starts n's process (in n.Netns, detached in its own session so that it
 	// outlives habench), records n.PID and n.StartTicks, and returns once n is part of
 	// the topology (an arbitrator counted in the cluster size). Required.
-	Start func(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error
+	Start func(ctx context.Context, s *Store, c *Cluster, n *Node) error
 	// Health is n's one-line health for status, for a running process (nil: "running").
 	Health func(ctx context.Context, c *Cluster, n *Node) string
 }
@@ -59,7 +59,7 @@ func (c *Cluster) Member(name string) *Node {
 func (n *Node) IsAux() bool { return n.Program != "" }
 
 // startAux starts aux node n with its Program.
-func (s *Sandbox) startAux(ctx context.Context, c *Cluster, n *Node) error {
+func (s *Store) startAux(ctx context.Context, c *Cluster, n *Node) error {
 	p, err := program(n)
 	if err != nil {
 		return err

@@ -495,7 +495,7 @@ func registeredSpec(spec topology.Spec, kind topology.Kind, nodes int, flavor to
 		Flavor: flavor, Knobs: spec.Knobs, Sites: spec.Sites, ExistingSpec: topology.ExistingSpec{User: user, SSH: ssh}}
 }
 
-func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, error) {
+func (s *Store) Register(ctx context.Context, spec topology.Spec) (*Cluster, error) {
 	spec.Provider = topology.ProviderExisting
 	spec.Defaults()
 	if err := spec.Validate(); err != nil {

@@ -102,7 +102,7 @@ func (hostsProvider) NetworkDescription(c *Cluster) string {
 }
 
 // StopNode: SIGTERM on the host, then SIGKILL after s.StopGrace (default DefaultStopGrace).
-func (hostsProvider) StopNode(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
+func (hostsProvider) StopNode(ctx context.Context, s *Store, c *Cluster, n *Node) error {
 	grace := s.StopGrace
 	if grace <= 0 {
 		grace = DefaultStopGrace
@@ -121,7 +121,7 @@ func (hostsProvider) StopNode(ctx context.Context, s *Sandbox, c *Cluster, n *No
 }
 
 // KillNode: SIGKILL on the host, checked 10 s later.
-func (hostsProvider) KillNode(ctx context.Context, _ *Sandbox, c *Cluster, n *Node) error {
+func (hostsProvider) KillNode(ctx context.Context, _ *Store, c *Cluster, n *Node) error {
 	h := c.hostsSSH(n)
 	if h == nil {
 		return fmt.Errorf("node %s: no host", n.Name)
@@ -135,7 +135,7 @@ func (hostsProvider) KillNode(ctx context.Context, _ *Sandbox, c *Cluster, n *No
 // StartNode starts the node's server again on its host with its kind's start arguments,
 // records the new process (state file and the host's record) and waits until it accepts
 // connections and has rejoined its topology.
-func (hostsProvider) StartNode(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
+func (hostsProvider) StartNode(ctx context.Context, s *Store, c *Cluster, n *Node) error {
 	h := c.hostsSSH(n)
 	if h == nil {
 		return fmt.Errorf("node %s: no host", n.Name)
@@ -172,13 +172,13 @@ func (hostsProvider) WriteOptionFile(c *Cluster, n *Node, content string) error 
 	return hostWriteFile(ctx, h, path.Join(n.Dir, "my.cnf"), []byte(content), 0o644)
 }
 
-// Provide deploys spec's servers on its hosts (Sandbox.deployHosts).
-func (hostsProvider) Provide(ctx context.Context, s *Sandbox, spec topology.Spec) (*Cluster, error) {
+// Provide deploys spec's servers on its hosts (Store.deployHosts).
+func (hostsProvider) Provide(ctx context.Context, s *Store, spec topology.Spec) (*Cluster, error) {
 	return s.deployHosts(ctx, spec)
 }
 
 // Destroy removes, on every host, what the host's records list, then the state directory.
-func (hostsProvider) Destroy(ctx context.Context, s *Sandbox, c *Cluster) error {
+func (hostsProvider) Destroy(ctx context.Context, s *Store, c *Cluster) error {
 	return s.destroyHosts(ctx, c)
 }
 

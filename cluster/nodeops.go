@@ -12,7 +12,7 @@ import (
 )
 
 // DefaultStopGrace is how long StopNode waits for a server to shut down after SIGTERM
-// before it kills it with SIGKILL (Sandbox.StopGrace overrides it). 90 s: a loaded MySQL
+// before it kills it with SIGKILL (Store.StopGrace overrides it). 90 s: a loaded MySQL
 // group primary needs 57-59 s for a clean shutdown (Group Replication's stop waits up to
 // its fixed 50 s TRANSACTION_KILL_TIMEOUT for commits in flight, docs/topologies.md); a
 // 60 s grace turned some of those into crashes.
@@ -36,7 +36,7 @@ func (e *StopEscalatedError) Error() string {
 // they do it (Provider.StopNode). Errors: *StopEscalatedError when it took SIGKILL (the
 // node is down, but it crashed: callers must say so), *topology.FieldError for an unknown
 // node, *UnsupportedError when c's provider does not stop nodes.
-func (s *Sandbox) StopNode(c *Cluster, node string) error {
+func (s *Store) StopNode(c *Cluster, node string) error {
 	n, err := c.memberFor(OpStopNode, node)
 	if err != nil {
 		return err
@@ -47,7 +47,7 @@ func (s *Sandbox) StopNode(c *Cluster, node string) error {
 // KillNode kills node's server (a crash: SIGKILL for a sandbox). Error when the process
 // is still there 10 s later (stuck in the kernel): the fault did not happen as recorded;
 // *UnsupportedError when c's provider does not kill nodes.
-func (s *Sandbox) KillNode(c *Cluster, node string) error {
+func (s *Store) KillNode(c *Cluster, node string) error {
 	n, err := c.memberFor(OpKillNode, node)
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func (s *Sandbox) KillNode(c *Cluster, node string) error {
 // node runs, a group member bootstraps the group again and a Galera node bootstraps a new
 // Primary component, the latter only if it stopped last (see galeraStartArgs).
 // *UnsupportedError when c's provider does not start nodes.
-func (s *Sandbox) StartNode(ctx context.Context, c *Cluster, node string) error {
+func (s *Store) StartNode(ctx context.Context, c *Cluster, node string) error {
 	n, err := c.memberFor(OpStartNode, node)
 	if err != nil {
 		return err

@@ -26,7 +26,7 @@ type stepStarter func(ctx context.Context, c *Cluster, plan topology.Plan, n *No
 
 // runPlanWith executes the bootstrap steps in order over admin connections (c.OpenAdmin,
 // so over whatever c's provider gives), starting nodes with start.
-func (s *Sandbox) runPlanWith(ctx context.Context, c *Cluster, plan topology.Plan, start stepStarter) (rerr error) {
+func (s *Store) runPlanWith(ctx context.Context, c *Cluster, plan topology.Plan, start stepStarter) (rerr error) {
 	var bg background
 	defer func() { rerr = errors.Join(rerr, bg.wait()) }()
 	for _, st := range plan.Steps {
@@ -45,7 +45,7 @@ func (s *Sandbox) runPlanWith(ctx context.Context, c *Cluster, plan topology.Pla
 
 // runStep runs one plan step: it starts the step's node when the step says so, runs its
 // statements over an admin connection, then waits for its condition (s.ReadyTimeout).
-func (s *Sandbox) runStep(ctx context.Context, c *Cluster, plan topology.Plan, st topology.Step, start stepStarter) error {
+func (s *Store) runStep(ctx context.Context, c *Cluster, plan topology.Plan, st topology.Step, start stepStarter) error {
 	caps := c.Binaries.Caps()
 	n := c.Node(st.Node)
 	if st.Start {

@@ -23,7 +23,7 @@ const (
 	OpStopNode    Op = "stop node"
 	OpKillNode    Op = "kill node"
 	OpRestartNode Op = "restart node"
-	// OpPromote makes a replica the source (Sandbox.Promote): it rewrites option files.
+	// OpPromote makes a replica the source (Store.Promote): it rewrites option files.
 	OpPromote Op = "promote node"
 	// OpOptionFiles reads and writes a node's option file (knobs that need a restart).
 	OpOptionFiles Op = "read or write option files"
@@ -51,7 +51,8 @@ const (
 // (registered, existing_provider.go), and each further provider in one file of its own
 // that calls RegisterProvider. Callers never ask which provider a cluster has: they ask
 // it for an operation, and an operation it does not offer is an *UnsupportedError made
-// by Refuse. s is the state directory's Sandbox (stop grace, ready timeout, logger).
+// by Refuse. s is the store of the cluster's state directory (stop grace, ready timeout,
+// logger).
 type Provider interface {
 	// Name is the provider's name in state files and specs (topology.Provider*).
 	Name() string
@@ -79,9 +80,9 @@ type Provider interface {
 	NetworkDescription(c *Cluster) string
 	// StopNode shuts node n down cleanly (*StopEscalatedError when it took SIGKILL),
 	// KillNode crashes it, StartNode starts it and waits until it is back in its topology.
-	StopNode(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error
-	KillNode(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error
-	StartNode(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error
+	StopNode(ctx context.Context, s *Store, c *Cluster, n *Node) error
+	KillNode(ctx context.Context, s *Store, c *Cluster, n *Node) error
+	StartNode(ctx context.Context, s *Store, c *Cluster, n *Node) error
 	// ReadOptionFile and WriteOptionFile read and replace node n's option file (read at
 	// its next start).
 	ReadOptionFile(c *Cluster, n *Node) (string, error)
@@ -90,9 +91,9 @@ type Provider interface {
 	// servers and waits until the topology is healthy (a sandbox), or connects to them and
 	// records what it found (a registration). On error nothing is left behind; bad input
 	// is a *topology.FieldError.
-	Provide(ctx context.Context, s *Sandbox, spec topology.Spec) (*Cluster, error)
+	Provide(ctx context.Context, s *Store, spec topology.Spec) (*Cluster, error)
 	// Destroy removes what habench made for c (for a registration: the registration).
-	Destroy(ctx context.Context, s *Sandbox, c *Cluster) error
+	Destroy(ctx context.Context, s *Store, c *Cluster) error
 }
 
 // ProviderOf returns the provider a spec names (spec.Provider; "" is the local sandbox),
@@ -243,19 +244,19 @@ func (u unknownProvider) refuse(c *Cluster, op Op, n *Node) error {
 func (u unknownProvider) WriteOptionFile(c *Cluster, n *Node, _ string) error {
 	return u.refuse(c, OpOptionFiles, n)
 }
-func (u unknownProvider) StopNode(_ context.Context, _ *Sandbox, c *Cluster, n *Node) error {
+func (u unknownProvider) StopNode(_ context.Context, _ *Store, c *Cluster, n *Node) error {
 	return u.refuse(c, OpStopNode, n)
 }
-func (u unknownProvider) KillNode(_ context.Context, _ *Sandbox, c *Cluster, n *Node) error {
+func (u unknownProvider) KillNode(_ context.Context, _ *Store, c *Cluster, n *Node) error {
 	return u.refuse(c, OpKillNode, n)
 }
-func (u unknownProvider) StartNode(_ context.Context, _ *Sandbox, c *Cluster, n *Node) error {
+func (u unknownProvider) StartNode(_ context.Context, _ *Store, c *Cluster, n *Node) error {
 	return u.refuse(c, OpStartNode, n)
 }
-func (u unknownProvider) Provide(context.Context, *Sandbox, topology.Spec) (*Cluster, error) {
+func (u unknownProvider) Provide(context.Context, *Store, topology.Spec) (*Cluster, error) {
 	return nil, &topology.FieldError{Field: "provider", Value: u.name, Reason: u.Why(nil, "")}
 }
-func (unknownProvider) Destroy(_ context.Context, s *Sandbox, c *Cluster) error {
+func (unknownProvider) Destroy(_ context.Context, s *Store, c *Cluster) error {
 	return s.forgetState(c)
 }
 
@@ -264,7 +265,7 @@ func (unknownProvider) Destroy(_ context.Context, s *Sandbox, c *Cluster) error 
 // topology (KindOps.Rejoin, e.g. a group member's START GROUP_REPLICATION), records the
 // new process in the state file and runs KindOps.Rejoined. The first error is returned,
 // joined with a failed state file write.
-func (s *Sandbox) startAndRejoin(ctx context.Context, c *Cluster, n *Node, start func(context.Context, *Cluster, *Node, ...string) error) error {
+func (s *Store) startAndRejoin(ctx context.Context, c *Cluster, n *Node, start func(context.Context, *Cluster, *Node, ...string) error) error {
 	ops := c.ops()
 	var extra []string
 	if ops.StartArgs != nil {

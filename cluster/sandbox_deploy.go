@@ -19,7 +19,7 @@ import (
 // Deploy creates the directories, network and processes of spec, bootstraps replication
 // and waits until the topology is healthy. spec is defaulted and validated first; errors
 // in it are *topology.FieldError. On any failure everything created is removed again.
-func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, err error) {
+func (s *Store) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, err error) {
 	if spec.Provider != "" && spec.Provider != topology.ProviderSandbox {
 		return s.Provide(ctx, spec) // another provider's spec: that provider makes it
 	}
@@ -114,7 +114,7 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 
 // networkMode is s.Network resolved: auto (or "") picks netns where namespaces are
 // usable, else loopback; netns where they are not and any other value are field errors.
-func (s *Sandbox) networkMode() (string, error) {
+func (s *Store) networkMode() (string, error) {
 	mode := s.Network
 	switch mode {
 	case "", "auto":
@@ -163,7 +163,7 @@ func setupNetwork(c *Cluster) error {
 
 // prepareNodes builds the kind's plan for c's addresses and prepares every node's data
 // directory and option file from the installation's template.
-func (s *Sandbox) prepareNodes(ctx context.Context, c *Cluster, spec topology.Spec, bins *Binaries) (topology.Plan, error) {
+func (s *Store) prepareNodes(ctx context.Context, c *Cluster, spec topology.Spec, bins *Binaries) (topology.Plan, error) {
 	plan, err := topology.BuildPlan(spec, bins.Caps(), func(node string) (string, int) {
 		n := c.Node(node)
 		return n.Host, n.Port
@@ -196,7 +196,7 @@ func (s *Sandbox) prepareNodes(ctx context.Context, c *Cluster, spec topology.Sp
 // startNodes starts together the nodes no plan step starts (every kind but galera; the
 // others start one by one in runPlan) and returns each node's error, and whether a plan
 // step starts some node.
-func (s *Sandbox) startNodes(ctx context.Context, c *Cluster, plan topology.Plan) (errs []error, stepStarts bool) {
+func (s *Store) startNodes(ctx context.Context, c *Cluster, plan topology.Plan) (errs []error, stepStarts bool) {
 	var wg sync.WaitGroup
 	errs = make([]error, len(c.Nodes))
 	for i, n := range c.Nodes {
@@ -228,7 +228,7 @@ func startError(errs []error) error {
 
 // completeDeploy runs the plan's steps (replication, bootstrap), the kind's AfterPlan and
 // starts the auxiliary processes (arbitrator), saving the state after each of these.
-func (s *Sandbox) completeDeploy(ctx context.Context, c *Cluster, plan topology.Plan) error {
+func (s *Store) completeDeploy(ctx context.Context, c *Cluster, plan topology.Plan) error {
 	if err := s.runPlan(ctx, c, plan); err != nil {
 		return err
 	}
@@ -254,7 +254,7 @@ func (s *Sandbox) completeDeploy(ctx context.Context, c *Cluster, plan topology.
 
 // allocate reserves the name, subnet or ports, and writes the first state file, so that
 // from here on destroy can find every resource deploy creates.
-func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cluster, error) {
+func (s *Store) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cluster, error) {
 	dir := s.clusterDir(spec.Name)
 	if _, err := os.Stat(dir); err == nil {
 		return nil, &topology.FieldError{Field: "name", Value: spec.Name, Reason: fmt.Sprintf("a cluster with this name exists (habench destroy %s)", spec.Name)}
@@ -353,7 +353,7 @@ func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cl
 // serverClusterDir is the cluster's directory as the servers see it: under the state
 // directory for host installations; inside a root filesystem a short path
 // /habench/<hash of the state dir>/<cluster>, so socket paths stay under the unix limit.
-func (s *Sandbox) serverClusterDir(bins *Binaries, name string) string {
+func (s *Store) serverClusterDir(bins *Binaries, name string) string {
 	if bins == nil || bins.Root == "" {
 		return s.clusterDir(name)
 	}
@@ -379,7 +379,7 @@ func globalLockPath() string {
 // allocateAux adds spec's aux nodes (topology.KindDef.Aux) to c after its servers: in
 // netns mode the next addresses of the subnet, in loopback mode 127.0.0.1 and the ports
 // after the servers'.
-func (s *Sandbox) allocateAux(c *Cluster, spec topology.Spec, mode string) {
+func (s *Store) allocateAux(c *Cluster, spec topology.Spec, mode string) {
 	for j, a := range spec.AuxNodes() {
 		i := len(c.Nodes) + j + 1
 		n := &Node{Name: a.Name, Role: a.Role, Program: a.Program, Dir: filepath.Join(s.clusterDir(spec.Name), a.Name)}
@@ -398,13 +398,13 @@ func (s *Sandbox) allocateAux(c *Cluster, spec topology.Spec, mode string) {
 }
 
 // runPlan executes the bootstrap steps in order over the admin sockets.
-func (s *Sandbox) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) error {
+func (s *Store) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) error {
 	return s.runPlanWith(ctx, c, plan, s.startStepNode)
 }
 
 // startStepNode starts node n for a plan step (with its plan's StartArgs) and records its
 // PID in the state file at once. A server that refuses an option is a *topology.FieldError.
-func (s *Sandbox) startStepNode(ctx context.Context, c *Cluster, plan topology.Plan, n *Node) error {
+func (s *Store) startStepNode(ctx context.Context, c *Cluster, plan topology.Plan, n *Node) error {
 	err := s.startNode(ctx, c, n, plan.StartArgs(n.Name)...)
 	if serr := c.save(); serr != nil {
 		return errors.Join(err, serr)

@@ -16,7 +16,7 @@ import (
 // destroy kills the servers (SIGKILL: their data is deleted anyway, and a clean shutdown
 // of a MySQL source with connected replicas takes about 10 s), then removes the network
 // and the directories.
-func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
+func (s *Store) destroy(ctx context.Context, c *Cluster) error {
 	var errs []error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -102,7 +102,7 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 // Leftovers lists what of cluster c still exists on this machine: live processes under
 // its directories, network namespaces and links of its name, and its directories. Empty
 // after a successful Destroy.
-func Leftovers(s *Sandbox, c *Cluster) []string {
+func Leftovers(s *Store, c *Cluster) []string {
 	var left []string
 	dirs := []string{s.clusterDir(c.Name)}
 	if c.Binaries != nil && c.Binaries.Root != "" {

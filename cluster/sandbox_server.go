@@ -18,7 +18,7 @@ import (
 // (cached per installation and version; copying it is much faster than initialising).
 // Templates live under DefaultCacheDir()/templates, or /habench/templates inside a root
 // filesystem; `make clean-cache` removes them.
-func (s *Sandbox) template(ctx context.Context, bins *Binaries) (string, error) {
+func (s *Store) template(ctx context.Context, bins *Binaries) (string, error) {
 	base := filepath.Join(DefaultCacheDir(), "templates")
 	if bins.Root != "" {
 		base = "/habench/templates"
@@ -78,7 +78,7 @@ func (s *Sandbox) template(ctx context.Context, bins *Binaries) (string, error) 
 
 // prepareNode copies the template datadir (or the snapshot's, see DeployFromSnapshot, or
 // a Galera node's seed, see galeraSeed) and writes the node's option file.
-func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl string, seed *galeraSeed) error {
+func (s *Store) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl string, seed *galeraSeed) error {
 	if err := os.MkdirAll(filepath.Join(n.Dir, "tmp"), 0o755); err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 // startNode starts n's server in its own session (it outlives habench), records its PID,
 // and waits until it accepts connections on its socket. extra are server arguments for this
 // start only (after --defaults-file).
-func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...string) error {
+func (s *Store) startNode(ctx context.Context, c *Cluster, n *Node, extra ...string) error {
 	ready, err := s.launchNode(c, n, extra...)
 	if err != nil {
 		return err
@@ -129,7 +129,7 @@ func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...s
 // PID in n, returning at once; ready waits (at most s.ReadyTimeout) until the server
 // accepts connections on its socket, or returns why it exited during its start (a
 // *topology.FieldError for an option it refused).
-func (s *Sandbox) launchNode(c *Cluster, n *Node, extra ...string) (ready func(context.Context) error, err error) {
+func (s *Store) launchNode(c *Cluster, n *Node, extra ...string) (ready func(context.Context) error, err error) {
 	os.Remove(n.Socket)
 	// MySQL's socket lock names the PID of the server that had the socket; right after a
 	// SIGKILL that PID may still be an unreaped zombie, and the new server then refuses to

@@ -20,7 +20,7 @@ func (sandboxProvider) LoadSnapshot(_ context.Context, _ topology.Spec, name str
 // node named name, runs prep on it (the prepare), removes the accounts the deploy made,
 // resets binary logs and GTIDs, stops the server cleanly and moves its datadir into
 // SnapshotsDir() without its identity (scrubIdentity). The node is destroyed in any case.
-func (sandboxProvider) MakeSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error) {
+func (sandboxProvider) MakeSnapshot(ctx context.Context, s *Store, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error) {
 	bins, err := ResolveInstallation(ctx, spec.Installation, spec.Flavor)
 	if err != nil {
 		return nil, err
@@ -48,7 +48,7 @@ func (sandboxProvider) MakeSnapshot(ctx context.Context, s *Sandbox, spec topolo
 
 // keepDatadir forgets c's single node's identity, stops it cleanly and moves its datadir
 // to snap's directory with snapshot.json.
-func (s *Sandbox) keepDatadir(ctx context.Context, c *Cluster, snap *Snapshot) error {
+func (s *Store) keepDatadir(ctx context.Context, c *Cluster, snap *Snapshot) error {
 	n := c.Nodes[0]
 	if err := forgetIdentity(ctx, c, n); err != nil {
 		return err
@@ -104,7 +104,7 @@ func (sandboxProvider) VerifySnapshot(_ context.Context, _ topology.Spec, snap *
 // DeployFromSnapshot is the local sandbox's SnapshotStore.DeployFromSnapshot: snap's files
 // checked (VerifySnapshot), then Deploy with every node's datadir a copy of snap's
 // (nodeFromSnapshot).
-func (sandboxProvider) DeployFromSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, snap *Snapshot) (*Cluster, error) {
+func (sandboxProvider) DeployFromSnapshot(ctx context.Context, s *Store, spec topology.Spec, snap *Snapshot) (*Cluster, error) {
 	if err := snap.verifyLocal(); err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (sandboxProvider) DeployFromSnapshot(ctx context.Context, s *Sandbox, spec 
 // nodeFromSnapshot makes node n's datadir a copy of s.snapshot's and gives it its Galera
 // state (galera kinds: safe to bootstrap on the node the plan bootstraps, the one that
 // does not start empty).
-func (s *Sandbox) nodeFromSnapshot(c *Cluster, n *Node, np topology.NodePlan) error {
+func (s *Store) nodeFromSnapshot(c *Cluster, n *Node, np topology.NodePlan) error {
 	if err := copyDatadir(filepath.Join(s.snapshot.dir, "data"), filepath.Join(n.Dir, "data")); err != nil {
 		return err
 	}

@@ -121,7 +121,7 @@ func SnapshotsDir() string { return filepath.Join(DefaultCacheDir(), "snapshots"
 // Adopter is. A provider without it deploys with a prepare (SnapshotRefusal says so).
 // Where snapshots are kept and how one is made and started from are the provider's;
 // names, matching (Snapshot.Match) and the identity a snapshot must not keep
-// (scrubIdentity, GaleraState) are this file's. Callers go through Sandbox's methods.
+// (scrubIdentity, GaleraState) are this file's. Callers go through Store's methods.
 type SnapshotStore interface {
 	// LoadSnapshot reads snapshot name where spec's deployments would start from it; an
 	// error wrapping fs.ErrNotExist when there is none by that name.
@@ -131,7 +131,7 @@ type SnapshotStore interface {
 	// SnapshotName(installation, shape); the server is removed in any case. An existing
 	// snapshot of that name is returned as it is, unless it is Unchecked: that one is
 	// replaced.
-	MakeSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error)
+	MakeSnapshot(ctx context.Context, s *Store, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error)
 	// VerifySnapshot checks snap's files where spec's deployments would copy them from
 	// (on every host that keeps a copy): a one-line *topology.FieldError on snapshot naming
 	// the first file that differs from its list (Snapshot.Files) and how to remove it.
@@ -140,7 +140,7 @@ type SnapshotStore interface {
 	// by the caller: SnapshotRefusal, Match), after checking snap's files (as
 	// VerifySnapshot, and on each host after copying it there): nothing is deployed from
 	// a damaged snapshot.
-	DeployFromSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, snap *Snapshot) (*Cluster, error)
+	DeployFromSnapshot(ctx context.Context, s *Store, spec topology.Spec, snap *Snapshot) (*Cluster, error)
 }
 
 // The providers with snapshots.
@@ -165,7 +165,7 @@ func snapshotStore(spec topology.Spec) (SnapshotStore, string) {
 // LoadSnapshot reads snapshot name where spec's deployments start from it (its
 // provider's SnapshotStore). Errors: *topology.FieldError when spec cannot start from a
 // snapshot or the name is bad; an error wrapping fs.ErrNotExist when there is none.
-func (s *Sandbox) LoadSnapshot(ctx context.Context, spec topology.Spec, name string) (*Snapshot, error) {
+func (s *Store) LoadSnapshot(ctx context.Context, spec topology.Spec, name string) (*Snapshot, error) {
 	st, why := snapshotStore(spec)
 	if why != "" {
 		return nil, &topology.FieldError{Field: "snapshot", Value: name, Reason: why}
@@ -177,7 +177,7 @@ func (s *Sandbox) LoadSnapshot(ctx context.Context, spec topology.Spec, name str
 // deployments would copy them from (its provider's SnapshotStore; every host with a copy).
 // Errors: a one-line *topology.FieldError on snapshot naming the first file that differs
 // and the command that removes the snapshot; the hosts' errors.
-func (s *Sandbox) VerifySnapshot(ctx context.Context, spec topology.Spec, snap *Snapshot) error {
+func (s *Store) VerifySnapshot(ctx context.Context, spec topology.Spec, snap *Snapshot) error {
 	st, why := snapshotStore(spec)
 	if why != "" {
 		return &topology.FieldError{Field: "snapshot", Value: snap.Name, Reason: why}
@@ -190,7 +190,7 @@ func (s *Sandbox) VerifySnapshot(ctx context.Context, spec topology.Spec, snap *
 // name is the one-node deployment that makes it, prep the prepare. An existing snapshot
 // of that name is returned as it is (the store's), unless it is Unchecked (made by an
 // older habench): that one is made again. The server is removed in any case.
-func (s *Sandbox) MakeSnapshot(ctx context.Context, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error) {
+func (s *Store) MakeSnapshot(ctx context.Context, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error) {
 	st, why := snapshotStore(spec)
 	if why != "" {
 		return nil, &topology.FieldError{Field: "snapshot", Value: spec.Name, Reason: why}
@@ -204,7 +204,7 @@ func (s *Sandbox) MakeSnapshot(ctx context.Context, spec topology.Spec, name str
 // grastate.dat at the snapshot's GaleraPosition). spec must be one SnapshotRefusal
 // allows and snap must match its installation (Snapshot.Match): else a one-line
 // *topology.FieldError on snapshot, nothing deployed.
-func (s *Sandbox) DeployFromSnapshot(ctx context.Context, spec topology.Spec, snap *Snapshot) (*Cluster, error) {
+func (s *Store) DeployFromSnapshot(ctx context.Context, spec topology.Spec, snap *Snapshot) (*Cluster, error) {
 	if why := SnapshotRefusal(spec); why != "" {
 		return nil, &topology.FieldError{Field: "snapshot", Value: snap.Name, Reason: why}
 	}

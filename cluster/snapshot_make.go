@@ -18,7 +18,7 @@ import (
 // snapshotFromServer deploys one (a single node: the snapshot's server), runs prep on it
 // (PrepareS: how long it took) and keep, which makes snap of its datadir; the server is
 // destroyed in any case. Errors: the deploy's, prep's, keep's and the destroy's.
-func (s *Sandbox) snapshotFromServer(ctx context.Context, one topology.Spec, snap *Snapshot, prep func(context.Context, *Cluster) error, keep func(context.Context, *Cluster, *Snapshot) error) (_ *Snapshot, err error) {
+func (s *Store) snapshotFromServer(ctx context.Context, one topology.Spec, snap *Snapshot, prep func(context.Context, *Cluster) error, keep func(context.Context, *Cluster, *Snapshot) error) (_ *Snapshot, err error) {
 	c, err := s.Provide(ctx, one)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot server: %w", err)

@@ -13,42 +13,52 @@ import (
 	"github.com/habench/habench/topology"
 )
 
-// Sandbox deploys topologies as local server processes. With root and Network "auto" or
-// NetNamespaces, each node runs in its own network namespace on a private bridge with its
-// own address (so links between nodes can be impaired); otherwise every node listens on
-// 127.0.0.1 at BasePort+i. Everything lives under StateDir/clusters/NAME (and the same
-// path inside a root filesystem for chrooted servers).
-type Sandbox struct {
+// Store is a state directory: every cluster's state file under StateDir/clusters/NAME,
+// whichever provider made the cluster. It loads, lists and destroys clusters (Destroy
+// runs the registered destroy hooks, then the cluster's provider's destroy), hands a spec
+// to its provider (Provide; Deploy for the local sandbox) and carries what the providers
+// share: the ready timeout, the stop grace, the logger and the notices. Network,
+// BasePort and GaleraJoinBySST are options of the local sandbox's deploy only
+// (sandbox_deploy.go): with root and Network "auto" or NetNamespaces each node runs in
+// its own network namespace on a private bridge with its own address (so links between
+// nodes can be impaired); otherwise every node listens on 127.0.0.1 at BasePort+i. A
+// local sandbox's files live under StateDir/clusters/NAME too (and the same path inside
+// a root filesystem for chrooted servers).
+type Store struct {
 	StateDir string
-	Network  string // "auto" (default), NetNamespaces or NetLoopback
-	BasePort int    // loopback mode: node i listens on BasePort+i-1 (default 23306)
+	// Network is the local deploy's network: "auto" (default), NetNamespaces or NetLoopback.
+	Network string
+	// BasePort is the local deploy's first port in loopback mode: node i listens on
+	// BasePort+i-1 (default 23306).
+	BasePort int
 	// ReadyTimeout bounds each readiness wait (server accepting connections, replica
-	// threads running); default 90s.
+	// threads running) of a deploy or a start, on this machine or on hosts; default 90s.
 	ReadyTimeout time.Duration
 	// StopGrace is how long StopNode waits after SIGTERM before SIGKILL (0: DefaultStopGrace).
 	StopGrace time.Duration
-	// GaleraJoinBySST: the joiners of a new Galera cluster take a full state transfer by
-	// the cluster's method (galera.sst), one after the other, instead of starting from its
-	// seed (galera_seed.go); slower, for a test of the state transfer itself.
+	// GaleraJoinBySST (local deploy): the joiners of a new Galera cluster take a full
+	// state transfer by the cluster's method (galera.sst), one after the other, instead
+	// of starting from its seed (galera_seed.go); slower, for a test of the state
+	// transfer itself.
 	GaleraJoinBySST bool
 	Log             *slog.Logger
 	// Notice, when set, receives lines a command says on its output besides its result
 	// (a host unreachable at destroy); they are logged too. nil: logged only.
 	Notice func(line string)
 
-	// snapshot, when set (DeployFromSnapshot), is the data snapshot every node's datadir
-	// is copied from.
+	// snapshot, when set (DeployFromSnapshot, on a copy of the store for that deploy), is
+	// the data snapshot every node's datadir is copied from, on this machine or on hosts.
 	snapshot *Snapshot
 }
 
 // notice says line through s.Notice, when set.
-func (s *Sandbox) notice(line string) {
+func (s *Store) notice(line string) {
 	if s.Notice != nil {
 		s.Notice(line)
 	}
 }
 
-func (s *Sandbox) log() *slog.Logger {
+func (s *Store) log() *slog.Logger {
 	if s.Log == nil {
 		return slog.New(slog.DiscardHandler)
 	}
@@ -57,7 +67,7 @@ func (s *Sandbox) log() *slog.Logger {
 
 // stateDir is StateDir made absolute (a relative one would change meaning with the
 // working directory, and paths in option files and process command lines must be absolute).
-func (s *Sandbox) stateDir() string {
+func (s *Store) stateDir() string {
 	d, err := filepath.Abs(s.StateDir)
 	if err != nil {
 		return s.StateDir
@@ -65,14 +75,14 @@ func (s *Sandbox) stateDir() string {
 	return d
 }
 
-func (s *Sandbox) clustersDir() string { return filepath.Join(s.stateDir(), "clusters") }
-func (s *Sandbox) clusterDir(name string) string {
+func (s *Store) clustersDir() string { return filepath.Join(s.stateDir(), "clusters") }
+func (s *Store) clusterDir(name string) string {
 	return filepath.Join(s.clustersDir(), name)
 }
 
 // Load reads cluster name's state file. ErrNotFound if there is none; a *FieldError if
 // name is not a valid cluster name (so it can never address a path outside the state dir).
-func (s *Sandbox) Load(name string) (*Cluster, error) {
+func (s *Store) Load(name string) (*Cluster, error) {
 	if err := topology.ValidName(name); err != nil {
 		return nil, err
 	}
@@ -84,7 +94,7 @@ func (s *Sandbox) Load(name string) (*Cluster, error) {
 }
 
 // List returns every cluster with a state file, sorted by name.
-func (s *Sandbox) List() ([]*Cluster, error) {
+func (s *Store) List() ([]*Cluster, error) {
 	entries, err := os.ReadDir(s.clustersDir())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -109,7 +119,7 @@ func (s *Sandbox) List() ([]*Cluster, error) {
 }
 
 // Provide makes the cluster spec describes with the provider it names (Provider.Provide).
-func (s *Sandbox) Provide(ctx context.Context, spec topology.Spec) (*Cluster, error) {
+func (s *Store) Provide(ctx context.Context, spec topology.Spec) (*Cluster, error) {
 	p, err := ProviderOf(spec)
 	if err != nil {
 		return nil, err
@@ -123,7 +133,7 @@ func (s *Sandbox) Provide(ctx context.Context, spec topology.Spec) (*Cluster, er
 // forgets the registration: its servers are not touched. The registered destroy hooks
 // (RegisterDestroyHook) run first: a refusal, or a failure to undo a package's side state,
 // keeps the cluster and is the error.
-func (s *Sandbox) Destroy(ctx context.Context, name string) error {
+func (s *Store) Destroy(ctx context.Context, name string) error {
 	defer destroyedByUs(name)
 	c, err := s.Load(name)
 	if err != nil {
@@ -150,7 +160,7 @@ func (s *Sandbox) Destroy(ctx context.Context, name string) error {
 // DestroyAll destroys every cluster in the state directory. The destroy hooks run first
 // for every cluster (their refusals, then their undoing): one refusal or failure keeps
 // every cluster.
-func (s *Sandbox) DestroyAll(ctx context.Context) error {
+func (s *Store) DestroyAll(ctx context.Context) error {
 	cs, err := s.List()
 	if err != nil {
 		return err
@@ -175,6 +185,6 @@ func (s *Sandbox) DestroyAll(ctx context.Context) error {
 
 // forgetState removes c's state directory and nothing else (a registration, or a
 // provider this habench does not know).
-func (s *Sandbox) forgetState(c *Cluster) error {
+func (s *Store) forgetState(c *Cluster) error {
 	return os.RemoveAll(s.clusterDir(c.Name))
 }
