@@ -1,8 +1,14 @@
 // Package cluster deploys and manages the servers a benchmark runs against. A Cluster is
 // the persistent description (state.json) of a topology's nodes: name, role, addresses,
-// sockets and, for sandboxes, processes, directories and network namespaces. The Sandbox
-// provider deploys real local servers; the state file lets `habench destroy` clean up
-// even after habench itself was killed.
+// sockets and, for the clusters habench deploys, processes, directories and network
+// namespaces. The Store (store.go) keeps every cluster's state file in a state directory,
+// so that `habench destroy` cleans up even after habench itself was killed, and hands a
+// spec to its Provider (provider.go), of which there are three, each in the files named
+// after it: the local sandbox (sandbox_*.go: servers on this machine), hosts (hosts_*.go:
+// servers habench deploys on the user's hosts over SSH) and existing (existing_*.go:
+// servers somebody else runs, registered). Code they share (the plan runner, the
+// replication waits, server logs, the kinds' bootstrap) is in files named after what it
+// does.
 package cluster
 
 import (
@@ -60,7 +66,8 @@ func (n *Node) Addr() string {
 type Cluster struct {
 	Name string `json:"name"`
 	// ProviderName is the provider of the cluster's servers (topology.Provider*; see
-	// Provider): "sandbox" or "existing".
+	// Provider): "sandbox", "hosts" or "existing"; "" (state files written before
+	// providers were named) is "sandbox".
 	ProviderName string        `json:"provider"`
 	Spec         topology.Spec `json:"spec"`
 	Binaries     *Binaries     `json:"binaries,omitempty"`

@@ -10,17 +10,17 @@ import (
 )
 
 // existingProvider is a cluster somebody else runs, registered with `habench register`
-// (Store.Register, existing_register.go): habench connects to its servers as the registered
-// user; with an ssh: section it also reaches their hosts (tc for links, /proc for host
-// metrics, and the section's fault commands to kill, stop and start a server). It never
-// deploys, restarts for knobs, promotes, rewrites option files or destroys servers:
+// (Store.Register, existing_register.go): habench connects to its servers as the
+// registered user; with an ssh: section it also reaches their hosts (tc for links, /proc
+// for host metrics, and the section's fault commands to kill, stop and start a server).
+// It never deploys, restarts for knobs, promotes, rewrites option files or destroys
+// servers.
+type existingProvider struct{}
+
 // Provide registers the servers spec's dsns name (Store.Register).
 func (existingProvider) Provide(ctx context.Context, s *Store, spec topology.Spec) (*Cluster, error) {
 	return s.Register(ctx, spec)
 }
-
-// Destroy forgets the registration.
-type existingProvider struct{}
 
 func init() { RegisterProvider(existingProvider{}) }
 

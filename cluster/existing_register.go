@@ -458,12 +458,6 @@ func inferGroupDR(facts []*NodeFacts, addrs []string, members, replicas []int, r
 	return topology.GroupDR, roles, nil
 }
 
-// Register records an existing cluster: spec (provider existing, with dsns) names the
-// nodes; habench connects to each (hosts per CheckExistingHost), discovers its
-// flavor, version and role, infers the kind (see InferTopology), checks the spec's kind
-// and flavor hints against what it found, and writes state.json under the state
-// directory. Nothing is deployed, started or changed on the servers. Errors on bad input
-// are *topology.FieldError (name taken, bad DSN, host not allowed, hint mismatch).
 // ExistingNodes checks an existing spec's dsns without connecting or resolving names
 // (syntax, TCP, hosts per CheckExistingHost, one user and password for all, no address
 // twice) and returns the nodes. Errors are *topology.FieldError on "dsns[i]".
@@ -495,6 +489,12 @@ func registeredSpec(spec topology.Spec, kind topology.Kind, nodes int, flavor to
 		Flavor: flavor, Knobs: spec.Knobs, Sites: spec.Sites, ExistingSpec: topology.ExistingSpec{User: user, SSH: ssh}}
 }
 
+// Register records an existing cluster: spec (provider existing, with dsns) names the
+// nodes; habench connects to each (hosts per CheckExistingHost), discovers its
+// flavor, version and role, infers the kind (see InferTopology), checks the spec's kind
+// and flavor hints against what it found, and writes state.json under the state
+// directory. Nothing is deployed, started or changed on the servers. Errors on bad input
+// are *topology.FieldError (name taken, bad DSN, host not allowed, hint mismatch).
 func (s *Store) Register(ctx context.Context, spec topology.Spec) (*Cluster, error) {
 	spec.Provider = topology.ProviderExisting
 	spec.Defaults()

@@ -47,9 +47,10 @@ const (
 )
 
 // Provider is what provides the servers of a cluster: the local sandbox (namespaces or
-// loopback ports on this machine, sandbox_provider.go), a cluster somebody else runs
-// (registered, existing_provider.go), and each further provider in one file of its own
-// that calls RegisterProvider. Callers never ask which provider a cluster has: they ask
+// loopback ports on this machine, sandbox_provider.go), the user's hosts over SSH
+// (hosts_provider.go), a cluster somebody else runs (registered, existing_provider.go).
+// A provider's files are named NAME_*.go, and NAME_provider.go calls RegisterProvider
+// from init; what providers share lives in files named after what it does. Callers never ask which provider a cluster has: they ask
 // it for an operation, and an operation it does not offer is an *UnsupportedError made
 // by Refuse. s is the store of the cluster's state directory (stop grace, ready timeout,
 // logger).
