@@ -3,9 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-
-	"github.com/habench/habench/topology"
 )
 
 // Program runs the process of an aux node (Cluster.Aux: a member that is not a SQL
@@ -17,7 +14,7 @@ type Program struct {
 	// Start starts n's process (in n.Netns, detached in its own session so that it
 	// outlives habench), records n.PID and n.StartTicks, and returns once n is part of
 	// the topology (an arbitrator counted in the cluster size). Required.
-	Start func(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error
+	Start func(ctx context.Context, s *Store, c *Cluster, n *Node) error
 	// Health is n's one-line health for status, for a running process (nil: "running").
 	Health func(ctx context.Context, c *Cluster, n *Node) string
 }
@@ -61,29 +58,8 @@ func (c *Cluster) Member(name string) *Node {
 // IsAux reports whether n is an aux node (not a SQL server).
 func (n *Node) IsAux() bool { return n.Program != "" }
 
-// allocateAux adds spec's aux nodes (topology.KindDef.Aux) to c after its servers: in
-// netns mode the next addresses of the subnet, in loopback mode 127.0.0.1 and the ports
-// after the servers'.
-func (s *Sandbox) allocateAux(c *Cluster, spec topology.Spec, mode string) {
-	for j, a := range spec.AuxNodes() {
-		i := len(c.Nodes) + j + 1
-		n := &Node{Name: a.Name, Role: a.Role, Program: a.Program, Dir: filepath.Join(s.clusterDir(spec.Name), a.Name)}
-		n.ServerDir = n.Dir
-		if mode == NetNamespaces {
-			n.Host, n.Netns = nodeAddress(c.SubnetIdx, i), netnsName(spec.Name, a.Name)
-		} else {
-			base := s.BasePort
-			if base == 0 {
-				base = 23306
-			}
-			n.Host, n.Port = "127.0.0.1", base+i-1
-		}
-		c.Aux = append(c.Aux, n)
-	}
-}
-
 // startAux starts aux node n with its Program.
-func (s *Sandbox) startAux(ctx context.Context, c *Cluster, n *Node) error {
+func (s *Store) startAux(ctx context.Context, c *Cluster, n *Node) error {
 	p, err := program(n)
 	if err != nil {
 		return err

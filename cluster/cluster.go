@@ -1,8 +1,14 @@
 // Package cluster deploys and manages the servers a benchmark runs against. A Cluster is
 // the persistent description (state.json) of a topology's nodes: name, role, addresses,
-// sockets and, for sandboxes, processes, directories and network namespaces. The Sandbox
-// provider deploys real local servers; the state file lets `habench destroy` clean up
-// even after habench itself was killed.
+// sockets and, for the clusters habench deploys, processes, directories and network
+// namespaces. The Store (store.go) keeps every cluster's state file in a state directory,
+// so that `habench destroy` cleans up even after habench itself was killed, and hands a
+// spec to its Provider (provider.go), of which there are three, each in the files named
+// after it: the local sandbox (sandbox_*.go: servers on this machine), hosts (hosts_*.go:
+// servers habench deploys on the user's hosts over SSH) and existing (existing_*.go:
+// servers somebody else runs, registered). Code they share (the plan runner, the
+// replication waits, server logs, the kinds' bootstrap) is in files named after what it
+// does.
 package cluster
 
 import (
@@ -15,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -59,7 +66,8 @@ func (n *Node) Addr() string {
 type Cluster struct {
 	Name string `json:"name"`
 	// ProviderName is the provider of the cluster's servers (topology.Provider*; see
-	// Provider): "sandbox" or "existing".
+	// Provider): "sandbox", "hosts" or "existing"; "" (state files written before
+	// providers were named) is "sandbox".
 	ProviderName string        `json:"provider"`
 	Spec         topology.Spec `json:"spec"`
 	Binaries     *Binaries     `json:"binaries,omitempty"`
@@ -78,7 +86,7 @@ type Cluster struct {
 	// that talks SQL ranges over Nodes only. Started by their Program (RegisterProgram).
 	Aux []*Node `json:"aux,omitempty"`
 	// Hosts is what the hosts provider keeps of a cluster on the user's hosts (nil for
-	// other providers): see provider_hosts.go.
+	// other providers): see hosts_provider.go.
 	Hosts   *HostsState           `json:"hosts,omitempty"`
 	State   string                `json:"state"` // "deploying", "ready", "failed"
 	Created time.Time             `json:"created"`
@@ -258,4 +266,42 @@ func (c *Cluster) Reload() (*Cluster, error) {
 		return nil, fmt.Errorf("cluster %s: no state file", c.Name)
 	}
 	return loadState(c.path)
+}
+
+// guardedDSN is a go-sql-driver DSN for user on host:port over TCP through the guarded
+// dialer: an existing node's, and the admin account of a node on the user's hosts.
+func guardedDSN(host string, port int, user, password string) string {
+	RegisterGuardedDialer()
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd = user, password
+	cfg.Net = GuardedNet
+	cfg.Addr = net.JoinHostPort(host, strconv.Itoa(port))
+	cfg.Timeout = 5 * time.Second
+	cfg.ReadTimeout = 30 * time.Second
+	cfg.InterpolateParams = true
+	return cfg.FormatDSN()
+}
+
+// ShowMap runs q on db, a statement whose rows are a name and a value (SHOW [GLOBAL]
+// VARIABLES or STATUS, with or without WHERE), and returns the values by name in lower
+// case (NULL as ""). Errors: the query's or a row's, after q.
+func ShowMap(ctx context.Context, db *sql.DB, q string) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", q, err)
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var k string
+		var v sql.NullString
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("%s: %w", q, err)
+		}
+		m[strings.ToLower(k)] = v.String
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", q, err)
+	}
+	return m, nil
 }

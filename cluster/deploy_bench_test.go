@@ -133,7 +133,7 @@ func phases(start time.Time, recs []logRecord) (map[string]float64, string) {
 // (-benchtime Nx: N deploys; the function itself runs once).
 func benchDeploy(b *testing.B, prefix string, kind topology.Kind, flavor topology.Flavor) {
 	rec := newRecorder()
-	s := testenv.Sandbox(b)
+	s := testenv.Store(b)
 	s.Log = slog.New(rec)
 	spec := testenv.Spec(b, testenv.Name(b, prefix), kind, 3, flavor)
 	ctx := context.Background()

@@ -9,7 +9,7 @@ import (
 // (links: impairments standing on the hosts; knob: a pending restore of server settings)
 // needs before the store destroys or forgets the cluster. Every path that destroys (the
 // CLI's destroy and destroy --all, a sweep forgetting a cluster it registered for the
-// run) goes through Sandbox.Destroy or DestroyAll, which run the hooks first.
+// run) goes through Store.Destroy or DestroyAll, which run the hooks first.
 type DestroyHook struct {
 	// Name says whose hook it is ("knob", "links"); hooks run in the order of their names.
 	Name string
@@ -78,9 +78,9 @@ func beforeDestroy(c *Cluster) error {
 }
 
 // DestroyRefusal returns what the registered destroy hooks refuse for c, nil when it may
-// go; no side effect (Sandbox.Destroy asks the same first).
+// go; no side effect (Store.Destroy asks the same first).
 func DestroyRefusal(c *Cluster) error { return refuseDestroy([]*Cluster{c}) }
 
-// PrepareDestroy runs the registered destroy hooks' undoing on c, as Sandbox.Destroy does
+// PrepareDestroy runs the registered destroy hooks' undoing on c, as Store.Destroy does
 // before the provider's destroy; an error means c must be kept.
 func PrepareDestroy(c *Cluster) error { return beforeDestroy(c) }

@@ -172,7 +172,7 @@ func TestSetOptionLines(t *testing.T) {
 // cluster; destroying it forgets the registration and leaves the servers running.
 func TestRegisterDiscoversAndRefuses(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	spec := testenv.Spec(t, testenv.Name(t, "knm"), topology.SemiSync, 2, topology.MySQL)
@@ -272,7 +272,7 @@ func TestRegisterDiscoversAndRefuses(t *testing.T) {
 // replica listed before the members it is refused.
 func TestRegisterGroupDR(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	sbx, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "kdr"), topology.GroupDR, 4, topology.MySQL))
@@ -325,7 +325,7 @@ func TestRegisterGroupDR(t *testing.T) {
 // server given, the other is named as not given.
 func TestRegisterGaleraWithArbitrator(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	sbx, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "kga"), topology.GaleraArbitrator, 2, topology.MariaDB))

@@ -7,7 +7,7 @@ import (
 )
 
 // RunPlan exposes runPlan to the package's external tests.
-func (s *Sandbox) RunPlan(ctx context.Context, c *Cluster, plan topology.Plan) error {
+func (s *Store) RunPlan(ctx context.Context, c *Cluster, plan topology.Plan) error {
 	return s.runPlan(ctx, c, plan)
 }
 

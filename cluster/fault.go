@@ -69,7 +69,7 @@ type PromoteReport struct {
 // changed at run time and in the option files, so restarts keep the new roles. Errors:
 // *topology.FieldError for a node that is not a running replica or a kind without a
 // single source.
-func (s *Sandbox) Promote(ctx context.Context, c *Cluster, node string, catchUp time.Duration) (*PromoteReport, error) {
+func (s *Store) Promote(ctx context.Context, c *Cluster, node string, catchUp time.Duration) (*PromoteReport, error) {
 	start := time.Now()
 	nr, old, err := promotable(c, node)
 	if err != nil {

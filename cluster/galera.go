@@ -90,7 +90,7 @@ func init() {
 			return cmd
 		},
 		StartArgs: galeraStartArgs,
-		Rejoined: func(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
+		Rejoined: func(ctx context.Context, s *Store, c *Cluster, n *Node) error {
 			return s.waitRejoined(ctx, c, n)
 		},
 		Ready: func(ctx context.Context, c *Cluster, n *Node, db *sql.DB) error {
@@ -333,7 +333,7 @@ func processesInNetns(name string) []int {
 }
 
 // waitRejoined waits (ReadyTimeout) until restarted Galera node n is Synced again.
-func (s *Sandbox) waitRejoined(ctx context.Context, c *Cluster, n *Node) error {
+func (s *Store) waitRejoined(ctx context.Context, c *Cluster, n *Node) error {
 	db, err := c.OpenAdmin(n)
 	if err != nil {
 		return err
@@ -510,4 +510,8 @@ func galeraMembersNote(c *Cluster, size, incoming string) string {
 		return ""
 	}
 	return fmt.Sprintf("wsrep_cluster_size %d for %d given node(s): %s", n, len(c.Nodes), strings.Join(parts, "; "))
+}
+
+func isGaleraKind(k topology.Kind) bool {
+	return k == topology.Galera || k == topology.GaleraArbitrator
 }

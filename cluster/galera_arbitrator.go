@@ -40,7 +40,7 @@ func init() {
 	}
 	ops.StartArgs = stopArbitratorToBootstrap(arbitratorStartArgs(ops.StartArgs))
 	galeraRejoined := ops.Rejoined
-	ops.Rejoined = func(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
+	ops.Rejoined = func(ctx context.Context, s *Store, c *Cluster, n *Node) error {
 		if galeraRejoined != nil {
 			if err := galeraRejoined(ctx, s, c, n); err != nil {
 				return err
@@ -114,7 +114,7 @@ func stopArbitratorToBootstrap(start func(*Cluster, *Node) ([]string, error)) fu
 			if running, _ := c.NodeRunning(a); a.Program != topology.ArbitratorProgram || !running {
 				continue
 			}
-			// KillNode of the sandbox and hosts providers needs no *Sandbox.
+			// KillNode of the sandbox and hosts providers needs no *Store.
 			if kerr := c.Provider().KillNode(context.Background(), nil, c, a); kerr != nil {
 				return nil, fmt.Errorf("node %s bootstraps the cluster: arbitrator %s: %w", n.Name, a.Name, kerr)
 			}
@@ -128,7 +128,7 @@ func stopArbitratorToBootstrap(start func(*Cluster, *Node) ([]string, error)) fu
 
 // restartArbitrators starts the arbitrators stopArbitratorToBootstrap killed (Rejoined:
 // the bootstrapped node is Synced) and saves their PIDs.
-func restartArbitrators(ctx context.Context, s *Sandbox, c *Cluster) error {
+func restartArbitrators(ctx context.Context, s *Store, c *Cluster) error {
 	var errs []error
 	for _, a := range c.Aux {
 		key := c.Dir() + "/" + a.Name
@@ -211,7 +211,7 @@ func GarbdArgs(c *Cluster, n *Node) ([]string, error) {
 // waits (ReadyTimeout) until garbd is a synced member of the group: its log says
 // "Member I.J (NAME) synced with group", about 3.5 s after the start when the nodes run.
 // Error when garbd exits first, with its log's last lines.
-func startGarbd(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
+func startGarbd(ctx context.Context, s *Store, c *Cluster, n *Node) error {
 	if c.Hosts != nil {
 		return s.startHostGarbd(ctx, c, n)
 	}

@@ -86,7 +86,7 @@ func galeraSeedable(b *Binaries) bool {
 // seedFor returns the seed of a Galera deployment of c with the plain template tmpl: the
 // snapshot's when it deploys from one, else the installation's Galera template; nil when
 // c is not a Galera kind, its installation cannot seed joiners or s.GaleraJoinBySST.
-func (s *Sandbox) seedFor(ctx context.Context, c *Cluster, tmpl string) (*galeraSeed, error) {
+func (s *Store) seedFor(ctx context.Context, c *Cluster, tmpl string) (*galeraSeed, error) {
 	if !isGaleraKind(c.Spec.Kind) || !galeraSeedable(c.Binaries) || s.GaleraJoinBySST {
 		return nil, nil
 	}
@@ -166,7 +166,7 @@ func seedNode(c *Cluster, n *Node, np topology.NodePlan, seed *galeraSeed) error
 // datadir after a one-node Galera cluster bootstrapped on it and stopped cleanly, so
 // InnoDB records its Galera position (a MariaDB joiner takes its position from InnoDB
 // after an IST), without the node's identity (scrubIdentity), and the position.
-func (s *Sandbox) galeraTemplate(ctx context.Context, bins *Binaries, tmpl string) (*galeraSeed, error) {
+func (s *Store) galeraTemplate(ctx context.Context, bins *Binaries, tmpl string) (*galeraSeed, error) {
 	dir := tmpl + "-galera"
 	if seed, err := readGaleraTemplate(dir); err == nil {
 		return seed, nil

@@ -55,7 +55,7 @@ func galeraStatus(t *testing.T, c *cluster.Cluster, n *cluster.Node) cluster.Gal
 // a stopped node rejoins by IST after missing writes; destroy leaves nothing behind.
 func TestGaleraDeployWriteRestart(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -232,7 +232,7 @@ func TestGaleraDeployWriteRestart(t *testing.T) {
 // rsync daemon, the namespaces and the directories.
 func TestGaleraDestroyDuringStateTransfer(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	s.GaleraJoinBySST = true
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -332,7 +332,7 @@ func TestGaleraMariabackupSST(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/mariabackup"); err != nil {
 		prereq.Missing(t, "mariabackup not installed (apt-get install mariadb-backup, or `make deps`)")
 	}
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	s.GaleraJoinBySST = true
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -378,7 +378,7 @@ func TestGaleraRootfsMariaDB(t *testing.T) {
 		// design (make rootfs-mariadb, not part of make deps).
 		t.Skipf("%s not built (make rootfs-mariadb; optional, not part of make deps, so skipped even under HABENCH_REQUIRE_SERVERS)", root)
 	}
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	spec := topology.Spec{Name: testenv.Name(t, "gar"), Kind: topology.Galera, Nodes: 3, Flavor: topology.MariaDB,

@@ -19,7 +19,7 @@ func init() {
 	RegisterKindOps(KindOps{
 		RebuildBy:  RebuildClone,
 		ExtraPorts: func(_ topology.Spec, sqlPort int) []int { return []int{topology.GroupPort(sqlPort)} },
-		Rejoin: func(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
+		Rejoin: func(ctx context.Context, s *Store, c *Cluster, n *Node) error {
 			return s.rejoinGroup(ctx, c, n) // start_on_boot is OFF: habench rejoins the member
 		},
 		AfterPlan: func(ctx context.Context, c *Cluster) error {
@@ -472,7 +472,7 @@ func (b *background) wait() error {
 // startBackground runs st's statements on their own connection in a goroutine (see
 // topology.Step.Background) and waits for st.Wait (only topology.WaitGroupOnline), ending
 // the wait early with the statements' error when they fail.
-func (s *Sandbox) startBackground(ctx context.Context, c *Cluster, st topology.Step, bg *background) error {
+func (s *Store) startBackground(ctx context.Context, c *Cluster, st topology.Step, bg *background) error {
 	n := c.Node(st.Node)
 	if st.Wait != topology.WaitGroupOnline {
 		return fmt.Errorf("node %s: %s: a background step needs wait %q, not %q", n.Name, st.Desc, topology.WaitGroupOnline, st.Wait)
@@ -535,7 +535,7 @@ func (s *Sandbox) startBackground(ctx context.Context, c *Cluster, st topology.S
 // failed START is retried until s.ReadyTimeout. Then it waits until n is ONLINE and records
 // the roles the members report (refreshGroupRoles). Errors name the node and carry the
 // last server error.
-func (s *Sandbox) rejoinGroup(ctx context.Context, c *Cluster, n *Node) error {
+func (s *Store) rejoinGroup(ctx context.Context, c *Cluster, n *Node) error {
 	db, err := c.OpenAdmin(n)
 	if err != nil {
 		return err

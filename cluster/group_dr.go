@@ -20,7 +20,7 @@ func init() {
 	group := func() *KindOps { return OpsOf(topology.Group) }
 	member := func(n *Node) bool { return n.Role != topology.RoleReplica }
 	RegisterKindOps(KindOps{
-		Rejoin: func(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
+		Rejoin: func(ctx context.Context, s *Store, c *Cluster, n *Node) error {
 			if !member(n) {
 				return nil
 			}

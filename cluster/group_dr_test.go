@@ -110,7 +110,7 @@ func TestGroupDRPlanAndValidation(t *testing.T) {
 // writes; a restarted DR replica replicates again by itself, a restarted member rejoins.
 func TestGroupDRFollowsPrimary(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	spec := testenv.Spec(t, testenv.Name(t, "cdr"), topology.GroupDR, 4, topology.MySQL)

@@ -44,7 +44,7 @@ func groupView(t *testing.T, ctx context.Context, c *cluster.Cluster, n *cluster
 // checkRoles asserts that every member is ONLINE in n1's view, that the roles in the
 // state file on disk are the ones performance_schema reports, and that they are want
 // (node name -> role).
-func checkRoles(t *testing.T, ctx context.Context, s *cluster.Sandbox, name string, want map[string]topology.Role, wantMode string) *cluster.Cluster {
+func checkRoles(t *testing.T, ctx context.Context, s *cluster.Store, name string, want map[string]topology.Role, wantMode string) *cluster.Cluster {
 	t.Helper()
 	c, err := s.Load(name) // what state.json says
 	if err != nil {
@@ -97,7 +97,7 @@ func writeOn(ctx context.Context, c *cluster.Cluster, n *cluster.Node, q string)
 // the servers each time.
 func TestGroupDeployAndSwitchMode(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -165,7 +165,7 @@ func TestGroupDeployAndSwitchMode(t *testing.T) {
 // readiness timeout. Runs on a single MariaDB node, where the group wait can never be met.
 func TestBackgroundStepFailureEndsWait(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "cbg"), topology.Single, 1, topology.MariaDB))
@@ -216,7 +216,7 @@ func memberState(t *testing.T, ctx context.Context, c *cluster.Cluster, node str
 // knob, restored, puts back the primary the group had.
 func TestGroupMemberRestartRejoins(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "rvgr"), topology.Group, 3, topology.MySQL))

@@ -3,7 +3,7 @@ package cluster
 // Aux nodes on the user's hosts (galera-arbitrator's garbd): placed on the hosts after the
 // SQL nodes, recorded on their host like a node (HostRecord, HOST_DIR/CLUSTER/arb.habench.json)
 // before their directory and process exist, started detached in their own session over SSH,
-// and removed by destroy like a node (hosts.go: destroyHosts walks every member).
+// and removed by destroy like a node (hosts_deploy.go: destroyHosts walks every member).
 
 import (
 	"context"
@@ -89,7 +89,7 @@ func garbdListenPort(c *Cluster, n *Node) (int, error) {
 
 // startHostAux starts the aux nodes of c on their hosts after the plan (deployHosts),
 // saving the state after each.
-func (s *Sandbox) startHostAux(ctx context.Context, c *Cluster) error {
+func (s *Store) startHostAux(ctx context.Context, c *Cluster) error {
 	for _, n := range c.Aux {
 		err := s.startAux(ctx, c, n)
 		if serr := c.save(); serr != nil {
@@ -108,7 +108,7 @@ func (s *Sandbox) startHostAux(ctx context.Context, c *Cluster) error {
 // in DIR/mysqld.out), records its PID and start ticks on the host and in the state file,
 // and waits (ReadyTimeout, default 90 s) until garbd's log says it is a synced member of
 // the group. Error when garbd exits first, with its log's last lines.
-func (s *Sandbox) startHostGarbd(ctx context.Context, c *Cluster, n *Node) error {
+func (s *Store) startHostGarbd(ctx context.Context, c *Cluster, n *Node) error {
 	h, l := c.hostsSSH(n), c.layout(n)
 	if h == nil {
 		return fmt.Errorf("node %s: no host", n.Name)
@@ -152,7 +152,7 @@ func (s *Sandbox) startHostGarbd(ctx context.Context, c *Cluster, n *Node) error
 
 // waitHostGarbd waits until garbd of aux node n logs (from byte logStart of its log on) that
 // it is a synced member of the group; error when it exits first or after ReadyTimeout.
-func (s *Sandbox) waitHostGarbd(ctx context.Context, c *Cluster, n *Node, logStart int, outStart int64) error {
+func (s *Store) waitHostGarbd(ctx context.Context, c *Cluster, n *Node, logStart int, outStart int64) error {
 	h := c.hostsSSH(n)
 	timeout := s.ReadyTimeout
 	if timeout == 0 {

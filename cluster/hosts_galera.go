@@ -1,42 +1,17 @@
 package cluster
 
 // Galera on the user's hosts: what a Galera node needs there besides what every hosts
-// node gets (hosts.go): the provider library and SST tools checked on each host, the
+// node gets (hosts_deploy.go): the provider library and SST tools checked on each host, the
 // rsync wrapper in the node's bin directory, and the server's PATH.
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
-	"time"
 
 	"github.com/habench/habench/host"
 	"github.com/habench/habench/topology"
 )
-
-// readNodeFile reads file rel (relative to n.Dir) of node n of c: on its host over SSH
-// for the hosts provider, else on this machine. The error names the file (and host).
-func (c *Cluster) readNodeFile(n *Node, rel string) ([]byte, error) {
-	h := c.hostsSSH(n)
-	if h == nil {
-		return os.ReadFile(filepath.Join(n.Dir, rel))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	b, err := h.ReadFile(ctx, path.Join(n.Dir, rel))
-	if err != nil {
-		return nil, fmt.Errorf("%s on %s: %w", path.Join(n.Dir, rel), h.Name(), err)
-	}
-	return b, nil
-}
-
-// nodeFileText is readNodeFile as text, "" when it cannot be read.
-func (c *Cluster) nodeFileText(n *Node, rel string) string {
-	b, _ := c.readNodeFile(n, rel)
-	return string(b)
-}
 
 // galeraToolDirs are the directories (on a host) where a Galera node's SST script and
 // tools are looked for, in order: the basedir's, the server's, then the system's.

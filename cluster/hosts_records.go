@@ -24,7 +24,7 @@ import (
 // name (or "snapshots", the hosts' snapshot directory) or hostDir (*topology.FieldError),
 // or what could not be removed on a reachable host (its record stays, so that destroy can
 // be run again).
-func (s *Sandbox) DestroyFromHosts(ctx context.Context, name string, hosts []string, hostDir string, sp *topology.SSHSpec) ([]string, error) {
+func (s *Store) DestroyFromHosts(ctx context.Context, name string, hosts []string, hostDir string, sp *topology.SSHSpec) ([]string, error) {
 	if err := topology.ValidName(name); err != nil {
 		return nil, err
 	}

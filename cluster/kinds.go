@@ -35,10 +35,10 @@ type KindOps struct {
 	StartArgs func(c *Cluster, n *Node) ([]string, error)
 	// Rejoin runs after a stopped node's server accepts connections again, before the
 	// state is saved (group: START GROUP_REPLICATION); nil: nothing.
-	Rejoin func(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error
+	Rejoin func(ctx context.Context, s *Store, c *Cluster, n *Node) error
 	// Rejoined waits, after the state is saved, until a restarted node is part of the
 	// topology again (galera: Synced in the Primary component); nil: no wait.
-	Rejoined func(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error
+	Rejoined func(ctx context.Context, s *Store, c *Cluster, n *Node) error
 	// AfterPlan runs once the bootstrap plan is done (group: record the roles the members
 	// report, check the flow-control component); nil: nothing.
 	AfterPlan func(ctx context.Context, c *Cluster) error

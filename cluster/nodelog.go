@@ -1,8 +1,12 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path"
+	"path/filepath"
 	"time"
 )
 
@@ -45,4 +49,26 @@ func (c *Cluster) ErrorLogTail(n *Node, lines int) (string, error) {
 // "9.8s").
 func waited(start time.Time) time.Duration {
 	return time.Since(start).Round(100 * time.Millisecond)
+}
+
+// readNodeFile reads file rel (relative to n.Dir) of node n of c: on its host over SSH
+// for the hosts provider, else on this machine. The error names the file (and host).
+func (c *Cluster) readNodeFile(n *Node, rel string) ([]byte, error) {
+	h := c.hostsSSH(n)
+	if h == nil {
+		return os.ReadFile(filepath.Join(n.Dir, rel))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	b, err := h.ReadFile(ctx, path.Join(n.Dir, rel))
+	if err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", path.Join(n.Dir, rel), h.Name(), err)
+	}
+	return b, nil
+}
+
+// nodeFileText is readNodeFile as text, "" when it cannot be read.
+func (c *Cluster) nodeFileText(n *Node, rel string) string {
+	b, _ := c.readNodeFile(n, rel)
+	return string(b)
 }

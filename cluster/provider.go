@@ -23,7 +23,7 @@ const (
 	OpStopNode    Op = "stop node"
 	OpKillNode    Op = "kill node"
 	OpRestartNode Op = "restart node"
-	// OpPromote makes a replica the source (Sandbox.Promote): it rewrites option files.
+	// OpPromote makes a replica the source (Store.Promote): it rewrites option files.
 	OpPromote Op = "promote node"
 	// OpOptionFiles reads and writes a node's option file (knobs that need a restart).
 	OpOptionFiles Op = "read or write option files"
@@ -47,11 +47,13 @@ const (
 )
 
 // Provider is what provides the servers of a cluster: the local sandbox (namespaces or
-// loopback ports on this machine, provider_sandbox.go), a cluster somebody else runs
-// (registered, provider_existing.go), and each further provider in one file of its own
-// that calls RegisterProvider. Callers never ask which provider a cluster has: they ask
+// loopback ports on this machine, sandbox_provider.go), the user's hosts over SSH
+// (hosts_provider.go), a cluster somebody else runs (registered, existing_provider.go).
+// A provider's files are named NAME_*.go, and NAME_provider.go calls RegisterProvider
+// from init; what providers share lives in files named after what it does. Callers never ask which provider a cluster has: they ask
 // it for an operation, and an operation it does not offer is an *UnsupportedError made
-// by Refuse. s is the state directory's Sandbox (stop grace, ready timeout, logger).
+// by Refuse. s is the store of the cluster's state directory (stop grace, ready timeout,
+// logger).
 type Provider interface {
 	// Name is the provider's name in state files and specs (topology.Provider*).
 	Name() string
@@ -79,9 +81,9 @@ type Provider interface {
 	NetworkDescription(c *Cluster) string
 	// StopNode shuts node n down cleanly (*StopEscalatedError when it took SIGKILL),
 	// KillNode crashes it, StartNode starts it and waits until it is back in its topology.
-	StopNode(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error
-	KillNode(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error
-	StartNode(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error
+	StopNode(ctx context.Context, s *Store, c *Cluster, n *Node) error
+	KillNode(ctx context.Context, s *Store, c *Cluster, n *Node) error
+	StartNode(ctx context.Context, s *Store, c *Cluster, n *Node) error
 	// ReadOptionFile and WriteOptionFile read and replace node n's option file (read at
 	// its next start).
 	ReadOptionFile(c *Cluster, n *Node) (string, error)
@@ -90,9 +92,9 @@ type Provider interface {
 	// servers and waits until the topology is healthy (a sandbox), or connects to them and
 	// records what it found (a registration). On error nothing is left behind; bad input
 	// is a *topology.FieldError.
-	Provide(ctx context.Context, s *Sandbox, spec topology.Spec) (*Cluster, error)
+	Provide(ctx context.Context, s *Store, spec topology.Spec) (*Cluster, error)
 	// Destroy removes what habench made for c (for a registration: the registration).
-	Destroy(ctx context.Context, s *Sandbox, c *Cluster) error
+	Destroy(ctx context.Context, s *Store, c *Cluster) error
 }
 
 // ProviderOf returns the provider a spec names (spec.Provider; "" is the local sandbox),
@@ -107,15 +109,6 @@ func ProviderOf(spec topology.Spec) (Provider, error) {
 		return nil, &topology.FieldError{Field: "provider", Value: spec.Provider, Reason: "want one of " + strings.Join(ProviderNames(), ", ")}
 	}
 	return p, nil
-}
-
-// Provide makes the cluster spec describes with the provider it names (Provider.Provide).
-func (s *Sandbox) Provide(ctx context.Context, spec topology.Spec) (*Cluster, error) {
-	p, err := ProviderOf(spec)
-	if err != nil {
-		return nil, err
-	}
-	return p.Provide(ctx, s, spec)
 }
 
 // UnsupportedError is what every provider returns for an operation it does not offer:
@@ -238,7 +231,7 @@ func (u unknownProvider) Why(*Cluster, Op) string {
 }
 func (unknownProvider) Deployed() bool { return false }
 func (unknownProvider) AdminDSN(c *Cluster, n *Node) string {
-	return existingDSN(n.Host, n.Port, c.User, c.Password)
+	return guardedDSN(n.Host, n.Port, c.User, c.Password)
 }
 func (unknownProvider) Host(*Cluster, *Node) host.Host                 { return nil }
 func (unknownProvider) HostName(_ *Cluster, n *Node) string            { return n.Host }
@@ -252,19 +245,19 @@ func (u unknownProvider) refuse(c *Cluster, op Op, n *Node) error {
 func (u unknownProvider) WriteOptionFile(c *Cluster, n *Node, _ string) error {
 	return u.refuse(c, OpOptionFiles, n)
 }
-func (u unknownProvider) StopNode(_ context.Context, _ *Sandbox, c *Cluster, n *Node) error {
+func (u unknownProvider) StopNode(_ context.Context, _ *Store, c *Cluster, n *Node) error {
 	return u.refuse(c, OpStopNode, n)
 }
-func (u unknownProvider) KillNode(_ context.Context, _ *Sandbox, c *Cluster, n *Node) error {
+func (u unknownProvider) KillNode(_ context.Context, _ *Store, c *Cluster, n *Node) error {
 	return u.refuse(c, OpKillNode, n)
 }
-func (u unknownProvider) StartNode(_ context.Context, _ *Sandbox, c *Cluster, n *Node) error {
+func (u unknownProvider) StartNode(_ context.Context, _ *Store, c *Cluster, n *Node) error {
 	return u.refuse(c, OpStartNode, n)
 }
-func (u unknownProvider) Provide(context.Context, *Sandbox, topology.Spec) (*Cluster, error) {
+func (u unknownProvider) Provide(context.Context, *Store, topology.Spec) (*Cluster, error) {
 	return nil, &topology.FieldError{Field: "provider", Value: u.name, Reason: u.Why(nil, "")}
 }
-func (unknownProvider) Destroy(_ context.Context, s *Sandbox, c *Cluster) error {
+func (unknownProvider) Destroy(_ context.Context, s *Store, c *Cluster) error {
 	return s.forgetState(c)
 }
 
@@ -273,7 +266,7 @@ func (unknownProvider) Destroy(_ context.Context, s *Sandbox, c *Cluster) error 
 // topology (KindOps.Rejoin, e.g. a group member's START GROUP_REPLICATION), records the
 // new process in the state file and runs KindOps.Rejoined. The first error is returned,
 // joined with a failed state file write.
-func (s *Sandbox) startAndRejoin(ctx context.Context, c *Cluster, n *Node, start func(context.Context, *Cluster, *Node, ...string) error) error {
+func (s *Store) startAndRejoin(ctx context.Context, c *Cluster, n *Node, start func(context.Context, *Cluster, *Node, ...string) error) error {
 	ops := c.ops()
 	var extra []string
 	if ops.StartArgs != nil {

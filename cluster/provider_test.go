@@ -96,11 +96,11 @@ func TestProviderRefusals(t *testing.T) {
 	}
 }
 
-// TestNodeOpsAskTheProvider: Sandbox.StopNode, KillNode and StartNode on a cluster whose
+// TestNodeOpsAskTheProvider: Store.StopNode, KillNode and StartNode on a cluster whose
 // provider refuses them return its refusal before looking at the node, and an unknown node
 // of a sandbox is a FieldError on node.
 func TestNodeOpsAskTheProvider(t *testing.T) {
-	s := &Sandbox{StateDir: t.TempDir()}
+	s := &Store{StateDir: t.TempDir()}
 	ex := &Cluster{Name: "ex1", ProviderName: topology.ProviderExisting, Nodes: []*Node{{Name: "n1"}}}
 	for op, err := range map[Op]error{OpStopNode: s.StopNode(ex, "n9"), OpKillNode: s.KillNode(ex, "n1"), OpStartNode: s.StartNode(context.Background(), ex, "n1")} {
 		var ue *UnsupportedError

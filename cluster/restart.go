@@ -131,7 +131,7 @@ func (c *Cluster) WriteOptionFile(n *Node, content string) error {
 // existing cluster. Errors name the node and carry the server's error log lines. A stop
 // that took SIGKILL does not end the restart: when the rest succeeded, the error is that
 // *StopEscalatedError alone (the node is up again, but it crashed on the way).
-func (s *Sandbox) RestartNode(ctx context.Context, c *Cluster, node string) error {
+func (s *Store) RestartNode(ctx context.Context, c *Cluster, node string) error {
 	if err := c.Refuse(OpRestartNode, "restart node "+node); err != nil {
 		return err
 	}

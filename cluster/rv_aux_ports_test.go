@@ -20,7 +20,7 @@ func init() {
 		Aux: func(topology.Spec) []topology.AuxNode {
 			return []topology.AuxNode{{Name: "arb", Role: topology.RoleNode, Program: "rvprog"}}
 		}})
-	RegisterProgram("rvprog", Program{Start: func(context.Context, *Sandbox, *Cluster, *Node) error { return nil }})
+	RegisterProgram("rvprog", Program{Start: func(context.Context, *Store, *Cluster, *Node) error { return nil }})
 }
 
 // In loopback mode an aux member has a port of its own after the servers': it is taken
@@ -43,7 +43,7 @@ func TestRvLoopbackAuxPorts(t *testing.T) {
 	if base == 0 {
 		t.Fatal("no 7 free ports in a row on 127.0.0.1 between 20000 and 32767")
 	}
-	sa := &Sandbox{StateDir: dir, BasePort: base}
+	sa := &Store{StateDir: dir, BasePort: base}
 	a, err := sa.allocate(topology.Spec{Name: "a", Kind: rvAuxKind, Nodes: 3}, &Binaries{}, NetLoopback)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestRvLoopbackAuxPorts(t *testing.T) {
 		t.Fatalf("cluster a aux %+v: want arb on port %d", a.Aux, base+3)
 	}
 	for _, b := range []int{base + 3, base - 3} { // b's n1 on a's arb; b's arb on a's n1
-		sb := &Sandbox{StateDir: dir, BasePort: b}
+		sb := &Store{StateDir: dir, BasePort: b}
 		_, err := sb.allocate(topology.Spec{Name: "b", Kind: rvAuxKind, Nodes: 3}, &Binaries{}, NetLoopback)
 		var fe *topology.FieldError
 		if !errors.As(err, &fe) || fe.Field != "port" || !strings.Contains(fe.Reason, "sandbox a") {
@@ -60,7 +60,7 @@ func TestRvLoopbackAuxPorts(t *testing.T) {
 		}
 		sb.Destroy(context.Background(), "b")
 	}
-	sc := &Sandbox{StateDir: dir, BasePort: 65533}
+	sc := &Store{StateDir: dir, BasePort: 65533}
 	if _, err := sc.allocate(topology.Spec{Name: "c", Kind: rvAuxKind, Nodes: 3}, &Binaries{}, NetLoopback); err == nil {
 		t.Error("base port 65533 for 3 nodes and an aux member (up to 65536): no error")
 	}

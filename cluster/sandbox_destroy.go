@@ -13,66 +13,10 @@ import (
 	"github.com/habench/habench/topology"
 )
 
-// Destroy stops cluster name's servers and removes its processes, namespaces, links and
-// directories. It works from the state file alone, also after habench was killed, and by
-// name when the state file is missing or unreadable. For an existing cluster it only
-// forgets the registration: its servers are not touched. The registered destroy hooks
-// (RegisterDestroyHook) run first: a refusal, or a failure to undo a package's side state,
-// keeps the cluster and is the error.
-func (s *Sandbox) Destroy(ctx context.Context, name string) error {
-	defer destroyedByUs(name)
-	c, err := s.Load(name)
-	if err != nil {
-		var fe *topology.FieldError
-		if errors.As(err, &fe) {
-			return err
-		}
-		if _, serr := os.Stat(s.clusterDir(name)); serr != nil {
-			return err
-		}
-		// A directory without a readable state (crash, corruption): clean what we can by name.
-		s.log().Warn("state unreadable, destroying by name", "cluster", name, "err", err)
-		c = &Cluster{Name: name, Network: "unknown", path: filepath.Join(s.clusterDir(name), "state.json")}
-	}
-	if err := refuseDestroy([]*Cluster{c}); err != nil {
-		return err
-	}
-	if err := beforeDestroy(c); err != nil {
-		return err
-	}
-	return c.Provider().Destroy(ctx, s, c)
-}
-
-// DestroyAll destroys every cluster in the state directory. The destroy hooks run first
-// for every cluster (their refusals, then their undoing): one refusal or failure keeps
-// every cluster.
-func (s *Sandbox) DestroyAll(ctx context.Context) error {
-	cs, err := s.List()
-	if err != nil {
-		return err
-	}
-	if err := refuseDestroy(cs); err != nil {
-		return err
-	}
-	for _, c := range cs {
-		if err := beforeDestroy(c); err != nil {
-			return err
-		}
-	}
-	var errs []error
-	for _, c := range cs {
-		if c.State == "unknown" {
-			c.Network = "unknown"
-		}
-		errs = append(errs, c.Provider().Destroy(ctx, s, c))
-	}
-	return errors.Join(errs...)
-}
-
 // destroy kills the servers (SIGKILL: their data is deleted anyway, and a clean shutdown
 // of a MySQL source with connected replicas takes about 10 s), then removes the network
 // and the directories.
-func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
+func (s *Store) destroy(ctx context.Context, c *Cluster) error {
 	var errs []error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -158,7 +102,7 @@ func (s *Sandbox) destroy(ctx context.Context, c *Cluster) error {
 // Leftovers lists what of cluster c still exists on this machine: live processes under
 // its directories, network namespaces and links of its name, and its directories. Empty
 // after a successful Destroy.
-func Leftovers(s *Sandbox, c *Cluster) []string {
+func Leftovers(s *Store, c *Cluster) []string {
 	var left []string
 	dirs := []string{s.clusterDir(c.Name)}
 	if c.Binaries != nil && c.Binaries.Root != "" {

@@ -7,9 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -21,7 +18,7 @@ import (
 // (cached per installation and version; copying it is much faster than initialising).
 // Templates live under DefaultCacheDir()/templates, or /habench/templates inside a root
 // filesystem; `make clean-cache` removes them.
-func (s *Sandbox) template(ctx context.Context, bins *Binaries) (string, error) {
+func (s *Store) template(ctx context.Context, bins *Binaries) (string, error) {
 	base := filepath.Join(DefaultCacheDir(), "templates")
 	if bins.Root != "" {
 		base = "/habench/templates"
@@ -79,18 +76,9 @@ func (s *Sandbox) template(ctx context.Context, bins *Binaries) (string, error) 
 	return host, nil
 }
 
-// SandboxServerOptions are the server options habench sets on every sandbox node beyond
-// what its topology needs (addresses, paths, replication): max_connections=1000, because
-// the servers' default 151 refuses a run of more than about 150 threads on a node (a
-// thread count sweep to 256 or 512, plus the samplers' and heartbeat's connections).
-// A topology's options: come after them in the option file, so a max_connections there
-// wins. The manifest records them (cluster.sandbox_options) and the run reads them back
-// like the topology's options.
-var SandboxServerOptions = []topology.Option{{Name: "max_connections", Value: "1000"}}
-
 // prepareNode copies the template datadir (or the snapshot's, see DeployFromSnapshot, or
 // a Galera node's seed, see galeraSeed) and writes the node's option file.
-func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl string, seed *galeraSeed) error {
+func (s *Store) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl string, seed *galeraSeed) error {
 	if err := os.MkdirAll(filepath.Join(n.Dir, "tmp"), 0o755); err != nil {
 		return err
 	}
@@ -126,59 +114,10 @@ func (s *Sandbox) prepareNode(c *Cluster, n *Node, np topology.NodePlan, tmpl st
 	return os.WriteFile(filepath.Join(n.Dir, "my.cnf"), []byte(cnf), 0o644)
 }
 
-// nodeOptionFile is node n's option file, wherever it runs: user root when asRoot, its
-// paths under its ServerDir, its port and address (bind_address too when bind), extra,
-// habench's own server options (SandboxServerOptions), the installation's basedir,
-// MySQL's secure_file_priv and mysqlx, then the plan's options (last, so they win). A
-// Galera node also gets an [sst] group that keeps its SST scripts' log archive in its own
-// directory (sst-log-archive-dir), where mariabackup's and xtrabackup's scripts would
-// otherwise leave one in /tmp/sst_log_archive per transfer, past the cluster's destroy.
-func nodeOptionFile(c *Cluster, n *Node, np topology.NodePlan, asRoot, bind bool, extra ...topology.Option) string {
-	d := n.ServerDir
-	var opts []topology.Option
-	if asRoot {
-		opts = append(opts, topology.Option{Name: "user", Value: "root"})
-	}
-	opts = append(opts, []topology.Option{
-		{Name: "datadir", Value: d + "/data"},
-		{Name: "socket", Value: d + "/mysqld.sock"},
-		{Name: "pid_file", Value: d + "/mysqld.pid"},
-		{Name: "log_error", Value: d + "/error.log"},
-		{Name: "tmpdir", Value: d + "/tmp"},
-		{Name: "port", Value: strconv.Itoa(n.Port)},
-	}...)
-	if bind {
-		opts = append(opts, topology.Option{Name: "bind_address", Value: n.Host})
-	}
-	opts = append(opts, topology.Option{Name: "report_host", Value: n.Host}, topology.Option{Name: "report_port", Value: strconv.Itoa(n.Port)})
-	opts = append(opts, extra...)
-	opts = append(opts, SandboxServerOptions...)
-	if c.Binaries.Basedir != "" {
-		opts = append(opts, topology.Option{Name: "basedir", Value: c.Binaries.Basedir})
-	}
-	if topology.FlavorOf(c.Binaries.Flavor).Install.MySQLX {
-		opts = append(opts, topology.Option{Name: "secure_file_priv", Value: d + "/tmp"}, topology.Option{Name: "mysqlx", Value: "OFF"})
-	}
-	opts = append(opts, np.Options...)
-	var b strings.Builder
-	b.WriteString("# written by habench for " + c.Name + "/" + n.Name + "\n[mysqld]\n")
-	for _, o := range opts {
-		if o.Value == "" {
-			fmt.Fprintf(&b, "%s\n", o.Name)
-		} else {
-			fmt.Fprintf(&b, "%s=%s\n", o.Name, o.Value)
-		}
-	}
-	if slices.ContainsFunc(np.Options, func(o topology.Option) bool { return o.Name == "wsrep_sst_method" }) {
-		fmt.Fprintf(&b, "[sst]\nsst-log-archive-dir=%s/sst_log_archive\n", d)
-	}
-	return b.String()
-}
-
 // startNode starts n's server in its own session (it outlives habench), records its PID,
 // and waits until it accepts connections on its socket. extra are server arguments for this
 // start only (after --defaults-file).
-func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...string) error {
+func (s *Store) startNode(ctx context.Context, c *Cluster, n *Node, extra ...string) error {
 	ready, err := s.launchNode(c, n, extra...)
 	if err != nil {
 		return err
@@ -190,7 +129,7 @@ func (s *Sandbox) startNode(ctx context.Context, c *Cluster, n *Node, extra ...s
 // PID in n, returning at once; ready waits (at most s.ReadyTimeout) until the server
 // accepts connections on its socket, or returns why it exited during its start (a
 // *topology.FieldError for an option it refused).
-func (s *Sandbox) launchNode(c *Cluster, n *Node, extra ...string) (ready func(context.Context) error, err error) {
+func (s *Store) launchNode(c *Cluster, n *Node, extra ...string) (ready func(context.Context) error, err error) {
 	os.Remove(n.Socket)
 	// MySQL's socket lock names the PID of the server that had the socket; right after a
 	// SIGKILL that PID may still be an unreaped zombie, and the new server then refuses to
@@ -240,23 +179,6 @@ func (s *Sandbox) launchNode(c *Cluster, n *Node, extra ...string) (ready func(c
 	}, nil
 }
 
-var (
-	unknownVarRE = regexp.MustCompile(`unknown (?:variable|option) '-*([^'=]+)(?:=([^']*))?'`)
-	badValueRE   = regexp.MustCompile(`Error while setting value '([^']*)' to '([^']+)'`)
-)
-
-// optionError turns a server's refusal of a user option (found in its error log) into bad
-// input: *topology.FieldError naming the option and the value. nil when the log has none.
-func optionError(log string) *topology.FieldError {
-	if m := unknownVarRE.FindStringSubmatch(log); m != nil {
-		return &topology.FieldError{Field: "options", Value: strings.ReplaceAll(m[1], "-", "_"), Reason: "the server does not know this variable"}
-	}
-	if m := badValueRE.FindStringSubmatch(log); m != nil {
-		return &topology.FieldError{Field: "options." + strings.ReplaceAll(m[2], "-", "_"), Value: m[1], Reason: "the server refused this value"}
-	}
-	return nil
-}
-
 // userLine is "user=root\n" when habench runs as root (mysqld refuses to run as root
 // without it), else "" (the server runs as the calling user).
 func userLine() string {
@@ -264,49 +186,4 @@ func userLine() string {
 		return "user=root\n"
 	}
 	return ""
-}
-
-// errorLines returns the [ERROR] lines of a server error log joined by "; " (the last
-// five), or its last three lines when it has none: one readable line for an error message.
-func errorLines(log string) string {
-	var errs []string
-	for _, l := range strings.Split(log, "\n") {
-		if strings.Contains(l, "[ERROR]") {
-			if i := strings.Index(l, "[ERROR]"); i >= 0 {
-				l = l[i:]
-			}
-			errs = append(errs, strings.TrimSpace(l))
-		}
-	}
-	if len(errs) == 0 {
-		return strings.ReplaceAll(tail(log, 3), "\n", "; ")
-	}
-	if len(errs) > 5 {
-		errs = errs[len(errs)-5:]
-	}
-	return strings.Join(errs, "; ")
-}
-
-func readFile(p string) string { b, _ := os.ReadFile(p); return string(b) }
-
-// readFrom returns file p from byte offset off on ("" when it cannot be read).
-func readFrom(p string, off int64) string {
-	f, err := os.Open(p)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return ""
-	}
-	b, _ := io.ReadAll(f)
-	return string(b)
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

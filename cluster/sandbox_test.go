@@ -22,7 +22,7 @@ func TestDeployAsyncReplicates(t *testing.T) {
 	for _, f := range []topology.Flavor{topology.MariaDB, topology.MySQL} {
 		t.Run(string(f), func(t *testing.T) {
 			t.Parallel()
-			s := testenv.Sandbox(t)
+			s := testenv.Store(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			start := time.Now()
@@ -69,7 +69,7 @@ func TestDeployAsyncReplicates(t *testing.T) {
 // rejects) and checks the failed deploy removed everything it had created.
 func TestDeployFailureRollsBack(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	spec := testenv.Spec(t, testenv.Name(t, "crb"), topology.Async, 2, topology.MariaDB)
@@ -93,7 +93,7 @@ func TestDeployFailureRollsBack(t *testing.T) {
 // TestLoopbackPortInUse: a loopback sandbox refuses a base port that is taken, creating nothing.
 func TestLoopbackPortInUse(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	s.Network = cluster.NetLoopback
 	ln, port := listen(t)
 	defer ln.Close()
@@ -115,7 +115,7 @@ func TestDeploySemiSync(t *testing.T) {
 	for _, f := range []topology.Flavor{topology.MariaDB, topology.MySQL} {
 		t.Run(string(f), func(t *testing.T) {
 			t.Parallel()
-			s := testenv.Sandbox(t)
+			s := testenv.Store(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			spec := testenv.Spec(t, testenv.Name(t, "cs"+string(f[:2])), topology.SemiSync, 3, f)
@@ -145,7 +145,7 @@ func TestDeploySemiSync(t *testing.T) {
 // and replication works over loopback.
 func TestDeployLoopback(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	s.Network = cluster.NetLoopback
 	port := testserver.LoopbackPorts(t, 2)
 	s.BasePort = port
@@ -201,7 +201,7 @@ func TestDeployFromBasedir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	spec := topology.Spec{Name: testenv.Name(t, "cbd"), Kind: topology.Single, Nodes: 1, Flavor: topology.MariaDB,
@@ -230,12 +230,12 @@ func TestLoopbackDestroySparesNamesakes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	name := testenv.Name(t, "cns")
-	a := testenv.Sandbox(t)
+	a := testenv.Store(t)
 	ca, err := a.Deploy(ctx, testenv.Spec(t, name, topology.Single, 1, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := testenv.Sandbox(t)
+	b := testenv.Store(t)
 	b.Network = cluster.NetLoopback
 	b.BasePort = testserver.LoopbackPorts(t, 1)
 	if _, err := b.Deploy(ctx, testenv.Spec(t, name, topology.Single, 1, topology.MariaDB)); err != nil {
@@ -256,7 +256,7 @@ func TestLoopbackDestroySparesNamesakes(t *testing.T) {
 // still destroyed by name: its servers found by their option-file paths inside the rootfs.
 func TestDestroyWithCorruptState(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "ccs"), topology.Single, 1, topology.MySQL))

@@ -20,13 +20,13 @@ var Signals = map[string]syscall.Signal{"STOP": syscall.SIGSTOP, "CONT": syscall
 // on its host; an error when the process is not the one habench recorded (it is not
 // signalled then) or the signal could not be sent.
 type NodeSignaler interface {
-	SignalNode(ctx context.Context, s *Sandbox, c *Cluster, n *Node, sig string) error
+	SignalNode(ctx context.Context, s *Store, c *Cluster, n *Node, sig string) error
 }
 
 // SignalNode sends sig ("STOP", "CONT") to node n's server through c's provider: the
 // provider's *UnsupportedError when it does not offer OpSignalNode, a *topology.FieldError
 // on "signal" for another name.
-func (c *Cluster) SignalNode(ctx context.Context, s *Sandbox, n *Node, sig string) error {
+func (c *Cluster) SignalNode(ctx context.Context, s *Store, n *Node, sig string) error {
 	if err := c.Refuse(OpSignalNode, "signal node "+n.Name); err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func (c *Cluster) SignalNode(ctx context.Context, s *Sandbox, n *Node, sig strin
 
 // SignalNode signals the local process recorded for n (the sandbox's servers run on this
 // machine, in their namespaces or not).
-func (sandboxProvider) SignalNode(_ context.Context, _ *Sandbox, _ *Cluster, n *Node, sig string) error {
+func (sandboxProvider) SignalNode(_ context.Context, _ *Store, _ *Cluster, n *Node, sig string) error {
 	if !ourProcess(n.PID, n.StartTicks) {
 		return fmt.Errorf("node %s: pid %d is not running: nothing to signal", n.Name, n.PID)
 	}
@@ -53,7 +53,7 @@ func (sandboxProvider) SignalNode(_ context.Context, _ *Sandbox, _ *Cluster, n *
 }
 
 // SignalNode signals the process recorded for n on its host over SSH (kill -s SIG).
-func (hostsProvider) SignalNode(ctx context.Context, _ *Sandbox, c *Cluster, n *Node, sig string) error {
+func (hostsProvider) SignalNode(ctx context.Context, _ *Store, c *Cluster, n *Node, sig string) error {
 	h := c.hostsSSH(n)
 	if h == nil {
 		return fmt.Errorf("node %s: no host", n.Name)

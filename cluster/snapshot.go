@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/habench/habench/internal/atomicfile"
@@ -26,7 +27,7 @@ import (
 // directory each: snapshot.json (the Snapshot) and data/ (the datadir, with the server's
 // identity removed: no auto.cnf, binary logs, relay logs, GTID history nor Galera state).
 // Making and using one depends on where the servers run: the sandbox's part is
-// snapshot_sandbox.go; the user's hosts' (kept on the hosts) is snapshot_hosts.go.
+// sandbox_snapshot.go; the user's hosts' (kept on the hosts) is hosts_snapshot.go.
 
 // SnapshotInstallation is what a snapshot's server was: flavor, version and binaries.
 // Snapshots are used only by deployments of the same installation.
@@ -116,11 +117,11 @@ func (s *Snapshot) Describe() string {
 func SnapshotsDir() string { return filepath.Join(DefaultCacheDir(), "snapshots") }
 
 // SnapshotStore is what a provider offers for data snapshots, in a file of its own
-// (snapshot_sandbox.go: this machine's cache): an optional interface next to Provider, as
+// (sandbox_snapshot.go: this machine's cache): an optional interface next to Provider, as
 // Adopter is. A provider without it deploys with a prepare (SnapshotRefusal says so).
 // Where snapshots are kept and how one is made and started from are the provider's;
 // names, matching (Snapshot.Match) and the identity a snapshot must not keep
-// (scrubIdentity, GaleraState) are this file's. Callers go through Sandbox's methods.
+// (scrubIdentity, GaleraState) are this file's. Callers go through Store's methods.
 type SnapshotStore interface {
 	// LoadSnapshot reads snapshot name where spec's deployments would start from it; an
 	// error wrapping fs.ErrNotExist when there is none by that name.
@@ -130,7 +131,7 @@ type SnapshotStore interface {
 	// SnapshotName(installation, shape); the server is removed in any case. An existing
 	// snapshot of that name is returned as it is, unless it is Unchecked: that one is
 	// replaced.
-	MakeSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error)
+	MakeSnapshot(ctx context.Context, s *Store, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error)
 	// VerifySnapshot checks snap's files where spec's deployments would copy them from
 	// (on every host that keeps a copy): a one-line *topology.FieldError on snapshot naming
 	// the first file that differs from its list (Snapshot.Files) and how to remove it.
@@ -139,7 +140,7 @@ type SnapshotStore interface {
 	// by the caller: SnapshotRefusal, Match), after checking snap's files (as
 	// VerifySnapshot, and on each host after copying it there): nothing is deployed from
 	// a damaged snapshot.
-	DeployFromSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, snap *Snapshot) (*Cluster, error)
+	DeployFromSnapshot(ctx context.Context, s *Store, spec topology.Spec, snap *Snapshot) (*Cluster, error)
 }
 
 // The providers with snapshots.
@@ -164,7 +165,7 @@ func snapshotStore(spec topology.Spec) (SnapshotStore, string) {
 // LoadSnapshot reads snapshot name where spec's deployments start from it (its
 // provider's SnapshotStore). Errors: *topology.FieldError when spec cannot start from a
 // snapshot or the name is bad; an error wrapping fs.ErrNotExist when there is none.
-func (s *Sandbox) LoadSnapshot(ctx context.Context, spec topology.Spec, name string) (*Snapshot, error) {
+func (s *Store) LoadSnapshot(ctx context.Context, spec topology.Spec, name string) (*Snapshot, error) {
 	st, why := snapshotStore(spec)
 	if why != "" {
 		return nil, &topology.FieldError{Field: "snapshot", Value: name, Reason: why}
@@ -176,7 +177,7 @@ func (s *Sandbox) LoadSnapshot(ctx context.Context, spec topology.Spec, name str
 // deployments would copy them from (its provider's SnapshotStore; every host with a copy).
 // Errors: a one-line *topology.FieldError on snapshot naming the first file that differs
 // and the command that removes the snapshot; the hosts' errors.
-func (s *Sandbox) VerifySnapshot(ctx context.Context, spec topology.Spec, snap *Snapshot) error {
+func (s *Store) VerifySnapshot(ctx context.Context, spec topology.Spec, snap *Snapshot) error {
 	st, why := snapshotStore(spec)
 	if why != "" {
 		return &topology.FieldError{Field: "snapshot", Value: snap.Name, Reason: why}
@@ -189,7 +190,7 @@ func (s *Sandbox) VerifySnapshot(ctx context.Context, spec topology.Spec, snap *
 // name is the one-node deployment that makes it, prep the prepare. An existing snapshot
 // of that name is returned as it is (the store's), unless it is Unchecked (made by an
 // older habench): that one is made again. The server is removed in any case.
-func (s *Sandbox) MakeSnapshot(ctx context.Context, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error) {
+func (s *Store) MakeSnapshot(ctx context.Context, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error) {
 	st, why := snapshotStore(spec)
 	if why != "" {
 		return nil, &topology.FieldError{Field: "snapshot", Value: spec.Name, Reason: why}
@@ -203,7 +204,7 @@ func (s *Sandbox) MakeSnapshot(ctx context.Context, spec topology.Spec, name str
 // grastate.dat at the snapshot's GaleraPosition). spec must be one SnapshotRefusal
 // allows and snap must match its installation (Snapshot.Match): else a one-line
 // *topology.FieldError on snapshot, nothing deployed.
-func (s *Sandbox) DeployFromSnapshot(ctx context.Context, spec topology.Spec, snap *Snapshot) (*Cluster, error) {
+func (s *Store) DeployFromSnapshot(ctx context.Context, spec topology.Spec, snap *Snapshot) (*Cluster, error) {
 	if why := SnapshotRefusal(spec); why != "" {
 		return nil, &topology.FieldError{Field: "snapshot", Value: snap.Name, Reason: why}
 	}
@@ -423,4 +424,59 @@ func parseGaleraPosition(path string, b []byte) (string, error) {
 		return "", fmt.Errorf("%s: no Galera position after a clean shutdown (uuid %q, seqno %d)", path, uuid, seqno)
 	}
 	return fmt.Sprintf("%s:%d", uuid, seqno), nil
+}
+
+// SnapshotKinds are the kinds a deployment (local sandbox or hosts) starts from a data
+// snapshot; the others (group-dr) load their data through a prepare as before.
+var SnapshotKinds = map[topology.Kind]bool{topology.Single: true, topology.Async: true, topology.SemiSync: true,
+	topology.Group: true, topology.Galera: true, topology.GaleraArbitrator: true}
+
+// OnDiskOptions are server options that change the data's layout on disk or what a
+// CREATE TABLE makes (page size, default row format, character set...): a deployment that
+// sets one of them gets no snapshot (made without them) and prepares as before.
+var OnDiskOptions = []string{"innodb_page_size", "innodb_data_file_path", "innodb_undo_tablespaces",
+	"innodb_default_row_format", "innodb_file_per_table", "innodb_checksum_algorithm", "innodb_log_file_size",
+	"innodb_redo_log_capacity", "lower_case_table_names", "character_set_server", "collation_server",
+	"default_storage_engine", "innodb_compression_default", "innodb_encrypt_tables", "explicit_defaults_for_timestamp"}
+
+// SnapshotRefusal says why spec cannot start from a snapshot ("" when it can): its
+// provider keeps no snapshots (no SnapshotStore), a kind not in SnapshotKinds, or an
+// option of OnDiskOptions.
+func SnapshotRefusal(spec topology.Spec) string {
+	if _, why := snapshotStore(spec); why != "" {
+		return why
+	}
+	if !SnapshotKinds[spec.Kind] {
+		return "kind " + string(spec.Kind) + " prepares its data as before"
+	}
+	for k := range spec.Options {
+		for _, o := range OnDiskOptions {
+			if normOptionName(k) == o {
+				return "option " + k + " changes the data on disk"
+			}
+		}
+	}
+	return ""
+}
+
+func normOptionName(k string) string {
+	b := []byte(k)
+	for i, c := range b {
+		if c == '-' {
+			b[i] = '_'
+		}
+	}
+	s := string(b)
+	if len(s) > 6 && s[:6] == "loose_" {
+		s = s[6:]
+	}
+	return s
+}
+
+// diskUsage is the space fi takes on disk in bytes (its size when the blocks are unknown).
+func diskUsage(fi fs.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Blocks * 512
+	}
+	return fi.Size()
 }

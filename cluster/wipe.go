@@ -16,12 +16,12 @@ const OpWipeNode Op = "wipe node data"
 // datadir of node n, whose server must be stopped (an error when it runs: nothing is
 // removed then), and returns the bytes it removed.
 type NodeWiper interface {
-	WipeNode(ctx context.Context, s *Sandbox, c *Cluster, n *Node) (removed int64, err error)
+	WipeNode(ctx context.Context, s *Store, c *Cluster, n *Node) (removed int64, err error)
 }
 
 // WipeNode empties node n's datadir through c's provider (NodeWiper): the provider's
 // *UnsupportedError when it does not offer OpWipeNode. Returns the bytes removed.
-func (c *Cluster) WipeNode(ctx context.Context, s *Sandbox, n *Node) (int64, error) {
+func (c *Cluster) WipeNode(ctx context.Context, s *Store, n *Node) (int64, error) {
 	if err := c.Refuse(OpWipeNode, "wipe node "+n.Name); err != nil {
 		return 0, err
 	}
@@ -34,7 +34,7 @@ func (c *Cluster) WipeNode(ctx context.Context, s *Sandbox, n *Node) (int64, err
 
 // WipeNode removes the sandbox node's datadir (n.Dir/data) and makes it again, empty, as
 // a Galera joiner is deployed (topology.NodePlan.EmptyDatadir).
-func (sandboxProvider) WipeNode(_ context.Context, _ *Sandbox, c *Cluster, n *Node) (int64, error) {
+func (sandboxProvider) WipeNode(_ context.Context, _ *Store, c *Cluster, n *Node) (int64, error) {
 	if ourProcess(n.PID, n.StartTicks) {
 		return 0, fmt.Errorf("node %s: its server (pid %d) runs: stop it before wiping its data", n.Name, n.PID)
 	}

@@ -34,7 +34,7 @@ import (
 func TestSweepRepeatsAgreeOnServers(t *testing.T) {
 	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
-	sb := testenv.Sandbox(t)
+	sb := testenv.Store(t)
 	single, async := testenv.Name(t, "swqs"), testenv.Name(t, "swqa")
 	y := `name: swrepeats
 topologies:
@@ -54,7 +54,7 @@ cell: {warmup: 1s}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	r := &ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir()}
+	r := &ScenarioRun{Scenario: s, Store: sb, ResultsDir: t.TempDir()}
 	dir, rows, err := r.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ cell: {warmup: 1s}
 func TestWorkloadNodesOnServers(t *testing.T) {
 	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
-	sb := testenv.Sandbox(t)
+	sb := testenv.Store(t)
 	async := testenv.Name(t, "swqn")
 	y := `name: swnodes
 topologies:
@@ -150,7 +150,7 @@ workload:
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	r := &ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir()}
+	r := &ScenarioRun{Scenario: s, Store: sb, ResultsDir: t.TempDir()}
 	_, rows, err := r.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +182,7 @@ func TestLinksSamePathControlOnServers(t *testing.T) {
 	if !userspaceLinks() {
 		t.Skip("kernel netem is available: the links go through the plain bridge path, not the userspace link this test is about")
 	}
-	sb := testenv.Sandbox(t)
+	sb := testenv.Store(t)
 	single, async := testenv.Name(t, "swls"), testenv.Name(t, "swla")
 	y := `name: swlinks
 network: netns
@@ -201,7 +201,7 @@ sweep:
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	r := &ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir()}
+	r := &ScenarioRun{Scenario: s, Store: sb, ResultsDir: t.TempDir()}
 	dir, _, err := r.Run(ctx)
 	if err != nil {
 		t.Fatal(err)

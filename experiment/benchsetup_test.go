@@ -15,7 +15,7 @@ import (
 // nodes of c, writing its results in a temporary directory and its output to the returned
 // builder, with an Injector on s; the caller adds faults, knobs and the rest. Any error
 // fails the test.
-func preparedBench(ctx context.Context, t *testing.T, s *cluster.Sandbox, c *cluster.Cluster, name string, o workload.Options, nodes ...string) (*experiment.Bench, *strings.Builder) {
+func preparedBench(ctx context.Context, t *testing.T, s *cluster.Store, c *cluster.Cluster, name string, o workload.Options, nodes ...string) (*experiment.Bench, *strings.Builder) {
 	t.Helper()
 	wl, err := workload.Lookup(name)
 	if err != nil {
@@ -30,5 +30,5 @@ func preparedBench(ctx context.Context, t *testing.T, s *cluster.Sandbox, c *clu
 	}
 	var stdout strings.Builder
 	return &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: t.TempDir(), Stdout: &stdout,
-		Injector: &experiment.Injector{Sandbox: s}}, &stdout
+		Injector: &experiment.Injector{Store: s}}, &stdout
 }

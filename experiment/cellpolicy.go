@@ -106,7 +106,7 @@ func DropClusterCaches(ctx context.Context, c *cluster.Cluster) ([]schema.CacheD
 // wait for the topology is sb.ReadyTimeout (default 90 s). Another error is the
 // *cluster.NodeError of the node that failed (its message names the wait and the last
 // state seen).
-func RestartCluster(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster) error {
+func RestartCluster(ctx context.Context, sb *cluster.Store, c *cluster.Cluster) error {
 	if err := c.Refuse(cluster.OpRestartNode, "restart"); err != nil {
 		return err
 	}

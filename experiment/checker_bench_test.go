@@ -37,7 +37,7 @@ func BenchmarkCheckerCost(b *testing.B) {
 	rounds := benchEnvInt("HABENCH_BENCH_ROUNDS", 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute+time.Duration(3*rounds*(secs+30))*time.Second)
 	defer cancel()
-	s := testenv.Sandbox(b)
+	s := testenv.Store(b)
 	c, err := s.Deploy(ctx, testenv.Spec(b, testenv.Name(b, "bck"), topology.Single, 1, topology.MariaDB))
 	if err != nil {
 		b.Fatal(err)

@@ -31,7 +31,7 @@ import (
 // UPDATE.
 func TestCheckerBesideOLTP(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "ck"), topology.Single, 1, topology.MariaDB))

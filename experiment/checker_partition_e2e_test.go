@@ -36,7 +36,7 @@ func TestCheckerPartitionHeal(t *testing.T) {
 	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	testenv.Installation(t, topology.MySQL)
-	sb := testenv.Sandbox(t)
+	sb := testenv.Store(t)
 	galera, group := testenv.Name(t, "cpga"), testenv.Name(t, "cpgr")
 	y := fmt.Sprintf(`name: checkpart
 network: netns
@@ -59,8 +59,8 @@ probe: false
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	// The link process a partition starts is habench's (netem serve), as in habench run.
-	in := &experiment.Injector{Sandbox: sb, Links: links.Process{Exe: testenv.Habench(t), Args: []string{"netem", "serve", "--state-dir", sb.StateDir}}}
-	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir(), Injector: in}
+	in := &experiment.Injector{Store: sb, Links: links.Process{Exe: testenv.Habench(t), Args: []string{"netem", "serve", "--state-dir", sb.StateDir}}}
+	r := &experiment.ScenarioRun{Scenario: s, Store: sb, ResultsDir: t.TempDir(), Injector: in}
 	dir, _, err := r.Run(ctx)
 	if err != nil {
 		t.Fatalf("run: %v", err)

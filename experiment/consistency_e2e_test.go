@@ -37,7 +37,7 @@ import (
 func TestConsistencySweepGroup(t *testing.T) {
 	t.Parallel()
 	testenv.Installation(t, topology.MySQL)
-	sb := testenv.Sandbox(t)
+	sb := testenv.Store(t)
 	name := testenv.Name(t, "csg")
 	levels := []string{"EVENTUAL", "BEFORE", "AFTER"}
 	axis := "knob.group_replication_consistency"
@@ -59,7 +59,7 @@ cell: {warmup: 1s}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir()}
+	r := &experiment.ScenarioRun{Scenario: s, Store: sb, ResultsDir: t.TempDir()}
 	dir, _, err := r.Run(ctx)
 	if err != nil {
 		t.Fatalf("sweep: %v", err)

@@ -56,7 +56,7 @@ func TestStatementMixMatchesServerCounters(t *testing.T) {
 	for _, f := range flavors {
 		t.Run(string(f), func(t *testing.T) {
 			t.Parallel()
-			s := testenv.Sandbox(t)
+			s := testenv.Store(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
 			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "em"+string(f[:2])), topology.Async, 2, f))
@@ -114,7 +114,7 @@ func TestStoppedApplierShowsLagThenRecovers(t *testing.T) {
 	for _, f := range flavors {
 		t.Run(string(f), func(t *testing.T) {
 			t.Parallel()
-			s := testenv.Sandbox(t)
+			s := testenv.Store(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
 			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "el"+string(f[:2])), topology.Async, 2, f))
@@ -285,7 +285,7 @@ func values(ss []sampler.Sample) []string {
 func TestLinkDelaySlowsSemiSyncAcks(t *testing.T) {
 	testmachine.Alone(t) // it measures round trips: nothing else may load the machine
 	prereq.Need(t, cluster.NetNamespacesUsable())
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "eld"), topology.SemiSync, 2, topology.MariaDB))

@@ -34,7 +34,7 @@ func TestLargeTransaction(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := testenv.Sandbox(t)
+			s := testenv.Store(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "bt"+tc.name[:2]), tc.kind, 3, tc.flavor))

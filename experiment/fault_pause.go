@@ -42,7 +42,7 @@ func init() {
 		},
 		Ops: []cluster.Op{cluster.OpSignalNode},
 		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *FaultRecord) (string, error) {
-			if err := c.SignalNode(ctx, in.Sandbox, n, "CONT"); err != nil {
+			if err := c.SignalNode(ctx, in.Store, n, "CONT"); err != nil {
 				return "", err
 			}
 			in.notePaused(c, n, false)
@@ -72,10 +72,10 @@ func checkPauseSchedule(events []scenario.FaultEvent, i int) (string, string) {
 // ends before its resume). A SIGSTOP that reports an error is followed by a best-effort
 // SIGCONT (the signal may have reached the server all the same).
 func injectPause(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args scenario.FaultArgs, _ *FaultRecord) (string, error) {
-	if err := c.SignalNode(ctx, in.Sandbox, n, "STOP"); err != nil {
+	if err := c.SignalNode(ctx, in.Store, n, "STOP"); err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resumeTimeout)
 		defer cancel()
-		_ = c.SignalNode(cctx, in.Sandbox, n, "CONT")
+		_ = c.SignalNode(cctx, in.Store, n, "CONT")
 		return "", err
 	}
 	d := args.Duration("duration")
@@ -90,7 +90,7 @@ func injectPause(ctx context.Context, in *Injector, c *cluster.Cluster, n *clust
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	if err := c.SignalNode(context.WithoutCancel(ctx), in.Sandbox, n, "CONT"); err != nil {
+	if err := c.SignalNode(context.WithoutCancel(ctx), in.Store, n, "CONT"); err != nil {
 		return "", fmt.Errorf("SIGCONT after %.2f s: %w", time.Since(from).Seconds(), err)
 	}
 	if ctx.Err() != nil {
@@ -145,7 +145,7 @@ func (in *Injector) ResumePaused(ctx context.Context) []string {
 	var warnings []string
 	for n, c := range p.nodes {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resumeTimeout)
-		err := c.SignalNode(cctx, in.Sandbox, n, "CONT")
+		err := c.SignalNode(cctx, in.Store, n, "CONT")
 		cancel()
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("%s was left paused (SIGSTOP) and SIGCONT at the end of the run failed: %v", n.Name, err))

@@ -25,7 +25,7 @@ import (
 // SIGCONT (commits in the last intervals; the server is running, not stopped, at the end).
 func TestPauseStallsAndResumes(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "pause"), topology.Async, 2, topology.MariaDB))
@@ -96,7 +96,7 @@ func TestPauseStallsAndResumes(t *testing.T) {
 	// sends SIGCONT itself and warns.
 	o.Time = 3 * time.Second
 	b = &experiment.Bench{Workload: b.Workload, Options: o, Target: b.Target, Cluster: c, ResultsDir: t.TempDir(), Stdout: stdout,
-		Injector: &experiment.Injector{Sandbox: s},
+		Injector: &experiment.Injector{Store: s},
 		Faults: []scenario.FaultEvent{{At: scenario.Duration(time.Second), Action: "pause", Node: "n2"},
 			{At: scenario.Duration(time.Minute), Action: "resume", Node: "n2"}}}
 	out, err = b.Run(ctx)

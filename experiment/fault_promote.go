@@ -42,7 +42,7 @@ func injectPromote(ctx context.Context, in *Injector, c *cluster.Cluster, n *clu
 	if catchUp <= 0 {
 		catchUp = 30 * time.Second
 	}
-	rep, err := in.Sandbox.Promote(ctx, c, n.Name, catchUp)
+	rep, err := in.Store.Promote(ctx, c, n.Name, catchUp)
 	if rep == nil {
 		return "", err
 	}

@@ -85,7 +85,7 @@ func rebuildBySST(ctx context.Context, in *Injector, c *cluster.Cluster, n *clus
 		return "", err
 	}
 	stopped := time.Since(t0).Seconds()
-	removed, err := c.WipeNode(ctx, in.Sandbox, n)
+	removed, err := c.WipeNode(ctx, in.Store, n)
 	if err != nil {
 		return "", err
 	}

@@ -70,7 +70,7 @@ func TestRebuildGroupMember(t *testing.T) {
 // more than 5 MB, and intervals before and during it.
 func runRebuild(t *testing.T, spec topology.Spec) (*experiment.Outcome, schema.FaultSummary) {
 	t.Helper()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, spec)

@@ -21,7 +21,7 @@ var errNoLiveWriter = errors.New("the cluster names no writer now")
 // it sees a majority ONLINE) it returns errNoLiveWriter, never the recorded writer: a
 // worker on the new primary must not be sent back to a partitioned old one, nor a hung
 // transaction abandoned for it (workload's hang watchdog acts only on an answer).
-func FollowWriter(sb *cluster.Sandbox, name string) func(ctx context.Context) (workload.Endpoint, error) {
+func FollowWriter(sb *cluster.Store, name string) func(ctx context.Context) (workload.Endpoint, error) {
 	var mu sync.Mutex
 	var last workload.Endpoint
 	var lastErr error

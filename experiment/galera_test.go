@@ -34,7 +34,7 @@ import (
 //     and brute-force aborts are counted per node and come back as error 1213 per endpoint.
 func TestGalera(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	spec := testenv.Spec(t, testenv.Name(t, "gae"), topology.Galera, 3, topology.MariaDB)

@@ -200,7 +200,7 @@ func TestGroupFlowControlThrottles(t *testing.T) {
 // clients were told.
 func TestGroupMultiPrimaryConflicts(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	spec := testenv.Spec(t, testenv.Name(t, "egm"), topology.Group, 3, topology.MySQL)
@@ -303,7 +303,7 @@ func TestGroupInferredThrottleUsesWritersThresholds(t *testing.T) {
 	t.Parallel()
 	// A group of its own: on the shared group, after another test's throttling, the
 	// primary was throttled with its thresholds at the default (unexplained; not shared).
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "rvinf"), topology.Group, 3, topology.MySQL))

@@ -83,7 +83,7 @@ func spin(t *testing.T) (stop func()) {
 // quiet. The host is counted once for both nodes.
 func TestHostCPUSaturationIsReported(t *testing.T) {
 	testmachine.Alone(t) // it judges the machine's CPU saturation: nothing else may load the machine
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "hm"), topology.Async, 2, topology.MariaDB))
@@ -290,7 +290,7 @@ func mustReadFile(t *testing.T, p string) []byte {
 // series: samples from its new process after the restart, not errors until the end.
 func TestHostMetricsFollowRestartedServer(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "hmr"), topology.Async, 2, topology.MariaDB))

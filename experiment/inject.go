@@ -18,7 +18,7 @@ import (
 // Injector injects faults into sandboxes. Links.Args are the link process's arguments
 // without the cluster's name (Inject appends it).
 type Injector struct {
-	Sandbox *cluster.Sandbox
+	Store *cluster.Store
 	// Links starts the link process for partitions (as netem apply does).
 	Links links.Process
 	// CatchUp bounds promote's wait for the new source (0: 30 s).
@@ -119,11 +119,11 @@ func (in *Injector) nodeOp(ctx context.Context, c *cluster.Cluster, op cluster.O
 	p := c.Provider()
 	switch op {
 	case cluster.OpKillNode:
-		return p.KillNode(ctx, in.Sandbox, c, n)
+		return p.KillNode(ctx, in.Store, c, n)
 	case cluster.OpStopNode:
-		return p.StopNode(ctx, in.Sandbox, c, n)
+		return p.StopNode(ctx, in.Store, c, n)
 	case cluster.OpStartNode:
-		return p.StartNode(ctx, in.Sandbox, c, n)
+		return p.StartNode(ctx, in.Store, c, n)
 	}
 	return fmt.Errorf("node %s: %s is not a node operation", n.Name, op)
 }

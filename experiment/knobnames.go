@@ -33,7 +33,7 @@ type knobUse struct {
 // named by cluster: are then not checked. Errors are *topology.FieldError (with "line N:"
 // for an axis) naming the field, the name and the closest known one; the same name
 // unknown on several topologies, and further unknown names, are counted on that one line.
-func CheckKnobNames(ctx context.Context, p *scenario.Plan, sb *cluster.Sandbox, run func(*scenario.Cell) bool) error {
+func CheckKnobNames(ctx context.Context, p *scenario.Plan, sb *cluster.Store, run func(*scenario.Cell) bool) error {
 	names := map[string]*knob.Names{} // by topology name; nil: not checked
 	type failure struct {
 		use        knobUse
@@ -127,7 +127,7 @@ func knobUses(p *scenario.Plan, d *scenario.Deployment, run func(*scenario.Cell)
 
 // specNames returns the names sp's knobs are checked against (see CheckKnobNames); nil
 // when they cannot be checked before the run.
-func specNames(ctx context.Context, sb *cluster.Sandbox, sp topology.Spec) *knob.Names {
+func specNames(ctx context.Context, sb *cluster.Store, sp topology.Spec) *knob.Names {
 	switch {
 	case sp.Cluster != "":
 		if sb == nil {

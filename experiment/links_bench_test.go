@@ -61,7 +61,7 @@ func linkBenchCluster(ctx context.Context, b *testing.B, prefix string, threads 
 	b.Helper()
 	prereq.Need(b, cluster.NetNamespacesUsable())
 	prereq.NeedErr(b, "userspace link unusable here", netem.UserspaceAvailable())
-	s := testenv.Sandbox(b)
+	s := testenv.Store(b)
 	s.Network = cluster.NetNamespaces
 	t0 := time.Now()
 	// HABENCH_BENCH_KIND picks the cluster: semisync (default, MariaDB), galera (MariaDB) or

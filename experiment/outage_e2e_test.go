@@ -23,7 +23,7 @@ import (
 // report.md's top and report.html's top name n2's outage with its window.
 func TestNodeKilledMidRunIsAnOutage(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "errk"), topology.Async, 2, topology.MariaDB))

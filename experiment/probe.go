@@ -25,7 +25,7 @@ const ProbeTable = "habench_probe"
 // (a promote, a group's election) every interval and after every error, the way an
 // application follows its writer.
 type probe struct {
-	sb       *cluster.Sandbox
+	sb       *cluster.Store
 	name     string // cluster
 	schema   string
 	interval time.Duration
@@ -40,7 +40,7 @@ const probeKey = 1
 
 // startProbe creates the probe table on c's writer (empty) and returns the probe; run it
 // with run.
-func startProbe(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster, schema string, interval time.Duration) (*probe, error) {
+func startProbe(ctx context.Context, sb *cluster.Store, c *cluster.Cluster, schema string, interval time.Duration) (*probe, error) {
 	p := &probe{sb: sb, name: c.Name, schema: schema, interval: interval, h: history.New()}
 	db, err := c.OpenAdmin(c.Writer())
 	if err != nil {

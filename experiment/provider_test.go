@@ -17,7 +17,7 @@ func TestInjectRefusals(t *testing.T) {
 	ex := &cluster.Cluster{Name: "t5", ProviderName: topology.ProviderExisting, Network: cluster.NetExisting,
 		Nodes: []*cluster.Node{{Name: "n1", Host: "127.0.0.1", Port: 1, Role: topology.RoleSource}, {Name: "n2", Host: "127.0.0.1", Port: 2, Role: topology.RoleReplica}},
 		Spec:  topology.Spec{Kind: topology.Async, Sites: topology.Sites{{Name: "dc1", Nodes: []string{"n1"}}, {Name: "dc2", Nodes: []string{"n2"}}}}}
-	in := &Injector{Sandbox: &cluster.Sandbox{}}
+	in := &Injector{Store: &cluster.Store{}}
 	for _, action := range []string{"partition", "heal", "promote"} {
 		for _, node := range []string{"n2", "dc1"} {
 			_, _, err := in.Inject(context.Background(), ex, action, node)

@@ -17,7 +17,7 @@ import (
 // interrupt.
 type ScenarioRun struct {
 	Scenario    *scenario.Scenario
-	Sandbox     *cluster.Sandbox
+	Store       *cluster.Store
 	ResultsDir  string // parent directory; the run gets <time>-<scenario name> inside
 	Stdout      io.Writer
 	Log         *slog.Logger

@@ -24,7 +24,7 @@ var SharedGroup = sharedGroup
 // again, stopped members are started, n1 is made the primary again, the sbtest database
 // is dropped, every member's certifier and applier queues are empty and the flow-control
 // thresholds are set back to their defaults.
-func sharedGroup(t *testing.T) (*cluster.Sandbox, *cluster.Cluster) {
+func sharedGroup(t *testing.T) (*cluster.Store, *cluster.Cluster) {
 	t.Helper()
 	return testenv.Shared(t, "grp", func(name string) topology.Spec {
 		return topology.Spec{Name: name, Kind: topology.Group, Nodes: 3, Flavor: topology.MySQL}
@@ -32,7 +32,7 @@ func sharedGroup(t *testing.T) (*cluster.Sandbox, *cluster.Cluster) {
 }
 
 // resetGroup is sharedGroup's reset.
-func resetGroup(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster) (*cluster.Cluster, error) {
+func resetGroup(ctx context.Context, sb *cluster.Store, c *cluster.Cluster) (*cluster.Cluster, error) {
 	c, err := c.Reload()
 	if err != nil {
 		return nil, err

@@ -46,7 +46,7 @@ func BenchmarkSnapshotDeploy(b *testing.B) {
 	}{{"group", topology.Group, topology.MySQL}, {"galera", topology.Galera, topology.MariaDB}} {
 		b.Run(k.name, func(b *testing.B) {
 			testenv.Installation(b, k.flavor)
-			s := testenv.Sandbox(b)
+			s := testenv.Store(b)
 			ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 			defer cancel()
 			o := workload.DefaultOptions()
@@ -92,7 +92,7 @@ func BenchmarkSnapshotDeploy(b *testing.B) {
 // prepare), waits until every node holds the data (dataIn) and returns the time taken
 // and the nodes' CHECKSUM TABLE (checked equal on every node); the deployment is
 // destroyed after.
-func timeToData(ctx context.Context, b *testing.B, s *cluster.Sandbox, spec topology.Spec, o workload.Options, prepare func(*cluster.Cluster) error, snap *cluster.Snapshot) (time.Duration, string) {
+func timeToData(ctx context.Context, b *testing.B, s *cluster.Store, spec topology.Spec, o workload.Options, prepare func(*cluster.Cluster) error, snap *cluster.Snapshot) (time.Duration, string) {
 	b.Helper()
 	t0 := time.Now()
 	var c *cluster.Cluster

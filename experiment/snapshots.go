@@ -19,12 +19,12 @@ import (
 // would start from: a snapshot the scenario names (snapshot:, --snapshot) exists, was
 // made with that installation and the data shape of each of d's cells to run; that one,
 // or with snapshots: true each one made before for a cell's shape, has its files as they
-// were made (Sandbox.VerifySnapshot: on every host with a copy). With snapshots: true a
+// were made (Store.VerifySnapshot: on every host with a copy). With snapshots: true a
 // snapshot made by an older habench (cluster.Snapshot.Unchecked) is not checked but made
 // again: notes says so, one line each. Errors are one line (*topology.FieldError on
 // snapshot). Nothing to check when d does not start from a snapshot
 // (cluster.SnapshotRefusal).
-func checkSnapshots(ctx context.Context, sb *cluster.Sandbox, plan *scenario.Plan, d *scenario.Deployment, bins *cluster.Binaries, torun func(*scenario.Cell) bool) (notes []string, err error) {
+func checkSnapshots(ctx context.Context, sb *cluster.Store, plan *scenario.Plan, d *scenario.Deployment, bins *cluster.Binaries, torun func(*scenario.Cell) bool) (notes []string, err error) {
 	name := plan.Scenario.Snapshot
 	if d.SnapKey == "" || cluster.SnapshotRefusal(d.Spec) != "" {
 		return nil, nil
@@ -74,7 +74,7 @@ func checkSnapshots(ctx context.Context, sb *cluster.Sandbox, plan *scenario.Pla
 // NOTE gives: a snapshot the run makes again (made by an older habench), and a deployment
 // whose snapshots could not be checked here (its installation or hosts not reachable: the
 // run's pre-flight reports it).
-func DryRunSnapshots(ctx context.Context, sb *cluster.Sandbox, plan *scenario.Plan, file *schema.SweepFile) (notes []string, err error) {
+func DryRunSnapshots(ctx context.Context, sb *cluster.Store, plan *scenario.Plan, file *schema.SweepFile) (notes []string, err error) {
 	torun := cellsToRun(file)
 	for _, d := range plan.Deployments {
 		sp := d.Spec
@@ -122,7 +122,7 @@ func remakeNote(snap *cluster.Snapshot) string {
 // prepare) when there is none, or when the one there was made by an older habench and
 // cannot be checked (with a NOTE). A snapshot named in the scenario is used when it
 // matches and refused in one line (field, both values) when it does not.
-func (sw *sweepRun) deployFromSnapshot(ctx context.Context, sb *cluster.Sandbox, sp topology.Spec, cell *scenario.Cell) (*cluster.Cluster, *cluster.Snapshot, error) {
+func (sw *sweepRun) deployFromSnapshot(ctx context.Context, sb *cluster.Store, sp topology.Spec, cell *scenario.Cell) (*cluster.Cluster, *cluster.Snapshot, error) {
 	bins, err := cluster.SpecBinaries(ctx, sp)
 	if err != nil {
 		return nil, nil, err
@@ -158,7 +158,7 @@ func (sw *sweepRun) deployFromSnapshot(ctx context.Context, sb *cluster.Sandbox,
 
 // makeSnapshot prepares cell's tables on a one-node deployment of sp's installation and
 // keeps them as a snapshot of shape.
-func (sw *sweepRun) makeSnapshot(ctx context.Context, sb *cluster.Sandbox, sp topology.Spec, cell *scenario.Cell, shape cluster.DataShape) (*cluster.Snapshot, error) {
+func (sw *sweepRun) makeSnapshot(ctx context.Context, sb *cluster.Store, sp topology.Spec, cell *scenario.Cell, shape cluster.DataShape) (*cluster.Snapshot, error) {
 	wl, err := workload.Lookup(cell.Test)
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ func TestSnapshotDeployments(t *testing.T) {
 	t.Parallel()
 	testenv.Installation(t, topology.MySQL)
 	testenv.Installation(t, topology.MariaDB)
-	sb := testenv.Sandbox(t)
+	sb := testenv.Store(t)
 	seed := time.Now().UnixNano()%1_000_000_000 + 1 // a shape, so snapshots, of this test's own
 	t.Cleanup(func() { removeSnapshotsOfSeed(t, seed) })
 	grp, asy, semi, one, gal := testenv.Name(t, "sng"), testenv.Name(t, "sna"), testenv.Name(t, "sns"), testenv.Name(t, "sn1"), testenv.Name(t, "snc")
@@ -57,7 +57,7 @@ workload:
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir(), Stdout: &out, Keep: true}
+	r := &experiment.ScenarioRun{Scenario: s, Store: sb, ResultsDir: t.TempDir(), Stdout: &out, Keep: true}
 	dir, _, err := r.Run(ctx)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
@@ -204,7 +204,7 @@ func seededSnapshot(t *testing.T, seed int64, flavor string) *cluster.Snapshot {
 
 // checkSnapshotRefused: the MySQL snapshot of this test, asked for a MariaDB deployment,
 // is refused naming the field and both values; nothing is deployed.
-func checkSnapshotRefused(ctx context.Context, t *testing.T, sb *cluster.Sandbox, seed int64) {
+func checkSnapshotRefused(ctx context.Context, t *testing.T, sb *cluster.Store, seed int64) {
 	t.Helper()
 	mysqlSnap := seededSnapshot(t, seed, "mysql")
 	name := testenv.Name(t, "snr")
@@ -222,7 +222,7 @@ func checkSnapshotRefused(ctx context.Context, t *testing.T, sb *cluster.Sandbox
 // (timed: what every deployment from it pays) passes on the intact snapshot; with a file
 // removed, then with one cut short, a deployment from it is refused in one line naming the
 // snapshot, the file and `habench snapshot rm NAME`, and nothing is deployed.
-func checkDamagedSnapshot(ctx context.Context, t *testing.T, sb *cluster.Sandbox, seed int64) {
+func checkDamagedSnapshot(ctx context.Context, t *testing.T, sb *cluster.Store, seed int64) {
 	t.Helper()
 	snap := seededSnapshot(t, seed, "mariadb")
 	name := testenv.Name(t, "snd")

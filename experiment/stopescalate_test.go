@@ -23,7 +23,7 @@ func TestFaultStopEscalationIsRecorded(t *testing.T) {
 	defer cancel()
 	from := time.Now()
 	s.StopGrace = time.Second
-	in := &Injector{Sandbox: s}
+	in := &Injector{Store: s}
 	rec, _, err := in.Inject(ctx, c, "restart", cluster.WriterAlias)
 	if err != nil {
 		t.Fatalf("restart of the writer after an escalated stop: %v, want it started again", err)

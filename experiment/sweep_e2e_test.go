@@ -32,7 +32,7 @@ import (
 func TestSweepResume(t *testing.T) {
 	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
-	sb := testenv.Sandbox(t)
+	sb := testenv.Store(t)
 	single, async := testenv.Name(t, "sws"), testenv.Name(t, "swa")
 	y := `name: swresume
 topologies:
@@ -56,7 +56,7 @@ sweep:
 	// First run: interrupted 2 s into cell 3.
 	rctx, interrupt := context.WithCancel(ctx)
 	var once sync.Once
-	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: results, Log: nil,
+	r := &experiment.ScenarioRun{Scenario: s, Store: sb, ResultsDir: results, Log: nil,
 		OnCell: func(c schema.CellRecord) {
 			if c.Index == 2 {
 				once.Do(func() { time.AfterFunc(2*time.Second, interrupt) })
@@ -83,7 +83,7 @@ sweep:
 	}
 
 	// Resume: only cells 3..8 run, in the same directory.
-	r = &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResumeDir: dir}
+	r = &experiment.ScenarioRun{Scenario: s, Store: sb, ResumeDir: dir}
 	dir2, rows, err := r.Run(ctx)
 	if err != nil || dir2 != dir {
 		t.Fatalf("resume: %v (dir %s, want %s)", err, dir2, dir)
@@ -218,7 +218,7 @@ cell: ` + cell + `
 // "Access denied" lines) is kept in the sweep directory, named in the cell's record.
 func sweepRestartFails(t *testing.T, prefix string, kind topology.Kind, nodes int, flavor topology.Flavor) {
 	testenv.Installation(t, flavor)
-	sb := testenv.Sandbox(t)
+	sb := testenv.Store(t)
 	sb.ReadyTimeout = 15 * time.Second
 	name := testenv.Name(t, prefix)
 	y := twoCellSweep("swfail", name, kind, nodes, flavor, "{restart: true, warmup: 1s}")
@@ -228,7 +228,7 @@ func sweepRestartFails(t *testing.T, prefix string, kind topology.Kind, nodes in
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir(), OnCell: func(c schema.CellRecord) {
+	r := &experiment.ScenarioRun{Scenario: s, Store: sb, ResultsDir: t.TempDir(), OnCell: func(c schema.CellRecord) {
 		if c.Index != 1 {
 			return
 		}
@@ -280,7 +280,7 @@ func sweepRestartFails(t *testing.T, prefix string, kind topology.Kind, nodes in
 
 func sweepCellPolicy(t *testing.T, prefix string, kind topology.Kind, nodes int, flavor topology.Flavor) {
 	testenv.Installation(t, flavor)
-	sb := testenv.Sandbox(t)
+	sb := testenv.Store(t)
 	name := testenv.Name(t, prefix)
 	drop := os.Geteuid() == 0 && experiment.CheckDropCaches() == nil
 	y := twoCellSweep("swpolicy", name, kind, nodes, flavor, "{prepare: reprepare, restart: true, warmup: 1s, drop_caches: "+strconv.FormatBool(drop)+"}")
@@ -293,7 +293,7 @@ func sweepCellPolicy(t *testing.T, prefix string, kind topology.Kind, nodes int,
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	pids := map[int][]int{}
-	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir(), OnCell: func(c schema.CellRecord) {
+	r := &experiment.ScenarioRun{Scenario: s, Store: sb, ResultsDir: t.TempDir(), OnCell: func(c schema.CellRecord) {
 		cl, err := sb.Load(name)
 		if err != nil {
 			t.Errorf("cell %d: %v", c.Index, err)
@@ -343,7 +343,7 @@ func sweepCellPolicy(t *testing.T, prefix string, kind topology.Kind, nodes int,
 func TestSweepOnExistingCluster(t *testing.T) {
 	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
-	sb := testenv.Sandbox(t)
+	sb := testenv.Store(t)
 	name := testenv.Name(t, "swe")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -368,7 +368,7 @@ sweep:
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, _, err := (&experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir()}).Run(ctx)
+	dir, _, err := (&experiment.ScenarioRun{Scenario: s, Store: sb, ResultsDir: t.TempDir()}).Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +426,7 @@ func TestSweepDropCachesLocal(t *testing.T) {
 	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
 	prereq.NeedErr(t, "page cache cannot be dropped here", experiment.CheckDropCaches())
-	sb := testenv.Sandbox(t)
+	sb := testenv.Store(t)
 	name := testenv.Name(t, "ckdrop")
 	y := `name: ckdrop
 topologies:
@@ -442,7 +442,7 @@ cell: {drop_caches: true, warmup: 0s}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r := &experiment.ScenarioRun{Scenario: s, Sandbox: sb, ResultsDir: t.TempDir()}
+	r := &experiment.ScenarioRun{Scenario: s, Store: sb, ResultsDir: t.TempDir()}
 	dir, _, err := r.Run(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -122,9 +122,9 @@ func TestResumeBookkeeping(t *testing.T) {
 	if err := writeJSONAtomic(filepath.Join(dir, "sweep.json"), f); err != nil {
 		t.Fatal(err)
 	}
-	sb := &cluster.Sandbox{StateDir: t.TempDir()}
+	sb := &cluster.Store{StateDir: t.TempDir()}
 	run := func(s *scenario.Scenario, scale string) error {
-		r := &ScenarioRun{Scenario: s, Sandbox: sb, ResumeDir: dir, Scale: scale}
+		r := &ScenarioRun{Scenario: s, Store: sb, ResumeDir: dir, Scale: scale}
 		_, _, err := r.Run(context.Background())
 		return err
 	}
@@ -153,7 +153,7 @@ func TestResumeBookkeeping(t *testing.T) {
 		t.Errorf("changed grid: %v", err)
 	}
 	// Not a sweep directory.
-	if err := (&ScenarioRun{Scenario: s, Sandbox: sb, ResumeDir: t.TempDir()}).runErr(); !errors.As(err, &fe) || !strings.Contains(err.Error(), "not a sweep directory") {
+	if err := (&ScenarioRun{Scenario: s, Store: sb, ResumeDir: t.TempDir()}).runErr(); !errors.As(err, &fe) || !strings.Contains(err.Error(), "not a sweep directory") {
 		t.Errorf("empty dir: %v", err)
 	}
 }

@@ -22,7 +22,7 @@ import (
 
 // cellState is what cells of one deployment share.
 type cellState struct {
-	sb       *cluster.Sandbox
+	sb       *cluster.Store
 	c        *cluster.Cluster
 	deployS  float64
 	prepared bool
@@ -221,16 +221,16 @@ func cellSettings(cell *scenario.Cell) (knobs []topology.KnobSetting, optNames [
 func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *scenario.Cell, rec *schema.CellRecord, readBack bool) error {
 	c := cs.c
 	if fs := sw.r.Scenario.Faults; len(fs) > 0 {
-		in := Injector{Sandbox: cs.sb}
+		in := Injector{Store: cs.sb}
 		if sw.r.Injector != nil {
 			in = *sw.r.Injector
-			in.Sandbox, in.paused = cs.sb, nil // the cell's own pauses
+			in.Store, in.paused = cs.sb, nil // the cell's own pauses
 		}
 		b.Faults, b.Injector = fs, &in
 	}
 	if sw.r.Scenario.ProbeOn() {
 		if b.Injector == nil {
-			b.Injector = &Injector{Sandbox: cs.sb}
+			b.Injector = &Injector{Store: cs.sb}
 		}
 		b.Probe = true
 	}

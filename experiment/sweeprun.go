@@ -36,7 +36,7 @@ func (r *ScenarioRun) checkPlan(ctx context.Context, plan *scenario.Plan, torun 
 			fmt.Fprintln(r.Stdout, warn+" (given)")
 		}
 	}
-	if err := CheckKnobNames(ctx, plan, r.Sandbox, torun); err != nil {
+	if err := CheckKnobNames(ctx, plan, r.Store, torun); err != nil {
 		return err
 	}
 	if plan.Policy.DropCaches && slices.ContainsFunc(plan.Deployments, func(d *scenario.Deployment) bool {
@@ -164,7 +164,7 @@ func (r *ScenarioRun) preflight(ctx context.Context, plan *scenario.Plan, torun 
 			continue
 		}
 		if sp := d.Spec; sp.Cluster != "" {
-			c, err := r.Sandbox.Load(sp.Cluster)
+			c, err := r.Store.Load(sp.Cluster)
 			if err != nil {
 				return &topology.FieldError{Field: "topologies.cluster", Value: sp.Cluster, Reason: "no such cluster (habench register it first, or give dsns)"}
 			}
@@ -181,14 +181,14 @@ func (r *ScenarioRun) preflight(ctx context.Context, plan *scenario.Plan, torun 
 			if err != nil {
 				return fmt.Errorf("topology %s: %w", sp.Name, err)
 			}
-			if _, err := checkSnapshots(ctx, r.Sandbox, plan, d, bins, torun); err != nil {
+			if _, err := checkSnapshots(ctx, r.Store, plan, d, bins, torun); err != nil {
 				return err
 			}
 			if err := checkHostsNetem(ctx, d, torun); err != nil {
 				return err
 			}
 		}
-		if _, err := r.Sandbox.Load(d.Spec.Name); err == nil {
+		if _, err := r.Store.Load(d.Spec.Name); err == nil {
 			return &topology.FieldError{Field: "topologies.name", Value: d.Spec.Name, Reason: "a cluster with this name exists (habench destroy " + d.Spec.Name + ")"}
 		}
 	}
@@ -328,7 +328,7 @@ func (sw *sweepRun) deployment(ctx context.Context, d *scenario.Deployment) (err
 		fmt.Fprintf(sw.out, ", %s=%s", k, d.Options[k])
 	}
 	fmt.Fprintln(sw.out)
-	sb := *r.Sandbox
+	sb := *r.Store
 	sb.Network = r.Scenario.Network
 	t0 := time.Now()
 	var c *cluster.Cluster

@@ -22,7 +22,7 @@ import (
 // group_replication_mode is refused before anything is changed.
 var SwitchGroupMode = cluster.SwitchGroupModeTo
 
-// Restarter restarts a node so it rereads its option file (cluster.Sandbox, through the
+// Restarter restarts a node so it rereads its option file (cluster.Store, through the
 // cluster's provider).
 type Restarter interface {
 	RestartNode(ctx context.Context, c *cluster.Cluster, node string) error

@@ -74,7 +74,7 @@ func TestApplyReadBackRestore(t *testing.T) {
 	t.Parallel()
 	for _, f := range []topology.Flavor{topology.MariaDB, topology.MySQL} {
 		t.Run(string(f), func(t *testing.T) {
-			s := testenv.Sandbox(t)
+			s := testenv.Store(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
 			c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "kna"+string(f[:2])), topology.Async, 2, f))
@@ -181,7 +181,7 @@ func TestApplyReadBackRestore(t *testing.T) {
 // knob was set rolls that knob back.
 func TestUnknownVariableChangesNothing(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "knu"), topology.Async, 2, topology.MariaDB))
@@ -224,7 +224,7 @@ func TestReadOnlyKnobRestartsSandbox(t *testing.T) {
 }
 
 func testReadOnlyKnobRestartsSandbox(t *testing.T, f topology.Flavor) {
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "knr"+string(f[:2])), topology.Async, 2, f))
@@ -283,7 +283,7 @@ func testReadOnlyKnobRestartsSandbox(t *testing.T, f topology.Flavor) {
 // the option file, so a restart keeps them.
 func TestKeepPersistsToOptionFile(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "knk"), topology.Single, 1, topology.MariaDB))
@@ -307,7 +307,7 @@ func TestKeepPersistsToOptionFile(t *testing.T) {
 // provider options and applier threads; the Galera topology kind comes from its own
 // provider). Bootstrapping with the options from the start races the sandbox's user
 // creation against the node becoming ready (ER 1047).
-func deployGalera(ctx context.Context, t *testing.T, s *cluster.Sandbox, name string) *cluster.Cluster {
+func deployGalera(ctx context.Context, t *testing.T, s *cluster.Store, name string) *cluster.Cluster {
 	t.Helper()
 	const provider = "/usr/lib/galera/libgalera_smm.so"
 	if _, err := os.Stat(provider); err != nil {
@@ -353,7 +353,7 @@ func deployGalera(ctx context.Context, t *testing.T, s *cluster.Sandbox, name st
 // the option file's wsrep_provider_options and survive a restart.
 func TestProviderOptions(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c := deployGalera(ctx, t, s, testenv.Name(t, "kng"))
@@ -454,7 +454,7 @@ func TestProviderOptions(t *testing.T) {
 // refused before anything changes.
 func TestGroupMemberKnobs(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	spec := testenv.Spec(t, testenv.Name(t, "kngr"), topology.Single, 1, topology.MySQL)
@@ -524,7 +524,7 @@ func TestGroupMemberKnobs(t *testing.T) {
 // Restore puts init_connect back.
 func TestQuotedValueStaysOneValue(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "rvkq"), topology.Single, 1, topology.MariaDB))
@@ -564,7 +564,7 @@ func TestQuotedValueStaysOneValue(t *testing.T) {
 // a session opened independently after Apply sees the same value.
 func TestSessionScopedKnobReadBack(t *testing.T) {
 	t.Parallel()
-	s := testenv.Sandbox(t)
+	s := testenv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "kns"), topology.Single, 1, topology.MariaDB))

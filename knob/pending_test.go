@@ -28,7 +28,7 @@ func TestPendingRecordPIDReused(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte(st), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := (&cluster.Sandbox{StateDir: state}).Load("rvpd")
+	c, err := (&cluster.Store{StateDir: state}).Load("rvpd")
 	if err != nil {
 		t.Fatal(err)
 	}

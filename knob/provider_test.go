@@ -24,7 +24,7 @@ func (restartsProvider) Why(*cluster.Cluster, cluster.Op) string { return "" }
 // offers restarts and option files and a Restarter is given; the existing provider's
 // refusal keeps its text ("does not restart the servers of existing cluster NAME").
 func TestCannotRestartAsksProvider(t *testing.T) {
-	withRestarter := Options{Restarter: &cluster.Sandbox{}}
+	withRestarter := Options{Restarter: &cluster.Store{}}
 	for _, tc := range []struct {
 		provider string
 		opt      Options

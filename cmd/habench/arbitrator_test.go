@@ -100,7 +100,7 @@ func TestArbitratorPartition(t *testing.T) {
 		t.Fatalf("deploy: %d %s", r.code, r.stderr)
 	}
 	t.Logf("deployed 4 nodes + arbitrator in %.1f s", time.Since(t0).Seconds())
-	s := &cluster.Sandbox{StateDir: state, ReadyTimeout: 90 * time.Second}
+	s := &cluster.Store{StateDir: state, ReadyTimeout: 90 * time.Second}
 	c, err := s.Load(name)
 	if err != nil {
 		t.Fatal(err)

@@ -115,7 +115,7 @@ func stateDir(t *testing.T) string {
 // namespace, link or process.
 func noClusters(t *testing.T, state string, names ...string) {
 	t.Helper()
-	s := &cluster.Sandbox{StateDir: state}
+	s := &cluster.Store{StateDir: state}
 	if cs, _ := s.List(); len(cs) != 0 {
 		t.Errorf("clusters left in %s: %d", state, len(cs))
 	}
@@ -423,7 +423,7 @@ workload:
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	s := &cluster.Sandbox{StateDir: state}
+	s := &cluster.Store{StateDir: state}
 	c, err := s.Load(ck1)
 	if err != nil {
 		t.Fatalf("state after kill -9: %v", err)

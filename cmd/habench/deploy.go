@@ -220,7 +220,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 					return err
 				}
 			}
-			sb := g.sandbox()
+			sb := g.store()
 			sb.Network = o.network
 			sb.BasePort = o.basePort
 			return provide(cmd, sb, spec)
@@ -249,7 +249,7 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 // a sandbox, registers an existing cluster), checks the spec's knobs against its servers
 // (destroying or forgetting it again when they are wrong), and prints what it made and
 // its nodes.
-func provide(cmd *cobra.Command, sb *cluster.Sandbox, spec topology.Spec) error {
+func provide(cmd *cobra.Command, sb *cluster.Store, spec topology.Spec) error {
 	start := time.Now()
 	c, err := sb.Provide(cmd.Context(), spec)
 	if err != nil {
@@ -295,7 +295,7 @@ the state file: when it was lost, or the cluster was deployed from another machi
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sb := g.sandbox()
+			sb := g.store()
 			ctx := cmd.Context()
 			sb.Notice = func(line string) { fmt.Fprintln(cmd.OutOrStdout(), line) }
 			fromHosts := &topology.Spec{}
@@ -350,7 +350,7 @@ the state file: when it was lost, or the cluster was deployed from another machi
 // their records (cluster.DestroyFromHosts), one line per host. A cluster the state file
 // still has is destroyed without --hosts (the state knows its hosts and processes); a
 // state file that cannot be read is reported and nothing is removed.
-func destroyFromHosts(cmd *cobra.Command, sb *cluster.Sandbox, all bool, args []string, s *topology.Spec) error {
+func destroyFromHosts(cmd *cobra.Command, sb *cluster.Store, all bool, args []string, s *topology.Spec) error {
 	if all {
 		return usagef("destroy --hosts: give a cluster NAME, not --all")
 	}

@@ -177,7 +177,7 @@ func doctorLocal(cmd *cobra.Command, g *globalOpts) error {
 			row("netem: kernel (sch_netem via netlink)", netem.KernelAvailable(), "netem qdiscs can be attached")
 			row("netem: userspace link", netem.UserspaceAvailable(), "TUN per node namespace; used by netem apply, sysbench run --links and scenario links when the kernel has no sch_netem")
 			// The hosts of clusters whose links are impaired with tc over SSH: what tc impairments need on each.
-			if cs, err := g.sandbox().List(); err == nil {
+			if cs, err := g.store().List(); err == nil {
 				seen := map[string]bool{}
 				for _, c := range cs {
 					for _, n := range c.Nodes {

@@ -107,7 +107,7 @@ func TestExistingClusterLikeSandbox(t *testing.T) {
 		return r
 	}
 	must("deploy", "--name", sbName, "--kind", "async", "--nodes", "3", "--flavor", "mariadb")
-	s := &cluster.Sandbox{StateDir: state}
+	s := &cluster.Store{StateDir: state}
 	sbx, err := s.Load(sbName)
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ func TestKnobsRestoredAfterInterrupt(t *testing.T) {
 	if r := habench(t, state, append([]string{"sysbench", "oltp_read_write", "prepare", "--cluster", name}, opts...)...); r.code != 0 {
 		t.Fatalf("prepare: %s", r.stderr)
 	}
-	s := &cluster.Sandbox{StateDir: state}
+	s := &cluster.Store{StateDir: state}
 	c, err := s.Load(name)
 	if err != nil {
 		t.Fatal(err)
@@ -407,7 +407,7 @@ func TestKnobAndRegisterBadInput(t *testing.T) {
 			t.Errorf("habench %s: exit %d, stderr %q; want exit 2, one line with %q", strings.Join(c.args, " "), r.code, line, c.want)
 		}
 	}
-	if cs, _ := (&cluster.Sandbox{StateDir: state}).List(); len(cs) != 0 {
+	if cs, _ := (&cluster.Store{StateDir: state}).List(); len(cs) != 0 {
 		t.Errorf("bad input left %d cluster(s)", len(cs))
 	}
 }

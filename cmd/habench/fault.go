@@ -57,7 +57,7 @@ func newFaultCmd(g *globalOpts) *cobra.Command {
 				return err
 			}
 			in.CatchUp = catchUp
-			in.Sandbox.StopGrace = stopGrace
+			in.Store.StopGrace = stopGrace
 			rec, detail, err := in.InjectArgs(cmd.Context(), c, action, node, params)
 			if err != nil {
 				var fe *topology.FieldError
@@ -97,7 +97,7 @@ func injector(g *globalOpts) (*experiment.Injector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &experiment.Injector{Sandbox: g.sandbox(), Links: links.Process{Exe: exe,
+	return &experiment.Injector{Store: g.store(), Links: links.Process{Exe: exe,
 		Args: []string{"netem", "serve", "--state-dir", g.stateDir, "--log-level", g.logLevel}}}, nil
 }
 

@@ -33,7 +33,7 @@ func TestFaultPromote(t *testing.T) {
 		return r
 	}
 	must("deploy", "--name", name, "--kind", "async", "--nodes", "3", "--flavor", "mariadb")
-	sb := &cluster.Sandbox{StateDir: state}
+	sb := &cluster.Store{StateDir: state}
 	open := func(node string) *sql.DB {
 		t.Helper()
 		c, err := sb.Load(name)

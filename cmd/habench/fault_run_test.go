@@ -40,7 +40,7 @@ func TestConvergenceDivergedAndDown(t *testing.T) {
 	}
 	must("deploy", "--name", name, "--kind", "async", "--nodes", "3", "--flavor", "mariadb")
 	must("sysbench", "oltp_read_only", "prepare", "--cluster", name, "--tables", "2", "--table-size", "1000")
-	sb := &cluster.Sandbox{StateDir: state}
+	sb := &cluster.Store{StateDir: state}
 	c, err := sb.Load(name)
 	if err != nil {
 		t.Fatal(err)

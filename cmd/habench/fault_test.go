@@ -74,7 +74,7 @@ func TestStatusAdoptsServerRestartedOutside(t *testing.T) {
 	if r := habench(t, state, "deploy", "--name", name, "--kind", "single", "--flavor", "mariadb"); r.code != 0 {
 		t.Fatalf("deploy: %s", r.stderr)
 	}
-	sb := &cluster.Sandbox{StateDir: state}
+	sb := &cluster.Store{StateDir: state}
 	c, err := sb.Load(name)
 	if err != nil {
 		t.Fatal(err)

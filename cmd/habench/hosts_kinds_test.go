@@ -118,7 +118,7 @@ func TestGroupDROnHosts(t *testing.T) {
 		}
 	}
 	// A row written on the primary reaches every DR replica through its channel.
-	c, err := (&cluster.Sandbox{StateDir: state}).Load("k18d1")
+	c, err := (&cluster.Store{StateDir: state}).Load("k18d1")
 	if err != nil {
 		t.Fatal(err)
 	}

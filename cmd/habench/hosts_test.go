@@ -595,7 +595,7 @@ func TestGroupOnHosts(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("faults log after the large transaction and the rolling restart:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	c, err := (&cluster.Sandbox{StateDir: state}).Load("h2r1")
+	c, err := (&cluster.Store{StateDir: state}).Load("h2r1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func newKnobSetCmd(g *globalOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := knob.Apply(cmd.Context(), c, ks, knob.Options{Keep: true, Restarter: g.sandbox(), Log: g.log})
+			a, err := knob.Apply(cmd.Context(), c, ks, knob.Options{Keep: true, Restarter: g.store(), Log: g.log})
 			if err != nil {
 				return err
 			}
@@ -144,7 +144,7 @@ func newKnobRestoreCmd(g *globalOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			vals, err := knob.RestorePending(cmd.Context(), c, knob.Options{Restarter: g.sandbox(), Log: g.log})
+			vals, err := knob.RestorePending(cmd.Context(), c, knob.Options{Restarter: g.store(), Log: g.log})
 			if vals == nil && err == nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: nothing to restore\n", c.Name)
 				return nil

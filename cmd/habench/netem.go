@@ -308,7 +308,7 @@ func newNetemClearCmd(g *globalOpts) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			names := args
 			if all {
-				cs, err := g.sandbox().List()
+				cs, err := g.store().List()
 				if err != nil {
 					return err
 				}
@@ -396,7 +396,7 @@ func newNetemServeCmd(g *globalOpts) *cobra.Command {
 }
 
 func loadCluster(g *globalOpts, name string) (*cluster.Cluster, error) {
-	c, err := g.sandbox().Load(name)
+	c, err := g.store().Load(name)
 	if err != nil {
 		if errors.Is(err, cluster.ErrNotFound) {
 			return nil, &topology.FieldError{Field: "cluster", Value: name, Reason: "no such cluster (habench status lists them)"}

@@ -36,7 +36,7 @@ func netemCluster(t *testing.T, state, name string) *cluster.Cluster {
 	if r.code != 0 {
 		t.Fatalf("deploy: %d %s", r.code, r.stderr)
 	}
-	c, err := (&cluster.Sandbox{StateDir: state}).Load(name)
+	c, err := (&cluster.Store{StateDir: state}).Load(name)
 	if err != nil {
 		t.Fatal(err)
 	}

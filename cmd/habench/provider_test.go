@@ -95,7 +95,7 @@ func savedClusterOf(t *testing.T, provider, network string) *cluster.Cluster {
 	if err := os.WriteFile(filepath.Join(dir, "state.json"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := (&cluster.Sandbox{StateDir: state}).Load("pc1")
+	c, err := (&cluster.Store{StateDir: state}).Load("pc1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ File (habench deploy -f accepts it too):
 			if err != nil {
 				return err
 			}
-			return provide(cmd, g.sandbox(), spec)
+			return provide(cmd, g.store(), spec)
 		},
 	}
 	f := cmd.Flags()

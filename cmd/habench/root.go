@@ -56,8 +56,8 @@ func newRootCmd() *cobra.Command {
 	return root
 }
 
-func (g *globalOpts) sandbox() *cluster.Sandbox {
-	return &cluster.Sandbox{StateDir: g.stateDir, Log: g.log}
+func (g *globalOpts) store() *cluster.Store {
+	return &cluster.Store{StateDir: g.stateDir, Log: g.log}
 }
 
 // exactArgs is cobra.ExactArgs with a usage error.

@@ -121,7 +121,7 @@ func (o *scenarioRunOpts) dryRun(cmd *cobra.Command, g *globalOpts, s *scenario.
 	if err != nil {
 		return usageError{err}
 	}
-	if err := experiment.CheckKnobNames(cmd.Context(), p, g.sandbox(), nil); err != nil {
+	if err := experiment.CheckKnobNames(cmd.Context(), p, g.store(), nil); err != nil {
 		return usageError{fmt.Errorf("scenario %q: %w", path, err)}
 	}
 	var status map[int]string
@@ -131,7 +131,7 @@ func (o *scenarioRunOpts) dryRun(cmd *cobra.Command, g *globalOpts, s *scenario.
 			status[c.Index] = c.Status
 		}
 	}
-	notes, err := experiment.DryRunSnapshots(cmd.Context(), g.sandbox(), p, f)
+	notes, err := experiment.DryRunSnapshots(cmd.Context(), g.store(), p, f)
 	if err != nil {
 		return usageError{fmt.Errorf("scenario %q: %w", path, err)}
 	}
@@ -148,7 +148,7 @@ func (o *scenarioRunOpts) dryRun(cmd *cobra.Command, g *globalOpts, s *scenario.
 // run runs scenario s (file path) and prints the comparison and where the results are.
 func (o *scenarioRunOpts) run(cmd *cobra.Command, g *globalOpts, s *scenario.Scenario, path string) error {
 	out := cmd.OutOrStdout()
-	r := &experiment.ScenarioRun{Scenario: s, Sandbox: g.sandbox(), ResultsDir: o.results, Stdout: out, Log: g.log,
+	r := &experiment.ScenarioRun{Scenario: s, Store: g.store(), ResultsDir: o.results, Stdout: out, Log: g.log,
 		CommandLine: os.Args, Keep: o.keep, Scale: o.scale, ResumeDir: o.resume, Progress: experiment.NewProgress(os.Stderr, o.quiet), LiveNodes: o.liveNodes, YesLong: o.yesLong}
 	if in, err := injector(g); err == nil {
 		r.Injector = in

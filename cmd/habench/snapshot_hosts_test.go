@@ -107,7 +107,7 @@ func checkDamagedHostSnapshot(t *testing.T, state, y, hostDir, name string, host
 	spec := topology.Spec{Name: "shcheck", Kind: topology.Async, Nodes: 3, Flavor: topology.MariaDB, Provider: topology.ProviderHosts,
 		HostsSpec: topology.HostsSpec{Hosts: hosts, HostDir: hostDir}}
 	spec.SSH = &topology.SSHSpec{Config: sshConfig}
-	sb := &cluster.Sandbox{StateDir: state}
+	sb := &cluster.Store{StateDir: state}
 	ctx := context.Background()
 	snap, err := sb.LoadSnapshot(ctx, spec, name)
 	if err != nil {
@@ -169,7 +169,7 @@ func checkSnapshotNodes(t *testing.T, state string, names ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	sb := &cluster.Sandbox{StateDir: state}
+	sb := &cluster.Store{StateDir: state}
 	for _, name := range names {
 		c, err := sb.Load(name)
 		if err != nil {

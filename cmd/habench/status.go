@@ -27,7 +27,7 @@ func newStatusCmd(g *globalOpts) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sb := g.sandbox()
+			sb := g.store()
 			w := cmd.OutOrStdout()
 			if len(args) == 0 {
 				cs, err := sb.List()

@@ -119,7 +119,7 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 	b := &experiment.Bench{
 		Workload: wl, Options: o.wl, Target: target, Cluster: c, ResultsDir: o.results,
 		Stdout: out, Log: g.log, CommandLine: os.Args, CatchUpTimeout: o.catchUp, Links: links,
-		Knobs: knobs, KeepKnobs: o.keep, Restarter: g.sandbox(), Failover: o.failover,
+		Knobs: knobs, KeepKnobs: o.keep, Restarter: g.store(), Failover: o.failover,
 	}
 	return o.runBench(cmd, b)
 }
@@ -200,7 +200,7 @@ func (o *sysbenchOpts) clusterTarget(cmd *cobra.Command, g *globalOpts, command 
 			return nil, target, usagef("--%s: not allowed with --cluster %s (the cluster knows its addresses and users)", fl, o.cluster)
 		}
 	}
-	c, err := g.sandbox().Load(o.cluster)
+	c, err := g.store().Load(o.cluster)
 	if err != nil {
 		if errors.Is(err, cluster.ErrNotFound) {
 			return nil, target, &topology.FieldError{Field: "--cluster", Value: o.cluster, Reason: "no such cluster (habench status lists them)"}
@@ -226,7 +226,7 @@ func (o *sysbenchOpts) clusterTarget(cmd *cobra.Command, g *globalOpts, command 
 	// Following the writer reads the roles habench records in the cluster's state (a
 	// promote updates them): only on clusters habench deployed.
 	if mode == scenario.WriterAuto && command == "run" && c.Deployed() {
-		target.Follow = experiment.FollowWriter(g.sandbox(), c.Name)
+		target.Follow = experiment.FollowWriter(g.store(), c.Name)
 	}
 	if o.failover {
 		switch {

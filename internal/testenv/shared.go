@@ -22,11 +22,11 @@ import (
 // package's TestMain calls after its tests. A deployment that fails its check is
 // destroyed and deployed again, and the test that got it is told so in its log.
 
-// shared is one shared deployment: its key, sandbox (a state directory of its own), the
+// shared is one shared deployment: its key, store (a state directory of its own), the
 // cluster once deployed, the lock its users hold, and the claims (its name) to release.
 type shared struct {
 	use      sync.Mutex
-	sb       *cluster.Sandbox
+	sb       *cluster.Store
 	c        *cluster.Cluster
 	holder   *holder
 	deployed int // how many times it was deployed
@@ -44,7 +44,7 @@ var sharedSet struct {
 // when the last user changed it) must succeed and then every member be back in the topology
 // (cluster.WaitTopologyReady); otherwise the deployment is destroyed and deployed again. The caller must not destroy it; what it
 // changes (knobs, data) it undoes, or reset does. Errors fail t.
-func Shared(t *testing.T, key string, spec func(name string) topology.Spec, reset func(ctx context.Context, sb *cluster.Sandbox, c *cluster.Cluster) (*cluster.Cluster, error)) (*cluster.Sandbox, *cluster.Cluster) {
+func Shared(t *testing.T, key string, spec func(name string) topology.Spec, reset func(ctx context.Context, sb *cluster.Store, c *cluster.Cluster) (*cluster.Cluster, error)) (*cluster.Store, *cluster.Cluster) {
 	t.Helper()
 	testmachine.Share(t)
 	sharedSet.Lock()
@@ -86,7 +86,7 @@ func Shared(t *testing.T, key string, spec func(name string) topology.Spec, rese
 		if err != nil {
 			t.Fatal(err)
 		}
-		sh.sb = &cluster.Sandbox{StateDir: dir, ReadyTimeout: 90 * time.Second}
+		sh.sb = &cluster.Store{StateDir: dir, ReadyTimeout: 90 * time.Second}
 		sh.holder.cleanups = append(sh.holder.cleanups, func() { os.RemoveAll(dir) })
 	}
 	s := spec(testmachine.Name(sh.holder, key))

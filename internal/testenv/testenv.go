@@ -39,17 +39,17 @@ func Installation(t testing.TB, f topology.Flavor) topology.Installation {
 	return inst
 }
 
-// Sandbox returns a sandbox with a fresh state directory whose clusters are all
+// Store returns a store with a fresh state directory whose clusters are all
 // destroyed at cleanup; cleanup also fails the test if anything is left behind. The test
 // shares the machine (testmachine.Share: a test that measures alone waits for it).
-func Sandbox(t testing.TB) *cluster.Sandbox {
+func Store(t testing.TB) *cluster.Store {
 	t.Helper()
 	testmachine.Share(t)
 	dir, err := os.MkdirTemp("", "hbs-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &cluster.Sandbox{StateDir: dir, ReadyTimeout: 90 * time.Second}
+	s := &cluster.Store{StateDir: dir, ReadyTimeout: 90 * time.Second}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()

@@ -95,7 +95,7 @@ func TestCopyHostSnapshot(t *testing.T) {
 // hosts may be named snapshots: deploy and destroy --hosts refuse it in one line naming
 // the field, before any host is reached.
 func TestHostSnapshotsNameReserved(t *testing.T) {
-	s := &Sandbox{StateDir: t.TempDir()}
+	s := &Store{StateDir: t.TempDir()}
 	spec := topology.Spec{Name: HostSnapshotsDir, Kind: topology.Async, Nodes: 2, Flavor: topology.MariaDB,
 		Provider: topology.ProviderHosts, HostsSpec: topology.HostsSpec{Hosts: []string{"127.0.0.1"}}}
 	_, err := s.checkHostsSpec(spec)

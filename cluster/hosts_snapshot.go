@@ -91,7 +91,7 @@ func readHostSnapshot(ctx context.Context, h host.Host, hostDir, name string) (*
 // it and moves its datadir into the snapshot directory without its identity files, then
 // writes snapshot.json (last: a snapshot without it is incomplete). The node is destroyed
 // in any case; the snapshot directory too when the snapshot could not be made.
-func (hostsProvider) MakeSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (_ *Snapshot, err error) {
+func (hostsProvider) MakeSnapshot(ctx context.Context, s *Store, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (_ *Snapshot, err error) {
 	spec, h, err := hostsSnapshotSpec(spec)
 	if err != nil {
 		return nil, err
@@ -174,7 +174,7 @@ func claimHostSnapshotDir(ctx context.Context, h host.Host, l hostLayout) error 
 // keepHostDatadir forgets c's single node's identity, stops it cleanly and moves its
 // datadir into snapshot directory l on its host, removes the identity files there
 // (identityFiles) and writes snap's snapshot.json last.
-func (s *Sandbox) keepHostDatadir(ctx context.Context, c *Cluster, snap *Snapshot, l hostLayout) error {
+func (s *Store) keepHostDatadir(ctx context.Context, c *Cluster, snap *Snapshot, l hostLayout) error {
 	n := c.Nodes[0]
 	if err := forgetIdentity(ctx, c, n); err != nil {
 		return err
@@ -323,7 +323,7 @@ func snapshotCopyHosts(spec topology.Spec) []string {
 // (checkHostCopies), snap is copied to every other host with a node of spec that has no
 // complete copy of it (copyHostSnapshot) and checked there, then spec is deployed with each
 // node's datadir a local copy of its host's (prepareHostNode).
-func (hostsProvider) DeployFromSnapshot(ctx context.Context, s *Sandbox, spec topology.Spec, snap *Snapshot) (*Cluster, error) {
+func (hostsProvider) DeployFromSnapshot(ctx context.Context, s *Store, spec topology.Spec, snap *Snapshot) (*Cluster, error) {
 	spec, src, err := hostsSnapshotSpec(spec)
 	if err != nil {
 		return nil, err
@@ -344,7 +344,7 @@ func (hostsProvider) DeployFromSnapshot(ctx context.Context, s *Sandbox, spec to
 	}
 	sb := *s
 	sb.snapshot = snap
-	return sb.Deploy(ctx, spec)
+	return sb.Provide(ctx, spec)
 }
 
 // copyHostSnapshot makes sure dst has a complete copy of snap (directory l on src and

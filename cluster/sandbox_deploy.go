@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -18,105 +16,10 @@ import (
 	"github.com/habench/habench/topology"
 )
 
-// Sandbox deploys topologies as local server processes. With root and Network "auto" or
-// NetNamespaces, each node runs in its own network namespace on a private bridge with its
-// own address (so links between nodes can be impaired); otherwise every node listens on
-// 127.0.0.1 at BasePort+i. Everything lives under StateDir/clusters/NAME (and the same
-// path inside a root filesystem for chrooted servers).
-type Sandbox struct {
-	StateDir string
-	Network  string // "auto" (default), NetNamespaces or NetLoopback
-	BasePort int    // loopback mode: node i listens on BasePort+i-1 (default 23306)
-	// ReadyTimeout bounds each readiness wait (server accepting connections, replica
-	// threads running); default 90s.
-	ReadyTimeout time.Duration
-	// StopGrace is how long StopNode waits after SIGTERM before SIGKILL (0: DefaultStopGrace).
-	StopGrace time.Duration
-	// GaleraJoinBySST: the joiners of a new Galera cluster take a full state transfer by
-	// the cluster's method (galera.sst), one after the other, instead of starting from its
-	// seed (galera_seed.go); slower, for a test of the state transfer itself.
-	GaleraJoinBySST bool
-	Log             *slog.Logger
-	// Notice, when set, receives lines a command says on its output besides its result
-	// (a host unreachable at destroy); they are logged too. nil: logged only.
-	Notice func(line string)
-
-	// snapshot, when set (DeployFromSnapshot), is the data snapshot every node's datadir
-	// is copied from.
-	snapshot *Snapshot
-}
-
-// notice says line through s.Notice, when set.
-func (s *Sandbox) notice(line string) {
-	if s.Notice != nil {
-		s.Notice(line)
-	}
-}
-
-func (s *Sandbox) log() *slog.Logger {
-	if s.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return s.Log
-}
-
-// stateDir is StateDir made absolute (a relative one would change meaning with the
-// working directory, and paths in option files and process command lines must be absolute).
-func (s *Sandbox) stateDir() string {
-	d, err := filepath.Abs(s.StateDir)
-	if err != nil {
-		return s.StateDir
-	}
-	return d
-}
-
-func (s *Sandbox) clustersDir() string { return filepath.Join(s.stateDir(), "clusters") }
-func (s *Sandbox) clusterDir(name string) string {
-	return filepath.Join(s.clustersDir(), name)
-}
-
-// Load reads cluster name's state file. ErrNotFound if there is none; a *FieldError if
-// name is not a valid cluster name (so it can never address a path outside the state dir).
-func (s *Sandbox) Load(name string) (*Cluster, error) {
-	if err := topology.ValidName(name); err != nil {
-		return nil, err
-	}
-	c, err := loadState(filepath.Join(s.clusterDir(name), "state.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("cluster %q: %w (see `habench status`)", name, ErrNotFound)
-	}
-	return c, err
-}
-
-// List returns every cluster with a state file, sorted by name.
-func (s *Sandbox) List() ([]*Cluster, error) {
-	entries, err := os.ReadDir(s.clustersDir())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []*Cluster
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		c, err := loadState(filepath.Join(s.clustersDir(), e.Name(), "state.json"))
-		if err != nil {
-			// A directory without state (crash before the first save): still ours to clean.
-			c = &Cluster{Name: e.Name(), path: filepath.Join(s.clustersDir(), e.Name(), "state.json"), State: "unknown"}
-		}
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
-
 // Deploy creates the directories, network and processes of spec, bootstraps replication
 // and waits until the topology is healthy. spec is defaulted and validated first; errors
 // in it are *topology.FieldError. On any failure everything created is removed again.
-func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, err error) {
+func (s *Store) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, err error) {
 	if spec.Provider != "" && spec.Provider != topology.ProviderSandbox {
 		return s.Provide(ctx, spec) // another provider's spec: that provider makes it
 	}
@@ -211,7 +114,7 @@ func (s *Sandbox) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, e
 
 // networkMode is s.Network resolved: auto (or "") picks netns where namespaces are
 // usable, else loopback; netns where they are not and any other value are field errors.
-func (s *Sandbox) networkMode() (string, error) {
+func (s *Store) networkMode() (string, error) {
 	mode := s.Network
 	switch mode {
 	case "", "auto":
@@ -260,7 +163,7 @@ func setupNetwork(c *Cluster) error {
 
 // prepareNodes builds the kind's plan for c's addresses and prepares every node's data
 // directory and option file from the installation's template.
-func (s *Sandbox) prepareNodes(ctx context.Context, c *Cluster, spec topology.Spec, bins *Binaries) (topology.Plan, error) {
+func (s *Store) prepareNodes(ctx context.Context, c *Cluster, spec topology.Spec, bins *Binaries) (topology.Plan, error) {
 	plan, err := topology.BuildPlan(spec, bins.Caps(), func(node string) (string, int) {
 		n := c.Node(node)
 		return n.Host, n.Port
@@ -293,7 +196,7 @@ func (s *Sandbox) prepareNodes(ctx context.Context, c *Cluster, spec topology.Sp
 // startNodes starts together the nodes no plan step starts (every kind but galera; the
 // others start one by one in runPlan) and returns each node's error, and whether a plan
 // step starts some node.
-func (s *Sandbox) startNodes(ctx context.Context, c *Cluster, plan topology.Plan) (errs []error, stepStarts bool) {
+func (s *Store) startNodes(ctx context.Context, c *Cluster, plan topology.Plan) (errs []error, stepStarts bool) {
 	var wg sync.WaitGroup
 	errs = make([]error, len(c.Nodes))
 	for i, n := range c.Nodes {
@@ -325,7 +228,7 @@ func startError(errs []error) error {
 
 // completeDeploy runs the plan's steps (replication, bootstrap), the kind's AfterPlan and
 // starts the auxiliary processes (arbitrator), saving the state after each of these.
-func (s *Sandbox) completeDeploy(ctx context.Context, c *Cluster, plan topology.Plan) error {
+func (s *Store) completeDeploy(ctx context.Context, c *Cluster, plan topology.Plan) error {
 	if err := s.runPlan(ctx, c, plan); err != nil {
 		return err
 	}
@@ -351,7 +254,7 @@ func (s *Sandbox) completeDeploy(ctx context.Context, c *Cluster, plan topology.
 
 // allocate reserves the name, subnet or ports, and writes the first state file, so that
 // from here on destroy can find every resource deploy creates.
-func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cluster, error) {
+func (s *Store) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cluster, error) {
 	dir := s.clusterDir(spec.Name)
 	if _, err := os.Stat(dir); err == nil {
 		return nil, &topology.FieldError{Field: "name", Value: spec.Name, Reason: fmt.Sprintf("a cluster with this name exists (habench destroy %s)", spec.Name)}
@@ -450,7 +353,7 @@ func (s *Sandbox) allocate(spec topology.Spec, bins *Binaries, mode string) (*Cl
 // serverClusterDir is the cluster's directory as the servers see it: under the state
 // directory for host installations; inside a root filesystem a short path
 // /habench/<hash of the state dir>/<cluster>, so socket paths stay under the unix limit.
-func (s *Sandbox) serverClusterDir(bins *Binaries, name string) string {
+func (s *Store) serverClusterDir(bins *Binaries, name string) string {
 	if bins == nil || bins.Root == "" {
 		return s.clusterDir(name)
 	}
@@ -471,4 +374,40 @@ func globalLockPath() string {
 		return "/run/habench.lock"
 	}
 	return filepath.Join(os.TempDir(), fmt.Sprintf("habench-%d.lock", os.Geteuid()))
+}
+
+// allocateAux adds spec's aux nodes (topology.KindDef.Aux) to c after its servers: in
+// netns mode the next addresses of the subnet, in loopback mode 127.0.0.1 and the ports
+// after the servers'.
+func (s *Store) allocateAux(c *Cluster, spec topology.Spec, mode string) {
+	for j, a := range spec.AuxNodes() {
+		i := len(c.Nodes) + j + 1
+		n := &Node{Name: a.Name, Role: a.Role, Program: a.Program, Dir: filepath.Join(s.clusterDir(spec.Name), a.Name)}
+		n.ServerDir = n.Dir
+		if mode == NetNamespaces {
+			n.Host, n.Netns = nodeAddress(c.SubnetIdx, i), netnsName(spec.Name, a.Name)
+		} else {
+			base := s.BasePort
+			if base == 0 {
+				base = 23306
+			}
+			n.Host, n.Port = "127.0.0.1", base+i-1
+		}
+		c.Aux = append(c.Aux, n)
+	}
+}
+
+// runPlan executes the bootstrap steps in order over the admin sockets.
+func (s *Store) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) error {
+	return s.runPlanWith(ctx, c, plan, s.startStepNode)
+}
+
+// startStepNode starts node n for a plan step (with its plan's StartArgs) and records its
+// PID in the state file at once. A server that refuses an option is a *topology.FieldError.
+func (s *Store) startStepNode(ctx context.Context, c *Cluster, plan topology.Plan, n *Node) error {
+	err := s.startNode(ctx, c, n, plan.StartArgs(n.Name)...)
+	if serr := c.save(); serr != nil {
+		return errors.Join(err, serr)
+	}
+	return err
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // sandboxProvider is the local sandbox: servers habench starts on this machine, one
-// network namespace per node (NetNamespaces) or loopback ports (NetLoopback); Sandbox.Deploy
+// network namespace per node (NetNamespaces) or loopback ports (NetLoopback); Store.Deploy
 // makes them. It offers every operation; links need the namespaces.
 type sandboxProvider struct{}
 
@@ -65,7 +65,7 @@ func (sandboxProvider) NetworkDescription(c *Cluster) string {
 }
 
 // StopNode: SIGTERM, then SIGKILL after s.StopGrace (default DefaultStopGrace).
-func (sandboxProvider) StopNode(_ context.Context, s *Sandbox, _ *Cluster, n *Node) error {
+func (sandboxProvider) StopNode(_ context.Context, s *Store, _ *Cluster, n *Node) error {
 	grace := s.StopGrace
 	if grace <= 0 {
 		grace = DefaultStopGrace
@@ -74,7 +74,7 @@ func (sandboxProvider) StopNode(_ context.Context, s *Sandbox, _ *Cluster, n *No
 }
 
 // KillNode: SIGKILL, checked 10 s later.
-func (sandboxProvider) KillNode(_ context.Context, _ *Sandbox, _ *Cluster, n *Node) error {
+func (sandboxProvider) KillNode(_ context.Context, _ *Store, _ *Cluster, n *Node) error {
 	if !signalAndWait(n.PID, n.StartTicks, syscall.SIGKILL, 10*time.Second) {
 		return fmt.Errorf("node %s: pid %d still running 10 s after SIGKILL", n.Name, n.PID)
 	}
@@ -82,8 +82,8 @@ func (sandboxProvider) KillNode(_ context.Context, _ *Sandbox, _ *Cluster, n *No
 }
 
 // StartNode starts the node's process with its kind's start arguments and rejoins it
-// (Sandbox.StartNode), recording the new process in the state file.
-func (sandboxProvider) StartNode(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
+// (Store.StartNode), recording the new process in the state file.
+func (sandboxProvider) StartNode(ctx context.Context, s *Store, c *Cluster, n *Node) error {
 	if ourProcess(n.PID, n.StartTicks) {
 		return nil
 	}
@@ -110,12 +110,12 @@ func (sandboxProvider) WriteOptionFile(c *Cluster, n *Node, content string) erro
 	return atomicfile.WriteFile(c.OptionFile(n), []byte(content), 0o644)
 }
 
-// Provide deploys spec's servers on this machine (Sandbox.Deploy).
-func (sandboxProvider) Provide(ctx context.Context, s *Sandbox, spec topology.Spec) (*Cluster, error) {
+// Provide deploys spec's servers on this machine (Store.Deploy).
+func (sandboxProvider) Provide(ctx context.Context, s *Store, spec topology.Spec) (*Cluster, error) {
 	return s.Deploy(ctx, spec)
 }
 
-// Destroy kills the servers and removes the network and directories (Sandbox.destroy).
-func (sandboxProvider) Destroy(ctx context.Context, s *Sandbox, c *Cluster) error {
+// Destroy kills the servers and removes the network and directories (Store.destroy).
+func (sandboxProvider) Destroy(ctx context.Context, s *Store, c *Cluster) error {
 	return s.destroy(ctx, c)
 }

@@ -10,17 +10,17 @@ import (
 )
 
 // existingProvider is a cluster somebody else runs, registered with `habench register`
-// (Sandbox.Register, existing.go): habench connects to its servers as the registered
-// user; with an ssh: section it also reaches their hosts (tc for links, /proc for host
-// metrics, and the section's fault commands to kill, stop and start a server). It never
-// deploys, restarts for knobs, promotes, rewrites option files or destroys servers:
-// Provide registers the servers spec's dsns name (Sandbox.Register).
-func (existingProvider) Provide(ctx context.Context, s *Sandbox, spec topology.Spec) (*Cluster, error) {
+// (Store.Register, existing_register.go): habench connects to its servers as the
+// registered user; with an ssh: section it also reaches their hosts (tc for links, /proc
+// for host metrics, and the section's fault commands to kill, stop and start a server).
+// It never deploys, restarts for knobs, promotes, rewrites option files or destroys
+// servers.
+type existingProvider struct{}
+
+// Provide registers the servers spec's dsns name (Store.Register).
+func (existingProvider) Provide(ctx context.Context, s *Store, spec topology.Spec) (*Cluster, error) {
 	return s.Register(ctx, spec)
 }
-
-// Destroy forgets the registration.
-type existingProvider struct{}
 
 func init() { RegisterProvider(existingProvider{}) }
 
@@ -54,7 +54,7 @@ func (existingProvider) Why(c *Cluster, op Op) string {
 
 // AdminDSN is the registered user over TCP through the guarded dialer.
 func (existingProvider) AdminDSN(c *Cluster, n *Node) string {
-	return existingDSN(n.Host, n.Port, c.User, c.Password)
+	return guardedDSN(n.Host, n.Port, c.User, c.Password)
 }
 
 // Host is the node's host over SSH, nil without an ssh: section.
@@ -89,18 +89,18 @@ func (existingProvider) NetworkDescription(*Cluster) string {
 
 // StopNode runs the ssh: section's stop command on the node's host and waits (30 s)
 // until the server refuses connections.
-func (p existingProvider) StopNode(ctx context.Context, _ *Sandbox, c *Cluster, n *Node) error {
+func (p existingProvider) StopNode(ctx context.Context, _ *Store, c *Cluster, n *Node) error {
 	return p.faultCommand(ctx, c, n, "stop")
 }
 
 // KillNode runs the ssh: section's kill command and waits until the server is gone.
-func (p existingProvider) KillNode(ctx context.Context, _ *Sandbox, c *Cluster, n *Node) error {
+func (p existingProvider) KillNode(ctx context.Context, _ *Store, c *Cluster, n *Node) error {
 	return p.faultCommand(ctx, c, n, "kill")
 }
 
 // StartNode runs the ssh: section's start command and waits (90 s) until the server
 // accepts connections.
-func (p existingProvider) StartNode(ctx context.Context, _ *Sandbox, c *Cluster, n *Node) error {
+func (p existingProvider) StartNode(ctx context.Context, _ *Store, c *Cluster, n *Node) error {
 	return p.faultCommand(ctx, c, n, "start")
 }
 
@@ -128,7 +128,7 @@ func (existingProvider) WriteOptionFile(c *Cluster, n *Node, _ string) error {
 }
 
 // Destroy forgets the registration; the servers are not touched.
-func (existingProvider) Destroy(_ context.Context, s *Sandbox, c *Cluster) error {
+func (existingProvider) Destroy(_ context.Context, s *Store, c *Cluster) error {
 	return s.forgetState(c)
 }
 

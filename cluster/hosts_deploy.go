@@ -28,7 +28,7 @@ const HostsAdminUser = "habench_admin"
 // host records and creates the node's directory, initialises its datadir, writes its
 // option file, starts the servers and runs the topology's plan over TCP. On failure
 // everything created is removed again.
-func (s *Sandbox) deployHosts(ctx context.Context, spec topology.Spec) (c *Cluster, err error) {
+func (s *Store) deployHosts(ctx context.Context, spec topology.Spec) (c *Cluster, err error) {
 	if spec, err = s.checkHostsSpec(spec); err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (s *Sandbox) deployHosts(ctx context.Context, spec topology.Spec) (c *Clust
 // checkHostsSpec returns spec with its defaults and absolute ssh paths, after the checks
 // that need no host: the spec is valid, its provider is hosts, no cluster has its name.
 // Errors: *topology.FieldError naming the field.
-func (s *Sandbox) checkHostsSpec(spec topology.Spec) (topology.Spec, error) {
+func (s *Store) checkHostsSpec(spec topology.Spec) (topology.Spec, error) {
 	spec.Defaults()
 	if err := spec.Validate(); err != nil {
 		return spec, err
@@ -143,7 +143,7 @@ func createHostNodeDirs(ctx context.Context, c *Cluster, probes []*hostProbe) er
 // startHostNodes initialises every node's datadir and option file on its host, then starts
 // the servers the plan does not start in its steps, all nodes at once, and saves the
 // state (the processes started).
-func (s *Sandbox) startHostNodes(ctx context.Context, c *Cluster, plan topology.Plan, probes []*hostProbe) error {
+func (s *Store) startHostNodes(ctx context.Context, c *Cluster, plan topology.Plan, probes []*hostProbe) error {
 	log := s.log().With("cluster", c.Name)
 	start := time.Now()
 	if err := forEachNode(c.Nodes, func(i int, n *Node) error {
@@ -192,7 +192,7 @@ func forEachNode(nodes []*Node, f func(i int, n *Node) error) error {
 // planHosts connects to spec's hosts, finds their servers, places the nodes and checks
 // that each node's directory and port are free on its host. Nothing is created on any
 // host. Refusals are *topology.FieldError naming the host.
-func (s *Sandbox) planHosts(ctx context.Context, spec topology.Spec) (*Cluster, []*hostProbe, error) {
+func (s *Store) planHosts(ctx context.Context, spec topology.Spec) (*Cluster, []*hostProbe, error) {
 	c := &Cluster{
 		Name: spec.Name, ProviderName: topology.ProviderHosts, Spec: spec, Network: topology.ProviderHosts,
 		// Random passwords: the servers listen on the user's network.
@@ -353,7 +353,7 @@ func (c *Cluster) layout(n *Node) hostLayout {
 // prepareHostNode initialises node n's datadir on its host (an empty one for a node that
 // gets its data by state transfer) and writes its option file and init file (the admin
 // account, created at every start, not binlogged).
-func (s *Sandbox) prepareHostNode(ctx context.Context, c *Cluster, n *Node, np topology.NodePlan, asRoot bool) error {
+func (s *Store) prepareHostNode(ctx context.Context, c *Cluster, n *Node, np topology.NodePlan, asRoot bool) error {
 	n.Role, n.ServerID = np.Role, np.ServerID
 	init := "SET SESSION sql_log_bin=0;\n"
 	if topology.FlavorOf(c.Binaries.Flavor).Install.InitWsrepOff {
@@ -394,7 +394,7 @@ func hostOptionFile(c *Cluster, n *Node, np topology.NodePlan, asRoot bool) stri
 // in the host's record and in n, and waits until it accepts admin connections. A server
 // that refuses an option is a *topology.FieldError; one that exits is an error with the
 // [ERROR] lines of its log.
-func (s *Sandbox) startHostNode(ctx context.Context, c *Cluster, n *Node, extra ...string) error {
+func (s *Store) startHostNode(ctx context.Context, c *Cluster, n *Node, extra ...string) error {
 	if s.ReadyTimeout == 0 {
 		s.ReadyTimeout = 90 * time.Second
 	}
@@ -447,16 +447,16 @@ func (c *Cluster) recordProcess(ctx context.Context, n *Node) error {
 }
 
 // startHostStepNode is the hosts provider's stepStarter.
-func (s *Sandbox) startHostStepNode(ctx context.Context, c *Cluster, plan topology.Plan, n *Node) error {
+func (s *Store) startHostStepNode(ctx context.Context, c *Cluster, plan topology.Plan, n *Node) error {
 	err := s.startHostNode(ctx, c, n, plan.StartArgs(n.Name)...)
 	return errors.Join(err, c.save())
 }
 
 // destroyHosts removes, on every node's host, what that host's record lists (processes,
 // node directory, record, then the parent directories habench created when empty), then
-// the cluster's state directory. A host that cannot be reached is said (Sandbox.Notice,
+// the cluster's state directory. A host that cannot be reached is said (Store.Notice,
 // one line per node, and logged) and its nodes forgotten; any other failure keeps the state so that destroy can try again.
-func (s *Sandbox) destroyHosts(ctx context.Context, c *Cluster) error {
+func (s *Store) destroyHosts(ctx context.Context, c *Cluster) error {
 	if c.Hosts == nil || len(c.Hosts.Dests) < len(c.Members()) {
 		s.log().Warn("state has no hosts: forgetting the cluster", "cluster", c.Name)
 		return s.forgetState(c)

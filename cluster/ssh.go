@@ -1,7 +1,10 @@
 package cluster
 
+// SSH access to hosts, shared by the providers that have it (hosts, existing clusters
+// with an ssh: section): one *host.SSH per destination and options, the test harness's
+// network guard, the ssh: section's files made absolute.
+
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -16,27 +19,6 @@ import (
 // sshHosts caches one *host.SSH per set of parameters, so every Cluster.Host call for a
 // node returns the same value (and the process keeps one master connection per host).
 var sshHosts sync.Map // string -> *host.SSH
-
-// sshHost returns node n's SSH host, or nil when the cluster has no ssh: access.
-func (c *Cluster) sshHost(n *Node) *host.SSH {
-	sp := c.Spec.SSH
-	if sp == nil {
-		return nil
-	}
-	dest := n.Host
-	for i, o := range c.Nodes {
-		if o == n && i < len(sp.Hosts) {
-			dest = sp.Hosts[i]
-		}
-	}
-	h := &host.SSH{Dest: dest, User: sp.User, Port: sp.Port, Identity: sp.Identity, Config: sp.Config, Options: sp.Options}
-	if NetworkGuard() {
-		h.Check = guardSSH
-	}
-	key := fmt.Sprintf("%q %q %d %q %q %q %v", h.Dest, h.User, h.Port, h.Identity, h.Config, h.Options, h.Check != nil)
-	v, _ := sshHosts.LoadOrStore(key, h)
-	return v.(*host.SSH)
-}
 
 // guardSSH is the test harness's network guard for SSH: the destination must resolve, by
 // the ssh configuration alone (ssh -G), to an address CheckDestination allows, directly.
@@ -87,19 +69,16 @@ func absSSHSpec(sp *topology.SSHSpec) (*topology.SSHSpec, error) {
 	return &out, nil
 }
 
-// CheckSSH connects to every node's host over SSH (a master connection each, kept for
-// the process) and runs `true`: before anything changes on any host, a host that cannot
-// be reached or a refused key is one error naming the node and the host. nil without
-// ssh: access or for a sandbox.
-func (c *Cluster) CheckSSH(ctx context.Context) error {
-	if c.Spec.SSH == nil {
-		return nil
+// sshHostFor returns the cached *host.SSH for dest with sp's options (sp may be nil).
+func sshHostFor(sp *topology.SSHSpec, dest string) *host.SSH {
+	h := &host.SSH{Dest: dest}
+	if sp != nil {
+		h.User, h.Port, h.Identity, h.Config, h.Options = sp.User, sp.Port, sp.Identity, sp.Config, sp.Options
 	}
-	for _, n := range c.Nodes {
-		h := c.sshHost(n)
-		if _, err := h.Run(ctx, "true"); err != nil {
-			return fmt.Errorf("node %s: %w", n.Name, err)
-		}
+	if NetworkGuard() {
+		h.Check = guardSSH
 	}
-	return nil
+	key := fmt.Sprintf("%q %q %d %q %q %q %v", h.Dest, h.User, h.Port, h.Identity, h.Config, h.Options, h.Check != nil)
+	v, _ := sshHosts.LoadOrStore(key, h)
+	return v.(*host.SSH)
 }

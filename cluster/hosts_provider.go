@@ -16,8 +16,8 @@ import (
 // `habench deploy --hosts db1,db2,db3`): node i runs on hosts[(i-1) mod len(hosts)] with
 // the server the host already has, in its own directory HOST_DIR/CLUSTER/NODE and on its
 // own port; what habench creates on a host is recorded on that host first
-// (HostRecord), and Destroy removes exactly that. Deploy and destroy: hosts.go; the
-// host-side primitives: hostsnode.go.
+// (HostRecord), and Destroy removes exactly that. Deploy and destroy: hosts_deploy.go; the
+// host-side primitives: hosts_node.go.
 type hostsProvider struct{}
 
 func init() { RegisterProvider(hostsProvider{}) }
@@ -52,9 +52,9 @@ func (hostsProvider) Why(c *Cluster, op Op) string {
 // AdminDSN is the cluster's admin account over TCP through the guarded dialer.
 func (hostsProvider) AdminDSN(c *Cluster, n *Node) string {
 	if c.Hosts == nil {
-		return existingDSN(n.Host, n.Port, c.User, c.Password)
+		return guardedDSN(n.Host, n.Port, c.User, c.Password)
 	}
-	return existingDSN(n.Host, n.Port, c.Hosts.AdminUser, c.Hosts.AdminPassword)
+	return guardedDSN(n.Host, n.Port, c.Hosts.AdminUser, c.Hosts.AdminPassword)
 }
 
 // Host is node n's host over SSH (one master connection per host for the process).
@@ -102,7 +102,7 @@ func (hostsProvider) NetworkDescription(c *Cluster) string {
 }
 
 // StopNode: SIGTERM on the host, then SIGKILL after s.StopGrace (default DefaultStopGrace).
-func (hostsProvider) StopNode(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
+func (hostsProvider) StopNode(ctx context.Context, s *Store, c *Cluster, n *Node) error {
 	grace := s.StopGrace
 	if grace <= 0 {
 		grace = DefaultStopGrace
@@ -121,7 +121,7 @@ func (hostsProvider) StopNode(ctx context.Context, s *Sandbox, c *Cluster, n *No
 }
 
 // KillNode: SIGKILL on the host, checked 10 s later.
-func (hostsProvider) KillNode(ctx context.Context, _ *Sandbox, c *Cluster, n *Node) error {
+func (hostsProvider) KillNode(ctx context.Context, _ *Store, c *Cluster, n *Node) error {
 	h := c.hostsSSH(n)
 	if h == nil {
 		return fmt.Errorf("node %s: no host", n.Name)
@@ -135,7 +135,7 @@ func (hostsProvider) KillNode(ctx context.Context, _ *Sandbox, c *Cluster, n *No
 // StartNode starts the node's server again on its host with its kind's start arguments,
 // records the new process (state file and the host's record) and waits until it accepts
 // connections and has rejoined its topology.
-func (hostsProvider) StartNode(ctx context.Context, s *Sandbox, c *Cluster, n *Node) error {
+func (hostsProvider) StartNode(ctx context.Context, s *Store, c *Cluster, n *Node) error {
 	h := c.hostsSSH(n)
 	if h == nil {
 		return fmt.Errorf("node %s: no host", n.Name)
@@ -172,13 +172,13 @@ func (hostsProvider) WriteOptionFile(c *Cluster, n *Node, content string) error 
 	return hostWriteFile(ctx, h, path.Join(n.Dir, "my.cnf"), []byte(content), 0o644)
 }
 
-// Provide deploys spec's servers on its hosts (Sandbox.deployHosts).
-func (hostsProvider) Provide(ctx context.Context, s *Sandbox, spec topology.Spec) (*Cluster, error) {
+// Provide deploys spec's servers on its hosts (Store.deployHosts).
+func (hostsProvider) Provide(ctx context.Context, s *Store, spec topology.Spec) (*Cluster, error) {
 	return s.deployHosts(ctx, spec)
 }
 
 // Destroy removes, on every host, what the host's records list, then the state directory.
-func (hostsProvider) Destroy(ctx context.Context, s *Sandbox, c *Cluster) error {
+func (hostsProvider) Destroy(ctx context.Context, s *Store, c *Cluster) error {
 	return s.destroyHosts(ctx, c)
 }
 
@@ -194,18 +194,4 @@ func (c *Cluster) hostsSSH(n *Node) *host.SSH {
 		}
 	}
 	return nil
-}
-
-// sshHostFor returns the cached *host.SSH for dest with sp's options (sp may be nil).
-func sshHostFor(sp *topology.SSHSpec, dest string) *host.SSH {
-	h := &host.SSH{Dest: dest}
-	if sp != nil {
-		h.User, h.Port, h.Identity, h.Config, h.Options = sp.User, sp.Port, sp.Identity, sp.Config, sp.Options
-	}
-	if NetworkGuard() {
-		h.Check = guardSSH
-	}
-	key := fmt.Sprintf("%q %q %d %q %q %q %v", h.Dest, h.User, h.Port, h.Identity, h.Config, h.Options, h.Check != nil)
-	v, _ := sshHosts.LoadOrStore(key, h)
-	return v.(*host.SSH)
 }

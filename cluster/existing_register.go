@@ -282,45 +282,8 @@ func (f *NodeFacts) readReplica(ctx context.Context, db *sql.DB, caps topology.C
 	return rows.Err()
 }
 
-// ShowMap runs q on db, a statement whose rows are a name and a value (SHOW [GLOBAL]
-// VARIABLES or STATUS, with or without WHERE), and returns the values by name in lower
-// case (NULL as ""). Errors: the query's or a row's, after q.
-func ShowMap(ctx context.Context, db *sql.DB, q string) (map[string]string, error) {
-	rows, err := db.QueryContext(ctx, q)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", q, err)
-	}
-	defer rows.Close()
-	m := map[string]string{}
-	for rows.Next() {
-		var k string
-		var v sql.NullString
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fmt.Errorf("%s: %w", q, err)
-		}
-		m[strings.ToLower(k)] = v.String
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", q, err)
-	}
-	return m, nil
-}
-
 // DSN is the node's go-sql-driver DSN through the guarded dialer (as Register connects).
-func (n ExistingNode) DSN() string { return existingDSN(n.Host, n.Port, n.User, n.Password) }
-
-// existingDSN is a go-sql-driver DSN for an existing node through the guarded dialer.
-func existingDSN(host string, port int, user, password string) string {
-	RegisterGuardedDialer()
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd = user, password
-	cfg.Net = GuardedNet
-	cfg.Addr = net.JoinHostPort(host, strconv.Itoa(port))
-	cfg.Timeout = 5 * time.Second
-	cfg.ReadTimeout = 30 * time.Second
-	cfg.InterpolateParams = true
-	return cfg.FormatDSN()
-}
+func (n ExistingNode) DSN() string { return guardedDSN(n.Host, n.Port, n.User, n.Password) }
 
 // InferTopology derives the kind and each node's role from the facts of every node (in
 // node order; addrs are the host:port each node was reached at). Galera when every node
@@ -495,12 +458,6 @@ func inferGroupDR(facts []*NodeFacts, addrs []string, members, replicas []int, r
 	return topology.GroupDR, roles, nil
 }
 
-// Register records an existing cluster: spec (provider existing, with dsns) names the
-// nodes; habench connects to each (hosts per CheckExistingHost), discovers its
-// flavor, version and role, infers the kind (see InferTopology), checks the spec's kind
-// and flavor hints against what it found, and writes state.json under the state
-// directory. Nothing is deployed, started or changed on the servers. Errors on bad input
-// are *topology.FieldError (name taken, bad DSN, host not allowed, hint mismatch).
 // ExistingNodes checks an existing spec's dsns without connecting or resolving names
 // (syntax, TCP, hosts per CheckExistingHost, one user and password for all, no address
 // twice) and returns the nodes. Errors are *topology.FieldError on "dsns[i]".
@@ -532,7 +489,13 @@ func registeredSpec(spec topology.Spec, kind topology.Kind, nodes int, flavor to
 		Flavor: flavor, Knobs: spec.Knobs, Sites: spec.Sites, ExistingSpec: topology.ExistingSpec{User: user, SSH: ssh}}
 }
 
-func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, error) {
+// Register records an existing cluster: spec (provider existing, with dsns) names the
+// nodes; habench connects to each (hosts per CheckExistingHost), discovers its
+// flavor, version and role, infers the kind (see InferTopology), checks the spec's kind
+// and flavor hints against what it found, and writes state.json under the state
+// directory. Nothing is deployed, started or changed on the servers. Errors on bad input
+// are *topology.FieldError (name taken, bad DSN, host not allowed, hint mismatch).
+func (s *Store) Register(ctx context.Context, spec topology.Spec) (*Cluster, error) {
 	spec.Provider = topology.ProviderExisting
 	spec.Defaults()
 	if err := spec.Validate(); err != nil {
@@ -557,7 +520,7 @@ func (s *Sandbox) Register(ctx context.Context, spec topology.Spec) (*Cluster, e
 	addrs := make([]string, len(nodes))
 	for i, n := range nodes {
 		addrs[i] = net.JoinHostPort(n.Host, strconv.Itoa(n.Port))
-		db, err := sql.Open("mysql", existingDSN(n.Host, n.Port, n.User, n.Password))
+		db, err := sql.Open("mysql", guardedDSN(n.Host, n.Port, n.User, n.Password))
 		if err != nil {
 			return nil, err
 		}
@@ -635,10 +598,4 @@ func describeRoles(roles []topology.Role) string {
 		s = append(s, topology.NodeName(i+1)+" "+string(r))
 	}
 	return strings.Join(s, ", ")
-}
-
-// forgetState removes c's state directory and nothing else (a registration, or a
-// provider this habench does not know).
-func (s *Sandbox) forgetState(c *Cluster) error {
-	return os.RemoveAll(s.clusterDir(c.Name))
 }
