@@ -32,7 +32,7 @@ func TestFailoverPlan(t *testing.T) {
 		return t
 	}
 	ev := func(action, node string) scenario.FaultEvent {
-		return scenario.FaultEvent{At: scenario.Duration(4 * time.Second), Action: action, Node: node}
+		return scenario.FaultEvent{At: schema.Duration(4 * time.Second), Action: action, Node: node}
 	}
 	for _, c := range []struct {
 		name   string

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -26,7 +27,7 @@ func TestAuxActionsRefused(t *testing.T) {
 			t.Errorf("%s: Aux false, want true", action)
 		}
 	}
-	if err := scenario.ValidateFaults([]scenario.FaultEvent{{Action: "kill", Node: "arb"}, {At: scenario.Duration(time.Second), Action: "pause", Node: "arb", Args: scenario.FaultArgs{"duration": "1s"}}}, []topology.Spec{arb}, "", 0); err != nil {
+	if err := scenario.ValidateFaults([]scenario.FaultEvent{{Action: "kill", Node: "arb"}, {At: schema.Duration(time.Second), Action: "pause", Node: "arb", Args: scenario.FaultArgs{"duration": "1s"}}}, []topology.Spec{arb}, "", 0); err != nil {
 		t.Errorf("kill and pause of arb: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -45,7 +46,7 @@ func TestLargeTransaction(t *testing.T) {
 			o.Tables = 1
 			b, stdout := preparedBench(ctx, t, s, c, "oltp_write_only", o, "n1")
 			b.Knobs = tc.knobs
-			b.Faults = []scenario.FaultEvent{{At: scenario.Duration(5 * time.Second), Action: "large-transaction", Node: "writer",
+			b.Faults = []scenario.FaultEvent{{At: schema.Duration(5 * time.Second), Action: "large-transaction", Node: "writer",
 				Args: scenario.FaultArgs{"rows": "200000"}}}
 			out, err := b.Run(ctx)
 			t.Logf("output:\n%s", stdout.String())

@@ -14,6 +14,7 @@ import (
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -35,7 +36,7 @@ func TestPauseStallsAndResumes(t *testing.T) {
 	o := smallOptions(2, 9*time.Second)
 	o.Tables = 1
 	b, stdout := preparedBench(ctx, t, s, c, "oltp_write_only", o, "n1")
-	b.Faults = []scenario.FaultEvent{{At: scenario.Duration(3 * time.Second), Action: "pause", Node: "n1", Args: scenario.FaultArgs{"duration": "2s"}}}
+	b.Faults = []scenario.FaultEvent{{At: schema.Duration(3 * time.Second), Action: "pause", Node: "n1", Args: scenario.FaultArgs{"duration": "2s"}}}
 	out, err := b.Run(ctx)
 	t.Logf("output:\n%s", stdout.String())
 	if err != nil {
@@ -97,8 +98,8 @@ func TestPauseStallsAndResumes(t *testing.T) {
 	o.Time = 3 * time.Second
 	b = &experiment.Bench{Workload: b.Workload, Options: o, Target: b.Target, Cluster: c, ResultsDir: t.TempDir(), Stdout: stdout,
 		Injector: &experiment.Injector{Store: s},
-		Faults: []scenario.FaultEvent{{At: scenario.Duration(time.Second), Action: "pause", Node: "n2"},
-			{At: scenario.Duration(time.Minute), Action: "resume", Node: "n2"}}}
+		Faults: []scenario.FaultEvent{{At: schema.Duration(time.Second), Action: "pause", Node: "n2"},
+			{At: schema.Duration(time.Minute), Action: "resume", Node: "n2"}}}
 	out, err = b.Run(ctx)
 	if err != nil {
 		t.Fatalf("second run: %v", err)

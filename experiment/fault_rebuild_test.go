@@ -80,7 +80,7 @@ func runRebuild(t *testing.T, spec topology.Spec) (*experiment.Outcome, schema.F
 	o := smallOptions(2, 30*time.Second)
 	o.Tables, o.TableSize = 1, 20000
 	b, stdout := preparedBench(ctx, t, s, c, "oltp_write_only", o, "n1")
-	b.Faults = []scenario.FaultEvent{{At: scenario.Duration(4 * time.Second), Action: "rebuild", Node: "n3"}}
+	b.Faults = []scenario.FaultEvent{{At: schema.Duration(4 * time.Second), Action: "rebuild", Node: "n3"}}
 	out, err := b.Run(ctx)
 	t.Logf("output:\n%s", stdout.String())
 	if err != nil {

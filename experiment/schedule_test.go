@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 )
 
 // slowInject is an injectFunc whose action takes d unless its context ends first (then it
@@ -44,7 +45,7 @@ func endAfter(d time.Duration) <-chan struct{} {
 }
 
 func TestScheduleFaultsWaitsForActionInProgress(t *testing.T) {
-	events := []scenario.FaultEvent{{At: scenario.Duration(0), Action: "start", Node: "n3"}}
+	events := []scenario.FaultEvent{{At: schema.Duration(0), Action: "start", Node: "n3"}}
 	var said []string
 	ended, inject := endDuring(slowInject(400 * time.Millisecond))
 	s := scheduleFaults(context.Background(), ended, inject, events, time.Now(), func(w string) { said = append(said, w) })
@@ -62,7 +63,7 @@ func TestScheduleFaultsWaitsForActionInProgress(t *testing.T) {
 func TestScheduleFaultsCutsOffAfterGrace(t *testing.T) {
 	defer func(g time.Duration) { faultGrace = g }(faultGrace)
 	faultGrace = 100 * time.Millisecond
-	events := []scenario.FaultEvent{{At: scenario.Duration(0), Action: "start", Node: "n3"}}
+	events := []scenario.FaultEvent{{At: schema.Duration(0), Action: "start", Node: "n3"}}
 	began := time.Now()
 	ended, inject := endDuring(slowInject(time.Minute))
 	s := scheduleFaults(context.Background(), ended, inject, events, time.Now(), func(string) {})
@@ -76,9 +77,9 @@ func TestScheduleFaultsCutsOffAfterGrace(t *testing.T) {
 
 func TestScheduleFaultsNamesEventsNeverInjected(t *testing.T) {
 	events := []scenario.FaultEvent{
-		{At: scenario.Duration(0), Action: "kill", Node: "n2"},
-		{At: scenario.Duration(time.Minute), Action: "start", Node: "n2"},
-		{At: scenario.Duration(2 * time.Minute), Action: "heal", Node: "n3"},
+		{At: schema.Duration(0), Action: "kill", Node: "n2"},
+		{At: schema.Duration(time.Minute), Action: "start", Node: "n2"},
+		{At: schema.Duration(2 * time.Minute), Action: "heal", Node: "n3"},
 	}
 	// The workload ends 1 s in: after the kill at 0 s (however slow the machine), long
 	// before the events at 1 and 2 minutes.
@@ -96,8 +97,8 @@ func TestScheduleFaultsInterruptedSaysNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	events := []scenario.FaultEvent{
-		{At: scenario.Duration(0), Action: "start", Node: "n3"},
-		{At: scenario.Duration(time.Minute), Action: "heal", Node: "n3"},
+		{At: schema.Duration(0), Action: "start", Node: "n3"},
+		{At: schema.Duration(time.Minute), Action: "heal", Node: "n3"},
 	}
 	s := scheduleFaults(ctx, make(chan struct{}), slowInject(time.Minute), events, time.Now(), func(string) {})
 	if len(s.Warnings) != 0 || len(s.Done) != 1 {
@@ -109,7 +110,7 @@ func TestScheduleFaultsFailureIsAWarning(t *testing.T) {
 	fail := func(ctx context.Context, ev scenario.FaultEvent) (FaultRecord, error) {
 		return FaultRecord{At: time.Now(), Action: ev.Action, Node: ev.Node}, context.DeadlineExceeded
 	}
-	events := []scenario.FaultEvent{{At: scenario.Duration(0), Action: "promote", Node: "n2"}}
+	events := []scenario.FaultEvent{{At: schema.Duration(0), Action: "promote", Node: "n2"}}
 	s := scheduleFaults(context.Background(), make(chan struct{}), fail, events, time.Now(), func(string) {})
 	if len(s.Warnings) != 1 || s.Warnings[0] != "fault promote n2 at 0s: context deadline exceeded" {
 		t.Fatalf("warnings = %q", s.Warnings)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 	"go.yaml.in/yaml/v3"
 )
@@ -323,10 +324,10 @@ func SiteActions() []string {
 // that take one) with the action's parameters Args (FaultSpec.Params: every other key
 // of the entry, e.g. {at: 3s, action: pause, node: n1, duration: 2s}).
 type FaultEvent struct {
-	At     Duration  `yaml:"at" json:"at"`
-	Action string    `yaml:"action" json:"action"`
-	Node   string    `yaml:"node" json:"node"`
-	Args   FaultArgs `yaml:"-" json:"args,omitempty"`
+	At     schema.Duration `yaml:"at" json:"at"`
+	Action string          `yaml:"action" json:"action"`
+	Node   string          `yaml:"node" json:"node"`
+	Args   FaultArgs       `yaml:"-" json:"args,omitempty"`
 	// argLines are the lines of Args' keys in the scenario file (for errors).
 	argLines map[string]int
 	// nested is the first key whose value was not a single value (a `params:` mapping, a

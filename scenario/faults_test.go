@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -213,10 +214,10 @@ func TestLargeTransactionAndRebuildRefused(t *testing.T) {
 func TestPauseWithoutDurationNeedsResume(t *testing.T) {
 	async := topology.Spec{Name: "a", Kind: topology.Async, Nodes: 2, Flavor: topology.MariaDB}
 	pause := func(at int, node string, args scenario.FaultArgs) scenario.FaultEvent {
-		return scenario.FaultEvent{At: scenario.Duration(time.Duration(at) * time.Second), Action: "pause", Node: node, Args: args}
+		return scenario.FaultEvent{At: schema.Duration(time.Duration(at) * time.Second), Action: "pause", Node: node, Args: args}
 	}
 	resume := func(at int, node string) scenario.FaultEvent {
-		return scenario.FaultEvent{At: scenario.Duration(time.Duration(at) * time.Second), Action: "resume", Node: node}
+		return scenario.FaultEvent{At: schema.Duration(time.Duration(at) * time.Second), Action: "resume", Node: node}
 	}
 	for _, tc := range []struct {
 		evs  []scenario.FaultEvent

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"github.com/spf13/pflag"
@@ -72,7 +73,7 @@ func (p *Plan) scaleOptions(prof *ScaleProfile) error {
 		// sysbench runs until interrupted; a scenario's cells must end for the next to run.
 		return &topology.FieldError{Field: p.profField(prof, "workload.time"), Value: "0", Reason: "with events 0 a cell would never end: give time > 0 or events > 0"}
 	}
-	w := Duration(o.Warmup)
+	w := schema.Duration(o.Warmup)
 	p.Policy.Warmup = &w
 	return nil
 }

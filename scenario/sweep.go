@@ -405,49 +405,17 @@ type CellPolicy struct {
 	DropCaches bool `yaml:"drop_caches" json:"drop_caches"`
 	// Warmup runs the workload this long before each measured run, excluded from every
 	// result (sysbench --warmup-time).
-	Warmup *Duration `yaml:"warmup" json:"warmup,omitempty"`
+	Warmup *schema.Duration `yaml:"warmup" json:"warmup,omitempty"`
 }
 
 // Record is the policy as sweep.json's cell_policy records it.
 func (p CellPolicy) Record() schema.CellPolicy {
 	r := schema.CellPolicy{Prepare: p.Prepare, Restart: p.Restart, DropCaches: p.DropCaches}
 	if p.Warmup != nil {
-		w := schema.Duration(*p.Warmup)
+		w := *p.Warmup // a copy: the record does not share the plan's value
 		r.Warmup = &w
 	}
 	return r
-}
-
-// Duration is a YAML duration: "10s", "1m30s", or a bare number of seconds. In JSON it
-// is Go's duration text ("10s").
-type Duration time.Duration
-
-// UnmarshalYAML reads "10s" or 10 (seconds).
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		if f, err := strconv.ParseFloat(n.Value, 64); err == nil && f >= 0 {
-			*d = Duration(time.Duration(f * float64(time.Second)))
-			return nil
-		}
-		if v, err := time.ParseDuration(n.Value); err == nil && v >= 0 {
-			*d = Duration(v)
-			return nil
-		}
-	}
-	return LineError(n.Line, "duration", n.Value, "want a duration like 10s or a number of seconds")
-}
-
-// MarshalText writes "10s".
-func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
-
-// UnmarshalText reads what MarshalText writes.
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		return err
-	}
-	*d = Duration(v)
-	return nil
 }
 
 // Scales are a scenario's `scales:` section: per profile, what replaces the file's
@@ -463,7 +431,7 @@ type ScaleProfile struct {
 	Workload map[string]any `yaml:"workload"`
 	Sweep    *Sweep         `yaml:"sweep"`
 	Cell     *struct {
-		Warmup *Duration `yaml:"warmup"`
+		Warmup *schema.Duration `yaml:"warmup"`
 	} `yaml:"cell"`
 }
 

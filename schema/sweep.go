@@ -200,22 +200,6 @@ type CellPolicy struct {
 // or again before every cell ("reprepare").
 type PreparePolicy string
 
-// Duration is a duration written as Go's duration text ("10s", "1m30s").
-type Duration time.Duration
-
-// MarshalText writes "10s".
-func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
-
-// UnmarshalText reads what MarshalText writes.
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		return err
-	}
-	*d = Duration(v)
-	return nil
-}
-
 // ReadSweep reads dir/sweep.json. Errors: os.ReadFile's when it cannot be read (a
 // missing file is fs.ErrNotExist), or the path and the JSON error when it is malformed.
 func ReadSweep(dir string) (*SweepFile, error) {
