@@ -138,17 +138,28 @@ func TestStoppedApplierShowsLagThenRecovers(t *testing.T) {
 			series := map[string][]sampler.Sample{}
 			// The applier is stopped at 3 s and started at 7 s of the samples' clock, which
 			// the assertions use (a timer started before Run would shift by the run's setup).
+			// One goroutine runs both statements in order: stop at the first sample at 3 s
+			// or later, start at the first at 7 s or later (one batch of samples may pass
+			// both marks at once).
+			stopAt, startAt := make(chan struct{}), make(chan struct{})
 			var stopOnce, startOnce sync.Once
-			var applier sync.WaitGroup
-			do := func(what, stmt string) {
-				applier.Add(1)
-				go func() {
-					defer applier.Done()
-					if _, err := radmin.ExecContext(ctx, stmt); err != nil {
-						t.Errorf("%s applier: %v", what, err)
+			applierDone := make(chan struct{})
+			go func() {
+				defer close(applierDone)
+				for _, step := range []struct {
+					at         chan struct{}
+					what, stmt string
+				}{{stopAt, "stop", caps.StopReplica("SQL_THREAD")}, {startAt, "start", caps.StartReplicaThread("SQL_THREAD")}} {
+					select {
+					case <-step.at:
+					case <-ctx.Done():
+						return
 					}
-				}()
-			}
+					if _, err := radmin.ExecContext(ctx, step.stmt); err != nil {
+						t.Errorf("%s applier: %v", step.what, err)
+					}
+				}
+			}()
 			dir := t.TempDir()
 			b := &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: dir,
 				OnSamples: func(ss []sampler.Sample) {
@@ -159,15 +170,19 @@ func TestStoppedApplierShowsLagThenRecovers(t *testing.T) {
 							series[x.Metric] = append(series[x.Metric], x)
 						}
 						if x.Elapsed >= 3*time.Second {
-							stopOnce.Do(func() { do("stop", caps.StopReplica("SQL_THREAD")) })
+							stopOnce.Do(func() { close(stopAt) })
 						}
 						if x.Elapsed >= 7*time.Second {
-							startOnce.Do(func() { do("start", caps.StartReplicaThread("SQL_THREAD")) })
+							startOnce.Do(func() { close(startAt) })
 						}
 					}
 				}}
 			out, err := b.Run(ctx)
-			applier.Wait()
+			// A run that ended before 7 s of samples (it failed) must not leave the
+			// goroutine waiting: both marks are passed now if they were not.
+			stopOnce.Do(func() { close(stopAt) })
+			startOnce.Do(func() { close(startAt) })
+			<-applierDone
 			if err != nil {
 				t.Fatal(err)
 			}
