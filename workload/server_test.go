@@ -404,33 +404,32 @@ func TestServer(t *testing.T) {
 	// KILL CONNECTION of a worker: like sysbench, the lost connection (2013, or 2006
 	// when the driver finds it closed first, 1927 from MariaDB) ends a run with the default
 	// ignore list, and with the codes ignored the worker reconnects.
-	killOne := func(ctx context.Context) chan int64 {
+	// killOne returns a reporter for Run that, once every worker has connected (Started),
+	// kills the newest sbtest connection (a worker's: older ones may be an earlier
+	// subtest's, closing) 300 ms into the work, and the channel of the killed id.
+	killOne := func(ctx context.Context) (Reporter, chan int64) {
 		killed := make(chan int64, 1)
-		go func() {
-			// Once both workers are connected (setup is slow on a loaded machine), and a
-			// moment into their work.
-			var n int
-			for deadline := time.Now().Add(20 * time.Second); n < 2 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-				admin.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB='sbtest' AND ID <> CONNECTION_ID()").Scan(&n)
-			}
-			time.Sleep(300 * time.Millisecond)
-			var id int64
-			err := admin.QueryRowContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE DB='sbtest' AND ID <> CONNECTION_ID() ORDER BY ID LIMIT 1").Scan(&id)
-			if err == nil {
-				_, err = admin.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id))
-			}
-			if err != nil {
-				t.Errorf("killing a worker: %v", err)
-			}
-			killed <- id
-		}()
-		return killed
+		rep := &onStart{recorder: &recorder{}, f: func() {
+			go func() {
+				time.Sleep(300 * time.Millisecond)
+				var id int64
+				err := admin.QueryRowContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE DB='sbtest' AND ID <> CONNECTION_ID() ORDER BY ID DESC LIMIT 1").Scan(&id)
+				if err == nil {
+					_, err = admin.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id))
+				}
+				if err != nil {
+					t.Errorf("killing a worker: %v", err)
+				}
+				killed <- id
+			}()
+		}}
+		return rep, killed
 	}
 	t.Run("kill_connection_ends_default_run", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		killed := killOne(ctx)
-		res, err := rw.Run(ctx, tg, runOpts(2, 3*time.Second), nil)
+		rep, killed := killOne(ctx)
+		res, err := rw.Run(ctx, tg, runOpts(2, 3*time.Second), rep)
 		<-killed
 		var se *StatementError
 		if !errors.As(err, &se) || (se.Code != 2013 && se.Code != 2006 && se.Code != 1927) || se.Endpoint != "n1" {
@@ -448,8 +447,8 @@ func TestServer(t *testing.T) {
 		defer cancel()
 		o := runOpts(2, 3*time.Second)
 		o.IgnoreErrors = append(o.IgnoreErrors, 2013, 2006, 1927)
-		killed := killOne(ctx)
-		res, err := rw.Run(ctx, tg, o, nil)
+		rep, killed := killOne(ctx)
+		res, err := rw.Run(ctx, tg, o, rep)
 		<-killed
 		if err != nil {
 			t.Fatalf("run after KILL: %v", err)
@@ -767,6 +766,18 @@ func checkNear(t *testing.T, what string, got, want, slack int64) {
 	} else {
 		t.Logf("server %s delta = %d, habench %d", what, got, want)
 	}
+}
+
+// onStart is a recorder that also calls f when the run has started (every worker
+// connected).
+type onStart struct {
+	*recorder
+	f func()
+}
+
+func (o *onStart) Started() {
+	o.recorder.Started()
+	o.f()
 }
 
 // holdAllRows locks every row of sbtest.sbtest1 in a transaction for d and
