@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/host"
 	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/internal/testserver"
 	"github.com/habench/habench/topology"
 )
 
@@ -243,7 +243,7 @@ func TestRegisterDiscoversAndRefuses(t *testing.T) {
 	}
 	// A loopback MariaDB single node, registered through 127.0.0.1.
 	s.Network = cluster.NetLoopback
-	s.BasePort = 24306 + os.Getpid()%1000
+	s.BasePort = testserver.LoopbackPorts(t, 1)
 	one, err := s.Deploy(ctx, testenv.Spec(t, testenv.Name(t, "knl"), topology.Single, 1, topology.MariaDB))
 	if err != nil {
 		t.Fatal(err)
