@@ -507,6 +507,8 @@ sweep:
 	select {
 	case <-done:
 	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		<-done // the output is read once the process is gone
 		t.Fatalf("the run did not end within 3 min of its server's kill:\n%s", stderr.String())
 	}
 	if cmd.ProcessState.ExitCode() == 0 || !strings.Contains(stderr.String(), "not forgotten") || !strings.Contains(stderr.String(), "this run could not restore knobs max_connections=123: habench knob restore "+name) {
