@@ -8,7 +8,8 @@
 // a glob that starts with "!" excludes the files it matches ("*,!sandbox_*").
 // Only the package's non-test Go files for this machine's build are read. It prints each
 // object used (its name and declaring file), then the count; the exit status is 0 either
-// way (2 when the package cannot be read or type-checked).
+// way (2 when the package cannot be read or type-checked, or when -from or -to has a
+// malformed glob or matches no file of the package).
 package main
 
 import (
@@ -56,6 +57,23 @@ func globs(s string) []string {
 	return out
 }
 
+// checkGlobs is an error naming flag and the globs when one of them is malformed or
+// when they match none of files: a misspelt glob or a renamed file would otherwise make a
+// seam's count 0 without checking anything.
+func checkGlobs(files []string, flag string, globs []string) error {
+	for _, g := range globs {
+		if _, err := filepath.Match(strings.TrimPrefix(g, "!"), ""); err != nil {
+			return fmt.Errorf("%s %q: %w", flag, g, err)
+		}
+	}
+	for _, f := range files {
+		if matches(f, globs) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s %q: matches none of the package's files", flag, strings.Join(globs, ","))
+}
+
 // matches reports whether file's base name matches one of globs and none of the globs
 // that start with "!" (without it: "*,!store.go" is every file but store.go).
 func matches(file string, globs []string) bool {
@@ -91,6 +109,12 @@ func fileDeps(dir string, from, to []string) ([]Ref, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkGlobs(bp.GoFiles, "-from", from); err != nil {
+		return nil, err
+	}
+	if err := checkGlobs(bp.GoFiles, "-to", to); err != nil {
+		return nil, err
+	}
 	fset := token.NewFileSet()
 	var files []*ast.File
 	for _, name := range bp.GoFiles {
@@ -112,10 +136,10 @@ func fileDeps(dir string, from, to []string) ([]Ref, error) {
 	seen := map[types.Object]bool{}
 	var out []Ref
 	for id, obj := range info.Uses {
-		if obj.Pkg() != pkg || seen[obj] || !isFrom(fset.Position(id.Pos()).Filename) {
+		if obj.Pkg() != pkg || seen[obj] || !isFrom(fset.PositionFor(id.Pos(), false).Filename) {
 			continue
 		}
-		declared := fset.Position(obj.Pos()).Filename
+		declared := fset.PositionFor(obj.Pos(), false).Filename
 		if !isTo(declared) {
 			continue
 		}

@@ -45,3 +45,18 @@ func TestFileDepsBadPackage(t *testing.T) {
 		}
 	}
 }
+
+// TestFileDepsBadGlobs: a malformed glob, or globs that match no file of the package (a
+// typo, a renamed file), are an error, not a count of 0.
+func TestFileDepsBadGlobs(t *testing.T) {
+	for _, tc := range []struct{ from, to []string }{
+		{[]string{"a_*"}, []string{"bb_*"}},
+		{[]string{"x_*", "!a_*"}, []string{"b_*"}},
+		{[]string{"a_["}, []string{"b_*"}},
+		{[]string{"a_*"}, []string{"b_*", "!["}},
+	} {
+		if refs, err := fileDeps("testdata/fixture", tc.from, tc.to); err == nil {
+			t.Errorf("from %q to %q: no error (%v)", tc.from, tc.to, refs)
+		}
+	}
+}
