@@ -33,7 +33,10 @@ func TestWaitConsistentWaitsForOnlineMembers(t *testing.T) {
 	if _, err := n3.DB.ExecContext(ctx, "STOP GROUP_REPLICATION"); err != nil {
 		t.Fatal(err)
 	}
-	wctx, wcancel := context.WithTimeout(ctx, 3*time.Second)
+	// 8 s: with the suite beside it, a member-state query alone took more than the 3 s
+	// this once allowed (at -parallel 2 the wait ended on that query's deadline, not on
+	// n3's OFFLINE state).
+	wctx, wcancel := context.WithTimeout(ctx, 8*time.Second)
 	pos, err := waitConsistent(wctx, c, nodes)
 	wcancel()
 	if err == nil || !strings.Contains(err.Error(), "GTID sets equal, but n3 OFFLINE") {
