@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/habench/habench/internal/testserver"
 	"github.com/habench/habench/topology"
 )
 
@@ -28,21 +29,9 @@ func init() {
 func TestRvLoopbackAuxPorts(t *testing.T) {
 	dir := t.TempDir()
 	// Seven free ports in a row (b's base 3 below and above a's), below Linux's ephemeral
-	// range (32768-60999) so that no client connection takes one meanwhile: a fixed 41306
-	// was taken by one during a CI run.
-	base := 0
-	for b := 20003; b < 32760 && base == 0; b += 7 {
-		free := true
-		for p := b - 3; p <= b+3 && free; p++ {
-			free = portFree("127.0.0.1", p)
-		}
-		if free {
-			base = b
-		}
-	}
-	if base == 0 {
-		t.Fatal("no 7 free ports in a row on 127.0.0.1 between 20000 and 32767")
-	}
+	// range, so that no client connection takes one meanwhile: a fixed 41306 was taken by
+	// one during a CI run.
+	base := testserver.LoopbackPorts(t, 7) + 3
 	sa := &Store{StateDir: dir, BasePort: base}
 	a, err := sa.allocate(topology.Spec{Name: "a", Kind: rvAuxKind, Nodes: 3}, &Binaries{}, NetLoopback)
 	if err != nil {

@@ -79,14 +79,16 @@ var (
 	portsGone = map[int]bool{} // handed out by this process
 )
 
-// LoopbackPorts returns the first of n consecutive TCP ports on 127.0.0.1 that were free a
-// moment ago, between 24000 and 32767: above habench's default loopback base port (23306) and below Linux's ephemeral range (32768-60999), so that
-// no client connection of another test takes one before the server binds it (a port from
-// a closed :0 listener was taken so in CI). Ports are never handed out twice by one test
-// binary; binaries of other packages start their search elsewhere (by process id). The
-// test fails when no n free ports in a row are left.
+// LoopbackPorts returns the first of n (at least 1) consecutive TCP ports on 127.0.0.1
+// that were free a moment ago, between 24000 and 32767: above habench's default loopback
+// base port (23306) and below Linux's ephemeral range (32768-60999), so that no client
+// connection of another test takes one before the server binds it (a port from a closed
+// :0 listener was taken so in CI). Ports are never handed out twice by one test binary;
+// binaries of other packages start their search elsewhere (by process id). The test fails
+// when no n free ports in a row are left.
 func LoopbackPorts(t testing.TB, n int) int {
 	t.Helper()
+	n = max(n, 1)
 	const lo, hi = 24000, 32768
 	portsMu.Lock()
 	defer portsMu.Unlock()
