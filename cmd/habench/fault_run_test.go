@@ -124,12 +124,8 @@ func TestConvergenceDivergedAndDown(t *testing.T) {
 	cmd, out3, err3 := startHabench(t, ctx, state, "sysbench", "oltp_read_only", "run", "--cluster", name, "--tables", "2", "--table-size", "1000", "--threads", "1", "--time", "6", "--report-interval", "1", "--results", res3)
 	done := make(chan result, 1)
 	go func() {
-		err := cmd.Wait()
-		code := 0
-		if err != nil {
-			code = cmd.ProcessState.ExitCode()
-		}
-		done <- result{code: code, stdout: out3.String(), stderr: err3.String()}
+		cmd.Wait() // its exit code is ProcessState's (-1 when killed)
+		done <- result{code: cmd.ProcessState.ExitCode(), stdout: out3.String(), stderr: err3.String()}
 	}()
 	// Once the first run's workload is under way (its first interval line): it holds the
 	// cluster's run lock, and the kill below falls inside its workload.
