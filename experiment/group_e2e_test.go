@@ -2,6 +2,7 @@ package experiment_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,13 +20,17 @@ import (
 	"github.com/habench/habench/workload"
 )
 
-// sampleLog keeps every sample of a run: node -> metric -> values in tick order.
+// sampleLog keeps every sample of a run: node -> metric -> values in tick order, and
+// each value's tick on samples.csv's clock (at, in the same order).
 type sampleLog struct {
 	mu sync.Mutex
 	m  map[string]map[string][]float64
+	at map[string]map[string][]time.Duration
 }
 
-func newSampleLog() *sampleLog { return &sampleLog{m: map[string]map[string][]float64{}} }
+func newSampleLog() *sampleLog {
+	return &sampleLog{m: map[string]map[string][]float64{}, at: map[string]map[string][]time.Duration{}}
+}
 
 func (l *sampleLog) add(ss []sampler.Sample) {
 	l.mu.Lock()
@@ -33,9 +38,40 @@ func (l *sampleLog) add(ss []sampler.Sample) {
 	for _, s := range ss {
 		if l.m[s.Node] == nil {
 			l.m[s.Node] = map[string][]float64{}
+			l.at[s.Node] = map[string][]time.Duration{}
 		}
 		l.m[s.Node][s.Metric] = append(l.m[s.Node][s.Metric], s.Value)
+		l.at[s.Node][s.Metric] = append(l.at[s.Node][s.Metric], s.Elapsed)
 	}
+}
+
+// sumMeasured is the sum of node's metric over the ticks the run's summary covers: those at
+// or after the start of measurement, manifest.json's intervals_offset_s in the results
+// directory dir (the summary leaves out the ticks before it, whose counts can hold the
+// run's first commits when a tick's reads end after the tick began). Fails t when the
+// manifest cannot be read.
+func (l *sampleLog) sumMeasured(t *testing.T, dir, node, metric string) float64 {
+	t.Helper()
+	var man struct {
+		IntervalsOffsetS float64 `json:"intervals_offset_s"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &man)
+	}
+	if err != nil {
+		t.Fatalf("manifest.json: %v", err)
+	}
+	from := time.Duration(man.IntervalsOffsetS * float64(time.Second))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := 0.0
+	for i, v := range l.m[node][metric] {
+		if from <= 0 || l.at[node][metric][i] >= from {
+			s += v
+		}
+	}
+	return s
 }
 
 func (l *sampleLog) get(node, metric string) []float64 {
@@ -179,8 +215,8 @@ func TestGroupFlowControlThrottles(t *testing.T) {
 	if sum(count) == 0 || sum(secs) == 0 || maxv(benchL.get("n1", "gr_fc_throttled_sessions_avg")) == 0 {
 		t.Errorf("thresholds 1: the primary was never throttled (count %v, time %v)", count, secs)
 	}
-	if g := outL.Summary.Group; len(g) == 0 || g[0].ThrottledTrx == nil || *g[0].ThrottledTrx != sum(count) {
-		t.Errorf("summary group %+v, want n1 throttled %v", g, sum(count))
+	if g, want := outL.Summary.Group, benchL.sumMeasured(t, outL.Dir, "n1", "gr_fc_throttle_count"); len(g) == 0 || g[0].ThrottledTrx == nil || *g[0].ThrottledTrx != want {
+		t.Errorf("summary group %+v, want n1 throttled %v (the measured window's ticks)", g, want)
 	}
 	inferred := 0.0
 	for _, n := range c.Nodes {
@@ -277,8 +313,16 @@ func TestGroupMultiPrimaryConflicts(t *testing.T) {
 	}
 	// summary.json and report.md carry the same per-member totals; the manifest the mode
 	// read back from the servers.
-	if len(sm.Group) != 3 || sm.Group[2].Node != "n3" || sm.Group[2].LocalRollbacks != 0 || sm.Group[0].Conflicts != rolledBack || sm.Group[0].ThrottledTrx == nil {
+	if len(sm.Group) != 3 || sm.Group[2].Node != "n3" || sm.Group[2].LocalRollbacks != 0 || sm.Group[0].ThrottledTrx == nil {
 		t.Errorf("summary group %+v", sm.Group)
+	} else {
+		// The summary sums the measured window's ticks (CI: 207 of 218 conflicts, the
+		// first commits' in a tick before it); every member's own.
+		for i, n := range c.Nodes {
+			if want := log.sumMeasured(t, out.Dir, n.Name, "gr_conflicts_trx"); sm.Group[i].Conflicts != want || want < rolledBack/2 {
+				t.Errorf("summary group %s: %v conflicts, want %v (the measured window's ticks, of %v in all)", n.Name, sm.Group[i].Conflicts, want, rolledBack)
+			}
+		}
 	}
 	// Heartbeat on a multi-primary group: written on the first primary, read everywhere.
 	if len(log.get("n1", "heartbeat_write_age_s")) == 0 || len(log.get("n3", "lag_s")) == 0 || len(log.get("n3", "backlog_trx")) == 0 {
