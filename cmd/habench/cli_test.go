@@ -19,6 +19,7 @@ import (
 	"github.com/habench/habench/internal/testmachine"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/internal/testserver"
 	"github.com/habench/habench/topology"
@@ -40,7 +41,9 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		habenchBin = bin
-		os.Exit(m.Run())
+		code := m.Run()
+		host.CloseAll() // the SSH masters of the lab tests run in-process
+		os.Exit(code)
 	}
 	dir, err := os.MkdirTemp("", "hbbin-")
 	if err != nil {
@@ -54,6 +57,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	host.CloseAll()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

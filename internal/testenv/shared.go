@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/internal/testmachine"
 	"github.com/habench/habench/topology"
 )
@@ -133,8 +134,11 @@ func DestroyShared() []string {
 	return problems
 }
 
-// MainWithShared runs m and then DestroyShared, and exits: a package's TestMain when it
-// uses Shared. A shared deployment that cannot be destroyed fails the run.
+// MainWithShared runs m, then DestroyShared, ends the SSH masters the tests opened in this
+// process (host.CloseAll: it removes their /tmp/hbssh-* control directories, which
+// habench's main does at exit and a test binary otherwise never does), and exits: a
+// package's TestMain when it uses Shared or the hosts provider in-process. A shared
+// deployment that cannot be destroyed fails the run.
 func MainWithShared(m *testing.M) {
 	code := m.Run()
 	if problems := DestroyShared(); len(problems) > 0 {
@@ -145,6 +149,7 @@ func MainWithShared(m *testing.M) {
 			code = 1
 		}
 	}
+	host.CloseAll()
 	os.Exit(code)
 }
 
