@@ -48,8 +48,10 @@ rootfs-mariadb:
 ALONE = $(shell $(GO) run ./internal/cmd/alonetests)
 ALONEFLAGS ?= -count=1 -p 1 -timeout 20m
 
+# The tests' servers and temp dirs live in RAM for the run (scripts/test-on-tmpfs.sh: no
+# disk writeback competing for the 2 cores), removed afterwards.
 test: deps build $(TESTSUMMARY)
-	$(TESTENV) HABENCH_TEST_BIN=$(CURDIR)/$(BIN) ./$(TESTSUMMARY) -json $(TESTJSON) -- sh -c '\
+	$(TESTENV) HABENCH_TEST_BIN=$(CURDIR)/$(BIN) bash scripts/test-on-tmpfs.sh ./$(TESTSUMMARY) -json $(TESTJSON) -- sh -c '\
 	  $(GO) test -json $(TESTFLAGS) -skip "$(ALONE)" ./...; side=$$?; \
 	  $(GO) test -json $(ALONEFLAGS) -run "$(ALONE)" ./...; alone=$$?; \
 	  [ $$side = 0 ] && [ $$alone = 0 ]'
