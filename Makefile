@@ -12,13 +12,13 @@ BIN      := bin/habench
 # no name lookups (habench itself connects wherever the user says).
 GUARD    := HABENCH_TEST_NETWORK_GUARD=1
 TESTENV  := HABENCH_REQUIRE_SERVERS=1 $(GUARD)
-# Two packages at a time, one test at a time within each: 2 tests at most. At -parallel 2
-# (4 tests) the machine was CPU-bound (2% idle) and 4 of 6 full runs failed 1-4 tests on
-# timing (a stop, a sample, a move caught mid-view-change); -parallel 3 was 30 s faster
-# with restarts and elections past their bounds, -parallel 4 overloaded it (load 12-27,
-# 9 failures).
-# Names, lab subnets and namespaces are handed out by internal/testmachine. The CLI tests use the bin/habench just built.
-TESTFLAGS ?= -count=1 -p 2 -parallel 1 -timeout 60m
+# Two packages at a time, two tests at a time within each: 4 tests at most, every test's
+# names, ports, subnets and namespaces handed out by internal/testmachine and testenv. At
+# -parallel 1 the suite took 31 min; at -parallel 2 about 24 min on disk, and -parallel 2
+# used to fail 1-4 tests a run on timing until their waits were made to poll (a stop, a
+# sample, a move caught mid-view-change); -parallel 4 overloaded the 2 cores (load 12-27).
+# The CLI tests use the bin/habench just built.
+TESTFLAGS ?= -count=1 -p 2 -parallel 2 -timeout 60m
 # The summary after the run: the failing tests' output first, the wall time, each
 # package's time, the 25 slowest tests, every test over 60 s and each skipped test with its
 # reason (internal/cmd/testsummary over go test -json); the whole stream in TESTJSON.
@@ -48,8 +48,9 @@ rootfs-mariadb:
 ALONE = $(shell $(GO) run ./internal/cmd/alonetests)
 ALONEFLAGS ?= -count=1 -p 1 -timeout 20m
 
-# The tests' servers and temp dirs live in RAM for the run (scripts/test-on-tmpfs.sh: no
-# disk writeback competing for the 2 cores), removed afterwards.
+# As root the tests run in a mount namespace of their own whose /tmp and root filesystems'
+# /habench and /tmp are tmpfs (scripts/test-on-tmpfs.sh: no disk writeback competing for
+# the 2 cores; it all goes with the namespace). So TESTJSON must not be under /tmp.
 test: deps build $(TESTSUMMARY)
 	$(TESTENV) HABENCH_TEST_BIN=$(CURDIR)/$(BIN) bash scripts/test-on-tmpfs.sh ./$(TESTSUMMARY) -json $(TESTJSON) -- sh -c '\
 	  $(GO) test -json $(TESTFLAGS) -skip "$(ALONE)" ./...; side=$$?; \
