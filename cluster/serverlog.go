@@ -19,9 +19,13 @@ var (
 
 // optionError turns a server's refusal of a user option (found in its error log) into bad
 // input: *topology.FieldError naming the option and the value. nil when the log has none.
+// An unknown loose_ option is only a warning (the server starts without it), never the
+// refusal.
 func optionError(log string) *topology.FieldError {
-	if m := unknownVarRE.FindStringSubmatch(log); m != nil {
-		return &topology.FieldError{Field: "options", Value: strings.ReplaceAll(m[1], "-", "_"), Reason: "the server does not know this variable"}
+	for _, m := range unknownVarRE.FindAllStringSubmatch(log, -1) {
+		if name := strings.ReplaceAll(m[1], "-", "_"); !strings.HasPrefix(name, "loose_") {
+			return &topology.FieldError{Field: "options", Value: name, Reason: "the server does not know this variable"}
+		}
 	}
 	if m := badValueRE.FindStringSubmatch(log); m != nil {
 		return &topology.FieldError{Field: "options." + strings.ReplaceAll(m[2], "-", "_"), Value: m[1], Reason: "the server refused this value"}
