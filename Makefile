@@ -54,8 +54,8 @@ ALONE = $(shell $(GO) run ./internal/cmd/alonetests)
 ALONEFLAGS ?= -count=1 -p 1 -timeout 20m
 
 # As root the tests run in a mount namespace of their own whose /tmp and root filesystems'
-# /habench and /tmp are tmpfs (scripts/test-on-tmpfs.sh: no disk writeback competing for
-# the 2 cores; it all goes with the namespace). So TESTJSON must not be under /tmp.
+# /habench and /tmp are tmpfs (scripts/test-on-tmpfs.sh: what they write goes with the
+# namespace, also after a killed run). So TESTJSON must not be under /tmp.
 test: deps build $(TESTSUMMARY)
 	$(TESTENV) HABENCH_TEST_SERVER_OPTIONS="$(TESTSERVEROPTS)" HABENCH_TEST_BIN=$(CURDIR)/$(BIN) bash scripts/test-on-tmpfs.sh ./$(TESTSUMMARY) -json $(TESTJSON) -- sh -c '\
 	  $(GO) test -json $(TESTFLAGS) -skip "$(ALONE)" ./...; side=$$?; \
