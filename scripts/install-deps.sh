@@ -20,7 +20,9 @@ if [ -n "$missing" ]; then
   trap '[ $had_policy = 1 ] || rm -f /usr/sbin/policy-rc.d' EXIT
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq $missing >/dev/null
+  # Without Recommends: 44 packages instead of 149 (avahi, udev, cups helpers, samba
+  # libraries, perl modules, MariaDB's compression providers), 25 s instead of 52 here.
+  apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 # node and npm (Debian's, unless a node with its npm is there already) and hdr-histogram-js,
 # with which the tests read latency.hlog by another implementation than the one that wrote
@@ -28,7 +30,7 @@ fi
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   if [ "$(id -u)" != 0 ]; then echo "deps: missing: nodejs npm (run as root)" >&2; exit 1; fi
   echo "deps: installing nodejs npm"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
 hdrjs="$(cd "$(dirname "$0")/.." && pwd)/cmd/habench/testdata/hdrjs"
 if ! (cd "$hdrjs" && node -e 'const l=require("./package-lock.json").packages["node_modules/hdr-histogram-js"];
