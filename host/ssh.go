@@ -31,7 +31,8 @@ import (
 // ControlPath=DIR/%C [-F Config] [-l User] [-p Port] [-i Identity] [-o OPTION]... Dest --
 // 'quoted argv'` over it: no prompts (a refused key fails at once), one connection per
 // destination shared by every SSH value of this process (DIR is this process's control
-// directory; CloseAll ends the masters). Should the master die, commands connect on their
+// directory, or ControlDirEnv's, shared with other processes; CloseAll ends the masters of
+// the first). Should the master die, commands connect on their
 // own. A master left by a killed process exits 60 s after its last use. Run is safe for
 // concurrent use; the host's sshd bounds the commands running at once over one connection
 // (MaxSessions, 10 by default).
@@ -77,9 +78,23 @@ func (s *SSH) Name() string {
 
 var control struct {
 	sync.Mutex
-	dir   string
-	users []*SSH // one per master started, for CloseAll
+	dir    string
+	shared bool   // dir is ControlDirEnv's: its masters outlive the process
+	users  []*SSH // one per master started, for CloseAll
 }
+
+// ControlDirEnv names a directory for the master connections of every habench process
+// that has it set, instead of one directory per process: a master one process starts
+// serves the next (`habench deploy`, then `run`, `status`, `fault` ...), which then
+// neither connects nor authenticates again, and it exits by itself 60 s after its last
+// use (ControlPersist). CloseAll leaves such masters up and the directory in place;
+// Close and CloseMatching still end theirs. The path must leave room for ssh's socket
+// names: 66 bytes at most.
+const ControlDirEnv = "HABENCH_SSH_CONTROL_DIR"
+
+// maxControlDir is the longest control directory: a unix socket path has at most 107
+// bytes, and %C is 40 hexadecimal digits after a '/'.
+const maxControlDir = 66
 
 // controlDir returns this process's ControlPath directory (mode 0700, created on first
 // use, and again when it was removed from under the process: a /tmp cleaner during a long
@@ -87,6 +102,19 @@ var control struct {
 func controlDir() (string, error) {
 	control.Lock()
 	defer control.Unlock()
+	if d := os.Getenv(ControlDirEnv); d != "" {
+		if len(d) > maxControlDir {
+			return "", fmt.Errorf("%s %q: %d bytes, too long for ssh's control sockets (%d at most)", ControlDirEnv, d, len(d), maxControlDir)
+		}
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return "", fmt.Errorf("%s: %w", ControlDirEnv, err)
+		}
+		control.dir, control.shared = d, true
+		return d, nil
+	}
+	if control.shared {
+		control.dir, control.shared = "", false // ControlDirEnv was unset since
+	}
 	if control.dir != "" {
 		if _, err := os.Stat(control.dir); err == nil {
 			return control.dir, nil
@@ -290,11 +318,23 @@ func (s *SSH) Connect(ctx context.Context) error {
 	// background as a plain connection nobody can end).
 	connecting.Lock()
 	defer connecting.Unlock()
+	unlock, err := lockSharedDir()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	check := exec.CommandContext(ctx, "ssh", append(a, "-O", "check", s.Dest)...)
 	if check.Run() == nil {
 		s.master = true
 		s.remember()
 		return nil
+	}
+	if _, shared := controlState(); shared {
+		// No master answers: a socket there is a killed master's, and would make the new
+		// one a plain connection (see lockSharedDir).
+		if r, err := s.Resolve(ctx); err == nil && r.ControlPath != "" {
+			os.Remove(r.ControlPath)
+		}
 	}
 	// stderr goes to a file, not a pipe: the master forked by -f keeps it open, and a
 	// pipe would keep Wait waiting for the master to exit.
@@ -320,8 +360,36 @@ func (s *SSH) Connect(ctx context.Context) error {
 	return nil
 }
 
+// controlState returns the control directory and whether it is ControlDirEnv's.
+func controlState() (dir string, shared bool) {
+	control.Lock()
+	defer control.Unlock()
+	return control.dir, control.shared
+}
+
 // connecting serialises master start-ups across SSH values.
 var connecting sync.Mutex
+
+// lockSharedDir serialises master start-ups across the processes sharing ControlDirEnv's
+// directory (flock(2) on its "connect.lock"; released by the returned function, or when
+// the process dies): two that both found no master would both start one, and the second,
+// finding the socket taken, would stay in the background as a plain connection nobody
+// ends. Without ControlDirEnv it does nothing.
+func lockSharedDir() (unlock func(), err error) {
+	dir, shared := controlState()
+	if !shared {
+		return func() {}, nil
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "connect.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ControlDirEnv, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: lock: %w", ControlDirEnv, err)
+	}
+	return func() { f.Close() }, nil
+}
 
 func (s *SSH) remember() {
 	control.Lock()
@@ -377,7 +445,7 @@ func CloseMatching(match func(dest string) bool) {
 			keep = append(keep, u)
 		}
 	}
-	dir := control.dir
+	dir, shared := control.dir, control.shared
 	control.users = keep
 	if len(keep) == 0 {
 		control.dir = ""
@@ -386,24 +454,39 @@ func CloseMatching(match func(dest string) bool) {
 	for _, u := range closing {
 		u.closeIn(dir)
 	}
-	if len(keep) == 0 && dir != "" {
+	if len(keep) == 0 && dir != "" && !shared {
 		os.RemoveAll(dir)
 	}
 }
 
 // CloseAll ends every master connection this process opened and removes the control
-// directory. Call it once, when the process is done with its hosts (main does).
+// directory (with ControlDirEnv set: ends only this process's sessions, and leaves the
+// masters and the directory to the next process). Call it once, when the process is done
+// with its hosts (main does).
 func CloseAll() {
 	control.Lock()
-	users, dir := control.users, control.dir
+	users, dir, shared := control.users, control.dir, control.shared
 	control.users, control.dir = nil, ""
 	control.Unlock()
 	for _, u := range users {
+		if shared {
+			u.detach() // the master stays for the next process (ControlDirEnv)
+			continue
+		}
 		u.closeIn(dir)
 	}
-	if dir != "" {
+	if dir != "" && !shared {
 		os.RemoveAll(dir)
 	}
+}
+
+// detach ends s's own sessions (ReadFile's shell) and forgets its master without ending
+// it.
+func (s *SSH) detach() {
+	s.closeReader()
+	s.mu.Lock()
+	s.master = false
+	s.mu.Unlock()
 }
 
 // Resolved is what ssh -G says a destination resolves to, by the ssh configuration,
@@ -414,6 +497,8 @@ type Resolved struct {
 	Port     int
 	User     string
 	Proxy    string // "" when ssh connects directly
+	// ControlPath is the master's socket for this destination, its %C expanded.
+	ControlPath string
 }
 
 // Resolve runs `ssh -G` for the destination (configuration only: no connection, no name
@@ -444,6 +529,8 @@ func (s *SSH) Resolve(ctx context.Context) (Resolved, error) {
 			if v != "none" {
 				r.Proxy = k + " " + v
 			}
+		case "controlpath":
+			r.ControlPath = v
 		}
 	}
 	return r, nil

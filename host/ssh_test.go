@@ -4,17 +4,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/habench/habench/internal/testmachine"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/habench/habench/host"
 	"github.com/habench/habench/internal/testhost"
+	"github.com/habench/habench/internal/testmachine"
 )
 
 var tricky = []string{"printf", `%s|`, "A=b", "a b", "it's", `"q"`, "$HOME", "x;y", "`id`", "", "*", "\\n", "é"}
@@ -148,7 +150,49 @@ func TestSSHHost(t *testing.T) {
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), lab.Addr(99)) || time.Since(t0) > 10*time.Second {
 		t.Errorf("unreachable host: %v after %v", err, time.Since(t0))
 	}
+	sharedMasters(t, ctx, lab, h)
+}
 
+// sharedMasters: with host.ControlDirEnv, a master outlives its process's CloseAll and
+// carries the next process's commands (one connection for both), and the socket a
+// killed master left does not turn the next master into a plain connection.
+func sharedMasters(t *testing.T, ctx context.Context, lab *testhost.Lab, h *testhost.Host) {
+	dir := filepath.Join(t.TempDir(), "cm")
+	t.Setenv(host.ControlDirEnv, dir)
+	master := func() int { // the running master's pid, 0 when none answers
+		out, _ := exec.Command("ssh", "-F", lab.SSHConfig, "-o", "ControlPath="+dir+"/%C", "-O", "check", h.Name).CombinedOutput()
+		var pid int
+		if _, after, ok := strings.Cut(string(out), "(pid="); ok {
+			fmt.Sscanf(after, "%d", &pid)
+		}
+		return pid
+	}
+	run := func(what string) {
+		t.Helper()
+		s := &host.SSH{Dest: h.Name, Config: lab.SSHConfig}
+		if out, err := s.Run(ctx, "id", "-u"); err != nil || strings.TrimSpace(string(out)) != "0" {
+			t.Fatalf("%s: %q %v\nsshd log:\n%s", what, out, err, lab.SSHLog(h))
+		}
+		host.CloseAll()
+	}
+	run("first process")
+	pid := master()
+	run("second process")
+	if n := sshConns(t, h.Addr); pid == 0 || master() != pid || n != 1 {
+		t.Errorf("after two processes' commands and CloseAlls: master pid %d, then %d, %d connections; want the first's master, 1 connection", pid, master(), n)
+	}
+	if pid != 0 {
+		syscall.Kill(pid, syscall.SIGKILL)
+		for i := 0; i < 50 && syscall.Kill(pid, 0) == nil; i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	run("after the master was killed")
+	if n := sshConns(t, h.Addr); master() == 0 || n != 1 {
+		t.Errorf("after a killed master: no master answers, or %d connections, want one master and 1 connection", n)
+	}
+	s := &host.SSH{Dest: h.Name, Config: lab.SSHConfig}
+	s.Close() // ends the master: Close still does with ControlDirEnv set
 }
 
 // TestExitErrorOneLine: a failing script is named by its first line, not all of it.

@@ -35,6 +35,19 @@ func TestMain(m *testing.M) {
 	if os.Getenv(cluster.NetworkGuardEnv) == "" {
 		os.Setenv(cluster.NetworkGuardEnv, "1")
 	}
+	// The habench processes of a test share their SSH masters, as a user's would with
+	// host.ControlDirEnv set: one connection per lab host for a test's deploy, runs and
+	// destroy, not one per process (the lab's cleanup ends them). Measured: the hosts
+	// tests' ssh, sshd and remote shells were a tenth of make test's CPU.
+	sshDir := ""
+	if os.Getenv(host.ControlDirEnv) == "" {
+		d, err := os.MkdirTemp("", "hbsshc-")
+		if err != nil {
+			panic(err)
+		}
+		sshDir = d
+		os.Setenv(host.ControlDirEnv, d)
+	}
 	if bin := os.Getenv("HABENCH_TEST_BIN"); bin != "" {
 		if _, err := os.Stat(bin); err != nil {
 			fmt.Fprintf(os.Stderr, "HABENCH_TEST_BIN: %v\n", err)
@@ -43,6 +56,7 @@ func TestMain(m *testing.M) {
 		habenchBin = bin
 		code := m.Run()
 		host.CloseAll() // the SSH masters of the lab tests run in-process
+		os.RemoveAll(sshDir)
 		os.Exit(code)
 	}
 	dir, err := os.MkdirTemp("", "hbbin-")
@@ -59,6 +73,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	host.CloseAll()
 	os.RemoveAll(dir)
+	os.RemoveAll(sshDir)
 	os.Exit(code)
 }
 

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -372,10 +373,14 @@ func killIn(ns string) {
 	}
 }
 
-// killClients kills the processes other than sshd whose command line names a file of the
-// lab (ssh masters of killed habench processes) and removes their ControlPath directories.
+// killClients ends the ssh processes whose command line names a file of the lab (masters
+// of killed habench processes, and those left for the next process under
+// host.ControlDirEnv) and removes their per-process ControlPath directories. SIGTERM
+// first, so a master removes its socket from a shared directory (a killed one leaves it
+// for a later lab on the same address to find), SIGKILL after 2 s.
 func (l *Lab) killClients() {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var pids []int
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
 		if err != nil || !bytes.Contains(b, []byte(l.Dir)) {
@@ -387,14 +392,24 @@ func (l *Lab) killClients() {
 		}
 		var pid int
 		fmt.Sscanf(filepath.Base(filepath.Dir(p)), "%d", &pid)
-		if pr, err := os.FindProcess(pid); err == nil && pid > 0 {
-			pr.Kill()
+		if pid > 0 && syscall.Kill(pid, syscall.SIGTERM) == nil {
+			pids = append(pids, pid)
 		}
 		for _, a := range args {
 			if cp, ok := strings.CutPrefix(a, "ControlPath="); ok && strings.HasPrefix(cp, os.TempDir()+"/hbssh-") {
 				os.RemoveAll(filepath.Dir(cp))
 			}
 		}
+	}
+	for deadline := time.Now().Add(2 * time.Second); len(pids) > 0; {
+		pids = slices.DeleteFunc(pids, func(pid int) bool { return syscall.Kill(pid, 0) != nil })
+		if len(pids) > 0 && time.Now().After(deadline) {
+			for _, pid := range pids {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
