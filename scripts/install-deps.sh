@@ -6,6 +6,14 @@
 # second reader of latency.hlog), and the MySQL root filesystem (scripts/mysql-rootfs.sh).
 # The packaged MariaDB service is not started (habench runs its own servers).
 set -euo pipefail
+rootfs="${HABENCH_ROOTFS:-/var/cache/habench/rootfs/mysql-sid}"
+rootfs_pid=""
+# The MySQL root filesystem (debootstrap: mostly downloading, a minute or more) is built
+# while apt installs the rest, once debootstrap itself is there; its failure fails deps.
+start_rootfs() {
+  [ -z "$rootfs_pid" ] && command -v debootstrap >/dev/null || return 0
+  "$(dirname "$0")/mysql-rootfs.sh" "$rootfs" & rootfs_pid=$!
+}
 pkgs="mariadb-server mariadb-client galera-4 galera-arbitrator-4 mariadb-backup socat sysbench rsync debootstrap iproute2 util-linux procps chromium openssh-server openssh-client"
 missing=""
 for p in $pkgs; do
@@ -20,6 +28,10 @@ if [ -n "$missing" ]; then
   trap '[ $had_policy = 1 ] || rm -f /usr/sbin/policy-rc.d' EXIT
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
+  case " $missing " in *" debootstrap "*)
+    [ -x "$rootfs/usr/sbin/mysqld" ] || apt-get install -y -qq --no-install-recommends debootstrap >/dev/null ;;
+  esac
+  start_rootfs
   # Without Recommends: 44 packages instead of 149 (avahi, udev, cups helpers, samba
   # libraries, perl modules, MariaDB's compression providers), 25 s instead of 52 here.
   apt-get install -y -qq --no-install-recommends $missing >/dev/null
@@ -38,4 +50,8 @@ if ! (cd "$hdrjs" && node -e 'const l=require("./package-lock.json").packages["n
   echo "deps: npm ci in $hdrjs"
   (cd "$hdrjs" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
 fi
-"$(dirname "$0")/mysql-rootfs.sh" "${HABENCH_ROOTFS:-/var/cache/habench/rootfs/mysql-sid}"
+if [ -n "$rootfs_pid" ]; then
+  wait "$rootfs_pid" || { echo "deps: the MySQL root filesystem (scripts/mysql-rootfs.sh $rootfs) failed" >&2; exit 1; }
+else
+  "$(dirname "$0")/mysql-rootfs.sh" "$rootfs"
+fi
