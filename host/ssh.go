@@ -3,6 +3,8 @@ package host
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -87,14 +89,16 @@ var control struct {
 // that has it set, instead of one directory per process: a master one process starts
 // serves the next (`habench deploy`, then `run`, `status`, `fault` ...), which then
 // neither connects nor authenticates again, and it exits by itself 60 s after its last
-// use (ControlPersist). CloseAll leaves such masters up and the directory in place;
-// Close and CloseMatching still end theirs. The path must leave room for ssh's socket
-// names: 66 bytes at most.
+// use (ControlPersist). Only processes that connect alike share a master (the same
+// Config, User, Port, Identity and Options: a subdirectory each), so a refused key is
+// still refused. CloseAll leaves such masters up and the directory in place; Close and
+// CloseMatching still end theirs. The path must leave room for ssh's socket names: 57
+// bytes at most.
 const ControlDirEnv = "HABENCH_SSH_CONTROL_DIR"
 
-// maxControlDir is the longest control directory: a unix socket path has at most 107
-// bytes, and %C is 40 hexadecimal digits after a '/'.
-const maxControlDir = 66
+// maxControlDir is the longest ControlDirEnv directory: a unix socket path has at most
+// 107 bytes, and "/" settingsKey "/" %C adds 50.
+const maxControlDir = 57
 
 // controlDir returns this process's ControlPath directory (mode 0700, created on first
 // use, and again when it was removed from under the process: a /tmp cleaner during a long
@@ -147,10 +151,29 @@ func (s *SSH) argsIn(dir string) ([]string, error) {
 	if to <= 0 {
 		to = 10 * time.Second
 	}
+	if d, shared := controlState(); shared && d == dir {
+		// Shared only between processes that connect alike: a master authenticated with
+		// one key must not carry another process's commands meant for another key.
+		dir = filepath.Join(dir, s.settingsKey())
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("%s: %w", ControlDirEnv, err)
+		}
+	}
 	a := []string{"-T", "-n", "-o", "BatchMode=yes", "-o", "ControlPath=" + filepath.Join(dir, "%C"),
 		"-o", fmt.Sprintf("ConnectTimeout=%d", int((to+time.Second-1)/time.Second)),
 		"-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR"}
 	return append(a, s.UserArgs()...), nil
+}
+
+// settingsKey is 8 hexadecimal digits of a hash of how s connects (Config, User, Port,
+// Identity, Options): the subdirectory of ControlDirEnv's directory for its masters.
+func (s *SSH) settingsKey() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%s", s.Config, s.User, s.Port, s.Identity)
+	for _, o := range s.Options {
+		fmt.Fprintf(h, "\x00%s", o)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:8]
 }
 
 // UserArgs returns the ssh options of s that say where and as whom to connect, as a user

@@ -160,7 +160,11 @@ func sharedMasters(t *testing.T, ctx context.Context, lab *testhost.Lab, h *test
 	dir := filepath.Join(t.TempDir(), "cm")
 	t.Setenv(host.ControlDirEnv, dir)
 	master := func() int { // the running master's pid, 0 when none answers
-		out, _ := exec.Command("ssh", "-F", lab.SSHConfig, "-o", "ControlPath="+dir+"/%C", "-O", "check", h.Name).CombinedOutput()
+		socks, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
+		if len(socks) != 1 {
+			return 0
+		}
+		out, _ := exec.Command("ssh", "-F", lab.SSHConfig, "-o", "ControlPath="+socks[0], "-O", "check", h.Name).CombinedOutput()
 		var pid int
 		if _, after, ok := strings.Cut(string(out), "(pid="); ok {
 			fmt.Sscanf(after, "%d", &pid)
