@@ -157,6 +157,7 @@ func TestSSHHost(t *testing.T) {
 // carries the next process's commands (one connection for both), and the socket a
 // killed master left does not turn the next master into a plain connection.
 func sharedMasters(t *testing.T, ctx context.Context, lab *testhost.Lab, h *testhost.Host) {
+	host.CloseAll() // this process's own directory, made by the refused and unreachable runs
 	dir := filepath.Join(t.TempDir(), "cm")
 	t.Setenv(host.ControlDirEnv, dir)
 	master := func() int { // the running master's pid, 0 when none answers
