@@ -24,11 +24,10 @@ var SandboxServerOptions = []topology.Option{{Name: "max_connections", Value: "1
 // TestServerOptionsEnv names the test harness's extra server options (make test sets it):
 // "name=value" pairs separated by spaces that every node habench deploys gets in its option
 // file after SandboxServerOptions, before the topology's options, each with the loose_
-// prefix so a server that lacks one ignores it. make test uses it to trim the performance
-// schema's statement history, digest and error summaries, which no test reads and which
-// cost about a quarter of a MySQL 9.7 server's start (2.5 s of CPU to 1.9 s, 145 MB less
-// memory per server). Not for users: the manifest does not record these options, and
-// nothing reads them back.
+// prefix so a server that lacks one ignores it. make test uses it to start cheaper test
+// servers (the Makefile's TESTSERVEROPTS: a trimmed performance schema, a small InnoDB log
+// buffer). Not for users: the manifest does not record these options, and nothing reads
+// them back.
 const TestServerOptionsEnv = "HABENCH_TEST_SERVER_OPTIONS"
 
 // testServerOptions are TestServerOptionsEnv's options (none when it is unset); a pair

@@ -327,9 +327,11 @@ func (s *SSH) Connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var resolved *Resolved // ssh -G's answer, once asked
 	if s.Check != nil {
 		r, err := s.Resolve(ctx)
 		if err == nil {
+			resolved = &r
 			err = s.Check(r)
 		}
 		if err != nil {
@@ -355,8 +357,13 @@ func (s *SSH) Connect(ctx context.Context) error {
 	if _, shared := controlState(); shared {
 		// No master answers: a socket there is a killed master's, and would make the new
 		// one a plain connection (see lockSharedDir).
-		if r, err := s.Resolve(ctx); err == nil && r.ControlPath != "" {
-			os.Remove(r.ControlPath)
+		if resolved == nil {
+			if r, err := s.Resolve(ctx); err == nil {
+				resolved = &r
+			}
+		}
+		if resolved != nil && resolved.ControlPath != "" {
+			os.Remove(resolved.ControlPath)
 		}
 	}
 	// stderr goes to a file, not a pipe: the master forked by -f keeps it open, and a
