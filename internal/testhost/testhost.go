@@ -373,8 +373,9 @@ func killIn(ns string) {
 	}
 }
 
-// killClients ends the ssh processes whose command line names a file of the lab (masters
-// of killed habench processes, and those left for the next process under
+// killClients ends the ssh processes whose command line names a file of the lab or one of
+// its hosts (by name, address or user@address, as a test's own ssh_config may: masters of
+// killed habench processes, and those left for the next process under
 // host.ControlDirEnv) and removes their per-process ControlPath directories. SIGTERM
 // first, so a master removes its socket from a shared directory (a killed one leaves it
 // for a later lab on the same address to find), SIGKILL after 2 s.
@@ -383,11 +384,11 @@ func (l *Lab) killClients() {
 	var pids []int
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
-		if err != nil || !bytes.Contains(b, []byte(l.Dir)) {
+		if err != nil {
 			continue
 		}
 		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		if len(args) == 0 || filepath.Base(args[0]) != "ssh" {
+		if len(args) == 0 || filepath.Base(args[0]) != "ssh" || !bytes.Contains(b, []byte(l.Dir)) && !slices.ContainsFunc(args, l.namesHost) {
 			continue
 		}
 		var pid int
@@ -411,6 +412,20 @@ func (l *Lab) killClients() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// namesHost reports whether ssh argument a is one of the lab's hosts as a destination:
+// its name, its address or user@address.
+func (l *Lab) namesHost(a string) bool {
+	if _, addr, ok := strings.Cut(a, "@"); ok {
+		a = addr
+	}
+	for _, h := range l.Hosts {
+		if a == h.Name || a == h.Addr {
+			return true
+		}
+	}
+	return false
 }
 
 // SSHLog returns host h's sshd log (for failure messages).
