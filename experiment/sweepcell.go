@@ -232,7 +232,7 @@ func (sw *sweepRun) equipBench(b *Bench, cs *cellState, cell *scenario.Cell, rec
 		if b.Injector == nil {
 			b.Injector = &Injector{Store: cs.sb}
 		}
-		b.Probe = true
+		b.Probe, b.ProbeInterval = true, sw.r.Scenario.ProbeEvery()
 	}
 	b.FailoverOff = sw.r.Scenario.Workload.Failover == scenario.FailoverOff
 	b.Checker = sw.r.Scenario.Checker

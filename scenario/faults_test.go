@@ -60,6 +60,7 @@ faults:
 			"from the workload's start to its end (0s-12s, warm-up included)",
 		}},
 		{y + "probe: false\n", "", []string{"probe writer: off (probe: false)"}},
+		{y + "probe_interval: 50ms\n", "", []string{"probe writer in every cell: one numbered commit every 50ms on the current writer"}},
 	} {
 		txt := print(c.y, c.scale)
 		for _, w := range c.want {
@@ -70,6 +71,17 @@ faults:
 	}
 	if txt := print(strings.Split(y, "faults:")[0], ""); strings.Contains(txt, "fault") || strings.Contains(txt, "probe") {
 		t.Errorf("without faults nor probe, the dry run names them:\n%s", txt)
+	}
+	// probe_interval within 1ms..10s, one line naming it and the value.
+	for v, want := range map[string]string{
+		"500us": `probe_interval "500µs": want 1ms to 10s`,
+		"11s":   `probe_interval "11s": want 1ms to 10s`,
+		"1ms":   "",
+	} {
+		_, err := scenario.ParseScenario([]byte(y + "probe_interval: " + v + "\n"))
+		if got := fmt.Sprint(err); (want == "" && err != nil) || (want != "" && got != want) {
+			t.Errorf("probe_interval %s: %v, want %q", v, err, want)
+		}
 	}
 }
 

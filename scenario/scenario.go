@@ -15,10 +15,12 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"github.com/spf13/pflag"
@@ -56,6 +58,10 @@ type Scenario struct {
 	// Probe runs the probe writer in every cell (lost acknowledged commits); default: on
 	// when the scenario has faults.
 	Probe *bool `yaml:"probe"`
+	// ProbeInterval is how often the probe writer commits (0: ProbeInterval, 5 ms), between
+	// MinProbeInterval and MaxProbeInterval: a longer one costs the servers less, a shorter
+	// one misses fewer commits around a fault.
+	ProbeInterval schema.Duration `yaml:"probe_interval"`
 	// Checker runs a checker workload beside the workload in every cell (see
 	// CheckerSpec), e.g. {workload: register, isolation: REPEATABLE-READ}.
 	Checker *CheckerSpec `yaml:"checker"`
@@ -198,6 +204,9 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	}
 	if err := s.checkWorkloadNodes(s.Workload.ReadNodes.WorkloadNodes, "workload.read_nodes", seen); err != nil {
 		return nil, err
+	}
+	if v := time.Duration(s.ProbeInterval); v != 0 && (v < MinProbeInterval || v > MaxProbeInterval) {
+		return nil, &topology.FieldError{Field: "probe_interval", Value: v.String(), Reason: fmt.Sprintf("want %v to %v", MinProbeInterval, MaxProbeInterval)}
 	}
 	if s.Baseline != "" && !seen[s.Baseline] {
 		return nil, &topology.FieldError{Field: "baseline", Value: s.Baseline, Reason: "not one of the topologies' names"}

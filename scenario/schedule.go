@@ -12,8 +12,21 @@ import (
 // What runs beside a scenario's workload in every cell, on the workload's clock: the
 // fault schedule and the probe writer, as the dry run shows them (Plan.printSchedule).
 
-// ProbeInterval is how often the probe writer commits (one numbered row each time).
-const ProbeInterval = 5 * time.Millisecond
+// ProbeInterval is how often the probe writer commits (one numbered row each time) unless
+// the scenario's probe_interval says otherwise, within MinProbeInterval..MaxProbeInterval.
+const (
+	ProbeInterval    = 5 * time.Millisecond
+	MinProbeInterval = time.Millisecond
+	MaxProbeInterval = 10 * time.Second
+)
+
+// ProbeEvery is how often the probe writer commits: probe_interval, or ProbeInterval.
+func (s *Scenario) ProbeEvery() time.Duration {
+	if s.ProbeInterval > 0 {
+		return time.Duration(s.ProbeInterval)
+	}
+	return ProbeInterval
+}
 
 // ProbeOn reports whether the probe writer runs in every cell: probe: true, or the
 // scenario has faults and does not say probe: false.
@@ -73,7 +86,7 @@ func (p *Plan) printSchedule(w io.Writer) {
 			span = "from the workload's start to its end (warm-up included)"
 		}
 		fmt.Fprintf(w, "probe writer in every cell: one numbered commit every %v on the current writer, %s; its acknowledged commits missing after the run are counted (%s)\n",
-			ProbeInterval, span, why)
+			s.ProbeEvery(), span, why)
 	case len(s.Faults) > 0:
 		fmt.Fprintln(w, "probe writer: off (probe: false): lost acknowledged commits are not counted")
 	}
