@@ -13,7 +13,9 @@ import (
 )
 
 // rolling-restart: every node in turn, the action's node last (normally `writer`), each
-// stopped cleanly, started and waited for until the whole topology is ready again
+// stopped cleanly (a group member after a planned leave, STOP GROUP_REPLICATION, as the
+// MySQL manual's rolling upgrade does: cluster.LeaveGroup), started and waited for until
+// the whole topology is ready again
 // (cluster.WaitTopologyReady: replicas replicating, members ONLINE, Galera nodes Synced)
 // before the next. When the last node is the writer of a kind that has a switchover, the
 // first node restarted takes the writes first: promote on async and semi-sync, the group
@@ -43,7 +45,8 @@ func init() {
 // rollingStep is one node's restart within a rolling restart.
 type rollingStep struct {
 	node       string
-	downS, upS float64 // stop's duration; from the stop to the topology ready again
+	downS, upS float64 // stop's duration (the leave included); from the stop to the topology ready again
+	leave      string  // why a group member did not leave its group before its stop ("": it did, or no group)
 }
 
 // injectRollingRestart restarts every node of c, last last, with a switchover before the
@@ -74,7 +77,11 @@ func injectRollingRestart(ctx context.Context, in *Injector, c *cluster.Cluster,
 			}
 		}
 		st, err := rollingRestartNode(ctx, in, c, n, timeout)
-		parts = append(parts, fmt.Sprintf("%s down %.2f s, ready %.2f s after its stop", st.node, st.downS, st.upS))
+		part := fmt.Sprintf("%s down %.2f s, ready %.2f s after its stop", st.node, st.downS, st.upS)
+		if st.leave != "" {
+			part += " (stopped in its group: " + st.leave + ")"
+		}
+		parts = append(parts, part)
 		if err != nil {
 			return strings.Join(parts, "; "), fmt.Errorf("node %s: %w", n.Name, err)
 		}
@@ -88,6 +95,10 @@ func rollingRestartNode(ctx context.Context, in *Injector, c *cluster.Cluster, n
 	at := time.Now()
 	rec := FaultRecord{At: at.UTC(), Action: "restart", Node: n.Name, PID: n.PID, Of: "rolling-restart"}
 	st := rollingStep{node: n.Name}
+	if lerr := c.LeaveGroup(ctx, n); lerr != nil {
+		// The stop goes on: a restart without the planned leave is still a restart.
+		st.leave = lerr.Error()
+	}
 	err := escalated(&rec, in.nodeOp(ctx, c, cluster.OpStopNode, n))
 	st.downS = time.Since(at).Seconds()
 	if err == nil {
