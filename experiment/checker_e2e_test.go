@@ -40,6 +40,7 @@ func TestCheckerBesideOLTP(t *testing.T) {
 	}
 	wl, _ := workload.Lookup("oltp_read_write")
 	o := smallOptions(2, 4*time.Second)
+	o.Rate = behaviourRate
 	tg := target(c)
 	if err := wl.Prepare(ctx, tg, o, os.Stderr); err != nil {
 		t.Fatal(err)

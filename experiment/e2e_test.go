@@ -42,6 +42,12 @@ func target(c *cluster.Cluster) workload.Target {
 	return t
 }
 
+// behaviourRate is the open-loop rate (transactions per second) of a test that checks
+// behaviour beside a workload (a fault, a checker, lag, an outage, samples), not
+// throughput: enough intervals with commits, without taking the cores the tests beside it
+// need (closed-loop, each such workload took what the machine had left).
+const behaviourRate = 100
+
 func smallOptions(threads int, d time.Duration) workload.Options {
 	o := workload.DefaultOptions()
 	o.Tables, o.TableSize, o.Threads, o.Time, o.ReportInterval = 2, 2000, threads, d, time.Second
@@ -123,6 +129,7 @@ func TestStoppedApplierShowsLagThenRecovers(t *testing.T) {
 			}
 			wl, _ := workload.Lookup("oltp_write_only")
 			o := smallOptions(2, 12*time.Second)
+			o.Rate = behaviourRate
 			tg := target(c)
 			if err := wl.Prepare(ctx, tg, o, os.Stderr); err != nil {
 				t.Fatal(err)

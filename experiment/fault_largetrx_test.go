@@ -43,6 +43,7 @@ func TestLargeTransaction(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := smallOptions(2, 16*time.Second)
+			o.Rate = behaviourRate
 			o.Tables = 1
 			b, stdout := preparedBench(ctx, t, s, c, "oltp_write_only", o, "n1")
 			b.Knobs = tc.knobs

@@ -78,6 +78,7 @@ func runRebuild(t *testing.T, spec topology.Spec) (*experiment.Outcome, schema.F
 		t.Fatal(err)
 	}
 	o := smallOptions(2, 30*time.Second)
+	o.Rate = behaviourRate
 	o.Tables, o.TableSize = 1, 20000
 	b, stdout := preparedBench(ctx, t, s, c, "oltp_write_only", o, "n1")
 	b.Faults = []scenario.FaultEvent{{At: schema.Duration(4 * time.Second), Action: "rebuild", Node: "n3"}}

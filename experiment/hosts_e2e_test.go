@@ -299,7 +299,7 @@ func TestHostMetricsFollowRestartedServer(t *testing.T) {
 	}
 	wl, _ := workload.Lookup("oltp_read_only")
 	o := smallOptions(2, 10*time.Second)
-	o.ReportInterval = 0
+	o.ReportInterval, o.Rate = 0, behaviourRate
 	tg := target(c)
 	if err := wl.Prepare(ctx, tg, o, os.Stderr); err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ func TestNodeKilledMidRunIsAnOutage(t *testing.T) {
 	}
 	wl, _ := workload.Lookup("oltp_read_only")
 	o := smallOptions(4, 8*time.Second)
+	o.Rate = behaviourRate
 	o.Tables = 1
 	o.IgnoreErrors = []uint16{1213, 1020, 1205, 2013, 2006, 2003}
 	if err := wl.Prepare(ctx, target(c), o, os.Stderr); err != nil {
