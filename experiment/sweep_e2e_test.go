@@ -163,39 +163,6 @@ sweep:
 	}
 }
 
-// TestSweepCellPolicy: a 2-cell sweep with restart, reprepare and (as root) drop_caches
-// runs every cell on freshly started servers (new PIDs), the topology is whole again after
-// each restart (the async replica replicating, every group member ONLINE with n1 still the
-// primary, every Galera node Synced after n1 bootstrapped the component), and the data is
-// prepared again: the run's nodes converge. A restart that does not come back (issue 31:
-// the async replica cannot log in to its source after cell 1) fails the cell with an error
-// that names the node, the wait and the last state seen, and the sweep directory keeps that
-// node's error log tail.
-func TestSweepCellPolicy(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		prefix string
-		kind   topology.Kind
-		nodes  int
-		flavor topology.Flavor
-		broken bool
-	}{
-		{"swp", topology.Async, 2, topology.MariaDB, false},
-		{"swq", topology.Group, 3, topology.MySQL, false},
-		{"swr", topology.Galera, 3, topology.MariaDB, false},
-		{"swf", topology.Async, 2, topology.MariaDB, true},
-	} {
-		t.Run(map[bool]string{false: string(tc.kind), true: string(tc.kind) + "-restart-fails"}[tc.broken], func(t *testing.T) {
-			t.Parallel()
-			if tc.broken {
-				sweepRestartFails(t, tc.prefix, tc.kind, tc.nodes, tc.flavor)
-				return
-			}
-			sweepCellPolicy(t, tc.prefix, tc.kind, tc.nodes, tc.flavor)
-		})
-	}
-}
-
 // twoCellSweep is scenario scen: topology name (kind, nodes, flavor), oltp_write_only for
 // 2 s on one table of 1000 rows, threads [1, 2], and the cell policy cell (a YAML mapping).
 func twoCellSweep(scen, name string, kind topology.Kind, nodes int, flavor topology.Flavor, cell string) string {
