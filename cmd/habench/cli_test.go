@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -31,7 +32,20 @@ var habenchBin string
 // test` builds bin/habench first, and the tests use it); the CLI tests run it as a user
 // would. The CLI tests run under the test harness's network guard unless the environment
 // says otherwise, so a plain `go test` cannot send a packet off this machine either.
+// cliParallelEnv, when set, is the -parallel of this package's tests (make test: 3).
+const cliParallelEnv = "HABENCH_TEST_CLI_PARALLEL"
+
 func TestMain(m *testing.M) {
+	// make test runs this package's tests 3 at a time, the others 2 (-parallel): most of
+	// them wait for servers the habench processes start, and once the other packages are
+	// done this one ran alone for its last 160 s with the cores 30-80% idle.
+	if v := os.Getenv(cliParallelEnv); v != "" {
+		flag.Parse()
+		if err := flag.Set("test.parallel", v); err != nil {
+			fmt.Fprintf(os.Stderr, "%s=%q: %v\n", cliParallelEnv, v, err)
+			os.Exit(2)
+		}
+	}
 	if os.Getenv(cluster.NetworkGuardEnv) == "" {
 		os.Setenv(cluster.NetworkGuardEnv, "1")
 	}
