@@ -1,12 +1,12 @@
 // Package testmachine hands out what tests running at the same time on one machine must
 // not share, and lets a measuring test run alone. Tests run side by side (t.Parallel
-// within a package, packages in parallel with go test -p 2), and network namespaces,
+// within a package, packages in parallel with go test -p 3), and network namespaces,
 // bridges, interface names and address blocks are machine-wide, so:
 //
 //   - Name gives a cluster name no other test on the machine holds (any process);
 //   - Subnet gives N of a lab's 198.18.N.0/24 that no other lab uses;
-//   - Share marks a test that starts servers or namespaces (the harnesses call it), and
-//     Alone makes a test that measures throughput or timing wait until every such test on
+//   - Share marks a test that starts servers or namespaces (the harnesses call it), at
+//     most MaxSharedEnv of them at once when that is set, and Alone makes a test that measures throughput or timing wait until every such test on
 //     the machine has ended, and keeps new ones waiting until it ends.
 //
 // Claims are files under Dir, each held with flock(2) by the claiming process for as long
@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -158,12 +159,71 @@ func Share(t testing.TB) {
 	if w := time.Since(start); w > time.Second {
 		t.Logf("waited %v for a test running alone (testmachine.Alone) to end", w.Round(time.Second))
 	}
+	slot := takeSlot(t)
 	t.Cleanup(func() {
+		if slot != nil {
+			slot.Close()
+		}
 		m.Close()
 		sharing.Lock()
 		delete(sharing.by, top)
 		sharing.Unlock()
 	})
+}
+
+// MaxSharedEnv, when set to N > 0, is how many tests may share the machine at once
+// (Share waits for one of N slots, machine-wide): make test sets it, so that more
+// packages and tests in parallel fill the cores while some tests wait, without running
+// more tests at once than the cores can serve (at 8, a MySQL query took over 2 s).
+const MaxSharedEnv = "HABENCH_TEST_MAX_SHARED"
+
+// slotLimit is MaxSharedEnv's value v as a number of tests: 0 (no limit) for "", an
+// error naming it for anything but a positive number.
+func slotLimit(v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s=%q: want a number of tests, at least 1", MaxSharedEnv, v)
+	}
+	return n, nil
+}
+
+// takeSlot holds one of the MaxSharedEnv slots (Dir/slots/K, flock) for t, waiting up
+// to 30 minutes for one, saying so in t's log when that took over a second; nil without
+// a limit. It fails t on a value that is not a positive number.
+func takeSlot(t testing.TB) *os.File {
+	t.Helper()
+	n, err := slotLimit(os.Getenv(MaxSharedEnv))
+	if err != nil {
+		t.Fatalf("testmachine: %v", err)
+	}
+	if n == 0 {
+		return nil
+	}
+	dir := filepath.Join(Dir, "slots")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("testmachine: %v", err)
+	}
+	start := time.Now()
+	for deadline := start.Add(30 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for k := 0; k < n; k++ {
+			f, err := os.OpenFile(filepath.Join(dir, fmt.Sprint(k)), os.O_CREATE|os.O_RDWR, 0o644)
+			if err != nil {
+				t.Fatalf("testmachine: %v", err)
+			}
+			if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+				if w := time.Since(start); w > time.Second {
+					t.Logf("waited %v for one of the %d tests sharing the machine (%s) to end", w.Round(time.Second), n, MaxSharedEnv)
+				}
+				return f
+			}
+			f.Close()
+		}
+	}
+	t.Fatalf("testmachine: no free slot of %d (%s) in 30 minutes", n, MaxSharedEnv)
+	return nil
 }
 
 // Alone makes t the only test on the machine that starts servers or load: it waits until

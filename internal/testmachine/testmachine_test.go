@@ -201,3 +201,47 @@ type fakeT struct {
 func (f *fakeT) Fatalf(string, ...any) { f.fatal = true; panic("fatal") }
 func (f *fakeT) Fatal(...any)          { f.fatal = true; panic("fatal") }
 func (f *fakeT) Helper()               {}
+
+// TestSharedSlots: with MaxSharedEnv at 2, a third holder waits until one of the first two
+// ends, then takes the freed slot; a bad value fails the test that asks.
+func TestSharedSlots(t *testing.T) {
+	old := Dir
+	Dir = t.TempDir()
+	defer func() { Dir = old }()
+	t.Setenv(MaxSharedEnv, "2")
+	var a, b *os.File
+	t.Run("first two", func(t *testing.T) {
+		a, b = takeSlot(t), takeSlot(t)
+	})
+	if a == nil || b == nil {
+		t.Fatalf("slots %v %v: want two", a, b)
+	}
+	got := make(chan *os.File, 1)
+	go func() {
+		var f *os.File
+		t.Run("third", func(t *testing.T) { f = takeSlot(t) })
+		got <- f
+	}()
+	select {
+	case f := <-got:
+		t.Fatalf("a third slot %v while two are held", f)
+	case <-time.After(500 * time.Millisecond):
+	}
+	a.Close()
+	select {
+	case f := <-got:
+		if f == nil {
+			t.Fatal("no slot after one was freed")
+		}
+		f.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("still waiting 5 s after a slot was freed")
+	}
+	b.Close()
+	for v, want := range map[string]int{"": 0, "3": 3, "0": -1, "-2": -1, "six": -1} {
+		n, err := slotLimit(v)
+		if (want < 0) != (err != nil) || (want >= 0 && n != want) || (err != nil && !strings.Contains(err.Error(), MaxSharedEnv+`="`+v+`"`)) {
+			t.Errorf("slotLimit(%q) = %d, %v; want %d (-1: an error naming the value)", v, n, err, want)
+		}
+	}
+}
