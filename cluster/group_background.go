@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 
 	"github.com/habench/habench/topology"
@@ -21,33 +20,20 @@ type background struct {
 type bgStep struct {
 	done     chan error
 	reported bool // its error was already returned by startBackground
-	// detach: the step is one START GROUP_REPLICATION whose member was seen ONLINE; wait
-	// does not hold the deploy for its answer (see background.wait).
-	detach bool
-	node   string
-	log    *slog.Logger
 }
 
 // stmtError is a background statement's failure, as the cause of its wait's context.
 type stmtError struct{ error }
 
 // wait waits for every background step's statements and joins the errors not reported
-// yet, but for a join whose member is already ONLINE (detach): START GROUP_REPLICATION
-// returns about 1 s after the member's own view (0.97 s of a 5.4 s group deploy, make
-// bench-deploy), and nothing after it needs its answer. Such a statement finishes on its
-// own connection, closed when it returns (or with the process: the server completes the
-// statement all the same); its error, if any, is logged.
+// yet. A join's START GROUP_REPLICATION returns about 1 s after its member is ONLINE
+// (0.97 s of a 5.4 s group deploy, make bench-deploy), and the deploy waits for it: until
+// it returns, the member refuses some Group Replication settings (error 3724, "cannot be
+// set while START or STOP GROUP_REPLICATION is ongoing"), which a knob applied right after
+// the deploy hit when the deploy returned earlier.
 func (b *background) wait() error {
 	var errs []error
 	for _, st := range b.steps {
-		if st.detach && !st.reported {
-			go func() {
-				if err := <-st.done; err != nil {
-					st.log.Debug("START GROUP_REPLICATION failed after the member was ONLINE", "node", st.node, "err", err)
-				}
-			}()
-			continue
-		}
 		if err := <-st.done; !st.reported {
 			errs = append(errs, err)
 		}
@@ -108,7 +94,5 @@ func (s *Store) startBackground(ctx context.Context, c *Cluster, st topology.Ste
 		return err
 	}
 	s.log().Debug("step done (statements still running)", "node", n.Name, "step", st.Desc)
-	step.detach = len(st.SQL) == 1 && st.SQL[0] == "START GROUP_REPLICATION"
-	step.node, step.log = n.Name, s.log()
 	return nil
 }
