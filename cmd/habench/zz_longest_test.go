@@ -40,7 +40,7 @@ func TestClientFailoverMultiWriter(t *testing.T) {
 	// So both run 200 s, the group at rate 6, Galera at rate 20, side by side, neither with
 	// the probe writer: nothing here checks it (TestRollingRestartGroup and
 	// TestDurabilityFailoverScenario do), and with its commit every 5 ms Galera's servers took
-	// about 90 s of CPU in a CI-like run, 37 s without it.
+	// about 90 s of CPU in a CI-like run (a perf estimate), 37 s without it (/proc counts).
 	//
 	// The killed n3 is started again only once its cluster must have dropped it from its
 	// view: a Galera node after evs.suspect_timeout (5 s; 6.2 s in a CI-like run, where n3

@@ -6,8 +6,9 @@
 //   - Name gives a cluster name no other test on the machine holds (any process);
 //   - Subnet gives N of a lab's 198.18.N.0/24 that no other lab uses;
 //   - Share marks a test that starts servers or namespaces (the harnesses call it), at
-//     most MaxSharedEnv of them at once when that is set, and Alone makes a test that measures throughput or timing wait until every such test on
-//     the machine has ended, and keeps new ones waiting until it ends.
+//     most MaxSharedEnv of them at once when that is set, and Alone makes a test that
+//     measures throughput or timing wait until every such test on the machine has
+//     ended, and keeps new ones waiting until it ends.
 //
 // Claims are files under Dir, each held with flock(2) by the claiming process for as long
 // as the test runs: a claim of a process that died is free again, with no PID bookkeeping.
@@ -159,11 +160,8 @@ func Share(t testing.TB) {
 	if w := time.Since(start); w > time.Second {
 		t.Logf("waited %v for a test running alone (testmachine.Alone) to end", w.Round(time.Second))
 	}
-	slot := takeSlot(t)
+	takeSlot(t) // released by claim's own cleanup
 	t.Cleanup(func() {
-		if slot != nil {
-			slot.Close()
-		}
 		m.Close()
 		sharing.Lock()
 		delete(sharing.by, top)
@@ -190,40 +188,31 @@ func slotLimit(v string) (int, error) {
 	return n, nil
 }
 
-// takeSlot holds one of the MaxSharedEnv slots (Dir/slots/K, flock) for t, waiting up
-// to 30 minutes for one, saying so in t's log when that took over a second; nil without
+// takeSlot claims one of the MaxSharedEnv slots (claim: Dir/slots/K) for t, waiting up
+// to 30 minutes for one, saying so in t's log when that took over a second; false without
 // a limit. It fails t on a value that is not a positive number.
-func takeSlot(t testing.TB) *os.File {
+func takeSlot(t testing.TB) bool {
 	t.Helper()
 	n, err := slotLimit(os.Getenv(MaxSharedEnv))
 	if err != nil {
 		t.Fatalf("testmachine: %v", err)
 	}
 	if n == 0 {
-		return nil
-	}
-	dir := filepath.Join(Dir, "slots")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatalf("testmachine: %v", err)
+		return false
 	}
 	start := time.Now()
 	for deadline := start.Add(30 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		for k := 0; k < n; k++ {
-			f, err := os.OpenFile(filepath.Join(dir, fmt.Sprint(k)), os.O_CREATE|os.O_RDWR, 0o644)
-			if err != nil {
-				t.Fatalf("testmachine: %v", err)
-			}
-			if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			if claim(t, "slots", strconv.Itoa(k)) {
 				if w := time.Since(start); w > time.Second {
 					t.Logf("waited %v for one of the %d tests sharing the machine (%s) to end", w.Round(time.Second), n, MaxSharedEnv)
 				}
-				return f
+				return true
 			}
-			f.Close()
 		}
 	}
 	t.Fatalf("testmachine: no free slot of %d (%s) in 30 minutes", n, MaxSharedEnv)
-	return nil
+	return false
 }
 
 // Alone makes t the only test on the machine that starts servers or load: it waits until

@@ -202,42 +202,47 @@ func (f *fakeT) Fatalf(string, ...any) { f.fatal = true; panic("fatal") }
 func (f *fakeT) Fatal(...any)          { f.fatal = true; panic("fatal") }
 func (f *fakeT) Helper()               {}
 
-// TestSharedSlots: with MaxSharedEnv at 2, a third holder waits until one of the first two
-// ends, then takes the freed slot; a bad value fails the test that asks.
+// TestSharedSlots: with MaxSharedEnv at 2, a third test waits until one of the first two
+// ends, then takes the freed slot; a value that is not a positive number is an error
+// naming it.
 func TestSharedSlots(t *testing.T) {
 	old := Dir
 	Dir = t.TempDir()
 	defer func() { Dir = old }()
 	t.Setenv(MaxSharedEnv, "2")
-	var a, b *os.File
-	t.Run("first two", func(t *testing.T) {
-		a, b = takeSlot(t), takeSlot(t)
-	})
-	if a == nil || b == nil {
-		t.Fatalf("slots %v %v: want two", a, b)
+	// hold runs a subtest that claims a slot, reports it on took and holds it until release
+	// is closed (the slot is freed by the subtest's end).
+	hold := func(name string, took chan<- bool, release <-chan struct{}) {
+		t.Run(name, func(t *testing.T) {
+			took <- takeSlot(t)
+			<-release
+		})
 	}
-	got := make(chan *os.File, 1)
-	go func() {
-		var f *os.File
-		t.Run("third", func(t *testing.T) { f = takeSlot(t) })
-		got <- f
-	}()
+	took := make(chan bool, 3)
+	releaseA, releaseB, releaseC := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	close(releaseC)
+	go hold("a", took, releaseA)
+	go hold("b", took, releaseB)
+	for range 2 {
+		if !<-took {
+			t.Fatal("takeSlot without a slot under a limit")
+		}
+	}
+	done := make(chan struct{})
+	go func() { hold("c", took, releaseC); close(done) }()
 	select {
-	case f := <-got:
-		t.Fatalf("a third slot %v while two are held", f)
+	case <-took:
+		t.Fatal("a third slot while two are held")
 	case <-time.After(500 * time.Millisecond):
 	}
-	a.Close()
+	close(releaseA)
 	select {
-	case f := <-got:
-		if f == nil {
-			t.Fatal("no slot after one was freed")
-		}
-		f.Close()
+	case <-took:
 	case <-time.After(5 * time.Second):
 		t.Fatal("still waiting 5 s after a slot was freed")
 	}
-	b.Close()
+	close(releaseB)
+	<-done
 	for v, want := range map[string]int{"": 0, "3": 3, "0": -1, "-2": -1, "six": -1} {
 		n, err := slotLimit(v)
 		if (want < 0) != (err != nil) || (want >= 0 && n != want) || (err != nil && !strings.Contains(err.Error(), MaxSharedEnv+`="`+v+`"`)) {
