@@ -681,9 +681,17 @@ func TestServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// A Poisson process of 100/s over 2 s: 200 +- 3 sigma (42).
-		if res.Transactions < 140 || res.Transactions > 260 {
-			t.Errorf("--rate=100 for 2 s ran %d transactions", res.Transactions)
+		// A Poisson process of 100/s over 2 s: 200 +- 3 sigma (42) arrivals. The completed
+		// transactions depend on what the shared host gives the server (a loaded CI ran 110
+		// of them): they are checked against the arrivals, not against the rate.
+		if res.Rate == nil {
+			t.Fatal("--rate=100: no rate result")
+		}
+		if a := res.Rate.Arrivals; a < 140 || a > 260 {
+			t.Errorf("--rate=100 for 2 s generated %d arrivals", a)
+		}
+		if res.Transactions < 1 || res.Transactions > res.Rate.Arrivals+int64(o.Threads) {
+			t.Errorf("--rate=100 for 2 s ran %d transactions of %d arrivals", res.Transactions, res.Rate.Arrivals)
 		}
 		if res.TotalTime < 2*time.Second || res.TotalTime > 2500*time.Millisecond {
 			t.Errorf("measured time %v, want about 2 s (warmup excluded)", res.TotalTime)

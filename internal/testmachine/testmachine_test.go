@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -210,43 +211,59 @@ func TestSharedSlots(t *testing.T) {
 	Dir = t.TempDir()
 	defer func() { Dir = old }()
 	t.Setenv(MaxSharedEnv, "2")
-	// hold runs a subtest that claims a slot, reports it on took and holds it until release
-	// is closed (the slot is freed by the subtest's end).
-	hold := func(name string, took chan<- bool, release <-chan struct{}) {
-		t.Run(name, func(t *testing.T) {
-			took <- takeSlot(t)
-			<-release
-		})
+	// Each holder stands for a test: its slot is freed when its cleanups run. (Subtests run
+	// from goroutines would do, but go test -json loses the end of such a subtest.)
+	a, b, c := &slotHolder{TB: t}, &slotHolder{TB: t}, &slotHolder{TB: t}
+	defer a.end()
+	defer b.end()
+	defer c.end()
+	if !takeSlot(a) || !takeSlot(b) {
+		t.Fatal("takeSlot without a slot under a limit")
 	}
-	took := make(chan bool, 3)
-	releaseA, releaseB, releaseC := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	close(releaseC)
-	go hold("a", took, releaseA)
-	go hold("b", took, releaseB)
-	for range 2 {
-		if !<-took {
-			t.Fatal("takeSlot without a slot under a limit")
-		}
-	}
-	done := make(chan struct{})
-	go func() { hold("c", took, releaseC); close(done) }()
+	took := make(chan bool, 1)
+	go func() { took <- takeSlot(c) }()
 	select {
 	case <-took:
 		t.Fatal("a third slot while two are held")
 	case <-time.After(500 * time.Millisecond):
 	}
-	close(releaseA)
+	a.end()
 	select {
-	case <-took:
+	case ok := <-took:
+		if !ok {
+			t.Fatal("takeSlot without a slot under a limit")
+		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("still waiting 5 s after a slot was freed")
 	}
-	close(releaseB)
-	<-done
 	for v, want := range map[string]int{"": 0, "3": 3, "0": -1, "-2": -1, "six": -1} {
 		n, err := slotLimit(v)
 		if (want < 0) != (err != nil) || (want >= 0 && n != want) || (err != nil && !strings.Contains(err.Error(), MaxSharedEnv+`="`+v+`"`)) {
 			t.Errorf("slotLimit(%q) = %d, %v; want %d (-1: an error naming the value)", v, n, err, want)
 		}
+	}
+}
+
+// slotHolder is a test for takeSlot: its cleanups run when end is called, not when the
+// real test (TB) ends. end may be called more than once.
+type slotHolder struct {
+	testing.TB
+	mu       sync.Mutex
+	cleanups []func()
+}
+
+func (h *slotHolder) Cleanup(f func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.cleanups = append(h.cleanups, f)
+}
+
+func (h *slotHolder) end() {
+	h.mu.Lock()
+	fs := h.cleanups
+	h.cleanups = nil
+	h.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
 	}
 }
