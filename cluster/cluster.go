@@ -215,7 +215,7 @@ func (c *Cluster) Ping(ctx context.Context, n *Node) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("node %s: not accepting connections after %v: %w", n.Name, waited(start), last)
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(25 * time.Millisecond):
 		}
 	}
 }

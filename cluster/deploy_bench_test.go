@@ -14,9 +14,10 @@ package cluster_test
 //
 //	s-ready        Deploy called to returned (what `habench deploy` waits for)
 //	s-ready-max    the slowest iteration
-//	s-servers-up   network, datadirs from the template, and every server that starts
-//	               before the bootstrap steps accepting connections (none for Galera,
-//	               whose nodes start one by one in the steps)
+//	s-servers-up   network, datadirs from the template, and each wait of a step for a
+//	               server started before the plan (none for Galera, whose nodes start
+//	               one by one in the steps; a group's members start one per CPU at a
+//	               time, a later one while the earlier ones join)
 //	s-bootstrap    the first node's bootstrap step (group: bootstrap the group, ONLINE;
 //	               Galera: start n1 as a new cluster, Synced)
 //	s-joins        every join step together (group: START GROUP_REPLICATION until ONLINE;
@@ -27,8 +28,8 @@ package cluster_test
 //	s-destroy      Destroy (not in ns/op)
 //	load1          the 1-minute load average when the iteration started
 //
-// The phases come from the sandbox's own log records ("servers up", "step done", "server
-// up", "deployed"); each iteration's timeline is logged (-v).
+// The phases come from the sandbox's own log records ("launched server up", "step done",
+// "server up", "deployed"); each iteration's timeline is logged (-v).
 
 import (
 	"context"
@@ -102,7 +103,7 @@ func phases(start time.Time, recs []logRecord) (map[string]float64, string) {
 	for _, r := range recs {
 		d := r.at.Sub(prev).Seconds()
 		switch {
-		case r.msg == "servers up":
+		case r.msg == "launched server up":
 			p["s-servers-up"] += d
 		case strings.HasPrefix(r.msg, "step done"):
 			step := r.attrs["step"]
@@ -116,6 +117,9 @@ func phases(start time.Time, recs []logRecord) (map[string]float64, string) {
 			}
 		case r.msg == "deployed":
 			p["s-finish"] += d
+		case r.msg == "server launched":
+			tl = append(tl, fmt.Sprintf("%.2f %s launched", r.at.Sub(start).Seconds(), r.attrs["node"]))
+			continue // inside s-servers-up
 		default:
 			continue // "server up" is inside its step
 		}

@@ -74,7 +74,7 @@ func (s *Store) deployHosts(ctx context.Context, spec topology.Spec) (c *Cluster
 	if err := s.startHostNodes(ctx, c, plan, probes); err != nil {
 		return c, err
 	}
-	if err := s.runPlanWith(ctx, c, plan, s.startHostStepNode); err != nil {
+	if err := s.runPlanWith(ctx, c, plan, s.startHostStepNode, nil); err != nil {
 		return c, err
 	}
 	if f := c.ops().AfterPlan; f != nil {

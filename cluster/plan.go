@@ -25,11 +25,16 @@ import (
 type stepStarter func(ctx context.Context, c *Cluster, plan topology.Plan, n *Node) error
 
 // runPlanWith executes the bootstrap steps in order over admin connections (c.OpenAdmin,
-// so over whatever c's provider gives), starting nodes with start.
-func (s *Store) runPlanWith(ctx context.Context, c *Cluster, plan topology.Plan, start stepStarter) (rerr error) {
+// so over whatever c's provider gives), starting nodes with start. A step on a node of up
+// (servers launched before the plan; nil when none are pending) first waits until that
+// server accepts connections.
+func (s *Store) runPlanWith(ctx context.Context, c *Cluster, plan topology.Plan, start stepStarter, up *launched) (rerr error) {
 	var bg background
 	defer func() { rerr = errors.Join(rerr, bg.wait()) }()
 	for _, st := range plan.Steps {
+		if err := up.await(st.Node); err != nil {
+			return err
+		}
 		if st.Background {
 			if err := s.startBackground(ctx, c, st, &bg); err != nil {
 				return err

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/habench/habench/topology"
@@ -85,22 +84,26 @@ func (s *Store) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, err
 		// so loopback deploys keep the lock until then.
 		release()
 	}
-	plan, err := s.prepareNodes(ctx, c, spec, bins)
+	plan, up, err := s.prepareAndLaunch(ctx, c, spec, bins, start)
+	if serr := c.save(); serr != nil {
+		up.abandon()
+		err = errors.Join(err, serr)
+	}
 	if err != nil {
 		return c, err
 	}
-	errs, stepStarts := s.startNodes(ctx, c, plan)
-	if !stepStarts {
-		release()
+	if mode != NetNamespaces {
+		// Loopback ports are taken once the servers bind: every server up, then the lock
+		// goes (unless plan steps start servers too).
+		if err := up.all(); err != nil {
+			return c, err
+		}
+		if !anyStartedBySteps(plan, c) {
+			release()
+		}
 	}
-	if err := c.save(); err != nil {
-		return c, err
-	}
-	if err := startError(errs); err != nil {
-		return c, err
-	}
-	log.Info("servers up", "elapsed", time.Since(start).Round(time.Millisecond))
-	if err := s.completeDeploy(ctx, c, plan); err != nil {
+	if err := s.completeDeploy(ctx, c, plan, up); err != nil {
+		up.abandon()
 		return c, err
 	}
 	release()
@@ -161,75 +164,51 @@ func setupNetwork(c *Cluster) error {
 	return nil
 }
 
-// prepareNodes builds the kind's plan for c's addresses and prepares every node's data
-// directory and option file from the installation's template.
-func (s *Store) prepareNodes(ctx context.Context, c *Cluster, spec topology.Spec, bins *Binaries) (topology.Plan, error) {
-	plan, err := topology.BuildPlan(spec, bins.Caps(), func(node string) (string, int) {
+// nodePlan builds the kind's plan for c's addresses and finds what the nodes' data
+// directories are made from: the installation's template datadir, and for a Galera
+// cluster deployed from a seed (seedFor) the seed.
+func (s *Store) nodePlan(ctx context.Context, c *Cluster, spec topology.Spec, bins *Binaries) (plan topology.Plan, tmpl string, seed *galeraSeed, err error) {
+	plan, err = topology.BuildPlan(spec, bins.Caps(), func(node string) (string, int) {
 		n := c.Node(node)
 		return n.Host, n.Port
 	})
 	if err != nil {
-		return plan, err
+		return plan, "", nil, err
 	}
-	tmpl, err := s.template(ctx, bins)
+	tmpl, err = s.template(ctx, bins)
 	if err != nil {
-		return plan, err
+		return plan, "", nil, err
 	}
 	if s.snapshot != nil && s.snapshot.GaleraPosition != "" && isGaleraKind(c.Spec.Kind) {
 		usersAfterJoins(&plan)
 	}
-	seed, err := s.seedFor(ctx, c, tmpl)
+	seed, err = s.seedFor(ctx, c, tmpl)
 	if err != nil {
-		return plan, err
+		return plan, "", nil, err
 	}
 	if seed != nil {
 		seedJoins(&plan)
 	}
-	for i, n := range c.Nodes {
-		if err := s.prepareNode(c, n, plan.Nodes[i], tmpl, seed); err != nil {
-			return plan, fmt.Errorf("node %s: %w", n.Name, err)
-		}
-	}
-	return plan, nil
+	return plan, tmpl, seed, nil
 }
 
-// startNodes starts together the nodes no plan step starts (every kind but galera; the
-// others start one by one in runPlan) and returns each node's error, and whether a plan
-// step starts some node.
-func (s *Store) startNodes(ctx context.Context, c *Cluster, plan topology.Plan) (errs []error, stepStarts bool) {
-	var wg sync.WaitGroup
-	errs = make([]error, len(c.Nodes))
-	for i, n := range c.Nodes {
+// anyStartedBySteps reports whether a plan step starts one of c's nodes.
+func anyStartedBySteps(plan topology.Plan, c *Cluster) bool {
+	for _, n := range c.Nodes {
 		if plan.StartedBySteps(n.Name) {
-			stepStarts = true
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = s.startNode(ctx, c, n)
-		}()
-	}
-	wg.Wait()
-	return errs, stepStarts
-}
-
-// startError is the nodes' start errors joined, or the first *topology.FieldError alone:
-// the same bad option on every node is said once.
-func startError(errs []error) error {
-	for _, e := range errs {
-		var fe *topology.FieldError
-		if errors.As(e, &fe) {
-			return fe
+			return true
 		}
 	}
-	return errors.Join(errs...)
+	return false
 }
 
 // completeDeploy runs the plan's steps (replication, bootstrap), the kind's AfterPlan and
 // starts the auxiliary processes (arbitrator), saving the state after each of these.
-func (s *Store) completeDeploy(ctx context.Context, c *Cluster, plan topology.Plan) error {
-	if err := s.runPlan(ctx, c, plan); err != nil {
+func (s *Store) completeDeploy(ctx context.Context, c *Cluster, plan topology.Plan, up *launched) error {
+	if err := s.runPlanWith(ctx, c, plan, s.startStepNode, up); err != nil {
+		return err
+	}
+	if err := up.all(); err != nil { // a node no step used
 		return err
 	}
 	if f := c.ops().AfterPlan; f != nil {
@@ -399,7 +378,7 @@ func (s *Store) allocateAux(c *Cluster, spec topology.Spec, mode string) {
 
 // runPlan executes the bootstrap steps in order over the admin sockets.
 func (s *Store) runPlan(ctx context.Context, c *Cluster, plan topology.Plan) error {
-	return s.runPlanWith(ctx, c, plan, s.startStepNode)
+	return s.runPlanWith(ctx, c, plan, s.startStepNode, nil)
 }
 
 // startStepNode starts node n for a plan step (with its plan's StartArgs) and records its

@@ -108,13 +108,15 @@ func GroupPort(sqlPort int) int {
 // 8.0.21 binlog_checksum=NONE, before 8.0.2 transaction_write_set_extraction=XXHASH64 and
 // TABLE replication repositories.
 //
-// Steps: on every member (not binlogged) create the users and point the
-// group_replication_recovery channel at the repl user (CHANGE REPLICATION SOURCE or CHANGE
-// MASTER ... FOR CHANNEL by capability), and where Capabilities.GRFlowControlStats install
-// component_group_replication_flow_control_stats (an already installed component counts as
-// done). Then n1 runs group_replication_bootstrap_group=ON, START GROUP_REPLICATION,
-// bootstrap_group=OFF, and each joiner START GROUP_REPLICATION, one member at a time:
-// each of these steps waits until the member is ONLINE (WaitGroupOnline). They are
+// Steps, member by member (a member's steps need only its own server up, so n1
+// bootstraps while the others may still be starting; StaggerStarts): (not binlogged) create the users
+// and point the group_replication_recovery channel at the repl user (CHANGE REPLICATION
+// SOURCE or CHANGE MASTER ... FOR CHANNEL by capability), and where
+// Capabilities.GRFlowControlStats install component_group_replication_flow_control_stats
+// (an already installed component counts as done); then n1 runs
+// group_replication_bootstrap_group=ON, START GROUP_REPLICATION, bootstrap_group=OFF, and
+// each joiner START GROUP_REPLICATION, one member at a time: each of these steps waits
+// until the member is ONLINE (WaitGroupOnline). They are
 // Background steps: START GROUP_REPLICATION returns about 1 s after the member is ONLINE
 // (MySQL 9.7.4), and the next member need not wait for that.
 func planGroup(spec Spec, caps Capabilities, addr Addr) Plan {
@@ -124,7 +126,7 @@ func planGroup(spec Spec, caps Capabilities, addr Addr) Plan {
 		h, p := addr(NodeName(i))
 		seeds = append(seeds, groupAddr(h, p))
 	}
-	var p Plan
+	p := Plan{StaggerStarts: true}
 	for i := 1; i <= spec.Nodes; i++ {
 		name := NodeName(i)
 		n := NodePlan{Name: name, Role: RoleSecondary, ServerID: i}
@@ -142,7 +144,7 @@ func planGroup(spec Spec, caps Capabilities, addr Addr) Plan {
 		n.Options = append(n.Options, userOptions(spec)...)
 		p.Nodes = append(p.Nodes, n)
 	}
-	for _, n := range p.Nodes {
+	for i, n := range p.Nodes {
 		sql := append([]string{"SET GLOBAL super_read_only=OFF"}, groupUsersSQL(spec, caps)...)
 		sql = append(sql, caps.ChangeGroupRecovery(ReplUser, spec.Credentials.ReplPass()))
 		p.Steps = append(p.Steps, Step{Node: n.Name, Desc: "create users and the recovery channel", SQL: sql})
@@ -154,18 +156,19 @@ func planGroup(spec Spec, caps Capabilities, addr Addr) Plan {
 			})
 		}
 		p.Steps = append(p.Steps, Step{Node: n.Name, Desc: "read-only until it joins", SQL: []string{"SET GLOBAL super_read_only=ON"}})
-	}
-	p.Steps = append(p.Steps, Step{
-		Node: p.Nodes[0].Name, Desc: "bootstrap the group",
-		SQL: []string{
-			"SET GLOBAL group_replication_bootstrap_group=ON",
-			"START GROUP_REPLICATION",
-			"SET GLOBAL group_replication_bootstrap_group=OFF",
-		},
-		Wait:       WaitGroupOnline,
-		Background: true,
-	})
-	for _, n := range p.Nodes[1:] {
+		if i == 0 {
+			p.Steps = append(p.Steps, Step{
+				Node: n.Name, Desc: "bootstrap the group",
+				SQL: []string{
+					"SET GLOBAL group_replication_bootstrap_group=ON",
+					"START GROUP_REPLICATION",
+					"SET GLOBAL group_replication_bootstrap_group=OFF",
+				},
+				Wait:       WaitGroupOnline,
+				Background: true,
+			})
+			continue
+		}
 		p.Steps = append(p.Steps, Step{Node: n.Name, Desc: "join the group", SQL: []string{"START GROUP_REPLICATION"}, Wait: WaitGroupOnline, Background: true})
 	}
 	return p

@@ -93,11 +93,12 @@ func (s *Spec) validateGroupDR() error {
 // options named group_replication_* get the loose_ prefix, so a server without the plugin
 // starts with them.
 //
-// Extra steps: on every member, before the group is bootstrapped (members are not
-// super_read_only yet), GRANT SELECT ON performance_schema.replication_group_members to
+// Extra steps: on every member, before it bootstraps or joins the group (after its users
+// are created), GRANT SELECT ON performance_schema.replication_group_members to
 // the repl user (not binlogged): a replica's failover monitor reads the membership over
 // its replication connection and refuses a source it cannot check ("SELECT command
-// denied ... replication_group_members"). On each replica: the users, then, after the
+// denied ... replication_group_members"). On each replica: the users (before the
+// bootstrap), then, after the
 // members joined, CHANGE REPLICATION SOURCE to n1 with SOURCE_AUTO_POSITION=1,
 // SOURCE_CONNECT_RETRY=1, SOURCE_RETRY_COUNT=GroupDRRetryCount and
 // SOURCE_CONNECTION_AUTO_FAILOVER=1, asynchronous_connection_failover_add_managed with
@@ -116,7 +117,7 @@ func planGroupDR(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 	members.Nodes = GroupDRMembers
 	g := planGroup(members, caps, addr)
 
-	p := Plan{Nodes: g.Nodes}
+	p := Plan{Nodes: g.Nodes, StaggerStarts: g.StaggerStarts}
 	for i := GroupDRMembers + 1; i <= spec.Nodes; i++ {
 		n := NodePlan{Name: NodeName(i), Role: RoleReplica, ServerID: i}
 		n.Options = baseOptions(spec, caps, i)
@@ -134,11 +135,12 @@ func planGroupDR(spec Spec, caps Capabilities, addr Addr) (Plan, error) {
 		"SET GLOBAL super_read_only=ON",
 	}
 	for _, st := range g.Steps {
+		if st.Wait == WaitGroupOnline {
+			// Before a member bootstraps or joins: the grant (after its users); before the
+			// bootstrap, the replicas' users.
+			p.Steps = append(p.Steps, Step{Node: st.Node, Desc: "let the repl user read the group's members (DR source failover)", SQL: grant})
+		}
 		if st.Node == g.Nodes[0].Name && st.Wait == WaitGroupOnline {
-			// Before the bootstrap: the grants, the replicas' users.
-			for _, n := range g.Nodes {
-				p.Steps = append(p.Steps, Step{Node: n.Name, Desc: "let the repl user read the group's members (DR source failover)", SQL: grant})
-			}
 			for _, n := range replicas {
 				sql := append([]string{"SET GLOBAL super_read_only=OFF"}, usersSQL(spec, caps)...)
 				sql = append(sql, "SET GLOBAL super_read_only=ON")

@@ -95,6 +95,10 @@ func (p Plan) StartedBySteps(node string) bool {
 type Plan struct {
 	Nodes []NodePlan
 	Steps []Step
+	// StaggerStarts: the servers no step starts start at most one per CPU at a time, in
+	// node order, rather than all at once: a member is needed only after the previous one
+	// joined (group), so a later member starts in the CPU the earlier joins leave idle.
+	StaggerStarts bool
 }
 
 // Addr tells a plan where a node will listen (host as seen by the other nodes, and port).
