@@ -64,17 +64,23 @@ func TestGroupDRPlanAndValidation(t *testing.T) {
 	if _, ok := m4["plugin_load_add"]; ok || m4["super_read_only"] != "ON" || m4["loose_group_replication_member_expel_timeout"] != "0" {
 		t.Errorf("n4 options %v", m4)
 	}
-	bootstrap, lastGrant := -1, -1
+	// Each member's grant comes after its users and before it bootstraps or joins.
+	granted, users := map[string]int{}, map[string]int{}
 	for i, st := range p.Steps {
-		if strings.Contains(strings.Join(st.SQL, ";"), "GRANT SELECT ON performance_schema.replication_group_members") {
-			lastGrant = i
-		}
-		if bootstrap < 0 && st.Wait == topology.WaitGroupOnline {
-			bootstrap = i
+		switch {
+		case strings.Contains(strings.Join(st.SQL, ";"), "GRANT SELECT ON performance_schema.replication_group_members"):
+			granted[st.Node] = i
+		case st.Desc == "create users and the recovery channel":
+			users[st.Node] = i
+		case st.Wait == topology.WaitGroupOnline:
+			g, ok := granted[st.Node]
+			if u, uok := users[st.Node]; !ok || !uok || g < u {
+				t.Errorf("%s: %s at step %d, its grant at %d (%v), its users at %d (%v): want users, grant, then this", st.Node, st.Desc, i, g, ok, u, uok)
+			}
 		}
 	}
-	if lastGrant < 0 || lastGrant > bootstrap {
-		t.Errorf("grant step %d, bootstrap step %d: want the grants first", lastGrant, bootstrap)
+	if len(granted) != 3 {
+		t.Errorf("grants on %v, want the 3 members", granted)
 	}
 	last := p.Steps[len(p.Steps)-1]
 	sqlText := strings.Join(last.SQL, "; ")
