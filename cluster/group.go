@@ -244,7 +244,7 @@ func waitGroupOnline(ctx context.Context, db *sql.DB, node string) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("node %s: group member %s after %v, not ONLINE (last error: %v)", node, last.State, waited(start), lastErr)
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(10 * time.Millisecond): // a deploy waits here three times
 		}
 	}
 }
