@@ -115,60 +115,6 @@ type Outcome struct {
 	Summary *schema.Summary
 }
 
-// NodeInfo is one node as recorded in the manifest: identity, role, version and the key
-// variables read back from the server before the run.
-type NodeInfo struct {
-	Name      string            `json:"name"`
-	Role      string            `json:"role"`
-	Address   string            `json:"address"`
-	Version   string            `json:"version"`
-	Variables map[string]string `json:"variables"`
-}
-
-// Manifest is manifest.json: everything needed to know what ran and under which settings.
-type Manifest struct {
-	Habench     map[string]string `json:"habench"`
-	CommandLine []string          `json:"command_line"`
-	Started     time.Time         `json:"started"`
-	Finished    time.Time         `json:"finished"`
-	Host        map[string]any    `json:"host"`
-	Workload    map[string]any    `json:"workload"`
-	Topology    *topology.Spec    `json:"topology,omitempty"`
-	Cluster     map[string]any    `json:"cluster,omitempty"`
-	Binaries    *cluster.Binaries `json:"binaries,omitempty"`
-	Nodes       []NodeInfo        `json:"nodes"`
-	Links       map[string]any    `json:"links"`
-	Samplers    []string          `json:"samplers,omitempty"`
-	// Hosts are the machines the nodes ran on, each with its nodes: samples.csv carries
-	// each host's machine-wide metrics once, under node "host:<name>".
-	Hosts []schema.HostInfo `json:"hosts,omitempty"`
-	// CacheDrops are the hosts whose page cache was dropped just before the run (a
-	// scenario's cell: {drop_caches: true}); nil when none was.
-	CacheDrops []schema.CacheDrop `json:"drop_caches,omitempty"`
-	// Warnings are what the run found wrong with its own setup: deploy-time options the
-	// servers do not run with (optionMismatches), links changed during the run.
-	Warnings []string `json:"warnings,omitempty"`
-	// LinkChanges are the standing links applied or cleared by other commands while the
-	// run went on (nil: none).
-	LinkChanges []links.Change `json:"link_changes,omitempty"`
-	// Faults are the faults injected into the cluster during the run, by its own
-	// schedule (RunFault.Scheduled) or `habench fault` (times on samples.csv's clock).
-	Faults []RunFault `json:"faults,omitempty"`
-	// IntervalsOffsetS is where intervals.csv's elapsed_s=0 (start of measurement, after
-	// connecting and warmup) lies on samples.csv's clock, in seconds. Both clocks start in
-	// Bench.Run: samples.csv's just before the samplers start, intervals.csv's when the
-	// workload's measurement starts.
-	IntervalsOffsetS float64 `json:"intervals_offset_s"`
-	// SamplesStarted is samples.csv's time zero on the wall clock (UTC), to line samples up
-	// with events outside the run (a partition applied by another command, a node
-	// killed); zero when nothing was sampled.
-	SamplesStarted time.Time `json:"samples_started,omitzero"`
-	// Knobs are the runtime knobs of the run: per node requested, before, effective and,
-	// after the run, restored (see knob.Report).
-	Knobs *knob.Report   `json:"knobs,omitempty"`
-	Extra map[string]any `json:"extra,omitempty"`
-}
-
 func (b *Bench) log() *slog.Logger {
 	if b.Log == nil {
 		return slog.New(slog.DiscardHandler)
@@ -252,41 +198,35 @@ func (b *Bench) openNodes() ([]sampler.Node, func(), error) {
 	return nodes, closeAll, nil
 }
 
-func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler.Node) *Manifest {
+func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler.Node) *schema.Manifest {
 	host, _ := os.Hostname()
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
-	m := &Manifest{
+	m := &schema.Manifest{
 		Habench:     map[string]string{"version": Version, "go": runtime.Version()},
 		CommandLine: RedactArgs(b.CommandLine),
 		Started:     started,
 		Host:        map[string]any{"hostname": host, "kernel": strings.TrimSpace(string(kernel)), "cpus": runtime.NumCPU()},
-		Workload: map[string]any{"name": b.Workload.Name(), "options": workload.OptionValues(b.Options),
-			"sysbench_compatible": "1.0.20", "rand_type": b.Options.RandType, "db_ps_mode": b.Options.PSMode},
+		Workload: schema.ManifestWorkload{Name: b.Workload.Name(), Options: workload.OptionValues(b.Options),
+			SysbenchCompatible: "1.0.20", RandType: b.Options.RandType, PSMode: b.Options.PSMode},
 		Extra:      b.Extra,
 		Links:      map[string]any{"impairment": "none"},
 		CacheDrops: b.CacheDrops,
 	}
 	if mix, err := workload.StatementMix(b.Workload.Name(), b.Options); err == nil {
-		m.Workload["statement_mix"] = mix
+		m.Workload.StatementMix = &mix
 	}
-	var endpoints []string
 	for _, e := range b.Target.Endpoints {
-		endpoints = append(endpoints, e.Label())
+		m.Workload.Endpoints = append(m.Workload.Endpoints, e.Label())
 	}
-	m.Workload["endpoints"] = endpoints
 	if b.Target.Follow != nil {
-		m.Workload["writer"] = scenario.WriterAuto
+		m.Workload.Writer = scenario.WriterAuto
 	}
-	if len(b.Target.ReadEndpoints) > 0 {
-		var rd []string
-		for _, e := range b.Target.ReadEndpoints {
-			rd = append(rd, e.Label())
-		}
-		m.Workload["read_endpoints"] = rd
+	for _, e := range b.Target.ReadEndpoints {
+		m.Workload.ReadEndpoints = append(m.Workload.ReadEndpoints, e.Label())
 	}
 	if c := b.Cluster; c != nil {
 		m.Topology = &c.Spec
-		m.Binaries = c.Binaries
+		m.Binaries = binariesRecord(c.Binaries)
 		m.Cluster = map[string]any{"name": c.Name, "provider": c.Provider().Name(), "network": c.Network}
 		if c.Deployed() {
 			so := map[string]string{}
@@ -299,41 +239,53 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 		m.Links["description"] = c.Provider().NetworkDescription(c)
 	}
 	for _, n := range nodes {
-		info := NodeInfo{Name: n.Name, Role: string(n.Role)}
-		if b.Cluster != nil {
-			if cn := b.Cluster.Node(n.Name); cn != nil {
-				info.Address = cn.Addr()
-			}
-		} else {
-			info.Address = n.Name
-		}
-		vars, err := ReadVariables(ctx, n.DB)
-		if err != nil {
-			b.log().Warn("cannot read variables", "node", n.Name, "err", err)
-			info.Variables = map[string]string{"error": err.Error()}
-		} else {
-			var extra []string
-			if b.Cluster != nil {
-				for k := range b.Cluster.Spec.Options {
-					extra = append(extra, k)
-				}
-			}
-			extra = append(extra, b.knobVariables...)
-			info.Variables = pick(vars, keyVariables, extra...)
-			if b.Cluster != nil && b.Cluster.Spec.Is(topology.Galera) {
-				galeraVariables(info.Variables, vars, &b.Cluster.Spec)
-			}
-			info.Version = vars["version"]
-		}
-		m.Nodes = append(m.Nodes, info)
+		m.Nodes = append(m.Nodes, b.nodeInfo(ctx, n))
 	}
-	if b.ignoreNote != "" {
-		m.Workload["ignore_errors_note"] = b.ignoreNote
-	}
-	if note := idSpaceNote(m.Nodes, b.Options.TableSize); note != "" {
-		m.Workload["id_space"] = note
-	}
+	m.Workload.IgnoreErrorsNote = b.ignoreNote
+	m.Workload.IDSpace = idSpaceNote(m.Nodes, b.Options.TableSize)
 	return m
+}
+
+// binariesRecord is manifest.json's record of the cluster's binaries (nil: none).
+func binariesRecord(b *cluster.Binaries) *schema.Binaries {
+	if b == nil {
+		return nil
+	}
+	return &schema.Binaries{Installation: b.Installation, Flavor: string(b.Flavor), Version: b.Version.String(),
+		VersionText: b.VersionText, Root: b.Root, Server: b.Server, InstallDB: b.InstallDB, Basedir: b.Basedir,
+		WsrepProvider: b.WsrepProvider}
+}
+
+// nodeInfo is node n as the manifest records it: its address and the key variables read
+// back from its server (an "error" variable when they could not be read).
+func (b *Bench) nodeInfo(ctx context.Context, n sampler.Node) schema.NodeInfo {
+	info := schema.NodeInfo{Name: n.Name, Role: string(n.Role)}
+	if b.Cluster != nil {
+		if cn := b.Cluster.Node(n.Name); cn != nil {
+			info.Address = cn.Addr()
+		}
+	} else {
+		info.Address = n.Name
+	}
+	vars, err := ReadVariables(ctx, n.DB)
+	if err != nil {
+		b.log().Warn("cannot read variables", "node", n.Name, "err", err)
+		info.Variables = map[string]string{"error": err.Error()}
+		return info
+	}
+	var extra []string
+	if b.Cluster != nil {
+		for k := range b.Cluster.Spec.Options {
+			extra = append(extra, k)
+		}
+	}
+	extra = append(extra, b.knobVariables...)
+	info.Variables = pick(vars, keyVariables, extra...)
+	if b.Cluster != nil && b.Cluster.Spec.Is(topology.Galera) {
+		galeraVariables(info.Variables, vars, &b.Cluster.Spec)
+	}
+	info.Version = vars["version"]
+	return info
 }
 
 func (b *Bench) allVariables(ctx context.Context, nodes []sampler.Node) map[string]map[string]string {
@@ -635,7 +587,7 @@ func (b *Bench) applyKnobs(ctx context.Context) (*knob.Applied, error) {
 		return nil, err
 	}
 	for _, v := range a.Values() {
-		if v.Method != knob.MethodProvider && v.Method != knob.MethodGroupMode && !slices.Contains(b.knobVariables, v.Variable) {
+		if v.Method != string(knob.MethodProvider) && v.Method != string(knob.MethodGroupMode) && !slices.Contains(b.knobVariables, v.Variable) {
 			b.knobVariables = append(b.knobVariables, v.Variable)
 		}
 	}

@@ -87,7 +87,7 @@ func TestMeasureClocks(t *testing.T) {
 	if w := measureClocks(context.Background(), local, lh); len(w) != 0 {
 		t.Errorf("local: warnings %q", w)
 	}
-	hostServers(nil, lh, local, []NodeInfo{{Name: "n1", Version: "10.11.6-MariaDB"}})
+	hostServers(nil, lh, local, []schema.NodeInfo{{Name: "n1", Version: "10.11.6-MariaDB"}})
 	if b, _ := json.Marshal(lh); string(b) != `[{"name":"local","nodes":["n1","n2"]}]` {
 		t.Errorf("local hosts %s", b)
 	}
@@ -98,7 +98,7 @@ func TestMeasureClocks(t *testing.T) {
 func TestHostServers(t *testing.T) {
 	db1, db2 := &clockHost{name: "ssh db1"}, &clockHost{name: "ssh db2"}
 	nodes := []sampler.Node{{Name: "n1", Host: db1, HostName: db1.name}, {Name: "n2", Host: db2, HostName: db2.name}, {Name: "n3", Host: db1, HostName: db1.name}}
-	infos := []NodeInfo{{Name: "n1", Version: "10.11.6-MariaDB"}, {Name: "n2", Version: "10.11.6-MariaDB"}, {Name: "n3", Version: "10.11.7-MariaDB"}}
+	infos := []schema.NodeInfo{{Name: "n1", Version: "10.11.6-MariaDB"}, {Name: "n2", Version: "10.11.6-MariaDB"}, {Name: "n3", Version: "10.11.7-MariaDB"}}
 	hosts := hostInfos(nodes)
 	hostServers(nil, hosts, nodes, infos)
 	if hosts[0].Server != "10.11.6-MariaDB, 10.11.7-MariaDB" || hosts[1].Server != "10.11.6-MariaDB" {
@@ -118,7 +118,7 @@ func TestHostServers(t *testing.T) {
 // local run's report has none of it.
 func TestRunReportHosts(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	m := &Manifest{Habench: map[string]string{"version": "x"}, Workload: map[string]any{"name": "oltp_read_write"}, Links: map[string]any{},
+	m := &schema.Manifest{Habench: map[string]string{"version": "x"}, Workload: schema.ManifestWorkload{Name: "oltp_read_write"}, Links: map[string]any{},
 		Hosts:      []schema.HostInfo{{Name: "ssh db1", Nodes: []string{"n1"}, OffsetMs: f(0.5), UncertaintyMs: f(0.25)}, {Name: "ssh db2", Nodes: []string{"n2"}, OffsetMs: f(-0.125), UncertaintyMs: f(0.03)}},
 		CacheDrops: []schema.CacheDrop{{Host: "ssh db1", Nodes: []string{"n1"}, TookS: 1.25}}}
 	s := &schema.Summary{Nodes: []schema.NodeLag{{Node: "n1"}, {Node: "n2", ApplierLagMaxS: f(0.0001)}}}

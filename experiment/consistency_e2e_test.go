@@ -13,7 +13,6 @@ import (
 
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
-	"github.com/habench/habench/knob"
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/topology"
@@ -184,7 +183,7 @@ func checkReadNodeSessions(t *testing.T, dir string, cell int, level string) {
 func checkSessionValues(t *testing.T, manifest string, cell int, level string) {
 	t.Helper()
 	var m struct {
-		Knobs *knob.Report `json:"knobs"`
+		Knobs *schema.Knobs `json:"knobs"`
 	}
 	b, err := os.ReadFile(manifest)
 	if err != nil || json.Unmarshal(b, &m) != nil || m.Knobs == nil {

@@ -30,7 +30,7 @@ func convergenceProblems(cv *schema.Convergence, k topology.Kind, skipDown map[s
 // started with startRoles: a node one of the faults left down is "down (killed by the
 // run's fault at 3.0 s)", and called "old source n1" when it was the writer at the start
 // and is no longer.
-func convergenceProblemsAfter(cv *schema.Convergence, k topology.Kind, skipDown map[string]bool, faults []RunFault, startRoles map[string]string) string {
+func convergenceProblemsAfter(cv *schema.Convergence, k topology.Kind, skipDown map[string]bool, faults []schema.RunFault, startRoles map[string]string) string {
 	var ps []string
 	for _, n := range cv.Nodes {
 		who := memberWord(k) + " " + n.Node

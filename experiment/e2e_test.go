@@ -261,7 +261,7 @@ func checkResultsDir(t *testing.T, dir string, sum *schema.Summary) {
 			t.Errorf("results: %v", err)
 		}
 	}
-	var m experiment.Manifest
+	var m schema.Manifest
 	b, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatalf("manifest.json: %v", err)
@@ -274,7 +274,7 @@ func checkResultsDir(t *testing.T, dir string, sum *schema.Summary) {
 			t.Errorf("manifest node %s lacks version or variables: %+v", n.Name, n)
 		}
 	}
-	if m.Binaries == nil || m.Binaries.Version.IsZero() {
+	if m.Binaries == nil || m.Binaries.Version == "" || m.Binaries.Version == (topology.Version{}).String() {
 		t.Error("manifest lacks the binaries' version")
 	}
 	f, _ := os.Open(filepath.Join(dir, "intervals.csv"))
@@ -335,7 +335,7 @@ func TestLinkDelaySlowsSemiSyncAcks(t *testing.T) {
 	}
 	var m struct {
 		Links struct {
-			Impairment links.Report `json:"impairment"`
+			Impairment schema.LinkImpairment `json:"impairment"`
 		} `json:"links"`
 	}
 	mb, _ := os.ReadFile(filepath.Join(out.Dir, "manifest.json"))

@@ -219,7 +219,7 @@ func (st *runState) clientFailover() error {
 	b.Target.Failover = lw.live
 	note := fmt.Sprintf("client failover: %s; a worker whose node fails (lost connection, a refusal of a node out of its cluster: 1047, 1290, 1792, 3100, or a transaction hung %s s while the cluster does not count its node live) moves to another live node of %s and goes back once its own is live again; those failures are retried whatever --mysql-ignore-errors says",
 		why, hangSecs(b.Options.WriterHang), strings.Join(endpointLabels(b.Target), ", "))
-	st.man.Workload["failover"] = note
+	st.man.Workload.Failover = note
 	st.printf("NOTE: %s\n", note)
 	return st.writeManifest()
 }
@@ -369,7 +369,7 @@ func (st *runState) clientFailoverSummary(sum *schema.Summary) {
 	if c == nil || len(sum.Faults) != len(st.man.Faults) {
 		return
 	}
-	nodesOf := func(f RunFault) []string {
+	nodesOf := func(f schema.RunFault) []string {
 		if f.Error != "" {
 			return nil
 		}
@@ -383,7 +383,7 @@ func (st *runState) clientFailoverSummary(sum *schema.Summary) {
 
 // nextOn is the index of the first fault after faults[i] on one of nodes (len(faults):
 // none).
-func nextOn(faults []RunFault, i int, nodes []string, nodesOf func(RunFault) []string) int {
+func nextOn(faults []schema.RunFault, i int, nodes []string, nodesOf func(schema.RunFault) []string) int {
 	for j := i + 1; j < len(faults); j++ {
 		g := faults[j]
 		if slices.Contains(nodes, g.Node) || slices.ContainsFunc(nodesOf(g), func(n string) bool { return slices.Contains(nodes, n) }) {
@@ -399,7 +399,7 @@ func nextOn(faults []RunFault, i int, nodes []string, nodesOf func(RunFault) []s
 // evs.suspect_timeout, 5 s, maybe while it is being started again), in which the largest
 // membership any other node reported (membership) was below the largest they reported in
 // the 3 s before the fault.
-func setViewChanges(fs []schema.FaultSummary, faults []RunFault, samples []sampler.Sample, nodesOf func(RunFault) []string) {
+func setViewChanges(fs []schema.FaultSummary, faults []schema.RunFault, samples []sampler.Sample, nodesOf func(schema.RunFault) []string) {
 	views := membership(samples)
 	ticks := slices.Sorted(maps.Keys(views))
 	for i, f := range faults {
@@ -475,7 +475,7 @@ func membership(samples []sampler.Sample) map[time.Duration]map[string]float64 {
 // node was away (from the fault until back, the live watch's, says it was live again, and
 // before the next fault on those nodes), and the time from the fault until the last of
 // them committed again (WriterMove.Settled; nil when one had not).
-func setClientFailover(fs []schema.FaultSummary, faults []RunFault, moves []workload.WriterMove, nodesOf func(RunFault) []string, back func(node string, from time.Time) time.Time) {
+func setClientFailover(fs []schema.FaultSummary, faults []schema.RunFault, moves []workload.WriterMove, nodesOf func(schema.RunFault) []string, back func(node string, from time.Time) time.Time) {
 	for i, f := range faults {
 		nodes := nodesOf(f)
 		if len(nodes) == 0 {

@@ -131,7 +131,7 @@ faults:
 func TestFailoverMeasures(t *testing.T) {
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return epoch.Add(time.Duration(s * float64(time.Second))) }
-	faults := []RunFault{bookFault(epoch, 4.1, 0.01, "kill", "n3"), bookFault(epoch, 9.1, 3, "start", "n3"), bookFault(epoch, 20.2, 5, "restart", "n2")}
+	faults := []schema.RunFault{bookFault(epoch, 4.1, 0.01, "kill", "n3"), bookFault(epoch, 9.1, 3, "start", "n3"), bookFault(epoch, 20.2, 5, "restart", "n2")}
 	var samples []sampler.Sample
 	for sec := 1; sec <= 30; sec++ {
 		for _, n := range []string{"n1", "n2", "n3"} {
@@ -151,7 +151,7 @@ func TestFailoverMeasures(t *testing.T) {
 		{From: "n2", To: "n1", At: at(20.3), FirstCommit: at(20.5), Workers: 1, Left: 1},                    // never settled
 	}
 	fs := make([]schema.FaultSummary, len(faults))
-	nodesOf := func(f RunFault) []string { return faultNodes(&cluster.Cluster{}, f.Action, f.Node) }
+	nodesOf := func(f schema.RunFault) []string { return faultNodes(&cluster.Cluster{}, f.Action, f.Node) }
 	setViewChanges(fs, faults, samples, nodesOf)
 	back := func(node string, from time.Time) time.Time { // n3 live again at 12.5 s, n2 never
 		if node == "n3" && from.Before(at(12.5)) {
@@ -199,7 +199,7 @@ func TestFailoverMeasures(t *testing.T) {
 		}
 	}
 	gfs := make([]schema.FaultSummary, 1)
-	setViewChanges(gfs, []RunFault{bookFault(epoch, 4.5, 0.01, "kill", "n2")}, gs, nodesOf)
+	setViewChanges(gfs, []schema.RunFault{bookFault(epoch, 4.5, 0.01, "kill", "n2")}, gs, nodesOf)
 	if !near(gfs[0].ViewChangeS, 1.5) {
 		t.Errorf("group: view change %v, want 1.5 (n2 UNREACHABLE at 6 s, though n3 was RECOVERING before)", fmtOpt(gfs[0].ViewChangeS, "%.2f"))
 	}

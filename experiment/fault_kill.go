@@ -5,6 +5,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 )
 
 // kill: SIGKILL of the node's server (a crash), through its provider (a sandbox signals
@@ -21,7 +22,7 @@ func init() {
 			Leaves:   scenario.NodeDown,
 		},
 		Ops: []cluster.Op{cluster.OpKillNode},
-		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *FaultRecord) (string, error) {
+		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *schema.FaultRecord) (string, error) {
 			return "", in.nodeOp(ctx, c, cluster.OpKillNode, n)
 		},
 		CaughtUp: CaughtUpAfterDown,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 )
 
 // large-transaction: one transaction of many rows on a node (the writer, as `writer`)
@@ -22,7 +23,7 @@ import (
 // SELECT of `rows` generated rows into a table of its own, or an UPDATE of a whole table.
 // The server's refusal (Group Replication's group_replication_transaction_size_limit,
 // Galera's wsrep_max_ws_size or wsrep_max_ws_rows) is the transaction's outcome
-// (FaultRecord.Outcome), not a failure of the action. A lasting action: the run reports
+// (schema.FaultRecord.Outcome), not a failure of the action. A lasting action: the run reports
 // the workload and the cluster while it ran (faultDuring).
 func init() {
 	RegisterFaultAction(FaultAction{
@@ -110,7 +111,7 @@ func quoteTable(t string) string {
 // (a refusal at commit, a conflict, a deadlock) is the outcome, "error CODE: message",
 // with a nil error; only a failure to reach the server or to create the table is the
 // action's error.
-func injectLargeTrx(ctx context.Context, _ *Injector, c *cluster.Cluster, n *cluster.Node, args scenario.FaultArgs, rec *FaultRecord) (string, error) {
+func injectLargeTrx(ctx context.Context, _ *Injector, c *cluster.Cluster, n *cluster.Node, args scenario.FaultArgs, rec *schema.FaultRecord) (string, error) {
 	table, setup, stmt := largeTrxSQL(args)
 	db, err := c.OpenAdmin(n)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -26,7 +27,7 @@ func init() {
 			Check:     partitionCheck,
 		},
 		Ops: []cluster.Op{cluster.OpLinks},
-		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *FaultRecord) (string, error) {
+		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *schema.FaultRecord) (string, error) {
 			return "", in.applyPartition(ctx, c, n.Name, false, netem.Request{Partition: []string{n.Name}})
 		},
 		InjectSite: func(ctx context.Context, in *Injector, c *cluster.Cluster, site, groups string) error {
@@ -45,7 +46,7 @@ func init() {
 			Check:     partitionCheck,
 		},
 		Ops: []cluster.Op{cluster.OpLinks},
-		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *FaultRecord) (string, error) {
+		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *schema.FaultRecord) (string, error) {
 			return "", in.applyPartition(ctx, c, n.Name, true, netem.Request{Partition: []string{n.Name}})
 		},
 		InjectSite: func(ctx context.Context, in *Injector, c *cluster.Cluster, site, groups string) error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 )
 
 // pause and resume: SIGSTOP of the node's server (it keeps its connections and its place
@@ -41,7 +42,7 @@ func init() {
 			Past:  "resumed",
 		},
 		Ops: []cluster.Op{cluster.OpSignalNode},
-		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *FaultRecord) (string, error) {
+		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *schema.FaultRecord) (string, error) {
 			if err := c.SignalNode(ctx, in.Store, n, "CONT"); err != nil {
 				return "", err
 			}
@@ -71,7 +72,7 @@ func checkPauseSchedule(events []scenario.FaultEvent, i int) (string, string) {
 // the node is noted as paused in the injector (ResumePaused sends it SIGCONT when the run
 // ends before its resume). A SIGSTOP that reports an error is followed by a best-effort
 // SIGCONT (the signal may have reached the server all the same).
-func injectPause(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args scenario.FaultArgs, _ *FaultRecord) (string, error) {
+func injectPause(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args scenario.FaultArgs, _ *schema.FaultRecord) (string, error) {
 	if err := c.SignalNode(ctx, in.Store, n, "STOP"); err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resumeTimeout)
 		defer cancel()

@@ -47,7 +47,7 @@ func TestPauseStallsAndResumes(t *testing.T) {
 		t.Fatalf("run: %v", err)
 	}
 	var man struct {
-		Faults []experiment.RunFault `json:"faults"`
+		Faults []schema.RunFault `json:"faults"`
 	}
 	raw, err := os.ReadFile(filepath.Join(out.Dir, "manifest.json"))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -37,7 +38,7 @@ func init() {
 
 // injectPromote promotes n, waiting up to in.CatchUp (30 s when 0) for a running old
 // source's transactions; the detail says what became of the old source and the replicas.
-func injectPromote(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *FaultRecord) (string, error) {
+func injectPromote(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *schema.FaultRecord) (string, error) {
 	catchUp := in.CatchUp
 	if catchUp <= 0 {
 		catchUp = 30 * time.Second

@@ -8,6 +8,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -47,7 +48,7 @@ func init() {
 }
 
 // injectRebuild rebuilds n the way its kind does (rebuildBySST, rebuildByClone).
-func injectRebuild(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args scenario.FaultArgs, rec *FaultRecord) (string, error) {
+func injectRebuild(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args scenario.FaultArgs, rec *schema.FaultRecord) (string, error) {
 	if cluster.RebuildOf(c.Spec) == cluster.RebuildClone {
 		return rebuildByClone(ctx, in, c, n, args, rec)
 	}
@@ -57,7 +58,7 @@ func injectRebuild(ctx context.Context, in *Injector, c *cluster.Cluster, n *clu
 // rebuildByClone clones n's data from another member (cluster.Cluster.CloneNode), starts
 // it, which rejoins the group and waits until it is ONLINE; rec.Bytes is the size of its
 // datadir after it. The detail names the donor and gives the two steps' times.
-func rebuildByClone(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args scenario.FaultArgs, rec *FaultRecord) (string, error) {
+func rebuildByClone(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args scenario.FaultArgs, rec *schema.FaultRecord) (string, error) {
 	timeout := args.Duration("timeout")
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
@@ -79,7 +80,7 @@ func rebuildByClone(ctx context.Context, in *Injector, c *cluster.Cluster, n *cl
 // rebuild goes on: the data is removed anyway), empties its datadir and starts it, which
 // waits until it has rejoined; rec.Bytes is the size of its datadir after the state
 // transfer (what it received). The detail gives the three steps' times.
-func rebuildBySST(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, rec *FaultRecord) (string, error) {
+func rebuildBySST(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, rec *schema.FaultRecord) (string, error) {
 	t0 := time.Now()
 	if err := escalated(rec, in.nodeOp(ctx, c, cluster.OpStopNode, n)); err != nil {
 		return "", err

@@ -5,6 +5,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 )
 
 // restart: stop, then start; a stop that took SIGKILL left the node down all the same, so
@@ -21,7 +22,7 @@ func init() {
 			Leaves:   scenario.NodeUp,
 		},
 		Ops: []cluster.Op{cluster.OpStopNode, cluster.OpStartNode},
-		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, rec *FaultRecord) (string, error) {
+		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, rec *schema.FaultRecord) (string, error) {
 			if err := escalated(rec, in.nodeOp(ctx, c, cluster.OpStopNode, n)); err != nil {
 				return "", err
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -52,7 +53,7 @@ type rollingStep struct {
 // injectRollingRestart restarts every node of c, last last, with a switchover before the
 // writer's restart where the kind has one; each step is appended to c's faults log. The
 // detail lists each node's time down and to ready, and the switchover.
-func injectRollingRestart(ctx context.Context, in *Injector, c *cluster.Cluster, last *cluster.Node, args scenario.FaultArgs, _ *FaultRecord) (string, error) {
+func injectRollingRestart(ctx context.Context, in *Injector, c *cluster.Cluster, last *cluster.Node, args scenario.FaultArgs, _ *schema.FaultRecord) (string, error) {
 	timeout := args.Duration("timeout")
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
@@ -93,7 +94,7 @@ func injectRollingRestart(ctx context.Context, in *Injector, c *cluster.Cluster,
 // and appends the step's record (action restart, Of rolling-restart) to c's faults log.
 func rollingRestartNode(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, timeout time.Duration) (rollingStep, error) {
 	at := time.Now()
-	rec := FaultRecord{At: at.UTC(), Action: "restart", Node: n.Name, PID: n.PID, Of: "rolling-restart"}
+	rec := schema.FaultRecord{At: at.UTC(), Action: "restart", Node: n.Name, PID: n.PID, Of: "rolling-restart"}
 	st := rollingStep{node: n.Name}
 	if lerr := c.LeaveGroup(ctx, n); lerr != nil {
 		// The stop goes on: a restart without the planned leave is still a restart.
@@ -134,7 +135,7 @@ func rollingSwitchover(ctx context.Context, in *Injector, c *cluster.Cluster, ol
 		return "", nil
 	}
 	at := time.Now()
-	rec := FaultRecord{At: at.UTC(), Action: "promote", Node: to.Name, PID: to.PID, Of: "rolling-restart"}
+	rec := schema.FaultRecord{At: at.UTC(), Action: "promote", Node: to.Name, PID: to.PID, Of: "rolling-restart"}
 	var err error
 	how := "group primary"
 	if promotable {

@@ -25,11 +25,11 @@ func TestRollingRestartRegistered(t *testing.T) {
 		t.Errorf("timeout=soon: %v, want the field named", err)
 	}
 	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-	own := []FaultRecord{{At: t0, Took: 60, Action: "rolling-restart", Node: "n1"}}
-	step := func(s float64, action, node, of string) RunFault {
-		return RunFault{AtS: s, FaultRecord: FaultRecord{At: t0.Add(time.Duration(s * float64(time.Second))), Action: action, Node: node, Of: of}}
+	own := []schema.FaultRecord{{At: t0, Took: 60, Action: "rolling-restart", Node: "n1"}}
+	step := func(s float64, action, node, of string) schema.RunFault {
+		return schema.RunFault{AtS: s, FaultRecord: schema.FaultRecord{At: t0.Add(time.Duration(s * float64(time.Second))), Action: action, Node: node, Of: of}}
 	}
-	fs := markScheduled([]RunFault{
+	fs := markScheduled([]schema.RunFault{
 		step(0.01, "restart", "n2", "rolling-restart"),
 		step(45, "promote", "n2", "rolling-restart"),
 		step(50, "kill", "n3", ""),                   // habench fault kill meanwhile
@@ -47,11 +47,11 @@ func TestRollingRestartRegistered(t *testing.T) {
 func TestRollingRestartSwitchoverTakesTheWriterChange(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	faults := []RunFault{
-		{AtS: 3, FaultRecord: FaultRecord{At: at(3), Action: "restart", Node: "n2", Of: "rolling-restart"}},
-		{AtS: 24, FaultRecord: FaultRecord{At: at(24), Action: "restart", Node: "n3", Of: "rolling-restart"}},
-		{AtS: 44, FaultRecord: FaultRecord{At: at(44), Action: "promote", Node: "n2", Of: "rolling-restart"}},
-		{AtS: 44.5, FaultRecord: FaultRecord{At: at(44.5), Action: "restart", Node: "n1", Of: "rolling-restart"}},
+	faults := []schema.RunFault{
+		{AtS: 3, FaultRecord: schema.FaultRecord{At: at(3), Action: "restart", Node: "n2", Of: "rolling-restart"}},
+		{AtS: 24, FaultRecord: schema.FaultRecord{At: at(24), Action: "restart", Node: "n3", Of: "rolling-restart"}},
+		{AtS: 44, FaultRecord: schema.FaultRecord{At: at(44), Action: "promote", Node: "n2", Of: "rolling-restart"}},
+		{AtS: 44.5, FaultRecord: schema.FaultRecord{At: at(44.5), Action: "restart", Node: "n1", Of: "rolling-restart"}},
 	}
 	fs := make([]schema.FaultSummary, len(faults))
 	seen := []writerSeen{{At: at(0.5), Node: "n1"}, {At: at(44.6), Node: "n2"}}

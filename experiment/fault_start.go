@@ -5,6 +5,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 )
 
 // start: start the node's server again; it rejoins its topology (a group member its
@@ -22,7 +23,7 @@ func init() {
 			Leaves:   scenario.NodeUp,
 		},
 		Ops: []cluster.Op{cluster.OpStartNode},
-		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *FaultRecord) (string, error) {
+		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, _ *schema.FaultRecord) (string, error) {
 			return "", in.start(ctx, c, n)
 		},
 		CaughtUp: CaughtUpAfterAction,

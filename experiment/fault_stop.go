@@ -5,6 +5,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 )
 
 // stop: a clean shutdown (SIGTERM, SIGKILL after the stop grace: recorded as Escalated,
@@ -22,7 +23,7 @@ func init() {
 			Leaves:   scenario.NodeDown,
 		},
 		Ops: []cluster.Op{cluster.OpStopNode},
-		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, rec *FaultRecord) (string, error) {
+		Inject: func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, _ scenario.FaultArgs, rec *schema.FaultRecord) (string, error) {
 			return "", escalated(rec, in.nodeOp(ctx, c, cluster.OpStopNode, n))
 		},
 		CaughtUp: CaughtUpAfterDown,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 )
 
 // FaultAction is one fault habench injects (kill, partition, promote, ...), declared in a
@@ -24,7 +25,7 @@ type FaultAction struct {
 	// Inject runs the action on node n of c with its parsed, valid args, filling rec
 	// (Escalated) as it goes; detail is one line of what happened ("" when nothing to
 	// add). A *topology.FieldError is bad input: nothing happened, nothing is logged.
-	Inject func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args scenario.FaultArgs, rec *FaultRecord) (detail string, err error)
+	Inject func(ctx context.Context, in *Injector, c *cluster.Cluster, n *cluster.Node, args scenario.FaultArgs, rec *schema.FaultRecord) (detail string, err error)
 	// InjectSite, when not nil, runs the action on a whole site (a topology with sites:;
 	// groups is its cut in netem's group form, topology.Sites.CutOff);
 	// nil: a site is refused as the action's node.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 )
 
 // TestFaultActionsRegistered: every action file's registration was accepted, the seven
@@ -68,7 +69,7 @@ func TestFaultActionsRegistered(t *testing.T) {
 // participle or Inject, and a parameter without its check are refused, naming the
 // action and what it lacks.
 func TestFaultActionRegistryRefuses(t *testing.T) {
-	inject := func(context.Context, *Injector, *cluster.Cluster, *cluster.Node, scenario.FaultArgs, *FaultRecord) (string, error) {
+	inject := func(context.Context, *Injector, *cluster.Cluster, *cluster.Node, scenario.FaultArgs, *schema.FaultRecord) (string, error) {
 		return "", nil
 	}
 	reg := map[string]*FaultAction{}

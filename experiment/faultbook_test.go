@@ -28,9 +28,9 @@ func bookRun(epoch time.Time, n int, from, to float64) []FaultInterval {
 	return ivs
 }
 
-func bookFault(epoch time.Time, atS, took float64, action, node string) RunFault {
+func bookFault(epoch time.Time, atS, took float64, action, node string) schema.RunFault {
 	at := epoch.Add(time.Duration(atS * float64(time.Second)))
-	return RunFault{AtS: atS, FaultRecord: FaultRecord{At: at, Took: took, Action: action, Node: node}}
+	return schema.RunFault{AtS: atS, FaultRecord: schema.FaultRecord{At: at, Took: took, Action: action, Node: node}}
 }
 
 func bookOutage(epoch time.Time, node string, from, to float64, codes map[string]int64) schema.OutageSummary {
@@ -46,7 +46,7 @@ func TestFaultErrorsCountedOnce(t *testing.T) {
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cases := []struct {
 		name          string
-		first, second RunFault
+		first, second schema.RunFault
 		outage        schema.OutageSummary
 	}{
 		{"kill then promote", bookFault(epoch, 10.2, 0.01, "kill", "n1"), bookFault(epoch, 13.1, 0.2, "promote", "n2"),
@@ -56,7 +56,7 @@ func TestFaultErrorsCountedOnce(t *testing.T) {
 	}
 	for _, c := range cases {
 		ivs := bookRun(epoch, 30, c.first.AtS, c.outage.EndS)
-		fs := faultSummaries([]RunFault{c.first, c.second}, []schema.OutageSummary{c.outage}, nil, ivs)
+		fs := faultSummaries([]schema.RunFault{c.first, c.second}, []schema.OutageSummary{c.outage}, nil, ivs)
 		a, b := fs[0], fs[1]
 		if a.Outage != c.outage.Node || a.ErrorsByCode["1047"]+a.ErrorsByCode["2013"] == 0 || a.Errors == 0 {
 			t.Errorf("%s: first fault %+v, want the outage of %s with its codes and errors", c.name, a, c.outage.Node)
@@ -88,7 +88,7 @@ func TestFaultErrorsCountedOnce(t *testing.T) {
 // only samples whose lag is known (not NaN or negative).
 func TestCaughtUpEveryRestartedNode(t *testing.T) {
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	faults := []RunFault{
+	faults := []schema.RunFault{
 		bookFault(epoch, 10.0, 0.01, "kill", "n2"), bookFault(epoch, 10.1, 0.01, "kill", "n3"),
 		bookFault(epoch, 25.0, 0.8, "start", "n2"), bookFault(epoch, 25.1, 0.9, "start", "n3"),
 		bookFault(epoch, 30.0, 2.5, "restart", "n2"), bookFault(epoch, 40.0, 0.01, "kill", "n1"),
@@ -141,7 +141,7 @@ func TestCaughtUpEveryRestartedNode(t *testing.T) {
 
 // checkCaughtUp fails unless fs has one row per fault, in order, and row i's caught-up
 // time (fmtOpt "%.1f", "n/a" for none) is want[i].
-func checkCaughtUp(t *testing.T, faults []RunFault, fs []schema.FaultSummary, want []string) {
+func checkCaughtUp(t *testing.T, faults []schema.RunFault, fs []schema.FaultSummary, want []string) {
 	t.Helper()
 	if len(fs) != len(faults) {
 		t.Fatalf("%d fault rows for %d faults, want one per fault", len(fs), len(faults))
@@ -163,7 +163,7 @@ func checkCaughtUp(t *testing.T, faults []RunFault, fs []schema.FaultSummary, wa
 // later); a Galera node outside the Primary component likewise.
 func TestCaughtUpNeedsTheMajority(t *testing.T) {
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	faults := []RunFault{bookFault(epoch, 10.0, 0.2, "partition", "n1"), bookFault(epoch, 30.0, 0.1, "heal", "n1"),
+	faults := []schema.RunFault{bookFault(epoch, 10.0, 0.2, "partition", "n1"), bookFault(epoch, 30.0, 0.1, "heal", "n1"),
 		bookFault(epoch, 10.0, 0.2, "partition", "n3"), bookFault(epoch, 20.0, 0.1, "heal", "n3")}
 	var ss []sampler.Sample
 	add := func(t float64, node, metric string, v float64) {
@@ -201,7 +201,7 @@ func TestCaughtUpNeedsTheMajority(t *testing.T) {
 // outage is on two rows, and the codes stay with the owner.
 func TestFaultAlsoOutages(t *testing.T) {
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	faults := []RunFault{bookFault(epoch, 10.05, 3.8, "partition", "n3"), bookFault(epoch, 20.05, 0.1, "heal", "n3")}
+	faults := []schema.RunFault{bookFault(epoch, 10.05, 3.8, "partition", "n3"), bookFault(epoch, 20.05, 0.1, "heal", "n3")}
 	outages := []schema.OutageSummary{
 		bookOutage(epoch, "n3", 10.12, 27.62, map[string]int64{"1047": 116, "1180": 1}),
 		bookOutage(epoch, "n2", 10.12, 16.36, nil), bookOutage(epoch, "n1", 10.13, 16.36, nil),

@@ -15,7 +15,7 @@ const duringBefore = 30.0
 // for Took seconds) against the duringBefore seconds before it: TPS and p99 from the
 // report intervals, flow control, queues and membership from the samplers (see
 // FaultDuring's fields).
-func faultDuring(f RunFault, samples []sampler.Sample, ivs []FaultInterval) *schema.FaultDuring {
+func faultDuring(f schema.RunFault, samples []sampler.Sample, ivs []FaultInterval) *schema.FaultDuring {
 	from, to := f.AtS, f.AtS+f.Took
 	d := &schema.FaultDuring{TookS: f.Took}
 	var p99s []float64

@@ -34,7 +34,7 @@ func TestFaultDuring(t *testing.T) {
 		s(11, "n2", sampler.MetricGaleraFCPaused, 0.4), s(12, "n3", sampler.MetricGaleraRecvQueue, 900),
 		s(5, "n3", sampler.MetricGaleraRecvQueue, 5000), s(20, "n3", sampler.MetricGaleraFCPaused, 1),
 	}
-	f := RunFault{AtS: 10, FaultRecord: FaultRecord{Action: "x", Node: "n1", Took: 3, Outcome: "ok", Rows: 1000}}
+	f := schema.RunFault{AtS: 10, FaultRecord: schema.FaultRecord{Action: "x", Node: "n1", Took: 3, Outcome: "ok", Rows: 1000}}
 	d := faultDuring(f, samples, ivs)
 	if d.BeforeIntervals != 10 || d.DuringIntervals != 3 || d.TPSBefore != 100 || d.TPSDuring != 20 || d.P99BeforeMs != 11 || d.P99DuringMs != 213 {
 		t.Errorf("workload %+v, want 10 intervals before at 100 TPS p99 11, 3 during at 20 TPS p99 213", d)

@@ -22,57 +22,13 @@ import (
 )
 
 // FaultsFile is the cluster directory's log of injected faults, one JSON object per
-// line (FaultRecord), appended by `habench fault` and read by the runs on the cluster.
+// line (schema.FaultRecord), appended by `habench fault` and read by the runs on the cluster.
 const FaultsFile = "faults.jsonl"
 
-// FaultRecord is one injected fault.
-type FaultRecord struct {
-	// At is when the fault was injected (UTC); Took how long the action took, in seconds.
-	At   time.Time `json:"at"`
-	Took float64   `json:"took_s"`
-	// Action is a registered fault action (FaultActionNames: kill, stop, ...); Node the node it
-	// hit (the writer alias resolved); PID the server's process before the fault.
-	Action string `json:"action"`
-	Node   string `json:"node"`
-	PID    int    `json:"pid,omitempty"`
-	// Error is why the action failed ("" when it did not).
-	Error string `json:"error,omitempty"`
-	// Escalated, for stop and restart, says that the clean shutdown was not one: the
-	// server outlived SIGTERM's grace and was killed with SIGKILL, a crash
-	// (cluster.StopEscalatedError's text; "" when it shut down cleanly). The node went
-	// down (and a restart started it again): Error stays "".
-	Escalated string `json:"escalated,omitempty"`
-	// Outcome, for an action that runs a transaction of its own (large-transaction): "ok",
-	// or the server's refusal ("error 3100: ..."): the transaction's result, not a failure
-	// of the action (Error stays ""). Rows: the rows it changed.
-	Outcome string `json:"outcome,omitempty"`
-	Rows    int64  `json:"rows,omitempty"`
-	// Bytes, for rebuild: the size of the node's datadir after its state transfer (what it
-	// received), in bytes.
-	Bytes int64 `json:"bytes,omitempty"`
-	// Of names the action this record is a step of ("rolling-restart" for each node's
-	// restart and the switchover before the writer's; "" for a fault of its own). A run
-	// lists the steps, not the action that made them (faultsDuring).
-	Of string `json:"of,omitempty"`
-	// Detail is the action's one line of what happened ("" when it has nothing to add):
-	// e.g. a rebuild's donor and the times of its steps, a promote's old source.
-	Detail string `json:"detail,omitempty"`
-}
-
-// RunFault is a FaultRecord as a run saw it: AtS is the fault's time in seconds on
-// samples.csv's clock.
-type RunFault struct {
-	AtS float64 `json:"at_s"`
-	// Scheduled: the run's own fault schedule (a scenario's faults:) injected it, not
-	// another command (`habench fault`).
-	Scheduled bool `json:"scheduled,omitempty"`
-	FaultRecord
-}
-
 // markScheduled sets Scheduled on the faults that are among the run's own records.
-func markScheduled(faults []RunFault, own []FaultRecord) []RunFault {
+func markScheduled(faults []schema.RunFault, own []schema.FaultRecord) []schema.RunFault {
 	for i, f := range faults {
-		faults[i].Scheduled = slices.ContainsFunc(own, func(r FaultRecord) bool {
+		faults[i].Scheduled = slices.ContainsFunc(own, func(r schema.FaultRecord) bool {
 			if f.Of != "" { // a step of a scheduled action: made while it ran
 				end := r.At.Add(time.Duration(r.Took * float64(time.Second)))
 				return r.Action == f.Of && !f.At.Before(r.At) && !f.At.After(end)
@@ -84,7 +40,7 @@ func markScheduled(faults []RunFault, own []FaultRecord) []RunFault {
 }
 
 // AppendFault appends r to the cluster's faults log.
-func AppendFault(c *cluster.Cluster, r FaultRecord) error {
+func AppendFault(c *cluster.Cluster, r schema.FaultRecord) error {
 	if c.Dir() == "" {
 		return nil
 	}
@@ -103,7 +59,7 @@ func AppendFault(c *cluster.Cluster, r FaultRecord) error {
 // faultsDuring returns the faults of cluster c injected between from and to, with their
 // times on the clock that starts at epoch. A missing log is no faults; unreadable lines
 // are skipped.
-func faultsDuring(c *cluster.Cluster, epoch, from, to time.Time) []RunFault {
+func faultsDuring(c *cluster.Cluster, epoch, from, to time.Time) []schema.RunFault {
 	if c == nil || c.Dir() == "" {
 		return nil
 	}
@@ -112,25 +68,25 @@ func faultsDuring(c *cluster.Cluster, epoch, from, to time.Time) []RunFault {
 		return nil
 	}
 	defer f.Close()
-	var out []RunFault
+	var out []schema.RunFault
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var r FaultRecord
+		var r schema.FaultRecord
 		if json.Unmarshal(sc.Bytes(), &r) != nil || r.At.Before(from) || r.At.After(to) {
 			continue
 		}
 		if a := FaultActionOf(r.Action); a != nil && a.Steps {
-			continue // its steps (FaultRecord.Of) are listed instead
+			continue // its steps (schema.FaultRecord.Of) are listed instead
 		}
-		out = append(out, RunFault{AtS: r.At.Sub(epoch).Seconds(), FaultRecord: r})
+		out = append(out, schema.RunFault{AtS: r.At.Sub(epoch).Seconds(), FaultRecord: r})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].AtS < out[j].AtS })
 	return out
 }
 
 // faultWarning is the run's WARNING for faults injected during it ("" when none): those
-// of its own schedule (RunFault.Scheduled) and those of another command (habench fault).
-func faultWarning(faults []RunFault) string {
+// of its own schedule (schema.RunFault.Scheduled) and those of another command (habench fault).
+func faultWarning(faults []schema.RunFault) string {
 	if len(faults) == 0 {
 		return ""
 	}
@@ -161,7 +117,7 @@ func faultWarning(faults []RunFault) string {
 
 // escalationWarnings are the run's warnings for clean stops that took SIGKILL, one per
 // fault: what the run measured after it is a crash of the node, not a clean stop.
-func escalationWarnings(faults []RunFault) []string {
+func escalationWarnings(faults []schema.RunFault) []string {
 	var out []string
 	for _, f := range faults {
 		if f.Escalated != "" {
@@ -174,7 +130,7 @@ func escalationWarnings(faults []RunFault) []string {
 // faultedDown returns the nodes that a kill or stop among faults left down (an action
 // whose FaultAction.Leaves is NodeDown, with no later NodeUp action on the same node:
 // start, restart).
-func faultedDown(faults []RunFault) map[string]bool {
+func faultedDown(faults []schema.RunFault) map[string]bool {
 	down := map[string]bool{}
 	for _, f := range faults {
 		if f.Error != "" {
@@ -192,7 +148,7 @@ func faultedDown(faults []RunFault) map[string]bool {
 
 // downBy says which of faults left node down ("fault kill at 3.0 s", on samples.csv's
 // clock), "" when none did (none, or a later start or restart).
-func downBy(faults []RunFault, node string) string {
+func downBy(faults []schema.RunFault, node string) string {
 	if f := downFault(faults, node); f != nil {
 		return fmt.Sprintf("fault %s at %.1f s", f.Action, f.AtS)
 	}
@@ -201,8 +157,8 @@ func downBy(faults []RunFault, node string) string {
 
 // downFault is the kill or stop (FaultAction.Leaves NodeDown) among faults that left
 // node down (nil: none did).
-func downFault(faults []RunFault, node string) *RunFault {
-	var last *RunFault
+func downFault(faults []schema.RunFault, node string) *schema.RunFault {
+	var last *schema.RunFault
 	for i, f := range faults {
 		if f.Error != "" || f.Node != node {
 			continue
@@ -335,7 +291,7 @@ func intervalRecovery(atS float64, ivs []FaultInterval, norm intervalNorm, count
 // Galera node's death stalls the others). An outage belongs to a fault when it was
 // open at the fault or began within 10 s after it; taken in fault order, the window
 // of a kill is not also the promote's or the heal's that ended it.
-func outageOwners(faults []RunFault, outages []schema.OutageSummary) map[int]int {
+func outageOwners(faults []schema.RunFault, outages []schema.OutageSummary) map[int]int {
 	own, taken := map[int]int{}, map[int]bool{}
 	for pass := 0; pass < 2; pass++ {
 		for i, f := range faults {
@@ -359,7 +315,7 @@ func outageOwners(faults []RunFault, outages []schema.OutageSummary) map[int]int
 // otherOutages gives each fault with an outage of its own (owners) the nodes of the
 // outages no fault owns that began within 10 s after it (the first such fault in order),
 // each node once per fault: the nodes its fault stalled besides its own.
-func otherOutages(faults []RunFault, outages []schema.OutageSummary, owners map[int]int) map[int][]string {
+func otherOutages(faults []schema.RunFault, outages []schema.OutageSummary, owners map[int]int) map[int][]string {
 	owned := map[int]bool{}
 	for _, j := range owners {
 		owned[j] = true
@@ -386,7 +342,7 @@ func otherOutages(faults []RunFault, outages []schema.OutageSummary, owners map[
 
 // outageAfter is the time from fault f to the start of outage o, ok when o was open at
 // f or began within 10 s after it.
-func outageAfter(f RunFault, o schema.OutageSummary) (float64, bool) {
+func outageAfter(f schema.RunFault, o schema.OutageSummary) (float64, bool) {
 	started, err := time.Parse("2006-01-02T15:04:05.000Z07:00", o.StartedAt)
 	if err != nil {
 		return 0, false
@@ -402,7 +358,7 @@ func outageAfter(f RunFault, o schema.OutageSummary) (float64, bool) {
 // clock, see FaultInterval), its outages and lag samples. Each outage and each disturbed
 // interval's failed attempts are counted for one fault only (outageOwners,
 // intervalRecovery).
-func faultSummaries(faults []RunFault, outages []schema.OutageSummary, samples []sampler.Sample, ivs []FaultInterval) []schema.FaultSummary {
+func faultSummaries(faults []schema.RunFault, outages []schema.OutageSummary, samples []sampler.Sample, ivs []FaultInterval) []schema.FaultSummary {
 	var out []schema.FaultSummary
 	var norm intervalNorm
 	if len(faults) > 0 {
@@ -447,7 +403,7 @@ func faultSummaries(faults []RunFault, outages []schema.OutageSummary, samples [
 // promoted), so a sample from before a restart's stop does not count; CaughtUpAfterDown
 // (kill, stop) only when the node came back without a fault of its own (node_up 0, then
 // a lag sample).
-func caughtUp(faults []RunFault, i int, samples []sampler.Sample) *float64 {
+func caughtUp(faults []schema.RunFault, i int, samples []sampler.Sample) *float64 {
 	f := faults[i]
 	from, needDown := f.AtS, false
 	a := FaultActionOf(f.Action)

@@ -12,18 +12,19 @@ import (
 
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/schema"
 )
 
 // durabilityFailoverRun reads testdata/durability-failover-async: intervals.csv, samples.csv
 // and manifest.json's faults and intervals_offset_s of a real async run of
 // scenarios/durability-failover.yaml (n1 killed at 3.03 s, n2 promoted at 3.54 s, the
 // workers following the writer: reconnected within a second, so no outage >= 1 s).
-func durabilityFailoverRun(t *testing.T) ([]RunFault, []sampler.Sample, []FaultInterval) {
+func durabilityFailoverRun(t *testing.T) ([]schema.RunFault, []sampler.Sample, []FaultInterval) {
 	t.Helper()
 	dir := filepath.Join("testdata", "durability-failover-async")
 	var man struct {
-		Offset float64    `json:"intervals_offset_s"`
-		Faults []RunFault `json:"faults"`
+		Offset float64           `json:"intervals_offset_s"`
+		Faults []schema.RunFault `json:"faults"`
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "manifest-faults.json"))
 	if err != nil {
@@ -109,12 +110,12 @@ func TestFaultRecoveryUndisturbed(t *testing.T) {
 		{EndS: 3, LengthS: 1, TPS: 90, Transactions: 90, Errors: 1}, // routine errors: as before
 		{EndS: 4, LengthS: 1, TPS: 100, Transactions: 100},
 	}
-	fs := faultSummaries([]RunFault{{AtS: 2.5, FaultRecord: FaultRecord{Action: "restart", Node: "n3"}}}, nil, nil, ivs)
+	fs := faultSummaries([]schema.RunFault{{AtS: 2.5, FaultRecord: schema.FaultRecord{Action: "restart", Node: "n3"}}}, nil, nil, ivs)
 	if r := fs[0].RecoveryS; r == nil || *r != 0 || fs[0].Errors != 0 {
 		t.Errorf("undisturbed: %+v", fs[0])
 	}
 	ivs[3].TPS, ivs[3].Transactions = 10, 10
-	fs = faultSummaries([]RunFault{{AtS: 2.5, FaultRecord: FaultRecord{Action: "kill", Node: "n1"}}}, nil, nil, ivs)
+	fs = faultSummaries([]schema.RunFault{{AtS: 2.5, FaultRecord: schema.FaultRecord{Action: "kill", Node: "n1"}}}, nil, nil, ivs)
 	if fs[0].RecoveryS != nil {
 		t.Errorf("disturbed to the end: recovery %v, want nil", *fs[0].RecoveryS)
 	}

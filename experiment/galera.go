@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -69,7 +70,7 @@ func ParseServerProviderOptions(s string) map[string]string {
 
 // idSpaceNote is the manifest's note when a node steps auto-increment values (Galera sets
 // auto_increment_increment to the cluster size): "" when every increment is 1.
-func idSpaceNote(nodes []NodeInfo, tableSize int) string {
+func idSpaceNote(nodes []schema.NodeInfo, tableSize int) string {
 	for _, n := range nodes {
 		if inc, _ := strconv.Atoi(n.Variables["auto_increment_increment"]); inc > 1 {
 			return fmt.Sprintf("auto_increment_increment is %d on %s: habench prepare writes explicit ids 1..%d, so the id space is dense and every statement addresses an existing row (sysbench itself needs --auto_inc=off here)",

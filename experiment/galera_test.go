@@ -69,13 +69,13 @@ func TestGalera(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer wl.Cleanup(ctx, tg, o, nil)
-		run := func(label string) (*experiment.Outcome, experiment.Manifest) {
+		run := func(label string) (*experiment.Outcome, schema.Manifest) {
 			b := &experiment.Bench{Workload: wl, Options: o, Target: tg, Cluster: c, ResultsDir: t.TempDir(), Label: label}
 			out, err := b.Run(ctx)
 			if err != nil {
 				t.Fatalf("%s: %v", label, err)
 			}
-			var m experiment.Manifest
+			var m schema.Manifest
 			mb, _ := os.ReadFile(filepath.Join(out.Dir, "manifest.json"))
 			if err := json.Unmarshal(mb, &m); err != nil {
 				t.Fatal(err)
@@ -88,7 +88,7 @@ func TestGalera(t *testing.T) {
 
 		// The settings in effect were read back from the servers.
 		for _, c := range []struct {
-			m             experiment.Manifest
+			m             schema.Manifest
 			limit, thread string
 		}{{tm, "1", "1"}, {gm, "10000", "4"}} {
 			for _, n := range c.m.Nodes {

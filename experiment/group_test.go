@@ -39,7 +39,7 @@ func TestGroupSummaryFromSamples(t *testing.T) {
 	if summarize(t, nodes[2:], ss).Group != nil {
 		t.Error("summary for a node without group samples")
 	}
-	r := Report(&Manifest{}, &schema.Summary{Group: gs})
+	r := Report(&schema.Manifest{}, &schema.Summary{Group: gs})
 	for _, want := range []string{"| n1 | ONLINE | PRIMARY | 0 |", "| 16 | 0.800 | n/a |", "| n2 | ONLINE | SECONDARY | 2 | 0 | 50 |"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("report lacks %q:\n%s", want, r)

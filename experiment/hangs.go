@@ -109,9 +109,9 @@ func (w *writerWatch) changes() []writerSeen {
 // the workers' first commit there, from moves; nil when they did not commit there). A
 // change is the earliest fault's since the previous change (a heal after a partition does
 // not take the partition's election), except that a step of a rolling restart that
-// switched the writes to the new writer (FaultRecord.Of, a promote of that node) takes it
+// switched the writes to the new writer (schema.FaultRecord.Of, a promote of that node) takes it
 // from the restarts before it.
-func setFailover(fs []schema.FaultSummary, faults []RunFault, seen []writerSeen, moves []workload.WriterMove) {
+func setFailover(fs []schema.FaultSummary, faults []schema.RunFault, seen []writerSeen, moves []workload.WriterMove) {
 	for k := 1; k < len(seen); k++ {
 		ch := seen[k]
 		i := -1

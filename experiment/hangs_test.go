@@ -15,8 +15,8 @@ import (
 func TestSetFailover(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	faults := []RunFault{{AtS: 10, FaultRecord: FaultRecord{At: at(10), Action: "partition", Node: "n1"}},
-		{AtS: 30, FaultRecord: FaultRecord{At: at(30), Action: "heal", Node: "n1"}}}
+	faults := []schema.RunFault{{AtS: 10, FaultRecord: schema.FaultRecord{At: at(10), Action: "partition", Node: "n1"}},
+		{AtS: 30, FaultRecord: schema.FaultRecord{At: at(30), Action: "heal", Node: "n1"}}}
 	fs := []schema.FaultSummary{{AtS: 10}, {AtS: 30}}
 	seen := []writerSeen{{At: at(0.5), Node: "n1"}, {At: at(32), Node: "n3"}}
 	moves := []workload.WriterMove{{From: "n1", To: "n3", At: at(33), FirstCommit: at(33.5), Workers: 4, Abandoned: 4}}
@@ -63,11 +63,11 @@ func TestLowerBoundsNote(t *testing.T) {
 		len(s.WriterMoves) != 1 || s.WriterMoves[0].AtS != 40 || *s.WriterMoves[0].FirstCommitS != 41 {
 		t.Fatalf("summary %+v %+v", s, s.WriterMoves)
 	}
-	note := Report(&Manifest{}, s)
+	note := Report(&schema.Manifest{}, s)
 	if !strings.Contains(note, "include lower bounds:** 4 transactions never completed (3 abandoned") || !strings.Contains(note, "32.00 s on n1 from 9.68 s") {
 		t.Errorf("note %q", note)
 	}
-	if strings.Contains(Report(&Manifest{}, &schema.Summary{}), "lower bounds") {
+	if strings.Contains(Report(&schema.Manifest{}, &schema.Summary{}), "lower bounds") {
 		t.Error("a note without waits")
 	}
 }

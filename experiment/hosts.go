@@ -85,7 +85,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // hostServers fills each remote host's Server: what the hosts provider recorded for the
 // host of its first node (cluster.HostsState.Servers), else the distinct versions its
 // nodes report (infos, the manifest's nodes).
-func hostServers(c *cluster.Cluster, hosts []schema.HostInfo, nodes []sampler.Node, infos []NodeInfo) {
+func hostServers(c *cluster.Cluster, hosts []schema.HostInfo, nodes []sampler.Node, infos []schema.NodeInfo) {
 	remote := map[string]bool{}
 	for _, n := range nodes {
 		if remoteHost(n.Host) {

@@ -21,6 +21,7 @@ import (
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 )
@@ -150,7 +151,7 @@ func TestHostCPUSaturationIsReported(t *testing.T) {
 	if !h.CPUSaturated || *h.CPUBusyMean < 0.9 {
 		t.Errorf("busy loops on every CPU: host not CPU-saturated: %+v", h)
 	}
-	var man experiment.Manifest
+	var man schema.Manifest
 	json.Unmarshal(mustReadFile(t, filepath.Join(hot.Dir, "manifest.json")), &man)
 	const warn = "host local (nodes n1, n2) was CPU-saturated"
 	if !strings.Contains(hotOut, "WARNING: "+warn) {
@@ -258,7 +259,7 @@ func checkHosts(t *testing.T, c *cluster.Cluster, o *experiment.Outcome) {
 			netRx = max(netRx, v)
 		}
 	}
-	var man0 experiment.Manifest
+	var man0 schema.Manifest
 	json.Unmarshal(mustReadFile(t, filepath.Join(o.Dir, "manifest.json")), &man0)
 	t.Logf("%s: %d ticks with host samples, %d in the measured part (from %.2fs, %.1fs long)", filepath.Base(o.Dir), len(perTick), h.Samples, man0.IntervalsOffsetS, o.Summary.TimeS)
 	for tick, n := range perTick {
@@ -269,7 +270,7 @@ func checkHosts(t *testing.T, c *cluster.Cluster, o *experiment.Outcome) {
 	if c.Network == cluster.NetNamespaces && netRx <= 0 {
 		t.Errorf("n1 received no bytes in its namespace (net_rx_bytes_ps max %v)", netRx)
 	}
-	var man experiment.Manifest
+	var man schema.Manifest
 	json.Unmarshal(mustReadFile(t, filepath.Join(o.Dir, "manifest.json")), &man)
 	if len(man.Hosts) != 1 || man.Hosts[0].Name != "local" || !strings.Contains(strings.Join(man.Samplers, ","), "host") {
 		t.Errorf("manifest hosts %+v samplers %v", man.Hosts, man.Samplers)
@@ -330,7 +331,7 @@ func TestHostMetricsFollowRestartedServer(t *testing.T) {
 	if newPID == oldPID {
 		t.Fatalf("n2 kept pid %d", oldPID)
 	}
-	var man experiment.Manifest
+	var man schema.Manifest
 	json.Unmarshal(mustReadFile(t, filepath.Join(out.Dir, "manifest.json")), &man)
 	offset := man.SamplesStarted.Sub(started).Seconds() // samples clock = wall - offset
 	f, _ := os.Open(filepath.Join(out.Dir, "samples.csv"))

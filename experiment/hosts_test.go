@@ -52,7 +52,7 @@ func TestHostSummaryWindowAndSaturation(t *testing.T) {
 	if len(w) != 1 || !strings.Contains(w[0], "host local (nodes n1, n2, n3) was CPU-saturated") || !strings.Contains(w[0], "83% of the 6 measured seconds") {
 		t.Errorf("warnings %q", w)
 	}
-	if md := Report(&Manifest{}, &schema.Summary{Hosts: hs}); !strings.Contains(md, "| local | n1, n2, n3 | 2 | 88% | 95% |") || !strings.Contains(md, "**yes**") {
+	if md := Report(&schema.Manifest{}, &schema.Summary{Hosts: hs}); !strings.Contains(md, "| local | n1, n2, n3 | 2 | 88% | 95% |") || !strings.Contains(md, "**yes**") {
 		t.Errorf("report.md section:\n%s", md)
 	}
 	// The whole run (quiet warmup and catch-up included) is not saturated: 5 of 10.
@@ -61,11 +61,11 @@ func TestHostSummaryWindowAndSaturation(t *testing.T) {
 	}
 	// Quiet: no warning, "no" in the table; no samples: n/a, never 0%.
 	quiet := hostSummary(hosts, ss, 8*time.Second, 10*time.Second)
-	if quiet[0].CPUSaturated || len(cpuSaturationWarnings(quiet)) != 0 || !strings.Contains(Report(&Manifest{}, &schema.Summary{Hosts: quiet}), "| no |") {
+	if quiet[0].CPUSaturated || len(cpuSaturationWarnings(quiet)) != 0 || !strings.Contains(Report(&schema.Manifest{}, &schema.Summary{Hosts: quiet}), "| no |") {
 		t.Errorf("quiet: %+v", quiet[0])
 	}
 	none := hostSummary(hosts, nil, 0, 0)
-	if none[0].CPUBusyMean != nil || none[0].CPUSaturated || !strings.Contains(Report(&Manifest{}, &schema.Summary{Hosts: none}), "n/a") {
+	if none[0].CPUBusyMean != nil || none[0].CPUSaturated || !strings.Contains(Report(&schema.Manifest{}, &schema.Summary{Hosts: none}), "n/a") {
 		t.Errorf("no samples: %+v", none[0])
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -28,7 +29,7 @@ type Injector struct {
 }
 
 // Inject runs action on node of c without parameters (InjectArgs).
-func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node string) (FaultRecord, string, error) {
+func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node string) (schema.FaultRecord, string, error) {
 	return in.InjectArgs(ctx, c, action, node, nil)
 }
 
@@ -45,24 +46,24 @@ func (in *Injector) Inject(ctx context.Context, c *cluster.Cluster, action, node
 // callers must warn. Errors: *topology.FieldError for bad input (unknown action, node or
 // parameter, an action the kind, the network or the provider cannot do), else the
 // action's failure.
-func (in *Injector) InjectArgs(ctx context.Context, c *cluster.Cluster, action, node string, args scenario.FaultArgs) (FaultRecord, string, error) {
+func (in *Injector) InjectArgs(ctx context.Context, c *cluster.Cluster, action, node string, args scenario.FaultArgs) (schema.FaultRecord, string, error) {
 	spec, err := scenario.LookupFault("action", action)
 	if err != nil {
-		return FaultRecord{}, "", err
+		return schema.FaultRecord{}, "", err
 	}
 	a := faultActions[spec.Name]
 	if a == nil {
-		return FaultRecord{}, "", fmt.Errorf("fault action %s: its spec is registered but nothing injects it (register it with RegisterFaultAction)", action)
+		return schema.FaultRecord{}, "", fmt.Errorf("fault action %s: its spec is registered but nothing injects it (register it with RegisterFaultAction)", action)
 	}
 	if _, err := scenario.CheckFaultArgs(spec, args, func(k string) string { return k }); err != nil {
-		return FaultRecord{}, "", err
+		return schema.FaultRecord{}, "", err
 	}
 	if !c.Deployed() && !a.Existing {
-		return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "on an existing cluster habench can " + scenario.AndList(scenario.ExistingActions()) + " servers (with the ssh: section's commands); partition with netem apply --partition"}
+		return schema.FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: "on an existing cluster habench can " + scenario.AndList(scenario.ExistingActions()) + " servers (with the ssh: section's commands); partition with netem apply --partition"}
 	}
 	if a.Check != nil && c.Deployed() {
 		if why := a.Check(c.Spec, c.Network); why != "" {
-			return FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: why}
+			return schema.FaultRecord{}, "", &topology.FieldError{Field: "action", Value: action, Reason: why}
 		}
 	}
 	if site := c.Spec.Sites.Site(node); site != nil {
@@ -73,20 +74,20 @@ func (in *Injector) InjectArgs(ctx context.Context, c *cluster.Cluster, action, 
 		n, err = m, nil // an aux member (an arbitrator): no writer to resolve
 		for _, x := range c.Spec.AuxNodes() {
 			if why := scenario.AuxRefusal(spec, c.Spec.Name, x); x.Name == m.Name && why != "" {
-				return FaultRecord{}, "", &topology.FieldError{Field: "node", Value: node, Reason: why}
+				return schema.FaultRecord{}, "", &topology.FieldError{Field: "node", Value: node, Reason: why}
 			}
 		}
 	}
 	if err != nil {
-		return FaultRecord{}, "", err
+		return schema.FaultRecord{}, "", err
 	}
 	for _, op := range a.Ops {
 		if err := c.Refuse(op, string(op)+" "+n.Name); err != nil {
-			return FaultRecord{}, "", err
+			return schema.FaultRecord{}, "", err
 		}
 	}
 	at := time.Now()
-	rec := FaultRecord{At: at.UTC(), Action: action, Node: n.Name, PID: n.PID}
+	rec := schema.FaultRecord{At: at.UTC(), Action: action, Node: n.Name, PID: n.PID}
 	detail, err := a.Inject(ctx, in, c, n, args, &rec)
 	rec.Took = time.Since(at).Seconds()
 	return logFault(c, rec, detail, err)
@@ -94,7 +95,7 @@ func (in *Injector) InjectArgs(ctx context.Context, c *cluster.Cluster, action, 
 
 // logFault appends rec (with err's text) to c's faults log and returns it with detail and
 // err; bad input (*topology.FieldError) is returned without logging: nothing happened.
-func logFault(c *cluster.Cluster, rec FaultRecord, detail string, err error) (FaultRecord, string, error) {
+func logFault(c *cluster.Cluster, rec schema.FaultRecord, detail string, err error) (schema.FaultRecord, string, error) {
 	var fe *topology.FieldError
 	if err != nil && errors.As(err, &fe) {
 		return rec, "", err
@@ -139,7 +140,7 @@ func (in *Injector) start(ctx context.Context, c *cluster.Cluster, n *cluster.No
 
 // escalated records in rec a stop that took SIGKILL (cluster.StopEscalatedError) and
 // returns nil for it: the node is down, as a stop leaves it. Other errors pass through.
-func escalated(rec *FaultRecord, err error) error {
+func escalated(rec *schema.FaultRecord, err error) error {
 	var se *cluster.StopEscalatedError
 	if errors.As(err, &se) {
 		rec.Escalated = se.Error()
@@ -151,16 +152,16 @@ func escalated(rec *FaultRecord, err error) error {
 // injectSite runs action a on a whole site (a.InjectSite: a partition that cuts the
 // site's members off from every other member, links inside the site and among the others
 // untouched, or its removal). An action without InjectSite on a site is bad input.
-func (in *Injector) injectSite(ctx context.Context, c *cluster.Cluster, a *FaultAction, site string) (FaultRecord, string, error) {
+func (in *Injector) injectSite(ctx context.Context, c *cluster.Cluster, a *FaultAction, site string) (schema.FaultRecord, string, error) {
 	if a.InjectSite == nil {
-		return FaultRecord{}, "", &topology.FieldError{Field: "node", Value: site, Reason: "a site can be " + scenario.AndList(scenario.SiteActions()) + "; " + a.Name + " needs a node"}
+		return schema.FaultRecord{}, "", &topology.FieldError{Field: "node", Value: site, Reason: "a site can be " + scenario.AndList(scenario.SiteActions()) + "; " + a.Name + " needs a node"}
 	}
 	groups, err := c.Spec.Sites.CutOff(site)
 	if err != nil {
-		return FaultRecord{}, "", err
+		return schema.FaultRecord{}, "", err
 	}
 	at := time.Now()
-	rec := FaultRecord{At: at.UTC(), Action: a.Name, Node: site}
+	rec := schema.FaultRecord{At: at.UTC(), Action: a.Name, Node: site}
 	err = a.InjectSite(ctx, in, c, site, groups)
 	rec.Took = time.Since(at).Seconds()
 	st := c.Spec.Sites.Site(site)
@@ -204,14 +205,14 @@ func (in *Injector) applyPartition(ctx context.Context, c *cluster.Cluster, node
 var faultGrace = 2 * time.Minute
 
 // injectFunc injects one fault (Injector.InjectArgs on the run's cluster, without its detail).
-type injectFunc func(ctx context.Context, ev scenario.FaultEvent) (FaultRecord, error)
+type injectFunc func(ctx context.Context, ev scenario.FaultEvent) (schema.FaultRecord, error)
 
 // faultSchedule is what scheduleFaults did: the records of the faults it injected (also
 // failed ones; the run records the faults from the cluster's log and marks these as its
 // own) and its WARNINGs (failed actions, an action the end of the workload caught in
 // progress, events never injected).
 type faultSchedule struct {
-	Done     []FaultRecord
+	Done     []schema.FaultRecord
 	Warnings []string
 }
 
@@ -280,7 +281,7 @@ func waitUntil(ctx context.Context, ended <-chan struct{}, at time.Time) bool {
 // injected is one injectBounded: the fault's record and error, how long it ran after the
 // end of the workload (0: it finished before) and whether faultGrace cut it off.
 type injected struct {
-	rec    FaultRecord
+	rec    schema.FaultRecord
 	err    error
 	waited time.Duration
 	cut    bool

@@ -69,11 +69,11 @@ workload: {test: oltp_read_write}
 func TestReportKnobs(t *testing.T) {
 	r0, r1 := "0", "134217728"
 	yes := true
-	m := &Manifest{Habench: map[string]string{"version": "t"}, Workload: map[string]any{"name": "oltp_read_write"},
+	m := &schema.Manifest{Habench: map[string]string{"version": "t"}, Workload: schema.ManifestWorkload{Name: "oltp_read_write"},
 		Topology: &topology.Spec{Name: "e", Kind: topology.Async, Nodes: 2, Flavor: topology.MariaDB, Provider: topology.ProviderExisting},
-		Knobs: &knob.Report{Requested: []string{"sync_binlog=5", "innodb_buffer_pool_size=200000000"}, Restored: &yes, Nodes: []knob.NodeValue{
-			{Node: "n1", Knob: "sync_binlog", Variable: "sync_binlog", Method: knob.MethodSetGlobal, Requested: "5", Before: "0", Effective: "5", Matches: true, Restored: &r0},
-			{Node: "n1", Knob: "innodb_buffer_pool_size", Variable: "innodb_buffer_pool_size", Method: knob.MethodSetGlobal, Requested: "200000000", Before: "134217728", Effective: "199229440", Restored: &r1},
+		Knobs: &schema.Knobs{Requested: []string{"sync_binlog=5", "innodb_buffer_pool_size=200000000"}, Restored: &yes, Nodes: []schema.KnobValue{
+			{Node: "n1", Knob: "sync_binlog", Variable: "sync_binlog", Method: string(knob.MethodSetGlobal), Requested: "5", Before: "0", Effective: "5", Matches: true, Restored: &r0},
+			{Node: "n1", Knob: "innodb_buffer_pool_size", Variable: "innodb_buffer_pool_size", Method: string(knob.MethodSetGlobal), Requested: "200000000", Before: "134217728", Effective: "199229440", Restored: &r1},
 		}}}
 	r := Report(m, &schema.Summary{})
 	for _, w := range []string{"## Knobs", "`sync_binlog=5 innodb_buffer_pool_size=200000000`", "Restored after the run",

@@ -69,7 +69,7 @@ func TestLagUnknownWhileUnreadable(t *testing.T) {
 	if n := by["n1"]; n.LagUnknownS != 0 {
 		t.Errorf("n1 measured all along: unknown %v s", n.LagUnknownS)
 	}
-	md := Report(&Manifest{Habench: map[string]string{"version": "t"}, Workload: map[string]any{"name": "oltp_read_write"}}, s)
+	md := Report(&schema.Manifest{Habench: map[string]string{"version": "t"}, Workload: schema.ManifestWorkload{Name: "oltp_read_write"}}, s)
 	for _, w := range []string{"| n2 | node |  | ≥ 9.500 (unknown for 9 s) |", "| n3 | node |  | ≥ 0.020 (unknown for 9 s) |", "| n1 | node |  | 0.000 |"} {
 		if !strings.Contains(md, w) {
 			t.Errorf("node table lacks %q:\n%s", w, md)
@@ -97,10 +97,10 @@ func TestLagTablesAgree(t *testing.T) {
 	b := &Bench{Workload: wl, Options: workload.DefaultOptions()}
 	samples := partitionSamples()
 	s := b.summary(nil, nil, galeraNodes(), samples, nil)
-	s.Faults = faultSummaries([]RunFault{{AtS: 5.5, FaultRecord: FaultRecord{Action: "partition", Node: "n3"}}}, nil, samples, nil)
+	s.Faults = faultSummaries([]schema.RunFault{{AtS: 5.5, FaultRecord: schema.FaultRecord{Action: "partition", Node: "n3"}}}, nil, samples, nil)
 	const both = "n2 unknown for 9 s, n3 unknown for 9 s"
 
-	nodeTable := Report(&Manifest{Habench: map[string]string{"version": "t"}, Workload: map[string]any{"name": "oltp_read_write"}}, s)
+	nodeTable := Report(&schema.Manifest{Habench: map[string]string{"version": "t"}, Workload: schema.ManifestWorkload{Name: "oltp_read_write"}}, s)
 	faults := report.FaultTable(s.Faults)
 	var rec schema.CellRecord
 	fillRecord(&rec, s)

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/habench/habench/links"
+	"github.com/habench/habench/schema"
 )
 
 // faultLinkSlack is how far a link change may lie outside its fault's action (At to
@@ -15,10 +15,10 @@ const faultLinkSlack = time.Second
 // byOthers returns changes without those a partition (applied) or heal (cleared) among
 // faults made while it ran: the run's own scenario faults and `habench fault`'s are in
 // the manifest's faults and their warning, never links changed "from another command".
-func byOthers(changes []links.Change, faults []RunFault) []links.Change {
-	var out []links.Change
+func byOthers(changes []schema.LinkChange, faults []schema.RunFault) []schema.LinkChange {
+	var out []schema.LinkChange
 	for _, c := range changes {
-		if !slices.ContainsFunc(faults, func(f RunFault) bool { return madeBy(c, f) }) {
+		if !slices.ContainsFunc(faults, func(f schema.RunFault) bool { return madeBy(c, f) }) {
 			out = append(out, c)
 		}
 	}
@@ -27,7 +27,7 @@ func byOthers(changes []links.Change, faults []RunFault) []links.Change {
 
 // madeBy: link change c is fault f's (its FaultAction.LinkEvent, e.g. a partition
 // applied or a heal cleared, while f ran).
-func madeBy(c links.Change, f RunFault) bool {
+func madeBy(c schema.LinkChange, f schema.RunFault) bool {
 	event := ""
 	if a := FaultActionOf(f.Action); a != nil {
 		event = a.LinkEvent

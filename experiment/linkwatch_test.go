@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/habench/habench/links"
+	"github.com/habench/habench/schema"
 )
 
 // TestLinkWatchRunOwnPartition: the standing record a scenario's partition fault applied
@@ -13,11 +14,11 @@ import (
 // links changed "from another command"; a `habench netem apply` of its own during the same
 // run still is.
 func TestLinkWatchRunOwnPartition(t *testing.T) {
-	faults := []RunFault{
-		{AtS: 10.20, FaultRecord: FaultRecord{Action: "partition", Node: "n3", Took: 0.35}},
-		{AtS: 20.10, FaultRecord: FaultRecord{Action: "heal", Node: "n3", Took: 0.05}},
+	faults := []schema.RunFault{
+		{AtS: 10.20, FaultRecord: schema.FaultRecord{Action: "partition", Node: "n3", Took: 0.35}},
+		{AtS: 20.10, FaultRecord: schema.FaultRecord{Action: "heal", Node: "n3", Took: 0.05}},
 	}
-	own := []links.Change{
+	own := []schema.LinkChange{
 		{AtS: 10.48, Event: "applied", Request: "--partition n3", Backend: "userspace"},
 		{AtS: 20.31, Event: "cleared", Request: "--partition n3", Backend: "userspace"},
 	}
@@ -27,7 +28,7 @@ func TestLinkWatchRunOwnPartition(t *testing.T) {
 	if w := links.ChangeWarning(byOthers(own, faults)); w != "" {
 		t.Errorf("warning for the run's own partition: %s", w)
 	}
-	other := links.Change{AtS: 30.0, Event: "applied", Request: "--delay 5ms", Backend: "kernel"}
+	other := schema.LinkChange{AtS: 30.0, Event: "applied", Request: "--delay 5ms", Backend: "kernel"}
 	got := byOthers(append(own, other), faults)
 	if len(got) != 1 || got[0] != other {
 		t.Errorf("link changes %+v, want only the other command's %+v", got, other)
@@ -46,12 +47,12 @@ func TestLinkWatchRunOwnPartition(t *testing.T) {
 // another command during the run still is.
 func TestFaultWarningOwnSchedule(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
-	faults := []RunFault{
-		{AtS: 10, FaultRecord: FaultRecord{At: at, Action: "partition", Node: "n3"}},
-		{AtS: 12, FaultRecord: FaultRecord{At: at.Add(2 * time.Second), Action: "kill", Node: "n2"}},
-		{AtS: 20, FaultRecord: FaultRecord{At: at.Add(10 * time.Second), Action: "heal", Node: "n3"}},
+	faults := []schema.RunFault{
+		{AtS: 10, FaultRecord: schema.FaultRecord{At: at, Action: "partition", Node: "n3"}},
+		{AtS: 12, FaultRecord: schema.FaultRecord{At: at.Add(2 * time.Second), Action: "kill", Node: "n2"}},
+		{AtS: 20, FaultRecord: schema.FaultRecord{At: at.Add(10 * time.Second), Action: "heal", Node: "n3"}},
 	}
-	own := []FaultRecord{faults[0].FaultRecord, faults[2].FaultRecord}
+	own := []schema.FaultRecord{faults[0].FaultRecord, faults[2].FaultRecord}
 	w := faultWarning(markScheduled(faults, own))
 	want := "the scenario's faults were injected during the run: partition n3 at 10.0s, heal n3 at 20.0s; " +
 		"and faults were injected during the run (habench fault): kill n2 at 12.0s; its numbers include them (samples.csv's clock)"

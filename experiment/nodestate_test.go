@@ -137,7 +137,7 @@ func TestNodeStatesMinorityPrimary(t *testing.T) {
 	if gs[0].LastState != 5 || gs[0].LastRole != 0 || gs[1].LastRole != 1 {
 		t.Errorf("group summary %+v, want n1 not in the group (5), n3 PRIMARY", gs)
 	}
-	if md := Report(&Manifest{}, &schema.Summary{Group: gs}); !strings.Contains(md, "| n1 | not in the group | - |") || !strings.Contains(md, "| n3 | ONLINE | PRIMARY |") {
+	if md := Report(&schema.Manifest{}, &schema.Summary{Group: gs}); !strings.Contains(md, "| n1 | not in the group | - |") || !strings.Contains(md, "| n3 | ONLINE | PRIMARY |") {
 		t.Errorf("group report:\n%s", md)
 	}
 }

@@ -8,17 +8,18 @@ import (
 	"strings"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/schema"
 )
 
 // optionMismatches compares the server options a topology asked for at deploy time
 // (topology.Spec.Options, written to every node's option file) with the values each node
-// reports (NodeInfo.Variables, read back before the run). A server may run with another
+// reports (schema.NodeInfo.Variables, read back before the run). A server may run with another
 // value than the option file's without failing to start: MariaDB clamps an out-of-range
 // innodb_flush_log_at_trx_commit=7 to 3, sizes are rounded to a chunk. It returns one
 // warning per option whose value differs on some node, naming the nodes and the value in
 // effect; options the server does not show as a variable (plugin options not loaded,
 // provider options) are not checked.
-func optionMismatches(opts map[string]string, nodes []NodeInfo) []string {
+func optionMismatches(opts map[string]string, nodes []schema.NodeInfo) []string {
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		name := VariableName(k)

@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
 func TestOptionMismatches(t *testing.T) {
-	nodes := []NodeInfo{
+	nodes := []schema.NodeInfo{
 		{Name: "n1", Variables: map[string]string{"innodb_flush_log_at_trx_commit": "3", "sync_binlog": "1", "innodb_buffer_pool_size": "268435456", "log_slave_updates": "ON"}},
 		{Name: "n2", Variables: map[string]string{"innodb_flush_log_at_trx_commit": "3", "sync_binlog": "0", "innodb_buffer_pool_size": "268435456", "log_slave_updates": "ON"}},
 	}
@@ -47,7 +48,7 @@ func TestRequestedOptions(t *testing.T) {
 	if got := requestedOptions(c); !maps.Equal(got, map[string]string{"max-connections": "300"}) {
 		t.Errorf("sandbox with its own max-connections: %v", got)
 	}
-	nodes := []NodeInfo{{Name: "n1", Variables: map[string]string{"max_connections": "151"}}}
+	nodes := []schema.NodeInfo{{Name: "n1", Variables: map[string]string{"max_connections": "151"}}}
 	c.Spec.Options = nil
 	if ws := optionMismatches(requestedOptions(c), nodes); len(ws) != 1 || !strings.Contains(ws[0], "max_connections=1000") {
 		t.Errorf("a sandbox node on the default 151: warnings %q", ws)

@@ -69,7 +69,7 @@ type runState struct {
 	restoreKnobs func() error
 	res          *Results
 	nodes        []sampler.Node
-	man          *Manifest
+	man          *schema.Manifest
 	dataCheck    string
 
 	// sampling
@@ -87,9 +87,9 @@ type runState struct {
 	stopBackground func()
 	probe          *probe
 	checker        *checkerRun
-	writers        *writerWatch  // the cluster's live writer (hangs.go)
-	liveWatch      *liveWatch    // the nodes live, when the workers fail over between writers (failover.go)
-	scheduled      []FaultRecord // the faults the run's schedule injected (read after stopBackground)
+	writers        *writerWatch         // the cluster's live writer (hangs.go)
+	liveWatch      *liveWatch           // the nodes live, when the workers fail over between writers (failover.go)
+	scheduled      []schema.FaultRecord // the faults the run's schedule injected (read after stopBackground)
 	// threadsStarted is closed when the workers are connected and start (Threads
 	// started!): the fault schedule's zero.
 	threadsStarted     chan struct{}
@@ -487,7 +487,7 @@ func (st *runState) background() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			inject := func(ctx context.Context, ev scenario.FaultEvent) (FaultRecord, error) {
+			inject := func(ctx context.Context, ev scenario.FaultEvent) (schema.FaultRecord, error) {
 				rec, _, err := b.Injector.InjectArgs(ctx, b.Cluster, ev.Action, ev.Node, ev.Args)
 				return rec, err
 			}
@@ -573,7 +573,7 @@ func (st *runState) workload() {
 		workload.PrintSummary(b.Stdout, result, b.Options)
 	}
 	if st.psNote != "" {
-		st.man.Workload["db_ps_mode_note"] = st.psNote
+		st.man.Workload.PSModeNote = st.psNote
 	}
 	for _, w := range outageWarnings(result) {
 		st.man.Warnings = append(st.man.Warnings, w)

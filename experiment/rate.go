@@ -40,15 +40,3 @@ func addPercentiles(m map[string]float64, o workload.Options, r *workload.Result
 }
 
 func pctKey(p float64) string { return "p" + strconv.FormatFloat(p, 'f', -1, 64) }
-
-// rateColumns are intervals.csv's --rate columns (queue_length .. svc_p99_ms); zeros
-// without --rate.
-func rateColumns(iv workload.Interval) [7]string {
-	c := [7]string{strconv.Itoa(iv.QueueLength), strconv.Itoa(iv.Concurrency), "0", f3(0), f3(0), f3(0), f3(0)}
-	if ri := iv.Rate; ri != nil {
-		c[2] = strconv.FormatInt(ri.Arrivals, 10)
-		c[3] = f3(ri.BacklogAge.Seconds())
-		c[4], c[5], c[6] = f3(ri.ServiceAvg), f3(ri.ServiceP95), f3(ri.ServiceP99)
-	}
-	return c
-}

@@ -40,8 +40,8 @@ func TestRateSummaryAndColumns(t *testing.T) {
 	if m["p95"] != 7000 || m["p99"] != 7900 || m["p99.9"] != 8000 {
 		t.Errorf("latency_ms percentiles %v", m)
 	}
-	c := rateColumns(workload.Interval{QueueLength: 7, Concurrency: 2, Rate: &workload.RateInterval{Arrivals: 50, BacklogAge: 1500 * time.Millisecond, ServiceP99: 3}})
-	if strings.Join(c[:], ",") != "7,2,50,1.500,0.000,0.000,3.000" {
+	c := intervalRow(workload.Interval{QueueLength: 7, Concurrency: 2, Rate: &workload.RateInterval{Arrivals: 50, BacklogAge: 1500 * time.Millisecond, ServiceP99: 3}}).Record()
+	if strings.Join(c[20:], ",") != "7,2,50,1.500,0.000,0.000,3.000" || len(c) != len(schema.IntervalColumns) {
 		t.Errorf("rate columns %v", c)
 	}
 	if len(schema.IntervalColumns) != 27 || schema.IntervalColumns[20] != "queue_length" {

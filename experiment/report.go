@@ -15,7 +15,7 @@ import (
 // Report renders report.md of a run from its manifest and summary as they are written
 // to manifest.json and summary.json: report.RunMarkdown over their JSON. A manifest or
 // summary that does not encode renders as the error.
-func Report(m *Manifest, s *schema.Summary) string {
+func Report(m *schema.Manifest, s *schema.Summary) string {
 	mb, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Sprintf("manifest: %v\n", err)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
@@ -147,23 +146,30 @@ func RunDirName(label string, t time.Time) string {
 	return t.UTC().Format("20060102-150405") + "-" + label
 }
 
-func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
-
 // Interval appends one row to intervals.csv and iv's Recorded histogram to latency.hlog.
 func (r *Results) Interval(iv workload.Interval) {
-	rc := rateColumns(iv)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if iv.Recorded != nil {
 		r.latency.interval(iv.Started, iv.Elapsed-iv.Length, iv.Length, iv.Recorded)
 	}
-	r.intervals.row([]string{f3(iv.Elapsed.Seconds()), strconv.Itoa(iv.Threads), f3(iv.TPS), f3(iv.QPS),
-		f3(iv.ReadsPerSec), f3(iv.WritesPerSec), f3(iv.OthersPerSec),
-		f3(iv.LatencyAvg), f3(iv.LatencyP50), f3(iv.LatencyP95), f3(iv.LatencyP99), f3(iv.LatencyMax),
-		f3(iv.ErrPerSec), f3(iv.ReconnPerSec),
-		strconv.FormatInt(iv.Transactions, 10), strconv.FormatInt(iv.Reads, 10), strconv.FormatInt(iv.Writes, 10),
-		strconv.FormatInt(iv.Others, 10), strconv.FormatInt(iv.Errors, 10), strconv.FormatInt(iv.Reconnects, 10),
-		rc[0], rc[1], rc[2], rc[3], rc[4], rc[5], rc[6]})
+	r.intervals.row(intervalRow(iv).Record())
+}
+
+// intervalRow is iv as intervals.csv records it; the --rate columns are zeros without
+// --rate.
+func intervalRow(iv workload.Interval) schema.Interval {
+	row := schema.Interval{ElapsedS: iv.Elapsed.Seconds(), Threads: iv.Threads, TPS: iv.TPS, QPS: iv.QPS,
+		ReadsPS: iv.ReadsPerSec, WritesPS: iv.WritesPerSec, OthersPS: iv.OthersPerSec,
+		LatAvgMs: iv.LatencyAvg, LatP50Ms: iv.LatencyP50, LatP95Ms: iv.LatencyP95, LatP99Ms: iv.LatencyP99, LatMaxMs: iv.LatencyMax,
+		ErrPS: iv.ErrPerSec, ReconnPS: iv.ReconnPerSec,
+		Transactions: iv.Transactions, Reads: iv.Reads, Writes: iv.Writes, Others: iv.Others, Errors: iv.Errors, Reconnects: iv.Reconnects,
+		QueueLength: iv.QueueLength, Concurrency: iv.Concurrency}
+	if ri := iv.Rate; ri != nil {
+		row.RateArrivals, row.RateBacklogAgeS = ri.Arrivals, ri.BacklogAge.Seconds()
+		row.SvcAvgMs, row.SvcP95Ms, row.SvcP99Ms = ri.ServiceAvg, ri.ServiceP95, ri.ServiceP99
+	}
+	return row
 }
 
 // Samples appends sampler rows to samples.csv.
@@ -174,7 +180,7 @@ func (r *Results) Samples(ss []sampler.Sample) {
 		return
 	}
 	for _, s := range ss {
-		r.samples.w.Write([]string{f3(s.Elapsed.Seconds()), s.Node, s.Metric, strconv.FormatFloat(s.Value, 'g', -1, 64)})
+		r.samples.w.Write(schema.Sample{ElapsedS: s.Elapsed.Seconds(), Node: s.Node, Metric: s.Metric, Value: s.Value}.Record())
 	}
 	r.samples.flush()
 }

@@ -14,8 +14,8 @@ import (
 // slowInject is an injectFunc whose action takes d unless its context ends first (then it
 // fails with the context's error, as a start waiting for its node would).
 func slowInject(d time.Duration) injectFunc {
-	return func(ctx context.Context, ev scenario.FaultEvent) (FaultRecord, error) {
-		rec := FaultRecord{At: time.Now(), Action: ev.Action, Node: ev.Node}
+	return func(ctx context.Context, ev scenario.FaultEvent) (schema.FaultRecord, error) {
+		rec := schema.FaultRecord{At: time.Now(), Action: ev.Action, Node: ev.Node}
 		select {
 		case <-time.After(d):
 			return rec, nil
@@ -31,7 +31,7 @@ func slowInject(d time.Duration) injectFunc {
 func endDuring(inject injectFunc) (<-chan struct{}, injectFunc) {
 	ended := make(chan struct{})
 	var once sync.Once
-	return ended, func(ctx context.Context, ev scenario.FaultEvent) (FaultRecord, error) {
+	return ended, func(ctx context.Context, ev scenario.FaultEvent) (schema.FaultRecord, error) {
 		once.Do(func() { close(ended) })
 		return inject(ctx, ev)
 	}
@@ -107,8 +107,8 @@ func TestScheduleFaultsInterruptedSaysNothing(t *testing.T) {
 }
 
 func TestScheduleFaultsFailureIsAWarning(t *testing.T) {
-	fail := func(ctx context.Context, ev scenario.FaultEvent) (FaultRecord, error) {
-		return FaultRecord{At: time.Now(), Action: ev.Action, Node: ev.Node}, context.DeadlineExceeded
+	fail := func(ctx context.Context, ev scenario.FaultEvent) (schema.FaultRecord, error) {
+		return schema.FaultRecord{At: time.Now(), Action: ev.Action, Node: ev.Node}, context.DeadlineExceeded
 	}
 	events := []scenario.FaultEvent{{At: schema.Duration(0), Action: "promote", Node: "n2"}}
 	s := scheduleFaults(context.Background(), make(chan struct{}), fail, events, time.Now(), func(string) {})

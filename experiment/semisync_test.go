@@ -61,7 +61,7 @@ func TestSemiSyncDegradedWarning(t *testing.T) {
 			t.Errorf("warning %q lacks %q", ss.Warning, want)
 		}
 	}
-	md := Report(&Manifest{Warnings: []string{ss.Warning}}, &schema.Summary{SemiSync: ss})
+	md := Report(&schema.Manifest{Warnings: []string{ss.Warning}}, &schema.Summary{SemiSync: ss})
 	if !strings.Contains(md, "**WARNING: semi-sync fell back to async") || !strings.Contains(md, "| n1 | 12.0 | 26.0 | 7200 |") {
 		t.Errorf("report.md:\n%s", md)
 	}

@@ -65,10 +65,10 @@ func TestSummaryFromSamples(t *testing.T) {
 
 func TestReportAndComparison(t *testing.T) {
 	lag := 2.5
-	m := &Manifest{Habench: map[string]string{"version": "t"}, Workload: map[string]any{"name": "oltp_read_write",
-		"options": map[string]string{"tables": "2", "table-size": "1000", "time": "5"}},
+	m := &schema.Manifest{Habench: map[string]string{"version": "t"}, Workload: schema.ManifestWorkload{Name: "oltp_read_write",
+		Options: map[string]string{"tables": "2", "table-size": "1000", "time": "5"}},
 		Topology: &topology.Spec{Name: "a", Kind: topology.SemiSync, Nodes: 1, Flavor: topology.MariaDB},
-		Nodes:    []NodeInfo{{Name: "n1", Version: "10.11", Variables: map[string]string{"sync_binlog": "0"}}}}
+		Nodes:    []schema.NodeInfo{{Name: "n1", Version: "10.11", Variables: map[string]string{"sync_binlog": "0"}}}}
 	ok := true
 	s := &schema.Summary{Threads: 4, TPS: 100, Transactions: 10, Reads: 140, Writes: 40, Others: 20, LatencyMs: map[string]float64{"avg": 10},
 		Nodes:    []schema.NodeLag{{Node: "n1", Role: "source"}, {Node: "n2", Role: "replica", LagMaxS: &lag}},

@@ -247,7 +247,7 @@ func TestCellExtraBaseline(t *testing.T) {
 			if e["baseline"] != c.want || e["baseline_why"] != c.why || e["topology"] != p.Cells[i].Topology {
 				t.Errorf("cell %d extra %v, want baseline %s (%s)", p.Cells[i].Index, e, c.want, c.why)
 			}
-			res.Runs = append(res.Runs, &report.Run{Name: p.Cells[i].Topology, Topology: p.Cells[i].Topology, Manifest: report.Manifest{Extra: e}})
+			res.Runs = append(res.Runs, &report.Run{Name: p.Cells[i].Topology, Topology: p.Cells[i].Topology, Manifest: schema.Manifest{Extra: e}})
 		}
 		if b, why, err := res.Baseline(""); err != nil || b == nil || b.Name != c.want || why != c.why || p.Baseline() != c.want {
 			t.Errorf("report baseline %v (%s, %v), plan baseline %s, want %s", b, why, err, p.Baseline(), c.want)

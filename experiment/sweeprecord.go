@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/habench/habench/knob"
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/schema"
@@ -86,7 +85,7 @@ func linkAdded(manifest string) *float64 {
 // workers' and the checker's, started with).
 func knobsReadBack(manifest string, knobs []topology.KnobSetting, rb map[string]map[string]string) {
 	var m struct {
-		Knobs *knob.Report `json:"knobs"`
+		Knobs *schema.Knobs `json:"knobs"`
 	}
 	b, err := os.ReadFile(manifest)
 	if err != nil || json.Unmarshal(b, &m) != nil || m.Knobs == nil {

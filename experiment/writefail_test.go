@@ -77,7 +77,7 @@ func TestRunWritesFailNamingTheFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		blockFile(t, dir, name)
-		st := &runState{b: &Bench{}, ctx: t.Context(), res: res, man: &Manifest{Workload: map[string]any{"name": "oltp_read_write"}},
+		st := &runState{b: &Bench{}, ctx: t.Context(), res: res, man: &schema.Manifest{Workload: schema.ManifestWorkload{Name: "oltp_read_write"}},
 			sum: &schema.Summary{Workload: "oltp_read_write", LatencyMs: map[string]float64{"avg": 1}}}
 		err = st.write()
 		if err == nil || !strings.Contains(err.Error(), name) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -43,48 +44,6 @@ type Options struct {
 	Log       *slog.Logger
 }
 
-// NodeValue is one knob on one node, as manifest.json records it. Values are the
-// server's own text (SELECT @@GLOBAL.var; for provider options the key's value parsed
-// from wsrep_provider_options; for group_replication_mode single-primary/multi-primary).
-type NodeValue struct {
-	Node      string `json:"node"`
-	Knob      string `json:"knob"`     // as requested (alias or name)
-	Variable  string `json:"variable"` // server variable, or the wsrep_provider_options key
-	Method    Method `json:"method"`
-	Requested string `json:"requested"`
-	Before    string `json:"before"`
-	Effective string `json:"effective"`
-	// Matches: Effective equals Requested up to spelling (ON = 1, 256M = 268435456).
-	// False means the server adjusted the value (rounded, truncated, capped): Effective is
-	// what the run used.
-	Matches bool `json:"matches"`
-	// Restored is the value read back after Restore (nil: not restored, e.g. kept).
-	Restored *string `json:"restored,omitempty"`
-	// Session is the value a new session on the node starts with (SELECT @@SESSION.var on
-	// a connection opened after the value was set), for variables with a session scope
-	// such as group_replication_consistency and wsrep_sync_wait, which a session reads from
-	// the global value when it connects: what the run's workers and checker sessions, all
-	// opened after Apply, ran with. Empty for global-only variables and provider options.
-	Session string `json:"session,omitempty"`
-	// ProviderOptions is the whole wsrep_provider_options string read back after setting
-	// (provider options only).
-	ProviderOptions string `json:"provider_options,omitempty"`
-	Note            string `json:"note,omitempty"`
-}
-
-// Report is the "knobs" object of manifest.json.
-type Report struct {
-	// Requested are the settings as given ("wsrep_slave_threads=8", "n2:sync_binlog=0").
-	Requested []string `json:"requested"`
-	// Keep: the values were left in place after the run.
-	Keep  bool        `json:"keep"`
-	Nodes []NodeValue `json:"nodes"`
-	// Restored: every value read back after the run equals its value before (nil: not
-	// restored).
-	Restored *bool    `json:"restored,omitempty"`
-	Notes    []string `json:"notes,omitempty"`
-}
-
 // Applied is the result of Apply: what was changed where, and how to undo it.
 type Applied struct {
 	c       *cluster.Cluster
@@ -100,7 +59,7 @@ type Applied struct {
 }
 
 type entry struct {
-	NodeValue
+	schema.KnobValue
 	node    *cluster.Node
 	t       Target
 	changed bool // set on the server, to undo
@@ -251,7 +210,7 @@ func (a *Applied) setPhase(ctx context.Context, opt Options) (map[string]bool, e
 				why = fmt.Sprintf("%s is read only at runtime (the server needs it in its option file and a restart); %s", e.t.Variable, why)
 				return nil, &topology.FieldError{Field: "knob", Value: e.t.Knob + "=" + e.t.Value, Reason: why}
 			}
-			e.t.Method, e.Method = MethodRestart, MethodRestart
+			e.t.Method, e.Method = MethodRestart, string(MethodRestart)
 			restart[e.Node] = true
 			continue
 		}
@@ -391,7 +350,7 @@ func cannotRestart(c *cluster.Cluster, opt Options) string {
 // Check resolves settings and reads every current value without changing anything: an
 // unknown variable or provider option, a bad value or a missing node fails as Apply would
 // fail before its first change. Returns the values per node (Before filled).
-func Check(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSetting) ([]NodeValue, error) {
+func Check(ctx context.Context, c *cluster.Cluster, settings []topology.KnobSetting) ([]schema.KnobValue, error) {
 	plan, err := Plan(c, settings)
 	if err != nil {
 		return nil, err
@@ -408,7 +367,7 @@ func newApplied(c *cluster.Cluster, opt Options, settings []topology.KnobSetting
 	a := &Applied{c: c, opt: opt, req: settings, dbs: map[string]*sql.DB{}, optionFiles: map[string]string{}}
 	for _, n := range c.Nodes {
 		for _, t := range plan[n.Name] {
-			a.entries = append(a.entries, &entry{node: n, t: t, NodeValue: NodeValue{Node: n.Name, Knob: t.Knob, Variable: t.Label(), Method: t.Method, Requested: t.Value}})
+			a.entries = append(a.entries, &entry{node: n, t: t, KnobValue: schema.KnobValue{Node: n.Name, Knob: t.Knob, Variable: t.Label(), Method: string(t.Method), Requested: t.Value}})
 		}
 	}
 	return a
@@ -477,20 +436,20 @@ func withSuggestion(ctx context.Context, db *sql.DB, e *entry, err error) error 
 }
 
 // Values returns every node's knob values (as Apply recorded them; Restored after Restore).
-func (a *Applied) Values() []NodeValue {
-	var out []NodeValue
+func (a *Applied) Values() []schema.KnobValue {
+	var out []schema.KnobValue
 	for _, e := range a.entries {
-		out = append(out, e.NodeValue)
+		out = append(out, e.KnobValue)
 	}
 	return out
 }
 
 // Report is what manifest.json records.
-func (a *Applied) Report() *Report {
+func (a *Applied) Report() *schema.Knobs {
 	if a == nil || len(a.req) == 0 {
 		return nil
 	}
-	r := &Report{Keep: a.opt.Keep, Nodes: a.Values(), Restored: a.restored, Notes: a.notes}
+	r := &schema.Knobs{Keep: a.opt.Keep, Nodes: a.Values(), Restored: a.restored, Notes: a.notes}
 	for _, k := range a.req {
 		r.Requested = append(r.Requested, k.String())
 	}

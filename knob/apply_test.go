@@ -142,7 +142,7 @@ func TestApplyReadBackRestore(t *testing.T) {
 						t.Errorf("buffer pool: %+v: want the server's rounded size, Matches false and a note", e)
 					}
 				case workers:
-					if e.Method != knob.MethodApplierRestart || (e.Node == "n2") != strings.Contains(e.Note, "SQL (applier) thread stopped") {
+					if e.Method != string(knob.MethodApplierRestart) || (e.Node == "n2") != strings.Contains(e.Note, "SQL (applier) thread stopped") {
 						t.Errorf("parallel workers entry %+v", e)
 					}
 				default:
@@ -255,7 +255,7 @@ func testReadOnlyKnobRestartsSandbox(t *testing.T, f topology.Flavor) {
 		t.Errorf("n1 back_log = %s, only n2 was asked", v)
 	}
 	for _, e := range a.Values() {
-		if e.Variable == "back_log" && (e.Method != knob.MethodRestart || e.Effective != "77" || !e.Matches) {
+		if e.Variable == "back_log" && (e.Method != string(knob.MethodRestart) || e.Effective != "77" || !e.Matches) {
 			t.Errorf("back_log entry %+v", e)
 		}
 	}
@@ -386,7 +386,7 @@ func TestProviderOptions(t *testing.T) {
 		t.Errorf("wsrep_slave_threads = %s", v)
 	}
 	for _, e := range a.Values() {
-		if e.Method == knob.MethodProvider && (e.ProviderOptions != fullAfter || !e.Matches) {
+		if e.Method == string(knob.MethodProvider) && (e.ProviderOptions != fullAfter || !e.Matches) {
 			t.Errorf("provider entry %+v: want the whole string read back and a match", e)
 		}
 		t.Logf("%s %s before %s effective %s (%s)", e.Node, e.Variable, e.Before, e.Effective, e.Method)
@@ -559,7 +559,7 @@ func TestQuotedValueStaysOneValue(t *testing.T) {
 }
 
 // TestSessionScopedKnobReadBack: on a MariaDB single, a variable with a session scope
-// (tx_isolation) is read back in a new session too (NodeValue.Session: what sessions
+// (tx_isolation) is read back in a new session too (schema.KnobValue.Session: what sessions
 // opened after Apply start with), a global-only one (sync_binlog) has no session value;
 // a session opened independently after Apply sees the same value.
 func TestSessionScopedKnobReadBack(t *testing.T) {

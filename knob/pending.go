@@ -13,6 +13,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/atomicfile"
+	"github.com/habench/habench/schema"
 )
 
 // PendingFile is the name, in the cluster's directory, of the record of values a run
@@ -131,7 +132,7 @@ func Pending(c *cluster.Cluster) string { return pendingHolder(c) }
 // RestorePending restores the values an interrupted run recorded in the cluster's pending
 // record (habench knob restore). Refused while that run is still alive. Returns the
 // restored values; nil, nil when there is nothing to restore.
-func RestorePending(ctx context.Context, c *cluster.Cluster, opt Options) ([]NodeValue, error) {
+func RestorePending(ctx context.Context, c *cluster.Cluster, opt Options) ([]schema.KnobValue, error) {
 	p := pendingPath(c)
 	b, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) || p == "" {
@@ -161,7 +162,7 @@ func RestorePending(ctx context.Context, c *cluster.Cluster, opt Options) ([]Nod
 			continue
 		}
 		e := &entry{node: n, t: pe.Target, changed: pe.Changed, primary: pe.Primary,
-			NodeValue: NodeValue{Node: pe.Node, Knob: pe.Knob, Variable: pe.Target.Label(), Method: pe.Target.Method, Requested: pe.Target.Value, Before: pe.Before}}
+			KnobValue: schema.KnobValue{Node: pe.Node, Knob: pe.Knob, Variable: pe.Target.Label(), Method: string(pe.Target.Method), Requested: pe.Target.Value, Before: pe.Before}}
 		if pe.Target.Method == MethodGroupMode && !groupSwitch {
 			if SwitchGroupMode == nil {
 				return nil, fmt.Errorf("cluster %s: restoring group_replication_mode needs cluster.SwitchGroupMode, not wired into this build", c.Name)

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/habench/habench/schema"
 )
 
 // PrintValues writes node values as a table: NODE KNOB VARIABLE BEFORE EFFECTIVE (and
 // RESTORED when restored) NOTE; then one WARNING line per value the server did not take
 // as requested.
-func PrintValues(w io.Writer, vals []NodeValue, restored bool) {
+func PrintValues(w io.Writer, vals []schema.KnobValue, restored bool) {
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 	hdr := "NODE\tKNOB\tVARIABLE\tBEFORE\tEFFECTIVE"
 	if restored {
@@ -36,7 +38,7 @@ func PrintValues(w io.Writer, vals []NodeValue, restored bool) {
 }
 
 // PrintShow writes current values (Show) as NODE KNOB VARIABLE VALUE.
-func PrintShow(w io.Writer, vals []NodeValue) {
+func PrintShow(w io.Writer, vals []schema.KnobValue) {
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tKNOB\tVARIABLE\tVALUE")
 	for _, v := range vals {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -19,7 +20,7 @@ import (
 // explicitly that a node cannot read shows as "(unknown: ER n)" for that node; when no node
 // can read it, the values are still returned together with a *topology.FieldError naming it
 // (joined, one per such name).
-func Show(ctx context.Context, c *cluster.Cluster, names []string) ([]NodeValue, error) {
+func Show(ctx context.Context, c *cluster.Cluster, names []string) ([]schema.KnobValue, error) {
 	caps := c.Capabilities()
 	explicit := len(names) > 0
 	if !explicit {
@@ -31,7 +32,7 @@ func Show(ctx context.Context, c *cluster.Cluster, names []string) ([]NodeValue,
 	}
 	a := &Applied{c: c, dbs: map[string]*sql.DB{}}
 	defer a.closeDBs()
-	var out []NodeValue
+	var out []schema.KnobValue
 	var unknown []error
 	for _, name := range names {
 		k, err := topology.ParseKnobEntry(name, "x")
@@ -63,12 +64,12 @@ func Show(ctx context.Context, c *cluster.Cluster, names []string) ([]NodeValue,
 			} else {
 				read1++
 			}
-			out = append(out, NodeValue{Node: n.Name, Knob: name, Variable: t.Label(), Method: t.Method, Effective: v})
+			out = append(out, schema.KnobValue{Node: n.Name, Knob: name, Variable: t.Label(), Method: string(t.Method), Effective: v})
 		}
 		if explicit && read1 == 0 && failed != "" {
 			fe := &topology.FieldError{Field: "NAME", Value: name, Reason: "no node could read it (" + failed + ")"}
 			if db, err := a.db(c.Nodes[0]); err == nil {
-				_ = withSuggestion(ctx, db, &entry{NodeValue: NodeValue{Node: c.Nodes[0].Name}, t: t}, fe)
+				_ = withSuggestion(ctx, db, &entry{KnobValue: schema.KnobValue{Node: c.Nodes[0].Name}, t: t}, fe)
 			}
 			unknown = append(unknown, fe)
 		}

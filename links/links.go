@@ -11,6 +11,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/schema"
 )
 
 // Endpoints returns the endpoints of a cluster whose links are in one network
@@ -34,51 +35,6 @@ func Endpoints(c *cluster.Cluster) ([]netem.Endpoint, error) {
 		eps = append(eps, netem.Endpoint{Name: n.Name, Netns: n.Netns, Addr: a})
 	}
 	return eps, nil
-}
-
-// Report is what manifest.json records of the links: the backend, the one-way
-// impairment of every directed link, and per pair the round trip measured over the plain
-// bridge before applying (base), the round trip requested (sum of both directions' delays)
-// and the one achieved after applying, all in milliseconds (TCP handshakes from inside the
-// namespaces, median and p99).
-type Report struct {
-	Backend string            `json:"backend"`
-	Links   map[string]string `json:"links"` // "n1->n2": "delay 600us"
-	// Request is the request in `habench netem apply` form ("--all 0.6ms").
-	Request string `json:"request,omitempty"`
-	// AppliedBy is "run" (applied for this run and removed after it) or "netem apply"
-	// (standing impairments of the cluster, applied before the run by another command).
-	AppliedBy string `json:"applied_by,omitempty"`
-	// LinkThread is the userspace link thread's scheduling class: "SCHED_FIFO" (real-time,
-	// the default where permitted) or "SCHED_OTHER" (not permitted, or HABENCH_NETEM_RT=0).
-	LinkThread string      `json:"link_thread,omitempty"`
-	Applied    time.Time   `json:"applied,omitempty"`
-	RTT        []RTTReport `json:"rtt"`
-	Warnings   []string    `json:"warnings,omitempty"`
-	// Note says which pairs were not compared with the request: rate-limited (a rate
-	// limit adds serialization time to every handshake packet) or lossy ones.
-	Note string `json:"note,omitempty"`
-}
-
-// RTTReport is one directed pair's round trips in milliseconds. A partitioned pair has
-// no achieved values: Samples 0 and Failed > 0 are the proof that it is cut.
-type RTTReport struct {
-	Link         string  `json:"link"`
-	BaseMs       float64 `json:"base_ms"`
-	RequestedMs  float64 `json:"requested_ms"`
-	AchievedMs   float64 `json:"achieved_median_ms"`
-	AchievedP99  float64 `json:"achieved_p99_ms"`
-	AddedMs      float64 `json:"added_ms"` // achieved - base
-	Samples      int     `json:"samples"`
-	FailedProbes int     `json:"failed"`
-	// Partitioned: no packet gets through one way or the other (partition, 100% loss).
-	Partitioned bool `json:"partitioned,omitempty"`
-	// Lossy: some loss; the handshake times include SYN retransmissions and are not
-	// compared with the request.
-	Lossy bool `json:"lossy,omitempty"`
-	// RateLimited: a rate limit one way or the other; the handshake times include the
-	// serialization time of its packets and are not compared with the request either.
-	RateLimited bool `json:"rate_limited,omitempty"`
 }
 
 // Uniform is a spec with the same one-way impairment on every directed link between
@@ -112,7 +68,7 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 // than 10% (and 50 us) away from the request gets a warning. The returned backend must be
 // closed by the caller (also after SIGINT: the SSH backend has its own time limit); on
 // error nothing is left applied.
-func Apply(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (netem.Backend, *Report, error) {
+func Apply(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (netem.Backend, *schema.LinkImpairment, error) {
 	la, err := linksOf(c)
 	if err != nil {
 		return nil, nil, err
@@ -143,8 +99,8 @@ func Apply(ctx context.Context, c *cluster.Cluster, spec *netem.Spec) (netem.Bac
 // linkReport puts requested and achieved round trips side by side (see Report) and
 // warns about pairs more than 10% (and 50 us) away from the request, partitioned pairs
 // that answered, and unpartitioned pairs that did not.
-func linkReport(backend string, spec *netem.Spec, base, rtts []netem.LinkRTT) *Report {
-	rep := &Report{Backend: backend, Links: map[string]string{}}
+func linkReport(backend string, spec *netem.Spec, base, rtts []netem.LinkRTT) *schema.LinkImpairment {
+	rep := &schema.LinkImpairment{Backend: backend, Links: map[string]string{}}
 	for l, imp := range spec.Links {
 		rep.Links[l.String()] = imp.String()
 	}
@@ -155,7 +111,7 @@ func linkReport(backend string, spec *netem.Spec, base, rtts []netem.LinkRTT) *R
 		baseBy[r.Link] = r.Median
 	}
 	for _, r := range rtts {
-		lr := RTTReport{Link: r.Link.String(), BaseMs: ms(baseBy[r.Link]), RequestedMs: ms(r.Requested),
+		lr := schema.LinkRTT{Link: r.Link.String(), BaseMs: ms(baseBy[r.Link]), RequestedMs: ms(r.Requested),
 			AchievedMs: ms(r.Median), AchievedP99: ms(r.P99), Samples: r.Samples, FailedProbes: r.Failed,
 			Partitioned: spec.Cut(r.Link.From, r.Link.To), Lossy: spec.Lossy(r.Link.From, r.Link.To)}
 		lr.AddedMs = round3(lr.AchievedMs - lr.BaseMs)

@@ -18,6 +18,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/internal/atomicfile"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -33,10 +34,10 @@ type Standing struct {
 	Request netem.Request `json:"request"`
 	Backend string        `json:"backend"` // netem.BackendKernel, BackendUserspace or BackendRemote
 	// PID and StartTicks identify the link process (userspace backend; 0 while starting).
-	PID        int       `json:"pid,omitempty"`
-	StartTicks uint64    `json:"start_ticks,omitempty"`
-	Applied    time.Time `json:"applied"`
-	Report     *Report   `json:"report,omitempty"` // nil until measured
+	PID        int                    `json:"pid,omitempty"`
+	StartTicks uint64                 `json:"start_ticks,omitempty"`
+	Applied    time.Time              `json:"applied"`
+	Report     *schema.LinkImpairment `json:"report,omitempty"` // nil until measured
 	// Hosts is what habench created on the nodes' hosts over SSH (netem.BackendRemote).
 	Hosts []RemoteHostRecord `json:"hosts,omitempty"`
 

@@ -8,23 +8,8 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/schema"
 )
-
-// Change is a change of a cluster's standing links (`habench netem apply` / `clear`
-// from another command) while a run was going on: manifest.json "link_changes". The
-// partitions and heals of faults (the run's own schedule or `habench fault`) are not
-// link changes but faults (experiment filters them out of a run's link changes).
-type Change struct {
-	// AtS is when it happened in seconds on samples.csv's clock: for "applied" the
-	// record's applied time (the impairments took effect about then), for "cleared" when
-	// the run noticed the record gone (within linkWatchEvery of the clear).
-	AtS float64 `json:"at_s"`
-	// Event is "applied" or "cleared".
-	Event string `json:"event"`
-	// Request is the `habench netem apply` request, e.g. "--partition n3".
-	Request string `json:"request"`
-	Backend string `json:"backend,omitempty"`
-}
 
 // linkWatchEvery is how often a run re-reads the cluster's standing-links record.
 const linkWatchEvery = 200 * time.Millisecond
@@ -32,7 +17,7 @@ const linkWatchEvery = 200 * time.Millisecond
 // Watch records changes of cluster c's standing links from epoch on, until stop.
 type Watch struct {
 	mu      sync.Mutex
-	changes []Change
+	changes []schema.LinkChange
 	err     error
 	done    chan struct{}
 }
@@ -69,14 +54,14 @@ func StartWatch(ctx context.Context, c *cluster.Cluster, epoch time.Time, initia
 			now := time.Since(epoch).Seconds()
 			w.mu.Lock()
 			if cur != nil {
-				w.changes = append(w.changes, Change{AtS: now, Event: "cleared", Request: cur.Request.String(), Backend: cur.Backend})
+				w.changes = append(w.changes, schema.LinkChange{AtS: now, Event: "cleared", Request: cur.Request.String(), Backend: cur.Backend})
 			}
 			if st != nil {
 				at := st.Applied.Sub(epoch).Seconds()
 				if st.Applied.IsZero() || at > now {
 					at = now
 				}
-				w.changes = append(w.changes, Change{AtS: at, Event: "applied", Request: st.Request.String(), Backend: st.Backend})
+				w.changes = append(w.changes, schema.LinkChange{AtS: at, Event: "applied", Request: st.Request.String(), Backend: st.Backend})
 			}
 			w.mu.Unlock()
 			cur = st
@@ -94,7 +79,7 @@ func sameStanding(a, b *Standing) bool {
 }
 
 // Result waits for the watch to end (its context done) and returns the changes.
-func (w *Watch) Result() ([]Change, error) {
+func (w *Watch) Result() ([]schema.LinkChange, error) {
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -102,7 +87,7 @@ func (w *Watch) Result() ([]Change, error) {
 }
 
 // ChangeWarning is the run's warning for changes (empty without any).
-func ChangeWarning(changes []Change) string {
+func ChangeWarning(changes []schema.LinkChange) string {
 	if len(changes) == 0 {
 		return ""
 	}

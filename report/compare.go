@@ -203,7 +203,7 @@ func differences(a, b *Run) []string {
 			out = append(out, fmt.Sprintf("%s: %s -> %s", what, x, y))
 		}
 	}
-	ta, tb := a.Manifest.Topology, b.Manifest.Topology
+	ta, tb := a.topology, b.topology
 	keys := map[string]bool{}
 	for k := range ta {
 		keys[k] = true

@@ -212,7 +212,7 @@ func rateLabel(classes []float64, i int) string {
 // p99Segments are intervals.csv's p99 as step lines on the chart's clock (off moves
 // them there), cut where an interval has none (no transaction, none in flight): each
 // segment starts where its first interval began.
-func p99Segments(ivs []Interval, off float64) []plotter.XYs {
+func p99Segments(ivs []schema.Interval, off float64) []plotter.XYs {
 	var segs []plotter.XYs
 	var cur plotter.XYs
 	prev := 0.0 // the end of the previous interval (elapsed_s)

@@ -47,7 +47,7 @@ func TestLagChartGapsAndLabel(t *testing.T) {
 func TestCompareSaysLagUnknown(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	run := func(unknown float64) *Run {
-		return &Run{Name: "a", Manifest: Manifest{Topology: map[string]any{"name": "a", "kind": "galera"}},
+		return &Run{Name: "a", topology: map[string]any{"name": "a", "kind": "galera"}, Manifest: schema.Manifest{},
 			Summary: &schema.Summary{TPS: 100, LatencyMs: map[string]float64{"avg": 1},
 				Nodes: []schema.NodeLag{{Node: "n1", LagMaxS: f(0)}, {Node: "n3", LagMaxS: f(0.005), LagUnknownS: unknown}}}}
 	}

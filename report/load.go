@@ -26,9 +26,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/habench/habench/schema"
 	"github.com/habench/habench/stats"
@@ -72,16 +69,23 @@ type Run struct {
 	Cell string
 	Dir  string
 	// Manifest is manifest.json.
-	Manifest Manifest
+	Manifest schema.Manifest
+	// ManifestOther holds manifest.json's top-level keys the report has no section of its
+	// own for (faults and link_changes among them, and keys of newer habench versions),
+	// raw, shown as they are.
+	ManifestOther map[string]json.RawMessage
+	// topology is manifest.json's "topology" as the file has it (every key, also of older
+	// or newer habench versions), nil without one.
+	topology map[string]any
 	// Summary is summary.json; nil when the run did not get to write it (killed).
 	Summary *schema.Summary
 	// SummaryOther holds summary.json's sections the report has no table of its own for
 	// (semisync, group, galera, ...), raw, shown as they are.
 	SummaryOther map[string]json.RawMessage
 	// Intervals are intervals.csv's rows (elapsed_s on the workload's clock).
-	Intervals []Interval
+	Intervals []schema.Interval
 	// Samples are samples.csv's rows (elapsed_s on the samplers' clock).
-	Samples []Sample
+	Samples []schema.Sample
 	// LatencyLog is latency.hlog (nil without one: older results): the latency histograms
 	// per report interval, From on intervals.csv's clock.
 	LatencyLog *schema.LatencyLog
@@ -92,146 +96,11 @@ type Run struct {
 	DeploySecs float64
 }
 
-// Manifest is the part of manifest.json the report shows. Unknown top-level keys (from
-// newer habench versions, e.g. knobs) are kept in Other and shown as they are.
-type Manifest struct {
-	Habench     map[string]string          `json:"habench"`
-	CommandLine []string                   `json:"command_line"`
-	Started     time.Time                  `json:"started"`
-	Finished    time.Time                  `json:"finished"`
-	Host        map[string]any             `json:"host"`
-	Workload    ManifestWorkload           `json:"workload"`
-	Topology    map[string]any             `json:"topology"`
-	Cluster     map[string]any             `json:"cluster"`
-	Binaries    *Binaries                  `json:"binaries"`
-	Nodes       []Node                     `json:"nodes"`
-	Links       map[string]json.RawMessage `json:"links"`
-	Samplers    []string                   `json:"samplers"`
-	// Hosts are the machines the nodes ran on (manifest "hosts"): samples.csv holds each
-	// one's machine-wide metrics under node "host:<name>"; remote hosts carry their clock
-	// offsets (schema.HostInfo).
-	Hosts []schema.HostInfo `json:"hosts"`
-	// CacheDrops are the hosts whose page cache was dropped before the run (manifest
-	// "drop_caches"), nil when none was.
-	CacheDrops       []schema.CacheDrop `json:"drop_caches"`
-	IntervalsOffsetS float64            `json:"intervals_offset_s"`
-	SamplesStarted   time.Time          `json:"samples_started"`
-	Extra            map[string]any     `json:"extra"`
-	// Knobs are the run's runtime knobs (manifest "knobs"), nil without knobs.
-	Knobs *Knobs `json:"knobs"`
-	// Warnings are the run's own (manifest "warnings"): deploy-time options the servers do
-	// not run with, standing links applied or cleared during the run.
-	Warnings []string `json:"warnings"`
-	// Faults are the faults injected during the run (manifest "faults", samples clock);
-	// the time-series charts mark them. They also stay in Other, shown raw.
-	Faults []struct {
-		AtS    float64 `json:"at_s"`
-		Action string  `json:"action"`
-		Node   string  `json:"node"`
-		// Escalated: the clean stop took SIGKILL (a crash); "" when it did not.
-		Escalated string `json:"escalated"`
-	} `json:"faults"`
-	// Other holds top-level keys not listed above, raw.
-	Other map[string]json.RawMessage `json:"-"`
-}
-
-// Knobs is manifest.json's "knobs": the settings requested for the run and, per node,
-// the value before, the value in effect (read back) and after the run the restored one.
-type Knobs struct {
-	Requested []string `json:"requested"`
-	Keep      bool     `json:"keep"`
-	Nodes     []struct {
-		Node      string  `json:"node"`
-		Knob      string  `json:"knob"`
-		Variable  string  `json:"variable"`
-		Method    string  `json:"method"`
-		Requested string  `json:"requested"`
-		Before    string  `json:"before"`
-		Effective string  `json:"effective"`
-		Matches   bool    `json:"matches"`
-		Restored  *string `json:"restored"`
-		Note      string  `json:"note"`
-	} `json:"nodes"`
-	Restored *bool    `json:"restored"`
-	Notes    []string `json:"notes"`
-}
-
-// ManifestWorkload is manifest.json's workload: the test, its sysbench options (by
-// sysbench name, as strings) and the endpoints the workers used.
-type ManifestWorkload struct {
-	Name      string            `json:"name"`
-	Options   map[string]string `json:"options"`
-	RandType  string            `json:"rand_type"`
-	PSMode    string            `json:"db_ps_mode"`
-	Endpoints []string          `json:"endpoints"`
-	// IDSpace is the note on a stepped auto-increment id space (Galera), "" when none.
-	IDSpace string `json:"id_space"`
-}
-
-// Binaries are the server binaries that ran.
-type Binaries struct {
-	Flavor       string         `json:"flavor"`
-	Version      string         `json:"version"`
-	VersionText  string         `json:"version_text"`
-	Installation map[string]any `json:"installation"`
-}
-
-// Node is one node in the manifest: role, address, version and the server variables
-// read back from it before the run.
-type Node struct {
-	Name      string            `json:"name"`
-	Role      string            `json:"role"`
-	Address   string            `json:"address"`
-	Version   string            `json:"version"`
-	Variables map[string]string `json:"variables"`
-}
-
-// LinkImpairment is manifest links.impairment when links were impaired: the backend,
-// the one-way impairment per directed link and the measured round trips (ms).
-type LinkImpairment struct {
-	Backend    string            `json:"backend"`
-	Links      map[string]string `json:"links"`
-	Request    string            `json:"request"`
-	AppliedBy  string            `json:"applied_by"`
-	LinkThread string            `json:"link_thread"`
-	RTT        []struct {
-		Link         string  `json:"link"`
-		BaseMs       float64 `json:"base_ms"`
-		RequestedMs  float64 `json:"requested_ms"`
-		AchievedMs   float64 `json:"achieved_median_ms"`
-		AchievedP99  float64 `json:"achieved_p99_ms"`
-		AddedMs      float64 `json:"added_ms"`
-		FailedProbes int     `json:"failed"`
-		Samples      int     `json:"samples"`
-		Partitioned  bool    `json:"partitioned"`
-		Lossy        bool    `json:"lossy"`
-	} `json:"rtt"`
-	Warnings []string `json:"warnings"`
-	Note     string   `json:"note"`
-}
-
 // summaryKnown are the summary.json keys the report shows in its own tables or leaves
 // out on purpose; the others (semisync, group, galera, ...) go to Run.SummaryOther.
 var summaryKnown = []string{"workload", "threads", "time_s", "tps", "qps", "transactions", "reads", "writes", "others",
 	"ignored_errors", "reconnects", "latency_ms", "errors_by_code", "per_endpoint", "nodes", "hosts", "data_check",
 	"replicas_consistent", "rand_type", "db_ps_mode", "error", "outages", "samples_window"}
-
-// Interval is one row of intervals.csv: rates per second, latencies in ms. ElapsedS is
-// the end of the interval on the workload's clock (Manifest.IntervalsOffsetS moves it
-// onto the samples' clock).
-type Interval struct {
-	ElapsedS, Threads, TPS, QPS, ErrPS               float64
-	LatAvgMs, LatP50Ms, LatP95Ms, LatP99Ms, LatMaxMs float64
-}
-
-// Sample is one row of samples.csv: the value of a node's metric at ElapsedS on the
-// samples' clock, in the metric's unit (sampler.Metrics).
-type Sample struct {
-	ElapsedS float64
-	Node     string
-	Metric   string
-	Value    float64
-}
 
 // LoadError is a directory that is not a habench results directory, or a file in it
 // that cannot be read.
@@ -429,18 +298,21 @@ func RunFromJSON(dir string, manifest, summary []byte) (*Run, error) {
 	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(manifest, &all); err == nil {
+		if raw, ok := all["topology"]; ok {
+			_ = json.Unmarshal(raw, &r.topology)
+		}
 		for _, k := range []string{"habench", "command_line", "started", "finished", "host", "workload", "topology",
 			"cluster", "binaries", "nodes", "links", "samplers", "hosts", "drop_caches", "intervals_offset_s", "samples_started", "extra", "knobs", "warnings"} {
 			delete(all, k)
 		}
 		if len(all) > 0 {
-			r.Manifest.Other = all
+			r.ManifestOther = all
 		}
 	}
 	if err := r.decodeSummary(summary); err != nil {
 		return nil, err
 	}
-	r.Topology, _ = r.Manifest.Topology["name"].(string)
+	r.Topology, _ = r.topology["name"].(string)
 	if r.Topology == "" {
 		r.Topology, _ = r.Manifest.Extra["topology"].(string)
 	}
@@ -521,80 +393,39 @@ func readCSV(path string) ([]string, [][]string, error) {
 	return header, rows, nil
 }
 
-func readIntervals(path string) ([]Interval, error) {
+func readIntervals(path string) ([]schema.Interval, error) {
 	header, rows, err := readCSV(path)
 	if err != nil || header == nil {
 		return nil, err
 	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[h] = i
-	}
-	if _, ok := col["elapsed_s"]; !ok {
-		return nil, &LoadError{Path: path, Reason: "no elapsed_s column"}
-	}
-	var out []Interval
-	for n, rec := range rows {
-		var iv Interval
-		var perr error
-		get := func(name string, dst *float64) {
-			i, ok := col[name]
-			if !ok || perr != nil {
-				return
-			}
-			v, err := strconv.ParseFloat(rec[i], 64)
-			if err != nil {
-				perr = &LoadError{Path: path, Reason: fmt.Sprintf("row %d, %s %q: not a number", n+2, name, rec[i])}
-			}
-			*dst = v
-		}
-		get("elapsed_s", &iv.ElapsedS)
-		get("threads", &iv.Threads)
-		get("tps", &iv.TPS)
-		get("qps", &iv.QPS)
-		get("err_ps", &iv.ErrPS)
-		get("lat_avg_ms", &iv.LatAvgMs)
-		get("lat_p50_ms", &iv.LatP50Ms)
-		get("lat_p95_ms", &iv.LatP95Ms)
-		get("lat_p99_ms", &iv.LatP99Ms)
-		get("lat_max_ms", &iv.LatMaxMs)
-		if perr != nil {
-			return nil, perr
-		}
-		out = append(out, iv)
+	out, err := schema.ParseIntervals(header, rows)
+	if err != nil {
+		return nil, &LoadError{Path: path, Reason: err.Error()}
 	}
 	return out, nil
 }
 
-func readSamples(path string) ([]Sample, error) {
+func readSamples(path string) ([]schema.Sample, error) {
 	header, rows, err := readCSV(path)
 	if err != nil || header == nil {
 		return nil, err
 	}
-	if want := strings.Join(schema.SampleColumns, ","); strings.Join(header, ",") != want {
-		return nil, &LoadError{Path: path, Reason: fmt.Sprintf("header %q, want %s", strings.Join(header, ","), want)}
-	}
-	out := make([]Sample, 0, len(rows))
-	for n, rec := range rows {
-		e, err1 := strconv.ParseFloat(rec[0], 64)
-		v, err2 := strconv.ParseFloat(rec[3], 64)
-		if err1 != nil || err2 != nil {
-			return nil, &LoadError{Path: path, Reason: fmt.Sprintf("row %d: %q: not numbers", n+2, strings.Join(rec, ","))}
-		}
-		out = append(out, Sample{ElapsedS: e, Node: rec[1], Metric: rec[2], Value: v})
+	out, err := schema.ParseSamples(header, rows)
+	if err != nil {
+		return nil, &LoadError{Path: path, Reason: err.Error()}
 	}
 	return out, nil
 }
 
 // Kind is the topology kind from the manifest ("single", "async", ...), "" if none.
-func (r *Run) Kind() string { s, _ := r.Manifest.Topology["kind"].(string); return s }
+func (r *Run) Kind() string { s, _ := r.topology["kind"].(string); return s }
 
 // Flavor is the server flavor ("mariadb", "mysql"), "" if unknown.
 func (r *Run) Flavor() string {
 	if r.Manifest.Binaries != nil && r.Manifest.Binaries.Flavor != "" {
 		return r.Manifest.Binaries.Flavor
 	}
-	s, _ := r.Manifest.Topology["flavor"].(string)
+	s, _ := r.topology["flavor"].(string)
 	return s
 }
 
@@ -644,12 +475,16 @@ func (r *Run) MaxLag() (*float64, string) {
 
 // Impairment decodes manifest links.impairment: nil when the links were not impaired
 // ("none") or the field is absent.
-func (r *Run) Impairment() *LinkImpairment {
-	raw, ok := r.Manifest.Links["impairment"]
+func (r *Run) Impairment() *schema.LinkImpairment {
+	v, ok := r.Manifest.Links["impairment"]
 	if !ok {
 		return nil
 	}
-	var li LinkImpairment
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var li schema.LinkImpairment
 	if err := json.Unmarshal(raw, &li); err != nil || li.Backend == "" {
 		return nil
 	}
@@ -658,17 +493,14 @@ func (r *Run) Impairment() *LinkImpairment {
 
 // LinkDescription is manifest links.description and network ("" when absent).
 func (r *Run) LinkDescription() string {
-	var d string
-	if raw, ok := r.Manifest.Links["description"]; ok {
-		_ = json.Unmarshal(raw, &d)
-	}
+	d, _ := r.Manifest.Links["description"].(string)
 	return d
 }
 
 // Sites returns the topology's sites from the manifest (topology.sites: a list of
 // {name, nodes}, in the topology file's order); nil without sites.
 func (r *Run) Sites() []RunSite {
-	raw, ok := r.Manifest.Topology["sites"]
+	raw, ok := r.topology["sites"]
 	if !ok {
 		return nil
 	}
@@ -706,7 +538,7 @@ func (r *Run) NodeNames() []string {
 	var out []string
 	for _, s := range r.Sites() {
 		for _, n := range s.Nodes {
-			if !seen[n] && slices.ContainsFunc(r.Manifest.Nodes, func(m Node) bool { return m.Name == n }) {
+			if !seen[n] && slices.ContainsFunc(r.Manifest.Nodes, func(m schema.NodeInfo) bool { return m.Name == n }) {
 				seen[n] = true
 				out = append(out, n)
 			}

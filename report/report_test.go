@@ -320,12 +320,12 @@ func TestRunPanels(t *testing.T) {
 	for _, n := range []string{"n1", "n2"} {
 		for i := 1; i <= 3; i++ {
 			semi.Samples = append(semi.Samples,
-				Sample{ElapsedS: float64(i), Node: n, Metric: "wsrep_local_recv_queue", Value: float64(i)},
-				Sample{ElapsedS: float64(i), Node: n, Metric: sampler.MetricGaleraFCPaused, Value: 0.25})
+				schema.Sample{ElapsedS: float64(i), Node: n, Metric: "wsrep_local_recv_queue", Value: float64(i)},
+				schema.Sample{ElapsedS: float64(i), Node: n, Metric: sampler.MetricGaleraFCPaused, Value: 0.25})
 		}
 	}
-	semi.Samples = append(semi.Samples, Sample{ElapsedS: 4, Node: "n3", Metric: sampler.MetricLag, Value: math.NaN()},
-		Sample{ElapsedS: 4, Node: "n3", Metric: sampler.MetricBacklog, Value: math.Inf(1)})
+	semi.Samples = append(semi.Samples, schema.Sample{ElapsedS: 4, Node: "n3", Metric: sampler.MetricLag, Value: math.NaN()},
+		schema.Sample{ElapsedS: 4, Node: "n3", Metric: sampler.MetricBacklog, Value: math.Inf(1)})
 	if _, ok, err := RunChart(semi); err != nil || !ok {
 		t.Errorf("non-finite samples break the chart: %v", err)
 	}
@@ -344,13 +344,13 @@ func TestRunPanels(t *testing.T) {
 		t.Fatalf("with paused samples: %d panels", len(panels))
 	}
 	gr := *semi
-	gr.Samples = append(slices.Clone(semi.Samples), Sample{ElapsedS: 2, Node: "n2", Metric: sampler.MetricGRFCThrottledSessions, Value: 1.5})
+	gr.Samples = append(slices.Clone(semi.Samples), schema.Sample{ElapsedS: 2, Node: "n2", Metric: sampler.MetricGRFCThrottledSessions, Value: 1.5})
 	if p, _ := runPanels(&gr); len(p) != 6 || p[5].title != Panels[3].Title || p[5].fraction || p[5].lines[0].label != "n2" {
 		t.Errorf("with GR throttle samples: %d panels", len(p))
 	}
 	// Membership last: a member's view of the group, two metrics labelled by name.
-	gr.Samples = append(gr.Samples, Sample{ElapsedS: 2, Node: "n1", Metric: sampler.MetricGRMembersOnline, Value: 2},
-		Sample{ElapsedS: 2, Node: "n1", Metric: sampler.MetricGRMembersUnreachable, Value: 1})
+	gr.Samples = append(gr.Samples, schema.Sample{ElapsedS: 2, Node: "n1", Metric: sampler.MetricGRMembersOnline, Value: 2},
+		schema.Sample{ElapsedS: 2, Node: "n1", Metric: sampler.MetricGRMembersUnreachable, Value: 1})
 	if p, _ := runPanels(&gr); len(p) != 7 || p[6].title != Panels[4].Title || len(p[6].lines) != 2 || p[6].lines[1].label != "n1 gr_members_unreachable" {
 		t.Errorf("with GR membership samples: %d panels", len(p))
 	}
@@ -598,8 +598,7 @@ func TestSweepGroupBaseline(t *testing.T) {
 		for _, th := range []string{"1", "2"} {
 			name := top + " threads=" + th
 			res.Runs = append(res.Runs, &Run{Name: name, Topology: top, Cell: "threads=" + th,
-				Manifest: Manifest{Topology: map[string]any{"name": top, "kind": "async"},
-					Extra: map[string]any{"baseline": "a", "axes": map[string]any{"topology": top, "threads": th}}},
+				topology: map[string]any{"name": top, "kind": "async"}, Manifest: schema.Manifest{Extra: map[string]any{"baseline": "a", "axes": map[string]any{"topology": top, "threads": th}}},
 				Summary: &schema.Summary{TPS: tps[name], LatencyMs: map[string]float64{"avg": 1, "p95": 2}}})
 		}
 	}
@@ -693,8 +692,7 @@ func TestSummarySections(t *testing.T) {
 func TestCompareNearZeroAndDifferences(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	run := func(lag float64, nodes float64, links string, bound bool) *Run {
-		r := &Run{Name: "a", Manifest: Manifest{Topology: map[string]any{"name": "a", "kind": "async", "nodes": nodes},
-			Links: map[string]json.RawMessage{}},
+		r := &Run{Name: "a", topology: map[string]any{"name": "a", "kind": "async", "nodes": nodes}, Manifest: schema.Manifest{Links: map[string]any{}},
 			Summary: &schema.Summary{TPS: 100, LatencyMs: map[string]float64{"avg": 1},
 				Nodes: []schema.NodeLag{{Node: "n1", Role: "source", LagMaxS: f(0)}, {Node: "n2", Role: "replica", LagMaxS: f(lag)}},
 				Hosts: []schema.HostSummary{{Host: "local", CPUBusyMean: f(0.95), CPUSaturated: bound}}}}
@@ -741,7 +739,7 @@ func TestReportLostAckedAndCaveats(t *testing.T) {
 			s.Nodes = append(s.Nodes, schema.NodeLag{Node: "n2", Role: "replica", LagMaxS: f(1.5)})
 		}
 		res.Runs = append(res.Runs, &Run{Name: x.name, Topology: x.name, Dir: "d" + strconv.Itoa(i),
-			Manifest: Manifest{Topology: map[string]any{"name": x.name, "kind": x.kind}, Binaries: &Binaries{Flavor: x.flavor, Version: "10.11.19"},
+			topology: map[string]any{"name": x.name, "kind": x.kind}, Manifest: schema.Manifest{Binaries: &schema.Binaries{Flavor: x.flavor, Version: "10.11.19"},
 				Extra: map[string]any{"baseline": "dfasync"}}, Summary: s})
 	}
 	out, err := Render(res, Options{})

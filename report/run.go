@@ -73,8 +73,8 @@ func reportHeader(b *strings.Builder, r *Run, s *schema.Summary, deployed bool) 
 	m := &r.Manifest
 	title := m.Workload.Name
 	if m.Topology != nil {
-		nodes, _ := m.Topology["nodes"].(float64)
-		title = fmt.Sprintf("%s on %s (%s, %s, %s)", title, topologyText(m, "name"), topologyText(m, "kind"), words.Plural(int(nodes), "node"), topologyText(m, "flavor"))
+		nodes, _ := r.topology["nodes"].(float64)
+		title = fmt.Sprintf("%s on %s (%s, %s, %s)", title, topologyText(r, "name"), topologyText(r, "kind"), words.Plural(int(nodes), "node"), topologyText(r, "flavor"))
 	}
 	fmt.Fprintf(b, "# %s\n\n", title)
 	for _, w := range m.Warnings {
@@ -86,7 +86,7 @@ func reportHeader(b *strings.Builder, r *Run, s *schema.Summary, deployed bool) 
 		if m.Topology != nil && !deployed {
 			fmt.Fprintf(b, "- servers: %s (existing cluster, not deployed by habench)\n", m.Binaries.VersionText)
 		} else {
-			fmt.Fprintf(b, "- servers: %s (%s installation)\n", m.Binaries.VersionText, m.Binaries.Installation["kind"])
+			fmt.Fprintf(b, "- servers: %s (%s installation)\n", m.Binaries.VersionText, m.Binaries.Installation.Kind)
 		}
 	}
 	if _, ok := m.Links["description"]; ok {
@@ -109,7 +109,7 @@ func reportHeader(b *strings.Builder, r *Run, s *schema.Summary, deployed bool) 
 
 // linkImpairmentSection writes the links impairment: how it was applied, the impairment
 // per directed link and the measured round trips (ms) of each link.
-func linkImpairmentSection(b *strings.Builder, lr *LinkImpairment) {
+func linkImpairmentSection(b *strings.Builder, lr *schema.LinkImpairment) {
 	by := ""
 	if lr.AppliedBy == "netem apply" {
 		by = fmt.Sprintf(", applied before the run by `habench netem apply %s`", lr.Request)
@@ -143,7 +143,7 @@ func linkImpairmentSection(b *strings.Builder, lr *LinkImpairment) {
 
 // workloadLines writes the workload line, the id space note, the data check warning and
 // the run's error.
-func workloadLines(b *strings.Builder, m *Manifest, s *schema.Summary) {
+func workloadLines(b *strings.Builder, m *schema.Manifest, s *schema.Summary) {
 	opts := m.Workload.Options
 	fmt.Fprintf(b, "- workload: %s, %d threads, %s tables x %s rows, time %ss, rand-type %s, db-ps-mode %s\n", m.Workload.Name, s.Threads, opts["tables"], opts["table-size"], opts["time"], s.RandType, s.PSMode)
 	if note := m.Workload.IDSpace; note != "" {
@@ -184,7 +184,7 @@ func throughputSection(b *strings.Builder, s *schema.Summary) {
 
 // nodesSection writes the per-node table of visibility lag (s) and backlog (transactions)
 // with its legend and the samples window it covers.
-func nodesSection(b *strings.Builder, m *Manifest, s *schema.Summary) {
+func nodesSection(b *strings.Builder, m *schema.Manifest, s *schema.Summary) {
 	b.WriteString("\n## Nodes: visibility lag and backlog\n\n")
 	b.WriteString("| node | role | version | lag max s | lag avg s | backlog max trx | lag samples | sampler errors |\n|---|---|---|---|---|---|---|---|\n")
 	ver := map[string]string{}
@@ -230,7 +230,7 @@ func convergenceText(b *strings.Builder, s *schema.Summary) {
 
 // settingsSection writes the server variables read back from each node, one row per
 // variable (version_comment, server_uuid and hostname left out).
-func settingsSection(b *strings.Builder, m *Manifest) {
+func settingsSection(b *strings.Builder, m *schema.Manifest) {
 	b.WriteString("\n## Settings in effect (read back from each server)\n\n")
 	names := map[string]bool{}
 	for _, n := range m.Nodes {
@@ -469,7 +469,7 @@ func lowerBoundsNote(s *schema.Summary) string {
 
 // knobsSection renders the run's knobs for report.md: per node the value before, the
 // value the server took, and the value read back after restoring.
-func knobsSection(k *Knobs) string {
+func knobsSection(k *schema.Knobs) string {
 	var b strings.Builder
 	b.WriteString("\n## Knobs (set for the run, read back from each server)\n\n")
 	fmt.Fprintf(&b, "Requested: `%s`. ", strings.Join(k.Requested, " "))
@@ -501,9 +501,9 @@ func knobsSection(k *Knobs) string {
 	return b.String()
 }
 
-// topologyText is manifest topology's key as text ("" when absent).
-func topologyText(m *Manifest, key string) string {
-	if v, ok := m.Topology[key]; ok && v != nil {
+// topologyText is r's manifest topology's key as text ("" when absent).
+func topologyText(r *Run, key string) string {
+	if v, ok := r.topology[key]; ok && v != nil {
 		return fmt.Sprint(v)
 	}
 	return ""

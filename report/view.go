@@ -75,10 +75,10 @@ type runView struct {
 	Hosts   []hostStats
 	// NodeWindow says which samples the node figures cover.
 	NodeWindow string
-	Impairment *LinkImpairment
+	Impairment *schema.LinkImpairment
 	Vars       varTable
 	Requested  []fact
-	Knobs      *Knobs
+	Knobs      *schema.Knobs
 	// Sections are summary.json's and manifest.json's sections this package does not
 	// know, as tables where they are flat.
 	Sections []section
@@ -280,7 +280,7 @@ func workloadLine(r *Run) string {
 }
 
 func topologyLine(r *Run) string {
-	t := r.Manifest.Topology
+	t := r.topology
 	if t == nil {
 		return ""
 	}
@@ -310,7 +310,7 @@ func newRunView(r *Run, row Row, chart *Chart, idx int, compared bool) runView {
 	v.NodeWindow = nodeWindow(r)
 	v.Hosts = hostTable(r)
 	v.Vars = nodeVars(r)
-	if opts, ok := r.Manifest.Topology["options"].(map[string]any); ok {
+	if opts, ok := r.topology["options"].(map[string]any); ok {
 		for _, k := range slices.Sorted(maps.Keys(opts)) {
 			v.Requested = append(v.Requested, fact{k, humanValue(opts[k])})
 		}
@@ -332,8 +332,8 @@ func (v *runView) whatRan(r *Run) {
 	m := &r.Manifest
 	v.add("topology", topologyLine(r))
 	if m.Binaries != nil {
-		inst, _ := m.Binaries.Installation["kind"].(string)
-		if p, _ := m.Binaries.Installation["path"].(string); p != "" {
+		inst := string(m.Binaries.Installation.Kind)
+		if p := m.Binaries.Installation.Path; p != "" {
 			inst += " " + p
 		}
 		v.add("servers", strings.TrimSpace(m.Binaries.VersionText+" ("+inst+" installation)"))
@@ -354,7 +354,7 @@ func (v *runView) whatRan(r *Run) {
 
 // impairmentFacts adds the links impairment (backend, one-way impairment per directed
 // link, how it was applied) and its warnings; "none" when links were recorded unimpaired.
-func (v *runView) impairmentFacts(m *Manifest) {
+func (v *runView) impairmentFacts(m *schema.Manifest) {
 	if li := v.Impairment; li != nil {
 		var ls []string
 		for _, l := range slices.Sorted(maps.Keys(li.Links)) {
@@ -453,7 +453,6 @@ func (v *runView) outcome(r *Run) {
 // otherSections shows summary.json's and manifest.json's sections without a table of
 // their own: a single number as a fact, anything else as a JSON section.
 func (v *runView) otherSections(r *Run) {
-	m := &r.Manifest
 	if r.Summary != nil {
 		for _, k := range slices.Sorted(maps.Keys(r.SummaryOther)) {
 			if f, ok := scalarFact(k, r.SummaryOther[k]); ok {
@@ -463,8 +462,8 @@ func (v *runView) otherSections(r *Run) {
 			v.Sections = append(v.Sections, newSection(k+" (summary.json)", r.SummaryOther[k]).named(k))
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(m.Other)) {
-		v.Sections = append(v.Sections, newSection(k+" (manifest.json)", m.Other[k]).named(k))
+	for _, k := range slices.Sorted(maps.Keys(r.ManifestOther)) {
+		v.Sections = append(v.Sections, newSection(k+" (manifest.json)", r.ManifestOther[k]).named(k))
 	}
 }
 
@@ -531,12 +530,12 @@ func scalarFact(key string, raw json.RawMessage) (fact, bool) {
 // measuredSamples are the samples of the measured window (from the start of
 // measurement, Manifest.IntervalsOffsetS on samples.csv's clock: warm-up excluded, as
 // summary.json's figures), all of them when the offset is unknown.
-func (r *Run) measuredSamples() []Sample {
+func (r *Run) measuredSamples() []schema.Sample {
 	from := r.Manifest.IntervalsOffsetS
 	if from <= 0 {
 		return r.Samples
 	}
-	var out []Sample
+	var out []schema.Sample
 	for _, s := range r.Samples {
 		if s.ElapsedS >= from {
 			out = append(out, s)
@@ -590,7 +589,7 @@ func nodeTable(r *Run) []nodeStats {
 			sum[n.Node] = n
 		}
 	}
-	info := map[string]Node{}
+	info := map[string]schema.NodeInfo{}
 	for _, n := range r.Manifest.Nodes {
 		info[n.Name] = n
 	}

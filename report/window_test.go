@@ -12,9 +12,9 @@ import (
 // samples before the start of measurement (the warm-up), and the table says which window
 // it covers.
 func TestNodeTableMeasuredWindow(t *testing.T) {
-	r := &Run{Manifest: Manifest{Nodes: []Node{{Name: "n1"}}, IntervalsOffsetS: 2.5},
+	r := &Run{Manifest: schema.Manifest{Nodes: []schema.NodeInfo{{Name: "n1"}}, IntervalsOffsetS: 2.5},
 		Summary: &schema.Summary{SamplesWindow: "from the start of measurement (2.5 s on samples.csv's clock, after connecting and the warm-up) to the end of the catch-up"},
-		Samples: []Sample{
+		Samples: []schema.Sample{
 			{ElapsedS: 1, Node: "n1", Metric: sampler.MetricGaleraRecvQueue, Value: 900}, {ElapsedS: 1, Node: "n1", Metric: sampler.MetricGaleraFCPaused, Value: 1},
 			{ElapsedS: 3, Node: "n1", Metric: sampler.MetricGaleraRecvQueue, Value: 7}, {ElapsedS: 3, Node: "n1", Metric: sampler.MetricGaleraFCPaused, Value: 0.2},
 			{ElapsedS: 4, Node: "n1", Metric: sampler.MetricGaleraFCPaused, Value: 0.4},

@@ -117,7 +117,7 @@ type FaultSpec struct {
 	// nothing to check.
 	CheckSchedule func(events []FaultEvent, i int) (field, why string)
 	// Steps: the action logs each of its steps as a fault record of its own
-	// (experiment.FaultRecord.Of names the action; rolling-restart's restarts and
+	// (schema.FaultRecord.Of names the action; rolling-restart's restarts and
 	// switchover), and a run lists those
 	// instead of the action's record, so that each step's outage and recovery are measured.
 	Steps bool

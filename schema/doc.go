@@ -4,12 +4,15 @@
 //
 //   - summary.json (SummaryFile) is Summary; its sections are NodeLag (nodes),
 //     HostSummary (hosts), Convergence, FaultSummary (faults) and the others here.
-//   - manifest.json (ManifestFile): its hosts and drop_caches are HostInfo and CacheDrop;
-//     the rest of the manifest is still declared by its writer (experiment.Manifest) and
-//     read as a partial view by report.Manifest.
+//   - manifest.json (ManifestFile) is Manifest; its sections are ManifestWorkload,
+//     Binaries, NodeInfo, HostInfo (hosts), CacheDrop (drop_caches), Knobs (KnobValue per
+//     node), LinkImpairment (links.impairment), LinkChange (link_changes) and RunFault
+//     (faults: a FaultRecord with its time on samples.csv's clock). Its topology is a
+//     topology.Spec.
 //   - intervals.csv and samples.csv (IntervalsFile, SamplesFile) have the columns
-//     IntervalColumns and SampleColumns; samples.csv's metric names are the sampler
-//     package's Metric... constants.
+//     IntervalColumns and SampleColumns; their rows are Interval and Sample (Record
+//     writes one, ParseIntervals and ParseSamples read them back); samples.csv's metric
+//     names are the sampler package's Metric... constants.
 //   - sweep.json (SweepName) of a scenario run is SweepFile: its axes in expansion order
 //     (SweepAxis), cell_policy (CellPolicy), invocations and one CellRecord per cell;
 //     ReadSweep reads it (habench run --resume, sweep.md and comparison.md).

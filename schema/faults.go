@@ -1,14 +1,16 @@
 package schema
 
+import "time"
+
 // FaultSummary is one fault of the run as summary.json's "faults" measures it.
 type FaultSummary struct {
 	// AtS is the fault's time on samples.csv's clock; Action, Node and Error as in
-	// experiment.FaultRecord.
+	// FaultRecord.
 	AtS    float64 `json:"at_s"`
 	Action string  `json:"action"`
 	Node   string  `json:"node"`
 	Error  string  `json:"error,omitempty"`
-	// Escalated as in experiment.FaultRecord: the clean stop took SIGKILL (a crash).
+	// Escalated as in FaultRecord: the clean stop took SIGKILL (a crash).
 	Escalated string `json:"escalated,omitempty"`
 	// RecoveryS is the time from the fault until the workload's commits were back to
 	// normal: the end of the last disturbed report interval from the fault on (see
@@ -74,7 +76,7 @@ type FaultSummary struct {
 	Rows    int64  `json:"rows,omitempty"`
 	// Bytes, for rebuild: the node's datadir after its state transfer, in bytes.
 	Bytes int64 `json:"bytes,omitempty"`
-	// Detail as in experiment.FaultRecord: the action's line of what happened.
+	// Detail as in FaultRecord: the action's line of what happened.
 	Detail string `json:"detail,omitempty"`
 	// During, for a lasting action (a large transaction, a rebuild): the workload and the
 	// cluster before it and while it ran.
@@ -84,7 +86,7 @@ type FaultSummary struct {
 // FaultDuring compares the workload and the cluster while a lasting fault action ran
 // (from its start for TookS seconds) with the 30 s before it.
 type FaultDuring struct {
-	// TookS is the action's duration in seconds (experiment.FaultRecord's took_s).
+	// TookS is the action's duration in seconds (FaultRecord's took_s).
 	TookS float64 `json:"took_s"`
 	// TPSBefore and TPSDuring are the workload's transactions per second in the report
 	// intervals that ended in the 30 s before the action, and in those that overlapped it
@@ -116,4 +118,48 @@ type FaultDuring struct {
 	// expelled or left the Primary component. nil: not sampled.
 	MembersBefore *float64 `json:"members_before,omitempty"`
 	MembersMin    *float64 `json:"members_min,omitempty"`
+}
+
+// FaultRecord is one injected fault.
+type FaultRecord struct {
+	// At is when the fault was injected (UTC); Took how long the action took, in seconds.
+	At   time.Time `json:"at"`
+	Took float64   `json:"took_s"`
+	// Action is a registered fault action (experiment.FaultActionNames: kill, stop, ...); Node the node it
+	// hit (the writer alias resolved); PID the server's process before the fault.
+	Action string `json:"action"`
+	Node   string `json:"node"`
+	PID    int    `json:"pid,omitempty"`
+	// Error is why the action failed ("" when it did not).
+	Error string `json:"error,omitempty"`
+	// Escalated, for stop and restart, says that the clean shutdown was not one: the
+	// server outlived SIGTERM's grace and was killed with SIGKILL, a crash
+	// (cluster.StopEscalatedError's text; "" when it shut down cleanly). The node went
+	// down (and a restart started it again): Error stays "".
+	Escalated string `json:"escalated,omitempty"`
+	// Outcome, for an action that runs a transaction of its own (large-transaction): "ok",
+	// or the server's refusal ("error 3100: ..."): the transaction's result, not a failure
+	// of the action (Error stays ""). Rows: the rows it changed.
+	Outcome string `json:"outcome,omitempty"`
+	Rows    int64  `json:"rows,omitempty"`
+	// Bytes, for rebuild: the size of the node's datadir after its state transfer (what it
+	// received), in bytes.
+	Bytes int64 `json:"bytes,omitempty"`
+	// Of names the action this record is a step of ("rolling-restart" for each node's
+	// restart and the switchover before the writer's; "" for a fault of its own). A run
+	// lists the steps, not the action that made them (experiment's faultsDuring).
+	Of string `json:"of,omitempty"`
+	// Detail is the action's one line of what happened ("" when it has nothing to add):
+	// e.g. a rebuild's donor and the times of its steps, a promote's old source.
+	Detail string `json:"detail,omitempty"`
+}
+
+// RunFault is a FaultRecord as a run saw it: AtS is the fault's time in seconds on
+// samples.csv's clock.
+type RunFault struct {
+	AtS float64 `json:"at_s"`
+	// Scheduled: the run's own fault schedule (a scenario's faults:) injected it, not
+	// another command (`habench fault`).
+	Scheduled bool `json:"scheduled,omitempty"`
+	FaultRecord
 }

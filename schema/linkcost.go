@@ -6,17 +6,7 @@ import "slices"
 // same-path control (links none through the userspace link at zero delay) measures it. One
 // computation for every place that shows it (sweep.json's link_added_rtt_ms, hence
 // comparison.json and comparison.md; report.md's cells): LinkCostMs per run, Median over a
-// cell's runs.
-
-// LinkRTT is one directed node pair of a run's measured links (manifest.json
-// links.impairment.rtt[]), the fields the link's cost needs: the round trip it added in ms,
-// how many probes answered, and whether the pair was cut or lossy (then not a cost).
-type LinkRTT struct {
-	AddedMs     float64 `json:"added_ms"`
-	Samples     int     `json:"samples"`
-	Partitioned bool    `json:"partitioned,omitempty"`
-	Lossy       bool    `json:"lossy,omitempty"`
-}
+// cell's runs, over the pairs of manifest.json links.impairment.rtt[] (LinkRTT).
 
 // LinkCostMs is the run's link cost in ms: the median (Median) over its pairs that were
 // measured (samples), neither cut nor lossy, of the round trip added; false when there is

@@ -39,48 +39,11 @@ func TestSummarySchemaUnchanged(t *testing.T) {
 // every key and value it had (field for field; keys a newer habench always writes, such
 // as semisync.degraded, may be added), and in most files to the very same bytes.
 func TestSummaryRoundTrip(t *testing.T) {
-	var files []string
-	for _, root := range []string{"../report/testdata", "../experiment/testdata"} {
-		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.Name() == SummaryFile {
-				files = append(files, p)
-			}
-			return nil
-		})
-	}
-	if len(files) < 10 {
-		t.Fatalf("found %d summary.json files in testdata, want at least 10", len(files))
-	}
+	files := testdataFiles(t, SummaryFile, 10)
 	same := 0
 	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		var s Summary
-		if err := dec.Decode(&s); err != nil {
-			t.Errorf("%s: %v", p, err)
-			continue
-		}
-		out, err := json.MarshalIndent(&s, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out = append(out, '\n'); bytes.Equal(out, b) {
+		if b, out := roundTrip(t, p, &Summary{}); bytes.Equal(out, b) {
 			same++
-			continue
-		}
-		var was, now any
-		if err := json.Unmarshal(b, &was); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(out, &now); err != nil {
-			t.Fatal(err)
-		}
-		if d := lost(was, now, ""); d != "" {
-			t.Errorf("%s: does not round-trip: %s", p, d)
 		}
 	}
 	if same < len(files)/2 {

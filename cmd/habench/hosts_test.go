@@ -19,6 +19,7 @@ import (
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv/prereq"
 	"github.com/habench/habench/internal/testhost"
+	"github.com/habench/habench/schema"
 )
 
 // hostState is what a test compares on a lab host before and after habench: the
@@ -698,7 +699,7 @@ func newRootfsHostsLab(t *testing.T, n int, prefix string) *rootfsLab {
 
 // faultsLog returns cluster name's faults log (experiment.FaultsFile) in state; none when
 // there is none yet.
-func faultsLog(t *testing.T, state, name string) []experiment.FaultRecord {
+func faultsLog(t *testing.T, state, name string) []schema.FaultRecord {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(state, "clusters", name, experiment.FaultsFile))
 	if errors.Is(err, os.ErrNotExist) {
@@ -707,9 +708,9 @@ func faultsLog(t *testing.T, state, name string) []experiment.FaultRecord {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []experiment.FaultRecord
+	var out []schema.FaultRecord
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r experiment.FaultRecord
+		var r schema.FaultRecord
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("%s's faults log: %q: %v", name, l, err)
 		}

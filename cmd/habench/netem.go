@@ -13,6 +13,7 @@ import (
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -408,7 +409,7 @@ func loadCluster(g *globalOpts, name string) (*cluster.Cluster, error) {
 
 // printLinkReport prints requested against achieved round trips per directed pair and
 // the warnings.
-func printLinkReport(w io.Writer, r *links.Report) {
+func printLinkReport(w io.Writer, r *schema.LinkImpairment) {
 	if r == nil {
 		return
 	}

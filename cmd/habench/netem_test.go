@@ -22,6 +22,7 @@ import (
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -188,7 +189,7 @@ func TestNetemApplyShowClear(t *testing.T) {
 	}
 	var man struct {
 		Links struct {
-			Impairment links.Report `json:"impairment"`
+			Impairment schema.LinkImpairment `json:"impairment"`
 		} `json:"links"`
 	}
 	mb, _ := os.ReadFile(runs[0])

@@ -22,6 +22,7 @@ import (
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/links"
 	"github.com/habench/habench/netem"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
 
@@ -174,10 +175,10 @@ func runWithPartition(t *testing.T, state, name string, hold time.Duration, stat
 	}
 	pr.dir = filepath.Dir(dirs[0])
 	var man struct {
-		SamplesStarted   time.Time      `json:"samples_started"`
-		IntervalsOffsetS float64        `json:"intervals_offset_s"`
-		LinkChanges      []links.Change `json:"link_changes"`
-		Warnings         []string       `json:"warnings"`
+		SamplesStarted   time.Time           `json:"samples_started"`
+		IntervalsOffsetS float64             `json:"intervals_offset_s"`
+		LinkChanges      []schema.LinkChange `json:"link_changes"`
+		Warnings         []string            `json:"warnings"`
 	}
 	var sum struct {
 		Consistent *bool `json:"replicas_consistent"`

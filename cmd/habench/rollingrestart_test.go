@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
@@ -58,7 +57,7 @@ func TestRollingRestartGroup(t *testing.T) {
 		t.Fatalf("run directories %v, want one", runDirs)
 	}
 	var man struct {
-		Faults []experiment.RunFault `json:"faults"`
+		Faults []schema.RunFault `json:"faults"`
 	}
 	var sum struct {
 		Faults []schema.FaultSummary `json:"faults"`
