@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -200,7 +202,7 @@ func (s *Store) planHosts(ctx context.Context, spec topology.Spec) (*Cluster, []
 		Created: time.Now().UTC(), path: filepath.Join(s.clusterDir(spec.Name), "state.json"),
 		Hosts: &HostsState{HostDir: hostsRootDir(spec), AdminUser: HostsAdminUser, AdminPassword: randomPassword(), Servers: map[string]string{}},
 	}
-	addrs, bins, err := resolveHosts(ctx, spec)
+	addrs, bins, err := s.resolveHosts(ctx, spec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -511,4 +513,42 @@ func (c *Cluster) HostNodeDir(n *Node) string {
 		return ""
 	}
 	return c.layout(n).nodeDir()
+}
+
+// resolveHosts is resolveHosts, once per store for each set of hosts, ssh options,
+// installation and flavor (installMemo); the binaries are the caller's own copies.
+func (s *Store) resolveHosts(ctx context.Context, spec topology.Spec) ([]string, []*Binaries, error) {
+	m := s.memo()
+	k, err := json.Marshal(struct {
+		Hosts  []string
+		SSH    any
+		Inst   topology.Installation
+		Flavor topology.Flavor
+	}{spec.Hosts, spec.SSH, spec.Installation, spec.Flavor})
+	if err != nil {
+		return resolveHosts(ctx, spec)
+	}
+	key := string(k)
+	m.mu.Lock()
+	r, ok := m.hosts[key]
+	m.mu.Unlock()
+	if !ok {
+		addrs, bins, err := resolveHosts(ctx, spec)
+		if err != nil {
+			return nil, nil, err
+		}
+		r = hostsResolved{addrs: addrs}
+		for _, b := range bins {
+			r.bins = append(r.bins, *b)
+		}
+		m.mu.Lock()
+		m.hosts[key] = r
+		m.mu.Unlock()
+	}
+	bins := make([]*Binaries, len(r.bins))
+	for i := range r.bins {
+		b := r.bins[i]
+		bins[i] = &b
+	}
+	return slices.Clone(r.addrs), bins, nil
 }

@@ -96,7 +96,7 @@ func (hostsProvider) MakeSnapshot(ctx context.Context, s *Store, spec topology.S
 	if err != nil {
 		return nil, err
 	}
-	bins, err := HostsBinaries(ctx, spec)
+	bins, err := s.SpecBinaries(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -342,6 +342,7 @@ func (hostsProvider) DeployFromSnapshot(ctx context.Context, s *Store, spec topo
 			return nil, err
 		}
 	}
+	s.memo() // the copy shares the store's installations
 	sb := *s
 	sb.snapshot = snap
 	return sb.Provide(ctx, spec)

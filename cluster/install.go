@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/habench/habench/topology"
@@ -77,15 +78,6 @@ func (b *Binaries) Command(netns, bin string, args ...string) *exec.Cmd {
 	argv = append(argv, bin)
 	argv = append(argv, args...)
 	return exec.Command(argv[0], argv[1:]...)
-}
-
-// SpecBinaries resolves the installation spec deploys with: on the user's hosts the
-// hosts' (HostsBinaries), else this machine's (ResolveInstallation).
-func SpecBinaries(ctx context.Context, spec topology.Spec) (*Binaries, error) {
-	if spec.IsHosts() {
-		return HostsBinaries(ctx, spec)
-	}
-	return ResolveInstallation(ctx, spec.Installation, spec.Flavor)
 }
 
 // ResolveInstallation finds the server binary of flavor f in inst and reads its version.
@@ -201,4 +193,71 @@ func (b *Binaries) findWsrepProvider() string {
 		}
 	}
 	return ""
+}
+
+// installMemo holds the installations a Store resolved: each is resolved once per store
+// (one `habench run`, its sweep's checks, snapshots and deployments; one command), so
+// every later check, snapshot and deploy of the same installation gets the binaries the
+// first one found, without asking the server binary (or the hosts, over SSH) again.
+// Failures are not kept: the next call tries again.
+type installMemo struct {
+	mu    sync.Mutex
+	local map[string]Binaries      // by installation kind, path and flavor
+	hosts map[string]hostsResolved // by hosts, ssh options, installation and flavor
+}
+
+// hostsResolved is what resolveHosts found on a spec's hosts: each host's address and
+// binaries, in spec.Hosts order.
+type hostsResolved struct {
+	addrs []string
+	bins  []Binaries
+}
+
+// installMemoInit guards the creation of a Store's memo.
+var installMemoInit sync.Mutex
+
+// memo returns s's installation memo, creating it on first use.
+func (s *Store) memo() *installMemo {
+	installMemoInit.Lock()
+	defer installMemoInit.Unlock()
+	if s.installs == nil {
+		s.installs = &installMemo{local: map[string]Binaries{}, hosts: map[string]hostsResolved{}}
+	}
+	return s.installs
+}
+
+// Installation is ResolveInstallation, once per store for each installation and flavor
+// (installMemo); the result is the caller's own copy.
+func (s *Store) Installation(ctx context.Context, inst topology.Installation, f topology.Flavor) (*Binaries, error) {
+	m := s.memo()
+	key := fmt.Sprintf("%s\x00%s\x00%s", inst.Kind, inst.Path, f)
+	m.mu.Lock()
+	b, ok := m.local[key]
+	m.mu.Unlock()
+	if ok {
+		return &b, nil
+	}
+	bins, err := ResolveInstallation(ctx, inst, f)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.local[key] = *bins
+	m.mu.Unlock()
+	return bins, nil
+}
+
+// SpecBinaries resolves the installation spec deploys with: on the user's hosts the
+// hosts' (the first host's; each host's server is checked against it), else this
+// machine's (ResolveInstallation); once per store for each installation (on hosts: each
+// set of hosts, ssh options and installation; installMemo).
+func (s *Store) SpecBinaries(ctx context.Context, spec topology.Spec) (*Binaries, error) {
+	if !spec.IsHosts() {
+		return s.Installation(ctx, spec.Installation, spec.Flavor)
+	}
+	_, bins, err := s.resolveHosts(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return bins[0], nil
 }

@@ -39,7 +39,7 @@ func (s *Store) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, err
 	if err != nil {
 		return nil, err
 	}
-	bins, err := checkedInstallation(ctx, spec)
+	bins, err := s.checkedInstallation(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -136,10 +136,10 @@ func (s *Store) networkMode() (string, error) {
 	return mode, nil
 }
 
-// checkedInstallation resolves spec's installation to binaries and lets the kind check
+// checkedInstallation resolves spec's installation to binaries (once per store) and lets the kind check
 // them (CheckInstallation).
-func checkedInstallation(ctx context.Context, spec topology.Spec) (*Binaries, error) {
-	bins, err := ResolveInstallation(ctx, spec.Installation, spec.Flavor)
+func (s *Store) checkedInstallation(ctx context.Context, spec topology.Spec) (*Binaries, error) {
+	bins, err := s.Installation(ctx, spec.Installation, spec.Flavor)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func (sandboxProvider) LoadSnapshot(_ context.Context, _ topology.Spec, name str
 // resets binary logs and GTIDs, stops the server cleanly and moves its datadir into
 // SnapshotsDir() without its identity (scrubIdentity). The node is destroyed in any case.
 func (sandboxProvider) MakeSnapshot(ctx context.Context, s *Store, spec topology.Spec, name string, shape DataShape, prep func(context.Context, *Cluster) error) (*Snapshot, error) {
-	bins, err := ResolveInstallation(ctx, spec.Installation, spec.Flavor)
+	bins, err := s.Installation(ctx, spec.Installation, spec.Flavor)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +108,7 @@ func (sandboxProvider) DeployFromSnapshot(ctx context.Context, s *Store, spec to
 	if err := snap.verifyLocal(); err != nil {
 		return nil, err
 	}
+	s.memo() // the copy shares the store's installations
 	sb := *s
 	sb.snapshot = snap
 	return sb.Deploy(ctx, spec)

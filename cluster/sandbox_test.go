@@ -182,7 +182,9 @@ func TestGuardedDialRefusesForeignAddresses(t *testing.T) {
 
 // TestDeployFromBasedir: an installation given as a basedir (the layout of an unpacked
 // tarball: BASEDIR/bin, BASEDIR/sbin, BASEDIR/share) deploys and reports its version. The
-// basedir is assembled from the system MariaDB's files with symlinks.
+// basedir is assembled from the system MariaDB's files with symlinks, its server a script
+// that logs its arguments and runs the system's: a store asks the server for its version
+// once (the deploy), not again when it is asked for the same installation later.
 func TestDeployFromBasedir(t *testing.T) {
 	testenv.Installation(t, topology.MariaDB)
 	t.Setenv("HABENCH_CACHE_DIR", t.TempDir()) // this basedir's template is never reused
@@ -192,7 +194,16 @@ func TestDeployFromBasedir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	links := map[string]string{"sbin/mariadbd": "/usr/sbin/mariadbd", "share": "/usr/share", "lib": "/usr/lib"}
+	calls := filepath.Join(t.TempDir(), "calls")
+	wrapper := "#!/bin/sh\necho \"$*\" >> " + calls + "\nexec /usr/sbin/mariadbd \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(b, "sbin", "mariadbd"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	versions := func() int {
+		out, _ := os.ReadFile(calls)
+		return strings.Count(string(out), "--version")
+	}
+	links := map[string]string{"share": "/usr/share", "lib": "/usr/lib"}
 	for _, f := range []string{"my_print_defaults", "mariadb-install-db", "resolveip", "mariadb"} {
 		links["bin/"+f] = "/usr/bin/" + f
 	}
@@ -218,6 +229,13 @@ func TestDeployFromBasedir(t *testing.T) {
 	var basedir string
 	if err := db.QueryRowContext(ctx, "SELECT @@basedir").Scan(&basedir); err != nil || strings.TrimSuffix(basedir, "/") != b {
 		t.Errorf("@@basedir = %q (%v), want %s", basedir, err, b)
+	}
+	again, err := s.SpecBinaries(ctx, spec)
+	if err != nil || *again != *c.Binaries || versions() != 1 {
+		t.Errorf("asked again: %+v (%v), the server asked for its version %d times; want the deploy's binaries, once", again, err, versions())
+	}
+	if _, err := (&cluster.Store{}).SpecBinaries(ctx, spec); err != nil || versions() != 2 {
+		t.Errorf("another store: %v, %d version calls; want it to ask the server itself (2)", err, versions())
 	}
 }
 

@@ -208,7 +208,7 @@ func (s *Store) DeployFromSnapshot(ctx context.Context, spec topology.Spec, snap
 	if why := SnapshotRefusal(spec); why != "" {
 		return nil, &topology.FieldError{Field: "snapshot", Value: snap.Name, Reason: why}
 	}
-	bins, err := SpecBinaries(ctx, spec)
+	bins, err := s.SpecBinaries(ctx, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,8 @@ type Store struct {
 	// snapshot, when set (DeployFromSnapshot, on a copy of the store for that deploy), is
 	// the data snapshot every node's datadir is copied from, on this machine or on hosts.
 	snapshot *Snapshot
+	// installs are the installations this store resolved (installMemo; memo creates it).
+	installs *installMemo
 }
 
 // notice says line through s.Notice, when set.

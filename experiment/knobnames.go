@@ -25,7 +25,7 @@ type knobUse struct {
 // set, the topologies' knobs: and the knob axes, before anything is deployed: on a sandbox
 // against the committed variable list of its installation's flavor and version
 // (knob.ListedNames; the installation is resolved, reading the server's --version; on
-// hosts, the server the hosts have, asked over SSH: cluster.SpecBinaries), on an
+// hosts, the server the hosts have, asked over SSH: the store's SpecBinaries), on an
 // existing cluster against its first node's SHOW GLOBAL VARIABLES. A flavor or version
 // without a list, or an installation or server that cannot be reached, is not checked
 // here (the server refuses an unknown name when the knob is applied, changing nothing; the
@@ -155,7 +155,7 @@ func specNames(ctx context.Context, sb *cluster.Store, sp topology.Spec) *knob.N
 		defer db.Close()
 		return serverNames(ctx, db, "node n1 ("+cluster.RedactDSN(sp.DSNs[0])+")")
 	}
-	bins, err := cluster.SpecBinaries(ctx, sp)
+	bins, err := sb.SpecBinaries(ctx, sp)
 	if err != nil {
 		return nil
 	}

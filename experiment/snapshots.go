@@ -81,7 +81,7 @@ func DryRunSnapshots(ctx context.Context, sb *cluster.Store, plan *scenario.Plan
 		if d.SnapKey == "" || sp.Cluster != "" || !scenario.Deploys(sp) || !slices.ContainsFunc(d.Cells, torun) {
 			continue
 		}
-		bins, err := cluster.SpecBinaries(ctx, sp)
+		bins, err := sb.SpecBinaries(ctx, sp)
 		if err == nil {
 			var n []string
 			n, err = checkSnapshots(ctx, sb, plan, d, bins, torun)
@@ -123,7 +123,7 @@ func remakeNote(snap *cluster.Snapshot) string {
 // cannot be checked (with a NOTE). A snapshot named in the scenario is used when it
 // matches and refused in one line (field, both values) when it does not.
 func (sw *sweepRun) deployFromSnapshot(ctx context.Context, sb *cluster.Store, sp topology.Spec, cell *scenario.Cell) (*cluster.Cluster, *cluster.Snapshot, error) {
-	bins, err := cluster.SpecBinaries(ctx, sp)
+	bins, err := sb.SpecBinaries(ctx, sp)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -177,7 +177,7 @@ func (r *ScenarioRun) preflight(ctx context.Context, plan *scenario.Plan, torun 
 			}
 			continue
 		} else if scenario.Deploys(sp) {
-			bins, err := cluster.SpecBinaries(ctx, sp)
+			bins, err := r.Store.SpecBinaries(ctx, sp)
 			if err != nil {
 				return fmt.Errorf("topology %s: %w", sp.Name, err)
 			}

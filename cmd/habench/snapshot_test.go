@@ -105,7 +105,7 @@ func checkDamagedSnapshotRefused(t *testing.T, scen, cache, state, res, cluster1
 	if err != nil {
 		t.Fatal(err)
 	}
-	bins, err := cluster.SpecBinaries(context.Background(), plan.Deployments[0].Spec)
+	bins, err := (&cluster.Store{}).SpecBinaries(context.Background(), plan.Deployments[0].Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
