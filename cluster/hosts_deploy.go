@@ -264,18 +264,6 @@ func resolveHosts(ctx context.Context, spec topology.Spec) ([]string, []*Binarie
 	return addrs, bins, nil
 }
 
-// HostsBinaries finds the server of hosts spec on its hosts, as deploy does first
-// (nothing is created): the servers (one version on every host), for checks made before
-// a run, such as the installation pre-check and the knob-name check of `habench run`.
-// Errors name the host (see resolveHosts).
-func HostsBinaries(ctx context.Context, spec topology.Spec) (*Binaries, error) {
-	_, bins, err := resolveHosts(ctx, spec)
-	if err != nil {
-		return nil, err
-	}
-	return bins[0], nil
-}
-
 // HostsAccess returns the hosts of hosts spec over SSH (its ssh: options), in
 // spec.Hosts order, for checks made before a deploy (such as netem.CheckHost).
 func HostsAccess(spec topology.Spec) []host.Host {

@@ -5,7 +5,7 @@ package cluster
 // StaggerStarts (group) starts at most one server per CPU at a time: a MySQL 9.7 start
 // takes 0.84 s of CPU, three at once on two cores came up after about 2 s, two at once
 // after 1.4-1.6 s, so on two cores n1 and n2 start together and n1 bootstraps while n3
-// starts in the CPU n2's join leaves idle (make bench-deploy: 5.35 -> 4.86 s). Other plans
+// starts in the CPU n2's join leaves idle (make bench-deploy, group means: 5.35-5.53 -> 4.81-5.16 s). Other plans
 // start every server at once: async's three MySQL servers were up after 2.2 s together,
 // 2.8 s two and one.
 

@@ -212,15 +212,15 @@ func newDeployCmd(g *globalOpts) *cobra.Command {
 			if spec.IsHosts() && cmd.Flags().Changed("network") {
 				return &topology.FieldError{Field: "--network", Value: o.network, Reason: "not with --hosts (the nodes run on the hosts' own network)"}
 			}
+			sb := g.store()
 			if p.Deployed() { // servers habench makes from spec.Installation
 				if o.network == cluster.NetNamespaces && cmd.Flags().Changed("base-port") && !spec.IsHosts() {
 					return &topology.FieldError{Field: "--base-port", Value: o.basePort, Reason: "only for --network loopback (netns nodes all listen on 3306 at their own address)"}
 				}
-				if err := checkListedKnobs(cmd.Context(), spec); err != nil {
+				if err := checkListedKnobs(cmd.Context(), sb, spec); err != nil {
 					return err
 				}
 			}
-			sb := g.store()
 			sb.Network = o.network
 			sb.BasePort = o.basePort
 			return provide(cmd, sb, spec)
@@ -383,21 +383,16 @@ func kindsHelp() string {
 }
 
 // checkListedKnobs checks the spec's knob names against the committed variable list of its
-// installation's flavor and version (on hosts: the hosts' server) before anything is deployed (knob.ListedNames; without
-// a list, or an installation, the deploy's own check on the servers decides).
-func checkListedKnobs(ctx context.Context, spec topology.Spec) error {
+// installation's flavor and version (on hosts: the hosts' server) before anything is
+// deployed (knob.ListedNames; without a list, or an installation, the deploy's own check
+// on the servers decides). The installation is resolved through sb, which the deploy
+// then reuses.
+func checkListedKnobs(ctx context.Context, sb *cluster.Store, spec topology.Spec) error {
 	ks, err := topology.KnobsFromMap(spec.Knobs)
 	if err != nil || len(ks) == 0 {
 		return err
 	}
-	resolve := cluster.ResolveInstallation
-	if spec.IsHosts() {
-		// The hosts' own server, asked over SSH (not this machine's).
-		resolve = func(ctx context.Context, _ topology.Installation, _ topology.Flavor) (*cluster.Binaries, error) {
-			return cluster.HostsBinaries(ctx, spec)
-		}
-	}
-	bins, err := resolve(ctx, spec.Installation, spec.Flavor)
+	bins, err := sb.SpecBinaries(ctx, spec)
 	if err != nil {
 		return nil
 	}
