@@ -95,7 +95,16 @@ func TestLaunchedFailureStopsLaunches(t *testing.T) {
 	bad := &topology.FieldError{Field: "option", Value: "no_such_var", Reason: "unknown variable"}
 	f.end["n1"] <- bad
 	f.end["n2"] <- bad
-	err := l.await("n2")
+	<-l.ended // both starts have ended (failed) before a step waits
+	<-l.ended
+	errc := make(chan error, 1)
+	go func() { errc <- l.await("n2") }()
+	var err error
+	select {
+	case err = <-errc:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("await did not return within 5 s (launched %v: a queued server was launched after a failure)", f.order)
+	}
 	var fe *topology.FieldError
 	if !errors.As(err, &fe) || strings.Count(err.Error(), "no_such_var") != 1 {
 		t.Fatalf("await = %v, want the option's FieldError once", err)
