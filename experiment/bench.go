@@ -312,55 +312,109 @@ func (e *notOnlineError) Error() string {
 
 // waitConsistent waits until every node's GTID position equals the writer's and, in a
 // group, every node is an ONLINE member (a member still RECOVERING can already have the
-// writer's GTID set while it applies its cached transactions); it returns the positions.
-// Error when ctx ends first, or at once when a node stays unreachable for 3 s (a dead
-// server never catches up).
+// writer's GTID set while it applies its cached transactions); it returns the positions
+// (node -> GTID set or binlog position). Error when ctx ends first, describing the last
+// whole round of checks (a round the deadline cut short says only that the deadline
+// came), or at once when a node stays unreachable for 3 s (a dead server never catches up).
 func waitConsistent(ctx context.Context, c *cluster.Cluster, nodes []sampler.Node) (map[string]string, error) {
-	writer := c.Writer().Name
-	var pos map[string]string
+	var last *consistencyRound
 	failingSince := map[string]time.Time{}
 	for {
-		pos = map[string]string{}
-		var errs []error
-		notOnline := map[string]string{}
-		for _, n := range nodes {
-			qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			p, err := consistencyPosition(qctx, c, n.DB)
-			if err == nil && c.Spec.Is(topology.Group) && n.Role != topology.RoleReplica {
-				var m cluster.GroupMember
-				if m, err = cluster.ReadGroupMember(qctx, n.DB, n.Name); err == nil && m.State != "ONLINE" {
-					notOnline[n.Name] = m.State
-				}
-			}
-			cancel()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
-				if failingSince[n.Name].IsZero() {
-					failingSince[n.Name] = time.Now()
-				} else if time.Since(failingSince[n.Name]) > 3*time.Second && ctx.Err() == nil {
-					return pos, fmt.Errorf("node %s unreachable, cannot check it caught up: %w", n.Name, err)
-				}
-			} else {
-				delete(failingSince, n.Name)
-			}
-			pos[n.Name] = p
+		r := checkConsistency(ctx, c, nodes)
+		if ctx.Err() == nil || last == nil {
+			last = r
 		}
-		same := len(errs) == 0
-		for _, p := range pos {
-			same = same && p == pos[writer]
+		if ctx.Err() == nil {
+			if err := r.unreachable(failingSince); err != nil {
+				return r.pos, err
+			}
 		}
-		if same && len(notOnline) == 0 {
-			return pos, nil
+		if r.consistent(c.Writer().Name) {
+			return r.pos, nil
 		}
 		select {
 		case <-ctx.Done():
-			if same {
-				return pos, &notOnlineError{notOnline}
-			}
-			return pos, fmt.Errorf("GTID positions differ: %v %v", pos, errors.Join(errs...))
+			return last.pos, last.err(c.Writer().Name)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// consistencyRound is one check of every node: its position, the errors of the nodes that
+// could not be read (node -> error) and the group members not ONLINE (node -> state).
+type consistencyRound struct {
+	pos       map[string]string
+	errs      map[string]error
+	notOnline map[string]string
+}
+
+// checkConsistency reads every node's position and, for a group member, its state, each
+// node within 2 s.
+func checkConsistency(ctx context.Context, c *cluster.Cluster, nodes []sampler.Node) *consistencyRound {
+	r := &consistencyRound{pos: map[string]string{}, errs: map[string]error{}, notOnline: map[string]string{}}
+	for _, n := range nodes {
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		p, err := consistencyPosition(qctx, c, n.DB)
+		if err == nil && c.Spec.Is(topology.Group) && n.Role != topology.RoleReplica {
+			var m cluster.GroupMember
+			if m, err = cluster.ReadGroupMember(qctx, n.DB, n.Name); err == nil && m.State != "ONLINE" {
+				r.notOnline[n.Name] = m.State
+			}
+		}
+		cancel()
+		if err != nil {
+			r.errs[n.Name] = err
+		}
+		r.pos[n.Name] = p
+	}
+	return r
+}
+
+// unreachable records in failingSince (node -> first failed round) when each node began
+// failing, and returns an error naming a node that has failed for more than 3 s.
+func (r *consistencyRound) unreachable(failingSince map[string]time.Time) error {
+	for _, n := range slices.Sorted(maps.Keys(r.pos)) {
+		err, failed := r.errs[n]
+		switch {
+		case !failed:
+			delete(failingSince, n)
+		case failingSince[n].IsZero():
+			failingSince[n] = time.Now()
+		case time.Since(failingSince[n]) > 3*time.Second:
+			return fmt.Errorf("node %s unreachable, cannot check it caught up: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// sameSets: every node was read and has the writer's position.
+func (r *consistencyRound) sameSets(writer string) bool {
+	if len(r.errs) > 0 {
+		return false
+	}
+	for _, p := range r.pos {
+		if p != r.pos[writer] {
+			return false
+		}
+	}
+	return true
+}
+
+// consistent: the same positions everywhere and every group member ONLINE.
+func (r *consistencyRound) consistent(writer string) bool {
+	return r.sameSets(writer) && len(r.notOnline) == 0
+}
+
+// err says why the round was not consistent.
+func (r *consistencyRound) err(writer string) error {
+	if r.sameSets(writer) {
+		return &notOnlineError{r.notOnline}
+	}
+	var errs []error
+	for _, n := range slices.Sorted(maps.Keys(r.errs)) {
+		errs = append(errs, fmt.Errorf("%s: %w", n, r.errs[n]))
+	}
+	return fmt.Errorf("GTID positions differ: %v %v", r.pos, errors.Join(errs...))
 }
 
 // measuredSamples are the samples at or after fromS seconds on samples.csv's clock (the
