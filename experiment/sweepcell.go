@@ -99,24 +99,35 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *scenario.C
 		}
 		maps.Copy(rec.ReadBack, rb)
 	}
-	b := &Bench{Workload: wl, Options: cell.Options, Target: runTarget, Cluster: cs.c, ResultsDir: sw.dir,
+	base := Bench{Workload: wl, Options: cell.Options, Target: runTarget, Cluster: cs.c, ResultsDir: sw.dir,
 		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
 		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb, CacheDrops: drops,
 		Extra: cellExtra(sw.plan, cell)}
 	if cs.snapshot != nil && sw.plan.Policy.Prepare == scenario.PrepareReuse {
-		b.Extra["data"] = cs.snapshot.Describe()
+		base.Extra["data"] = cs.snapshot.Describe()
 	}
-	if err := sw.equipBench(b, cs, cell, rec, len(optNames) > 0); err != nil {
+	newBench := func(rec *schema.CellRecord) (*Bench, error) {
+		b := base
+		b.Extra = maps.Clone(base.Extra)
+		return &b, sw.equipBench(&b, cs, cell, rec, len(optNames) > 0)
+	}
+	b, err := newBench(rec)
+	if err != nil {
 		return err
 	}
+	res, err := sw.runBench(ctx, b)
+	sw.recordCell(rec, cell, b, res, knobs, err == nil)
+	return err
+}
+
+// runBench runs b with the scenario run's BenchHook around it.
+func (sw *sweepRun) runBench(ctx context.Context, b *Bench) (*Outcome, error) {
 	if sw.r.BenchHook != nil {
 		if done := sw.r.BenchHook(b); done != nil {
 			defer done()
 		}
 	}
-	res, err := b.Run(ctx)
-	sw.recordCell(rec, cell, b, res, knobs, err == nil)
-	return err
+	return b.Run(ctx)
 }
 
 // resetCell applies the cell policy before a cell: restart the servers (a restart that
