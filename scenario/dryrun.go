@@ -49,6 +49,9 @@ func (p *Plan) printHeader(w io.Writer) {
 	if c := s.Checker; c != nil {
 		fmt.Fprintln(w, c.PlanLine())
 	}
+	if ob := s.Objective; ob != nil {
+		fmt.Fprintln(w, ob.PlanLine())
+	}
 	p.printSchedule(w)
 	if !s.Links.IsZero() {
 		fmt.Fprintf(w, "links between the nodes of each multi-node topology (one-way), every cell: %s\n", s.Links.String())

@@ -71,6 +71,9 @@ type Scenario struct {
 	// refused when it was made for another installation or shape; it implies Snapshots.
 	Snapshots bool   `yaml:"snapshots"`
 	Snapshot  string `yaml:"snapshot"`
+	// Objective makes every cell a capacity search: the highest open-loop rate at which
+	// its bounds hold (see Objective); nil: one closed-loop run per cell.
+	Objective *Objective `yaml:"objective"`
 
 	options workload.Options
 	raw     []byte
@@ -212,6 +215,9 @@ func ParseScenario(b []byte) (*Scenario, error) {
 		return nil, &topology.FieldError{Field: "baseline", Value: s.Baseline, Reason: "not one of the topologies' names"}
 	}
 	if err := s.parseWorkload(); err != nil {
+		return nil, err
+	}
+	if err := s.checkObjective(); err != nil {
 		return nil, err
 	}
 	if s.Checker != nil {

@@ -155,6 +155,9 @@ type CellRecord struct {
 	// DeployS the deploy time of its deployment.
 	WallS   float64 `json:"wall_s,omitempty"`
 	DeployS float64 `json:"deploy_s,omitempty"`
+	// Capacity is the cell's capacity search (a scenario with objective:); the headline
+	// numbers below are then the run at Capacity.Rate's (or, none met, the last run's).
+	Capacity *Capacity `json:"capacity,omitempty"`
 	// Headline numbers from the run's summary.json.
 	TPS            float64      `json:"tps"`
 	QPS            float64      `json:"qps"`
