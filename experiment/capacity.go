@@ -122,6 +122,11 @@ func judgeProbe(ob *scenario.Objective, rate int, sum *schema.Summary, runErr er
 		return p, fmt.Errorf("the run at %d/s wrote no summary", rate)
 	}
 	p.TPS = sum.TPS
+	for _, n := range sum.Nodes {
+		if n.BacklogMaxTrx != nil && (p.BacklogMaxTrx == nil || *n.BacklogMaxTrx > *p.BacklogMaxTrx) {
+			p.BacklogMaxTrx = n.BacklogMaxTrx
+		}
+	}
 	miss := func(name, why string) {
 		if !slices.Contains(p.Missed, name) {
 			p.Missed = append(p.Missed, name)
@@ -245,6 +250,9 @@ func probeLine(i int, p schema.CapacityProbe) string {
 	}
 	if p.FCPaused != nil {
 		ms = append(ms, "fc_paused "+scenario.FormatPercent(round4(*p.FCPaused)))
+	}
+	if p.BacklogMaxTrx != nil {
+		ms = append(ms, fmt.Sprintf("backlog %.0f trx", *p.BacklogMaxTrx))
 	}
 	verdict := "met"
 	switch {

@@ -2,9 +2,13 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/schema"
@@ -25,7 +29,7 @@ type probeRun struct {
 // (rec.Capacity) and the headline numbers of the run at the rate found, or, when none
 // met the objective, of the last run. Errors: a run that failed for another reason than
 // a statement error (judgeProbe), or ctx's.
-func (sw *sweepRun) searchCapacity(ctx context.Context, ob *scenario.Objective, cell *scenario.Cell, rec *schema.CellRecord,
+func (sw *sweepRun) searchCapacity(ctx context.Context, cs *cellState, ob *scenario.Objective, cell *scenario.Cell, rec *schema.CellRecord,
 	knobs []topology.KnobSetting, newBench func(*schema.CellRecord) (*Bench, error)) error {
 	s := &capacitySearch{ob: ob}
 	met := map[int]probeRun{}
@@ -61,8 +65,19 @@ func (sw *sweepRun) searchCapacity(ctx context.Context, ob *scenario.Objective, 
 	}
 	sw.recordCell(rec, cell, head.b, head.res, knobs, head.ok)
 	rec.Capacity = s.result()
+	if ob.Failover && s.lo > 0 {
+		fo, err := sw.failoverRun(ctx, cs, rec, s.lo, newBench)
+		rec.Capacity.Failover = fo
+		if err != nil {
+			return fmt.Errorf("the failover run at %d/s: %w", s.lo, err)
+		}
+	}
 	line := fmt.Sprintf("capacity: %d/s (%s)", rec.Capacity.Rate, ob)
-	if c := rec.Capacity; c.Converged {
+	c := rec.Capacity
+	if fo := c.Failover; fo != nil {
+		line += fmt.Sprintf("; the writer %s killed at that rate: failover %s s", fo.Node, secondsText(fo.FailoverS))
+	}
+	if c.Converged {
 		line += fmt.Sprintf("; %d/s missed: %v", c.Missed, c.BoundBy)
 	} else {
 		w := "⚠ capacity search: " + c.Note
@@ -121,4 +136,86 @@ func (sw *sweepRun) probe(ctx context.Context, ob *scenario.Objective, rec *sche
 		p.Missed, p.Why = nil, nil
 	}
 	return pr, p, nil
+}
+
+// failoverRun runs the cell once more at rate with the writer (the live one: a group's
+// PRIMARY now) killed after the warm-up and one window, the run going on
+// scenario.FailoverTail past the kill with the probe writer on, and returns the fault's
+// measures. The killed node is started again after the run, and the cluster waited for
+// (every node caught up, every member ONLINE) before the next cell: a restart during the
+// run could end a slow failover itself (a group expels a crashed member when it rejoins).
+// An error of the run (lost commits, nodes that did not converge) or of the restart is
+// returned with what was measured.
+func (sw *sweepRun) failoverRun(ctx context.Context, cs *cellState, rec *schema.CellRecord, rate int,
+	newBench func(*schema.CellRecord) (*Bench, error)) (*schema.CapacityFailover, error) {
+	cp := *rec
+	cp.Warnings = slices.Clone(rec.Warnings)
+	b, err := newBench(&cp)
+	if err != nil {
+		return nil, err
+	}
+	node := b.Cluster.Writer().Name
+	if c, err := cs.sb.Load(cs.c.Name); err == nil {
+		if w := c.LiveWriter(ctx); w != nil {
+			node = w.Name
+		}
+	}
+	b.CacheDrops = nil
+	b.Options.Rate = rate
+	kill := b.Options.Warmup + b.Options.Time
+	b.Options.Time += scenario.FailoverTail
+	b.Faults = []scenario.FaultEvent{{At: schema.Duration(kill), Action: "kill", Node: node}}
+	if b.Injector == nil {
+		b.Injector = &Injector{Store: cs.sb}
+	}
+	b.Probe, b.ProbeInterval = true, sw.r.Scenario.ProbeEvery()
+	b.Label += fmt.Sprintf("-r%d-failover", rate)
+	b.Extra["capacity_failover"] = map[string]any{"rate": rate, "node": node}
+	fmt.Fprintf(sw.out, "\ncapacity failover run: --rate %d, %s killed at %v, the run going on %v\n", rate, node, kill, scenario.FailoverTail)
+	res, runErr := sw.runBench(ctx, b)
+	fo := failoverMeasures(rate, node, res)
+	if res != nil && res.Dir != "" {
+		fo.Dir, _ = filepath.Rel(sw.dir, res.Dir)
+	}
+	fmt.Fprintf(sw.out, "starting %s again\n", node)
+	if _, _, err := b.Injector.Inject(ctx, cs.c, "start", node); err != nil {
+		return fo, errors.Join(runErr, fmt.Errorf("start %s after the failover run: %w", node, err))
+	}
+	if err := waitReplicas(ctx, cs.c, 5*time.Minute); err != nil {
+		return fo, errors.Join(runErr, fmt.Errorf("after %s was started again: %w", node, err))
+	}
+	return fo, runErr
+}
+
+// failoverMeasures reads the kill's measures from the failover run's summary (res may
+// be nil) and chooses FailoverS: the workers' first commit on the new writer, else every
+// worker's commit on another node (Galera), else the recovery.
+func failoverMeasures(rate int, node string, res *Outcome) *schema.CapacityFailover {
+	fo := &schema.CapacityFailover{Rate: rate, Node: node}
+	if res != nil && res.Summary != nil {
+		for _, f := range res.Summary.Faults {
+			if f.Action == "kill" {
+				fo.NewWriter, fo.NewWriterS, fo.ClientWriterS, fo.ClientFailoverS = f.NewWriter, f.NewWriterS, f.ClientWriterS, f.ClientFailoverS
+				fo.RecoveryS, fo.PeakLagS = f.RecoveryS, f.PeakLagS
+				break
+			}
+		}
+	}
+	switch {
+	case fo.ClientWriterS != nil:
+		fo.FailoverS = fo.ClientWriterS
+	case fo.ClientFailoverS != nil:
+		fo.FailoverS = fo.ClientFailoverS
+	default:
+		fo.FailoverS = fo.RecoveryS
+	}
+	return fo
+}
+
+// secondsText is "2.35", or "not seen" for nil.
+func secondsText(s *float64) string {
+	if s == nil {
+		return "not seen"
+	}
+	return strconv.FormatFloat(math.Round(*s*100)/100, 'f', -1, 64)
 }

@@ -112,7 +112,7 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *scenario.C
 		return &b, sw.equipBench(&b, cs, cell, rec, len(optNames) > 0)
 	}
 	if ob := sw.plan.Scenario.Objective; ob != nil {
-		return sw.searchCapacity(ctx, ob, cell, rec, knobs, newBench)
+		return sw.searchCapacity(ctx, cs, ob, cell, rec, knobs, newBench)
 	}
 	b, err := newBench(rec)
 	if err != nil {

@@ -21,8 +21,8 @@ func HasCapacity(f *schema.SweepFile) bool {
 // f.Cells' order) its topology, the other axes' values as read back (requested when
 // nothing was), the sustainable rate (events/s), the lowest rate missed, the objectives
 // that bound it, the objective's measures at the sustainable rate (latency percentiles
-// in ms, largest replica lag in s, flow-control paused %), the runs and the search's
-// note; then "Capacity probes": each cell's runs in order. "" when HasCapacity is false.
+// in ms, largest replica lag in s, flow-control paused %, largest backlog), the failover
+// run's time (objective failover: true), the runs and the search's note; then "Capacity probes": each cell's runs in order. "" when HasCapacity is false.
 func CapacityTable(f *schema.SweepFile) string {
 	if !HasCapacity(f) {
 		return ""
@@ -47,7 +47,7 @@ func CapacityTable(f *schema.SweepFile) string {
 		b.WriteString(" " + a.Name + " |")
 		sep += "---|"
 	}
-	b.WriteString(" sustained /s | missed /s | bound by | at the sustained rate | runs | note |\n" + sep + "---|---|---|---|---|---|\n")
+	b.WriteString(" sustained /s | missed /s | bound by | at the sustained rate | failover s | runs | note |\n" + sep + "---|---|---|---|---|---|---|\n")
 	for _, c := range f.Cells {
 		fmt.Fprintf(&b, "| %d | %s |", c.Index, c.Topology)
 		for _, a := range axes {
@@ -61,7 +61,7 @@ func CapacityTable(f *schema.SweepFile) string {
 	}
 	b.WriteString("\n### Capacity probes\n\n")
 	for _, c := range f.Cells {
-		if c.Capacity == nil {
+		if c.Capacity == nil || len(c.Capacity.Probes) == 0 {
 			continue
 		}
 		var ps []string
@@ -77,7 +77,7 @@ func CapacityTable(f *schema.SweepFile) string {
 func capacityFigures(c *schema.CellRecord) string {
 	cp := c.Capacity
 	if cp == nil {
-		return fmt.Sprintf(" | | | %s | | |", c.Status)
+		return fmt.Sprintf(" | | | | | | %s |", strings.ReplaceAll(strings.TrimSuffix(c.Status+": "+c.Error, ": "), "|", "/"))
 	}
 	sustained, missed := "none", ""
 	if cp.Rate > 0 {
@@ -96,7 +96,24 @@ func capacityFigures(c *schema.CellRecord) string {
 	if c.Error != "" {
 		note = strings.TrimSpace(c.Status + ": " + c.Error + " " + note)
 	}
-	return fmt.Sprintf(" %s | %s | %s | %s | %d | %s |", sustained, missed, strings.Join(cp.BoundBy, ", "), at, len(cp.Probes), strings.ReplaceAll(note, "|", "/"))
+	return fmt.Sprintf(" %s | %s | %s | %s | %s | %d | %s |", sustained, missed, strings.Join(cp.BoundBy, ", "), at, failoverText(cp.Failover), len(cp.Probes), strings.ReplaceAll(note, "|", "/"))
+}
+
+// failoverText is the failover run's cell: "4.52 (n1 killed; n2 named after 3.1 s)",
+// "not seen (n1 killed)", "" without one.
+func failoverText(f *schema.CapacityFailover) string {
+	if f == nil {
+		return ""
+	}
+	s := "not seen"
+	if f.FailoverS != nil {
+		s = strconv.FormatFloat(*f.FailoverS, 'f', 2, 64)
+	}
+	detail := f.Node + " killed"
+	if f.NewWriter != "" && f.NewWriterS != nil {
+		detail += fmt.Sprintf("; %s named after %.1f s", f.NewWriter, *f.NewWriterS)
+	}
+	return s + " (" + detail + ")"
 }
 
 // measures is a probe's objective measures: "p99 12.3 ms, lag 0.20 s, fc_paused 1.2%".
@@ -115,6 +132,9 @@ func measures(p schema.CapacityProbe) string {
 	}
 	if p.FCPaused != nil {
 		ms = append(ms, fmt.Sprintf("fc_paused %.1f%%", *p.FCPaused*100))
+	}
+	if p.BacklogMaxTrx != nil {
+		ms = append(ms, fmt.Sprintf("backlog %.0f trx", *p.BacklogMaxTrx))
 	}
 	return strings.Join(ms, ", ")
 }

@@ -82,13 +82,16 @@ func EstimateRestart(spec topology.Spec) time.Duration {
 }
 
 // EstimateCell is a cell's wall time: warmup + time + EstimatePerCell (times the
-// objective's max_probes for a capacity search), plus EstimateLinks with links, a
+// objective's max_probes for a capacity search, and its failover run), plus EstimateLinks with links, a
 // restart, EstimateDropCaches, and a cleanup + prepare with reprepare. Events-limited
 // runs (time 0) count only the overheads.
 func (p *Plan) EstimateCell(c *Cell) time.Duration {
 	d := c.Options.Warmup + c.Options.Time + EstimatePerCell
 	if ob := p.Scenario.Objective; ob != nil {
 		d *= time.Duration(ob.MaxProbes)
+		if ob.Failover {
+			d += c.Options.Warmup + c.Options.Time + FailoverTail + EstimatePerCell
+		}
 	}
 	if !c.Links.IsZero() && c.Deployment.Spec.Nodes > 1 {
 		d += EstimateLinks

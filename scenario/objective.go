@@ -25,6 +25,7 @@ import (
 //	  precision: 5%      # stop when the next step up is within this (default 5%)
 //	  max_probes: 8      # runs per cell, the calibration run included (default 8)
 //	  start: 400         # the first rate probed (default: 80% of a closed-loop calibration run)
+//	  failover: true     # then kill the writer at the rate found (group and Galera only)
 //
 // The achieved rate is always an objective too ("rate": the run kept up with its target,
 // workload.RateResult.Met). A run that fails (a workload error that is not ignored) fails
@@ -46,6 +47,10 @@ type Objective struct {
 	MaxProbes int
 	// Start is the first rate probed (0: from the calibration run), events per second.
 	Start int
+	// Failover adds, after the search, one run at the rate found with the writer killed
+	// after a full window, going on FailoverTail past the kill (the node is started again
+	// after the run): the failover cost of the setting (group and Galera only).
+	Failover bool
 	// Line is the section's line in the scenario file.
 	Line int
 }
@@ -72,6 +77,11 @@ const (
 	DefaultPrecision = 0.05
 	DefaultMaxProbes = 8
 )
+
+// FailoverTail is how long the failover run after a search (Objective.Failover) goes on
+// after its kill, which comes after the warm-up and one window (time) at the rate found:
+// its window is time + FailoverTail. The killed node is started again after the run.
+const FailoverTail = 40 * time.Second
 
 // UnmarshalYAML reads the objective mapping; unknown keys and malformed values are
 // errors naming their line and field.
@@ -137,6 +147,15 @@ func (o *Objective) set(key, val string) error {
 			return fmt.Errorf("want a whole number from 3 to 30")
 		}
 		o.MaxProbes = m
+	case "failover":
+		switch val {
+		case "true":
+			o.Failover = true
+		case "false":
+			o.Failover = false
+		default:
+			return fmt.Errorf("want true or false")
+		}
 	case "start":
 		r, err := strconv.Atoi(val)
 		if err != nil || r < 1 {
@@ -147,7 +166,7 @@ func (o *Objective) set(key, val string) error {
 		p, ok := strings.CutPrefix(key, "p")
 		pct, err := strconv.ParseFloat(p, 64)
 		if !ok || err != nil || pct <= 0 || pct >= 100 {
-			return fmt.Errorf("unknown objective: want pN (p99, p99.9), lag, fc_paused, errors, precision, max_probes or start")
+			return fmt.Errorf("unknown objective: want pN (p99, p99.9), lag, fc_paused, errors, precision, max_probes, start or failover")
 		}
 		d, err := time.ParseDuration(val)
 		if err != nil || d <= 0 {
@@ -202,8 +221,12 @@ func (o *Objective) PlanLine() string {
 	if o.Start > 0 {
 		start = fmt.Sprintf("%d/s", o.Start)
 	}
-	return fmt.Sprintf("capacity search per cell: the highest --rate with %s; first probe %s, then step up and bisect to %s, at most %d runs (warmup + time each)",
+	line := fmt.Sprintf("capacity search per cell: the highest --rate with %s; first probe %s, then step up and bisect to %s, at most %d runs (warmup + time each)",
 		o, start, FormatPercent(o.Precision), o.MaxProbes)
+	if o.Failover {
+		line += fmt.Sprintf("; then one run at the rate found with the writer killed after warmup + time, going on %v (started again after it)", FailoverTail)
+	}
+	return line
 }
 
 // FormatPercent renders a fraction as a percentage ("5%", "0.5%").
@@ -223,6 +246,10 @@ func (s *Scenario) checkObjective() error {
 		if o.Lag > 0 && t.Nodes < 2 {
 			return &topology.FieldError{Field: "objective.lag", Value: o.Lag.String(),
 				Reason: fmt.Sprintf("topologies[%d] %s has one node: no replica lag to bound", i, t.Name)}
+		}
+		if o.Failover && !t.Is(topology.Group) && !t.Is(topology.Galera) {
+			return &topology.FieldError{Field: "objective.failover", Value: "true",
+				Reason: fmt.Sprintf("topologies[%d] %s is %s: the failover run is for a group or Galera, which elect or keep a writer by themselves", i, t.Name, t.Kind)}
 		}
 		if o.FCPaused >= 0 && !t.Is(topology.Group) && !t.Is(topology.Galera) {
 			return &topology.FieldError{Field: "objective.fc_paused", Value: FormatPercent(o.FCPaused),

@@ -25,6 +25,7 @@ objective:
   lag: 1500ms
   fc_paused: 5%
   errors: 0.002
+  failover: true
 `
 	s := mustParse(t, y)
 	o := s.Objective
@@ -49,7 +50,8 @@ objective:
 	}
 	var out bytes.Buffer
 	p.Print(&out, nil)
-	if !strings.Contains(out.String(), "capacity search per cell: the highest --rate with p95 ≤ 20ms") || !strings.Contains(out.String(), "at most 8 runs") {
+	if !strings.Contains(out.String(), "capacity search per cell: the highest --rate with p95 ≤ 20ms") || !strings.Contains(out.String(), "at most 8 runs") ||
+		!strings.Contains(out.String(), "then one run at the rate found with the writer killed after warmup + time, going on 40s (started again after it)") {
 		t.Errorf("dry run without the search's line:\n%s", out.String())
 	}
 	// Without the objective the same cell is one run: the search is max_probes of them.
@@ -59,8 +61,9 @@ objective:
 		t.Fatal(err)
 	}
 	c, pc := p.EstimateCell(p.Cells[0]), pp.EstimateCell(pp.Cells[0])
-	if c != 8*pc {
-		t.Errorf("estimate %v with the objective, %v without: want 8 times", c, pc)
+	// 8 runs, and the failover run: warmup + time + 40 s + the per-run overhead.
+	if want := 8*pc + 2*time.Second + 10*time.Second + scenario.FailoverTail + scenario.EstimatePerCell; c != want || !o.Failover {
+		t.Errorf("estimate %v with the objective, %v without: want %v (failover %v)", c, pc, want, o.Failover)
 	}
 }
 
@@ -80,6 +83,8 @@ func TestObjectiveRefused(t *testing.T) {
 		{"objective: {precision: 5%}\n", "no bound"},
 		{"objective: [p99]\n", "want a mapping"},
 		{"objective: {p99: 5ms}\nfaults: [{at: 5s, action: kill, node: writer}]\n", "every probe of the search would inject the faults"},
+		{"objective: {p99: 5ms, failover: true}\n", `objective.failover "true": topologies[0] s1 is single: the failover run is for a group or Galera`},
+		{"objective: {p99: 5ms, failover: yes please}\n", `objective.failover "yes please": want true or false`},
 	} {
 		_, err := scenario.ParseScenario([]byte(head + tc.tail))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Count(err.Error(), "\n") > 0 {

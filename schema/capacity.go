@@ -24,6 +24,32 @@ type Capacity struct {
 	// Note says why the search stopped unconverged ("" when converged).
 	Note   string          `json:"note,omitempty"`
 	Probes []CapacityProbe `json:"probes"`
+	// Failover is the run at Rate with the writer killed (objective failover: true; nil
+	// without it, or when no rate met the objective).
+	Failover *CapacityFailover `json:"failover,omitempty"`
+}
+
+// CapacityFailover is the failover run after a capacity search: the writer killed at the
+// rate found, after a full window at it (summary.json faults[0] of its run).
+type CapacityFailover struct {
+	Rate int    `json:"rate"`
+	Node string `json:"node"`
+	// FailoverS is the failover's cost as the workload saw it: seconds from the kill until
+	// the workers committed on the new writer (ClientWriterS, single-writer kinds), or
+	// until every worker that was on the node committed on another (ClientFailoverS,
+	// Galera), else until the commits were back to normal (RecoveryS); nil: not by the
+	// end of the run.
+	FailoverS *float64 `json:"failover_s"`
+	// The fault's own measures (FaultSummary): the writer named and when, the workers'
+	// first commit there, the client failover, the recovery, the largest lag after it.
+	NewWriter       string   `json:"new_writer,omitempty"`
+	NewWriterS      *float64 `json:"new_writer_s,omitempty"`
+	ClientWriterS   *float64 `json:"client_writer_s,omitempty"`
+	ClientFailoverS *float64 `json:"client_failover_s,omitempty"`
+	RecoveryS       *float64 `json:"recovery_s,omitempty"`
+	PeakLagS        *float64 `json:"peak_lag_s,omitempty"`
+	// Dir is the run's directory, relative to the sweep directory.
+	Dir string `json:"dir,omitempty"`
 }
 
 // CapacityProbe is one run of a capacity search: the calibration run (Rate 0, closed
@@ -38,9 +64,12 @@ type CapacityProbe struct {
 	// LagMaxS is the largest replica lag (s); FCPaused the largest fraction of the window
 	// a node was paused or throttled by flow control; ErrorsPerTrx the ignored errors per
 	// transaction. Each only when the objective bounds it.
-	LagMaxS      *float64 `json:"lag_max_s,omitempty"`
-	FCPaused     *float64 `json:"fc_paused,omitempty"`
-	ErrorsPerTrx float64  `json:"errors_per_trx"`
+	LagMaxS  *float64 `json:"lag_max_s,omitempty"`
+	FCPaused *float64 `json:"fc_paused,omitempty"`
+	// BacklogMaxTrx is the largest backlog of any node (transactions received and not
+	// applied yet, summary.json nodes[].backlog_max_trx), when measured.
+	BacklogMaxTrx *float64 `json:"backlog_max_trx,omitempty"`
+	ErrorsPerTrx  float64  `json:"errors_per_trx"`
 	// Met says every objective held; Missed names those that did not and Why says by how
 	// much ("p99 63.2ms > 50ms"). The calibration run is not judged.
 	Met    bool     `json:"met"`
