@@ -45,7 +45,14 @@ func (p *Plan) printHeader(w io.Writer) {
 	}
 	fmt.Fprintf(w, "workload %s: %d tables x %d rows, %s%s, warmup %v (excluded from results), report interval %v\n",
 		s.Workload.Test, o.Tables, o.TableSize, threads, run, o.Warmup, o.ReportInterval)
-	fmt.Fprintf(w, "cell policy: prepare %s, restart %s, drop caches %s\n", p.Policy.Prepare, yesNo(p.Policy.Restart), yesNo(p.Policy.DropCaches))
+	order := ""
+	if p.AxisOf(AxisRepeat).Name != "" {
+		order = ", order " + p.Policy.Order
+		if p.Policy.Order == OrderInterleaved {
+			order += " (each deployment runs every cell's repeat 1, then every cell's repeat 2, ...)"
+		}
+	}
+	fmt.Fprintf(w, "cell policy: prepare %s, restart %s, drop caches %s%s\n", p.Policy.Prepare, yesNo(p.Policy.Restart), yesNo(p.Policy.DropCaches), order)
 	if c := s.Checker; c != nil {
 		fmt.Fprintln(w, c.PlanLine())
 	}
@@ -181,6 +188,13 @@ func (p *Plan) printTotals(w io.Writer, status map[int]string, done int) {
 		" + prepare (rows at 120k/s MariaDB, 85k/s MySQL; 50k/s and 28k/s with replicas) + destroy 1s;"+
 		" per cell warmup + time + %v, + %v with links, + restart 1.5s/node MariaDB 3s/node MySQL, + %v drop caches, + cleanup and prepare with reprepare\n",
 		EstimatePerCell, EstimateLinks, EstimateDropCaches)
+	if ob := p.Scenario.Objective; ob != nil {
+		fo := ""
+		if ob.Failover {
+			fo = fmt.Sprintf(", + the failover run (warmup + time + %v + %v; the restart after it not counted)", FailoverTail, EstimatePerCell)
+		}
+		fmt.Fprintf(w, "capacity search: a cell's warmup + time + %v counted %d times (max_probes: the most it runs)%s\n", EstimatePerCell, ob.MaxProbes, fo)
+	}
 	if p.Scenario.SnapshotsOn() {
 		fmt.Fprintln(w, "snapshots: one prepare per installation and data shape (a one-node deploy, prepare and destroy), then a copy of the data (400 MB/s per node) for each deployment")
 	}

@@ -97,7 +97,8 @@ func (p *Plan) Label(c *Cell) string {
 // ScaleCaps and the file's own profile, checks every axis value against the scenario, and
 // builds the cells in expansion order (topology, option.*, knob.*, links, test, threads,
 // repeat; the option and knob axes among themselves in the file's order), so a deployment
-// serves a contiguous run of cells. Errors are *topology.FieldError (with the file line
+// serves a contiguous run of cells; with cell.order interleaved (the default) each
+// deployment runs its cells' first repeats, then their second ones, and so on. Errors are *topology.FieldError (with the file line
 // where known).
 func (s *Scenario) Plan(scale string) (*Plan, error) {
 	if scale == "" {
@@ -110,6 +111,9 @@ func (s *Scenario) Plan(scale string) (*Plan, error) {
 	p := &Plan{Scenario: s, Scale: scale, Options: s.options, Policy: s.Cell}
 	if p.Policy.Prepare == "" {
 		p.Policy.Prepare = PrepareReuse
+	}
+	if p.Policy.Order == "" {
+		p.Policy.Order = OrderInterleaved
 	}
 	if err := p.scaleOptions(prof); err != nil {
 		return nil, err
@@ -141,6 +145,11 @@ func (s *Scenario) Plan(scale string) (*Plan, error) {
 	}
 	if err := p.expand(); err != nil {
 		return nil, err
+	}
+	if p.Policy.Order == OrderInterleaved {
+		for _, d := range p.Deployments {
+			slices.SortStableFunc(d.Cells, func(a, b *Cell) int { return a.Repeat - b.Repeat })
+		}
 	}
 	return p, nil
 }

@@ -233,6 +233,11 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	default:
 		return nil, &topology.FieldError{Field: "cell.prepare", Value: s.Cell.Prepare, Reason: "want reuse or reprepare"}
 	}
+	switch s.Cell.Order {
+	case "", OrderInterleaved, OrderBlocked:
+	default:
+		return nil, &topology.FieldError{Field: "cell.order", Value: s.Cell.Order, Reason: "want interleaved (the repeats in turn: A B A B) or blocked (A A B B)"}
+	}
 	if err := dropCachesNeedHosts(s.Cell, s.Topologies); err != nil {
 		return nil, err
 	}

@@ -42,7 +42,8 @@ func mustParse(t *testing.T, y string) *scenario.Scenario {
 
 // TestSweepGridOrder: the grid is expanded topology, option, knob, links, test, threads,
 // repeat (whatever the file's order), so each deployment serves one contiguous run of
-// cells, and the option values are merged into the deployed spec.
+// cells (run interleaved by default: their repeats in turn; blocked on request), and the
+// option values are merged into the deployed spec.
 func TestSweepGridOrder(t *testing.T) {
 	p, err := mustParse(t, gridScenario(t)).Plan("")
 	if err != nil {
@@ -68,20 +69,48 @@ func TestSweepGridOrder(t *testing.T) {
 			t.Errorf("cell %d: %s, want %s", i+1, got, w)
 		}
 	}
+	// Each deployment serves a contiguous run of cell indices; it runs them interleaved
+	// (the default cell.order): every cell's repeat 1 in grid order, then every repeat 2.
 	next := 1
 	for i, d := range p.Deployments {
 		if len(d.Cells) != 32 {
 			t.Errorf("deployment %d has %d cells", i+1, len(d.Cells))
 		}
-		for _, c := range d.Cells {
-			if c.Index != next || c.Deployment != d {
-				t.Fatalf("deployment %d: cell %d out of order (want %d)", d.Index, c.Index, next)
+		var want []int
+		for r := 1; r <= 2; r++ {
+			for j := next; j < next+32; j++ {
+				if p.Cells[j-1].Repeat == r {
+					want = append(want, j)
+				}
 			}
-			next++
+		}
+		var got []int
+		for _, c := range d.Cells {
+			got = append(got, c.Index)
+			if c.Deployment != d {
+				t.Fatalf("deployment %d: cell %d of deployment %d", d.Index, c.Index, c.Deployment.Index)
+			}
 			if c.Topology != d.Spec.Name || d.Spec.Options["innodb_buffer_pool_size"] != c.Values["option.innodb_buffer_pool_size"] {
 				t.Errorf("cell %d %v on deployment %s %v", c.Index, c.Values, d.Spec.Name, d.Spec.Options)
 			}
 		}
+		if !slices.Equal(got, want) || got[1] != next+2 {
+			t.Fatalf("deployment %d runs %v, want %v (repeat 1 of each cell, then repeat 2)", d.Index, got, want)
+		}
+		next += 32
+	}
+	// cell.order blocked: the grid order, each cell's repeats together.
+	blocked, err := mustParse(t, strings.Replace(gridScenario(t), "cell:\n", "cell:\n  order: blocked\n", 1)).Plan("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range blocked.Deployments[0].Cells {
+		if c.Index != i+1 {
+			t.Fatalf("blocked: deployment 1 runs cell %d at %d", c.Index, i+1)
+		}
+	}
+	if _, err := scenario.ParseScenario([]byte(strings.Replace(gridScenario(t), "cell:\n", "cell:\n  order: random\n", 1))); err == nil || !strings.Contains(err.Error(), `cell.order "random": want interleaved`) {
+		t.Errorf("cell.order random: %v", err)
 	}
 	b := p.Deployments[3]
 	if b.Spec.Name != "b" || b.Spec.Options["max_connections"] != "500" || b.Spec.Options["innodb_buffer_pool_size"] != "128M" {

@@ -406,11 +406,22 @@ type CellPolicy struct {
 	// Warmup runs the workload this long before each measured run, excluded from every
 	// result (sysbench --warmup-time).
 	Warmup *schema.Duration `yaml:"warmup" json:"warmup,omitempty"`
+	// Order is the run order of a deployment's cells: OrderInterleaved (default: repeat 1
+	// of every cell, then repeat 2 of every cell, ...: A B A B, so that a host drifting
+	// over the run does not pass for a difference between cells) or OrderBlocked (each
+	// cell's repeats one after the other: A A B B, the grid order).
+	Order string `yaml:"order" json:"order,omitempty"`
 }
+
+// Cell orders (CellPolicy.Order).
+const (
+	OrderInterleaved = "interleaved"
+	OrderBlocked     = "blocked"
+)
 
 // Record is the policy as sweep.json's cell_policy records it.
 func (p CellPolicy) Record() schema.CellPolicy {
-	r := schema.CellPolicy{Prepare: p.Prepare, Restart: p.Restart, DropCaches: p.DropCaches}
+	r := schema.CellPolicy{Prepare: p.Prepare, Restart: p.Restart, DropCaches: p.DropCaches, Order: p.Order}
 	if p.Warmup != nil {
 		w := *p.Warmup // a copy: the record does not share the plan's value
 		r.Warmup = &w

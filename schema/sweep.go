@@ -197,6 +197,10 @@ type CellPolicy struct {
 	DropCaches bool `json:"drop_caches"`
 	// Warmup is how long the workload ran before each measured run (excluded).
 	Warmup *Duration `json:"warmup,omitempty"`
+	// Order is the run order of a deployment's cells: "interleaved" (the repeats taken in
+	// turn: A B A B) or "blocked" (A A B B); absent in a sweep.json written before it
+	// existed (blocked).
+	Order string `json:"order,omitempty"`
 }
 
 // PreparePolicy says whether the sbtest data was loaded once per deployment ("reuse")
