@@ -14,6 +14,7 @@ import (
 
 	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/schema"
+	"github.com/habench/habench/stats"
 	"github.com/habench/habench/workload"
 )
 
@@ -122,11 +123,8 @@ func judgeProbe(ob *scenario.Objective, rate int, sum *schema.Summary, runErr er
 		return p, fmt.Errorf("the run at %d/s wrote no summary", rate)
 	}
 	p.TPS = sum.TPS
-	for _, n := range sum.Nodes {
-		if n.BacklogMaxTrx != nil && (p.BacklogMaxTrx == nil || *n.BacklogMaxTrx > *p.BacklogMaxTrx) {
-			p.BacklogMaxTrx = n.BacklogMaxTrx
-		}
-	}
+	repl := sum.Replication()
+	p.BacklogMaxTrx = repl.BacklogMax
 	miss := func(name, why string) {
 		if !slices.Contains(p.Missed, name) {
 			p.Missed = append(p.Missed, name)
@@ -145,10 +143,10 @@ func judgeProbe(ob *scenario.Objective, rate int, sum *schema.Summary, runErr er
 	}
 	judgeLatency(ob, sum, &p, miss)
 	if ob.Lag > 0 {
-		judgeLag(ob, sum, &p, miss)
+		judgeLag(ob, sum, repl, &p, miss)
 	}
 	if ob.FCPaused >= 0 {
-		judgeFlowControl(ob, sum, &p, miss)
+		judgeFlowControl(ob, repl, &p, miss)
 	}
 	if sum.Transactions > 0 {
 		p.ErrorsPerTrx = float64(sum.IgnoredErrors) / float64(sum.Transactions)
@@ -183,45 +181,32 @@ func judgeLatency(ob *scenario.Objective, sum *schema.Summary, p *schema.Capacit
 
 // judgeLag checks the largest lag of any node; a node whose lag was unknown for a while,
 // or no node with a measured lag, misses it (a lag that cannot be seen is not bounded).
-func judgeLag(ob *scenario.Objective, sum *schema.Summary, p *schema.CapacityProbe, miss func(string, string)) {
-	worst, seen := 0.0, false
+func judgeLag(ob *scenario.Objective, sum *schema.Summary, repl stats.Repl, p *schema.CapacityProbe, miss func(string, string)) {
 	for _, n := range sum.Nodes {
 		if n.LagUnknownS > 0 {
 			miss(scenario.ObjectiveLag, fmt.Sprintf("%s's lag unknown for %.1f s", n.Node, n.LagUnknownS))
 		}
-		if n.LagMaxS != nil {
-			worst, seen = max(worst, *n.LagMaxS), true
-		}
 	}
-	if !seen {
+	if repl.LagMaxS == nil {
 		miss(scenario.ObjectiveLag, "lag not measured on any node")
 		return
 	}
-	p.LagMaxS = &worst
-	if worst > ob.Lag.Seconds() {
+	p.LagMaxS = repl.LagMaxS
+	if worst := *repl.LagMaxS; worst > ob.Lag.Seconds() {
 		miss(scenario.ObjectiveLag, fmt.Sprintf("lag %s s > %s", strconv.FormatFloat(math.Round(worst*100)/100, 'f', -1, 64), ob.Lag))
 	}
 }
 
 // judgeFlowControl checks the largest share of the window a node spent paused (Galera:
 // wsrep_flow_control_paused, fc_paused_avg) or throttled (group: throttle_time_s over
-// the window); not measured misses it.
-func judgeFlowControl(ob *scenario.Objective, sum *schema.Summary, p *schema.CapacityProbe, miss func(string, string)) {
-	worst, seen := 0.0, false
-	for _, g := range sum.Galera {
-		worst, seen = max(worst, g.PausedAvg), true
-	}
-	for _, g := range sum.Group {
-		if g.ThrottleTimeS != nil && sum.TimeS > 0 {
-			worst, seen = max(worst, *g.ThrottleTimeS/sum.TimeS), true
-		}
-	}
-	if !seen {
+// the window, schema.Summary.Replication); not measured misses it.
+func judgeFlowControl(ob *scenario.Objective, repl stats.Repl, p *schema.CapacityProbe, miss func(string, string)) {
+	if repl.FCPaused == nil {
 		miss(scenario.ObjectiveFCPaused, "flow control not measured (group: the flow-control stats component)")
 		return
 	}
-	p.FCPaused = &worst
-	if worst > ob.FCPaused {
+	p.FCPaused = repl.FCPaused
+	if worst := *repl.FCPaused; worst > ob.FCPaused {
 		miss(scenario.ObjectiveFCPaused, fmt.Sprintf("fc_paused %s > %s", scenario.FormatPercent(round4(worst)), scenario.FormatPercent(ob.FCPaused)))
 	}
 }

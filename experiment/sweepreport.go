@@ -134,12 +134,14 @@ func (sw *sweepRun) rows() []schema.ComparisonRow {
 	return out
 }
 
-// obsOf is a row's run as stats.Analyze sees it: summary.json's TPS and latency.
+// obsOf is a row's run as stats.Analyze sees it: summary.json's TPS, latency and
+// replication figures.
 func obsOf(r schema.ComparisonRow, axes map[string]string) stats.Obs {
 	o := stats.Obs{Topology: r.Topology, Axes: axes, ID: r.Dir, Failed: r.Error != "" || r.Summary == nil}
 	if r.Summary != nil {
 		o.TPS, o.AvgMs, o.P95Ms = r.Summary.TPS, r.Summary.LatencyMs["avg"], r.Summary.LatencyMs["p95"]
 		o.QPS, o.P99Ms = r.Summary.QPS, r.Summary.LatencyMs["p99"]
+		o.Repl = r.Summary.Replication()
 	}
 	return o
 }

@@ -19,7 +19,8 @@ const SweepMarkdownFile = "sweep.md"
 // read back, its status (and error), TPS, QPS, average, p95 and p99 latency in ms and the
 // largest replica lag in seconds (empty for a cell that never ran), then, when a cell has
 // read-node checks or a checker verdict, the consistency table (ConsistencyTable), with
-// capacity searches the capacity table (CapacityTable), then the cells' warnings. It never fails: missing values print empty.
+// capacity searches the capacity table (CapacityTable), with replication figures the
+// replication table per point (ReplicationTable), then the cells' warnings. It never fails: missing values print empty.
 func SweepMarkdown(f *schema.SweepFile) string {
 	var b strings.Builder
 	counts := map[string]int{}
@@ -42,6 +43,7 @@ func SweepMarkdown(f *schema.SweepFile) string {
 		b.WriteString(sweepCellLine(f.Axes, &c))
 	}
 	b.WriteString(ConsistencyTable(f))
+	b.WriteString(ReplicationTable(f))
 	b.WriteString(CapacityTable(f))
 	b.WriteString(cellWarnings(f.Cells))
 	return b.String()

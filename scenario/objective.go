@@ -229,9 +229,9 @@ func (o *Objective) PlanLine() string {
 	return line
 }
 
-// FormatPercent renders a fraction as a percentage ("5%", "0.5%").
+// FormatPercent renders a fraction as a percentage to 4 decimals ("5%", "0.5%", "0.14%").
 func FormatPercent(f float64) string {
-	return strconv.FormatFloat(f*100, 'f', -1, 64) + "%"
+	return strconv.FormatFloat(math.Round(f*1e6)/1e4, 'f', -1, 64) + "%"
 }
 
 // checkObjective refuses an objective the scenario cannot measure or search: lag on a

@@ -102,3 +102,12 @@ func TestObjectiveRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatPercent: fractions print as short percentages, without float noise.
+func TestFormatPercent(t *testing.T) {
+	for f, want := range map[float64]string{0.05: "5%", 0.0014: "0.14%", 0.005: "0.5%", 0: "0%", 1: "100%", 0.123456789: "12.3457%"} {
+		if got := scenario.FormatPercent(f); got != want {
+			t.Errorf("FormatPercent(%v) = %q, want %q", f, got, want)
+		}
+	}
+}

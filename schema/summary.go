@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/habench/habench/stats"
 	"github.com/habench/habench/workload"
 )
 
@@ -408,4 +409,38 @@ type GaleraNodeSummary struct {
 	LastCommittedGapMax float64 `json:"last_committed_gap_max"`
 	// Samples is the number of paused-fraction samples.
 	Samples int `json:"samples"`
+}
+
+// Replication is s's replication figures as sweeps summarise them over repeats
+// (stats.Repl), each nil when s has none: the largest mean lag of a node and its largest
+// lag (nodes' lag_avg_s, lag_max_s), the largest backlog (nodes' backlog_max_trx), and
+// the largest share of the measured window a node was paused by flow control (Galera
+// fc_paused_avg) or throttled by it (a group's throttle_time_s over time_s).
+func (s *Summary) Replication() stats.Repl {
+	var r stats.Repl
+	most := func(p **float64, v float64) {
+		if *p == nil || v > **p {
+			*p = &v
+		}
+	}
+	for _, n := range s.Nodes {
+		if n.LagAvgS != nil {
+			most(&r.LagAvgS, *n.LagAvgS)
+		}
+		if n.LagMaxS != nil {
+			most(&r.LagMaxS, *n.LagMaxS)
+		}
+		if n.BacklogMaxTrx != nil {
+			most(&r.BacklogMax, *n.BacklogMaxTrx)
+		}
+	}
+	for _, g := range s.Galera {
+		most(&r.FCPaused, g.PausedAvg)
+	}
+	for _, g := range s.Group {
+		if g.ThrottleTimeS != nil && s.TimeS > 0 {
+			most(&r.FCPaused, *g.ThrottleTimeS/s.TimeS)
+		}
+	}
+	return r
 }

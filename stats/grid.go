@@ -19,6 +19,16 @@ type Obs struct {
 	QPS, P99Ms float64
 	// Failed runs are counted (Cell.Failed) but left out of the figures.
 	Failed bool
+	// Repl are the run's replication figures (see Repl); summarised, not compared.
+	Repl Repl
+}
+
+// Repl are a run's replication figures, each nil when the run has none: the largest mean
+// lag of a node (LagAvgS, s), the largest lag (LagMaxS, s), the largest backlog
+// (BacklogMax, transactions received and not applied), the largest share of the window a
+// node was paused or throttled by flow control (FCPaused, 0..1).
+type Repl struct {
+	LagAvgS, LagMaxS, BacklogMax, FCPaused *float64
 }
 
 // Axis is a sweep axis other than topology and repeat, in the sweep's order.
@@ -55,6 +65,13 @@ type Cell struct {
 	P95Ms  Sample   `json:"latency_p95_ms"`
 	P99Ms  Sample   `json:"latency_p99_ms"`
 	QPS    Sample   `json:"qps"`
+	// LagAvgS, LagMaxS, BacklogMax and FCPaused summarise the runs' Repl figures over the
+	// repeats (a tuner's lag and flow control with their intervals, not one run's spike);
+	// nil unless every completed run has the figure.
+	LagAvgS    *Sample `json:"lag_avg_s,omitempty"`
+	LagMaxS    *Sample `json:"lag_max_s,omitempty"`
+	BacklogMax *Sample `json:"backlog_max_trx,omitempty"`
+	FCPaused   *Sample `json:"fc_paused,omitempty"`
 	// IsBase: the cell is the baseline topology's in its group.
 	IsBase bool `json:"is_baseline,omitempty"`
 	// VsBase, LatVsBase and P95VsBase are TPS, average and p95 latency against the baseline topology's
@@ -110,7 +127,10 @@ func Analyze(obs []Obs, axes []Axis, base string) []*Cell {
 	var cells []*Cell
 	key := func(topo, group string) string { return topo + "\x00" + group }
 	byKey := map[string]*Cell{}
-	type vals struct{ tps, avg, p95, p99, qps []float64 }
+	type vals struct {
+		tps, avg, p95, p99, qps          []float64
+		lagAvg, lagMax, backlog, fcPause []float64
+	}
 	data := map[*Cell]*vals{}
 	var topos []string
 	for _, o := range obs {
@@ -133,10 +153,20 @@ func Analyze(obs []Obs, axes []Axis, base string) []*Cell {
 		d := data[c]
 		d.tps, d.avg, d.p95 = append(d.tps, o.TPS), append(d.avg, o.AvgMs), append(d.p95, o.P95Ms)
 		d.p99, d.qps = append(d.p99, o.P99Ms), append(d.qps, o.QPS)
+		d.lagAvg, d.lagMax = appendSet(d.lagAvg, o.Repl.LagAvgS), appendSet(d.lagMax, o.Repl.LagMaxS)
+		d.backlog, d.fcPause = appendSet(d.backlog, o.Repl.BacklogMax), appendSet(d.fcPause, o.Repl.FCPaused)
 	}
 	for _, c := range cells {
 		d := data[c]
 		c.TPS, c.AvgMs, c.P95Ms, c.P99Ms, c.QPS = Of(d.tps), Of(d.avg), Of(d.p95), Of(d.p99), Of(d.qps)
+		all := func(xs []float64) *Sample {
+			if len(xs) == 0 || len(xs) != len(c.Runs) {
+				return nil
+			}
+			s := Of(xs)
+			return &s
+		}
+		c.LagAvgS, c.LagMaxS, c.BacklogMax, c.FCPaused = all(d.lagAvg), all(d.lagMax), all(d.backlog), all(d.fcPause)
 	}
 	// Inert axes: the cells not run are the one that ran, for every other value.
 	for _, a := range axes {
@@ -160,7 +190,8 @@ func Analyze(obs []Obs, axes []Axis, base string) []*Cell {
 						src = c.ReusedFrom
 					}
 					n := &Cell{Topology: t, Axes: m, Group: g, Runs: c.Runs, Failed: c.Failed,
-						TPS: c.TPS, AvgMs: c.AvgMs, P95Ms: c.P95Ms, P99Ms: c.P99Ms, QPS: c.QPS, ReusedFrom: src}
+						TPS: c.TPS, AvgMs: c.AvgMs, P95Ms: c.P95Ms, P99Ms: c.P99Ms, QPS: c.QPS, ReusedFrom: src,
+						LagAvgS: c.LagAvgS, LagMaxS: c.LagMaxS, BacklogMax: c.BacklogMax, FCPaused: c.FCPaused}
 					byKey[key(t, g)] = n
 					cells = append(cells, n)
 				}
@@ -223,4 +254,12 @@ func pick(axes []Axis, v map[string]string) map[string]string {
 		return nil
 	}
 	return m
+}
+
+// appendSet appends *v to xs when v is set.
+func appendSet(xs []float64, v *float64) []float64 {
+	if v == nil {
+		return xs
+	}
+	return append(xs, *v)
 }
