@@ -65,8 +65,8 @@ func (sw *sweepRun) searchCapacity(ctx context.Context, cs *cellState, ob *scena
 	}
 	sw.recordCell(rec, cell, head.b, head.res, knobs, head.ok)
 	rec.Capacity = s.result()
-	if ob.Failover && s.lo > 0 {
-		fo, err := sw.failoverRun(ctx, cs, rec, s.lo, newBench)
+	if ob.Failover > 0 && s.lo > 0 {
+		fo, err := sw.failoverRun(ctx, cs, rec, s.lo, ob.Failover, newBench)
 		rec.Capacity.Failover = fo
 		if err != nil {
 			return fmt.Errorf("the failover run at %d/s: %w", s.lo, err)
@@ -140,13 +140,13 @@ func (sw *sweepRun) probe(ctx context.Context, ob *scenario.Objective, rec *sche
 
 // failoverRun runs the cell once more at rate with the writer (the live one: a group's
 // PRIMARY now) killed after the warm-up and one window, the run going on
-// scenario.FailoverTail past the kill with the probe writer on, and returns the fault's
+// tail past the kill with the probe writer on, and returns the fault's
 // measures. The killed node is started again after the run, and the cluster waited for
 // (every node caught up, every member ONLINE) before the next cell: a restart during the
 // run could end a slow failover itself (a group expels a crashed member when it rejoins).
 // An error of the run (lost commits, nodes that did not converge) or of the restart is
 // returned with what was measured.
-func (sw *sweepRun) failoverRun(ctx context.Context, cs *cellState, rec *schema.CellRecord, rate int,
+func (sw *sweepRun) failoverRun(ctx context.Context, cs *cellState, rec *schema.CellRecord, rate int, tail time.Duration,
 	newBench func(*schema.CellRecord) (*Bench, error)) (*schema.CapacityFailover, error) {
 	cp := *rec
 	cp.Warnings = slices.Clone(rec.Warnings)
@@ -163,7 +163,7 @@ func (sw *sweepRun) failoverRun(ctx context.Context, cs *cellState, rec *schema.
 	b.CacheDrops = nil
 	b.Options.Rate = rate
 	kill := b.Options.Warmup + b.Options.Time
-	b.Options.Time += scenario.FailoverTail
+	b.Options.Time += tail
 	b.Faults = []scenario.FaultEvent{{At: schema.Duration(kill), Action: "kill", Node: node}}
 	if b.Injector == nil {
 		b.Injector = &Injector{Store: cs.sb}
@@ -171,7 +171,7 @@ func (sw *sweepRun) failoverRun(ctx context.Context, cs *cellState, rec *schema.
 	b.Probe, b.ProbeInterval = true, sw.r.Scenario.ProbeEvery()
 	b.Label += fmt.Sprintf("-r%d-failover", rate)
 	b.Extra["capacity_failover"] = map[string]any{"rate": rate, "node": node}
-	fmt.Fprintf(sw.out, "\ncapacity failover run: --rate %d, %s killed at %v, the run going on %v\n", rate, node, kill, scenario.FailoverTail)
+	fmt.Fprintf(sw.out, "\ncapacity failover run: --rate %d, %s killed at %v, the run going on %v\n", rate, node, kill, tail)
 	res, runErr := sw.runBench(ctx, b)
 	fo := failoverMeasures(rate, node, res)
 	if res != nil && res.Dir != "" {

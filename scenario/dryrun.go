@@ -190,8 +190,8 @@ func (p *Plan) printTotals(w io.Writer, status map[int]string, done int) {
 		EstimatePerCell, EstimateLinks, EstimateDropCaches)
 	if ob := p.Scenario.Objective; ob != nil {
 		fo := ""
-		if ob.Failover {
-			fo = fmt.Sprintf(", + the failover run (warmup + time + %v + %v; the restart after it not counted)", FailoverTail, EstimatePerCell)
+		if ob.Failover > 0 {
+			fo = fmt.Sprintf(", + the failover run (warmup + time + %v + %v; the restart after it not counted)", ob.Failover, EstimatePerCell)
 		}
 		fmt.Fprintf(w, "capacity search: a cell's warmup + time + %v counted %d times (max_probes: the most it runs)%s\n", EstimatePerCell, ob.MaxProbes, fo)
 	}

@@ -89,8 +89,8 @@ func (p *Plan) EstimateCell(c *Cell) time.Duration {
 	d := c.Options.Warmup + c.Options.Time + EstimatePerCell
 	if ob := p.Scenario.Objective; ob != nil {
 		d *= time.Duration(ob.MaxProbes)
-		if ob.Failover {
-			d += c.Options.Warmup + c.Options.Time + FailoverTail + EstimatePerCell
+		if ob.Failover > 0 {
+			d += c.Options.Warmup + c.Options.Time + ob.Failover + EstimatePerCell
 		}
 	}
 	if !c.Links.IsZero() && c.Deployment.Spec.Nodes > 1 {

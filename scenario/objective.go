@@ -25,7 +25,7 @@ import (
 //	  precision: 5%      # stop when the next step up is within this (default 5%)
 //	  max_probes: 8      # runs per cell, the calibration run included (default 8)
 //	  start: 400         # the first rate probed (default: 80% of a closed-loop calibration run)
-//	  failover: true     # then kill the writer at the rate found (group and Galera only)
+//	  failover: true     # then kill the writer at the rate found, 40 s on (or a duration: 20s; group and Galera only)
 //
 // The achieved rate is always an objective too ("rate": the run kept up with its target,
 // workload.RateResult.Met). A run that fails (a workload error that is not ignored) fails
@@ -47,10 +47,11 @@ type Objective struct {
 	MaxProbes int
 	// Start is the first rate probed (0: from the calibration run), events per second.
 	Start int
-	// Failover adds, after the search, one run at the rate found with the writer killed
-	// after a full window, going on FailoverTail past the kill (the node is started again
-	// after the run): the failover cost of the setting (group and Galera only).
-	Failover bool
+	// Failover (0: none) adds, after the search, one run at the rate found with the writer
+	// killed after a full window, going on this long past the kill (the node is started
+	// again after the run): the failover cost of the setting (group and Galera only).
+	// "failover: true" is DefaultFailoverTail.
+	Failover time.Duration
 	// Line is the section's line in the scenario file.
 	Line int
 }
@@ -78,10 +79,10 @@ const (
 	DefaultMaxProbes = 8
 )
 
-// FailoverTail is how long the failover run after a search (Objective.Failover) goes on
-// after its kill, which comes after the warm-up and one window (time) at the rate found:
-// its window is time + FailoverTail. The killed node is started again after the run.
-const FailoverTail = 40 * time.Second
+// DefaultFailoverTail is how long the failover run after a search (Objective.Failover:
+// true) goes on after its kill, which comes after the warm-up and one window (time) at the
+// rate found: its window is time + the tail. The killed node is started again after the run.
+const DefaultFailoverTail = 40 * time.Second
 
 // UnmarshalYAML reads the objective mapping; unknown keys and malformed values are
 // errors naming their line and field.
@@ -148,13 +149,15 @@ func (o *Objective) set(key, val string) error {
 		}
 		o.MaxProbes = m
 	case "failover":
-		switch val {
-		case "true":
-			o.Failover = true
-		case "false":
-			o.Failover = false
+		switch d, err := time.ParseDuration(val); {
+		case val == "true":
+			o.Failover = DefaultFailoverTail
+		case val == "false":
+			o.Failover = 0
+		case err == nil && d >= 5*time.Second && d <= 10*time.Minute:
+			o.Failover = d
 		default:
-			return fmt.Errorf("want true or false")
+			return fmt.Errorf("want true (the run goes on %v after the kill), false, or how long it goes on, 5s to 10m", DefaultFailoverTail)
 		}
 	case "start":
 		r, err := strconv.Atoi(val)
@@ -223,8 +226,8 @@ func (o *Objective) PlanLine() string {
 	}
 	line := fmt.Sprintf("capacity search per cell: the highest --rate with %s; first probe %s, then step up and bisect to %s, at most %d runs (warmup + time each)",
 		o, start, FormatPercent(o.Precision), o.MaxProbes)
-	if o.Failover {
-		line += fmt.Sprintf("; then one run at the rate found with the writer killed after warmup + time, going on %v (started again after it)", FailoverTail)
+	if o.Failover > 0 {
+		line += fmt.Sprintf("; then one run at the rate found with the writer killed after warmup + time, going on %v (started again after it)", o.Failover)
 	}
 	return line
 }
@@ -247,8 +250,8 @@ func (s *Scenario) checkObjective() error {
 			return &topology.FieldError{Field: "objective.lag", Value: o.Lag.String(),
 				Reason: fmt.Sprintf("topologies[%d] %s has one node: no replica lag to bound", i, t.Name)}
 		}
-		if o.Failover && !t.Is(topology.Group) && !t.Is(topology.Galera) {
-			return &topology.FieldError{Field: "objective.failover", Value: "true",
+		if o.Failover > 0 && !t.Is(topology.Group) && !t.Is(topology.Galera) {
+			return &topology.FieldError{Field: "objective.failover", Value: o.Failover.String(),
 				Reason: fmt.Sprintf("topologies[%d] %s is %s: the failover run is for a group or Galera, which elect or keep a writer by themselves", i, t.Name, t.Kind)}
 		}
 		if o.FCPaused >= 0 && !t.Is(topology.Group) && !t.Is(topology.Galera) {

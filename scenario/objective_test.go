@@ -54,6 +54,9 @@ objective:
 		!strings.Contains(out.String(), "then one run at the rate found with the writer killed after warmup + time, going on 40s (started again after it)") {
 		t.Errorf("dry run without the search's line:\n%s", out.String())
 	}
+	if s := mustParse(t, strings.Replace(y, "failover: true", "failover: 15s", 1)); s.Objective.Failover != 15*time.Second {
+		t.Errorf("failover: 15s read as %v", s.Objective.Failover)
+	}
 	// Without the objective the same cell is one run: the search is max_probes of them.
 	plain := mustParse(t, strings.Split(y, "objective:")[0])
 	pp, err := plain.Plan(scenario.ScaleFull)
@@ -62,7 +65,7 @@ objective:
 	}
 	c, pc := p.EstimateCell(p.Cells[0]), pp.EstimateCell(pp.Cells[0])
 	// 8 runs, and the failover run: warmup + time + 40 s + the per-run overhead.
-	if want := 8*pc + 2*time.Second + 10*time.Second + scenario.FailoverTail + scenario.EstimatePerCell; c != want || !o.Failover {
+	if want := 8*pc + 2*time.Second + 10*time.Second + scenario.DefaultFailoverTail + scenario.EstimatePerCell; c != want || o.Failover != scenario.DefaultFailoverTail {
 		t.Errorf("estimate %v with the objective, %v without: want %v (failover %v)", c, pc, want, o.Failover)
 	}
 }
@@ -83,8 +86,9 @@ func TestObjectiveRefused(t *testing.T) {
 		{"objective: {precision: 5%}\n", "no bound"},
 		{"objective: [p99]\n", "want a mapping"},
 		{"objective: {p99: 5ms}\nfaults: [{at: 5s, action: kill, node: writer}]\n", "every probe of the search would inject the faults"},
-		{"objective: {p99: 5ms, failover: true}\n", `objective.failover "true": topologies[0] s1 is single: the failover run is for a group or Galera`},
-		{"objective: {p99: 5ms, failover: yes please}\n", `objective.failover "yes please": want true or false`},
+		{"objective: {p99: 5ms, failover: true}\n", `objective.failover "40s": topologies[0] s1 is single: the failover run is for a group or Galera`},
+		{"objective: {p99: 5ms, failover: yes please}\n", `objective.failover "yes please": want true (the run goes on 40s after the kill), false, or how long it goes on, 5s to 10m`},
+		{"objective: {p99: 5ms, failover: 1s}\n", `objective.failover "1s": want true`},
 	} {
 		_, err := scenario.ParseScenario([]byte(head + tc.tail))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Count(err.Error(), "\n") > 0 {
