@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/internal/testenv"
 	"github.com/habench/habench/scenario"
@@ -98,5 +100,86 @@ objective: {p99: 15ms, errors: 5%, precision: 10%}
 	}
 	if !strings.Contains(out.String(), "capacity probe 1: calibration, closed loop") {
 		t.Errorf("output without the probes' lines:\n%s", out.String())
+	}
+}
+
+// TestCapacityFailoverGalera: with failover: 10s a capacity search on a 3-node Galera
+// cluster (at most 3 probes from 20/s, a low rate) ends with a run at the rate found in
+// which n1 is killed after a full window: its failover time is measured (every worker
+// that was on n1 committed on another node), the run's own summary names the kill and
+// n1's start 7.5 s later (three quarters of the 10 s tail), and when the cell is recorded
+// every node is Synced in a Primary component of 3.
+func TestCapacityFailoverGalera(t *testing.T) {
+	t.Parallel()
+	testenv.Installation(t, topology.MariaDB)
+	sb := testenv.Store(t)
+	name := testenv.Name(t, "capfo")
+	y := `name: capfo
+topologies:
+  - {name: ` + name + `, kind: galera, nodes: 3, flavor: mariadb}
+workload:
+  test: oltp_read_write
+  options: {tables: 1, table-size: 1000, time: 2, threads: 2, report-interval: 1}
+cell: {warmup: 1s}
+objective: {p99: 1s, errors: 50%, start: 20, max_probes: 3, precision: 50%, failover: 10s}
+`
+	s, err := scenario.ParseScenario([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var synced []string
+	onCell := func(schema.CellRecord) {
+		c, err := sb.Load(name)
+		if err != nil {
+			t.Errorf("load %s: %v", name, err)
+			return
+		}
+		for _, n := range c.Nodes {
+			db, err := c.OpenAdmin(n)
+			if err != nil {
+				t.Errorf("%s: %v", n.Name, err)
+				continue
+			}
+			g, err := cluster.ReadGaleraStatus(ctx, db)
+			db.Close()
+			if err == nil && g.State == "Synced" && g.ClusterStatus == "Primary" && g.ClusterSize == 3 {
+				synced = append(synced, n.Name)
+			} else {
+				t.Logf("%s after the cell: %+v %v", n.Name, g, err)
+			}
+		}
+	}
+	var out bytes.Buffer
+	dir, _, err := (&experiment.ScenarioRun{Scenario: s, Store: sb, ResultsDir: t.TempDir(), Stdout: &out, OnCell: onCell}).Run(ctx)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	f, err := experiment.ReadSweepFile(dir)
+	if err != nil || len(f.Cells) != 1 || f.Cells[0].Capacity == nil {
+		t.Fatalf("sweep file %v", err)
+	}
+	c := f.Cells[0].Capacity
+	fo := c.Failover
+	if c.Rate < 20 || len(c.Probes) > 3 || fo == nil {
+		t.Fatalf("search %+v, failover %+v", c, fo)
+	}
+	t.Logf("capacity %d/s after %d runs; failover at %d/s: %s killed, failover_s %v, client_failover_s %v, recovery_s %v", c.Rate, len(c.Probes), fo.Rate,
+		fo.Node, deref(fo.FailoverS), deref(fo.ClientFailoverS), deref(fo.RecoveryS))
+	if fo.Rate != c.Rate || fo.Node != "n1" || fo.FailoverS == nil || *fo.FailoverS <= 0 || *fo.FailoverS > 10 || fo.ClientFailoverS == nil || *fo.FailoverS != *fo.ClientFailoverS {
+		t.Errorf("failover %+v: want n1 killed at %d/s and the workers' failover measured within the 10 s", fo, c.Rate)
+	}
+	var sum schema.Summary
+	b, err := os.ReadFile(filepath.Join(dir, fo.Dir, schema.SummaryFile))
+	if err != nil || json.Unmarshal(b, &sum) != nil || len(sum.Faults) != 2 || sum.Faults[0].Action != "kill" || sum.Faults[0].Node != "n1" ||
+		sum.Faults[1].Action != "start" || sum.Faults[1].Node != "n1" || math.Abs(sum.Faults[1].AtS-sum.Faults[0].AtS-fo.RestartS) > 0.5 || fo.RestartS != 7.5 || sum.Rate == nil || sum.Rate.Target != fo.Rate {
+		t.Errorf("the failover run's summary (%v): faults %+v rate %+v", err, sum.Faults, sum.Rate)
+	}
+	if !slices.Equal(synced, []string{"n1", "n2", "n3"}) {
+		t.Errorf("Synced in a Primary component of 3 after the cell: %v, want n1 n2 n3", synced)
+	}
+	if md, _ := os.ReadFile(filepath.Join(dir, "sweep.md")); !strings.Contains(string(md), "(n1 killed") {
+		t.Errorf("sweep.md without the failover:\n%s", md)
 	}
 }

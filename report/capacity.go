@@ -106,6 +106,9 @@ func failoverText(f *schema.CapacityFailover) string {
 		return ""
 	}
 	s := "not seen"
+	if f.Note != "" {
+		s = f.Note
+	}
 	if f.FailoverS != nil {
 		s = strconv.FormatFloat(*f.FailoverS, 'f', 2, 64)
 	}

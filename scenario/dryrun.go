@@ -191,7 +191,7 @@ func (p *Plan) printTotals(w io.Writer, status map[int]string, done int) {
 	if ob := p.Scenario.Objective; ob != nil {
 		fo := ""
 		if ob.Failover > 0 {
-			fo = fmt.Sprintf(", + the failover run (warmup + time + %v + %v; the restart after it not counted)", ob.Failover, EstimatePerCell)
+			fo = fmt.Sprintf(", + the failover run (warmup + time + %v + %v; the catch-up after it not counted)", ob.Failover, EstimatePerCell)
 		}
 		fmt.Fprintf(w, "capacity search: a cell's warmup + time + %v counted %d times (max_probes: the most it runs)%s\n", EstimatePerCell, ob.MaxProbes, fo)
 	}

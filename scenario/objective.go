@@ -48,8 +48,8 @@ type Objective struct {
 	// Start is the first rate probed (0: from the calibration run), events per second.
 	Start int
 	// Failover (0: none) adds, after the search, one run at the rate found with the writer
-	// killed after a full window, going on this long past the kill (the node is started
-	// again after the run): the failover cost of the setting (group and Galera only).
+	// killed after a full window, going on this long past the kill (the node started again
+	// three quarters into it): the failover cost of the setting (group and Galera only).
 	// "failover: true" is DefaultFailoverTail.
 	Failover time.Duration
 	// Line is the section's line in the scenario file.
@@ -81,7 +81,8 @@ const (
 
 // DefaultFailoverTail is how long the failover run after a search (Objective.Failover:
 // true) goes on after its kill, which comes after the warm-up and one window (time) at the
-// rate found: its window is time + the tail. The killed node is started again after the run.
+// rate found: its window is time + the tail. The killed node is started again three
+// quarters into the tail.
 const DefaultFailoverTail = 40 * time.Second
 
 // UnmarshalYAML reads the objective mapping; unknown keys and malformed values are
@@ -227,7 +228,7 @@ func (o *Objective) PlanLine() string {
 	line := fmt.Sprintf("capacity search per cell: the highest --rate with %s; first probe %s, then step up and bisect to %s, at most %d runs (warmup + time each)",
 		o, start, FormatPercent(o.Precision), o.MaxProbes)
 	if o.Failover > 0 {
-		line += fmt.Sprintf("; then one run at the rate found with the writer killed after warmup + time, going on %v (started again after it)", o.Failover)
+		line += fmt.Sprintf("; then one run at the rate found with the writer killed after warmup + time, going on %v (started again after %v)", o.Failover, o.Failover*3/4)
 	}
 	return line
 }

@@ -51,7 +51,7 @@ objective:
 	var out bytes.Buffer
 	p.Print(&out, nil)
 	if !strings.Contains(out.String(), "capacity search per cell: the highest --rate with p95 ≤ 20ms") || !strings.Contains(out.String(), "at most 8 runs") ||
-		!strings.Contains(out.String(), "then one run at the rate found with the writer killed after warmup + time, going on 40s (started again after it)") {
+		!strings.Contains(out.String(), "then one run at the rate found with the writer killed after warmup + time, going on 40s (started again after 30s)") {
 		t.Errorf("dry run without the search's line:\n%s", out.String())
 	}
 	if s := mustParse(t, strings.Replace(y, "failover: true", "failover: 15s", 1)); s.Objective.Failover != 15*time.Second {

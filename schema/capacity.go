@@ -48,6 +48,11 @@ type CapacityFailover struct {
 	ClientFailoverS *float64 `json:"client_failover_s,omitempty"`
 	RecoveryS       *float64 `json:"recovery_s,omitempty"`
 	PeakLagS        *float64 `json:"peak_lag_s,omitempty"`
+	// RestartS is when the killed node was started again, seconds after the kill (three
+	// quarters into the run's tail); Note says why FailoverS is nil when the failover was
+	// not over by then.
+	RestartS float64 `json:"restart_s"`
+	Note     string  `json:"note,omitempty"`
 	// Dir is the run's directory, relative to the sweep directory.
 	Dir string `json:"dir,omitempty"`
 }
