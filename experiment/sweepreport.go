@@ -101,7 +101,15 @@ func (sw *sweepRun) rows() []schema.ComparisonRow {
 		}
 		row.Note = strings.Join(notes, ", ")
 		rows = append(rows, row)
-		obs = append(obs, obsOf(row, rec.Axes))
+		o := obsOf(row, rec.Axes)
+		if cp := rec.Capacity; cp != nil && cp.Rate > 0 {
+			r := float64(cp.Rate)
+			o.Search.Rate = &r
+			if cp.Failover != nil {
+				o.Search.FailoverS = cp.Failover.FailoverS
+			}
+		}
+		obs = append(obs, o)
 	}
 	if len(rows) == 0 {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/habench/habench/schema"
+	"github.com/habench/habench/stats"
 )
 
 // Capacity searches (sweep.md): per cell of a scenario with an objective, the highest
@@ -59,6 +60,7 @@ func CapacityTable(f *schema.SweepFile) string {
 		}
 		b.WriteString(capacityFigures(&c) + "\n")
 	}
+	b.WriteString(capacityPoints(f))
 	b.WriteString("\n### Capacity probes\n\n")
 	for _, c := range f.Cells {
 		if c.Capacity == nil || len(c.Capacity.Probes) == 0 {
@@ -152,4 +154,22 @@ func probeText(p schema.CapacityProbe) string {
 		return fmt.Sprintf("%d/s met (%.1f tps, %s)", p.Rate, p.TPS, measures(p))
 	}
 	return fmt.Sprintf("%d/s missed (%.1f tps): %s", p.Rate, p.TPS, strings.ReplaceAll(strings.Join(p.Why, "; "), "|", "/"))
+}
+
+// capacityPoints is the Capacity section's per-point summary when a point has more than
+// one run: the sustained rate and the failover time as "mean [95% CI]" over its repeats;
+// "" otherwise.
+func capacityPoints(f *schema.SweepFile) string {
+	if !slices.ContainsFunc(f.Summary, func(c *stats.Cell) bool { return c.CapacityRate != nil && c.CapacityRate.N > 1 }) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nPer point, over its repeats (mean [95% CI]):\n\n| topology | point | runs | sustained /s | failover s |\n|---|---|---|---|---|\n")
+	for _, c := range f.Summary {
+		if c.CapacityRate == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", c.Topology, c.Group, len(c.Runs), sampleText(c.CapacityRate, 1, 1), sampleText(c.FailoverS, 1, 2))
+	}
+	return b.String()
 }

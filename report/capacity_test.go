@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/habench/habench/schema"
+	"github.com/habench/habench/stats"
 )
 
 // TestCapacityTable: sweep.md's Capacity section has per cell the sustained and missed
@@ -23,6 +24,8 @@ func TestCapacityTable(t *testing.T) {
 			{Index: 3, Topology: "g3", Axes: map[string]string{"knob.fc": "250000"}, Status: "done",
 				Capacity: &schema.Capacity{Rate: 0, Missed: 12, BoundBy: []string{"p99"}, Note: "the objective was not met at any rate probed, down to 12/s (p99) after 8 runs"}},
 		}}
+	lo, hi := 380.0, 440.0
+	sf.Summary = []*stats.Cell{{Topology: "g3", Group: "knob.fc=1000", Runs: []string{"a", "b"}, CapacityRate: &stats.Sample{N: 2, Mean: 410, CILo: &lo, CIHi: &hi}, FailoverS: &stats.Sample{N: 1, Mean: 7.5}}}
 	md := SweepMarkdown(sf)
 	for _, want := range []string{
 		"## Capacity\n\nThe highest open-loop rate (--rate) at which every objective held over the measured window: p99 ≤ 100ms, lag ≤ 1s, errors ≤ 0%, rate kept up.",
@@ -30,6 +33,7 @@ func TestCapacityTable(t *testing.T) {
 		"| 1 | g3 | 1000/1000 | 410 | 428 | lag | p99 41.2 ms, lag 0.31 s, backlog 12 trx | 7.50 (n1 killed; n2 named after 6.1 s) | 3 |  |",
 		"| 2 | g3 | 25000 | | | | | | | failed: the failover run at 300/s: 2 acknowledged commits lost |",
 		"| 3 | g3 | 250000 | none | 12 | p99 |  |  | 0 | the objective was not met at any rate probed, down to 12/s (p99) after 8 runs |",
+		"| g3 | knob.fc=1000 | 2 | 410.0 [380.0-440.0] | 7.50 (1 run) |",
 		"- cell 1: calibration 512.3 tps; 410/s met (409.8 tps, p99 41.2 ms, lag 0.31 s, backlog 12 trx); 428/s missed (420.1 tps): lag 1.4 s > 1s",
 	} {
 		if !strings.Contains(md, want) {
@@ -39,7 +43,7 @@ func TestCapacityTable(t *testing.T) {
 	if strings.Contains(md, "- cell 3") {
 		t.Error("a probe line for a cell without probes")
 	}
-	sf.Cells = sf.Cells[1:2]
+	sf.Cells, sf.Summary = sf.Cells[1:2], nil
 	if strings.Contains(SweepMarkdown(sf), "Capacity") {
 		t.Error("a Capacity section without a search")
 	}

@@ -15,7 +15,7 @@ import (
 // three values: every field set (fill), all zero, every section present but empty (shells);
 // sweep_full.json gained lines since, the additive keys "links" (SweepFile.Links) and
 // checker_valid, checker_ok, checker_error, anomaly_types, read_checks,
-// stale_reads, error_log, capacity (CellRecord), order (CellPolicy) and lag_avg_s, lag_max_s, backlog_max_trx, fc_paused (cell_summaries).
+// stale_reads, error_log, capacity (CellRecord), order (CellPolicy) and lag_avg_s, lag_max_s, backlog_max_trx, fc_paused, capacity_rate, failover_s (cell_summaries).
 func TestSweepSchemaUnchanged(t *testing.T) {
 	var full, sh SweepFile
 	fill(reflect.ValueOf(&full).Elem())

@@ -21,6 +21,15 @@ type Obs struct {
 	Failed bool
 	// Repl are the run's replication figures (see Repl); summarised, not compared.
 	Repl Repl
+	// Search are the run's capacity search figures (see Search); summarised, not compared.
+	Search Search
+}
+
+// Search are a capacity search's figures (nil when the cell did not search, or found no
+// rate): the highest rate that met the objective (events per second) and the failover
+// time at that rate (s).
+type Search struct {
+	Rate, FailoverS *float64
 }
 
 // Repl are a run's replication figures, each nil when the run has none: the largest mean
@@ -72,6 +81,10 @@ type Cell struct {
 	LagMaxS    *Sample `json:"lag_max_s,omitempty"`
 	BacklogMax *Sample `json:"backlog_max_trx,omitempty"`
 	FCPaused   *Sample `json:"fc_paused,omitempty"`
+	// CapacityRate and FailoverS summarise the cells' capacity searches over the repeats
+	// (Search); nil unless every completed run has the figure.
+	CapacityRate *Sample `json:"capacity_rate,omitempty"`
+	FailoverS    *Sample `json:"failover_s,omitempty"`
 	// IsBase: the cell is the baseline topology's in its group.
 	IsBase bool `json:"is_baseline,omitempty"`
 	// VsBase, LatVsBase and P95VsBase are TPS, average and p95 latency against the baseline topology's
@@ -130,6 +143,7 @@ func Analyze(obs []Obs, axes []Axis, base string) []*Cell {
 	type vals struct {
 		tps, avg, p95, p99, qps          []float64
 		lagAvg, lagMax, backlog, fcPause []float64
+		rate, failover                   []float64
 	}
 	data := map[*Cell]*vals{}
 	var topos []string
@@ -155,6 +169,7 @@ func Analyze(obs []Obs, axes []Axis, base string) []*Cell {
 		d.p99, d.qps = append(d.p99, o.P99Ms), append(d.qps, o.QPS)
 		d.lagAvg, d.lagMax = appendSet(d.lagAvg, o.Repl.LagAvgS), appendSet(d.lagMax, o.Repl.LagMaxS)
 		d.backlog, d.fcPause = appendSet(d.backlog, o.Repl.BacklogMax), appendSet(d.fcPause, o.Repl.FCPaused)
+		d.rate, d.failover = appendSet(d.rate, o.Search.Rate), appendSet(d.failover, o.Search.FailoverS)
 	}
 	for _, c := range cells {
 		d := data[c]
@@ -167,6 +182,7 @@ func Analyze(obs []Obs, axes []Axis, base string) []*Cell {
 			return &s
 		}
 		c.LagAvgS, c.LagMaxS, c.BacklogMax, c.FCPaused = all(d.lagAvg), all(d.lagMax), all(d.backlog), all(d.fcPause)
+		c.CapacityRate, c.FailoverS = all(d.rate), all(d.failover)
 	}
 	// Inert axes: the cells not run are the one that ran, for every other value.
 	for _, a := range axes {
@@ -191,7 +207,8 @@ func Analyze(obs []Obs, axes []Axis, base string) []*Cell {
 					}
 					n := &Cell{Topology: t, Axes: m, Group: g, Runs: c.Runs, Failed: c.Failed,
 						TPS: c.TPS, AvgMs: c.AvgMs, P95Ms: c.P95Ms, P99Ms: c.P99Ms, QPS: c.QPS, ReusedFrom: src,
-						LagAvgS: c.LagAvgS, LagMaxS: c.LagMaxS, BacklogMax: c.BacklogMax, FCPaused: c.FCPaused}
+						LagAvgS: c.LagAvgS, LagMaxS: c.LagMaxS, BacklogMax: c.BacklogMax, FCPaused: c.FCPaused,
+						CapacityRate: c.CapacityRate, FailoverS: c.FailoverS}
 					byKey[key(t, g)] = n
 					cells = append(cells, n)
 				}

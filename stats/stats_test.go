@@ -116,14 +116,14 @@ func TestAnalyzeBaseAxisAndInert(t *testing.T) {
 	}
 }
 
-// TestAnalyzeReplication: a point's replication figures are summarised over its repeats
+// TestAnalyzeReplication: a point's replication and capacity search figures are summarised over its repeats
 // like TPS (mean and 95% CI), only when every completed run has the figure; a failed run
 // does not count.
 func TestAnalyzeReplication(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	obs := []Obs{
-		{Topology: "g", Axes: map[string]string{"knob.fc": "1000"}, ID: "a1", TPS: 100, Repl: Repl{LagAvgS: f(0.2), LagMaxS: f(1.0), FCPaused: f(0.10)}},
-		{Topology: "g", Axes: map[string]string{"knob.fc": "1000"}, ID: "a2", TPS: 110, Repl: Repl{LagAvgS: f(0.4), LagMaxS: f(3.0), FCPaused: f(0.20), BacklogMax: f(7)}},
+		{Topology: "g", Axes: map[string]string{"knob.fc": "1000"}, ID: "a1", TPS: 100, Repl: Repl{LagAvgS: f(0.2), LagMaxS: f(1.0), FCPaused: f(0.10)}, Search: Search{Rate: f(300), FailoverS: f(6)}},
+		{Topology: "g", Axes: map[string]string{"knob.fc": "1000"}, ID: "a2", TPS: 110, Repl: Repl{LagAvgS: f(0.4), LagMaxS: f(3.0), FCPaused: f(0.20), BacklogMax: f(7)}, Search: Search{Rate: f(320)}},
 		{Topology: "g", Axes: map[string]string{"knob.fc": "1000"}, ID: "a3", Failed: true, Repl: Repl{LagAvgS: f(9)}},
 		{Topology: "g", Axes: map[string]string{"knob.fc": "25000"}, ID: "b1", TPS: 120},
 	}
@@ -131,6 +131,9 @@ func TestAnalyzeReplication(t *testing.T) {
 	a, b := cells[0], cells[1]
 	if a.LagAvgS == nil || a.LagAvgS.N != 2 || math.Abs(a.LagAvgS.Mean-0.3) > 1e-9 || !a.LagAvgS.HasCI() || a.LagMaxS.Mean != 2 || math.Abs(a.FCPaused.Mean-0.15) > 1e-9 {
 		t.Errorf("point 1000: lag avg %+v lag max %+v fc %+v", a.LagAvgS, a.LagMaxS, a.FCPaused)
+	}
+	if a.CapacityRate == nil || a.CapacityRate.Mean != 310 || a.CapacityRate.N != 2 || a.FailoverS != nil {
+		t.Errorf("point 1000: capacity %+v failover %+v (failover measured in one run of two: want none)", a.CapacityRate, a.FailoverS)
 	}
 	if a.BacklogMax != nil {
 		t.Errorf("backlog %+v from one run of two: want none", a.BacklogMax)
