@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -138,22 +139,16 @@ func GroupOf(axes []Axis, values map[string]string) string {
 // value order); a reused cell right after the cells of its topology that ran before it.
 func Analyze(obs []Obs, axes []Axis, base string) []*Cell {
 	var cells []*Cell
-	key := func(topo, group string) string { return topo + "\x00" + group }
 	byKey := map[string]*Cell{}
-	type vals struct {
-		tps, avg, p95, p99, qps          []float64
-		lagAvg, lagMax, backlog, fcPause []float64
-		rate, failover                   []float64
-	}
-	data := map[*Cell]*vals{}
+	data := map[*Cell]*cellVals{}
 	var topos []string
 	for _, o := range obs {
 		g := GroupOf(axes, o.Axes)
-		c := byKey[key(o.Topology, g)]
+		c := byKey[cellKey(o.Topology, g)]
 		if c == nil {
 			c = &Cell{Topology: o.Topology, Axes: pick(axes, o.Axes), Group: g}
-			byKey[key(o.Topology, g)] = c
-			data[c] = &vals{}
+			byKey[cellKey(o.Topology, g)] = c
+			data[c] = &cellVals{}
 			cells = append(cells, c)
 			if !slices.Contains(topos, o.Topology) {
 				topos = append(topos, o.Topology)
@@ -164,57 +159,12 @@ func Analyze(obs []Obs, axes []Axis, base string) []*Cell {
 			continue
 		}
 		c.Runs = append(c.Runs, o.ID)
-		d := data[c]
-		d.tps, d.avg, d.p95 = append(d.tps, o.TPS), append(d.avg, o.AvgMs), append(d.p95, o.P95Ms)
-		d.p99, d.qps = append(d.p99, o.P99Ms), append(d.qps, o.QPS)
-		d.lagAvg, d.lagMax = appendSet(d.lagAvg, o.Repl.LagAvgS), appendSet(d.lagMax, o.Repl.LagMaxS)
-		d.backlog, d.fcPause = appendSet(d.backlog, o.Repl.BacklogMax), appendSet(d.fcPause, o.Repl.FCPaused)
-		d.rate, d.failover = appendSet(d.rate, o.Search.Rate), appendSet(d.failover, o.Search.FailoverS)
+		data[c].add(o)
 	}
 	for _, c := range cells {
-		d := data[c]
-		c.TPS, c.AvgMs, c.P95Ms, c.P99Ms, c.QPS = Of(d.tps), Of(d.avg), Of(d.p95), Of(d.p99), Of(d.qps)
-		all := func(xs []float64) *Sample {
-			if len(xs) == 0 || len(xs) != len(c.Runs) {
-				return nil
-			}
-			s := Of(xs)
-			return &s
-		}
-		c.LagAvgS, c.LagMaxS, c.BacklogMax, c.FCPaused = all(d.lagAvg), all(d.lagMax), all(d.backlog), all(d.fcPause)
-		c.CapacityRate, c.FailoverS = all(d.rate), all(d.failover)
+		data[c].summarise(c)
 	}
-	// Inert axes: the cells not run are the one that ran, for every other value.
-	for _, a := range axes {
-		for _, t := range a.Inert {
-			for _, c := range slices.Clone(cells) {
-				if c.Topology != t {
-					continue
-				}
-				for _, v := range a.Values {
-					m := map[string]string{}
-					for k, x := range c.Axes {
-						m[k] = x
-					}
-					m[a.Name] = v
-					g := GroupOf(axes, m)
-					if byKey[key(t, g)] != nil {
-						continue
-					}
-					src := c.Group
-					if c.ReusedFrom != "" {
-						src = c.ReusedFrom
-					}
-					n := &Cell{Topology: t, Axes: m, Group: g, Runs: c.Runs, Failed: c.Failed,
-						TPS: c.TPS, AvgMs: c.AvgMs, P95Ms: c.P95Ms, P99Ms: c.P99Ms, QPS: c.QPS, ReusedFrom: src,
-						LagAvgS: c.LagAvgS, LagMaxS: c.LagMaxS, BacklogMax: c.BacklogMax, FCPaused: c.FCPaused,
-						CapacityRate: c.CapacityRate, FailoverS: c.FailoverS}
-					byKey[key(t, g)] = n
-					cells = append(cells, n)
-				}
-			}
-		}
-	}
+	cells = addInert(axes, cells, byKey)
 	// Order: topology first seen, then the axes' value order.
 	pos := func(c *Cell) []int {
 		p := []int{slices.Index(topos, c.Topology)}
@@ -225,7 +175,7 @@ func Analyze(obs []Obs, axes []Axis, base string) []*Cell {
 	}
 	slices.SortStableFunc(cells, func(x, y *Cell) int { return slices.Compare(pos(x), pos(y)) })
 	for _, c := range cells {
-		if b := byKey[key(base, c.Group)]; b != nil {
+		if b := byKey[cellKey(base, c.Group)]; b != nil {
 			c.IsBase = b == c
 			vs, lat, p95 := Compare(c.TPS, b.TPS), Compare(c.AvgMs, b.AvgMs), Compare(c.P95Ms, b.P95Ms)
 			if c.IsBase || sameRuns(b, c) {
@@ -243,7 +193,7 @@ func Analyze(obs []Obs, axes []Axis, base string) []*Cell {
 			}
 			m[a.Name] = a.Ref()
 			ac := AxisChange{Axis: a.Name, Reference: a.Ref()}
-			if r := byKey[key(c.Topology, GroupOf(axes, m))]; r != nil {
+			if r := byKey[cellKey(c.Topology, GroupOf(axes, m))]; r != nil {
 				ac.TPS, ac.Lat = Compare(c.TPS, r.TPS), Compare(c.AvgMs, r.AvgMs)
 				if r == c || sameRuns(r, c) {
 					ac.TPS.Verdict, ac.Lat.Verdict = Reference, Reference
@@ -279,4 +229,71 @@ func appendSet(xs []float64, v *float64) []float64 {
 		return xs
 	}
 	return append(xs, *v)
+}
+
+// cellKey is a cell's key in Analyze's index: its topology and group.
+func cellKey(topo, group string) string { return topo + "\x00" + group }
+
+// cellVals are the completed runs' figures of a cell, in run order.
+type cellVals struct {
+	tps, avg, p95, p99, qps          []float64
+	lagAvg, lagMax, backlog, fcPause []float64
+	rate, failover                   []float64
+}
+
+// add appends o's figures (those it has).
+func (d *cellVals) add(o Obs) {
+	d.tps, d.avg, d.p95 = append(d.tps, o.TPS), append(d.avg, o.AvgMs), append(d.p95, o.P95Ms)
+	d.p99, d.qps = append(d.p99, o.P99Ms), append(d.qps, o.QPS)
+	d.lagAvg, d.lagMax = appendSet(d.lagAvg, o.Repl.LagAvgS), appendSet(d.lagMax, o.Repl.LagMaxS)
+	d.backlog, d.fcPause = appendSet(d.backlog, o.Repl.BacklogMax), appendSet(d.fcPause, o.Repl.FCPaused)
+	d.rate, d.failover = appendSet(d.rate, o.Search.Rate), appendSet(d.failover, o.Search.FailoverS)
+}
+
+// summarise sets c's samples; a figure not every completed run has stays nil.
+func (d *cellVals) summarise(c *Cell) {
+	c.TPS, c.AvgMs, c.P95Ms, c.P99Ms, c.QPS = Of(d.tps), Of(d.avg), Of(d.p95), Of(d.p99), Of(d.qps)
+	all := func(xs []float64) *Sample {
+		if len(xs) == 0 || len(xs) != len(c.Runs) {
+			return nil
+		}
+		s := Of(xs)
+		return &s
+	}
+	c.LagAvgS, c.LagMaxS, c.BacklogMax, c.FCPaused = all(d.lagAvg), all(d.lagMax), all(d.backlog), all(d.fcPause)
+	c.CapacityRate, c.FailoverS = all(d.rate), all(d.failover)
+}
+
+// addInert adds the cells of inert axes (not run: the one that ran stands for every other
+// value of the axis on its topology) as copies of that cell with ReusedFrom set, to cells
+// and byKey, and returns cells.
+func addInert(axes []Axis, cells []*Cell, byKey map[string]*Cell) []*Cell {
+	for _, a := range axes {
+		for _, t := range a.Inert {
+			for _, c := range slices.Clone(cells) {
+				if c.Topology != t {
+					continue
+				}
+				for _, v := range a.Values {
+					m := maps.Clone(c.Axes)
+					if m == nil {
+						m = map[string]string{}
+					}
+					m[a.Name] = v
+					g := GroupOf(axes, m)
+					if byKey[cellKey(t, g)] != nil {
+						continue
+					}
+					n := *c // the figures are the cell's that ran
+					n.Axes, n.Group, n.ReusedFrom = m, g, c.Group
+					if c.ReusedFrom != "" {
+						n.ReusedFrom = c.ReusedFrom
+					}
+					byKey[cellKey(t, g)] = &n
+					cells = append(cells, &n)
+				}
+			}
+		}
+	}
+	return cells
 }
