@@ -58,3 +58,21 @@ func roundTrip(t *testing.T, p string, v any) (file, out []byte) {
 	}
 	return b, out
 }
+
+// TestSummaryReplication: a run's replication figures are the largest over its nodes:
+// mean and largest lag, backlog (a Galera node's receive queue too, when sampled), and
+// flow control paused (Galera) or throttled (group, over the window).
+func TestSummaryReplication(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	s := Summary{TimeS: 10,
+		Nodes:  []NodeLag{{Node: "n1", LagAvgS: f(0), LagMaxS: f(0)}, {Node: "n2", LagAvgS: f(0.3), LagMaxS: f(1.2), BacklogMaxTrx: f(4)}},
+		Galera: []GaleraNodeSummary{{Node: "n2", PausedAvg: 0.02, RecvQueueMax: 9, Samples: 10}, {Node: "n3", PausedAvg: 0.05, RecvQueueMax: 50}},
+		Group:  []GroupMemberSummary{{Node: "n1", ThrottleTimeS: f(0.4)}}}
+	r := s.Replication()
+	if r.LagAvgS == nil || *r.LagAvgS != 0.3 || *r.LagMaxS != 1.2 || *r.BacklogMax != 9 || *r.FCPaused != 0.05 {
+		t.Errorf("replication %v %v %v %v: want 0.3, 1.2, 9 (n3's queue was not sampled), 0.05", *r.LagAvgS, *r.LagMaxS, *r.BacklogMax, *r.FCPaused)
+	}
+	if r := (&Summary{}).Replication(); r.LagAvgS != nil || r.LagMaxS != nil || r.BacklogMax != nil || r.FCPaused != nil {
+		t.Errorf("a single node's figures: %+v, want none", r)
+	}
+}

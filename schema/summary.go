@@ -413,7 +413,8 @@ type GaleraNodeSummary struct {
 
 // Replication is s's replication figures as sweeps summarise them over repeats
 // (stats.Repl), each nil when s has none: the largest mean lag of a node and its largest
-// lag (nodes' lag_avg_s, lag_max_s), the largest backlog (nodes' backlog_max_trx), and
+// lag (nodes' lag_avg_s, lag_max_s), the largest backlog (nodes' backlog_max_trx; a
+// Galera node's recv_queue_max), and
 // the largest share of the measured window a node was paused by flow control (Galera
 // fc_paused_avg) or throttled by it (a group's throttle_time_s over time_s).
 func (s *Summary) Replication() stats.Repl {
@@ -436,6 +437,9 @@ func (s *Summary) Replication() stats.Repl {
 	}
 	for _, g := range s.Galera {
 		most(&r.FCPaused, g.PausedAvg)
+		if g.Samples > 0 {
+			most(&r.BacklogMax, g.RecvQueueMax) // writesets received, not applied yet
+		}
 	}
 	for _, g := range s.Group {
 		if g.ThrottleTimeS != nil && s.TimeS > 0 {
