@@ -209,6 +209,12 @@ func (sw *sweepRun) points() []report.SweepPoint {
 		for _, a := range varying {
 			pt := report.SweepPoint{Topology: c.Topology, Axis: pointAxis(a), TPS: c.TPS.Mean, P95Ms: c.P95Ms.Mean, Dir: rec.Dir,
 				N: c.TPS.N, TPSMin: c.TPS.Min, TPSMax: c.TPS.Max, TPSCILo: c.TPS.CILo, TPSCIHi: c.TPS.CIHi, ReusedFrom: c.ReusedFrom}
+			if c.CapacityRate != nil {
+				pt.Capacity = &c.CapacityRate.Mean
+			}
+			if c.FailoverS != nil {
+				pt.FailoverS = &c.FailoverS.Mean
+			}
 			if c.TPS.N == 0 {
 				pt.Error = rec.Error
 				if pt.Error == "" {

@@ -48,3 +48,33 @@ func TestCapacityTable(t *testing.T) {
 		t.Error("a Capacity section without a search")
 	}
 }
+
+// TestCapacityChart: a sweep whose points carry a capacity search gets, per axis, the
+// capacity chart (sustained rate and failover time) after the TPS chart, with a line per
+// topology; a sweep without one gets only the TPS chart.
+func TestCapacityChart(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	pts := []SweepPoint{
+		{Topology: "g3", Axis: "wsrep_slave_threads", Value: "1", TPS: 320, P95Ms: 40, Capacity: f(322), FailoverS: f(6.1)},
+		{Topology: "g3", Axis: "wsrep_slave_threads", Value: "4", TPS: 270, P95Ms: 35, Capacity: f(269)},
+		{Topology: "g3", Axis: "wsrep_slave_threads", Value: "16", TPS: 260, P95Ms: 50, Capacity: f(263), FailoverS: f(6.4)},
+	}
+	cs, err := SweepCharts(pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 2 || cs[0].Title != "sweep of wsrep_slave_threads" || cs[1].Title != "capacity against wsrep_slave_threads" || cs[1].Series != 1 ||
+		!strings.Contains(cs[1].SVG, "sustained rate against wsrep_slave_threads") || !strings.Contains(cs[1].SVG, "failover time at that rate") {
+		var titles []string
+		for _, c := range cs {
+			titles = append(titles, c.Title)
+		}
+		t.Fatalf("charts %v", titles)
+	}
+	for i := range pts {
+		pts[i].Capacity, pts[i].FailoverS = nil, nil
+	}
+	if cs, err := SweepCharts(pts); err != nil || len(cs) != 1 {
+		t.Errorf("without a search: %d charts (%v), want the TPS chart alone", len(cs), err)
+	}
+}

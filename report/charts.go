@@ -560,7 +560,8 @@ func ComparisonCharts(rows []Row) ([]Chart, error) {
 	return []Chart{a, b}, nil
 }
 
-// SweepCharts are one chart per swept axis (TPS and p95 side by side).
+// SweepCharts are one chart per swept axis (TPS and p95 side by side), and for a
+// capacity search one more per axis (the sustained rate and the failover time).
 func SweepCharts(pts []SweepPoint) ([]Chart, error) {
 	axes, lines := sweepAxes(pts)
 	var out []Chart
@@ -568,6 +569,16 @@ func SweepCharts(pts []SweepPoint) ([]Chart, error) {
 		c, err := sweepChart(a, lines[a])
 		if err != nil {
 			return nil, fmt.Errorf("sweep %s: %w", a, err)
+		}
+		if c.Series > 0 {
+			out = append(out, c)
+		}
+		if !slices.ContainsFunc(pts, func(p SweepPoint) bool { return p.Axis == a && p.Capacity != nil }) {
+			continue
+		}
+		c, err = capacityChart(a, lines[a])
+		if err != nil {
+			return nil, fmt.Errorf("capacity against %s: %w", a, err)
 		}
 		if c.Series > 0 {
 			out = append(out, c)

@@ -39,6 +39,11 @@ type SweepPoint struct {
 	Fixed map[string]string `json:"fixed,omitempty"`
 	// Dir is the cell's run directory, relative to the sweep directory (optional).
 	Dir string `json:"dir,omitempty"`
+	// Capacity and FailoverS are a capacity search's sustained rate (events per second)
+	// and failover time (s) at that rate, means over the repeats (nil without a search,
+	// or when not measured): drawn in the chart "capacity against AXIS".
+	Capacity  *float64 `json:"capacity_rate,omitempty"`
+	FailoverS *float64 `json:"failover_s,omitempty"`
 	// Error is why the cell did not complete ("" when it did); such points are listed
 	// but not drawn.
 	Error string `json:"error,omitempty"`
