@@ -95,16 +95,18 @@ func TestRunnerIsolatesFailingSamplers(t *testing.T) {
 	}
 	nodes := []Node{{Name: "a", Role: topology.RoleSource}, {Name: "b", Role: topology.RoleReplica}}
 	var logs bytes.Buffer
-	cfg := Config{Interval: 150 * time.Millisecond, Timeout: 60 * time.Millisecond,
+	// A timeout of 200 ms: a sampler that answers at once must not miss it on a loaded
+	// machine (60 ms did not leave room enough for a goroutine's wake-up there).
+	cfg := Config{Interval: 300 * time.Millisecond, Timeout: 200 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	r := NewRunner(cfg, nodes, samplers)
 
 	start := time.Now()
-	ticks := collect(t, r, 1575*time.Millisecond)
+	ticks := collect(t, r, 3150*time.Millisecond)
 	if len(ticks) < 8 || len(ticks) > 11 {
-		t.Fatalf("%d ticks in 1.575s at 150ms, want 8-11: a hanging sampler must not delay ticks", len(ticks))
+		t.Fatalf("%d ticks in 3.15s at 300ms, want 8-11: a hanging sampler must not delay ticks", len(ticks))
 	}
-	if time.Since(start) > 2*time.Second {
+	if time.Since(start) > 4*time.Second {
 		t.Fatalf("Run took %v to return after its context ended", time.Since(start))
 	}
 	for i, tick := range ticks {
@@ -219,9 +221,9 @@ func TestTickOnce(t *testing.T) {
 		t.Fatalf("fn called %d times, want 1", calls.Load())
 	}
 	// A waiter gives up with its own context.
-	block := make(chan struct{})
-	go tk.Once(context.Background(), "slow", func() (any, error) { <-block; return 1, nil })
-	time.Sleep(10 * time.Millisecond)
+	block, entered := make(chan struct{}), make(chan struct{})
+	go tk.Once(context.Background(), "slow", func() (any, error) { close(entered); <-block; return 1, nil })
+	<-entered // "slow" is being computed: the next caller waits for it
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := tk.Once(ctx, "slow", func() (any, error) { return 2, nil }); !errors.Is(err, context.DeadlineExceeded) {
@@ -333,20 +335,20 @@ func TestRunnerRolesAndExpected(t *testing.T) {
 	}
 	var logs strings.Builder
 	var notes []string
-	cfg := Config{Interval: 20 * time.Millisecond, Timeout: 10 * time.Millisecond, Roles: roles,
+	cfg := Config{Interval: 50 * time.Millisecond, Timeout: 40 * time.Millisecond, Roles: roles,
 		Logger:   slog.New(slog.NewTextHandler(&lockedWriter{w: &logs}, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Expected: func(node string) string { return map[string]string{"n1": "fault kill at 3.0 s"}[node] },
 		Note:     func(m string) { notes = append(notes, m) }}
 	nodes := []Node{{Name: "n1", Role: topology.RoleReplica}, {Name: "n2", Role: topology.RoleReplica}, {Name: "n3", Role: topology.RoleReplica}}
 	r := NewRunner(cfg, nodes, []Sampler{roleSampler{}})
 	go func() {
-		time.Sleep(70 * time.Millisecond)
+		time.Sleep(175 * time.Millisecond)
 		mu.Lock()
 		promoted = true
 		mu.Unlock()
 	}()
 	// 20 ticks' time for at least 5 (a loaded machine, the tests running side by side, skips some).
-	ticks := collect(t, r, 400*time.Millisecond)
+	ticks := collect(t, r, 1000*time.Millisecond)
 	if len(ticks) < 5 {
 		t.Fatalf("%d ticks", len(ticks))
 	}
@@ -399,7 +401,7 @@ func TestRunnerExpectedLate(t *testing.T) {
 		calls := 0
 		var logs strings.Builder
 		var notes []string
-		cfg := Config{Interval: 20 * time.Millisecond, Timeout: 10 * time.Millisecond,
+		cfg := Config{Interval: 50 * time.Millisecond, Timeout: 40 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs}, nil)),
 			Expected: func(node string) string {
 				mu.Lock()
@@ -411,7 +413,7 @@ func TestRunnerExpectedLate(t *testing.T) {
 			},
 			Note: func(m string) { notes = append(notes, m) }}
 		r := NewRunner(cfg, []Node{{Name: "n1", Role: topology.RoleReplica}}, []Sampler{&fakeSampler{name: "f", mode: c.mode}})
-		collect(t, r, 150*time.Millisecond)
+		collect(t, r, 375*time.Millisecond)
 		warned := strings.Contains(logs.String(), "level=WARN")
 		// errOnce: the one failure is judged when the next tick succeeds, by then with
 		// the fault's record (a CI run warned here).
