@@ -487,11 +487,23 @@ func TestServer(t *testing.T) {
 			}
 		}
 		defer readOnly("OFF")
-		time.AfterFunc(time.Second, func() { live.set(); readOnly("ON") })
-		time.AfterFunc(3*time.Second, func() { readOnly("OFF"); live.set("n1", "n2") })
+		// The window is timed from the run's start, not from before its connections were
+		// made (a loaded machine took 2 s to connect: the window had closed by then).
+		rep, wait := afterStart(func() {
+			start := time.Now()
+			time.Sleep(time.Until(start.Add(time.Second)))
+			live.set()
+			readOnly("ON")
+			time.Sleep(time.Until(start.Add(3 * time.Second)))
+			readOnly("OFF")
+			live.set("n1", "n2")
+		})
 		o := runOpts(4, 5*time.Second)
 		o.Rate = 100
-		res, err := rw.Run(ctx, tgf, o, nil)
+		res, err := rw.Run(ctx, tgf, o, rep)
+		if !wait() {
+			t.Fatalf("run: %v (it did not start)", err)
+		}
 		if err != nil {
 			t.Fatalf("run: %v", err)
 		}
@@ -620,16 +632,31 @@ func TestServer(t *testing.T) {
 	})
 
 	t.Run("cancel_returns_partial_result", func(t *testing.T) {
+		// Cancelled 700 ms into the work (timed from the run's start: connecting may take
+		// seconds on a loaded machine), Run returns soon after the cancel with what ran.
 		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(700*time.Millisecond, cancel)
+		defer cancel()
+		var cancelled time.Time
+		rep, wait := afterStart(func() {
+			time.Sleep(700 * time.Millisecond)
+			cancelled = time.Now()
+			cancel()
+		})
 		o := runOpts(2, 10*time.Second)
-		start := time.Now()
-		res, err := rw.Run(ctx, tg, o, nil)
+		res, err := rw.Run(ctx, tg, o, rep)
+		returned := time.Now()
+		if !wait() {
+			t.Fatalf("err = %v before the run started, want it cancelled once started", err)
+		}
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
-		if time.Since(start) > 3*time.Second || res == nil || res.Transactions == 0 {
-			t.Errorf("cancel took %v, result %+v", time.Since(start), res)
+		d := returned.Sub(cancelled)
+		if res != nil {
+			t.Logf("Run returned %v after the cancel, %d transactions", d, res.Transactions)
+		}
+		if d > 2*time.Second || res == nil || res.Transactions == 0 {
+			t.Errorf("Run returned %v after the cancel, result %+v", d, res)
 		}
 	})
 
@@ -786,6 +813,30 @@ type onStart struct {
 func (o *onStart) Started() {
 	o.recorder.Started()
 	o.f()
+}
+
+// afterStart returns a reporter for Run (a recorder: see onStart) that, once every worker
+// has connected (Started), calls f in a goroutine of its own, and a func to call after
+// Run returned: it waits for f to end and reports whether it ran (false: the run failed
+// before its start). Actions timed from there do not depend on how long the run took to
+// connect.
+func afterStart(f func()) (*onStart, func() bool) {
+	var started atomic.Bool
+	done := make(chan struct{})
+	rep := &onStart{recorder: &recorder{}, f: func() {
+		started.Store(true)
+		go func() {
+			defer close(done)
+			f()
+		}()
+	}}
+	return rep, func() bool {
+		if !started.Load() {
+			return false
+		}
+		<-done
+		return true
+	}
 }
 
 // holdAllRows locks every row of sbtest.sbtest1 in a transaction for d and
