@@ -20,7 +20,7 @@ import (
 type hangRun struct {
 	code             int
 	stdout           string
-	partitionAt      time.Time
+	partitionAt      time.Time // the cut in place: the partition action's end
 	warnings         []string
 	samplesStarted   time.Time
 	intervalsOffsetS float64
@@ -77,9 +77,10 @@ func runPartitioningWriter(t *testing.T, state, name, node string, healAfter fun
 		t.Fatalf("results: %v", dirs)
 	}
 	var man struct {
-		SamplesStarted   time.Time `json:"samples_started"`
-		IntervalsOffsetS float64   `json:"intervals_offset_s"`
-		Warnings         []string  `json:"warnings"`
+		SamplesStarted   time.Time         `json:"samples_started"`
+		IntervalsOffsetS float64           `json:"intervals_offset_s"`
+		Warnings         []string          `json:"warnings"`
+		Faults           []schema.RunFault `json:"faults"`
 	}
 	sb, _ := os.ReadFile(dirs[0])
 	mb, _ := os.ReadFile(filepath.Join(filepath.Dir(dirs[0]), "manifest.json"))
@@ -90,6 +91,14 @@ func runPartitioningWriter(t *testing.T, state, name, node string, healAfter fun
 		t.Fatalf("manifest.json: %v", err)
 	}
 	hr.warnings, hr.samplesStarted, hr.intervalsOffsetS = man.Warnings, man.SamplesStarted, man.IntervalsOffsetS
+	// The cut was in place by the end of the partition action (its record's at + took_s):
+	// the command's own start-up and link probes come before it, and take seconds on a
+	// loaded machine.
+	for _, f := range man.Faults {
+		if end := f.At.Add(time.Duration(f.Took * float64(time.Second))); f.Action == "partition" && end.After(hr.partitionAt) {
+			hr.partitionAt = end
+		}
+	}
 	return hr
 }
 
