@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -55,19 +54,35 @@ func TestSysbenchServerKilledAndPreflight(t *testing.T) {
 		t.Errorf("prepared statements over max_prepared_stmt_count: exit %d, want 0 and the NOTE before \"Threads started!\":\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 
-	// kill -9 of the server 2 s into a 15 s run.
+	// kill -9 of the server once the 15 s run reported its first second (its pre-flight
+	// and connections done, however long they took on a loaded machine: killed before
+	// them, the run would end with 2003).
 	cmd := exec.Command(habenchBin, sysbench(srv.Port, "run", "--threads", "4", "--time", "15", "--report-interval", "1")...)
 	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
-	var out, errOut bytes.Buffer
+	var out, errOut syncBuffer // read while the run writes them
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.AfterFunc(2*time.Second, func() { srv.Kill(t) })
-	start := time.Now()
-	err := cmd.Wait()
-	took := time.Since(start)
-	t.Logf("killed run: %v after %v\nstdout:\n%s\nstderr:\n%s", err, took, out.String(), errOut.String())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), "[ 1s ]"); {
+		select {
+		case err := <-exited:
+			t.Fatalf("the run ended (%v) before its first report:\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			<-exited
+			t.Fatalf("no first report in a minute:\nstdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+		}
+	}
+	srv.Kill(t)
+	killed := time.Now()
+	err := <-exited
+	took := time.Since(killed)
+	t.Logf("killed run: %v %v after the kill\nstdout:\n%s\nstderr:\n%s", err, took, out.String(), errOut.String())
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -75,7 +90,7 @@ func TestSysbenchServerKilledAndPreflight(t *testing.T) {
 	if code != 1 || !regexp.MustCompile(`^habench: error: oltp_read_write: statement ".*" on `+regexp.QuoteMeta(addr)+` failed with MySQL error 20(13|06) `).MatchString(errOut.String()) {
 		t.Errorf("killed server: exit %d, stderr %q; want exit 1 and the lost connection's error (2013 or 2006)", code, errOut.String())
 	}
-	if took > 10*time.Second {
+	if took > 8*time.Second {
 		t.Errorf("the run went on for %v after the server died", took)
 	}
 	if w := fmt.Sprintf("WARNING: %s could not commit from ", addr); !strings.Contains(out.String(), w) || strings.Index(out.String(), w) > strings.Index(out.String(), "SQL statistics:") {
