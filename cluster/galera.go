@@ -231,6 +231,46 @@ func waitSynced(ctx context.Context, c *Cluster, db *sql.DB, n *Node, size int) 
 	}
 }
 
+// waitApplied waits until Galera node n (db) has applied every write set the cluster had
+// committed when n was Synced: its wsrep_last_committed at least that of the first other
+// node of c. Synced comes with write sets still queued: a joiner answered before it had
+// applied the bench user's GRANT (error 1044 for the first cell's workers on it, a
+// deployment from a snapshot in CI). Error when ctx ends first.
+func waitApplied(ctx context.Context, c *Cluster, db *sql.DB, n *Node) error {
+	var peer *Node
+	for _, m := range c.Nodes {
+		if m.Name != n.Name {
+			peer = m
+			break
+		}
+	}
+	if peer == nil {
+		return nil
+	}
+	pdb, err := c.OpenAdmin(peer)
+	if err != nil {
+		return err
+	}
+	defer pdb.Close()
+	pg, err := ReadGaleraStatus(ctx, pdb)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", peer.Name, err)
+	}
+	var last GaleraStatus
+	for {
+		g, err := ReadGaleraStatus(ctx, db)
+		if err == nil && g.LastCommitted >= pg.LastCommitted {
+			return nil
+		}
+		last = g
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %s: Synced but applied up to seqno %d, %s had committed %d: %w", n.Name, last.LastCommitted, peer.Name, pg.LastCommitted, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // rsyncWrapper is written to a Galera node's bin directory, which comes first on its
 // server's PATH. wsrep_sst_rsync starts the joiner's rsync daemon without uid/gid, and an
 // rsync daemon started by root then handles transfers as nobody, who cannot write the

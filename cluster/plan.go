@@ -93,7 +93,10 @@ func (s *Store) runStep(ctx context.Context, c *Cluster, plan topology.Plan, st 
 		case topology.WaitGroupOnline:
 			return waitGroupOnline(wctx, db, n.Name)
 		case topology.WaitSynced:
-			return waitSynced(wctx, c, db, n, st.ClusterSize)
+			if err := waitSynced(wctx, c, db, n, st.ClusterSize); err != nil || st.ClusterSize < 2 {
+				return err
+			}
+			return waitApplied(wctx, c, db, n)
 		}
 		return nil
 	}()
