@@ -317,18 +317,29 @@ func TestHangEdges(t *testing.T) {
 	})
 
 	t.Run("follow_answers_after_the_hang", func(t *testing.T) {
-		// n1 hangs from 1 s to 3.5 s; Follow takes 1 s to name n2: it answers the
-		// watchdog's question of ~3 s at ~4 s, when the hung transactions have committed
-		// and the workers' new ones have run for 0.5 s: nothing is hung, nothing abandoned.
+		// n1 hangs from 1 s to 3.5 s; the watchdog asks Follow at ~3 s, and Follow names
+		// n2 only 1.5 s after the unlock (~5 s), when the hung transactions have committed
+		// and the workers' new ones have run for less than the 2 s hang bound: nothing is
+		// hung, nothing abandoned. (It answered 1 s after the question before: 0.5 s after
+		// the unlock, which a loaded machine did not leave the hung transactions to finish.)
+		oo := o
+		oo.Time = 8 * time.Second
+		rep, lockedAt, unlocked := lockAt(t, s, nil, time.Second, 2500*time.Millisecond)
+		defer unlocked()
+		hangBegun, unlockDone := make(chan struct{}), make(chan struct{})
+		go func() { time.Sleep(time.Until(lockedAt())); close(hangBegun) }()
+		go func() { unlocked(); close(unlockDone) }()
 		tt := tg
 		tt.Follow = func(context.Context) (Endpoint, error) {
-			time.Sleep(time.Second)
+			select {
+			case <-hangBegun: // asked about the hang: answer once it is over
+				<-unlockDone
+				time.Sleep(1500 * time.Millisecond)
+			default:
+				time.Sleep(time.Second)
+			}
 			return alias, nil
 		}
-		oo := o
-		oo.Time = 6 * time.Second
-		rep, _, unlocked := lockAt(t, s, nil, time.Second, 2500*time.Millisecond)
-		defer unlocked()
 		res, err := rw.Run(ctx, tt, oo, rep)
 		if err != nil {
 			t.Fatalf("run: %v", err)
