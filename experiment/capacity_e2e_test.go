@@ -113,12 +113,14 @@ objective: {p99: 15ms, errors: 5%, precision: 10%}
 	}
 }
 
-// TestCapacityFailoverGalera: with failover: 10s a capacity search on a 3-node Galera
-// cluster (at most 3 probes from 20/s, a low rate) ends with a run at the rate found in
-// which n1 is killed after a full window: its failover time is measured (every worker
-// that was on n1 committed on another node), the run's own summary names the kill and
-// n1's start 7.5 s later (three quarters of the 10 s tail), and when the cell is recorded
-// every node is Synced in a Primary component of 3.
+// TestCapacityFailoverGalera: with failover: 20s a capacity search on a 3-node Galera
+// cluster (at most 3 probes from 10/s, a low rate, and an objective loose enough that a
+// loaded machine meets it somewhere: p99 under 1 s missed 20/s once in a CI-like run)
+// ends with a run at the rate found in which n1 is killed after a full window: its
+// failover time is measured (every worker that was on n1 committed on another node,
+// about 6 s), the run's own summary names the kill and n1's start 15 s later (three
+// quarters of the 20 s tail), and when the cell is recorded every node is Synced in a
+// Primary component of 3.
 func TestCapacityFailoverGalera(t *testing.T) {
 	t.Parallel()
 	testenv.Installation(t, topology.MariaDB)
@@ -131,7 +133,7 @@ workload:
   test: oltp_read_write
   options: {tables: 1, table-size: 1000, time: 2, threads: 2, report-interval: 1}
 cell: {warmup: 1s}
-objective: {p99: 1s, errors: 50%, start: 20, max_probes: 3, precision: 50%, failover: 10s}
+objective: {p99: 5s, errors: 50%, start: 10, max_probes: 3, precision: 50%, failover: 20s}
 `
 	s, err := scenario.ParseScenario([]byte(y))
 	if err != nil {
@@ -172,18 +174,18 @@ objective: {p99: 1s, errors: 50%, start: 20, max_probes: 3, precision: 50%, fail
 	}
 	c := f.Cells[0].Capacity
 	fo := c.Failover
-	if c.Rate < 20 || len(c.Probes) > 3 || fo == nil {
+	if c.Rate < 1 || len(c.Probes) > 3 || fo == nil {
 		t.Fatalf("search %+v, failover %+v", c, fo)
 	}
 	t.Logf("capacity %d/s after %d runs; failover at %d/s: %s killed, failover_s %v, client_failover_s %v, recovery_s %v", c.Rate, len(c.Probes), fo.Rate,
 		fo.Node, deref(fo.FailoverS), deref(fo.ClientFailoverS), deref(fo.RecoveryS))
-	if fo.Rate != c.Rate || fo.Node != "n1" || fo.FailoverS == nil || *fo.FailoverS <= 0 || *fo.FailoverS > 10 || fo.ClientFailoverS == nil || *fo.FailoverS != *fo.ClientFailoverS {
-		t.Errorf("failover %+v: want n1 killed at %d/s and the workers' failover measured within the 10 s", fo, c.Rate)
+	if fo.Rate != c.Rate || fo.Node != "n1" || fo.FailoverS == nil || *fo.FailoverS <= 0 || *fo.FailoverS > 15 || fo.ClientFailoverS == nil || *fo.FailoverS != *fo.ClientFailoverS {
+		t.Errorf("failover %+v: want n1 killed at %d/s and the workers' failover measured before n1's restart", fo, c.Rate)
 	}
 	var sum schema.Summary
 	b, err := os.ReadFile(filepath.Join(dir, fo.Dir, schema.SummaryFile))
 	if err != nil || json.Unmarshal(b, &sum) != nil || len(sum.Faults) != 2 || sum.Faults[0].Action != "kill" || sum.Faults[0].Node != "n1" ||
-		sum.Faults[1].Action != "start" || sum.Faults[1].Node != "n1" || math.Abs(sum.Faults[1].AtS-sum.Faults[0].AtS-fo.RestartS) > 0.5 || fo.RestartS != 7.5 || sum.Rate == nil || sum.Rate.Target != fo.Rate {
+		sum.Faults[1].Action != "start" || sum.Faults[1].Node != "n1" || math.Abs(sum.Faults[1].AtS-sum.Faults[0].AtS-fo.RestartS) > 0.5 || fo.RestartS != 15 || sum.Rate == nil || sum.Rate.Target != fo.Rate {
 		t.Errorf("the failover run's summary (%v): faults %+v rate %+v", err, sum.Faults, sum.Rate)
 	}
 	if !slices.Equal(synced, []string{"n1", "n2", "n3"}) {
