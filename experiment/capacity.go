@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/habench/habench/report"
 	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/schema"
 	"github.com/habench/habench/stats"
@@ -214,30 +215,12 @@ func judgeFlowControl(ob *scenario.Objective, repl stats.Repl, p *schema.Capacit
 // round4 rounds a fraction to 4 decimals (0.01%) for messages.
 func round4(f float64) float64 { return math.Round(f*1e4) / 1e4 }
 
-// probeLine is the line printed after a probe: "probe 3: 850/s: 849.6 tps, p99 12.3 ms: met".
+// probeLine is the line printed after a probe: "capacity probe 3: 850/s: 849.6 tps, p99
+// 12.3 ms: met".
 func probeLine(i int, p schema.CapacityProbe) string {
 	what := "calibration, closed loop"
 	if p.Rate > 0 {
 		what = strconv.Itoa(p.Rate) + "/s"
-	}
-	var ms []string
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range p.LatencyMs {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		ms = append(ms, fmt.Sprintf("%s %.1f ms", k, p.LatencyMs[k]))
-	}
-	if p.LagMaxS != nil {
-		ms = append(ms, fmt.Sprintf("lag %.2f s", *p.LagMaxS))
-	}
-	if p.FCPaused != nil {
-		ms = append(ms, "fc_paused "+scenario.FormatPercent(round4(*p.FCPaused)))
-	}
-	if p.BacklogMaxTrx != nil {
-		ms = append(ms, fmt.Sprintf("backlog %.0f trx", *p.BacklogMaxTrx))
 	}
 	verdict := "met"
 	switch {
@@ -246,5 +229,5 @@ func probeLine(i int, p schema.CapacityProbe) string {
 	case !p.Met:
 		verdict = "missed: " + strings.Join(p.Why, "; ")
 	}
-	return fmt.Sprintf("capacity probe %d: %s: %.1f tps, %s: %s", i, what, p.TPS, strings.Join(ms, ", "), verdict)
+	return fmt.Sprintf("capacity probe %d: %s: %.1f tps, %s: %s", i, what, p.TPS, report.CapacityMeasures(p), verdict)
 }

@@ -28,12 +28,6 @@ func CapacityTable(f *schema.SweepFile) string {
 	if !HasCapacity(f) {
 		return ""
 	}
-	var axes []schema.SweepAxis
-	for _, a := range f.Axes {
-		if a.Kind != schema.AxisTopology {
-			axes = append(axes, a)
-		}
-	}
 	var b strings.Builder
 	b.WriteString("\n## Capacity\n\n")
 	for _, c := range f.Cells {
@@ -42,22 +36,9 @@ func CapacityTable(f *schema.SweepFile) string {
 			break
 		}
 	}
-	b.WriteString("| cell | topology |")
-	sep := "|---|---|"
-	for _, a := range axes {
-		b.WriteString(" " + a.Name + " |")
-		sep += "---|"
-	}
-	b.WriteString(" sustained /s | missed /s | bound by | at the sustained rate | failover s | runs | note |\n" + sep + "---|---|---|---|---|---|---|\n")
+	axes := cellTableHead(&b, f, "sustained /s", "missed /s", "bound by", "at the sustained rate", "failover s", "runs", "note")
 	for _, c := range f.Cells {
-		fmt.Fprintf(&b, "| %d | %s |", c.Index, c.Topology)
-		for _, a := range axes {
-			v, ok := c.Values[a.Name]
-			if !ok {
-				v = c.Axes[a.Name]
-			}
-			b.WriteString(" " + strings.ReplaceAll(v, "|", "/") + " |")
-		}
+		cellTableAxes(&b, &c, axes)
 		b.WriteString(capacityFigures(&c) + "\n")
 	}
 	b.WriteString(capacityPoints(f))
@@ -91,7 +72,7 @@ func capacityFigures(c *schema.CellRecord) string {
 	var at string
 	for _, p := range cp.Probes {
 		if p.Rate == cp.Rate && p.Rate > 0 {
-			at = measures(p)
+			at = CapacityMeasures(p)
 		}
 	}
 	note := cp.Note
@@ -121,8 +102,9 @@ func failoverText(f *schema.CapacityFailover) string {
 	return s + " (" + detail + ")"
 }
 
-// measures is a probe's objective measures: "p99 12.3 ms, lag 0.20 s, fc_paused 1.2%".
-func measures(p schema.CapacityProbe) string {
+// CapacityMeasures is a probe's objective measures: "p99 12.3 ms, lag 0.20 s, fc_paused
+// 1.2%, backlog 3 trx" (those it has).
+func CapacityMeasures(p schema.CapacityProbe) string {
 	var ms []string
 	keys := make([]string, 0, len(p.LatencyMs))
 	for k := range p.LatencyMs {
@@ -151,7 +133,7 @@ func probeText(p schema.CapacityProbe) string {
 	case p.Rate == 0:
 		return fmt.Sprintf("calibration %.1f tps", p.TPS)
 	case p.Met:
-		return fmt.Sprintf("%d/s met (%.1f tps, %s)", p.Rate, p.TPS, measures(p))
+		return fmt.Sprintf("%d/s met (%.1f tps, %s)", p.Rate, p.TPS, CapacityMeasures(p))
 	}
 	return fmt.Sprintf("%d/s missed (%.1f tps): %s", p.Rate, p.TPS, strings.ReplaceAll(strings.Join(p.Why, "; "), "|", "/"))
 }

@@ -331,14 +331,10 @@ func sweepChart(axis string, cs []curve) (Chart, error) {
 			if j == 1 {
 				xys = b
 			}
-			l, s, err := plotter.NewLinePoints(xys)
+			l, s, err := seriesLine(xys, i)
 			if err != nil {
 				return Chart{}, err
 			}
-			l.Color, s.Color = seriesColor(i), seriesColor(i)
-			l.Width = vg.Points(1.6)
-			s.Shape = draw.CircleGlyph{}
-			s.Radius = vg.Points(2.5)
 			pl.Add(l, s)
 			if j == 0 {
 				leg.Add(c.label, l, s)
@@ -358,7 +354,27 @@ func sweepChart(axis string, cs []curve) (Chart, error) {
 		}
 		n++
 	}
-	for _, pl := range []*plot.Plot{tps, p95} {
+	return sidePanels("sweep of "+axis, tps, p95, leg, pos, labels, numeric, n)
+}
+
+// seriesLine is line i of a sweep chart through xys: its colour, 1.6 pt, round points.
+func seriesLine(xys plotter.XYs, i int) (*plotter.Line, *plotter.Scatter, error) {
+	l, s, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.Color, s.Color = seriesColor(i), seriesColor(i)
+	l.Width = vg.Points(1.6)
+	s.Shape = draw.CircleGlyph{}
+	s.Radius = vg.Points(2.5)
+	return l, s, nil
+}
+
+// sidePanels is a sweep chart's layout: left and right side by side, from 0 up, their X
+// axes on the swept values (pos and labels as axisPositions gives them), the legend on
+// the right; series is the lines drawn.
+func sidePanels(title string, left, right *plot.Plot, leg plot.Legend, pos map[string]float64, labels []string, numeric bool, series int) (Chart, error) {
+	for _, pl := range []*plot.Plot{left, right} {
 		pl.Y.Min = 0
 		if !numeric {
 			pl.NominalX(labels...)
@@ -368,16 +384,16 @@ func sweepChart(axis string, cs []curve) (Chart, error) {
 	}
 	svg, err := svgOf(chartWidth, 3.2*vg.Inch, func(dc draw.Canvas) {
 		area := draw.Crop(dc, 0, -legendWidth, 0, 0)
-		cv := plot.Align([][]*plot.Plot{{tps, p95}}, draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Points(18)}, area)
-		tps.Draw(cv[0][0])
-		p95.Draw(cv[0][1])
+		cv := plot.Align([][]*plot.Plot{{left, right}}, draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Points(18)}, area)
+		left.Draw(cv[0][0])
+		right.Draw(cv[0][1])
 		lc := cv[0][1]
 		lc.Rectangle.Min.X = area.Max.X + vg.Points(6)
 		lc.Rectangle.Max.X = dc.Max.X
 		lc.Rectangle.Max.Y -= vg.Points(14)
 		leg.Draw(lc)
 	})
-	return Chart{Title: "sweep of " + axis, SVG: svg, Series: n}, err
+	return Chart{Title: title, SVG: svg, Series: series}, err
 }
 
 // valueTicks puts a major tick at each swept value (when there are few), else defers to

@@ -32,30 +32,11 @@ func ConsistencyTable(f *schema.SweepFile) string {
 	if !HasConsistency(f) {
 		return ""
 	}
-	var axes []schema.SweepAxis
-	for _, a := range f.Axes {
-		if a.Kind != schema.AxisTopology {
-			axes = append(axes, a)
-		}
-	}
 	var b strings.Builder
 	b.WriteString("\n## Consistency: cost and benefit\n\n")
-	b.WriteString("| cell | topology |")
-	sep := "|---|---|"
-	for _, a := range axes {
-		b.WriteString(" " + a.Name + " |")
-		sep += "---|"
-	}
-	b.WriteString(" TPS | p95 ms | stale reads | stale % | anomalies |\n" + sep + "---|---|---|---|---|\n")
+	axes := cellTableHead(&b, f, "TPS", "p95 ms", "stale reads", "stale %", "anomalies")
 	for _, c := range f.Cells {
-		fmt.Fprintf(&b, "| %d | %s |", c.Index, c.Topology)
-		for _, a := range axes {
-			v, ok := c.Values[a.Name]
-			if !ok {
-				v = c.Axes[a.Name]
-			}
-			b.WriteString(" " + strings.ReplaceAll(v, "|", "/") + " |")
-		}
+		cellTableAxes(&b, &c, axes)
 		b.WriteString(consistencyFigures(&c) + "\n")
 	}
 	b.WriteString("\nstale reads = read-your-writes checks on the read nodes (workload.read_nodes) that missed the worker's own commit while the writer had it, of the checks made; anomalies = what the checker workload's checks found in its history (summary.json checks). Axis values as the nodes reported them (for a session variable, what a new session started with).\n")
@@ -104,4 +85,40 @@ func AnomaliesCell(n *int, types map[string]int, errText string) string {
 		return strings.SplitN(parts[i], " ", 2)[1] < strings.SplitN(parts[j], " ", 2)[1]
 	})
 	return strings.Join(parts, ", ")
+}
+
+// cellTableHead writes the head of a per-cell table of sweep.md (the consistency and the
+// capacity tables): cell, topology, every other axis, then cols; it returns those axes.
+func cellTableHead(b *strings.Builder, f *schema.SweepFile, cols ...string) []schema.SweepAxis {
+	var axes []schema.SweepAxis
+	for _, a := range f.Axes {
+		if a.Kind != schema.AxisTopology {
+			axes = append(axes, a)
+		}
+	}
+	b.WriteString("| cell | topology |")
+	sep := "|---|---|"
+	for _, a := range axes {
+		b.WriteString(" " + a.Name + " |")
+		sep += "---|"
+	}
+	for _, c := range cols {
+		b.WriteString(" " + c + " |")
+		sep += "---|"
+	}
+	b.WriteString("\n" + sep + "\n")
+	return axes
+}
+
+// cellTableAxes writes the start of cell c's line in such a table: its index, topology and
+// the axes' values as read back (the requested value when nothing was read back).
+func cellTableAxes(b *strings.Builder, c *schema.CellRecord, axes []schema.SweepAxis) {
+	fmt.Fprintf(b, "| %d | %s |", c.Index, c.Topology)
+	for _, a := range axes {
+		v, ok := c.Values[a.Name]
+		if !ok {
+			v = c.Axes[a.Name]
+		}
+		b.WriteString(" " + strings.ReplaceAll(v, "|", "/") + " |")
+	}
 }
