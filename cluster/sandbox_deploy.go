@@ -268,16 +268,16 @@ func (s *Store) allocate(spec topology.Spec, bins *Binaries, mode string) (*Clus
 		if base == 0 {
 			base = 23306
 		}
-		// The servers' ports, then one per aux member (allocateAux).
-		members := spec.Nodes + len(spec.AuxNodes())
+		// The servers' ports, then the aux members' (allocateAux).
+		members := spec.Nodes + auxPorts(spec)
 		if base < 1024 || base+members-1 > 65535 {
 			return nil, &topology.FieldError{Field: "base-port", Value: base, Reason: fmt.Sprintf("want 1024 to %d for %d node(s)", 65536-members, members)}
 		}
 		taken := map[int]string{}
 		for _, e := range existing {
-			for _, n := range e.Members() {
-				if e.Network == NetLoopback {
-					taken[n.Port] = e.Name
+			if e.Network == NetLoopback {
+				for _, p := range loopbackPorts(e) {
+					taken[p] = e.Name
 				}
 			}
 		}
@@ -359,21 +359,52 @@ func globalLockPath() string {
 // netns mode the next addresses of the subnet, in loopback mode 127.0.0.1 and the ports
 // after the servers'.
 func (s *Store) allocateAux(c *Cluster, spec topology.Spec, mode string) {
+	port := len(c.Nodes) // the next loopback port's offset from the base
 	for j, a := range spec.AuxNodes() {
 		i := len(c.Nodes) + j + 1
 		n := &Node{Name: a.Name, Role: a.Role, Program: a.Program, Dir: filepath.Join(s.clusterDir(spec.Name), a.Name)}
 		n.ServerDir = n.Dir
 		if mode == NetNamespaces {
 			n.Host, n.Netns = nodeAddress(c.SubnetIdx, i), netnsName(spec.Name, a.Name)
+			if a.Ports > 0 {
+				n.Port = 3306
+			}
 		} else {
 			base := s.BasePort
 			if base == 0 {
 				base = 23306
 			}
-			n.Host, n.Port = "127.0.0.1", base+i-1
+			n.Host, n.Port = "127.0.0.1", base+port
+			port += max(a.Ports, 1)
 		}
 		c.Aux = append(c.Aux, n)
 	}
+}
+
+// loopbackPorts are the ports c's members take on loopback: a server's, and each port of
+// an aux member (topology.AuxNode.Ports, at least one).
+func loopbackPorts(c *Cluster) []int {
+	var out []int
+	for _, n := range c.Nodes {
+		out = append(out, n.Port)
+	}
+	for _, a := range c.Spec.AuxNodes() {
+		if n := c.Member(a.Name); n != nil {
+			for k := range max(a.Ports, 1) {
+				out = append(out, n.Port+k)
+			}
+		}
+	}
+	return out
+}
+
+// auxPorts is how many loopback ports spec's aux members take (at least one each).
+func auxPorts(spec topology.Spec) int {
+	n := 0
+	for _, a := range spec.AuxNodes() {
+		n += max(a.Ports, 1)
+	}
+	return n
 }
 
 // runPlan executes the bootstrap steps in order over the admin sockets.

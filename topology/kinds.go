@@ -92,14 +92,19 @@ type AuxNode struct {
 	Name    string
 	Role    Role
 	Program string
+	// Ports is how many ports the member listens on, from its node's Port up (a proxy's
+	// endpoints); 0: a port only where members share an address (a Galera arbitrator's
+	// offsets on loopback), none in a namespace of its own.
+	Ports int
 }
 
-// AuxNodes returns the spec's aux members (KindDef.Aux).
+// AuxNodes returns the spec's aux members: the kind's (KindDef.Aux), then its proxy's.
 func (s Spec) AuxNodes() []AuxNode {
+	var out []AuxNode
 	if f := KindOf(s.Kind).Aux; f != nil {
-		return f(s)
+		out = f(s)
 	}
-	return nil
+	return append(out, s.proxyAux()...)
 }
 
 // MemberNames returns the names of every member of the spec: n1..nN, then its aux nodes.

@@ -118,6 +118,9 @@ type Spec struct {
 	// links are given per site pair, reports group nodes by site, a partition can cut a
 	// site off. Empty: no sites. Every member is in exactly one site when given.
 	Sites Sites `json:"sites,omitempty" yaml:"sites,omitempty"`
+	// Proxy puts a proxy in front of the servers (`proxy: haproxy`), a member called
+	// ProxyName; see ProxySpec.
+	Proxy ProxySpec `json:"proxy,omitzero" yaml:"proxy,omitempty"`
 	// Options are server variables written to every node's option file ("innodb_buffer_pool_size": "256M").
 	Options map[string]string `json:"options,omitempty" yaml:"options,omitempty"`
 	// Knobs are runtime knobs ("[NODES:]NAME": VALUE, see KnobSetting and package knob):
@@ -210,6 +213,7 @@ func (s *Spec) Defaults() {
 			d.Defaults(s)
 		}
 	}
+	s.proxyDefaults()
 }
 
 // reservedOptions are the server options a sandbox sets itself: overriding them would
@@ -240,6 +244,9 @@ func (s *Spec) Validate() error {
 	case "", ProviderSandbox, ProviderHosts:
 	case ProviderExisting:
 		if err := s.validateExisting(); err != nil {
+			return err
+		}
+		if err := s.validateProxy(); err != nil {
 			return err
 		}
 		return s.validateSites()
@@ -302,6 +309,9 @@ func (s *Spec) Validate() error {
 		return &FieldError{"installation.kind", s.Installation.Kind, "want system, basedir or rootfs"}
 	}
 	if err := s.validateGalera(); err != nil {
+		return err
+	}
+	if err := s.validateProxy(); err != nil {
 		return err
 	}
 	if err := s.validateSites(); err != nil {

@@ -1,0 +1,219 @@
+package topology
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ProxyName is the member name of a topology's proxy (`proxy:`): faults, links, sites
+// and samples call it so.
+const ProxyName = "proxy"
+
+// RoleProxy is the role of a proxy member: it takes the clients' connections and passes
+// them to the servers; it holds no data.
+const RoleProxy = Role("proxy")
+
+// ProxySpec is a topology's `proxy:` section: a proxy in front of its servers, a member
+// of its own (its own network namespace in a sandbox). Written as a map, or as the type
+// alone (`proxy: haproxy`). The zero value is no proxy.
+//
+//	proxy:
+//	  type: haproxy          # a registered proxy (RegisterProxy)
+//	  check_interval: 1s     # time between two health checks of one backend
+//	  fall: 3                # failed checks in a row that mark a backend down
+//	  rise: 2                # passed checks in a row that mark it up again
+//	  read: true             # a read endpoint over the nodes that are not the writer
+//	  config: my.cfg         # the user's own configuration instead of habench's
+type ProxySpec struct {
+	// Type is a registered proxy (ProxyTypes): "haproxy". Empty: no proxy.
+	Type string `json:"type" yaml:"type"`
+	// CheckInterval is the time between two health checks of one backend (HAProxy's
+	// inter); default DefaultCheckInterval. A given 0 is kept as -1 and refused.
+	CheckInterval time.Duration `json:"check_interval,omitempty" yaml:"check_interval,omitempty"`
+	// Fall and Rise are the failed (passed) checks in a row that mark a backend down
+	// (up); defaults 3 and 2, HAProxy's.
+	Fall int `json:"fall,omitempty" yaml:"fall,omitempty"`
+	Rise int `json:"rise,omitempty" yaml:"rise,omitempty"`
+	// Read, when true, adds a read endpoint over the nodes that are not the writer;
+	// default true with 2 or more nodes, refused on 1.
+	Read *bool `json:"read,omitempty" yaml:"read,omitempty"`
+	// Config is a file with the user's own configuration for the proxy, used instead of
+	// the one habench writes (and recorded in the manifest as it was).
+	Config string `json:"config,omitempty" yaml:"config,omitempty"`
+	// Binary is the proxy's program (default: the type's own, found on PATH).
+	Binary string `json:"binary,omitempty" yaml:"binary,omitempty"`
+}
+
+// DefaultCheckInterval is a proxy's health-check interval when the spec gives none.
+const DefaultCheckInterval = time.Second
+
+// MinCheckInterval is the shortest health-check interval a spec may give.
+const MinCheckInterval = 10 * time.Millisecond
+
+// IsZero reports whether the spec has no proxy.
+func (p ProxySpec) IsZero() bool {
+	return p.Type == "" && p.Config == "" && p.Binary == "" && p.CheckInterval == 0 && p.Fall == 0 && p.Rise == 0 && p.Read == nil
+}
+
+// HasRead reports whether the proxy has a read endpoint (Read, defaulted).
+func (p ProxySpec) HasRead() bool { return p.Read != nil && *p.Read }
+
+// UnmarshalYAML reads `proxy: haproxy` as well as the map; an explicit check_interval of
+// 0 is kept (as -1) so that Validate refuses it instead of taking the default.
+func (p *ProxySpec) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*p = ProxySpec{Type: n.Value}
+		return nil
+	}
+	type plain ProxySpec
+	var v plain
+	if err := n.Decode(&v); err != nil {
+		return err
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "check_interval" && v.CheckInterval == 0 {
+			v.CheckInterval = -1
+		}
+	}
+	*p = ProxySpec(v)
+	return nil
+}
+
+// ProxyDef is one kind of proxy as package topology knows it (data). Each registers from
+// its own file (proxy_haproxy.go); package cluster registers the Program that runs it
+// (ProxyDef.Program) from a file of its own. Adding a proxy is those two files.
+type ProxyDef struct {
+	// Type is what users write (proxy: TYPE).
+	Type string
+	// Summary is one line for help and docs.
+	Summary string
+	// Program is the cluster Program that runs it (an AuxNode's Program).
+	Program string
+	// Ports name the ports it listens on, in order from its member's port: the first is
+	// the write endpoint, the second the read endpoint ("write", "read", "stats", ...).
+	Ports []string
+	// Untried says the proxy's configuration is generated and unit-tested but has not
+	// run on its real binary here (a note in docs and dry runs); "" when it has.
+	Untried string
+	// Validate checks what only this proxy constrains (nil: nothing); a *FieldError.
+	Validate func(s *Spec) error
+}
+
+var proxyDefs = map[string]*ProxyDef{}
+
+// RegisterProxy adds a proxy. One without a type or a program, or a type registered
+// twice, is refused and recorded in RegistrationErrors.
+func RegisterProxy(d ProxyDef) {
+	if _, dup := proxyDefs[d.Type]; dup || d.Type == "" || d.Program == "" || len(d.Ports) == 0 {
+		kindErrs = append(kindErrs, fmt.Sprintf("proxy %q: registered twice, or without a type, a program or ports", d.Type))
+		return
+	}
+	proxyDefs[d.Type] = &d
+}
+
+// ProxyOf returns the proxy called typ, or nil.
+func ProxyOf(typ string) *ProxyDef { return proxyDefs[typ] }
+
+// ProxyTypes returns the registered proxies' types, sorted.
+func ProxyTypes() []string {
+	var out []string
+	for t := range proxyDefs {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// proxyAux is the spec's proxy as an aux member, or nil without one.
+func (s Spec) proxyAux() []AuxNode {
+	d := ProxyOf(s.Proxy.Type)
+	if d == nil {
+		return nil
+	}
+	return []AuxNode{{Name: ProxyName, Role: RoleProxy, Program: d.Program, Ports: len(d.Ports)}}
+}
+
+// proxyDefaults fills a proxy's zero fields (nothing without a proxy).
+func (s *Spec) proxyDefaults() {
+	p := &s.Proxy
+	if p.Type == "" {
+		return
+	}
+	if p.CheckInterval == 0 {
+		p.CheckInterval = DefaultCheckInterval
+	}
+	if p.Fall == 0 {
+		p.Fall = 3
+	}
+	if p.Rise == 0 {
+		p.Rise = 2
+	}
+	if p.Read == nil {
+		read := s.Nodes > 1
+		p.Read = &read
+	}
+}
+
+// validateProxy checks the proxy section (nil without one): a registered type, a check
+// interval of at least MinCheckInterval, fall and rise of 1 to 100, a read endpoint only
+// with 2 or more nodes, a one-line config path; then the proxy's own Validate.
+func (s *Spec) validateProxy() error {
+	p := s.Proxy
+	if p.IsZero() {
+		return nil
+	}
+	switch {
+	case s.Provider == ProviderExisting:
+		return &FieldError{"proxy", p.Type, "not with provider existing yet: habench deploys a proxy on a sandbox"}
+	case s.IsHosts():
+		return &FieldError{"proxy", p.Type, "not with provider hosts yet: habench deploys a proxy on a sandbox"}
+	}
+	d := ProxyOf(p.Type)
+	if d == nil {
+		return &FieldError{"proxy.type", p.Type, "want one of " + strings.Join(ProxyTypes(), ", ")}
+	}
+	if p.CheckInterval < MinCheckInterval {
+		v := p.CheckInterval
+		if v < 0 {
+			v = 0
+		}
+		return &FieldError{"proxy.check_interval", v, fmt.Sprintf("want at least %s", MinCheckInterval)}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"proxy.fall", p.Fall}, {"proxy.rise", p.Rise}} {
+		if f.v < 1 || f.v > 100 {
+			return &FieldError{f.name, f.v, "want 1 to 100 checks"}
+		}
+	}
+	if p.HasRead() && s.Nodes < 2 {
+		return &FieldError{"proxy.read", true, fmt.Sprintf("a read endpoint needs a node besides the writer (the topology has %d)", s.Nodes)}
+	}
+	if strings.ContainsAny(p.Config+p.Binary, "\n\r\x00") {
+		return &FieldError{"proxy.config", p.Config, "a path is one line"}
+	}
+	if slices.Contains(s.auxNames(), ProxyName) {
+		return &FieldError{"proxy", p.Type, "the kind has a member called " + ProxyName + " already"}
+	}
+	if d.Validate != nil {
+		return d.Validate(s)
+	}
+	return nil
+}
+
+// auxNames are the names of the kind's own aux members (not the proxy).
+func (s Spec) auxNames() []string {
+	var out []string
+	if f := KindOf(s.Kind).Aux; f != nil {
+		for _, a := range f(s) {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,66 @@
+package topology
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A proxy is written as its type alone or as a map, takes HAProxy's defaults, and is a
+// member called proxy after the kind's own (with its ports), which sites must place.
+func TestProxySpec(t *testing.T) {
+	s, err := ParseSpecYAML([]byte("name: x\nkind: galera-arbitrator\nflavor: mariadb\nnodes: 2\nproxy: haproxy\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p := s.Proxy
+	if p.Type != HAProxy || p.CheckInterval != time.Second || p.Fall != 3 || p.Rise != 2 || !p.HasRead() {
+		t.Errorf("proxy: haproxy defaults to %+v, want haproxy, 1s, fall 3, rise 2, a read endpoint", p)
+	}
+	aux := s.AuxNodes()
+	if len(aux) != 2 || aux[0].Name != ArbitratorName || aux[1] != (AuxNode{Name: ProxyName, Role: RoleProxy, Program: HAProxy, Ports: 4}) {
+		t.Errorf("aux members %+v: want the arbitrator, then the proxy with 4 ports", aux)
+	}
+	if got := strings.Join(s.MemberNames(), ","); got != "n1,n2,arb,proxy" {
+		t.Errorf("members %s, want n1,n2,arb,proxy", got)
+	}
+	s, err = ParseSpecYAML([]byte("name: x\nkind: group\nflavor: mysql\nproxy: {type: haproxy, check_interval: 200ms, fall: 1, read: false}\nsites: {dc1: [n1, n2, proxy], dc2: [n3]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Proxy; p.CheckInterval != 200*time.Millisecond || p.Fall != 1 || p.Rise != 2 || p.HasRead() {
+		t.Errorf("proxy map gives %+v, want 200ms, fall 1, rise 2, no read endpoint", p)
+	}
+	if s, _ := ParseSpecYAML([]byte("name: x\nkind: async\nflavor: mariadb\n")); len(s.AuxNodes()) != 0 || !s.Proxy.IsZero() {
+		t.Errorf("no proxy: aux %+v, proxy %+v", s.AuxNodes(), s.Proxy)
+	}
+}
+
+// What a proxy cannot be is refused before anything is deployed, naming the field.
+func TestProxyRefused(t *testing.T) {
+	for _, c := range []struct{ yaml, field, value string }{
+		{"kind: group\nflavor: mysql\nproxy: nginx\n", "proxy.type", "nginx"},
+		{"kind: group\nflavor: mysql\nproxy: {type: haproxy, check_interval: 0s}\n", "proxy.check_interval", "0s"},
+		{"kind: group\nflavor: mysql\nproxy: {type: haproxy, check_interval: 1ms}\n", "proxy.check_interval", "1ms"},
+		{"kind: group\nflavor: mysql\nproxy: {type: haproxy, fall: 500}\n", "proxy.fall", "500"},
+		{"kind: single\nflavor: mariadb\nproxy: {type: haproxy, read: true}\n", "proxy.read", "true"},
+		{"kind: async\nflavor: mariadb\nproxy: haproxy\nsites: {dc1: [n1, n2], dc2: [n3]}\n", "sites", "proxy"},
+		{"provider: existing\ndsns: [\"u:p@tcp(127.0.0.1:3306)/\"]\nproxy: haproxy\n", "proxy", "haproxy"},
+	} {
+		s, err := ParseSpecYAML([]byte("name: x\n" + c.yaml))
+		if err == nil {
+			err = s.Validate()
+		}
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(fe.Error(), `"`+c.value+`"`) {
+			t.Errorf("%q: %v, want a FieldError on %s naming %q", c.yaml, err, c.field, c.value)
+		}
+	}
+}
