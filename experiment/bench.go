@@ -36,6 +36,9 @@ type Bench struct {
 	Workload workload.Workload
 	Options  workload.Options
 	Target   workload.Target
+	// Via is scenario.ViaProxy when Target is the cluster's proxy (ProxyTarget), "" when
+	// the workers connect to the nodes.
+	Via string
 	// Cluster, when set, is sampled (every node, once per SampleInterval) and inspected.
 	Cluster *cluster.Cluster
 	// ResultsDir is the parent of the run directory; "" writes no results.
@@ -218,7 +221,10 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 	for _, e := range b.Target.Endpoints {
 		m.Workload.Endpoints = append(m.Workload.Endpoints, e.Label())
 	}
-	if b.Target.Follow != nil {
+	switch {
+	case b.Via == scenario.ViaProxy:
+		m.Workload.Via = b.Via
+	case b.Target.Follow != nil:
 		m.Workload.Writer = scenario.WriterAuto
 	}
 	for _, e := range b.Target.ReadEndpoints {

@@ -101,7 +101,7 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *scenario.C
 	}
 	base := Bench{Workload: wl, Options: cell.Options, Target: runTarget, Cluster: cs.c, ResultsDir: sw.dir,
 		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
-		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb, CacheDrops: drops,
+		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb, CacheDrops: drops, Via: viaOf(cell),
 		Extra: cellExtra(sw.plan, cell)}
 	if cs.snapshot != nil && sw.plan.Policy.Prepare == scenario.PrepareReuse {
 		base.Extra["data"] = cs.snapshot.Describe()
@@ -192,7 +192,14 @@ func (sw *sweepRun) prepareCell(ctx context.Context, cs *cellState, cell *scenar
 	if writerMode == "" && len(p.Scenario.Workload.Nodes.For(cell.Topology)) == 0 {
 		writerMode = scenario.DefaultWriterMode(c.Spec)
 	}
-	if writerMode == scenario.WriterAuto && c.Deployed() { // roles from the state file habench keeps
+	switch {
+	case cell.Via == scenario.ViaProxy:
+		read := runTarget.ReadEndpoints
+		if runTarget, err = ProxyTarget(c, "sbtest", "workload.via"); err != nil {
+			return workload.Target{}, err
+		}
+		runTarget.ReadEndpoints = read
+	case writerMode == scenario.WriterAuto && c.Deployed(): // roles from the state file habench keeps
 		runTarget.Follow = FollowWriter(cs.sb, c.Name)
 	}
 	if p.Policy.Prepare == scenario.PrepareReprepare && cs.prepared {

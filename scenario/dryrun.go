@@ -60,6 +60,9 @@ func (p *Plan) printHeader(w io.Writer) {
 		fmt.Fprintln(w, ob.PlanLine())
 	}
 	p.printSchedule(w)
+	if s.Workload.Via == ViaProxy && p.AxisOf(AxisVia).Name == "" {
+		fmt.Fprintln(w, "via proxy: the workers connect to each topology's proxy (its write endpoint), which picks the node")
+	}
 	if !s.Links.IsZero() {
 		fmt.Fprintf(w, "links between the nodes of each multi-node topology (one-way), every cell: %s\n", s.Links.String())
 	}
@@ -113,6 +116,9 @@ func (p *Plan) printDeployment(w io.Writer, d *Deployment, status map[int]string
 	default:
 		fmt.Fprintf(w, "\ndeployment %d: %s (%s, %s, %s, %s installation%s): deploy ~%s%s\n", d.Index, sp.Name, sp.Kind,
 			words.Plural(sp.Nodes, "node"), sp.Flavor, inst, extra, FormatDuration(d.Deploy), prep)
+	}
+	if line := proxyLine(sp.Proxy); line != "" {
+		fmt.Fprintf(w, "  %s\n", line)
 	}
 	if len(sp.Knobs) > 0 {
 		ks, _ := topology.KnobsFromMap(sp.Knobs)

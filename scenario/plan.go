@@ -64,6 +64,9 @@ type Cell struct {
 	Test     string
 	Options  workload.Options
 	Links    netem.Request
+	// Via is how the workers reach the servers: ViaDirect, or ViaProxy (the topology's
+	// proxy's write endpoint).
+	Via string
 	// Knobs are the runtime variables to SET GLOBAL on every node before the run, by axis.
 	Knobs []AxisSettings
 	// ServerOptions are the deploy-time option axes' settings (already in the deployment's spec).
@@ -215,6 +218,10 @@ func (s *Scenario) checkAxes(p *Plan, axes map[string]*Axis) error {
 				if _, err := workload.Lookup(v.Label); err != nil {
 					return LineError(v.Line, field, v.Label, err.Error())
 				}
+			case AxisVia:
+				if why := s.viaRefusal(v.Label, axes["topology"]); why != "" {
+					return LineError(v.Line, field, v.Label, why)
+				}
 			case AxisLinks:
 				if v.Links.IsZero() {
 					continue
@@ -235,6 +242,11 @@ func (s *Scenario) checkAxes(p *Plan, axes map[string]*Axis) error {
 					}
 				}
 			}
+		}
+	}
+	if s.Workload.Via != "" && axes["via"] == nil {
+		if why := s.viaRefusal(s.Workload.Via, axes["topology"]); why != "" {
+			return &topology.FieldError{Field: "workload.via", Value: s.Workload.Via, Reason: why}
 		}
 	}
 	if s.Baseline != "" {
@@ -293,7 +305,7 @@ func (p *Plan) expand() error {
 // option values: cells with the same key share a deployment).
 func (p *Plan) newCell(idx []int) (*Cell, string) {
 	s := p.Scenario
-	c := &Cell{Index: len(p.Cells) + 1, Values: map[string]string{}, Test: s.Workload.Test, Options: p.Options, Links: s.Links}
+	c := &Cell{Index: len(p.Cells) + 1, Values: map[string]string{}, Test: s.Workload.Test, Options: p.Options, Links: s.Links, Via: s.Workload.ViaOrDefault()}
 	depKey := []string{}
 	for i, a := range p.Axes {
 		v := a.Values[idx[i]]
@@ -311,6 +323,8 @@ func (p *Plan) newCell(idx []int) (*Cell, string) {
 			c.Links = v.Links
 		case AxisTest:
 			c.Test = v.Label
+		case AxisVia:
+			c.Via = v.Label
 		case AxisThreads:
 			c.Options.Threads = v.Int
 		case AxisRepeat:

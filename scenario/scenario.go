@@ -104,6 +104,10 @@ type ScenarioWorkload struct {
 	// to) or off (never: a node's failure ends the cell unless its error is ignored, as
 	// in sysbench); FailoverAuto, FailoverOff.
 	Failover string `yaml:"failover"`
+	// Via is how the workers reach the servers: direct (default) or proxy (every
+	// topology's proxy, its write endpoint: the proxy picks the node); a via axis in the
+	// sweep puts both side by side.
+	Via string `yaml:"via"`
 }
 
 // WorkloadNodes is workload.nodes: All for every topology, or ByTopology per topology.
@@ -385,6 +389,11 @@ func (s *Scenario) parseWorkload() error {
 		}
 	default:
 		return &topology.FieldError{Field: "workload.writer", Value: s.Workload.Writer, Reason: "want auto or fixed"}
+	}
+	switch s.Workload.Via {
+	case "", ViaDirect, ViaProxy: // against the topologies of the sweep: Plan
+	default:
+		return &topology.FieldError{Field: "workload.via", Value: s.Workload.Via, Reason: "want direct or proxy"}
 	}
 	switch s.Workload.Failover {
 	case "", FailoverAuto, FailoverOff:

@@ -23,13 +23,14 @@ const (
 	AxisOption   = schema.AxisOption
 	AxisKnob     = schema.AxisKnob
 	AxisLinks    = schema.AxisLinks
+	AxisVia      = schema.AxisVia
 	AxisTest     = schema.AxisTest
 	AxisThreads  = schema.AxisThreads
 	AxisRepeat   = schema.AxisRepeat
 )
 
 // axisOrder is the expansion order: outermost first.
-var axisOrder = []AxisKind{AxisTopology, AxisOption, AxisKnob, AxisLinks, AxisTest, AxisThreads, AxisRepeat}
+var axisOrder = []AxisKind{AxisTopology, AxisOption, AxisKnob, AxisLinks, AxisVia, AxisTest, AxisThreads, AxisRepeat}
 
 // Setting is one server variable and the value to give it.
 type Setting struct {
@@ -92,6 +93,7 @@ const MaxRepeats = 1000
 //	    - {sync_binlog: 1, innodb_flush_log_at_trx_commit: 1}
 //	    - {sync_binlog: 0, innodb_flush_log_at_trx_commit: 2}
 //	  links: [none, 0.6ms]               # netem.Request values
+//	  via: [direct, proxy]               # the workers on the servers, or through the topology's proxy
 //	  test: [oltp_read_write, oltp_read_only]
 //	  threads: [1, 4, 16]
 //	  repeats: 3
@@ -178,7 +180,7 @@ func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 				a.Values = append(a.Values, AxisValue{Label: strconv.Itoa(t), Int: t, Line: it.Line})
 				return nil
 			})
-		case name == "topology" || name == "test":
+		case name == "topology" || name == "test" || name == "via":
 			a.Kind = AxisKind(name)
 			err = eachScalar(v, field, func(it *yaml.Node) error {
 				a.Values = append(a.Values, AxisValue{Label: it.Value, Line: it.Line})
@@ -194,7 +196,7 @@ func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 			}
 			err = decodeSettingsAxis(a, v, field)
 		default:
-			return LineError(k.Line, "sweep", name, "unknown axis: want topology, option.NAME, knob.NAME, links, test, threads, repeats or reference")
+			return LineError(k.Line, "sweep", name, "unknown axis: want topology, option.NAME, knob.NAME, links, via, test, threads, repeats or reference")
 		}
 		if err != nil {
 			return err

@@ -119,6 +119,10 @@ type ManifestWorkload struct {
 	SysbenchCompatible string        `json:"sysbench_compatible,omitempty"`
 	// Writer is "auto" when the workers follow the cluster's writer.
 	Writer string `json:"writer,omitempty"`
+	// Via is "proxy" when the workers connected to the cluster's proxy (its write
+	// endpoint, Endpoints ["proxy"]), which picked the node; "" when they connected to the
+	// nodes.
+	Via string `json:"via,omitempty"`
 }
 
 // Binaries is manifest.json's "binaries": the server installation that ran (as the

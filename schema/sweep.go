@@ -181,6 +181,7 @@ const (
 	AxisOption   AxisKind = "option"   // server option written to the option file: a redeploy per value
 	AxisKnob     AxisKind = "knob"     // runtime variable: SET GLOBAL on every node, read back
 	AxisLinks    AxisKind = "links"    // one-way impairment between the nodes (netem.Request)
+	AxisVia      AxisKind = "via"      // how the workers reach the servers: direct, or through the topology's proxy
 	AxisTest     AxisKind = "test"     // sysbench test name (oltp_read_write, oltp_read_only, ...)
 	AxisThreads  AxisKind = "threads"  // worker threads
 	AxisRepeat   AxisKind = "repeat"   // repetition number 1..repeats

@@ -39,6 +39,8 @@ type sysbenchOpts struct {
 	liveNodes bool
 	// failover: --failover
 	failover bool
+	// via: --via
+	via string
 }
 
 func newSysbenchCmd(g *globalOpts) *cobra.Command {
@@ -70,6 +72,7 @@ func newSysbenchCmd(g *globalOpts) *cobra.Command {
 	f.StringSliceVar(&o.nodes, "nodes", nil, "with --cluster: nodes the workers connect to, round-robin (default: the writable nodes)")
 	f.StringVar(&o.writer, "writer", "", "with --cluster, run (habench's own): auto (the workers follow the writer: after a group elects a new primary or habench fault promote, they reconnect to it; lost connections are retried) or fixed (they stay on --nodes); default auto for a single-primary group without --nodes, else fixed")
 	f.BoolVar(&o.failover, "failover", false, "with --cluster, run (habench's own): on a Galera cluster or a multi-primary group, a worker whose node fails (lost connection, 1047/1290/1792/3100, or hung --writer-hang while the cluster does not count the node live) moves to another live node of --nodes and goes back once its node is live again; those failures are retried whatever --mysql-ignore-errors says (without it, as sysbench: they end the run unless ignored)")
+	f.StringVar(&o.via, "via", scenario.ViaDirect, "with --cluster, run (habench's own): direct (the workers connect to the nodes) or proxy (to the cluster's proxy's write endpoint, which picks the node; lost connections and read-only refusals are retried)")
 	f.StringSliceVar(&o.readNodes, "read-nodes", nil, "with --cluster, run (habench's own): nodes the read-only statements go to, round-robin per worker, while writes stay on --nodes; each transaction that changed a row then reads it back there and counts stale reads per node")
 	f.StringVar(&o.links, "links", "", "with --cluster (netns): one-way impairment on every directed link between nodes during the run, e.g. \"0.6ms\" or \"delay 5ms jitter 1ms loss 0.1%\" (round trip = twice the delay)")
 	addMetricsFlag(cmd, &o.metrics)
@@ -120,6 +123,9 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		Workload: wl, Options: o.wl, Target: target, Cluster: c, ResultsDir: o.results,
 		Stdout: out, Log: g.log, CommandLine: os.Args, CatchUpTimeout: o.catchUp, Links: links,
 		Knobs: knobs, KeepKnobs: o.keep, Restarter: g.store(), Failover: o.failover,
+	}
+	if o.via == scenario.ViaProxy {
+		b.Via = o.via
 	}
 	return o.runBench(cmd, b)
 }
@@ -178,6 +184,9 @@ func (o *sysbenchOpts) checkFlags(cmd *cobra.Command, command string) ([]topolog
 		if o.failover {
 			return nil, usagef("--failover: needs --cluster (habench asks the cluster which nodes are live)")
 		}
+		if o.via != scenario.ViaDirect {
+			return nil, usagef("--via %q: needs --cluster (the proxy is a member of a habench cluster)", o.via)
+		}
 		if cmd.Flags().Changed("catch-up-timeout") {
 			return nil, usagef("--catch-up-timeout %q: needs --cluster (it waits for a cluster's replicas)", o.catchUp)
 		}
@@ -209,6 +218,12 @@ func (o *sysbenchOpts) clusterTarget(cmd *cobra.Command, g *globalOpts, command 
 	}
 	if c.State != "ready" {
 		return nil, target, &topology.FieldError{Field: "--cluster", Value: o.cluster, Reason: fmt.Sprintf("state %s, not ready (habench destroy %s, then deploy again)", c.State, o.cluster)}
+	}
+	if o.via != scenario.ViaDirect {
+		if target, err = o.proxyTarget(c, command); err != nil {
+			return nil, target, err
+		}
+		return c, target, experiment.WithReadNodes(c, &target, o.readNodes)
 	}
 	if target, err = experiment.ClusterTarget(c, o.conn.DB, o.nodes); err != nil {
 		return nil, target, err
@@ -343,4 +358,19 @@ func checkResultsDir(path string) error {
 		return usagef("--results %q: not a directory", path)
 	}
 	return nil
+}
+
+// proxyTarget is the target of --via proxy: the cluster's proxy (experiment.ProxyTarget),
+// refused with --nodes, --writer and --failover (the proxy picks the node), for another
+// command than run, and for a --via other than direct and proxy.
+func (o *sysbenchOpts) proxyTarget(c *cluster.Cluster, command string) (workload.Target, error) {
+	switch {
+	case o.via != scenario.ViaProxy:
+		return workload.Target{}, usagef("--via %q: want direct or proxy", o.via)
+	case command != "run":
+		return workload.Target{}, usagef("--via %q: only for run (prepare and cleanup use the writable nodes)", o.via)
+	case len(o.nodes) > 0 || o.writer != "" || o.failover:
+		return workload.Target{}, usagef("--via %q: the proxy picks the node; --nodes, --writer and --failover are for direct connections", o.via)
+	}
+	return experiment.ProxyTarget(c, o.conn.DB, "--via")
 }

@@ -1,0 +1,40 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/topology"
+	"github.com/habench/habench/workload"
+)
+
+// ProxyTarget makes a workload target of cluster c's proxy (topology.ProxySpec): every
+// worker connects to the proxy's write endpoint, labelled topology.ProxyName, and stays
+// there; the proxy picks the node. Like writer auto (Target.Follow, which answers the
+// proxy's endpoint every time), connection failures and read-only refusals are retried,
+// and an outage is the writer's as the application sees it through the proxy. Error
+// (*topology.FieldError on field) when c has no proxy.
+func ProxyTarget(c *cluster.Cluster, db, field string) (workload.Target, error) {
+	t, err := ClusterTarget(c, db, nil)
+	if err != nil {
+		return t, err
+	}
+	p := c.Proxy()
+	if p == nil {
+		return t, &topology.FieldError{Field: field, Value: scenario.ViaProxy, Reason: fmt.Sprintf("cluster %s has no proxy (give its topology one: proxy: %s)", c.Name, topology.HAProxy)}
+	}
+	ep := workload.Endpoint{Name: topology.ProxyName, Host: p.Host, Port: c.ProxyPort("write")}
+	t.Endpoints = []workload.Endpoint{ep}
+	t.Follow = func(context.Context) (workload.Endpoint, error) { return ep, nil }
+	return t, nil
+}
+
+// viaOf is Bench.Via for cell: scenario.ViaProxy through the proxy, "" direct.
+func viaOf(cell *scenario.Cell) string {
+	if cell.Via == scenario.ViaProxy {
+		return cell.Via
+	}
+	return ""
+}
