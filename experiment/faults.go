@@ -377,7 +377,7 @@ func faultSummaries(faults []schema.RunFault, outages []schema.OutageSummary, sa
 		if j, ok := owners[i]; ok {
 			o := outages[j]
 			d, _ := outageAfter(f, o)
-			fs.Outage, fs.ErrorsByCode = o.Node, o.ErrorsByCode
+			fs.Outage, fs.ErrorsByCode, fs.ClientDownS = o.Node, o.ErrorsByCode, &d
 			fs.AlsoOutages = also[i]
 			open = open || o.Open
 			rec = max(rec, d+o.DurationS)

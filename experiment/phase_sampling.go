@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/habench/habench/cluster"
@@ -38,7 +39,11 @@ func (st *runState) sampling() error {
 	if b.Cluster.Dir() != "" && b.Cluster.Deployed() {
 		cfg.Roles = clusterRoles(b.Cluster)
 	}
-	st.sampler = sampler.NewRunner(cfg, st.nodes, samplers)
+	nodes := st.nodes
+	if pn := proxyNode(b.Cluster); pn != nil { // its process's CPU, like a node's
+		nodes = append(slices.Clone(nodes), *pn)
+	}
+	st.sampler = sampler.NewRunner(cfg, nodes, samplers)
 	st.swg.Add(1)
 	go func() {
 		defer st.swg.Done()

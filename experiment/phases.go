@@ -43,6 +43,7 @@ var setupPhases = []phase{
 	{"failover", (*runState).clientFailover},
 	{"links", (*runState).links},
 	{"sampling", (*runState).sampling},
+	{"proxy", (*runState).proxy},
 	{"background", (*runState).background},
 }
 
@@ -81,6 +82,7 @@ type runState struct {
 	lastTick     time.Duration // start of the newest tick delivered, on the samples clock
 	sampleStart  time.Time
 	linkWatch    *links.Watch
+	proxyWatch   *proxyWatch // the proxy's state, when the cluster has a proxy (phase_proxy.go)
 
 	// background work during the workload (faults, probe writer): stopBackground ends it
 	stopBackground func()
@@ -649,6 +651,9 @@ func (st *runState) summarize() error {
 	sum.Faults = faultSummaries(man.Faults, sum.Outages, st.allSamples, st.intervals)
 	st.failover(sum)
 	st.clientFailoverSummary(sum)
+	if err := st.proxySummary(sum); err != nil {
+		return err
+	}
 	sum.NodeStates = nodeStates(st.allSamples)
 	setDownAtEnd(sum.Nodes, sum.NodeStates)
 	if c := b.Cluster; c != nil && c.Dir() != "" && c.Deployed() {

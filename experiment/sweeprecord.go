@@ -27,6 +27,7 @@ func (sw *sweepRun) recordCell(rec *schema.CellRecord, cell *scenario.Cell, b *B
 		}
 	}
 	sw.cellValues(rec, cell, ran)
+	rec.Via = viaOf(cell)
 	if res != nil && res.Summary != nil {
 		fillRecord(rec, res.Summary)
 	}
@@ -148,6 +149,7 @@ func fillRecord(rec *schema.CellRecord, s *schema.Summary) {
 	if checks, stale, ok := s.StaleReads(); ok {
 		rec.ReadChecks, rec.StaleReads = &checks, &stale
 	}
+	rec.Faults = s.Faults
 }
 
 // maxReplicaLag is the largest heartbeat lag of any node (report.MaxLag over summary.json's

@@ -47,6 +47,10 @@ func RunMarkdown(r *Run, deployed bool) string {
 		}
 		b.WriteString("\n")
 	}
+	if t := TimelineTable(s.Faults); t != "" && s.Proxy != nil {
+		b.WriteString("\n### Failover timeline\n\n" + t + "\n" + TimelineNote + "\n")
+	}
+	b.WriteString(ProxySection(s.Proxy))
 	if t := DuringTable(s.Faults); t != "" {
 		b.WriteString("\n### While it ran\n\n" + t + "\n" + DuringNote + "\n")
 	}

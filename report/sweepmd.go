@@ -44,6 +44,7 @@ func SweepMarkdown(f *schema.SweepFile) string {
 	}
 	b.WriteString(ConsistencyTable(f))
 	b.WriteString(ReplicationTable(f))
+	b.WriteString(SweepTimelineTable(f))
 	b.WriteString(CapacityTable(f))
 	b.WriteString(cellWarnings(f.Cells))
 	return b.String()

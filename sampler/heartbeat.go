@@ -75,11 +75,12 @@ func NewHeartbeat() *Heartbeat {
 // Name is "heartbeat".
 func (h *Heartbeat) Name() string { return "heartbeat" }
 
-// Supports every node once a writer runs (after Start found a writable node).
-func (h *Heartbeat) Supports(Node) bool {
+// Supports every node with SQL (not a proxy) once a writer runs (after Start found a
+// writable node).
+func (h *Heartbeat) Supports(n Node) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.writer != ""
+	return h.writer != "" && n.DB != nil
 }
 
 // Start creates `habench`.`heartbeat` (IF NOT EXISTS) on the first writable node, reads the

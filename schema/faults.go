@@ -69,6 +69,13 @@ type FaultSummary struct {
 	// or none noticed). FailoverWorkers is how many left it.
 	ClientFailoverS *float64 `json:"client_failover_s,omitempty"`
 	FailoverWorkers int      `json:"failover_workers,omitempty"`
+	// ClientDownS is the seconds from the fault to the first failed attempt of the
+	// workload outage it owns (Outage; negative when that outage was open at the fault),
+	// RecoveryS the end of it: the client's view of the failover. nil without an outage.
+	ClientDownS *float64 `json:"client_down_s,omitempty"`
+	// Proxy is the proxy's view of the fault, when the run had one (polled every
+	// ProxyPollMs; nil without a proxy).
+	Proxy *FaultProxy `json:"proxy,omitempty"`
 	// Outcome, for an action that runs a transaction of its own (large-transaction): "ok",
 	// or the server's refusal ("error 3100: ..."), the transaction's result and not a
 	// failure of the action (Error stays ""); Rows the rows it changed.

@@ -61,6 +61,8 @@ type Summary struct {
 	NodeStates []NodeState `json:"node_states,omitempty"`
 	// Faults are the run's faults with their recovery times (nil without faults).
 	Faults []FaultSummary `json:"faults,omitempty"`
+	// Proxy is what the cluster's proxy did during the run (nil without one).
+	Proxy *ProxySummary `json:"proxy,omitempty"`
 	// Probe is the probe writer's count of lost acknowledged commits (nil without it).
 	Probe    *ProbeSummary `json:"probe,omitempty"`
 	RandType string        `json:"rand_type"`

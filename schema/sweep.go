@@ -168,6 +168,11 @@ type CellRecord struct {
 	// LagUnknown names the nodes whose lag could not be measured for a while and for how
 	// long ("n3 unknown for 9 s"); MaxReplicaLagS cannot see those seconds.
 	LagUnknown string `json:"lag_unknown,omitempty"`
+	// Via is "proxy" when the workers connected through the topology's proxy ("" direct).
+	Via string `json:"via,omitempty"`
+	// Faults are the run's faults as its summary.json measured them (nil without faults):
+	// each layer's time of a failover, side by side across cells in sweep.md.
+	Faults []FaultSummary `json:"faults,omitempty"`
 }
 
 // AxisKind says what a sweep axis varies and therefore what a cell must do to change it.

@@ -1,0 +1,59 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/habench/habench/schema"
+)
+
+// proxy starts reading the state of the cluster's proxy every schema.ProxyPollMs (when it
+// has one) until the samplers stop; proxySummary reads what it saw.
+func (st *runState) proxy() error {
+	c := st.b.Cluster
+	if c == nil || c.Proxy() == nil {
+		return nil
+	}
+	poll, err := proxyPoll(c)
+	if err != nil {
+		return err
+	}
+	ctx, stop := context.WithCancel(context.WithoutCancel(st.ctx))
+	st.proxyWatch = startProxyWatch(ctx, poll, st.sampleStart)
+	prev := st.stopSampling
+	st.stopSampling = func() { prev(); stop() }
+	st.onCleanup(stop)
+	return nil
+}
+
+// proxySummary sets sum.Proxy and each fault's Proxy from what the proxy watch saw, writes
+// proxy_events.csv (an error names the file) and warns when the proxy's state could not
+// be read or the write endpoint had no server.
+func (st *runState) proxySummary(sum *schema.Summary) error {
+	if st.proxyWatch == nil {
+		return nil
+	}
+	st.stopSampling()
+	evs, ps := st.proxyWatch.result()
+	p := st.b.Cluster.Spec.Proxy
+	ps.Type, ps.CheckIntervalMs, ps.Fall, ps.Rise = p.Type, float64(p.CheckInterval.Microseconds())/1000, p.Fall, p.Rise
+	ps.CPUCores = proxyCPU(measuredSamples(st.allSamples, st.man.IntervalsOffsetS))
+	sum.Proxy = ps
+	proxyFaults(sum.Faults, st.man.Faults, evs)
+	switch {
+	case ps.Error != "":
+		st.warn(fmt.Sprintf("⚠ the proxy's state could not be read (%d tries): %s", ps.Polls, ps.Error), "proxy state unreadable", "err", ps.Error)
+	case ps.PollErrors > 0:
+		st.warn(fmt.Sprintf("⚠ the proxy's state could not be read %d times of %d", ps.PollErrors, ps.Polls), "proxy state reads failed", "errors", ps.PollErrors)
+	}
+	if ps.NoWriterS > 0 {
+		st.warn(fmt.Sprintf("⚠ the proxy's write endpoint had no server up for %.1f s", ps.NoWriterS), "proxy without a writer", "seconds", ps.NoWriterS)
+	}
+	if st.res == nil {
+		return nil
+	}
+	if err := st.res.WriteFile(schema.ProxyEventsFile, proxyEventsCSV(evs)); err != nil {
+		return fmt.Errorf("results %s: %s: %w", st.res.Dir, schema.ProxyEventsFile, err)
+	}
+	return nil
+}

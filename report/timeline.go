@@ -1,0 +1,115 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/habench/habench/schema"
+)
+
+// The failover timeline: each fault that took something away, as every layer saw it, in
+// seconds from the fault: the cluster (its view without the node, a new writer named),
+// the proxy (the old writer marked down, its sessions gone, the next server it sent
+// connections to) and the client (the workload's first failed attempt and its first
+// commit again). A run's report.md has it per fault when its run had a proxy; sweep.md
+// per cell and fault, direct and through the proxy side by side.
+
+// timelineHead is the timeline's columns after the fault's own.
+var timelineHead = []string{"view changed", "writer named", "proxy: writer down", "proxy: its sessions gone", "proxy: next server", "client: first failure", "client: committing again", "client down s"}
+
+// TimelineNote explains the timeline's columns.
+const TimelineNote = "All in seconds from the fault. view changed = every other node's view counted fewer members (sampled every second); writer named = the cluster named another writer (polled every 0.5 s); " +
+	"proxy: writer down = the proxy marked the server its write endpoint used at the fault DOWN, with its sessions then; its sessions gone = none left on it; next server = the next server the write endpoint sent connections to (the proxy's state read every 100 ms); " +
+	"client: first failure = the workload's first failed attempt of the outage the fault caused, committing again = its end (the fault's recovery), client down = the difference; - = not seen, or not that kind of fault or run."
+
+// HasTimeline says whether faults have a layer to show: a proxy's view or a client outage.
+func HasTimeline(fs []schema.FaultSummary) bool {
+	return slices.ContainsFunc(fs, func(f schema.FaultSummary) bool { return f.Proxy != nil || f.ClientDownS != nil })
+}
+
+// timelineCells are fault f's timeline columns (timelineHead), each "| x |" joined.
+func timelineCells(f schema.FaultSummary) string {
+	writer := "-"
+	if f.NewWriterS != nil {
+		writer = fmt.Sprintf("%.1f (%s)", *f.NewWriterS, f.NewWriter)
+	}
+	down, gone, next := "-", "-", "-"
+	if p := f.Proxy; p != nil {
+		if p.DownS != nil {
+			down = fmt.Sprintf("%.2f (%s, %d sessions)", *p.DownS, p.Server, p.SessionsAtDown)
+		}
+		gone = fmtOpt(p.LeftS, "%.2f")
+		if p.NewServerS != nil {
+			next = fmt.Sprintf("%.2f (%s)", *p.NewServerS, p.NewServer)
+		}
+	}
+	first, back, lost := fmtOpt(f.ClientDownS, "%.2f"), "still out at the end", "-"
+	if f.RecoveryS != nil {
+		back = fmt.Sprintf("%.2f", *f.RecoveryS)
+		if f.ClientDownS != nil {
+			lost = fmt.Sprintf("%.2f", *f.RecoveryS-max(0, *f.ClientDownS))
+		}
+	}
+	if f.ClientDownS == nil && f.RecoveryS != nil && *f.RecoveryS == 0 {
+		back = "-"
+	}
+	return fmt.Sprintf(" %s | %s | %s | %s | %s | %s | %s | %s |", fmtOpt(f.ViewChangeS, "%.1f"), writer, down, gone, next, first, back, lost)
+}
+
+// TimelineTable is a run's failover timeline: a row per fault ("" without a layer to show).
+func TimelineTable(fs []schema.FaultSummary) string {
+	if !HasTimeline(fs) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("| at s | fault | node | " + strings.Join(timelineHead, " | ") + " |\n|---|---|---|" + strings.Repeat("---|", len(timelineHead)) + "\n")
+	for _, f := range fs {
+		fmt.Fprintf(&b, "| %.2f | %s | %s |%s\n", f.AtS, f.Action, f.Node, timelineCells(f))
+	}
+	return b.String()
+}
+
+// SweepTimelineTable is sweep.md's "Failover timeline per point": per cell (with its axis
+// values) and fault, the timeline; "" when no cell has one.
+func SweepTimelineTable(f *schema.SweepFile) string {
+	if !slices.ContainsFunc(f.Cells, func(c schema.CellRecord) bool { return HasTimeline(c.Faults) }) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Failover timeline per point\n\n")
+	axes := cellTableHead(&b, f, append([]string{"fault"}, timelineHead...)...)
+	for _, c := range f.Cells {
+		for _, fs := range c.Faults {
+			cellTableAxes(&b, &c, axes)
+			fmt.Fprintf(&b, " %s %s at %.1f s |%s\n", fs.Action, fs.Node, fs.AtS, timelineCells(fs))
+		}
+	}
+	b.WriteString("\n" + TimelineNote + "\n")
+	return b.String()
+}
+
+// ProxySection is report.md's "Proxy" section ("" without one): its health checks, the
+// write endpoint's servers in turn, how long it had none, its reads and its CPU.
+func ProxySection(p *schema.ProxySummary) string {
+	if p == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Proxy\n\n%s, health checks every %g ms (down after %d failed, up after %d passed). ", p.Type, p.CheckIntervalMs, p.Fall, p.Rise)
+	if p.Error != "" {
+		fmt.Fprintf(&b, "**Its state could not be read** (%d tries): %s\n", p.Polls, p.Error)
+		return b.String()
+	}
+	servers := strings.Join(p.WriteServers, " → ")
+	if servers == "" {
+		servers = "none"
+	}
+	fmt.Fprintf(&b, "Write endpoint's servers in turn: %s; without one for %.1f s. State read %d times every %d ms (%d failed), %d changes in %s.",
+		servers, p.NoWriterS, p.Polls, schema.ProxyPollMs, p.PollErrors, p.Events, schema.ProxyEventsFile)
+	if p.CPUCores != nil {
+		fmt.Fprintf(&b, " Proxy CPU: %.3f cores on average.", *p.CPUCores)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
