@@ -1,0 +1,44 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/habench/habench/schema"
+)
+
+func f64(v float64) *float64 { return &v }
+
+// A writer kill through a proxy: every layer's time in one row; the same fault direct
+// shows the proxy's columns empty; a run without a layer to show has no table.
+func TestTimelineTable(t *testing.T) {
+	proxied := schema.FaultSummary{AtS: 10, Action: "kill", Node: "n1", ViewChangeS: f64(5), NewWriterS: f64(5.5), NewWriter: "n2",
+		ClientDownS: f64(0.05), RecoveryS: f64(6.4),
+		Proxy: &schema.FaultProxy{Server: "n1", DownS: f64(0.6), SessionsAtDown: 4, LeftS: f64(0.6), NewServer: "n2", NewServerS: f64(6.1)}}
+	direct := schema.FaultSummary{AtS: 10, Action: "kill", Node: "n1", ViewChangeS: f64(5), ClientDownS: f64(0.01), RecoveryS: f64(5.9)}
+	got := TimelineTable([]schema.FaultSummary{proxied, direct})
+	for _, want := range []string{
+		"| 10.00 | kill | n1 | 5.0 | 5.5 (n2) | 0.60 (n1, 4 sessions) | 0.60 | 6.10 (n2) | 0.05 | 6.40 | 6.35 |",
+		"| 10.00 | kill | n1 | 5.0 | - | - | - | - | 0.01 | 5.90 | 5.89 |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, got)
+		}
+	}
+	if got := TimelineTable([]schema.FaultSummary{{AtS: 3, Action: "knob"}}); got != "" {
+		t.Errorf("a fault without a layer to show: %q, want no table", got)
+	}
+	sw := &schema.SweepFile{Axes: []schema.SweepAxis{{Name: "topology", Kind: schema.AxisTopology}, {Name: "via", Kind: schema.AxisVia}},
+		Cells: []schema.CellRecord{{Index: 1, Topology: "gal", Axes: map[string]string{"via": "direct"}, Faults: []schema.FaultSummary{direct}},
+			{Index: 2, Topology: "gal", Axes: map[string]string{"via": "proxy"}, Via: "proxy", Faults: []schema.FaultSummary{proxied}}}}
+	md := SweepTimelineTable(sw)
+	for _, want := range []string{"| cell | topology | via | fault |", "| 1 | gal | direct | kill n1 at 10.0 s | 5.0 |", "| 2 | gal | proxy | kill n1 at 10.0 s | 5.0 | 5.5 (n2) | 0.60 (n1, 4 sessions) |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("sweep timeline lacks %q:\n%s", want, md)
+		}
+	}
+	ps := ProxySection(&schema.ProxySummary{Type: "haproxy", CheckIntervalMs: 200, Fall: 3, Rise: 2, Polls: 300, Events: 12, WriteServers: []string{"n1", "n2"}, NoWriterS: 5.5, CPUCores: f64(0.012)})
+	if !strings.Contains(ps, "servers in turn: n1 → n2; without one for 5.5 s") || !strings.Contains(ps, "0.012 cores") {
+		t.Errorf("proxy section: %s", ps)
+	}
+}
