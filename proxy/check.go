@@ -34,10 +34,13 @@ type CheckConfig struct {
 	CheckInterval time.Duration `json:"check_interval"`
 }
 
-// CheckTimeout is the connect, read and write timeout of one check's queries for a
-// check interval: the interval, at most 2 s.
+// CheckTimeout is the time one server's check may take (its connect, read and write
+// timeouts, and its queries together) for a check interval: the interval, at least
+// 500 ms (a loaded machine's server may take a few hundred ms to answer, and a check that
+// times out counts as failed) and at most 2 s. HAProxy waits 3 times that for an answer
+// (HAProxyText's timeout check): a check may read the writer and then the node.
 func CheckTimeout(interval time.Duration) time.Duration {
-	return max(min(interval, 2*time.Second), 10*time.Millisecond)
+	return min(max(interval, 500*time.Millisecond), 2*time.Second)
 }
 
 // state is what a check reads from one server; each rule reads what it judges.
@@ -263,7 +266,9 @@ func readOnly(ctx context.Context, db *sql.DB, s *state) error {
 // not know. It keeps one writer at a time: the first node in CheckConfig.Nodes' order
 // that passes its kind's writer rule becomes the writer and stays it while it passes, so
 // a node that comes back does not take the writes from the one that took over. A reader
-// passes the reader rule and is not that writer. Every request reads the servers anew.
+// passes the reader rule and is not the writer, nor the last writer while no other node
+// has taken over (a writer whose check failed once does not become a reader for it).
+// Every request reads the servers anew.
 type Checker struct {
 	cfg     CheckConfig
 	rule    rule
@@ -271,7 +276,7 @@ type Checker struct {
 	dbs     map[string]*sql.DB
 
 	mu     sync.Mutex
-	writer string // the node that is the writer, "" before the first check or after it failed
+	writer string // the last node chosen as the writer ("" before the first)
 }
 
 // NewChecker returns a Checker for cfg (no connection is made yet). Error: a config
@@ -311,7 +316,7 @@ func (c *Checker) Close() error {
 
 // judge reads node's state and applies f (the writer or the reader rule).
 func (c *Checker) judge(ctx context.Context, node string, f func(state, string) (bool, string)) (bool, string) {
-	ctx, cancel := context.WithTimeout(ctx, 2*c.timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	s, err := c.rule.read(ctx, c.dbs[node])
 	if err != nil {
@@ -322,6 +327,13 @@ func (c *Checker) judge(ctx context.Context, node string, f func(state, string) 
 
 // Writer returns the writer now (see Checker) and why it is, or "" and why there is none.
 func (c *Checker) Writer(ctx context.Context) (string, string) {
+	w, why, _ := c.writerNow(ctx)
+	return w, why
+}
+
+// writerNow is Writer, and the last node chosen as the writer (the writer, or one that
+// failed with no other to take over).
+func (c *Checker) writerNow(ctx context.Context) (string, string, string) {
 	c.mu.Lock()
 	prev := c.writer
 	c.mu.Unlock()
@@ -329,7 +341,7 @@ func (c *Checker) Writer(ctx context.Context) (string, string) {
 	if prev != "" {
 		ok, why := c.judge(ctx, prev, c.rule.writer)
 		if ok {
-			return prev, why
+			return prev, why, prev
 		}
 		whys = append(whys, prev+": "+why)
 	}
@@ -344,18 +356,13 @@ func (c *Checker) Writer(ctx context.Context) (string, string) {
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if c.writer != prev && c.writer != "" {
-			return c.writer, "chosen by a concurrent check" // another check chose first
+		if c.writer != prev {
+			return c.writer, "chosen by a concurrent check", c.writer // another check chose first
 		}
 		c.writer = n.Name
-		return n.Name, why
+		return n.Name, why, n.Name
 	}
-	c.mu.Lock()
-	if c.writer == prev {
-		c.writer = ""
-	}
-	c.mu.Unlock()
-	return "", "no writer: " + strings.Join(whys, "; ")
+	return "", "no writer: " + strings.Join(whys, "; "), prev
 }
 
 // ServeHTTP answers GET /write/NODE and /read/NODE.
@@ -381,7 +388,8 @@ func (c *Checker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // check is one check of node for role "write" or "read": whether it passes and why.
 func (c *Checker) check(ctx context.Context, role, node string) (bool, string) {
-	writer, why := c.Writer(ctx)
+	// The choice of a writer goes on when HAProxy stops waiting.
+	writer, why, last := c.writerNow(context.WithoutCancel(ctx))
 	if role == "write" {
 		if writer == node {
 			return true, "the writer: " + why
@@ -391,8 +399,11 @@ func (c *Checker) check(ctx context.Context, role, node string) (bool, string) {
 		}
 		return false, "not the writer (" + writer + " is)"
 	}
-	if writer == node {
+	switch node {
+	case writer:
 		return false, "the writer, not a reader"
+	case last:
+		return false, "the writer until its check failed, and no other node took over"
 	}
 	return c.judge(ctx, node, c.rule.reader)
 }

@@ -149,17 +149,32 @@ func TestCheckerOneWriter(t *testing.T) {
 	want("/check/n1", 404, "want /write/NODE")
 }
 
-// TestCheckerGroup: a single-primary group's writer is its PRIMARY, not n1 first.
+// TestCheckerGroup: a single-primary group's writer is its PRIMARY, not n1 first; a
+// primary whose check fails while no other member is PRIMARY (a slow answer, an
+// election) is no reader.
 func TestCheckerGroup(t *testing.T) {
 	var mu sync.Mutex
 	sec := state{MemberState: "ONLINE", MemberRole: "SECONDARY", Online: 3, Members: 3}
 	pri := state{MemberState: "ONLINE", MemberRole: "PRIMARY", Online: 3, Members: 3}
-	c := fakeChecker(t, topology.Group, map[string]state{"n1": sec, "n2": pri, "n3": sec}, &mu)
-	for path, code := range map[string]int{"/write/n1": 503, "/write/n2": 200, "/write/n3": 503, "/read/n1": 200, "/read/n2": 503, "/read/n3": 200} {
-		if got, body := get(t, c, path); got != code {
-			t.Errorf("GET %s: %d %q, want %d", path, got, body, code)
+	states := map[string]state{"n1": sec, "n2": pri, "n3": sec}
+	c := fakeChecker(t, topology.Group, states, &mu)
+	codes := func(want map[string]int) {
+		t.Helper()
+		for path, code := range want {
+			if got, body := get(t, c, path); got != code {
+				t.Errorf("GET %s: %d %q, want %d", path, got, body, code)
+			}
 		}
 	}
+	codes(map[string]int{"/write/n1": 503, "/write/n2": 200, "/write/n3": 503, "/read/n1": 200, "/read/n2": 503, "/read/n3": 200})
+	mu.Lock()
+	states["n2"] = sec // n2 fails its writer check: an election under way
+	mu.Unlock()
+	codes(map[string]int{"/write/n2": 503, "/read/n2": 503, "/read/n1": 200})
+	mu.Lock()
+	states["n3"] = pri // elected
+	mu.Unlock()
+	codes(map[string]int{"/write/n3": 200, "/read/n2": 200, "/read/n3": 503})
 }
 
 // TestServeStopsWithoutConfig: Serve answers on its address and returns by itself once

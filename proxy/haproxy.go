@@ -128,7 +128,7 @@ func HAProxyText(c HAProxyConfig) (string, error) {
 	b.WriteString("global\n\n")
 	b.WriteString("defaults\n    mode tcp\n")
 	fmt.Fprintf(&b, "    timeout connect %s\n    timeout client %s\n    timeout server %s\n    timeout check %s\n",
-		hatime(ConnectTimeout), hatime(IdleTimeout), hatime(IdleTimeout), hatime(c.CheckInterval))
+		hatime(ConnectTimeout), hatime(IdleTimeout), hatime(IdleTimeout), hatime(3*CheckTimeout(c.CheckInterval)))
 	check := fmt.Sprintf("check addr %s port %s inter %s fall %d rise %d on-marked-down shutdown-sessions", chost, cport, hatime(c.CheckInterval), c.Fall, c.Rise)
 	b.WriteString("\n# The writer: one server at a time, the one GET /write/NAME passes; the others are\n# backups in this order. A server marked down has its sessions closed.\n")
 	endpoint(&b, "write", c.Write, "first", "/write/", check, c.Backends, true)

@@ -69,7 +69,7 @@ func TestHAProxyText(t *testing.T) {
 	if strings.Contains(text, "stats refresh") {
 		t.Error("stats refresh set")
 	}
-	for _, want := range []string{"mode tcp", "timeout connect 2s", "timeout client 1h", "timeout server 1h", "timeout check 200ms"} {
+	for _, want := range []string{"mode tcp", "timeout connect 2s", "timeout client 1h", "timeout server 1h", "timeout check 1500ms"} {
 		if !strings.Contains(text, "    "+want+"\n") {
 			t.Errorf("defaults lack %q", want)
 		}

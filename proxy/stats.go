@@ -106,13 +106,24 @@ func ParseStats(r io.Reader) ([]Server, error) {
 	}
 }
 
+// Settled reports whether every server's check has run and none is between up and down
+// ("UP 1/3": failed once, not yet fall times): at its start HAProxy counts every server
+// up until its checks have failed Fall times.
+func Settled(servers []Server) bool {
+	for _, s := range servers {
+		if s.CheckStatus == "" || strings.HasPrefix(s.CheckStatus, "INI") || strings.Contains(s.Status, "/") {
+			return false
+		}
+	}
+	return true
+}
+
 // Summary is the one line of a proxy's health from its stats: the write endpoint's
 // server ("write n1": the up server HAProxy uses, an active one before a backup; "write
-// none up"), then, when there is a read endpoint, its servers up out of those that are not
-// that writer ("read 2/2 up").
+// none up"), then, when there is a read endpoint, its servers up ("read 2 up: n2, n3",
+// "read none up").
 func Summary(servers []Server) string {
 	writer := ""
-	var hasRead bool
 	for _, backup := range []bool{false, true} {
 		for _, s := range servers {
 			if s.Backend == "write" && s.Up() && s.Backup == backup && writer == "" {
@@ -120,26 +131,26 @@ func Summary(servers []Server) string {
 			}
 		}
 	}
-	up, total := 0, 0
+	var hasRead bool
+	var readers []string
 	for _, s := range servers {
-		if s.Backend != "read" {
-			continue
-		}
-		hasRead = true
-		if s.Name == writer {
-			continue
-		}
-		total++
-		if s.Up() {
-			up++
+		if s.Backend == "read" {
+			hasRead = true
+			if s.Up() {
+				readers = append(readers, s.Name)
+			}
 		}
 	}
 	line := "write none up"
 	if writer != "" {
 		line = "write " + writer
 	}
-	if hasRead {
-		line += fmt.Sprintf(", read %d/%d up", up, total)
+	switch {
+	case !hasRead:
+	case len(readers) == 0:
+		line += ", read none up"
+	default:
+		line += fmt.Sprintf(", read %d up: %s", len(readers), strings.Join(readers, ", "))
 	}
 	return line
 }

@@ -42,8 +42,8 @@ func TestParseStats(t *testing.T) {
 	if r3.Sessions != 1 || !r3.Up() {
 		t.Errorf("read/n3 %+v: want UP with 1 session", r3)
 	}
-	if s := Summary(ss); s != "write n2, read 1/2 up" {
-		t.Errorf("Summary %q, want write n2, read 1/2 up", s)
+	if s := Summary(ss); s != "write n2, read 1 up: n3" {
+		t.Errorf("Summary %q, want write n2, read 1 up: n3", s)
 	}
 }
 
@@ -53,13 +53,31 @@ func TestSummary(t *testing.T) {
 		want string
 	}{
 		{[]Server{{Backend: "write", Name: "n1", Status: "UP"}, {Backend: "write", Name: "n2", Status: "UP", Backup: true},
-			{Backend: "read", Name: "n1", Status: "DOWN"}, {Backend: "read", Name: "n2", Status: "UP 1/3"}, {Backend: "read", Name: "n3", Status: "UP"}}, "write n1, read 2/2 up"},
+			{Backend: "read", Name: "n1", Status: "DOWN"}, {Backend: "read", Name: "n2", Status: "UP 1/3"}, {Backend: "read", Name: "n3", Status: "UP"}}, "write n1, read 2 up: n2, n3"},
 		// a backup before the active in the file: the active is HAProxy's choice
 		{[]Server{{Backend: "write", Name: "n2", Status: "UP", Backup: true}, {Backend: "write", Name: "n1", Status: "UP"}}, "write n1"},
-		{[]Server{{Backend: "write", Name: "n1", Status: "DOWN"}, {Backend: "read", Name: "n2", Status: "DOWN 1/2"}}, "write none up, read 0/1 up"},
+		{[]Server{{Backend: "write", Name: "n1", Status: "DOWN"}, {Backend: "read", Name: "n2", Status: "DOWN 1/2"}}, "write none up, read none up"},
 	} {
 		if got := Summary(tc.ss); got != tc.want {
 			t.Errorf("Summary = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestSettled(t *testing.T) {
+	ok := Server{Status: "UP", CheckStatus: "L7OK"}
+	for _, tc := range []struct {
+		ss   []Server
+		want bool
+	}{
+		{[]Server{ok, {Status: "DOWN", CheckStatus: "L7STS"}}, true},
+		{[]Server{ok, {Status: "UP 1/3", CheckStatus: "L7STS"}}, false},
+		{[]Server{ok, {Status: "DOWN 1/2", CheckStatus: "L7OK"}}, false},
+		{[]Server{ok, {Status: "UP", CheckStatus: "INI"}}, false},
+		{[]Server{ok, {Status: "UP"}}, false},
+	} {
+		if got := Settled(tc.ss); got != tc.want {
+			t.Errorf("Settled(%+v) = %v", tc.ss, got)
 		}
 	}
 }
