@@ -399,10 +399,10 @@ func (c *Checker) check(ctx context.Context, role, node string) (bool, string) {
 		}
 		return false, "not the writer (" + writer + " is)"
 	}
-	switch node {
-	case writer:
-		return false, "the writer, not a reader"
-	case last:
+	if node == last { // the writer, or the last one while no other node took over
+		if writer == node {
+			return false, "the writer, not a reader"
+		}
 		return false, "the writer until its check failed, and no other node took over"
 	}
 	return c.judge(ctx, node, c.rule.reader)
