@@ -70,6 +70,15 @@ func processesUnder(dir string) []int {
 	return processesWithArg("--defaults-file=" + dir + "/")
 }
 
+// auxProcesses returns the PIDs of live processes with an argument that is a path in aux
+// member n's directory (garbd's log, a proxy's configuration files).
+func auxProcesses(n *Node) []int {
+	if n.Dir == "" {
+		return nil
+	}
+	return processesWithArg(n.Dir + "/")
+}
+
 // LinkStateArg is the argument that marks a cluster's detached link process (`habench
 // netem serve ... --link-state=<cluster dir>/links.json`): destroy and `netem clear` find
 // the process by it even when its PID was never recorded.

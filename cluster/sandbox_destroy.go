@@ -41,6 +41,14 @@ func (s *Store) destroy(ctx context.Context, c *Cluster) error {
 		}
 	}
 	wg.Wait()
+	// An aux member's other processes (a proxy's health-check server), and its own if its
+	// PID never reached the state file: each has a path in the member's directory among
+	// its arguments.
+	for _, n := range c.Aux {
+		for _, pid := range auxProcesses(n) {
+			signalAndWait(pid, 0, syscall.SIGKILL, 5*time.Second)
+		}
+	}
 	// Servers whose PID never reached the state file, found by their option file path:
 	// under the state dir, and under /habench/<hash>/<name> inside a root filesystem
 	// (that path does not depend on the state file).
@@ -121,6 +129,11 @@ func Leftovers(s *Store, c *Cluster) []string {
 	}
 	for _, pid := range processesWithArg(LinkStateArg + s.clusterDir(c.Name) + "/") {
 		left = append(left, fmt.Sprintf("link process %d", pid))
+	}
+	for _, n := range c.Aux {
+		for _, pid := range auxProcesses(n) {
+			left = append(left, fmt.Sprintf("node %s process %d", n.Name, pid))
+		}
 	}
 	for _, n := range c.Members() {
 		if n.Running() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what habench's sandboxes and tests need on Debian/Ubuntu, as root, idempotently:
 # MariaDB 10.11 + galera-4 + galera-arbitrator-4 (garbd, the arbitrator node) (+ rsync, mariadb-backup and socat for its state transfers) +
-# sysbench (reference) from apt, iproute2/util-linux for
+# sysbench (reference) and haproxy (a topology's proxy: member; its service is not started either) from apt, iproute2/util-linux for
 # namespaces, openssh-server/client (the SSH tests' sshd in namespaces), debootstrap, node with hdr-histogram-js (the tests'
 # second reader of latency.hlog), and the MySQL root filesystem (scripts/mysql-rootfs.sh).
 # The packaged MariaDB service is not started (habench runs its own servers).
@@ -14,7 +14,7 @@ start_rootfs() {
   [ -z "$rootfs_pid" ] && command -v debootstrap >/dev/null || return 0
   "$(dirname "$0")/mysql-rootfs.sh" "$rootfs" & rootfs_pid=$!
 }
-pkgs="mariadb-server mariadb-client galera-4 galera-arbitrator-4 mariadb-backup socat sysbench rsync debootstrap iproute2 util-linux procps chromium openssh-server openssh-client"
+pkgs="mariadb-server mariadb-client galera-4 galera-arbitrator-4 mariadb-backup socat sysbench haproxy rsync debootstrap iproute2 util-linux procps chromium openssh-server openssh-client"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

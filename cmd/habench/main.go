@@ -70,6 +70,7 @@ func run() int {
 	defer stop()
 	// SSH master connections to users' hosts end with the command.
 	defer host.CloseAll()
+	setHabenchBinary()
 	root := newRootCmd()
 	err := root.ExecuteContext(ctx)
 	if err == nil {
