@@ -155,9 +155,9 @@ func (c *Cluster) ServerProcess(name string) (pid int, startTicks uint64, err er
 			return 0, 0, err
 		}
 	}
-	n := cur.Node(name)
+	n := cur.Member(name)
 	if n == nil {
-		return 0, 0, fmt.Errorf("cluster %s: no node %q in its state file", c.Name, name)
+		return 0, 0, fmt.Errorf("cluster %s: no member %q in its state file", c.Name, name)
 	}
 	return n.PID, n.StartTicks, nil
 }

@@ -233,6 +233,7 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 	if c := b.Cluster; c != nil {
 		m.Topology = &c.Spec
 		m.Binaries = binariesRecord(c.Binaries)
+		m.Proxy = proxyRecord(c)
 		m.Cluster = map[string]any{"name": c.Name, "provider": c.Provider().Name(), "network": c.Network}
 		if c.Deployed() {
 			so := map[string]string{}

@@ -4,12 +4,15 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/proxy"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
@@ -260,8 +263,29 @@ func proxyEventsCSV(evs []schema.ProxyEvent) string {
 	return b.String()
 }
 
-// proxyPoll returns the function that reads c's proxy's state. Error when c's proxy has
-// no statistics endpoint habench can read.
+// proxyPoll returns the function that reads c's proxy's state: HAProxy's statistics
+// (proxy.ReadStats) on its stats endpoint, through the guarded dialer. Error when c's
+// proxy has no stats endpoint.
 func proxyPoll(c *cluster.Cluster) (func(context.Context) ([]proxyRow, error), error) {
-	return nil, fmt.Errorf("proxy %s: reading its state is not built yet", c.Spec.Proxy.Type)
+	p, port := c.Proxy(), c.ProxyPort("stats")
+	if p == nil || port == 0 {
+		return nil, fmt.Errorf("cluster %s: its proxy (%s) has no statistics endpoint habench can read", c.Name, c.Spec.Proxy.Type)
+	}
+	url := proxy.StatsURL(p.Host, port)
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: false, MaxIdleConnsPerHost: 1,
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return cluster.GuardedDial(ctx, addr) }}}
+	return func(ctx context.Context) ([]proxyRow, error) {
+		servers, err := proxy.ReadStats(ctx, hc, url)
+		if err != nil {
+			return nil, err
+		}
+		rows := make([]proxyRow, 0, len(servers))
+		for _, s := range servers {
+			if s.Backend != "write" && s.Backend != "read" {
+				continue
+			}
+			rows = append(rows, proxyRow{Endpoint: s.Backend, Server: s.Name, Status: s.Status, Backup: s.Backup, Sessions: s.Sessions})
+		}
+		return rows, nil
+	}, nil
 }

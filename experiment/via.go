@@ -3,9 +3,12 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 )
@@ -37,4 +40,29 @@ func viaOf(cell *scenario.Cell) string {
 		return cell.Via
 	}
 	return ""
+}
+
+// proxyRecord is manifest.json's proxy for c (nil without one): its type and version,
+// endpoints and configuration in effect.
+func proxyRecord(c *cluster.Cluster) *schema.ManifestProxy {
+	p := c.Proxy()
+	if p == nil {
+		return nil
+	}
+	addr := func(name string) string {
+		if port := c.ProxyPort(name); port > 0 {
+			return net.JoinHostPort(p.Host, strconv.Itoa(port))
+		}
+		return ""
+	}
+	m := &schema.ManifestProxy{Type: c.Spec.Proxy.Type, Version: cluster.ProxyVersion(c), Write: addr("write"), Stats: addr("stats")}
+	if c.Spec.Proxy.HasRead() {
+		m.Read = addr("read")
+	}
+	cfg, err := cluster.ProxyConfig(c)
+	if err != nil {
+		m.ConfigError = err.Error()
+	}
+	m.Config = cfg
+	return m
 }

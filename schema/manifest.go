@@ -61,6 +61,8 @@ type Manifest struct {
 	Topology    *topology.Spec    `json:"topology,omitempty"`
 	Cluster     map[string]any    `json:"cluster,omitempty"`
 	Binaries    *Binaries         `json:"binaries,omitempty"`
+	// Proxy is the cluster's proxy as it ran (nil without one).
+	Proxy *ManifestProxy `json:"proxy,omitempty"`
 	Nodes       []NodeInfo        `json:"nodes"`
 	// Links: "impairment" ("none", or a LinkImpairment), "network" and "description" (the
 	// provider's words for the network between the nodes).
@@ -194,4 +196,20 @@ type KnobValue struct {
 	// (provider options only).
 	ProviderOptions string `json:"provider_options,omitempty"`
 	Note            string `json:"note,omitempty"`
+}
+
+// ManifestProxy is manifest.json's "proxy": the cluster's proxy member as the run found it.
+type ManifestProxy struct {
+	// Type is topology.ProxySpec.Type ("haproxy"); Version its program's own words
+	// ("HAProxy version 2.6.12-1+deb12u4 ..."), "" when it could not be asked.
+	Type    string `json:"type"`
+	Version string `json:"version,omitempty"`
+	// Write, Read and Stats are its endpoints' addresses ("host:port"; Read "" without one).
+	Write string `json:"write"`
+	Read  string `json:"read,omitempty"`
+	Stats string `json:"stats,omitempty"`
+	// Config is its configuration in effect (habench's, or the user's proxy.config), and
+	// ConfigError why it could not be read.
+	Config      string `json:"config,omitempty"`
+	ConfigError string `json:"config_error,omitempty"`
 }
