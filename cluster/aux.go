@@ -17,6 +17,9 @@ type Program struct {
 	Start func(ctx context.Context, s *Store, c *Cluster, n *Node) error
 	// Health is n's one-line health for status, for a running process (nil: "running").
 	Health func(ctx context.Context, c *Cluster, n *Node) string
+	// Writer, for a proxy, is the node its write endpoint sends connections to now ("":
+	// none, or its state cannot be read; nil func: not a proxy).
+	Writer func(ctx context.Context, c *Cluster, n *Node) string
 }
 
 var programs = map[string]*Program{}

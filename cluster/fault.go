@@ -18,8 +18,8 @@ const WriterAlias = "writer"
 
 // CurrentWriter resolves node: WriterAlias becomes the node that takes writes now (a
 // group's PRIMARY as the running members say, refreshed in the state; the recorded source
-// otherwise; Galera's first writable node), any other name must be one of c's nodes.
-// Error: *topology.FieldError on "node".
+// otherwise; Galera's first writable node, or with a proxy the node its write endpoint
+// uses), any other name must be one of c's nodes. Error: *topology.FieldError on "node".
 func (c *Cluster) CurrentWriter(ctx context.Context, node string) (*Node, error) {
 	if node != WriterAlias {
 		n := c.Node(node)
@@ -31,6 +31,11 @@ func (c *Cluster) CurrentWriter(ctx context.Context, node string) (*Node, error)
 	if f := c.ops().RefreshRoles; f != nil {
 		if err := f(ctx, c); err != nil {
 			return nil, fmt.Errorf("cluster %s: finding the writer: %w", c.Name, err)
+		}
+	}
+	if def := topology.KindOf(c.Spec.Kind); def.NoSingleWriter != nil && def.NoSingleWriter(c.Spec) != "" {
+		if n := c.ProxyWriter(ctx); n != nil { // every node takes writes: the application's go where its proxy sends them
+			return n, nil
 		}
 	}
 	return c.Writer(), nil

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"slices"
 
 	"github.com/habench/habench/topology"
@@ -33,4 +34,18 @@ func (c *Cluster) ProxyPort(name string) int {
 		return 0
 	}
 	return n.Port + i
+}
+
+// ProxyWriter is the node c's proxy's write endpoint sends connections to now, nil when c
+// has no proxy, none is up there, or the proxy cannot say.
+func (c *Cluster) ProxyWriter(ctx context.Context) *Node {
+	n := c.Proxy()
+	if n == nil {
+		return nil
+	}
+	p, err := program(n)
+	if err != nil || p.Writer == nil {
+		return nil
+	}
+	return c.Node(p.Writer(ctx, c, n))
 }

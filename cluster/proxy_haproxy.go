@@ -26,7 +26,7 @@ import (
 // kill, stop and start of node proxy work on HAProxy; a start also replaces the check
 // server. The check server ends by itself once its config file is gone (destroy).
 func init() {
-	RegisterProgram(topology.HAProxy, Program{Start: startHAProxy, Health: haproxyHealth})
+	RegisterProgram(topology.HAProxy, Program{Start: startHAProxy, Health: haproxyHealth, Writer: haproxyWriter})
 }
 
 // The proxy's files in its directory.
@@ -317,4 +317,28 @@ func haproxyHealth(ctx context.Context, c *Cluster, n *Node) string {
 		return "haproxy running, statistics: " + strings.ReplaceAll(err.Error(), "\n", " ")
 	}
 	return "haproxy running, " + proxy.Summary(ss)
+}
+
+// ProxyVersion is the first line of `haproxy -v` of c's proxy program (proxy.binary or
+// haproxy on PATH), "" when it cannot be run.
+func ProxyVersion(c *Cluster) string {
+	bin, err := haproxyBinary(c.Spec.Proxy)
+	if err != nil {
+		return ""
+	}
+	out, err := exec.Command(bin, "-v").Output()
+	if err != nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(line)
+}
+
+// haproxyWriter is Program.Writer of HAProxy: proxy.WriteServer of its statistics.
+func haproxyWriter(ctx context.Context, c *Cluster, n *Node) string {
+	ss, err := proxyStats(ctx, c, n)
+	if err != nil {
+		return ""
+	}
+	return proxy.WriteServer(ss)
 }

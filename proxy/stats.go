@@ -123,14 +123,7 @@ func Settled(servers []Server) bool {
 // none up"), then, when there is a read endpoint, its servers up ("read 2 up: n2, n3",
 // "read none up").
 func Summary(servers []Server) string {
-	writer := ""
-	for _, backup := range []bool{false, true} {
-		for _, s := range servers {
-			if s.Backend == "write" && s.Up() && s.Backup == backup && writer == "" {
-				writer = s.Name
-			}
-		}
-	}
+	writer := WriteServer(servers)
 	var hasRead bool
 	var readers []string
 	for _, s := range servers {
@@ -153,4 +146,17 @@ func Summary(servers []Server) string {
 		line += fmt.Sprintf(", read %d up: %s", len(readers), strings.Join(readers, ", "))
 	}
 	return line
+}
+
+// WriteServer is the server the write endpoint sends new connections to: its first up
+// server that is not a backup, else its first up backup; "" when none is up.
+func WriteServer(servers []Server) string {
+	for _, backup := range []bool{false, true} {
+		for _, s := range servers {
+			if s.Backend == "write" && s.Up() && s.Backup == backup {
+				return s.Name
+			}
+		}
+	}
+	return ""
 }
