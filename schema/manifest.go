@@ -63,7 +63,7 @@ type Manifest struct {
 	Binaries    *Binaries         `json:"binaries,omitempty"`
 	// Proxy is the cluster's proxy as it ran (nil without one).
 	Proxy *ManifestProxy `json:"proxy,omitempty"`
-	Nodes       []NodeInfo        `json:"nodes"`
+	Nodes []NodeInfo     `json:"nodes"`
 	// Links: "impairment" ("none", or a LinkImpairment), "network" and "description" (the
 	// provider's words for the network between the nodes).
 	Links    map[string]any `json:"links"`
