@@ -219,7 +219,7 @@ func (s *Scenario) checkAxes(p *Plan, axes map[string]*Axis) error {
 					return LineError(v.Line, field, v.Label, err.Error())
 				}
 			case AxisVia:
-				if why := s.viaRefusal(v.Label, axes["topology"]); why != "" {
+				if why := s.viaRefusal(v.Label, axes["topology"], true); why != "" {
 					return LineError(v.Line, field, v.Label, why)
 				}
 			case AxisLinks:
@@ -245,7 +245,7 @@ func (s *Scenario) checkAxes(p *Plan, axes map[string]*Axis) error {
 		}
 	}
 	if s.Workload.Via != "" && axes["via"] == nil {
-		if why := s.viaRefusal(s.Workload.Via, axes["topology"]); why != "" {
+		if why := s.viaRefusal(s.Workload.Via, axes["topology"], false); why != "" {
 			return &topology.FieldError{Field: "workload.via", Value: s.Workload.Via, Reason: why}
 		}
 	}

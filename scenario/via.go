@@ -26,9 +26,10 @@ func (w ScenarioWorkload) ViaOrDefault() string {
 
 // viaRefusal says why via cannot be used with the scenario's topologies ("" when it
 // can): a value other than direct and proxy; proxy on a topology without a proxy (those
-// a topology axis names, every topology without one), or with workload.nodes or writer
-// auto (the proxy picks the node).
-func (s *Scenario) viaRefusal(via string, topologies *Axis) string {
+// a topology axis names, every topology without one), or with workload.nodes (the proxy
+// picks the node); for every cell (workload.via, axis false) also with writer auto (in a
+// via axis, writer auto is the direct cells').
+func (s *Scenario) viaRefusal(via string, topologies *Axis, axis bool) string {
 	switch via {
 	case ViaDirect:
 		return ""
@@ -47,7 +48,7 @@ func (s *Scenario) viaRefusal(via string, topologies *Axis) string {
 			return fmt.Sprintf("topology %s: workload.nodes chooses the nodes; through the proxy the proxy does", t.Name)
 		}
 	}
-	if s.Workload.Writer == WriterAuto {
+	if s.Workload.Writer == WriterAuto && !axis {
 		return "workload.writer auto follows the writer on the nodes; through the proxy the proxy does"
 	}
 	return ""

@@ -45,6 +45,10 @@ func TestViaAxis(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `workload.via "proxy": workload.writer auto`) {
 		t.Errorf("via proxy with writer auto: %v, want refused", err)
 	}
+	s = mustParse(t, "name: g\ntopologies: [{name: grp, kind: group, flavor: mysql, proxy: haproxy}]\nworkload: {test: oltp_read_write, options: {time: 10}, writer: auto}\nsweep: {via: [direct, proxy]}\n")
+	if _, err := s.Plan("full"); err != nil {
+		t.Errorf("a via axis with writer auto (the direct cells'): %v", err)
+	}
 }
 
 // What via cannot do is refused, naming the field and the value.
