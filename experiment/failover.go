@@ -131,7 +131,13 @@ func planFailover(p *scenario.Plan) []string {
 			func(action, node string) []string {
 				return disrupted(action, node, all, func() string { return topology.NodeName(1) }, t.Sites)
 			})
+		via := ""
+		if p.AxisOf(scenario.AxisVia).Name != "" {
+			via = " (in its direct cells; through the proxy, the proxy picks the node)"
+		}
 		switch {
+		case s.Workload.Via == scenario.ViaProxy && via == "":
+			out = append(out, fmt.Sprintf("client failover in %s: off (workload.via proxy: the proxy picks the node)", t.Name))
 		case ruledOut != "":
 			out = append(out, fmt.Sprintf("client failover in %s: off (%s)", t.Name, ruledOut))
 		case why == "":
@@ -139,7 +145,7 @@ func planFailover(p *scenario.Plan) []string {
 		case s.Workload.Failover == scenario.FailoverOff:
 			out = append(out, fmt.Sprintf("client failover in %s: off (workload.failover: off), though %s: a node's failure ends the cell unless its error is in --mysql-ignore-errors, as in sysbench", t.Name, why))
 		default:
-			out = append(out, fmt.Sprintf("client failover in %s: on, %s: a worker whose node fails moves to another live node and goes back once its own is live again, those failures retried whatever --mysql-ignore-errors says (workload.failover: off turns it off)", t.Name, why))
+			out = append(out, fmt.Sprintf("client failover in %s: on%s, %s: a worker whose node fails moves to another live node and goes back once its own is live again, those failures retried whatever --mysql-ignore-errors says (workload.failover: off turns it off)", t.Name, via, why))
 		}
 	}
 	return out
