@@ -113,7 +113,7 @@ func RestartCluster(ctx context.Context, sb *cluster.Store, c *cluster.Cluster) 
 	if !scenario.Restartable(c.Spec.Kind) {
 		return fmt.Errorf("restarting a %s topology is not supported", c.Spec.Kind)
 	}
-	w := c.Writer()
+	w := restartWriter(ctx, c)
 	var order []*cluster.Node // stop order: the others, then the writer
 	for _, n := range c.Nodes {
 		if n != w {
@@ -146,4 +146,21 @@ func RestartCluster(ctx context.Context, sb *cluster.Store, c *cluster.Cluster) 
 		return err
 	}
 	return errors.Join(escalated...)
+}
+
+// restartWriter is the node RestartCluster stops last and starts first (a group or a
+// Galera cluster bootstraps from it): the writer now (a group's PRIMARY as its members
+// say), or, when that node's server is down (a fault killed it and the writes moved on:
+// its data is behind), the first running writable node.
+func restartWriter(ctx context.Context, c *cluster.Cluster) *cluster.Node {
+	w := c.WriterNow(ctx)
+	if !c.NodeDown(w) {
+		return w
+	}
+	for _, n := range c.Nodes {
+		if !c.NodeDown(n) && n.Role.Writable() {
+			return n
+		}
+	}
+	return w
 }
