@@ -46,6 +46,9 @@ func (st *runState) proxySummary(sum *schema.Summary) error {
 	case ps.PollErrors > 0:
 		st.warn(fmt.Sprintf("⚠ the proxy's state could not be read %d times of %d", ps.PollErrors, ps.Polls), "proxy state reads failed", "errors", ps.PollErrors)
 	}
+	if err := st.proxyGone(); err != nil && st.runErr == nil {
+		st.runErr = err
+	}
 	if ps.NoWriterS > 0 {
 		st.warn(fmt.Sprintf("⚠ the proxy's write endpoint had no server up for %.1f s", ps.NoWriterS), "proxy without a writer", "seconds", ps.NoWriterS)
 	}
@@ -56,4 +59,22 @@ func (st *runState) proxySummary(sum *schema.Summary) error {
 		return fmt.Errorf("results %s: %s: %w", st.res.Dir, schema.ProxyEventsFile, err)
 	}
 	return nil
+}
+
+// proxyGone is the run's error when the cluster's proxy is not running after the run and
+// none of the run's faults took it down: a proxy that died is a failure the numbers
+// cannot hide (they went through it), named with its process.
+func (st *runState) proxyGone() error {
+	c := st.b.Cluster
+	if c.Dir() != "" { // the proxy as the state file has it now (a fault may have started it again)
+		if now, err := c.Reload(); err == nil {
+			c = now
+		}
+	}
+	p := c.Proxy()
+	if p == nil || !c.NodeDown(p) || faultedDown(st.man.Faults)[p.Name] {
+		return nil
+	}
+	st.warn(fmt.Sprintf("⚠ the proxy (%s, pid %d) is not running after the run, and no fault of the run stopped it", c.Spec.Proxy.Type, p.PID), "proxy died", "pid", p.PID)
+	return fmt.Errorf("the proxy (%s, pid %d) died during the run", c.Spec.Proxy.Type, p.PID)
 }
