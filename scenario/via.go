@@ -26,9 +26,9 @@ func (w ScenarioWorkload) ViaOrDefault() string {
 
 // viaRefusal says why via cannot be used with the scenario's topologies ("" when it
 // can): a value other than direct and proxy; proxy on a topology without a proxy (those
-// a topology axis names, every topology without one), or with workload.nodes (the proxy
-// picks the node); for every cell (workload.via, axis false) also with writer auto (in a
-// via axis, writer auto is the direct cells').
+// a topology axis names, every topology without one); for every cell (workload.via, axis
+// false) also with workload.nodes or writer auto (the proxy picks the node; in a via
+// axis, they are the direct cells').
 func (s *Scenario) viaRefusal(via string, topologies *Axis, axis bool) string {
 	switch via {
 	case ViaDirect:
@@ -44,7 +44,7 @@ func (s *Scenario) viaRefusal(via string, topologies *Axis, axis bool) string {
 		if t.Proxy.Type == "" {
 			return fmt.Sprintf("topology %s has no proxy (give it one: proxy: %s)", t.Name, topology.HAProxy)
 		}
-		if len(s.Workload.Nodes.For(t.Name)) > 0 {
+		if len(s.Workload.Nodes.For(t.Name)) > 0 && !axis {
 			return fmt.Sprintf("topology %s: workload.nodes chooses the nodes; through the proxy the proxy does", t.Name)
 		}
 	}

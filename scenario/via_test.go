@@ -56,7 +56,7 @@ func TestViaRefused(t *testing.T) {
 	for _, c := range []struct{ workload, sweep, field, value, why string }{
 		{", via: carrier", "", "workload.via", "carrier", "want direct or proxy"},
 		{", via: proxy", "", "workload.via", "proxy", "topology asy has no proxy"},
-		{", nodes: [n1]", "sweep: {topology: [gal], via: [direct, proxy]}\n", "sweep.via", "proxy", "workload.nodes"},
+		{", nodes: [n1], via: proxy", "sweep: {topology: [gal]}\n", "workload.via", "proxy", "workload.nodes"},
 		{"", "sweep: {via: [direct, proxy]}\n", "sweep.via", "proxy", "topology asy has no proxy"},
 	} {
 		s, err := scenario.ParseScenario([]byte(strings.Replace(viaTopologies, "%s", c.workload, 1) + c.sweep))
