@@ -133,8 +133,16 @@ func galeraLive(ctx context.Context, c *Cluster, n *Node, db *sql.DB) string {
 }
 
 // GaleraClusterSize is the wsrep_cluster_size of c when every member runs: its nodes
-// and its aux members (an arbitrator).
-func GaleraClusterSize(c *Cluster) int { return len(c.Nodes) + len(c.Aux) }
+// and its aux members that are group members (an arbitrator; not a proxy).
+func GaleraClusterSize(c *Cluster) int {
+	size := len(c.Nodes)
+	for _, a := range c.Aux {
+		if a.Role != topology.RoleProxy {
+			size++
+		}
+	}
+	return size
+}
 
 // GaleraStatus is a Galera node's own view of its membership, from SHOW GLOBAL STATUS.
 type GaleraStatus struct {

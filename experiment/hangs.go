@@ -180,6 +180,9 @@ func (st *runState) failover(sum *schema.Summary) {
 		moves = st.result.WriterMoves
 	}
 	setFailover(sum.Faults, st.man.Faults, seen, moves)
+	if st.b.Via == scenario.ViaProxy {
+		return // the proxy picks the node: the workers' nodes are not known (the Failover timeline has the proxy's)
+	}
 	var nodes []string
 	for _, ep := range st.b.Target.Endpoints {
 		nodes = append(nodes, ep.Label())
