@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"fmt"
+
+	"github.com/habench/habench/proxy"
 )
 
 // Program runs the process of an aux node (Cluster.Aux: a member that is not a SQL
@@ -17,9 +19,10 @@ type Program struct {
 	Start func(ctx context.Context, s *Store, c *Cluster, n *Node) error
 	// Health is n's one-line health for status, for a running process (nil: "running").
 	Health func(ctx context.Context, c *Cluster, n *Node) string
-	// Writer, for a proxy, is the node its write endpoint sends connections to now ("":
-	// none, or its state cannot be read; nil func: not a proxy).
-	Writer func(ctx context.Context, c *Cluster, n *Node) string
+	// State, for a proxy, reads its servers' state now: one proxy.Server per endpoint
+	// ("write", "read") and node, in the endpoint's order (nil func: not a proxy). Error:
+	// the proxy cannot be asked. A run reads it every 100 ms; it should answer within that.
+	State func(ctx context.Context, c *Cluster, n *Node) ([]proxy.Server, error)
 }
 
 var programs = map[string]*Program{}

@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
+	"github.com/habench/habench/proxy"
 	"github.com/habench/habench/topology"
 )
 
@@ -36,16 +38,30 @@ func (c *Cluster) ProxyPort(name string) int {
 	return n.Port + i
 }
 
-// ProxyWriter is the node c's proxy's write endpoint sends connections to now, nil when c
-// has no proxy, none is up there, or the proxy cannot say.
+// ProxyWriter is the node c's proxy's write endpoint sends connections to now
+// (proxy.WriteServer of ProxyState), nil when c has no proxy, none is up there, or the
+// proxy cannot say.
 func (c *Cluster) ProxyWriter(ctx context.Context) *Node {
+	ss, err := c.ProxyState(ctx)
+	if err != nil {
+		return nil
+	}
+	return c.Node(proxy.WriteServer(ss))
+}
+
+// ProxyState reads c's proxy's servers' state now (its Program's State). Error: c has no
+// proxy, its program cannot say, or the proxy does not answer.
+func (c *Cluster) ProxyState(ctx context.Context) ([]proxy.Server, error) {
 	n := c.Proxy()
 	if n == nil {
-		return nil
+		return nil, fmt.Errorf("cluster %s has no proxy", c.Name)
 	}
 	p, err := program(n)
-	if err != nil || p.Writer == nil {
-		return nil
+	if err != nil {
+		return nil, err
 	}
-	return c.Node(p.Writer(ctx, c, n))
+	if p.State == nil {
+		return nil, fmt.Errorf("cluster %s: proxy %s cannot tell its servers' state", c.Name, c.Spec.Proxy.Type)
+	}
+	return p.State(ctx, c, n)
 }

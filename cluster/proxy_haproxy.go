@@ -26,7 +26,7 @@ import (
 // kill, stop and start of node proxy work on HAProxy; a start also replaces the check
 // server. The check server ends by itself once its config file is gone (destroy).
 func init() {
-	RegisterProgram(topology.HAProxy, Program{Start: startHAProxy, Health: haproxyHealth, Writer: haproxyWriter})
+	RegisterProgram(topology.HAProxy, Program{Start: startHAProxy, Health: haproxyHealth, State: proxyStats})
 }
 
 // The proxy's files in its directory.
@@ -332,13 +332,4 @@ func ProxyVersion(c *Cluster) string {
 	}
 	line, _, _ := strings.Cut(string(out), "\n")
 	return strings.TrimSpace(line)
-}
-
-// haproxyWriter is Program.Writer of HAProxy: proxy.WriteServer of its statistics.
-func haproxyWriter(ctx context.Context, c *Cluster, n *Node) string {
-	ss, err := proxyStats(ctx, c, n)
-	if err != nil {
-		return ""
-	}
-	return proxy.WriteServer(ss)
 }

@@ -4,15 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/habench/habench/cluster"
-	"github.com/habench/habench/proxy"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
@@ -263,19 +260,14 @@ func proxyEventsCSV(evs []schema.ProxyEvent) string {
 	return b.String()
 }
 
-// proxyPoll returns the function that reads c's proxy's state: HAProxy's statistics
-// (proxy.ReadStats) on its stats endpoint, through the guarded dialer. Error when c's
-// proxy has no stats endpoint.
+// proxyPoll returns the function that reads c's proxy's state (Cluster.ProxyState: its
+// program's, HAProxy's statistics). Error when c has no proxy.
 func proxyPoll(c *cluster.Cluster) (func(context.Context) ([]proxyRow, error), error) {
-	p, port := c.Proxy(), c.ProxyPort("stats")
-	if p == nil || port == 0 {
-		return nil, fmt.Errorf("cluster %s: its proxy (%s) has no statistics endpoint habench can read", c.Name, c.Spec.Proxy.Type)
+	if c.Proxy() == nil {
+		return nil, fmt.Errorf("cluster %s has no proxy", c.Name)
 	}
-	url := proxy.StatsURL(p.Host, port)
-	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: false, MaxIdleConnsPerHost: 1,
-		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return cluster.GuardedDial(ctx, addr) }}}
 	return func(ctx context.Context) ([]proxyRow, error) {
-		servers, err := proxy.ReadStats(ctx, hc, url)
+		servers, err := c.ProxyState(ctx)
 		if err != nil {
 			return nil, err
 		}
