@@ -8,6 +8,7 @@ import (
 
 	"github.com/habench/habench/report"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/topology"
 )
 
 // nodeLag is one node's heartbeat lag over a window of samples (lagStats).
@@ -91,8 +92,11 @@ func lagTicks(samples []sampler.Sample) (ticks map[float64]map[string]*lagTick, 
 		}
 		return lt
 	}
+	proxies := map[string]bool{}
 	for _, s := range samples {
 		switch s.Metric {
+		case sampler.MetricRole:
+			proxies[s.Node] = proxies[s.Node] || s.Value == sampler.RoleCodes[topology.RoleProxy]
 		case sampler.MetricSamplerErrors:
 			at(s).present = true
 		case sampler.MetricLag:
@@ -102,6 +106,13 @@ func lagTicks(samples []sampler.Sample) (ticks map[float64]map[string]*lagTick, 
 			at(s).outside = at(s).outside || s.Value == 0
 		case sampler.MetricGRMajorityState:
 			at(s).outside = at(s).outside || s.Value != 1
+		}
+	}
+	for _, tick := range ticks { // a proxy has no lag: it holds no data
+		for node := range proxies {
+			if proxies[node] {
+				delete(tick, node)
+			}
 		}
 	}
 	return ticks, hb

@@ -46,7 +46,7 @@ func (st *runState) proxySummary(sum *schema.Summary) error {
 	case ps.PollErrors > 0:
 		st.warn(fmt.Sprintf("⚠ the proxy's state could not be read %d times of %d", ps.PollErrors, ps.Polls), "proxy state reads failed", "errors", ps.PollErrors)
 	}
-	if err := st.proxyGone(); err != nil && st.runErr == nil {
+	if err := st.proxyGone(); err != nil {
 		st.runErr = err
 	}
 	if ps.NoWriterS > 0 {
@@ -63,7 +63,8 @@ func (st *runState) proxySummary(sum *schema.Summary) error {
 
 // proxyGone is the run's error when the cluster's proxy is not running after the run and
 // none of the run's faults took it down: a proxy that died is a failure the numbers
-// cannot hide (they went through it), named with its process.
+// cannot hide (they went through it), named with its process, wrapping the run's error
+// (the workers' lost endpoint) when it has one.
 func (st *runState) proxyGone() error {
 	c := st.b.Cluster
 	if c.Dir() != "" { // the proxy as the state file has it now (a fault may have started it again)
@@ -76,5 +77,8 @@ func (st *runState) proxyGone() error {
 		return nil
 	}
 	st.warn(fmt.Sprintf("⚠ the proxy (%s, pid %d) is not running after the run, and no fault of the run stopped it", c.Spec.Proxy.Type, p.PID), "proxy died", "pid", p.PID)
+	if st.runErr != nil {
+		return fmt.Errorf("the proxy (%s, pid %d) died during the run: %w", c.Spec.Proxy.Type, p.PID, st.runErr)
+	}
 	return fmt.Errorf("the proxy (%s, pid %d) died during the run", c.Spec.Proxy.Type, p.PID)
 }

@@ -278,7 +278,7 @@ const MetricRole = "role"
 
 // RoleCodes are MetricRole's values.
 var RoleCodes = map[topology.Role]float64{topology.RoleSource: 1, topology.RoleReplica: 2, topology.RolePrimary: 3,
-	topology.RoleSecondary: 4, topology.RoleNode: 5}
+	topology.RoleSecondary: 4, topology.RoleNode: 5, topology.RoleProxy: 6}
 
 // RoleOfCode is the role of a MetricRole value ("" when unknown).
 func RoleOfCode(v float64) topology.Role {

@@ -1,0 +1,122 @@
+package experiment_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/internal/testenv"
+	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/schema"
+	"github.com/habench/habench/topology"
+	"github.com/habench/habench/workload"
+)
+
+// TestRunThroughProxy: oltp_read_write through HAProxy's write endpoint (checks every
+// 200 ms) in front of a 3-node Galera cluster (MariaDB), the writer (the proxy's: where
+// the application writes) killed 3 s in. The run reads the proxy's state every 100 ms:
+// summary.json has the proxy's write servers in turn (the killed node, then another),
+// the fault's proxy view (the old server marked down within a few checks, the next one)
+// and the client's outage; proxy_events.csv, the proxy's CPU in samples.csv, the
+// manifest's proxy and via, and report.md's Proxy and Failover timeline sections. Then
+// HAProxy is killed (not by a fault) 1 s into another run: that run fails, naming it.
+func TestRunThroughProxy(t *testing.T) {
+	t.Parallel()
+	s := testenv.Store(t)
+	cluster.HabenchBinary = testenv.Habench(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	spec := testenv.Spec(t, testenv.Name(t, "viap"), topology.Galera, 3, topology.MariaDB)
+	spec.Proxy = topology.ProxySpec{Type: topology.HAProxy, CheckInterval: 200 * time.Millisecond}
+	c, err := s.Deploy(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := smallOptions(2, 10*time.Second)
+	o.Tables, o.Rate = 1, behaviourRate
+	b, stdout := preparedBench(ctx, t, s, c, "oltp_read_write", o)
+	if b.Target, err = experiment.ProxyTarget(c, "sbtest", "via"); err != nil {
+		t.Fatal(err)
+	}
+	b.Via = scenario.ViaProxy
+	b.Faults = []scenario.FaultEvent{{At: schema.Duration(3 * time.Second), Action: "kill", Node: "writer"}}
+	out, err := b.Run(ctx)
+	t.Logf("output:\n%s", stdout.String())
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	sum := out.Summary
+	p := sum.Proxy
+	if p == nil || p.Type != topology.HAProxy || p.Polls < 50 || p.PollErrors > 0 || p.Error != "" || p.CPUCores == nil {
+		t.Fatalf("summary proxy %+v: want haproxy read 50 times or more without an error, its CPU sampled", p)
+	}
+	if len(sum.Faults) != 1 || sum.Faults[0].Proxy == nil {
+		t.Fatalf("summary faults %+v: want the kill with the proxy's view", sum.Faults)
+	}
+	f := sum.Faults[0]
+	fp := f.Proxy
+	t.Logf("kill %s: proxy down after %v s (%d sessions), sessions gone %v, next %s after %v s; client down %v s, back %v s; write servers %v, %.1f s without",
+		f.Node, deref(fp.DownS), fp.SessionsAtDown, deref(fp.LeftS), fp.NewServer, deref(fp.NewServerS), deref(f.ClientDownS), deref(f.RecoveryS), p.WriteServers, p.NoWriterS)
+	if fp.Server != f.Node || !slices.Equal(p.WriteServers, []string{f.Node, fp.NewServer}) {
+		t.Errorf("proxy server at the kill %q, write servers %v, next %q: want the killed %s, then another", fp.Server, p.WriteServers, fp.NewServer, f.Node)
+	}
+	// Down after 3 failed checks 200 ms apart, each up to 2 s (the check server's timeout):
+	// well within 10 s; the next server once Galera's view has changed.
+	if fp.DownS == nil || *fp.DownS <= 0 || *fp.DownS > 10 || fp.NewServerS == nil || *fp.NewServerS > 20 {
+		t.Errorf("proxy down after %v s, next server after %v s: want both seen, down within 10 s", deref(fp.DownS), deref(fp.NewServerS))
+	}
+	if strings.Contains(f.PeakLagUnknown, topology.ProxyName) {
+		t.Errorf("peak lag unknown %q: a proxy has no lag", f.PeakLagUnknown)
+	}
+	if f.ClientDownS == nil || f.RecoveryS == nil || *f.RecoveryS < *f.ClientDownS {
+		t.Errorf("client down %v s, back %v s: want an outage through the proxy", deref(f.ClientDownS), deref(f.RecoveryS))
+	}
+	files := map[string]string{}
+	for _, name := range []string{"manifest.json", "report.md", schema.ProxyEventsFile, "samples.csv"} {
+		raw, err := os.ReadFile(filepath.Join(out.Dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = string(raw)
+	}
+	proxyDiesMidRun(ctx, t, b, c)
+	for name, want := range map[string][]string{
+		"manifest.json":        {`"via": "proxy"`, `"endpoints": [` + "\n" + `      "proxy"`, `"version": "HAProxy version`, `listen write`},
+		"report.md":            {"## Proxy", "### Failover timeline", "kill | " + f.Node},
+		schema.ProxyEventsFile: {"at_s,endpoint,server,status,serving,sessions\n", ",write," + f.Node + ",DOWN,false,"},
+		"samples.csv":          {",proxy,mysqld_cpu_cores,"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(files[name], w) {
+				t.Errorf("%s lacks %q", name, w)
+			}
+		}
+	}
+}
+
+// proxyDiesMidRun runs b again for 4 s without faults and SIGKILLs c's HAProxy after the
+// first report interval: the run must fail, naming the proxy.
+func proxyDiesMidRun(ctx context.Context, t *testing.T, b *experiment.Bench, c *cluster.Cluster) {
+	t.Helper()
+	now, err := c.Reload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := now.Proxy().PID
+	var once sync.Once
+	b2 := *b
+	b2.Faults, b2.Options.Time = nil, 4*time.Second
+	b2.OnInterval = func(workload.Interval) { once.Do(func() { syscall.Kill(pid, syscall.SIGKILL) }) }
+	if _, err := b2.Run(ctx); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the proxy (haproxy, pid %d) died during the run", pid)) {
+		t.Errorf("a run whose proxy died: %v, want an error naming haproxy pid %d", err, pid)
+	}
+}
