@@ -38,4 +38,4 @@ func TestProxyUserBinaryRefused(t *testing.T) {
 }
 
 // userProxies are the proxies that run the user's binary (proxy.binary required).
-var userProxies = []string{topology.ProxySQL}
+var userProxies = []string{topology.ProxySQL, topology.MySQLRouter}

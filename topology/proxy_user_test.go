@@ -13,7 +13,7 @@ func TestProxyUserBinarySpec(t *testing.T) {
 	for _, tc := range []struct {
 		typ   string
 		ports int
-	}{{ProxySQL, 3}} {
+	}{{ProxySQL, 3}, {MySQLRouter, 3}} {
 		s, err := ParseSpecYAML([]byte("name: x\nkind: group\nflavor: mysql\nproxy: {type: " + tc.typ + ", binary: /opt/" + tc.typ + "/bin/" + tc.typ + "}\n"))
 		if err != nil {
 			t.Fatal(err)
