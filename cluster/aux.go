@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/habench/habench/proxy"
+	"github.com/habench/habench/topology"
 )
 
 // Program runs the process of an aux node (Cluster.Aux: a member that is not a SQL
@@ -23,6 +24,16 @@ type Program struct {
 	// ("write", "read") and node, in the endpoint's order (nil func: not a proxy). Error:
 	// the proxy cannot be asked. A run reads it every 100 ms; it should answer within that.
 	State func(ctx context.Context, c *Cluster, n *Node) ([]proxy.Server, error)
+	// Check says what the program lacks on this machine for spec (a proxy's binary not
+	// found), before anything of spec is deployed (nil: nothing to check). Error: one
+	// line naming the field and its value, a *topology.FieldError.
+	Check func(spec topology.Spec) error
+	// Config, for a proxy, is its configuration in effect: the file it was started with,
+	// or before a start the one it would be started with (nil: it has none to show).
+	Config func(c *Cluster, n *Node) (string, error)
+	// Version, for a proxy, is its program's own words on its version ("HAProxy version
+	// 2.6.12 ..."), "" when it cannot be asked (nil: never).
+	Version func(c *Cluster) string
 }
 
 var programs = map[string]*Program{}
@@ -44,6 +55,24 @@ func program(n *Node) (*Program, error) {
 		return nil, fmt.Errorf("node %s: program %q is not part of this habench", n.Name, n.Program)
 	}
 	return p, nil
+}
+
+// checkPrograms runs the Check of every aux member's Program of spec (its kind's and its
+// proxy's): a deploy calls it before it makes anything. Error: the first Check's, or a
+// program that is not part of this habench.
+func checkPrograms(spec topology.Spec) error {
+	for _, a := range spec.AuxNodes() {
+		p, ok := programs[a.Program]
+		if !ok {
+			return fmt.Errorf("member %s: program %q is not part of this habench", a.Name, a.Program)
+		}
+		if p.Check != nil {
+			if err := p.Check(spec); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Members returns every member of c: its SQL servers (Nodes), then its aux nodes.

@@ -26,7 +26,9 @@ import (
 // kill, stop and start of node proxy work on HAProxy; a start also replaces the check
 // server. The check server ends by itself once its config file is gone (destroy).
 func init() {
-	RegisterProgram(topology.HAProxy, Program{Start: startHAProxy, Health: haproxyHealth, State: proxyStats})
+	RegisterProgram(topology.HAProxy, Program{Start: startHAProxy, Health: haproxyHealth, State: proxyStats,
+		Check:  func(spec topology.Spec) error { _, err := haproxyBinary(spec.Proxy); return err },
+		Config: haproxyConfigInEffect, Version: haproxyVersion})
 }
 
 // The proxy's files in its directory.
@@ -109,14 +111,10 @@ func haproxyConfig(c *Cluster, n *Node, backends []proxy.Backend) proxy.HAProxyC
 	return cfg
 }
 
-// ProxyConfig returns the configuration of c's proxy in effect: the file it was started
-// with (habench's, or a copy of the user's proxy.config), or before a start the one it
-// would be started with. Error: c has no proxy, a file cannot be read.
-func ProxyConfig(c *Cluster) (string, error) {
-	n := c.Proxy()
-	if n == nil {
-		return "", fmt.Errorf("cluster %s has no proxy", c.Name)
-	}
+// haproxyConfigInEffect is the Program's Config: the file HAProxy was started with
+// (habench's, or a copy of the user's proxy.config), or before a start the one it would
+// be started with. Error: a file cannot be read.
+func haproxyConfigInEffect(c *Cluster, n *Node) (string, error) {
 	if b, err := os.ReadFile(filepath.Join(n.Dir, haproxyConfigFile)); err == nil {
 		return string(b), nil
 	}
@@ -319,17 +317,12 @@ func haproxyHealth(ctx context.Context, c *Cluster, n *Node) string {
 	return "haproxy running, " + proxy.Summary(ss)
 }
 
-// ProxyVersion is the first line of `haproxy -v` of c's proxy program (proxy.binary or
-// haproxy on PATH), "" when it cannot be run.
-func ProxyVersion(c *Cluster) string {
+// haproxyVersion is the Program's Version: the first line of `haproxy -v` of c's proxy
+// program (proxy.binary or haproxy on PATH), "" when it cannot be run.
+func haproxyVersion(c *Cluster) string {
 	bin, err := haproxyBinary(c.Spec.Proxy)
 	if err != nil {
 		return ""
 	}
-	out, err := exec.Command(bin, "-v").Output()
-	if err != nil {
-		return ""
-	}
-	line, _, _ := strings.Cut(string(out), "\n")
-	return strings.TrimSpace(line)
+	return programFirstLine(bin, "-v")
 }

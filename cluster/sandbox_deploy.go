@@ -26,6 +26,9 @@ func (s *Store) Deploy(ctx context.Context, spec topology.Spec) (c *Cluster, err
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkPrograms(spec); err != nil { // a proxy's binary: refused before anything is made
+		return nil, err
+	}
 	deployedByUs(spec.Name, s.stateDir())
 	defer func() {
 		if err != nil {

@@ -1,8 +1,10 @@
 // Package proxy is what habench knows of a proxy in front of a topology's servers
 // (topology.ProxySpec): HAProxy's configuration (HAProxyText), the health-check server
 // HAProxy asks which server is the writer and which may serve reads (Checker, Serve),
-// and HAProxy's statistics page (ReadStats). It runs nothing itself: package cluster
-// starts HAProxy and `habench proxy-check`, which serves a Checker.
+// and HAProxy's statistics page (ReadStats); ProxySQL's proxysql.cnf (ProxySQLText) and
+// MySQL Router's mysqlrouter.conf (RouterText), with their state as Server rows
+// (ProxySQLServers, RouterServers). It runs nothing itself: package cluster starts the
+// proxies and `habench proxy-check`, which serves a Checker.
 package proxy
 
 import (
