@@ -63,7 +63,20 @@ type PromoteReport struct {
 	// were not running (they replicate from NewSource when started with StartNode).
 	Repointed, Down []string
 	Took            time.Duration
+	// ProxyOff, with a proxy and a running old source, is how long the old source stayed
+	// fenced (writes blocked) after the promotion until the proxy stopped sending writes
+	// to it; ProxyStill says it still did when habench stopped waiting (ProxyWait).
+	ProxyOff   time.Duration
+	ProxyStill bool
+	// SessionsKilled are the benchmark user's sessions still on the running old source
+	// after the promotion, closed by habench (KILL CONNECTION) as a switchover does: their
+	// clients reconnect to the new source (or through the proxy).
+	SessionsKilled int
 }
+
+// ProxyWait bounds how long a promotion keeps the old source fenced for a proxy to stop
+// sending it writes.
+const ProxyWait = 10 * time.Second
 
 // Promote makes replica node the source of an async or semi-sync sandbox and repoints
 // every other running node to it with GTID auto-positioning (MySQL SOURCE_AUTO_POSITION,
@@ -121,10 +134,14 @@ func (s *Store) Promote(ctx context.Context, c *Cluster, node string, catchUp ti
 		}
 	}
 	if fence != nil {
+		// A proxy sends writes to the old source until its checks see it read-only: the
+		// fence holds them (read_only does not stop a user with SUPER) until it stops.
+		rep.ProxyOff, rep.ProxyStill = c.waitProxyLeaves(ctx, old)
 		// The new source takes writes; the old one stays read-only (its SET GLOBAL
 		// read_only would wait for this lock while it is held).
 		fence.Close()
 		fence = nil
+		rep.SessionsKilled = killBenchSessions(ctx, odbOf(c, old))
 	}
 	nr.Role = topology.RoleSource
 	old.Role = topology.RoleReplica
@@ -595,4 +612,61 @@ func (v GroupView) listsID(id string) bool {
 		}
 	}
 	return false
+}
+
+// waitProxyLeaves waits, when c has a proxy, until its write endpoint no longer sends
+// connections to old (ProxyWait at most): how long it waited, and true when it still did.
+func (c *Cluster) waitProxyLeaves(ctx context.Context, old *Node) (time.Duration, bool) {
+	if c.Proxy() == nil {
+		return 0, false
+	}
+	start := time.Now()
+	for time.Since(start) < ProxyWait {
+		if w := c.ProxyWriter(ctx); w == nil || w.Name != old.Name {
+			return time.Since(start), false
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(start), true
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return time.Since(start), true
+}
+
+// odbOf opens an admin pool on n (nil when it cannot).
+func odbOf(c *Cluster, n *Node) *sql.DB {
+	db, err := c.OpenAdmin(n)
+	if err != nil {
+		return nil
+	}
+	return db
+}
+
+// killBenchSessions closes (KILL CONNECTION) every session of the benchmark user on db
+// and closes db; it returns how many it closed (0 when db is nil or cannot be asked).
+func killBenchSessions(ctx context.Context, db *sql.DB) int {
+	if db == nil {
+		return 0
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = ?", topology.BenchUser)
+	if err != nil {
+		return 0
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if rows.Scan(&id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	rows.Close()
+	n := 0
+	for _, id := range ids {
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id)); err == nil {
+			n++
+		}
+	}
+	return n
 }

@@ -55,5 +55,14 @@ func injectPromote(ctx context.Context, in *Injector, c *cluster.Cluster, n *clu
 	if len(rep.Down) > 0 {
 		detail += "; down, repointed when started: " + strings.Join(rep.Down, ",")
 	}
+	if rep.ProxyOff > 0 || rep.ProxyStill {
+		detail += fmt.Sprintf("; the proxy stopped sending writes to %s after %.2f s (held fenced until then)", rep.OldSource, rep.ProxyOff.Seconds())
+		if rep.ProxyStill {
+			detail = strings.Replace(detail, "; the proxy stopped", "; ⚠ the proxy had not stopped", 1)
+		}
+	}
+	if rep.OldSourceUp {
+		detail += fmt.Sprintf("; %d benchmark sessions left on %s closed", rep.SessionsKilled, rep.OldSource)
+	}
 	return detail, err
 }
