@@ -185,9 +185,13 @@ func proxyFaults(fs []schema.FaultSummary, faults []schema.RunFault, evs []schem
 			until = faults[i+1].AtS
 		}
 		fp := &schema.FaultProxy{}
+		sessions := map[string]int{} // each write server's sessions at its latest change
 		for _, e := range evs {
 			if e.AtS > f.AtS {
 				break
+			}
+			if e.Endpoint == "write" {
+				sessions[e.Server] = e.Sessions
 			}
 			if e.Endpoint == "write" && e.Serving {
 				fp.Server = e.Server
@@ -199,10 +203,15 @@ func proxyFaults(fs []schema.FaultSummary, faults []schema.RunFault, evs []schem
 			if e.AtS <= f.AtS || e.AtS >= until || e.Endpoint != "write" {
 				continue
 			}
+			if !proxyDown(e.Status) && e.Server == fp.Server && fp.DownS == nil {
+				sessions[e.Server] = e.Sessions
+			}
 			d := e.AtS - f.AtS
 			switch {
 			case e.Server == fp.Server && fp.DownS == nil && proxyDown(e.Status):
-				fp.DownS, fp.SessionsAtDown = &d, e.Sessions
+				// Its sessions before the proxy gave up on it (HAProxy closes them as it
+				// marks the server down: the read that sees DOWN sees none).
+				fp.DownS, fp.SessionsAtDown = &d, max(sessions[e.Server], e.Sessions)
 				if e.Sessions == 0 {
 					fp.LeftS = &d
 				}

@@ -56,8 +56,9 @@ type FaultProxy struct {
 	// DownS is when the proxy marked it DOWN (nil: it did not before the run ended or the
 	// node's next fault).
 	DownS *float64 `json:"down_s"`
-	// SessionsAtDown are its sessions through the proxy when it was marked DOWN, LeftS when
-	// they were gone (the proxy closed them, or the clients left; nil: never).
+	// SessionsAtDown are its sessions through the proxy when it was marked DOWN (as the last
+	// read before that saw them: HAProxy closes them as it marks it), LeftS when they were
+	// gone (the proxy closed them, or the clients left; nil: never).
 	SessionsAtDown int      `json:"sessions_at_down"`
 	LeftS          *float64 `json:"left_s"`
 	// NewServer is the next server the write endpoint sent connections to, NewServerS when
