@@ -69,8 +69,9 @@ type PromoteReport struct {
 	ProxyOff   time.Duration
 	ProxyStill bool
 	// SessionsKilled are the benchmark user's sessions still on the running old source
-	// after the promotion, closed by habench (KILL CONNECTION) as a switchover does: their
-	// clients reconnect to the new source (or through the proxy).
+	// after the promotion, closed by habench (KILL CONNECTION, with every other client
+	// session, while the fence holds) as a switchover does: their clients reconnect to the
+	// new source (or through the proxy).
 	SessionsKilled int
 }
 
@@ -133,18 +134,24 @@ func (s *Store) Promote(ctx context.Context, c *Cluster, node string, catchUp ti
 			return nil, fmt.Errorf("node %s: %s: %w", nr.Name, redact(q), err)
 		}
 	}
+	nr.Role = topology.RoleSource
+	old.Role = topology.RoleReplica
 	if fence != nil {
 		// A proxy sends writes to the old source until its checks see it read-only: the
 		// fence holds them (read_only does not stop a user with SUPER) until it stops.
 		rep.ProxyOff, rep.ProxyStill = c.waitProxyLeaves(ctx, old)
+		// habench's own writers (the probe, the heartbeat) find the new source in the
+		// state from here on; every client session on the old one is closed while the
+		// fence holds: a commit waiting for the fence would complete when it goes.
+		if err := c.save(); err != nil {
+			return rep, err
+		}
+		rep.SessionsKilled = killClientSessions(ctx, fence)
 		// The new source takes writes; the old one stays read-only (its SET GLOBAL
 		// read_only would wait for this lock while it is held).
 		fence.Close()
 		fence = nil
-		rep.SessionsKilled = killBenchSessions(ctx, odbOf(c, old))
 	}
-	nr.Role = topology.RoleSource
-	old.Role = topology.RoleReplica
 	if err := c.repointAll(ctx, nr, rep); err != nil {
 		return rep, errors.Join(err, c.save())
 	}
@@ -634,39 +641,33 @@ func (c *Cluster) waitProxyLeaves(ctx context.Context, old *Node) (time.Duration
 	return time.Since(start), true
 }
 
-// odbOf opens an admin pool on n (nil when it cannot).
-func odbOf(c *Cluster, n *Node) *sql.DB {
-	db, err := c.OpenAdmin(n)
-	if err != nil {
-		return nil
-	}
-	return db
-}
-
-// killBenchSessions closes (KILL CONNECTION) every session of the benchmark user on db
-// and closes db; it returns how many it closed (0 when db is nil or cannot be asked).
-func killBenchSessions(ctx context.Context, db *sql.DB) int {
-	if db == nil {
-		return 0
-	}
-	defer db.Close()
-	rows, err := db.QueryContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = ?", topology.BenchUser)
+// killClientSessions closes (KILL CONNECTION), through the fence's own connection, every
+// client session on the old source but the fence's (not the replication threads nor
+// the server's own), and returns how many of them were the benchmark user's (0 when the
+// sessions cannot be listed).
+func killClientSessions(ctx context.Context, fence *sql.Conn) int {
+	rows, err := fence.QueryContext(ctx, "SELECT ID, USER FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() "+
+		"AND COMMAND NOT IN ('Daemon', 'Binlog Dump', 'Binlog Dump GTID') AND USER NOT IN ('system user', 'event_scheduler')")
 	if err != nil {
 		return 0
 	}
-	var ids []int64
+	type sess struct {
+		id   int64
+		user string
+	}
+	var all []sess
 	for rows.Next() {
-		var id int64
-		if rows.Scan(&id) == nil {
-			ids = append(ids, id)
+		var s sess
+		if rows.Scan(&s.id, &s.user) == nil {
+			all = append(all, s)
 		}
 	}
 	rows.Close()
-	n := 0
-	for _, id := range ids {
-		if _, err := db.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id)); err == nil {
-			n++
+	bench := 0
+	for _, s := range all {
+		if _, err := fence.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", s.id)); err == nil && s.user == topology.BenchUser {
+			bench++
 		}
 	}
-	return n
+	return bench
 }
