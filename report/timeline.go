@@ -2,10 +2,12 @@ package report
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/habench/habench/schema"
+	"github.com/habench/habench/stats"
 )
 
 // The failover timeline: each fault that took something away, as every layer saw it, in
@@ -86,7 +88,71 @@ func SweepTimelineTable(f *schema.SweepFile) string {
 		}
 	}
 	b.WriteString("\n" + TimelineNote + "\n")
+	b.WriteString(timelinePoints(f))
 	return b.String()
+}
+
+// timelinePoints is the timeline's per-point summary when a point has repeats: for each
+// fault (by its place in the run), the mean [95% CI] over the point's runs of the proxy's
+// writer down, its next server and the client's time down ("" when no point has two runs).
+func timelinePoints(f *schema.SweepFile) string {
+	byDir := map[string]*schema.CellRecord{}
+	for i := range f.Cells {
+		byDir[filepath.Base(f.Cells[i].Dir)] = &f.Cells[i] // a run's ID is its directory, relative or not
+	}
+	var rows []string
+	for _, p := range f.Summary {
+		if len(p.Runs) < 2 {
+			continue
+		}
+		for k := 0; ; k++ {
+			var down, next, client []float64
+			name := ""
+			for _, id := range p.Runs {
+				c := byDir[filepath.Base(id)]
+				if c == nil || k >= len(c.Faults) {
+					continue
+				}
+				fs := c.Faults[k]
+				name = fs.Action + " " + fs.Node
+				if fp := fs.Proxy; fp != nil && fp.DownS != nil {
+					down = append(down, *fp.DownS)
+				}
+				if fp := fs.Proxy; fp != nil && fp.NewServerS != nil {
+					next = append(next, *fp.NewServerS)
+				}
+				if fs.ClientDownS != nil && fs.RecoveryS != nil {
+					client = append(client, *fs.RecoveryS-max(0, *fs.ClientDownS))
+				}
+			}
+			if name == "" {
+				break
+			}
+			if len(down)+len(next)+len(client) == 0 {
+				continue
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | fault %d (%s in the first run) | %s | %s | %s |", p.Topology, orDash(p.Group), k+1, name,
+				runsText(down), runsText(next), runsText(client)))
+		}
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	return "\nPer point, the mean over its runs [95% CI] (n: runs that saw it):\n\n| topology | point | fault | proxy: writer down s | proxy: next server s | client down s |\n|---|---|---|---|---|---|\n" +
+		strings.Join(rows, "\n") + "\n"
+}
+
+// runsText is xs as sampleText with the number of runs ("7.03 [6.41-7.65] (n 3)"), "-"
+// when empty.
+func runsText(xs []float64) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	s := stats.Of(xs)
+	if !s.HasCI() {
+		return sampleText(&s, 1, 2)
+	}
+	return fmt.Sprintf("%s (n %d)", sampleText(&s, 1, 2), len(xs))
 }
 
 // ProxySection is report.md's "Proxy" section ("" without one): its health checks, the

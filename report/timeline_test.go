@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/habench/habench/schema"
+	"github.com/habench/habench/stats"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -36,6 +37,13 @@ func TestTimelineTable(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("sweep timeline lacks %q:\n%s", want, md)
 		}
+	}
+	sw.Cells[1].Dir = "c2"
+	sw.Cells = append(sw.Cells, sw.Cells[1])
+	sw.Cells[2].Index, sw.Cells[2].Dir = 3, "c3"
+	sw.Summary = []*stats.Cell{{Topology: "gal", Group: "via=proxy", Runs: []string{"/r/c2", "/r/c3"}}}
+	if md := SweepTimelineTable(sw); !strings.Contains(md, "| gal | via=proxy | fault 1 (kill n1 in the first run) | 0.60 [0.60-0.60] (n 2) | 6.10 [6.10-6.10] (n 2) | 6.35 [6.35-6.35] (n 2) |") {
+		t.Errorf("sweep timeline lacks the point's means over its runs:\n%s", md)
 	}
 	ps := ProxySection(&schema.ProxySummary{Type: "haproxy", CheckIntervalMs: 200, Fall: 3, Rise: 2, Polls: 300, Events: 12, WriteServers: []string{"n1", "n2"}, NoWriterS: 5.5, CPUCores: f64(0.012)})
 	if !strings.Contains(ps, "servers in turn: n1 → n2; without one for 5.5 s") || !strings.Contains(ps, "0.012 cores") {
