@@ -63,7 +63,13 @@ probe: false
 	r := &experiment.ScenarioRun{Scenario: s, Store: sb, ResultsDir: t.TempDir(), Injector: in}
 	dir, _, err := r.Run(ctx)
 	if err != nil {
-		t.Fatalf("run: %v", err)
+		why := ""
+		if f, ferr := experiment.ReadSweepFile(dir); ferr == nil {
+			for _, c := range f.Cells {
+				why += fmt.Sprintf("\n\t%s: %s %s", c.Topology, c.Status, c.Error)
+			}
+		}
+		t.Fatalf("run: %v%s", err, why)
 	}
 	f, err := experiment.ReadSweepFile(dir)
 	if err != nil {
