@@ -605,13 +605,21 @@ func clientBound(r *workload.Result) string {
 }
 
 // WithReadNodes sets t's read endpoints (workload.Target.ReadEndpoints) to cluster c's
-// nodes called names: the read-only statements go there, the writes stay on t's
-// endpoints, and every event that changed a row is checked for read-your-writes on its
-// read node. Error (*topology.FieldError on "--read-nodes") for a node name the cluster
+// nodes called names (topology.ProxyName: its proxy's read endpoint, labelled
+// ProxyReadLabel): the read-only statements go there, the writes stay on t's endpoints,
+// and every event that changed a row is checked for read-your-writes on its read node. Error (*topology.FieldError on "--read-nodes") for a node name the cluster
 // lacks or one given twice.
 func WithReadNodes(c *cluster.Cluster, t *workload.Target, names []string) error {
 	seen := map[string]bool{}
 	for _, name := range names {
+		if ep, ok := proxyReadEndpoint(c, name); ok {
+			if seen[name] {
+				return &topology.FieldError{Field: "--read-nodes", Value: name, Reason: "given twice"}
+			}
+			seen[name] = true
+			t.ReadEndpoints = append(t.ReadEndpoints, ep)
+			continue
+		}
 		n := c.Node(name)
 		if n == nil {
 			return &topology.FieldError{Field: "--read-nodes", Value: name, Reason: "no such node in " + c.Name}

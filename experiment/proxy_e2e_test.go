@@ -27,7 +27,8 @@ import (
 // summary.json has the proxy's write servers in turn (the killed node, then another),
 // the fault's proxy view (the old server marked down within a few checks, the next one)
 // and the client's outage; proxy_events.csv, the proxy's CPU in samples.csv, the
-// manifest's proxy and via, and report.md's Proxy and Failover timeline sections. Then
+// manifest's proxy and via, and report.md's Proxy and Failover timeline sections. The
+// read-only statements go through the proxy's read endpoint (read_nodes: [proxy]). Then
 // HAProxy is killed (not by a fault) 1 s into another run: that run fails, naming it.
 func TestRunThroughProxy(t *testing.T) {
 	t.Parallel()
@@ -45,6 +46,10 @@ func TestRunThroughProxy(t *testing.T) {
 	o.Tables, o.Rate = 1, behaviourRate
 	b, stdout := preparedBench(ctx, t, s, c, "oltp_read_write", o)
 	if b.Target, err = experiment.ProxyTarget(c, "sbtest", "via"); err != nil {
+		t.Fatal(err)
+	}
+	// Reads through the proxy's read endpoint (the nodes that are not the writer).
+	if err := experiment.WithReadNodes(c, &b.Target, []string{topology.ProxyName}); err != nil {
 		t.Fatal(err)
 	}
 	b.Via = scenario.ViaProxy
@@ -73,6 +78,9 @@ func TestRunThroughProxy(t *testing.T) {
 	// well within 10 s; the next server once Galera's view has changed.
 	if fp.DownS == nil || *fp.DownS <= 0 || *fp.DownS > 10 || fp.NewServerS == nil || *fp.NewServerS > 20 {
 		t.Errorf("proxy down after %v s, next server after %v s: want both seen, down within 10 s", deref(fp.DownS), deref(fp.NewServerS))
+	}
+	if rd := sum.PerEndpoint[experiment.ProxyReadLabel]; rd.ReadChecks == 0 || rd.Queries == 0 {
+		t.Errorf("per endpoint %+v: want reads and read-your-writes checks on %s", sum.PerEndpoint, experiment.ProxyReadLabel)
 	}
 	if strings.Contains(f.PeakLagUnknown, topology.ProxyName) {
 		t.Errorf("peak lag unknown %q: a proxy has no lag", f.PeakLagUnknown)

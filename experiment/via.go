@@ -66,3 +66,16 @@ func proxyRecord(c *cluster.Cluster) *schema.ManifestProxy {
 	m.Config = cfg
 	return m
 }
+
+// ProxyReadLabel labels the proxy's read endpoint among a run's endpoints.
+const ProxyReadLabel = topology.ProxyName + ".read"
+
+// proxyReadEndpoint is the read endpoint of c's proxy when name is topology.ProxyName and
+// the proxy has one (ok false otherwise).
+func proxyReadEndpoint(c *cluster.Cluster, name string) (workload.Endpoint, bool) {
+	p := c.Proxy()
+	if name != topology.ProxyName || p == nil || c.ProxyPort("read") == 0 || !c.Spec.Proxy.HasRead() {
+		return workload.Endpoint{}, false
+	}
+	return workload.Endpoint{Name: ProxyReadLabel, Host: p.Host, Port: c.ProxyPort("read")}, true
+}

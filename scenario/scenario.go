@@ -439,6 +439,7 @@ func decodeScenario(b []byte, s *Scenario) error {
 // checkWorkloadNodes checks w (workload.nodes or workload.read_nodes, named by name)
 // against each topology's node names (n1..nN for a sandbox or a dsns: list; a cluster:
 // of the state directory is checked when it is loaded).
+// workload.read_nodes may also name the topology's proxy (its read endpoint).
 func (s *Scenario) checkWorkloadNodes(w WorkloadNodes, name string, topologies map[string]bool) error {
 	for _, t := range slices.Sorted(maps.Keys(w.ByTopology)) {
 		if !topologies[t] {
@@ -461,6 +462,12 @@ func (s *Scenario) checkWorkloadNodes(w WorkloadNodes, name string, topologies m
 			found := false
 			for i := 1; i <= size; i++ {
 				found = found || topology.NodeName(i) == n
+			}
+			if n == topology.ProxyName && name == "workload.read_nodes" {
+				if !t.Proxy.HasRead() {
+					return LineError(w.Line, field, n, fmt.Sprintf("topology %s has no proxy with a read endpoint (proxy: {type: %s, read: true})", t.Name, topology.HAProxy))
+				}
+				found = true // the proxy's read endpoint (experiment.WithReadNodes)
 			}
 			if !found {
 				return LineError(w.Line, field, n, fmt.Sprintf("topology %s has no such node (its nodes are n1..n%d)", t.Name, size))

@@ -29,6 +29,9 @@ func TestViaAxis(t *testing.T) {
 	if strings.Join(got, " ") != "direct/1 direct/2 proxy/1 proxy/2" || len(p.Deployments) != 1 {
 		t.Errorf("cells %v in %d deployments, want direct/1 direct/2 proxy/1 proxy/2 in one", got, len(p.Deployments))
 	}
+	if s := mustParse(t, strings.Replace(viaTopologies, "%s", ", read_nodes: {gal: [proxy]}", 1)); s.Workload.ReadNodes.For("gal")[0] != "proxy" {
+		t.Errorf("read_nodes of gal: %v, want the proxy's read endpoint", s.Workload.ReadNodes.For("gal"))
+	}
 	var b strings.Builder
 	p.Print(&b, nil)
 	if !strings.Contains(b.String(), "proxy haproxy: checks every 200ms, a backend down after 3 failed, up after 2 passed; write and read endpoints") {
@@ -58,6 +61,7 @@ func TestViaRefused(t *testing.T) {
 		{", via: proxy", "", "workload.via", "proxy", "topology asy has no proxy"},
 		{", nodes: [n1], via: proxy", "sweep: {topology: [gal]}\n", "workload.via", "proxy", "workload.nodes"},
 		{"", "sweep: {via: [direct, proxy]}\n", "sweep.via", "proxy", "topology asy has no proxy"},
+		{", read_nodes: {asy: [proxy]}", "", "workload.read_nodes.asy", "proxy", "topology asy has no proxy with a read endpoint"},
 	} {
 		s, err := scenario.ParseScenario([]byte(strings.Replace(viaTopologies, "%s", c.workload, 1) + c.sweep))
 		if err == nil {
