@@ -115,17 +115,9 @@ func haproxyConfig(c *Cluster, n *Node, backends []proxy.Backend) proxy.HAProxyC
 // (habench's, or a copy of the user's proxy.config), or before a start the one it would
 // be started with. Error: a file cannot be read.
 func haproxyConfigInEffect(c *Cluster, n *Node) (string, error) {
-	if b, err := os.ReadFile(filepath.Join(n.Dir, haproxyConfigFile)); err == nil {
-		return string(b), nil
-	}
-	if f := c.Spec.Proxy.Config; f != "" {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return "", fmt.Errorf("proxy.config %q: %w", f, err)
-		}
-		return string(b), nil
-	}
-	return proxy.HAProxyText(haproxyConfig(c, n, proxyBackends(context.Background(), c)))
+	return proxyConfigShown(c, n, haproxyConfigFile, func() (string, error) {
+		return proxy.HAProxyText(haproxyConfig(c, n, proxyBackends(context.Background(), c)))
+	})
 }
 
 // writeProxyFiles writes the check server's config (0600: the benchmark password) and
@@ -142,22 +134,9 @@ func writeProxyFiles(ctx context.Context, c *Cluster, n *Node) error {
 	if err := atomicfile.WriteFile(filepath.Join(n.Dir, checkConfigFile), b, 0o600); err != nil {
 		return err
 	}
-	cfgPath := filepath.Join(n.Dir, haproxyConfigFile)
-	if f := c.Spec.Proxy.Config; f != "" {
-		if _, err := os.Stat(cfgPath); err == nil {
-			return nil
-		}
-		text, err := os.ReadFile(f)
-		if err != nil {
-			return &topology.FieldError{Field: "proxy.config", Value: f, Reason: err.Error()}
-		}
-		return atomicfile.WriteFile(cfgPath, text, 0o644)
-	}
-	text, err := proxy.HAProxyText(haproxyConfig(c, n, backends))
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(cfgPath, []byte(text), 0o644)
+	return proxyConfigFile(c, n, haproxyConfigFile, func() (string, error) {
+		return proxy.HAProxyText(haproxyConfig(c, n, backends))
+	})
 }
 
 // startDetached starts bin with args in n's namespace (nsenter; on loopback as it is), in

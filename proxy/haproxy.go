@@ -10,22 +10,9 @@ package proxy
 import (
 	"fmt"
 	"net"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 )
-
-// Backend is one SQL server behind the proxy: its member name ("n1"), the address and
-// the port its clients connect to.
-type Backend struct {
-	Name string `json:"name"`
-	Host string `json:"host"`
-	Port int    `json:"port"`
-}
-
-// Addr is b's "host:port".
-func (b Backend) Addr() string { return net.JoinHostPort(b.Host, strconv.Itoa(b.Port)) }
 
 // HAProxyConfig is what HAProxyText writes a configuration from.
 type HAProxyConfig struct {
@@ -59,27 +46,10 @@ const (
 	IdleTimeout    = time.Hour
 )
 
-// backendName is what HAProxy accepts as a server name and habench puts in a check's path.
-var backendName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-
 // check validates c; an error names the field and its value.
 func (c HAProxyConfig) check() error {
-	if len(c.Backends) == 0 {
-		return fmt.Errorf("proxy backends: none, want at least one server")
-	}
-	seen := map[string]bool{}
-	for _, b := range c.Backends {
-		switch {
-		case !backendName.MatchString(b.Name):
-			return fmt.Errorf("proxy backend name %q: want 1 to 64 of A-Z a-z 0-9 _ . -", b.Name)
-		case seen[b.Name]:
-			return fmt.Errorf("proxy backend name %q: given twice", b.Name)
-		case b.Host == "" || strings.ContainsAny(b.Host, " \t\n#"):
-			return fmt.Errorf("proxy backend %s host %q: want an address", b.Name, b.Host)
-		case b.Port < 1 || b.Port > 65535:
-			return fmt.Errorf("proxy backend %s port %d: want 1 to 65535", b.Name, b.Port)
-		}
-		seen[b.Name] = true
+	if err := checkBackends(c.Backends); err != nil {
+		return err
 	}
 	if c.CheckInterval < time.Millisecond {
 		return fmt.Errorf("proxy check interval %s: want at least 1ms", c.CheckInterval)
@@ -91,8 +61,8 @@ func (c HAProxyConfig) check() error {
 		if a.v == "" && a.name == "read" {
 			continue
 		}
-		if _, p, err := net.SplitHostPort(a.v); err != nil || p == "" || strings.ContainsAny(a.v, " \t\n#") {
-			return fmt.Errorf("proxy %s address %q: want host:port", a.name, a.v)
+		if err := checkListen(a.name, a.v); err != nil {
+			return err
 		}
 	}
 	return nil

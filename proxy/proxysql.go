@@ -84,37 +84,6 @@ func (c ProxySQLConfig) check() error {
 	return nil
 }
 
-// checkBackends validates a proxy's servers: at least one, valid distinct names, an
-// address and a port each. Error: one line naming the backend and the field.
-func checkBackends(bs []Backend) error {
-	if len(bs) == 0 {
-		return fmt.Errorf("proxy backends: none, want at least one server")
-	}
-	seen := map[string]bool{}
-	for _, b := range bs {
-		switch {
-		case !backendName.MatchString(b.Name):
-			return fmt.Errorf("proxy backend name %q: want 1 to 64 of A-Z a-z 0-9 _ . -", b.Name)
-		case seen[b.Name]:
-			return fmt.Errorf("proxy backend name %q: given twice", b.Name)
-		case b.Host == "" || strings.ContainsAny(b.Host, " \t\n#\",;"):
-			return fmt.Errorf("proxy backend %s host %q: want an address", b.Name, b.Host)
-		case b.Port < 1 || b.Port > 65535:
-			return fmt.Errorf("proxy backend %s port %d: want 1 to 65535", b.Name, b.Port)
-		}
-		seen[b.Name] = true
-	}
-	return nil
-}
-
-// checkListen validates a listen address "host:port" called name.
-func checkListen(name, v string) error {
-	if _, p, err := net.SplitHostPort(v); err != nil || p == "" || strings.ContainsAny(v, " \t\n#\",;") {
-		return fmt.Errorf("proxy %s address %q: want host:port", name, v)
-	}
-	return nil
-}
-
 // cfgString is s as a libconfig string: in double quotes, with \ and " escaped.
 func cfgString(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
