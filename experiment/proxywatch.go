@@ -10,27 +10,11 @@ import (
 	"time"
 
 	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/proxy"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 )
-
-// proxyRow is one backend server of a proxy endpoint as one read of the proxy's state
-// gives it.
-type proxyRow struct {
-	Endpoint string // "write" or "read"
-	Server   string // node name
-	Status   string // the proxy's word: UP, DOWN, "UP 1/3", ...
-	Backup   bool   // a backup server: it serves only when no other is up
-	Sessions int
-}
-
-// proxyUp says whether a status counts as up: HAProxy's "UP", and "UP n/m" (checks
-// failing, not yet marked down), "NOLB" and "DRAIN" (up, taking no new connections by
-// weight, still up to its checks).
-func proxyUp(status string) bool {
-	return status == "UP" || strings.HasPrefix(status, "UP ") || status == "NOLB" || status == "DRAIN"
-}
 
 // proxyDown says whether a status counts as marked down (DOWN, "DOWN n/m" with checks
 // passing again, MAINT).
@@ -38,22 +22,13 @@ func proxyDown(status string) bool {
 	return status == "DOWN" || strings.HasPrefix(status, "DOWN ") || strings.HasPrefix(status, "MAINT")
 }
 
-// serving marks in rows the servers an endpoint sends new connections to: of the write
-// endpoint the first up server that is not a backup, else the first up backup; of the
-// read endpoint every up server.
-func serving(rows []proxyRow) []bool {
-	out := make([]bool, len(rows))
-	first := -1
-	for pass := 0; pass < 2 && first < 0; pass++ {
-		for i, r := range rows {
-			if r.Endpoint == "write" && proxyUp(r.Status) && r.Backup == (pass == 1) {
-				first = i
-				break
-			}
-		}
-	}
-	for i, r := range rows {
-		out[i] = i == first || (r.Endpoint == "read" && proxyUp(r.Status))
+// serving marks in servers those an endpoint sends new connections to: the write
+// endpoint's one (proxy.WriteServer), every up server of the read endpoint.
+func serving(servers []proxy.Server) []bool {
+	w := proxy.WriteServer(servers)
+	out := make([]bool, len(servers))
+	for i, s := range servers {
+		out[i] = (s.Backend == "write" && s.Name == w) || (s.Backend == "read" && s.Up())
 	}
 	return out
 }
@@ -61,7 +36,7 @@ func serving(rows []proxyRow) []bool {
 // proxyWatch reads a proxy's state every schema.ProxyPollMs during a run and keeps every
 // change as a schema.ProxyEvent on samples.csv's clock.
 type proxyWatch struct {
-	poll  func(ctx context.Context) ([]proxyRow, error)
+	poll  func(ctx context.Context) ([]proxy.Server, error)
 	epoch time.Time
 	done  chan struct{}
 
@@ -75,7 +50,7 @@ type proxyWatch struct {
 }
 
 // startProxyWatch starts polling with poll until ctx ends; epoch is samples.csv's zero.
-func startProxyWatch(ctx context.Context, poll func(context.Context) ([]proxyRow, error), epoch time.Time) *proxyWatch {
+func startProxyWatch(ctx context.Context, poll func(context.Context) ([]proxy.Server, error), epoch time.Time) *proxyWatch {
 	w := &proxyWatch{poll: poll, epoch: epoch, done: make(chan struct{}), last: map[string]schema.ProxyEvent{}}
 	go func() {
 		defer close(w.done)
@@ -98,7 +73,7 @@ func startProxyWatch(ctx context.Context, poll func(context.Context) ([]proxyRow
 }
 
 // record adds one read at atS: the changes of rows, or the error.
-func (w *proxyWatch) record(atS float64, rows []proxyRow, err error) {
+func (w *proxyWatch) record(atS float64, rows []proxy.Server, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.polls++
@@ -112,8 +87,8 @@ func (w *proxyWatch) record(atS float64, rows []proxyRow, err error) {
 	}
 	srv := serving(rows)
 	for i, r := range rows {
-		ev := schema.ProxyEvent{AtS: atS, Endpoint: r.Endpoint, Server: r.Server, Status: r.Status, Serving: srv[i], Sessions: r.Sessions}
-		key := r.Endpoint + "/" + r.Server
+		ev := schema.ProxyEvent{AtS: atS, Endpoint: r.Backend, Server: r.Name, Status: r.Status, Serving: srv[i], Sessions: r.Sessions}
+		key := r.Backend + "/" + r.Name
 		if prev, ok := w.last[key]; ok && prev.Status == ev.Status && prev.Serving == ev.Serving && prev.Sessions == ev.Sessions {
 			continue
 		}
@@ -271,22 +246,15 @@ func proxyEventsCSV(evs []schema.ProxyEvent) string {
 
 // proxyPoll returns the function that reads c's proxy's state (Cluster.ProxyState: its
 // program's, HAProxy's statistics). Error when c has no proxy.
-func proxyPoll(c *cluster.Cluster) (func(context.Context) ([]proxyRow, error), error) {
+func proxyPoll(c *cluster.Cluster) (func(context.Context) ([]proxy.Server, error), error) {
 	if c.Proxy() == nil {
 		return nil, fmt.Errorf("cluster %s has no proxy", c.Name)
 	}
-	return func(ctx context.Context) ([]proxyRow, error) {
+	return func(ctx context.Context) ([]proxy.Server, error) {
 		servers, err := c.ProxyState(ctx)
 		if err != nil {
 			return nil, err
 		}
-		rows := make([]proxyRow, 0, len(servers))
-		for _, s := range servers {
-			if s.Backend != "write" && s.Backend != "read" {
-				continue
-			}
-			rows = append(rows, proxyRow{Endpoint: s.Backend, Server: s.Name, Status: s.Status, Backup: s.Backup, Sessions: s.Sessions})
-		}
-		return rows, nil
+		return slices.DeleteFunc(servers, func(s proxy.Server) bool { return s.Backend != "write" && s.Backend != "read" }), nil
 	}, nil
 }

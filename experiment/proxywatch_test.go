@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/habench/habench/proxy"
 	"github.com/habench/habench/schema"
 )
 
@@ -15,10 +16,10 @@ import (
 func TestProxyTimeline(t *testing.T) {
 	w := &proxyWatch{done: make(chan struct{}), last: map[string]schema.ProxyEvent{}}
 	close(w.done)
-	rows := func(n1, n2 string, s1, s2 int) []proxyRow {
-		return []proxyRow{{Endpoint: "write", Server: "n1", Status: n1, Sessions: s1},
-			{Endpoint: "write", Server: "n2", Status: n2, Backup: true, Sessions: s2},
-			{Endpoint: "read", Server: "n2", Status: n2}}
+	rows := func(n1, n2 string, s1, s2 int) []proxy.Server {
+		return []proxy.Server{{Backend: "write", Name: "n1", Status: n1, Sessions: s1},
+			{Backend: "write", Name: "n2", Status: n2, Backup: true, Sessions: s2},
+			{Backend: "read", Name: "n2", Status: n2}}
 	}
 	for i := 0; i <= 150; i++ {
 		at := float64(i) / 10
