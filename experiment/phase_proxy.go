@@ -34,7 +34,7 @@ func (st *runState) proxySummary(sum *schema.Summary) error {
 		return nil
 	}
 	st.stopSampling()
-	evs, ps := st.proxyWatch.result()
+	evs, ps, firstErr := st.proxyWatch.result()
 	p := st.b.Cluster.Spec.Proxy
 	ps.Type, ps.CheckIntervalMs, ps.Fall, ps.Rise = p.Type, float64(p.CheckInterval.Microseconds())/1000, p.Fall, p.Rise
 	ps.CPUCores = proxyCPU(measuredSamples(st.allSamples, st.man.IntervalsOffsetS))
@@ -44,7 +44,7 @@ func (st *runState) proxySummary(sum *schema.Summary) error {
 	case ps.Error != "":
 		st.warn(fmt.Sprintf("⚠ the proxy's state could not be read (%d tries): %s", ps.Polls, ps.Error), "proxy state unreadable", "err", ps.Error)
 	case ps.PollErrors > 0:
-		st.warn(fmt.Sprintf("⚠ the proxy's state could not be read %d times of %d", ps.PollErrors, ps.Polls), "proxy state reads failed", "errors", ps.PollErrors)
+		st.warn(fmt.Sprintf("⚠ the proxy's state could not be read %d times of %d (the first: %s)", ps.PollErrors, ps.Polls, firstErr), "proxy state reads failed", "errors", ps.PollErrors, "first", firstErr)
 	}
 	if err := st.proxyGone(); err != nil {
 		st.runErr = err

@@ -64,8 +64,10 @@ func TestRunThroughProxy(t *testing.T) {
 	}
 	sum := out.Summary
 	p := sum.Proxy
-	if p == nil || p.Type != topology.HAProxy || p.Polls < 50 || p.PollErrors > 0 || p.Error != "" || p.CPUCores == nil {
-		t.Fatalf("summary proxy %+v: want haproxy read 50 times or more without an error, its CPU sampled", p)
+	// A read may take longer than its 1 s bound on a saturated host (the run warns of it);
+	// more than two such reads, or fewer than 50 good ones, is the watch failing.
+	if p == nil || p.Type != topology.HAProxy || p.Polls-p.PollErrors < 50 || p.PollErrors > 2 || p.Error != "" || p.CPUCores == nil {
+		t.Fatalf("summary proxy %+v: want haproxy read 50 times or more, at most 2 failed reads, its CPU sampled", p)
 	}
 	if len(sum.Faults) != 1 || sum.Faults[0].Proxy == nil {
 		t.Fatalf("summary faults %+v: want the kill with the proxy's view", sum.Faults)

@@ -49,6 +49,11 @@ type proxyWatch struct {
 	lastAtS  float64
 }
 
+// proxyPollTimeout bounds one read of the proxy's state. It is longer than the poll
+// period: on a CPU-saturated host a read can take more than 100 ms without the proxy being
+// in trouble, and a slow read only delays the next (the ticker drops the ticks it missed).
+const proxyPollTimeout = time.Second
+
 // startProxyWatch starts polling with poll until ctx ends; epoch is samples.csv's zero.
 func startProxyWatch(ctx context.Context, poll func(context.Context) ([]proxy.Server, error), epoch time.Time) *proxyWatch {
 	w := &proxyWatch{poll: poll, epoch: epoch, done: make(chan struct{}), last: map[string]schema.ProxyEvent{}}
@@ -58,7 +63,7 @@ func startProxyWatch(ctx context.Context, poll func(context.Context) ([]proxy.Se
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
-			pctx, cancel := context.WithTimeout(ctx, every)
+			pctx, cancel := context.WithTimeout(ctx, proxyPollTimeout)
 			rows, err := w.poll(pctx)
 			cancel()
 			w.record(time.Since(w.epoch).Seconds(), rows, err)
@@ -97,9 +102,9 @@ func (w *proxyWatch) record(atS float64, rows []proxy.Server, err error) {
 	}
 }
 
-// result waits for the watch to end (its ctx ended) and returns its events in time order
-// and the summary's counts.
-func (w *proxyWatch) result() ([]schema.ProxyEvent, *schema.ProxySummary) {
+// result waits for the watch to end (its ctx ended) and returns its events in time order,
+// the summary's counts and the first read's error ("" when every read worked).
+func (w *proxyWatch) result() ([]schema.ProxyEvent, *schema.ProxySummary, string) {
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -110,7 +115,7 @@ func (w *proxyWatch) result() ([]schema.ProxyEvent, *schema.ProxySummary) {
 		s.Error = w.firstErr
 	}
 	s.WriteServers, s.NoWriterS = writeServers(evs, w.lastAtS)
-	return evs, s
+	return evs, s, w.firstErr
 }
 
 // writeServers is the sequence of the write endpoint's serving servers in evs (a server

@@ -38,9 +38,9 @@ func TestProxyTimeline(t *testing.T) {
 			w.record(at, nil, fmt.Errorf("connection refused"))
 		}
 	}
-	evs, sum := w.result()
-	if sum.Polls != 151 || sum.PollErrors != 36 || sum.Error != "" || strings.Join(sum.WriteServers, ",") != "n1,n2" {
-		t.Errorf("summary %+v: want 151 polls, 36 errors, write servers n1,n2", sum)
+	evs, sum, first := w.result()
+	if sum.Polls != 151 || sum.PollErrors != 36 || sum.Error != "" || first != "connection refused" || strings.Join(sum.WriteServers, ",") != "n1,n2" {
+		t.Errorf("summary %+v, first error %q: want 151 polls, 36 errors (the first: connection refused), write servers n1,n2", sum, first)
 	}
 	if d := sum.NoWriterS; d < 0.59 || d > 0.61 {
 		t.Errorf("no writer for %.2f s, want 0.6 (10.6 s to 11.2 s)", d)
