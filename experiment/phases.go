@@ -378,7 +378,7 @@ func (st *runState) background() error {
 		if iv <= 0 {
 			iv = scenario.ProbeInterval
 		}
-		pr, err := startProbe(st.ctx, b.Injector.Store, b.Cluster, b.Target.DB, iv)
+		pr, err := startProbe(st.ctx, b.Injector.Store, b.Cluster, b.Target.DB, iv, probeVia(b), b.Target)
 		if err != nil {
 			return err
 		}
