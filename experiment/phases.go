@@ -654,6 +654,7 @@ func (st *runState) summarize() error {
 	if err := st.proxySummary(sum); err != nil {
 		return err
 	}
+	st.probeStale(sum)
 	sum.NodeStates = nodeStates(st.allSamples)
 	setDownAtEnd(sum.Nodes, sum.NodeStates)
 	if c := b.Cluster; c != nil && c.Dir() != "" && c.Deployed() {
