@@ -70,7 +70,9 @@ func startProbe(ctx context.Context, sb *cluster.Store, c *cluster.Cluster, sche
 		}
 	}
 	if via != nil {
-		p.via = openVia(*via, t, schema)
+		if p.via, err = openVia(*via, t, schema); err != nil {
+			return nil, fmt.Errorf("probe writer through %s: %w", via.Label(), err)
+		}
 	}
 	return p, nil
 }
@@ -99,8 +101,9 @@ func (p *probe) nodeOf(id int) string {
 }
 
 // openVia is a pool of one connection to ep with t's user, password and dialer (the
-// guarded dialer without one), connects bounded by the probe's 2 s.
-func openVia(ep workload.Endpoint, t workload.Target, db string) *sql.DB {
+// guarded dialer without one), connects bounded by the probe's 2 s. Error: the driver's
+// refusal of the configuration.
+func openVia(ep workload.Endpoint, t workload.Target, db string) (*sql.DB, error) {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.DBName = t.User, t.Password, db
 	cfg.Net, cfg.Addr = "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))
@@ -109,11 +112,14 @@ func openVia(ep workload.Endpoint, t workload.Target, db string) *sql.DB {
 	if cfg.DialFunc == nil {
 		cfg.DialFunc = func(ctx context.Context, _, addr string) (net.Conn, error) { return cluster.GuardedDial(ctx, addr) }
 	}
-	conn, _ := mysql.NewConnector(cfg) // only a config without an address fails
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
 	pool := sql.OpenDB(conn)
 	pool.SetMaxOpenConns(1)
 	pool.SetMaxIdleConns(1)
-	return pool
+	return pool, nil
 }
 
 func (p *probe) table() string { return "`" + p.schema + "`." + ProbeTable }
