@@ -90,7 +90,8 @@ type Bench struct {
 	Faults   []scenario.FaultEvent
 	Injector *Injector
 	// Probe runs the probe writer during the workload (needs Injector for the sandbox):
-	// a numbered commit every ProbeInterval (0: 5 ms) on the current writer; after the
+	// a numbered commit every ProbeInterval (0: 5 ms) on the current writer, or through the
+	// proxy's write endpoint when Via is proxy (its stale commits counted); after the
 	// catch-up the acknowledged ones missing on the writer are counted (Summary.Probe).
 	Probe         bool
 	ProbeInterval time.Duration

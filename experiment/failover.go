@@ -413,33 +413,48 @@ func setViewChanges(fs []schema.FaultSummary, faults []schema.RunFault, samples 
 		if len(nodes) == 0 {
 			continue
 		}
-		until := math.Inf(1) // the next fault on the nodes, to its end (a start)
-		if j := nextOn(faults, i, nodes, nodesOf); j < len(faults) {
-			until = faults[j].AtS + faults[j].Took
-		}
-		largest := func(tick time.Duration) float64 {
-			v := 0.0
-			for n, m := range views[tick] {
-				if !slices.Contains(nodes, n) {
-					v = max(v, m)
-				}
-			}
-			return v
-		}
-		before := 0.0
+		until := untilNextOn(faults, i, nodes, nodesOf)
+		before := viewBefore(views, ticks, f.AtS, nodes)
 		for _, tick := range ticks {
-			if t := tick.Seconds(); t < f.AtS && t >= f.AtS-3 {
-				before = max(before, largest(tick))
-			}
-		}
-		for _, tick := range ticks {
-			if t := tick.Seconds(); t >= f.AtS && t < until && before > 0 && largest(tick) < before {
+			if t := tick.Seconds(); t >= f.AtS && t < until && before > 0 && othersView(views, tick, nodes) < before {
 				d := t - f.AtS
 				fs[i].ViewChangeS = &d
 				break
 			}
 		}
 	}
+}
+
+// untilNextOn is the end (its time plus its duration: a start takes seconds) of the next
+// fault after faults[i] on nodes, in seconds on samples.csv's clock (+Inf: none).
+func untilNextOn(faults []schema.RunFault, i int, nodes []string, nodesOf func(schema.RunFault) []string) float64 {
+	if j := nextOn(faults, i, nodes, nodesOf); j < len(faults) {
+		return faults[j].AtS + faults[j].Took
+	}
+	return math.Inf(1)
+}
+
+// othersView is the largest membership any node but nodes reported at tick (0: none).
+func othersView(views map[time.Duration]map[string]float64, tick time.Duration, nodes []string) float64 {
+	v := 0.0
+	for n, m := range views[tick] {
+		if !slices.Contains(nodes, n) {
+			v = max(v, m)
+		}
+	}
+	return v
+}
+
+// viewBefore is the largest membership any node but nodes reported in the 3 s before atS
+// (0: none).
+func viewBefore(views map[time.Duration]map[string]float64, ticks []time.Duration, atS float64, nodes []string) float64 {
+	before := 0.0
+	for _, tick := range ticks {
+		if t := tick.Seconds(); t < atS && t >= atS-3 {
+			before = max(before, othersView(views, tick, nodes))
+		}
+	}
+	return before
 }
 
 // membership is each node's view of its cluster's membership at each sample tick: a

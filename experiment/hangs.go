@@ -37,17 +37,21 @@ func hangSummary(s *schema.Summary, r *workload.Result) {
 // writerPoll is how often a run asks the cluster which node takes writes (watchWriters).
 const writerPoll = 500 * time.Millisecond
 
-// writerSeen is the writer the cluster named from At on.
+// writerSeen is the writer the cluster named from At on (the answer's time). After is
+// when the last poll before it that named a writer was asked: the change to Node happened
+// after it (the zero time for the first).
 type writerSeen struct {
-	At   time.Time
-	Node string
+	At    time.Time
+	After time.Time
+	Node  string
 }
 
 // writerWatch records the cluster's live writer during a run (cluster.LiveWriter: a
 // group's PRIMARY that sees a majority ONLINE, a promoted source), its changes only.
 type writerWatch struct {
-	mu   sync.Mutex
-	seen []writerSeen
+	mu    sync.Mutex
+	seen  []writerSeen
+	asked time.Time // when the latest poll that named a writer was asked
 }
 
 // watchWriters polls c's live writer every writerPoll until ctx ends; nil for kinds
@@ -81,6 +85,7 @@ func (w *writerWatch) poll(ctx context.Context, c *cluster.Cluster) {
 			cur = r // a promote is in the state file (habench set the roles)
 		}
 	}
+	asked := time.Now()
 	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	n := cur.LiveWriter(qctx)
 	cancel()
@@ -89,8 +94,9 @@ func (w *writerWatch) poll(ctx context.Context, c *cluster.Cluster) {
 	}
 	w.mu.Lock()
 	if len(w.seen) == 0 || w.seen[len(w.seen)-1].Node != n.Name {
-		w.seen = append(w.seen, writerSeen{At: time.Now(), Node: n.Name})
+		w.seen = append(w.seen, writerSeen{At: time.Now(), After: w.asked, Node: n.Name})
 	}
+	w.asked = asked
 	w.mu.Unlock()
 }
 

@@ -378,7 +378,7 @@ func (st *runState) background() error {
 		if iv <= 0 {
 			iv = scenario.ProbeInterval
 		}
-		pr, err := startProbe(st.ctx, b.Injector.Store, b.Cluster, b.Target.DB, iv)
+		pr, err := startProbe(st.ctx, b.Injector.Store, b.Cluster, b.Target.DB, iv, probeVia(b), b.Target)
 		if err != nil {
 			return err
 		}
@@ -654,6 +654,7 @@ func (st *runState) summarize() error {
 	if err := st.proxySummary(sum); err != nil {
 		return err
 	}
+	st.probeStale(sum)
 	sum.NodeStates = nodeStates(st.allSamples)
 	setDownAtEnd(sum.Nodes, sum.NodeStates)
 	if c := b.Cluster; c != nil && c.Dir() != "" && c.Deployed() {

@@ -3,7 +3,9 @@ package experiment
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
+	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -11,10 +13,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/habench/habench/checker"
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/history"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/schema"
+	"github.com/habench/habench/topology"
+	"github.com/habench/habench/workload"
 )
 
 // ProbeTable is the probe writer's table, in the benchmark database.
@@ -23,13 +29,21 @@ const ProbeTable = "habench_probe"
 // probe is the probe writer: one connection that commits one numbered row every
 // interval on the current writer, re-reading who the writer is from the cluster's state
 // (a promote, a group's election) every interval and after every error, the way an
-// application follows its writer.
+// application follows its writer; or, when the workload goes through the proxy, through
+// the proxy's write endpoint as the application does (the proxy picks the node). Each
+// commit reads @@server_id in its transaction: the history's node is the one that
+// committed it.
 type probe struct {
 	sb       *cluster.Store
 	name     string // cluster
 	schema   string
 	interval time.Duration
+	// via is a pool of one connection to the proxy's write endpoint (nil: direct).
+	via *sql.DB
+	// ids are the nodes by server_id (those whose server_id no other node has).
+	ids map[int]string
 
+	start   time.Time        // the history's clock zero (within a microsecond)
 	h       *history.History // every commit an append of its seq to probeKey; the final read a read
 	mu      sync.Mutex
 	writers []string
@@ -38,22 +52,74 @@ type probe struct {
 // probeKey is the one key of the probe's history: its table.
 const probeKey = 1
 
-// startProbe creates the probe table on c's writer (empty) and returns the probe; run it
-// with run.
-func startProbe(ctx context.Context, sb *cluster.Store, c *cluster.Cluster, schema string, interval time.Duration) (*probe, error) {
-	p := &probe{sb: sb, name: c.Name, schema: schema, interval: interval, h: history.New()}
-	db, err := c.OpenAdmin(c.Writer())
+// startProbe creates the probe table on c's current writer (empty; cluster.CurrentWriter:
+// with a proxy on Galera, the node its write endpoint uses) and returns the probe; run it
+// with run. With via (not nil) the probe commits through that endpoint of c's proxy with
+// t's credentials and dialer (the workload's), instead of on the writer it resolves.
+func startProbe(ctx context.Context, sb *cluster.Store, c *cluster.Cluster, schema string, interval time.Duration, via *workload.Endpoint, t workload.Target) (*probe, error) {
+	p := &probe{sb: sb, name: c.Name, schema: schema, interval: interval, ids: serverIDs(c), start: time.Now(), h: history.New()}
+	name, db, err := p.writer(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("probe writer: %w", err)
 	}
 	defer db.Close()
 	for _, q := range []string{"DROP TABLE IF EXISTS " + p.table(),
 		"CREATE TABLE " + p.table() + " (seq BIGINT NOT NULL PRIMARY KEY, node VARCHAR(64) NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6))"} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
-			return nil, fmt.Errorf("probe writer on %s: %w", c.Writer().Name, err)
+			return nil, fmt.Errorf("probe writer on %s: %w", name, err)
+		}
+	}
+	if via != nil {
+		if p.via, err = openVia(*via, t, schema); err != nil {
+			return nil, fmt.Errorf("probe writer through %s: %w", via.Label(), err)
 		}
 	}
 	return p, nil
+}
+
+// serverIDs are c's nodes by server_id, leaving out a server_id two nodes share.
+func serverIDs(c *cluster.Cluster) map[int]string {
+	ids, dup := map[int]string{}, map[int]bool{}
+	for _, n := range c.Nodes {
+		if _, ok := ids[n.ServerID]; ok {
+			dup[n.ServerID] = true
+		}
+		ids[n.ServerID] = n.Name
+	}
+	for id := range dup {
+		delete(ids, id)
+	}
+	return ids
+}
+
+// nodeOf is the node whose server_id is id ("server_id N" when no single node has it).
+func (p *probe) nodeOf(id int) string {
+	if n, ok := p.ids[id]; ok {
+		return n
+	}
+	return fmt.Sprintf("server_id %d", id)
+}
+
+// openVia is a pool of one connection to ep with t's user, password and dialer (the
+// guarded dialer without one), connects bounded by the probe's 2 s. Error: the driver's
+// refusal of the configuration.
+func openVia(ep workload.Endpoint, t workload.Target, db string) (*sql.DB, error) {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.DBName = t.User, t.Password, db
+	cfg.Net, cfg.Addr = "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))
+	cfg.Timeout = 2 * time.Second
+	cfg.DialFunc = t.Dial
+	if cfg.DialFunc == nil {
+		cfg.DialFunc = func(ctx context.Context, _, addr string) (net.Conn, error) { return cluster.GuardedDial(ctx, addr) }
+	}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pool := sql.OpenDB(conn)
+	pool.SetMaxOpenConns(1)
+	pool.SetMaxIdleConns(1)
+	return pool, nil
 }
 
 func (p *probe) table() string { return "`" + p.schema + "`." + ProbeTable }
@@ -72,7 +138,8 @@ func (p *probe) writer(ctx context.Context) (string, *sql.DB, error) {
 	return n.Name, db, err
 }
 
-// run commits rows until ctx ends.
+// run commits rows until ctx ends: through the proxy on its one connection (opened
+// again after an error), or on the writer it resolves every interval.
 func (p *probe) run(ctx context.Context) {
 	var seq int64
 	var db *sql.DB
@@ -82,19 +149,24 @@ func (p *probe) run(ctx context.Context) {
 			db.Close()
 		}
 	}()
+	if p.via != nil {
+		db, cur = p.via, topology.ProxyName
+	}
 	tick := time.NewTicker(p.interval)
 	defer tick.Stop()
 	for ctx.Err() == nil {
-		if name, ndb, err := p.writer(ctx); err == nil && name != cur {
-			if db != nil {
-				db.Close()
+		if p.via == nil { // through the proxy the node is the proxy's choice
+			if name, ndb, err := p.writer(ctx); err == nil && name != cur {
+				if db != nil {
+					db.Close()
+				}
+				db, cur = ndb, name
+				p.mu.Lock()
+				p.writers = append(p.writers, name)
+				p.mu.Unlock()
+			} else if ndb != nil {
+				ndb.Close()
 			}
-			db, cur = ndb, name
-			p.mu.Lock()
-			p.writers = append(p.writers, name)
-			p.mu.Unlock()
-		} else if ndb != nil {
-			ndb.Close()
 		}
 		if db != nil {
 			seq++
@@ -107,19 +179,29 @@ func (p *probe) run(ctx context.Context) {
 	}
 }
 
-// commit inserts row seq on node's db and records it as an append of seq in the history:
-// ok, fail or unknown (checker.OutcomeOf); fail too when no connection could be had
-// (refused, no route, timed out: the INSERT was never sent, so it cannot have committed);
-// not recorded when ctx ended first (the run stopped the probe, as before the history:
-// neither acknowledged nor failed).
+// commit inserts row seq through db (node: where it goes, the proxy's name through the
+// proxy) in a transaction that reads @@server_id first, and records it as an append of
+// seq in the history, its node the one that answered: ok, fail or unknown. Fail when no
+// connection could be had (refused, no route, timed out) or anything before the COMMIT
+// failed (nothing committed: the server rolls back a transaction whose connection is
+// gone); the COMMIT's error by checker.OutcomeOf (unknown when the connection died).
+// Not recorded when ctx ended first (the run stopped the probe, as before the history:
+// neither acknowledged nor failed). After an error the connection is dropped: the next
+// commit opens another (through the proxy: to the node it sends to then).
 func (p *probe) commit(ctx context.Context, db *sql.DB, node string, seq int64) {
 	op := history.Op{Node: node, Start: p.h.Since(time.Now()), Value: []history.Mop{history.Append(probeKey, seq)}}
 	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	conn, err := db.Conn(qctx)
 	outcome := history.Fail // nothing sent
 	if err == nil {
-		_, err = conn.ExecContext(qctx, "INSERT INTO "+p.table()+" (seq, node) VALUES (?, ?)", seq, node)
-		outcome = checker.OutcomeOf(err)
+		var who string
+		who, outcome, err = p.insert(qctx, conn, seq)
+		if who != "" {
+			op.Node = who
+		}
+		if err != nil {
+			conn.Raw(func(any) error { return driver.ErrBadConn }) // the pool drops it
+		}
 		conn.Close()
 	}
 	cancel()
@@ -133,12 +215,36 @@ func (p *probe) commit(ctx context.Context, db *sql.DB, node string, seq int64) 
 	p.h.Add(op)
 }
 
+// insert runs seq's transaction on conn: the node that answers (by @@server_id; "" when
+// it did not), the outcome and the error.
+func (p *probe) insert(ctx context.Context, conn *sql.Conn, seq int64) (string, history.Outcome, error) {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return "", history.Fail, err
+	}
+	var id int
+	if err := tx.QueryRowContext(ctx, "SELECT @@server_id").Scan(&id); err != nil {
+		tx.Rollback()
+		return "", history.Fail, err
+	}
+	node := p.nodeOf(id)
+	if _, err := tx.ExecContext(ctx, "INSERT INTO "+p.table()+" (seq, node) VALUES (?, ?)", seq, node); err != nil {
+		tx.Rollback()
+		return node, history.Fail, err
+	}
+	err = tx.Commit()
+	return node, checker.OutcomeOf(err), err
+}
+
 // check reads the rows on the current writer (the history's final read) and counts the
 // acknowledged commits missing there with checker.FinalReadLoss.
 func (p *probe) check(ctx context.Context) *schema.ProbeSummary {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := &schema.ProbeSummary{IntervalS: p.interval.Seconds(), Writers: p.writers}
+	if p.via != nil {
+		s.Via, s.Writers = scenario.ViaProxy, acceptedBy(p.h.Ops())
+	}
 	p.count(s, p.h.Ops())
 	name, db, err := p.writer(ctx)
 	if err != nil {
@@ -159,6 +265,30 @@ func (p *probe) check(ctx context.Context) *schema.ProbeSummary {
 		s.Error = err.Error()
 	}
 	return s
+}
+
+// ops are the probe's history so far.
+func (p *probe) ops() []history.Op {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.h.Ops()
+}
+
+// acceptedBy are the nodes that acknowledged the commits of ops, in order, each again
+// after another.
+func acceptedBy(ops []history.Op) []string {
+	var out []string
+	for _, op := range ops {
+		if op.Outcome == history.OK && isCommit(op) && (len(out) == 0 || out[len(out)-1] != op.Node) {
+			out = append(out, op.Node)
+		}
+	}
+	return out
+}
+
+// isCommit says whether op is one of the probe's commits (not its final read).
+func isCommit(op history.Op) bool {
+	return slices.ContainsFunc(op.Value, func(m history.Mop) bool { return m.F == "append" })
 }
 
 // writeHistory writes the probe's history into dir (schema.ProbeHistoryFile) and names
@@ -199,7 +329,7 @@ func (p *probe) count(s *schema.ProbeSummary, ops []history.Op) error {
 	if err != nil {
 		s.Acknowledged, s.Failed, s.Unknown = 0, 0, 0
 		for _, op := range ops {
-			if !slices.ContainsFunc(op.Value, func(m history.Mop) bool { return m.F == "append" }) {
+			if !isCommit(op) {
 				continue // the final read is not a commit
 			}
 			switch op.Outcome {

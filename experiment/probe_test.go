@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/habench/habench/history"
+	"github.com/habench/habench/scenario"
+	"github.com/habench/habench/topology"
+	"github.com/habench/habench/workload"
 )
 
 // TestProbeCount: the probe's figures from a hand-built probe history (seq 1, 2, 4
@@ -71,5 +74,19 @@ func TestProbeRefusedIsFailed(t *testing.T) {
 	p.count(&s, ops)
 	if s.Failed != 3 || s.Unknown != 0 {
 		t.Errorf("probe summary %+v: want 3 failed, 0 unknown", s)
+	}
+}
+
+// TestProbeVia: the probe commits through the proxy's write endpoint when the workload
+// goes through the proxy, on the writer it resolves otherwise.
+func TestProbeVia(t *testing.T) {
+	ep := workload.Endpoint{Name: topology.ProxyName, Host: "127.0.0.1", Port: 3306}
+	b := &Bench{Via: scenario.ViaProxy, Target: workload.Target{Endpoints: []workload.Endpoint{ep}}}
+	if got := probeVia(b); got == nil || *got != ep {
+		t.Errorf("through the proxy: %v, want %v", got, ep)
+	}
+	b.Via = ""
+	if got := probeVia(b); got != nil {
+		t.Errorf("direct: %v, want none", got)
 	}
 }

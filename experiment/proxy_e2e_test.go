@@ -57,6 +57,7 @@ func TestRunThroughProxy(t *testing.T) {
 	}
 	b.Via = scenario.ViaProxy
 	b.Faults = []scenario.FaultEvent{{At: schema.Duration(3 * time.Second), Action: "kill", Node: "writer"}}
+	b.Probe, b.ProbeInterval = true, 20*time.Millisecond // the probe writer through the proxy too, at 50/s
 	out, err := b.Run(ctx)
 	t.Logf("output:\n%s", stdout.String())
 	if err != nil {
@@ -84,6 +85,7 @@ func TestRunThroughProxy(t *testing.T) {
 	if fp.DownS == nil || *fp.DownS <= 0 || *fp.DownS > 10 || fp.NewServerS == nil || *fp.NewServerS > 20 {
 		t.Errorf("proxy down after %v s, next server after %v s: want both seen, down within 10 s", deref(fp.DownS), deref(fp.NewServerS))
 	}
+	checkProbeViaProxy(t, sum, f)
 	if rd := sum.PerEndpoint[experiment.ProxyReadLabel]; rd.ReadChecks == 0 || rd.Queries == 0 {
 		t.Errorf("per endpoint %+v: want reads and read-your-writes checks on %s", sum.PerEndpoint, experiment.ProxyReadLabel)
 	}
@@ -104,7 +106,7 @@ func TestRunThroughProxy(t *testing.T) {
 	proxyDiesMidRun(ctx, t, b, c)
 	for name, want := range map[string][]string{
 		"manifest.json":        {`"via": "proxy"`, `"endpoints": [` + "\n" + `      "proxy"`, `"version": "HAProxy version`, `listen write`},
-		"report.md":            {"## Proxy", "### Failover timeline", "kill | " + f.Node},
+		"report.md":            {"## Proxy", "### Failover timeline", "kill | " + f.Node, "| stale commits |", " | 0 |\n", "Through the proxy's write endpoint, as the workload: commits acknowledged by " + f.Node + " then " + fp.NewServer + "; 0 stale commits"},
 		schema.ProxyEventsFile: {"at_s,endpoint,server,status,serving,sessions\n", ",write," + f.Node + ",DOWN,false,"},
 		"samples.csv":          {",proxy,mysqld_cpu_cores,"},
 	} {
@@ -114,6 +116,38 @@ func TestRunThroughProxy(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkProbeViaProxy: the probe writer went through the proxy (summary.json probe.via),
+// its commits name the nodes that acknowledged them (@@server_id): the killed node f.Node
+// before the kill, the proxy's next server after it; its stale commits counted, 0 (the
+// killed node cannot acknowledge anything), for the run and for the fault; its lost
+// acknowledged commits checked, none (Galera).
+func checkProbeViaProxy(t *testing.T, sum *schema.Summary, f schema.FaultSummary) {
+	t.Helper()
+	p, fp := sum.Probe, f.Proxy
+	if p == nil {
+		t.Fatal("summary.json has no probe")
+	}
+	t.Logf("probe: via %q, %d acknowledged, %d failed, %d unknown, lost %d on %s, writers %v, stale %s (fault: %s)",
+		p.Via, p.Acknowledged, p.Failed, p.Unknown, p.LostAcknowledged, p.CheckedOn, p.Writers, count(p.StaleCommits), count(fp.StaleCommits))
+	if p.Via != scenario.ViaProxy || p.Error != "" || p.Acknowledged < 100 || p.LostAcknowledged != 0 {
+		t.Errorf("probe %+v: want through the proxy, checked, 100 or more acknowledged commits (50/s for 14 s), none lost", p)
+	}
+	if !slices.Equal(p.Writers, []string{f.Node, fp.NewServer}) {
+		t.Errorf("probe commits acknowledged by %v, want the killed %s, then the proxy's next server %s", p.Writers, f.Node, fp.NewServer)
+	}
+	if p.StaleCommits == nil || *p.StaleCommits != 0 || fp.StaleCommits == nil || *fp.StaleCommits != 0 {
+		t.Errorf("stale commits %s, the fault's %s: want both counted, 0", count(p.StaleCommits), count(fp.StaleCommits))
+	}
+}
+
+// count is a count that may be absent, for messages.
+func count(n *int64) string {
+	if n == nil {
+		return "none"
+	}
+	return fmt.Sprint(*n)
 }
 
 // proxyDiesMidRun runs b again for 4 s without faults and SIGKILLs c's HAProxy after the

@@ -79,3 +79,18 @@ func proxyReadEndpoint(c *cluster.Cluster, name string) (workload.Endpoint, bool
 	}
 	return workload.Endpoint{Name: ProxyReadLabel, Host: p.Host, Port: c.ProxyPort("read")}, true
 }
+
+// probeVia is the endpoint the probe writer commits through: the proxy's write endpoint
+// when b's workload goes through the proxy (Bench.Via), nil when it commits on the writer
+// it resolves itself.
+func probeVia(b *Bench) *workload.Endpoint {
+	if b.Via != scenario.ViaProxy {
+		return nil
+	}
+	for _, ep := range b.Target.Endpoints {
+		if ep.Name == topology.ProxyName {
+			return &ep
+		}
+	}
+	return nil
+}

@@ -48,7 +48,7 @@ func RunMarkdown(r *Run, deployed bool) string {
 		b.WriteString("\n")
 	}
 	if t := TimelineTable(s.Faults); t != "" && s.Proxy != nil {
-		b.WriteString("\n### Failover timeline\n\n" + t + "\n" + TimelineNote + "\n")
+		b.WriteString("\n### Failover timeline\n\n" + t + "\n" + TimelineNoteFor(s.Faults) + "\n")
 	}
 	b.WriteString(ProxySection(s.Proxy))
 	if t := DuringTable(s.Faults); t != "" {
@@ -57,6 +57,7 @@ func RunMarkdown(r *Run, deployed bool) string {
 	if p := s.Probe; p != nil {
 		fmt.Fprintf(&b, "\n## Probe writer\n\n%d acknowledged commits, %d failed, %d of unknown outcome; **%d acknowledged commits lost** on %s; %d rows present whose commit was not acknowledged.\n",
 			p.Acknowledged, p.Failed, p.Unknown, p.LostAcknowledged, p.CheckedOn, p.UnacknowledgedPresent)
+		b.WriteString(probeViaLine(p))
 	}
 	AnomaliesSection(&b, s.Checks)
 	b.WriteString(sampler.Markdown(s, math.MinInt, sampler.SectionsAfterKnobs))
@@ -511,4 +512,20 @@ func topologyText(r *Run, key string) string {
 		return fmt.Sprint(v)
 	}
 	return ""
+}
+
+// probeViaLine is the Probe writer section's line on a probe through the proxy: the nodes
+// that acknowledged its commits and its stale commits ("" for a probe on the writer).
+func probeViaLine(p *schema.ProbeSummary) string {
+	if p.Via == "" {
+		return ""
+	}
+	stale := "stale commits not counted"
+	switch {
+	case p.StaleCommits != nil && *p.StaleCommits == 0:
+		stale = "0 stale commits (none acknowledged by a node the cluster no longer counted as the writer)"
+	case p.StaleCommits != nil:
+		stale = fmt.Sprintf("⚠ **%d stale commits**: acknowledged by a node the cluster no longer counted as the writer (a split brain the application saw succeed)", *p.StaleCommits)
+	}
+	return fmt.Sprintf("\nThrough the proxy's write endpoint, as the workload: commits acknowledged by %s; %s.\n", strings.Join(p.Writers, " then "), stale)
 }

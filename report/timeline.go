@@ -25,6 +25,47 @@ const TimelineNote = "All in seconds from the fault. view changed = every other 
 	"proxy: writer down = the proxy marked the server its write endpoint used at the fault DOWN, with its sessions then; its sessions gone = none left on it; next server = the next server the write endpoint sent connections to (the proxy's state read every 100 ms); " +
 	"client: first failure = the workload's first failed attempt of the outage the fault caused, committing again = its end (the fault's recovery), client down = the difference; - = not seen, or not that kind of fault or run."
 
+// StaleHead is the timeline's column of the probe writer's stale commits, there when a
+// fault has their count (the probe went through the proxy).
+const StaleHead = "stale commits"
+
+// StaleNote explains StaleHead.
+const StaleNote = "stale commits = the probe writer's commits through the proxy that a node acknowledged while the cluster no longer counted it as the writer (a promoted source or elected PRIMARY elsewhere, or outside the Galera Primary component), from the fault to the next: 0 is checked, ⚠ a split brain the application saw succeed."
+
+// TimelineNoteFor is TimelineNote, with StaleNote when a fault of fs has that count.
+func TimelineNoteFor(fs []schema.FaultSummary) string {
+	if hasStale(fs) {
+		return TimelineNote + " " + StaleNote
+	}
+	return TimelineNote
+}
+
+// hasStale says whether a fault of fs has a stale commit count.
+func hasStale(fs []schema.FaultSummary) bool {
+	return slices.ContainsFunc(fs, func(f schema.FaultSummary) bool { return f.Proxy != nil && f.Proxy.StaleCommits != nil })
+}
+
+// staleCell is fault f's StaleHead cell: "0", "⚠ 3 (n1)", "-" when not counted.
+func staleCell(f schema.FaultSummary) string {
+	p := f.Proxy
+	switch {
+	case p == nil || p.StaleCommits == nil:
+		return "-"
+	case *p.StaleCommits == 0:
+		return "0"
+	}
+	return fmt.Sprintf("⚠ %d (%s)", *p.StaleCommits, strings.Join(p.StaleOn, ", "))
+}
+
+// timelineColumns are the timeline's columns after the fault's own for fs: timelineHead,
+// and StaleHead when a fault has that count.
+func timelineColumns(fs []schema.FaultSummary) []string {
+	if hasStale(fs) {
+		return append(slices.Clone(timelineHead), StaleHead)
+	}
+	return timelineHead
+}
+
 // HasTimeline says whether faults have a layer to show: a proxy's view or a client outage.
 func HasTimeline(fs []schema.FaultSummary) bool {
 	return slices.ContainsFunc(fs, func(f schema.FaultSummary) bool { return f.Proxy != nil || f.ClientDownS != nil })
@@ -65,9 +106,14 @@ func TimelineTable(fs []schema.FaultSummary) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("| at s | fault | node | " + strings.Join(timelineHead, " | ") + " |\n|---|---|---|" + strings.Repeat("---|", len(timelineHead)) + "\n")
+	head, stale := timelineColumns(fs), hasStale(fs)
+	b.WriteString("| at s | fault | node | " + strings.Join(head, " | ") + " |\n|---|---|---|" + strings.Repeat("---|", len(head)) + "\n")
 	for _, f := range fs {
-		fmt.Fprintf(&b, "| %.2f | %s | %s |%s\n", f.AtS, f.Action, f.Node, timelineCells(f))
+		fmt.Fprintf(&b, "| %.2f | %s | %s |%s", f.AtS, f.Action, f.Node, timelineCells(f))
+		if stale {
+			fmt.Fprintf(&b, " %s |", staleCell(f))
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }
@@ -78,16 +124,25 @@ func SweepTimelineTable(f *schema.SweepFile) string {
 	if !slices.ContainsFunc(f.Cells, func(c schema.CellRecord) bool { return HasTimeline(c.Faults) }) {
 		return ""
 	}
+	var all []schema.FaultSummary
+	for _, c := range f.Cells {
+		all = append(all, c.Faults...)
+	}
+	stale := hasStale(all)
 	var b strings.Builder
 	b.WriteString("\n## Failover timeline per point\n\n")
-	axes := cellTableHead(&b, f, append([]string{"fault"}, timelineHead...)...)
+	axes := cellTableHead(&b, f, append([]string{"fault"}, timelineColumns(all)...)...)
 	for _, c := range f.Cells {
 		for _, fs := range c.Faults {
 			cellTableAxes(&b, &c, axes)
-			fmt.Fprintf(&b, " %s %s at %.1f s |%s\n", fs.Action, fs.Node, fs.AtS, timelineCells(fs))
+			fmt.Fprintf(&b, " %s %s at %.1f s |%s", fs.Action, fs.Node, fs.AtS, timelineCells(fs))
+			if stale {
+				fmt.Fprintf(&b, " %s |", staleCell(fs))
+			}
+			b.WriteString("\n")
 		}
 	}
-	b.WriteString("\n" + TimelineNote + "\n")
+	b.WriteString("\n" + TimelineNoteFor(all) + "\n")
 	b.WriteString(timelinePoints(f))
 	return b.String()
 }

@@ -50,3 +50,32 @@ func TestTimelineTable(t *testing.T) {
 		t.Errorf("proxy section: %s", ps)
 	}
 }
+
+// The probe's stale commits through the proxy: a column of their own (0 checked, ⚠ with
+// the nodes), "-" for a fault not counted, and its note; none without a count.
+func TestTimelineStale(t *testing.T) {
+	zero, three := int64(0), int64(3)
+	checked := schema.FaultSummary{AtS: 10, Action: "kill", Node: "n1", ClientDownS: f64(0.05), RecoveryS: f64(6.4),
+		Proxy: &schema.FaultProxy{Server: "n1", StaleCommits: &zero}}
+	split := schema.FaultSummary{AtS: 20, Action: "promote", Node: "n2", ClientDownS: f64(0.05), RecoveryS: f64(1),
+		Proxy: &schema.FaultProxy{Server: "n1", StaleCommits: &three, StaleOn: []string{"n1"}}}
+	direct := schema.FaultSummary{AtS: 30, Action: "kill", Node: "n2", ClientDownS: f64(0.01), RecoveryS: f64(5.9)}
+	got := TimelineTable([]schema.FaultSummary{checked, split, direct})
+	for _, want := range []string{"| client down s | stale commits |", "| 6.35 | 0 |\n", "| ⚠ 3 (n1) |\n", "| 5.89 | - |\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, got)
+		}
+	}
+	if n := TimelineNoteFor([]schema.FaultSummary{checked}); !strings.Contains(n, StaleNote) {
+		t.Errorf("note %q lacks the stale commits'", n)
+	}
+	checked.Proxy.StaleCommits = nil
+	if got := TimelineTable([]schema.FaultSummary{checked, direct}); strings.Contains(got, StaleHead) || strings.Contains(TimelineNoteFor([]schema.FaultSummary{checked}), StaleNote) {
+		t.Errorf("no count, yet a stale commits column or note:\n%s", got)
+	}
+	sw := &schema.SweepFile{Axes: []schema.SweepAxis{{Name: "topology", Kind: schema.AxisTopology}},
+		Cells: []schema.CellRecord{{Index: 1, Topology: "as", Via: "proxy", Faults: []schema.FaultSummary{split}}}}
+	if md := SweepTimelineTable(sw); !strings.Contains(md, "| stale commits |") || !strings.Contains(md, "| ⚠ 3 (n1) |\n") {
+		t.Errorf("sweep timeline lacks the stale commits:\n%s", md)
+	}
+}

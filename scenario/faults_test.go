@@ -38,6 +38,9 @@ faults:
 	if _, err := scenario.ParseScenario([]byte(late)); err == nil || err.Error() != `faults[3].at "35s": the workload runs 35s (warm-up + time): the fault would never happen` {
 		t.Errorf("a fault at the end of warm-up 5s + time 30s: %v", err)
 	}
+	// Through the proxy (workload.via, or the via axis's proxy cells) the probe commits there.
+	withProxy := strings.Replace(y, "flavor: mariadb}", "flavor: mariadb, proxy: haproxy}", 1)
+	proxied := strings.Replace(withProxy, "time: 30, tables: 2, table-size: 1000}}", "time: 30, tables: 2, table-size: 1000}, via: proxy}", 1)
 	print := func(y, scale string) string {
 		p, err := mustParse(t, y).Plan(scale)
 		if err != nil {
@@ -61,6 +64,8 @@ faults:
 		}},
 		{y + "probe: false\n", "", []string{"probe writer: off (probe: false)"}},
 		{y + "probe_interval: 50ms\n", "", []string{"probe writer in every cell: one numbered commit every 50ms on the current writer"}},
+		{proxied, "", []string{"probe writer in every cell: one numbered commit every 5ms through the proxy's write endpoint, as the workload (its stale commits counted), from"}},
+		{withProxy + "sweep: {via: [direct, proxy]}\n", "", []string{"one numbered commit every 5ms on the current writer (in the cells through the proxy: through its write endpoint, as the workload, its stale commits counted), from"}},
 	} {
 		txt := print(c.y, c.scale)
 		for _, w := range c.want {

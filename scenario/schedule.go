@@ -85,8 +85,15 @@ func (p *Plan) printSchedule(w io.Writer) {
 		if end == 0 {
 			span = "from the workload's start to its end (warm-up included)"
 		}
-		fmt.Fprintf(w, "probe writer in every cell: one numbered commit every %v on the current writer, %s; its acknowledged commits missing after the run are counted (%s)\n",
-			s.ProbeEvery(), span, why)
+		where := "on the current writer"
+		switch {
+		case p.AxisOf(AxisVia).Name != "":
+			where = "on the current writer (in the cells through the proxy: through its write endpoint, as the workload, its stale commits counted)"
+		case s.Workload.Via == ViaProxy:
+			where = "through the proxy's write endpoint, as the workload (its stale commits counted)"
+		}
+		fmt.Fprintf(w, "probe writer in every cell: one numbered commit every %v %s, %s; its acknowledged commits missing after the run are counted (%s)\n",
+			s.ProbeEvery(), where, span, why)
 	case len(s.Faults) > 0:
 		fmt.Fprintln(w, "probe writer: off (probe: false): lost acknowledged commits are not counted")
 	}

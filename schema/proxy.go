@@ -65,4 +65,12 @@ type FaultProxy struct {
 	// (nil: none before the end).
 	NewServer  string   `json:"new_server,omitempty"`
 	NewServerS *float64 `json:"new_server_s"`
+	// StaleCommits, when the probe writer went through the proxy (ProbeSummary.Via), counts
+	// its stale commits that count for this fault (those after it and before the next
+	// fault; ProbeSummary.StaleCommits): commits acknowledged by a node the cluster's own
+	// view no longer counted as the writer. 0 is a check that found none; nil: not checked
+	// (the probe did not go through the proxy). StaleOn are the nodes that acknowledged
+	// them, in order of their first.
+	StaleCommits *int64   `json:"stale_commits,omitempty"`
+	StaleOn      []string `json:"stale_on,omitempty"`
 }

@@ -322,7 +322,12 @@ type ProbeSummary struct {
 	Acknowledged int64 `json:"acknowledged"`
 	Failed       int64 `json:"failed"`
 	Unknown      int64 `json:"unknown"`
-	// Writers are the nodes the probe wrote to, in order (it follows the writer).
+	// Via is "proxy" when the probe committed through the proxy's write endpoint as the
+	// workload did ("" when it resolved the writer itself and committed there).
+	Via string `json:"via,omitempty"`
+	// Writers are the nodes the probe wrote to, in order (it follows the writer); through
+	// the proxy the nodes that acknowledged its commits, in order (each commit reads
+	// @@server_id in its transaction: the node that committed it).
 	Writers []string `json:"writers"`
 	// CheckedOn is the writer whose rows were compared after the run.
 	CheckedOn string `json:"checked_on"`
@@ -333,6 +338,19 @@ type ProbeSummary struct {
 	// UnacknowledgedPresent counts rows on CheckedOn whose commit was not acknowledged
 	// (failed or of unknown outcome).
 	UnacknowledgedPresent int64 `json:"unacknowledged_present"`
+	// StaleCommits, through the proxy (Via "proxy"), counts the acknowledged commits of a
+	// node that the cluster's own view no longer counted as the writer when the commit was
+	// sent (and did not count again before its acknowledgment): a split brain the client
+	// saw succeed. The view is, on a kind with a single writer, the writer habench polls
+	// every 0.5 s (a promoted source, a group's PRIMARY: a commit on the old one after the
+	// new one was named), on Galera or a multi-primary group the other nodes' membership
+	// sampled every second (a commit on a node of a fault while every other node's view
+	// was a majority without it: outside the Primary component). Both are conservative
+	// (a commit near a change whose time is uncertain is not counted). 0 is a check that
+	// found none; nil: not checked (the probe committed directly). Stale lists up to 20
+	// of their sequence numbers.
+	StaleCommits *int64  `json:"stale_commits,omitempty"`
+	Stale        []int64 `json:"stale,omitempty"`
 	// Error is why the check could not be made ("" when it was).
 	Error string `json:"error,omitempty"`
 	// History is the probe's history file in the results directory (ProbeHistoryFile;
