@@ -46,6 +46,7 @@ func TestServerTwoClients(t *testing.T) {
 	var merged []Interval
 	results := map[string]*workload.Result{}
 	var clientIvs []ClientInterval
+	streamBytes := map[string]*[2]int{"c1": {}, "c2": {}} // bytes and records sent by each client
 	before := testserver.ComCounters(t, admin)
 	var wg sync.WaitGroup
 	for _, name := range names {
@@ -53,7 +54,7 @@ func TestServerTwoClients(t *testing.T) {
 		wg.Add(2)
 		go func() { // the client
 			defer wg.Done()
-			e, err := NewEncoder(pw, Hello{Version: "test", Client: name, Threads: o.Threads, Start: time.Now(),
+			e, err := NewEncoder(&counted{w: pw, n: streamBytes[name]}, Hello{Version: "test", Client: name, Threads: o.Threads, Start: time.Now(),
 				Workload: "oltp_read_write", Percentile: o.Percentile, ExtraPercentiles: o.ExtraPercentiles})
 			if err == nil {
 				res, runErr := w.Run(ctx, tg, o, e)
@@ -80,6 +81,9 @@ func TestServerTwoClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := mg.Result
+	for _, name := range names {
+		t.Logf("client %s sent %d bytes in %d records", name, streamBytes[name][0], streamBytes[name][1])
+	}
 	commits := after["Com_commit"] - before["Com_commit"]
 	t.Logf("merged: %d transactions (c1 %d, c2 %d), server Com_commit delta %d, %.1f TPS, p99 %.2f ms, %d merged intervals",
 		r.Transactions, results["c1"].Transactions, results["c2"].Transactions, commits, r.TPS(), r.LatencyP99, len(merged))
@@ -146,4 +150,16 @@ func coordinate(r io.Reader, name string, m *IntervalMerger, mu *sync.Mutex, mer
 			return err
 		}
 	}
+}
+
+// counted counts the bytes and the writes (records) written through it in n.
+type counted struct {
+	w io.Writer
+	n *[2]int
+}
+
+func (c *counted) Write(b []byte) (int, error) {
+	c.n[0] += len(b)
+	c.n[1]++
+	return c.w.Write(b)
 }

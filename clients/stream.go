@@ -1,11 +1,7 @@
 package clients
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"sync"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -16,14 +12,14 @@ import (
 // The stream is what a client sends its coordinator over its connection (an SSH
 // session's standard output): newline-delimited JSON, one record a line, each written
 // whole. Record 1 is a hello, then one interval record per interval report (numbered 1,
-// 2, ... in "n"), then one result record (the Result and the run's error), then nothing.
+// 2, ... in "n"), then the end record (the Result, the run's error, or both), then nothing.
 // Histograms travel as HdrHistogram's V2 compressed encoding (base64 text, as in
 // latency.hlog), the rest as encoding/json encodes the workload types (field names,
 // durations in ns, times in RFC 3339 with ns), so that every value round-trips exactly.
 //
 //	{"hello":{"format":1,"version":"0.1.0","client":"c1","threads":8,...}}
 //	{"interval":{"n":1,"Elapsed":1000000000,...,"Histogram":"HISTFAAAA..."}}
-//	{"result":{"Workload":"oltp_read_write",...,"Histogram":"HISTFAAAA..."},"error":""}
+//	{"result":{"Workload":"oltp_read_write",...,"Histogram":"HISTFAAAA..."},"error":"..."}
 
 // Format is the stream's format version; a coordinator refuses a stream of another.
 const Format = 1
@@ -101,130 +97,4 @@ func decodeHist(s string) (*hdrhistogram.Histogram, error) {
 		return nil, nil
 	}
 	return hdrhistogram.Decode([]byte(s))
-}
-
-// Encoder writes a client's stream. Its Interval makes it the workload.Reporter of the
-// client's run. Safe for concurrent use.
-type Encoder struct {
-	mu     sync.Mutex
-	w      io.Writer
-	n      int // interval reports written
-	err    error
-	broken chan struct{}
-	buf    []byte
-}
-
-// NewEncoder writes h (with Format set) as the stream's first record to w. An error when
-// h has no Client, or the write fails.
-func NewEncoder(w io.Writer, h Hello) (*Encoder, error) {
-	if h.Client == "" {
-		return nil, fmt.Errorf("stream: the hello names no client")
-	}
-	h.Format = Format
-	e := &Encoder{w: w, broken: make(chan struct{})}
-	if err := e.write(record{Hello: &h}); err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
-// Interval writes iv as the next interval record (workload.Reporter). A failed write is
-// kept (Err) and closes Broken; later records are not written.
-func (e *Encoder) Interval(iv workload.Interval) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	wi := &wireInterval{N: e.n + 1, Interval: iv}
-	var err error
-	if wi.Histogram, err = encodeHist(iv.Histogram); err == nil && iv.Recorded != iv.Histogram {
-		wi.Recorded, err = encodeHist(iv.Recorded)
-	}
-	if err != nil {
-		e.fail(fmt.Errorf("stream: interval %d: %w", wi.N, err))
-		return
-	}
-	e.n++
-	_ = e.writeLocked(record{Interval: wi})
-}
-
-// Result writes the end record: res (nil when the run had none) and runErr, the run's
-// error (nil when none); an error when both are nil. It returns the encoder's first error.
-func (e *Encoder) Result(res *workload.Result, runErr error) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if res == nil && runErr == nil {
-		return fmt.Errorf("stream: a result record needs a result or an error")
-	}
-	var rec record
-	if runErr != nil {
-		rec.Error = runErr.Error()
-	}
-	if res != nil {
-		wr, err := encodeResult(res)
-		if err != nil {
-			e.fail(fmt.Errorf("stream: result: %w", err))
-			return e.err
-		}
-		rec.Result = wr
-	}
-	return e.writeLocked(rec)
-}
-
-// encodeResult is res on the stream.
-func encodeResult(res *workload.Result) (*wireResult, error) {
-	wr := &wireResult{Result: *res}
-	var err error
-	if wr.Histogram, err = encodeHist(res.Histogram); err != nil {
-		return nil, err
-	}
-	if wr.Tail, err = encodeHist(res.Tail); err != nil {
-		return nil, err
-	}
-	if res.Rate != nil {
-		wr.Rate = &wireRate{RateResult: *res.Rate}
-		if wr.Rate.ServiceHistogram, err = encodeHist(res.Rate.ServiceHistogram); err != nil {
-			return nil, err
-		}
-	}
-	return wr, nil
-}
-
-// Err returns the encoder's first error (a failed write: the coordinator is gone).
-func (e *Encoder) Err() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.err
-}
-
-// Broken is closed at the encoder's first error: a client stops its run on it.
-func (e *Encoder) Broken() <-chan struct{} { return e.broken }
-
-func (e *Encoder) write(rec record) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.writeLocked(rec)
-}
-
-// writeLocked writes rec as one line with a single Write (mu held); nothing after an error.
-func (e *Encoder) writeLocked(rec record) error {
-	if e.err != nil {
-		return e.err
-	}
-	b, err := json.Marshal(rec)
-	if err != nil {
-		e.fail(fmt.Errorf("stream: %w", err))
-		return e.err
-	}
-	e.buf = append(append(e.buf[:0], b...), '\n')
-	if _, err := e.w.Write(e.buf); err != nil {
-		e.fail(fmt.Errorf("stream: write: %w", err))
-	}
-	return e.err
-}
-
-// fail keeps the first error and closes broken (mu held).
-func (e *Encoder) fail(err error) {
-	if e.err == nil {
-		e.err = err
-		close(e.broken)
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,7 +191,11 @@ func TestStreamRefused(t *testing.T) {
 		h := testHello()
 		f(&h)
 		var buf bytes.Buffer
-		if _, err := NewEncoder(&buf, h); err != nil {
+		e, err := NewEncoder(&buf, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Result(nil, errors.New("end")); err != nil {
 			t.Fatal(err)
 		}
 		return buf.Bytes()
@@ -244,42 +249,74 @@ func TestStreamRefused(t *testing.T) {
 	}
 }
 
-// failWriter fails every write after the first n.
-type failWriter struct{ n int }
+// failWriter fails every write after the first n; stuck, when set, blocks every write
+// until it is closed.
+type failWriter struct {
+	mu     sync.Mutex
+	n      int
+	writes int
+	stuck  chan struct{}
+}
 
 func (w *failWriter) Write(b []byte) (int, error) {
+	if w.stuck != nil {
+		<-w.stuck
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.n == 0 {
 		return 0, fmt.Errorf("broken pipe")
 	}
 	w.n--
+	w.writes++
 	return len(b), nil
 }
 
-// TestEncoderBroken: the first failed write (the coordinator gone) closes Broken and is
-// kept; nothing is written after it.
+// TestEncoderBroken: the first failed write (the coordinator gone), or a write that takes
+// longer than the stall limit (the coordinator not reading), closes Broken and is kept;
+// nothing is written after it, and Interval never waits longer than the stall limit.
 func TestEncoderBroken(t *testing.T) {
-	w := &failWriter{n: 2}
+	ivs := streamIntervals(rand.New(rand.NewPCG(4, 34)))
+	w := &failWriter{n: 2} // the hello and interval 1
 	e, err := NewEncoder(w, testHello())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ivs := streamIntervals(rand.New(rand.NewPCG(4, 34)))
-	e.Interval(ivs[0])
+	for _, iv := range ivs {
+		e.Interval(iv)
+	}
 	select {
 	case <-e.Broken():
-		t.Fatal("broken after a good write")
-	default:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not broken 5 s after a failed write")
 	}
-	e.Interval(ivs[1])
+	if err := e.Result(nil, errors.New("x")); err == nil || err.Error() != "stream: write: broken pipe" || w.writes != 2 {
+		t.Errorf("after the failure: %v, %d writes; want the broken pipe, 2 writes", err, w.writes)
+	}
+
+	defer func(d time.Duration) { stallLimit = d }(stallLimit)
+	stallLimit = 200 * time.Millisecond
+	stuck := &failWriter{n: 100, stuck: make(chan struct{})}
+	defer close(stuck.stuck)
+	e, err = NewEncoder(stuck, testHello())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		for range queueLen + 5 {
+			e.Interval(ivs[0])
+		}
+		done <- e.Result(nil, errors.New("x"))
+	}()
 	select {
-	case <-e.Broken():
-	default:
-		t.Fatal("not broken after a failed write")
+	case err = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a stuck coordinator: the intervals and the result still waiting after 5 s")
 	}
-	w.n = 10
-	e.Interval(ivs[2])
-	if err := e.Result(nil, errors.New("x")); err == nil || !strings.Contains(err.Error(), "broken pipe") || w.n != 10 {
-		t.Errorf("after the failure: %v, %d writes", err, 10-w.n)
+	if d := time.Since(t0); d > 2*time.Second || err == nil || !strings.Contains(err.Error(), "the coordinator is not reading") {
+		t.Errorf("a stuck coordinator: %v after %v; want the stall named within about 0.2 s", err, d)
 	}
 	if _, err := NewEncoder(io.Discard, Hello{}); err == nil {
 		t.Error("a hello without a client accepted")
