@@ -29,7 +29,10 @@ func (iv *Interval) Complete() bool { return len(iv.Missing) == 0 && len(iv.Lost
 // running has reported it, or once Wait has passed since the first client reported it
 // (then the others are Missing). A client lost mid-run (Lost) is not waited for any more:
 // the intervals it reported are kept, the following are marked with it. A client that
-// ended its run (Ended) is not waited for either, nor marked. Not safe for concurrent use.
+// ended its run (Ended) is not waited for either, nor marked. The merged intervals' clock
+// (their Started, from which Elapsed counts) is the earliest start among the reports of
+// the first interval merged: Merge's StartedAt too when every client reported it. Not
+// safe for concurrent use.
 type IntervalMerger struct {
 	// Wait is how long an interval waits for late clients after the first report of it.
 	Wait time.Duration
