@@ -23,8 +23,8 @@ const DefaultWriterHang = 2 * time.Second
 // --forced-shutdown is given; a run on a hung node would never end.
 const EndGrace = 5 * time.Second
 
-// maxWaits is how many Waits a Result keeps (the longest); Result.WaitCount counts all.
-const maxWaits = 100
+// MaxWaits is how many Waits a Result keeps (the longest); Result.WaitCount counts all.
+const MaxWaits = 100
 
 // errAbandoned marks an event given up by a following or failing-over worker (see
 // watchHangs): an unknown outcome (abandon).
@@ -271,7 +271,7 @@ func (r *runner) committedAfterMove(move, chain int, at time.Time) {
 	r.hangMu.Unlock()
 }
 
-// hangResult fills res's Waits (the longest maxWaits) and WriterMoves.
+// hangResult fills res's Waits (the longest MaxWaits) and WriterMoves.
 func (r *runner) hangResult(res *Result) {
 	r.hangMu.Lock()
 	defer r.hangMu.Unlock()
@@ -279,7 +279,7 @@ func (r *runner) hangResult(res *Result) {
 	if len(r.waits) > 0 {
 		ws := slices.Clone(r.waits)
 		slices.SortStableFunc(ws, func(a, b Wait) int { return cmp.Compare(b.Waited, a.Waited) })
-		res.Waits = ws[:min(len(ws), maxWaits)]
+		res.Waits = ws[:min(len(ws), MaxWaits)]
 	}
 	res.WriterMoves = slices.Clone(r.moves)
 }

@@ -454,8 +454,17 @@ func nsToMs(v int64) float64 { return float64(v) / 1e6 }
 
 // pctMs returns the latency at percentile p (0..100) in ms, clamped to maxNs.
 func pctMs(h *hdrhistogram.Histogram, p float64, maxNs int64) float64 {
+	return LatencyAt(h, p, nsToMs(maxNs))
+}
+
+// LatencyAt returns the latency at percentile p (0..100) of h (microseconds, the
+// geometry of NewHistogram) in ms, clamped to maxMs, the exact maximum latency (ms): how
+// Run computes a Result's and an Interval's percentiles from their histograms, so that
+// a merge of several runs' histograms can compute them the same way. 0 when h is empty
+// or p <= 0.
+func LatencyAt(h *hdrhistogram.Histogram, p, maxMs float64) float64 {
 	if h.TotalCount() == 0 || p <= 0 {
 		return 0
 	}
-	return math.Min(usToMs(h.ValueAtPercentile(p)), nsToMs(maxNs))
+	return math.Min(usToMs(h.ValueAtPercentile(p)), maxMs)
 }
