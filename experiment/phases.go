@@ -38,6 +38,7 @@ type phase struct {
 // setupPhases run in order before the workload; the first error ends the run.
 var setupPhases = []phase{
 	{"checks", (*runState).checks},
+	{"proxy checks", (*runState).proxyChecks},
 	{"knobs", (*runState).knobs},
 	{"results", (*runState).results},
 	{"failover", (*runState).clientFailover},
@@ -53,6 +54,7 @@ var closingPhases = []phase{
 	{"collect", (*runState).collect},
 	{"summary", (*runState).summarize},
 	{"write", (*runState).write},
+	{"proxy checks back", (*runState).proxyChecksBack},
 }
 
 // runState is what the phases of one Bench.Run share.
@@ -67,6 +69,7 @@ type runState struct {
 	standingPID  int
 	applied      *knob.Applied
 	restoreKnobs func() error
+	restoreProxy func() error // the proxy's own health checks back (phase_proxy.go)
 	res          *Results
 	nodes        []sampler.Node
 	man          *schema.Manifest
