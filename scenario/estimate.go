@@ -104,7 +104,7 @@ func (p *Plan) EstimateCell(c *Cell) time.Duration {
 	if p.Policy.DropCaches {
 		d += EstimateDropCaches
 	}
-	if !c.ProxyChecks.IsZero() {
+	if c.RestartsProxy() {
 		own := c.Deployment.Spec.Proxy
 		d += EstimateProxyRestart(own.With(c.ProxyChecks)) + EstimateProxyRestart(own)
 	}

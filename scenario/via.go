@@ -40,11 +40,19 @@ func viaOfValue(v AxisValue) string {
 // other health checks ("" when it does not): "the proxy restarted with checks every 2s,
 // down after 3 failed, up after 2 passed; with the topology's own after the run".
 func proxyChecksNote(c *Cell) string {
-	if c.ProxyChecks.IsZero() {
+	if !c.RestartsProxy() {
 		return ""
 	}
 	p := c.Deployment.Spec.Proxy.With(c.ProxyChecks)
 	return fmt.Sprintf("the proxy restarted with checks every %s, down after %d failed, up after %d passed; with the topology's own after the run", p.CheckInterval, p.Fall, p.Rise)
+}
+
+// RestartsProxy reports whether the cell's via value changes its topology's proxy's
+// health checks (ProxyChecks other than the topology's own): the proxy is restarted with
+// them before the cell's run and with its own after.
+func (c *Cell) RestartsProxy() bool {
+	own := c.Deployment.Spec.Proxy
+	return !c.ProxyChecks.IsZero() && own.With(c.ProxyChecks).Checks() != own.Checks()
 }
 
 // EstimateProxyRestart is a restart of proxy p: 1 s to start, then fall checks until the

@@ -61,19 +61,19 @@ func TestViaAxis(t *testing.T) {
 // names the checks of each such cell and counts the proxy's restarts in its estimate.
 func TestViaAxisChecks(t *testing.T) {
 	s := mustParse(t, strings.Replace(viaTopologies, "%s", "", 1)+
-		"sweep:\n  topology: [gal]\n  via: [direct, proxy, {proxy: {check_interval: 2s}}, {proxy: {fall: 2, check_interval: 200ms}}]\n  reference: {via: proxy check 2s}\n")
+		"sweep:\n  topology: [gal]\n  via: [direct, proxy, {proxy: {check_interval: 2s}}, {proxy: {fall: 2, check_interval: 200ms}}, {proxy: {fall: 3}}]\n  reference: {via: proxy check 2s}\n")
 	p, err := s.Plan("full")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(p.AxisNamed("via").Labels(), ","); got != "direct,proxy,proxy check 2s,proxy check 200ms fall 2" {
+	if got := strings.Join(p.AxisNamed("via").Labels(), ","); got != "direct,proxy,proxy check 2s,proxy check 200ms fall 2,proxy fall 3" {
 		t.Errorf("labels %s", got)
 	}
 	var got []string
 	for _, c := range p.Cells {
 		got = append(got, fmt.Sprintf("%s/%s/%v", c.Values["via"], c.Via, c.ProxyChecks.CheckInterval))
 	}
-	if want := "direct/direct/0s proxy/proxy/0s proxy check 2s/proxy/2s proxy check 200ms fall 2/proxy/200ms"; strings.Join(got, " ") != want {
+	if want := "direct/direct/0s proxy/proxy/0s proxy check 2s/proxy/2s proxy check 200ms fall 2/proxy/200ms proxy fall 3/proxy/0s"; strings.Join(got, " ") != want {
 		t.Errorf("cells %v, want %s", got, want)
 	}
 	if c := p.Cells[3]; c.ProxyChecks.Fall != 2 || c.ProxyChecks.Rise != 0 || len(p.Deployments) != 1 {
@@ -85,14 +85,20 @@ func TestViaAxisChecks(t *testing.T) {
 	}
 	var b strings.Builder
 	p.Print(&b, nil)
-	for _, want := range []string{"via [direct, proxy, proxy check 2s, proxy check 200ms fall 2] (changes against proxy check 2s)",
+	for _, want := range []string{"via [direct, proxy, proxy check 2s, proxy check 200ms fall 2, proxy fall 3] (changes against proxy check 2s)",
 		"via=proxy check 200ms fall 2  ~", "(the proxy restarted with checks every 200ms, down after 2 failed, up after 2 passed; with the topology's own after the run)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("dry run lacks %q:\n%s", want, b.String())
 		}
 	}
-	if strings.Contains(strings.SplitAfter(b.String(), "via=proxy ")[1], "restarted") {
-		t.Errorf("a plain proxy cell restarts the proxy:\n%s", b.String())
+	// The topology's own checks (fall 3) need no restart.
+	if p.Cells[4].Estimate != p.Cells[1].Estimate {
+		t.Errorf("a value with the topology's own checks: estimate %v, a plain proxy cell's %v", p.Cells[4].Estimate, p.Cells[1].Estimate)
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if (strings.Contains(l, "via=proxy  ~") || strings.Contains(l, "via=proxy fall 3  ~")) && strings.Contains(l, "restarted") {
+			t.Errorf("a cell with the topology's own checks restarts the proxy: %s", l)
+		}
 	}
 }
 
