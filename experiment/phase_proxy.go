@@ -44,10 +44,14 @@ func (st *runState) proxyChecks() error {
 		once.Do(func() {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(st.ctx), 3*time.Minute)
 			defer cancel()
+			t0 := time.Now()
 			if restoreErr = b.ProxyRestarter.RestartProxy(rctx, c, own); restoreErr != nil {
 				restoreErr = fmt.Errorf("the proxy's own health checks not put back: %w", restoreErr)
 				b.log().Error("proxy checks not restored", "err", restoreErr)
+				return
 			}
+			st.printf("proxy restarted in %.1f s with its own checks again: every %s, down after %d failed, up after %d passed\n",
+				time.Since(t0).Seconds(), own.CheckInterval, own.Fall, own.Rise)
 		})
 		return restoreErr
 	}
