@@ -21,10 +21,11 @@ import (
 	"github.com/habench/habench/workload"
 )
 
-// A run is a list of phases over one runState. The setup phases (checks, knobs, results,
-// links, sampling, background: faults and the probe writer) stop the run at their first
-// error; the workload phase records its error and the run goes on, so that the closing
-// phases (catch-up and convergence, collection, summary and results) always say what
+// A run is a list of phases over one runState. The setup phases (checks, the proxy's
+// checks, knobs, results, links, sampling, background: faults and the probe writer) stop
+// the run at their first error; the workload phase records its error and the run goes
+// on, so that the closing phases (catch-up and convergence, collection, summary and
+// results, the proxy's own checks back) always say what
 // happened. Each phase pushes what undoes it onto one cleanup stack, run in reverse on
 // success, error and interrupt. A new kind of work during a run (a fault schedule, a probe)
 // is one more phase, not a branch inside the others.
