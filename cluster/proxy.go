@@ -93,6 +93,47 @@ func ProxyConfig(c *Cluster) (string, error) {
 	return p.Config(c, n)
 }
 
+// RestartProxy restarts c's proxy with the health checks checks gives (the others as
+// c's spec has them) and waits until it serves again (its Program's Start: HAProxy until
+// its write endpoint has a server up and every check has settled, which takes about fall
+// check intervals). c's spec, and its state file, then have them: the configuration in
+// effect (ProxyConfig), status and a later start of the proxy (a fault's) use them. A
+// proxy cannot change its checks while it runs (HAProxy's inter), hence the restart; the
+// stop is clean, and the sessions through the proxy end. Nothing is done when the proxy
+// runs with these checks already. Errors: c has no proxy; its proxy has no checks habench
+// sets (topology.ProxyDef.NoChecks) or runs the user's configuration (proxy.config, which
+// habench does not change), a *topology.FieldError on proxy.type or proxy.config; checks
+// out of range (ProxyChecks.Validate, on proxy.*); the stop or the start failed (c's spec
+// then has checks).
+func (s *Store) RestartProxy(ctx context.Context, c *Cluster, checks topology.ProxyChecks) error {
+	n := c.Proxy()
+	if n == nil {
+		return fmt.Errorf("cluster %s has no proxy", c.Name)
+	}
+	p := c.Spec.Proxy
+	if d := topology.ProxyOf(p.Type); d != nil && d.NoChecks != "" {
+		return &topology.FieldError{Field: "proxy.type", Value: p.Type, Reason: d.NoChecks}
+	}
+	if p.Config != "" {
+		return &topology.FieldError{Field: "proxy.config", Value: p.Config, Reason: "the proxy runs your configuration: habench does not change its health checks"}
+	}
+	if err := checks.Validate("proxy"); err != nil {
+		return err
+	}
+	want := p.With(checks)
+	if want.Checks() == p.Checks() && !c.NodeDown(n) {
+		return nil
+	}
+	if err := s.StopNode(c, n.Name); err != nil {
+		return fmt.Errorf("restart the proxy: %w", err)
+	}
+	c.Spec.Proxy = want
+	if err := s.StartNode(ctx, c, n.Name); err != nil {
+		return fmt.Errorf("restart the proxy with %s: %w", want.Checks(), err)
+	}
+	return nil
+}
+
 // ProxyVersion is the version of c's proxy program in its own words (its Program's
 // Version: "HAProxy version 2.6.12-1+deb12u4 ..."), "" when c has no proxy or the
 // program cannot be asked.

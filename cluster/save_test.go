@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/habench/habench/topology"
 )
 
 // TestSaveFailsNamingTheStateFile: a cluster state file that cannot be written (a
@@ -86,7 +88,8 @@ func TestConcurrentSaves(t *testing.T) {
 // TestSaveKeepsOtherWriters: a Cluster loaded before a restart recorded n1's new process
 // records the roles it read later (the probe writer refreshing the group's roles) without
 // putting the old PID back, and learns the new PID from the file; the restart's own later
-// save keeps its PID and takes the new roles.
+// save keeps its PID and takes the new roles. The proxy's checks the restart changed
+// (RestartProxy) survive the stale save too.
 func TestSaveKeepsOtherWriters(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "state.json")
 	first := &Cluster{Name: "r26-c", path: p, Nodes: []*Node{{Name: "n1", Role: "primary", PID: 100}, {Name: "n2", Role: "secondary", PID: 200}}}
@@ -102,6 +105,7 @@ func TestSaveKeepsOtherWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	restart.Nodes[0].PID, restart.Nodes[0].StartTicks = 101, 7
+	restart.Spec.Proxy = topology.ProxySpec{Type: topology.HAProxy, CheckInterval: 2 * time.Second}
 	if err := restart.save(); err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +119,9 @@ func TestSaveKeepsOtherWriters(t *testing.T) {
 	}
 	if got.Nodes[0].PID != 101 || got.Nodes[0].StartTicks != 7 || got.Nodes[0].Role != "secondary" || got.Nodes[1].Role != "primary" {
 		t.Errorf("state after the stale save: n1 %+v n2 %+v, want n1 pid 101 ticks 7 secondary, n2 primary", *got.Nodes[0], *got.Nodes[1])
+	}
+	if got.Spec.Proxy.CheckInterval != 2*time.Second {
+		t.Errorf("state after the stale save: proxy %+v, want the restart's checks every 2s", got.Spec.Proxy)
 	}
 	if stale.Nodes[0].PID != 101 {
 		t.Errorf("stale cluster's n1 PID %d after its save, want 101 (taken from the file)", stale.Nodes[0].PID)

@@ -61,8 +61,9 @@ func (c *Cluster) snapshot() *Cluster {
 
 // mergeNewer takes into c, from disk, every field another writer changed since base (what
 // c's file held when c read or wrote it) and c did not change itself: each field of each
-// node and aux member, the cluster's state and its group options (mode). Fields c
-// changed keep c's value (the last writer of a field wins).
+// node and aux member, the cluster's state, its group options (mode) and its proxy's
+// spec (its health checks: RestartProxy). Fields c changed keep c's value (the last
+// writer of a field wins).
 func mergeNewer(c, base, disk *Cluster) {
 	for _, n := range append(append([]*Node{}, c.Nodes...), c.Aux...) {
 		b, d := base.member(n.Name), disk.member(n.Name)
@@ -81,6 +82,9 @@ func mergeNewer(c, base, disk *Cluster) {
 	}
 	if c.Spec.Group == base.Spec.Group {
 		c.Spec.Group = disk.Spec.Group
+	}
+	if reflect.DeepEqual(c.Spec.Proxy, base.Spec.Proxy) { // restarted with other checks (RestartProxy)
+		c.Spec.Proxy = disk.Spec.Proxy
 	}
 }
 

@@ -105,6 +105,13 @@ type Bench struct {
 	// Restarter restarts sandbox nodes for knobs that are read only at runtime (nil: such
 	// knobs are refused).
 	Restarter knob.Restarter
+	// ProxyChecks, when given, are the health checks of the cluster's proxy for the run:
+	// when they are not those in effect, the proxy is restarted with them first (through
+	// ProxyRestarter, cluster.Store.RestartProxy), and with its own after the run's
+	// results are written, also on error or interrupt. The manifest's proxy configuration
+	// and the summary's checks are the run's. A restart that fails is the run's error.
+	ProxyChecks    topology.ProxyChecks
+	ProxyRestarter ProxyRestarter
 	// CacheDrops are the hosts whose page cache was dropped before the run
 	// (DropClusterCaches), recorded in manifest.json "drop_caches".
 	CacheDrops []schema.CacheDrop

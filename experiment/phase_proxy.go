@@ -3,9 +3,71 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
+	"github.com/habench/habench/cluster"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/schema"
+	"github.com/habench/habench/topology"
 )
+
+// ProxyRestarter restarts a cluster's proxy with other health checks (cluster.Store).
+type ProxyRestarter interface {
+	RestartProxy(ctx context.Context, c *cluster.Cluster, checks topology.ProxyChecks) error
+}
+
+// proxyChecks restarts the cluster's proxy with the run's health checks (Bench.ProxyChecks)
+// when they are not those in effect, before anything is set or written: the manifest's
+// proxy configuration and the summary's checks are the run's. What puts the proxy's own
+// checks back (restoreProxy) runs after the results are written (a closing phase) and on
+// the cleanup stack (a setup that fails later, an interrupt: on a fresh context). Errors:
+// checks without a cluster with a proxy or without a ProxyRestarter, the restart's.
+func (st *runState) proxyChecks() error {
+	b := st.b
+	st.restoreProxy = func() error { return nil }
+	if b.ProxyChecks.IsZero() {
+		return nil
+	}
+	if b.Cluster == nil || b.Cluster.Proxy() == nil || b.ProxyRestarter == nil {
+		return &topology.FieldError{Field: "via", Value: scenario.ViaProxy + " " + b.ProxyChecks.String(), Reason: "other health checks need a habench cluster with a proxy (and its store to restart it)"}
+	}
+	c := b.Cluster
+	own := c.Spec.Proxy.Checks()
+	want := c.Spec.Proxy.With(b.ProxyChecks)
+	if want.Checks() == own {
+		return nil
+	}
+	var once sync.Once
+	var restoreErr error
+	st.restoreProxy = func() error {
+		once.Do(func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(st.ctx), 3*time.Minute)
+			defer cancel()
+			t0 := time.Now()
+			if restoreErr = b.ProxyRestarter.RestartProxy(rctx, c, own); restoreErr != nil {
+				restoreErr = fmt.Errorf("the proxy's own health checks not put back: %w", restoreErr)
+				b.log().Error("proxy checks not restored", "err", restoreErr)
+				return
+			}
+			st.printf("proxy restarted in %.1f s with its own checks again: every %s, down after %d failed, up after %d passed\n",
+				time.Since(t0).Seconds(), own.CheckInterval, own.Fall, own.Rise)
+		})
+		return restoreErr
+	}
+	st.onCleanup(func() { st.restoreProxy() }) // also when the restart below fails half-way
+	t0 := time.Now()
+	if err := b.ProxyRestarter.RestartProxy(st.ctx, c, b.ProxyChecks); err != nil {
+		return err
+	}
+	st.printf("proxy restarted in %.1f s with checks every %s, down after %d failed, up after %d passed (the topology's own again after the run)\n",
+		time.Since(t0).Seconds(), want.CheckInterval, want.Fall, want.Rise)
+	return nil
+}
+
+// proxyChecksBack is the closing phase that puts the proxy's own health checks back after
+// the results are written (see proxyChecks); its error is the run's.
+func (st *runState) proxyChecksBack() error { return st.restoreProxy() }
 
 // proxy starts reading the state of the cluster's proxy every schema.ProxyPollMs (when it
 // has one) until the samplers stop; proxySummary reads what it saw.

@@ -21,10 +21,11 @@ import (
 	"github.com/habench/habench/workload"
 )
 
-// A run is a list of phases over one runState. The setup phases (checks, knobs, results,
-// links, sampling, background: faults and the probe writer) stop the run at their first
-// error; the workload phase records its error and the run goes on, so that the closing
-// phases (catch-up and convergence, collection, summary and results) always say what
+// A run is a list of phases over one runState. The setup phases (checks, the proxy's
+// checks, knobs, results, links, sampling, background: faults and the probe writer) stop
+// the run at their first error; the workload phase records its error and the run goes
+// on, so that the closing phases (catch-up and convergence, collection, summary and
+// results, the proxy's own checks back) always say what
 // happened. Each phase pushes what undoes it onto one cleanup stack, run in reverse on
 // success, error and interrupt. A new kind of work during a run (a fault schedule, a probe)
 // is one more phase, not a branch inside the others.
@@ -38,6 +39,7 @@ type phase struct {
 // setupPhases run in order before the workload; the first error ends the run.
 var setupPhases = []phase{
 	{"checks", (*runState).checks},
+	{"proxy checks", (*runState).proxyChecks},
 	{"knobs", (*runState).knobs},
 	{"results", (*runState).results},
 	{"failover", (*runState).clientFailover},
@@ -53,6 +55,7 @@ var closingPhases = []phase{
 	{"collect", (*runState).collect},
 	{"summary", (*runState).summarize},
 	{"write", (*runState).write},
+	{"proxy checks back", (*runState).proxyChecksBack},
 }
 
 // runState is what the phases of one Bench.Run share.
@@ -67,6 +70,7 @@ type runState struct {
 	standingPID  int
 	applied      *knob.Applied
 	restoreKnobs func() error
+	restoreProxy func() error // the proxy's own health checks back (phase_proxy.go)
 	res          *Results
 	nodes        []sampler.Node
 	man          *schema.Manifest

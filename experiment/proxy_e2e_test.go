@@ -29,7 +29,9 @@ import (
 // and the client's outage; proxy_events.csv, the proxy's CPU in samples.csv, the
 // manifest's proxy and via, and report.md's Proxy and Failover timeline sections. The
 // read-only statements go through the proxy's read endpoint (read_nodes: [proxy]). Then
-// HAProxy is killed (not by a fault) 1 s into another run: that run fails, naming it.
+// another run has other health checks (a via value's): the proxy is restarted with them
+// for it, HAProxy is killed (not by a fault) 1 s in, the run fails naming it, and the
+// proxy runs again with its own checks afterwards.
 func TestRunThroughProxy(t *testing.T) {
 	t.Parallel()
 	s := testenv.Store(t)
@@ -103,7 +105,7 @@ func TestRunThroughProxy(t *testing.T) {
 		}
 		files[name] = string(raw)
 	}
-	proxyDiesMidRun(ctx, t, b, c)
+	proxyDiesMidRun(ctx, t, s, b, c)
 	for name, want := range map[string][]string{
 		"manifest.json":        {`"via": "proxy"`, `"endpoints": [` + "\n" + `      "proxy"`, `"version": "HAProxy version`, `listen write`},
 		"report.md":            {"## Proxy", "### Failover timeline", "kill | " + f.Node, "| stale commits |", " | 0 |\n", "Through the proxy's write endpoint, as the workload: commits acknowledged by " + f.Node + " then " + fp.NewServer + "; 0 stale commits"},
@@ -150,20 +152,49 @@ func count(n *int64) string {
 	return fmt.Sprint(*n)
 }
 
-// proxyDiesMidRun runs b again for 4 s without faults and SIGKILLs c's HAProxy after the
-// first report interval: the run must fail, naming the proxy.
-func proxyDiesMidRun(ctx context.Context, t *testing.T, b *experiment.Bench, c *cluster.Cluster) {
+// proxyDiesMidRun runs b again for 4 s without faults, with other health checks (a via
+// value's: every 300 ms, down after 2 failed), and SIGKILLs c's HAProxy after the first
+// report interval: the run must fail, naming the proxy. The proxy restarted for the run
+// had the run's checks (the manifest's configuration in effect, the summary's); after
+// the run it runs again with the topology's own (200 ms, 3), its state file says so.
+func proxyDiesMidRun(ctx context.Context, t *testing.T, s *cluster.Store, b *experiment.Bench, c *cluster.Cluster) {
 	t.Helper()
+	var once sync.Once
+	var pid int
+	b2 := *b
+	b2.Faults, b2.Options.Time = nil, 4*time.Second
+	b2.ProxyChecks, b2.ProxyRestarter = topology.ProxyChecks{CheckInterval: 300 * time.Millisecond, Fall: 2}, s
+	b2.OnInterval = func(workload.Interval) {
+		once.Do(func() {
+			if now, err := c.Reload(); err == nil {
+				pid = now.Proxy().PID // the proxy restarted for the run's checks
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		})
+	}
+	t0 := time.Now()
+	out, err := b2.Run(ctx)
+	t.Logf("run with checks every 300 ms, its proxy killed: %.1f s", time.Since(t0).Seconds())
+	if err == nil || pid == 0 || !strings.Contains(err.Error(), fmt.Sprintf("the proxy (haproxy, pid %d) died during the run", pid)) {
+		t.Errorf("a run whose proxy died: %v, want an error naming haproxy pid %d", err, pid)
+	}
+	if out == nil || out.Summary == nil || out.Summary.Proxy == nil {
+		t.Fatalf("the run's outcome %+v: want its summary", out)
+	}
+	if p := out.Summary.Proxy; p.CheckIntervalMs != 300 || p.Fall != 2 || p.Rise != 2 {
+		t.Errorf("summary's proxy checks every %g ms, fall %d, rise %d: want the run's 300 ms, 2, 2", p.CheckIntervalMs, p.Fall, p.Rise)
+	}
+	man, err := os.ReadFile(filepath.Join(out.Dir, "manifest.json"))
+	if err != nil || !strings.Contains(string(man), "inter 300ms fall 2 rise 2") {
+		t.Errorf("manifest's proxy configuration lacks the run's checks (inter 300ms fall 2 rise 2): %v", err)
+	}
 	now, err := c.Reload()
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := now.Proxy().PID
-	var once sync.Once
-	b2 := *b
-	b2.Faults, b2.Options.Time = nil, 4*time.Second
-	b2.OnInterval = func(workload.Interval) { once.Do(func() { syscall.Kill(pid, syscall.SIGKILL) }) }
-	if _, err := b2.Run(ctx); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the proxy (haproxy, pid %d) died during the run", pid)) {
-		t.Errorf("a run whose proxy died: %v, want an error naming haproxy pid %d", err, pid)
+	cfg, err := cluster.ProxyConfig(now)
+	if p := now.Spec.Proxy; p.CheckInterval != 200*time.Millisecond || p.Fall != 3 || now.NodeDown(now.Proxy()) || err != nil || !strings.Contains(cfg, "inter 200ms fall 3 rise 2") {
+		t.Errorf("after the run the proxy (pid %d, down %v) has checks %+v, configuration %v:\n%s\nwant its own back, running: inter 200ms fall 3 rise 2",
+			now.Proxy().PID, now.NodeDown(now.Proxy()), p.Checks(), err, cfg)
 	}
 }

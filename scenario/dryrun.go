@@ -161,6 +161,9 @@ func (p *Plan) cellLine(c *Cell, status map[int]string) string {
 		if c.Note != "" {
 			line += " (" + c.Note + ")"
 		}
+		if n := proxyChecksNote(c); n != "" {
+			line += " (" + n + ")"
+		}
 		if p.SamePathControl(c) {
 			line += " (same-path control: with the userspace link, zero delay through it)"
 		}
@@ -192,7 +195,8 @@ func (p *Plan) printTotals(w io.Writer, status map[int]string, done int) {
 	fmt.Fprintf(w, "; estimated %s (deploy, prepare, destroy %s; cells %s)\n", FormatDuration(total), FormatDuration(deploys), FormatDuration(cells))
 	fmt.Fprintf(w, "estimate: per deployment deploy (MariaDB 0.5s + 0.6s/node, MySQL 1s + 2.5s/node, galera 3s + 3s/node, group 5s + 3s/node)"+
 		" + prepare (rows at 120k/s MariaDB, 85k/s MySQL; 50k/s and 28k/s with replicas) + destroy 1s;"+
-		" per cell warmup + time + %v, + %v with links, + restart 1.5s/node MariaDB 3s/node MySQL, + %v drop caches, + cleanup and prepare with reprepare\n",
+		" per cell warmup + time + %v, + %v with links, + restart 1.5s/node MariaDB 3s/node MySQL, + %v drop caches, + cleanup and prepare with reprepare,"+
+		" + two proxy restarts (1s + fall x check interval each) when a via value changes its checks\n",
 		EstimatePerCell, EstimateLinks, EstimateDropCaches)
 	if ob := p.Scenario.Objective; ob != nil {
 		fo := ""

@@ -83,7 +83,9 @@ func EstimateRestart(spec topology.Spec) time.Duration {
 
 // EstimateCell is a cell's wall time: warmup + time + EstimatePerCell (times the
 // objective's max_probes for a capacity search, and its failover run), plus EstimateLinks with links, a
-// restart, EstimateDropCaches, and a cleanup + prepare with reprepare. Events-limited
+// restart, EstimateDropCaches, a cleanup + prepare with reprepare, and two restarts of
+// the proxy (EstimateProxyRestart: with the via value's checks, then its own) when the
+// via value changes its checks. Events-limited
 // runs (time 0) count only the overheads.
 func (p *Plan) EstimateCell(c *Cell) time.Duration {
 	d := c.Options.Warmup + c.Options.Time + EstimatePerCell
@@ -101,6 +103,10 @@ func (p *Plan) EstimateCell(c *Cell) time.Duration {
 	}
 	if p.Policy.DropCaches {
 		d += EstimateDropCaches
+	}
+	if c.RestartsProxy() {
+		own := c.Deployment.Spec.Proxy
+		d += EstimateProxyRestart(own.With(c.ProxyChecks)) + EstimateProxyRestart(own)
 	}
 	if p.Policy.Prepare == PrepareReprepare {
 		d += time.Second + c.Deployment.Prepare

@@ -67,6 +67,10 @@ type Cell struct {
 	// Via is how the workers reach the servers: ViaDirect, or ViaProxy (the topology's
 	// proxy's write endpoint).
 	Via string
+	// ProxyChecks are the health checks the via value gives the topology's proxy for this
+	// cell (zero: the topology's own): the proxy is restarted with them before the cell's
+	// run and with its own after.
+	ProxyChecks topology.ProxyChecks
 	// Knobs are the runtime variables to SET GLOBAL on every node before the run, by axis.
 	Knobs []AxisSettings
 	// ServerOptions are the deploy-time option axes' settings (already in the deployment's spec).
@@ -219,7 +223,7 @@ func (s *Scenario) checkAxes(p *Plan, axes map[string]*Axis) error {
 					return LineError(v.Line, field, v.Label, err.Error())
 				}
 			case AxisVia:
-				if why := s.viaRefusal(v.Label, axes["topology"], true); why != "" {
+				if why := s.viaRefusal(viaOfValue(v), v.Proxy, axes["topology"], true); why != "" {
 					return LineError(v.Line, field, v.Label, why)
 				}
 			case AxisLinks:
@@ -245,7 +249,7 @@ func (s *Scenario) checkAxes(p *Plan, axes map[string]*Axis) error {
 		}
 	}
 	if s.Workload.Via != "" && axes["via"] == nil {
-		if why := s.viaRefusal(s.Workload.Via, axes["topology"], false); why != "" {
+		if why := s.viaRefusal(s.Workload.Via, topology.ProxyChecks{}, axes["topology"], false); why != "" {
 			return &topology.FieldError{Field: "workload.via", Value: s.Workload.Via, Reason: why}
 		}
 	}
@@ -324,7 +328,7 @@ func (p *Plan) newCell(idx []int) (*Cell, string) {
 		case AxisTest:
 			c.Test = v.Label
 		case AxisVia:
-			c.Via = v.Label
+			c.Via, c.ProxyChecks = viaOfValue(v), v.Proxy
 		case AxisThreads:
 			c.Options.Threads = v.Int
 		case AxisRepeat:

@@ -48,6 +48,8 @@ type AxisValue struct {
 	Links netem.Request
 	// Int is a threads or repeat value.
 	Int int
+	// Proxy are a via value's health checks for the topology's proxy (zero: its own).
+	Proxy topology.ProxyChecks
 	// Line is where the value is in the scenario file (0 when derived).
 	Line int
 }
@@ -94,6 +96,7 @@ const MaxRepeats = 1000
 //	    - {sync_binlog: 0, innodb_flush_log_at_trx_commit: 2}
 //	  links: [none, 0.6ms]               # netem.Request values
 //	  via: [direct, proxy]               # the workers on the servers, or through the topology's proxy
+//	  via: [proxy, {proxy: {check_interval: 2s, fall: 2}}]  # the proxy restarted with other health checks
 //	  test: [oltp_read_write, oltp_read_only]
 //	  threads: [1, 4, 16]
 //	  repeats: 3
@@ -180,7 +183,10 @@ func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 				a.Values = append(a.Values, AxisValue{Label: strconv.Itoa(t), Int: t, Line: it.Line})
 				return nil
 			})
-		case name == "topology" || name == "test" || name == "via":
+		case name == "via":
+			a.Kind = AxisVia
+			err = decodeViaAxis(a, v, field)
+		case name == "topology" || name == "test":
 			a.Kind = AxisKind(name)
 			err = eachScalar(v, field, func(it *yaml.Node) error {
 				a.Values = append(a.Values, AxisValue{Label: it.Value, Line: it.Line})

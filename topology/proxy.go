@@ -55,6 +55,72 @@ const DefaultCheckInterval = time.Second
 // MinCheckInterval is the shortest health-check interval a spec may give.
 const MinCheckInterval = 10 * time.Millisecond
 
+// ProxyChecks are a proxy's health checks: the part of its ProxySpec a sweep's via axis
+// may change on a deployed proxy. A zero field is not given (the spec's stays).
+type ProxyChecks struct {
+	// CheckInterval is the time between two checks of one backend (HAProxy's inter).
+	CheckInterval time.Duration `json:"check_interval,omitempty"`
+	// Fall and Rise are the failed (passed) checks in a row that mark a backend down (up).
+	Fall int `json:"fall,omitempty"`
+	Rise int `json:"rise,omitempty"`
+}
+
+// IsZero reports whether o gives no field.
+func (o ProxyChecks) IsZero() bool { return o == ProxyChecks{} }
+
+// String is the fields given, in the words of a table's label: "check 2s fall 2", "rise
+// 1"; "" when none is.
+func (o ProxyChecks) String() string {
+	var parts []string
+	if o.CheckInterval != 0 {
+		parts = append(parts, "check "+o.CheckInterval.String())
+	}
+	if o.Fall != 0 {
+		parts = append(parts, fmt.Sprintf("fall %d", o.Fall))
+	}
+	if o.Rise != 0 {
+		parts = append(parts, fmt.Sprintf("rise %d", o.Rise))
+	}
+	return strings.Join(parts, " ")
+}
+
+// Validate checks the fields given (a negative one is given, as 0): a check interval of
+// at least MinCheckInterval, fall and rise of 1 to 100. Error: a *FieldError on
+// prefix.check_interval, prefix.fall or prefix.rise ("proxy.fall").
+func (o ProxyChecks) Validate(prefix string) error {
+	if o.CheckInterval != 0 && o.CheckInterval < MinCheckInterval {
+		return &FieldError{prefix + ".check_interval", max(o.CheckInterval, 0), fmt.Sprintf("want at least %s", MinCheckInterval)}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{".fall", o.Fall}, {".rise", o.Rise}} {
+		if f.v != 0 && (f.v < 1 || f.v > 100) {
+			return &FieldError{prefix + f.name, max(f.v, 0), "want 1 to 100 checks"}
+		}
+	}
+	return nil
+}
+
+// Checks are p's health checks.
+func (p ProxySpec) Checks() ProxyChecks {
+	return ProxyChecks{CheckInterval: p.CheckInterval, Fall: p.Fall, Rise: p.Rise}
+}
+
+// With is p with the fields o gives in place of its own.
+func (p ProxySpec) With(o ProxyChecks) ProxySpec {
+	if o.CheckInterval != 0 {
+		p.CheckInterval = o.CheckInterval
+	}
+	if o.Fall != 0 {
+		p.Fall = o.Fall
+	}
+	if o.Rise != 0 {
+		p.Rise = o.Rise
+	}
+	return p
+}
+
 // IsZero reports whether the spec has no proxy.
 func (p ProxySpec) IsZero() bool {
 	return p.Type == "" && p.Config == "" && p.Binary == "" && p.CheckInterval == 0 && p.Fall == 0 && p.Rise == 0 && p.Read == nil
@@ -100,6 +166,10 @@ type ProxyDef struct {
 	// Untried says the proxy's configuration is generated and unit-tested but has not
 	// run on its real binary here (a note in docs and dry runs); "" when it has.
 	Untried string
+	// NoChecks says why the proxy has no health checks habench sets ("" when its
+	// configuration takes check_interval, fall and rise): a sweep's via value that changes
+	// them is refused.
+	NoChecks string
 	// Validate checks what only this proxy constrains (nil: nothing); a *FieldError.
 	Validate func(s *Spec) error
 }
@@ -177,20 +247,18 @@ func (s *Spec) validateProxy() error {
 	if d == nil {
 		return &FieldError{"proxy.type", p.Type, "want one of " + strings.Join(ProxyTypes(), ", ")}
 	}
-	if p.CheckInterval < MinCheckInterval {
-		v := p.CheckInterval
-		if v < 0 {
-			v = 0
+	// In a spec every check is given (Defaults fills those not written): a zero is a 0.
+	ck := p.Checks()
+	for _, v := range []*int{&ck.Fall, &ck.Rise} {
+		if *v == 0 {
+			*v = -1
 		}
-		return &FieldError{"proxy.check_interval", v, fmt.Sprintf("want at least %s", MinCheckInterval)}
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"proxy.fall", p.Fall}, {"proxy.rise", p.Rise}} {
-		if f.v < 1 || f.v > 100 {
-			return &FieldError{f.name, f.v, "want 1 to 100 checks"}
-		}
+	if ck.CheckInterval == 0 {
+		ck.CheckInterval = -1
+	}
+	if err := ck.Validate("proxy"); err != nil {
+		return err
 	}
 	if p.HasRead() && s.Nodes < 2 {
 		return &FieldError{"proxy.read", true, fmt.Sprintf("a read endpoint needs a node besides the writer (the topology has %d)", s.Nodes)}

@@ -17,6 +17,7 @@ func init() {
 		Ports:   []string{"write", "read", "http"},
 		Untried: "configuration generated and unit-tested, not run on a real MySQL Router here; static routing does not follow a group's election " +
 			"(first-available moves on only when a node refuses connections), routing that does needs Router bootstrapped from an InnoDB Cluster",
+		NoChecks: "MySQL Router's static routes have no health checks (check_interval, fall and rise do not apply)",
 		Validate: func(s *Spec) error {
 			if s.Proxy.Binary == "" {
 				return &FieldError{"proxy.binary", "", "required for proxy mysqlrouter: the path of your mysqlrouter (habench does not install it)"}

@@ -64,3 +64,39 @@ func TestProxyRefused(t *testing.T) {
 		}
 	}
 }
+
+// A proxy's health checks: the fields given replace the spec's, label a table's value in
+// order, and are checked against the spec's ranges.
+func TestProxyChecks(t *testing.T) {
+	p := ProxySpec{Type: HAProxy, CheckInterval: time.Second, Fall: 3, Rise: 2}
+	o := ProxyChecks{CheckInterval: 200 * time.Millisecond, Fall: 2}
+	if got := p.With(o); got.Checks() != (ProxyChecks{200 * time.Millisecond, 2, 2}) || got.Type != HAProxy {
+		t.Errorf("With: %+v, want 200ms fall 2 rise 2", got)
+	}
+	if p.With(ProxyChecks{}) != p || !(ProxyChecks{}).IsZero() || o.IsZero() {
+		t.Error("the zero ProxyChecks changes the spec, or is not zero")
+	}
+	for o, want := range map[ProxyChecks]string{o: "check 200ms fall 2", {Rise: 1}: "rise 1", {CheckInterval: 2 * time.Second}: "check 2s", {}: ""} {
+		if o.String() != want {
+			t.Errorf("%+v: %q, want %q", o, o.String(), want)
+		}
+	}
+	for _, c := range []struct {
+		o            ProxyChecks
+		field, value string
+	}{
+		{ProxyChecks{CheckInterval: 5 * time.Millisecond}, "sweep.via.proxy.check_interval", "5ms"},
+		{ProxyChecks{CheckInterval: -1}, "sweep.via.proxy.check_interval", "0s"},
+		{ProxyChecks{Fall: 101}, "sweep.via.proxy.fall", "101"},
+		{ProxyChecks{Rise: -1}, "sweep.via.proxy.rise", "0"},
+	} {
+		err := c.o.Validate("sweep.via.proxy")
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(fe.Error(), `"`+c.value+`"`) {
+			t.Errorf("%+v: %v, want a FieldError on %s naming %q", c.o, err, c.field, c.value)
+		}
+	}
+	if err := (ProxyChecks{CheckInterval: MinCheckInterval, Fall: 100, Rise: 1}).Validate("proxy"); err != nil {
+		t.Errorf("the bounds: %v", err)
+	}
+}
