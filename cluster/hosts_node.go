@@ -66,6 +66,10 @@ type HostRecord struct {
 	// Root is the root filesystem the node's server runs chrooted in ("" for none), so
 	// that `destroy --hosts` finds its processes without the state file.
 	Root string `json:"root,omitempty"`
+	// Copies are the files habench copied onto the host for the node, recorded before
+	// each copy is made: its own program (hosts_selfcopy.go), always inside the node
+	// directory, which destroy removes with them.
+	Copies []string `json:"copies,omitempty"`
 }
 
 // errNoRecord: the host has no record for the node.
