@@ -26,7 +26,8 @@ var garbdCandidates = []string{"/usr/bin/garbd", "/usr/sbin/garbd", "/usr/local/
 
 // planHostsAux places spec's aux nodes (topology.Spec.AuxNodes) on the hosts: aux node j
 // is member Nodes+j+1 of the placement (topology.HostsSpec.HostOf: the next host in order
-// after the SQL nodes, wrapping round), in HOST_DIR/CLUSTER/NAME, with the port of that
+// after the SQL nodes, wrapping round; a proxy in a site goes on the host of a member of
+// its site, topology.Spec.AuxHostOf), in HOST_DIR/CLUSTER/NAME, with the port of that
 // slot as its base port (garbd listens on the Galera group port derived from it:
 // topology.ArbitratorAddrs; a proxy on its consecutive ports from it). It checks on each
 // host what the member's Program needs there (its OnHost: the program's binary, its
@@ -35,7 +36,7 @@ var garbdCandidates = []string{"/usr/bin/garbd", "/usr/sbin/garbd", "/usr/local/
 // naming the host.
 func planHostsAux(ctx context.Context, c *Cluster, spec topology.Spec, addrs []string) error {
 	for j, a := range spec.AuxNodes() {
-		hi, slot := spec.HostOf(spec.Nodes + j + 1)
+		hi, slot := spec.AuxHostOf(j)
 		dir := path.Join(c.Hosts.HostDir, spec.Name, a.Name)
 		n := &Node{Name: a.Name, Role: a.Role, Program: a.Program, Host: addrs[hi], Port: spec.BasePort + slot, Dir: dir, ServerDir: dir}
 		c.Aux = append(c.Aux, n)
