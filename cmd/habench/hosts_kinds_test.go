@@ -19,7 +19,8 @@ import (
 )
 
 // TestGaleraArbitratorOnHosts (habench deploy -f, provider hosts, kind galera-arbitrator,
-// proxy: haproxy): 2 MariaDB Galera nodes, garbd and HAProxy on 3 lab hosts (the
+// proxy: haproxy): a deploy whose proxy.binary is not on the proxy's host is refused in
+// one line, nothing made; then 2 MariaDB Galera nodes, garbd and HAProxy on 3 lab hosts (the
 // arbitrator on the next host after the data nodes, the proxy on the next, host 1, beside
 // n1) are healthy after the deploy (both nodes Synced in a Primary component of 3, garbd
 // Primary with 3 members, the proxy's line in status with its writer and read server),
@@ -37,8 +38,22 @@ func TestGaleraArbitratorOnHosts(t *testing.T) {
 	lab := testhost.New(t, 3, testhost.Options{SSH: true})
 	state, hostDir, names, before := labDirs(t, lab)
 	topo := filepath.Join(t.TempDir(), "k18a1.yaml")
-	if err := os.WriteFile(topo, []byte(fmt.Sprintf("name: k18a1\nprovider: hosts\nkind: galera-arbitrator\nnodes: 2\nflavor: mariadb\nhosts: [%s]\nhost_dir: %s\nssh: {config: %s}\nproxy: {type: haproxy, check_interval: 200ms}\n",
-		strings.Join(names, ", "), hostDir, lab.SSHConfig)), 0o644); err != nil {
+	yaml := fmt.Sprintf("name: k18a1\nprovider: hosts\nkind: galera-arbitrator\nnodes: 2\nflavor: mariadb\nhosts: [%s]\nhost_dir: %s\nssh: {config: %s}\nproxy: {type: haproxy, check_interval: 200ms}\n",
+		strings.Join(names, ", "), hostDir, lab.SSHConfig)
+	// A proxy's haproxy not on its host: refused in one line, nothing made on any host.
+	if err := os.WriteFile(topo, []byte(strings.Replace(yaml, "check_interval: 200ms", "binary: /nonexistent/haproxy", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := habench(t, state, "deploy", "-f", topo); r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 ||
+		!strings.Contains(r.stderr, `proxy.binary "/nonexistent/haproxy": a proxy on a host without haproxy: none on ssh `+names[0]) {
+		t.Errorf("deploy with no haproxy on the proxy's host: exit %d, want one line naming proxy.binary and %s:\n%s", r.code, names[0], r.stderr)
+	}
+	for i, h := range lab.Hosts {
+		if after := hostState(t, h, hostDir); after != before[i] {
+			t.Errorf("%s after the refused deploy:\n%s\nbefore:\n%s", h.Name, after, before[i])
+		}
+	}
+	if err := os.WriteFile(topo, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
