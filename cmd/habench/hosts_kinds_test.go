@@ -100,8 +100,12 @@ func TestGaleraArbitratorOnHosts(t *testing.T) {
 	if r := habench(t, state, append([]string{"sysbench", "oltp_read_write", "run", "--cluster", "k18a1", "--via", "proxy", "--rate", "50", "--time", "2", "--results", res}, opts...)...); r.code != 0 {
 		t.Errorf("sysbench run through the proxy: exit %d\n%s", r.code, r.stderr)
 	} else {
-		if sum := readJSON(t, filepath.Join(runDir(t, res), "summary.json")); sum["tps"].(float64) <= 0 {
-			t.Errorf("run on hosts through the proxy: tps %v", sum["tps"])
+		// The proxy watch read HAProxy's statistics on host 1 throughout; the host
+		// sampler read its process's CPU there.
+		sum := readJSON(t, filepath.Join(runDir(t, res), "summary.json"))
+		sp, _ := sum["proxy"].(map[string]any)
+		if sum["tps"].(float64) <= 0 || sp["error"] != nil || sp["poll_errors"] != nil || fmt.Sprint(sp["write_servers"]) != "[n1]" || sp["cpu_cores"] == nil {
+			t.Errorf("run on hosts through the proxy: tps %v, proxy %v", sum["tps"], sp)
 		}
 		m := readJSON(t, filepath.Join(runDir(t, res), "manifest.json"))
 		mp, _ := m["proxy"].(map[string]any)
