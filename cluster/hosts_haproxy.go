@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path"
 	"strconv"
@@ -186,11 +187,26 @@ func hostWriteProxyFiles(ctx context.Context, c *Cluster, n *Node, h host.Host) 
 		}
 		return hostWriteFile(ctx, h, cfg, text, 0o600)
 	}
-	text, err := proxy.HAProxyText(haproxyConfig(c, n, backends))
+	text, err := proxy.HAProxyText(hostHAProxyEndpoints(c, n, backends))
 	if err != nil {
 		return err
 	}
 	return hostWriteFile(ctx, h, cfg, []byte(text), 0o600)
+}
+
+// hostHAProxyEndpoints is habench's HAProxy configuration on a host (haproxyConfig): the
+// endpoints bound to the host's address when that is an IP address, else (a name, which
+// the host may resolve to a loopback address of its own) to all its addresses, as the
+// servers are (hostOptionFile).
+func hostHAProxyEndpoints(c *Cluster, n *Node, backends []proxy.Backend) proxy.HAProxyConfig {
+	cfg := haproxyConfig(c, n, backends)
+	if net.ParseIP(n.Host) == nil {
+		cfg.Write, cfg.Stats = proxyAddr(c, "", "write"), proxyAddr(c, "", "stats")
+		if cfg.Read != "" {
+			cfg.Read = proxyAddr(c, "", "read")
+		}
+	}
+	return cfg
 }
 
 // stopHostCheckServer ends the proxy's check servers still running on its host h (found
@@ -221,5 +237,5 @@ func hostHAProxyConfig(c *Cluster, n *Node) (string, error) {
 		}
 		return string(b), nil
 	}
-	return proxy.HAProxyText(haproxyConfig(c, n, proxyBackends(context.Background(), c)))
+	return proxy.HAProxyText(hostHAProxyEndpoints(c, n, proxyBackends(context.Background(), c)))
 }
