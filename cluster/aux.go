@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/proxy"
 	"github.com/habench/habench/topology"
 )
@@ -34,6 +35,14 @@ type Program struct {
 	// Version, for a proxy, is its program's own words on its version ("HAProxy version
 	// 2.6.12 ..."), "" when it cannot be asked (nil: never).
 	Version func(c *Cluster) string
+	// OnHost, for a program that also runs on the user's hosts (provider hosts), checks on
+	// aux member n's host h, before anything of the cluster is made on any host, what the
+	// program needs there besides a free directory (its binary: a *topology.FieldError
+	// naming the host when it is not there), and returns the TCP ports it will listen on
+	// there, which the deploy checks are free. It may record what it found in c's state
+	// (c.Hosts.Programs). nil: the program does not run on hosts, and a deploy there is
+	// refused before anything is made.
+	OnHost func(ctx context.Context, c *Cluster, n *Node, h host.Host) (ports []int, err error)
 }
 
 var programs = map[string]*Program{}

@@ -49,7 +49,7 @@ func init() {
 		return restartArbitrators(ctx, s, c)
 	}
 	RegisterKindOps(ops, topology.GaleraArbitrator)
-	RegisterProgram(topology.ArbitratorProgram, Program{Start: startGarbd, Health: garbdHealth})
+	RegisterProgram(topology.ArbitratorProgram, Program{Start: startGarbd, Health: garbdHealth, OnHost: planHostGarbd})
 }
 
 // arbitratorStartArgs wraps galera's StartArgs for the case the arbitrator creates: every

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/topology"
 )
 
@@ -25,36 +26,33 @@ var garbdCandidates = []string{"/usr/bin/garbd", "/usr/sbin/garbd", "/usr/local/
 
 // planHostsAux places spec's aux nodes (topology.Spec.AuxNodes) on the hosts: aux node j
 // is member Nodes+j+1 of the placement (topology.HostsSpec.HostOf: the next host in order
-// after the SQL nodes, wrapping round), in HOST_DIR/CLUSTER/NAME, with the port of that
+// after the SQL nodes, wrapping round; a proxy in a site goes on the host of a member of
+// its site, topology.Spec.AuxHostOf), in HOST_DIR/CLUSTER/NAME, with the port of that
 // slot as its base port (garbd listens on the Galera group port derived from it:
-// topology.ArbitratorAddrs). It checks on each host that the program is there and that
-// the node's directory, record and ports are free; nothing is created. addrs are the
-// hosts' addresses (spec.Hosts order). Refusals are *topology.FieldError naming the host.
+// topology.ArbitratorAddrs; a proxy on its consecutive ports from it). It checks on each
+// host what the member's Program needs there (its OnHost: the program's binary, its
+// ports) and that the member's directory, record and ports are free; nothing is created.
+// addrs are the hosts' addresses (spec.Hosts order). Refusals are *topology.FieldError
+// naming the host.
 func planHostsAux(ctx context.Context, c *Cluster, spec topology.Spec, addrs []string) error {
 	for j, a := range spec.AuxNodes() {
-		hi, slot := spec.HostOf(spec.Nodes + j + 1)
+		hi, slot := spec.AuxHostOf(j)
 		dir := path.Join(c.Hosts.HostDir, spec.Name, a.Name)
 		n := &Node{Name: a.Name, Role: a.Role, Program: a.Program, Host: addrs[hi], Port: spec.BasePort + slot, Dir: dir, ServerDir: dir}
 		c.Aux = append(c.Aux, n)
 		c.Hosts.Dests = append(c.Hosts.Dests, spec.Hosts[hi])
 		h := c.hostsSSH(n)
-		if a.Program != topology.ArbitratorProgram {
+		prog, ok := programs[a.Program]
+		if !ok || prog.OnHost == nil {
 			return &topology.FieldError{Field: "kind", Value: spec.Kind, Reason: fmt.Sprintf("its member %s runs %s, which habench does not run on hosts", a.Name, a.Program)}
 		}
-		found, err := firstFilesOn(ctx, h, garbdCandidates)
+		ports, err := prog.OnHost(ctx, c, n, h)
 		if err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
-		}
-		if found[0] == "" {
-			return &topology.FieldError{Field: "kind", Value: spec.Kind, Reason: fmt.Sprintf("no garbd on %s (looked for %s; package galera-arbitrator-4); habench installs nothing on a host", h.Name(), strings.Join(garbdCandidates, ", "))}
 		}
 		p, err := probeHost(ctx, h, c.layout(n))
 		if err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
-		}
-		port, err := garbdListenPort(c, n)
-		if err != nil {
-			return err
 		}
 		l := c.layout(n)
 		switch {
@@ -62,11 +60,49 @@ func planHostsAux(ctx context.Context, c *Cluster, spec topology.Spec, addrs []s
 			return &topology.FieldError{Field: "host_dir", Value: spec.HostDir, Reason: fmt.Sprintf("%s exists on %s (node %s) and this deploy did not create it: habench touches nothing it did not make (habench destroy %s, or another host_dir)", l.nodeDir(), h.Name(), n.Name, c.Name)}
 		case p.Record:
 			return &topology.FieldError{Field: "host_dir", Value: spec.HostDir, Reason: fmt.Sprintf("%s exists on %s: a cluster %s of another habench state directory lives there (habench destroy %s there)", l.record(), h.Name(), c.Name, c.Name)}
-		case p.Listening[port]:
-			return &topology.FieldError{Field: "base_port", Value: spec.BasePort, Reason: fmt.Sprintf("port %d that %s (%s) needs is in use on %s", port, n.Name, a.Program, h.Name())}
+		}
+		for _, port := range ports {
+			if p.Listening[port] {
+				return &topology.FieldError{Field: "base_port", Value: spec.BasePort, Reason: fmt.Sprintf("port %d that %s (%s) needs is in use on %s", port, n.Name, a.Program, h.Name())}
+			}
 		}
 	}
 	return nil
+}
+
+// planHostGarbd is garbd's Program.OnHost: garbd is on n's host (garbdCandidates), and
+// the port it listens on there.
+func planHostGarbd(ctx context.Context, c *Cluster, n *Node, h host.Host) ([]int, error) {
+	found, err := firstFilesOn(ctx, h, garbdCandidates)
+	if err != nil {
+		return nil, err
+	}
+	if found[0] == "" {
+		return nil, &topology.FieldError{Field: "kind", Value: c.Spec.Kind, Reason: fmt.Sprintf("no garbd on %s (looked for %s; package galera-arbitrator-4); habench installs nothing on a host", h.Name(), strings.Join(garbdCandidates, ", "))}
+	}
+	port, err := garbdListenPort(c, n)
+	if err != nil {
+		return nil, err
+	}
+	return []int{port}, nil
+}
+
+// ensureHostMemberDir records aux member n on its host and creates its directory there,
+// when that has not been done yet (the record is written first, createNodeDir).
+func ensureHostMemberDir(ctx context.Context, c *Cluster, n *Node) error {
+	h, l := c.hostsSSH(n), c.layout(n)
+	if h == nil {
+		return fmt.Errorf("node %s: no host", n.Name)
+	}
+	if _, err := readHostRecord(ctx, h, l); !errors.Is(err, errNoRecord) {
+		return err
+	}
+	p, err := probeHost(ctx, h, l)
+	if err != nil {
+		return err
+	}
+	rec := &HostRecord{Cluster: c.Name, Node: n.Name, Port: n.Port, Controller: controllerName(), Time: time.Now().UTC()}
+	return createNodeDir(ctx, h, l, p, rec)
 }
 
 // garbdListenPort is the port garbd of aux node n listens on (gmcast.listen_addr).
@@ -109,22 +145,10 @@ func (s *Store) startHostAux(ctx context.Context, c *Cluster) error {
 // and waits (ReadyTimeout, default 90 s) until garbd's log says it is a synced member of
 // the group. Error when garbd exits first, with its log's last lines.
 func (s *Store) startHostGarbd(ctx context.Context, c *Cluster, n *Node) error {
-	h, l := c.hostsSSH(n), c.layout(n)
-	if h == nil {
-		return fmt.Errorf("node %s: no host", n.Name)
-	}
-	if _, err := readHostRecord(ctx, h, l); errors.Is(err, errNoRecord) {
-		p, err := probeHost(ctx, h, l)
-		if err != nil {
-			return err
-		}
-		rec := &HostRecord{Cluster: c.Name, Node: n.Name, Port: n.Port, Controller: controllerName(), Time: time.Now().UTC()}
-		if err := createNodeDir(ctx, h, l, p, rec); err != nil {
-			return err
-		}
-	} else if err != nil {
+	if err := ensureHostMemberDir(ctx, c, n); err != nil {
 		return err
 	}
+	h := c.hostsSSH(n)
 	found, err := firstFilesOn(ctx, h, garbdCandidates)
 	if err != nil {
 		return err

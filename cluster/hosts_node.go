@@ -66,6 +66,10 @@ type HostRecord struct {
 	// Root is the root filesystem the node's server runs chrooted in ("" for none), so
 	// that `destroy --hosts` finds its processes without the state file.
 	Root string `json:"root,omitempty"`
+	// Copies are the files habench copied onto the host for the node, recorded before
+	// each copy is made: its own program (hosts_selfcopy.go), always inside the node
+	// directory, which destroy removes with them.
+	Copies []string `json:"copies,omitempty"`
 }
 
 // errNoRecord: the host has no record for the node.
@@ -204,14 +208,20 @@ mkdir -m 0700 "$3"`
 // ticks (/proc/PID/stat field 22 on h; 0 if it already exited) and the size mysqld.out
 // had before (where this start's output begins).
 func startHostProcess(ctx context.Context, h host.Host, dir string, rm []string, argv []string) (pid int, ticks uint64, outStart int64, err error) {
-	const script = `cd "$1" || exit 1; shift
+	return startHostProcessLog(ctx, h, dir, "mysqld.out", rm, argv)
+}
+
+// startHostProcessLog is startHostProcess with stdout and stderr appended to dir/logName
+// (a file name in dir) instead of mysqld.out.
+func startHostProcessLog(ctx context.Context, h host.Host, dir, logName string, rm []string, argv []string) (pid int, ticks uint64, outStart int64, err error) {
+	const script = `cd "$1" || exit 1; log=$2; shift 2
 n=$1; shift
 while [ "$n" -gt 0 ]; do rm -f -- "$1"; shift; n=$((n-1)); done
-if [ -f mysqld.out ]; then wc -c < mysqld.out; else echo 0; fi
-setsid "$@" </dev/null >>mysqld.out 2>&1 &
+if [ -f "$log" ]; then wc -c < "$log"; else echo 0; fi
+setsid "$@" </dev/null >>"$log" 2>&1 &
 echo $!
 cat /proc/$!/stat 2>/dev/null || echo`
-	args := append(append([]string{dir, strconv.Itoa(len(rm))}, rm...), argv...)
+	args := append(append([]string{dir, logName, strconv.Itoa(len(rm))}, rm...), argv...)
 	out, err := shRun(ctx, h, script, args...)
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("start %s on %s: %w", argv[0], h.Name(), err)
@@ -292,18 +302,27 @@ func hostSignal(ctx context.Context, h host.Host, pid int, ticks uint64, sig str
 // hostProcessesUnder lists the PIDs on h whose command line names a path under dir
 // (dir + "/"): the node's server and its helpers, also those whose PID was never recorded.
 // With root not "", only processes chrooted there (/proc/PID/root), dir as they see it.
+func hostProcessesUnder(ctx context.Context, h host.Host, dir, root string) ([]int, error) {
+	return hostProcessesNaming(ctx, h, dir+"/", root)
+}
+
+// hostProcessesNaming lists the PIDs on h whose command line contains text (a path, or a
+// directory with its trailing slash); with root not "", only processes chrooted there.
 // One grep over every process's cmdline (not a process per process on the host: a host
 // running a test suite has hundreds); grep's own, which names the pattern, is gone when
-// the list is read.
-func hostProcessesUnder(ctx context.Context, h host.Host, dir, root string) ([]int, error) {
-	const script = `for f in $(grep -lsF -- "$1/" /proc/[0-9]*/cmdline); do
+// the list is read, and the shell's gets text in two arguments, so it does not name it.
+func hostProcessesNaming(ctx context.Context, h host.Host, text, root string) ([]int, error) {
+	if text == "" {
+		return nil, fmt.Errorf("%s: no text to find processes by", h.Name())
+	}
+	const script = `for f in $(grep -lsF -- "$1$2" /proc/[0-9]*/cmdline); do
   p=${f%/cmdline}
   [ -d "$p" ] || continue
-  if [ -n "$2" ] && [ "$(readlink "$p/root" 2>/dev/null)" != "$2" ]; then continue; fi
+  if [ -n "$3" ] && [ "$(readlink "$p/root" 2>/dev/null)" != "$3" ]; then continue; fi
   echo "${p#/proc/}"
 done
 true`
-	out, err := shRun(ctx, h, script, dir, root)
+	out, err := shRun(ctx, h, script, text[:len(text)-1], text[len(text)-1:], root)
 	if err != nil {
 		return nil, err
 	}

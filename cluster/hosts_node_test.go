@@ -1,9 +1,11 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +53,30 @@ func TestHostNodePrimitives(t *testing.T) {
 	if p2, _ := probeHost(ctx, h, l); !p2.NodeDir || !p2.Record {
 		t.Errorf("probe after create: %+v", p2)
 	}
+	// habench's own program copied to the member's directory (copySelf; /bin/true stands
+	// for it, it runs with --help): recorded, the same bytes, not copied again when there.
+	if err := checkSelfCopy(ctx, h, "/bin/true", "proxy", "haproxy"); err != nil {
+		t.Errorf("checkSelfCopy to a host of this machine's architecture: %v", err)
+	}
+	if err := checkSelfCopy(ctx, h, "/nonexistent/habench", "proxy", "haproxy"); err == nil || !strings.Contains(err.Error(), "/nonexistent/habench") {
+		t.Errorf("checkSelfCopy of a binary not there: %v", err)
+	}
+	cp, err := copySelf(ctx, h, l, "/bin/true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := os.ReadFile("/bin/true")
+	got, _ := os.ReadFile(cp)
+	fi1, _ := os.Stat(cp)
+	if rec, err := readHostRecord(ctx, h, l); err != nil || !slices.Equal(rec.Copies, []string{cp}) || cp != l.nodeDir()+"/habench" || !bytes.Equal(got, src) {
+		t.Errorf("copy %s: record %+v %v; same bytes %v", cp, rec, err, bytes.Equal(got, src))
+	}
+	time.Sleep(20 * time.Millisecond)
+	if cp2, err := copySelf(ctx, h, l, "/bin/true"); err != nil || cp2 != cp {
+		t.Errorf("second copy: %s %v", cp2, err)
+	} else if fi2, _ := os.Stat(cp); !fi2.ModTime().Equal(fi1.ModTime()) {
+		t.Errorf("the same binary was copied again (%v, then %v)", fi1.ModTime(), fi2.ModTime())
+	}
 	parents, err := destroyHostNode(ctx, h, l, 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +86,7 @@ func TestHostNodePrimitives(t *testing.T) {
 		t.Errorf("pid %d survived destroy", pid)
 	}
 	if _, err := os.Stat(l.HostDir); err == nil {
-		t.Errorf("%s left behind", l.HostDir)
+		t.Errorf("%s left behind (the copy %s: %v)", l.HostDir, cp, fileExists(cp))
 	}
 	if _, err := os.Stat(base); err != nil {
 		t.Errorf("the parent habench did not create is gone: %v", err)
@@ -96,5 +122,32 @@ func TestHostParsers(t *testing.T) {
 	}
 	if _, alive := parseStatTicks([]byte("garbage")); alive {
 		t.Error("garbage is alive")
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// TestSelfArchMismatch: a host runs habench's copy only when its `uname -sm` is the
+// binary's system and architecture.
+func TestSelfArchMismatch(t *testing.T) {
+	for _, c := range []struct {
+		goos, goarch, uname string
+		ok                  bool
+	}{
+		{"linux", "amd64", "Linux x86_64\n", true},
+		{"linux", "arm64", "Linux aarch64", true},
+		{"linux", "arm", "Linux armv7l", true},
+		{"linux", "amd64", "Linux aarch64\n", false},
+		{"linux", "arm64", "Linux x86_64", false},
+		{"linux", "amd64", "FreeBSD amd64", false},
+		{"linux", "amd64", "", false},
+	} {
+		why := selfArchMismatch(c.goos, c.goarch, c.uname)
+		if (why == "") != c.ok {
+			t.Errorf("%s/%s on %q: %q, want ok %v", c.goos, c.goarch, c.uname, why, c.ok)
+		}
+	}
+	if why := selfArchMismatch("linux", "amd64", "Linux aarch64"); why != "the host is Linux aarch64, this habench is linux/amd64" {
+		t.Errorf("refusal text %q", why)
 	}
 }

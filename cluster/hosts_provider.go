@@ -36,6 +36,9 @@ type HostsState struct {
 	AdminPassword string `json:"admin_password"`
 	// Servers are each host's server and its version (`mysqld --version`), by ssh destination.
 	Servers map[string]string `json:"servers,omitempty"`
+	// Programs are the programs aux members run on their hosts (a proxy's haproxy), as
+	// found there before the deploy, by member name.
+	Programs map[string]HostProgram `json:"programs,omitempty"`
 }
 
 func (hostsProvider) Name() string   { return topology.ProviderHosts }

@@ -24,11 +24,22 @@ import (
 // namespace, habench's health-check server (`habench proxy-check`, package proxy) and
 // HAProxy in the foreground (-db), both in sessions of their own; n.PID is HAProxy's.
 // kill, stop and start of node proxy work on HAProxy; a start also replaces the check
-// server. The check server ends by itself once its config file is gone (destroy).
+// server. The check server ends by itself once its config file is gone (destroy). On
+// provider hosts: hosts_haproxy.go (the host's haproxy, checked there before a deploy).
 func init() {
 	RegisterProgram(topology.HAProxy, Program{Start: startHAProxy, Health: haproxyHealth, State: proxyStats,
-		Check:  func(spec topology.Spec) error { _, err := haproxyBinary(spec.Proxy); return err },
-		Config: haproxyConfigInEffect, Version: haproxyVersion})
+		Check:  checkHAProxyHere,
+		Config: haproxyConfigInEffect, Version: haproxyVersion, OnHost: planHostHAProxy})
+}
+
+// checkHAProxyHere is the Program's Check: haproxy on this machine for a sandbox (on
+// provider hosts, planHostHAProxy checks the proxy's host instead).
+func checkHAProxyHere(spec topology.Spec) error {
+	if spec.IsHosts() {
+		return nil
+	}
+	_, err := haproxyBinary(spec.Proxy)
+	return err
 }
 
 // The proxy's files in its directory.
@@ -115,6 +126,9 @@ func haproxyConfig(c *Cluster, n *Node, backends []proxy.Backend) proxy.HAProxyC
 // (habench's, or a copy of the user's proxy.config), or before a start the one it would
 // be started with. Error: a file cannot be read.
 func haproxyConfigInEffect(c *Cluster, n *Node) (string, error) {
+	if c.Hosts != nil {
+		return hostHAProxyConfig(c, n)
+	}
 	return proxyConfigShown(c, n, haproxyConfigFile, func() (string, error) {
 		return proxy.HAProxyText(haproxyConfig(c, n, proxyBackends(context.Background(), c)))
 	})
@@ -180,7 +194,7 @@ func stopCheckServer(n *Node) {
 // habench program, a process that exits first (with its log's last lines), the timeout.
 func startHAProxy(ctx context.Context, s *Store, c *Cluster, n *Node) error {
 	if c.Hosts != nil {
-		return fmt.Errorf("a proxy on the user's hosts is not supported yet")
+		return startHostHAProxy(ctx, s, c, n)
 	}
 	bin, err := haproxyBinary(c.Spec.Proxy)
 	if err != nil {
@@ -297,8 +311,12 @@ func haproxyHealth(ctx context.Context, c *Cluster, n *Node) string {
 }
 
 // haproxyVersion is the Program's Version: the first line of `haproxy -v` of c's proxy
-// program (proxy.binary or haproxy on PATH), "" when it cannot be run.
+// program (proxy.binary or haproxy on PATH; on provider hosts, as found on the proxy's
+// host before the deploy), "" when it cannot be run.
 func haproxyVersion(c *Cluster) string {
+	if c.Hosts != nil {
+		return c.Hosts.Programs[topology.ProxyName].Version
+	}
 	bin, err := haproxyBinary(c.Spec.Proxy)
 	if err != nil {
 		return ""

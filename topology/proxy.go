@@ -19,8 +19,9 @@ const ProxyName = "proxy"
 const RoleProxy = Role("proxy")
 
 // ProxySpec is a topology's `proxy:` section: a proxy in front of its servers, a member
-// of its own (its own network namespace in a sandbox). Written as a map, or as the type
-// alone (`proxy: haproxy`). The zero value is no proxy.
+// of its own (its own network namespace in a sandbox; on provider hosts, a member placed
+// on one of the hosts, Spec.AuxHostOf). Written as a map, or as the type alone
+// (`proxy: haproxy`). The zero value is no proxy.
 //
 //	proxy:
 //	  type: haproxy          # a registered proxy (RegisterProxy)
@@ -45,7 +46,8 @@ type ProxySpec struct {
 	// Config is a file with the user's own configuration for the proxy, used instead of
 	// the one habench writes (and recorded in the manifest as it was).
 	Config string `json:"config,omitempty" yaml:"config,omitempty"`
-	// Binary is the proxy's program (default: the type's own, found on PATH).
+	// Binary is the proxy's program (default: the type's own, found on PATH; on provider
+	// hosts an absolute path on the proxy's host, default the packaged one there).
 	Binary string `json:"binary,omitempty" yaml:"binary,omitempty"`
 }
 
@@ -170,6 +172,9 @@ type ProxyDef struct {
 	// configuration takes check_interval, fall and rise): a sweep's via value that changes
 	// them is refused.
 	NoChecks string
+	// Hosts says habench runs it on the user's hosts too (provider hosts); else a spec
+	// with it on hosts is refused.
+	Hosts bool
 	// Validate checks what only this proxy constrains (nil: nothing); a *FieldError.
 	Validate func(s *Spec) error
 }
@@ -237,15 +242,21 @@ func (s *Spec) validateProxy() error {
 	if p.IsZero() {
 		return nil
 	}
-	switch {
-	case s.Provider == ProviderExisting:
-		return &FieldError{"proxy", p.Type, "not with provider existing yet: habench deploys a proxy on a sandbox"}
-	case s.IsHosts():
-		return &FieldError{"proxy", p.Type, "not with provider hosts yet: habench deploys a proxy on a sandbox"}
+	if s.Provider == ProviderExisting {
+		return &FieldError{"proxy", p.Type, "not with provider existing yet: habench deploys a proxy only beside servers it deploys (a sandbox, or provider hosts)"}
 	}
 	d := ProxyOf(p.Type)
 	if d == nil {
 		return &FieldError{"proxy.type", p.Type, "want one of " + strings.Join(ProxyTypes(), ", ")}
+	}
+	if s.IsHosts() && !d.Hosts {
+		var on []string
+		for _, t := range ProxyTypes() {
+			if ProxyOf(t).Hosts {
+				on = append(on, t)
+			}
+		}
+		return &FieldError{"proxy", p.Type, "not with provider hosts yet: habench runs " + p.Type + " on a sandbox only (on hosts: " + strings.Join(on, ", ") + ")"}
 	}
 	// In a spec every check is given (Defaults fills those not written): a zero is a 0.
 	ck := p.Checks()
@@ -269,6 +280,11 @@ func (s *Spec) validateProxy() error {
 	if slices.Contains(s.auxNames(), ProxyName) {
 		return &FieldError{"proxy", p.Type, "the kind has a member called " + ProxyName + " already"}
 	}
+	if s.IsHosts() {
+		if err := s.validateProxyOnHosts(d); err != nil {
+			return err
+		}
+	}
 	if d.Validate != nil {
 		return d.Validate(s)
 	}
@@ -284,4 +300,64 @@ func (s Spec) auxNames() []string {
 		}
 	}
 	return out
+}
+
+// validateProxyOnHosts checks a proxy on provider hosts: proxy.binary is an absolute path
+// (on the proxy's host), a proxy in a site shares it with a member placed on a host
+// (AuxHostOf), and its ports, consecutive from its slot's port, stay under 65536.
+func (s *Spec) validateProxyOnHosts(d *ProxyDef) error {
+	p := s.Proxy
+	if p.Binary != "" && !strings.HasPrefix(p.Binary, "/") {
+		return &FieldError{"proxy.binary", p.Binary, "on provider hosts, an absolute path on the proxy's host"}
+	}
+	if site := s.Sites.SiteOf(ProxyName); site != "" && len(s.Sites.Site(site).Nodes) == 1 {
+		return &FieldError{"sites." + site, ProxyName, "on provider hosts the proxy goes on the host of a member of its site, and it is alone in " + site + ": list a node of that site with it"}
+	}
+	aux := s.AuxNodes()
+	_, slot := s.AuxHostOf(len(aux) - 1)
+	if last := s.BasePort + slot + len(d.Ports) - 1; last > 65535 {
+		return &FieldError{"base_port", s.BasePort, fmt.Sprintf("the proxy listens on %d ports from %d on its host, past 65535", len(d.Ports), s.BasePort+slot)}
+	}
+	return nil
+}
+
+// AuxHostOf returns, on provider hosts, the host (an index in Hosts) and the slot on it
+// of aux member j (0-based, AuxNodes order): member Nodes+j+1 of HostOf's order (the
+// next host after the SQL nodes, wrapping round), except a proxy in a site with other
+// members (sites:), which goes on the host of the first of them its site lists (so it
+// reaches the servers as the application in that site does), in the next slot there.
+// Pure; the slot of every member placed earlier on the host is below it.
+func (s Spec) AuxHostOf(j int) (host, slot int) {
+	aux := s.AuxNodes()
+	if j < 0 || j >= len(aux) || aux[j].Role != RoleProxy || len(s.Hosts) == 0 {
+		return s.HostOf(s.Nodes + j + 1)
+	}
+	site := s.Sites.Site(s.Sites.SiteOf(aux[j].Name))
+	if site == nil {
+		return s.HostOf(s.Nodes + j + 1)
+	}
+	// The hosts of the members placed before it, in MemberNames order.
+	var hosts []int
+	names := s.MemberNames()
+	for i := 0; i < s.Nodes+j; i++ {
+		if i < s.Nodes {
+			hi, _ := s.HostOf(i + 1)
+			hosts = append(hosts, hi)
+		} else {
+			hi, _ := s.AuxHostOf(i - s.Nodes)
+			hosts = append(hosts, hi)
+		}
+	}
+	for _, m := range site.Nodes {
+		if i := slices.Index(names, m); i >= 0 && i < len(hosts) {
+			host = hosts[i]
+			for _, h := range hosts {
+				if h == host {
+					slot++
+				}
+			}
+			return host, slot
+		}
+	}
+	return s.HostOf(s.Nodes + j + 1)
 }

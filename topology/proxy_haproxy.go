@@ -13,5 +13,6 @@ func init() {
 		Summary: "HAProxy in TCP mode: a write endpoint that follows the writer, a read endpoint over the others, health checks that know the topology",
 		Program: HAProxy,
 		Ports:   []string{"write", "read", "stats", "check"},
+		Hosts:   true,
 	})
 }

@@ -53,6 +53,12 @@ func TestProxyRefused(t *testing.T) {
 		{"kind: single\nflavor: mariadb\nproxy: {type: haproxy, read: true}\n", "proxy.read", "true"},
 		{"kind: async\nflavor: mariadb\nproxy: haproxy\nsites: {dc1: [n1, n2], dc2: [n3]}\n", "sites", "proxy"},
 		{"provider: existing\ndsns: [\"u:p@tcp(127.0.0.1:3306)/\"]\nproxy: haproxy\n", "proxy", "haproxy"},
+		// On provider hosts: HAProxy only, its binary a path on its host, not alone in a
+		// site, its ports under 65536.
+		{"provider: hosts\nhosts: [db1, db2, db3]\nkind: galera\nflavor: mariadb\nproxy: {type: proxysql, binary: /usr/bin/proxysql}\n", "proxy", "proxysql"},
+		{"provider: hosts\nhosts: [db1, db2, db3]\nkind: galera\nflavor: mariadb\nproxy: {type: haproxy, binary: haproxy}\n", "proxy.binary", "haproxy"},
+		{"provider: hosts\nhosts: [db1, db2, db3]\nkind: galera\nflavor: mariadb\nproxy: haproxy\nsites: {dc1: [n1, n2, n3], app: [proxy]}\n", "sites.app", "proxy"},
+		{"provider: hosts\nhosts: [db1, db2, db3]\nkind: galera\nflavor: mariadb\nbase_port: 65532\nproxy: haproxy\n", "base_port", "65532"},
 	} {
 		s, err := ParseSpecYAML([]byte("name: x\n" + c.yaml))
 		if err == nil {
@@ -98,5 +104,41 @@ func TestProxyChecks(t *testing.T) {
 	}
 	if err := (ProxyChecks{CheckInterval: MinCheckInterval, Fall: 100, Rise: 1}).Validate("proxy"); err != nil {
 		t.Errorf("the bounds: %v", err)
+	}
+}
+
+// On provider hosts a proxy is the next member after the others in host order, or, in a
+// site, on the host of the first member its site lists, in the next slot there.
+func TestProxyOnHostsPlacement(t *testing.T) {
+	for _, c := range []struct {
+		yaml       string
+		host, slot int
+	}{
+		// 3 nodes on 3 hosts: the proxy is member 4, on host 1 after n1.
+		{"kind: galera\nnodes: 3\nhosts: [a, b, c]\n", 0, 1},
+		// The arbitrator on host 3, the proxy on host 1.
+		{"kind: galera-arbitrator\nnodes: 2\nhosts: [a, b, c]\n", 0, 1},
+		// 2 nodes on 3 hosts: the proxy on the third, alone there.
+		{"kind: semisync\nnodes: 2\nhosts: [a, b, c]\n", 2, 0},
+		// In the application's site with n2 and n3: on n2's host, not n1's (far).
+		{"kind: galera\nnodes: 3\nhosts: [a, b, c]\nsites: {far: [n1], app: [n2, n3, proxy]}\n", 1, 1},
+		// 4 nodes on 2 hosts, the proxy with n3 (host a, which has n1 and n3): slot 2.
+		{"kind: galera\nnodes: 4\nhosts: [a, b]\nsites: {one: [n1, n2], two: [n3, proxy, n4]}\n", 0, 2},
+		// With the arbitrator in its site, the arbitrator's host (c) counts it.
+		{"kind: galera-arbitrator\nnodes: 2\nhosts: [a, b, c]\nsites: {dc1: [n1, n2], dc3: [arb, proxy]}\n", 2, 1},
+	} {
+		s, err := ParseSpecYAML([]byte("name: x\nprovider: hosts\nflavor: mariadb\nproxy: haproxy\n" + c.yaml))
+		if err == nil {
+			s.Defaults()
+			err = s.Validate()
+		}
+		if err != nil {
+			t.Errorf("%q: %v", c.yaml, err)
+			continue
+		}
+		aux := s.AuxNodes()
+		if h, slot := s.AuxHostOf(len(aux) - 1); h != c.host || slot != c.slot {
+			t.Errorf("%q: proxy on host %d slot %d, want host %d slot %d", c.yaml, h, slot, c.host, c.slot)
+		}
 	}
 }

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,57 +18,111 @@ import (
 	"github.com/habench/habench/internal/testhost"
 )
 
-// TestGaleraArbitratorOnHosts (habench deploy --kind galera-arbitrator --hosts): 2 MariaDB
-// Galera nodes and garbd on 3 lab hosts (the arbitrator on the next host after the data
-// nodes) are healthy after the deploy (both nodes Synced in a Primary component of 3,
-// garbd Primary with 3 members), status names each member's host, garbd's process is in
-// its record on its host, a short sysbench run works, garbd killed and started again
-// (fault kill|start arb) is a member again, both nodes stopped cleanly and started again
-// bootstrap from n2 (marked safe_to_bootstrap on its host, garbd restarted around the
-// bootstrap), and destroy leaves every host as it was.
+// TestGaleraArbitratorOnHosts (habench deploy -f, provider hosts, kind galera-arbitrator,
+// proxy: haproxy): a deploy whose proxy.binary is not on the proxy's host is refused in
+// one line, nothing made; then 2 MariaDB Galera nodes, garbd and HAProxy on 3 lab hosts (the
+// arbitrator on the next host after the data nodes, the proxy on the next, host 1, beside
+// n1) are healthy after the deploy (both nodes Synced in a Primary component of 3, garbd
+// Primary with 3 members, the proxy's line in status with its writer and read server),
+// status names each member's host, garbd's and HAProxy's processes are in their records
+// on their hosts and run in host 1's namespace for the proxy, beside the health-check
+// server run from habench's copy in the proxy's directory there; the write endpoint on
+// host 1's address reaches the writer; a short sysbench run through the proxy (--via
+// proxy) works and its manifest has the proxy's endpoints on host 1 and its version;
+// garbd and HAProxy killed and started again (fault kill|start arb, proxy) are a member
+// and a serving proxy again, both nodes stopped cleanly and started again bootstrap from
+// n2 (marked safe_to_bootstrap on its host, garbd restarted around the bootstrap), and
+// destroy leaves every host as it was (no process, copy or directory of habench's).
 func TestGaleraArbitratorOnHosts(t *testing.T) {
 	t.Parallel()
 	lab := testhost.New(t, 3, testhost.Options{SSH: true})
 	state, hostDir, names, before := labDirs(t, lab)
-	start := time.Now()
-	r := habench(t, state, "--log-level", "debug", "deploy", "--name", "k18a1", "--kind", "galera-arbitrator", "--nodes", "2", "--flavor", "mariadb",
-		"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir)
-	if r.code != 0 {
-		t.Fatalf("deploy galera-arbitrator --hosts: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	topo := filepath.Join(t.TempDir(), "k18a1.yaml")
+	yaml := fmt.Sprintf("name: k18a1\nprovider: hosts\nkind: galera-arbitrator\nnodes: 2\nflavor: mariadb\nhosts: [%s]\nhost_dir: %s\nssh: {config: %s}\nproxy: {type: haproxy, check_interval: 200ms}\n",
+		strings.Join(names, ", "), hostDir, lab.SSHConfig)
+	// A proxy's haproxy not on its host: refused in one line, nothing made on any host.
+	if err := os.WriteFile(topo, []byte(strings.Replace(yaml, "check_interval: 200ms", "binary: /nonexistent/haproxy", 1)), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("galera-arbitrator (2 nodes + garbd) healthy on 3 hosts after %.1fs", time.Since(start).Seconds())
+	if r := habench(t, state, "deploy", "-f", topo); r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 ||
+		!strings.Contains(r.stderr, `proxy.binary "/nonexistent/haproxy": a proxy on a host without haproxy: none on ssh `+names[0]) {
+		t.Errorf("deploy with no haproxy on the proxy's host: exit %d, want one line naming proxy.binary and %s:\n%s", r.code, names[0], r.stderr)
+	}
+	for i, h := range lab.Hosts {
+		if after := hostState(t, h, hostDir); after != before[i] {
+			t.Errorf("%s after the refused deploy:\n%s\nbefore:\n%s", h.Name, after, before[i])
+		}
+	}
+	if err := os.WriteFile(topo, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r := habench(t, state, "--log-level", "debug", "deploy", "-f", topo)
+	if r.code != 0 {
+		t.Fatalf("deploy galera-arbitrator with a proxy on hosts: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("galera-arbitrator (2 nodes + garbd + haproxy) healthy on 3 hosts after %.1fs", time.Since(start).Seconds())
 	healthy := func(when string) {
 		t.Helper()
 		nodesOnHostsHealthy(t, state, "k18a1", lab.Hosts[:2], "Synced, Primary, cluster size 3", when)
-		st := habench(t, state, "status", "k18a1")
-		ok := false
-		for _, l := range strings.Split(st.stdout, "\n") {
-			ok = ok || (isMemberLine(l, "arb") && strings.Contains(l, "ssh "+names[2]) && strings.Contains(l, "garbd running, Primary, cluster size 3"))
-		}
-		if !ok {
-			t.Errorf("%s: arb on %s is not a Primary member of 3:\n%s", when, names[2], st.stdout)
+		// The proxy marks a node started last up after its checks pass (rise 2 of 200 ms):
+		// its line is asked again for up to 10 s.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			st := habench(t, state, "status", "k18a1")
+			arb, px := false, false
+			for _, l := range strings.Split(st.stdout, "\n") {
+				arb = arb || (isMemberLine(l, "arb") && strings.Contains(l, "ssh "+names[2]) && strings.Contains(l, "garbd running, Primary, cluster size 3"))
+				px = px || (isMemberLine(l, "proxy") && strings.Contains(l, "ssh "+names[0]) && strings.Contains(l, lab.Hosts[0].Addr+":23307") &&
+					(strings.Contains(l, "haproxy running, write n1, read 1 up: n2") || strings.Contains(l, "haproxy running, write n2, read 1 up: n1")))
+			}
+			if !arb {
+				t.Errorf("%s: arb on %s is not a Primary member of 3:\n%s", when, names[2], st.stdout)
+			}
+			if px || !arb {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("%s: the proxy on %s at %s:23307 has not a writer and a read server up within 10 s:\n%s", when, names[0], lab.Hosts[0].Addr, st.stdout)
+				return
+			}
 		}
 	}
 	healthy("after deploy")
 	if b, err := os.ReadFile(filepath.Join(hostDir, "k18a1", "arb.habench.json")); err != nil || !strings.Contains(string(b), `"pid"`) {
 		t.Errorf("arb's record on %s: %v %s", names[2], err, b)
 	}
+	proxyOnHost(t, state, hostDir, lab.Hosts[0], "after deploy")
 	opts := []string{"--tables", "1", "--table-size", "200"}
 	if r := habench(t, state, append([]string{"sysbench", "oltp_read_write", "prepare", "--cluster", "k18a1"}, opts...)...); r.code != 0 {
 		t.Errorf("sysbench prepare: exit %d\n%s", r.code, r.stderr)
 	}
 	res := filepath.Join(t.TempDir(), "res")
-	if r := habench(t, state, append([]string{"sysbench", "oltp_read_write", "run", "--cluster", "k18a1", "--time", "2", "--results", res}, opts...)...); r.code != 0 {
-		t.Errorf("sysbench run: exit %d\n%s", r.code, r.stderr)
-	} else if sum := readJSON(t, filepath.Join(runDir(t, res), "summary.json")); sum["tps"].(float64) <= 0 {
-		t.Errorf("run on hosts: tps %v", sum["tps"])
-	}
-	for _, f := range []string{"kill", "start"} {
-		if r := habench(t, state, "fault", f, "arb", "--cluster", "k18a1"); r.code != 0 {
-			t.Errorf("fault %s arb: exit %d\n%s%s", f, r.code, r.stdout, r.stderr)
+	if r := habench(t, state, append([]string{"sysbench", "oltp_read_write", "run", "--cluster", "k18a1", "--via", "proxy", "--rate", "50", "--time", "2", "--results", res}, opts...)...); r.code != 0 {
+		t.Errorf("sysbench run through the proxy: exit %d\n%s", r.code, r.stderr)
+	} else {
+		// The proxy watch read HAProxy's statistics on host 1 throughout; the host
+		// sampler read its process's CPU there.
+		sum := readJSON(t, filepath.Join(runDir(t, res), "summary.json"))
+		sp, _ := sum["proxy"].(map[string]any)
+		if sum["tps"].(float64) <= 0 || sp["error"] != nil || sp["poll_errors"] != nil || fmt.Sprint(sp["write_servers"]) != "[n1]" || sp["cpu_cores"] == nil {
+			t.Errorf("run on hosts through the proxy: tps %v, proxy %v", sum["tps"], sp)
+		}
+		m := readJSON(t, filepath.Join(runDir(t, res), "manifest.json"))
+		mp, _ := m["proxy"].(map[string]any)
+		if mp["write"] != lab.Hosts[0].Addr+":23307" || mp["stats"] != lab.Hosts[0].Addr+":23309" || !strings.HasPrefix(fmt.Sprint(mp["version"]), "HAProxy version ") ||
+			!strings.Contains(fmt.Sprint(mp["config"]), "bind "+lab.Hosts[0].Addr+":23307") {
+			t.Errorf("manifest.json's proxy: %v", mp)
 		}
 	}
-	healthy("after arb was killed and started")
+	for _, m := range []string{"arb", "proxy"} {
+		for _, f := range []string{"kill", "start"} {
+			if r := habench(t, state, "fault", f, m, "--cluster", "k18a1"); r.code != 0 {
+				t.Errorf("fault %s %s: exit %d\n%s%s", f, m, r.code, r.stdout, r.stderr)
+			}
+		}
+	}
+	healthy("after arb and the proxy were killed and started")
+	proxyOnHost(t, state, hostDir, lab.Hosts[0], "after the proxy was killed and started")
 	// Every node stopped cleanly while garbd ran: no node is safe_to_bootstrap; n2 (the
 	// last to stop, the highest seqno) is marked safe on its host and bootstraps, garbd is
 	// killed for the bootstrap and started again, n1 joins.
@@ -86,6 +145,74 @@ func TestGaleraArbitratorOnHosts(t *testing.T) {
 		if after := hostState(t, h, hostDir); after != before[i] {
 			t.Errorf("%s after destroy:\n%s\nbefore:\n%s", h.Name, after, before[i])
 		}
+	}
+}
+
+// proxyOnHost checks cluster k18a1's proxy on lab host h: its record there has HAProxy's
+// PID, which runs haproxy in h's namespace, and the copy of habench in the proxy's
+// directory; the health-check server runs from that copy in h's namespace; a new
+// connection to the write endpoint on h's address reaches the writer the proxy names.
+func proxyOnHost(t *testing.T, state, hostDir string, h *testhost.Host, when string) {
+	t.Helper()
+	dir := filepath.Join(hostDir, "k18a1", "proxy")
+	var rec cluster.HostRecord
+	if b, err := os.ReadFile(dir + ".habench.json"); err != nil || json.Unmarshal(b, &rec) != nil || rec.PID <= 0 {
+		t.Fatalf("%s: the proxy's record on %s: %v %s", when, h.Name, err, b)
+	}
+	netnsOf := func(pid int) string {
+		out, _ := exec.Command("ip", "netns", "identify", strconv.Itoa(pid)).Output()
+		return strings.TrimSpace(string(out))
+	}
+	cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", rec.PID))
+	if !strings.Contains(string(cmd), "haproxy\x00-db\x00-f\x00"+dir+"/haproxy.cfg") || netnsOf(rec.PID) != h.Name {
+		t.Errorf("%s: pid %d (the proxy's record) is %q in namespace %q, want haproxy in %s", when, rec.PID, cmd, netnsOf(rec.PID), h.Name)
+	}
+	if !slices.Equal(rec.Copies, []string{dir + "/habench"}) {
+		t.Errorf("%s: the proxy's record lists the copies %v, want %s/habench", when, rec.Copies, dir)
+	}
+	var checks []string
+	files, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && strings.HasPrefix(string(b), dir+"/habench\x00proxy-check\x00") {
+			pid, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(f, "/proc/"), "/cmdline"))
+			checks = append(checks, netnsOf(pid))
+		}
+	}
+	if !slices.Equal(checks, []string{h.Name}) {
+		t.Errorf("%s: check servers run from %s/habench in namespaces %q, want one in %s", when, dir, checks, h.Name)
+	}
+	c, err := (&cluster.Store{StateDir: state}).Load("k18a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	w := c.ProxyWriter(ctx)
+	if w == nil {
+		t.Fatalf("%s: the proxy names no writer", when)
+	}
+	ids := map[int]string{}
+	for _, n := range c.Nodes {
+		db, err := c.OpenAdmin(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var id int
+		err = db.QueryRowContext(ctx, "SELECT @@server_id").Scan(&id)
+		db.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", n.Name, err)
+		}
+		ids[id] = n.Name
+	}
+	db, err := sql.Open("mysql", c.BenchDSN(&cluster.Node{Host: h.Addr, Port: c.ProxyPort("write")}, "")+"&timeout=2s&readTimeout=5s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var id int
+	if err := db.QueryRowContext(ctx, "SELECT @@server_id").Scan(&id); err != nil || ids[id] != w.Name || len(ids) != 2 {
+		t.Errorf("%s: the write endpoint %s:%d reached %q (server id %d of %v: %v), want the writer %s", when, h.Addr, c.ProxyPort("write"), ids[id], id, ids, err, w.Name)
 	}
 }
 
