@@ -552,21 +552,35 @@ func (st *runState) convergence() error {
 		}
 	}
 	if st.sampler != nil && ctx.Err() == nil {
-		// Wait for one tick that began after catch-up, so the last samples show the
-		// settled state (bounded: a hung sampler must not hold the run).
-		settled := time.Since(st.sampleStart)
-		deadline := time.Now().Add(3 * b.sampleInterval())
-		for time.Now().Before(deadline) && ctx.Err() == nil {
-			st.smu.Lock()
-			done := st.lastTick >= settled
-			st.smu.Unlock()
-			if done {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		st.waitSettledTick(ctx)
 	}
 	return nil
+}
+
+// settledTicks bounds the wait for the samplers' tick after catch-up, in sample intervals.
+const settledTicks = 6
+
+// waitSettledTick waits for one samplers' tick that began after catch-up, so that the
+// last samples show the settled state and the per-second counters (semi-sync
+// acknowledgements, commits) cover the run's last second. Bounded (settledTicks
+// intervals: a hung sampler must not hold the run); when no such tick came, a WARNING
+// says the counters miss the run's last moments.
+func (st *runState) waitSettledTick(ctx context.Context) {
+	settled := time.Since(st.sampleStart)
+	wait := settledTicks * st.b.sampleInterval()
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		st.smu.Lock()
+		done := st.lastTick >= settled
+		st.smu.Unlock()
+		if done {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if ctx.Err() == nil {
+		st.warn(fmt.Sprintf("no sample of the nodes after the run within %s: the per-second counters (commits, semi-sync acknowledgements) miss the run's last second", wait), "no settled sample", "waited", wait)
+	}
 }
 
 // collect stops the samplers and gathers what happened around the run: standing links

@@ -562,7 +562,7 @@ workload:
 	json.Unmarshal(b, &ss)
 	// Every transaction was acknowledged (plus heartbeat writes), none fell back to async.
 	if ss.SemiSync == nil || ss.SemiSync.YesTx < float64(ss.Transactions) || ss.SemiSync.NoTx != 0 || ss.SemiSync.SecondsOff != 0 {
-		t.Errorf("semi-sync summary %+v for %d transactions", ss.SemiSync, ss.Transactions)
+		t.Errorf("semi-sync summary %+v for %d transactions; the run's warnings:\n%s", ss.SemiSync, ss.Transactions, warningLines(r.stdout))
 	}
 	if links != "" {
 		var m struct {
@@ -677,4 +677,15 @@ func TestNonRootUsesLoopback(t *testing.T) {
 	if out, _ := exec.Command("pgrep", "-f", dir).Output(); len(out) > 0 {
 		t.Errorf("processes left: %s", out)
 	}
+}
+
+// warningLines are out's WARNING lines, for a failure's message.
+func warningLines(out string) string {
+	var ws []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "WARNING") {
+			ws = append(ws, l)
+		}
+	}
+	return strings.Join(ws, "\n")
 }
