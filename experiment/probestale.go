@@ -83,12 +83,13 @@ func writerWindows(seen []writerSeen, nodes []string, epoch time.Time) []staleWi
 }
 
 // viewWindows are the windows of a Galera cluster or a multi-primary group: for each
-// fault that took nodes away (nodesOf), the ticks from the fault until the end of the
-// next fault on those nodes in which the largest membership the other nodes reported
-// was below the largest in the 3 s before it and a majority of that (the others formed
-// the Primary component, the quorum, without them; setViewChanges). The first run of
-// such ticks only; a tick's view was read between it and the next tick, so a window is
-// from the tick after its first to its last, and a single tick makes none.
+// fault that took nodes away (nodesOf), the first run of ticks after it in which the
+// largest membership the other nodes reported was below the largest in the 3 s before it
+// and a majority of that, without the fault's nodes (the others formed the Primary
+// component, the quorum, without them; viewDrop: a drop that began soon enough after the
+// fault, while no node of the fault reported the others' membership). A tick's view was
+// read between it and the next tick, so a window is from the tick after its first to its
+// last, and a single tick makes none.
 func viewWindows(faults []schema.RunFault, samples []sampler.Sample, nodesOf func(schema.RunFault) []string) []staleWindow {
 	views := membership(samples)
 	ticks := slices.Sorted(maps.Keys(views))
@@ -98,24 +99,7 @@ func viewWindows(faults []schema.RunFault, samples []sampler.Sample, nodesOf fun
 		if len(nodes) == 0 {
 			continue
 		}
-		until := untilNextOn(faults, i, nodes, nodesOf)
-		before := viewBefore(views, ticks, f.AtS, nodes)
-		first, last := -1, -1
-		for k, tick := range ticks {
-			t := tick.Seconds()
-			if t < f.AtS || t >= until {
-				continue
-			}
-			l := othersView(views, tick, nodes)
-			if before > 0 && l < before && 2*l > before {
-				if first < 0 {
-					first = k
-				}
-				last = k
-			} else if first >= 0 {
-				break
-			}
-		}
+		first, last := viewDrop(views, ticks, faults, i, nodes, nodesOf, func(l, before float64) bool { return 2*l > before })
 		if first < 0 || first+1 > last {
 			continue
 		}

@@ -128,6 +128,65 @@ func TestStaleCommitsView(t *testing.T) {
 	}
 }
 
+// galeraSizes are galera_cluster_size samples of n1, n2, n3 every second from 0 to 40 s:
+// size(node, second) is the node's view, false for a second it was not sampled.
+func galeraSizes(size func(node string, s int) (float64, bool)) []sampler.Sample {
+	var out []sampler.Sample
+	for s := 0; s <= 40; s++ {
+		for _, n := range []string{"n1", "n2", "n3"} {
+			if v, ok := size(n, s); ok {
+				out = append(out, sampler.Sample{Elapsed: time.Duration(s) * time.Second, Node: n, Metric: sampler.MetricGaleraClusterSize, Value: v})
+			}
+		}
+	}
+	return out
+}
+
+// TestStaleCommitsViewOtherNodesFault: a view change another node's fault made is not the
+// fault's of a node still in the others' component. Galera, 3 nodes: n1 paused for 2 s
+// at 5 s (shorter than the eviction: no view change), n2 killed later and evicted 6 s
+// after its kill (n1 and n3 at 2 members). n1 gets no window and no view change; n2 both.
+// First n2 killed at 8 s, within the eviction time of the pause's end: n1 reports the
+// same 2 members as n3 (it is in their component). Then n2 killed at 20 s, n1 not sampled
+// from 25 s on (its sampler's queries failing): the drop at 26 s began too long after the
+// pause ended (eviction time and two ticks) to be the pause's.
+func TestStaleCommitsViewOtherNodesFault(t *testing.T) {
+	nodesOf := func(f schema.RunFault) []string { return strings.Split(f.Node, ",") }
+	for _, c := range []struct {
+		name  string
+		killS int
+		n1    func(s int) bool // n1 sampled at second s
+	}{
+		{"n1 reports the others' view", 8, func(s int) bool { return s < 5 || s >= 7 }},
+		{"n1 not sampled", 20, func(s int) bool { return (s < 5 || s >= 7) && s < 25 }},
+	} {
+		samples := galeraSizes(func(n string, s int) (float64, bool) {
+			switch {
+			case n == "n1" && !c.n1(s), n == "n2" && s >= c.killS:
+				return 0, false
+			case s >= c.killS+6:
+				return 2, true
+			}
+			return 3, true
+		})
+		faults := []schema.RunFault{
+			{AtS: 5, FaultRecord: schema.FaultRecord{Took: 2, Action: "pause", Node: "n1"}},
+			{AtS: float64(c.killS), FaultRecord: schema.FaultRecord{Took: 0.01, Action: "kill", Node: "n2"}},
+		}
+		windows := viewWindows(faults, samples, nodesOf)
+		want := staleWindow{Node: "n2", FromS: float64(c.killS + 7), ToS: 40}
+		if len(windows) != 1 || windows[0] != want {
+			t.Errorf("%s: windows %+v, want only %+v (none for the pause of n1)", c.name, windows, want)
+		}
+		fs := make([]schema.FaultSummary, 2)
+		setViewChanges(fs, faults, samples, nodesOf)
+		if fs[0].ViewChangeS != nil || fs[1].ViewChangeS == nil || *fs[1].ViewChangeS != 6 {
+			t.Errorf("%s: view changes after the pause %s, after the kill %s; want none, 6",
+				c.name, fmtOpt(fs[0].ViewChangeS, "%.1f"), fmtOpt(fs[1].ViewChangeS, "%.1f"))
+		}
+	}
+}
+
 // count is a count that may be absent, for messages.
 func count(n *int64) string {
 	if n == nil {
