@@ -43,8 +43,7 @@ type probe struct {
 	// ids are the nodes by server_id (those whose server_id no other node has).
 	ids map[int]string
 
-	start   time.Time        // the history's clock zero (within a microsecond)
-	h       *history.History // every commit an append of its seq to probeKey; the final read a read
+	h       *history.History // every commit an append of its seq to probeKey; the final read a read (its clock: h.Start())
 	mu      sync.Mutex
 	writers []string
 }
@@ -57,7 +56,7 @@ const probeKey = 1
 // with run. With via (not nil) the probe commits through that endpoint of c's proxy with
 // t's credentials and dialer (the workload's), instead of on the writer it resolves.
 func startProbe(ctx context.Context, sb *cluster.Store, c *cluster.Cluster, schema string, interval time.Duration, via *workload.Endpoint, t workload.Target) (*probe, error) {
-	p := &probe{sb: sb, name: c.Name, schema: schema, interval: interval, ids: serverIDs(c), start: time.Now(), h: history.New()}
+	p := &probe{sb: sb, name: c.Name, schema: schema, interval: interval, ids: serverIDs(c), h: history.New()}
 	name, db, err := p.writer(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("probe writer: %w", err)

@@ -175,7 +175,7 @@ func (st *runState) probeStale(sum *schema.Summary) {
 			return faultNodes(c, f.Action, f.Node)
 		})
 	}
-	n, seqs := countStale(probeCommits(st.probe.ops(), st.probe.start, st.sampleStart), windows, st.man.Faults, sum.Faults)
+	n, seqs := countStale(probeCommits(st.probe.ops(), st.probe.h.Start(), st.sampleStart), windows, st.man.Faults, sum.Faults)
 	p.StaleCommits, p.Stale = &n, seqs
 	st.printf("stale commits: %d of %d (probe writer through the proxy: acknowledged by a node that was no longer the writer)\n", n, p.Acknowledged)
 	if w := staleWarning(p, sum.Faults); w != "" {
