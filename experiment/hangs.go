@@ -100,6 +100,17 @@ func (w *writerWatch) poll(ctx context.Context, c *cluster.Cluster) {
 	w.mu.Unlock()
 }
 
+// lastAsked is when the latest poll that named a writer was asked (the zero time: none
+// did, or a nil watch).
+func (w *writerWatch) lastAsked() time.Time {
+	if w == nil {
+		return time.Time{}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.asked
+}
+
 // changes returns the writers seen, in order (nil for a nil watch).
 func (w *writerWatch) changes() []writerSeen {
 	if w == nil {
