@@ -447,8 +447,11 @@ func viewDrop(views map[time.Duration]map[string]float64, ticks []time.Duration,
 	}
 	for k, tick := range ticks {
 		t := tick.Seconds()
-		if t < f.AtS || t >= until || (first < 0 && t > by) {
+		if t < f.AtS {
 			continue
+		}
+		if t >= until || (first < 0 && t > by) {
+			break
 		}
 		l := othersView(views, tick, nodes)
 		in := slices.ContainsFunc(nodes, func(n string) bool { v, ok := views[tick][n]; return ok && v == l })
