@@ -400,11 +400,9 @@ func nextOn(faults []schema.RunFault, i int, nodes []string, nodesOf func(schema
 }
 
 // setViewChanges sets ViewChangeS of each fault that took nodes away (nodesOf: none for
-// the others): the first sample tick from the fault on, before the end of the next fault on
-// those nodes (a start takes seconds: a killed Galera node is evicted after
-// evs.suspect_timeout, 5 s, maybe while it is being started again), in which the largest
+// the others): the first sample tick of its view drop (viewDrop), in which the largest
 // membership any other node reported (membership) was below the largest they reported in
-// the 3 s before the fault.
+// the 3 s before the fault, without those nodes.
 func setViewChanges(fs []schema.FaultSummary, faults []schema.RunFault, samples []sampler.Sample, nodesOf func(schema.RunFault) []string) {
 	views := membership(samples)
 	ticks := slices.Sorted(maps.Keys(views))
@@ -413,16 +411,75 @@ func setViewChanges(fs []schema.FaultSummary, faults []schema.RunFault, samples 
 		if len(nodes) == 0 {
 			continue
 		}
-		until := untilNextOn(faults, i, nodes, nodesOf)
-		before := viewBefore(views, ticks, f.AtS, nodes)
-		for _, tick := range ticks {
-			if t := tick.Seconds(); t >= f.AtS && t < until && before > 0 && othersView(views, tick, nodes) < before {
-				d := t - f.AtS
-				fs[i].ViewChangeS = &d
-				break
-			}
+		if first, _ := viewDrop(views, ticks, faults, i, nodes, nodesOf, func(l, before float64) bool { return true }); first >= 0 {
+			d := ticks[first].Seconds() - f.AtS
+			fs[i].ViewChangeS = &d
 		}
 	}
+}
+
+// viewChangeWithinS bounds, in seconds, how long after a fault ended (its time plus its
+// took_s) the view change it made can begin, two sample ticks more: a silent node is
+// suspected after about 5 s (Galera's evs.suspect_timeout, PT5S; a group's failure
+// detector) and the new view follows (the first sample showing it came 5.3-7.9 s after a
+// partition in docs/links.md's measurements); 10 s leaves room on a loaded machine. A
+// later drop is another fault's.
+const viewChangeWithinS = 10.0
+
+// viewDrop is the first run of sample ticks (indices into ticks; -1, -1: none) after
+// faults[i], which took nodes away, in which the others' view was without those nodes:
+// the largest membership any node but nodes reported (othersView), l, was below the
+// largest in the 3 s before the fault (viewBefore, before) and drop(l, before) holds,
+// while no node of nodes reported l itself (a node of the fault that reports the others'
+// membership is in their component: another node left). The run begins from the fault
+// on, by its end plus viewChangeWithinS and two ticks, and before the end of the next
+// fault on those nodes (untilNextOn, a start takes seconds: a killed Galera node is
+// evicted after evs.suspect_timeout, maybe while it is being started again); it ends at
+// the first tick after it that is not such a tick.
+func viewDrop(views map[time.Duration]map[string]float64, ticks []time.Duration, faults []schema.RunFault, i int, nodes []string, nodesOf func(schema.RunFault) []string, drop func(l, before float64) bool) (first, last int) {
+	f := faults[i]
+	until := untilNextOn(faults, i, nodes, nodesOf)
+	by := f.AtS + f.Took + viewChangeWithinS + 2*tickS(ticks)
+	before := viewBefore(views, ticks, f.AtS, nodes)
+	first, last = -1, -1
+	if before == 0 {
+		return first, last
+	}
+	for k, tick := range ticks {
+		t := tick.Seconds()
+		if t < f.AtS {
+			continue
+		}
+		if t >= until || (first < 0 && t > by) {
+			break
+		}
+		l := othersView(views, tick, nodes)
+		in := slices.ContainsFunc(nodes, func(n string) bool { v, ok := views[tick][n]; return ok && v == l })
+		if l < before && drop(l, before) && !in {
+			if first < 0 {
+				first = k
+			}
+			last = k
+		} else if first >= 0 {
+			break
+		}
+	}
+	return first, last
+}
+
+// tickS is the sampling interval of ticks in seconds: their smallest gap (1 s with fewer
+// than two).
+func tickS(ticks []time.Duration) float64 {
+	gap := time.Duration(0)
+	for k := 1; k < len(ticks); k++ {
+		if d := ticks[k] - ticks[k-1]; d > 0 && (gap == 0 || d < gap) {
+			gap = d
+		}
+	}
+	if gap == 0 {
+		return 1
+	}
+	return gap.Seconds()
 }
 
 // untilNextOn is the end (its time plus its duration: a start takes seconds) of the next

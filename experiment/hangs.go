@@ -78,14 +78,17 @@ func watchWriters(ctx context.Context, c *cluster.Cluster, wg *sync.WaitGroup) *
 	return w
 }
 
+// poll asks c's live writer once and records it when it changed. Its asked time is taken
+// before the state file is read: on an async kind the writer is the one the file names
+// when read, so a change named by a later poll happened after that time.
 func (w *writerWatch) poll(ctx context.Context, c *cluster.Cluster) {
+	asked := time.Now()
 	cur := c
 	if c.Dir() != "" && c.Deployed() {
 		if r, err := c.Reload(); err == nil {
 			cur = r // a promote is in the state file (habench set the roles)
 		}
 	}
-	asked := time.Now()
 	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	n := cur.LiveWriter(qctx)
 	cancel()
@@ -98,6 +101,17 @@ func (w *writerWatch) poll(ctx context.Context, c *cluster.Cluster) {
 	}
 	w.asked = asked
 	w.mu.Unlock()
+}
+
+// lastAsked is when the latest poll that named a writer was asked (the zero time: none
+// did, or a nil watch).
+func (w *writerWatch) lastAsked() time.Time {
+	if w == nil {
+		return time.Time{}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.asked
 }
 
 // changes returns the writers seen, in order (nil for a nil watch).

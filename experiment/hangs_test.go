@@ -1,12 +1,19 @@
 package experiment
 
 import (
-	"github.com/habench/habench/schema"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/report"
+	"github.com/habench/habench/schema"
+	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 )
 
@@ -69,5 +76,67 @@ func TestLowerBoundsNote(t *testing.T) {
 	}
 	if strings.Contains(Report(&schema.Manifest{}, &schema.Summary{}), "lower bounds") {
 		t.Error("a note without waits")
+	}
+}
+
+// TestStaleCommitsWriterPollAsked: a poll of the writer watch is asked before it reads the
+// state file (an async kind's writer is the one the file names when read): a change named
+// later happened after that time, not after the file was read. The state file is a named
+// pipe that gives the state 100 ms after the poll began to read it: the poll's asked time
+// is before then.
+func TestStaleCommitsWriterPollAsked(t *testing.T) {
+	sb := &cluster.Store{StateDir: t.TempDir()}
+	dir := filepath.Join(sb.StateDir, "clusters", "a1")
+	state, err := json.Marshal(&cluster.Cluster{Name: "a1", ProviderName: "sandbox", Spec: topology.Spec{Kind: topology.Async},
+		Nodes: []*cluster.Node{{Name: "n1", Role: topology.RoleSource, ServerID: 1}, {Name: "n2", Role: topology.RoleReplica, ServerID: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "state.json")
+	if err := os.WriteFile(path, state, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := sb.Load("a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := &writerWatch{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.poll(t.Context(), c)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	given := time.Now()
+	var pipe *os.File
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if pipe, err = os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil || !errors.Is(err, syscall.ENXIO) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("the poll did not read the state file: %v", err)
+	}
+	if _, err := pipe.Write(state); err != nil {
+		t.Fatal(err)
+	}
+	pipe.Close()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the poll did not end")
+	}
+	seen, asked := w.changes(), w.lastAsked()
+	if len(seen) != 1 || seen[0].Node != "n1" || !asked.Before(given) {
+		t.Errorf("writers %+v, asked %v after the state was given; want n1, asked before", seen, asked.Sub(given))
 	}
 }

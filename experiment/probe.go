@@ -43,8 +43,7 @@ type probe struct {
 	// ids are the nodes by server_id (those whose server_id no other node has).
 	ids map[int]string
 
-	start   time.Time        // the history's clock zero (within a microsecond)
-	h       *history.History // every commit an append of its seq to probeKey; the final read a read
+	h       *history.History // every commit an append of its seq to probeKey; the final read a read (its clock: h.Start())
 	mu      sync.Mutex
 	writers []string
 }
@@ -57,7 +56,7 @@ const probeKey = 1
 // with run. With via (not nil) the probe commits through that endpoint of c's proxy with
 // t's credentials and dialer (the workload's), instead of on the writer it resolves.
 func startProbe(ctx context.Context, sb *cluster.Store, c *cluster.Cluster, schema string, interval time.Duration, via *workload.Endpoint, t workload.Target) (*probe, error) {
-	p := &probe{sb: sb, name: c.Name, schema: schema, interval: interval, ids: serverIDs(c), start: time.Now(), h: history.New()}
+	p := &probe{sb: sb, name: c.Name, schema: schema, interval: interval, ids: serverIDs(c), h: history.New()}
 	name, db, err := p.writer(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("probe writer: %w", err)
@@ -100,19 +99,10 @@ func (p *probe) nodeOf(id int) string {
 	return fmt.Sprintf("server_id %d", id)
 }
 
-// openVia is a pool of one connection to ep with t's user, password and dialer (the
-// guarded dialer without one), connects bounded by the probe's 2 s. Error: the driver's
-// refusal of the configuration.
+// openVia is a pool of one connection to ep (viaConfig). Error: the driver's refusal of
+// the configuration.
 func openVia(ep workload.Endpoint, t workload.Target, db string) (*sql.DB, error) {
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.DBName = t.User, t.Password, db
-	cfg.Net, cfg.Addr = "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))
-	cfg.Timeout = 2 * time.Second
-	cfg.DialFunc = t.Dial
-	if cfg.DialFunc == nil {
-		cfg.DialFunc = func(ctx context.Context, _, addr string) (net.Conn, error) { return cluster.GuardedDial(ctx, addr) }
-	}
-	conn, err := mysql.NewConnector(cfg)
+	conn, err := mysql.NewConnector(viaConfig(ep, t, db))
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +110,24 @@ func openVia(ep workload.Endpoint, t workload.Target, db string) (*sql.DB, error
 	pool.SetMaxOpenConns(1)
 	pool.SetMaxIdleConns(1)
 	return pool, nil
+}
+
+// viaConfig is the driver's configuration of the probe's connection to ep: t's user,
+// password and dialer (the guarded dialer without one), database db, connects bounded by
+// the probe's 2 s, and its arguments interpolated into the statement's text (as the admin
+// connections do), so a commit is four round trips, not a prepared statement's
+// PREPARE, EXECUTE and CLOSE for its INSERT.
+func viaConfig(ep workload.Endpoint, t workload.Target, db string) *mysql.Config {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.DBName = t.User, t.Password, db
+	cfg.Net, cfg.Addr = "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))
+	cfg.Timeout = 2 * time.Second
+	cfg.InterpolateParams = true
+	cfg.DialFunc = t.Dial
+	if cfg.DialFunc == nil {
+		cfg.DialFunc = func(ctx context.Context, _, addr string) (net.Conn, error) { return cluster.GuardedDial(ctx, addr) }
+	}
+	return cfg
 }
 
 func (p *probe) table() string { return "`" + p.schema + "`." + ProbeTable }

@@ -89,4 +89,11 @@ func TestProbeVia(t *testing.T) {
 	if got := probeVia(b); got != nil {
 		t.Errorf("direct: %v, want none", got)
 	}
+	// Through the proxy a commit is four round trips (docs/faults.md): the INSERT's
+	// arguments interpolated, not a prepared statement (PREPARE, EXECUTE, CLOSE).
+	cfg := viaConfig(ep, workload.Target{User: "u", Password: "p"}, "sbtest")
+	if !cfg.InterpolateParams || cfg.Addr != "127.0.0.1:3306" || cfg.DBName != "sbtest" || cfg.DialFunc == nil {
+		t.Errorf("connection through the proxy: interpolate %v, %s, database %q, dialer set %v; want interpolated, 127.0.0.1:3306, sbtest, a dialer",
+			cfg.InterpolateParams, cfg.Addr, cfg.DBName, cfg.DialFunc != nil)
+	}
 }

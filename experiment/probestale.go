@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/history"
 	"github.com/habench/habench/sampler"
 	"github.com/habench/habench/scenario"
@@ -83,58 +84,53 @@ func writerWindows(seen []writerSeen, nodes []string, epoch time.Time) []staleWi
 }
 
 // viewWindows are the windows of a Galera cluster or a multi-primary group: for each
-// fault that took nodes away (nodesOf), the ticks from the fault until the end of the
-// next fault on those nodes in which the largest membership the other nodes reported
-// was below the largest in the 3 s before it and a majority of that (the others formed
-// the Primary component, the quorum, without them; setViewChanges). The first run of
-// such ticks only; a tick's view was read between it and the next tick, so a window is
-// from the tick after its first to its last, and a single tick makes none.
-func viewWindows(faults []schema.RunFault, samples []sampler.Sample, nodesOf func(schema.RunFault) []string) []staleWindow {
+// fault that took nodes away (nodesOf), the first run of ticks after it in which the
+// largest membership the other nodes reported was below the largest in the 3 s before it
+// and a majority of that, without the fault's nodes (the others formed the Primary
+// component, the quorum, without them; viewDrop: a drop that began soon enough after the
+// fault, while no node of the fault reported the others' membership). A tick's view was
+// read between it and the next tick, so a window is from the tick after its first to its
+// last, and a single tick makes none. unseen are the faults (by index) whose view was not
+// seen, with why: no other node's membership sampled in the 3 s before it, or none from
+// it until the end of the next fault on its nodes.
+func viewWindows(faults []schema.RunFault, samples []sampler.Sample, nodesOf func(schema.RunFault) []string) (windows []staleWindow, unseen map[int]string) {
 	views := membership(samples)
 	ticks := slices.Sorted(maps.Keys(views))
-	var out []staleWindow
+	unseen = map[int]string{}
 	for i, f := range faults {
 		nodes := nodesOf(f)
 		if len(nodes) == 0 {
 			continue
 		}
 		until := untilNextOn(faults, i, nodes, nodesOf)
-		before := viewBefore(views, ticks, f.AtS, nodes)
-		first, last := -1, -1
-		for k, tick := range ticks {
+		if viewBefore(views, ticks, f.AtS, nodes) == 0 || !slices.ContainsFunc(ticks, func(tick time.Duration) bool {
 			t := tick.Seconds()
-			if t < f.AtS || t >= until {
-				continue
-			}
-			l := othersView(views, tick, nodes)
-			if before > 0 && l < before && 2*l > before {
-				if first < 0 {
-					first = k
-				}
-				last = k
-			} else if first >= 0 {
-				break
-			}
+			return t >= f.AtS && t < until && othersView(views, tick, nodes) > 0
+		}) {
+			unseen[i] = "no membership samples of the other nodes before and after it"
+			continue
 		}
+		first, last := viewDrop(views, ticks, faults, i, nodes, nodesOf, func(l, before float64) bool { return 2*l > before })
 		if first < 0 || first+1 > last {
 			continue
 		}
 		for _, n := range nodes {
-			out = append(out, staleWindow{Node: n, FromS: ticks[first+1].Seconds(), ToS: ticks[last].Seconds()})
+			windows = append(windows, staleWindow{Node: n, FromS: ticks[first+1].Seconds(), ToS: ticks[last].Seconds()})
 		}
 	}
-	return out
+	return windows, unseen
 }
 
 // countStale counts the commits stale by windows: sent at or after a window of their
 // node began and acknowledged by its end. Each counts for the last fault at or before
 // it was sent (faults, fs: the run's and summary.json's, in the same order), in its
-// Proxy's StaleCommits (set to 0 first in every fault with a Proxy) and StaleOn; those
-// before the first fault count in the total only. It returns the total and up to 20 of
-// their sequence numbers.
-func countStale(commits []probeCommit, windows []staleWindow, faults []schema.RunFault, fs []schema.FaultSummary) (int64, []int64) {
+// Proxy's StaleCommits and StaleOn; those before the first fault count in the total
+// only. StaleCommits is set to 0 first in every fault with a Proxy but those of unseen
+// (their view not seen: nil, not counted, unless a stale commit counts for them). It
+// returns the total and up to 20 of their sequence numbers.
+func countStale(commits []probeCommit, windows []staleWindow, faults []schema.RunFault, fs []schema.FaultSummary, unseen map[int]string) (int64, []int64) {
 	for i := range fs {
-		if fs[i].Proxy != nil {
+		if _, blind := unseen[i]; fs[i].Proxy != nil && !blind {
 			fs[i].Proxy.StaleCommits = new(int64)
 		}
 	}
@@ -158,6 +154,9 @@ func countStale(commits []probeCommit, windows []staleWindow, faults []schema.Ru
 			continue
 		}
 		p := fs[i].Proxy
+		if p.StaleCommits == nil {
+			p.StaleCommits = new(int64)
+		}
 		*p.StaleCommits++
 		if !slices.Contains(p.StaleOn, c.Node) {
 			p.StaleOn = append(p.StaleOn, c.Node)
@@ -169,34 +168,68 @@ func countStale(commits []probeCommit, windows []staleWindow, faults []schema.Ru
 // probeStale counts the probe's stale commits (sum.Probe.StaleCommits, each fault's
 // Proxy.StaleCommits) when it went through the proxy, and warns when there are any:
 // against the writers the cluster named (watchWriters) on a kind with a single writer,
-// against the view changes of the faults (viewWindows) otherwise.
+// against the view changes of the faults (viewWindows) otherwise. Where the view was not
+// seen (staleWindows) the counts stay nil (not counted; the run's too when it found none)
+// and a NOTE says why.
 func (st *runState) probeStale(sum *schema.Summary) {
 	p, c := sum.Probe, st.b.Cluster
 	if st.probe == nil || p == nil || p.Via != scenario.ViaProxy || c == nil {
 		return
 	}
-	var windows []staleWindow
-	switch {
-	case st.writers != nil:
-		var nodes []string
-		for _, n := range c.Nodes {
-			nodes = append(nodes, n.Name)
-		}
-		windows = writerWindows(st.writers.changes(), nodes, st.sampleStart)
-	case len(sum.Faults) == len(st.man.Faults):
-		windows = viewWindows(st.man.Faults, st.allSamples, func(f schema.RunFault) []string {
-			if f.Error != "" {
-				return nil
-			}
-			return faultNodes(c, f.Action, f.Node)
-		})
+	windows, unseen, none := st.staleWindows(c, sum)
+	if none != "" {
+		st.printf("NOTE: stale commits not counted: %s\n", none)
+		return
 	}
-	n, seqs := countStale(probeCommits(st.probe.ops(), st.probe.start, st.sampleStart), windows, st.man.Faults, sum.Faults)
+	for i, f := range st.man.Faults {
+		if why, ok := unseen[i]; ok {
+			st.printf("NOTE: stale commits not counted after %s %s at %.1f s: %s\n", f.Action, f.Node, f.AtS, why)
+		}
+	}
+	n, seqs := countStale(probeCommits(st.probe.ops(), st.probe.h.Start(), st.sampleStart), windows, st.man.Faults, sum.Faults, unseen)
+	if n == 0 && len(unseen) > 0 {
+		st.printf("stale commits: none found, not counted (probe writer through the proxy: the view around a fault was not seen)\n")
+		return
+	}
 	p.StaleCommits, p.Stale = &n, seqs
 	st.printf("stale commits: %d of %d (probe writer through the proxy: acknowledged by a node that was no longer the writer)\n", n, p.Acknowledged)
 	if w := staleWarning(p, sum.Faults); w != "" {
 		st.warn(w, "stale commits", "stale", n)
 	}
+}
+
+// staleWindows are the windows st's probe is counted against, the faults (indices into
+// sum.Faults) whose view was not seen, with why, and why none could be counted at all
+// ("" when some could): the writer watch never named a writer; summary.json's faults not
+// the run's.
+func (st *runState) staleWindows(c *cluster.Cluster, sum *schema.Summary) ([]staleWindow, map[int]string, string) {
+	if st.writers != nil {
+		seen, last := st.writers.changes(), st.writers.lastAsked()
+		if len(seen) == 0 {
+			return nil, nil, "the writer watch never named a writer (every poll failed)"
+		}
+		unseen := map[int]string{}
+		for i, f := range st.man.Faults {
+			if !last.After(f.At) {
+				unseen[i] = "no poll of the writer watch named a writer after it"
+			}
+		}
+		var nodes []string
+		for _, n := range c.Nodes {
+			nodes = append(nodes, n.Name)
+		}
+		return writerWindows(seen, nodes, st.sampleStart), unseen, ""
+	}
+	if len(sum.Faults) != len(st.man.Faults) {
+		return nil, nil, fmt.Sprintf("summary.json has %d faults, the run %d", len(sum.Faults), len(st.man.Faults))
+	}
+	windows, unseen := viewWindows(st.man.Faults, st.allSamples, func(f schema.RunFault) []string {
+		if f.Error != "" {
+			return nil
+		}
+		return faultNodes(c, f.Action, f.Node)
+	})
+	return windows, unseen, ""
 }
 
 // staleWarning is the run's WARNING when the probe had stale commits ("" otherwise).

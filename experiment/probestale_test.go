@@ -1,15 +1,19 @@
 package experiment
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/history"
 	"github.com/habench/habench/sampler"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/schema"
+	"github.com/habench/habench/topology"
 )
 
 // staleHistory is a probe history from (node, sent, acknowledged, outcome) rows, times in
@@ -56,7 +60,7 @@ func TestStaleCommitsWriter(t *testing.T) {
 	if len(commits) != 7 {
 		t.Fatalf("%d acknowledged commits, want 7 (not the failed one, not the final read): %+v", len(commits), commits)
 	}
-	n, seqs := countStale(commits, writerWindows(seen, []string{"n1", "n2", "n3"}, epoch), faults, fs)
+	n, seqs := countStale(commits, writerWindows(seen, []string{"n1", "n2", "n3"}, epoch), faults, fs, nil)
 	if n != 2 || !slices.Equal(seqs, []int64{3, 6}) {
 		t.Errorf("%d stale commits %v, want 2: seq 3 and 6", n, seqs)
 	}
@@ -76,8 +80,20 @@ func TestStaleCommitsWriter(t *testing.T) {
 		}
 	}
 	fs[0].Proxy, fs[1].Proxy = &schema.FaultProxy{}, &schema.FaultProxy{}
-	if n, _ := countStale(commits, writerWindows(seen, []string{"n1", "n2"}, epoch), faults, fs); n != 0 || fs[0].Proxy.StaleCommits == nil || *fs[0].Proxy.StaleCommits != 0 {
+	if n, _ := countStale(commits, writerWindows(seen, []string{"n1", "n2"}, epoch), faults, fs, nil); n != 0 || fs[0].Proxy.StaleCommits == nil || *fs[0].Proxy.StaleCommits != 0 {
 		t.Errorf("following the writer: %d stale, fault's count %s; want 0 and 0 (checked)", n, count(fs[0].Proxy.StaleCommits))
+	}
+	// A fault whose view was not seen is not counted (nil) when none of its commits was
+	// stale; counted when one was (fault 1 after the first promote, with its stale commit).
+	fs[0].Proxy, fs[1].Proxy = &schema.FaultProxy{}, &schema.FaultProxy{}
+	countStale(commits, writerWindows(seen, []string{"n1", "n2"}, epoch), faults, fs, map[int]string{1: "not seen"})
+	if fs[0].Proxy.StaleCommits == nil || fs[1].Proxy.StaleCommits != nil {
+		t.Errorf("fault 1 not seen: counts %s, %s; want 0, none", count(fs[0].Proxy.StaleCommits), count(fs[1].Proxy.StaleCommits))
+	}
+	fs[0].Proxy, fs[1].Proxy = &schema.FaultProxy{}, &schema.FaultProxy{}
+	countStale(probeCommits(ops, start, epoch), writerWindows(seen, []string{"n1", "n2", "n3"}, epoch), faults, fs, map[int]string{1: "not seen"})
+	if fs[1].Proxy.StaleCommits == nil || *fs[1].Proxy.StaleCommits != 1 {
+		t.Errorf("fault 1 not seen, a stale commit after it: count %s, want 1", count(fs[1].Proxy.StaleCommits))
 	}
 	zero := int64(0)
 	if w := staleWarning(&schema.ProbeSummary{StaleCommits: &zero}, fs); w != "" {
@@ -112,9 +128,9 @@ func TestStaleCommitsView(t *testing.T) {
 	}
 	faults := []schema.RunFault{{AtS: 5, FaultRecord: schema.FaultRecord{Action: "partition", Node: "n1"}}, {AtS: 30, FaultRecord: schema.FaultRecord{Action: "partition", Node: "n1,n2"}}}
 	nodesOf := func(f schema.RunFault) []string { return strings.Split(f.Node, ",") }
-	windows := viewWindows(faults, samples, nodesOf)
-	if len(windows) != 1 || windows[0] != (staleWindow{Node: "n1", FromS: 9, ToS: 14}) {
-		t.Fatalf("windows %+v, want n1 from 9 s to 14 s only", windows)
+	windows, unseen := viewWindows(faults, samples, nodesOf)
+	if len(windows) != 1 || windows[0] != (staleWindow{Node: "n1", FromS: 9, ToS: 14}) || len(unseen) > 0 {
+		t.Fatalf("windows %+v, unseen %v; want n1 from 9 s to 14 s only, every fault seen", windows, unseen)
 	}
 	start, ops := staleHistory(epoch, []struct {
 		node      string
@@ -122,9 +138,126 @@ func TestStaleCommitsView(t *testing.T) {
 		outcome   history.Outcome
 	}{{"n1", 8.5, 8.6, history.OK}, {"n1", 9.5, 9.6, history.OK}, {"n1", 13.9, 14.1, history.OK}, {"n2", 10, 10.1, history.OK}, {"n1", 35, 35.1, history.OK}})
 	fs := []schema.FaultSummary{{Proxy: &schema.FaultProxy{}}, {Proxy: &schema.FaultProxy{}}}
-	n, seqs := countStale(probeCommits(ops, start, epoch), windows, faults, fs)
+	n, seqs := countStale(probeCommits(ops, start, epoch), windows, faults, fs, unseen)
 	if n != 1 || !slices.Equal(seqs, []int64{2}) || *fs[0].Proxy.StaleCommits != 1 || *fs[1].Proxy.StaleCommits != 0 {
 		t.Errorf("%d stale %v (faults %d, %d), want 1: seq 2, for the first fault", n, seqs, *fs[0].Proxy.StaleCommits, *fs[1].Proxy.StaleCommits)
+	}
+}
+
+// galeraSizes are galera_cluster_size samples of n1, n2, n3 every second from 0 to 40 s:
+// size(node, second) is the node's view, false for a second it was not sampled.
+func galeraSizes(size func(node string, s int) (float64, bool)) []sampler.Sample {
+	var out []sampler.Sample
+	for s := 0; s <= 40; s++ {
+		for _, n := range []string{"n1", "n2", "n3"} {
+			if v, ok := size(n, s); ok {
+				out = append(out, sampler.Sample{Elapsed: time.Duration(s) * time.Second, Node: n, Metric: sampler.MetricGaleraClusterSize, Value: v})
+			}
+		}
+	}
+	return out
+}
+
+// TestStaleCommitsViewOtherNodesFault: a view change another node's fault made is not the
+// fault's of a node still in the others' component. Galera, 3 nodes: n1 paused for 2 s
+// at 5 s (shorter than the eviction: no view change), n2 killed later and evicted 6 s
+// after its kill (n1 and n3 at 2 members). n1 gets no window and no view change; n2 both.
+// First n2 killed at 8 s, within the eviction time of the pause's end: n1 reports the
+// same 2 members as n3 (it is in their component). Then n2 killed at 20 s, n1 not sampled
+// from 25 s on (its sampler's queries failing): the drop at 26 s began too long after the
+// pause ended (eviction time and two ticks) to be the pause's.
+func TestStaleCommitsViewOtherNodesFault(t *testing.T) {
+	nodesOf := func(f schema.RunFault) []string { return strings.Split(f.Node, ",") }
+	for _, c := range []struct {
+		name  string
+		killS int
+		n1    func(s int) bool // n1 sampled at second s
+	}{
+		{"n1 reports the others' view", 8, func(s int) bool { return s < 5 || s >= 7 }},
+		{"n1 not sampled", 20, func(s int) bool { return (s < 5 || s >= 7) && s < 25 }},
+	} {
+		samples := galeraSizes(func(n string, s int) (float64, bool) {
+			switch {
+			case n == "n1" && !c.n1(s), n == "n2" && s >= c.killS:
+				return 0, false
+			case s >= c.killS+6:
+				return 2, true
+			}
+			return 3, true
+		})
+		faults := []schema.RunFault{
+			{AtS: 5, FaultRecord: schema.FaultRecord{Took: 2, Action: "pause", Node: "n1"}},
+			{AtS: float64(c.killS), FaultRecord: schema.FaultRecord{Took: 0.01, Action: "kill", Node: "n2"}},
+		}
+		windows, _ := viewWindows(faults, samples, nodesOf)
+		want := staleWindow{Node: "n2", FromS: float64(c.killS + 7), ToS: 40}
+		if len(windows) != 1 || windows[0] != want {
+			t.Errorf("%s: windows %+v, want only %+v (none for the pause of n1)", c.name, windows, want)
+		}
+		fs := make([]schema.FaultSummary, 2)
+		setViewChanges(fs, faults, samples, nodesOf)
+		if fs[0].ViewChangeS != nil || fs[1].ViewChangeS == nil || *fs[1].ViewChangeS != 6 {
+			t.Errorf("%s: view changes after the pause %s, after the kill %s; want none, 6",
+				c.name, fmtOpt(fs[0].ViewChangeS, "%.1f"), fmtOpt(fs[1].ViewChangeS, "%.1f"))
+		}
+	}
+}
+
+// TestStaleCommitsNotCounted: stale commits are not counted (nil, not 0: 0 says "checked,
+// none") where habench did not see the cluster's view, with a NOTE saying why. The probe
+// through the proxy committed on n1 at 2 s and 12 s, faults at 5 s (kill n2) and 10 s
+// (kill n3). On async: a writer watch that never named a writer (every poll failed): the
+// run's and both faults' counts nil; one that named n1 only at 1 s (asked at 0.5 s): both
+// faults came after its last answer, nil. On Galera: no membership samples: nil; samples
+// of n1 and n3 from 0 to 9 s: the first fault checked (0), the second not (nil), and
+// the run's count nil (a fault not checked, none found).
+func TestStaleCommitsNotCounted(t *testing.T) {
+	epoch := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return epoch.Add(time.Duration(s * float64(time.Second))) }
+	faults := []schema.RunFault{
+		{AtS: 5, FaultRecord: schema.FaultRecord{At: at(5), Took: 0.01, Action: "kill", Node: "n2"}},
+		{AtS: 10, FaultRecord: schema.FaultRecord{At: at(10), Took: 0.01, Action: "kill", Node: "n3"}},
+	}
+	h := history.New()
+	for i, sent := range []float64{2, 12} {
+		h.Add(history.Op{Node: "n1", Start: h.Since(at(sent)), End: h.Since(at(sent + 0.01)), Outcome: history.OK, Value: []history.Mop{history.Append(probeKey, int64(i+1))}})
+	}
+	var sizes []sampler.Sample
+	for s := 0; s <= 9; s++ {
+		for _, n := range []string{"n1", "n3"} {
+			sizes = append(sizes, sampler.Sample{Elapsed: time.Duration(s) * time.Second, Node: n, Metric: sampler.MetricGaleraClusterSize, Value: 3})
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		kind    topology.Kind
+		writers *writerWatch
+		samples []sampler.Sample
+		faults  []bool // each fault's count wanted: checked (0) or not (nil)
+		note    string
+	}{
+		{"async, no writer named", topology.Async, &writerWatch{}, nil, []bool{false, false}, "NOTE: stale commits not counted: the writer watch never named a writer (every poll failed)"},
+		{"async, no writer named after the faults", topology.Async, &writerWatch{seen: []writerSeen{{At: at(1), Node: "n1"}}, asked: at(0.5)}, nil, []bool{false, false},
+			"NOTE: stale commits not counted after kill n2 at 5.0 s: no poll of the writer watch named a writer after it"},
+		{"galera, no samples", topology.Galera, nil, nil, []bool{false, false}, "NOTE: stale commits not counted after kill n2 at 5.0 s: no membership samples of the other nodes before and after it"},
+		{"galera, samples until 9 s", topology.Galera, nil, sizes, []bool{true, false}, "NOTE: stale commits not counted after kill n3 at 10.0 s: no membership samples"},
+	} {
+		cl := &cluster.Cluster{Spec: topology.Spec{Kind: c.kind}, Nodes: []*cluster.Node{{Name: "n1"}, {Name: "n2"}, {Name: "n3"}}}
+		var out bytes.Buffer
+		st := &runState{b: &Bench{Cluster: cl, Stdout: &out}, man: &schema.Manifest{Faults: faults}, probe: &probe{h: h}, writers: c.writers, allSamples: c.samples, sampleStart: epoch}
+		sum := &schema.Summary{Probe: &schema.ProbeSummary{Via: scenario.ViaProxy, Acknowledged: 2}, Faults: []schema.FaultSummary{{Proxy: &schema.FaultProxy{}}, {Proxy: &schema.FaultProxy{}}}}
+		st.probeStale(sum)
+		if sum.Probe.StaleCommits != nil {
+			t.Errorf("%s: stale commits %s, want not counted (nil)", c.name, count(sum.Probe.StaleCommits))
+		}
+		for i, checked := range c.faults {
+			if got := sum.Faults[i].Proxy.StaleCommits; (got != nil) != checked || (got != nil && *got != 0) {
+				t.Errorf("%s: fault %d's stale commits %s, want counted %v", c.name, i, count(got), checked)
+			}
+		}
+		if !strings.Contains(out.String(), c.note) || len(st.man.Warnings) > 0 {
+			t.Errorf("%s: output lacks %q, or warnings %q:\n%s", c.name, c.note, st.man.Warnings, out.String())
+		}
 	}
 }
 

@@ -122,8 +122,9 @@ func TestRunThroughProxy(t *testing.T) {
 
 // checkProbeViaProxy: the probe writer went through the proxy (summary.json probe.via),
 // its commits name the nodes that acknowledged them (@@server_id): the killed node f.Node
-// before the kill, the proxy's next server after it; its stale commits counted, 0 (the
-// killed node cannot acknowledge anything), for the run and for the fault; its lost
+// before the kill, the proxy's next server after it; its stale commits counted (the view
+// around the kill seen), 0 (the killed node cannot acknowledge anything: the windows
+// themselves are TestStaleCommits*'s), for the run and for the fault; its lost
 // acknowledged commits checked, none (Galera).
 func checkProbeViaProxy(t *testing.T, sum *schema.Summary, f schema.FaultSummary) {
 	t.Helper()

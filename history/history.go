@@ -91,6 +91,9 @@ type History struct {
 // New returns an empty history whose clock starts now.
 func New() *History { return &History{start: time.Now()} }
 
+// Start is the history's clock zero: the time its operations' Start and End count from.
+func (h *History) Start() time.Time { return h.start }
+
 // Since returns t in nanoseconds since the history's start.
 func (h *History) Since(t time.Time) int64 { return t.Sub(h.start).Nanoseconds() }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"olympos.io/encoding/edn"
 )
@@ -113,5 +114,16 @@ func TestJSONLRoundTrip(t *testing.T) {
 	if err := WriteFile(filepath.Join(t.TempDir(), "no", "such", "h.jsonl"), ops, WriteJSONL); err == nil ||
 		!strings.Contains(err.Error(), "h.jsonl") {
 		t.Errorf("write into a missing directory: %v, want an error naming the file", err)
+	}
+}
+
+// TestStart: Start is the clock zero of Since (an operation's Start and End count from it),
+// between the times before and after New.
+func TestStart(t *testing.T) {
+	before := time.Now()
+	h := New()
+	after := time.Now()
+	if s := h.Start(); s.Before(before) || s.After(after) || h.Since(s) != 0 || h.Since(s.Add(time.Second)) != 1e9 {
+		t.Errorf("start %v (New between %v and %v), Since(start) %d", s, before, after, h.Since(s))
 	}
 }

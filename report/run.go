@@ -515,7 +515,8 @@ func topologyText(r *Run, key string) string {
 }
 
 // probeViaLine is the Probe writer section's line on a probe through the proxy: the nodes
-// that acknowledged its commits and its stale commits ("" for a probe on the writer).
+// that acknowledged its commits ("no commit acknowledged" when none did) and its stale
+// commits ("" for a probe on the writer).
 func probeViaLine(p *schema.ProbeSummary) string {
 	if p.Via == "" {
 		return ""
@@ -527,5 +528,9 @@ func probeViaLine(p *schema.ProbeSummary) string {
 	case p.StaleCommits != nil:
 		stale = fmt.Sprintf("⚠ **%d stale commits**: acknowledged by a node the cluster no longer counted as the writer (a split brain the application saw succeed)", *p.StaleCommits)
 	}
-	return fmt.Sprintf("\nThrough the proxy's write endpoint, as the workload: commits acknowledged by %s; %s.\n", strings.Join(p.Writers, " then "), stale)
+	by := "no commit acknowledged"
+	if len(p.Writers) > 0 {
+		by = "commits acknowledged by " + strings.Join(p.Writers, " then ")
+	}
+	return fmt.Sprintf("\nThrough the proxy's write endpoint, as the workload: %s; %s.\n", by, stale)
 }

@@ -4,7 +4,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/habench/habench/schema"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite report/testdata/runmd's golden report.md files")
@@ -51,5 +54,28 @@ func TestRunMarkdownGolden(t *testing.T) {
 				t.Errorf("%s: report.md differs from %s:\n%s", run, golden, md)
 			}
 		}
+	}
+}
+
+// TestProbeViaLine: the Probe writer section's line on a probe through the proxy names the
+// nodes that acknowledged its commits and its stale commits; with none acknowledged it
+// says so (not "acknowledged by ;"); nothing for a probe on the writer.
+func TestProbeViaLine(t *testing.T) {
+	zero, two := int64(0), int64(2)
+	for _, c := range []struct {
+		p    schema.ProbeSummary
+		want string
+	}{
+		{schema.ProbeSummary{Via: "proxy", Writers: []string{"n1", "n2"}, Acknowledged: 9, StaleCommits: &zero}, "commits acknowledged by n1 then n2; 0 stale commits ("},
+		{schema.ProbeSummary{Via: "proxy", Writers: []string{"n1"}, Acknowledged: 9, StaleCommits: &two}, "commits acknowledged by n1; ⚠ **2 stale commits**"},
+		{schema.ProbeSummary{Via: "proxy", StaleCommits: &zero}, "as the workload: no commit acknowledged; 0 stale commits ("},
+		{schema.ProbeSummary{Via: "proxy", Writers: []string{"n1"}, Acknowledged: 3}, "commits acknowledged by n1; stale commits not counted."},
+	} {
+		if got := probeViaLine(&c.p); !strings.Contains(got, c.want) || strings.Contains(got, "by ;") {
+			t.Errorf("probe %+v: %q, want %q", c.p, got, c.want)
+		}
+	}
+	if got := probeViaLine(&schema.ProbeSummary{}); got != "" {
+		t.Errorf("direct: %q, want none", got)
 	}
 }

@@ -59,8 +59,11 @@ type FaultSummary struct {
 	// sample (every second: an upper bound) in which every other node's view of the cluster
 	// counted fewer members than before it (galera_cluster_size: a new Primary component
 	// without the node; gr_members_total - gr_members_unreachable: the member UNREACHABLE
-	// or gone from the view): the cluster's own view change. nil: not seen before the end
-	// of the node's next fault or the end of the run.
+	// or gone from the view): the cluster's own view change. A drop counts only when it
+	// began within 10 s and two samples of the fault's end (its time plus took_s) while no
+	// node of the fault reported the others' membership (that node was in their
+	// component: another node left). nil: not seen by then, before the end of the node's
+	// next fault or the end of the run.
 	ViewChangeS *float64 `json:"view_change_s,omitempty"`
 	// ClientFailoverS, when the workers failed over between writers (a Galera cluster, a
 	// multi-primary group: experiment's client failover): seconds from the fault until

@@ -69,7 +69,9 @@ type FaultProxy struct {
 	// its stale commits that count for this fault (those after it and before the next
 	// fault; ProbeSummary.StaleCommits): commits acknowledged by a node the cluster's own
 	// view no longer counted as the writer. 0 is a check that found none; nil: not checked
-	// (the probe did not go through the proxy). StaleOn are the nodes that acknowledged
+	// (the probe did not go through the proxy, or habench did not see the view around the
+	// fault: no poll named a writer after it, no membership samples of the other nodes
+	// before and after it; a NOTE says which). StaleOn are the nodes that acknowledged
 	// them, in order of their first.
 	StaleCommits *int64   `json:"stale_commits,omitempty"`
 	StaleOn      []string `json:"stale_on,omitempty"`

@@ -347,8 +347,10 @@ type ProbeSummary struct {
 	// sampled every second (a commit on a node of a fault while every other node's view
 	// was a majority without it: outside the Primary component). Both are conservative
 	// (a commit near a change whose time is uncertain is not counted). 0 is a check that
-	// found none; nil: not checked (the probe committed directly). Stale lists up to 20
-	// of their sequence numbers.
+	// found none; nil: not checked (the probe committed directly, or found none while the
+	// view around a fault was not seen: the writer watch never named a writer, or a
+	// fault's StaleCommits is nil; a NOTE says why). Stale lists up to 20 of their
+	// sequence numbers.
 	StaleCommits *int64  `json:"stale_commits,omitempty"`
 	Stale        []int64 `json:"stale,omitempty"`
 	// Error is why the check could not be made ("" when it was).
