@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -41,8 +42,9 @@ func planProxyChecks(running, own, checks topology.ProxyChecks) proxyChecksPlan 
 // run's. A run without checks of its own restarts the proxy too when it does not run the
 // topology's own (an earlier run's not put back). What puts the proxy's own checks back
 // (restoreProxy) runs after the results are written (a closing phase) and on the cleanup
-// stack (a setup that fails later, an interrupt: on a fresh context). Errors: checks
-// without a cluster with a proxy or without a ProxyRestarter, the restart's.
+// stack (a setup that fails later, an interrupt: on a fresh context); its failure is a
+// WARNING and part of the run's error (Run). Errors: checks without a cluster with a proxy
+// or without a ProxyRestarter, the restart's.
 func (st *runState) proxyChecks() error {
 	b := st.b
 	st.restoreProxy = func() error { return nil }
@@ -77,8 +79,8 @@ func (st *runState) proxyChecks() error {
 }
 
 // putBackProxy sets restoreProxy to restart the cluster's proxy with own (once; a failure
-// is logged and returned each time) and pushes it onto the cleanup stack (also when the
-// restart with the run's checks fails half-way).
+// is said as a WARNING and returned each time) and pushes it onto the cleanup stack
+// (also when the restart with the run's checks fails half-way).
 func (st *runState) putBackProxy(own topology.ProxyChecks) {
 	b := st.b
 	var once sync.Once
@@ -90,7 +92,7 @@ func (st *runState) putBackProxy(own topology.ProxyChecks) {
 			t0 := time.Now()
 			if err := b.ProxyRestarter.RestartProxy(rctx, b.Cluster, own); err != nil {
 				restoreErr = fmt.Errorf("the proxy's own health checks not put back: %w", err)
-				b.log().Error("proxy checks not restored", "err", restoreErr)
+				st.say("⚠ "+restoreErr.Error(), "proxy checks not restored", "err", err)
 				return
 			}
 			st.printf("proxy restarted in %.1f s with its own checks again: every %s, down after %d failed, up after %d passed\n",
@@ -98,7 +100,21 @@ func (st *runState) putBackProxy(own topology.ProxyChecks) {
 		})
 		return restoreErr
 	}
-	st.onCleanup(func() { st.restoreProxy() })
+	st.onCleanup(func() { st.restoreProxy() }) // its error: Run's (proxyBackErr)
+}
+
+// proxyBackErr is err with the failure to put the proxy's own checks back joined to it
+// when the closing phase did not return it already (a setup or closing phase failed
+// before it, an interrupt): a run never ends quietly with other checks left on the proxy.
+func (st *runState) proxyBackErr(err error) error {
+	if st.restoreProxy == nil {
+		return err
+	}
+	rerr := st.restoreProxy()
+	if rerr == nil || errors.Is(err, rerr) {
+		return err
+	}
+	return errors.Join(err, rerr)
 }
 
 // proxyChecksBack is the closing phase that puts the proxy's own health checks back after

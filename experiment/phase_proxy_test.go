@@ -1,9 +1,14 @@
 package experiment
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/topology"
 )
 
@@ -37,5 +42,32 @@ func TestPlanProxyChecks(t *testing.T) {
 		if p.want != c.want || p.own != wantOwn || p.restart != c.restart || p.back != c.back {
 			t.Errorf("%s: %+v, want checks %s, own %s, restart %v, back %v", c.name, p, c.want, wantOwn, c.restart, c.back)
 		}
+	}
+}
+
+// A put-back of the proxy's own checks that fails (here: the store refuses, the proxy
+// runs the user's configuration) when the run ends early is a WARNING in the run's output
+// and part of the run's error, once, also when the closing phase returned it already.
+func TestProxyBackErr(t *testing.T) {
+	var out bytes.Buffer
+	c := &cluster.Cluster{Name: "pb", Spec: topology.Spec{Proxy: topology.ProxySpec{Type: topology.HAProxy, Config: "my.cfg"}},
+		Aux: []*cluster.Node{{Name: topology.ProxyName, Role: topology.RoleProxy, Program: topology.HAProxy}}}
+	st := &runState{b: &Bench{Cluster: c, ProxyRestarter: &cluster.Store{}, Stdout: &out}, ctx: context.Background()}
+	if err := st.proxyBackErr(nil); err != nil {
+		t.Fatalf("before the proxy checks phase: %v", err)
+	}
+	st.putBackProxy(topology.ProxyChecks{CheckInterval: time.Second, Fall: 3, Rise: 2})
+	st.cleanup()
+	setup := errors.New("knobs: refused")
+	err := st.proxyBackErr(setup)
+	if !errors.Is(err, setup) || !strings.Contains(err.Error(), "the proxy's own health checks not put back") || !strings.Contains(err.Error(), "proxy.config") {
+		t.Errorf("the run's error: %v, want the setup's and the put-back's", err)
+	}
+	if got := out.String(); strings.Count(got, "WARNING: ⚠ the proxy's own health checks not put back") != 1 {
+		t.Errorf("output %q: want the put-back's failure once as a WARNING", got)
+	}
+	closing := st.restoreProxy()
+	if err := st.proxyBackErr(closing); err != closing {
+		t.Errorf("the closing phase's error %v became %v: want it once", closing, err)
 	}
 }
