@@ -89,7 +89,9 @@ func planHostHAProxy(ctx context.Context, c *Cluster, n *Node, h host.Host) ([]i
 // writes the check server's config and HAProxy's (hostWriteProxyFiles), replaces the check
 // server, starts HAProxy, records its PID on the host and in the state file, then waits
 // (s.ReadyTimeout, default 90 s) until proxyReady. Errors: no haproxy recorded for the
-// host, a process that exits first (with its log's last lines), the timeout.
+// host, a process that exits first (with its log's last lines; a host that cannot be read
+// is asked again until the timeout), the timeout, ctx's end; when the PID cannot be
+// recorded or saved, both processes are killed first.
 func startHostHAProxy(ctx context.Context, s *Store, c *Cluster, n *Node) error {
 	prog := c.Hosts.Programs[n.Name]
 	if prog.Path == "" {
@@ -126,12 +128,20 @@ func startHostHAProxy(ctx context.Context, s *Store, c *Cluster, n *Node) error 
 		return err
 	}
 	n.PID, n.StartTicks = pid, ticks
+	// Not recorded, not saved: neither process is left running on the host (on a fresh
+	// context: ctx may be why).
+	killBoth := func() {
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		hostSignal(kctx, h, pid, ticks, "KILL", 5*time.Second)
+		stopHostCheckServer(kctx, h, n)
+	}
 	if err := c.recordProcess(ctx, n); err != nil {
-		hostSignal(ctx, h, pid, ticks, "KILL", 5*time.Second)
-		stopHostCheckServer(ctx, h, n)
+		killBoth()
 		return err
 	}
 	if err := c.save(); err != nil {
+		killBoth()
 		return err
 	}
 	logTail := func(f string, from int64) string {
@@ -148,12 +158,12 @@ func startHostHAProxy(ctx context.Context, s *Store, c *Cluster, n *Node) error 
 		case why == "":
 			log.Debug("proxy ready", "took", time.Since(t0).Round(time.Millisecond))
 			return nil
-		case !hostProcessOurs(ctx, h, pid, ticks):
-			return fmt.Errorf("haproxy exited on %s while starting: %s", h.Name(), logTail(haproxyLogFile, logStart))
-		case !hostProcessOurs(ctx, h, checkPID, checkTicks):
-			return fmt.Errorf("habench proxy-check exited on %s while the proxy started: %s", h.Name(), logTail(checkLogFile, checkStart))
-		case ctx.Err() != nil:
+		case ctx.Err() != nil: // before asking the host: a read cut by ctx is no exit
 			return ctx.Err()
+		case hostProcessExited(ctx, h, pid, ticks):
+			return fmt.Errorf("haproxy exited on %s while starting: %s", h.Name(), logTail(haproxyLogFile, logStart))
+		case hostProcessExited(ctx, h, checkPID, checkTicks):
+			return fmt.Errorf("habench proxy-check exited on %s while the proxy started: %s", h.Name(), logTail(checkLogFile, checkStart))
 		case time.Now().After(deadline):
 			return fmt.Errorf("proxy on %s not ready after %s: %s (haproxy: %s; checks: %s)", h.Name(), timeout, why, logTail(haproxyLogFile, logStart), logTail(checkLogFile, checkStart))
 		}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -279,6 +280,22 @@ func hostProcessOurs(ctx context.Context, h host.Host, pid int, ticks uint64) bo
 	}
 	t, alive := hostStartTicks(ctx, h, pid)
 	return alive && (ticks == 0 || t == ticks)
+}
+
+// hostProcessExited reports whether pid, started at ticks (0: any start), has ended on h
+// for certain: the host says /proc/PID/stat is not there, or it shows a zombie or another
+// process. A read that fails otherwise (the host unreachable, ctx's end) says nothing:
+// false, ask again.
+func hostProcessExited(ctx context.Context, h host.Host, pid int, ticks uint64) bool {
+	if pid <= 0 {
+		return true
+	}
+	t, alive, err := hostStat(ctx, h, pid)
+	if err != nil {
+		var gone *host.ExitError
+		return errors.As(err, &gone) || errors.Is(err, fs.ErrNotExist)
+	}
+	return !alive || (ticks != 0 && t != ticks)
 }
 
 // hostSignal sends sig ("TERM", "KILL") to pid on h when it is still the process started

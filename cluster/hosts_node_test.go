@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/internal/testhost"
 )
 
@@ -149,5 +151,44 @@ func TestSelfArchMismatch(t *testing.T) {
 	}
 	if why := selfArchMismatch("linux", "amd64", "Linux aarch64"); why != "the host is Linux aarch64, this habench is linux/amd64" {
 		t.Errorf("refusal text %q", why)
+	}
+}
+
+// hostProcessExited says a process ended only when the host says so: this test's own
+// process with its start ticks is running, with other ticks it is another process, a
+// child that was waited for is gone; a host that cannot be read (an SSH host on a closed
+// port of 127.0.0.1) says nothing, and a start goes on asking.
+func TestHostProcessExited(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	local := host.Local{}
+	self := os.Getpid()
+	ticks, alive := procStartTicks(self)
+	if !alive {
+		t.Fatal("no start ticks for this process")
+	}
+	child := exec.Command("true")
+	if err := child.Run(); err != nil {
+		t.Fatal(err)
+	}
+	unreachable := &host.SSH{Dest: "127.0.0.1", Port: 1, User: "nobody", Config: os.DevNull, ConnectTimeout: 2 * time.Second}
+	defer unreachable.Close()
+	for _, c := range []struct {
+		name  string
+		h     host.Host
+		pid   int
+		ticks uint64
+		want  bool
+	}{
+		{"this process", local, self, ticks, false},
+		{"this process, any start", local, self, 0, false},
+		{"another start at this PID", local, self, ticks + 1, true},
+		{"a child waited for", local, child.Process.Pid, 0, true},
+		{"no PID", local, 0, 0, true},
+		{"a host that cannot be reached", unreachable, self, ticks, false},
+	} {
+		if got := hostProcessExited(ctx, c.h, c.pid, c.ticks); got != c.want {
+			t.Errorf("%s: exited %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -112,6 +112,11 @@ type Bench struct {
 	// and the summary's checks are the run's. A restart that fails is the run's error.
 	ProxyChecks    topology.ProxyChecks
 	ProxyRestarter ProxyRestarter
+	// ProxyOwn are the topology's own health checks for its proxy, as the scenario gives
+	// them (a sweep's deployment's spec): those put back after a run with ProxyChecks, and
+	// those a run without restarts the proxy with when it runs others (an earlier run's
+	// not put back). Zero: the cluster's spec's at the run's start.
+	ProxyOwn topology.ProxyChecks
 	// CacheDrops are the hosts whose page cache was dropped before the run
 	// (DropClusterCaches), recorded in manifest.json "drop_caches".
 	CacheDrops []schema.CacheDrop

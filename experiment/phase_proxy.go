@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -17,27 +18,71 @@ type ProxyRestarter interface {
 	RestartProxy(ctx context.Context, c *cluster.Cluster, checks topology.ProxyChecks) error
 }
 
-// proxyChecks restarts the cluster's proxy with the run's health checks (Bench.ProxyChecks)
-// when they are not those in effect, before anything is set or written: the manifest's
-// proxy configuration and the summary's checks are the run's. What puts the proxy's own
-// checks back (restoreProxy) runs after the results are written (a closing phase) and on
-// the cleanup stack (a setup that fails later, an interrupt: on a fresh context). Errors:
-// checks without a cluster with a proxy or without a ProxyRestarter, the restart's.
+// proxyChecksPlan is what a run does to its cluster's proxy's health checks (pure):
+// running are those the proxy runs with now (its cluster's spec), own the topology's own
+// (Bench.ProxyOwn; zero: running), checks the run's (Bench.ProxyChecks; zero: own).
+type proxyChecksPlan struct {
+	own, want topology.ProxyChecks // every field given
+	// restart: the proxy is restarted with want before the run, as it runs with others
+	// (the run's are not the topology's, or an earlier run's were not put back).
+	restart bool
+	// back: own are put back after the run (want are not own).
+	back bool
+}
+
+func planProxyChecks(running, own, checks topology.ProxyChecks) proxyChecksPlan {
+	p := topology.ProxySpec{}.With(running).With(own)
+	want := p.With(checks).Checks()
+	return proxyChecksPlan{own: p.Checks(), want: want, restart: want != running, back: want != p.Checks()}
+}
+
+// proxyChecks restarts the cluster's proxy with the run's health checks (Bench.ProxyChecks
+// over the topology's own, Bench.ProxyOwn) when it runs with others, before anything is
+// set or written: the manifest's proxy configuration and the summary's checks are the
+// run's. A run without checks of its own restarts the proxy too when it does not run the
+// topology's own (an earlier run's not put back). What puts the proxy's own checks back
+// (restoreProxy) runs after the results are written (a closing phase) and on the cleanup
+// stack (a setup that fails later, an interrupt: on a fresh context); its failure is a
+// WARNING and part of the run's error (Run). Errors: checks without a cluster with a proxy
+// or without a ProxyRestarter, the restart's.
 func (st *runState) proxyChecks() error {
 	b := st.b
 	st.restoreProxy = func() error { return nil }
-	if b.ProxyChecks.IsZero() {
-		return nil
-	}
-	if b.Cluster == nil || b.Cluster.Proxy() == nil || b.ProxyRestarter == nil {
+	c := b.Cluster
+	if c == nil || c.Proxy() == nil || b.ProxyRestarter == nil {
+		if b.ProxyChecks.IsZero() {
+			return nil
+		}
 		return &topology.FieldError{Field: "via", Value: scenario.ViaProxy + " " + b.ProxyChecks.String(), Reason: "other health checks need a habench cluster with a proxy (and its store to restart it)"}
 	}
-	c := b.Cluster
-	own := c.Spec.Proxy.Checks()
-	want := c.Spec.Proxy.With(b.ProxyChecks)
-	if want.Checks() == own {
+	running := c.Spec.Proxy.Checks()
+	plan := planProxyChecks(running, b.ProxyOwn, b.ProxyChecks)
+	if plan.back {
+		st.putBackProxy(plan.own)
+	}
+	if !plan.restart {
 		return nil
 	}
+	t0 := time.Now()
+	if err := b.ProxyRestarter.RestartProxy(st.ctx, c, plan.want); err != nil {
+		return err
+	}
+	w := plan.want
+	after := " (the topology's own again after the run)"
+	if !plan.back {
+		after = fmt.Sprintf(", the topology's own (it ran with every %s, down after %d failed, up after %d passed: an earlier run's, not put back)",
+			running.CheckInterval, running.Fall, running.Rise)
+	}
+	st.printf("proxy restarted in %.1f s with checks every %s, down after %d failed, up after %d passed%s\n",
+		time.Since(t0).Seconds(), w.CheckInterval, w.Fall, w.Rise, after)
+	return nil
+}
+
+// putBackProxy sets restoreProxy to restart the cluster's proxy with own (once; a failure
+// is said as a WARNING and returned each time) and pushes it onto the cleanup stack
+// (also when the restart with the run's checks fails half-way).
+func (st *runState) putBackProxy(own topology.ProxyChecks) {
+	b := st.b
 	var once sync.Once
 	var restoreErr error
 	st.restoreProxy = func() error {
@@ -45,9 +90,9 @@ func (st *runState) proxyChecks() error {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(st.ctx), 3*time.Minute)
 			defer cancel()
 			t0 := time.Now()
-			if restoreErr = b.ProxyRestarter.RestartProxy(rctx, c, own); restoreErr != nil {
-				restoreErr = fmt.Errorf("the proxy's own health checks not put back: %w", restoreErr)
-				b.log().Error("proxy checks not restored", "err", restoreErr)
+			if err := b.ProxyRestarter.RestartProxy(rctx, b.Cluster, own); err != nil {
+				restoreErr = fmt.Errorf("the proxy's own health checks not put back: %w", err)
+				st.say("⚠ "+restoreErr.Error(), "proxy checks not restored", "err", err)
 				return
 			}
 			st.printf("proxy restarted in %.1f s with its own checks again: every %s, down after %d failed, up after %d passed\n",
@@ -55,14 +100,21 @@ func (st *runState) proxyChecks() error {
 		})
 		return restoreErr
 	}
-	st.onCleanup(func() { st.restoreProxy() }) // also when the restart below fails half-way
-	t0 := time.Now()
-	if err := b.ProxyRestarter.RestartProxy(st.ctx, c, b.ProxyChecks); err != nil {
+	st.onCleanup(func() { st.restoreProxy() }) // its error: Run's (proxyBackErr)
+}
+
+// proxyBackErr is err with the failure to put the proxy's own checks back joined to it
+// when the closing phase did not return it already (a setup or closing phase failed
+// before it, an interrupt): a run never ends quietly with other checks left on the proxy.
+func (st *runState) proxyBackErr(err error) error {
+	if st.restoreProxy == nil {
 		return err
 	}
-	st.printf("proxy restarted in %.1f s with checks every %s, down after %d failed, up after %d passed (the topology's own again after the run)\n",
-		time.Since(t0).Seconds(), want.CheckInterval, want.Fall, want.Rise)
-	return nil
+	rerr := st.restoreProxy()
+	if rerr == nil || errors.Is(err, rerr) {
+		return err
+	}
+	return errors.Join(err, rerr)
 }
 
 // proxyChecksBack is the closing phase that puts the proxy's own health checks back after

@@ -154,10 +154,14 @@ func (st *runState) post() (context.Context, context.CancelFunc) {
 // Run executes the workload with sampling, links and knobs, then waits for the replicas
 // to catch up, checks convergence and writes the results (see Bench). It returns the
 // outcome and the run's error: a setup failure (nothing ran), the workload's error, an
-// interrupt, or nodes that did not converge.
-func (b *Bench) Run(ctx context.Context) (*Outcome, error) {
+// interrupt, or nodes that did not converge; joined with a failure to put the proxy's own
+// health checks back.
+func (b *Bench) Run(ctx context.Context) (_ *Outcome, err error) {
 	st := &runState{b: b, ctx: ctx, out: &Outcome{}}
-	defer st.cleanup()
+	defer func() {
+		st.cleanup()
+		err = st.proxyBackErr(err)
+	}()
 	for _, ph := range setupPhases {
 		if err := ph.run(st); err != nil {
 			return nil, err // nothing ran

@@ -31,7 +31,7 @@ import (
 // read-only statements go through the proxy's read endpoint (read_nodes: [proxy]). Then
 // another run has other health checks (a via value's): the proxy is restarted with them
 // for it, HAProxy is killed (not by a fault) 1 s in, the run fails naming it, and the
-// proxy runs again with its own checks afterwards.
+// proxy runs again with the topology's own checks afterwards (not those it ran before).
 func TestRunThroughProxy(t *testing.T) {
 	t.Parallel()
 	s := testenv.Store(t)
@@ -155,9 +155,11 @@ func count(n *int64) string {
 
 // proxyDiesMidRun runs b again for 4 s without faults, with other health checks (a via
 // value's: every 300 ms, down after 2 failed), and SIGKILLs c's HAProxy after the first
-// report interval: the run must fail, naming the proxy. The proxy restarted for the run
-// had the run's checks (the manifest's configuration in effect, the summary's); after
-// the run it runs again with the topology's own (200 ms, 3), its state file says so.
+// report interval: the run must fail, naming the proxy. Before the run the proxy runs
+// with yet others (250 ms, 4: an earlier run's not put back). The proxy restarted for the
+// run had the run's checks (the manifest's configuration in effect, the summary's); after
+// the run it runs again with the topology's own (200 ms, 3: Bench.ProxyOwn, not those it
+// ran before the run), its state file says so.
 func proxyDiesMidRun(ctx context.Context, t *testing.T, s *cluster.Store, b *experiment.Bench, c *cluster.Cluster) {
 	t.Helper()
 	var once sync.Once
@@ -165,6 +167,12 @@ func proxyDiesMidRun(ctx context.Context, t *testing.T, s *cluster.Store, b *exp
 	b2 := *b
 	b2.Faults, b2.Options.Time = nil, 4*time.Second
 	b2.ProxyChecks, b2.ProxyRestarter = topology.ProxyChecks{CheckInterval: 300 * time.Millisecond, Fall: 2}, s
+	// The topology's own as the scenario gives them; the proxy runs others now, as after an
+	// earlier run's put-back that failed: the ones to put back are the topology's.
+	b2.ProxyOwn = topology.ProxyChecks{CheckInterval: 200 * time.Millisecond, Fall: 3, Rise: 2}
+	if err := s.RestartProxy(ctx, c, topology.ProxyChecks{CheckInterval: 250 * time.Millisecond, Fall: 4}); err != nil {
+		t.Fatal(err)
+	}
 	b2.OnInterval = func(workload.Interval) {
 		once.Do(func() {
 			if now, err := c.Reload(); err == nil {

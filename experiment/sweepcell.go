@@ -102,7 +102,7 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *scenario.C
 	base := Bench{Workload: wl, Options: cell.Options, Target: runTarget, Cluster: cs.c, ResultsDir: sw.dir,
 		Label: fmt.Sprintf("c%03d-%s", cell.Index, cell.Topology), Stdout: sw.out, Log: sw.r.Log, CommandLine: sw.r.CommandLine,
 		Knobs: knob.Merge(cs.knobs, knobs), Restarter: cs.sb, CacheDrops: drops, Via: viaOf(cell),
-		ProxyChecks: cell.ProxyChecks, ProxyRestarter: cs.sb,
+		ProxyChecks: cell.ProxyChecks, ProxyRestarter: cs.sb, ProxyOwn: cell.Deployment.Spec.Proxy.Checks(),
 		Extra: cellExtra(sw.plan, cell)}
 	if cs.snapshot != nil && sw.plan.Policy.Prepare == scenario.PrepareReuse {
 		base.Extra["data"] = cs.snapshot.Describe()

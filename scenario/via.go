@@ -194,8 +194,8 @@ func decodeViaAxis(a *Axis, v *yaml.Node, field string) error {
 	return nil
 }
 
-// setViaCheck sets the field of ck that key names from val (a given 0 is kept as -1, which
-// ProxyChecks.Validate refuses). Error: a *topology.FieldError on field naming the line:
+// setViaCheck sets the field of ck that key names from val (a given 0 is kept as
+// topology.ZeroGivenInterval or ZeroGivenCount, which ProxyChecks.Validate refuses). Error: a *topology.FieldError on field naming the line:
 // an unknown key, a duration without its unit, a count that is not a whole number.
 func setViaCheck(ck *topology.ProxyChecks, key string, val *yaml.Node, field string) error {
 	if !slices.Contains(viaChecksKeys, key) {
@@ -211,7 +211,7 @@ func setViaCheck(ck *topology.ProxyChecks, key string, val *yaml.Node, field str
 		}
 		ck.CheckInterval = d
 		if d == 0 {
-			ck.CheckInterval = -1
+			ck.CheckInterval = topology.ZeroGivenInterval
 		}
 		return nil
 	}
@@ -220,7 +220,7 @@ func setViaCheck(ck *topology.ProxyChecks, key string, val *yaml.Node, field str
 		return LineError(val.Line, field, val.Value, "want a whole number of checks, 1 to 100")
 	}
 	if n == 0 {
-		n = -1
+		n = topology.ZeroGivenCount
 	}
 	if key == "fall" {
 		ck.Fall = n

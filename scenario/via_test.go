@@ -116,6 +116,8 @@ func TestViaRefused(t *testing.T) {
 		{"", "sweep: {topology: [gal], via: [{proxy: {check_interval: 2}}]}\n", "sweep.via.proxy.check_interval", "2", "with its unit"},
 		{"", "sweep: {topology: [gal], via: [{proxy: {fall: 101}}]}\n", "sweep.via.proxy.fall", "101", "want 1 to 100"},
 		{"", "sweep: {topology: [gal], via: [{proxy: {rise: 0}}]}\n", "sweep.via.proxy.rise", "0", "want 1 to 100"},
+		{"", "sweep: {topology: [gal], via: [{proxy: {fall: -2}}]}\n", "sweep.via.proxy.fall", "-2", "want 1 to 100"},
+		{"", "sweep: {topology: [gal], via: [{proxy: {check_interval: -1s}}]}\n", "sweep.via.proxy.check_interval", "-1s", "want at least 10ms"},
 		{"", "sweep: {topology: [gal], via: [{proxy: {read: false}}]}\n", "sweep.via.proxy.read", "false", "want check_interval, fall or rise"},
 		{"", "sweep: {topology: [gal], via: [{proxy: {}}]}\n", "sweep.via.proxy", "", "want the health checks to change"},
 		{"", "sweep: {topology: [gal], via: [{direct: {fall: 2}}]}\n", "sweep.via", "direct", "want direct, proxy, or proxy with health checks"},

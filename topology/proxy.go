@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -34,10 +35,11 @@ type ProxySpec struct {
 	// Type is a registered proxy (ProxyTypes): "haproxy". Empty: no proxy.
 	Type string `json:"type" yaml:"type"`
 	// CheckInterval is the time between two health checks of one backend (HAProxy's
-	// inter); default DefaultCheckInterval. A given 0 is kept as -1 and refused.
+	// inter); default DefaultCheckInterval. A given 0 is kept as ZeroGivenInterval and
+	// refused.
 	CheckInterval time.Duration `json:"check_interval,omitempty" yaml:"check_interval,omitempty"`
 	// Fall and Rise are the failed (passed) checks in a row that mark a backend down
-	// (up); defaults 3 and 2, HAProxy's.
+	// (up); defaults 3 and 2, HAProxy's. A given 0 is kept as ZeroGivenCount and refused.
 	Fall int `json:"fall,omitempty" yaml:"fall,omitempty"`
 	Rise int `json:"rise,omitempty" yaml:"rise,omitempty"`
 	// Read, when true, adds a read endpoint over the nodes that are not the writer;
@@ -57,8 +59,18 @@ const DefaultCheckInterval = time.Second
 // MinCheckInterval is the shortest health-check interval a spec may give.
 const MinCheckInterval = 10 * time.Millisecond
 
+// ZeroGivenInterval and ZeroGivenCount stand for a health-check field written as 0
+// (`fall: 0`), kept apart from one not written (the zero value, which takes the default
+// or the spec's) so that Validate refuses it and names it as written, "0" or "0s". Any
+// other value is kept as written, a negative one too.
+const (
+	ZeroGivenInterval = time.Duration(math.MinInt64)
+	ZeroGivenCount    = math.MinInt
+)
+
 // ProxyChecks are a proxy's health checks: the part of its ProxySpec a sweep's via axis
-// may change on a deployed proxy. A zero field is not given (the spec's stays).
+// may change on a deployed proxy. A zero field is not given (the spec's stays); one
+// written as 0 is ZeroGivenInterval or ZeroGivenCount.
 type ProxyChecks struct {
 	// CheckInterval is the time between two checks of one backend (HAProxy's inter).
 	CheckInterval time.Duration `json:"check_interval,omitempty"`
@@ -86,19 +98,28 @@ func (o ProxyChecks) String() string {
 	return strings.Join(parts, " ")
 }
 
-// Validate checks the fields given (a negative one is given, as 0): a check interval of
-// at least MinCheckInterval, fall and rise of 1 to 100. Error: a *FieldError on
-// prefix.check_interval, prefix.fall or prefix.rise ("proxy.fall").
+// Validate checks the fields given (nonzero; ZeroGivenInterval and ZeroGivenCount are a
+// given 0): a check interval of at least MinCheckInterval, fall and rise of 1 to 100.
+// Error: a *FieldError on prefix.check_interval, prefix.fall or prefix.rise ("proxy.fall")
+// with the value as written ("-2", "0s").
 func (o ProxyChecks) Validate(prefix string) error {
 	if o.CheckInterval != 0 && o.CheckInterval < MinCheckInterval {
-		return &FieldError{prefix + ".check_interval", max(o.CheckInterval, 0), fmt.Sprintf("want at least %s", MinCheckInterval)}
+		v := o.CheckInterval
+		if v == ZeroGivenInterval {
+			v = 0
+		}
+		return &FieldError{prefix + ".check_interval", v, fmt.Sprintf("want at least %s", MinCheckInterval)}
 	}
 	for _, f := range []struct {
 		name string
 		v    int
 	}{{".fall", o.Fall}, {".rise", o.Rise}} {
 		if f.v != 0 && (f.v < 1 || f.v > 100) {
-			return &FieldError{prefix + f.name, max(f.v, 0), "want 1 to 100 checks"}
+			v := f.v
+			if v == ZeroGivenCount {
+				v = 0
+			}
+			return &FieldError{prefix + f.name, v, "want 1 to 100 checks"}
 		}
 	}
 	return nil
@@ -131,8 +152,9 @@ func (p ProxySpec) IsZero() bool {
 // HasRead reports whether the proxy has a read endpoint (Read, defaulted).
 func (p ProxySpec) HasRead() bool { return p.Read != nil && *p.Read }
 
-// UnmarshalYAML reads `proxy: haproxy` as well as the map; an explicit check_interval of
-// 0 is kept (as -1) so that Validate refuses it instead of taking the default.
+// UnmarshalYAML reads `proxy: haproxy` as well as the map; a check_interval, fall or
+// rise written as 0 is kept (as ZeroGivenInterval, ZeroGivenCount) so that Validate
+// refuses it instead of Defaults taking the default.
 func (p *ProxySpec) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
 		*p = ProxySpec{Type: n.Value}
@@ -144,8 +166,13 @@ func (p *ProxySpec) UnmarshalYAML(n *yaml.Node) error {
 		return err
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == "check_interval" && v.CheckInterval == 0 {
-			v.CheckInterval = -1
+		switch k := n.Content[i].Value; {
+		case k == "check_interval" && v.CheckInterval == 0:
+			v.CheckInterval = ZeroGivenInterval
+		case k == "fall" && v.Fall == 0:
+			v.Fall = ZeroGivenCount
+		case k == "rise" && v.Rise == 0:
+			v.Rise = ZeroGivenCount
 		}
 	}
 	*p = ProxySpec(v)
@@ -262,11 +289,11 @@ func (s *Spec) validateProxy() error {
 	ck := p.Checks()
 	for _, v := range []*int{&ck.Fall, &ck.Rise} {
 		if *v == 0 {
-			*v = -1
+			*v = ZeroGivenCount
 		}
 	}
 	if ck.CheckInterval == 0 {
-		ck.CheckInterval = -1
+		ck.CheckInterval = ZeroGivenInterval
 	}
 	if err := ck.Validate("proxy"); err != nil {
 		return err

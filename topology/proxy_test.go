@@ -50,6 +50,12 @@ func TestProxyRefused(t *testing.T) {
 		{"kind: group\nflavor: mysql\nproxy: {type: haproxy, check_interval: 0s}\n", "proxy.check_interval", "0s"},
 		{"kind: group\nflavor: mysql\nproxy: {type: haproxy, check_interval: 1ms}\n", "proxy.check_interval", "1ms"},
 		{"kind: group\nflavor: mysql\nproxy: {type: haproxy, fall: 500}\n", "proxy.fall", "500"},
+		// A negative value is named as written; a 0 written is refused as 0, not defaulted.
+		{"kind: group\nflavor: mysql\nproxy: {type: haproxy, fall: -2}\n", "proxy.fall", "-2"},
+		{"kind: group\nflavor: mysql\nproxy: {type: haproxy, check_interval: -1s}\n", "proxy.check_interval", "-1s"},
+		{"kind: group\nflavor: mysql\nproxy: {type: haproxy, rise: -1}\n", "proxy.rise", "-1"},
+		{"kind: group\nflavor: mysql\nproxy: {type: haproxy, fall: 0}\n", "proxy.fall", "0"},
+		{"kind: group\nflavor: mysql\nproxy: {type: haproxy, rise: 0}\n", "proxy.rise", "0"},
 		{"kind: single\nflavor: mariadb\nproxy: {type: haproxy, read: true}\n", "proxy.read", "true"},
 		{"kind: async\nflavor: mariadb\nproxy: haproxy\nsites: {dc1: [n1, n2], dc2: [n3]}\n", "sites", "proxy"},
 		{"provider: existing\ndsns: [\"u:p@tcp(127.0.0.1:3306)/\"]\nproxy: haproxy\n", "proxy", "haproxy"},
@@ -92,9 +98,12 @@ func TestProxyChecks(t *testing.T) {
 		field, value string
 	}{
 		{ProxyChecks{CheckInterval: 5 * time.Millisecond}, "sweep.via.proxy.check_interval", "5ms"},
-		{ProxyChecks{CheckInterval: -1}, "sweep.via.proxy.check_interval", "0s"},
+		{ProxyChecks{CheckInterval: ZeroGivenInterval}, "sweep.via.proxy.check_interval", "0s"},
+		{ProxyChecks{CheckInterval: -time.Second}, "sweep.via.proxy.check_interval", "-1s"},
 		{ProxyChecks{Fall: 101}, "sweep.via.proxy.fall", "101"},
-		{ProxyChecks{Rise: -1}, "sweep.via.proxy.rise", "0"},
+		{ProxyChecks{Fall: -2}, "sweep.via.proxy.fall", "-2"},
+		{ProxyChecks{Rise: ZeroGivenCount}, "sweep.via.proxy.rise", "0"},
+		{ProxyChecks{Rise: -1}, "sweep.via.proxy.rise", "-1"},
 	} {
 		err := c.o.Validate("sweep.via.proxy")
 		var fe *FieldError
