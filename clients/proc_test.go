@@ -58,6 +58,38 @@ func TestClientProcesses(t *testing.T) {
 	t.Run("StdinClosed", ps.stdinClosed)
 	t.Run("TwoClients", ps.twoClients)
 	t.Run("OneKilled", ps.oneKilled)
+	t.Run("Stopped", ps.stopped)
+}
+
+// stopped: Run's context ended (the coordinator's Ctrl-C) after the first merged interval
+// of a 30 s run: Run returns within 3 s, with both clients' own (partial) results merged,
+// none lost, and their runs' error (the coordinator gone).
+func (ps *procServer) stopped(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var ivs int
+	cfg := ps.config(t, LocalRunner{Bin: ps.bin}, &ivs)
+	cfg.Options.Time = 30 * time.Second
+	var stopped time.Time
+	cfg.Reporter = workload.ReporterFunc(func(workload.Interval) {
+		if ivs++; ivs == 1 {
+			stopped = time.Now()
+			cancel()
+		}
+	})
+	out, err := Run(ctx, cfg)
+	took := time.Since(stopped)
+	t.Logf("Run returned %v after its context ended: %v", took.Round(time.Millisecond), err)
+	if stopped.IsZero() || took > 3*time.Second {
+		t.Errorf("Run returned %v after its context ended, want within 3 s", took)
+	}
+	if err == nil || errors.Is(err, ErrLost) || !strings.Contains(err.Error(), ErrCoordinatorGone.Error()) {
+		t.Errorf("error %v: want the clients' runs ended by the coordinator, none lost", err)
+	}
+	if out == nil || len(out.Clients) != 2 || out.Clients[0].Partial || out.Clients[1].Partial || out.Result.Transactions == 0 || out.Result.TotalTime > 10*time.Second {
+		t.Fatalf("outcome %+v: want both clients' own results of a run ended early", out)
+	}
+	t.Logf("merged %d transactions over %v", out.Result.Transactions, out.Result.TotalTime)
 }
 
 // config is a Run of oltp_read_write from clients c1 and c2 (local processes) on ps's
