@@ -304,6 +304,7 @@ func (c *coordinator) handle(ev event) bool {
 			return false
 		}
 		cl.result, cl.runErr = ev.rec.Result, ev.rec.RunErr
+		_ = cl.proc.Stdin.Close() // its run is over: its session can end
 		c.emit(c.merger.Ended(cl.name, ev.at))
 		if cl.runErr != "" {
 			c.errs = append(c.errs, fmt.Errorf("client %s: %s", cl.name, cl.runErr))
