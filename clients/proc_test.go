@@ -25,12 +25,12 @@ type procServer struct {
 
 func startProcServer(t *testing.T) *procServer {
 	t.Helper()
+	s := testserver.StartMariaDB(t) // first: it skips in -short mode
 	bin := testenv.Habench(t)
 	out, err := exec.Command(bin, "version").Output()
 	if err != nil {
 		t.Fatalf("%s version: %v", bin, err)
 	}
-	s := testserver.StartMariaDB(t)
 	testserver.Exec(t, s.Open(t, ""), "CREATE DATABASE sbtest")
 	tg := workload.Target{Endpoints: []workload.Endpoint{{Name: "n1", Host: s.Host, Port: s.Port}}, User: "root", DB: "sbtest"}
 	w, _ := workload.Lookup("oltp_read_write")
