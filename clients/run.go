@@ -23,7 +23,8 @@ type Config struct {
 	Workload string
 	Options  workload.Options
 	// Target is where the workers connect: its Endpoints, ReadEndpoints and credentials
-	// (Follow, Failover and Dial are functions of the coordinator's: refused).
+	// (Follow and Failover are the coordinator's view of a cluster: refused; Dial is the
+	// coordinator's: the clients dial directly).
 	Target workload.Target
 	// Reporter receives the merged interval reports (with Options.ReportInterval > 0),
 	// as a single client's run gives its reports; nil: none.
@@ -109,8 +110,8 @@ func (cfg *Config) check() ([]workload.Options, error) {
 		return nil, fmt.Errorf("clients: none")
 	case cfg.Runner == nil:
 		return nil, fmt.Errorf("clients: no runner")
-	case cfg.Target.Follow != nil || cfg.Target.Failover != nil || cfg.Target.Dial != nil:
-		return nil, fmt.Errorf("clients: the target follows the writer, fails over or dials through the coordinator: not with clients")
+	case cfg.Target.Follow != nil || cfg.Target.Failover != nil:
+		return nil, fmt.Errorf("clients: the target follows the writer or fails over (the coordinator's view of the cluster): not with clients")
 	}
 	for i, c := range cfg.Clients {
 		if c == "" || strings.ContainsAny(c, " \t\n,") {
