@@ -147,18 +147,21 @@ type clientRun struct {
 	intervals []workload.Interval
 	result    *workload.Result
 	runErr    string
-	done      bool // its stream ended (result or not)
+	done      bool      // its stream ended (result or not)
+	seen      time.Time // when its last record came (its start before its hello)
+	hello     bool      // its hello came
 	lost      *LostClient
 }
 
 // event is one thing a client's reader saw: a record, or the end of the stream (end set:
 // err io.EOF after the result, else why it ended).
 type event struct {
-	c   *clientRun
-	rec Record
-	end bool
-	err error
-	at  time.Time
+	c     *clientRun
+	rec   Record
+	hello bool
+	end   bool
+	err   error
+	at    time.Time
 }
 
 // coordinator is one Run.
@@ -167,7 +170,8 @@ type coordinator struct {
 	clients []*clientRun
 	merger  *IntervalMerger
 	events  chan event
-	t0      time.Time // the clients' start, on the coordinator's clock
+	t0      time.Time     // the clients' start, on the coordinator's clock
+	ri      time.Duration // the clients' report interval
 	merged  []Interval
 	errs    []error
 }
@@ -198,9 +202,10 @@ func (c *coordinator) start(ctx context.Context, shares []workload.Options) erro
 		cl.proc = p
 	}
 	c.t0 = time.Now().Add(c.cfg.StartIn)
+	c.ri = shares[0].ReportInterval
 	t := c.cfg.Target
 	for k, cl := range c.clients {
-		cl.options = shares[k]
+		cl.options, cl.seen = shares[k], c.t0
 		job := Job{Format: Format, Client: cl.name, Workload: c.cfg.Workload, Options: shares[k],
 			Endpoints: t.Endpoints, ReadEndpoints: t.ReadEndpoints, User: t.User, Password: t.Password, DB: t.DB,
 			Start: c.t0.Add(c.cfg.Offsets[cl.name])}
@@ -226,6 +231,7 @@ func (c *coordinator) read(cl *clientRun) {
 		c.events <- event{c: cl, end: true, err: err, at: time.Now()}
 		return
 	}
+	c.events <- event{c: cl, hello: true, at: time.Now()}
 	for {
 		rec, err := d.Next()
 		if err != nil {
@@ -273,6 +279,7 @@ func (c *coordinator) loop(ctx context.Context) {
 			}
 		case now := <-tick.C:
 			c.emit(c.merger.Tick(now))
+			c.silent(now)
 		case <-done:
 			done = nil
 			c.stopAll()
@@ -294,6 +301,14 @@ func (c *coordinator) loop(ctx context.Context) {
 // handle takes one event; it reports whether it ended its client's stream.
 func (c *coordinator) handle(ev event) bool {
 	cl := ev.c
+	cl.seen = ev.at
+	if cl.lost != nil && !ev.end {
+		return false // declared lost: what it still sends is not merged
+	}
+	if ev.hello {
+		cl.hello = true
+		return false
+	}
 	if !ev.end {
 		if iv := ev.rec.Interval; iv != nil {
 			cl.intervals = append(cl.intervals, iv.Interval)
@@ -313,23 +328,62 @@ func (c *coordinator) handle(ev event) bool {
 		return false
 	}
 	cl.done = true
-	if ev.err != io.EOF {
+	switch {
+	case cl.lost != nil: // declared lost when it fell silent
+		_ = cl.proc.Wait()
+	case ev.err != io.EOF:
 		cl.proc.Kill()
 		err := ev.err
 		if werr := cl.proc.Wait(); werr != nil {
 			err = fmt.Errorf("%w (%v)", err, werr)
 		}
-		if !errors.Is(err, ErrLost) {
-			err = fmt.Errorf("%w: %w", ErrLost, err)
-		}
-		cl.lost = &LostClient{Client: cl.name, At: ev.at, Into: ev.at.Sub(c.t0), Intervals: len(cl.intervals), Err: err}
-		c.errs = append(c.errs, *cl.lost)
-		c.cfg.Note(cl.lost.Error())
-		c.emit(c.merger.Lost(cl.name, ev.at))
-		return true
+		c.lose(cl, ev.at, err)
+	default:
+		_ = cl.proc.Wait() // its run's error came in its result
 	}
-	_ = cl.proc.Wait() // its run's error came in its result
 	return true
+}
+
+// lose marks cl lost at at, for err.
+func (c *coordinator) lose(cl *clientRun, at time.Time, err error) {
+	if !errors.Is(err, ErrLost) {
+		err = fmt.Errorf("%w: %w", ErrLost, err)
+	}
+	cl.lost = &LostClient{Client: cl.name, At: at, Into: at.Sub(c.t0), Intervals: len(cl.intervals), Err: err}
+	c.errs = append(c.errs, *cl.lost)
+	c.cfg.Note(cl.lost.Error())
+	c.emit(c.merger.Lost(cl.name, at))
+}
+
+// firstSilence is how long a client may take, after its start, to send its hello and,
+// after its hello, its first interval report beyond its warm-up and report interval (its
+// workers' setup); later, twice its report interval and silenceSlack.
+const (
+	firstSilence = 30 * time.Second
+	silenceSlack = 3 * time.Second
+)
+
+// silent declares lost (at its last record), and kills, every client still running that
+// has sent nothing for
+// longer than it may (firstSilence, silenceSlack): its host or connection is gone while its
+// SSH session has not noticed, or its process was killed while its session lives on.
+func (c *coordinator) silent(now time.Time) {
+	for _, cl := range c.clients {
+		if cl.done || cl.lost != nil || cl.result != nil {
+			continue
+		}
+		limit := 2*c.ri + silenceSlack
+		switch {
+		case !cl.hello:
+			limit = firstSilence
+		case len(cl.intervals) == 0:
+			limit = firstSilence + c.cfg.Options.Warmup + c.ri
+		}
+		if quiet := now.Sub(cl.seen); quiet > limit {
+			c.lose(cl, cl.seen, fmt.Errorf("client %s: nothing from it since (%.1f s when declared lost at %s)", cl.name, quiet.Seconds(), now.UTC().Format("15:04:05.000")))
+			cl.proc.Kill()
+		}
+	}
 }
 
 // emit hands merged intervals to the reporter (with a report interval), noting those

@@ -2,10 +2,12 @@ package clients
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/habench/habench/host"
 )
@@ -59,9 +61,20 @@ func (r SSHRunner) Start(ctx context.Context, client string) (*Proc, error) {
 	}()
 	var once sync.Once
 	return &Proc{Stdin: inW, Stdout: outR,
-		Kill: func() { once.Do(func() { inW.Close(); cancel() }) },
+		Kill: func() {
+			once.Do(func() {
+				inW.Close()
+				outR.CloseWithError(errKilled) // the reader returns at once, whatever ssh does
+				cancel()
+			})
+		},
 		Wait: func() error {
-			<-done
+			select {
+			case <-done:
+			case <-time.After(sessionWait):
+				cancel()
+				return fmt.Errorf("client %s: its ssh session had not ended %v after its stream", client, sessionWait)
+			}
 			cancel()
 			if runErr != nil {
 				return fmt.Errorf("client %s: %s client-run: %s", client, r.Bin, oneLine(runErr.Error()))
@@ -69,6 +82,12 @@ func (r SSHRunner) Start(ctx context.Context, client string) (*Proc, error) {
 			return nil
 		}}, nil
 }
+
+// errKilled is the stream's error after Kill.
+var errKilled = errors.New("its session was ended")
+
+// sessionWait bounds Wait: how long an SSH session may take to end after its stream.
+const sessionWait = 5 * time.Second
 
 // oneLine is s with its line breaks as " | ".
 func oneLine(s string) string {

@@ -33,6 +33,8 @@ func nsClientRuns(t *testing.T, ns string) []string {
 	return found
 }
 
+var intoRE = regexp.MustCompile(`\((\d+)\.\d s into the run`)
+
 var transactionsRE = regexp.MustCompile(`(?m)^\s*transactions:\s+(\d+)`)
 
 // TestSysbenchClients: habench sysbench run --clients on two lab hosts (network
@@ -86,7 +88,53 @@ func TestSysbenchClients(t *testing.T) {
 		!strings.Contains(r.stdout, "Clients:") || !strings.Contains(r.stdout, names[0]) || !strings.Contains(r.stdout, names[1]) {
 		t.Errorf("run --clients: exit %d, transactions %v, server's Com_commit delta %d: want them equal and a line per client", r.code, m, commits)
 	}
+	clientKilled(t, state, append(ok, "--time", "5"), names)
 	coordinatorKilled(t, state, append(ok, "--time", "30"), names)
+}
+
+// clientKilled starts habench args, kills the second host's client-run (kill -9 on the
+// host) after the second interval line, and checks that the run goes on to its end and
+// exits 1, naming the client lost at its last report (before 4 s into the run) and
+// marking its row.
+func clientKilled(t *testing.T, state string, args []string, names []string) {
+	cmd := exec.Command(habenchBin, args...)
+	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(out)
+	var stdout strings.Builder
+	seen := 0
+	for sc.Scan() {
+		stdout.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "[ ") {
+			if seen++; seen == 4 { // two intervals: each has a queue line with --rate
+				for _, p := range nsClientRuns(t, names[1]) {
+					pid, _ := strconv.Atoi(strings.SplitN(p, ":", 2)[0])
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+	}
+	err = cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	t.Logf("client-run on %s killed: exit %d\n%s%s", names[1], code, stdout.String(), stderr.String())
+	lost := "client " + names[1] + " lost at "
+	if code != 1 || !strings.Contains(stderr.String(), lost) || !strings.Contains(stdout.String(), "(lost mid-run") || !strings.Contains(stdout.String(), "[ 4s ]") {
+		t.Errorf("exit %d (%v): want 1, %q in the error, the row marked, and the run on to its end", code, err, lost)
+	}
+	// Its session lives on without it: it is found silent 2 report intervals and 3 s after
+	// its last report, and named lost at that report.
+	if m := intoRE.FindStringSubmatch(stderr.String()); m == nil || m[1] > "3" || len(m[1]) > 1 {
+		t.Errorf("lost %v s into the run: want its last report's time, before 4 s (its kill after 2 s)", m)
+	}
 }
 
 // coordinatorKilled starts habench args, kills it (SIGKILL) after its second interval
