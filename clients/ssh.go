@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -48,7 +49,13 @@ func (r SSHRunner) Start(ctx context.Context, client string) (*Proc, error) {
 	if err := h.Connect(ctx); err != nil {
 		return nil, fmt.Errorf("client %s: %w", client, err)
 	}
-	inR, inW := io.Pipe()
+	// Standard input is an OS pipe, given to ssh as is: with an io.Pipe, os/exec's Wait
+	// would wait for its copying goroutine, blocked in Read until the coordinator closes
+	// it, long after the session ended (a client killed on its host).
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("client %s: %w", client, err)
+	}
 	outR, outW := io.Pipe()
 	sctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -87,6 +89,51 @@ func TestSSHClients(t *testing.T) {
 	}
 	sshRun(t, ctx, r, names, version, tg, admin)
 	sshKilled(t, ctx, r, names, version, tg)
+	sshFrozen(t, ctx, r, names, version, tg)
+}
+
+// sshFrozen: a 6 s run; c2's habench stopped (SIGSTOP) on its host after the second
+// interval, its session alive: c2 is declared lost when silent for 2 report intervals and
+// 3 s, named at its last report, its session ended; once continued (SIGCONT) its habench
+// ends by itself within 3 s.
+func sshFrozen(t *testing.T, ctx context.Context, r SSHRunner, names []string, version string, tg workload.Target) {
+	cfg := sshConfig(t, r, names, version, tg, 6*time.Second)
+	ivs := 0
+	var stopped time.Time
+	var pids []int
+	cfg.Reporter = workload.ReporterFunc(func(workload.Interval) {
+		if ivs++; ivs == 2 {
+			for _, p := range clientRuns(t, names[1]) {
+				pid, _ := strconv.Atoi(strings.SplitN(p, ":", 2)[0])
+				pids = append(pids, pid)
+				_ = syscall.Kill(pid, syscall.SIGSTOP)
+			}
+			stopped = time.Now()
+		}
+	})
+	defer func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}()
+	_, err := Run(ctx, cfg)
+	var lost LostClient
+	t.Logf("c2 stopped at %s: %v", stopped.UTC().Format("15:04:05.000"), err)
+	if len(pids) != 1 || !errors.As(err, &lost) || lost.Client != names[1] || !strings.Contains(err.Error(), "nothing from it") ||
+		lost.At.Sub(stopped).Abs() > 1500*time.Millisecond {
+		t.Fatalf("stopped %v, Run's error %v: want %s lost at about its stop", pids, err, names[1])
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+	}
+	cont := time.Now()
+	for time.Since(cont) < 3*time.Second && len(clientRuns(t, names[1])) > 0 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if left := clientRuns(t, names[1]); len(left) > 0 {
+		t.Errorf("3 s after SIGCONT, on %s: %v", names[1], left)
+	}
+	t.Logf("continued: its habench gone from its host after %v", time.Since(cont).Round(time.Millisecond))
 }
 
 // sshConfig is a Run from names over r: 3 threads at --rate 30 for d.
