@@ -53,7 +53,7 @@ func newSysbenchCmd(g *globalOpts) *cobra.Command {
 		Long: "Runs sysbench's OLTP tests (" + strings.Join(workload.Names(), ", ") + ")\n" +
 			"with sysbench's option names and defaults and its output format.\n" +
 			"Options are sysbench 1.0.20's unless their help says \"sysbench 1.1's\" (--warmup-time, --rand-zipfian-exp, --rand-type zipfian) or \"habench:\";\n" +
-			"--cluster, --results, --nodes, --read-nodes, --writer, --failover, --links, --metrics-addr, --set, --keep-knobs and --catch-up-timeout are habench's own.\n" +
+			"--cluster, --results, --nodes, --read-nodes, --writer, --failover, --links, --metrics-addr, --set, --keep-knobs, --catch-up-timeout, --clients and its --client-* flags are habench's own.\n" +
 			"With --cluster NAME it targets a habench sandbox (its writable nodes), samples every node each second\n" +
 			"and, with --results DIR, writes manifest.json, intervals.csv, samples.csv, summary.json and report.md.\n" +
 			"Without --cluster it connects like sysbench: --mysql-host, --mysql-port, --mysql-user, ...\n" +

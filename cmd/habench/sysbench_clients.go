@@ -14,6 +14,7 @@ import (
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // clientsOpts are sysbench's --clients flags: the run's workload driven from client hosts
@@ -29,13 +30,8 @@ type clientsOpts struct {
 	sshOptions  []string
 }
 
-func (o *clientsOpts) bind(f interface {
-	StringSliceVar(p *[]string, name string, value []string, usage string)
-	StringVar(p *string, name, value, usage string)
-	BoolVar(p *bool, name string, value bool, usage string)
-	IntVar(p *int, name string, value int, usage string)
-	StringArrayVar(p *[]string, name string, value []string, usage string)
-}) {
+// bind binds the flags to f.
+func (o *clientsOpts) bind(f *pflag.FlagSet) {
 	f.StringSliceVar(&o.clients, "clients", nil, "run (habench's own): drive the workload from these client hosts (ssh destinations, comma-separated): each runs its share of --threads and --rate with habench client-run and streams its counters and histograms back; the output is one run's, plus a line per client")
 	f.StringVar(&o.bin, "client-bin", "habench", "with --clients: habench's path on the client hosts (default: the habench on their PATH); it must be this habench's version")
 	f.BoolVar(&o.allowShared, "allow-shared-client", false, "with --clients: allow a client host that is also a database server of the run")
