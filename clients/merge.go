@@ -41,6 +41,9 @@ type ClientRow struct {
 	CPUCores float64
 	CPUs     int
 	Bound    bool
+	// Partial is true for a client lost mid-run: its row (and its part of the merge) is
+	// what its interval reports until then said (Run).
+	Partial bool
 }
 
 // Outage is a workload.Outage seen by one client's workers, on the merged run's clock.

@@ -52,7 +52,7 @@ func newRootCmd() *cobra.Command {
 		return usageError{fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath())}
 	})
 	root.AddCommand(newVersionCmd(), newDeployCmd(g), newDestroyCmd(g), newStatusCmd(g), newDoctorCmd(g),
-		newSysbenchCmd(g), newRunCmd(g), newNetemCmd(g), newReportCmd(), newCompareCmd(), newKnobCmd(g), newRegisterCmd(g), newFaultCmd(g), newLinkAgentCmd(), newSnapshotCmd(), newProxyCheckCmd())
+		newSysbenchCmd(g), newRunCmd(g), newNetemCmd(g), newReportCmd(), newCompareCmd(), newKnobCmd(g), newRegisterCmd(g), newFaultCmd(g), newLinkAgentCmd(), newSnapshotCmd(), newProxyCheckCmd(), newClientRunCmd())
 	return root
 }
 

@@ -41,6 +41,8 @@ type sysbenchOpts struct {
 	failover bool
 	// via: --via
 	via string
+	// cl: --clients and its flags
+	cl clientsOpts
 }
 
 func newSysbenchCmd(g *globalOpts) *cobra.Command {
@@ -51,7 +53,7 @@ func newSysbenchCmd(g *globalOpts) *cobra.Command {
 		Long: "Runs sysbench's OLTP tests (" + strings.Join(workload.Names(), ", ") + ")\n" +
 			"with sysbench's option names and defaults and its output format.\n" +
 			"Options are sysbench 1.0.20's unless their help says \"sysbench 1.1's\" (--warmup-time, --rand-zipfian-exp, --rand-type zipfian) or \"habench:\";\n" +
-			"--cluster, --results, --nodes, --read-nodes, --writer, --failover, --links, --metrics-addr, --set, --keep-knobs and --catch-up-timeout are habench's own.\n" +
+			"--cluster, --results, --nodes, --read-nodes, --writer, --failover, --links, --metrics-addr, --set, --keep-knobs, --catch-up-timeout, --clients and its --client-* flags are habench's own.\n" +
 			"With --cluster NAME it targets a habench sandbox (its writable nodes), samples every node each second\n" +
 			"and, with --results DIR, writes manifest.json, intervals.csv, samples.csv, summary.json and report.md.\n" +
 			"Without --cluster it connects like sysbench: --mysql-host, --mysql-port, --mysql-user, ...\n" +
@@ -79,6 +81,7 @@ func newSysbenchCmd(g *globalOpts) *cobra.Command {
 	f.StringArrayVar(&o.knobs, "set", nil, "with --cluster, run: knob [NODES:]NAME=VALUE set for the run, read back from every node, restored after it (repeatable; see habench knob --help)")
 	f.BoolVar(&o.keep, "keep-knobs", false, "with --set: leave the values in place after the run")
 	f.BoolVar(&o.liveNodes, "live-nodes", false, "with --cluster, run: after each report interval, a line with every node's lag, backlog, queues and flow control")
+	o.cl.bind(f)
 	f.DurationVar(&o.catchUp, "catch-up-timeout", 2*time.Minute, "with --cluster: after the run, how long to wait for replicas to apply everything before checking GTID sets")
 	return cmd
 }
@@ -90,6 +93,9 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 	}
 	knobs, err := o.checkFlags(cmd, command)
 	if err != nil {
+		return err
+	}
+	if err := o.cl.check(cmd, command, o); err != nil {
 		return err
 	}
 	var c *cluster.Cluster
@@ -118,6 +124,11 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 	links, err := o.linkSpec(c)
 	if err != nil {
 		return err
+	}
+	if len(o.cl.clients) > 0 {
+		if wl, err = o.cl.workload(ctx, wl, &target, out); err != nil {
+			return err
+		}
 	}
 	b := &experiment.Bench{
 		Workload: wl, Options: o.wl, Target: target, Cluster: c, ResultsDir: o.results,

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/habench/habench/host"
+	"github.com/habench/habench/internal/testhost"
+	"github.com/habench/habench/internal/testserver"
+)
+
+// nsClientRuns returns the `habench client-run` processes in network namespace ns.
+func nsClientRuns(t *testing.T, ns string) []string {
+	out, err := exec.Command("ip", "netns", "pids", ns).Output()
+	if err != nil {
+		t.Fatalf("ip netns pids %s: %v", ns, err)
+	}
+	var found []string
+	for _, pid := range strings.Fields(string(out)) {
+		b, err := os.ReadFile("/proc/" + pid + "/cmdline")
+		if err == nil && strings.Contains(string(b), "client-run") {
+			found = append(found, pid+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
+}
+
+var intoRE = regexp.MustCompile(`\((\d+)\.\d s into the run`)
+
+var transactionsRE = regexp.MustCompile(`(?m)^\s*transactions:\s+(\d+)`)
+
+// TestSysbenchClients: habench sysbench run --clients on two lab hosts (network
+// namespaces running sshd; the habench under test as --client-bin, the namespaces share the
+// file system) against a MariaDB in the first host's namespace. Refused in one line, with
+// no client process started: a client that is the server's host (without
+// --allow-shared-client), a client twice, a client without --client-bin. A 3 s run at
+// --rate 30 over 3 threads: sysbench's output with a line per client, its transactions the
+// server's Com_commit delta. A 30 s run whose coordinator is killed (kill -9) after its
+// second interval: no client-run is left on either host within 5 s.
+func TestSysbenchClients(t *testing.T) {
+	t.Parallel()
+	testhost.Require(t, testhost.Options{SSH: true})
+	lab := testhost.New(t, 2, testhost.Options{SSH: true})
+	names := []string{lab.Hosts[0].Name, lab.Hosts[1].Name}
+	t.Cleanup(func() { host.CloseMatching(func(d string) bool { return d == names[0] || d == names[1] }) })
+	s := testserver.StartMariaDBAt(t, testserver.Listen{Netns: names[0], Host: lab.Hosts[0].Addr})
+	admin := s.Open(t, "")
+	testserver.Exec(t, admin, "CREATE DATABASE sbtest")
+	state := stateDir(t)
+	server := []string{"--mysql-host", s.Host, "--mysql-port", strconv.Itoa(s.Port), "--mysql-user", "root", "--tables", "1", "--table-size", "1000"}
+	if r := habench(t, state, append([]string{"sysbench", "oltp_read_write", "prepare"}, server...)...); r.code != 0 {
+		t.Fatalf("prepare: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	run := append([]string{"sysbench", "oltp_read_write", "run", "--client-ssh-config", lab.SSHConfig, "--threads", "3", "--rate", "30", "--report-interval", "1"}, server...)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--clients", names[0] + "," + names[1], "--client-bin", habenchBin}, "client " + names[0] + " is also database server"},
+		{[]string{"--clients", names[1] + "," + names[1]}, names[1] + " given twice"},
+		{[]string{"--clients", names[1], "--client-bin", "/nonexistent/habench"}, "client " + names[1] + ": /nonexistent/habench version"},
+	} {
+		r := habench(t, state, append(append([]string{}, run...), c.args...)...)
+		if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q: want one line with %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+	for _, n := range names {
+		if left := nsClientRuns(t, n); len(left) > 0 {
+			t.Errorf("after the refusals, on %s: %v", n, left)
+		}
+	}
+	ok := append(append([]string{}, run...), "--clients", names[0]+","+names[1], "--client-bin", habenchBin, "--allow-shared-client")
+	before := testserver.ComCounters(t, admin)
+	r := habench(t, state, append(ok, "--time", "3")...)
+	commits := testserver.ComCounters(t, admin)["Com_commit"] - before["Com_commit"]
+	t.Logf("run --clients: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	m := transactionsRE.FindStringSubmatch(r.stdout)
+	if r.code != 0 || m == nil || m[1] != strconv.FormatInt(commits, 10) || commits == 0 ||
+		!strings.Contains(r.stdout, "Clients:") || !strings.Contains(r.stdout, names[0]) || !strings.Contains(r.stdout, names[1]) {
+		t.Errorf("run --clients: exit %d, transactions %v, server's Com_commit delta %d: want them equal and a line per client", r.code, m, commits)
+	}
+	clientKilled(t, state, append(ok, "--time", "5"), names)
+	coordinatorKilled(t, state, append(ok, "--time", "30"), names)
+}
+
+// clientKilled starts habench args, kills the second host's client-run (kill -9 on the
+// host) after the second interval line, and checks that the run goes on to its end and
+// exits 1, naming the client lost at its last report (before 4 s into the run) and
+// marking its row.
+func clientKilled(t *testing.T, state string, args []string, names []string) {
+	cmd := exec.Command(habenchBin, args...)
+	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(out)
+	var stdout strings.Builder
+	seen := 0
+	for sc.Scan() {
+		stdout.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "[ ") {
+			if seen++; seen == 4 { // two intervals: each has a queue line with --rate
+				for _, p := range nsClientRuns(t, names[1]) {
+					pid, _ := strconv.Atoi(strings.SplitN(p, ":", 2)[0])
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+	}
+	err = cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	t.Logf("client-run on %s killed: exit %d\n%s%s", names[1], code, stdout.String(), stderr.String())
+	lost := "client " + names[1] + " lost at "
+	if code != 1 || !strings.Contains(stderr.String(), lost) || !strings.Contains(stdout.String(), "(lost mid-run") || !strings.Contains(stdout.String(), "[ 4s ]") {
+		t.Errorf("exit %d (%v): want 1, %q in the error, the row marked, and the run on to its end", code, err, lost)
+	}
+	// Its session lives on without it: it is found silent 2 report intervals and 3 s after
+	// its last report, and named lost at that report.
+	if m := intoRE.FindStringSubmatch(stderr.String()); m == nil || m[1] > "3" || len(m[1]) > 1 {
+		t.Errorf("lost %v s into the run: want its last report's time, before 4 s (its kill after 2 s)", m)
+	}
+}
+
+// coordinatorKilled starts habench args, kills it (SIGKILL) after its second interval
+// line, and checks that no client-run is left on the hosts within 5 s.
+func coordinatorKilled(t *testing.T, state string, args []string, names []string) {
+	cmd := exec.Command(habenchBin, args...)
+	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(out)
+	seen := 0
+	for seen < 2 && sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "[ ") {
+			seen++
+		}
+	}
+	if seen < 2 {
+		t.Fatalf("the coordinator ended before its second interval")
+	}
+	running := len(nsClientRuns(t, names[0])) + len(nsClientRuns(t, names[1]))
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	killed := time.Now()
+	var left []string
+	for time.Since(killed) < 5*time.Second {
+		if left = append(nsClientRuns(t, names[0]), nsClientRuns(t, names[1])...); len(left) == 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("coordinator killed with %d client-run processes on the hosts: %d left after %v", running, len(left), time.Since(killed).Round(time.Millisecond))
+	if running != 2 || len(left) > 0 {
+		t.Errorf("%d client-run running before the kill (want 2), left 5 s after it: %v", running, fmt.Sprint(left))
+	}
+}
