@@ -16,6 +16,9 @@ package cluster
 //   - destroy removes it (destroyHostNode: the copy is in the member's directory, which
 //     destroy removes with every process running from it).
 //
+//   - clients on hosts (`habench sysbench run --clients`): CopySelfToTemp makes a fresh
+//     directory for the run and copies the binary there; RemoveSelfCopy removes it.
+//
 // The link agent (netem.installAgent) copies the binary on its own, to the directory of
 // a node; it predates this file.
 
@@ -96,17 +99,64 @@ func copySelf(ctx context.Context, h host.Host, l hostLayout, bin string) (strin
 			return "", err
 		}
 	}
+	return dst, putSelf(ctx, h, data, dst)
+}
+
+// putSelf writes data (this habench binary) to dst on h (mode 0755) unless a file of the
+// same size and SHA-256 is there already, then runs it once (`habench --help`). Errors
+// name the host.
+func putSelf(ctx context.Context, h host.Host, data []byte, dst string) error {
 	sum := sha256.Sum256(data)
 	want := fmt.Sprintf("%d %s", len(data), hex.EncodeToString(sum[:]))
 	got, _ := shRun(ctx, h, `[ -f "$1" ] && echo "$(wc -c < "$1") $(sha256sum < "$1" | cut -d' ' -f1)"`, dst)
 	if strings.Join(strings.Fields(string(got)), " ") != want {
 		const script = `umask 022; cat > "$1.part" && chmod 755 "$1.part" && mv -f "$1.part" "$1"`
 		if _, err := host.RunInput(ctx, h, data, "sh", "-c", script, "sh", dst); err != nil {
-			return "", fmt.Errorf("copy habench to %s on %s: %w", dst, h.Name(), err)
+			return fmt.Errorf("copy habench to %s on %s: %w", dst, h.Name(), err)
 		}
 	}
 	if _, err := h.Run(ctx, dst, "--help"); err != nil {
-		return "", fmt.Errorf("habench copied to %s does not run there: %s", h.Name(), firstLineOf(err.Error()))
+		return fmt.Errorf("habench copied to %s does not run there: %s", h.Name(), firstLineOf(err.Error()))
 	}
-	return dst, nil
+	return nil
+}
+
+// CopySelfToTemp makes a fresh directory on host h (mktemp -d template, e.g.
+// "/tmp/habench-client-XXXXXXXX") and copies this habench binary, bin here, into it as
+// SelfCopyName (putSelf: run once there). It returns the directory and the copy's path.
+// Refused before anything is made there, naming the host as field's value (a
+// *topology.FieldError): bin cannot be read, or h's system and architecture (uname -sm)
+// are not the binary's. On a later error the directory is removed again. The caller
+// removes the directory when done (RemoveSelfCopy).
+func CopySelfToTemp(ctx context.Context, h host.Host, bin, template, field string) (dir, exe string, err error) {
+	if err := checkSelfCopy(ctx, h, bin, field, h.Name()); err != nil {
+		return "", "", err
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		return "", "", fmt.Errorf("this habench program: %w", err)
+	}
+	out, err := h.Run(ctx, "mktemp", "-d", template)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: mktemp -d %s: %s", h.Name(), template, firstLineOf(err.Error()))
+	}
+	dir = strings.TrimSpace(string(out))
+	exe = path.Join(dir, SelfCopyName)
+	if err := putSelf(ctx, h, data, exe); err != nil {
+		_ = RemoveSelfCopy(context.WithoutCancel(ctx), h, dir)
+		return "", "", err
+	}
+	return dir, exe, nil
+}
+
+// RemoveSelfCopy removes directory dir on host h and everything in it (rm -rf): a
+// directory CopySelfToTemp made. Errors name the host.
+func RemoveSelfCopy(ctx context.Context, h host.Host, dir string) error {
+	if !path.IsAbs(dir) || path.Clean(dir) == "/" {
+		return fmt.Errorf("%s: remove %q: not a directory habench made", h.Name(), dir)
+	}
+	if _, err := h.Run(ctx, "rm", "-rf", "--", dir); err != nil {
+		return fmt.Errorf("%s: remove %s: %s", h.Name(), dir, firstLineOf(err.Error()))
+	}
+	return nil
 }
