@@ -3,6 +3,9 @@ package clients
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/habench/habench/workload"
@@ -34,6 +37,48 @@ type Job struct {
 	// (connections, prepared statements) after Start, so the runs' measured parts begin
 	// within that setup time of each other.
 	Start time.Time `json:"start"`
+	// RemoveDir is the directory on the client's host that the coordinator made for this
+	// run (its copy of habench: CopyDirPrefix), which the client removes when it ends
+	// (RemoveOwnDir), so that nothing is left when the coordinator is gone; "": none.
+	RemoveDir string `json:"remove_dir,omitempty"`
+}
+
+// CopyDirPrefix is the name prefix of a directory the coordinator makes on a client's host
+// for its copy of habench (under /tmp: CopyDirTemplate); a client removes no other.
+const CopyDirPrefix = "habench-client-"
+
+// CopyDirTemplate is mktemp -d's template for such a directory.
+const CopyDirTemplate = "/tmp/" + CopyDirPrefix + "XXXXXXXX"
+
+// CheckCopyDir returns an error unless dir is an absolute, clean path whose name starts
+// with CopyDirPrefix and is longer: the only directories a client or the coordinator
+// removes.
+func CheckCopyDir(dir string) error {
+	base := filepath.Base(dir)
+	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir || !strings.HasPrefix(base, CopyDirPrefix) || len(base) == len(CopyDirPrefix) {
+		return fmt.Errorf("job: remove_dir %q: not a directory %s* of the coordinator's", dir, CopyDirPrefix)
+	}
+	return nil
+}
+
+// RemoveOwnDir removes dir (Job.RemoveDir) when it is a copy directory (CheckCopyDir)
+// that holds this running program (os.Executable): a client removes its own copy and
+// nothing else. "" is nothing to do.
+func RemoveOwnDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := CheckCopyDir(dir); err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("job: remove_dir %q: %w", dir, err)
+	}
+	if filepath.Dir(exe) != dir {
+		return fmt.Errorf("job: remove_dir %q: this client runs %s, not a copy there", dir, exe)
+	}
+	return os.RemoveAll(dir)
 }
 
 // Target is the job's workload.Target.
@@ -61,6 +106,11 @@ func (j *Job) Check() error {
 	}
 	if j.Start.IsZero() {
 		return fmt.Errorf("job: no start time")
+	}
+	if j.RemoveDir != "" {
+		if err := CheckCopyDir(j.RemoveDir); err != nil {
+			return err
+		}
 	}
 	return nil
 }

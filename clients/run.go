@@ -34,6 +34,10 @@ type Config struct {
 	Offsets map[string]time.Duration
 	// StartIn is how long after the jobs are sent the clients start (default 2 s).
 	StartIn time.Duration
+	// Dirs are the directories made for the run on clients' hosts (their copies of
+	// habench: CheckCopyDir), each sent in its client's Job.RemoveDir: the client removes
+	// it when it ends. Missing: none.
+	Dirs map[string]string
 	// Note receives lines about the run as it goes (a client lost, an interval merged
 	// without a client); nil: none.
 	Note func(line string)
@@ -208,7 +212,7 @@ func (c *coordinator) start(ctx context.Context, shares []workload.Options) erro
 		cl.options, cl.seen = shares[k], c.t0
 		job := Job{Format: Format, Client: cl.name, Workload: c.cfg.Workload, Options: shares[k],
 			Endpoints: t.Endpoints, ReadEndpoints: t.ReadEndpoints, User: t.User, Password: t.Password, DB: t.DB,
-			Start: c.t0.Add(c.cfg.Offsets[cl.name])}
+			Start: c.t0.Add(c.cfg.Offsets[cl.name]), RemoveDir: c.cfg.Dirs[cl.name]}
 		b, err := encodeJob(job)
 		if err == nil {
 			_, err = cl.proc.Stdin.Write(b)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/habench/habench/workload"
@@ -25,7 +26,8 @@ const maxJob = 1 << 20
 // The run ends early, its partial Result sent, when ctx ends, when in reaches its end or
 // fails (the coordinator is gone: ErrCoordinatorGone), or when the stream breaks (then
 // nothing more can be sent). version is this habench's version, which the hello carries.
-// It returns the run's error or the stream's; a job that cannot be read or is invalid is
+// When the job has a RemoveDir, the client removes it (its own copy: RemoveOwnDir) before
+// it returns, whatever ended the run. It returns the run's error or the stream's; a job that cannot be read or is invalid is
 // an error too, sent in an end record after the hello when the job names its client.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, version string) error {
 	br := bufio.NewReaderSize(in, 64<<10)
@@ -44,6 +46,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, version string) err
 			cancel(fmt.Errorf("%w: reading standard input: %v", ErrCoordinatorGone, err))
 		}
 		cancel(fmt.Errorf("%w: standard input ended", ErrCoordinatorGone))
+	}()
+	defer func() {
+		if err := RemoveOwnDir(job.RemoveDir); err != nil {
+			fmt.Fprintf(os.Stderr, "client %s: %v\n", job.Client, err)
+		}
 	}()
 	if job.Client == "" {
 		return fmt.Errorf("client: job: no client name")

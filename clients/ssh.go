@@ -25,18 +25,30 @@ type SSHRunner struct {
 	// Bin is habench's path on the client hosts: the copy the coordinator made there, or
 	// "habench" for one on their PATH.
 	Bin string
+	// Bins are clients' own paths (a copy in a directory made for the run on each host),
+	// in place of Bin; a client not in it runs Bin.
+	Bins map[string]string
+}
+
+// bin is client's habench path on its host.
+func (r SSHRunner) bin(client string) string {
+	if b, ok := r.Bins[client]; ok {
+		return b
+	}
+	return r.Bin
 }
 
 // Check runs `Bin version` on client's host and returns an error in one line, naming the
 // client, when its host cannot be reached or its habench is not version (the
 // coordinator's): a refusal before anything starts.
 func (r SSHRunner) Check(ctx context.Context, client, version string) error {
-	out, err := r.Host(client).Run(ctx, r.Bin, "version")
+	bin := r.bin(client)
+	out, err := r.Host(client).Run(ctx, bin, "version")
 	if err != nil {
-		return fmt.Errorf("client %s: %s version: %v", client, r.Bin, oneLine(err.Error()))
+		return fmt.Errorf("client %s: %s version: %v", client, bin, oneLine(err.Error()))
 	}
 	if got := strings.TrimPrefix(strings.TrimSpace(string(out)), "habench "); got != version {
-		return fmt.Errorf("client %s: %s is habench %q, the coordinator's is %q", client, r.Bin, got, version)
+		return fmt.Errorf("client %s: %s is habench %q, the coordinator's is %q", client, bin, got, version)
 	}
 	return nil
 }
@@ -45,7 +57,7 @@ func (r SSHRunner) Check(ctx context.Context, client, version string) error {
 // there. The session ends when its standard input is closed and the client is done, or by
 // Kill; ctx only bounds the connection.
 func (r SSHRunner) Start(ctx context.Context, client string) (*Proc, error) {
-	h := r.Host(client)
+	h, bin := r.Host(client), r.bin(client)
 	if err := h.Connect(ctx); err != nil {
 		return nil, fmt.Errorf("client %s: %w", client, err)
 	}
@@ -62,7 +74,7 @@ func (r SSHRunner) Start(ctx context.Context, client string) (*Proc, error) {
 	var runErr error
 	go func() {
 		defer close(done)
-		runErr = h.Stream(sctx, inR, outW, r.Bin, "client-run")
+		runErr = h.Stream(sctx, inR, outW, bin, "client-run")
 		outW.Close()
 		inR.Close()
 	}()
@@ -84,7 +96,7 @@ func (r SSHRunner) Start(ctx context.Context, client string) (*Proc, error) {
 			}
 			cancel()
 			if runErr != nil {
-				return fmt.Errorf("client %s: %s client-run: %s", client, r.Bin, oneLine(runErr.Error()))
+				return fmt.Errorf("client %s: %s client-run: %s", client, bin, oneLine(runErr.Error()))
 			}
 			return nil
 		}}, nil
