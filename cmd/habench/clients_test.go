@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/habench/habench/clients"
 	"github.com/habench/habench/host"
 	"github.com/habench/habench/internal/testhost"
 	"github.com/habench/habench/internal/testserver"
@@ -33,18 +36,68 @@ func nsClientRuns(t *testing.T, ns string) []string {
 	return found
 }
 
+// copyDirs returns the directories habench's copies for clients are made in
+// (/tmp/habench-client-*: the lab hosts share this machine's file system) that are not in
+// before.
+func copyDirs(t *testing.T, before []string) []string {
+	all, err := filepath.Glob("/tmp/" + clients.CopyDirPrefix + "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, d := range all {
+		if !slices.Contains(before, d) {
+			found = append(found, d)
+		}
+	}
+	return found
+}
+
+// clientExes returns the programs (/proc/PID/exe) the client-run processes on the hosts
+// run.
+func clientExes(t *testing.T, names []string) []string {
+	var exes []string
+	for _, n := range names {
+		for _, p := range nsClientRuns(t, n) {
+			exe, err := os.Readlink("/proc/" + strings.SplitN(p, ":", 2)[0] + "/exe")
+			if err != nil {
+				exe = err.Error()
+			}
+			exes = append(exes, exe)
+		}
+	}
+	return exes
+}
+
+// checkCopies fails unless every program in exes is a copy of habench in a directory made
+// for the run (want of them).
+func checkCopies(t *testing.T, exes []string, want int) {
+	t.Helper()
+	ok := len(exes) == want
+	for _, e := range exes {
+		ok = ok && strings.HasPrefix(e, "/tmp/"+clients.CopyDirPrefix) && filepath.Base(e) == "habench"
+	}
+	if !ok {
+		t.Errorf("client-run programs %v: want %d, each /tmp/%s*/habench", exes, want, clients.CopyDirPrefix)
+	}
+}
+
 var intoRE = regexp.MustCompile(`\((\d+)\.\d s into the run`)
 
 var transactionsRE = regexp.MustCompile(`(?m)^\s*transactions:\s+(\d+)`)
 
 // TestSysbenchClients: habench sysbench run --clients on two lab hosts (network
-// namespaces running sshd; the habench under test as --client-bin, the namespaces share the
-// file system) against a MariaDB in the first host's namespace. Refused in one line, with
-// no client process started: a client that is the server's host (without
-// --allow-shared-client), a client twice, a client without --client-bin. A 3 s run at
-// --rate 30 over 3 threads: sysbench's output with a line per client, its transactions the
-// server's Com_commit delta. A 30 s run whose coordinator is killed (kill -9) after its
-// second interval: no client-run is left on either host within 5 s.
+// namespaces running sshd; the namespaces share the file system) against a MariaDB in the
+// first host's namespace. Refused in one line, with no client process started and no copy
+// made: a client that is the server's host (without --allow-shared-client), a client twice,
+// a --client-bin that is not there. The runs, without --client-bin, run a copy of the
+// habench under test in a fresh /tmp/habench-client-* on each host (the client-runs'
+// /proc/PID/exe, seen mid-run), none left after each run. A 3 s run at --rate 30 over 3
+// threads: sysbench's output with a line per client, its transactions the server's
+// Com_commit delta. A 5 s run whose second client is killed on its host: see clientKilled;
+// its copy removed by the coordinator. A 30 s run whose coordinator is killed (kill -9)
+// after its second interval: no client-run and no copy is left on either host within 5 s
+// (the clients remove their own).
 func TestSysbenchClients(t *testing.T) {
 	t.Parallel()
 	testhost.Require(t, testhost.Options{SSH: true})
@@ -60,11 +113,17 @@ func TestSysbenchClients(t *testing.T) {
 		t.Fatalf("prepare: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	run := append([]string{"sysbench", "oltp_read_write", "run", "--client-ssh-config", lab.SSHConfig, "--threads", "3", "--rate", "30", "--report-interval", "1"}, server...)
+	pre := copyDirs(t, nil)
+	t.Cleanup(func() { // also on failure
+		for _, d := range copyDirs(t, pre) {
+			_ = os.RemoveAll(d)
+		}
+	})
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--clients", names[0] + "," + names[1], "--client-bin", habenchBin}, "client " + names[0] + " is also database server"},
+		{[]string{"--clients", names[0] + "," + names[1]}, "client " + names[0] + " is also database server"},
 		{[]string{"--clients", names[1] + "," + names[1]}, names[1] + " given twice"},
 		{[]string{"--clients", names[1], "--client-bin", "/nonexistent/habench"}, "client " + names[1] + ": /nonexistent/habench version"},
 	} {
@@ -78,9 +137,17 @@ func TestSysbenchClients(t *testing.T) {
 			t.Errorf("after the refusals, on %s: %v", n, left)
 		}
 	}
-	ok := append(append([]string{}, run...), "--clients", names[0]+","+names[1], "--client-bin", habenchBin, "--allow-shared-client")
+	if left := copyDirs(t, pre); len(left) > 0 {
+		t.Errorf("after the refusals, left on the hosts: %v", left)
+	}
+	// Without --client-bin: a copy of habench in a fresh directory on each host, removed
+	// after the run.
+	ok := append(append([]string{}, run...), "--clients", names[0]+","+names[1], "--allow-shared-client")
 	before := testserver.ComCounters(t, admin)
 	r := habench(t, state, append(ok, "--time", "3")...)
+	if left := copyDirs(t, pre); len(left) > 0 {
+		t.Errorf("after the run, left on the hosts: %v", left)
+	}
 	commits := testserver.ComCounters(t, admin)["Com_commit"] - before["Com_commit"]
 	t.Logf("run --clients: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	m := transactionsRE.FindStringSubmatch(r.stdout)
@@ -89,7 +156,10 @@ func TestSysbenchClients(t *testing.T) {
 		t.Errorf("run --clients: exit %d, transactions %v, server's Com_commit delta %d: want them equal and a line per client", r.code, m, commits)
 	}
 	clientKilled(t, state, append(ok, "--time", "5"), names)
-	coordinatorKilled(t, state, append(ok, "--time", "30"), names)
+	if left := copyDirs(t, pre); len(left) > 0 {
+		t.Errorf("after the run whose client was killed, left on the hosts: %v", left)
+	}
+	coordinatorKilled(t, state, append(ok, "--time", "30"), names, pre)
 }
 
 // clientKilled starts habench args, kills the second host's client-run (kill -9 on the
@@ -116,6 +186,7 @@ func clientKilled(t *testing.T, state string, args []string, names []string) {
 		stdout.WriteString(sc.Text() + "\n")
 		if strings.HasPrefix(sc.Text(), "[ ") {
 			if seen++; seen == 4 { // two intervals: each has a queue line with --rate
+				checkCopies(t, clientExes(t, names), 2)
 				for _, p := range nsClientRuns(t, names[1]) {
 					pid, _ := strconv.Atoi(strings.SplitN(p, ":", 2)[0])
 					_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -138,8 +209,9 @@ func clientKilled(t *testing.T, state string, args []string, names []string) {
 }
 
 // coordinatorKilled starts habench args, kills it (SIGKILL) after its second interval
-// line, and checks that no client-run is left on the hosts within 5 s.
-func coordinatorKilled(t *testing.T, state string, args []string, names []string) {
+// line, and checks that no client-run, and no directory made for the run (not in pre), is
+// left on the hosts within 5 s.
+func coordinatorKilled(t *testing.T, state string, args []string, names []string, pre []string) {
 	cmd := exec.Command(habenchBin, args...)
 	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
 	out, err := cmd.StdoutPipe()
@@ -161,17 +233,19 @@ func coordinatorKilled(t *testing.T, state string, args []string, names []string
 	if seen < 2 {
 		t.Fatalf("the coordinator ended before its second interval")
 	}
-	running := len(nsClientRuns(t, names[0])) + len(nsClientRuns(t, names[1]))
+	exes := clientExes(t, names)
+	running := len(exes)
+	checkCopies(t, exes, 2)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	killed := time.Now()
 	var left []string
 	for time.Since(killed) < 5*time.Second {
-		if left = append(nsClientRuns(t, names[0]), nsClientRuns(t, names[1])...); len(left) == 0 {
+		if left = append(append(nsClientRuns(t, names[0]), nsClientRuns(t, names[1])...), copyDirs(t, pre)...); len(left) == 0 {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Logf("coordinator killed with %d client-run processes on the hosts: %d left after %v", running, len(left), time.Since(killed).Round(time.Millisecond))
+	t.Logf("coordinator killed with %d client-run processes on the hosts (%v): %d processes and copies left after %v", running, exes, len(left), time.Since(killed).Round(time.Millisecond))
 	if running != 2 || len(left) > 0 {
 		t.Errorf("%d client-run running before the kill (want 2), left 5 s after it: %v", running, fmt.Sprint(left))
 	}

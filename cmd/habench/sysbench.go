@@ -129,6 +129,7 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		if wl, err = o.cl.workload(ctx, wl, &target, out); err != nil {
 			return err
 		}
+		defer wl.(*clientsWorkload).Remove() // habench's copies on the client hosts
 	}
 	b := &experiment.Bench{
 		Workload: wl, Options: o.wl, Target: target, Cluster: c, ResultsDir: o.results,

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -33,7 +35,7 @@ type clientsOpts struct {
 // bind binds the flags to f.
 func (o *clientsOpts) bind(f *pflag.FlagSet) {
 	f.StringSliceVar(&o.clients, "clients", nil, "run (habench's own): drive the workload from these client hosts (ssh destinations, comma-separated): each runs its share of --threads and --rate with habench client-run and streams its counters and histograms back; the output is one run's, plus a line per client")
-	f.StringVar(&o.bin, "client-bin", "habench", "with --clients: habench's path on the client hosts (default: the habench on their PATH); it must be this habench's version")
+	f.StringVar(&o.bin, "client-bin", "", "with --clients: a habench already on the client hosts (a path, or habench for the one on their PATH), of this habench's version (default: a copy of this habench, made in a fresh directory /tmp/"+clients.CopyDirPrefix+"* on each client host for the run and removed after it)")
 	f.BoolVar(&o.allowShared, "allow-shared-client", false, "with --clients: allow a client host that is also a database server of the run")
 	f.StringVar(&o.sshUser, "client-ssh-user", "", "with --clients: ssh user for every client (default: your ssh configuration's)")
 	f.IntVar(&o.sshPort, "client-ssh-port", 0, "with --clients: ssh port for every client (default: your ssh configuration's)")
@@ -87,7 +89,9 @@ func hostOf(dest string) string {
 
 // workload returns the clients' workload in place of wl: refused in one line, before
 // anything starts, for a client that is an endpoint's host (without --allow-shared-client),
-// cannot be reached, or whose habench (--client-bin) is not this one's version.
+// cannot be reached, or whose habench (--client-bin) is not this one's version; without
+// --client-bin, whose host cannot run a copy of this habench, which is made there (the
+// caller removes it: clientsWorkload.Remove).
 func (o *clientsOpts) workload(ctx context.Context, wl workload.Workload, target *workload.Target, out io.Writer) (workload.Workload, error) {
 	if target.Follow != nil || target.Failover != nil {
 		return nil, usagef("--clients %q: the workers follow the writer (--writer auto, the default on a single-primary group): give --writer fixed", strings.Join(o.clients, ","))
@@ -117,20 +121,106 @@ func (o *clientsOpts) workload(ctx context.Context, wl workload.Workload, target
 			return nil, err
 		}
 	}
+	w := &clientsWorkload{Workload: wl, names: o.clients, out: out}
+	if o.bin == "" {
+		if err := w.copyTo(cctx, hosts); err != nil {
+			return nil, err
+		}
+		r.Bins = w.bins
+	} else if err := o.checkVersions(cctx, r); err != nil {
+		return nil, fmt.Errorf("--clients: %w", err)
+	}
+	w.runner = r
+	target.Dial = nil // the clients dial the servers themselves
+	return w, nil
+}
+
+// checkVersions checks every client's habench (--client-bin): it runs and is this
+// habench's version. The error is the first client's.
+func (o *clientsOpts) checkVersions(ctx context.Context, r clients.SSHRunner) error {
 	errs := make([]error, len(o.clients))
 	var wg sync.WaitGroup
 	for i, c := range o.clients {
 		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = r.Check(cctx, c, version) }()
+		go func() { defer wg.Done(); errs[i] = r.Check(ctx, c, version) }()
 	}
 	wg.Wait()
+	return firstErr(errs)
+}
+
+// firstErr is errs' first error, or nil.
+func firstErr(errs []error) error {
 	for _, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("--clients: %w", err)
+			return err
 		}
 	}
-	target.Dial = nil // the clients dial the servers themselves
-	return &clientsWorkload{Workload: wl, names: o.clients, runner: r, out: out}, nil
+	return nil
+}
+
+// copyTo copies this habench to a fresh directory on every client's host at once
+// (cluster.CopySelfToTemp: refused, naming the client, for a host of another system or
+// architecture: a *topology.FieldError on --clients; other errors "--clients: client
+// NAME: ..."), recording them in w.dirs and w.bins. On an error the directories made
+// are removed, and the first error returned.
+func (w *clientsWorkload) copyTo(ctx context.Context, hosts map[string]*host.SSH) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("this habench program: %w", err)
+	}
+	w.hosts, w.dirs, w.bins = hosts, map[string]string{}, map[string]string{}
+	errs := make([]error, len(w.names))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i, c := range w.names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dir, bin, err := cluster.CopySelfToTemp(ctx, hosts[c], exe, clients.CopyDirTemplate, "--clients")
+			var fe *topology.FieldError
+			if err != nil && !errors.As(err, &fe) {
+				err = fmt.Errorf("--clients: client %s: %w", c, err)
+			}
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			mu.Lock()
+			w.dirs[c], w.bins[c] = dir, bin
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if err := firstErr(errs); err != nil {
+		w.Remove()
+		return err
+	}
+	return nil
+}
+
+// Remove removes the directories copyTo made on the client hosts (each client removes
+// its own when it ends; this one covers a client killed on its host, or a run that never
+// started), with its own time limit (30 s) whatever the run's context. Errors are printed
+// as warnings naming the client.
+func (w *clientsWorkload) Remove() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for c, dir := range w.dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := clients.CheckCopyDir(dir); err != nil {
+				fmt.Fprintf(w.out, "WARNING: client %s: %v\n", c, err)
+				return
+			}
+			if err := cluster.RemoveSelfCopy(ctx, w.hosts[c], dir); err != nil {
+				fmt.Fprintf(w.out, "WARNING: client %s: habench's copy: %v\n", c, err)
+			}
+		}()
+	}
+	wg.Wait()
+	w.dirs = nil
 }
 
 // shared refuses a client whose host (its destination, or the host name the ssh
@@ -160,11 +250,16 @@ type clientsWorkload struct {
 	names  []string
 	runner clients.Runner
 	out    io.Writer
+	// hosts, dirs and bins: without --client-bin, each client's host, the directory made
+	// there for the run and the copy of habench in it (copyTo).
+	hosts map[string]*host.SSH
+	dirs  map[string]string
+	bins  map[string]string
 }
 
 // Run implements workload.Workload.
 func (w *clientsWorkload) Run(ctx context.Context, t workload.Target, o workload.Options, rep workload.Reporter) (*workload.Result, error) {
-	cfg := clients.Config{Clients: w.names, Runner: w.runner, Version: version, Workload: w.Name(), Options: o, Target: t, Reporter: rep,
+	cfg := clients.Config{Clients: w.names, Runner: w.runner, Version: version, Workload: w.Name(), Options: o, Target: t, Reporter: rep, Dirs: w.dirs,
 		Note: func(line string) { fmt.Fprintf(w.out, "NOTE: %s\n", line) }}
 	if sr, ok := rep.(workload.StartReporter); ok {
 		sr.Started()
