@@ -95,9 +95,9 @@ var transactionsRE = regexp.MustCompile(`(?m)^\s*transactions:\s+(\d+)`)
 // /proc/PID/exe, seen mid-run), none left after each run. A 3 s run at --rate 30 over 3
 // threads: sysbench's output with a line per client, its transactions the server's
 // Com_commit delta. A 5 s run whose second client is killed on its host: see clientKilled;
-// its copy removed by the coordinator. A 30 s run whose coordinator is killed (kill -9)
-// after its second interval: no client-run and no copy is left on either host within 5 s
-// (the clients remove their own).
+// its copy removed by the coordinator. Two 30 s runs whose coordinator is interrupted
+// (SIGINT, Ctrl-C) or killed (kill -9) after its second interval: no client-run and no
+// copy is left on either host within 5 s (after kill -9 the clients remove their own).
 func TestSysbenchClients(t *testing.T) {
 	t.Parallel()
 	testhost.Require(t, testhost.Options{SSH: true})
@@ -159,7 +159,8 @@ func TestSysbenchClients(t *testing.T) {
 	if left := copyDirs(t, pre); len(left) > 0 {
 		t.Errorf("after the run whose client was killed, left on the hosts: %v", left)
 	}
-	coordinatorKilled(t, state, append(ok, "--time", "30"), names, pre)
+	coordinatorKilled(t, state, append(ok, "--time", "30"), names, pre, syscall.SIGINT)
+	coordinatorKilled(t, state, append(ok, "--time", "30"), names, pre, syscall.SIGKILL)
 }
 
 // clientKilled starts habench args, kills the second host's client-run (kill -9 on the
@@ -208,10 +209,10 @@ func clientKilled(t *testing.T, state string, args []string, names []string) {
 	}
 }
 
-// coordinatorKilled starts habench args, kills it (SIGKILL) after its second interval
-// line, and checks that no client-run, and no directory made for the run (not in pre), is
+// coordinatorKilled starts habench args, sends it sig (SIGINT: Ctrl-C; SIGKILL) after its
+// second interval line, and checks that no client-run, and no directory made for the run (not in pre), is
 // left on the hosts within 5 s.
-func coordinatorKilled(t *testing.T, state string, args []string, names []string, pre []string) {
+func coordinatorKilled(t *testing.T, state string, args []string, names []string, pre []string, sig syscall.Signal) {
 	cmd := exec.Command(habenchBin, args...)
 	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
 	out, err := cmd.StdoutPipe()
@@ -236,7 +237,7 @@ func coordinatorKilled(t *testing.T, state string, args []string, names []string
 	exes := clientExes(t, names)
 	running := len(exes)
 	checkCopies(t, exes, 2)
-	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Process.Signal(sig)
 	killed := time.Now()
 	var left []string
 	for time.Since(killed) < 5*time.Second {
@@ -245,8 +246,8 @@ func coordinatorKilled(t *testing.T, state string, args []string, names []string
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Logf("coordinator killed with %d client-run processes on the hosts (%v): %d processes and copies left after %v", running, exes, len(left), time.Since(killed).Round(time.Millisecond))
+	t.Logf("coordinator sent %v with %d client-run processes on the hosts (%v): %d processes and copies left after %v", sig, running, exes, len(left), time.Since(killed).Round(time.Millisecond))
 	if running != 2 || len(left) > 0 {
-		t.Errorf("%d client-run running before the kill (want 2), left 5 s after it: %v", running, fmt.Sprint(left))
+		t.Errorf("%v: %d client-run running before it (want 2), left 5 s after it: %v", sig, running, fmt.Sprint(left))
 	}
 }
