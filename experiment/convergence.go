@@ -62,16 +62,18 @@ func convergenceProblemsAfter(cv *schema.Convergence, k topology.Kind, skipDown 
 }
 
 // checkConvergence waits up to timeout for every node to reach the writer's GTID
-// position, giving up at once on a node that stays unreachable for 3 s (Down) or cannot
-// catch up by itself (Behind: an async replica whose applier or receiver stopped with an
-// error, a group member OFFLINE, a Galera node outside the Primary component; a member
+// position, giving up on a node that stays unreachable for 3 s (Down) or keeps saying for
+// stuckGrace that it cannot catch up by itself (Behind: an async replica whose applier or
+// receiver stopped with an error, a group member OFFLINE, a Galera node outside the
+// Primary component; a member
 // RECOVERING or in ERROR, which may auto-rejoin, is waited for until it is ONLINE); then compares CHECKSUM TABLE of sbtest1..tables in database db on every
 // node at the writer's position with the writer's. The writer is the node that takes
 // writes when the run ends (a group's current PRIMARY).
 func checkConvergence(ctx context.Context, c *cluster.Cluster, nodes []sampler.Node, db string, tables int, timeout time.Duration) *schema.Convergence {
 	start := time.Now()
 	cr := &convergenceRun{c: c, nodes: nodes, writer: referenceWriter(ctx, c), timeout: timeout,
-		state: map[string]*schema.NodeConvergence{}, failingSince: map[string]time.Time{}, settling: map[string]bool{}}
+		state: map[string]*schema.NodeConvergence{}, failingSince: map[string]time.Time{}, settling: map[string]bool{},
+		stuckSince: map[string]time.Time{}, lastStuck: map[string]string{}}
 	for _, n := range nodes {
 		cr.state[n.Name] = &schema.NodeConvergence{Node: n.Name}
 	}
@@ -123,7 +125,16 @@ type convergenceRun struct {
 	state        map[string]*schema.NodeConvergence
 	failingSince map[string]time.Time
 	settling     map[string]bool
+	stuckSince   map[string]time.Time // since when a node has said it cannot catch up
+	lastStuck    map[string]string    // why, while it is given stuckGrace
 }
+
+// stuckGrace is how long a node must keep saying it cannot catch up by itself before it
+// is Behind: right after a heal a Galera node can be outside the Primary component for a
+// moment while the components merge (CI-like run AG: n2 and n3 "non-Primary" right after
+// n3's partition healed), as a replica's applier error or a member's OFFLINE can be a
+// passing state too.
+const stuckGrace = 10 * time.Second
 
 // settled: the node's state is decided (Down, Behind, Diverged).
 func settled(n *schema.NodeConvergence) bool { return n.State != "" }
@@ -177,14 +188,34 @@ func (cr *convergenceRun) probeAll(ctx context.Context) string {
 		delete(cr.failingSince, n.Name)
 		nc.Position = pos
 		cr.settling[n.Name] = settle
-		if stuck != "" && n.Name != cr.writer {
-			nc.State, nc.Reason = schema.Behind, stuck
-		}
+		cr.stuck(n.Name, nc, stuck)
 		if n.Name == cr.writer {
 			wpos = pos
 		}
 	}
 	return wpos
+}
+
+// stuck records why node nc cannot catch up by itself (stuck, "" when it can): Behind
+// once it has said so for stuckGrace without a break, settling until then. The writer is
+// never Behind.
+func (cr *convergenceRun) stuck(name string, nc *schema.NodeConvergence, stuck string) {
+	if stuck == "" || name == cr.writer {
+		delete(cr.stuckSince, name)
+		delete(cr.lastStuck, name)
+		return
+	}
+	since, ok := cr.stuckSince[name]
+	if !ok {
+		since = time.Now()
+		cr.stuckSince[name] = since
+	}
+	if time.Since(since) >= stuckGrace {
+		nc.State, nc.Reason = schema.Behind, stuck
+		return
+	}
+	cr.settling[name] = true
+	cr.lastStuck[name] = stuck
 }
 
 // allAt: every unsettled node other than the writer is at wpos and not settling.
@@ -208,6 +239,10 @@ func (cr *convergenceRun) settleLeftBehind() {
 	for _, n := range cr.nodes {
 		nc := cr.state[n.Name]
 		if settled(nc) {
+			continue
+		}
+		if why := cr.lastStuck[n.Name]; why != "" {
+			nc.State, nc.Reason = schema.Behind, why
 			continue
 		}
 		if n.Name != cr.writer && (w == nil || nc.Position != w.Position) {
