@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -79,7 +78,10 @@ func TestRunThroughProxy(t *testing.T) {
 	fp := f.Proxy
 	t.Logf("kill %s: proxy down after %v s (%d sessions), sessions gone %v, next %s after %v s; client down %v s, back %v s; write servers %v, %.1f s without",
 		f.Node, deref(fp.DownS), fp.SessionsAtDown, deref(fp.LeftS), fp.NewServer, deref(fp.NewServerS), deref(f.ClientDownS), deref(f.RecoveryS), p.WriteServers, p.NoWriterS)
-	if fp.Server != f.Node || !slices.Equal(p.WriteServers, []string{f.Node, fp.NewServer}) {
+	// The write servers end with the killed node, then the next. On a CPU-saturated host
+	// the proxy may have moved before the kill too (a node stalled past its checks: CI-like
+	// run AH saw n1, n2, then n1 after n2's kill), which the run shows as it happened.
+	if fp.Server != f.Node || fp.NewServer == f.Node || !endsWith(p.WriteServers, f.Node, fp.NewServer) {
 		t.Errorf("proxy server at the kill %q, write servers %v, next %q: want the killed %s, then another", fp.Server, p.WriteServers, fp.NewServer, f.Node)
 	}
 	// Down after 3 failed checks 200 ms apart, each up to 2 s (the check server's timeout):
@@ -108,7 +110,7 @@ func TestRunThroughProxy(t *testing.T) {
 	proxyDiesMidRun(ctx, t, s, b, c)
 	for name, want := range map[string][]string{
 		"manifest.json":        {`"via": "proxy"`, `"endpoints": [` + "\n" + `      "proxy"`, `"version": "HAProxy version`, `listen write`},
-		"report.md":            {"## Proxy", "### Failover timeline", "kill | " + f.Node, "| stale commits |", " | 0 |\n", "Through the proxy's write endpoint, as the workload: commits acknowledged by " + f.Node + " then " + fp.NewServer + "; 0 stale commits"},
+		"report.md":            {"## Proxy", "### Failover timeline", "kill | " + f.Node, "| stale commits |", " | 0 |\n", "Through the proxy's write endpoint, as the workload: commits acknowledged by " + strings.Join(sum.Probe.Writers, " then ") + "; 0 stale commits"},
 		schema.ProxyEventsFile: {"at_s,endpoint,server,status,serving,sessions\n", ",write," + f.Node + ",DOWN,false,"},
 		"samples.csv":          {",proxy,mysqld_cpu_cores,"},
 	} {
@@ -137,12 +139,17 @@ func checkProbeViaProxy(t *testing.T, sum *schema.Summary, f schema.FaultSummary
 	if p.Via != scenario.ViaProxy || p.Error != "" || p.Acknowledged < 100 || p.LostAcknowledged != 0 {
 		t.Errorf("probe %+v: want through the proxy, checked, 100 or more acknowledged commits (50/s for 14 s), none lost", p)
 	}
-	if !slices.Equal(p.Writers, []string{f.Node, fp.NewServer}) {
+	if !endsWith(p.Writers, f.Node, fp.NewServer) {
 		t.Errorf("probe commits acknowledged by %v, want the killed %s, then the proxy's next server %s", p.Writers, f.Node, fp.NewServer)
 	}
 	if p.StaleCommits == nil || *p.StaleCommits != 0 || fp.StaleCommits == nil || *fp.StaleCommits != 0 {
 		t.Errorf("stale commits %s, the fault's %s: want both counted, 0", count(p.StaleCommits), count(fp.StaleCommits))
 	}
+}
+
+// endsWith: seq's last two are a then b.
+func endsWith(seq []string, a, b string) bool {
+	return len(seq) >= 2 && seq[len(seq)-2] == a && seq[len(seq)-1] == b
 }
 
 // count is a count that may be absent, for messages.
