@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -23,18 +22,7 @@ import (
 // clientRuns returns the `habench client-run` processes in network namespace ns (pids
 // and command lines).
 func clientRuns(t *testing.T, ns string) []string {
-	out, err := exec.Command("ip", "netns", "pids", ns).Output()
-	if err != nil {
-		t.Fatalf("ip netns pids %s: %v", ns, err)
-	}
-	var found []string
-	for _, pid := range strings.Fields(string(out)) {
-		b, err := os.ReadFile("/proc/" + pid + "/cmdline")
-		if err == nil && strings.Contains(string(b), "client-run") {
-			found = append(found, pid+": "+strings.ReplaceAll(string(b), "\x00", " "))
-		}
-	}
-	return found
+	return testhost.ProcessesIn(t, ns, "client-run")
 }
 
 // TestSSHClients: two clients on two hosts of a lab (network namespaces running sshd),

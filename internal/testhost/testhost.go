@@ -433,3 +433,21 @@ func (l *Lab) SSHLog(h *Host) string {
 	b, _ := os.ReadFile(filepath.Join(l.Dir, h.Name+".sshd.log"))
 	return string(b)
 }
+
+// ProcessesIn returns the processes in network namespace ns whose command line contains
+// text, as "pid: command line" (arguments space-separated). Fatal when ns cannot be read.
+func ProcessesIn(t testing.TB, ns, text string) []string {
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "pids", ns).Output()
+	if err != nil {
+		t.Fatalf("ip netns pids %s: %v", ns, err)
+	}
+	var found []string
+	for _, pid := range strings.Fields(string(out)) {
+		b, err := os.ReadFile("/proc/" + pid + "/cmdline")
+		if err == nil && strings.Contains(string(b), text) {
+			found = append(found, pid+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
+}
