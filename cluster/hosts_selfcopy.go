@@ -121,6 +121,14 @@ func putSelf(ctx context.Context, h host.Host, data []byte, dst string) error {
 	return nil
 }
 
+// CheckSelfCopy refuses host h for a copy of this habench binary, bin here, as
+// CopySelfToTemp would before making anything there: a *topology.FieldError on field
+// naming the host when bin cannot be read or h's system and architecture (uname -sm) are
+// not the binary's; an error reaching h as it is.
+func CheckSelfCopy(ctx context.Context, h host.Host, bin, field string) error {
+	return checkSelfCopy(ctx, h, bin, field, h.Name())
+}
+
 // CopySelfToTemp makes a fresh directory on host h (mktemp -d template, e.g.
 // "/tmp/habench-client-XXXXXXXX") and copies this habench binary, bin here, into it as
 // SelfCopyName (putSelf: run once there). It returns the directory and the copy's path.

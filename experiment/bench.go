@@ -243,6 +243,9 @@ func (b *Bench) manifest(ctx context.Context, started time.Time, nodes []sampler
 	for _, e := range b.Target.ReadEndpoints {
 		m.Workload.ReadEndpoints = append(m.Workload.ReadEndpoints, e.Label())
 	}
+	if cw, ok := b.Workload.(*ClientsWorkload); ok {
+		m.Clients = cw.c.Record()
+	}
 	if c := b.Cluster; c != nil {
 		m.Topology = &c.Spec
 		m.Binaries = binariesRecord(c.Binaries)
@@ -462,6 +465,7 @@ func (b *Bench) summary(r *workload.Result, runErr error, nodes []sampler.Node, 
 		s.TimeS = r.TotalTime.Seconds()
 		s.TPS, s.QPS = r.TPS(), r.QPS()
 		s.ClientCPUCores = r.ClientCPUCores
+		s.Clients = clientRows(b.Workload)
 		s.Transactions, s.Reads, s.Writes, s.Others = r.Transactions, r.Reads, r.Writes, r.Others
 		s.IgnoredErrors, s.Reconnects = r.IgnoredErrors, r.Reconnects
 		s.LatencyMs = map[string]float64{"min": r.LatencyMin, "avg": r.LatencyAvg, "max": r.LatencyMax,
@@ -610,7 +614,10 @@ func ClusterTarget(c *cluster.Cluster, db string, only []string) (workload.Targe
 	return t, nil
 }
 
-func clientBound(r *workload.Result) string {
+func clientBound(wl workload.Workload, r *workload.Result) string {
+	if cw, ok := wl.(*ClientsWorkload); ok && cw.Outcome() != nil {
+		return cw.Outcome().ClientBoundWarning() // names the clients
+	}
 	if r == nil {
 		return ""
 	}

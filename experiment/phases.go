@@ -506,7 +506,10 @@ func (st *runState) workload() {
 			b.log().Warn("outage", "detail", w)
 		}
 	}
-	if w := clientBound(result); w != "" {
+	for _, w := range lostClients(b.Workload) {
+		st.warn(w, "client lost", "detail", w)
+	}
+	if w := clientBound(b.Workload, result); w != "" {
 		st.warn(w, "client-bound", "cores", result.ClientCPUCores)
 	}
 	if result != nil && result.Rate != nil {

@@ -71,6 +71,9 @@ type Manifest struct {
 	// Hosts are the machines the nodes ran on, each with its nodes: samples.csv carries
 	// each host's machine-wide metrics once, under node "host:<name>".
 	Hosts []HostInfo `json:"hosts,omitempty"`
+	// Clients are the client hosts the workload was driven from (nil: habench's own
+	// process drove it).
+	Clients []ClientHost `json:"clients,omitempty"`
 	// CacheDrops are the hosts whose page cache was dropped just before the run (a
 	// scenario's cell: {drop_caches: true}); nil when none was.
 	CacheDrops []CacheDrop `json:"drop_caches,omitempty"`

@@ -35,6 +35,9 @@ type Summary struct {
 	PerEndpoint   map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
 	// ClientCPUCores is the CPU habench itself used during the workload, in cores.
 	ClientCPUCores float64 `json:"client_cpu_cores,omitempty"`
+	// Clients are the client hosts' own rows when the workload was driven from several
+	// (nil when it ran in habench's own process); the fields above are their exact merge.
+	Clients []ClientSummary `json:"clients,omitempty"`
 	// Outages are the windows during which a node's workers could not commit (nil: none).
 	Outages []OutageSummary `json:"outages,omitempty"`
 	// UnknownOutcome counts the transactions given up by workers that followed the writer

@@ -13,7 +13,7 @@ import (
 // TestSummarySchemaUnchanged: summary.json written through these types has the same
 // keys, order and omitempty as before the types moved here from experiment/. The golden
 // files were encoded by experiment.Summary at commit bdd01a1 (before the move), with the
-// fields added since (faults[].detail, probe.unknown, probe.history, checks.follows_writer, writer_moves[].settled_s, faults[].view_change_s, client_failover_s, failover_workers, client_down_s, faults[].proxy, proxy, probe.via, probe.stale_commits, probe.stale, faults[].proxy.stale_commits and stale_on) encoded by these types, from the same three values: every field set (fill), all zero, and every section present but
+// fields added since (faults[].detail, probe.unknown, probe.history, checks.follows_writer, writer_moves[].settled_s, faults[].view_change_s, client_failover_s, failover_workers, client_down_s, faults[].proxy, proxy, probe.via, probe.stale_commits, probe.stale, faults[].proxy.stale_commits and stale_on, clients) encoded by these types, from the same three values: every field set (fill), all zero, and every section present but
 // empty (shells).
 func TestSummarySchemaUnchanged(t *testing.T) {
 	var full, sh Summary

@@ -129,7 +129,6 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		if wl, err = o.cl.workload(ctx, wl, &target, out); err != nil {
 			return err
 		}
-		defer wl.(*clientsWorkload).Remove() // habench's copies on the client hosts
 	}
 	b := &experiment.Bench{
 		Workload: wl, Options: o.wl, Target: target, Cluster: c, ResultsDir: o.results,
