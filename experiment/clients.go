@@ -14,6 +14,7 @@ import (
 	"github.com/habench/habench/clients"
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/host"
+	"github.com/habench/habench/scenario"
 	"github.com/habench/habench/schema"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
@@ -231,4 +232,46 @@ func (c *ClientHosts) offsets() map[string]time.Duration {
 		m[n] = cl.Offset
 	}
 	return m
+}
+
+// openClients opens the scenario's clients (OpenClients; nil without any) before anything
+// is deployed, and refuses (without allow_shared) a client whose host is the host of a
+// deployment on the user's hosts that the run deploys (by destination or by the host
+// name the ssh configuration gives it). Other shared hosts (an existing cluster's
+// servers) are refused when a cell starts (ClientHosts.CheckTarget).
+func (r *ScenarioRun) openClients(ctx context.Context, plan *scenario.Plan, torun func(*scenario.Cell) bool) (*ClientHosts, error) {
+	if r.Scenario.Clients.IsZero() {
+		return nil, nil
+	}
+	field := r.ClientsField
+	if field == "" {
+		field = "clients"
+	}
+	c, err := OpenClients(ctx, r.Scenario.Clients, field, r.Stdout)
+	if err != nil {
+		return nil, err
+	}
+	if r.Scenario.Clients.AllowShared {
+		return c, nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, clientsOpenTimeout)
+	defer cancel()
+	for _, d := range plan.Deployments {
+		if !slices.ContainsFunc(d.Cells, torun) {
+			continue
+		}
+		var servers []string
+		for _, dest := range d.Spec.Hosts {
+			servers = append(servers, hostOf(dest))
+			if h, err := cluster.ClientSSH(d.Spec.SSH, dest); err == nil {
+				if res, err := h.Resolve(cctx); err == nil && res.HostName != "" {
+					servers = append(servers, res.HostName)
+				}
+			}
+		}
+		if err := c.CheckShared(servers); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }

@@ -46,6 +46,9 @@ type ScenarioRun struct {
 	// attach live metrics to OnInterval/OnSamples); the function it returns, if not nil,
 	// is called when that run has ended.
 	BenchHook func(b *Bench) (done func())
+	// ClientsField is what the user gave the scenario's clients as, for errors ("clients"
+	// by default; "--clients" from habench run's flag).
+	ClientsField string
 }
 
 // Run executes the scenario (see ScenarioRun) and returns the results directory and the

@@ -88,6 +88,9 @@ func (sw *sweepRun) runCell(ctx context.Context, cs *cellState, cell *scenario.C
 	if err != nil {
 		return err
 	}
+	if sw.clients != nil {
+		wl = sw.clients.Workload(wl, sw.out)
+	}
 	knobs, optNames := cellSettings(cell)
 	// Option axes: what every node reports now. Knob axes are set by the run (package
 	// knob: SET GLOBAL, read back, restored afterwards) and read from its manifest.

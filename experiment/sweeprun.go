@@ -70,6 +70,10 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []schema.Comparison
 	if err := r.preflight(ctx, plan, torun); err != nil {
 		return "", nil, err
 	}
+	clients, err := r.openClients(ctx, plan, torun)
+	if err != nil {
+		return "", nil, err
+	}
 	if file == nil {
 		dir = filepath.Join(r.ResultsDir, RunDirName(sanitize(s.Name), time.Now()))
 		if err := os.MkdirAll(dir, 0o750); err != nil {
@@ -90,7 +94,7 @@ func (r *ScenarioRun) runSweep(ctx context.Context) (string, []schema.Comparison
 	defer unlock()
 	inv := schema.Invocation{Started: time.Now().UTC(), CommandLine: RedactArgs(r.CommandLine), Resume: r.ResumeDir != "", CellsRun: []int{}}
 	file.Invocations = append(file.Invocations, inv)
-	sw := &sweepRun{r: r, plan: plan, file: file, dir: dir, inv: &file.Invocations[len(file.Invocations)-1], torun: torun, t0: time.Now()}
+	sw := &sweepRun{r: r, plan: plan, file: file, dir: dir, inv: &file.Invocations[len(file.Invocations)-1], torun: torun, t0: time.Now(), clients: clients}
 	if err := sw.save(); err != nil {
 		return dir, nil, err
 	}
@@ -259,6 +263,8 @@ type sweepRun struct {
 	// saveErr is the first failed write of sweep.json: the sweep stops at the next cell,
 	// since --resume could no longer tell what ran.
 	saveErr error
+	// clients are the client hosts every cell's workload runs from (nil: this process).
+	clients *ClientHosts
 }
 
 // save writes sweep.json (see writeJSONAtomic); the first error is also kept in saveErr.

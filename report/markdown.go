@@ -181,6 +181,9 @@ func mdRun(b *strings.Builder, rv runView) {
 		}
 	}
 	mdRunNodes(b, rv)
+	if rv.Run.Summary != nil && len(rv.Run.Summary.Clients) > 0 {
+		b.WriteString("\n" + clientsTable(rv.Run.Summary.Clients, rv.Run.Manifest.Clients) + "\n" + ClientsNote + "\n")
+	}
 	mdRunKnobs(b, rv)
 	mdRunSections(b, rv.Sections)
 	fmt.Fprintf(b, "\nFiles: `%s` (settings read back from every node in its report.md and manifest.json).\n", rv.Run.Dir)

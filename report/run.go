@@ -31,6 +31,7 @@ func RunMarkdown(r *Run, deployed bool) string {
 	workloadLines(&b, m, s)
 	throughputSection(&b, s)
 	b.WriteString(hostReport(s.Hosts))
+	b.WriteString(ClientsSection(s, m))
 	if len(s.Nodes) > 0 {
 		nodesSection(&b, m, s)
 		convergenceText(&b, s)

@@ -66,6 +66,13 @@ func (p *Plan) printHeader(w io.Writer) {
 	if !s.Links.IsZero() {
 		fmt.Fprintf(w, "links between the nodes of each multi-node topology (one-way), every cell: %s\n", s.Links.String())
 	}
+	if c := s.Clients; !c.IsZero() {
+		prog := "a copy of this habench, made on each for every cell and removed after it"
+		if c.Bin != "" {
+			prog = "their habench " + c.Bin
+		}
+		fmt.Fprintf(w, "clients: the workload runs from %s (%s), each with its share of the threads and rate; the checker and the probe writer run here\n", strings.Join(c.Hosts, ", "), prog)
+	}
 	var axes []string
 	for _, a := range p.Axes {
 		name := a.Name

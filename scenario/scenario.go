@@ -71,6 +71,10 @@ type Scenario struct {
 	// refused when it was made for another installation or shape; it implies Snapshots.
 	Snapshots bool   `yaml:"snapshots"`
 	Snapshot  string `yaml:"snapshot"`
+	// Clients are the client hosts the workload is driven from (topology.Clients:
+	// `clients: [lg1, lg2]` or a mapping with ssh:, bin:, allow_shared:); none: habench's
+	// own process drives it. The checker and the probe writer stay on this machine.
+	Clients topology.Clients `yaml:"clients"`
 	// Objective makes every cell a capacity search: the highest open-loop rate at which
 	// its bounds hold (see Objective); nil: one closed-loop run per cell.
 	Objective *Objective `yaml:"objective"`
@@ -246,6 +250,9 @@ func ParseScenario(b []byte) (*Scenario, error) {
 		return nil, err
 	}
 	if err := faultsNeedFreeLinks(&s); err != nil {
+		return nil, err
+	}
+	if err := s.CheckClients("clients"); err != nil {
 		return nil, err
 	}
 	s.raw = slices.Clone(b)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -238,5 +239,98 @@ func coordinatorKilled(t *testing.T, state string, args []string, names []string
 	t.Logf("coordinator sent %v with %d client-run processes on the hosts (%v): %d processes and copies left after %v", sig, running, exes, len(left), time.Since(killed).Round(time.Millisecond))
 	if running != 2 || len(left) > 0 {
 		t.Errorf("%v: %d client-run running before it (want 2), left 5 s after it: %v", sig, running, fmt.Sprint(left))
+	}
+}
+
+// clientsSweepSummary is what clientsSweepOnCluster reads of a cell's summary.json.
+type clientsSweepSummary struct {
+	Transactions int64 `json:"transactions"`
+	LatencyMs    struct {
+		P99 float64 `json:"p99"`
+	} `json:"latency_ms"`
+	Clients []struct {
+		Client       string  `json:"client"`
+		Threads      int     `json:"threads"`
+		Transactions int64   `json:"transactions"`
+		P99          float64 `json:"latency_p99_ms"`
+		Lost         string  `json:"lost"`
+	} `json:"clients"`
+}
+
+// clientsSweepOnCluster (issue 34, acceptances 1 and 2 at the size of a test): habench run
+// of a wsrep_slave_threads sweep [1, 4] on the Galera cluster called cluster (3 lab
+// hosts), driven from two other lab hosts (--clients, --client-ssh-config): both cells
+// done; each cell's merged transactions are the clients' sum, each client ran 2 of the 4
+// threads, its p99 is at most the merged one's largest; manifest.json names both clients
+// with a clock offset; report.md (the sweep's and each cell's) has a row per client; no
+// client-run process and no copy of habench is left on the client hosts. The sweep's
+// tables are dropped again (the caller's test prepares its own).
+func clientsSweepOnCluster(t *testing.T, state, cluster, sshConfig string, clientNames []string) {
+	t.Helper()
+	scen := filepath.Join(t.TempDir(), "clsweep.yaml")
+	if err := os.WriteFile(scen, []byte(`name: clsweep
+topologies:
+  - {name: g, provider: existing, cluster: `+cluster+`}
+workload:
+  test: oltp_read_write
+  options: {tables: 1, table-size: 100, threads: 4, time: 3, rate: 40, report-interval: 1}
+sweep:
+  knob.wsrep_slave_threads: [1, 4]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pre := copyDirs(t, nil)
+	res := t.TempDir()
+	r := runLong(t, 4*time.Minute, state, "run", scen, "--results", res, "--quiet", "--clients", strings.Join(clientNames, ","), "--client-ssh-config", sshConfig)
+	t.Logf("habench run --clients %v: exit %d\n%s%s", clientNames, r.code, r.stdout, r.stderr)
+	if r.code != 0 {
+		t.Errorf("run --clients: exit %d", r.code)
+	}
+	for _, n := range clientNames {
+		if left := nsClientRuns(t, n); len(left) > 0 {
+			t.Errorf("after the run, on %s: %v", n, left)
+		}
+	}
+	if left := copyDirs(t, pre); len(left) > 0 {
+		t.Errorf("after the run, left on the client hosts: %v", left)
+	}
+	sums, _ := filepath.Glob(filepath.Join(res, "*", "*", "summary.json"))
+	if len(sums) != 2 {
+		t.Fatalf("cells' summary.json under %s: %q, want 2", res, sums)
+	}
+	for _, p := range sums {
+		var s clientsSweepSummary
+		if err := json.Unmarshal(mustReadFile(t, p), &s); err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		names := []string{}
+		for _, c := range s.Clients {
+			sum += c.Transactions
+			names = append(names, c.Client)
+			if c.Threads != 2 || c.Lost != "" || c.P99 > s.LatencyMs.P99 {
+				t.Errorf("%s: client %s: threads %d, lost %q, p99 %.2f (merged %.2f): want 2 threads, not lost, p99 <= merged", p, c.Client, c.Threads, c.Lost, c.P99, s.LatencyMs.P99)
+			}
+		}
+		if !slices.Equal(names, clientNames) || sum != s.Transactions || sum == 0 {
+			t.Errorf("%s: clients %v with %d transactions, merged %d: want %v, their sum the merged count", p, names, sum, s.Transactions, clientNames)
+		}
+		man := string(mustReadFile(t, filepath.Join(filepath.Dir(p), "manifest.json")))
+		md := string(mustReadFile(t, filepath.Join(filepath.Dir(p), "report.md")))
+		for _, n := range clientNames {
+			if !strings.Contains(man, `"name": "`+n+`"`) || !strings.Contains(md, "| "+n+" | 2 |") {
+				t.Errorf("%s: client %s: want it in manifest.json clients and a row in report.md's Clients", filepath.Dir(p), n)
+			}
+		}
+		if !strings.Contains(man, `"offset_ms"`) {
+			t.Errorf("%s: manifest.json: no client clock offset", filepath.Dir(p))
+		}
+	}
+	tops, _ := filepath.Glob(filepath.Join(res, "*", "report.md"))
+	if len(tops) != 1 || strings.Count(string(mustReadFile(t, tops[0])), "| "+clientNames[1]+" | 2 |") != 2 {
+		t.Errorf("the sweep's report.md %q: want a row for %s in each of the 2 cells", tops, clientNames[1])
+	}
+	if r := habench(t, state, "sysbench", "oltp_read_write", "cleanup", "--cluster", cluster, "--tables", "1"); r.code != 0 {
+		t.Errorf("cleanup after the sweep: exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
+	"github.com/habench/habench/host"
 	"github.com/habench/habench/internal/testenv/prereq"
 	"github.com/habench/habench/internal/testhost"
 	"github.com/habench/habench/schema"
@@ -414,11 +415,16 @@ func checkHostClocks(t *testing.T, dir string, labHosts []string) {
 // is healthy after the deploy (every node Synced in a Primary component of 3), a node
 // stopped while the others take writes rejoins by IST when started again, and destroy
 // leaves every host as it was (processes, including SST helpers, ports, qdiscs, the
-// host directory).
+// host directory). Between the deploy and the stop, a wsrep_slave_threads sweep on the
+// cluster runs from two more lab hosts as clients (clientsSweepOnCluster), which are as
+// they were after it.
 func TestGaleraOnHosts(t *testing.T) {
 	t.Parallel()
-	lab := testhost.New(t, 3, testhost.Options{SSH: true})
+	lab := testhost.New(t, 5, testhost.Options{SSH: true})
 	state, hostDir, names, before := labDirs(t, lab)
+	clientNames := names[3:]
+	names = names[:3]
+	t.Cleanup(func() { host.CloseMatching(func(d string) bool { return slices.Contains(clientNames, d) }) })
 	start := time.Now()
 	r := habench(t, state, "--log-level", "debug", "deploy", "--name", "h2g1", "--kind", "galera", "--nodes", "3", "--flavor", "mariadb",
 		"--hosts", strings.Join(names, ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir)
@@ -428,13 +434,15 @@ func TestGaleraOnHosts(t *testing.T) {
 	t.Logf("galera deploy on 3 hosts: %.1fs", time.Since(start).Seconds())
 	synced := func(when string) {
 		t.Helper()
-		nodesOnHostsHealthy(t, state, "h2g1", lab.Hosts, "Synced, Primary, cluster size 3", when)
+		nodesOnHostsHealthy(t, state, "h2g1", lab.Hosts[:3], "Synced, Primary, cluster size 3", when)
 	}
 	synced("after deploy")
 	want := "wsrep_node_address=" + lab.Hosts[1].Addr + ":4567\n"
 	if b, err := os.ReadFile(filepath.Join(hostDir, "h2g1", "n2", "my.cnf")); err != nil || !strings.Contains(string(b), want) {
 		t.Errorf("n2's my.cnf: want %q: %v\n%s", want, err, b)
 	}
+
+	clientsSweepOnCluster(t, state, "h2g1", lab.SSHConfig, clientNames)
 
 	// n2 stops; writes on the others; n2 starts and catches up by IST.
 	if r := habench(t, state, "fault", "stop", "n2", "--cluster", "h2g1"); r.code != 0 {

@@ -21,6 +21,7 @@ type scenarioRunOpts struct {
 	snapshots                                     bool
 	keep, dry, quiet, liveNodes, yesLong          bool
 	hosts                                         *deployOpts
+	cl                                            clientsOpts
 }
 
 func newRunCmd(g *globalOpts) *cobra.Command {
@@ -56,6 +57,7 @@ refused unless --yes-long confirms it (the dry run's first line warns).`,
 	}
 	cmd.Flags().StringVar(&o.results, "results", "results", "directory that receives the run directory")
 	addHostsFlags(cmd.Flags(), o.hosts)
+	o.cl.bind(cmd.Flags())
 	cmd.Flags().BoolVar(&o.keep, "keep", false, "leave the clusters running afterwards (habench destroy NAME removes them)")
 	cmd.Flags().BoolVar(&o.yesLong, "yes-long", false, "run a scenario estimated over 24 h (refused without it; the dry run shows the estimate)")
 	cmd.Flags().BoolVar(&o.dry, "dry-run", false, "print the plan (every cell, counts, estimated time) and exit")
@@ -83,6 +85,9 @@ func (o *scenarioRunOpts) readScenario(cmd *cobra.Command, path string) (*scenar
 	s.Snapshots = s.Snapshots || o.snapshots
 	if o.snapshot != "" {
 		s.Snapshot = o.snapshot
+	}
+	if err := o.cl.applyToScenario(cmd, s, o.hosts); err != nil {
+		return nil, err
 	}
 	if !cmd.Flags().Changed("hosts") {
 		if err := o.hosts.applyHosts(cmd, &topology.Spec{}); err != nil {
@@ -149,7 +154,8 @@ func (o *scenarioRunOpts) dryRun(cmd *cobra.Command, g *globalOpts, s *scenario.
 func (o *scenarioRunOpts) run(cmd *cobra.Command, g *globalOpts, s *scenario.Scenario, path string) error {
 	out := cmd.OutOrStdout()
 	r := &experiment.ScenarioRun{Scenario: s, Store: g.store(), ResultsDir: o.results, Stdout: out, Log: g.log,
-		CommandLine: os.Args, Keep: o.keep, Scale: o.scale, ResumeDir: o.resume, Progress: experiment.NewProgress(os.Stderr, o.quiet), LiveNodes: o.liveNodes, YesLong: o.yesLong}
+		CommandLine: os.Args, Keep: o.keep, Scale: o.scale, ResumeDir: o.resume, Progress: experiment.NewProgress(os.Stderr, o.quiet), LiveNodes: o.liveNodes, YesLong: o.yesLong,
+		ClientsField: o.cl.field(cmd)}
 	if in, err := injector(g); err == nil {
 		r.Injector = in
 	}
