@@ -17,8 +17,10 @@ type Interval struct {
 	Clients []string
 	// Missing are the clients still running whose report N had not come within the
 	// merger's wait (late: their counts of this interval are in no merged interval,
-	// only in the run's Result); Lost those lost (their stream broke) before their report N.
-	Missing, Lost []string
+	// only in the run's Result); Lost those lost (their stream broke) before their report N;
+	// Ended those whose run ended before it (the clients' runs end a few milliseconds
+	// apart, so the last interval may be one client's and not another's).
+	Missing, Lost, Ended []string
 }
 
 // Complete reports whether every client still running when the interval ended is in it.
@@ -142,7 +144,7 @@ func (m *IntervalMerger) ready(now time.Time, flush bool) []Interval {
 		if p == nil {
 			return out
 		}
-		var missing, lost []string
+		var missing, lost, ended []string
 		for _, c := range m.clients {
 			if _, ok := p.parts[c]; ok {
 				continue
@@ -150,14 +152,18 @@ func (m *IntervalMerger) ready(now time.Time, flush bool) []Interval {
 			switch st := m.state[c]; {
 			case st.lost:
 				lost = append(lost, c)
-			case !st.ended:
+			case st.ended:
+				ended = append(ended, c)
+			default:
 				missing = append(missing, c)
 			}
 		}
 		if len(missing) > 0 && !flush && now.Sub(p.first) < m.Wait {
 			return out
 		}
-		out = append(out, m.merge(p, missing, lost))
+		iv := m.merge(p, missing, lost)
+		iv.Ended = ended
+		out = append(out, iv)
 		delete(m.pending, m.next)
 		m.next++
 	}

@@ -76,23 +76,23 @@ func TestMergeIntervalUnion(t *testing.T) {
 
 // merged is what a test keeps of a merged Interval.
 type merged struct {
-	N                      int
-	Transactions           int64
-	Clients, Missing, Lost string
+	N                             int
+	Transactions                  int64
+	Clients, Missing, Lost, Ended string
 }
 
 func summarize(ivs []Interval) []merged {
 	var out []merged
 	for _, iv := range ivs {
-		out = append(out, merged{iv.N, iv.Transactions, strings.Join(iv.Clients, ","), strings.Join(iv.Missing, ","), strings.Join(iv.Lost, ",")})
+		out = append(out, merged{iv.N, iv.Transactions, strings.Join(iv.Clients, ","), strings.Join(iv.Missing, ","), strings.Join(iv.Lost, ","), strings.Join(iv.Ended, ",")})
 	}
 	return out
 }
 
 // TestIntervalMerger: an interval is merged when every running client has reported it,
 // or after the wait with the late client missing (its late report then dropped and
-// counted); a lost client's intervals are kept and the following ones marked; a client
-// that ended is neither waited for nor marked.
+// counted); a lost client's intervals are kept and the following ones marked (Lost); a
+// client that ended is not waited for, and the intervals after its end name it (Ended).
 func TestIntervalMerger(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
 	m, err := NewIntervalMerger([]string{"c1", "c2", "c3"}, 95, 2*time.Second)
@@ -120,28 +120,28 @@ func TestIntervalMerger(t *testing.T) {
 	}
 	step("c1 1", add("c1", 1, 1), nil)
 	step("c2 1", add("c2", 1, 2), nil)
-	step("c3 1", add("c3", 1, 4), []merged{{1, 7, "c1,c2,c3", "", ""}})
+	step("c3 1", add("c3", 1, 4), []merged{{1, 7, "c1,c2,c3", "", "", ""}})
 	step("c1 2", add("c1", 2, 1), nil)
 	step("c2 2", add("c2", 2, 2), nil)
 	now = t0.Add(1999 * time.Millisecond)
 	step("tick before the wait", summarize(m.Tick(now)), nil)
 	now = t0.Add(2 * time.Second)
-	step("tick at the wait", summarize(m.Tick(now)), []merged{{2, 3, "c1,c2", "c3", ""}})
+	step("tick at the wait", summarize(m.Tick(now)), []merged{{2, 3, "c1,c2", "c3", "", ""}})
 	step("c3 2, late", add("c3", 2, 4), nil)
 	if m.Late()["c3"] != 1 {
 		t.Errorf("late %v, want c3's one report", m.Late())
 	}
 	step("c1 3", add("c1", 3, 1), nil)
 	step("c3 3", add("c3", 3, 4), nil)
-	step("c2 lost", summarize(m.Lost("c2", now)), []merged{{3, 5, "c1,c3", "", "c2"}})
+	step("c2 lost", summarize(m.Lost("c2", now)), []merged{{3, 5, "c1,c3", "", "c2", ""}})
 	step("c1 ends", summarize(m.Ended("c1", now)), nil)
-	step("c3 4", add("c3", 4, 4), []merged{{4, 4, "c3", "", "c2"}})
+	step("c3 4", add("c3", 4, 4), []merged{{4, 4, "c3", "", "c2", "c1"}})
 	now = now.Add(time.Hour)
 	m2, _ := NewIntervalMerger([]string{"a", "b"}, 95, time.Hour)
 	if _, err := m2.Add(ClientInterval{Client: "a", N: 1, Interval: engineInterval(t0, time.Second, nil, 95)}, now); err != nil {
 		t.Fatal(err)
 	}
-	step("flush", summarize(m2.Flush()), []merged{{1, 0, "a", "b", ""}})
+	step("flush", summarize(m2.Flush()), []merged{{1, 0, "a", "b", "", ""}})
 
 	for _, c := range []struct {
 		ci   ClientInterval

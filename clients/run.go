@@ -391,10 +391,16 @@ func (c *coordinator) silent(now time.Time) {
 }
 
 // emit hands merged intervals to the reporter (with a report interval), noting those
-// without some client.
+// without some client. An interval some client's run had ended before (the runs' last
+// interval, which one client's run may still report and another's not) goes to no
+// reporter: it would read as a drop in throughput; its counts are in the run's totals,
+// as a single engine's last partial interval's are.
 func (c *coordinator) emit(ivs []Interval) {
 	for _, iv := range ivs {
 		c.merged = append(c.merged, iv)
+		if len(iv.Ended) > 0 {
+			continue
+		}
 		if c.cfg.Reporter != nil && c.cfg.Options.ReportInterval > 0 {
 			c.cfg.Reporter.Interval(iv.Interval)
 		}

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -47,12 +48,36 @@ func (c *Clients) UnmarshalYAML(n *yaml.Node) error {
 		*c = Clients{Hosts: hosts}
 		return nil
 	}
+	if err := knownKeys(n, "clients", "hosts", "ssh", "bin", "allow_shared"); err != nil {
+		return err
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "ssh" {
+			if err := knownKeys(n.Content[i+1], "clients.ssh", "hosts", "user", "port", "identity", "config", "options"); err != nil {
+				return err
+			}
+		}
+	}
 	type plain Clients
 	var v plain
 	if err := n.Decode(&v); err != nil {
 		return err
 	}
 	*c = Clients(v)
+	return nil
+}
+
+// knownKeys refuses a key of mapping n (field names it) that is not one of keys, naming
+// the line, the key and the keys there are; a node that is not a mapping is left to Decode.
+func knownKeys(n *yaml.Node, field string, keys ...string) error {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i < len(n.Content); i += 2 {
+		if k := n.Content[i]; !slices.Contains(keys, k.Value) {
+			return fmt.Errorf("line %d: %s: unknown key %q (want %s)", k.Line, field, k.Value, strings.Join(keys, ", "))
+		}
+	}
 	return nil
 }
 

@@ -294,6 +294,17 @@ sweep:
 	if left := copyDirs(t, pre); len(left) > 0 {
 		t.Errorf("after the run, left on the client hosts: %v", left)
 	}
+	// Every interval line is both clients' (an interval one client's run ended before is
+	// not printed: it would read as a drop in throughput).
+	if m := regexp.MustCompile(`(?m)^\[ \d+s \] thds: (\d+)`).FindAllStringSubmatch(r.stdout, -1); len(m) < 4 {
+		t.Errorf("%d interval lines, want 3 a cell", len(m))
+	} else {
+		for _, x := range m {
+			if x[1] != "4" {
+				t.Errorf("interval line %q: want both clients' 4 threads", x[0])
+			}
+		}
+	}
 	sums, _ := filepath.Glob(filepath.Join(res, "*", "*", "summary.json"))
 	if len(sums) != 2 {
 		t.Fatalf("cells' summary.json under %s: %q, want 2", res, sums)
