@@ -68,7 +68,7 @@ func OpenClients(ctx context.Context, spec topology.Clients, field string, out i
 		c.hosts[n] = h
 	}
 	if spec.Bin == "" {
-		exe, err := os.Executable()
+		exe, err := selfProgram()
 		if err != nil {
 			return nil, fmt.Errorf("this habench program: %w", err)
 		}
@@ -80,6 +80,18 @@ func OpenClients(ctx context.Context, spec topology.Clients, field string, out i
 		return nil, err
 	}
 	return c, nil
+}
+
+// selfProgram is the path to read this habench program from for the clients' copies:
+// /proc/self/exe where there is one (the running program even when its file was replaced
+// since it started: a long sweep's copies stay its own version), else os.Executable.
+func selfProgram() (string, error) {
+	const self = "/proc/self/exe"
+	if f, err := os.Open(self); err == nil {
+		f.Close()
+		return self, nil
+	}
+	return os.Executable()
 }
 
 // each runs f for every client at once and returns the first client's error (in the

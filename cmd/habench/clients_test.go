@@ -18,8 +18,13 @@ import (
 	"github.com/habench/habench/clients"
 	"github.com/habench/habench/host"
 	"github.com/habench/habench/internal/testhost"
+	"github.com/habench/habench/internal/testmachine"
 	"github.com/habench/habench/internal/testserver"
 )
+
+// clientCopies is the testmachine.Exclusive section of tests that look at the client
+// hosts' copies of habench (copyDirs).
+const clientCopies = "client-copies"
 
 // nsClientRuns returns the `habench client-run` processes in network namespace ns.
 func nsClientRuns(t *testing.T, ns string) []string {
@@ -92,6 +97,8 @@ func TestSysbenchClients(t *testing.T) {
 	t.Parallel()
 	testhost.Require(t, testhost.Options{SSH: true})
 	lab := testhost.New(t, 2, testhost.Options{SSH: true})
+	// Every lab host's /tmp is this machine's: no other test's client copies meanwhile.
+	testmachine.Exclusive(t, clientCopies)
 	names := []string{lab.Hosts[0].Name, lab.Hosts[1].Name}
 	t.Cleanup(func() { host.CloseMatching(func(d string) bool { return d == names[0] || d == names[1] }) })
 	s := testserver.StartMariaDBAt(t, testserver.Listen{Netns: names[0], Host: lab.Hosts[0].Addr})
@@ -145,7 +152,9 @@ func TestSysbenchClients(t *testing.T) {
 		!strings.Contains(r.stdout, "Clients:") || !strings.Contains(r.stdout, names[0]) || !strings.Contains(r.stdout, names[1]) {
 		t.Errorf("run --clients: exit %d, transactions %v, server's Com_commit delta %d: want them equal and a line per client", r.code, m, commits)
 	}
-	clientKilled(t, state, append(ok, "--time", "5"), names)
+	killedRes := t.TempDir()
+	clientKilled(t, state, append(ok, "--time", "5", "--results", killedRes), names)
+	lostClientResults(t, killedRes, names)
 	if left := copyDirs(t, pre); len(left) > 0 {
 		t.Errorf("after the run whose client was killed, left on the hosts: %v", left)
 	}
@@ -242,6 +251,35 @@ func coordinatorKilled(t *testing.T, state string, args []string, names []string
 	}
 }
 
+// lostClientResults checks the results directory (under res) of the run whose second
+// client was killed: summary.json has both clients' rows, the second marked lost with its
+// data until then (transactions > 0), the merged count their sum; the run's warnings name
+// the lost client; intervals.csv and report.md were written, the latter with the row.
+func lostClientResults(t *testing.T, res string, names []string) {
+	t.Helper()
+	sums, _ := filepath.Glob(filepath.Join(res, "*", "summary.json"))
+	if len(sums) != 1 {
+		t.Fatalf("summary.json under %s: %q", res, sums)
+	}
+	dir := filepath.Dir(sums[0])
+	var s clientsSweepSummary
+	if err := json.Unmarshal(mustReadFile(t, sums[0]), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Clients) != 2 || s.Clients[0].Lost != "" || !strings.Contains(s.Clients[1].Lost, "client "+names[1]+" lost at") ||
+		s.Clients[1].Transactions == 0 || s.Clients[0].Transactions+s.Clients[1].Transactions != s.Transactions {
+		t.Errorf("%s: clients %+v, merged %d transactions: want %s lost with its transactions until then, the merged count their sum", sums[0], s.Clients, s.Transactions, names[1])
+	}
+	man := string(mustReadFile(t, filepath.Join(dir, "manifest.json")))
+	md := string(mustReadFile(t, filepath.Join(dir, "report.md")))
+	if !strings.Contains(man, "client "+names[1]+" lost at") || !strings.Contains(md, "| "+names[1]+" | 1 |") {
+		t.Errorf("%s: want the lost client among manifest.json's warnings and its row in report.md", dir)
+	}
+	if iv := string(mustReadFile(t, filepath.Join(dir, "intervals.csv"))); strings.Count(iv, "\n") < 3 {
+		t.Errorf("%s: intervals.csv has %d lines, want the run's intervals", dir, strings.Count(iv, "\n"))
+	}
+}
+
 // clientsSweepSummary is what clientsSweepOnCluster reads of a cell's summary.json.
 type clientsSweepSummary struct {
 	Transactions int64 `json:"transactions"`
@@ -279,6 +317,7 @@ sweep:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	defer testmachine.Exclusive(t, clientCopies)() // see TestSysbenchClients
 	pre := copyDirs(t, nil)
 	res := t.TempDir()
 	r := runLong(t, 4*time.Minute, state, "run", scen, "--results", res, "--quiet", "--clients", strings.Join(clientNames, ","), "--client-ssh-config", sshConfig)
