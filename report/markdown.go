@@ -181,8 +181,8 @@ func mdRun(b *strings.Builder, rv runView) {
 		}
 	}
 	mdRunNodes(b, rv)
-	if rv.Run.Summary != nil && len(rv.Run.Summary.Clients) > 0 {
-		b.WriteString("\n" + clientsTable(rv.Run.Summary.Clients, rv.Run.Manifest.Clients) + "\n" + ClientsNote + "\n")
+	if t := clientsTable(rv.Clients); t != "" {
+		b.WriteString("\n" + t + "\n" + ClientsNote + "\n")
 	}
 	mdRunKnobs(b, rv)
 	mdRunSections(b, rv.Sections)

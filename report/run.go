@@ -31,7 +31,7 @@ func RunMarkdown(r *Run, deployed bool) string {
 	workloadLines(&b, m, s)
 	throughputSection(&b, s)
 	b.WriteString(hostReport(s.Hosts))
-	b.WriteString(ClientsSection(s, m))
+	b.WriteString(ClientsSection(r))
 	if len(s.Nodes) > 0 {
 		nodesSection(&b, m, s)
 		convergenceText(&b, s)

@@ -73,6 +73,8 @@ type runView struct {
 	Heatmap *Chart
 	Nodes   []nodeStats
 	Hosts   []hostStats
+	// Clients are the client hosts' rows of a run driven from several (nil: none).
+	Clients []clientStats
 	// NodeWindow says which samples the node figures cover.
 	NodeWindow string
 	Impairment *schema.LinkImpairment
@@ -309,6 +311,7 @@ func newRunView(r *Run, row Row, chart *Chart, idx int, compared bool) runView {
 	v.Nodes = nodeTable(r)
 	v.NodeWindow = nodeWindow(r)
 	v.Hosts = hostTable(r)
+	v.Clients = clientTable(r)
 	v.Vars = nodeVars(r)
 	if opts, ok := r.topology["options"].(map[string]any); ok {
 		for _, k := range slices.Sorted(maps.Keys(opts)) {
