@@ -206,7 +206,7 @@ sweep:
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := ReadSweepFile(dir)
+	f, err := schema.ReadSweep(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ objective: {p99: 15ms, errors: 5%, precision: 10%}
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	f, err := experiment.ReadSweepFile(dir)
+	f, err := schema.ReadSweep(dir)
 	if err != nil || len(f.Cells) != 1 {
 		t.Fatalf("sweep file %v", err)
 	}
@@ -168,7 +168,7 @@ objective: {p99: 5s, errors: 50%, start: 10, max_probes: 3, precision: 50%, fail
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	f, err := experiment.ReadSweepFile(dir)
+	f, err := schema.ReadSweep(dir)
 	if err != nil || len(f.Cells) != 1 || f.Cells[0].Capacity == nil {
 		t.Fatalf("sweep file %v", err)
 	}

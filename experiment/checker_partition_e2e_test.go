@@ -64,14 +64,14 @@ probe: false
 	dir, _, err := r.Run(ctx)
 	if err != nil {
 		why := ""
-		if f, ferr := experiment.ReadSweepFile(dir); ferr == nil {
+		if f, ferr := schema.ReadSweep(dir); ferr == nil {
 			for _, c := range f.Cells {
 				why += fmt.Sprintf("\n\t%s: %s %s", c.Topology, c.Status, c.Error)
 			}
 		}
 		t.Fatalf("run: %v%s", err, why)
 	}
-	f, err := experiment.ReadSweepFile(dir)
+	f, err := schema.ReadSweep(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ cell: {warmup: 1s}
 	if err != nil {
 		t.Fatalf("sweep: %v", err)
 	}
-	f, err := experiment.ReadSweepFile(dir)
+	f, err := schema.ReadSweep(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

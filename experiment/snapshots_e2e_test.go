@@ -80,7 +80,7 @@ workload:
 // checkSnapshotCells: every cell ran, with TPS, and its manifest says "data from snapshot".
 func checkSnapshotCells(t *testing.T, dir string) {
 	t.Helper()
-	f, err := experiment.ReadSweepFile(dir)
+	f, err := schema.ReadSweep(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ sweep:
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: %v", err)
 	}
-	f, err := experiment.ReadSweepFile(dir)
+	f, err := schema.ReadSweep(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ sweep:
 	if err != nil || dir2 != dir {
 		t.Fatalf("resume: %v (dir %s, want %s)", err, dir2, dir)
 	}
-	if f, err = experiment.ReadSweepFile(dir); err != nil {
+	if f, err = schema.ReadSweep(dir); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.Invocations) != 2 || !f.Invocations[1].Resume || !slices.Equal(f.Invocations[1].CellsRun, []int{3, 4, 5, 6, 7, 8}) {
@@ -225,7 +225,7 @@ func sweepRestartFails(t *testing.T, prefix string, kind topology.Kind, nodes in
 	if dir == "" {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	f, _ := experiment.ReadSweepFile(dir)
+	f, _ := schema.ReadSweep(dir)
 	if len(f.Cells) != 2 || f.Cells[0].Status != schema.StatusDone {
 		t.Fatalf("cells %+v", f.Cells)
 	}
@@ -277,7 +277,7 @@ func sweepCellPolicy(t *testing.T, prefix string, kind topology.Kind, nodes int,
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, _ := experiment.ReadSweepFile(dir)
+	f, _ := schema.ReadSweep(dir)
 	for _, c := range f.Cells {
 		if c.Status != schema.StatusDone || c.Transactions == 0 {
 			t.Errorf("cell %d: %s %s, %d transactions", c.Index, c.Status, c.Error, c.Transactions)
@@ -339,7 +339,7 @@ sweep:
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, _ := experiment.ReadSweepFile(dir)
+	f, _ := schema.ReadSweep(dir)
 	for _, cell := range f.Cells {
 		want := cell.Axes["knob.sync_binlog"]
 		if cell.Status != schema.StatusDone || cell.Values["knob.sync_binlog"] != want || len(cell.ReadBack["sync_binlog"]) != 2 || cell.Kind != "async" {
@@ -414,7 +414,7 @@ cell: {drop_caches: true, warmup: 0s}
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := experiment.ReadSweepFile(dir)
+	f, err := schema.ReadSweep(dir)
 	if err != nil || len(f.Cells) != 1 || f.Cells[0].Status != schema.StatusDone {
 		t.Fatalf("sweep file %v: %+v", err, f)
 	}

@@ -139,7 +139,7 @@ func TestResumeBookkeeping(t *testing.T) {
 	if err := run(s, ""); err != nil {
 		t.Fatalf("nothing to do: %v", err)
 	}
-	g, err := ReadSweepFile(dir)
+	g, err := schema.ReadSweep(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

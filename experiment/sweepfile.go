@@ -18,9 +18,6 @@ import (
 	"github.com/habench/habench/workload"
 )
 
-// ReadSweepFile reads dir/sweep.json (schema.ReadSweep).
-func ReadSweepFile(dir string) (*schema.SweepFile, error) { return schema.ReadSweep(dir) }
-
 // writeJSONAtomic writes v to path through a temporary file and a rename, so a crash
 // never leaves half a sweep.json.
 // The error names path.
@@ -103,7 +100,7 @@ func ResumePlan(s *scenario.Scenario, dir, scale string) (*scenario.Plan, *schem
 	var file *schema.SweepFile
 	if dir != "" {
 		var err error
-		if file, err = ReadSweepFile(dir); err != nil {
+		if file, err = schema.ReadSweep(dir); err != nil {
 			return nil, nil, &topology.FieldError{Field: "--resume", Value: dir, Reason: "not a sweep directory: " + err.Error()}
 		}
 		if sum := ScenarioSHA256(s.Raw()); sum != file.ScenarioSHA256 {

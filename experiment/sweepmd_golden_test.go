@@ -49,7 +49,7 @@ func TestComparisonMarkdownGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := ReadSweepFile(sweepGoldenDir)
+		f, err := schema.ReadSweep(sweepGoldenDir)
 		if err != nil {
 			t.Fatal(err)
 		}
