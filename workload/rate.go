@@ -102,6 +102,12 @@ func (rr *RateResult) Warning(tps float64) string {
 	if rr.endBehind() {
 		what = append(what, fmt.Sprintf("at the end %d arrivals were still queued, the oldest waiting %.3f s", rr.Backlog, rr.BacklogAge.Seconds()))
 	}
+	if len(what) == 0 {
+		// A merge of several clients' runs (package clients) is met only when every
+		// client met its own share: one lost mid-run, or behind for less than its own
+		// run showed here, did not.
+		what = append(what, "not every client of the run met its share of it (a client lost mid-run or behind: see the clients)")
+	}
 	return fmt.Sprintf("the target rate was not met (more than %s behind --rate %d): %s; achieved %.2f of %d events/s. Latencies count the time queued; the service times do not",
 		RateBehind, rr.Target, strings.Join(what, "; "), tps, rr.Target)
 }

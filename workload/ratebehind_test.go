@@ -64,4 +64,10 @@ func TestRateBehindIsNotMet(t *testing.T) {
 	if rr := run(time.Second, 0, func(*rateState) {}); !rr.Met || rr.Behind != 0 {
 		t.Errorf("never behind: %+v", rr)
 	}
+	// A merge of clients' runs not met without being behind itself (a client lost):
+	// the warning says why, not an empty reason.
+	merged := &RateResult{Target: 30}
+	if w := merged.Warning(19.8); !strings.Contains(w, "--rate 30): not every client of the run met its share") {
+		t.Errorf("merged, not met, never behind: warning %q", w)
+	}
 }
