@@ -9,7 +9,8 @@ package clients
 // Env knobs: HABENCH_BENCH_TIME (seconds per run, 10), HABENCH_BENCH_THREADS (8),
 // HABENCH_BENCH_CLIENTS (the split arm's clients, 2), HABENCH_BENCH_ROUNDS (3),
 // HABENCH_BENCH_TABLES (8), HABENCH_BENCH_SIZE (rows per table, 100000),
-// HABENCH_BENCH_TEST (oltp_read_write), HABENCH_BENCH_PLAIN=1 (a third arm: the split's
+// HABENCH_BENCH_TEST (oltp_read_write), HABENCH_BENCH_RATE (--rate, transactions/s of
+// the whole run, split among the clients; 0: unlimited, the default), HABENCH_BENCH_PLAIN=1 (a third arm: the split's
 // processes as plain `habench sysbench run`s, no coordinator). It prints ratios only;
 // nothing in it passes or fails on a number.
 
@@ -165,7 +166,7 @@ func runPlain(ctx context.Context, cfg Config, n int) (*Outcome, error) {
 		args := []string{"sysbench", cfg.Workload, "--mysql-host=" + ep.Host, "--mysql-port=" + strconv.Itoa(ep.Port),
 			"--mysql-user=" + cfg.Target.User, "--mysql-db=" + cfg.Target.DB, "--tables=" + strconv.Itoa(o.Tables),
 			"--table-size=" + strconv.Itoa(o.TableSize), "--threads=" + strconv.Itoa(shares[k].Threads),
-			"--time=" + strconv.Itoa(int(o.Time.Seconds())), "--rand-type=" + o.RandType, "run"}
+			"--time=" + strconv.Itoa(int(o.Time.Seconds())), "--rand-type=" + o.RandType, "--rate=" + strconv.Itoa(shares[k].Rate), "run"}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -218,6 +219,10 @@ func BenchmarkClientsSplit(b *testing.B) {
 	rounds := benchEnvInt("HABENCH_BENCH_ROUNDS", 3)
 	tables := benchEnvInt("HABENCH_BENCH_TABLES", 8)
 	size := benchEnvInt("HABENCH_BENCH_SIZE", 100000)
+	rate := 0
+	if r, err := strconv.Atoi(os.Getenv("HABENCH_BENCH_RATE")); err == nil && r > 0 {
+		rate = r
+	}
 	test := os.Getenv("HABENCH_BENCH_TEST")
 	if test == "" {
 		test = "oltp_read_write"
@@ -250,6 +255,7 @@ func BenchmarkClientsSplit(b *testing.B) {
 	}
 	o := workload.DefaultOptions()
 	o.Tables, o.TableSize, o.Threads, o.Time = tables, size, threads, time.Duration(secs)*time.Second
+	o.Rate = rate
 	start := time.Now()
 	if err := w.Prepare(ctx, tg, o, nil); err != nil {
 		b.Fatal(err)
@@ -280,8 +286,12 @@ func BenchmarkClientsSplit(b *testing.B) {
 			a.run(b, ctx, cfg, serverPID)
 		}
 	}
+	what := test
+	if rate > 0 {
+		what += fmt.Sprintf(" at --rate %d", rate)
+	}
 	reportSplit(b, arms, fmt.Sprintf("%s, %d threads, %d tables x %d rows (prepare %.1f s), %d s x %d rounds, alternating; load average before %s, after %s",
-		test, threads, tables, size, prep.Seconds(), secs, rounds, load0, loadavg()))
+		what, threads, tables, size, prep.Seconds(), secs, rounds, load0, loadavg()))
 }
 
 // reportSplit reports and prints the arms' figures (each against the first's) under the
