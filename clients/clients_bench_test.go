@@ -141,17 +141,19 @@ func (a *splitArm) run(b *testing.B, ctx context.Context, cfg Config, serverPID 
 		}
 		rows = append(rows, row)
 	}
-	b.Logf("%s: %.1f TPS over %.2f s, client processes %v CPU, this process %v; %s", a.name, r.TPS(),
-		r.TotalTime.Seconds(), (c1 - c0).Round(time.Millisecond), (s1 - s0).Round(time.Millisecond), strings.Join(rows, "; "))
+	b.Logf("%s: %.1f TPS over %.2f s, %d ignored errors %v, client processes %v CPU, this process %v; %s", a.name, r.TPS(),
+		r.TotalTime.Seconds(), r.IgnoredErrors, r.ErrorsByCode, (c1 - c0).Round(time.Millisecond), (s1 - s0).Round(time.Millisecond), strings.Join(rows, "; "))
 }
 
 var (
 	plainTransactions = regexp.MustCompile(`transactions:\s+(\d+)`)
 	plainTotalTime    = regexp.MustCompile(`total time:\s+([0-9.]+)s`)
+	plainIgnored      = regexp.MustCompile(`ignored errors:\s+(\d+)`)
 )
 
 // runPlain runs cfg's workload as n `habench sysbench TEST run` processes of cfg's
-// LocalRunner's binary started together, each with its share of the threads (Split), and
+// LocalRunner's binary started together, each with its share of the threads and rate
+// (Split) and 1 s interval reports (as the clients report to the coordinator), and
 // returns their transactions summed over the longest one's total time, with a row per
 // process (no CPU: a plain run does not print it).
 func runPlain(ctx context.Context, cfg Config, n int) (*Outcome, error) {
@@ -166,7 +168,7 @@ func runPlain(ctx context.Context, cfg Config, n int) (*Outcome, error) {
 		args := []string{"sysbench", cfg.Workload, "--mysql-host=" + ep.Host, "--mysql-port=" + strconv.Itoa(ep.Port),
 			"--mysql-user=" + cfg.Target.User, "--mysql-db=" + cfg.Target.DB, "--tables=" + strconv.Itoa(o.Tables),
 			"--table-size=" + strconv.Itoa(o.TableSize), "--threads=" + strconv.Itoa(shares[k].Threads),
-			"--time=" + strconv.Itoa(int(o.Time.Seconds())), "--rand-type=" + o.RandType, "--rate=" + strconv.Itoa(shares[k].Rate), "run"}
+			"--time=" + strconv.Itoa(int(o.Time.Seconds())), "--rand-type=" + o.RandType, "--rate=" + strconv.Itoa(shares[k].Rate), "--report-interval=1", "run"}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -184,6 +186,10 @@ func runPlain(ctx context.Context, cfg Config, n int) (*Outcome, error) {
 		tx, _ := strconv.ParseInt(string(tm[1]), 10, 64)
 		secs, _ := strconv.ParseFloat(string(tt[1]), 64)
 		m.Result.Transactions += tx
+		if ig := plainIgnored.FindSubmatch(out); ig != nil {
+			n, _ := strconv.ParseInt(string(ig[1]), 10, 64)
+			m.Result.IgnoredErrors += n
+		}
 		m.Result.TotalTime = max(m.Result.TotalTime, time.Duration(secs*float64(time.Second)))
 		m.Clients = append(m.Clients, ClientRow{Client: name, Threads: shares[k].Threads, Transactions: tx, TPS: float64(tx) / secs})
 	}
