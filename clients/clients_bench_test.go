@@ -10,7 +10,9 @@ package clients
 // HABENCH_BENCH_CLIENTS (the split arm's clients, 2), HABENCH_BENCH_ROUNDS (3),
 // HABENCH_BENCH_TABLES (8), HABENCH_BENCH_SIZE (rows per table, 100000),
 // HABENCH_BENCH_TEST (oltp_read_write), HABENCH_BENCH_RATE (--rate, transactions/s of
-// the whole run, split among the clients; 0: unlimited, the default), HABENCH_BENCH_PLAIN=1 (a third arm: the split's
+// the whole run, split among the clients; 0: unlimited, the default), HABENCH_BENCH_PIN=1
+// (the server's threads on the last CPU, this process and the clients on the others:
+// taskset), HABENCH_BENCH_PLAIN=1 (a third arm: the split's
 // processes as plain `habench sysbench run`s, no coordinator). It prints ratios only;
 // nothing in it passes or fails on a number.
 
@@ -20,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -268,6 +271,10 @@ func BenchmarkClientsSplit(b *testing.B) {
 	}
 	prep := time.Since(start)
 
+	pinned := "" // after the prepare, which uses both CPUs
+	if os.Getenv("HABENCH_BENCH_PIN") == "1" {
+		pinned = pin(b, serverPID)
+	}
 	cfg := Config{Runner: LocalRunner{Bin: bin}, Version: strings.TrimPrefix(strings.TrimSpace(string(ver)), "habench "),
 		Workload: test, Options: o, Target: tg, StartIn: time.Second, Note: func(l string) { b.Log(l) }}
 	split := fmt.Sprintf("%dx%d", n, threads/n)
@@ -292,12 +299,38 @@ func BenchmarkClientsSplit(b *testing.B) {
 			a.run(b, ctx, cfg, serverPID)
 		}
 	}
-	what := test
+	what := test + pinned
 	if rate > 0 {
 		what += fmt.Sprintf(" at --rate %d", rate)
 	}
 	reportSplit(b, arms, fmt.Sprintf("%s, %d threads, %d tables x %d rows (prepare %.1f s), %d s x %d rounds, alternating; load average before %s, after %s",
 		what, threads, tables, size, prep.Seconds(), secs, rounds, load0, loadavg()))
+}
+
+// pin puts the server's threads (pid) on the last CPU and this process's on the others
+// (taskset -a: the clients it starts inherit them), undone at cleanup, and returns how
+// (", server on CPU 1, clients on 0"). With fewer than 2 CPUs or without the server's pid
+// it fails.
+func pin(b *testing.B, pid int) string {
+	b.Helper()
+	n := runtime.NumCPU()
+	if n < 2 || pid <= 0 {
+		b.Fatalf("HABENCH_BENCH_PIN: %d CPUs, server pid %d: want 2 CPUs or more and the pid", n, pid)
+	}
+	clients := "0"
+	if n > 2 {
+		clients = fmt.Sprintf("0-%d", n-2)
+	}
+	all := fmt.Sprintf("0-%d", n-1)
+	set := func(cpus string, pid int) {
+		if out, err := exec.Command("taskset", "-a", "-p", "-c", cpus, strconv.Itoa(pid)).CombinedOutput(); err != nil {
+			b.Fatalf("taskset -a -p -c %s %d: %v\n%s", cpus, pid, err, out)
+		}
+	}
+	set(strconv.Itoa(n-1), pid)
+	set(clients, os.Getpid())
+	b.Cleanup(func() { set(all, os.Getpid()) })
+	return fmt.Sprintf(", server on CPU %d, clients on %s", n-1, clients)
 }
 
 // reportSplit reports and prints the arms' figures (each against the first's) under the
