@@ -104,9 +104,12 @@ lint:
 	$(GO) vet ./...
 
 # Benchmarks: habench's workload engine against sysbench 1.0.20 on the same server, same run;
-# then what a checker thread costs an 8-thread OLTP run (with/without, alternating).
+# then a run from 2 client processes of 4 threads against 1 of 8 (habench client-run, merged:
+# TPS and CPU per event, alternating); then what a checker thread costs an 8-thread OLTP run
+# (with/without, alternating).
 bench: deps build
 	$(GUARD) $(GO) test -tags bench -count=1 -run '^$$' -timeout 60m -bench OltpVsSysbench -benchtime 1x ./workload/
+	$(TESTENV) HABENCH_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -tags bench -count=1 -run '^$$' -timeout 15m -bench ClientsSplit -benchtime 1x ./clients/
 	$(TESTENV) $(GO) test -tags bench -count=1 -run '^$$' -timeout 15m -bench CheckerCost -benchtime 1x ./experiment/
 
 # Link impairment, userspace link (root): added RTT at 0.6 ms and 5 ms one-way and bulk
