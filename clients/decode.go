@@ -21,6 +21,9 @@ type Record struct {
 	// the result record.
 	Result *workload.Result
 	RunErr string
+	// StatementErr is RunErr as the *workload.StatementError it was on the client (nil
+	// when it was another error): a statement that failed there.
+	StatementErr *workload.StatementError
 }
 
 // Decoder reads one client's stream on the coordinator.
@@ -151,14 +154,19 @@ func (d *Decoder) Next() (Record, error) {
 		return d.interval(rec.Interval)
 	}
 	d.done = true
+	out := Record{RunErr: rec.Error}
+	if ws := rec.Statement; ws != nil {
+		out.StatementErr = &workload.StatementError{Workload: ws.Workload, Endpoint: ws.Endpoint, Statement: ws.Statement, Code: ws.Code, Err: errors.New(ws.Err)}
+	}
 	if rec.Result == nil {
-		return Record{RunErr: rec.Error}, nil
+		return out, nil
 	}
 	res, err := decodeResult(rec.Result)
 	if err != nil {
 		return Record{}, d.errorf("result: %v", err)
 	}
-	return Record{Result: res, RunErr: rec.Error}, nil
+	out.Result = res
+	return out, nil
 }
 
 // interval decodes an interval record, numbered after the previous one.

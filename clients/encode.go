@@ -2,6 +2,7 @@ package clients
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -95,6 +96,13 @@ func (e *Encoder) Result(res *workload.Result, runErr error) error {
 	rec := record{}
 	if runErr != nil {
 		rec.Error = runErr.Error()
+		var se *workload.StatementError
+		if errors.As(runErr, &se) {
+			rec.Statement = &wireStatement{Workload: se.Workload, Endpoint: se.Endpoint, Statement: se.Statement, Code: se.Code}
+			if se.Err != nil {
+				rec.Statement.Err = se.Err.Error()
+			}
+		}
 	}
 	if res != nil {
 		wr, err := encodeResult(res)

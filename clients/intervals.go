@@ -132,6 +132,15 @@ func (m *IntervalMerger) Tick(now time.Time) []Interval { return m.ready(now, fa
 // Flush merges every interval still pending, without waiting (the run is over).
 func (m *IntervalMerger) Flush() []Interval { return m.ready(time.Time{}, true) }
 
+// Last returns client's last report's number (0 before its first, or for an unknown
+// client).
+func (m *IntervalMerger) Last(client string) int {
+	if st := m.state[client]; st != nil {
+		return st.last
+	}
+	return 0
+}
+
 // Late returns, by client, how many of its reports came after their interval was merged.
 func (m *IntervalMerger) Late() map[string]int { return m.late }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,6 +59,8 @@ type LostClient struct {
 // Unwrap is the reason it was lost (wrapping ErrLost).
 func (l LostClient) Unwrap() error { return l.Err }
 
+// Error names the client, when it was lost (UTC and seconds into the run), how many of its
+// interval reports came before, and why.
 func (l LostClient) Error() string {
 	return fmt.Sprintf("client %s lost at %s (%.1f s into the run, after %d interval reports; its data until then kept): %v",
 		l.Client, l.At.UTC().Format("15:04:05.000"), l.Into.Seconds(), l.Intervals, l.Err)
@@ -151,9 +154,10 @@ type clientRun struct {
 	intervals []workload.Interval
 	result    *workload.Result
 	runErr    string
-	done      bool      // its stream ended (result or not)
-	seen      time.Time // when its last record came (its start before its hello)
-	hello     bool      // its hello came
+	stmtErr   *workload.StatementError // runErr as the client's engine returned it, when a statement failed
+	done      bool                     // its stream ended (result or not)
+	seen      time.Time                // when its last record came (its start before its hello)
+	hello     bool                     // its hello came
 	lost      *LostClient
 }
 
@@ -178,6 +182,12 @@ type coordinator struct {
 	ri      time.Duration // the clients' report interval
 	merged  []Interval
 	errs    []error
+	// held are merged intervals some client's run had ended just before (emit), not
+	// given to the reporter yet: the runs' last interval, unless more follow.
+	held []Interval
+	// failed is the first client whose run failed (its statement error, say), on which
+	// the coordinator stopped the others ("" while none has).
+	failed string
 }
 
 func newCoordinator(cfg Config) *coordinator {
@@ -323,12 +333,10 @@ func (c *coordinator) handle(ev event) bool {
 			c.emit(out)
 			return false
 		}
-		cl.result, cl.runErr = ev.rec.Result, ev.rec.RunErr
+		cl.result, cl.runErr, cl.stmtErr = ev.rec.Result, ev.rec.RunErr, ev.rec.StatementErr
 		_ = cl.proc.Stdin.Close() // its run is over: its session can end
 		c.emit(c.merger.Ended(cl.name, ev.at))
-		if cl.runErr != "" {
-			c.errs = append(c.errs, fmt.Errorf("client %s: %s", cl.name, cl.runErr))
-		}
+		c.runFailed(cl)
 		return false
 	}
 	cl.done = true
@@ -390,23 +398,70 @@ func (c *coordinator) silent(now time.Time) {
 	}
 }
 
+// runFailed records client cl's run error, typed as the client's engine returned it
+// when a statement failed (a *workload.StatementError, as a capacity search judges it).
+// The first client whose run fails stops the others, as a failed worker stops a single
+// engine's run; their errors from being stopped are then notes, not the run's.
+func (c *coordinator) runFailed(cl *clientRun) {
+	switch {
+	case cl.runErr == "":
+		return
+	case c.failed != "" && cl.stmtErr == nil:
+		c.cfg.Note(fmt.Sprintf("client %s: %s (stopped after client %s failed)", cl.name, cl.runErr, c.failed))
+		return
+	case cl.stmtErr != nil:
+		c.errs = append(c.errs, fmt.Errorf("client %s: %w", cl.name, cl.stmtErr))
+	default:
+		c.errs = append(c.errs, fmt.Errorf("client %s: %s", cl.name, cl.runErr))
+	}
+	if c.failed == "" {
+		c.failed = cl.name
+		c.stopAll()
+	}
+}
+
 // emit hands merged intervals to the reporter (with a report interval), noting those
-// without some client. An interval some client's run had ended before (the runs' last
-// interval, which one client's run may still report and another's not) goes to no
-// reporter: it would read as a drop in throughput; its counts are in the run's totals,
-// as a single engine's last partial interval's are.
+// without some client. An interval some client's run had ended just before (it reported
+// the one before: the runs' last interval, which one client's run may still report and
+// another's not) is held: given to the reporter with a note when more intervals follow,
+// dropped when none does (it would read as a drop in throughput; its counts are in the
+// run's totals, as a single engine's last partial interval's are).
 func (c *coordinator) emit(ivs []Interval) {
 	for _, iv := range ivs {
 		c.merged = append(c.merged, iv)
-		if len(iv.Ended) > 0 {
+		if c.endOfRuns(iv) {
+			c.held = append(c.held, iv)
 			continue
 		}
-		if c.cfg.Reporter != nil && c.cfg.Options.ReportInterval > 0 {
-			c.cfg.Reporter.Interval(iv.Interval)
+		for _, h := range c.held {
+			c.report(h)
 		}
-		if !iv.Complete() {
-			c.cfg.Note(fmt.Sprintf("clients: interval %d without client(s) %s", iv.N, strings.Join(append(iv.Missing, iv.Lost...), ",")))
+		c.held = nil
+		c.report(iv)
+	}
+}
+
+// endOfRuns reports whether every client iv lacks because its run ended had reported the
+// interval before iv (iv is then where the clients' runs ended, a few milliseconds apart).
+func (c *coordinator) endOfRuns(iv Interval) bool {
+	if len(iv.Ended) == 0 {
+		return false
+	}
+	for _, e := range iv.Ended {
+		if c.merger.Last(e) != iv.N-1 {
+			return false
 		}
+	}
+	return true
+}
+
+// report gives iv to the reporter, noting the clients it lacks.
+func (c *coordinator) report(iv Interval) {
+	if c.cfg.Reporter != nil && c.cfg.Options.ReportInterval > 0 {
+		c.cfg.Reporter.Interval(iv.Interval)
+	}
+	if without := append(append(slices.Clone(iv.Missing), iv.Lost...), iv.Ended...); len(without) > 0 {
+		c.cfg.Note(fmt.Sprintf("clients: interval %d without client(s) %s", iv.N, strings.Join(without, ",")))
 	}
 }
 

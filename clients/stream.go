@@ -55,8 +55,20 @@ type record struct {
 	Hello    *Hello        `json:"hello,omitempty"`
 	Interval *wireInterval `json:"interval,omitempty"`
 	Result   *wireResult   `json:"result,omitempty"`
-	// Error is the client's run error, in the end record ("" when none).
-	Error string `json:"error,omitempty"`
+	// Error is the client's run error, in the end record ("" when none); Statement its
+	// fields when it was a *workload.StatementError (a statement failed: the coordinator
+	// gets the same error type as from its own engine).
+	Error     string         `json:"error,omitempty"`
+	Statement *wireStatement `json:"statement_error,omitempty"`
+}
+
+// wireStatement is a *workload.StatementError on the stream (its Err as text).
+type wireStatement struct {
+	Workload  string `json:"workload"`
+	Endpoint  string `json:"endpoint"`
+	Statement string `json:"statement"`
+	Code      uint16 `json:"code"`
+	Err       string `json:"err"`
 }
 
 // wireInterval is a workload.Interval on the stream: its histograms encoded (Recorded
