@@ -32,6 +32,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/habench/habench/host"
 	"github.com/habench/habench/topology"
@@ -151,7 +152,9 @@ func CopySelfToTemp(ctx context.Context, h host.Host, bin, template, field strin
 	dir = strings.TrimSpace(string(out))
 	exe = path.Join(dir, SelfCopyName)
 	if err := putSelf(ctx, h, data, exe); err != nil {
-		_ = RemoveSelfCopy(context.WithoutCancel(ctx), h, dir)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		_ = RemoveSelfCopy(rctx, h, dir)
 		return "", "", err
 	}
 	return dir, exe, nil

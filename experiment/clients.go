@@ -140,7 +140,9 @@ func (c *ClientHosts) check(ctx context.Context, n string) error {
 		}
 	})
 	if cerr != nil && c.out != nil {
-		fmt.Fprintf(c.out, "NOTE: client %s: its clock could not be read (%v): its start is not moved by an offset\n", n, cerr)
+		c.lock(func() {
+			fmt.Fprintf(c.out, "NOTE: client %s: its clock could not be read (%v): its start is not moved by an offset\n", n, cerr)
+		})
 	}
 	return nil
 }
@@ -259,12 +261,21 @@ func (r *ScenarioRun) openClients(ctx context.Context, plan *scenario.Plan, toru
 	if field == "" {
 		field = "clients"
 	}
-	c, err := OpenClients(ctx, r.Scenario.Clients, field, r.Stdout)
-	if err != nil {
+	if err := r.Scenario.CheckClientsReach(field); err != nil {
 		return nil, err
 	}
-	if r.Scenario.Clients.AllowShared {
-		return c, nil
+	spec := r.Scenario.Clients
+	refuse := func(why string) error {
+		return &topology.FieldError{Field: field, Value: strings.Join(spec.Hosts, ","), Reason: why}
+	}
+	for _, cell := range plan.Cells {
+		if _, err := clients.Split(cell.Options, len(spec.Hosts)); torun(cell) && err != nil {
+			return nil, refuse(fmt.Sprintf("cell %d: %v", cell.Index, err))
+		}
+	}
+	c, err := OpenClients(ctx, spec, field, r.Stdout)
+	if err != nil {
+		return nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, clientsOpenTimeout)
 	defer cancel()
@@ -272,18 +283,45 @@ func (r *ScenarioRun) openClients(ctx context.Context, plan *scenario.Plan, toru
 		if !slices.ContainsFunc(d.Cells, torun) {
 			continue
 		}
-		var servers []string
-		for _, dest := range d.Spec.Hosts {
-			servers = append(servers, hostOf(dest))
-			if h, err := cluster.ClientSSH(d.Spec.SSH, dest); err == nil {
-				if res, err := h.Resolve(cctx); err == nil && res.HostName != "" {
-					servers = append(servers, res.HostName)
-				}
-			}
+		servers, err := r.clientsAgainst(cctx, d, refuse)
+		if err != nil {
+			return nil, err
 		}
 		if err := c.CheckShared(servers); err != nil {
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// clientsAgainst returns the hosts of deployment d's servers that are known before the
+// run (a deployment on the user's hosts: their destinations and the host names their ssh
+// configuration gives; a cluster of the state directory: its nodes' hosts), and refuses
+// (refuse) a cluster of the state directory whose workers would follow its writer, as
+// its cells would (the scenario's checks see only a topology's spec: CheckClients).
+func (r *ScenarioRun) clientsAgainst(ctx context.Context, d *scenario.Deployment, refuse func(string) error) ([]string, error) {
+	var servers []string
+	for _, dest := range d.Spec.Hosts {
+		servers = append(servers, hostOf(dest))
+		if h, err := cluster.ClientSSH(d.Spec.SSH, dest); err == nil {
+			if res, err := h.Resolve(ctx); err == nil && res.HostName != "" {
+				servers = append(servers, res.HostName)
+			}
+		}
+	}
+	if d.Spec.Cluster == "" {
+		return servers, nil
+	}
+	cl, err := r.Store.Load(d.Spec.Cluster)
+	if err != nil {
+		return nil, err // preflight said it exists
+	}
+	for _, n := range cl.Nodes {
+		servers = append(servers, n.Host)
+	}
+	w := r.Scenario.Workload
+	if w.Writer == "" && len(w.Nodes.For(d.Spec.Name)) == 0 && cl.Deployed() && scenario.DefaultWriterMode(cl.Spec) == scenario.WriterAuto {
+		return nil, refuse(fmt.Sprintf("%s (cluster %s) is a single-primary group whose workers would follow the writer, which the clients cannot: give workload.writer: fixed", d.Spec.Name, d.Spec.Cluster))
+	}
+	return servers, nil
 }

@@ -175,7 +175,7 @@ func clientRows(wl workload.Workload) []schema.ClientSummary {
 		if c.Partial {
 			r.Lost = lost[c.Client]
 			if r.Lost == "" {
-				r.Lost = "lost mid-run: its data until then"
+				r.Lost = "its run ended without a result: its data until then"
 			}
 		}
 		rows = append(rows, r)

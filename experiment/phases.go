@@ -466,8 +466,13 @@ func (st *runState) workload() {
 	rep.interval = func(iv workload.Interval) {
 		offsetOnce.Do(func() {
 			// Where intervals.csv's zero (start of measurement, after warmup) lies on
-			// samples.csv's clock.
+			// samples.csv's clock. Client hosts' merged intervals come when every client's
+			// has (up to the merger's wait later): their start, on the earliest client's
+			// clock, says it.
 			st.man.IntervalsOffsetS = time.Since(st.sampleStart).Seconds() - iv.Elapsed.Seconds()
+			if _, ok := b.Workload.(*ClientsWorkload); ok && !iv.Started.IsZero() {
+				st.man.IntervalsOffsetS = iv.Started.Sub(st.sampleStart).Seconds()
+			}
 		})
 		st.intervals = append(st.intervals, faultIntervals([]workload.Interval{iv}, st.man.IntervalsOffsetS)...)
 		if b.Stdout != nil && printIntervals {

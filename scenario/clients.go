@@ -41,3 +41,21 @@ func (s *Scenario) CheckClients(field string) error {
 	}
 	return nil
 }
+
+// CheckClientsReach refuses (without AllowShared) clients of a scenario whose topologies
+// include a sandbox on this machine, in one line naming field and the topology: its
+// servers listen on this machine's loopback or in its own network namespaces, which other
+// hosts cannot reach (AllowShared: the clients are on this machine). Called once the
+// topologies' providers are final (after habench run's --hosts); nil without clients.
+func (s *Scenario) CheckClientsReach(field string) error {
+	if s.Clients.IsZero() || s.Clients.AllowShared {
+		return nil
+	}
+	for i, t := range s.Topologies {
+		if Deploys(t) && (t.Provider == "" || t.Provider == topology.ProviderSandbox) {
+			return &topology.FieldError{Field: field, Value: strings.Join(s.Clients.Hosts, ","),
+				Reason: fmt.Sprintf("topologies[%d] %s is a sandbox on this machine, whose servers other hosts cannot reach: deploy it on your hosts (provider: hosts, --hosts), or allow_shared (--allow-shared-client) for clients on this machine", i, t.Name)}
+		}
+	}
+	return nil
+}

@@ -11,7 +11,8 @@ import (
 // the field: a client twice, ssh hosts under clients, bad ssh fields, and what the
 // clients cannot run (writer auto by default on a single-primary group, via proxy,
 // client failover with faults on Galera); accepted once the file says writer fixed or
-// failover off.
+// failover off. A local sandbox's servers are refused to clients unless allow_shared
+// (CheckClientsReach).
 func TestScenarioClients(t *testing.T) {
 	const head = "name: c\nworkload:\n  test: oltp_read_write\n  options: {time: 10, threads: 4}\n"
 	galera := "topologies:\n  - {name: g, kind: galera, nodes: 3, flavor: mariadb}\n"
@@ -34,6 +35,13 @@ func TestScenarioClients(t *testing.T) {
 		{"galera faults failover off", strings.Replace(head, "workload:\n", "workload:\n  failover: off\n", 1) + galera + faults + "clients: [lg1]\n", ""},
 	} {
 		s, err := scenario.ParseScenario([]byte(c.yaml))
+		if err == nil {
+			err = s.CheckClientsReach("clients")
+			if strings.Contains(c.yaml, "allow_shared") != (err == nil) {
+				t.Errorf("%s: a local sandbox with clients: %v; want refused unless allow_shared", c.name, err)
+			}
+			err = nil
+		}
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)

@@ -33,7 +33,8 @@ type Summary struct {
 	LatencyMs     map[string]float64                `json:"latency_ms"`
 	ErrorsByCode  map[string]int64                  `json:"errors_by_code,omitempty"`
 	PerEndpoint   map[string]workload.EndpointStats `json:"per_endpoint,omitempty"`
-	// ClientCPUCores is the CPU habench itself used during the workload, in cores.
+	// ClientCPUCores is the CPU habench itself used during the workload, in cores; of a
+	// run driven from client hosts, the busiest client's (the highest share of its CPUs).
 	ClientCPUCores float64 `json:"client_cpu_cores,omitempty"`
 	// Clients are the client hosts' own rows when the workload was driven from several
 	// (nil when it ran in habench's own process); the fields above are their exact merge.

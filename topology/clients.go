@@ -25,7 +25,8 @@ type Clients struct {
 	// alias of the ssh configuration), each once.
 	Hosts []string `json:"hosts" yaml:"hosts"`
 	// SSH is how to reach them (user, port, identity, config, options; not hosts). nil:
-	// the user's own ssh configuration (a run with --hosts: its --ssh-* flags).
+	// the user's own ssh configuration (on habench run, clients given with --clients and
+	// no --client-ssh-* flag take --hosts' --ssh-* flags).
 	SSH *SSHSpec `json:"ssh,omitempty" yaml:"ssh,omitempty"`
 	// Bin is a habench of this version already on the client hosts (a path, or "habench"
 	// for the one on their PATH); "": a copy of this habench, made on each client host in
@@ -65,6 +66,20 @@ func (c *Clients) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*c = Clients(v)
 	return nil
+}
+
+// sshField is how the user gave the clients' ssh field f ("ssh.port"): the flag
+// (--client-ssh-port) when the clients came from the command line (field "--clients"),
+// else field.f (clients.ssh.port).
+func sshField(field, f string) string {
+	if !strings.HasPrefix(field, "--") {
+		return field + "." + f
+	}
+	key := strings.TrimPrefix(f, "ssh.")
+	if i := strings.IndexByte(key, '['); i >= 0 {
+		key = key[:i] // options[0]: the flag's value
+	}
+	return "--client-ssh-" + strings.TrimSuffix(key, "s") // options -> option
 }
 
 // knownKeys refuses a key of mapping n (field names it) that is not one of keys, naming
@@ -108,7 +123,7 @@ func (c Clients) Validate(field string) error {
 	}
 	if err := c.SSH.Check(); err != nil {
 		if fe, ok := err.(*FieldError); ok {
-			return &FieldError{Field: field + "." + fe.Field, Value: fe.Value, Reason: fe.Reason}
+			return &FieldError{Field: sshField(field, fe.Field), Value: fe.Value, Reason: fe.Reason}
 		}
 		return err
 	}

@@ -86,14 +86,11 @@ func (o *scenarioRunOpts) readScenario(cmd *cobra.Command, path string) (*scenar
 	if o.snapshot != "" {
 		s.Snapshot = o.snapshot
 	}
-	if err := o.cl.applyToScenario(cmd, s, o.hosts); err != nil {
-		return nil, err
-	}
 	if !cmd.Flags().Changed("hosts") {
 		if err := o.hosts.applyHosts(cmd, &topology.Spec{}); err != nil {
 			return nil, err
 		}
-		return s, nil
+		return s, o.cl.applyToScenario(cmd, s, o.hosts)
 	}
 	// Every topology habench deploys goes on the hosts, one after the other.
 	for i := range s.Topologies {
@@ -113,7 +110,7 @@ func (o *scenarioRunOpts) readScenario(cmd *cobra.Command, path string) (*scenar
 			return nil, usageError{fmt.Errorf("scenario %q: topologies[%d]: %w", path, i, err)}
 		}
 	}
-	return s, nil
+	return s, o.cl.applyToScenario(cmd, s, o.hosts)
 }
 
 // dryRun prints the plan of scenario s (file path) with the status of each cell of the

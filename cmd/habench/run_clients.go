@@ -10,10 +10,12 @@ import (
 var clientFlags = []string{"client-bin", "allow-shared-client", "client-ssh-user", "client-ssh-port", "client-ssh-identity", "client-ssh-config", "client-ssh-option"}
 
 // applyToScenario puts habench run's client flags into scenario s: --clients replaces
-// the file's clients:, the other client flags change the clients' (the file's or
-// --clients'); without their own --client-ssh-* flags, clients given by --clients are
-// reached as --hosts' --ssh-* flags say (hosts, when given). Refused in one line: a
-// client flag without clients anywhere, and what Scenario.CheckClients refuses.
+// the file's clients: (hosts, ssh, bin, allow_shared), then each other client flag given
+// sets its own field of the clients (the file's or --clients'), one by one: a
+// --client-ssh-* flag replaces that ssh field only. Clients given by --clients are
+// reached as --hosts' --ssh-* flags say when those are given, before the --client-ssh-*
+// flags apply. Refused in one line: a client flag without clients anywhere, and what
+// Scenario.CheckClients refuses.
 func (o *clientsOpts) applyToScenario(cmd *cobra.Command, s *scenario.Scenario, hosts *deployOpts) error {
 	fl := cmd.Flags()
 	if fl.Changed("clients") {
@@ -29,7 +31,7 @@ func (o *clientsOpts) applyToScenario(cmd *cobra.Command, s *scenario.Scenario, 
 		changed = changed || fl.Changed(f)
 	}
 	if !changed {
-		return s.CheckClients(o.field(cmd))
+		return o.checkScenario(cmd, s)
 	}
 	if s.Clients.IsZero() {
 		for _, f := range clientFlags {
@@ -60,7 +62,16 @@ func (o *clientsOpts) applyToScenario(cmd *cobra.Command, s *scenario.Scenario, 
 		}
 	}
 	c.SSH = &sp
-	return s.CheckClients(o.field(cmd))
+	return o.checkScenario(cmd, s)
+}
+
+// checkScenario is Scenario.CheckClients, then CheckClientsReach (the topologies' providers are
+// final here: --hosts applied).
+func (o *clientsOpts) checkScenario(cmd *cobra.Command, s *scenario.Scenario) error {
+	if err := s.CheckClients(o.field(cmd)); err != nil {
+		return err
+	}
+	return s.CheckClientsReach(o.field(cmd))
 }
 
 // field is what the user gave the clients as: --clients, or the scenario's clients.
