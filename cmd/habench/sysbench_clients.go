@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/habench/habench/clients"
+	"github.com/habench/habench/cluster"
 	"github.com/habench/habench/experiment"
 	"github.com/habench/habench/topology"
 	"github.com/habench/habench/workload"
@@ -84,10 +85,15 @@ func (o *clientsOpts) spec() topology.Clients {
 // for a client that cannot be reached, cannot run this habench or whose habench
 // (--client-bin) is not this one's version, or for a target the clients cannot run (the
 // workers following the writer, a unix socket, a client that is a server's host without
-// --allow-shared-client).
-func (o *clientsOpts) workload(ctx context.Context, wl workload.Workload, target *workload.Target, out io.Writer) (workload.Workload, error) {
+// --allow-shared-client; a --cluster that is a sandbox of this machine, whose servers
+// other hosts cannot reach, is refused likewise).
+func (o *clientsOpts) workload(ctx context.Context, wl workload.Workload, target *workload.Target, c *cluster.Cluster, out io.Writer) (workload.Workload, error) {
+	list := strings.Join(o.clients, ",")
 	if target.Follow != nil || target.Failover != nil {
-		return nil, usagef("--clients %q: the workers follow the writer (--writer auto, the default on a single-primary group): give --writer fixed", strings.Join(o.clients, ","))
+		return nil, usagef("--clients %q: the workers follow the writer (--writer auto, the default on a single-primary group): give --writer fixed", list)
+	}
+	if c != nil && c.Provider().Name() == topology.ProviderSandbox && !o.allowShared {
+		return nil, usagef("--clients %q: cluster %s is a sandbox on this machine, whose servers other hosts cannot reach: deploy it with --hosts, or give --allow-shared-client for clients on this machine", list, c.Name)
 	}
 	ch, err := experiment.OpenClients(ctx, o.spec(), "--clients", out)
 	if err != nil {
