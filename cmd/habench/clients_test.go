@@ -334,15 +334,12 @@ sweep:
 		t.Errorf("after the run, left on the client hosts: %v", left)
 	}
 	// Every interval line is both clients' (an interval one client's run ended before is
-	// not printed: it would read as a drop in throughput).
-	if m := regexp.MustCompile(`(?m)^\[ \d+s \] thds: (\d+)`).FindAllStringSubmatch(r.stdout, -1); len(m) < 4 {
-		t.Errorf("%d interval lines, want 3 a cell", len(m))
-	} else {
-		for _, x := range m {
-			if x[1] != "4" {
-				t.Errorf("interval line %q: want both clients' 4 threads", x[0])
-			}
-		}
+	// not printed: it would read as a drop in throughput; one without a client is noted).
+	if m := regexp.MustCompile(`(?m)^\[ \d+s \] thds: `).FindAllString(r.stdout, -1); len(m) < 4 {
+		t.Errorf("%d interval lines, want 2 or 3 a cell", len(m))
+	}
+	if strings.Contains(r.stdout, "without client(s)") {
+		t.Errorf("an interval line without a client (see the NOTE)")
 	}
 	sums, _ := filepath.Glob(filepath.Join(res, "*", "*", "summary.json"))
 	if len(sums) != 2 {
