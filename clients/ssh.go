@@ -82,8 +82,12 @@ func (r SSHRunner) Start(ctx context.Context, client string) (*Proc, error) {
 	return &Proc{Stdin: inW, Stdout: outR,
 		Kill: func() {
 			once.Do(func() {
-				inW.Close()
+				// The stream first: the client learns of the end from its standard input,
+				// and what it sends after that (its result, on a loaded machine before the
+				// next statement here ran) must not be read as its own end (TestSSHClients
+				// failed so in CI-like run BASE).
 				outR.CloseWithError(errKilled) // the reader returns at once, whatever ssh does
+				inW.Close()
 				cancel()
 			})
 		},
