@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -28,7 +29,8 @@ type ClientHosts struct {
 	spec  topology.Clients
 	field string
 	out   io.Writer
-	exe   string // this habench program, copied to the hosts (without Bin)
+	log   *slog.Logger // debug lines: each copy made and removed (never nil)
+	exe   string       // this habench program, copied to the hosts (without Bin)
 	hosts map[string]*host.SSH
 	// names are each client's destination host and the host name its ssh configuration
 	// gives it (ssh -G), for the shared-host refusal.
@@ -49,8 +51,9 @@ const clientsOpenTimeout = time.Minute
 // host's clock offset (host.ClockOffset; a clock that cannot be read is written to out as
 // a NOTE: that client starts unmoved). Errors are one line: a *topology.FieldError on
 // field for bad input or a host of another architecture, "field: client NAME: ..." for a
-// host that cannot be reached or runs another habench. Nothing is left on the hosts.
-func OpenClients(ctx context.Context, spec topology.Clients, field string, out io.Writer) (*ClientHosts, error) {
+// host that cannot be reached or runs another habench. Nothing is left on the hosts. log
+// (nil: none) gets a debug line for each copy of habench made on a client and removed.
+func OpenClients(ctx context.Context, spec topology.Clients, field string, out io.Writer, log *slog.Logger) (*ClientHosts, error) {
 	if err := spec.Validate(field); err != nil {
 		return nil, err
 	}
@@ -58,7 +61,10 @@ func OpenClients(ctx context.Context, spec topology.Clients, field string, out i
 	if sp == nil {
 		sp = &topology.SSHSpec{}
 	}
-	c := &ClientHosts{spec: spec, field: field, out: out, hosts: map[string]*host.SSH{}, names: map[string][]string{},
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &ClientHosts{spec: spec, field: field, out: out, log: log, hosts: map[string]*host.SSH{}, names: map[string][]string{},
 		clocks: map[string]host.Clock{}, clockErrs: map[string]string{}}
 	for _, n := range spec.Hosts {
 		h, err := cluster.ClientSSH(sp, n)
@@ -273,7 +279,7 @@ func (r *ScenarioRun) openClients(ctx context.Context, plan *scenario.Plan, toru
 			return nil, refuse(fmt.Sprintf("cell %d: %v", cell.Index, err))
 		}
 	}
-	c, err := OpenClients(ctx, spec, field, r.Stdout)
+	c, err := OpenClients(ctx, spec, field, r.Stdout, r.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -96,6 +96,7 @@ func (c *ClientHosts) copyTo(ctx context.Context) (dirs, bins map[string]string,
 		mu.Lock()
 		dirs[n], bins[n] = dir, bin
 		mu.Unlock()
+		c.log.Debug("habench copied to a client", "client", n, "dir", dir)
 		return nil
 	})
 	return dirs, bins, err
@@ -119,6 +120,9 @@ func (c *ClientHosts) remove(dirs map[string]string) {
 			err := clients.CheckCopyDir(dir)
 			if err == nil {
 				err = cluster.RemoveSelfCopy(ctx, c.hosts[n], dir)
+			}
+			if err == nil {
+				c.log.Debug("habench's copy removed from a client", "client", n, "dir", dir)
 			}
 			if err != nil && c.out != nil {
 				c.lock(func() { fmt.Fprintf(c.out, "WARNING: client %s: habench's copy: %v\n", n, err) })

@@ -11,7 +11,6 @@ import (
 
 	"github.com/habench/habench/host"
 	"github.com/habench/habench/internal/testhost"
-	"github.com/habench/habench/internal/testmachine"
 )
 
 // TestClientsWsrepStudyOnHosts (issue 34, acceptance 2, at its real size; not in make
@@ -28,7 +27,6 @@ func TestClientsWsrepStudyOnHosts(t *testing.T) {
 	lab := testhost.New(t, 5, testhost.Options{SSH: true})
 	state, hostDir, names, before := labDirs(t, lab)
 	t.Cleanup(func() { host.CloseMatching(func(string) bool { return true }) })
-	testmachine.Exclusive(t, clientCopies)
 	res := t.TempDir()
 	r := runLong(t, 25*time.Minute, state, "run", "../../scenarios/s1-wsrep-threads.yaml", "--scale", "small", "--results", res, "--quiet",
 		"--hosts", strings.Join(names[:3], ","), "--ssh-config", lab.SSHConfig, "--host-dir", hostDir, "--clients", strings.Join(names[3:], ","))

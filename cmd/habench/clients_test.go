@@ -18,34 +18,60 @@ import (
 	"github.com/habench/habench/clients"
 	"github.com/habench/habench/host"
 	"github.com/habench/habench/internal/testhost"
-	"github.com/habench/habench/internal/testmachine"
 	"github.com/habench/habench/internal/testserver"
 )
-
-// clientCopies is the testmachine.Exclusive section of tests that look at the client
-// hosts' copies of habench (copyDirs).
-const clientCopies = "client-copies"
 
 // nsClientRuns returns the `habench client-run` processes in network namespace ns.
 func nsClientRuns(t *testing.T, ns string) []string {
 	return testhost.ProcessesIn(t, ns, "client-run")
 }
 
-// copyDirs returns the directories habench's copies for clients are made in
-// (/tmp/habench-client-*: the lab hosts share this machine's file system) that are not in
-// before.
-func copyDirs(t *testing.T, before []string) []string {
-	all, err := filepath.Glob("/tmp/" + clients.CopyDirPrefix + "*")
-	if err != nil {
-		t.Fatal(err)
+// copyLogRE matches the debug line of a copy of habench made on a client (--log-level
+// debug), its directory the submatch.
+var copyLogRE = regexp.MustCompile(`msg="habench copied to a client" client=\S+ dir=(\S+)`)
+
+// copiesIn returns the directories the copies of habench were made in by a run whose
+// standard error (with --log-level debug) is stderr: this run's, whatever other tests copy
+// to their lab hosts (all of which share this machine's /tmp).
+func copiesIn(stderr string) []string {
+	var dirs []string
+	for _, m := range copyLogRE.FindAllStringSubmatch(stderr, -1) {
+		dirs = append(dirs, m[1])
 	}
-	var found []string
-	for _, d := range all {
-		if !slices.Contains(before, d) {
-			found = append(found, d)
+	return dirs
+}
+
+// existing returns those of dirs that exist.
+func existing(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err == nil {
+			out = append(out, d)
 		}
 	}
-	return found
+	return out
+}
+
+// errLines are stderr's lines that are not log lines (slog's text lines begin "time=").
+func errLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if l != "" && !strings.HasPrefix(l, "time=") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// removeCopies removes dirs (a failed test's copies) when the test ends.
+func removeCopies(t *testing.T, dirs []string) {
+	t.Cleanup(func() {
+		for _, d := range dirs {
+			if strings.HasPrefix(d, "/tmp/"+clients.CopyDirPrefix) {
+				_ = os.RemoveAll(d)
+			}
+		}
+	})
 }
 
 // clientExes returns the programs (/proc/PID/exe) the client-run processes on the hosts
@@ -97,8 +123,6 @@ func TestSysbenchClients(t *testing.T) {
 	t.Parallel()
 	testhost.Require(t, testhost.Options{SSH: true})
 	lab := testhost.New(t, 2, testhost.Options{SSH: true})
-	// Every lab host's /tmp is this machine's: no other test's client copies meanwhile.
-	testmachine.Exclusive(t, clientCopies)
 	names := []string{lab.Hosts[0].Name, lab.Hosts[1].Name}
 	t.Cleanup(func() { host.CloseMatching(func(d string) bool { return d == names[0] || d == names[1] }) })
 	s := testserver.StartMariaDBAt(t, testserver.Listen{Netns: names[0], Host: lab.Hosts[0].Addr})
@@ -109,13 +133,8 @@ func TestSysbenchClients(t *testing.T) {
 	if r := habench(t, state, append([]string{"sysbench", "oltp_read_write", "prepare"}, server...)...); r.code != 0 {
 		t.Fatalf("prepare: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	run := append([]string{"sysbench", "oltp_read_write", "run", "--client-ssh-config", lab.SSHConfig, "--threads", "3", "--rate", "30", "--report-interval", "1"}, server...)
-	pre := copyDirs(t, nil)
-	t.Cleanup(func() { // also on failure
-		for _, d := range copyDirs(t, pre) {
-			_ = os.RemoveAll(d)
-		}
-	})
+	// --log-level debug: each copy's directory is on the run's standard error.
+	run := append([]string{"--log-level", "debug", "sysbench", "oltp_read_write", "run", "--client-ssh-config", lab.SSHConfig, "--threads", "3", "--rate", "30", "--report-interval", "1"}, server...)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -125,8 +144,9 @@ func TestSysbenchClients(t *testing.T) {
 		{[]string{"--clients", names[1], "--client-bin", "/nonexistent/habench"}, "client " + names[1] + ": /nonexistent/habench version"},
 	} {
 		r := habench(t, state, append(append([]string{}, run...), c.args...)...)
-		if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
-			t.Errorf("%v: exit %d, stderr %q: want one line with %q", c.args, r.code, r.stderr, c.want)
+		removeCopies(t, copiesIn(r.stderr))
+		if el := errLines(r.stderr); r.code == 0 || len(el) != 1 || !strings.Contains(el[0], c.want) || len(copiesIn(r.stderr)) > 0 {
+			t.Errorf("%v: exit %d, stderr %q: want one line with %q and no copy made", c.args, r.code, r.stderr, c.want)
 		}
 	}
 	for _, n := range names {
@@ -134,16 +154,14 @@ func TestSysbenchClients(t *testing.T) {
 			t.Errorf("after the refusals, on %s: %v", n, left)
 		}
 	}
-	if left := copyDirs(t, pre); len(left) > 0 {
-		t.Errorf("after the refusals, left on the hosts: %v", left)
-	}
 	// Without --client-bin: a copy of habench in a fresh directory on each host, removed
 	// after the run.
 	ok := append(append([]string{}, run...), "--clients", names[0]+","+names[1], "--allow-shared-client")
 	before := testserver.ComCounters(t, admin)
 	r := habench(t, state, append(ok, "--time", "3")...)
-	if left := copyDirs(t, pre); len(left) > 0 {
-		t.Errorf("after the run, left on the hosts: %v", left)
+	removeCopies(t, copiesIn(r.stderr))
+	if made, left := copiesIn(r.stderr), existing(copiesIn(r.stderr)); len(made) != 2 || len(left) > 0 {
+		t.Errorf("the run's copies %v: want 2, none left after the run: %v", made, left)
 	}
 	commits := testserver.ComCounters(t, admin)["Com_commit"] - before["Com_commit"]
 	t.Logf("run --clients: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -155,11 +173,8 @@ func TestSysbenchClients(t *testing.T) {
 	killedRes := t.TempDir()
 	clientKilled(t, state, append(ok, "--time", "5", "--results", killedRes), names)
 	lostClientResults(t, killedRes, names)
-	if left := copyDirs(t, pre); len(left) > 0 {
-		t.Errorf("after the run whose client was killed, left on the hosts: %v", left)
-	}
-	coordinatorKilled(t, state, append(ok, "--time", "30"), names, pre, syscall.SIGINT)
-	coordinatorKilled(t, state, append(ok, "--time", "30"), names, pre, syscall.SIGKILL)
+	coordinatorKilled(t, state, append(ok, "--time", "30"), names, syscall.SIGINT)
+	coordinatorKilled(t, state, append(ok, "--time", "30"), names, syscall.SIGKILL)
 }
 
 // clientKilled starts habench args, kills the second host's client-run (kill -9 on the
@@ -206,12 +221,17 @@ func clientKilled(t *testing.T, state string, args []string, names []string) {
 	if m := intoRE.FindStringSubmatch(stderr.String()); m == nil || m[1] > "3" || len(m[1]) > 1 {
 		t.Errorf("lost %v s into the run: want its last report's time, before 4 s (its kill after 2 s)", m)
 	}
+	// Its copy too is gone: the coordinator removed it after the run.
+	removeCopies(t, copiesIn(stderr.String()))
+	if made, left := copiesIn(stderr.String()), existing(copiesIn(stderr.String())); len(made) != 2 || len(left) > 0 {
+		t.Errorf("the run's copies %v: want 2, none left after the run: %v", made, left)
+	}
 }
 
 // coordinatorKilled starts habench args, sends it sig (SIGINT: Ctrl-C; SIGKILL) after its
-// second interval line, and checks that no client-run, and no directory made for the run (not in pre), is
-// left on the hosts within 5 s.
-func coordinatorKilled(t *testing.T, state string, args []string, names []string, pre []string, sig syscall.Signal) {
+// second interval line, and checks that no client-run, and neither directory its clients
+// ran their copies from, is left on the hosts within 5 s.
+func coordinatorKilled(t *testing.T, state string, args []string, names []string, sig syscall.Signal) {
 	cmd := exec.Command(habenchBin, args...)
 	cmd.Env = append(os.Environ(), "HABENCH_STATE_DIR="+state)
 	out, err := cmd.StdoutPipe()
@@ -236,11 +256,16 @@ func coordinatorKilled(t *testing.T, state string, args []string, names []string
 	exes := clientExes(t, names)
 	running := len(exes)
 	checkCopies(t, exes, 2)
+	var dirs []string
+	for _, e := range exes {
+		dirs = append(dirs, filepath.Dir(e))
+	}
+	removeCopies(t, dirs)
 	_ = cmd.Process.Signal(sig)
 	killed := time.Now()
 	var left []string
 	for time.Since(killed) < 5*time.Second {
-		if left = append(append(nsClientRuns(t, names[0]), nsClientRuns(t, names[1])...), copyDirs(t, pre)...); len(left) == 0 {
+		if left = append(append(nsClientRuns(t, names[0]), nsClientRuns(t, names[1])...), existing(dirs)...); len(left) == 0 {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -317,10 +342,9 @@ sweep:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer testmachine.Exclusive(t, clientCopies)() // see TestSysbenchClients
-	pre := copyDirs(t, nil)
 	res := t.TempDir()
-	r := runLong(t, 4*time.Minute, state, "run", scen, "--results", res, "--quiet", "--clients", strings.Join(clientNames, ","), "--client-ssh-config", sshConfig)
+	r := runLong(t, 4*time.Minute, state, "--log-level", "debug", "run", scen, "--results", res, "--quiet", "--clients", strings.Join(clientNames, ","), "--client-ssh-config", sshConfig)
+	removeCopies(t, copiesIn(r.stderr))
 	t.Logf("habench run --clients %v: exit %d\n%s%s", clientNames, r.code, r.stdout, r.stderr)
 	if r.code != 0 {
 		t.Errorf("run --clients: exit %d", r.code)
@@ -330,8 +354,8 @@ sweep:
 			t.Errorf("after the run, on %s: %v", n, left)
 		}
 	}
-	if left := copyDirs(t, pre); len(left) > 0 {
-		t.Errorf("after the run, left on the client hosts: %v", left)
+	if made, left := copiesIn(r.stderr), existing(copiesIn(r.stderr)); len(made) != 4 || len(left) > 0 {
+		t.Errorf("the run's copies %v: want 4 (2 cells x 2 clients), none left after the run: %v", made, left)
 	}
 	// Every interval line is both clients' (an interval one client's run ended before is
 	// not printed: it would read as a drop in throughput; one without a client is noted).

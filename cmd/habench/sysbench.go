@@ -126,7 +126,7 @@ func (o *sysbenchOpts) run(cmd *cobra.Command, g *globalOpts, test, command stri
 		return err
 	}
 	if len(o.cl.clients) > 0 {
-		if wl, err = o.cl.workload(ctx, wl, &target, c, out); err != nil {
+		if wl, err = o.cl.workload(ctx, wl, &target, c, out, g.log); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/habench/habench/clients"
@@ -87,7 +88,7 @@ func (o *clientsOpts) spec() topology.Clients {
 // workers following the writer, a unix socket, a client that is a server's host without
 // --allow-shared-client; a --cluster that is a sandbox of this machine, whose servers
 // other hosts cannot reach, is refused likewise).
-func (o *clientsOpts) workload(ctx context.Context, wl workload.Workload, target *workload.Target, c *cluster.Cluster, out io.Writer) (workload.Workload, error) {
+func (o *clientsOpts) workload(ctx context.Context, wl workload.Workload, target *workload.Target, c *cluster.Cluster, out io.Writer, log *slog.Logger) (workload.Workload, error) {
 	list := strings.Join(o.clients, ",")
 	if target.Follow != nil || target.Failover != nil {
 		return nil, usagef("--clients %q: the workers follow the writer (--writer auto, the default on a single-primary group): give --writer fixed", list)
@@ -95,7 +96,7 @@ func (o *clientsOpts) workload(ctx context.Context, wl workload.Workload, target
 	if c != nil && c.Provider().Name() == topology.ProviderSandbox && !o.allowShared {
 		return nil, usagef("--clients %q: cluster %s is a sandbox on this machine, whose servers other hosts cannot reach: deploy it with --hosts, or give --allow-shared-client for clients on this machine", list, c.Name)
 	}
-	ch, err := experiment.OpenClients(ctx, o.spec(), "--clients", out)
+	ch, err := experiment.OpenClients(ctx, o.spec(), "--clients", out, log)
 	if err != nil {
 		return nil, err
 	}

@@ -255,19 +255,6 @@ func Alone(t testing.TB) {
 	})
 }
 
-// Exclusive makes t the only test of the machine (any package) in a section named what
-// until release is called or t ends: for tests that look at something machine-wide
-// which another test's section would change (the client hosts' /tmp/habench-client-*
-// copies, which every lab host shares). It waits for the holder (at most 30 minutes).
-func Exclusive(t testing.TB, what string) (release func()) {
-	t.Helper()
-	f := lockFile(t, "exclusive-"+what, syscall.LOCK_EX)
-	var once sync.Once
-	release = func() { once.Do(func() { f.Close() }) }
-	t.Cleanup(release)
-	return release
-}
-
 // lockFile opens Dir/name and flocks it with how, waiting at most 30 minutes.
 func lockFile(t testing.TB, name string, how int) *os.File {
 	t.Helper()
