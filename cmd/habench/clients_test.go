@@ -310,6 +310,7 @@ type clientsSweepSummary struct {
 	Transactions int64 `json:"transactions"`
 	LatencyMs    struct {
 		P99 float64 `json:"p99"`
+		Max float64 `json:"max"`
 	} `json:"latency_ms"`
 	Clients []struct {
 		Client       string  `json:"client"`
@@ -324,7 +325,7 @@ type clientsSweepSummary struct {
 // of a wsrep_slave_threads sweep [1, 4] on the Galera cluster called cluster (3 lab
 // hosts), driven from two other lab hosts (--clients, --client-ssh-config): both cells
 // done; each cell's merged transactions are the clients' sum, each client ran 2 of the 4
-// threads, its p99 is at most the merged one's largest; manifest.json names both clients
+// threads, its p99 is at most the merged maximum; manifest.json names both clients
 // with a clock offset; report.md (the sweep's and each cell's) has a row per client; no
 // client-run process and no copy of habench is left on the client hosts. The sweep's
 // tables are dropped again (the caller's test prepares its own).
@@ -379,8 +380,10 @@ sweep:
 		for _, c := range s.Clients {
 			sum += c.Transactions
 			names = append(names, c.Client)
-			if c.Threads != 2 || c.Lost != "" || c.P99 > s.LatencyMs.P99 {
-				t.Errorf("%s: client %s: threads %d, lost %q, p99 %.2f (merged %.2f): want 2 threads, not lost, p99 <= merged", p, c.Client, c.Threads, c.Lost, c.P99, s.LatencyMs.P99)
+			// A client's p99 may lie above the merged p99 (its latencies the slower
+			// part of the union), never above the merged maximum.
+			if c.Threads != 2 || c.Lost != "" || c.P99 > s.LatencyMs.Max {
+				t.Errorf("%s: client %s: threads %d, lost %q, p99 %.2f (merged max %.2f): want 2 threads, not lost, p99 <= the merged max", p, c.Client, c.Threads, c.Lost, c.P99, s.LatencyMs.Max)
 			}
 		}
 		if !slices.Equal(names, clientNames) || sum != s.Transactions || sum == 0 {
