@@ -237,7 +237,7 @@ func (c *ClientHosts) Record() []schema.ClientHost {
 			r.Habench = "a copy of this habench in /tmp/" + clients.CopyDirPrefix + "* (removed after the run)"
 		}
 		if cl, ok := c.clocks[n]; ok {
-			off, unc := float64(cl.Offset.Microseconds())/1000, float64(cl.Uncertainty.Microseconds())/1000
+			off, unc := ms(cl.Offset), ms(cl.Uncertainty)
 			r.OffsetMs, r.UncertaintyMs = &off, &unc
 		}
 		out = append(out, r)
